@@ -1,0 +1,274 @@
+/*
+ * devtrace: accelerator activity tracing through each vendor's profiling
+ * tools interface, on one clock, written as a Kineto-compatible trace.
+ *
+ * The whole public C API. Plain C11, opaque handles.
+ *
+ * Process-wide operations. Vendor profiling interfaces (CUPTI, TOPSPTI, ...)
+ * are process-wide: at most ONE session may be started at a time in a
+ * process. dt_session_start() on a second session while another is running
+ * returns DT_ERR_BUSY. The external-correlation stack and user ranges are
+ * per calling thread; they may be used with or without a running session
+ * (outside a session they only maintain the stack, which is cheap).
+ *
+ * Threading. dt_session_* calls on one session must not race each other;
+ * dt_external_* and dt_range_* may be called from any thread at any time.
+ *
+ * Errors. Every call returns a dt_status; dt_last_error() returns a message
+ * for the calling thread's last failure that says what to do about it.
+ * The library never prints unless DEVTRACE_LOG is on, and never exits.
+ */
+#ifndef DEVTRACE_DEVTRACE_H
+#define DEVTRACE_DEVTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DT_VERSION_MAJOR 0
+#define DT_VERSION_MINOR 1
+#define DT_VERSION_PATCH 0
+#define DT_VERSION_STRING "0.1.0"
+/* Compare with DT_VERSION_NUMBER >= DT_MAKE_VERSION(0, 1, 0). */
+#define DT_MAKE_VERSION(maj, min, pat) ((maj) * 10000 + (min) * 100 + (pat))
+#define DT_VERSION_NUMBER DT_MAKE_VERSION(DT_VERSION_MAJOR, DT_VERSION_MINOR, DT_VERSION_PATCH)
+
+#if defined(__GNUC__)
+#define DT_API __attribute__((visibility("default")))
+#else
+#define DT_API
+#endif
+
+/* Library version at run time (may differ from the header's). */
+DT_API const char *dt_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+typedef enum dt_status {
+    DT_OK = 0,
+    DT_ERR_INVALID_ARGUMENT,   /* a NULL handle, a bad value in dt_config */
+    DT_ERR_NO_MEMORY,
+    DT_ERR_UNKNOWN_BACKEND,    /* the backend name is not in the list */
+    DT_ERR_BACKEND_UNAVAILABLE,/* library missing, symbol missing, no driver, ... */
+    DT_ERR_BUSY,               /* another session is running in this process,
+                                  or another profiler holds the vendor interface */
+    DT_ERR_STATE,              /* e.g. stop on a session that is not running */
+    DT_ERR_IO,                 /* the trace could not be written */
+    DT_ERR_VENDOR,             /* a vendor call failed while recording */
+    DT_ERR_EMPTY_STACK,        /* pop on an empty correlation stack */
+    DT_ERR_FORMAT              /* a trace file is corrupt or not a devtrace trace */
+} dt_status;
+
+/* Short constant name of a status, e.g. "DT_ERR_BUSY". */
+DT_API const char *dt_status_name(dt_status status);
+/* Message describing the calling thread's last failed call ("" if none). */
+DT_API const char *dt_last_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Sessions                                                            */
+/* ------------------------------------------------------------------ */
+typedef struct dt_session dt_session;
+
+typedef enum dt_format {
+    DT_FORMAT_JSON = 0,    /* Chrome trace JSON, Kineto schema */
+    DT_FORMAT_JSON_GZ = 1  /* the same, gzip-compressed while it streams */
+} dt_format;
+
+/* What to capture. */
+enum {
+    DT_CAPTURE_KERNEL = 1u << 0,
+    DT_CAPTURE_MEMCPY = 1u << 1,
+    DT_CAPTURE_MEMSET = 1u << 2,
+    DT_CAPTURE_RUNTIME = 1u << 3,
+    DT_CAPTURE_DRIVER = 1u << 4,
+    DT_CAPTURE_SYNC = 1u << 5,
+    DT_CAPTURE_OVERHEAD = 1u << 6,
+    DT_CAPTURE_DEFAULT = 0x1f, /* kernel, memcpy, memset, runtime, driver */
+    DT_CAPTURE_ALL = 0x7f
+};
+
+typedef struct dt_config {
+    /* "auto" (or NULL): the first backend whose vendor library starts;
+       otherwise a name listed by dt_backend_count()/dt_backend_name(). */
+    const char *backend;
+    /* Where dt_session_write(s, NULL, ...) writes. NULL: "devtrace.json". */
+    const char *output_path;
+    dt_format format;
+    uint32_t capture;              /* DT_CAPTURE_* bits */
+    /* Records whose duration exceeds this are dropped as implausible and
+       counted (DT_LOSS_TIMESTAMP_TOO_LONG). Default: one hour. */
+    uint64_t max_duration_ns;
+    /* Maximum events kept; further records are counted as DT_LOSS_STORE_FULL.
+       0: no limit. */
+    uint64_t max_events;
+    /* Vendor activity buffers: a pool of count buffers of size bytes,
+       allocated up front when the session starts. When all are in use the
+       vendor gets no buffer and the loss is counted. */
+    size_t buffer_size;            /* default 4 MiB */
+    uint32_t buffer_count;         /* default 32 */
+    /* Clock calibration is sampled at start and stop and every this many
+       milliseconds in between (0 disables the periodic samples). */
+    uint32_t calibration_period_ms; /* default 1000 */
+} dt_config;
+
+/* Fill *config with the defaults (also reads nothing from the environment). */
+DT_API void dt_config_init(dt_config *config);
+/* Apply DEVTRACE_BACKEND and DEVTRACE_OUTPUT (and a .gz suffix to format). */
+DT_API void dt_config_from_env(dt_config *config);
+
+DT_API dt_status dt_session_create(const dt_config *config, dt_session **out);
+/* Loads the vendor library (only now), arms it, calibrates the clock.
+   DT_ERR_BACKEND_UNAVAILABLE with a message naming the library, the
+   missing symbol or the missing driver when the backend cannot start. */
+DT_API dt_status dt_session_start(dt_session *session);
+/* Flushes the vendor, disarms it, calibrates, resolves correlations and
+   applies the capture window. Events are readable after this. */
+DT_API dt_status dt_session_stop(dt_session *session);
+/* Writes the trace atomically (temporary file, then rename). path NULL:
+   the config's output_path. */
+DT_API dt_status dt_session_write(dt_session *session, const char *path, dt_format format);
+DT_API void dt_session_destroy(dt_session *session);
+
+/* Name of the backend the session uses ("" before start with "auto"). */
+DT_API const char *dt_session_backend(const dt_session *session);
+
+/* ------------------------------------------------------------------ */
+/* Correlation: external ids and user ranges (per thread)              */
+/* ------------------------------------------------------------------ */
+/* Push a host operation id (e.g. a framework op id) on the calling
+   thread's stack. Device activity launched while it is the innermost
+   entry carries it as "External id". 0 is a valid id. */
+DT_API dt_status dt_external_push(uint64_t id);
+/* Pop the innermost entry; *id (may be NULL) receives it. */
+DT_API dt_status dt_external_pop(uint64_t *id);
+/* Innermost id of the calling thread; DT_ERR_EMPTY_STACK if none. */
+DT_API dt_status dt_external_top(uint64_t *id);
+
+/* User ranges, like NVTX push/pop: a named host span that device activity
+   launched inside it is attributed to. A range is also pushed on the
+   external-correlation stack with its own id, which ranges draw from
+   DT_RANGE_ID_BASE upward. */
+#define DT_RANGE_ID_BASE (UINT64_C(1) << 48)
+DT_API dt_status dt_range_push(const char *name, uint64_t *range_id);
+DT_API dt_status dt_range_pop(void);
+
+/* ------------------------------------------------------------------ */
+/* Recorded events                                                     */
+/* ------------------------------------------------------------------ */
+typedef enum dt_event_kind {
+    DT_EVENT_KERNEL = 1,
+    DT_EVENT_MEMCPY = 2,
+    DT_EVENT_MEMSET = 3,
+    DT_EVENT_RUNTIME = 4,
+    DT_EVENT_DRIVER = 5,
+    DT_EVENT_SYNC = 6,
+    DT_EVENT_OVERHEAD = 7,
+    DT_EVENT_RANGE = 8
+} dt_event_kind;
+
+typedef enum dt_copy_kind {
+    DT_COPY_UNKNOWN = 0, DT_COPY_HTOD, DT_COPY_DTOH, DT_COPY_DTOD,
+    DT_COPY_HTOH, DT_COPY_PTOP
+} dt_copy_kind;
+
+typedef enum dt_memory_kind {
+    DT_MEM_UNKNOWN = 0, DT_MEM_PAGEABLE, DT_MEM_PINNED, DT_MEM_DEVICE,
+    DT_MEM_ARRAY, DT_MEM_MANAGED
+} dt_memory_kind;
+
+#define DT_TIMESTAMP_UNKNOWN UINT64_MAX
+
+/* A read-only view of one event; times are CLOCK_REALTIME epoch ns. */
+typedef struct dt_event {
+    dt_event_kind kind;
+    uint64_t start_ns, end_ns;
+    uint64_t correlation;      /* vendor correlation id; 0 if none */
+    int has_external;          /* 0: no External id (not the same as id 0) */
+    uint64_t external_id;
+    uint32_t device;           /* device events */
+    uint32_t stream;           /* device events */
+    uint32_t context;
+    uint32_t process;          /* API and range events: host pid */
+    uint32_t thread;           /* API and range events: host tid */
+    const char *name;          /* interned; valid until the session is destroyed */
+    union {
+        struct {
+            int32_t grid[3], block[3];
+            uint32_t registers_per_thread;
+            uint32_t static_shared_memory, dynamic_shared_memory;
+            uint64_t queued_ns, submitted_ns; /* DT_TIMESTAMP_UNKNOWN if not given */
+        } kernel;
+        struct {
+            uint64_t bytes;
+            dt_copy_kind copy_kind;
+            dt_memory_kind src_kind, dst_kind;
+            uint32_t src_device, dst_device; /* peer copies */
+        } memcpy;
+        struct {
+            uint64_t bytes;
+            uint32_t value;
+            dt_memory_kind memory_kind;
+        } memset;
+        struct {
+            uint32_t cbid;
+            int32_t return_code;
+        } api;
+        struct {
+            uint64_t range_id;     /* also external_id */
+            int has_parent;
+            uint64_t parent_id;    /* enclosing range or external id */
+        } range;
+    } u;
+} dt_event;
+
+/* Number of events kept after dt_session_stop(). */
+DT_API size_t dt_session_event_count(const dt_session *session);
+/* Copy event number index (0 <= index < count) into *event. */
+DT_API dt_status dt_session_event(const dt_session *session, size_t index, dt_event *event);
+
+/* Loss accounting: every record not kept is counted under one reason. */
+typedef enum dt_loss_reason {
+    DT_LOSS_TIMESTAMP_ZERO = 0,   /* start or end is zero (incl. "no timing") */
+    DT_LOSS_TIMESTAMP_REVERSED,   /* end before start */
+    DT_LOSS_TIMESTAMP_TOO_LONG,   /* longer than max_duration_ns */
+    DT_LOSS_MALFORMED,            /* a record that does not decode */
+    DT_LOSS_UNKNOWN_KIND,         /* a record kind devtrace does not know */
+    DT_LOSS_NO_BUFFER,            /* the buffer pool was empty when asked */
+    DT_LOSS_VENDOR_DROPPED,       /* the vendor says it dropped records */
+    DT_LOSS_OUTSIDE_WINDOW,       /* not inside the capture window */
+    DT_LOSS_STORE_FULL,           /* max_events reached */
+    DT_LOSS_COUNT
+} dt_loss_reason;
+
+/* Stable snake_case name, as written in the trace ("timestamp_zero"...). */
+DT_API const char *dt_loss_reason_name(dt_loss_reason reason);
+DT_API uint64_t dt_session_loss(const dt_session *session, dt_loss_reason reason);
+DT_API uint64_t dt_session_loss_total(const dt_session *session);
+
+/* ------------------------------------------------------------------ */
+/* Backends                                                            */
+/* ------------------------------------------------------------------ */
+DT_API size_t dt_backend_count(void);
+DT_API const char *dt_backend_name(size_t index);
+
+typedef struct dt_backend_status {
+    const char *name;        /* "topspti" */
+    const char *vendor;      /* "Enflame GCU (TOPSPTI)" */
+    int available;           /* the vendor library was found and loads */
+    char library[512];       /* path of the library found, or "" */
+    char version[64];        /* vendor-reported version, or "" */
+    char reason[1024];       /* why not available, or degraded features */
+} dt_backend_status;
+
+/* Look for the backend's vendor library and describe it. Loads the library
+   to read its version; arms nothing. */
+DT_API dt_status dt_backend_probe(const char *name, dt_backend_status *status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVTRACE_DEVTRACE_H */

@@ -1,0 +1,27 @@
+/* The null backend: no vendor, no device activity. A session with it records
+   user ranges on CLOCK_REALTIME, so the whole pipeline (ranges, export,
+   check) works on any machine. */
+#include "dt_internal.h"
+
+#include <stdio.h>
+
+static dt_status null_probe(dt_backend_status *st)
+{
+    st->available = 1;
+    snprintf(st->reason, sizeof st->reason, "records user ranges only (no device activity)");
+    return DT_OK;
+}
+
+static dt_status null_start(dt_session *s)
+{
+    dt_session_set_library(s, "", "");
+    return DT_OK;
+}
+
+const dt_backend dt_backend_null = {
+    .name = "null",
+    .vendor = "none",
+    .api_category = "privateuse1",
+    .probe = null_probe,
+    .start = null_start,
+};

@@ -1,0 +1,266 @@
+/* Correlation: the per-thread external-correlation stack (host operations
+   and user ranges), the links from vendor correlation ids to external ids,
+   and the map that resolves them at stop. */
+#include "dt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- u64 -> u64 map ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+int dt_corr_map_init(dt_corr_map *m, size_t hint)
+{
+    size_t cap = 64;
+    while (cap < hint * 2) cap *= 2;
+    memset(m, 0, sizeof *m);
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->values = malloc(cap * sizeof *m->values);
+    m->used = calloc(cap, 1);
+    if (!m->keys || !m->values || !m->used) { dt_corr_map_free(m); return -1; }
+    m->mask = cap - 1;
+    return 0;
+}
+
+void dt_corr_map_free(dt_corr_map *m)
+{
+    free(m->keys); free(m->values); free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+static int corr_map_grow(dt_corr_map *m)
+{
+    dt_corr_map n;
+    if (dt_corr_map_init(&n, (m->mask + 1)) != 0) return -1;
+    for (size_t i = 0; i <= m->mask; i++)
+        if (m->used[i]) dt_corr_map_put(&n, m->keys[i], m->values[i]);
+    dt_corr_map_free(m);
+    *m = n;
+    return 0;
+}
+
+int dt_corr_map_put(dt_corr_map *m, uint64_t key, uint64_t value)
+{
+    if (!m->used) return -1;
+    if ((m->count + 1) * 4 > (m->mask + 1) * 3 && corr_map_grow(m) != 0) return -1;
+    size_t i = mix64(key) & m->mask;
+    while (m->used[i]) {
+        if (m->keys[i] == key) { m->values[i] = value; return 0; }
+        i = (i + 1) & m->mask;
+    }
+    m->used[i] = 1;
+    m->keys[i] = key;
+    m->values[i] = value;
+    m->count++;
+    return 0;
+}
+
+int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value)
+{
+    if (!m->used) return 0;
+    size_t i = mix64(key) & m->mask;
+    while (m->used[i]) {
+        if (m->keys[i] == key) { *value = m->values[i]; return 1; }
+        i = (i + 1) & m->mask;
+    }
+    return 0;
+}
+
+/* ---- the per-thread stack ---- */
+
+typedef struct stack_entry {
+    uint64_t id;
+    uint64_t start_ns;       /* ranges */
+    uint64_t generation;     /* session that saw the push, 0 if none */
+    uint32_t name;           /* ranges: interned in that session */
+    uint8_t is_range;
+    uint8_t vendor_pushed;   /* the backend's push_external succeeded */
+} stack_entry;
+
+#define STACK_INLINE 32
+static _Thread_local stack_entry tls_inline[STACK_INLINE];
+static _Thread_local stack_entry *tls_stack = NULL;
+static _Thread_local size_t tls_depth, tls_cap;
+
+static int stack_push(stack_entry e)
+{
+    if (!tls_stack) { tls_stack = tls_inline; tls_cap = STACK_INLINE; }
+    if (tls_depth == tls_cap) {
+        size_t cap = tls_cap * 2;
+        stack_entry *n = malloc(cap * sizeof *n);
+        if (!n) return -1;
+        memcpy(n, tls_stack, tls_depth * sizeof *n);
+        if (tls_stack != tls_inline) free(tls_stack);
+        tls_stack = n;
+        tls_cap = cap;
+    }
+    tls_stack[tls_depth++] = e;
+    return 0;
+}
+
+static _Atomic uint64_t next_range_id = DT_RANGE_ID_BASE;
+
+dt_status dt_external_top(uint64_t *id)
+{
+    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "the external-correlation stack of this thread is empty");
+    if (id) *id = tls_stack[tls_depth - 1].id;
+    return DT_OK;
+}
+
+static void vendor_push(stack_entry *e)
+{
+    dt_session *s = dt_active_session();
+    if (!s) return;
+    e->generation = s->generation;
+    if (s->backend && s->backend->push_external && s->backend->push_external(e->id) == DT_OK)
+        e->vendor_pushed = 1;
+}
+
+static void vendor_pop(const stack_entry *e)
+{
+    if (!e->vendor_pushed) return;
+    dt_session *s = dt_active_session();
+    if (s && s->generation == e->generation && s->backend && s->backend->pop_external)
+        s->backend->pop_external();
+}
+
+dt_status dt_external_push(uint64_t id)
+{
+    stack_entry e = {.id = id};
+    vendor_push(&e);
+    if (stack_push(e) != 0) {
+        vendor_pop(&e);
+        return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
+    }
+    return DT_OK;
+}
+
+dt_status dt_external_pop(uint64_t *id)
+{
+    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_external_pop: the external-correlation stack of this thread is empty");
+    stack_entry e = tls_stack[--tls_depth];
+    vendor_pop(&e);
+    if (id) *id = e.id;
+    return DT_OK;
+}
+
+dt_status dt_range_push(const char *name, uint64_t *range_id)
+{
+    stack_entry e = {.id = atomic_fetch_add(&next_range_id, 1), .is_range = 1};
+    dt_session *s = dt_active_session();
+    if (s) {
+        dt_session_lock(s);
+        uint32_t nid = dt_intern_str(&s->names, name ? name : "");
+        dt_session_unlock(s);
+        if (nid != UINT32_MAX) {
+            e.name = nid;
+            e.start_ns = dt_realtime_ns();
+        }
+    }
+    vendor_push(&e);
+    if (e.start_ns == 0) e.generation = 0; /* not recordable: no name */
+    if (stack_push(e) != 0) {
+        vendor_pop(&e);
+        return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
+    }
+    if (range_id) *range_id = e.id;
+    return DT_OK;
+}
+
+dt_status dt_range_pop(void)
+{
+    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_range_pop: no range is open on this thread");
+    if (!tls_stack[tls_depth - 1].is_range)
+        return dt_error(DT_ERR_STATE, "dt_range_pop: the innermost entry is an external id pushed with dt_external_push; pop it with dt_external_pop first");
+    uint64_t end = dt_realtime_ns();
+    stack_entry e = tls_stack[--tls_depth];
+    vendor_pop(&e);
+    dt_session *s = dt_active_session();
+    if (!s || e.generation == 0 || s->generation != e.generation) return DT_OK;
+    dt_session_lock(s);
+    dt_rec *r = dt_session_add(s);
+    if (r) {
+        r->kind = DT_EVENT_RANGE;
+        r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;
+        r->start = e.start_ns;
+        r->end = end;
+        r->external_id = e.id;
+        r->name = e.name;
+        r->lane = dt_thread_id();
+        r->context = s->pid;
+        if (tls_depth) {
+            r->flags |= DT_REC_HAS_PARENT;
+            r->u.range.parent = tls_stack[tls_depth - 1].id;
+        }
+    }
+    dt_session_unlock(s);
+    return DT_OK;
+}
+
+/* ---- links from the API-enter path, per thread, merged at stop ---- */
+
+#define CORR_CHUNK 4096
+struct dt_corr_chunk {
+    dt_corr_chunk *next;
+    _Atomic uint32_t n;
+    uint64_t pairs[2 * CORR_CHUNK];
+};
+
+static _Thread_local dt_corr_chunk *tls_chunk;
+static _Thread_local uint64_t tls_chunk_generation;
+
+void dt_corr_link_current(uint64_t correlation)
+{
+    if (tls_depth == 0) return;
+    dt_session *s = dt_active_session();
+    if (!s) return;
+    dt_corr_chunk *c = tls_chunk;
+    uint32_t n;
+    if (!c || tls_chunk_generation != s->generation ||
+        (n = atomic_load_explicit(&c->n, memory_order_relaxed)) == CORR_CHUNK) {
+        c = malloc(sizeof *c);
+        if (!c) return;
+        atomic_init(&c->n, 0);
+        n = 0;
+        /* lock-free push onto the session's list */
+        _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)&s->corr_chunks;
+        dt_corr_chunk *old = atomic_load(head);
+        do { c->next = old; } while (!atomic_compare_exchange_weak(head, &old, c));
+        tls_chunk = c;
+        tls_chunk_generation = s->generation;
+    }
+    c->pairs[2 * n] = correlation;
+    c->pairs[2 * n + 1] = tls_stack[tls_depth - 1].id;
+    atomic_store_explicit(&c->n, n + 1, memory_order_release);
+}
+
+void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
+{
+    if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
+        dt_session_note(s, "correlation", "out of memory: some External ids are missing");
+}
+
+/* Called by the session at stop (lock held), and at destroy. */
+DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
+void dt_corr_merge_chunks(dt_session *s, int keep)
+{
+    _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)&s->corr_chunks;
+    dt_corr_chunk *c = atomic_exchange(head, NULL);
+    while (c) {
+        dt_corr_chunk *next = c->next;
+        if (keep) {
+            uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
+            for (uint32_t i = 0; i < n; i++)
+                dt_corr_link(s, c->pairs[2 * i], c->pairs[2 * i + 1]);
+        }
+        free(c);
+        c = next;
+    }
+}

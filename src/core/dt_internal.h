@@ -1,0 +1,372 @@
+/*
+ * Internal interfaces of libdevtrace: the event store, name interning,
+ * launch configurations, loss accounting, clock calibration, correlation,
+ * the backend contract and the session itself. Not installed.
+ */
+#ifndef DT_INTERNAL_H
+#define DT_INTERNAL_H
+
+#define _GNU_SOURCE 1
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "devtrace/devtrace.h"
+
+#define DT_HIDDEN __attribute__((visibility("hidden")))
+
+/* ------------------------------------------------------------------ */
+/* Errors and logging                                                  */
+/* ------------------------------------------------------------------ */
+/* Set the calling thread's last error and return status. */
+DT_HIDDEN dt_status dt_error(dt_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Diagnostics to stderr, only when DEVTRACE_LOG is on. */
+DT_HIDDEN void dt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+DT_HIDDEN int dt_log_enabled(void);
+/* Parse a boolean environment value: 1 true, 0 false, -1 unset/invalid. */
+DT_HIDDEN int dt_env_bool(const char *name);
+/* secure_getenv, treating "" as unset. */
+DT_HIDDEN const char *dt_env(const char *name);
+
+/* Monotonic-free wall clock: CLOCK_REALTIME in ns. */
+DT_HIDDEN uint64_t dt_realtime_ns(void);
+/* Linux thread id of the caller, cached. */
+DT_HIDDEN uint32_t dt_thread_id(void);
+
+/* ------------------------------------------------------------------ */
+/* Stored events: 64 bytes each, no allocation per event               */
+/* ------------------------------------------------------------------ */
+enum {
+    DT_REC_HAS_EXTERNAL = 1u << 0, /* external_id is valid */
+    DT_REC_REALTIME = 1u << 1,     /* times are already CLOCK_REALTIME ns
+                                      (otherwise: vendor clock until stop) */
+    DT_REC_HAS_PARENT = 1u << 2,   /* range: u.range.parent is valid */
+    DT_REC_ASYNC = 1u << 3         /* memcpy/memset: asynchronous */
+};
+
+#define DT_DELTA_UNKNOWN UINT32_MAX
+
+typedef struct dt_rec {
+    uint64_t start;          /* ns; vendor clock until stop, then realtime */
+    uint64_t end;
+    uint64_t external_id;    /* valid iff flags & DT_REC_HAS_EXTERNAL */
+    uint64_t correlation;    /* vendor correlation id (0: none) */
+    uint32_t name;           /* interned name id */
+    uint32_t lane;           /* device events: stream; API/range: host tid */
+    uint32_t context;        /* device events: context; API/range: host pid */
+    uint16_t device;
+    uint8_t kind;            /* dt_event_kind */
+    uint8_t flags;           /* DT_REC_* */
+    union {
+        struct {
+            uint32_t config;          /* dt_launch_config id */
+            uint32_t queued_delta;    /* start - queued, or DT_DELTA_UNKNOWN */
+            uint32_t submitted_delta; /* start - submitted, or DT_DELTA_UNKNOWN */
+            uint32_t reserved;
+        } kernel;
+        struct {
+            uint64_t bytes;
+            uint8_t copy_kind, src_kind, dst_kind, reserved;
+            uint16_t src_device, dst_device;
+        } memcpy;
+        struct {
+            uint64_t bytes;
+            uint32_t value;
+            uint8_t memory_kind, reserved[3];
+        } memset;
+        struct {
+            uint32_t cbid;
+            int32_t return_code;
+            uint64_t reserved;
+        } api;
+        struct {
+            uint64_t parent;          /* valid iff DT_REC_HAS_PARENT */
+            uint64_t reserved;
+        } range;
+    } u;
+} dt_rec;
+
+_Static_assert(sizeof(dt_rec) == 64, "dt_rec must stay 64 bytes");
+
+#define DT_STORE_CHUNK_SHIFT 16
+#define DT_STORE_CHUNK (1u << DT_STORE_CHUNK_SHIFT)
+
+typedef struct dt_store {
+    dt_rec **chunks;
+    size_t chunk_count, chunk_cap;
+    size_t count;            /* records in use */
+    uint64_t limit;          /* 0: unlimited */
+} dt_store;
+
+DT_HIDDEN void dt_store_init(dt_store *st, uint64_t limit);
+DT_HIDDEN void dt_store_free(dt_store *st);
+/* A zeroed record, or NULL when the limit is reached or memory ran out. */
+DT_HIDDEN dt_rec *dt_store_push(dt_store *st);
+static inline dt_rec *dt_store_at(const dt_store *st, size_t i)
+{
+    return &st->chunks[i >> DT_STORE_CHUNK_SHIFT][i & (DT_STORE_CHUNK - 1)];
+}
+/* Remove records for which keep() returns 0, preserving order. */
+DT_HIDDEN void dt_store_filter(dt_store *st, int (*keep)(dt_rec *, void *), void *arg);
+/* Bytes held by the store (for the benchmark). */
+DT_HIDDEN size_t dt_store_bytes(const dt_store *st);
+
+/* ------------------------------------------------------------------ */
+/* Interned strings                                                    */
+/* ------------------------------------------------------------------ */
+/* id 0 is the empty string. Ids are dense. Not thread-safe by itself:
+   the session wraps it in its lock. */
+typedef struct dt_intern {
+    char **pages;            /* string bytes, NUL-terminated */
+    size_t page_count, page_cap, page_used;
+    const char **strings;    /* id -> string */
+    uint32_t *lengths;       /* id -> length (strings may contain NUL? no: length excludes it) */
+    uint32_t count, cap;
+    uint32_t *table;         /* open addressing: id+1, 0 empty */
+    uint32_t table_mask;
+    /* mangled name -> demangled id cache for kernel names */
+    struct dt_demangle_entry { uint32_t raw, demangled; } *demangled;
+    uint32_t demangled_mask, demangled_count;
+    size_t bytes;
+} dt_intern;
+
+DT_HIDDEN int dt_intern_init(dt_intern *in);
+DT_HIDDEN void dt_intern_free(dt_intern *in);
+/* Returns the id, or UINT32_MAX when memory ran out. */
+DT_HIDDEN uint32_t dt_intern_n(dt_intern *in, const char *s, size_t len);
+DT_HIDDEN uint32_t dt_intern_str(dt_intern *in, const char *s);
+/* Intern a kernel name, demangling C++ (Itanium) names once per name. */
+DT_HIDDEN uint32_t dt_intern_kernel(dt_intern *in, const char *raw);
+static inline const char *dt_intern_get(const dt_intern *in, uint32_t id)
+{
+    return id < in->count ? in->strings[id] : "";
+}
+static inline uint32_t dt_intern_len(const dt_intern *in, uint32_t id)
+{
+    return id < in->count ? in->lengths[id] : 0;
+}
+/* Demangle an Itanium C++ name into a malloc'ed string, or NULL when it is
+   not a mangled name or the demangler is unavailable. */
+DT_HIDDEN char *dt_demangle(const char *raw);
+
+/* ------------------------------------------------------------------ */
+/* Kernel launch configurations, interned (they repeat)                */
+/* ------------------------------------------------------------------ */
+typedef struct dt_launch_config {
+    int32_t grid[3], block[3];
+    uint32_t registers_per_thread;
+    uint32_t static_shared_memory, dynamic_shared_memory;
+} dt_launch_config;
+
+typedef struct dt_launch_table {
+    dt_launch_config *configs;
+    uint32_t count, cap;
+    uint32_t *table;
+    uint32_t table_mask;
+} dt_launch_table;
+
+DT_HIDDEN int dt_launch_init(dt_launch_table *t);
+DT_HIDDEN void dt_launch_free(dt_launch_table *t);
+DT_HIDDEN uint32_t dt_launch_intern(dt_launch_table *t, const dt_launch_config *c);
+
+/* ------------------------------------------------------------------ */
+/* Clock calibration                                                   */
+/* ------------------------------------------------------------------ */
+typedef struct dt_clock_sample {
+    uint64_t vendor;         /* backend clock reading */
+    uint64_t realtime;       /* midpoint of the two CLOCK_REALTIME reads */
+    uint64_t bracket_ns;     /* after - before: the sample's uncertainty */
+} dt_clock_sample;
+
+#define DT_CLOCK_MAX_SAMPLES 4096
+
+typedef struct dt_clock {
+    dt_clock_sample *samples; /* sorted by vendor time after fit */
+    size_t count, cap;
+    int identity;             /* backend has no clock of its own */
+    /* fit summary, filled by dt_clock_fit() */
+    double slope;             /* realtime ns per vendor ns (overall) */
+    double offset_ns;         /* realtime - vendor at the first sample */
+    uint64_t error_bound_ns;  /* max half-bracket + max residual of the fit */
+    size_t segments;
+} dt_clock;
+
+typedef int (*dt_clock_fn)(uint64_t *ns);
+
+DT_HIDDEN void dt_clock_init(dt_clock *c, int identity);
+DT_HIDDEN void dt_clock_free(dt_clock *c);
+/* Take `tries` paired readings, keep the most tightly bracketed one. */
+DT_HIDDEN int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries);
+DT_HIDDEN int dt_clock_add(dt_clock *c, dt_clock_sample s);
+/* Build the piecewise affine map from the samples. */
+DT_HIDDEN void dt_clock_fit(dt_clock *c);
+/* Vendor ns -> realtime ns (after dt_clock_fit). */
+DT_HIDDEN uint64_t dt_clock_map(const dt_clock *c, uint64_t vendor_ns);
+
+/* ------------------------------------------------------------------ */
+/* Correlation                                                         */
+/* ------------------------------------------------------------------ */
+/* u64 -> u64 open-addressing map: vendor correlation -> external id. */
+typedef struct dt_corr_map {
+    uint64_t *keys, *values;
+    uint8_t *used;
+    size_t mask, count;
+} dt_corr_map;
+
+DT_HIDDEN int dt_corr_map_init(dt_corr_map *m, size_t capacity_hint);
+DT_HIDDEN void dt_corr_map_free(dt_corr_map *m);
+DT_HIDDEN int dt_corr_map_put(dt_corr_map *m, uint64_t key, uint64_t value);
+DT_HIDDEN int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value);
+
+/* For backends without vendor external correlation (TOPSPTI): called from
+   the vendor's API-enter callback on the calling thread. Links the vendor
+   correlation id to the innermost entry of the thread's external stack,
+   if any. Lock-free: appends to a per-thread log merged at stop. */
+DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
+/* For backends whose vendor reports the mapping in records (CUPTI):
+   call with the session lock held (inside dt_session_lock/unlock). */
+DT_HIDDEN void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id);
+
+/* ------------------------------------------------------------------ */
+/* Backend contract                                                    */
+/* ------------------------------------------------------------------ */
+typedef struct dt_device_props {
+    int valid;
+    uint32_t id;
+    char name[128];
+    uint64_t total_global_mem;
+    int compute_major, compute_minor;
+    int max_threads_per_block, max_threads_per_sm;
+    int max_blocks_per_sm;
+    int regs_per_block, regs_per_sm;
+    int warp_size;
+    uint64_t shared_mem_per_block, shared_mem_per_block_optin, shared_mem_per_sm;
+    int num_sms;
+} dt_device_props;
+
+#define DT_MAX_DEVICES 64
+
+typedef struct dt_backend {
+    const char *name;          /* "topspti" */
+    const char *vendor;        /* "Enflame GCU (TOPSPTI)" */
+    /* Category prefix of API events: "cuda" gives cuda_runtime/cuda_driver;
+       "privateuse1" gives privateuse1_runtime/privateuse1_driver. */
+    const char *api_category;
+    /* Find and load the vendor library, describe it; arm nothing. */
+    dt_status (*probe)(dt_backend_status *status);
+    /* Load, arm, subscribe. Report failures with dt_error(). */
+    dt_status (*start)(dt_session *s);
+    /* Force the vendor to deliver every buffered record now. */
+    dt_status (*flush)(dt_session *s);
+    /* Disarm, unsubscribe, read the vendor's dropped-record count. */
+    dt_status (*stop)(dt_session *s);
+    /* The vendor clock (ns). NULL: the backend reports CLOCK_REALTIME. */
+    int (*clock)(uint64_t *ns);
+    /* Optional: vendor external-correlation push/pop (CUPTI). */
+    dt_status (*push_external)(uint64_t id);
+    dt_status (*pop_external)(void);
+} dt_backend;
+
+/* The list, NULL-terminated, in "auto" preference order. */
+DT_HIDDEN extern const dt_backend *const dt_backends[];
+DT_HIDDEN const dt_backend *dt_backend_find(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* The session                                                         */
+/* ------------------------------------------------------------------ */
+enum dt_session_state { DT_STATE_CREATED, DT_STATE_RUNNING, DT_STATE_STOPPED };
+
+#define DT_MAX_NOTES 32
+
+typedef struct dt_corr_chunk dt_corr_chunk;
+
+struct dt_session {
+    dt_config config;
+    char *output_path;
+    char *backend_request;        /* as configured: "auto" or a name */
+    const dt_backend *backend;    /* chosen at start */
+    int state;
+    uint64_t generation;          /* distinguishes sessions for per-thread logs */
+
+    pthread_mutex_t lock;         /* store, names, launches, corr, notes */
+    dt_store store;
+    dt_intern names;
+    dt_launch_table launches;
+    dt_corr_map corr;
+    dt_corr_chunk *corr_chunks;   /* per-thread link logs, merged at stop */
+
+    _Atomic uint64_t loss[DT_LOSS_COUNT];
+
+    dt_clock clock;
+    pthread_t calibrator;
+    int calibrator_running;
+    pthread_mutex_t calib_lock;
+    pthread_cond_t calib_cond;
+    int calib_stop;
+
+    uint64_t window_start_ns, window_end_ns; /* realtime capture window */
+    uint32_t pid;
+    char process_name[256];
+    char host_name[256];
+    char backend_library[512];
+    char backend_version[64];
+    struct { char key[64]; char text[448]; } notes[DT_MAX_NOTES];
+    int note_count;
+
+    dt_device_props devices[DT_MAX_DEVICES];
+};
+
+/* Lock around a batch of store/intern/corr updates (one vendor buffer). */
+DT_HIDDEN void dt_session_lock(dt_session *s);
+DT_HIDDEN void dt_session_unlock(dt_session *s);
+/* The running session, or NULL (acquire load). For vendor callbacks. */
+DT_HIDDEN dt_session *dt_active_session(void);
+
+/* Count a dropped record. Lock-free. */
+static inline void dt_loss_add(dt_session *s, dt_loss_reason r, uint64_t n)
+{
+    atomic_fetch_add_explicit(&s->loss[r], n, memory_order_relaxed);
+}
+/* Check a record's vendor timestamps; counts and returns 0 if implausible. */
+static inline int dt_times_ok(dt_session *s, uint64_t start, uint64_t end)
+{
+    if (start == 0 || end == 0) { dt_loss_add(s, DT_LOSS_TIMESTAMP_ZERO, 1); return 0; }
+    if (end < start) { dt_loss_add(s, DT_LOSS_TIMESTAMP_REVERSED, 1); return 0; }
+    if (end - start > s->config.max_duration_ns) { dt_loss_add(s, DT_LOSS_TIMESTAMP_TOO_LONG, 1); return 0; }
+    return 1;
+}
+/* A zeroed record in the store (lock held), or NULL: counted as store_full. */
+DT_HIDDEN dt_rec *dt_session_add(dt_session *s);
+
+/* Backend-reported facts that go into the trace. */
+DT_HIDDEN void dt_session_set_library(dt_session *s, const char *path, const char *version);
+/* A degraded feature or other note ("topsptiGetCallbackName", "missing: ...").
+   Thread-safe. */
+DT_HIDDEN void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+DT_HIDDEN void dt_session_set_device(dt_session *s, const dt_device_props *p);
+
+/* Convert a stored record to the public view. */
+DT_HIDDEN void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev);
+
+/* ------------------------------------------------------------------ */
+/* Export (src/export)                                                 */
+/* ------------------------------------------------------------------ */
+/* Write a stopped session as Chrome trace JSON (Kineto schema), streaming,
+   to a temporary file renamed to path when complete. */
+DT_HIDDEN dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format format);
+
+/* ------------------------------------------------------------------ */
+/* Vendor library loading helpers (src/core/loader.c)                  */
+/* ------------------------------------------------------------------ */
+/* Try each candidate with dlopen(RTLD_NOW|RTLD_LOCAL); the first that loads
+   wins. `tried` receives a "; "-separated account of what was tried and why
+   it failed (for error messages). Returns the handle or NULL. */
+DT_HIDDEN void *dt_dlopen_first(const char *const *candidates, size_t n,
+                                char *found, size_t found_len,
+                                char *tried, size_t tried_len);
+
+#endif /* DT_INTERNAL_H */

@@ -1,0 +1,254 @@
+/* Interned strings (names repeat: store each once, refer by a dense id),
+   C++ demangling once per distinct kernel name, and interned kernel launch
+   configurations. */
+#include "dt_internal.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DT_INTERN_PAGE (256u * 1024u)
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+    /* FNV-1a, then a final mix: names are short, this is not a bottleneck. */
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ull; }
+    h ^= h >> 29; h *= 0xbf58476d1ce4e5b9ull; h ^= h >> 32;
+    return h;
+}
+
+static int intern_grow_table(dt_intern *in)
+{
+    uint32_t cap = in->table_mask ? (in->table_mask + 1) * 2 : 1024;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t) return -1;
+    for (uint32_t id = 0; id < in->count; id++) {
+        uint64_t h = hash_bytes(in->strings[id], in->lengths[id]);
+        uint32_t i = (uint32_t)h & (cap - 1);
+        while (t[i]) i = (i + 1) & (cap - 1);
+        t[i] = id + 1;
+    }
+    free(in->table);
+    in->table = t;
+    in->table_mask = cap - 1;
+    return 0;
+}
+
+static char *intern_copy(dt_intern *in, const char *s, size_t len)
+{
+    size_t need = len + 1;
+    if (need > DT_INTERN_PAGE / 4) {
+        /* A huge name gets a page of its own. */
+        char *big = malloc(need);
+        if (!big) return NULL;
+        if (in->page_count == in->page_cap) {
+            size_t cap = in->page_cap ? in->page_cap * 2 : 16;
+            char **p = realloc(in->pages, cap * sizeof *p);
+            if (!p) { free(big); return NULL; }
+            in->pages = p; in->page_cap = cap;
+        }
+        /* keep the current page last so that it stays the fill page */
+        if (in->page_count) {
+            in->pages[in->page_count] = in->pages[in->page_count - 1];
+            in->pages[in->page_count - 1] = big;
+        } else {
+            in->pages[0] = big;
+            in->page_used = DT_INTERN_PAGE; /* force a new fill page next time */
+        }
+        in->page_count++;
+        memcpy(big, s, len);
+        big[len] = 0;
+        in->bytes += need;
+        return big;
+    }
+    if (in->page_count == 0 || in->page_used + need > DT_INTERN_PAGE) {
+        if (in->page_count == in->page_cap) {
+            size_t cap = in->page_cap ? in->page_cap * 2 : 16;
+            char **p = realloc(in->pages, cap * sizeof *p);
+            if (!p) return NULL;
+            in->pages = p; in->page_cap = cap;
+        }
+        char *page = malloc(DT_INTERN_PAGE);
+        if (!page) return NULL;
+        in->pages[in->page_count++] = page;
+        in->page_used = 0;
+        in->bytes += DT_INTERN_PAGE;
+    }
+    char *dst = in->pages[in->page_count - 1] + in->page_used;
+    memcpy(dst, s, len);
+    dst[len] = 0;
+    in->page_used += need;
+    return dst;
+}
+
+int dt_intern_init(dt_intern *in)
+{
+    memset(in, 0, sizeof *in);
+    return dt_intern_n(in, "", 0) == 0 ? 0 : -1;
+}
+
+void dt_intern_free(dt_intern *in)
+{
+    for (size_t i = 0; i < in->page_count; i++) free(in->pages[i]);
+    free(in->pages);
+    free(in->strings);
+    free(in->lengths);
+    free(in->table);
+    free(in->demangled);
+    memset(in, 0, sizeof *in);
+}
+
+uint32_t dt_intern_n(dt_intern *in, const char *s, size_t len)
+{
+    if (!s) { s = ""; len = 0; }
+    if (len >= UINT32_MAX) return UINT32_MAX;
+    if ((uint64_t)(in->count + 1) * 2 > (uint64_t)in->table_mask + 1 && intern_grow_table(in))
+        return UINT32_MAX;
+    uint64_t h = hash_bytes(s, len);
+    uint32_t i = (uint32_t)h & in->table_mask;
+    while (in->table[i]) {
+        uint32_t id = in->table[i] - 1;
+        if (in->lengths[id] == len && memcmp(in->strings[id], s, len) == 0) return id;
+        i = (i + 1) & in->table_mask;
+    }
+    if (in->count == in->cap) {
+        uint32_t cap = in->cap ? in->cap * 2 : 256;
+        const char **ns = realloc(in->strings, cap * sizeof *ns);
+        if (!ns) return UINT32_MAX;
+        in->strings = ns;
+        uint32_t *nl = realloc(in->lengths, cap * sizeof *nl);
+        if (!nl) return UINT32_MAX;
+        in->lengths = nl;
+        in->cap = cap;
+    }
+    char *copy = intern_copy(in, s, len);
+    if (!copy) return UINT32_MAX;
+    uint32_t id = in->count++;
+    in->strings[id] = copy;
+    in->lengths[id] = (uint32_t)len;
+    in->table[i] = id + 1;
+    return id;
+}
+
+uint32_t dt_intern_str(dt_intern *in, const char *s)
+{
+    return dt_intern_n(in, s, s ? strlen(s) : 0);
+}
+
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
+/* The demangler lives in libstdc++ (or libc++abi); a C library must not
+   require it at link time. Looked up once, the first time a name needs it. */
+static cxa_demangle_fn find_demangler(void)
+{
+    static _Atomic(cxa_demangle_fn) fn;
+    static _Atomic int looked;
+    if (atomic_load(&looked)) return atomic_load(&fn);
+    cxa_demangle_fn f = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!f) {
+        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (!h) h = dlopen("libc++abi.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (h) f = (cxa_demangle_fn)dlsym(h, "__cxa_demangle");
+        /* the handle is kept: the function must stay mapped */
+    }
+    atomic_store(&fn, f);
+    atomic_store(&looked, 1);
+    return f;
+}
+
+char *dt_demangle(const char *raw)
+{
+    if (!raw || raw[0] != '_' || raw[1] != 'Z') return NULL;
+    cxa_demangle_fn f = find_demangler();
+    if (!f) return NULL;
+    int status = 0;
+    char *out = f(raw, NULL, NULL, &status);
+    if (status != 0) { free(out); return NULL; }
+    return out;
+}
+
+uint32_t dt_intern_kernel(dt_intern *in, const char *raw)
+{
+    if (!raw) raw = "";
+    uint32_t raw_id = dt_intern_str(in, raw);
+    if (raw_id == UINT32_MAX || raw[0] != '_' || raw[1] != 'Z') return raw_id;
+    /* cache raw id -> demangled id */
+    if ((in->demangled_count + 1) * 2 > in->demangled_mask + 1) {
+        uint32_t cap = in->demangled_mask ? (in->demangled_mask + 1) * 2 : 256;
+        struct dt_demangle_entry *t = calloc(cap, sizeof *t);
+        if (!t) return raw_id;
+        for (uint32_t i = 0; in->demangled && i <= in->demangled_mask; i++) {
+            if (!in->demangled[i].raw) continue;
+            uint32_t j = (in->demangled[i].raw * 2654435761u) & (cap - 1);
+            while (t[j].raw) j = (j + 1) & (cap - 1);
+            t[j] = in->demangled[i];
+        }
+        free(in->demangled);
+        in->demangled = t;
+        in->demangled_mask = cap - 1;
+    }
+    uint32_t j = (raw_id * 2654435761u) & in->demangled_mask;
+    while (in->demangled[j].raw) {
+        if (in->demangled[j].raw == raw_id) return in->demangled[j].demangled;
+        j = (j + 1) & in->demangled_mask;
+    }
+    char *d = dt_demangle(raw);
+    uint32_t id = d ? dt_intern_str(in, d) : raw_id;
+    free(d);
+    if (id == UINT32_MAX) id = raw_id;
+    /* the table may have been untouched by dt_intern_str: slot j is still free */
+    in->demangled[j].raw = raw_id;
+    in->demangled[j].demangled = id;
+    in->demangled_count++;
+    return id;
+}
+
+/* ---- launch configurations ---- */
+
+int dt_launch_init(dt_launch_table *t)
+{
+    memset(t, 0, sizeof *t);
+    return 0;
+}
+
+void dt_launch_free(dt_launch_table *t)
+{
+    free(t->configs);
+    free(t->table);
+    memset(t, 0, sizeof *t);
+}
+
+uint32_t dt_launch_intern(dt_launch_table *t, const dt_launch_config *c)
+{
+    if ((t->count + 1) * 2 > t->table_mask + 1) {
+        uint32_t cap = t->table_mask ? (t->table_mask + 1) * 2 : 256;
+        uint32_t *nt = calloc(cap, sizeof *nt);
+        if (!nt) return UINT32_MAX;
+        for (uint32_t id = 0; id < t->count; id++) {
+            uint32_t i = (uint32_t)hash_bytes(&t->configs[id], sizeof *c) & (cap - 1);
+            while (nt[i]) i = (i + 1) & (cap - 1);
+            nt[i] = id + 1;
+        }
+        free(t->table);
+        t->table = nt;
+        t->table_mask = cap - 1;
+    }
+    uint32_t i = (uint32_t)hash_bytes(c, sizeof *c) & t->table_mask;
+    while (t->table[i]) {
+        uint32_t id = t->table[i] - 1;
+        if (memcmp(&t->configs[id], c, sizeof *c) == 0) return id;
+        i = (i + 1) & t->table_mask;
+    }
+    if (t->count == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 64;
+        dt_launch_config *nc = realloc(t->configs, cap * sizeof *nc);
+        if (!nc) return UINT32_MAX;
+        t->configs = nc;
+        t->cap = cap;
+    }
+    t->configs[t->count] = *c;
+    t->table[i] = t->count + 1;
+    return t->count++;
+}

@@ -1,0 +1,139 @@
+"""The devtrace command as a user runs it."""
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import (DEVTRACE, EMU_RUN, SOURCE, TOPSPTI_EMU, check_trace, load_trace,
+                      needs_emulator, run)
+
+
+@pytest.mark.parametrize("cmd", [[], ["record"], ["stats"], ["check"], ["backends"]])
+def test_every_command_has_help(cmd):
+    res = run([DEVTRACE, *cmd, "--help"])
+    assert res.returncode == 0
+    assert "usage: devtrace" in res.stdout
+
+
+def test_unknown_command_is_a_usage_error():
+    res = run([DEVTRACE, "frobnicate"])
+    assert res.returncode == 2
+    assert "unknown command frobnicate" in res.stderr
+
+
+def test_backends_lists_every_backend_with_a_reason():
+    res = run([DEVTRACE, "backends"], env={"DEVTRACE_TOPSPTI_LIBRARY": "/nonexistent/libtopspti.so",
+                                          "TOPS_HOME": "/nonexistent"})
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    names = [line.split()[0] for line in lines[1:] if line and not line.startswith(" ")]
+    assert names == ["cupti", "topspti", "null"]
+    topspti = res.stdout[res.stdout.index("\ntopspti"):]
+    assert "unavailable" in topspti.splitlines()[0]
+    assert "/nonexistent/libtopspti.so" in topspti
+
+
+def test_record_returns_the_programs_exit_status(tmp_path):
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", "sh", "-c", "exit 3"])
+    assert res.returncode == 3, res.stderr
+    trace = check_trace(out)
+    assert trace["devtrace"]["backend"] == "null"
+    assert "nothing lost" in res.stderr
+    assert str(out) in res.stderr
+
+
+def test_record_a_missing_program(tmp_path):
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", tmp_path / "t.json", "--",
+               "/nonexistent/program"])
+    assert res.returncode == 127
+    assert "cannot run /nonexistent/program" in res.stderr
+
+
+def test_record_rejects_unknown_backend(tmp_path):
+    res = run([DEVTRACE, "record", "--backend", "nope", "--", "true"])
+    assert res.returncode == 2
+    assert "unknown backend nope" in res.stderr
+
+
+def test_each_process_writes_its_own_trace(tmp_path):
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--",
+               "sh", "-c", "/bin/true; /bin/true; exit 0"])
+    assert res.returncode == 0, res.stderr
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert "t.json" in files
+    children = [f for f in files if f != "t.json"]
+    assert len(children) == 2, files
+    for f in files:
+        check_trace(tmp_path / f)
+
+
+def test_rank_names_the_trace(tmp_path):
+    out = tmp_path / "t.json.gz"
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", "true"], env={"RANK": "3"})
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "t.rank3.json.gz").exists()
+    check_trace(tmp_path / "t.rank3.json.gz")
+
+
+def test_sigterm_still_leaves_a_valid_trace(tmp_path):
+    out = tmp_path / "t.json"
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    proc = subprocess.Popen([str(DEVTRACE), "record", "--backend", "null", "-o", str(out), "--",
+                             "sleep", "30"], env=env, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "terminated by signal 15" in err
+    check_trace(out)
+
+
+@pytest.mark.parametrize("content", [b"", b"{", b"[1,2,3]", b"\x1f\x8b\x08\x00garbage",
+                                     b'{"traceEvents": [{"ph": "X"', b"\xff\xfe\x00"])
+def test_corrupt_traces_get_a_clear_error(tmp_path, content):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    for cmd in ("stats", "check"):
+        res = run([DEVTRACE, cmd, bad])
+        assert res.returncode not in (0,) and res.returncode > 0, (cmd, res.returncode)
+        assert res.stderr.strip() or res.stdout.strip()
+
+
+def test_missing_trace_file():
+    for cmd in ("stats", "check"):
+        res = run([DEVTRACE, cmd, "/nonexistent/trace.json"])
+        assert res.returncode > 0
+        assert "/nonexistent/trace.json" in res.stderr
+
+
+@needs_emulator()
+def test_demo_scenario_records_a_valid_trace(tmp_path):
+    out = tmp_path / "demo.json"
+    res = run([DEVTRACE, "record", "-o", out, "--", EMU_RUN, SOURCE / "examples" / "train_step.scn"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    trace = check_trace(out)
+    dt = trace["devtrace"]
+    assert dt["backend"] == "topspti"
+    cats = {e.get("cat") for e in trace["traceEvents"]}
+    for c in ("kernel", "gpu_memcpy", "gpu_memset", "privateuse1_runtime", "user_annotation",
+              "gpu_user_annotation", "ac2g", "Trace"):
+        assert c in cats, c
+    for key in ("schemaVersion", "deviceProperties", "displayTimeUnit", "baseTimeNanoseconds"):
+        assert key in trace
+    kernels = [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
+    assert kernels and all(not e["name"].startswith("_Z") for e in kernels)
+    assert all("External id" in e["args"] for e in kernels)
+    stats = run([DEVTRACE, "stats", out])
+    assert stats.returncode == 0, stats.stderr
+    for k in kernels[:3]:
+        assert k["name"][:30] in stats.stdout
+    csv = run([DEVTRACE, "stats", "--format", "csv", out])
+    assert csv.returncode == 0
+    assert "Instances" in csv.stdout

@@ -1,0 +1,161 @@
+/* Event store, name interning, demangling and loss accounting. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_internal.h"
+
+static void records_are_64_bytes_and_chunked(void **state)
+{
+    (void)state;
+    dt_store st;
+    dt_store_init(&st, 0);
+    for (uint64_t i = 0; i < 3 * DT_STORE_CHUNK + 5; i++) {
+        dt_rec *r = dt_store_push(&st);
+        assert_non_null(r);
+        r->start = i;
+    }
+    assert_int_equal(st.count, 3 * DT_STORE_CHUNK + 5);
+    assert_int_equal(st.chunk_count, 4);
+    assert_int_equal(dt_store_at(&st, DT_STORE_CHUNK + 7)->start, DT_STORE_CHUNK + 7);
+    dt_store_free(&st);
+}
+
+static int keep_even(dt_rec *r, void *arg)
+{
+    (void)arg;
+    return r->start % 2 == 0;
+}
+
+static void filter_keeps_order(void **state)
+{
+    (void)state;
+    dt_store st;
+    dt_store_init(&st, 0);
+    for (uint64_t i = 0; i < DT_STORE_CHUNK + 10; i++) dt_store_push(&st)->start = i;
+    dt_store_filter(&st, keep_even, NULL);
+    assert_int_equal(st.count, (DT_STORE_CHUNK + 10) / 2);
+    for (size_t i = 0; i < st.count; i++) assert_int_equal(dt_store_at(&st, i)->start, 2 * i);
+    assert_int_equal(st.chunk_count, 1);
+    dt_store_free(&st);
+}
+
+static void interning_deduplicates(void **state)
+{
+    (void)state;
+    dt_intern in;
+    assert_int_equal(dt_intern_init(&in), 0);
+    uint32_t a = dt_intern_str(&in, "alpha");
+    uint32_t b = dt_intern_str(&in, "beta");
+    assert_int_not_equal(a, b);
+    assert_int_equal(dt_intern_str(&in, "alpha"), a);
+    assert_int_equal(dt_intern_str(&in, ""), 0);
+    assert_string_equal(dt_intern_get(&in, b), "beta");
+    char buf[32];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(buf, sizeof buf, "name%d", i);
+        dt_intern_str(&in, buf);
+    }
+    assert_int_equal(dt_intern_str(&in, "name19999"), in.count - 1);
+    assert_string_equal(dt_intern_get(&in, a), "alpha");
+    /* a 64 KiB name, and bytes that are not UTF-8, are kept as they are */
+    char *big = malloc(65537);
+    memset(big, 'x', 65536);
+    big[65536] = 0;
+    big[100] = (char)0xff;
+    uint32_t id = dt_intern_str(&in, big);
+    assert_int_equal(dt_intern_len(&in, id), 65536);
+    assert_memory_equal(dt_intern_get(&in, id), big, 65537);
+    assert_int_equal(dt_intern_str(&in, big), id);
+    uint32_t after = dt_intern_str(&in, "after the big one");
+    assert_string_equal(dt_intern_get(&in, after), "after the big one");
+    free(big);
+    dt_intern_free(&in);
+}
+
+static void kernel_names_are_demangled_once(void **state)
+{
+    (void)state;
+    dt_intern in;
+    dt_intern_init(&in);
+    uint32_t id = dt_intern_kernel(&in, "_ZN5torch6native12_GLOBAL__N_18add_implIfEEvPT_i");
+    assert_string_equal(dt_intern_get(&in, id), "void torch::native::(anonymous namespace)::add_impl<float>(float*, int)");
+    assert_int_equal(dt_intern_kernel(&in, "_ZN5torch6native12_GLOBAL__N_18add_implIfEEvPT_i"), id);
+    /* plain C names and broken mangled names are kept */
+    assert_string_equal(dt_intern_get(&in, dt_intern_kernel(&in, "relu_kernel")), "relu_kernel");
+    assert_string_equal(dt_intern_get(&in, dt_intern_kernel(&in, "_Z!!broken")), "_Z!!broken");
+    assert_string_equal(dt_intern_get(&in, dt_intern_kernel(&in, NULL)), "");
+    dt_intern_free(&in);
+}
+
+static void launch_configs_are_interned(void **state)
+{
+    (void)state;
+    dt_launch_table t;
+    dt_launch_init(&t);
+    dt_launch_config a = {{8, 1, 1}, {256, 1, 1}, 32, 0, 1024};
+    dt_launch_config b = a;
+    b.grid[0] = 16;
+    uint32_t ia = dt_launch_intern(&t, &a), ib = dt_launch_intern(&t, &b);
+    assert_int_not_equal(ia, ib);
+    assert_int_equal(dt_launch_intern(&t, &a), ia);
+    assert_int_equal(t.configs[ib].grid[0], 16);
+    dt_launch_free(&t);
+}
+
+static void implausible_times_are_counted(void **state)
+{
+    (void)state;
+    dt_config cfg;
+    dt_config_init(&cfg);
+    cfg.backend = "null";
+    cfg.max_duration_ns = 1000;
+    cfg.max_events = 3;
+    dt_session *s;
+    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
+    assert_true(dt_times_ok(s, 10, 20));
+    assert_false(dt_times_ok(s, 0, 20));
+    assert_false(dt_times_ok(s, 10, 0));
+    assert_false(dt_times_ok(s, 30, 20));
+    assert_false(dt_times_ok(s, 10, 2000));
+    assert_int_equal(dt_session_loss(s, DT_LOSS_TIMESTAMP_ZERO), 2);
+    assert_int_equal(dt_session_loss(s, DT_LOSS_TIMESTAMP_REVERSED), 1);
+    assert_int_equal(dt_session_loss(s, DT_LOSS_TIMESTAMP_TOO_LONG), 1);
+    assert_int_equal(dt_session_start(s), DT_OK);
+    dt_session_lock(s);
+    for (int i = 0; i < 5; i++) {
+        dt_rec *r = dt_session_add(s);
+        if (!r) continue;
+        r->kind = DT_EVENT_KERNEL;
+        r->flags = DT_REC_REALTIME;
+        /* one inside the window, one before it, one after it */
+        r->start = i == 0 ? s->window_start_ns + 1 : i == 1 ? s->window_start_ns - 5 : UINT64_MAX - 10;
+        r->end = r->start + 2;
+    }
+    dt_session_unlock(s);
+    assert_int_equal(dt_session_loss(s, DT_LOSS_STORE_FULL), 2);
+    assert_int_equal(dt_session_stop(s), DT_OK);
+    assert_int_equal(dt_session_event_count(s), 1);
+    assert_int_equal(dt_session_loss(s, DT_LOSS_OUTSIDE_WINDOW), 2);
+    assert_int_equal(dt_session_loss_total(s), 8);
+    assert_string_equal(dt_loss_reason_name(DT_LOSS_VENDOR_DROPPED), "vendor_dropped");
+    dt_session_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(records_are_64_bytes_and_chunked),
+        cmocka_unit_test(filter_keeps_order),
+        cmocka_unit_test(interning_deduplicates),
+        cmocka_unit_test(kernel_names_are_demangled_once),
+        cmocka_unit_test(launch_configs_are_interned),
+        cmocka_unit_test(implausible_times_are_counted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
