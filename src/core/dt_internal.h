@@ -353,6 +353,23 @@ DT_HIDDEN void dt_session_set_device(dt_session *s, const dt_device_props *p);
 DT_HIDDEN void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev);
 
 /* ------------------------------------------------------------------ */
+/* Vendor activity buffers: a pool allocated up front                  */
+/* ------------------------------------------------------------------ */
+/* The vendor asks for buffers from the traced program's threads; handing
+   out preallocated ones keeps malloc out of that path and bounds memory.
+   When the pool is empty the vendor gets no buffer (and drops, counting). */
+typedef struct dt_buffer_pool dt_buffer_pool;
+DT_HIDDEN dt_buffer_pool *dt_pool_create(uint32_t count, size_t size);
+DT_HIDDEN void dt_pool_destroy(dt_buffer_pool *p);
+/* A buffer of dt_pool_buffer_size() bytes, 64-byte aligned, or NULL. */
+DT_HIDDEN uint8_t *dt_pool_get(dt_buffer_pool *p);
+/* Return a buffer; a pointer the pool does not own is ignored (returns -1). */
+DT_HIDDEN int dt_pool_put(dt_buffer_pool *p, uint8_t *buf);
+DT_HIDDEN size_t dt_pool_buffer_size(const dt_buffer_pool *p);
+/* How many requests found the pool empty. */
+DT_HIDDEN uint64_t dt_pool_refused(const dt_buffer_pool *p);
+
+/* ------------------------------------------------------------------ */
 /* Export (src/export)                                                 */
 /* ------------------------------------------------------------------ */
 /* Write a stopped session as Chrome trace JSON (Kineto schema), streaming,

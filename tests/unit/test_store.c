@@ -147,6 +147,33 @@ static void implausible_times_are_counted(void **state)
     dt_session_destroy(s);
 }
 
+static void buffer_pool_is_bounded(void **state)
+{
+    (void)state;
+    dt_buffer_pool *p = dt_pool_create(3, 1000);
+    assert_non_null(p);
+    assert_int_equal(dt_pool_buffer_size(p), 1024);
+    uint8_t *a = dt_pool_get(p), *b = dt_pool_get(p), *c = dt_pool_get(p);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_int_equal((uintptr_t)a % 8, 0);
+    assert_null(dt_pool_get(p));
+    assert_null(dt_pool_get(p));
+    assert_int_equal(dt_pool_refused(p), 2);
+    uint8_t other[16];
+    assert_int_equal(dt_pool_put(p, other), -1);
+    assert_int_equal(dt_pool_put(p, b + 8), -1);
+    assert_int_equal(dt_pool_put(p, b), 0);
+    assert_ptr_equal(dt_pool_get(p), b);
+    assert_int_equal(dt_pool_put(p, a), 0);
+    assert_int_equal(dt_pool_put(p, b), 0);
+    assert_int_equal(dt_pool_put(p, c), 0);
+    assert_int_equal(dt_pool_put(p, c), -1); /* more returns than buffers */
+    dt_pool_destroy(p);
+    assert_null(dt_pool_create(0, 10));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +183,7 @@ int main(void)
         cmocka_unit_test(kernel_names_are_demangled_once),
         cmocka_unit_test(launch_configs_are_interned),
         cmocka_unit_test(implausible_times_are_counted),
+        cmocka_unit_test(buffer_pool_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
