@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Provided by the CUPTI backend when it is built in. */
@@ -197,6 +198,24 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
 __attribute__((destructor)) static void devtrace_inject_fini(void)
 {
     finish();
+}
+
+/* Programs that end with _exit (dash does, and so do many servers) skip
+   atexit and destructors; the preloaded definitions below write the trace
+   first. A forked child is not the owner and writes nothing. */
+__attribute__((visibility("default"), noreturn)) void _exit(int status);
+__attribute__((visibility("default"), noreturn)) void _Exit(int status);
+void _exit(int status)
+{
+    finish();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+void _Exit(int status)
+{
+    finish();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
 }
 
 /* CUDA driver injection entry point. */

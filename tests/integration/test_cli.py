@@ -31,7 +31,7 @@ def test_backends_lists_every_backend_with_a_reason():
     lines = res.stdout.splitlines()
     names = [line.split()[0] for line in lines[1:] if line and not line.startswith(" ")]
     assert names == ["cupti", "topspti", "null"]
-    topspti = res.stdout[res.stdout.index("\ntopspti"):]
+    topspti = res.stdout[res.stdout.index("\ntopspti") + 1:]
     assert "unavailable" in topspti.splitlines()[0]
     assert "/nonexistent/libtopspti.so" in topspti
 

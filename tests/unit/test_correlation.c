@@ -127,7 +127,8 @@ static void ranges_are_recorded_with_parents(void **state)
     assert_int_equal(e.thread, dt_thread_id());
     assert_int_equal(dt_session_event(s, 1, &e), DT_OK);
     assert_string_equal(e.name, "outer");
-    assert_false(e.u.range.has_parent);
+    assert_true(e.u.range.has_parent); /* the range opened before the session encloses it */
+    assert_int_equal(e.u.range.parent_id, before);
     assert_true(e.start_ns >= s->window_start_ns && e.end_ns <= s->window_end_ns);
     assert_int_equal(dt_session_event(s, 2, &e), DT_ERR_INVALID_ARGUMENT);
     dt_session_destroy(s);

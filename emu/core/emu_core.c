@@ -1,0 +1,1338 @@
+/*
+ * The vendor-neutral emulator core: an emulated device (clock, devices,
+ * streams), the client's activity buffers, the subscriber, fault injection,
+ * statistics, and the emu_* runtime API that workloads call.
+ *
+ * Locking: one state mutex guards everything below except the clock (atomics,
+ * read on every call) and buffer delivery, which is serialized by its own
+ * mutex so that FlushAll can wait for a delivery the worker has in flight.
+ * Client callbacks for API calls run without any lock held; the buffer
+ * request callback runs with the state lock held (a client must not call
+ * back into the emulator from it).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu_vendor.h"
+
+#define EMU_LONG_DURATION_NS (3601ull * 1000000000ull)
+#define EMU_TRUNCATED_BYTES 16
+#define EMU_EXT_KINDS 8
+#define EMU_EXT_DEPTH 32
+
+enum { PEND_LATE = 1u << 0, PEND_MALFORMED = 1u << 1 };
+
+typedef struct pending_rec {
+    emu_activity a;
+    uint64_t ready_at;     /* device time from which it may be written */
+    uint64_t release_at;   /* held records: writable once completions reach it */
+    unsigned flags;
+} pending_rec;
+
+typedef struct rec_vec {
+    pending_rec *v;
+    size_t n, cap;
+} rec_vec;
+
+typedef struct done_buf {
+    uint8_t *buf;
+    size_t size, valid;
+} done_buf;
+
+typedef struct name_set {
+    char **slots;
+    size_t mask, count;
+} name_set;
+
+static struct emu_state {
+    pthread_mutex_t lock;
+    pthread_mutex_t deliver_lock;
+    pthread_cond_t worker_cond;
+    pthread_t worker;
+    int worker_started, worker_stop;
+
+    _Atomic int64_t clock_offset;
+    _Atomic double clock_scale;       /* 1 + drift_ppm * 1e-6 */
+
+    int device_count;
+    uint64_t ready[EMU_MAX_DEVICES][EMU_MAX_STREAMS];
+    int64_t grid_id[EMU_MAX_DEVICES];
+
+    int enabled[EMU_REC_COUNT];
+    emu_request_fn request;
+    emu_generic_fn complete;
+
+    uint8_t *buf;
+    size_t buf_size, buf_used, buf_records;
+    uint64_t completions;
+
+    done_buf *done;
+    size_t done_n, done_cap;
+
+    rec_vec pending;   /* produced device records, written once finished */
+    rec_vec held;      /* late records waiting for a later buffer */
+
+    int subscribed;
+    emu_generic_fn cb;
+    void *cb_userdata;
+    int domain_on[EMU_DOMAIN_COUNT];
+
+    size_t dropped;
+    uint64_t fault_left[EMU_FAULT_COUNT];
+    emu_stats stats;
+
+    uint32_t flush_period_ms;
+    uint64_t last_periodic_rt;
+    emu_thread_id_type tid_type;
+    name_set names;
+} G = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .deliver_lock = PTHREAD_MUTEX_INITIALIZER,
+    .worker_cond = PTHREAD_COND_INITIALIZER,
+    .clock_scale = 1.0,
+    .device_count = EMU_DEFAULT_DEVICES,
+};
+
+static _Atomic uint32_t g_next_correlation = 1;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+/* The subscriber handle is the address of this byte. */
+static char g_subscriber_token;
+
+static _Thread_local struct {
+    uint64_t ids[EMU_EXT_KINDS][EMU_EXT_DEPTH];
+    int depth[EMU_EXT_KINDS];
+} t_ext;
+
+static const char *const fault_names[EMU_FAULT_COUNT] = {
+    "zero_timestamps", "reversed_timestamps", "long_timestamps", "malformed",
+    "unknown_kind",    "late",                "out_of_order",    "no_callbacks",
+    "vendor_dropped",  "no_buffer",
+};
+
+static const char *const kind_names[EMU_KIND_COUNT] = {
+    "kernel", "memcpy", "memset", "runtime", "driver", "external",
+};
+
+/* ------------------------------------------------------------------ */
+/* Clock                                                               */
+/* ------------------------------------------------------------------ */
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t device_from_realtime(uint64_t rt)
+{
+    double scale = atomic_load_explicit(&G.clock_scale, memory_order_relaxed);
+    int64_t off = atomic_load_explicit(&G.clock_offset, memory_order_relaxed);
+    /* long double keeps sub-ns precision on epoch-sized values */
+    long double dev = (long double)rt * (long double)scale + (long double)off;
+    if (dev < 1.0L)
+        return 1;
+    if (dev >= 18446744073709551615.0L)
+        return UINT64_MAX - 1;
+    return (uint64_t)dev;
+}
+
+static uint64_t device_now(void)
+{
+    return device_from_realtime(realtime_ns());
+}
+
+/* Sleep until the device clock reaches target. */
+static void wait_device_time(uint64_t target)
+{
+    for (;;) {
+        uint64_t now = device_now();
+        if (now >= target)
+            return;
+        double scale = atomic_load_explicit(&G.clock_scale, memory_order_relaxed);
+        double rt_left = (double)(target - now) / (scale > 0 ? scale : 1.0);
+        uint64_t ns = rt_left < 1000.0 ? 1000 : (uint64_t)rt_left;
+        if (ns > 100000000ull)
+            ns = 100000000ull;
+        struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Small containers                                                    */
+/* ------------------------------------------------------------------ */
+static int vec_push(rec_vec *v, const pending_rec *r)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 256;
+        pending_rec *nv = realloc(v->v, cap * sizeof(*nv));
+        if (!nv)
+            return -1;
+        v->v = nv;
+        v->cap = cap;
+    }
+    v->v[v->n++] = *r;
+    return 0;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Kernel names must outlive the call: the record points at them until the
+   client has read the buffer, so they are kept for the library's lifetime. */
+static const char *intern_name(const char *s)
+{
+    if (!s)
+        s = "";
+    name_set *ns = &G.names;
+    if (!ns->slots || (ns->count + 1) * 2 > ns->mask + 1) {
+        size_t cap = ns->slots ? (ns->mask + 1) * 2 : 64;
+        char **slots = calloc(cap, sizeof(*slots));
+        if (!slots)
+            return NULL;
+        for (size_t i = 0; ns->slots && i <= ns->mask; i++) {
+            if (!ns->slots[i])
+                continue;
+            size_t j = hash_str(ns->slots[i]) & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = ns->slots[i];
+        }
+        free(ns->slots);
+        ns->slots = slots;
+        ns->mask = cap - 1;
+    }
+    size_t j = hash_str(s) & ns->mask;
+    while (ns->slots[j]) {
+        if (strcmp(ns->slots[j], s) == 0)
+            return ns->slots[j];
+        j = (j + 1) & ns->mask;
+    }
+    char *copy = strdup(s);
+    if (!copy)
+        return NULL;
+    ns->slots[j] = copy;
+    ns->count++;
+    return copy;
+}
+
+/* ------------------------------------------------------------------ */
+/* Initialization                                                      */
+/* ------------------------------------------------------------------ */
+static int parse_faults_locked(const char *spec);
+
+/* fork(): the child must not inherit a lock held by another thread, nor
+   believe it has a worker thread (joining it at exit would never return). */
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&G.deliver_lock);
+    pthread_mutex_lock(&G.lock);
+}
+
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&G.lock);
+    pthread_mutex_unlock(&G.deliver_lock);
+}
+
+static void atfork_child(void)
+{
+    G.worker_started = 0;
+    G.worker_stop = 0;
+    pthread_mutex_unlock(&G.lock);
+    pthread_mutex_unlock(&G.deliver_lock);
+}
+
+static void init_once(void)
+{
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    const char *v = getenv("DEVTRACE_EMU_CLOCK_OFFSET_NS");
+    int64_t off = v && *v ? strtoll(v, NULL, 10) : 0;
+    v = getenv("DEVTRACE_EMU_CLOCK_DRIFT_PPM");
+    double drift = v && *v ? strtod(v, NULL) : 0.0;
+    if (!isfinite(drift) || drift <= -1e6)
+        drift = 0.0;
+    atomic_store(&G.clock_offset, off);
+    atomic_store(&G.clock_scale, 1.0 + drift * 1e-6);
+    pthread_mutex_lock(&G.lock);
+    v = getenv("DEVTRACE_EMU_DEVICES");
+    if (v && *v) {
+        long n = strtol(v, NULL, 10);
+        if (n >= 1 && n <= EMU_MAX_DEVICES)
+            G.device_count = (int)n;
+    }
+    v = getenv("DEVTRACE_EMU_FLUSH_PERIOD_MS");
+    if (v && *v) {
+        long n = strtol(v, NULL, 10);
+        if (n > 0 && n < 3600000)
+            G.flush_period_ms = (uint32_t)n;
+    }
+    G.tid_type = emu_vendor_impl.default_thread_id_type;
+    v = getenv("DEVTRACE_EMU_FAULTS");
+    if (v && *v)
+        (void)parse_faults_locked(v);
+    pthread_mutex_unlock(&G.lock);
+}
+
+EMU_API int emu_init(void)
+{
+    pthread_once(&g_once, init_once);
+    return EMU_OK;
+}
+
+EMU_API const char *emu_personality(void)
+{
+    return emu_vendor_impl.name;
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
+static void start_worker_locked(void);
+
+static void signal_worker_locked(void)
+{
+    if (!G.worker_started && G.request && !G.worker_stop)
+        start_worker_locked(); /* a forked child starts its own */
+    if (G.worker_started)
+        pthread_cond_signal(&G.worker_cond);
+}
+
+static int push_done_locked(uint8_t *buf, size_t size, size_t valid)
+{
+    if (G.done_n == G.done_cap) {
+        size_t cap = G.done_cap ? G.done_cap * 2 : 16;
+        done_buf *nd = realloc(G.done, cap * sizeof(*nd));
+        if (!nd)
+            return -1;
+        G.done = nd;
+        G.done_cap = cap;
+    }
+    G.done[G.done_n++] = (done_buf){ buf, size, valid };
+    return 0;
+}
+
+static void complete_current_locked(void)
+{
+    if (!G.buf)
+        return;
+    if (push_done_locked(G.buf, G.buf_size, G.buf_used) != 0) {
+        /* Cannot queue: the buffer's records are lost, and counted. */
+        G.dropped += G.buf_records;
+        G.stats.dropped_no_buffer += G.buf_records;
+        G.stats.dropped_reported += G.buf_records;
+    }
+    G.buf = NULL;
+    G.buf_size = G.buf_used = G.buf_records = 0;
+    G.completions++;
+    signal_worker_locked();
+}
+
+static void count_no_buffer_locked(void)
+{
+    G.dropped++;
+    G.stats.dropped_no_buffer++;
+    G.stats.dropped_reported++;
+}
+
+/* Make room for `need` bytes; 0 on success, -1 if the client gave no buffer. */
+static int reserve_locked(size_t need)
+{
+    if (G.buf && G.buf_used + need > G.buf_size)
+        complete_current_locked();
+    if (G.buf)
+        return 0;
+    if (!G.request || !G.complete)
+        return -1;
+    uint8_t *b = NULL;
+    size_t size = 0, max_records = 0;
+    G.request(&b, &size, &max_records);
+    if (!b)
+        return -1;
+    if (((uintptr_t)b & 7u) != 0 || size < need) {
+        /* Unusable: hand it back empty so the client can reuse it. */
+        (void)push_done_locked(b, size, 0);
+        G.completions++;
+        signal_worker_locked();
+        return -1;
+    }
+    G.stats.buffers_requested++;
+    G.buf = b;
+    G.buf_size = size;
+    G.buf_used = 0;
+    G.buf_records = 0;
+    return 0;
+}
+
+/* Write one record into the client's buffer, or count it as dropped. */
+static void write_record_locked(const emu_activity *a, unsigned flags)
+{
+    size_t size = emu_vendor_impl.record_size(a->kind);
+    if (size == 0)
+        return;
+    if (reserve_locked(size) != 0) {
+        count_no_buffer_locked();
+        return;
+    }
+    uint8_t *dst = G.buf + G.buf_used;
+    memset(dst, 0, size);
+    emu_vendor_impl.write_record(dst, a);
+    G.buf_records++;
+    if (flags & PEND_MALFORMED) {
+        /* Keep the record's bytes but end the valid data inside it. */
+        G.buf_used += EMU_TRUNCATED_BYTES;
+        complete_current_locked();
+    } else if (a->kind == EMU_REC_UNKNOWN) {
+        /* A client cannot step over a kind it does not know, so nothing
+           may follow it in this buffer. */
+        G.buf_used += size;
+        complete_current_locked();
+    } else {
+        G.buf_used += size;
+    }
+}
+
+/* Write produced records that may be written now: finished device work
+   (all of it when forced) and late records whose buffer has completed. */
+static void write_ready_locked(int forced, uint64_t now)
+{
+    for (;;) {
+        size_t w = 0;
+        int wrote = 0;
+        for (size_t i = 0; i < G.pending.n; i++) {
+            pending_rec *p = &G.pending.v[i];
+            if (!forced && p->ready_at > now) {
+                G.pending.v[w++] = *p;
+                continue;
+            }
+            if (p->flags & PEND_LATE) {
+                pending_rec h = *p;
+                h.flags &= ~(unsigned)PEND_LATE;
+                /* "later" than the buffer being filled; with none being
+                   filled, any buffer is later */
+                h.release_at = G.completions + (G.buf && G.buf_used ? 1 : 0);
+                if (vec_push(&G.held, &h) == 0)
+                    continue;
+                /* no memory to hold it: write it now rather than lose it */
+            }
+            write_record_locked(&p->a, p->flags);
+            wrote = 1;
+        }
+        G.pending.n = w;
+        w = 0;
+        for (size_t i = 0; i < G.held.n; i++) {
+            pending_rec *p = &G.held.v[i];
+            if (G.completions < p->release_at) {
+                G.held.v[w++] = *p;
+                continue;
+            }
+            write_record_locked(&p->a, p->flags);
+            wrote = 1;
+        }
+        G.held.n = w;
+        if (!wrote)
+            return;
+    }
+}
+
+static void update_pending_stat_locked(void)
+{
+    G.stats.records_pending = G.pending.n + G.held.n;
+}
+
+/* Deliver completed buffers, serialized, outside the state lock. */
+static void deliver_done(int from_worker)
+{
+    pthread_mutex_lock(&G.deliver_lock);
+    for (;;) {
+        pthread_mutex_lock(&G.lock);
+        if (G.done_n == 0) {
+            pthread_mutex_unlock(&G.lock);
+            break;
+        }
+        done_buf d = G.done[0];
+        memmove(G.done, G.done + 1, (G.done_n - 1) * sizeof(*G.done));
+        G.done_n--;
+        emu_generic_fn fn = G.complete;
+        G.stats.buffers_completed++;
+        if (from_worker)
+            G.stats.buffers_completed_worker++;
+        pthread_mutex_unlock(&G.lock);
+        if (fn)
+            emu_vendor_impl.complete_buffer(fn, d.buf, d.size, d.valid);
+    }
+    pthread_mutex_unlock(&G.deliver_lock);
+}
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&G.lock);
+    while (!G.worker_stop) {
+        int busy = G.pending.n > 0 || G.held.n > 0 || G.done_n > 0;
+        uint64_t wait_ns = busy ? 1000000ull : 0;
+        if (G.flush_period_ms) {
+            uint64_t p = (uint64_t)G.flush_period_ms * 1000000ull;
+            if (!wait_ns || p < wait_ns)
+                wait_ns = p;
+        }
+        if (G.done_n == 0) {
+            if (wait_ns) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + wait_ns;
+                ts.tv_sec = (time_t)(t / 1000000000ull);
+                ts.tv_nsec = (long)(t % 1000000000ull);
+                pthread_cond_timedwait(&G.worker_cond, &G.lock, &ts);
+            } else {
+                pthread_cond_wait(&G.worker_cond, &G.lock);
+            }
+        }
+        if (G.worker_stop)
+            break;
+        uint64_t rt = realtime_ns();
+        write_ready_locked(0, device_from_realtime(rt));
+        if (G.flush_period_ms && rt - G.last_periodic_rt >= (uint64_t)G.flush_period_ms * 1000000ull) {
+            G.last_periodic_rt = rt;
+            if (G.buf && G.buf_used > 0)
+                complete_current_locked();
+        }
+        update_pending_stat_locked();
+        if (G.done_n > 0) {
+            pthread_mutex_unlock(&G.lock);
+            deliver_done(1);
+            pthread_mutex_lock(&G.lock);
+        }
+    }
+    pthread_mutex_unlock(&G.lock);
+    return NULL;
+}
+
+static void start_worker_locked(void)
+{
+    if (G.worker_started)
+        return;
+    G.worker_stop = 0;
+    G.last_periodic_rt = realtime_ns();
+    if (pthread_create(&G.worker, NULL, worker_main, NULL) == 0)
+        G.worker_started = 1;
+}
+
+__attribute__((destructor)) static void emu_core_fini(void)
+{
+    pthread_mutex_lock(&G.lock);
+    int started = G.worker_started;
+    G.worker_stop = 1;
+    pthread_cond_broadcast(&G.worker_cond);
+    pthread_mutex_unlock(&G.lock);
+    if (started) {
+        pthread_join(G.worker, NULL);
+        pthread_mutex_lock(&G.lock);
+        G.worker_started = 0;
+        pthread_mutex_unlock(&G.lock);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Core services                                                       */
+/* ------------------------------------------------------------------ */
+emu_status emu_core_register_buffers(emu_request_fn request, emu_generic_fn complete)
+{
+    emu_init();
+    if (!request || !complete)
+        return EMU_ST_INVALID;
+    pthread_mutex_lock(&G.lock);
+    G.request = request;
+    G.complete = complete;
+    start_worker_locked();
+    pthread_mutex_unlock(&G.lock);
+    return EMU_ST_OK;
+}
+
+emu_status emu_core_enable(emu_rec_kind kind, int enable)
+{
+    emu_init();
+    if ((unsigned)kind >= EMU_REC_UNKNOWN || emu_vendor_impl.record_size(kind) == 0)
+        return EMU_ST_INVALID;
+    pthread_mutex_lock(&G.lock);
+    G.enabled[kind] = enable != 0;
+    pthread_mutex_unlock(&G.lock);
+    return EMU_ST_OK;
+}
+
+int emu_core_enabled(emu_rec_kind kind)
+{
+    if ((unsigned)kind >= EMU_REC_COUNT)
+        return 0;
+    pthread_mutex_lock(&G.lock);
+    int on = G.enabled[kind];
+    pthread_mutex_unlock(&G.lock);
+    return on;
+}
+
+emu_status emu_core_flush_all(int forced)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    uint64_t now = device_now();
+    write_ready_locked(forced, now);
+    if (G.buf && G.buf_used > 0)
+        complete_current_locked();
+    /* late records are writable now that the buffer above has completed */
+    if (G.held.n) {
+        write_ready_locked(forced, now);
+        if (G.buf && G.buf_used > 0)
+            complete_current_locked();
+    }
+    update_pending_stat_locked();
+    pthread_mutex_unlock(&G.lock);
+    deliver_done(0);
+    return EMU_ST_OK;
+}
+
+emu_status emu_core_flush_period(uint32_t ms)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    G.flush_period_ms = ms;
+    G.last_periodic_rt = realtime_ns();
+    signal_worker_locked();
+    pthread_mutex_unlock(&G.lock);
+    return EMU_ST_OK;
+}
+
+size_t emu_core_take_dropped(void)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    size_t n = G.dropped;
+    G.dropped = 0;
+    pthread_mutex_unlock(&G.lock);
+    return n;
+}
+
+uint64_t emu_core_timestamp(void)
+{
+    emu_init();
+    return device_now();
+}
+
+emu_status emu_core_next_record(uint8_t *buffer, size_t valid_size, uint8_t **rec)
+{
+    if (!buffer || !rec)
+        return EMU_ST_INVALID;
+    size_t off;
+    if (*rec == NULL) {
+        off = 0;
+    } else {
+        if (*rec < buffer || *rec >= buffer + valid_size)
+            return EMU_ST_INVALID;
+        size_t cur = (size_t)(*rec - buffer);
+        size_t avail = valid_size - cur;
+        if (avail < 4)
+            return EMU_ST_TRUNCATED;
+        emu_rec_kind k = emu_vendor_impl.record_kind(*rec, avail);
+        size_t sz = k == EMU_REC_UNKNOWN ? 0 : emu_vendor_impl.record_size(k);
+        if (sz == 0)
+            return EMU_ST_UNKNOWN_KIND;
+        if (sz > avail)
+            return EMU_ST_TRUNCATED;
+        off = cur + sz;
+    }
+    if (off >= valid_size)
+        return EMU_ST_END;
+    uint8_t *p = buffer + off;
+    size_t avail = valid_size - off;
+    *rec = p;
+    if (avail < 4)
+        return EMU_ST_TRUNCATED;
+    emu_rec_kind k = emu_vendor_impl.record_kind(p, avail);
+    size_t sz = k == EMU_REC_UNKNOWN ? 0 : emu_vendor_impl.record_size(k);
+    if (sz == 0)
+        return EMU_ST_UNKNOWN_KIND;
+    if (sz > avail)
+        return EMU_ST_TRUNCATED;
+    return EMU_ST_OK;
+}
+
+emu_status emu_core_subscribe(void **handle, emu_generic_fn callback, void *userdata)
+{
+    emu_init();
+    if (!handle)
+        return EMU_ST_INVALID;
+    pthread_mutex_lock(&G.lock);
+    if (G.subscribed) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_ST_BUSY;
+    }
+    G.subscribed = 1;
+    G.cb = callback;
+    G.cb_userdata = userdata;
+    for (int d = 0; d < EMU_DOMAIN_COUNT; d++)
+        G.domain_on[d] = 0;
+    pthread_mutex_unlock(&G.lock);
+    *handle = &g_subscriber_token;
+    return EMU_ST_OK;
+}
+
+emu_status emu_core_unsubscribe(void *handle)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    if (!G.subscribed || handle != &g_subscriber_token) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_ST_NOT_SUBSCRIBED;
+    }
+    G.subscribed = 0;
+    G.cb = NULL;
+    G.cb_userdata = NULL;
+    for (int d = 0; d < EMU_DOMAIN_COUNT; d++)
+        G.domain_on[d] = 0;
+    pthread_mutex_unlock(&G.lock);
+    return EMU_ST_OK;
+}
+
+emu_status emu_core_enable_domain(void *handle, emu_domain domain, int enable)
+{
+    emu_init();
+    if ((unsigned)domain >= EMU_DOMAIN_COUNT)
+        return EMU_ST_INVALID;
+    pthread_mutex_lock(&G.lock);
+    if (!G.subscribed || handle != &g_subscriber_token) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_ST_NOT_SUBSCRIBED;
+    }
+    G.domain_on[domain] = enable != 0;
+    pthread_mutex_unlock(&G.lock);
+    return EMU_ST_OK;
+}
+
+void emu_core_set_thread_id_type(emu_thread_id_type type)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    G.tid_type = type;
+    pthread_mutex_unlock(&G.lock);
+}
+
+emu_thread_id_type emu_core_get_thread_id_type(void)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    emu_thread_id_type t = G.tid_type;
+    pthread_mutex_unlock(&G.lock);
+    return t;
+}
+
+emu_status emu_core_push_external(uint32_t external_kind, uint64_t id)
+{
+    if (external_kind >= EMU_EXT_KINDS || t_ext.depth[external_kind] >= EMU_EXT_DEPTH)
+        return EMU_ST_INVALID;
+    t_ext.ids[external_kind][t_ext.depth[external_kind]++] = id;
+    return EMU_ST_OK;
+}
+
+emu_status emu_core_pop_external(uint32_t external_kind, uint64_t *id)
+{
+    if (external_kind >= EMU_EXT_KINDS || t_ext.depth[external_kind] == 0)
+        return EMU_ST_INVALID;
+    uint64_t v = t_ext.ids[external_kind][--t_ext.depth[external_kind]];
+    if (id)
+        *id = v;
+    return EMU_ST_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Faults                                                              */
+/* ------------------------------------------------------------------ */
+static int take_fault_locked(emu_fault f)
+{
+    if (G.fault_left[f] == 0)
+        return 0;
+    G.fault_left[f]--;
+    G.stats.faulted[f]++;
+    return 1;
+}
+
+static int arm_locked(emu_fault f, uint64_t count)
+{
+    if ((unsigned)f >= EMU_FAULT_COUNT)
+        return EMU_EINVAL;
+    G.fault_left[f] += count;
+    return EMU_OK;
+}
+
+static int parse_faults_locked(const char *spec)
+{
+    const char *p = spec;
+    for (;;) {
+        while (*p == ',' || *p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (!*p)
+            return EMU_OK;
+        const char *name = p;
+        while (*p && *p != '=' && *p != ',' && *p != ' ')
+            p++;
+        size_t len = (size_t)(p - name);
+        if (*p != '=')
+            return EMU_EINVAL;
+        p++;
+        char *end = NULL;
+        errno = 0;
+        unsigned long long count = strtoull(p, &end, 10);
+        if (end == p || errno != 0 || *p == '-')
+            return EMU_EINVAL;
+        p = end;
+        int f = -1;
+        for (int i = 0; i < EMU_FAULT_COUNT; i++)
+            if (strlen(fault_names[i]) == len && strncmp(fault_names[i], name, len) == 0)
+                f = i;
+        if (f < 0)
+            return EMU_EINVAL;
+        arm_locked((emu_fault)f, count);
+    }
+}
+
+EMU_API int emu_set_faults(const char *spec)
+{
+    emu_init();
+    if (!spec)
+        return EMU_EINVAL;
+    /* a spec with an error arms nothing, not even its valid items */
+    pthread_mutex_lock(&G.lock);
+    uint64_t saved_left[EMU_FAULT_COUNT];
+    memcpy(saved_left, G.fault_left, sizeof(saved_left));
+    int rc = parse_faults_locked(spec);
+    if (rc != EMU_OK)
+        memcpy(G.fault_left, saved_left, sizeof(saved_left));
+    pthread_mutex_unlock(&G.lock);
+    return rc;
+}
+
+EMU_API int emu_fault_arm(emu_fault fault, uint64_t count)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    int rc = arm_locked(fault, count);
+    pthread_mutex_unlock(&G.lock);
+    return rc;
+}
+
+EMU_API const char *emu_fault_name(emu_fault fault)
+{
+    return (unsigned)fault < EMU_FAULT_COUNT ? fault_names[fault] : NULL;
+}
+
+EMU_API const char *emu_kind_name(emu_kind kind)
+{
+    return (unsigned)kind < EMU_KIND_COUNT ? kind_names[kind] : NULL;
+}
+
+EMU_API void emu_faults_clear(void)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    memset(G.fault_left, 0, sizeof(G.fault_left));
+    pthread_mutex_unlock(&G.lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Runtime API                                                         */
+/* ------------------------------------------------------------------ */
+EMU_API int emu_set_clock(int64_t offset_ns, double drift_ppm)
+{
+    emu_init();
+    if (!isfinite(drift_ppm) || drift_ppm <= -1e6 || drift_ppm >= 1e6)
+        return EMU_EINVAL;
+    atomic_store(&G.clock_offset, offset_ns);
+    atomic_store(&G.clock_scale, 1.0 + drift_ppm * 1e-6);
+    return EMU_OK;
+}
+
+EMU_API uint64_t emu_device_time_ns(void)
+{
+    emu_init();
+    return device_now();
+}
+
+EMU_API int emu_device_count(void)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    int n = G.device_count;
+    pthread_mutex_unlock(&G.lock);
+    return n;
+}
+
+EMU_API int emu_set_device_count(int count)
+{
+    emu_init();
+    if (count < 1 || count > EMU_MAX_DEVICES)
+        return EMU_EINVAL;
+    pthread_mutex_lock(&G.lock);
+    G.device_count = count;
+    pthread_mutex_unlock(&G.lock);
+    return EMU_OK;
+}
+
+EMU_API void emu_stats_get(emu_stats *out)
+{
+    emu_init();
+    if (!out)
+        return;
+    pthread_mutex_lock(&G.lock);
+    update_pending_stat_locked();
+    *out = G.stats;
+    pthread_mutex_unlock(&G.lock);
+}
+
+EMU_API void emu_stats_reset(void)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    memset(&G.stats, 0, sizeof(G.stats));
+    pthread_mutex_unlock(&G.lock);
+}
+
+static uint32_t thread_id_locked(void)
+{
+    if (G.tid_type == EMU_TID_SYSTEM)
+        return (uint32_t)syscall(SYS_gettid);
+    return (uint32_t)(uintptr_t)pthread_self();
+}
+
+static uint32_t next_correlation(void)
+{
+    uint32_t c;
+    do
+        c = atomic_fetch_add_explicit(&g_next_correlation, 1, memory_order_relaxed);
+    while (c == 0);
+    return c;
+}
+
+static int device_ok(int device)
+{
+    pthread_mutex_lock(&G.lock);
+    int ok = device >= 0 && device < G.device_count;
+    pthread_mutex_unlock(&G.lock);
+    return ok;
+}
+
+/* The extra records a malformed or unknown-kind fault inserts, written
+   ahead of the record being produced. */
+static void inject_bad_records_locked(uint32_t correlation)
+{
+    if (G.fault_left[EMU_FAULT_MALFORMED] &&
+        emu_vendor_impl.record_size(EMU_REC_KERNEL) > EMU_TRUNCATED_BYTES) {
+        take_fault_locked(EMU_FAULT_MALFORMED);
+        emu_activity bad = { .kind = EMU_REC_KERNEL, .correlation = correlation };
+        bad.u.kernel.name = intern_name("malformed");
+        write_record_locked(&bad, PEND_MALFORMED);
+    }
+    if (G.fault_left[EMU_FAULT_UNKNOWN_KIND] && emu_vendor_impl.record_size(EMU_REC_UNKNOWN)) {
+        take_fault_locked(EMU_FAULT_UNKNOWN_KIND);
+        emu_activity bad = { .kind = EMU_REC_UNKNOWN, .correlation = correlation };
+        write_record_locked(&bad, 0);
+    }
+}
+
+/* Reported drops are added when the next record is produced rather than
+   when armed: a client that reads the count when it starts (to discard
+   older drops) must still see them. */
+static void apply_vendor_dropped_locked(void)
+{
+    uint64_t n = G.fault_left[EMU_FAULT_VENDOR_DROPPED];
+    if (!n)
+        return;
+    G.fault_left[EMU_FAULT_VENDOR_DROPPED] = 0;
+    G.dropped += (size_t)n;
+    G.stats.faulted[EMU_FAULT_VENDOR_DROPPED] += n;
+    G.stats.dropped_reported += n;
+}
+
+static emu_kind stat_kind(emu_rec_kind k)
+{
+    switch (k) {
+    case EMU_REC_KERNEL: return EMU_KIND_KERNEL;
+    case EMU_REC_MEMCPY: return EMU_KIND_MEMCPY;
+    case EMU_REC_MEMSET: return EMU_KIND_MEMSET;
+    case EMU_REC_RUNTIME: return EMU_KIND_RUNTIME;
+    case EMU_REC_DRIVER: return EMU_KIND_DRIVER;
+    default: return EMU_KIND_EXTERNAL;
+    }
+}
+
+/* Produce an API or external record: written at once. */
+static void produce_now_locked(const emu_activity *a)
+{
+    if (!G.enabled[a->kind])
+        return;
+    apply_vendor_dropped_locked();
+    inject_bad_records_locked(a->correlation);
+    if (take_fault_locked(EMU_FAULT_NO_BUFFER)) {
+        G.dropped++;
+        G.stats.dropped_reported++;
+        return;
+    }
+    G.stats.records[stat_kind(a->kind)]++;
+    write_record_locked(a, 0);
+}
+
+/* Produce a device record: applies timestamp faults, then queues it until
+   the device work has finished (or writes it at once when out of order). */
+static void produce_device_locked(emu_activity *a)
+{
+    if (!G.enabled[a->kind])
+        return;
+    apply_vendor_dropped_locked();
+    inject_bad_records_locked(a->correlation);
+    if (take_fault_locked(EMU_FAULT_NO_BUFFER)) {
+        G.dropped++;
+        G.stats.dropped_reported++;
+        return;
+    }
+    uint64_t ready_at = a->end;
+    if (take_fault_locked(EMU_FAULT_ZERO_TIMESTAMPS)) {
+        a->start = a->end = 0;
+    } else if (take_fault_locked(EMU_FAULT_REVERSED_TIMESTAMPS)) {
+        uint64_t s = a->start;
+        a->start = a->end + 1;
+        a->end = s;
+    } else if (take_fault_locked(EMU_FAULT_LONG_TIMESTAMPS)) {
+        a->end = a->start + EMU_LONG_DURATION_NS;
+    } else {
+        G.stats.records[stat_kind(a->kind)]++;
+    }
+    pending_rec p = { .a = *a, .ready_at = ready_at };
+    if (take_fault_locked(EMU_FAULT_OUT_OF_ORDER)) {
+        write_record_locked(a, 0);
+        return;
+    }
+    if (take_fault_locked(EMU_FAULT_LATE))
+        p.flags |= PEND_LATE;
+    if (vec_push(&G.pending, &p) != 0)
+        write_record_locked(a, 0); /* no memory to defer it: write it now */
+}
+
+typedef struct api_frame {
+    uint32_t correlation;
+    uint64_t start;
+    uint64_t cdata;
+    int32_t retval;
+    int callbacks;        /* deliver callbacks for this call */
+    emu_generic_fn cb;
+    void *userdata;
+} api_frame;
+
+static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site,
+                   const char *symbol, uint32_t context_uid)
+{
+    if (!f->callbacks || !f->cb)
+        return;
+    pthread_mutex_lock(&G.lock);
+    int on = G.subscribed && G.domain_on[domain] && G.cb == f->cb;
+    if (on)
+        G.stats.callbacks_delivered++;
+    pthread_mutex_unlock(&G.lock);
+    if (!on)
+        return;
+    emu_api_call call = {
+        .domain = domain,
+        .cbid = cbid,
+        .site = site,
+        .function_name = emu_vendor_impl.callback_name(domain, cbid),
+        .symbol_name = symbol,
+        .correlation = f->correlation,
+        .context_uid = context_uid,
+        .correlation_data = &f->cdata,
+        .function_params = NULL,
+        .return_value = &f->retval,
+    };
+    emu_vendor_impl.invoke_callback(f->cb, f->userdata, &call);
+}
+
+static void api_begin(api_frame *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->correlation = next_correlation();
+    pthread_mutex_lock(&G.lock);
+    G.stats.api_calls++;
+    f->callbacks = !take_fault_locked(EMU_FAULT_NO_CALLBACKS);
+    f->cb = G.subscribed ? G.cb : NULL;
+    f->userdata = G.cb_userdata;
+    pthread_mutex_unlock(&G.lock);
+    f->start = device_now();
+}
+
+static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cbid, uint64_t end)
+{
+    emu_rec_kind kind = domain == EMU_DOMAIN_RUNTIME ? EMU_REC_RUNTIME : EMU_REC_DRIVER;
+    if (G.enabled[EMU_REC_EXTERNAL]) {
+        for (uint32_t k = 0; k < EMU_EXT_KINDS; k++) {
+            if (t_ext.depth[k] == 0)
+                continue;
+            emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
+            ext.u.external.external_kind = k;
+            ext.u.external.external_id = t_ext.ids[k][t_ext.depth[k] - 1];
+            produce_now_locked(&ext);
+        }
+    }
+    emu_activity a = { .kind = kind, .start = f->start, .end = end, .correlation = f->correlation };
+    a.u.api.cbid = cbid;
+    a.u.api.process = (uint32_t)getpid();
+    a.u.api.thread = thread_id_locked();
+    a.u.api.return_value = 0;
+    produce_now_locked(&a);
+}
+
+/* One emulated API call: the runtime call (if the vendor has one for this
+   operation) wrapping the driver call (likewise); `work` queues the device
+   activity between ENTER and EXIT and returns the device time the call must
+   wait for before returning (0: none). */
+typedef uint64_t (*work_fn)(void *arg, uint32_t correlation, uint64_t api_start);
+
+static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t context_uid,
+                     work_fn work, void *arg)
+{
+    uint32_t rt_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, op, ck);
+    uint32_t drv_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_DRIVER, op, ck);
+    api_frame rt, drv;
+    uint32_t device_corr = 0;
+    uint64_t api_start = 0;
+    if (rt_cbid) {
+        api_begin(&rt);
+        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_ENTER, symbol, context_uid);
+        device_corr = rt.correlation;
+        api_start = rt.start;
+    }
+    if (drv_cbid) {
+        api_begin(&drv);
+        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_ENTER, symbol, context_uid);
+        if (!device_corr) {
+            device_corr = drv.correlation;
+            api_start = drv.start;
+        }
+    }
+    if (!device_corr) {
+        device_corr = next_correlation();
+        api_start = device_now();
+    }
+    uint64_t wait_until = work ? work(arg, device_corr, api_start) : 0;
+    if (wait_until)
+        wait_device_time(wait_until);
+    if (drv_cbid) {
+        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_EXIT, symbol, context_uid);
+        uint64_t end = device_now();
+        pthread_mutex_lock(&G.lock);
+        api_record_locked(&drv, EMU_DOMAIN_DRIVER, drv_cbid, end);
+        update_pending_stat_locked();
+        pthread_mutex_unlock(&G.lock);
+    }
+    if (rt_cbid) {
+        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_EXIT, symbol, context_uid);
+        uint64_t end = device_now();
+        pthread_mutex_lock(&G.lock);
+        api_record_locked(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, end);
+        update_pending_stat_locked();
+        pthread_mutex_unlock(&G.lock);
+    }
+    pthread_mutex_lock(&G.lock);
+    if (G.pending.n && G.pending.v[0].ready_at <= device_now())
+        signal_worker_locked();
+    pthread_mutex_unlock(&G.lock);
+}
+
+/* Place work on a stream: start when both the call and the stream allow. */
+static void schedule_locked(int device, int stream, uint64_t duration, uint64_t *start, uint64_t *end)
+{
+    uint64_t now = device_now();
+    uint64_t *ready = &G.ready[device][stream];
+    uint64_t s = now > *ready ? now : *ready;
+    *start = s;
+    *end = s + duration;
+    *ready = *end;
+}
+
+typedef struct kernel_work {
+    const emu_kernel_desc *d;
+} kernel_work;
+
+static uint64_t kernel_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    const emu_kernel_desc *d = ((kernel_work *)arg)->d;
+    pthread_mutex_lock(&G.lock);
+    emu_activity a = { .kind = EMU_REC_KERNEL, .correlation = corr };
+    a.device = (uint32_t)d->device;
+    a.context = (uint32_t)d->device + 1;
+    a.stream = (uint32_t)d->stream;
+    schedule_locked(d->device, d->stream, d->duration_ns, &a.start, &a.end);
+    a.u.kernel.name = intern_name(d->name);
+    if (!a.u.kernel.name)
+        a.u.kernel.name = "";
+    for (int i = 0; i < 3; i++) {
+        a.u.kernel.grid[i] = d->grid[i];
+        a.u.kernel.block[i] = d->block[i];
+    }
+    a.u.kernel.registers_per_thread = d->registers_per_thread ? d->registers_per_thread : 32;
+    a.u.kernel.static_shared_memory = d->static_shared_memory;
+    a.u.kernel.dynamic_shared_memory = d->dynamic_shared_memory;
+    a.u.kernel.queued = api_start;
+    uint64_t sub = device_now();
+    a.u.kernel.submitted = sub < a.start ? sub : a.start;
+    a.u.kernel.completed = 0;
+    a.u.kernel.grid_id = ++G.grid_id[d->device];
+    produce_device_locked(&a);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+}
+
+EMU_API int emu_launch_kernel_desc(const emu_kernel_desc *desc)
+{
+    emu_init();
+    if (!desc || !device_ok(desc->device) || desc->stream < 0 || desc->stream >= EMU_MAX_STREAMS)
+        return EMU_EINVAL;
+    kernel_work w = { desc };
+    api_call(EMU_OP_LAUNCH_KERNEL, 0, desc->name ? desc->name : "", (uint32_t)desc->device + 1,
+             kernel_work_fn, &w);
+    return EMU_OK;
+}
+
+EMU_API int emu_launch_kernel(int device, int stream, const char *name, const int grid[3],
+                              const int block[3], uint64_t duration_ns)
+{
+    emu_kernel_desc d = { .device = device, .stream = stream, .name = name,
+                          .duration_ns = duration_ns };
+    for (int i = 0; i < 3; i++) {
+        d.grid[i] = grid ? grid[i] : 1;
+        d.block[i] = block ? block[i] : 1;
+    }
+    return emu_launch_kernel_desc(&d);
+}
+
+typedef struct copy_work {
+    int device, stream, copy_kind, async;
+    uint64_t bytes, duration;
+    uint32_t value;
+    int is_memset;
+} copy_work;
+
+static uint64_t copy_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    copy_work *w = arg;
+    (void)api_start;
+    pthread_mutex_lock(&G.lock);
+    emu_activity a = { .kind = w->is_memset ? EMU_REC_MEMSET : EMU_REC_MEMCPY, .correlation = corr };
+    a.device = (uint32_t)w->device;
+    a.context = (uint32_t)w->device + 1;
+    a.stream = (uint32_t)w->stream;
+    schedule_locked(w->device, w->stream, w->duration, &a.start, &a.end);
+    if (w->is_memset) {
+        a.u.memset.bytes = w->bytes;
+        a.u.memset.value = w->value;
+        a.u.memset.memory = EMU_MEM_DEVICE;
+        a.u.memset.async = w->async;
+    } else {
+        a.u.memcpy.copy_kind = (emu_copy_kind)w->copy_kind;
+        a.u.memcpy.bytes = w->bytes;
+        a.u.memcpy.async = w->async;
+        int host_mem = w->async ? EMU_MEM_PINNED : EMU_MEM_PAGEABLE;
+        switch (w->copy_kind) {
+        case EMU_COPY_HTOD: a.u.memcpy.src_memory = host_mem; a.u.memcpy.dst_memory = EMU_MEM_DEVICE; break;
+        case EMU_COPY_DTOH: a.u.memcpy.src_memory = EMU_MEM_DEVICE; a.u.memcpy.dst_memory = host_mem; break;
+        case EMU_COPY_HTOH: a.u.memcpy.src_memory = host_mem; a.u.memcpy.dst_memory = host_mem; break;
+        default: a.u.memcpy.src_memory = EMU_MEM_DEVICE; a.u.memcpy.dst_memory = EMU_MEM_DEVICE; break;
+        }
+        a.u.memcpy.src_device = (uint32_t)w->device;
+        a.u.memcpy.dst_device = (uint32_t)w->device;
+    }
+    uint64_t end = a.end;
+    produce_device_locked(&a);
+    pthread_mutex_unlock(&G.lock);
+    return w->async ? 0 : end;
+}
+
+EMU_API int emu_memcpy(int device, int stream, int copy_kind, uint64_t bytes,
+                       uint64_t duration_ns, int async)
+{
+    emu_init();
+    if (!device_ok(device) || stream < 0 || stream >= EMU_MAX_STREAMS ||
+        copy_kind < EMU_COPY_HTOD || copy_kind > EMU_COPY_PTOP)
+        return EMU_EINVAL;
+    copy_work w = { device, stream, copy_kind, async != 0, bytes, duration_ns, 0, 0 };
+    api_call(async ? EMU_OP_MEMCPY_ASYNC : EMU_OP_MEMCPY, (emu_copy_kind)copy_kind, NULL,
+             (uint32_t)device + 1, copy_work_fn, &w);
+    return EMU_OK;
+}
+
+EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
+                       uint64_t duration_ns, int async)
+{
+    emu_init();
+    if (!device_ok(device) || stream < 0 || stream >= EMU_MAX_STREAMS)
+        return EMU_EINVAL;
+    copy_work w = { device, stream, 0, async != 0, bytes, duration_ns, value, 1 };
+    api_call(async ? EMU_OP_MEMSET_ASYNC : EMU_OP_MEMSET, 0, NULL, (uint32_t)device + 1,
+             copy_work_fn, &w);
+    return EMU_OK;
+}
+
+typedef struct sync_work {
+    int device, stream;
+} sync_work;
+
+static uint64_t sync_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    sync_work *w = arg;
+    (void)corr;
+    (void)api_start;
+    uint64_t target = 0;
+    pthread_mutex_lock(&G.lock);
+    if (w->stream >= 0) {
+        target = G.ready[w->device][w->stream];
+    } else {
+        for (int s = 0; s < EMU_MAX_STREAMS; s++)
+            if (G.ready[w->device][s] > target)
+                target = G.ready[w->device][s];
+    }
+    pthread_mutex_unlock(&G.lock);
+    return target;
+}
+
+EMU_API int emu_synchronize(int device, int stream)
+{
+    emu_init();
+    if (stream < -1 || stream >= EMU_MAX_STREAMS)
+        return EMU_EINVAL;
+    if (device == -1) {
+        int n = emu_device_count();
+        for (int d = 0; d < n; d++) {
+            sync_work w = { d, stream };
+            api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
+                     (uint32_t)d + 1, sync_work_fn, &w);
+        }
+        return EMU_OK;
+    }
+    if (!device_ok(device))
+        return EMU_EINVAL;
+    sync_work w = { device, stream };
+    api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
+             (uint32_t)device + 1, sync_work_fn, &w);
+    return EMU_OK;
+}

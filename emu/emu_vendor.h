@@ -1,0 +1,205 @@
+/*
+ * The interface between the vendor-neutral emulator core (emu/core) and a
+ * vendor personality (emu/topspti, emu/cupti, ...).
+ *
+ * The core owns everything that does not depend on the vendor's ABI: the
+ * emulated devices, streams and device clock, which record kinds are
+ * enabled, the client's buffers (request, fill back to back 8-byte aligned,
+ * complete when full, on flush and periodically from the core's own worker
+ * thread), the subscriber and its enabled domains, the dropped-record count,
+ * fault injection and the statistics.
+ *
+ * A personality is one `const struct emu_vendor` named `emu_vendor_impl`
+ * (the core references it by that name; one personality per library) plus
+ * the vendor's exported entry points, which translate the vendor's types and
+ * error codes and call the emu_core_* functions below. The personality knows
+ * the record layouts; the core never looks inside a record except through
+ * `record_kind`.
+ */
+#ifndef DEVTRACE_EMU_VENDOR_H
+#define DEVTRACE_EMU_VENDOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "devtrace_emu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EMU_HIDDEN __attribute__((visibility("hidden")))
+
+/* What the core asks a personality to write. */
+typedef enum emu_rec_kind {
+    EMU_REC_KERNEL = 0,
+    EMU_REC_MEMCPY,
+    EMU_REC_MEMSET,
+    EMU_REC_RUNTIME,      /* API record, runtime domain */
+    EMU_REC_DRIVER,       /* API record, driver domain */
+    EMU_REC_EXTERNAL,     /* external-correlation record (before an API record) */
+    EMU_REC_UNKNOWN,      /* a record of a kind the vendor never defined */
+    EMU_REC_COUNT
+} emu_rec_kind;
+
+typedef enum emu_domain {
+    EMU_DOMAIN_RUNTIME = 0,
+    EMU_DOMAIN_DRIVER = 1,
+    EMU_DOMAIN_COUNT
+} emu_domain;
+
+typedef enum emu_site { EMU_SITE_ENTER = 0, EMU_SITE_EXIT = 1 } emu_site;
+
+typedef enum emu_thread_id_type {
+    EMU_TID_PTHREAD = 0,  /* (uint32_t)pthread_self() */
+    EMU_TID_SYSTEM = 1    /* Linux tid */
+} emu_thread_id_type;
+
+/* The runtime operation an API call performs (for cbid and name lookup). */
+typedef enum emu_op {
+    EMU_OP_LAUNCH_KERNEL = 0,
+    EMU_OP_MEMCPY,
+    EMU_OP_MEMCPY_ASYNC,
+    EMU_OP_MEMSET,
+    EMU_OP_MEMSET_ASYNC,
+    EMU_OP_STREAM_SYNCHRONIZE,
+    EMU_OP_DEVICE_SYNCHRONIZE,
+    EMU_OP_COUNT
+} emu_op;
+
+/* A vendor-neutral record. Times are device-clock ns. */
+typedef struct emu_activity {
+    emu_rec_kind kind;
+    uint64_t start, end;
+    uint32_t correlation;
+    uint32_t device, context, stream;
+    union {
+        struct {
+            const char *name;        /* interned by the core: lives until unload */
+            int32_t grid[3], block[3];
+            uint32_t registers_per_thread;
+            int32_t static_shared_memory, dynamic_shared_memory;
+            uint64_t queued, submitted, completed; /* completed 0: unknown */
+            int64_t grid_id;
+        } kernel;
+        struct {
+            emu_copy_kind copy_kind;
+            int src_memory, dst_memory; /* EMU_MEM_* */
+            uint64_t bytes;
+            int async;
+            uint32_t src_device, dst_device;
+        } memcpy;
+        struct {
+            uint64_t bytes;
+            uint32_t value;
+            int memory;                 /* EMU_MEM_* */
+            int async;
+        } memset;
+        struct {
+            uint32_t cbid;
+            uint32_t process, thread;
+            int32_t return_value;
+        } api;
+        struct {
+            uint32_t external_kind;
+            uint64_t external_id;
+        } external;
+    } u;
+} emu_activity;
+
+enum { EMU_MEM_UNKNOWN = 0, EMU_MEM_PAGEABLE = 1, EMU_MEM_PINNED = 2, EMU_MEM_DEVICE = 3 };
+
+/* One API callback invocation, vendor-neutral. */
+typedef struct emu_api_call {
+    emu_domain domain;
+    uint32_t cbid;
+    emu_site site;
+    const char *function_name;
+    const char *symbol_name;     /* kernel name for launches, else NULL */
+    uint32_t correlation;
+    uint32_t context_uid;
+    uint64_t *correlation_data;  /* the same storage at ENTER and EXIT */
+    const void *function_params; /* NULL: the emulator has no parameter structs */
+    void *return_value;          /* points to an int32 0 */
+} emu_api_call;
+
+struct emu_vendor {
+    const char *name;                    /* "topspti" */
+    /* Bytes a record of this kind occupies, a multiple of 8; 0 if the
+       vendor has no such kind (the core then never produces it). */
+    size_t (*record_size)(emu_rec_kind kind);
+    /* Write `a` at dst in the vendor layout (record_size(a->kind) bytes,
+       dst 8-byte aligned, zeroed by the core). */
+    void (*write_record)(uint8_t *dst, const emu_activity *a);
+    /* The kind of the record at rec, whose first `avail` bytes are valid
+       (avail >= 4); EMU_REC_UNKNOWN if the vendor does not know it. */
+    emu_rec_kind (*record_kind)(const uint8_t *rec, size_t avail);
+    /* Call the client's completion function (as registered, type-erased)
+       with the vendor's signature. */
+    void (*complete_buffer)(void (*client_fn)(void), uint8_t *buffer, size_t size,
+                            size_t valid_size);
+    /* Call the subscriber's callback with the vendor's callback data. */
+    void (*invoke_callback)(void (*client_fn)(void), void *userdata, const emu_api_call *call);
+    /* Callback id of an operation in a domain; 0: the vendor makes no such
+       call in that domain (e.g. TOPSPTI has no driver API calls). */
+    uint32_t (*cbid)(emu_domain domain, emu_op op, emu_copy_kind copy_kind);
+    /* Name of a callback id, or NULL if unknown. */
+    const char *(*callback_name)(emu_domain domain, uint32_t cbid);
+    emu_thread_id_type default_thread_id_type;
+};
+
+/* Defined by the personality linked into the library. */
+EMU_HIDDEN extern const struct emu_vendor emu_vendor_impl;
+
+/* ------------------------------------------------------------------ */
+/* Core services for the personality's exported entry points           */
+/* ------------------------------------------------------------------ */
+typedef enum emu_status {
+    EMU_ST_OK = 0,
+    EMU_ST_INVALID,        /* bad argument */
+    EMU_ST_BUSY,           /* a subscriber is already registered */
+    EMU_ST_NOT_SUBSCRIBED, /* the handle is not the current subscriber */
+    EMU_ST_END,            /* iterator: no more valid records */
+    EMU_ST_UNKNOWN_KIND,   /* iterator: the record's kind is unknown */
+    EMU_ST_TRUNCATED       /* iterator: the record runs past the valid size */
+} emu_status;
+
+/* Type-erased client functions (the personality casts them back). */
+typedef void (*emu_request_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
+typedef void (*emu_generic_fn)(void);
+
+EMU_HIDDEN emu_status emu_core_register_buffers(emu_request_fn request, emu_generic_fn complete);
+EMU_HIDDEN emu_status emu_core_enable(emu_rec_kind kind, int enable);
+EMU_HIDDEN int emu_core_enabled(emu_rec_kind kind);
+/* forced 0: write the records of finished device work, complete the buffer
+   being filled and deliver every completed buffer before returning;
+   forced 1: the same for every produced record, finished or not. */
+EMU_HIDDEN emu_status emu_core_flush_all(int forced);
+EMU_HIDDEN emu_status emu_core_flush_period(uint32_t ms);
+/* Records dropped since the previous call (the count restarts at 0). */
+EMU_HIDDEN size_t emu_core_take_dropped(void);
+EMU_HIDDEN uint64_t emu_core_timestamp(void);
+
+/* Iterate: *rec NULL starts at buffer; otherwise advances past *rec.
+   On EMU_ST_UNKNOWN_KIND and EMU_ST_TRUNCATED *rec points at the bad record
+   (the iteration cannot continue past it). Never reads past valid_size. */
+EMU_HIDDEN emu_status emu_core_next_record(uint8_t *buffer, size_t valid_size, uint8_t **rec);
+
+/* Single subscriber. The handle is opaque and non-NULL. */
+EMU_HIDDEN emu_status emu_core_subscribe(void **handle, emu_generic_fn callback, void *userdata);
+EMU_HIDDEN emu_status emu_core_unsubscribe(void *handle);
+EMU_HIDDEN emu_status emu_core_enable_domain(void *handle, emu_domain domain, int enable);
+
+EMU_HIDDEN void emu_core_set_thread_id_type(emu_thread_id_type type);
+EMU_HIDDEN emu_thread_id_type emu_core_get_thread_id_type(void);
+
+/* External correlation (vendors that have it): per calling thread. An API
+   call made while the stack is not empty produces an EMU_REC_EXTERNAL
+   record (innermost id) right before its API record, if that kind is on. */
+EMU_HIDDEN emu_status emu_core_push_external(uint32_t external_kind, uint64_t id);
+EMU_HIDDEN emu_status emu_core_pop_external(uint32_t external_kind, uint64_t *id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVTRACE_EMU_VENDOR_H */

@@ -1,0 +1,189 @@
+/*
+ * The emulated accelerator runtime: the C API that workloads (the scenario
+ * runner, tests, benchmarks) call to make an emulated device do work.
+ *
+ * Every emulator library (libtopspti.so, and the other vendor personalities)
+ * exports these `emu_*` symbols next to the vendor's own profiling interface,
+ * so a workload that dlopens the emulator drives exactly the device whose
+ * records the vendor interface then reports.
+ *
+ * Each call behaves like one vendor runtime API call made on the calling
+ * thread: the subscriber's API callback runs (ENTER, then EXIT) with a fresh
+ * correlation id, a runtime API activity record is produced, and the device
+ * activity record (kernel, memcpy, memset) carries the same correlation id.
+ *
+ * Counting. emu_stats() reports what was produced, decided when the call is
+ * made: `records[kind]` counts the well-formed records of each kind that the
+ * emulator hands to the client; records broken or added by fault injection
+ * (timestamps, malformed, unknown_kind, no_buffer) are counted under
+ * `faulted[fault]` instead. Faults that lose nothing (late, out_of_order,
+ * no_callbacks) are counted in both. A tracer that loses nothing therefore
+ * shows exactly records[kind] events of each kind, and exactly faulted[fault]
+ * losses of the matching reason.
+ *
+ * Return values: 0 on success, a negative EMU_E* code otherwise.
+ */
+#ifndef DEVTRACE_EMU_H
+#define DEVTRACE_EMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define EMU_API __attribute__((visibility("default")))
+#else
+#define EMU_API
+#endif
+
+enum {
+    EMU_OK = 0,
+    EMU_EINVAL = -1      /* bad device, stream, kind, size, clock or fault spec */
+};
+
+/* Emulated topology limits. */
+#define EMU_MAX_DEVICES 16
+#define EMU_MAX_STREAMS 64
+#define EMU_DEFAULT_DEVICES 2
+
+/* Direction of a copy (vendor-neutral; each personality maps it). */
+typedef enum emu_copy_kind {
+    EMU_COPY_HTOD = 1,
+    EMU_COPY_DTOH = 2,
+    EMU_COPY_DTOD = 3,
+    EMU_COPY_HTOH = 4,
+    EMU_COPY_PTOP = 5
+} emu_copy_kind;
+
+/* Record kinds counted by emu_stats(). */
+typedef enum emu_kind {
+    EMU_KIND_KERNEL = 0,
+    EMU_KIND_MEMCPY = 1,
+    EMU_KIND_MEMSET = 2,
+    EMU_KIND_RUNTIME = 3,     /* runtime API records */
+    EMU_KIND_DRIVER = 4,      /* driver API records (none on TOPSPTI) */
+    EMU_KIND_EXTERNAL = 5,    /* external-correlation records (CUPTI only) */
+    EMU_KIND_COUNT
+} emu_kind;
+
+/* Faults. Each is armed with a count and affects exactly that many of the
+   records or calls that follow (in production order, across all threads).
+   Names are the ones emu_set_faults() and scenario files use. */
+typedef enum emu_fault {
+    /* the next N device records (kernel/memcpy/memset) get start = end = 0 */
+    EMU_FAULT_ZERO_TIMESTAMPS = 0,      /* "zero_timestamps" */
+    /* the next N device records get end < start (start and end swapped, +1) */
+    EMU_FAULT_REVERSED_TIMESTAMPS,      /* "reversed_timestamps" */
+    /* the next N device records last one hour and one second */
+    EMU_FAULT_LONG_TIMESTAMPS,          /* "long_timestamps" */
+    /* N extra truncated records: a kernel record cut after its first 16
+       bytes, always the last record of its buffer (validSize ends inside it);
+       the vendor iterator reports it as an error, see the personality docs */
+    EMU_FAULT_MALFORMED,                /* "malformed" */
+    /* N extra records of a kind the vendor never defined, each the last
+       record of its buffer */
+    EMU_FAULT_UNKNOWN_KIND,             /* "unknown_kind" */
+    /* the next N device records are held back and written only after the
+       buffer being filled has been completed (so in a later buffer than
+       their API record); nothing is lost */
+    EMU_FAULT_LATE,                     /* "late" */
+    /* the next N device records are written before their API record, at
+       call time; nothing is lost */
+    EMU_FAULT_OUT_OF_ORDER,             /* "out_of_order" */
+    /* the next N API calls deliver no ENTER/EXIT callbacks (their records
+       are still produced, with no external id available to the client) */
+    EMU_FAULT_NO_CALLBACKS,             /* "no_callbacks" */
+    /* adds N to the vendor's dropped-record count when the next record is
+       produced (not when armed, so a client that reads the count as it
+       starts still sees them) */
+    EMU_FAULT_VENDOR_DROPPED,           /* "vendor_dropped" */
+    /* the next N records (any kind) are dropped as if the client had
+       returned no buffer; they are added to the dropped-record count */
+    EMU_FAULT_NO_BUFFER,                /* "no_buffer" */
+    EMU_FAULT_COUNT
+} emu_fault;
+
+typedef struct emu_stats {
+    /* well-formed records produced, by kind */
+    uint64_t records[EMU_KIND_COUNT];
+    /* records (or calls, for no_callbacks) affected by each fault */
+    uint64_t faulted[EMU_FAULT_COUNT];
+    /* records lost because the client's buffer request gave no buffer
+       (also in the dropped-record count) */
+    uint64_t dropped_no_buffer;
+    /* everything ever added to the vendor's dropped-record count:
+       dropped_no_buffer + faulted no_buffer + vendor_dropped */
+    uint64_t dropped_reported;
+    uint64_t api_calls;              /* emu_* calls that made an API call */
+    uint64_t callbacks_delivered;    /* ENTER and EXIT invocations */
+    uint64_t buffers_requested;      /* request callbacks that gave a buffer */
+    uint64_t buffers_completed;      /* completion callbacks, in total */
+    uint64_t buffers_completed_worker; /* of which from the emulator's thread */
+    uint64_t records_pending;        /* produced, not yet written to a buffer */
+} emu_stats;
+
+/* Reads the environment once (also done implicitly by every call):
+   DEVTRACE_EMU_CLOCK_OFFSET_NS (int64, default 0),
+   DEVTRACE_EMU_CLOCK_DRIFT_PPM (double, default 0),
+   DEVTRACE_EMU_FAULTS (a fault spec, see emu_set_faults),
+   DEVTRACE_EMU_DEVICES (1..EMU_MAX_DEVICES, default 2),
+   DEVTRACE_EMU_FLUSH_PERIOD_MS (periodic buffer completion, default 0: off). */
+EMU_API int emu_init(void);
+
+/* Personality of this library: "topspti", "cupti". */
+EMU_API const char *emu_personality(void);
+
+/* Device clock = CLOCK_REALTIME * (1 + drift_ppm * 1e-6) + offset_ns.
+   Set it before any work is queued (stream times are on the device clock). */
+EMU_API int emu_set_clock(int64_t offset_ns, double drift_ppm);
+/* The device clock now, in ns (what the vendor timestamp call returns). */
+EMU_API uint64_t emu_device_time_ns(void);
+
+/* Arm faults from a spec: comma- or space-separated `name=count` items,
+   e.g. "reversed_timestamps=3,vendor_dropped=5". Counts add up. */
+EMU_API int emu_set_faults(const char *spec);
+EMU_API int emu_fault_arm(emu_fault fault, uint64_t count);
+/* Fault name as used in specs, or NULL for an invalid value. */
+EMU_API const char *emu_fault_name(emu_fault fault);
+EMU_API const char *emu_kind_name(emu_kind kind);
+
+EMU_API int emu_device_count(void);
+EMU_API int emu_set_device_count(int count);
+
+/* Work. device in [0, emu_device_count()), stream in [0, EMU_MAX_STREAMS).
+   Work on one stream is serialized; streams run concurrently. */
+EMU_API int emu_launch_kernel(int device, int stream, const char *name, const int grid[3],
+                              const int block[3], uint64_t duration_ns);
+
+typedef struct emu_kernel_desc {
+    int device, stream;
+    const char *name;              /* copied; NULL or "" is allowed */
+    int grid[3], block[3];
+    uint32_t registers_per_thread; /* 0: the emulator's default (32) */
+    int32_t static_shared_memory, dynamic_shared_memory;
+    uint64_t duration_ns;
+} emu_kernel_desc;
+EMU_API int emu_launch_kernel_desc(const emu_kernel_desc *desc);
+
+/* copy_kind: emu_copy_kind. async 0: the call returns when the copy ended. */
+EMU_API int emu_memcpy(int device, int stream, int copy_kind, uint64_t bytes,
+                       uint64_t duration_ns, int async);
+EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
+                       uint64_t duration_ns, int async);
+/* Waits in real time until the stream (stream >= 0) or the whole device
+   (stream -1) is idle; device -1: every device. Makes one API call. */
+EMU_API int emu_synchronize(int device, int stream);
+
+EMU_API void emu_stats_get(emu_stats *out);
+/* Zero the counters (not the dropped-record count the vendor reports). */
+EMU_API void emu_stats_reset(void);
+/* Disarm every fault. */
+EMU_API void emu_faults_clear(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVTRACE_EMU_H */

@@ -1,0 +1,1007 @@
+/*
+ * Backend conformance suite: one set of scenarios, written against the
+ * backend contract and the emulated runtime (devtrace_emu.h), run against
+ * every backend with its emulator. Each run executes one scenario in its own
+ * process, because vendor interfaces are process-wide.
+ *
+ * usage: conformance --backend NAME --emulator LIB --env VAR --scenario S
+ *                    [--minimal LIB] [--nomarker LIB] [--subscribe SYMBOL]
+ *                    [--out DIR] [--cli DEVTRACE]
+ *
+ * Every scenario asserts exact outcomes: the emulator's statistics say what
+ * it produced, and devtrace must show exactly that, or count each loss
+ * under the matching reason.
+ */
+#include "dt_internal.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devtrace_emu.h"
+
+/* ------------------------------------------------------------------ */
+/* Reporting                                                           */
+/* ------------------------------------------------------------------ */
+static const char *g_scenario = "";
+static int g_failures;
+
+#define CHECK(cond, ...)                                                          \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "%s:%d: [%s] check failed: %s: ", __FILE__, __LINE__, \
+                    g_scenario, #cond);                                           \
+            fprintf(stderr, __VA_ARGS__);                                         \
+            fputc('\n', stderr);                                                  \
+            g_failures++;                                                         \
+        }                                                                         \
+    } while (0)
+
+#define REQUIRE(cond, ...)                 \
+    do {                                   \
+        if (!(cond)) {                     \
+            CHECK(cond, __VA_ARGS__);      \
+            exit(1);                       \
+        }                                  \
+    } while (0)
+
+#define CHECK_EQ_U64(a, b, what)                                                     \
+    CHECK((uint64_t)(a) == (uint64_t)(b), "%s: got %" PRIu64 ", expected %" PRIu64, \
+          what, (uint64_t)(a), (uint64_t)(b))
+
+/* ------------------------------------------------------------------ */
+/* The backend under test and its emulator                             */
+/* ------------------------------------------------------------------ */
+static struct {
+    const char *backend, *emulator, *env, *minimal, *nomarker, *subscribe, *out, *cli;
+} g_opt;
+
+static struct {
+    void *handle;
+    int (*init)(void);
+    int (*set_clock)(int64_t, double);
+    uint64_t (*device_time_ns)(void);
+    int (*fault_arm)(emu_fault, uint64_t);
+    const char *(*fault_name)(emu_fault);
+    int (*launch_kernel)(int, int, const char *, const int[3], const int[3], uint64_t);
+    int (*launch_kernel_desc)(const emu_kernel_desc *);
+    int (*memcpy_)(int, int, int, uint64_t, uint64_t, int);
+    int (*memset_)(int, int, uint64_t, uint32_t, uint64_t, int);
+    int (*synchronize)(int, int);
+    void (*stats_get)(emu_stats *);
+    void (*stats_reset)(void);
+    void (*faults_clear)(void);
+} emu;
+
+#define EMU_SYM(field, sym)                                                              \
+    do {                                                                                 \
+        *(void **)&emu.field = dlsym(emu.handle, sym);                                   \
+        REQUIRE(emu.field != NULL, "%s does not export %s", g_opt.emulator, sym);        \
+    } while (0)
+
+static void emu_open(void)
+{
+    /* The backend finds the same library through the override variable, so
+       the workload drives exactly the device whose records it reads. */
+    REQUIRE(setenv(g_opt.env, g_opt.emulator, 1) == 0, "setenv %s", g_opt.env);
+    emu.handle = dlopen(g_opt.emulator, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(emu.handle != NULL, "cannot load the emulator %s: %s", g_opt.emulator, dlerror());
+    EMU_SYM(init, "emu_init");
+    EMU_SYM(set_clock, "emu_set_clock");
+    EMU_SYM(device_time_ns, "emu_device_time_ns");
+    EMU_SYM(fault_arm, "emu_fault_arm");
+    EMU_SYM(fault_name, "emu_fault_name");
+    EMU_SYM(launch_kernel, "emu_launch_kernel");
+    EMU_SYM(launch_kernel_desc, "emu_launch_kernel_desc");
+    EMU_SYM(memcpy_, "emu_memcpy");
+    EMU_SYM(memset_, "emu_memset");
+    EMU_SYM(synchronize, "emu_synchronize");
+    EMU_SYM(stats_get, "emu_stats_get");
+    EMU_SYM(stats_reset, "emu_stats_reset");
+    EMU_SYM(faults_clear, "emu_faults_clear");
+    REQUIRE(emu.init() == 0, "emu_init failed");
+}
+
+static dt_session *session_new(void)
+{
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = g_opt.backend;
+    dt_session *s = NULL;
+    dt_status st = dt_session_create(&c, &s);
+    REQUIRE(st == DT_OK, "dt_session_create: %s: %s", dt_status_name(st), dt_last_error());
+    return s;
+}
+
+static void session_start(dt_session *s)
+{
+    dt_status st = dt_session_start(s);
+    REQUIRE(st == DT_OK, "dt_session_start: %s: %s", dt_status_name(st), dt_last_error());
+    CHECK(strcmp(dt_session_backend(s), g_opt.backend) == 0, "backend %s", dt_session_backend(s));
+}
+
+static void session_stop(dt_session *s)
+{
+    dt_status st = dt_session_stop(s);
+    REQUIRE(st == DT_OK, "dt_session_stop: %s: %s", dt_status_name(st), dt_last_error());
+}
+
+static const int grid1[3] = {4, 2, 1}, block1[3] = {128, 1, 1};
+
+/* ------------------------------------------------------------------ */
+/* Checks shared by the scenarios                                      */
+/* ------------------------------------------------------------------ */
+typedef struct counts {
+    uint64_t kind[DT_EVENT_RANGE + 1];
+} counts;
+
+static counts count_events(const dt_session *s)
+{
+    counts c;
+    memset(&c, 0, sizeof c);
+    size_t n = dt_session_event_count(s);
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        REQUIRE(dt_session_event(s, i, &ev) == DT_OK, "dt_session_event %zu", i);
+        if (ev.kind >= 1 && ev.kind <= DT_EVENT_RANGE) c.kind[ev.kind]++;
+    }
+    return c;
+}
+
+static int is_device(dt_event_kind k)
+{
+    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET;
+}
+static int is_api(dt_event_kind k) { return k == DT_EVENT_RUNTIME || k == DT_EVENT_DRIVER; }
+
+/* Exactly what the emulator produced, of every kind, and nothing else lost
+   than `expected_loss` (per reason). */
+static void check_exact(const dt_session *s, const emu_stats *st, const uint64_t expected_loss[DT_LOSS_COUNT])
+{
+    counts c = count_events(s);
+    CHECK_EQ_U64(c.kind[DT_EVENT_KERNEL], st->records[EMU_KIND_KERNEL], "kernels");
+    CHECK_EQ_U64(c.kind[DT_EVENT_MEMCPY], st->records[EMU_KIND_MEMCPY], "memcpys");
+    CHECK_EQ_U64(c.kind[DT_EVENT_MEMSET], st->records[EMU_KIND_MEMSET], "memsets");
+    CHECK_EQ_U64(c.kind[DT_EVENT_RUNTIME], st->records[EMU_KIND_RUNTIME], "runtime API calls");
+    CHECK_EQ_U64(c.kind[DT_EVENT_DRIVER], st->records[EMU_KIND_DRIVER], "driver API calls");
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        uint64_t want = expected_loss ? expected_loss[r] : 0;
+        char what[96];
+        snprintf(what, sizeof what, "loss %s", dt_loss_reason_name((dt_loss_reason)r));
+        CHECK_EQ_U64(dt_session_loss(s, (dt_loss_reason)r), want, what);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every device activity has exactly one API call with its correlation id,
+   and no two device activities share one. */
+static void check_flows(const dt_session *s)
+{
+    size_t n = dt_session_event_count(s);
+    uint64_t *dev = malloc((n + 1) * sizeof *dev), *api = malloc((n + 1) * sizeof *api);
+    REQUIRE(dev && api, "out of memory");
+    size_t nd = 0, na = 0;
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (is_device(ev.kind)) {
+            CHECK(ev.correlation != 0, "device event %zu (%s) has no correlation id", i, ev.name);
+            dev[nd++] = ev.correlation;
+        } else if (is_api(ev.kind) && ev.correlation) {
+            api[na++] = ev.correlation;
+        }
+    }
+    qsort(dev, nd, sizeof *dev, cmp_u64);
+    qsort(api, na, sizeof *api, cmp_u64);
+    size_t unpaired = 0, shared = 0, j = 0;
+    for (size_t i = 0; i < nd; i++) {
+        if (i && dev[i] == dev[i - 1]) { shared++; continue; }
+        while (j < na && api[j] < dev[i]) j++;
+        size_t k = j, matches = 0;
+        while (k < na && api[k] == dev[i]) { k++; matches++; }
+        if (matches != 1) unpaired++;
+    }
+    CHECK(unpaired == 0, "%zu of %zu device activities lack exactly one API call", unpaired, nd);
+    CHECK(shared == 0, "%zu device activities share a correlation id", shared);
+    free(dev);
+    free(api);
+}
+
+/* Every event lies inside [before, after] (realtime around start/stop) and
+   has end >= start. */
+static void check_window(const dt_session *s, uint64_t before, uint64_t after)
+{
+    size_t n = dt_session_event_count(s), bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (ev.start_ns < before || ev.end_ns > after || ev.end_ns < ev.start_ns) {
+            if (bad++ < 5)
+                fprintf(stderr, "event %zu %s [%" PRIu64 ", %" PRIu64 "] outside [%" PRIu64 ", %" PRIu64 "]\n",
+                        i, ev.name, ev.start_ns, ev.end_ns, before, after);
+        }
+    }
+    CHECK(bad == 0, "%zu events outside the capture window", bad);
+}
+
+/* Write the trace and, where the CLI was built, verify its invariants.
+   allowed_invariant > 0: the one invariant a degraded backend is expected
+   to violate (e.g. 4, generic API names without a name API). */
+static void check_trace_allowing(dt_session *s, const char *tag, int allowed_invariant)
+{
+    char path[1024];
+    const char *dir = g_opt.out ? g_opt.out : ".";
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/%s.%s.%s.json", dir, g_opt.backend, g_scenario, tag);
+    dt_status st = dt_session_write(s, path, DT_FORMAT_JSON);
+    CHECK(st == DT_OK, "dt_session_write %s: %s", path, dt_last_error());
+    if (st != DT_OK || !g_opt.cli || access(g_opt.cli, X_OK) != 0) return;
+    char cmd[2300], report[1100];
+    snprintf(report, sizeof report, "%s.check.txt", path);
+    snprintf(cmd, sizeof cmd, "'%s' check '%s' >'%s' 2>&1", g_opt.cli, path, report);
+    int rc = system(cmd);
+    int exit_code = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    if (allowed_invariant <= 0) {
+        CHECK(exit_code == 0, "devtrace check %s failed (exit %d); see %s", path, exit_code, report);
+        return;
+    }
+    char text[8192] = "", want[32];
+    FILE *f = fopen(report, "r");
+    if (f) {
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = 0;
+        fclose(f);
+    }
+    snprintf(want, sizeof want, "invariant %d:", allowed_invariant);
+    CHECK(exit_code == 0 || (strstr(text, want) && strstr(text, "FAILED: 1 violation")),
+          "devtrace check %s: exit %d, more than invariant %d violated; see %s", path, exit_code,
+          allowed_invariant, report);
+}
+
+static void check_trace(dt_session *s, const char *tag) { check_trace_allowing(s, tag, 0); }
+
+/* A mixed workload on `device`: kernels (one with a mangled name), every
+   copy direction, memsets, and a synchronize. Returns calls made. */
+static void mixed_workload(int device, int stream, int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        REQUIRE(emu.launch_kernel(device, stream, "_Z5saxpyifPfS_", grid1, block1, 2000) == 0, "launch");
+        emu_kernel_desc d;
+        memset(&d, 0, sizeof d);
+        d.device = device;
+        d.stream = stream + 1;
+        d.name = "plain_kernel";
+        d.grid[0] = 8; d.grid[1] = 1; d.grid[2] = 1;
+        d.block[0] = 64; d.block[1] = 2; d.block[2] = 1;
+        d.registers_per_thread = 40;
+        d.static_shared_memory = 1024;
+        d.dynamic_shared_memory = 2048;
+        d.duration_ns = 3000;
+        REQUIRE(emu.launch_kernel_desc(&d) == 0, "launch_desc");
+        REQUIRE(emu.memcpy_(device, stream, EMU_COPY_HTOD, 4096, 1000, 1) == 0, "memcpy htod");
+        REQUIRE(emu.memcpy_(device, stream, EMU_COPY_DTOH, 8192, 1000, 0) == 0, "memcpy dtoh");
+        REQUIRE(emu.memcpy_(device, stream, EMU_COPY_DTOD, 512, 1000, 1) == 0, "memcpy dtod");
+        REQUIRE(emu.memset_(device, stream, 1 << 20, 0xab, 1500, 1) == 0, "memset");
+    }
+    REQUIRE(emu.synchronize(device, -1) == 0, "synchronize");
+}
+
+/* ------------------------------------------------------------------ */
+/* Scenarios                                                           */
+/* ------------------------------------------------------------------ */
+static void scenario_kinds(void)
+{
+    emu_open();
+    dt_backend_status bs;
+    REQUIRE(dt_backend_probe(g_opt.backend, &bs) == DT_OK, "probe: %s", dt_last_error());
+    CHECK(bs.available == 1, "probe: not available: %s", bs.reason);
+    const char *base = strrchr(g_opt.emulator, '/');
+    CHECK(strstr(bs.library, base ? base + 1 : g_opt.emulator) != NULL, "probe found %s, not %s",
+          bs.library, g_opt.emulator);
+    CHECK(strcmp(bs.name, g_opt.backend) == 0, "probe name %s", bs.name);
+    dt_session *s = session_new();
+    session_start(s);
+    emu.stats_reset();
+    uint64_t before = dt_realtime_ns();
+    mixed_workload(0, 0, 25);
+    mixed_workload(1, 3, 25);
+    session_stop(s);
+    uint64_t after = dt_realtime_ns();
+    emu_stats st;
+    emu.stats_get(&st);
+    CHECK(st.records[EMU_KIND_KERNEL] == 100, "the emulator produced %" PRIu64 " kernels",
+          st.records[EMU_KIND_KERNEL]);
+    check_exact(s, &st, NULL);
+    check_flows(s);
+    check_window(s, before - 1000000, after);
+
+    /* Decoded fields. */
+    size_t n = dt_session_event_count(s);
+    int saw_demangled = 0, saw_desc = 0, saw_htod = 0, saw_dtoh = 0, saw_dtod = 0, saw_memset = 0,
+        saw_devices[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        CHECK(strncmp(ev.name, "_Z", 2) != 0, "mangled name %s", ev.name);
+        if (ev.kind == DT_EVENT_KERNEL) {
+            if (ev.device < 2) saw_devices[ev.device] = 1;
+            if (strcmp(ev.name, "saxpy(int, float, float*, float*)") == 0) {
+                saw_demangled++;
+                CHECK(ev.u.kernel.grid[0] == 4 && ev.u.kernel.grid[1] == 2 && ev.u.kernel.block[0] == 128,
+                      "grid/block of saxpy");
+                CHECK_EQ_U64(ev.end_ns - ev.start_ns >= 1900 && ev.end_ns - ev.start_ns <= 2100, 1,
+                             "saxpy duration near 2000 ns");
+            } else if (strcmp(ev.name, "plain_kernel") == 0) {
+                saw_desc++;
+                CHECK(ev.u.kernel.grid[0] == 8 && ev.u.kernel.block[0] == 64 && ev.u.kernel.block[1] == 2,
+                      "grid/block of plain_kernel");
+                CHECK_EQ_U64(ev.u.kernel.registers_per_thread, 40, "registers per thread");
+                CHECK_EQ_U64(ev.u.kernel.static_shared_memory, 1024, "static shared memory");
+                CHECK_EQ_U64(ev.u.kernel.dynamic_shared_memory, 2048, "dynamic shared memory");
+            }
+        } else if (ev.kind == DT_EVENT_MEMCPY) {
+            if (ev.u.memcpy.copy_kind == DT_COPY_HTOD) { saw_htod++; CHECK_EQ_U64(ev.u.memcpy.bytes, 4096, "htod bytes"); }
+            if (ev.u.memcpy.copy_kind == DT_COPY_DTOH) { saw_dtoh++; CHECK_EQ_U64(ev.u.memcpy.bytes, 8192, "dtoh bytes"); }
+            if (ev.u.memcpy.copy_kind == DT_COPY_DTOD) { saw_dtod++; CHECK_EQ_U64(ev.u.memcpy.bytes, 512, "dtod bytes"); }
+        } else if (ev.kind == DT_EVENT_MEMSET) {
+            saw_memset++;
+            CHECK_EQ_U64(ev.u.memset.bytes, 1 << 20, "memset bytes");
+            CHECK_EQ_U64(ev.u.memset.value, 0xab, "memset value");
+        } else if (is_api(ev.kind)) {
+            CHECK_EQ_U64(ev.process, (uint32_t)getpid(), "API event process");
+            /* system thread ids, so that API rows line up with host threads
+               (every call here is made on the main thread) */
+            CHECK_EQ_U64(ev.thread, (uint32_t)getpid(), "API event thread");
+            CHECK(strchr(ev.name, '#') == NULL, "API event %s has a generic fallback name", ev.name);
+        }
+    }
+    CHECK_EQ_U64(saw_demangled, 50, "demangled saxpy kernels");
+    CHECK_EQ_U64(saw_desc, 50, "plain_kernel kernels");
+    CHECK_EQ_U64(saw_htod, 50, "HtoD copies");
+    CHECK_EQ_U64(saw_dtoh, 50, "DtoH copies");
+    CHECK_EQ_U64(saw_dtod, 50, "DtoD copies");
+    CHECK_EQ_U64(saw_memset, 50, "memsets");
+    CHECK(saw_devices[0] && saw_devices[1], "kernels on both devices");
+    check_trace(s, "trace");
+    dt_session_destroy(s);
+}
+
+/* External ids: every device activity carries the innermost enclosing host
+   operation or range, across nesting and threads. */
+#define EXT_THREADS 4
+#define EXT_SLOTS_PER_THREAD 16
+typedef struct expect { int has; uint64_t id; int used; } expect;
+static expect g_expect[EXT_THREADS * EXT_SLOTS_PER_THREAD];
+
+typedef struct ext_arg { int thread; } ext_arg;
+
+static void ext_launch(int t, int *slot, int has, uint64_t id, int what)
+{
+    int k = t * EXT_SLOTS_PER_THREAD + (*slot)++;
+    REQUIRE(*slot <= EXT_SLOTS_PER_THREAD, "too many slots");
+    g_expect[k].has = has;
+    g_expect[k].id = id;
+    g_expect[k].used = 1;
+    char name[32];
+    snprintf(name, sizeof name, "slot_%d", k);
+    if (what == 0) {
+        REQUIRE(emu.launch_kernel(t % 2, t, name, grid1, block1, 500) == 0, "launch");
+    } else {
+        /* a memcpy and a memset carry the same expectation: count them by
+           the kernel slot launched next to them */
+        REQUIRE(emu.launch_kernel(t % 2, t, name, grid1, block1, 500) == 0, "launch");
+        REQUIRE(emu.memcpy_(t % 2, t, EMU_COPY_HTOD, 100 + (uint64_t)k, 300, 1) == 0, "memcpy");
+    }
+}
+
+static void *ext_thread(void *p)
+{
+    int t = ((ext_arg *)p)->thread, slot = 0;
+    uint64_t base = (uint64_t)(t + 1) * 1000, range = 0, outer_range = 0;
+    ext_launch(t, &slot, 0, 0, 0);
+    REQUIRE(dt_external_push(base + 1) == DT_OK, "push");
+    ext_launch(t, &slot, 1, base + 1, 1);
+    REQUIRE(dt_range_push("outer range", &outer_range) == DT_OK, "range push");
+    ext_launch(t, &slot, 1, outer_range, 1);
+    REQUIRE(dt_external_push(base + 2) == DT_OK, "push");
+    ext_launch(t, &slot, 1, base + 2, 0);
+    REQUIRE(dt_range_push("inner range", &range) == DT_OK, "range push");
+    ext_launch(t, &slot, 1, range, 1);
+    REQUIRE(dt_range_pop() == DT_OK, "range pop");
+    ext_launch(t, &slot, 1, base + 2, 0);
+    REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
+    /* after the nested operation returned, the outer range again */
+    ext_launch(t, &slot, 1, outer_range, 1);
+    REQUIRE(dt_range_pop() == DT_OK, "range pop");
+    ext_launch(t, &slot, 1, base + 1, 0);
+    REQUIRE(dt_external_push(0) == DT_OK, "push 0");
+    ext_launch(t, &slot, 1, 0, 1); /* 0 is a valid id, not "absent" */
+    REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
+    REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
+    ext_launch(t, &slot, 0, 0, 1);
+    return NULL;
+}
+
+static void scenario_external(void)
+{
+    emu_open();
+    dt_session *s = session_new();
+    session_start(s);
+    emu.stats_reset();
+    pthread_t th[EXT_THREADS];
+    ext_arg args[EXT_THREADS];
+    for (int t = 0; t < EXT_THREADS; t++) {
+        args[t].thread = t;
+        REQUIRE(pthread_create(&th[t], NULL, ext_thread, &args[t]) == 0, "pthread_create");
+    }
+    for (int t = 0; t < EXT_THREADS; t++) pthread_join(th[t], NULL);
+    REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
+    session_stop(s);
+    emu_stats st;
+    emu.stats_get(&st);
+    check_exact(s, &st, NULL);
+    check_flows(s);
+
+    /* Map correlation -> expectation through the kernels, then check every
+       device activity (memcpys share their API call's thread: they are
+       checked against the kernel launched right before them on the same
+       stream, i.e. the same expectation, through their correlation order). */
+    size_t n = dt_session_event_count(s), kernels = 0, memcpys = 0;
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (ev.kind == DT_EVENT_KERNEL) {
+            int k = -1;
+            REQUIRE(sscanf(ev.name, "slot_%d", &k) == 1 && k >= 0 &&
+                        k < EXT_THREADS * EXT_SLOTS_PER_THREAD && g_expect[k].used,
+                    "unexpected kernel %s", ev.name);
+            kernels++;
+            CHECK(ev.has_external == g_expect[k].has, "kernel %s: has External id %d, expected %d",
+                  ev.name, ev.has_external, g_expect[k].has);
+            if (ev.has_external && g_expect[k].has)
+                CHECK(ev.external_id == g_expect[k].id,
+                      "kernel %s: External id %" PRIu64 ", expected %" PRIu64, ev.name,
+                      ev.external_id, g_expect[k].id);
+        } else if (ev.kind == DT_EVENT_MEMCPY) {
+            /* bytes = 100 + slot of the kernel launched just before it */
+            int k = (int)ev.u.memcpy.bytes - 100;
+            REQUIRE(k >= 0 && k < EXT_THREADS * EXT_SLOTS_PER_THREAD && g_expect[k].used,
+                    "unexpected memcpy of %" PRIu64 " bytes", ev.u.memcpy.bytes);
+            memcpys++;
+            CHECK(ev.has_external == g_expect[k].has, "memcpy %d: has External id %d, expected %d", k,
+                  ev.has_external, g_expect[k].has);
+            if (ev.has_external && g_expect[k].has)
+                CHECK(ev.external_id == g_expect[k].id,
+                      "memcpy %d: External id %" PRIu64 ", expected %" PRIu64, k, ev.external_id,
+                      g_expect[k].id);
+        }
+    }
+    CHECK_EQ_U64(kernels, EXT_THREADS * 10, "kernels checked");
+    CHECK_EQ_U64(memcpys, EXT_THREADS * 6, "memcpys checked");
+    CHECK_EQ_U64(count_events(s).kind[DT_EVENT_RANGE], EXT_THREADS * 2, "ranges");
+    check_trace(s, "trace");
+    dt_session_destroy(s);
+}
+
+/* The capture window holds everything: work finished before stop is kept
+   whole, nothing is counted outside the window. */
+static void scenario_window(void)
+{
+    emu_open();
+    dt_session *s = session_new();
+    uint64_t before = dt_realtime_ns();
+    session_start(s);
+    emu.stats_reset();
+    for (int i = 0; i < 200; i++) {
+        REQUIRE(emu.launch_kernel(0, i % 8, "windowed", grid1, block1, 10000) == 0, "launch");
+        REQUIRE(emu.memset_(1, i % 8, 64, 1, 2000, 1) == 0, "memset");
+    }
+    REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
+    session_stop(s);
+    uint64_t after = dt_realtime_ns();
+    emu_stats st;
+    emu.stats_get(&st);
+    check_exact(s, &st, NULL);
+    check_window(s, before, after);
+    check_trace(s, "trace");
+    dt_session_destroy(s);
+}
+
+/* Clock: 1 s offset and 100 ppm drift over a long run; the mapping of the
+   device clock to realtime must be within 1 us everywhere in the run.
+   Ground truth: the emulator's device clock read between two realtime
+   reads, sampled far more often than devtrace calibrates. */
+static void scenario_clock(void)
+{
+    emu_open();
+    REQUIRE(emu.set_clock(1000000000, 100.0) == 0, "emu_set_clock");
+    const char *secs_env = getenv("DEVTRACE_CONFORMANCE_CLOCK_SECONDS");
+    int seconds = secs_env ? atoi(secs_env) : 10;
+    if (seconds < 1) seconds = 1;
+    dt_session *s = session_new();
+    session_start(s);
+    emu.stats_reset();
+    enum { MAX_TRUTH = 4096 };
+    static dt_clock_sample truth[MAX_TRUTH];
+    size_t nt = 0;
+    uint64_t t0 = dt_realtime_ns(), launch_before[64], launch_after[64];
+    int launches = 0;
+    while (dt_realtime_ns() - t0 < (uint64_t)seconds * 1000000000u && nt < MAX_TRUTH) {
+        dt_clock_sample best = {0, 0, UINT64_MAX};
+        for (int i = 0; i < 8; i++) {
+            uint64_t b = dt_realtime_ns(), v = emu.device_time_ns(), a = dt_realtime_ns();
+            if (a - b < best.bracket_ns) best = (dt_clock_sample){v, b + (a - b) / 2, a - b};
+        }
+        truth[nt++] = best;
+        if (nt % 20 == 0 && launches < 64) {
+            launch_before[launches] = dt_realtime_ns();
+            REQUIRE(emu.launch_kernel(0, launches % 4, "timed", grid1, block1, 1000) == 0, "launch");
+            launch_after[launches] = dt_realtime_ns();
+            launches++;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
+    session_stop(s);
+    emu_stats st;
+    emu.stats_get(&st);
+    check_exact(s, &st, NULL);
+
+    /* The fit itself, against the ground truth. */
+    uint64_t worst = 0, worst_raw = 0;
+    size_t worst_i = 0;
+    for (size_t i = 0; i < nt; i++) {
+        uint64_t mapped = dt_clock_map(&s->clock, truth[i].vendor);
+        uint64_t err = mapped > truth[i].realtime ? mapped - truth[i].realtime : truth[i].realtime - mapped;
+        if (err > worst_raw) worst_raw = err;
+        uint64_t slack = truth[i].bracket_ns / 2;
+        err = err > slack ? err - slack : 0;
+        if (err > worst) { worst = err; worst_i = i; }
+    }
+    printf("clock: %zu ground-truth samples over %d s, %zu calibration samples, worst mapping error "
+           "%" PRIu64 " ns beyond the sample's own uncertainty (at sample %zu; %" PRIu64 " ns raw), "
+           "fit error bound %" PRIu64 " ns, slope %.9f\n",
+           nt, seconds, s->clock.count, worst, worst_i, worst_raw, s->clock.error_bound_ns, s->clock.slope);
+    CHECK(worst <= 1000, "clock mapping error %" PRIu64 " ns exceeds 1 us", worst);
+    CHECK(s->clock.count >= 3, "only %zu calibration samples", s->clock.count);
+
+    /* End to end: each kernel starts inside the realtime bracket of the
+       call that launched it (idle streams start work at once). */
+    size_t n = dt_session_event_count(s), seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (ev.kind != DT_EVENT_KERNEL) continue;
+        int inside = 0;
+        for (int k = 0; k < launches; k++)
+            if (ev.start_ns + 1000 >= launch_before[k] && ev.start_ns <= launch_after[k] + 1000) inside = 1;
+        CHECK(inside, "kernel at %" PRIu64 " is outside every launch bracket", ev.start_ns);
+        seen++;
+    }
+    CHECK_EQ_U64(seen, (uint64_t)launches, "kernels");
+    check_trace(s, "trace");
+    dt_session_destroy(s);
+}
+
+/* One fault: its counted drop, exact counts of everything else, and a valid
+   trace. */
+static const struct {
+    const char *fault;
+    int loss;           /* dt_loss_reason, or -1: nothing is lost */
+} fault_table[] = {
+    {"zero_timestamps", DT_LOSS_TIMESTAMP_ZERO},
+    {"reversed_timestamps", DT_LOSS_TIMESTAMP_REVERSED},
+    {"long_timestamps", DT_LOSS_TIMESTAMP_TOO_LONG},
+    {"malformed", DT_LOSS_MALFORMED},
+    {"unknown_kind", DT_LOSS_UNKNOWN_KIND},
+    {"late", -1},
+    {"out_of_order", -1},
+    {"no_callbacks", -1},
+    {"vendor_dropped", DT_LOSS_VENDOR_DROPPED},
+    /* The vendor drops records as if devtrace had given no buffer, but
+       devtrace refused none: all it can know is the vendor's count. */
+    {"no_buffer", DT_LOSS_VENDOR_DROPPED},
+};
+
+static void scenario_fault(const char *fault)
+{
+    int fi = -1;
+    for (size_t i = 0; i < sizeof fault_table / sizeof fault_table[0]; i++)
+        if (strcmp(fault_table[i].fault, fault) == 0) fi = (int)i;
+    REQUIRE(fi >= 0, "unknown fault %s", fault);
+    emu_open();
+    emu_fault f = EMU_FAULT_COUNT;
+    for (int i = 0; i < EMU_FAULT_COUNT; i++)
+        if (emu.fault_name((emu_fault)i) && strcmp(emu.fault_name((emu_fault)i), fault) == 0) f = (emu_fault)i;
+    REQUIRE(f != EMU_FAULT_COUNT, "the emulator has no fault %s", fault);
+
+    dt_session *s = session_new();
+    session_start(s);
+    emu.stats_reset();
+    const uint64_t armed = 7;
+    /* ranges around the work so that no_callbacks shows as missing ids */
+    REQUIRE(dt_external_push(42) == DT_OK, "push");
+    mixed_workload(0, 0, 5);
+    REQUIRE(emu.fault_arm(f, armed) == 0, "emu_fault_arm");
+    mixed_workload(0, 0, 10);
+    mixed_workload(1, 2, 10);
+    REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
+    session_stop(s);
+    emu_stats st;
+    emu.stats_get(&st);
+    CHECK_EQ_U64(st.faulted[f], armed, "records the emulator faulted");
+
+    uint64_t expected[DT_LOSS_COUNT];
+    memset(expected, 0, sizeof expected);
+    if (fault_table[fi].loss >= 0) expected[fault_table[fi].loss] = st.faulted[f];
+    check_exact(s, &st, expected);
+    check_flows(s);
+
+    size_t n = dt_session_event_count(s), without = 0;
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (!is_device(ev.kind)) continue;
+        if (!ev.has_external) without++;
+        else CHECK(ev.external_id == 42, "External id %" PRIu64, ev.external_id);
+    }
+    if (f == EMU_FAULT_NO_CALLBACKS && st.records[EMU_KIND_EXTERNAL] == 0) {
+        /* External ids come from API callbacks: each of the armed calls
+           (all of them launch device work) lacks its id, nothing else. */
+        CHECK_EQ_U64(without, armed, "device activities without External id");
+    } else {
+        /* or the vendor reports external ids in records of its own */
+        CHECK_EQ_U64(without, 0, "device activities without External id");
+    }
+    check_trace(s, "trace");
+    dt_session_destroy(s);
+}
+
+/* 8 threads each making 100,000 launches lose nothing. */
+typedef struct launch_arg { int thread, count; } launch_arg;
+
+static void *launch_thread(void *p)
+{
+    launch_arg *a = p;
+    char name[32];
+    snprintf(name, sizeof name, "worker_%d", a->thread);
+    REQUIRE(dt_external_push((uint64_t)a->thread + 1) == DT_OK, "push");
+    for (int i = 0; i < a->count; i++)
+        REQUIRE(emu.launch_kernel(a->thread % 2, a->thread, name, grid1, block1, 100) == 0, "launch");
+    REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
+    return NULL;
+}
+
+static void scenario_threads(void)
+{
+    emu_open();
+    enum { THREADS = 8 };
+    const char *per_env = getenv("DEVTRACE_CONFORMANCE_LAUNCHES");
+    int per = per_env ? atoi(per_env) : 100000;
+    dt_session *s = session_new();
+    session_start(s);
+    emu.stats_reset();
+    pthread_t th[THREADS];
+    launch_arg args[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        args[t] = (launch_arg){t, per};
+        REQUIRE(pthread_create(&th[t], NULL, launch_thread, &args[t]) == 0, "pthread_create");
+    }
+    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
+    session_stop(s);
+    emu_stats st;
+    emu.stats_get(&st);
+    CHECK_EQ_U64(st.records[EMU_KIND_KERNEL], (uint64_t)THREADS * per, "kernels produced");
+    check_exact(s, &st, NULL);
+    size_t n = dt_session_event_count(s);
+    uint64_t per_thread[THREADS] = {0};
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (ev.kind != DT_EVENT_KERNEL) continue;
+        int t = -1;
+        if (sscanf(ev.name, "worker_%d", &t) != 1 || t < 0 || t >= THREADS) { wrong++; continue; }
+        per_thread[t]++;
+        if (!ev.has_external || ev.external_id != (uint64_t)t + 1) wrong++;
+    }
+    for (int t = 0; t < THREADS; t++) CHECK_EQ_U64(per_thread[t], per, "kernels of one thread");
+    CHECK(wrong == 0, "%zu kernels with a wrong name or External id", wrong);
+    check_flows(s);
+    dt_session_destroy(s);
+}
+
+/* A buffer pool too small for the rate of records: the vendor gets no
+   buffer at times and drops records; every one of them is counted (as
+   no_buffer, or vendor_dropped where the backend cannot tell the cause),
+   so kept + counted = produced, exactly. */
+static void *pool_thread(void *p)
+{
+    launch_arg *a = p;
+    for (int i = 0; i < a->count; i++)
+        REQUIRE(emu.launch_kernel(a->thread % 2, a->thread, "pool_kernel", grid1, block1, 50) == 0, "launch");
+    return NULL;
+}
+
+static void scenario_pool_exhausted(void)
+{
+    emu_open();
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = g_opt.backend;
+    c.buffer_count = 2;
+    c.buffer_size = 1024;
+    dt_session *s = NULL;
+    REQUIRE(dt_session_create(&c, &s) == DT_OK, "dt_session_create: %s", dt_last_error());
+    session_start(s);
+    emu.stats_reset();
+    enum { THREADS = 4, PER = 5000 };
+    pthread_t th[THREADS];
+    launch_arg args[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        args[t] = (launch_arg){t, PER};
+        REQUIRE(pthread_create(&th[t], NULL, pool_thread, &args[t]) == 0, "pthread_create");
+    }
+    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
+    session_stop(s);
+    emu_stats st;
+    emu.stats_get(&st);
+    counts k = count_events(s);
+    /* no host operation is pushed, so no external-correlation records */
+    CHECK_EQ_U64(st.records[EMU_KIND_EXTERNAL], 0, "external-correlation records");
+    uint64_t produced = st.records[EMU_KIND_KERNEL] + st.records[EMU_KIND_RUNTIME] +
+                        st.records[EMU_KIND_DRIVER];
+    uint64_t kept = k.kind[DT_EVENT_KERNEL] + k.kind[DT_EVENT_RUNTIME] + k.kind[DT_EVENT_DRIVER];
+    uint64_t no_buffer = dt_session_loss(s, DT_LOSS_NO_BUFFER);
+    uint64_t vendor = dt_session_loss(s, DT_LOSS_VENDOR_DROPPED);
+    printf("pool: %" PRIu64 " produced, %" PRIu64 " kept, %" PRIu64 " no_buffer, %" PRIu64
+           " vendor_dropped (emulator: %" PRIu64 " dropped for want of a buffer)\n",
+           produced, kept, no_buffer, vendor, st.dropped_no_buffer);
+    CHECK_EQ_U64(st.records[EMU_KIND_KERNEL], THREADS * PER, "kernels produced");
+    CHECK_EQ_U64(no_buffer + vendor, st.dropped_reported, "records counted as lost");
+    CHECK_EQ_U64(kept + no_buffer + vendor, produced, "kept + lost");
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        if (r == DT_LOSS_NO_BUFFER || r == DT_LOSS_VENDOR_DROPPED) continue;
+        CHECK_EQ_U64(dt_session_loss(s, (dt_loss_reason)r), 0, dt_loss_reason_name((dt_loss_reason)r));
+    }
+    check_trace(s, "trace");
+    dt_session_destroy(s);
+}
+
+/* Only the kinds asked for are recorded; External ids still reach the
+   device activity (they do not depend on recording API calls). */
+static void scenario_capture_subset(void)
+{
+    emu_open();
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = g_opt.backend;
+    c.capture = DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET;
+    dt_session *s = NULL;
+    REQUIRE(dt_session_create(&c, &s) == DT_OK, "dt_session_create: %s", dt_last_error());
+    session_start(s);
+    emu.stats_reset();
+    REQUIRE(dt_external_push(99) == DT_OK, "push");
+    mixed_workload(0, 0, 10);
+    REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
+    session_stop(s);
+    emu_stats st;
+    emu.stats_get(&st);
+    CHECK_EQ_U64(st.records[EMU_KIND_MEMCPY], 0, "memcpy records produced");
+    CHECK_EQ_U64(st.records[EMU_KIND_RUNTIME], 0, "runtime records produced");
+    CHECK_EQ_U64(st.records[EMU_KIND_KERNEL], 20, "kernel records produced");
+    CHECK_EQ_U64(st.records[EMU_KIND_MEMSET], 10, "memset records produced");
+    check_exact(s, &st, NULL);
+    size_t n = dt_session_event_count(s);
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (is_device(ev.kind))
+            CHECK(ev.has_external && ev.external_id == 99, "%s: External id %d/%" PRIu64, ev.name,
+                  ev.has_external, ev.external_id);
+    }
+    dt_session_destroy(s);
+}
+
+/* Start, stop and start again: each session holds exactly its own work. */
+static void scenario_restart(void)
+{
+    emu_open();
+    dt_session *s = session_new();
+    for (int round = 0; round < 3; round++) {
+        session_start(s);
+        emu.stats_reset();
+        mixed_workload(round % 2, round, 3 + round);
+        session_stop(s);
+        emu_stats st;
+        emu.stats_get(&st);
+        CHECK_EQ_U64(st.records[EMU_KIND_KERNEL], 2 * (3 + round), "kernels produced");
+        check_exact(s, &st, NULL);
+        check_flows(s);
+        char tag[16];
+        snprintf(tag, sizeof tag, "round%d", round);
+        check_trace(s, tag);
+    }
+    dt_session_destroy(s);
+    /* and a fresh session after the first one was destroyed */
+    s = session_new();
+    session_start(s);
+    emu.stats_reset();
+    mixed_workload(0, 5, 2);
+    session_stop(s);
+    emu_stats st;
+    emu.stats_get(&st);
+    check_exact(s, &st, NULL);
+    dt_session_destroy(s);
+}
+
+/* A library that cannot be used gives a message that says what to do. */
+static void expect_unavailable(const char *library, const char *const *must_contain)
+{
+    REQUIRE(setenv(g_opt.env, library, 1) == 0, "setenv");
+    dt_session *s = session_new();
+    dt_status st = dt_session_start(s);
+    CHECK(st == DT_ERR_BACKEND_UNAVAILABLE, "dt_session_start gave %s", dt_status_name(st));
+    const char *msg = dt_last_error();
+    printf("message: %s\n", msg);
+    for (int i = 0; must_contain[i]; i++)
+        CHECK(strstr(msg, must_contain[i]) != NULL, "message lacks \"%s\": %s", must_contain[i], msg);
+    dt_session_destroy(s);
+
+    dt_backend_status bs;
+    CHECK(dt_backend_probe(g_opt.backend, &bs) == DT_OK, "probe: %s", dt_last_error());
+    CHECK(bs.available == 0, "probe says available");
+    CHECK(bs.reason[0] != '\0', "probe gives no reason");
+}
+
+static void scenario_missing_library(void)
+{
+    const char *path = "/nonexistent/devtrace-conformance/libvendor.so";
+    const char *must[] = {path, g_opt.env, NULL};
+    expect_unavailable(path, must);
+}
+
+static void scenario_no_marker(void)
+{
+    REQUIRE(g_opt.nomarker, "no --nomarker library for this backend");
+    /* the library itself loads: the refusal is about its layout */
+    void *h = dlopen(g_opt.nomarker, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(h != NULL, "cannot load %s: %s", g_opt.nomarker, dlerror());
+    const char *must[] = {g_opt.nomarker, "rebuild", NULL};
+    expect_unavailable(g_opt.nomarker, must);
+}
+
+/* The minimal library has only the required entry points: the backend
+   starts, records device activity (no External ids), and names every
+   missing feature in the probe and in the trace's notes. */
+static void scenario_minimal(void)
+{
+    REQUIRE(g_opt.minimal, "no --minimal library for this backend");
+    g_opt.emulator = g_opt.minimal;
+    emu_open();
+    dt_backend_status bs;
+    REQUIRE(dt_backend_probe(g_opt.backend, &bs) == DT_OK, "probe: %s", dt_last_error());
+    printf("probe: available %d, library %s, version '%s', reason: %s\n", bs.available, bs.library,
+           bs.version, bs.reason);
+    CHECK(bs.available == 1, "minimal library not available: %s", bs.reason);
+    CHECK(strstr(bs.reason, "Subscribe") != NULL, "probe does not name the missing subscribe: %s", bs.reason);
+    dt_session *s = session_new();
+    session_start(s);
+    emu.stats_reset();
+    REQUIRE(dt_external_push(7) == DT_OK, "push");
+    mixed_workload(0, 0, 5);
+    REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
+    session_stop(s);
+    emu_stats st;
+    emu.stats_get(&st);
+    check_exact(s, &st, NULL);
+    check_flows(s);
+    CHECK(s->note_count > 0, "no notes about degraded features");
+    int subscribe_noted = 0;
+    for (int i = 0; i < s->note_count; i++)
+        if (strstr(s->notes[i].key, "Subscribe")) subscribe_noted = 1;
+    CHECK(subscribe_noted, "the trace does not note the missing subscribe");
+    size_t n = dt_session_event_count(s);
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (is_device(ev.kind)) CHECK(!ev.has_external, "External id without callbacks");
+    }
+    check_trace_allowing(s, "trace", 4);
+    dt_session_destroy(s);
+}
+
+static void other_profiler_callback(void *userdata, int domain, uint32_t cbid, const void *data) {}
+
+/* Another profiler holding the vendor interface: DT_ERR_BUSY, and devtrace
+   leaves nothing armed (it starts once the other lets go). */
+static void scenario_busy(void)
+{
+    REQUIRE(g_opt.subscribe, "no --subscribe symbol for this backend");
+    emu_open();
+    typedef int (*subscribe_fn)(void **, void *, void *);
+    typedef int (*unsubscribe_fn)(void *);
+    subscribe_fn sub;
+    unsubscribe_fn unsub;
+    char unsub_name[128];
+    *(void **)&sub = dlsym(emu.handle, g_opt.subscribe);
+    REQUIRE(sub, "the emulator lacks %s", g_opt.subscribe);
+    const char *suffix = strstr(g_opt.subscribe, "Subscribe");
+    REQUIRE(suffix, "subscribe symbol %s", g_opt.subscribe);
+    snprintf(unsub_name, sizeof unsub_name, "%.*sUnsubscribe", (int)(suffix - g_opt.subscribe), g_opt.subscribe);
+    *(void **)&unsub = dlsym(emu.handle, unsub_name);
+    REQUIRE(unsub, "the emulator lacks %s", unsub_name);
+    void *other = NULL;
+    REQUIRE(sub(&other, (void *)other_profiler_callback, NULL) == 0, "the other profiler could not subscribe");
+    dt_session *s = session_new();
+    dt_status st = dt_session_start(s);
+    CHECK(st == DT_ERR_BUSY, "dt_session_start gave %s: %s", dt_status_name(st), dt_last_error());
+    CHECK(strstr(dt_last_error(), "another") != NULL, "message does not name another holder: %s",
+          dt_last_error());
+    REQUIRE(unsub(other) == 0, "the other profiler could not unsubscribe");
+    session_start(s);
+    emu.stats_reset();
+    mixed_workload(0, 0, 2);
+    session_stop(s);
+    emu_stats st2;
+    emu.stats_get(&st2);
+    check_exact(s, &st2, NULL);
+    dt_session_destroy(s);
+}
+
+int main(int argc, char **argv)
+{
+    const char *scenario = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *k = argv[i], *v = argv[i + 1];
+        if (!strcmp(k, "--backend")) g_opt.backend = v;
+        else if (!strcmp(k, "--emulator")) g_opt.emulator = v;
+        else if (!strcmp(k, "--env")) g_opt.env = v;
+        else if (!strcmp(k, "--minimal")) g_opt.minimal = v;
+        else if (!strcmp(k, "--nomarker")) g_opt.nomarker = v;
+        else if (!strcmp(k, "--subscribe")) g_opt.subscribe = v;
+        else if (!strcmp(k, "--out")) g_opt.out = v;
+        else if (!strcmp(k, "--cli")) g_opt.cli = v;
+        else if (!strcmp(k, "--scenario")) scenario = v;
+        else { fprintf(stderr, "unknown option %s\n", k); return 2; }
+    }
+    if (!g_opt.backend || !g_opt.emulator || !g_opt.env || !scenario) {
+        fprintf(stderr, "usage: %s --backend NAME --emulator LIB --env VAR --scenario S [...]\n", argv[0]);
+        return 2;
+    }
+    g_scenario = scenario;
+    if (!strcmp(scenario, "kinds")) scenario_kinds();
+    else if (!strcmp(scenario, "external")) scenario_external();
+    else if (!strcmp(scenario, "window")) scenario_window();
+    else if (!strcmp(scenario, "clock")) scenario_clock();
+    else if (!strcmp(scenario, "threads")) scenario_threads();
+    else if (!strcmp(scenario, "restart")) scenario_restart();
+    else if (!strcmp(scenario, "capture_subset")) scenario_capture_subset();
+    else if (!strcmp(scenario, "pool_exhausted")) scenario_pool_exhausted();
+    else if (!strcmp(scenario, "missing_library")) scenario_missing_library();
+    else if (!strcmp(scenario, "no_marker")) scenario_no_marker();
+    else if (!strcmp(scenario, "minimal")) scenario_minimal();
+    else if (!strcmp(scenario, "busy")) scenario_busy();
+    else if (!strncmp(scenario, "fault_", 6)) scenario_fault(scenario + 6);
+    else { fprintf(stderr, "unknown scenario %s\n", scenario); return 2; }
+    if (g_failures) {
+        fprintf(stderr, "[%s] %d checks failed\n", scenario, g_failures);
+        return 1;
+    }
+    printf("[%s] passed\n", scenario);
+    return 0;
+}
