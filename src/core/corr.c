@@ -21,26 +21,37 @@ int dt_corr_map_init(dt_corr_map *m, size_t hint)
     size_t cap = 64;
     while (cap < hint * 2) cap *= 2;
     memset(m, 0, sizeof *m);
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->values = malloc(cap * sizeof *m->values);
-    m->used = calloc(cap, 1);
-    if (!m->keys || !m->values || !m->used) { dt_corr_map_free(m); return -1; }
+    m->slots = calloc(cap, sizeof *m->slots);
+    if (!m->slots) return -1;
     m->mask = cap - 1;
     return 0;
 }
 
 void dt_corr_map_free(dt_corr_map *m)
 {
-    free(m->keys); free(m->values); free(m->used);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
-static int corr_map_grow(dt_corr_map *m)
+static void corr_map_insert(dt_corr_map *m, uint64_t key, uint64_t value)
 {
+    size_t i = mix64(key) & m->mask;
+    while (m->slots[i].key) {
+        if (m->slots[i].key == key) { m->slots[i].value = value; return; }
+        i = (i + 1) & m->mask;
+    }
+    m->slots[i].key = key;
+    m->slots[i].value = value;
+    m->count++;
+}
+
+int dt_corr_map_reserve(dt_corr_map *m, size_t entries)
+{
+    if (m->slots && (entries + 1) * 4 <= (m->mask + 1) * 3) return 0;
     dt_corr_map n;
-    if (dt_corr_map_init(&n, (m->mask + 1)) != 0) return -1;
-    for (size_t i = 0; i <= m->mask; i++)
-        if (m->used[i]) dt_corr_map_put(&n, m->keys[i], m->values[i]);
+    if (dt_corr_map_init(&n, entries) != 0) return -1;
+    for (size_t i = 0; m->slots && i <= m->mask; i++)
+        if (m->slots[i].key) corr_map_insert(&n, m->slots[i].key, m->slots[i].value);
     dt_corr_map_free(m);
     *m = n;
     return 0;
@@ -48,26 +59,19 @@ static int corr_map_grow(dt_corr_map *m)
 
 int dt_corr_map_put(dt_corr_map *m, uint64_t key, uint64_t value)
 {
-    if (!m->used) return -1;
-    if ((m->count + 1) * 4 > (m->mask + 1) * 3 && corr_map_grow(m) != 0) return -1;
-    size_t i = mix64(key) & m->mask;
-    while (m->used[i]) {
-        if (m->keys[i] == key) { m->values[i] = value; return 0; }
-        i = (i + 1) & m->mask;
-    }
-    m->used[i] = 1;
-    m->keys[i] = key;
-    m->values[i] = value;
-    m->count++;
+    if (!m->slots) return -1;
+    if (key == 0) return 0;
+    if ((m->count + 1) * 4 > (m->mask + 1) * 3 && dt_corr_map_reserve(m, (m->mask + 1)) != 0) return -1;
+    corr_map_insert(m, key, value);
     return 0;
 }
 
 int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value)
 {
-    if (!m->used) return 0;
+    if (!m->slots || key == 0) return 0;
     size_t i = mix64(key) & m->mask;
-    while (m->used[i]) {
-        if (m->keys[i] == key) { *value = m->values[i]; return 1; }
+    while (m->slots[i].key) {
+        if (m->slots[i].key == key) { *value = m->slots[i].value; return 1; }
         i = (i + 1) & m->mask;
     }
     return 0;
@@ -253,6 +257,12 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
 {
     _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)&s->corr_chunks;
     dt_corr_chunk *c = atomic_exchange(head, NULL);
+    if (keep) {
+        /* size the map once rather than rehashing as it grows */
+        size_t total = s->corr.count;
+        for (dt_corr_chunk *k = c; k; k = k->next) total += atomic_load(&k->n);
+        dt_corr_map_reserve(&s->corr, total);
+    }
     while (c) {
         dt_corr_chunk *next = c->next;
         if (keep) {
