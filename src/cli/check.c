@@ -1,0 +1,10 @@
+/* `devtrace check`: the implementation lives in the reader library so that
+   tests and fuzzers reach it with their own output streams. */
+#include "dt_reader.h"
+
+#include <stdio.h>
+
+int dt_cli_check(int argc, char **argv)
+{
+    return dt_check_main(argc, argv, stdout, stderr);
+}

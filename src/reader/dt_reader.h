@@ -1,0 +1,194 @@
+/*
+ * Streaming reader for devtrace / Kineto Chrome trace JSON (plain or gzip),
+ * and the `devtrace stats` and `devtrace check` commands built on it.
+ *
+ * The reader never holds the whole trace: it parses with yajl's callback
+ * parser in chunks and hands each traceEvents entry, as a small flat struct,
+ * to a visitor. Memory grows with the number of distinct names and ids kept
+ * by the caller, not with the number of events. The top-level scalars and
+ * the `devtrace` object are collected into a dt_rd_summary, complete once
+ * the whole input has been read (the `devtrace` key follows traceEvents).
+ */
+#ifndef DT_READER_H
+#define DT_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Deepest JSON nesting accepted; hostile inputs ([[[[...) stop here. */
+#define DT_RD_MAX_DEPTH 64
+
+/* A pid or tid: an integer, or a string where the writer used one
+   (Kineto writes e.g. "Spans" or ""). */
+typedef struct dt_rd_id {
+    bool present;
+    bool is_str;
+    int64_t num;
+    const char *str; /* valid during the visitor call only */
+} dt_rd_id;
+
+enum {
+    DT_RD_HAS_TS = 1u << 0,
+    DT_RD_HAS_DUR = 1u << 1,
+    DT_RD_HAS_ID = 1u << 2,
+    DT_RD_HAS_EXTERNAL_ID = 1u << 3,
+    DT_RD_HAS_CORRELATION = 1u << 4,
+    DT_RD_HAS_BYTES = 1u << 5,
+    DT_RD_HAS_DEVICE = 1u << 6,
+    DT_RD_HAS_STREAM = 1u << 7,
+    DT_RD_HAS_CBID = 1u << 8,
+    DT_RD_HAS_PARENT = 1u << 9,
+    DT_RD_HAS_SORT_INDEX = 1u << 10,
+    DT_RD_HAS_ARG_NAME = 1u << 11,
+    DT_RD_HAS_ARG_LABELS = 1u << 12
+};
+
+/* One traceEvents entry. Strings are NUL-terminated ("" when absent) and
+   valid only during the visitor call. */
+typedef struct dt_rd_event {
+    uint64_t index;  /* position in traceEvents, from 0 */
+    uint64_t offset; /* byte offset of its '{' in the (decompressed) JSON */
+    uint32_t has;    /* DT_RD_HAS_* */
+    const char *ph, *cat, *name, *bp;
+    dt_rd_id pid, tid;
+    int64_t ts_ns;  /* "ts" in ns, exact for decimal microseconds */
+    int64_t dur_ns; /* "dur" in ns */
+    const char *id; /* flow id as written (number text or string) */
+    /* args */
+    uint64_t external_id, correlation, bytes, parent;
+    int64_t device, stream, cbid;
+    /* metadata (ph "M") args */
+    const char *arg_name;   /* args.name */
+    const char *arg_labels; /* args.labels */
+    int64_t sort_index;     /* args.sort_index */
+} dt_rd_event;
+
+/* Return 0 to go on, or a positive value to stop reading (dt_rd_read then
+   returns that value). */
+typedef int (*dt_rd_visitor)(void *user, const dt_rd_event *event);
+
+typedef struct dt_rd_kv {
+    char *key;
+    int64_t value;
+} dt_rd_kv;
+
+typedef struct dt_rd_kvlist {
+    bool present;
+    dt_rd_kv *items;
+    size_t count, cap;
+} dt_rd_kvlist;
+
+typedef struct dt_rd_summary {
+    bool compressed;         /* the input was gzip */
+    uint64_t bytes;          /* JSON bytes parsed (decompressed) */
+    uint64_t event_count;    /* traceEvents entries */
+    bool has_trace_events;
+    bool has_schema_version;
+    int64_t schema_version;
+    bool has_display_time_unit;
+    char *display_time_unit;
+    bool has_base_time;
+    int64_t base_time_ns;
+    bool has_device_properties;
+    size_t device_count;
+    char *trace_name;
+
+    bool has_devtrace;
+    char *version, *backend, *vendor, *library, *library_version;
+    bool has_window_start, has_window_end;
+    int64_t window_start_ns, window_end_ns;
+    bool has_clock;
+    double clock_slope, clock_offset_ns, clock_error_bound_ns;
+    int64_t clock_samples, clock_segments;
+    bool clock_identity;
+    dt_rd_kvlist loss;        /* devtrace.loss, in file order */
+    dt_rd_kvlist counts;      /* devtrace.counts */
+    dt_rd_kvlist attribution; /* devtrace.attribution: External id text -> ns */
+} dt_rd_summary;
+
+void dt_rd_summary_free(dt_rd_summary *summary);
+
+/* Where the JSON comes from. gzip is recognised by its magic bytes. */
+typedef struct dt_rd_source dt_rd_source;
+/* NULL with a message in err (errlen bytes) when the file cannot be opened.
+   "-" reads standard input. */
+dt_rd_source *dt_rd_open_file(const char *path, char *err, size_t errlen);
+/* The buffer must outlive the source. */
+dt_rd_source *dt_rd_open_memory(const void *data, size_t len);
+void dt_rd_close(dt_rd_source *src);
+
+/*
+ * Reads the whole source, calling visit for each traceEvents entry and
+ * filling *summary (which the caller frees with dt_rd_summary_free, also
+ * on failure). Returns 0 on success; -1 on a format or I/O error, with a
+ * message naming the byte offset in err; or the visitor's non-zero value.
+ */
+int dt_rd_read(dt_rd_source *src, dt_rd_visitor visit, void *user, dt_rd_summary *summary,
+               char *err, size_t errlen);
+
+/* Parses a JSON number as written into exact nanoseconds, treating it as
+   microseconds (ts/dur). Returns false when it is not a number or does not
+   fit. */
+bool dt_rd_parse_us_to_ns(const char *text, size_t len, int64_t *out_ns);
+
+/* a + b, saturated at the int64 limits: hostile traces may carry
+   durations whose sums do not fit. */
+static inline int64_t dt_rd_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* A growable set of byte strings, each given a dense id in insertion order.
+   Used to group by name, row or id with memory bounded by distinct keys. */
+typedef struct dt_rd_strtab {
+    uint32_t *slots; /* id + 1, 0 = empty */
+    size_t nslots;
+    char **keys;
+    size_t *lens;
+    size_t count, cap;
+} dt_rd_strtab;
+
+void dt_rd_strtab_init(dt_rd_strtab *t);
+void dt_rd_strtab_free(dt_rd_strtab *t);
+/* Id of key, inserting it if absent (*added tells which; may be NULL).
+   Returns -1 when out of memory. Keys are NUL-terminated copies. */
+int64_t dt_rd_strtab_intern(dt_rd_strtab *t, const void *key, size_t len, bool *added);
+/* Id of key or -1. */
+int64_t dt_rd_strtab_find(const dt_rd_strtab *t, const void *key, size_t len);
+static inline const char *dt_rd_strtab_key(const dt_rd_strtab *t, size_t id)
+{
+    return t->keys[id];
+}
+
+/* Invariant checker (docs/trace-format.md). Prints violations to out and
+   errors to err; returns 0 when every invariant holds, 1 otherwise. */
+int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err);
+
+/* Stats over a source: reports is a comma-separated subset of
+   "kernels,memcpy,memset,api,ranges" (NULL or "": all). Returns 0, 1 when
+   the trace cannot be read, 2 for an unknown report name. */
+int dt_stats_source(dt_rd_source *src, const char *label, const char *reports, bool csv, FILE *out, FILE *err);
+
+/* The commands, testable with their own streams. argv[0] is the
+   subcommand name. Exit status: 0 ok, 1 violations or errors, 2 usage. */
+int dt_check_main(int argc, char **argv, FILE *out, FILE *err);
+int dt_stats_main(int argc, char **argv, FILE *out, FILE *err);
+
+/* What src/cli/main.c dispatches to (stdout/stderr). */
+int dt_cli_stats(int argc, char **argv);
+int dt_cli_check(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

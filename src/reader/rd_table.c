@@ -1,0 +1,116 @@
+/* Interning table for the reader's consumers: open addressing, FNV-1a. */
+#include "dt_reader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rd_hash(const void *key, size_t len)
+{
+    const unsigned char *p = key;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h ^ (h >> 29);
+}
+
+void dt_rd_strtab_init(dt_rd_strtab *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void dt_rd_strtab_free(dt_rd_strtab *t)
+{
+    for (size_t i = 0; i < t->count; i++)
+        free(t->keys[i]);
+    free(t->keys);
+    free(t->lens);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+static int64_t rd_lookup(const dt_rd_strtab *t, const void *key, size_t len, uint64_t h, size_t *slot)
+{
+    size_t mask = t->nslots - 1;
+    size_t i = (size_t)h & mask;
+    for (;;) {
+        uint32_t v = t->slots[i];
+        if (v == 0) {
+            *slot = i;
+            return -1;
+        }
+        size_t id = v - 1;
+        if (t->lens[id] == len && memcmp(t->keys[id], key, len) == 0) {
+            *slot = i;
+            return (int64_t)id;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+static int rd_grow(dt_rd_strtab *t)
+{
+    size_t n = t->nslots ? t->nslots * 2 : 64;
+    uint32_t *slots = calloc(n, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t id = 0; id < t->count; id++) {
+        size_t i = (size_t)rd_hash(t->keys[id], t->lens[id]) & (n - 1);
+        while (slots[i])
+            i = (i + 1) & (n - 1);
+        slots[i] = (uint32_t)(id + 1);
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = n;
+    return 0;
+}
+
+int64_t dt_rd_strtab_find(const dt_rd_strtab *t, const void *key, size_t len)
+{
+    if (t->nslots == 0)
+        return -1;
+    size_t slot;
+    return rd_lookup(t, key, len, rd_hash(key, len), &slot);
+}
+
+int64_t dt_rd_strtab_intern(dt_rd_strtab *t, const void *key, size_t len, bool *added)
+{
+    if (added)
+        *added = false;
+    if (t->count >= UINT32_MAX - 1)
+        return -1;
+    /* Keep the load factor under one half so probes stay short. */
+    if ((t->count + 1) * 2 > t->nslots && rd_grow(t) != 0)
+        return -1;
+    uint64_t h = rd_hash(key, len);
+    size_t slot;
+    int64_t id = rd_lookup(t, key, len, h, &slot);
+    if (id >= 0)
+        return id;
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        char **keys = realloc(t->keys, cap * sizeof *keys);
+        if (!keys)
+            return -1;
+        t->keys = keys;
+        size_t *lens = realloc(t->lens, cap * sizeof *lens);
+        if (!lens)
+            return -1;
+        t->lens = lens;
+        t->cap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return -1;
+    if (len)
+        memcpy(copy, key, len);
+    copy[len] = '\0';
+    t->keys[t->count] = copy;
+    t->lens[t->count] = len;
+    t->slots[slot] = (uint32_t)(t->count + 1);
+    if (added)
+        *added = true;
+    return (int64_t)t->count++;
+}

@@ -1,0 +1,548 @@
+/*
+ * `devtrace stats`: summary tables in the manner of `nsys stats`, from one
+ * streaming pass. The median needs every duration of a group, so each group
+ * keeps its durations (memory grows with the events of the reported
+ * categories only); everything else is keyed by distinct names and ids.
+ */
+#include "dt_reader.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { REP_KERNELS, REP_MEMCPY, REP_MEMSET, REP_API, REP_RANGES, REP_COUNT };
+
+static const char *const rep_names[REP_COUNT] = {"kernels", "memcpy", "memset", "api", "ranges"};
+static const char *const rep_titles[REP_COUNT] = {
+    "Device kernels, by name",
+    "Memory copies, by kind",
+    "Memory sets, by kind",
+    "Runtime and driver API calls, by name",
+    "User ranges, by name (Device Time: device activity attributed to the range or ranges nested in it)",
+};
+
+typedef struct st_group {
+    int64_t *durs;
+    size_t n, cap;
+    int64_t total;
+    uint64_t bytes;
+    int64_t device_ns;
+    uint64_t stamp;
+    bool sorted;
+} st_group;
+
+typedef struct st_report {
+    dt_rd_strtab names;
+    st_group *groups;
+    size_t cap;
+} st_report;
+
+typedef struct st_range {
+    uint32_t group;
+    bool has_parent;
+    uint64_t parent;
+    uint64_t stamp;
+} st_range;
+
+typedef struct st {
+    unsigned reports; /* bit per REP_* */
+    st_report rep[REP_COUNT];
+    dt_rd_strtab range_ids;
+    st_range *ranges;
+    size_t range_cap;
+    dt_rd_strtab ext_ids;
+    int64_t *ext_sum;
+    size_t ext_cap;
+    bool oom;
+} st;
+
+static int st_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return -1;
+    memset((char *)q + *cap * elem, 0, (n - *cap) * elem);
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static int64_t st_group_id(st_report *r, const char *name)
+{
+    int64_t id = dt_rd_strtab_intern(&r->names, name, strlen(name), NULL);
+    if (id < 0 || st_grow((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
+        return -1;
+    return id;
+}
+
+static int st_add(st_report *r, int64_t g, int64_t dur)
+{
+    st_group *gr = &r->groups[g];
+    if (st_grow((void **)&gr->durs, &gr->cap, gr->n + 1, sizeof *gr->durs) != 0)
+        return -1;
+    gr->durs[gr->n++] = dur;
+    gr->total = dt_rd_add_sat(gr->total, dur);
+    return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static int st_visit(void *user, const dt_rd_event *e)
+{
+    st *s = user;
+    if (strcmp(e->ph, "X") != 0 || (e->has & (DT_RD_HAS_TS | DT_RD_HAS_DUR)) != (DT_RD_HAS_TS | DT_RD_HAS_DUR))
+        return 0;
+    int rep = -1;
+    bool device = false;
+    if (strcmp(e->cat, "kernel") == 0) {
+        rep = REP_KERNELS;
+        device = true;
+    } else if (strcmp(e->cat, "gpu_memcpy") == 0) {
+        rep = REP_MEMCPY;
+        device = true;
+    } else if (strcmp(e->cat, "gpu_memset") == 0) {
+        rep = REP_MEMSET;
+        device = true;
+    } else if (ends_with(e->cat, "_runtime") || ends_with(e->cat, "_driver")) {
+        rep = REP_API;
+    } else if (strcmp(e->cat, "user_annotation") == 0) {
+        rep = REP_RANGES;
+    }
+    if (rep < 0)
+        return 0;
+    if (device && (s->reports & (1u << REP_RANGES)) && (e->has & DT_RD_HAS_EXTERNAL_ID)) {
+        char key[32];
+        int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
+        int64_t id = dt_rd_strtab_intern(&s->ext_ids, key, (size_t)n, NULL);
+        if (id < 0 || st_grow((void **)&s->ext_sum, &s->ext_cap, (size_t)id + 1, sizeof *s->ext_sum) != 0)
+            goto oom;
+        s->ext_sum[id] = dt_rd_add_sat(s->ext_sum[id], e->dur_ns);
+    }
+    if (!(s->reports & (1u << rep)))
+        return 0;
+    st_report *r = &s->rep[rep];
+    int64_t g = st_group_id(r, e->name);
+    if (g < 0 || st_add(r, g, e->dur_ns) != 0)
+        goto oom;
+    if (e->has & DT_RD_HAS_BYTES)
+        r->groups[g].bytes += e->bytes;
+    if (rep == REP_RANGES && (e->has & DT_RD_HAS_EXTERNAL_ID)) {
+        char key[32];
+        int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
+        bool added;
+        int64_t id = dt_rd_strtab_intern(&s->range_ids, key, (size_t)n, &added);
+        if (id < 0 || st_grow((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
+            goto oom;
+        if (added) {
+            s->ranges[id].group = (uint32_t)g;
+            s->ranges[id].has_parent = (e->has & DT_RD_HAS_PARENT) != 0;
+            s->ranges[id].parent = e->parent;
+        }
+    }
+    return 0;
+oom:
+    s->oom = true;
+    return 1;
+}
+
+/* Device time of each range group: every External id's device time goes to
+   its range and each enclosing range, once per group even when a name
+   repeats along the chain. */
+static void st_attribute_ranges(st *s)
+{
+    st_report *r = &s->rep[REP_RANGES];
+    uint64_t walk = 0;
+    for (size_t e = 0; e < s->ext_ids.count; e++) {
+        const char *key = dt_rd_strtab_key(&s->ext_ids, e);
+        int64_t id = dt_rd_strtab_find(&s->range_ids, key, strlen(key));
+        walk++;
+        while (id >= 0) {
+            st_range *rg = &s->ranges[id];
+            if (rg->stamp == walk) /* a cycle in hostile parent links */
+                break;
+            rg->stamp = walk;
+            st_group *g = &r->groups[rg->group];
+            if (g->stamp != walk) {
+                g->stamp = walk;
+                g->device_ns = dt_rd_add_sat(g->device_ns, s->ext_sum[e]);
+            }
+            if (!rg->has_parent)
+                break;
+            char pkey[32];
+            int n = snprintf(pkey, sizeof pkey, "%" PRIu64, rg->parent);
+            id = dt_rd_strtab_find(&s->range_ids, pkey, (size_t)n);
+        }
+    }
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct st_row {
+    size_t group;
+    int64_t total;
+    const char *name;
+} st_row;
+
+static int cmp_row(const void *a, const void *b)
+{
+    const st_row *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+enum { COL_PCT, COL_TOTAL, COL_N, COL_AVG, COL_MED, COL_MIN, COL_MAX, COL_SD, COL_BYTES, COL_BW, COL_DEV, COL_NAME,
+       COL_COUNT };
+
+static const char *const col_names[COL_COUNT] = {
+    "Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)",
+    "Total Bytes", "Avg Bandwidth (GB/s)", "Device Time (ns)", "Name"};
+
+static bool col_used(int rep, int col)
+{
+    if (col == COL_BYTES || col == COL_BW)
+        return rep == REP_MEMCPY || rep == REP_MEMSET;
+    if (col == COL_DEV)
+        return rep == REP_RANGES;
+    return true;
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* Cells of one row as text, so that table widths can be measured. */
+static void row_cells(const st_report *r, const st_row *row, int64_t all_total, char cells[][48])
+{
+    st_group *g = &r->groups[row->group];
+    if (!g->sorted) {
+        qsort(g->durs, g->n, sizeof *g->durs, cmp_i64);
+        g->sorted = true;
+    }
+    double n = (double)g->n;
+    double avg = (double)g->total / n;
+    double med = g->n % 2 ? (double)g->durs[g->n / 2]
+                          : ((double)g->durs[g->n / 2 - 1] + (double)g->durs[g->n / 2]) / 2.0;
+    double ss = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        double d = (double)g->durs[i] - avg;
+        ss += d * d;
+    }
+    double sd = g->n > 1 ? sqrt(ss / (n - 1)) : 0.0;
+    snprintf(cells[COL_PCT], 48, "%.1f", all_total > 0 ? 100.0 * (double)g->total / (double)all_total : 0.0);
+    snprintf(cells[COL_TOTAL], 48, "%" PRId64, g->total);
+    snprintf(cells[COL_N], 48, "%zu", g->n);
+    snprintf(cells[COL_AVG], 48, "%.1f", avg);
+    snprintf(cells[COL_MED], 48, "%.1f", med);
+    snprintf(cells[COL_MIN], 48, "%" PRId64, g->durs[0]);
+    snprintf(cells[COL_MAX], 48, "%" PRId64, g->durs[g->n - 1]);
+    snprintf(cells[COL_SD], 48, "%.1f", sd);
+    snprintf(cells[COL_BYTES], 48, "%" PRIu64, g->bytes);
+    /* bytes per ns is GB/s */
+    snprintf(cells[COL_BW], 48, "%.3f", g->total > 0 ? (double)g->bytes / (double)g->total : 0.0);
+    snprintf(cells[COL_DEV], 48, "%" PRId64, g->device_ns);
+    cells[COL_NAME][0] = '\0';
+}
+
+static int st_print_report(st *s, int rep, bool csv, FILE *out)
+{
+    st_report *r = &s->rep[rep];
+    size_t n = r->names.count;
+    st_row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    int64_t all_total = 0;
+    for (size_t i = 0; i < n; i++) {
+        rows[i] = (st_row){i, r->groups[i].total, dt_rd_strtab_key(&r->names, i)};
+        all_total = dt_rd_add_sat(all_total, r->groups[i].total);
+    }
+    qsort(rows, n, sizeof *rows, cmp_row);
+    /* Cells are formatted twice (widths, then output) rather than kept:
+       a trace may hold very many distinct names. */
+    char cells[COL_COUNT][48];
+    if (csv) {
+        fputs("Report", out);
+        for (int c = 0; c < COL_COUNT; c++)
+            if (col_used(rep, c))
+                fprintf(out, ",%s", col_names[c]);
+        fputc('\n', out);
+        for (size_t i = 0; i < n; i++) {
+            row_cells(r, &rows[i], all_total, cells);
+            fputs(rep_names[rep], out);
+            for (int c = 0; c < COL_NAME; c++)
+                if (col_used(rep, c))
+                    fprintf(out, ",%s", cells[c]);
+            fputc(',', out);
+            csv_field(out, rows[i].name);
+            fputc('\n', out);
+        }
+        free(rows);
+        return 0;
+    }
+    size_t w[COL_COUNT];
+    for (int c = 0; c < COL_COUNT; c++)
+        w[c] = strlen(col_names[c]);
+    for (size_t i = 0; i < n; i++) {
+        row_cells(r, &rows[i], all_total, cells);
+        for (int c = 0; c < COL_NAME; c++)
+            if (strlen(cells[c]) > w[c])
+                w[c] = strlen(cells[c]);
+    }
+    fprintf(out, "\n** %s (%s):\n\n", rep_titles[rep], rep_names[rep]);
+    if (n == 0) {
+        fprintf(out, " (no events)\n");
+        free(rows);
+        return 0;
+    }
+    for (int c = 0; c < COL_COUNT; c++)
+        if (col_used(rep, c))
+            fprintf(out, " %*s%s", c == COL_NAME ? 0 : (int)w[c], col_names[c], c == COL_NAME ? "" : " ");
+    fputc('\n', out);
+    for (int c = 0; c < COL_COUNT; c++) {
+        if (!col_used(rep, c))
+            continue;
+        size_t len = c == COL_NAME ? strlen(col_names[c]) : w[c];
+        fputc(' ', out);
+        for (size_t k = 0; k < len; k++)
+            fputc('-', out);
+        if (c != COL_NAME)
+            fputc(' ', out);
+    }
+    fputc('\n', out);
+    for (size_t i = 0; i < n; i++) {
+        row_cells(r, &rows[i], all_total, cells);
+        for (int c = 0; c < COL_NAME; c++)
+            if (col_used(rep, c))
+                fprintf(out, " %*s ", (int)w[c], cells[c]);
+        fprintf(out, " %s\n", rows[i].name);
+    }
+    free(rows);
+    return 0;
+}
+
+static void st_print_loss(const dt_rd_summary *sum, bool csv, FILE *out)
+{
+    if (csv) {
+        fputs("Report,Reason,Count\n", out);
+        for (size_t i = 0; i < sum->loss.count; i++) {
+            fputs("loss,", out);
+            csv_field(out, sum->loss.items[i].key);
+            fprintf(out, ",%" PRId64 "\n", sum->loss.items[i].value);
+        }
+        return;
+    }
+    fprintf(out, "\n** Records lost while recording (devtrace.loss):\n\n");
+    if (!sum->loss.present) {
+        fprintf(out, " not recorded in this trace\n");
+        return;
+    }
+    size_t w = strlen("Reason");
+    for (size_t i = 0; i < sum->loss.count; i++)
+        if (strlen(sum->loss.items[i].key) > w)
+            w = strlen(sum->loss.items[i].key);
+    fprintf(out, " %-*s  Count\n", (int)w, "Reason");
+    for (size_t i = 0; i < sum->loss.count; i++)
+        fprintf(out, " %-*s  %" PRId64 "\n", (int)w, sum->loss.items[i].key, sum->loss.items[i].value);
+}
+
+static void st_free(st *s)
+{
+    for (int r = 0; r < REP_COUNT; r++) {
+        for (size_t i = 0; i < s->rep[r].names.count; i++)
+            free(s->rep[r].groups[i].durs);
+        free(s->rep[r].groups);
+        dt_rd_strtab_free(&s->rep[r].names);
+    }
+    dt_rd_strtab_free(&s->range_ids);
+    dt_rd_strtab_free(&s->ext_ids);
+    free(s->ranges);
+    free(s->ext_sum);
+}
+
+/* reports: bit per report in the order kernels, memcpy, memset, api, ranges. */
+static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool csv, FILE *out, FILE *err)
+{
+    st s;
+    memset(&s, 0, sizeof s);
+    s.reports = reports;
+    for (int r = 0; r < REP_COUNT; r++)
+        dt_rd_strtab_init(&s.rep[r].names);
+    dt_rd_strtab_init(&s.range_ids);
+    dt_rd_strtab_init(&s.ext_ids);
+    dt_rd_summary sum;
+    char msg[512];
+    int rc = dt_rd_read(src, st_visit, &s, &sum, msg, sizeof msg);
+    if (rc != 0 || s.oom) {
+        fprintf(err, "stats: %s: %s\n", label, s.oom ? "out of memory" : msg);
+        dt_rd_summary_free(&sum);
+        st_free(&s);
+        return 1;
+    }
+    st_attribute_ranges(&s);
+    if (!csv)
+        fprintf(out, "trace: %s (%" PRIu64 " events%s%s)\n", label, sum.event_count, sum.backend ? ", backend " : "",
+                sum.backend ? sum.backend : "");
+    int status = 0;
+    for (int r = 0; r < REP_COUNT; r++)
+        if ((reports & (1u << r)) && st_print_report(&s, r, csv, out) != 0) {
+            fprintf(err, "stats: out of memory\n");
+            status = 1;
+            break;
+        }
+    if (status == 0)
+        st_print_loss(&sum, csv, out);
+    dt_rd_summary_free(&sum);
+    st_free(&s);
+    return status;
+}
+
+/* 0 with *mask set, or 2 (usage) after naming the unknown report. */
+static int parse_reports(const char *reports, unsigned *mask, FILE *err)
+{
+    *mask = 0;
+    if (!reports || !*reports) {
+        *mask = (1u << REP_COUNT) - 1;
+        return 0;
+    }
+    for (const char *p = reports; *p;) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int r = 0; r < REP_COUNT; r++)
+            if (strlen(rep_names[r]) == len && strncmp(p, rep_names[r], len) == 0)
+                found = r;
+        if (found < 0) {
+            fprintf(err, "stats: unknown report \"%.*s\" (known: kernels, memcpy, memset, api, ranges)\n", (int)len,
+                    p);
+            return 2;
+        }
+        *mask |= 1u << found;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+int dt_stats_source(dt_rd_source *src, const char *label, const char *reports, bool csv, FILE *out, FILE *err)
+{
+    unsigned mask;
+    if (parse_reports(reports, &mask, err) != 0)
+        return 2;
+    return st_run(src, label, mask, csv, out, err);
+}
+
+static void stats_usage(FILE *f)
+{
+    fprintf(f, "usage: devtrace stats FILE [--format table|csv] [--report LIST]\n"
+               "\n"
+               "Summarises a trace (JSON or gzip JSON; - reads standard input) like\n"
+               "`nsys stats`: total, count, average, median, minimum, maximum and\n"
+               "standard deviation of durations per name, sorted by total time, then\n"
+               "the records lost while recording (devtrace.loss). User ranges also\n"
+               "show the device time attributed to them and to the ranges they enclose.\n"
+               "\n"
+               "  --format table|csv  table (default) or CSV: per report one header line,\n"
+               "                      then rows whose first column is the report name\n"
+               "  --report LIST       comma-separated subset of\n"
+               "                      kernels, memcpy, memset, api, ranges (default: all)\n"
+               "\n"
+               "Exit status: 0 ok, 1 unreadable or invalid trace, 2 usage.\n");
+}
+
+int dt_stats_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    const char *path = NULL, *format = "table", *reports = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            stats_usage(out);
+            return 0;
+        }
+        const char **dst = NULL;
+        const char *opt = NULL;
+        if (strncmp(a, "--format", 8) == 0 && (a[8] == '\0' || a[8] == '=')) {
+            dst = &format;
+            opt = "--format";
+        } else if (strncmp(a, "--report", 8) == 0 && (a[8] == '\0' || a[8] == '=')) {
+            dst = &reports;
+            opt = "--report";
+        }
+        if (dst) {
+            if (a[8] == '=') {
+                *dst = a + 9;
+            } else if (i + 1 < argc) {
+                *dst = argv[++i];
+            } else {
+                fprintf(err, "stats: %s needs a value\n", opt);
+                stats_usage(err);
+                return 2;
+            }
+            continue;
+        }
+        if (a[0] == '-' && a[1] != '\0') {
+            fprintf(err, "stats: unknown option %s\n", a);
+            stats_usage(err);
+            return 2;
+        }
+        if (path) {
+            fprintf(err, "stats: one FILE only\n");
+            stats_usage(err);
+            return 2;
+        }
+        path = a;
+    }
+    if (!path) {
+        stats_usage(err);
+        return 2;
+    }
+    bool csv;
+    if (strcmp(format, "table") == 0) {
+        csv = false;
+    } else if (strcmp(format, "csv") == 0) {
+        csv = true;
+    } else {
+        fprintf(err, "stats: unknown format \"%s\" (table or csv)\n", format);
+        return 2;
+    }
+    unsigned mask;
+    if (reports && !*reports) {
+        fprintf(err, "stats: --report needs at least one report\n");
+        return 2;
+    }
+    if (parse_reports(reports, &mask, err) != 0)
+        return 2;
+    char msg[512];
+    dt_rd_source *src = dt_rd_open_file(path, msg, sizeof msg);
+    if (!src) {
+        fprintf(err, "stats: %s\n", msg);
+        return 1;
+    }
+    int rc = dt_stats_source(src, path, reports, csv, out, err);
+    dt_rd_close(src);
+    return rc;
+}

@@ -1,0 +1,373 @@
+/* `devtrace check`: the good trace passes; each bad trace fails on exactly
+   the invariant it breaks; corrupt input fails on invariant 1. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_reader.h"
+
+typedef struct capture {
+    FILE *out, *err;
+    char *out_text, *err_text;
+} capture;
+
+static char *drain(FILE *f)
+{
+    fflush(f);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = calloc((size_t)n + 1, 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return buf;
+}
+
+static void cap_open(capture *c)
+{
+    c->out = tmpfile();
+    c->err = tmpfile();
+    assert_non_null(c->out);
+    assert_non_null(c->err);
+}
+
+static void cap_close(capture *c)
+{
+    c->out_text = drain(c->out);
+    c->err_text = drain(c->err);
+}
+
+static void cap_free(capture *c)
+{
+    free(c->out_text);
+    free(c->err_text);
+}
+
+static int run_check(capture *c, int argc, const char **argv)
+{
+    cap_open(c);
+    int rc = dt_check_main(argc, (char **)argv, c->out, c->err);
+    cap_close(c);
+    return rc;
+}
+
+static int check_data(capture *c, const char *rel)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/%s", DT_SOURCE_DIR, rel);
+    const char *argv[] = {"check", path};
+    return run_check(c, 2, argv);
+}
+
+static int check_text(capture *c, const char *json, size_t len)
+{
+    cap_open(c);
+    dt_rd_source *src = dt_rd_open_memory(json, len);
+    assert_non_null(src);
+    int rc = dt_check_source(src, "memory", c->out, c->err);
+    dt_rd_close(src);
+    cap_close(c);
+    return rc;
+}
+
+/* Number of lines of out starting with "invariant <inv>:". */
+static int lines_for(const char *out, int inv)
+{
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "invariant %d:", inv), count = 0;
+    for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, prefix, (size_t)n) == 0)
+            count++;
+    return count;
+}
+
+static void good_trace_passes(void **state)
+{
+    (void)state;
+    capture c;
+    assert_int_equal(check_data(&c, "good.json"), 0);
+    assert_string_equal(c.out_text, "check: OK (39 events, 6 flows)\n");
+    assert_string_equal(c.err_text, "");
+    cap_free(&c);
+    assert_int_equal(check_data(&c, "good.json.gz"), 0);
+    assert_string_equal(c.out_text, "check: OK (39 events, 6 flows)\n");
+    cap_free(&c);
+}
+
+static void each_bad_trace_fails_its_invariant(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        int invariant;
+        const char *says;
+    } cases[] = {
+        {"bad1_no_schema_version.json", 1, "schemaVersion"},
+        {"bad2_flow_unpaired.json", 2, "flow id 13 has 1 start(s) and 0 finish(es)"},
+        {"bad2_flow_no_bp.json", 2, "flow finish id 12"},
+        {"bad3_attribution.json", 3, "devtrace.attribution[\"1\"] = 44999 ns but its device events sum to 45000 ns"},
+        {"bad4_mangled.json", 4, "kernel name is mangled: event #15 \"_Z4gemmIfEvPfi\" (pid 0, tid 7, ts 1170.000 us)"},
+        {"bad4_generic_names.json", 4, "1 of 6 runtime/driver events"},
+        {"bad5_outside_window.json", 5, "outside the capture window [1000.000, 2000.000] us"},
+        {"bad5_overlap.json", 5, "\"Memset (Device)\" (pid 0, tid 7, ts 1455.000 us, end 1465.000 us) partially "
+                                 "overlaps event #27 \"relu_kernel\""},
+        {"bad6_unnamed_tid.json", 6, "row pid 0, tid 7 is not named"},
+        {"bad6_sort_index.json", 6, "device pid 0 (sort index 100) does not sort after host pid 4242"},
+        {"bad7_loss_missing_key.json", 7, "devtrace.loss has no \"no_buffer\" count"},
+        {"bad7_loss_total.json", 7, "devtrace.loss.total is 4 but the reasons sum to 3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        capture c;
+        int rc = check_data(&c, cases[i].file);
+        if (rc != 1)
+            fail_msg("%s: exit status %d", cases[i].file, rc);
+        for (int inv = 1; inv <= 7; inv++) {
+            int n = lines_for(c.out_text, inv);
+            if (inv == cases[i].invariant ? n != 1 : n != 0)
+                fail_msg("%s: %d line(s) for invariant %d:\n%s", cases[i].file, n, inv, c.out_text);
+        }
+        if (!strstr(c.out_text, cases[i].says))
+            fail_msg("%s: output does not say \"%s\":\n%s", cases[i].file, cases[i].says, c.out_text);
+        if (!strstr(c.out_text, "check: FAILED: 1 violation\n"))
+            fail_msg("%s: summary line missing:\n%s", cases[i].file, c.out_text);
+        cap_free(&c);
+    }
+}
+
+static void corrupt_input_fails_invariant_1(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/good.json", DT_SOURCE_DIR);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char buf[8192];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(len > 1000 && len < sizeof buf);
+    for (size_t n = 0; n < len - 2; n += 97) {
+        capture c;
+        assert_int_equal(check_text(&c, buf, n), 1);
+        assert_int_equal(lines_for(c.out_text, 1), 1);
+        assert_non_null(strstr(c.out_text, "memory: byte "));
+        assert_non_null(strstr(c.out_text, "check: FAILED: 1 violation\n"));
+        cap_free(&c);
+    }
+    capture c;
+    /* what was read before the damage is still checked */
+    static const char partial[] =
+        "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"_Z1kv\",\"pid\":0,\"tid\":1,\"ts\":1,"
+        "\"dur\":1},{\"ph\":";
+    assert_int_equal(check_text(&c, partial, sizeof partial - 1), 1);
+    assert_int_equal(lines_for(c.out_text, 4), 1);
+    assert_int_equal(lines_for(c.out_text, 1), 1);
+    assert_non_null(strstr(c.out_text, "check: FAILED: 2 violations\n"));
+    cap_free(&c);
+    static const char utf8[] = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\xe2\x82\"}]}";
+    assert_int_equal(check_text(&c, utf8, sizeof utf8 - 1), 1);
+    assert_non_null(strstr(c.out_text, "invariant 1: memory: byte "));
+    assert_non_null(strstr(c.out_text, "UTF8"));
+    cap_free(&c);
+}
+
+/* A minimal valid trace with n kernels named <prefix><i>. */
+static char *make_trace(int n, const char *prefix, size_t *len)
+{
+    size_t cap = 4096 + (size_t)n * 256;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    size_t o = 0;
+    o += (size_t)snprintf(b + o, cap - o,
+                          "{\"schemaVersion\":1,\"deviceProperties\":[],\"displayTimeUnit\":\"ms\","
+                          "\"baseTimeNanoseconds\":1000000000,\"traceEvents\":["
+                          "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}},"
+                          "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"t\"}}");
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%d", prefix, i);
+        o += (size_t)snprintf(b + o, cap - o,
+                              ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%d.000,"
+                              "\"dur\":1.000}",
+                              name, 10 + 2 * i);
+    }
+    o += (size_t)snprintf(b + o, cap - o,
+                          "],\"devtrace\":{\"captureWindow\":{\"startNs\":1000000000,\"endNs\":1001000000},"
+                          "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
+                          "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
+                          "\"outside_window\":0,\"store_full\":0,\"total\":0},\"attribution\":{}}}");
+    *len = o;
+    return b;
+}
+
+static void violations_are_capped_with_a_count(void **state)
+{
+    (void)state;
+    size_t len;
+    char *t = make_trace(30, "_Z", &len);
+    capture c;
+    assert_int_equal(check_text(&c, t, len), 1);
+    assert_int_equal(lines_for(c.out_text, 4), 21);
+    assert_non_null(strstr(c.out_text, "invariant 4: ... 10 more violations not shown\n"));
+    assert_non_null(strstr(c.out_text, "check: FAILED: 30 violations\n"));
+    cap_free(&c);
+    free(t);
+
+    t = make_trace(30, "kernel_", &len);
+    assert_int_equal(check_text(&c, t, len), 0);
+    assert_string_equal(c.out_text, "check: OK (32 events, 0 flows)\n");
+    cap_free(&c);
+    free(t);
+}
+
+static void nesting_is_checked_whatever_the_order(void **state)
+{
+    (void)state;
+    /* outer [10,20], inner [12,15] written before it, sibling [15,20]; then
+       a partial overlap [19,21] with outer. */
+    static const char head[] =
+        "{\"schemaVersion\":1,\"deviceProperties\":[],\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":0,"
+        "\"traceEvents\":["
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"t\"}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":3},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"sibling\",\"pid\":1,\"tid\":1,\"ts\":15,\"dur\":5},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"same\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"zero\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":0}";
+    static const char tail[] =
+        "],\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
+        "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
+        "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
+        "\"outside_window\":0,\"store_full\":0,\"total\":0},\"attribution\":{}}}";
+    static const char overlap[] = ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"late\",\"pid\":1,\"tid\":1,"
+                                  "\"ts\":19,\"dur\":2}";
+    char buf[4096];
+    int n = snprintf(buf, sizeof buf, "%s%s", head, tail);
+    capture c;
+    assert_int_equal(check_text(&c, buf, (size_t)n), 0);
+    cap_free(&c);
+    n = snprintf(buf, sizeof buf, "%s%s%s", head, overlap, tail);
+    assert_int_equal(check_text(&c, buf, (size_t)n), 1);
+    assert_int_equal(lines_for(c.out_text, 5), 1);
+    /* sorted, "late" [19,21] sits inside "sibling" [15,20] and outlives it */
+    assert_non_null(strstr(c.out_text, "event #7 \"late\" (pid 1, tid 1, ts 19.000 us, end 21.000 us) partially "
+                                       "overlaps event #3 \"sibling\" (ts 15.000 us, end 20.000 us)"));
+    cap_free(&c);
+}
+
+/* good.json with one same-length substring replaced. */
+static int check_patched(capture *c, const char *needle, const char *replacement)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/good.json", DT_SOURCE_DIR);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[16384];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    char *at = strstr(buf, needle);
+    assert_non_null(at);
+    assert_int_equal(strlen(needle), strlen(replacement));
+    memcpy(at, replacement, strlen(replacement));
+    return check_text(c, buf, len);
+}
+
+static void flow_ends_sit_on_event_starts(void **state)
+{
+    (void)state;
+    capture c;
+    assert_int_equal(check_patched(&c, "{\"ph\":\"s\",\"id\":10,\"pid\":4242,\"tid\":4243,\"ts\":1160.000",
+                                   "{\"ph\":\"s\",\"id\":10,\"pid\":4242,\"tid\":4243,\"ts\":1160.001"),
+                     1);
+    assert_non_null(strstr(c.out_text, "invariant 2: flow id 10 start (event #14, pid 4242, tid 4243, ts 1160.001 "
+                                       "us) is not at the start of an event on its row\n"));
+    assert_int_equal(lines_for(c.out_text, 2), 1);
+    cap_free(&c);
+    /* a finish moved to another row */
+    assert_int_equal(check_patched(&c, "{\"ph\":\"f\",\"id\":11,\"pid\":0,\"tid\":7,",
+                                   "{\"ph\":\"f\",\"id\":11,\"pid\":0,\"tid\":8,"),
+                     1);
+    assert_non_null(strstr(c.out_text, "invariant 2: flow id 11 finish"));
+    assert_non_null(strstr(c.out_text, "invariant 6: row pid 0, tid 8 is not named"));
+    cap_free(&c);
+    /* two starts for one id */
+    assert_int_equal(check_patched(&c, "{\"ph\":\"s\",\"id\":12,", "{\"ph\":\"s\",\"id\":11,"), 1);
+    assert_non_null(strstr(c.out_text, "invariant 2: flow id 11 has 2 start(s) and 1 finish(es)"));
+    assert_non_null(strstr(c.out_text, "invariant 2: flow id 12 has 0 start(s) and 1 finish(es)"));
+    cap_free(&c);
+}
+
+static void trace_event_is_the_window(void **state)
+{
+    (void)state;
+    capture c;
+    assert_int_equal(check_patched(&c, "\"ts\":1000.000,\"dur\":1000.000", "\"ts\":1000.000,\"dur\":999.999 "), 1);
+    assert_non_null(strstr(c.out_text, "invariant 5: the \"Trace\" event #10 [1000.000, 1999.999] us is not the "
+                                       "capture window [1000.000, 2000.000] us\n"));
+    assert_non_null(strstr(c.out_text, "check: FAILED: 1 violation\n"));
+    cap_free(&c);
+}
+
+static void unnamed_pid_and_unsorted_rows(void **state)
+{
+    (void)state;
+    capture c;
+    /* the device's process_name renamed to something else */
+    assert_int_equal(check_patched(&c, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,",
+                                   "{\"ph\":\"M\",\"name\":\"process_nome\",\"pid\":0,"),
+                     1);
+    assert_non_null(strstr(c.out_text, "invariant 6: pid 0 is not named by process_name metadata\n"));
+    cap_free(&c);
+    /* without its sort index the device row sorts by pid 0, before 4242 */
+    assert_int_equal(check_patched(&c, "\"process_sort_index\",\"pid\":0,", "\"process_sort_indey\",\"pid\":0,"), 1);
+    assert_non_null(strstr(c.out_text, "invariant 6: device pid 0 (sort index 0, by pid) does not sort after host "
+                                       "pid 4242 (sort index 4242)\n"));
+    cap_free(&c);
+}
+
+static void usage_and_missing_files(void **state)
+{
+    (void)state;
+    capture c;
+    const char *help[] = {"check", "--help"};
+    assert_int_equal(run_check(&c, 2, help), 0);
+    assert_non_null(strstr(c.out_text, "usage: devtrace check FILE"));
+    cap_free(&c);
+    const char *none[] = {"check"};
+    assert_int_equal(run_check(&c, 1, none), 2);
+    assert_non_null(strstr(c.err_text, "usage:"));
+    cap_free(&c);
+    const char *bad_opt[] = {"check", "--frobnicate", "x.json"};
+    assert_int_equal(run_check(&c, 3, bad_opt), 2);
+    assert_non_null(strstr(c.err_text, "unknown option --frobnicate"));
+    cap_free(&c);
+    const char *two[] = {"check", "a.json", "b.json"};
+    assert_int_equal(run_check(&c, 3, two), 2);
+    cap_free(&c);
+    const char *missing[] = {"check", "/nonexistent/t.json"};
+    assert_int_equal(run_check(&c, 2, missing), 1);
+    assert_non_null(strstr(c.err_text, "cannot open /nonexistent/t.json"));
+    cap_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(good_trace_passes),
+        cmocka_unit_test(each_bad_trace_fails_its_invariant),
+        cmocka_unit_test(corrupt_input_fails_invariant_1),
+        cmocka_unit_test(violations_are_capped_with_a_count),
+        cmocka_unit_test(nesting_is_checked_whatever_the_order),
+        cmocka_unit_test(flow_ends_sit_on_event_starts),
+        cmocka_unit_test(trace_event_is_the_window),
+        cmocka_unit_test(unnamed_pid_and_unsorted_rows),
+        cmocka_unit_test(usage_and_missing_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

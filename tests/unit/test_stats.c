@@ -1,0 +1,313 @@
+/* `devtrace stats`: exact figures per name on known traces, CSV shape,
+   report selection, range attribution through nesting, and bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_reader.h"
+
+typedef struct capture {
+    FILE *out, *err;
+    char *out_text, *err_text;
+} capture;
+
+static char *drain(FILE *f)
+{
+    fflush(f);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = calloc((size_t)n + 1, 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return buf;
+}
+
+static void cap_open(capture *c)
+{
+    c->out = tmpfile();
+    c->err = tmpfile();
+    assert_non_null(c->out);
+    assert_non_null(c->err);
+}
+
+static void cap_close(capture *c)
+{
+    c->out_text = drain(c->out);
+    c->err_text = drain(c->err);
+}
+
+static void cap_free(capture *c)
+{
+    free(c->out_text);
+    free(c->err_text);
+}
+
+static int run_stats(capture *c, int argc, const char **argv)
+{
+    cap_open(c);
+    int rc = dt_stats_main(argc, (char **)argv, c->out, c->err);
+    cap_close(c);
+    return rc;
+}
+
+static int stats_text(capture *c, const char *json, const char *reports, bool csv)
+{
+    cap_open(c);
+    dt_rd_source *src = dt_rd_open_memory(json, strlen(json));
+    assert_non_null(src);
+    int rc = dt_stats_source(src, "memory", reports, csv, c->out, c->err);
+    dt_rd_close(src);
+    cap_close(c);
+    return rc;
+}
+
+static const char *data_path(const char *rel)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/%s", DT_SOURCE_DIR, rel);
+    return path;
+}
+
+static void good_trace_csv_is_exact(void **state)
+{
+    (void)state;
+    capture c;
+    const char *argv[] = {"stats", data_path("good.json"), "--format", "csv"};
+    assert_int_equal(run_stats(&c, 4, argv), 0);
+    static const char expected[] =
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+        "kernels,71.4,50500,3,16833.3,10500.0,9500,30500,11846.2,relu_kernel\n"
+        "kernels,28.6,20250,1,20250.0,20250.0,20250,20250,0.0,\"void gemm<float>(float*, int)\"\n"
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Total Bytes,"
+        "Avg Bandwidth (GB/s),Name\n"
+        "memcpy,100.0,10000,1,10000.0,10000.0,10000,10000,0.0,1000000,100.000,Memcpy HtoD (Pageable -> Device)\n"
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Total Bytes,"
+        "Avg Bandwidth (GB/s),Name\n"
+        "memset,100.0,4000,1,4000.0,4000.0,4000,4000,0.0,4096,1.024,Memset (Device)\n"
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+        "api,66.7,13000,3,4333.3,4000.0,4000,5000,577.4,cudaLaunchKernel\n"
+        "api,15.4,3000,1,3000.0,3000.0,3000,3000,0.0,cudaMemcpyAsync\n"
+        "api,10.3,2000,1,2000.0,2000.0,2000,2000,0.0,cudaMemsetAsync\n"
+        "api,7.7,1500,1,1500.0,1500.0,1500,1500,0.0,cuLaunchKernel\n"
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),"
+        "Device Time (ns),Name\n"
+        "ranges,71.4,500000,1,500000.0,500000.0,500000,500000,0.0,75250,step\n"
+        "ranges,28.6,200000,1,200000.0,200000.0,200000,200000,0.0,30250,fwd\n"
+        "Report,Reason,Count\n"
+        "loss,timestamp_zero,0\n"
+        "loss,timestamp_reversed,0\n"
+        "loss,timestamp_too_long,0\n"
+        "loss,malformed,0\n"
+        "loss,unknown_kind,0\n"
+        "loss,no_buffer,0\n"
+        "loss,vendor_dropped,3\n"
+        "loss,outside_window,0\n"
+        "loss,store_full,0\n"
+        "loss,total,3\n";
+    assert_string_equal(c.out_text, expected);
+    assert_string_equal(c.err_text, "");
+    cap_free(&c);
+
+    /* the gzip copy gives the same figures */
+    const char *gz[] = {"stats", "--format=csv", data_path("good.json.gz")};
+    assert_int_equal(run_stats(&c, 3, gz), 0);
+    assert_string_equal(c.out_text, expected);
+    cap_free(&c);
+}
+
+static void good_trace_table(void **state)
+{
+    (void)state;
+    capture c;
+    const char *argv[] = {"stats", data_path("good.json"), "--report", "kernels"};
+    assert_int_equal(run_stats(&c, 4, argv), 0);
+    assert_non_null(strstr(c.out_text, " Time (%)  Total Time (ns)  Instances  Avg (ns)  Med (ns)  Min (ns)  Max (ns)"
+                                       "  StdDev (ns)  Name\n"));
+    assert_non_null(strstr(c.out_text, "     71.4            50500          3   16833.3   10500.0      9500     30500"
+                                       "      11846.2  relu_kernel\n"));
+    assert_non_null(strstr(c.out_text, " vendor_dropped      3\n"));
+    assert_null(strstr(c.out_text, "cudaLaunchKernel"));
+    assert_null(strstr(c.out_text, "Memcpy"));
+    cap_free(&c);
+}
+
+static void report_selection(void **state)
+{
+    (void)state;
+    capture c;
+    const char *argv[] = {"stats", data_path("good.json"), "--format", "csv", "--report", "api,memset"};
+    assert_int_equal(run_stats(&c, 6, argv), 0);
+    /* api before memset: reports keep their fixed order */
+    const char *memset = strstr(c.out_text, "\nmemset,");
+    const char *api = strstr(c.out_text, "\napi,");
+    assert_non_null(memset);
+    assert_non_null(api);
+    assert_true(memset < api);
+    assert_null(strstr(c.out_text, "kernels,"));
+    assert_null(strstr(c.out_text, "ranges,"));
+    assert_null(strstr(c.out_text, "memcpy,"));
+    cap_free(&c);
+}
+
+static const char trace_head[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}}";
+
+static void median_of_even_count(void **state)
+{
+    (void)state;
+    char buf[4096];
+    snprintf(buf, sizeof buf,
+             "%s"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":0.010}"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":2,\"dur\":0.001}"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":3,\"dur\":0.003}"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":4,\"dur\":0.002}"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"j\",\"pid\":0,\"tid\":1,\"ts\":5,\"dur\":0.016}"
+             ",{\"ph\":\"i\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":5}"
+             "]}",
+             trace_head);
+    capture c;
+    assert_int_equal(stats_text(&c, buf, "kernels", true), 0);
+    assert_string_equal(c.out_text,
+                        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),"
+                        "Name\n"
+                        "kernels,50.0,16,1,16.0,16.0,16,16,0.0,j\n"
+                        "kernels,50.0,16,4,4.0,2.5,1,10,4.1,k\n"
+                        "Report,Reason,Count\n");
+    cap_free(&c);
+    assert_int_equal(stats_text(&c, buf, "kernels", false), 0);
+    assert_non_null(strstr(c.out_text, "not recorded in this trace"));
+    cap_free(&c);
+}
+
+static void ranges_collect_nested_device_time(void **state)
+{
+    (void)state;
+    /* outer(1) > mid(2) > outer(3, same name as 1) ; kernels on 3, 2 and an
+       op id 9 that is no range. A parent cycle 5 <-> 6 must not hang. */
+    char buf[8192];
+    snprintf(buf, sizeof buf,
+             "%s"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":1,"
+             "\"args\":{\"External id\":3}}"
+             ",{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"m\",\"pid\":0,\"tid\":1,\"ts\":2,\"dur\":2,"
+             "\"args\":{\"External id\":2,\"bytes\":8}}"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"b\",\"pid\":0,\"tid\":1,\"ts\":5,\"dur\":4,"
+             "\"args\":{\"External id\":9}}"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"c\",\"pid\":0,\"tid\":1,\"ts\":9,\"dur\":8,"
+             "\"args\":{\"External id\":5}}"
+             ",{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":0,"
+             "\"dur\":100,\"args\":{\"External id\":1}}"
+             ",{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"mid\",\"pid\":1,\"tid\":1,\"ts\":1,"
+             "\"dur\":50,\"args\":{\"External id\":2,\"parent\":1}}"
+             ",{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":2,"
+             "\"dur\":10,\"args\":{\"External id\":3,\"parent\":2}}"
+             ",{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"loop\",\"pid\":1,\"tid\":1,\"ts\":60,"
+             "\"dur\":1,\"args\":{\"External id\":5,\"parent\":6}}"
+             ",{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"loop2\",\"pid\":1,\"tid\":1,\"ts\":61,"
+             "\"dur\":1,\"args\":{\"External id\":6,\"parent\":5}}"
+             "]}",
+             trace_head);
+    capture c;
+    assert_int_equal(stats_text(&c, buf, "ranges", true), 0);
+    /* outer: 1000 (via 3) + 2000 (via 2), counted once though 1 and 3 share the name */
+    assert_non_null(strstr(c.out_text, "ranges,67.9,110000,2,55000.0,55000.0,10000,100000,63639.6,3000,outer\n"));
+    assert_non_null(strstr(c.out_text, ",50000,50000,0.0,3000,mid\n"));
+    assert_non_null(strstr(c.out_text, ",1000,1000,0.0,8000,loop\n"));
+    assert_non_null(strstr(c.out_text, ",1000,1000,0.0,8000,loop2\n"));
+    cap_free(&c);
+}
+
+static void csv_quotes_awkward_names(void **state)
+{
+    (void)state;
+    char buf[4096];
+    snprintf(buf, sizeof buf,
+             "%s,{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"say \\\"hi\\\", then\\nbye\",\"pid\":1,"
+             "\"tid\":1,\"ts\":1,\"dur\":1}]}",
+             trace_head);
+    capture c;
+    assert_int_equal(stats_text(&c, buf, "api", true), 0);
+    assert_non_null(strstr(c.out_text, ",\"say \"\"hi\"\", then\nbye\"\n"));
+    cap_free(&c);
+}
+
+static void huge_durations_saturate(void **state)
+{
+    (void)state;
+    char buf[4096];
+    snprintf(buf, sizeof buf,
+             "%s"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,"
+             "\"dur\":9000000000000000.000,\"args\":{\"External id\":1}}"
+             ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":2,"
+             "\"dur\":9000000000000000.000,\"args\":{\"External id\":1}}"
+             ",{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":0,"
+             "\"dur\":1,\"args\":{\"External id\":1}}"
+             "]}",
+             trace_head);
+    capture c;
+    assert_int_equal(stats_text(&c, buf, "kernels,ranges", true), 0);
+    assert_non_null(strstr(c.out_text, "kernels,100.0,9223372036854775807,2,"));
+    assert_non_null(strstr(c.out_text, ",9223372036854775807,r\n"));
+    cap_free(&c);
+}
+
+static void bad_input_and_usage(void **state)
+{
+    (void)state;
+    capture c;
+    const char *help[] = {"stats", "--help"};
+    assert_int_equal(run_stats(&c, 2, help), 0);
+    assert_non_null(strstr(c.out_text, "usage: devtrace stats FILE"));
+    cap_free(&c);
+    const char *none[] = {"stats"};
+    assert_int_equal(run_stats(&c, 1, none), 2);
+    cap_free(&c);
+    const char *fmt[] = {"stats", data_path("good.json"), "--format", "xml"};
+    assert_int_equal(run_stats(&c, 4, fmt), 2);
+    assert_non_null(strstr(c.err_text, "unknown format \"xml\""));
+    cap_free(&c);
+    const char *rep[] = {"stats", data_path("good.json"), "--report", "kernels,gpus"};
+    assert_int_equal(run_stats(&c, 4, rep), 2);
+    assert_non_null(strstr(c.err_text, "unknown report \"gpus\""));
+    cap_free(&c);
+    /* options are judged before the file is opened */
+    const char *rep_first[] = {"stats", "/nonexistent/t.json", "--report", "gpus"};
+    assert_int_equal(run_stats(&c, 4, rep_first), 2);
+    assert_non_null(strstr(c.err_text, "unknown report \"gpus\""));
+    cap_free(&c);
+    const char *noval[] = {"stats", data_path("good.json"), "--report"};
+    assert_int_equal(run_stats(&c, 3, noval), 2);
+    cap_free(&c);
+    const char *missing[] = {"stats", "/nonexistent/t.json"};
+    assert_int_equal(run_stats(&c, 2, missing), 1);
+    assert_non_null(strstr(c.err_text, "cannot open"));
+    cap_free(&c);
+    assert_int_equal(stats_text(&c, "{\"traceEvents\":[{\"ts\":1", NULL, false), 1);
+    assert_non_null(strstr(c.err_text, "stats: memory: byte "));
+    assert_string_equal(c.out_text, "");
+    cap_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(good_trace_csv_is_exact),
+        cmocka_unit_test(good_trace_table),
+        cmocka_unit_test(report_selection),
+        cmocka_unit_test(median_of_even_count),
+        cmocka_unit_test(ranges_collect_nested_device_time),
+        cmocka_unit_test(csv_quotes_awkward_names),
+        cmocka_unit_test(huge_durations_saturate),
+        cmocka_unit_test(bad_input_and_usage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
