@@ -9,7 +9,7 @@ bash scripts/deps.sh
 out=${1:-demo.json}
 if [[ ! -x build/devtrace || ! -x build/devtrace-emu-run || ! -f build/emu/libtopspti.so ]]; then
   cmake -S . -B build -G Ninja >/dev/null
-  cmake --build build -j "$(nproc)" --target devtrace_cli devtrace_inject devtrace-emu-run topspti_emu
+  cmake --build build -j "$(nproc)" --target devtrace_cli devtrace_inject devtrace_emu_run emu_topspti
 fi
 DEVTRACE_TOPSPTI_LIBRARY="$PWD/build/emu/libtopspti.so" \
   build/devtrace record -o "$out" -- build/devtrace-emu-run examples/train_step.scn
