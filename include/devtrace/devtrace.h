@@ -133,6 +133,15 @@ DT_API dt_status dt_session_stop(dt_session *session);
 DT_API dt_status dt_session_write(dt_session *session, const char *path, dt_format format);
 DT_API void dt_session_destroy(dt_session *session);
 
+/* Arm a backend ("auto": every backend that needs it) so that it can record
+   activity of device contexts created later. CUPTI delivers nothing for a
+   context created before it was armed, so a program that starts its session
+   after its first CUDA call must call this first, early in main(). It loads
+   the vendor library and enables only cheap device-activity kinds; API
+   tracing is armed only while a session runs. `devtrace record` does this
+   itself (through CUDA's injection entry point). Process-wide. */
+DT_API dt_status dt_prepare(const char *backend);
+
 /* Name of the backend the session uses ("" before start with "auto"). */
 DT_API const char *dt_session_backend(const dt_session *session);
 

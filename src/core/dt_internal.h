@@ -261,6 +261,9 @@ typedef struct dt_backend {
     const char *api_category;
     /* Find and load the vendor library, describe it; arm nothing. */
     dt_status (*probe)(dt_backend_status *status);
+    /* Optional: arm what must precede the process's first device context
+       (CUPTI's callback registration), cheaply, before any session. */
+    dt_status (*prepare)(void);
     /* Load, arm, subscribe. Report failures with dt_error(). */
     dt_status (*start)(dt_session *s);
     /* Force the vendor to deliver every buffered record now. */

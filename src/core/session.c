@@ -464,6 +464,23 @@ const char *dt_backend_name(size_t index)
     return index < dt_backend_count() ? dt_backends[index]->name : NULL;
 }
 
+dt_status dt_prepare(const char *name)
+{
+    if (!name || strcmp(name, "auto") == 0) {
+        dt_status st = DT_ERR_BACKEND_UNAVAILABLE;
+        int any = 0;
+        for (size_t i = 0; dt_backends[i]; i++) {
+            if (!dt_backends[i]->prepare) continue;
+            any = 1;
+            if (dt_backends[i]->prepare() == DT_OK) st = DT_OK;
+        }
+        return any ? st : DT_OK;
+    }
+    const dt_backend *b = dt_backend_find(name);
+    if (!b) return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"", name);
+    return b->prepare ? b->prepare() : DT_OK;
+}
+
 dt_status dt_backend_probe(const char *name, dt_backend_status *st)
 {
     if (!name || !st) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_backend_probe: NULL argument");

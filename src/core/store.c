@@ -72,6 +72,11 @@ void dt_store_filter(dt_store *st, int (*keep)(dt_rec *, void *), void *arg)
 
 size_t dt_store_bytes(const dt_store *st)
 {
-    return st->chunk_count * CHUNK_BYTES +
+    /* Pages of a chunk that were never written are never made resident:
+       count the used part of the last chunk, rounded up to whole pages. */
+    size_t full = st->count >> DT_STORE_CHUNK_SHIFT;
+    size_t tail = (st->count & (DT_STORE_CHUNK - 1)) * sizeof(dt_rec);
+    tail = (tail + 4095) & ~(size_t)4095;
+    return full * CHUNK_BYTES + tail +
            st->chunk_cap * sizeof(dt_rec *);
 }

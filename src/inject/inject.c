@@ -15,9 +15,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Provided by the CUPTI backend when it is built in. */
-extern void dt_cupti_early_init(void) __attribute__((weak));
-
 static dt_session *g_session;
 static _Atomic int g_finished;
 static pid_t g_owner_pid;
@@ -222,6 +219,8 @@ void _Exit(int status)
 __attribute__((visibility("default"))) int InitializeInjection(void);
 int InitializeInjection(void)
 {
-    if (dt_cupti_early_init) dt_cupti_early_init();
+    /* The session may already run (the constructor starts it); arming again
+       is harmless, and needed when DEVTRACE_DISABLE deferred the session. */
+    if (dt_prepare("cupti") != DT_OK) dt_log("InitializeInjection: %s", dt_last_error());
     return 1;
 }

@@ -1,0 +1,312 @@
+/*
+ * Export throughput: a session of synthetic mixed events (kernels with a few
+ * hundred names, copies, memsets, runtime calls with flows, nested ranges)
+ * written as JSON and as gzip, against memcpy and write() of the same number
+ * of bytes as ceilings. Prints figures; asserts nothing.
+ *
+ *   bench_export [output-path] [events] [json|gzip|all] [repeats]
+ *
+ * With repeats > 1 each export runs that many times and the fastest counts
+ * (the machine may be shared).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dt_internal.h"
+
+#define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
+#define THREADS 4
+#define STREAMS 8
+#define DEVICES 2
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU time of this process in user mode: the exporter's own work, without
+   the kernel's copy into the page cache. */
+static double user_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 16);
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static dt_rec *push(dt_session *s, int kind, uint64_t start, uint64_t end)
+{
+    dt_rec *r = dt_store_push(&s->store);
+    if (!r) {
+        fprintf(stderr, "out of memory building the session\n");
+        exit(1);
+    }
+    r->kind = (uint8_t)kind;
+    r->start = start;
+    r->end = end;
+    r->flags = DT_REC_REALTIME;
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = argc > 1 ? argv[1] : "/tmp/devtrace_bench_export.json";
+    size_t target = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 10000000u;
+    const char *mode = argc > 3 ? argv[3] : "all";
+    int do_gzip = strcmp(mode, "json") != 0;
+    int repeats = argc > 4 ? atoi(argv[4]) : 1;
+    if (repeats < 1)
+        repeats = 1;
+
+    dt_config cfg;
+    dt_config_init(&cfg);
+    cfg.backend = "null";
+    dt_session *s;
+    if (dt_session_create(&cfg, &s) != DT_OK) {
+        fprintf(stderr, "dt_session_create: %s\n", dt_last_error());
+        return 1;
+    }
+    s->state = DT_STATE_STOPPED;
+    uint64_t t0 = (UINT64_C(1764000000000000000) / PERIOD_NS + 1) * PERIOD_NS + 12345;
+    s->window_start_ns = t0;
+    for (int d = 0; d < DEVICES; d++) {
+        dt_device_props *p = &s->devices[d];
+        p->valid = 1;
+        p->id = (uint32_t)d;
+        snprintf(p->name, sizeof p->name, "Bench GPU %d", d);
+        p->num_sms = 132;
+        p->warp_size = 32;
+        p->max_threads_per_sm = 2048;
+        p->max_threads_per_block = 1024;
+        p->max_blocks_per_sm = 32;
+        p->regs_per_sm = 65536;
+        p->regs_per_block = 65536;
+        p->shared_mem_per_sm = 228 * 1024;
+    }
+
+    double g0 = now_s();
+    /* ~200 kernel names, a third of them mangled (demangled once, at intern) */
+    uint32_t knames[200];
+    char buf[256];
+    for (int i = 0; i < 200; i++) {
+        if (i % 3 == 0)
+            snprintf(buf, sizeof buf, "_Z15gemm_kernel_%03dPKfPfi", i);
+        else if (i % 3 == 1)
+            snprintf(buf, sizeof buf, "_ZN7cutlass6KernelILi%dEEEvPf", 100 + i);
+        else
+            snprintf(buf, sizeof buf, "elementwise_kernel_%d_vectorized4", i);
+        knames[i] = dt_intern_kernel(&s->names, buf);
+    }
+    static const char *const api_names[] = {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync"};
+    uint32_t anames[3];
+    for (int i = 0; i < 3; i++)
+        anames[i] = dt_intern_str(&s->names, api_names[i]);
+    uint32_t rnames[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(buf, sizeof buf, "aten::op_%d", i);
+        rnames[i] = dt_intern_str(&s->names, buf);
+    }
+    uint32_t configs[32];
+    for (int i = 0; i < 32; i++) {
+        dt_launch_config lc = {{1 + i * 7, 1 + i % 4, 1}, {32 << (i % 6), 1, 1}, (uint32_t)(16 + i * 4),
+                               (uint32_t)(i % 5) * 4096, 0};
+        configs[i] = dt_launch_intern(&s->launches, &lc);
+    }
+
+    uint64_t tcur[THREADS], scur[DEVICES * STREAMS];
+    for (int i = 0; i < THREADS; i++)
+        tcur[i] = t0 + 1000;
+    for (int i = 0; i < DEVICES * STREAMS; i++)
+        scur[i] = t0 + 1000;
+    uint64_t corr = 1, range_id = DT_RANGE_ID_BASE;
+    size_t events = 0;
+    while (events + 2 < target) {
+        int th = (int)(rnd() % THREADS);
+        uint32_t tid = 1000 + (uint32_t)th;
+        /* a range of 20 operations on this thread, the device work inside it */
+        uint64_t rid = range_id++;
+        uint64_t rstart = tcur[th];
+        for (int op = 0; op < 20 && events + 3 < target; op++) {
+            uint64_t a0 = tcur[th] + 200 + rnd() % 300, a1 = a0 + 1500 + rnd() % 3000;
+            tcur[th] = a1;
+            int sl = (int)(rnd() % (DEVICES * STREAMS));
+            uint32_t pick = rnd() % 100;
+            int kind = pick < 75 ? DT_EVENT_KERNEL : pick < 93 ? DT_EVENT_MEMCPY : DT_EVENT_MEMSET;
+            dt_rec *a = push(s, DT_EVENT_RUNTIME, a0, a1);
+            a->name = anames[kind == DT_EVENT_KERNEL ? 0 : kind == DT_EVENT_MEMCPY ? 1 : 2];
+            a->lane = tid;
+            a->context = s->pid;
+            a->correlation = corr;
+            a->u.api.cbid = kind == DT_EVENT_KERNEL ? 211 : kind == DT_EVENT_MEMCPY ? 41 : 49;
+            a->flags |= DT_REC_HAS_EXTERNAL;
+            a->external_id = rid;
+            uint64_t d0 = scur[sl] > a1 ? scur[sl] + 100 : a1 + 2000;
+            uint64_t d1 = d0 + 1000 + rnd() % 50000;
+            scur[sl] = d1;
+            dt_rec *d = push(s, kind, d0, d1);
+            d->device = (uint16_t)(sl / STREAMS);
+            d->lane = 7 + (uint32_t)(sl % STREAMS);
+            d->context = 1;
+            d->correlation = corr++;
+            d->flags |= DT_REC_HAS_EXTERNAL;
+            d->external_id = rid;
+            if (kind == DT_EVENT_KERNEL) {
+                d->name = knames[rnd() % 200];
+                d->u.kernel.config = configs[rnd() % 32];
+                d->u.kernel.queued_delta = DT_DELTA_UNKNOWN;
+                d->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
+            } else if (kind == DT_EVENT_MEMCPY) {
+                d->u.memcpy.bytes = 4096u << (rnd() % 12);
+                d->u.memcpy.copy_kind = (uint8_t)(1 + rnd() % 3);
+                d->u.memcpy.src_kind = DT_MEM_PINNED;
+                d->u.memcpy.dst_kind = DT_MEM_DEVICE;
+                d->flags |= DT_REC_ASYNC;
+            } else {
+                d->u.memset.bytes = 1u << (10 + rnd() % 16);
+                d->u.memset.memory_kind = DT_MEM_DEVICE;
+            }
+            events += 2;
+        }
+        tcur[th] += 100;
+        dt_rec *r = push(s, DT_EVENT_RANGE, rstart, tcur[th]);
+        r->name = rnames[rid % 16];
+        r->lane = tid;
+        r->context = s->pid;
+        r->flags |= DT_REC_HAS_EXTERNAL;
+        r->external_id = rid;
+        tcur[th] += 100;
+        events++;
+    }
+    uint64_t end = t0;
+    for (int i = 0; i < THREADS; i++)
+        end = tcur[i] > end ? tcur[i] : end;
+    for (int i = 0; i < DEVICES * STREAMS; i++)
+        end = scur[i] > end ? scur[i] : end;
+    s->window_end_ns = end + 1000;
+    double g1 = now_s();
+
+    size_t launch_bytes = (size_t)s->launches.cap * sizeof(dt_launch_config) +
+                          (s->launches.table_mask ? (size_t)(s->launches.table_mask + 1) * sizeof(uint32_t) : 0);
+    size_t held = dt_store_bytes(&s->store) + s->names.bytes + launch_bytes;
+    printf("events:                 %zu (built in %.2f s)\n", s->store.count, g1 - g0);
+    printf("bytes per stored event: %.1f (store %zu + names %zu + launch configs %zu)\n",
+           (double)held / (double)s->store.count, dt_store_bytes(&s->store), s->names.bytes, launch_bytes);
+
+    double json_s = 1e30, json_user = 1e30;
+    for (int rep = 0; rep < repeats; rep++) {
+        double e0 = now_s(), u0 = user_s();
+        if (dt_export_chrome(s, path, DT_FORMAT_JSON) != DT_OK) {
+            fprintf(stderr, "export: %s\n", dt_last_error());
+            return 1;
+        }
+        double e1 = now_s(), u1 = user_s();
+        if (e1 - e0 < json_s)
+            json_s = e1 - e0;
+        if (u1 - u0 < json_user)
+            json_user = u1 - u0;
+    }
+    uint64_t json_bytes = file_size(path);
+    printf("JSON:  %.1f MB in %.2f s: %.0f MB/s, %.2f M events/s\n", (double)json_bytes / 1e6, json_s,
+           (double)json_bytes / 1e6 / json_s, (double)s->store.count / 1e6 / json_s);
+    printf("JSON, user CPU only: %.2f s: %.0f MB/s\n", json_user, (double)json_bytes / 1e6 / json_user);
+
+    /* what fsync would add, measured on the file just written */
+    int fd = open(path, O_RDONLY);
+    double f0 = now_s();
+    if (fd >= 0) {
+        if (fsync(fd) != 0)
+            perror("fsync");
+        close(fd);
+    }
+    printf("fsync of the JSON file: %.2f s (not done by the exporter)\n", now_s() - f0);
+
+    if (!do_gzip) {
+        if (argc <= 1)
+            unlink(path);
+        dt_session_destroy(s);
+        return 0;
+    }
+    size_t gz_len = strlen(path) + 4;
+    char *gz_path = malloc(gz_len);
+    snprintf(gz_path, gz_len, "%s.gz", path);
+    double gz_s = 1e30, gz_user = 1e30;
+    for (int rep = 0; rep < repeats; rep++) {
+        double z0 = now_s(), zu0 = user_s();
+        if (dt_export_chrome(s, gz_path, DT_FORMAT_JSON_GZ) != DT_OK) {
+            fprintf(stderr, "export: %s\n", dt_last_error());
+            return 1;
+        }
+        double z1 = now_s(), zu1 = user_s();
+        if (z1 - z0 < gz_s)
+            gz_s = z1 - z0;
+        if (zu1 - zu0 < gz_user)
+            gz_user = zu1 - zu0;
+    }
+    uint64_t gz_bytes = file_size(gz_path);
+    uint64_t gz_raw = json_bytes + 3; /* the same trace; its traceName is 3 bytes longer */
+    printf("gzip:  %.1f MB -> %.1f MB in %.2f s: %.0f MB/s uncompressed, %.2f M events/s, ratio %.1f\n",
+           (double)gz_raw / 1e6, (double)gz_bytes / 1e6, gz_s, (double)gz_raw / 1e6 / gz_s,
+           (double)s->store.count / 1e6 / gz_s, (double)gz_raw / (double)gz_bytes);
+    printf("gzip, user CPU only: %.2f s: %.0f MB/s uncompressed\n", gz_user, (double)gz_raw / 1e6 / gz_user);
+
+    /* ceilings over the same number of bytes: memcpy, and write() to a file */
+    size_t chunk = 1u << 20;
+    char *src = malloc(chunk), *dst = malloc(chunk);
+    memset(src, 'x', chunk);
+    memset(dst, 0, chunk);
+    double m0 = now_s();
+    for (uint64_t done = 0; done < json_bytes; done += chunk) {
+        memcpy(dst, src, chunk);
+        __asm__ volatile("" : : "r"(dst) : "memory");
+    }
+    double m1 = now_s();
+    double mem_s = m1 - m0;
+    printf("memcpy ceiling: %.0f MB/s (JSON export at %.1f%% of it)\n", (double)json_bytes / 1e6 / mem_s,
+           100.0 * mem_s / json_s);
+    size_t wlen = strlen(path) + 8;
+    char *wpath = malloc(wlen);
+    snprintf(wpath, wlen, "%s.write", path);
+    fd = open(wpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    double w0 = now_s();
+    for (uint64_t done = 0; fd >= 0 && done < json_bytes; done += chunk)
+        if (write(fd, src, chunk) != (ssize_t)chunk)
+            break;
+    if (fd >= 0)
+        close(fd);
+    double w1 = now_s();
+    printf("write() ceiling: %.0f MB/s (JSON export at %.1f%% of it)\n", (double)json_bytes / 1e6 / (w1 - w0),
+           100.0 * (w1 - w0) / json_s);
+    unlink(wpath);
+    if (argc <= 1) {
+        unlink(path);
+        unlink(gz_path);
+    }
+    free(wpath);
+    free(gz_path);
+    free(src);
+    free(dst);
+    dt_session_destroy(s);
+    return 0;
+}

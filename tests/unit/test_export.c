@@ -1,0 +1,1131 @@
+/*
+ * Chrome trace export: sessions built by hand, written, parsed back with
+ * yajl, and checked against docs/trace-format.md (exact text where the
+ * format fixes it, and the invariants that `devtrace check` verifies).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+#include <zlib.h>
+
+#include "dt_internal.h"
+
+#define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
+/* A base time boundary in 2025, and a window that starts 1 us after it. */
+#define BASE (UINT64_C(1764000000000000000) / PERIOD_NS * PERIOD_NS)
+#define T0 (BASE + 1000)
+#define SEC UINT64_C(1000000000)
+
+static char g_dir[256];
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/dt_test_export_XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    (void)state;
+    if (getenv("DT_TEST_KEEP"))
+        return 0;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static dt_session *new_session(void)
+{
+    dt_config cfg;
+    dt_config_init(&cfg);
+    cfg.backend = "null";
+    dt_session *s = NULL;
+    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
+    s->state = DT_STATE_STOPPED;
+    s->window_start_ns = T0;
+    s->window_end_ns = T0 + 10 * SEC;
+    s->pid = 4242;
+    snprintf(s->process_name, sizeof s->process_name, "prog");
+    return s;
+}
+
+static dt_rec *push(dt_session *s, int kind, uint64_t start, uint64_t end)
+{
+    dt_rec *r = dt_store_push(&s->store);
+    assert_non_null(r);
+    r->kind = (uint8_t)kind;
+    r->start = start;
+    r->end = end;
+    r->flags = DT_REC_REALTIME;
+    return r;
+}
+
+static dt_rec *kernel(dt_session *s, const char *name, uint64_t start, uint64_t end,
+                      uint16_t dev, uint32_t stream, uint64_t corr)
+{
+    dt_rec *r = push(s, DT_EVENT_KERNEL, start, end);
+    r->name = dt_intern_kernel(&s->names, name);
+    r->device = dev;
+    r->lane = stream;
+    r->context = 1;
+    r->correlation = corr;
+    dt_launch_config lc = {{4, 2, 1}, {128, 1, 1}, 32, 1024, 0};
+    r->u.kernel.config = dt_launch_intern(&s->launches, &lc);
+    r->u.kernel.queued_delta = DT_DELTA_UNKNOWN;
+    r->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
+    return r;
+}
+
+static dt_rec *api(dt_session *s, const char *name, uint64_t start, uint64_t end,
+                   uint32_t tid, uint64_t corr)
+{
+    dt_rec *r = push(s, DT_EVENT_RUNTIME, start, end);
+    r->name = dt_intern_str(&s->names, name);
+    r->lane = tid;
+    r->context = s->pid;
+    r->correlation = corr;
+    r->u.api.cbid = 211;
+    return r;
+}
+
+static dt_rec *range(dt_session *s, const char *name, uint64_t start, uint64_t end,
+                     uint32_t tid, uint64_t id, int has_parent, uint64_t parent)
+{
+    dt_rec *r = push(s, DT_EVENT_RANGE, start, end);
+    r->name = dt_intern_str(&s->names, name);
+    r->lane = tid;
+    r->context = s->pid;
+    r->flags |= DT_REC_HAS_EXTERNAL;
+    r->external_id = id;
+    if (has_parent) {
+        r->flags |= DT_REC_HAS_PARENT;
+        r->u.range.parent = parent;
+    }
+    return r;
+}
+
+static void external(dt_rec *r, uint64_t id)
+{
+    r->flags |= DT_REC_HAS_EXTERNAL;
+    r->external_id = id;
+}
+
+/* ---------------------------------------------------------------- */
+/* Reading the trace back                                            */
+/* ---------------------------------------------------------------- */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    assert_true(n >= 0);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = 0;
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return buf;
+}
+
+static char *read_gzip(const char *path, size_t *len)
+{
+    gzFile g = gzopen(path, "rb");
+    assert_non_null(g);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (cap - n < (1 << 15)) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        int k = gzread(g, buf + n, (unsigned)(cap - n - 1));
+        assert_true(k >= 0);
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    gzclose(g);
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static void path_in_dir(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", g_dir, name);
+}
+
+typedef struct trace {
+    char *text;
+    size_t len;
+    yajl_val root;
+    yajl_val events;
+} trace;
+
+static yajl_val get(yajl_val v, const char *key)
+{
+    const char *path[] = {key, NULL};
+    return yajl_tree_get(v, path, yajl_t_any);
+}
+
+static const char *get_str(yajl_val v, const char *key)
+{
+    yajl_val x = get(v, key);
+    return x && YAJL_IS_STRING(x) ? YAJL_GET_STRING(x) : NULL;
+}
+
+static long long get_int(yajl_val v, const char *key)
+{
+    yajl_val x = get(v, key);
+    assert_non_null(x);
+    assert_true(YAJL_IS_INTEGER(x));
+    return YAJL_GET_INTEGER(x);
+}
+
+/* ts/dur in ns from the microsecond doubles (exact for these small values) */
+static uint64_t get_ns(yajl_val v, const char *key)
+{
+    yajl_val x = get(v, key);
+    assert_non_null(x);
+    assert_true(YAJL_IS_NUMBER(x));
+    return (uint64_t)llround(YAJL_GET_DOUBLE(x) * 1000.0);
+}
+
+static void parse_trace(trace *t, char *text, size_t len)
+{
+    char err[512];
+    t->text = text;
+    t->len = len;
+    assert_int_equal(strlen(text), len); /* no NUL byte in the output */
+    t->root = yajl_tree_parse(text, err, sizeof err);
+    if (!t->root)
+        fail_msg("trace does not parse: %s", err);
+    t->events = get(t->root, "traceEvents");
+    assert_non_null(t->events);
+    assert_true(YAJL_IS_ARRAY(t->events));
+}
+
+static void free_trace(trace *t)
+{
+    yajl_tree_free(t->root);
+    free(t->text);
+}
+
+/* Export and parse, then verify every invariant of the format. */
+static void check_invariants(const trace *t);
+
+static void export_and_parse(dt_session *s, const char *name, trace *t)
+{
+    char path[512];
+    path_in_dir(path, sizeof path, name);
+    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
+    size_t len;
+    char *text = read_file(path, &len);
+    parse_trace(t, text, len);
+    check_invariants(t);
+}
+
+/* The text of the single event line containing needle (one event a line). */
+static char *event_line(const trace *t, const char *needle, int occurrence)
+{
+    const char *p = t->text;
+    for (int k = 0; k <= occurrence; k++) {
+        p = strstr(p, needle);
+        if (!p)
+            return NULL;
+        if (k < occurrence)
+            p++;
+    }
+    const char *b = p, *e = p;
+    while (b > t->text && b[-1] != '\n')
+        b--;
+    while (*e && *e != '\n')
+        e++;
+    char *line = malloc((size_t)(e - b) + 1);
+    memcpy(line, b, (size_t)(e - b));
+    line[e - b] = 0;
+    return line;
+}
+
+static int count_text(const trace *t, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(t->text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Events whose name and category match (cat NULL: any). */
+static size_t find_events(const trace *t, const char *cat, const char *name, yajl_val *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->events->u.array.len; i++) {
+        yajl_val ev = t->events->u.array.values[i];
+        const char *c = get_str(ev, "cat"), *nm = get_str(ev, "name");
+        if (cat && (!c || strcmp(c, cat) != 0))
+            continue;
+        if (name && (!nm || strcmp(nm, name) != 0))
+            continue;
+        if (n < max)
+            out[n] = ev;
+        n++;
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------- */
+/* The invariants (docs/trace-format.md)                             */
+/* ---------------------------------------------------------------- */
+typedef struct xev {
+    long long pid, tid;
+    uint64_t start, end;
+} xev;
+
+static int xev_cmp(const void *a, const void *b)
+{
+    const xev *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    return 0;
+}
+
+typedef struct pidtid {
+    long long pid, tid;
+} pidtid;
+
+static int named(const pidtid *set, size_t n, long long pid, long long tid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i].pid == pid && set[i].tid == tid)
+            return 1;
+    return 0;
+}
+
+static void check_invariants(const trace *t)
+{
+    yajl_val root = t->root;
+    /* 1: shape */
+    static const char *const keys[] = {"schemaVersion", "deviceProperties", "displayTimeUnit",
+                                       "baseTimeNanoseconds", "traceEvents", "devtrace", "traceName"};
+    assert_true(YAJL_IS_OBJECT(root));
+    assert_int_equal(root->u.object.len, 7);
+    for (size_t k = 0; k < 7; k++)
+        assert_string_equal(root->u.object.keys[k], keys[k]);
+    assert_int_equal(get_int(root, "schemaVersion"), 1);
+    assert_string_equal(get_str(root, "displayTimeUnit"), "ms");
+    assert_true(YAJL_IS_ARRAY(get(root, "deviceProperties")));
+    uint64_t base = (uint64_t)get_int(root, "baseTimeNanoseconds");
+    assert_int_equal(base % PERIOD_NS, 0);
+    yajl_val dev = get(root, "devtrace");
+    assert_true(YAJL_IS_OBJECT(dev));
+    const char *win_path[] = {"captureWindow", "startNs", NULL};
+    const char *win_end_path[] = {"captureWindow", "endNs", NULL};
+    uint64_t ws = (uint64_t)YAJL_GET_INTEGER(yajl_tree_get(dev, win_path, yajl_t_number));
+    uint64_t we = (uint64_t)YAJL_GET_INTEGER(yajl_tree_get(dev, win_end_path, yajl_t_number));
+    assert_true(ws >= base && we >= ws);
+
+    size_t n = t->events->u.array.len;
+    xev *xs = calloc(n + 1, sizeof *xs);
+    pidtid *procs = calloc(n + 1, sizeof *procs), *threads = calloc(n + 1, sizeof *threads);
+    long long *flow_ids = calloc(n + 1, sizeof *flow_ids);
+    int *flow_kind = calloc(n + 1, sizeof *flow_kind);
+    size_t nx = 0, np = 0, nt = 0, nf = 0;
+    long long max_host_sort = -1, min_dev_sort = -1;
+    int saw_trace = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        yajl_val ev = t->events->u.array.values[i];
+        const char *ph = get_str(ev, "ph");
+        assert_non_null(ph);
+        if (strcmp(ph, "M") == 0) {
+            const char *what = get_str(ev, "name");
+            yajl_val args = get(ev, "args");
+            if (strcmp(what, "process_name") == 0)
+                procs[np++] = (pidtid){get_int(ev, "pid"), 0};
+            else if (strcmp(what, "thread_name") == 0)
+                threads[nt++] = (pidtid){get_int(ev, "pid"), get_int(ev, "tid")};
+            else if (strcmp(what, "process_sort_index") == 0) {
+                long long si = get_int(args, "sort_index");
+                int is_device = 0;
+                for (size_t j = 0; j < n; j++) {
+                    yajl_val m = t->events->u.array.values[j];
+                    const char *mn = get_str(m, "name");
+                    if (strcmp(get_str(m, "ph"), "M") == 0 && mn && strcmp(mn, "process_labels") == 0 &&
+                        get_int(m, "pid") == get_int(ev, "pid"))
+                        is_device = 1;
+                }
+                if (is_device) {
+                    if (min_dev_sort < 0 || si < min_dev_sort)
+                        min_dev_sort = si;
+                } else if (si > max_host_sort) {
+                    max_host_sort = si;
+                }
+            }
+            continue;
+        }
+        if (strcmp(ph, "X") == 0) {
+            xev x = {get_int(ev, "pid"), get_int(ev, "tid"), 0, 0};
+            x.start = base + get_ns(ev, "ts");
+            x.end = x.start + get_ns(ev, "dur");
+            /* 5: inside the capture window */
+            assert_true(x.start >= ws && x.end <= we);
+            if (strcmp(get_str(ev, "cat"), "Trace") == 0) {
+                saw_trace++;
+                assert_int_equal(x.start, ws);
+                assert_int_equal(x.end, we);
+            }
+            xs[nx++] = x;
+        } else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
+            assert_string_equal(get_str(ev, "cat"), "ac2g");
+            flow_ids[nf] = get_int(ev, "id");
+            flow_kind[nf] = ph[0] == 's' ? 1 : 2;
+            if (ph[0] == 'f')
+                assert_string_equal(get_str(ev, "bp"), "e");
+            xs[nx++] = (xev){get_int(ev, "pid"), get_int(ev, "tid"), UINT64_MAX, 0};
+            nf++;
+        } else {
+            fail_msg("unexpected phase %s", ph);
+        }
+    }
+    assert_int_equal(saw_trace, 1);
+    /* 6: every pid and (pid, tid) named; devices sort after hosts */
+    for (size_t i = 0; i < nx; i++) {
+        int pn = 0;
+        for (size_t j = 0; j < np && !pn; j++)
+            pn = procs[j].pid == xs[i].pid;
+        if (!pn)
+            fail_msg("pid %lld has no process_name", xs[i].pid);
+        if (!named(threads, nt, xs[i].pid, xs[i].tid))
+            fail_msg("pid %lld tid %lld has no thread_name", xs[i].pid, xs[i].tid);
+    }
+    if (min_dev_sort >= 0)
+        assert_true(min_dev_sort > max_host_sort);
+    /* 2: one s and one f per flow id */
+    for (size_t i = 0; i < nf; i++) {
+        int s = 0, f = 0;
+        for (size_t j = 0; j < nf; j++)
+            if (flow_ids[j] == flow_ids[i])
+                *(flow_kind[j] == 1 ? &s : &f) += 1;
+        assert_int_equal(s, 1);
+        assert_int_equal(f, 1);
+    }
+    const char *flows_path[] = {"counts", "flows", NULL};
+    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(dev, flows_path, yajl_t_number)), (long long)nf / 2);
+    /* 5: no partial overlaps on a row */
+    size_t m = 0;
+    for (size_t i = 0; i < nx; i++)
+        if (xs[i].start != UINT64_MAX)
+            xs[m++] = xs[i];
+    qsort(xs, m, sizeof *xs, xev_cmp);
+    uint64_t *stack = calloc(m + 1, sizeof *stack);
+    size_t depth = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i == 0 || xs[i].pid != xs[i - 1].pid || xs[i].tid != xs[i - 1].tid)
+            depth = 0;
+        while (depth > 0 && stack[depth - 1] <= xs[i].start)
+            depth--;
+        if (depth > 0 && stack[depth - 1] < xs[i].end)
+            fail_msg("partial overlap on pid %lld tid %lld at %llu", xs[i].pid, xs[i].tid,
+                     (unsigned long long)(xs[i].start - base));
+        stack[depth++] = xs[i].end;
+    }
+    /* 3: attribution reconciles */
+    const char *attr_path[] = {"attribution", NULL};
+    yajl_val attr = yajl_tree_get(dev, attr_path, yajl_t_object);
+    assert_non_null(attr);
+    for (size_t k = 0; k < attr->u.object.len; k++) {
+        long long id = atoll(attr->u.object.keys[k]);
+        uint64_t sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            yajl_val ev = t->events->u.array.values[i];
+            const char *cat = get_str(ev, "cat");
+            if (!cat || (strcmp(cat, "kernel") && strcmp(cat, "gpu_memcpy") && strcmp(cat, "gpu_memset")))
+                continue;
+            yajl_val e = get(get(ev, "args"), "External id");
+            if (e && YAJL_GET_INTEGER(e) == id)
+                sum += get_ns(ev, "dur");
+        }
+        assert_int_equal(sum, (uint64_t)YAJL_GET_INTEGER(attr->u.object.values[k]));
+    }
+    /* 7: loss has every reason and a matching total */
+    const char *loss_path[] = {"loss", NULL};
+    yajl_val loss = yajl_tree_get(dev, loss_path, yajl_t_object);
+    assert_non_null(loss);
+    assert_int_equal(loss->u.object.len, DT_LOSS_COUNT + 1);
+    uint64_t total = 0;
+    for (int r = 0; r < DT_LOSS_COUNT; r++)
+        total += (uint64_t)get_int(loss, dt_loss_reason_name((dt_loss_reason)r));
+    assert_int_equal(total, (uint64_t)get_int(loss, "total"));
+
+    free(stack);
+    free(xs);
+    free(procs);
+    free(threads);
+    free(flow_ids);
+    free(flow_kind);
+}
+
+/* ---------------------------------------------------------------- */
+/* Tests                                                             */
+/* ---------------------------------------------------------------- */
+static void test_export_top_level(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    kernel(s, "k", T0 + 100, T0 + 200, 0, 7, 0);
+    trace t;
+    export_and_parse(s, "top.json", &t);
+    assert_int_equal(get_int(t.root, "baseTimeNanoseconds"), (long long)BASE);
+    yajl_val dev = get(t.root, "devtrace");
+    assert_string_equal(get_str(dev, "version"), DT_VERSION_STRING);
+    assert_string_equal(get_str(dev, "backend"), "none");
+    const char *ws[] = {"captureWindow", "startNs", NULL};
+    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(dev, ws, yajl_t_number)), (long long)T0);
+    const char *kc[] = {"counts", "kernel", NULL};
+    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(dev, kc, yajl_t_number)), 1);
+    char path[512];
+    path_in_dir(path, sizeof path, "top.json");
+    assert_string_equal(get_str(t.root, "traceName"), path);
+    /* the Trace event spans the window exactly */
+    char *line = event_line(&t, "\"cat\":\"Trace\"", 0);
+    assert_non_null(line);
+    assert_non_null(strstr(line, "\"ts\":1.000,\"dur\":10000000.000"));
+    free(line);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_exact_times(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    kernel(s, "k_exact", BASE + 1234567, BASE + 1234567 + 42125, 0, 7, 0);
+    kernel(s, "k_small", BASE + 1005, BASE + 1005, 0, 8, 0);
+    kernel(s, "k_round", BASE + 2000000, BASE + 3000000, 0, 9, 0);
+    trace t;
+    export_and_parse(s, "times.json", &t);
+    char *l = event_line(&t, "\"name\":\"k_exact\"", 0);
+    assert_non_null(l);
+    assert_non_null(strstr(l, "\"ts\":1234.567,\"dur\":42.125,"));
+    free(l);
+    l = event_line(&t, "\"name\":\"k_small\"", 0);
+    assert_non_null(strstr(l, "\"ts\":1.005,\"dur\":0.000,"));
+    free(l);
+    l = event_line(&t, "\"name\":\"k_round\"", 0);
+    assert_non_null(strstr(l, "\"ts\":2000.000,\"dur\":1000.000,"));
+    free(l);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_flows(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    api(s, "cudaLaunchKernel", T0 + 1000, T0 + 3000, 100, 7);
+    kernel(s, "k_second", T0 + 9000, T0 + 9500, 0, 3, 7);   /* later, same correlation */
+    kernel(s, "k_first", T0 + 5000, T0 + 6000, 0, 3, 7);
+    api(s, "cudaMalloc", T0 + 4000, T0 + 4100, 100, 8);      /* no device event */
+    kernel(s, "k_orphan", T0 + 7000, T0 + 8000, 0, 3, 9);   /* no API event */
+    trace t;
+    export_and_parse(s, "flows.json", &t);
+    assert_int_equal(count_text(&t, "\"ph\":\"s\""), 1);
+    assert_int_equal(count_text(&t, "\"ph\":\"f\""), 1);
+    char *l = event_line(&t, "\"ph\":\"s\"", 0);
+    assert_string_equal(l, "{\"ph\":\"s\",\"id\":7,\"pid\":4242,\"tid\":100,\"ts\":2.000,"
+                           "\"cat\":\"ac2g\",\"name\":\"ac2g\"},");
+    free(l);
+    l = event_line(&t, "\"ph\":\"f\"", 0);
+    assert_string_equal(l, "{\"ph\":\"f\",\"id\":7,\"pid\":0,\"tid\":3,\"ts\":6.000,"
+                           "\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},");
+    free(l);
+    /* the flow follows the first kernel's own line */
+    l = event_line(&t, "\"name\":\"k_first\"", 0);
+    assert_non_null(strstr(l, "\"correlation\":7,"));
+    free(l);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_external_id(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    external(kernel(s, "k_ext0", T0 + 100, T0 + 200, 0, 1, 0), 0);
+    kernel(s, "k_noext", T0 + 300, T0 + 400, 0, 1, 0);
+    external(api(s, "cudaLaunchKernel", T0 + 50, T0 + 90, 5, 0), 12);
+    trace t;
+    export_and_parse(s, "ext.json", &t);
+    yajl_val ev[2];
+    assert_int_equal(find_events(&t, "kernel", "k_ext0", ev, 2), 1);
+    yajl_val e = get(get(ev[0], "args"), "External id");
+    assert_non_null(e);
+    assert_int_equal(YAJL_GET_INTEGER(e), 0);
+    assert_int_equal(find_events(&t, "kernel", "k_noext", ev, 2), 1);
+    assert_null(get(get(ev[0], "args"), "External id"));
+    assert_int_equal(find_events(&t, "privateuse1_runtime", "cudaLaunchKernel", ev, 2), 1);
+    assert_int_equal(get_int(get(ev[0], "args"), "External id"), 12);
+    assert_int_equal(get_int(get(ev[0], "args"), "cbid"), 211);
+    /* attribution: id 0 has the kernel's 100 ns; the API's id is not device time */
+    const char *a0[] = {"devtrace", "attribution", "0", NULL};
+    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(t.root, a0, yajl_t_number)), 100);
+    const char *a12[] = {"devtrace", "attribution", "12", NULL};
+    assert_null(yajl_tree_get(t.root, a12, yajl_t_any));
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_hostile_names(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    static const char quoted[] = "say \"hi\" \\ back\\slash";
+    static const char control[] = "tab\there\nnew\x01\x1f\x7f end";
+    static const char bad_utf8[] = "bad \xff\xfe \xc3( \xe2\x82 \xed\xa0\x80 \xf4\x90\x80\x80 ok \xc3\xa9";
+    static const char expect_bad[] = "bad \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd( \xef\xbf\xbd\xef\xbf\xbd "
+                                     "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
+                                     "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd ok \xc3\xa9";
+    size_t big_len = 64 * 1024;
+    char *big = malloc(big_len + 1);
+    for (size_t i = 0; i < big_len; i++)
+        big[i] = (char)('a' + i % 26);
+    big[big_len] = 0;
+    /* an embedded NUL, and a 64 KiB name of control characters (6x when escaped) */
+    static const char with_nul[] = {'a', 0, 'b'};
+    char *ctl = malloc(big_len);
+    memset(ctl, 0x02, big_len);
+
+    api(s, quoted, T0 + 10, T0 + 20, 1, 0);
+    api(s, control, T0 + 30, T0 + 40, 1, 0);
+    api(s, bad_utf8, T0 + 50, T0 + 60, 1, 0);
+    api(s, big, T0 + 70, T0 + 80, 1, 0);
+    dt_rec *r = api(s, "x", T0 + 90, T0 + 95, 1, 0);
+    r->name = dt_intern_n(&s->names, with_nul, sizeof with_nul);
+    r = api(s, "x", T0 + 100, T0 + 105, 1, 0);
+    r->name = dt_intern_n(&s->names, ctl, big_len);
+    range(s, quoted, T0 + 200, T0 + 300, 1, DT_RANGE_ID_BASE, 0, 0);
+
+    trace t;
+    export_and_parse(s, "names.json", &t);
+    yajl_val ev[2];
+    assert_int_equal(find_events(&t, NULL, quoted, ev, 2), 2);
+    assert_int_equal(find_events(&t, NULL, control, ev, 2), 1);
+    assert_int_equal(find_events(&t, NULL, expect_bad, ev, 2), 1);
+    assert_int_equal(find_events(&t, NULL, big, ev, 2), 1);
+    assert_non_null(strstr(t.text, "\"name\":\"a\\u0000b\""));
+    /* yajl turns \u0000 into a NUL: compare the 64 KiB control-character name */
+    size_t found = 0;
+    for (size_t i = 0; i < t.events->u.array.len; i++) {
+        const char *nm = get_str(t.events->u.array.values[i], "name");
+        if (nm && strlen(nm) == big_len && (unsigned char)nm[0] == 0x02 && nm[big_len - 1] == 0x02)
+            found++;
+    }
+    assert_int_equal(found, 1);
+    assert_non_null(strstr(t.text, "\"tab\\there\\nnew\\u0001\\u001f\x7f end\""));
+    free_trace(&t);
+    free(big);
+    free(ctl);
+    dt_session_destroy(s);
+}
+
+static void test_export_overlaps_move_to_overflow_rows(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    kernel(s, "A", T0 + 0, T0 + 100, 0, 3, 0);
+    kernel(s, "B", T0 + 50, T0 + 150, 0, 3, 0);  /* partial overlap with A */
+    kernel(s, "C", T0 + 10, T0 + 20, 0, 3, 0);   /* nested in A */
+    kernel(s, "D", T0 + 100, T0 + 200, 0, 3, 0); /* touches A's end: fine on A's row */
+    kernel(s, "E", T0 + 60, T0 + 160, 0, 3, 0);  /* overlaps A and B partially */
+    kernel(s, "F", T0 + 0, T0 + 100, 0, 3, 0);   /* equal to A: nests */
+    kernel(s, "Z", T0 + 40, T0 + 40, 0, 3, 0);   /* zero duration inside A */
+    /* host: a range around calls, and two calls that overlap partially */
+    range(s, "step", T0 + 1000, T0 + 2000, 77, DT_RANGE_ID_BASE + 1, 0, 0);
+    api(s, "call1", T0 + 1100, T0 + 1300, 77, 0);
+    api(s, "call2", T0 + 1200, T0 + 1400, 77, 0);
+    trace t;
+    export_and_parse(s, "overlap.json", &t);
+    yajl_val ev[2];
+    static const struct { const char *name; long long tid; } want[] = {
+        {"A", 3}, {"B", 1000003}, {"C", 3}, {"D", 3}, {"E", 3000003}, {"F", 3}, {"Z", 3},
+        {"step", 77}, {"call1", 77}, {"call2", 77 | (1 << 22)},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        assert_int_equal(find_events(&t, NULL, want[k].name, ev, 2), 1);
+        if (get_int(ev[0], "tid") != want[k].tid)
+            fail_msg("%s on tid %lld, expected %lld", want[k].name, get_int(ev[0], "tid"), want[k].tid);
+    }
+    assert_non_null(strstr(t.text, "\"tid\":1000003,\"ts\":1.000,\"args\":{\"name\":\"stream 3 (overlap 1)\"}"));
+    assert_non_null(strstr(t.text, "\"args\":{\"name\":\"stream 3 (overlap 2)\"}"));
+    assert_non_null(strstr(t.text, "\"args\":{\"name\":\"thread 77 (overlap 1)\"}"));
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_many_overlaps_stay_valid(void **state)
+{
+    (void)state;
+    /* a staircase of partial overlaps, far more levels than nest in place */
+    dt_session *s = new_session();
+    for (int i = 0; i < 3000; i++)
+        kernel(s, "stair", T0 + (uint64_t)i * 10, T0 + (uint64_t)i * 10 + 1000, 1, 5, 0);
+    for (int i = 0; i < 500; i++)
+        api(s, "stair_api", T0 + (uint64_t)i * 10, T0 + (uint64_t)i * 10 + 300, 9, 0);
+    trace t;
+    export_and_parse(s, "stairs.json", &t);
+    assert_int_equal(find_events(&t, "kernel", "stair", NULL, 0), 3000);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_gzip_matches_plain(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    for (int i = 0; i < 20000; i++) {
+        api(s, "cudaLaunchKernel", T0 + (uint64_t)i * 1000, T0 + (uint64_t)i * 1000 + 300, 11, (uint64_t)i + 1);
+        kernel(s, i % 2 ? "_Z3fooi" : "bar", T0 + (uint64_t)i * 1000 + 500, T0 + (uint64_t)i * 1000 + 900,
+               0, 7, (uint64_t)i + 1);
+    }
+    char path[512];
+    path_in_dir(path, sizeof path, "same.json");
+    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
+    size_t plain_len, gz_len;
+    char *plain = read_file(path, &plain_len);
+    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON_GZ), DT_OK);
+    size_t raw_len;
+    char *raw = read_file(path, &raw_len);
+    assert_true(raw_len > 2 && (unsigned char)raw[0] == 0x1f && (unsigned char)raw[1] == 0x8b);
+    assert_true(raw_len < plain_len / 4);
+    free(raw);
+    char *gz = read_gzip(path, &gz_len);
+    assert_int_equal(gz_len, plain_len);
+    assert_memory_equal(gz, plain, plain_len);
+    trace t;
+    parse_trace(&t, gz, gz_len);
+    check_invariants(&t);
+    /* demangled once at intern time */
+    assert_int_equal(find_events(&t, "kernel", "foo(int)", NULL, 0), 10000);
+    assert_int_equal(count_text(&t, "\"bp\":\"e\""), 20000);
+    free_trace(&t);
+    free(plain);
+    dt_session_destroy(s);
+}
+
+static void test_export_unwritable_path(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    kernel(s, "k", T0 + 1, T0 + 2, 0, 0, 0);
+    char path[512], tmp[600];
+    path_in_dir(path, sizeof path, "no/such/dir/trace.json");
+    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_ERR_IO);
+    assert_non_null(strstr(dt_last_error(), "cannot write trace"));
+    assert_non_null(strstr(dt_last_error(), path));
+    assert_int_equal(access(path, F_OK), -1);
+    /* the rename fails onto a directory: the temporary file must go */
+    path_in_dir(path, sizeof path, "a_directory");
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON_GZ), DT_ERR_IO);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    assert_int_equal(access(tmp, F_OK), -1);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    /* a session that is still running is refused */
+    s->state = DT_STATE_RUNNING;
+    path_in_dir(path, sizeof path, "running.json");
+    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_ERR_STATE);
+    assert_int_equal(access(path, F_OK), -1);
+    s->state = DT_STATE_STOPPED;
+    assert_int_equal(dt_export_chrome(s, path, (dt_format)7), DT_ERR_INVALID_ARGUMENT);
+    dt_session_destroy(s);
+}
+
+static void test_export_write_failure_keeps_old_file(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    for (int i = 0; i < 20000; i++)
+        kernel(s, i % 2 ? "even" : "odd", T0 + (uint64_t)i * 100, T0 + (uint64_t)i * 100 + 50, 0, 1, 0);
+    char path[512], tmp[600];
+    path_in_dir(path, sizeof path, "full.json");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("old", f);
+    fclose(f);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+
+    /* a file size limit makes write() fail part way, as a full disk would */
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    lim = old;
+    lim.rlim_cur = 4096;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    dt_status js = dt_export_chrome(s, path, DT_FORMAT_JSON);
+    char js_err[512];
+    snprintf(js_err, sizeof js_err, "%s", dt_last_error());
+    dt_status gz = dt_export_chrome(s, path, DT_FORMAT_JSON_GZ);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+
+    assert_int_equal(js, DT_ERR_IO);
+    assert_int_equal(gz, DT_ERR_IO);
+    assert_non_null(strstr(js_err, "cannot write trace"));
+    assert_non_null(strstr(js_err, strerror(EFBIG)));
+    assert_int_equal(access(tmp, F_OK), -1);
+    size_t len;
+    char *text = read_file(path, &len);
+    assert_string_equal(text, "old");
+    free(text);
+    dt_session_destroy(s);
+}
+
+static void test_export_loss_and_attribution(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    for (int r = 0; r < DT_LOSS_COUNT; r++)
+        atomic_store(&s->loss[r], (uint64_t)(r + 1) * 10);
+    external(kernel(s, "k5", T0 + 100, T0 + 200, 0, 1, 0), 5);
+    dt_rec *m = push(s, DT_EVENT_MEMCPY, T0 + 300, T0 + 350);
+    m->lane = 1;
+    m->u.memcpy.bytes = 1000;
+    external(m, 5);
+    dt_rec *z = push(s, DT_EVENT_MEMSET, T0 + 400, T0 + 410);
+    z->lane = 2;
+    z->u.memset.bytes = 64;
+    external(z, 6);
+    /* outside the window: dropped and counted */
+    external(kernel(s, "late", T0 + 10 * SEC - 5, T0 + 10 * SEC + 5, 0, 1, 0), 5);
+    kernel(s, "early", T0 - 10, T0 + 10, 0, 1, 0);
+    dt_rec *odd = push(s, 99, T0 + 1, T0 + 2);
+    (void)odd;
+    trace t;
+    export_and_parse(s, "loss.json", &t);
+    yajl_val loss = get(get(t.root, "devtrace"), "loss");
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        long long want = (r + 1) * 10;
+        if (r == DT_LOSS_OUTSIDE_WINDOW)
+            want += 2;
+        if (r == DT_LOSS_UNKNOWN_KIND)
+            want += 1;
+        assert_int_equal(get_int(loss, dt_loss_reason_name((dt_loss_reason)r)), want);
+    }
+    assert_int_equal(get_int(loss, "total"), 450 + 3);
+    yajl_val attr = get(get(t.root, "devtrace"), "attribution");
+    assert_int_equal(attr->u.object.len, 2);
+    assert_int_equal(get_int(attr, "5"), 150);
+    assert_int_equal(get_int(attr, "6"), 10);
+    assert_int_equal(find_events(&t, NULL, "late", NULL, 0), 0);
+    assert_int_equal(find_events(&t, NULL, "early", NULL, 0), 0);
+    const char *kc[] = {"devtrace", "counts", "kernel", NULL};
+    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(t.root, kc, yajl_t_number)), 1);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_copy_names_and_args(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    dt_rec *m = push(s, DT_EVENT_MEMCPY, T0 + 1000, T0 + 1400);
+    m->device = 1;
+    m->lane = 2;
+    m->context = 3;
+    m->correlation = 44;
+    m->u.memcpy.bytes = 1000;
+    m->u.memcpy.copy_kind = DT_COPY_HTOD;
+    m->u.memcpy.src_kind = DT_MEM_PAGEABLE;
+    m->u.memcpy.dst_kind = DT_MEM_DEVICE;
+    dt_rec *z = push(s, DT_EVENT_MEMSET, T0 + 2000, T0 + 2000);
+    z->device = 1;
+    z->lane = 2;
+    z->u.memset.bytes = 64;
+    z->u.memset.value = 255;
+    z->u.memset.memory_kind = DT_MEM_DEVICE;
+    trace t;
+    export_and_parse(s, "copies.json", &t);
+    char *l = event_line(&t, "\"name\":\"Memcpy HtoD (Pageable -> Device)\"", 0);
+    assert_non_null(l);
+    assert_non_null(strstr(l, "\"cat\":\"gpu_memcpy\""));
+    assert_non_null(strstr(l, "\"args\":{\"device\":1,\"context\":3,\"stream\":2,\"correlation\":44,"
+                              "\"bytes\":1000,\"memory bandwidth (GB/s)\":2.5,\"copy kind\":\"HtoD\"}}"));
+    free(l);
+    l = event_line(&t, "\"name\":\"Memset (Device)\"", 0);
+    assert_non_null(l);
+    /* zero duration: no bandwidth rather than an infinity */
+    assert_non_null(strstr(l, "\"bytes\":64,\"value\":255}}"));
+    free(l);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_occupancy(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    dt_device_props *d = &s->devices[0];
+    d->valid = 1;
+    d->id = 0;
+    snprintf(d->name, sizeof d->name, "Emulated \"GPU\"");
+    d->num_sms = 4;
+    d->warp_size = 32;
+    d->max_threads_per_sm = 2048;
+    d->max_threads_per_block = 1024;
+    d->max_blocks_per_sm = 32;
+    d->regs_per_sm = 65536;
+    d->regs_per_block = 65536;
+    d->shared_mem_per_sm = 100 * 1024;
+    /* grid 4x2x1 = 8 blocks of 128 threads on 4 SMs: 2 blocks, 8 warps per SM;
+       2 * 128 / 2048 = 12.5% -> 13 (rounded) */
+    kernel(s, "k_dev0", T0 + 10, T0 + 20, 0, 1, 0);
+    kernel(s, "k_dev1", T0 + 10, T0 + 20, 1, 1, 0);
+    trace t;
+    export_and_parse(s, "occ.json", &t);
+    char *l = event_line(&t, "\"name\":\"k_dev0\"", 0);
+    assert_non_null(strstr(l, "\"registers per thread\":32,\"shared memory\":1024,\"blocks per SM\":2,"
+                              "\"warps per SM\":8,\"est. achieved occupancy %\":13,"
+                              "\"grid\":[4,2,1],\"block\":[128,1,1]}}"));
+    assert_non_null(strstr(l, "\"queued\":0,\"device\":0,\"context\":1,\"stream\":1,\"correlation\":0,"));
+    free(l);
+    l = event_line(&t, "\"name\":\"k_dev1\"", 0);
+    assert_null(strstr(l, "occupancy"));
+    assert_null(strstr(l, "per SM"));
+    free(l);
+    yajl_val props = get(t.root, "deviceProperties");
+    assert_int_equal(props->u.array.len, 1);
+    assert_string_equal(get_str(props->u.array.values[0], "name"), "Emulated \"GPU\"");
+    assert_int_equal(get_int(props->u.array.values[0], "numSms"), 4);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_gpu_annotations(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    uint64_t outer = DT_RANGE_ID_BASE + 1, inner = DT_RANGE_ID_BASE + 2, other = DT_RANGE_ID_BASE + 3;
+    /* ranges are stored when they end, after the work inside them */
+    external(kernel(s, "k1", T0 + 1000, T0 + 1100, 0, 7, 0), inner);
+    external(kernel(s, "k2", T0 + 1200, T0 + 1300, 0, 7, 0), outer);
+    external(kernel(s, "k3", T0 + 1500, T0 + 1600, 0, 8, 0), inner);
+    external(kernel(s, "k4", T0 + 1250, T0 + 1700, 0, 7, 0), other);  /* overlaps outer's span */
+    range(s, "inner", T0 + 10, T0 + 20, 5, inner, 1, outer);
+    range(s, "outer", T0 + 5, T0 + 30, 5, outer, 0, 0);
+    range(s, "other", T0 + 40, T0 + 50, 5, other, 0, 0);
+    trace t;
+    export_and_parse(s, "annot.json", &t);
+    yajl_val ev[4];
+    assert_int_equal(find_events(&t, "gpu_user_annotation", "inner", ev, 4), 2);
+    assert_int_equal(find_events(&t, "gpu_user_annotation", "outer", ev, 4), 2);
+    for (int k = 0; k < 2; k++) {
+        long long tid = get_int(ev[k], "tid");
+        assert_true(tid == 2000007 || tid == 2000008);
+        assert_int_equal(get_int(get(ev[k], "args"), "External id"), (long long)outer);
+        if (tid == 2000007) {
+            assert_int_equal(get_ns(ev[k], "ts"), 2000);   /* k1 start .. k2 end */
+            assert_int_equal(get_ns(ev[k], "dur"), 300);
+        } else {
+            assert_int_equal(get_ns(ev[k], "ts"), 2500);
+            assert_int_equal(get_ns(ev[k], "dur"), 100);
+        }
+    }
+    /* a sibling whose span partially overlaps moves to an overflow annotation row */
+    assert_int_equal(find_events(&t, "gpu_user_annotation", "other", ev, 4), 1);
+    assert_int_equal(get_int(ev[0], "tid"), 4000007);
+    assert_non_null(strstr(t.text, "\"name\":\"stream 7 annotations\""));
+    assert_non_null(strstr(t.text, "\"name\":\"stream 7 annotations (overlap 1)\""));
+    /* the host range carries its id and its parent */
+    assert_int_equal(find_events(&t, "user_annotation", "inner", ev, 4), 1);
+    assert_int_equal(get_int(get(ev[0], "args"), "External id"), (long long)inner);
+    assert_int_equal(get_int(get(ev[0], "args"), "parent"), (long long)outer);
+    assert_int_equal(find_events(&t, "user_annotation", "outer", ev, 4), 1);
+    assert_null(get(get(ev[0], "args"), "parent"));
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static const dt_backend fake_cuda = {
+    .name = "fakecuda", .vendor = "NVIDIA (fake)", .api_category = "cuda",
+};
+
+static void test_export_metadata_and_categories(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    s->backend = &fake_cuda;
+    s->pid = 1; /* as in a container, and also a device id below */
+    snprintf(s->notes[0].key, sizeof s->notes[0].key, "cbid names");
+    snprintf(s->notes[0].text, sizeof s->notes[0].text, "generic names for 3 callbacks");
+    s->note_count = 1;
+    api(s, "cudaLaunchKernel", T0 + 10, T0 + 20, 1, 5);
+    dt_rec *d = api(s, "cuLaunchKernel", T0 + 12, T0 + 18, 1, 0);
+    d->kind = DT_EVENT_DRIVER;
+    kernel(s, "k", T0 + 30, T0 + 40, 1, 7, 5);
+    kernel(s, "k", T0 + 30, T0 + 40, 3, 7, 0);
+    dt_rec *sy = push(s, DT_EVENT_SYNC, T0 + 50, T0 + 60);
+    sy->device = 1;
+    sy->lane = 7;
+    sy->name = dt_intern_str(&s->names, "cudaStreamSynchronize");
+    trace t;
+    export_and_parse(s, "meta.json", &t);
+    yajl_val ev[4];
+    assert_int_equal(find_events(&t, "cuda_runtime", "cudaLaunchKernel", ev, 4), 1);
+    long long host = get_int(ev[0], "pid");
+    assert_int_equal(host, 1 + 4194304);
+    assert_int_equal(find_events(&t, "cuda_driver", "cuLaunchKernel", ev, 4), 1);
+    assert_int_equal(find_events(&t, "cuda_sync", "cudaStreamSynchronize", ev, 4), 1);
+    assert_non_null(strstr(t.text, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":3,\"tid\":0,"
+                                   "\"ts\":1.000,\"args\":{\"labels\":\"GPU 3\"}}"));
+    assert_non_null(strstr(t.text, "\"name\":\"process_sort_index\",\"pid\":1,\"tid\":0,"
+                                   "\"ts\":1.000,\"args\":{\"sort_index\":5000001}}"));
+    assert_non_null(strstr(t.text, "\"args\":{\"name\":\"stream 7\"}"));
+    assert_non_null(strstr(t.text, "\"args\":{\"name\":\"thread 1\"}"));
+    yajl_val dev = get(t.root, "devtrace");
+    assert_string_equal(get_str(dev, "backend"), "fakecuda");
+    assert_string_equal(get_str(dev, "vendor"), "NVIDIA (fake)");
+    assert_string_equal(get_str(get(dev, "notes"), "cbid names"), "generic names for 3 callbacks");
+    assert_non_null(get_str(get(dev, "notes"), "hostPid"));
+    const char *id[] = {"clock", "identity", NULL};
+    assert_true(YAJL_IS_TRUE(yajl_tree_get(dev, id, yajl_t_any)));
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_empty_session(void **state)
+{
+    (void)state;
+    dt_session *s = new_session();
+    trace t;
+    export_and_parse(s, "empty.json", &t);
+    yajl_val ev[2];
+    assert_int_equal(find_events(&t, "Trace", "devtrace capture", ev, 2), 1);
+    assert_int_equal(get_int(ev[0], "pid"), 4242);
+    assert_int_equal(get_int(ev[0], "tid"), 0);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_host_tid_zero_named_once(void **state)
+{
+    (void)state;
+    /* a backend that cannot tell threads apart reports tid 0, the capture row */
+    dt_session *s = new_session();
+    api(s, "cudaLaunchKernel", T0 + 10, T0 + 20, 0, 0);
+    trace t;
+    export_and_parse(s, "tid0.json", &t);
+    assert_int_equal(count_text(&t, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":0,"), 1);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_recorded_session(void **state)
+{
+    (void)state;
+    /* the whole pipeline with the null backend: ranges recorded, stopped, written */
+    dt_config cfg;
+    dt_config_init(&cfg);
+    cfg.backend = "null";
+    dt_session *s = NULL;
+    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
+    assert_int_equal(dt_session_start(s), DT_OK);
+    uint64_t outer, inner;
+    assert_int_equal(dt_range_push("outer \"step\"", &outer), DT_OK);
+    assert_int_equal(dt_range_push("inner", &inner), DT_OK);
+    assert_int_equal(dt_range_pop(), DT_OK);
+    assert_int_equal(dt_range_pop(), DT_OK);
+    assert_int_equal(dt_session_stop(s), DT_OK);
+    char path[512];
+    path_in_dir(path, sizeof path, "recorded.json.gz");
+    assert_int_equal(dt_session_write(s, path, DT_FORMAT_JSON_GZ), DT_OK);
+    size_t len;
+    char *text = read_gzip(path, &len);
+    trace t;
+    parse_trace(&t, text, len);
+    check_invariants(&t);
+    yajl_val ev[2];
+    assert_int_equal(find_events(&t, "user_annotation", "outer \"step\"", ev, 2), 1);
+    assert_int_equal(get_int(get(ev[0], "args"), "External id"), (long long)outer);
+    assert_int_equal(find_events(&t, "user_annotation", "inner", ev, 2), 1);
+    assert_int_equal(get_int(get(ev[0], "args"), "parent"), (long long)outer);
+    assert_string_equal(get_str(get(t.root, "devtrace"), "backend"), "null");
+    /* written by the traced process itself: host threads carry their names */
+    char tname[64];
+    snprintf(tname, sizeof tname, "\"thread %u (test_export)\"", dt_thread_id());
+    assert_non_null(strstr(t.text, tname));
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+static void test_export_maps_vendor_clock_records(void **state)
+{
+    (void)state;
+    /* a record still on the vendor clock is mapped through the clock fit */
+    dt_session *s = new_session();
+    s->clock.identity = 0;
+    dt_clock_sample cs = {1000, T0 + 5000, 10};
+    assert_int_equal(dt_clock_add(&s->clock, cs), 0);
+    dt_rec *r = kernel(s, "k_vendor", 2000, 2500, 0, 1, 0);
+    r->flags &= (uint8_t)~DT_REC_REALTIME;
+    trace t;
+    export_and_parse(s, "vendor.json", &t);
+    char *l = event_line(&t, "\"name\":\"k_vendor\"", 0);
+    assert_non_null(l);
+    assert_non_null(strstr(l, "\"ts\":7.000,\"dur\":0.500,"));
+    free(l);
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_export_top_level),
+        cmocka_unit_test(test_export_exact_times),
+        cmocka_unit_test(test_export_flows),
+        cmocka_unit_test(test_export_external_id),
+        cmocka_unit_test(test_export_hostile_names),
+        cmocka_unit_test(test_export_overlaps_move_to_overflow_rows),
+        cmocka_unit_test(test_export_many_overlaps_stay_valid),
+        cmocka_unit_test(test_export_gzip_matches_plain),
+        cmocka_unit_test(test_export_unwritable_path),
+        cmocka_unit_test(test_export_write_failure_keeps_old_file),
+        cmocka_unit_test(test_export_loss_and_attribution),
+        cmocka_unit_test(test_export_copy_names_and_args),
+        cmocka_unit_test(test_export_occupancy),
+        cmocka_unit_test(test_export_gpu_annotations),
+        cmocka_unit_test(test_export_metadata_and_categories),
+        cmocka_unit_test(test_export_empty_session),
+        cmocka_unit_test(test_export_host_tid_zero_named_once),
+        cmocka_unit_test(test_export_recorded_session),
+        cmocka_unit_test(test_export_maps_vendor_clock_records),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, remove_dir);
+}

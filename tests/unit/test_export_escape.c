@@ -1,0 +1,213 @@
+/*
+ * JSON string escaping and the streaming writer of the trace exporter:
+ * whatever bytes go in, a valid JSON string comes out, and valid text
+ * round-trips unchanged.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+#include <zlib.h>
+
+#include "export/json_out.h"
+
+static uint64_t rng = 0x243f6a8885a308d3u;
+static uint32_t next_random(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 11);
+}
+
+/* Parse `["<escaped>"]` and return the decoded string (malloc'ed), or NULL. */
+static char *decode(const char *escaped, size_t n, size_t *out_len)
+{
+    char *doc = malloc(n + 3);
+    doc[0] = '[';
+    memcpy(doc + 1, escaped, n);
+    doc[n + 1] = ']';
+    doc[n + 2] = 0;
+    char err[256];
+    yajl_val v = yajl_tree_parse(doc, err, sizeof err);
+    free(doc);
+    if (!v)
+        return NULL;
+    char *res = NULL;
+    if (YAJL_IS_ARRAY(v) && v->u.array.len == 1 && YAJL_IS_STRING(v->u.array.values[0])) {
+        const char *s = YAJL_GET_STRING(v->u.array.values[0]);
+        *out_len = strlen(s);
+        res = strdup(s);
+    }
+    yajl_tree_free(v);
+    return res;
+}
+
+static void test_escape_known_forms(void **state)
+{
+    (void)state;
+    static const struct { const char *in; size_t n; const char *out; } cases[] = {
+        {"plain", 5, "\"plain\""},
+        {"a\"b\\c", 5, "\"a\\\"b\\\\c\""},
+        {"\n\r\t\b\f", 5, "\"\\n\\r\\t\\b\\f\""},
+        {"\x01\x1f\x7f", 3, "\"\\u0001\\u001f\x7f\""},
+        {"a\0b", 3, "\"a\\u0000b\""},
+        {"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9, "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\""},
+        {"\xc0\xaf", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\""},           /* overlong '/' */
+        {"\xed\xb0\x80", 3, "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* a lone surrogate */
+        {"\xe2\x82", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\""},           /* cut short at the end */
+        {"", 0, "\"\""},
+    };
+    char buf[128];
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char *e = dt_json_escape(buf, cases[k].in, cases[k].n);
+        *e = 0;
+        assert_string_equal(buf, cases[k].out);
+        assert_true((size_t)(e - buf) <= dt_json_escaped_max(cases[k].n));
+    }
+}
+
+static void test_escape_random_bytes_always_parse(void **state)
+{
+    (void)state;
+    char in[300], out[6 * 300 + 2];
+    for (int round = 0; round < 20000; round++) {
+        size_t n = next_random() % sizeof in;
+        int printable = round % 2 == 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t r = next_random();
+            /* half the rounds: valid UTF-8 text without control characters */
+            in[i] = printable ? (char)(0x20 + r % 0x5f) : (char)r;
+        }
+        if (printable && n >= 4 && round % 4 == 0)
+            memcpy(in + n / 2 - 2, "\xe2\x82\xac", 3);
+        char *e = dt_json_escape(out, in, n);
+        size_t len;
+        char *dec = decode(out, (size_t)(e - out), &len);
+        if (!dec)
+            fail_msg("round %d: escaped text does not parse", round);
+        if (printable) {
+            assert_int_equal(len, n);
+            assert_memory_equal(dec, in, n);
+        }
+        free(dec);
+    }
+}
+
+/* The writer escapes long strings in slices that fit its buffer; a slice
+   must not cut a UTF-8 sequence in two. */
+static void test_writer_long_strings_match_escaper(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/dt_test_escape_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    dt_out o;
+    assert_int_equal(dt_out_init(&o, fd, 0, 1, 4096), 0);
+    size_t n = 50000;
+    char *s = malloc(n);
+    for (size_t i = 0; i + 3 <= n; i += 3)
+        memcpy(s + i, i % 7 ? "\xe2\x82\xac" : "\"\\\x01", 3);
+    for (size_t i = n - n % 3; i < n; i++)
+        s[i] = 'x';
+    dt_out_string(&o, s, n);
+    assert_int_equal(dt_out_finish(&o), 0);
+    assert_int_equal(o.bytes, (uint64_t)lseek(fd, 0, SEEK_END));
+    dt_out_free(&o);
+
+    char *want = malloc(dt_json_escaped_max(n));
+    size_t want_len = (size_t)(dt_json_escape(want, s, n) - want);
+    char *got = malloc(want_len + 1);
+    assert_int_equal(pread(fd, got, want_len + 1, 0), (ssize_t)want_len);
+    assert_memory_equal(got, want, want_len);
+    close(fd);
+    unlink(path);
+    free(s);
+    free(want);
+    free(got);
+}
+
+static void test_writer_gzip_round_trip(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/dt_test_escape_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    dt_out o;
+    assert_int_equal(dt_out_init(&o, fd, 1, 1, 8192), 0);
+    size_t total = 0;
+    char line[64];
+    for (int i = 0; i < 100000; i++) {
+        char *p = dt_out_reserve(&o, sizeof line);
+        char *e = dt_put_us3(p, (uint64_t)i * 1001);
+        *e++ = '\n';
+        total += (size_t)(e - p);
+        dt_out_commit(&o, e);
+    }
+    assert_int_equal(dt_out_finish(&o), 0);
+    assert_int_equal(o.bytes, total);
+    dt_out_free(&o);
+    close(fd);
+
+    gzFile g = gzopen(path, "rb");
+    assert_non_null(g);
+    char *buf = malloc(total + 16);
+    assert_int_equal(gzread(g, buf, (unsigned)total + 16), (int)total);
+    gzclose(g);
+    /* line i is i * 1.001 us with three decimals */
+    char *p = buf;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t ns = (uint64_t)i * 1001;
+        int n = snprintf(line, sizeof line, "%llu.%03u\n", (unsigned long long)(ns / 1000),
+                         (unsigned)(ns % 1000));
+        assert_memory_equal(p, line, (size_t)n);
+        p += n;
+    }
+    free(buf);
+    unlink(path);
+}
+
+static void test_number_formatting(void **state)
+{
+    (void)state;
+    char buf[64];
+    *dt_put_u64(buf, 0) = 0;
+    assert_string_equal(buf, "0");
+    *dt_put_u64(buf, UINT64_MAX) = 0;
+    assert_string_equal(buf, "18446744073709551615");
+    *dt_put_i64(buf, INT64_MIN) = 0;
+    assert_string_equal(buf, "-9223372036854775808");
+    *dt_put_i64(buf, -7) = 0;
+    assert_string_equal(buf, "-7");
+    *dt_put_us3(buf, 5) = 0;
+    assert_string_equal(buf, "0.005");
+    *dt_put_us3(buf, 1234567) = 0;
+    assert_string_equal(buf, "1234.567");
+    *dt_put_us3(buf, UINT64_MAX) = 0;
+    assert_string_equal(buf, "18446744073709551.615");
+    *dt_put_fixed(buf, 12500000, 6) = 0;
+    assert_string_equal(buf, "12.5");
+    *dt_put_fixed(buf, 3000000, 6) = 0;
+    assert_string_equal(buf, "3");
+    *dt_put_fixed(buf, 1, 6) = 0;
+    assert_string_equal(buf, "0.000001");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_escape_known_forms),
+        cmocka_unit_test(test_escape_random_bytes_always_parse),
+        cmocka_unit_test(test_writer_long_strings_match_escaper),
+        cmocka_unit_test(test_writer_gzip_round_trip),
+        cmocka_unit_test(test_number_formatting),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
