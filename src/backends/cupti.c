@@ -1,0 +1,1303 @@
+/*
+ * NVIDIA CUDA backend through CUPTI's activity API.
+ *
+ * Records are decoded through the toolkit's own structs (CUpti_ActivityKernel10
+ * and friends, the versions the CUDA 13 headers document as current), while
+ * the stride from one record to the next comes from the loaded libcupti's
+ * cuptiActivityGetNextRecord: a libcupti of another release may write longer
+ * or shorter records, and only its own iterator knows their size. CUPTI
+ * appends fields across versions and never moves them, so the fields read
+ * here sit at the same offsets in every record version that has them.
+ *
+ * CUPTI state is process-wide, so is this file's: one library handle, one
+ * buffer pool, one recording session at a time.
+ */
+#include "dt_internal.h"
+#include "backends/cupti_backend.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI
+
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_result.h>
+#include <cupti_version.h>
+#include "cupti_cbid_names.h"
+
+/* ------------------------------------------------------------------ */
+/* Callback-id names                                                   */
+/* ------------------------------------------------------------------ */
+const char *dt_cupti_api_name(int driver, uint32_t cbid)
+{
+    if (driver)
+        return cbid < DT_CUPTI_DRIVER_NAMES_COUNT ? dt_cupti_driver_names[cbid] : NULL;
+    return cbid < DT_CUPTI_RUNTIME_NAMES_COUNT ? dt_cupti_runtime_names[cbid] : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Record sizes and the bounds-checked iterator                        */
+/* ------------------------------------------------------------------ */
+size_t dt_cupti_record_size(uint32_t kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
+    case CUPTI_ACTIVITY_KIND_NAME: return sizeof(CUpti_ActivityName);
+    case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData2);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return sizeof(CUpti_ActivityCudaEvent2);
+    default: return 0;
+    }
+}
+
+CUptiResult dt_cupti_next_record(uint8_t *buffer, size_t valid_size, CUpti_Activity **record)
+{
+    if (!buffer || !record) return CUPTI_ERROR_INVALID_PARAMETER;
+    size_t off = 0;
+    if (*record) {
+        const uint8_t *cur = (const uint8_t *)*record;
+        if (cur < buffer || (size_t)(cur - buffer) >= valid_size) return CUPTI_ERROR_INVALID_PARAMETER;
+        uint32_t kind;
+        memcpy(&kind, cur, sizeof kind);
+        size_t sz = dt_cupti_record_size(kind);
+        if (sz == 0) return CUPTI_ERROR_INVALID_KIND;
+        off = (size_t)(cur - buffer) + sz;
+    }
+    if (valid_size < sizeof(uint32_t) || off > valid_size - sizeof(uint32_t))
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    uint32_t kind;
+    memcpy(&kind, buffer + off, sizeof kind);
+    size_t sz = dt_cupti_record_size(kind);
+    if (sz == 0) return CUPTI_ERROR_INVALID_KIND;
+    if (sz > valid_size - off) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *record = (CUpti_Activity *)(void *)(buffer + off);
+    return CUPTI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Decoding                                                            */
+/* ------------------------------------------------------------------ */
+/* Names and launch configurations repeat from record to record; these
+   caches live for one buffer only, so they can never outlive the session
+   whose ids they hold. CUPTI documents a kernel's name pointer as shared by
+   all records of that kernel, so the pointer identifies the name. */
+#define CACHE_SLOTS 64
+static int g_same_layout; /* the loaded libcupti writes this toolkit's records */
+typedef struct decode_ctx {
+    struct { const char *raw; uint32_t id; } kernel[CACHE_SLOTS];
+    struct { uint32_t key; uint32_t id; } api[CACHE_SLOTS]; /* key: cbid*2+driver+1 */
+    uint32_t copy[6][6][6]; /* id + 1 */
+    uint32_t fill[6];       /* id + 1 */
+    struct { dt_launch_config config; uint32_t id; int used; } config[CACHE_SLOTS];
+    int defer_links;
+} decode_ctx;
+
+static size_t cache_slot(uint64_t key)
+{
+    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 58); /* 64 slots */
+}
+
+/* External-correlation links seen while recording. Hashing them into the
+   session's map costs a cache miss or two per record, paid on CUPTI's thread
+   while the buffer pool waits; appending to this log is a sequential write,
+   and the map is filled once, at stop. Guarded by the session lock. */
+static struct {
+    uint64_t *pairs; /* correlation, external id */
+    size_t count, cap;
+} g_links;
+
+static void link_external(dt_session *s, decode_ctx *cx, uint64_t correlation, uint64_t external_id)
+{
+    if (cx->defer_links) {
+        if (g_links.count == g_links.cap) {
+            size_t cap = g_links.cap ? g_links.cap * 2 : 65536;
+            uint64_t *p = realloc(g_links.pairs, cap * 2 * sizeof *p);
+            if (!p) { dt_corr_link(s, correlation, external_id); return; }
+            g_links.pairs = p;
+            g_links.cap = cap;
+        }
+        g_links.pairs[2 * g_links.count] = correlation;
+        g_links.pairs[2 * g_links.count + 1] = external_id;
+        g_links.count++;
+        return;
+    }
+    dt_corr_link(s, correlation, external_id);
+}
+
+/* Session lock held. */
+static void links_flush(dt_session *s)
+{
+    /* Sized once for every link rather than doubled (and rehashed) on the
+       way, when nothing else linked into this session's map yet. */
+    if (s->corr.count == 0 && g_links.count > s->corr.mask / 2) {
+        dt_corr_map sized;
+        if (dt_corr_map_init(&sized, g_links.count) == 0) {
+            dt_corr_map_free(&s->corr);
+            s->corr = sized;
+        }
+    }
+    for (size_t i = 0; i < g_links.count; i++)
+        dt_corr_link(s, g_links.pairs[2 * i], g_links.pairs[2 * i + 1]);
+    g_links.count = 0;
+}
+
+static void links_release(void)
+{
+    free(g_links.pairs);
+    memset(&g_links, 0, sizeof g_links);
+}
+/* CUPTI_TIMESTAMP_UNKNOWN is 0 in CUDA 13 headers and was ~0 in older ones. */
+static uint32_t latency_delta(uint64_t start, uint64_t t)
+{
+    if (t == 0 || t == UINT64_MAX || t > start) return DT_DELTA_UNKNOWN;
+    uint64_t d = start - t;
+    return d >= DT_DELTA_UNKNOWN ? DT_DELTA_UNKNOWN : (uint32_t)d;
+}
+
+static uint8_t copy_kind(uint8_t k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return DT_COPY_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return DT_COPY_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return DT_COPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return DT_COPY_HTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return DT_COPY_PTOP;
+    default: return DT_COPY_UNKNOWN;
+    }
+}
+
+static uint8_t memory_kind(unsigned k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return DT_MEM_PAGEABLE;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return DT_MEM_PINNED;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return DT_MEM_DEVICE;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return DT_MEM_ARRAY;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return DT_MEM_MANAGED;
+    default: return DT_MEM_UNKNOWN;
+    }
+}
+
+/* Device ids are 16-bit in the store; CUPTI's are small, so a larger one is a
+   corrupt record. */
+static int device_ok(dt_session *s, uint32_t device)
+{
+    if (device <= UINT16_MAX) return 1;
+    dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+    return 0;
+}
+
+static dt_rec *add_rec(dt_session *s, uint8_t kind, uint64_t start, uint64_t end, uint32_t name)
+{
+    if (name == UINT32_MAX) { dt_loss_add(s, DT_LOSS_STORE_FULL, 1); return NULL; }
+    dt_rec *r = dt_session_add(s);
+    if (!r) return NULL;
+    r->kind = kind;
+    r->start = start;
+    r->end = end;
+    r->name = name;
+    return r;
+}
+
+static uint32_t kernel_name(dt_session *s, decode_ctx *cx, const char *raw)
+{
+    if (!raw) return dt_intern_str(&s->names, "<unnamed kernel>");
+    size_t slot = cache_slot((uintptr_t)raw);
+    if (cx->kernel[slot].raw == raw) return cx->kernel[slot].id;
+    /* CUPTI owns the string; a name longer than any mangled kernel name is a
+       sign of a corrupt pointer, not of a kernel. */
+    size_t n = strnlen(raw, 8192);
+    uint32_t id;
+    if (n == 0) id = dt_intern_str(&s->names, "<unnamed kernel>");
+    else if (n == 8192) id = dt_intern_n(&s->names, raw, 8191);
+    else id = dt_intern_kernel(&s->names, raw);
+    if (id != UINT32_MAX) {
+        cx->kernel[slot].raw = raw;
+        cx->kernel[slot].id = id;
+    }
+    return id;
+}
+
+static uint32_t launch_config(dt_session *s, decode_ctx *cx, const dt_launch_config *cfg)
+{
+    uint64_t key = (uint64_t)(uint32_t)cfg->grid[0] * 0x10001u ^ (uint64_t)(uint32_t)cfg->grid[1] << 20 ^
+                   (uint64_t)(uint32_t)cfg->grid[2] << 40 ^ (uint64_t)(uint32_t)cfg->block[0] << 8 ^
+                   (uint64_t)(uint32_t)cfg->block[1] << 28 ^ (uint64_t)cfg->registers_per_thread << 48 ^
+                   cfg->static_shared_memory ^ (uint64_t)cfg->dynamic_shared_memory << 32;
+    size_t slot = cache_slot(key);
+    if (cx->config[slot].used && memcmp(&cx->config[slot].config, cfg, sizeof *cfg) == 0)
+        return cx->config[slot].id;
+    uint32_t id = dt_launch_intern(&s->launches, cfg);
+    cx->config[slot].config = *cfg;
+    cx->config[slot].id = id;
+    cx->config[slot].used = 1;
+    return id;
+}
+
+static void decode_kernel(dt_session *s, decode_ctx *cx, const CUpti_ActivityKernel10 *k)
+{
+    if (!(s->config.capture & DT_CAPTURE_KERNEL)) return;
+    if (!dt_times_ok(s, k->start, k->end) || !device_ok(s, k->deviceId)) return;
+    dt_launch_config cfg;
+    memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
+    cfg = (dt_launch_config){
+        .grid = {k->gridX, k->gridY, k->gridZ},
+        .block = {k->blockX, k->blockY, k->blockZ},
+        .registers_per_thread = k->registersPerThread,
+        .static_shared_memory = (uint32_t)k->staticSharedMemory,
+        .dynamic_shared_memory = (uint32_t)k->dynamicSharedMemory,
+    };
+    uint32_t config = launch_config(s, cx, &cfg);
+    dt_rec *r = add_rec(s, DT_EVENT_KERNEL, k->start, k->end, kernel_name(s, cx, k->name));
+    if (!r) return;
+    r->correlation = k->correlationId;
+    r->device = (uint16_t)k->deviceId;
+    r->context = k->contextId;
+    r->lane = k->streamId;
+    r->u.kernel.config = config;
+    r->u.kernel.queued_delta = latency_delta(k->start, k->queued);
+    r->u.kernel.submitted_delta = latency_delta(k->start, k->submitted);
+}
+
+static const char *memory_label(uint8_t k)
+{
+    static const char *const labels[] = {"Unknown", "Pageable", "Pinned", "Device", "Array", "Managed"};
+    return k < sizeof labels / sizeof labels[0] ? labels[k] : "Unknown";
+}
+
+static uint32_t memcpy_name(dt_session *s, decode_ctx *cx, uint8_t ck, uint8_t src, uint8_t dst)
+{
+    static const char *const copies[] = {"Unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
+    uint32_t *slot = &cx->copy[ck % 6][src % 6][dst % 6];
+    if (*slot) return *slot - 1;
+    char buf[96];
+    snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", copies[ck % 6], memory_label(src), memory_label(dst));
+    uint32_t id = dt_intern_str(&s->names, buf);
+    if (id != UINT32_MAX) *slot = id + 1;
+    return id;
+}
+
+static void decode_memcpy(dt_session *s, decode_ctx *cx, const CUpti_ActivityMemcpy6 *m)
+{
+    if (!(s->config.capture & DT_CAPTURE_MEMCPY)) return;
+    if (!dt_times_ok(s, m->start, m->end) || !device_ok(s, m->deviceId)) return;
+    uint8_t ck = copy_kind(m->copyKind), src = memory_kind(m->srcKind), dst = memory_kind(m->dstKind);
+    dt_rec *r = add_rec(s, DT_EVENT_MEMCPY, m->start, m->end, memcpy_name(s, cx, ck, src, dst));
+    if (!r) return;
+    r->correlation = m->correlationId;
+    r->device = (uint16_t)m->deviceId;
+    r->context = m->contextId;
+    r->lane = m->streamId;
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r->flags |= DT_REC_ASYNC;
+    r->u.memcpy.bytes = m->bytes;
+    r->u.memcpy.copy_kind = ck;
+    r->u.memcpy.src_kind = src;
+    r->u.memcpy.dst_kind = dst;
+    r->u.memcpy.src_device = (uint16_t)m->deviceId;
+    r->u.memcpy.dst_device = (uint16_t)m->deviceId;
+}
+
+static void decode_memcpy2(dt_session *s, decode_ctx *cx, const CUpti_ActivityMemcpyPtoP4 *m)
+{
+    if (!(s->config.capture & DT_CAPTURE_MEMCPY)) return;
+    if (!dt_times_ok(s, m->start, m->end) || !device_ok(s, m->deviceId) ||
+        !device_ok(s, m->srcDeviceId) || !device_ok(s, m->dstDeviceId))
+        return;
+    uint8_t src = memory_kind(m->srcKind), dst = memory_kind(m->dstKind);
+    dt_rec *r = add_rec(s, DT_EVENT_MEMCPY, m->start, m->end, memcpy_name(s, cx, DT_COPY_PTOP, src, dst));
+    if (!r) return;
+    r->correlation = m->correlationId;
+    r->device = (uint16_t)m->deviceId;
+    r->context = m->contextId;
+    r->lane = m->streamId;
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r->flags |= DT_REC_ASYNC;
+    r->u.memcpy.bytes = m->bytes;
+    r->u.memcpy.copy_kind = DT_COPY_PTOP;
+    r->u.memcpy.src_kind = src;
+    r->u.memcpy.dst_kind = dst;
+    r->u.memcpy.src_device = (uint16_t)m->srcDeviceId;
+    r->u.memcpy.dst_device = (uint16_t)m->dstDeviceId;
+}
+
+static void decode_memset(dt_session *s, decode_ctx *cx, const CUpti_ActivityMemset4 *m)
+{
+    if (!(s->config.capture & DT_CAPTURE_MEMSET)) return;
+    if (!dt_times_ok(s, m->start, m->end) || !device_ok(s, m->deviceId)) return;
+    uint8_t mk = memory_kind(m->memoryKind);
+    uint32_t name;
+    if (cx->fill[mk]) {
+        name = cx->fill[mk] - 1;
+    } else {
+        char buf[48];
+        snprintf(buf, sizeof buf, "Memset (%s)", memory_label(mk));
+        name = dt_intern_str(&s->names, buf);
+        if (name != UINT32_MAX) cx->fill[mk] = name + 1;
+    }
+    dt_rec *r = add_rec(s, DT_EVENT_MEMSET, m->start, m->end, name);
+    if (!r) return;
+    r->correlation = m->correlationId;
+    r->device = (uint16_t)m->deviceId;
+    r->context = m->contextId;
+    r->lane = m->streamId;
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) r->flags |= DT_REC_ASYNC;
+    r->u.memset.bytes = m->bytes;
+    r->u.memset.value = m->value;
+    r->u.memset.memory_kind = mk;
+}
+
+static void decode_api(dt_session *s, decode_ctx *cx, const CUpti_ActivityAPI *a, int driver)
+{
+    if (!(s->config.capture & (driver ? DT_CAPTURE_DRIVER : DT_CAPTURE_RUNTIME))) return;
+    if (!dt_times_ok(s, a->start, a->end)) return;
+    uint32_t key = a->cbid * 2u + (uint32_t)driver + 1u;
+    size_t slot = cache_slot(key);
+    const char *name = NULL;
+    uint32_t id;
+    if (cx->api[slot].key == key) {
+        id = cx->api[slot].id;
+    } else if ((name = dt_cupti_api_name(driver, a->cbid)) != NULL) {
+        id = dt_intern_str(&s->names, name);
+    } else {
+        char buf[40];
+        snprintf(buf, sizeof buf, "%s#%u", driver ? "cudaDriver" : "cudaRuntime", (unsigned)a->cbid);
+        id = dt_intern_str(&s->names, buf);
+    }
+    if (id != UINT32_MAX && cx->api[slot].key != key) {
+        cx->api[slot].key = key;
+        cx->api[slot].id = id;
+    }
+    dt_rec *r = add_rec(s, driver ? DT_EVENT_DRIVER : DT_EVENT_RUNTIME, a->start, a->end, id);
+    if (!r) return;
+    r->correlation = a->correlationId;
+    r->lane = a->threadId;
+    r->context = a->processId;
+    r->u.api.cbid = a->cbid;
+    r->u.api.return_code = (int32_t)a->returnValue;
+}
+
+static void decode_sync(dt_session *s, const CUpti_ActivitySynchronization2 *y)
+{
+    if (!(s->config.capture & DT_CAPTURE_SYNC)) return;
+    if (!dt_times_ok(s, y->start, y->end)) return;
+    static const char *const names[] = {"Synchronization", "Event Synchronize", "Stream Wait Event",
+                                        "Stream Synchronize", "Context Synchronize"};
+    unsigned t = (unsigned)y->type;
+    dt_rec *r = add_rec(s, DT_EVENT_SYNC, y->start, y->end,
+                        dt_intern_str(&s->names, t < 5 ? names[t] : names[0]));
+    if (!r) return;
+    r->correlation = y->correlationId;
+    r->context = y->contextId;
+    /* A context-wide synchronisation names no stream. */
+    r->lane = y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : y->streamId;
+}
+
+static void decode_overhead(dt_session *s, const CUpti_ActivityOverhead3 *o)
+{
+    if (!(s->config.capture & DT_CAPTURE_OVERHEAD)) return;
+    if (!dt_times_ok(s, o->start, o->end)) return;
+    const char *name;
+    switch ((unsigned)o->overheadKind) {
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: name = "Driver compiler"; break;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: name = "CUPTI buffer flush"; break;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: name = "CUPTI instrumentation"; break;
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: name = "CUPTI resource"; break;
+    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING: name = "Module loading"; break;
+    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: name = "Lazy function loading"; break;
+    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: name = "Command buffer full"; break;
+    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: name = "Activity buffer request"; break;
+    default: name = "Overhead"; break;
+    }
+    uint32_t device = 0, context = 0, lane = 0;
+    switch (o->objectKind) {
+    case CUPTI_ACTIVITY_OBJECT_PROCESS:
+    case CUPTI_ACTIVITY_OBJECT_THREAD:
+        context = o->objectId.pt.processId;
+        lane = o->objectId.pt.threadId;
+        break;
+    case CUPTI_ACTIVITY_OBJECT_DEVICE:
+    case CUPTI_ACTIVITY_OBJECT_CONTEXT:
+    case CUPTI_ACTIVITY_OBJECT_STREAM:
+        device = o->objectId.dcs.deviceId;
+        context = o->objectId.dcs.contextId;
+        lane = o->objectId.dcs.streamId;
+        break;
+    default: break;
+    }
+    if (!device_ok(s, device)) return;
+    dt_rec *r = add_rec(s, DT_EVENT_OVERHEAD, o->start, o->end, dt_intern_str(&s->names, name));
+    if (!r) return;
+    r->correlation = o->correlationId;
+    r->device = (uint16_t)device;
+    r->context = context;
+    r->lane = lane;
+}
+
+static void device_props_from(const CUpti_ActivityDevice5 *d, dt_device_props *p)
+{
+    memset(p, 0, sizeof *p);
+    p->valid = 1;
+    p->id = d->id;
+    if (d->name) {
+        size_t n = strnlen(d->name, sizeof p->name - 1);
+        memcpy(p->name, d->name, n);
+        p->name[n] = '\0';
+    }
+    p->total_global_mem = d->globalMemorySize;
+    p->compute_major = (int)d->computeCapabilityMajor;
+    p->compute_minor = (int)d->computeCapabilityMinor;
+    p->max_threads_per_block = (int)d->maxThreadsPerBlock;
+    p->max_threads_per_sm = (int)(d->maxWarpsPerMultiprocessor * d->numThreadsPerWarp);
+    p->max_blocks_per_sm = (int)d->maxBlocksPerMultiprocessor;
+    p->regs_per_block = (int)d->maxRegistersPerBlock;
+    p->regs_per_sm = (int)d->maxRegistersPerMultiprocessor;
+    p->warp_size = (int)d->numThreadsPerWarp;
+    p->shared_mem_per_block = d->maxSharedMemoryPerBlock;
+    /* CUPTI reports the opt-in limit as the per-block maximum. */
+    p->shared_mem_per_block_optin = d->maxSharedMemoryPerBlock;
+    p->shared_mem_per_sm = d->maxSharedMemoryPerMultiprocessor;
+    p->num_sms = (int)d->numMultiprocessors;
+}
+
+/* Devices are described once, when their context is created, which may be
+   before any session: the descriptions are kept for every later session. */
+static pthread_mutex_t g_devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static dt_device_props g_devices[DT_MAX_DEVICES];
+
+static void remember_device(const CUpti_ActivityDevice5 *d, dt_device_props *out)
+{
+    device_props_from(d, out);
+    if (out->id >= DT_MAX_DEVICES) return;
+    pthread_mutex_lock(&g_devices_lock);
+    g_devices[out->id] = *out;
+    pthread_mutex_unlock(&g_devices_lock);
+}
+
+static const char *record_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_NAME: return "name";
+    case CUPTI_ACTIVITY_KIND_MARKER: return "marker";
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: return "marker data";
+    case CUPTI_ACTIVITY_KIND_CONTEXT: return "context";
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return "memory";
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return "CUDA event";
+    case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: return "internal launch API";
+    default: return "other";
+    }
+}
+
+/* avail: bytes from rec to the end of the valid part of the buffer. */
+static void decode_one(dt_session *s, decode_ctx *cx, const CUpti_Activity *rec, size_t avail)
+{
+#define NEED(type)                                                             \
+    do {                                                                       \
+        if (avail < sizeof(type)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; } \
+    } while (0)
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        /* Kernel10 grew from Kernel9 only past `submitted`: a Kernel9 writer
+           is decoded through the fields it has. */
+        if (avail < offsetof(CUpti_ActivityKernel10, launchType)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
+        decode_kernel(s, cx, (const CUpti_ActivityKernel10 *)rec);
+        return;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        if (avail < offsetof(CUpti_ActivityMemcpy6, reserved0)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
+        decode_memcpy(s, cx, (const CUpti_ActivityMemcpy6 *)rec);
+        return;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        if (avail < offsetof(CUpti_ActivityMemcpyPtoP4, reserved0)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
+        decode_memcpy2(s, cx, (const CUpti_ActivityMemcpyPtoP4 *)rec);
+        return;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        if (avail < offsetof(CUpti_ActivityMemset4, reserved0)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
+        decode_memset(s, cx, (const CUpti_ActivityMemset4 *)rec);
+        return;
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        NEED(CUpti_ActivityAPI);
+        decode_api(s, cx, (const CUpti_ActivityAPI *)rec, rec->kind == CUPTI_ACTIVITY_KIND_DRIVER);
+        return;
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        NEED(CUpti_ActivityExternalCorrelation);
+        const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
+        /* Other kinds belong to other clients in the process (Kineto pushes
+           CUSTOM1 for its user annotations): not ours to attribute. */
+        if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+            link_external(s, cx, e->correlationId, e->externalId);
+        return;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        NEED(CUpti_ActivitySynchronization2);
+        decode_sync(s, (const CUpti_ActivitySynchronization2 *)rec);
+        return;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
+        NEED(CUpti_ActivityOverhead3);
+        decode_overhead(s, (const CUpti_ActivityOverhead3 *)rec);
+        return;
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+        if (avail < offsetof(CUpti_ActivityDevice5, isCudaVisible)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
+        dt_device_props p;
+        remember_device((const CUpti_ActivityDevice5 *)rec, &p);
+        dt_session_set_device(s, &p);
+        return;
+    }
+    default:
+        /* A kind some other CUPTI client in the process enabled, or a newer
+           CUPTI's: counted, and named once in the trace. */
+        dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
+        dt_session_note(s, "cupti.unknown_kind", "CUPTI delivered %s records (kind %u) that devtrace does not decode",
+                        record_kind_name(rec->kind), (unsigned)rec->kind);
+        return;
+    }
+#undef NEED
+}
+
+static void decode_buffer(dt_session *s, uint8_t *buffer, size_t valid_size, dt_cupti_next_fn next,
+                          int defer_links)
+{
+    if (!s || !buffer || valid_size == 0) return;
+    const uint8_t *end = buffer + valid_size;
+    const uint8_t *prev = NULL;
+    size_t prev_size = 0;
+    /* Whether every stride so far matched this toolkit's record sizes: only
+       then can bytes left after the last record be recognised as a record
+       cut short (which CUPTI's iterator passes over as the end). A CUPTI of
+       another version may write longer records, so its buffers are not
+       judged by this toolkit's sizes. */
+    int strides_known = next == dt_cupti_next_record || g_same_layout;
+    CUpti_Activity *rec = NULL;
+    decode_ctx cx;
+    memset(&cx, 0, sizeof cx);
+    cx.defer_links = defer_links;
+    dt_session_lock(s);
+    for (;;) {
+        CUptiResult r = next(buffer, valid_size, &rec);
+        if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) {
+            size_t consumed = prev ? (size_t)(prev - buffer) + prev_size : 0;
+            if (strides_known && prev_size != SIZE_MAX && consumed < valid_size)
+                dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+            break;
+        }
+        /* The iterator cannot step past a record it does not understand, so
+           the rest of the buffer is lost with it. */
+        if (r == CUPTI_ERROR_INVALID_KIND) { dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1); break; }
+        if (r != CUPTI_SUCCESS || !rec) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
+        const uint8_t *p = (const uint8_t *)rec;
+        if (p < buffer || p >= end || (prev && p <= prev) || (size_t)(end - p) < sizeof(uint32_t)) {
+            dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+            break;
+        }
+        if (prev && (size_t)(p - prev) != prev_size) strides_known = 0;
+        uint32_t kind = rec->kind;
+        decode_one(s, &cx, rec, (size_t)(end - p));
+        prev = p;
+        prev_size = dt_cupti_record_size(kind);
+        if (prev_size == 0) prev_size = SIZE_MAX;
+    }
+    dt_session_unlock(s);
+}
+
+void dt_cupti_decode_buffer(dt_session *s, uint8_t *buffer, size_t valid_size, dt_cupti_next_fn next)
+{
+    decode_buffer(s, buffer, valid_size, next, 0);
+}
+
+void dt_cupti_decode_deferred(dt_session *s, uint8_t *buffer, size_t valid_size, dt_cupti_next_fn next)
+{
+    decode_buffer(s, buffer, valid_size, next, 1);
+}
+
+void dt_cupti_flush_links(dt_session *s)
+{
+    dt_session_lock(s);
+    links_flush(s);
+    dt_session_unlock(s);
+    links_release();
+}
+
+/* Outside a session only device descriptions are kept. */
+static void scan_devices(uint8_t *buffer, size_t valid_size, dt_cupti_next_fn next)
+{
+    CUpti_Activity *rec = NULL;
+    const uint8_t *end = buffer + valid_size, *prev = NULL;
+    while (next(buffer, valid_size, &rec) == CUPTI_SUCCESS && rec) {
+        const uint8_t *p = (const uint8_t *)rec;
+        if (p < buffer || p >= end || (prev && p <= prev)) break;
+        if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE &&
+            (size_t)(end - p) >= offsetof(CUpti_ActivityDevice5, isCudaVisible)) {
+            dt_device_props props;
+            remember_device((const CUpti_ActivityDevice5 *)rec, &props);
+        }
+        prev = p;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The library                                                         */
+/* ------------------------------------------------------------------ */
+static struct {
+    CUptiResult (*ActivityEnable)(CUpti_ActivityKind);
+    CUptiResult (*ActivityDisable)(CUpti_ActivityKind);
+    CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
+                                             CUpti_BuffersCallbackCompleteFunc);
+    CUptiResult (*ActivityFlushAll)(uint32_t);
+    CUptiResult (*ActivityGetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*GetTimestamp)(uint64_t *);
+    /* optional */
+    CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t *);
+    CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
+    CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
+    CUptiResult (*GetVersion)(uint32_t *);
+    CUptiResult (*GetResultString)(CUptiResult, const char **);
+    CUptiResult (*Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+    CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle);
+    CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType);
+    CUptiResult (*GetThreadIdType)(CUpti_ActivityThreadIdType *);
+} g_api;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* load, arm, disarm */
+static void *g_handle;
+static int g_emulated; /* the library is devtrace's CUPTI emulator */
+static char g_path[512], g_version[64], g_load_error[1000];
+
+static int resolve_symbols(void *h, char *missing, size_t missing_len)
+{
+#define REQ(field, sym)                                                        \
+    do {                                                                       \
+        g_api.field = (__typeof__(g_api.field))dlsym(h, sym);                 \
+        if (!g_api.field) { snprintf(missing, missing_len, "%s", sym); return -1; } \
+    } while (0)
+#define OPT(field, sym) g_api.field = (__typeof__(g_api.field))dlsym(h, sym)
+    REQ(ActivityEnable, "cuptiActivityEnable");
+    REQ(ActivityDisable, "cuptiActivityDisable");
+    REQ(ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks");
+    REQ(ActivityFlushAll, "cuptiActivityFlushAll");
+    REQ(ActivityGetNextRecord, "cuptiActivityGetNextRecord");
+    REQ(GetTimestamp, "cuptiGetTimestamp");
+    OPT(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
+    OPT(ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId");
+    OPT(ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId");
+    OPT(GetVersion, "cuptiGetVersion");
+    OPT(GetResultString, "cuptiGetResultString");
+    OPT(Subscribe, "cuptiSubscribe");
+    OPT(Unsubscribe, "cuptiUnsubscribe");
+    OPT(SetThreadIdType, "cuptiSetThreadIdType");
+    OPT(GetThreadIdType, "cuptiGetThreadIdType");
+#undef REQ
+#undef OPT
+    return 0;
+}
+
+static void *already_loaded(void)
+{
+    /* A libcupti the program (or its CUDA runtime) already uses must be the
+       one we talk to: two copies would fight over one driver interface. */
+    void *self = dlopen(NULL, RTLD_NOW);
+    if (self && dlsym(self, "cuptiActivityRegisterCallbacks")) return self;
+    static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
+        if (h) return h;
+    }
+    return NULL;
+}
+
+/* g_lock held. 0 when the library is usable. */
+static int cupti_load(void)
+{
+    if (g_handle) return 0;
+    void *h = NULL;
+    char found[512] = "";
+    const char *override = dt_env("DEVTRACE_CUPTI_LIBRARY");
+    if (override) {
+        h = dlopen(override, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char *e = dlerror();
+            snprintf(g_load_error, sizeof g_load_error,
+                     "DEVTRACE_CUPTI_LIBRARY=%s does not load: %s", override, e ? e : "unknown error");
+            return -1;
+        }
+        snprintf(found, sizeof found, "%s", override);
+    }
+    if (!h) h = already_loaded();
+    if (!h) {
+        const char *home = dt_env("CUDA_HOME");
+        if (!home) home = "/usr/local/cuda";
+        static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+        static const char *const dirs[] = {"lib64", "extras/CUPTI/lib64"};
+        char paths[6][512];
+        const char *cands[9];
+        size_t n = 0;
+        for (size_t i = 0; i < 3; i++) cands[n++] = sonames[i];
+        for (size_t d = 0; d < 2; d++)
+            for (size_t i = 0; i < 3; i++) {
+                snprintf(paths[d * 3 + i], sizeof paths[0], "%s/%s/%s", home, dirs[d], sonames[i]);
+                cands[n++] = paths[d * 3 + i];
+            }
+        char tried[700] = "";
+        h = dt_dlopen_first(cands, n, found, sizeof found, tried, sizeof tried);
+        if (!h) {
+            snprintf(g_load_error, sizeof g_load_error,
+                     "libcupti not found (tried %s); set CUDA_HOME or DEVTRACE_CUPTI_LIBRARY", tried);
+            return -1;
+        }
+    }
+    char missing[96];
+    if (resolve_symbols(h, missing, sizeof missing) != 0) {
+        snprintf(g_load_error, sizeof g_load_error,
+                 "%s lacks %s: not a usable CUPTI library; set DEVTRACE_CUPTI_LIBRARY",
+                 found[0] ? found : "the loaded libcupti", missing);
+        memset(&g_api, 0, sizeof g_api);
+        return -1;
+    }
+    Dl_info info;
+    if (dladdr((void *)g_api.ActivityRegisterCallbacks, &info) && info.dli_fname)
+        snprintf(g_path, sizeof g_path, "%s", info.dli_fname);
+    else
+        snprintf(g_path, sizeof g_path, "%s", found);
+    uint32_t v = 0;
+    if (g_api.GetVersion && g_api.GetVersion(&v) == CUPTI_SUCCESS)
+        snprintf(g_version, sizeof g_version, "%u", (unsigned)v);
+    g_emulated = dlsym(h, "devtrace_emulator_personality") != NULL;
+    g_same_layout = g_emulated || v == CUPTI_API_VERSION;
+    g_handle = h;
+    dt_log("cupti: using %s (CUPTI API %s)%s", g_path, g_version, g_emulated ? ", emulated" : "");
+    return 0;
+}
+
+static const char *result_text(CUptiResult r)
+{
+    const char *s = NULL;
+    if (g_api.GetResultString && g_api.GetResultString(r, &s) == CUPTI_SUCCESS && s) return s;
+    return "CUPTI error";
+}
+
+/* "" when the driver library is present, otherwise why not. */
+static void driver_presence(char *why, size_t len)
+{
+    why[0] = '\0';
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h) { dlclose(h); return; }
+    h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (h) { dlclose(h); return; }
+    const char *e = dlerror();
+    snprintf(why, len, "no NVIDIA driver: libcuda.so.1 not found (%s)", e ? e : "not in the loader path");
+}
+
+static int driver_version(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!h) return 0;
+    int (*get)(int *) = (int (*)(int *))dlsym(h, "cuDriverGetVersion");
+    int v = 0;
+    if (!get || get(&v) != 0) v = 0;
+    dlclose(h);
+    return v;
+}
+
+/* Turn a failed CUPTI call into a status whose message says what to do. */
+static dt_status cupti_failure(const char *call, CUptiResult r)
+{
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        return dt_error(DT_ERR_BUSY,
+                        "%s: another profiler holds CUPTI: another CUPTI client (Nsight Systems, "
+                        "Kineto) holds the subscription; stop it or disable its CUDA tracing", call);
+    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES)
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+                        "%s: %s (%d): this user may not profile the GPU; see "
+                        "NVreg_RestrictProfilingToAdminUsers", call, result_text(r), (int)r);
+    char why[400] = "";
+    if (r == CUPTI_ERROR_UNKNOWN) {
+        driver_presence(why, sizeof why);
+        if (why[0]) return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s", call, why);
+    }
+    if (r == CUPTI_ERROR_NOT_COMPATIBLE || r == CUPTI_ERROR_NOT_INITIALIZED ||
+        r == CUPTI_ERROR_CUDA_COMPILER_NOT_COMPATIBLE) {
+        if (!g_emulated) driver_presence(why, sizeof why);
+        if (why[0]) return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s", call, why);
+        int dv = driver_version();
+        char driver[48];
+        if (dv > 0) snprintf(driver, sizeof driver, "the NVIDIA driver (CUDA %d.%d)", dv / 1000, (dv % 1000) / 10);
+        else snprintf(driver, sizeof driver, "the NVIDIA driver");
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+                        "%s: %s (%d): insufficient driver: %s is older than %s "
+                        "(CUPTI API %s) needs; update the driver or point DEVTRACE_CUPTI_LIBRARY at "
+                        "the CUPTI of an older toolkit", call, result_text(r), (int)r, driver, g_path,
+                        g_version);
+    }
+    return dt_error(DT_ERR_VENDOR, "%s failed: %s (%d) from %s", call, result_text(r), (int)r, g_path);
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffer pool                                                         */
+/* ------------------------------------------------------------------ */
+/* Preallocated at session start so that a busy GPU never waits for malloc
+   and memory stays bounded; when it runs dry CUPTI gets no buffer, drops the
+   records and reports how many through GetNumDroppedRecords. Before any
+   session (early arming) buffers are made on demand up to the default pool. */
+static struct {
+    pthread_mutex_t lock;
+    uint8_t **free;
+    uint32_t free_count, free_cap;
+    uint32_t total, limit;
+    size_t size;
+    int lazy;
+    uint64_t refused;
+} g_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int pool_configure(uint32_t count, size_t size, int lazy)
+{
+    size = (size + 7) & ~(size_t)7;
+    pthread_mutex_lock(&g_pool.lock);
+    if (size != g_pool.size) {
+        for (uint32_t i = 0; i < g_pool.free_count; i++) free(g_pool.free[i]);
+        g_pool.total -= g_pool.free_count;
+        g_pool.free_count = 0;
+    }
+    if (g_pool.free_cap < count) {
+        uint8_t **f = realloc(g_pool.free, count * sizeof *f);
+        if (!f) { pthread_mutex_unlock(&g_pool.lock); return -1; }
+        g_pool.free = f;
+        g_pool.free_cap = count;
+    }
+    g_pool.size = size;
+    g_pool.limit = count;
+    g_pool.lazy = lazy;
+    g_pool.refused = 0;
+    int rc = 0;
+    while (!lazy && g_pool.total < count) {
+        uint8_t *b = malloc(size);
+        if (!b) { rc = -1; break; }
+        g_pool.free[g_pool.free_count++] = b;
+        g_pool.total++;
+    }
+    pthread_mutex_unlock(&g_pool.lock);
+    return rc;
+}
+
+static uint8_t *pool_get(size_t *size)
+{
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&g_pool.lock);
+    *size = g_pool.size;
+    if (g_pool.free_count) {
+        b = g_pool.free[--g_pool.free_count];
+    } else if (g_pool.lazy && g_pool.total < g_pool.limit && (b = malloc(g_pool.size))) {
+        g_pool.total++;
+    } else {
+        g_pool.refused++;
+    }
+    pthread_mutex_unlock(&g_pool.lock);
+    return b;
+}
+
+static void pool_put(uint8_t *b, size_t size)
+{
+    if (!b) return;
+    pthread_mutex_lock(&g_pool.lock);
+    /* Buffers of an earlier configuration are retired as they come back. */
+    if (size != g_pool.size || g_pool.total > g_pool.limit || g_pool.free_count >= g_pool.free_cap) {
+        free(b);
+        g_pool.total--;
+    } else {
+        g_pool.free[g_pool.free_count++] = b;
+    }
+    pthread_mutex_unlock(&g_pool.lock);
+}
+
+/* Free the idle buffers; those CUPTI still holds are freed as they return. */
+static void pool_release(void)
+{
+    pthread_mutex_lock(&g_pool.lock);
+    for (uint32_t i = 0; i < g_pool.free_count; i++) free(g_pool.free[i]);
+    g_pool.total -= g_pool.free_count;
+    g_pool.free_count = 0;
+    g_pool.limit = 0;
+    pthread_mutex_unlock(&g_pool.lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Callbacks                                                           */
+/* ------------------------------------------------------------------ */
+/* Serialises decoding with stop: a completion callback running on a CUPTI
+   thread must finish with the session before stop returns. */
+static pthread_mutex_t g_decode_lock = PTHREAD_MUTEX_INITIALIZER;
+static dt_session *g_session;      /* recording session, under g_decode_lock */
+static int g_early;                /* cheap kinds armed before any session */
+static CUpti_SubscriberHandle g_subscriber;
+static int g_subscribed;
+static int g_thread_type_set;
+static CUpti_ActivityThreadIdType g_previous_thread_type;
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    size_t n = 0;
+    uint8_t *b = pool_get(&n);
+    *buffer = b;
+    *size = b ? n : 0;
+    *max_records = 0;
+}
+
+static void count_vendor_drops(dt_session *s, CUcontext ctx, uint32_t stream)
+{
+    size_t dropped = 0;
+    if (g_api.ActivityGetNumDroppedRecords &&
+        g_api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+        dt_loss_add(s, DT_LOSS_VENDOR_DROPPED, dropped);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid_size)
+{
+    pthread_mutex_lock(&g_decode_lock);
+    dt_session *s = g_session;
+    if (buffer && valid_size <= size) {
+        if (s) dt_cupti_decode_deferred(s, buffer, valid_size, g_api.ActivityGetNextRecord);
+        else scan_devices(buffer, valid_size, g_api.ActivityGetNextRecord);
+    }
+    if (s) count_vendor_drops(s, ctx, stream);
+    pthread_mutex_unlock(&g_decode_lock);
+    pool_put(buffer, size);
+}
+
+static void CUPTIAPI ignore_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                     const void *data)
+{
+    (void)userdata; (void)domain; (void)cbid; (void)data;
+}
+
+/* ------------------------------------------------------------------ */
+/* Arming                                                              */
+/* ------------------------------------------------------------------ */
+typedef struct kind_spec {
+    CUpti_ActivityKind kind;
+    uint32_t capture;   /* DT_CAPTURE_* bit, 0: always */
+    int required;       /* start fails without it */
+    int cheap;          /* may stay armed outside a session */
+    const char *what;
+} kind_spec;
+
+static const kind_spec g_kinds[] = {
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, DT_CAPTURE_KERNEL, 1, 1, "kernels"},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, DT_CAPTURE_MEMCPY, 1, 1, "memory copies"},
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, DT_CAPTURE_MEMCPY, 0, 1, "peer-to-peer copies"},
+    {CUPTI_ACTIVITY_KIND_MEMSET, DT_CAPTURE_MEMSET, 1, 1, "memsets"},
+    {CUPTI_ACTIVITY_KIND_DEVICE, 0, 0, 1, "device properties"},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, DT_CAPTURE_RUNTIME, 1, 0, "runtime API"},
+    {CUPTI_ACTIVITY_KIND_DRIVER, DT_CAPTURE_DRIVER, 1, 0, "driver API"},
+    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, 0, 0, 0, "External ids"},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, DT_CAPTURE_SYNC, 0, 0, "synchronization"},
+    {CUPTI_ACTIVITY_KIND_OVERHEAD, DT_CAPTURE_OVERHEAD, 0, 0, "CUPTI overhead"},
+};
+#define KIND_COUNT (sizeof g_kinds / sizeof g_kinds[0])
+static int g_armed[KIND_COUNT];
+
+static void disarm(int keep_cheap)
+{
+    for (size_t i = 0; i < KIND_COUNT; i++) {
+        if (!g_armed[i] || (keep_cheap && g_kinds[i].cheap)) continue;
+        g_api.ActivityDisable(g_kinds[i].kind);
+        g_armed[i] = 0;
+    }
+}
+
+dt_status dt_cupti_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+    if (g_early) { pthread_mutex_unlock(&g_lock); return DT_OK; }
+    if (cupti_load() != 0) {
+        pthread_mutex_unlock(&g_lock);
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s", g_load_error);
+    }
+    /* A session started earlier (devtrace record starts one from its
+       constructor, before the driver calls InitializeInjection) already
+       sized the pool. */
+    pthread_mutex_lock(&g_pool.lock);
+    int have_pool = g_pool.limit > 0;
+    pthread_mutex_unlock(&g_pool.lock);
+    dt_config defaults;
+    dt_config_init(&defaults);
+    if (!have_pool && pool_configure(defaults.buffer_count, defaults.buffer_size, 1) != 0) {
+        pthread_mutex_unlock(&g_lock);
+        return dt_error(DT_ERR_NO_MEMORY, "cupti: out of memory for the activity buffer pool");
+    }
+    int armed_now[KIND_COUNT] = {0};
+    CUptiResult r = g_api.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    for (size_t i = 0; r == CUPTI_SUCCESS && i < KIND_COUNT; i++) {
+        if (!g_kinds[i].cheap || g_armed[i]) continue;
+        CUptiResult e = g_api.ActivityEnable(g_kinds[i].kind);
+        if (e == CUPTI_SUCCESS) g_armed[i] = armed_now[i] = 1;
+        else if (g_kinds[i].required) r = e;
+    }
+    dt_status st = DT_OK;
+    if (r != CUPTI_SUCCESS) {
+        st = cupti_failure("cupti early arming", r);
+        /* only what this call armed: a running session keeps its kinds */
+        for (size_t i = 0; i < KIND_COUNT; i++)
+            if (armed_now[i]) { g_api.ActivityDisable(g_kinds[i].kind); g_armed[i] = 0; }
+    } else {
+        g_early = 1;
+        dt_log("cupti: kernels, copies and memsets armed before the first CUDA context");
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+void dt_cupti_early_init(void)
+{
+    if (dt_cupti_prepare() != DT_OK) dt_log("cupti: early arming skipped: %s", dt_last_error());
+}
+
+static dt_status cupti_probe(dt_backend_status *st)
+{
+    pthread_mutex_lock(&g_lock);
+    int rc = cupti_load();
+    if (rc != 0) {
+        st->available = 0;
+        snprintf(st->reason, sizeof st->reason, "%s", g_load_error);
+    } else {
+        snprintf(st->library, sizeof st->library, "%s", g_path);
+        snprintf(st->version, sizeof st->version, "%s", g_version);
+        st->available = 1;
+        char why[400] = "";
+        if (!g_emulated) driver_presence(why, sizeof why);
+        if (why[0]) {
+            st->available = 0;
+            snprintf(st->reason, sizeof st->reason, "%s", why);
+        } else if (!g_api.ActivityPushExternalCorrelationId || !g_api.ActivityPopExternalCorrelationId) {
+            snprintf(st->reason, sizeof st->reason,
+                     "cuptiActivityPush/PopExternalCorrelationId missing: no External ids");
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return DT_OK;
+}
+
+static dt_status cupti_start(dt_session *s)
+{
+    pthread_mutex_lock(&g_lock);
+    if (cupti_load() != 0) {
+        pthread_mutex_unlock(&g_lock);
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s", g_load_error);
+    }
+    if (pool_configure(s->config.buffer_count, s->config.buffer_size, 0) != 0) {
+        pthread_mutex_unlock(&g_lock);
+        return dt_error(DT_ERR_NO_MEMORY, "cupti: cannot preallocate %u activity buffers of %zu bytes",
+                        (unsigned)s->config.buffer_count, s->config.buffer_size);
+    }
+    dt_status st = DT_OK;
+    CUptiResult r;
+    /* A subscriber that enables no callback costs nothing, and it is the one
+       call that tells whether another tool owns CUPTI. */
+    if (g_api.Subscribe && g_api.Unsubscribe) {
+        r = g_api.Subscribe(&g_subscriber, ignore_callback, NULL);
+        if (r != CUPTI_SUCCESS) { st = cupti_failure("cuptiSubscribe", r); goto fail; }
+        g_subscribed = 1;
+    }
+    /* Registered again at every start: another client (Kineto) may have
+       replaced our callbacks since. */
+    r = g_api.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS) { st = cupti_failure("cuptiActivityRegisterCallbacks", r); goto fail; }
+    /* Records of early-armed kinds made before this session are delivered
+       now, while no session takes them (g_session is still NULL). */
+    if (g_early) g_api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    /* From here every completed buffer belongs to this session, before any
+       kind is enabled, so that no record can fall between the two. */
+    pthread_mutex_lock(&g_devices_lock);
+    for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
+        if (g_devices[i].valid) dt_session_set_device(s, &g_devices[i]);
+    pthread_mutex_unlock(&g_devices_lock);
+    pthread_mutex_lock(&g_decode_lock);
+    g_links.count = 0;
+    g_session = s;
+    pthread_mutex_unlock(&g_decode_lock);
+    for (size_t i = 0; i < KIND_COUNT; i++) {
+        const kind_spec *k = &g_kinds[i];
+        if (g_armed[i] || (k->capture && !(s->config.capture & k->capture))) continue;
+        r = g_api.ActivityEnable(k->kind);
+        if (r == CUPTI_SUCCESS) { g_armed[i] = 1; continue; }
+        if (k->required) {
+            char call[64];
+            snprintf(call, sizeof call, "cuptiActivityEnable(%s)", k->what);
+            st = cupti_failure(call, r);
+            goto fail;
+        }
+        dt_session_note(s, "cupti", "%s not recorded: cuptiActivityEnable(%d) returned %s (%d)",
+                        k->what, (int)k->kind, result_text(r), (int)r);
+    }
+    /* CUPTI reports pthread_self() values by default; system thread ids put
+       API rows on the rows of the host threads that made the calls. */
+    g_thread_type_set = 0;
+    if (g_api.SetThreadIdType) {
+        g_previous_thread_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
+        if (g_api.GetThreadIdType) g_api.GetThreadIdType(&g_previous_thread_type);
+        r = g_api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+        if (r == CUPTI_SUCCESS) g_thread_type_set = 1;
+        else dt_session_note(s, "cupti.thread_ids", "cuptiSetThreadIdType(SYSTEM) returned %s (%d): API rows "
+                             "carry pthread ids, not host thread ids", result_text(r), (int)r);
+    } else {
+        dt_session_note(s, "cupti.thread_ids", "%s lacks cuptiSetThreadIdType: API rows carry pthread ids, "
+                        "not host thread ids", g_path);
+    }
+    if (!g_api.ActivityPushExternalCorrelationId || !g_api.ActivityPopExternalCorrelationId)
+        dt_session_note(s, "cupti", "%s lacks cuptiActivityPush/PopExternalCorrelationId: no External ids",
+                        g_path);
+    if (!g_api.ActivityGetNumDroppedRecords)
+        dt_session_note(s, "cupti", "%s lacks cuptiActivityGetNumDroppedRecords: records CUPTI drops "
+                        "are not counted", g_path);
+    dt_session_set_library(s, g_path, g_version);
+    pthread_mutex_unlock(&g_lock);
+    return DT_OK;
+
+fail:
+    disarm(g_early);
+    if (g_session == s) {
+        pthread_mutex_lock(&g_decode_lock);
+        g_session = NULL;
+        g_links.count = 0;
+        pthread_mutex_unlock(&g_decode_lock);
+        /* what the kinds armed for a moment recorded is not the session's */
+        g_api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+    if (g_subscribed) { g_api.Unsubscribe(g_subscriber); g_subscribed = 0; }
+    if (!g_early) pool_release();
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+static dt_status cupti_flush(dt_session *s)
+{
+    (void)s;
+    if (!g_handle) return DT_OK;
+    /* Forced: a plain flush leaves partly filled buffers with CUPTI. The
+       completion callback may run on this thread, so no lock is held. */
+    CUptiResult r = g_api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    return r == CUPTI_SUCCESS ? DT_OK : cupti_failure("cuptiActivityFlushAll", r);
+}
+
+static dt_status cupti_stop(dt_session *s)
+{
+    pthread_mutex_lock(&g_lock);
+    disarm(g_early);
+    pthread_mutex_unlock(&g_lock);
+    /* Records made before the kinds were disarmed are still in CUPTI's
+       buffers: deliver them to this session. */
+    CUptiResult r = g_api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_decode_lock);
+    count_vendor_drops(s, NULL, 0);
+    g_session = NULL;
+    dt_cupti_flush_links(s);
+    pthread_mutex_unlock(&g_decode_lock);
+    pthread_mutex_lock(&g_pool.lock);
+    uint64_t refused = g_pool.refused;
+    pthread_mutex_unlock(&g_pool.lock);
+    if (refused)
+        dt_session_note(s, "cupti.buffers",
+                        "the pool of %u buffers of %zu bytes ran dry %llu times; CUPTI dropped the "
+                        "records it could not store (counted as vendor_dropped): raise buffer_count",
+                        (unsigned)s->config.buffer_count, s->config.buffer_size,
+                        (unsigned long long)refused);
+    if (g_subscribed) { g_api.Unsubscribe(g_subscriber); g_subscribed = 0; }
+    if (g_thread_type_set) { g_api.SetThreadIdType(g_previous_thread_type); g_thread_type_set = 0; }
+    if (!g_early) pool_release();
+    pthread_mutex_unlock(&g_lock);
+    return r == CUPTI_SUCCESS ? DT_OK : cupti_failure("cuptiActivityFlushAll", r);
+}
+
+static int cupti_clock(uint64_t *ns)
+{
+    return g_api.GetTimestamp && g_api.GetTimestamp(ns) == CUPTI_SUCCESS ? 0 : -1;
+}
+
+static dt_status cupti_push_external(uint64_t id)
+{
+    if (!g_api.ActivityPushExternalCorrelationId)
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s lacks cuptiActivityPushExternalCorrelationId", g_path);
+    CUptiResult r = g_api.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+    return r == CUPTI_SUCCESS ? DT_OK : cupti_failure("cuptiActivityPushExternalCorrelationId", r);
+}
+
+static dt_status cupti_pop_external(void)
+{
+    if (!g_api.ActivityPopExternalCorrelationId)
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s lacks cuptiActivityPopExternalCorrelationId", g_path);
+    uint64_t last = 0; /* CUPTI writes the popped id: it must be a real pointer */
+    CUptiResult r = g_api.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    return r == CUPTI_SUCCESS ? DT_OK : cupti_failure("cuptiActivityPopExternalCorrelationId", r);
+}
+
+const dt_backend dt_backend_cupti = {
+    .name = "cupti",
+    .vendor = "NVIDIA CUDA (CUPTI)",
+    .api_category = "cuda",
+    .probe = cupti_probe,
+    .prepare = dt_cupti_prepare,
+    .start = cupti_start,
+    .flush = cupti_flush,
+    .stop = cupti_stop,
+    .clock = cupti_clock,
+    .push_external = cupti_push_external,
+    .pop_external = cupti_pop_external,
+};
+
+#else /* !DT_HAVE_CUPTI */
+
+#ifndef DT_CUPTI_ABSENT_REASON
+#define DT_CUPTI_ABSENT_REASON "built without CUPTI headers: set CUDA_HOME and rebuild"
+#endif
+
+void dt_cupti_early_init(void) {}
+
+dt_status dt_cupti_prepare(void)
+{
+    return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "cupti: %s", DT_CUPTI_ABSENT_REASON);
+}
+
+static dt_status cupti_probe(dt_backend_status *st)
+{
+    st->available = 0;
+    snprintf(st->reason, sizeof st->reason, "%s", DT_CUPTI_ABSENT_REASON);
+    return DT_OK;
+}
+
+static dt_status cupti_start(dt_session *s)
+{
+    (void)s;
+    return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "cupti: %s", DT_CUPTI_ABSENT_REASON);
+}
+
+const dt_backend dt_backend_cupti = {
+    .name = "cupti",
+    .vendor = "NVIDIA CUDA (CUPTI)",
+    .api_category = "cuda",
+    .probe = cupti_probe,
+    .prepare = dt_cupti_prepare,
+    .start = cupti_start,
+};
+
+#endif /* DT_HAVE_CUPTI */
