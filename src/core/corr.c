@@ -247,6 +247,24 @@ void dt_corr_link_current(uint64_t correlation)
 
 void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
 {
+    if (s->corr_log_count == s->corr_log_cap) {
+        size_t cap = s->corr_log_cap ? s->corr_log_cap * 2 : 65536;
+        uint64_t *p = realloc(s->corr_log, cap * 2 * sizeof *p);
+        if (!p) {
+            if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
+                dt_session_note(s, "correlation", "out of memory: some External ids are missing");
+            return;
+        }
+        s->corr_log = p;
+        s->corr_log_cap = cap;
+    }
+    s->corr_log[2 * s->corr_log_count] = correlation;
+    s->corr_log[2 * s->corr_log_count + 1] = external_id;
+    s->corr_log_count++;
+}
+
+static void corr_put(dt_session *s, uint64_t correlation, uint64_t external_id)
+{
     if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
         dt_session_note(s, "correlation", "out of memory: some External ids are missing");
 }
@@ -259,16 +277,21 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
     dt_corr_chunk *c = atomic_exchange(head, NULL);
     if (keep) {
         /* size the map once rather than rehashing as it grows */
-        size_t total = s->corr.count;
+        size_t total = s->corr.count + s->corr_log_count;
         for (dt_corr_chunk *k = c; k; k = k->next) total += atomic_load(&k->n);
         dt_corr_map_reserve(&s->corr, total);
+        for (size_t i = 0; i < s->corr_log_count; i++)
+            corr_put(s, s->corr_log[2 * i], s->corr_log[2 * i + 1]);
     }
+    free(s->corr_log);
+    s->corr_log = NULL;
+    s->corr_log_count = s->corr_log_cap = 0;
     while (c) {
         dt_corr_chunk *next = c->next;
         if (keep) {
             uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
             for (uint32_t i = 0; i < n; i++)
-                dt_corr_link(s, c->pairs[2 * i], c->pairs[2 * i + 1]);
+                corr_put(s, c->pairs[2 * i], c->pairs[2 * i + 1]);
         }
         free(c);
         c = next;

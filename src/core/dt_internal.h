@@ -231,7 +231,9 @@ DT_HIDDEN int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *valu
    if any. Lock-free: appends to a per-thread log merged at stop. */
 DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
 /* For backends whose vendor reports the mapping in records (CUPTI):
-   call with the session lock held (inside dt_session_lock/unlock). */
+   call with the session lock held (inside dt_session_lock/unlock). It only
+   appends to a log (a sequential write, cheap on the vendor's thread); the
+   map is filled once, sized for every link, at stop. */
 DT_HIDDEN void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id);
 
 /* ------------------------------------------------------------------ */
@@ -304,6 +306,8 @@ struct dt_session {
     dt_launch_table launches;
     dt_corr_map corr;
     dt_corr_chunk *corr_chunks;   /* per-thread link logs, merged at stop */
+    uint64_t *corr_log;           /* dt_corr_link pairs (correlation, external), merged at stop */
+    size_t corr_log_count, corr_log_cap;
 
     _Atomic uint64_t loss[DT_LOSS_COUNT];
 
@@ -347,6 +351,44 @@ static inline int dt_times_ok(dt_session *s, uint64_t start, uint64_t end)
 }
 /* A zeroed record in the store (lock held), or NULL: counted as store_full. */
 DT_HIDDEN dt_rec *dt_session_add(dt_session *s);
+
+/* ---- What every backend's decoder needs (src/core/decode.c) ---- */
+
+/* Names and launch configurations repeat from record to record. A cache
+   lives for one vendor buffer (on the decoder's stack), so it never outlives
+   the session whose ids it holds. Kernel names are cached by pointer: vendors
+   (CUPTI, TOPSPTI) share one name string among all records of a kernel. */
+#define DT_DECODE_SLOTS 64
+typedef struct dt_decode_cache {
+    struct { const char *raw; uint32_t id; } kernel[DT_DECODE_SLOTS];
+    struct { dt_launch_config config; uint32_t id; int used; } config[DT_DECODE_SLOTS];
+    uint32_t copy[6][6][6];   /* name id + 1, by copy kind, source, destination */
+    uint32_t fill[6];         /* name id + 1, by memory kind */
+} dt_decode_cache;
+
+DT_HIDDEN void dt_decode_cache_init(dt_decode_cache *c);
+/* Interned, demangled kernel name ("<unnamed kernel>" for NULL or ""); a
+   name without a NUL in its first 8 KiB is cut there. UINT32_MAX: no memory. */
+DT_HIDDEN uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *raw);
+DT_HIDDEN uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg);
+/* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)", as Kineto names them. */
+DT_HIDDEN uint32_t dt_decode_copy_name(dt_session *s, dt_decode_cache *c, uint8_t copy_kind,
+                                       uint8_t src_kind, uint8_t dst_kind);
+DT_HIDDEN uint32_t dt_decode_fill_name(dt_session *s, dt_decode_cache *c, uint8_t memory_kind);
+/* start - earlier as a kernel latency delta; DT_DELTA_UNKNOWN when earlier
+   is 0 or all ones (vendors' "unknown"), after start, or too far before. */
+DT_HIDDEN uint32_t dt_latency_delta(uint64_t start, uint64_t earlier);
+
+/* Append a device activity (kernel, memcpy, memset, sync, overhead) after
+   the checks every vendor needs: plausible timestamps, a device id that fits,
+   a name. Session lock held. NULL: the record was dropped and counted. */
+DT_HIDDEN dt_rec *dt_add_device_activity(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
+                                         uint64_t correlation, uint32_t device, uint32_t stream,
+                                         uint32_t context, uint32_t name);
+/* Append a runtime or driver API call made by host thread tid of process pid. */
+DT_HIDDEN dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
+                                  uint64_t correlation, uint32_t pid, uint32_t tid, uint32_t name,
+                                  uint32_t cbid, int32_t return_code);
 
 /* Backend-reported facts that go into the trace. */
 DT_HIDDEN void dt_session_set_library(dt_session *s, const char *path, const char *version);
