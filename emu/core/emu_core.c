@@ -258,6 +258,10 @@ static void atfork_child(void)
     G.worker_stop = 0;
     pthread_mutex_unlock(&G.lock);
     pthread_mutex_unlock(&G.deliver_lock);
+    /* The parent's worker was waiting on the condition variable when the
+       process forked; the child's copy still counts that waiter, and a
+       broadcast would wait for it forever. Start the child with a new one. */
+    pthread_cond_init(&G.worker_cond, NULL);
 }
 
 static void init_once(void)
