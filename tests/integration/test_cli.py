@@ -137,3 +137,35 @@ def test_demo_scenario_records_a_valid_trace(tmp_path):
     csv = run([DEVTRACE, "stats", "--format", "csv", out])
     assert csv.returncode == 0
     assert "Instances" in csv.stdout
+
+
+CUPTI_EMU = TOPSPTI_EMU.parent / "libcupti.so"
+
+
+@needs_emulator()
+@pytest.mark.parametrize("backend,library,env", [("topspti", TOPSPTI_EMU, "DEVTRACE_TOPSPTI_LIBRARY"),
+                                                 ("cupti", CUPTI_EMU, "DEVTRACE_CUPTI_LIBRARY")])
+@pytest.mark.parametrize("scenario", ["train_step", "faults"])
+def test_example_scenarios_give_valid_traces(tmp_path, backend, library, env, scenario):
+    """Every example, on every emulated backend: check, json and jq accept it,
+    plain and gzip."""
+    if not library.exists():
+        pytest.skip(f"{library.name} is not built")
+    scn = tmp_path / f"{scenario}.scn"
+    scn.write_text((SOURCE / "examples" / f"{scenario}.scn").read_text()
+                   .replace("vendor topspti", f"vendor {backend}"))
+    for fmt, name in (("json", "t.json"), ("json.gz", "t.json.gz")):
+        out = tmp_path / name
+        res = run([DEVTRACE, "record", "--backend", backend, "--format", fmt, "-o", out, "--",
+                   EMU_RUN, "--quiet", "--library", library, scn],
+                  env={env: str(library)})
+        assert res.returncode == 0, res.stdout + res.stderr
+        trace = check_trace(out)
+        assert trace["devtrace"]["backend"] == backend
+        counts = trace["devtrace"]["counts"]
+        assert counts["kernel"] > 0 and counts["flows"] > 0
+        lost = trace["devtrace"]["loss"]["total"]
+        if scenario == "faults":
+            assert lost > 0 and "LOST" in res.stderr
+        else:
+            assert lost == 0 and "nothing lost" in res.stderr
