@@ -93,82 +93,15 @@ CUptiResult dt_cupti_next_record(uint8_t *buffer, size_t valid_size, CUpti_Activ
 /* ------------------------------------------------------------------ */
 /* Decoding                                                            */
 /* ------------------------------------------------------------------ */
-/* Names and launch configurations repeat from record to record; these
-   caches live for one buffer only, so they can never outlive the session
-   whose ids they hold. CUPTI documents a kernel's name pointer as shared by
-   all records of that kernel, so the pointer identifies the name. */
-#define CACHE_SLOTS 64
 static int g_same_layout; /* the loaded libcupti writes this toolkit's records */
+
+/* Per-buffer state: the core's caches of kernel names, launch configurations
+   and copy/fill names, and CUPTI's own cache of API names by callback id. */
+#define API_SLOTS 64
 typedef struct decode_ctx {
-    struct { const char *raw; uint32_t id; } kernel[CACHE_SLOTS];
-    struct { uint32_t key; uint32_t id; } api[CACHE_SLOTS]; /* key: cbid*2+driver+1 */
-    uint32_t copy[6][6][6]; /* id + 1 */
-    uint32_t fill[6];       /* id + 1 */
-    struct { dt_launch_config config; uint32_t id; int used; } config[CACHE_SLOTS];
-    int defer_links;
+    dt_decode_cache cache;
+    struct { uint32_t key; uint32_t id; } api[API_SLOTS]; /* key: cbid*2+driver+1 */
 } decode_ctx;
-
-static size_t cache_slot(uint64_t key)
-{
-    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 58); /* 64 slots */
-}
-
-/* External-correlation links seen while recording. Hashing them into the
-   session's map costs a cache miss or two per record, paid on CUPTI's thread
-   while the buffer pool waits; appending to this log is a sequential write,
-   and the map is filled once, at stop. Guarded by the session lock. */
-static struct {
-    uint64_t *pairs; /* correlation, external id */
-    size_t count, cap;
-} g_links;
-
-static void link_external(dt_session *s, decode_ctx *cx, uint64_t correlation, uint64_t external_id)
-{
-    if (cx->defer_links) {
-        if (g_links.count == g_links.cap) {
-            size_t cap = g_links.cap ? g_links.cap * 2 : 65536;
-            uint64_t *p = realloc(g_links.pairs, cap * 2 * sizeof *p);
-            if (!p) { dt_corr_link(s, correlation, external_id); return; }
-            g_links.pairs = p;
-            g_links.cap = cap;
-        }
-        g_links.pairs[2 * g_links.count] = correlation;
-        g_links.pairs[2 * g_links.count + 1] = external_id;
-        g_links.count++;
-        return;
-    }
-    dt_corr_link(s, correlation, external_id);
-}
-
-/* Session lock held. */
-static void links_flush(dt_session *s)
-{
-    /* Sized once for every link rather than doubled (and rehashed) on the
-       way, when nothing else linked into this session's map yet. */
-    if (s->corr.count == 0 && g_links.count > s->corr.mask / 2) {
-        dt_corr_map sized;
-        if (dt_corr_map_init(&sized, g_links.count) == 0) {
-            dt_corr_map_free(&s->corr);
-            s->corr = sized;
-        }
-    }
-    for (size_t i = 0; i < g_links.count; i++)
-        dt_corr_link(s, g_links.pairs[2 * i], g_links.pairs[2 * i + 1]);
-    g_links.count = 0;
-}
-
-static void links_release(void)
-{
-    free(g_links.pairs);
-    memset(&g_links, 0, sizeof g_links);
-}
-/* CUPTI_TIMESTAMP_UNKNOWN is 0 in CUDA 13 headers and was ~0 in older ones. */
-static uint32_t latency_delta(uint64_t start, uint64_t t)
-{
-    if (t == 0 || t == UINT64_MAX || t > start) return DT_DELTA_UNKNOWN;
-    uint64_t d = start - t;
-    return d >= DT_DELTA_UNKNOWN ? DT_DELTA_UNKNOWN : (uint32_t)d;
-}
 
 static uint8_t copy_kind(uint8_t k)
 {
@@ -201,66 +134,12 @@ static uint8_t memory_kind(unsigned k)
     }
 }
 
-/* Device ids are 16-bit in the store; CUPTI's are small, so a larger one is a
-   corrupt record. */
-static int device_ok(dt_session *s, uint32_t device)
-{
-    if (device <= UINT16_MAX) return 1;
-    dt_loss_add(s, DT_LOSS_MALFORMED, 1);
-    return 0;
-}
-
-static dt_rec *add_rec(dt_session *s, uint8_t kind, uint64_t start, uint64_t end, uint32_t name)
-{
-    if (name == UINT32_MAX) { dt_loss_add(s, DT_LOSS_STORE_FULL, 1); return NULL; }
-    dt_rec *r = dt_session_add(s);
-    if (!r) return NULL;
-    r->kind = kind;
-    r->start = start;
-    r->end = end;
-    r->name = name;
-    return r;
-}
-
-static uint32_t kernel_name(dt_session *s, decode_ctx *cx, const char *raw)
-{
-    if (!raw) return dt_intern_str(&s->names, "<unnamed kernel>");
-    size_t slot = cache_slot((uintptr_t)raw);
-    if (cx->kernel[slot].raw == raw) return cx->kernel[slot].id;
-    /* CUPTI owns the string; a name longer than any mangled kernel name is a
-       sign of a corrupt pointer, not of a kernel. */
-    size_t n = strnlen(raw, 8192);
-    uint32_t id;
-    if (n == 0) id = dt_intern_str(&s->names, "<unnamed kernel>");
-    else if (n == 8192) id = dt_intern_n(&s->names, raw, 8191);
-    else id = dt_intern_kernel(&s->names, raw);
-    if (id != UINT32_MAX) {
-        cx->kernel[slot].raw = raw;
-        cx->kernel[slot].id = id;
-    }
-    return id;
-}
-
-static uint32_t launch_config(dt_session *s, decode_ctx *cx, const dt_launch_config *cfg)
-{
-    uint64_t key = (uint64_t)(uint32_t)cfg->grid[0] * 0x10001u ^ (uint64_t)(uint32_t)cfg->grid[1] << 20 ^
-                   (uint64_t)(uint32_t)cfg->grid[2] << 40 ^ (uint64_t)(uint32_t)cfg->block[0] << 8 ^
-                   (uint64_t)(uint32_t)cfg->block[1] << 28 ^ (uint64_t)cfg->registers_per_thread << 48 ^
-                   cfg->static_shared_memory ^ (uint64_t)cfg->dynamic_shared_memory << 32;
-    size_t slot = cache_slot(key);
-    if (cx->config[slot].used && memcmp(&cx->config[slot].config, cfg, sizeof *cfg) == 0)
-        return cx->config[slot].id;
-    uint32_t id = dt_launch_intern(&s->launches, cfg);
-    cx->config[slot].config = *cfg;
-    cx->config[slot].id = id;
-    cx->config[slot].used = 1;
-    return id;
-}
-
-static void decode_kernel(dt_session *s, decode_ctx *cx, const CUpti_ActivityKernel10 *k)
+static void decode_kernel(dt_session *s, dt_decode_cache *c, const CUpti_ActivityKernel10 *k)
 {
     if (!(s->config.capture & DT_CAPTURE_KERNEL)) return;
-    if (!dt_times_ok(s, k->start, k->end) || !device_ok(s, k->deviceId)) return;
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_KERNEL, k->start, k->end, k->correlationId, k->deviceId,
+                                       k->streamId, k->contextId, dt_decode_kernel_name(s, c, k->name));
+    if (!r) return;
     dt_launch_config cfg;
     memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
     cfg = (dt_launch_config){
@@ -270,47 +149,20 @@ static void decode_kernel(dt_session *s, decode_ctx *cx, const CUpti_ActivityKer
         .static_shared_memory = (uint32_t)k->staticSharedMemory,
         .dynamic_shared_memory = (uint32_t)k->dynamicSharedMemory,
     };
-    uint32_t config = launch_config(s, cx, &cfg);
-    dt_rec *r = add_rec(s, DT_EVENT_KERNEL, k->start, k->end, kernel_name(s, cx, k->name));
-    if (!r) return;
-    r->correlation = k->correlationId;
-    r->device = (uint16_t)k->deviceId;
-    r->context = k->contextId;
-    r->lane = k->streamId;
-    r->u.kernel.config = config;
-    r->u.kernel.queued_delta = latency_delta(k->start, k->queued);
-    r->u.kernel.submitted_delta = latency_delta(k->start, k->submitted);
+    r->u.kernel.config = dt_decode_launch_config(s, c, &cfg);
+    /* CUPTI_TIMESTAMP_UNKNOWN is 0 in CUDA 13 headers and was ~0 in older
+       ones: dt_latency_delta takes both as unknown. */
+    r->u.kernel.queued_delta = dt_latency_delta(k->start, k->queued);
+    r->u.kernel.submitted_delta = dt_latency_delta(k->start, k->submitted);
 }
 
-static const char *memory_label(uint8_t k)
-{
-    static const char *const labels[] = {"Unknown", "Pageable", "Pinned", "Device", "Array", "Managed"};
-    return k < sizeof labels / sizeof labels[0] ? labels[k] : "Unknown";
-}
-
-static uint32_t memcpy_name(dt_session *s, decode_ctx *cx, uint8_t ck, uint8_t src, uint8_t dst)
-{
-    static const char *const copies[] = {"Unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
-    uint32_t *slot = &cx->copy[ck % 6][src % 6][dst % 6];
-    if (*slot) return *slot - 1;
-    char buf[96];
-    snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", copies[ck % 6], memory_label(src), memory_label(dst));
-    uint32_t id = dt_intern_str(&s->names, buf);
-    if (id != UINT32_MAX) *slot = id + 1;
-    return id;
-}
-
-static void decode_memcpy(dt_session *s, decode_ctx *cx, const CUpti_ActivityMemcpy6 *m)
+static void decode_memcpy(dt_session *s, dt_decode_cache *c, const CUpti_ActivityMemcpy6 *m)
 {
     if (!(s->config.capture & DT_CAPTURE_MEMCPY)) return;
-    if (!dt_times_ok(s, m->start, m->end) || !device_ok(s, m->deviceId)) return;
     uint8_t ck = copy_kind(m->copyKind), src = memory_kind(m->srcKind), dst = memory_kind(m->dstKind);
-    dt_rec *r = add_rec(s, DT_EVENT_MEMCPY, m->start, m->end, memcpy_name(s, cx, ck, src, dst));
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMCPY, m->start, m->end, m->correlationId, m->deviceId,
+                                       m->streamId, m->contextId, dt_decode_copy_name(s, c, ck, src, dst));
     if (!r) return;
-    r->correlation = m->correlationId;
-    r->device = (uint16_t)m->deviceId;
-    r->context = m->contextId;
-    r->lane = m->streamId;
     if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r->flags |= DT_REC_ASYNC;
     r->u.memcpy.bytes = m->bytes;
     r->u.memcpy.copy_kind = ck;
@@ -320,19 +172,19 @@ static void decode_memcpy(dt_session *s, decode_ctx *cx, const CUpti_ActivityMem
     r->u.memcpy.dst_device = (uint16_t)m->deviceId;
 }
 
-static void decode_memcpy2(dt_session *s, decode_ctx *cx, const CUpti_ActivityMemcpyPtoP4 *m)
+static void decode_memcpy2(dt_session *s, dt_decode_cache *c, const CUpti_ActivityMemcpyPtoP4 *m)
 {
     if (!(s->config.capture & DT_CAPTURE_MEMCPY)) return;
-    if (!dt_times_ok(s, m->start, m->end) || !device_ok(s, m->deviceId) ||
-        !device_ok(s, m->srcDeviceId) || !device_ok(s, m->dstDeviceId))
+    /* the peers' ids are 16-bit in the store too */
+    if (m->srcDeviceId > UINT16_MAX || m->dstDeviceId > UINT16_MAX) {
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
+    }
     uint8_t src = memory_kind(m->srcKind), dst = memory_kind(m->dstKind);
-    dt_rec *r = add_rec(s, DT_EVENT_MEMCPY, m->start, m->end, memcpy_name(s, cx, DT_COPY_PTOP, src, dst));
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMCPY, m->start, m->end, m->correlationId, m->deviceId,
+                                       m->streamId, m->contextId,
+                                       dt_decode_copy_name(s, c, DT_COPY_PTOP, src, dst));
     if (!r) return;
-    r->correlation = m->correlationId;
-    r->device = (uint16_t)m->deviceId;
-    r->context = m->contextId;
-    r->lane = m->streamId;
     if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r->flags |= DT_REC_ASYNC;
     r->u.memcpy.bytes = m->bytes;
     r->u.memcpy.copy_kind = DT_COPY_PTOP;
@@ -342,82 +194,66 @@ static void decode_memcpy2(dt_session *s, decode_ctx *cx, const CUpti_ActivityMe
     r->u.memcpy.dst_device = (uint16_t)m->dstDeviceId;
 }
 
-static void decode_memset(dt_session *s, decode_ctx *cx, const CUpti_ActivityMemset4 *m)
+static void decode_memset(dt_session *s, dt_decode_cache *c, const CUpti_ActivityMemset4 *m)
 {
     if (!(s->config.capture & DT_CAPTURE_MEMSET)) return;
-    if (!dt_times_ok(s, m->start, m->end) || !device_ok(s, m->deviceId)) return;
     uint8_t mk = memory_kind(m->memoryKind);
-    uint32_t name;
-    if (cx->fill[mk]) {
-        name = cx->fill[mk] - 1;
-    } else {
-        char buf[48];
-        snprintf(buf, sizeof buf, "Memset (%s)", memory_label(mk));
-        name = dt_intern_str(&s->names, buf);
-        if (name != UINT32_MAX) cx->fill[mk] = name + 1;
-    }
-    dt_rec *r = add_rec(s, DT_EVENT_MEMSET, m->start, m->end, name);
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMSET, m->start, m->end, m->correlationId, m->deviceId,
+                                       m->streamId, m->contextId, dt_decode_fill_name(s, c, mk));
     if (!r) return;
-    r->correlation = m->correlationId;
-    r->device = (uint16_t)m->deviceId;
-    r->context = m->contextId;
-    r->lane = m->streamId;
     if (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) r->flags |= DT_REC_ASYNC;
     r->u.memset.bytes = m->bytes;
     r->u.memset.value = m->value;
     r->u.memset.memory_kind = mk;
 }
 
-static void decode_api(dt_session *s, decode_ctx *cx, const CUpti_ActivityAPI *a, int driver)
+/* Interned name of a runtime or driver callback id, cached for the buffer. */
+static uint32_t api_name(dt_session *s, decode_ctx *cx, int driver, uint32_t cbid)
 {
-    if (!(s->config.capture & (driver ? DT_CAPTURE_DRIVER : DT_CAPTURE_RUNTIME))) return;
-    if (!dt_times_ok(s, a->start, a->end)) return;
-    uint32_t key = a->cbid * 2u + (uint32_t)driver + 1u;
-    size_t slot = cache_slot(key);
-    const char *name = NULL;
+    uint32_t key = cbid * 2u + (uint32_t)driver + 1u;
+    size_t slot = (size_t)((key * UINT32_C(0x9e3779b9)) >> 26); /* 64 slots */
+    if (cx->api[slot].key == key) return cx->api[slot].id;
+    const char *name = dt_cupti_api_name(driver, cbid);
     uint32_t id;
-    if (cx->api[slot].key == key) {
-        id = cx->api[slot].id;
-    } else if ((name = dt_cupti_api_name(driver, a->cbid)) != NULL) {
+    if (name) {
         id = dt_intern_str(&s->names, name);
     } else {
         char buf[40];
-        snprintf(buf, sizeof buf, "%s#%u", driver ? "cudaDriver" : "cudaRuntime", (unsigned)a->cbid);
+        snprintf(buf, sizeof buf, "%s#%u", driver ? "cudaDriver" : "cudaRuntime", (unsigned)cbid);
         id = dt_intern_str(&s->names, buf);
     }
-    if (id != UINT32_MAX && cx->api[slot].key != key) {
+    if (id != UINT32_MAX) {
         cx->api[slot].key = key;
         cx->api[slot].id = id;
     }
-    dt_rec *r = add_rec(s, driver ? DT_EVENT_DRIVER : DT_EVENT_RUNTIME, a->start, a->end, id);
-    if (!r) return;
-    r->correlation = a->correlationId;
-    r->lane = a->threadId;
-    r->context = a->processId;
-    r->u.api.cbid = a->cbid;
-    r->u.api.return_code = (int32_t)a->returnValue;
+    return id;
+}
+
+_Static_assert(API_SLOTS == 64, "api_name() yields 6 bits");
+
+static void decode_api(dt_session *s, decode_ctx *cx, const CUpti_ActivityAPI *a, int driver)
+{
+    if (!(s->config.capture & (driver ? DT_CAPTURE_DRIVER : DT_CAPTURE_RUNTIME))) return;
+    dt_add_api_call(s, driver ? DT_EVENT_DRIVER : DT_EVENT_RUNTIME, a->start, a->end, a->correlationId,
+                    a->processId, a->threadId, api_name(s, cx, driver, a->cbid), a->cbid,
+                    (int32_t)a->returnValue);
 }
 
 static void decode_sync(dt_session *s, const CUpti_ActivitySynchronization2 *y)
 {
     if (!(s->config.capture & DT_CAPTURE_SYNC)) return;
-    if (!dt_times_ok(s, y->start, y->end)) return;
     static const char *const names[] = {"Synchronization", "Event Synchronize", "Stream Wait Event",
                                         "Stream Synchronize", "Context Synchronize"};
     unsigned t = (unsigned)y->type;
-    dt_rec *r = add_rec(s, DT_EVENT_SYNC, y->start, y->end,
-                        dt_intern_str(&s->names, t < 5 ? names[t] : names[0]));
-    if (!r) return;
-    r->correlation = y->correlationId;
-    r->context = y->contextId;
     /* A context-wide synchronisation names no stream. */
-    r->lane = y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : y->streamId;
+    uint32_t stream = y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : y->streamId;
+    dt_add_device_activity(s, DT_EVENT_SYNC, y->start, y->end, y->correlationId, 0, stream, y->contextId,
+                           dt_intern_str(&s->names, t < 5 ? names[t] : names[0]));
 }
 
 static void decode_overhead(dt_session *s, const CUpti_ActivityOverhead3 *o)
 {
     if (!(s->config.capture & DT_CAPTURE_OVERHEAD)) return;
-    if (!dt_times_ok(s, o->start, o->end)) return;
     const char *name;
     switch ((unsigned)o->overheadKind) {
     case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: name = "Driver compiler"; break;
@@ -446,13 +282,8 @@ static void decode_overhead(dt_session *s, const CUpti_ActivityOverhead3 *o)
         break;
     default: break;
     }
-    if (!device_ok(s, device)) return;
-    dt_rec *r = add_rec(s, DT_EVENT_OVERHEAD, o->start, o->end, dt_intern_str(&s->names, name));
-    if (!r) return;
-    r->correlation = o->correlationId;
-    r->device = (uint16_t)device;
-    r->context = context;
-    r->lane = lane;
+    dt_add_device_activity(s, DT_EVENT_OVERHEAD, o->start, o->end, o->correlationId, device, lane, context,
+                           dt_intern_str(&s->names, name));
 }
 
 static void device_props_from(const CUpti_ActivityDevice5 *d, dt_device_props *p)
@@ -522,19 +353,19 @@ static void decode_one(dt_session *s, decode_ctx *cx, const CUpti_Activity *rec,
         /* Kernel10 grew from Kernel9 only past `submitted`: a Kernel9 writer
            is decoded through the fields it has. */
         if (avail < offsetof(CUpti_ActivityKernel10, launchType)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
-        decode_kernel(s, cx, (const CUpti_ActivityKernel10 *)rec);
+        decode_kernel(s, &cx->cache, (const CUpti_ActivityKernel10 *)rec);
         return;
     case CUPTI_ACTIVITY_KIND_MEMCPY:
         if (avail < offsetof(CUpti_ActivityMemcpy6, reserved0)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
-        decode_memcpy(s, cx, (const CUpti_ActivityMemcpy6 *)rec);
+        decode_memcpy(s, &cx->cache, (const CUpti_ActivityMemcpy6 *)rec);
         return;
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
         if (avail < offsetof(CUpti_ActivityMemcpyPtoP4, reserved0)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
-        decode_memcpy2(s, cx, (const CUpti_ActivityMemcpyPtoP4 *)rec);
+        decode_memcpy2(s, &cx->cache, (const CUpti_ActivityMemcpyPtoP4 *)rec);
         return;
     case CUPTI_ACTIVITY_KIND_MEMSET:
         if (avail < offsetof(CUpti_ActivityMemset4, reserved0)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
-        decode_memset(s, cx, (const CUpti_ActivityMemset4 *)rec);
+        decode_memset(s, &cx->cache, (const CUpti_ActivityMemset4 *)rec);
         return;
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
@@ -547,7 +378,7 @@ static void decode_one(dt_session *s, decode_ctx *cx, const CUpti_Activity *rec,
         /* Other kinds belong to other clients in the process (Kineto pushes
            CUSTOM1 for its user annotations): not ours to attribute. */
         if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
-            link_external(s, cx, e->correlationId, e->externalId);
+            dt_corr_link(s, e->correlationId, e->externalId);
         return;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
@@ -576,8 +407,7 @@ static void decode_one(dt_session *s, decode_ctx *cx, const CUpti_Activity *rec,
 #undef NEED
 }
 
-static void decode_buffer(dt_session *s, uint8_t *buffer, size_t valid_size, dt_cupti_next_fn next,
-                          int defer_links)
+void dt_cupti_decode_buffer(dt_session *s, uint8_t *buffer, size_t valid_size, dt_cupti_next_fn next)
 {
     if (!s || !buffer || valid_size == 0) return;
     const uint8_t *end = buffer + valid_size;
@@ -591,8 +421,8 @@ static void decode_buffer(dt_session *s, uint8_t *buffer, size_t valid_size, dt_
     int strides_known = next == dt_cupti_next_record || g_same_layout;
     CUpti_Activity *rec = NULL;
     decode_ctx cx;
-    memset(&cx, 0, sizeof cx);
-    cx.defer_links = defer_links;
+    dt_decode_cache_init(&cx.cache);
+    memset(cx.api, 0, sizeof cx.api);
     dt_session_lock(s);
     for (;;) {
         CUptiResult r = next(buffer, valid_size, &rec);
@@ -619,24 +449,6 @@ static void decode_buffer(dt_session *s, uint8_t *buffer, size_t valid_size, dt_
         if (prev_size == 0) prev_size = SIZE_MAX;
     }
     dt_session_unlock(s);
-}
-
-void dt_cupti_decode_buffer(dt_session *s, uint8_t *buffer, size_t valid_size, dt_cupti_next_fn next)
-{
-    decode_buffer(s, buffer, valid_size, next, 0);
-}
-
-void dt_cupti_decode_deferred(dt_session *s, uint8_t *buffer, size_t valid_size, dt_cupti_next_fn next)
-{
-    decode_buffer(s, buffer, valid_size, next, 1);
-}
-
-void dt_cupti_flush_links(dt_session *s)
-{
-    dt_session_lock(s);
-    links_flush(s);
-    dt_session_unlock(s);
-    links_release();
 }
 
 /* Outside a session only device descriptions are kept. */
@@ -976,7 +788,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     pthread_mutex_lock(&g_decode_lock);
     dt_session *s = g_session;
     if (buffer && valid_size <= size) {
-        if (s) dt_cupti_decode_deferred(s, buffer, valid_size, g_api.ActivityGetNextRecord);
+        if (s) dt_cupti_decode_buffer(s, buffer, valid_size, g_api.ActivityGetNextRecord);
         else scan_devices(buffer, valid_size, g_api.ActivityGetNextRecord);
     }
     if (s) count_vendor_drops(s, ctx, stream);
@@ -1132,7 +944,6 @@ static dt_status cupti_start(dt_session *s)
         if (g_devices[i].valid) dt_session_set_device(s, &g_devices[i]);
     pthread_mutex_unlock(&g_devices_lock);
     pthread_mutex_lock(&g_decode_lock);
-    g_links.count = 0;
     g_session = s;
     pthread_mutex_unlock(&g_decode_lock);
     for (size_t i = 0; i < KIND_COUNT; i++) {
@@ -1178,7 +989,6 @@ fail:
     if (g_session == s) {
         pthread_mutex_lock(&g_decode_lock);
         g_session = NULL;
-        g_links.count = 0;
         pthread_mutex_unlock(&g_decode_lock);
         /* what the kinds armed for a moment recorded is not the session's */
         g_api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -1211,7 +1021,6 @@ static dt_status cupti_stop(dt_session *s)
     pthread_mutex_lock(&g_decode_lock);
     count_vendor_drops(s, NULL, 0);
     g_session = NULL;
-    dt_cupti_flush_links(s);
     pthread_mutex_unlock(&g_decode_lock);
     pthread_mutex_lock(&g_pool.lock);
     uint64_t refused = g_pool.refused;

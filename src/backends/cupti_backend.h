@@ -34,16 +34,11 @@ DT_HIDDEN size_t dt_cupti_record_size(uint32_t kind);
 
 /* Decode one completed buffer into the session, taking its lock. next: the
    iterator (the loaded libcupti's, or dt_cupti_next_record). Kernel and
-   device names are read through the records' pointers, as CUPTI owns them. */
+   device names are read through the records' pointers, as CUPTI owns them.
+   External-id links go to dt_corr_link(), which logs them: they enter the
+   session's correlation map when the session stops. */
 DT_HIDDEN void dt_cupti_decode_buffer(dt_session *s, uint8_t *buffer, size_t valid_size,
                                       dt_cupti_next_fn next);
-
-/* The same, as a recording does it: External-id links are logged and only
-   enter the session's correlation map at dt_cupti_flush_links(), which the
-   backend calls at stop (and which frees the log). */
-DT_HIDDEN void dt_cupti_decode_deferred(dt_session *s, uint8_t *buffer, size_t valid_size,
-                                        dt_cupti_next_fn next);
-DT_HIDDEN void dt_cupti_flush_links(dt_session *s);
 
 /* Name of a runtime (driver 0) or driver (driver 1) callback id from the
    generated tables; NULL when the id is not in the table. */

@@ -391,57 +391,38 @@ static uint8_t memory_kind(uint32_t k)
     }
 }
 
-#if DT_TOPSPTI_HAS_KERNEL_QUEUED || DT_TOPSPTI_HAS_KERNEL_SUBMITTED
-static uint32_t time_delta(uint64_t start, uint64_t earlier)
+static void decode_kernel(dt_session *s, dt_decode_cache *c, const Topspti_ActivityKernel *k)
 {
-    if (earlier == 0 || earlier > start || start - earlier >= DT_DELTA_UNKNOWN)
-        return DT_DELTA_UNKNOWN;
-    return (uint32_t)(start - earlier);
-}
-#endif
-
-static void decode_kernel(dt_session *s, const Topspti_ActivityKernel *k)
-{
-    if (!dt_times_ok(s, k->start, k->end)) return;
-    if (k->deviceId > UINT16_MAX) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
-    uint32_t name = dt_intern_kernel(&s->names, (k->name && k->name[0]) ? k->name : "(unnamed kernel)");
-    dt_launch_config c;
-    memset(&c, 0, sizeof c);
-    c.grid[0] = k->gridX; c.grid[1] = k->gridY; c.grid[2] = k->gridZ;
-    c.block[0] = k->blockX; c.block[1] = k->blockY; c.block[2] = k->blockZ;
+    dt_launch_config cfg;
+    memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
+    cfg.grid[0] = k->gridX; cfg.grid[1] = k->gridY; cfg.grid[2] = k->gridZ;
+    cfg.block[0] = k->blockX; cfg.block[1] = k->blockY; cfg.block[2] = k->blockZ;
 #if DT_TOPSPTI_HAS_KERNEL_REGISTERS
-    c.registers_per_thread = k->registersPerThread;
+    cfg.registers_per_thread = k->registersPerThread;
 #endif
 #if DT_TOPSPTI_HAS_KERNEL_SHARED_MEMORY
-    c.static_shared_memory = k->staticSharedMemory > 0 ? (uint32_t)k->staticSharedMemory : 0;
-    c.dynamic_shared_memory = k->dynamicSharedMemory > 0 ? (uint32_t)k->dynamicSharedMemory : 0;
+    cfg.static_shared_memory = k->staticSharedMemory > 0 ? (uint32_t)k->staticSharedMemory : 0;
+    cfg.dynamic_shared_memory = k->dynamicSharedMemory > 0 ? (uint32_t)k->dynamicSharedMemory : 0;
 #endif
-    uint32_t config = dt_launch_intern(&s->launches, &c);
-    if (name == UINT32_MAX || config == UINT32_MAX) { dt_loss_add(s, DT_LOSS_STORE_FULL, 1); return; }
-    dt_rec *r = dt_session_add(s);
+    uint32_t config = dt_decode_launch_config(s, c, &cfg);
+    uint32_t name = dt_decode_kernel_name(s, c, k->name);
+    /* a kernel whose configuration could not be kept is dropped (store_full) */
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_KERNEL, k->start, k->end, k->correlationId, k->deviceId,
+                                       k->streamId, k->contextId, config == UINT32_MAX ? UINT32_MAX : name);
     if (!r) return;
-    r->kind = DT_EVENT_KERNEL;
-    r->start = k->start;
-    r->end = k->end;
-    r->correlation = k->correlationId;
-    r->name = name;
-    r->device = (uint16_t)k->deviceId;
-    r->lane = k->streamId;
-    r->context = k->contextId;
     r->u.kernel.config = config;
     r->u.kernel.queued_delta = DT_DELTA_UNKNOWN;
     r->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
 #if DT_TOPSPTI_HAS_KERNEL_QUEUED
-    r->u.kernel.queued_delta = time_delta(k->start, k->queued);
+    r->u.kernel.queued_delta = dt_latency_delta(k->start, k->queued);
 #endif
 #if DT_TOPSPTI_HAS_KERNEL_SUBMITTED
-    r->u.kernel.submitted_delta = time_delta(k->start, k->submitted);
+    r->u.kernel.submitted_delta = dt_latency_delta(k->start, k->submitted);
 #endif
 }
 
-static void decode_memcpy(dt_session *s, const Topspti_ActivityMemcpy *m)
+static void decode_memcpy(dt_session *s, dt_decode_cache *c, const Topspti_ActivityMemcpy *m)
 {
-    if (!dt_times_ok(s, m->start, m->end)) return;
     uint32_t src_dev = m->deviceId, dst_dev = m->deviceId;
 #if DT_TOPSPTI_HAS_MEMCPY_PEER_DEVICES
     if (m->copyKind == TOPSPTI_ACTIVITY_MEMCPY_KIND_PTOP) {
@@ -449,72 +430,41 @@ static void decode_memcpy(dt_session *s, const Topspti_ActivityMemcpy *m)
         dst_dev = m->dstDeviceId;
     }
 #endif
-    if (m->deviceId > UINT16_MAX || src_dev > UINT16_MAX || dst_dev > UINT16_MAX) {
+    /* the peers' ids are 16-bit in the store too */
+    if (src_dev > UINT16_MAX || dst_dev > UINT16_MAX) {
         dt_loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
     }
-    static const char *const names[] = {"Memcpy", "Memcpy HtoD", "Memcpy DtoH", "Memcpy DtoD",
-                                        "Memcpy HtoH", "Memcpy PtoP"};
-    uint8_t ck = copy_kind(m->copyKind);
-    uint32_t name = dt_intern_str(&s->names, names[ck]);
-    if (name == UINT32_MAX) { dt_loss_add(s, DT_LOSS_STORE_FULL, 1); return; }
-    dt_rec *r = dt_session_add(s);
+    uint8_t ck = copy_kind(m->copyKind), src = memory_kind(m->srcKind), dst = memory_kind(m->dstKind);
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMCPY, m->start, m->end, m->correlationId, m->deviceId,
+                                       m->streamId, m->contextId, dt_decode_copy_name(s, c, ck, src, dst));
     if (!r) return;
-    r->kind = DT_EVENT_MEMCPY;
-    r->start = m->start;
-    r->end = m->end;
-    r->correlation = m->correlationId;
-    r->name = name;
-    r->device = (uint16_t)m->deviceId;
-    r->lane = m->streamId;
-    r->context = m->contextId;
     if (m->flags & TOPSPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r->flags |= DT_REC_ASYNC;
     r->u.memcpy.bytes = m->bytes;
     r->u.memcpy.copy_kind = ck;
-    r->u.memcpy.src_kind = memory_kind(m->srcKind);
-    r->u.memcpy.dst_kind = memory_kind(m->dstKind);
+    r->u.memcpy.src_kind = src;
+    r->u.memcpy.dst_kind = dst;
     r->u.memcpy.src_device = (uint16_t)src_dev;
     r->u.memcpy.dst_device = (uint16_t)dst_dev;
 }
 
-static void decode_memset(dt_session *s, const Topspti_ActivityMemset *m)
+static void decode_memset(dt_session *s, dt_decode_cache *c, const Topspti_ActivityMemset *m)
 {
-    if (!dt_times_ok(s, m->start, m->end)) return;
-    if (m->deviceId > UINT16_MAX) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); return; }
-    uint32_t name = dt_intern_str(&s->names, "Memset");
-    if (name == UINT32_MAX) { dt_loss_add(s, DT_LOSS_STORE_FULL, 1); return; }
-    dt_rec *r = dt_session_add(s);
+    uint8_t mk = memory_kind(m->memoryKind);
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMSET, m->start, m->end, m->correlationId, m->deviceId,
+                                       m->streamId, m->contextId, dt_decode_fill_name(s, c, mk));
     if (!r) return;
-    r->kind = DT_EVENT_MEMSET;
-    r->start = m->start;
-    r->end = m->end;
-    r->correlation = m->correlationId;
-    r->name = name;
-    r->device = (uint16_t)m->deviceId;
-    r->lane = m->streamId;
-    r->context = m->contextId;
     if (m->flags & TOPSPTI_ACTIVITY_FLAG_MEMSET_ASYNC) r->flags |= DT_REC_ASYNC;
     r->u.memset.bytes = m->bytes;
     r->u.memset.value = m->value;
-    r->u.memset.memory_kind = memory_kind(m->memoryKind);
+    r->u.memset.memory_kind = mk;
 }
 
 static void decode_api(dt_session *s, const Topspti_ActivityAPI *a, int domain)
 {
-    if (!dt_times_ok(s, a->start, a->end)) return;
-    uint32_t name = api_name(s, domain, a->cbid);
-    if (name == UINT32_MAX) { dt_loss_add(s, DT_LOSS_STORE_FULL, 1); return; }
-    dt_rec *r = dt_session_add(s);
-    if (!r) return;
-    r->kind = domain == DOMAIN_RUNTIME ? DT_EVENT_RUNTIME : DT_EVENT_DRIVER;
-    r->start = a->start;
-    r->end = a->end;
-    r->correlation = a->correlationId;
-    r->name = name;
-    r->lane = a->threadId;
-    r->context = a->processId;
-    r->u.api.cbid = a->cbid;
-    r->u.api.return_code = (int32_t)a->returnValue;
+    dt_add_api_call(s, domain == DOMAIN_RUNTIME ? DT_EVENT_RUNTIME : DT_EVENT_DRIVER, a->start, a->end,
+                    a->correlationId, a->processId, a->threadId, api_name(s, domain, a->cbid), a->cbid,
+                    (int32_t)a->returnValue);
 }
 
 /* Decode one completed buffer: one lock for the whole buffer. */
@@ -522,6 +472,8 @@ static void decode_buffer(dt_session *s, uint8_t *buffer, size_t valid, dt_topsp
 {
     if (!buffer || valid == 0) return;
     Topspti_Activity *rec = NULL;
+    dt_decode_cache cache;
+    dt_decode_cache_init(&cache);
     dt_session_lock(s);
     for (;;) {
         TopsptiResult r = next(buffer, valid, &rec);
@@ -540,13 +492,13 @@ static void decode_buffer(dt_session *s, uint8_t *buffer, size_t valid, dt_topsp
         }
         switch (rec->kind) {
         case TOPSPTI_ACTIVITY_KIND_KERNEL:
-            decode_kernel(s, (const Topspti_ActivityKernel *)(const void *)rec);
+            decode_kernel(s, &cache, (const Topspti_ActivityKernel *)(const void *)rec);
             break;
         case TOPSPTI_ACTIVITY_KIND_MEMCPY:
-            decode_memcpy(s, (const Topspti_ActivityMemcpy *)(const void *)rec);
+            decode_memcpy(s, &cache, (const Topspti_ActivityMemcpy *)(const void *)rec);
             break;
         case TOPSPTI_ACTIVITY_KIND_MEMSET:
-            decode_memset(s, (const Topspti_ActivityMemset *)(const void *)rec);
+            decode_memset(s, &cache, (const Topspti_ActivityMemset *)(const void *)rec);
             break;
         case TOPSPTI_ACTIVITY_KIND_RUNTIME:
             decode_api(s, (const Topspti_ActivityAPI *)(const void *)rec, DOMAIN_RUNTIME);
