@@ -81,10 +81,12 @@ int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value)
 
 typedef struct stack_entry {
     uint64_t id;
+    uint64_t range;          /* innermost range at or below this entry */
     uint64_t start_ns;       /* ranges */
     uint64_t generation;     /* session that saw the push, 0 if none */
     uint32_t name;           /* ranges: interned in that session */
     uint8_t is_range;
+    uint8_t has_range;       /* range is valid */
     uint8_t vendor_pushed;   /* the backend's push_external succeeded */
 } stack_entry;
 
@@ -95,6 +97,13 @@ static _Thread_local size_t tls_depth, tls_cap;
 
 static int stack_push(stack_entry e)
 {
+    if (e.is_range) {
+        e.range = e.id;
+        e.has_range = 1;
+    } else if (tls_depth) {
+        e.range = tls_stack[tls_depth - 1].range;
+        e.has_range = tls_stack[tls_depth - 1].has_range;
+    }
     if (!tls_stack) { tls_stack = tls_inline; tls_cap = STACK_INLINE; }
     if (tls_depth == tls_cap) {
         size_t cap = tls_cap * 2;
@@ -135,6 +144,8 @@ static void vendor_pop(const stack_entry *e)
         s->backend->pop_external();
 }
 
+static void note_parent_range(uint64_t id);
+
 dt_status dt_external_push(uint64_t id)
 {
     stack_entry e = {.id = id};
@@ -143,6 +154,7 @@ dt_status dt_external_push(uint64_t id)
         vendor_pop(&e);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
     }
+    note_parent_range(id);
     return DT_OK;
 }
 
@@ -217,32 +229,59 @@ struct dt_corr_chunk {
     uint64_t pairs[2 * CORR_CHUNK];
 };
 
-static _Thread_local dt_corr_chunk *tls_chunk;
-static _Thread_local uint64_t tls_chunk_generation;
+/* A per-thread log of pairs: appended without locks, chained onto a list
+   of the session's, read at stop. */
+typedef struct pair_log {
+    dt_corr_chunk *chunk;
+    uint64_t generation;
+} pair_log;
+
+static void log_pair(pair_log *log, dt_corr_chunk **session_head, uint64_t generation, uint64_t a,
+                     uint64_t b)
+{
+    dt_corr_chunk *c = log->chunk;
+    uint32_t n;
+    if (!c || log->generation != generation ||
+        (n = atomic_load_explicit(&c->n, memory_order_relaxed)) == CORR_CHUNK) {
+        c = malloc(sizeof *c);
+        if (!c) return;
+        atomic_init(&c->n, 0);
+        n = 0;
+        _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)session_head;
+        dt_corr_chunk *old = atomic_load(head);
+        do { c->next = old; } while (!atomic_compare_exchange_weak(head, &old, c));
+        log->chunk = c;
+        log->generation = generation;
+    }
+    c->pairs[2 * n] = a;
+    c->pairs[2 * n + 1] = b;
+    atomic_store_explicit(&c->n, n + 1, memory_order_release);
+}
+
+static _Thread_local pair_log tls_links, tls_parents;
 
 void dt_corr_link_current(uint64_t correlation)
 {
     if (tls_depth == 0) return;
     dt_session *s = dt_active_session();
     if (!s) return;
-    dt_corr_chunk *c = tls_chunk;
-    uint32_t n;
-    if (!c || tls_chunk_generation != s->generation ||
-        (n = atomic_load_explicit(&c->n, memory_order_relaxed)) == CORR_CHUNK) {
-        c = malloc(sizeof *c);
-        if (!c) return;
-        atomic_init(&c->n, 0);
-        n = 0;
-        /* lock-free push onto the session's list */
-        _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)&s->corr_chunks;
-        dt_corr_chunk *old = atomic_load(head);
-        do { c->next = old; } while (!atomic_compare_exchange_weak(head, &old, c));
-        tls_chunk = c;
-        tls_chunk_generation = s->generation;
-    }
-    c->pairs[2 * n] = correlation;
-    c->pairs[2 * n + 1] = tls_stack[tls_depth - 1].id;
-    atomic_store_explicit(&c->n, n + 1, memory_order_release);
+    log_pair(&tls_links, &s->corr_chunks, s->generation, correlation, tls_stack[tls_depth - 1].id);
+}
+
+/* An operation pushed inside a user range: remember the range, so that the
+   range's device time includes the operation's. */
+static void note_parent_range(uint64_t id)
+{
+    const stack_entry *e = &tls_stack[tls_depth - 1];
+    if (!e->has_range) return;
+    dt_session *s = dt_active_session();
+    if (!s) return;
+    log_pair(&tls_parents, &s->parent_chunks, s->generation, id + 1, e->range);
+}
+
+int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
+{
+    return id != UINT64_MAX && dt_corr_map_get(&s->ext_parents, id + 1, range);
 }
 
 void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
@@ -269,10 +308,26 @@ static void corr_put(dt_session *s, uint64_t correlation, uint64_t external_id)
         dt_session_note(s, "correlation", "out of memory: some External ids are missing");
 }
 
+static void merge_parents(dt_session *s, int keep)
+{
+    _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)&s->parent_chunks;
+    dt_corr_chunk *c = atomic_exchange(head, NULL);
+    while (c) {
+        dt_corr_chunk *next = c->next;
+        uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
+        for (uint32_t i = 0; keep && i < n; i++)
+            if (dt_corr_map_put(&s->ext_parents, c->pairs[2 * i], c->pairs[2 * i + 1]) != 0)
+                dt_session_note(s, "correlation", "out of memory: some ranges miss their operations' device time");
+        free(c);
+        c = next;
+    }
+}
+
 /* Called by the session at stop (lock held), and at destroy. */
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 void dt_corr_merge_chunks(dt_session *s, int keep)
 {
+    merge_parents(s, keep);
     _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)&s->corr_chunks;
     dt_corr_chunk *c = atomic_exchange(head, NULL);
     if (keep) {

@@ -230,6 +230,10 @@ DT_HIDDEN int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *valu
    correlation id to the innermost entry of the thread's external stack,
    if any. Lock-free: appends to a per-thread log merged at stop. */
 DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
+/* The user range that encloses external id `id` (pushed inside it), after
+   stop. Returns 1 and sets *range when there is one. */
+DT_HIDDEN int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range);
+
 /* For backends whose vendor reports the mapping in records (CUPTI):
    call with the session lock held (inside dt_session_lock/unlock). It only
    appends to a log (a sequential write, cheap on the vendor's thread); the
@@ -308,6 +312,12 @@ struct dt_session {
     dt_corr_chunk *corr_chunks;   /* per-thread link logs, merged at stop */
     uint64_t *corr_log;           /* dt_corr_link pairs (correlation, external), merged at stop */
     size_t corr_log_count, corr_log_cap;
+    /* An external id pushed inside a user range -> that range's id (key: id + 1,
+       since 0 is a valid external id). Device activity is attributed to the
+       innermost entry; this lets a range's device time include the operations
+       run inside it. Filled at stop from per-thread logs. */
+    dt_corr_chunk *parent_chunks;
+    dt_corr_map ext_parents;
 
     _Atomic uint64_t loss[DT_LOSS_COUNT];
 

@@ -103,7 +103,8 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     pthread_cond_init(&s->calib_cond, NULL);
     dt_store_init(&s->store, s->config.max_events);
     if (!s->output_path || !s->backend_request || dt_intern_init(&s->names) != 0 ||
-        dt_launch_init(&s->launches) != 0 || dt_corr_map_init(&s->corr, 1024) != 0) {
+        dt_launch_init(&s->launches) != 0 || dt_corr_map_init(&s->corr, 1024) != 0 ||
+        dt_corr_map_init(&s->ext_parents, 64) != 0) {
         dt_session_destroy(s);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory creating a session");
     }
@@ -128,6 +129,8 @@ static void session_reset(dt_session *s)
     dt_store_init(&s->store, s->config.max_events);
     dt_corr_map_free(&s->corr);
     dt_corr_map_init(&s->corr, 1024);
+    dt_corr_map_free(&s->ext_parents);
+    dt_corr_map_init(&s->ext_parents, 64);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
     dt_clock_free(&s->clock);
     s->note_count = 0;
@@ -301,6 +304,7 @@ void dt_session_destroy(dt_session *s)
     dt_intern_free(&s->names);
     dt_launch_free(&s->launches);
     dt_corr_map_free(&s->corr);
+    dt_corr_map_free(&s->ext_parents);
     dt_clock_free(&s->clock);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->calib_lock);

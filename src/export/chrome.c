@@ -235,6 +235,9 @@ typedef struct ctx {
     size_t nattr, cap_attr;
 
     idmap rangemap;            /* range id -> record index */
+    idmap parentmap;           /* external id -> index in parents */
+    struct { uint64_t external_id, range_id; } *parents; /* written as externalParents */
+    size_t nparents, cap_parents;
 
     /* escaped names, one per interned id */
     char *names;
@@ -518,6 +521,37 @@ static void span_widen(span *sp, uint64_t st, uint64_t en)
         sp->end = en;
 }
 
+/* The range a device event with External id ext is attributed to: ext
+   itself when it is a range, else the range the operation ext was pushed
+   in. The second kind is written to devtrace.externalParents, so that
+   readers (devtrace stats) attribute the same way. */
+static uint32_t range_of_external(ctx *c, uint64_t ext)
+{
+    uint32_t r = idmap_get(&c->rangemap, ext);
+    uint64_t range;
+    if (r != NONE || !dt_external_parent_range(c->s, ext, &range))
+        return r;
+    r = idmap_get(&c->rangemap, range);
+    if (r == NONE)
+        return NONE;
+    uint32_t *slot = idmap_slot(&c->parentmap, ext);
+    if (slot && *slot == NONE) {
+        if (c->nparents == c->cap_parents) {
+            size_t cap = c->cap_parents ? c->cap_parents * 2 : 64;
+            void *p = realloc(c->parents, cap * sizeof *c->parents);
+            if (!p)
+                return r;
+            c->parents = p;
+            c->cap_parents = cap;
+        }
+        *slot = (uint32_t)c->nparents;
+        c->parents[c->nparents].external_id = ext;
+        c->parents[c->nparents].range_id = range;
+        c->nparents++;
+    }
+    return r;
+}
+
 static int build_spans(ctx *c)
 {
     if (c->rangemap.count == 0)
@@ -542,7 +576,7 @@ static int build_spans(ctx *c)
             continue;
         if (!have_last || r->external_id != last_ext) {
             last_ext = r->external_id;
-            last_range = idmap_get(&c->rangemap, last_ext);
+            last_range = range_of_external(c, last_ext);
             have_last = 1;
         }
         if (last_range == NONE)
@@ -564,7 +598,7 @@ static int build_spans(ctx *c)
             const dt_rec *r = dt_store_at(&s->store, range);
             if (!(r->flags & DT_REC_HAS_PARENT))
                 break;
-            uint32_t parent = idmap_get(&c->rangemap, r->u.range.parent);
+            uint32_t parent = range_of_external(c, r->u.range.parent);
             if (parent == NONE || parent == range)
                 break;
             uint32_t j = span_for(c, &spanmap, parent, c->spans[k].row);
@@ -1565,6 +1599,13 @@ static void write_devtrace_key(ctx *c, dt_out *o)
         put_lit(o, "\": ");
         put_u64(o, c->attr[k].ns);
     }
+    put_lit(o, "},\n  \"externalParents\": {");
+    for (size_t k = 0; k < c->nparents; k++) {
+        put_lit(o, k ? ",\n    \"" : "\n    \"");
+        put_u64(o, c->parents[k].external_id);
+        put_lit(o, "\": ");
+        put_u64(o, c->parents[k].range_id);
+    }
     put_lit(o, "}\n}");
 }
 
@@ -1629,6 +1670,8 @@ static void ctx_free(ctx *c)
     idmap_free(&c->attrmap);
     free(c->attr);
     idmap_free(&c->rangemap);
+    idmap_free(&c->parentmap);
+    free(c->parents);
     free(c->names);
     free(c->name_off);
     free(c->name_len);
@@ -1653,7 +1696,7 @@ static int prepare(ctx *c)
         if (idmap_init(&c->rowmap[k], 64) != 0)
             return -1;
     if (idmap_init(&c->attrmap, 1024) != 0 ||
-        idmap_init(&c->rangemap, 64) != 0)
+        idmap_init(&c->rangemap, 64) != 0 || idmap_init(&c->parentmap, 64) != 0)
         return -1;
     if (classify(c) != 0 || build_spans(c) != 0)
         return -1;

@@ -110,6 +110,7 @@ typedef struct dt_rd_summary {
     dt_rd_kvlist loss;        /* devtrace.loss, in file order */
     dt_rd_kvlist counts;      /* devtrace.counts */
     dt_rd_kvlist attribution; /* devtrace.attribution: External id text -> ns */
+    dt_rd_kvlist external_parents; /* devtrace.externalParents: External id text -> range id */
 } dt_rd_summary;
 
 void dt_rd_summary_free(dt_rd_summary *summary);

@@ -334,6 +334,7 @@ enum role {
     R_DT_LOSS,
     R_DT_COUNTS,
     R_DT_ATTR,
+    R_DT_PARENTS,
     R_SKIP
 };
 
@@ -343,7 +344,7 @@ enum key {
     K_SCHEMA, K_DISPLAY, K_BASE, K_DEVPROPS, K_EVENTS, K_DEVTRACE, K_TRACENAME,
     K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ID, K_BP, K_ARGS,
     K_EXT, K_CORR, K_BYTES, K_PARENT, K_DEVICE, K_STREAM, K_CBID, K_ANAME, K_LABELS, K_SORT,
-    K_VERSION, K_BACKEND, K_VENDOR, K_LIBRARY, K_LIBVER, K_WINDOW, K_CLOCK, K_LOSS, K_COUNTS, K_ATTR,
+    K_VERSION, K_BACKEND, K_VENDOR, K_LIBRARY, K_LIBVER, K_WINDOW, K_CLOCK, K_LOSS, K_COUNTS, K_ATTR, K_PARENTS,
     K_START, K_END,
     K_SAMPLES, K_SEGMENTS, K_SLOPE, K_OFFSET, K_ERRB, K_IDENTITY
 };
@@ -403,6 +404,7 @@ static const key_entry keys_dt[] = {
     KEY(K_LOSS, "loss"),
     KEY(K_COUNTS, "counts"),
     KEY(K_ATTR, "attribution"),
+    KEY(K_PARENTS, "externalParents"),
 };
 
 static const key_entry keys_dt_window[] = {
@@ -778,10 +780,11 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
         case K_LOSS:
         case K_COUNTS:
         case K_ATTR:
+        case K_PARENTS:
             if (type != V_MAP) {
                 static const char *const names[] = {[K_WINDOW] = "captureWindow", [K_CLOCK] = "clock",
                                                     [K_LOSS] = "loss", [K_COUNTS] = "counts",
-                                                    [K_ATTR] = "attribution"};
+                                                    [K_ATTR] = "attribution", [K_PARENTS] = "externalParents"};
                 rd_fail(c, "\"devtrace.%s\" must be an object, not %s", names[f->key], vtype_name(type));
                 return -1;
             }
@@ -790,6 +793,7 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
             case K_CLOCK: sum->has_clock = true; return R_DT_CLOCK;
             case K_LOSS: sum->loss.present = true; return R_DT_LOSS;
             case K_COUNTS: sum->counts.present = true; return R_DT_COUNTS;
+            case K_PARENTS: sum->external_parents.present = true; return R_DT_PARENTS;
             default: sum->attribution.present = true; return R_DT_ATTR;
             }
         default:
@@ -829,17 +833,20 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
     }
     case R_DT_LOSS:
     case R_DT_COUNTS:
-    case R_DT_ATTR: {
+    case R_DT_ATTR:
+    case R_DT_PARENTS: {
         static const char *const names[] = {[R_DT_LOSS] = "loss", [R_DT_COUNTS] = "counts",
-                                            [R_DT_ATTR] = "attribution"};
+                                            [R_DT_ATTR] = "attribution", [R_DT_PARENTS] = "externalParents"};
         int64_t v;
         if (type != V_NUM || !parse_i64(s, len, &v)) {
             rd_fail(c, "\"devtrace.%s\" values must be integers (\"%s\" is %s)", names[f->role],
                     c->keybuf ? c->keybuf : "", type == V_NUM ? "not an integer" : vtype_name(type));
             return -1;
         }
-        dt_rd_kvlist *l = f->role == R_DT_LOSS ? &sum->loss : f->role == R_DT_COUNTS ? &sum->counts
-                                                                                    : &sum->attribution;
+        dt_rd_kvlist *l = f->role == R_DT_LOSS     ? &sum->loss
+                          : f->role == R_DT_COUNTS ? &sum->counts
+                          : f->role == R_DT_ATTR   ? &sum->attribution
+                                                   : &sum->external_parents;
         return kv_add(c, l, v) ? R_SKIP : -1;
     }
     default:
@@ -903,7 +910,7 @@ static int cb_map_key(void *u, const unsigned char *key, size_t len)
     f->key = K_OTHER;
     if (f->role == R_SKIP)
         return 1;
-    if (f->role == R_DT_LOSS || f->role == R_DT_COUNTS || f->role == R_DT_ATTR) {
+    if (f->role == R_DT_LOSS || f->role == R_DT_COUNTS || f->role == R_DT_ATTR || f->role == R_DT_PARENTS) {
         if (len + 1 > c->keybuf_cap) {
             char *nb = realloc(c->keybuf, len + 1);
             if (!nb)
@@ -986,8 +993,8 @@ void dt_rd_summary_free(dt_rd_summary *s)
     free(s->vendor);
     free(s->library);
     free(s->library_version);
-    dt_rd_kvlist *lists[] = {&s->loss, &s->counts, &s->attribution};
-    for (size_t l = 0; l < 3; l++) {
+    dt_rd_kvlist *lists[] = {&s->loss, &s->counts, &s->attribution, &s->external_parents};
+    for (size_t l = 0; l < 4; l++) {
         for (size_t i = 0; i < lists[l]->count; i++)
             free(lists[l]->items[i].key);
         free(lists[l]->items);

@@ -155,16 +155,52 @@ oom:
     return 1;
 }
 
+/* The range an External id or range parent belongs to: itself when it is a
+   range; else, through devtrace.externalParents, the range the operation
+   was pushed in. -1: none. */
+static int64_t st_range_of(const st *s, const dt_rd_strtab *parents, const int64_t *parent_range,
+                           const char *key)
+{
+    int64_t id = dt_rd_strtab_find(&s->range_ids, key, strlen(key));
+    if (id >= 0 || !parents)
+        return id;
+    int64_t p = dt_rd_strtab_find(parents, key, strlen(key));
+    if (p < 0)
+        return -1;
+    char rkey[32];
+    int n = snprintf(rkey, sizeof rkey, "%" PRId64, parent_range[p]);
+    return dt_rd_strtab_find(&s->range_ids, rkey, (size_t)n);
+}
+
 /* Device time of each range group: every External id's device time goes to
    its range and each enclosing range, once per group even when a name
-   repeats along the chain. */
-static void st_attribute_ranges(st *s)
+   repeats along the chain. Returns -1 when out of memory. */
+static int st_attribute_ranges(st *s, const dt_rd_summary *sum)
 {
     st_report *r = &s->rep[REP_RANGES];
+    dt_rd_strtab parents;
+    dt_rd_strtab_init(&parents);
+    int64_t *parent_range = NULL;
+    size_t np = sum->external_parents.count;
+    if (np) {
+        parent_range = malloc(np * sizeof *parent_range);
+        if (!parent_range)
+            return -1;
+        for (size_t i = 0; i < np; i++) {
+            const dt_rd_kv *kv = &sum->external_parents.items[i];
+            int64_t id = dt_rd_strtab_intern(&parents, kv->key, strlen(kv->key), NULL);
+            if (id < 0) {
+                free(parent_range);
+                dt_rd_strtab_free(&parents);
+                return -1;
+            }
+            parent_range[id] = kv->value;
+        }
+    }
+    const dt_rd_strtab *pt = np ? &parents : NULL;
     uint64_t walk = 0;
     for (size_t e = 0; e < s->ext_ids.count; e++) {
-        const char *key = dt_rd_strtab_key(&s->ext_ids, e);
-        int64_t id = dt_rd_strtab_find(&s->range_ids, key, strlen(key));
+        int64_t id = st_range_of(s, pt, parent_range, dt_rd_strtab_key(&s->ext_ids, e));
         walk++;
         while (id >= 0) {
             st_range *rg = &s->ranges[id];
@@ -179,10 +215,13 @@ static void st_attribute_ranges(st *s)
             if (!rg->has_parent)
                 break;
             char pkey[32];
-            int n = snprintf(pkey, sizeof pkey, "%" PRIu64, rg->parent);
-            id = dt_rd_strtab_find(&s->range_ids, pkey, (size_t)n);
+            snprintf(pkey, sizeof pkey, "%" PRIu64, rg->parent);
+            id = st_range_of(s, pt, parent_range, pkey);
         }
     }
+    free(parent_range);
+    dt_rd_strtab_free(&parents);
+    return 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -403,7 +442,12 @@ static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool c
         st_free(&s);
         return 1;
     }
-    st_attribute_ranges(&s);
+    if (st_attribute_ranges(&s, &sum) != 0) {
+        fprintf(err, "stats: out of memory\n");
+        dt_rd_summary_free(&sum);
+        st_free(&s);
+        return 1;
+    }
     if (!csv)
         fprintf(out, "trace: %s (%" PRIu64 " events%s%s)\n", label, sum.event_count, sum.backend ? ", backend " : "",
                 sum.backend ? sum.backend : "");

@@ -169,3 +169,46 @@ def test_example_scenarios_give_valid_traces(tmp_path, backend, library, env, sc
             assert lost > 0 and "LOST" in res.stderr
         else:
             assert lost == 0 and "nothing lost" in res.stderr
+
+
+@needs_emulator()
+def test_a_ranges_device_time_includes_operations_inside_it(tmp_path):
+    """Device work launched by an operation inside a user range carries the
+    operation's External id, and still counts for the range."""
+    scn = tmp_path / "nested.scn"
+    scn.write_text("""vendor topspti
+thread "main" {
+  range "step" {
+    op 7 {
+      kernel device=0 stream=1 name="inner_kernel" grid=1,1,1 block=32,1,1 dur_us=40
+      kernel device=0 stream=1 name="inner_kernel" grid=1,1,1 block=32,1,1 dur_us=60
+    }
+    kernel device=0 stream=1 name="direct_kernel" grid=1,1,1 block=32,1,1 dur_us=25
+  }
+  sync device=0
+}
+""")
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--backend", "topspti", "-o", out, "--", EMU_RUN, "--quiet", scn],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+    assert res.returncode == 0, res.stderr
+    trace = check_trace(out)
+    events = trace["traceEvents"]
+    step = [e for e in events if e.get("cat") == "user_annotation" and e["name"] == "step"]
+    assert len(step) == 1
+    range_id = step[0]["args"]["External id"]
+    inner = [e for e in events if e.get("cat") == "kernel" and e["name"] == "inner_kernel"]
+    assert [k["args"]["External id"] for k in inner] == [7, 7]
+    assert trace["devtrace"]["externalParents"] == {"7": range_id}
+    spans = [e for e in events if e.get("cat") == "gpu_user_annotation" and e["name"] == "step"]
+    assert len(spans) == 1
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    assert spans[0]["ts"] <= min(k["ts"] for k in kernels)
+    device_ns = sum(round(k["dur"] * 1000) for k in kernels)
+    assert abs(device_ns - 125000) <= 3  # durations pass through the clock fit
+    csv = run([DEVTRACE, "stats", "--format", "csv", "--report", "ranges", out])
+    assert csv.returncode == 0, csv.stderr
+    header, *rows = [line for line in csv.stdout.splitlines() if line.startswith(("Report", "ranges"))]
+    cols = header.split(",")
+    row = next(r for r in rows if r.endswith(",step"))
+    assert int(row.split(",")[cols.index("Device Time (ns)")]) == device_ns

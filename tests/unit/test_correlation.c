@@ -134,6 +134,40 @@ static void ranges_are_recorded_with_parents(void **state)
     dt_session_destroy(s);
 }
 
+static void operations_inside_ranges_know_their_range(void **state)
+{
+    (void)state;
+    dt_config cfg;
+    dt_config_init(&cfg);
+    cfg.backend = "null";
+    dt_session *s;
+    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
+    assert_int_equal(dt_session_start(s), DT_OK);
+    uint64_t outer, inner, range = 0;
+    assert_int_equal(dt_external_push(5), DT_OK);        /* outside any range */
+    assert_int_equal(dt_external_pop(NULL), DT_OK);
+    assert_int_equal(dt_range_push("outer", &outer), DT_OK);
+    assert_int_equal(dt_external_push(0), DT_OK);        /* 0 is a valid id */
+    assert_int_equal(dt_range_push("inner", &inner), DT_OK);
+    assert_int_equal(dt_external_push(42), DT_OK);
+    assert_int_equal(dt_external_push(43), DT_OK);       /* nested op: same range */
+    assert_int_equal(dt_external_pop(NULL), DT_OK);
+    assert_int_equal(dt_external_pop(NULL), DT_OK);
+    assert_int_equal(dt_range_pop(), DT_OK);
+    assert_int_equal(dt_external_pop(NULL), DT_OK);
+    assert_int_equal(dt_range_pop(), DT_OK);
+    assert_int_equal(dt_session_stop(s), DT_OK);
+    assert_false(dt_external_parent_range(s, 5, &range));
+    assert_true(dt_external_parent_range(s, 0, &range));
+    assert_int_equal(range, outer);
+    assert_true(dt_external_parent_range(s, 42, &range));
+    assert_int_equal(range, inner);
+    assert_true(dt_external_parent_range(s, 43, &range));
+    assert_int_equal(range, inner);
+    assert_false(dt_external_parent_range(s, inner, &range)); /* ranges have their own parent */
+    dt_session_destroy(s);
+}
+
 static void second_session_is_busy(void **state)
 {
     (void)state;
@@ -168,6 +202,7 @@ int main(void)
         cmocka_unit_test(range_pop_refuses_an_external_entry),
         cmocka_unit_test(links_across_threads_resolve_to_innermost),
         cmocka_unit_test(ranges_are_recorded_with_parents),
+        cmocka_unit_test(operations_inside_ranges_know_their_range),
         cmocka_unit_test(second_session_is_busy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
