@@ -638,42 +638,54 @@ uint64_t emu_core_timestamp(void)
     return device_now();
 }
 
+/* The size of the record at rec, of which avail bytes are valid. Stepping
+   past a record and accepting the next one ask the same question: whether
+   its kind is known and it fits. */
+static emu_status measure_record(const uint8_t *rec, size_t avail, size_t *size)
+{
+    if (avail < 4)
+        return EMU_ST_TRUNCATED;
+    emu_rec_kind k = emu_vendor_impl.record_kind(rec, avail);
+    size_t sz = k == EMU_REC_UNKNOWN ? 0 : emu_vendor_impl.record_size(k);
+    if (sz == 0)
+        return EMU_ST_UNKNOWN_KIND;
+    if (sz > avail)
+        return EMU_ST_TRUNCATED;
+    *size = sz;
+    return EMU_ST_OK;
+}
+
 emu_status emu_core_next_record(uint8_t *buffer, size_t valid_size, uint8_t **rec)
 {
     if (!buffer || !rec)
         return EMU_ST_INVALID;
-    size_t off;
+    size_t off, sz;
     if (*rec == NULL) {
         off = 0;
     } else {
         if (*rec < buffer || *rec >= buffer + valid_size)
             return EMU_ST_INVALID;
         size_t cur = (size_t)(*rec - buffer);
-        size_t avail = valid_size - cur;
-        if (avail < 4)
-            return EMU_ST_TRUNCATED;
-        emu_rec_kind k = emu_vendor_impl.record_kind(*rec, avail);
-        size_t sz = k == EMU_REC_UNKNOWN ? 0 : emu_vendor_impl.record_size(k);
-        if (sz == 0)
-            return EMU_ST_UNKNOWN_KIND;
-        if (sz > avail)
-            return EMU_ST_TRUNCATED;
+        emu_status st = measure_record(*rec, valid_size - cur, &sz);
+        if (st != EMU_ST_OK)
+            return st;
         off = cur + sz;
     }
     if (off >= valid_size)
         return EMU_ST_END;
-    uint8_t *p = buffer + off;
-    size_t avail = valid_size - off;
-    *rec = p;
-    if (avail < 4)
-        return EMU_ST_TRUNCATED;
-    emu_rec_kind k = emu_vendor_impl.record_kind(p, avail);
-    size_t sz = k == EMU_REC_UNKNOWN ? 0 : emu_vendor_impl.record_size(k);
-    if (sz == 0)
-        return EMU_ST_UNKNOWN_KIND;
-    if (sz > avail)
-        return EMU_ST_TRUNCATED;
-    return EMU_ST_OK;
+    *rec = buffer + off;
+    return measure_record(*rec, valid_size - off, &sz);
+}
+
+/* A new subscriber and a departed one both start with every domain off:
+   a client enables what it wants after subscribing. */
+static void set_subscriber_locked(int subscribed, emu_generic_fn callback, void *userdata)
+{
+    G.subscribed = subscribed;
+    G.cb = callback;
+    G.cb_userdata = userdata;
+    for (int d = 0; d < EMU_DOMAIN_COUNT; d++)
+        G.domain_on[d] = 0;
 }
 
 emu_status emu_core_subscribe(void **handle, emu_generic_fn callback, void *userdata)
@@ -686,11 +698,7 @@ emu_status emu_core_subscribe(void **handle, emu_generic_fn callback, void *user
         pthread_mutex_unlock(&G.lock);
         return EMU_ST_BUSY;
     }
-    G.subscribed = 1;
-    G.cb = callback;
-    G.cb_userdata = userdata;
-    for (int d = 0; d < EMU_DOMAIN_COUNT; d++)
-        G.domain_on[d] = 0;
+    set_subscriber_locked(1, callback, userdata);
     pthread_mutex_unlock(&G.lock);
     *handle = &g_subscriber_token;
     return EMU_ST_OK;
@@ -704,11 +712,7 @@ emu_status emu_core_unsubscribe(void *handle)
         pthread_mutex_unlock(&G.lock);
         return EMU_ST_NOT_SUBSCRIBED;
     }
-    G.subscribed = 0;
-    G.cb = NULL;
-    G.cb_userdata = NULL;
-    for (int d = 0; d < EMU_DOMAIN_COUNT; d++)
-        G.domain_on[d] = 0;
+    set_subscriber_locked(0, NULL, NULL);
     pthread_mutex_unlock(&G.lock);
     return EMU_ST_OK;
 }
@@ -983,18 +987,29 @@ static emu_kind stat_kind(emu_rec_kind k)
     }
 }
 
-/* Produce an API or external record: written at once. */
-static void produce_now_locked(const emu_activity *a)
+/* The gate API and device records share, so that the record-wide faults
+   (vendor_dropped, malformed and unknown records, no_buffer) act on both
+   kinds alike: 0 when the kind is off or no_buffer takes the record, which
+   then counts as a drop the vendor reports. */
+static int admit_locked(const emu_activity *a)
 {
     if (!G.enabled[a->kind])
-        return;
+        return 0;
     apply_vendor_dropped_locked();
     inject_bad_records_locked(a->correlation);
     if (take_fault_locked(EMU_FAULT_NO_BUFFER)) {
         G.dropped++;
         G.stats.dropped_reported++;
-        return;
+        return 0;
     }
+    return 1;
+}
+
+/* Produce an API or external record: written at once. */
+static void produce_now_locked(const emu_activity *a)
+{
+    if (!admit_locked(a))
+        return;
     G.stats.records[stat_kind(a->kind)]++;
     write_record_locked(a, 0);
 }
@@ -1003,15 +1018,8 @@ static void produce_now_locked(const emu_activity *a)
    the device work has finished (or writes it at once when out of order). */
 static void produce_device_locked(emu_activity *a)
 {
-    if (!G.enabled[a->kind])
+    if (!admit_locked(a))
         return;
-    apply_vendor_dropped_locked();
-    inject_bad_records_locked(a->correlation);
-    if (take_fault_locked(EMU_FAULT_NO_BUFFER)) {
-        G.dropped++;
-        G.stats.dropped_reported++;
-        return;
-    }
     uint64_t ready_at = a->end;
     if (take_fault_locked(EMU_FAULT_ZERO_TIMESTAMPS)) {
         a->start = a->end = 0;

@@ -318,20 +318,22 @@ EXPORT TopsptiResult topsptiActivityRegisterCallbacks(Topspti_BuffersCallbackReq
                                                (emu_generic_fn)(void *)complete));
 }
 
-EXPORT TopsptiResult topsptiActivityEnable(Topspti_ActivityKind kind)
+static TopsptiResult set_kind(Topspti_ActivityKind kind, int on)
 {
     emu_rec_kind k;
     if (!kind_map(kind, &k))
         return TOPSPTI_ERROR_INVALID_KIND;
-    return result_of(emu_core_enable(k, 1));
+    return result_of(emu_core_enable(k, on));
+}
+
+EXPORT TopsptiResult topsptiActivityEnable(Topspti_ActivityKind kind)
+{
+    return set_kind(kind, 1);
 }
 
 EXPORT TopsptiResult topsptiActivityDisable(Topspti_ActivityKind kind)
 {
-    emu_rec_kind k;
-    if (!kind_map(kind, &k))
-        return TOPSPTI_ERROR_INVALID_KIND;
-    return result_of(emu_core_enable(k, 0));
+    return set_kind(kind, 0);
 }
 
 EXPORT TopsptiResult topsptiActivityFlushAll(uint32_t flag)

@@ -106,22 +106,6 @@ static void ck_print(ck *c)
     }
 }
 
-static int ck_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return -1;
-    memset((char *)q + *cap * elem, 0, (n - *cap) * elem);
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 static const char *fmt_us(char *buf, size_t len, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
@@ -148,7 +132,7 @@ static int64_t ck_pid_id(ck *c, const dt_rd_id *pid)
     size_t n = id_key(key, sizeof key, pid);
     bool added;
     int64_t id = dt_rd_strtab_intern(&c->pids, key, n, &added);
-    if (id < 0 || ck_grow((void **)&c->pidv, &c->pid_cap, (size_t)id + 1, sizeof *c->pidv) != 0)
+    if (id < 0 || dt_rd_grow((void **)&c->pidv, &c->pid_cap, (size_t)id + 1, sizeof *c->pidv) != 0)
         return -1;
     if (added) {
         c->pidv[id].is_num = !pid->is_str;
@@ -172,7 +156,7 @@ static int64_t ck_row_id(ck *c, const dt_rd_event *e)
     int n = snprintf(key, sizeof key, "pid %s, tid %s", p, t);
     bool added;
     int64_t id = dt_rd_strtab_intern(&c->rows, key, (size_t)n, &added);
-    if (id < 0 || ck_grow((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
+    if (id < 0 || dt_rd_grow((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
         return -1;
     if (added) {
         int64_t pid = ck_pid_id(c, &e->pid);
@@ -281,7 +265,7 @@ static int ck_visit(void *user, const dt_rd_event *e)
         }
         bool added;
         int64_t id = dt_rd_strtab_intern(&c->flows, e->id, strlen(e->id), &added);
-        if (id < 0 || ck_grow((void **)&c->flowv, &c->flow_cap, (size_t)id + 1, sizeof *c->flowv) != 0)
+        if (id < 0 || dt_rd_grow((void **)&c->flowv, &c->flow_cap, (size_t)id + 1, sizeof *c->flowv) != 0)
             goto oom;
         ck_flow *f = &c->flowv[id];
         ck_flow_end end = {(uint32_t)row, e->ts_ns, e->index};
@@ -319,7 +303,7 @@ static int ck_visit(void *user, const dt_rd_event *e)
     if (name < 0)
         goto oom;
     ck_row *r = &c->rowv[row];
-    if (ck_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v) != 0)
+    if (dt_rd_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v) != 0)
         goto oom;
     r->v[r->n++] = (ck_interval){e->ts_ns, e->ts_ns + e->dur_ns, e->index, (uint32_t)name};
 
@@ -344,7 +328,7 @@ static int ck_visit(void *user, const dt_rd_event *e)
         char key[32];
         int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
         int64_t id = dt_rd_strtab_intern(&c->ext, key, (size_t)n, NULL);
-        if (id < 0 || ck_grow((void **)&c->ext_sum, &c->ext_cap, (size_t)id + 1, sizeof *c->ext_sum) != 0)
+        if (id < 0 || dt_rd_grow((void **)&c->ext_sum, &c->ext_cap, (size_t)id + 1, sizeof *c->ext_sum) != 0)
             goto oom;
         c->ext_sum[id] = dt_rd_add_sat(c->ext_sum[id], e->dur_ns);
     }
@@ -401,7 +385,7 @@ static void check_rows(ck *c, const dt_rd_summary *s)
         if (r->n > 1)
             qsort(r->v, r->n, sizeof *r->v, cmp_interval);
         size_t depth = 0;
-        if (ck_grow((void **)&stack, &stack_cap, r->n, sizeof *stack) != 0) {
+        if (dt_rd_grow((void **)&stack, &stack_cap, r->n, sizeof *stack) != 0) {
             c->oom = true;
             break;
         }

@@ -148,6 +148,11 @@ static inline int64_t dt_rd_add_sat(int64_t a, int64_t b)
     return r;
 }
 
+/* Grows the array *p of *cap elements of elem bytes to hold at least need,
+   doubling from 16, and zeroes the new tail so that counters and flags
+   start cleared. 0, or -1 when out of memory with *p and *cap unchanged. */
+int dt_rd_grow(void **p, size_t *cap, size_t need, size_t elem);
+
 /* A growable set of byte strings, each given a dense id in insertion order.
    Used to group by name, row or id with memory bounded by distinct keys. */
 typedef struct dt_rd_strtab {

@@ -15,6 +15,22 @@ static uint64_t rd_hash(const void *key, size_t len)
     return h ^ (h >> 29);
 }
 
+int dt_rd_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return -1;
+    memset((char *)q + *cap * elem, 0, (n - *cap) * elem);
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
 void dt_rd_strtab_init(dt_rd_strtab *t)
 {
     memset(t, 0, sizeof *t);

@@ -57,26 +57,10 @@ typedef struct st {
     bool oom;
 } st;
 
-static int st_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return -1;
-    memset((char *)q + *cap * elem, 0, (n - *cap) * elem);
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 static int64_t st_group_id(st_report *r, const char *name)
 {
     int64_t id = dt_rd_strtab_intern(&r->names, name, strlen(name), NULL);
-    if (id < 0 || st_grow((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
+    if (id < 0 || dt_rd_grow((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
         return -1;
     return id;
 }
@@ -84,7 +68,7 @@ static int64_t st_group_id(st_report *r, const char *name)
 static int st_add(st_report *r, int64_t g, int64_t dur)
 {
     st_group *gr = &r->groups[g];
-    if (st_grow((void **)&gr->durs, &gr->cap, gr->n + 1, sizeof *gr->durs) != 0)
+    if (dt_rd_grow((void **)&gr->durs, &gr->cap, gr->n + 1, sizeof *gr->durs) != 0)
         return -1;
     gr->durs[gr->n++] = dur;
     gr->total = dt_rd_add_sat(gr->total, dur);
@@ -124,7 +108,7 @@ static int st_visit(void *user, const dt_rd_event *e)
         char key[32];
         int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
         int64_t id = dt_rd_strtab_intern(&s->ext_ids, key, (size_t)n, NULL);
-        if (id < 0 || st_grow((void **)&s->ext_sum, &s->ext_cap, (size_t)id + 1, sizeof *s->ext_sum) != 0)
+        if (id < 0 || dt_rd_grow((void **)&s->ext_sum, &s->ext_cap, (size_t)id + 1, sizeof *s->ext_sum) != 0)
             goto oom;
         s->ext_sum[id] = dt_rd_add_sat(s->ext_sum[id], e->dur_ns);
     }
@@ -141,7 +125,7 @@ static int st_visit(void *user, const dt_rd_event *e)
         int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
         bool added;
         int64_t id = dt_rd_strtab_intern(&s->range_ids, key, (size_t)n, &added);
-        if (id < 0 || st_grow((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
+        if (id < 0 || dt_rd_grow((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
             goto oom;
         if (added) {
             s->ranges[id].group = (uint32_t)g;

@@ -30,26 +30,8 @@
 /* Reporting                                                           */
 /* ------------------------------------------------------------------ */
 static const char *g_scenario = "";
-static int g_failures;
-
-#define CHECK(cond, ...)                                                          \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "%s:%d: [%s] check failed: %s: ", __FILE__, __LINE__, \
-                    g_scenario, #cond);                                           \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                  \
-            g_failures++;                                                         \
-        }                                                                         \
-    } while (0)
-
-#define REQUIRE(cond, ...)                 \
-    do {                                   \
-        if (!(cond)) {                     \
-            CHECK(cond, __VA_ARGS__);      \
-            exit(1);                       \
-        }                                  \
-    } while (0)
+#define CHECK_CONTEXT g_scenario
+#include "conformance_check.h"
 
 #define CHECK_EQ_U64(a, b, what)                                                     \
     CHECK((uint64_t)(a) == (uint64_t)(b), "%s: got %" PRIu64 ", expected %" PRIu64, \

@@ -16,26 +16,9 @@
 #include "backends/topspti_abi.h"
 #include "devtrace_emu.h"
 
-static int g_failures;
 static const char *g_case = "";
-
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: [%s] check failed: %s: ", __FILE__, __LINE__, g_case, \
-                    #cond);                                                                \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_failures++;                                                                  \
-        }                                                                                  \
-    } while (0)
-#define REQUIRE(cond, ...)            \
-    do {                              \
-        if (!(cond)) {                \
-            CHECK(cond, __VA_ARGS__); \
-            exit(1);                  \
-        }                             \
-    } while (0)
+#define CHECK_CONTEXT g_case
+#include "conformance_check.h"
 
 static void *g_lib;
 

@@ -9,51 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_capture.h"
 #include "dt_reader.h"
-
-typedef struct capture {
-    FILE *out, *err;
-    char *out_text, *err_text;
-} capture;
-
-static char *drain(FILE *f)
-{
-    fflush(f);
-    long n = ftell(f);
-    rewind(f);
-    char *buf = calloc((size_t)n + 1, 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return buf;
-}
-
-static void cap_open(capture *c)
-{
-    c->out = tmpfile();
-    c->err = tmpfile();
-    assert_non_null(c->out);
-    assert_non_null(c->err);
-}
-
-static void cap_close(capture *c)
-{
-    c->out_text = drain(c->out);
-    c->err_text = drain(c->err);
-}
-
-static void cap_free(capture *c)
-{
-    free(c->out_text);
-    free(c->err_text);
-}
 
 static int run_check(capture *c, int argc, const char **argv)
 {
-    cap_open(c);
-    int rc = dt_check_main(argc, (char **)argv, c->out, c->err);
-    cap_close(c);
-    return rc;
+    return cap_run(c, dt_check_main, argc, argv);
 }
 
 static int check_data(capture *c, const char *rel)

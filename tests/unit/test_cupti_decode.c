@@ -568,16 +568,5 @@ int main(void)
 }
 
 #else
-
-static void test_built_without_cupti(void **state)
-{
-    (void)state;
-    skip();
-}
-
-int main(void)
-{
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_built_without_cupti)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "cupti_test_util.h"
 #endif
