@@ -217,6 +217,8 @@ static void check_window(const dt_session *s, uint64_t before, uint64_t after)
     CHECK(bad == 0, "%zu events outside the capture window", bad);
 }
 
+static void check_other_readers(const char *path);
+
 /* Write the trace and, where the CLI was built, verify its invariants.
    allowed_invariant > 0: the one invariant a degraded backend is expected
    to violate (e.g. 4, generic API names without a name API). */
@@ -228,6 +230,7 @@ static void check_trace_allowing(dt_session *s, const char *tag, int allowed_inv
     snprintf(path, sizeof path, "%s/%s.%s.%s.json", dir, g_opt.backend, g_scenario, tag);
     dt_status st = dt_session_write(s, path, DT_FORMAT_JSON);
     CHECK(st == DT_OK, "dt_session_write %s: %s", path, dt_last_error());
+    if (st == DT_OK) check_other_readers(path);
     if (st != DT_OK || !g_opt.cli || access(g_opt.cli, X_OK) != 0) return;
     char cmd[2300], report[1100];
     snprintf(report, sizeof report, "%s.check.txt", path);
@@ -249,6 +252,22 @@ static void check_trace_allowing(dt_session *s, const char *tag, int allowed_inv
     CHECK(exit_code == 0 || (strstr(text, want) && strstr(text, "FAILED: 1 violation")),
           "devtrace check %s: exit %d, more than invariant %d violated; see %s", path, exit_code,
           allowed_invariant, report);
+}
+
+/* The other readers users rely on must load the trace too: jq and Python's
+   json module (where installed; CI installs both). */
+static void check_other_readers(const char *path)
+{
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "command -v jq >/dev/null 2>&1 || exit 0; jq empty '%s'", path);
+    int rc = system(cmd);
+    CHECK(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "jq does not load %s", path);
+    snprintf(cmd, sizeof cmd,
+             "test -x /usr/bin/python3 || exit 0; /usr/bin/python3 -c "
+             "'import json,sys; json.load(open(sys.argv[1], encoding=\"utf-8\"))' '%s'",
+             path);
+    rc = system(cmd);
+    CHECK(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "python3's json module does not load %s", path);
 }
 
 static void check_trace(dt_session *s, const char *tag) { check_trace_allowing(s, tag, 0); }
