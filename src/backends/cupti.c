@@ -667,89 +667,71 @@ static dt_status cupti_failure(const char *call, CUptiResult r)
 /* ------------------------------------------------------------------ */
 /* Buffer pool                                                         */
 /* ------------------------------------------------------------------ */
-/* Preallocated at session start so that a busy GPU never waits for malloc
-   and memory stays bounded; when it runs dry CUPTI gets no buffer, drops the
-   records and reports how many through GetNumDroppedRecords. Before any
-   session (early arming) buffers are made on demand up to the default pool. */
-static struct {
-    pthread_mutex_t lock;
-    uint8_t **free;
-    uint32_t free_count, free_cap;
-    uint32_t total, limit;
-    size_t size;
-    int lazy;
-    uint64_t refused;
-} g_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+/* The core's pool, preallocated at session start so that a busy GPU never
+   waits for malloc and memory stays bounded; when it runs dry CUPTI gets no
+   buffer, drops the records and reports how many through
+   GetNumDroppedRecords. Before any session (early arming) buffers are made
+   on demand up to the default pool (DT_POOL_LAZY). A new configuration
+   replaces the pool; buffers CUPTI still holds of the old one are freed as
+   they come back (dt_pool_reclaim). g_pool_lock guards the pointer against
+   CUPTI's threads. */
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static dt_buffer_pool *g_pool;
 
-static int pool_configure(uint32_t count, size_t size, int lazy)
+static int pool_configure(uint32_t count, size_t size, unsigned flags)
 {
-    size = (size + 7) & ~(size_t)7;
-    pthread_mutex_lock(&g_pool.lock);
-    if (size != g_pool.size) {
-        for (uint32_t i = 0; i < g_pool.free_count; i++) free(g_pool.free[i]);
-        g_pool.total -= g_pool.free_count;
-        g_pool.free_count = 0;
-    }
-    if (g_pool.free_cap < count) {
-        uint8_t **f = realloc(g_pool.free, count * sizeof *f);
-        if (!f) { pthread_mutex_unlock(&g_pool.lock); return -1; }
-        g_pool.free = f;
-        g_pool.free_cap = count;
-    }
-    g_pool.size = size;
-    g_pool.limit = count;
-    g_pool.lazy = lazy;
-    g_pool.refused = 0;
-    int rc = 0;
-    while (!lazy && g_pool.total < count) {
-        uint8_t *b = malloc(size);
-        if (!b) { rc = -1; break; }
-        g_pool.free[g_pool.free_count++] = b;
-        g_pool.total++;
-    }
-    pthread_mutex_unlock(&g_pool.lock);
-    return rc;
+    dt_buffer_pool *p = dt_pool_create(count, size, flags);
+    if (!p) return -1;
+    pthread_mutex_lock(&g_pool_lock);
+    /* Under the lock: a buffer of the old pool coming back must find it
+       either current or already retired. */
+    dt_pool_destroy(g_pool);
+    g_pool = p;
+    pthread_mutex_unlock(&g_pool_lock);
+    return 0;
+}
+
+static int pool_exists(void)
+{
+    pthread_mutex_lock(&g_pool_lock);
+    int have = g_pool != NULL;
+    pthread_mutex_unlock(&g_pool_lock);
+    return have;
+}
+
+static uint64_t pool_refused(void)
+{
+    pthread_mutex_lock(&g_pool_lock);
+    uint64_t refused = dt_pool_refused(g_pool);
+    pthread_mutex_unlock(&g_pool_lock);
+    return refused;
 }
 
 static uint8_t *pool_get(size_t *size)
 {
-    uint8_t *b = NULL;
-    pthread_mutex_lock(&g_pool.lock);
-    *size = g_pool.size;
-    if (g_pool.free_count) {
-        b = g_pool.free[--g_pool.free_count];
-    } else if (g_pool.lazy && g_pool.total < g_pool.limit && (b = malloc(g_pool.size))) {
-        g_pool.total++;
-    } else {
-        g_pool.refused++;
-    }
-    pthread_mutex_unlock(&g_pool.lock);
+    pthread_mutex_lock(&g_pool_lock);
+    uint8_t *b = dt_pool_get(g_pool);
+    *size = dt_pool_buffer_size(g_pool);
+    pthread_mutex_unlock(&g_pool_lock);
     return b;
 }
 
-static void pool_put(uint8_t *b, size_t size)
+static void pool_put(uint8_t *b)
 {
     if (!b) return;
-    pthread_mutex_lock(&g_pool.lock);
-    /* Buffers of an earlier configuration are retired as they come back. */
-    if (size != g_pool.size || g_pool.total > g_pool.limit || g_pool.free_count >= g_pool.free_cap) {
-        free(b);
-        g_pool.total--;
-    } else {
-        g_pool.free[g_pool.free_count++] = b;
-    }
-    pthread_mutex_unlock(&g_pool.lock);
+    pthread_mutex_lock(&g_pool_lock);
+    /* A buffer of an earlier configuration is freed as it comes back. */
+    if (dt_pool_put(g_pool, b) != 0) dt_pool_reclaim(b);
+    pthread_mutex_unlock(&g_pool_lock);
 }
 
 /* Free the idle buffers; those CUPTI still holds are freed as they return. */
 static void pool_release(void)
 {
-    pthread_mutex_lock(&g_pool.lock);
-    for (uint32_t i = 0; i < g_pool.free_count; i++) free(g_pool.free[i]);
-    g_pool.total -= g_pool.free_count;
-    g_pool.free_count = 0;
-    g_pool.limit = 0;
-    pthread_mutex_unlock(&g_pool.lock);
+    pthread_mutex_lock(&g_pool_lock);
+    dt_pool_destroy(g_pool);
+    g_pool = NULL;
+    pthread_mutex_unlock(&g_pool_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -793,7 +775,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     }
     if (s) count_vendor_drops(s, ctx, stream);
     pthread_mutex_unlock(&g_decode_lock);
-    pool_put(buffer, size);
+    pool_put(buffer);
 }
 
 static void CUPTIAPI ignore_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -848,12 +830,10 @@ dt_status dt_cupti_prepare(void)
     /* A session started earlier (devtrace record starts one from its
        constructor, before the driver calls InitializeInjection) already
        sized the pool. */
-    pthread_mutex_lock(&g_pool.lock);
-    int have_pool = g_pool.limit > 0;
-    pthread_mutex_unlock(&g_pool.lock);
+    int have_pool = pool_exists();
     dt_config defaults;
     dt_config_init(&defaults);
-    if (!have_pool && pool_configure(defaults.buffer_count, defaults.buffer_size, 1) != 0) {
+    if (!have_pool && pool_configure(defaults.buffer_count, defaults.buffer_size, DT_POOL_LAZY) != 0) {
         pthread_mutex_unlock(&g_lock);
         return dt_error(DT_ERR_NO_MEMORY, "cupti: out of memory for the activity buffer pool");
     }
@@ -1022,9 +1002,7 @@ static dt_status cupti_stop(dt_session *s)
     count_vendor_drops(s, NULL, 0);
     g_session = NULL;
     pthread_mutex_unlock(&g_decode_lock);
-    pthread_mutex_lock(&g_pool.lock);
-    uint64_t refused = g_pool.refused;
-    pthread_mutex_unlock(&g_pool.lock);
+    uint64_t refused = pool_refused();
     if (refused)
         dt_session_note(s, "cupti.buffers",
                         "the pool of %u buffers of %zu bytes ran dry %llu times; CUPTI dropped the "

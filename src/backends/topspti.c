@@ -220,20 +220,13 @@ static void read_version(const topspti_fns *f, char *out, size_t len)
 }
 
 /* ------------------------------------------------------------------ */
-/* Buffer pool: allocated when the session starts, never in the traced   */
-/* program's hot path                                                   */
+/* Buffer pool: the core's, allocated when the session starts, never in  */
+/* the traced program's hot path                                        */
 /* ------------------------------------------------------------------ */
-typedef struct buffer_pool {
-    uint8_t *base;
-    size_t buffer_size;
-    uint32_t count;
-    uint32_t *free_list;     /* stack of free buffer indices */
-    uint32_t free_top;
-    pthread_mutex_t lock;
-} buffer_pool;
-
-static buffer_pool g_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
-static _Atomic uint64_t g_refused;      /* buffer requests answered with no buffer */
+/* g_pool_lock guards the pointer against the vendor's threads, which may
+   ask for or return a buffer while a session starts or stops. */
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static dt_buffer_pool *g_pool;
 static _Atomic uint64_t g_orphaned;     /* records completed with no session */
 
 static dt_status pool_create(size_t buffer_size, uint32_t count)
@@ -246,73 +239,56 @@ static dt_status pool_create(size_t buffer_size, uint32_t count)
                         count, buffer_size);
     if (buffer_size > SIZE_MAX / count)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "buffer_count x buffer_size overflows");
-    uint8_t *base = aligned_alloc(8, buffer_size * count);
-    uint32_t *free_list = malloc(count * sizeof *free_list);
-    if (!base || !free_list) {
-        free(base);
-        free(free_list);
+    dt_buffer_pool *p = dt_pool_create(count, buffer_size, 0);
+    if (!p)
         return dt_error(DT_ERR_NO_MEMORY, "cannot allocate %" PRIu32 " TOPSPTI buffers of %zu bytes",
                         count, buffer_size);
-    }
-    pthread_mutex_lock(&g_pool.lock);
-    g_pool.base = base;
-    g_pool.buffer_size = buffer_size;
-    g_pool.count = count;
-    g_pool.free_list = free_list;
-    for (uint32_t i = 0; i < count; i++) free_list[i] = count - 1 - i;
-    g_pool.free_top = count;
-    pthread_mutex_unlock(&g_pool.lock);
-    atomic_store(&g_refused, 0);
+    pthread_mutex_lock(&g_pool_lock);
+    dt_buffer_pool *old = g_pool;
+    g_pool = p;
+    pthread_mutex_unlock(&g_pool_lock);
+    dt_pool_destroy(old); /* none: every start is paired with a destroy */
     atomic_store(&g_orphaned, 0);
     return DT_OK;
 }
 
-/* Returns the number of buffers still held by the vendor. The pool is freed
-   only when none is: the vendor may still write into a buffer it holds. */
+/* Returns the number of buffers still held by the vendor, whose memory the
+   core pool keeps: the vendor may still write into a buffer it holds. */
 static uint32_t pool_destroy(void)
 {
-    pthread_mutex_lock(&g_pool.lock);
-    uint32_t held = g_pool.count - g_pool.free_top;
-    if (held == 0) {
-        free(g_pool.base);
-        free(g_pool.free_list);
-    }
-    /* A pool with buffers still out is abandoned, not freed. */
-    g_pool.base = NULL;
-    g_pool.free_list = NULL;
-    g_pool.count = 0;
-    g_pool.free_top = 0;
-    pthread_mutex_unlock(&g_pool.lock);
-    return held;
+    pthread_mutex_lock(&g_pool_lock);
+    dt_buffer_pool *p = g_pool;
+    g_pool = NULL;
+    pthread_mutex_unlock(&g_pool_lock);
+    return dt_pool_destroy(p);
+}
+
+static uint64_t pool_refused(void)
+{
+    pthread_mutex_lock(&g_pool_lock);
+    uint64_t refused = dt_pool_refused(g_pool);
+    pthread_mutex_unlock(&g_pool_lock);
+    return refused;
 }
 
 static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    uint8_t *b = NULL;
-    size_t sz = 0;
-    pthread_mutex_lock(&g_pool.lock);
-    if (g_pool.free_top > 0) {
-        uint32_t i = g_pool.free_list[--g_pool.free_top];
-        b = g_pool.base + (size_t)i * g_pool.buffer_size;
-        sz = g_pool.buffer_size;
-    }
-    pthread_mutex_unlock(&g_pool.lock);
-    if (!b) atomic_fetch_add_explicit(&g_refused, 1, memory_order_relaxed);
+    pthread_mutex_lock(&g_pool_lock);
+    uint8_t *b = dt_pool_get(g_pool);
+    size_t sz = b ? dt_pool_buffer_size(g_pool) : 0;
+    pthread_mutex_unlock(&g_pool_lock);
     *buffer = b;
     *size = sz;
     *max_records = 0;
 }
 
+/* A buffer of a pool destroyed while the vendor held it is ignored: its
+   memory stays with the abandoned pool. */
 static void buffer_release(uint8_t *buffer)
 {
-    pthread_mutex_lock(&g_pool.lock);
-    if (g_pool.base && buffer >= g_pool.base) {
-        size_t off = (size_t)(buffer - g_pool.base);
-        size_t i = off / g_pool.buffer_size;
-        if (i < g_pool.count && off % g_pool.buffer_size == 0 && g_pool.free_top < g_pool.count)
-            g_pool.free_list[g_pool.free_top++] = (uint32_t)i;
-    }
-    pthread_mutex_unlock(&g_pool.lock);
+    pthread_mutex_lock(&g_pool_lock);
+    dt_pool_put(g_pool, buffer);
+    pthread_mutex_unlock(&g_pool_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -767,7 +743,7 @@ static dt_status topspti_stop(dt_session *s)
     /* Records completed after the disable (if any) still arrive here. */
     if (g_fns.FlushAll) g_fns.FlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 
-    uint64_t refused = atomic_load(&g_refused);
+    uint64_t refused = pool_refused();
     if (g_fns.GetNumDroppedRecords) {
         size_t dropped = 0;
         if (g_fns.GetNumDroppedRecords(&dropped) == TOPSPTI_SUCCESS) {

@@ -412,19 +412,38 @@ DT_HIDDEN void dt_session_set_device(dt_session *s, const dt_device_props *p);
 DT_HIDDEN void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev);
 
 /* ------------------------------------------------------------------ */
-/* Vendor activity buffers: a pool allocated up front                  */
+/* Vendor activity buffers: a bounded pool (src/core/pool.c)           */
 /* ------------------------------------------------------------------ */
 /* The vendor asks for buffers from the traced program's threads; handing
-   out preallocated ones keeps malloc out of that path and bounds memory.
-   When the pool is empty the vendor gets no buffer (and drops, counting). */
+   out pooled ones keeps malloc out of that path and bounds memory. When the
+   pool is empty the vendor gets no buffer (and drops, counting). Every
+   backend's buffers come from here. Thread-safe, except that destroy must
+   not race with get or put on the same pool. */
 typedef struct dt_buffer_pool dt_buffer_pool;
-DT_HIDDEN dt_buffer_pool *dt_pool_create(uint32_t count, size_t size);
-DT_HIDDEN void dt_pool_destroy(dt_buffer_pool *p);
-/* A buffer of dt_pool_buffer_size() bytes, 64-byte aligned, or NULL. */
+/* Make buffers on demand, up to the count, instead of all at create: for
+   arming before a session exists, when nobody has asked for the memory. */
+#define DT_POOL_LAZY 1u
+/* count buffers of size bytes rounded up to 64; NULL when either is 0, on
+   overflow or out of memory. Without DT_POOL_LAZY all are made now. */
+DT_HIDDEN dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags);
+/* Frees the pool and returns how many buffers were still out. Those are not
+   freed (the vendor may still write into them): they are kept, logged, until
+   dt_pool_reclaim() frees them. The caller must drop its pointer either way. */
+DT_HIDDEN uint32_t dt_pool_destroy(dt_buffer_pool *p);
+/* Free a buffer that a destroyed pool left out, now that the vendor has
+   handed it back; -1 (and nothing freed) for any other pointer. A backend
+   that reconfigures its pool while the vendor holds buffers uses this. */
+DT_HIDDEN int dt_pool_reclaim(uint8_t *buf);
+/* A buffer of dt_pool_buffer_size() bytes, 64-byte aligned (vendors need 8),
+   or NULL, counted as refused, when all count buffers are out (or a lazy
+   pool cannot make one). */
 DT_HIDDEN uint8_t *dt_pool_get(dt_buffer_pool *p);
-/* Return a buffer; a pointer the pool does not own is ignored (returns -1). */
+/* Return a buffer; -1 for a pointer the pool did not hand out (another
+   pool's, an offset into one, or a buffer already returned). */
 DT_HIDDEN int dt_pool_put(dt_buffer_pool *p, uint8_t *buf);
 DT_HIDDEN size_t dt_pool_buffer_size(const dt_buffer_pool *p);
+/* Buffers handed out and not yet returned: held by the vendor. */
+DT_HIDDEN uint32_t dt_pool_outstanding(dt_buffer_pool *p);
 /* How many requests found the pool empty. */
 DT_HIDDEN uint64_t dt_pool_refused(const dt_buffer_pool *p);
 

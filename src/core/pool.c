@@ -1,49 +1,138 @@
-/* A fixed pool of vendor activity buffers, allocated when a session starts. */
+/* A bounded pool of vendor activity buffers, made up front or on demand. */
 #include "dt_internal.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct dt_buffer_pool {
     pthread_mutex_t lock;
-    uint8_t *memory;
     size_t size;           /* bytes per buffer, a multiple of 64 */
-    uint32_t count;
+    uint32_t limit;        /* most buffers the pool makes */
+    uint32_t made;         /* buffers made so far: bufs[0, made) */
     uint32_t free_count;
-    uint32_t *free_list;   /* indices of free buffers */
+    int lazy;
+    uint8_t **bufs;        /* [limit]: every buffer made, each its own allocation */
+    uint8_t *held;         /* [limit]: bufs[i] is out (with the vendor) */
+    uint32_t *free_list;   /* [limit]: indices of free buffers, a stack */
     _Atomic uint64_t refused;
+    struct dt_buffer_pool *next_retired;
 };
 
-dt_buffer_pool *dt_pool_create(uint32_t count, size_t size)
+/* Pools destroyed with buffers still out, kept so that dt_pool_reclaim()
+   can recognise those buffers when the vendor hands them back. */
+static pthread_mutex_t g_retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static dt_buffer_pool *g_retired;
+
+static void pool_free(dt_buffer_pool *p)
 {
-    if (!count || !size) return NULL;
+    for (uint32_t i = 0; i < p->made; i++) free(p->bufs[i]);
+    free(p->bufs);
+    free(p->held);
+    free(p->free_list);
+    free(p);
+}
+
+/* Make one more buffer and push it on the free stack; lock held. */
+static int pool_make(dt_buffer_pool *p)
+{
+    uint8_t *b = aligned_alloc(64, p->size);
+    if (!b) return -1;
+    p->bufs[p->made] = b;
+    p->held[p->made] = 0;
+    p->free_list[p->free_count++] = p->made++;
+    return 0;
+}
+
+dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags)
+{
+    if (!count || !size || size > SIZE_MAX - 63) return NULL;
     size = (size + 63) & ~(size_t)63;
     if (size > SIZE_MAX / count) return NULL;
     dt_buffer_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->memory = aligned_alloc(64, size * count);
-    p->free_list = malloc(count * sizeof *p->free_list);
-    if (!p->memory || !p->free_list) {
-        free(p->memory);
-        free(p->free_list);
-        free(p);
+    p->bufs = calloc(count, sizeof *p->bufs);
+    p->held = calloc(count, sizeof *p->held);
+    p->free_list = calloc(count, sizeof *p->free_list);
+    p->size = size;
+    p->limit = count;
+    p->lazy = (flags & DT_POOL_LAZY) != 0;
+    if (!p->bufs || !p->held || !p->free_list) {
+        pool_free(p);
         return NULL;
     }
+    while (!p->lazy && p->made < count) {
+        if (pool_make(p) != 0) {
+            pool_free(p);
+            return NULL;
+        }
+    }
+    /* Handed out in address order of making: the first made goes first. */
+    for (uint32_t i = 0; i < p->free_count / 2; i++) {
+        uint32_t t = p->free_list[i];
+        p->free_list[i] = p->free_list[p->free_count - 1 - i];
+        p->free_list[p->free_count - 1 - i] = t;
+    }
     pthread_mutex_init(&p->lock, NULL);
-    p->size = size;
-    p->count = count;
-    p->free_count = count;
-    for (uint32_t i = 0; i < count; i++) p->free_list[i] = count - 1 - i;
     return p;
 }
 
-void dt_pool_destroy(dt_buffer_pool *p)
+uint32_t dt_pool_destroy(dt_buffer_pool *p)
 {
-    if (!p) return;
+    if (!p) return 0;
+    pthread_mutex_lock(&p->lock);
+    uint32_t out = p->made - p->free_count;
+    pthread_mutex_unlock(&p->lock);
     pthread_mutex_destroy(&p->lock);
-    free(p->memory);
-    free(p->free_list);
-    free(p);
+    if (out == 0) {
+        pool_free(p);
+        return 0;
+    }
+    /* The vendor may still write into the buffers it holds: free only the
+       idle ones and keep the rest, compacted, until dt_pool_reclaim(). */
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < p->made; i++) {
+        if (p->held[i]) {
+            p->bufs[kept] = p->bufs[i];
+            p->held[kept++] = 1;
+        } else {
+            free(p->bufs[i]);
+        }
+    }
+    p->made = kept;
+    p->free_count = 0;
+    dt_log("buffer pool destroyed with %" PRIu32 " buffers of %zu bytes still held by the vendor; "
+           "their memory is kept",
+           out, p->size);
+    pthread_mutex_lock(&g_retired_lock);
+    p->next_retired = g_retired;
+    g_retired = p;
+    pthread_mutex_unlock(&g_retired_lock);
+    return out;
+}
+
+int dt_pool_reclaim(uint8_t *buf)
+{
+    if (!buf) return -1;
+    int rc = -1;
+    pthread_mutex_lock(&g_retired_lock);
+    for (dt_buffer_pool **link = &g_retired; *link && rc != 0; link = &(*link)->next_retired) {
+        dt_buffer_pool *p = *link;
+        for (uint32_t i = 0; i < p->made; i++) {
+            if (p->bufs[i] != buf) continue;
+            free(buf);
+            p->bufs[i] = p->bufs[--p->made];
+            rc = 0;
+            break;
+        }
+        if (rc == 0 && p->made == 0) {
+            *link = p->next_retired;
+            pool_free(p);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_retired_lock);
+    return rc;
 }
 
 uint8_t *dt_pool_get(dt_buffer_pool *p)
@@ -51,7 +140,12 @@ uint8_t *dt_pool_get(dt_buffer_pool *p)
     if (!p) return NULL;
     pthread_mutex_lock(&p->lock);
     uint8_t *b = NULL;
-    if (p->free_count) b = p->memory + (size_t)p->free_list[--p->free_count] * p->size;
+    if (!p->free_count && p->lazy && p->made < p->limit) pool_make(p);
+    if (p->free_count) {
+        uint32_t i = p->free_list[--p->free_count];
+        p->held[i] = 1;
+        b = p->bufs[i];
+    }
     pthread_mutex_unlock(&p->lock);
     if (!b) atomic_fetch_add_explicit(&p->refused, 1, memory_order_relaxed);
     return b;
@@ -59,20 +153,32 @@ uint8_t *dt_pool_get(dt_buffer_pool *p)
 
 int dt_pool_put(dt_buffer_pool *p, uint8_t *buf)
 {
-    if (!p || buf < p->memory || buf >= p->memory + p->size * p->count) return -1;
-    size_t off = (size_t)(buf - p->memory);
-    if (off % p->size) return -1;
-    pthread_mutex_lock(&p->lock);
+    if (!p || !buf) return -1;
     int rc = -1;
-    if (p->free_count < p->count) {
-        p->free_list[p->free_count++] = (uint32_t)(off / p->size);
-        rc = 0;
+    pthread_mutex_lock(&p->lock);
+    for (uint32_t i = 0; i < p->made; i++) {
+        if (p->bufs[i] != buf) continue;
+        if (p->held[i]) {
+            p->held[i] = 0;
+            p->free_list[p->free_count++] = i;
+            rc = 0;
+        }
+        break;
     }
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
 
 size_t dt_pool_buffer_size(const dt_buffer_pool *p) { return p ? p->size : 0; }
+
+uint32_t dt_pool_outstanding(dt_buffer_pool *p)
+{
+    if (!p) return 0;
+    pthread_mutex_lock(&p->lock);
+    uint32_t out = p->made - p->free_count;
+    pthread_mutex_unlock(&p->lock);
+    return out;
+}
 
 uint64_t dt_pool_refused(const dt_buffer_pool *p)
 {

@@ -150,7 +150,7 @@ static void implausible_times_are_counted(void **state)
 static void buffer_pool_is_bounded(void **state)
 {
     (void)state;
-    dt_buffer_pool *p = dt_pool_create(3, 1000);
+    dt_buffer_pool *p = dt_pool_create(3, 1000, 0);
     assert_non_null(p);
     assert_int_equal(dt_pool_buffer_size(p), 1024);
     uint8_t *a = dt_pool_get(p), *b = dt_pool_get(p), *c = dt_pool_get(p);
@@ -170,8 +170,59 @@ static void buffer_pool_is_bounded(void **state)
     assert_int_equal(dt_pool_put(p, b), 0);
     assert_int_equal(dt_pool_put(p, c), 0);
     assert_int_equal(dt_pool_put(p, c), -1); /* more returns than buffers */
-    dt_pool_destroy(p);
-    assert_null(dt_pool_create(0, 10));
+    assert_int_equal(dt_pool_outstanding(p), 0);
+    assert_int_equal(dt_pool_destroy(p), 0);
+    assert_null(dt_pool_create(0, 10, 0));
+    assert_null(dt_pool_create(3, 0, DT_POOL_LAZY));
+    assert_null(dt_pool_create(2, SIZE_MAX / 2, 0));
+}
+
+/* A lazy pool makes buffers only when asked, up to its count; a pool
+   destroyed while buffers are out keeps them until they are reclaimed. */
+static void buffer_pool_is_lazy_and_outlives_the_vendor(void **state)
+{
+    (void)state;
+    dt_buffer_pool *p = dt_pool_create(2, 8, DT_POOL_LAZY);
+    assert_non_null(p);
+    assert_int_equal(dt_pool_buffer_size(p), 64);
+    assert_int_equal(dt_pool_outstanding(p), 0);
+    uint8_t *a = dt_pool_get(p);
+    assert_non_null(a);
+    assert_int_equal((uintptr_t)a % 64, 0);
+    assert_int_equal(dt_pool_outstanding(p), 1);
+    assert_int_equal(dt_pool_put(p, a), 0);
+    /* the buffer made is reused before another is made */
+    assert_ptr_equal(dt_pool_get(p), a);
+    uint8_t *b = dt_pool_get(p);
+    assert_non_null(b);
+    assert_true(b != a);
+    assert_int_equal(dt_pool_outstanding(p), 2);
+    assert_null(dt_pool_get(p)); /* the limit holds */
+    assert_int_equal(dt_pool_refused(p), 1);
+    memset(a, 0xa5, 64);
+    memset(b, 0x5a, 64);
+    assert_int_equal(dt_pool_put(p, b), 0);
+
+    /* a is still with the vendor: destroy keeps it, frees b */
+    assert_int_equal(dt_pool_destroy(p), 1);
+    a[63] = 1; /* still writable (ASan would object otherwise) */
+    assert_int_equal(dt_pool_reclaim(b), -1); /* freed with the pool: not reclaimable */
+    uint8_t other[64];
+    assert_int_equal(dt_pool_reclaim(other), -1);
+    assert_int_equal(dt_pool_reclaim(NULL), -1);
+    assert_int_equal(dt_pool_reclaim(a), 0);
+    assert_int_equal(dt_pool_reclaim(a), -1); /* once */
+
+    /* an eager pool destroyed with buffers out, reclaimed in any order */
+    p = dt_pool_create(3, 100, 0);
+    uint8_t *x = dt_pool_get(p), *y = dt_pool_get(p), *z = dt_pool_get(p);
+    assert_int_equal(dt_pool_outstanding(p), 3);
+    assert_int_equal(dt_pool_put(p, y), 0);
+    assert_int_equal(dt_pool_destroy(p), 2);
+    assert_int_equal(dt_pool_reclaim(y), -1);
+    assert_int_equal(dt_pool_reclaim(z), 0);
+    assert_int_equal(dt_pool_reclaim(x), 0);
+    assert_int_equal(dt_pool_destroy(NULL), 0);
 }
 
 int main(void)
@@ -184,6 +235,7 @@ int main(void)
         cmocka_unit_test(launch_configs_are_interned),
         cmocka_unit_test(implausible_times_are_counted),
         cmocka_unit_test(buffer_pool_is_bounded),
+        cmocka_unit_test(buffer_pool_is_lazy_and_outlives_the_vendor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
