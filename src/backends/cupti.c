@@ -159,52 +159,39 @@ static void decode_kernel(dt_session *s, dt_decode_cache *c, const CUpti_Activit
 static void decode_memcpy(dt_session *s, dt_decode_cache *c, const CUpti_ActivityMemcpy6 *m)
 {
     if (!(s->config.capture & DT_CAPTURE_MEMCPY)) return;
-    uint8_t ck = copy_kind(m->copyKind), src = memory_kind(m->srcKind), dst = memory_kind(m->dstKind);
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMCPY, m->start, m->end, m->correlationId, m->deviceId,
-                                       m->streamId, m->contextId, dt_decode_copy_name(s, c, ck, src, dst));
-    if (!r) return;
-    if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r->flags |= DT_REC_ASYNC;
-    r->u.memcpy.bytes = m->bytes;
-    r->u.memcpy.copy_kind = ck;
-    r->u.memcpy.src_kind = src;
-    r->u.memcpy.dst_kind = dst;
-    r->u.memcpy.src_device = (uint16_t)m->deviceId;
-    r->u.memcpy.dst_device = (uint16_t)m->deviceId;
+    dt_copy copy = {
+        .start = m->start, .end = m->end, .correlation = m->correlationId, .bytes = m->bytes,
+        .device = m->deviceId, .stream = m->streamId, .context = m->contextId,
+        .src_device = m->deviceId, .dst_device = m->deviceId,
+        .copy_kind = copy_kind(m->copyKind), .src_kind = memory_kind(m->srcKind),
+        .dst_kind = memory_kind(m->dstKind), .async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0,
+    };
+    dt_add_copy(s, c, &copy);
 }
 
 static void decode_memcpy2(dt_session *s, dt_decode_cache *c, const CUpti_ActivityMemcpyPtoP4 *m)
 {
     if (!(s->config.capture & DT_CAPTURE_MEMCPY)) return;
-    /* the peers' ids are 16-bit in the store too */
-    if (m->srcDeviceId > UINT16_MAX || m->dstDeviceId > UINT16_MAX) {
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
-        return;
-    }
-    uint8_t src = memory_kind(m->srcKind), dst = memory_kind(m->dstKind);
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMCPY, m->start, m->end, m->correlationId, m->deviceId,
-                                       m->streamId, m->contextId,
-                                       dt_decode_copy_name(s, c, DT_COPY_PTOP, src, dst));
-    if (!r) return;
-    if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r->flags |= DT_REC_ASYNC;
-    r->u.memcpy.bytes = m->bytes;
-    r->u.memcpy.copy_kind = DT_COPY_PTOP;
-    r->u.memcpy.src_kind = src;
-    r->u.memcpy.dst_kind = dst;
-    r->u.memcpy.src_device = (uint16_t)m->srcDeviceId;
-    r->u.memcpy.dst_device = (uint16_t)m->dstDeviceId;
+    dt_copy copy = {
+        .start = m->start, .end = m->end, .correlation = m->correlationId, .bytes = m->bytes,
+        .device = m->deviceId, .stream = m->streamId, .context = m->contextId,
+        .src_device = m->srcDeviceId, .dst_device = m->dstDeviceId,
+        .copy_kind = DT_COPY_PTOP, .src_kind = memory_kind(m->srcKind),
+        .dst_kind = memory_kind(m->dstKind), .async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0,
+    };
+    dt_add_copy(s, c, &copy);
 }
 
 static void decode_memset(dt_session *s, dt_decode_cache *c, const CUpti_ActivityMemset4 *m)
 {
     if (!(s->config.capture & DT_CAPTURE_MEMSET)) return;
-    uint8_t mk = memory_kind(m->memoryKind);
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMSET, m->start, m->end, m->correlationId, m->deviceId,
-                                       m->streamId, m->contextId, dt_decode_fill_name(s, c, mk));
-    if (!r) return;
-    if (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) r->flags |= DT_REC_ASYNC;
-    r->u.memset.bytes = m->bytes;
-    r->u.memset.value = m->value;
-    r->u.memset.memory_kind = mk;
+    dt_fill fill = {
+        .start = m->start, .end = m->end, .correlation = m->correlationId, .bytes = m->bytes,
+        .device = m->deviceId, .stream = m->streamId, .context = m->contextId, .value = m->value,
+        .memory_kind = memory_kind(m->memoryKind),
+        .async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0,
+    };
+    dt_add_fill(s, c, &fill);
 }
 
 /* Interned name of a runtime or driver callback id, cached for the buffer. */

@@ -136,3 +136,35 @@ dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t en
     r->u.api.return_code = return_code;
     return r;
 }
+
+dt_rec *dt_add_copy(dt_session *s, dt_decode_cache *c, const dt_copy *m)
+{
+    if (m->src_device > UINT16_MAX || m->dst_device > UINT16_MAX) {
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return NULL;
+    }
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMCPY, m->start, m->end, m->correlation, m->device,
+                                       m->stream, m->context,
+                                       dt_decode_copy_name(s, c, m->copy_kind, m->src_kind, m->dst_kind));
+    if (!r) return NULL;
+    if (m->async) r->flags |= DT_REC_ASYNC;
+    r->u.memcpy.bytes = m->bytes;
+    r->u.memcpy.copy_kind = m->copy_kind;
+    r->u.memcpy.src_kind = m->src_kind;
+    r->u.memcpy.dst_kind = m->dst_kind;
+    r->u.memcpy.src_device = (uint16_t)m->src_device;
+    r->u.memcpy.dst_device = (uint16_t)m->dst_device;
+    return r;
+}
+
+dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m)
+{
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMSET, m->start, m->end, m->correlation, m->device,
+                                       m->stream, m->context, dt_decode_fill_name(s, c, m->memory_kind));
+    if (!r) return NULL;
+    if (m->async) r->flags |= DT_REC_ASYNC;
+    r->u.memset.bytes = m->bytes;
+    r->u.memset.value = m->value;
+    r->u.memset.memory_kind = m->memory_kind;
+    return r;
+}

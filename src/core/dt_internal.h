@@ -395,6 +395,26 @@ DT_HIDDEN uint32_t dt_latency_delta(uint64_t start, uint64_t earlier);
 DT_HIDDEN dt_rec *dt_add_device_activity(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
                                          uint64_t correlation, uint32_t device, uint32_t stream,
                                          uint32_t context, uint32_t name);
+/* A memory copy or fill as every vendor describes it, in devtrace's terms
+   (the backend translates its enums). Session lock held; NULL: dropped and
+   counted (peer device ids must fit 16 bits like the device's). */
+typedef struct dt_copy {
+    uint64_t start, end, correlation, bytes;
+    uint32_t device, stream, context;
+    uint32_t src_device, dst_device;   /* peer copies; otherwise the device */
+    uint8_t copy_kind, src_kind, dst_kind; /* dt_copy_kind, dt_memory_kind */
+    int async;
+} dt_copy;
+DT_HIDDEN dt_rec *dt_add_copy(dt_session *s, dt_decode_cache *c, const dt_copy *m);
+
+typedef struct dt_fill {
+    uint64_t start, end, correlation, bytes;
+    uint32_t device, stream, context, value;
+    uint8_t memory_kind;                /* dt_memory_kind */
+    int async;
+} dt_fill;
+DT_HIDDEN dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m);
+
 /* Append a runtime or driver API call made by host thread tid of process pid. */
 DT_HIDDEN dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
                                   uint64_t correlation, uint32_t pid, uint32_t tid, uint32_t name,
