@@ -31,6 +31,20 @@ DT_HIDDEN int dt_env_bool(const char *name);
 /* secure_getenv, treating "" as unset. */
 DT_HIDDEN const char *dt_env(const char *name);
 
+/* Allocation: every allocation of libdevtrace goes through these
+   (src/core/alloc.c), so that tests can make the n-th one fail. */
+DT_HIDDEN void *dt_malloc(size_t n);
+DT_HIDDEN void *dt_calloc(size_t count, size_t size);
+DT_HIDDEN void *dt_realloc(void *p, size_t n);
+DT_HIDDEN void *dt_aligned_alloc(size_t alignment, size_t n);
+DT_HIDDEN char *dt_strdup(const char *s);
+DT_HIDDEN void dt_free(void *p);
+/* Test hook: the n-th allocation from now fails (n > 0), and with
+   persistent every one after it too; n = 0 disarms. */
+DT_HIDDEN void dt_alloc_fail_after(long n, int persistent);
+/* Allocations attempted since the process started. */
+DT_HIDDEN unsigned long dt_alloc_count(void);
+
 /* Monotonic-free wall clock: CLOCK_REALTIME in ns. */
 DT_HIDDEN uint64_t dt_realtime_ns(void);
 /* Linux thread id of the caller, cached. */

@@ -1,0 +1,60 @@
+/* Every allocation libdevtrace makes goes through here, so that tests can
+   make the n-th one fail (SQLite's countdown) and prove that each failure
+   ends in DT_ERR_NO_MEMORY or a counted loss, never a crash or a leak. */
+#include "dt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Allocations until the one that fails: 0 disarmed; 1 the next fails. */
+static _Atomic long g_countdown;
+static _Atomic int g_persistent;
+static _Atomic unsigned long g_made;
+
+void dt_alloc_fail_after(long n, int persistent)
+{
+    atomic_store(&g_persistent, persistent);
+    atomic_store(&g_countdown, n > 0 ? n : 0);
+}
+
+unsigned long dt_alloc_count(void) { return atomic_load(&g_made); }
+
+/* 1 when this allocation must fail. */
+static int injected_failure(void)
+{
+    atomic_fetch_add_explicit(&g_made, 1, memory_order_relaxed);
+    long c = atomic_load_explicit(&g_countdown, memory_order_relaxed);
+    if (c <= 0) return 0;
+    if (c == 1) {
+        if (!atomic_load(&g_persistent)) atomic_store(&g_countdown, 0);
+        return 1;
+    }
+    /* another thread may have moved it; losing a race only shifts which
+       allocation fails */
+    atomic_compare_exchange_strong(&g_countdown, &c, c - 1);
+    return 0;
+}
+
+void *dt_malloc(size_t n) { return injected_failure() ? NULL : malloc(n); }
+
+void *dt_calloc(size_t count, size_t size) { return injected_failure() ? NULL : calloc(count, size); }
+
+void *dt_realloc(void *p, size_t n) { return injected_failure() ? NULL : realloc(p, n); }
+
+void *dt_aligned_alloc(size_t alignment, size_t n)
+{
+    if (injected_failure()) return NULL;
+    /* aligned_alloc wants a multiple of the alignment */
+    size_t rounded = (n + alignment - 1) / alignment * alignment;
+    return aligned_alloc(alignment, rounded ? rounded : alignment);
+}
+
+char *dt_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = dt_malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+void dt_free(void *p) { free(p); }
