@@ -112,6 +112,7 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     s->pid = (uint32_t)getpid();
     read_process_name(s->process_name, sizeof s->process_name);
     if (gethostname(s->host_name, sizeof s->host_name - 1) != 0) s->host_name[0] = 0;
+    dt_rank_from_env(&s->rank);
     s->state = DT_STATE_CREATED;
     *out = s;
     return DT_OK;
@@ -243,6 +244,7 @@ dt_status dt_session_stop(dt_session *s)
     if (s->state != DT_STATE_RUNNING) return dt_error(DT_ERR_STATE, "dt_session_stop: the session is not running");
     /* The window closes now: activity still executing is outside it. */
     s->window_end_ns = dt_realtime_ns();
+    dt_host_clock_read(&s->host_clock);
     dt_status flush_st = s->backend->flush ? s->backend->flush(s) : DT_OK;
     if (flush_st != DT_OK) dt_session_note(s, "flush", "%s", dt_last_error());
     if (s->calibrator_running) {

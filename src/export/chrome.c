@@ -1519,6 +1519,7 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     dt_out_string(o, s->backend_library, strnlen(s->backend_library, sizeof s->backend_library));
     put_lit(o, ",\n  \"libraryVersion\": ");
     dt_out_string(o, s->backend_version, strnlen(s->backend_version, sizeof s->backend_version));
+    dt_json_origin(o, s);
     put_lit(o, ",\n  \"captureWindow\": {\"startNs\": ");
     put_u64(o, c->window_start);
     put_lit(o, ", \"endNs\": ");
@@ -1612,7 +1613,9 @@ static void write_devtrace_key(ctx *c, dt_out *o)
 static void write_trace(ctx *c, dt_out *o, const char *path)
 {
     const dt_session *s = c->s;
-    put_lit(o, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": ");
+    put_lit(o, "{\n\"schemaVersion\": 1,\n");
+    dt_json_distributed_info(o, s);
+    put_lit(o, "\"deviceProperties\": ");
     write_device_properties(s, o);
     put_lit(o, ",\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
     put_u64(o, c->base_ns);

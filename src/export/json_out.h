@@ -115,4 +115,10 @@ DT_HIDDEN char *dt_json_escape(char *dst, const char *s, size_t n);
 /* The same through the writer, for strings of any size. */
 DT_HIDDEN void dt_out_string(dt_out *o, const char *s, size_t n);
 
+/* "distributedInfo": {...},\n when a launcher announced the rank
+   (src/export/job_meta.c). */
+DT_HIDDEN void dt_json_distributed_info(dt_out *o, const dt_session *s);
+/* The devtrace key's host, pid and realtimeClock members, each after ",\n". */
+DT_HIDDEN void dt_json_origin(dt_out *o, const dt_session *s);
+
 #endif /* DT_JSON_OUT_H */
