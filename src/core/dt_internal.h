@@ -513,6 +513,8 @@ DT_HIDDEN uint64_t dt_pool_refused(const dt_buffer_pool *p);
 /* Write a stopped session as Chrome trace JSON (Kineto schema), streaming,
    to a temporary file renamed to path when complete. */
 DT_HIDDEN dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format format);
+/* The same session as a Perfetto protobuf trace (src/export/perfetto.c). */
+DT_HIDDEN dt_status dt_export_perfetto(const dt_session *s, const char *path);
 
 /* ------------------------------------------------------------------ */
 /* Vendor library loading helpers (src/core/loader.c)                  */

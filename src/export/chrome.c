@@ -260,6 +260,8 @@ typedef struct ctx {
     small_cache annot_cache, span_cache;
     int host_pid_shifted;
     const char *api_prefix;
+    const char *path;          /* written as traceName */
+    uint64_t bytes;            /* JSON bytes written */
 } ctx;
 
 enum { FLOW_S = 1, FLOW_F = 2 };
@@ -1704,6 +1706,14 @@ static void write_trace(ctx *c, dt_out *o, const char *path)
     put_lit(o, "\n}\n");
 }
 
+static int write_file(void *arg, dt_out *o)
+{
+    ctx *c = arg;
+    write_trace(c, o, c->path);
+    c->bytes = o->bytes;
+    return o->err;
+}
+
 static void ctx_free(ctx *c)
 {
     free(c->row);
@@ -1948,48 +1958,20 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
 
     /* large (row caches, a bitmap): kept off the caller's stack */
     ctx *c = calloc(1, sizeof *c);
-    size_t tlen = strlen(path) + 32;
-    char *tmp = malloc(tlen);
-    if (!c || !tmp) {
-        free(c);
-        free(tmp);
+    if (!c)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
-    }
     c->s = s;
+    c->path = path;
     c->api_prefix = s->backend && s->backend->api_category ? s->backend->api_category : "privateuse1";
     if (prepare(c) != 0) {
         ctx_free(c);
         free(c);
-        free(tmp);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
     }
-
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int err = 0;
-    uint64_t bytes = 0;
-    if (fd < 0) {
-        err = errno;
-    } else {
-        dt_out o;
-        if (dt_out_init(&o, fd, format == DT_FORMAT_JSON_GZ, 1, OUT_BUFFER) != 0) {
-            err = ENOMEM;
-        } else {
-            write_trace(c, &o, path);
-            err = dt_out_finish(&o);
-            bytes = o.bytes;
-            dt_out_free(&o);
-        }
-        if (close(fd) != 0 && err == 0)
-            err = errno;
-        if (err == 0 && rename(tmp, path) != 0)
-            err = errno;
-        if (err != 0)
-            unlink(tmp);
-    }
+    int err = dt_write_file_atomic(path, format == DT_FORMAT_JSON_GZ, write_file, c);
+    uint64_t bytes = c->bytes;
     ctx_free(c);
     free(c);
-    free(tmp);
     if (err == ENOMEM)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while writing the trace %s", path);
     if (err != 0)

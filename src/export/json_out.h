@@ -115,6 +115,11 @@ DT_HIDDEN char *dt_json_escape(char *dst, const char *s, size_t n);
 /* The same through the writer, for strings of any size. */
 DT_HIDDEN void dt_out_string(dt_out *o, const char *s, size_t n);
 
+/* Writes path atomically: write(arg, out) fills a temporary file beside it
+   (through gzip when asked), renamed to path when write returned 0 and
+   everything reached the file. Returns 0 or an errno (ENOMEM included). */
+DT_HIDDEN int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
+
 /* "distributedInfo": {...},\n when a launcher announced the rank
    (src/export/job_meta.c). */
 DT_HIDDEN void dt_json_distributed_info(dt_out *o, const dt_session *s);
