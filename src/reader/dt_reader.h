@@ -258,10 +258,13 @@ int dt_stats_source(dt_rd_source *src, const char *label, const char *reports, b
    subcommand name. Exit status: 0 ok, 1 violations or errors, 2 usage. */
 int dt_check_main(int argc, char **argv, FILE *out, FILE *err);
 int dt_stats_main(int argc, char **argv, FILE *out, FILE *err);
+/* `devtrace merge` (src/reader/merge.c). */
+int dt_merge_main(int argc, char **argv, FILE *out, FILE *err);
 
 /* What src/cli/main.c dispatches to (stdout/stderr). */
 int dt_cli_stats(int argc, char **argv);
 int dt_cli_check(int argc, char **argv);
+int dt_cli_merge(int argc, char **argv);
 
 #ifdef __cplusplus
 }
