@@ -198,6 +198,13 @@ static bool is_host_cat(const char *cat)
            strcmp(cat, "python_function") == 0;
 }
 
+/* Flows from runtime calls to device work: their ids are correlation ids,
+   which merge moves per input. Other flows (torch's fwdbwd) keep theirs. */
+static bool is_ac2g_flow(const dt_rd_event *e)
+{
+    return (e->ph[0] == 's' || e->ph[0] == 'f' || e->ph[0] == 't') && !e->ph[1] && strcmp(e->cat, "ac2g") == 0;
+}
+
 static bool is_capture_event(const dt_rd_event *e)
 {
     return strcmp(e->cat, "Trace") == 0 && strcmp(e->name, "devtrace capture") == 0;
@@ -246,8 +253,7 @@ static int pass1_visit(void *user, const dt_rd_event *e)
         *has = true;
     }
     uint64_t id;
-    bool flow = (e->ph[0] == 's' || e->ph[0] == 'f' || e->ph[0] == 't') && !e->ph[1];
-    if (flow && (e->has & DT_RD_HAS_ID) && !e->id_is_str && strchr(e->id, '.') == NULL &&
+    if (is_ac2g_flow(e) && (e->has & DT_RD_HAS_ID) && !e->id_is_str && strchr(e->id, '.') == NULL &&
         sscanf(e->id, "%" SCNu64, &id) == 1) {
         if (!in->has_flows || id > in->max_flow)
             in->max_flow = id;
@@ -723,8 +729,7 @@ static int write_visit(void *user, const dt_rd_event *e)
         ed[n++] = (edit){e->at[DT_RD_AT_TS].off, e->at[DT_RD_AT_TS].len, ED_TS, 0,
                          dt_rd_add_sat(e->ts_ns, in->ts_delta_ns)};
     uint64_t v;
-    bool flow = (e->ph[0] == 's' || e->ph[0] == 'f' || e->ph[0] == 't') && !e->ph[1];
-    if (flow && in->flow_off && e->at[DT_RD_AT_ID].len && !e->id_is_str && strchr(e->id, '.') == NULL &&
+    if (is_ac2g_flow(e) && in->flow_off && e->at[DT_RD_AT_ID].len && !e->id_is_str && strchr(e->id, '.') == NULL &&
         sscanf(e->id, "%" SCNu64, &v) == 1)
         ed[n++] = (edit){e->at[DT_RD_AT_ID].off, e->at[DT_RD_AT_ID].len, ED_ID, v + in->flow_off, 0};
     if ((e->has & DT_RD_HAS_CORRELATION) && in->flow_off && e->at[DT_RD_AT_CORR].len)
