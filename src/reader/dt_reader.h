@@ -245,6 +245,23 @@ static inline const char *dt_rd_strtab_key(const dt_rd_strtab *t, size_t id)
     return t->keys[id];
 }
 
+/* A u64 -> u64 map, for ids that are numbers: no string per key. */
+typedef struct dt_rd_u64slot {
+    uint64_t key, value;
+    uint8_t used;
+} dt_rd_u64slot;
+
+typedef struct dt_rd_u64map {
+    dt_rd_u64slot *slots;
+    size_t mask, count;
+} dt_rd_u64map;
+
+void dt_rd_u64map_free(dt_rd_u64map *m);
+/* The value of key, inserted as 0 when new (*added says which; may be NULL);
+   NULL when out of memory. Valid until the next insertion. */
+uint64_t *dt_rd_u64map_slot(dt_rd_u64map *m, uint64_t key, bool *added);
+bool dt_rd_u64map_get(const dt_rd_u64map *m, uint64_t key, uint64_t *value);
+
 /* Invariant checker (docs/trace-format.md). Prints violations to out and
    errors to err; returns 0 when every invariant holds, 1 otherwise. */
 int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err);

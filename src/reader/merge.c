@@ -38,93 +38,6 @@
 #define DEVICE_SORT_BASE 5000000
 
 /* ------------------------------------------------------------------ */
-/* u64 -> u64 map                                                      */
-/* ------------------------------------------------------------------ */
-typedef struct u64map {
-    uint64_t *keys, *vals;
-    uint8_t *used;
-    size_t mask, count;
-} u64map;
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    return x;
-}
-
-static void map_free(u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    memset(m, 0, sizeof *m);
-}
-
-static int map_grow(u64map *m)
-{
-    size_t cap = m->used ? (m->mask + 1) * 2 : 1024;
-    u64map n = {calloc(cap, 8), calloc(cap, 8), calloc(cap, 1), cap - 1, 0};
-    if (!n.keys || !n.vals || !n.used) {
-        map_free(&n);
-        return -1;
-    }
-    for (size_t i = 0; m->used && i <= m->mask; i++) {
-        if (!m->used[i])
-            continue;
-        size_t j = mix(m->keys[i]) & n.mask;
-        while (n.used[j])
-            j = (j + 1) & n.mask;
-        n.used[j] = 1;
-        n.keys[j] = m->keys[i];
-        n.vals[j] = m->vals[i];
-    }
-    n.count = m->count;
-    map_free(m);
-    *m = n;
-    return 0;
-}
-
-/* The value slot of key (inserted as 0 when new), NULL when out of memory. */
-static uint64_t *map_slot(u64map *m, uint64_t key, bool *added)
-{
-    if ((m->count + 1) * 2 > (m->used ? m->mask + 1 : 0) && map_grow(m) != 0)
-        return NULL;
-    size_t i = mix(key) & m->mask;
-    while (m->used[i]) {
-        if (m->keys[i] == key) {
-            if (added)
-                *added = false;
-            return &m->vals[i];
-        }
-        i = (i + 1) & m->mask;
-    }
-    m->used[i] = 1;
-    m->keys[i] = key;
-    m->vals[i] = 0;
-    m->count++;
-    if (added)
-        *added = true;
-    return &m->vals[i];
-}
-
-static bool map_get(const u64map *m, uint64_t key, uint64_t *val)
-{
-    if (!m->used)
-        return false;
-    size_t i = mix(key) & m->mask;
-    while (m->used[i]) {
-        if (m->keys[i] == key) {
-            *val = m->vals[i];
-            return true;
-        }
-        i = (i + 1) & m->mask;
-    }
-    return false;
-}
-
-/* ------------------------------------------------------------------ */
 /* Inputs                                                              */
 /* ------------------------------------------------------------------ */
 typedef struct input {
@@ -173,8 +86,8 @@ typedef struct merger {
     /* per group, while writing it */
     cpu_op *ops;
     size_t nops, ops_cap;
-    u64map corr_ext;   /* devtrace correlation -> cpu_op External id */
-    u64map attr;       /* final External id -> device ns */
+    dt_rd_u64map corr_ext;   /* devtrace correlation -> cpu_op External id */
+    dt_rd_u64map attr;       /* final External id -> device ns */
     FILE *spill_attr, *spill_parents;
     uint64_t events_written;
     bool first_event;
@@ -537,7 +450,7 @@ static int link_visit(void *user, const dt_rd_event *e)
     const cpu_op *op = innermost_op(l->m, e->tid.num, e->ts_ns + l->to_torch_ns);
     if (!op)
         return 0;
-    uint64_t *slot = map_slot(&l->m->corr_ext, e->correlation, NULL);
+    uint64_t *slot = dt_rd_u64map_slot(&l->m->corr_ext, e->correlation, NULL);
     if (!slot) {
         l->m->oom = true;
         return 1;
@@ -743,7 +656,7 @@ static int write_visit(void *user, const dt_rd_event *e)
     uint64_t ext = has_ext ? remap_ext(in, e->external_id) : 0;
     uint64_t linked;
     if (w->linked && in->devtrace && (e->has & DT_RD_HAS_CORRELATION) && (is_api_cat(e->cat) || is_device_cat(e->cat)) &&
-        map_get(&m->corr_ext, e->correlation, &linked)) {
+        dt_rd_u64map_get(&m->corr_ext, e->correlation, &linked)) {
         const input *torch = NULL;
         for (int i = 0; i < m->nin; i++)
             if (m->in[i].group == in->group && !m->in[i].devtrace)
@@ -757,7 +670,7 @@ static int write_visit(void *user, const dt_rd_event *e)
     if (has_ext && e->at[DT_RD_AT_EXT].len && (e->has & DT_RD_HAS_EXTERNAL_ID) && ext != e->external_id)
         ed[n++] = (edit){e->at[DT_RD_AT_EXT].off, e->at[DT_RD_AT_EXT].len, ED_EXT, ext, 0};
     if (has_ext && e->ph[0] == 'X' && is_device_cat(e->cat)) {
-        uint64_t *slot = map_slot(&m->attr, ext, NULL);
+        uint64_t *slot = dt_rd_u64map_slot(&m->attr, ext, NULL);
         if (!slot) {
             m->oom = true;
             return 1;
@@ -771,10 +684,10 @@ static int write_visit(void *user, const dt_rd_event *e)
 
 static int spill_group(merger *m)
 {
-    for (size_t i = 0; m->attr.used && i <= m->attr.mask; i++)
-        if (m->attr.used[i])
-            fprintf(m->spill_attr, "%" PRIu64 " %" PRIu64 "\n", m->attr.keys[i], m->attr.vals[i]);
-    map_free(&m->attr);
+    for (size_t i = 0; m->attr.slots && i <= m->attr.mask; i++)
+        if (m->attr.slots[i].used)
+            fprintf(m->spill_attr, "%" PRIu64 " %" PRIu64 "\n", m->attr.slots[i].key, m->attr.slots[i].value);
+    dt_rd_u64map_free(&m->attr);
     return ferror(m->spill_attr) ? -1 : 0;
 }
 
@@ -791,7 +704,7 @@ static int write_group(merger *m, dt_out *o, int gi)
         devtrace_inputs += m->in[i].devtrace;
     }
     bool linked = false;
-    map_free(&m->corr_ext);
+    dt_rd_u64map_free(&m->corr_ext);
     if (torch && devtrace_inputs) {
         /* the torch trace's cpu_ops, then each devtrace call's op */
         m->nops = 0;
@@ -1155,8 +1068,8 @@ done:
         fclose(m.spill_attr);
     if (m.spill_parents)
         fclose(m.spill_parents);
-    map_free(&m.corr_ext);
-    map_free(&m.attr);
+    dt_rd_u64map_free(&m.corr_ext);
+    dt_rd_u64map_free(&m.attr);
     free(m.ops);
     free(m.in);
     free(m.groups);
