@@ -1314,27 +1314,10 @@ static void write_span(ctx *c, dt_out *o, size_t k)
 }
 
 /* Small, rare output (metadata, the devtrace key) goes through these. */
-static void put_lit(dt_out *o, const char *s)
-{
-    dt_out_write(o, s, strlen(s));
-}
-
-static void put_u64(dt_out *o, uint64_t v)
-{
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_u64(p, v));
-}
-
-static void put_i64(dt_out *o, int64_t v)
-{
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_i64(p, v));
-}
-
-static void put_cstr(dt_out *o, const char *s)
-{
-    dt_out_string(o, s, strlen(s));
-}
+#define put_lit dt_out_text
+#define put_u64 dt_out_u64
+#define put_i64 dt_out_i64
+#define put_cstr dt_out_cstr
 
 static void put_double(dt_out *o, double v)
 {

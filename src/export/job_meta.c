@@ -6,16 +6,8 @@
 
 #include "json_out.h"
 
-static void put_text(dt_out *o, const char *s)
-{
-    dt_out_write(o, s, strlen(s));
-}
-
-static void put_int(dt_out *o, int64_t v)
-{
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_i64(p, v));
-}
+#define put_text dt_out_text
+#define put_int dt_out_i64
 
 void dt_json_distributed_info(dt_out *o, const dt_session *s)
 {

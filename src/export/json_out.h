@@ -115,6 +115,29 @@ DT_HIDDEN char *dt_json_escape(char *dst, const char *s, size_t n);
 /* The same through the writer, for strings of any size. */
 DT_HIDDEN void dt_out_string(dt_out *o, const char *s, size_t n);
 
+/* Small, rare output (metadata, keys outside the event stream). */
+static inline void dt_out_text(dt_out *o, const char *s)
+{
+    dt_out_write(o, s, strlen(s));
+}
+
+static inline void dt_out_u64(dt_out *o, uint64_t v)
+{
+    char *p = dt_out_reserve(o, 24);
+    dt_out_commit(o, dt_put_u64(p, v));
+}
+
+static inline void dt_out_i64(dt_out *o, int64_t v)
+{
+    char *p = dt_out_reserve(o, 24);
+    dt_out_commit(o, dt_put_i64(p, v));
+}
+
+static inline void dt_out_cstr(dt_out *o, const char *s)
+{
+    dt_out_string(o, s, strlen(s));
+}
+
 /* Writes path atomically: write(arg, out) fills a temporary file beside it
    (through gzip when asked), renamed to path when write returned 0 and
    everything reached the file. Returns 0 or an errno (ENOMEM included). */

@@ -291,36 +291,29 @@ static int ck_visit(void *user, const dt_rd_event *e)
             ck_violation(c, 2, "flow %s has no %s", w, (e->has & DT_RD_HAS_ID) ? "ts" : "id");
             return 0;
         }
-        uint64_t num;
-        int64_t id;
+        /* numbers by value; other ids by their text's id, on the high half */
+        uint64_t num = 0, key;
+        int64_t sid = -1;
         bool added;
         if (!e->id_is_str && parse_flow_id(e->id, &num)) {
-            uint64_t *slot = dt_rd_u64map_slot(&c->flow_ids, num, &added);
-            if (!slot)
-                goto oom;
-            if (added)
-                *slot = c->nflows++;
-            id = (int64_t)*slot;
-            if (dt_rd_grow((void **)&c->flowv, &c->flow_cap, (size_t)id + 1, sizeof *c->flowv) != 0)
-                goto oom;
-            if (added) {
-                c->flowv[id].num = num;
-                c->flowv[id].str = -1;
-            }
+            key = num;
         } else {
-            int64_t sid = dt_rd_strtab_intern(&c->flows, e->id, strlen(e->id), &added);
+            sid = dt_rd_strtab_intern(&c->flows, e->id, strlen(e->id), &added);
             if (sid < 0)
                 goto oom;
-            uint64_t *slot = dt_rd_u64map_slot(&c->flow_ids, (uint64_t)sid | UINT64_C(1) << 63, &added);
-            if (!slot)
-                goto oom;
-            if (added)
-                *slot = c->nflows++;
-            id = (int64_t)*slot;
-            if (dt_rd_grow((void **)&c->flowv, &c->flow_cap, (size_t)id + 1, sizeof *c->flowv) != 0)
-                goto oom;
-            if (added)
-                c->flowv[id].str = sid;
+            key = (uint64_t)sid | UINT64_C(1) << 63;
+        }
+        uint64_t *slot = dt_rd_u64map_slot(&c->flow_ids, key, &added);
+        if (!slot)
+            goto oom;
+        if (added)
+            *slot = c->nflows++;
+        int64_t id = (int64_t)*slot;
+        if (dt_rd_grow((void **)&c->flowv, &c->flow_cap, (size_t)id + 1, sizeof *c->flowv) != 0)
+            goto oom;
+        if (added) {
+            c->flowv[id].num = num;
+            c->flowv[id].str = sid;
         }
         ck_flow *f = &c->flowv[id];
         ck_flow_end end = {(uint32_t)row, e->ts_ns, e->index};

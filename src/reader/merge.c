@@ -259,8 +259,8 @@ static int cmp_group_rank(const void *x, const void *y)
 
 static int make_groups(merger *m)
 {
-    int *order = calloc((size_t)m->nin, sizeof *order);
-    m->groups = calloc((size_t)m->nin, sizeof *m->groups);
+    int *order = calloc((size_t)(unsigned)m->nin, sizeof *order);
+    m->groups = calloc((size_t)(unsigned)m->nin, sizeof *m->groups);
     if (!order || !m->groups) {
         free(order);
         return -1;
@@ -470,27 +470,10 @@ typedef struct writer {
     bool linked; /* the group has a cpu_op index */
 } writer;
 
-static void out_text(dt_out *o, const char *s)
-{
-    dt_out_write(o, s, strlen(s));
-}
-
-static void out_u64(dt_out *o, uint64_t v)
-{
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_u64(p, v));
-}
-
-static void out_i64(dt_out *o, int64_t v)
-{
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_i64(p, v));
-}
-
-static void out_str(dt_out *o, const char *s)
-{
-    dt_out_string(o, s, strlen(s));
-}
+#define out_text dt_out_text
+#define out_u64 dt_out_u64
+#define out_i64 dt_out_i64
+#define out_str dt_out_cstr
 
 static void out_us3(dt_out *o, int64_t ns)
 {
@@ -974,7 +957,7 @@ static void merge_usage(FILE *f)
 int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *out_path = NULL, *format = NULL;
-    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    const char **paths = calloc((size_t)(unsigned)(argc > 0 ? argc : 0) + 1, sizeof *paths);
     int n = 0;
     if (!paths) {
         fprintf(err, "merge: out of memory\n");
@@ -1031,7 +1014,7 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
     memset(&m, 0, sizeof m);
     m.err = err;
     m.nin = n;
-    m.in = calloc((size_t)n, sizeof *m.in);
+    m.in = calloc((size_t)(unsigned)n, sizeof *m.in);
     int rc = 1;
     merge_job job = {&m, out_path, ""};
     if (!m.in)
