@@ -241,6 +241,8 @@ static void emit_packet(pf_trace *t, const uint8_t *body, size_t body_len, int t
         p = put_varint(p, TAG(TP_INTERNED_DATA, WT_LEN));
         p = put_varint(p, ilen);
         for (int k = 0; k < PF_TABLES; k++) {
+            if (t->interned[k].len == 0)
+                continue;
             memcpy(p, t->interned[k].p, t->interned[k].len);
             p += t->interned[k].len;
             t->interned[k].len = 0;
