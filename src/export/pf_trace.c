@@ -7,6 +7,7 @@
 #include "pf_trace.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -100,6 +101,14 @@ struct pf_trace {
     pf_buf interned[PF_TABLES]; /* framed entries for the next packet */
     pf_buf zbuf;
     struct libdeflate_compressor *z;
+    /* Compression runs on a thread of its own while the next bundle is
+       encoded: the chunk full of packets is swapped with `pending`. */
+    pthread_t worker;
+    int worker_on;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pf_buf pending;
+    int has_pending, stop, worker_err;
     uint64_t next_iid[PF_TABLES];
     pf_strmap maps[PF_TABLES];
     uint64_t *by_key[PF_TABLES]; /* pf_intern_key: key -> iid (0: none) */
@@ -177,6 +186,54 @@ static inline size_t field_len_size(unsigned field, size_t len)
 /* ------------------------------------------------------------------ */
 /* Packets                                                             */
 /* ------------------------------------------------------------------ */
+/* Compresses and writes one bundle of packets. */
+static int write_bundle(pf_trace *t, const pf_buf *c)
+{
+    size_t bound = libdeflate_zlib_compress_bound(t->z, c->len);
+    if (t->zbuf.cap < bound) {
+        uint8_t *n = dt_realloc(t->zbuf.p, bound);
+        if (!n)
+            return ENOMEM;
+        t->zbuf.p = n;
+        t->zbuf.cap = bound;
+    }
+    uint8_t *z = t->zbuf.p;
+    size_t zlen = libdeflate_zlib_compress(t->z, c->p, c->len, z, bound);
+    if (zlen == 0)
+        return ENOMEM;
+    uint8_t head[32], *h = head;
+    size_t inner = field_len_size(TP_COMPRESSED_PACKETS, zlen);
+    h = put_varint(h, TAG(1, WT_LEN));
+    h = put_varint(h, inner);
+    h = put_varint(h, TAG(TP_COMPRESSED_PACKETS, WT_LEN));
+    h = put_varint(h, zlen);
+    dt_out_write(t->out, head, (size_t)(h - head));
+    dt_out_write(t->out, z, zlen);
+    return t->out->err;
+}
+
+static void *compress_worker(void *arg)
+{
+    pf_trace *t = arg;
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        while (!t->has_pending && !t->stop)
+            pthread_cond_wait(&t->cv, &t->mu);
+        if (!t->has_pending)
+            break;
+        pthread_mutex_unlock(&t->mu);
+        int err = t->worker_err ? 0 : write_bundle(t, &t->pending);
+        pthread_mutex_lock(&t->mu);
+        if (err && !t->worker_err)
+            t->worker_err = err;
+        t->pending.len = 0;
+        t->has_pending = 0;
+        pthread_cond_broadcast(&t->cv);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
 static void flush_chunk(pf_trace *t)
 {
     pf_buf *c = &t->chunk;
@@ -187,24 +244,22 @@ static void flush_chunk(pf_trace *t)
         c->len = 0;
         return;
     }
-    size_t bound = libdeflate_zlib_compress_bound(t->z, c->len);
-    if (buf_reserve(t, &t->zbuf, bound) != 0)
-        return;
-    uint8_t *z = t->zbuf.p;
-    size_t zlen = libdeflate_zlib_compress(t->z, c->p, c->len, z, bound);
-    if (zlen == 0) {
-        t->err = ENOMEM;
+    if (!t->worker_on) {
+        int err = write_bundle(t, c);
+        if (err && !t->err)
+            t->err = err;
+        c->len = 0;
         return;
     }
-    uint8_t head[32], *h = head;
-    size_t inner = field_len_size(TP_COMPRESSED_PACKETS, zlen);
-    h = put_varint(h, TAG(1, WT_LEN));
-    h = put_varint(h, inner);
-    h = put_varint(h, TAG(TP_COMPRESSED_PACKETS, WT_LEN));
-    h = put_varint(h, zlen);
-    dt_out_write(t->out, head, (size_t)(h - head));
-    dt_out_write(t->out, z, zlen);
-    c->len = 0;
+    pthread_mutex_lock(&t->mu);
+    while (t->has_pending)
+        pthread_cond_wait(&t->cv, &t->mu);
+    pf_buf full = *c;
+    *c = t->pending; /* the worker's emptied buffer comes back */
+    t->pending = full;
+    t->has_pending = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
 }
 
 static size_t interned_size(const pf_trace *t)
@@ -280,6 +335,12 @@ pf_trace *pf_trace_open(dt_out *out, int compress)
         dt_free(t);
         return NULL;
     }
+    if (compress) {
+        pthread_mutex_init(&t->mu, NULL);
+        pthread_cond_init(&t->cv, NULL);
+        /* without a thread, bundles are compressed in line */
+        t->worker_on = pthread_create(&t->worker, NULL, compress_worker, t) == 0;
+    }
     t->next_uuid = 1;
     for (int k = 0; k < PF_TABLES; k++)
         t->next_iid[k] = 1;
@@ -323,6 +384,20 @@ int pf_trace_error(const pf_trace *t)
 int pf_trace_close(pf_trace *t)
 {
     flush_chunk(t);
+    if (t->worker_on) {
+        pthread_mutex_lock(&t->mu);
+        t->stop = 1;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        pthread_join(t->worker, NULL);
+        if (!t->err)
+            t->err = t->worker_err;
+    }
+    if (t->compress) {
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->cv);
+    }
+    dt_free(t->pending.p);
     int err = t->err;
     dt_free(t->chunk.p);
     dt_free(t->te.p);
