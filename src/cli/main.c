@@ -22,6 +22,8 @@ static void usage(FILE *f)
             "                 run PROGRAM and write a trace of what its accelerators did\n"
             "  stats FILE     summary tables (kernels, memory, API calls, user ranges)\n"
             "  check FILE     verify a trace's invariants; non-zero exit on violations\n"
+            "  merge -o OUT IN...  bring the traces of a job's ranks (or a torch.profiler trace and\n"
+            "                 the devtrace trace of the same process) together into one trace\n"
             "  backends       list the backends, whether their vendor library is found, and why not\n"
             "  version        print the version\n"
             "\n"
@@ -300,6 +302,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "backends") == 0) return cmd_backends(argc - 1, argv + 1);
     if (strcmp(cmd, "stats") == 0) return dt_cli_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return dt_cli_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "merge") == 0) return dt_cli_merge(argc - 1, argv + 1);
     fprintf(stderr, "devtrace: unknown command %s\n", cmd);
     usage(stderr);
     return 2;

@@ -302,6 +302,30 @@ DT_HIDDEN extern const dt_backend *const dt_backends[];
 DT_HIDDEN const dt_backend *dt_backend_find(const char *name);
 
 /* ------------------------------------------------------------------ */
+/* Job and host facts for merging traces (src/core/jobinfo.c)          */
+/* ------------------------------------------------------------------ */
+typedef struct dt_rank_info {
+    int known;                /* a launcher announced a numeric rank */
+    int64_t rank, local_rank, world_size; /* -1 where not announced */
+    char launcher[32];        /* "torchrun", "mpirun (Open MPI)", "srun (Slurm)", ... */
+    char rank_text[32];       /* the rank variable as set ("" when none) */
+} dt_rank_info;
+
+/* From RANK/LOCAL_RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, SLURM_PROCID/LOCALID/
+   NTASKS or PMI_RANK/PMI_SIZE, the first set found. */
+DT_HIDDEN void dt_rank_from_env(dt_rank_info *info);
+
+typedef struct dt_host_clock {
+    int known;                /* adjtimex answered */
+    int synchronized;         /* an NTP/PTP daemon disciplines CLOCK_REALTIME */
+    int64_t max_error_us;     /* the kernel's bound on |CLOCK_REALTIME - UTC| */
+    int64_t est_error_us;
+    char clocksource[32];     /* the kernel clocksource ("tsc", "kvm-clock") */
+} dt_host_clock;
+
+DT_HIDDEN void dt_host_clock_read(dt_host_clock *c);
+
+/* ------------------------------------------------------------------ */
 /* The session                                                         */
 /* ------------------------------------------------------------------ */
 enum dt_session_state { DT_STATE_CREATED, DT_STATE_RUNNING, DT_STATE_STOPPED };
@@ -346,6 +370,8 @@ struct dt_session {
     uint32_t pid;
     char process_name[256];
     char host_name[256];
+    dt_rank_info rank;
+    dt_host_clock host_clock;     /* read at stop */
     char backend_library[512];
     char backend_version[64];
     struct { char key[64]; char text[448]; } notes[DT_MAX_NOTES];
@@ -487,6 +513,8 @@ DT_HIDDEN uint64_t dt_pool_refused(const dt_buffer_pool *p);
 /* Write a stopped session as Chrome trace JSON (Kineto schema), streaming,
    to a temporary file renamed to path when complete. */
 DT_HIDDEN dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format format);
+/* The same session as a Perfetto protobuf trace (src/export/perfetto.c). */
+DT_HIDDEN dt_status dt_export_perfetto(const dt_session *s, const char *path);
 
 /* ------------------------------------------------------------------ */
 /* Vendor library loading helpers (src/core/loader.c)                  */

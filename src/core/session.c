@@ -56,6 +56,7 @@ void dt_config_from_env(dt_config *c)
         c->output_path = o;
         size_t n = strlen(o);
         if (n > 3 && strcmp(o + n - 3, ".gz") == 0) c->format = DT_FORMAT_JSON_GZ;
+        else if (n > 8 && strcmp(o + n - 8, ".pftrace") == 0) c->format = DT_FORMAT_PERFETTO;
     }
 }
 
@@ -76,8 +77,8 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     *out = NULL;
     dt_config def;
     if (!config) { dt_config_init(&def); config = &def; }
-    if (config->format != DT_FORMAT_JSON && config->format != DT_FORMAT_JSON_GZ)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON or DT_FORMAT_JSON_GZ", (int)config->format);
+    if (config->format != DT_FORMAT_JSON && config->format != DT_FORMAT_JSON_GZ && config->format != DT_FORMAT_PERFETTO)
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON, DT_FORMAT_JSON_GZ or DT_FORMAT_PERFETTO", (int)config->format);
     const char *bname = config->backend ? config->backend : "auto";
     if (strcmp(bname, "auto") != 0 && !dt_backend_find(bname)) {
         char list[512] = "";
@@ -112,6 +113,7 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     s->pid = (uint32_t)getpid();
     read_process_name(s->process_name, sizeof s->process_name);
     if (gethostname(s->host_name, sizeof s->host_name - 1) != 0) s->host_name[0] = 0;
+    dt_rank_from_env(&s->rank);
     s->state = DT_STATE_CREATED;
     *out = s;
     return DT_OK;
@@ -243,6 +245,7 @@ dt_status dt_session_stop(dt_session *s)
     if (s->state != DT_STATE_RUNNING) return dt_error(DT_ERR_STATE, "dt_session_stop: the session is not running");
     /* The window closes now: activity still executing is outside it. */
     s->window_end_ns = dt_realtime_ns();
+    dt_host_clock_read(&s->host_clock);
     dt_status flush_st = s->backend->flush ? s->backend->flush(s) : DT_OK;
     if (flush_st != DT_OK) dt_session_note(s, "flush", "%s", dt_last_error());
     if (s->calibrator_running) {
@@ -290,6 +293,7 @@ dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: session is NULL");
     if (s->state != DT_STATE_STOPPED)
         return dt_error(DT_ERR_STATE, "dt_session_write: stop the session before writing its trace");
+    if (format == DT_FORMAT_PERFETTO) return dt_export_perfetto(s, path ? path : s->output_path);
     if (format != DT_FORMAT_JSON && format != DT_FORMAT_JSON_GZ)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: unknown format %d", (int)format);
     return dt_export_chrome(s, path ? path : s->output_path, format);

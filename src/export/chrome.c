@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "json_out.h"
+#include "layout.h"
 
 #define OUT_BUFFER (1u << 20)
 #define NAME_INLINE 2048            /* escaped names up to this go in place */
@@ -259,6 +260,8 @@ typedef struct ctx {
     small_cache annot_cache, span_cache;
     int host_pid_shifted;
     const char *api_prefix;
+    const char *path;          /* written as traceName */
+    uint64_t bytes;            /* JSON bytes written */
 } ctx;
 
 enum { FLOW_S = 1, FLOW_F = 2 };
@@ -1311,27 +1314,10 @@ static void write_span(ctx *c, dt_out *o, size_t k)
 }
 
 /* Small, rare output (metadata, the devtrace key) goes through these. */
-static void put_lit(dt_out *o, const char *s)
-{
-    dt_out_write(o, s, strlen(s));
-}
-
-static void put_u64(dt_out *o, uint64_t v)
-{
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_u64(p, v));
-}
-
-static void put_i64(dt_out *o, int64_t v)
-{
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_i64(p, v));
-}
-
-static void put_cstr(dt_out *o, const char *s)
-{
-    dt_out_string(o, s, strlen(s));
-}
+#define put_lit dt_out_text
+#define put_u64 dt_out_u64
+#define put_i64 dt_out_i64
+#define put_cstr dt_out_cstr
 
 static void put_double(dt_out *o, double v)
 {
@@ -1396,18 +1382,25 @@ static int host_thread_name(char *buf, size_t size, uint32_t pid, uint32_t tid)
     return snprintf(buf, size, "thread %u", tid);
 }
 
-static void write_metadata(ctx *c, dt_out *o)
+/* The processes of the trace, in the order they are named: the recording
+   process first, other host pids, then devices. k counts from 0; 0 when
+   there are no more. Shared by every writer (layout.h). */
+static int trace_process(ctx *c, size_t *cursor, dt_layout_process *out)
 {
     const dt_session *s = c->s;
-    char buf[384];
     const char *pname = s->process_name[0] ? s->process_name : "process";
-
-    /* processes: the recording process first, other host pids, then devices */
-    uint64_t main_pid = host_pid(c, s->pid);
-    write_process_meta(c, o, main_pid, pname, NULL,
-                       main_pid < HOST_SORT_LIMIT ? main_pid : HOST_SORT_LIMIT);
-    for (size_t b = 0; b < c->nbrows; b++) {
+    if (*cursor == 0) {
+        uint64_t main_pid = host_pid(c, s->pid);
+        memset(out, 0, sizeof *out);
+        out->pid = main_pid;
+        out->sort_index = main_pid < HOST_SORT_LIMIT ? main_pid : HOST_SORT_LIMIT;
+        snprintf(out->name, sizeof out->name, "%s", pname);
+        (*cursor)++;
+        return 1;
+    }
+    for (size_t b = *cursor - 1; b < c->nbrows; b++) {
         const base_row *br = &c->brows[b];
+        *cursor = b + 2;
         int seen = 0;
         for (size_t k = 0; k < b && !seen; k++)
             seen = c->brows[k].cls == br->cls && c->brows[k].pid == br->pid;
@@ -1417,44 +1410,76 @@ static void write_metadata(ctx *c, dt_out *o)
             if (br->pid == s->pid)
                 continue;
             uint64_t pid = host_pid(c, br->pid);
-            snprintf(buf, sizeof buf, "process %u", br->pid);
-            write_process_meta(c, o, pid, buf, NULL, pid < HOST_SORT_LIMIT ? pid : HOST_SORT_LIMIT);
-        } else {
-            /* a device seen through both device and annotation rows once */
-            int dup = 0;
-            for (size_t k = 0; k < b && !dup; k++)
-                dup = c->brows[k].cls != ROW_HOST && c->brows[k].pid == br->pid;
-            if (dup)
-                continue;
-            snprintf(buf, sizeof buf, "GPU %u", br->pid);
-            write_process_meta(c, o, br->pid, pname, buf, UINT64_C(5000000) + br->pid);
+            memset(out, 0, sizeof *out);
+            out->pid = pid;
+            out->sort_index = pid < HOST_SORT_LIMIT ? pid : HOST_SORT_LIMIT;
+            snprintf(out->name, sizeof out->name, "process %u", br->pid);
+            return 1;
         }
+        /* a device seen through both device and annotation rows once */
+        int dup = 0;
+        for (size_t k = 0; k < b && !dup; k++)
+            dup = c->brows[k].cls != ROW_HOST && c->brows[k].pid == br->pid;
+        if (dup)
+            continue;
+        memset(out, 0, sizeof *out);
+        out->pid = br->pid;
+        out->label = out->label_buf;
+        out->sort_index = UINT64_C(5000000) + br->pid;
+        out->device = 1;
+        snprintf(out->name, sizeof out->name, "%s", pname);
+        snprintf(out->label_buf, sizeof out->label_buf, "GPU %u", br->pid);
+        return 1;
     }
-    /* threads */
+    return 0;
+}
+
+/* The name of final row f, as every writer names it. */
+static void row_name(ctx *c, size_t f, char *buf, size_t size)
+{
+    const final_row *fr = &c->frows[f];
+    const base_row *br = &c->brows[fr->base];
+    int n;
+    if (br->cls == ROW_HOST)
+        n = host_thread_name(buf, size, br->pid, br->lane);
+    else if (br->cls == ROW_DEVICE)
+        n = snprintf(buf, size, "stream %u", br->lane);
+    else
+        n = snprintf(buf, size, "stream %u annotations", br->lane);
+    if (n < 0 || (size_t)n >= size)
+        n = (int)strlen(buf);
+    if (fr->level > 0)
+        snprintf(buf + n, size - (size_t)n, " (overlap %u)", fr->level);
+}
+
+/* Whether the capture window's own row (tid 0 of the recording process) is
+   free for the "devtrace capture" event's name. */
+static int capture_row_free(ctx *c)
+{
+    uint64_t main_pid = host_pid(c, c->s->pid);
+    for (size_t f = 0; f < c->nfrows; f++)
+        if (c->frows[f].pid == main_pid && c->frows[f].tid == 0)
+            return 0;
+    return 1;
+}
+
+static void write_metadata(ctx *c, dt_out *o)
+{
+    const dt_session *s = c->s;
+    char buf[384];
+    dt_layout_process proc;
+    size_t cursor = 0;
+    while (trace_process(c, &cursor, &proc))
+        write_process_meta(c, o, proc.pid, proc.name, proc.label, proc.sort_index);
     for (size_t f = 0; f < c->nfrows; f++) {
-        const final_row *fr = &c->frows[f];
-        const base_row *br = &c->brows[fr->base];
-        int n;
-        if (br->cls == ROW_HOST)
-            n = host_thread_name(buf, sizeof buf, br->pid, br->lane);
-        else if (br->cls == ROW_DEVICE)
-            n = snprintf(buf, sizeof buf, "stream %u", br->lane);
-        else
-            n = snprintf(buf, sizeof buf, "stream %u annotations", br->lane);
-        if (n < 0 || (size_t)n >= sizeof buf)
-            n = (int)strlen(buf);
-        if (fr->level > 0)
-            snprintf(buf + n, sizeof buf - (size_t)n, " (overlap %u)", fr->level);
-        meta_begin(c, o, "thread_name", fr->pid, fr->tid);
+        row_name(c, f, buf, sizeof buf);
+        meta_begin(c, o, "thread_name", c->frows[f].pid, c->frows[f].tid);
         put_lit(o, "\"name\":");
         put_cstr(o, buf);
         put_lit(o, "}},\n");
     }
-    /* the capture window's row, unless a host thread already has tid 0 */
-    int taken = 0;
-    for (size_t f = 0; f < c->nfrows && !taken; f++)
-        taken = c->frows[f].pid == main_pid && c->frows[f].tid == 0;
-    if (!taken) {
+    uint64_t main_pid = host_pid(c, s->pid);
+    if (capture_row_free(c)) {
         meta_begin(c, o, "thread_name", main_pid, 0);
         put_lit(o, "\"name\":\"devtrace capture\"}},\n");
     }
@@ -1505,6 +1530,20 @@ static void write_device_properties(const dt_session *s, dt_out *o)
     put_lit(o, "]");
 }
 
+/* The session's count plus the records the exporter could not place,
+   which count like the session's drops. */
+static uint64_t loss_value(const ctx *c, dt_loss_reason r)
+{
+    uint64_t v = atomic_load_explicit((_Atomic uint64_t *)&c->s->loss[r], memory_order_relaxed);
+    if (r == DT_LOSS_OUTSIDE_WINDOW)
+        v += c->dropped_window;
+    else if (r == DT_LOSS_UNKNOWN_KIND)
+        v += c->dropped_kind;
+    else if (r == DT_LOSS_TIMESTAMP_REVERSED)
+        v += c->dropped_reversed;
+    return v;
+}
+
 static void write_devtrace_key(ctx *c, dt_out *o)
 {
     const dt_session *s = c->s;
@@ -1519,6 +1558,7 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     dt_out_string(o, s->backend_library, strnlen(s->backend_library, sizeof s->backend_library));
     put_lit(o, ",\n  \"libraryVersion\": ");
     dt_out_string(o, s->backend_version, strnlen(s->backend_version, sizeof s->backend_version));
+    dt_json_origin(o, s);
     put_lit(o, ",\n  \"captureWindow\": {\"startNs\": ");
     put_u64(o, c->window_start);
     put_lit(o, ", \"endNs\": ");
@@ -1539,14 +1579,7 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     put_lit(o, "},\n  \"loss\": {");
     uint64_t total = 0;
     for (int r = 0; r < DT_LOSS_COUNT; r++) {
-        uint64_t v = atomic_load_explicit((_Atomic uint64_t *)&s->loss[r], memory_order_relaxed);
-        /* records the exporter could not place count like the session's drops */
-        if (r == DT_LOSS_OUTSIDE_WINDOW)
-            v += c->dropped_window;
-        else if (r == DT_LOSS_UNKNOWN_KIND)
-            v += c->dropped_kind;
-        else if (r == DT_LOSS_TIMESTAMP_REVERSED)
-            v += c->dropped_reversed;
+        uint64_t v = loss_value(c, (dt_loss_reason)r);
         total += v;
         put_lit(o, r ? ", \"" : "\"");
         put_lit(o, dt_loss_reason_name((dt_loss_reason)r));
@@ -1612,7 +1645,9 @@ static void write_devtrace_key(ctx *c, dt_out *o)
 static void write_trace(ctx *c, dt_out *o, const char *path)
 {
     const dt_session *s = c->s;
-    put_lit(o, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": ");
+    put_lit(o, "{\n\"schemaVersion\": 1,\n");
+    dt_json_distributed_info(o, s);
+    put_lit(o, "\"deviceProperties\": ");
     write_device_properties(s, o);
     put_lit(o, ",\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
     put_u64(o, c->base_ns);
@@ -1652,6 +1687,14 @@ static void write_trace(ctx *c, dt_out *o, const char *path)
     put_lit(o, ",\n\"traceName\": ");
     put_cstr(o, path);
     put_lit(o, "\n}\n");
+}
+
+static int write_file(void *arg, dt_out *o)
+{
+    ctx *c = arg;
+    write_trace(c, o, c->path);
+    c->bytes = o->bytes;
+    return o->err;
 }
 
 static void ctx_free(ctx *c)
@@ -1717,6 +1760,175 @@ static int prepare(ctx *c)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* The layout for other writers (layout.h)                             */
+/* ------------------------------------------------------------------ */
+struct dt_layout {
+    ctx c;
+};
+
+dt_layout *dt_layout_build(const dt_session *s)
+{
+    dt_layout *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->c.s = s;
+    l->c.api_prefix = s->backend && s->backend->api_category ? s->backend->api_category : "privateuse1";
+    if (prepare(&l->c) != 0) {
+        dt_layout_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void dt_layout_free(dt_layout *l)
+{
+    if (!l)
+        return;
+    ctx_free(&l->c);
+    free(l);
+}
+
+size_t dt_layout_row_count(const dt_layout *l)
+{
+    return l->c.nfrows;
+}
+
+void dt_layout_row_get(dt_layout *l, size_t f, dt_layout_row *out)
+{
+    const final_row *fr = &l->c.frows[f];
+    const base_row *br = &l->c.brows[fr->base];
+    out->cls = br->cls == ROW_HOST ? DT_LAYOUT_HOST : br->cls == ROW_DEVICE ? DT_LAYOUT_DEVICE : DT_LAYOUT_ANNOT;
+    out->id = br->pid;
+    out->lane = br->lane;
+    out->level = fr->level;
+    out->pid = fr->pid;
+    out->tid = fr->tid;
+    row_name(&l->c, f, out->name, sizeof out->name);
+}
+
+int dt_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *out)
+{
+    return trace_process(&l->c, cursor, out);
+}
+
+uint64_t dt_layout_main_pid(dt_layout *l)
+{
+    return host_pid(&l->c, l->c.s->pid);
+}
+
+int dt_layout_capture_row_free(dt_layout *l)
+{
+    return capture_row_free(&l->c);
+}
+
+size_t dt_layout_item_count(const dt_layout *l)
+{
+    return l->c.items;
+}
+
+void dt_layout_prefetch(const dt_layout *l, size_t k)
+{
+    if (k < l->c.items)
+        prefetch_item(&l->c, l->c.perm[k]);
+}
+
+void dt_layout_item_get(const dt_layout *l, size_t k, dt_layout_item *out)
+{
+    const ctx *c = &l->c;
+    uint32_t i = c->perm[k];
+    out->row = c->row[i];
+    item_times(c, i, &out->start, &out->end);
+    if (i < c->n) {
+        out->rec = dt_store_at(&c->s->store, i);
+        out->flow = (c->flow[i] & FLOW_S ? DT_LAYOUT_FLOW_START : 0) | (c->flow[i] & FLOW_F ? DT_LAYOUT_FLOW_FINISH : 0);
+        out->name = out->rec->name;
+        out->external_id = out->rec->external_id;
+    } else {
+        const span *sp = &c->spans[i - c->n];
+        out->rec = NULL;
+        out->flow = 0;
+        out->name = sp->name;
+        out->external_id = sp->external_id;
+    }
+}
+
+void dt_layout_window(const dt_layout *l, uint64_t *start, uint64_t *end)
+{
+    *start = l->c.window_start;
+    *end = l->c.window_end;
+}
+
+uint64_t dt_layout_kind_count(const dt_layout *l, int kind)
+{
+    return kind >= 1 && kind <= 8 ? l->c.kinds[kind] : 0;
+}
+
+uint64_t dt_layout_flow_count(const dt_layout *l)
+{
+    return l->c.flows;
+}
+
+uint64_t dt_layout_loss(const dt_layout *l, dt_loss_reason reason)
+{
+    return loss_value(&l->c, reason);
+}
+
+size_t dt_layout_attribution_count(const dt_layout *l)
+{
+    return l->c.nattr;
+}
+
+void dt_layout_attribution_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *ns)
+{
+    *external_id = l->c.attr[k].external_id;
+    *ns = l->c.attr[k].ns;
+}
+
+size_t dt_layout_parent_count(const dt_layout *l)
+{
+    return l->c.nparents;
+}
+
+void dt_layout_parent_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *range_id)
+{
+    *external_id = l->c.parents[k].external_id;
+    *range_id = l->c.parents[k].range_id;
+}
+
+int dt_layout_host_pid_shifted(const dt_layout *l)
+{
+    return l->c.host_pid_shifted;
+}
+
+const char *dt_layout_api_prefix(const dt_layout *l)
+{
+    return l->c.api_prefix;
+}
+
+void dt_layout_kernel_get(dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out)
+{
+    memset(out, 0, sizeof *out);
+    if (config < l->c.s->launches.count)
+        out->config = l->c.s->launches.configs[config];
+    const dt_device_props *d = device < DT_MAX_DEVICES ? &l->c.s->devices[device] : NULL;
+    occupancy o = compute_occupancy(d, &out->config);
+    out->occupancy_valid = o.valid;
+    out->blocks_per_sm_e6 = o.blocks_per_sm_e6;
+    out->warps_per_sm_e6 = o.warps_per_sm_e6;
+    out->occupancy_pct = o.occupancy_pct;
+}
+
+const char *dt_layout_copy_kind_name(unsigned kind)
+{
+    return copy_kind_name(kind);
+}
+
+const char *dt_layout_memory_kind_name(unsigned kind)
+{
+    return memory_kind_name(kind);
+}
+
 dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format format)
 {
     if (!s || !path || !*path)
@@ -1729,48 +1941,20 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
 
     /* large (row caches, a bitmap): kept off the caller's stack */
     ctx *c = calloc(1, sizeof *c);
-    size_t tlen = strlen(path) + 32;
-    char *tmp = malloc(tlen);
-    if (!c || !tmp) {
-        free(c);
-        free(tmp);
+    if (!c)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
-    }
     c->s = s;
+    c->path = path;
     c->api_prefix = s->backend && s->backend->api_category ? s->backend->api_category : "privateuse1";
     if (prepare(c) != 0) {
         ctx_free(c);
         free(c);
-        free(tmp);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
     }
-
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int err = 0;
-    uint64_t bytes = 0;
-    if (fd < 0) {
-        err = errno;
-    } else {
-        dt_out o;
-        if (dt_out_init(&o, fd, format == DT_FORMAT_JSON_GZ, 1, OUT_BUFFER) != 0) {
-            err = ENOMEM;
-        } else {
-            write_trace(c, &o, path);
-            err = dt_out_finish(&o);
-            bytes = o.bytes;
-            dt_out_free(&o);
-        }
-        if (close(fd) != 0 && err == 0)
-            err = errno;
-        if (err == 0 && rename(tmp, path) != 0)
-            err = errno;
-        if (err != 0)
-            unlink(tmp);
-    }
+    int err = dt_write_file_atomic(path, format == DT_FORMAT_JSON_GZ, write_file, c);
+    uint64_t bytes = c->bytes;
     ctx_free(c);
     free(c);
-    free(tmp);
     if (err == ENOMEM)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while writing the trace %s", path);
     if (err != 0)

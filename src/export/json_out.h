@@ -115,4 +115,38 @@ DT_HIDDEN char *dt_json_escape(char *dst, const char *s, size_t n);
 /* The same through the writer, for strings of any size. */
 DT_HIDDEN void dt_out_string(dt_out *o, const char *s, size_t n);
 
+/* Small, rare output (metadata, keys outside the event stream). */
+static inline void dt_out_text(dt_out *o, const char *s)
+{
+    dt_out_write(o, s, strlen(s));
+}
+
+static inline void dt_out_u64(dt_out *o, uint64_t v)
+{
+    char *p = dt_out_reserve(o, 24);
+    dt_out_commit(o, dt_put_u64(p, v));
+}
+
+static inline void dt_out_i64(dt_out *o, int64_t v)
+{
+    char *p = dt_out_reserve(o, 24);
+    dt_out_commit(o, dt_put_i64(p, v));
+}
+
+static inline void dt_out_cstr(dt_out *o, const char *s)
+{
+    dt_out_string(o, s, strlen(s));
+}
+
+/* Writes path atomically: write(arg, out) fills a temporary file beside it
+   (through gzip when asked), renamed to path when write returned 0 and
+   everything reached the file. Returns 0 or an errno (ENOMEM included). */
+DT_HIDDEN int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
+
+/* "distributedInfo": {...},\n when a launcher announced the rank
+   (src/export/job_meta.c). */
+DT_HIDDEN void dt_json_distributed_info(dt_out *o, const dt_session *s);
+/* The devtrace key's host, pid and realtimeClock members, each after ",\n". */
+DT_HIDDEN void dt_json_origin(dt_out *o, const dt_session *s);
+
 #endif /* DT_JSON_OUT_H */

@@ -23,23 +23,15 @@ static char g_output[4096];
 static struct sigaction g_old[65];
 static const int g_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-static const char *rank_from_env(void)
-{
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = dt_env(vars[i]);
-        if (v) return v;
-    }
-    return NULL;
-}
 
-/* "trace.json" -> "trace.<tag>.json" (also before .json.gz). */
+/* "trace.json" -> "trace.<tag>.json" (also before .json.gz and .pftrace). */
 static void insert_tag(char *out, size_t n, const char *path, const char *tag)
 {
     const char *ext = NULL;
     size_t len = strlen(path);
     if (len > 8 && strcmp(path + len - 8, ".json.gz") == 0) ext = path + len - 8;
     else if (len > 5 && strcmp(path + len - 5, ".json") == 0) ext = path + len - 5;
+    else if (len > 8 && strcmp(path + len - 8, ".pftrace") == 0) ext = path + len - 8;
     if (!ext) ext = path + len;
     snprintf(out, n, "%.*s.%s%s", (int)(ext - path), path, tag, ext);
 }
@@ -50,7 +42,9 @@ static void output_path(char *out, size_t n, const char *tmpl)
 {
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
-    const char *rank = rank_from_env();
+    dt_rank_info info;
+    dt_rank_from_env(&info);
+    const char *rank = info.rank_text[0] ? info.rank_text : NULL;
     if (strstr(tmpl, "%p") || strstr(tmpl, "%r")) {
         size_t o = 0;
         for (const char *p = tmpl; *p && o + 1 < n; p++) {

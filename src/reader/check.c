@@ -20,9 +20,11 @@ static const char *const ck_loss_reasons[] = {
     "no_buffer",      "vendor_dropped",     "outside_window",     "store_full",
 };
 
+/* 24 bytes per complete event: the one thing check keeps per event. Event
+   numbers past 2^32 wrap in messages. */
 typedef struct ck_interval {
     int64_t start, end;
-    uint64_t index;
+    uint32_t index;
     uint32_t name;
 } ck_interval;
 
@@ -45,8 +47,10 @@ typedef struct ck_flow_end {
 } ck_flow_end;
 
 typedef struct ck_flow {
-    uint32_t starts, finishes, unbound;
+    uint32_t starts, finishes;
     ck_flow_end s, f;
+    uint64_t num;    /* the id when it is a number */
+    int64_t str;     /* else its id in the flows string table */
 } ck_flow;
 
 /* Recently seen numeric (pid, tid) pairs, so that most events skip
@@ -64,20 +68,25 @@ typedef struct ck {
     uint64_t violations[CK_INVARIANTS + 1];
     /* the first lines of each invariant, printed in invariant order */
     char *lines[CK_INVARIANTS + 1][CK_MAX_LINES];
-    dt_rd_strtab names, pids, rows, flows, ext;
+    dt_rd_strtab names, pids, rows, flows;
+    /* numeric flow ids -> index in flowv: no string per flow */
+    dt_rd_u64map flow_ids;
+    size_t nflows;
+    /* device time per External id (bit 63: listed in devtrace.attribution) */
+    dt_rd_u64map ext;
     ck_pid *pidv;
     size_t pid_cap;
     ck_row *rowv;
     size_t row_cap;
     ck_flow *flowv;
     size_t flow_cap;
-    int64_t *ext_sum;
-    size_t ext_cap;
     uint64_t api_events, generic_api;
     uint64_t trace_events; /* cat "Trace": the capture window drawn as an event */
     int64_t trace_start, trace_end;
     uint64_t trace_index;
     char first_generic[128];
+    uint64_t odd_args_events; /* args of a type Kineto does not write */
+    char first_odd[800];
     uint64_t first_generic_index;
     bool oom;
 } ck;
@@ -217,6 +226,25 @@ static void where(char *buf, size_t len, const dt_rd_event *e)
              fmt_us(ts, sizeof ts, e->ts_ns));
 }
 
+/* A flow id written as a decimal integer; string ids (and numbers that are
+   not plain integers) are keyed by their text. Ids as large as 2^63 and
+   beyond are text too, so that they never meet a string's key. */
+static bool parse_flow_id(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s || (s[0] == '0' && s[1]))
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (UINT64_C(1) << 59))
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (v >> 63)
+        return false;
+    *out = v;
+    return true;
+}
+
 static int ck_visit(void *user, const dt_rd_event *e)
 {
     ck *c = user;
@@ -263,10 +291,30 @@ static int ck_visit(void *user, const dt_rd_event *e)
             ck_violation(c, 2, "flow %s has no %s", w, (e->has & DT_RD_HAS_ID) ? "ts" : "id");
             return 0;
         }
+        /* numbers by value; other ids by their text's id, on the high half */
+        uint64_t num = 0, key;
+        int64_t sid = -1;
         bool added;
-        int64_t id = dt_rd_strtab_intern(&c->flows, e->id, strlen(e->id), &added);
-        if (id < 0 || dt_rd_grow((void **)&c->flowv, &c->flow_cap, (size_t)id + 1, sizeof *c->flowv) != 0)
+        if (!e->id_is_str && parse_flow_id(e->id, &num)) {
+            key = num;
+        } else {
+            sid = dt_rd_strtab_intern(&c->flows, e->id, strlen(e->id), &added);
+            if (sid < 0)
+                goto oom;
+            key = (uint64_t)sid | UINT64_C(1) << 63;
+        }
+        uint64_t *slot = dt_rd_u64map_slot(&c->flow_ids, key, &added);
+        if (!slot)
             goto oom;
+        if (added)
+            *slot = c->nflows++;
+        int64_t id = (int64_t)*slot;
+        if (dt_rd_grow((void **)&c->flowv, &c->flow_cap, (size_t)id + 1, sizeof *c->flowv) != 0)
+            goto oom;
+        if (added) {
+            c->flowv[id].num = num;
+            c->flowv[id].str = sid;
+        }
         ck_flow *f = &c->flowv[id];
         ck_flow_end end = {(uint32_t)row, e->ts_ns, e->index};
         if (e->ph[0] == 's') {
@@ -305,9 +353,16 @@ static int ck_visit(void *user, const dt_rd_event *e)
     ck_row *r = &c->rowv[row];
     if (dt_rd_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v) != 0)
         goto oom;
-    r->v[r->n++] = (ck_interval){e->ts_ns, e->ts_ns + e->dur_ns, e->index, (uint32_t)name};
+    r->v[r->n++] = (ck_interval){e->ts_ns, e->ts_ns + e->dur_ns, (uint32_t)e->index, (uint32_t)name};
 
-    if (strcmp(e->cat, "Trace") == 0 && c->trace_events++ == 0) {
+    if (e->odd_args) {
+        c->odd_args_events++;
+        if (c->odd_args_events == 1) {
+            where(w, sizeof w, e);
+            snprintf(c->first_odd, sizeof c->first_odd, "%s", w);
+        }
+    }
+    if (strcmp(e->cat, "Trace") == 0 && strcmp(e->name, "devtrace capture") == 0 && c->trace_events++ == 0) {
         c->trace_start = e->ts_ns;
         c->trace_end = e->ts_ns + e->dur_ns;
         c->trace_index = e->index;
@@ -325,12 +380,10 @@ static int ck_visit(void *user, const dt_rd_event *e)
     }
     if ((e->has & DT_RD_HAS_EXTERNAL_ID) &&
         (strcmp(e->cat, "kernel") == 0 || strcmp(e->cat, "gpu_memcpy") == 0 || strcmp(e->cat, "gpu_memset") == 0)) {
-        char key[32];
-        int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
-        int64_t id = dt_rd_strtab_intern(&c->ext, key, (size_t)n, NULL);
-        if (id < 0 || dt_rd_grow((void **)&c->ext_sum, &c->ext_cap, (size_t)id + 1, sizeof *c->ext_sum) != 0)
+        uint64_t *sum = dt_rd_u64map_slot(&c->ext, e->external_id, NULL);
+        if (!sum)
             goto oom;
-        c->ext_sum[id] = dt_rd_add_sat(c->ext_sum[id], e->dur_ns);
+        *sum = (uint64_t)dt_rd_add_sat((int64_t)*sum, e->dur_ns);
     }
     return 0;
 oom:
@@ -361,13 +414,13 @@ static bool row_has_start(const ck_row *r, int64_t ts)
     return lo < r->n && r->v[lo].start == ts;
 }
 
-static void check_rows(ck *c, const dt_rd_summary *s)
+static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
 {
-    bool window = s->has_window_start && s->has_window_end && s->has_base_time;
+    bool window = devtrace && s->has_window_start && s->has_window_end && s->has_base_time;
     /* Relative to the base, like ts, so that nothing overflows. */
     int64_t neg_base = s->base_time_ns == INT64_MIN ? INT64_MAX : -s->base_time_ns;
     int64_t ws = dt_rd_add_sat(s->window_start_ns, neg_base), we = dt_rd_add_sat(s->window_end_ns, neg_base);
-    if (!s->has_window_start || !s->has_window_end)
+    if (devtrace && (!s->has_window_start || !s->has_window_end))
         ck_violation(c, 5, "devtrace.captureWindow with startNs and endNs is missing");
     size_t *stack = NULL, stack_cap = 0;
     char a[32], b[32], d[32];
@@ -380,7 +433,7 @@ static void check_rows(ck *c, const dt_rd_summary *s)
     for (size_t ri = 0; ri < c->rows.count; ri++) {
         ck_row *r = &c->rowv[ri];
         const char *rowname = dt_rd_strtab_key(&c->rows, ri);
-        if (!r->named && r->used)
+        if (devtrace && !r->named && r->used)
             ck_violation(c, 6, "row %s is not named by thread_name metadata", rowname);
         if (r->n > 1)
             qsort(r->v, r->n, sizeof *r->v, cmp_interval);
@@ -395,7 +448,7 @@ static void check_rows(ck *c, const dt_rd_summary *s)
                 if (v->start < ws || v->end > we)
                     ck_violation(c, 5, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) is outside the "
                                  "capture window [%s, %s] us",
-                                 v->index, dt_rd_strtab_key(&c->names, v->name), rowname,
+                                 (uint64_t)v->index, dt_rd_strtab_key(&c->names, v->name), rowname,
                                  fmt_us(a, sizeof a, v->start), fmt_us(b, sizeof b, v->end),
                                  fmt_us(d, sizeof d, ws), fmt_us((char[32]){0}, 32, we));
             }
@@ -405,8 +458,8 @@ static void check_rows(ck *c, const dt_rd_summary *s)
                 const ck_interval *o = &r->v[stack[depth - 1]];
                 ck_violation(c, 5, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
                              "event #%" PRIu64 " \"%.200s\" (ts %s us, end %s us)",
-                             v->index, dt_rd_strtab_key(&c->names, v->name), rowname,
-                             fmt_us(a, sizeof a, v->start), fmt_us(b, sizeof b, v->end), o->index,
+                             (uint64_t)v->index, dt_rd_strtab_key(&c->names, v->name), rowname,
+                             fmt_us(a, sizeof a, v->start), fmt_us(b, sizeof b, v->end), (uint64_t)o->index,
                              dt_rd_strtab_key(&c->names, o->name), fmt_us(d, sizeof d, o->start),
                              fmt_us((char[32]){0}, 32, o->end));
             }
@@ -418,10 +471,14 @@ static void check_rows(ck *c, const dt_rd_summary *s)
 
 static void check_flows(ck *c)
 {
-    char a[32];
-    for (size_t i = 0; i < c->flows.count; i++) {
+    char a[32], idtext[48];
+    for (size_t i = 0; i < c->nflows; i++) {
         const ck_flow *f = &c->flowv[i];
-        const char *id = dt_rd_strtab_key(&c->flows, i);
+        const char *id = idtext;
+        if (f->str >= 0)
+            id = dt_rd_strtab_key(&c->flows, (size_t)f->str);
+        else
+            snprintf(idtext, sizeof idtext, "%" PRIu64, f->num);
         if (f->starts != 1 || f->finishes != 1) {
             ck_violation(c, 2, "flow id %s has %" PRIu32 " start(s) and %" PRIu32 " finish(es), not one each", id,
                          f->starts, f->finishes);
@@ -439,48 +496,68 @@ static void check_flows(ck *c)
     }
 }
 
+/* An entry of devtrace.attribution, as the reader meets it: compared with
+   the device events' sum at once, nothing kept. */
+static int ck_attribution_entry(void *user, int which, const char *key, size_t len, int64_t value)
+{
+    ck *c = user;
+    if (which != DT_RD_ATTRIBUTION)
+        return 0;
+    uint64_t ext, sum = 0;
+    char text[40];
+    snprintf(text, sizeof text, "%.*s", (int)(len < 30 ? len : 30), key);
+    if (len == 0 || len > 20 || strspn(key, "0123456789") != len || sscanf(text, "%" SCNu64, &ext) != 1) {
+        ck_violation(c, 3, "devtrace.attribution[\"%.100s\"] is not an External id", key);
+        return 0;
+    }
+    uint64_t *slot = NULL;
+    if (!dt_rd_u64map_get(&c->ext, ext, &sum)) {
+        ck_violation(c, 3, "devtrace.attribution[\"%.100s\"] = %" PRId64 " ns but no device event carries "
+                     "that External id",
+                     key, value);
+        return 0;
+    }
+    slot = dt_rd_u64map_slot(&c->ext, ext, NULL);
+    if (sum >> 63) {
+        ck_violation(c, 3, "devtrace.attribution lists External id %.100s twice", key);
+        return 0;
+    }
+    *slot = sum | UINT64_C(1) << 63;
+    if ((int64_t)sum != value)
+        ck_violation(c, 3, "devtrace.attribution[\"%.100s\"] = %" PRId64 " ns but its device events sum to %" PRId64
+                     " ns",
+                     key, value, (int64_t)sum);
+    return 0;
+}
+
 static void check_attribution(ck *c, const dt_rd_summary *s)
 {
     if (!s->attribution.present) {
         ck_violation(c, 3, "devtrace.attribution is missing");
         return;
     }
-    dt_rd_strtab seen;
-    dt_rd_strtab_init(&seen);
-    for (size_t i = 0; i < s->attribution.count; i++) {
-        const dt_rd_kv *kv = &s->attribution.items[i];
-        if (dt_rd_strtab_intern(&seen, kv->key, strlen(kv->key), NULL) < 0) {
-            c->oom = true;
-            break;
-        }
-        int64_t id = dt_rd_strtab_find(&c->ext, kv->key, strlen(kv->key));
-        int64_t sum = id < 0 ? 0 : c->ext_sum[id];
-        if (id < 0)
-            ck_violation(c, 3, "devtrace.attribution[\"%.100s\"] = %" PRId64 " ns but no device event carries "
-                         "that External id",
-                         kv->key, kv->value);
-        else if (sum != kv->value)
-            ck_violation(c, 3, "devtrace.attribution[\"%.100s\"] = %" PRId64 " ns but its device events sum to %" PRId64
-                         " ns",
-                         kv->key, kv->value, sum);
-    }
-    for (size_t i = 0; i < c->ext.count; i++) {
-        const char *key = dt_rd_strtab_key(&c->ext, i);
-        if (dt_rd_strtab_find(&seen, key, strlen(key)) < 0)
-            ck_violation(c, 3, "External id %s carries %" PRId64 " ns of device time but is missing from "
+    for (size_t i = 0; c->ext.slots && i <= c->ext.mask; i++) {
+        const dt_rd_u64slot *sl = &c->ext.slots[i];
+        if (sl->used && !(sl->value >> 63))
+            ck_violation(c, 3, "External id %" PRIu64 " carries %" PRId64 " ns of device time but is missing from "
                          "devtrace.attribution",
-                         key, c->ext_sum[i]);
+                         sl->key, (int64_t)sl->value);
     }
-    dt_rd_strtab_free(&seen);
 }
 
-static void check_names(ck *c)
+/* Invariant 4 on names, for any writer. */
+static void check_generic_names(ck *c)
 {
     if (c->generic_api * 100 > c->api_events * 5)
         ck_violation(c, 4, "%" PRIu64 " of %" PRIu64 " runtime/driver events (%.1f%%, more than 5%%) have a "
                      "generic fallback name, e.g. \"%s\" (event #%" PRIu64 ")",
                      c->generic_api, c->api_events, 100.0 * (double)c->generic_api / (double)c->api_events,
                      c->first_generic, c->first_generic_index);
+}
+
+static void check_names(ck *c)
+{
+    check_generic_names(c);
     bool any_host = false;
     int64_t max_host = 0;
     size_t max_host_id = 0;
@@ -562,12 +639,12 @@ static void ck_free(ck *c)
     free(c->rowv);
     free(c->pidv);
     free(c->flowv);
-    free(c->ext_sum);
+    dt_rd_u64map_free(&c->ext);
+    dt_rd_u64map_free(&c->flow_ids);
     dt_rd_strtab_free(&c->names);
     dt_rd_strtab_free(&c->pids);
     dt_rd_strtab_free(&c->rows);
     dt_rd_strtab_free(&c->flows);
-    dt_rd_strtab_free(&c->ext);
 }
 
 int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
@@ -579,16 +656,24 @@ int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
     dt_rd_strtab_init(&c.pids);
     dt_rd_strtab_init(&c.rows);
     dt_rd_strtab_init(&c.flows);
-    dt_rd_strtab_init(&c.ext);
     dt_rd_summary s;
     char msg[512];
-    int rc = dt_rd_read(src, ck_visit, &c, &s, msg, sizeof msg);
+    bool foreign = false;
+    dt_rd_options opts = {.visit = ck_visit, .user = &c, .entry = ck_attribution_entry};
+    int rc = dt_rd_read_opts(src, &opts, &s, msg, sizeof msg);
     if (rc != 0 && !c.oom) {
         /* What the events seen so far broke is reported too; the checks
            over the whole trace would only repeat that it is incomplete. */
         ck_violation(&c, 1, "%s: %s", label, msg);
         if (c.violations[1] > CK_MAX_LINES) /* always shown, whatever the cap */
             fprintf(out, "invariant 1: %s: %s\n", label, msg);
+    } else if (rc == 0 && !s.has_devtrace) {
+        /* Another writer's trace (torch.profiler's own): what every trace
+           must satisfy is checked; what only devtrace writes is not. */
+        foreign = true;
+        check_rows(&c, &s, false);
+        check_flows(&c);
+        check_generic_names(&c);
     } else if (rc == 0) {
         if (!s.has_schema_version)
             ck_violation(&c, 1, "no \"schemaVersion\" at the top level");
@@ -598,7 +683,10 @@ int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
             ck_violation(&c, 1, "no \"baseTimeNanoseconds\" at the top level");
         if (!s.has_device_properties)
             ck_violation(&c, 1, "no \"deviceProperties\" at the top level");
-        check_rows(&c, &s);
+        if (c.odd_args_events)
+            ck_violation(&c, 1, "%" PRIu64 " event(s) carry args of the wrong type (e.g. a string where Kineto "
+                         "writes an integer), first %s", c.odd_args_events, c.first_odd);
+        check_rows(&c, &s, true);
         check_flows(&c);
         check_attribution(&c, &s);
         check_names(&c);
@@ -614,8 +702,12 @@ int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
     uint64_t total = 0;
     for (int i = 1; i <= CK_INVARIANTS; i++)
         total += c.violations[i];
+    if (foreign)
+        fprintf(out, "check: a trace of another writer (no devtrace key): checked 1 (JSON), 2 (flows), "
+                     "4 (names), 5 (rows nest); not applicable: 3 (attribution), 5 (capture window), "
+                     "6 (row names and order), 7 (loss counts)\n");
     if (total == 0)
-        fprintf(out, "check: OK (%" PRIu64 " events, %zu flows)\n", s.event_count, c.flows.count);
+        fprintf(out, "check: OK (%" PRIu64 " events, %zu flows)\n", s.event_count, c.nflows);
     else
         fprintf(out, "check: FAILED: %" PRIu64 " violation%s\n", total, total == 1 ? "" : "s");
     dt_rd_summary_free(&s);

@@ -2,9 +2,9 @@
  * Streaming reader for devtrace / Kineto Chrome trace JSON (plain or gzip),
  * and the `devtrace stats` and `devtrace check` commands built on it.
  *
- * The reader never holds the whole trace: it parses with yajl's callback
- * parser in chunks and hands each traceEvents entry, as a small flat struct,
- * to a visitor. Memory grows with the number of distinct names and ids kept
+ * The reader never holds the whole trace: it tokenizes the JSON in chunks
+ * (its own validating tokenizer, see reader.c) and hands each traceEvents
+ * entry, as a small flat struct, to a visitor. Memory grows with the number of distinct names and ids kept
  * by the caller, not with the number of events. The top-level scalars and
  * the `devtrace` object are collected into a dt_rd_summary, complete once
  * the whole input has been read (the `devtrace` key follows traceEvents).
@@ -49,6 +49,21 @@ enum {
     DT_RD_HAS_ARG_LABELS = 1u << 12
 };
 
+/* Where a value lies in an event's text (DT_RD_RAW): offset from its '{'
+   and length; len 0 when the event has no such value. */
+typedef struct dt_rd_span {
+    uint32_t off, len;
+} dt_rd_span;
+
+enum {
+    DT_RD_AT_PID, DT_RD_AT_TID, DT_RD_AT_TS, DT_RD_AT_DUR, DT_RD_AT_ID,
+    DT_RD_AT_EXT,    /* args "External id" */
+    DT_RD_AT_CORR,   /* args "correlation" */
+    DT_RD_AT_PARENT, /* args "parent" */
+    DT_RD_AT_ARGS,   /* the '{' of args (len 1) */
+    DT_RD_AT_COUNT
+};
+
 /* One traceEvents entry. Strings are NUL-terminated ("" when absent) and
    valid only during the visitor call. */
 typedef struct dt_rd_event {
@@ -60,6 +75,7 @@ typedef struct dt_rd_event {
     int64_t ts_ns;  /* "ts" in ns, exact for decimal microseconds */
     int64_t dur_ns; /* "dur" in ns */
     const char *id; /* flow id as written (number text or string) */
+    bool id_is_str;
     /* args */
     uint64_t external_id, correlation, bytes, parent;
     int64_t device, stream, cbid;
@@ -67,6 +83,16 @@ typedef struct dt_rd_event {
     const char *arg_name;   /* args.name */
     const char *arg_labels; /* args.labels */
     int64_t sort_index;     /* args.sort_index */
+    /* Args read leniently, as other writers type them: an integer written as
+       a string ("7", "0x1f") counts, and string_args says how many were. An
+       arg of the wrong type is left out: its DT_RD_HAS_* bit is in odd_args. */
+    uint32_t odd_args;
+    uint32_t string_args;
+    /* With DT_RD_RAW: the event's JSON text as written (valid during the
+       visitor call) and where its values of interest lie in it. */
+    const char *raw;
+    size_t raw_len;
+    dt_rd_span at[DT_RD_AT_COUNT];
 } dt_rd_event;
 
 /* Return 0 to go on, or a positive value to stop reading (dt_rd_read then
@@ -83,6 +109,15 @@ typedef struct dt_rd_kvlist {
     dt_rd_kv *items;
     size_t count, cap;
 } dt_rd_kvlist;
+
+typedef struct dt_rd_note {
+    char *key, *text;
+} dt_rd_note;
+
+typedef struct dt_rd_notes {
+    dt_rd_note *items;
+    size_t count, cap;
+} dt_rd_notes;
 
 typedef struct dt_rd_summary {
     bool compressed;         /* the input was gzip */
@@ -111,6 +146,20 @@ typedef struct dt_rd_summary {
     dt_rd_kvlist counts;      /* devtrace.counts */
     dt_rd_kvlist attribution; /* devtrace.attribution: External id text -> ns */
     dt_rd_kvlist external_parents; /* devtrace.externalParents: External id text -> range id */
+    dt_rd_notes notes;        /* devtrace.notes */
+    char *host;               /* devtrace.host */
+    bool has_pid;
+    int64_t pid;              /* devtrace.pid: the recording process */
+    bool has_realtime_clock;  /* devtrace.realtimeClock */
+    char *clocksource;
+    bool has_host_sync, host_synchronized;
+    bool has_host_max_error;
+    int64_t host_max_error_us, host_est_error_us;
+
+    /* distributedInfo (Kineto's, or devtrace's) */
+    bool has_distributed_info, has_rank;
+    int64_t rank, local_rank, world_size; /* -1 when absent */
+    char *rank_host, *launcher;
 } dt_rd_summary;
 
 void dt_rd_summary_free(dt_rd_summary *summary);
@@ -132,6 +181,27 @@ void dt_rd_close(dt_rd_source *src);
  */
 int dt_rd_read(dt_rd_source *src, dt_rd_visitor visit, void *user, dt_rd_summary *summary,
                char *err, size_t errlen);
+
+enum {
+    DT_RD_RAW = 1u << 0 /* fill dt_rd_event.raw and .at */
+};
+enum { DT_RD_ATTRIBUTION, DT_RD_EXTERNAL_PARENTS };
+
+typedef struct dt_rd_options {
+    dt_rd_visitor visit;
+    void *user;
+    unsigned flags; /* DT_RD_* */
+    /* When set, the entries of devtrace.attribution and
+       devtrace.externalParents (which = DT_RD_ATTRIBUTION or
+       DT_RD_EXTERNAL_PARENTS) come here, as they are read, instead of being
+       kept in the summary: a caller that only compares them holds nothing.
+       Non-zero stops reading, as from the visitor. */
+    int (*entry)(void *user, int which, const char *key, size_t len, int64_t value);
+} dt_rd_options;
+
+/* dt_rd_read with options (NULL: none). */
+int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *summary, char *err,
+                    size_t errlen);
 
 /* Parses a JSON number as written into exact nanoseconds, treating it as
    microseconds (ts/dur). Returns false when it is not a number or does not
@@ -175,6 +245,23 @@ static inline const char *dt_rd_strtab_key(const dt_rd_strtab *t, size_t id)
     return t->keys[id];
 }
 
+/* A u64 -> u64 map, for ids that are numbers: no string per key. */
+typedef struct dt_rd_u64slot {
+    uint64_t key, value;
+    uint8_t used;
+} dt_rd_u64slot;
+
+typedef struct dt_rd_u64map {
+    dt_rd_u64slot *slots;
+    size_t mask, count;
+} dt_rd_u64map;
+
+void dt_rd_u64map_free(dt_rd_u64map *m);
+/* The value of key, inserted as 0 when new (*added says which; may be NULL);
+   NULL when out of memory. Valid until the next insertion. */
+uint64_t *dt_rd_u64map_slot(dt_rd_u64map *m, uint64_t key, bool *added);
+bool dt_rd_u64map_get(const dt_rd_u64map *m, uint64_t key, uint64_t *value);
+
 /* Invariant checker (docs/trace-format.md). Prints violations to out and
    errors to err; returns 0 when every invariant holds, 1 otherwise. */
 int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err);
@@ -188,10 +275,13 @@ int dt_stats_source(dt_rd_source *src, const char *label, const char *reports, b
    subcommand name. Exit status: 0 ok, 1 violations or errors, 2 usage. */
 int dt_check_main(int argc, char **argv, FILE *out, FILE *err);
 int dt_stats_main(int argc, char **argv, FILE *out, FILE *err);
+/* `devtrace merge` (src/reader/merge.c). */
+int dt_merge_main(int argc, char **argv, FILE *out, FILE *err);
 
 /* What src/cli/main.c dispatches to (stdout/stderr). */
 int dt_cli_stats(int argc, char **argv);
 int dt_cli_check(int argc, char **argv);
+int dt_cli_merge(int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -130,3 +130,76 @@ int64_t dt_rd_strtab_intern(dt_rd_strtab *t, const void *key, size_t len, bool *
         *added = true;
     return (int64_t)t->count++;
 }
+
+/* u64 -> u64 map: open addressing, keys and values side by side. */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    return x;
+}
+
+void dt_rd_u64map_free(dt_rd_u64map *m)
+{
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+static int u64map_grow(dt_rd_u64map *m)
+{
+    size_t cap = m->slots ? (m->mask + 1) * 2 : 1024;
+    dt_rd_u64slot *n = calloc(cap, sizeof *n);
+    if (!n)
+        return -1;
+    for (size_t i = 0; m->slots && i <= m->mask; i++) {
+        if (!m->slots[i].used)
+            continue;
+        size_t j = mix64(m->slots[i].key) & (cap - 1);
+        while (n[j].used)
+            j = (j + 1) & (cap - 1);
+        n[j] = m->slots[i];
+    }
+    free(m->slots);
+    m->slots = n;
+    m->mask = cap - 1;
+    return 0;
+}
+
+uint64_t *dt_rd_u64map_slot(dt_rd_u64map *m, uint64_t key, bool *added)
+{
+    /* fuller than a string table: the slots are small and many */
+    if ((m->count + 1) * 4 > (m->slots ? m->mask + 1 : 0) * 3 && u64map_grow(m) != 0)
+        return NULL;
+    size_t i = mix64(key) & m->mask;
+    while (m->slots[i].used) {
+        if (m->slots[i].key == key) {
+            if (added)
+                *added = false;
+            return &m->slots[i].value;
+        }
+        i = (i + 1) & m->mask;
+    }
+    m->slots[i].used = 1;
+    m->slots[i].key = key;
+    m->slots[i].value = 0;
+    m->count++;
+    if (added)
+        *added = true;
+    return &m->slots[i].value;
+}
+
+bool dt_rd_u64map_get(const dt_rd_u64map *m, uint64_t key, uint64_t *value)
+{
+    if (!m->slots)
+        return false;
+    size_t i = mix64(key) & m->mask;
+    while (m->slots[i].used) {
+        if (m->slots[i].key == key) {
+            *value = m->slots[i].value;
+            return true;
+        }
+        i = (i + 1) & m->mask;
+    }
+    return false;
+}

@@ -132,7 +132,7 @@ static void corrupt_input_fails_invariant_1(void **state)
     static const char utf8[] = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\xe2\x82\"}]}";
     assert_int_equal(check_text(&c, utf8, sizeof utf8 - 1), 1);
     assert_non_null(strstr(c.out_text, "invariant 1: memory: byte "));
-    assert_non_null(strstr(c.out_text, "UTF8"));
+    assert_non_null(strstr(c.out_text, "UTF-8"));
     cap_free(&c);
 }
 

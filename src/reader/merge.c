@@ -1,0 +1,1061 @@
+/*
+ * `devtrace merge`: several traces of one job become one trace.
+ *
+ * Each input is read twice, one at a time, so that memory follows the
+ * largest input's index, never the sum: a first pass keeps a small summary
+ * of every input (rank, host, process, clock, loss, id ranges, time
+ * extent); then, group by group (the inputs of one process: a devtrace
+ * trace and the torch.profiler trace of the same process), the second pass
+ * copies each event's text as written, changing only what must change:
+ *  - pids, so that every rank's processes and devices stay apart (rank 0
+ *    keeps its own, rank k's numeric pids move by k * 2^23, above any Linux
+ *    pid), and process names and labels, which say the rank ("rank 3 GPU 0");
+ *  - flow ids and correlation ids, and External ids, moved per input past
+ *    the ids of the inputs before it, so that none is ambiguous;
+ *  - ts, when the inputs' baseTimeNanoseconds differ;
+ *  - in a group with a torch.profiler trace, the External id of each
+ *    devtrace runtime/driver call: the innermost cpu_op on the same thread
+ *    whose span contains the call's start, passed on to the call's device
+ *    work through the correlation id (what Kineto's own linking gives).
+ * Attribution is summed again from the written device events; loss counts,
+ * notes and clock facts are kept per rank in devtrace.ranks.
+ */
+#include "dt_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export/json_out.h"
+
+#define RANGE_ID_BASE (UINT64_C(1) << 48)
+#define PID_STRIDE (INT64_C(1) << 23)
+#define MAX_INPUTS 512
+#define DEVICE_SORT_BASE 5000000
+
+/* ------------------------------------------------------------------ */
+/* Inputs                                                              */
+/* ------------------------------------------------------------------ */
+typedef struct input {
+    const char *path;
+    dt_rd_summary sum;
+    bool devtrace; /* has the devtrace key */
+    bool has_cpu_ops;
+    int64_t main_pid; /* devtrace.pid, or the pid of most host events */
+    bool has_main_pid;
+    uint64_t max_flow, max_ext, max_range;
+    bool has_flows, has_ext, has_range;
+    int64_t min_ns, max_ns; /* X events' extent, absolute */
+    bool has_extent;
+    int group;
+    /* offsets given in the second pass */
+    uint64_t flow_off, ext_off, range_off;
+    int64_t ts_delta_ns;
+} input;
+
+typedef struct group {
+    int first_input;
+    int count;
+    int rank_pos;       /* position in the output, by rank */
+    bool has_rank;
+    int64_t rank;
+    char label[64];     /* "rank 3" or "trace 2" */
+    int host_sort;      /* host processes named so far */
+} group;
+
+/* A cpu_op of the torch.profiler trace of a group: its thread, span and id. */
+typedef struct cpu_op {
+    int64_t tid;
+    int64_t start, end;
+    uint64_t ext;
+    size_t parent; /* SIZE_MAX: none */
+} cpu_op;
+
+typedef struct merger {
+    input *in;
+    int nin;
+    group *groups;
+    int ngroups;
+    int64_t base_ns;
+    int64_t window_start, window_end;
+    FILE *err;
+    /* per group, while writing it */
+    cpu_op *ops;
+    size_t nops, ops_cap;
+    dt_rd_u64map corr_ext;   /* devtrace correlation -> cpu_op External id */
+    dt_rd_u64map attr;       /* final External id -> device ns */
+    FILE *spill_attr, *spill_parents;
+    uint64_t events_written;
+    bool first_event;
+    bool oom;
+} merger;
+
+static bool is_api_cat(const char *cat)
+{
+    size_t n = strlen(cat);
+    return (n > 8 && strcmp(cat + n - 8, "_runtime") == 0) || (n > 7 && strcmp(cat + n - 7, "_driver") == 0);
+}
+
+static bool is_device_cat(const char *cat)
+{
+    return strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0;
+}
+
+static bool is_host_cat(const char *cat)
+{
+    return is_api_cat(cat) || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0 ||
+           strcmp(cat, "python_function") == 0;
+}
+
+/* Flows from runtime calls to device work: their ids are correlation ids,
+   which merge moves per input. Other flows (torch's fwdbwd) keep theirs. */
+static bool is_ac2g_flow(const dt_rd_event *e)
+{
+    return (e->ph[0] == 's' || e->ph[0] == 'f' || e->ph[0] == 't') && !e->ph[1] && strcmp(e->cat, "ac2g") == 0;
+}
+
+static bool is_capture_event(const dt_rd_event *e)
+{
+    return strcmp(e->cat, "Trace") == 0 && strcmp(e->name, "devtrace capture") == 0;
+}
+
+/* ---- pass 1 ---- */
+typedef struct pass1 {
+    input *in;
+    /* the most frequent host pid of a foreign trace: its process */
+    int64_t pids[8];
+    uint64_t counts[8];
+} pass1;
+
+static int pass1_visit(void *user, const dt_rd_event *e)
+{
+    pass1 *p = user;
+    input *in = p->in;
+    if (e->ph[0] == 'X' && (e->has & (DT_RD_HAS_TS | DT_RD_HAS_DUR)) == (DT_RD_HAS_TS | DT_RD_HAS_DUR)) {
+        int64_t st = e->ts_ns, en = dt_rd_add_sat(e->ts_ns, e->dur_ns);
+        if (!in->has_extent || st < in->min_ns)
+            in->min_ns = st;
+        if (!in->has_extent || en > in->max_ns)
+            in->max_ns = en;
+        in->has_extent = true;
+        if (strcmp(e->cat, "cpu_op") == 0)
+            in->has_cpu_ops = true;
+        if (is_host_cat(e->cat) && e->pid.present && !e->pid.is_str) {
+            for (int k = 0; k < 8; k++) {
+                if (p->counts[k] && p->pids[k] == e->pid.num) {
+                    p->counts[k]++;
+                    break;
+                }
+                if (!p->counts[k]) {
+                    p->pids[k] = e->pid.num;
+                    p->counts[k] = 1;
+                    break;
+                }
+            }
+        }
+    }
+    if (e->has & DT_RD_HAS_EXTERNAL_ID) {
+        uint64_t *dst = e->external_id >= RANGE_ID_BASE ? &in->max_range : &in->max_ext;
+        bool *has = e->external_id >= RANGE_ID_BASE ? &in->has_range : &in->has_ext;
+        if (!*has || e->external_id > *dst)
+            *dst = e->external_id;
+        *has = true;
+    }
+    uint64_t id;
+    if (is_ac2g_flow(e) && (e->has & DT_RD_HAS_ID) && !e->id_is_str && strchr(e->id, '.') == NULL &&
+        sscanf(e->id, "%" SCNu64, &id) == 1) {
+        if (!in->has_flows || id > in->max_flow)
+            in->max_flow = id;
+        in->has_flows = true;
+    }
+    if ((e->has & DT_RD_HAS_CORRELATION) && (!in->has_flows || e->correlation > in->max_flow)) {
+        in->max_flow = e->correlation;
+        in->has_flows = true;
+    }
+    return 0;
+}
+
+static int read_input(merger *m, input *in, dt_rd_visitor visit, void *user, unsigned flags, dt_rd_summary *sum)
+{
+    char msg[512];
+    dt_rd_source *src = dt_rd_open_file(in->path, msg, sizeof msg);
+    if (!src) {
+        fprintf(m->err, "merge: %s\n", msg);
+        return -1;
+    }
+    dt_rd_options o = {.visit = visit, .user = user, .flags = flags};
+    int rc = dt_rd_read_opts(src, &o, sum, msg, sizeof msg);
+    dt_rd_close(src);
+    if (rc != 0) {
+        if (m->oom)
+            fprintf(m->err, "merge: out of memory\n");
+        else
+            fprintf(m->err, "merge: %s: %s\n", in->path, msg[0] ? msg : "stopped");
+        return -1;
+    }
+    return 0;
+}
+
+static int index_inputs(merger *m)
+{
+    for (int i = 0; i < m->nin; i++) {
+        input *in = &m->in[i];
+        pass1 p = {.in = in};
+        if (read_input(m, in, pass1_visit, &p, 0, &in->sum) != 0)
+            return -1;
+        in->devtrace = in->sum.has_devtrace;
+        if (in->sum.has_pid) {
+            in->main_pid = in->sum.pid;
+            in->has_main_pid = true;
+        } else {
+            uint64_t best = 0;
+            for (int k = 0; k < 8; k++)
+                if (p.counts[k] > best) {
+                    best = p.counts[k];
+                    in->main_pid = p.pids[k];
+                    in->has_main_pid = true;
+                }
+        }
+        int64_t base = in->sum.has_base_time ? in->sum.base_time_ns : 0;
+        if (in->has_extent) {
+            in->min_ns = dt_rd_add_sat(in->min_ns, base);
+            in->max_ns = dt_rd_add_sat(in->max_ns, base);
+        }
+    }
+    return 0;
+}
+
+static const char *input_host(const input *in)
+{
+    return in->sum.host ? in->sum.host : in->sum.rank_host;
+}
+
+/* Two inputs are one process: the same pid, and no host or rank that differs. */
+static bool same_process(const input *a, const input *b)
+{
+    if (!a->has_main_pid || !b->has_main_pid || a->main_pid != b->main_pid)
+        return false;
+    const char *ha = input_host(a), *hb = input_host(b);
+    if (ha && hb && strcmp(ha, hb) != 0)
+        return false;
+    if (a->sum.has_rank && b->sum.has_rank && a->sum.rank != b->sum.rank)
+        return false;
+    return a->devtrace != b->devtrace; /* a devtrace trace and a foreign one */
+}
+
+static int cmp_group_rank(const void *x, const void *y)
+{
+    const group *a = x, *b = y;
+    if (a->has_rank != b->has_rank)
+        return a->has_rank ? -1 : 1;
+    if (a->has_rank && a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->first_input < b->first_input ? -1 : a->first_input > b->first_input;
+}
+
+static int make_groups(merger *m)
+{
+    int *order = calloc((size_t)(unsigned)m->nin, sizeof *order);
+    m->groups = calloc((size_t)(unsigned)m->nin, sizeof *m->groups);
+    if (!order || !m->groups) {
+        free(order);
+        return -1;
+    }
+    for (int i = 0; i < m->nin; i++)
+        m->in[i].group = -1;
+    for (int i = 0; i < m->nin; i++) {
+        if (m->in[i].group >= 0)
+            continue;
+        group *g = &m->groups[m->ngroups];
+        g->first_input = i;
+        m->in[i].group = m->ngroups;
+        for (int j = i + 1; j < m->nin; j++) {
+            if (m->in[j].group < 0 && same_process(&m->in[i], &m->in[j])) {
+                bool taken = false; /* one devtrace and one foreign trace per process */
+                for (int k = 0; k < m->nin; k++)
+                    taken |= m->in[k].group == m->ngroups && k != i;
+                if (!taken)
+                    m->in[j].group = m->ngroups;
+            }
+        }
+        for (int j = 0; j < m->nin; j++) {
+            if (m->in[j].group != m->ngroups)
+                continue;
+            g->count++;
+            if (m->in[j].sum.has_rank) {
+                g->has_rank = true;
+                g->rank = m->in[j].sum.rank;
+            }
+        }
+        m->ngroups++;
+    }
+    /* output order: by rank */
+    qsort(m->groups, (size_t)m->ngroups, sizeof *m->groups, cmp_group_rank);
+    for (int gi = 0; gi < m->ngroups; gi++) {
+        group *g = &m->groups[gi];
+        int old = m->in[g->first_input].group;
+        for (int i = 0; i < m->nin; i++)
+            if (m->in[i].group == old)
+                order[i] = gi;
+        g->rank_pos = gi;
+        if (g->has_rank)
+            snprintf(g->label, sizeof g->label, "rank %" PRId64, g->rank);
+        else
+            snprintf(g->label, sizeof g->label, "trace %d", g->first_input);
+    }
+    for (int i = 0; i < m->nin; i++)
+        m->in[i].group = order[i];
+    free(order);
+    return 0;
+}
+
+/* Id offsets and the common time base. */
+static void plan_ids(merger *m)
+{
+    uint64_t flow = 0, ext = 0, range = 0;
+    bool have_base = false;
+    m->window_start = INT64_MAX;
+    m->window_end = INT64_MIN;
+    for (int gi = 0; gi < m->ngroups; gi++) {
+        /* foreign inputs first: in a group, the torch trace's ids stay as
+           they are and devtrace's own ids move past them */
+        for (int pass = 0; pass < 2; pass++) {
+            for (int i = 0; i < m->nin; i++) {
+                input *in = &m->in[i];
+                if (in->group != gi || in->devtrace != (pass == 1))
+                    continue;
+                in->flow_off = flow;
+                in->ext_off = ext;
+                in->range_off = range;
+                if (in->has_flows)
+                    flow += in->max_flow + 1;
+                if (in->has_ext)
+                    ext += in->max_ext + 1;
+                if (in->has_range)
+                    range += in->max_range - RANGE_ID_BASE + 1;
+            }
+        }
+    }
+    for (int i = 0; i < m->nin; i++) {
+        input *in = &m->in[i];
+        int64_t base = in->sum.has_base_time ? in->sum.base_time_ns : 0;
+        if (!have_base || base < m->base_ns)
+            m->base_ns = base;
+        have_base = true;
+        if (in->has_extent) {
+            if (in->min_ns < m->window_start)
+                m->window_start = in->min_ns;
+            if (in->max_ns > m->window_end)
+                m->window_end = in->max_ns;
+        }
+        if (in->sum.has_window_start && in->sum.window_start_ns < m->window_start)
+            m->window_start = in->sum.window_start_ns;
+        if (in->sum.has_window_end && in->sum.window_end_ns > m->window_end)
+            m->window_end = in->sum.window_end_ns;
+    }
+    if (m->window_start > m->window_end)
+        m->window_start = m->window_end = m->base_ns;
+    for (int i = 0; i < m->nin; i++) {
+        int64_t base = m->in[i].sum.has_base_time ? m->in[i].sum.base_time_ns : 0;
+        m->in[i].ts_delta_ns = base - m->base_ns;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The cpu_op index of a group's torch trace                           */
+/* ------------------------------------------------------------------ */
+static int ops_visit(void *user, const dt_rd_event *e)
+{
+    merger *m = user;
+    if (e->ph[0] != 'X' || strcmp(e->cat, "cpu_op") != 0 || !(e->has & DT_RD_HAS_EXTERNAL_ID) ||
+        !e->tid.present || e->tid.is_str)
+        return 0;
+    if (dt_rd_grow((void **)&m->ops, &m->ops_cap, m->nops + 1, sizeof *m->ops) != 0) {
+        m->oom = true;
+        return 1;
+    }
+    m->ops[m->nops++] = (cpu_op){e->tid.num, e->ts_ns, dt_rd_add_sat(e->ts_ns, e->dur_ns), e->external_id, SIZE_MAX};
+    return 0;
+}
+
+static int cmp_op(const void *x, const void *y)
+{
+    const cpu_op *a = x, *b = y;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->end > b->end ? -1 : a->end < b->end; /* enclosing first */
+}
+
+/* Each op's enclosing op on its thread (ops on a thread nest), so that the
+   innermost op containing a time is found by walking up from the last op
+   that starts by then: O(depth) per lookup. */
+static void link_parents(merger *m)
+{
+    size_t *stack = NULL, depth = 0, cap = 0;
+    for (size_t k = 0; k < m->nops; k++) {
+        cpu_op *o = &m->ops[k];
+        if (k > 0 && m->ops[k - 1].tid != o->tid)
+            depth = 0;
+        while (depth > 0 && m->ops[stack[depth - 1]].end < o->start)
+            depth--;
+        o->parent = depth > 0 ? stack[depth - 1] : SIZE_MAX;
+        if (dt_rd_grow((void **)&stack, &cap, depth + 1, sizeof *stack) != 0) {
+            m->oom = true;
+            break;
+        }
+        stack[depth++] = k;
+    }
+    free(stack);
+}
+
+/* The innermost cpu_op of thread tid whose span contains t (torch-trace
+   time), or NULL. */
+static const cpu_op *innermost_op(const merger *m, int64_t tid, int64_t t)
+{
+    size_t lo = 0, hi = m->nops;
+    while (lo < hi) { /* the first op after (tid, t) */
+        size_t mid = lo + (hi - lo) / 2;
+        const cpu_op *o = &m->ops[mid];
+        if (o->tid < tid || (o->tid == tid && o->start <= t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || m->ops[lo - 1].tid != tid)
+        return NULL;
+    for (size_t k = lo - 1; k != SIZE_MAX; k = m->ops[k].parent)
+        if (m->ops[k].end >= t)
+            return &m->ops[k];
+    return NULL;
+}
+
+typedef struct link_ctx {
+    merger *m;
+    input *in;
+    int64_t to_torch_ns; /* devtrace ts -> torch trace ts */
+} link_ctx;
+
+static int link_visit(void *user, const dt_rd_event *e)
+{
+    link_ctx *l = user;
+    if (e->ph[0] != 'X' || !is_api_cat(e->cat) || !(e->has & DT_RD_HAS_CORRELATION) || !e->tid.present ||
+        e->tid.is_str)
+        return 0;
+    const cpu_op *op = innermost_op(l->m, e->tid.num, e->ts_ns + l->to_torch_ns);
+    if (!op)
+        return 0;
+    uint64_t *slot = dt_rd_u64map_slot(&l->m->corr_ext, e->correlation, NULL);
+    if (!slot) {
+        l->m->oom = true;
+        return 1;
+    }
+    *slot = op->ext + 1; /* 0: none */
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+/* ------------------------------------------------------------------ */
+typedef struct writer {
+    merger *m;
+    dt_out *o;
+    input *in;
+    group *g;
+    bool linked; /* the group has a cpu_op index */
+} writer;
+
+#define out_text dt_out_text
+#define out_u64 dt_out_u64
+#define out_i64 dt_out_i64
+#define out_str dt_out_cstr
+
+static void out_us3(dt_out *o, int64_t ns)
+{
+    char *p = dt_out_reserve(o, 32);
+    if (ns < 0) {
+        *p++ = '-';
+        ns = -ns;
+    }
+    dt_out_commit(o, dt_put_us3(p, (uint64_t)ns));
+}
+
+static uint64_t remap_ext(const input *in, uint64_t id)
+{
+    return id >= RANGE_ID_BASE ? id + in->range_off : id + in->ext_off;
+}
+
+static bool remap_pid(const writer *w, const dt_rd_id *pid, int64_t *out)
+{
+    if (!pid->present || pid->is_str)
+        return false;
+    *out = pid->num + (int64_t)w->g->rank_pos * PID_STRIDE;
+    return true;
+}
+
+/* One edit of an event's text: replace [off, off+len) by the text made by
+   kind. */
+enum { ED_PID, ED_TS, ED_ID, ED_EXT, ED_CORR, ED_PARENT, ED_INSERT_EXT };
+
+typedef struct edit {
+    uint32_t off, len;
+    int kind;
+    uint64_t u;
+    int64_t i;
+} edit;
+
+static int cmp_edit(const void *x, const void *y)
+{
+    const edit *a = x, *b = y;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static void write_edited(writer *w, const dt_rd_event *e, edit *ed, int n)
+{
+    dt_out *o = w->o;
+    qsort(ed, (size_t)n, sizeof *ed, cmp_edit);
+    out_text(o, w->m->first_event ? "\n" : ",\n");
+    w->m->first_event = false;
+    size_t at = 0;
+    for (int k = 0; k < n; k++) {
+        dt_out_write(o, e->raw + at, ed[k].off - at);
+        switch (ed[k].kind) {
+        case ED_PID:
+            out_i64(o, ed[k].i);
+            break;
+        case ED_TS:
+            out_us3(o, ed[k].i);
+            break;
+        case ED_INSERT_EXT:
+            out_text(o, "\"External id\":");
+            out_u64(o, ed[k].u);
+            out_text(o, ed[k].i ? "," : "");
+            break;
+        default:
+            out_u64(o, ed[k].u);
+            break;
+        }
+        at = ed[k].off + ed[k].len;
+    }
+    dt_out_write(o, e->raw + at, e->raw_len - at);
+}
+
+static bool args_empty(const dt_rd_event *e)
+{
+    const char *p = e->raw + e->at[DT_RD_AT_ARGS].off + 1;
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+        p++;
+    return *p == '}';
+}
+
+static void write_meta(writer *w, const dt_rd_event *e, const char *what, int64_t pid, const char *key,
+                       const char *text, bool is_int, int64_t value)
+{
+    dt_out *o = w->o;
+    out_text(o, w->m->first_event ? "\n" : ",\n");
+    w->m->first_event = false;
+    out_text(o, "{\"ph\":\"M\",\"name\":\"");
+    out_text(o, what);
+    out_text(o, "\",\"pid\":");
+    if (e->pid.is_str)
+        out_str(o, e->pid.str);
+    else
+        out_i64(o, pid);
+    out_text(o, ",\"tid\":");
+    if (e->tid.is_str)
+        out_str(o, e->tid.str);
+    else
+        out_i64(o, e->tid.present ? e->tid.num : 0);
+    out_text(o, ",\"ts\":");
+    out_us3(o, dt_rd_add_sat(e->ts_ns, w->in->ts_delta_ns));
+    out_text(o, ",\"args\":{\"");
+    out_text(o, key);
+    out_text(o, "\":");
+    if (is_int)
+        out_i64(o, value);
+    else
+        out_str(o, text);
+    out_text(o, "}}");
+}
+
+static int write_visit(void *user, const dt_rd_event *e)
+{
+    writer *w = user;
+    merger *m = w->m;
+    input *in = w->in;
+    if (is_capture_event(e))
+        return 0; /* one capture window for the merged trace, written last */
+    int64_t pid = 0;
+    bool num_pid = remap_pid(w, &e->pid, &pid);
+    if (e->ph[0] == 'M' && !e->ph[1]) {
+        char buf[512];
+        if (strcmp(e->name, "process_name") == 0 && (e->has & DT_RD_HAS_ARG_NAME)) {
+            snprintf(buf, sizeof buf, "%s %s", w->g->label, e->arg_name);
+            write_meta(w, e, "process_name", pid, "name", buf, false, 0);
+            return 0;
+        }
+        if (strcmp(e->name, "process_labels") == 0 && (e->has & DT_RD_HAS_ARG_LABELS)) {
+            snprintf(buf, sizeof buf, "%s %s", w->g->label, e->arg_labels);
+            write_meta(w, e, "process_labels", pid, "labels", buf, false, 0);
+            return 0;
+        }
+        if (strcmp(e->name, "process_sort_index") == 0 && (e->has & DT_RD_HAS_SORT_INDEX)) {
+            /* ranks in order; within a rank its host processes, then devices after every host */
+            int64_t sort;
+            if (e->sort_index >= DEVICE_SORT_BASE) {
+                int64_t dev = e->sort_index - DEVICE_SORT_BASE;
+                sort = DEVICE_SORT_BASE + (int64_t)w->g->rank_pos * 1000 + (dev < 999 ? dev : 999);
+            } else {
+                sort = (int64_t)w->g->rank_pos * 1000 + (w->g->host_sort < 999 ? w->g->host_sort++ : 999);
+            }
+            write_meta(w, e, "process_sort_index", pid, "sort_index", NULL, true, sort);
+            return 0;
+        }
+    }
+    edit ed[8];
+    int n = 0;
+    if (num_pid && e->at[DT_RD_AT_PID].len && pid != e->pid.num)
+        ed[n++] = (edit){e->at[DT_RD_AT_PID].off, e->at[DT_RD_AT_PID].len, ED_PID, 0, pid};
+    if (in->ts_delta_ns && e->at[DT_RD_AT_TS].len)
+        ed[n++] = (edit){e->at[DT_RD_AT_TS].off, e->at[DT_RD_AT_TS].len, ED_TS, 0,
+                         dt_rd_add_sat(e->ts_ns, in->ts_delta_ns)};
+    uint64_t v;
+    if (is_ac2g_flow(e) && in->flow_off && e->at[DT_RD_AT_ID].len && !e->id_is_str && strchr(e->id, '.') == NULL &&
+        sscanf(e->id, "%" SCNu64, &v) == 1)
+        ed[n++] = (edit){e->at[DT_RD_AT_ID].off, e->at[DT_RD_AT_ID].len, ED_ID, v + in->flow_off, 0};
+    if ((e->has & DT_RD_HAS_CORRELATION) && in->flow_off && e->at[DT_RD_AT_CORR].len)
+        ed[n++] = (edit){e->at[DT_RD_AT_CORR].off, e->at[DT_RD_AT_CORR].len, ED_CORR,
+                         e->correlation + in->flow_off, 0};
+    if ((e->has & DT_RD_HAS_PARENT) && e->at[DT_RD_AT_PARENT].len)
+        ed[n++] = (edit){e->at[DT_RD_AT_PARENT].off, e->at[DT_RD_AT_PARENT].len, ED_PARENT,
+                         remap_ext(in, e->parent), 0};
+    /* the External id this event ends up with */
+    bool has_ext = (e->has & DT_RD_HAS_EXTERNAL_ID) != 0;
+    uint64_t ext = has_ext ? remap_ext(in, e->external_id) : 0;
+    uint64_t linked;
+    if (w->linked && in->devtrace && (e->has & DT_RD_HAS_CORRELATION) && (is_api_cat(e->cat) || is_device_cat(e->cat)) &&
+        dt_rd_u64map_get(&m->corr_ext, e->correlation, &linked)) {
+        const input *torch = NULL;
+        for (int i = 0; i < m->nin; i++)
+            if (m->in[i].group == in->group && !m->in[i].devtrace)
+                torch = &m->in[i];
+        ext = remap_ext(torch ? torch : in, linked - 1);
+        if (!has_ext && e->at[DT_RD_AT_ARGS].len) {
+            ed[n++] = (edit){e->at[DT_RD_AT_ARGS].off + 1, 0, ED_INSERT_EXT, ext, args_empty(e) ? 0 : 1};
+        }
+        has_ext = true;
+    }
+    if (has_ext && e->at[DT_RD_AT_EXT].len && (e->has & DT_RD_HAS_EXTERNAL_ID) && ext != e->external_id)
+        ed[n++] = (edit){e->at[DT_RD_AT_EXT].off, e->at[DT_RD_AT_EXT].len, ED_EXT, ext, 0};
+    if (has_ext && e->ph[0] == 'X' && is_device_cat(e->cat)) {
+        uint64_t *slot = dt_rd_u64map_slot(&m->attr, ext, NULL);
+        if (!slot) {
+            m->oom = true;
+            return 1;
+        }
+        *slot = (uint64_t)dt_rd_add_sat((int64_t)*slot, e->dur_ns);
+    }
+    write_edited(w, e, ed, n);
+    m->events_written++;
+    return w->o->err ? 1 : 0;
+}
+
+static int spill_group(merger *m)
+{
+    for (size_t i = 0; m->attr.slots && i <= m->attr.mask; i++)
+        if (m->attr.slots[i].used)
+            fprintf(m->spill_attr, "%" PRIu64 " %" PRIu64 "\n", m->attr.slots[i].key, m->attr.slots[i].value);
+    dt_rd_u64map_free(&m->attr);
+    return ferror(m->spill_attr) ? -1 : 0;
+}
+
+static int write_group(merger *m, dt_out *o, int gi)
+{
+    group *g = &m->groups[gi];
+    input *torch = NULL;
+    int devtrace_inputs = 0;
+    for (int i = 0; i < m->nin; i++) {
+        if (m->in[i].group != gi)
+            continue;
+        if (!m->in[i].devtrace && m->in[i].has_cpu_ops)
+            torch = &m->in[i];
+        devtrace_inputs += m->in[i].devtrace;
+    }
+    bool linked = false;
+    dt_rd_u64map_free(&m->corr_ext);
+    if (torch && devtrace_inputs) {
+        /* the torch trace's cpu_ops, then each devtrace call's op */
+        m->nops = 0;
+        dt_rd_summary s;
+        if (read_input(m, torch, ops_visit, m, 0, &s) != 0) {
+            dt_rd_summary_free(&s);
+            return -1;
+        }
+        dt_rd_summary_free(&s);
+        qsort(m->ops, m->nops, sizeof *m->ops, cmp_op);
+        link_parents(m);
+        if (m->oom)
+            return -1;
+        for (int i = 0; i < m->nin; i++) {
+            input *in = &m->in[i];
+            if (in->group != gi || !in->devtrace)
+                continue;
+            link_ctx l = {m, in, in->ts_delta_ns - torch->ts_delta_ns};
+            if (read_input(m, in, link_visit, &l, 0, &s) != 0) {
+                dt_rd_summary_free(&s);
+                return -1;
+            }
+            dt_rd_summary_free(&s);
+        }
+        linked = true;
+    }
+    for (int i = 0; i < m->nin; i++) {
+        input *in = &m->in[i];
+        if (in->group != gi)
+            continue;
+        writer w = {m, o, in, g, linked};
+        dt_rd_summary s;
+        int rc = read_input(m, in, write_visit, &w, DT_RD_RAW, &s);
+        /* externalParents, moved like the ids they name */
+        for (size_t k = 0; rc == 0 && k < s.external_parents.count; k++) {
+            uint64_t key;
+            if (sscanf(s.external_parents.items[k].key, "%" SCNu64, &key) == 1)
+                fprintf(m->spill_parents, "%" PRIu64 " %" PRIu64 "\n", remap_ext(in, key),
+                        remap_ext(in, (uint64_t)s.external_parents.items[k].value));
+        }
+        dt_rd_summary_free(&s);
+        if (rc != 0)
+            return -1;
+    }
+    return spill_group(m);
+}
+
+static void copy_spill(dt_out *o, FILE *f)
+{
+    rewind(f);
+    uint64_t a, b;
+    bool first = true;
+    while (fscanf(f, "%" SCNu64 " %" SCNu64, &a, &b) == 2) {
+        out_text(o, first ? "\n    \"" : ",\n    \"");
+        first = false;
+        out_u64(o, a);
+        out_text(o, "\": ");
+        out_u64(o, b);
+    }
+}
+
+static const char *const loss_reasons[] = {"timestamp_zero", "timestamp_reversed", "timestamp_too_long",
+                                           "malformed",      "unknown_kind",       "no_buffer",
+                                           "vendor_dropped", "outside_window",     "store_full"};
+
+/* What the inputs allow us to say about how their clocks agree. */
+static void clock_agreement(merger *m, char *buf, size_t n)
+{
+    const char *first_host = NULL;
+    bool several = false;
+    double max_bound_ns = 0;
+    for (int i = 0; i < m->nin; i++) {
+        const char *h = input_host(&m->in[i]);
+        if (h && !first_host)
+            first_host = h;
+        else if (h && strcmp(h, first_host) != 0)
+            several = true;
+        if (m->in[i].sum.has_clock && m->in[i].sum.clock_error_bound_ns > max_bound_ns)
+            max_bound_ns = m->in[i].sum.clock_error_bound_ns;
+    }
+    if (!several) {
+        snprintf(buf, n,
+                 "every trace comes from host %s and is on its CLOCK_REALTIME: no offset between them; device "
+                 "times were mapped to it within %.0f ns (the largest clock errorBoundNs)",
+                 first_host ? first_host : "(unnamed)", max_bound_ns);
+        return;
+    }
+    /* each host's clock is within maxErrorUs of true time when its NTP/PTP
+       daemon keeps it synchronized: two hosts agree within the sum */
+    double worst = 0;
+    bool bounded = true;
+    for (int i = 0; i < m->nin; i++) {
+        const input *a = &m->in[i];
+        for (int j = i + 1; j < m->nin; j++) {
+            const input *b = &m->in[j];
+            const char *ha = input_host(a), *hb = input_host(b);
+            if (!ha || !hb || strcmp(ha, hb) == 0)
+                continue;
+            if (!a->sum.has_host_max_error || !b->sum.has_host_max_error || !a->sum.host_synchronized ||
+                !b->sum.host_synchronized) {
+                bounded = false;
+                continue;
+            }
+            double us = (double)(a->sum.host_max_error_us + b->sum.host_max_error_us);
+            if (us > worst)
+                worst = us;
+        }
+    }
+    if (bounded)
+        snprintf(buf, n,
+                 "traces come from several hosts, each on its own CLOCK_REALTIME, not aligned by merge: ranks on "
+                 "different hosts may be offset by up to %.0f us (the sum of the hosts' NTP maxerror), plus %.0f "
+                 "ns of device clock mapping",
+                 worst, max_bound_ns);
+    else
+        snprintf(buf, n,
+                 "traces come from several hosts, each on its own CLOCK_REALTIME, not aligned by merge: at least "
+                 "one host's clock was not synchronized (or its bound is unknown), so ranks on different hosts may "
+                 "be offset by an unknown amount");
+}
+
+static void write_devtrace_key(merger *m, dt_out *o, const char *agreement)
+{
+    out_text(o, "\"devtrace\": {\n  \"version\": ");
+    out_str(o, DT_VERSION_STRING);
+    out_text(o, ",\n  \"backend\": \"merged\",\n  \"captureWindow\": {\"startNs\": ");
+    out_i64(o, m->window_start);
+    out_text(o, ", \"endNs\": ");
+    out_i64(o, m->window_end);
+    out_text(o, "},\n  \"loss\": {");
+    int64_t total = 0;
+    for (size_t r = 0; r < sizeof loss_reasons / sizeof *loss_reasons; r++) {
+        int64_t sum = 0;
+        for (int i = 0; i < m->nin; i++)
+            for (size_t k = 0; k < m->in[i].sum.loss.count; k++)
+                if (strcmp(m->in[i].sum.loss.items[k].key, loss_reasons[r]) == 0)
+                    sum = dt_rd_add_sat(sum, m->in[i].sum.loss.items[k].value);
+        total = dt_rd_add_sat(total, sum);
+        out_text(o, r ? ", \"" : "\"");
+        out_text(o, loss_reasons[r]);
+        out_text(o, "\": ");
+        out_i64(o, sum);
+    }
+    out_text(o, ", \"total\": ");
+    out_i64(o, total);
+    out_text(o, "},\n  \"notes\": {\"clockAgreement\": ");
+    out_str(o, agreement);
+    out_text(o, "},\n  \"ranks\": [");
+    for (int gi = 0; gi < m->ngroups; gi++) {
+        for (int i = 0; i < m->nin; i++) {
+            const input *in = &m->in[i];
+            if (in->group != gi)
+                continue;
+            const dt_rd_summary *s = &in->sum;
+            out_text(o, gi || i != m->groups[0].first_input ? ",\n    {\"label\": " : "\n    {\"label\": ");
+            out_str(o, m->groups[gi].label);
+            if (s->has_rank) {
+                /* no space after the colon: HTA takes the first "rank": N of a file as its rank */
+                out_text(o, ", \"rank\":");
+                out_i64(o, s->rank);
+            }
+            out_text(o, ", \"file\": ");
+            out_str(o, in->path);
+            out_text(o, ", \"format\": ");
+            out_str(o, in->devtrace ? "devtrace" : "foreign");
+            if (input_host(in)) {
+                out_text(o, ", \"host\": ");
+                out_str(o, input_host(in));
+            }
+            if (in->has_main_pid) {
+                out_text(o, ", \"pid\": ");
+                out_i64(o, in->main_pid);
+                out_text(o, ", \"pidInMerged\": ");
+                out_i64(o, in->main_pid + (int64_t)m->groups[gi].rank_pos * PID_STRIDE);
+            }
+            if (s->has_clock) {
+                out_text(o, ", \"clockErrorBoundNs\": ");
+                out_i64(o, (int64_t)s->clock_error_bound_ns);
+            }
+            if (s->has_host_max_error) {
+                out_text(o, ", \"hostClockSynchronized\": ");
+                out_text(o, s->host_synchronized ? "true" : "false");
+                out_text(o, ", \"hostClockMaxErrorUs\": ");
+                out_i64(o, s->host_max_error_us);
+            }
+            out_text(o, ", \"loss\": {");
+            for (size_t k = 0; k < s->loss.count; k++) {
+                out_text(o, k ? ", " : "");
+                out_str(o, s->loss.items[k].key);
+                out_text(o, ": ");
+                out_i64(o, s->loss.items[k].value);
+            }
+            out_text(o, "}, \"notes\": {");
+            for (size_t k = 0; k < s->notes.count; k++) {
+                out_text(o, k ? ", " : "");
+                out_str(o, s->notes.items[k].key);
+                out_text(o, ": ");
+                out_str(o, s->notes.items[k].text);
+            }
+            out_text(o, "}}");
+        }
+    }
+    out_text(o, "\n  ],\n  \"attribution\": {");
+    copy_spill(o, m->spill_attr);
+    out_text(o, "},\n  \"externalParents\": {");
+    copy_spill(o, m->spill_parents);
+    out_text(o, "}\n}");
+}
+
+typedef struct merge_job {
+    merger *m;
+    const char *out_path;
+    char agreement[1024];
+} merge_job;
+
+static int write_merged(void *arg, dt_out *o)
+{
+    merge_job *j = arg;
+    merger *m = j->m;
+    out_text(o, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [],\n\"displayTimeUnit\": \"ms\",\n"
+                "\"baseTimeNanoseconds\": ");
+    out_i64(o, m->base_ns);
+    out_text(o, ",\n\"traceEvents\": [");
+    m->first_event = true;
+    for (int gi = 0; gi < m->ngroups; gi++)
+        if (write_group(m, o, gi) != 0)
+            return m->oom ? ENOMEM : (o->err ? o->err : EIO);
+    /* the capture window, once, on the first rank's process */
+    int64_t pid = m->in[m->groups[0].first_input].has_main_pid ? m->in[m->groups[0].first_input].main_pid : 0;
+    out_text(o, m->first_event ? "\n" : ",\n");
+    out_text(o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+    out_i64(o, pid);
+    out_text(o, ",\"tid\":0,\"ts\":");
+    out_us3(o, m->window_start - m->base_ns);
+    out_text(o, ",\"args\":{\"name\":\"devtrace capture\"}},\n{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"devtrace "
+                "capture\",\"pid\":");
+    out_i64(o, pid);
+    out_text(o, ",\"tid\":0,\"ts\":");
+    out_us3(o, m->window_start - m->base_ns);
+    out_text(o, ",\"dur\":");
+    out_us3(o, m->window_end - m->window_start);
+    out_text(o, ",\"args\":{}}\n],\n");
+    write_devtrace_key(m, o, j->agreement);
+    out_text(o, ",\n\"traceName\": ");
+    out_str(o, j->out_path);
+    out_text(o, "\n}\n");
+    return o->err;
+}
+
+static void merge_usage(FILE *f)
+{
+    fprintf(f, "usage: devtrace merge -o OUT [--format json|json.gz] IN...\n"
+               "\n"
+               "Brings traces of one job together into one trace: per-rank devtrace traces\n"
+               "(each rank's processes and devices named \"rank N ...\"), and a torch.profiler\n"
+               "trace with the devtrace trace of the same process (each runtime call and its\n"
+               "device work take the External id of the cpu_op that launched it). Inputs are\n"
+               "JSON or gzip JSON files, read twice each; OUT is written atomically, as gzip\n"
+               "when it ends in .gz or with --format json.gz.\n"
+               "\n"
+               "Clocks are not aligned: merge says what the inputs tell about how far their\n"
+               "clocks may be apart (devtrace.notes.clockAgreement, also printed).\n"
+               "\n"
+               "Exit status: 0 written, 1 an input could not be read or OUT not written, 2 usage.\n");
+}
+
+int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    const char *out_path = NULL, *format = NULL;
+    const char **paths = calloc((size_t)(unsigned)(argc > 0 ? argc : 0) + 1, sizeof *paths);
+    int n = 0;
+    if (!paths) {
+        fprintf(err, "merge: out of memory\n");
+        return 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            merge_usage(out);
+            free(paths);
+            return 0;
+        }
+        if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) {
+            out_path = argv[++i];
+        } else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
+            format = argv[++i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(err, "merge: unknown option %s\n", a);
+            merge_usage(err);
+            free(paths);
+            return 2;
+        } else {
+            paths[n++] = a;
+        }
+    }
+    if (!out_path || n == 0 || n > MAX_INPUTS) {
+        if (n > MAX_INPUTS)
+            fprintf(err, "merge: at most %d inputs\n", MAX_INPUTS);
+        else
+            fprintf(err, "merge: %s\n", !out_path ? "-o OUT is required" : "no input trace given");
+        merge_usage(err);
+        free(paths);
+        return 2;
+    }
+    size_t olen = strlen(out_path);
+    int gzip = olen > 3 && strcmp(out_path + olen - 3, ".gz") == 0;
+    if (format) {
+        if (strcmp(format, "json.gz") == 0)
+            gzip = 1;
+        else if (strcmp(format, "json") != 0) {
+            fprintf(err, "merge: --format must be json or json.gz, not %s\n", format);
+            free(paths);
+            return 2;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (strcmp(paths[i], "-") == 0) {
+            fprintf(err, "merge: inputs are read twice: give files, not standard input\n");
+            free(paths);
+            return 2;
+        }
+    }
+    merger m;
+    memset(&m, 0, sizeof m);
+    m.err = err;
+    m.nin = n;
+    m.in = calloc((size_t)(unsigned)n, sizeof *m.in);
+    int rc = 1;
+    merge_job job = {&m, out_path, ""};
+    if (!m.in)
+        goto done;
+    for (int i = 0; i < n; i++)
+        m.in[i].path = paths[i];
+    if (index_inputs(&m) != 0)
+        goto done;
+    if (make_groups(&m) != 0) {
+        fprintf(err, "merge: out of memory\n");
+        goto done;
+    }
+    plan_ids(&m);
+    clock_agreement(&m, job.agreement, sizeof job.agreement);
+    m.spill_attr = tmpfile();
+    m.spill_parents = tmpfile();
+    if (!m.spill_attr || !m.spill_parents) {
+        fprintf(err, "merge: cannot create a temporary file: %s\n", strerror(errno));
+        goto done;
+    }
+    int werr = dt_write_file_atomic(out_path, gzip, write_merged, &job);
+    if (werr != 0) {
+        fprintf(err, "merge: cannot write %s: %s\n", out_path, werr == ENOMEM ? "out of memory" : strerror(werr));
+        goto done;
+    }
+    fprintf(err, "merge: wrote %s: %d trace%s of %d process%s, %" PRIu64 " events\n", out_path, n, n == 1 ? "" : "s",
+            m.ngroups, m.ngroups == 1 ? "" : "es", m.events_written);
+    fprintf(err, "merge: clocks: %s\n", job.agreement);
+    rc = 0;
+done:
+    for (int i = 0; m.in && i < n; i++)
+        dt_rd_summary_free(&m.in[i].sum);
+    if (m.spill_attr)
+        fclose(m.spill_attr);
+    if (m.spill_parents)
+        fclose(m.spill_parents);
+    dt_rd_u64map_free(&m.corr_ext);
+    dt_rd_u64map_free(&m.attr);
+    free(m.ops);
+    free(m.in);
+    free(m.groups);
+    free(paths);
+    return rc;
+}
