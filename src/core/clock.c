@@ -27,7 +27,10 @@ int dt_clock_add(dt_clock *c, dt_clock_sample s)
     if (c->count == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 16;
         dt_clock_sample *n = dt_realloc(c->samples, cap * sizeof *n);
-        if (!n) return -1;
+        if (!n) {
+            c->unkept++;
+            return -1;
+        }
         c->samples = n;
         c->cap = cap;
     }

@@ -178,6 +178,8 @@ dt_status dt_range_push(const char *name, uint64_t *range_id)
         if (nid != UINT32_MAX) {
             e.name = nid;
             e.start_ns = dt_realtime_ns();
+        } else {
+            dt_loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory: the range is not recorded */
         }
     }
     vendor_push(&e);

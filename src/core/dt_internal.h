@@ -207,6 +207,7 @@ typedef struct dt_clock_sample {
 typedef struct dt_clock {
     dt_clock_sample *samples; /* sorted by vendor time after fit */
     size_t count, cap;
+    size_t unkept;            /* samples read but not kept: out of memory */
     int identity;             /* backend has no clock of its own */
     /* fit summary, filled by dt_clock_fit() */
     double slope;             /* realtime ns per vendor ns (overall) */

@@ -99,19 +99,28 @@ void dt_intern_free(dt_intern *in)
     memset(in, 0, sizeof *in);
 }
 
+/* The slot of s in the table: its id + 1, or the empty slot to fill. */
+static uint32_t *intern_probe(const dt_intern *in, const char *s, size_t len, uint64_t h)
+{
+    uint32_t i = (uint32_t)h & in->table_mask;
+    while (in->table[i]) {
+        uint32_t id = in->table[i] - 1;
+        if (in->lengths[id] == len && memcmp(in->strings[id], s, len) == 0) break;
+        i = (i + 1) & in->table_mask;
+    }
+    return &in->table[i];
+}
+
 uint32_t dt_intern_n(dt_intern *in, const char *s, size_t len)
 {
     if (!s) { s = ""; len = 0; }
     if (len >= UINT32_MAX) return UINT32_MAX;
+    uint64_t h = hash_bytes(s, len);
+    /* a name already known costs no allocation, even when the table is due to grow */
+    uint32_t known = in->table ? *intern_probe(in, s, len, h) : 0;
+    if (known) return known - 1;
     if ((uint64_t)(in->count + 1) * 2 > (uint64_t)in->table_mask + 1 && intern_grow_table(in))
         return UINT32_MAX;
-    uint64_t h = hash_bytes(s, len);
-    uint32_t i = (uint32_t)h & in->table_mask;
-    while (in->table[i]) {
-        uint32_t id = in->table[i] - 1;
-        if (in->lengths[id] == len && memcmp(in->strings[id], s, len) == 0) return id;
-        i = (i + 1) & in->table_mask;
-    }
     if (in->count == in->cap) {
         uint32_t cap = in->cap ? in->cap * 2 : 256;
         const char **ns = dt_realloc(in->strings, cap * sizeof *ns);
@@ -127,7 +136,7 @@ uint32_t dt_intern_n(dt_intern *in, const char *s, size_t len)
     uint32_t id = in->count++;
     in->strings[id] = copy;
     in->lengths[id] = (uint32_t)len;
-    in->table[i] = id + 1;
+    *intern_probe(in, s, len, h) = id + 1;
     return id;
 }
 

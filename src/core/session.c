@@ -172,7 +172,8 @@ static dt_status start_backend(dt_session *s, const dt_backend *b)
     dt_clock_init(&s->clock, b->clock == NULL);
     dt_status st = b->start(s);
     if (st != DT_OK) { s->backend = NULL; return st; }
-    if (b->clock && dt_clock_sample_now(&s->clock, b->clock, 16) != 0)
+    /* (a sample read but not kept for lack of memory is noted at stop) */
+    if (b->clock && dt_clock_sample_now(&s->clock, b->clock, 16) != 0 && !s->clock.unkept)
         dt_session_note(s, "clock", "the %s clock could not be read at start", b->name);
     return DT_OK;
 }
@@ -256,8 +257,13 @@ dt_status dt_session_stop(dt_session *s)
         pthread_join(s->calibrator, NULL);
         s->calibrator_running = 0;
     }
-    if (s->backend->clock && dt_clock_sample_now(&s->clock, s->backend->clock, 16) != 0)
+    size_t unkept = s->clock.unkept;
+    if (s->backend->clock && dt_clock_sample_now(&s->clock, s->backend->clock, 16) != 0 &&
+        s->clock.unkept == unkept)
         dt_session_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
+    if (s->clock.unkept)
+        dt_session_note(s, "clock_samples", "out of memory: %zu clock samples were not kept; the clock map "
+                        "and its error bound rest on the %zu others", s->clock.unkept, s->clock.count);
     dt_status stop_st = s->backend->stop ? s->backend->stop(s) : DT_OK;
     if (stop_st != DT_OK) dt_session_note(s, "stop", "%s", dt_last_error());
     atomic_store_explicit(&g_active, NULL, memory_order_release);

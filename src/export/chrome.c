@@ -238,6 +238,7 @@ typedef struct ctx {
     idmap parentmap;           /* external id -> index in parents */
     struct { uint64_t external_id, range_id; } *parents; /* written as externalParents */
     size_t nparents, cap_parents;
+    int parents_incomplete;     /* out of memory recording devtrace.externalParents */
 
     /* escaped names, one per interned id */
     char *names;
@@ -535,12 +536,20 @@ static uint32_t range_of_external(ctx *c, uint64_t ext)
     if (r == NONE)
         return NONE;
     uint32_t *slot = idmap_slot(&c->parentmap, ext);
-    if (slot && *slot == NONE) {
+    if (!slot) {
+        c->parents_incomplete = 1;
+        return r;
+    }
+    if (*slot == NONE) {
         if (c->nparents == c->cap_parents) {
             size_t cap = c->cap_parents ? c->cap_parents * 2 : 64;
             void *p = dt_realloc(c->parents, cap * sizeof *c->parents);
-            if (!p)
+            if (!p) {
+                /* the slot stays claimed: fail the export rather than write
+                   a trace whose readers cannot attribute ext */
+                c->parents_incomplete = 1;
                 return r;
+            }
             c->parents = p;
             c->cap_parents = cap;
         }
@@ -608,7 +617,7 @@ static int build_spans(ctx *c)
             range = parent;
         }
     }
-    rc = 0;
+    rc = c->parents_incomplete ? -1 : 0;
 out:
     idmap_free(&spanmap);
     return rc;
