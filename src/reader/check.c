@@ -101,8 +101,12 @@ __attribute__((format(printf, 3, 4))) static void ck_violation(ck *c, int inv, c
 static void ck_print(ck *c)
 {
     for (int inv = 1; inv <= CK_INVARIANTS; inv++) {
-        for (uint64_t i = 0; i < c->violations[inv] && i < CK_MAX_LINES; i++)
-            fprintf(c->out, "invariant %d: %s\n", inv, c->lines[inv][i] ? c->lines[inv][i] : "(out of memory)");
+        for (uint64_t i = 0; i < c->violations[inv] && i < CK_MAX_LINES; i++) {
+            /* a name in a violation is the trace's bytes: one violation stays one line */
+            fprintf(c->out, "invariant %d: ", inv);
+            dt_rd_put_safe(c->out, c->lines[inv][i] ? c->lines[inv][i] : "(out of memory)");
+            fputc('\n', c->out);
+        }
         if (c->violations[inv] > CK_MAX_LINES)
             fprintf(c->out, "invariant %d: ... %" PRIu64 " more violations not shown\n", inv,
                     c->violations[inv] - CK_MAX_LINES);
@@ -612,8 +616,11 @@ int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
         /* What the events seen so far broke is reported too; the checks
            over the whole trace would only repeat that it is incomplete. */
         ck_violation(&c, 1, "%s: %s", label, msg);
-        if (c.violations[1] > CK_MAX_LINES) /* always shown, whatever the cap */
-            fprintf(out, "invariant 1: %s: %s\n", label, msg);
+        if (c.violations[1] > CK_MAX_LINES) { /* always shown, whatever the cap */
+            fprintf(out, "invariant 1: %s: ", label);
+            dt_rd_put_safe(out, msg);
+            fputc('\n', out);
+        }
     } else if (rc == 0) {
         if (!s.has_schema_version)
             ck_violation(&c, 1, "no \"schemaVersion\" at the top level");

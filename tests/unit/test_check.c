@@ -240,6 +240,35 @@ static void only_names_that_demangle_count_as_mangled(void **state)
     free(longname);
 }
 
+/* A violation is one line, whatever bytes the names it quotes hold. */
+static void violations_escape_control_bytes(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"schemaVersion\":1,\"deviceProperties\":[],\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":0,"
+        "\"traceEvents\":["
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"t\"}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\\ninvariant 1: forged\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"b\\u0001\\u001b[2J\\r\\u009b\",\"pid\":1,\"tid\":1,\"ts\":15,"
+        "\"dur\":10}],"
+        "\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
+        "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
+        "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
+        "\"outside_window\":0,\"store_full\":0,\"total\":0},\"attribution\":{}}}";
+    capture c;
+    assert_int_equal(check_text(&c, json, sizeof json - 1), 1);
+    assert_int_equal(lines_for(c.out_text, 5), 1);
+    assert_int_equal(lines_for(c.out_text, 1), 0);
+    assert_non_null(strstr(c.out_text, "\"b\\x01\\x1b[2J\\x0d\\xc2\\x9b\""));
+    assert_non_null(strstr(c.out_text, "\"a\\x0ainvariant 1: forged\""));
+    for (const char *p = c.out_text; *p; p++)
+        if ((unsigned char)*p < 0x20 && *p != '\n')
+            fail_msg("control byte 0x%02x in the output", (unsigned char)*p);
+    assert_string_equal(strchr(c.out_text, '\n') + 1, "check: FAILED: 1 violation\n");
+    cap_free(&c);
+}
+
 static void nesting_is_checked_whatever_the_order(void **state)
 {
     (void)state;
@@ -380,6 +409,7 @@ int main(void)
         cmocka_unit_test(corrupt_input_fails_invariant_1),
         cmocka_unit_test(violations_are_capped_with_a_count),
         cmocka_unit_test(only_names_that_demangle_count_as_mangled),
+        cmocka_unit_test(violations_escape_control_bytes),
         cmocka_unit_test(nesting_is_checked_whatever_the_order),
         cmocka_unit_test(flow_ends_sit_on_event_starts),
         cmocka_unit_test(trace_event_is_the_window),
