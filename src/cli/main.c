@@ -250,13 +250,17 @@ static int summarize(const char *program, int status, const record_summary *rs, 
     for (size_t i = 0; i < rs->nopen; i++) {
         if (rs->open[i].open <= 0) continue;
         if (rs->open[i].pid == primary && signaled) {
-            fprintf(stderr, "devtrace: %s was %s by signal %d (%s) before its trace was written%s\n", program,
-                    sig == SIGKILL ? "killed" : "terminated", sig, strsignal(sig),
-                    sig == SIGKILL ? ": SIGKILL cannot be caught" : "");
+            if (sig == SIGKILL)
+                fprintf(stderr, "devtrace: %s was killed by signal 9 (SIGKILL cannot be caught): what it recorded, "
+                                "if anything, is lost\n", program);
+            else
+                fprintf(stderr, "devtrace: %s was terminated by signal %d (%s) before it could write what it "
+                                "recorded, if anything\n", program, sig, strsignal(sig));
             said_signal = 1;
-        } else
-            fprintf(stderr, "devtrace: process %d started recording but wrote no trace (it was killed by SIGKILL, "
-                            "or is still running)\n", rs->open[i].pid);
+        } else {
+            fprintf(stderr, "devtrace: process %d ended without writing what it recorded, if anything (killed by "
+                            "SIGKILL, or crashed), or is still running\n", rs->open[i].pid);
+        }
     }
     if (rs->started) {
         fprintf(stderr, "devtrace: traced %d process%s: %d trace%s written", rs->started, rs->started == 1 ? "" : "es",
