@@ -297,11 +297,7 @@ static int summarize(const char *program, int status, const record_summary *rs, 
 static int check_output(const char *output, char *why, size_t n)
 {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", output);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir) slash[1] = 0;
-    else if (slash) *slash = 0;
-    else snprintf(dir, sizeof dir, ".");
+    dt_path_dir(dir, sizeof dir, output);
     if (strchr(dir, '%')) return 0; /* the folder depends on the process: checked by each */
     struct stat st;
     if (stat(dir, &st) != 0) {

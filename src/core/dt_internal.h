@@ -51,6 +51,9 @@ DT_HIDDEN unsigned long dt_alloc_failures(void);
    the hook makes it fail. */
 DT_HIDDEN int dt_alloc_injected_failure(void);
 
+/* The folder of a file path ("." for a bare name, "/" for one at the root). */
+DT_HIDDEN void dt_path_dir(char *out, size_t n, const char *path);
+
 /* Monotonic-free wall clock: CLOCK_REALTIME in ns. */
 DT_HIDDEN uint64_t dt_realtime_ns(void);
 /* Linux thread id of the caller, cached. */

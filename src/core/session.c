@@ -122,15 +122,15 @@ const char *dt_session_backend(const dt_session *s)
     return s && s->backend ? s->backend->name : "";
 }
 
-/* Forget what an earlier start recorded (start, stop, start again). */
-static void session_reset(dt_session *s)
+/* Forget what an earlier start recorded (start, stop, start again).
+   -1 when out of memory. */
+static int session_reset(dt_session *s)
 {
     dt_store_free(&s->store);
     dt_store_init(&s->store, s->config.max_events);
     dt_corr_map_free(&s->corr);
-    dt_corr_map_init(&s->corr, 1024);
     dt_corr_map_free(&s->ext_parents);
-    dt_corr_map_init(&s->ext_parents, 64);
+    int rc = dt_corr_map_init(&s->corr, 1024) | dt_corr_map_init(&s->ext_parents, 64);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
     atomic_store(&s->kernel_names_cut, 0);
     atomic_store(&s->links_lost, 0);
@@ -139,6 +139,7 @@ static void session_reset(dt_session *s)
     s->note_count = 0;
     s->backend_library[0] = s->backend_version[0] = 0;
     memset(s->devices, 0, sizeof s->devices);
+    return rc;
 }
 
 static void *calibrator_main(void *arg)
@@ -185,7 +186,10 @@ dt_status dt_session_start(dt_session *s)
     dt_session *expected = NULL;
     if (!atomic_compare_exchange_strong(&g_active, &expected, s))
         return dt_error(DT_ERR_BUSY, "another devtrace session is running in this process; vendor interfaces are process-wide, so stop it first");
-    if (s->state == DT_STATE_STOPPED) session_reset(s);
+    if (s->state == DT_STATE_STOPPED && session_reset(s) != 0) {
+        atomic_store(&g_active, NULL);
+        return dt_error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
+    }
     s->generation = atomic_fetch_add(&g_generation, 1) + 1;
     s->window_start_ns = dt_realtime_ns();
 

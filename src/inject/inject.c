@@ -120,11 +120,7 @@ static dt_status write_trace(dt_session *s, const char *want, char *got, size_t 
     if (st != DT_OK) return st;
 
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", want);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir) slash[1] = 0;
-    else if (slash) *slash = 0;
-    else snprintf(dir, sizeof dir, ".");
+    dt_path_dir(dir, sizeof dir, want);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) flock(dfd, LOCK_EX); /* no lock (unsupported): the check below still mostly holds */
 
