@@ -193,15 +193,12 @@ __attribute__((format(printf, 4, 5))) static void report(const char *state, int 
    for the process must not end before. */
 enum { FINISH_IDLE, FINISH_RUNNING, FINISH_DONE };
 static _Atomic int g_finish_state;
-static _Atomic uint32_t g_finisher_tid;
+static _Thread_local int tls_finishing; /* this thread writes, or tries to */
 
 _Static_assert(sizeof(_Atomic int) == sizeof(int), "futex word");
 
 static void wait_finished(void)
 {
-    /* the finisher interrupted by a signal handler of the program that ends
-       the process: waiting for itself would never end */
-    if (atomic_load(&g_finisher_tid) == dt_thread_id()) return;
     while (atomic_load(&g_finish_state) != FINISH_DONE)
         syscall(SYS_futex, (int *)&g_finish_state, FUTEX_WAIT_PRIVATE, FINISH_RUNNING, NULL, NULL, 0);
 }
@@ -245,12 +242,16 @@ static void raise_received(void)
 static int finish_begin(void)
 {
     if (getpid() != g_owner_pid || !g_session) return 0; /* a forked child: not ours */
+    /* a handler of the program that ends the process from within this
+       thread's own finish: waiting for itself would never end */
+    if (tls_finishing) return 0;
+    tls_finishing = 1;
     int expected = FINISH_IDLE;
     if (!atomic_compare_exchange_strong(&g_finish_state, &expected, FINISH_RUNNING)) {
+        tls_finishing = 0;
         wait_finished();
         return 0;
     }
-    atomic_store(&g_finisher_tid, dt_thread_id());
     stop_and_write();
     /* A program stopped by a signal ends by it, even when its sleep returned
        and it reached exit first: the signal is raised again before the exit
