@@ -119,7 +119,7 @@ def start_workload(out, sleep_ms, *extra):
     return proc
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT])
 def test_a_signal_still_leaves_a_valid_trace(tmp_path, sig):
     out = tmp_path / "t.json"
     proc = start_workload(out, 30000)
