@@ -253,7 +253,7 @@ typedef enum dt_loss_reason {
     DT_LOSS_NO_BUFFER,            /* the buffer pool was empty when asked */
     DT_LOSS_VENDOR_DROPPED,       /* the vendor says it dropped records */
     DT_LOSS_OUTSIDE_WINDOW,       /* not inside the capture window */
-    DT_LOSS_STORE_FULL,           /* max_events reached */
+    DT_LOSS_STORE_FULL,           /* max_events reached, or out of memory */
     DT_LOSS_COUNT
 } dt_loss_reason;
 

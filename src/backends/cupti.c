@@ -137,9 +137,6 @@ static uint8_t memory_kind(unsigned k)
 static void decode_kernel(dt_session *s, dt_decode_cache *c, const CUpti_ActivityKernel10 *k)
 {
     if (!(s->config.capture & DT_CAPTURE_KERNEL)) return;
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_KERNEL, k->start, k->end, k->correlationId, k->deviceId,
-                                       k->streamId, k->contextId, dt_decode_kernel_name(s, c, k->name));
-    if (!r) return;
     dt_launch_config cfg;
     memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
     cfg = (dt_launch_config){
@@ -149,7 +146,13 @@ static void decode_kernel(dt_session *s, dt_decode_cache *c, const CUpti_Activit
         .static_shared_memory = (uint32_t)k->staticSharedMemory,
         .dynamic_shared_memory = (uint32_t)k->dynamicSharedMemory,
     };
-    r->u.kernel.config = dt_decode_launch_config(s, c, &cfg);
+    uint32_t config = dt_decode_launch_config(s, c, &cfg);
+    uint32_t name = dt_decode_kernel_name(s, c, k->name);
+    /* a kernel whose configuration could not be kept is dropped (store_full) */
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_KERNEL, k->start, k->end, k->correlationId, k->deviceId,
+                                       k->streamId, k->contextId, config == UINT32_MAX ? UINT32_MAX : name);
+    if (!r) return;
+    r->u.kernel.config = config;
     /* CUPTI_TIMESTAMP_UNKNOWN is 0 in CUDA 13 headers and was ~0 in older
        ones: dt_latency_delta takes both as unknown. */
     r->u.kernel.queued_delta = dt_latency_delta(k->start, k->queued);

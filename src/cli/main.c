@@ -36,17 +36,34 @@ static void record_usage(FILE *f)
             "usage: devtrace record [-o FILE] [--backend NAME] [--format json|json.gz] -- PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM with the devtrace injection library preloaded and writes one trace\n"
-            "per traced process. FILE (default devtrace.json) is used by PROGRAM itself; other\n"
-            "processes it starts write FILE with their pid (or, when RANK, OMPI_COMM_WORLD_RANK\n"
-            "or SLURM_PROCID is set, with the rank) before the extension. %%p and %%r in FILE are\n"
-            "replaced by the pid and rank.\n"
+            "per traced process that recorded something (a user range, an API call, device\n"
+            "activity); a process that recorded nothing writes none. FILE (default\n"
+            "devtrace.json) is used by PROGRAM itself; other processes it starts write FILE with\n"
+            "their pid (or, when RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID is set, with the\n"
+            "rank) before the extension. %%p and %%r in FILE are replaced by the pid and rank.\n"
+            "A trace written by another process since this run began (another record writing\n"
+            "FILE) is never replaced: the process writes FILE with its pid instead, and says so.\n"
+            "FILE's directory must exist and be writable before PROGRAM starts.\n"
             "\n"
             "  -o, --output FILE   trace file\n"
             "  --backend NAME      auto (default) or a name from 'devtrace backends'\n"
             "  --format FORMAT     json (default) or json.gz (also chosen by a .gz FILE)\n"
             "\n"
-            "Signals sent to devtrace are forwarded to PROGRAM; a PROGRAM stopped by SIGINT or\n"
-            "SIGTERM still writes its trace. The exit status is PROGRAM's.\n"
+            "Signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) sent to devtrace are forwarded to\n"
+            "PROGRAM. A process stopped by one writes its trace first, then ends by the signal;\n"
+            "one that handles the signal itself and exits keeps its own exit status. SIGKILL\n"
+            "cannot be caught: a process killed by it writes no trace.\n"
+            "After PROGRAM ends, devtrace says how many processes were traced and where each\n"
+            "trace went.\n"
+            "\n"
+            "Exit status:\n"
+            "  PROGRAM's own     PROGRAM's exit status, or 128+N when signal N ended it\n"
+            "  2                 usage error, or FILE cannot be written (PROGRAM is not run)\n"
+            "  125               a trace was lost: it could not be written, recording could not\n"
+            "                    start, or PROGRAM never loaded the injection library\n"
+            "                    (statically linked or setuid)\n"
+            "  126, 127          PROGRAM cannot be executed, or is not found\n"
+            "\n"
             "Environment: DEVTRACE_<VENDOR>_LIBRARY overrides where a vendor library is loaded\n"
             "from; DEVTRACE_INJECT_LIBRARY overrides the injection library; DEVTRACE_LOG=1 prints\n"
             "diagnostics.\n");
@@ -110,44 +127,203 @@ static void forward_signal(int sig)
     if (g_child > 0) kill((pid_t)g_child, sig);
 }
 
-static void print_report(const char *log_path, int *wrote)
+/* The exit status of `record` when PROGRAM ran but a trace it recorded
+   could not be written (or recording could not start): devtrace's own,
+   like env's and timeout's 125. */
+#define DT_EXIT_TRACE_LOST 125
+
+/* What the traced processes reported through the record log (one line per
+   event; see src/inject/inject.c). */
+typedef struct record_summary {
+    int started, wrote, empty, failed, off;
+    int primary_open;             /* ... and had not finished when it ended */
+    struct { int pid, open; } *open; /* started and not yet finished, by pid */
+    size_t nopen, capopen;
+    char empty_pids[256];         /* the first few pids that recorded nothing */
+    struct { char message[1400]; int count; } off_messages[8];
+    int noff_messages;
+} record_summary;
+
+static const char *field(char **fields, int nf, const char *key)
 {
+    size_t k = strlen(key);
+    for (int i = 2; i < nf; i++)
+        if (strncmp(fields[i], key, k) == 0 && fields[i][k] == '=') return fields[i] + k + 1;
+    return "";
+}
+
+static void note_open(record_summary *rs, int pid, int delta)
+{
+    for (size_t i = 0; i < rs->nopen; i++)
+        if (rs->open[i].pid == pid) { rs->open[i].open += delta; return; }
+    if (delta <= 0) return;
+    if (rs->nopen == rs->capopen) {
+        size_t cap = rs->capopen ? rs->capopen * 2 : 16;
+        void *p = realloc(rs->open, cap * sizeof *rs->open);
+        if (!p) return;
+        rs->open = p;
+        rs->capopen = cap;
+    }
+    rs->open[rs->nopen].pid = pid;
+    rs->open[rs->nopen++].open = delta;
+}
+
+static void print_trace_line(char **fields, int nf)
+{
+    unsigned long long total = 0;
+    char lost[2048] = "";
+    for (int i = 2; i < nf; i++) {
+        if (strncmp(fields[i], "loss.", 5) != 0) continue;
+        char *eq = strchr(fields[i], '=');
+        unsigned long long v = eq ? strtoull(eq + 1, NULL, 10) : 0;
+        if (!v) continue;
+        total += v;
+        size_t used = strlen(lost);
+        snprintf(lost + used, sizeof lost - used, "%s%.*s %llu", used ? ", " : "", (int)(eq - fields[i] - 5),
+                 fields[i] + 5, v);
+    }
+    fprintf(stderr, "devtrace: process %s (%s): wrote %s: %s events; ", fields[0], field(fields, nf, "backend"),
+            field(fields, nf, "path"), field(fields, nf, "events"));
+    if (total) fprintf(stderr, "LOST %llu records (%s)", total, lost);
+    else fprintf(stderr, "nothing lost");
+    const char *message = field(fields, nf, "message");
+    if (message[0]) fprintf(stderr, " (%s)", message);
+    fputc('\n', stderr);
+}
+
+static void read_record_log(const char *log_path, int primary, record_summary *rs)
+{
+    memset(rs, 0, sizeof *rs);
     FILE *f = fopen(log_path, "r");
-    *wrote = 0;
     if (!f) return;
     char line[8192];
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
-        char *fields[32];
+        char *fields[64];
         int nf = 0;
-        for (char *p = strtok(line, "\t"); p && nf < 32; p = strtok(NULL, "\t")) fields[nf++] = p;
-        if (nf < 5) continue;
-        const char *pid = fields[0], *backend = fields[1], *path = fields[2], *events = fields[3];
-        const char *status = "";
-        unsigned long long total = 0;
-        char lost[2048] = "";
-        for (int i = 4; i < nf; i++) {
-            if (strncmp(fields[i], "status=", 7) == 0) { status = fields[i] + 7; continue; }
-            char *eq = strchr(fields[i], '=');
-            if (!eq) continue;
-            unsigned long long v = strtoull(eq + 1, NULL, 10);
-            if (v) {
-                total += v;
-                size_t used = strlen(lost);
-                snprintf(lost + used, sizeof lost - used, "%s%.*s %llu", used ? ", " : "",
-                         (int)(eq - fields[i]), fields[i], v);
-            }
-        }
-        if (status[0]) {
-            fprintf(stderr, "devtrace: process %s: %s\n", pid, status);
+        for (char *p = strtok(line, "\t"); p && nf < 64; p = strtok(NULL, "\t")) fields[nf++] = p;
+        if (nf < 2) continue;
+        int pid = atoi(fields[0]);
+        const char *state = fields[1], *message = field(fields, nf, "message");
+        if (strcmp(state, "started") == 0) {
+            rs->started++;
+            note_open(rs, pid, 1);
             continue;
         }
-        (*wrote)++;
-        fprintf(stderr, "devtrace: process %s (%s): wrote %s: %s events; ", pid, backend, path, events);
-        if (total) fprintf(stderr, "LOST %llu records (%s)\n", total, lost);
-        else fprintf(stderr, "nothing lost\n");
+        if (strcmp(state, "off") == 0) {
+            rs->off++;
+            int i;
+            for (i = 0; i < rs->noff_messages; i++)
+                if (strcmp(rs->off_messages[i].message, message) == 0) break;
+            if (i == rs->noff_messages && i < 8) {
+                snprintf(rs->off_messages[i].message, sizeof rs->off_messages[i].message, "%s", message);
+                rs->noff_messages++;
+            }
+            if (i < 8) rs->off_messages[i].count++;
+            continue;
+        }
+        note_open(rs, pid, -1);
+        if (strcmp(state, "wrote") == 0) {
+            rs->wrote++;
+            print_trace_line(fields, nf);
+        } else if (strcmp(state, "empty") == 0) {
+            if (rs->empty++ < 8) {
+                size_t used = strlen(rs->empty_pids);
+                snprintf(rs->empty_pids + used, sizeof rs->empty_pids - used, "%s%s", used ? ", " : "", fields[0]);
+            }
+        } else if (strcmp(state, "failed") == 0) {
+            rs->failed++;
+            fprintf(stderr, "devtrace: process %s: its trace could not be written: %s\n", fields[0], message);
+        }
     }
     fclose(f);
+    for (size_t i = 0; i < rs->nopen; i++)
+        if (rs->open[i].open > 0 && rs->open[i].pid == primary) rs->primary_open = 1;
+}
+
+/* Every line the summary prints; returns the exit status of `record`. */
+static int summarize(const char *program, int status, const record_summary *rs, int primary)
+{
+    for (int i = 0; i < rs->noff_messages; i++)
+        fprintf(stderr, "devtrace: %d process%s not traced: %s\n", rs->off_messages[i].count,
+                rs->off_messages[i].count == 1 ? "" : "es", rs->off_messages[i].message);
+    int signaled = WIFSIGNALED(status), sig = signaled ? WTERMSIG(status) : 0;
+    int said_signal = 0;
+    for (size_t i = 0; i < rs->nopen; i++) {
+        if (rs->open[i].open <= 0) continue;
+        if (rs->open[i].pid == primary && signaled) {
+            if (sig == SIGKILL)
+                fprintf(stderr, "devtrace: %s was killed by signal 9 (SIGKILL cannot be caught): what it recorded, "
+                                "if anything, is lost\n", program);
+            else
+                fprintf(stderr, "devtrace: %s was terminated by signal %d (%s) before it could write what it "
+                                "recorded, if anything\n", program, sig, strsignal(sig));
+            said_signal = 1;
+        } else {
+            fprintf(stderr, "devtrace: process %d ended without writing what it recorded, if anything (killed by "
+                            "SIGKILL, or crashed), or is still running\n", rs->open[i].pid);
+        }
+    }
+    if (rs->started) {
+        fprintf(stderr, "devtrace: traced %d process%s: %d trace%s written", rs->started, rs->started == 1 ? "" : "es",
+                rs->wrote, rs->wrote == 1 ? "" : "s");
+        if (rs->failed) fprintf(stderr, ", %d lost", rs->failed);
+        if (rs->empty)
+            fprintf(stderr, "; %d recorded nothing (no user range, API call or device activity) and wrote no trace "
+                            "(pid %s%s)", rs->empty, rs->empty_pids, rs->empty > 8 ? ", ..." : "");
+        fputc('\n', stderr);
+    }
+    int lost = rs->failed || rs->off || (rs->primary_open && !signaled);
+    if (!rs->started && !rs->off && !signaled) {
+        if (dt_env_bool("DEVTRACE_DISABLE") == 1) {
+            fprintf(stderr, "devtrace: DEVTRACE_DISABLE is set: nothing was recorded\n");
+        } else {
+            fprintf(stderr, "devtrace: no trace was written: %s did not load the injection library (is it "
+                            "statically linked, or setuid?)\n", program);
+            lost = 1;
+        }
+    }
+    if (signaled && !said_signal)
+        fprintf(stderr, "devtrace: %s was terminated by signal %d (%s)\n", program, sig, strsignal(sig));
+    int program_status = WIFEXITED(status) ? WEXITSTATUS(status) : signaled ? 128 + sig : 1;
+    if (lost) {
+        fprintf(stderr, "devtrace: exit status %d: a trace was lost (%s %s %d)\n", DT_EXIT_TRACE_LOST, program,
+                signaled ? "ended with" : "exited with status", signaled ? 128 + sig : program_status);
+        return DT_EXIT_TRACE_LOST;
+    }
+    return program_status;
+}
+
+/* The trace must be writable where asked before PROGRAM runs for hours.
+   0, or -1 with the reason in why. */
+static int check_output(const char *output, char *why, size_t n)
+{
+    char dir[4096];
+    dt_path_dir(dir, sizeof dir, output);
+    if (strchr(dir, '%')) return 0; /* the folder depends on the process: checked by each */
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        snprintf(why, n, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, n, "%s is not a directory", dir);
+        return -1;
+    }
+    if (!strchr(output, '%') && stat(output, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(why, n, "%s is a directory", output);
+        return -1;
+    }
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.devtrace-probe-XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        snprintf(why, n, "cannot create files in %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
 }
 
 static int cmd_record(int argc, char **argv)
@@ -190,6 +366,11 @@ static int cmd_record(int argc, char **argv)
             return 2;
         }
     }
+    char why[4600];
+    if (check_output(output, why, sizeof why) != 0) {
+        fprintf(stderr, "devtrace record: cannot write the trace %s: %s\n", output, why);
+        return 2;
+    }
     const char *inject = find_inject_library(argv[0]);
     if (!inject) {
         fprintf(stderr, "devtrace record: libdevtrace_inject.so not found next to the devtrace executable, "
@@ -206,6 +387,15 @@ static int cmd_record(int argc, char **argv)
         return 2;
     }
     close(log_fd);
+    /* the child says through this pipe why exec failed; it closes unused on exec */
+    int exec_pipe[2];
+    if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+        fprintf(stderr, "devtrace record: pipe: %s\n", strerror(errno));
+        unlink(log_path);
+        return 2;
+    }
+    char began[32];
+    snprintf(began, sizeof began, "%llu", (unsigned long long)dt_realtime_ns());
 
     struct sigaction sa = {0}, old[8];
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -213,6 +403,11 @@ static int cmd_record(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &sa, &old[k]);
+    /* a signal that comes before the child's pid is known waits, then is forwarded */
+    sigset_t forwarded, unblocked;
+    sigemptyset(&forwarded);
+    for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaddset(&forwarded, sigs[k]);
+    sigprocmask(SIG_BLOCK, &forwarded, &unblocked);
 
     pid_t child = fork();
     if (child < 0) {
@@ -222,6 +417,8 @@ static int cmd_record(int argc, char **argv)
     }
     if (child == 0) {
         for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &old[k], NULL);
+        sigprocmask(SIG_SETMASK, &unblocked, NULL);
+        close(exec_pipe[0]);
         const char *pre = getenv("LD_PRELOAD");
         char san[8192];
         sanitizer_runtimes(san, sizeof san);
@@ -245,26 +442,38 @@ static int cmd_record(int argc, char **argv)
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         setenv("DEVTRACE_PRIMARY_PID", pid, 1);
         setenv("DEVTRACE_RECORD_LOG", log_path, 1);
+        setenv("DEVTRACE_RECORD_START_NS", began, 1);
         execvp(argv[i], argv + i);
-        fprintf(stderr, "devtrace record: cannot run %s: %s\n", argv[i], strerror(errno));
+        int err = errno;
+        ssize_t w = write(exec_pipe[1], &err, sizeof err);
+        (void)w;
         _exit(127);
     }
+    close(exec_pipe[1]);
     g_child = child;
+    sigprocmask(SIG_SETMASK, &unblocked, NULL);
     int status = 0;
     while (waitpid(child, &status, 0) < 0) {
         if (errno != EINTR) { status = 127 << 8; break; }
     }
-    for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &old[k], NULL);
-    int wrote = 0;
-    print_report(log_path, &wrote);
-    unlink(log_path);
-    if (!wrote) fprintf(stderr, "devtrace: no trace was written (was the program killed by SIGKILL, or is it statically linked?)\n");
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) {
-        fprintf(stderr, "devtrace: %s was terminated by signal %d\n", argv[i], WTERMSIG(status));
-        return 128 + WTERMSIG(status);
+    /* the child is gone (its pid may be reused): signals from now on are
+       ignored, so that the summary is printed whole */
+    g_child = 0;
+    int exec_errno = 0;
+    ssize_t got;
+    while ((got = read(exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {}
+    close(exec_pipe[0]);
+    if (got == (ssize_t)sizeof exec_errno) {
+        unlink(log_path);
+        fprintf(stderr, "devtrace record: cannot run %s: %s\n", argv[i], strerror(exec_errno));
+        return exec_errno == ENOENT ? 127 : 126;
     }
-    return 1;
+    record_summary rs;
+    read_record_log(log_path, (int)child, &rs);
+    unlink(log_path);
+    int rc = summarize(argv[i], status, &rs, (int)child);
+    free(rs.open);
+    return rc;
 }
 
 static int cmd_backends(int argc, char **argv)

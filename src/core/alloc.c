@@ -10,6 +10,7 @@
 static _Atomic long g_countdown;
 static _Atomic int g_persistent;
 static _Atomic unsigned long g_made;
+static _Atomic unsigned long g_failed;
 
 void dt_alloc_fail_after(long n, int persistent)
 {
@@ -19,14 +20,17 @@ void dt_alloc_fail_after(long n, int persistent)
 
 unsigned long dt_alloc_count(void) { return atomic_load(&g_made); }
 
-/* 1 when this allocation must fail. */
-static int injected_failure(void)
+unsigned long dt_alloc_failures(void) { return atomic_load(&g_failed); }
+
+int dt_alloc_injected_failure(void)
 {
     atomic_fetch_add_explicit(&g_made, 1, memory_order_relaxed);
     long c = atomic_load_explicit(&g_countdown, memory_order_relaxed);
     if (c <= 0) return 0;
     if (c == 1) {
-        if (!atomic_load(&g_persistent)) atomic_store(&g_countdown, 0);
+        /* one thread takes a one-shot failure */
+        if (!atomic_load(&g_persistent) && !atomic_compare_exchange_strong(&g_countdown, &c, 0)) return 0;
+        atomic_fetch_add(&g_failed, 1);
         return 1;
     }
     /* another thread may have moved it; losing a race only shifts which
@@ -35,15 +39,15 @@ static int injected_failure(void)
     return 0;
 }
 
-void *dt_malloc(size_t n) { return injected_failure() ? NULL : malloc(n); }
+void *dt_malloc(size_t n) { return dt_alloc_injected_failure() ? NULL : malloc(n); }
 
-void *dt_calloc(size_t count, size_t size) { return injected_failure() ? NULL : calloc(count, size); }
+void *dt_calloc(size_t count, size_t size) { return dt_alloc_injected_failure() ? NULL : calloc(count, size); }
 
-void *dt_realloc(void *p, size_t n) { return injected_failure() ? NULL : realloc(p, n); }
+void *dt_realloc(void *p, size_t n) { return dt_alloc_injected_failure() ? NULL : realloc(p, n); }
 
 void *dt_aligned_alloc(size_t alignment, size_t n)
 {
-    if (injected_failure()) return NULL;
+    if (dt_alloc_injected_failure()) return NULL;
     /* aligned_alloc wants a multiple of the alignment */
     size_t rounded = (n + alignment - 1) / alignment * alignment;
     return aligned_alloc(alignment, rounded ? rounded : alignment);

@@ -16,7 +16,7 @@ void dt_clock_init(dt_clock *c, int identity)
 
 void dt_clock_free(dt_clock *c)
 {
-    free(c->samples);
+    dt_free(c->samples);
     c->samples = NULL;
     c->count = c->cap = 0;
 }
@@ -26,8 +26,11 @@ int dt_clock_add(dt_clock *c, dt_clock_sample s)
     if (c->count >= DT_CLOCK_MAX_SAMPLES) return -1;
     if (c->count == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 16;
-        dt_clock_sample *n = realloc(c->samples, cap * sizeof *n);
-        if (!n) return -1;
+        dt_clock_sample *n = dt_realloc(c->samples, cap * sizeof *n);
+        if (!n) {
+            c->unkept++;
+            return -1;
+        }
         c->samples = n;
         c->cap = cap;
     }

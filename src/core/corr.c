@@ -21,7 +21,7 @@ int dt_corr_map_init(dt_corr_map *m, size_t hint)
     size_t cap = 64;
     while (cap < hint * 2) cap *= 2;
     memset(m, 0, sizeof *m);
-    m->slots = calloc(cap, sizeof *m->slots);
+    m->slots = dt_calloc(cap, sizeof *m->slots);
     if (!m->slots) return -1;
     m->mask = cap - 1;
     return 0;
@@ -29,7 +29,7 @@ int dt_corr_map_init(dt_corr_map *m, size_t hint)
 
 void dt_corr_map_free(dt_corr_map *m)
 {
-    free(m->slots);
+    dt_free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
@@ -107,10 +107,10 @@ static int stack_push(stack_entry e)
     if (!tls_stack) { tls_stack = tls_inline; tls_cap = STACK_INLINE; }
     if (tls_depth == tls_cap) {
         size_t cap = tls_cap * 2;
-        stack_entry *n = malloc(cap * sizeof *n);
+        stack_entry *n = dt_malloc(cap * sizeof *n);
         if (!n) return -1;
         memcpy(n, tls_stack, tls_depth * sizeof *n);
-        if (tls_stack != tls_inline) free(tls_stack);
+        if (tls_stack != tls_inline) dt_free(tls_stack);
         tls_stack = n;
         tls_cap = cap;
     }
@@ -178,6 +178,8 @@ dt_status dt_range_push(const char *name, uint64_t *range_id)
         if (nid != UINT32_MAX) {
             e.name = nid;
             e.start_ns = dt_realtime_ns();
+        } else {
+            dt_loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory: the range is not recorded */
         }
     }
     vendor_push(&e);
@@ -236,15 +238,16 @@ typedef struct pair_log {
     uint64_t generation;
 } pair_log;
 
-static void log_pair(pair_log *log, dt_corr_chunk **session_head, uint64_t generation, uint64_t a,
-                     uint64_t b)
+/* -1 when out of memory: the pair is lost and the caller counts it. */
+static int log_pair(pair_log *log, dt_corr_chunk **session_head, uint64_t generation, uint64_t a,
+                    uint64_t b)
 {
     dt_corr_chunk *c = log->chunk;
     uint32_t n;
     if (!c || log->generation != generation ||
         (n = atomic_load_explicit(&c->n, memory_order_relaxed)) == CORR_CHUNK) {
-        c = malloc(sizeof *c);
-        if (!c) return;
+        c = dt_malloc(sizeof *c);
+        if (!c) return -1;
         atomic_init(&c->n, 0);
         n = 0;
         _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)session_head;
@@ -256,6 +259,7 @@ static void log_pair(pair_log *log, dt_corr_chunk **session_head, uint64_t gener
     c->pairs[2 * n] = a;
     c->pairs[2 * n + 1] = b;
     atomic_store_explicit(&c->n, n + 1, memory_order_release);
+    return 0;
 }
 
 static _Thread_local pair_log tls_links, tls_parents;
@@ -265,7 +269,8 @@ void dt_corr_link_current(uint64_t correlation)
     if (tls_depth == 0) return;
     dt_session *s = dt_active_session();
     if (!s) return;
-    log_pair(&tls_links, &s->corr_chunks, s->generation, correlation, tls_stack[tls_depth - 1].id);
+    if (log_pair(&tls_links, &s->corr_chunks, s->generation, correlation, tls_stack[tls_depth - 1].id) != 0)
+        atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
 }
 
 /* An operation pushed inside a user range: remember the range, so that the
@@ -276,7 +281,8 @@ static void note_parent_range(uint64_t id)
     if (!e->has_range) return;
     dt_session *s = dt_active_session();
     if (!s) return;
-    log_pair(&tls_parents, &s->parent_chunks, s->generation, id + 1, e->range);
+    if (log_pair(&tls_parents, &s->parent_chunks, s->generation, id + 1, e->range) != 0)
+        atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
 }
 
 int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
@@ -288,10 +294,10 @@ void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
 {
     if (s->corr_log_count == s->corr_log_cap) {
         size_t cap = s->corr_log_cap ? s->corr_log_cap * 2 : 65536;
-        uint64_t *p = realloc(s->corr_log, cap * 2 * sizeof *p);
+        uint64_t *p = dt_realloc(s->corr_log, cap * 2 * sizeof *p);
         if (!p) {
             if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
-                dt_session_note(s, "correlation", "out of memory: some External ids are missing");
+                atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
             return;
         }
         s->corr_log = p;
@@ -305,7 +311,7 @@ void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
 static void corr_put(dt_session *s, uint64_t correlation, uint64_t external_id)
 {
     if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
-        dt_session_note(s, "correlation", "out of memory: some External ids are missing");
+        atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
 }
 
 static void merge_parents(dt_session *s, int keep)
@@ -317,8 +323,8 @@ static void merge_parents(dt_session *s, int keep)
         uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
         for (uint32_t i = 0; keep && i < n; i++)
             if (dt_corr_map_put(&s->ext_parents, c->pairs[2 * i], c->pairs[2 * i + 1]) != 0)
-                dt_session_note(s, "correlation", "out of memory: some ranges miss their operations' device time");
-        free(c);
+                atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
+        dt_free(c);
         c = next;
     }
 }
@@ -338,7 +344,7 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
         for (size_t i = 0; i < s->corr_log_count; i++)
             corr_put(s, s->corr_log[2 * i], s->corr_log[2 * i + 1]);
     }
-    free(s->corr_log);
+    dt_free(s->corr_log);
     s->corr_log = NULL;
     s->corr_log_count = s->corr_log_cap = 0;
     while (c) {
@@ -348,7 +354,7 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
             for (uint32_t i = 0; i < n; i++)
                 corr_put(s, c->pairs[2 * i], c->pairs[2 * i + 1]);
         }
-        free(c);
+        dt_free(c);
         c = next;
     }
 }

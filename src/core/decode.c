@@ -14,8 +14,6 @@ static size_t slot_of(uint64_t key)
 
 _Static_assert(DT_DECODE_SLOTS == 64, "slot_of() yields 6 bits");
 
-#define DT_MAX_KERNEL_NAME 8192
-
 uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *raw)
 {
     if (!raw || !raw[0]) return dt_intern_str(&s->names, "<unnamed kernel>");
@@ -24,8 +22,13 @@ uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *ra
     /* The vendor owns the string; one longer than any kernel name is a sign
        of a corrupt pointer or record, so it is cut rather than trusted. */
     size_t n = strnlen(raw, DT_MAX_KERNEL_NAME);
-    uint32_t id = n == DT_MAX_KERNEL_NAME ? dt_intern_n(&s->names, raw, n - 1)
-                                          : dt_intern_kernel(&s->names, raw);
+    uint32_t id;
+    if (n == DT_MAX_KERNEL_NAME) {
+        atomic_fetch_add_explicit(&s->kernel_names_cut, 1, memory_order_relaxed);
+        id = dt_intern_n(&s->names, raw, n - 1);
+    } else {
+        id = dt_intern_kernel(&s->names, raw);
+    }
     if (id != UINT32_MAX) {
         c->kernel[slot].raw = raw;
         c->kernel[slot].id = id;

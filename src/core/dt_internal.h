@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "devtrace/devtrace.h"
+#include "dt_demangle.h"
 
 #define DT_HIDDEN __attribute__((visibility("hidden")))
 
@@ -44,6 +45,14 @@ DT_HIDDEN void dt_free(void *p);
 DT_HIDDEN void dt_alloc_fail_after(long n, int persistent);
 /* Allocations attempted since the process started. */
 DT_HIDDEN unsigned long dt_alloc_count(void);
+/* Allocations the hook has made fail since the process started. */
+DT_HIDDEN unsigned long dt_alloc_failures(void);
+/* Counts one allocation made outside the wrappers (mmap) and says whether
+   the hook makes it fail. */
+DT_HIDDEN int dt_alloc_injected_failure(void);
+
+/* The folder of a file path ("." for a bare name, "/" for one at the root). */
+DT_HIDDEN void dt_path_dir(char *out, size_t n, const char *path);
 
 /* Monotonic-free wall clock: CLOCK_REALTIME in ns. */
 DT_HIDDEN uint64_t dt_realtime_ns(void);
@@ -144,6 +153,7 @@ typedef struct dt_intern {
     /* mangled name -> demangled id cache for kernel names */
     struct dt_demangle_entry { uint32_t raw, demangled; } *demangled;
     uint32_t demangled_mask, demangled_count;
+    uint32_t demangle_too_long; /* distinct kernel names the demangler refused */
     size_t bytes;
 } dt_intern;
 
@@ -152,7 +162,9 @@ DT_HIDDEN void dt_intern_free(dt_intern *in);
 /* Returns the id, or UINT32_MAX when memory ran out. */
 DT_HIDDEN uint32_t dt_intern_n(dt_intern *in, const char *s, size_t len);
 DT_HIDDEN uint32_t dt_intern_str(dt_intern *in, const char *s);
-/* Intern a kernel name, demangling C++ (Itanium) names once per name. */
+/* Intern a kernel name, demangling C++ (Itanium) names once per name.
+   UINT32_MAX when memory ran out, also for a name that demangles but whose
+   demangling ran out of memory (a mangled name is never kept in its place). */
 DT_HIDDEN uint32_t dt_intern_kernel(dt_intern *in, const char *raw);
 static inline const char *dt_intern_get(const dt_intern *in, uint32_t id)
 {
@@ -162,9 +174,7 @@ static inline uint32_t dt_intern_len(const dt_intern *in, uint32_t id)
 {
     return id < in->count ? in->lengths[id] : 0;
 }
-/* Demangle an Itanium C++ name into a malloc'ed string, or NULL when it is
-   not a mangled name or the demangler is unavailable. */
-DT_HIDDEN char *dt_demangle(const char *raw);
+
 
 /* ------------------------------------------------------------------ */
 /* Kernel launch configurations, interned (they repeat)                */
@@ -200,6 +210,7 @@ typedef struct dt_clock_sample {
 typedef struct dt_clock {
     dt_clock_sample *samples; /* sorted by vendor time after fit */
     size_t count, cap;
+    size_t unkept;            /* samples read but not kept: out of memory */
     int identity;             /* backend has no clock of its own */
     /* fit summary, filled by dt_clock_fit() */
     double slope;             /* realtime ns per vendor ns (overall) */
@@ -358,6 +369,10 @@ struct dt_session {
     dt_corr_map ext_parents;
 
     _Atomic uint64_t loss[DT_LOSS_COUNT];
+    /* Damage short of losing a record, noted in the trace at stop. */
+    _Atomic uint64_t kernel_names_cut;  /* longer than DT_MAX_KERNEL_NAME */
+    _Atomic uint64_t links_lost;        /* External id links: out of memory */
+    _Atomic uint64_t parents_lost;      /* operation -> enclosing range: out of memory */
 
     dt_clock clock;
     pthread_t calibrator;
@@ -417,8 +432,13 @@ typedef struct dt_decode_cache {
 } dt_decode_cache;
 
 DT_HIDDEN void dt_decode_cache_init(dt_decode_cache *c);
+/* A vendor name longer than any real kernel name (CUTLASS's run to tens of
+   KiB) is taken as a corrupt pointer or record: it is cut, counted in
+   kernel_names_cut and noted. */
+#define DT_MAX_KERNEL_NAME ((size_t)1 << 20)
 /* Interned, demangled kernel name ("<unnamed kernel>" for NULL or ""); a
-   name without a NUL in its first 8 KiB is cut there. UINT32_MAX: no memory. */
+   name without a NUL in its first DT_MAX_KERNEL_NAME bytes is cut there.
+   UINT32_MAX: no memory. */
 DT_HIDDEN uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *raw);
 DT_HIDDEN uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg);
 /* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)", as Kineto names them. */

@@ -3,7 +3,6 @@
    configurations. */
 #include "dt_internal.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +21,7 @@ static uint64_t hash_bytes(const void *p, size_t n)
 static int intern_grow_table(dt_intern *in)
 {
     uint32_t cap = in->table_mask ? (in->table_mask + 1) * 2 : 1024;
-    uint32_t *t = calloc(cap, sizeof *t);
+    uint32_t *t = dt_calloc(cap, sizeof *t);
     if (!t) return -1;
     for (uint32_t id = 0; id < in->count; id++) {
         uint64_t h = hash_bytes(in->strings[id], in->lengths[id]);
@@ -30,7 +29,7 @@ static int intern_grow_table(dt_intern *in)
         while (t[i]) i = (i + 1) & (cap - 1);
         t[i] = id + 1;
     }
-    free(in->table);
+    dt_free(in->table);
     in->table = t;
     in->table_mask = cap - 1;
     return 0;
@@ -41,12 +40,12 @@ static char *intern_copy(dt_intern *in, const char *s, size_t len)
     size_t need = len + 1;
     if (need > DT_INTERN_PAGE / 4) {
         /* A huge name gets a page of its own. */
-        char *big = malloc(need);
+        char *big = dt_malloc(need);
         if (!big) return NULL;
         if (in->page_count == in->page_cap) {
             size_t cap = in->page_cap ? in->page_cap * 2 : 16;
-            char **p = realloc(in->pages, cap * sizeof *p);
-            if (!p) { free(big); return NULL; }
+            char **p = dt_realloc(in->pages, cap * sizeof *p);
+            if (!p) { dt_free(big); return NULL; }
             in->pages = p; in->page_cap = cap;
         }
         /* keep the current page last so that it stays the fill page */
@@ -66,11 +65,11 @@ static char *intern_copy(dt_intern *in, const char *s, size_t len)
     if (in->page_count == 0 || in->page_used + need > DT_INTERN_PAGE) {
         if (in->page_count == in->page_cap) {
             size_t cap = in->page_cap ? in->page_cap * 2 : 16;
-            char **p = realloc(in->pages, cap * sizeof *p);
+            char **p = dt_realloc(in->pages, cap * sizeof *p);
             if (!p) return NULL;
             in->pages = p; in->page_cap = cap;
         }
-        char *page = malloc(DT_INTERN_PAGE);
+        char *page = dt_malloc(DT_INTERN_PAGE);
         if (!page) return NULL;
         in->pages[in->page_count++] = page;
         in->page_used = 0;
@@ -91,34 +90,43 @@ int dt_intern_init(dt_intern *in)
 
 void dt_intern_free(dt_intern *in)
 {
-    for (size_t i = 0; i < in->page_count; i++) free(in->pages[i]);
-    free(in->pages);
-    free(in->strings);
-    free(in->lengths);
-    free(in->table);
-    free(in->demangled);
+    for (size_t i = 0; i < in->page_count; i++) dt_free(in->pages[i]);
+    dt_free(in->pages);
+    dt_free(in->strings);
+    dt_free(in->lengths);
+    dt_free(in->table);
+    dt_free(in->demangled);
     memset(in, 0, sizeof *in);
+}
+
+/* The slot of s in the table: its id + 1, or the empty slot to fill. */
+static uint32_t *intern_probe(const dt_intern *in, const char *s, size_t len, uint64_t h)
+{
+    uint32_t i = (uint32_t)h & in->table_mask;
+    while (in->table[i]) {
+        uint32_t id = in->table[i] - 1;
+        if (in->lengths[id] == len && memcmp(in->strings[id], s, len) == 0) break;
+        i = (i + 1) & in->table_mask;
+    }
+    return &in->table[i];
 }
 
 uint32_t dt_intern_n(dt_intern *in, const char *s, size_t len)
 {
     if (!s) { s = ""; len = 0; }
     if (len >= UINT32_MAX) return UINT32_MAX;
+    uint64_t h = hash_bytes(s, len);
+    /* a name already known costs no allocation, even when the table is due to grow */
+    uint32_t known = in->table ? *intern_probe(in, s, len, h) : 0;
+    if (known) return known - 1;
     if ((uint64_t)(in->count + 1) * 2 > (uint64_t)in->table_mask + 1 && intern_grow_table(in))
         return UINT32_MAX;
-    uint64_t h = hash_bytes(s, len);
-    uint32_t i = (uint32_t)h & in->table_mask;
-    while (in->table[i]) {
-        uint32_t id = in->table[i] - 1;
-        if (in->lengths[id] == len && memcmp(in->strings[id], s, len) == 0) return id;
-        i = (i + 1) & in->table_mask;
-    }
     if (in->count == in->cap) {
         uint32_t cap = in->cap ? in->cap * 2 : 256;
-        const char **ns = realloc(in->strings, cap * sizeof *ns);
+        const char **ns = dt_realloc(in->strings, cap * sizeof *ns);
         if (!ns) return UINT32_MAX;
         in->strings = ns;
-        uint32_t *nl = realloc(in->lengths, cap * sizeof *nl);
+        uint32_t *nl = dt_realloc(in->lengths, cap * sizeof *nl);
         if (!nl) return UINT32_MAX;
         in->lengths = nl;
         in->cap = cap;
@@ -128,7 +136,7 @@ uint32_t dt_intern_n(dt_intern *in, const char *s, size_t len)
     uint32_t id = in->count++;
     in->strings[id] = copy;
     in->lengths[id] = (uint32_t)len;
-    in->table[i] = id + 1;
+    *intern_probe(in, s, len, h) = id + 1;
     return id;
 }
 
@@ -137,36 +145,30 @@ uint32_t dt_intern_str(dt_intern *in, const char *s)
     return dt_intern_n(in, s, s ? strlen(s) : 0);
 }
 
-typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+static uint32_t demangle_slot(uint32_t raw_id, uint32_t mask) { return (raw_id * 2654435761u) & mask; }
 
-/* The demangler lives in libstdc++ (or libc++abi); a C library must not
-   require it at link time. Looked up once, the first time a name needs it. */
-static cxa_demangle_fn find_demangler(void)
+/* Remember raw -> demangled; a cache that cannot grow only costs speed. */
+static void demangle_cache_put(dt_intern *in, uint32_t raw_id, uint32_t id)
 {
-    static _Atomic(cxa_demangle_fn) fn;
-    static _Atomic int looked;
-    if (atomic_load(&looked)) return atomic_load(&fn);
-    cxa_demangle_fn f = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (!f) {
-        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-        if (!h) h = dlopen("libc++abi.so.1", RTLD_LAZY | RTLD_LOCAL);
-        if (h) f = (cxa_demangle_fn)dlsym(h, "__cxa_demangle");
-        /* the handle is kept: the function must stay mapped */
+    if ((in->demangled_count + 1) * 2 > in->demangled_mask + 1) {
+        uint32_t cap = in->demangled_mask ? (in->demangled_mask + 1) * 2 : 256;
+        struct dt_demangle_entry *t = dt_calloc(cap, sizeof *t);
+        if (!t) return;
+        for (uint32_t i = 0; in->demangled && i <= in->demangled_mask; i++) {
+            if (!in->demangled[i].raw) continue;
+            uint32_t j = demangle_slot(in->demangled[i].raw, cap - 1);
+            while (t[j].raw) j = (j + 1) & (cap - 1);
+            t[j] = in->demangled[i];
+        }
+        dt_free(in->demangled);
+        in->demangled = t;
+        in->demangled_mask = cap - 1;
     }
-    atomic_store(&fn, f);
-    atomic_store(&looked, 1);
-    return f;
-}
-
-char *dt_demangle(const char *raw)
-{
-    if (!raw || raw[0] != '_' || raw[1] != 'Z') return NULL;
-    cxa_demangle_fn f = find_demangler();
-    if (!f) return NULL;
-    int status = 0;
-    char *out = f(raw, NULL, NULL, &status);
-    if (status != 0) { free(out); return NULL; }
-    return out;
+    uint32_t j = demangle_slot(raw_id, in->demangled_mask);
+    while (in->demangled[j].raw) j = (j + 1) & in->demangled_mask;
+    in->demangled[j].raw = raw_id;
+    in->demangled[j].demangled = id;
+    in->demangled_count++;
 }
 
 uint32_t dt_intern_kernel(dt_intern *in, const char *raw)
@@ -174,34 +176,19 @@ uint32_t dt_intern_kernel(dt_intern *in, const char *raw)
     if (!raw) raw = "";
     uint32_t raw_id = dt_intern_str(in, raw);
     if (raw_id == UINT32_MAX || raw[0] != '_' || raw[1] != 'Z') return raw_id;
-    /* cache raw id -> demangled id */
-    if ((in->demangled_count + 1) * 2 > in->demangled_mask + 1) {
-        uint32_t cap = in->demangled_mask ? (in->demangled_mask + 1) * 2 : 256;
-        struct dt_demangle_entry *t = calloc(cap, sizeof *t);
-        if (!t) return raw_id;
-        for (uint32_t i = 0; in->demangled && i <= in->demangled_mask; i++) {
-            if (!in->demangled[i].raw) continue;
-            uint32_t j = (in->demangled[i].raw * 2654435761u) & (cap - 1);
-            while (t[j].raw) j = (j + 1) & (cap - 1);
-            t[j] = in->demangled[i];
-        }
-        free(in->demangled);
-        in->demangled = t;
-        in->demangled_mask = cap - 1;
-    }
-    uint32_t j = (raw_id * 2654435761u) & in->demangled_mask;
-    while (in->demangled[j].raw) {
+    /* raw id 0 is "", never mangled: 0 marks an empty slot */
+    for (uint32_t j = in->demangled ? demangle_slot(raw_id, in->demangled_mask) : 0;
+         in->demangled && in->demangled[j].raw; j = (j + 1) & in->demangled_mask)
         if (in->demangled[j].raw == raw_id) return in->demangled[j].demangled;
-        j = (j + 1) & in->demangled_mask;
-    }
-    char *d = dt_demangle(raw);
+    dt_demangle_result result;
+    char *d = dt_demangle(raw, &result);
+    /* a name that demangles but could not be is not kept mangled */
+    if (result == DT_DEMANGLE_NO_MEMORY) return UINT32_MAX;
+    if (result == DT_DEMANGLE_TOO_LONG) in->demangle_too_long++;
     uint32_t id = d ? dt_intern_str(in, d) : raw_id;
-    free(d);
-    if (id == UINT32_MAX) id = raw_id;
-    /* the table may have been untouched by dt_intern_str: slot j is still free */
-    in->demangled[j].raw = raw_id;
-    in->demangled[j].demangled = id;
-    in->demangled_count++;
+    dt_free(d);
+    if (id == UINT32_MAX) return UINT32_MAX;
+    demangle_cache_put(in, raw_id, id);
     return id;
 }
 
@@ -215,8 +202,8 @@ int dt_launch_init(dt_launch_table *t)
 
 void dt_launch_free(dt_launch_table *t)
 {
-    free(t->configs);
-    free(t->table);
+    dt_free(t->configs);
+    dt_free(t->table);
     memset(t, 0, sizeof *t);
 }
 
@@ -224,14 +211,14 @@ uint32_t dt_launch_intern(dt_launch_table *t, const dt_launch_config *c)
 {
     if ((t->count + 1) * 2 > t->table_mask + 1) {
         uint32_t cap = t->table_mask ? (t->table_mask + 1) * 2 : 256;
-        uint32_t *nt = calloc(cap, sizeof *nt);
+        uint32_t *nt = dt_calloc(cap, sizeof *nt);
         if (!nt) return UINT32_MAX;
         for (uint32_t id = 0; id < t->count; id++) {
             uint32_t i = (uint32_t)hash_bytes(&t->configs[id], sizeof *c) & (cap - 1);
             while (nt[i]) i = (i + 1) & (cap - 1);
             nt[i] = id + 1;
         }
-        free(t->table);
+        dt_free(t->table);
         t->table = nt;
         t->table_mask = cap - 1;
     }
@@ -243,7 +230,7 @@ uint32_t dt_launch_intern(dt_launch_table *t, const dt_launch_config *c)
     }
     if (t->count == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 64;
-        dt_launch_config *nc = realloc(t->configs, cap * sizeof *nc);
+        dt_launch_config *nc = dt_realloc(t->configs, cap * sizeof *nc);
         if (!nc) return UINT32_MAX;
         t->configs = nc;
         t->cap = cap;

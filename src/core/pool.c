@@ -26,17 +26,17 @@ static dt_buffer_pool *g_retired;
 
 static void pool_free(dt_buffer_pool *p)
 {
-    for (uint32_t i = 0; i < p->made; i++) free(p->bufs[i]);
-    free(p->bufs);
-    free(p->held);
-    free(p->free_list);
-    free(p);
+    for (uint32_t i = 0; i < p->made; i++) dt_free(p->bufs[i]);
+    dt_free(p->bufs);
+    dt_free(p->held);
+    dt_free(p->free_list);
+    dt_free(p);
 }
 
 /* Make one more buffer and push it on the free stack; lock held. */
 static int pool_make(dt_buffer_pool *p)
 {
-    uint8_t *b = aligned_alloc(64, p->size);
+    uint8_t *b = dt_aligned_alloc(64, p->size);
     if (!b) return -1;
     p->bufs[p->made] = b;
     p->held[p->made] = 0;
@@ -49,11 +49,11 @@ dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags)
     if (!count || !size || size > SIZE_MAX - 63) return NULL;
     size = (size + 63) & ~(size_t)63;
     if (size > SIZE_MAX / count) return NULL;
-    dt_buffer_pool *p = calloc(1, sizeof *p);
+    dt_buffer_pool *p = dt_calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->bufs = calloc(count, sizeof *p->bufs);
-    p->held = calloc(count, sizeof *p->held);
-    p->free_list = calloc(count, sizeof *p->free_list);
+    p->bufs = dt_calloc(count, sizeof *p->bufs);
+    p->held = dt_calloc(count, sizeof *p->held);
+    p->free_list = dt_calloc(count, sizeof *p->free_list);
     p->size = size;
     p->limit = count;
     p->lazy = (flags & DT_POOL_LAZY) != 0;
@@ -96,7 +96,7 @@ uint32_t dt_pool_destroy(dt_buffer_pool *p)
             p->bufs[kept] = p->bufs[i];
             p->held[kept++] = 1;
         } else {
-            free(p->bufs[i]);
+            dt_free(p->bufs[i]);
         }
     }
     p->made = kept;
@@ -120,7 +120,7 @@ int dt_pool_reclaim(uint8_t *buf)
         dt_buffer_pool *p = *link;
         for (uint32_t i = 0; i < p->made; i++) {
             if (p->bufs[i] != buf) continue;
-            free(buf);
+            dt_free(buf);
             p->bufs[i] = p->bufs[--p->made];
             rc = 0;
             break;

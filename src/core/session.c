@@ -89,14 +89,14 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
         }
         return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"; known: auto, %s", bname, list);
     }
-    dt_session *s = calloc(1, sizeof *s);
+    dt_session *s = dt_calloc(1, sizeof *s);
     if (!s) return dt_error(DT_ERR_NO_MEMORY, "out of memory creating a session");
     s->config = *config;
     if (!s->config.max_duration_ns) s->config.max_duration_ns = UINT64_C(3600) * 1000000000u;
     if (!s->config.buffer_size) s->config.buffer_size = 4u << 20;
     if (!s->config.buffer_count) s->config.buffer_count = 32;
-    s->output_path = strdup(config->output_path ? config->output_path : "devtrace.json");
-    s->backend_request = strdup(bname);
+    s->output_path = dt_strdup(config->output_path ? config->output_path : "devtrace.json");
+    s->backend_request = dt_strdup(bname);
     s->config.output_path = s->output_path;
     s->config.backend = s->backend_request;
     pthread_mutex_init(&s->lock, NULL);
@@ -124,20 +124,24 @@ const char *dt_session_backend(const dt_session *s)
     return s && s->backend ? s->backend->name : "";
 }
 
-/* Forget what an earlier start recorded (start, stop, start again). */
-static void session_reset(dt_session *s)
+/* Forget what an earlier start recorded (start, stop, start again).
+   -1 when out of memory. */
+static int session_reset(dt_session *s)
 {
     dt_store_free(&s->store);
     dt_store_init(&s->store, s->config.max_events);
     dt_corr_map_free(&s->corr);
-    dt_corr_map_init(&s->corr, 1024);
     dt_corr_map_free(&s->ext_parents);
-    dt_corr_map_init(&s->ext_parents, 64);
+    int rc = dt_corr_map_init(&s->corr, 1024) | dt_corr_map_init(&s->ext_parents, 64);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
+    atomic_store(&s->kernel_names_cut, 0);
+    atomic_store(&s->links_lost, 0);
+    atomic_store(&s->parents_lost, 0);
     dt_clock_free(&s->clock);
     s->note_count = 0;
     s->backend_library[0] = s->backend_version[0] = 0;
     memset(s->devices, 0, sizeof s->devices);
+    return rc;
 }
 
 static void *calibrator_main(void *arg)
@@ -171,7 +175,8 @@ static dt_status start_backend(dt_session *s, const dt_backend *b)
     dt_clock_init(&s->clock, b->clock == NULL);
     dt_status st = b->start(s);
     if (st != DT_OK) { s->backend = NULL; return st; }
-    if (b->clock && dt_clock_sample_now(&s->clock, b->clock, 16) != 0)
+    /* (a sample read but not kept for lack of memory is noted at stop) */
+    if (b->clock && dt_clock_sample_now(&s->clock, b->clock, 16) != 0 && !s->clock.unkept)
         dt_session_note(s, "clock", "the %s clock could not be read at start", b->name);
     return DT_OK;
 }
@@ -183,7 +188,10 @@ dt_status dt_session_start(dt_session *s)
     dt_session *expected = NULL;
     if (!atomic_compare_exchange_strong(&g_active, &expected, s))
         return dt_error(DT_ERR_BUSY, "another devtrace session is running in this process; vendor interfaces are process-wide, so stop it first");
-    if (s->state == DT_STATE_STOPPED) session_reset(s);
+    if (s->state == DT_STATE_STOPPED && session_reset(s) != 0) {
+        atomic_store(&g_active, NULL);
+        return dt_error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
+    }
     s->generation = atomic_fetch_add(&g_generation, 1) + 1;
     s->window_start_ns = dt_realtime_ns();
 
@@ -256,14 +264,40 @@ dt_status dt_session_stop(dt_session *s)
         pthread_join(s->calibrator, NULL);
         s->calibrator_running = 0;
     }
-    if (s->backend->clock && dt_clock_sample_now(&s->clock, s->backend->clock, 16) != 0)
+    size_t unkept = s->clock.unkept;
+    if (s->backend->clock && dt_clock_sample_now(&s->clock, s->backend->clock, 16) != 0 &&
+        s->clock.unkept == unkept)
         dt_session_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
+    if (s->clock.unkept)
+        dt_session_note(s, "clock_samples", "out of memory: %zu clock samples were not kept; the clock map "
+                        "and its error bound rest on the %zu others", s->clock.unkept, s->clock.count);
     dt_status stop_st = s->backend->stop ? s->backend->stop(s) : DT_OK;
     if (stop_st != DT_OK) dt_session_note(s, "stop", "%s", dt_last_error());
     atomic_store_explicit(&g_active, NULL, memory_order_release);
 
     dt_session_lock(s);
     dt_corr_merge_chunks(s, 1);
+    uint64_t cut = atomic_load(&s->kernel_names_cut), unlinked = atomic_load(&s->links_lost),
+             orphans = atomic_load(&s->parents_lost);
+    if (cut || s->names.demangle_too_long) {
+        char cut_text[160] = "", long_text[256] = "";
+        if (cut)
+            snprintf(cut_text, sizeof cut_text, "%llu kernel names longer than %zu bytes were cut there and not demangled",
+                     (unsigned long long)cut, DT_MAX_KERNEL_NAME - 1);
+        if (s->names.demangle_too_long)
+            snprintf(long_text, sizeof long_text,
+                     "%u kernel names longer than %zu bytes were kept mangled: the C++ demangler found at run time "
+                     "(__cxa_demangle) takes no longer names",
+                     s->names.demangle_too_long, dt_demangle_length_limit());
+        dt_session_note(s, "kernel_names", "%s%s%s", cut_text, cut && long_text[0] ? "; " : "", long_text);
+    }
+    if (unlinked)
+        dt_session_note(s, "correlation", "out of memory: %llu API calls lost their External id link; "
+                        "the device activity they launched carries no External id",
+                        (unsigned long long)unlinked);
+    if (orphans)
+        dt_session_note(s, "range_parents", "out of memory: %llu operations inside user ranges were not linked "
+                        "to their range; the ranges' device time misses theirs", (unsigned long long)orphans);
     dt_clock_fit(&s->clock);
     for (size_t i = 0; i < s->store.count; i++) {
         dt_rec *r = dt_store_at(&s->store, i);
@@ -313,9 +347,9 @@ void dt_session_destroy(dt_session *s)
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->calib_lock);
     pthread_cond_destroy(&s->calib_cond);
-    free(s->output_path);
-    free(s->backend_request);
-    free(s);
+    dt_free(s->output_path);
+    dt_free(s->backend_request);
+    dt_free(s);
 }
 
 dt_rec *dt_session_add(dt_session *s)

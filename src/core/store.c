@@ -13,6 +13,7 @@
    cost of storing into a new store; bench/decode reports it apart.) */
 static dt_rec *chunk_alloc(void)
 {
+    if (dt_alloc_injected_failure()) return NULL;
     void *m = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return m == MAP_FAILED ? NULL : m;
 }
@@ -31,7 +32,7 @@ void dt_store_init(dt_store *st, uint64_t limit)
 void dt_store_free(dt_store *st)
 {
     for (size_t i = 0; i < st->chunk_count; i++) chunk_free(st->chunks[i]);
-    free(st->chunks);
+    dt_free(st->chunks);
     memset(st, 0, sizeof *st);
 }
 
@@ -42,7 +43,7 @@ dt_rec *dt_store_push(dt_store *st)
     if (chunk == st->chunk_count) {
         if (st->chunk_count == st->chunk_cap) {
             size_t cap = st->chunk_cap ? st->chunk_cap * 2 : 16;
-            dt_rec **c = realloc(st->chunks, cap * sizeof *c);
+            dt_rec **c = dt_realloc(st->chunks, cap * sizeof *c);
             if (!c) return NULL;
             st->chunks = c;
             st->chunk_cap = cap;

@@ -101,3 +101,12 @@ uint32_t dt_thread_id(void)
     if (!tls_tid) tls_tid = (uint32_t)syscall(SYS_gettid);
     return tls_tid;
 }
+
+void dt_path_dir(char *out, size_t n, const char *path)
+{
+    snprintf(out, n, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash == out) slash[1] = 0;
+    else if (slash) *slash = 0;
+    else snprintf(out, n, ".");
+}

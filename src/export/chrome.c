@@ -60,7 +60,7 @@ static int idmap_init(idmap *m, size_t hint)
     size_t cap = 64;
     while (cap < hint * 2)
         cap <<= 1;
-    m->e = malloc(cap * sizeof *m->e);
+    m->e = dt_malloc(cap * sizeof *m->e);
     if (!m->e)
         return -1;
     for (size_t i = 0; i < cap; i++)
@@ -72,7 +72,7 @@ static int idmap_init(idmap *m, size_t hint)
 
 static void idmap_free(idmap *m)
 {
-    free(m->e);
+    dt_free(m->e);
     m->e = NULL;
 }
 
@@ -152,7 +152,7 @@ static int vec_reserve(void **p, size_t *cap, size_t need, size_t elem)
     size_t c = *cap ? *cap : 16;
     while (c < need)
         c *= 2;
-    void *n = realloc(*p, c * elem);
+    void *n = dt_realloc(*p, c * elem);
     if (!n)
         return -1;
     *p = n;
@@ -239,6 +239,7 @@ typedef struct ctx {
     idmap parentmap;           /* external id -> index in parents */
     struct { uint64_t external_id, range_id; } *parents; /* written as externalParents */
     size_t nparents, cap_parents;
+    int parents_incomplete;     /* out of memory recording devtrace.externalParents */
 
     /* escaped names, one per interned id */
     char *names;
@@ -364,7 +365,7 @@ static int corr_plan(ctx *c)
         c->corr_direct = 1;
         c->corr_min = lo;
         c->corr_span = hi - lo + 1;
-        c->pairs = malloc(c->corr_span * sizeof *c->pairs);
+        c->pairs = dt_malloc(c->corr_span * sizeof *c->pairs);
         if (!c->pairs)
             return -1;
         memset(c->pairs, 0xff, c->corr_span * sizeof *c->pairs);
@@ -538,12 +539,20 @@ static uint32_t range_of_external(ctx *c, uint64_t ext)
     if (r == NONE)
         return NONE;
     uint32_t *slot = idmap_slot(&c->parentmap, ext);
-    if (slot && *slot == NONE) {
+    if (!slot) {
+        c->parents_incomplete = 1;
+        return r;
+    }
+    if (*slot == NONE) {
         if (c->nparents == c->cap_parents) {
             size_t cap = c->cap_parents ? c->cap_parents * 2 : 64;
-            void *p = realloc(c->parents, cap * sizeof *c->parents);
-            if (!p)
+            void *p = dt_realloc(c->parents, cap * sizeof *c->parents);
+            if (!p) {
+                /* the slot stays claimed: fail the export rather than write
+                   a trace whose readers cannot attribute ext */
+                c->parents_incomplete = 1;
                 return r;
+            }
             c->parents = p;
             c->cap_parents = cap;
         }
@@ -611,7 +620,7 @@ static int build_spans(ctx *c)
             range = parent;
         }
     }
-    rc = 0;
+    rc = c->parents_incomplete ? -1 : 0;
 out:
     idmap_free(&spanmap);
     return rc;
@@ -771,8 +780,8 @@ static uint32_t leveler_place(leveler *l, uint64_t st, uint64_t en)
 static void leveler_free(leveler *l)
 {
     for (int k = 0; k < NEST_LEVELS; k++)
-        free(l->st[k].ends);
-    free(l->heap);
+        dt_free(l->st[k].ends);
+    dt_free(l->heap);
 }
 
 static uint64_t final_tid(const base_row *b, uint32_t level)
@@ -922,8 +931,8 @@ static int assign_rows(ctx *c)
     }
     rc = 0;
 out:
-    free(si);
-    free(tmp);
+    dt_free(si);
+    dt_free(tmp);
     leveler_free(&lv);
     return rc;
 }
@@ -935,8 +944,8 @@ static int escape_names(ctx *c)
 {
     const dt_intern *in = &c->s->names;
     c->name_count = in->count;
-    c->name_off = malloc((c->name_count + 1) * sizeof *c->name_off);
-    c->name_len = malloc((c->name_count + 1) * sizeof *c->name_len);
+    c->name_off = dt_malloc((c->name_count + 1) * sizeof *c->name_off);
+    c->name_len = dt_malloc((c->name_count + 1) * sizeof *c->name_len);
     if (!c->name_off || !c->name_len)
         return -1;
     for (uint32_t id = 0; id < c->name_count; id++) {
@@ -1041,7 +1050,7 @@ static const char *kernel_tail(ctx *c, unsigned device, uint32_t config, uint32_
     unsigned slot = device < DT_MAX_DEVICES ? device : DT_MAX_DEVICES;
     uint32_t ci = config < nconf ? config : nconf; /* nconf: an unknown config */
     if (!c->kcache[slot]) {
-        c->kcache[slot] = malloc((size_t)(nconf + 1) * 2 * sizeof(uint32_t));
+        c->kcache[slot] = dt_malloc((size_t)(nconf + 1) * 2 * sizeof(uint32_t));
         if (!c->kcache[slot])
             return NULL;
         memset(c->kcache[slot], 0xff, (size_t)(nconf + 1) * 2 * sizeof(uint32_t));
@@ -1699,30 +1708,30 @@ static int write_file(void *arg, dt_out *o)
 
 static void ctx_free(ctx *c)
 {
-    free(c->row);
-    free(c->perm);
-    free(c->flow);
-    free(c->brows);
+    dt_free(c->row);
+    dt_free(c->perm);
+    dt_free(c->flow);
+    dt_free(c->brows);
     for (int k = 0; k < 3; k++)
         idmap_free(&c->rowmap[k]);
-    free(c->frows);
-    free(c->prefix);
-    free(c->spans);
+    dt_free(c->frows);
+    dt_free(c->prefix);
+    dt_free(c->spans);
     idmap_free(&c->corrmap);
-    free(c->pairs);
+    dt_free(c->pairs);
     idmap_free(&c->attrmap);
-    free(c->attr);
+    dt_free(c->attr);
     idmap_free(&c->rangemap);
     idmap_free(&c->parentmap);
-    free(c->parents);
-    free(c->names);
-    free(c->name_off);
-    free(c->name_len);
+    dt_free(c->parents);
+    dt_free(c->names);
+    dt_free(c->name_off);
+    dt_free(c->name_len);
     if (c->kcache)
         for (int k = 0; k <= DT_MAX_DEVICES; k++)
-            free(c->kcache[k]);
-    free(c->kcache);
-    free(c->kfrag);
+            dt_free(c->kcache[k]);
+    dt_free(c->kcache);
+    dt_free(c->kfrag);
 }
 
 static int prepare(ctx *c)
@@ -1730,9 +1739,9 @@ static int prepare(ctx *c)
     c->n = c->s->store.count;
     if (c->n >= UINT32_MAX / 2)
         return -1;
-    c->row = malloc((c->n + 1) * sizeof *c->row);
-    c->flow = calloc(c->n + 1, 1);
-    c->kcache = calloc(DT_MAX_DEVICES + 1, sizeof *c->kcache);
+    c->row = dt_malloc((c->n + 1) * sizeof *c->row);
+    c->flow = dt_calloc(c->n + 1, 1);
+    c->kcache = dt_calloc(DT_MAX_DEVICES + 1, sizeof *c->kcache);
     if (!c->row || !c->flow || !c->kcache)
         return -1;
     for (int k = 0; k < 3; k++)
@@ -1745,14 +1754,14 @@ static int prepare(ctx *c)
         return -1;
     /* both maps have served their purpose; free them before the big arrays */
     idmap_free(&c->corrmap);
-    free(c->pairs);
+    dt_free(c->pairs);
     c->pairs = NULL;
     c->items = c->n + c->nspans;
-    uint32_t *row = realloc(c->row, (c->items + 1) * sizeof *c->row);
+    uint32_t *row = dt_realloc(c->row, (c->items + 1) * sizeof *c->row);
     if (!row)
         return -1;
     c->row = row;
-    c->perm = malloc((c->items + 1) * sizeof *c->perm);
+    c->perm = dt_malloc((c->items + 1) * sizeof *c->perm);
     if (!c->perm)
         return -1;
     if (assign_rows(c) != 0 || escape_names(c) != 0)
@@ -1940,7 +1949,7 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
         return dt_error(DT_ERR_STATE, "the session must be stopped before its trace is written");
 
     /* large (row caches, a bitmap): kept off the caller's stack */
-    ctx *c = calloc(1, sizeof *c);
+    ctx *c = dt_calloc(1, sizeof *c);
     if (!c)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
     c->s = s;
@@ -1948,13 +1957,13 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
     c->api_prefix = s->backend && s->backend->api_category ? s->backend->api_category : "privateuse1";
     if (prepare(c) != 0) {
         ctx_free(c);
-        free(c);
+        dt_free(c);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
     }
     int err = dt_write_file_atomic(path, format == DT_FORMAT_JSON_GZ, write_file, c);
     uint64_t bytes = c->bytes;
     ctx_free(c);
-    free(c);
+    dt_free(c);
     if (err == ENOMEM)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while writing the trace %s", path);
     if (err != 0)

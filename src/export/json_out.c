@@ -17,6 +17,19 @@ const char dt_digit_pairs[200] =
     "80818283848586878889"
     "90919293949596979899";
 
+/* zlib's own allocations go through the library's, like every other. */
+static voidpf zlib_alloc(voidpf opaque, uInt items, uInt size)
+{
+    (void)opaque;
+    return dt_calloc(items, size);
+}
+
+static void zlib_free(voidpf opaque, voidpf p)
+{
+    (void)opaque;
+    dt_free(p);
+}
+
 static void write_all(dt_out *o, const void *p, size_t n)
 {
     const char *c = p;
@@ -70,21 +83,23 @@ int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
     o->fd = fd;
     o->gzip = gzip;
     o->cap = buffer_size;
-    o->buf = malloc(buffer_size);
+    o->buf = dt_malloc(buffer_size);
     if (!o->buf)
         return -1;
     if (gzip) {
-        z_stream *zs = calloc(1, sizeof *zs);
+        z_stream *zs = dt_calloc(1, sizeof *zs);
         o->zcap = buffer_size / 2;
-        o->zbuf = malloc(o->zcap);
+        o->zbuf = dt_malloc(o->zcap);
         if (!zs || !o->zbuf) {
-            free(zs);
+            dt_free(zs);
             dt_out_free(o);
             return -1;
         }
+        zs->zalloc = zlib_alloc;
+        zs->zfree = zlib_free;
         /* windowBits 15 + 16: a gzip wrapper, which gzip and browsers read. */
         if (deflateInit2(zs, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-            free(zs);
+            dt_free(zs);
             dt_out_free(o);
             return -1;
         }
@@ -134,10 +149,10 @@ void dt_out_free(dt_out *o)
 {
     if (o->zs) {
         deflateEnd(o->zs);
-        free(o->zs);
+        dt_free(o->zs);
     }
-    free(o->zbuf);
-    free(o->buf);
+    dt_free(o->zbuf);
+    dt_free(o->buf);
     o->zs = NULL;
     o->zbuf = NULL;
     o->buf = NULL;

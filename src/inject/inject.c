@@ -1,25 +1,41 @@
 /* libdevtrace_inject: preloaded into a program by `devtrace record` (or by
    hand with LD_PRELOAD). It starts a session when the program loads and
-   writes the trace when it exits, or when it is stopped by SIGINT/SIGTERM.
-   It is also CUDA's injection library (CUDA_INJECTION64_PATH): the driver
-   calls InitializeInjection before the first context, when CUPTI must be
-   armed. */
+   writes the trace when it exits, execs another program, or is stopped by
+   SIGINT, SIGTERM, SIGHUP or SIGQUIT. A process that recorded nothing
+   writes no trace. It is also CUDA's injection library
+   (CUDA_INJECTION64_PATH): the driver calls InitializeInjection before the
+   first context, when CUPTI must be armed.
+
+   Under `devtrace record` (DEVTRACE_RECORD_LOG set) each process appends
+   one line per event of its life to that file, which `record` reads to say
+   how many processes were traced and where each trace went:
+     <pid> \t <state> \t key=value ... \t message=<text>
+   state: started (recording), wrote, empty (recorded nothing, no trace),
+   failed (the trace could not be written), off (could not record). */
 #include "dt_internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static dt_session *g_session;
-static _Atomic int g_finished;
 static pid_t g_owner_pid;
 static int g_pipe[2] = {-1, -1};
 static char g_output[4096];
+/* A trace found at the output path that is older than this is from an
+   earlier run and is replaced; a newer one is another process's, kept. */
+static uint64_t g_run_began_ns;
 static struct sigaction g_old[65];
 static const int g_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
@@ -70,71 +86,215 @@ static void output_path(char *out, size_t n, const char *tmpl)
     }
 }
 
-/* One line per traced process for `devtrace record` to report. */
-static void report(const char *status_text)
+/* Whether path may take this process's trace: free, or holding a trace
+   from before this run. */
+static int path_is_free(const char *path)
 {
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT;
+    if (!S_ISREG(st.st_mode)) return 0;
+    uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    return mtime < g_run_began_ns;
+}
+
+/* Several processes (of one `record`, or of several) may be given the same
+   output path: none replaces a trace another wrote during this run. The
+   trace is written under a private name, then renamed to the path, or to
+   the path tagged with the pid when another trace took it meanwhile. The
+   choice and the rename happen under a lock on the folder, so two writers
+   cannot both find the path free. */
+static dt_status write_trace(dt_session *s, const char *want, char *got, size_t got_len)
+{
+    char pending[4200];
+    snprintf(pending, sizeof pending, "%s.%d.pending", want, (int)getpid());
+    dt_status st = dt_session_write(s, pending, s->config.format);
+    if (st != DT_OK) return st;
+
+    char dir[4096];
+    dt_path_dir(dir, sizeof dir, want);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) flock(dfd, LOCK_EX); /* no lock (unsupported): the check below still mostly holds */
+
+    snprintf(got, got_len, "%s", want);
+    for (int k = 0; !path_is_free(got) && k < 1000; k++) {
+        char tag[64];
+        if (k == 0) snprintf(tag, sizeof tag, "%d", (int)getpid());
+        else snprintf(tag, sizeof tag, "%d-%d", (int)getpid(), k);
+        insert_tag(got, got_len, want, tag);
+    }
+    int err = rename(pending, got) == 0 ? 0 : errno;
+    if (dfd >= 0) close(dfd); /* releases the lock */
+    if (err) {
+        unlink(pending);
+        return dt_error(DT_ERR_IO, "cannot write trace %s: %s", got, strerror(err));
+    }
+    return DT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* What `devtrace record` is told                                      */
+/* ------------------------------------------------------------------ */
+/* One line to the record log; without `record`, failures go to stderr.
+   path and the message may be empty. */
+__attribute__((format(printf, 4, 5))) static void report(const char *state, int with_counts, const char *path,
+                                                         const char *fmt, ...)
+{
+    char message[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    for (char *p = message; *p; p++)
+        if (*p == '\t' || *p == '\n' || *p == '\r') *p = ' '; /* one field, one line */
     const char *log = dt_env("DEVTRACE_RECORD_LOG");
     if (!log) {
-        if (status_text[0]) fprintf(stderr, "devtrace: %s\n", status_text);
+        if (strcmp(state, "failed") == 0 || strcmp(state, "off") == 0)
+            fprintf(stderr, "devtrace: %s\n", message);
         return;
     }
-    char line[4096];
-    int len = snprintf(line, sizeof line, "%d\t%s\t%s\t%zu", (int)getpid(),
-                       g_session ? dt_session_backend(g_session) : "", g_output,
-                       g_session ? dt_session_event_count(g_session) : (size_t)0);
-    for (int r = 0; r < DT_LOSS_COUNT && len < (int)sizeof line; r++)
-        len += snprintf(line + len, sizeof line - (size_t)len, "\t%s=%llu", dt_loss_reason_name((dt_loss_reason)r),
-                        (unsigned long long)(g_session ? dt_session_loss(g_session, (dt_loss_reason)r) : 0));
-    if (len < (int)sizeof line)
-        len += snprintf(line + len, sizeof line - (size_t)len, "\tstatus=%s\n", status_text);
+    char line[8192];
+    int len = snprintf(line, sizeof line, "%d\t%s", (int)getpid(), state);
+    if (with_counts && g_session) {
+        len += snprintf(line + len, sizeof line - (size_t)len, "\tbackend=%s\tevents=%zu",
+                        dt_session_backend(g_session), dt_session_event_count(g_session));
+        for (int r = 0; r < DT_LOSS_COUNT && len < (int)sizeof line; r++)
+            len += snprintf(line + len, sizeof line - (size_t)len, "\tloss.%s=%llu",
+                            dt_loss_reason_name((dt_loss_reason)r),
+                            (unsigned long long)dt_session_loss(g_session, (dt_loss_reason)r));
+    }
+    if (path[0] && len < (int)sizeof line) len += snprintf(line + len, sizeof line - (size_t)len, "\tpath=%s", path);
+    if (message[0] && len < (int)sizeof line)
+        len += snprintf(line + len, sizeof line - (size_t)len, "\tmessage=%s", message);
+    if (len < (int)sizeof line) len += snprintf(line + len, sizeof line - (size_t)len, "\n");
     if (len >= (int)sizeof line) { len = (int)sizeof line - 1; line[len - 1] = '\n'; }
     int fd = open(log, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd >= 0) {
-        ssize_t w = write(fd, line, (size_t)len);
+        ssize_t w = write(fd, line, (size_t)len); /* one write: lines of processes do not mix */
         (void)w;
         close(fd);
     }
 }
 
-static void finish(void)
+/* ------------------------------------------------------------------ */
+/* Finishing: once, whoever asks first; the others wait                */
+/* ------------------------------------------------------------------ */
+/* Exit, _exit, exec and the signal thread may all ask at once (a signal
+   makes the program's sleep return, and it exits while the signal thread
+   writes). The first writes; the others wait until the trace is written,
+   for the process must not end before. */
+enum { FINISH_IDLE, FINISH_RUNNING, FINISH_DONE };
+static _Atomic int g_finish_state;
+static _Thread_local int tls_finishing; /* this thread writes, or tries to */
+
+_Static_assert(sizeof(_Atomic int) == sizeof(int), "futex word");
+
+static void wait_finished(void)
 {
-    if (getpid() != g_owner_pid || !g_session) return; /* a forked child: not ours */
-    int expected = 0;
-    if (!atomic_compare_exchange_strong(&g_finished, &expected, 1)) return;
-    char status[1024] = "";
-    if (dt_session_stop(g_session) != DT_OK)
-        snprintf(status, sizeof status, "stop failed: %s", dt_last_error());
-    else if (dt_session_write(g_session, g_output, g_session->config.format) != DT_OK)
-        snprintf(status, sizeof status, "write failed: %s", dt_last_error());
-    report(status);
+    while (atomic_load(&g_finish_state) != FINISH_DONE)
+        syscall(SYS_futex, (int *)&g_finish_state, FUTEX_WAIT_PRIVATE, FINISH_RUNNING, NULL, NULL, 0);
 }
 
+static void stop_and_write(void)
+{
+    if (dt_session_stop(g_session) != DT_OK) {
+        report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
+        return;
+    }
+    if (dt_session_event_count(g_session) == 0 && dt_session_loss_total(g_session) == 0) {
+        report("empty", 1, g_output, "recorded nothing");
+        return;
+    }
+    char got[4200];
+    if (write_trace(g_session, g_output, got, sizeof got) != DT_OK) {
+        report("failed", 1, g_output, "%s", dt_last_error());
+        return;
+    }
+    if (strcmp(got, g_output) != 0)
+        report("wrote", 1, got, "%s was written by another process during this run", g_output);
+    else
+        report("wrote", 1, got, "%s", "");
+}
+
+/* The signal our handler took, raised again (with the program's previous
+   disposition) by whoever writes the trace, once it is written. */
+static _Atomic int g_received;
+
+static void raise_received(void)
+{
+    int sig = atomic_exchange(&g_received, 0);
+    if (sig <= 0 || sig >= 65) return;
+    sigaction(sig, &g_old[sig], NULL);
+    kill(getpid(), sig);
+}
+
+/* 1 when this call wrote the trace: the caller then calls finish_done().
+   0 when there is nothing to write in this process, or another caller
+   wrote it (and has finished). */
+static int finish_begin(void)
+{
+    if (getpid() != g_owner_pid || !g_session) return 0; /* a forked child: not ours */
+    /* a handler of the program that ends the process from within this
+       thread's own finish: waiting for itself would never end */
+    if (tls_finishing) return 0;
+    tls_finishing = 1;
+    int expected = FINISH_IDLE;
+    if (!atomic_compare_exchange_strong(&g_finish_state, &expected, FINISH_RUNNING)) {
+        tls_finishing = 0;
+        wait_finished();
+        return 0;
+    }
+    stop_and_write();
+    /* A program stopped by a signal ends by it, even when its sleep returned
+       and it reached exit first: the signal is raised again before the exit
+       (or the waiters) go on. */
+    raise_received();
+    return 1;
+}
+
+static void finish_done(void)
+{
+    atomic_store(&g_finish_state, FINISH_DONE);
+    syscall(SYS_futex, (int *)&g_finish_state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static void finish(void)
+{
+    if (finish_begin()) finish_done();
+}
+
+/* ------------------------------------------------------------------ */
+/* Signals                                                             */
+/* ------------------------------------------------------------------ */
 static void on_signal(int sig)
 {
     unsigned char b = (unsigned char)sig;
     int saved = errno;
+    int none = 0;
+    atomic_compare_exchange_strong(&g_received, &none, sig);
     if (g_pipe[1] >= 0) { ssize_t w = write(g_pipe[1], &b, 1); (void)w; }
     errno = saved;
 }
 
 /* Writing a trace is not async-signal-safe: a thread does it, then the
-   signal is delivered again with the program's previous disposition. */
+   signal is delivered again with the program's previous disposition. The
+   program's own threads run on meanwhile (its sleep returns early) and may
+   reach exit, where they wait for the trace, or write it themselves. */
 static void *signal_thread(void *arg)
 {
     (void)arg;
     unsigned char b;
-    while (read(g_pipe[0], &b, 1) < 0 && errno == EINTR) {}
-    int sig = b;
-    finish();
-    /* the program's own disposition: its handler, or the default action */
-    if (sig > 0 && sig < 65) sigaction(sig, &g_old[sig], NULL);
-    kill(getpid(), sig);
+    ssize_t r;
+    while ((r = read(g_pipe[0], &b, 1)) < 0 && errno == EINTR) {}
+    if (r != 1) return NULL;
+    int wrote = finish_begin();
+    raise_received(); /* not tracing in this process, or written by another thread */
+    if (wrote) finish_done();
     return NULL;
 }
 
-static void install_signal_handlers(void)
+static int install_signal_handlers(void)
 {
-    if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
+    if (pipe2(g_pipe, O_CLOEXEC) != 0) return -1;
     pthread_t t;
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -145,7 +305,7 @@ static void install_signal_handlers(void)
     int rc = pthread_create(&t, &a, signal_thread, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&a);
-    if (rc != 0) return;
+    if (rc != 0) return -1;
     for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) {
         int sig = g_signals[i];
         struct sigaction sa = {0};
@@ -156,11 +316,26 @@ static void install_signal_handlers(void)
         sa.sa_flags = SA_RESTART;
         sigaction(sig, &sa, NULL);
     }
+    return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Start                                                               */
+/* ------------------------------------------------------------------ */
 __attribute__((constructor)) static void devtrace_inject_init(void)
 {
     if (dt_env_bool("DEVTRACE_DISABLE") == 1) return;
+    /* A signal that arrives while the session starts waits until the
+       handlers that write the trace are in place. Threads started meanwhile
+       (the vendor's, devtrace's) keep these signals blocked for good. */
+    sigset_t ours, old;
+    sigemptyset(&ours);
+    for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) sigaddset(&ours, g_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &ours, &old);
+
+    const char *began = dt_env("DEVTRACE_RECORD_START_NS");
+    g_run_began_ns = began ? strtoull(began, NULL, 10) : 0;
+    if (!g_run_began_ns) g_run_began_ns = dt_realtime_ns();
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.output_path = "devtrace-%p.json";
@@ -168,22 +343,19 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     output_path(g_output, sizeof g_output, cfg.output_path);
     g_owner_pid = getpid();
     if (dt_session_create(&cfg, &g_session) != DT_OK) {
-        char msg[1200];
-        snprintf(msg, sizeof msg, "not tracing: %s", dt_last_error());
-        report(msg);
+        report("off", 0, g_output, "not tracing: %s", dt_last_error());
         g_session = NULL;
-        return;
-    }
-    if (dt_session_start(g_session) != DT_OK) {
-        char msg[1200];
-        snprintf(msg, sizeof msg, "not tracing: %s", dt_last_error());
-        report(msg);
+    } else if (dt_session_start(g_session) != DT_OK) {
+        report("off", 0, g_output, "not tracing: %s", dt_last_error());
         dt_session_destroy(g_session);
         g_session = NULL;
-        return;
+    } else {
+        if (install_signal_handlers() != 0)
+            dt_log("no signal thread: a signal that stops the program loses its trace");
+        atexit(finish);
+        report("started", 0, g_output, "%s", "");
     }
-    install_signal_handlers();
-    atexit(finish);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 __attribute__((destructor)) static void devtrace_inject_fini(void)
@@ -207,6 +379,116 @@ void _Exit(int status)
     finish();
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
+}
+
+/* exec replaces the program without exit: the trace of what it recorded is
+   written first (the new program, preloaded again, records anew). glibc's
+   exec functions call each other internally, so each is defined. If exec
+   fails the process goes on, no longer recorded. */
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+
+static void *next_symbol(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+#define DT_EXEC_EXPORT __attribute__((visibility("default")))
+DT_EXEC_EXPORT int execve(const char *path, char *const argv[], char *const envp[]);
+DT_EXEC_EXPORT int execv(const char *path, char *const argv[]);
+DT_EXEC_EXPORT int execvp(const char *file, char *const argv[]);
+DT_EXEC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]);
+DT_EXEC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]);
+DT_EXEC_EXPORT int execl(const char *path, const char *arg, ...);
+DT_EXEC_EXPORT int execlp(const char *file, const char *arg, ...);
+DT_EXEC_EXPORT int execle(const char *path, const char *arg, ...);
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+    finish();
+    execve_fn f = (execve_fn)next_symbol("execve");
+    if (!f) { errno = ENOSYS; return -1; }
+    return f(path, argv, envp);
+}
+
+int execv(const char *path, char *const argv[])
+{
+    finish();
+    execv_fn f = (execv_fn)next_symbol("execv");
+    if (!f) { errno = ENOSYS; return -1; }
+    return f(path, argv);
+}
+
+int execvp(const char *file, char *const argv[])
+{
+    finish();
+    execv_fn f = (execv_fn)next_symbol("execvp");
+    if (!f) { errno = ENOSYS; return -1; }
+    return f(file, argv);
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    finish();
+    execve_fn f = (execve_fn)next_symbol("execvpe");
+    if (!f) { errno = ENOSYS; return -1; }
+    return f(file, argv, envp);
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    finish();
+    int (*f)(int, char *const[], char *const[]) = (int (*)(int, char *const[], char *const[]))next_symbol("fexecve");
+    if (!f) { errno = ENOSYS; return -1; }
+    return f(fd, argv, envp);
+}
+
+/* execl* take their arguments as a list: gathered into an array (and, for
+   execle, the environment after the terminating NULL read by the caller). */
+#define DT_EXEC_MAX_ARGS 4096
+
+static int gather_args(char **argv, const char *first, va_list *ap)
+{
+    size_t n = 0;
+    argv[n++] = (char *)first;
+    while (first && (argv[n] = va_arg(*ap, char *)) != NULL)
+        if (++n == DT_EXEC_MAX_ARGS) {
+            errno = E2BIG;
+            return -1;
+        }
+    argv[n] = NULL;
+    return 0;
+}
+
+int execl(const char *path, const char *arg, ...)
+{
+    char *argv[DT_EXEC_MAX_ARGS + 1];
+    va_list ap;
+    va_start(ap, arg);
+    int rc = gather_args(argv, arg, &ap);
+    va_end(ap);
+    return rc != 0 ? -1 : execv(path, argv);
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+    char *argv[DT_EXEC_MAX_ARGS + 1];
+    va_list ap;
+    va_start(ap, arg);
+    int rc = gather_args(argv, arg, &ap);
+    va_end(ap);
+    return rc != 0 ? -1 : execvp(file, argv);
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+    char *argv[DT_EXEC_MAX_ARGS + 1];
+    va_list ap;
+    va_start(ap, arg);
+    int rc = gather_args(argv, arg, &ap);
+    char **envp = rc == 0 ? va_arg(ap, char **) : NULL;
+    va_end(ap);
+    return rc != 0 ? -1 : execve(path, argv, envp);
 }
 
 /* CUDA driver injection entry point. */

@@ -262,6 +262,12 @@ void dt_rd_u64map_free(dt_rd_u64map *m);
 uint64_t *dt_rd_u64map_slot(dt_rd_u64map *m, uint64_t key, bool *added);
 bool dt_rd_u64map_get(const dt_rd_u64map *m, uint64_t key, uint64_t *value);
 
+/* Text from a trace for a terminal: control bytes (C0, DEL, C1) and bytes
+   that are not UTF-8 are written as \xNN, everything else as it is.
+   dt_rd_safe_len is the number of bytes dt_rd_put_safe writes. */
+size_t dt_rd_safe_len(const char *s);
+void dt_rd_put_safe(FILE *out, const char *s);
+
 /* Invariant checker (docs/trace-format.md). Prints violations to out and
    errors to err; returns 0 when every invariant holds, 1 otherwise. */
 int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err);

@@ -362,7 +362,9 @@ static int st_print_report(st *s, int rep, bool csv, FILE *out)
         for (int c = 0; c < COL_NAME; c++)
             if (col_used(rep, c))
                 fprintf(out, " %*s ", (int)w[c], cells[c]);
-        fprintf(out, " %s\n", rows[i].name);
+        fputc(' ', out);
+        dt_rd_put_safe(out, rows[i].name);
+        fputc('\n', out);
     }
     free(rows);
     return 0;
@@ -386,11 +388,15 @@ static void st_print_loss(const dt_rd_summary *sum, bool csv, FILE *out)
     }
     size_t w = strlen("Reason");
     for (size_t i = 0; i < sum->loss.count; i++)
-        if (strlen(sum->loss.items[i].key) > w)
-            w = strlen(sum->loss.items[i].key);
+        if (dt_rd_safe_len(sum->loss.items[i].key) > w)
+            w = dt_rd_safe_len(sum->loss.items[i].key);
     fprintf(out, " %-*s  Count\n", (int)w, "Reason");
-    for (size_t i = 0; i < sum->loss.count; i++)
-        fprintf(out, " %-*s  %" PRId64 "\n", (int)w, sum->loss.items[i].key, sum->loss.items[i].value);
+    for (size_t i = 0; i < sum->loss.count; i++) {
+        fputc(' ', out);
+        dt_rd_put_safe(out, sum->loss.items[i].key);
+        fprintf(out, "%*s  %" PRId64 "\n", (int)(w - dt_rd_safe_len(sum->loss.items[i].key)), "",
+                sum->loss.items[i].value);
+    }
 }
 
 static void st_free(st *s)
@@ -433,8 +439,11 @@ static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool c
         return 1;
     }
     if (!csv)
-        fprintf(out, "trace: %s (%" PRIu64 " events%s%s)\n", label, sum.event_count, sum.backend ? ", backend " : "",
-                sum.backend ? sum.backend : "");
+    {
+        fprintf(out, "trace: %s (%" PRIu64 " events%s", label, sum.event_count, sum.backend ? ", backend " : "");
+        dt_rd_put_safe(out, sum.backend ? sum.backend : "");
+        fputs(")\n", out);
+    }
     int status = 0;
     for (int r = 0; r < REP_COUNT; r++)
         if ((reports & (1u << r)) && st_print_report(&s, r, csv, out) != 0) {

@@ -11,6 +11,8 @@ SOURCE = Path(os.environ.get("DT_SOURCE_DIR", Path(__file__).resolve().parents[2
 DEVTRACE = BUILD / "devtrace"
 EMU_RUN = BUILD / "devtrace-emu-run"
 TOPSPTI_EMU = BUILD / "emu" / "libtopspti.so"
+# records two user ranges around a sleep (tests/integration/workload.c)
+WORKLOAD = BUILD / "tests" / "integration" / "dt_workload"
 
 
 def run(args, env=None, timeout=120, **kw):

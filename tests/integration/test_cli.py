@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DEVTRACE, EMU_RUN, SOURCE, TOPSPTI_EMU, check_trace, load_trace,
+from conftest import (DEVTRACE, EMU_RUN, SOURCE, TOPSPTI_EMU, WORKLOAD, check_trace, load_trace,
                       needs_emulator, run)
 
 
@@ -16,6 +16,12 @@ def test_every_command_has_help(cmd):
     res = run([DEVTRACE, *cmd, "--help"])
     assert res.returncode == 0
     assert "usage: devtrace" in res.stdout
+
+
+def test_record_help_lists_its_exit_statuses():
+    res = run([DEVTRACE, "record", "--help"])
+    for status in ("128+N", "  2 ", "  125 ", "126, 127"):
+        assert status in res.stdout, status
 
 
 def test_unknown_command_is_a_usage_error():
@@ -38,12 +44,13 @@ def test_backends_lists_every_backend_with_a_reason():
 
 def test_record_returns_the_programs_exit_status(tmp_path):
     out = tmp_path / "t.json"
-    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", "sh", "-c", "exit 3"])
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "--exit", "3", "0"])
     assert res.returncode == 3, res.stderr
     trace = check_trace(out)
     assert trace["devtrace"]["backend"] == "null"
     assert "nothing lost" in res.stderr
-    assert str(out) in res.stderr
+    assert f"wrote {out}" in res.stderr
+    assert "traced 1 process: 1 trace written\n" in res.stderr
 
 
 def test_record_a_missing_program(tmp_path):
@@ -51,6 +58,12 @@ def test_record_a_missing_program(tmp_path):
                "/nonexistent/program"])
     assert res.returncode == 127
     assert "cannot run /nonexistent/program" in res.stderr
+    assert "no trace was written" not in res.stderr and "traced" not in res.stderr
+    script = tmp_path / "not-executable"
+    script.write_text("#!/bin/sh\n")
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", tmp_path / "t.json", "--", script])
+    assert res.returncode == 126
+    assert "Permission denied" in res.stderr and "no trace was written" not in res.stderr
 
 
 def test_record_rejects_unknown_backend(tmp_path):
@@ -59,41 +72,139 @@ def test_record_rejects_unknown_backend(tmp_path):
     assert "unknown backend nope" in res.stderr
 
 
-def test_each_process_writes_its_own_trace(tmp_path):
+def test_only_processes_that_recorded_something_write_a_trace(tmp_path):
+    """Helpers (a shell, true) record nothing and write nothing; the summary
+    counts them and says where the one trace went."""
     out = tmp_path / "t.json"
     res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--",
-               "sh", "-c", "/bin/true; /bin/true; exit 0"])
+               "sh", "-c", f"/bin/true; /bin/true; {WORKLOAD} 0; exit 0"])
     assert res.returncode == 0, res.stderr
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert "t.json" in files
-    children = [f for f in files if f != "t.json"]
-    assert len(children) == 2, files
-    for f in files:
-        check_trace(tmp_path / f)
+    assert len(files) == 1 and files[0].startswith("t.") and files[0] != "t.json", files
+    check_trace(tmp_path / files[0])
+    assert f"wrote {tmp_path / files[0]}: " in res.stderr
+    assert "traced 4 processes: 1 trace written; 3 recorded nothing" in res.stderr, res.stderr
+    # a run that records nothing at all writes nothing, and says so
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", tmp_path / "u.json", "--", "true"])
+    assert res.returncode == 0, res.stderr
+    assert not (tmp_path / "u.json").exists()
+    assert "traced 1 process: 0 traces written; 1 recorded nothing" in res.stderr
+
+
+def test_a_program_that_execs_keeps_what_it_recorded(tmp_path):
+    """exec replaces the program without exit: what it recorded is written first."""
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--",
+               "sh", "-c", f"{WORKLOAD} 0 && exec {WORKLOAD} 0"])
+    assert res.returncode == 0, res.stderr
+    assert "traced 3 processes: 2 traces written; 1 recorded nothing" in res.stderr, res.stderr
+    assert len(list(tmp_path.iterdir())) == 2
 
 
 def test_rank_names_the_trace(tmp_path):
     out = tmp_path / "t.json.gz"
-    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", "true"], env={"RANK": "3"})
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"], env={"RANK": "3"})
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "t.rank3.json.gz").exists()
     check_trace(tmp_path / "t.rank3.json.gz")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_still_leaves_a_valid_trace(tmp_path, sig):
-    out = tmp_path / "t.json"
+def start_workload(out, sleep_ms, *extra):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    proc = subprocess.Popen([str(DEVTRACE), "record", "--backend", "null", "-o", str(out), "--",
-                             "sleep", "30"], env=env, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    proc = subprocess.Popen([str(DEVTRACE), "record", "--backend", "null", "-o", str(out), *extra, "--",
+                             str(WORKLOAD), str(sleep_ms)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT])
+def test_a_signal_still_leaves_a_valid_trace(tmp_path, sig):
+    out = tmp_path / "t.json"
+    proc = start_workload(out, 30000)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 128 + sig, err
     assert f"terminated by signal {int(sig)}" in err
-    assert "wrote" in err
+    assert f"wrote {out}" in err
     check_trace(out)
+
+
+@pytest.mark.parametrize("where", ["missing", "directory", "file"])
+def test_an_unwritable_output_stops_record_before_the_program_runs(tmp_path, where):
+    marker = tmp_path / "ran"
+    out = {"missing": tmp_path / "no" / "such" / "t.json", "directory": tmp_path,
+           "file": tmp_path / "plain" / "t.json"}[where]
+    (tmp_path / "plain").write_text("")
+    res = run([DEVTRACE, "record", "-o", out, "--", "touch", marker])
+    assert res.returncode == 2, res.stderr
+    assert not marker.exists()
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith(f"devtrace record: cannot write the trace {out}: ")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_a_read_only_directory_stops_record(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o500)
+    res = run([DEVTRACE, "record", "-o", ro / "t.json", "--", "true"])
+    assert res.returncode == 2 and "cannot create files in" in res.stderr
+
+
+def test_a_trace_that_cannot_be_written_at_the_end_is_devtraces_own_failure(tmp_path):
+    """The folder disappears while the program runs: exit status 125 with the
+    reason, never the program's 0, and no guess about SIGKILL."""
+    d = tmp_path / "d"
+    d.mkdir()
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", d / "t.json", "--",
+               "sh", "-c", f"rmdir {d} && exec {WORKLOAD} 0"])
+    assert res.returncode == 125, res.stderr
+    assert "its trace could not be written: cannot write trace" in res.stderr
+    assert "No such file or directory" in res.stderr
+    assert "exited with status 0" in res.stderr
+    assert "SIGKILL" not in res.stderr and "statically linked" not in res.stderr
+
+
+def test_a_crash_after_a_trace_was_written_is_no_lost_trace(tmp_path):
+    out = tmp_path / "t.json"
+    # SIGILL: a crash that AddressSanitizer (in the sanitizer builds) leaves alone
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--",
+               "sh", "-c", f"{WORKLOAD} 0; kill -ILL $$"])
+    assert res.returncode == 128 + signal.SIGILL, res.stderr
+    assert "terminated by signal 4" in res.stderr and "1 trace written" in res.stderr
+    assert "SIGKILL" not in res.stderr and "statically linked" not in res.stderr
+
+
+def test_a_statically_linked_program_is_named_as_the_likely_cause(tmp_path):
+    prog = tmp_path / "static"
+    cc = subprocess.run(["cc", "-static", "-x", "c", "-", "-o", str(prog)], input="int main(void){return 0;}",
+                        capture_output=True, text=True)
+    if cc.returncode != 0:
+        pytest.skip("no static C library: " + cc.stderr)
+    res = run([DEVTRACE, "record", "-o", tmp_path / "t.json", "--", prog])
+    assert res.returncode == 125, res.stderr
+    assert "did not load the injection library (is it statically linked, or setuid?)" in res.stderr
+
+
+def test_records_writing_one_path_do_not_replace_each_others_traces(tmp_path):
+    out = tmp_path / "t.json"
+    first = start_workload(out, 400)
+    second = start_workload(out, 100)
+    _, err2 = second.communicate(timeout=30)
+    _, err1 = first.communicate(timeout=30)
+    assert first.returncode == 0 and second.returncode == 0, err1 + err2
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert len(files) == 2 and "t.json" in files, files
+    other = tmp_path / [f for f in files if f != "t.json"][0]
+    for f in (out, other):
+        check_trace(f)
+    assert f"wrote {out}: " in err2
+    # the one that finished second keeps the other's trace, and says so
+    assert f"wrote {other}: " in err1 and f"({out} was written by another process during this run)" in err1
+    # a later run replaces a trace of an earlier one
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
+    assert res.returncode == 0 and f"wrote {out}: " in res.stderr
+    assert len(list(tmp_path.iterdir())) == 2
 
 
 @pytest.mark.parametrize("content", [b"", b"{", b"[1,2,3]", b"\x1f\x8b\x08\x00garbage",

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli_capture.h"
+#include "dt_demangle.h"
 #include "dt_reader.h"
 
 static int run_check(capture *c, int argc, const char **argv)
@@ -136,10 +137,12 @@ static void corrupt_input_fails_invariant_1(void **state)
     cap_free(&c);
 }
 
-/* A minimal valid trace with n kernels named <prefix><i>. */
-static char *make_trace(int n, const char *prefix, size_t *len)
+/* A minimal valid trace with n kernels, kernel i named by name(i). */
+static char *make_trace_named(int n, const char *(*name)(int, void *), void *arg, size_t *len)
 {
-    size_t cap = 4096 + (size_t)n * 256;
+    size_t cap = 4096;
+    for (int i = 0; i < n; i++)
+        cap += 256 + strlen(name(i, arg));
     char *b = malloc(cap);
     assert_non_null(b);
     size_t o = 0;
@@ -149,12 +152,10 @@ static char *make_trace(int n, const char *prefix, size_t *len)
                           "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}},"
                           "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"t\"}}");
     for (int i = 0; i < n; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "%s%d", prefix, i);
         o += (size_t)snprintf(b + o, cap - o,
                               ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%d.000,"
                               "\"dur\":1.000}",
-                              name, 10 + 2 * i);
+                              name(i, arg), 10 + 2 * i);
     }
     o += (size_t)snprintf(b + o, cap - o,
                           "],\"devtrace\":{\"captureWindow\":{\"startNs\":1000000000,\"endNs\":1001000000},"
@@ -165,11 +166,26 @@ static char *make_trace(int n, const char *prefix, size_t *len)
     return b;
 }
 
+static const char *name_from_affixes(int i, void *affixes)
+{
+    static char name[64];
+    const char *const *a = affixes;
+    snprintf(name, sizeof name, "%s%d%s", a[0], i, a[1]);
+    return name;
+}
+
+/* A minimal valid trace with n kernels named <prefix><i><suffix>. */
+static char *make_trace(int n, const char *prefix, const char *suffix, size_t *len)
+{
+    const char *affixes[] = {prefix, suffix};
+    return make_trace_named(n, name_from_affixes, (void *)affixes, len);
+}
+
 static void violations_are_capped_with_a_count(void **state)
 {
     (void)state;
     size_t len;
-    char *t = make_trace(30, "_Z", &len);
+    char *t = make_trace(30, "_Z4kernILi", "EEvv", &len);
     capture c;
     assert_int_equal(check_text(&c, t, len), 1);
     assert_int_equal(lines_for(c.out_text, 4), 21);
@@ -178,11 +194,79 @@ static void violations_are_capped_with_a_count(void **state)
     cap_free(&c);
     free(t);
 
-    t = make_trace(30, "kernel_", &len);
+    t = make_trace(30, "kernel_", "", &len);
     assert_int_equal(check_text(&c, t, len), 0);
     assert_string_equal(c.out_text, "check: OK (32 events, 0 flows)\n");
     cap_free(&c);
     free(t);
+}
+
+static const char *name_from_list(int i, void *list)
+{
+    return ((const char *const *)list)[i];
+}
+
+/* Invariant 4 is about names that demangle: one that only starts with _Z
+   is kept as the vendor gave it, and is no violation. */
+static void only_names_that_demangle_count_as_mangled(void **state)
+{
+    (void)state;
+    static const char *const kept[] = {"_Z", "_Zfoo", "_ZN5torch", "_ZZ", "_Z!!broken"};
+    size_t len;
+    char *t = make_trace_named(5, name_from_list, (void *)kept, &len);
+    capture c;
+    assert_int_equal(check_text(&c, t, len), 0);
+    assert_string_equal(c.out_text, "check: OK (7 events, 0 flows)\n");
+    cap_free(&c);
+    free(t);
+
+    /* a valid mangled name far longer than 8 KiB is asked whole: it is a
+       violation exactly when the demangler takes names that long (libstdc++
+       takes 1024 bytes at most, and the writer keeps longer ones as given) */
+    size_t k = 20000;
+    char *longname = malloc(k + 16);
+    assert_non_null(longname);
+    int o = sprintf(longname, "_Z%zu", k);
+    memset(longname + o, 'a', k);
+    strcpy(longname + o + k, "v");
+    const char *mangled[] = {"_Z", longname, "_Z4kernILi3EEvv"};
+    int expected = dt_demangle_length_limit() >= strlen(longname) ? 2 : 1;
+    t = make_trace_named(3, name_from_list, (void *)mangled, &len);
+    assert_int_equal(check_text(&c, t, len), 1);
+    assert_int_equal(lines_for(c.out_text, 4), expected);
+    assert_non_null(strstr(c.out_text, expected == 2 ? "check: FAILED: 2 violations\n" : "check: FAILED: 1 violation\n"));
+    cap_free(&c);
+    free(t);
+    free(longname);
+}
+
+/* A violation is one line, whatever bytes the names it quotes hold. */
+static void violations_escape_control_bytes(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"schemaVersion\":1,\"deviceProperties\":[],\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":0,"
+        "\"traceEvents\":["
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"t\"}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\\ninvariant 1: forged\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"b\\u0001\\u001b[2J\\r\\u009b\",\"pid\":1,\"tid\":1,\"ts\":15,"
+        "\"dur\":10}],"
+        "\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
+        "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
+        "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
+        "\"outside_window\":0,\"store_full\":0,\"total\":0},\"attribution\":{}}}";
+    capture c;
+    assert_int_equal(check_text(&c, json, sizeof json - 1), 1);
+    assert_int_equal(lines_for(c.out_text, 5), 1);
+    assert_int_equal(lines_for(c.out_text, 1), 0);
+    assert_non_null(strstr(c.out_text, "\"b\\x01\\x1b[2J\\x0d\\xc2\\x9b\""));
+    assert_non_null(strstr(c.out_text, "\"a\\x0ainvariant 1: forged\""));
+    for (const char *p = c.out_text; *p; p++)
+        if ((unsigned char)*p < 0x20 && *p != '\n')
+            fail_msg("control byte 0x%02x in the output", (unsigned char)*p);
+    assert_string_equal(strchr(c.out_text, '\n') + 1, "check: FAILED: 1 violation\n");
+    cap_free(&c);
 }
 
 static void nesting_is_checked_whatever_the_order(void **state)
@@ -324,6 +408,8 @@ int main(void)
         cmocka_unit_test(each_bad_trace_fails_its_invariant),
         cmocka_unit_test(corrupt_input_fails_invariant_1),
         cmocka_unit_test(violations_are_capped_with_a_count),
+        cmocka_unit_test(only_names_that_demangle_count_as_mangled),
+        cmocka_unit_test(violations_escape_control_bytes),
         cmocka_unit_test(nesting_is_checked_whatever_the_order),
         cmocka_unit_test(flow_ends_sit_on_event_starts),
         cmocka_unit_test(trace_event_is_the_window),

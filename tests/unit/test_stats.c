@@ -200,6 +200,42 @@ static void csv_quotes_awkward_names(void **state)
     cap_free(&c);
 }
 
+/* Only the line ends a report writes: no byte of a name can move the
+   cursor, clear the screen or start a line of its own. */
+static void assert_terminal_safe(const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == '\n')
+            continue;
+        if (*p < 0x20 || *p == 0x7f)
+            fail_msg("control byte 0x%02x at offset %td in:\n%s", *p, (const char *)p - text, text);
+        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+            fail_msg("C1 control U+00%02X at offset %td", p[1], (const char *)p - text);
+    }
+}
+
+static void table_escapes_control_bytes(void **state)
+{
+    (void)state;
+    char buf[4096];
+    snprintf(buf, sizeof buf,
+             "%s,{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\u001b[2J\\rgone\\nnext\\u0001\\u007f\\u009b\",\"pid\":0,"
+             "\"tid\":1,\"ts\":1,\"dur\":1},"
+             "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"r\\u001b]0;title\\u0007\",\"pid\":1,"
+             "\"tid\":1,\"ts\":1,\"dur\":1}],"
+             "\"devtrace\":{\"backend\":\"b\\u001b[31m\",\"loss\":{\"x\\u001b[1Ay\":1,\"total\":1}}}",
+             trace_head);
+    capture c;
+    assert_int_equal(stats_text(&c, buf, NULL, false), 0);
+    assert_terminal_safe(c.out_text);
+    assert_non_null(strstr(c.out_text, " k\\x1b[2J\\x0dgone\\x0anext\\x01\\x7f\\xc2\\x9b\n"));
+    assert_non_null(strstr(c.out_text, " r\\x1b]0;title\\x07\n"));
+    assert_non_null(strstr(c.out_text, "backend b\\x1b[31m)"));
+    /* the loss table stays aligned on the escaped text */
+    assert_non_null(strstr(c.out_text, " Reason     Count\n x\\x1b[1Ay  1\n total      1\n"));
+    cap_free(&c);
+}
+
 static void huge_durations_saturate(void **state)
 {
     (void)state;
@@ -267,6 +303,7 @@ int main(void)
         cmocka_unit_test(median_of_even_count),
         cmocka_unit_test(ranges_collect_nested_device_time),
         cmocka_unit_test(csv_quotes_awkward_names),
+        cmocka_unit_test(table_escapes_control_bytes),
         cmocka_unit_test(huge_durations_saturate),
         cmocka_unit_test(bad_input_and_usage),
     };
