@@ -251,7 +251,7 @@ typedef struct ctx {
     size_t kfrag_len, kfrag_cap;
 
     uint64_t base_ns, window_start, window_end;
-    uint64_t kinds[9];
+    uint64_t kinds[DT_EVENT_OP + 1];
     uint64_t flows;
     uint64_t dropped_window, dropped_kind, dropped_reversed;
     uint8_t device_pid[65536 / 8]; /* device ids in use, as a bitmap */
@@ -404,7 +404,7 @@ static int classify(ctx *c)
         const dt_rec *r = dt_store_at(&s->store, i);
         uint64_t st = rec_start(c, r), en = rec_end(c, r);
         c->row[i] = NONE;
-        if (r->kind < DT_EVENT_KERNEL || r->kind > DT_EVENT_RANGE) {
+        if (r->kind < DT_EVENT_KERNEL || r->kind > DT_EVENT_OP) {
             c->dropped_kind++;
             continue;
         }
@@ -1146,10 +1146,16 @@ static inline char *put_external(char *p, const dt_rec *r)
     return p;
 }
 
+static void write_op(ctx *c, dt_out *o, size_t i);
+
 static int write_record(ctx *c, dt_out *o, size_t i)
 {
     const dt_session *s = c->s;
     const dt_rec *r = dt_store_at(&s->store, i);
+    if (r->kind == DT_EVENT_OP) {
+        write_op(c, o, i);
+        return 0;
+    }
     const final_row *fr = &c->frows[c->row[i]];
     uint64_t st = rec_start(c, r), en = rec_end(c, r);
     uint64_t ts = st - c->base_ns, dur = en - st;
@@ -1289,6 +1295,30 @@ static int write_record(ctx *c, dt_out *o, size_t i)
     return 0;
 }
 
+/* A host operation pushed with a name: a cpu_op span with its External id,
+   the host event that the External ids of its device activity resolve to. */
+static void write_op(ctx *c, dt_out *o, size_t i)
+{
+    const dt_rec *r = dt_store_at(&c->s->store, i);
+    const final_row *fr = &c->frows[c->row[i]];
+    uint64_t st = rec_start(c, r);
+    char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
+    DT_PUT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":");
+    if (r->name < c->name_count)
+        p = put_name(o, p, c->names + c->name_off[r->name], c->name_len[r->name]);
+    else
+        DT_PUT_LIT(p, "\"\"");
+    *p++ = ',';
+    p = copy_padded(p, c->prefix + fr->prefix_off, fr->prefix_len);
+    p = dt_put_us3(p, st - c->base_ns);
+    DT_PUT_LIT(p, ",\"dur\":");
+    p = dt_put_us3(p, rec_end(c, r) - st);
+    DT_PUT_LIT(p, ",\"args\":{\"External id\":");
+    p = dt_put_u64(p, r->external_id);
+    DT_PUT_LIT(p, "}}");
+    dt_out_commit(o, p);
+}
+
 static void write_span(ctx *c, dt_out *o, size_t k)
 {
     const span *sp = &c->spans[k];
@@ -1320,12 +1350,6 @@ static void put_u64(dt_out *o, uint64_t v)
 {
     char *p = dt_out_reserve(o, 24);
     dt_out_commit(o, dt_put_u64(p, v));
-}
-
-static void put_i64(dt_out *o, int64_t v)
-{
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_i64(p, v));
 }
 
 static void put_cstr(dt_out *o, const char *s)
@@ -1375,12 +1399,16 @@ static void write_process_meta(ctx *c, dt_out *o, uint64_t pid, const char *name
     put_lit(o, "}},\n");
 }
 
-/* "thread <tid>", with the thread's own name when the trace is written by
-   the traced process itself (as it is at exit) and the thread still lives. */
-static int host_thread_name(char *buf, size_t size, uint32_t pid, uint32_t tid)
+/* "thread <tid> (<name>)": the name the session captured while the thread
+   lived, else, when the trace is written by the traced process itself and
+   the thread still lives, its name now. */
+static int host_thread_name(const dt_session *s, char *buf, size_t size, uint32_t pid, uint32_t tid)
 {
     char comm[64] = "";
-    if (pid == (uint32_t)getpid()) {
+    const char *seen = pid == s->pid ? dt_session_thread_name(s, tid) : NULL;
+    if (seen) {
+        snprintf(comm, sizeof comm, "%s", seen);
+    } else if (pid == (uint32_t)getpid()) {
         char path[64];
         snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1436,7 +1464,7 @@ static void write_metadata(ctx *c, dt_out *o)
         const base_row *br = &c->brows[fr->base];
         int n;
         if (br->cls == ROW_HOST)
-            n = host_thread_name(buf, sizeof buf, br->pid, br->lane);
+            n = host_thread_name(s, buf, sizeof buf, br->pid, br->lane);
         else if (br->cls == ROW_DEVICE)
             n = snprintf(buf, sizeof buf, "stream %u", br->lane);
         else
@@ -1465,42 +1493,16 @@ static void write_metadata(ctx *c, dt_out *o)
 
 static void write_device_properties(const dt_session *s, dt_out *o)
 {
+    char buf[2048];
     int first = 1;
     put_lit(o, "[");
     for (int d = 0; d < DT_MAX_DEVICES; d++) {
-        const dt_device_props *p = &s->devices[d];
-        if (!p->valid)
+        if (!s->devices[d].valid)
             continue;
-        put_lit(o, first ? "\n  {\"id\":" : ",\n  {\"id\":");
+        put_lit(o, first ? "\n  " : ",\n  ");
         first = 0;
-        put_u64(o, p->id);
-        put_lit(o, ",\"name\":");
-        dt_out_string(o, p->name, strnlen(p->name, sizeof p->name));
-        put_lit(o, ",\"totalGlobalMem\":");
-        put_u64(o, p->total_global_mem);
-        put_lit(o, ",\"computeMajor\":");
-        put_i64(o, p->compute_major);
-        put_lit(o, ",\"computeMinor\":");
-        put_i64(o, p->compute_minor);
-        put_lit(o, ",\"maxThreadsPerBlock\":");
-        put_i64(o, p->max_threads_per_block);
-        put_lit(o, ",\"maxThreadsPerMultiprocessor\":");
-        put_i64(o, p->max_threads_per_sm);
-        put_lit(o, ",\"regsPerBlock\":");
-        put_i64(o, p->regs_per_block);
-        put_lit(o, ",\"warpSize\":");
-        put_i64(o, p->warp_size);
-        put_lit(o, ",\"sharedMemPerBlock\":");
-        put_u64(o, p->shared_mem_per_block);
-        put_lit(o, ",\"numSms\":");
-        put_i64(o, p->num_sms);
-        put_lit(o, ",\"regsPerMultiprocessor\":");
-        put_i64(o, p->regs_per_sm);
-        put_lit(o, ",\"sharedMemPerBlockOptin\":");
-        put_u64(o, p->shared_mem_per_block_optin);
-        put_lit(o, ",\"sharedMemPerMultiprocessor\":");
-        put_u64(o, p->shared_mem_per_sm);
-        put_lit(o, "}");
+        size_t n = dt_device_props_json(&s->devices[d], buf, sizeof buf);
+        dt_out_write(o, buf, n < sizeof buf ? n : sizeof buf - 1);
     }
     put_lit(o, "]");
 }
@@ -1556,10 +1558,10 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     put_lit(o, ", \"total\": ");
     put_u64(o, total);
 
-    static const char *const kind_keys[9] = {NULL, "kernel", "memcpy", "memset", "runtime",
-                                             "driver", "sync", "overhead", "range"};
+    static const char *const kind_keys[DT_EVENT_OP + 1] = {NULL, "kernel", "memcpy", "memset", "runtime",
+                                                           "driver", "sync", "overhead", "range", "op"};
     put_lit(o, "},\n  \"counts\": {");
-    for (int k = 1; k <= 8; k++) {
+    for (int k = 1; k <= DT_EVENT_OP; k++) {
         put_lit(o, k > 1 ? ", \"" : "\"");
         put_lit(o, kind_keys[k]);
         put_lit(o, "\": ");
