@@ -62,8 +62,8 @@ void dt_config_from_env(dt_config *c)
 
 /* The command line ("python3 train.py --lr 0.1"), the program by its base
    name: the kernel's 15-byte comm says "python3" or "pt_main_thread" for
-   every training script. Control characters become spaces so that the name
-   stays one line. */
+   every training script. Control characters (the NULs between arguments
+   among them) become one space, so that the name stays one line. */
 static void read_process_name(char *out, size_t n)
 {
     char cmd[4096];
@@ -82,7 +82,8 @@ static void read_process_name(char *out, size_t n)
         size_t o = 0;
         for (size_t i = at; i < len && o + 1 < n; i++) {
             unsigned char c = (unsigned char)cmd[i];
-            out[o++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+            char ch = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+            if (ch != ' ' || (o > 0 && out[o - 1] != ' ')) out[o++] = ch;
         }
         while (o > 0 && out[o - 1] == ' ') o--;
         out[o] = 0;
