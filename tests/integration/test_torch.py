@@ -1,0 +1,245 @@
+"""devtrace.torch with the real torch: a model step of custom ops that
+launch work on an emulated accelerator, on two threads, under
+torch.profiler; the exported trace, key_averages and HTA must show every
+emulated activity, linked to the op that launched it.
+
+The vendors are every emulator this build has, less those Kineto records
+itself (CUPTI): TOPSPTI always, and any other emulated vendor as it is
+added (MCPTI, PPU, MUPTI, ...)."""
+import collections
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SOURCE, TOPSPTI_EMU, emulators, library_env_var, need, needs_emulator, run
+
+pytestmark = needs_emulator()
+
+WORKLOAD = Path(__file__).resolve().parent / "torch_workload.py"
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def vendors():
+    sys.path.insert(0, str(SOURCE / "python"))
+    from devtrace.torch import KINETO_NATIVE_BACKENDS
+
+    found = {name: lib for name, lib in emulators().items() if name not in KINETO_NATIVE_BACKENDS}
+    assert "topspti" in found, "the TOPSPTI emulator must be built (%s)" % TOPSPTI_EMU
+    return found
+
+
+VENDORS = vendors()
+
+
+def record(tmp_path_factory, vendor, privateuse1=None):
+    need("torch")
+    out = tmp_path_factory.mktemp("%s_%s" % (vendor, privateuse1 or "plain"))
+    lib = VENDORS[vendor]
+    cmd = [sys.executable, WORKLOAD, "--emulator", lib, "--backend", vendor, "--out", out]
+    if privateuse1:
+        cmd += ["--privateuse1", privateuse1]
+    res = run(cmd, env={library_env_var(vendor): str(lib)}, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    result = json.loads((out / "result.json").read_text())
+    with open(out / "trace.json", encoding="utf-8") as f:
+        trace = json.load(f)
+    return out, result, trace
+
+
+@pytest.fixture(scope="module", params=sorted(VENDORS))
+def plain(request, tmp_path_factory):
+    """Only devtrace.torch.enable() before torch.profiler, default setup."""
+    return record(tmp_path_factory, request.param)
+
+
+@pytest.fixture(scope="module", params=sorted(VENDORS))
+def device_plugin(request, tmp_path_factory):
+    """As under a device plugin: PrivateUse1 renamed, activities=[CPU, PrivateUse1]."""
+    return record(tmp_path_factory, request.param, privateuse1="emu")
+
+
+def device_events(trace):
+    return [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") in DEVICE_CATS]
+
+
+def expected_work(result):
+    return [(w, call) for call in result["launches"] for w in call["work"]]
+
+
+def identity(e):
+    """What names one launch: kernel names and copy sizes are unique per call."""
+    return (e["cat"], e["name"], e["args"].get("bytes", 0) if e["cat"] != "kernel" else 0)
+
+
+def test_every_emulated_activity_appears_once_with_its_name(plain):
+    _, result, trace = plain
+    assert result["plugin"]["errors"] == []
+    want = sorted((w["cat"], w["name"], w["bytes"]) for w, _ in expected_work(result))
+    got = sorted(identity(e) for e in device_events(trace))
+    assert got == want
+    counts = collections.Counter(e["cat"] for e in device_events(trace))
+    records = result["emu_records"]
+    assert counts == {"kernel": records["kernel"], "gpu_memcpy": records["memcpy"],
+                      "gpu_memset": records["memset"]}
+    runtime = [e for e in trace["traceEvents"] if e.get("cat") == "privateuse1_runtime"]
+    assert len(runtime) == records["runtime"] and all(e["name"] for e in runtime)
+    kept = result["plugin"]["kept"]
+    assert (kept["kernel"], kept["memcpy"], kept["memset"]) == (records["kernel"], records["memcpy"],
+                                                              records["memset"])
+    assert result["plugin"]["loss"]["total"] == 0 and result["plugin"]["outside_window"] == 0
+    assert trace["devtrace"]["backend"] == result["backend"]
+    assert trace["devtrace"]["loss"]["total"] == 0
+
+
+def test_each_activity_is_linked_to_the_op_that_launched_it(plain):
+    _, result, trace = plain
+    events = trace["traceEvents"]
+    cpu_ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op"}
+    runtime = {e["args"]["correlation"]: e for e in events if e.get("cat") == "privateuse1_runtime"}
+    launched_by = {}
+    for w, call in expected_work(result):
+        launched_by[(w["cat"], w["name"], w["bytes"] if w["cat"] != "kernel" else 0)] = call
+    assert result["plugin"]["unresolved"] == 0 and result["plugin"]["unlinked_too_large"] == 0
+    for e in device_events(events and trace):
+        call = launched_by[identity(e)]
+        op = cpu_ops[e["args"]["External id"]]
+        assert op["name"] == call["op"]
+        assert op["tid"] == call["tid"]  # the launching thread's op, not the other thread's
+        api = runtime[e["args"]["correlation"]]
+        assert api["tid"] == call["tid"] and api["args"]["External id"] == e["args"]["External id"]
+        assert op["ts"] <= api["ts"] and api["ts"] + api["dur"] <= op["ts"] + op["dur"]
+        assert (e["pid"], e["tid"]) == (call["device"], call["stream"])
+        assert e["args"]["device"] == call["device"] and e["args"]["stream"] == call["stream"]
+
+
+def test_flows_pair(plain):
+    _, result, trace = plain
+    events = trace["traceEvents"]
+    starts = [e for e in events if e.get("ph") == "s" and e.get("cat") == "ac2g"]
+    finishes = [e for e in events if e.get("ph") == "f" and e.get("cat") == "ac2g"]
+    assert len(starts) == len({e["id"] for e in starts}) == len(device_events(trace))
+    assert {e["id"] for e in starts} == {e["id"] for e in finishes}
+    assert all(e.get("bp") == "e" for e in finishes)
+    at = {(e["pid"], e["tid"], e["ts"]): e for e in events if e.get("ph") == "X"}
+    for s in starts:
+        f = next(x for x in finishes if x["id"] == s["id"])
+        api, dev = at[(s["pid"], s["tid"], s["ts"])], at[(f["pid"], f["tid"], f["ts"])]
+        assert api["cat"] == "privateuse1_runtime" and dev["cat"] in DEVICE_CATS
+        assert api["args"]["correlation"] == dev["args"]["correlation"]
+    assert result["plugin"]["flows"] == len(starts)
+
+
+def test_device_time_per_op_is_the_emulators(plain):
+    _, result, trace = plain
+    events = trace["traceEvents"]
+    by_ext = collections.defaultdict(int)
+    for e in device_events(trace):
+        by_ext[e["args"]["External id"]] += round(e["dur"] * 1000)
+    tolerance_ns = 1  # per event: durations pass through the clock fit
+    per_op = collections.defaultdict(int)
+    for call in result["launches"]:
+        per_op[call["op"]] += sum(w["dur_ns"] for w in call["work"])
+    for e in events:
+        if e.get("cat") == "cpu_op" and e["name"].startswith("devtrace_test::"):
+            ext = e["args"]["External id"]
+            call = next(c for c in result["launches"] if c["op"] == e["name"] and c["tid"] == e["tid"]
+                        and any(identity(d)[1] == c["work"][0]["name"] for d in device_events(trace)
+                                if d["args"]["External id"] == ext))
+            want = sum(w["dur_ns"] for w in call["work"])
+            assert abs(by_ext[ext] - want) <= tolerance_ns * len(call["work"])
+    # torch attaches the same device time to the ops, even without a device plugin
+    for op, want_ns in per_op.items():
+        assert result["kernels_of_op_us"][op] == pytest.approx(want_ns / 1000, abs=0.01)
+
+
+def test_key_averages_shows_the_device_time(device_plugin):
+    _, result, trace = device_plugin
+    assert result["use_device"] == "emu"
+    per_op = collections.defaultdict(int)
+    calls = collections.Counter()
+    for call in result["launches"]:
+        per_op[call["op"]] += sum(w["dur_ns"] for w in call["work"])
+        calls[call["op"]] += 1
+    for op, want_ns in per_op.items():
+        avg = result["key_averages"][op]
+        assert avg["count"] == calls[op]
+        assert avg["self_device_time_total_us"] == pytest.approx(want_ns / 1000, abs=0.002 * calls[op] * 3)
+        assert avg["device_time_total_us"] == pytest.approx(want_ns / 1000, abs=0.002 * calls[op] * 3)
+    assert sorted(identity(e) for e in device_events(trace)) == sorted(
+        (w["cat"], w["name"], w["bytes"]) for w, _ in expected_work(result))
+
+
+def test_record_function_scopes_get_gpu_user_annotations(plain):
+    _, result, trace = plain
+    events = trace["traceEvents"]
+    scopes = {e["name"]: e for e in events if e.get("cat") == "user_annotation" and e["name"].startswith("block_")}
+    assert len(scopes) == len({(c["thread"], c["step"]) for c in result["launches"]})
+    spans = [e for e in events if e.get("cat") == "gpu_user_annotation"]
+    assert result["plugin"]["user_spans"] == len(spans)
+    for name, scope in scopes.items():
+        t, s = (int(x[1:]) for x in name.split("_")[1:])
+        calls = [c for c in result["launches"] if c["thread"] == t and c["step"] == s]
+        mine = [e for e in device_events(trace)
+                if any(identity(e) == (w["cat"], w["name"], w["bytes"] if w["cat"] != "kernel" else 0)
+                       for c in calls for w in c["work"])]
+        (span,) = [e for e in spans if e["name"] == name]
+        assert span["args"]["External id"] == scope["args"]["External id"]
+        assert (span["pid"], span["tid"]) == (calls[0]["device"], calls[0]["stream"])
+        start = min(e["ts"] for e in mine)
+        end = max(e["ts"] + e["dur"] for e in mine)
+        # Kineto widens annotations by 1 ns before and 1 ns after
+        assert span["ts"] == pytest.approx(start - 0.001, abs=0.0015)
+        assert span["ts"] + span["dur"] == pytest.approx(end + 0.001, abs=0.0025)
+
+
+def test_device_rows_are_named(plain):
+    _, result, trace = plain
+    meta = [e for e in trace["traceEvents"] if e.get("ph") == "M"]
+    used = {(e["pid"], e["tid"]) for e in device_events(trace)}
+    named_pids = {e["pid"] for e in meta if e["name"] == "process_name"}
+    named_rows = {(e["pid"], e["tid"]) for e in meta if e["name"] == "thread_name"}
+    for pid, tid in used:
+        assert pid in named_pids and (pid, tid) in named_rows
+    sort = {e["pid"]: e["args"]["sort_index"] for e in meta if e["name"] == "process_sort_index"}
+    assert all(sort[pid] >= 5000000 for pid, _ in used)
+    assert trace["devtrace"]["loss"]["total"] == 0
+
+
+def test_hta_reads_the_trace(plain):
+    need("hta")
+    from hta.trace_analysis import TraceAnalysis
+
+    out, result, trace = plain
+    folder = out / "hta"
+    folder.mkdir(exist_ok=True)
+    (folder / "rank0.pt.trace.json").write_text((out / "trace.json").read_text())
+    analyzer = TraceAnalysis(trace_dir=str(folder))
+    kernel_types, kernel_metrics = analyzer.get_gpu_kernel_breakdown(visualize=False)
+    names = set(kernel_metrics["name"])
+    assert {w["name"] for w, _ in expected_work(result) if w["cat"] == "kernel"} <= names
+
+
+def test_cupti_is_refused_with_a_reason():
+    need("torch")
+    code = ("import devtrace, devtrace.torch\n"
+            "try:\n"
+            "    devtrace.torch.enable('cupti')\n"
+            "except devtrace.DevtraceError as e:\n"
+            "    print(e)\n")
+    res = run([sys.executable, "-c", code])
+    assert res.returncode == 0, res.stderr
+    assert "Kineto" in res.stdout and "ProfilerActivity.CUDA" in res.stdout
+
+
+def test_an_unavailable_backend_is_refused_before_profiling():
+    need("torch")
+    code = ("import devtrace, devtrace.torch\n"
+            "try:\n"
+            "    devtrace.torch.enable('topspti')\n"
+            "except devtrace.BackendUnavailableError as e:\n"
+            "    print(e)\n")
+    res = run([sys.executable, "-c", code], env={"DEVTRACE_TOPSPTI_LIBRARY": "/nonexistent/libtopspti.so"})
+    assert res.returncode == 0, res.stderr
+    assert "/nonexistent/libtopspti.so" in res.stdout
