@@ -243,3 +243,59 @@ def test_an_unavailable_backend_is_refused_before_profiling():
     res = run([sys.executable, "-c", code], env={"DEVTRACE_TOPSPTI_LIBRARY": "/nonexistent/libtopspti.so"})
     assert res.returncode == 0, res.stderr
     assert "/nonexistent/libtopspti.so" in res.stdout
+
+
+EDGE_SCRIPT = r"""
+import ctypes, json, sys
+import torch
+from torch.profiler import profile, record_function
+import devtrace, devtrace.torch
+
+devtrace.torch.enable(sys.argv[2])
+emu = ctypes.CDLL(sys.argv[1])
+g = (ctypes.c_int * 3)(1, 1, 1)
+
+def kernel(name):
+    assert emu.emu_launch_kernel(0, 1, name.encode(), g, g, ctypes.c_uint64(5000)) == 0
+
+runs = []
+for run in range(2):  # the plugin serves every torch.profiler run, one session each
+    with profile() as prof:
+        with record_function("scope%d" % run):
+            kernel("in_scope_%d" % run)            # no op around it: linked to the scope
+        with devtrace.external(2**40 + run):    # beyond Kineto's int32 ids
+            kernel("big_id_%d" % run)
+        with devtrace.range("python_range"):     # a devtrace range is none of torch's
+            kernel("in_range_%d" % run)
+        emu.emu_synchronize(-1, -1)
+    path = "%s/run%d.json" % (sys.argv[3], run)
+    prof.export_chrome_trace(path)
+    runs.append({"trace": path, "plugin": devtrace.torch.last_session()})
+print(json.dumps(runs))
+"""
+
+
+@pytest.mark.parametrize("vendor", sorted(VENDORS))
+def test_ids_that_do_not_fit_kineto_are_not_truncated(tmp_path, vendor):
+    """Kineto links through int32 ids: a larger External id must stay
+    unlinked (and counted), never be cut to another op's id."""
+    need("torch")
+    lib = VENDORS[vendor]
+    res = run([sys.executable, "-c", EDGE_SCRIPT, lib, vendor, tmp_path], env={library_env_var(vendor): str(lib)})
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    runs = json.loads(res.stdout.strip().splitlines()[-1])
+    assert len(runs) == 2
+    for n, r in enumerate(runs):
+        with open(r["trace"], encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+        kernels = {e["name"]: e for e in events if e.get("cat") == "kernel"}
+        assert set(kernels) == {f"in_scope_{n}", f"big_id_{n}", f"in_range_{n}"}
+        (scope,) = [e for e in events if e.get("cat") == "user_annotation" and e["name"] == f"scope{n}"]
+        assert kernels[f"in_scope_{n}"]["args"]["External id"] == scope["args"]["External id"]
+        assert "External id" not in kernels[f"big_id_{n}"]["args"]
+        assert "External id" not in kernels[f"in_range_{n}"]["args"]
+        assert r["plugin"]["unlinked_too_large"] == 1
+        assert r["plugin"]["unresolved"] == 1
+        assert r["plugin"]["kept"]["kernel"] == 3
+        spans = [e for e in events if e.get("cat") == "gpu_user_annotation"]
+        assert [s["name"] for s in spans] == [f"scope{n}"]

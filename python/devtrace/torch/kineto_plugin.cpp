@@ -138,8 +138,8 @@ struct Counts {
     uint64_t kept[DT_EVENT_OP + 1] = {};
     uint64_t outside_window = 0;     /* outside torch.profiler's capture window */
     uint64_t linked = 0;             /* device and API activities linked to an op */
-    uint64_t unlinked_too_large = 0; /* External id beyond the callback's int32 */
-    uint64_t unresolved = 0;         /* External id torch did not know */
+    uint64_t unlinked_too_large = 0; /* distinct External ids beyond the callback's int32 */
+    uint64_t unresolved = 0;         /* distinct External ids torch did not know */
     uint64_t flows = 0;
     uint64_t user_spans = 0;         /* gpu_user_annotation spans */
     uint64_t pop_mismatch = 0;       /* pops Kineto forwarded that were not ours */
@@ -304,7 +304,8 @@ private:
     Counts counts_;
 };
 
-/* The op (or user scope) an External id names, through Kineto's callback. */
+/* The op (or user scope) an External id names, through Kineto's callback;
+   each id that cannot be resolved is counted once. */
 const ITraceActivity *Session::resolve(uint64_t ext, libkineto::getLinkedActivityCallback &linked)
 {
     auto hit = resolved_.find(ext);
@@ -313,15 +314,16 @@ const ITraceActivity *Session::resolve(uint64_t ext, libkineto::getLinkedActivit
     uint64_t id = ext;
     bool known = true;
     if (ext >= DT_RANGE_ID_BASE) {
-        /* launched directly inside a user scope: the scope is the host event */
+        /* launched directly inside a user scope: the scope is the host event
+           (a devtrace.range of the Python API is none of torch's) */
         std::lock_guard<std::mutex> g(mu_);
         auto it = range_to_scope_.find(ext);
         known = it != range_to_scope_.end();
         if (known) id = it->second;
     }
-    if (known && id > static_cast<uint64_t>(INT32_MAX)) counts_.unlinked_too_large++;
-    else if (known && linked) act = linked(static_cast<int32_t>(id));
-    if (!act && id <= static_cast<uint64_t>(INT32_MAX)) counts_.unresolved++;
+    if (!known) counts_.unresolved++;
+    else if (id > static_cast<uint64_t>(INT32_MAX)) counts_.unlinked_too_large++;
+    else if (!linked || !(act = linked(static_cast<int32_t>(id)))) counts_.unresolved++;
     resolved_[ext] = act;
     return act;
 }
