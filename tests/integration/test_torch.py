@@ -174,13 +174,19 @@ def test_key_averages_shows_the_device_time(device_plugin):
 def test_record_function_scopes_get_gpu_user_annotations(plain):
     _, result, trace = plain
     events = trace["traceEvents"]
-    scopes = {e["name"]: e for e in events if e.get("cat") == "user_annotation" and e["name"].startswith("block_")}
-    assert len(scopes) == len({(c["thread"], c["step"]) for c in result["launches"]})
+    scopes = {e["name"]: e for e in events if e.get("cat") == "user_annotation"
+              and e["name"].startswith(("block_", "thread_"))}
+    threads = {c["thread"] for c in result["launches"]}
+    assert len(scopes) == len({(c["thread"], c["step"]) for c in result["launches"]}) + len(threads)
     spans = [e for e in events if e.get("cat") == "gpu_user_annotation"]
-    assert result["plugin"]["user_spans"] == len(spans)
+    assert result["plugin"]["user_spans"] == len(spans) == len(scopes)
     for name, scope in scopes.items():
-        t, s = (int(x[1:]) for x in name.split("_")[1:])
-        calls = [c for c in result["launches"] if c["thread"] == t and c["step"] == s]
+        if name.startswith("thread_"):  # the outer scope spans all of its thread's steps
+            t = int(name.split("_t")[1])
+            calls = [c for c in result["launches"] if c["thread"] == t]
+        else:
+            t, s = (int(x[1:]) for x in name.split("_")[1:])
+            calls = [c for c in result["launches"] if c["thread"] == t and c["step"] == s]
         mine = [e for e in device_events(trace)
                 if any(identity(e) == (w["cat"], w["name"], w["bytes"] if w["cat"] != "kernel" else 0)
                        for c in calls for w in c["work"])]
@@ -299,3 +305,26 @@ def test_ids_that_do_not_fit_kineto_are_not_truncated(tmp_path, vendor):
         assert r["plugin"]["kept"]["kernel"] == 3
         spans = [e for e in events if e.get("cat") == "gpu_user_annotation"]
         assert [s["name"] for s in spans] == [f"scope{n}"]
+
+
+def test_a_session_already_running_is_reported_not_hidden(tmp_path):
+    """torch.profiler while a devtrace.profile runs: the plugin cannot record
+    (one session per process) and says so, on stderr, in last_session() and
+    in the trace."""
+    need("torch")
+    code = ("import json, sys, torch, devtrace, devtrace.torch\n"
+            "devtrace.torch.enable(sys.argv[1])\n"
+            "with devtrace.profile(backend='null'):\n"
+            "    with torch.profiler.profile() as prof:\n"
+            "        torch.ones(2).sum()\n"
+            "prof.export_chrome_trace(sys.argv[2])\n"
+            "print(json.dumps(devtrace.torch.last_session()))\n")
+    out = tmp_path / "t.json"
+    res = run([sys.executable, "-c", code, "topspti", out], env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+    assert res.returncode == 0, res.stderr[-4000:]
+    report = json.loads(res.stdout.strip().splitlines()[-1])
+    assert report["errors"] and "another devtrace session is running" in report["errors"][0]
+    assert "devtrace.torch: device activity is not recorded" in res.stderr
+    with open(out, encoding="utf-8") as f:
+        trace = json.load(f)
+    assert "another devtrace session is running" in trace["devtrace"]["error"]

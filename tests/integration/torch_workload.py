@@ -90,10 +90,11 @@ start = threading.Barrier(args.threads)
 def worker(index):
     local.index = index
     start.wait()  # both threads run their steps at the same time
-    for step in range(args.steps):
-        local.step = step
-        with record_function(f"block_t{index}_s{step}"):
-            model(torch.ones(8))
+    with record_function(f"thread_t{index}"):  # scopes nest: each gets its device span
+        for step in range(args.steps):
+            local.step = step
+            with record_function(f"block_t{index}_s{step}"):
+                model(torch.ones(8))
 
 
 activities = [ProfilerActivity.CPU]
