@@ -1295,49 +1295,43 @@ static int write_record(ctx *c, dt_out *o, size_t i)
     return 0;
 }
 
-/* A host operation pushed with a name: a cpu_op span with its External id,
-   the host event that the External ids of its device activity resolve to. */
-static void write_op(ctx *c, dt_out *o, size_t i)
+/* A named host-side span that carries an External id: an operation pushed
+   with a name (cpu_op, the host event its device activity's External id
+   resolves to) or a range's span on a device row (gpu_user_annotation). */
+#define SPAN_HEAD(cat) ",\n{\"ph\":\"X\",\"cat\":\"" cat "\",\"name\":"
+static void write_id_span(ctx *c, dt_out *o, const char *head, size_t head_len, uint32_t name,
+                          const final_row *fr, uint64_t start, uint64_t end, uint64_t external_id)
 {
-    const dt_rec *r = dt_store_at(&c->s->store, i);
-    const final_row *fr = &c->frows[c->row[i]];
-    uint64_t st = rec_start(c, r);
     char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
-    DT_PUT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":");
-    if (r->name < c->name_count)
-        p = put_name(o, p, c->names + c->name_off[r->name], c->name_len[r->name]);
+    memcpy(p, head, head_len);
+    p += head_len;
+    if (name < c->name_count)
+        p = put_name(o, p, c->names + c->name_off[name], c->name_len[name]);
     else
         DT_PUT_LIT(p, "\"\"");
     *p++ = ',';
     p = copy_padded(p, c->prefix + fr->prefix_off, fr->prefix_len);
-    p = dt_put_us3(p, st - c->base_ns);
+    p = dt_put_us3(p, start - c->base_ns);
     DT_PUT_LIT(p, ",\"dur\":");
-    p = dt_put_us3(p, rec_end(c, r) - st);
+    p = dt_put_us3(p, end - start);
     DT_PUT_LIT(p, ",\"args\":{\"External id\":");
-    p = dt_put_u64(p, r->external_id);
+    p = dt_put_u64(p, external_id);
     DT_PUT_LIT(p, "}}");
     dt_out_commit(o, p);
+}
+
+static void write_op(ctx *c, dt_out *o, size_t i)
+{
+    const dt_rec *r = dt_store_at(&c->s->store, i);
+    write_id_span(c, o, SPAN_HEAD("cpu_op"), sizeof SPAN_HEAD("cpu_op") - 1, r->name, &c->frows[c->row[i]],
+                  rec_start(c, r), rec_end(c, r), r->external_id);
 }
 
 static void write_span(ctx *c, dt_out *o, size_t k)
 {
     const span *sp = &c->spans[k];
-    const final_row *fr = &c->frows[c->row[c->n + k]];
-    char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
-    DT_PUT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
-    if (sp->name < c->name_count)
-        p = put_name(o, p, c->names + c->name_off[sp->name], c->name_len[sp->name]);
-    else
-        DT_PUT_LIT(p, "\"\"");
-    *p++ = ',';
-    p = copy_padded(p, c->prefix + fr->prefix_off, fr->prefix_len);
-    p = dt_put_us3(p, sp->start - c->base_ns);
-    DT_PUT_LIT(p, ",\"dur\":");
-    p = dt_put_us3(p, sp->end - sp->start);
-    DT_PUT_LIT(p, ",\"args\":{\"External id\":");
-    p = dt_put_u64(p, sp->external_id);
-    DT_PUT_LIT(p, "}}");
-    dt_out_commit(o, p);
+    write_id_span(c, o, SPAN_HEAD("gpu_user_annotation"), sizeof SPAN_HEAD("gpu_user_annotation") - 1, sp->name,
+                  &c->frows[c->row[c->n + k]], sp->start, sp->end, sp->external_id);
 }
 
 /* Small, rare output (metadata, the devtrace key) goes through these. */

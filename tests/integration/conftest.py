@@ -128,3 +128,19 @@ class Emulator:
 
     def reset_stats(self):
         self.lib.emu_stats_reset()
+
+
+def raised_in_child(statement, error="devtrace.DevtraceError", env=None):
+    """Run `statement` in a fresh Python that imports devtrace (and
+    devtrace.torch); returns 'STATUS message' of the `error` it raised, or
+    fails the test when it raised nothing or something else."""
+    code = ("import devtrace, devtrace.torch\n"
+            "try:\n"
+            f"    {statement}\n"
+            f"except {error} as e:\n"
+            "    print(e.status, e)\n"
+            "else:\n"
+            "    raise SystemExit('nothing was raised')\n")
+    res = run([sys.executable, "-c", code], env=env)
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    return res.stdout.strip()

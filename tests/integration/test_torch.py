@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SOURCE, TOPSPTI_EMU, emulators, library_env_var, need, needs_emulator, run
+from conftest import (SOURCE, TOPSPTI_EMU, emulators, library_env_var, need, needs_emulator,
+                      raised_in_child, run)
 
 pytestmark = needs_emulator()
 
@@ -229,26 +230,15 @@ def test_hta_reads_the_trace(plain):
 
 def test_cupti_is_refused_with_a_reason():
     need("torch")
-    code = ("import devtrace, devtrace.torch\n"
-            "try:\n"
-            "    devtrace.torch.enable('cupti')\n"
-            "except devtrace.DevtraceError as e:\n"
-            "    print(e)\n")
-    res = run([sys.executable, "-c", code])
-    assert res.returncode == 0, res.stderr
-    assert "Kineto" in res.stdout and "ProfilerActivity.CUDA" in res.stdout
+    said = raised_in_child("devtrace.torch.enable('cupti')")
+    assert "Kineto" in said and "ProfilerActivity.CUDA" in said
 
 
 def test_an_unavailable_backend_is_refused_before_profiling():
     need("torch")
-    code = ("import devtrace, devtrace.torch\n"
-            "try:\n"
-            "    devtrace.torch.enable('topspti')\n"
-            "except devtrace.BackendUnavailableError as e:\n"
-            "    print(e)\n")
-    res = run([sys.executable, "-c", code], env={"DEVTRACE_TOPSPTI_LIBRARY": "/nonexistent/libtopspti.so"})
-    assert res.returncode == 0, res.stderr
-    assert "/nonexistent/libtopspti.so" in res.stdout
+    said = raised_in_child("devtrace.torch.enable('topspti')", "devtrace.BackendUnavailableError",
+                           env={"DEVTRACE_TOPSPTI_LIBRARY": "/nonexistent/libtopspti.so"})
+    assert "/nonexistent/libtopspti.so" in said
 
 
 EDGE_SCRIPT = r"""

@@ -11,13 +11,19 @@
 
 #include "dt_internal.h"
 
-static dt_session *started_null_session(void)
+static dt_session *null_session(void)
 {
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s = NULL;
     assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
+    return s;
+}
+
+static dt_session *started_null_session(void)
+{
+    dt_session *s = null_session();
     assert_int_equal(dt_session_start(s), DT_OK);
     return s;
 }
@@ -88,11 +94,7 @@ static void op_pop_refuses_a_range(void **state)
 static void ops_outside_a_session_are_not_recorded(void **state)
 {
     (void)state;
-    dt_config cfg;
-    dt_config_init(&cfg);
-    cfg.backend = "null";
-    dt_session *s;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
+    dt_session *s = null_session();
     assert_int_equal(dt_op_push("before", 1), DT_OK);
     assert_int_equal(dt_session_start(s), DT_OK);
     assert_int_equal(dt_op_pop(NULL), DT_OK);                 /* pushed before the session */

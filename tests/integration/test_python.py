@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from conftest import (DEVTRACE, TOPSPTI_EMU, Emulator, check_trace, load_trace, need,
-                      needs_emulator, run)
+from conftest import (DEVTRACE, TOPSPTI_EMU, Emulator, check_trace, load_trace, need, needs_emulator,
+                      raised_in_child, run)
 
 pytestmark = needs_emulator()
 
@@ -226,16 +226,11 @@ def test_errors_carry_the_librarys_message(tmp_path):
         devtrace.external(-1)
 
 
-def test_a_missing_vendor_library_is_explained(tmp_path):
-    code = ("import devtrace\n"
-            "try:\n"
-            "    devtrace.profile(backend='topspti').start()\n"
-            "except devtrace.BackendUnavailableError as e:\n"
-            "    print(e.status, e)\n")
-    res = run([sys.executable, "-c", code], env={"DEVTRACE_TOPSPTI_LIBRARY": "/nonexistent/libtopspti.so"})
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("DT_ERR_BACKEND_UNAVAILABLE")
-    assert "/nonexistent/libtopspti.so" in res.stdout
+def test_a_missing_vendor_library_is_explained():
+    said = raised_in_child("devtrace.profile(backend='topspti').start()", "devtrace.BackendUnavailableError",
+                           env={"DEVTRACE_TOPSPTI_LIBRARY": "/nonexistent/libtopspti.so"})
+    assert said.startswith("DT_ERR_BACKEND_UNAVAILABLE")
+    assert "/nonexistent/libtopspti.so" in said
 
 
 def test_python_ranges_join_a_devtrace_record_session(tmp_path):
