@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Union
 
 from . import _native, events
-from ._native import DtBackendStatus, DtConfig, DtEvent, lib
+from ._native import DtBackendStatus, DtConfig, lib
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -285,13 +285,7 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
         """Every kept event as a typed object (KernelEvent, MemcpyEvent, ...)."""
         if self._events is None:
             s = self._require()
-            n = lib.dt_session_event_count(s)
-            out: List[events.Event] = []
-            e = DtEvent()
-            for i in builtins.range(n):
-                _check(lib.dt_session_event(s, i, ctypes.byref(e)))
-                out.append(events.from_c(e))
-            self._events = out
+            self._events = events.read_events(s, lib.dt_session_event_count(s))
         return self._events
 
     def arrays(self) -> events.EventArrays:

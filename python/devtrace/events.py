@@ -51,7 +51,7 @@ class MemoryKind(enum.IntEnum):
     MANAGED = 5
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Event:
     """What every event has. Times are CLOCK_REALTIME nanoseconds since the
     epoch (the clock torch.profiler and Kineto use). `external_id` is None
@@ -69,7 +69,7 @@ class Event:
         return self.end_ns - self.start_ns
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DeviceEvent(Event):
     """Work on a device: kernels, copies, fills, synchronisation, overhead."""
 
@@ -78,7 +78,7 @@ class DeviceEvent(Event):
     context: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class KernelEvent(DeviceEvent):
     grid: Tuple[int, int, int] = (0, 0, 0)
     block: Tuple[int, int, int] = (0, 0, 0)
@@ -89,7 +89,7 @@ class KernelEvent(DeviceEvent):
     submitted_ns: Optional[int] = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class MemcpyEvent(DeviceEvent):
     bytes: int = 0
     copy_kind: CopyKind = CopyKind.UNKNOWN
@@ -99,14 +99,14 @@ class MemcpyEvent(DeviceEvent):
     dst_device: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class MemsetEvent(DeviceEvent):
     bytes: int = 0
     value: int = 0
     memory_kind: MemoryKind = MemoryKind.UNKNOWN
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class HostEvent(Event):
     """Something a host thread did."""
 
@@ -114,7 +114,7 @@ class HostEvent(Event):
     thread: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ApiEvent(HostEvent):
     """A runtime or driver API call; `correlation` pairs it with the device
     activity it launched."""
@@ -123,7 +123,7 @@ class ApiEvent(HostEvent):
     return_code: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RangeEvent(HostEvent):
     """A user range (devtrace.range); its id is also its `external_id`."""
 
@@ -131,7 +131,7 @@ class RangeEvent(HostEvent):
     parent_id: Optional[int] = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class OpEvent(HostEvent):
     """A named host operation (devtrace.external with a name)."""
 
@@ -142,39 +142,74 @@ def _optional_time(ns: int) -> Optional[int]:
     return None if ns == DT_TIMESTAMP_UNKNOWN else ns
 
 
-def from_c(e: DtEvent) -> Event:
-    """The typed object for one dt_event."""
-    kind = EventKind(e.kind)
-    common: Dict[str, Any] = dict(
-        kind=kind, name=_native.text(e.name), start_ns=e.start_ns, end_ns=e.end_ns,
-        correlation=e.correlation, external_id=e.external_id if e.has_external else None)
-    if kind in (EventKind.RUNTIME, EventKind.DRIVER, EventKind.RANGE, EventKind.OP):
-        common.update(process=e.process, thread=e.thread)
-        if kind == EventKind.RANGE:
-            r = e.u.range
-            return RangeEvent(range_id=r.range_id, parent_id=r.parent_id if r.has_parent else None, **common)
-        if kind == EventKind.OP:
-            o = e.u.op
-            return OpEvent(parent_id=o.parent_id if o.has_parent else None, **common)
-        return ApiEvent(cbid=e.u.api.cbid, return_code=e.u.api.return_code, **common)
-    common.update(device=e.device, stream=e.stream, context=e.context)
-    if kind == EventKind.KERNEL:
-        k = e.u.kernel
-        return KernelEvent(grid=tuple(k.grid), block=tuple(k.block),  # type: ignore[arg-type]
-                           registers_per_thread=k.registers_per_thread,
-                           static_shared_memory=k.static_shared_memory,
-                           dynamic_shared_memory=k.dynamic_shared_memory,
-                           queued_ns=_optional_time(k.queued_ns),
-                           submitted_ns=_optional_time(k.submitted_ns), **common)
-    if kind == EventKind.MEMCPY:
-        m = e.u.memcpy
-        return MemcpyEvent(bytes=m.bytes, copy_kind=CopyKind(m.copy_kind), src_kind=MemoryKind(m.src_kind),
-                           dst_kind=MemoryKind(m.dst_kind), src_device=m.src_device,
-                           dst_device=m.dst_device, **common)
-    if kind == EventKind.MEMSET:
-        f = e.u.memset
-        return MemsetEvent(bytes=f.bytes, value=f.value, memory_kind=MemoryKind(f.memory_kind), **common)
-    return DeviceEvent(**common)
+_KINDS = {k.value: k for k in EventKind}
+_HOST_KINDS = (EventKind.RUNTIME, EventKind.DRIVER, EventKind.RANGE, EventKind.OP)
+
+
+class Converter:
+    """dt_event -> typed object. Interned names are decoded once per
+    session: the library hands out one pointer per distinct name."""
+
+    def __init__(self) -> None:
+        self._names: Dict[int, str] = {}
+
+    def name(self, ptr: Optional[int]) -> str:
+        if not ptr:
+            return ""
+        s = self._names.get(ptr)
+        if s is None:
+            s = self._names[ptr] = _native.text(ptr)
+        return s
+
+    def __call__(self, e: DtEvent) -> Event:
+        kind = _KINDS[e.kind]
+        name = self.name(e.name)
+        ext = e.external_id if e.has_external else None
+        if kind in _HOST_KINDS:
+            if kind == EventKind.RANGE:
+                r = e.u.range
+                return RangeEvent(kind, name, e.start_ns, e.end_ns, e.correlation, ext, e.process, e.thread,
+                                  r.range_id, r.parent_id if r.has_parent else None)
+            if kind == EventKind.OP:
+                o = e.u.op
+                return OpEvent(kind, name, e.start_ns, e.end_ns, e.correlation, ext, e.process, e.thread,
+                               o.parent_id if o.has_parent else None)
+            a = e.u.api
+            return ApiEvent(kind, name, e.start_ns, e.end_ns, e.correlation, ext, e.process, e.thread,
+                            a.cbid, a.return_code)
+        common = (kind, name, e.start_ns, e.end_ns, e.correlation, ext, e.device, e.stream, e.context)
+        if kind == EventKind.KERNEL:
+            k = e.u.kernel
+            return KernelEvent(*common, tuple(k.grid), tuple(k.block),  # type: ignore[arg-type]
+                               k.registers_per_thread, k.static_shared_memory, k.dynamic_shared_memory,
+                               _optional_time(k.queued_ns), _optional_time(k.submitted_ns))
+        if kind == EventKind.MEMCPY:
+            m = e.u.memcpy
+            return MemcpyEvent(*common, m.bytes, CopyKind(m.copy_kind), MemoryKind(m.src_kind),
+                               MemoryKind(m.dst_kind), m.src_device, m.dst_device)
+        if kind == EventKind.MEMSET:
+            f = e.u.memset
+            return MemsetEvent(*common, f.bytes, f.value, MemoryKind(f.memory_kind))
+        return DeviceEvent(*common)
+
+
+CHUNK_EVENTS = 1 << 16
+
+
+def read_events(session: int, count: int) -> List[Event]:
+    """All events of a stopped session as typed objects, copied by the
+    library a chunk at a time."""
+    convert = Converter()
+    out: List[Event] = []
+    chunk = (DtEvent * min(max(count, 1), CHUNK_EVENTS))()
+    first = 0
+    while first < count:
+        got = _native.lib.dt_session_events(session, first, len(chunk), chunk)
+        if got == 0:
+            raise RuntimeError("dt_session_events returned nothing at event %d of %d" % (first, count))
+        out.extend(convert(chunk[i]) for i in range(got))
+        first += got
+    return out
 
 
 # ---- numpy columns -------------------------------------------------------
@@ -247,9 +282,6 @@ class EventArrays:
         import numpy as np
 
         return np.asarray(self.names, dtype=object)[self.name_index]
-
-
-CHUNK_EVENTS = 1 << 16
 
 
 def read_arrays(session: int, count: int) -> EventArrays:

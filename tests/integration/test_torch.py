@@ -99,12 +99,10 @@ def test_each_activity_is_linked_to_the_op_that_launched_it(plain):
     events = trace["traceEvents"]
     cpu_ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op"}
     runtime = {e["args"]["correlation"]: e for e in events if e.get("cat") == "privateuse1_runtime"}
-    launched_by = {}
-    for w, call in expected_work(result):
-        launched_by[(w["cat"], w["name"], w["bytes"] if w["cat"] != "kernel" else 0)] = call
+    calls = launched_by(result)
     assert result["plugin"]["unresolved"] == 0 and result["plugin"]["unlinked_too_large"] == 0
-    for e in device_events(events and trace):
-        call = launched_by[identity(e)]
+    for e in device_events(trace):
+        call = calls[identity(e)]
         op = cpu_ops[e["args"]["External id"]]
         assert op["name"] == call["op"]
         assert op["tid"] == call["tid"]  # the launching thread's op, not the other thread's
@@ -132,25 +130,32 @@ def test_flows_pair(plain):
     assert result["plugin"]["flows"] == len(starts)
 
 
+def launched_by(result):
+    """identity of a device activity -> the op call that launched it"""
+    return {(w["cat"], w["name"], w["bytes"] if w["cat"] != "kernel" else 0): call
+            for w, call in expected_work(result)}
+
+
 def test_device_time_per_op_is_the_emulators(plain):
     _, result, trace = plain
-    events = trace["traceEvents"]
-    by_ext = collections.defaultdict(int)
+    by_ext = collections.defaultdict(list)
     for e in device_events(trace):
-        by_ext[e["args"]["External id"]] += round(e["dur"] * 1000)
-    tolerance_ns = 1  # per event: durations pass through the clock fit
+        by_ext[e["args"]["External id"]].append(e)
+    calls = launched_by(result)
+    ops = [e for e in trace["traceEvents"] if e.get("cat") == "cpu_op" and e["name"].startswith("devtrace_test::")]
+    assert len(ops) == len(result["launches"])
+    for op in ops:
+        mine = by_ext[op["args"]["External id"]]
+        call = calls[identity(mine[0])]
+        assert {id(calls[identity(e)]) for e in mine} == {id(call)}  # all of one call's work, no other's
+        assert len(mine) == len(call["work"])
+        device_ns = sum(round(e["dur"] * 1000) for e in mine)
+        # durations pass through the clock fit: a nanosecond per event at most
+        assert abs(device_ns - sum(w["dur_ns"] for w in call["work"])) <= len(mine)
+    # torch attaches the same device time to the ops, even without a device plugin
     per_op = collections.defaultdict(int)
     for call in result["launches"]:
         per_op[call["op"]] += sum(w["dur_ns"] for w in call["work"])
-    for e in events:
-        if e.get("cat") == "cpu_op" and e["name"].startswith("devtrace_test::"):
-            ext = e["args"]["External id"]
-            call = next(c for c in result["launches"] if c["op"] == e["name"] and c["tid"] == e["tid"]
-                        and any(identity(d)[1] == c["work"][0]["name"] for d in device_events(trace)
-                                if d["args"]["External id"] == ext))
-            want = sum(w["dur_ns"] for w in call["work"])
-            assert abs(by_ext[ext] - want) <= tolerance_ns * len(call["work"])
-    # torch attaches the same device time to the ops, even without a device plugin
     for op, want_ns in per_op.items():
         assert result["kernels_of_op_us"][op] == pytest.approx(want_ns / 1000, abs=0.01)
 
@@ -188,9 +193,8 @@ def test_record_function_scopes_get_gpu_user_annotations(plain):
         else:
             t, s = (int(x[1:]) for x in name.split("_")[1:])
             calls = [c for c in result["launches"] if c["thread"] == t and c["step"] == s]
-        mine = [e for e in device_events(trace)
-                if any(identity(e) == (w["cat"], w["name"], w["bytes"] if w["cat"] != "kernel" else 0)
-                       for c in calls for w in c["work"])]
+        by_call = launched_by(result)
+        mine = [e for e in device_events(trace) if any(by_call[identity(e)] is c for c in calls)]
         (span,) = [e for e in spans if e["name"] == name]
         assert span["args"]["External id"] == scope["args"]["External id"]
         assert (span["pid"], span["tid"]) == (calls[0]["device"], calls[0]["stream"])
