@@ -20,6 +20,7 @@ pytestmark = needs_emulator()
 
 WORKLOAD = Path(__file__).resolve().parent / "torch_workload.py"
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+API_CATS = ("privateuse1_runtime", "privateuse1_driver")
 
 
 def vendors():
@@ -84,8 +85,9 @@ def test_every_emulated_activity_appears_once_with_its_name(plain):
     records = result["emu_records"]
     assert counts == {"kernel": records["kernel"], "gpu_memcpy": records["memcpy"],
                       "gpu_memset": records["memset"]}
-    runtime = [e for e in trace["traceEvents"] if e.get("cat") == "privateuse1_runtime"]
-    assert len(runtime) == records["runtime"] and all(e["name"] for e in runtime)
+    for cat, kind in zip(API_CATS, ("runtime", "driver")):
+        calls = [e for e in trace["traceEvents"] if e.get("cat") == cat]
+        assert len(calls) == records[kind] and all(e["name"] for e in calls)
     kept = result["plugin"]["kept"]
     assert (kept["kernel"], kept["memcpy"], kept["memset"]) == (records["kernel"], records["memcpy"],
                                                               records["memset"])
@@ -98,7 +100,7 @@ def test_each_activity_is_linked_to_the_op_that_launched_it(plain):
     _, result, trace = plain
     events = trace["traceEvents"]
     cpu_ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op"}
-    runtime = {e["args"]["correlation"]: e for e in events if e.get("cat") == "privateuse1_runtime"}
+    api_calls = {e["args"]["correlation"]: e for e in events if e.get("cat") in API_CATS}
     calls = launched_by(result)
     assert result["plugin"]["unresolved"] == 0 and result["plugin"]["unlinked_too_large"] == 0
     for e in device_events(trace):
@@ -106,7 +108,7 @@ def test_each_activity_is_linked_to_the_op_that_launched_it(plain):
         op = cpu_ops[e["args"]["External id"]]
         assert op["name"] == call["op"]
         assert op["tid"] == call["tid"]  # the launching thread's op, not the other thread's
-        api = runtime[e["args"]["correlation"]]
+        api = api_calls[e["args"]["correlation"]]
         assert api["tid"] == call["tid"] and api["args"]["External id"] == e["args"]["External id"]
         assert op["ts"] <= api["ts"] and api["ts"] + api["dur"] <= op["ts"] + op["dur"]
         assert (e["pid"], e["tid"]) == (call["device"], call["stream"])
@@ -125,7 +127,7 @@ def test_flows_pair(plain):
     for s in starts:
         f = next(x for x in finishes if x["id"] == s["id"])
         api, dev = at[(s["pid"], s["tid"], s["ts"])], at[(f["pid"], f["tid"], f["ts"])]
-        assert api["cat"] == "privateuse1_runtime" and dev["cat"] in DEVICE_CATS
+        assert api["cat"] in API_CATS and dev["cat"] in DEVICE_CATS
         assert api["args"]["correlation"] == dev["args"]["correlation"]
     assert result["plugin"]["flows"] == len(starts)
 
@@ -322,3 +324,30 @@ def test_a_session_already_running_is_reported_not_hidden(tmp_path):
     with open(out, encoding="utf-8") as f:
         trace = json.load(f)
     assert "another devtrace session is running" in trace["devtrace"]["error"]
+
+
+def test_losses_reach_the_trace_and_the_report(tmp_path):
+    need("torch")
+    code = ("import ctypes, json, sys, torch, devtrace.torch\n"
+            "devtrace.torch.enable('topspti')\n"
+            "emu = ctypes.CDLL(sys.argv[1])\n"
+            "emu.emu_set_faults(b'vendor_dropped=3,reversed_timestamps=2')\n"
+            "g = (ctypes.c_int * 3)(1, 1, 1)\n"
+            "with torch.profiler.profile() as prof:\n"
+            "    for i in range(4):\n"
+            "        emu.emu_launch_kernel(0, 1, b'k', g, g, ctypes.c_uint64(1000))\n"
+            "    emu.emu_synchronize(-1, -1)\n"
+            "prof.export_chrome_trace(sys.argv[2])\n"
+            "print(json.dumps(devtrace.torch.last_session()))\n")
+    out = tmp_path / "t.json"
+    res = run([sys.executable, "-c", code, TOPSPTI_EMU, out], env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+    assert res.returncode == 0, res.stderr[-4000:]
+    report = json.loads(res.stdout.strip().splitlines()[-1])
+    assert report["loss"]["vendor_dropped"] == 3 and report["loss"]["timestamp_reversed"] == 2
+    assert report["kept"]["kernel"] == 2
+    assert any("5 records lost: timestamp_reversed 2, vendor_dropped 3" in e for e in report["errors"])
+    with open(out, encoding="utf-8") as f:
+        trace = json.load(f)
+    assert trace["devtrace"]["loss"]["vendor_dropped"] == 3
+    assert trace["devtrace"]["loss"]["total"] == 5
+    assert sum(1 for e in trace["traceEvents"] if e.get("cat") == "kernel") == 2

@@ -176,7 +176,22 @@ public:
         else status_ = TraceStatus::PROCESSING;
     }
 
-    std::vector<std::string> errors() override { return errors_; }
+    /* what went wrong, and every record devtrace could not keep */
+    std::vector<std::string> errors() override
+    {
+        std::vector<std::string> out = errors_;
+        uint64_t total = s_ ? dt_session_loss_total(s_) : 0;
+        if (total) {
+            std::string why;
+            for (int r = 0; r < DT_LOSS_COUNT; r++) {
+                uint64_t n = dt_session_loss(s_, static_cast<dt_loss_reason>(r));
+                if (n) why += std::string(why.empty() ? "" : ", ") + dt_loss_reason_name(static_cast<dt_loss_reason>(r)) +
+                              " " + std::to_string(n);
+            }
+            out.push_back("devtrace (" + backend_ + "): " + std::to_string(total) + " records lost: " + why);
+        }
+        return out;
+    }
 
     void processTrace(ActivityLogger &logger) override { processTrace(logger, nullptr, INT64_MIN, INT64_MAX); }
 
@@ -496,7 +511,8 @@ void Session::publish_report()
                                                        "driver", "sync", "overhead", "range", "op"};
     std::string r = "{\"backend\": " + json_string(s_ ? dt_session_backend(s_) : backend_.c_str());
     r += ", \"errors\": [";
-    for (size_t i = 0; i < errors_.size(); i++) r += (i ? ", " : "") + json_string(errors_[i]);
+    std::vector<std::string> errs = errors();
+    for (size_t i = 0; i < errs.size(); i++) r += (i ? ", " : "") + json_string(errs[i]);
     r += "], \"kept\": {";
     for (int k = DT_EVENT_KERNEL; k <= DT_EVENT_DRIVER; k++)
         r += std::string(k > DT_EVENT_KERNEL ? ", " : "") + json_string(kinds[k]) + ": " + std::to_string(counts_.kept[k]);
