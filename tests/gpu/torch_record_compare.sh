@@ -61,6 +61,10 @@ if [[ $dry == 0 ]]; then
     expect=aten::mm,aten::relu,aten::softmax
     backend=cupti
     env_lib=()
+    # the libcupti torch loads: one CUPTI serves the process
+    torch_cupti=$($PY "$root/tests/gpu/torch_cupti.py" 2>/dev/null)
+    if [[ -n $torch_cupti && -z ${DEVTRACE_CUPTI_LIBRARY:-} ]]; then env_lib=(DEVTRACE_CUPTI_LIBRARY="$torch_cupti"); fi
+    md "- CUPTI used by devtrace: ${DEVTRACE_CUPTI_LIBRARY:-${torch_cupti:-the first found in the search order}}"
 else
     emu=$build/emu/libtopspti.so
     if [[ ! -x $build/devtrace || ! -f $emu ]]; then
