@@ -169,6 +169,14 @@ DT_API dt_status dt_external_top(uint64_t *id);
 DT_API dt_status dt_range_push(const char *name, uint64_t *range_id);
 DT_API dt_status dt_range_pop(void);
 
+/* A named host operation (a framework op): dt_external_push(id) that is also
+   recorded, when a session runs, as a DT_EVENT_OP span (written as a cpu_op
+   with its External id), so that a trace resolves the External ids of its
+   device activity on its own. The id is the caller's, as for
+   dt_external_push. dt_op_pop() and dt_external_pop() both end it. */
+DT_API dt_status dt_op_push(const char *name, uint64_t id);
+DT_API dt_status dt_op_pop(uint64_t *id);
+
 /* ------------------------------------------------------------------ */
 /* Recorded events                                                     */
 /* ------------------------------------------------------------------ */
@@ -180,7 +188,8 @@ typedef enum dt_event_kind {
     DT_EVENT_DRIVER = 5,
     DT_EVENT_SYNC = 6,
     DT_EVENT_OVERHEAD = 7,
-    DT_EVENT_RANGE = 8
+    DT_EVENT_RANGE = 8,
+    DT_EVENT_OP = 9            /* a host operation pushed with dt_op_push */
 } dt_event_kind;
 
 typedef enum dt_copy_kind {
@@ -235,6 +244,10 @@ typedef struct dt_event {
             int has_parent;
             uint64_t parent_id;    /* enclosing range or external id */
         } range;
+        struct {                   /* the op's id is external_id */
+            int has_parent;
+            uint64_t parent_id;    /* enclosing range or external id */
+        } op;
     } u;
 } dt_event;
 
@@ -242,6 +255,28 @@ typedef struct dt_event {
 DT_API size_t dt_session_event_count(const dt_session *session);
 /* Copy event number index (0 <= index < count) into *event. */
 DT_API dt_status dt_session_event(const dt_session *session, size_t index, dt_event *event);
+/* Copy events first .. first+count-1 (as many as exist) into out, an array
+   of count dt_event; returns how many were copied (0 before stop). One call
+   for a bulk reader such as the Python binding's numpy arrays. */
+DT_API size_t dt_session_events(const dt_session *session, size_t first, size_t count, dt_event *out);
+
+/* The user range that encloses external id `id`: the range the operation
+   was pushed in (dt_external_push or dt_op_push inside dt_range_push), after
+   stop. Returns 1 and sets *range_id when there is one, else 0. A range's
+   own enclosing entry is its event's u.range.parent_id. */
+DT_API int dt_session_external_range(const dt_session *session, uint64_t id, uint64_t *range_id);
+
+/* Name of host thread tid as the session saw it while the thread lived
+   (the kernel's thread name, read when the thread first pushed, linked or
+   recorded, and at stop), or NULL when unknown. Valid until the session is
+   destroyed. */
+DT_API const char *dt_session_thread_name(const dt_session *session, uint32_t tid);
+
+/* The devices the backend described, as the comma-separated JSON objects
+   that go into the trace's "deviceProperties" list (Kineto's keys: id, name,
+   totalGlobalMem, computeMajor, ...). Writes at most size bytes including
+   the NUL, like snprintf, and returns the length of the whole text. */
+DT_API size_t dt_session_device_properties(const dt_session *session, char *buf, size_t size);
 
 /* Loss accounting: every record not kept is counted under one reason. */
 typedef enum dt_loss_reason {

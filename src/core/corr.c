@@ -84,8 +84,9 @@ typedef struct stack_entry {
     uint64_t range;          /* innermost range at or below this entry */
     uint64_t start_ns;       /* ranges */
     uint64_t generation;     /* session that saw the push, 0 if none */
-    uint32_t name;           /* ranges: interned in that session */
+    uint32_t name;           /* ranges and ops: interned in that session */
     uint8_t is_range;
+    uint8_t is_op;           /* pushed with a name by dt_op_push */
     uint8_t has_range;       /* range is valid */
     uint8_t vendor_pushed;   /* the backend's push_external succeeded */
 } stack_entry;
@@ -149,6 +150,8 @@ static void note_parent_range(uint64_t id);
 dt_status dt_external_push(uint64_t id)
 {
     stack_entry e = {.id = id};
+    dt_session *s = dt_active_session();
+    if (s) dt_thread_note(s);
     vendor_push(&e);
     if (stack_push(e) != 0) {
         vendor_pop(&e);
@@ -158,38 +161,93 @@ dt_status dt_external_push(uint64_t id)
     return DT_OK;
 }
 
-dt_status dt_external_pop(uint64_t *id)
+/* A named entry (range or op) remembers its name and start when a session
+   runs; one that cannot (no session, no memory) is not recorded. */
+static void name_entry(stack_entry *e, const char *name)
 {
-    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_external_pop: the external-correlation stack of this thread is empty");
-    stack_entry e = tls_stack[--tls_depth];
-    vendor_pop(&e);
-    if (id) *id = e.id;
-    return DT_OK;
+    dt_session *s = dt_active_session();
+    if (!s) return;
+    dt_thread_note(s);
+    dt_session_lock(s);
+    uint32_t nid = dt_intern_str(&s->names, name ? name : "");
+    dt_session_unlock(s);
+    if (nid != UINT32_MAX) {
+        e->name = nid;
+        e->start_ns = dt_realtime_ns();
+    } else {
+        dt_loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory: the entry is not recorded */
+    }
 }
 
-dt_status dt_range_push(const char *name, uint64_t *range_id)
+static dt_status push_named(stack_entry e, const char *name)
 {
-    stack_entry e = {.id = atomic_fetch_add(&next_range_id, 1), .is_range = 1};
-    dt_session *s = dt_active_session();
-    if (s) {
-        dt_session_lock(s);
-        uint32_t nid = dt_intern_str(&s->names, name ? name : "");
-        dt_session_unlock(s);
-        if (nid != UINT32_MAX) {
-            e.name = nid;
-            e.start_ns = dt_realtime_ns();
-        } else {
-            dt_loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory: the range is not recorded */
-        }
-    }
+    name_entry(&e, name);
     vendor_push(&e);
     if (e.start_ns == 0) e.generation = 0; /* not recordable: no name */
     if (stack_push(e) != 0) {
         vendor_pop(&e);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
     }
-    if (range_id) *range_id = e.id;
     return DT_OK;
+}
+
+/* Record a popped range or op as a span of its thread, if the session that
+   saw its push is still the running one. */
+static void record_entry(const stack_entry *e, uint64_t end)
+{
+    dt_session *s = dt_active_session();
+    if (!s || e->generation == 0 || s->generation != e->generation) return;
+    dt_session_lock(s);
+    dt_rec *r = dt_session_add(s);
+    if (r) {
+        r->kind = e->is_range ? DT_EVENT_RANGE : DT_EVENT_OP;
+        r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;
+        r->start = e->start_ns;
+        r->end = end;
+        r->external_id = e->id;
+        r->name = e->name;
+        r->lane = dt_thread_id();
+        r->context = s->pid;
+        if (tls_depth) {
+            r->flags |= DT_REC_HAS_PARENT;
+            r->u.range.parent = tls_stack[tls_depth - 1].id;
+        }
+    }
+    dt_session_unlock(s);
+}
+
+dt_status dt_external_pop(uint64_t *id)
+{
+    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_external_pop: the external-correlation stack of this thread is empty");
+    uint64_t end = tls_stack[tls_depth - 1].is_op ? dt_realtime_ns() : 0;
+    stack_entry e = tls_stack[--tls_depth];
+    vendor_pop(&e);
+    if (e.is_op) record_entry(&e, end);
+    if (id) *id = e.id;
+    return DT_OK;
+}
+
+dt_status dt_op_push(const char *name, uint64_t id)
+{
+    dt_status st = push_named((stack_entry){.id = id, .is_op = 1}, name);
+    if (st == DT_OK) note_parent_range(id);
+    return st;
+}
+
+dt_status dt_op_pop(uint64_t *id)
+{
+    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_op_pop: no operation is open on this thread");
+    if (tls_stack[tls_depth - 1].is_range)
+        return dt_error(DT_ERR_STATE, "dt_op_pop: the innermost entry is a user range; pop it with dt_range_pop first");
+    return dt_external_pop(id);
+}
+
+dt_status dt_range_push(const char *name, uint64_t *range_id)
+{
+    stack_entry e = {.id = atomic_fetch_add(&next_range_id, 1), .is_range = 1};
+    dt_status st = push_named(e, name);
+    if (st == DT_OK && range_id) *range_id = e.id;
+    return st;
 }
 
 dt_status dt_range_pop(void)
@@ -200,25 +258,7 @@ dt_status dt_range_pop(void)
     uint64_t end = dt_realtime_ns();
     stack_entry e = tls_stack[--tls_depth];
     vendor_pop(&e);
-    dt_session *s = dt_active_session();
-    if (!s || e.generation == 0 || s->generation != e.generation) return DT_OK;
-    dt_session_lock(s);
-    dt_rec *r = dt_session_add(s);
-    if (r) {
-        r->kind = DT_EVENT_RANGE;
-        r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;
-        r->start = e.start_ns;
-        r->end = end;
-        r->external_id = e.id;
-        r->name = e.name;
-        r->lane = dt_thread_id();
-        r->context = s->pid;
-        if (tls_depth) {
-            r->flags |= DT_REC_HAS_PARENT;
-            r->u.range.parent = tls_stack[tls_depth - 1].id;
-        }
-    }
-    dt_session_unlock(s);
+    record_entry(&e, end);
     return DT_OK;
 }
 
@@ -266,9 +306,11 @@ static _Thread_local pair_log tls_links, tls_parents;
 
 void dt_corr_link_current(uint64_t correlation)
 {
-    if (tls_depth == 0) return;
     dt_session *s = dt_active_session();
     if (!s) return;
+    /* the API-enter callback runs on the calling thread: name it while it lives */
+    dt_thread_note(s);
+    if (tls_depth == 0) return;
     if (log_pair(&tls_links, &s->corr_chunks, s->generation, correlation, tls_stack[tls_depth - 1].id) != 0)
         atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
 }
@@ -357,4 +399,12 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
         dt_free(c);
         c = next;
     }
+}
+
+int dt_session_external_range(const dt_session *s, uint64_t id, uint64_t *range_id)
+{
+    uint64_t range;
+    if (!s || s->state != DT_STATE_STOPPED || !dt_external_parent_range(s, id, &range)) return 0;
+    if (range_id) *range_id = range;
+    return 1;
 }

@@ -335,6 +335,27 @@ typedef struct dt_host_clock {
 } dt_host_clock;
 
 DT_HIDDEN void dt_host_clock_read(dt_host_clock *c);
+/* Host thread names (src/core/threads.c)                              */
+/* ------------------------------------------------------------------ */
+typedef struct dt_thread_name {
+    uint32_t tid;
+    char name[20];           /* the kernel's name: at most 15 bytes */
+} dt_thread_name;
+
+typedef struct dt_thread_names {
+    pthread_mutex_t lock;
+    dt_thread_name *v;
+    size_t count, cap;
+} dt_thread_names;
+
+DT_HIDDEN void dt_thread_names_init(dt_thread_names *t);
+DT_HIDDEN void dt_thread_names_clear(dt_thread_names *t);
+DT_HIDDEN void dt_thread_names_free(dt_thread_names *t);
+/* Remember the calling thread's name, once per session: cheap after the
+   first call (a thread-local compare). */
+DT_HIDDEN void dt_thread_note(dt_session *s);
+/* Read the names of every thread still alive (at stop). */
+DT_HIDDEN void dt_thread_names_sweep(dt_session *s);
 
 /* ------------------------------------------------------------------ */
 /* The session                                                         */
@@ -383,7 +404,8 @@ struct dt_session {
 
     uint64_t window_start_ns, window_end_ns; /* realtime capture window */
     uint32_t pid;
-    char process_name[256];
+    char process_name[256];       /* the command line, program's base name first */
+    dt_thread_names threads;
     char host_name[256];
     dt_rank_info rank;
     dt_host_clock host_clock;     /* read at stop */
@@ -535,6 +557,9 @@ DT_HIDDEN uint64_t dt_pool_refused(const dt_buffer_pool *p);
 DT_HIDDEN dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format format);
 /* The same session as a Perfetto protobuf trace (src/export/perfetto.c). */
 DT_HIDDEN dt_status dt_export_perfetto(const dt_session *s, const char *path);
+/* One device's entry of Kineto's "deviceProperties" list, as a JSON object,
+   snprintf-style (src/export/device_props.c). */
+DT_HIDDEN size_t dt_device_props_json(const dt_device_props *p, char *buf, size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Vendor library loading helpers (src/core/loader.c)                  */

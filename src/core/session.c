@@ -4,6 +4,7 @@
 #include "dt_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,13 +61,33 @@ void dt_config_from_env(dt_config *c)
     }
 }
 
+/* The command line ("python3 train.py --lr 0.1"), the program by its base
+   name: the kernel's 15-byte comm says "python3" or "pt_main_thread" for
+   every training script. Control characters (the NULs between arguments
+   among them) become one space, so that the name stays one line. */
 static void read_process_name(char *out, size_t n)
 {
-    FILE *f = fopen("/proc/self/comm", "r");
+    char cmd[4096];
+    size_t len = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t r;
+        while (len < sizeof cmd - 1 && (r = read(fd, cmd + len, sizeof cmd - 1 - len)) > 0) len += (size_t)r;
+        close(fd);
+    }
+    cmd[len] = 0;
     out[0] = 0;
-    if (f) {
-        if (fgets(out, (int)n, f)) out[strcspn(out, "\n")] = 0;
-        fclose(f);
+    if (len > 0) {
+        const char *argv0 = cmd, *slash = strrchr(argv0, '/');
+        size_t at = (size_t)((slash ? slash + 1 : argv0) - cmd);
+        size_t o = 0;
+        for (size_t i = at; i < len && o + 1 < n; i++) {
+            unsigned char c = (unsigned char)cmd[i];
+            char ch = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+            if (ch != ' ' || (o > 0 && out[o - 1] != ' ')) out[o++] = ch;
+        }
+        while (o > 0 && out[o - 1] == ' ') o--;
+        out[o] = 0;
     }
     if (!out[0]) snprintf(out, n, "%s", program_invocation_short_name);
 }
@@ -100,6 +121,7 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     s->config.output_path = s->output_path;
     s->config.backend = s->backend_request;
     pthread_mutex_init(&s->lock, NULL);
+    dt_thread_names_init(&s->threads);
     pthread_mutex_init(&s->calib_lock, NULL);
     pthread_cond_init(&s->calib_cond, NULL);
     dt_store_init(&s->store, s->config.max_events);
@@ -139,6 +161,7 @@ static int session_reset(dt_session *s)
     atomic_store(&s->parents_lost, 0);
     dt_clock_free(&s->clock);
     s->note_count = 0;
+    dt_thread_names_clear(&s->threads);
     s->backend_library[0] = s->backend_version[0] = 0;
     memset(s->devices, 0, sizeof s->devices);
     return rc;
@@ -274,6 +297,7 @@ dt_status dt_session_stop(dt_session *s)
     dt_status stop_st = s->backend->stop ? s->backend->stop(s) : DT_OK;
     if (stop_st != DT_OK) dt_session_note(s, "stop", "%s", dt_last_error());
     atomic_store_explicit(&g_active, NULL, memory_order_release);
+    dt_thread_names_sweep(s);
 
     dt_session_lock(s);
     dt_corr_merge_chunks(s, 1);
@@ -345,6 +369,7 @@ void dt_session_destroy(dt_session *s)
     dt_corr_map_free(&s->ext_parents);
     dt_clock_free(&s->clock);
     pthread_mutex_destroy(&s->lock);
+    dt_thread_names_free(&s->threads);
     pthread_mutex_destroy(&s->calib_lock);
     pthread_cond_destroy(&s->calib_cond);
     dt_free(s->output_path);
@@ -408,7 +433,8 @@ void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
     ev->has_external = (r->flags & DT_REC_HAS_EXTERNAL) != 0;
     ev->external_id = r->external_id;
     ev->name = dt_intern_get(&s->names, r->name);
-    int host = r->kind == DT_EVENT_RUNTIME || r->kind == DT_EVENT_DRIVER || r->kind == DT_EVENT_RANGE;
+    int host = r->kind == DT_EVENT_RUNTIME || r->kind == DT_EVENT_DRIVER || r->kind == DT_EVENT_RANGE ||
+               r->kind == DT_EVENT_OP;
     if (host) {
         ev->thread = r->lane;
         ev->process = r->context;
@@ -457,6 +483,10 @@ void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
         ev->u.range.has_parent = (r->flags & DT_REC_HAS_PARENT) != 0;
         ev->u.range.parent_id = r->u.range.parent;
         break;
+    case DT_EVENT_OP:
+        ev->u.op.has_parent = (r->flags & DT_REC_HAS_PARENT) != 0;
+        ev->u.op.parent_id = r->u.range.parent;
+        break;
     default:
         break;
     }
@@ -470,6 +500,14 @@ dt_status dt_session_event(const dt_session *s, size_t index, dt_event *ev)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_event: index %zu out of range (%zu events)", index, s->store.count);
     dt_rec_to_event(s, dt_store_at(&s->store, index), ev);
     return DT_OK;
+}
+
+size_t dt_session_events(const dt_session *s, size_t first, size_t count, dt_event *out)
+{
+    if (!s || !out || s->state != DT_STATE_STOPPED || first >= s->store.count) return 0;
+    size_t n = s->store.count - first < count ? s->store.count - first : count;
+    for (size_t i = 0; i < n; i++) dt_rec_to_event(s, dt_store_at(&s->store, first + i), &out[i]);
+    return n;
 }
 
 uint64_t dt_session_loss(const dt_session *s, dt_loss_reason reason)

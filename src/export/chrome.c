@@ -253,7 +253,7 @@ typedef struct ctx {
     size_t kfrag_len, kfrag_cap;
 
     uint64_t base_ns, window_start, window_end;
-    uint64_t kinds[9];
+    uint64_t kinds[DT_EVENT_OP + 1];
     uint64_t flows;
     uint64_t dropped_window, dropped_kind, dropped_reversed;
     uint8_t device_pid[65536 / 8]; /* device ids in use, as a bitmap */
@@ -408,7 +408,7 @@ static int classify(ctx *c)
         const dt_rec *r = dt_store_at(&s->store, i);
         uint64_t st = rec_start(c, r), en = rec_end(c, r);
         c->row[i] = NONE;
-        if (r->kind < DT_EVENT_KERNEL || r->kind > DT_EVENT_RANGE) {
+        if (r->kind < DT_EVENT_KERNEL || r->kind > DT_EVENT_OP) {
             c->dropped_kind++;
             continue;
         }
@@ -1158,10 +1158,16 @@ static inline char *put_external(char *p, const dt_rec *r)
     return p;
 }
 
+static void write_op(ctx *c, dt_out *o, size_t i);
+
 static int write_record(ctx *c, dt_out *o, size_t i)
 {
     const dt_session *s = c->s;
     const dt_rec *r = dt_store_at(&s->store, i);
+    if (r->kind == DT_EVENT_OP) {
+        write_op(c, o, i);
+        return 0;
+    }
     const final_row *fr = &c->frows[c->row[i]];
     uint64_t st = rec_start(c, r), en = rec_end(c, r);
     uint64_t ts = st - c->base_ns, dur = en - st;
@@ -1301,25 +1307,43 @@ static int write_record(ctx *c, dt_out *o, size_t i)
     return 0;
 }
 
-static void write_span(ctx *c, dt_out *o, size_t k)
+/* A named host-side span that carries an External id: an operation pushed
+   with a name (cpu_op, the host event its device activity's External id
+   resolves to) or a range's span on a device row (gpu_user_annotation). */
+#define SPAN_HEAD(cat) ",\n{\"ph\":\"X\",\"cat\":\"" cat "\",\"name\":"
+static void write_id_span(ctx *c, dt_out *o, const char *head, size_t head_len, uint32_t name,
+                          const final_row *fr, uint64_t start, uint64_t end, uint64_t external_id)
 {
-    const span *sp = &c->spans[k];
-    const final_row *fr = &c->frows[c->row[c->n + k]];
     char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
-    DT_PUT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
-    if (sp->name < c->name_count)
-        p = put_name(o, p, c->names + c->name_off[sp->name], c->name_len[sp->name]);
+    memcpy(p, head, head_len);
+    p += head_len;
+    if (name < c->name_count)
+        p = put_name(o, p, c->names + c->name_off[name], c->name_len[name]);
     else
         DT_PUT_LIT(p, "\"\"");
     *p++ = ',';
     p = copy_padded(p, c->prefix + fr->prefix_off, fr->prefix_len);
-    p = dt_put_us3(p, sp->start - c->base_ns);
+    p = dt_put_us3(p, start - c->base_ns);
     DT_PUT_LIT(p, ",\"dur\":");
-    p = dt_put_us3(p, sp->end - sp->start);
+    p = dt_put_us3(p, end - start);
     DT_PUT_LIT(p, ",\"args\":{\"External id\":");
-    p = dt_put_u64(p, sp->external_id);
+    p = dt_put_u64(p, external_id);
     DT_PUT_LIT(p, "}}");
     dt_out_commit(o, p);
+}
+
+static void write_op(ctx *c, dt_out *o, size_t i)
+{
+    const dt_rec *r = dt_store_at(&c->s->store, i);
+    write_id_span(c, o, SPAN_HEAD("cpu_op"), sizeof SPAN_HEAD("cpu_op") - 1, r->name, &c->frows[c->row[i]],
+                  rec_start(c, r), rec_end(c, r), r->external_id);
+}
+
+static void write_span(ctx *c, dt_out *o, size_t k)
+{
+    const span *sp = &c->spans[k];
+    write_id_span(c, o, SPAN_HEAD("gpu_user_annotation"), sizeof SPAN_HEAD("gpu_user_annotation") - 1, sp->name,
+                  &c->frows[c->row[c->n + k]], sp->start, sp->end, sp->external_id);
 }
 
 /* Small, rare output (metadata, the devtrace key) goes through these. */
@@ -1370,12 +1394,16 @@ static void write_process_meta(ctx *c, dt_out *o, uint64_t pid, const char *name
     put_lit(o, "}},\n");
 }
 
-/* "thread <tid>", with the thread's own name when the trace is written by
-   the traced process itself (as it is at exit) and the thread still lives. */
-static int host_thread_name(char *buf, size_t size, uint32_t pid, uint32_t tid)
+/* "thread <tid> (<name>)": the name the session captured while the thread
+   lived, else, when the trace is written by the traced process itself and
+   the thread still lives, its name now. */
+static int host_thread_name(const dt_session *s, char *buf, size_t size, uint32_t pid, uint32_t tid)
 {
     char comm[64] = "";
-    if (pid == (uint32_t)getpid()) {
+    const char *seen = pid == s->pid ? dt_session_thread_name(s, tid) : NULL;
+    if (seen) {
+        snprintf(comm, sizeof comm, "%s", seen);
+    } else if (pid == (uint32_t)getpid()) {
         char path[64];
         snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1450,7 +1478,7 @@ static void row_name(ctx *c, size_t f, char *buf, size_t size)
     const base_row *br = &c->brows[fr->base];
     int n;
     if (br->cls == ROW_HOST)
-        n = host_thread_name(buf, size, br->pid, br->lane);
+        n = host_thread_name(c->s, buf, size, br->pid, br->lane);
     else if (br->cls == ROW_DEVICE)
         n = snprintf(buf, size, "stream %u", br->lane);
     else
@@ -1499,42 +1527,16 @@ static void write_metadata(ctx *c, dt_out *o)
 
 static void write_device_properties(const dt_session *s, dt_out *o)
 {
+    char buf[2048];
     int first = 1;
     put_lit(o, "[");
     for (int d = 0; d < DT_MAX_DEVICES; d++) {
-        const dt_device_props *p = &s->devices[d];
-        if (!p->valid)
+        if (!s->devices[d].valid)
             continue;
-        put_lit(o, first ? "\n  {\"id\":" : ",\n  {\"id\":");
+        put_lit(o, first ? "\n  " : ",\n  ");
         first = 0;
-        put_u64(o, p->id);
-        put_lit(o, ",\"name\":");
-        dt_out_string(o, p->name, strnlen(p->name, sizeof p->name));
-        put_lit(o, ",\"totalGlobalMem\":");
-        put_u64(o, p->total_global_mem);
-        put_lit(o, ",\"computeMajor\":");
-        put_i64(o, p->compute_major);
-        put_lit(o, ",\"computeMinor\":");
-        put_i64(o, p->compute_minor);
-        put_lit(o, ",\"maxThreadsPerBlock\":");
-        put_i64(o, p->max_threads_per_block);
-        put_lit(o, ",\"maxThreadsPerMultiprocessor\":");
-        put_i64(o, p->max_threads_per_sm);
-        put_lit(o, ",\"regsPerBlock\":");
-        put_i64(o, p->regs_per_block);
-        put_lit(o, ",\"warpSize\":");
-        put_i64(o, p->warp_size);
-        put_lit(o, ",\"sharedMemPerBlock\":");
-        put_u64(o, p->shared_mem_per_block);
-        put_lit(o, ",\"numSms\":");
-        put_i64(o, p->num_sms);
-        put_lit(o, ",\"regsPerMultiprocessor\":");
-        put_i64(o, p->regs_per_sm);
-        put_lit(o, ",\"sharedMemPerBlockOptin\":");
-        put_u64(o, p->shared_mem_per_block_optin);
-        put_lit(o, ",\"sharedMemPerMultiprocessor\":");
-        put_u64(o, p->shared_mem_per_sm);
-        put_lit(o, "}");
+        size_t n = dt_device_props_json(&s->devices[d], buf, sizeof buf);
+        dt_out_write(o, buf, n < sizeof buf ? n : sizeof buf - 1);
     }
     put_lit(o, "]");
 }
@@ -1598,10 +1600,10 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     put_lit(o, ", \"total\": ");
     put_u64(o, total);
 
-    static const char *const kind_keys[9] = {NULL, "kernel", "memcpy", "memset", "runtime",
-                                             "driver", "sync", "overhead", "range"};
+    static const char *const kind_keys[DT_EVENT_OP + 1] = {NULL, "kernel", "memcpy", "memset", "runtime",
+                                                           "driver", "sync", "overhead", "range", "op"};
     put_lit(o, "},\n  \"counts\": {");
-    for (int k = 1; k <= 8; k++) {
+    for (int k = 1; k <= DT_EVENT_OP; k++) {
         put_lit(o, k > 1 ? ", \"" : "\"");
         put_lit(o, kind_keys[k]);
         put_lit(o, "\": ");

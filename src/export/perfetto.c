@@ -30,7 +30,7 @@ static const char *const arg_names[ARG_COUNT] = {
 };
 
 enum { CAT_KERNEL = 1, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_DRIVER, CAT_SYNC, CAT_OVERHEAD, CAT_RANGE,
-       CAT_SPAN, CAT_TRACE, CAT_COUNT };
+       CAT_OP, CAT_SPAN, CAT_TRACE, CAT_COUNT };
 
 typedef struct pf_export {
     const dt_session *s;
@@ -123,7 +123,8 @@ static void write_record(pf_export *e, uint64_t track, const dt_layout_item *it)
     static const int cats[] = {[DT_EVENT_KERNEL] = CAT_KERNEL, [DT_EVENT_MEMCPY] = CAT_MEMCPY,
                                [DT_EVENT_MEMSET] = CAT_MEMSET, [DT_EVENT_RUNTIME] = CAT_RUNTIME,
                                [DT_EVENT_DRIVER] = CAT_DRIVER, [DT_EVENT_SYNC] = CAT_SYNC,
-                               [DT_EVENT_OVERHEAD] = CAT_OVERHEAD, [DT_EVENT_RANGE] = CAT_RANGE};
+                               [DT_EVENT_OVERHEAD] = CAT_OVERHEAD, [DT_EVENT_RANGE] = CAT_RANGE,
+                               [DT_EVENT_OP] = CAT_OP};
     uint64_t name = record_name(e, r);
     pf_begin(e->t, track, it->start, name, e->cat[cats[r->kind]]);
     uint64_t dur = it->end - it->start;
@@ -176,7 +177,7 @@ static void write_record(pf_export *e, uint64_t track, const dt_layout_item *it)
     case DT_EVENT_OVERHEAD:
         device_args(e, r);
         break;
-    default: /* range */
+    default: /* range, named host operation */
         external_arg(e, r);
         if (r->flags & DT_REC_HAS_PARENT)
             pf_arg_uint(e->t, e->arg[ARG_PARENT], r->u.range.parent);
@@ -258,6 +259,7 @@ static int write_perfetto(pf_export *e, dt_out *out)
     static const char *const fixed[CAT_COUNT] = {[CAT_KERNEL] = "kernel", [CAT_MEMCPY] = "gpu_memcpy",
                                                  [CAT_MEMSET] = "gpu_memset", [CAT_SYNC] = "cuda_sync",
                                                  [CAT_OVERHEAD] = "overhead", [CAT_RANGE] = "user_annotation",
+                                                 [CAT_OP] = "cpu_op",
                                                  [CAT_SPAN] = "gpu_user_annotation", [CAT_TRACE] = "Trace"};
     for (int k = 1; k < CAT_COUNT; k++) {
         if (k == CAT_RUNTIME || k == CAT_DRIVER) {

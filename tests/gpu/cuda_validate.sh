@@ -121,21 +121,7 @@ md ""
 
 # PyTorch wheels bring their own libcupti, which torch loads: devtrace must
 # use that copy, not a second one from the toolkit.
-find_cupti='
-import glob, os
-try:
-    import nvidia.cuda_cupti as m
-    roots = list(m.__path__)
-except Exception:
-    import torch
-    roots = [os.path.join(os.path.dirname(torch.__file__), "lib")]
-for r in roots:
-    libs = sorted(glob.glob(os.path.join(r, "**", "libcupti.so*"), recursive=True))
-    if libs:
-        print(libs[0])
-        break
-'
-torch_cupti=$($PY -c "$find_cupti" 2>/dev/null)
+torch_cupti=$($PY "$root/tests/gpu/torch_cupti.py" 2>/dev/null)
 if [[ -n $torch_cupti && -z ${DEVTRACE_CUPTI_LIBRARY:-} ]]; then export DEVTRACE_CUPTI_LIBRARY=$torch_cupti; fi
 
 # ---------------------------------------------------------------- 2. PyTorch

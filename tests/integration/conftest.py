@@ -1,7 +1,9 @@
+import ctypes
 import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,14 @@ EMU_RUN = BUILD / "devtrace-emu-run"
 TOPSPTI_EMU = BUILD / "emu" / "libtopspti.so"
 # records two user ranges around a sleep (tests/integration/workload.c)
 WORKLOAD = BUILD / "tests" / "integration" / "dt_workload"
+LIBDEVTRACE = BUILD / "libdevtrace.so"
+PACKAGE_DIR = SOURCE / "python"
+
+# The Python package from the source tree, over this build's library: for
+# the tests in this process and every child Python they start.
+os.environ.setdefault("DEVTRACE_LIBRARY", str(LIBDEVTRACE))
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_DIR), os.environ.get("PYTHONPATH")) if p)
+sys.path.insert(0, str(PACKAGE_DIR))
 
 
 def run(args, env=None, timeout=120, **kw):
@@ -49,3 +59,90 @@ def check_trace(path):
 def needs_emulator():
     return pytest.mark.skipif(not (EMU_RUN.exists() and TOPSPTI_EMU.exists()),
                               reason="the TOPSPTI emulator is not built")
+
+
+def need(module):
+    """Import what a test needs; in CI (CI set) its absence fails the test
+    instead of skipping it: .ci/run installs torch and HTA."""
+    try:
+        return __import__(module)
+    except ImportError as e:
+        if os.environ.get("CI"):
+            pytest.fail(f"{module} is required in CI (.ci/run installs it): {e}")
+        pytest.skip(f"{module} is not installed")
+
+
+def library_env_var(backend):
+    """The variable that tells a backend where its vendor library is."""
+    return f"DEVTRACE_{backend.upper()}_LIBRARY"
+
+
+def emulators():
+    """{personality: library} for every emulated vendor of this build, one
+    library per personality (lib<personality>.so; test variants left out)."""
+    found = {}
+    for lib in sorted((BUILD / "emu").glob("lib*.so")):
+        res = run([sys.executable, "-c",
+                   "import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).emu_personality; "
+                   "f.restype = ctypes.c_char_p; print(f().decode())", lib], timeout=60)
+        if res.returncode == 0 and lib.name == f"lib{res.stdout.strip()}.so":
+            found[res.stdout.strip()] = lib
+    return found
+
+
+class Emulator:
+    """An emulated vendor's runtime (emu/include/devtrace_emu.h) in this
+    process: the same library the backend loads, so the work launched here
+    is what the vendor interface reports."""
+
+    KINDS = ("kernel", "memcpy", "memset", "runtime", "driver", "external")
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.lib = ctypes.CDLL(str(path))
+        self.lib.emu_personality.restype = ctypes.c_char_p
+        self.lib.emu_set_faults.argtypes = [ctypes.c_char_p]
+        self.personality = self.lib.emu_personality().decode()
+
+    def kernel(self, name, duration_ns, device=0, stream=1, grid=(1, 1, 1), block=(32, 1, 1)):
+        g, b = (ctypes.c_int * 3)(*grid), (ctypes.c_int * 3)(*block)
+        assert self.lib.emu_launch_kernel(device, stream, name.encode(), g, b, ctypes.c_uint64(duration_ns)) == 0
+
+    def memcpy(self, nbytes, duration_ns, device=0, stream=1, kind=1):
+        assert self.lib.emu_memcpy(device, stream, kind, ctypes.c_uint64(nbytes), ctypes.c_uint64(duration_ns),
+                                   0) == 0
+
+    def memset(self, nbytes, duration_ns, device=0, stream=1, value=0):
+        assert self.lib.emu_memset(device, stream, ctypes.c_uint64(nbytes), value, ctypes.c_uint64(duration_ns),
+                                   0) == 0
+
+    def synchronize(self, device=-1, stream=-1):
+        assert self.lib.emu_synchronize(device, stream) == 0
+
+    def faults(self, spec):
+        assert self.lib.emu_set_faults(spec.encode()) == 0
+
+    def records(self):
+        """Well-formed records produced since the last reset, by kind (emu_stats)."""
+        words = (ctypes.c_uint64 * 64)()  # emu_stats is 26 uint64 today: room to grow
+        self.lib.emu_stats_get(words)
+        return dict(zip(self.KINDS, words[:len(self.KINDS)]))
+
+    def reset_stats(self):
+        self.lib.emu_stats_reset()
+
+
+def raised_in_child(statement, error="devtrace.DevtraceError", env=None):
+    """Run `statement` in a fresh Python that imports devtrace (and
+    devtrace.torch); returns 'STATUS message' of the `error` it raised, or
+    fails the test when it raised nothing or something else."""
+    code = ("import devtrace, devtrace.torch\n"
+            "try:\n"
+            f"    {statement}\n"
+            f"except {error} as e:\n"
+            "    print(e.status, e)\n"
+            "else:\n"
+            "    raise SystemExit('nothing was raised')\n")
+    res = run([sys.executable, "-c", code], env=env)
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    return res.stdout.strip()

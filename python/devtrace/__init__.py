@@ -1,0 +1,55 @@
+"""devtrace: accelerator activity (kernels, copies, fills, runtime and driver
+API calls) recorded through each vendor's profiling interface, on one clock,
+linked to the host operations and ranges that launched it, and written as a
+trace that Perfetto, chrome://tracing, HTA and torch.profiler users open.
+
+    import devtrace
+
+    with devtrace.profile("step.json.gz", backend="auto") as p:
+        with devtrace.range("forward"):
+            model(x)
+    print(p.losses)
+
+`devtrace.torch` puts the same device activity into torch.profiler.
+"""
+
+from ._api import (
+    BackendStatus,
+    BackendUnavailableError,
+    BusyError,
+    DevtraceError,
+    TraceWriteError,
+    UnknownBackendError,
+    backend_names,
+    backends,
+    external,
+    probe,
+    profile,
+    range,
+    version,
+)
+from ._native import DT_RANGE_ID_BASE as RANGE_ID_BASE
+from .events import (
+    ApiEvent,
+    CopyKind,
+    DeviceEvent,
+    Event,
+    EventArrays,
+    EventKind,
+    HostEvent,
+    KernelEvent,
+    MemcpyEvent,
+    MemoryKind,
+    MemsetEvent,
+    OpEvent,
+    RangeEvent,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ApiEvent", "BackendStatus", "BackendUnavailableError", "BusyError", "CopyKind", "DeviceEvent",
+    "DevtraceError", "Event", "EventArrays", "EventKind", "HostEvent", "KernelEvent", "MemcpyEvent",
+    "MemoryKind", "MemsetEvent", "OpEvent", "RANGE_ID_BASE", "RangeEvent", "TraceWriteError",
+    "UnknownBackendError", "backend_names", "backends", "external", "probe", "profile", "range", "version",
+]

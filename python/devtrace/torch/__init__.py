@@ -1,0 +1,170 @@
+"""devtrace inside torch.profiler: a Kineto child profiler that records the
+device activity of any backend devtrace knows and hands it to torch.profiler
+as kernels, copies, fills and runtime/driver calls, each linked to the op
+that launched it.
+
+    import devtrace.torch
+    devtrace.torch.enable(backend="topspti")
+    with torch.profiler.profile() as prof:
+        step()
+    prof.export_chrome_trace("trace.json")
+
+The plugin is a small C++ library built once against the installed torch
+(torch.utils.cpp_extension, cached like any torch extension; the first
+enable() takes a few seconds). NVIDIA GPUs are not its business: Kineto
+records them itself through CUPTI (activities=[ProfilerActivity.CUDA]).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from .. import _native
+from .._api import BackendUnavailableError, DevtraceError, backend_names, probe
+
+_SOURCE = Path(__file__).resolve().parent / "kineto_plugin.cpp"
+
+# Backends whose device activity Kineto records on its own: a second
+# subscriber to the same vendor interface would fail or steal its records.
+KINETO_NATIVE_BACKENDS = {
+    "cupti": "NVIDIA GPUs are recorded by torch.profiler itself through Kineto's CUPTI support: "
+             "use torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) "
+             "without devtrace.torch, or record the whole program with `devtrace record -- python ...`",
+}
+
+_plugin: Optional[ctypes.CDLL] = None
+_backend: Optional[str] = None
+
+
+def _extension_name() -> str:
+    import torch
+
+    tag = re.sub(r"[^0-9A-Za-z]+", "_", "%s_%s" % (torch.__version__, _native.ABI_VERSION))
+    return "devtrace_kineto_" + tag
+
+
+def build(verbose: bool = False) -> str:
+    """Build the plugin for the installed torch (if not already built) and
+    return the path of the shared library. The build directory is torch's
+    extension cache (TORCH_EXTENSIONS_DIR, default ~/.cache/torch_extensions)."""
+    import torch
+    import torch.utils.cpp_extension as cpp
+
+    if not torch.autograd.kineto_available():
+        raise DevtraceError("DT_ERR_BACKEND_UNAVAILABLE",
+                            "this torch %s was built without Kineto: torch.profiler has no plugin "
+                            "interface to record devices through" % torch.__version__)
+    include = _native.include_dir()
+    if include is None:
+        raise DevtraceError("DT_ERR_BACKEND_UNAVAILABLE",
+                            "devtrace/devtrace.h not found next to %s; set DEVTRACE_INCLUDE_DIR"
+                            % (_native.library_path() or "the loaded libdevtrace"))
+    kineto = [os.path.join(p, "kineto") for p in cpp.include_paths()
+              if os.path.isfile(os.path.join(p, "kineto", "libkineto.h"))]
+    if not kineto:
+        raise DevtraceError("DT_ERR_BACKEND_UNAVAILABLE",
+                            "torch %s ships no Kineto headers (torch/include/kineto, in wheels since 2.4)"
+                            % torch.__version__)
+    return cpp.load(
+        name=_extension_name(), sources=[str(_SOURCE)], is_python_module=False, verbose=verbose,
+        extra_include_paths=kineto + [str(include)],
+        # torch's headers need USE_KINETO for the PrivateUse1 registry; fmt is
+        # header-only so that the plugin does not need fmt's symbols from torch
+        extra_cflags=["-O2", "-DUSE_KINETO", "-DFMT_HEADER_ONLY", "-Wall"],
+    ) or _built_path()
+
+
+def _built_path() -> str:
+    import torch.utils.cpp_extension as cpp
+
+    name = _extension_name()
+    return os.path.join(cpp._get_build_directory(name, False), name + ".so")
+
+
+def _load() -> ctypes.CDLL:
+    global _plugin
+    if _plugin is None:
+        path = build()
+        plugin = ctypes.CDLL(path)
+        plugin.devtrace_torch_enable.argtypes = [ctypes.c_char_p]
+        plugin.devtrace_torch_enable.restype = ctypes.c_int
+        plugin.devtrace_torch_disable.argtypes = []
+        plugin.devtrace_torch_disable.restype = None
+        plugin.devtrace_torch_report.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        plugin.devtrace_torch_report.restype = ctypes.c_size_t
+        plugin.devtrace_torch_has_privateuse1_registry.restype = ctypes.c_int
+        _plugin = plugin
+    return _plugin
+
+
+def _choose(backend: str) -> str:
+    if backend in KINETO_NATIVE_BACKENDS:
+        raise DevtraceError("DT_ERR_UNKNOWN_BACKEND", "devtrace.torch does not record the %s backend: %s"
+                            % (backend, KINETO_NATIVE_BACKENDS[backend]))
+    if backend != "auto":
+        status = probe(backend)
+        if not status.available:
+            raise BackendUnavailableError("DT_ERR_BACKEND_UNAVAILABLE",
+                                          "backend %s is not available: %s" % (backend, status.reason))
+        return backend
+    reasons: List[str] = []
+    for name in backend_names():
+        if name == "null" or name in KINETO_NATIVE_BACKENDS:
+            continue
+        status = probe(name)
+        if status.available:
+            return name
+        reasons.append("%s: %s" % (name, status.reason))
+    raise BackendUnavailableError("DT_ERR_BACKEND_UNAVAILABLE",
+                                  "no device backend is available for torch.profiler; " + "; ".join(reasons))
+
+
+def enable(backend: str = "auto") -> str:
+    """Record `backend`'s device activity in every torch.profiler run from
+    now on; returns the backend chosen ("auto": the first one whose vendor
+    library is found, CUPTI excluded). Call it before torch.profiler starts.
+    Raises DevtraceError (with the library's reason) when the backend cannot
+    record, and refuses "cupti": Kineto records NVIDIA GPUs itself."""
+    global _backend
+    chosen = _choose(backend)
+    _load().devtrace_torch_enable(chosen.encode())
+    _backend = chosen
+    return chosen
+
+
+def disable() -> None:
+    """Record nothing in later torch.profiler runs (Kineto keeps the plugin
+    registered: a registration cannot be undone)."""
+    global _backend
+    if _plugin is not None:
+        _plugin.devtrace_torch_disable()
+    _backend = None
+
+
+def enabled_backend() -> Optional[str]:
+    """The backend enable() chose, or None."""
+    return _backend
+
+
+def last_session() -> Dict[str, Any]:
+    """What the last torch.profiler run recorded through devtrace: activities
+    kept by kind, those outside torch.profiler's capture window, how many
+    were linked to an op, unresolvable External ids, flows, gpu_user_annotation
+    spans, devtrace's losses by reason and any error. {} before the first run."""
+    if _plugin is None:
+        return {}
+    size = _plugin.devtrace_torch_report(None, 0)
+    buf = ctypes.create_string_buffer(size + 1)
+    _plugin.devtrace_torch_report(buf, size + 1)
+    return json.loads(buf.value.decode("utf-8", "replace"))
+
+
+def has_privateuse1_registry() -> bool:
+    """Whether the installed torch has torch's PrivateUse1 profiler registry
+    (2.12 and later), which the plugin registers with besides Kineto."""
+    return bool(_load().devtrace_torch_has_privateuse1_registry())

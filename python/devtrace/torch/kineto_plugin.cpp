@@ -1,0 +1,617 @@
+/*
+ * devtrace as a Kineto child profiler: torch.profiler starts and stops a
+ * devtrace session, torch's op and user-scope correlation ids go onto
+ * devtrace's external-correlation stack, and at the end every device
+ * activity devtrace kept becomes a Kineto activity linked to the op that
+ * launched it.
+ *
+ * Built by devtrace.torch with torch.utils.cpp_extension against the
+ * installed torch's own headers (so the C++ ABI matches), and loaded after
+ * libdevtrace: the dt_* symbols resolve to the libdevtrace the Python
+ * package loaded (or the one `devtrace record` preloaded), so the plugin and
+ * the Python API share one correlation stack and one session slot.
+ *
+ * Kineto's limits and how they are met:
+ *  - the linked-activity callback takes an int32 id: an External id that
+ *    does not fit is not passed (it would resolve to another op); such
+ *    activities stay unlinked and are counted;
+ *  - user scopes are devtrace ranges (ids from 2^48) mapped back to torch's
+ *    own user-scope ids, never truncated;
+ *  - GenericTraceActivity::id is int32: the vendor correlation id goes into
+ *    the "correlation" arg in full, and into id only when it fits;
+ *  - flow ids are 32-bit and torch asserts flow starts are unique: each pair
+ *    gets a fresh id from a process-wide counter above 2^31;
+ *  - Kineto's JSON writer turns every backslash of an arg into '/', so
+ *    quoted values and names are cleaned of quotes, backslashes and control
+ *    characters here rather than escaped.
+ */
+#include <libkineto.h>
+#include <output_base.h>
+
+#if __has_include(<torch/csrc/profiler/standalone/privateuse1_profiler.h>)
+#include <torch/csrc/profiler/standalone/privateuse1_profiler.h>
+#define DEVTRACE_HAVE_PU1_REGISTRY 1
+#endif
+
+#include <devtrace/devtrace.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using libkineto::ActivityLogger;
+using libkineto::ActivityType;
+using libkineto::CpuTraceBuffer;
+using libkineto::DeviceInfo;
+using libkineto::GenericTraceActivity;
+using libkineto::IActivityProfiler;
+using libkineto::IActivityProfilerSession;
+using libkineto::ITraceActivity;
+using libkineto::ResourceInfo;
+using libkineto::TraceStatus;
+
+constexpr int64_t kDeviceSortBase = 5000000; /* device rows after every host pid */
+constexpr uint32_t kFlowIdBase = 1u << 31;  /* above CUPTI's correlation ids */
+constexpr int kMaxScopeDepth = 64;
+
+struct Settings {
+    std::mutex mu;
+    std::string backend;
+    bool enabled = false;
+};
+Settings g_settings;
+std::once_flag g_registered;
+std::atomic<int> g_profilers{0};
+std::atomic<uint32_t> g_next_flow{kFlowIdBase};
+std::mutex g_report_mu;
+std::string g_report = "{}";
+
+/* Entries this plugin pushed on the calling thread: a pop that Kineto
+   forwards for a push made before the session existed is not ours. */
+thread_local int t_op_depth = 0;
+thread_local int t_scope_depth = 0;
+
+std::string json_string(const std::string &s)
+{
+    std::string out = "\"";
+    for (unsigned char ch : s) {
+        if (ch == '"' || ch == '\\') {
+            out += '\\';
+            out += static_cast<char>(ch);
+        } else if (ch < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+            out += buf;
+        } else {
+            out += static_cast<char>(ch);
+        }
+    }
+    return out + "\"";
+}
+
+/* What survives Kineto's writer unchanged (see the note at the top). */
+std::string clean_text(const char *s)
+{
+    std::string out = s ? s : "";
+    for (char &ch : out) {
+        unsigned char u = static_cast<unsigned char>(ch);
+        if (ch == '"') ch = '\'';
+        else if (ch == '\\') ch = '/';
+        else if (u < 0x20 || u == 0x7f) ch = ' ';
+    }
+    return out;
+}
+
+bool is_device_kind(int k)
+{
+    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET;
+}
+
+bool is_api_kind(int k)
+{
+    return k == DT_EVENT_RUNTIME || k == DT_EVENT_DRIVER;
+}
+
+ActivityType activity_type(int kind)
+{
+    switch (kind) {
+    case DT_EVENT_KERNEL: return ActivityType::CONCURRENT_KERNEL;
+    case DT_EVENT_MEMCPY: return ActivityType::GPU_MEMCPY;
+    case DT_EVENT_MEMSET: return ActivityType::GPU_MEMSET;
+    case DT_EVENT_DRIVER: return ActivityType::PRIVATEUSE1_DRIVER;
+    default: return ActivityType::PRIVATEUSE1_RUNTIME;
+    }
+}
+
+struct Counts {
+    uint64_t kept[DT_EVENT_OP + 1] = {};
+    uint64_t outside_window = 0;     /* outside torch.profiler's capture window */
+    uint64_t linked = 0;             /* device and API activities linked to an op */
+    uint64_t unlinked_too_large = 0; /* distinct External ids beyond the callback's int32 */
+    uint64_t unresolved = 0;         /* distinct External ids torch did not know */
+    uint64_t flows = 0;
+    uint64_t user_spans = 0;         /* gpu_user_annotation spans */
+    uint64_t pop_mismatch = 0;       /* pops Kineto forwarded that were not ours */
+};
+
+class Session final : public IActivityProfilerSession {
+public:
+    explicit Session(std::string backend) : backend_(std::move(backend))
+    {
+        dt_config cfg;
+        dt_config_init(&cfg);
+        cfg.backend = backend_.c_str();
+        if (dt_session_create(&cfg, &s_) != DT_OK) fail(dt_last_error());
+    }
+
+    ~Session() override { dt_session_destroy(s_); }
+
+    void start() override
+    {
+        if (!s_) return;
+        if (dt_session_start(s_) != DT_OK) {
+            fail(dt_last_error());
+            return;
+        }
+        running_ = true;
+        status_ = TraceStatus::RECORDING;
+    }
+
+    void stop() override
+    {
+        if (!running_) return;
+        running_ = false;
+        if (dt_session_stop(s_) != DT_OK) fail(dt_last_error());
+        else status_ = TraceStatus::PROCESSING;
+    }
+
+    /* what went wrong, and every record devtrace could not keep */
+    std::vector<std::string> errors() override
+    {
+        std::vector<std::string> out = errors_;
+        uint64_t total = s_ ? dt_session_loss_total(s_) : 0;
+        if (total) {
+            std::string why;
+            for (int r = 0; r < DT_LOSS_COUNT; r++) {
+                uint64_t n = dt_session_loss(s_, static_cast<dt_loss_reason>(r));
+                if (n) why += std::string(why.empty() ? "" : ", ") + dt_loss_reason_name(static_cast<dt_loss_reason>(r)) +
+                              " " + std::to_string(n);
+            }
+            out.push_back("devtrace (" + backend_ + "): " + std::to_string(total) + " records lost: " + why);
+        }
+        return out;
+    }
+
+    void processTrace(ActivityLogger &logger) override { processTrace(logger, nullptr, INT64_MIN, INT64_MAX); }
+
+    void processTrace(ActivityLogger &logger, libkineto::getLinkedActivityCallback linked, int64_t window_start,
+                      int64_t window_end) override;
+
+    std::unique_ptr<DeviceInfo> getDeviceInfo() override
+    {
+        if (devices_.empty()) return nullptr;
+        return std::make_unique<DeviceInfo>(device_info(*devices_.begin()));
+    }
+
+    std::vector<ResourceInfo> getResourceInfos() override
+    {
+        std::vector<ResourceInfo> rows;
+        for (const auto &ds : streams_)
+            rows.push_back(ResourceInfo{ds.second, ds.second, ds.first, "stream " + std::to_string(ds.second)});
+        return rows;
+    }
+
+    /* The last call Kineto makes: the activities move to the trace, and the
+       devtrace session's memory is freed now rather than at the next run. */
+    std::unique_ptr<CpuTraceBuffer> getTraceBuffer() override
+    {
+        publish_report();
+        dt_session_destroy(s_);
+        s_ = nullptr;
+        return std::move(buffer_);
+    }
+
+    void pushCorrelationId(uint64_t id) override
+    {
+        if (dt_external_push(id) == DT_OK) t_op_depth++;
+    }
+
+    void popCorrelationId() override
+    {
+        if (t_op_depth == 0 || dt_external_pop(nullptr) != DT_OK) {
+            std::lock_guard<std::mutex> g(mu_);
+            counts_.pop_mismatch++;
+            return;
+        }
+        t_op_depth--;
+    }
+
+    void pushUserCorrelationId(uint64_t id) override
+    {
+        uint64_t range = 0;
+        if (dt_range_push(nullptr, &range) != DT_OK) return;
+        t_scope_depth++;
+        std::lock_guard<std::mutex> g(mu_);
+        range_to_scope_[range] = id;
+    }
+
+    void popUserCorrelationId() override
+    {
+        if (t_scope_depth == 0 || dt_range_pop() != DT_OK) {
+            std::lock_guard<std::mutex> g(mu_);
+            counts_.pop_mismatch++;
+            return;
+        }
+        t_scope_depth--;
+    }
+
+    std::string getDeviceProperties() override
+    {
+        if (!s_) return "";
+        std::string text(dt_session_device_properties(s_, nullptr, 0) + 1, '\0');
+        text.resize(dt_session_device_properties(s_, &text[0], text.size()));
+        return text;
+    }
+
+    /* Called after stop and before processTrace: the session's own losses. */
+    std::unordered_map<std::string, std::string> getMetadata() override
+    {
+        std::string v = "{\"version\": " + json_string(dt_version()) + ", \"backend\": " +
+                        json_string(s_ ? dt_session_backend(s_) : backend_.c_str());
+        if (!errors_.empty()) v += ", \"error\": " + json_string(errors_.front());
+        v += ", \"loss\": " + loss_json() + "}";
+        return {{"devtrace", v}};
+    }
+
+private:
+    void fail(const std::string &why)
+    {
+        errors_.push_back("devtrace (" + backend_ + "): " + why);
+        status_ = TraceStatus::ERROR;
+        /* torch.profiler has no channel for a child profiler's errors: say it once */
+        std::fprintf(stderr, "devtrace.torch: device activity is not recorded: %s\n", why.c_str());
+    }
+
+    std::string loss_json() const
+    {
+        std::string v = "{";
+        uint64_t total = 0;
+        for (int r = 0; r < DT_LOSS_COUNT; r++) {
+            uint64_t n = s_ ? dt_session_loss(s_, static_cast<dt_loss_reason>(r)) : 0;
+            total += n;
+            v += json_string(dt_loss_reason_name(static_cast<dt_loss_reason>(r))) + ": " + std::to_string(n) + ", ";
+        }
+        return v + "\"total\": " + std::to_string(total) + "}";
+    }
+
+    DeviceInfo device_info(int64_t device) const
+    {
+        return DeviceInfo{device, kDeviceSortBase + device, device_name_, device_name_ + " " + std::to_string(device)};
+    }
+
+    const ITraceActivity *resolve(uint64_t ext, libkineto::getLinkedActivityCallback &linked);
+    void scopes_of(uint64_t ext, std::vector<uint64_t> &scopes) const;
+    void publish_report();
+
+    dt_session *s_ = nullptr;
+    std::string backend_;
+    std::string device_name_ = "device";
+    bool running_ = false;
+    std::vector<std::string> errors_;
+    std::mutex mu_;
+    std::unordered_map<uint64_t, uint64_t> range_to_scope_; /* devtrace range id -> torch user-scope id */
+    std::unordered_map<uint64_t, uint64_t> range_parent_;   /* devtrace range id -> enclosing entry */
+    std::unordered_map<uint64_t, const ITraceActivity *> resolved_;
+    std::unique_ptr<CpuTraceBuffer> buffer_;
+    std::set<int64_t> devices_;
+    std::set<std::pair<int64_t, int64_t>> streams_;
+    Counts counts_;
+};
+
+/* The op (or user scope) an External id names, through Kineto's callback;
+   each id that cannot be resolved is counted once. */
+const ITraceActivity *Session::resolve(uint64_t ext, libkineto::getLinkedActivityCallback &linked)
+{
+    auto hit = resolved_.find(ext);
+    if (hit != resolved_.end()) return hit->second;
+    const ITraceActivity *act = nullptr;
+    uint64_t id = ext;
+    bool known = true;
+    if (ext >= DT_RANGE_ID_BASE) {
+        /* launched directly inside a user scope: the scope is the host event
+           (a devtrace.range of the Python API is none of torch's) */
+        std::lock_guard<std::mutex> g(mu_);
+        auto it = range_to_scope_.find(ext);
+        known = it != range_to_scope_.end();
+        if (known) id = it->second;
+    }
+    if (!known) counts_.unresolved++;
+    else if (id > static_cast<uint64_t>(INT32_MAX)) counts_.unlinked_too_large++;
+    else if (!linked || !(act = linked(static_cast<int32_t>(id)))) counts_.unresolved++;
+    resolved_[ext] = act;
+    return act;
+}
+
+/* The torch user scopes enclosing External id ext, innermost first. */
+void Session::scopes_of(uint64_t ext, std::vector<uint64_t> &scopes) const
+{
+    scopes.clear();
+    uint64_t cur = ext;
+    for (int depth = 0; depth < kMaxScopeDepth; depth++) {
+        if (cur < DT_RANGE_ID_BASE) {
+            uint64_t range;
+            if (!dt_session_external_range(s_, cur, &range)) return;
+            cur = range;
+        }
+        auto scope = range_to_scope_.find(cur);
+        if (scope != range_to_scope_.end()) scopes.push_back(scope->second);
+        auto parent = range_parent_.find(cur);
+        if (parent == range_parent_.end()) return;
+        cur = parent->second;
+    }
+}
+
+void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityCallback linked,
+                           int64_t window_start, int64_t window_end)
+{
+    buffer_ = std::make_unique<CpuTraceBuffer>();
+    if (!s_) return;
+    std::vector<dt_event> ev(dt_session_event_count(s_));
+    ev.resize(dt_session_events(s_, 0, ev.size(), ev.data()));
+    auto in_window = [&](const dt_event &e) {
+        return static_cast<int64_t>(e.start_ns) >= window_start && static_cast<int64_t>(e.end_ns) <= window_end;
+    };
+
+    /* one arrow per correlation that kept both sides: from its API call to
+       its earliest device activity, as devtrace's own exporter draws it */
+    constexpr size_t kNone = SIZE_MAX;
+    std::unordered_map<uint64_t, std::pair<size_t, size_t>> sides; /* correlation -> (api, device) */
+    for (size_t i = 0; i < ev.size(); i++) {
+        const dt_event &e = ev[i];
+        if (e.kind == DT_EVENT_RANGE && e.u.range.has_parent) range_parent_[e.u.range.range_id] = e.u.range.parent_id;
+        bool api = is_api_kind(e.kind);
+        if (!e.correlation || !in_window(e) || (!api && !is_device_kind(e.kind))) continue;
+        auto &pair = sides.emplace(e.correlation, std::make_pair(kNone, kNone)).first->second;
+        size_t &side = api ? pair.first : pair.second;
+        if (side == kNone || e.start_ns < ev[side].start_ns) side = i;
+    }
+    std::unordered_map<size_t, std::pair<uint32_t, bool>> flow_at; /* event -> (flow id, is start) */
+    for (const auto &kv : sides) {
+        if (kv.second.first == kNone || kv.second.second == kNone) continue;
+        uint32_t id = g_next_flow.fetch_add(1);
+        if (id < kFlowIdBase) { /* wrapped past 2^32: start over above 2^31 */
+            g_next_flow.store(kFlowIdBase + 1);
+            id = kFlowIdBase;
+        }
+        flow_at[kv.second.first] = {id, true};
+        flow_at[kv.second.second] = {id, false};
+        counts_.flows++;
+    }
+
+    {
+        char props[1024];
+        dt_session_device_properties(s_, props, sizeof props);
+        const char *name = std::strstr(props, "\"name\":\"");
+        if (name) {
+            name += 8;
+            const char *end = std::strchr(name, '"');
+            if (end && end > name) device_name_ = clean_text(std::string(name, end).c_str());
+        }
+    }
+
+    std::map<std::tuple<uint64_t, int64_t, int64_t>, std::pair<int64_t, int64_t>> spans; /* (scope, dev, stream) */
+    std::vector<uint64_t> scopes;
+    for (size_t i = 0; i < ev.size(); i++) {
+        const dt_event &e = ev[i];
+        bool device = is_device_kind(e.kind), api = is_api_kind(e.kind);
+        if (!device && !api) continue; /* ranges and ops are torch's own host events */
+        if (!in_window(e)) {
+            counts_.outside_window++;
+            continue;
+        }
+        counts_.kept[e.kind]++;
+        buffer_->emplace_activity(buffer_->span, activity_type(e.kind), clean_text(e.name));
+        GenericTraceActivity &a = *buffer_->activities.back();
+        a.startTime = static_cast<int64_t>(e.start_ns);
+        a.endTime = static_cast<int64_t>(e.end_ns);
+        a.id = e.correlation <= static_cast<uint64_t>(INT32_MAX) ? static_cast<int32_t>(e.correlation) : 0;
+        if (device) {
+            a.device = static_cast<int32_t>(e.device);
+            a.resource = static_cast<int32_t>(e.stream);
+            devices_.insert(e.device);
+            streams_.insert({e.device, e.stream});
+            a.addMetadata("device", e.device);
+            a.addMetadata("stream", e.stream);
+            a.addMetadata("context", e.context);
+            a.addMetadata("correlation", e.correlation);
+            uint64_t dur = e.end_ns - e.start_ns;
+            if (e.kind == DT_EVENT_KERNEL) {
+                const auto &k = e.u.kernel;
+                a.addMetadata("grid", "[" + std::to_string(k.grid[0]) + ", " + std::to_string(k.grid[1]) + ", " +
+                                          std::to_string(k.grid[2]) + "]");
+                a.addMetadata("block", "[" + std::to_string(k.block[0]) + ", " + std::to_string(k.block[1]) + ", " +
+                                           std::to_string(k.block[2]) + "]");
+                a.addMetadata("registers per thread", k.registers_per_thread);
+                a.addMetadata("shared memory",
+                              static_cast<uint64_t>(k.static_shared_memory) + k.dynamic_shared_memory);
+                a.addMetadata("queued", k.queued_ns == DT_TIMESTAMP_UNKNOWN ? 0 : k.queued_ns);
+            } else {
+                uint64_t bytes = e.kind == DT_EVENT_MEMCPY ? e.u.memcpy.bytes : e.u.memset.bytes;
+                a.addMetadata("bytes", bytes);
+                a.addMetadata("memory bandwidth (GB/s)", dur ? static_cast<double>(bytes) / dur : 0.0);
+            }
+        } else {
+            a.device = static_cast<int32_t>(e.process);
+            a.resource = static_cast<int32_t>(e.thread);
+            a.threadId = static_cast<int32_t>(e.thread);
+            a.addMetadata("cbid", e.u.api.cbid);
+            a.addMetadata("correlation", e.correlation);
+            a.addMetadata("return code", e.u.api.return_code);
+        }
+        if (e.has_external) {
+            a.linked = resolve(e.external_id, linked);
+            if (a.linked) counts_.linked++;
+        }
+        auto flow = flow_at.find(i);
+        if (flow != flow_at.end()) {
+            a.flow.id = flow->second.first;
+            a.flow.type = libkineto::kLinkAsyncCpuGpu;
+            a.flow.start = flow->second.second ? 1 : 0;
+        }
+        logger.handleGenericActivity(a);
+        if (device && e.has_external) {
+            scopes_of(e.external_id, scopes);
+            for (uint64_t scope : scopes) {
+                auto key = std::make_tuple(scope, static_cast<int64_t>(e.device), static_cast<int64_t>(e.stream));
+                auto it = spans.find(key);
+                if (it == spans.end()) spans.emplace(key, std::make_pair(a.startTime, a.endTime));
+                else {
+                    it->second.first = std::min(it->second.first, a.startTime);
+                    it->second.second = std::max(it->second.second, a.endTime);
+                }
+            }
+        }
+    }
+
+    /* record_function scopes on the device rows, as Kineto draws them for CUDA */
+    for (const auto &sp : spans) {
+        uint64_t scope = std::get<0>(sp.first);
+        if (scope > static_cast<uint64_t>(INT32_MAX) || !linked) continue;
+        const ITraceActivity *host = linked(static_cast<int32_t>(scope));
+        if (!host) continue;
+        buffer_->emplace_activity(buffer_->span, ActivityType::GPU_USER_ANNOTATION, clean_text(host->name().c_str()));
+        GenericTraceActivity &a = *buffer_->activities.back();
+        a.device = static_cast<int32_t>(std::get<1>(sp.first));
+        a.resource = static_cast<int32_t>(std::get<2>(sp.first));
+        a.startTime = sp.second.first;
+        a.endTime = sp.second.second;
+        a.id = static_cast<int32_t>(scope);
+        counts_.user_spans++;
+        logger.handleGenericActivity(a);
+    }
+    /* Kineto names one device row through getDeviceInfo(); the others here */
+    for (int64_t d : devices_)
+        if (d != *devices_.begin()) logger.handleDeviceInfo(device_info(d), window_start);
+}
+
+void Session::publish_report()
+{
+    static const char *const kinds[DT_EVENT_OP + 1] = {nullptr, "kernel", "memcpy", "memset", "runtime",
+                                                       "driver", "sync", "overhead", "range", "op"};
+    std::string r = "{\"backend\": " + json_string(s_ ? dt_session_backend(s_) : backend_.c_str());
+    r += ", \"errors\": [";
+    std::vector<std::string> errs = errors();
+    for (size_t i = 0; i < errs.size(); i++) r += (i ? ", " : "") + json_string(errs[i]);
+    r += "], \"kept\": {";
+    for (int k = DT_EVENT_KERNEL; k <= DT_EVENT_DRIVER; k++)
+        r += std::string(k > DT_EVENT_KERNEL ? ", " : "") + json_string(kinds[k]) + ": " + std::to_string(counts_.kept[k]);
+    r += "}, \"outside_window\": " + std::to_string(counts_.outside_window);
+    r += ", \"linked\": " + std::to_string(counts_.linked);
+    r += ", \"unlinked_too_large\": " + std::to_string(counts_.unlinked_too_large);
+    r += ", \"unresolved\": " + std::to_string(counts_.unresolved);
+    r += ", \"flows\": " + std::to_string(counts_.flows);
+    r += ", \"user_spans\": " + std::to_string(counts_.user_spans);
+    r += ", \"pop_mismatch\": " + std::to_string(counts_.pop_mismatch);
+    r += ", \"loss\": " + loss_json() + "}";
+    std::lock_guard<std::mutex> g(g_report_mu);
+    g_report = r;
+}
+
+class Profiler final : public IActivityProfiler {
+public:
+    const std::string &name() const override { return name_; }
+    const std::set<ActivityType> &availableActivities() const override { return types_; }
+
+    std::unique_ptr<IActivityProfilerSession> configure(const std::set<ActivityType> &,
+                                                        const libkineto::Config &) override
+    {
+        /* registered with Kineto and with torch's PrivateUse1 registry: the
+           first instance records, a second one stays out */
+        if (index_ != 0) return nullptr;
+        std::lock_guard<std::mutex> g(g_settings.mu);
+        if (!g_settings.enabled) return nullptr;
+        return std::make_unique<Session>(g_settings.backend);
+    }
+
+    std::unique_ptr<IActivityProfilerSession> configure(int64_t, int64_t, const std::set<ActivityType> &types,
+                                                        const libkineto::Config &config) override
+    {
+        return configure(types, config);
+    }
+
+private:
+    const int index_ = g_profilers.fetch_add(1);
+    const std::string name_ = "devtrace";
+    const std::set<ActivityType> types_ = {ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY,
+                                           ActivityType::GPU_MEMSET, ActivityType::GPU_USER_ANNOTATION,
+                                           ActivityType::PRIVATEUSE1_RUNTIME, ActivityType::PRIVATEUSE1_DRIVER};
+};
+
+std::unique_ptr<IActivityProfiler> make_profiler()
+{
+    return std::make_unique<Profiler>();
+}
+
+} // namespace
+
+extern "C" {
+
+/* Record with this backend in every later torch.profiler run. Registers
+   with Kineto once per process (a factory cannot be unregistered). */
+__attribute__((visibility("default"))) int devtrace_torch_enable(const char *backend)
+{
+    {
+        std::lock_guard<std::mutex> g(g_settings.mu);
+        g_settings.backend = backend ? backend : "auto";
+        g_settings.enabled = true;
+    }
+    std::call_once(g_registered, [] {
+        libkineto::api().registerProfilerFactory(make_profiler);
+#ifdef DEVTRACE_HAVE_PU1_REGISTRY
+        auto &registry = torch::profiler::impl::PrivateUse1ProfilerRegistry::instance();
+        if (!registry.hasFactory()) registry.registerFactory(make_profiler);
+#endif
+    });
+    return 0;
+}
+
+__attribute__((visibility("default"))) void devtrace_torch_disable(void)
+{
+    std::lock_guard<std::mutex> g(g_settings.mu);
+    g_settings.enabled = false;
+}
+
+/* 1 when torch's PrivateUse1 profiler registry was available at build time. */
+__attribute__((visibility("default"))) int devtrace_torch_has_privateuse1_registry(void)
+{
+#ifdef DEVTRACE_HAVE_PU1_REGISTRY
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* The last session's account, as JSON, snprintf-style. */
+__attribute__((visibility("default"))) size_t devtrace_torch_report(char *buf, size_t size)
+{
+    std::lock_guard<std::mutex> g(g_report_mu);
+    if (buf && size) {
+        std::size_t n = g_report.size() < size - 1 ? g_report.size() : size - 1;
+        std::memcpy(buf, g_report.data(), n);
+        buf[n] = 0;
+    }
+    return g_report.size();
+}
+
+} /* extern "C" */

@@ -1,0 +1,261 @@
+"""The Python package over the C library, as a Python user drives it: an
+emulated TOPSPTI device does the work, devtrace records it."""
+import os
+import sys
+import threading
+
+import pytest
+
+from conftest import (DEVTRACE, TOPSPTI_EMU, Emulator, check_trace, load_trace, need, needs_emulator,
+                      raised_in_child, run)
+
+pytestmark = needs_emulator()
+
+os.environ["DEVTRACE_TOPSPTI_LIBRARY"] = str(TOPSPTI_EMU)
+
+import devtrace  # noqa: E402  (after the environment above)
+
+
+@pytest.fixture(scope="module")
+def emu():
+    return Emulator(TOPSPTI_EMU)
+
+
+def launch_step(emu, op_id, stream=1, scale=1):
+    """One operation's device work: a kernel, a copy, a fill; returns what
+    the emulator was asked for as (kind, name, ns, bytes)."""
+    with devtrace.external(op_id, name=f"op{op_id}"):
+        emu.kernel(f"_Z{len(str(op_id)) + 4}gemm{op_id}v", 40_000 * scale, stream=stream)  # gemm<id>()
+        emu.memcpy(4096 * op_id, 20_000 * scale, stream=stream)
+        emu.memset(1024 * op_id, 10_000 * scale, stream=stream)
+    return [("kernel", f"gemm{op_id}()", 40_000 * scale, 0),
+            ("memcpy", "Memcpy HtoD (Pageable -> Device)", 20_000 * scale, 4096 * op_id),
+            ("memset", "Memset (Device)", 10_000 * scale, 1024 * op_id)]
+
+
+KIND_OF = {devtrace.EventKind.KERNEL: "kernel", devtrace.EventKind.MEMCPY: "memcpy",
+           devtrace.EventKind.MEMSET: "memset"}
+
+
+def test_backends_are_listed_with_reasons():
+    names = [b.name for b in devtrace.backends()]
+    assert names == devtrace.backend_names()
+    assert {"cupti", "topspti", "null"} <= set(names)
+    topspti = devtrace.probe("topspti")
+    assert topspti.available and topspti.library == str(TOPSPTI_EMU)
+    assert topspti.vendor.startswith("Enflame")
+    with pytest.raises(devtrace.UnknownBackendError) as e:
+        devtrace.probe("no-such-backend")
+    assert e.value.status == "DT_ERR_UNKNOWN_BACKEND"
+    assert "no-such-backend" in str(e.value)
+
+
+def test_profile_records_typed_events_exactly(tmp_path, emu):
+    emu.reset_stats()
+    out = tmp_path / "t.json"
+    with devtrace.profile(out, backend="topspti") as p:
+        with devtrace.range("step") as step:
+            expected = launch_step(emu, 1) + launch_step(emu, 2, stream=2, scale=2)
+        emu.synchronize()
+    assert p.backend == "topspti"
+    assert p.lost == 0 and set(p.losses.values()) == {0}
+    assert "outside_window" in p.losses and "vendor_dropped" in p.losses
+    device = [e for e in p.events if isinstance(e, devtrace.DeviceEvent)]
+    got = sorted((KIND_OF[e.kind], e.name, getattr(e, "bytes", 0), e.duration_ns) for e in device)
+    want = sorted((kind, name, nbytes, ns) for kind, name, ns, nbytes in expected)
+    assert [g[:3] for g in got] == [w[:3] for w in want]
+    # the emulator's durations, through the clock fit (which may round by a nanosecond)
+    assert all(abs(g[3] - w[3]) <= 1 for g, w in zip(got, want)), (got, want)
+    records = emu.records()
+    for kind in ("kernel", "memcpy", "memset"):
+        assert sum(1 for e in device if KIND_OF[e.kind] == kind) == records[kind]
+    assert sum(1 for e in p.events if e.kind == devtrace.EventKind.RUNTIME) == records["runtime"]
+    op_of = {"gemm1()": 1, "gemm2()": 2, 4096: 1, 8192: 2, 1024: 1, 2048: 2}
+    for e in device:
+        assert e.external_id == op_of[e.name if e.kind == devtrace.EventKind.KERNEL else e.bytes]
+    kernel = next(e for e in device if isinstance(e, devtrace.KernelEvent))
+    assert kernel.block == (32, 1, 1) and kernel.registers_per_thread > 0
+    ops = [e for e in p.events if isinstance(e, devtrace.OpEvent)]
+    assert sorted((o.name, o.external_id, o.parent_id) for o in ops) == [("op1", 1, step.id), ("op2", 2, step.id)]
+    assert all(o.thread == threading.get_native_id() for o in ops)
+    assert p.enclosing_range(1) == step.id and p.enclosing_range(99) is None
+    (rng,) = [e for e in p.events if isinstance(e, devtrace.RangeEvent)]
+    assert rng.name == "step" and rng.range_id == step.id == rng.external_id
+    # the trace file says the same
+    trace = check_trace(out)
+    kernels = [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
+    assert sorted(k["name"] for k in kernels) == ["gemm1()", "gemm2()"]
+
+
+def test_every_external_id_resolves_to_a_host_event(tmp_path, emu):
+    """Ops pushed with a name are cpu_op spans: the trace resolves its own
+    External ids, without a framework's trace beside it."""
+    out = tmp_path / "t.json"
+    with devtrace.profile(out, backend="topspti"):
+        with devtrace.range("forward"):
+            launch_step(emu, 3)
+        launch_step(emu, 4)
+        emu.synchronize()
+    trace = check_trace(out)
+    events = trace["traceEvents"]
+    host = {e["args"]["External id"]: e for e in events
+            if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")}
+    cpu_ops = {e["args"]["External id"]: e["name"] for e in events if e.get("cat") == "cpu_op"}
+    assert cpu_ops == {3: "op3", 4: "op4"}
+    device = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    assert len(device) == 6
+    for e in device:
+        owner = host[e["args"]["External id"]]
+        # the op's span encloses the API call that launched the work
+        api = next(a for a in events if a.get("cat") == "privateuse1_runtime"
+                   and a["args"]["correlation"] == e["args"]["correlation"])
+        assert owner["ts"] <= api["ts"] and api["ts"] + api["dur"] <= owner["ts"] + owner["dur"]
+        assert owner["tid"] == api["tid"]
+    assert trace["devtrace"]["counts"]["op"] == 2
+
+
+def test_thread_and_process_names(tmp_path, emu):
+    """A worker that ended before the trace was written keeps its name; the
+    process is named by its command line, not the 15-byte kernel name."""
+    out = tmp_path / "t.json"
+    tids = []
+
+    def worker():
+        tids.append(threading.get_native_id())
+        with open(f"/proc/self/task/{tids[0]}/comm", "w") as f:
+            f.write("data-loader-3")
+        launch_step(emu, 5, stream=3)
+
+    with devtrace.profile(out, backend="topspti") as p:
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        emu.synchronize()
+    assert p.thread_name(tids[0]) == "data-loader-3"
+    trace = check_trace(out)
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "thread_name"}
+    assert names[(os.getpid(), tids[0])] == f"thread {tids[0]} (data-loader-3)"
+    (pname,) = [e["args"]["name"] for e in trace["traceEvents"]
+                if e.get("ph") == "M" and e["name"] == "process_name" and e["pid"] == os.getpid()]
+    with open("/proc/self/cmdline", "rb") as f:
+        argv = [a.decode() for a in f.read().split(b"\0") if a]
+    assert pname.startswith(os.path.basename(argv[0]) + " ")
+    assert " ".join(argv[1:])[:80] in pname
+
+
+def test_numpy_columns_match_the_typed_events(tmp_path, emu):
+    np = need("numpy")
+    with devtrace.profile(backend="topspti") as p:
+        for i in range(1, 40):
+            launch_step(emu, i, stream=1 + i % 3)
+        emu.synchronize()
+    a = p.arrays()
+    events = p.events
+    assert len(a) == len(events) == len(p)
+    assert list(a.name) == [e.name for e in events]
+    assert np.array_equal(a.kind, [int(e.kind) for e in events])
+    assert np.array_equal(a.start_ns, [e.start_ns for e in events])
+    assert np.array_equal(a.duration_ns, [e.duration_ns for e in events])
+    assert np.array_equal(a.has_external, [e.external_id is not None for e in events])
+    assert np.array_equal(a.external_id, [e.external_id or 0 for e in events])
+    assert np.array_equal(a.stream, [getattr(e, "stream", 0) for e in events])
+    assert np.array_equal(a.thread, [getattr(e, "thread", 0) for e in events])
+    assert np.array_equal(a.bytes, [getattr(e, "bytes", 0) for e in events])
+    assert np.array_equal(a.cbid, [getattr(e, "cbid", 0) for e in events])
+    assert len(a.names) == len(set(a.names))
+    # the analysis the columns are for: device time by External id
+    dev = np.isin(a.kind, [1, 2, 3])
+    per_op = np.bincount(a.external_id[dev].astype(np.int64), weights=a.duration_ns[dev])
+    assert abs(per_op[7] - 70_000) <= 3  # three events, each through the clock fit
+
+
+def test_losses_are_counted_by_reason(emu):
+    emu.faults("vendor_dropped=5,reversed_timestamps=2,zero_timestamps=3")
+    with devtrace.profile(backend="topspti") as p:
+        for i in range(1, 4):
+            launch_step(emu, i)
+        emu.synchronize()
+    assert p.losses["vendor_dropped"] == 5
+    assert p.losses["timestamp_reversed"] == 2
+    assert p.losses["timestamp_zero"] == 3
+    assert p.lost == 10
+    # vendor_dropped only adds to the vendor's count; the broken records are the ones not kept
+    assert sum(1 for e in p.events if isinstance(e, devtrace.DeviceEvent)) == 9 - 2 - 3
+
+
+def test_decorator_records_each_call(tmp_path, emu):
+    out = tmp_path / "d.json.gz"
+
+    @devtrace.profile(out, backend="topspti")
+    def step(op):
+        launch_step(emu, op)
+        emu.synchronize()
+
+    step(1)
+    first = load_trace(out)
+    step(2)
+    second = load_trace(out)
+    assert [e["name"] for e in first["traceEvents"] if e.get("cat") == "cpu_op"] == ["op1"]
+    assert [e["name"] for e in second["traceEvents"] if e.get("cat") == "cpu_op"] == ["op2"]
+
+    @devtrace.range("scoped")
+    def ranged():
+        return 42
+
+    assert ranged() == 42 and ranged() == 42
+
+
+def test_errors_carry_the_librarys_message(tmp_path):
+    with devtrace.profile(backend="null"):
+        with pytest.raises(devtrace.BusyError) as e:
+            devtrace.profile(backend="null").start()
+        assert "another devtrace session is running" in str(e.value)
+    unwritable = tmp_path / "no-such-dir" / "t.json"
+    with pytest.raises(devtrace.TraceWriteError) as e:
+        with devtrace.profile(unwritable, backend="null"):
+            pass
+    assert str(unwritable.parent) in str(e.value)
+    with pytest.raises(ValueError):
+        devtrace.profile("t.json", format="xml")
+    with pytest.raises(ValueError):
+        devtrace.profile(capture=["kernel", "teleport"])
+    with pytest.raises(devtrace.DevtraceError) as e:
+        with devtrace.range("r"):
+            devtrace.external(1).__enter__()  # left open: the range cannot close
+    assert e.value.status == "DT_ERR_STATE"
+    devtrace.external(1).__exit__(None, None, None)
+    with pytest.raises(ValueError):
+        devtrace.external(-1)
+
+
+def test_a_missing_vendor_library_is_explained():
+    said = raised_in_child("devtrace.profile(backend='topspti').start()", "devtrace.BackendUnavailableError",
+                           env={"DEVTRACE_TOPSPTI_LIBRARY": "/nonexistent/libtopspti.so"})
+    assert said.startswith("DT_ERR_BACKEND_UNAVAILABLE")
+    assert "/nonexistent/libtopspti.so" in said
+
+
+def test_python_ranges_join_a_devtrace_record_session(tmp_path):
+    """Under `devtrace record`, the package binds to the preloaded library:
+    its ranges and ops land in the recorded trace."""
+    script = tmp_path / "work.py"
+    script.write_text(
+        "import ctypes, os, devtrace\n"
+        "emu = ctypes.CDLL(os.environ['DEVTRACE_TOPSPTI_LIBRARY'])\n"
+        "g = (ctypes.c_int * 3)(1, 1, 1)\n"
+        "with devtrace.range('python-range'):\n"
+        "    with devtrace.external(11, name='python-op'):\n"
+        "        emu.emu_launch_kernel(0, 1, b'k', g, g, ctypes.c_uint64(30000))\n"
+        "emu.emu_synchronize(-1, -1)\n"
+        "print(devtrace._native.library_path() or 'preloaded')\n")
+    out = tmp_path / "rec.json"
+    res = run([DEVTRACE, "record", "--backend", "topspti", "-o", out, "--", sys.executable, script])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.strip() == "preloaded"
+    trace = check_trace(out)
+    events = trace["traceEvents"]
+    (k,) = [e for e in events if e.get("cat") == "kernel"]
+    (op,) = [e for e in events if e.get("cat") == "cpu_op"]
+    assert op["name"] == "python-op" and k["args"]["External id"] == op["args"]["External id"] == 11
+    assert [e["name"] for e in events if e.get("cat") == "gpu_user_annotation"] == ["python-range"]
