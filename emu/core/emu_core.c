@@ -1116,12 +1116,14 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
 {
     emu_rec_kind kind = domain == EMU_DOMAIN_RUNTIME ? EMU_REC_RUNTIME : EMU_REC_DRIVER;
     if (G.enabled[EMU_REC_EXTERNAL]) {
+        /* once: each use of a thread-local costs a lookup in a library */
+        __typeof__(t_ext) *stacks = &t_ext;
         for (uint32_t k = 0; k < EMU_EXT_KINDS; k++) {
-            if (t_ext.depth[k] == 0)
+            if (stacks->depth[k] == 0)
                 continue;
             emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
             ext.u.external.external_kind = k;
-            ext.u.external.external_id = t_ext.ids[k][t_ext.depth[k] - 1];
+            ext.u.external.external_id = stacks->ids[k][stacks->depth[k] - 1];
             produce_now_locked(&ext);
         }
     }

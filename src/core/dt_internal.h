@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "devtrace/devtrace.h"
 
@@ -495,24 +496,103 @@ typedef struct dt_decode_cache {
 } dt_decode_cache;
 
 DT_HIDDEN void dt_decode_cache_init(dt_decode_cache *c);
+
+/* The decode helpers below run for every vendor record: their common paths
+   are inline (in the backend's decode loop), the rest in decode.c. */
+static inline size_t dt_decode_slot(uint64_t key)
+{
+    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 58); /* 64 slots */
+}
+_Static_assert(DT_DECODE_SLOTS == 64, "dt_decode_slot() yields 6 bits");
+
+DT_HIDDEN uint32_t dt_decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const char *raw);
 /* Interned, demangled kernel name ("<unnamed kernel>" for NULL or ""); a
    name without a NUL in its first 8 KiB is cut there. UINT32_MAX: no memory. */
-DT_HIDDEN uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *raw);
-DT_HIDDEN uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg);
+static inline uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *raw)
+{
+    if (raw) {
+        __typeof__(c->kernel[0]) *set = &c->kernel[dt_decode_slot((uintptr_t)raw)];
+        if (set->raw[0] == raw) return set->id[0];
+    }
+    return dt_decode_kernel_name_miss(s, c, raw);
+}
+
+/* A launch configuration as words: 36 bytes hashed and compared in five
+   loads, without a call to memcmp per record. */
+_Static_assert(sizeof(dt_launch_config) == 36, "dt_launch_config is 9 words");
+static inline uint64_t dt_launch_config_key(const dt_launch_config *cfg, uint64_t w[4], uint32_t *last)
+{
+    memcpy(w, cfg, 32);
+    memcpy(last, (const char *)cfg + 32, 4);
+    return w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull) ^ (w[2] << 7 | w[2] >> 57) ^ (w[3] * 0xc2b2ae3d27d4eb4full) ^
+           *last;
+}
+
+DT_HIDDEN uint32_t dt_decode_launch_config_miss(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg,
+                                                size_t slot);
+static inline uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
+{
+    uint64_t w[4], v[4];
+    uint32_t last, vlast;
+    size_t slot = dt_decode_slot(dt_launch_config_key(cfg, w, &last));
+    if (c->config[slot].used) {
+        dt_launch_config_key(&c->config[slot].config, v, &vlast);
+        if (((w[0] ^ v[0]) | (w[1] ^ v[1]) | (w[2] ^ v[2]) | (w[3] ^ v[3]) | (last ^ vlast)) == 0)
+            return c->config[slot].id;
+    }
+    return dt_decode_launch_config_miss(s, c, cfg, slot);
+}
 /* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)", as Kineto names them. */
 DT_HIDDEN uint32_t dt_decode_copy_name(dt_session *s, dt_decode_cache *c, uint8_t copy_kind,
                                        uint8_t src_kind, uint8_t dst_kind);
 DT_HIDDEN uint32_t dt_decode_fill_name(dt_session *s, dt_decode_cache *c, uint8_t memory_kind);
 /* start - earlier as a kernel latency delta; DT_DELTA_UNKNOWN when earlier
    is 0 or all ones (vendors' "unknown"), after start, or too far before. */
-DT_HIDDEN uint32_t dt_latency_delta(uint64_t start, uint64_t earlier);
+static inline uint32_t dt_latency_delta(uint64_t start, uint64_t earlier)
+{
+    if (earlier == 0 || earlier == UINT64_MAX || earlier > start) return DT_DELTA_UNKNOWN;
+    uint64_t d = start - earlier;
+    return d >= DT_DELTA_UNKNOWN ? DT_DELTA_UNKNOWN : (uint32_t)d;
+}
+
+/* A record with the checks every vendor's needs: plausible timestamps and a
+   name (UINT32_MAX: interning ran out of memory). NULL: dropped, counted. */
+static inline dt_rec *dt_add_checked(dt_session *s, uint8_t kind, uint64_t start, uint64_t end, uint32_t name)
+{
+    if (!dt_times_ok(s, start, end)) return NULL;
+    if (name == UINT32_MAX) {
+        dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+        return NULL;
+    }
+    dt_rec *r = dt_session_add(s);
+    if (!r) return NULL;
+    r->kind = kind;
+    r->start = start;
+    r->end = end;
+    r->name = name;
+    return r;
+}
 
 /* Append a device activity (kernel, memcpy, memset, sync, overhead) after
    the checks every vendor needs: plausible timestamps, a device id that fits,
    a name. Session lock held. NULL: the record was dropped and counted. */
-DT_HIDDEN dt_rec *dt_add_device_activity(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
-                                         uint64_t correlation, uint32_t device, uint32_t stream,
-                                         uint32_t context, uint32_t name);
+static inline dt_rec *dt_add_device_activity(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
+                                             uint64_t correlation, uint32_t device, uint32_t stream,
+                                             uint32_t context, uint32_t name)
+{
+    /* device ids are 16-bit in the store; a larger one is a corrupt record */
+    if (device > UINT16_MAX) {
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return NULL;
+    }
+    dt_rec *r = dt_add_checked(s, kind, start, end, name);
+    if (!r) return NULL;
+    r->correlation = correlation;
+    r->device = (uint16_t)device;
+    r->lane = stream;
+    r->context = context;
+    return r;
+}
 /* A memory copy or fill as every vendor describes it, in devtrace's terms
    (the backend translates its enums). Session lock held; NULL: dropped and
    counted (peer device ids must fit 16 bits like the device's). */
@@ -534,9 +614,19 @@ typedef struct dt_fill {
 DT_HIDDEN dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m);
 
 /* Append a runtime or driver API call made by host thread tid of process pid. */
-DT_HIDDEN dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
-                                  uint64_t correlation, uint32_t pid, uint32_t tid, uint32_t name,
-                                  uint32_t cbid, int32_t return_code);
+static inline dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
+                                      uint64_t correlation, uint32_t pid, uint32_t tid, uint32_t name,
+                                      uint32_t cbid, int32_t return_code)
+{
+    dt_rec *r = dt_add_checked(s, kind, start, end, name);
+    if (!r) return NULL;
+    r->correlation = correlation;
+    r->lane = tid;
+    r->context = pid;
+    r->u.api.cbid = cbid;
+    r->u.api.return_code = return_code;
+    return r;
+}
 
 /* Backend-reported facts that go into the trace. */
 DT_HIDDEN void dt_session_set_library(dt_session *s, const char *path, const char *version);
