@@ -48,6 +48,8 @@ DT_HIDDEN unsigned long dt_alloc_count(void);
 
 /* Monotonic-free wall clock: CLOCK_REALTIME in ns. */
 DT_HIDDEN uint64_t dt_realtime_ns(void);
+/* CLOCK_MONOTONIC in ns: for durations. */
+DT_HIDDEN uint64_t dt_monotonic_ns(void);
 /* Linux thread id of the caller, cached. */
 DT_HIDDEN uint32_t dt_thread_id(void);
 
