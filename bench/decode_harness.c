@@ -1,5 +1,6 @@
 /* The decode benchmark's measurements, shared by every vendor (see
    decode_harness.h). */
+#include "bench_median.h"
 #include "decode_harness.h"
 
 #include <stdio.h>
@@ -10,7 +11,7 @@
 /* Fills the correlation map from the logged links, as dt_session_stop does. */
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 
-#define MAX_ROUNDS 32
+#define MAX_ROUNDS BENCH_MAX_ROUNDS
 
 double bench_now_s(void)
 {
@@ -81,22 +82,6 @@ static dt_session *new_session(const decode_input *in)
     return s;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n, double *lo, double *hi)
-{
-    double s[MAX_ROUNDS];
-    memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    *lo = s[0];
-    *hi = s[n - 1];
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 typedef struct series {
     double wall[MAX_ROUNDS], thread[MAX_ROUNDS], cpu[MAX_ROUNDS];
     double wall_ratio[MAX_ROUNDS], thread_ratio[MAX_ROUNDS];
@@ -114,11 +99,11 @@ static void add(series *se, int k, run r, run copy)
 static void report(const decode_input *in, const char *what, const series *se, int rounds)
 {
     double lo, hi, tlo, thi, x;
-    double t = median(se->wall, rounds, &x, &x);
-    double r = median(se->wall_ratio, rounds, &lo, &hi);
-    double tr = median(se->thread_ratio, rounds, &tlo, &thi);
-    double th = median(se->thread, rounds, &x, &x);
-    double c = median(se->cpu, rounds, &x, &x);
+    double t = bench_median(se->wall, rounds, &x, &x);
+    double r = bench_median(se->wall_ratio, rounds, &lo, &hi);
+    double tr = bench_median(se->thread_ratio, rounds, &tlo, &thi);
+    double th = bench_median(se->thread, rounds, &x, &x);
+    double c = bench_median(se->cpu, rounds, &x, &x);
     printf("%s: %s\n", in->vendor, what);
     printf("%s:   wall %.3f s, %.1f M records/s, %.1f ns/record: %.2fx memcpy (%.2f..%.2f)\n", in->vendor, t,
            (double)in->records / t / 1e6, t / (double)in->records * 1e9, r, lo, hi);
@@ -172,7 +157,7 @@ void decode_bench_run(const decode_input *in, int rounds)
         add(&mapped, k, m, cp);
     }
     free(dst);
-    double lo, hi, c = median(copy, rounds, &lo, &hi), cc = median(copy_cpu, rounds, &lo, &hi);
+    double lo, hi, c = bench_median(copy, rounds, &lo, &hi), cc = bench_median(copy_cpu, rounds, &lo, &hi);
     printf("%s: %zu records (%.1f MB of vendor buffers) per run, %zu events stored, %llu lost; "
            "median of %d rounds (min..max of the ratio)\n",
            in->vendor, in->records, (double)bytes / 1e6, stored, (unsigned long long)lost, rounds);

@@ -21,6 +21,7 @@
  * traced run minus that. Prints figures; asserts nothing.
  */
 #define _GNU_SOURCE 1
+#include "bench_median.h"
 #include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
@@ -127,26 +128,11 @@ static sample run_traced(const row *r, size_t launches, size_t *stored, uint64_t
     return t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median, and the spread as min..max, of n values. */
-static double median(double *v, int n, double *lo, double *hi)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    *lo = v[0];
-    *hi = v[n - 1];
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-#define MAX_ROUNDS 64
+#define MAX_ROUNDS BENCH_MAX_ROUNDS
 
 static void report(const char *backend, const char *what, double *per_launch_ns, int rounds)
 {
-    double lo, hi, m = median(per_launch_ns, rounds, &lo, &hi);
+    double lo, hi, m = bench_median(per_launch_ns, rounds, &lo, &hi);
     printf("%s: %-38s %7.1f ns per launch (median of %d rounds, %.1f..%.1f)\n", backend, what, m, rounds,
            lo, hi);
 }

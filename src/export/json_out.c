@@ -152,6 +152,17 @@ static void *drain_main(void *arg)
     return NULL;
 }
 
+/* Its synchronisation and every buffer (o->buf among them once started). */
+static void drain_free(dt_out_drain *d)
+{
+    pthread_mutex_destroy(&d->lock);
+    pthread_cond_destroy(&d->filled);
+    pthread_cond_destroy(&d->emptied);
+    for (int i = 0; i < DRAIN_BUFFERS; i++)
+        dt_free(d->bufs[i]);
+    dt_free(d);
+}
+
 /* Start the drain thread with buffers besides o->buf; 0, or -1 (and
    nothing started) when memory or a thread cannot be had. */
 static int drain_start(dt_out *o)
@@ -177,12 +188,8 @@ static int drain_start(dt_out *o)
     /* the thread reads o->fd, o->zs...: set before it starts */
     if (pthread_create(&d->thread, NULL, drain_main, o) != 0) {
         o->drain = NULL;
-        pthread_mutex_destroy(&d->lock);
-        pthread_cond_destroy(&d->filled);
-        pthread_cond_destroy(&d->emptied);
-        for (int k = 1; k < DRAIN_BUFFERS; k++)
-            dt_free(d->bufs[k]);
-        dt_free(d);
+        d->bufs[0] = NULL; /* still o->buf */
+        drain_free(d);
         return -1;
     }
     return 0;
@@ -271,13 +278,7 @@ void dt_out_free(dt_out *o)
         dt_out_drain *d = o->drain;
         if (!d->done)
             drain_stop(o); /* finish was not called: still join the thread */
-        pthread_mutex_destroy(&d->lock);
-        pthread_cond_destroy(&d->filled);
-        pthread_cond_destroy(&d->emptied);
-        /* o->buf is one of d->bufs */
-        for (int i = 0; i < DRAIN_BUFFERS; i++)
-            dt_free(d->bufs[i]);
-        dt_free(d);
+        drain_free(d); /* o->buf is one of its buffers */
         o->drain = NULL;
         o->buf = NULL;
     }

@@ -67,15 +67,21 @@ static void *link_worker(void *arg)
     return NULL;
 }
 
-static void links_across_threads_resolve_to_innermost(void **state)
+static dt_session *recording_session(void)
 {
-    (void)state;
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s;
     assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
     assert_int_equal(dt_session_start(s), DT_OK);
+    return s;
+}
+
+static void links_across_threads_resolve_to_innermost(void **state)
+{
+    (void)state;
+    dt_session *s = recording_session();
     pthread_t th[THREADS];
     for (uintptr_t t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, link_worker, (void *)(t + 1));
     for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
@@ -102,12 +108,7 @@ static void links_across_threads_resolve_to_innermost(void **state)
 static void dense_links_resolve_like_sparse_ones(void **state)
 {
     (void)state;
-    dt_config cfg;
-    dt_config_init(&cfg);
-    cfg.backend = "null";
-    dt_session *s;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
-    assert_int_equal(dt_session_start(s), DT_OK);
+    dt_session *s = recording_session();
     const uint64_t base = 5000000000ull; /* beyond 32 bits */
     dt_session_lock(s);
     for (uint64_t i = 0; i < 50000; i++)
