@@ -1071,6 +1071,7 @@ typedef struct api_frame {
 } api_frame;
 
 static void null_client_callback(void);
+static void null_client_request(uint8_t **buffer, size_t *size, size_t *max_records);
 
 static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site,
                    const char *symbol, uint32_t context_uid)
@@ -1119,11 +1120,13 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
         /* once: each use of a thread-local costs a lookup in a library */
         __typeof__(t_ext) *stacks = &t_ext;
         for (uint32_t k = 0; k < EMU_EXT_KINDS; k++) {
-            if (stacks->depth[k] == 0)
+            /* the null client stands for a tracer that keeps an id pushed */
+            int null_client = k == 0 && G.request == null_client_request;
+            if (stacks->depth[k] == 0 && !null_client)
                 continue;
             emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
             ext.u.external.external_kind = k;
-            ext.u.external.external_id = stacks->ids[k][stacks->depth[k] - 1];
+            ext.u.external.external_id = stacks->depth[k] ? stacks->ids[k][stacks->depth[k] - 1] : 1;
             produce_now_locked(&ext);
         }
     }
