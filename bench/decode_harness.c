@@ -128,15 +128,10 @@ void decode_bench_run(const decode_input *in, int rounds)
         run f = decode_all(in, s);
         dt_session_destroy(s);
 
-        /* a fresh store, its chunks faulted in ahead by the preparer, as
-           while a session records (given a head start, as a session has
-           between its start and the vendor's first buffer) */
+        /* a fresh store, its chunks faulted in ahead by the preparer (from
+           its second chunk on), as while a session records */
         dt_store_release_spares();
         dt_store_prepare(1);
-        for (int wait = 0; wait < 200 && dt_store_spare_count() < DT_STORE_AHEAD; wait++) {
-            struct timespec ms = {0, 1000000};
-            nanosleep(&ms, NULL);
-        }
         s = new_session(in);
         run p = decode_all(in, s);
         dt_store_prepare(0);

@@ -146,8 +146,9 @@ DT_HIDDEN void dt_store_filter(dt_store *st, int (*keep)(dt_rec *, void *), void
 /* Keep the first count records (fewer than now), giving back the chunks
    no longer needed. */
 DT_HIDDEN void dt_store_truncate(dt_store *st, size_t count);
-/* on 1: a session starts recording, and the preparer thread keeps chunks
-   faulted in ahead of need while any does; 0: it stopped. */
+/* on 1: a session starts recording, and while any does the preparer thread
+   keeps chunks faulted in ahead of need, from the time a store grows past
+   its first chunk; 0: it stopped. */
 DT_HIDDEN void dt_store_prepare(int on);
 /* Unmap the spare chunks (tests, and benchmarks that need fresh memory). */
 DT_HIDDEN void dt_store_release_spares(void);

@@ -6,9 +6,9 @@
    thread that decodes vendor buffers:
    - chunks a store frees are kept, up to DT_STORE_SPARE_MAX, for the next
      store of the process (a session that starts again, the next session);
-   - while a session records, a preparer thread keeps DT_STORE_AHEAD chunks
-     faulted in ahead of need (it costs that thread's CPU time instead: the
-     same work, on another core when there is one).
+   - while a session records and its store grows, a preparer thread keeps
+     DT_STORE_AHEAD chunks faulted in ahead of need (it costs that thread's
+     CPU time instead: the same work, on another core when there is one).
    (Transparent huge pages were measured slower here: with defrag=madvise the
    first touch compacts memory.) */
 #include "dt_internal.h"
@@ -29,6 +29,7 @@ static struct {
     dt_rec *chunks[DT_STORE_SPARE_MAX];
     size_t count;
     int preparers;             /* sessions recording: the preparer runs while > 0 */
+    int growing;               /* a store has grown past its first chunk since */
     int running, stopping;
     pthread_t thread;
 } g_spare = {
@@ -51,10 +52,9 @@ static dt_rec *chunk_take(int growing)
 {
     dt_rec *c = NULL;
     pthread_mutex_lock(&g_spare.lock);
-    if (g_spare.count) {
-        c = g_spare.chunks[--g_spare.count];
-        if (g_spare.running) pthread_cond_signal(&g_spare.wake);
-    }
+    if (g_spare.count) c = g_spare.chunks[--g_spare.count];
+    g_spare.growing |= growing && g_spare.preparers > 0;
+    if (g_spare.running && g_spare.growing) pthread_cond_signal(&g_spare.wake);
     pthread_mutex_unlock(&g_spare.lock);
     return c ? c : chunk_map(growing);
 }
@@ -69,14 +69,16 @@ static void chunk_give_back(dt_rec *c)
     if (!kept) munmap(c, CHUNK_BYTES);
 }
 
-/* Keep DT_STORE_AHEAD spare chunks while sessions record. mmap with
-   MAP_POPULATE faults a chunk in one call, cheaper than page by page. */
+/* Keep DT_STORE_AHEAD spare chunks while sessions record, once a store has
+   grown past its first chunk (a short session never pays for 16 MiB it
+   would not use). mmap with MAP_POPULATE faults a chunk in one call, cheaper
+   than page by page. */
 static void *preparer_main(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&g_spare.lock);
     while (!g_spare.stopping) {
-        if (g_spare.count >= DT_STORE_AHEAD) {
+        if (!g_spare.growing || g_spare.count >= DT_STORE_AHEAD) {
             pthread_cond_wait(&g_spare.wake, &g_spare.lock);
             continue;
         }
@@ -125,12 +127,14 @@ void dt_store_prepare(int on)
     int stop = g_spare.preparers == 0 && g_spare.running;
     if (start) {
         g_spare.stopping = 0;
+        g_spare.growing = 0;
         g_spare.running = pthread_create(&g_spare.thread, NULL, preparer_main, NULL) == 0;
     }
     pthread_t t = g_spare.thread;
     if (stop) {
         g_spare.stopping = 1;
         g_spare.running = 0;
+        g_spare.growing = 0;
         pthread_cond_signal(&g_spare.wake);
     }
     pthread_mutex_unlock(&g_spare.lock);

@@ -275,18 +275,22 @@ static size_t wait_for_spares(size_t want)
     return dt_store_spare_count();
 }
 
-/* While a session records, the preparer keeps DT_STORE_AHEAD chunks ready,
-   and refills them as a store takes them; it stops with the last session. */
+/* While a session records, once a store grows past its first chunk, the
+   preparer keeps DT_STORE_AHEAD chunks ready and refills them as a store
+   takes them; it stops with the last session. */
 static void preparer_keeps_chunks_ahead(void **state)
 {
     (void)state;
     dt_store_release_spares();
     dt_store_prepare(1);
     dt_store_prepare(1); /* a second recording session */
-    assert_int_equal(wait_for_spares(DT_STORE_AHEAD), DT_STORE_AHEAD);
     dt_store st;
     dt_store_init(&st, 0);
-    for (size_t i = 0; i < 2 * (size_t)DT_STORE_CHUNK; i++) dt_store_push(&st)->start = i;
+    for (size_t i = 0; i < (size_t)DT_STORE_CHUNK; i++) dt_store_push(&st)->start = i;
+    struct timespec wait = {0, 20000000};
+    nanosleep(&wait, NULL);
+    assert_int_equal(dt_store_spare_count(), 0); /* one chunk: nothing prepared */
+    for (size_t i = 0; i < (size_t)DT_STORE_CHUNK; i++) dt_store_push(&st)->start = i;
     assert_int_equal(wait_for_spares(DT_STORE_AHEAD), DT_STORE_AHEAD);
     dt_store_prepare(0);
     dt_store_push(&st); /* the third chunk: refilled while one session records */
