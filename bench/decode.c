@@ -2,15 +2,17 @@
  * Decode benchmark: how fast vendor activity buffers become stored events,
  * and what the API-enter callback adds to each runtime call.
  *
- *   bench_decode [records]     (default 10,000,000)
+ *   bench_decode [records] [rounds]     (default 10,000,000 and 5)
  *
  * TOPSPTI: buffers in the emulator's format (devtrace's declaration,
  * topspti_abi.h), records back to back, built in memory, then decoded and
- * stored through the backend's own decode path; a memcpy of the same bytes
- * in the same run is the yardstick. Then the API-enter callback, called the
- * way TOPSPTI calls it, beside an empty callback. Prints figures only.
+ * stored through the backend's own decode path by the shared harness
+ * (decode_harness.c), beside a memcpy of the same bytes in the same round.
+ * Then the API-enter callback, called the way TOPSPTI calls it, beside an
+ * empty callback. Other vendors' parts (decode_cupti.c) follow with the same
+ * record count. Prints figures only.
  */
-#include "dt_internal.h"
+#include "decode_harness.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,14 +29,9 @@ DT_HIDDEN void dt_topspti_api_callback(void *userdata, Topspti_CallbackDomain do
 DT_HIDDEN int dt_topspti_sdk_layout(void);
 
 /* Other vendors' decode benchmarks, linked into the same program. */
-int bench_decode_cupti(void) __attribute__((weak));
+int bench_decode_cupti(size_t records, int rounds) __attribute__((weak));
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#define now_s bench_now_s
 
 static size_t record_size(uint32_t kind)
 {
@@ -72,7 +69,7 @@ static TopsptiResult next_record(uint8_t *buffer, size_t valid, Topspti_Activity
     return TOPSPTI_SUCCESS;
 }
 
-typedef struct buffer { uint8_t *data; size_t valid; } buffer;
+typedef struct buffer { uint8_t *data; size_t valid, records; } buffer;
 
 #define BUFFER_SIZE (4u << 20)
 #define KERNEL_NAMES 64
@@ -93,11 +90,13 @@ static size_t build(buffer **out, size_t records, size_t *bytes_total)
     size_t cap = 16, n = 0;
     buffer *bufs = malloc(cap * sizeof *bufs);
     uint8_t *cur = NULL;
-    size_t used = 0, made = 0, total = 0;
+    size_t used = 0, made = 0, total = 0, in_buffer = 0;
     uint64_t t = 1000000000ull, corr = 1;
     while (made < records) {
         if (!cur || used + 128 > BUFFER_SIZE) {
             if (cur) { bufs[n - 1].valid = used; total += used; }
+            if (cur) bufs[n - 1].records = in_buffer;
+            in_buffer = 0;
             if (n == cap) bufs = realloc(bufs, (cap *= 2) * sizeof *bufs);
             cur = aligned_alloc(8, BUFFER_SIZE);
             if (!bufs || !cur) { fprintf(stderr, "out of memory\n"); exit(1); }
@@ -167,8 +166,9 @@ static size_t build(buffer **out, size_t records, size_t *bytes_total)
             used += sizeof m;
         }
         made++;
+        in_buffer++;
     }
-    if (cur) { bufs[n - 1].valid = used; total += used; }
+    if (cur) { bufs[n - 1].valid = used; total += used; bufs[n - 1].records = in_buffer; }
     *out = bufs;
     *bytes_total = total;
     return n;
@@ -180,7 +180,14 @@ static void empty_callback(void *userdata, Topspti_CallbackDomain domain, Topspt
     __asm__ __volatile__("" ::"r"(cbdata) : "memory");
 }
 
-static void bench_topspti(size_t records)
+static topsptiActivityGetNextRecord_fn g_next = next_record;
+
+static void decode_one(dt_session *s, uint8_t *data, size_t valid)
+{
+    dt_topspti_decode_for_test(s, data, valid, g_next);
+}
+
+static void bench_topspti(size_t records, int rounds)
 {
     if (dt_topspti_sdk_layout()) {
         printf("topspti: built with the SDK layout; the emulator-format benchmark does not apply\n");
@@ -192,44 +199,29 @@ static void bench_topspti(size_t records)
     size_t n = build(&bufs, records, &bytes);
     printf("topspti: built %zu records in %zu buffers (%.1f MiB) in %.2f s\n", records, n,
            (double)bytes / (1 << 20), now_s() - t0);
-
-    /* memcpy of the same bytes, buffer by buffer, as the yardstick */
-    uint8_t *dst = aligned_alloc(8, BUFFER_SIZE);
-    if (!dst) return;
-    t0 = now_s();
+    uint8_t **data = malloc(n * sizeof *data);
+    size_t *valid = malloc(n * sizeof *valid), *count = malloc(n * sizeof *count);
+    if (!data || !valid || !count) return;
     for (size_t i = 0; i < n; i++) {
-        memcpy(dst, bufs[i].data, bufs[i].valid);
-        __asm__ __volatile__("" ::"r"(dst) : "memory");
+        data[i] = bufs[i].data;
+        valid[i] = bufs[i].valid;
+        count[i] = bufs[i].records;
     }
-    double t_copy = now_s() - t0;
-    free(dst);
+    decode_input in = {
+        .vendor = "topspti", .buffers = data, .valid = valid, .records_in = count, .buffer_count = n,
+        .records = records, .capture = DT_CAPTURE_DEFAULT, .decode = decode_one,
+    };
+    decode_bench_run(&in, rounds);
+    for (size_t i = 0; i < n; i++) free(bufs[i].data);
+    free(bufs);
+    free(data);
+    free(valid);
+    free(count);
 
     dt_config c;
     dt_config_init(&c);
     c.backend = "null";
     dt_session *s = NULL;
-    if (dt_session_create(&c, &s) != DT_OK) { fprintf(stderr, "%s\n", dt_last_error()); return; }
-    /* First into a fresh store (its memory is touched for the first time,
-       as in a real session), then again into the same, already mapped
-       store: the difference is the kernel's page faults, not decoding. */
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass) s->store.count = 0;
-        uint64_t lost_before = dt_session_loss_total(s);
-        t0 = now_s();
-        for (size_t i = 0; i < n; i++) dt_topspti_decode_for_test(s, bufs[i].data, bufs[i].valid, next_record);
-        double t_decode = now_s() - t0;
-        size_t stored = s->store.count;
-        printf("topspti: %s store: decoded and stored %zu records (%" PRIu64 " lost) in %.3f s: "
-               "%.1f M records/s (target >= 20), %.2f GB/s; memcpy of the same bytes %.3f s "
-               "(%.2f GB/s), decode = %.1fx memcpy\n",
-               pass ? "warm" : "cold", stored, dt_session_loss_total(s) - lost_before, t_decode,
-               (double)stored / t_decode / 1e6, (double)bytes / t_decode / 1e9, t_copy,
-               (double)bytes / t_copy / 1e9, t_decode / t_copy);
-    }
-    dt_session_destroy(s);
-    for (size_t i = 0; i < n; i++) free(bufs[i].data);
-    free(bufs);
-
     /* The API-enter callback, called as TOPSPTI calls it, inside a running
        session with a host operation on the stack. */
     c.calibration_period_ms = 0;
@@ -270,7 +262,8 @@ int main(int argc, char **argv)
 {
     size_t records = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 10000000u;
     if (records == 0) records = 10000000u;
-    bench_topspti(records);
-    if (bench_decode_cupti) return bench_decode_cupti();
+    int rounds = argc > 2 ? atoi(argv[2]) : 5;
+    bench_topspti(records, rounds);
+    if (bench_decode_cupti) return bench_decode_cupti(records, rounds);
     return 0;
 }

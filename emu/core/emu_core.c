@@ -112,6 +112,10 @@ static _Thread_local struct {
     int depth[EMU_EXT_KINDS];
 } t_ext;
 
+/* A vendor library asks the kernel for ids once, not once per record. */
+static _Thread_local uint32_t t_system_tid;
+static _Atomic uint32_t g_pid;
+
 static const char *const fault_names[EMU_FAULT_COUNT] = {
     "zero_timestamps", "reversed_timestamps", "long_timestamps", "malformed",
     "unknown_kind",    "late",                "out_of_order",    "no_callbacks",
@@ -136,6 +140,9 @@ static uint64_t device_from_realtime(uint64_t rt)
 {
     double scale = atomic_load_explicit(&G.clock_scale, memory_order_relaxed);
     int64_t off = atomic_load_explicit(&G.clock_offset, memory_order_relaxed);
+    /* without drift, integer arithmetic gives the same result, faster */
+    if (scale == 1.0 && off > -(int64_t)(rt >> 1) && off < (int64_t)(rt >> 1))
+        return off >= 0 ? rt + (uint64_t)off : rt - (uint64_t)(-off);
     /* long double keeps sub-ns precision on epoch-sized values */
     long double dev = (long double)rt * (long double)scale + (long double)off;
     if (dev < 1.0L)
@@ -254,6 +261,8 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+    t_system_tid = 0; /* the forking thread is a new thread in the child */
+    atomic_store(&g_pid, 0);
     G.worker_started = 0;
     G.worker_stop = 0;
     pthread_mutex_unlock(&G.lock);
@@ -461,6 +470,9 @@ static void update_pending_stat_locked(void)
     G.stats.records_pending = G.pending.n + G.held.n;
 }
 
+static void null_client_complete(void);
+static void null_client_complete_buffer(uint8_t *buf, size_t valid);
+
 /* Deliver completed buffers, serialized, outside the state lock. */
 static void deliver_done(int from_worker)
 {
@@ -479,7 +491,9 @@ static void deliver_done(int from_worker)
         if (from_worker)
             G.stats.buffers_completed_worker++;
         pthread_mutex_unlock(&G.lock);
-        if (fn)
+        if (fn == null_client_complete)
+            null_client_complete_buffer(d.buf, d.valid);
+        else if (fn)
             emu_vendor_impl.complete_buffer(fn, d.buf, d.size, d.valid);
     }
     pthread_mutex_unlock(&G.deliver_lock);
@@ -921,8 +935,11 @@ EMU_API void emu_stats_reset(void)
 
 static uint32_t thread_id_locked(void)
 {
-    if (G.tid_type == EMU_TID_SYSTEM)
-        return (uint32_t)syscall(SYS_gettid);
+    if (G.tid_type == EMU_TID_SYSTEM) {
+        if (!t_system_tid)
+            t_system_tid = (uint32_t)syscall(SYS_gettid);
+        return t_system_tid;
+    }
     return (uint32_t)(uintptr_t)pthread_self();
 }
 
@@ -1053,6 +1070,9 @@ typedef struct api_frame {
     void *userdata;
 } api_frame;
 
+static void null_client_callback(void);
+static void null_client_request(uint8_t **buffer, size_t *size, size_t *max_records);
+
 static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site,
                    const char *symbol, uint32_t context_uid)
 {
@@ -1063,7 +1083,7 @@ static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site
     if (on)
         G.stats.callbacks_delivered++;
     pthread_mutex_unlock(&G.lock);
-    if (!on)
+    if (!on || f->cb == null_client_callback)
         return;
     emu_api_call call = {
         .domain = domain,
@@ -1097,18 +1117,27 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
 {
     emu_rec_kind kind = domain == EMU_DOMAIN_RUNTIME ? EMU_REC_RUNTIME : EMU_REC_DRIVER;
     if (G.enabled[EMU_REC_EXTERNAL]) {
+        /* once: each use of a thread-local costs a lookup in a library */
+        __typeof__(t_ext) *stacks = &t_ext;
         for (uint32_t k = 0; k < EMU_EXT_KINDS; k++) {
-            if (t_ext.depth[k] == 0)
+            /* the null client stands for a tracer that keeps an id pushed */
+            int null_client = k == 0 && G.request == null_client_request;
+            if (stacks->depth[k] == 0 && !null_client)
                 continue;
             emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
             ext.u.external.external_kind = k;
-            ext.u.external.external_id = t_ext.ids[k][t_ext.depth[k] - 1];
+            ext.u.external.external_id = stacks->depth[k] ? stacks->ids[k][stacks->depth[k] - 1] : 1;
             produce_now_locked(&ext);
         }
     }
     emu_activity a = { .kind = kind, .start = f->start, .end = end, .correlation = f->correlation };
     a.u.api.cbid = cbid;
-    a.u.api.process = (uint32_t)getpid();
+    uint32_t pid = atomic_load_explicit(&g_pid, memory_order_relaxed);
+    if (!pid) {
+        pid = (uint32_t)getpid();
+        atomic_store_explicit(&g_pid, pid, memory_order_relaxed);
+    }
+    a.u.api.process = pid;
     a.u.api.thread = thread_id_locked();
     a.u.api.return_value = 0;
     produce_now_locked(&a);
@@ -1165,9 +1194,14 @@ static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t c
         update_pending_stat_locked();
         pthread_mutex_unlock(&G.lock);
     }
+    /* Device work that has already finished is written now, on this
+       thread, as a vendor library does when the call returns; waking the
+       worker for each call would cost a context switch per launch. */
     pthread_mutex_lock(&G.lock);
-    if (G.pending.n && G.pending.v[0].ready_at <= device_now())
-        signal_worker_locked();
+    if (G.pending.n && G.pending.v[0].ready_at <= device_now()) {
+        write_ready_locked(0, device_now());
+        update_pending_stat_locked();
+    }
     pthread_mutex_unlock(&G.lock);
 }
 
@@ -1346,5 +1380,100 @@ EMU_API int emu_synchronize(int device, int stream)
     sync_work w = { device, stream };
     api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
              (uint32_t)device + 1, sync_work_fn, &w);
+    return EMU_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The null client                                                     */
+/* ------------------------------------------------------------------ */
+/* Arms what a tracer arms (every record kind, both callback domains, a
+   client's buffers), walks each completed buffer with the vendor's iterator
+   and decodes nothing: what the vendor side of tracing costs, measured apart
+   from the tracer's own work. Its callback and completion functions are
+   markers the core recognises, so no vendor signature is needed. */
+#define NULL_CLIENT_BUFFERS 8
+#define NULL_CLIENT_BUFFER_SIZE (4u << 20)
+
+static struct {
+    uint8_t *bufs[NULL_CLIENT_BUFFERS];
+    uint8_t *free[NULL_CLIENT_BUFFERS];
+    int free_n;
+    emu_request_fn saved_request; /* a client registered before, restored after */
+    emu_generic_fn saved_complete;
+} N;
+
+static void null_client_callback(void) {}
+static void null_client_complete(void) {}
+
+static void null_client_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    /* state lock held */
+    *buffer = N.free_n ? N.free[--N.free_n] : NULL;
+    *size = *buffer ? NULL_CLIENT_BUFFER_SIZE : 0;
+    *max_records = 0;
+}
+
+static void null_client_complete_buffer(uint8_t *buf, size_t valid)
+{
+    /* a client walks every record with the vendor's iterator: that is the
+       vendor's cost too */
+    uint8_t *rec = NULL;
+    size_t records = 0;
+    while (buf && emu_core_next_record(buf, valid, &rec) == EMU_ST_OK) records++;
+    __asm__ __volatile__("" ::"r"(records));
+    pthread_mutex_lock(&G.lock);
+    if (buf && N.free_n < NULL_CLIENT_BUFFERS)
+        N.free[N.free_n++] = buf;
+    pthread_mutex_unlock(&G.lock);
+}
+
+static void null_client_arm_locked(int on)
+{
+    for (int k = 0; k < EMU_REC_UNKNOWN; k++)
+        if (emu_vendor_impl.record_size((emu_rec_kind)k))
+            G.enabled[k] = on;
+    set_subscriber_locked(on, on ? null_client_callback : NULL, NULL);
+    for (int d = 0; d < EMU_DOMAIN_COUNT; d++)
+        G.domain_on[d] = on;
+}
+
+EMU_API int emu_null_client(int on)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    int armed = G.request == null_client_request;
+    if (on && !armed) {
+        /* A client that registered buffers but records nothing (a tracer
+           that stopped; vendors keep the registration) is set aside. */
+        int recording = G.subscribed;
+        for (int k = 0; k < EMU_REC_COUNT; k++)
+            recording |= G.enabled[k];
+        if (recording) {
+            pthread_mutex_unlock(&G.lock);
+            return EMU_EINVAL;
+        }
+        for (int i = 0; i < NULL_CLIENT_BUFFERS; i++) {
+            if (!N.bufs[i] && !(N.bufs[i] = aligned_alloc(64, NULL_CLIENT_BUFFER_SIZE))) {
+                pthread_mutex_unlock(&G.lock);
+                return EMU_EINVAL;
+            }
+            N.free[i] = N.bufs[NULL_CLIENT_BUFFERS - 1 - i];
+        }
+        N.free_n = NULL_CLIENT_BUFFERS;
+        N.saved_request = G.request;
+        N.saved_complete = G.complete;
+        G.request = null_client_request;
+        G.complete = null_client_complete;
+        null_client_arm_locked(1);
+        start_worker_locked();
+    } else if (!on && armed) {
+        null_client_arm_locked(0);
+        pthread_mutex_unlock(&G.lock);
+        emu_core_flush_all(1);
+        pthread_mutex_lock(&G.lock);
+        G.request = N.saved_request;
+        G.complete = N.saved_complete;
+    }
+    pthread_mutex_unlock(&G.lock);
     return EMU_OK;
 }

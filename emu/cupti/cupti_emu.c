@@ -6,7 +6,7 @@
  * INVALID_KIND on a kind CUPTI never defined).
  *
  * It also stands in for CUPTI's failure modes, chosen by
- * DEVTRACE_EMU_CUPTI_FAIL, read at every call:
+ * DEVTRACE_EMU_CUPTI_FAIL, read at every arming call:
  *   no_driver   arming calls answer CUPTI_ERROR_UNKNOWN, as CUPTI does
  *               without libcuda.so.1;
  *   busy        cuptiSubscribe answers MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, as
@@ -389,8 +389,8 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t v
 EXPORT CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                                    uint64_t id)
 {
-    CUptiResult f = arming_failure();
-    if (f != CUPTI_SUCCESS) return f;
+    /* Not an arming call: the failure modes (and their getenv, which would
+       cost more than the push itself) do not apply to the per-thread stack. */
     if (kind == CUPTI_EXTERNAL_CORRELATION_KIND_INVALID) return CUPTI_ERROR_INVALID_PARAMETER;
     return emu_core_push_external((uint32_t)kind, id) == EMU_ST_OK ? CUPTI_SUCCESS
                                                                    : CUPTI_ERROR_INVALID_PARAMETER;
@@ -399,8 +399,6 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_Externa
 EXPORT CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                                   uint64_t *lastId)
 {
-    CUptiResult f = arming_failure();
-    if (f != CUPTI_SUCCESS) return f;
     /* Stricter than needed on purpose: a client passing NULL here is a bug
        some CUPTI versions crash on. */
     if (!lastId || kind == CUPTI_EXTERNAL_CORRELATION_KIND_INVALID) return CUPTI_ERROR_INVALID_PARAMETER;

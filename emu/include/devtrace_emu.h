@@ -177,6 +177,16 @@ EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
    (stream -1) is idle; device -1: every device. Makes one API call. */
 EMU_API int emu_synchronize(int device, int stream);
 
+/* The null client (on 1): the vendor interface armed as a tracer arms it
+   (every record kind, API callbacks, an external-correlation id on every
+   call where the vendor has such records, buffers handed out, walked with
+   the vendor's iterator and taken back) by a client that decodes nothing; off
+   (0) flushes and disarms. What tracing costs on the vendor's side, for
+   benchmarks. EMU_EINVAL while another client records (subscribed or any
+   kind enabled); a client that only registered its buffers gets them back
+   when the null client is off. */
+EMU_API int emu_null_client(int on);
+
 EMU_API void emu_stats_get(emu_stats *out);
 /* Zero the counters (not the dropped-record count the vendor reports). */
 EMU_API void emu_stats_reset(void);

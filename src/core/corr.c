@@ -92,30 +92,52 @@ typedef struct stack_entry {
 } stack_entry;
 
 #define STACK_INLINE 32
-static _Thread_local stack_entry tls_inline[STACK_INLINE];
-static _Thread_local stack_entry *tls_stack = NULL;
-static _Thread_local size_t tls_depth, tls_cap;
 
-static int stack_push(stack_entry e)
+/* A per-thread log of pairs: appended without locks, chained onto a list
+   of the session's, read at stop. */
+typedef struct pair_log {
+    dt_corr_chunk *chunk;
+    uint64_t generation;
+} pair_log;
+
+/* All of a thread's state in one thread-local object: in a shared library
+   each thread-local variable costs a call to find it, on every API call. */
+typedef struct thread_state {
+    stack_entry *stack;
+    size_t depth, cap;
+    pair_log links, parents;
+    stack_entry inline_entries[STACK_INLINE];
+} thread_state;
+static _Thread_local thread_state tls;
+
+/* The address once per call: the compiler would otherwise look it up again
+   (a call into the dynamic loader) at each use across a call. */
+__attribute__((noinline)) static thread_state *thread_state_get(void)
+{
+    return &tls;
+}
+
+
+static int stack_push(thread_state *t, stack_entry e)
 {
     if (e.is_range) {
         e.range = e.id;
         e.has_range = 1;
-    } else if (tls_depth) {
-        e.range = tls_stack[tls_depth - 1].range;
-        e.has_range = tls_stack[tls_depth - 1].has_range;
+    } else if (t->depth) {
+        e.range = t->stack[t->depth - 1].range;
+        e.has_range = t->stack[t->depth - 1].has_range;
     }
-    if (!tls_stack) { tls_stack = tls_inline; tls_cap = STACK_INLINE; }
-    if (tls_depth == tls_cap) {
-        size_t cap = tls_cap * 2;
+    if (!t->stack) { t->stack = t->inline_entries; t->cap = STACK_INLINE; }
+    if (t->depth == t->cap) {
+        size_t cap = t->cap * 2;
         stack_entry *n = dt_malloc(cap * sizeof *n);
         if (!n) return -1;
-        memcpy(n, tls_stack, tls_depth * sizeof *n);
-        if (tls_stack != tls_inline) dt_free(tls_stack);
-        tls_stack = n;
-        tls_cap = cap;
+        memcpy(n, t->stack, t->depth * sizeof *n);
+        if (t->stack != t->inline_entries) dt_free(t->stack);
+        t->stack = n;
+        t->cap = cap;
     }
-    tls_stack[tls_depth++] = e;
+    t->stack[t->depth++] = e;
     return 0;
 }
 
@@ -123,8 +145,9 @@ static _Atomic uint64_t next_range_id = DT_RANGE_ID_BASE;
 
 dt_status dt_external_top(uint64_t *id)
 {
-    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "the external-correlation stack of this thread is empty");
-    if (id) *id = tls_stack[tls_depth - 1].id;
+    thread_state *t = thread_state_get();
+    if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "the external-correlation stack of this thread is empty");
+    if (id) *id = t->stack[t->depth - 1].id;
     return DT_OK;
 }
 
@@ -145,19 +168,20 @@ static void vendor_pop(const stack_entry *e)
         s->backend->pop_external();
 }
 
-static void note_parent_range(uint64_t id);
+static void note_parent_range(thread_state *t, uint64_t id);
 
 dt_status dt_external_push(uint64_t id)
 {
+    thread_state *t = thread_state_get();
     stack_entry e = {.id = id};
     dt_session *s = dt_active_session();
     if (s) dt_thread_note(s);
     vendor_push(&e);
-    if (stack_push(e) != 0) {
+    if (stack_push(t, e) != 0) {
         vendor_pop(&e);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
     }
-    note_parent_range(id);
+    note_parent_range(t, id);
     return DT_OK;
 }
 
@@ -179,12 +203,12 @@ static void name_entry(stack_entry *e, const char *name)
     }
 }
 
-static dt_status push_named(stack_entry e, const char *name)
+static dt_status push_named(thread_state *t, stack_entry e, const char *name)
 {
     name_entry(&e, name);
     vendor_push(&e);
     if (e.start_ns == 0) e.generation = 0; /* not recordable: no name */
-    if (stack_push(e) != 0) {
+    if (stack_push(t, e) != 0) {
         vendor_pop(&e);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
     }
@@ -193,7 +217,7 @@ static dt_status push_named(stack_entry e, const char *name)
 
 /* Record a popped range or op as a span of its thread, if the session that
    saw its push is still the running one. */
-static void record_entry(const stack_entry *e, uint64_t end)
+static void record_entry(const thread_state *t, const stack_entry *e, uint64_t end)
 {
     dt_session *s = dt_active_session();
     if (!s || e->generation == 0 || s->generation != e->generation) return;
@@ -208,9 +232,9 @@ static void record_entry(const stack_entry *e, uint64_t end)
         r->name = e->name;
         r->lane = dt_thread_id();
         r->context = s->pid;
-        if (tls_depth) {
+        if (t->depth) {
             r->flags |= DT_REC_HAS_PARENT;
-            r->u.range.parent = tls_stack[tls_depth - 1].id;
+            r->u.range.parent = t->stack[t->depth - 1].id;
         }
     }
     dt_session_unlock(s);
@@ -218,26 +242,29 @@ static void record_entry(const stack_entry *e, uint64_t end)
 
 dt_status dt_external_pop(uint64_t *id)
 {
-    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_external_pop: the external-correlation stack of this thread is empty");
-    uint64_t end = tls_stack[tls_depth - 1].is_op ? dt_realtime_ns() : 0;
-    stack_entry e = tls_stack[--tls_depth];
+    thread_state *t = thread_state_get();
+    if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_external_pop: the external-correlation stack of this thread is empty");
+    uint64_t end = t->stack[t->depth - 1].is_op ? dt_realtime_ns() : 0;
+    stack_entry e = t->stack[--t->depth];
     vendor_pop(&e);
-    if (e.is_op) record_entry(&e, end);
+    if (e.is_op) record_entry(t, &e, end);
     if (id) *id = e.id;
     return DT_OK;
 }
 
 dt_status dt_op_push(const char *name, uint64_t id)
 {
-    dt_status st = push_named((stack_entry){.id = id, .is_op = 1}, name);
-    if (st == DT_OK) note_parent_range(id);
+    thread_state *t = thread_state_get();
+    dt_status st = push_named(t, (stack_entry){.id = id, .is_op = 1}, name);
+    if (st == DT_OK) note_parent_range(t, id);
     return st;
 }
 
 dt_status dt_op_pop(uint64_t *id)
 {
-    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_op_pop: no operation is open on this thread");
-    if (tls_stack[tls_depth - 1].is_range)
+    thread_state *t = thread_state_get();
+    if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_op_pop: no operation is open on this thread");
+    if (t->stack[t->depth - 1].is_range)
         return dt_error(DT_ERR_STATE, "dt_op_pop: the innermost entry is a user range; pop it with dt_range_pop first");
     return dt_external_pop(id);
 }
@@ -245,20 +272,21 @@ dt_status dt_op_pop(uint64_t *id)
 dt_status dt_range_push(const char *name, uint64_t *range_id)
 {
     stack_entry e = {.id = atomic_fetch_add(&next_range_id, 1), .is_range = 1};
-    dt_status st = push_named(e, name);
+    dt_status st = push_named(thread_state_get(), e, name);
     if (st == DT_OK && range_id) *range_id = e.id;
     return st;
 }
 
 dt_status dt_range_pop(void)
 {
-    if (tls_depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_range_pop: no range is open on this thread");
-    if (!tls_stack[tls_depth - 1].is_range)
+    thread_state *t = thread_state_get();
+    if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_range_pop: no range is open on this thread");
+    if (!t->stack[t->depth - 1].is_range)
         return dt_error(DT_ERR_STATE, "dt_range_pop: the innermost entry is an external id pushed with dt_external_push; pop it with dt_external_pop first");
     uint64_t end = dt_realtime_ns();
-    stack_entry e = tls_stack[--tls_depth];
+    stack_entry e = t->stack[--t->depth];
     vendor_pop(&e);
-    record_entry(&e, end);
+    record_entry(t, &e, end);
     return DT_OK;
 }
 
@@ -270,13 +298,6 @@ struct dt_corr_chunk {
     _Atomic uint32_t n;
     uint64_t pairs[2 * CORR_CHUNK];
 };
-
-/* A per-thread log of pairs: appended without locks, chained onto a list
-   of the session's, read at stop. */
-typedef struct pair_log {
-    dt_corr_chunk *chunk;
-    uint64_t generation;
-} pair_log;
 
 /* -1 when out of memory: the pair is lost and the caller counts it. */
 static int log_pair(pair_log *log, dt_corr_chunk **session_head, uint64_t generation, uint64_t a,
@@ -302,28 +323,27 @@ static int log_pair(pair_log *log, dt_corr_chunk **session_head, uint64_t genera
     return 0;
 }
 
-static _Thread_local pair_log tls_links, tls_parents;
-
 void dt_corr_link_current(uint64_t correlation)
 {
     dt_session *s = dt_active_session();
     if (!s) return;
     /* the API-enter callback runs on the calling thread: name it while it lives */
     dt_thread_note(s);
-    if (tls_depth == 0) return;
-    if (log_pair(&tls_links, &s->corr_chunks, s->generation, correlation, tls_stack[tls_depth - 1].id) != 0)
+    thread_state *t = thread_state_get();
+    if (t->depth == 0) return;
+    if (log_pair(&t->links, &s->corr_chunks, s->generation, correlation, t->stack[t->depth - 1].id) != 0)
         atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
 }
 
 /* An operation pushed inside a user range: remember the range, so that the
    range's device time includes the operation's. */
-static void note_parent_range(uint64_t id)
+static void note_parent_range(thread_state *t, uint64_t id)
 {
-    const stack_entry *e = &tls_stack[tls_depth - 1];
+    const stack_entry *e = &t->stack[t->depth - 1];
     if (!e->has_range) return;
     dt_session *s = dt_active_session();
     if (!s) return;
-    if (log_pair(&tls_parents, &s->parent_chunks, s->generation, id + 1, e->range) != 0)
+    if (log_pair(&t->parents, &s->parent_chunks, s->generation, id + 1, e->range) != 0)
         atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
 }
 
@@ -371,6 +391,55 @@ static void merge_parents(dt_session *s, int keep)
     }
 }
 
+/* A link goes to the dense table when its id falls inside it (and its
+   External id can be stored + 1), else to the map. */
+static void link_put(dt_session *s, uint64_t correlation, uint64_t external_id)
+{
+    uint64_t at = correlation - s->corr_dense_base;
+    if (correlation != 0 && at < s->corr_dense_len) {
+        if (external_id != UINT64_MAX) {
+            s->corr_dense_count += s->corr_dense[at] == 0;
+            s->corr_dense[at] = external_id + 1;
+            return;
+        }
+        /* the map holds it; an earlier link in the table must not win */
+        s->corr_dense_count -= s->corr_dense[at] != 0;
+        s->corr_dense[at] = 0;
+    }
+    corr_put(s, correlation, external_id);
+}
+
+static void widen(uint64_t correlation, uint64_t *lo, uint64_t *hi, size_t *n)
+{
+    if (correlation == 0) return;
+    if (correlation < *lo) *lo = correlation;
+    if (correlation > *hi) *hi = correlation;
+    (*n)++;
+}
+
+/* Vendors count correlation ids up from a start, so the links of a session
+   usually cover a range not much wider than their number: a table indexed
+   by id is then filled and read in order, where a hash map would miss the
+   cache on every probe once it outgrows it. */
+static void plan_dense(dt_session *s, const dt_corr_chunk *chunks)
+{
+    if (s->corr_dense) return; /* made by an earlier merge: links fill it or the map */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s->corr_log_count; i++) widen(s->corr_log[2 * i], &lo, &hi, &n);
+    for (const dt_corr_chunk *c = chunks; c; c = c->next) {
+        uint32_t k = atomic_load_explicit(&c->n, memory_order_acquire);
+        for (uint32_t i = 0; i < k; i++) widen(c->pairs[2 * i], &lo, &hi, &n);
+    }
+    if (n == 0) return;
+    /* at most 32 bytes per link, as the map would take; ids above go there */
+    uint64_t len = hi - lo < 4 * (uint64_t)n + 1024 ? hi - lo + 1 : 4 * (uint64_t)n + 1024;
+    s->corr_dense = dt_calloc((size_t)len, sizeof *s->corr_dense);
+    if (!s->corr_dense) return; /* the map takes them all */
+    s->corr_dense_base = lo;
+    s->corr_dense_len = (size_t)len;
+}
+
 /* Called by the session at stop (lock held), and at destroy. */
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 void dt_corr_merge_chunks(dt_session *s, int keep)
@@ -379,12 +448,15 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
     _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)&s->corr_chunks;
     dt_corr_chunk *c = atomic_exchange(head, NULL);
     if (keep) {
-        /* size the map once rather than rehashing as it grows */
-        size_t total = s->corr.count + s->corr_log_count;
-        for (dt_corr_chunk *k = c; k; k = k->next) total += atomic_load(&k->n);
-        dt_corr_map_reserve(&s->corr, total);
+        plan_dense(s, c);
+        if (!s->corr_dense) {
+            /* size the map once rather than rehashing as it grows */
+            size_t total = s->corr.count + s->corr_log_count;
+            for (dt_corr_chunk *k = c; k; k = k->next) total += atomic_load(&k->n);
+            dt_corr_map_reserve(&s->corr, total);
+        }
         for (size_t i = 0; i < s->corr_log_count; i++)
-            corr_put(s, s->corr_log[2 * i], s->corr_log[2 * i + 1]);
+            link_put(s, s->corr_log[2 * i], s->corr_log[2 * i + 1]);
     }
     dt_free(s->corr_log);
     s->corr_log = NULL;
@@ -394,7 +466,7 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
         if (keep) {
             uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
             for (uint32_t i = 0; i < n; i++)
-                corr_put(s, c->pairs[2 * i], c->pairs[2 * i + 1]);
+                link_put(s, c->pairs[2 * i], c->pairs[2 * i + 1]);
         }
         dt_free(c);
         c = next;
@@ -407,4 +479,19 @@ int dt_session_external_range(const dt_session *s, uint64_t id, uint64_t *range_
     if (!s || s->state != DT_STATE_STOPPED || !dt_external_parent_range(s, id, &range)) return 0;
     if (range_id) *range_id = range;
     return 1;
+}
+
+size_t dt_corr_count(const dt_session *s)
+{
+    return s->corr_dense_count + s->corr.count;
+}
+
+/* Forget the links of a session (a new start, or destroy). */
+DT_HIDDEN void dt_corr_forget(dt_session *s);
+void dt_corr_forget(dt_session *s)
+{
+    dt_free(s->corr_dense);
+    s->corr_dense = NULL;
+    s->corr_dense_base = 0;
+    s->corr_dense_len = s->corr_dense_count = 0;
 }

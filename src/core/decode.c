@@ -7,18 +7,18 @@
 
 void dt_decode_cache_init(dt_decode_cache *c) { memset(c, 0, sizeof *c); }
 
-static size_t slot_of(uint64_t key)
-{
-    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 58); /* 64 slots */
-}
-
-_Static_assert(DT_DECODE_SLOTS == 64, "slot_of() yields 6 bits");
-
-uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *raw)
+uint32_t dt_decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const char *raw)
 {
     if (!raw || !raw[0]) return dt_intern_str(&s->names, "<unnamed kernel>");
-    size_t slot = slot_of((uintptr_t)raw);
-    if (c->kernel[slot].raw == raw) return c->kernel[slot].id;
+    __typeof__(c->kernel[0]) *set = &c->kernel[dt_decode_slot((uintptr_t)raw)];
+    if (set->raw[1] == raw) {
+        uint32_t id = set->id[1];
+        set->raw[1] = set->raw[0];
+        set->id[1] = set->id[0];
+        set->raw[0] = raw;
+        set->id[0] = id;
+        return id;
+    }
     /* The vendor owns the string; one longer than any kernel name is a sign
        of a corrupt pointer or record, so it is cut rather than trusted. */
     size_t n = strnlen(raw, DT_MAX_KERNEL_NAME);
@@ -30,21 +30,17 @@ uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *ra
         id = dt_intern_kernel(&s->names, raw);
     }
     if (id != UINT32_MAX) {
-        c->kernel[slot].raw = raw;
-        c->kernel[slot].id = id;
+        set->raw[1] = set->raw[0];
+        set->id[1] = set->id[0];
+        set->raw[0] = raw;
+        set->id[0] = id;
     }
     return id;
 }
 
-uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
+uint32_t dt_decode_launch_config_miss(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg,
+                                      size_t slot)
 {
-    uint64_t key = (uint64_t)(uint32_t)cfg->grid[0] * 0x10001u ^ (uint64_t)(uint32_t)cfg->grid[1] << 20 ^
-                   (uint64_t)(uint32_t)cfg->grid[2] << 40 ^ (uint64_t)(uint32_t)cfg->block[0] << 8 ^
-                   (uint64_t)(uint32_t)cfg->block[1] << 28 ^ (uint64_t)cfg->registers_per_thread << 48 ^
-                   cfg->static_shared_memory ^ (uint64_t)cfg->dynamic_shared_memory << 32;
-    size_t slot = slot_of(key);
-    if (c->config[slot].used && memcmp(&c->config[slot].config, cfg, sizeof *cfg) == 0)
-        return c->config[slot].id;
     uint32_t id = dt_launch_intern(&s->launches, cfg);
     if (id != UINT32_MAX) {
         c->config[slot].config = *cfg;
@@ -84,60 +80,6 @@ uint32_t dt_decode_fill_name(dt_session *s, dt_decode_cache *c, uint8_t mk)
     uint32_t id = dt_intern_str(&s->names, buf);
     if (id != UINT32_MAX) c->fill[mk] = id + 1;
     return id;
-}
-
-uint32_t dt_latency_delta(uint64_t start, uint64_t earlier)
-{
-    if (earlier == 0 || earlier == UINT64_MAX || earlier > start) return DT_DELTA_UNKNOWN;
-    uint64_t d = start - earlier;
-    return d >= DT_DELTA_UNKNOWN ? DT_DELTA_UNKNOWN : (uint32_t)d;
-}
-
-static dt_rec *add_checked(dt_session *s, uint8_t kind, uint64_t start, uint64_t end, uint32_t name)
-{
-    if (!dt_times_ok(s, start, end)) return NULL;
-    if (name == UINT32_MAX) { /* interning ran out of memory */
-        dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
-        return NULL;
-    }
-    dt_rec *r = dt_session_add(s);
-    if (!r) return NULL;
-    r->kind = kind;
-    r->start = start;
-    r->end = end;
-    r->name = name;
-    return r;
-}
-
-dt_rec *dt_add_device_activity(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
-                               uint64_t correlation, uint32_t device, uint32_t stream, uint32_t context,
-                               uint32_t name)
-{
-    /* device ids are 16-bit in the store; a larger one is a corrupt record */
-    if (device > UINT16_MAX) {
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
-        return NULL;
-    }
-    dt_rec *r = add_checked(s, kind, start, end, name);
-    if (!r) return NULL;
-    r->correlation = correlation;
-    r->device = (uint16_t)device;
-    r->lane = stream;
-    r->context = context;
-    return r;
-}
-
-dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end, uint64_t correlation,
-                        uint32_t pid, uint32_t tid, uint32_t name, uint32_t cbid, int32_t return_code)
-{
-    dt_rec *r = add_checked(s, kind, start, end, name);
-    if (!r) return NULL;
-    r->correlation = correlation;
-    r->lane = tid;
-    r->context = pid;
-    r->u.api.cbid = cbid;
-    r->u.api.return_code = return_code;
-    return r;
 }
 
 dt_rec *dt_add_copy(dt_session *s, dt_decode_cache *c, const dt_copy *m)

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "devtrace/devtrace.h"
 #include "dt_demangle.h"
@@ -56,6 +57,8 @@ DT_HIDDEN void dt_path_dir(char *out, size_t n, const char *path);
 
 /* Monotonic-free wall clock: CLOCK_REALTIME in ns. */
 DT_HIDDEN uint64_t dt_realtime_ns(void);
+/* CLOCK_MONOTONIC in ns: for durations. */
+DT_HIDDEN uint64_t dt_monotonic_ns(void);
 /* Linux thread id of the caller, cached. */
 DT_HIDDEN uint32_t dt_thread_id(void);
 
@@ -116,24 +119,49 @@ _Static_assert(sizeof(dt_rec) == 64, "dt_rec must stay 64 bytes");
 
 #define DT_STORE_CHUNK_SHIFT 16
 #define DT_STORE_CHUNK (1u << DT_STORE_CHUNK_SHIFT)
+/* Chunks the process keeps for its next store (64 MiB), and how many the
+   preparer keeps faulted in ahead of a recording session's need. */
+#define DT_STORE_SPARE_MAX 16
+#define DT_STORE_AHEAD 4
 
 typedef struct dt_store {
     dt_rec **chunks;
     size_t chunk_count, chunk_cap;
     size_t count;            /* records in use */
+    size_t room;             /* records that fit before the slow path */
     uint64_t limit;          /* 0: unlimited */
 } dt_store;
 
 DT_HIDDEN void dt_store_init(dt_store *st, uint64_t limit);
+/* Its chunks go to the process's spares (up to DT_STORE_SPARE_MAX). */
 DT_HIDDEN void dt_store_free(dt_store *st);
-/* A zeroed record, or NULL when the limit is reached or memory ran out. */
-DT_HIDDEN dt_rec *dt_store_push(dt_store *st);
+DT_HIDDEN dt_rec *dt_store_push_slow(dt_store *st);
 static inline dt_rec *dt_store_at(const dt_store *st, size_t i)
 {
     return &st->chunks[i >> DT_STORE_CHUNK_SHIFT][i & (DT_STORE_CHUNK - 1)];
 }
+/* A zeroed record, or NULL when the limit is reached or memory ran out. */
+static inline dt_rec *dt_store_push(dt_store *st)
+{
+    if (st->count < st->room) {
+        dt_rec *r = dt_store_at(st, st->count++);
+        *r = (dt_rec){0};
+        return r;
+    }
+    return dt_store_push_slow(st);
+}
 /* Remove records for which keep() returns 0, preserving order. */
 DT_HIDDEN void dt_store_filter(dt_store *st, int (*keep)(dt_rec *, void *), void *arg);
+/* Keep the first count records (fewer than now), giving back the chunks
+   no longer needed. */
+DT_HIDDEN void dt_store_truncate(dt_store *st, size_t count);
+/* on 1: a session starts recording, and while any does the preparer thread
+   keeps chunks faulted in ahead of need, from the time a store grows past
+   its first chunk; 0: it stopped. */
+DT_HIDDEN void dt_store_prepare(int on);
+/* Unmap the spare chunks (tests, and benchmarks that need fresh memory). */
+DT_HIDDEN void dt_store_release_spares(void);
+DT_HIDDEN size_t dt_store_spare_count(void);
 /* Bytes held by the store (for the benchmark). */
 DT_HIDDEN size_t dt_store_bytes(const dt_store *st);
 
@@ -207,6 +235,17 @@ typedef struct dt_clock_sample {
 
 #define DT_CLOCK_MAX_SAMPLES 4096
 
+/* One segment of the fitted map, ready for mapping without a division:
+   every stored record is mapped twice at stop, and a 128-bit division per
+   time would cost more than the rest of the record's processing. */
+typedef struct dt_clock_segment {
+    uint64_t vendor, vendor_end;  /* vendor times it maps: [vendor, vendor_end) */
+    uint64_t realtime;            /* at vendor */
+    uint64_t dv, adr;             /* vendor span, |realtime span| */
+    uint64_t recip;               /* floor((2^64 - 1) / dv) */
+    int dr_negative;
+} dt_clock_segment;
+
 typedef struct dt_clock {
     dt_clock_sample *samples; /* sorted by vendor time after fit */
     size_t count, cap;
@@ -217,6 +256,7 @@ typedef struct dt_clock {
     double offset_ns;         /* realtime - vendor at the first sample */
     uint64_t error_bound_ns;  /* max half-bracket + max residual of the fit */
     size_t segments;
+    dt_clock_segment *fast;   /* [segments], or NULL: mapping divides */
 } dt_clock;
 
 typedef int (*dt_clock_fn)(uint64_t *ns);
@@ -230,6 +270,40 @@ DT_HIDDEN int dt_clock_add(dt_clock *c, dt_clock_sample s);
 DT_HIDDEN void dt_clock_fit(dt_clock *c);
 /* Vendor ns -> realtime ns (after dt_clock_fit). */
 DT_HIDDEN uint64_t dt_clock_map(const dt_clock *c, uint64_t vendor_ns);
+DT_HIDDEN uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t vendor_ns, size_t *segment);
+
+/* The time at v of a segment (v inside it), rounded half away from zero as
+   the division would: x * |dr| / dv through the reciprocal, which starts
+   at most 2 below the quotient. 0 when x * |dr| could exceed 64 bits
+   (segments of more than 4 s): the caller divides. */
+static inline int dt_clock_segment_map(const dt_clock_segment *g, uint64_t v, uint64_t *out)
+{
+    uint64_t x = v - g->vendor;
+    if (x > UINT32_MAX || g->adr > UINT32_MAX) return 0;
+    uint64_t n = x * g->adr;
+    uint64_t q = (uint64_t)(((unsigned __int128)n * g->recip) >> 64);
+    uint64_t r = n - q * g->dv;
+    while (r >= g->dv) {
+        q++;
+        r -= g->dv;
+    }
+    q += r >= g->dv - r;
+    int64_t t = g->dr_negative ? (int64_t)g->realtime - (int64_t)q : (int64_t)g->realtime + (int64_t)q;
+    *out = t < 0 ? 0 : (uint64_t)t;
+    return 1;
+}
+
+/* dt_clock_map for times that come mostly in order: *segment (start at 0)
+   remembers where the previous one fell. */
+static inline uint64_t dt_clock_map_near(const dt_clock *c, uint64_t v, size_t *segment)
+{
+    size_t i = *segment;
+    uint64_t out;
+    if (c->fast && i < c->segments && v >= c->fast[i].vendor && v < c->fast[i].vendor_end &&
+        dt_clock_segment_map(&c->fast[i], v, &out))
+        return out;
+    return dt_clock_map_slow(c, v, segment);
+}
 
 /* ------------------------------------------------------------------ */
 /* Correlation                                                         */
@@ -258,6 +332,11 @@ DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
 /* The user range that encloses external id `id` (pushed inside it), after
    stop. Returns 1 and sets *range when there is one. */
 DT_HIDDEN int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range);
+
+/* The External id linked to a vendor correlation id, after stop
+   (dt_corr_get, defined with the session below). */
+/* How many correlation ids have a link, after stop. */
+DT_HIDDEN size_t dt_corr_count(const dt_session *s);
 
 /* For backends whose vendor reports the mapping in records (CUPTI):
    call with the session lock held (inside dt_session_lock/unlock). It only
@@ -378,7 +457,13 @@ struct dt_session {
     dt_store store;
     dt_intern names;
     dt_launch_table launches;
+    /* Links resolved at stop: vendors count correlation ids up, so they
+       usually fill a table indexed by id - corr_dense_base (external id + 1;
+       0: no link); ids outside it go to the map. */
     dt_corr_map corr;
+    uint64_t *corr_dense;
+    uint64_t corr_dense_base;
+    size_t corr_dense_len, corr_dense_count;
     dt_corr_chunk *corr_chunks;   /* per-thread link logs, merged at stop */
     uint64_t *corr_log;           /* dt_corr_link pairs (correlation, external), merged at stop */
     size_t corr_log_count, corr_log_cap;
@@ -417,11 +502,27 @@ struct dt_session {
     dt_device_props devices[DT_MAX_DEVICES];
 };
 
+/* The External id linked to a vendor correlation id, after stop. */
+static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_t *external_id)
+{
+    uint64_t at = correlation - s->corr_dense_base;
+    if (correlation != 0 && at < s->corr_dense_len && s->corr_dense[at]) {
+        *external_id = s->corr_dense[at] - 1;
+        return 1;
+    }
+    return dt_corr_map_get(&s->corr, correlation, external_id);
+}
+
 /* Lock around a batch of store/intern/corr updates (one vendor buffer). */
 DT_HIDDEN void dt_session_lock(dt_session *s);
 DT_HIDDEN void dt_session_unlock(dt_session *s);
-/* The running session, or NULL (acquire load). For vendor callbacks. */
-DT_HIDDEN dt_session *dt_active_session(void);
+/* The running session, or NULL (acquire load). For vendor callbacks, on
+   every API call: inline. */
+DT_HIDDEN extern _Atomic(dt_session *) dt_g_active;
+static inline dt_session *dt_active_session(void)
+{
+    return atomic_load_explicit(&dt_g_active, memory_order_acquire);
+}
 
 /* Count a dropped record. Lock-free. */
 static inline void dt_loss_add(dt_session *s, dt_loss_reason r, uint64_t n)
@@ -437,7 +538,12 @@ static inline int dt_times_ok(dt_session *s, uint64_t start, uint64_t end)
     return 1;
 }
 /* A zeroed record in the store (lock held), or NULL: counted as store_full. */
-DT_HIDDEN dt_rec *dt_session_add(dt_session *s);
+static inline dt_rec *dt_session_add(dt_session *s)
+{
+    dt_rec *r = dt_store_push(&s->store);
+    if (!r) dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+    return r;
+}
 
 /* ---- What every backend's decoder needs (src/core/decode.c) ---- */
 
@@ -447,7 +553,9 @@ DT_HIDDEN dt_rec *dt_session_add(dt_session *s);
    (CUPTI, TOPSPTI) share one name string among all records of a kernel. */
 #define DT_DECODE_SLOTS 64
 typedef struct dt_decode_cache {
-    struct { const char *raw; uint32_t id; } kernel[DT_DECODE_SLOTS];
+    /* two ways per set: two hot names that hash alike do not evict each
+       other on every record (way 0 holds the one used last) */
+    struct { const char *raw[2]; uint32_t id[2]; } kernel[DT_DECODE_SLOTS];
     struct { dt_launch_config config; uint32_t id; int used; } config[DT_DECODE_SLOTS];
     uint32_t copy[6][6][6];   /* name id + 1, by copy kind, source, destination */
     uint32_t fill[6];         /* name id + 1, by memory kind */
@@ -458,25 +566,104 @@ DT_HIDDEN void dt_decode_cache_init(dt_decode_cache *c);
    KiB) is taken as a corrupt pointer or record: it is cut, counted in
    kernel_names_cut and noted. */
 #define DT_MAX_KERNEL_NAME ((size_t)1 << 20)
+
+/* The decode helpers below run for every vendor record: their common paths
+   are inline (in the backend's decode loop), the rest in decode.c. */
+static inline size_t dt_decode_slot(uint64_t key)
+{
+    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 58); /* 64 slots */
+}
+_Static_assert(DT_DECODE_SLOTS == 64, "dt_decode_slot() yields 6 bits");
+
+DT_HIDDEN uint32_t dt_decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const char *raw);
 /* Interned, demangled kernel name ("<unnamed kernel>" for NULL or ""); a
    name without a NUL in its first DT_MAX_KERNEL_NAME bytes is cut there.
    UINT32_MAX: no memory. */
-DT_HIDDEN uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *raw);
-DT_HIDDEN uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg);
+static inline uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, const char *raw)
+{
+    if (raw) {
+        __typeof__(c->kernel[0]) *set = &c->kernel[dt_decode_slot((uintptr_t)raw)];
+        if (set->raw[0] == raw) return set->id[0];
+    }
+    return dt_decode_kernel_name_miss(s, c, raw);
+}
+
+/* A launch configuration as words: 36 bytes hashed and compared in five
+   loads, without a call to memcmp per record. */
+_Static_assert(sizeof(dt_launch_config) == 36, "dt_launch_config is 9 words");
+static inline uint64_t dt_launch_config_key(const dt_launch_config *cfg, uint64_t w[4], uint32_t *last)
+{
+    memcpy(w, cfg, 32);
+    memcpy(last, (const char *)cfg + 32, 4);
+    return w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull) ^ (w[2] << 7 | w[2] >> 57) ^ (w[3] * 0xc2b2ae3d27d4eb4full) ^
+           *last;
+}
+
+DT_HIDDEN uint32_t dt_decode_launch_config_miss(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg,
+                                                size_t slot);
+static inline uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
+{
+    uint64_t w[4], v[4];
+    uint32_t last, vlast;
+    size_t slot = dt_decode_slot(dt_launch_config_key(cfg, w, &last));
+    if (c->config[slot].used) {
+        dt_launch_config_key(&c->config[slot].config, v, &vlast);
+        if (((w[0] ^ v[0]) | (w[1] ^ v[1]) | (w[2] ^ v[2]) | (w[3] ^ v[3]) | (last ^ vlast)) == 0)
+            return c->config[slot].id;
+    }
+    return dt_decode_launch_config_miss(s, c, cfg, slot);
+}
 /* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)", as Kineto names them. */
 DT_HIDDEN uint32_t dt_decode_copy_name(dt_session *s, dt_decode_cache *c, uint8_t copy_kind,
                                        uint8_t src_kind, uint8_t dst_kind);
 DT_HIDDEN uint32_t dt_decode_fill_name(dt_session *s, dt_decode_cache *c, uint8_t memory_kind);
 /* start - earlier as a kernel latency delta; DT_DELTA_UNKNOWN when earlier
    is 0 or all ones (vendors' "unknown"), after start, or too far before. */
-DT_HIDDEN uint32_t dt_latency_delta(uint64_t start, uint64_t earlier);
+static inline uint32_t dt_latency_delta(uint64_t start, uint64_t earlier)
+{
+    if (earlier == 0 || earlier == UINT64_MAX || earlier > start) return DT_DELTA_UNKNOWN;
+    uint64_t d = start - earlier;
+    return d >= DT_DELTA_UNKNOWN ? DT_DELTA_UNKNOWN : (uint32_t)d;
+}
+
+/* A record with the checks every vendor's needs: plausible timestamps and a
+   name (UINT32_MAX: interning ran out of memory). NULL: dropped, counted. */
+static inline dt_rec *dt_add_checked(dt_session *s, uint8_t kind, uint64_t start, uint64_t end, uint32_t name)
+{
+    if (!dt_times_ok(s, start, end)) return NULL;
+    if (name == UINT32_MAX) {
+        dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+        return NULL;
+    }
+    dt_rec *r = dt_session_add(s);
+    if (!r) return NULL;
+    r->kind = kind;
+    r->start = start;
+    r->end = end;
+    r->name = name;
+    return r;
+}
 
 /* Append a device activity (kernel, memcpy, memset, sync, overhead) after
    the checks every vendor needs: plausible timestamps, a device id that fits,
    a name. Session lock held. NULL: the record was dropped and counted. */
-DT_HIDDEN dt_rec *dt_add_device_activity(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
-                                         uint64_t correlation, uint32_t device, uint32_t stream,
-                                         uint32_t context, uint32_t name);
+static inline dt_rec *dt_add_device_activity(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
+                                             uint64_t correlation, uint32_t device, uint32_t stream,
+                                             uint32_t context, uint32_t name)
+{
+    /* device ids are 16-bit in the store; a larger one is a corrupt record */
+    if (device > UINT16_MAX) {
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return NULL;
+    }
+    dt_rec *r = dt_add_checked(s, kind, start, end, name);
+    if (!r) return NULL;
+    r->correlation = correlation;
+    r->device = (uint16_t)device;
+    r->lane = stream;
+    r->context = context;
+    return r;
+}
 /* A memory copy or fill as every vendor describes it, in devtrace's terms
    (the backend translates its enums). Session lock held; NULL: dropped and
    counted (peer device ids must fit 16 bits like the device's). */
@@ -498,9 +685,19 @@ typedef struct dt_fill {
 DT_HIDDEN dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m);
 
 /* Append a runtime or driver API call made by host thread tid of process pid. */
-DT_HIDDEN dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
-                                  uint64_t correlation, uint32_t pid, uint32_t tid, uint32_t name,
-                                  uint32_t cbid, int32_t return_code);
+static inline dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
+                                      uint64_t correlation, uint32_t pid, uint32_t tid, uint32_t name,
+                                      uint32_t cbid, int32_t return_code)
+{
+    dt_rec *r = dt_add_checked(s, kind, start, end, name);
+    if (!r) return NULL;
+    r->correlation = correlation;
+    r->lane = tid;
+    r->context = pid;
+    r->u.api.cbid = cbid;
+    r->u.api.return_code = return_code;
+    return r;
+}
 
 /* Backend-reported facts that go into the trace. */
 DT_HIDDEN void dt_session_set_library(dt_session *s, const char *path, const char *version);
@@ -530,8 +727,12 @@ typedef struct dt_buffer_pool dt_buffer_pool;
 DT_HIDDEN dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags);
 /* Frees the pool and returns how many buffers were still out. Those are not
    freed (the vendor may still write into them): they are kept, logged, until
-   dt_pool_reclaim() frees them. The caller must drop its pointer either way. */
+   dt_pool_reclaim() frees them. The caller must drop its pointer either way.
+   A pool with none out leaves its buffers to the next pool of the same
+   buffer size (the next session's), already faulted in. */
 DT_HIDDEN uint32_t dt_pool_destroy(dt_buffer_pool *p);
+/* Free the buffers kept for the next pool. */
+DT_HIDDEN void dt_pool_release_spares(void);
 /* Free a buffer that a destroyed pool left out, now that the vendor has
    handed it back; -1 (and nothing freed) for any other pointer. A backend
    that reconfigures its pool while the vendor holds buffers uses this. */

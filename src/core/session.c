@@ -11,15 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static _Atomic(dt_session *) g_active;
+_Atomic(dt_session *) dt_g_active;
 static _Atomic uint64_t g_generation;
 
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
-
-dt_session *dt_active_session(void)
-{
-    return atomic_load_explicit(&g_active, memory_order_acquire);
-}
+DT_HIDDEN void dt_corr_forget(dt_session *s);
 
 void dt_session_lock(dt_session *s) { pthread_mutex_lock(&s->lock); }
 void dt_session_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
@@ -153,6 +149,7 @@ static int session_reset(dt_session *s)
     dt_store_free(&s->store);
     dt_store_init(&s->store, s->config.max_events);
     dt_corr_map_free(&s->corr);
+    dt_corr_forget(s);
     dt_corr_map_free(&s->ext_parents);
     int rc = dt_corr_map_init(&s->corr, 1024) | dt_corr_map_init(&s->ext_parents, 64);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
@@ -209,10 +206,10 @@ dt_status dt_session_start(dt_session *s)
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start: session is NULL");
     if (s->state == DT_STATE_RUNNING) return dt_error(DT_ERR_STATE, "dt_session_start: the session is already running");
     dt_session *expected = NULL;
-    if (!atomic_compare_exchange_strong(&g_active, &expected, s))
+    if (!atomic_compare_exchange_strong(&dt_g_active, &expected, s))
         return dt_error(DT_ERR_BUSY, "another devtrace session is running in this process; vendor interfaces are process-wide, so stop it first");
     if (s->state == DT_STATE_STOPPED && session_reset(s) != 0) {
-        atomic_store(&g_active, NULL);
+        atomic_store(&dt_g_active, NULL);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
     }
     s->generation = atomic_fetch_add(&g_generation, 1) + 1;
@@ -244,10 +241,11 @@ dt_status dt_session_start(dt_session *s)
         st = start_backend(s, dt_backend_find(s->backend_request));
     }
     if (st != DT_OK) {
-        atomic_store(&g_active, NULL);
+        atomic_store(&dt_g_active, NULL);
         s->state = DT_STATE_CREATED;
         return st;
     }
+    dt_store_prepare(1);
     s->calib_stop = 0;
     s->calibrator_running = 0;
     if (s->backend->clock && s->config.calibration_period_ms &&
@@ -258,16 +256,50 @@ dt_status dt_session_start(dt_session *s)
     return DT_OK;
 }
 
-struct window_arg { dt_session *s; };
-
-static int keep_in_window(dt_rec *r, void *arg)
+/* A vendor time to realtime through a local copy of the clock segment of
+   the previous time: the records written in between could alias the
+   clock's own (so the compiler would reload it for every time). */
+static inline uint64_t map_time(const dt_clock *clock, dt_clock_segment *seg, size_t *segment, uint64_t v)
 {
-    dt_session *s = ((struct window_arg *)arg)->s;
-    if (r->start < s->window_start_ns || r->end > s->window_end_ns) {
-        dt_loss_add(s, DT_LOSS_OUTSIDE_WINDOW, 1);
-        return 0;
+    uint64_t out;
+    if (v >= seg->vendor && v < seg->vendor_end && dt_clock_segment_map(seg, v, &out)) return out;
+    out = dt_clock_map_slow(clock, v, segment);
+    if (clock->fast && *segment < clock->segments) *seg = clock->fast[*segment];
+    return out;
+}
+
+/* At stop, each record once, in one pass over the store: its times to
+   realtime, its External id from the links, and out when it lies outside
+   the capture window. */
+static void finish_records(dt_session *s)
+{
+    dt_store *st = &s->store;
+    const dt_clock *clock = &s->clock;
+    const uint64_t window_start = s->window_start_ns, window_end = s->window_end_ns;
+    dt_clock_segment seg = {.vendor = 1, .vendor_end = 0}; /* none yet */
+    size_t segment = 0, out = 0;
+    uint64_t outside = 0;
+    for (size_t i = 0; i < st->count; i++) {
+        dt_rec *r = dt_store_at(st, i);
+        if (!(r->flags & DT_REC_REALTIME)) {
+            r->start = map_time(clock, &seg, &segment, r->start);
+            r->end = map_time(clock, &seg, &segment, r->end);
+            r->flags |= DT_REC_REALTIME;
+        }
+        uint64_t ext;
+        if (!(r->flags & DT_REC_HAS_EXTERNAL) && r->correlation && dt_corr_get(s, r->correlation, &ext)) {
+            r->external_id = ext;
+            r->flags |= DT_REC_HAS_EXTERNAL;
+        }
+        if (r->start < window_start || r->end > window_end) {
+            outside++;
+            continue;
+        }
+        if (out != i) *dt_store_at(st, out) = *r;
+        out++;
     }
-    return 1;
+    dt_store_truncate(st, out);
+    if (outside) dt_loss_add(s, DT_LOSS_OUTSIDE_WINDOW, outside);
 }
 
 dt_status dt_session_stop(dt_session *s)
@@ -296,7 +328,8 @@ dt_status dt_session_stop(dt_session *s)
                         "and its error bound rest on the %zu others", s->clock.unkept, s->clock.count);
     dt_status stop_st = s->backend->stop ? s->backend->stop(s) : DT_OK;
     if (stop_st != DT_OK) dt_session_note(s, "stop", "%s", dt_last_error());
-    atomic_store_explicit(&g_active, NULL, memory_order_release);
+    atomic_store_explicit(&dt_g_active, NULL, memory_order_release);
+    dt_store_prepare(0);
     dt_thread_names_sweep(s);
 
     dt_session_lock(s);
@@ -323,22 +356,7 @@ dt_status dt_session_stop(dt_session *s)
         dt_session_note(s, "range_parents", "out of memory: %llu operations inside user ranges were not linked "
                         "to their range; the ranges' device time misses theirs", (unsigned long long)orphans);
     dt_clock_fit(&s->clock);
-    for (size_t i = 0; i < s->store.count; i++) {
-        dt_rec *r = dt_store_at(&s->store, i);
-        if (!(r->flags & DT_REC_REALTIME)) {
-            r->start = dt_clock_map(&s->clock, r->start);
-            r->end = dt_clock_map(&s->clock, r->end);
-            r->flags |= DT_REC_REALTIME;
-        }
-        uint64_t ext;
-        if (!(r->flags & DT_REC_HAS_EXTERNAL) && r->correlation &&
-            dt_corr_map_get(&s->corr, r->correlation, &ext)) {
-            r->external_id = ext;
-            r->flags |= DT_REC_HAS_EXTERNAL;
-        }
-    }
-    struct window_arg wa = {s};
-    dt_store_filter(&s->store, keep_in_window, &wa);
+    finish_records(s);
     s->state = DT_STATE_STOPPED;
     dt_session_unlock(s);
     dt_log("session stopped: %zu events kept, %llu lost", s->store.count,
@@ -362,6 +380,7 @@ void dt_session_destroy(dt_session *s)
     if (!s) return;
     if (s->state == DT_STATE_RUNNING) dt_session_stop(s);
     dt_corr_merge_chunks(s, 0);
+    dt_corr_forget(s);
     dt_store_free(&s->store);
     dt_intern_free(&s->names);
     dt_launch_free(&s->launches);
@@ -375,13 +394,6 @@ void dt_session_destroy(dt_session *s)
     dt_free(s->output_path);
     dt_free(s->backend_request);
     dt_free(s);
-}
-
-dt_rec *dt_session_add(dt_session *s)
-{
-    dt_rec *r = dt_store_push(&s->store);
-    if (!r) dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
-    return r;
 }
 
 void dt_session_set_library(dt_session *s, const char *path, const char *version)

@@ -87,6 +87,13 @@ void dt_log(const char *fmt, ...)
     fprintf(stderr, "devtrace[%d]: %s\n", (int)getpid(), line);
 }
 
+uint64_t dt_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 uint64_t dt_realtime_ns(void)
 {
     struct timespec ts;

@@ -263,7 +263,17 @@ typedef struct ctx {
     const char *api_prefix;
     const char *path;          /* written as traceName */
     uint64_t bytes;            /* JSON bytes written */
+    uint64_t phase_ns[5];      /* where the time went, for DEVTRACE_LOG */
+
+    /* Text repeated from event to event, formatted once: the External id
+       (consecutive events share their operation's) and the device args
+       (events are written row by row, a row is one stream). COPY_PAD bytes
+       of room after each, for copy_padded. */
+    struct { uint64_t id; int valid; uint32_t len; char text[48 + COPY_PAD]; } ext_text;
+    struct { uint32_t device, context, lane; int valid; uint32_t len; char text[96 + COPY_PAD]; } dev_text;
 } ctx;
+
+enum { PHASE_CLASSIFY, PHASE_SPANS, PHASE_ROWS, PHASE_NAMES, PHASE_WRITE };
 
 enum { FLOW_S = 1, FLOW_F = 2 };
 
@@ -673,6 +683,31 @@ static void sort_items(sort_item *a, sort_item *tmp, size_t n)
         memcpy(a, src, n * sizeof *a);
 }
 
+/* Rows come nearly in order: a range is stored after the operations inside
+   it, so it belongs a few places back. Insertion sort puts such rows in
+   order in one pass; it gives up (and the merge sort takes over from where
+   it stopped) once it has moved more than `budget` items in all, so that no
+   input costs more than O(n log n). Returns 0 when done. */
+static int sort_nearly_sorted(sort_item *a, size_t n, size_t budget)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (!item_before(&a[i], &a[i - 1]))
+            continue;
+        sort_item cur = a[i];
+        size_t j = i;
+        do {
+            a[j] = a[j - 1];
+            j--;
+        } while (j > 0 && item_before(&cur, &a[j - 1]));
+        a[j] = cur;
+        size_t moved = i - j;
+        if (moved > budget)
+            return -1;
+        budget -= moved;
+    }
+    return 0;
+}
+
 typedef struct level_stack {
     uint64_t *ends;
     size_t n, cap;
@@ -900,7 +935,8 @@ static int assign_rows(ctx *c)
                 si[k].idx = idx[k];
                 item_times(c, idx[k], &si[k].start, &si[k].end);
             }
-            sort_items(si, tmp, n);
+            if (sort_nearly_sorted(si, n, 8 * n) != 0)
+                sort_items(si, tmp, n);
             for (size_t k = 0; k < n; k++)
                 idx[k] = si[k].idx;
         }
@@ -1136,26 +1172,43 @@ static inline char *put_bandwidth(char *p, uint64_t bytes, uint64_t dur)
     return dt_put_fixed(p, (uint64_t)q, 6);
 }
 
-static inline char *put_device_args(char *p, const dt_rec *r)
+static inline char *put_device_args(ctx *c, char *p, const dt_rec *r)
 {
-    DT_PUT_LIT(p, "\"device\":");
-    p = dt_put_u64(p, r->device);
-    DT_PUT_LIT(p, ",\"context\":");
-    p = dt_put_u64(p, r->context);
-    DT_PUT_LIT(p, ",\"stream\":");
-    p = dt_put_u64(p, r->lane);
-    DT_PUT_LIT(p, ",\"correlation\":");
+    __typeof__(c->dev_text) *t = &c->dev_text;
+    if (!t->valid || t->device != r->device || t->context != r->context || t->lane != r->lane) {
+        char *q = t->text;
+        DT_PUT_LIT(q, "\"device\":");
+        q = dt_put_u64(q, r->device);
+        DT_PUT_LIT(q, ",\"context\":");
+        q = dt_put_u64(q, r->context);
+        DT_PUT_LIT(q, ",\"stream\":");
+        q = dt_put_u64(q, r->lane);
+        DT_PUT_LIT(q, ",\"correlation\":");
+        t->len = (uint32_t)(q - t->text);
+        t->device = r->device;
+        t->context = r->context;
+        t->lane = r->lane;
+        t->valid = 1;
+    }
+    p = copy_padded(p, t->text, t->len);
     return dt_put_u64(p, r->correlation);
 }
 
-static inline char *put_external(char *p, const dt_rec *r)
+static inline char *put_external(ctx *c, char *p, const dt_rec *r)
 {
-    if (r->flags & DT_REC_HAS_EXTERNAL) {
-        DT_PUT_LIT(p, "\"External id\":");
-        p = dt_put_u64(p, r->external_id);
-        *p++ = ',';
+    if (!(r->flags & DT_REC_HAS_EXTERNAL))
+        return p;
+    __typeof__(c->ext_text) *t = &c->ext_text;
+    if (!t->valid || t->id != r->external_id) {
+        char *q = t->text;
+        DT_PUT_LIT(q, "\"External id\":");
+        q = dt_put_u64(q, r->external_id);
+        *q++ = ',';
+        t->len = (uint32_t)(q - t->text);
+        t->id = r->external_id;
+        t->valid = 1;
     }
-    return p;
+    return copy_padded(p, t->text, t->len);
 }
 
 static void write_op(ctx *c, dt_out *o, size_t i);
@@ -1216,20 +1269,21 @@ static int write_record(ctx *c, dt_out *o, size_t i)
     ts_at = p;
     p = dt_put_us3(p, ts);
     size_t ts_len = (size_t)(p - ts_at);
+    /* a fixed-size copy (the event's room covers it): no call per event */
     char ts_text[32];
-    memcpy(ts_text, ts_at, ts_len);
+    memcpy(ts_text, ts_at, sizeof ts_text);
     DT_PUT_LIT(p, ",\"dur\":");
     p = dt_put_us3(p, dur);
     DT_PUT_LIT(p, ",\"args\":{");
 
     switch (r->kind) {
     case DT_EVENT_KERNEL: {
-        p = put_external(p, r);
+        p = put_external(c, p, r);
         DT_PUT_LIT(p, "\"queued\":");
         uint32_t qd = r->u.kernel.queued_delta;
         p = dt_put_u64(p, qd == DT_DELTA_UNKNOWN || qd > st ? 0 : st - qd);
         *p++ = ',';
-        p = put_device_args(p, r);
+        p = put_device_args(c, p, r);
         uint32_t tl;
         const char *tail = kernel_tail(c, r->device, r->u.kernel.config, &tl);
         if (!tail)
@@ -1238,8 +1292,8 @@ static int write_record(ctx *c, dt_out *o, size_t i)
         break;
     }
     case DT_EVENT_MEMCPY:
-        p = put_external(p, r);
-        p = put_device_args(p, r);
+        p = put_external(c, p, r);
+        p = put_device_args(c, p, r);
         DT_PUT_LIT(p, ",\"bytes\":");
         p = dt_put_u64(p, r->u.memcpy.bytes);
         p = put_bandwidth(p, r->u.memcpy.bytes, dur);
@@ -1248,8 +1302,8 @@ static int write_record(ctx *c, dt_out *o, size_t i)
         DT_PUT_LIT(p, "\"}}");
         break;
     case DT_EVENT_MEMSET:
-        p = put_external(p, r);
-        p = put_device_args(p, r);
+        p = put_external(c, p, r);
+        p = put_device_args(c, p, r);
         DT_PUT_LIT(p, ",\"bytes\":");
         p = dt_put_u64(p, r->u.memset.bytes);
         p = put_bandwidth(p, r->u.memset.bytes, dur);
@@ -1259,7 +1313,7 @@ static int write_record(ctx *c, dt_out *o, size_t i)
         break;
     case DT_EVENT_RUNTIME:
     case DT_EVENT_DRIVER:
-        p = put_external(p, r);
+        p = put_external(c, p, r);
         DT_PUT_LIT(p, "\"cbid\":");
         p = dt_put_u64(p, r->u.api.cbid);
         DT_PUT_LIT(p, ",\"correlation\":");
@@ -1270,7 +1324,7 @@ static int write_record(ctx *c, dt_out *o, size_t i)
         break;
     case DT_EVENT_SYNC:
     case DT_EVENT_OVERHEAD:
-        p = put_device_args(p, r);
+        p = put_device_args(c, p, r);
         DT_PUT_LIT(p, "}}");
         break;
     default: /* range */
@@ -1296,7 +1350,7 @@ static int write_record(ctx *c, dt_out *o, size_t i)
         p = dt_put_u64(p, r->correlation);
         *p++ = ',';
         p = copy_padded(p, c->prefix + fr->prefix_off, fr->prefix_len);
-        memcpy(p, ts_text, ts_len);
+        memcpy(p, ts_text, sizeof ts_text);
         p += ts_len;
         if (finish)
             DT_PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
@@ -1703,8 +1757,10 @@ static void write_trace(ctx *c, dt_out *o, const char *path)
 static int write_file(void *arg, dt_out *o)
 {
     ctx *c = arg;
+    uint64_t t = dt_monotonic_ns();
     write_trace(c, o, c->path);
     c->bytes = o->bytes;
+    c->phase_ns[PHASE_WRITE] = dt_monotonic_ns() - t;
     return o->err;
 }
 
@@ -1752,8 +1808,14 @@ static int prepare(ctx *c)
     if (idmap_init(&c->attrmap, 1024) != 0 ||
         idmap_init(&c->rangemap, 64) != 0 || idmap_init(&c->parentmap, 64) != 0)
         return -1;
-    if (classify(c) != 0 || build_spans(c) != 0)
+    uint64_t t = dt_monotonic_ns();
+    if (classify(c) != 0)
         return -1;
+    c->phase_ns[PHASE_CLASSIFY] = dt_monotonic_ns() - t;
+    t += c->phase_ns[PHASE_CLASSIFY];
+    if (build_spans(c) != 0)
+        return -1;
+    c->phase_ns[PHASE_SPANS] = dt_monotonic_ns() - t;
     /* both maps have served their purpose; free them before the big arrays */
     idmap_free(&c->corrmap);
     dt_free(c->pairs);
@@ -1766,8 +1828,14 @@ static int prepare(ctx *c)
     c->perm = dt_malloc((c->items + 1) * sizeof *c->perm);
     if (!c->perm)
         return -1;
-    if (assign_rows(c) != 0 || escape_names(c) != 0)
+    t = dt_monotonic_ns();
+    if (assign_rows(c) != 0)
         return -1;
+    c->phase_ns[PHASE_ROWS] = dt_monotonic_ns() - t;
+    t += c->phase_ns[PHASE_ROWS];
+    if (escape_names(c) != 0)
+        return -1;
+    c->phase_ns[PHASE_NAMES] = dt_monotonic_ns() - t;
     return 0;
 }
 
@@ -1964,6 +2032,13 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
     }
     int err = dt_write_file_atomic(path, format == DT_FORMAT_JSON_GZ, write_file, c);
     uint64_t bytes = c->bytes;
+    if (err == 0)
+        dt_log("wrote %s in %.3f s: classify %.3f, annotation spans %.3f, rows %.3f, names %.3f, "
+               "format and write %.3f",
+               path, (double)(c->phase_ns[0] + c->phase_ns[1] + c->phase_ns[2] + c->phase_ns[3] + c->phase_ns[4]) * 1e-9,
+               (double)c->phase_ns[PHASE_CLASSIFY] * 1e-9, (double)c->phase_ns[PHASE_SPANS] * 1e-9,
+               (double)c->phase_ns[PHASE_ROWS] * 1e-9, (double)c->phase_ns[PHASE_NAMES] * 1e-9,
+               (double)c->phase_ns[PHASE_WRITE] * 1e-9);
     ctx_free(c);
     dt_free(c);
     if (err == ENOMEM)

@@ -1,9 +1,28 @@
 #include "json_out.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
+
+/* Buffers in flight: one being filled, one being written, one spare so that
+   neither side waits for the other on every hand-over. */
+#define DRAIN_BUFFERS 3
+
+struct dt_out_drain {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t filled, emptied;
+    char *bufs[DRAIN_BUFFERS];          /* all of them, o->buf among them */
+    char *queue[DRAIN_BUFFERS];         /* full, in order */
+    size_t queue_len[DRAIN_BUFFERS];
+    int queue_head, queue_count;
+    char *spare[DRAIN_BUFFERS];
+    int spare_count;
+    int done;                           /* no more buffers will come */
+    int err;                            /* the drain's first errno */
+};
 
 const char dt_digit_pairs[200] =
     "00010203040506070809"
@@ -30,19 +49,21 @@ static void zlib_free(voidpf opaque, voidpf p)
     dt_free(p);
 }
 
-static void write_all(dt_out *o, const void *p, size_t n)
+/* The writing side takes its error variable apart: once the drain thread
+   runs, the filling thread must not read what that thread writes. */
+static void write_all(const dt_out *o, const void *p, size_t n, int *err)
 {
     const char *c = p;
-    while (n > 0 && o->err == 0) {
+    while (n > 0 && *err == 0) {
         ssize_t w = write(o->fd, c, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            o->err = errno;
+            *err = errno;
             return;
         }
         if (w == 0) {
-            o->err = EIO;
+            *err = EIO;
             return;
         }
         c += w;
@@ -50,7 +71,7 @@ static void write_all(dt_out *o, const void *p, size_t n)
     }
 }
 
-static void deflate_some(dt_out *o, const void *p, size_t n, int flush)
+static void deflate_some(const dt_out *o, const void *p, size_t n, int flush, int *err)
 {
     z_stream *zs = o->zs;
     zs->next_in = (Bytef *)(uintptr_t)p;
@@ -60,13 +81,13 @@ static void deflate_some(dt_out *o, const void *p, size_t n, int flush)
         zs->avail_out = (uInt)o->zcap;
         int rc = deflate(zs, flush);
         if (rc == Z_STREAM_ERROR) {
-            o->err = EIO;
+            *err = EIO;
             return;
         }
         size_t have = o->zcap - zs->avail_out;
         if (have)
-            write_all(o, o->zbuf, have);
-        if (o->err)
+            write_all(o, o->zbuf, have, err);
+        if (*err)
             return;
         if (flush == Z_FINISH) {
             if (rc == Z_STREAM_END)
@@ -108,17 +129,130 @@ int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
     return 0;
 }
 
+/* Write (or compress and write) one full buffer. On the drain thread once
+   it runs: only it touches the file and the z_stream then. */
+static void drain_buffer(const dt_out *o, const char *p, size_t n, int *err)
+{
+    if (o->gzip)
+        deflate_some(o, p, n, Z_NO_FLUSH, err);
+    else
+        write_all(o, p, n, err);
+}
+
+static void *drain_main(void *arg)
+{
+    dt_out *o = arg;
+    dt_out_drain *d = o->drain;
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        while (d->queue_count == 0 && !d->done)
+            pthread_cond_wait(&d->filled, &d->lock);
+        if (d->queue_count == 0)
+            break;
+        char *buf = d->queue[d->queue_head];
+        size_t n = d->queue_len[d->queue_head];
+        int err = d->err;
+        pthread_mutex_unlock(&d->lock);
+        if (!err)
+            drain_buffer(o, buf, n, &err);
+        pthread_mutex_lock(&d->lock);
+        if (err && !d->err)
+            d->err = err;
+        d->queue_head = (d->queue_head + 1) % DRAIN_BUFFERS;
+        d->queue_count--;
+        d->spare[d->spare_count++] = buf;
+        pthread_cond_signal(&d->emptied);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return NULL;
+}
+
+/* Its synchronisation and every buffer (o->buf among them once started). */
+static void drain_free(dt_out_drain *d)
+{
+    pthread_mutex_destroy(&d->lock);
+    pthread_cond_destroy(&d->filled);
+    pthread_cond_destroy(&d->emptied);
+    for (int i = 0; i < DRAIN_BUFFERS; i++)
+        dt_free(d->bufs[i]);
+    dt_free(d);
+}
+
+/* Start the drain thread with buffers besides o->buf; 0, or -1 (and
+   nothing started) when memory or a thread cannot be had. */
+static int drain_start(dt_out *o)
+{
+    dt_out_drain *d = dt_calloc(1, sizeof *d);
+    if (!d)
+        return -1;
+    d->bufs[0] = o->buf;
+    for (int i = 1; i < DRAIN_BUFFERS; i++) {
+        d->bufs[i] = dt_malloc(o->cap);
+        if (!d->bufs[i]) {
+            for (int k = 1; k < i; k++)
+                dt_free(d->bufs[k]);
+            dt_free(d);
+            return -1;
+        }
+        d->spare[d->spare_count++] = d->bufs[i];
+    }
+    pthread_mutex_init(&d->lock, NULL);
+    pthread_cond_init(&d->filled, NULL);
+    pthread_cond_init(&d->emptied, NULL);
+    o->drain = d;
+    /* the thread reads o->fd, o->zs...: set before it starts */
+    if (pthread_create(&d->thread, NULL, drain_main, o) != 0) {
+        o->drain = NULL;
+        d->bufs[0] = NULL; /* still o->buf */
+        drain_free(d);
+        return -1;
+    }
+    return 0;
+}
+
+/* Wait for the drain to write everything handed over and stop it. The
+   writer's error becomes the output's. */
+static void drain_stop(dt_out *o)
+{
+    dt_out_drain *d = o->drain;
+    if (!d)
+        return;
+    pthread_mutex_lock(&d->lock);
+    d->done = 1;
+    pthread_cond_signal(&d->filled);
+    pthread_mutex_unlock(&d->lock);
+    pthread_join(d->thread, NULL);
+    if (d->err && !o->err)
+        o->err = d->err;
+}
+
 void dt_out_flush(dt_out *o)
 {
     if (o->len == 0)
         return;
     o->bytes += o->len;
-    if (o->err == 0) {
-        if (o->gzip)
-            deflate_some(o, o->buf, o->len, Z_NO_FLUSH);
-        else
-            write_all(o, o->buf, o->len);
+    if (o->err != 0) {
+        o->len = 0;
+        return;
     }
+    if (!o->drain && drain_start(o) != 0) {
+        drain_buffer(o, o->buf, o->len, &o->err);
+        o->len = 0;
+        return;
+    }
+    dt_out_drain *d = o->drain;
+    pthread_mutex_lock(&d->lock);
+    int at = (d->queue_head + d->queue_count) % DRAIN_BUFFERS;
+    d->queue[at] = o->buf;
+    d->queue_len[at] = o->len;
+    d->queue_count++;
+    pthread_cond_signal(&d->filled);
+    while (d->spare_count == 0)
+        pthread_cond_wait(&d->emptied, &d->lock);
+    o->buf = d->spare[--d->spare_count];
+    if (d->err && !o->err)
+        o->err = d->err; /* stop formatting what cannot be written */
+    pthread_mutex_unlock(&d->lock);
     o->len = 0;
 }
 
@@ -139,14 +273,30 @@ void dt_out_write(dt_out *o, const void *p, size_t n)
 
 int dt_out_finish(dt_out *o)
 {
-    dt_out_flush(o);
+    if (o->drain) {
+        dt_out_flush(o);
+        drain_stop(o);
+    } else if (o->len && o->err == 0) {
+        /* all of it fit in one buffer: no thread for that */
+        o->bytes += o->len;
+        drain_buffer(o, o->buf, o->len, &o->err);
+        o->len = 0;
+    }
     if (o->gzip && o->err == 0)
-        deflate_some(o, "", 0, Z_FINISH);
+        deflate_some(o, "", 0, Z_FINISH, &o->err);
     return o->err;
 }
 
 void dt_out_free(dt_out *o)
 {
+    if (o->drain) {
+        dt_out_drain *d = o->drain;
+        if (!d->done)
+            drain_stop(o); /* finish was not called: still join the thread */
+        drain_free(d); /* o->buf is one of its buffers */
+        o->drain = NULL;
+        o->buf = NULL;
+    }
     if (o->zs) {
         deflateEnd(o->zs);
         dt_free(o->zs);

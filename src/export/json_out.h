@@ -17,6 +17,8 @@
    path never checks for room field by field. */
 #define DT_OUT_EVENT_ROOM 4096
 
+typedef struct dt_out_drain dt_out_drain;
+
 typedef struct dt_out {
     char *buf;             /* the fixed buffer being filled */
     size_t len, cap;
@@ -27,11 +29,18 @@ typedef struct dt_out {
     void *zs;              /* z_stream when gzip */
     unsigned char *zbuf;   /* deflate output */
     size_t zcap;
+    /* Full buffers are written (or compressed and written) by a second
+       thread while this one fills the next: formatting and the kernel's
+       write path (or deflate) overlap. Started at the first full buffer;
+       NULL before that, or when no thread could be made (then the buffer is
+       drained in place, as before). */
+    dt_out_drain *drain;
 } dt_out;
 
 /* Open the writer on fd (owned by the caller). level: zlib level for gzip. */
 DT_HIDDEN int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size);
-/* Drain the buffer (and with gzip, nothing more: see dt_out_finish). */
+/* Hand the buffer over to be written (and with gzip, compressed: the
+   stream ends in dt_out_finish). */
 DT_HIDDEN void dt_out_flush(dt_out *o);
 /* Flush everything, end the gzip stream. Returns 0 or the first errno. */
 DT_HIDDEN int dt_out_finish(dt_out *o);
@@ -55,27 +64,53 @@ static inline void dt_out_commit(dt_out *o, char *end)
 /* Constant fragments: the length is known at compile time. */
 #define DT_PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) += sizeof(lit) - 1)
 
-/* Unsigned decimal, two digits per step. Returns the end. */
+/* Decimal digits of v (1 for 0): the bit length times log10(2) estimates
+   it (1233 / 4096), one too high at most; a table of powers of ten says. */
+static inline unsigned dt_decimal_digits(uint64_t v)
+{
+    static const uint64_t powers_of_10[20] = {
+        UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000), UINT64_C(100000),
+        UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000), UINT64_C(1000000000),
+        UINT64_C(10000000000), UINT64_C(100000000000), UINT64_C(1000000000000),
+        UINT64_C(10000000000000), UINT64_C(100000000000000), UINT64_C(1000000000000000),
+        UINT64_C(10000000000000000), UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+        UINT64_C(10000000000000000000)};
+    uint64_t w = v | 1; /* 0 has the digits of 1; setting bit 0 crosses no power of ten */
+    unsigned t = (64 - (unsigned)__builtin_clzll(w)) * 1233 >> 12;
+    return t + 1 - (w < powers_of_10[t]);
+}
+
+/* Unsigned decimal, two digits per step, written from the end straight into
+   place (its length known first): no copy through a scratch buffer, which
+   cost a call to memcpy per number. Returns the end. */
 DT_HIDDEN extern const char dt_digit_pairs[200];
 static inline char *dt_put_u64(char *p, uint64_t v)
 {
-    char tmp[20];
-    char *t = tmp + sizeof tmp;
+    /* device, stream and context ids, flags, small counts: most numbers */
+    if (v < 10) {
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    if (v < 100) {
+        p[0] = dt_digit_pairs[2 * v];
+        p[1] = dt_digit_pairs[2 * v + 1];
+        return p + 2;
+    }
+    unsigned n = dt_decimal_digits(v);
+    char *end = p + n, *t = end;
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
-        t -= 2;
-        memcpy(t, dt_digit_pairs + 2 * r, 2);
+        *--t = dt_digit_pairs[2 * r + 1];
+        *--t = dt_digit_pairs[2 * r];
     }
     if (v >= 10) {
-        t -= 2;
-        memcpy(t, dt_digit_pairs + 2 * v, 2);
+        *--t = dt_digit_pairs[2 * v + 1];
+        *--t = dt_digit_pairs[2 * v];
     } else {
         *--t = (char)('0' + v);
     }
-    size_t n = (size_t)(tmp + sizeof tmp - t);
-    memcpy(p, t, n);
-    return p + n;
+    return end;
 }
 
 static inline char *dt_put_i64(char *p, int64_t v)

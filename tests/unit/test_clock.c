@@ -87,6 +87,44 @@ static void identity_clock_is_unchanged(void **state)
     dt_clock_free(&c);
 }
 
+/* Mapping without division (the prepared segments) gives exactly
+   what the division gives, rounding included, inside, before and after the
+   samples, with the clocks running apart in either direction, in order and
+   out of order, and on segments too long for the fast path. */
+static void mapping_without_division_is_exact(void **state)
+{
+    (void)state;
+    const uint64_t t0 = 1700000000000000000ull;
+    static const double ppms[] = {250.0, -250.0, 0.0, 33.3};
+    for (size_t k = 0; k < sizeof ppms / sizeof *ppms; k++) {
+        dt_clock c;
+        dt_clock_init(&c, 0);
+        for (int i = 0; i <= 10; i++)
+            dt_clock_add(&c, synth(t0 + (uint64_t)i * 999999937ull, 123456789, ppms[k], 100));
+        /* one long segment: x * dr overflows 64 bits there */
+        dt_clock_add(&c, synth(t0 + 60ull * 3600 * 1000000000ull, 123456789, ppms[k], 100));
+        dt_clock_fit(&c);
+        assert_non_null(c.fast);
+        uint64_t state_rng = 88172645463325252ull;
+        size_t segment = 0;
+        for (int i = 0; i < 200000; i++) {
+            state_rng ^= state_rng << 13;
+            state_rng ^= state_rng >> 7;
+            state_rng ^= state_rng << 17;
+            uint64_t span = i % 3 == 0 ? 62ull * 3600 * 1000000000ull : 12ull * 1000000000ull;
+            uint64_t v = t0 - 1000000000ull + state_rng % span;
+            if (i % 5 == 0) v = c.samples[(size_t)i % c.count].vendor + (uint64_t)(i % 3) - 1;
+            uint64_t fast = dt_clock_map_near(&c, v, &segment);
+            dt_clock_segment *saved = c.fast;
+            c.fast = NULL;
+            uint64_t slow = dt_clock_map(&c, v);
+            c.fast = saved;
+            assert_int_equal(fast, slow);
+        }
+        dt_clock_free(&c);
+    }
+}
+
 static uint64_t fake_base;
 static int fake_clock(uint64_t *ns)
 {
@@ -123,6 +161,7 @@ int main(void)
         cmocka_unit_test(two_point_fit_follows_drift),
         cmocka_unit_test(single_sample_applies_offset_only),
         cmocka_unit_test(identity_clock_is_unchanged),
+        cmocka_unit_test(mapping_without_division_is_exact),
         cmocka_unit_test(sampling_keeps_tightest_bracket),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

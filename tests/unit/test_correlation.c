@@ -67,31 +67,77 @@ static void *link_worker(void *arg)
     return NULL;
 }
 
-static void links_across_threads_resolve_to_innermost(void **state)
+static dt_session *recording_session(void)
 {
-    (void)state;
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s;
     assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
     assert_int_equal(dt_session_start(s), DT_OK);
+    return s;
+}
+
+static void links_across_threads_resolve_to_innermost(void **state)
+{
+    (void)state;
+    dt_session *s = recording_session();
     pthread_t th[THREADS];
     for (uintptr_t t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, link_worker, (void *)(t + 1));
     for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
     assert_int_equal(dt_session_stop(s), DT_OK);
-    assert_int_equal(s->corr.count, (size_t)THREADS * PER_THREAD * 2);
+    assert_int_equal(dt_corr_count(s), (size_t)THREADS * PER_THREAD * 2);
     for (uint64_t t = 1; t <= THREADS; t++) {
         for (uint64_t i = 0; i < PER_THREAD; i += 997) {
             uint64_t corr = t * 100000000 + i * 3, ext = 0;
-            assert_true(dt_corr_map_get(&s->corr, corr + 1, &ext));
+            assert_true(dt_corr_get(s, corr + 1, &ext));
             assert_int_equal(ext, t * 1000000 + 2);
-            assert_true(dt_corr_map_get(&s->corr, corr + 2, &ext));
+            assert_true(dt_corr_get(s, corr + 2, &ext));
             assert_int_equal(ext, t * 1000000 + 1);
         }
         uint64_t ext;
-        assert_false(dt_corr_map_get(&s->corr, t * 100000000 + 99999999, &ext));
+        assert_false(dt_corr_get(s, t * 100000000 + 99999999, &ext));
     }
+    dt_session_destroy(s);
+}
+
+/* Vendors count correlation ids up: such links are resolved through a
+   table indexed by id. External id 0 is a link like any other; all ones,
+   and ids far outside the others, go through the map; the last link of an
+   id wins; an id never linked has none. */
+static void dense_links_resolve_like_sparse_ones(void **state)
+{
+    (void)state;
+    dt_session *s = recording_session();
+    const uint64_t base = 5000000000ull; /* beyond 32 bits */
+    dt_session_lock(s);
+    for (uint64_t i = 0; i < 50000; i++)
+        if (i % 7) dt_corr_link(s, base + i, i % 11 == 0 ? 0 : 1000 + i);
+    dt_corr_link(s, base + 3, 42);                 /* relinked: the last wins */
+    dt_corr_link(s, base + 5, UINT64_MAX);         /* not storable + 1 */
+    dt_corr_link(s, base + 900000000ull, 77);      /* far outside the others */
+    dt_session_unlock(s);
+    assert_int_equal(dt_session_stop(s), DT_OK);
+    assert_non_null(s->corr_dense);
+    uint64_t ext = 1;
+    for (uint64_t i = 0; i < 50000; i++) {
+        if (i == 3 || i == 5) continue;
+        if (i % 7 == 0) {
+            assert_false(dt_corr_get(s, base + i, &ext));
+            continue;
+        }
+        assert_true(dt_corr_get(s, base + i, &ext));
+        assert_int_equal(ext, i % 11 == 0 ? 0 : 1000 + i);
+    }
+    assert_true(dt_corr_get(s, base + 3, &ext));
+    assert_int_equal(ext, 42);
+    assert_true(dt_corr_get(s, base + 5, &ext));
+    assert_true(ext == UINT64_MAX);
+    assert_true(dt_corr_get(s, base + 900000000ull, &ext));
+    assert_int_equal(ext, 77);
+    assert_false(dt_corr_get(s, base - 1, &ext));
+    assert_false(dt_corr_get(s, 0, &ext));
+    assert_int_equal(dt_corr_count(s), 50000 - (50000 + 6) / 7 + 1);
     dt_session_destroy(s);
 }
 
@@ -201,6 +247,7 @@ int main(void)
         cmocka_unit_test(stack_is_a_stack),
         cmocka_unit_test(range_pop_refuses_an_external_entry),
         cmocka_unit_test(links_across_threads_resolve_to_innermost),
+        cmocka_unit_test(dense_links_resolve_like_sparse_ones),
         cmocka_unit_test(ranges_are_recorded_with_parents),
         cmocka_unit_test(operations_inside_ranges_know_their_range),
         cmocka_unit_test(second_session_is_busy),

@@ -308,18 +308,18 @@ static void test_deferred_links(void **state)
     put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 78, 51);
     decode(s, b);
     uint64_t v = 0;
-    assert_false(dt_corr_map_get(&s->corr, 50, &v));
+    assert_false(dt_corr_get(s, 50, &v));
     assert_int_equal(s->corr_log_count, 2);
     merge_links(s);
-    assert_true(dt_corr_map_get(&s->corr, 50, &v));
+    assert_true(dt_corr_get(s, 50, &v));
     assert_int_equal(v, 77);
-    assert_true(dt_corr_map_get(&s->corr, 51, &v));
+    assert_true(dt_corr_get(s, 51, &v));
     assert_int_equal(v, 78);
     assert_int_equal(s->store.count, 1);
     /* the log was emptied: a later merge adds nothing */
     assert_int_equal(s->corr_log_count, 0);
     merge_links(s);
-    assert_int_equal(s->corr.count, 2);
+    assert_int_equal(dt_corr_count(s), 2);
     free(b);
     dt_session_destroy(s);
 }

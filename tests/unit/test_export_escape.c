@@ -11,6 +11,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
@@ -200,6 +202,61 @@ static void test_number_formatting(void **state)
     assert_string_equal(buf, "0.000001");
 }
 
+/* Integers are written straight into place, their length known first:
+   every length, both sides of each power of ten, and random values, as
+   printf writes them. */
+static void test_integers_match_printf(void **state)
+{
+    (void)state;
+    char got[32], want[32];
+    uint64_t values[200];
+    size_t n = 0;
+    uint64_t p10 = 1;
+    for (int k = 0; k < 20; k++) {
+        values[n++] = p10 - 1;
+        values[n++] = p10;
+        values[n++] = p10 + 1;
+        if (k < 19) p10 *= 10;
+    }
+    for (int k = 0; k < 64; k++) {
+        values[n++] = (uint64_t)1 << k;
+        values[n++] = ((uint64_t)1 << k) - 1;
+    }
+    values[n++] = UINT64_MAX;
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 1000000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t v = i < (int)n ? values[i] : x >> (x % 64);
+        *dt_put_u64(got, v) = 0;
+        snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+        assert_string_equal(got, want);
+    }
+}
+
+/* A write that fails on the thread that drains full buffers ends in the
+   error, never in silence, and the writer stops early. */
+static void test_writer_reports_a_failed_write(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    close(fds[0]); /* writes now fail with EPIPE */
+    signal(SIGPIPE, SIG_IGN);
+    for (int gzip = 0; gzip <= 1; gzip++) {
+        dt_out o;
+        assert_int_equal(dt_out_init(&o, fds[1], gzip, 1, 4096), 0);
+        for (int i = 0; i < 100000 && !o.err; i++) {
+            char *p = dt_out_reserve(&o, 64);
+            dt_out_commit(&o, dt_put_u64(p, (uint64_t)i * 2654435761u));
+        }
+        assert_int_equal(dt_out_finish(&o), EPIPE);
+        dt_out_free(&o);
+    }
+    close(fds[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +265,8 @@ int main(void)
         cmocka_unit_test(test_writer_long_strings_match_escaper),
         cmocka_unit_test(test_writer_gzip_round_trip),
         cmocka_unit_test(test_number_formatting),
+        cmocka_unit_test(test_integers_match_printf),
+        cmocka_unit_test(test_writer_reports_a_failed_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dt_internal.h"
 
@@ -225,6 +226,119 @@ static void buffer_pool_is_lazy_and_outlives_the_vendor(void **state)
     assert_int_equal(dt_pool_destroy(NULL), 0);
 }
 
+/* The chunks a store frees serve the next store, last in first out (the
+   warmest first), up to DT_STORE_SPARE_MAX; a recycled record is zeroed;
+   the limit still holds; truncating gives chunks back. */
+static void freed_chunks_serve_the_next_store(void **state)
+{
+    (void)state;
+    dt_store_release_spares();
+    assert_int_equal(dt_store_spare_count(), 0);
+    dt_store a;
+    dt_store_init(&a, 0);
+    for (size_t i = 0; i < 2 * DT_STORE_CHUNK + 5; i++) memset(dt_store_push(&a), 0xab, sizeof(dt_rec));
+    assert_int_equal(a.chunk_count, 3);
+    dt_rec *last = a.chunks[2];
+    dt_store_free(&a);
+    assert_int_equal(dt_store_spare_count(), 3);
+
+    dt_store b;
+    dt_store_init(&b, DT_STORE_CHUNK + 1);
+    dt_rec *r = dt_store_push(&b);
+    assert_ptr_equal(r, last);
+    static const dt_rec zero;
+    assert_memory_equal(r, &zero, sizeof zero);
+    for (size_t i = 1; i < DT_STORE_CHUNK + 1; i++) assert_non_null(dt_store_push(&b));
+    assert_null(dt_store_push(&b)); /* the limit */
+    assert_int_equal(dt_store_spare_count(), 1);
+    dt_store_truncate(&b, 10);
+    assert_int_equal(b.chunk_count, 1);
+    assert_int_equal(dt_store_spare_count(), 2);
+    dt_store_free(&b);
+
+    /* only DT_STORE_SPARE_MAX are kept */
+    dt_store c;
+    dt_store_init(&c, 0);
+    for (size_t i = 0; i < (DT_STORE_SPARE_MAX + 4) * (size_t)DT_STORE_CHUNK; i++) dt_store_push(&c)->start = i;
+    dt_store_free(&c);
+    assert_int_equal(dt_store_spare_count(), DT_STORE_SPARE_MAX);
+    dt_store_release_spares();
+    assert_int_equal(dt_store_spare_count(), 0);
+}
+
+static size_t wait_for_spares(size_t want)
+{
+    for (int i = 0; i < 2000 && dt_store_spare_count() < want; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return dt_store_spare_count();
+}
+
+/* While a session records, once a store grows past its first chunk, the
+   preparer keeps DT_STORE_AHEAD chunks ready and refills them as a store
+   takes them; it stops with the last session. */
+static void preparer_keeps_chunks_ahead(void **state)
+{
+    (void)state;
+    dt_store_release_spares();
+    dt_store_prepare(1);
+    dt_store_prepare(1); /* a second recording session */
+    dt_store st;
+    dt_store_init(&st, 0);
+    for (size_t i = 0; i < (size_t)DT_STORE_CHUNK; i++) dt_store_push(&st)->start = i;
+    struct timespec wait = {0, 20000000};
+    nanosleep(&wait, NULL);
+    assert_int_equal(dt_store_spare_count(), 0); /* one chunk: nothing prepared */
+    for (size_t i = 0; i < (size_t)DT_STORE_CHUNK; i++) dt_store_push(&st)->start = i;
+    assert_int_equal(wait_for_spares(DT_STORE_AHEAD), DT_STORE_AHEAD);
+    dt_store_prepare(0);
+    dt_store_push(&st); /* the third chunk: refilled while one session records */
+    assert_int_equal(wait_for_spares(DT_STORE_AHEAD), DT_STORE_AHEAD);
+    dt_store_prepare(0);
+    for (size_t i = 0; i < (size_t)DT_STORE_CHUNK; i++) dt_store_push(&st)->start = i;
+    struct timespec ms = {0, 20000000};
+    nanosleep(&ms, NULL);
+    assert_int_equal(dt_store_spare_count(), DT_STORE_AHEAD - 1); /* stopped: no refill */
+    dt_store_prepare(0); /* unbalanced: harmless */
+    dt_store_free(&st);
+    dt_store_release_spares();
+}
+
+/* A pool destroyed with no buffer out leaves its buffers to the next pool of
+   its buffer size, the last returned handed out first; another size gets
+   buffers of its own. */
+static void pool_buffers_serve_the_next_pool(void **state)
+{
+    (void)state;
+    dt_pool_release_spares();
+    dt_buffer_pool *p = dt_pool_create(3, 4096, 0);
+    uint8_t *a = dt_pool_get(p), *b = dt_pool_get(p);
+    memset(a, 1, 4096);
+    memset(b, 2, 4096);
+    assert_int_equal(dt_pool_put(p, b), 0);
+    assert_int_equal(dt_pool_put(p, a), 0);
+    assert_int_equal(dt_pool_destroy(p), 0);
+
+    p = dt_pool_create(3, 4096, DT_POOL_LAZY);
+    assert_ptr_equal(dt_pool_get(p), a);
+    assert_ptr_equal(dt_pool_get(p), b);
+    uint8_t *c = dt_pool_get(p);
+    assert_non_null(c);
+    assert_null(dt_pool_get(p));
+    dt_pool_put(p, a);
+    dt_pool_put(p, b);
+    dt_pool_put(p, c);
+    assert_int_equal(dt_pool_destroy(p), 0);
+
+    p = dt_pool_create(2, 8192, 0);
+    uint8_t *d = dt_pool_get(p);
+    assert_true(d != a && d != b && d != c);
+    dt_pool_put(p, d);
+    assert_int_equal(dt_pool_destroy(p), 0);
+    dt_pool_release_spares();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +350,9 @@ int main(void)
         cmocka_unit_test(implausible_times_are_counted),
         cmocka_unit_test(buffer_pool_is_bounded),
         cmocka_unit_test(buffer_pool_is_lazy_and_outlives_the_vendor),
+        cmocka_unit_test(freed_chunks_serve_the_next_store),
+        cmocka_unit_test(preparer_keeps_chunks_ahead),
+        cmocka_unit_test(pool_buffers_serve_the_next_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

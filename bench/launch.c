@@ -1,0 +1,279 @@
+/*
+ * Cost per traced launch, end to end: kernel launches made through an
+ * emulated vendor runtime (devtrace_emu.h) without devtrace, and with a
+ * devtrace session recording them (API-enter callback, correlation log,
+ * vendor buffers, decode, store, and the work done at stop), on one core.
+ *
+ *   bench_launch [launches] [rounds] [backend emulator override-variable]...
+ *
+ * Without backend triples it runs the rows this program was built with (one
+ * per emulated vendor, from bench/CMakeLists.txt). Each row runs in its own
+ * process (vendor interfaces are process-wide), pinned to the core it starts
+ * on, so that the emulator's delivery thread shares that core: its decoding
+ * shows in the time. Rounds alternate untraced and traced runs; the median
+ * round is reported with the spread, in wall time and in the process's CPU
+ * time (all threads; less disturbed by other load on a shared machine).
+ *
+ * The emulator itself costs more per traced launch than a vendor library
+ * (it writes records through locks and a queue); that cost is the emulator's,
+ * measured by the "vendor only" run: the emulator with the vendor interface
+ * armed by a client that only hands buffers back. devtrace's own cost is the
+ * traced run minus that. Prints figures; asserts nothing.
+ */
+#define _GNU_SOURCE 1
+#include "bench_median.h"
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devtrace/devtrace.h"
+#include "devtrace_emu.h"
+
+typedef struct row {
+    const char *backend, *emulator, *override_variable;
+} row;
+
+/* The rows: backend name, emulator library, the variable devtrace reads
+   the library's path from; generated from the build's vendor list. */
+static const row built_rows[] = {
+#include "bench_launch_rows.h"
+};
+
+static struct {
+    int (*init)(void);
+    int (*launch)(const emu_kernel_desc *);
+    void (*stats_get)(emu_stats *);
+    void (*stats_reset)(void);
+    int (*null_client)(int);
+} emu;
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#define KERNEL_NAMES 16
+static char kernel_names[KERNEL_NAMES][48];
+
+/* One host operation per launch, as a framework marks each operator. */
+static void launch_all(size_t launches, int with_ops)
+{
+    emu_kernel_desc d;
+    memset(&d, 0, sizeof d);
+    d.grid[0] = 128; d.grid[1] = d.grid[2] = 1;
+    d.block[0] = 256; d.block[1] = d.block[2] = 1;
+    for (size_t i = 0; i < launches; i++) {
+        d.stream = (int)(i & 3);
+        d.name = kernel_names[i % KERNEL_NAMES];
+        if (with_ops) dt_external_push(i + 1);
+        emu.launch(&d);
+        if (with_ops) dt_external_pop(NULL);
+    }
+}
+
+typedef struct sample { double wall, cpu, stop_wall; } sample;
+
+static sample run_untraced(size_t launches)
+{
+    double w0 = wall_s(), c0 = cpu_s();
+    launch_all(launches, 0);
+    return (sample){wall_s() - w0, cpu_s() - c0, 0};
+}
+
+static sample run_vendor_only(size_t launches)
+{
+    emu.null_client(1);
+    double w0 = wall_s(), c0 = cpu_s();
+    launch_all(launches, 0);
+    emu.null_client(0); /* flushes: delivery included */
+    return (sample){wall_s() - w0, cpu_s() - c0, 0};
+}
+
+static sample run_traced(const row *r, size_t launches, size_t *stored, uint64_t *lost)
+{
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = r->backend;
+    dt_session *s = NULL;
+    if (dt_session_create(&c, &s) != DT_OK || dt_session_start(s) != DT_OK) {
+        fprintf(stderr, "%s: %s\n", r->backend, dt_last_error());
+        exit(1);
+    }
+    double w0 = wall_s(), c0 = cpu_s();
+    launch_all(launches, 1);
+    double w1 = wall_s();
+    if (dt_session_stop(s) != DT_OK) {
+        fprintf(stderr, "%s: stop: %s\n", r->backend, dt_last_error());
+        exit(1);
+    }
+    sample t = {wall_s() - w0, cpu_s() - c0, wall_s() - w1};
+    *stored = dt_session_event_count(s);
+    *lost = 0;
+    for (int k = 0; k < DT_LOSS_COUNT; k++) *lost += dt_session_loss(s, (dt_loss_reason)k);
+    dt_session_destroy(s);
+    return t;
+}
+
+#define MAX_ROUNDS BENCH_MAX_ROUNDS
+
+static void report(const char *backend, const char *what, double *per_launch_ns, int rounds)
+{
+    double lo, hi, m = bench_median(per_launch_ns, rounds, &lo, &hi);
+    printf("%s: %-38s %7.1f ns per launch (median of %d rounds, %.1f..%.1f)\n", backend, what, m, rounds,
+           lo, hi);
+}
+
+/* Which runs: all, or one (BENCH_LAUNCH_ONLY=untraced, vendor or traced),
+   for counting instructions under callgrind. */
+static int wanted(const char *mode)
+{
+    const char *only = getenv("BENCH_LAUNCH_ONLY");
+    return !only || !*only || strcmp(only, mode) == 0;
+}
+
+static void check_counts(const row *r, const char *what, size_t stored, uint64_t lost)
+{
+    emu_stats st;
+    emu.stats_get(&st);
+    uint64_t produced = 0;
+    for (int i = 0; i < EMU_KIND_COUNT; i++)
+        if (i != EMU_KIND_EXTERNAL) produced += st.records[i];
+    if (stored != produced || lost != 0)
+        printf("%s: %s stored %zu of %llu records, lost %llu\n", r->backend, what, stored,
+               (unsigned long long)produced, (unsigned long long)lost);
+}
+
+static int run_row(const row *r, size_t launches, int rounds)
+{
+    /* one core: the emulator's delivery thread (where decoding runs) and
+       devtrace's store preparer share it */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int cpu = sched_getcpu();
+    CPU_SET(cpu < 0 ? 0 : cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+
+    if (setenv(r->override_variable, r->emulator, 1) != 0) return 1;
+    void *h = dlopen(r->emulator, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "%s: cannot load %s: %s\n", r->backend, r->emulator, dlerror());
+        return 1;
+    }
+    *(void **)&emu.init = dlsym(h, "emu_init");
+    *(void **)&emu.launch = dlsym(h, "emu_launch_kernel_desc");
+    *(void **)&emu.stats_get = dlsym(h, "emu_stats_get");
+    *(void **)&emu.stats_reset = dlsym(h, "emu_stats_reset");
+    *(void **)&emu.null_client = dlsym(h, "emu_null_client");
+    if (!emu.init || !emu.launch || !emu.stats_get || !emu.stats_reset || !emu.null_client) {
+        fprintf(stderr, "%s: %s lacks the emulated runtime API\n", r->backend, r->emulator);
+        return 1;
+    }
+    emu.init();
+    for (int i = 0; i < KERNEL_NAMES; i++)
+        snprintf(kernel_names[i], sizeof kernel_names[i], i % 2 ? "_Z12gemm_kernel%dPfS_" : "relu_kernel_%d", i);
+    int all = wanted("untraced") && wanted("vendor") && wanted("traced");
+    double n = (double)launches;
+    size_t stored = 0;
+    uint64_t lost = 0;
+
+    /* The first session of the process faults its store and vendor buffers
+       in; later sessions reuse that memory. Warm the emulator up first. */
+    run_untraced(launches / 10 + 1);
+    sample first = {0, 0, 0};
+    if (wanted("traced")) {
+        emu.stats_reset();
+        first = run_traced(r, launches, &stored, &lost);
+        check_counts(r, "first session", stored, lost);
+    }
+
+    double untraced[MAX_ROUNDS], vendor[MAX_ROUNDS], traced[MAX_ROUNDS];
+    double untraced_cpu[MAX_ROUNDS], vendor_cpu[MAX_ROUNDS], traced_cpu[MAX_ROUNDS];
+    double added[MAX_ROUNDS], added_cpu[MAX_ROUNDS], own[MAX_ROUNDS], own_cpu[MAX_ROUNDS];
+    double at_stop[MAX_ROUNDS], first_own[1], first_own_cpu[1];
+    sample u = {0, 0, 0}, v = {0, 0, 0}, t = {0, 0, 0};
+    for (int k = 0; k < rounds; k++) {
+        if (wanted("untraced")) u = run_untraced(launches);
+        if (wanted("vendor")) v = run_vendor_only(launches);
+        if (wanted("traced")) {
+            emu.stats_reset();
+            t = run_traced(r, launches, &stored, &lost);
+            check_counts(r, "traced run", stored, lost);
+        }
+        untraced[k] = u.wall / n * 1e9;
+        vendor[k] = v.wall / n * 1e9;
+        traced[k] = t.wall / n * 1e9;
+        untraced_cpu[k] = u.cpu / n * 1e9;
+        vendor_cpu[k] = v.cpu / n * 1e9;
+        traced_cpu[k] = t.cpu / n * 1e9;
+        at_stop[k] = t.stop_wall / n * 1e9;
+        added[k] = traced[k] - untraced[k];
+        added_cpu[k] = traced_cpu[k] - untraced_cpu[k];
+        own[k] = traced[k] - vendor[k];
+        own_cpu[k] = traced_cpu[k] - vendor_cpu[k];
+        if (k == 0) {
+            first_own[0] = (first.wall - v.wall) / n * 1e9;
+            first_own_cpu[0] = (first.cpu - v.cpu) / n * 1e9;
+        }
+    }
+    printf("%s: %zu launches per run, %d rounds, pinned to CPU %d, %zu events stored per traced run\n",
+           r->backend, launches, rounds, cpu, stored);
+    if (wanted("untraced")) report(r->backend, "untraced launch (wall)", untraced, rounds);
+    if (wanted("vendor")) report(r->backend, "vendor only: emulator armed (wall)", vendor, rounds);
+    if (wanted("traced")) {
+        report(r->backend, "traced launch (wall)", traced, rounds);
+        report(r->backend, "  of which in dt_session_stop (wall)", at_stop, rounds);
+    }
+    if (!all) return 0;
+    report(r->backend, "added by tracing (wall)", added, rounds);
+    report(r->backend, "added by tracing (CPU)", added_cpu, rounds);
+    report(r->backend, "devtrace's own share (wall; target <= 100)", own, rounds);
+    report(r->backend, "devtrace's own share (CPU; target <= 100)", own_cpu, rounds);
+    report(r->backend, "  first session, fresh memory (wall)", first_own, 1);
+    report(r->backend, "  first session, fresh memory (CPU)", first_own_cpu, 1);
+    fflush(stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    size_t launches = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 0;
+    int rounds = argc > 2 ? atoi(argv[2]) : 0;
+    if (launches == 0) launches = 200000;
+    if (rounds <= 0) rounds = 7;
+    if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
+    const row *rows = built_rows;
+    size_t nrows = sizeof built_rows / sizeof built_rows[0];
+    row given[16];
+    if (argc > 3) {
+        nrows = 0;
+        for (int i = 3; i + 2 < argc && nrows < 16; i += 3)
+            given[nrows++] = (row){argv[i], argv[i + 1], argv[i + 2]};
+        rows = given;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < nrows; i++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) _exit(run_row(&rows[i], launches, rounds));
+        int status = 0;
+        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "%s: the benchmark failed\n", rows[i].backend);
+            failed = 1;
+        }
+    }
+    return failed;
+}
