@@ -2,6 +2,7 @@
    stop map every record to realtime, resolve External ids and apply the
    capture window. */
 #include "dt_internal.h"
+#include "backends/backend.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -132,6 +133,7 @@ static void session_reset(dt_session *s)
     dt_corr_map_free(&s->ext_parents);
     dt_corr_map_init(&s->ext_parents, 64);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
+    atomic_store(&s->external_unreliable, 0);
     dt_clock_free(&s->clock);
     s->note_count = 0;
     s->backend_library[0] = s->backend_version[0] = 0;
@@ -174,6 +176,43 @@ static dt_status start_backend(dt_session *s, const dt_backend *b)
     return DT_OK;
 }
 
+extern const dt_backend dt_backend_null;
+
+static int library_named(const dt_backend *b)
+{
+    return b->library_env && dt_env(b->library_env) != NULL;
+}
+
+/* "auto": backends whose library the user named come first, and the first
+   of them that cannot start ends the choice with its error (the user asked
+   for that library); otherwise the first backend that starts, in list
+   order, else the null backend, with each backend's reason noted. */
+static dt_status start_auto(dt_session *s)
+{
+    char why[DT_MAX_NOTES][448];
+    const char *names[DT_MAX_NOTES];
+    int tried = 0;
+    dt_status st = DT_ERR_BACKEND_UNAVAILABLE;
+    for (int named_pass = 1; named_pass >= 0; named_pass--) {
+        for (size_t i = 0; dt_backends[i]; i++) {
+            const dt_backend *b = dt_backends[i];
+            if (!b->library_env || library_named(b) != named_pass) continue;
+            st = start_backend(s, b);
+            if (st == DT_OK) return DT_OK;
+            if (named_pass) return st;
+            if (tried < DT_MAX_NOTES) {
+                names[tried] = b->name;
+                snprintf(why[tried], sizeof why[tried], "%s", dt_last_error());
+                tried++;
+            }
+        }
+    }
+    st = start_backend(s, &dt_backend_null);
+    for (int i = 0; i < tried; i++) dt_session_note(s, names[i], "unavailable: %s", why[i]);
+    dt_log("no vendor backend started; recording host ranges only");
+    return st;
+}
+
 dt_status dt_session_start(dt_session *s)
 {
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start: session is NULL");
@@ -186,30 +225,8 @@ dt_status dt_session_start(dt_session *s)
     s->window_start_ns = dt_realtime_ns();
 
     dt_status st;
-    if (strcmp(s->backend_request, "auto") == 0) {
-        char why[DT_MAX_NOTES][448];
-        const char *names[DT_MAX_NOTES];
-        int tried = 0;
-        st = DT_ERR_BACKEND_UNAVAILABLE;
-        for (size_t i = 0; dt_backends[i]; i++) {
-            const dt_backend *b = dt_backends[i];
-            if (strcmp(b->name, "null") == 0) continue;
-            st = start_backend(s, b);
-            if (st == DT_OK) break;
-            if (tried < DT_MAX_NOTES) {
-                names[tried] = b->name;
-                snprintf(why[tried], sizeof why[tried], "%s", dt_last_error());
-                tried++;
-            }
-        }
-        if (st != DT_OK) {
-            st = start_backend(s, dt_backend_find("null"));
-            for (int i = 0; i < tried; i++) dt_session_note(s, names[i], "unavailable: %s", why[i]);
-            dt_log("no vendor backend started; recording host ranges only");
-        }
-    } else {
-        st = start_backend(s, dt_backend_find(s->backend_request));
-    }
+    if (strcmp(s->backend_request, "auto") == 0) st = start_auto(s);
+    else st = start_backend(s, dt_backend_find(s->backend_request));
     if (st != DT_OK) {
         atomic_store(&g_active, NULL);
         s->state = DT_STATE_CREATED;
@@ -329,22 +346,34 @@ void dt_session_set_library(dt_session *s, const char *path, const char *version
 
 void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
 {
+    char text[sizeof s->notes[0].text];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
     pthread_mutex_t *l = &s->calib_lock; /* notes may be added with s->lock held */
     pthread_mutex_lock(l);
     int i;
     for (i = 0; i < s->note_count; i++)
         if (strcmp(s->notes[i].key, key) == 0) break;
+    int added = 1;
     if (i == s->note_count) {
-        if (s->note_count == DT_MAX_NOTES) { pthread_mutex_unlock(l); return; }
+        if (s->note_count == DT_MAX_NOTES) {
+            pthread_mutex_unlock(l);
+            dt_log("note dropped (%d notes already): %s: %s", DT_MAX_NOTES, key, text);
+            return;
+        }
         s->note_count++;
         snprintf(s->notes[i].key, sizeof s->notes[i].key, "%s", key);
+        snprintf(s->notes[i].text, sizeof s->notes[i].text, "%s", text);
+    } else if (strstr(s->notes[i].text, text)) {
+        added = 0; /* already said */
+    } else {
+        size_t used = strlen(s->notes[i].text);
+        snprintf(s->notes[i].text + used, sizeof s->notes[i].text - used, "; %s", text);
     }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->notes[i].text, sizeof s->notes[i].text, fmt, ap);
-    va_end(ap);
     pthread_mutex_unlock(l);
-    dt_log("note: %s: %s", key, s->notes[i].text);
+    if (added) dt_log("note: %s: %s", key, text);
 }
 
 void dt_session_set_device(dt_session *s, const dt_device_props *p)

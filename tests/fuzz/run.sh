@@ -12,8 +12,9 @@ seconds=${2:-60}
 CC=clang cmake -S . -B "$build" -G Ninja -DDEVTRACE_WERROR=ON -DDEVTRACE_FUZZ=ON \
   -DDEVTRACE_BUILD_BENCH=OFF >/dev/null
 status=0
-for src in tests/fuzz/fuzz_*.c; do
-  target=$(basename "$src" .c)
+# one target per fuzz_*.c, and one engine decoder target per vendor
+while read -r target; do
+  [[ -n $target ]] || continue
   name=${target#fuzz_}
   cmake --build "$build" --target "$target" -j "$(nproc)" >/dev/null
   bin=$(find "$build" -type f -name "$target" -perm -u+x | head -n 1)
@@ -25,5 +26,5 @@ for src in tests/fuzz/fuzz_*.c; do
     echo "FUZZ FAILURE in $target (reproducer in $scratch)"
     status=1
   fi
-done
+done < "$build/tests/fuzz/targets.txt"
 exit $status

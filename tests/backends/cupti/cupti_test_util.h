@@ -4,21 +4,17 @@
  * why it did nothing instead of passing silently or vanishing.
  *
  * Include it in the #else branch of the file's DT_HAVE_CUPTI test, after
- * <cmocka.h>; it defines main, so include it in nothing else.
+ * "dt_check.h"; it defines main, so include it in nothing else.
  */
 #ifndef DT_CUPTI_TEST_UTIL_H
 #define DT_CUPTI_TEST_UTIL_H
 
-static void test_built_without_cupti(void **state)
+static void test_built_without_cupti(void)
 {
-    (void)state;
-    skip();
+    SKIP("built without the CUPTI headers: set CUDA_HOME and rebuild");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_built_without_cupti)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(test_built_without_cupti))
 
 #endif

@@ -3,7 +3,8 @@
  * what the backend leaves behind in the vendor library after a session, how
  * it names API calls without the name API, and how it charges drops.
  *
- * usage: topspti_backend EMULATOR MINIMAL_EMULATOR CASE
+ * Each case runs in its own process (`test_topspti_backend CASE`): the
+ * vendor interface is process-wide.
  */
 #include "dt_internal.h"
 
@@ -16,9 +17,7 @@
 #include "backends/topspti_abi.h"
 #include "devtrace_emu.h"
 
-static const char *g_case = "";
-#define CHECK_CONTEXT g_case
-#include "conformance_check.h"
+#include "dt_check.h"
 
 static void *g_lib;
 
@@ -68,9 +67,9 @@ static void other_callback(void *userdata, Topspti_CallbackDomain domain, Topspt
 
 /* The thread-id type is the system one while recording and what it was
    before afterwards; the subscription is released. */
-static void case_leaves_nothing(const char *emulator)
+static void leaves_nothing(void)
 {
-    open_emulator(emulator);
+    open_emulator(DT_EMULATOR);
     topsptiGetThreadIdType_fn get_type = (topsptiGetThreadIdType_fn)sym("topsptiGetThreadIdType");
     topsptiSetThreadIdType_fn set_type = (topsptiSetThreadIdType_fn)sym("topsptiSetThreadIdType");
     topsptiSubscribe_fn subscribe = (topsptiSubscribe_fn)sym("topsptiSubscribe");
@@ -99,9 +98,9 @@ static void case_leaves_nothing(const char *emulator)
 
 /* Without topsptiGetCallbackName, API calls get `topsRuntime#<cbid>` and
    keep their cbid. */
-static void case_fallback_names(const char *minimal)
+static void fallback_names(void)
 {
-    open_emulator(minimal);
+    open_emulator(DT_EMULATOR_MINIMAL);
     dt_session *s = start_session(0, 0);
     launches(4);
     REQUIRE(dt_session_stop(s) == DT_OK, "stop: %s", dt_last_error());
@@ -124,9 +123,9 @@ static void case_fallback_names(const char *minimal)
 
 /* Refused buffer requests charge the vendor's drops to no_buffer, exactly,
    and say so in a note. */
-static void case_pool_refusals(const char *emulator)
+static void pool_refusals(void)
 {
-    open_emulator(emulator);
+    open_emulator(DT_EMULATOR);
     void (*stats_reset)(void);
     void (*stats_get)(emu_stats *);
     *(void **)&stats_reset = sym("emu_stats_reset");
@@ -150,18 +149,19 @@ static void case_pool_refusals(const char *emulator)
     dt_session_destroy(s);
 }
 
+/* One case per process: the vendor interface is process-wide. */
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s EMULATOR MINIMAL_EMULATOR CASE\n", argv[0]);
-        return 2;
+    static const dt_test tests[] = {DT_TEST(leaves_nothing), DT_TEST(fallback_names), DT_TEST(pool_refusals)};
+    enum { COUNT = sizeof tests / sizeof tests[0] };
+    if (!DT_EMULATOR[0] || !DT_EMULATOR_MINIMAL[0]) SKIP("the TOPSPTI emulators were not built");
+    if (argc > 1) return dt_test_main(argc, argv, tests, COUNT, NULL, NULL);
+    int failed = 0;
+    for (size_t i = 0; i < COUNT; i++) {
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "'%s' %s", argv[0], tests[i].name);
+        int rc = system(cmd);
+        failed |= rc != 0;
     }
-    g_case = argv[3];
-    if (!strcmp(g_case, "leaves_nothing")) case_leaves_nothing(argv[1]);
-    else if (!strcmp(g_case, "fallback_names")) case_fallback_names(argv[2]);
-    else if (!strcmp(g_case, "pool_refusals")) case_pool_refusals(argv[1]);
-    else { fprintf(stderr, "unknown case %s\n", g_case); return 2; }
-    if (g_failures) return 1;
-    printf("[%s] passed\n", g_case);
-    return 0;
+    return failed;
 }

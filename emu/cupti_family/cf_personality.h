@@ -1,0 +1,181 @@
+/*
+ * The CUPTI-family emulator personalities (CUPTI, PPU, MCPTI, MUPTI) share
+ * their entry points: each vendor's library differs only by data (its
+ * symbol prefix, record versions, callback ids and names, version, clock
+ * domain, quirks) and by the vendor-only entry points it adds.
+ *
+ * A personality file defines one `emu_cf_personality` and invokes
+ * EMU_CF_PERSONALITY(prefix, data, vendor fields...), which defines the
+ * core's emu_vendor_impl, the emulator marker devtrace_emulator_<name>, and
+ * every <prefix>Activity... entry point with the CUPTI signatures.
+ *
+ * Failure modes, read at every call from DEVTRACE_EMU_FAIL:
+ *   no_driver   arming calls answer ERROR_UNKNOWN, as CUPTI does without
+ *               libcuda.so.1;
+ *   busy        Subscribe answers MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, as when
+ *               another tool holds the vendor interface;
+ *   old_driver  arming calls answer ERROR_NOT_COMPATIBLE, as with a driver
+ *               older than the library.
+ */
+#ifndef EMU_CF_PERSONALITY_H
+#define EMU_CF_PERSONALITY_H
+
+#include "cf_records.h"
+
+enum {
+    /* one of KERNEL and CONCURRENT_KERNEL at a time: enabling the second
+       answers ERROR_NOT_COMPATIBLE (the PPU stack) */
+    EMU_CF_SINGLE_KERNEL_KIND = 1u << 0,
+    /* after an external-correlation record the iterator does not advance:
+       it returns the same record again (MCPTI 3.8) */
+    EMU_CF_STALE_AFTER_EXTERNAL = 1u << 1,
+    /* describes its devices in DEVICE records (CUPTI) */
+    EMU_CF_DEVICE_RECORDS = 1u << 2,
+    /* writes peer copies as MEMCPY2 records when that kind is on (CUPTI) */
+    EMU_CF_PEER_RECORDS = 1u << 3,
+};
+
+typedef struct emu_cf_personality {
+    const char *result_prefix;     /* "CUPTI": "CUPTI_ERROR_UNKNOWN" */
+    uint32_t version;              /* what <prefix>GetVersion reports */
+    uint32_t kernel_size, memcpy_size, memset_size; /* record versions written */
+    unsigned quirks;               /* EMU_CF_* */
+} emu_cf_personality;
+
+/* Defined by EMU_CF_PERSONALITY in the personality's file. */
+EMU_HIDDEN extern const emu_cf_personality *const emu_cf_impl;
+
+/* The shared entry points, with CUPTI's types as plain integers. */
+EMU_HIDDEN int emu_cf_register_callbacks(emu_request_fn request, emu_generic_fn complete);
+EMU_HIDDEN int emu_cf_set_kind(uint32_t kind, int on);
+EMU_HIDDEN int emu_cf_latency_timestamps(uint8_t enable);
+EMU_HIDDEN int emu_cf_flush_all(uint32_t flag);
+EMU_HIDDEN int emu_cf_flush_period(uint32_t ms);
+EMU_HIDDEN int emu_cf_dropped(size_t *dropped);
+EMU_HIDDEN int emu_cf_next_record(uint8_t *buffer, size_t valid, void **record);
+EMU_HIDDEN int emu_cf_push_external(uint32_t kind, uint64_t id);
+EMU_HIDDEN int emu_cf_pop_external(uint32_t kind, uint64_t *id);
+EMU_HIDDEN int emu_cf_subscribe(void **subscriber, emu_generic_fn callback, void *userdata);
+EMU_HIDDEN int emu_cf_unsubscribe(void *subscriber);
+EMU_HIDDEN int emu_cf_enable_domain(uint32_t enable, void *subscriber, uint32_t domain);
+EMU_HIDDEN int emu_cf_enable_all_domains(uint32_t enable, void *subscriber);
+EMU_HIDDEN int emu_cf_callback_name(uint32_t domain, uint32_t cbid, const char **name);
+EMU_HIDDEN int emu_cf_set_thread_id_type(uint32_t type);
+EMU_HIDDEN int emu_cf_get_thread_id_type(uint32_t *type);
+EMU_HIDDEN int emu_cf_version(uint32_t *version);
+EMU_HIDDEN int emu_cf_result_string(int result, const char **text);
+EMU_HIDDEN int emu_cf_timestamp(uint64_t *timestamp);
+
+/* The core's hooks, for EMU_CF_PERSONALITY. */
+EMU_HIDDEN size_t emu_cf_vendor_record_size(emu_rec_kind kind);
+EMU_HIDDEN void emu_cf_vendor_write_record(uint8_t *dst, const emu_activity *a);
+EMU_HIDDEN void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *buffer, size_t size,
+                                              size_t valid_size);
+EMU_HIDDEN void emu_cf_vendor_invoke_callback(void (*client_fn)(void), void *userdata, const emu_api_call *call);
+
+#define EMU_CF_EXPORT __attribute__((visibility("default")))
+
+/* prefix: the vendor's symbol prefix (cupti, mcpti, mupti); name: the
+   vendor's name in vendors.def; data: the emu_cf_personality; the rest:
+   fields of the core's struct emu_vendor: .cbid and .callback_name (the
+   vendor's numbering and names), the clock domain, ... */
+#define EMU_CF_PERSONALITY(prefix, name_, data, ...)                                                        \
+    const emu_cf_personality *const emu_cf_impl = &(data);                                                 \
+    const struct emu_vendor emu_vendor_impl = {                                                            \
+        .name = #name_, .record_size = emu_cf_vendor_record_size, .write_record = emu_cf_vendor_write_record, \
+        .record_kind = emu_cf_record_kind, .complete_buffer = emu_cf_vendor_complete_buffer,              \
+        .invoke_callback = emu_cf_vendor_invoke_callback, .default_thread_id_type = EMU_TID_PTHREAD,      \
+        __VA_ARGS__};                                                                                       \
+    EMU_CF_EXPORT __attribute__((section(".rodata.devtrace_emu"))) const char devtrace_emulator_##name_[] = \
+        "devtrace " #name_ " emulator, CUPTI-family ABI of cupti_family_abi.h";                            \
+    EMU_CF_EXPORT int prefix##ActivityRegisterCallbacks(emu_request_fn request, emu_generic_fn complete);    \
+    int prefix##ActivityRegisterCallbacks(emu_request_fn request, emu_generic_fn complete)                 \
+    {                                                                                                      \
+        return emu_cf_register_callbacks(request, complete);                                               \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityEnable(uint32_t kind);                                               \
+    int prefix##ActivityEnable(uint32_t kind) { return emu_cf_set_kind(kind, 1); }                         \
+    EMU_CF_EXPORT int prefix##ActivityDisable(uint32_t kind);                                              \
+    int prefix##ActivityDisable(uint32_t kind) { return emu_cf_set_kind(kind, 0); }                        \
+    EMU_CF_EXPORT int prefix##ActivityEnableLatencyTimestamps(uint8_t enable);                             \
+    int prefix##ActivityEnableLatencyTimestamps(uint8_t enable) { return emu_cf_latency_timestamps(enable); } \
+    EMU_CF_EXPORT int prefix##ActivityFlushAll(uint32_t flag);                                             \
+    int prefix##ActivityFlushAll(uint32_t flag) { return emu_cf_flush_all(flag); }                         \
+    EMU_CF_EXPORT int prefix##ActivityFlush(void *context, uint32_t stream, uint32_t flag);                \
+    int prefix##ActivityFlush(void *context, uint32_t stream, uint32_t flag)                               \
+    {                                                                                                      \
+        (void)context;                                                                                     \
+        (void)stream;                                                                                      \
+        return emu_cf_flush_all(flag);                                                                     \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityFlushPeriod(uint32_t ms);                                            \
+    int prefix##ActivityFlushPeriod(uint32_t ms) { return emu_cf_flush_period(ms); }                       \
+    EMU_CF_EXPORT int prefix##ActivityGetNumDroppedRecords(void *context, uint32_t stream, size_t *dropped); \
+    int prefix##ActivityGetNumDroppedRecords(void *context, uint32_t stream, size_t *dropped)              \
+    {                                                                                                      \
+        (void)context;                                                                                     \
+        (void)stream;                                                                                      \
+        return emu_cf_dropped(dropped);                                                                    \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityGetNextRecord(uint8_t *buffer, size_t valid, void **record);         \
+    int prefix##ActivityGetNextRecord(uint8_t *buffer, size_t valid, void **record)                        \
+    {                                                                                                      \
+        return emu_cf_next_record(buffer, valid, record);                                                  \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityPushExternalCorrelationId(uint32_t kind, uint64_t id);               \
+    int prefix##ActivityPushExternalCorrelationId(uint32_t kind, uint64_t id)                              \
+    {                                                                                                      \
+        return emu_cf_push_external(kind, id);                                                             \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityPopExternalCorrelationId(uint32_t kind, uint64_t *id);               \
+    int prefix##ActivityPopExternalCorrelationId(uint32_t kind, uint64_t *id)                              \
+    {                                                                                                      \
+        return emu_cf_pop_external(kind, id);                                                              \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##Subscribe(void **subscriber, emu_generic_fn callback, void *userdata);       \
+    int prefix##Subscribe(void **subscriber, emu_generic_fn callback, void *userdata)                      \
+    {                                                                                                      \
+        return emu_cf_subscribe(subscriber, callback, userdata);                                           \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##Unsubscribe(void *subscriber);                                               \
+    int prefix##Unsubscribe(void *subscriber) { return emu_cf_unsubscribe(subscriber); }                   \
+    EMU_CF_EXPORT int prefix##EnableDomain(uint32_t enable, void *subscriber, uint32_t domain);            \
+    int prefix##EnableDomain(uint32_t enable, void *subscriber, uint32_t domain)                           \
+    {                                                                                                      \
+        return emu_cf_enable_domain(enable, subscriber, domain);                                           \
+    }                                                                                                      \
+    /* the emulator switches whole domains: one callback id switches its domain */                         \
+    EMU_CF_EXPORT int prefix##EnableCallback(uint32_t enable, void *subscriber, uint32_t domain, uint32_t cbid); \
+    int prefix##EnableCallback(uint32_t enable, void *subscriber, uint32_t domain, uint32_t cbid)          \
+    {                                                                                                      \
+        (void)cbid;                                                                                        \
+        return emu_cf_enable_domain(enable, subscriber, domain);                                           \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##EnableAllDomains(uint32_t enable, void *subscriber);                         \
+    int prefix##EnableAllDomains(uint32_t enable, void *subscriber)                                        \
+    {                                                                                                      \
+        return emu_cf_enable_all_domains(enable, subscriber);                                              \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##GetCallbackName(uint32_t domain, uint32_t cbid, const char **name);          \
+    int prefix##GetCallbackName(uint32_t domain, uint32_t cbid, const char **name)                         \
+    {                                                                                                      \
+        return emu_cf_callback_name(domain, cbid, name);                                                   \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##SetThreadIdType(uint32_t type);                                              \
+    int prefix##SetThreadIdType(uint32_t type) { return emu_cf_set_thread_id_type(type); }                 \
+    EMU_CF_EXPORT int prefix##GetThreadIdType(uint32_t *type);                                             \
+    int prefix##GetThreadIdType(uint32_t *type) { return emu_cf_get_thread_id_type(type); }                \
+    EMU_CF_EXPORT int prefix##GetVersion(uint32_t *version);                                               \
+    int prefix##GetVersion(uint32_t *version) { return emu_cf_version(version); }                          \
+    EMU_CF_EXPORT int prefix##GetResultString(int result, const char **text);                              \
+    int prefix##GetResultString(int result, const char **text) { return emu_cf_result_string(result, text); } \
+    EMU_CF_EXPORT int prefix##GetErrorMessage(int result, const char **text);                              \
+    int prefix##GetErrorMessage(int result, const char **text) { return emu_cf_result_string(result, text); } \
+    EMU_CF_EXPORT int prefix##GetLastError(void);                                                          \
+    int prefix##GetLastError(void) { return DT_CF_SUCCESS; }                                               \
+    EMU_CF_EXPORT int prefix##Finalize(void);                                                              \
+    int prefix##Finalize(void) { return DT_CF_SUCCESS; }                                                   \
+    EMU_CF_EXPORT int prefix##GetTimestamp(uint64_t *timestamp);                                           \
+    int prefix##GetTimestamp(uint64_t *timestamp) { return emu_cf_timestamp(timestamp); }
+
+#endif /* EMU_CF_PERSONALITY_H */
