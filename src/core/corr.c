@@ -283,10 +283,13 @@ static _Thread_local pair_log tls_links, tls_parents;
 
 void dt_corr_link_current(uint64_t correlation)
 {
-    if (tls_depth == 0 || tls_stack[tls_depth - 1].vendor_pushed) return;
+    if (tls_depth == 0) return;
+    const stack_entry *top = &tls_stack[tls_depth - 1];
+    if (top->vendor_pushed) return;
+    uint64_t id = top->id;
     dt_session *s = dt_active_session();
     if (!s) return;
-    log_pair(&tls_links, &s->corr_chunks, s->generation, correlation, tls_stack[tls_depth - 1].id);
+    log_pair(&tls_links, &s->corr_chunks, s->generation, correlation, id);
 }
 
 /* An operation pushed inside a user range: remember the range, so that the

@@ -344,6 +344,17 @@ void dt_session_set_library(dt_session *s, const char *path, const char *version
     snprintf(s->backend_version, sizeof s->backend_version, "%s", version ? version : "");
 }
 
+/* Whether `fact` is one of the "; "-separated facts of `text`. */
+static int says(const char *text, const char *fact)
+{
+    size_t n = strlen(fact);
+    for (const char *at = strstr(text, fact); at; at = strstr(at + 1, fact)) {
+        int starts = at == text || (at >= text + 2 && at[-2] == ';' && at[-1] == ' ');
+        if (starts && (at[n] == '\0' || at[n] == ';')) return 1;
+    }
+    return 0;
+}
+
 void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
 {
     char text[sizeof s->notes[0].text];
@@ -366,7 +377,7 @@ void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
         s->note_count++;
         snprintf(s->notes[i].key, sizeof s->notes[i].key, "%s", key);
         snprintf(s->notes[i].text, sizeof s->notes[i].text, "%s", text);
-    } else if (strstr(s->notes[i].text, text)) {
+    } else if (says(s->notes[i].text, text)) {
         added = 0; /* already said */
     } else {
         size_t used = strlen(s->notes[i].text);

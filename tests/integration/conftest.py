@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,6 +12,11 @@ SOURCE = Path(os.environ.get("DT_SOURCE_DIR", Path(__file__).resolve().parents[2
 DEVTRACE = BUILD / "devtrace"
 EMU_RUN = BUILD / "devtrace-emu-run"
 TOPSPTI_EMU = BUILD / "emu" / "libtopspti.so"
+
+# The vendors, from the one list (src/backends/vendors.def): name, library
+# variable, emulator library in the build tree.
+VENDORS = [(m.group(1), m.group(2), BUILD / m.group(3)) for m in re.finditer(
+    r'^DT_VENDOR\((\w+), "(\w+)", "([^"]+)"', (SOURCE / "src/backends/vendors.def").read_text(), re.M)]
 
 
 def run(args, env=None, timeout=120, **kw):
