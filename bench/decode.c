@@ -181,7 +181,7 @@ static void build(writer *w, const kinds *k, int launch_mix, size_t target)
             uint32_t c = ++corr;
             const dt_record_layout *l;
             uint8_t *r = record(w, k->external, &l);
-            put(r, l->f[DT_F_EXTERNAL_KIND], w->d->v->external_kind);
+            put(r, l->f[DT_F_EXTERNAL_KIND], w->d->v->activity.external_kind);
             put(r, l->f[DT_F_EXTERNAL_ID], c / 4);
             put(r, l->f[DT_F_CORRELATION], c);
             api(w, k->runtime, 211, t, c, 101 + c % 4);
@@ -271,21 +271,21 @@ static void bench_api_enter(const char *vendor, dt_engine *e)
     const size_t calls = 10000000;
     _Alignas(8) uint8_t data[256];
     memset(data, 0, sizeof data);
-    memcpy(data + v->callback_site_offset, &v->api_enter, sizeof v->api_enter);
+    memcpy(data + v->callbacks.site_offset, &v->callbacks.api_enter, sizeof v->callbacks.api_enter);
     void (*volatile fn)(void *, uint32_t, uint32_t, const void *) = empty_callback;
     double t0 = now_s();
     for (size_t i = 0; i < calls; i++) {
         uint32_t corr = (uint32_t)i + 1;
-        memcpy(data + v->callback_correlation_offset, &corr, sizeof corr);
-        fn(e, v->domain_runtime, 24, data);
+        memcpy(data + v->callbacks.correlation_offset, &corr, sizeof corr);
+        fn(e, v->callbacks.domain_runtime, 24, data);
     }
     double t_empty = now_s() - t0;
     fn = dt_engine_api_callback;
     t0 = now_s();
     for (size_t i = 0; i < calls; i++) {
         uint32_t corr = (uint32_t)i + 1;
-        memcpy(data + v->callback_correlation_offset, &corr, sizeof corr);
-        fn(e, v->domain_runtime, 24, data);
+        memcpy(data + v->callbacks.correlation_offset, &corr, sizeof corr);
+        fn(e, v->callbacks.domain_runtime, 24, data);
     }
     double t_enter = now_s() - t0;
     dt_external_pop(NULL);

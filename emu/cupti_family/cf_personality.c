@@ -49,6 +49,7 @@ static emu_cf_options current_options(void)
     pthread_mutex_lock(&g_lock);
     o.kernel_kind = g.concurrent_on || !g.kernel_on ? DT_CF_KIND_CONCURRENT_KERNEL : DT_CF_KIND_KERNEL;
     o.peer_as_memcpy2 = (p->quirks & EMU_CF_PEER_RECORDS) && g.memcpy2_on;
+    o.copies_name_devices = 0;
     o.latency_timestamps = g.latency;
     pthread_mutex_unlock(&g_lock);
     o.kernel_size = p->kernel_size;
@@ -79,22 +80,6 @@ void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *buffer, siz
 {
     /* Per-thread buffers (CUDA 13): no context, stream 0. */
     ((void (*)(void *, uint32_t, uint8_t *, size_t, size_t))client_fn)(NULL, 0, buffer, size, valid_size);
-}
-
-void emu_cf_vendor_invoke_callback(void (*client_fn)(void), void *userdata, const emu_api_call *call)
-{
-    dt_cf_callback_data data;
-    memset(&data, 0, sizeof data);
-    data.callbackSite = call->site == EMU_SITE_ENTER ? DT_CF_API_ENTER : DT_CF_API_EXIT;
-    data.functionName = call->function_name;
-    data.functionParams = call->function_params;
-    data.functionReturnValue = call->return_value;
-    data.symbolName = call->symbol_name;
-    data.contextUid = call->context_uid;
-    data.correlationData = call->correlation_data;
-    data.correlationId = call->correlation;
-    uint32_t domain = call->domain == EMU_DOMAIN_DRIVER ? DT_CF_DOMAIN_DRIVER_API : DT_CF_DOMAIN_RUNTIME_API;
-    ((void (*)(void *, uint32_t, uint32_t, const void *))client_fn)(userdata, domain, call->cbid, &data);
 }
 
 /* ------------------------------------------------------------------ */

@@ -71,7 +71,6 @@ EMU_HIDDEN size_t emu_cf_vendor_record_size(emu_rec_kind kind);
 EMU_HIDDEN void emu_cf_vendor_write_record(uint8_t *dst, const emu_activity *a);
 EMU_HIDDEN void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *buffer, size_t size,
                                               size_t valid_size);
-EMU_HIDDEN void emu_cf_vendor_invoke_callback(void (*client_fn)(void), void *userdata, const emu_api_call *call);
 
 #define EMU_CF_EXPORT __attribute__((visibility("default")))
 
@@ -84,7 +83,7 @@ EMU_HIDDEN void emu_cf_vendor_invoke_callback(void (*client_fn)(void), void *use
     const struct emu_vendor emu_vendor_impl = {                                                            \
         .name = #name_, .record_size = emu_cf_vendor_record_size, .write_record = emu_cf_vendor_write_record, \
         .record_kind = emu_cf_record_kind, .complete_buffer = emu_cf_vendor_complete_buffer,              \
-        .invoke_callback = emu_cf_vendor_invoke_callback, .default_thread_id_type = EMU_TID_PTHREAD,      \
+        .invoke_callback = emu_cf_invoke_callback, .default_thread_id_type = EMU_TID_PTHREAD,      \
         __VA_ARGS__};                                                                                       \
     EMU_CF_EXPORT __attribute__((section(".rodata.devtrace_emu"))) const char devtrace_emulator_##name_[] = \
         "devtrace " #name_ " emulator, CUPTI-family ABI of cupti_family_abi.h";                            \

@@ -5,7 +5,7 @@
 
 emu_cf_options emu_cf_cuda13(void)
 {
-    emu_cf_options o = {DT_CF_KIND_CONCURRENT_KERNEL, 1, 0, DT_CF_KERNEL10_SIZE, DT_CF_MEMCPY6_SIZE,
+    emu_cf_options o = {DT_CF_KIND_CONCURRENT_KERNEL, 1, 0, 0, DT_CF_KERNEL10_SIZE, DT_CF_MEMCPY6_SIZE,
                         DT_CF_MEMSET4_SIZE};
     return o;
 }
@@ -16,8 +16,9 @@ size_t emu_cf_record_size(emu_rec_kind kind, const emu_cf_options *opt)
     case EMU_REC_KERNEL: return opt->kernel_size;
     /* peer copies share the memcpy slot of the emulator core: the larger */
     case EMU_REC_MEMCPY:
-        return opt->peer_as_memcpy2 && sizeof(dt_cf_memcpy_peer) > opt->memcpy_size ? sizeof(dt_cf_memcpy_peer)
-                                                                                     : opt->memcpy_size;
+        return (opt->peer_as_memcpy2 || opt->copies_name_devices) && sizeof(dt_cf_memcpy_peer) > opt->memcpy_size
+                   ? sizeof(dt_cf_memcpy_peer)
+                   : opt->memcpy_size;
     case EMU_REC_MEMSET: return opt->memset_size;
     case EMU_REC_RUNTIME:
     case EMU_REC_DRIVER: return sizeof(dt_cf_api);
@@ -32,7 +33,7 @@ size_t emu_cf_stride(uint32_t kind, const emu_cf_options *opt)
     switch (kind) {
     case DT_CF_KIND_KERNEL:
     case DT_CF_KIND_CONCURRENT_KERNEL: return opt->kernel_size;
-    case DT_CF_KIND_MEMCPY: return opt->memcpy_size;
+    case DT_CF_KIND_MEMCPY: return opt->copies_name_devices ? sizeof(dt_cf_memcpy_peer) : opt->memcpy_size;
     case DT_CF_KIND_MEMCPY2: return opt->peer_as_memcpy2 ? sizeof(dt_cf_memcpy_peer) : 0;
     case DT_CF_KIND_MEMSET: return opt->memset_size;
     case DT_CF_KIND_RUNTIME:
@@ -117,45 +118,41 @@ static void write_kernel(uint8_t *dst, const emu_activity *a, const emu_cf_optio
     put(dst, &k, opt->kernel_size);
 }
 
+/* The fields every copy record has, at the same names in both layouts. */
+#define COPY_FIELDS(m, a)                                                    \
+    do {                                                                     \
+        (m).copyKind = copy_kind((a)->u.memcpy.copy_kind);                   \
+        (m).srcKind = memory_kind((a)->u.memcpy.src_memory);                 \
+        (m).dstKind = memory_kind((a)->u.memcpy.dst_memory);                 \
+        (m).flags = (a)->u.memcpy.async ? DT_CF_FLAG_ASYNC : 0;              \
+        (m).bytes = (a)->u.memcpy.bytes;                                     \
+        (m).start = (a)->start;                                              \
+        (m).end = (a)->end;                                                  \
+        (m).deviceId = (a)->device;                                          \
+        (m).contextId = (a)->context;                                        \
+        (m).streamId = (a)->stream;                                          \
+        (m).correlationId = (a)->correlation;                                \
+    } while (0)
+
 static void write_memcpy(uint8_t *dst, const emu_activity *a, const emu_cf_options *opt)
 {
-    uint8_t flags = a->u.memcpy.async ? DT_CF_FLAG_ASYNC : 0;
-    if (a->u.memcpy.copy_kind == EMU_COPY_PTOP && opt->peer_as_memcpy2) {
+    int peer = a->u.memcpy.copy_kind == EMU_COPY_PTOP && opt->peer_as_memcpy2;
+    if (peer || opt->copies_name_devices) {
         dt_cf_memcpy_peer m;
         memset(&m, 0, sizeof m);
-        m.kind = DT_CF_KIND_MEMCPY2;
-        m.copyKind = DT_CF_COPY_PTOP;
-        m.srcKind = memory_kind(a->u.memcpy.src_memory);
-        m.dstKind = memory_kind(a->u.memcpy.dst_memory);
-        m.flags = flags;
-        m.bytes = a->u.memcpy.bytes;
-        m.start = a->start;
-        m.end = a->end;
-        m.deviceId = a->device;
-        m.contextId = a->context;
-        m.streamId = a->stream;
+        m.kind = peer ? DT_CF_KIND_MEMCPY2 : DT_CF_KIND_MEMCPY;
+        COPY_FIELDS(m, a);
         m.srcDeviceId = a->u.memcpy.src_device;
         m.srcContextId = a->context;
         m.dstDeviceId = a->u.memcpy.dst_device;
         m.dstContextId = a->context;
-        m.correlationId = a->correlation;
         put(dst, &m, sizeof m);
         return;
     }
     dt_cf_memcpy m;
     memset(&m, 0, sizeof m);
     m.kind = DT_CF_KIND_MEMCPY;
-    m.copyKind = copy_kind(a->u.memcpy.copy_kind);
-    m.srcKind = memory_kind(a->u.memcpy.src_memory);
-    m.dstKind = memory_kind(a->u.memcpy.dst_memory);
-    m.flags = flags;
-    m.bytes = a->u.memcpy.bytes;
-    m.start = a->start;
-    m.end = a->end;
-    m.deviceId = a->device;
-    m.contextId = a->context;
-    m.streamId = a->stream;
-    m.correlationId = a->correlation;
+    COPY_FIELDS(m, a);
     m.copyCount = 1;
     put(dst, &m, opt->memcpy_size);
 }
@@ -221,6 +218,22 @@ void emu_cf_write_record(uint8_t *dst, const emu_activity *a, const emu_cf_optio
     }
     default: return;
     }
+}
+
+void emu_cf_invoke_callback(void (*client_fn)(void), void *userdata, const emu_api_call *call)
+{
+    dt_cf_callback_data data;
+    memset(&data, 0, sizeof data);
+    data.callbackSite = call->site == EMU_SITE_ENTER ? DT_CF_API_ENTER : DT_CF_API_EXIT;
+    data.functionName = call->function_name;
+    data.functionParams = call->function_params;
+    data.functionReturnValue = call->return_value;
+    data.symbolName = call->symbol_name;
+    data.contextUid = call->context_uid;
+    data.correlationData = call->correlation_data;
+    data.correlationId = call->correlation;
+    uint32_t domain = call->domain == EMU_DOMAIN_DRIVER ? DT_CF_DOMAIN_DRIVER_API : DT_CF_DOMAIN_RUNTIME_API;
+    ((void (*)(void *, uint32_t, uint32_t, const void *))client_fn)(userdata, domain, call->cbid, &data);
 }
 
 void emu_cf_write_device(uint8_t *dst, uint32_t id, const char *name)

@@ -24,6 +24,9 @@
 typedef struct emu_cf_options {
     uint32_t kernel_kind;     /* DT_CF_KIND_CONCURRENT_KERNEL or _KERNEL */
     int peer_as_memcpy2;      /* write peer copies as MEMCPY2 records */
+    /* write every copy as a MEMCPY record in the peer layout, which names
+       source and destination devices (devtrace's TOPSPTI declaration) */
+    int copies_name_devices;
     int latency_timestamps;   /* fill kernel queued/submitted */
     /* the record versions written: bytes of each */
     uint32_t kernel_size, memcpy_size, memset_size;
@@ -42,6 +45,10 @@ EMU_HIDDEN emu_rec_kind emu_cf_record_kind(const uint8_t *rec, size_t avail);
 /* Stride of a record of a family kind in buffers the emulator writes, the
    DEVICE records included; 0 for a kind it never writes. */
 EMU_HIDDEN size_t emu_cf_stride(uint32_t kind, const emu_cf_options *opt);
+
+/* Call a subscriber's callback (type-erased) with the family's callback
+   data. */
+EMU_HIDDEN void emu_cf_invoke_callback(void (*client_fn)(void), void *userdata, const emu_api_call *call);
 
 /* An emulated device's description (Device5). name must live as long as
    the record is read. */

@@ -20,21 +20,20 @@
         .unknown = DT_CF_ERROR_UNKNOWN,                                                             \
     }
 
-/* Everything of a family vendor's descriptor that is the family's:
-   constants, callback data, enums and names. */
-#define DT_CF_VENDOR_COMMON                                                                         \
-    .results = DT_CF_RESULTS, .flush_forced = DT_CF_FLAG_FLUSH_FORCED,                              \
-    .thread_id_system = DT_CF_THREAD_ID_SYSTEM, .domain_runtime = DT_CF_DOMAIN_RUNTIME_API,         \
-    .domain_driver = DT_CF_DOMAIN_DRIVER_API, .api_enter = DT_CF_API_ENTER,                         \
-    .callback_site_offset = offsetof(dt_cf_callback_data, callbackSite),                            \
-    .callback_correlation_offset = offsetof(dt_cf_callback_data, correlationId),                    \
-    .copy_kinds = dt_cf_copy_kinds, .copy_kind_count = DT_CF_COPY_COUNT,                            \
-    .memory_kinds = dt_cf_memory_kinds, .memory_kind_count = DT_CF_MEMORY_COUNT,                    \
-    .copy_async_flag = DT_CF_FLAG_ASYNC, .fill_async_flag = DT_CF_FLAG_ASYNC,                       \
-    .peer_copy_kind = DT_CF_COPY_PTOP, .sync_names = dt_cf_sync_names,                              \
-    .sync_name_count = DT_CF_SYNC_NAME_COUNT, .sync_no_stream = DT_CF_SYNC_NO_STREAM,               \
-    .overhead_names = dt_cf_overhead_names, .overhead_name_count = DT_CF_OVERHEAD_NAME_COUNT,       \
-    .object_process = DT_CF_OBJECT_PROCESS, .object_thread = DT_CF_OBJECT_THREAD
+/* The parts of a family vendor's descriptor that are the family's. */
+#define DT_CF_ACTIVITY(external_kind_)                                                              \
+    {.flush_forced = DT_CF_FLAG_FLUSH_FORCED, .thread_id_system = DT_CF_THREAD_ID_SYSTEM,           \
+     .external_kind = external_kind_}
+#define DT_CF_CALLBACKS                                                                             \
+    {.domain_runtime = DT_CF_DOMAIN_RUNTIME_API, .domain_driver = DT_CF_DOMAIN_DRIVER_API,          \
+     .api_enter = DT_CF_API_ENTER, .site_offset = offsetof(dt_cf_callback_data, callbackSite),      \
+     .correlation_offset = offsetof(dt_cf_callback_data, correlationId)}
+#define DT_CF_ENUMS                                                                                 \
+    {.copy_kinds = DT_COUNTED(dt_cf_copy_kinds), .memory_kinds = DT_COUNTED(dt_cf_memory_kinds),    \
+     .copy_async_flag = DT_CF_FLAG_ASYNC, .fill_async_flag = DT_CF_FLAG_ASYNC,                       \
+     .peer_copy_kind = DT_CF_COPY_PTOP, .sync_names = DT_COUNTED(dt_cf_sync_names),                 \
+     .sync_no_stream = DT_CF_SYNC_NO_STREAM, .overhead_names = DT_COUNTED(dt_cf_overhead_names),    \
+     .object_process = DT_CF_OBJECT_PROCESS, .object_thread = DT_CF_OBJECT_THREAD}
 
 DT_HIDDEN extern const uint8_t dt_cf_copy_kinds[DT_CF_COPY_COUNT];
 DT_HIDDEN extern const uint8_t dt_cf_memory_kinds[DT_CF_MEMORY_COUNT];

@@ -119,8 +119,8 @@ static void set_costs(const dt_vendor *v, loaded *l)
     }
     if (!sym[DT_SYM_SET_THREAD_ID_TYPE]) l->specs[DT_SYM_GET_THREAD_ID_TYPE].cost = NULL;
     l->specs[DT_SYM_CALLBACK_NAME].cost =
-        v->runtime_names ? NULL : "runtime and driver API names are generic (<api>#<callback id>)";
-    if (!v->flush_period_ms) l->specs[DT_SYM_FLUSH_PERIOD].cost = NULL;
+        v->names.runtime ? NULL : "runtime and driver API names are generic (<api>#<callback id>)";
+    if (!v->activity.flush_period_ms) l->specs[DT_SYM_FLUSH_PERIOD].cost = NULL;
 }
 
 /* Find, load and bind the vendor library into *l; check that this build
@@ -128,14 +128,14 @@ static void set_costs(const dt_vendor *v, loaded *l)
 static dt_status open_library(const dt_vendor *v, loaded *l)
 {
     memset(l, 0, sizeof *l);
-    dt_library_spec spec = v->library;
+    dt_library_spec spec = v->library.spec;
     spec.override_env = v->backend->library_env;
     dt_status st = dt_library_open(&spec, &l->lib);
     if (st != DT_OK) return st;
     for (int i = 0; i < DT_SYM_COUNT; i++) {
-        const char *name = v->symbols[i];
+        const char *name = v->library.symbols[i];
         if (!name) {
-            snprintf(l->names[i], sizeof l->names[i], "%s%s", v->symbol_prefix, symbol_suffix[i]);
+            snprintf(l->names[i], sizeof l->names[i], "%s%s", v->library.symbol_prefix, symbol_suffix[i]);
             name = l->names[i];
         }
         l->specs[i].name = name;
@@ -144,17 +144,17 @@ static dt_status open_library(const dt_vendor *v, loaded *l)
     st = dt_library_bind(&l->lib, &spec, l->specs, DT_SYM_COUNT, l->sym);
     if (st != DT_OK) return st;
     set_costs(v, l);
-    l->emulated = v->emulator_marker && dlsym(l->lib.handle, v->emulator_marker) != NULL;
+    l->emulated = v->library.emulator_marker && dlsym(l->lib.handle, v->library.emulator_marker) != NULL;
     if ((v->caps & DT_VCAP_LAYOUT_DECLARED) && !l->emulated)
         return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
                         "%s is a real %s, but this devtrace was built without %s and cannot know its "
                         "record layout; %s",
-                        l->lib.path, spec.what, v->sdk_headers, v->sdk_rebuild_hint);
+                        l->lib.path, spec.what, v->library.sdk_headers, v->library.sdk_rebuild_hint);
     if ((v->caps & DT_VCAP_LAYOUT_FROM_SDK) && l->emulated)
         return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
                         "%s is devtrace's %s emulator, whose record layout is devtrace's own declaration; "
                         "this devtrace was built with %s and decodes only the vendor's library",
-                        l->lib.path, v->backend->name, v->sdk_headers);
+                        l->lib.path, v->backend->name, v->library.sdk_headers);
     uint32_t version = 0;
     fn_u32p get_version = SYM(l, fn_u32p, DT_SYM_VERSION);
     if (get_version && get_version(&version) == v->results.success) {
@@ -217,15 +217,15 @@ static const char *result_text(const dt_engine *e, int r)
 static void driver_presence(const dt_vendor *v, int emulated, char *why, size_t len)
 {
     why[0] = '\0';
-    if (!v->driver_library || emulated) return;
-    void *h = dlopen(v->driver_library, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) h = dlopen(v->driver_library, RTLD_LAZY | RTLD_LOCAL);
+    if (!v->library.driver_library || emulated) return;
+    void *h = dlopen(v->library.driver_library, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) h = dlopen(v->library.driver_library, RTLD_LAZY | RTLD_LOCAL);
     if (h) {
         dlclose(h);
         return;
     }
     const char *e = dlerror();
-    snprintf(why, len, "no %s driver: %s not found (%s)", v->driver_name, v->driver_library,
+    snprintf(why, len, "no %s driver: %s not found (%s)", v->library.driver_name, v->library.driver_library,
              e ? e : "not in the loader path");
 }
 
@@ -273,7 +273,7 @@ dt_status dt_engine_probe(dt_engine *e, dt_backend_status *st)
         snprintf(st->reason, sizeof st->reason, "%s", why);
     } else {
         st->available = 1;
-        if (v->layout_note && !l.emulated) snprintf(st->reason, sizeof st->reason, "%s", v->layout_note);
+        if (v->library.layout_note && !l.emulated) snprintf(st->reason, sizeof st->reason, "%s", v->library.layout_note);
         dt_symbols_describe_missing(l.specs, DT_SYM_COUNT, l.sym, st->reason, sizeof st->reason);
     }
     pthread_mutex_lock(&e->lock);
@@ -287,7 +287,7 @@ dt_status dt_engine_probe(dt_engine *e, dt_backend_status *st)
 /* ------------------------------------------------------------------ */
 static int any_armed(const dt_engine *e)
 {
-    for (size_t i = 0; i < e->v->kind_count; i++)
+    for (size_t i = 0; i < e->v->records.kind_count; i++)
         if (e->armed[i]) return 1;
     return 0;
 }
@@ -296,7 +296,7 @@ static int any_armed(const dt_engine *e)
    together. Returns the vendor's result. */
 static int arm_kind(dt_engine *e, size_t i)
 {
-    const dt_kind_spec *k = &e->v->kinds[i];
+    const dt_kind_spec *k = &e->v->records.kinds[i];
     fn_kind enable = SYM(e, fn_kind, DT_SYM_ENABLE);
     int r = enable(k->kind);
     uint32_t armed = k->kind;
@@ -314,8 +314,8 @@ static int arm_kind(dt_engine *e, size_t i)
 static void disarm(dt_engine *e, int keep_cheap)
 {
     fn_kind disable = SYM(e, fn_kind, DT_SYM_DISABLE);
-    for (size_t i = 0; i < e->v->kind_count; i++) {
-        if (!e->armed[i] || (keep_cheap && e->v->kinds[i].cheap)) continue;
+    for (size_t i = 0; i < e->v->records.kind_count; i++) {
+        if (!e->armed[i] || (keep_cheap && e->v->records.kinds[i].cheap)) continue;
         disable(e->armed_kind[i]);
         e->armed[i] = 0;
     }
@@ -331,7 +331,7 @@ static void set_thread_ids(dt_engine *e, dt_session *s)
     uint32_t previous = 0;
     fn_u32p get = SYM(e, fn_u32p, DT_SYM_GET_THREAD_ID_TYPE);
     if (get) get(&previous);
-    int r = set(e->v->thread_id_system);
+    int r = set(e->v->activity.thread_id_system);
     if (r == e->v->results.success) {
         e->thread_type_set = 1;
         e->previous_thread_type = previous;
@@ -385,11 +385,11 @@ dt_status dt_engine_prepare(dt_engine *e)
     uint8_t armed_now[DT_ENGINE_MAX_KINDS] = {0};
     int r = register_buffers(e);
     const char *call = e->specs[DT_SYM_REGISTER_CALLBACKS].name;
-    for (size_t i = 0; r == v->results.success && i < v->kind_count; i++) {
-        if (!v->kinds[i].cheap || e->armed[i]) continue;
+    for (size_t i = 0; r == v->results.success && i < v->records.kind_count; i++) {
+        if (!v->records.kinds[i].cheap || e->armed[i]) continue;
         int k = arm_kind(e, i);
         if (k == v->results.success) armed_now[i] = 1;
-        else if (v->kinds[i].required) { r = k; call = e->specs[DT_SYM_ENABLE].name; }
+        else if (v->records.kinds[i].required) { r = k; call = e->specs[DT_SYM_ENABLE].name; }
     }
     if (r != v->results.success) {
         char what[160];
@@ -397,7 +397,7 @@ dt_status dt_engine_prepare(dt_engine *e)
         st = failure(e, what, r);
         /* only what this call armed: a running session keeps its kinds */
         fn_kind disable = SYM(e, fn_kind, DT_SYM_DISABLE);
-        for (size_t i = 0; i < v->kind_count; i++)
+        for (size_t i = 0; i < v->records.kind_count; i++)
             if (armed_now[i]) { disable(e->armed_kind[i]); e->armed[i] = 0; }
         restore_thread_ids(e);
     } else {
@@ -419,11 +419,11 @@ static void resolve_names(dt_engine *e)
         e->decoder.vendor_names[d] = NULL;
         dt_free(e->names[d]);
         e->names[d] = NULL;
-        if (!name || !v->name_limit) continue;
-        const char **table = dt_calloc(v->name_limit, sizeof *table);
+        if (!name || !v->names.limit) continue;
+        const char **table = dt_calloc(v->names.limit, sizeof *table);
         if (!table) continue;
-        uint32_t arg = d ? v->name_arg_driver : v->name_arg_runtime;
-        for (uint32_t cbid = 1; cbid < v->name_limit; cbid++) {
+        uint32_t arg = d ? v->names.arg_driver : v->names.arg_runtime;
+        for (uint32_t cbid = 1; cbid < v->names.limit; cbid++) {
             const char *n = NULL;
             if (name(arg, cbid, &n) == v->results.success && n && n[0]) table[cbid] = n;
         }
@@ -442,9 +442,9 @@ static int enable_domains(dt_engine *e)
     int ok = 0;
     fn_enable_domain one = SYM(e, fn_enable_domain, DT_SYM_ENABLE_DOMAIN);
     if (one) {
-        ok = one(1, e->subscriber, v->domain_runtime) == v->results.success;
+        ok = one(1, e->subscriber, v->callbacks.domain_runtime) == v->results.success;
         /* releases without driver callbacks are common: either will do */
-        if (one(1, e->subscriber, v->domain_driver) == v->results.success) ok = 1;
+        if (one(1, e->subscriber, v->callbacks.domain_driver) == v->results.success) ok = 1;
     }
     fn_enable_all all = SYM(e, fn_enable_all, DT_SYM_ENABLE_ALL_DOMAINS);
     if (!ok && all) ok = all(1, e->subscriber) == v->results.success;
@@ -457,8 +457,8 @@ static void unsubscribe(dt_engine *e)
     if (!e->subscribed) return;
     fn_enable_domain one = SYM(e, fn_enable_domain, DT_SYM_ENABLE_DOMAIN);
     if (e->domains_on && one) {
-        one(0, e->subscriber, e->v->domain_runtime);
-        one(0, e->subscriber, e->v->domain_driver);
+        one(0, e->subscriber, e->v->callbacks.domain_runtime);
+        one(0, e->subscriber, e->v->callbacks.domain_driver);
     }
     SYM(e, fn_unsubscribe, DT_SYM_UNSUBSCRIBE)(e->subscriber);
     e->subscribed = 0;
@@ -520,7 +520,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     fn_u32 flush_all = SYM(e, fn_u32, DT_SYM_FLUSH_ALL);
     /* Records of early-armed kinds made before this session are delivered
        now, while no session takes them. */
-    if (e->early) flush_all(v->flush_forced);
+    if (e->early) flush_all(v->activity.flush_forced);
     /* Drops from before this session are not its losses (reading restarts
        the count). */
     if (e->sym[DT_SYM_DROPPED]) {
@@ -536,8 +536,8 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
        kind is enabled, so that no record can fall between the two. */
     attach(e, s);
     int enabled = 0;
-    for (size_t i = 0; i < v->kind_count; i++) {
-        const dt_kind_spec *k = &v->kinds[i];
+    for (size_t i = 0; i < v->records.kind_count; i++) {
+        const dt_kind_spec *k = &v->records.kinds[i];
         if (e->armed[i]) { enabled++; continue; }
         if (k->capture && !(s->config.capture & k->capture)) continue;
         r = arm_kind(e, i);
@@ -556,12 +556,12 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
                       e->lib.path);
         goto fail;
     }
-    if (v->flush_period_ms && e->sym[DT_SYM_FLUSH_PERIOD] &&
-        SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(v->flush_period_ms) == res->success)
+    if (v->activity.flush_period_ms && e->sym[DT_SYM_FLUSH_PERIOD] &&
+        SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(v->activity.flush_period_ms) == res->success)
         e->flush_period_set = 1;
     /* Only now: with "auto", a backend that failed to start leaves nothing
        in the session that another backend then records. */
-    if (v->layout_note && !e->emulated) dt_session_note(s, "layouts", "%s", v->layout_note);
+    if (v->library.layout_note && !e->emulated) dt_session_note(s, "layouts", "%s", v->library.layout_note);
     if (v->clock_domain) dt_session_note(s, "vendor_clock", "%s", v->clock_domain);
     dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
     dt_session_set_library(s, e->lib.path, e->version);
@@ -573,7 +573,7 @@ fail:
     if (e->session == s) {
         attach(e, NULL);
         /* what the kinds armed for a moment recorded is not the session's */
-        SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->flush_forced);
+        SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->activity.flush_forced);
     }
     unsubscribe(e);
     restore_thread_ids(e);
@@ -590,7 +590,7 @@ dt_status dt_engine_flush(dt_engine *e, dt_session *s)
     if (!e->loaded) return DT_OK;
     /* Forced: a plain flush leaves partly filled buffers with the vendor.
        The completion callback may run on this thread: no lock is held. */
-    int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->flush_forced);
+    int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
     return r == e->v->results.success ? DT_OK : failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
 }
 
@@ -618,7 +618,7 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     pthread_mutex_unlock(&e->lock);
     /* Records made before the kinds were disarmed are still in the vendor's
        buffers: deliver them to this session. */
-    int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->flush_forced);
+    int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->activity.flush_forced);
     pthread_mutex_lock(&e->lock);
     pthread_mutex_lock(&e->decode_lock);
     count_drops(e, s, NULL, 0);
@@ -664,7 +664,7 @@ dt_status dt_engine_push_external(dt_engine *e, uint64_t id)
 {
     fn_push push = SYM(e, fn_push, DT_SYM_PUSH_EXTERNAL);
     if (!push) return DT_ERR_BACKEND_UNAVAILABLE;
-    return push(e->v->external_kind, id) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
+    return push(e->v->activity.external_kind, id) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
 }
 
 dt_status dt_engine_pop_external(dt_engine *e)
@@ -672,7 +672,7 @@ dt_status dt_engine_pop_external(dt_engine *e)
     fn_pop pop = SYM(e, fn_pop, DT_SYM_POP_EXTERNAL);
     if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
     uint64_t last = 0; /* the vendor writes the popped id: a real pointer */
-    return pop(e->v->external_kind, &last) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
+    return pop(e->v->activity.external_kind, &last) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
 }
 
 dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
@@ -692,12 +692,12 @@ void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, cons
     const dt_engine *e = userdata;
     const dt_vendor *v = e->v;
     /* Other domains pass other callback-data types. */
-    if ((domain != v->domain_runtime && domain != v->domain_driver) || !cbdata) return;
+    if ((domain != v->callbacks.domain_runtime && domain != v->callbacks.domain_driver) || !cbdata) return;
     const uint8_t *d = cbdata;
     uint32_t site, correlation;
-    memcpy(&site, d + v->callback_site_offset, sizeof site);
-    if (site != v->api_enter) return;
-    memcpy(&correlation, d + v->callback_correlation_offset, sizeof correlation);
+    memcpy(&site, d + v->callbacks.site_offset, sizeof site);
+    if (site != v->callbacks.api_enter) return;
+    memcpy(&correlation, d + v->callbacks.correlation_offset, sizeof correlation);
     dt_corr_link_current(correlation);
 }
 

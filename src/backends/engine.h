@@ -164,11 +164,12 @@ typedef struct dt_failure {
     char message[600];
 } dt_failure;
 
-struct dt_vendor {
-    /* the backend this describes: name, vendor text, API category and the
-       variable naming the library live there */
-    const dt_backend *backend;
-    dt_library_spec library;          /* override_env: taken from the backend */
+/* A table and its length, for the descriptor's counted members. */
+#define DT_COUNTED(array) array, (uint32_t)(sizeof(array) / sizeof((array)[0]))
+
+/* Where the library is, and how this build may use it. */
+typedef struct dt_vendor_library {
+    dt_library_spec spec;             /* override_env: taken from the backend */
     const char *symbol_prefix;        /* "cupti" */
     const char *symbols[DT_SYM_COUNT];/* names that do not follow the prefix rule */
     const char *driver_library;       /* checked when probing; NULL: none */
@@ -182,34 +183,47 @@ struct dt_vendor {
        emulator: layouts and numbers inferred rather than read from the
        vendor's headers. NULL: none. */
     const char *layout_note;
-    unsigned caps;                    /* DT_VCAP_* */
-    dt_vendor_results results;
+} dt_vendor_library;
+
+/* Constants of the activity API. */
+typedef struct dt_vendor_activity {
     uint32_t flush_forced;            /* FlushAll flag that delivers partial buffers */
     uint32_t flush_period_ms;         /* periodic delivery while recording; 0: not set */
     uint32_t thread_id_system;        /* thread-id type: Linux tids */
     uint32_t external_kind;           /* the external-correlation kind devtrace pushes */
-    /* API callbacks */
+} dt_vendor_activity;
+
+/* The API callbacks and their data. */
+typedef struct dt_vendor_callbacks {
     uint32_t domain_runtime, domain_driver;
     uint32_t api_enter;               /* callback site value of an API entry */
-    uint16_t callback_site_offset, callback_correlation_offset; /* in the callback data (u32 each) */
-    /* the name function's first argument for runtime and driver calls
-       (a callback domain, or an activity kind) */
-    uint32_t name_arg_runtime, name_arg_driver;
-    uint32_t name_limit;              /* callback ids asked of the name function */
-    /* static names by callback id (generated from vendor headers, or
-       inferred), used where the name function gives none */
-    const char *const *runtime_names;
-    uint32_t runtime_name_count;
-    const char *const *driver_names;
-    uint32_t driver_name_count;
-    const char *runtime_fallback;     /* "cudaRuntime": "cudaRuntime#<cbid>" */
-    const char *driver_fallback;
-    /* activity kinds, and the layouts each library version writes, newest first */
+    uint16_t site_offset, correlation_offset; /* in the callback data (u32 each) */
+} dt_vendor_callbacks;
+
+/* API names: the name function's first argument for runtime and driver
+   calls (a callback domain, or an activity kind) and how many callback ids
+   to ask; static tables by callback id (generated from vendor headers, or
+   inferred), used where the name function gives none; the fallback
+   ("cudaRuntime": "cudaRuntime#<cbid>"). */
+typedef struct dt_vendor_names {
+    uint32_t arg_runtime, arg_driver, limit;
+    const char *const *runtime;
+    uint32_t runtime_count;
+    const char *const *driver;
+    uint32_t driver_count;
+    const char *runtime_fallback, *driver_fallback;
+} dt_vendor_names;
+
+/* The vendor's activity kinds, and the layouts its library versions write. */
+typedef struct dt_vendor_records {
     const dt_kind_spec *kinds;
-    size_t kind_count;
-    const dt_layout_set *layout_sets;
-    size_t layout_set_count;
-    /* the vendor's enums in devtrace's terms, indexed by the vendor's value */
+    uint32_t kind_count;
+    const dt_layout_set *layout_sets; /* newest first */
+    uint32_t layout_set_count;
+} dt_vendor_records;
+
+/* The vendor's enums in devtrace's terms, indexed by the vendor's value. */
+typedef struct dt_vendor_enums {
     const uint8_t *copy_kinds;        /* -> dt_copy_kind */
     uint32_t copy_kind_count;
     const uint8_t *memory_kinds;      /* -> dt_memory_kind */
@@ -217,12 +231,26 @@ struct dt_vendor {
     uint32_t copy_async_flag, fill_async_flag;
     uint32_t peer_copy_kind;          /* copy kind whose records name both devices */
     const dt_value_name *sync_names;  /* synchronization type -> name */
-    size_t sync_name_count;
+    uint32_t sync_name_count;
     uint32_t sync_no_stream;          /* stream id of a context-wide synchronization */
     const dt_value_name *overhead_names;
-    size_t overhead_name_count;
+    uint32_t overhead_name_count;
     /* object kinds of overhead records whose id is (process, thread) */
     uint32_t object_process, object_thread;
+} dt_vendor_enums;
+
+struct dt_vendor {
+    /* the backend this describes: name, vendor text, API category and the
+       variable naming the library live there */
+    const dt_backend *backend;
+    dt_vendor_library library;
+    unsigned caps;                    /* DT_VCAP_* */
+    dt_vendor_results results;
+    dt_vendor_activity activity;
+    dt_vendor_callbacks callbacks;
+    dt_vendor_names names;
+    dt_vendor_records records;
+    dt_vendor_enums enums;
     const char *clock_domain;         /* what the vendor's timestamps count */
     /* Optional: a clearer status and message for a failed vendor call
        (result_text: the vendor's name for the result). Returns 1 when it

@@ -34,10 +34,10 @@ void dt_decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version)
     d->v = v;
     /* Sets are newest first: the first one this version writes. An unknown
        version (0) gets the newest. */
-    d->set = &v->layout_sets[0];
-    for (size_t i = 0; api_version && i < v->layout_set_count; i++) {
-        d->set = &v->layout_sets[i];
-        if (api_version >= v->layout_sets[i].min_version) break;
+    d->set = &v->records.layout_sets[0];
+    for (size_t i = 0; api_version && i < v->records.layout_set_count; i++) {
+        d->set = &v->records.layout_sets[i];
+        if (api_version >= v->records.layout_sets[i].min_version) break;
     }
     d->sizes_known = api_version ? api_version <= d->set->sizes_known_up_to : d->set->sizes_known_up_to != 0;
     for (size_t i = 0; d->set->records[i].size && d->count < DT_DECODER_MAX_LAYOUTS; i++) {
@@ -163,9 +163,9 @@ const char *dt_decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid)
 {
     const dt_vendor *v = d->v;
     const char *const *vendor = d->vendor_names[driver ? 1 : 0];
-    if (vendor && cbid < v->name_limit && vendor[cbid]) return vendor[cbid];
-    const char *const *table = driver ? v->driver_names : v->runtime_names;
-    uint32_t count = driver ? v->driver_name_count : v->runtime_name_count;
+    if (vendor && cbid < v->names.limit && vendor[cbid]) return vendor[cbid];
+    const char *const *table = driver ? v->names.driver : v->names.runtime;
+    uint32_t count = driver ? v->names.driver_count : v->names.runtime_count;
     return table && cbid < count ? table[cbid] : NULL;
 }
 
@@ -182,7 +182,7 @@ static uint32_t api_name(decode_ctx *cx, int driver, uint32_t cbid)
     } else {
         const dt_vendor *v = cx->d->v;
         char buf[64];
-        int n = snprintf(buf, sizeof buf, "%s#%u", driver ? v->driver_fallback : v->runtime_fallback,
+        int n = snprintf(buf, sizeof buf, "%s#%u", driver ? v->names.driver_fallback : v->names.runtime_fallback,
                          (unsigned)cbid);
         id = dt_intern_n(&cx->s->names, buf, (size_t)n);
     }
@@ -237,12 +237,12 @@ __attribute__((always_inline)) static inline void decode_memcpy(decode_ctx *cx, 
         .start = F(DT_F_START), .end = F(DT_F_END), .correlation = F(DT_F_CORRELATION), .bytes = F(DT_F_BYTES),
         .device = device, .stream = (uint32_t)F(DT_F_STREAM), .context = (uint32_t)F(DT_F_CONTEXT),
         .src_device = device, .dst_device = device,
-        .copy_kind = map_value(v->copy_kinds, v->copy_kind_count, kind),
-        .src_kind = map_value(v->memory_kinds, v->memory_kind_count, F(DT_F_SRC_KIND)),
-        .dst_kind = map_value(v->memory_kinds, v->memory_kind_count, F(DT_F_DST_KIND)),
-        .async = (F(DT_F_FLAGS) & v->copy_async_flag) != 0,
+        .copy_kind = map_value(v->enums.copy_kinds, v->enums.copy_kind_count, kind),
+        .src_kind = map_value(v->enums.memory_kinds, v->enums.memory_kind_count, F(DT_F_SRC_KIND)),
+        .dst_kind = map_value(v->enums.memory_kinds, v->enums.memory_kind_count, F(DT_F_DST_KIND)),
+        .async = (F(DT_F_FLAGS) & v->enums.copy_async_flag) != 0,
     };
-    if (kind == v->peer_copy_kind && HAS(DT_F_SRC_DEVICE) && HAS(DT_F_DST_DEVICE)) {
+    if (kind == v->enums.peer_copy_kind && HAS(DT_F_SRC_DEVICE) && HAS(DT_F_DST_DEVICE)) {
         copy.src_device = (uint32_t)F(DT_F_SRC_DEVICE);
         copy.dst_device = (uint32_t)F(DT_F_DST_DEVICE);
     }
@@ -257,8 +257,8 @@ __attribute__((always_inline)) static inline void decode_memset(decode_ctx *cx, 
         .start = F(DT_F_START), .end = F(DT_F_END), .correlation = F(DT_F_CORRELATION), .bytes = F(DT_F_BYTES),
         .device = (uint32_t)F(DT_F_DEVICE), .stream = (uint32_t)F(DT_F_STREAM),
         .context = (uint32_t)F(DT_F_CONTEXT), .value = (uint32_t)F(DT_F_VALUE),
-        .memory_kind = map_value(v->memory_kinds, v->memory_kind_count, F(DT_F_MEMORY_KIND)),
-        .async = (F(DT_F_FLAGS) & v->fill_async_flag) != 0,
+        .memory_kind = map_value(v->enums.memory_kinds, v->enums.memory_kind_count, F(DT_F_MEMORY_KIND)),
+        .async = (F(DT_F_FLAGS) & v->enums.fill_async_flag) != 0,
     };
     dt_add_fill(cx->s, &cx->cache, &fill);
 }
@@ -276,7 +276,7 @@ __attribute__((always_inline)) static inline void decode_external(decode_ctx *cx
 {
     /* Other kinds belong to other clients in the process (Kineto pushes its
        own): not devtrace's to attribute. */
-    if (F(DT_F_EXTERNAL_KIND) == cx->d->v->external_kind)
+    if (F(DT_F_EXTERNAL_KIND) == cx->d->v->activity.external_kind)
         dt_corr_link(cx->s, F(DT_F_CORRELATION), F(DT_F_EXTERNAL_ID));
 }
 
@@ -284,10 +284,10 @@ __attribute__((always_inline)) static inline void decode_sync(decode_ctx *cx, co
 {
     if (!(cx->capture & DT_CAPTURE_SYNC)) return;
     const dt_vendor *v = cx->d->v;
-    const char *name = value_name(v->sync_names, v->sync_name_count, F(DT_F_SYNC_TYPE));
+    const char *name = value_name(v->enums.sync_names, v->enums.sync_name_count, F(DT_F_SYNC_TYPE));
     uint32_t stream = (uint32_t)F(DT_F_STREAM);
     /* a context-wide synchronisation names no stream */
-    if (stream == v->sync_no_stream) stream = 0;
+    if (stream == v->enums.sync_no_stream) stream = 0;
     dt_add_device_activity(cx->s, DT_EVENT_SYNC, F(DT_F_START), F(DT_F_END), F(DT_F_CORRELATION), 0, stream,
                            (uint32_t)F(DT_F_CONTEXT), dt_intern_str(&cx->s->names, name ? name : "Synchronization"));
 }
@@ -296,10 +296,10 @@ __attribute__((always_inline)) static inline void decode_overhead(decode_ctx *cx
 {
     if (!(cx->capture & DT_CAPTURE_OVERHEAD)) return;
     const dt_vendor *v = cx->d->v;
-    const char *name = value_name(v->overhead_names, v->overhead_name_count, F(DT_F_OVERHEAD_KIND));
+    const char *name = value_name(v->enums.overhead_names, v->enums.overhead_name_count, F(DT_F_OVERHEAD_KIND));
     uint64_t object = F(DT_F_OBJECT_KIND);
     uint32_t device = 0, context = 0, lane = 0;
-    if (object == v->object_process || object == v->object_thread) {
+    if (object == v->enums.object_process || object == v->enums.object_thread) {
         context = (uint32_t)F(DT_F_OBJECT_ID0); /* process */
         lane = (uint32_t)F(DT_F_OBJECT_ID1);    /* thread */
     } else if (object) {
