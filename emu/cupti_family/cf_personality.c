@@ -76,10 +76,35 @@ void emu_cf_vendor_write_record(uint8_t *dst, const emu_activity *a)
     emu_cf_write_record(dst, a, &o);
 }
 
+static _Thread_local int t_in_completion;
+
+int emu_cf_in_completion(void) { return t_in_completion; }
+
 void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *buffer, size_t size, size_t valid_size)
 {
     /* Per-thread buffers (CUDA 13): no context, stream 0. */
+    t_in_completion = 1;
     ((void (*)(void *, uint32_t, uint8_t *, size_t, size_t))client_fn)(NULL, 0, buffer, size, valid_size);
+    t_in_completion = 0;
+}
+
+uint32_t emu_cf_cbid(emu_domain domain, emu_op op, emu_copy_kind copy_kind)
+{
+    const emu_cf_personality *p = emu_cf_impl;
+    if ((unsigned)op >= EMU_OP_COUNT) return 0;
+    if (domain == EMU_DOMAIN_RUNTIME) return p->runtime_cbid[op];
+    int async = op == EMU_OP_MEMCPY_ASYNC;
+    if ((op == EMU_OP_MEMCPY || async) && (unsigned)copy_kind <= EMU_COPY_PTOP &&
+        p->driver_copy_cbid[async][copy_kind])
+        return p->driver_copy_cbid[async][copy_kind];
+    return p->driver_cbid[op];
+}
+
+const char *emu_cf_name(emu_domain domain, uint32_t cbid)
+{
+    const emu_cf_personality *p = emu_cf_impl;
+    if (domain == EMU_DOMAIN_DRIVER) return cbid < p->driver_name_count ? p->driver_names[cbid] : NULL;
+    return cbid < p->runtime_name_count ? p->runtime_names[cbid] : NULL;
 }
 
 /* ------------------------------------------------------------------ */

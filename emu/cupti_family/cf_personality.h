@@ -40,6 +40,17 @@ typedef struct emu_cf_personality {
     uint32_t version;              /* what <prefix>GetVersion reports */
     uint32_t kernel_size, memcpy_size, memset_size; /* record versions written */
     unsigned quirks;               /* EMU_CF_* */
+    /* The vendor's callback ids for each operation (0: no such call in that
+       domain); driver copies by direction ([async][emu_copy_kind]; 0: the
+       operation's id). */
+    uint32_t runtime_cbid[EMU_OP_COUNT];
+    uint32_t driver_cbid[EMU_OP_COUNT];
+    uint32_t driver_copy_cbid[2][EMU_COPY_PTOP + 1];
+    /* names by callback id */
+    const char *const *runtime_names;
+    uint32_t runtime_name_count;
+    const char *const *driver_names;
+    uint32_t driver_name_count;
 } emu_cf_personality;
 
 /* Defined by EMU_CF_PERSONALITY in the personality's file. */
@@ -67,6 +78,11 @@ EMU_HIDDEN int emu_cf_result_string(int result, const char **text);
 EMU_HIDDEN int emu_cf_timestamp(uint64_t *timestamp);
 
 /* The core's hooks, for EMU_CF_PERSONALITY. */
+EMU_HIDDEN uint32_t emu_cf_cbid(emu_domain domain, emu_op op, emu_copy_kind copy_kind);
+EMU_HIDDEN const char *emu_cf_name(emu_domain domain, uint32_t cbid);
+/* Set on the thread that runs the client's completion callback, while it
+   runs (for vendors whose calls may not be made from there). */
+EMU_HIDDEN int emu_cf_in_completion(void);
 EMU_HIDDEN size_t emu_cf_vendor_record_size(emu_rec_kind kind);
 EMU_HIDDEN void emu_cf_vendor_write_record(uint8_t *dst, const emu_activity *a);
 EMU_HIDDEN void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *buffer, size_t size,
@@ -76,14 +92,15 @@ EMU_HIDDEN void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *
 
 /* prefix: the vendor's symbol prefix (cupti, mcpti, mupti); name: the
    vendor's name in vendors.def; data: the emu_cf_personality; the rest:
-   fields of the core's struct emu_vendor: .cbid and .callback_name (the
-   vendor's numbering and names), the clock domain, ... */
+   fields of the core's struct emu_vendor: the clock domain, external
+   records with no id pushed, ... */
 #define EMU_CF_PERSONALITY(prefix, name_, data, ...)                                                        \
     const emu_cf_personality *const emu_cf_impl = &(data);                                                 \
     const struct emu_vendor emu_vendor_impl = {                                                            \
         .name = #name_, .record_size = emu_cf_vendor_record_size, .write_record = emu_cf_vendor_write_record, \
         .record_kind = emu_cf_record_kind, .complete_buffer = emu_cf_vendor_complete_buffer,              \
         .invoke_callback = emu_cf_invoke_callback, .default_thread_id_type = EMU_TID_PTHREAD,      \
+        .cbid = emu_cf_cbid, .callback_name = emu_cf_name,                                                 \
         __VA_ARGS__};                                                                                       \
     EMU_CF_EXPORT __attribute__((section(".rodata.devtrace_emu"))) const char devtrace_emulator_##name_[] = \
         "devtrace " #name_ " emulator, CUPTI-family ABI of cupti_family_abi.h";                            \

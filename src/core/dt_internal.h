@@ -512,6 +512,10 @@ typedef struct dt_library_spec {
     const char *const *subdirs;       /* library folders under a root */
     const char *const *paths;         /* absolute fallbacks */
     const char *hint;                 /* what to install or set */
+    /* Look only under the SDK roots: the sonames are another vendor's too
+       (the PPU SDK's libcupti is not NVIDIA's), so a copy in the process or
+       on the loader path may not be this vendor's. */
+    int roots_only;
 } dt_library_spec;
 
 typedef struct dt_library {
@@ -528,6 +532,7 @@ typedef struct dt_library {
       loaded): two copies would fight over one driver interface;
    3. the sonames through the loader path, then under each SDK root set (or
       the default root) in each subdir, then the absolute paths.
+   With roots_only, only the override and step 3's roots and paths.
    Never unloads. DT_ERR_BACKEND_UNAVAILABLE lists every place tried. */
 DT_HIDDEN dt_status dt_library_open(const dt_library_spec *spec, dt_library *out);
 

@@ -86,14 +86,16 @@ dt_status dt_library_open(const dt_library_spec *spec, dt_library *out)
         out->named = 1;
         return DT_OK;
     }
-    out->handle = already_loaded(spec, out->path, sizeof out->path);
-    if (out->handle) return DT_OK;
+    if (!spec->roots_only) {
+        out->handle = already_loaded(spec, out->path, sizeof out->path);
+        if (out->handle) return DT_OK;
+    }
 
     char (*paths)[512] = dt_malloc(DT_MAX_CANDIDATES * sizeof *paths);
     if (!paths) return dt_error(DT_ERR_NO_MEMORY, "out of memory looking for %s", spec->what);
     const char *cands[DT_MAX_CANDIDATES];
     size_t n = 0;
-    for (size_t i = 0; spec->sonames && spec->sonames[i] && n < DT_MAX_CANDIDATES; i++)
+    for (size_t i = 0; !spec->roots_only && spec->sonames && spec->sonames[i] && n < DT_MAX_CANDIDATES; i++)
         cands[n++] = spec->sonames[i];
     int any_root = 0;
     for (size_t r = 0; spec->root_envs && spec->root_envs[r]; r++) {
@@ -122,6 +124,16 @@ dt_status dt_library_open(const dt_library_spec *spec, dt_library *out)
     out->handle = dt_dlopen_first(cands, n, out->path, sizeof out->path, tried, sizeof tried);
     dt_free(paths);
     if (out->handle) return DT_OK;
+    if (n == 0) {
+        char roots[200] = "";
+        for (size_t r = 0; spec->root_envs && spec->root_envs[r]; r++) {
+            size_t used = strlen(roots);
+            snprintf(roots + used, sizeof roots - used, "%s%s", r ? " or " : "", spec->root_envs[r]);
+        }
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s is looked for only under %s, and none is set; %s, or set %s "
+                        "to its path", spec->what, roots, spec->hint ? spec->hint : "install the vendor's SDK",
+                        spec->override_env);
+    }
     return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s not found (tried: %s); %s, or set %s to its path", spec->what,
                     tried, spec->hint ? spec->hint : "install the vendor's SDK", spec->override_env);
 }
