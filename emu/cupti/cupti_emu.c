@@ -10,45 +10,24 @@
 #include "cf_personality.h"
 #include "cupti_cbid_names.h"
 
+/* The family's numbering is the toolkit's. */
+_Static_assert(DT_CF_RT_LAUNCH_KERNEL == (int)CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 &&
+                   DT_CF_RT_MEMSET == (int)CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020 &&
+                   DT_CF_RT_DEVICE_SYNCHRONIZE == (int)CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 &&
+                   DT_CF_DRV_LAUNCH_KERNEL == (int)CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel &&
+                   DT_CF_DRV_MEMCPY_PEER_ASYNC == (int)CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync &&
+                   DT_CF_DRV_MEMSET_ASYNC == (int)CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async &&
+                   DT_CF_DRV_CTX_SYNCHRONIZE == (int)CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+               "CUPTI's callback ids");
+
 static const emu_cf_personality cupti = {
     .result_prefix = "CUPTI",
     .version = 130001, /* CUPTI_API_VERSION of CUDA 13.0 update 1 */
-    .kernel_size = DT_CF_KERNEL10_SIZE,
-    .memcpy_size = DT_CF_MEMCPY6_SIZE,
-    .memset_size = DT_CF_MEMSET4_SIZE,
+    .kernel_size = DT_CF_KERNEL10_SIZE, .memcpy_size = DT_CF_MEMCPY6_SIZE, .memset_size = DT_CF_MEMSET4_SIZE,
     .quirks = EMU_CF_DEVICE_RECORDS | EMU_CF_PEER_RECORDS,
-    .runtime_cbid = {
-        [EMU_OP_LAUNCH_KERNEL] = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-        [EMU_OP_MEMCPY] = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-        [EMU_OP_MEMCPY_ASYNC] = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
-        [EMU_OP_MEMSET] = CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
-        [EMU_OP_MEMSET_ASYNC] = CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
-        [EMU_OP_STREAM_SYNCHRONIZE] = CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
-        [EMU_OP_DEVICE_SYNCHRONIZE] = CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
-    },
-    .driver_cbid = {
-        [EMU_OP_LAUNCH_KERNEL] = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-        [EMU_OP_MEMCPY] = CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
-        [EMU_OP_MEMCPY_ASYNC] = CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
-        [EMU_OP_MEMSET] = CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
-        [EMU_OP_MEMSET_ASYNC] = CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
-        [EMU_OP_STREAM_SYNCHRONIZE] = CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
-        [EMU_OP_DEVICE_SYNCHRONIZE] = CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
-    },
-    .driver_copy_cbid = {
-        {[EMU_COPY_HTOD] = CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
-         [EMU_COPY_DTOH] = CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
-         [EMU_COPY_DTOD] = CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2,
-         [EMU_COPY_PTOP] = CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer},
-        {[EMU_COPY_HTOD] = CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
-         [EMU_COPY_DTOH] = CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
-         [EMU_COPY_DTOD] = CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
-         [EMU_COPY_PTOP] = CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync},
-    },
-    .runtime_names = dt_cupti_runtime_names,
-    .runtime_name_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
-    .driver_names = dt_cupti_driver_names,
-    .driver_name_count = DT_CUPTI_DRIVER_NAMES_COUNT,
+    EMU_CF_CUPTI_NUMBERING,
+    .runtime_names = dt_cupti_runtime_names, .runtime_name_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
+    .driver_names = dt_cupti_driver_names, .driver_name_count = DT_CUPTI_DRIVER_NAMES_COUNT,
 };
 
 EMU_CF_PERSONALITY(cupti, cupti, cupti, .clock_offset_ns = 0)

@@ -53,6 +53,24 @@ typedef struct emu_cf_personality {
     uint32_t driver_name_count;
 } emu_cf_personality;
 
+/* The callback ids of the emulator's operations, in emu_op order. */
+#define EMU_CF_OPS(launch, memcpy, memcpy_async, memset, memset_async, stream_sync, device_sync)              \
+    {[EMU_OP_LAUNCH_KERNEL] = launch, [EMU_OP_MEMCPY] = memcpy, [EMU_OP_MEMCPY_ASYNC] = memcpy_async,           \
+     [EMU_OP_MEMSET] = memset, [EMU_OP_MEMSET_ASYNC] = memset_async, [EMU_OP_STREAM_SYNCHRONIZE] = stream_sync,  \
+     [EMU_OP_DEVICE_SYNCHRONIZE] = device_sync}
+
+/* CUPTI's numbering of them (cupti_family_abi.h), runtime and driver calls. */
+#define EMU_CF_CUPTI_NUMBERING                                                                                \
+    .runtime_cbid = EMU_CF_OPS(DT_CF_RT_LAUNCH_KERNEL, DT_CF_RT_MEMCPY, DT_CF_RT_MEMCPY_ASYNC, DT_CF_RT_MEMSET,  \
+                               DT_CF_RT_MEMSET_ASYNC, DT_CF_RT_STREAM_SYNCHRONIZE, DT_CF_RT_DEVICE_SYNCHRONIZE),  \
+    .driver_cbid = EMU_CF_OPS(DT_CF_DRV_LAUNCH_KERNEL, DT_CF_DRV_MEMCPY, DT_CF_DRV_MEMCPY_ASYNC, DT_CF_DRV_MEMSET, \
+                              DT_CF_DRV_MEMSET_ASYNC, DT_CF_DRV_STREAM_SYNCHRONIZE, DT_CF_DRV_CTX_SYNCHRONIZE),  \
+    .driver_copy_cbid = {                                                                                     \
+        {[EMU_COPY_HTOD] = DT_CF_DRV_MEMCPY_HTOD, [EMU_COPY_DTOH] = DT_CF_DRV_MEMCPY_DTOH,                      \
+         [EMU_COPY_DTOD] = DT_CF_DRV_MEMCPY_DTOD, [EMU_COPY_PTOP] = DT_CF_DRV_MEMCPY_PEER},                     \
+        {[EMU_COPY_HTOD] = DT_CF_DRV_MEMCPY_HTOD_ASYNC, [EMU_COPY_DTOH] = DT_CF_DRV_MEMCPY_DTOH_ASYNC,          \
+         [EMU_COPY_DTOD] = DT_CF_DRV_MEMCPY_DTOD_ASYNC, [EMU_COPY_PTOP] = DT_CF_DRV_MEMCPY_PEER_ASYNC}}
+
 /* Defined by EMU_CF_PERSONALITY in the personality's file. */
 EMU_HIDDEN extern const emu_cf_personality *const emu_cf_impl;
 

@@ -17,6 +17,16 @@ const uint8_t dt_cf_memory_kinds[DT_CF_MEMORY_COUNT] = {
     [DT_CF_MEMORY_MANAGED_STATIC] = DT_MEM_MANAGED,
 };
 
+const dt_kind_spec dt_cf_kinds[DT_CF_KIND_SPECS] = {
+    {DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KIND_KERNEL, DT_CAPTURE_KERNEL, 1, 1, "kernels"},
+    {DT_CF_KIND_MEMCPY, 0, DT_CAPTURE_MEMCPY, 1, 1, "memory copies"},
+    {DT_CF_KIND_MEMSET, 0, DT_CAPTURE_MEMSET, 1, 1, "memsets"},
+    {DT_CF_KIND_RUNTIME, 0, DT_CAPTURE_RUNTIME, 1, 0, "runtime API"},
+    {DT_CF_KIND_DRIVER, 0, DT_CAPTURE_DRIVER, 0, 0, "driver API"},
+    {DT_CF_KIND_EXTERNAL_CORRELATION, 0, 0, 0, 0, "External ids"},
+    {DT_CF_KIND_SYNCHRONIZATION, 0, DT_CAPTURE_SYNC, 0, 0, "synchronization"},
+};
+
 const dt_value_name dt_cf_sync_names[DT_CF_SYNC_NAME_COUNT] = {
     {0, "Synchronization"}, {1, "Event Synchronize"}, {2, "Stream Wait Event"},
     {3, "Stream Synchronize"}, {4, "Context Synchronize"},

@@ -42,6 +42,14 @@ DT_HIDDEN extern const dt_value_name dt_cf_sync_names[DT_CF_SYNC_NAME_COUNT];
 #define DT_CF_OVERHEAD_NAME_COUNT 8
 DT_HIDDEN extern const dt_value_name dt_cf_overhead_names[DT_CF_OVERHEAD_NAME_COUNT];
 
+/* The kinds a family vendor records, other than CUPTI (whose list adds
+   peer copies, device descriptions and overhead): kernels (concurrent, or
+   plain where the library allows one kind only), copies and memsets (cheap:
+   armed early where the vendor arms early), runtime API, and optional
+   driver API, external correlation and synchronization. */
+#define DT_CF_KIND_SPECS 7
+DT_HIDDEN extern const dt_kind_spec dt_cf_kinds[DT_CF_KIND_SPECS];
+
 /* Record layouts by generation (the record versions each writes), each
    ending with an entry of size 0. */
 DT_HIDDEN extern const dt_record_layout dt_cf_layouts_cuda13[];   /* Kernel10, Memcpy6, Memset4: measured */

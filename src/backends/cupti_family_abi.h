@@ -98,6 +98,38 @@ enum {
 };
 #define DT_CF_SYNC_NO_STREAM 0xffffffffu
 
+/* CUPTI's callback ids of the calls devtrace's emulators make, for the
+   vendors that number their calls as CUPTI does (CUPTI; the PPU stack and
+   MUPTI, inferred). */
+enum {
+    DT_CF_RT_MEMCPY = 31, DT_CF_RT_MEMCPY_ASYNC = 41, DT_CF_RT_MEMSET = 49, DT_CF_RT_MEMSET_ASYNC = 51,
+    DT_CF_RT_STREAM_SYNCHRONIZE = 131, DT_CF_RT_DEVICE_SYNCHRONIZE = 165, DT_CF_RT_LAUNCH_KERNEL = 211,
+    DT_CF_RT_NAMED = 212
+};
+enum {
+    DT_CF_DRV_CTX_SYNCHRONIZE = 17, DT_CF_DRV_STREAM_SYNCHRONIZE = 126, DT_CF_DRV_MEMSET_ASYNC = 216,
+    DT_CF_DRV_MEMSET = 249, DT_CF_DRV_MEMCPY_HTOD = 276, DT_CF_DRV_MEMCPY_HTOD_ASYNC = 277,
+    DT_CF_DRV_MEMCPY_DTOH = 278, DT_CF_DRV_MEMCPY_DTOH_ASYNC = 279, DT_CF_DRV_MEMCPY_DTOD = 280,
+    DT_CF_DRV_MEMCPY_DTOD_ASYNC = 281, DT_CF_DRV_MEMCPY = 305, DT_CF_DRV_MEMCPY_ASYNC = 306,
+    DT_CF_DRV_LAUNCH_KERNEL = 307, DT_CF_DRV_MEMCPY_PEER = 318, DT_CF_DRV_MEMCPY_PEER_ASYNC = 319,
+    DT_CF_DRV_NAMED = 320
+};
+/* Name tables for those ids, given the prefix a vendor's runtime or driver
+ * API puts before CUDA's names ("cuda"/"cu", "musa"/"mu"). */
+#define DT_CF_RUNTIME_NAMES(rt)                                                                              \
+    {[DT_CF_RT_MEMCPY] = rt "Memcpy", [DT_CF_RT_MEMCPY_ASYNC] = rt "MemcpyAsync", [DT_CF_RT_MEMSET] = rt "Memset", \
+     [DT_CF_RT_MEMSET_ASYNC] = rt "MemsetAsync", [DT_CF_RT_STREAM_SYNCHRONIZE] = rt "StreamSynchronize",        \
+     [DT_CF_RT_DEVICE_SYNCHRONIZE] = rt "DeviceSynchronize", [DT_CF_RT_LAUNCH_KERNEL] = rt "LaunchKernel"}
+#define DT_CF_DRIVER_NAMES(drv)                                                                               \
+    {[DT_CF_DRV_CTX_SYNCHRONIZE] = drv "CtxSynchronize", [DT_CF_DRV_STREAM_SYNCHRONIZE] = drv "StreamSynchronize", \
+     [DT_CF_DRV_MEMSET_ASYNC] = drv "MemsetD8Async", [DT_CF_DRV_MEMSET] = drv "MemsetD8_v2",                   \
+     [DT_CF_DRV_MEMCPY_HTOD] = drv "MemcpyHtoD_v2", [DT_CF_DRV_MEMCPY_HTOD_ASYNC] = drv "MemcpyHtoDAsync_v2",  \
+     [DT_CF_DRV_MEMCPY_DTOH] = drv "MemcpyDtoH_v2", [DT_CF_DRV_MEMCPY_DTOH_ASYNC] = drv "MemcpyDtoHAsync_v2",  \
+     [DT_CF_DRV_MEMCPY_DTOD] = drv "MemcpyDtoD_v2", [DT_CF_DRV_MEMCPY_DTOD_ASYNC] = drv "MemcpyDtoDAsync_v2",  \
+     [DT_CF_DRV_MEMCPY] = drv "Memcpy", [DT_CF_DRV_MEMCPY_ASYNC] = drv "MemcpyAsync",                          \
+     [DT_CF_DRV_LAUNCH_KERNEL] = drv "LaunchKernel", [DT_CF_DRV_MEMCPY_PEER] = drv "MemcpyPeer",               \
+     [DT_CF_DRV_MEMCPY_PEER_ASYNC] = drv "MemcpyPeerAsync"}
+
 /* Kernel records: Kernel10 (CUDA 13); earlier versions are its prefixes. */
 typedef struct DT_CF_PACKED dt_cf_kernel {
     uint32_t kind;

@@ -7,16 +7,7 @@
 
 #include "dt_check.h"
 #include "dt_internal.h"
-
-static dt_session *new_session(void)
-{
-    dt_config c;
-    dt_config_init(&c);
-    c.backend = "null";
-    dt_session *s = NULL;
-    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
-    return s;
-}
+#include "dt_test_session.h"
 
 static const char *note(const dt_session *s, const char *key)
 {
@@ -27,7 +18,7 @@ static const char *note(const dt_session *s, const char *key)
 
 static void facts_under_one_key_are_all_kept(void)
 {
-    dt_session *s = new_session();
+    dt_session *s = dt_test_session(0);
     dt_session_note(s, "vendor", "kernels not recorded: %s", "refused");
     dt_session_note(s, "vendor", "lacks %s: no External ids", "PushExternalCorrelationId");
     dt_session_note(s, "vendor", "drops are not counted");
@@ -39,7 +30,7 @@ static void facts_under_one_key_are_all_kept(void)
 
 static void the_same_fact_is_said_once(void)
 {
-    dt_session *s = new_session();
+    dt_session *s = dt_test_session(0);
     for (int i = 0; i < 1000; i++) dt_session_note(s, "unknown_kind", "marker records (kind %d)", 12);
     dt_session_note(s, "other", "x");
     REQUIRE_EQ(s->note_count, 2);
@@ -53,7 +44,7 @@ static void the_same_fact_is_said_once(void)
 /* A key whose text is full keeps what it said first, whole. */
 static void a_full_note_keeps_its_beginning(void)
 {
-    dt_session *s = new_session();
+    dt_session *s = dt_test_session(0);
     char long_fact[300];
     memset(long_fact, 'a', sizeof long_fact - 1);
     long_fact[sizeof long_fact - 1] = 0;

@@ -12,6 +12,7 @@
 #include "dt_check.h"
 
 #include "dt_internal.h"
+#include "dt_test_session.h"
 
 #if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI
 #include <cupti_activity.h>
@@ -82,17 +83,6 @@ static void put_external(buf *b, uint32_t kind, uint64_t id, uint32_t corr)
     put(b, &a, &o);
 }
 
-static dt_session *new_session(uint32_t capture)
-{
-    dt_config c;
-    dt_config_init(&c);
-    c.backend = "null";
-    c.capture = capture;
-    dt_session *s = NULL;
-    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
-    return s;
-}
-
 /* Walked as CUPTI's iterator would, by the CUDA 13 record sizes. */
 static void decode(dt_session *s, buf *b) { dt_decoder_run(&D, s, b->bytes, b->used, NULL); }
 
@@ -129,7 +119,7 @@ static void merge_links(dt_session *s)
 
 static void test_kernel_fields(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     put_kernel(b, 21, T0 + 1000, T0 + 5000, "_Z6vecAddPfS_S_i");
     decode(s, b);
@@ -160,7 +150,7 @@ static void test_kernel_fields(void)
 
 static void test_kernel_latency(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     emu_activity a = {.kind = EMU_REC_KERNEL, .start = T0 + 1000, .end = T0 + 2000, .correlation = 1};
     a.u.kernel.name = "plain_c_kernel";
@@ -189,7 +179,7 @@ static void test_kernel_latency(void)
 
 static void test_copies_and_memsets(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     emu_cf_options o = opts();
     emu_activity m = {.kind = EMU_REC_MEMCPY, .start = T0 + 10, .end = T0 + 110, .correlation = 5,
@@ -251,7 +241,7 @@ static void test_copies_and_memsets(void)
 
 static void test_api_names(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     put_api(b, EMU_REC_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 30, T0 + 1, T0 + 9);
     put_api(b, EMU_REC_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 31, T0 + 2, T0 + 8);
@@ -278,7 +268,7 @@ static void test_api_names(void)
 
 static void test_external_links(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 0, 40);   /* id 0 is an id */
     put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, UINT64_C(1) << 48, 41);
@@ -299,7 +289,7 @@ static void test_external_links(void)
 /* While recording, links are logged and reach the map at stop. */
 static void test_deferred_links(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 77, 50);
     put_kernel(b, 50, T0 + 1, T0 + 2, "k");
@@ -326,7 +316,7 @@ static void test_deferred_links(void)
 
 static void test_device_properties(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     emu_cf_write_device(b->bytes, 3, "Emulated H100");
     b->used = sizeof(dt_cf_device);
@@ -355,7 +345,7 @@ static void test_device_properties(void)
 
 static void test_sync_and_overhead(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     CUpti_ActivitySynchronization2 y;
     memset(&y, 0, sizeof y);
@@ -414,7 +404,7 @@ static void test_sync_and_overhead(void)
     REQUIRE_EQ(dt_session_loss_total(s), 0);
     dt_session_destroy(s);
     /* not captured: skipped, not lost */
-    s = new_session(DT_CAPTURE_DEFAULT);
+    s = dt_test_session(DT_CAPTURE_DEFAULT);
     decode(s, b);
     REQUIRE_EQ(s->store.count, 0);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
@@ -424,7 +414,7 @@ static void test_sync_and_overhead(void)
 
 static void test_timestamp_losses(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     put_kernel(b, 1, 0, 0, "k");                       /* CUPTI's "no timing" */
     put_kernel(b, 2, 0, 0, "k");
@@ -444,7 +434,7 @@ static void test_timestamp_losses(void)
 
 static void test_truncated_and_unknown(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_ALL);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
     /* a buffer ending inside a kernel record: CUPTI's iterator stops there */
     put_kernel(b, 1, T0 + 1, T0 + 2, "k");
@@ -482,7 +472,7 @@ static void test_truncated_and_unknown(void)
 
 static void test_capture_filter(void)
 {
-    dt_session *s = new_session(DT_CAPTURE_KERNEL);
+    dt_session *s = dt_test_session(DT_CAPTURE_KERNEL);
     buf *b = calloc(1, sizeof *b);
     put_api(b, EMU_REC_RUNTIME, 211, 1, T0 + 1, T0 + 9);
     put_kernel(b, 1, T0 + 3, T0 + 5, "k");

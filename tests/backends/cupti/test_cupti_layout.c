@@ -18,6 +18,7 @@
 #include "dt_check.h"
 
 #include "dt_internal.h"
+#include "dt_test_session.h"
 
 #if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI
 #include <cupti_activity.h>
@@ -347,12 +348,7 @@ static void test_decode_with_real_iterator(void)
     REQUIRE_REAL();
     layout *l = calloc(1, sizeof *l);
     build(l);
-    dt_config c;
-    dt_config_init(&c);
-    c.backend = "null";
-    c.capture = DT_CAPTURE_ALL;
-    dt_session *s = NULL;
-    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     dt_decoder_run(&D, s, l->bytes, l->used, (dt_vendor_next_fn)g_real_next);
     /* runtime, kernel, driver, memcpy, memcpy2, memset, kernel */
     REQUIRE_EQ(s->store.count, 7);
