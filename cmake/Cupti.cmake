@@ -99,31 +99,3 @@ function(dt_configure_cupti target)
       "DT_CUPTI_ABSENT_REASON=\"${DT_CUPTI_REASON}\"")
   endif()
 endfunction()
-
-# The CUPTI unit tests, the fuzz target and the decode bench read CUPTI records
-# through the toolkit's structs, and the layout test writes them with the
-# emulator's record writer. Those targets are declared by directory-wide globs
-# elsewhere, so they are configured here once every target exists.
-function(_dt_cupti_configure_late)
-  set(_consumers devtrace_obj bench_decode fuzz_cupti_decode fuzz_cupti_decode_replay)
-  file(GLOB _dt_cupti_tests "${CMAKE_SOURCE_DIR}/tests/unit/test_cupti*.c")
-  foreach(_src ${_dt_cupti_tests})
-    get_filename_component(_name ${_src} NAME_WE)
-    list(APPEND _consumers ${_name})
-  endforeach()
-  foreach(_t ${_consumers})
-    if(TARGET ${_t})
-      dt_configure_cupti(${_t})
-      if(DT_HAVE_CUPTI AND NOT _t STREQUAL "devtrace_obj")
-        target_sources(${_t} PRIVATE "${CMAKE_SOURCE_DIR}/emu/cupti/cupti_records.c")
-        target_include_directories(${_t} PRIVATE "${CMAKE_SOURCE_DIR}/emu/cupti"
-          "${CMAKE_SOURCE_DIR}/emu" "${CMAKE_SOURCE_DIR}/emu/include")
-        # Tests that load the emulator library need it built first.
-        if(TARGET emu_cupti AND _t MATCHES "^test_cupti")
-          add_dependencies(${_t} emu_cupti)
-        endif()
-      endif()
-    endif()
-  endforeach()
-endfunction()
-cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _dt_cupti_configure_late)

@@ -146,6 +146,17 @@ struct emu_vendor {
     /* Name of a callback id, or NULL if unknown. */
     const char *(*callback_name)(emu_domain domain, uint32_t cbid);
     emu_thread_id_type default_thread_id_type;
+    /* The vendor's clock domain, as a map from CLOCK_REALTIME:
+       device = realtime * (1 + clock_drift_ppm * 1e-6) + offset, where the
+       offset is clock_offset_ns, or, with clock_counter, whatever makes the
+       device clock read clock_offset_ns when the library starts (a counter
+       since "boot"). DEVTRACE_EMU_CLOCK_* and emu_set_clock() replace it. */
+    int64_t clock_offset_ns;
+    double clock_drift_ppm;
+    int clock_counter;
+    /* An API call made with no external id pushed still produces an
+       external-correlation record of this external kind, id 0 (0: none). */
+    uint32_t external_kind_when_empty;
 };
 
 /* Defined by the personality linked into the library. */

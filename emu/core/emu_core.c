@@ -276,10 +276,16 @@ static void atfork_child(void)
 static void init_once(void)
 {
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    double drift = emu_vendor_impl.clock_drift_ppm;
+    int64_t off = emu_vendor_impl.clock_offset_ns;
+    if (emu_vendor_impl.clock_counter)
+        off -= (int64_t)((long double)realtime_ns() * (1.0L + (long double)drift * 1e-6L));
     const char *v = getenv("DEVTRACE_EMU_CLOCK_OFFSET_NS");
-    int64_t off = v && *v ? strtoll(v, NULL, 10) : 0;
+    if (v && *v)
+        off = strtoll(v, NULL, 10);
     v = getenv("DEVTRACE_EMU_CLOCK_DRIFT_PPM");
-    double drift = v && *v ? strtod(v, NULL) : 0.0;
+    if (v && *v)
+        drift = strtod(v, NULL);
     if (!isfinite(drift) || drift <= -1e6)
         drift = 0.0;
     atomic_store(&G.clock_offset, off);
@@ -358,11 +364,16 @@ static void complete_current_locked(void)
     signal_worker_locked();
 }
 
-static void count_no_buffer_locked(void)
+static emu_kind stat_kind(emu_rec_kind k);
+
+static void count_no_buffer_locked(const emu_activity *a, unsigned flags)
 {
     G.dropped++;
     G.stats.dropped_no_buffer++;
     G.stats.dropped_reported++;
+    /* records added by a fault are counted as faulted, not by kind */
+    if (a->kind != EMU_REC_UNKNOWN && !(flags & PEND_MALFORMED))
+        G.stats.dropped_no_buffer_kind[stat_kind(a->kind)]++;
 }
 
 /* Make room for `need` bytes; 0 on success, -1 if the client gave no buffer. */
@@ -401,7 +412,7 @@ static void write_record_locked(const emu_activity *a, unsigned flags)
     if (size == 0)
         return;
     if (reserve_locked(size) != 0) {
-        count_no_buffer_locked();
+        count_no_buffer_locked(a, flags);
         return;
     }
     uint8_t *dst = G.buf + G.buf_used;
@@ -1119,14 +1130,21 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
     if (G.enabled[EMU_REC_EXTERNAL]) {
         /* once: each use of a thread-local costs a lookup in a library */
         __typeof__(t_ext) *stacks = &t_ext;
+        int any = 0;
         for (uint32_t k = 0; k < EMU_EXT_KINDS; k++) {
             /* the null client stands for a tracer that keeps an id pushed */
             int null_client = k == 0 && G.request == null_client_request;
             if (stacks->depth[k] == 0 && !null_client)
                 continue;
+            any = 1;
             emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
             ext.u.external.external_kind = k;
             ext.u.external.external_id = stacks->depth[k] ? stacks->ids[k][stacks->depth[k] - 1] : 1;
+            produce_now_locked(&ext);
+        }
+        if (!any && emu_vendor_impl.external_kind_when_empty) {
+            emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
+            ext.u.external.external_kind = emu_vendor_impl.external_kind_when_empty;
             produce_now_locked(&ext);
         }
     }

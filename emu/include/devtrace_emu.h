@@ -112,8 +112,10 @@ typedef struct emu_stats {
     /* records (or calls, for no_callbacks) affected by each fault */
     uint64_t faulted[EMU_FAULT_COUNT];
     /* records lost because the client's buffer request gave no buffer
-       (also in the dropped-record count) */
+       (also in the dropped-record count), in total and by kind (these are
+       included in records[kind]) */
     uint64_t dropped_no_buffer;
+    uint64_t dropped_no_buffer_kind[EMU_KIND_COUNT];
     /* everything ever added to the vendor's dropped-record count:
        dropped_no_buffer + faulted no_buffer + vendor_dropped */
     uint64_t dropped_reported;
@@ -133,7 +135,7 @@ typedef struct emu_stats {
    DEVTRACE_EMU_FLUSH_PERIOD_MS (periodic buffer completion, default 0: off). */
 EMU_API int emu_init(void);
 
-/* Personality of this library: "topspti", "cupti". */
+/* Personality of this library: its vendor's name in vendors.def. */
 EMU_API const char *emu_personality(void);
 
 /* Device clock = CLOCK_REALTIME * (1 + drift_ppm * 1e-6) + offset_ns.

@@ -53,9 +53,9 @@ static void usage(FILE *f)
             "usage: devtrace-emu-run [--library PATH] [--stats-out FILE] [--quiet]\n"
             "                        [--no-final-sync] [--check] SCENARIO\n"
             "Runs SCENARIO (see docs/scenarios.md) on an emulated device.\n"
-            "The emulator library is PATH, else $DEVTRACE_TOPSPTI_LIBRARY\n"
-            "($DEVTRACE_CUPTI_LIBRARY for 'vendor cupti'), else the one built\n"
-            "next to this program (emu/libtopspti.so).\n"
+            "The emulator library is PATH, else the vendor's library variable\n"
+            "($DEVTRACE_TOPSPTI_LIBRARY for 'vendor topspti', the default), else\n"
+            "the one built next to this program (emu/libtopspti.so).\n"
             "--check parses the scenario and prints what it would do.\n");
 }
 
@@ -215,6 +215,21 @@ static int load_emulator(const char *path)
     return 0;
 }
 
+/* The vendors (src/backends/vendors.def): library variable and emulator. */
+static const struct { const char *name, *env, *emulator; } vendors[] = {
+#define DT_VENDOR(name, env, emulator, ...) {#name, env, emulator},
+#include "backends/vendors.def"
+#undef DT_VENDOR
+};
+
+static int vendor_index(const char *vendor)
+{
+    for (size_t i = 0; i < sizeof(vendors) / sizeof(vendors[0]); i++)
+        if (strcmp(vendors[i].name, vendor) == 0)
+            return (int)i;
+    return -1;
+}
+
 /* The emulator built next to this program, for running from a build tree. */
 static int default_library(const char *vendor, char *out, size_t outlen)
 {
@@ -227,17 +242,11 @@ static int default_library(const char *vendor, char *out, size_t outlen)
     if (!slash)
         return -1;
     *slash = '\0';
-    static const char *const topspti[] = { "emu/libtopspti.so" };
-    static const char *const cupti[] = { "emu/cupti/libcupti.so", "emu/libcupti.so",
-                                         "emu/cupti/libcupti.so.13" };
-    const char *const *cand = strcmp(vendor, "cupti") == 0 ? cupti : topspti;
-    size_t count = strcmp(vendor, "cupti") == 0 ? 3 : 1;
-    for (size_t i = 0; i < count; i++) {
-        int w = snprintf(out, outlen, "%s/%s", exe, cand[i]);
-        if (w > 0 && (size_t)w < outlen && access(out, R_OK) == 0)
-            return 0;
-    }
-    return -1;
+    int v = vendor_index(vendor);
+    if (v < 0)
+        return -1;
+    int w = snprintf(out, outlen, "%s/%s", exe, vendors[v].emulator);
+    return w > 0 && (size_t)w < outlen && access(out, R_OK) == 0 ? 0 : -1;
 }
 
 static void print_stats(FILE *f, const emu_stats *st)
@@ -330,8 +339,8 @@ int main(int argc, char **argv)
 
     char found[PATH_MAX];
     if (!library) {
-        const char *env = strcmp(scn.vendor, "cupti") == 0 ? "DEVTRACE_CUPTI_LIBRARY"
-                                                           : "DEVTRACE_TOPSPTI_LIBRARY";
+        /* the scenario parser accepts only the vendors of vendors.def */
+        const char *env = vendors[vendor_index(scn.vendor)].env;
         library = getenv(env);
         if (library && !*library)
             library = NULL;

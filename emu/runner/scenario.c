@@ -328,6 +328,32 @@ static int parse_fault(parser *p, scn_stmt *s, token *toks, int n)
     return s->fault_spec ? 0 : fail(p, "out of memory");
 }
 
+/* The vendors of src/backends/vendors.def, each with an emulator personality. */
+static const char *const vendors[] = {
+#define DT_VENDOR(name, ...) #name,
+#include "backends/vendors.def"
+#undef DT_VENDOR
+};
+
+static int known_vendor(const char *name)
+{
+    for (size_t i = 0; i < sizeof(vendors) / sizeof(vendors[0]); i++)
+        if (strcmp(vendors[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static const char *vendor_names(void)
+{
+    static char list[256];
+    if (!list[0])
+        for (size_t i = 0; i < sizeof(vendors) / sizeof(vendors[0]); i++) {
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof(list) - used, " %s", vendors[i]);
+        }
+    return list;
+}
+
 int scn_parse_string(const char *text, const char *label, scenario *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
@@ -400,9 +426,8 @@ int scn_parse_string(const char *text, const char *label, scenario *out, char *e
                 break;
             }
             if (strcmp(kw, "vendor") == 0) {
-                if (n != 2 || toks[1].key ||
-                    (strcmp(toks[1].value, "topspti") != 0 && strcmp(toks[1].value, "cupti") != 0)) {
-                    rc = fail(&p, "usage: vendor topspti|cupti");
+                if (n != 2 || toks[1].key || !known_vendor(toks[1].value)) {
+                    rc = fail(&p, "usage: vendor NAME (one of:%s)", vendor_names());
                     break;
                 }
                 snprintf(out->vendor, sizeof(out->vendor), "%s", toks[1].value);

@@ -2,17 +2,17 @@
 # Records a scenario with `devtrace record` and checks that the trace holds
 # exactly what the emulator says it produced: events per kind, and one loss
 # per injected fault under the matching reason, with nothing else lost.
-# usage: record_scenario.sh DEVTRACE RUNNER LIBRARY SCENARIO WORKDIR [TAG]
+# usage: record_scenario.sh DEVTRACE RUNNER BACKEND LIBRARY_VARIABLE LIBRARY SCENARIO WORKDIR [TAG]
 set -eu
-devtrace=$1 runner=$2 library=$3 scenario=$4 work=$5
-name=$(basename "$scenario" .scn)${6:+-$6}
+devtrace=$1 runner=$2 backend=$3 library_variable=$4 library=$5 scenario=$6 work=$7
+name=$(basename "$scenario" .scn)${8:+-$8}
 mkdir -p "$work"
 trace="$work/$name.json" stats="$work/$name.stats"
 rm -f "$trace" "$stats"
 
-DEVTRACE_BACKEND=topspti DEVTRACE_TOPSPTI_LIBRARY="$library" \
+env DEVTRACE_BACKEND="$backend" "$library_variable=$library" \
     "$devtrace" record -o "$trace" -- "$runner" --stats-out "$stats" "$scenario"
-# A library without topsptiGetCallbackName cannot name API calls, which
+# A library without its name function cannot name API calls, which
 # `devtrace check` rightly reports; such runs skip it.
 if [ -z "${EMU_RECORD_SKIP_CHECK:-}" ]; then
     "$devtrace" check "$trace"

@@ -9,14 +9,7 @@
 #include "devtrace_emu.h"
 #include "scenario.h"
 
-static int failures;
-#define CHECK(cond)                                                                         \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);        \
-            failures++;                                                                     \
-        }                                                                                   \
-    } while (0)
+#include "dt_check.h"
 
 static void test_example_train_step(void)
 {
@@ -111,8 +104,7 @@ static void expect_error(const char *text, const char *where_and_what)
         return;
     }
     if (!strstr(err, where_and_what)) {
-        fprintf(stderr, "for %s: got '%s', expected '%s'\n", text, err, where_and_what);
-        failures++;
+        FAIL("for %s: got '%s', expected '%s'", text, err, where_and_what);
     }
 }
 
@@ -151,15 +143,4 @@ static void test_errors(void)
     expect_error("range \"r\"x {\n}\n", "a space must follow");
 }
 
-int main(void)
-{
-    test_example_train_step();
-    test_statements();
-    test_errors();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("all scenario checks passed\n");
-    return 0;
-}
+DT_TEST_MAIN(NULL, NULL, DT_TEST(test_example_train_step), DT_TEST(test_statements), DT_TEST(test_errors))

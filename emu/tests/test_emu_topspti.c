@@ -36,24 +36,7 @@ TopsptiResult topsptiSetThreadIdType(Topspti_ActivityThreadIdType);
 TopsptiResult topsptiGetThreadIdType(Topspti_ActivityThreadIdType *);
 TopsptiResult topsptiActivityFlushPeriod(uint32_t);
 
-static int failures;
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: %s: CHECK failed: %s\n", __FILE__, __LINE__, __func__, \
-                    #cond);                                                             \
-            failures++;                                                                 \
-        }                                                                               \
-    } while (0)
-#define CHECK_EQ(a, b)                                                                       \
-    do {                                                                                     \
-        unsigned long long va_ = (unsigned long long)(a), vb_ = (unsigned long long)(b);     \
-        if (va_ != vb_) {                                                                    \
-            fprintf(stderr, "%s:%d: %s: %s == %llu, expected %s == %llu\n", __FILE__, __LINE__, \
-                    __func__, #a, va_, #b, vb_);                                             \
-            failures++;                                                                      \
-        }                                                                                    \
-    } while (0)
+#include "dt_check.h"
 
 /* ------------------------------------------------------------------ */
 /* A small client                                                      */
@@ -748,7 +731,7 @@ static void test_variants(void)
     CHECK(dlopen(EMU_DIR "/libtopspti_does_not_exist.so", RTLD_NOW | RTLD_LOCAL) == NULL);
 }
 
-int main(void)
+static int setup(void)
 {
     CHECK_EQ(emu_init(), 0);
     CHECK_EQ(topsptiActivityRegisterCallbacks(on_request, on_complete), TOPSPTI_SUCCESS);
@@ -760,33 +743,20 @@ int main(void)
         CHECK_EQ(topsptiActivityEnable(kinds[i]), TOPSPTI_SUCCESS);
     CHECK_EQ(topsptiSubscribe(&g_sub, on_callback, NULL), TOPSPTI_SUCCESS);
     CHECK_EQ(topsptiEnableAllDomains(1, g_sub), TOPSPTI_SUCCESS);
+    return dt_check_failures;
+}
 
-    test_counts_and_correlation();
-    test_single_subscriber();
-    test_async_delivery();
-    test_flush_period();
-    test_domains();
-    test_timestamp_faults();
-    test_bad_records();
-    test_late_and_out_of_order();
-    test_unfinished_work_waits_for_forced_flush();
-    test_no_callbacks();
-    test_dropped_records();
-    test_iterator_bounds();
-    test_clock();
-    test_thread_id_type();
-    test_disabled_kind();
-    test_bad_arguments();
-    test_threads();
-    test_fork();
-    test_variants();
-
+static int teardown(void)
+{
     client_reset();
     CHECK_EQ(topsptiUnsubscribe(g_sub), TOPSPTI_SUCCESS);
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("all emulator checks passed\n");
     return 0;
 }
+
+DT_TEST_MAIN(setup, teardown, DT_TEST(test_counts_and_correlation), DT_TEST(test_single_subscriber),
+             DT_TEST(test_async_delivery), DT_TEST(test_flush_period), DT_TEST(test_domains),
+             DT_TEST(test_timestamp_faults), DT_TEST(test_bad_records), DT_TEST(test_late_and_out_of_order),
+             DT_TEST(test_unfinished_work_waits_for_forced_flush), DT_TEST(test_no_callbacks),
+             DT_TEST(test_dropped_records), DT_TEST(test_iterator_bounds), DT_TEST(test_clock),
+             DT_TEST(test_thread_id_type), DT_TEST(test_disabled_kind), DT_TEST(test_bad_arguments),
+             DT_TEST(test_threads), DT_TEST(test_fork), DT_TEST(test_variants))

@@ -12,13 +12,10 @@
 #include <string.h>
 
 #include "backends/topspti_abi.h"
+#include "cf_records.h"
 #include "emu_vendor.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-/* A kind value the ABI never defines, for the unknown_kind fault. */
-#define EMU_TOPSPTI_UNKNOWN_KIND 0x7e57
-#define EMU_TOPSPTI_UNKNOWN_SIZE 16
 
 /* The ABI header declares only function pointer types; these are the
    definitions' prototypes. */
@@ -102,149 +99,24 @@ static uint32_t topspti_cbid(emu_domain domain, emu_op op, emu_copy_kind ck)
 }
 
 /* ------------------------------------------------------------------ */
-/* Records                                                             */
+/* Records: the CUPTI family's layouts, as topspti_abi.h declares them   */
 /* ------------------------------------------------------------------ */
+static const emu_cf_options records = {
+    .kernel_kind = TOPSPTI_ACTIVITY_KIND_KERNEL,
+    .copies_name_devices = 1,
+    .latency_timestamps = 1,
+    .kernel_size = sizeof(Topspti_ActivityKernel),
+    .memcpy_size = sizeof(Topspti_ActivityMemcpy),
+    .memset_size = sizeof(Topspti_ActivityMemset),
+};
+
 static size_t topspti_record_size(emu_rec_kind kind)
 {
-    switch (kind) {
-    case EMU_REC_KERNEL: return sizeof(Topspti_ActivityKernel);
-    case EMU_REC_MEMCPY: return sizeof(Topspti_ActivityMemcpy);
-    case EMU_REC_MEMSET: return sizeof(Topspti_ActivityMemset);
-    case EMU_REC_RUNTIME:
-    case EMU_REC_DRIVER: return sizeof(Topspti_ActivityAPI);
-    case EMU_REC_UNKNOWN: return EMU_TOPSPTI_UNKNOWN_SIZE;
-    default: return 0; /* no external-correlation records in TOPSPTI */
-    }
+    /* no external-correlation records in TOPSPTI */
+    return kind == EMU_REC_EXTERNAL ? 0 : emu_cf_record_size(kind, &records);
 }
 
-static uint8_t memcpy_kind(emu_copy_kind k)
-{
-    switch (k) {
-    case EMU_COPY_HTOD: return TOPSPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-    case EMU_COPY_DTOH: return TOPSPTI_ACTIVITY_MEMCPY_KIND_DTOH;
-    case EMU_COPY_DTOD: return TOPSPTI_ACTIVITY_MEMCPY_KIND_DTOD;
-    case EMU_COPY_HTOH: return TOPSPTI_ACTIVITY_MEMCPY_KIND_HTOH;
-    case EMU_COPY_PTOP: return TOPSPTI_ACTIVITY_MEMCPY_KIND_PTOP;
-    default: return TOPSPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN;
-    }
-}
-
-static uint8_t memory_kind(int m)
-{
-    switch (m) {
-    case EMU_MEM_PAGEABLE: return TOPSPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-    case EMU_MEM_PINNED: return TOPSPTI_ACTIVITY_MEMORY_KIND_PINNED;
-    case EMU_MEM_DEVICE: return TOPSPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    default: return TOPSPTI_ACTIVITY_MEMORY_KIND_UNKNOWN;
-    }
-}
-
-static void topspti_write_record(uint8_t *dst, const emu_activity *a)
-{
-    switch (a->kind) {
-    case EMU_REC_KERNEL: {
-        Topspti_ActivityKernel r;
-        memset(&r, 0, sizeof(r));
-        r.kind = TOPSPTI_ACTIVITY_KIND_KERNEL;
-        r.registersPerThread = a->u.kernel.registers_per_thread;
-        r.start = a->start;
-        r.end = a->end;
-        r.completed = a->u.kernel.completed;
-        r.deviceId = a->device;
-        r.contextId = a->context;
-        r.streamId = a->stream;
-        r.gridX = a->u.kernel.grid[0];
-        r.gridY = a->u.kernel.grid[1];
-        r.gridZ = a->u.kernel.grid[2];
-        r.blockX = a->u.kernel.block[0];
-        r.blockY = a->u.kernel.block[1];
-        r.blockZ = a->u.kernel.block[2];
-        r.staticSharedMemory = a->u.kernel.static_shared_memory;
-        r.dynamicSharedMemory = a->u.kernel.dynamic_shared_memory;
-        r.correlationId = a->correlation;
-        r.gridId = a->u.kernel.grid_id;
-        r.name = a->u.kernel.name;
-        r.queued = a->u.kernel.queued;
-        r.submitted = a->u.kernel.submitted;
-        memcpy(dst, &r, sizeof(r));
-        break;
-    }
-    case EMU_REC_MEMCPY: {
-        Topspti_ActivityMemcpy r;
-        memset(&r, 0, sizeof(r));
-        r.kind = TOPSPTI_ACTIVITY_KIND_MEMCPY;
-        r.copyKind = memcpy_kind(a->u.memcpy.copy_kind);
-        r.srcKind = memory_kind(a->u.memcpy.src_memory);
-        r.dstKind = memory_kind(a->u.memcpy.dst_memory);
-        r.flags = a->u.memcpy.async ? TOPSPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
-        r.bytes = a->u.memcpy.bytes;
-        r.start = a->start;
-        r.end = a->end;
-        r.deviceId = a->device;
-        r.contextId = a->context;
-        r.streamId = a->stream;
-        r.correlationId = a->correlation;
-        r.srcDeviceId = a->u.memcpy.src_device;
-        r.dstDeviceId = a->u.memcpy.dst_device;
-        memcpy(dst, &r, sizeof(r));
-        break;
-    }
-    case EMU_REC_MEMSET: {
-        Topspti_ActivityMemset r;
-        memset(&r, 0, sizeof(r));
-        r.kind = TOPSPTI_ACTIVITY_KIND_MEMSET;
-        r.value = a->u.memset.value;
-        r.bytes = a->u.memset.bytes;
-        r.start = a->start;
-        r.end = a->end;
-        r.deviceId = a->device;
-        r.contextId = a->context;
-        r.streamId = a->stream;
-        r.correlationId = a->correlation;
-        r.flags = a->u.memset.async ? TOPSPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
-        r.memoryKind = memory_kind(a->u.memset.memory);
-        memcpy(dst, &r, sizeof(r));
-        break;
-    }
-    case EMU_REC_RUNTIME:
-    case EMU_REC_DRIVER: {
-        Topspti_ActivityAPI r;
-        memset(&r, 0, sizeof(r));
-        r.kind = a->kind == EMU_REC_RUNTIME ? TOPSPTI_ACTIVITY_KIND_RUNTIME : TOPSPTI_ACTIVITY_KIND_DRIVER;
-        r.cbid = a->u.api.cbid;
-        r.start = a->start;
-        r.end = a->end;
-        r.processId = a->u.api.process;
-        r.threadId = a->u.api.thread;
-        r.correlationId = a->correlation;
-        r.returnValue = (uint32_t)a->u.api.return_value;
-        memcpy(dst, &r, sizeof(r));
-        break;
-    }
-    case EMU_REC_UNKNOWN: {
-        uint32_t words[EMU_TOPSPTI_UNKNOWN_SIZE / 4] = { EMU_TOPSPTI_UNKNOWN_KIND, a->correlation, 0, 0 };
-        memcpy(dst, words, sizeof(words));
-        break;
-    }
-    default:
-        break;
-    }
-}
-
-static emu_rec_kind topspti_record_kind(const uint8_t *rec, size_t avail)
-{
-    (void)avail;
-    uint32_t kind;
-    memcpy(&kind, rec, sizeof(kind));
-    switch (kind) {
-    case TOPSPTI_ACTIVITY_KIND_KERNEL: return EMU_REC_KERNEL;
-    case TOPSPTI_ACTIVITY_KIND_MEMCPY: return EMU_REC_MEMCPY;
-    case TOPSPTI_ACTIVITY_KIND_MEMSET: return EMU_REC_MEMSET;
-    case TOPSPTI_ACTIVITY_KIND_RUNTIME: return EMU_REC_RUNTIME;
-    case TOPSPTI_ACTIVITY_KIND_DRIVER: return EMU_REC_DRIVER;
-    default: return EMU_REC_UNKNOWN;
-    }
-}
+static void topspti_write_record(uint8_t *dst, const emu_activity *a) { emu_cf_write_record(dst, a, &records); }
 
 static void topspti_complete_buffer(void (*client_fn)(void), uint8_t *buffer, size_t size,
                                     size_t valid_size)
@@ -252,30 +124,13 @@ static void topspti_complete_buffer(void (*client_fn)(void), uint8_t *buffer, si
     ((Topspti_BuffersCallbackCompleteFunc)(void *)client_fn)(buffer, size, valid_size);
 }
 
-static void topspti_invoke_callback(void (*client_fn)(void), void *userdata, const emu_api_call *call)
-{
-    Topspti_CallbackData data;
-    memset(&data, 0, sizeof(data));
-    data.callbackSite = call->site == EMU_SITE_ENTER ? TOPSPTI_API_ENTER : TOPSPTI_API_EXIT;
-    data.functionName = call->function_name;
-    data.functionParams = call->function_params;
-    data.functionReturnValue = call->return_value;
-    data.symbolName = call->symbol_name;
-    data.contextUid = call->context_uid;
-    data.correlationData = call->correlation_data;
-    data.correlationId = call->correlation;
-    Topspti_CallbackDomain domain =
-        call->domain == EMU_DOMAIN_RUNTIME ? TOPSPTI_CB_DOMAIN_RUNTIME_API : TOPSPTI_CB_DOMAIN_DRIVER_API;
-    ((Topspti_CallbackFunc)(void *)client_fn)(userdata, domain, call->cbid, &data);
-}
-
 const struct emu_vendor emu_vendor_impl = {
     .name = "topspti",
     .record_size = topspti_record_size,
     .write_record = topspti_write_record,
-    .record_kind = topspti_record_kind,
+    .record_kind = emu_cf_record_kind,
     .complete_buffer = topspti_complete_buffer,
-    .invoke_callback = topspti_invoke_callback,
+    .invoke_callback = emu_cf_invoke_callback,
     .cbid = topspti_cbid,
     .callback_name = topspti_callback_name,
     /* TOPSPTI API v4 reports pthread ids until told otherwise */

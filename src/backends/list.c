@@ -1,14 +1,16 @@
-/* The backends, in "auto" preference order. Adding a vendor: one file that
-   defines a `const dt_backend`, and one line here. */
-#include "dt_internal.h"
+/* The backends, in "auto" preference order: every vendor of vendors.def,
+   then the null backend. */
+#include "backends/backend.h"
 
-extern const dt_backend dt_backend_cupti;
-extern const dt_backend dt_backend_topspti;
+#define DT_VENDOR(name, ...) extern const dt_backend dt_backend_##name;
+#include "backends/vendors.def"
+#undef DT_VENDOR
 extern const dt_backend dt_backend_null;
 
 const dt_backend *const dt_backends[] = {
-    &dt_backend_cupti,
-    &dt_backend_topspti,
+#define DT_VENDOR(name, ...) &dt_backend_##name,
+#include "backends/vendors.def"
+#undef DT_VENDOR
     &dt_backend_null,
     NULL,
 };

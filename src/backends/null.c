@@ -1,7 +1,7 @@
 /* The null backend: no vendor, no device activity. A session with it records
    user ranges on CLOCK_REALTIME, so the whole pipeline (ranges, export,
    check) works on any machine. */
-#include "dt_internal.h"
+#include "backends/backend.h"
 
 #include <stdio.h>
 

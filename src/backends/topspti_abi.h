@@ -4,7 +4,8 @@
  *
  * No TOPSPTI header is public. Function, type, enumerator and field NAMES
  * below are those known from public users of the SDK; the field ORDER, widths,
- * packing and enumerator VALUES are devtrace's choice (CUPTI-shaped). The
+ * packing and enumerator VALUES are devtrace's choice: CUPTI's numbering and
+ * the CUPTI family's record layouts (cupti_family_abi.h). The
  * devtrace TOPSPTI emulator implements exactly this declaration. A build made
  * against it must never decode a real libtopspti: the backend refuses any
  * library that lacks the emulator's marker symbol (DEVTRACE_TOPSPTI_EMULATOR_MARKER).
@@ -14,6 +15,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "backends/cupti_family_abi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -99,82 +102,14 @@ typedef struct TOPSPTI_PACKED Topspti_Activity_st {
     Topspti_ActivityKind kind;
 } Topspti_Activity;
 
-typedef struct TOPSPTI_PACKED {
-    Topspti_ActivityKind kind;
-    uint32_t registersPerThread;
-    uint64_t start;
-    uint64_t end;
-    uint64_t completed;
-    uint32_t deviceId;
-    uint32_t contextId;
-    uint32_t streamId;
-    int32_t gridX, gridY, gridZ;
-    int32_t blockX, blockY, blockZ;
-    int32_t staticSharedMemory;
-    int32_t dynamicSharedMemory;
-    uint32_t correlationId;
-    int64_t gridId;
-    const char *name;
-    uint64_t queued;
-    uint64_t submitted;
-    void *reserved0;
-} Topspti_ActivityKernel;
-
-typedef struct TOPSPTI_PACKED {
-    Topspti_ActivityKind kind;
-    uint8_t copyKind;
-    uint8_t srcKind;
-    uint8_t dstKind;
-    uint8_t flags;
-    uint64_t bytes;
-    uint64_t start;
-    uint64_t end;
-    uint32_t deviceId;
-    uint32_t contextId;
-    uint32_t streamId;
-    uint32_t correlationId;
-    uint32_t srcDeviceId;
-    uint32_t dstDeviceId;
-    void *reserved0;
-} Topspti_ActivityMemcpy;
-
-typedef struct TOPSPTI_PACKED {
-    Topspti_ActivityKind kind;
-    uint32_t value;
-    uint64_t bytes;
-    uint64_t start;
-    uint64_t end;
-    uint32_t deviceId;
-    uint32_t contextId;
-    uint32_t streamId;
-    uint32_t correlationId;
-    uint16_t flags;
-    uint16_t memoryKind;
-    uint32_t pad;
-    void *reserved0;
-} Topspti_ActivityMemset;
-
-typedef struct TOPSPTI_PACKED {
-    Topspti_ActivityKind kind;
-    Topspti_CallbackId cbid;
-    uint64_t start;
-    uint64_t end;
-    uint32_t processId;
-    uint32_t threadId;
-    uint32_t correlationId;
-    uint32_t returnValue;
-} Topspti_ActivityAPI;
-
-typedef struct {
-    Topspti_ApiCallbackSite callbackSite;
-    const char *functionName;
-    const void *functionParams;
-    void *functionReturnValue;
-    const char *symbolName;
-    uint32_t contextUid;
-    uint64_t *correlationData;
-    uint32_t correlationId;
-} Topspti_CallbackData;
+/* The records and the callback data are the CUPTI family's, as devtrace
+   declares them (cupti_family_abi.h): a kernel record with every launch
+   detail, a memcpy record that names source and destination devices. */
+typedef dt_cf_kernel Topspti_ActivityKernel;
+typedef dt_cf_memcpy_peer Topspti_ActivityMemcpy;
+typedef dt_cf_memset Topspti_ActivityMemset;
+typedef dt_cf_api Topspti_ActivityAPI;
+typedef dt_cf_callback_data Topspti_CallbackData;
 
 typedef void (*Topspti_BuffersCallbackRequestFunc)(uint8_t **buffer, size_t *size,
                                                    size_t *maxNumRecords);

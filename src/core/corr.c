@@ -2,6 +2,7 @@
    and user ranges), the links from vendor correlation ids to external ids,
    and the map that resolves them at stop. */
 #include "dt_internal.h"
+#include "backends/backend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -151,13 +152,33 @@ dt_status dt_external_top(uint64_t *id)
     return DT_OK;
 }
 
+/* Give the id to the vendor's own stack too, where it has one. When the
+   vendor refuses it (its stack is shallower than devtrace's, or it failed),
+   its records would carry the enclosing id for work launched at this depth:
+   the backend attributes that work through the API-enter callback instead
+   (dt_corr_link_current then links it), or, where it cannot, the trace says
+   that External ids are missing for such work. */
 static void vendor_push(stack_entry *e)
 {
     dt_session *s = dt_active_session();
     if (!s) return;
     e->generation = s->generation;
-    if (s->backend && s->backend->push_external && s->backend->push_external(e->id) == DT_OK)
+    const dt_backend *b = s->backend;
+    if (!b || !b->push_external) return;
+    dt_status st = b->push_external(e->id);
+    if (st == DT_OK) {
         e->vendor_pushed = 1;
+        return;
+    }
+    if (st == DT_ERR_BACKEND_UNAVAILABLE) return; /* no stack of its own: API-enter links only */
+    if (b->attribute_by_api_enter && b->attribute_by_api_enter() == DT_OK) return;
+    dt_session_note(s, "external_ids",
+                    "the %s library refused External ids that devtrace could not attribute otherwise "
+                    "(no API callbacks): device work launched inside them carries no External id",
+                    b->name);
+    /* Work launched now would carry the vendor's innermost id, which is not
+       the innermost one: nothing is better than a wrong id. */
+    atomic_store_explicit(&s->external_unreliable, 1, memory_order_relaxed);
 }
 
 static void vendor_pop(const stack_entry *e)
@@ -331,7 +352,10 @@ void dt_corr_link_current(uint64_t correlation)
     dt_thread_note(s);
     thread_state *t = thread_state_get();
     if (t->depth == 0) return;
-    if (log_pair(&t->links, &s->corr_chunks, s->generation, correlation, t->stack[t->depth - 1].id) != 0)
+    const stack_entry *top = &t->stack[t->depth - 1];
+    /* the vendor holds this id on its own stack and reports the link itself */
+    if (top->vendor_pushed) return;
+    if (log_pair(&t->links, &s->corr_chunks, s->generation, correlation, top->id) != 0)
         atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
 }
 
@@ -455,9 +479,17 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
             for (dt_corr_chunk *k = c; k; k = k->next) total += atomic_load(&k->n);
             dt_corr_map_reserve(&s->corr, total);
         }
-        for (size_t i = 0; i < s->corr_log_count; i++)
-            link_put(s, s->corr_log[2 * i], s->corr_log[2 * i + 1]);
+        if (atomic_load_explicit(&s->external_unreliable, memory_order_relaxed)) {
+            if (s->corr_log_count)
+                dt_session_note(s, "external_ids", "%zu External ids the vendor reported were not used",
+                                s->corr_log_count);
+        } else {
+            for (size_t i = 0; i < s->corr_log_count; i++)
+                link_put(s, s->corr_log[2 * i], s->corr_log[2 * i + 1]);
+        }
     }
+    /* The links of the API-enter path come last: where both exist, devtrace's
+       own stack was the truth. */
     dt_free(s->corr_log);
     s->corr_log = NULL;
     s->corr_log_count = s->corr_log_cap = 0;

@@ -324,10 +324,13 @@ DT_HIDDEN int dt_corr_map_reserve(dt_corr_map *m, size_t entries);
 DT_HIDDEN int dt_corr_map_put(dt_corr_map *m, uint64_t key, uint64_t value);
 DT_HIDDEN int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value);
 
-/* For backends without vendor external correlation (TOPSPTI): called from
-   the vendor's API-enter callback on the calling thread. Links the vendor
-   correlation id to the innermost entry of the thread's external stack,
-   if any. Lock-free: appends to a per-thread log merged at stop. */
+/* Called from the vendor's API-enter callback on the calling thread: links
+   the vendor correlation id to the innermost entry of the thread's external
+   stack, unless the vendor's own stack holds that entry (then the vendor's
+   records carry it). devtrace's stack is the truth: a vendor without
+   external correlation (TOPSPTI), or whose stack refused an id (too
+   shallow), is attributed through here. These links win over the vendor's
+   records at stop. Lock-free: appends to a per-thread log merged at stop. */
 DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
 /* The user range that encloses external id `id` (pushed inside it), after
    stop. Returns 1 and sets *range when there is one. */
@@ -363,29 +366,8 @@ typedef struct dt_device_props {
 
 #define DT_MAX_DEVICES 64
 
-typedef struct dt_backend {
-    const char *name;          /* "topspti" */
-    const char *vendor;        /* "Enflame GCU (TOPSPTI)" */
-    /* Category prefix of API events: "cuda" gives cuda_runtime/cuda_driver;
-       "privateuse1" gives privateuse1_runtime/privateuse1_driver. */
-    const char *api_category;
-    /* Find and load the vendor library, describe it; arm nothing. */
-    dt_status (*probe)(dt_backend_status *status);
-    /* Optional: arm what must precede the process's first device context
-       (CUPTI's callback registration), cheaply, before any session. */
-    dt_status (*prepare)(void);
-    /* Load, arm, subscribe. Report failures with dt_error(). */
-    dt_status (*start)(dt_session *s);
-    /* Force the vendor to deliver every buffered record now. */
-    dt_status (*flush)(dt_session *s);
-    /* Disarm, unsubscribe, read the vendor's dropped-record count. */
-    dt_status (*stop)(dt_session *s);
-    /* The vendor clock (ns). NULL: the backend reports CLOCK_REALTIME. */
-    int (*clock)(uint64_t *ns);
-    /* Optional: vendor external-correlation push/pop (CUPTI). */
-    dt_status (*push_external)(uint64_t id);
-    dt_status (*pop_external)(void);
-} dt_backend;
+/* What a backend implements: src/backends/backend.h. */
+typedef struct dt_backend dt_backend;
 
 /* The list, NULL-terminated, in "auto" preference order. */
 DT_HIDDEN extern const dt_backend *const dt_backends[];
@@ -473,6 +455,10 @@ struct dt_session {
        run inside it. Filled at stop from per-thread logs. */
     dt_corr_chunk *parent_chunks;
     dt_corr_map ext_parents;
+    /* The vendor's stack refused an id that could not be attributed
+       otherwise: its External-correlation records may name an enclosing id,
+       so they are not used (see corr.c). */
+    _Atomic int external_unreliable;
 
     _Atomic uint64_t loss[DT_LOSS_COUNT];
     /* Damage short of losing a record, noted in the trace at stop. */
@@ -702,7 +688,8 @@ static inline dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t star
 /* Backend-reported facts that go into the trace. */
 DT_HIDDEN void dt_session_set_library(dt_session *s, const char *path, const char *version);
 /* A degraded feature or other note ("topsptiGetCallbackName", "missing: ...").
-   Thread-safe. */
+   A key is never overwritten: a different text under a key already used is
+   appended to it ("; "), the same text again is ignored. Thread-safe. */
 DT_HIDDEN void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 DT_HIDDEN void dt_session_set_device(dt_session *s, const dt_device_props *p);
@@ -750,6 +737,29 @@ DT_HIDDEN uint32_t dt_pool_outstanding(dt_buffer_pool *p);
 /* How many requests found the pool empty. */
 DT_HIDDEN uint64_t dt_pool_refused(const dt_buffer_pool *p);
 
+/* The policy every backend follows, around its one process-wide pool:
+   preallocated when a session starts, so that a busy device never waits for
+   malloc and memory stays bounded; made on demand (DT_POOL_LAZY) when armed
+   before any session; when it runs dry the vendor gets no buffer and drops
+   (counted as no_buffer); a new configuration replaces the pool, and buffers
+   the vendor still holds of the old one are freed as they come back. The
+   slot's lock guards the pointer against the vendor's threads. */
+typedef struct dt_pool_slot {
+    pthread_mutex_t lock;
+    dt_buffer_pool *pool;
+} dt_pool_slot;
+#define DT_POOL_SLOT_INIT {PTHREAD_MUTEX_INITIALIZER, NULL}
+/* Replace the pool; -1 when it cannot be made. */
+DT_HIDDEN int dt_pool_slot_configure(dt_pool_slot *slot, uint32_t count, size_t size, unsigned flags);
+DT_HIDDEN int dt_pool_slot_exists(dt_pool_slot *slot);
+/* A buffer and its size, or NULL (size 0) when the pool is empty or absent. */
+DT_HIDDEN uint8_t *dt_pool_slot_get(dt_pool_slot *slot, size_t *size);
+DT_HIDDEN void dt_pool_slot_put(dt_pool_slot *slot, uint8_t *buf);
+DT_HIDDEN uint64_t dt_pool_slot_refused(dt_pool_slot *slot);
+/* Free the pool; returns the buffers the vendor still holds (kept until they
+   come back). */
+DT_HIDDEN uint32_t dt_pool_slot_release(dt_pool_slot *slot);
+
 /* ------------------------------------------------------------------ */
 /* Export (src/export)                                                 */
 /* ------------------------------------------------------------------ */
@@ -763,13 +773,71 @@ DT_HIDDEN dt_status dt_export_perfetto(const dt_session *s, const char *path);
 DT_HIDDEN size_t dt_device_props_json(const dt_device_props *p, char *buf, size_t size);
 
 /* ------------------------------------------------------------------ */
-/* Vendor library loading helpers (src/core/loader.c)                  */
+/* Vendor libraries: the one loading rule (src/core/loader.c)          */
 /* ------------------------------------------------------------------ */
+/* Where a backend's vendor library is looked for. Lists are NULL-terminated. */
+typedef struct dt_library_spec {
+    const char *what;                 /* "libcupti", for messages */
+    const char *override_env;         /* DEVTRACE_<VENDOR>_LIBRARY */
+    const char *const *sonames;       /* tried through the loader path */
+    const char *loaded_symbol;        /* marks a copy already in the process */
+    const char *const *root_envs;     /* SDK roots as users know them (CUDA_HOME) */
+    const char *default_root;         /* when none of them is set; NULL: none */
+    const char *const *subdirs;       /* library folders under a root */
+    const char *const *paths;         /* absolute fallbacks */
+    const char *hint;                 /* what to install or set */
+    /* Look only under the SDK roots: the sonames are another vendor's too
+       (the PPU SDK's libcupti is not NVIDIA's), so a copy in the process or
+       on the loader path may not be this vendor's. */
+    int roots_only;
+} dt_library_spec;
+
+typedef struct dt_library {
+    void *handle;
+    char path[512];
+    int named;                        /* came from the override variable */
+} dt_library;
+
+/* Find and load a vendor library. The rule, the same for every backend:
+   1. the override variable: the user named this library, so it is used or
+      the backend cannot start (a clear error naming the variable), never a
+      silent fallback to another copy;
+   2. a copy the process already has (loaded_symbol, or a soname already
+      loaded): two copies would fight over one driver interface;
+   3. the sonames through the loader path, then under each SDK root set (or
+      the default root) in each subdir, then the absolute paths.
+   With roots_only, only the override and step 3's roots and paths.
+   Never unloads. DT_ERR_BACKEND_UNAVAILABLE lists every place tried. */
+DT_HIDDEN dt_status dt_library_open(const dt_library_spec *spec, dt_library *out);
+
+/* A symbol a backend binds: required ones make a library unusable when
+   missing; a missing optional one costs what `cost` says (NULL: nothing,
+   given the other symbols). */
+typedef struct dt_symbol_spec {
+    const char *name;                 /* NULL or "": the vendor has none */
+    int required;
+    const char *cost;
+} dt_symbol_spec;
+
+/* Resolve n symbols into resolved[] (NULL when missing). A missing required
+   symbol is an error naming the library and what to do. */
+DT_HIDDEN dt_status dt_library_bind(const dt_library *lib, const dt_library_spec *spec,
+                                    const dt_symbol_spec *syms, size_t n, void **resolved);
+/* Append "missing X: cost" for each missing optional symbol with a cost. */
+DT_HIDDEN void dt_symbols_describe_missing(const dt_symbol_spec *syms, size_t n, void *const *resolved,
+                                           char *out, size_t len);
+/* One note per missing optional symbol with a cost, keyed by its name. */
+DT_HIDDEN void dt_symbols_note_missing(dt_session *s, const dt_symbol_spec *syms, size_t n,
+                                       void *const *resolved);
+
 /* Try each candidate with dlopen(RTLD_NOW|RTLD_LOCAL); the first that loads
    wins. `tried` receives a "; "-separated account of what was tried and why
    it failed (for error messages). Returns the handle or NULL. */
 DT_HIDDEN void *dt_dlopen_first(const char *const *candidates, size_t n,
                                 char *found, size_t found_len,
                                 char *tried, size_t tried_len);
+
+/* The backend contract, which the session and the exporter read. */
+#include "../backends/backend.h"
 
 #endif /* DT_INTERNAL_H */

@@ -1,11 +1,22 @@
-/* Loading vendor libraries: try candidates in order, and remember why each
-   failed so the error names every place that was looked at. */
+/* Loading vendor libraries: one rule for every backend (where to look, what
+   a library the user named means), binding their symbols (required or
+   optional, and what each missing one costs). */
 #include "dt_internal.h"
 
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+
+/* The path the loader actually used for handle h (requested: what was asked). */
+static void loaded_path(void *h, const char *requested, char *out, size_t len)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
+        snprintf(out, len, "%s", lm->l_name);
+    else
+        snprintf(out, len, "%s", requested);
+}
 
 void *dt_dlopen_first(const char *const *candidates, size_t n, char *found, size_t found_len,
                       char *tried, size_t tried_len)
@@ -17,14 +28,7 @@ void *dt_dlopen_first(const char *const *candidates, size_t n, char *found, size
         if (!c || !*c) continue;
         void *h = dlopen(c, RTLD_NOW | RTLD_LOCAL);
         if (h) {
-            if (found_len) {
-                /* report the path the loader actually used */
-                struct link_map *lm = NULL;
-                if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
-                    snprintf(found, found_len, "%s", lm->l_name);
-                else
-                    snprintf(found, found_len, "%s", c);
-            }
+            if (found_len) loaded_path(h, c, found, found_len);
             return h;
         }
         if (tried_len) {
@@ -35,4 +39,140 @@ void *dt_dlopen_first(const char *const *candidates, size_t n, char *found, size
         }
     }
     return NULL;
+}
+
+/* A copy the process already has: two copies of one vendor library would
+   fight over one driver interface, so the program's own copy wins. */
+static void *already_loaded(const dt_library_spec *spec, char *path, size_t len)
+{
+    if (spec->loaded_symbol) {
+        void *self = dlopen(NULL, RTLD_NOW);
+        void *sym = self ? dlsym(self, spec->loaded_symbol) : NULL;
+        Dl_info info;
+        if (sym && dladdr(sym, &info) && info.dli_fname) {
+            void *h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+            if (h) {
+                snprintf(path, len, "%s", info.dli_fname);
+                return h;
+            }
+        }
+    }
+    for (size_t i = 0; spec->sonames && spec->sonames[i]; i++) {
+        void *h = dlopen(spec->sonames[i], RTLD_NOW | RTLD_NOLOAD);
+        if (h) {
+            loaded_path(h, spec->sonames[i], path, len);
+            return h;
+        }
+    }
+    return NULL;
+}
+
+#define DT_MAX_CANDIDATES 48
+
+dt_status dt_library_open(const dt_library_spec *spec, dt_library *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *named = spec->override_env ? dt_env(spec->override_env) : NULL;
+    if (named) {
+        /* The user named this library: it is used, or it is an error. Falling
+           back to another copy would record something they did not ask for. */
+        out->handle = dlopen(named, RTLD_NOW | RTLD_LOCAL);
+        if (!out->handle) {
+            const char *e = dlerror();
+            return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s=%s does not load: %s", spec->override_env, named,
+                            e ? e : "unknown error");
+        }
+        loaded_path(out->handle, named, out->path, sizeof out->path);
+        out->named = 1;
+        return DT_OK;
+    }
+    if (!spec->roots_only) {
+        out->handle = already_loaded(spec, out->path, sizeof out->path);
+        if (out->handle) return DT_OK;
+    }
+
+    char (*paths)[512] = dt_malloc(DT_MAX_CANDIDATES * sizeof *paths);
+    if (!paths) return dt_error(DT_ERR_NO_MEMORY, "out of memory looking for %s", spec->what);
+    const char *cands[DT_MAX_CANDIDATES];
+    size_t n = 0;
+    for (size_t i = 0; !spec->roots_only && spec->sonames && spec->sonames[i] && n < DT_MAX_CANDIDATES; i++)
+        cands[n++] = spec->sonames[i];
+    int any_root = 0;
+    for (size_t r = 0; spec->root_envs && spec->root_envs[r]; r++) {
+        const char *root = dt_env(spec->root_envs[r]);
+        if (!root) continue;
+        any_root = 1;
+        for (size_t d = 0; spec->subdirs && spec->subdirs[d]; d++)
+            for (size_t i = 0; spec->sonames && spec->sonames[i] && n < DT_MAX_CANDIDATES; i++) {
+                snprintf(paths[n], sizeof paths[n], "%s/%s/%s", root, spec->subdirs[d], spec->sonames[i]);
+                cands[n] = paths[n];
+                n++;
+            }
+    }
+    if (!any_root && spec->default_root) {
+        for (size_t d = 0; spec->subdirs && spec->subdirs[d]; d++)
+            for (size_t i = 0; spec->sonames && spec->sonames[i] && n < DT_MAX_CANDIDATES; i++) {
+                snprintf(paths[n], sizeof paths[n], "%s/%s/%s", spec->default_root, spec->subdirs[d],
+                         spec->sonames[i]);
+                cands[n] = paths[n];
+                n++;
+            }
+    }
+    for (size_t i = 0; spec->paths && spec->paths[i] && n < DT_MAX_CANDIDATES; i++) cands[n++] = spec->paths[i];
+
+    char tried[2048];
+    out->handle = dt_dlopen_first(cands, n, out->path, sizeof out->path, tried, sizeof tried);
+    dt_free(paths);
+    if (out->handle) return DT_OK;
+    if (n == 0) {
+        char roots[200] = "";
+        for (size_t r = 0; spec->root_envs && spec->root_envs[r]; r++) {
+            size_t used = strlen(roots);
+            snprintf(roots + used, sizeof roots - used, "%s%s", r ? " or " : "", spec->root_envs[r]);
+        }
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s is looked for only under %s, and none is set; %s, or set %s "
+                        "to its path", spec->what, roots, spec->hint ? spec->hint : "install the vendor's SDK",
+                        spec->override_env);
+    }
+    return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s not found (tried: %s); %s, or set %s to its path", spec->what,
+                    tried, spec->hint ? spec->hint : "install the vendor's SDK", spec->override_env);
+}
+
+dt_status dt_library_bind(const dt_library *lib, const dt_library_spec *spec, const dt_symbol_spec *syms,
+                          size_t n, void **resolved)
+{
+    for (size_t i = 0; i < n; i++) {
+        resolved[i] = syms[i].name && syms[i].name[0] ? dlsym(lib->handle, syms[i].name) : NULL;
+        if (resolved[i] || !syms[i].required) continue;
+        if (lib->named)
+            return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+                            "%s=%s: the library does not export %s, which devtrace needs: it is not a "
+                            "usable %s; point %s at the vendor's library",
+                            spec->override_env, lib->path, syms[i].name, spec->what, spec->override_env);
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+                        "%s does not export %s, which devtrace needs: it is not a usable %s; set %s to the "
+                        "vendor's library",
+                        lib->path, syms[i].name, spec->what, spec->override_env);
+    }
+    return DT_OK;
+}
+
+void dt_symbols_describe_missing(const dt_symbol_spec *syms, size_t n, void *const *resolved, char *out,
+                                 size_t len)
+{
+    size_t used = strlen(out);
+    for (size_t i = 0; i < n && used < len; i++) {
+        if (resolved[i] || !syms[i].cost || !syms[i].name || !syms[i].name[0]) continue;
+        int w = snprintf(out + used, len - used, "%smissing %s: %s", used ? "; " : "", syms[i].name,
+                         syms[i].cost);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
+
+void dt_symbols_note_missing(dt_session *s, const dt_symbol_spec *syms, size_t n, void *const *resolved)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!resolved[i] && syms[i].cost && syms[i].name && syms[i].name[0])
+            dt_session_note(s, syms[i].name, "missing: %s", syms[i].cost);
 }

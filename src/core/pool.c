@@ -242,3 +242,61 @@ uint64_t dt_pool_refused(const dt_buffer_pool *p)
 {
     return p ? atomic_load_explicit(&((dt_buffer_pool *)p)->refused, memory_order_relaxed) : 0;
 }
+
+/* ---- the one pool policy every backend follows ---- */
+
+int dt_pool_slot_configure(dt_pool_slot *slot, uint32_t count, size_t size, unsigned flags)
+{
+    dt_buffer_pool *p = dt_pool_create(count, size, flags);
+    if (!p) return -1;
+    pthread_mutex_lock(&slot->lock);
+    /* Under the lock: a buffer of the old pool coming back must find it
+       either current or already retired. */
+    dt_pool_destroy(slot->pool);
+    slot->pool = p;
+    pthread_mutex_unlock(&slot->lock);
+    return 0;
+}
+
+int dt_pool_slot_exists(dt_pool_slot *slot)
+{
+    pthread_mutex_lock(&slot->lock);
+    int have = slot->pool != NULL;
+    pthread_mutex_unlock(&slot->lock);
+    return have;
+}
+
+uint8_t *dt_pool_slot_get(dt_pool_slot *slot, size_t *size)
+{
+    pthread_mutex_lock(&slot->lock);
+    uint8_t *b = dt_pool_get(slot->pool);
+    *size = b ? dt_pool_buffer_size(slot->pool) : 0;
+    pthread_mutex_unlock(&slot->lock);
+    return b;
+}
+
+void dt_pool_slot_put(dt_pool_slot *slot, uint8_t *buf)
+{
+    if (!buf) return;
+    pthread_mutex_lock(&slot->lock);
+    /* A buffer of an earlier configuration is freed as it comes back. */
+    if (dt_pool_put(slot->pool, buf) != 0) dt_pool_reclaim(buf);
+    pthread_mutex_unlock(&slot->lock);
+}
+
+uint64_t dt_pool_slot_refused(dt_pool_slot *slot)
+{
+    pthread_mutex_lock(&slot->lock);
+    uint64_t refused = dt_pool_refused(slot->pool);
+    pthread_mutex_unlock(&slot->lock);
+    return refused;
+}
+
+uint32_t dt_pool_slot_release(dt_pool_slot *slot)
+{
+    pthread_mutex_lock(&slot->lock);
+    uint32_t held = dt_pool_destroy(slot->pool);
+    slot->pool = NULL;
+    pthread_mutex_unlock(&slot->lock);
+    return held;
+}

@@ -2,6 +2,7 @@
    stop map every record to realtime, resolve External ids and apply the
    capture window. */
 #include "dt_internal.h"
+#include "backends/backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,6 +157,7 @@ static int session_reset(dt_session *s)
     atomic_store(&s->kernel_names_cut, 0);
     atomic_store(&s->links_lost, 0);
     atomic_store(&s->parents_lost, 0);
+    atomic_store(&s->external_unreliable, 0);
     dt_clock_free(&s->clock);
     s->note_count = 0;
     dt_thread_names_clear(&s->threads);
@@ -201,6 +203,43 @@ static dt_status start_backend(dt_session *s, const dt_backend *b)
     return DT_OK;
 }
 
+extern const dt_backend dt_backend_null;
+
+static int library_named(const dt_backend *b)
+{
+    return b->library_env && dt_env(b->library_env) != NULL;
+}
+
+/* "auto": backends whose library the user named come first, and the first
+   of them that cannot start ends the choice with its error (the user asked
+   for that library); otherwise the first backend that starts, in list
+   order, else the null backend, with each backend's reason noted. */
+static dt_status start_auto(dt_session *s)
+{
+    char why[DT_MAX_NOTES][448];
+    const char *names[DT_MAX_NOTES];
+    int tried = 0;
+    dt_status st = DT_ERR_BACKEND_UNAVAILABLE;
+    for (int named_pass = 1; named_pass >= 0; named_pass--) {
+        for (size_t i = 0; dt_backends[i]; i++) {
+            const dt_backend *b = dt_backends[i];
+            if (!b->library_env || library_named(b) != named_pass) continue;
+            st = start_backend(s, b);
+            if (st == DT_OK) return DT_OK;
+            if (named_pass) return st;
+            if (tried < DT_MAX_NOTES) {
+                names[tried] = b->name;
+                snprintf(why[tried], sizeof why[tried], "%s", dt_last_error());
+                tried++;
+            }
+        }
+    }
+    st = start_backend(s, &dt_backend_null);
+    for (int i = 0; i < tried; i++) dt_session_note(s, names[i], "unavailable: %s", why[i]);
+    dt_log("no vendor backend started; recording host ranges only");
+    return st;
+}
+
 dt_status dt_session_start(dt_session *s)
 {
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start: session is NULL");
@@ -216,30 +255,8 @@ dt_status dt_session_start(dt_session *s)
     s->window_start_ns = dt_realtime_ns();
 
     dt_status st;
-    if (strcmp(s->backend_request, "auto") == 0) {
-        char why[DT_MAX_NOTES][448];
-        const char *names[DT_MAX_NOTES];
-        int tried = 0;
-        st = DT_ERR_BACKEND_UNAVAILABLE;
-        for (size_t i = 0; dt_backends[i]; i++) {
-            const dt_backend *b = dt_backends[i];
-            if (strcmp(b->name, "null") == 0) continue;
-            st = start_backend(s, b);
-            if (st == DT_OK) break;
-            if (tried < DT_MAX_NOTES) {
-                names[tried] = b->name;
-                snprintf(why[tried], sizeof why[tried], "%s", dt_last_error());
-                tried++;
-            }
-        }
-        if (st != DT_OK) {
-            st = start_backend(s, dt_backend_find("null"));
-            for (int i = 0; i < tried; i++) dt_session_note(s, names[i], "unavailable: %s", why[i]);
-            dt_log("no vendor backend started; recording host ranges only");
-        }
-    } else {
-        st = start_backend(s, dt_backend_find(s->backend_request));
-    }
+    if (strcmp(s->backend_request, "auto") == 0) st = start_auto(s);
+    else st = start_backend(s, dt_backend_find(s->backend_request));
     if (st != DT_OK) {
         atomic_store(&dt_g_active, NULL);
         s->state = DT_STATE_CREATED;
@@ -402,24 +419,47 @@ void dt_session_set_library(dt_session *s, const char *path, const char *version
     snprintf(s->backend_version, sizeof s->backend_version, "%s", version ? version : "");
 }
 
+/* Whether `fact` is one of the "; "-separated facts of `text`. */
+static int says(const char *text, const char *fact)
+{
+    size_t n = strlen(fact);
+    for (const char *at = strstr(text, fact); at; at = strstr(at + 1, fact)) {
+        int starts = at == text || (at >= text + 2 && at[-2] == ';' && at[-1] == ' ');
+        if (starts && (at[n] == '\0' || at[n] == ';')) return 1;
+    }
+    return 0;
+}
+
 void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
 {
+    char text[sizeof s->notes[0].text];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
     pthread_mutex_t *l = &s->calib_lock; /* notes may be added with s->lock held */
     pthread_mutex_lock(l);
     int i;
     for (i = 0; i < s->note_count; i++)
         if (strcmp(s->notes[i].key, key) == 0) break;
+    int added = 1;
     if (i == s->note_count) {
-        if (s->note_count == DT_MAX_NOTES) { pthread_mutex_unlock(l); return; }
+        if (s->note_count == DT_MAX_NOTES) {
+            pthread_mutex_unlock(l);
+            dt_log("note dropped (%d notes already): %s: %s", DT_MAX_NOTES, key, text);
+            return;
+        }
         s->note_count++;
         snprintf(s->notes[i].key, sizeof s->notes[i].key, "%s", key);
+        snprintf(s->notes[i].text, sizeof s->notes[i].text, "%s", text);
+    } else if (says(s->notes[i].text, text)) {
+        added = 0; /* already said */
+    } else {
+        size_t used = strlen(s->notes[i].text);
+        snprintf(s->notes[i].text + used, sizeof s->notes[i].text - used, "; %s", text);
     }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->notes[i].text, sizeof s->notes[i].text, fmt, ap);
-    va_end(ap);
     pthread_mutex_unlock(l);
-    dt_log("note: %s: %s", key, s->notes[i].text);
+    if (added) dt_log("note: %s: %s", key, text);
 }
 
 void dt_session_set_device(dt_session *s, const dt_device_props *p)

@@ -28,8 +28,8 @@
 #include "reader/dt_reader.h"
 
 static char g_context[128] = "setup";
-#define CHECK_CONTEXT g_context
-#include "conformance_check.h"
+#define DT_CHECK_CONTEXT g_context
+#include "dt_check.h"
 
 static struct {
     const char *backend, *emulator, *env, *out;
@@ -284,7 +284,7 @@ int main(int argc, char **argv)
             if (device_kept < ref.with_external && o.lost == 0)
                 CHECK(o.noted_memory, "%" PRIu64 " device events lost their External id without a note",
                       ref.with_external - device_kept);
-            if (g_failures > 20) break;
+            if (dt_check_failures > 20) break;
         }
         fprintf(stderr,
                 "alloc_failure: %s: %lu recordings with %s failure: %lu refused at create or start, %lu with "
@@ -293,5 +293,5 @@ int main(int argc, char **argv)
                 absorbed);
         REQUIRE(runs > 10, "the countdown never reached the end of a recording");
     }
-    return g_failures ? 1 : 0;
+    return dt_check_failures ? 1 : 0;
 }

@@ -4,7 +4,8 @@
 #
 #   bash tests/fuzz/run.sh [--keep] [BUILD_DIR] [SECONDS] [TARGET...]
 #
-# TARGETs are fuzz_<name> (default: every tests/fuzz/fuzz_*.c).
+# TARGETs are fuzz_<name> (default: every target the build lists: one per
+# tests/fuzz/fuzz_*.c and one engine decoder target per vendor).
 #
 # Without --keep (CI runs 60 s per target) the kept corpus is only read: new
 # inputs go to a scratch directory, and a crash fails the run and leaves its
@@ -30,13 +31,19 @@ build=${1:-build-fuzz}
 seconds=${2:-60}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
-if (( ${#targets[@]} == 0 )); then
-  for src in tests/fuzz/fuzz_*.c; do targets+=("$(basename "$src" .c)"); done
-fi
 corpus_root=${DT_FUZZ_CORPUS:-$root/tests/fuzz/corpus}
 if [[ -z ${DT_FUZZ_BIN_DIR:-} ]]; then
   CC=clang cmake -S . -B "$build" -G Ninja -DDEVTRACE_WERROR=ON -DDEVTRACE_FUZZ=ON \
     -DDEVTRACE_BUILD_BENCH=OFF >/dev/null
+fi
+if (( ${#targets[@]} == 0 )); then
+  # one target per fuzz_*.c, and one engine decoder target per vendor, as
+  # the build lists them
+  if [[ -f $build/tests/fuzz/targets.txt ]]; then
+    while read -r target; do [[ -n $target ]] && targets+=("$target"); done < "$build/tests/fuzz/targets.txt"
+  else
+    for src in tests/fuzz/fuzz_*.c; do targets+=("$(basename "$src" .c)"); done
+  fi
 fi
 status=0
 for target in "${targets[@]}"; do

@@ -1,6 +1,7 @@
 import ctypes
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,11 @@ PACKAGE_DIR = SOURCE / "python"
 os.environ.setdefault("DEVTRACE_LIBRARY", str(LIBDEVTRACE))
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_DIR), os.environ.get("PYTHONPATH")) if p)
 sys.path.insert(0, str(PACKAGE_DIR))
+
+# The vendors, from the one list (src/backends/vendors.def): name, library
+# variable, emulator library in the build tree.
+VENDORS = [(m.group(1), m.group(2), BUILD / m.group(3)) for m in re.finditer(
+    r'^DT_VENDOR\((\w+), "(\w+)", "([^"]+)"', (SOURCE / "src/backends/vendors.def").read_text(), re.M)]
 
 
 def run(args, env=None, timeout=120, **kw):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DEVTRACE, EMU_RUN, SOURCE, TOPSPTI_EMU, WORKLOAD, check_trace, load_trace,
+from conftest import (DEVTRACE, EMU_RUN, SOURCE, TOPSPTI_EMU, VENDORS, WORKLOAD, check_trace, load_trace,
                       needs_emulator, run)
 
 
@@ -36,7 +36,7 @@ def test_backends_lists_every_backend_with_a_reason():
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     names = [line.split()[0] for line in lines[1:] if line and not line.startswith(" ")]
-    assert names == ["cupti", "topspti", "null"]
+    assert names == [name for name, _, _ in VENDORS] + ["null"]
     topspti = res.stdout[res.stdout.index("\ntopspti") + 1:]
     assert "unavailable" in topspti.splitlines()[0]
     assert "/nonexistent/libtopspti.so" in topspti
@@ -252,12 +252,8 @@ def test_demo_scenario_records_a_valid_trace(tmp_path):
     assert "Instances" in csv.stdout
 
 
-CUPTI_EMU = TOPSPTI_EMU.parent / "libcupti.so"
-
-
 @needs_emulator()
-@pytest.mark.parametrize("backend,library,env", [("topspti", TOPSPTI_EMU, "DEVTRACE_TOPSPTI_LIBRARY"),
-                                                 ("cupti", CUPTI_EMU, "DEVTRACE_CUPTI_LIBRARY")])
+@pytest.mark.parametrize("backend,env,library", VENDORS)
 @pytest.mark.parametrize("scenario", ["train_step", "faults"])
 def test_example_scenarios_give_valid_traces(tmp_path, backend, library, env, scenario):
     """Every example, on every emulated backend: check, json and jq accept it,

@@ -4,7 +4,7 @@
  * as arguments, so tmpfiles stand in for the terminal and the test reads
  * back exactly what a user would have seen.
  *
- * Include after <cmocka.h> and <stdio.h>; the helpers assert on failure.
+ * Include after "dt_check.h"; the helpers REQUIRE on failure.
  */
 #ifndef DT_CLI_CAPTURE_H
 #define DT_CLI_CAPTURE_H
@@ -24,8 +24,8 @@ static char *drain(FILE *f)
     long n = ftell(f);
     rewind(f);
     char *buf = calloc((size_t)n + 1, 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    REQUIRE(buf != NULL);
+    REQUIRE_EQ(fread(buf, 1, (size_t)n, f), (size_t)n);
     fclose(f);
     return buf;
 }
@@ -34,8 +34,8 @@ static void cap_open(capture *c)
 {
     c->out = tmpfile();
     c->err = tmpfile();
-    assert_non_null(c->out);
-    assert_non_null(c->err);
+    REQUIRE(c->out != NULL);
+    REQUIRE(c->err != NULL);
 }
 
 static void cap_close(capture *c)

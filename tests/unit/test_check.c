@@ -1,10 +1,9 @@
 /* `devtrace check`: the good trace passes; each bad trace fails on exactly
    the invariant it breaks; corrupt input fails on invariant 1. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +29,7 @@ static int check_text(capture *c, const char *json, size_t len)
 {
     cap_open(c);
     dt_rd_source *src = dt_rd_open_memory(json, len);
-    assert_non_null(src);
+    REQUIRE((src) != NULL);
     int rc = dt_check_source(src, "memory", c->out, c->err);
     dt_rd_close(src);
     cap_close(c);
@@ -48,22 +47,20 @@ static int lines_for(const char *out, int inv)
     return count;
 }
 
-static void good_trace_passes(void **state)
+static void good_trace_passes(void)
 {
-    (void)state;
     capture c;
-    assert_int_equal(check_data(&c, "good.json"), 0);
-    assert_string_equal(c.out_text, "check: OK (39 events, 6 flows)\n");
-    assert_string_equal(c.err_text, "");
+    REQUIRE_EQ(check_data(&c, "good.json"), 0);
+    REQUIRE_STR(c.out_text, "check: OK (39 events, 6 flows)\n");
+    REQUIRE_STR(c.err_text, "");
     cap_free(&c);
-    assert_int_equal(check_data(&c, "good.json.gz"), 0);
-    assert_string_equal(c.out_text, "check: OK (39 events, 6 flows)\n");
+    REQUIRE_EQ(check_data(&c, "good.json.gz"), 0);
+    REQUIRE_STR(c.out_text, "check: OK (39 events, 6 flows)\n");
     cap_free(&c);
 }
 
-static void each_bad_trace_fails_its_invariant(void **state)
+static void each_bad_trace_fails_its_invariant(void)
 {
-    (void)state;
     static const struct {
         const char *file;
         int invariant;
@@ -87,37 +84,36 @@ static void each_bad_trace_fails_its_invariant(void **state)
         capture c;
         int rc = check_data(&c, cases[i].file);
         if (rc != 1)
-            fail_msg("%s: exit status %d", cases[i].file, rc);
+            FAIL("%s: exit status %d", cases[i].file, rc);
         for (int inv = 1; inv <= 7; inv++) {
             int n = lines_for(c.out_text, inv);
             if (inv == cases[i].invariant ? n != 1 : n != 0)
-                fail_msg("%s: %d line(s) for invariant %d:\n%s", cases[i].file, n, inv, c.out_text);
+                FAIL("%s: %d line(s) for invariant %d:\n%s", cases[i].file, n, inv, c.out_text);
         }
         if (!strstr(c.out_text, cases[i].says))
-            fail_msg("%s: output does not say \"%s\":\n%s", cases[i].file, cases[i].says, c.out_text);
+            FAIL("%s: output does not say \"%s\":\n%s", cases[i].file, cases[i].says, c.out_text);
         if (!strstr(c.out_text, "check: FAILED: 1 violation\n"))
-            fail_msg("%s: summary line missing:\n%s", cases[i].file, c.out_text);
+            FAIL("%s: summary line missing:\n%s", cases[i].file, c.out_text);
         cap_free(&c);
     }
 }
 
-static void corrupt_input_fails_invariant_1(void **state)
+static void corrupt_input_fails_invariant_1(void)
 {
-    (void)state;
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/data/good.json", DT_SOURCE_DIR);
     FILE *f = fopen(path, "rb");
-    assert_non_null(f);
+    REQUIRE((f) != NULL);
     char buf[8192];
     size_t len = fread(buf, 1, sizeof buf, f);
     fclose(f);
-    assert_true(len > 1000 && len < sizeof buf);
+    REQUIRE(len > 1000 && len < sizeof buf);
     for (size_t n = 0; n < len - 2; n += 97) {
         capture c;
-        assert_int_equal(check_text(&c, buf, n), 1);
-        assert_int_equal(lines_for(c.out_text, 1), 1);
-        assert_non_null(strstr(c.out_text, "memory: byte "));
-        assert_non_null(strstr(c.out_text, "check: FAILED: 1 violation\n"));
+        REQUIRE_EQ(check_text(&c, buf, n), 1);
+        REQUIRE_EQ(lines_for(c.out_text, 1), 1);
+        REQUIRE((strstr(c.out_text, "memory: byte ")) != NULL);
+        REQUIRE((strstr(c.out_text, "check: FAILED: 1 violation\n")) != NULL);
         cap_free(&c);
     }
     capture c;
@@ -125,15 +121,15 @@ static void corrupt_input_fails_invariant_1(void **state)
     static const char partial[] =
         "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"_Z1kv\",\"pid\":0,\"tid\":1,\"ts\":1,"
         "\"dur\":1},{\"ph\":";
-    assert_int_equal(check_text(&c, partial, sizeof partial - 1), 1);
-    assert_int_equal(lines_for(c.out_text, 4), 1);
-    assert_int_equal(lines_for(c.out_text, 1), 1);
-    assert_non_null(strstr(c.out_text, "check: FAILED: 2 violations\n"));
+    REQUIRE_EQ(check_text(&c, partial, sizeof partial - 1), 1);
+    REQUIRE_EQ(lines_for(c.out_text, 4), 1);
+    REQUIRE_EQ(lines_for(c.out_text, 1), 1);
+    REQUIRE((strstr(c.out_text, "check: FAILED: 2 violations\n")) != NULL);
     cap_free(&c);
     static const char utf8[] = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\xe2\x82\"}]}";
-    assert_int_equal(check_text(&c, utf8, sizeof utf8 - 1), 1);
-    assert_non_null(strstr(c.out_text, "invariant 1: memory: byte "));
-    assert_non_null(strstr(c.out_text, "UTF-8"));
+    REQUIRE_EQ(check_text(&c, utf8, sizeof utf8 - 1), 1);
+    REQUIRE((strstr(c.out_text, "invariant 1: memory: byte ")) != NULL);
+    REQUIRE((strstr(c.out_text, "UTF-8")) != NULL);
     cap_free(&c);
 }
 
@@ -144,7 +140,7 @@ static char *make_trace_named(int n, const char *(*name)(int, void *), void *arg
     for (int i = 0; i < n; i++)
         cap += 256 + strlen(name(i, arg));
     char *b = malloc(cap);
-    assert_non_null(b);
+    REQUIRE((b) != NULL);
     size_t o = 0;
     o += (size_t)snprintf(b + o, cap - o,
                           "{\"schemaVersion\":1,\"deviceProperties\":[],\"displayTimeUnit\":\"ms\","
@@ -181,22 +177,21 @@ static char *make_trace(int n, const char *prefix, const char *suffix, size_t *l
     return make_trace_named(n, name_from_affixes, (void *)affixes, len);
 }
 
-static void violations_are_capped_with_a_count(void **state)
+static void violations_are_capped_with_a_count(void)
 {
-    (void)state;
     size_t len;
     char *t = make_trace(30, "_Z4kernILi", "EEvv", &len);
     capture c;
-    assert_int_equal(check_text(&c, t, len), 1);
-    assert_int_equal(lines_for(c.out_text, 4), 21);
-    assert_non_null(strstr(c.out_text, "invariant 4: ... 10 more violations not shown\n"));
-    assert_non_null(strstr(c.out_text, "check: FAILED: 30 violations\n"));
+    REQUIRE_EQ(check_text(&c, t, len), 1);
+    REQUIRE_EQ(lines_for(c.out_text, 4), 21);
+    REQUIRE((strstr(c.out_text, "invariant 4: ... 10 more violations not shown\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "check: FAILED: 30 violations\n")) != NULL);
     cap_free(&c);
     free(t);
 
     t = make_trace(30, "kernel_", "", &len);
-    assert_int_equal(check_text(&c, t, len), 0);
-    assert_string_equal(c.out_text, "check: OK (32 events, 0 flows)\n");
+    REQUIRE_EQ(check_text(&c, t, len), 0);
+    REQUIRE_STR(c.out_text, "check: OK (32 events, 0 flows)\n");
     cap_free(&c);
     free(t);
 }
@@ -208,15 +203,14 @@ static const char *name_from_list(int i, void *list)
 
 /* Invariant 4 is about names that demangle: one that only starts with _Z
    is kept as the vendor gave it, and is no violation. */
-static void only_names_that_demangle_count_as_mangled(void **state)
+static void only_names_that_demangle_count_as_mangled(void)
 {
-    (void)state;
     static const char *const kept[] = {"_Z", "_Zfoo", "_ZN5torch", "_ZZ", "_Z!!broken"};
     size_t len;
     char *t = make_trace_named(5, name_from_list, (void *)kept, &len);
     capture c;
-    assert_int_equal(check_text(&c, t, len), 0);
-    assert_string_equal(c.out_text, "check: OK (7 events, 0 flows)\n");
+    REQUIRE_EQ(check_text(&c, t, len), 0);
+    REQUIRE_STR(c.out_text, "check: OK (7 events, 0 flows)\n");
     cap_free(&c);
     free(t);
 
@@ -225,25 +219,24 @@ static void only_names_that_demangle_count_as_mangled(void **state)
        takes 1024 bytes at most, and the writer keeps longer ones as given) */
     size_t k = 20000;
     char *longname = malloc(k + 16);
-    assert_non_null(longname);
+    REQUIRE((longname) != NULL);
     int o = sprintf(longname, "_Z%zu", k);
     memset(longname + o, 'a', k);
     strcpy(longname + o + k, "v");
     const char *mangled[] = {"_Z", longname, "_Z4kernILi3EEvv"};
     int expected = dt_demangle_length_limit() >= strlen(longname) ? 2 : 1;
     t = make_trace_named(3, name_from_list, (void *)mangled, &len);
-    assert_int_equal(check_text(&c, t, len), 1);
-    assert_int_equal(lines_for(c.out_text, 4), expected);
-    assert_non_null(strstr(c.out_text, expected == 2 ? "check: FAILED: 2 violations\n" : "check: FAILED: 1 violation\n"));
+    REQUIRE_EQ(check_text(&c, t, len), 1);
+    REQUIRE_EQ(lines_for(c.out_text, 4), expected);
+    REQUIRE((strstr(c.out_text, expected == 2 ? "check: FAILED: 2 violations\n" : "check: FAILED: 1 violation\n")) != NULL);
     cap_free(&c);
     free(t);
     free(longname);
 }
 
 /* A violation is one line, whatever bytes the names it quotes hold. */
-static void violations_escape_control_bytes(void **state)
+static void violations_escape_control_bytes(void)
 {
-    (void)state;
     static const char json[] =
         "{\"schemaVersion\":1,\"deviceProperties\":[],\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":0,"
         "\"traceEvents\":["
@@ -257,21 +250,20 @@ static void violations_escape_control_bytes(void **state)
         "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
         "\"outside_window\":0,\"store_full\":0,\"total\":0},\"attribution\":{}}}";
     capture c;
-    assert_int_equal(check_text(&c, json, sizeof json - 1), 1);
-    assert_int_equal(lines_for(c.out_text, 5), 1);
-    assert_int_equal(lines_for(c.out_text, 1), 0);
-    assert_non_null(strstr(c.out_text, "\"b\\x01\\x1b[2J\\x0d\\xc2\\x9b\""));
-    assert_non_null(strstr(c.out_text, "\"a\\x0ainvariant 1: forged\""));
+    REQUIRE_EQ(check_text(&c, json, sizeof json - 1), 1);
+    REQUIRE_EQ(lines_for(c.out_text, 5), 1);
+    REQUIRE_EQ(lines_for(c.out_text, 1), 0);
+    REQUIRE((strstr(c.out_text, "\"b\\x01\\x1b[2J\\x0d\\xc2\\x9b\"")) != NULL);
+    REQUIRE((strstr(c.out_text, "\"a\\x0ainvariant 1: forged\"")) != NULL);
     for (const char *p = c.out_text; *p; p++)
         if ((unsigned char)*p < 0x20 && *p != '\n')
-            fail_msg("control byte 0x%02x in the output", (unsigned char)*p);
-    assert_string_equal(strchr(c.out_text, '\n') + 1, "check: FAILED: 1 violation\n");
+            FAIL("control byte 0x%02x in the output", (unsigned char)*p);
+    REQUIRE_STR(strchr(c.out_text, '\n') + 1, "check: FAILED: 1 violation\n");
     cap_free(&c);
 }
 
-static void nesting_is_checked_whatever_the_order(void **state)
+static void nesting_is_checked_whatever_the_order(void)
 {
-    (void)state;
     /* outer [10,20], inner [12,15] written before it, sibling [15,20]; then
        a partial overlap [19,21] with outer. */
     static const char head[] =
@@ -294,14 +286,14 @@ static void nesting_is_checked_whatever_the_order(void **state)
     char buf[4096];
     int n = snprintf(buf, sizeof buf, "%s%s", head, tail);
     capture c;
-    assert_int_equal(check_text(&c, buf, (size_t)n), 0);
+    REQUIRE_EQ(check_text(&c, buf, (size_t)n), 0);
     cap_free(&c);
     n = snprintf(buf, sizeof buf, "%s%s%s", head, overlap, tail);
-    assert_int_equal(check_text(&c, buf, (size_t)n), 1);
-    assert_int_equal(lines_for(c.out_text, 5), 1);
+    REQUIRE_EQ(check_text(&c, buf, (size_t)n), 1);
+    REQUIRE_EQ(lines_for(c.out_text, 5), 1);
     /* sorted, "late" [19,21] sits inside "sibling" [15,20] and outlives it */
-    assert_non_null(strstr(c.out_text, "event #7 \"late\" (pid 1, tid 1, ts 19.000 us, end 21.000 us) partially "
-                                       "overlaps event #3 \"sibling\" (ts 15.000 us, end 20.000 us)"));
+    REQUIRE((strstr(c.out_text, "event #7 \"late\" (pid 1, tid 1, ts 19.000 us, end 21.000 us) partially "
+                                       "overlaps event #3 \"sibling\" (ts 15.000 us, end 20.000 us)")) != NULL);
     cap_free(&c);
 }
 
@@ -311,110 +303,98 @@ static int check_patched(capture *c, const char *needle, const char *replacement
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/data/good.json", DT_SOURCE_DIR);
     FILE *f = fopen(path, "rb");
-    assert_non_null(f);
+    REQUIRE((f) != NULL);
     static char buf[16384];
     size_t len = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[len] = '\0';
     char *at = strstr(buf, needle);
-    assert_non_null(at);
-    assert_int_equal(strlen(needle), strlen(replacement));
+    REQUIRE((at) != NULL);
+    REQUIRE_EQ(strlen(needle), strlen(replacement));
     memcpy(at, replacement, strlen(replacement));
     return check_text(c, buf, len);
 }
 
-static void flow_ends_sit_on_event_starts(void **state)
+static void flow_ends_sit_on_event_starts(void)
 {
-    (void)state;
     capture c;
-    assert_int_equal(check_patched(&c, "{\"ph\":\"s\",\"id\":10,\"pid\":4242,\"tid\":4243,\"ts\":1160.000",
-                                   "{\"ph\":\"s\",\"id\":10,\"pid\":4242,\"tid\":4243,\"ts\":1160.001"),
-                     1);
-    assert_non_null(strstr(c.out_text, "invariant 2: flow id 10 start (event #14, pid 4242, tid 4243, ts 1160.001 "
-                                       "us) is not at the start of an event on its row\n"));
-    assert_int_equal(lines_for(c.out_text, 2), 1);
+    REQUIRE_EQ(check_patched(&c, "{\"ph\":\"s\",\"id\":10,\"pid\":4242,\"tid\":4243,\"ts\":1160.000",
+                                   "{\"ph\":\"s\",\"id\":10,\"pid\":4242,\"tid\":4243,\"ts\":1160.001"), 1);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 10 start (event #14, pid 4242, tid 4243, ts 1160.001 "
+                                       "us) is not at the start of an event on its row\n")) != NULL);
+    REQUIRE_EQ(lines_for(c.out_text, 2), 1);
     cap_free(&c);
     /* a finish moved to another row */
-    assert_int_equal(check_patched(&c, "{\"ph\":\"f\",\"id\":11,\"pid\":0,\"tid\":7,",
-                                   "{\"ph\":\"f\",\"id\":11,\"pid\":0,\"tid\":8,"),
-                     1);
-    assert_non_null(strstr(c.out_text, "invariant 2: flow id 11 finish"));
-    assert_non_null(strstr(c.out_text, "invariant 6: row pid 0, tid 8 is not named"));
+    REQUIRE_EQ(check_patched(&c, "{\"ph\":\"f\",\"id\":11,\"pid\":0,\"tid\":7,",
+                                   "{\"ph\":\"f\",\"id\":11,\"pid\":0,\"tid\":8,"), 1);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 11 finish")) != NULL);
+    REQUIRE((strstr(c.out_text, "invariant 6: row pid 0, tid 8 is not named")) != NULL);
     cap_free(&c);
     /* two starts for one id */
-    assert_int_equal(check_patched(&c, "{\"ph\":\"s\",\"id\":12,", "{\"ph\":\"s\",\"id\":11,"), 1);
-    assert_non_null(strstr(c.out_text, "invariant 2: flow id 11 has 2 start(s) and 1 finish(es)"));
-    assert_non_null(strstr(c.out_text, "invariant 2: flow id 12 has 0 start(s) and 1 finish(es)"));
+    REQUIRE_EQ(check_patched(&c, "{\"ph\":\"s\",\"id\":12,", "{\"ph\":\"s\",\"id\":11,"), 1);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 11 has 2 start(s) and 1 finish(es)")) != NULL);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 12 has 0 start(s) and 1 finish(es)")) != NULL);
     cap_free(&c);
 }
 
-static void trace_event_is_the_window(void **state)
+static void trace_event_is_the_window(void)
 {
-    (void)state;
     capture c;
-    assert_int_equal(check_patched(&c, "\"ts\":1000.000,\"dur\":1000.000", "\"ts\":1000.000,\"dur\":999.999 "), 1);
-    assert_non_null(strstr(c.out_text, "invariant 5: the \"Trace\" event #10 [1000.000, 1999.999] us is not the "
-                                       "capture window [1000.000, 2000.000] us\n"));
-    assert_non_null(strstr(c.out_text, "check: FAILED: 1 violation\n"));
+    REQUIRE_EQ(check_patched(&c, "\"ts\":1000.000,\"dur\":1000.000", "\"ts\":1000.000,\"dur\":999.999 "), 1);
+    REQUIRE((strstr(c.out_text, "invariant 5: the \"Trace\" event #10 [1000.000, 1999.999] us is not the "
+                                       "capture window [1000.000, 2000.000] us\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "check: FAILED: 1 violation\n")) != NULL);
     cap_free(&c);
 }
 
-static void unnamed_pid_and_unsorted_rows(void **state)
+static void unnamed_pid_and_unsorted_rows(void)
 {
-    (void)state;
     capture c;
     /* the device's process_name renamed to something else */
-    assert_int_equal(check_patched(&c, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,",
-                                   "{\"ph\":\"M\",\"name\":\"process_nome\",\"pid\":0,"),
-                     1);
-    assert_non_null(strstr(c.out_text, "invariant 6: pid 0 is not named by process_name metadata\n"));
+    REQUIRE_EQ(check_patched(&c, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,",
+                                   "{\"ph\":\"M\",\"name\":\"process_nome\",\"pid\":0,"), 1);
+    REQUIRE((strstr(c.out_text, "invariant 6: pid 0 is not named by process_name metadata\n")) != NULL);
     cap_free(&c);
     /* without its sort index the device row sorts by pid 0, before 4242 */
-    assert_int_equal(check_patched(&c, "\"process_sort_index\",\"pid\":0,", "\"process_sort_indey\",\"pid\":0,"), 1);
-    assert_non_null(strstr(c.out_text, "invariant 6: device pid 0 (sort index 0, by pid) does not sort after host "
-                                       "pid 4242 (sort index 4242)\n"));
+    REQUIRE_EQ(check_patched(&c, "\"process_sort_index\",\"pid\":0,", "\"process_sort_indey\",\"pid\":0,"), 1);
+    REQUIRE((strstr(c.out_text, "invariant 6: device pid 0 (sort index 0, by pid) does not sort after host "
+                                       "pid 4242 (sort index 4242)\n")) != NULL);
     cap_free(&c);
 }
 
-static void usage_and_missing_files(void **state)
+static void usage_and_missing_files(void)
 {
-    (void)state;
     capture c;
     const char *help[] = {"check", "--help"};
-    assert_int_equal(run_check(&c, 2, help), 0);
-    assert_non_null(strstr(c.out_text, "usage: devtrace check FILE"));
+    REQUIRE_EQ(run_check(&c, 2, help), 0);
+    REQUIRE((strstr(c.out_text, "usage: devtrace check FILE")) != NULL);
     cap_free(&c);
     const char *none[] = {"check"};
-    assert_int_equal(run_check(&c, 1, none), 2);
-    assert_non_null(strstr(c.err_text, "usage:"));
+    REQUIRE_EQ(run_check(&c, 1, none), 2);
+    REQUIRE((strstr(c.err_text, "usage:")) != NULL);
     cap_free(&c);
     const char *bad_opt[] = {"check", "--frobnicate", "x.json"};
-    assert_int_equal(run_check(&c, 3, bad_opt), 2);
-    assert_non_null(strstr(c.err_text, "unknown option --frobnicate"));
+    REQUIRE_EQ(run_check(&c, 3, bad_opt), 2);
+    REQUIRE((strstr(c.err_text, "unknown option --frobnicate")) != NULL);
     cap_free(&c);
     const char *two[] = {"check", "a.json", "b.json"};
-    assert_int_equal(run_check(&c, 3, two), 2);
+    REQUIRE_EQ(run_check(&c, 3, two), 2);
     cap_free(&c);
     const char *missing[] = {"check", "/nonexistent/t.json"};
-    assert_int_equal(run_check(&c, 2, missing), 1);
-    assert_non_null(strstr(c.err_text, "cannot open /nonexistent/t.json"));
+    REQUIRE_EQ(run_check(&c, 2, missing), 1);
+    REQUIRE((strstr(c.err_text, "cannot open /nonexistent/t.json")) != NULL);
     cap_free(&c);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(good_trace_passes),
-        cmocka_unit_test(each_bad_trace_fails_its_invariant),
-        cmocka_unit_test(corrupt_input_fails_invariant_1),
-        cmocka_unit_test(violations_are_capped_with_a_count),
-        cmocka_unit_test(only_names_that_demangle_count_as_mangled),
-        cmocka_unit_test(violations_escape_control_bytes),
-        cmocka_unit_test(nesting_is_checked_whatever_the_order),
-        cmocka_unit_test(flow_ends_sit_on_event_starts),
-        cmocka_unit_test(trace_event_is_the_window),
-        cmocka_unit_test(unnamed_pid_and_unsorted_rows),
-        cmocka_unit_test(usage_and_missing_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(good_trace_passes),
+             DT_TEST(each_bad_trace_fails_its_invariant),
+             DT_TEST(corrupt_input_fails_invariant_1),
+             DT_TEST(violations_are_capped_with_a_count),
+             DT_TEST(only_names_that_demangle_count_as_mangled),
+             DT_TEST(violations_escape_control_bytes),
+             DT_TEST(nesting_is_checked_whatever_the_order),
+             DT_TEST(flow_ends_sit_on_event_starts),
+             DT_TEST(trace_event_is_the_window),
+             DT_TEST(unnamed_pid_and_unsorted_rows),
+             DT_TEST(usage_and_missing_files))

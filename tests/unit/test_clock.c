@@ -1,10 +1,9 @@
 /* Clock calibration: a vendor clock with a known offset and drift must map
    back to realtime within the samples' uncertainty. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 
 #include "dt_internal.h"
 
@@ -18,9 +17,8 @@ static dt_clock_sample synth(uint64_t rt, int64_t offset, double ppm, uint64_t b
     return s;
 }
 
-static void offset_and_drift_map_within_1us(void **state)
+static void offset_and_drift_map_within_1us(void)
 {
-    (void)state;
     const uint64_t t0 = 1700000000000000000ull;
     const int64_t offset = 1000000000; /* 1 s */
     const double ppm = 100.0;
@@ -28,62 +26,59 @@ static void offset_and_drift_map_within_1us(void **state)
     dt_clock_init(&c, 0);
     /* start, 9 periodic samples, stop: 10 s */
     for (int i = 0; i <= 10; i++)
-        assert_int_equal(dt_clock_add(&c, synth(t0 + (uint64_t)i * 1000000000ull, offset, ppm, 200)), 0);
+        REQUIRE_EQ(dt_clock_add(&c, synth(t0 + (uint64_t)i * 1000000000ull, offset, ppm, 200)), 0);
     dt_clock_fit(&c);
-    assert_int_equal(c.segments, 10);
-    assert_true(c.error_bound_ns < 1000);
-    assert_true(c.slope > 0.9999 && c.slope < 0.99991);
+    REQUIRE_EQ(c.segments, 10);
+    REQUIRE(c.error_bound_ns < 1000);
+    REQUIRE(c.slope > 0.9999 && c.slope < 0.99991);
     /* every point of the 10 s: the map is exact to within rounding */
     for (uint64_t t = t0; t <= t0 + 10000000000ull; t += 12345678ull) {
         dt_clock_sample v = synth(t, offset, ppm, 0);
         uint64_t back = dt_clock_map(&c, v.vendor);
         int64_t err = (int64_t)back - (int64_t)t;
-        assert_true(err >= -2 && err <= 2);
+        REQUIRE(err >= -2 && err <= 2);
     }
     dt_clock_free(&c);
 }
 
-static void two_point_fit_follows_drift(void **state)
+static void two_point_fit_follows_drift(void)
 {
-    (void)state;
     const uint64_t t0 = 1700000000000000000ull;
     dt_clock c;
     dt_clock_init(&c, 0);
     dt_clock_add(&c, synth(t0 + 10000000000ull, -5000, 100.0, 1000)); /* out of order on purpose */
     dt_clock_add(&c, synth(t0, -5000, 100.0, 1000));
     dt_clock_fit(&c);
-    assert_int_equal(c.segments, 1);
-    assert_int_equal(c.error_bound_ns, 500);
+    REQUIRE_EQ(c.segments, 1);
+    REQUIRE_EQ(c.error_bound_ns, 500);
     dt_clock_sample mid = synth(t0 + 5000000000ull, -5000, 100.0, 0);
     int64_t err = (int64_t)dt_clock_map(&c, mid.vendor) - (int64_t)(t0 + 5000000000ull);
-    assert_true(err >= -2 && err <= 2);
+    REQUIRE(err >= -2 && err <= 2);
     /* extrapolation past the last sample uses the last segment */
     dt_clock_sample after = synth(t0 + 11000000000ull, -5000, 100.0, 0);
     err = (int64_t)dt_clock_map(&c, after.vendor) - (int64_t)(t0 + 11000000000ull);
-    assert_true(err >= -2 && err <= 2);
+    REQUIRE(err >= -2 && err <= 2);
     dt_clock_free(&c);
 }
 
-static void single_sample_applies_offset_only(void **state)
+static void single_sample_applies_offset_only(void)
 {
-    (void)state;
     dt_clock c;
     dt_clock_init(&c, 0);
     dt_clock_sample s = {.vendor = 5000, .realtime = 1000000, .bracket_ns = 40};
     dt_clock_add(&c, s);
     dt_clock_fit(&c);
-    assert_int_equal(dt_clock_map(&c, 6000), 1001000);
-    assert_int_equal(c.error_bound_ns, 20);
+    REQUIRE_EQ(dt_clock_map(&c, 6000), 1001000);
+    REQUIRE_EQ(c.error_bound_ns, 20);
     dt_clock_free(&c);
 }
 
-static void identity_clock_is_unchanged(void **state)
+static void identity_clock_is_unchanged(void)
 {
-    (void)state;
     dt_clock c;
     dt_clock_init(&c, 1);
     dt_clock_fit(&c);
-    assert_int_equal(dt_clock_map(&c, 123456789ull), 123456789ull);
+    REQUIRE_EQ(dt_clock_map(&c, 123456789ull), 123456789ull);
     dt_clock_free(&c);
 }
 
@@ -91,9 +86,8 @@ static void identity_clock_is_unchanged(void **state)
    what the division gives, rounding included, inside, before and after the
    samples, with the clocks running apart in either direction, in order and
    out of order, and on segments too long for the fast path. */
-static void mapping_without_division_is_exact(void **state)
+static void mapping_without_division_is_exact(void)
 {
-    (void)state;
     const uint64_t t0 = 1700000000000000000ull;
     static const double ppms[] = {250.0, -250.0, 0.0, 33.3};
     for (size_t k = 0; k < sizeof ppms / sizeof *ppms; k++) {
@@ -104,7 +98,7 @@ static void mapping_without_division_is_exact(void **state)
         /* one long segment: x * dr overflows 64 bits there */
         dt_clock_add(&c, synth(t0 + 60ull * 3600 * 1000000000ull, 123456789, ppms[k], 100));
         dt_clock_fit(&c);
-        assert_non_null(c.fast);
+        REQUIRE((c.fast) != NULL);
         uint64_t state_rng = 88172645463325252ull;
         size_t segment = 0;
         for (int i = 0; i < 200000; i++) {
@@ -119,7 +113,7 @@ static void mapping_without_division_is_exact(void **state)
             c.fast = NULL;
             uint64_t slow = dt_clock_map(&c, v);
             c.fast = saved;
-            assert_int_equal(fast, slow);
+            REQUIRE_EQ(fast, slow);
         }
         dt_clock_free(&c);
     }
@@ -137,32 +131,26 @@ static int failing_clock(uint64_t *ns)
     return 7;
 }
 
-static void sampling_keeps_tightest_bracket(void **state)
+static void sampling_keeps_tightest_bracket(void)
 {
-    (void)state;
     dt_clock c;
     dt_clock_init(&c, 0);
     fake_base = 1000000000ull;
-    assert_int_equal(dt_clock_sample_now(&c, fake_clock, 16), 0);
-    assert_int_equal(c.count, 1);
+    REQUIRE_EQ(dt_clock_sample_now(&c, fake_clock, 16), 0);
+    REQUIRE_EQ(c.count, 1);
     int64_t off = (int64_t)c.samples[0].vendor - (int64_t)c.samples[0].realtime;
     /* the midpoint estimate is within the bracket of the true offset */
-    assert_true(off - 1000000000 <= (int64_t)c.samples[0].bracket_ns);
-    assert_true(1000000000 - off <= (int64_t)c.samples[0].bracket_ns);
-    assert_int_equal(dt_clock_sample_now(&c, failing_clock, 4), -1);
-    assert_int_equal(c.count, 1);
+    REQUIRE(off - 1000000000 <= (int64_t)c.samples[0].bracket_ns);
+    REQUIRE(1000000000 - off <= (int64_t)c.samples[0].bracket_ns);
+    REQUIRE_EQ(dt_clock_sample_now(&c, failing_clock, 4), -1);
+    REQUIRE_EQ(c.count, 1);
     dt_clock_free(&c);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(offset_and_drift_map_within_1us),
-        cmocka_unit_test(two_point_fit_follows_drift),
-        cmocka_unit_test(single_sample_applies_offset_only),
-        cmocka_unit_test(identity_clock_is_unchanged),
-        cmocka_unit_test(mapping_without_division_is_exact),
-        cmocka_unit_test(sampling_keeps_tightest_bracket),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(offset_and_drift_map_within_1us),
+             DT_TEST(two_point_fit_follows_drift),
+             DT_TEST(single_sample_applies_offset_only),
+             DT_TEST(identity_clock_is_unchanged),
+             DT_TEST(mapping_without_division_is_exact),
+             DT_TEST(sampling_keeps_tightest_bracket))

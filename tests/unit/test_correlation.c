@@ -1,49 +1,46 @@
 /* The external-correlation stack: a real stack per thread; links made at API
    enter go to the innermost entry; user ranges are recorded with parents. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 #include <string.h>
 
 #include "dt_internal.h"
 
-static void stack_is_a_stack(void **state)
+static void stack_is_a_stack(void)
 {
-    (void)state;
     uint64_t id = 99;
-    assert_int_equal(dt_external_top(&id), DT_ERR_EMPTY_STACK);
-    assert_int_equal(dt_external_push(0), DT_OK); /* 0 is a valid id */
-    assert_int_equal(dt_external_push(7), DT_OK);
-    assert_int_equal(dt_external_top(&id), DT_OK);
-    assert_int_equal(id, 7);
-    assert_int_equal(dt_external_pop(&id), DT_OK);
-    assert_int_equal(id, 7);
-    assert_int_equal(dt_external_top(&id), DT_OK);
-    assert_int_equal(id, 0);
-    assert_int_equal(dt_external_pop(&id), DT_OK);
-    assert_int_equal(dt_external_pop(&id), DT_ERR_EMPTY_STACK);
-    assert_non_null(strstr(dt_last_error(), "empty"));
+    REQUIRE_EQ(dt_external_top(&id), DT_ERR_EMPTY_STACK);
+    REQUIRE_EQ(dt_external_push(0), DT_OK); /* 0 is a valid id */
+    REQUIRE_EQ(dt_external_push(7), DT_OK);
+    REQUIRE_EQ(dt_external_top(&id), DT_OK);
+    REQUIRE_EQ(id, 7);
+    REQUIRE_EQ(dt_external_pop(&id), DT_OK);
+    REQUIRE_EQ(id, 7);
+    REQUIRE_EQ(dt_external_top(&id), DT_OK);
+    REQUIRE_EQ(id, 0);
+    REQUIRE_EQ(dt_external_pop(&id), DT_OK);
+    REQUIRE_EQ(dt_external_pop(&id), DT_ERR_EMPTY_STACK);
+    REQUIRE((strstr(dt_last_error(), "empty")) != NULL);
     /* deep stacks grow past the inline storage */
-    for (uint64_t i = 0; i < 1000; i++) assert_int_equal(dt_external_push(i), DT_OK);
+    for (uint64_t i = 0; i < 1000; i++) REQUIRE_EQ(dt_external_push(i), DT_OK);
     for (uint64_t i = 1000; i-- > 0;) {
-        assert_int_equal(dt_external_pop(&id), DT_OK);
-        assert_int_equal(id, i);
+        REQUIRE_EQ(dt_external_pop(&id), DT_OK);
+        REQUIRE_EQ(id, i);
     }
 }
 
-static void range_pop_refuses_an_external_entry(void **state)
+static void range_pop_refuses_an_external_entry(void)
 {
-    (void)state;
     uint64_t rid = 0;
-    assert_int_equal(dt_range_push("outer", &rid), DT_OK);
-    assert_true(rid >= DT_RANGE_ID_BASE);
-    assert_int_equal(dt_external_push(5), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_ERR_STATE);
-    assert_int_equal(dt_external_pop(NULL), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_ERR_EMPTY_STACK);
+    REQUIRE_EQ(dt_range_push("outer", &rid), DT_OK);
+    REQUIRE(rid >= DT_RANGE_ID_BASE);
+    REQUIRE_EQ(dt_external_push(5), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_ERR_STATE);
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_ERR_EMPTY_STACK);
 }
 
 /* Each thread links correlations while nested; the merged map must give the
@@ -73,30 +70,29 @@ static dt_session *recording_session(void)
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
-    assert_int_equal(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
     return s;
 }
 
-static void links_across_threads_resolve_to_innermost(void **state)
+static void links_across_threads_resolve_to_innermost(void)
 {
-    (void)state;
     dt_session *s = recording_session();
     pthread_t th[THREADS];
     for (uintptr_t t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, link_worker, (void *)(t + 1));
     for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
-    assert_int_equal(dt_session_stop(s), DT_OK);
-    assert_int_equal(dt_corr_count(s), (size_t)THREADS * PER_THREAD * 2);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_corr_count(s), (size_t)THREADS * PER_THREAD * 2);
     for (uint64_t t = 1; t <= THREADS; t++) {
         for (uint64_t i = 0; i < PER_THREAD; i += 997) {
             uint64_t corr = t * 100000000 + i * 3, ext = 0;
-            assert_true(dt_corr_get(s, corr + 1, &ext));
-            assert_int_equal(ext, t * 1000000 + 2);
-            assert_true(dt_corr_get(s, corr + 2, &ext));
-            assert_int_equal(ext, t * 1000000 + 1);
+            REQUIRE(dt_corr_get(s, corr + 1, &ext));
+            REQUIRE_EQ(ext, t * 1000000 + 2);
+            REQUIRE(dt_corr_get(s, corr + 2, &ext));
+            REQUIRE_EQ(ext, t * 1000000 + 1);
         }
         uint64_t ext;
-        assert_false(dt_corr_get(s, t * 100000000 + 99999999, &ext));
+        REQUIRE(!(dt_corr_get(s, t * 100000000 + 99999999, &ext)));
     }
     dt_session_destroy(s);
 }
@@ -105,9 +101,8 @@ static void links_across_threads_resolve_to_innermost(void **state)
    table indexed by id. External id 0 is a link like any other; all ones,
    and ids far outside the others, go through the map; the last link of an
    id wins; an id never linked has none. */
-static void dense_links_resolve_like_sparse_ones(void **state)
+static void dense_links_resolve_like_sparse_ones(void)
 {
-    (void)state;
     dt_session *s = recording_session();
     const uint64_t base = 5000000000ull; /* beyond 32 bits */
     dt_session_lock(s);
@@ -117,140 +112,132 @@ static void dense_links_resolve_like_sparse_ones(void **state)
     dt_corr_link(s, base + 5, UINT64_MAX);         /* not storable + 1 */
     dt_corr_link(s, base + 900000000ull, 77);      /* far outside the others */
     dt_session_unlock(s);
-    assert_int_equal(dt_session_stop(s), DT_OK);
-    assert_non_null(s->corr_dense);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE((s->corr_dense) != NULL);
     uint64_t ext = 1;
     for (uint64_t i = 0; i < 50000; i++) {
         if (i == 3 || i == 5) continue;
         if (i % 7 == 0) {
-            assert_false(dt_corr_get(s, base + i, &ext));
+            REQUIRE(!(dt_corr_get(s, base + i, &ext)));
             continue;
         }
-        assert_true(dt_corr_get(s, base + i, &ext));
-        assert_int_equal(ext, i % 11 == 0 ? 0 : 1000 + i);
+        REQUIRE(dt_corr_get(s, base + i, &ext));
+        REQUIRE_EQ(ext, i % 11 == 0 ? 0 : 1000 + i);
     }
-    assert_true(dt_corr_get(s, base + 3, &ext));
-    assert_int_equal(ext, 42);
-    assert_true(dt_corr_get(s, base + 5, &ext));
-    assert_true(ext == UINT64_MAX);
-    assert_true(dt_corr_get(s, base + 900000000ull, &ext));
-    assert_int_equal(ext, 77);
-    assert_false(dt_corr_get(s, base - 1, &ext));
-    assert_false(dt_corr_get(s, 0, &ext));
-    assert_int_equal(dt_corr_count(s), 50000 - (50000 + 6) / 7 + 1);
+    REQUIRE(dt_corr_get(s, base + 3, &ext));
+    REQUIRE_EQ(ext, 42);
+    REQUIRE(dt_corr_get(s, base + 5, &ext));
+    REQUIRE(ext == UINT64_MAX);
+    REQUIRE(dt_corr_get(s, base + 900000000ull, &ext));
+    REQUIRE_EQ(ext, 77);
+    REQUIRE(!(dt_corr_get(s, base - 1, &ext)));
+    REQUIRE(!(dt_corr_get(s, 0, &ext)));
+    REQUIRE_EQ(dt_corr_count(s), 50000 - (50000 + 6) / 7 + 1);
     dt_session_destroy(s);
 }
 
-static void ranges_are_recorded_with_parents(void **state)
+static void ranges_are_recorded_with_parents(void)
 {
-    (void)state;
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
     uint64_t before = 0, outer = 0, inner = 0;
-    assert_int_equal(dt_range_push("before the session", &before), DT_OK);
-    assert_int_equal(dt_session_start(s), DT_OK);
-    assert_int_equal(dt_range_push("outer", &outer), DT_OK);
-    assert_int_equal(dt_external_push(42), DT_OK);
-    assert_int_equal(dt_range_push("inner \"quoted\"", &inner), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_OK);
-    assert_int_equal(dt_external_pop(NULL), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_OK);
-    assert_int_equal(dt_session_stop(s), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_OK); /* opened before the session: not recorded */
-    assert_int_equal(dt_session_event_count(s), 2);
+    REQUIRE_EQ(dt_range_push("before the session", &before), DT_OK);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_range_push("outer", &outer), DT_OK);
+    REQUIRE_EQ(dt_external_push(42), DT_OK);
+    REQUIRE_EQ(dt_range_push("inner \"quoted\"", &inner), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK); /* opened before the session: not recorded */
+    REQUIRE_EQ(dt_session_event_count(s), 2);
     dt_event e;
-    assert_int_equal(dt_session_event(s, 0, &e), DT_OK);
-    assert_int_equal(e.kind, DT_EVENT_RANGE);
-    assert_string_equal(e.name, "inner \"quoted\"");
-    assert_int_equal(e.u.range.range_id, inner);
-    assert_true(e.has_external);
-    assert_int_equal(e.external_id, inner);
-    assert_true(e.u.range.has_parent);
-    assert_int_equal(e.u.range.parent_id, 42);
-    assert_int_equal(e.thread, dt_thread_id());
-    assert_int_equal(dt_session_event(s, 1, &e), DT_OK);
-    assert_string_equal(e.name, "outer");
-    assert_true(e.u.range.has_parent); /* the range opened before the session encloses it */
-    assert_int_equal(e.u.range.parent_id, before);
-    assert_true(e.start_ns >= s->window_start_ns && e.end_ns <= s->window_end_ns);
-    assert_int_equal(dt_session_event(s, 2, &e), DT_ERR_INVALID_ARGUMENT);
+    REQUIRE_EQ(dt_session_event(s, 0, &e), DT_OK);
+    REQUIRE_EQ(e.kind, DT_EVENT_RANGE);
+    REQUIRE_STR(e.name, "inner \"quoted\"");
+    REQUIRE_EQ(e.u.range.range_id, inner);
+    REQUIRE(e.has_external);
+    REQUIRE_EQ(e.external_id, inner);
+    REQUIRE(e.u.range.has_parent);
+    REQUIRE_EQ(e.u.range.parent_id, 42);
+    REQUIRE_EQ(e.thread, dt_thread_id());
+    REQUIRE_EQ(dt_session_event(s, 1, &e), DT_OK);
+    REQUIRE_STR(e.name, "outer");
+    REQUIRE(e.u.range.has_parent); /* the range opened before the session encloses it */
+    REQUIRE_EQ(e.u.range.parent_id, before);
+    REQUIRE(e.start_ns >= s->window_start_ns && e.end_ns <= s->window_end_ns);
+    REQUIRE_EQ(dt_session_event(s, 2, &e), DT_ERR_INVALID_ARGUMENT);
     dt_session_destroy(s);
 }
 
-static void operations_inside_ranges_know_their_range(void **state)
+static void operations_inside_ranges_know_their_range(void)
 {
-    (void)state;
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
-    assert_int_equal(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
     uint64_t outer, inner, range = 0;
-    assert_int_equal(dt_external_push(5), DT_OK);        /* outside any range */
-    assert_int_equal(dt_external_pop(NULL), DT_OK);
-    assert_int_equal(dt_range_push("outer", &outer), DT_OK);
-    assert_int_equal(dt_external_push(0), DT_OK);        /* 0 is a valid id */
-    assert_int_equal(dt_range_push("inner", &inner), DT_OK);
-    assert_int_equal(dt_external_push(42), DT_OK);
-    assert_int_equal(dt_external_push(43), DT_OK);       /* nested op: same range */
-    assert_int_equal(dt_external_pop(NULL), DT_OK);
-    assert_int_equal(dt_external_pop(NULL), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_OK);
-    assert_int_equal(dt_external_pop(NULL), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_OK);
-    assert_int_equal(dt_session_stop(s), DT_OK);
-    assert_false(dt_external_parent_range(s, 5, &range));
-    assert_true(dt_external_parent_range(s, 0, &range));
-    assert_int_equal(range, outer);
-    assert_true(dt_external_parent_range(s, 42, &range));
-    assert_int_equal(range, inner);
-    assert_true(dt_external_parent_range(s, 43, &range));
-    assert_int_equal(range, inner);
-    assert_false(dt_external_parent_range(s, inner, &range)); /* ranges have their own parent */
+    REQUIRE_EQ(dt_external_push(5), DT_OK);        /* outside any range */
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    REQUIRE_EQ(dt_range_push("outer", &outer), DT_OK);
+    REQUIRE_EQ(dt_external_push(0), DT_OK);        /* 0 is a valid id */
+    REQUIRE_EQ(dt_range_push("inner", &inner), DT_OK);
+    REQUIRE_EQ(dt_external_push(42), DT_OK);
+    REQUIRE_EQ(dt_external_push(43), DT_OK);       /* nested op: same range */
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE(!(dt_external_parent_range(s, 5, &range)));
+    REQUIRE(dt_external_parent_range(s, 0, &range));
+    REQUIRE_EQ(range, outer);
+    REQUIRE(dt_external_parent_range(s, 42, &range));
+    REQUIRE_EQ(range, inner);
+    REQUIRE(dt_external_parent_range(s, 43, &range));
+    REQUIRE_EQ(range, inner);
+    REQUIRE(!(dt_external_parent_range(s, inner, &range))); /* ranges have their own parent */
     dt_session_destroy(s);
 }
 
-static void second_session_is_busy(void **state)
+static void second_session_is_busy(void)
 {
-    (void)state;
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *a, *b;
-    assert_int_equal(dt_session_create(&cfg, &a), DT_OK);
-    assert_int_equal(dt_session_create(&cfg, &b), DT_OK);
-    assert_int_equal(dt_session_start(a), DT_OK);
-    assert_int_equal(dt_session_start(b), DT_ERR_BUSY);
-    assert_int_equal(dt_session_stop(b), DT_ERR_STATE);
-    assert_int_equal(dt_session_stop(a), DT_OK);
-    assert_int_equal(dt_session_start(b), DT_OK);
-    assert_int_equal(dt_session_stop(b), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &a), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &b), DT_OK);
+    REQUIRE_EQ(dt_session_start(a), DT_OK);
+    REQUIRE_EQ(dt_session_start(b), DT_ERR_BUSY);
+    REQUIRE_EQ(dt_session_stop(b), DT_ERR_STATE);
+    REQUIRE_EQ(dt_session_stop(a), DT_OK);
+    REQUIRE_EQ(dt_session_start(b), DT_OK);
+    REQUIRE_EQ(dt_session_stop(b), DT_OK);
     /* start, stop, start again on the same session */
-    assert_int_equal(dt_session_start(a), DT_OK);
-    assert_int_equal(dt_session_stop(a), DT_OK);
+    REQUIRE_EQ(dt_session_start(a), DT_OK);
+    REQUIRE_EQ(dt_session_stop(a), DT_OK);
     dt_session_destroy(a);
     dt_session_destroy(b);
     cfg.backend = "no-such-backend";
     dt_session *c = NULL;
-    assert_int_equal(dt_session_create(&cfg, &c), DT_ERR_UNKNOWN_BACKEND);
-    assert_null(c);
-    assert_non_null(strstr(dt_last_error(), "no-such-backend"));
+    REQUIRE_EQ(dt_session_create(&cfg, &c), DT_ERR_UNKNOWN_BACKEND);
+    REQUIRE((c) == NULL);
+    REQUIRE((strstr(dt_last_error(), "no-such-backend")) != NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(stack_is_a_stack),
-        cmocka_unit_test(range_pop_refuses_an_external_entry),
-        cmocka_unit_test(links_across_threads_resolve_to_innermost),
-        cmocka_unit_test(dense_links_resolve_like_sparse_ones),
-        cmocka_unit_test(ranges_are_recorded_with_parents),
-        cmocka_unit_test(operations_inside_ranges_know_their_range),
-        cmocka_unit_test(second_session_is_busy),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(stack_is_a_stack),
+             DT_TEST(range_pop_refuses_an_external_entry),
+             DT_TEST(links_across_threads_resolve_to_innermost),
+             DT_TEST(dense_links_resolve_like_sparse_ones),
+             DT_TEST(ranges_are_recorded_with_parents),
+             DT_TEST(operations_inside_ranges_know_their_range),
+             DT_TEST(second_session_is_busy))

@@ -3,11 +3,10 @@
  * yajl, and checked against docs/trace-format.md (exact text where the
  * format fixes it, and the invariants that `devtrace check` verifies).
  */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,16 +30,14 @@
 
 static char g_dir[256];
 
-static int setup_dir(void **state)
+static int setup_dir(void)
 {
-    (void)state;
     snprintf(g_dir, sizeof g_dir, "/tmp/dt_test_export_XXXXXX");
     return mkdtemp(g_dir) ? 0 : -1;
 }
 
-static int remove_dir(void **state)
+static int remove_dir(void)
 {
-    (void)state;
     if (getenv("DT_TEST_KEEP"))
         return 0;
     char cmd[300];
@@ -54,7 +51,7 @@ static dt_session *new_session(void)
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s = NULL;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
     s->state = DT_STATE_STOPPED;
     s->window_start_ns = T0;
     s->window_end_ns = T0 + 10 * SEC;
@@ -66,7 +63,7 @@ static dt_session *new_session(void)
 static dt_rec *push(dt_session *s, int kind, uint64_t start, uint64_t end)
 {
     dt_rec *r = dt_store_push(&s->store);
-    assert_non_null(r);
+    REQUIRE(r != NULL);
     r->kind = (uint8_t)kind;
     r->start = start;
     r->end = end;
@@ -130,14 +127,14 @@ static void external(dt_rec *r, uint64_t id)
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(fseek(f, 0, SEEK_END), 0);
     long n = ftell(f);
-    assert_true(n >= 0);
+    REQUIRE(n >= 0);
     rewind(f);
     char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    REQUIRE(buf != NULL);
+    REQUIRE_EQ(fread(buf, 1, (size_t)n, f), (size_t)n);
     buf[n] = 0;
     fclose(f);
     if (len)
@@ -148,17 +145,17 @@ static char *read_file(const char *path, size_t *len)
 static char *read_gzip(const char *path, size_t *len)
 {
     gzFile g = gzopen(path, "rb");
-    assert_non_null(g);
+    REQUIRE(g != NULL);
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     for (;;) {
         if (cap - n < (1 << 15)) {
             cap *= 2;
             buf = realloc(buf, cap);
-            assert_non_null(buf);
+            REQUIRE(buf != NULL);
         }
         int k = gzread(g, buf + n, (unsigned)(cap - n - 1));
-        assert_true(k >= 0);
+        REQUIRE(k >= 0);
         if (k == 0)
             break;
         n += (size_t)k;
@@ -196,8 +193,8 @@ static const char *get_str(yajl_val v, const char *key)
 static long long get_int(yajl_val v, const char *key)
 {
     yajl_val x = get(v, key);
-    assert_non_null(x);
-    assert_true(YAJL_IS_INTEGER(x));
+    REQUIRE(x != NULL);
+    REQUIRE(YAJL_IS_INTEGER(x));
     return YAJL_GET_INTEGER(x);
 }
 
@@ -205,8 +202,8 @@ static long long get_int(yajl_val v, const char *key)
 static uint64_t get_ns(yajl_val v, const char *key)
 {
     yajl_val x = get(v, key);
-    assert_non_null(x);
-    assert_true(YAJL_IS_NUMBER(x));
+    REQUIRE(x != NULL);
+    REQUIRE(YAJL_IS_NUMBER(x));
     return (uint64_t)llround(YAJL_GET_DOUBLE(x) * 1000.0);
 }
 
@@ -215,13 +212,13 @@ static void parse_trace(trace *t, char *text, size_t len)
     char err[512];
     t->text = text;
     t->len = len;
-    assert_int_equal(strlen(text), len); /* no NUL byte in the output */
+    REQUIRE_EQ(strlen(text), len); /* no NUL byte in the output */
     t->root = yajl_tree_parse(text, err, sizeof err);
     if (!t->root)
-        fail_msg("trace does not parse: %s", err);
+        FAIL("trace does not parse: %s", err);
     t->events = get(t->root, "traceEvents");
-    assert_non_null(t->events);
-    assert_true(YAJL_IS_ARRAY(t->events));
+    REQUIRE(t->events != NULL);
+    REQUIRE(YAJL_IS_ARRAY(t->events));
 }
 
 static void free_trace(trace *t)
@@ -237,7 +234,7 @@ static void export_and_parse(dt_session *s, const char *name, trace *t)
 {
     char path[512];
     path_in_dir(path, sizeof path, name);
-    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
+    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
     size_t len;
     char *text = read_file(path, &len);
     parse_trace(t, text, len);
@@ -332,22 +329,22 @@ static void check_invariants(const trace *t)
     /* 1: shape */
     static const char *const keys[] = {"schemaVersion", "deviceProperties", "displayTimeUnit",
                                        "baseTimeNanoseconds", "traceEvents", "devtrace", "traceName"};
-    assert_true(YAJL_IS_OBJECT(root));
-    assert_int_equal(root->u.object.len, 7);
+    REQUIRE(YAJL_IS_OBJECT(root));
+    REQUIRE_EQ(root->u.object.len, 7);
     for (size_t k = 0; k < 7; k++)
-        assert_string_equal(root->u.object.keys[k], keys[k]);
-    assert_int_equal(get_int(root, "schemaVersion"), 1);
-    assert_string_equal(get_str(root, "displayTimeUnit"), "ms");
-    assert_true(YAJL_IS_ARRAY(get(root, "deviceProperties")));
+        REQUIRE_STR(root->u.object.keys[k], keys[k]);
+    REQUIRE_EQ(get_int(root, "schemaVersion"), 1);
+    REQUIRE_STR(get_str(root, "displayTimeUnit"), "ms");
+    REQUIRE(YAJL_IS_ARRAY(get(root, "deviceProperties")));
     uint64_t base = (uint64_t)get_int(root, "baseTimeNanoseconds");
-    assert_int_equal(base % PERIOD_NS, 0);
+    REQUIRE_EQ(base % PERIOD_NS, 0);
     yajl_val dev = get(root, "devtrace");
-    assert_true(YAJL_IS_OBJECT(dev));
+    REQUIRE(YAJL_IS_OBJECT(dev));
     const char *win_path[] = {"captureWindow", "startNs", NULL};
     const char *win_end_path[] = {"captureWindow", "endNs", NULL};
     uint64_t ws = (uint64_t)YAJL_GET_INTEGER(yajl_tree_get(dev, win_path, yajl_t_number));
     uint64_t we = (uint64_t)YAJL_GET_INTEGER(yajl_tree_get(dev, win_end_path, yajl_t_number));
-    assert_true(ws >= base && we >= ws);
+    REQUIRE(ws >= base && we >= ws);
 
     size_t n = t->events->u.array.len;
     xev *xs = calloc(n + 1, sizeof *xs);
@@ -361,7 +358,7 @@ static void check_invariants(const trace *t)
     for (size_t i = 0; i < n; i++) {
         yajl_val ev = t->events->u.array.values[i];
         const char *ph = get_str(ev, "ph");
-        assert_non_null(ph);
+        REQUIRE(ph != NULL);
         if (strcmp(ph, "M") == 0) {
             const char *what = get_str(ev, "name");
             yajl_val args = get(ev, "args");
@@ -393,49 +390,49 @@ static void check_invariants(const trace *t)
             x.start = base + get_ns(ev, "ts");
             x.end = x.start + get_ns(ev, "dur");
             /* 5: inside the capture window */
-            assert_true(x.start >= ws && x.end <= we);
+            REQUIRE(x.start >= ws && x.end <= we);
             if (strcmp(get_str(ev, "cat"), "Trace") == 0) {
                 saw_trace++;
-                assert_int_equal(x.start, ws);
-                assert_int_equal(x.end, we);
+                REQUIRE_EQ(x.start, ws);
+                REQUIRE_EQ(x.end, we);
             }
             xs[nx++] = x;
         } else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
-            assert_string_equal(get_str(ev, "cat"), "ac2g");
+            REQUIRE_STR(get_str(ev, "cat"), "ac2g");
             flow_ids[nf] = get_int(ev, "id");
             flow_kind[nf] = ph[0] == 's' ? 1 : 2;
             if (ph[0] == 'f')
-                assert_string_equal(get_str(ev, "bp"), "e");
+                REQUIRE_STR(get_str(ev, "bp"), "e");
             xs[nx++] = (xev){get_int(ev, "pid"), get_int(ev, "tid"), UINT64_MAX, 0};
             nf++;
         } else {
-            fail_msg("unexpected phase %s", ph);
+            FAIL("unexpected phase %s", ph);
         }
     }
-    assert_int_equal(saw_trace, 1);
+    REQUIRE_EQ(saw_trace, 1);
     /* 6: every pid and (pid, tid) named; devices sort after hosts */
     for (size_t i = 0; i < nx; i++) {
         int pn = 0;
         for (size_t j = 0; j < np && !pn; j++)
             pn = procs[j].pid == xs[i].pid;
         if (!pn)
-            fail_msg("pid %lld has no process_name", xs[i].pid);
+            FAIL("pid %lld has no process_name", xs[i].pid);
         if (!named(threads, nt, xs[i].pid, xs[i].tid))
-            fail_msg("pid %lld tid %lld has no thread_name", xs[i].pid, xs[i].tid);
+            FAIL("pid %lld tid %lld has no thread_name", xs[i].pid, xs[i].tid);
     }
     if (min_dev_sort >= 0)
-        assert_true(min_dev_sort > max_host_sort);
+        REQUIRE(min_dev_sort > max_host_sort);
     /* 2: one s and one f per flow id */
     for (size_t i = 0; i < nf; i++) {
         int s = 0, f = 0;
         for (size_t j = 0; j < nf; j++)
             if (flow_ids[j] == flow_ids[i])
                 *(flow_kind[j] == 1 ? &s : &f) += 1;
-        assert_int_equal(s, 1);
-        assert_int_equal(f, 1);
+        REQUIRE_EQ(s, 1);
+        REQUIRE_EQ(f, 1);
     }
     const char *flows_path[] = {"counts", "flows", NULL};
-    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(dev, flows_path, yajl_t_number)), (long long)nf / 2);
+    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, flows_path, yajl_t_number)), (long long)nf / 2);
     /* 5: no partial overlaps on a row */
     size_t m = 0;
     for (size_t i = 0; i < nx; i++)
@@ -450,14 +447,13 @@ static void check_invariants(const trace *t)
         while (depth > 0 && stack[depth - 1] <= xs[i].start)
             depth--;
         if (depth > 0 && stack[depth - 1] < xs[i].end)
-            fail_msg("partial overlap on pid %lld tid %lld at %llu", xs[i].pid, xs[i].tid,
-                     (unsigned long long)(xs[i].start - base));
+            FAIL("partial overlap on pid %lld tid %lld at %llu", xs[i].pid, xs[i].tid, (unsigned long long)(xs[i].start - base));
         stack[depth++] = xs[i].end;
     }
     /* 3: attribution reconciles */
     const char *attr_path[] = {"attribution", NULL};
     yajl_val attr = yajl_tree_get(dev, attr_path, yajl_t_object);
-    assert_non_null(attr);
+    REQUIRE(attr != NULL);
     for (size_t k = 0; k < attr->u.object.len; k++) {
         long long id = atoll(attr->u.object.keys[k]);
         uint64_t sum = 0;
@@ -470,17 +466,17 @@ static void check_invariants(const trace *t)
             if (e && YAJL_GET_INTEGER(e) == id)
                 sum += get_ns(ev, "dur");
         }
-        assert_int_equal(sum, (uint64_t)YAJL_GET_INTEGER(attr->u.object.values[k]));
+        REQUIRE_EQ(sum, (uint64_t)YAJL_GET_INTEGER(attr->u.object.values[k]));
     }
     /* 7: loss has every reason and a matching total */
     const char *loss_path[] = {"loss", NULL};
     yajl_val loss = yajl_tree_get(dev, loss_path, yajl_t_object);
-    assert_non_null(loss);
-    assert_int_equal(loss->u.object.len, DT_LOSS_COUNT + 1);
+    REQUIRE(loss != NULL);
+    REQUIRE_EQ(loss->u.object.len, DT_LOSS_COUNT + 1);
     uint64_t total = 0;
     for (int r = 0; r < DT_LOSS_COUNT; r++)
         total += (uint64_t)get_int(loss, dt_loss_reason_name((dt_loss_reason)r));
-    assert_int_equal(total, (uint64_t)get_int(loss, "total"));
+    REQUIRE_EQ(total, (uint64_t)get_int(loss, "total"));
 
     free(stack);
     free(xs);
@@ -493,36 +489,34 @@ static void check_invariants(const trace *t)
 /* ---------------------------------------------------------------- */
 /* Tests                                                             */
 /* ---------------------------------------------------------------- */
-static void test_export_top_level(void **state)
+static void test_export_top_level(void)
 {
-    (void)state;
     dt_session *s = new_session();
     kernel(s, "k", T0 + 100, T0 + 200, 0, 7, 0);
     trace t;
     export_and_parse(s, "top.json", &t);
-    assert_int_equal(get_int(t.root, "baseTimeNanoseconds"), (long long)BASE);
+    REQUIRE_EQ(get_int(t.root, "baseTimeNanoseconds"), (long long)BASE);
     yajl_val dev = get(t.root, "devtrace");
-    assert_string_equal(get_str(dev, "version"), DT_VERSION_STRING);
-    assert_string_equal(get_str(dev, "backend"), "none");
+    REQUIRE_STR(get_str(dev, "version"), DT_VERSION_STRING);
+    REQUIRE_STR(get_str(dev, "backend"), "none");
     const char *ws[] = {"captureWindow", "startNs", NULL};
-    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(dev, ws, yajl_t_number)), (long long)T0);
+    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, ws, yajl_t_number)), (long long)T0);
     const char *kc[] = {"counts", "kernel", NULL};
-    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(dev, kc, yajl_t_number)), 1);
+    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, kc, yajl_t_number)), 1);
     char path[512];
     path_in_dir(path, sizeof path, "top.json");
-    assert_string_equal(get_str(t.root, "traceName"), path);
+    REQUIRE_STR(get_str(t.root, "traceName"), path);
     /* the Trace event spans the window exactly */
     char *line = event_line(&t, "\"cat\":\"Trace\"", 0);
-    assert_non_null(line);
-    assert_non_null(strstr(line, "\"ts\":1.000,\"dur\":10000000.000"));
+    REQUIRE(line != NULL);
+    REQUIRE(strstr(line, "\"ts\":1.000,\"dur\":10000000.000") != NULL);
     free(line);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_exact_times(void **state)
+static void test_export_exact_times(void)
 {
-    (void)state;
     dt_session *s = new_session();
     kernel(s, "k_exact", BASE + 1234567, BASE + 1234567 + 42125, 0, 7, 0);
     kernel(s, "k_small", BASE + 1005, BASE + 1005, 0, 8, 0);
@@ -530,22 +524,21 @@ static void test_export_exact_times(void **state)
     trace t;
     export_and_parse(s, "times.json", &t);
     char *l = event_line(&t, "\"name\":\"k_exact\"", 0);
-    assert_non_null(l);
-    assert_non_null(strstr(l, "\"ts\":1234.567,\"dur\":42.125,"));
+    REQUIRE(l != NULL);
+    REQUIRE(strstr(l, "\"ts\":1234.567,\"dur\":42.125,") != NULL);
     free(l);
     l = event_line(&t, "\"name\":\"k_small\"", 0);
-    assert_non_null(strstr(l, "\"ts\":1.005,\"dur\":0.000,"));
+    REQUIRE(strstr(l, "\"ts\":1.005,\"dur\":0.000,") != NULL);
     free(l);
     l = event_line(&t, "\"name\":\"k_round\"", 0);
-    assert_non_null(strstr(l, "\"ts\":2000.000,\"dur\":1000.000,"));
+    REQUIRE(strstr(l, "\"ts\":2000.000,\"dur\":1000.000,") != NULL);
     free(l);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_flows(void **state)
+static void test_export_flows(void)
 {
-    (void)state;
     dt_session *s = new_session();
     api(s, "cudaLaunchKernel", T0 + 1000, T0 + 3000, 100, 7);
     kernel(s, "k_second", T0 + 9000, T0 + 9500, 0, 3, 7);   /* later, same correlation */
@@ -554,27 +547,26 @@ static void test_export_flows(void **state)
     kernel(s, "k_orphan", T0 + 7000, T0 + 8000, 0, 3, 9);   /* no API event */
     trace t;
     export_and_parse(s, "flows.json", &t);
-    assert_int_equal(count_text(&t, "\"ph\":\"s\""), 1);
-    assert_int_equal(count_text(&t, "\"ph\":\"f\""), 1);
+    REQUIRE_EQ(count_text(&t, "\"ph\":\"s\""), 1);
+    REQUIRE_EQ(count_text(&t, "\"ph\":\"f\""), 1);
     char *l = event_line(&t, "\"ph\":\"s\"", 0);
-    assert_string_equal(l, "{\"ph\":\"s\",\"id\":7,\"pid\":4242,\"tid\":100,\"ts\":2.000,"
+    REQUIRE_STR(l, "{\"ph\":\"s\",\"id\":7,\"pid\":4242,\"tid\":100,\"ts\":2.000,"
                            "\"cat\":\"ac2g\",\"name\":\"ac2g\"},");
     free(l);
     l = event_line(&t, "\"ph\":\"f\"", 0);
-    assert_string_equal(l, "{\"ph\":\"f\",\"id\":7,\"pid\":0,\"tid\":3,\"ts\":6.000,"
+    REQUIRE_STR(l, "{\"ph\":\"f\",\"id\":7,\"pid\":0,\"tid\":3,\"ts\":6.000,"
                            "\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},");
     free(l);
     /* the flow follows the first kernel's own line */
     l = event_line(&t, "\"name\":\"k_first\"", 0);
-    assert_non_null(strstr(l, "\"correlation\":7,"));
+    REQUIRE(strstr(l, "\"correlation\":7,") != NULL);
     free(l);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_external_id(void **state)
+static void test_export_external_id(void)
 {
-    (void)state;
     dt_session *s = new_session();
     external(kernel(s, "k_ext0", T0 + 100, T0 + 200, 0, 1, 0), 0);
     kernel(s, "k_noext", T0 + 300, T0 + 400, 0, 1, 0);
@@ -582,27 +574,26 @@ static void test_export_external_id(void **state)
     trace t;
     export_and_parse(s, "ext.json", &t);
     yajl_val ev[2];
-    assert_int_equal(find_events(&t, "kernel", "k_ext0", ev, 2), 1);
+    REQUIRE_EQ(find_events(&t, "kernel", "k_ext0", ev, 2), 1);
     yajl_val e = get(get(ev[0], "args"), "External id");
-    assert_non_null(e);
-    assert_int_equal(YAJL_GET_INTEGER(e), 0);
-    assert_int_equal(find_events(&t, "kernel", "k_noext", ev, 2), 1);
-    assert_null(get(get(ev[0], "args"), "External id"));
-    assert_int_equal(find_events(&t, "privateuse1_runtime", "cudaLaunchKernel", ev, 2), 1);
-    assert_int_equal(get_int(get(ev[0], "args"), "External id"), 12);
-    assert_int_equal(get_int(get(ev[0], "args"), "cbid"), 211);
+    REQUIRE(e != NULL);
+    REQUIRE_EQ(YAJL_GET_INTEGER(e), 0);
+    REQUIRE_EQ(find_events(&t, "kernel", "k_noext", ev, 2), 1);
+    REQUIRE(get(get(ev[0], "args"), "External id") == NULL);
+    REQUIRE_EQ(find_events(&t, "privateuse1_runtime", "cudaLaunchKernel", ev, 2), 1);
+    REQUIRE_EQ(get_int(get(ev[0], "args"), "External id"), 12);
+    REQUIRE_EQ(get_int(get(ev[0], "args"), "cbid"), 211);
     /* attribution: id 0 has the kernel's 100 ns; the API's id is not device time */
     const char *a0[] = {"devtrace", "attribution", "0", NULL};
-    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(t.root, a0, yajl_t_number)), 100);
+    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(t.root, a0, yajl_t_number)), 100);
     const char *a12[] = {"devtrace", "attribution", "12", NULL};
-    assert_null(yajl_tree_get(t.root, a12, yajl_t_any));
+    REQUIRE(yajl_tree_get(t.root, a12, yajl_t_any) == NULL);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_hostile_names(void **state)
+static void test_export_hostile_names(void)
 {
-    (void)state;
     dt_session *s = new_session();
     static const char quoted[] = "say \"hi\" \\ back\\slash";
     static const char control[] = "tab\there\nnew\x01\x1f\x7f end";
@@ -633,11 +624,11 @@ static void test_export_hostile_names(void **state)
     trace t;
     export_and_parse(s, "names.json", &t);
     yajl_val ev[2];
-    assert_int_equal(find_events(&t, NULL, quoted, ev, 2), 2);
-    assert_int_equal(find_events(&t, NULL, control, ev, 2), 1);
-    assert_int_equal(find_events(&t, NULL, expect_bad, ev, 2), 1);
-    assert_int_equal(find_events(&t, NULL, big, ev, 2), 1);
-    assert_non_null(strstr(t.text, "\"name\":\"a\\u0000b\""));
+    REQUIRE_EQ(find_events(&t, NULL, quoted, ev, 2), 2);
+    REQUIRE_EQ(find_events(&t, NULL, control, ev, 2), 1);
+    REQUIRE_EQ(find_events(&t, NULL, expect_bad, ev, 2), 1);
+    REQUIRE_EQ(find_events(&t, NULL, big, ev, 2), 1);
+    REQUIRE(strstr(t.text, "\"name\":\"a\\u0000b\"") != NULL);
     /* yajl turns \u0000 into a NUL: compare the 64 KiB control-character name */
     size_t found = 0;
     for (size_t i = 0; i < t.events->u.array.len; i++) {
@@ -645,17 +636,16 @@ static void test_export_hostile_names(void **state)
         if (nm && strlen(nm) == big_len && (unsigned char)nm[0] == 0x02 && nm[big_len - 1] == 0x02)
             found++;
     }
-    assert_int_equal(found, 1);
-    assert_non_null(strstr(t.text, "\"tab\\there\\nnew\\u0001\\u001f\x7f end\""));
+    REQUIRE_EQ(found, 1);
+    REQUIRE(strstr(t.text, "\"tab\\there\\nnew\\u0001\\u001f\x7f end\"") != NULL);
     free_trace(&t);
     free(big);
     free(ctl);
     dt_session_destroy(s);
 }
 
-static void test_export_overlaps_move_to_overflow_rows(void **state)
+static void test_export_overlaps_move_to_overflow_rows(void)
 {
-    (void)state;
     dt_session *s = new_session();
     kernel(s, "A", T0 + 0, T0 + 100, 0, 3, 0);
     kernel(s, "B", T0 + 50, T0 + 150, 0, 3, 0);  /* partial overlap with A */
@@ -676,20 +666,19 @@ static void test_export_overlaps_move_to_overflow_rows(void **state)
         {"step", 77}, {"call1", 77}, {"call2", 77 | (1 << 22)},
     };
     for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
-        assert_int_equal(find_events(&t, NULL, want[k].name, ev, 2), 1);
+        REQUIRE_EQ(find_events(&t, NULL, want[k].name, ev, 2), 1);
         if (get_int(ev[0], "tid") != want[k].tid)
-            fail_msg("%s on tid %lld, expected %lld", want[k].name, get_int(ev[0], "tid"), want[k].tid);
+            FAIL("%s on tid %lld, expected %lld", want[k].name, get_int(ev[0], "tid"), want[k].tid);
     }
-    assert_non_null(strstr(t.text, "\"tid\":1000003,\"ts\":1.000,\"args\":{\"name\":\"stream 3 (overlap 1)\"}"));
-    assert_non_null(strstr(t.text, "\"args\":{\"name\":\"stream 3 (overlap 2)\"}"));
-    assert_non_null(strstr(t.text, "\"args\":{\"name\":\"thread 77 (overlap 1)\"}"));
+    REQUIRE(strstr(t.text, "\"tid\":1000003,\"ts\":1.000,\"args\":{\"name\":\"stream 3 (overlap 1)\"}") != NULL);
+    REQUIRE(strstr(t.text, "\"args\":{\"name\":\"stream 3 (overlap 2)\"}") != NULL);
+    REQUIRE(strstr(t.text, "\"args\":{\"name\":\"thread 77 (overlap 1)\"}") != NULL);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_many_overlaps_stay_valid(void **state)
+static void test_export_many_overlaps_stay_valid(void)
 {
-    (void)state;
     /* a staircase of partial overlaps, far more levels than nest in place */
     dt_session *s = new_session();
     for (int i = 0; i < 3000; i++)
@@ -698,14 +687,13 @@ static void test_export_many_overlaps_stay_valid(void **state)
         api(s, "stair_api", T0 + (uint64_t)i * 10, T0 + (uint64_t)i * 10 + 300, 9, 0);
     trace t;
     export_and_parse(s, "stairs.json", &t);
-    assert_int_equal(find_events(&t, "kernel", "stair", NULL, 0), 3000);
+    REQUIRE_EQ(find_events(&t, "kernel", "stair", NULL, 0), 3000);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_gzip_matches_plain(void **state)
+static void test_export_gzip_matches_plain(void)
 {
-    (void)state;
     dt_session *s = new_session();
     for (int i = 0; i < 20000; i++) {
         api(s, "cudaLaunchKernel", T0 + (uint64_t)i * 1000, T0 + (uint64_t)i * 1000 + 300, 11, (uint64_t)i + 1);
@@ -714,102 +702,99 @@ static void test_export_gzip_matches_plain(void **state)
     }
     char path[512];
     path_in_dir(path, sizeof path, "same.json");
-    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
+    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
     size_t plain_len, gz_len;
     char *plain = read_file(path, &plain_len);
-    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON_GZ), DT_OK);
+    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON_GZ), DT_OK);
     size_t raw_len;
     char *raw = read_file(path, &raw_len);
-    assert_true(raw_len > 2 && (unsigned char)raw[0] == 0x1f && (unsigned char)raw[1] == 0x8b);
-    assert_true(raw_len < plain_len / 4);
+    REQUIRE(raw_len > 2 && (unsigned char)raw[0] == 0x1f && (unsigned char)raw[1] == 0x8b);
+    REQUIRE(raw_len < plain_len / 4);
     free(raw);
     char *gz = read_gzip(path, &gz_len);
-    assert_int_equal(gz_len, plain_len);
-    assert_memory_equal(gz, plain, plain_len);
+    REQUIRE_EQ(gz_len, plain_len);
+    REQUIRE(memcmp(gz, plain, plain_len) == 0);
     trace t;
     parse_trace(&t, gz, gz_len);
     check_invariants(&t);
     /* demangled once at intern time */
-    assert_int_equal(find_events(&t, "kernel", "foo(int)", NULL, 0), 10000);
-    assert_int_equal(count_text(&t, "\"bp\":\"e\""), 20000);
+    REQUIRE_EQ(find_events(&t, "kernel", "foo(int)", NULL, 0), 10000);
+    REQUIRE_EQ(count_text(&t, "\"bp\":\"e\""), 20000);
     free_trace(&t);
     free(plain);
     dt_session_destroy(s);
 }
 
-static void test_export_unwritable_path(void **state)
+static void test_export_unwritable_path(void)
 {
-    (void)state;
     dt_session *s = new_session();
     kernel(s, "k", T0 + 1, T0 + 2, 0, 0, 0);
     char path[512], tmp[600];
     path_in_dir(path, sizeof path, "no/such/dir/trace.json");
-    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_ERR_IO);
-    assert_non_null(strstr(dt_last_error(), "cannot write trace"));
-    assert_non_null(strstr(dt_last_error(), path));
-    assert_int_equal(access(path, F_OK), -1);
+    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_ERR_IO);
+    REQUIRE(strstr(dt_last_error(), "cannot write trace") != NULL);
+    REQUIRE(strstr(dt_last_error(), path) != NULL);
+    REQUIRE_EQ(access(path, F_OK), -1);
     /* the rename fails onto a directory: the temporary file must go */
     path_in_dir(path, sizeof path, "a_directory");
-    assert_int_equal(mkdir(path, 0755), 0);
-    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON_GZ), DT_ERR_IO);
+    REQUIRE_EQ(mkdir(path, 0755), 0);
+    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON_GZ), DT_ERR_IO);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    assert_int_equal(access(tmp, F_OK), -1);
+    REQUIRE_EQ(access(tmp, F_OK), -1);
     struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    assert_true(S_ISDIR(st.st_mode));
+    REQUIRE_EQ(stat(path, &st), 0);
+    REQUIRE(S_ISDIR(st.st_mode));
     /* a session that is still running is refused */
     s->state = DT_STATE_RUNNING;
     path_in_dir(path, sizeof path, "running.json");
-    assert_int_equal(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_ERR_STATE);
-    assert_int_equal(access(path, F_OK), -1);
+    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_ERR_STATE);
+    REQUIRE_EQ(access(path, F_OK), -1);
     s->state = DT_STATE_STOPPED;
-    assert_int_equal(dt_export_chrome(s, path, (dt_format)7), DT_ERR_INVALID_ARGUMENT);
+    REQUIRE_EQ(dt_export_chrome(s, path, (dt_format)7), DT_ERR_INVALID_ARGUMENT);
     dt_session_destroy(s);
 }
 
-static void test_export_write_failure_keeps_old_file(void **state)
+static void test_export_write_failure_keeps_old_file(void)
 {
-    (void)state;
     dt_session *s = new_session();
     for (int i = 0; i < 20000; i++)
         kernel(s, i % 2 ? "even" : "odd", T0 + (uint64_t)i * 100, T0 + (uint64_t)i * 100 + 50, 0, 1, 0);
     char path[512], tmp[600];
     path_in_dir(path, sizeof path, "full.json");
     FILE *f = fopen(path, "w");
-    assert_non_null(f);
+    REQUIRE(f != NULL);
     fputs("old", f);
     fclose(f);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
 
     /* a file size limit makes write() fail part way, as a full disk would */
     struct rlimit old, lim;
-    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    REQUIRE_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
     void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
     lim = old;
     lim.rlim_cur = 4096;
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
     dt_status js = dt_export_chrome(s, path, DT_FORMAT_JSON);
     char js_err[512];
     snprintf(js_err, sizeof js_err, "%s", dt_last_error());
     dt_status gz = dt_export_chrome(s, path, DT_FORMAT_JSON_GZ);
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
     signal(SIGXFSZ, prev);
 
-    assert_int_equal(js, DT_ERR_IO);
-    assert_int_equal(gz, DT_ERR_IO);
-    assert_non_null(strstr(js_err, "cannot write trace"));
-    assert_non_null(strstr(js_err, strerror(EFBIG)));
-    assert_int_equal(access(tmp, F_OK), -1);
+    REQUIRE_EQ(js, DT_ERR_IO);
+    REQUIRE_EQ(gz, DT_ERR_IO);
+    REQUIRE(strstr(js_err, "cannot write trace") != NULL);
+    REQUIRE(strstr(js_err, strerror(EFBIG)) != NULL);
+    REQUIRE_EQ(access(tmp, F_OK), -1);
     size_t len;
     char *text = read_file(path, &len);
-    assert_string_equal(text, "old");
+    REQUIRE_STR(text, "old");
     free(text);
     dt_session_destroy(s);
 }
 
-static void test_export_loss_and_attribution(void **state)
+static void test_export_loss_and_attribution(void)
 {
-    (void)state;
     dt_session *s = new_session();
     for (int r = 0; r < DT_LOSS_COUNT; r++)
         atomic_store(&s->loss[r], (uint64_t)(r + 1) * 10);
@@ -836,24 +821,23 @@ static void test_export_loss_and_attribution(void **state)
             want += 2;
         if (r == DT_LOSS_UNKNOWN_KIND)
             want += 1;
-        assert_int_equal(get_int(loss, dt_loss_reason_name((dt_loss_reason)r)), want);
+        REQUIRE_EQ(get_int(loss, dt_loss_reason_name((dt_loss_reason)r)), want);
     }
-    assert_int_equal(get_int(loss, "total"), 450 + 3);
+    REQUIRE_EQ(get_int(loss, "total"), 450 + 3);
     yajl_val attr = get(get(t.root, "devtrace"), "attribution");
-    assert_int_equal(attr->u.object.len, 2);
-    assert_int_equal(get_int(attr, "5"), 150);
-    assert_int_equal(get_int(attr, "6"), 10);
-    assert_int_equal(find_events(&t, NULL, "late", NULL, 0), 0);
-    assert_int_equal(find_events(&t, NULL, "early", NULL, 0), 0);
+    REQUIRE_EQ(attr->u.object.len, 2);
+    REQUIRE_EQ(get_int(attr, "5"), 150);
+    REQUIRE_EQ(get_int(attr, "6"), 10);
+    REQUIRE_EQ(find_events(&t, NULL, "late", NULL, 0), 0);
+    REQUIRE_EQ(find_events(&t, NULL, "early", NULL, 0), 0);
     const char *kc[] = {"devtrace", "counts", "kernel", NULL};
-    assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(t.root, kc, yajl_t_number)), 1);
+    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(t.root, kc, yajl_t_number)), 1);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_copy_names_and_args(void **state)
+static void test_export_copy_names_and_args(void)
 {
-    (void)state;
     dt_session *s = new_session();
     dt_rec *m = push(s, DT_EVENT_MEMCPY, T0 + 1000, T0 + 1400);
     m->device = 1;
@@ -873,23 +857,22 @@ static void test_export_copy_names_and_args(void **state)
     trace t;
     export_and_parse(s, "copies.json", &t);
     char *l = event_line(&t, "\"name\":\"Memcpy HtoD (Pageable -> Device)\"", 0);
-    assert_non_null(l);
-    assert_non_null(strstr(l, "\"cat\":\"gpu_memcpy\""));
-    assert_non_null(strstr(l, "\"args\":{\"device\":1,\"context\":3,\"stream\":2,\"correlation\":44,"
-                              "\"bytes\":1000,\"memory bandwidth (GB/s)\":2.5,\"copy kind\":\"HtoD\"}}"));
+    REQUIRE(l != NULL);
+    REQUIRE(strstr(l, "\"cat\":\"gpu_memcpy\"") != NULL);
+    REQUIRE(strstr(l, "\"args\":{\"device\":1,\"context\":3,\"stream\":2,\"correlation\":44,"
+                              "\"bytes\":1000,\"memory bandwidth (GB/s)\":2.5,\"copy kind\":\"HtoD\"}}") != NULL);
     free(l);
     l = event_line(&t, "\"name\":\"Memset (Device)\"", 0);
-    assert_non_null(l);
+    REQUIRE(l != NULL);
     /* zero duration: no bandwidth rather than an infinity */
-    assert_non_null(strstr(l, "\"bytes\":64,\"value\":255}}"));
+    REQUIRE(strstr(l, "\"bytes\":64,\"value\":255}}") != NULL);
     free(l);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_occupancy(void **state)
+static void test_export_occupancy(void)
 {
-    (void)state;
     dt_session *s = new_session();
     dt_device_props *d = &s->devices[0];
     d->valid = 1;
@@ -910,26 +893,25 @@ static void test_export_occupancy(void **state)
     trace t;
     export_and_parse(s, "occ.json", &t);
     char *l = event_line(&t, "\"name\":\"k_dev0\"", 0);
-    assert_non_null(strstr(l, "\"registers per thread\":32,\"shared memory\":1024,\"blocks per SM\":2,"
+    REQUIRE(strstr(l, "\"registers per thread\":32,\"shared memory\":1024,\"blocks per SM\":2,"
                               "\"warps per SM\":8,\"est. achieved occupancy %\":13,"
-                              "\"grid\":[4,2,1],\"block\":[128,1,1]}}"));
-    assert_non_null(strstr(l, "\"queued\":0,\"device\":0,\"context\":1,\"stream\":1,\"correlation\":0,"));
+                              "\"grid\":[4,2,1],\"block\":[128,1,1]}}") != NULL);
+    REQUIRE(strstr(l, "\"queued\":0,\"device\":0,\"context\":1,\"stream\":1,\"correlation\":0,") != NULL);
     free(l);
     l = event_line(&t, "\"name\":\"k_dev1\"", 0);
-    assert_null(strstr(l, "occupancy"));
-    assert_null(strstr(l, "per SM"));
+    REQUIRE(strstr(l, "occupancy") == NULL);
+    REQUIRE(strstr(l, "per SM") == NULL);
     free(l);
     yajl_val props = get(t.root, "deviceProperties");
-    assert_int_equal(props->u.array.len, 1);
-    assert_string_equal(get_str(props->u.array.values[0], "name"), "Emulated \"GPU\"");
-    assert_int_equal(get_int(props->u.array.values[0], "numSms"), 4);
+    REQUIRE_EQ(props->u.array.len, 1);
+    REQUIRE_STR(get_str(props->u.array.values[0], "name"), "Emulated \"GPU\"");
+    REQUIRE_EQ(get_int(props->u.array.values[0], "numSms"), 4);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_gpu_annotations(void **state)
+static void test_export_gpu_annotations(void)
 {
-    (void)state;
     dt_session *s = new_session();
     uint64_t outer = DT_RANGE_ID_BASE + 1, inner = DT_RANGE_ID_BASE + 2, other = DT_RANGE_ID_BASE + 3;
     /* ranges are stored when they end, after the work inside them */
@@ -943,31 +925,31 @@ static void test_export_gpu_annotations(void **state)
     trace t;
     export_and_parse(s, "annot.json", &t);
     yajl_val ev[4];
-    assert_int_equal(find_events(&t, "gpu_user_annotation", "inner", ev, 4), 2);
-    assert_int_equal(find_events(&t, "gpu_user_annotation", "outer", ev, 4), 2);
+    REQUIRE_EQ(find_events(&t, "gpu_user_annotation", "inner", ev, 4), 2);
+    REQUIRE_EQ(find_events(&t, "gpu_user_annotation", "outer", ev, 4), 2);
     for (int k = 0; k < 2; k++) {
         long long tid = get_int(ev[k], "tid");
-        assert_true(tid == 2000007 || tid == 2000008);
-        assert_int_equal(get_int(get(ev[k], "args"), "External id"), (long long)outer);
+        REQUIRE(tid == 2000007 || tid == 2000008);
+        REQUIRE_EQ(get_int(get(ev[k], "args"), "External id"), (long long)outer);
         if (tid == 2000007) {
-            assert_int_equal(get_ns(ev[k], "ts"), 2000);   /* k1 start .. k2 end */
-            assert_int_equal(get_ns(ev[k], "dur"), 300);
+            REQUIRE_EQ(get_ns(ev[k], "ts"), 2000);   /* k1 start .. k2 end */
+            REQUIRE_EQ(get_ns(ev[k], "dur"), 300);
         } else {
-            assert_int_equal(get_ns(ev[k], "ts"), 2500);
-            assert_int_equal(get_ns(ev[k], "dur"), 100);
+            REQUIRE_EQ(get_ns(ev[k], "ts"), 2500);
+            REQUIRE_EQ(get_ns(ev[k], "dur"), 100);
         }
     }
     /* a sibling whose span partially overlaps moves to an overflow annotation row */
-    assert_int_equal(find_events(&t, "gpu_user_annotation", "other", ev, 4), 1);
-    assert_int_equal(get_int(ev[0], "tid"), 4000007);
-    assert_non_null(strstr(t.text, "\"name\":\"stream 7 annotations\""));
-    assert_non_null(strstr(t.text, "\"name\":\"stream 7 annotations (overlap 1)\""));
+    REQUIRE_EQ(find_events(&t, "gpu_user_annotation", "other", ev, 4), 1);
+    REQUIRE_EQ(get_int(ev[0], "tid"), 4000007);
+    REQUIRE(strstr(t.text, "\"name\":\"stream 7 annotations\"") != NULL);
+    REQUIRE(strstr(t.text, "\"name\":\"stream 7 annotations (overlap 1)\"") != NULL);
     /* the host range carries its id and its parent */
-    assert_int_equal(find_events(&t, "user_annotation", "inner", ev, 4), 1);
-    assert_int_equal(get_int(get(ev[0], "args"), "External id"), (long long)inner);
-    assert_int_equal(get_int(get(ev[0], "args"), "parent"), (long long)outer);
-    assert_int_equal(find_events(&t, "user_annotation", "outer", ev, 4), 1);
-    assert_null(get(get(ev[0], "args"), "parent"));
+    REQUIRE_EQ(find_events(&t, "user_annotation", "inner", ev, 4), 1);
+    REQUIRE_EQ(get_int(get(ev[0], "args"), "External id"), (long long)inner);
+    REQUIRE_EQ(get_int(get(ev[0], "args"), "parent"), (long long)outer);
+    REQUIRE_EQ(find_events(&t, "user_annotation", "outer", ev, 4), 1);
+    REQUIRE(get(get(ev[0], "args"), "parent") == NULL);
     free_trace(&t);
     dt_session_destroy(s);
 }
@@ -976,9 +958,8 @@ static const dt_backend fake_cuda = {
     .name = "fakecuda", .vendor = "NVIDIA (fake)", .api_category = "cuda",
 };
 
-static void test_export_metadata_and_categories(void **state)
+static void test_export_metadata_and_categories(void)
 {
-    (void)state;
     dt_session *s = new_session();
     s->backend = &fake_cuda;
     s->pid = 1; /* as in a container, and also a device id below */
@@ -997,135 +978,126 @@ static void test_export_metadata_and_categories(void **state)
     trace t;
     export_and_parse(s, "meta.json", &t);
     yajl_val ev[4];
-    assert_int_equal(find_events(&t, "cuda_runtime", "cudaLaunchKernel", ev, 4), 1);
+    REQUIRE_EQ(find_events(&t, "cuda_runtime", "cudaLaunchKernel", ev, 4), 1);
     long long host = get_int(ev[0], "pid");
-    assert_int_equal(host, 1 + 4194304);
-    assert_int_equal(find_events(&t, "cuda_driver", "cuLaunchKernel", ev, 4), 1);
-    assert_int_equal(find_events(&t, "cuda_sync", "cudaStreamSynchronize", ev, 4), 1);
-    assert_non_null(strstr(t.text, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":3,\"tid\":0,"
-                                   "\"ts\":1.000,\"args\":{\"labels\":\"GPU 3\"}}"));
-    assert_non_null(strstr(t.text, "\"name\":\"process_sort_index\",\"pid\":1,\"tid\":0,"
-                                   "\"ts\":1.000,\"args\":{\"sort_index\":5000001}}"));
-    assert_non_null(strstr(t.text, "\"args\":{\"name\":\"stream 7\"}"));
-    assert_non_null(strstr(t.text, "\"args\":{\"name\":\"thread 1\"}"));
+    REQUIRE_EQ(host, 1 + 4194304);
+    REQUIRE_EQ(find_events(&t, "cuda_driver", "cuLaunchKernel", ev, 4), 1);
+    REQUIRE_EQ(find_events(&t, "cuda_sync", "cudaStreamSynchronize", ev, 4), 1);
+    REQUIRE(strstr(t.text, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":3,\"tid\":0,"
+                                   "\"ts\":1.000,\"args\":{\"labels\":\"GPU 3\"}}") != NULL);
+    REQUIRE(strstr(t.text, "\"name\":\"process_sort_index\",\"pid\":1,\"tid\":0,"
+                                   "\"ts\":1.000,\"args\":{\"sort_index\":5000001}}") != NULL);
+    REQUIRE(strstr(t.text, "\"args\":{\"name\":\"stream 7\"}") != NULL);
+    REQUIRE(strstr(t.text, "\"args\":{\"name\":\"thread 1\"}") != NULL);
     yajl_val dev = get(t.root, "devtrace");
-    assert_string_equal(get_str(dev, "backend"), "fakecuda");
-    assert_string_equal(get_str(dev, "vendor"), "NVIDIA (fake)");
-    assert_string_equal(get_str(get(dev, "notes"), "cbid names"), "generic names for 3 callbacks");
-    assert_non_null(get_str(get(dev, "notes"), "hostPid"));
+    REQUIRE_STR(get_str(dev, "backend"), "fakecuda");
+    REQUIRE_STR(get_str(dev, "vendor"), "NVIDIA (fake)");
+    REQUIRE_STR(get_str(get(dev, "notes"), "cbid names"), "generic names for 3 callbacks");
+    REQUIRE(get_str(get(dev, "notes"), "hostPid") != NULL);
     const char *id[] = {"clock", "identity", NULL};
-    assert_true(YAJL_IS_TRUE(yajl_tree_get(dev, id, yajl_t_any)));
+    REQUIRE(YAJL_IS_TRUE(yajl_tree_get(dev, id, yajl_t_any)));
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_empty_session(void **state)
+static void test_export_empty_session(void)
 {
-    (void)state;
     dt_session *s = new_session();
     trace t;
     export_and_parse(s, "empty.json", &t);
     yajl_val ev[2];
-    assert_int_equal(find_events(&t, "Trace", "devtrace capture", ev, 2), 1);
-    assert_int_equal(get_int(ev[0], "pid"), 4242);
-    assert_int_equal(get_int(ev[0], "tid"), 0);
+    REQUIRE_EQ(find_events(&t, "Trace", "devtrace capture", ev, 2), 1);
+    REQUIRE_EQ(get_int(ev[0], "pid"), 4242);
+    REQUIRE_EQ(get_int(ev[0], "tid"), 0);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_host_tid_zero_named_once(void **state)
+static void test_export_host_tid_zero_named_once(void)
 {
-    (void)state;
     /* a backend that cannot tell threads apart reports tid 0, the capture row */
     dt_session *s = new_session();
     api(s, "cudaLaunchKernel", T0 + 10, T0 + 20, 0, 0);
     trace t;
     export_and_parse(s, "tid0.json", &t);
-    assert_int_equal(count_text(&t, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":0,"), 1);
+    REQUIRE_EQ(count_text(&t, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":0,"), 1);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_recorded_session(void **state)
+static void test_export_recorded_session(void)
 {
-    (void)state;
     /* the whole pipeline with the null backend: ranges recorded, stopped, written */
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s = NULL;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
-    assert_int_equal(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
     uint64_t outer, inner;
-    assert_int_equal(dt_range_push("outer \"step\"", &outer), DT_OK);
-    assert_int_equal(dt_range_push("inner", &inner), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_OK);
-    assert_int_equal(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_range_push("outer \"step\"", &outer), DT_OK);
+    REQUIRE_EQ(dt_range_push("inner", &inner), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
     char path[512];
     path_in_dir(path, sizeof path, "recorded.json.gz");
-    assert_int_equal(dt_session_write(s, path, DT_FORMAT_JSON_GZ), DT_OK);
+    REQUIRE_EQ(dt_session_write(s, path, DT_FORMAT_JSON_GZ), DT_OK);
     size_t len;
     char *text = read_gzip(path, &len);
     trace t;
     parse_trace(&t, text, len);
     check_invariants(&t);
     yajl_val ev[2];
-    assert_int_equal(find_events(&t, "user_annotation", "outer \"step\"", ev, 2), 1);
-    assert_int_equal(get_int(get(ev[0], "args"), "External id"), (long long)outer);
-    assert_int_equal(find_events(&t, "user_annotation", "inner", ev, 2), 1);
-    assert_int_equal(get_int(get(ev[0], "args"), "parent"), (long long)outer);
-    assert_string_equal(get_str(get(t.root, "devtrace"), "backend"), "null");
+    REQUIRE_EQ(find_events(&t, "user_annotation", "outer \"step\"", ev, 2), 1);
+    REQUIRE_EQ(get_int(get(ev[0], "args"), "External id"), (long long)outer);
+    REQUIRE_EQ(find_events(&t, "user_annotation", "inner", ev, 2), 1);
+    REQUIRE_EQ(get_int(get(ev[0], "args"), "parent"), (long long)outer);
+    REQUIRE_STR(get_str(get(t.root, "devtrace"), "backend"), "null");
     /* written by the traced process itself: host threads carry their names */
     char tname[64];
     snprintf(tname, sizeof tname, "\"thread %u (test_export)\"", dt_thread_id());
-    assert_non_null(strstr(t.text, tname));
+    REQUIRE(strstr(t.text, tname) != NULL);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-static void test_export_maps_vendor_clock_records(void **state)
+static void test_export_maps_vendor_clock_records(void)
 {
-    (void)state;
     /* a record still on the vendor clock is mapped through the clock fit */
     dt_session *s = new_session();
     s->clock.identity = 0;
     dt_clock_sample cs = {1000, T0 + 5000, 10};
-    assert_int_equal(dt_clock_add(&s->clock, cs), 0);
+    REQUIRE_EQ(dt_clock_add(&s->clock, cs), 0);
     dt_rec *r = kernel(s, "k_vendor", 2000, 2500, 0, 1, 0);
     r->flags &= (uint8_t)~DT_REC_REALTIME;
     trace t;
     export_and_parse(s, "vendor.json", &t);
     char *l = event_line(&t, "\"name\":\"k_vendor\"", 0);
-    assert_non_null(l);
-    assert_non_null(strstr(l, "\"ts\":7.000,\"dur\":0.500,"));
+    REQUIRE(l != NULL);
+    REQUIRE(strstr(l, "\"ts\":7.000,\"dur\":0.500,") != NULL);
     free(l);
     free_trace(&t);
     dt_session_destroy(s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_export_top_level),
-        cmocka_unit_test(test_export_exact_times),
-        cmocka_unit_test(test_export_flows),
-        cmocka_unit_test(test_export_external_id),
-        cmocka_unit_test(test_export_hostile_names),
-        cmocka_unit_test(test_export_overlaps_move_to_overflow_rows),
-        cmocka_unit_test(test_export_many_overlaps_stay_valid),
-        cmocka_unit_test(test_export_gzip_matches_plain),
-        cmocka_unit_test(test_export_unwritable_path),
-        cmocka_unit_test(test_export_write_failure_keeps_old_file),
-        cmocka_unit_test(test_export_loss_and_attribution),
-        cmocka_unit_test(test_export_copy_names_and_args),
-        cmocka_unit_test(test_export_occupancy),
-        cmocka_unit_test(test_export_gpu_annotations),
-        cmocka_unit_test(test_export_metadata_and_categories),
-        cmocka_unit_test(test_export_empty_session),
-        cmocka_unit_test(test_export_host_tid_zero_named_once),
-        cmocka_unit_test(test_export_recorded_session),
-        cmocka_unit_test(test_export_maps_vendor_clock_records),
-    };
-    return cmocka_run_group_tests(tests, setup_dir, remove_dir);
-}
+DT_TEST_MAIN(setup_dir, remove_dir,
+             DT_TEST(test_export_top_level),
+             DT_TEST(test_export_exact_times),
+             DT_TEST(test_export_flows),
+             DT_TEST(test_export_external_id),
+             DT_TEST(test_export_hostile_names),
+             DT_TEST(test_export_overlaps_move_to_overflow_rows),
+             DT_TEST(test_export_many_overlaps_stay_valid),
+             DT_TEST(test_export_gzip_matches_plain),
+             DT_TEST(test_export_unwritable_path),
+             DT_TEST(test_export_write_failure_keeps_old_file),
+             DT_TEST(test_export_loss_and_attribution),
+             DT_TEST(test_export_copy_names_and_args),
+             DT_TEST(test_export_occupancy),
+             DT_TEST(test_export_gpu_annotations),
+             DT_TEST(test_export_metadata_and_categories),
+             DT_TEST(test_export_empty_session),
+             DT_TEST(test_export_host_tid_zero_named_once),
+             DT_TEST(test_export_recorded_session),
+             DT_TEST(test_export_maps_vendor_clock_records))

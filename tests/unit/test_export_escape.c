@@ -3,11 +3,10 @@
  * whatever bytes go in, a valid JSON string comes out, and valid text
  * round-trips unchanged.
  */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +51,8 @@ static char *decode(const char *escaped, size_t n, size_t *out_len)
     return res;
 }
 
-static void test_escape_known_forms(void **state)
+static void test_escape_known_forms(void)
 {
-    (void)state;
     static const struct { const char *in; size_t n; const char *out; } cases[] = {
         {"plain", 5, "\"plain\""},
         {"a\"b\\c", 5, "\"a\\\"b\\\\c\""},
@@ -71,14 +69,13 @@ static void test_escape_known_forms(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         char *e = dt_json_escape(buf, cases[k].in, cases[k].n);
         *e = 0;
-        assert_string_equal(buf, cases[k].out);
-        assert_true((size_t)(e - buf) <= dt_json_escaped_max(cases[k].n));
+        REQUIRE_STR(buf, cases[k].out);
+        REQUIRE((size_t)(e - buf) <= dt_json_escaped_max(cases[k].n));
     }
 }
 
-static void test_escape_random_bytes_always_parse(void **state)
+static void test_escape_random_bytes_always_parse(void)
 {
-    (void)state;
     char in[300], out[6 * 300 + 2];
     for (int round = 0; round < 20000; round++) {
         size_t n = next_random() % sizeof in;
@@ -94,10 +91,10 @@ static void test_escape_random_bytes_always_parse(void **state)
         size_t len;
         char *dec = decode(out, (size_t)(e - out), &len);
         if (!dec)
-            fail_msg("round %d: escaped text does not parse", round);
+            FAIL("round %d: escaped text does not parse", round);
         if (printable) {
-            assert_int_equal(len, n);
-            assert_memory_equal(dec, in, n);
+            REQUIRE_EQ(len, n);
+            REQUIRE(memcmp(dec, in, n) == 0);
         }
         free(dec);
     }
@@ -105,14 +102,13 @@ static void test_escape_random_bytes_always_parse(void **state)
 
 /* The writer escapes long strings in slices that fit its buffer; a slice
    must not cut a UTF-8 sequence in two. */
-static void test_writer_long_strings_match_escaper(void **state)
+static void test_writer_long_strings_match_escaper(void)
 {
-    (void)state;
     char path[] = "/tmp/dt_test_escape_XXXXXX";
     int fd = mkstemp(path);
-    assert_true(fd >= 0);
+    REQUIRE(fd >= 0);
     dt_out o;
-    assert_int_equal(dt_out_init(&o, fd, 0, 1, 4096), 0);
+    REQUIRE_EQ(dt_out_init(&o, fd, 0, 1, 4096), 0);
     size_t n = 50000;
     char *s = malloc(n);
     for (size_t i = 0; i + 3 <= n; i += 3)
@@ -120,15 +116,15 @@ static void test_writer_long_strings_match_escaper(void **state)
     for (size_t i = n - n % 3; i < n; i++)
         s[i] = 'x';
     dt_out_string(&o, s, n);
-    assert_int_equal(dt_out_finish(&o), 0);
-    assert_int_equal(o.bytes, (uint64_t)lseek(fd, 0, SEEK_END));
+    REQUIRE_EQ(dt_out_finish(&o), 0);
+    REQUIRE_EQ(o.bytes, (uint64_t)lseek(fd, 0, SEEK_END));
     dt_out_free(&o);
 
     char *want = malloc(dt_json_escaped_max(n));
     size_t want_len = (size_t)(dt_json_escape(want, s, n) - want);
     char *got = malloc(want_len + 1);
-    assert_int_equal(pread(fd, got, want_len + 1, 0), (ssize_t)want_len);
-    assert_memory_equal(got, want, want_len);
+    REQUIRE_EQ(pread(fd, got, want_len + 1, 0), (ssize_t)want_len);
+    REQUIRE(memcmp(got, want, want_len) == 0);
     close(fd);
     unlink(path);
     free(s);
@@ -136,14 +132,13 @@ static void test_writer_long_strings_match_escaper(void **state)
     free(got);
 }
 
-static void test_writer_gzip_round_trip(void **state)
+static void test_writer_gzip_round_trip(void)
 {
-    (void)state;
     char path[] = "/tmp/dt_test_escape_XXXXXX";
     int fd = mkstemp(path);
-    assert_true(fd >= 0);
+    REQUIRE(fd >= 0);
     dt_out o;
-    assert_int_equal(dt_out_init(&o, fd, 1, 1, 8192), 0);
+    REQUIRE_EQ(dt_out_init(&o, fd, 1, 1, 8192), 0);
     size_t total = 0;
     char line[64];
     for (int i = 0; i < 100000; i++) {
@@ -153,15 +148,15 @@ static void test_writer_gzip_round_trip(void **state)
         total += (size_t)(e - p);
         dt_out_commit(&o, e);
     }
-    assert_int_equal(dt_out_finish(&o), 0);
-    assert_int_equal(o.bytes, total);
+    REQUIRE_EQ(dt_out_finish(&o), 0);
+    REQUIRE_EQ(o.bytes, total);
     dt_out_free(&o);
     close(fd);
 
     gzFile g = gzopen(path, "rb");
-    assert_non_null(g);
+    REQUIRE((g) != NULL);
     char *buf = malloc(total + 16);
-    assert_int_equal(gzread(g, buf, (unsigned)total + 16), (int)total);
+    REQUIRE_EQ(gzread(g, buf, (unsigned)total + 16), (int)total);
     gzclose(g);
     /* line i is i * 1.001 us with three decimals */
     char *p = buf;
@@ -169,45 +164,43 @@ static void test_writer_gzip_round_trip(void **state)
         uint64_t ns = (uint64_t)i * 1001;
         int n = snprintf(line, sizeof line, "%llu.%03u\n", (unsigned long long)(ns / 1000),
                          (unsigned)(ns % 1000));
-        assert_memory_equal(p, line, (size_t)n);
+        REQUIRE(memcmp(p, line, (size_t)n) == 0);
         p += n;
     }
     free(buf);
     unlink(path);
 }
 
-static void test_number_formatting(void **state)
+static void test_number_formatting(void)
 {
-    (void)state;
     char buf[64];
     *dt_put_u64(buf, 0) = 0;
-    assert_string_equal(buf, "0");
+    REQUIRE_STR(buf, "0");
     *dt_put_u64(buf, UINT64_MAX) = 0;
-    assert_string_equal(buf, "18446744073709551615");
+    REQUIRE_STR(buf, "18446744073709551615");
     *dt_put_i64(buf, INT64_MIN) = 0;
-    assert_string_equal(buf, "-9223372036854775808");
+    REQUIRE_STR(buf, "-9223372036854775808");
     *dt_put_i64(buf, -7) = 0;
-    assert_string_equal(buf, "-7");
+    REQUIRE_STR(buf, "-7");
     *dt_put_us3(buf, 5) = 0;
-    assert_string_equal(buf, "0.005");
+    REQUIRE_STR(buf, "0.005");
     *dt_put_us3(buf, 1234567) = 0;
-    assert_string_equal(buf, "1234.567");
+    REQUIRE_STR(buf, "1234.567");
     *dt_put_us3(buf, UINT64_MAX) = 0;
-    assert_string_equal(buf, "18446744073709551.615");
+    REQUIRE_STR(buf, "18446744073709551.615");
     *dt_put_fixed(buf, 12500000, 6) = 0;
-    assert_string_equal(buf, "12.5");
+    REQUIRE_STR(buf, "12.5");
     *dt_put_fixed(buf, 3000000, 6) = 0;
-    assert_string_equal(buf, "3");
+    REQUIRE_STR(buf, "3");
     *dt_put_fixed(buf, 1, 6) = 0;
-    assert_string_equal(buf, "0.000001");
+    REQUIRE_STR(buf, "0.000001");
 }
 
 /* Integers are written straight into place, their length known first:
    every length, both sides of each power of ten, and random values, as
    printf writes them. */
-static void test_integers_match_printf(void **state)
+static void test_integers_match_printf(void)
 {
-    (void)state;
     char got[32], want[32];
     uint64_t values[200];
     size_t n = 0;
@@ -231,42 +224,36 @@ static void test_integers_match_printf(void **state)
         uint64_t v = i < (int)n ? values[i] : x >> (x % 64);
         *dt_put_u64(got, v) = 0;
         snprintf(want, sizeof want, "%llu", (unsigned long long)v);
-        assert_string_equal(got, want);
+        REQUIRE_STR(got, want);
     }
 }
 
 /* A write that fails on the thread that drains full buffers ends in the
    error, never in silence, and the writer stops early. */
-static void test_writer_reports_a_failed_write(void **state)
+static void test_writer_reports_a_failed_write(void)
 {
-    (void)state;
     int fds[2];
-    assert_int_equal(pipe(fds), 0);
+    REQUIRE_EQ(pipe(fds), 0);
     close(fds[0]); /* writes now fail with EPIPE */
     signal(SIGPIPE, SIG_IGN);
     for (int gzip = 0; gzip <= 1; gzip++) {
         dt_out o;
-        assert_int_equal(dt_out_init(&o, fds[1], gzip, 1, 4096), 0);
+        REQUIRE_EQ(dt_out_init(&o, fds[1], gzip, 1, 4096), 0);
         for (int i = 0; i < 100000 && !o.err; i++) {
             char *p = dt_out_reserve(&o, 64);
             dt_out_commit(&o, dt_put_u64(p, (uint64_t)i * 2654435761u));
         }
-        assert_int_equal(dt_out_finish(&o), EPIPE);
+        REQUIRE_EQ(dt_out_finish(&o), EPIPE);
         dt_out_free(&o);
     }
     close(fds[1]);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escape_known_forms),
-        cmocka_unit_test(test_escape_random_bytes_always_parse),
-        cmocka_unit_test(test_writer_long_strings_match_escaper),
-        cmocka_unit_test(test_writer_gzip_round_trip),
-        cmocka_unit_test(test_number_formatting),
-        cmocka_unit_test(test_integers_match_printf),
-        cmocka_unit_test(test_writer_reports_a_failed_write),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(test_escape_known_forms),
+             DT_TEST(test_escape_random_bytes_always_parse),
+             DT_TEST(test_writer_long_strings_match_escaper),
+             DT_TEST(test_writer_gzip_round_trip),
+             DT_TEST(test_number_formatting),
+             DT_TEST(test_integers_match_printf),
+             DT_TEST(test_writer_reports_a_failed_write))

@@ -1,10 +1,9 @@
 /* Named host operations (dt_op_push), the names of the threads that pushed
    them, and reading a stopped session's events in bulk. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,14 +16,14 @@ static dt_session *null_session(void)
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s = NULL;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
     return s;
 }
 
 static dt_session *started_null_session(void)
 {
     dt_session *s = null_session();
-    assert_int_equal(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
     return s;
 }
 
@@ -35,74 +34,71 @@ static const dt_event *find_event(const dt_event *ev, size_t n, dt_event_kind ki
     return NULL;
 }
 
-static void ops_are_recorded_with_their_ids_and_parents(void **state)
+static void ops_are_recorded_with_their_ids_and_parents(void)
 {
-    (void)state;
     dt_session *s = started_null_session();
     uint64_t range = 0, popped = 0;
-    assert_int_equal(dt_range_push("step", &range), DT_OK);
-    assert_int_equal(dt_op_push("aten::linear", 7), DT_OK);
-    assert_int_equal(dt_op_push("aten::mm", 8), DT_OK);       /* nested op */
+    REQUIRE_EQ(dt_range_push("step", &range), DT_OK);
+    REQUIRE_EQ(dt_op_push("aten::linear", 7), DT_OK);
+    REQUIRE_EQ(dt_op_push("aten::mm", 8), DT_OK);       /* nested op */
     uint64_t top = 0;
-    assert_int_equal(dt_external_top(&top), DT_OK);
-    assert_int_equal(top, 8);
-    assert_int_equal(dt_external_pop(&popped), DT_OK);        /* ends the op too */
-    assert_int_equal(popped, 8);
-    assert_int_equal(dt_op_pop(&popped), DT_OK);
-    assert_int_equal(popped, 7);
-    assert_int_equal(dt_op_push(NULL, 0), DT_OK);             /* 0 is an id; no name is "" */
-    assert_int_equal(dt_op_pop(NULL), DT_OK);
-    assert_int_equal(dt_range_pop(), DT_OK);
-    assert_int_equal(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_external_top(&top), DT_OK);
+    REQUIRE_EQ(top, 8);
+    REQUIRE_EQ(dt_external_pop(&popped), DT_OK);        /* ends the op too */
+    REQUIRE_EQ(popped, 8);
+    REQUIRE_EQ(dt_op_pop(&popped), DT_OK);
+    REQUIRE_EQ(popped, 7);
+    REQUIRE_EQ(dt_op_push(NULL, 0), DT_OK);             /* 0 is an id; no name is "" */
+    REQUIRE_EQ(dt_op_pop(NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
 
     dt_event ev[8];
     size_t n = dt_session_events(s, 0, 8, ev);
-    assert_int_equal(n, 4);
+    REQUIRE_EQ(n, 4);
     const dt_event *mm = find_event(ev, n, DT_EVENT_OP, "aten::mm");
     const dt_event *linear = find_event(ev, n, DT_EVENT_OP, "aten::linear");
     const dt_event *unnamed = find_event(ev, n, DT_EVENT_OP, "");
-    assert_non_null(mm);
-    assert_non_null(linear);
-    assert_non_null(unnamed);
-    assert_true(mm->has_external && mm->external_id == 8);
-    assert_true(mm->u.op.has_parent && mm->u.op.parent_id == 7);
-    assert_true(linear->has_external && linear->external_id == 7);
-    assert_true(linear->u.op.has_parent && linear->u.op.parent_id == range);
-    assert_true(unnamed->has_external && unnamed->external_id == 0);
-    assert_int_equal(mm->thread, dt_thread_id());
-    assert_true(linear->start_ns <= mm->start_ns && mm->end_ns <= linear->end_ns);
+    REQUIRE((mm) != NULL);
+    REQUIRE((linear) != NULL);
+    REQUIRE((unnamed) != NULL);
+    REQUIRE(mm->has_external && mm->external_id == 8);
+    REQUIRE(mm->u.op.has_parent && mm->u.op.parent_id == 7);
+    REQUIRE(linear->has_external && linear->external_id == 7);
+    REQUIRE(linear->u.op.has_parent && linear->u.op.parent_id == range);
+    REQUIRE(unnamed->has_external && unnamed->external_id == 0);
+    REQUIRE_EQ(mm->thread, dt_thread_id());
+    REQUIRE(linear->start_ns <= mm->start_ns && mm->end_ns <= linear->end_ns);
     /* device time of an op pushed inside the range counts for the range */
     uint64_t r = 0;
-    assert_int_equal(dt_session_external_range(s, 7, &r), 1);
-    assert_int_equal(r, range);
-    assert_int_equal(dt_session_external_range(s, 8, &r), 1);
-    assert_int_equal(r, range);
-    assert_int_equal(dt_session_external_range(s, 12345, &r), 0);
+    REQUIRE_EQ(dt_session_external_range(s, 7, &r), 1);
+    REQUIRE_EQ(r, range);
+    REQUIRE_EQ(dt_session_external_range(s, 8, &r), 1);
+    REQUIRE_EQ(r, range);
+    REQUIRE_EQ(dt_session_external_range(s, 12345, &r), 0);
     dt_session_destroy(s);
 }
 
-static void op_pop_refuses_a_range(void **state)
+static void op_pop_refuses_a_range(void)
 {
-    (void)state;
-    assert_int_equal(dt_op_pop(NULL), DT_ERR_EMPTY_STACK);
-    assert_int_equal(dt_range_push("r", NULL), DT_OK);
-    assert_int_equal(dt_op_pop(NULL), DT_ERR_STATE);
-    assert_non_null(strstr(dt_last_error(), "dt_range_pop"));
-    assert_int_equal(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(dt_op_pop(NULL), DT_ERR_EMPTY_STACK);
+    REQUIRE_EQ(dt_range_push("r", NULL), DT_OK);
+    REQUIRE_EQ(dt_op_pop(NULL), DT_ERR_STATE);
+    REQUIRE((strstr(dt_last_error(), "dt_range_pop")) != NULL);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
 }
 
-static void ops_outside_a_session_are_not_recorded(void **state)
+static void ops_outside_a_session_are_not_recorded(void)
 {
-    (void)state;
     dt_session *s = null_session();
-    assert_int_equal(dt_op_push("before", 1), DT_OK);
-    assert_int_equal(dt_session_start(s), DT_OK);
-    assert_int_equal(dt_op_pop(NULL), DT_OK);                 /* pushed before the session */
-    assert_int_equal(dt_op_push("inside", 2), DT_OK);
-    assert_int_equal(dt_session_stop(s), DT_OK);
-    assert_int_equal(dt_op_pop(NULL), DT_OK);                 /* popped after it */
-    assert_int_equal(dt_session_event_count(s), 0);
-    assert_int_equal(dt_session_events(s, 0, 1, NULL), 0);
+    REQUIRE_EQ(dt_op_push("before", 1), DT_OK);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_op_pop(NULL), DT_OK);                 /* pushed before the session */
+    REQUIRE_EQ(dt_op_push("inside", 2), DT_OK);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_op_pop(NULL), DT_OK);                 /* popped after it */
+    REQUIRE_EQ(dt_session_event_count(s), 0);
+    REQUIRE_EQ(dt_session_events(s, 0, 1, NULL), 0);
     dt_session_destroy(s);
 }
 
@@ -122,29 +118,27 @@ static void *named_worker(void *p)
 }
 
 /* A worker that ends before the session stops keeps its name in the trace. */
-static void thread_names_outlive_their_threads(void **state)
+static void thread_names_outlive_their_threads(void)
 {
-    (void)state;
     dt_session *s = started_null_session();
     struct worker_arg a = {"loader-7", 0};
     pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, named_worker, &a), 0);
-    assert_int_equal(pthread_join(th, NULL), 0);
+    REQUIRE_EQ(pthread_create(&th, NULL, named_worker, &a), 0);
+    REQUIRE_EQ(pthread_join(th, NULL), 0);
     pthread_setname_np(pthread_self(), "main-renamed");
-    assert_int_equal(dt_session_stop(s), DT_OK);
-    assert_non_null(dt_session_thread_name(s, a.tid));
-    assert_string_equal(dt_session_thread_name(s, a.tid), "loader-7");
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE((dt_session_thread_name(s, a.tid)) != NULL);
+    REQUIRE_STR(dt_session_thread_name(s, a.tid), "loader-7");
     /* threads alive at stop are named as they are then */
-    assert_non_null(dt_session_thread_name(s, dt_thread_id()));
-    assert_string_equal(dt_session_thread_name(s, dt_thread_id()), "main-renamed");
-    assert_null(dt_session_thread_name(s, 0));
-    assert_null(dt_session_thread_name(NULL, a.tid));
+    REQUIRE((dt_session_thread_name(s, dt_thread_id())) != NULL);
+    REQUIRE_STR(dt_session_thread_name(s, dt_thread_id()), "main-renamed");
+    REQUIRE((dt_session_thread_name(s, 0)) == NULL);
+    REQUIRE((dt_session_thread_name(NULL, a.tid)) == NULL);
     dt_session_destroy(s);
 }
 
-static void bulk_read_matches_single_reads(void **state)
+static void bulk_read_matches_single_reads(void)
 {
-    (void)state;
     dt_session *s = started_null_session();
     for (uint64_t i = 0; i < 100; i++) {
         char name[32];
@@ -152,57 +146,51 @@ static void bulk_read_matches_single_reads(void **state)
         dt_op_push(name, i);
         dt_op_pop(NULL);
     }
-    assert_int_equal(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
     size_t n = dt_session_event_count(s);
-    assert_int_equal(n, 100);
+    REQUIRE_EQ(n, 100);
     dt_event bulk[100], one;
-    assert_int_equal(dt_session_events(s, 90, 100, bulk), 10); /* clipped to what exists */
-    assert_int_equal(dt_session_events(s, 100, 5, bulk), 0);
-    assert_int_equal(dt_session_events(s, 0, n, bulk), n);
+    REQUIRE_EQ(dt_session_events(s, 90, 100, bulk), 10); /* clipped to what exists */
+    REQUIRE_EQ(dt_session_events(s, 100, 5, bulk), 0);
+    REQUIRE_EQ(dt_session_events(s, 0, n, bulk), n);
     for (size_t i = 0; i < n; i++) {
-        assert_int_equal(dt_session_event(s, i, &one), DT_OK);
-        assert_memory_equal(&one, &bulk[i], sizeof one);
+        REQUIRE_EQ(dt_session_event(s, i, &one), DT_OK);
+        REQUIRE(memcmp(&one, &bulk[i], sizeof one) == 0);
     }
     dt_session_destroy(s);
 }
 
-static void device_properties_are_json_objects(void **state)
+static void device_properties_are_json_objects(void)
 {
-    (void)state;
     dt_session *s = started_null_session();
-    assert_int_equal(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
     char buf[4096];
-    assert_int_equal(dt_session_device_properties(s, buf, sizeof buf), 0); /* none described */
-    assert_string_equal(buf, "");
+    REQUIRE_EQ(dt_session_device_properties(s, buf, sizeof buf), 0); /* none described */
+    REQUIRE_STR(buf, "");
     dt_device_props p = {.id = 1, .total_global_mem = 1u << 30, .num_sms = 24, .warp_size = 64};
     snprintf(p.name, sizeof p.name, "Emu \"GCU\"\n");
     dt_session_set_device(s, &p);
     p.id = 3;
     dt_session_set_device(s, &p);
     size_t need = dt_session_device_properties(s, NULL, 0);
-    assert_true(need > 0);
-    assert_int_equal(dt_session_device_properties(s, buf, sizeof buf), need);
-    assert_int_equal(strlen(buf), need);
-    assert_non_null(strstr(buf, "{\"id\":1,\"name\":\"Emu \\\"GCU\\\"\\n\",\"totalGlobalMem\":1073741824,"));
-    assert_non_null(strstr(buf, "},{\"id\":3,"));
-    assert_non_null(strstr(buf, "\"numSms\":24"));
+    REQUIRE(need > 0);
+    REQUIRE_EQ(dt_session_device_properties(s, buf, sizeof buf), need);
+    REQUIRE_EQ(strlen(buf), need);
+    REQUIRE((strstr(buf, "{\"id\":1,\"name\":\"Emu \\\"GCU\\\"\\n\",\"totalGlobalMem\":1073741824,")) != NULL);
+    REQUIRE((strstr(buf, "},{\"id\":3,")) != NULL);
+    REQUIRE((strstr(buf, "\"numSms\":24")) != NULL);
     /* a short buffer gets a NUL-terminated prefix and the full length */
     char small[16];
-    assert_int_equal(dt_session_device_properties(s, small, sizeof small), need);
-    assert_int_equal(strlen(small), sizeof small - 1);
-    assert_memory_equal(small, buf, sizeof small - 1);
+    REQUIRE_EQ(dt_session_device_properties(s, small, sizeof small), need);
+    REQUIRE_EQ(strlen(small), sizeof small - 1);
+    REQUIRE(memcmp(small, buf, sizeof small - 1) == 0);
     dt_session_destroy(s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ops_are_recorded_with_their_ids_and_parents),
-        cmocka_unit_test(op_pop_refuses_a_range),
-        cmocka_unit_test(ops_outside_a_session_are_not_recorded),
-        cmocka_unit_test(thread_names_outlive_their_threads),
-        cmocka_unit_test(bulk_read_matches_single_reads),
-        cmocka_unit_test(device_properties_are_json_objects),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(ops_are_recorded_with_their_ids_and_parents),
+             DT_TEST(op_pop_refuses_a_range),
+             DT_TEST(ops_outside_a_session_are_not_recorded),
+             DT_TEST(thread_names_outlive_their_threads),
+             DT_TEST(bulk_read_matches_single_reads),
+             DT_TEST(device_properties_are_json_objects))

@@ -3,11 +3,10 @@
  * the vendor gave them when they do not demangle; the demangler's own length
  * limit and devtrace's cap on corrupt names are counted and noted.
  */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -20,7 +19,7 @@
 static char *ident_name(size_t len)
 {
     char *n = malloc(len + 1);
-    assert_non_null(n);
+    REQUIRE((n) != NULL);
     for (size_t digits = 1; digits <= 8; digits++) {
         size_t k = len - 3 - digits;
         char num[32];
@@ -30,10 +29,10 @@ static char *ident_name(size_t len)
         memcpy(n + 2, num, digits);
         memset(n + 2 + digits, 'a', k);
         memcpy(n + 2 + digits + k, "v", 2);
-        assert_int_equal(strlen(n), len);
+        REQUIRE_EQ(strlen(n), len);
         return n;
     }
-    fail_msg("no name of %zu bytes", len);
+    FAIL("no name of %zu bytes", len);
     return NULL;
 }
 
@@ -43,8 +42,8 @@ static dt_session *started_session(void)
     dt_config_init(&cfg);
     cfg.backend = "null";
     dt_session *s = NULL;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
-    assert_int_equal(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
     return s;
 }
 
@@ -69,72 +68,69 @@ static uint32_t decode_name(dt_session *s, const char *raw)
 /* A name longer than the 8 KiB devtrace once cut at reaches the demangler
    whole: it is demangled, or kept whole and counted when the demangler
    refuses names that long (libstdc++'s takes at most 1024 bytes). */
-static void long_names_are_kept_whole(void **state)
+static void long_names_are_kept_whole(void)
 {
-    (void)state;
     dt_session *s = started_session();
     char *raw = ident_name(9000);
     uint32_t id = decode_name(s, raw);
-    assert_int_not_equal(id, UINT32_MAX);
+    REQUIRE_NE(id, UINT32_MAX);
     const char *kept = dt_intern_get(&s->names, id);
     size_t limit = dt_demangle_length_limit();
-    assert_int_equal(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
     const char *text = note(s, "kernel_names");
     if (limit >= 9000) {
-        assert_int_equal(strlen(kept), 8993 + 2); /* aaa...a() */
-        assert_null(text);
+        REQUIRE_EQ(strlen(kept), 8993 + 2); /* aaa...a() */
+        REQUIRE((text) == NULL);
     } else {
-        assert_int_equal(limit, 1024); /* libstdc++ */
-        assert_string_equal(kept, raw);
-        assert_non_null(text);
-        assert_non_null(strstr(text, "1 kernel names longer than 1024 bytes were kept mangled"));
+        REQUIRE_EQ(limit, 1024); /* libstdc++ */
+        REQUIRE_STR(kept, raw);
+        REQUIRE((text) != NULL);
+        REQUIRE((strstr(text, "1 kernel names longer than 1024 bytes were kept mangled")) != NULL);
     }
     /* within the demangler's limit, a name is demangled */
-    assert_true(limit >= 1000);
+    REQUIRE(limit >= 1000);
     char *mid = ident_name(1000);
     char *d = dt_demangle(mid, NULL);
-    assert_non_null(d);
-    assert_int_equal(strlen(d), 1000 - 3 - 3 + 2);
+    REQUIRE((d) != NULL);
+    REQUIRE_EQ(strlen(d), 1000 - 3 - 3 + 2);
     dt_free(d);
     free(mid);
     free(raw);
     dt_session_destroy(s);
 }
 
-static void names_beyond_the_cap_are_cut_counted_and_noted(void **state)
+static void names_beyond_the_cap_are_cut_counted_and_noted(void)
 {
-    (void)state;
     dt_session *s = started_session();
     size_t len = DT_MAX_KERNEL_NAME + 100;
     char *raw = malloc(len + 1);
-    assert_non_null(raw);
+    REQUIRE((raw) != NULL);
     memset(raw, 'k', len);
     raw[len] = 0;
     uint32_t id = decode_name(s, raw);
-    assert_int_not_equal(id, UINT32_MAX);
-    assert_int_equal(dt_intern_len(&s->names, id), DT_MAX_KERNEL_NAME - 1);
-    assert_int_equal(dt_session_stop(s), DT_OK);
+    REQUIRE_NE(id, UINT32_MAX);
+    REQUIRE_EQ(dt_intern_len(&s->names, id), DT_MAX_KERNEL_NAME - 1);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
     const char *text = note(s, "kernel_names");
-    assert_non_null(text);
-    assert_non_null(strstr(text, "1 kernel names longer than 1048575 bytes were cut there"));
+    REQUIRE((text) != NULL);
+    REQUIRE((strstr(text, "1 kernel names longer than 1048575 bytes were cut there")) != NULL);
     free(raw);
     dt_session_destroy(s);
 }
 
 /* The names without a meaning as C++ are kept as given. */
-static void names_that_do_not_demangle_are_kept(void **state)
+static void names_that_do_not_demangle_are_kept(void)
 {
-    (void)state;
     static const char *const raw[] = {"_Z", "_Zfoo", "_ZN5torch", "_Z!!broken", "relu"};
     dt_intern in;
-    assert_int_equal(dt_intern_init(&in), 0);
+    REQUIRE_EQ(dt_intern_init(&in), 0);
     for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
         dt_demangle_result r;
-        assert_null(dt_demangle(raw[i], &r));
-        assert_int_equal(r, DT_DEMANGLE_NOT_MANGLED);
-        assert_string_equal(dt_intern_get(&in, dt_intern_kernel(&in, raw[i])), raw[i]);
+        REQUIRE((dt_demangle(raw[i], &r)) == NULL);
+        REQUIRE_EQ(r, DT_DEMANGLE_NOT_MANGLED);
+        REQUIRE_STR(dt_intern_get(&in, dt_intern_kernel(&in, raw[i])), raw[i]);
     }
-    assert_int_equal(in.demangle_too_long, 0);
+    REQUIRE_EQ(in.demangle_too_long, 0);
     dt_intern_free(&in);
 }
 
@@ -145,9 +141,8 @@ static void *demangle_deep_name(void *arg)
 
 /* The demangler's tables live on the stack and grow with the name; the
    thread asking (a vendor's) may have a small stack. */
-static void long_names_demangle_on_a_small_stack(void **state)
+static void long_names_demangle_on_a_small_stack(void)
 {
-    (void)state;
     /* a::a::...::a(), 500 levels: 1005 bytes */
     char raw[1100] = "_ZN";
     for (int i = 0; i < 500; i++)
@@ -155,24 +150,19 @@ static void long_names_demangle_on_a_small_stack(void **state)
     strcat(raw, "Ev");
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    assert_int_equal(pthread_attr_setstacksize(&attr, 64 * 1024), 0);
+    REQUIRE_EQ(pthread_attr_setstacksize(&attr, 64 * 1024), 0);
     pthread_t t;
-    assert_int_equal(pthread_create(&t, &attr, demangle_deep_name, raw), 0);
+    REQUIRE_EQ(pthread_create(&t, &attr, demangle_deep_name, raw), 0);
     pthread_attr_destroy(&attr);
     void *out = NULL;
     pthread_join(t, &out);
-    assert_non_null(out);
-    assert_int_equal(strlen(out), 500 * 3 - 2 + 2);
+    REQUIRE((out) != NULL);
+    REQUIRE_EQ(strlen(out), 500 * 3 - 2 + 2);
     dt_free(out);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(long_names_are_kept_whole),
-        cmocka_unit_test(names_beyond_the_cap_are_cut_counted_and_noted),
-        cmocka_unit_test(names_that_do_not_demangle_are_kept),
-        cmocka_unit_test(long_names_demangle_on_a_small_stack),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(long_names_are_kept_whole),
+             DT_TEST(names_beyond_the_cap_are_cut_counted_and_noted),
+             DT_TEST(names_that_do_not_demangle_are_kept),
+             DT_TEST(long_names_demangle_on_a_small_stack))

@@ -1,9 +1,8 @@
 /* Streaming trace reader: exact values, gzip, and every kind of bad input. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +14,13 @@ static unsigned char *slurp(const char *rel, size_t *len)
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/data/%s", DT_SOURCE_DIR, rel);
     FILE *f = fopen(path, "rb");
-    assert_non_null(f);
+    REQUIRE((f) != NULL);
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
     unsigned char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    REQUIRE((buf) != NULL);
+    REQUIRE_EQ(fread(buf, 1, (size_t)n, f), (size_t)n);
     fclose(f);
     *len = (size_t)n;
     return buf;
@@ -59,116 +58,113 @@ static int tally_visit(void *user, const dt_rd_event *e)
             t->relu_first_ts = e->ts_ns;
             t->relu_first_index = e->index;
             t->relu_first_offset = e->offset;
-            assert_true(e->has & DT_RD_HAS_CORRELATION);
-            assert_int_equal(e->correlation, 12);
-            assert_int_equal(e->external_id, 1);
-            assert_int_equal(e->stream, 7);
-            assert_int_equal(e->device, 0);
-            assert_false(e->pid.is_str);
-            assert_int_equal(e->pid.num, 0);
-            assert_int_equal(e->tid.num, 7);
+            REQUIRE(e->has & DT_RD_HAS_CORRELATION);
+            REQUIRE_EQ(e->correlation, 12);
+            REQUIRE_EQ(e->external_id, 1);
+            REQUIRE_EQ(e->stream, 7);
+            REQUIRE_EQ(e->device, 0);
+            REQUIRE(!(e->pid.is_str));
+            REQUIRE_EQ(e->pid.num, 0);
+            REQUIRE_EQ(e->tid.num, 7);
         }
     }
     if (strcmp(e->cat, "gpu_memcpy") == 0)
         t->memcpy_bytes += (int64_t)e->bytes;
     if (strcmp(e->ph, "M") == 0 && strcmp(e->name, "process_sort_index") == 0 && e->pid.num == 0)
-        assert_int_equal(e->sort_index, 5000000);
+        REQUIRE_EQ(e->sort_index, 5000000);
     if (strcmp(e->ph, "M") == 0 && strcmp(e->name, "process_labels") == 0 && e->pid.num == 0)
-        assert_string_equal(e->arg_labels, "GPU 0");
+        REQUIRE_STR(e->arg_labels, "GPU 0");
     return 0;
 }
 
 static int read_memory(const void *data, size_t len, tally *t, dt_rd_summary *sum, char *err, size_t errlen)
 {
     dt_rd_source *src = dt_rd_open_memory(data, len);
-    assert_non_null(src);
+    REQUIRE((src) != NULL);
     int rc = dt_rd_read(src, tally_visit, t, sum, err, errlen);
     dt_rd_close(src);
     return rc;
 }
 
-static void good_trace_values_are_exact(void **state)
+static void good_trace_values_are_exact(void)
 {
-    (void)state;
     size_t len;
     unsigned char *buf = slurp("good.json", &len);
     tally t = {0};
     dt_rd_summary s;
     char err[512];
-    assert_int_equal(read_memory(buf, len, &t, &s, err, sizeof err), 0);
-    assert_int_equal(t.events, 39);
-    assert_int_equal(s.event_count, 39);
-    assert_int_equal(t.meta, 10);
-    assert_int_equal(t.x, 17);
-    assert_int_equal(t.kernels, 4);
-    assert_int_equal(t.kernel_ns, 20250 + 30500 + 10500 + 9500);
-    assert_int_equal(t.flows_s, 6);
-    assert_int_equal(t.flows_f, 6);
-    assert_int_equal(t.memcpy_bytes, 1000000);
-    assert_int_equal(t.relu_first_ts, 1410000);
-    assert_int_equal(t.relu_first_index, 23);
+    REQUIRE_EQ(read_memory(buf, len, &t, &s, err, sizeof err), 0);
+    REQUIRE_EQ(t.events, 39);
+    REQUIRE_EQ(s.event_count, 39);
+    REQUIRE_EQ(t.meta, 10);
+    REQUIRE_EQ(t.x, 17);
+    REQUIRE_EQ(t.kernels, 4);
+    REQUIRE_EQ(t.kernel_ns, 20250 + 30500 + 10500 + 9500);
+    REQUIRE_EQ(t.flows_s, 6);
+    REQUIRE_EQ(t.flows_f, 6);
+    REQUIRE_EQ(t.memcpy_bytes, 1000000);
+    REQUIRE_EQ(t.relu_first_ts, 1410000);
+    REQUIRE_EQ(t.relu_first_index, 23);
     /* the offset points at the event's opening brace */
-    assert_int_equal(buf[t.relu_first_offset], '{');
-    assert_memory_equal(buf + t.relu_first_offset, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"relu_kernel\"", 42);
+    REQUIRE_EQ(buf[t.relu_first_offset], '{');
+    REQUIRE(memcmp(buf + t.relu_first_offset, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"relu_kernel\"", 42) == 0);
 
-    assert_false(s.compressed);
-    assert_int_equal(s.bytes, len);
-    assert_true(s.has_schema_version);
-    assert_int_equal(s.schema_version, 1);
-    assert_string_equal(s.display_time_unit, "ms");
-    assert_int_equal(s.base_time_ns, 1699999993000000000LL);
-    assert_int_equal(s.device_count, 1);
-    assert_string_equal(s.trace_name, "good.json");
-    assert_true(s.has_devtrace);
-    assert_string_equal(s.backend, "cupti");
-    assert_string_equal(s.library_version, "13");
-    assert_int_equal(s.window_start_ns, 1699999993001000000LL);
-    assert_int_equal(s.window_end_ns, 1699999993002000000LL);
-    assert_true(s.clock_identity);
-    assert_int_equal(s.clock_samples, 4);
-    assert_true(s.loss.present);
-    assert_int_equal(s.loss.count, 10);
-    assert_string_equal(s.loss.items[6].key, "vendor_dropped");
-    assert_int_equal(s.loss.items[6].value, 3);
-    assert_string_equal(s.loss.items[9].key, "total");
-    assert_int_equal(s.loss.items[9].value, 3);
-    assert_int_equal(s.counts.count, 9);
-    assert_int_equal(s.attribution.count, 2);
-    assert_string_equal(s.attribution.items[0].key, "2");
-    assert_int_equal(s.attribution.items[0].value, 30250);
-    assert_string_equal(s.attribution.items[1].key, "1");
-    assert_int_equal(s.attribution.items[1].value, 45000);
+    REQUIRE(!(s.compressed));
+    REQUIRE_EQ(s.bytes, len);
+    REQUIRE(s.has_schema_version);
+    REQUIRE_EQ(s.schema_version, 1);
+    REQUIRE_STR(s.display_time_unit, "ms");
+    REQUIRE_EQ(s.base_time_ns, 1699999993000000000LL);
+    REQUIRE_EQ(s.device_count, 1);
+    REQUIRE_STR(s.trace_name, "good.json");
+    REQUIRE(s.has_devtrace);
+    REQUIRE_STR(s.backend, "cupti");
+    REQUIRE_STR(s.library_version, "13");
+    REQUIRE_EQ(s.window_start_ns, 1699999993001000000LL);
+    REQUIRE_EQ(s.window_end_ns, 1699999993002000000LL);
+    REQUIRE(s.clock_identity);
+    REQUIRE_EQ(s.clock_samples, 4);
+    REQUIRE(s.loss.present);
+    REQUIRE_EQ(s.loss.count, 10);
+    REQUIRE_STR(s.loss.items[6].key, "vendor_dropped");
+    REQUIRE_EQ(s.loss.items[6].value, 3);
+    REQUIRE_STR(s.loss.items[9].key, "total");
+    REQUIRE_EQ(s.loss.items[9].value, 3);
+    REQUIRE_EQ(s.counts.count, 9);
+    REQUIRE_EQ(s.attribution.count, 2);
+    REQUIRE_STR(s.attribution.items[0].key, "2");
+    REQUIRE_EQ(s.attribution.items[0].value, 30250);
+    REQUIRE_STR(s.attribution.items[1].key, "1");
+    REQUIRE_EQ(s.attribution.items[1].value, 45000);
     dt_rd_summary_free(&s);
     free(buf);
 }
 
-static void gzip_reads_like_plain(void **state)
+static void gzip_reads_like_plain(void)
 {
-    (void)state;
     char path[1024], err[512];
     tally a = {0}, b = {0};
     dt_rd_summary sa, sb;
     snprintf(path, sizeof path, "%s/tests/data/good.json", DT_SOURCE_DIR);
     dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
-    assert_non_null(src);
-    assert_int_equal(dt_rd_read(src, tally_visit, &a, &sa, err, sizeof err), 0);
+    REQUIRE((src) != NULL);
+    REQUIRE_EQ(dt_rd_read(src, tally_visit, &a, &sa, err, sizeof err), 0);
     dt_rd_close(src);
     snprintf(path, sizeof path, "%s/tests/data/good.json.gz", DT_SOURCE_DIR);
     src = dt_rd_open_file(path, err, sizeof err);
-    assert_non_null(src);
-    assert_int_equal(dt_rd_read(src, tally_visit, &b, &sb, err, sizeof err), 0);
+    REQUIRE((src) != NULL);
+    REQUIRE_EQ(dt_rd_read(src, tally_visit, &b, &sb, err, sizeof err), 0);
     dt_rd_close(src);
-    assert_true(sb.compressed);
-    assert_false(sa.compressed);
-    assert_int_equal(sa.bytes, sb.bytes);
-    assert_memory_equal(&a, &b, sizeof a);
+    REQUIRE(sb.compressed);
+    REQUIRE(!(sa.compressed));
+    REQUIRE_EQ(sa.bytes, sb.bytes);
+    REQUIRE(memcmp(&a, &b, sizeof a) == 0);
     dt_rd_summary_free(&sa);
     dt_rd_summary_free(&sb);
 }
 
-static void microseconds_become_exact_nanoseconds(void **state)
+static void microseconds_become_exact_nanoseconds(void)
 {
-    (void)state;
     static const struct {
         const char *text;
         bool ok;
@@ -198,21 +194,20 @@ static void microseconds_become_exact_nanoseconds(void **state)
         int64_t ns = -42;
         bool ok = dt_rd_parse_us_to_ns(cases[i].text, strlen(cases[i].text), &ns);
         if (ok != cases[i].ok)
-            fail_msg("\"%s\": expected %s", cases[i].text, cases[i].ok ? "success" : "failure");
+            FAIL("\"%s\": expected %s", cases[i].text, cases[i].ok ? "success" : "failure");
         if (ok)
-            assert_int_equal(ns, cases[i].ns);
+            REQUIRE_EQ(ns, cases[i].ns);
     }
 }
 
-static void every_truncation_is_an_error(void **state)
+static void every_truncation_is_an_error(void)
 {
-    (void)state;
     size_t len;
     unsigned char *buf = slurp("good.json", &len);
     size_t last_brace = len;
     while (last_brace > 0 && buf[last_brace - 1] != '}')
         last_brace--;
-    assert_true(last_brace > 0);
+    REQUIRE(last_brace > 0);
     char err[512];
     for (size_t n = 0; n <= len; n++) {
         tally t = {0};
@@ -220,19 +215,18 @@ static void every_truncation_is_an_error(void **state)
         int rc = read_memory(buf, n, &t, &s, err, sizeof err);
         if (n < last_brace) {
             if (rc != -1)
-                fail_msg("prefix of %zu bytes was accepted", n);
-            assert_non_null(strstr(err, "byte "));
+                FAIL("prefix of %zu bytes was accepted", n);
+            REQUIRE((strstr(err, "byte ")) != NULL);
         } else {
-            assert_int_equal(rc, 0);
+            REQUIRE_EQ(rc, 0);
         }
         dt_rd_summary_free(&s);
     }
     free(buf);
 }
 
-static void truncated_gzip_is_an_error(void **state)
+static void truncated_gzip_is_an_error(void)
 {
-    (void)state;
     size_t len;
     unsigned char *buf = slurp("good.json.gz", &len);
     char err[512];
@@ -241,15 +235,15 @@ static void truncated_gzip_is_an_error(void **state)
         dt_rd_summary s;
         int rc = read_memory(buf, n, &t, &s, err, sizeof err);
         if (rc != -1)
-            fail_msg("gzip prefix of %zu of %zu bytes was accepted", n, len);
+            FAIL("gzip prefix of %zu of %zu bytes was accepted", n, len);
         dt_rd_summary_free(&s);
     }
     /* a flipped byte in the compressed data */
     buf[len / 2] ^= 0x55;
     tally t = {0};
     dt_rd_summary s;
-    assert_int_equal(read_memory(buf, len, &t, &s, err, sizeof err), -1);
-    assert_non_null(strstr(err, "gzip"));
+    REQUIRE_EQ(read_memory(buf, len, &t, &s, err, sizeof err), -1);
+    REQUIRE((strstr(err, "gzip")) != NULL);
     dt_rd_summary_free(&s);
     free(buf);
 }
@@ -261,19 +255,18 @@ static void expect_error(const char *json, size_t len, const char *needle)
     char err[512];
     int rc = read_memory(json, len, &t, &s, err, sizeof err);
     if (rc != -1)
-        fail_msg("accepted: %.80s", json);
+        FAIL("accepted: %.80s", json);
     if (!strstr(err, needle))
-        fail_msg("error \"%s\" does not mention \"%s\"", err, needle);
+        FAIL("error \"%s\" does not mention \"%s\"", err, needle);
     if (strncmp(err, "byte ", 5) != 0)
-        fail_msg("error \"%s\" names no byte offset", err);
+        FAIL("error \"%s\" names no byte offset", err);
     dt_rd_summary_free(&s);
 }
 
 #define EXPECT_ERROR(json, needle) expect_error(json, sizeof(json) - 1, needle)
 
-static void wrong_shapes_are_named(void **state)
+static void wrong_shapes_are_named(void)
 {
-    (void)state;
     EXPECT_ERROR("", "empty");
     EXPECT_ERROR("   ", "");
     EXPECT_ERROR("[]", "not an object");
@@ -317,26 +310,24 @@ static void wrong_shapes_are_named(void **state)
     EXPECT_ERROR("{'traceEvents':[]}", "invalid JSON");
 }
 
-static void error_offset_points_at_the_problem(void **state)
+static void error_offset_points_at_the_problem(void)
 {
-    (void)state;
     static const char json[] = "{\"traceEvents\":[{\"ph\":\"X\"},\n{\"ts\":true}]}";
     tally t = {0};
     dt_rd_summary s;
     char err[512];
-    assert_int_equal(read_memory(json, sizeof json - 1, &t, &s, err, sizeof err), -1);
+    REQUIRE_EQ(read_memory(json, sizeof json - 1, &t, &s, err, sizeof err), -1);
     /* "true" ends at byte 38 */
-    assert_string_equal(err, "byte 38: traceEvents[1]: \"ts\" must be a number of microseconds that fits, not a boolean");
-    assert_int_equal(t.events, 1);
+    REQUIRE_STR(err, "byte 38: traceEvents[1]: \"ts\" must be a number of microseconds that fits, not a boolean");
+    REQUIRE_EQ(t.events, 1);
     dt_rd_summary_free(&s);
 }
 
-static void hostile_nesting_is_bounded(void **state)
+static void hostile_nesting_is_bounded(void)
 {
-    (void)state;
     size_t n = 1000000;
     char *deep = malloc(n);
-    assert_non_null(deep);
+    REQUIRE((deep) != NULL);
     memset(deep, '[', n);
     expect_error(deep, n, "not an object");
     static const char prefix[] = "{\"traceEvents\":[{\"args\":{\"x\":";
@@ -348,9 +339,8 @@ static void hostile_nesting_is_bounded(void **state)
     free(deep);
 }
 
-static void garbage_is_an_error(void **state)
+static void garbage_is_an_error(void)
 {
-    (void)state;
     unsigned char buf[4096];
     uint64_t x = 0x9E3779B97F4A7C15ull;
     for (int round = 0; round < 200; round++) {
@@ -369,8 +359,8 @@ static void garbage_is_an_error(void **state)
         tally t = {0};
         dt_rd_summary s;
         char err[512];
-        assert_int_equal(read_memory(buf, len, &t, &s, err, sizeof err), -1);
-        assert_true(strlen(err) > 0);
+        REQUIRE_EQ(read_memory(buf, len, &t, &s, err, sizeof err), -1);
+        REQUIRE(strlen(err) > 0);
         dt_rd_summary_free(&s);
     }
 }
@@ -381,24 +371,22 @@ static int stop_at_third(void *user, const dt_rd_event *e)
     return e->index == 2 ? 7 : 0;
 }
 
-static void visitor_can_stop(void **state)
+static void visitor_can_stop(void)
 {
-    (void)state;
     size_t len;
     unsigned char *buf = slurp("good.json", &len);
     dt_rd_source *src = dt_rd_open_memory(buf, len);
     dt_rd_summary s;
     char err[512];
-    assert_int_equal(dt_rd_read(src, stop_at_third, NULL, &s, err, sizeof err), 7);
-    assert_int_equal(s.event_count, 3);
+    REQUIRE_EQ(dt_rd_read(src, stop_at_third, NULL, &s, err, sizeof err), 7);
+    REQUIRE_EQ(s.event_count, 3);
     dt_rd_summary_free(&s);
     dt_rd_close(src);
     free(buf);
 }
 
-static void string_ids_and_unknown_keys(void **state)
+static void string_ids_and_unknown_keys(void)
 {
-    (void)state;
     static const char json[] =
         "{\"otherData\":{\"a\":[1,2,{\"b\":null}]},\"traceEvents\":[{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record "
         "Window End\",\"pid\":\"\",\"tid\":\"Spans\",\"ts\":5,\"extra\":[{\"x\":[]}],\"id\":\"0x1f\","
@@ -407,11 +395,11 @@ static void string_ids_and_unknown_keys(void **state)
     tally t = {0};
     dt_rd_summary s;
     char err[512];
-    assert_int_equal(dt_rd_read(src, tally_visit, &t, &s, err, sizeof err), 0);
-    assert_int_equal(t.events, 1);
-    assert_int_equal(t.ts_sum, 5000);
-    assert_false(s.has_devtrace);
-    assert_false(s.loss.present);
+    REQUIRE_EQ(dt_rd_read(src, tally_visit, &t, &s, err, sizeof err), 0);
+    REQUIRE_EQ(t.events, 1);
+    REQUIRE_EQ(t.ts_sum, 5000);
+    REQUIRE(!(s.has_devtrace));
+    REQUIRE(!(s.loss.present));
     dt_rd_summary_free(&s);
     dt_rd_close(src);
 }
@@ -433,8 +421,8 @@ static int raw_visit(void *user, const dt_rd_event *e)
     raw_seen *r = user;
     r->events++;
     /* the event's text as written, from its brace to its brace */
-    assert_int_equal(e->raw[0], '{');
-    assert_int_equal(e->raw[e->raw_len - 1], '}');
+    REQUIRE_EQ(e->raw[0], '{');
+    REQUIRE_EQ(e->raw[e->raw_len - 1], '}');
     span_text(r->pid, sizeof r->pid, e, DT_RD_AT_PID);
     span_text(r->ts, sizeof r->ts, e, DT_RD_AT_TS);
     span_text(r->ext, sizeof r->ext, e, DT_RD_AT_EXT);
@@ -446,9 +434,8 @@ static int raw_visit(void *user, const dt_rd_event *e)
     return 0;
 }
 
-static void kineto_types_are_read_leniently_and_values_located(void **state)
+static void kineto_types_are_read_leniently_and_values_located(void)
 {
-    (void)state;
     /* the shape torch.profiler writes on ROCm: ids as strings, pretty printed */
     static const char json[] =
         "{\"traceEvents\": [\n  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"pid\": 12 , \"tid\": \"stream 7\",\n"
@@ -459,24 +446,23 @@ static void kineto_types_are_read_leniently_and_values_located(void **state)
     dt_rd_summary s;
     char err[512];
     dt_rd_options o = {.visit = raw_visit, .user = &r, .flags = DT_RD_RAW};
-    assert_int_equal(dt_rd_read_opts(src, &o, &s, err, sizeof err), 0);
-    assert_int_equal(r.events, 1);
-    assert_string_equal(r.pid, "12");
-    assert_string_equal(r.ts, "1.500");
-    assert_string_equal(r.ext, "\"42\"");
-    assert_string_equal(r.corr, "9");
-    assert_string_equal(r.args, "{");
-    assert_int_equal(r.stream, 31);
-    assert_int_equal(r.string_args, 2);
+    REQUIRE_EQ(dt_rd_read_opts(src, &o, &s, err, sizeof err), 0);
+    REQUIRE_EQ(r.events, 1);
+    REQUIRE_STR(r.pid, "12");
+    REQUIRE_STR(r.ts, "1.500");
+    REQUIRE_STR(r.ext, "\"42\"");
+    REQUIRE_STR(r.corr, "9");
+    REQUIRE_STR(r.args, "{");
+    REQUIRE_EQ(r.stream, 31);
+    REQUIRE_EQ(r.string_args, 2);
     /* a fraction for an integer and a negative count are left out, and said */
-    assert_int_equal(r.odd, DT_RD_HAS_DEVICE | DT_RD_HAS_BYTES);
+    REQUIRE_EQ(r.odd, DT_RD_HAS_DEVICE | DT_RD_HAS_BYTES);
     dt_rd_summary_free(&s);
     dt_rd_close(src);
 }
 
-static void raw_events_survive_chunk_boundaries(void **state)
+static void raw_events_survive_chunk_boundaries(void)
 {
-    (void)state;
     /* through gzip the reader sees the text in windows it refills: the
        captured text of every event must still be whole */
     size_t len;
@@ -486,65 +472,58 @@ static void raw_events_survive_chunk_boundaries(void **state)
     dt_rd_summary s;
     char err[512];
     dt_rd_options o = {.visit = raw_visit, .user = &r, .flags = DT_RD_RAW};
-    assert_int_equal(dt_rd_read_opts(src, &o, &s, err, sizeof err), 0);
-    assert_int_equal(r.events, 39);
+    REQUIRE_EQ(dt_rd_read_opts(src, &o, &s, err, sizeof err), 0);
+    REQUIRE_EQ(r.events, 39);
     dt_rd_summary_free(&s);
     dt_rd_close(src);
     free(buf);
 }
 
-static void missing_file_is_reported(void **state)
+static void missing_file_is_reported(void)
 {
-    (void)state;
     char err[512];
-    assert_null(dt_rd_open_file("/nonexistent/trace.json", err, sizeof err));
-    assert_non_null(strstr(err, "/nonexistent/trace.json"));
+    REQUIRE((dt_rd_open_file("/nonexistent/trace.json", err, sizeof err)) == NULL);
+    REQUIRE((strstr(err, "/nonexistent/trace.json")) != NULL);
 }
 
-static void strtab_interns_many_keys(void **state)
+static void strtab_interns_many_keys(void)
 {
-    (void)state;
     dt_rd_strtab t;
     dt_rd_strtab_init(&t);
     char key[32];
     for (int i = 0; i < 20000; i++) {
         int n = snprintf(key, sizeof key, "k%d", i);
         bool added;
-        assert_int_equal(dt_rd_strtab_intern(&t, key, (size_t)n, &added), i);
-        assert_true(added);
+        REQUIRE_EQ(dt_rd_strtab_intern(&t, key, (size_t)n, &added), i);
+        REQUIRE(added);
     }
     for (int i = 0; i < 20000; i += 7) {
         int n = snprintf(key, sizeof key, "k%d", i);
         bool added;
-        assert_int_equal(dt_rd_strtab_intern(&t, key, (size_t)n, &added), i);
-        assert_false(added);
-        assert_int_equal(dt_rd_strtab_find(&t, key, (size_t)n), i);
-        assert_string_equal(dt_rd_strtab_key(&t, (size_t)i), key);
+        REQUIRE_EQ(dt_rd_strtab_intern(&t, key, (size_t)n, &added), i);
+        REQUIRE(!(added));
+        REQUIRE_EQ(dt_rd_strtab_find(&t, key, (size_t)n), i);
+        REQUIRE_STR(dt_rd_strtab_key(&t, (size_t)i), key);
     }
-    assert_int_equal(dt_rd_strtab_find(&t, "nope", 4), -1);
-    assert_int_equal(dt_rd_strtab_find(&t, "", 0), -1);
-    assert_int_equal(dt_rd_strtab_intern(&t, "", 0, NULL), 20000);
+    REQUIRE_EQ(dt_rd_strtab_find(&t, "nope", 4), -1);
+    REQUIRE_EQ(dt_rd_strtab_find(&t, "", 0), -1);
+    REQUIRE_EQ(dt_rd_strtab_intern(&t, "", 0, NULL), 20000);
     dt_rd_strtab_free(&t);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(good_trace_values_are_exact),
-        cmocka_unit_test(kineto_types_are_read_leniently_and_values_located),
-        cmocka_unit_test(raw_events_survive_chunk_boundaries),
-        cmocka_unit_test(gzip_reads_like_plain),
-        cmocka_unit_test(microseconds_become_exact_nanoseconds),
-        cmocka_unit_test(every_truncation_is_an_error),
-        cmocka_unit_test(truncated_gzip_is_an_error),
-        cmocka_unit_test(wrong_shapes_are_named),
-        cmocka_unit_test(error_offset_points_at_the_problem),
-        cmocka_unit_test(hostile_nesting_is_bounded),
-        cmocka_unit_test(garbage_is_an_error),
-        cmocka_unit_test(visitor_can_stop),
-        cmocka_unit_test(string_ids_and_unknown_keys),
-        cmocka_unit_test(missing_file_is_reported),
-        cmocka_unit_test(strtab_interns_many_keys),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(good_trace_values_are_exact),
+             DT_TEST(kineto_types_are_read_leniently_and_values_located),
+             DT_TEST(raw_events_survive_chunk_boundaries),
+             DT_TEST(gzip_reads_like_plain),
+             DT_TEST(microseconds_become_exact_nanoseconds),
+             DT_TEST(every_truncation_is_an_error),
+             DT_TEST(truncated_gzip_is_an_error),
+             DT_TEST(wrong_shapes_are_named),
+             DT_TEST(error_offset_points_at_the_problem),
+             DT_TEST(hostile_nesting_is_bounded),
+             DT_TEST(garbage_is_an_error),
+             DT_TEST(visitor_can_stop),
+             DT_TEST(string_ids_and_unknown_keys),
+             DT_TEST(missing_file_is_reported),
+             DT_TEST(strtab_interns_many_keys))

@@ -1,10 +1,9 @@
 /* `devtrace stats`: exact figures per name on known traces, CSV shape,
    report selection, range attribution through nesting, and bad input. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@ static int stats_text(capture *c, const char *json, const char *reports, bool cs
 {
     cap_open(c);
     dt_rd_source *src = dt_rd_open_memory(json, strlen(json));
-    assert_non_null(src);
+    REQUIRE((src) != NULL);
     int rc = dt_stats_source(src, "memory", reports, csv, c->out, c->err);
     dt_rd_close(src);
     cap_close(c);
@@ -35,12 +34,11 @@ static const char *data_path(const char *rel)
     return path;
 }
 
-static void good_trace_csv_is_exact(void **state)
+static void good_trace_csv_is_exact(void)
 {
-    (void)state;
     capture c;
     const char *argv[] = {"stats", data_path("good.json"), "--format", "csv"};
-    assert_int_equal(run_stats(&c, 4, argv), 0);
+    REQUIRE_EQ(run_stats(&c, 4, argv), 0);
     static const char expected[] =
         "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
         "kernels,71.4,50500,3,16833.3,10500.0,9500,30500,11846.2,relu_kernel\n"
@@ -71,48 +69,46 @@ static void good_trace_csv_is_exact(void **state)
         "loss,outside_window,0\n"
         "loss,store_full,0\n"
         "loss,total,3\n";
-    assert_string_equal(c.out_text, expected);
-    assert_string_equal(c.err_text, "");
+    REQUIRE_STR(c.out_text, expected);
+    REQUIRE_STR(c.err_text, "");
     cap_free(&c);
 
     /* the gzip copy gives the same figures */
     const char *gz[] = {"stats", "--format=csv", data_path("good.json.gz")};
-    assert_int_equal(run_stats(&c, 3, gz), 0);
-    assert_string_equal(c.out_text, expected);
+    REQUIRE_EQ(run_stats(&c, 3, gz), 0);
+    REQUIRE_STR(c.out_text, expected);
     cap_free(&c);
 }
 
-static void good_trace_table(void **state)
+static void good_trace_table(void)
 {
-    (void)state;
     capture c;
     const char *argv[] = {"stats", data_path("good.json"), "--report", "kernels"};
-    assert_int_equal(run_stats(&c, 4, argv), 0);
-    assert_non_null(strstr(c.out_text, " Time (%)  Total Time (ns)  Instances  Avg (ns)  Med (ns)  Min (ns)  Max (ns)"
-                                       "  StdDev (ns)  Name\n"));
-    assert_non_null(strstr(c.out_text, "     71.4            50500          3   16833.3   10500.0      9500     30500"
-                                       "      11846.2  relu_kernel\n"));
-    assert_non_null(strstr(c.out_text, " vendor_dropped      3\n"));
-    assert_null(strstr(c.out_text, "cudaLaunchKernel"));
-    assert_null(strstr(c.out_text, "Memcpy"));
+    REQUIRE_EQ(run_stats(&c, 4, argv), 0);
+    REQUIRE((strstr(c.out_text, " Time (%)  Total Time (ns)  Instances  Avg (ns)  Med (ns)  Min (ns)  Max (ns)"
+                                       "  StdDev (ns)  Name\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "     71.4            50500          3   16833.3   10500.0      9500     30500"
+                                       "      11846.2  relu_kernel\n")) != NULL);
+    REQUIRE((strstr(c.out_text, " vendor_dropped      3\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "cudaLaunchKernel")) == NULL);
+    REQUIRE((strstr(c.out_text, "Memcpy")) == NULL);
     cap_free(&c);
 }
 
-static void report_selection(void **state)
+static void report_selection(void)
 {
-    (void)state;
     capture c;
     const char *argv[] = {"stats", data_path("good.json"), "--format", "csv", "--report", "api,memset"};
-    assert_int_equal(run_stats(&c, 6, argv), 0);
+    REQUIRE_EQ(run_stats(&c, 6, argv), 0);
     /* api before memset: reports keep their fixed order */
     const char *memset = strstr(c.out_text, "\nmemset,");
     const char *api = strstr(c.out_text, "\napi,");
-    assert_non_null(memset);
-    assert_non_null(api);
-    assert_true(memset < api);
-    assert_null(strstr(c.out_text, "kernels,"));
-    assert_null(strstr(c.out_text, "ranges,"));
-    assert_null(strstr(c.out_text, "memcpy,"));
+    REQUIRE((memset) != NULL);
+    REQUIRE((api) != NULL);
+    REQUIRE(memset < api);
+    REQUIRE((strstr(c.out_text, "kernels,")) == NULL);
+    REQUIRE((strstr(c.out_text, "ranges,")) == NULL);
+    REQUIRE((strstr(c.out_text, "memcpy,")) == NULL);
     cap_free(&c);
 }
 
@@ -120,9 +116,8 @@ static const char trace_head[] =
     "{\"traceEvents\":["
     "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}}";
 
-static void median_of_even_count(void **state)
+static void median_of_even_count(void)
 {
-    (void)state;
     char buf[4096];
     snprintf(buf, sizeof buf,
              "%s"
@@ -135,22 +130,20 @@ static void median_of_even_count(void **state)
              "]}",
              trace_head);
     capture c;
-    assert_int_equal(stats_text(&c, buf, "kernels", true), 0);
-    assert_string_equal(c.out_text,
-                        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),"
+    REQUIRE_EQ(stats_text(&c, buf, "kernels", true), 0);
+    REQUIRE_STR(c.out_text, "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),"
                         "Name\n"
                         "kernels,50.0,16,1,16.0,16.0,16,16,0.0,j\n"
                         "kernels,50.0,16,4,4.0,2.5,1,10,4.1,k\n"
                         "Report,Reason,Count\n");
     cap_free(&c);
-    assert_int_equal(stats_text(&c, buf, "kernels", false), 0);
-    assert_non_null(strstr(c.out_text, "not recorded in this trace"));
+    REQUIRE_EQ(stats_text(&c, buf, "kernels", false), 0);
+    REQUIRE((strstr(c.out_text, "not recorded in this trace")) != NULL);
     cap_free(&c);
 }
 
-static void ranges_collect_nested_device_time(void **state)
+static void ranges_collect_nested_device_time(void)
 {
-    (void)state;
     /* outer(1) > mid(2) > outer(3, same name as 1) ; kernels on 3, 2 and an
        op id 9 that is no range. A parent cycle 5 <-> 6 must not hang. */
     char buf[8192];
@@ -177,26 +170,25 @@ static void ranges_collect_nested_device_time(void **state)
              "]}",
              trace_head);
     capture c;
-    assert_int_equal(stats_text(&c, buf, "ranges", true), 0);
+    REQUIRE_EQ(stats_text(&c, buf, "ranges", true), 0);
     /* outer: 1000 (via 3) + 2000 (via 2), counted once though 1 and 3 share the name */
-    assert_non_null(strstr(c.out_text, "ranges,67.9,110000,2,55000.0,55000.0,10000,100000,63639.6,3000,outer\n"));
-    assert_non_null(strstr(c.out_text, ",50000,50000,0.0,3000,mid\n"));
-    assert_non_null(strstr(c.out_text, ",1000,1000,0.0,8000,loop\n"));
-    assert_non_null(strstr(c.out_text, ",1000,1000,0.0,8000,loop2\n"));
+    REQUIRE((strstr(c.out_text, "ranges,67.9,110000,2,55000.0,55000.0,10000,100000,63639.6,3000,outer\n")) != NULL);
+    REQUIRE((strstr(c.out_text, ",50000,50000,0.0,3000,mid\n")) != NULL);
+    REQUIRE((strstr(c.out_text, ",1000,1000,0.0,8000,loop\n")) != NULL);
+    REQUIRE((strstr(c.out_text, ",1000,1000,0.0,8000,loop2\n")) != NULL);
     cap_free(&c);
 }
 
-static void csv_quotes_awkward_names(void **state)
+static void csv_quotes_awkward_names(void)
 {
-    (void)state;
     char buf[4096];
     snprintf(buf, sizeof buf,
              "%s,{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"say \\\"hi\\\", then\\nbye\",\"pid\":1,"
              "\"tid\":1,\"ts\":1,\"dur\":1}]}",
              trace_head);
     capture c;
-    assert_int_equal(stats_text(&c, buf, "api", true), 0);
-    assert_non_null(strstr(c.out_text, ",\"say \"\"hi\"\", then\nbye\"\n"));
+    REQUIRE_EQ(stats_text(&c, buf, "api", true), 0);
+    REQUIRE((strstr(c.out_text, ",\"say \"\"hi\"\", then\nbye\"\n")) != NULL);
     cap_free(&c);
 }
 
@@ -208,15 +200,14 @@ static void assert_terminal_safe(const char *text)
         if (*p == '\n')
             continue;
         if (*p < 0x20 || *p == 0x7f)
-            fail_msg("control byte 0x%02x at offset %td in:\n%s", *p, (const char *)p - text, text);
+            FAIL("control byte 0x%02x at offset %td in:\n%s", *p, (const char *)p - text, text);
         if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-            fail_msg("C1 control U+00%02X at offset %td", p[1], (const char *)p - text);
+            FAIL("C1 control U+00%02X at offset %td", p[1], (const char *)p - text);
     }
 }
 
-static void table_escapes_control_bytes(void **state)
+static void table_escapes_control_bytes(void)
 {
-    (void)state;
     char buf[4096];
     snprintf(buf, sizeof buf,
              "%s,{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\u001b[2J\\rgone\\nnext\\u0001\\u007f\\u009b\",\"pid\":0,"
@@ -226,19 +217,18 @@ static void table_escapes_control_bytes(void **state)
              "\"devtrace\":{\"backend\":\"b\\u001b[31m\",\"loss\":{\"x\\u001b[1Ay\":1,\"total\":1}}}",
              trace_head);
     capture c;
-    assert_int_equal(stats_text(&c, buf, NULL, false), 0);
+    REQUIRE_EQ(stats_text(&c, buf, NULL, false), 0);
     assert_terminal_safe(c.out_text);
-    assert_non_null(strstr(c.out_text, " k\\x1b[2J\\x0dgone\\x0anext\\x01\\x7f\\xc2\\x9b\n"));
-    assert_non_null(strstr(c.out_text, " r\\x1b]0;title\\x07\n"));
-    assert_non_null(strstr(c.out_text, "backend b\\x1b[31m)"));
+    REQUIRE((strstr(c.out_text, " k\\x1b[2J\\x0dgone\\x0anext\\x01\\x7f\\xc2\\x9b\n")) != NULL);
+    REQUIRE((strstr(c.out_text, " r\\x1b]0;title\\x07\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "backend b\\x1b[31m)")) != NULL);
     /* the loss table stays aligned on the escaped text */
-    assert_non_null(strstr(c.out_text, " Reason     Count\n x\\x1b[1Ay  1\n total      1\n"));
+    REQUIRE((strstr(c.out_text, " Reason     Count\n x\\x1b[1Ay  1\n total      1\n")) != NULL);
     cap_free(&c);
 }
 
-static void huge_durations_saturate(void **state)
+static void huge_durations_saturate(void)
 {
-    (void)state;
     char buf[4096];
     snprintf(buf, sizeof buf,
              "%s"
@@ -251,61 +241,55 @@ static void huge_durations_saturate(void **state)
              "]}",
              trace_head);
     capture c;
-    assert_int_equal(stats_text(&c, buf, "kernels,ranges", true), 0);
-    assert_non_null(strstr(c.out_text, "kernels,100.0,9223372036854775807,2,"));
-    assert_non_null(strstr(c.out_text, ",9223372036854775807,r\n"));
+    REQUIRE_EQ(stats_text(&c, buf, "kernels,ranges", true), 0);
+    REQUIRE((strstr(c.out_text, "kernels,100.0,9223372036854775807,2,")) != NULL);
+    REQUIRE((strstr(c.out_text, ",9223372036854775807,r\n")) != NULL);
     cap_free(&c);
 }
 
-static void bad_input_and_usage(void **state)
+static void bad_input_and_usage(void)
 {
-    (void)state;
     capture c;
     const char *help[] = {"stats", "--help"};
-    assert_int_equal(run_stats(&c, 2, help), 0);
-    assert_non_null(strstr(c.out_text, "usage: devtrace stats FILE"));
+    REQUIRE_EQ(run_stats(&c, 2, help), 0);
+    REQUIRE((strstr(c.out_text, "usage: devtrace stats FILE")) != NULL);
     cap_free(&c);
     const char *none[] = {"stats"};
-    assert_int_equal(run_stats(&c, 1, none), 2);
+    REQUIRE_EQ(run_stats(&c, 1, none), 2);
     cap_free(&c);
     const char *fmt[] = {"stats", data_path("good.json"), "--format", "xml"};
-    assert_int_equal(run_stats(&c, 4, fmt), 2);
-    assert_non_null(strstr(c.err_text, "unknown format \"xml\""));
+    REQUIRE_EQ(run_stats(&c, 4, fmt), 2);
+    REQUIRE((strstr(c.err_text, "unknown format \"xml\"")) != NULL);
     cap_free(&c);
     const char *rep[] = {"stats", data_path("good.json"), "--report", "kernels,gpus"};
-    assert_int_equal(run_stats(&c, 4, rep), 2);
-    assert_non_null(strstr(c.err_text, "unknown report \"gpus\""));
+    REQUIRE_EQ(run_stats(&c, 4, rep), 2);
+    REQUIRE((strstr(c.err_text, "unknown report \"gpus\"")) != NULL);
     cap_free(&c);
     /* options are judged before the file is opened */
     const char *rep_first[] = {"stats", "/nonexistent/t.json", "--report", "gpus"};
-    assert_int_equal(run_stats(&c, 4, rep_first), 2);
-    assert_non_null(strstr(c.err_text, "unknown report \"gpus\""));
+    REQUIRE_EQ(run_stats(&c, 4, rep_first), 2);
+    REQUIRE((strstr(c.err_text, "unknown report \"gpus\"")) != NULL);
     cap_free(&c);
     const char *noval[] = {"stats", data_path("good.json"), "--report"};
-    assert_int_equal(run_stats(&c, 3, noval), 2);
+    REQUIRE_EQ(run_stats(&c, 3, noval), 2);
     cap_free(&c);
     const char *missing[] = {"stats", "/nonexistent/t.json"};
-    assert_int_equal(run_stats(&c, 2, missing), 1);
-    assert_non_null(strstr(c.err_text, "cannot open"));
+    REQUIRE_EQ(run_stats(&c, 2, missing), 1);
+    REQUIRE((strstr(c.err_text, "cannot open")) != NULL);
     cap_free(&c);
-    assert_int_equal(stats_text(&c, "{\"traceEvents\":[{\"ts\":1", NULL, false), 1);
-    assert_non_null(strstr(c.err_text, "stats: memory: byte "));
-    assert_string_equal(c.out_text, "");
+    REQUIRE_EQ(stats_text(&c, "{\"traceEvents\":[{\"ts\":1", NULL, false), 1);
+    REQUIRE((strstr(c.err_text, "stats: memory: byte ")) != NULL);
+    REQUIRE_STR(c.out_text, "");
     cap_free(&c);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(good_trace_csv_is_exact),
-        cmocka_unit_test(good_trace_table),
-        cmocka_unit_test(report_selection),
-        cmocka_unit_test(median_of_even_count),
-        cmocka_unit_test(ranges_collect_nested_device_time),
-        cmocka_unit_test(csv_quotes_awkward_names),
-        cmocka_unit_test(table_escapes_control_bytes),
-        cmocka_unit_test(huge_durations_saturate),
-        cmocka_unit_test(bad_input_and_usage),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(good_trace_csv_is_exact),
+             DT_TEST(good_trace_table),
+             DT_TEST(report_selection),
+             DT_TEST(median_of_even_count),
+             DT_TEST(ranges_collect_nested_device_time),
+             DT_TEST(csv_quotes_awkward_names),
+             DT_TEST(table_escapes_control_bytes),
+             DT_TEST(huge_durations_saturate),
+             DT_TEST(bad_input_and_usage))

@@ -1,9 +1,8 @@
 /* Event store, name interning, demangling and loss accounting. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+#include "dt_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,19 +10,18 @@
 
 #include "dt_internal.h"
 
-static void records_are_64_bytes_and_chunked(void **state)
+static void records_are_64_bytes_and_chunked(void)
 {
-    (void)state;
     dt_store st;
     dt_store_init(&st, 0);
     for (uint64_t i = 0; i < 3 * DT_STORE_CHUNK + 5; i++) {
         dt_rec *r = dt_store_push(&st);
-        assert_non_null(r);
+        REQUIRE((r) != NULL);
         r->start = i;
     }
-    assert_int_equal(st.count, 3 * DT_STORE_CHUNK + 5);
-    assert_int_equal(st.chunk_count, 4);
-    assert_int_equal(dt_store_at(&st, DT_STORE_CHUNK + 7)->start, DT_STORE_CHUNK + 7);
+    REQUIRE_EQ(st.count, 3 * DT_STORE_CHUNK + 5);
+    REQUIRE_EQ(st.chunk_count, 4);
+    REQUIRE_EQ(dt_store_at(&st, DT_STORE_CHUNK + 7)->start, DT_STORE_CHUNK + 7);
     dt_store_free(&st);
 }
 
@@ -33,101 +31,96 @@ static int keep_even(dt_rec *r, void *arg)
     return r->start % 2 == 0;
 }
 
-static void filter_keeps_order(void **state)
+static void filter_keeps_order(void)
 {
-    (void)state;
     dt_store st;
     dt_store_init(&st, 0);
     for (uint64_t i = 0; i < DT_STORE_CHUNK + 10; i++) dt_store_push(&st)->start = i;
     dt_store_filter(&st, keep_even, NULL);
-    assert_int_equal(st.count, (DT_STORE_CHUNK + 10) / 2);
-    for (size_t i = 0; i < st.count; i++) assert_int_equal(dt_store_at(&st, i)->start, 2 * i);
-    assert_int_equal(st.chunk_count, 1);
+    REQUIRE_EQ(st.count, (DT_STORE_CHUNK + 10) / 2);
+    for (size_t i = 0; i < st.count; i++) REQUIRE_EQ(dt_store_at(&st, i)->start, 2 * i);
+    REQUIRE_EQ(st.chunk_count, 1);
     dt_store_free(&st);
 }
 
-static void interning_deduplicates(void **state)
+static void interning_deduplicates(void)
 {
-    (void)state;
     dt_intern in;
-    assert_int_equal(dt_intern_init(&in), 0);
+    REQUIRE_EQ(dt_intern_init(&in), 0);
     uint32_t a = dt_intern_str(&in, "alpha");
     uint32_t b = dt_intern_str(&in, "beta");
-    assert_int_not_equal(a, b);
-    assert_int_equal(dt_intern_str(&in, "alpha"), a);
-    assert_int_equal(dt_intern_str(&in, ""), 0);
-    assert_string_equal(dt_intern_get(&in, b), "beta");
+    REQUIRE_NE(a, b);
+    REQUIRE_EQ(dt_intern_str(&in, "alpha"), a);
+    REQUIRE_EQ(dt_intern_str(&in, ""), 0);
+    REQUIRE_STR(dt_intern_get(&in, b), "beta");
     char buf[32];
     for (int i = 0; i < 20000; i++) {
         snprintf(buf, sizeof buf, "name%d", i);
         dt_intern_str(&in, buf);
     }
-    assert_int_equal(dt_intern_str(&in, "name19999"), in.count - 1);
-    assert_string_equal(dt_intern_get(&in, a), "alpha");
+    REQUIRE_EQ(dt_intern_str(&in, "name19999"), in.count - 1);
+    REQUIRE_STR(dt_intern_get(&in, a), "alpha");
     /* a 64 KiB name, and bytes that are not UTF-8, are kept as they are */
     char *big = malloc(65537);
     memset(big, 'x', 65536);
     big[65536] = 0;
     big[100] = (char)0xff;
     uint32_t id = dt_intern_str(&in, big);
-    assert_int_equal(dt_intern_len(&in, id), 65536);
-    assert_memory_equal(dt_intern_get(&in, id), big, 65537);
-    assert_int_equal(dt_intern_str(&in, big), id);
+    REQUIRE_EQ(dt_intern_len(&in, id), 65536);
+    REQUIRE(memcmp(dt_intern_get(&in, id), big, 65537) == 0);
+    REQUIRE_EQ(dt_intern_str(&in, big), id);
     uint32_t after = dt_intern_str(&in, "after the big one");
-    assert_string_equal(dt_intern_get(&in, after), "after the big one");
+    REQUIRE_STR(dt_intern_get(&in, after), "after the big one");
     free(big);
     dt_intern_free(&in);
 }
 
-static void kernel_names_are_demangled_once(void **state)
+static void kernel_names_are_demangled_once(void)
 {
-    (void)state;
     dt_intern in;
     dt_intern_init(&in);
     uint32_t id = dt_intern_kernel(&in, "_ZN5torch6native12_GLOBAL__N_18add_implIfEEvPT_i");
-    assert_string_equal(dt_intern_get(&in, id), "void torch::native::(anonymous namespace)::add_impl<float>(float*, int)");
-    assert_int_equal(dt_intern_kernel(&in, "_ZN5torch6native12_GLOBAL__N_18add_implIfEEvPT_i"), id);
+    REQUIRE_STR(dt_intern_get(&in, id), "void torch::native::(anonymous namespace)::add_impl<float>(float*, int)");
+    REQUIRE_EQ(dt_intern_kernel(&in, "_ZN5torch6native12_GLOBAL__N_18add_implIfEEvPT_i"), id);
     /* plain C names and broken mangled names are kept */
-    assert_string_equal(dt_intern_get(&in, dt_intern_kernel(&in, "relu_kernel")), "relu_kernel");
-    assert_string_equal(dt_intern_get(&in, dt_intern_kernel(&in, "_Z!!broken")), "_Z!!broken");
-    assert_string_equal(dt_intern_get(&in, dt_intern_kernel(&in, NULL)), "");
+    REQUIRE_STR(dt_intern_get(&in, dt_intern_kernel(&in, "relu_kernel")), "relu_kernel");
+    REQUIRE_STR(dt_intern_get(&in, dt_intern_kernel(&in, "_Z!!broken")), "_Z!!broken");
+    REQUIRE_STR(dt_intern_get(&in, dt_intern_kernel(&in, NULL)), "");
     dt_intern_free(&in);
 }
 
-static void launch_configs_are_interned(void **state)
+static void launch_configs_are_interned(void)
 {
-    (void)state;
     dt_launch_table t;
     dt_launch_init(&t);
     dt_launch_config a = {{8, 1, 1}, {256, 1, 1}, 32, 0, 1024};
     dt_launch_config b = a;
     b.grid[0] = 16;
     uint32_t ia = dt_launch_intern(&t, &a), ib = dt_launch_intern(&t, &b);
-    assert_int_not_equal(ia, ib);
-    assert_int_equal(dt_launch_intern(&t, &a), ia);
-    assert_int_equal(t.configs[ib].grid[0], 16);
+    REQUIRE_NE(ia, ib);
+    REQUIRE_EQ(dt_launch_intern(&t, &a), ia);
+    REQUIRE_EQ(t.configs[ib].grid[0], 16);
     dt_launch_free(&t);
 }
 
-static void implausible_times_are_counted(void **state)
+static void implausible_times_are_counted(void)
 {
-    (void)state;
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.backend = "null";
     cfg.max_duration_ns = 1000;
     cfg.max_events = 3;
     dt_session *s;
-    assert_int_equal(dt_session_create(&cfg, &s), DT_OK);
-    assert_true(dt_times_ok(s, 10, 20));
-    assert_false(dt_times_ok(s, 0, 20));
-    assert_false(dt_times_ok(s, 10, 0));
-    assert_false(dt_times_ok(s, 30, 20));
-    assert_false(dt_times_ok(s, 10, 2000));
-    assert_int_equal(dt_session_loss(s, DT_LOSS_TIMESTAMP_ZERO), 2);
-    assert_int_equal(dt_session_loss(s, DT_LOSS_TIMESTAMP_REVERSED), 1);
-    assert_int_equal(dt_session_loss(s, DT_LOSS_TIMESTAMP_TOO_LONG), 1);
-    assert_int_equal(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
+    REQUIRE(dt_times_ok(s, 10, 20));
+    REQUIRE(!(dt_times_ok(s, 0, 20)));
+    REQUIRE(!(dt_times_ok(s, 10, 0)));
+    REQUIRE(!(dt_times_ok(s, 30, 20)));
+    REQUIRE(!(dt_times_ok(s, 10, 2000)));
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_ZERO), 2);
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_REVERSED), 1);
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_TOO_LONG), 1);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
     dt_session_lock(s);
     for (int i = 0; i < 5; i++) {
         dt_rec *r = dt_session_add(s);
@@ -139,121 +132,118 @@ static void implausible_times_are_counted(void **state)
         r->end = r->start + 2;
     }
     dt_session_unlock(s);
-    assert_int_equal(dt_session_loss(s, DT_LOSS_STORE_FULL), 2);
-    assert_int_equal(dt_session_stop(s), DT_OK);
-    assert_int_equal(dt_session_event_count(s), 1);
-    assert_int_equal(dt_session_loss(s, DT_LOSS_OUTSIDE_WINDOW), 2);
-    assert_int_equal(dt_session_loss_total(s), 8);
-    assert_string_equal(dt_loss_reason_name(DT_LOSS_VENDOR_DROPPED), "vendor_dropped");
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_STORE_FULL), 2);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_session_event_count(s), 1);
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_OUTSIDE_WINDOW), 2);
+    REQUIRE_EQ(dt_session_loss_total(s), 8);
+    REQUIRE_STR(dt_loss_reason_name(DT_LOSS_VENDOR_DROPPED), "vendor_dropped");
     dt_session_destroy(s);
 }
 
-static void buffer_pool_is_bounded(void **state)
+static void buffer_pool_is_bounded(void)
 {
-    (void)state;
     dt_buffer_pool *p = dt_pool_create(3, 1000, 0);
-    assert_non_null(p);
-    assert_int_equal(dt_pool_buffer_size(p), 1024);
+    REQUIRE((p) != NULL);
+    REQUIRE_EQ(dt_pool_buffer_size(p), 1024);
     uint8_t *a = dt_pool_get(p), *b = dt_pool_get(p), *c = dt_pool_get(p);
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_non_null(c);
-    assert_int_equal((uintptr_t)a % 8, 0);
-    assert_null(dt_pool_get(p));
-    assert_null(dt_pool_get(p));
-    assert_int_equal(dt_pool_refused(p), 2);
+    REQUIRE((a) != NULL);
+    REQUIRE((b) != NULL);
+    REQUIRE((c) != NULL);
+    REQUIRE_EQ((uintptr_t)a % 8, 0);
+    REQUIRE((dt_pool_get(p)) == NULL);
+    REQUIRE((dt_pool_get(p)) == NULL);
+    REQUIRE_EQ(dt_pool_refused(p), 2);
     uint8_t other[16];
-    assert_int_equal(dt_pool_put(p, other), -1);
-    assert_int_equal(dt_pool_put(p, b + 8), -1);
-    assert_int_equal(dt_pool_put(p, b), 0);
-    assert_ptr_equal(dt_pool_get(p), b);
-    assert_int_equal(dt_pool_put(p, a), 0);
-    assert_int_equal(dt_pool_put(p, b), 0);
-    assert_int_equal(dt_pool_put(p, c), 0);
-    assert_int_equal(dt_pool_put(p, c), -1); /* more returns than buffers */
-    assert_int_equal(dt_pool_outstanding(p), 0);
-    assert_int_equal(dt_pool_destroy(p), 0);
-    assert_null(dt_pool_create(0, 10, 0));
-    assert_null(dt_pool_create(3, 0, DT_POOL_LAZY));
-    assert_null(dt_pool_create(2, SIZE_MAX / 2, 0));
+    REQUIRE_EQ(dt_pool_put(p, other), -1);
+    REQUIRE_EQ(dt_pool_put(p, b + 8), -1);
+    REQUIRE_EQ(dt_pool_put(p, b), 0);
+    REQUIRE((const void *)(dt_pool_get(p)) == (const void *)(b));
+    REQUIRE_EQ(dt_pool_put(p, a), 0);
+    REQUIRE_EQ(dt_pool_put(p, b), 0);
+    REQUIRE_EQ(dt_pool_put(p, c), 0);
+    REQUIRE_EQ(dt_pool_put(p, c), -1); /* more returns than buffers */
+    REQUIRE_EQ(dt_pool_outstanding(p), 0);
+    REQUIRE_EQ(dt_pool_destroy(p), 0);
+    REQUIRE((dt_pool_create(0, 10, 0)) == NULL);
+    REQUIRE((dt_pool_create(3, 0, DT_POOL_LAZY)) == NULL);
+    REQUIRE((dt_pool_create(2, SIZE_MAX / 2, 0)) == NULL);
 }
 
 /* A lazy pool makes buffers only when asked, up to its count; a pool
    destroyed while buffers are out keeps them until they are reclaimed. */
-static void buffer_pool_is_lazy_and_outlives_the_vendor(void **state)
+static void buffer_pool_is_lazy_and_outlives_the_vendor(void)
 {
-    (void)state;
     dt_buffer_pool *p = dt_pool_create(2, 8, DT_POOL_LAZY);
-    assert_non_null(p);
-    assert_int_equal(dt_pool_buffer_size(p), 64);
-    assert_int_equal(dt_pool_outstanding(p), 0);
+    REQUIRE((p) != NULL);
+    REQUIRE_EQ(dt_pool_buffer_size(p), 64);
+    REQUIRE_EQ(dt_pool_outstanding(p), 0);
     uint8_t *a = dt_pool_get(p);
-    assert_non_null(a);
-    assert_int_equal((uintptr_t)a % 64, 0);
-    assert_int_equal(dt_pool_outstanding(p), 1);
-    assert_int_equal(dt_pool_put(p, a), 0);
+    REQUIRE((a) != NULL);
+    REQUIRE_EQ((uintptr_t)a % 64, 0);
+    REQUIRE_EQ(dt_pool_outstanding(p), 1);
+    REQUIRE_EQ(dt_pool_put(p, a), 0);
     /* the buffer made is reused before another is made */
-    assert_ptr_equal(dt_pool_get(p), a);
+    REQUIRE((const void *)(dt_pool_get(p)) == (const void *)(a));
     uint8_t *b = dt_pool_get(p);
-    assert_non_null(b);
-    assert_true(b != a);
-    assert_int_equal(dt_pool_outstanding(p), 2);
-    assert_null(dt_pool_get(p)); /* the limit holds */
-    assert_int_equal(dt_pool_refused(p), 1);
+    REQUIRE((b) != NULL);
+    REQUIRE(b != a);
+    REQUIRE_EQ(dt_pool_outstanding(p), 2);
+    REQUIRE((dt_pool_get(p)) == NULL); /* the limit holds */
+    REQUIRE_EQ(dt_pool_refused(p), 1);
     memset(a, 0xa5, 64);
     memset(b, 0x5a, 64);
-    assert_int_equal(dt_pool_put(p, b), 0);
+    REQUIRE_EQ(dt_pool_put(p, b), 0);
 
     /* a is still with the vendor: destroy keeps it, frees b */
-    assert_int_equal(dt_pool_destroy(p), 1);
+    REQUIRE_EQ(dt_pool_destroy(p), 1);
     a[63] = 1; /* still writable (ASan would object otherwise) */
-    assert_int_equal(dt_pool_reclaim(b), -1); /* freed with the pool: not reclaimable */
+    REQUIRE_EQ(dt_pool_reclaim(b), -1); /* freed with the pool: not reclaimable */
     uint8_t other[64];
-    assert_int_equal(dt_pool_reclaim(other), -1);
-    assert_int_equal(dt_pool_reclaim(NULL), -1);
-    assert_int_equal(dt_pool_reclaim(a), 0);
-    assert_int_equal(dt_pool_reclaim(a), -1); /* once */
+    REQUIRE_EQ(dt_pool_reclaim(other), -1);
+    REQUIRE_EQ(dt_pool_reclaim(NULL), -1);
+    REQUIRE_EQ(dt_pool_reclaim(a), 0);
+    REQUIRE_EQ(dt_pool_reclaim(a), -1); /* once */
 
     /* an eager pool destroyed with buffers out, reclaimed in any order */
     p = dt_pool_create(3, 100, 0);
     uint8_t *x = dt_pool_get(p), *y = dt_pool_get(p), *z = dt_pool_get(p);
-    assert_int_equal(dt_pool_outstanding(p), 3);
-    assert_int_equal(dt_pool_put(p, y), 0);
-    assert_int_equal(dt_pool_destroy(p), 2);
-    assert_int_equal(dt_pool_reclaim(y), -1);
-    assert_int_equal(dt_pool_reclaim(z), 0);
-    assert_int_equal(dt_pool_reclaim(x), 0);
-    assert_int_equal(dt_pool_destroy(NULL), 0);
+    REQUIRE_EQ(dt_pool_outstanding(p), 3);
+    REQUIRE_EQ(dt_pool_put(p, y), 0);
+    REQUIRE_EQ(dt_pool_destroy(p), 2);
+    REQUIRE_EQ(dt_pool_reclaim(y), -1);
+    REQUIRE_EQ(dt_pool_reclaim(z), 0);
+    REQUIRE_EQ(dt_pool_reclaim(x), 0);
+    REQUIRE_EQ(dt_pool_destroy(NULL), 0);
 }
 
 /* The chunks a store frees serve the next store, last in first out (the
    warmest first), up to DT_STORE_SPARE_MAX; a recycled record is zeroed;
    the limit still holds; truncating gives chunks back. */
-static void freed_chunks_serve_the_next_store(void **state)
+static void freed_chunks_serve_the_next_store(void)
 {
-    (void)state;
     dt_store_release_spares();
-    assert_int_equal(dt_store_spare_count(), 0);
+    REQUIRE_EQ(dt_store_spare_count(), 0);
     dt_store a;
     dt_store_init(&a, 0);
     for (size_t i = 0; i < 2 * DT_STORE_CHUNK + 5; i++) memset(dt_store_push(&a), 0xab, sizeof(dt_rec));
-    assert_int_equal(a.chunk_count, 3);
+    REQUIRE_EQ(a.chunk_count, 3);
     dt_rec *last = a.chunks[2];
     dt_store_free(&a);
-    assert_int_equal(dt_store_spare_count(), 3);
+    REQUIRE_EQ(dt_store_spare_count(), 3);
 
     dt_store b;
     dt_store_init(&b, DT_STORE_CHUNK + 1);
     dt_rec *r = dt_store_push(&b);
-    assert_ptr_equal(r, last);
+    REQUIRE((const void *)(r) == (const void *)(last));
     static const dt_rec zero;
-    assert_memory_equal(r, &zero, sizeof zero);
-    for (size_t i = 1; i < DT_STORE_CHUNK + 1; i++) assert_non_null(dt_store_push(&b));
-    assert_null(dt_store_push(&b)); /* the limit */
-    assert_int_equal(dt_store_spare_count(), 1);
+    REQUIRE(memcmp(r, &zero, sizeof zero) == 0);
+    for (size_t i = 1; i < DT_STORE_CHUNK + 1; i++) REQUIRE((dt_store_push(&b)) != NULL);
+    REQUIRE((dt_store_push(&b)) == NULL); /* the limit */
+    REQUIRE_EQ(dt_store_spare_count(), 1);
     dt_store_truncate(&b, 10);
-    assert_int_equal(b.chunk_count, 1);
-    assert_int_equal(dt_store_spare_count(), 2);
+    REQUIRE_EQ(b.chunk_count, 1);
+    REQUIRE_EQ(dt_store_spare_count(), 2);
     dt_store_free(&b);
 
     /* only DT_STORE_SPARE_MAX are kept */
@@ -261,9 +251,9 @@ static void freed_chunks_serve_the_next_store(void **state)
     dt_store_init(&c, 0);
     for (size_t i = 0; i < (DT_STORE_SPARE_MAX + 4) * (size_t)DT_STORE_CHUNK; i++) dt_store_push(&c)->start = i;
     dt_store_free(&c);
-    assert_int_equal(dt_store_spare_count(), DT_STORE_SPARE_MAX);
+    REQUIRE_EQ(dt_store_spare_count(), DT_STORE_SPARE_MAX);
     dt_store_release_spares();
-    assert_int_equal(dt_store_spare_count(), 0);
+    REQUIRE_EQ(dt_store_spare_count(), 0);
 }
 
 static size_t wait_for_spares(size_t want)
@@ -278,9 +268,8 @@ static size_t wait_for_spares(size_t want)
 /* While a session records, once a store grows past its first chunk, the
    preparer keeps DT_STORE_AHEAD chunks ready and refills them as a store
    takes them; it stops with the last session. */
-static void preparer_keeps_chunks_ahead(void **state)
+static void preparer_keeps_chunks_ahead(void)
 {
-    (void)state;
     dt_store_release_spares();
     dt_store_prepare(1);
     dt_store_prepare(1); /* a second recording session */
@@ -289,17 +278,17 @@ static void preparer_keeps_chunks_ahead(void **state)
     for (size_t i = 0; i < (size_t)DT_STORE_CHUNK; i++) dt_store_push(&st)->start = i;
     struct timespec wait = {0, 20000000};
     nanosleep(&wait, NULL);
-    assert_int_equal(dt_store_spare_count(), 0); /* one chunk: nothing prepared */
+    REQUIRE_EQ(dt_store_spare_count(), 0); /* one chunk: nothing prepared */
     for (size_t i = 0; i < (size_t)DT_STORE_CHUNK; i++) dt_store_push(&st)->start = i;
-    assert_int_equal(wait_for_spares(DT_STORE_AHEAD), DT_STORE_AHEAD);
+    REQUIRE_EQ(wait_for_spares(DT_STORE_AHEAD), DT_STORE_AHEAD);
     dt_store_prepare(0);
     dt_store_push(&st); /* the third chunk: refilled while one session records */
-    assert_int_equal(wait_for_spares(DT_STORE_AHEAD), DT_STORE_AHEAD);
+    REQUIRE_EQ(wait_for_spares(DT_STORE_AHEAD), DT_STORE_AHEAD);
     dt_store_prepare(0);
     for (size_t i = 0; i < (size_t)DT_STORE_CHUNK; i++) dt_store_push(&st)->start = i;
     struct timespec ms = {0, 20000000};
     nanosleep(&ms, NULL);
-    assert_int_equal(dt_store_spare_count(), DT_STORE_AHEAD - 1); /* stopped: no refill */
+    REQUIRE_EQ(dt_store_spare_count(), DT_STORE_AHEAD - 1); /* stopped: no refill */
     dt_store_prepare(0); /* unbalanced: harmless */
     dt_store_free(&st);
     dt_store_release_spares();
@@ -308,51 +297,45 @@ static void preparer_keeps_chunks_ahead(void **state)
 /* A pool destroyed with no buffer out leaves its buffers to the next pool of
    its buffer size, the last returned handed out first; another size gets
    buffers of its own. */
-static void pool_buffers_serve_the_next_pool(void **state)
+static void pool_buffers_serve_the_next_pool(void)
 {
-    (void)state;
     dt_pool_release_spares();
     dt_buffer_pool *p = dt_pool_create(3, 4096, 0);
     uint8_t *a = dt_pool_get(p), *b = dt_pool_get(p);
     memset(a, 1, 4096);
     memset(b, 2, 4096);
-    assert_int_equal(dt_pool_put(p, b), 0);
-    assert_int_equal(dt_pool_put(p, a), 0);
-    assert_int_equal(dt_pool_destroy(p), 0);
+    REQUIRE_EQ(dt_pool_put(p, b), 0);
+    REQUIRE_EQ(dt_pool_put(p, a), 0);
+    REQUIRE_EQ(dt_pool_destroy(p), 0);
 
     p = dt_pool_create(3, 4096, DT_POOL_LAZY);
-    assert_ptr_equal(dt_pool_get(p), a);
-    assert_ptr_equal(dt_pool_get(p), b);
+    REQUIRE((const void *)(dt_pool_get(p)) == (const void *)(a));
+    REQUIRE((const void *)(dt_pool_get(p)) == (const void *)(b));
     uint8_t *c = dt_pool_get(p);
-    assert_non_null(c);
-    assert_null(dt_pool_get(p));
+    REQUIRE((c) != NULL);
+    REQUIRE((dt_pool_get(p)) == NULL);
     dt_pool_put(p, a);
     dt_pool_put(p, b);
     dt_pool_put(p, c);
-    assert_int_equal(dt_pool_destroy(p), 0);
+    REQUIRE_EQ(dt_pool_destroy(p), 0);
 
     p = dt_pool_create(2, 8192, 0);
     uint8_t *d = dt_pool_get(p);
-    assert_true(d != a && d != b && d != c);
+    REQUIRE(d != a && d != b && d != c);
     dt_pool_put(p, d);
-    assert_int_equal(dt_pool_destroy(p), 0);
+    REQUIRE_EQ(dt_pool_destroy(p), 0);
     dt_pool_release_spares();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(records_are_64_bytes_and_chunked),
-        cmocka_unit_test(filter_keeps_order),
-        cmocka_unit_test(interning_deduplicates),
-        cmocka_unit_test(kernel_names_are_demangled_once),
-        cmocka_unit_test(launch_configs_are_interned),
-        cmocka_unit_test(implausible_times_are_counted),
-        cmocka_unit_test(buffer_pool_is_bounded),
-        cmocka_unit_test(buffer_pool_is_lazy_and_outlives_the_vendor),
-        cmocka_unit_test(freed_chunks_serve_the_next_store),
-        cmocka_unit_test(preparer_keeps_chunks_ahead),
-        cmocka_unit_test(pool_buffers_serve_the_next_pool),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(records_are_64_bytes_and_chunked),
+             DT_TEST(filter_keeps_order),
+             DT_TEST(interning_deduplicates),
+             DT_TEST(kernel_names_are_demangled_once),
+             DT_TEST(launch_configs_are_interned),
+             DT_TEST(implausible_times_are_counted),
+             DT_TEST(buffer_pool_is_bounded),
+             DT_TEST(buffer_pool_is_lazy_and_outlives_the_vendor),
+             DT_TEST(freed_chunks_serve_the_next_store),
+             DT_TEST(preparer_keeps_chunks_ahead),
+             DT_TEST(pool_buffers_serve_the_next_pool))

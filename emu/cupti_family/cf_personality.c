@@ -1,0 +1,401 @@
+/*
+ * The CUPTI-family entry points over the emulator core: kind switches,
+ * CUPTI's iterator semantics (MAX_LIMIT_REACHED at the end of the valid data
+ * and on a record cut short, INVALID_KIND on a kind the family never
+ * defined), per-thread external-correlation stacks, the subscriber, device
+ * descriptions and the failure modes; each personality's quirks by data.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cf_personality.h"
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int kernel_on, concurrent_on, memcpy2_on, device_on, latency;
+    int devices_delivered;
+    emu_request_fn request;
+    void (*complete)(void *, uint32_t, uint8_t *, size_t, size_t);
+} g;
+
+enum { FAIL_NONE, FAIL_NO_DRIVER, FAIL_BUSY, FAIL_OLD_DRIVER };
+
+static int fail_mode(void)
+{
+    const char *v = getenv("DEVTRACE_EMU_FAIL");
+    if (!v || !*v) return FAIL_NONE;
+    if (strcmp(v, "no_driver") == 0) return FAIL_NO_DRIVER;
+    if (strcmp(v, "busy") == 0) return FAIL_BUSY;
+    if (strcmp(v, "old_driver") == 0) return FAIL_OLD_DRIVER;
+    return FAIL_NONE;
+}
+
+/* The failure an arming call reports in the current mode. */
+static int arming_failure(void)
+{
+    switch (fail_mode()) {
+    case FAIL_NO_DRIVER: return DT_CF_ERROR_UNKNOWN;
+    case FAIL_OLD_DRIVER: return DT_CF_ERROR_NOT_COMPATIBLE;
+    default: return DT_CF_SUCCESS;
+    }
+}
+
+static emu_cf_options current_options(void)
+{
+    const emu_cf_personality *p = emu_cf_impl;
+    emu_cf_options o;
+    pthread_mutex_lock(&g_lock);
+    o.kernel_kind = g.concurrent_on || !g.kernel_on ? DT_CF_KIND_CONCURRENT_KERNEL : DT_CF_KIND_KERNEL;
+    o.peer_as_memcpy2 = (p->quirks & EMU_CF_PEER_RECORDS) && g.memcpy2_on;
+    o.copies_name_devices = 0;
+    o.latency_timestamps = g.latency;
+    pthread_mutex_unlock(&g_lock);
+    o.kernel_size = p->kernel_size;
+    o.memcpy_size = p->memcpy_size;
+    o.memset_size = p->memset_size;
+    return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* The core's hooks                                                    */
+/* ------------------------------------------------------------------ */
+size_t emu_cf_vendor_record_size(emu_rec_kind kind)
+{
+    /* The core sizes buffers before writing: the larger of the two copy
+       records a personality with MEMCPY2 may write. */
+    emu_cf_options o = current_options();
+    o.peer_as_memcpy2 = (emu_cf_impl->quirks & EMU_CF_PEER_RECORDS) != 0;
+    return emu_cf_record_size(kind, &o);
+}
+
+void emu_cf_vendor_write_record(uint8_t *dst, const emu_activity *a)
+{
+    emu_cf_options o = current_options();
+    emu_cf_write_record(dst, a, &o);
+}
+
+static _Thread_local int t_in_completion;
+
+int emu_cf_in_completion(void) { return t_in_completion; }
+
+void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *buffer, size_t size, size_t valid_size)
+{
+    /* Per-thread buffers (CUDA 13): no context, stream 0. */
+    t_in_completion = 1;
+    ((void (*)(void *, uint32_t, uint8_t *, size_t, size_t))client_fn)(NULL, 0, buffer, size, valid_size);
+    t_in_completion = 0;
+}
+
+uint32_t emu_cf_cbid(emu_domain domain, emu_op op, emu_copy_kind copy_kind)
+{
+    const emu_cf_personality *p = emu_cf_impl;
+    if ((unsigned)op >= EMU_OP_COUNT) return 0;
+    if (domain == EMU_DOMAIN_RUNTIME) return p->runtime_cbid[op];
+    int async = op == EMU_OP_MEMCPY_ASYNC;
+    if ((op == EMU_OP_MEMCPY || async) && (unsigned)copy_kind <= EMU_COPY_PTOP &&
+        p->driver_copy_cbid[async][copy_kind])
+        return p->driver_copy_cbid[async][copy_kind];
+    return p->driver_cbid[op];
+}
+
+const char *emu_cf_name(emu_domain domain, uint32_t cbid)
+{
+    const emu_cf_personality *p = emu_cf_impl;
+    if (domain == EMU_DOMAIN_DRIVER) return cbid < p->driver_name_count ? p->driver_names[cbid] : NULL;
+    return cbid < p->runtime_name_count ? p->runtime_names[cbid] : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device records                                                      */
+/* ------------------------------------------------------------------ */
+static char g_device_names[EMU_MAX_DEVICES][48];
+
+/* CUPTI describes each device once, when its context is created; the
+   emulator's devices exist from the start, so they are described as soon as
+   both the kind is on and the client has buffers. */
+static void deliver_devices(void)
+{
+    if (!(emu_cf_impl->quirks & EMU_CF_DEVICE_RECORDS)) return;
+    pthread_mutex_lock(&g_lock);
+    int go = g.device_on && g.request && g.complete && !g.devices_delivered;
+    emu_request_fn request = g.request;
+    void (*complete)(void *, uint32_t, uint8_t *, size_t, size_t) = g.complete;
+    if (go) g.devices_delivered = 1;
+    pthread_mutex_unlock(&g_lock);
+    if (!go) return;
+    int n = emu_device_count();
+    size_t need = (size_t)n * sizeof(dt_cf_device);
+    uint8_t *buf = NULL;
+    size_t size = 0, max_records = 0;
+    request(&buf, &size, &max_records);
+    if (!buf) return;
+    if (size < need || ((uintptr_t)buf & 7u)) {
+        complete(NULL, 0, buf, size, 0);
+        return;
+    }
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        snprintf(g_device_names[i], sizeof g_device_names[i], "devtrace emulated %s device %d",
+                 emu_personality(), i);
+        emu_cf_write_device(buf + used, (uint32_t)i, g_device_names[i]);
+        used += sizeof(dt_cf_device);
+    }
+    complete(NULL, 0, buf, size, used);
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry points                                                        */
+/* ------------------------------------------------------------------ */
+int emu_cf_register_callbacks(emu_request_fn request, emu_generic_fn complete)
+{
+    if (!request || !complete) return DT_CF_ERROR_INVALID_PARAMETER;
+    if (emu_core_register_buffers(request, complete) != EMU_ST_OK) return DT_CF_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&g_lock);
+    g.request = request;
+    g.complete = (void (*)(void *, uint32_t, uint8_t *, size_t, size_t))complete;
+    pthread_mutex_unlock(&g_lock);
+    deliver_devices();
+    return DT_CF_SUCCESS;
+}
+
+static int set_kernel_kind(uint32_t kind, int on)
+{
+    pthread_mutex_lock(&g_lock);
+    int *mine = kind == DT_CF_KIND_KERNEL ? &g.kernel_on : &g.concurrent_on;
+    int other = kind == DT_CF_KIND_KERNEL ? g.concurrent_on : g.kernel_on;
+    if (on && other && (emu_cf_impl->quirks & EMU_CF_SINGLE_KERNEL_KIND)) {
+        pthread_mutex_unlock(&g_lock);
+        return DT_CF_ERROR_NOT_COMPATIBLE;
+    }
+    *mine = on;
+    int any = g.kernel_on || g.concurrent_on;
+    pthread_mutex_unlock(&g_lock);
+    emu_core_enable(EMU_REC_KERNEL, any);
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_set_kind(uint32_t kind, int on)
+{
+    if (on) {
+        int f = arming_failure();
+        if (f != DT_CF_SUCCESS) return f;
+    }
+    emu_rec_kind ek;
+    switch (kind) {
+    case DT_CF_KIND_KERNEL:
+    case DT_CF_KIND_CONCURRENT_KERNEL: return set_kernel_kind(kind, on);
+    case DT_CF_KIND_MEMCPY: ek = EMU_REC_MEMCPY; break;
+    case DT_CF_KIND_MEMSET: ek = EMU_REC_MEMSET; break;
+    case DT_CF_KIND_RUNTIME: ek = EMU_REC_RUNTIME; break;
+    case DT_CF_KIND_DRIVER: ek = EMU_REC_DRIVER; break;
+    case DT_CF_KIND_EXTERNAL_CORRELATION: ek = EMU_REC_EXTERNAL; break;
+    case DT_CF_KIND_MEMCPY2:
+        pthread_mutex_lock(&g_lock);
+        g.memcpy2_on = on;
+        pthread_mutex_unlock(&g_lock);
+        return DT_CF_SUCCESS;
+    case DT_CF_KIND_DEVICE:
+        pthread_mutex_lock(&g_lock);
+        g.device_on = on;
+        pthread_mutex_unlock(&g_lock);
+        if (on) deliver_devices();
+        return DT_CF_SUCCESS;
+    case 6: /* EVENT, METRIC, EVENT_INSTANCE, METRIC_INSTANCE: legacy profiling */
+    case 7:
+    case 21:
+    case 23:
+        return DT_CF_ERROR_LEGACY_PROFILER_NOT_SUPPORTED;
+    default:
+        /* Kinds the family has but the emulated device never produces. */
+        if (kind == 0 || kind >= DT_CF_KIND_COUNT) return DT_CF_ERROR_INVALID_KIND;
+        return DT_CF_SUCCESS;
+    }
+    return emu_core_enable(ek, on) == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_KIND;
+}
+
+int emu_cf_latency_timestamps(uint8_t enable)
+{
+    pthread_mutex_lock(&g_lock);
+    g.latency = enable != 0;
+    pthread_mutex_unlock(&g_lock);
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_flush_all(uint32_t flag)
+{
+    if (fail_mode() == FAIL_NO_DRIVER) return DT_CF_ERROR_UNKNOWN;
+    emu_core_flush_all((flag & DT_CF_FLAG_FLUSH_FORCED) != 0);
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_flush_period(uint32_t ms)
+{
+    emu_core_flush_period(ms);
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_dropped(size_t *dropped)
+{
+    if (!dropped) return DT_CF_ERROR_INVALID_PARAMETER;
+    *dropped = emu_core_take_dropped();
+    return DT_CF_SUCCESS;
+}
+
+static uint32_t kind_at(const uint8_t *p)
+{
+    uint32_t k;
+    memcpy(&k, p, sizeof k);
+    return k;
+}
+
+/* CUPTI's iterator: the stride comes from the record's kind, and a record
+   that does not fit in the valid size ends the buffer (MAX_LIMIT_REACHED),
+   exactly as the real library answers. */
+int emu_cf_next_record(uint8_t *buffer, size_t valid, void **record)
+{
+    if (!buffer || !record) return DT_CF_ERROR_INVALID_PARAMETER;
+    emu_cf_options o = current_options();
+    o.peer_as_memcpy2 = (emu_cf_impl->quirks & EMU_CF_PEER_RECORDS) != 0;
+    size_t off = 0;
+    if (*record) {
+        uint8_t *cur = *record;
+        if (cur < buffer || cur >= buffer + valid) return DT_CF_ERROR_INVALID_PARAMETER;
+        uint32_t kind = kind_at(cur);
+        /* MCPTI 3.8's stale iterator: the record after an external
+           correlation is the same record again. */
+        if (kind == DT_CF_KIND_EXTERNAL_CORRELATION && (emu_cf_impl->quirks & EMU_CF_STALE_AFTER_EXTERNAL))
+            return DT_CF_SUCCESS;
+        size_t sz = emu_cf_stride(kind, &o);
+        if (sz == 0) return DT_CF_ERROR_INVALID_KIND;
+        off = (size_t)(cur - buffer) + sz;
+    }
+    if (valid < sizeof(uint32_t) || off > valid - sizeof(uint32_t)) return DT_CF_ERROR_MAX_LIMIT_REACHED;
+    size_t sz = emu_cf_stride(kind_at(buffer + off), &o);
+    if (sz == 0) return DT_CF_ERROR_INVALID_KIND;
+    if (sz > valid - off) return DT_CF_ERROR_MAX_LIMIT_REACHED;
+    *record = buffer + off;
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_push_external(uint32_t kind, uint64_t id)
+{
+    /* Not an arming call: the failure modes (and their getenv, which would
+       cost more than the push itself) do not apply to the per-thread stack. */
+    if (kind == DT_CF_EXTERNAL_INVALID) return DT_CF_ERROR_INVALID_PARAMETER;
+    return emu_core_push_external(kind, id) == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
+}
+
+int emu_cf_pop_external(uint32_t kind, uint64_t *id)
+{
+    /* Stricter than needed on purpose: a client passing NULL here is a bug
+       some CUPTI versions crash on. */
+    if (!id || kind == DT_CF_EXTERNAL_INVALID) return DT_CF_ERROR_INVALID_PARAMETER;
+    return emu_core_pop_external(kind, id) == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_QUEUE_EMPTY;
+}
+
+int emu_cf_subscribe(void **subscriber, emu_generic_fn callback, void *userdata)
+{
+    if (!subscriber) return DT_CF_ERROR_INVALID_PARAMETER;
+    if (fail_mode() == FAIL_BUSY) return DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    int f = arming_failure();
+    if (f != DT_CF_SUCCESS) return f;
+    emu_status st = emu_core_subscribe(subscriber, callback, userdata);
+    if (st == EMU_ST_BUSY) return DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    return st == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
+}
+
+int emu_cf_unsubscribe(void *subscriber)
+{
+    return emu_core_unsubscribe(subscriber) == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
+}
+
+static int domain_map(uint32_t domain, emu_domain *out)
+{
+    if (domain == DT_CF_DOMAIN_RUNTIME_API) { *out = EMU_DOMAIN_RUNTIME; return 1; }
+    if (domain == DT_CF_DOMAIN_DRIVER_API) { *out = EMU_DOMAIN_DRIVER; return 1; }
+    return 0;
+}
+
+int emu_cf_enable_domain(uint32_t enable, void *subscriber, uint32_t domain)
+{
+    emu_domain d;
+    if (!domain_map(domain, &d)) return DT_CF_SUCCESS; /* no such callbacks are ever made */
+    return emu_core_enable_domain(subscriber, d, enable != 0) == EMU_ST_OK ? DT_CF_SUCCESS
+                                                                            : DT_CF_ERROR_INVALID_PARAMETER;
+}
+
+int emu_cf_enable_all_domains(uint32_t enable, void *subscriber)
+{
+    int r = emu_cf_enable_domain(enable, subscriber, DT_CF_DOMAIN_RUNTIME_API);
+    return r != DT_CF_SUCCESS ? r : emu_cf_enable_domain(enable, subscriber, DT_CF_DOMAIN_DRIVER_API);
+}
+
+int emu_cf_callback_name(uint32_t domain, uint32_t cbid, const char **name)
+{
+    emu_domain d;
+    if (!name || !domain_map(domain, &d)) return DT_CF_ERROR_INVALID_PARAMETER;
+    const char *n = emu_vendor_impl.callback_name(d, cbid);
+    if (!n) return DT_CF_ERROR_INVALID_PARAMETER;
+    *name = n;
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_set_thread_id_type(uint32_t type)
+{
+    if (type == DT_CF_THREAD_ID_DEFAULT) emu_core_set_thread_id_type(EMU_TID_PTHREAD);
+    else if (type == DT_CF_THREAD_ID_SYSTEM) emu_core_set_thread_id_type(EMU_TID_SYSTEM);
+    else return DT_CF_ERROR_INVALID_PARAMETER;
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_get_thread_id_type(uint32_t *type)
+{
+    if (!type) return DT_CF_ERROR_INVALID_PARAMETER;
+    *type = emu_core_get_thread_id_type() == EMU_TID_SYSTEM ? DT_CF_THREAD_ID_SYSTEM : DT_CF_THREAD_ID_DEFAULT;
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_version(uint32_t *version)
+{
+    if (!version) return DT_CF_ERROR_INVALID_PARAMETER;
+    *version = emu_cf_impl->version;
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_result_string(int result, const char **text)
+{
+    static const struct { int code; const char *suffix; } names[] = {
+        {DT_CF_SUCCESS, "SUCCESS"},
+        {DT_CF_ERROR_INVALID_PARAMETER, "ERROR_INVALID_PARAMETER"},
+        {DT_CF_ERROR_MAX_LIMIT_REACHED, "ERROR_MAX_LIMIT_REACHED"},
+        {DT_CF_ERROR_NOT_COMPATIBLE, "ERROR_NOT_COMPATIBLE"},
+        {DT_CF_ERROR_NOT_INITIALIZED, "ERROR_NOT_INITIALIZED"},
+        {DT_CF_ERROR_QUEUE_EMPTY, "ERROR_QUEUE_EMPTY"},
+        {DT_CF_ERROR_INVALID_KIND, "ERROR_INVALID_KIND"},
+        {DT_CF_ERROR_NOT_SUPPORTED, "ERROR_NOT_SUPPORTED"},
+        {DT_CF_ERROR_LEGACY_PROFILER_NOT_SUPPORTED, "ERROR_LEGACY_PROFILER_NOT_SUPPORTED"},
+        {DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+        {DT_CF_ERROR_UNKNOWN, "ERROR_UNKNOWN"},
+    };
+    enum { COUNT = sizeof names / sizeof names[0] };
+    static char full[COUNT][64];
+    if (!text) return DT_CF_ERROR_INVALID_PARAMETER;
+    for (int i = 0; i < COUNT; i++) {
+        if (names[i].code != result) continue;
+        pthread_mutex_lock(&g_lock);
+        if (!full[i][0]) snprintf(full[i], sizeof full[i], "%s_%s", emu_cf_impl->result_prefix, names[i].suffix);
+        pthread_mutex_unlock(&g_lock);
+        *text = full[i];
+        return DT_CF_SUCCESS;
+    }
+    return DT_CF_ERROR_INVALID_PARAMETER;
+}
+
+int emu_cf_timestamp(uint64_t *timestamp)
+{
+    if (!timestamp) return DT_CF_ERROR_INVALID_PARAMETER;
+    *timestamp = emu_core_timestamp();
+    return DT_CF_SUCCESS;
+}

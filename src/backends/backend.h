@@ -1,0 +1,58 @@
+/*
+ * The backend contract: what a backend implements, and what it may rely on.
+ *
+ * A backend is one `const dt_backend`, listed in src/backends/vendors.def
+ * (vendors) or list.c (the null backend). Backends for CUPTI-shaped vendor
+ * interfaces do not implement this by hand: they describe their vendor in a
+ * `dt_vendor` and the engine (engine.h) implements the contract for them.
+ *
+ * The core functions a backend calls are declared in dt_internal.h:
+ * loading its library (dt_library_open, dt_library_bind: one rule for every
+ * backend), the buffer pool (dt_pool_slot_*), decoding helpers
+ * (dt_add_device_activity, dt_add_copy, dt_add_fill, dt_add_api_call, the
+ * decode caches), correlation (dt_corr_link, dt_corr_link_current), loss
+ * counting (dt_loss_add: one reason per fault, the same on every vendor) and
+ * notes (dt_session_note, which never overwrites).
+ */
+#ifndef DT_BACKEND_H
+#define DT_BACKEND_H
+
+#include "dt_internal.h"
+
+struct dt_backend {
+    const char *name;          /* "topspti" */
+    const char *vendor;        /* "Enflame GCU (TOPSPTI)" */
+    /* Category prefix of API events: "cuda" gives cuda_runtime/cuda_driver;
+       "privateuse1" gives privateuse1_runtime/privateuse1_driver. */
+    const char *api_category;
+    /* The variable that names the vendor library (DEVTRACE_<VENDOR>_LIBRARY),
+       or NULL. With "auto", a backend whose library the user named is tried
+       first, and its failure is the session's error: what the user asked for
+       is never silently replaced by another backend. */
+    const char *library_env;
+    /* Find and load the vendor library, describe it; arm nothing. */
+    dt_status (*probe)(dt_backend_status *status);
+    /* Optional: arm what must precede the process's first device context
+       (CUPTI's callback registration), cheaply, before any session. */
+    dt_status (*prepare)(void);
+    /* Load, arm, subscribe. Report failures with dt_error(). */
+    dt_status (*start)(dt_session *s);
+    /* Force the vendor to deliver every buffered record now. */
+    dt_status (*flush)(dt_session *s);
+    /* Disarm, unsubscribe, read the vendor's dropped-record count. */
+    dt_status (*stop)(dt_session *s);
+    /* The vendor clock (ns). NULL: the backend reports CLOCK_REALTIME. */
+    int (*clock)(uint64_t *ns);
+    /* Optional: vendor external-correlation push/pop. DT_ERR_BACKEND_UNAVAILABLE:
+       the vendor has no such stack (device work is attributed through API
+       callbacks alone); any other failure (the vendor's stack is full, or
+       refuses) leaves the id to attribute_by_api_enter. */
+    dt_status (*push_external)(uint64_t id);
+    dt_status (*pop_external)(void);
+    /* Optional: from now on, attribute device work to the innermost id of
+       devtrace's stack through the vendor's API-enter callback wherever the
+       vendor's own stack does not hold it. DT_OK when that works. */
+    dt_status (*attribute_by_api_enter)(void);
+};
+
+#endif /* DT_BACKEND_H */

@@ -1,0 +1,732 @@
+/*
+ * The engine for CUPTI-shaped vendor interfaces: loading and binding the
+ * vendor library, arming (early and per session), the buffer pool, buffer
+ * completion, dropped records, API callbacks and external correlation.
+ * What differs between vendors is data in their dt_vendor.
+ *
+ * Vendor state is process-wide, and so is an engine's: one library, one
+ * pool, one recording session at a time.
+ *
+ * Locking. e->lock (recursive) serialises loading, arming and disarming. It
+ * is recursive because a vendor call made while starting can initialise
+ * the vendor's runtime, which may call back into devtrace on the same
+ * thread (CUDA calls InitializeInjection, which prepares this engine).
+ * e->decode_lock pairs the session pointer with completion callbacks, which
+ * the vendor may run on any thread, including inside a flush called here:
+ * flushes are therefore made without e->decode_lock held.
+ */
+#include "backends/engine.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The vendor entry points, as the engine calls them. Vendor enums are int
+   sized, and vendor handles are pointers. */
+typedef int (*fn_kind)(uint32_t kind);
+typedef int (*fn_register)(void (*request)(uint8_t **, size_t *, size_t *), void (*complete)(void));
+typedef int (*fn_u32)(uint32_t value);
+typedef int (*fn_u32p)(uint32_t *value);
+typedef int (*fn_u64p)(uint64_t *value);
+typedef int (*fn_dropped_ctx)(void *context, uint32_t stream, size_t *dropped);
+typedef int (*fn_dropped)(size_t *dropped);
+typedef int (*fn_push)(uint32_t kind, uint64_t id);
+typedef int (*fn_pop)(uint32_t kind, uint64_t *id);
+typedef int (*fn_result_string)(int result, const char **text);
+typedef void (*fn_api_callback)(void *userdata, uint32_t domain, uint32_t cbid, const void *data);
+typedef int (*fn_subscribe)(void **subscriber, fn_api_callback callback, void *userdata);
+typedef int (*fn_unsubscribe)(void *subscriber);
+typedef int (*fn_enable_domain)(uint32_t enable, void *subscriber, uint32_t domain);
+typedef int (*fn_enable_all)(uint32_t enable, void *subscriber);
+typedef int (*fn_name)(uint32_t domain_or_kind, uint32_t cbid, const char **name);
+
+static const char *const symbol_suffix[DT_SYM_COUNT] = {
+    [DT_SYM_ENABLE] = "ActivityEnable",
+    [DT_SYM_DISABLE] = "ActivityDisable",
+    [DT_SYM_REGISTER_CALLBACKS] = "ActivityRegisterCallbacks",
+    [DT_SYM_FLUSH_ALL] = "ActivityFlushAll",
+    [DT_SYM_NEXT_RECORD] = "ActivityGetNextRecord",
+    [DT_SYM_TIMESTAMP] = "GetTimestamp",
+    [DT_SYM_DROPPED] = "ActivityGetNumDroppedRecords",
+    [DT_SYM_PUSH_EXTERNAL] = "ActivityPushExternalCorrelationId",
+    [DT_SYM_POP_EXTERNAL] = "ActivityPopExternalCorrelationId",
+    [DT_SYM_VERSION] = "GetVersion",
+    [DT_SYM_RESULT_STRING] = "GetResultString",
+    [DT_SYM_SUBSCRIBE] = "Subscribe",
+    [DT_SYM_UNSUBSCRIBE] = "Unsubscribe",
+    [DT_SYM_ENABLE_DOMAIN] = "EnableDomain",
+    [DT_SYM_ENABLE_ALL_DOMAINS] = "EnableAllDomains",
+    [DT_SYM_CALLBACK_NAME] = "GetCallbackName",
+    [DT_SYM_SET_THREAD_ID_TYPE] = "SetThreadIdType",
+    [DT_SYM_GET_THREAD_ID_TYPE] = "GetThreadIdType",
+    [DT_SYM_FLUSH_PERIOD] = "ActivityFlushPeriod",
+};
+
+/* The library as one load found it; adopted by the engine when used. */
+typedef struct loaded {
+    dt_library lib;
+    void *sym[DT_SYM_COUNT];
+    dt_symbol_spec specs[DT_SYM_COUNT];
+    char names[DT_SYM_COUNT][80];
+    char version[64];
+    uint32_t api_version;
+    int emulated;
+} loaded;
+
+#define SYM(l, T, id) ((T)(l)->sym[id])
+
+static int has_push(void *const *sym)
+{
+    return sym[DT_SYM_PUSH_EXTERNAL] && sym[DT_SYM_POP_EXTERNAL];
+}
+
+/* What each missing optional entry point costs, given the others. */
+static void set_costs(const dt_vendor *v, loaded *l)
+{
+    static const char *const cost[DT_SYM_COUNT] = {
+        [DT_SYM_DROPPED] = "records the vendor drops are not counted",
+        [DT_SYM_VERSION] = "library version unknown: the newest record layouts are assumed",
+        [DT_SYM_RESULT_STRING] = "vendor errors are reported by number only",
+        [DT_SYM_ENABLE_DOMAIN] = "callback domains enabled all at once instead",
+        [DT_SYM_ENABLE_ALL_DOMAINS] = "no API callback domain can be enabled: API calls are not attributed",
+        [DT_SYM_SET_THREAD_ID_TYPE] = "API rows use the vendor's default thread ids, which may not match host threads",
+        [DT_SYM_GET_THREAD_ID_TYPE] = "the previous thread-id type cannot be restored exactly (reset to default)",
+        [DT_SYM_FLUSH_PERIOD] = "no periodic flush: buffers return only when full or at stop",
+    };
+    void **sym = l->sym;
+    for (int i = DT_SYM_REQUIRED_COUNT; i < DT_SYM_COUNT; i++) l->specs[i].cost = cost[i];
+    int push_expected = l->specs[DT_SYM_PUSH_EXTERNAL].name[0] != '\0';
+    if (!has_push((void *const *)sym)) {
+        /* one feature: a push without its pop would leave ids behind */
+        sym[DT_SYM_PUSH_EXTERNAL] = sym[DT_SYM_POP_EXTERNAL] = NULL;
+        l->specs[DT_SYM_PUSH_EXTERNAL].cost = l->specs[DT_SYM_POP_EXTERNAL].cost =
+            "no external-correlation records: External ids come from API callbacks only";
+    }
+    if (!sym[DT_SYM_UNSUBSCRIBE]) sym[DT_SYM_SUBSCRIBE] = NULL; /* could never be released */
+    const char *no_callbacks = push_expected && has_push((void *const *)sym)
+                                   ? "no API callbacks: External ids deeper than the vendor's own stack are lost"
+                                   : "no API callbacks: device activity carries no External id";
+    l->specs[DT_SYM_SUBSCRIBE].cost = no_callbacks;
+    l->specs[DT_SYM_UNSUBSCRIBE].cost = no_callbacks;
+    if (!sym[DT_SYM_SUBSCRIBE]) {
+        l->specs[DT_SYM_ENABLE_DOMAIN].cost = NULL;
+        l->specs[DT_SYM_ENABLE_ALL_DOMAINS].cost = NULL;
+    } else if (sym[DT_SYM_ENABLE_DOMAIN]) {
+        l->specs[DT_SYM_ENABLE_ALL_DOMAINS].cost = NULL;
+    } else if (!sym[DT_SYM_ENABLE_ALL_DOMAINS]) {
+        l->specs[DT_SYM_ENABLE_DOMAIN].cost = NULL; /* said once, under EnableAllDomains */
+    }
+    if (!sym[DT_SYM_SET_THREAD_ID_TYPE]) l->specs[DT_SYM_GET_THREAD_ID_TYPE].cost = NULL;
+    l->specs[DT_SYM_CALLBACK_NAME].cost =
+        v->names.runtime ? NULL : "runtime and driver API names are generic (<api>#<callback id>)";
+    if (!v->activity.flush_period_ms) l->specs[DT_SYM_FLUSH_PERIOD].cost = NULL;
+}
+
+/* Find, load and bind the vendor library into *l; check that this build
+   can decode what it writes. */
+static dt_status open_library(const dt_vendor *v, loaded *l)
+{
+    memset(l, 0, sizeof *l);
+    dt_library_spec spec = v->library.spec;
+    spec.override_env = v->backend->library_env;
+    dt_status st = dt_library_open(&spec, &l->lib);
+    if (st != DT_OK) return st;
+    for (int i = 0; i < DT_SYM_COUNT; i++) {
+        const char *name = v->library.symbols[i];
+        if (!name) {
+            snprintf(l->names[i], sizeof l->names[i], "%s%s", v->library.symbol_prefix, symbol_suffix[i]);
+            name = l->names[i];
+        }
+        l->specs[i].name = name;
+        l->specs[i].required = i < DT_SYM_REQUIRED_COUNT;
+    }
+    st = dt_library_bind(&l->lib, &spec, l->specs, DT_SYM_COUNT, l->sym);
+    if (st != DT_OK) return st;
+    set_costs(v, l);
+    l->emulated = v->library.emulator_marker && dlsym(l->lib.handle, v->library.emulator_marker) != NULL;
+    if ((v->caps & DT_VCAP_LAYOUT_DECLARED) && !l->emulated)
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+                        "%s is a real %s, but this devtrace was built without %s and cannot know its "
+                        "record layout; %s",
+                        l->lib.path, spec.what, v->library.sdk_headers, v->library.sdk_rebuild_hint);
+    if ((v->caps & DT_VCAP_LAYOUT_FROM_SDK) && l->emulated)
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+                        "%s is devtrace's %s emulator, whose record layout is devtrace's own declaration; "
+                        "this devtrace was built with %s and decodes only the vendor's library",
+                        l->lib.path, v->backend->name, v->library.sdk_headers);
+    uint32_t version = 0;
+    fn_u32p get_version = SYM(l, fn_u32p, DT_SYM_VERSION);
+    if (get_version && get_version(&version) == v->results.success) {
+        l->api_version = version;
+        snprintf(l->version, sizeof l->version, "%" PRIu32, version);
+    }
+    return DT_OK;
+}
+
+/* e->lock held. Load the library for a session or early arming; keep the
+   one already in use while anything is armed with it. */
+static dt_status engine_load(dt_engine *e)
+{
+    loaded l;
+    dt_status st = open_library(e->v, &l);
+    if (st != DT_OK) return st;
+    if (e->loaded && l.lib.handle == e->lib.handle) {
+        dlclose(l.lib.handle); /* the extra reference only: never unloaded */
+        return DT_OK;
+    }
+    if (e->loaded && (e->early || e->subscribed)) {
+        dt_log("%s: keeping %s, armed already, rather than %s", e->v->backend->name, e->lib.path, l.lib.path);
+        return DT_OK;
+    }
+    /* A different library than last time (tests switch variants): the
+       previous one stays loaded, it is simply no longer used. */
+    e->lib = l.lib;
+    memcpy(e->sym, l.sym, sizeof e->sym);
+    memcpy(e->specs, l.specs, sizeof e->specs);
+    for (int i = 0; i < DT_SYM_COUNT; i++) {
+        snprintf(e->symbol_names[i], sizeof e->symbol_names[i], "%s", l.specs[i].name);
+        e->specs[i].name = e->symbol_names[i];
+    }
+    snprintf(e->version, sizeof e->version, "%s", l.version);
+    e->api_version = l.api_version;
+    e->emulated = l.emulated;
+    dt_decoder_init(&e->decoder, e->v, l.api_version);
+    /* devtrace's emulator writes exactly these layouts */
+    e->decoder.sizes_known |= l.emulated;
+    e->decoder.device_cache = e->devices;
+    e->decoder.device_lock = &e->devices_lock;
+    e->loaded = 1;
+    dt_log("%s: using %s (version %s)%s", e->v->backend->name, e->lib.path, e->version[0] ? e->version : "unknown",
+           e->emulated ? ", devtrace's emulator" : "");
+    return DT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Failures                                                            */
+/* ------------------------------------------------------------------ */
+static const char *result_text(const dt_engine *e, int r)
+{
+    const char *s = NULL;
+    fn_result_string text = SYM(e, fn_result_string, DT_SYM_RESULT_STRING);
+    if (text && text(r, &s) == e->v->results.success && s) return s;
+    return "error";
+}
+
+/* "" when the vendor's driver library is present (or none is checked). */
+static void driver_presence(const dt_vendor *v, int emulated, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (!v->library.driver_library || emulated) return;
+    void *h = dlopen(v->library.driver_library, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) h = dlopen(v->library.driver_library, RTLD_LAZY | RTLD_LOCAL);
+    if (h) {
+        dlclose(h);
+        return;
+    }
+    const char *e = dlerror();
+    snprintf(why, len, "no %s driver: %s not found (%s)", v->library.driver_name, v->library.driver_library,
+             e ? e : "not in the loader path");
+}
+
+/* Turn a failed vendor call into a status whose message says what to do. */
+static dt_status failure(const dt_engine *e, const char *call, int r)
+{
+    const dt_vendor *v = e->v;
+    if (r == v->results.multiple_subscribers)
+        return dt_error(DT_ERR_BUSY,
+                        "%s: another profiler holds %s in this process, which allows one subscriber; stop it "
+                        "or disable its device tracing",
+                        call, v->backend->vendor);
+    /* A vendor without its driver answers "unknown" (CUPTI does, and so does
+       an emulator standing in for it): where the driver is missing, that
+       is the reason, emulated or not. */
+    char why[400];
+    driver_presence(v, r == v->results.unknown ? 0 : e->emulated, why, sizeof why);
+    if (why[0] && (r == v->results.unknown || r == v->results.not_initialized || r == v->results.not_compatible))
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s", call, why);
+    dt_failure f = {DT_OK, ""};
+    if (v->explain_failure && v->explain_failure(call, r, result_text(e, r), e->lib.path, e->version, e->emulated, &f))
+        return dt_error(f.status, "%s", f.message);
+    return dt_error(DT_ERR_VENDOR, "%s failed: %s (%d) from %s", call, result_text(e, r), r, e->lib.path);
+}
+
+/* ------------------------------------------------------------------ */
+/* Probe                                                               */
+/* ------------------------------------------------------------------ */
+dt_status dt_engine_probe(dt_engine *e, dt_backend_status *st)
+{
+    const dt_vendor *v = e->v;
+    loaded l;
+    st->available = 0;
+    st->library[0] = st->version[0] = st->reason[0] = '\0';
+    if (open_library(v, &l) != DT_OK) {
+        snprintf(st->library, sizeof st->library, "%s", l.lib.path);
+        snprintf(st->reason, sizeof st->reason, "%s", dt_last_error());
+        return DT_OK;
+    }
+    snprintf(st->library, sizeof st->library, "%s", l.lib.path);
+    snprintf(st->version, sizeof st->version, "%s", l.version);
+    char why[400];
+    driver_presence(v, l.emulated, why, sizeof why);
+    if (why[0]) {
+        snprintf(st->reason, sizeof st->reason, "%s", why);
+    } else {
+        st->available = 1;
+        if (v->library.layout_note && !l.emulated) snprintf(st->reason, sizeof st->reason, "%s", v->library.layout_note);
+        dt_symbols_describe_missing(l.specs, DT_SYM_COUNT, l.sym, st->reason, sizeof st->reason);
+    }
+    pthread_mutex_lock(&e->lock);
+    if (e->loaded && l.lib.handle == e->lib.handle) dlclose(l.lib.handle); /* the extra reference only */
+    pthread_mutex_unlock(&e->lock);
+    return DT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Arming                                                              */
+/* ------------------------------------------------------------------ */
+static int any_armed(const dt_engine *e)
+{
+    for (size_t i = 0; i < e->v->records.kind_count; i++)
+        if (e->armed[i]) return 1;
+    return 0;
+}
+
+/* Enable kinds[i], or its alternative where the vendor refuses the two
+   together. Returns the vendor's result. */
+static int arm_kind(dt_engine *e, size_t i)
+{
+    const dt_kind_spec *k = &e->v->records.kinds[i];
+    fn_kind enable = SYM(e, fn_kind, DT_SYM_ENABLE);
+    int r = enable(k->kind);
+    uint32_t armed = k->kind;
+    if (r == e->v->results.not_compatible && k->alternative) {
+        r = enable(k->alternative);
+        armed = k->alternative;
+    }
+    if (r == e->v->results.success) {
+        e->armed[i] = 1;
+        e->armed_kind[i] = armed;
+    }
+    return r;
+}
+
+static void disarm(dt_engine *e, int keep_cheap)
+{
+    fn_kind disable = SYM(e, fn_kind, DT_SYM_DISABLE);
+    for (size_t i = 0; i < e->v->records.kind_count; i++) {
+        if (!e->armed[i] || (keep_cheap && e->v->records.kinds[i].cheap)) continue;
+        disable(e->armed_kind[i]);
+        e->armed[i] = 0;
+    }
+}
+
+/* The thread-id type, set once, before any kind is enabled (vendors apply
+   it only then): system thread ids put API rows on the rows of the host
+   threads that made the calls. */
+static void set_thread_ids(dt_engine *e, dt_session *s)
+{
+    fn_u32 set = SYM(e, fn_u32, DT_SYM_SET_THREAD_ID_TYPE);
+    if (e->thread_type_set || !set || any_armed(e)) return;
+    uint32_t previous = 0;
+    fn_u32p get = SYM(e, fn_u32p, DT_SYM_GET_THREAD_ID_TYPE);
+    if (get) get(&previous);
+    int r = set(e->v->activity.thread_id_system);
+    if (r == e->v->results.success) {
+        e->thread_type_set = 1;
+        e->previous_thread_type = previous;
+    } else if (s) {
+        dt_session_note(s, "thread_ids", "%s(SYSTEM) returned %s (%d): API rows carry the vendor's default thread "
+                        "ids, not host thread ids", e->specs[DT_SYM_SET_THREAD_ID_TYPE].name, result_text(e, r), r);
+    }
+}
+
+/* Restored only when nothing stays armed: a vendor applies it to kinds as
+   they are enabled. */
+static void restore_thread_ids(dt_engine *e)
+{
+    if (!e->thread_type_set || any_armed(e)) return;
+    SYM(e, fn_u32, DT_SYM_SET_THREAD_ID_TYPE)(e->previous_thread_type);
+    e->thread_type_set = 0;
+}
+
+static int register_buffers(dt_engine *e)
+{
+    void (*complete)(void) = e->v->caps & DT_VCAP_COMPLETE_WITH_CONTEXT ? (void (*)(void))e->complete_context
+                                                                       : (void (*)(void))e->complete_plain;
+    return SYM(e, fn_register, DT_SYM_REGISTER_CALLBACKS)(e->request, complete);
+}
+
+dt_status dt_engine_prepare(dt_engine *e)
+{
+    const dt_vendor *v = e->v;
+    if (!(v->caps & DT_VCAP_EARLY_ARMING)) return DT_OK; /* nothing must precede its first context */
+    pthread_mutex_lock(&e->lock);
+    /* Re-entered from a start in progress (see Locking): that start arms. */
+    if (e->early || e->starting) {
+        pthread_mutex_unlock(&e->lock);
+        return DT_OK;
+    }
+    dt_status st = engine_load(e);
+    if (st != DT_OK) {
+        pthread_mutex_unlock(&e->lock);
+        return st;
+    }
+    /* A session started earlier (devtrace record starts one from its
+       constructor, before the driver initialises) already sized the pool. */
+    dt_config defaults;
+    dt_config_init(&defaults);
+    if (!dt_pool_slot_exists(&e->pool) &&
+        dt_pool_slot_configure(&e->pool, defaults.buffer_count, defaults.buffer_size, DT_POOL_LAZY) != 0) {
+        pthread_mutex_unlock(&e->lock);
+        return dt_error(DT_ERR_NO_MEMORY, "%s: out of memory for the activity buffer pool", v->backend->name);
+    }
+    set_thread_ids(e, NULL);
+    uint8_t armed_now[DT_ENGINE_MAX_KINDS] = {0};
+    int r = register_buffers(e);
+    const char *call = e->specs[DT_SYM_REGISTER_CALLBACKS].name;
+    for (size_t i = 0; r == v->results.success && i < v->records.kind_count; i++) {
+        if (!v->records.kinds[i].cheap || e->armed[i]) continue;
+        int k = arm_kind(e, i);
+        if (k == v->results.success) armed_now[i] = 1;
+        else if (v->records.kinds[i].required) { r = k; call = e->specs[DT_SYM_ENABLE].name; }
+    }
+    if (r != v->results.success) {
+        char what[160];
+        snprintf(what, sizeof what, "%s early arming (%s)", v->backend->name, call);
+        st = failure(e, what, r);
+        /* only what this call armed: a running session keeps its kinds */
+        fn_kind disable = SYM(e, fn_kind, DT_SYM_DISABLE);
+        for (size_t i = 0; i < v->records.kind_count; i++)
+            if (armed_now[i]) { disable(e->armed_kind[i]); e->armed[i] = 0; }
+        restore_thread_ids(e);
+    } else {
+        e->early = 1;
+        dt_log("%s: device kinds armed before the first device context", v->backend->name);
+    }
+    pthread_mutex_unlock(&e->lock);
+    return st;
+}
+
+/* The name function is asked once per session, before any buffer can
+   complete: some vendors' name functions cannot be called from inside the
+   buffer callback. -1 when out of memory. */
+static int resolve_names(dt_engine *e)
+{
+    const dt_vendor *v = e->v;
+    fn_name name = SYM(e, fn_name, DT_SYM_CALLBACK_NAME);
+    for (int d = 0; d < 2; d++) {
+        e->decoder.vendor_names[d] = NULL;
+        dt_free(e->names[d]);
+        e->names[d] = NULL;
+        if (!name || !v->names.limit) continue;
+        const char **table = dt_calloc(v->names.limit, sizeof *table);
+        if (!table) return -1;
+        uint32_t arg = d ? v->names.arg_driver : v->names.arg_runtime;
+        for (uint32_t cbid = 1; cbid < v->names.limit; cbid++) {
+            const char *n = NULL;
+            if (name(arg, cbid, &n) == v->results.success && n && n[0]) table[cbid] = n;
+        }
+        e->names[d] = table;
+        e->decoder.vendor_names[d] = table;
+    }
+    return 0;
+}
+
+/* Turn on the API callbacks that link device work to devtrace's stack.
+   e->lock held. */
+static int enable_domains(dt_engine *e)
+{
+    if (e->domains_on) return 1;
+    if (!e->subscribed) return 0;
+    const dt_vendor *v = e->v;
+    int ok = 0;
+    fn_enable_domain one = SYM(e, fn_enable_domain, DT_SYM_ENABLE_DOMAIN);
+    if (one) {
+        ok = one(1, e->subscriber, v->callbacks.domain_runtime) == v->results.success;
+        /* releases without driver callbacks are common: either will do */
+        if (one(1, e->subscriber, v->callbacks.domain_driver) == v->results.success) ok = 1;
+    }
+    fn_enable_all all = SYM(e, fn_enable_all, DT_SYM_ENABLE_ALL_DOMAINS);
+    if (!ok && all) ok = all(1, e->subscriber) == v->results.success;
+    atomic_store(&e->domains_on, ok);
+    return ok;
+}
+
+static void unsubscribe(dt_engine *e)
+{
+    if (!e->subscribed) return;
+    fn_enable_domain one = SYM(e, fn_enable_domain, DT_SYM_ENABLE_DOMAIN);
+    if (e->domains_on && one) {
+        one(0, e->subscriber, e->v->callbacks.domain_runtime);
+        one(0, e->subscriber, e->v->callbacks.domain_driver);
+    }
+    SYM(e, fn_unsubscribe, DT_SYM_UNSUBSCRIBE)(e->subscriber);
+    e->subscribed = 0;
+    atomic_store(&e->domains_on, 0);
+}
+
+static void attach(dt_engine *e, dt_session *s)
+{
+    pthread_mutex_lock(&e->decode_lock);
+    e->session = s;
+    pthread_mutex_unlock(&e->decode_lock);
+}
+
+dt_status dt_engine_start(dt_engine *e, dt_session *s)
+{
+    const dt_vendor *v = e->v;
+    const dt_vendor_results *res = &v->results;
+    pthread_mutex_lock(&e->lock);
+    e->starting = 1;
+    dt_status st = engine_load(e);
+    if (st != DT_OK) goto out;
+    if (s->config.buffer_count == 0 || s->config.buffer_size < 1024) {
+        st = dt_error(DT_ERR_INVALID_ARGUMENT,
+                      "%s needs at least one activity buffer of at least 1024 bytes (buffer_count %" PRIu32
+                      ", buffer_size %zu)",
+                      v->backend->name, s->config.buffer_count, s->config.buffer_size);
+        goto out;
+    }
+    if (dt_pool_slot_configure(&e->pool, s->config.buffer_count, s->config.buffer_size, 0) != 0) {
+        st = dt_error(DT_ERR_NO_MEMORY, "%s: cannot preallocate %" PRIu32 " activity buffers of %zu bytes",
+                      v->backend->name, s->config.buffer_count, s->config.buffer_size);
+        goto out;
+    }
+    atomic_store(&e->orphaned, 0);
+    if (resolve_names(e) != 0) {
+        st = dt_error(DT_ERR_NO_MEMORY, "%s: out of memory for the table of API names", v->backend->name);
+        if (!e->early) dt_pool_slot_release(&e->pool);
+        goto out;
+    }
+    set_thread_ids(e, s);
+    int r;
+    /* Subscribed before anything is enabled: the one call that tells that
+       another profiler holds the vendor, and the API callbacks that link
+       device work to devtrace's stack where the vendor's own cannot. */
+    if (e->sym[DT_SYM_SUBSCRIBE]) {
+        r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt_engine_api_callback, e);
+        if (r != res->success) {
+            st = failure(e, e->specs[DT_SYM_SUBSCRIBE].name, r);
+            goto fail;
+        }
+        e->subscribed = 1;
+        if (!has_push((void *const *)e->sym) && !enable_domains(e))
+            dt_session_note(s, "callbacks", "no API callback domain could be enabled: device activity carries no "
+                            "External id");
+    }
+    /* Registered at every start: another client (Kineto) may have replaced
+       the callbacks since. */
+    r = register_buffers(e);
+    if (r != res->success) {
+        st = failure(e, e->specs[DT_SYM_REGISTER_CALLBACKS].name, r);
+        goto fail;
+    }
+    fn_u32 flush_all = SYM(e, fn_u32, DT_SYM_FLUSH_ALL);
+    /* Records of early-armed kinds made before this session are delivered
+       now, while no session takes them. */
+    if (e->early) flush_all(v->activity.flush_forced);
+    /* Drops from before this session are not its losses (reading restarts
+       the count). */
+    if (e->sym[DT_SYM_DROPPED]) {
+        size_t discard = 0;
+        if (v->caps & DT_VCAP_DROPPED_WITH_CONTEXT) SYM(e, fn_dropped_ctx, DT_SYM_DROPPED)(NULL, 0, &discard);
+        else SYM(e, fn_dropped, DT_SYM_DROPPED)(&discard);
+    }
+    pthread_mutex_lock(&e->devices_lock);
+    for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
+        if (e->devices[i].valid) dt_session_set_device(s, &e->devices[i]);
+    pthread_mutex_unlock(&e->devices_lock);
+    /* From here every completed buffer belongs to this session, before any
+       kind is enabled, so that no record can fall between the two. */
+    attach(e, s);
+    int enabled = 0;
+    for (size_t i = 0; i < v->records.kind_count; i++) {
+        const dt_kind_spec *k = &v->records.kinds[i];
+        if (e->armed[i]) { enabled++; continue; }
+        if (k->capture && !(s->config.capture & k->capture)) continue;
+        r = arm_kind(e, i);
+        if (r == res->success) { enabled++; continue; }
+        if (k->required) {
+            char call[160];
+            snprintf(call, sizeof call, "%s(%s)", e->specs[DT_SYM_ENABLE].name, k->what);
+            st = failure(e, call, r);
+            goto fail;
+        }
+        dt_session_note(s, "kinds", "%s not recorded: %s(%" PRIu32 ") returned %s (%d)", k->what,
+                        e->specs[DT_SYM_ENABLE].name, k->kind, result_text(e, r), r);
+    }
+    if (enabled == 0) {
+        st = dt_error(DT_ERR_VENDOR, "%s could enable no activity kind in %s", e->specs[DT_SYM_ENABLE].name,
+                      e->lib.path);
+        goto fail;
+    }
+    if (v->activity.flush_period_ms && e->sym[DT_SYM_FLUSH_PERIOD] &&
+        SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(v->activity.flush_period_ms) == res->success)
+        e->flush_period_set = 1;
+    /* Only now: with "auto", a backend that failed to start leaves nothing
+       in the session that another backend then records. */
+    if (v->library.layout_note && !e->emulated) dt_session_note(s, "layouts", "%s", v->library.layout_note);
+    if (v->clock_domain) dt_session_note(s, "vendor_clock", "%s", v->clock_domain);
+    dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
+    dt_session_set_library(s, e->lib.path, e->version);
+    st = DT_OK;
+    goto out;
+
+fail:
+    disarm(e, e->early);
+    if (e->session == s) {
+        attach(e, NULL);
+        /* what the kinds armed for a moment recorded is not the session's */
+        SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->activity.flush_forced);
+    }
+    unsubscribe(e);
+    restore_thread_ids(e);
+    if (!e->early) dt_pool_slot_release(&e->pool);
+out:
+    e->starting = 0;
+    pthread_mutex_unlock(&e->lock);
+    return st;
+}
+
+dt_status dt_engine_flush(dt_engine *e, dt_session *s)
+{
+    (void)s;
+    if (!e->loaded) return DT_OK;
+    /* Forced: a plain flush leaves partly filled buffers with the vendor.
+       The completion callback may run on this thread: no lock is held. */
+    int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
+    return r == e->v->results.success ? DT_OK : failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
+}
+
+/* Read the vendor's dropped-record count (which restarts at every read) and
+   charge it. Records a vendor drops for want of a buffer follow a request
+   the pool refused, so the pool is asked after the vendor: once the pool
+   has refused a request in this session, drops are charged to no_buffer,
+   otherwise to vendor_dropped. decode_lock held. */
+static void count_drops(dt_engine *e, dt_session *s, void *context, uint32_t stream)
+{
+    if (!e->sym[DT_SYM_DROPPED]) return;
+    size_t n = 0;
+    int r = e->v->caps & DT_VCAP_DROPPED_WITH_CONTEXT
+                ? SYM(e, fn_dropped_ctx, DT_SYM_DROPPED)(context, stream, &n)
+                : SYM(e, fn_dropped, DT_SYM_DROPPED)(&n);
+    if (r != e->v->results.success || n == 0) return;
+    dt_loss_add(s, dt_pool_slot_refused(&e->pool) ? DT_LOSS_NO_BUFFER : DT_LOSS_VENDOR_DROPPED, n);
+}
+
+dt_status dt_engine_stop(dt_engine *e, dt_session *s)
+{
+    const dt_vendor *v = e->v;
+    pthread_mutex_lock(&e->lock);
+    disarm(e, e->early);
+    pthread_mutex_unlock(&e->lock);
+    /* Records made before the kinds were disarmed are still in the vendor's
+       buffers: deliver them to this session. */
+    int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->activity.flush_forced);
+    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->decode_lock);
+    count_drops(e, s, NULL, 0);
+    e->session = NULL;
+    pthread_mutex_unlock(&e->decode_lock);
+    uint64_t refused = dt_pool_slot_refused(&e->pool);
+    if (refused)
+        dt_session_note(s, "buffer_pool",
+                        "%" PRIu64 " buffer requests found the pool of %" PRIu32 " buffers of %zu bytes empty; "
+                        "the vendor dropped what it could not store (counted as no_buffer): raise buffer_count "
+                        "or buffer_size",
+                        refused, s->config.buffer_count, s->config.buffer_size);
+    uint64_t orphaned = atomic_load(&e->orphaned);
+    if (orphaned)
+        dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them",
+                        orphaned);
+    if (e->flush_period_set) SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(0);
+    e->flush_period_set = 0;
+    unsubscribe(e);
+    restore_thread_ids(e);
+    if (!e->early) {
+        uint32_t held = dt_pool_slot_release(&e->pool);
+        if (held)
+            dt_session_note(s, "buffer_pool_held",
+                            "the vendor still held %" PRIu32 " buffers after the final flush; their memory is kept",
+                            held);
+    }
+    pthread_mutex_unlock(&e->lock);
+    return r == v->results.success ? DT_OK : failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
+}
+
+int dt_engine_clock(dt_engine *e, uint64_t *ns)
+{
+    fn_u64p get = SYM(e, fn_u64p, DT_SYM_TIMESTAMP);
+    return get && get(ns) == e->v->results.success ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* External correlation: on the traced program's threads, so no error  */
+/* text is formatted here                                               */
+/* ------------------------------------------------------------------ */
+dt_status dt_engine_push_external(dt_engine *e, uint64_t id)
+{
+    fn_push push = SYM(e, fn_push, DT_SYM_PUSH_EXTERNAL);
+    if (!push) return DT_ERR_BACKEND_UNAVAILABLE;
+    return push(e->v->activity.external_kind, id) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
+}
+
+dt_status dt_engine_pop_external(dt_engine *e)
+{
+    fn_pop pop = SYM(e, fn_pop, DT_SYM_POP_EXTERNAL);
+    if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
+    uint64_t last = 0; /* the vendor writes the popped id: a real pointer */
+    return pop(e->v->activity.external_kind, &last) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
+}
+
+dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
+{
+    if (atomic_load_explicit(&e->domains_on, memory_order_relaxed)) return DT_OK;
+    pthread_mutex_lock(&e->lock);
+    int ok = enable_domains(e);
+    pthread_mutex_unlock(&e->lock);
+    if (ok) dt_log("%s: the vendor's external-correlation stack refused an id; attributing through API callbacks",
+                   e->v->backend->name);
+    return ok ? DT_OK : DT_ERR_BACKEND_UNAVAILABLE;
+}
+
+void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata)
+{
+    (void)cbid;
+    const dt_engine *e = userdata;
+    const dt_vendor *v = e->v;
+    /* Other domains pass other callback-data types. */
+    if ((domain != v->callbacks.domain_runtime && domain != v->callbacks.domain_driver) || !cbdata) return;
+    const uint8_t *d = cbdata;
+    uint32_t site, correlation;
+    memcpy(&site, d + v->callbacks.site_offset, sizeof site);
+    if (site != v->callbacks.api_enter) return;
+    memcpy(&correlation, d + v->callbacks.correlation_offset, sizeof correlation);
+    dt_corr_link_current(correlation);
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
+void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = dt_pool_slot_get(&e->pool, size);
+    *max_records = 0;
+}
+
+void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    dt_vendor_next_fn next = e->v->caps & DT_VCAP_OWN_STRIDES ? NULL
+                                                               : (dt_vendor_next_fn)e->sym[DT_SYM_NEXT_RECORD];
+    pthread_mutex_lock(&e->decode_lock);
+    dt_session *s = e->session;
+    if (buffer && valid && valid <= size) {
+        if (s) dt_decoder_run(&e->decoder, s, buffer, valid, next);
+        else if (e->v->caps & DT_VCAP_DEVICE_RECORDS) dt_decoder_scan_devices(&e->decoder, buffer, valid, next);
+        else atomic_fetch_add_explicit(&e->orphaned, 1, memory_order_relaxed);
+    }
+    if (s) count_drops(e, s, context, stream);
+    pthread_mutex_unlock(&e->decode_lock);
+    dt_pool_slot_put(&e->pool, buffer);
+}

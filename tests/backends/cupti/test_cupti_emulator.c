@@ -1,0 +1,300 @@
+/*
+ * The CUPTI backend end to end on the CUPTI emulator (build/emu/libcupti.so.13):
+ * exact event counts and attribution, device properties, the explained
+ * failures (another CUPTI client, no driver, an old driver), a pool that runs
+ * dry, and early arming before any session.
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dt_check.h"
+
+#include "dt_internal.h"
+
+#if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI
+#include <cupti_version.h>
+
+#include "devtrace_emu.h"
+#include "backends/cupti_family_abi.h"
+
+static char g_lib[1024];
+static void *g_emu;
+static struct {
+    int (*launch_kernel)(int, int, const char *, const int[3], const int[3], uint64_t);
+    int (*memcpy_)(int, int, int, uint64_t, uint64_t, int);
+    int (*memset_)(int, int, uint64_t, uint32_t, uint64_t, int);
+    int (*synchronize)(int, int);
+    void (*stats_get)(emu_stats *);
+    void (*stats_reset)(void);
+} emu;
+
+static const int grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
+
+static int setup(void)
+{
+    snprintf(g_lib, sizeof g_lib, "%s/emu/libcupti.so.13", DT_BINARY_DIR);
+    setenv("DEVTRACE_CUPTI_LIBRARY", g_lib, 1);
+    unsetenv("DEVTRACE_EMU_FAIL");
+    g_emu = dlopen(g_lib, RTLD_NOW | RTLD_LOCAL);
+    if (!g_emu) return 0;
+    emu.launch_kernel = (int (*)(int, int, const char *, const int[3], const int[3], uint64_t))dlsym(g_emu, "emu_launch_kernel");
+    emu.memcpy_ = (int (*)(int, int, int, uint64_t, uint64_t, int))dlsym(g_emu, "emu_memcpy");
+    emu.memset_ = (int (*)(int, int, uint64_t, uint32_t, uint64_t, int))dlsym(g_emu, "emu_memset");
+    emu.synchronize = (int (*)(int, int))dlsym(g_emu, "emu_synchronize");
+    emu.stats_get = (void (*)(emu_stats *))dlsym(g_emu, "emu_stats_get");
+    emu.stats_reset = (void (*)(void))dlsym(g_emu, "emu_stats_reset");
+    return 0;
+}
+
+#define REQUIRE_EMU()                                                           \
+    do {                                                                        \
+        if (!g_emu) SKIP("the CUPTI emulator %s was not built", g_lib); \
+    } while (0)
+
+static dt_session *start_session(uint32_t capture, uint32_t buffers, size_t buffer_size)
+{
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = "cupti";
+    c.capture = capture;
+    if (buffers) c.buffer_count = buffers;
+    if (buffer_size) c.buffer_size = buffer_size;
+    c.calibration_period_ms = 0;
+    dt_session *s = NULL;
+    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
+    dt_status st = dt_session_start(s);
+    if (st != DT_OK) printf("start: %s\n", dt_last_error());
+    REQUIRE_EQ(st, DT_OK);
+    return s;
+}
+
+static void test_probe(void)
+{
+    REQUIRE_EMU();
+    dt_backend_status st;
+    memset(&st, 0, sizeof st);
+    REQUIRE_EQ(dt_backend_probe("cupti", &st), DT_OK);
+    REQUIRE(st.available);
+    REQUIRE(strstr(st.library, "libcupti.so") != NULL);
+    char v[32];
+    snprintf(v, sizeof v, "%u", (unsigned)CUPTI_API_VERSION);
+    REQUIRE_STR(st.version, v);
+}
+
+static void test_session_exact(void)
+{
+    REQUIRE_EMU();
+    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    emu.stats_reset();
+    uint64_t range = 0;
+    REQUIRE_EQ(dt_range_push("outer", &range), DT_OK);
+    REQUIRE_EQ(emu.launch_kernel(0, 1, "_Z5saxpyifPKfPf", grid, block, 2000), 0);
+    REQUIRE_EQ(emu.launch_kernel(0, 1, "_Z5saxpyifPKfPf", grid, block, 2000), 0);
+    REQUIRE_EQ(emu.memcpy_(0, 1, EMU_COPY_HTOD, 4096, 1000, 0), 0);
+    REQUIRE_EQ(dt_external_push(7), DT_OK);
+    REQUIRE_EQ(emu.memset_(1, 2, 65536, 0, 1000, 1), 0);
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    REQUIRE_EQ(emu.launch_kernel(1, 3, "plain", grid, block, 1000), 0);
+    REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    emu_stats st;
+    emu.stats_get(&st);
+
+    size_t n = dt_session_event_count(s), kernels = 0, copies = 0, sets = 0, rt = 0, drv = 0, ranges = 0;
+    uint64_t launches[8];
+    size_t nl = 0;
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        REQUIRE_EQ(dt_session_event(s, i, &ev), DT_OK);
+        switch (ev.kind) {
+        case DT_EVENT_KERNEL:
+            kernels++;
+            if (strcmp(ev.name, "plain") == 0) {
+                REQUIRE(!(ev.has_external));
+                REQUIRE_EQ(ev.device, 1);
+                REQUIRE_EQ(ev.stream, 3);
+            } else {
+                REQUIRE_STR(ev.name, "saxpy(int, float, float const*, float*)");
+                REQUIRE(ev.has_external);
+                REQUIRE(ev.external_id == range);
+                REQUIRE_EQ(ev.u.kernel.grid[0], 4);
+                REQUIRE_EQ(ev.u.kernel.block[0], 128);
+            }
+            break;
+        case DT_EVENT_MEMCPY:
+            copies++;
+            REQUIRE(ev.has_external && ev.external_id == range);
+            REQUIRE_EQ(ev.u.memcpy.copy_kind, DT_COPY_HTOD);
+            REQUIRE_EQ(ev.u.memcpy.bytes, 4096);
+            break;
+        case DT_EVENT_MEMSET:
+            sets++;
+            REQUIRE(ev.has_external && ev.external_id == 7);
+            REQUIRE_EQ(ev.u.memset.bytes, 65536);
+            break;
+        case DT_EVENT_RUNTIME:
+            rt++;
+            REQUIRE_EQ(ev.thread, tid);
+            REQUIRE_EQ(ev.process, (uint32_t)getpid());
+            REQUIRE(strchr(ev.name, '#') == NULL);
+            if (strcmp(ev.name, "cudaLaunchKernel") == 0) {
+                REQUIRE(nl < 8);
+                launches[nl++] = ev.correlation;
+            }
+            break;
+        case DT_EVENT_DRIVER: drv++; break;
+        case DT_EVENT_RANGE: ranges++; break;
+        default: break;
+        }
+    }
+    REQUIRE_EQ(kernels, 3);
+    REQUIRE_EQ(copies, 1);
+    REQUIRE_EQ(sets, 1);
+    REQUIRE_EQ(ranges, 1);
+    REQUIRE_EQ(rt, st.records[EMU_KIND_RUNTIME]);
+    REQUIRE_EQ(drv, st.records[EMU_KIND_DRIVER]);
+    REQUIRE_EQ(st.records[EMU_KIND_KERNEL], 3);
+    /* every kernel pairs with the cudaLaunchKernel that launched it */
+    REQUIRE_EQ(nl, 3);
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (ev.kind != DT_EVENT_KERNEL) continue;
+        int paired = 0;
+        for (size_t j = 0; j < nl; j++) paired += launches[j] == ev.correlation;
+        REQUIRE_EQ(paired, 1);
+    }
+    REQUIRE(s->devices[0].valid && s->devices[1].valid);
+    REQUIRE_EQ(s->devices[0].num_sms, 132);
+    REQUIRE_EQ(dt_session_loss_total(s), 0);
+    REQUIRE_STR(dt_session_backend(s), "cupti");
+    REQUIRE(strstr(s->backend_library, "libcupti.so") != NULL);
+    dt_session_destroy(s);
+}
+
+static void expect_failure(const char *mode, dt_status want, const char *text)
+{
+    setenv("DEVTRACE_EMU_FAIL", mode, 1);
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = "cupti";
+    dt_session *s = NULL;
+    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
+    dt_status st = dt_session_start(s);
+    printf("%s: %s: %s\n", mode, dt_status_name(st), dt_last_error());
+    REQUIRE_EQ(st, want);
+    if (text) REQUIRE(strstr(dt_last_error(), text) != NULL);
+    dt_session_destroy(s);
+    unsetenv("DEVTRACE_EMU_FAIL");
+    /* nothing was left armed or subscribed: the next session starts */
+    s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    dt_session_destroy(s);
+}
+
+static void test_unavailable_explained(void)
+{
+    REQUIRE_EMU();
+    expect_failure("busy", DT_ERR_BUSY, "another profiler holds NVIDIA CUDA (CUPTI) in this process");
+    expect_failure("old_driver", DT_ERR_BACKEND_UNAVAILABLE, "insufficient driver");
+    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (cuda) {
+        dlclose(cuda);
+        expect_failure("no_driver", DT_ERR_VENDOR, "CUPTI_ERROR_UNKNOWN");
+    } else {
+        expect_failure("no_driver", DT_ERR_BACKEND_UNAVAILABLE, "no NVIDIA driver: libcuda.so.1 not found");
+    }
+}
+
+static void test_pool_runs_dry(void)
+{
+    REQUIRE_EMU();
+    /* One buffer of 16 kernel records: when it fills, CUPTI asks for the
+       next before handing the full one back, so the pool is always empty
+       then and at least one record in 17 is dropped, whatever the timing. */
+    dt_session *s = start_session(DT_CAPTURE_KERNEL, 1, 16 * DT_CF_KERNEL10_SIZE);
+    emu.stats_reset();
+    for (int i = 0; i < 400; i++) REQUIRE_EQ(emu.launch_kernel(0, i % 4, "k", grid, block, 10), 0);
+    REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    emu_stats st;
+    emu.stats_get(&st);
+    size_t kernels = dt_session_event_count(s);
+    uint64_t dropped = dt_session_loss(s, DT_LOSS_NO_BUFFER);
+    printf("%zu kept, %llu dropped by CUPTI for want of a buffer\n", kernels, (unsigned long long)dropped);
+    REQUIRE_EQ(st.records[EMU_KIND_KERNEL], 400);
+    REQUIRE(dropped > 0);
+    REQUIRE_EQ(dropped, st.dropped_reported);
+    REQUIRE_EQ(kernels + dropped, 400);
+    REQUIRE_EQ(dt_session_loss_total(s), dropped);
+    int noted = 0;
+    for (int i = 0; i < s->note_count; i++) noted |= strcmp(s->notes[i].key, "buffer_pool") == 0;
+    REQUIRE(noted);
+    dt_session_destroy(s);
+}
+
+/* Kept last: early arming lasts for the process. */
+static void test_early_init(void)
+{
+    REQUIRE_EMU();
+    REQUIRE_EQ(dt_prepare("cupti"), DT_OK);
+    REQUIRE_EQ(dt_prepare("cupti"), DT_OK); /* idempotent */
+    emu.stats_reset();
+    REQUIRE_EQ(emu.launch_kernel(0, 0, "before", grid, block, 10), 0);
+    REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+    emu_stats st;
+    emu.stats_get(&st);
+    /* device kinds armed, API tracing not */
+    REQUIRE_EQ(st.records[EMU_KIND_KERNEL], 1);
+    REQUIRE_EQ(st.records[EMU_KIND_RUNTIME], 0);
+    REQUIRE_EQ(st.records[EMU_KIND_DRIVER], 0);
+
+    for (int round = 0; round < 2; round++) {
+        dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+        emu.stats_reset();
+        REQUIRE_EQ(emu.launch_kernel(0, 0, "during", grid, block, 10), 0);
+        REQUIRE_EQ(emu.launch_kernel(0, 0, "during", grid, block, 10), 0);
+        REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK);
+        size_t kernels = 0;
+        for (size_t i = 0; i < dt_session_event_count(s); i++) {
+            dt_event ev;
+            dt_session_event(s, i, &ev);
+            if (ev.kind == DT_EVENT_KERNEL) {
+                kernels++;
+                REQUIRE_STR(ev.name, "during");
+            }
+        }
+        REQUIRE_EQ(kernels, 2);
+        REQUIRE_EQ(dt_session_loss_total(s), 0);
+        REQUIRE(s->devices[0].valid);
+        dt_session_destroy(s);
+        /* between sessions the device kinds stay armed, API tracing does not */
+        emu.stats_reset();
+        REQUIRE_EQ(emu.launch_kernel(0, 0, "between", grid, block, 10), 0);
+        REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+        emu.stats_get(&st);
+        REQUIRE_EQ(st.records[EMU_KIND_KERNEL], 1);
+        REQUIRE_EQ(st.records[EMU_KIND_RUNTIME], 0);
+    }
+}
+
+DT_TEST_MAIN(setup, NULL,
+             DT_TEST(test_probe),
+             DT_TEST(test_session_exact),
+             DT_TEST(test_unavailable_explained),
+             DT_TEST(test_pool_runs_dry),
+             DT_TEST(test_early_init))
+
+#else
+#include "cupti_test_util.h"
+#endif

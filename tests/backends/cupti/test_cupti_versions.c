@@ -1,0 +1,102 @@
+/*
+ * The record versions the other CUPTI-family vendors are taken to write
+ * (MCPTI: Kernel8, Memcpy5, Memset4; the PPU stack: Kernel9, Memcpy5,
+ * Memset4; MUPTI: Kernel6, Memcpy4, Memset3, Synchronization) are CUPTI's
+ * same-numbered versions: each family layout devtrace decodes them with
+ * has, field by field, the offset and size of CUDA's own struct of that
+ * version, and the size of that struct.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "dt_check.h"
+#include "dt_internal.h"
+
+#if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI
+#include <cupti_activity.h>
+
+#include "backends/cupti_family.h"
+
+static const dt_record_layout *layout(const dt_record_layout *set, uint32_t kind)
+{
+    for (size_t i = 0; set[i].size; i++)
+        if (set[i].kind == kind) return &set[i];
+    FAIL("no layout of kind %u", (unsigned)kind);
+    return NULL;
+}
+
+#define SAME(l, T, field, member)                                                                  \
+    do {                                                                                           \
+        CHECK_EQ((l)->f[field].off, offsetof(T, member));                                          \
+        CHECK_EQ((l)->f[field].size, sizeof(((T *)0)->member));                                    \
+    } while (0)
+
+#define KERNEL_FIELDS(l, T)                                                                        \
+    do {                                                                                           \
+        CHECK_EQ((l)->size, sizeof(T));                                                            \
+        SAME(l, T, DT_F_START, start); SAME(l, T, DT_F_END, end);                                  \
+        SAME(l, T, DT_F_CORRELATION, correlationId); SAME(l, T, DT_F_DEVICE, deviceId);            \
+        SAME(l, T, DT_F_CONTEXT, contextId); SAME(l, T, DT_F_STREAM, streamId);                    \
+        SAME(l, T, DT_F_GRID_X, gridX); SAME(l, T, DT_F_GRID_Z, gridZ);                            \
+        SAME(l, T, DT_F_BLOCK_X, blockX); SAME(l, T, DT_F_BLOCK_Z, blockZ);                        \
+        SAME(l, T, DT_F_REGISTERS, registersPerThread);                                            \
+        SAME(l, T, DT_F_STATIC_SHARED, staticSharedMemory);                                        \
+        SAME(l, T, DT_F_DYNAMIC_SHARED, dynamicSharedMemory); SAME(l, T, DT_F_NAME, name);         \
+        SAME(l, T, DT_F_QUEUED, queued); SAME(l, T, DT_F_SUBMITTED, submitted);                    \
+    } while (0)
+
+#define COPY_FIELDS(l, T)                                                                          \
+    do {                                                                                           \
+        CHECK_EQ((l)->size, sizeof(T));                                                            \
+        SAME(l, T, DT_F_START, start); SAME(l, T, DT_F_END, end);                                  \
+        SAME(l, T, DT_F_CORRELATION, correlationId); SAME(l, T, DT_F_DEVICE, deviceId);            \
+        SAME(l, T, DT_F_CONTEXT, contextId); SAME(l, T, DT_F_STREAM, streamId);                    \
+        SAME(l, T, DT_F_BYTES, bytes); SAME(l, T, DT_F_COPY_KIND, copyKind);                       \
+        SAME(l, T, DT_F_SRC_KIND, srcKind); SAME(l, T, DT_F_DST_KIND, dstKind);                    \
+        SAME(l, T, DT_F_FLAGS, flags);                                                             \
+    } while (0)
+
+#define FILL_FIELDS(l, T)                                                                          \
+    do {                                                                                           \
+        CHECK_EQ((l)->size, sizeof(T));                                                            \
+        SAME(l, T, DT_F_START, start); SAME(l, T, DT_F_END, end);                                  \
+        SAME(l, T, DT_F_CORRELATION, correlationId); SAME(l, T, DT_F_DEVICE, deviceId);            \
+        SAME(l, T, DT_F_CONTEXT, contextId); SAME(l, T, DT_F_STREAM, streamId);                    \
+        SAME(l, T, DT_F_BYTES, bytes); SAME(l, T, DT_F_VALUE, value);                              \
+        SAME(l, T, DT_F_FLAGS, flags); SAME(l, T, DT_F_MEMORY_KIND, memoryKind);                   \
+    } while (0)
+
+static void mcpti_versions(void)
+{
+    const dt_record_layout *set = dt_cf_layouts_cuda11;
+    KERNEL_FIELDS(layout(set, DT_CF_KIND_CONCURRENT_KERNEL), CUpti_ActivityKernel8);
+    COPY_FIELDS(layout(set, DT_CF_KIND_MEMCPY), CUpti_ActivityMemcpy5);
+    FILL_FIELDS(layout(set, DT_CF_KIND_MEMSET), CUpti_ActivityMemset4);
+}
+
+static void ppu_versions(void)
+{
+    const dt_record_layout *set = dt_cf_layouts_cuda12;
+    KERNEL_FIELDS(layout(set, DT_CF_KIND_CONCURRENT_KERNEL), CUpti_ActivityKernel9);
+    COPY_FIELDS(layout(set, DT_CF_KIND_MEMCPY), CUpti_ActivityMemcpy5);
+    FILL_FIELDS(layout(set, DT_CF_KIND_MEMSET), CUpti_ActivityMemset4);
+}
+
+static void mupti_versions(void)
+{
+    const dt_record_layout *set = dt_cf_layouts_kernel6;
+    KERNEL_FIELDS(layout(set, DT_CF_KIND_CONCURRENT_KERNEL), CUpti_ActivityKernel6);
+    COPY_FIELDS(layout(set, DT_CF_KIND_MEMCPY), CUpti_ActivityMemcpy4);
+    FILL_FIELDS(layout(set, DT_CF_KIND_MEMSET), CUpti_ActivityMemset3);
+    const dt_record_layout *y = layout(set, DT_CF_KIND_SYNCHRONIZATION);
+    CHECK_EQ(y->size, sizeof(CUpti_ActivitySynchronization));
+    SAME(y, CUpti_ActivitySynchronization, DT_F_START, start);
+    SAME(y, CUpti_ActivitySynchronization, DT_F_STREAM, streamId);
+    SAME(y, CUpti_ActivitySynchronization, DT_F_CORRELATION, correlationId);
+}
+
+DT_TEST_MAIN(NULL, NULL, DT_TEST(mcpti_versions), DT_TEST(ppu_versions), DT_TEST(mupti_versions))
+
+#else
+#include "cupti_test_util.h"
+#endif

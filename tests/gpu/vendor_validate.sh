@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# Validate one of devtrace's CUPTI-family backends on the vendor's hardware,
+# and print a report to attach to a bug or to docs/backends/<vendor>.md.
+#
+#   tests/gpu/vendor_validate.sh VENDOR [-B BUILD_DIR] [-o OUT_DIR] [--layouts-only] [-- WORKLOAD...]
+#
+#   VENDOR: topspti (Enflame TopsRider), mcpti (MetaX MACA), ppu (the PPU
+#   SDK's libcupti), mupti (Moore Threads MUSA).
+#
+# What it does:
+#   1. where the vendor's SDK headers are installed, compiles devtrace's
+#      record layouts against them: every field devtrace reads must sit at
+#      the offset and size the SDK declares (the layouts are inferred);
+#      --layouts-only stops here (exit 1 on a mismatch); for topspti the
+#      build itself decodes through the SDK's structs instead;
+#   2. builds devtrace (against the SDK where the build can use it), unless
+#      BUILD_DIR holds a build;
+#   3. lists the backends (`devtrace backends`);
+#   4. records a short workload with `devtrace record --backend VENDOR`
+#      (default: a PyTorch loop of matmuls, copies and fills inside devtrace
+#      user ranges on the vendor's device; or WORKLOAD, any command that uses
+#      the device);
+#   5. runs `devtrace check` and `devtrace stats` on the trace;
+#   6. prints what it found: activity kinds seen, flows paired, External ids,
+#      API names, clock fit, drops, notes, and a verdict.
+# Everything is also written to OUT_DIR (default ./VENDOR-validate-<date>).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/../.." && pwd)
+vendor=${1:-}
+# Per vendor: the SDK root variable and default, the profiling library and
+# headers below it, the SDK's record type names, the torch device and plugin,
+# what the build is told about the SDK, and the vendor's device tool.
+cmake_sdk=(); sdk_macro=""; smi=""; packages=""
+case "$vendor" in
+  topspti)
+    root_var=TOPS_HOME; root_default=/opt/tops; lib=extras/TOPSPTI/lib64/libtopspti.so
+    headers=(extras/TOPSPTI/include/topspti_activity.h)
+    prefix=""; device=gcu; plugin=torch_gcu
+    cmake_sdk=(-DTOPS_HOME); sdk_macro=DT_HAVE_TOPSPTI_SDK; smi=efsmi
+    packages='topsrider|tops-|topspti|enflame|torch-gcu' ;;
+  mcpti)
+    root_var=MACA_PATH; root_default=/opt/maca; lib=lib/libmcpti.so
+    headers=(include/mcpti/mcpti_activity.h include/mcpti_activity.h)
+    prefix=MCpti_Activity; kernel=Kernel8; memcpy=Memcpy5; memset=Memset4
+    device=cuda; plugin=""; smi=mx-smi; packages='maca|mcpti|metax' ;;
+  ppu)
+    root_var=PPU_SDK; root_default=/opt/ppu; lib=lib/libcupti.so
+    headers=(include/cupti_activity.h extras/CUPTI/include/cupti_activity.h)
+    prefix=CUpti_Activity; kernel=Kernel9; memcpy=Memcpy5; memset=Memset4
+    device=cuda; plugin=""; packages='ppu|cupti' ;;
+  mupti)
+    root_var=MUSA_HOME; root_default=/usr/local/musa; lib=lib/libmupti.so
+    headers=(include/mupti_activity.h include/mupti/mupti_activity.h)
+    prefix=MUpti_Activity; kernel=Kernel6; memcpy=Memcpy4; memset=Memset3
+    device=musa; plugin=torch_musa; smi=mthreads-gmi; packages='musa|mupti|mthreads|torch-musa' ;;
+  -h|--help|"") sed -n '2,26p' "$0"; exit 0 ;;
+  *) echo "unknown vendor $vendor (topspti, mcpti, ppu or mupti)" >&2; exit 2 ;;
+esac
+shift
+build=""
+out="$vendor-validate-$(date +%Y%m%d-%H%M%S)"
+workload=()
+layouts_only=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -B) build=$2; shift 2 ;;
+    --layouts-only) layouts_only=1; shift ;;
+    -o) out=$2; shift 2 ;;
+    --) shift; workload=("$@"); break ;;
+    *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+report="$out/report.txt"
+: >"$report"
+say() { echo "$*" | tee -a "$report"; }
+section() { say ""; say "== $* =="; }
+root=${!root_var:-$root_default}
+export "$root_var=$root"
+python=${PYTHON:-python3}
+
+section "environment"
+say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+say "host: $(uname -a)"
+say "$root_var: $root"
+say "devtrace source: $here ($(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout'))"
+[ -e "$root/$lib" ] && say "found: $root/$lib" || say "missing: $root/$lib"
+lib_var="DEVTRACE_$(echo "$vendor" | tr a-z A-Z)_LIBRARY"
+say "$lib_var: ${!lib_var:-(unset)}"
+if [ -n "$packages" ] && command -v dpkg >/dev/null 2>&1; then
+  dpkg -l 2>/dev/null | grep -iE "$packages" | head -n 15 | tee -a "$report"
+fi
+[ -n "$smi" ] && command -v "$smi" >/dev/null 2>&1 && "$smi" 2>&1 | head -n 20 | tee -a "$report"
+
+section "record layouts against the SDK headers"
+header=""
+for h in "${headers[@]}"; do [ -e "$root/$h" ] && header="$root/$h" && break; done
+if [ -n "$sdk_macro" ]; then
+  say "the build compiles against the SDK's own record structs (${header:-no header found under $root})"
+elif [ -z "$header" ]; then
+  say "no SDK header found (looked for ${headers[*]} under $root): layouts not checked"
+else
+  say "header: $header"
+  # devtrace's declaration and the SDK's, field by field: each prints
+  # "record.field offset size", and the two lists must be the same.
+  fields="start end correlationId deviceId contextId streamId gridX gridY gridZ blockX blockY blockZ
+          registersPerThread staticSharedMemory dynamicSharedMemory name queued submitted"
+  gen() { # struct-prefix record fields...
+    local type=$1 tag=$2; shift 2
+    for f in "$@"; do
+      echo "    printf(\"$tag.$f %zu %zu\\n\", offsetof($type, $f), sizeof((($type *)0)->$f));"
+    done
+  }
+  copy_fields="copyKind srcKind dstKind flags bytes start end deviceId contextId streamId correlationId"
+  set_fields="value bytes start end deviceId contextId streamId correlationId flags memoryKind"
+  api_fields="cbid start end processId threadId correlationId returnValue"
+  ext_fields="externalKind externalId correlationId"
+  {
+    echo '#include <stddef.h>'; echo '#include <stdio.h>'; echo "#include \"$header\""; echo 'int main(void) {'
+    gen "$prefix$kernel" kernel $fields; gen "$prefix$memcpy" memcpy $copy_fields; gen "$prefix$memset" memset $set_fields
+    gen "${prefix}API" api $api_fields; gen "${prefix}ExternalCorrelation" external $ext_fields
+    echo '    return 0; }'
+  } >"$out/sdk_layout.c"
+  {
+    echo '#include <stddef.h>'; echo '#include <stdio.h>'; echo '#include "backends/cupti_family_abi.h"'; echo 'int main(void) {'
+    gen dt_cf_kernel kernel $fields; gen dt_cf_memcpy memcpy $copy_fields; gen dt_cf_memset memset $set_fields
+    gen dt_cf_api api $api_fields; gen dt_cf_external external $ext_fields
+    echo '    return 0; }'
+  } >"$out/devtrace_layout.c"
+  cc=${CC:-cc}
+  if "$cc" -I"$(dirname "$header")" -I"$root/include" "$out/sdk_layout.c" -o "$out/sdk_layout" 2>"$out/sdk_layout.log" &&
+     "$cc" -I"$here/src" "$out/devtrace_layout.c" -o "$out/devtrace_layout" 2>>"$out/sdk_layout.log"; then
+    "$out/sdk_layout" >"$out/sdk_layout.txt"; "$out/devtrace_layout" >"$out/devtrace_layout.txt"
+    if diff "$out/devtrace_layout.txt" "$out/sdk_layout.txt" >"$out/layout.diff"; then
+      say "every field devtrace reads matches the SDK's offset and size ($(wc -l <"$out/sdk_layout.txt") fields)"
+    else
+      say "LAYOUT MISMATCH (devtrace < > SDK):"; tee -a "$report" <"$out/layout.diff"
+      [ "$layouts_only" = 1 ] && exit 1
+    fi
+  else
+    say "the layout check did not compile (the SDK may name its records otherwise); see $out/sdk_layout.log"
+    head -n 20 "$out/sdk_layout.log" | tee -a "$report"
+    [ "$layouts_only" = 1 ] && exit 1
+  fi
+fi
+[ "$layouts_only" = 1 ] && exit 0
+
+section "build"
+if [ -z "$build" ]; then
+  build="$out/build"
+  gen=(); command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+  sdk=(); [ ${#cmake_sdk[@]} -gt 0 ] && sdk=("${cmake_sdk[0]}=$root")
+  if ! cmake -S "$here" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEVTRACE_BUILD_TESTS=OFF \
+        -DDEVTRACE_BUILD_BENCH=OFF "${sdk[@]}" >"$out/cmake.log" 2>&1; then
+    say "cmake failed; see $out/cmake.log"; tail -n 20 "$out/cmake.log" | tee -a "$report"; exit 1
+  fi
+  if ! cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
+    say "build failed; see $out/build.log"; grep -m 20 -E 'error' "$out/build.log" | tee -a "$report"; exit 1
+  fi
+fi
+if [ -n "$sdk_macro" ]; then
+  if grep -q "$sdk_macro" "$build/CMakeCache.txt" 2>/dev/null; then
+    say "SDK headers: used (records decoded through the SDK's own structs)"
+  else
+    say "SDK headers: NOT used: records are decoded through devtrace's declaration; set $root_var to the SDK root"
+  fi
+fi
+devtrace=$(find "$build" -maxdepth 2 -type f -name devtrace -perm -u+x | head -n 1)
+[ -n "$devtrace" ] || { say "no devtrace binary in $build"; exit 1; }
+say "devtrace: $devtrace ($("$devtrace" version 2>&1))"
+
+section "devtrace backends"
+"$devtrace" backends 2>&1 | tee -a "$report"
+
+section "workload"
+if [ ${#workload[@]} -eq 0 ]; then
+  if ! "$python" -c "import torch${plugin:+, $plugin}" 2>"$out/torch.log"; then
+    say "$python cannot import torch${plugin:+ and $plugin} (see $out/torch.log); set PYTHON, or give a WORKLOAD after --"
+    exit 1
+  fi
+  cat >"$out/workload.py" <<PY
+# A short workload: kernels, copies both ways and fills, inside nested
+# devtrace user ranges (reached through the preloaded devtrace library).
+import ctypes
+import torch
+${plugin:+import $plugin  # noqa: F401 (registers the device)}
+dt = ctypes.CDLL(None)
+ranges = hasattr(dt, "dt_range_push")
+def push(name):
+    if ranges:
+        dt.dt_range_push(name.encode(), None)
+def pop():
+    if ranges:
+        dt.dt_range_pop()
+dev = torch.device("$device")
+host = torch.randn(512, 512)
+for step in range(20):
+    push("step")
+    x = host.to(dev)                      # HtoD copy
+    push("matmul")
+    y = x @ x                             # kernel
+    pop()
+    z = torch.zeros(512, 512, device=dev) # fill
+    w = (y + z).relu().sum()              # kernels
+    w.cpu()                               # DtoH copy
+    pop()
+getattr(torch, dev.type).synchronize() if hasattr(getattr(torch, dev.type, None), "synchronize") else None
+print("workload done; devtrace ranges:", ranges)
+PY
+  workload=("$python" "$out/workload.py")
+fi
+say "command: ${workload[*]}"
+trace="$out/$vendor.json"
+DEVTRACE_LOG=1 "$devtrace" record --backend "$vendor" -o "$trace" -- "${workload[@]}" >"$out/record.log" 2>&1
+rc=$?
+say "record exit status: $rc (log: $out/record.log)"
+grep -iE "error|$vendor|unavailable|refuse|inferred" "$out/record.log" | head -n 20 | tee -a "$report" >/dev/null
+[ -s "$trace" ] || { say "no trace written"; tail -n 30 "$out/record.log" | tee -a "$report"; exit 1; }
+
+section "devtrace check"
+"$devtrace" check "$trace" 2>&1 | tee -a "$report"
+check_rc=${PIPESTATUS[0]}
+
+section "devtrace stats"
+"$devtrace" stats "$trace" >"$out/stats.txt" 2>&1
+head -n 60 "$out/stats.txt" | tee -a "$report"
+
+section "findings"
+"$python" - "$trace" "$check_rc" <<'PY' | tee -a "$report"
+import collections, json, sys
+path, check_rc = sys.argv[1], int(sys.argv[2])
+t = json.load(open(path, encoding="utf-8", errors="replace"))
+ev = t.get("traceEvents", [])
+d = t.get("devtrace", {})
+cats = collections.Counter(e.get("cat", "") for e in ev if e.get("ph") == "X")
+device_cats = ("kernel", "gpu_memcpy", "gpu_memset")
+print("backend:", d.get("backend"), "library:", d.get("library"), "version:", d.get("libraryVersion"))
+print("activity kinds seen:")
+for c in ("kernel", "gpu_memcpy", "gpu_memset", "privateuse1_runtime", "privateuse1_driver",
+          "user_annotation", "gpu_user_annotation"):
+    print(f"  {c:22s} {cats.get(c, 0)}")
+starts = collections.Counter(e.get("id") for e in ev if e.get("ph") == "s" and e.get("cat") == "ac2g")
+ends = collections.Counter(e.get("id") for e in ev if e.get("ph") == "f" and e.get("cat") == "ac2g")
+paired = sum(1 for i in starts if starts[i] == 1 and ends.get(i) == 1)
+dev = [e for e in ev if e.get("ph") == "X" and e.get("cat") in device_cats]
+print(f"flows: {len(starts)} starts, {len(ends)} finishes, {paired} paired")
+ext = [e["args"]["External id"] for e in dev if "External id" in e.get("args", {})]
+print(f"device events with an External id: {len(ext)} of {len(dev)} ({len(set(ext))} distinct ids)")
+api = [e for e in ev if e.get("ph") == "X" and e.get("cat", "").startswith("privateuse1_")]
+generic = sum(1 for e in api if "#" in e.get("name", ""))
+print(f"API events with a generic fallback name: {generic} of {len(api)}")
+print("API names:", ", ".join(sorted({e.get("name", "") for e in api})[:30]))
+k = sorted(e.get("dur", 0) for e in dev if e.get("cat") == "kernel")
+if k:
+    print(f"kernel durations (us): min {k[0]}, median {k[len(k)//2]}, max {k[-1]}")
+print("clock fit:", json.dumps(d.get("clock")))
+print("loss:", json.dumps(d.get("loss")))
+print("notes:", json.dumps(d.get("notes"), indent=1))
+problems = []
+if check_rc != 0: problems.append("devtrace check failed")
+if not cats.get("kernel"): problems.append("no kernels recorded")
+if not cats.get("privateuse1_runtime"): problems.append("no runtime API calls recorded")
+if len(starts) == 0 or paired != len(starts): problems.append("flows missing or unpaired")
+if dev and not ext: problems.append("no External ids")
+if api and generic * 20 > len(api): problems.append("more than 5% generic API names")
+if (d.get("loss") or {}).get("total"): problems.append("records were lost (see loss)")
+err = (d.get("clock") or {}).get("errorBoundNs")
+if err is not None and err > 1000: problems.append(f"clock error bound {err} ns > 1 us")
+print("verdict:", "OK" if not problems else "PROBLEMS: " + "; ".join(problems))
+PY
+say ""
+say "report: $report (trace: $trace)"
