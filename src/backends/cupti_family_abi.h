@@ -232,6 +232,8 @@ typedef struct DT_CF_PACKED dt_cf_memcpy_peer {
     uint32_t channelType;
     uint32_t pad;
 } dt_cf_memcpy_peer;
+/* CUpti_ActivityMemcpyPtoP, the first version, ends after reserved0. */
+enum { DT_CF_MEMCPY_PTOP_SIZE = 72, DT_CF_MEMCPY_PTOP4_SIZE = 96 };
 
 /* Memsets: Memset4; Memset3 (80) is a prefix. */
 typedef struct DT_CF_PACKED dt_cf_memset {
