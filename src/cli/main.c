@@ -1,5 +1,6 @@
 /* The devtrace command: record, stats, check, backends. */
 #include "dt_internal.h"
+#include "backends/backend.h"
 #include "reader/dt_reader.h"
 
 #include <errno.h>
@@ -58,7 +59,9 @@ static void record_usage(FILE *f)
             "\n"
             "Exit status:\n"
             "  PROGRAM's own     PROGRAM's exit status, or 128+N when signal N ended it\n"
-            "  2                 usage error, or FILE cannot be written (PROGRAM is not run)\n"
+            "  2                 usage error, FILE cannot be written, or the backend chosen (or a\n"
+            "                    vendor library named by DEVTRACE_<VENDOR>_LIBRARY) cannot be\n"
+            "                    used (PROGRAM is not run)\n"
             "  125               a trace was lost: it could not be written, recording could not\n"
             "                    start, or PROGRAM never loaded the injection library\n"
             "                    (statically linked or setuid)\n"
@@ -326,6 +329,30 @@ static int check_output(const char *output, char *why, size_t n)
     return 0;
 }
 
+/* A backend the user chose, or a vendor library the user named, that cannot
+   be used is an error now, before the program runs, rather than a lost trace
+   at its end. 0 when recording can go ahead. */
+static int preflight_backend(const char *backend, char *why, size_t len)
+{
+    for (size_t b = 0; dt_backends[b]; b++) {
+        const dt_backend *be = dt_backends[b];
+        int chosen = backend && strcmp(backend, "auto") != 0 && strcmp(backend, be->name) == 0;
+        int named = (!backend || strcmp(backend, "auto") == 0) && be->library_env && dt_env(be->library_env);
+        if (!chosen && !named) continue;
+        dt_backend_status st;
+        memset(&st, 0, sizeof st);
+        if (dt_backend_probe(be->name, &st) == DT_OK && st.available) continue;
+        if (named)
+            snprintf(why, len, "%s=%s cannot be used: %s", be->library_env, dt_env(be->library_env),
+                     st.reason[0] ? st.reason : dt_last_error());
+        else
+            snprintf(why, len, "the %s backend is unavailable: %s", be->name,
+                     st.reason[0] ? st.reason : dt_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 static int cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *backend = NULL, *format = NULL;
@@ -367,6 +394,10 @@ static int cmd_record(int argc, char **argv)
         }
     }
     char why[4600];
+    if (preflight_backend(backend, why, sizeof why) != 0) {
+        fprintf(stderr, "devtrace record: %s (the program was not run; see 'devtrace backends')\n", why);
+        return 2;
+    }
     if (check_output(output, why, sizeof why) != 0) {
         fprintf(stderr, "devtrace record: cannot write the trace %s: %s\n", output, why);
         return 2;
