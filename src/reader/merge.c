@@ -94,33 +94,22 @@ typedef struct merger {
     bool oom;
 } merger;
 
-static bool is_api_cat(const char *cat)
+static bool is_host_cat(int cat)
 {
-    size_t n = strlen(cat);
-    return (n > 8 && strcmp(cat + n - 8, "_runtime") == 0) || (n > 7 && strcmp(cat + n - 7, "_driver") == 0);
-}
-
-static bool is_device_cat(const char *cat)
-{
-    return strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0;
-}
-
-static bool is_host_cat(const char *cat)
-{
-    return is_api_cat(cat) || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0 ||
-           strcmp(cat, "python_function") == 0;
+    return dt_rd_cat_is_api(cat) || cat == DT_RD_CAT_CPU_OP || cat == DT_RD_CAT_USER_ANNOTATION ||
+           cat == DT_RD_CAT_PYTHON_FUNCTION;
 }
 
 /* Flows from runtime calls to device work: their ids are correlation ids,
    which merge moves per input. Other flows (torch's fwdbwd) keep theirs. */
 static bool is_ac2g_flow(const dt_rd_event *e)
 {
-    return (e->ph[0] == 's' || e->ph[0] == 'f' || e->ph[0] == 't') && !e->ph[1] && strcmp(e->cat, "ac2g") == 0;
+    return (e->ph[0] == 's' || e->ph[0] == 'f' || e->ph[0] == 't') && !e->ph[1] && e->cat_kind == DT_RD_CAT_AC2G;
 }
 
 static bool is_capture_event(const dt_rd_event *e)
 {
-    return strcmp(e->cat, "Trace") == 0 && strcmp(e->name, "devtrace capture") == 0;
+    return e->cat_kind == DT_RD_CAT_TRACE && strcmp(e->name, "devtrace capture") == 0;
 }
 
 /* ---- pass 1 ---- */
@@ -142,9 +131,9 @@ static int pass1_visit(void *user, const dt_rd_event *e)
         if (!in->has_extent || en > in->max_ns)
             in->max_ns = en;
         in->has_extent = true;
-        if (strcmp(e->cat, "cpu_op") == 0)
+        if (e->cat_kind == DT_RD_CAT_CPU_OP)
             in->has_cpu_ops = true;
-        if (is_host_cat(e->cat) && e->pid.present && !e->pid.is_str) {
+        if (is_host_cat(e->cat_kind) && e->pid.present && !e->pid.is_str) {
             for (int k = 0; k < 8; k++) {
                 if (p->counts[k] && p->pids[k] == e->pid.num) {
                     p->counts[k]++;
@@ -371,7 +360,7 @@ static void plan_ids(merger *m)
 static int ops_visit(void *user, const dt_rd_event *e)
 {
     merger *m = user;
-    if (e->ph[0] != 'X' || strcmp(e->cat, "cpu_op") != 0 || !(e->has & DT_RD_HAS_EXTERNAL_ID) ||
+    if (e->ph[0] != 'X' || e->cat_kind != DT_RD_CAT_CPU_OP || !(e->has & DT_RD_HAS_EXTERNAL_ID) ||
         !e->tid.present || e->tid.is_str)
         return 0;
     if (dt_rd_grow((void **)&m->ops, &m->ops_cap, m->nops + 1, sizeof *m->ops) != 0) {
@@ -444,7 +433,7 @@ typedef struct link_ctx {
 static int link_visit(void *user, const dt_rd_event *e)
 {
     link_ctx *l = user;
-    if (e->ph[0] != 'X' || !is_api_cat(e->cat) || !(e->has & DT_RD_HAS_CORRELATION) || !e->tid.present ||
+    if (e->ph[0] != 'X' || !dt_rd_cat_is_api(e->cat_kind) || !(e->has & DT_RD_HAS_CORRELATION) || !e->tid.present ||
         e->tid.is_str)
         return 0;
     const cpu_op *op = innermost_op(l->m, e->tid.num, e->ts_ns + l->to_torch_ns);
@@ -638,7 +627,7 @@ static int write_visit(void *user, const dt_rd_event *e)
     bool has_ext = (e->has & DT_RD_HAS_EXTERNAL_ID) != 0;
     uint64_t ext = has_ext ? remap_ext(in, e->external_id) : 0;
     uint64_t linked;
-    if (w->linked && in->devtrace && (e->has & DT_RD_HAS_CORRELATION) && (is_api_cat(e->cat) || is_device_cat(e->cat)) &&
+    if (w->linked && in->devtrace && (e->has & DT_RD_HAS_CORRELATION) && (dt_rd_cat_is_api(e->cat_kind) || dt_rd_cat_is_device_work(e->cat_kind)) &&
         dt_rd_u64map_get(&m->corr_ext, e->correlation, &linked)) {
         const input *torch = NULL;
         for (int i = 0; i < m->nin; i++)
@@ -652,7 +641,7 @@ static int write_visit(void *user, const dt_rd_event *e)
     }
     if (has_ext && e->at[DT_RD_AT_EXT].len && (e->has & DT_RD_HAS_EXTERNAL_ID) && ext != e->external_id)
         ed[n++] = (edit){e->at[DT_RD_AT_EXT].off, e->at[DT_RD_AT_EXT].len, ED_EXT, ext, 0};
-    if (has_ext && e->ph[0] == 'X' && is_device_cat(e->cat)) {
+    if (has_ext && e->ph[0] == 'X' && dt_rd_cat_is_device_work(e->cat_kind)) {
         uint64_t *slot = dt_rd_u64map_slot(&m->attr, ext, NULL);
         if (!slot) {
             m->oom = true;
@@ -667,9 +656,10 @@ static int write_visit(void *user, const dt_rd_event *e)
 
 static int spill_group(merger *m)
 {
-    for (size_t i = 0; m->attr.slots && i <= m->attr.mask; i++)
-        if (m->attr.slots[i].used)
-            fprintf(m->spill_attr, "%" PRIu64 " %" PRIu64 "\n", m->attr.slots[i].key, m->attr.slots[i].value);
+    size_t cursor = 0;
+    uint64_t key, value;
+    while (dt_rd_u64map_next(&m->attr, &cursor, &key, &value))
+        fprintf(m->spill_attr, "%" PRIu64 " %" PRIu64 "\n", key, value);
     dt_rd_u64map_free(&m->attr);
     return ferror(m->spill_attr) ? -1 : 0;
 }
