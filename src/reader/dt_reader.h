@@ -231,6 +231,10 @@ typedef struct dt_rd_options {
        kept in the summary: a caller that only compares them holds nothing.
        Non-zero stops reading, as from the visitor. */
     int (*entry)(void *user, int which, const char *key, size_t len, int64_t value);
+    /* The text window's first size in bytes (0: 1 MiB). The result never
+       depends on it; tests make it small so that every token and event
+       crosses the window's end somewhere. */
+    size_t window;
 } dt_rd_options;
 
 /* dt_rd_read with options (NULL: none). */

@@ -613,6 +613,8 @@ typedef struct rd_ctx {
     dt_rd_summary *sum;
     const dt_rd_options *opt;
     bool raw; /* capture events' text */
+    bool src_failed; /* the source failed after the text in the window */
+    char src_err[480];
     int visit_rc;
     bool failed;
     char *err;
@@ -2425,13 +2427,29 @@ static int rd_refill(rd_ctx *c)
         c->cap *= 2;
         memset(c->data + c->cap, 0, RD_SLACK);
     }
+    if (c->src_failed) {
+        /* the text before the source's error has been parsed: now it counts */
+        if (!c->failed) {
+            c->failed = true;
+            snprintf(c->err, c->errlen, "%s", c->src_err);
+        }
+        return -1;
+    }
+    size_t before = c->len;
     while (c->len < c->cap) {
         char msg[400];
         long n = src_read(c->src, c->data + c->len, c->cap - c->len, msg, sizeof msg);
         if (n < 0) {
+            snprintf(c->src_err, sizeof c->src_err, "byte %" PRIu64 ": %s", c->base + c->len, msg);
+            c->src_failed = true;
+            if (c->len > before) {
+                /* what came before the error is parsed first, whatever
+                   the window's size */
+                break;
+            }
             if (!c->failed) {
                 c->failed = true;
-                snprintf(c->err, c->errlen, "byte %" PRIu64 ": %s", c->base + c->len, msg);
+                snprintf(c->err, c->errlen, "%s", c->src_err);
             }
             return -1;
         }
@@ -2504,14 +2522,15 @@ int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary 
         snprintf(err, errlen, "byte 0: %s", tmp);
         return -1;
     }
-    c.cap = RD_CHUNK;
+    c.cap = opts && opts->window ? opts->window : RD_CHUNK;
+    if (c.cap > RD_MAX_TOKEN)
+        c.cap = RD_MAX_TOKEN;
     c.data = malloc(c.cap + RD_SLACK);
     if (!c.data) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    memset(c.data, 0, RD_SLACK);
-    memset(c.data + c.cap, 0, RD_SLACK);
+    memset(c.data, 0, c.cap + RD_SLACK);
     for (;;) {
         int t = rd_parse(&c);
         if (t == T_OK)

@@ -264,6 +264,50 @@ static void flow_ends_sit_on_event_starts(void **state)
     cap_free(&c);
 }
 
+static void flow_ends_found_wherever_they_are_written(void **state)
+{
+    (void)state;
+    /* a flow start written before its event, a finish written long after
+       its event (other events between), ids as strings and past 2^55:
+       each end is still matched with the event that starts there */
+    static const char head[] =
+        "{\"schemaVersion\":1,\"deviceProperties\":[],\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":0,"
+        "\"traceEvents\":["
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"t\"}},"
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"d\"}},"
+        "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,\"tid\":0,\"args\":{\"sort_index\":5000000}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":7,\"args\":{\"name\":\"s\"}},"
+        "{\"ph\":\"s\",\"id\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"launch\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":1},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"launch\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":1},"
+        "{\"ph\":\"s\",\"id\":36028797018963968,\"pid\":1,\"tid\":1,\"ts\":20,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":30,\"dur\":1},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":1},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":50,\"dur\":1},"
+        "{\"ph\":\"f\",\"id\":\"a\",\"pid\":0,\"tid\":7,\"ts\":30,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+        "{\"ph\":\"f\",\"id\":36028797018963968,\"pid\":0,\"tid\":7,\"ts\":";
+    static const char tail[] =
+        "],\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
+        "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
+        "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
+        "\"outside_window\":0,\"store_full\":0,\"total\":0},\"attribution\":{}}}";
+    static const char finish_tail[] = ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}";
+    char buf[4096];
+    capture c;
+    int n = snprintf(buf, sizeof buf, "%s%s%s%s", head, "40", finish_tail, tail);
+    assert_int_equal(check_text(&c, buf, (size_t)n), 0);
+    assert_string_equal(c.out_text, "check: OK (14 events, 2 flows)\n");
+    cap_free(&c);
+    /* the finish between two kernels: at no event's start */
+    n = snprintf(buf, sizeof buf, "%s%s%s%s", head, "45", finish_tail, tail);
+    assert_int_equal(check_text(&c, buf, (size_t)n), 1);
+    assert_non_null(strstr(c.out_text, "invariant 2: flow id 36028797018963968 finish (event #13, pid 0, tid 7, ts "
+                                       "45.000 us) is not at the start of an event on its row\n"));
+    assert_int_equal(lines_for(c.out_text, 2), 1);
+    cap_free(&c);
+}
+
 static void trace_event_is_the_window(void **state)
 {
     (void)state;
@@ -326,6 +370,7 @@ int main(void)
         cmocka_unit_test(violations_are_capped_with_a_count),
         cmocka_unit_test(nesting_is_checked_whatever_the_order),
         cmocka_unit_test(flow_ends_sit_on_event_starts),
+        cmocka_unit_test(flow_ends_found_wherever_they_are_written),
         cmocka_unit_test(trace_event_is_the_window),
         cmocka_unit_test(unnamed_pid_and_unsorted_rows),
         cmocka_unit_test(usage_and_missing_files),
