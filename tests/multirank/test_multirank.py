@@ -84,11 +84,15 @@ def test_torchrun_four_ranks_merge_check_and_hta(tmp_path):
 
 
 def read_pftrace(path):
-    """Every TracePacket, bundles inflated, with the protobuf classes that the
-    `perfetto` package generates from Perfetto's own .proto files."""
+    """Every TracePacket, with the protobuf classes that the `perfetto`
+    package generates from Perfetto's own .proto files (a .gz file is
+    gzip'd whole; bundles of compressed_packets are inflated)."""
     pb = need("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
+    data = Path(path).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
     trace = pb.Trace()
-    trace.ParseFromString(Path(path).read_bytes())
+    trace.ParseFromString(data)
     packets = []
     for p in trace.packet:
         if p.HasField("compressed_packets"):
@@ -100,17 +104,59 @@ def read_pftrace(path):
     return packets
 
 
+REALTIME, BOOTTIME = 1, 6
+SEQ_INCREMENTAL_STATE_CLEARED = 1
+
+
 def pftrace_slices(packets):
-    """Slices as Perfetto defines them: interned names per sequence,
-    BEGIN/END per track, timestamps on the sequence's default clock."""
-    names, cats, args = {}, {}, {}
+    """Slices as trace_processor builds them: per packet sequence, its
+    interned strings (cleared with its incremental state), its defaults
+    (timestamp clock, track) and its clocks. A sequence-scoped clock (ids
+    64-127) is tied to the trace clock by the sequence's ClockSnapshot; an
+    incremental one counts each packet's timestamp from the previous packet
+    on that clock, starting at the snapshot's value (clock_snapshot.proto).
+    Returns the slices (CLOCK_REALTIME ns) and the thread tracks."""
+    interned = defaultdict(lambda: ({}, {}, {}))  # seq -> names, cats, args
+    defaults = {}
+    clocks = {}  # (seq, clock id) -> [value now, incremental, unit, snapshot value, realtime at snapshot]
+    primary = None
     tracks = {}
-    clock = None
     open_slices = defaultdict(list)
     slices = []
+
+    def realtime(p):
+        seq = p.trusted_packet_sequence_id
+        d = defaults.get(seq)
+        clock = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else \
+            (d.timestamp_clock_id if d is not None and d.HasField("timestamp_clock_id") else BOOTTIME)
+        if clock == REALTIME:
+            return p.timestamp
+        assert 64 <= clock < 128, f"clock {clock} is neither REALTIME nor the sequence's own"
+        c = clocks[(seq, clock)]
+        if c[1]:
+            c[0] += p.timestamp
+            value = c[0]
+        else:
+            value = p.timestamp
+        return c[4] + (value - c[3]) * c[2]
+
     for p in packets:
+        seq = p.trusted_packet_sequence_id
+        if p.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED or p.incremental_state_cleared:
+            interned[seq] = ({}, {}, {})
         if p.HasField("trace_packet_defaults"):
-            clock = p.trace_packet_defaults.timestamp_clock_id
+            defaults[seq] = p.trace_packet_defaults
+        if p.HasField("clock_snapshot"):
+            cs = p.clock_snapshot
+            if cs.primary_trace_clock:
+                primary = cs.primary_trace_clock
+            rt = {c.clock_id: c.timestamp for c in cs.clocks}.get(REALTIME)
+            for c in cs.clocks:
+                if 64 <= c.clock_id < 128:
+                    assert rt is not None, "a sequence clock is tied to CLOCK_REALTIME"
+                    clocks[(seq, c.clock_id)] = [c.timestamp, c.is_incremental, c.unit_multiplier_ns or 1,
+                                                 c.timestamp, rt]
+        names, cats, args = interned[seq]
         if p.HasField("interned_data"):
             for e in p.interned_data.event_names:
                 names[e.iid] = e.name
@@ -126,6 +172,8 @@ def pftrace_slices(packets):
             continue
         te = p.track_event
         assert p.HasField("timestamp")
+        ts = realtime(p)
+        track = te.track_uuid if te.HasField("track_uuid") else defaults[seq].track_event_defaults.track_uuid
         if te.type == te.TYPE_SLICE_BEGIN:
             a = {}
             for d in te.debug_annotations:
@@ -140,16 +188,16 @@ def pftrace_slices(packets):
                     a[args[d.name_iid]] = d.string_value
                 else:
                     a[args[d.name_iid]] = [v.int_value for v in d.array_values]
-            s = {"name": names[te.name_iid], "cat": cats[te.category_iids[0]], "track": te.track_uuid,
-                 "ts": p.timestamp, "args": a, "flow_out": list(te.flow_ids),
+            s = {"name": names[te.name_iid], "cat": cats[te.category_iids[0]], "track": track,
+                 "ts": ts, "args": a, "flow_out": list(te.flow_ids),
                  "flow_in": list(te.terminating_flow_ids)}
-            open_slices[te.track_uuid].append(s)
+            open_slices[track].append(s)
             slices.append(s)
         elif te.type == te.TYPE_SLICE_END:
-            s = open_slices[te.track_uuid].pop()
-            assert p.timestamp >= s["ts"]
-            s["dur"] = p.timestamp - s["ts"]
-    assert clock == 1, "timestamps are CLOCK_REALTIME"
+            s = open_slices[track].pop()
+            assert ts >= s["ts"]
+            s["dur"] = ts - s["ts"]
+    assert primary == REALTIME, "timestamps are CLOCK_REALTIME"
     assert all(not v for v in open_slices.values()), "every slice ends"
     return slices, tracks
 
