@@ -153,6 +153,8 @@ static void emit_packet(pf_trace *t, const uint8_t *head, size_t head_len, int t
             p = put_varint(p, TAG(TP_INTERNED_DATA, WT_LEN));
             p = put_varint(p, ilen);
             for (int k = 0; k < PF_TABLES; k++) {
+                if (!t->interned[k].len)
+                    continue;
                 memcpy(p, t->interned[k].p, t->interned[k].len);
                 p += t->interned[k].len;
                 t->interned[k].len = 0;
@@ -170,7 +172,8 @@ static void emit_packet(pf_trace *t, const uint8_t *head, size_t head_len, int t
             q = put_varint(q, ilen);
             dt_out_write(o, pre, (size_t)(q - pre));
             for (int k = 0; k < PF_TABLES; k++) {
-                dt_out_write(o, t->interned[k].p, t->interned[k].len);
+                if (t->interned[k].len)
+                    dt_out_write(o, t->interned[k].p, t->interned[k].len);
                 t->interned[k].len = 0;
             }
         }

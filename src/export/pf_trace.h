@@ -29,6 +29,7 @@
 #define TE_FLOW_IDS 47
 #define TE_TERMINATING_FLOW_IDS 48
 #define DA_NAME_IID 1
+#define DA_BOOL 2
 #define DA_UINT 3
 #define DA_INT 4
 #define DA_DOUBLE 5
@@ -157,6 +158,11 @@ static inline void pf_arg_uint(pf_trace *t, uint64_t name_iid, uint64_t v)
 static inline void pf_arg_int(pf_trace *t, uint64_t name_iid, int64_t v)
 {
     pf_arg_varint(t, name_iid, DA_INT, (uint64_t)v);
+}
+
+static inline void pf_arg_bool(pf_trace *t, uint64_t name_iid, int v)
+{
+    pf_arg_varint(t, name_iid, DA_BOOL, v ? 1 : 0);
 }
 
 static inline void pf_arg_double(pf_trace *t, uint64_t name_iid, double v)

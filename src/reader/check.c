@@ -697,7 +697,8 @@ static void check_flows(ck *c)
         bad[nbad++] = v;
     }
     /* the packed word orders by key first */
-    qsort(bad, nbad, sizeof *bad, cmp_u64);
+    if (nbad > 1)
+        qsort(bad, nbad, sizeof *bad, cmp_u64);
     char idbuf[32];
     for (size_t i = 0; i < nbad; i++) {
         uint64_t v = bad[i];

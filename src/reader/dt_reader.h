@@ -231,6 +231,10 @@ typedef struct dt_rd_options {
        kept in the summary: a caller that only compares them holds nothing.
        Non-zero stops reading, as from the visitor. */
     int (*entry)(void *user, int which, const char *key, size_t len, int64_t value);
+    /* When set, each deviceProperties entry comes here as written (valid
+       during the call), with where its numeric "id" lies in it (len 0:
+       none). Non-zero stops reading, as from the visitor. */
+    int (*device)(void *user, const char *raw, size_t len, dt_rd_span id);
     /* The text window's first size in bytes (0: 1 MiB). The result never
        depends on it; tests make it small so that every token and event
        crosses the window's end somewhere. */
@@ -240,6 +244,11 @@ typedef struct dt_rd_options {
 /* dt_rd_read with options (NULL: none). */
 int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *summary, char *err,
                     size_t errlen);
+
+/* The text between the quotes of a valid JSON string literal, its escapes
+   decoded into out (room for len bytes: decoding never lengthens it).
+   Returns the decoded length; out is not NUL-terminated. */
+size_t dt_rd_unescape(const char *text, size_t len, char *out);
 
 /* Parses a JSON number as written into exact nanoseconds, treating it as
    microseconds (ts/dur). Returns false when it is not a number or does not

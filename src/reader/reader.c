@@ -74,7 +74,7 @@ struct dt_rd_source {
     size_t in_len, in_pos;
     bool in_eof;
     bool checked, gzip;
-    bool zs_init, z_ended;
+    bool zs_init, z_ended, z_failed;
     z_stream zs;
 };
 
@@ -223,6 +223,10 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
         s->in_pos += n;
         return (long)n;
     }
+    if (s->z_failed) {
+        snprintf(err, errlen, "gzip: corrupt data (%s)", s->zs.msg ? s->zs.msg : "inflate failed");
+        return -1;
+    }
     for (;;) {
         if (s->z_ended) {
             /* Concatenated members are one stream (what `cat a.gz b.gz` gives). */
@@ -247,6 +251,12 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
         int rc = inflate(&s->zs, Z_NO_FLUSH);
         s->in_pos = s->in_len - s->zs.avail_in;
         size_t produced = before - s->zs.avail_out;
+        if (produced > 0 && rc != Z_OK && rc != Z_BUF_ERROR && rc != Z_STREAM_END) {
+            /* the text before the damage first, whatever the window's size:
+               the error comes with the next call */
+            s->z_failed = true;
+            return (long)produced;
+        }
         if (rc == Z_STREAM_END) {
             s->z_ended = true;
         } else if (rc == Z_BUF_ERROR && s->in_eof) {
@@ -1247,25 +1257,11 @@ static inline int scan_string(rd_ctx *c, const unsigned char *p, const unsigned 
     return scan_string_slow(c, p, close, escaped);
 }
 
-/* The text of an escaped string [start, close) decoded into c->tmp, which
-   keeps 16 readable bytes past it for word-wide key compares. */
-static int decode_string(rd_ctx *c, const unsigned char *start, const unsigned char *close, const char **s,
-                         size_t *len)
+/* The escaped text [q, close) of a valid JSON string, decoded into o
+   (never longer than the text); the end of the decoded bytes. */
+static char *unescape(const unsigned char *q, const unsigned char *close, char *o)
 {
-    size_t raw_len = (size_t)(close - start);
-    /* Decoding never makes a string longer than its escaped form. */
-    if (raw_len + 16 > c->tmp_cap) {
-        size_t cap = c->tmp_cap ? c->tmp_cap : 256;
-        while (cap < raw_len + 16)
-            cap *= 2;
-        char *nb = realloc(c->tmp, cap);
-        if (!nb)
-            return lex_error(c, (size_t)(close - c->data), "out of memory");
-        c->tmp = nb;
-        c->tmp_cap = cap;
-    }
-    char *o = c->tmp;
-    for (const unsigned char *q = start; q < close;) {
+    while (q < close) {
         if (*q != '\\') {
             *o++ = (char)*q++;
             continue;
@@ -1279,8 +1275,9 @@ static int decode_string(rd_ctx *c, const unsigned char *start, const unsigned c
         case 'r': *o++ = '\r'; break;
         case 't': *o++ = '\t'; break;
         case 'u': {
-            unsigned cp;
-            hex4(q, &cp);
+            unsigned cp = 0xFFFD;
+            if (close - q < 4 || !hex4(q, &cp))
+                return o; /* not valid JSON: the caller's text was not checked */
             q += 4;
             if (cp >= 0xD800 && cp <= 0xDBFF && close - q >= 6 && q[0] == '\\' && q[1] == 'u') {
                 unsigned lo;
@@ -1298,6 +1295,33 @@ static int decode_string(rd_ctx *c, const unsigned char *start, const unsigned c
         default: *o++ = (char)e; break;
         }
     }
+    return o;
+}
+
+size_t dt_rd_unescape(const char *text, size_t len, char *out)
+{
+    const unsigned char *q = (const unsigned char *)text;
+    return (size_t)(unescape(q, q + len, out) - out);
+}
+
+/* The text of an escaped string [start, close) decoded into c->tmp, which
+   keeps 16 readable bytes past it for word-wide key compares. */
+static int decode_string(rd_ctx *c, const unsigned char *start, const unsigned char *close, const char **s,
+                         size_t *len)
+{
+    size_t raw_len = (size_t)(close - start);
+    /* Decoding never makes a string longer than its escaped form. */
+    if (raw_len + 16 > c->tmp_cap) {
+        size_t cap = c->tmp_cap ? c->tmp_cap : 256;
+        while (cap < raw_len + 16)
+            cap *= 2;
+        char *nb = realloc(c->tmp, cap);
+        if (!nb)
+            return lex_error(c, (size_t)(close - c->data), "out of memory");
+        c->tmp = nb;
+        c->tmp_cap = cap;
+    }
+    char *o = unescape(start, close, c->tmp);
     memset(o, 0, 16);
     *s = c->tmp;
     *len = (size_t)(o - c->tmp);
@@ -2159,6 +2183,58 @@ done:
     return T_OK;
 }
 
+/* A deviceProperties entry whose '{' is at c->pos, read whole for the
+   device callback: validated, its top-level "id" located. T_OK with c->pos
+   past it, T_MORE with nothing changed, T_ERR. */
+static int parse_device(rd_ctx *c)
+{
+    const unsigned char *const open = c->data + c->pos;
+    const unsigned char *p = skip_ws(open + 1), *close;
+    dt_rd_span id = {0, 0};
+    bool escaped;
+    int rc;
+    if (c->depth + 1 > DT_RD_MAX_DEPTH)
+        return nesting_error(c, open);
+    if (*p != '}') {
+        for (;;) {
+            if (*p != '"')
+                return ev_expected(c, p, "an object key expected");
+            const unsigned char *ks = p + 1;
+            if ((rc = scan_string(c, ks, &close, &escaped)) != T_OK)
+                return rc;
+            bool is_id = !escaped && close - ks == 2 && ks[0] == 'i' && ks[1] == 'd';
+            p = skip_ws(close + 1);
+            if (*p != ':')
+                return ev_expected(c, p, "':' expected after an object key");
+            p = skip_ws(p + 1);
+            const unsigned char *v = p;
+            if ((rc = skip_value(c, &p, c->depth + 2)) != T_OK)
+                return rc;
+            if (is_id && (*v == '-' || is_digit(*v))) {
+                id.off = (uint32_t)(v - open);
+                id.len = (uint32_t)(p - v);
+            }
+            p = skip_ws(p);
+            if (*p == ',') {
+                p = skip_ws(p + 1);
+                continue;
+            }
+            if (*p == '}')
+                break;
+            return ev_expected(c, p, "',' or '}' expected");
+        }
+    }
+    p++;
+    c->pos = c->tok_end = (size_t)(p - c->data);
+    c->sum->device_count++;
+    rc = c->opt->device(c->opt->user, (const char *)open, (size_t)(p - open), id);
+    if (rc != 0) {
+        c->visit_rc = rc;
+        return T_ERR;
+    }
+    return T_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* The document's outer structure                                      */
 /* ------------------------------------------------------------------ */
@@ -2277,8 +2353,8 @@ value:
     SKIP_WS();
     ch = *p;
     SYNC();
-    if (f && f->role == R_EVENTS && ch == '{') {
-        rc = parse_event(c);
+    if (f && ch == '{' && (f->role == R_EVENTS || (f->role == R_DEVPROPS && c->opt && c->opt->device))) {
+        rc = f->role == R_EVENTS ? parse_event(c) : parse_device(c);
         if (rc != T_OK)
             return rc;
         RELOAD();
