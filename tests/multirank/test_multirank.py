@@ -209,25 +209,29 @@ def test_perfetto_matches_the_json_of_the_same_session(tmp_path):
     assert "Perfetto:" in res.stdout
     trace = load_trace(json_path)
     slices, tracks = pftrace_slices(read_pftrace(str(json_path) + ".pftrace"))
+    assert Counter(s["cat"] for s in slices) == Counter(e["cat"] for e in trace["traceEvents"] if e.get("ph") == "X")
+    compare_slices_with_json(slices, tracks, trace)
+    assert any(s["flow_out"] for s in slices) and any(s["flow_in"] for s in slices)
+    # the rows are the JSON's rows, named alike
+    names_json = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
+                  if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    for pid, tid, name in tracks.values():
+        assert names_json[(pid, tid)] == name
+
+
+def compare_slices_with_json(slices, tracks, trace):
+    """Every complete event of the JSON is one slice of the Perfetto trace
+    on the same row, with the same name, category, time, duration and args,
+    and the flows are the JSON's."""
     base = trace["baseTimeNanoseconds"]
-
-    def key(pid, tid, name, ts):
-        return (pid, tid, name, ts)
-
     from_json = {}
     for e in trace["traceEvents"]:
         if e.get("ph") == "X":
-            ts = base + round(e["ts"] * 1000)
-            from_json[key(e["pid"], e["tid"], e["name"], ts)] = e
+            from_json[(e["pid"], e["tid"], e["name"], base + round(e["ts"] * 1000))] = e
     assert len(slices) == len(from_json)
-    assert Counter(s["cat"] for s in slices) == Counter(e["cat"] for e in from_json.values())
-    flow_starts = {e["id"] for e in trace["traceEvents"] if e.get("ph") == "s"}
-    flow_finishes = {e["id"] for e in trace["traceEvents"] if e.get("ph") == "f"}
-    assert flow_starts == flow_finishes and flow_starts
-    flows_out, flows_in = set(), set()
     for s in slices:
         pid, tid, _ = tracks[s["track"]]
-        e = from_json[key(pid, tid, s["name"], s["ts"])]
+        e = from_json[(pid, tid, s["name"], s["ts"])]
         assert s["cat"] == e["cat"]
         assert s["dur"] == round(e["dur"] * 1000)
         assert set(s["args"]) == set(e["args"]), (s, e)
@@ -236,15 +240,56 @@ def test_perfetto_matches_the_json_of_the_same_session(tmp_path):
                 assert abs(s["args"][k] - v) <= 1e-6 * max(1.0, abs(v)), k
             else:
                 assert s["args"][k] == v, k
-        flows_out.update(s["flow_out"])
-        flows_in.update(s["flow_in"])
-    assert flows_out == flow_starts
-    assert flows_in == flow_finishes
-    # the rows are the JSON's rows, named alike
-    names_json = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
-                  if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    for pid, tid, name in tracks.values():
-        assert names_json[(pid, tid)] == name
+    flows_out = {f for s in slices for f in s["flow_out"]}
+    flows_in = {f for s in slices for f in s["flow_in"]}
+    assert flows_out == {e["id"] for e in trace["traceEvents"] if e.get("ph") == "s"}
+    assert flows_in == {e["id"] for e in trace["traceEvents"] if e.get("ph") == "f"}
+
+
+def record(tmp_path, name, fmt=None, env=None):
+    args = [DEVTRACE, "record", "-o", tmp_path / name]
+    if fmt:
+        args += ["--format", fmt]
+    res = run(args + ["--", EMU_RUN, SOURCE / "examples" / "train_step.scn"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU), **(env or {})})
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res
+
+
+def test_record_writes_perfetto_when_asked(tmp_path):
+    """`record --format perfetto` (and perfetto.gz) write what the JSON of
+    the same program holds: the emulator gives the same events each run."""
+    record(tmp_path, "run.json")
+    record(tmp_path, "run", "perfetto")
+    record(tmp_path, "run.pftrace", "perfetto.gz")
+    trace = check_trace(tmp_path / "run.json")
+    xs = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    for path in (tmp_path / "run.pftrace", tmp_path / "run.pftrace.gz"):
+        slices, tracks = pftrace_slices(read_pftrace(path))
+        assert Counter((s["cat"], s["name"]) for s in slices) == Counter((e["cat"], e["name"]) for e in xs)
+        assert sum(len(s["flow_out"]) for s in slices) == sum(1 for e in trace["traceEvents"] if e.get("ph") == "s")
+        # the same rows, named alike (thread ids differ between runs)
+        assert {re.sub(r"\d+", "N", n) for _, _, n in tracks.values()} == \
+            {re.sub(r"\d+", "N", e["args"]["name"]) for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+        # each slice inside the capture window
+        window = [s for s in slices if s["cat"] == "Trace"][0]
+        assert all(window["ts"] <= s["ts"] and s["ts"] + s["dur"] <= window["ts"] + window["dur"] for s in slices)
+
+
+def test_merge_writes_perfetto_as_it_writes_json(tmp_path):
+    for r in range(2):
+        record(tmp_path, f"r{r}.json", env={"RANK": str(r), "WORLD_SIZE": "2"})
+    ranks = sorted(tmp_path.glob("r*.rank*.json"))
+    assert len(ranks) == 2
+    res = run([DEVTRACE, "merge", "-o", tmp_path / "m.json", *ranks])
+    assert res.returncode == 0, res.stderr
+    res = run([DEVTRACE, "merge", "-o", tmp_path / "m.pftrace", *ranks])
+    assert res.returncode == 0, res.stderr
+    trace = check_trace(tmp_path / "m.json")
+    slices, tracks = pftrace_slices(read_pftrace(tmp_path / "m.pftrace"))
+    compare_slices_with_json(slices, tracks, trace)
+    assert {f"rank {r} GPU 0" for r in range(2)} <= {e["args"]["labels"] for e in trace["traceEvents"]
+                                                      if e.get("name") == "process_labels"}
 
 
 def devtrace_trace_inside(torch_trace, path):
