@@ -133,10 +133,9 @@ static void emit_packet(pf_trace *t, const uint8_t *head, size_t head_len, int t
 {
     if (t->err)
         return;
-    size_t ilen = 0;
+    size_t ilen = te ? t->interned_len : 0;
     if (te)
-        for (int k = 0; k < PF_TABLES; k++)
-            ilen += t->interned[k].len;
+        t->interned_len = 0;
     size_t pkt = head_len + (ilen ? field_len_size(TP_INTERNED_DATA, ilen) : 0) +
                  (te ? field_len_size(TP_TRACK_EVENT, t->te.len) : 0);
     uint8_t pre[32], *q = pre;
@@ -314,6 +313,7 @@ void pf_track_begin(pf_trace *t, uint64_t track)
         t->maps[k].keys.len = 0;
         t->interned[k].len = 0;
     }
+    t->interned_len = 0;
     t->last_ts = t->t0;
     uint8_t ted[16], *e = put_tag_varint(ted, TED_TRACK_UUID, track);
     uint8_t def[48], *d = def;
@@ -348,6 +348,7 @@ static uint64_t new_iid(pf_trace *t, int table, const char *s, size_t len)
     p = put_varint(p, inner);
     p = put_tag_varint(p, 1, iid);
     p = put_tag_bytes(p, 2, s, len);
+    t->interned_len += (size_t)(p - (b->p + b->len));
     b->len = (size_t)(p - b->p);
     return iid;
 }
@@ -427,7 +428,7 @@ void pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t category_
     pf_buf *b = &t->te;
     b->len = 0;
     t->ts = ts_ns;
-    if (buf_reserve(t, b, 512) != 0)
+    if (b->cap < 512 && buf_reserve(t, b, 512) != 0)
         return;
     uint8_t *p = b->p;
     p = put_tag_varint(p, TE_TYPE, TYPE_SLICE_BEGIN);
@@ -484,9 +485,7 @@ static void emit_event(pf_trace *t, uint64_t ts)
 {
     if (t->err)
         return;
-    size_t ilen = 0;
-    for (int k = 0; k < PF_TABLES; k++)
-        ilen += t->interned[k].len;
+    size_t ilen = t->interned_len;
     size_t tel = t->te.len;
     if (ilen == 0 && ts >= t->last_ts && tel < 2048) {
         uint64_t delta = ts - t->last_ts;

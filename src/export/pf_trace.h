@@ -70,6 +70,7 @@ typedef struct pf_trace {
     pf_buf te;        /* the TrackEvent being built */
     uint64_t ts;      /* of the slice being built */
     pf_buf interned[PF_TABLES]; /* framed entries for the next packet */
+    size_t interned_len;        /* their total */
     uint64_t next_iid[PF_TABLES];
     pf_strmap maps[PF_TABLES];
     uint64_t next_uuid;
