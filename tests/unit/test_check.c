@@ -308,6 +308,46 @@ static void flow_ends_found_wherever_they_are_written(void **state)
     cap_free(&c);
 }
 
+static void crowded_flow_ids_stay_fast_and_exact(void **state)
+{
+    (void)state;
+    /* ids that all share their low 20 bits, as a hostile trace may write
+       them: each id still has exactly its own start and finish */
+    int n = 3000;
+    size_t cap = 4096 + (size_t)n * 512;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    size_t o = (size_t)snprintf(b, cap,
+                                "{\"traceEvents\":["
+                                "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}}");
+    for (int i = 0; i < n; i++) {
+        unsigned long long id = (unsigned long long)(i + 1) << 20;
+        o += (size_t)snprintf(b + o, cap - o,
+                              ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"l\",\"pid\":1,\"tid\":1,\"ts\":%d,"
+                              "\"dur\":1},{\"ph\":\"s\",\"id\":%llu,\"pid\":1,\"tid\":1,\"ts\":%d,\"cat\":\"ac2g\","
+                              "\"name\":\"ac2g\"}",
+                              10 * i, id, 10 * i);
+    }
+    for (int i = 0; i < n; i++) {
+        unsigned long long id = (unsigned long long)(i + 1) << 20;
+        o += (size_t)snprintf(b + o, cap - o,
+                              ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":%d,"
+                              "\"dur\":1},{\"ph\":\"f\",\"id\":%llu,\"pid\":0,\"tid\":7,\"ts\":%d,\"cat\":\"ac2g\","
+                              "\"name\":\"ac2g\",\"bp\":\"e\"}",
+                              10 * i + 5, id, 10 * i + 5);
+    }
+    /* and one id started twice */
+    o += (size_t)snprintf(b + o, cap - o,
+                          ",{\"ph\":\"s\",\"id\":%llu,\"pid\":1,\"tid\":1,\"ts\":%d,\"cat\":\"ac2g\",\"name\":\"ac2g\"}]}",
+                          5ULL << 20, 10 * 4);
+    capture c;
+    assert_int_equal(check_text(&c, b, o), 1);
+    assert_int_equal(lines_for(c.out_text, 2), 1);
+    assert_non_null(strstr(c.out_text, "invariant 2: flow id 5242880 has 2 start(s) and 1 finish(es)"));
+    cap_free(&c);
+    free(b);
+}
+
 static void trace_event_is_the_window(void **state)
 {
     (void)state;
@@ -371,6 +411,7 @@ int main(void)
         cmocka_unit_test(nesting_is_checked_whatever_the_order),
         cmocka_unit_test(flow_ends_sit_on_event_starts),
         cmocka_unit_test(flow_ends_found_wherever_they_are_written),
+        cmocka_unit_test(crowded_flow_ids_stay_fast_and_exact),
         cmocka_unit_test(trace_event_is_the_window),
         cmocka_unit_test(unnamed_pid_and_unsorted_rows),
         cmocka_unit_test(usage_and_missing_files),
