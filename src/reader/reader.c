@@ -3,7 +3,7 @@
  * of plain or gzip JSON.
  *
  * Why not a library: yajl, the parser this reader used first, tokenizes
- * these traces at about 190-250 MB/s with no callbacks at all (bench/reader
+ * these traces at about 160-290 MB/s with no callbacks at all (bench/reader
  * prints it beside this reader), below the 300 MB/s a 1 GB trace needs with
  * the checks on top; the faster parsers are not in Debian (yyjson, simdjson)
  * or are C++ (RapidJSON), and the C DOM parsers in Debian (json-c, jansson,
@@ -1606,6 +1606,36 @@ static int nesting_error(rd_ctx *c, const unsigned char *p)
     return T_ERR;
 }
 
+/* The object key at *pp (its opening quote expected there, else the error
+   `what`) and the ':' after it: the key's text, decoded when it has
+   escapes, in *k and *len; *pp moves to the value. */
+static inline __attribute__((always_inline)) int object_key(rd_ctx *c, const unsigned char **pp,
+                                                              const char *what, const unsigned char **k, size_t *len)
+{
+    const unsigned char *p = *pp, *close;
+    bool escaped;
+    *k = p; /* for the compiler: set again on success */
+    *len = 0;
+    if (*p != '"')
+        return ev_expected(c, p, what);
+    int rc = scan_string(c, p + 1, &close, &escaped);
+    if (rc != T_OK)
+        return rc;
+    *k = p + 1;
+    *len = (size_t)(close - p - 1);
+    if (__builtin_expect(escaped, 0)) {
+        const char *s;
+        if (decode_string(c, p + 1, close, &s, len) != T_OK)
+            return T_ERR;
+        *k = (const unsigned char *)s;
+    }
+    p = skip_ws(close + 1);
+    if (*p != ':')
+        return ev_expected(c, p, "':' expected after an object key");
+    *pp = skip_ws(p + 1);
+    return T_OK;
+}
+
 /* A scalar at p, validated: *after just past it. */
 static inline __attribute__((always_inline)) int skip_scalar(rd_ctx *c, const unsigned char *p,
                                                                const unsigned char **after)
@@ -1661,20 +1691,12 @@ open:
     if (*p == ']')
         goto close;
     goto value;
-key:
-    if (*p != '"')
-        return ev_expected(c, p, "an object key expected");
-    {
-        const unsigned char *close;
-        bool escaped;
-        rc = scan_string(c, p + 1, &close, &escaped);
-        if (rc != T_OK)
-            return rc;
-        p = skip_ws(close + 1);
-    }
-    if (*p != ':')
-        return ev_expected(c, p, "':' expected after an object key");
-    p = skip_ws(p + 1);
+key: {
+    const unsigned char *k;
+    size_t klen;
+    if ((rc = object_key(c, &p, "an object key expected", &k, &klen)) != T_OK)
+        return rc;
+}
 value:
     if (*p == '{' || *p == '[')
         goto open;
@@ -1836,27 +1858,12 @@ static int parse_args(rd_ctx *c, const unsigned char *open, const unsigned char 
         return T_OK;
     }
     for (;;) {
-        if (*p != '"')
-            return ev_expected(c, p, "an object key expected");
-        const unsigned char *ks = p + 1, *close;
+        const unsigned char *k, *close;
+        size_t klen;
         bool escaped;
-        rc = scan_string(c, ks, &close, &escaped);
-        if (rc != T_OK)
+        if ((rc = object_key(c, &p, "an object key expected", &k, &klen)) != T_OK)
             return rc;
-        int key;
-        if (!escaped) {
-            key = args_key(ks, (size_t)(close - ks));
-        } else {
-            const char *s;
-            size_t len;
-            if (decode_string(c, ks, close, &s, &len) != T_OK)
-                return T_ERR;
-            key = args_key((const unsigned char *)s, len);
-        }
-        p = skip_ws(close + 1);
-        if (*p != ':')
-            return ev_expected(c, p, "':' expected after an object key");
-        p = skip_ws(p + 1);
+        int key = args_key(k, klen);
         const unsigned char *v = p;
         uint64_t *u = NULL;
         int64_t *i = NULL;
@@ -2024,26 +2031,12 @@ static int parse_event(rd_ctx *c)
     if (*p == '}')
         goto done;
     for (;;) {
-        if (*p != '"')
-            return ev_expected(c, p, after_comma ? "an object key must follow ','" : "an object key or '}' expected");
-        const unsigned char *ks = p + 1;
-        rc = scan_string(c, ks, &close, &escaped);
-        if (rc != T_OK)
+        const unsigned char *k;
+        size_t klen;
+        if ((rc = object_key(c, &p, after_comma ? "an object key must follow ','" : "an object key or '}' expected",
+                             &k, &klen)) != T_OK)
             return rc;
-        int key;
-        if (__builtin_expect(!escaped, 1)) {
-            key = event_key(ks, (size_t)(close - ks));
-        } else {
-            const char *s;
-            size_t len;
-            if (decode_string(c, ks, close, &s, &len) != T_OK)
-                return T_ERR;
-            key = event_key((const unsigned char *)s, len);
-        }
-        p = skip_ws(close + 1);
-        if (*p != ':')
-            return ev_expected(c, p, "':' expected after an object key");
-        p = skip_ws(p + 1);
+        int key = event_key(k, klen);
         const unsigned char *v = p, *after;
         switch (key) {
         case K_PH:
@@ -2189,24 +2182,18 @@ done:
 static int parse_device(rd_ctx *c)
 {
     const unsigned char *const open = c->data + c->pos;
-    const unsigned char *p = skip_ws(open + 1), *close;
+    const unsigned char *p = skip_ws(open + 1);
     dt_rd_span id = {0, 0};
-    bool escaped;
     int rc;
     if (c->depth + 1 > DT_RD_MAX_DEPTH)
         return nesting_error(c, open);
     if (*p != '}') {
         for (;;) {
-            if (*p != '"')
-                return ev_expected(c, p, "an object key expected");
-            const unsigned char *ks = p + 1;
-            if ((rc = scan_string(c, ks, &close, &escaped)) != T_OK)
+            const unsigned char *k;
+            size_t klen;
+            if ((rc = object_key(c, &p, "an object key expected", &k, &klen)) != T_OK)
                 return rc;
-            bool is_id = !escaped && close - ks == 2 && ks[0] == 'i' && ks[1] == 'd';
-            p = skip_ws(close + 1);
-            if (*p != ':')
-                return ev_expected(c, p, "':' expected after an object key");
-            p = skip_ws(p + 1);
+            bool is_id = klen == 2 && k[0] == 'i' && k[1] == 'd';
             const unsigned char *v = p;
             if ((rc = skip_value(c, &p, c->depth + 2)) != T_OK)
                 return rc;
