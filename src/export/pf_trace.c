@@ -444,15 +444,23 @@ int pf_te_grow(pf_trace *t, size_t n)
 
 #define te_room pf_te_room
 
-void pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len)
+/* A DebugAnnotation of inner bytes: room for it, its framing and name
+   written; NULL when out of memory. */
+static uint8_t *annotation_head(pf_trace *t, uint64_t name_iid, size_t inner)
 {
-    size_t inner = 1 + vsize(name_iid) + field_len_size(DA_STRING, len);
     uint8_t *p = te_room(t, inner + 16);
     if (!p)
-        return;
+        return NULL;
     p = put_varint(p, TAG(TE_DEBUG_ANNOTATIONS, WT_LEN));
     p = put_varint(p, inner);
-    p = put_tag_varint(p, DA_NAME_IID, name_iid);
+    return put_tag_varint(p, DA_NAME_IID, name_iid);
+}
+
+void pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len)
+{
+    uint8_t *p = annotation_head(t, name_iid, 1 + vsize(name_iid) + field_len_size(DA_STRING, len));
+    if (!p)
+        return;
     p = put_tag_bytes(p, DA_STRING, s, len);
     t->te.len = (size_t)(p - t->te.p);
 }
@@ -464,12 +472,9 @@ void pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n)
     size_t inner = 1 + vsize(name_iid);
     for (size_t i = 0; i < n; i++)
         inner += 2 + 1 + vsize((uint64_t)v[i]);
-    uint8_t *p = te_room(t, inner + 16);
+    uint8_t *p = annotation_head(t, name_iid, inner);
     if (!p)
         return;
-    p = put_varint(p, TAG(TE_DEBUG_ANNOTATIONS, WT_LEN));
-    p = put_varint(p, inner);
-    p = put_tag_varint(p, DA_NAME_IID, name_iid);
     for (size_t i = 0; i < n; i++) {
         *p++ = (uint8_t)TAG(DA_ARRAY, WT_LEN);
         *p++ = (uint8_t)(1 + vsize((uint64_t)v[i]));

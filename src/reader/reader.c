@@ -305,22 +305,26 @@ static bool parse_u64(const char *s, size_t len, uint64_t *out)
     return true;
 }
 
+/* A sign and a magnitude as an int64, when it fits. */
+static inline bool signed_value(bool neg, uint64_t mag, int64_t *out)
+{
+    if (neg) {
+        if (mag > (uint64_t)INT64_MAX + 1)
+            return false;
+        *out = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+    } else {
+        if (mag > (uint64_t)INT64_MAX)
+            return false;
+        *out = (int64_t)mag;
+    }
+    return true;
+}
+
 static bool parse_i64(const char *s, size_t len, int64_t *out)
 {
     bool neg = len > 0 && s[0] == '-';
     uint64_t u;
-    if (!parse_u64(s + neg, len - neg, &u))
-        return false;
-    if (neg) {
-        if (u > (uint64_t)INT64_MAX + 1)
-            return false;
-        *out = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
-    } else {
-        if (u > (uint64_t)INT64_MAX)
-            return false;
-        *out = (int64_t)u;
-    }
-    return true;
+    return parse_u64(s + neg, len - neg, &u) && signed_value(neg, u, out);
 }
 
 /* An integer written as a string by a writer that uses strings for ids
@@ -447,19 +451,7 @@ typedef struct rd_num {
 /* The number as an int64, when it is an integer that fits. */
 static inline bool num_i64(const rd_num *n, int64_t *out)
 {
-    if (!n->fits || n->has_frac || n->has_exp)
-        return false;
-    uint64_t m = n->mag;
-    if (n->neg) {
-        if (m > (uint64_t)INT64_MAX + 1)
-            return false;
-        *out = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
-    } else {
-        if (m > (uint64_t)INT64_MAX)
-            return false;
-        *out = (int64_t)m;
-    }
-    return true;
+    return n->fits && !n->has_frac && !n->has_exp && signed_value(n->neg, n->mag, out);
 }
 
 /* The number (its text s, len), as microseconds, in exact nanoseconds. */
