@@ -76,9 +76,11 @@ typedef struct dt_session dt_session;
 typedef enum dt_format {
     DT_FORMAT_JSON = 0,    /* Chrome trace JSON, Kineto schema */
     DT_FORMAT_JSON_GZ = 1, /* the same, gzip-compressed while it streams */
-    DT_FORMAT_PERFETTO = 2 /* Perfetto's protobuf trace (.pftrace): the same
-                              rows, events, flows and args, several times
-                              smaller and faster to write */
+    DT_FORMAT_PERFETTO = 2, /* Perfetto's protobuf trace (.pftrace): the same
+                               rows, events, flows and args, several times
+                               smaller and faster to write */
+    DT_FORMAT_PERFETTO_GZ = 3 /* the same, gzip-compressed while it streams
+                                 (.pftrace.gz) */
 } dt_format;
 
 /* What to capture. */
@@ -120,8 +122,9 @@ typedef struct dt_config {
 
 /* Fill *config with the defaults (also reads nothing from the environment). */
 DT_API void dt_config_init(dt_config *config);
-/* Apply DEVTRACE_BACKEND and DEVTRACE_OUTPUT (a .gz suffix chooses
-   DT_FORMAT_JSON_GZ, a .pftrace suffix DT_FORMAT_PERFETTO). */
+/* Apply DEVTRACE_BACKEND and DEVTRACE_OUTPUT (a .pftrace suffix chooses
+   DT_FORMAT_PERFETTO, .pftrace.gz DT_FORMAT_PERFETTO_GZ, another .gz
+   DT_FORMAT_JSON_GZ). */
 DT_API void dt_config_from_env(dt_config *config);
 
 DT_API dt_status dt_session_create(const dt_config *config, dt_session **out);

@@ -4,6 +4,7 @@
 #include "reader/dt_reader.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@ static void usage(FILE *f)
             "usage: devtrace <command> [options]\n"
             "\n"
             "commands:\n"
-            "  record [-o FILE] [--backend NAME] [--format json|json.gz] -- PROGRAM [ARGS...]\n"
+            "  record [-o FILE] [--backend NAME] [--format FORMAT] -- PROGRAM [ARGS...]\n"
             "                 run PROGRAM and write a trace of what its accelerators did\n"
             "  stats FILE     summary tables (kernels, memory, API calls, user ranges)\n"
             "  check FILE     verify a trace's invariants; non-zero exit on violations\n"
@@ -34,7 +35,7 @@ static void usage(FILE *f)
 static void record_usage(FILE *f)
 {
     fprintf(f,
-            "usage: devtrace record [-o FILE] [--backend NAME] [--format json|json.gz] -- PROGRAM [ARGS...]\n"
+            "usage: devtrace record [-o FILE] [--backend NAME] [--format FORMAT] -- PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM with the devtrace injection library preloaded and writes one trace\n"
             "per traced process that recorded something (a user range, an API call, device\n"
@@ -48,7 +49,8 @@ static void record_usage(FILE *f)
             "\n"
             "  -o, --output FILE   trace file\n"
             "  --backend NAME      auto (default) or a name from 'devtrace backends'\n"
-            "  --format FORMAT     json (default) or json.gz (also chosen by a .gz FILE)\n"
+            "  --format FORMAT     json (default), json.gz, perfetto or perfetto.gz (also chosen\n"
+            "                      by a FILE ending in .gz, .pftrace or .pftrace.gz)\n"
             "\n"
             "Signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) sent to devtrace are forwarded to\n"
             "PROGRAM. A process stopped by one writes its trace first, then ends by the signal;\n"
@@ -376,13 +378,22 @@ static int cmd_record(int argc, char **argv)
         return 2;
     }
     char outbuf[4096];
-    if (format && strcmp(format, "json") != 0 && strcmp(format, "json.gz") != 0) {
-        fprintf(stderr, "devtrace record: --format must be json or json.gz, not %s\n", format);
+    int fmt = format ? dt_format_by_name(format) : DT_FORMAT_JSON;
+    if (fmt < 0) {
+        fprintf(stderr, "devtrace record: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", format);
         return 2;
     }
-    if (!output) output = (format && strcmp(format, "json.gz") == 0) ? "devtrace.json.gz" : "devtrace.json";
-    else if (format && strcmp(format, "json.gz") == 0 && !strstr(output, ".gz")) {
-        snprintf(outbuf, sizeof outbuf, "%s.gz", output);
+    /* the traced processes choose the format by the file's suffix */
+    if (!output) {
+        snprintf(outbuf, sizeof outbuf, "devtrace%s", dt_format_suffix((dt_format)fmt));
+        output = outbuf;
+    } else if (format && dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)fmt) {
+        size_t n = strlen(output);
+        bool pftrace = n > 8 && strcmp(output + n - 8, ".pftrace") == 0;
+        const char *suffix = fmt == DT_FORMAT_JSON_GZ || (fmt == DT_FORMAT_PERFETTO_GZ && pftrace)
+                                 ? ".gz"
+                                 : dt_format_suffix((dt_format)fmt);
+        snprintf(outbuf, sizeof outbuf, "%s%s", output, suffix);
         output = outbuf;
     }
     if (backend && strcmp(backend, "auto") != 0) {
