@@ -36,6 +36,15 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CPU time of the calling thread: what one-threaded work costs, whatever
+   else the machine runs. */
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* CPU time of this process (all threads) in user mode, the exporter's own
    work, and in the kernel, mostly the copy into the page cache. */
 typedef struct cpu_times { double user, sys; } cpu_times;
@@ -164,6 +173,7 @@ int main(int argc, char **argv)
     size_t target = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 10000000u;
     const char *mode = argc > 3 ? argv[3] : "all";
     int do_gzip = strcmp(mode, "json") != 0;
+    int layout_only = strcmp(mode, "layout") == 0;
     int repeats = argc > 4 ? atoi(argv[4]) : 5;
     if (repeats < 1)
         repeats = 1;
@@ -303,6 +313,27 @@ int main(int argc, char **argv)
     printf("events:                 %zu (built in %.2f s)\n", s->store.count, g1 - g0);
     printf("bytes per stored event: %.1f (store %zu + names %zu + launch configs %zu)\n",
            (double)held / (double)s->store.count, dt_store_bytes(&s->store), s->names.bytes, launch_bytes);
+
+    if (layout_only) {
+        /* the layout alone, for counting its instructions or its CPU time */
+        double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], lo, hi, x;
+        for (int rep = 0; rep < repeats; rep++) {
+            double w0 = now_s(), c0 = thread_cpu_s();
+            dt_layout *l = dt_layout_build(s);
+            wall[rep] = now_s() - w0;
+            cpu[rep] = thread_cpu_s() - c0;
+            if (!l) {
+                fprintf(stderr, "out of memory building the layout\n");
+                return 1;
+            }
+            dt_layout_free(l);
+        }
+        double c = bench_median(cpu, repeats, &lo, &hi);
+        printf("layout: %.3f s of CPU (%.3f..%.3f), %.0f ns per event; wall %.3f s\n", c, lo, hi,
+               c * 1e9 / (double)s->store.count, bench_median(wall, repeats, &x, &x));
+        dt_session_destroy(s);
+        return 0;
+    }
 
     /* Each round: the export, then a plain write of as many bytes to the
        same file system, then (all) gzip. Ratios are taken within a round. */

@@ -35,6 +35,11 @@ typedef struct dt_out {
        NULL before that, or when no thread could be made (then the buffer is
        drained in place, as before). */
     dt_out_drain *drain;
+    /* Which of the drain's producers this output is (0: the file's own, 1:
+       a second formatting thread of dt_out_units), and the segment of the
+       file its bytes belong to: the drain writes segments in order. */
+    int producer;
+    uint32_t segment;
 } dt_out;
 
 /* Open the writer on fd (owned by the caller). level: zlib level for gzip. */
@@ -47,6 +52,21 @@ DT_HIDDEN int dt_out_finish(dt_out *o);
 DT_HIDDEN void dt_out_free(dt_out *o);
 /* Append n bytes of any size. */
 DT_HIDDEN void dt_out_write(dt_out *o, const void *p, size_t n);
+
+/* Formats a body in units on up to `lanes` threads (the caller's among
+   them) and writes the units' bytes in unit order after what o holds:
+   unit u is formatted by lane u % lanes, through format(arg, out, u, lane)
+   into out, which is o itself for lane 0. format returns 0 or an errno
+   (which fails the output); it should stop early once out->err is set.
+   Where no second thread can be had the units are formatted in order on
+   the caller's. Returns 0 or the first error. */
+#define DT_OUT_MAX_LANES 2
+/* The lanes worth starting: two where the machine has a second processor,
+   at most dt_out_lane_limit when that is set (tests compare the two). */
+DT_HIDDEN int dt_out_lanes(void);
+DT_HIDDEN extern int dt_out_lane_limit;
+DT_HIDDEN int dt_out_units(dt_out *o, size_t units, int lanes,
+                           int (*format)(void *arg, dt_out *out, size_t unit, int lane), void *arg);
 
 /* Make room for n more bytes (n <= cap). */
 static inline char *dt_out_reserve(dt_out *o, size_t n)

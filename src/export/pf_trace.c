@@ -70,11 +70,10 @@
 #define TE_NAME_IID 10
 #define TYPE_SLICE_BEGIN 1
 #define TYPE_SLICE_END 2
-/* DebugAnnotation (the others in pf_trace.h) */
-#define DA_STRING 6
-#define DA_ARRAY 12
-/* InternedData: event_categories, event_names, debug_annotation_names */
-static const unsigned interned_field[PF_TABLES] = {[PF_NAME] = 2, [PF_CATEGORY] = 1, [PF_ARG] = 3};
+/* InternedData: event_categories, event_names, debug_annotation_names,
+   debug_annotation_string_values (an InternedString: iid 1, str 2, the
+   same shape) */
+static const unsigned interned_field[PF_TABLES] = {[PF_NAME] = 2, [PF_CATEGORY] = 1, [PF_ARG] = 3, [PF_VALUE] = 29};
 
 /* The sequence of the descriptors; tracks' sequences follow. */
 #define DESCRIPTOR_SEQUENCE 1
@@ -198,7 +197,7 @@ static uint8_t *put_clock(uint8_t *p, unsigned id, uint64_t ts, int incremental)
     return put_tag_bytes(p, CS_CLOCKS, c, (size_t)(q - c));
 }
 
-pf_trace *pf_trace_open(dt_out *out, uint64_t t0_ns)
+pf_trace *pf_trace_new(dt_out *out, uint64_t t0_ns)
 {
     pf_trace *t = dt_calloc(1, sizeof *t);
     if (!t)
@@ -206,6 +205,14 @@ pf_trace *pf_trace_open(dt_out *out, uint64_t t0_ns)
     t->out = out;
     t->t0 = t0_ns;
     t->next_uuid = 1;
+    return t;
+}
+
+pf_trace *pf_trace_open(dt_out *out, uint64_t t0_ns)
+{
+    pf_trace *t = pf_trace_new(out, t0_ns);
+    if (!t)
+        return NULL;
     /* CLOCK_REALTIME is the trace's clock: timestamps are epoch ns, as in
        the JSON; BOOTTIME is tied to it so that tools that expect it convert
        without an offset. */
@@ -305,7 +312,12 @@ uint64_t pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name)
 
 void pf_track_begin(pf_trace *t, uint64_t track)
 {
-    t->seq = t->seq ? t->seq + 1 : DESCRIPTOR_SEQUENCE + 1;
+    pf_sequence_begin(t, t->seq ? t->seq + 1 : DESCRIPTOR_SEQUENCE + 1, track);
+}
+
+void pf_sequence_begin(pf_trace *t, uint32_t seq, uint64_t track)
+{
+    t->seq = seq;
     t->gen++;
     for (int k = 0; k < PF_TABLES; k++) {
         t->next_iid[k] = 1;

@@ -188,9 +188,10 @@ def pftrace_slices(packets):
                     a[args[d.name_iid]] = d.string_value
                 else:
                     a[args[d.name_iid]] = [v.int_value for v in d.array_values]
+            # trace_processor takes the fixed64 flow ids, else the varint ones
             s = {"name": names[te.name_iid], "cat": cats[te.category_iids[0]], "track": track,
-                 "ts": ts, "args": a, "flow_out": list(te.flow_ids),
-                 "flow_in": list(te.terminating_flow_ids)}
+                 "ts": ts, "args": a, "flow_out": list(te.flow_ids or te.flow_ids_old),
+                 "flow_in": list(te.terminating_flow_ids or te.terminating_flow_ids_old)}
             open_slices[track].append(s)
             slices.append(s)
         elif te.type == te.TYPE_SLICE_END:
