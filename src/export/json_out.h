@@ -102,8 +102,42 @@ static inline unsigned dt_decimal_digits(uint64_t v)
 
 /* Unsigned decimal, two digits per step, written from the end straight into
    place (its length known first): no copy through a scratch buffer, which
-   cost a call to memcpy per number. Returns the end. */
+   cost a call to memcpy per number. Steps on 32-bit values where they fit:
+   their division by 100 is a 32-bit multiply, a 64-bit one a 128-bit
+   multiply. Returns the end. */
 DT_HIDDEN extern const char dt_digit_pairs[200];
+static inline char *dt_put_u32(char *p, uint32_t v)
+{
+    unsigned n = dt_decimal_digits(v);
+    char *end = p + n, *t = end;
+    while (v >= 100) {
+        uint32_t q = v / 100;
+        uint32_t r = v - q * 100;
+        v = q;
+        t -= 2;
+        memcpy(t, dt_digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        t -= 2;
+        memcpy(t, dt_digit_pairs + 2 * v, 2);
+    } else {
+        *--t = (char)('0' + v);
+    }
+    return end;
+}
+
+/* Exactly eight digits, leading zeros kept (v < 10^8). */
+static inline char *dt_put_8digits(char *p, uint32_t v)
+{
+    uint32_t hi = v / 10000, lo = v - hi * 10000;
+    uint32_t a = hi / 100, b = hi - a * 100, c = lo / 100, d = lo - c * 100;
+    memcpy(p, dt_digit_pairs + 2 * a, 2);
+    memcpy(p + 2, dt_digit_pairs + 2 * b, 2);
+    memcpy(p + 4, dt_digit_pairs + 2 * c, 2);
+    memcpy(p + 6, dt_digit_pairs + 2 * d, 2);
+    return p + 8;
+}
+
 static inline char *dt_put_u64(char *p, uint64_t v)
 {
     /* device, stream and context ids, flags, small counts: most numbers */
@@ -116,21 +150,19 @@ static inline char *dt_put_u64(char *p, uint64_t v)
         p[1] = dt_digit_pairs[2 * v + 1];
         return p + 2;
     }
-    unsigned n = dt_decimal_digits(v);
-    char *end = p + n, *t = end;
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        *--t = dt_digit_pairs[2 * r + 1];
-        *--t = dt_digit_pairs[2 * r];
-    }
-    if (v >= 10) {
-        *--t = dt_digit_pairs[2 * v + 1];
-        *--t = dt_digit_pairs[2 * v];
+    if (v <= UINT32_MAX)
+        return dt_put_u32(p, (uint32_t)v);
+    /* eight digits at a time from the end: at most three pieces */
+    uint64_t hi = v / 100000000;
+    uint32_t lo = (uint32_t)(v - hi * 100000000);
+    if (hi <= UINT32_MAX) {
+        p = dt_put_u32(p, (uint32_t)hi);
     } else {
-        *--t = (char)('0' + v);
+        uint64_t top = hi / 100000000;
+        p = dt_put_u32(p, (uint32_t)top);
+        p = dt_put_8digits(p, (uint32_t)(hi - top * 100000000));
     }
-    return end;
+    return dt_put_8digits(p, lo);
 }
 
 static inline char *dt_put_i64(char *p, int64_t v)

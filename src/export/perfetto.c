@@ -81,6 +81,7 @@ typedef struct pf_lane {
     pf_cached *name_iids;     /* by interned name id */
     size_t name_cap;
     pf_cached copy_iids[COPY_NAME_KEYS];
+    pf_cached copy_kind_iids[16]; /* "HtoD" ... as interned values */
     pf_bytes *configs;        /* launch configuration args by device * launch configs + config */
     uint8_t *config_done;
     size_t nconfigs;
@@ -180,11 +181,12 @@ static inline uint8_t *copy_padded(uint8_t *dst, const uint8_t *src, size_t n)
 static inline uint8_t *put_varint_arg(uint8_t *p, int arg, unsigned field, uint64_t v)
 {
     p[0] = (uint8_t)PF_TAG(TE_DEBUG_ANNOTATIONS, PF_WT_LEN);
-    p[1] = (uint8_t)(3 + vsize(v));
     p[2] = (uint8_t)PF_TAG(DA_NAME_IID, PF_WT_VARINT);
     p[3] = (uint8_t)ARG_IID(arg);
     p[4] = (uint8_t)PF_TAG(field, PF_WT_VARINT);
-    return put_varint(p + 5, v);
+    uint8_t *end = put_varint(p + 5, v);
+    p[1] = (uint8_t)(end - p - 2);
+    return end;
 }
 
 static inline uint8_t *put_uint_arg(uint8_t *p, int arg, uint64_t v)
@@ -251,7 +253,7 @@ static inline uint64_t cached(pf_lane *ln, pf_cached *c, int table, const char *
     return c->iid;
 }
 
-static uint64_t name_iid(pf_export *e, pf_lane *ln, uint32_t name)
+static uint64_t name_iid_slow(pf_export *e, pf_lane *ln, uint32_t name)
 {
     if (name >= ln->name_cap) {
         size_t cap = ln->name_cap ? ln->name_cap : 1024;
@@ -264,11 +266,16 @@ static uint64_t name_iid(pf_export *e, pf_lane *ln, uint32_t name)
         ln->name_iids = n;
         ln->name_cap = cap;
     }
-    pf_cached *c = &ln->name_iids[name];
-    if (c->gen == ln->gen)
-        return c->iid;
     const dt_intern *in = &e->s->names;
-    return cached(ln, c, PF_NAME, dt_intern_get(in, name), dt_intern_len(in, name));
+    return cached(ln, &ln->name_iids[name], PF_NAME, dt_intern_get(in, name), dt_intern_len(in, name));
+}
+
+/* An event name's id on the lane's sequence, interned when first used there. */
+static inline uint64_t name_iid(pf_export *e, pf_lane *ln, uint32_t name)
+{
+    if (name < ln->name_cap && ln->name_iids[name].gen == ln->gen)
+        return ln->name_iids[name].iid;
+    return name_iid_slow(e, ln, name);
 }
 
 /* Memcpy and memset names, as the JSON writes them; 0 when out of memory. */
@@ -292,7 +299,7 @@ static uint64_t copy_name_iid(pf_lane *ln, const dt_rec *r)
 
 /* A kernel's launch configuration args, as the JSON writes them: the same
    bytes for every launch of the configuration on the device. */
-static const pf_bytes *config_args(pf_export *e, pf_lane *ln, const dt_rec *r, pf_bytes *scratch)
+static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec *r, pf_bytes *scratch)
 {
     size_t launches = e->s->launches.count;
     pf_bytes *c = scratch;
@@ -325,6 +332,14 @@ static const pf_bytes *config_args(pf_export *e, pf_lane *ln, const dt_rec *r, p
     p = put_ints3_arg(p, ARG_BLOCK, k.config.block);
     c->len = (uint32_t)(p - c->bytes);
     return c;
+}
+
+static inline const pf_bytes *config_args(pf_export *e, pf_lane *ln, const dt_rec *r, pf_bytes *scratch)
+{
+    size_t key = (size_t)r->device * e->s->launches.count + r->u.kernel.config;
+    if (r->u.kernel.config < e->s->launches.count && key < ln->nconfigs && ln->config_done[key])
+        return &ln->configs[key];
+    return config_args_slow(e, ln, r, scratch);
 }
 
 static inline uint8_t *put_device_args(pf_lane *ln, uint8_t *p, const dt_rec *r)
@@ -411,16 +426,15 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
         p = put_device_args(ln, p, r);
         p = put_uint_arg(p, ARG_BYTES, r->u.memcpy.bytes);
         p = put_bandwidth(p, r->u.memcpy.bytes, dur);
+        /* the copy kind, a word of a few, as an interned string */
         const char *kind = dt_layout_copy_kind_name(r->u.memcpy.copy_kind);
-        size_t klen = strlen(kind);
+        uint64_t kind_iid = cached(ln, &ln->copy_kind_iids[r->u.memcpy.copy_kind & 15], PF_VALUE, kind, strlen(kind));
         p[0] = (uint8_t)PF_TAG(TE_DEBUG_ANNOTATIONS, PF_WT_LEN);
-        p[1] = (uint8_t)(4 + klen);
+        p[1] = (uint8_t)(4 + vsize(kind_iid));
         p[2] = (uint8_t)PF_TAG(DA_NAME_IID, PF_WT_VARINT);
         p[3] = (uint8_t)ARG_IID(ARG_COPY_KIND);
-        p[4] = (uint8_t)PF_TAG(DA_STRING, PF_WT_LEN);
-        p[5] = (uint8_t)klen;
-        memcpy(p + 6, kind, klen);
-        p += 6 + klen;
+        p = put_varint(p + 4, PF_TAG(DA_STRING_IID, PF_WT_VARINT));
+        p = put_varint(p, kind_iid);
         break;
     }
     case DT_EVENT_MEMSET:

@@ -25,6 +25,12 @@
 #define PF_WT_I64 1
 #define PF_WT_LEN 2
 #define PF_TAG(field, wt) ((uint64_t)(field) << 3 | (wt))
+/* TracePacket and TrackEvent fields of the inline paths */
+#define PF_TP_TIMESTAMP 8
+#define PF_TP_SEQUENCE_ID 10
+#define PF_TP_TRACK_EVENT 11
+#define PF_TE_TYPE 9
+#define PF_TYPE_SLICE_END 2
 #define TE_DEBUG_ANNOTATIONS 4
 /* flow ids as varints (flow_ids_old, terminating_flow_ids_old), which
    trace_processor reads as it reads the fixed64 fields 47 and 48 when
@@ -73,6 +79,8 @@ typedef struct pf_trace {
     int err;
     uint64_t t0;
     uint32_t seq;     /* the current track's sequence (0: none yet) */
+    uint8_t seq_field[8]; /* its trusted_packet_sequence_id field, encoded */
+    uint8_t seq_field_len;
     uint32_t gen;     /* interning generation: one per sequence */
     uint64_t last_ts; /* the sequence clock's value */
     pf_buf te;        /* the TrackEvent being built */
@@ -120,12 +128,13 @@ DT_HIDDEN void pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size
 /* An array of integers ("grid": [x, y, z]); at most 16 are written. */
 DT_HIDDEN void pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n);
 DT_HIDDEN void pf_begin_done(pf_trace *t);
-DT_HIDDEN void pf_end(pf_trace *t, uint64_t ts_ns);
+static inline void pf_end(pf_trace *t, uint64_t ts_ns);
 
 /* The error that stopped the writer (ENOMEM, an errno), 0 while all is well. */
 DT_HIDDEN int pf_trace_error(const pf_trace *t);
 
 DT_HIDDEN int pf_te_grow(pf_trace *t, size_t n);
+DT_HIDDEN void pf_emit_slow(pf_trace *t, uint64_t ts);
 
 static inline size_t pf_vsize(uint64_t v)
 {
@@ -134,6 +143,22 @@ static inline size_t pf_vsize(uint64_t v)
 
 static inline uint8_t *pf_put_varint(uint8_t *p, uint64_t v)
 {
+    /* ids, lengths and time steps: mostly one or two bytes */
+    if (v < 0x80) {
+        *p = (uint8_t)v;
+        return p + 1;
+    }
+    if (v < 0x4000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 2;
+    }
+    if (v < 0x200000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)((v >> 7) | 0x80);
+        p[2] = (uint8_t)(v >> 14);
+        return p + 3;
+    }
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
         v >>= 7;
@@ -258,6 +283,67 @@ static inline void pf_args_raw(pf_trace *t, const uint8_t *bytes, size_t len)
         return;
     memcpy(p, bytes, len);
     t->te.len += len;
+}
+
+/* The TrackEvent in t->te as a packet at ts. The common case (nothing to
+   intern, time going forward, a short event) is written in place here:
+   two packets per slice, most of the writer's work. */
+static inline void pf_emit(pf_trace *t, uint64_t ts)
+{
+    size_t tel = t->te.len;
+    if (__builtin_expect(t->interned_len != 0 || ts < t->last_ts || tel >= 2048 || t->err, 0)) {
+        pf_emit_slow(t, ts);
+        return;
+    }
+    uint64_t delta = ts - t->last_ts;
+    t->last_ts = ts;
+    size_t pkt = 2 + pf_vsize(delta) + t->seq_field_len + pf_vsize(tel) + tel;
+    uint8_t *p = (uint8_t *)dt_out_reserve(t->out, pkt + 32);
+    *p++ = (uint8_t)PF_TAG(1, PF_WT_LEN);
+    p = pf_put_varint(p, pkt);
+    *p++ = (uint8_t)PF_TAG(PF_TP_TIMESTAMP, PF_WT_VARINT);
+    p = pf_put_varint(p, delta);
+    memcpy(p, t->seq_field, 8);
+    p += t->seq_field_len;
+    *p++ = (uint8_t)PF_TAG(PF_TP_TRACK_EVENT, PF_WT_LEN);
+    p = pf_put_varint(p, tel);
+    if (t->te.cap - tel >= 16) {
+        /* 16-byte blocks: the te buffer and the output have the slack */
+        for (size_t k = 0; k < tel; k += 16)
+            memcpy(p + k, t->te.p + k, 16);
+    } else {
+        memcpy(p, t->te.p, tel);
+    }
+    dt_out_commit(t->out, (char *)p + tel);
+}
+
+/* Ends the innermost open slice of the sequence's track at ts. */
+static inline void pf_end(pf_trace *t, uint64_t ts)
+{
+    if (__builtin_expect(ts < t->last_ts || t->interned_len != 0 || t->err, 0)) {
+        uint8_t *p = pf_te_room(t, 16);
+        if (!p)
+            return;
+        p[0] = (uint8_t)PF_TAG(PF_TE_TYPE, PF_WT_VARINT);
+        p[1] = PF_TYPE_SLICE_END;
+        t->te.len = 2;
+        pf_emit_slow(t, ts);
+        return;
+    }
+    uint64_t delta = ts - t->last_ts;
+    t->last_ts = ts;
+    uint8_t *p = (uint8_t *)dt_out_reserve(t->out, 32);
+    *p++ = (uint8_t)PF_TAG(1, PF_WT_LEN);
+    *p++ = (uint8_t)(5 + pf_vsize(delta) + t->seq_field_len);
+    *p++ = (uint8_t)PF_TAG(PF_TP_TIMESTAMP, PF_WT_VARINT);
+    p = pf_put_varint(p, delta);
+    memcpy(p, t->seq_field, 8);
+    p += t->seq_field_len;
+    p[0] = (uint8_t)PF_TAG(PF_TP_TRACK_EVENT, PF_WT_LEN);
+    p[1] = 2;
+    p[2] = (uint8_t)PF_TAG(PF_TE_TYPE, PF_WT_VARINT);
+    p[3] = PF_TYPE_SLICE_END;
+    dt_out_commit(t->out, (char *)p + 4);
 }
 
 #endif /* DT_PF_TRACE_H */

@@ -116,7 +116,7 @@ def pftrace_slices(packets):
     incremental one counts each packet's timestamp from the previous packet
     on that clock, starting at the snapshot's value (clock_snapshot.proto).
     Returns the slices (CLOCK_REALTIME ns) and the thread tracks."""
-    interned = defaultdict(lambda: ({}, {}, {}))  # seq -> names, cats, args
+    interned = defaultdict(lambda: ({}, {}, {}, {}))  # seq -> names, cats, args, string values
     defaults = {}
     clocks = {}  # (seq, clock id) -> [value now, incremental, unit, snapshot value, realtime at snapshot]
     primary = None
@@ -143,7 +143,7 @@ def pftrace_slices(packets):
     for p in packets:
         seq = p.trusted_packet_sequence_id
         if p.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED or p.incremental_state_cleared:
-            interned[seq] = ({}, {}, {})
+            interned[seq] = ({}, {}, {}, {})
         if p.HasField("trace_packet_defaults"):
             defaults[seq] = p.trace_packet_defaults
         if p.HasField("clock_snapshot"):
@@ -156,7 +156,7 @@ def pftrace_slices(packets):
                     assert rt is not None, "a sequence clock is tied to CLOCK_REALTIME"
                     clocks[(seq, c.clock_id)] = [c.timestamp, c.is_incremental, c.unit_multiplier_ns or 1,
                                                  c.timestamp, rt]
-        names, cats, args = interned[seq]
+        names, cats, args, values = interned[seq]
         if p.HasField("interned_data"):
             for e in p.interned_data.event_names:
                 names[e.iid] = e.name
@@ -164,6 +164,8 @@ def pftrace_slices(packets):
                 cats[e.iid] = e.name
             for e in p.interned_data.debug_annotation_names:
                 args[e.iid] = e.name
+            for e in p.interned_data.debug_annotation_string_values:
+                values[e.iid] = e.str.decode()
         if p.HasField("track_descriptor"):
             d = p.track_descriptor
             if d.HasField("thread"):
@@ -186,6 +188,8 @@ def pftrace_slices(packets):
                     a[args[d.name_iid]] = d.double_value
                 elif kind == "string_value":
                     a[args[d.name_iid]] = d.string_value
+                elif kind == "string_value_iid":
+                    a[args[d.name_iid]] = values[d.string_value_iid]
                 else:
                     a[args[d.name_iid]] = [v.int_value for v in d.array_values]
             # trace_processor takes the fixed64 flow ids, else the varint ones
