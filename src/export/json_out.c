@@ -374,9 +374,9 @@ int dt_out_lane_limit;
 
 int dt_out_lanes(void)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int lanes = cpus > 1 ? DT_OUT_MAX_LANES : 1;
-    return dt_out_lane_limit > 0 && dt_out_lane_limit < lanes ? dt_out_lane_limit : lanes;
+    if (dt_out_lane_limit > 0)
+        return dt_out_lane_limit < DT_OUT_MAX_LANES ? dt_out_lane_limit : DT_OUT_MAX_LANES;
+    return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? DT_OUT_MAX_LANES : 1;
 }
 
 _Static_assert(DT_OUT_MAX_LANES == 2, "dt_out_units starts one lane besides the caller's");

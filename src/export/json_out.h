@@ -61,8 +61,9 @@ DT_HIDDEN void dt_out_write(dt_out *o, const void *p, size_t n);
    Where no second thread can be had the units are formatted in order on
    the caller's. Returns 0 or the first error. */
 #define DT_OUT_MAX_LANES 2
-/* The lanes worth starting: two where the machine has a second processor,
-   at most dt_out_lane_limit when that is set (tests compare the two). */
+/* The lanes worth starting: two where the machine has a second processor;
+   dt_out_lane_limit (1 or 2) when set, whatever the machine (tests compare
+   the two). */
 DT_HIDDEN int dt_out_lanes(void);
 DT_HIDDEN extern int dt_out_lane_limit;
 DT_HIDDEN int dt_out_units(dt_out *o, size_t units, int lanes,

@@ -260,8 +260,10 @@ static uint64_t name_iid_slow(pf_export *e, pf_lane *ln, uint32_t name)
         while (cap <= name)
             cap *= 2;
         pf_cached *n = dt_realloc(ln->name_iids, cap * sizeof *n);
-        if (!n)
+        if (!n) {
+            pf_fail(ln->t, ENOMEM);
             return 0;
+        }
         memset(n + ln->name_cap, 0, (cap - ln->name_cap) * sizeof *n);
         ln->name_iids = n;
         ln->name_cap = cap;

@@ -132,6 +132,12 @@ static inline void pf_end(pf_trace *t, uint64_t ts_ns);
 
 /* The error that stopped the writer (ENOMEM, an errno), 0 while all is well. */
 DT_HIDDEN int pf_trace_error(const pf_trace *t);
+/* Stops the writer with err (its caller's own allocation failed). */
+static inline void pf_fail(pf_trace *t, int err)
+{
+    if (!t->err)
+        t->err = err;
+}
 
 DT_HIDDEN int pf_te_grow(pf_trace *t, size_t n);
 DT_HIDDEN void pf_emit_slow(pf_trace *t, uint64_t ts);

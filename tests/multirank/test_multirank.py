@@ -208,12 +208,18 @@ def pftrace_slices(packets):
 
 
 def test_perfetto_matches_the_json_of_the_same_session(tmp_path):
+    # host threads of about 19000 events: rows written in parts, each part its
+    # sequence begun again (state cleared), encoded on two threads
     json_path = tmp_path / "t.json"
-    res = run([BENCH_EXPORT, json_path, "30000", "json", "1"])
+    res = run([BENCH_EXPORT, json_path, "150000", "json", "1"])
     assert res.returncode == 0, res.stderr
     assert "Perfetto:" in res.stdout
     trace = load_trace(json_path)
-    slices, tracks = pftrace_slices(read_pftrace(str(json_path) + ".pftrace"))
+    packets = read_pftrace(str(json_path) + ".pftrace")
+    restarts = Counter(p.trusted_packet_sequence_id for p in packets
+                       if p.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED)
+    assert max(restarts.values()) > 1, "no row was written in parts"
+    slices, tracks = pftrace_slices(packets)
     assert Counter(s["cat"] for s in slices) == Counter(e["cat"] for e in trace["traceEvents"] if e.get("ph") == "X")
     compare_slices_with_json(slices, tracks, trace)
     assert any(s["flow_out"] for s in slices) and any(s["flow_in"] for s in slices)
