@@ -429,10 +429,15 @@ int dt_out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt
         }
         return o->err;
     }
+    /* lane 0 formats into a copy of o, whose fields the drain thread
+       reads (fd, z_stream): only what formatting changes comes back */
     run[0].out = *o;
     run_lane(&run[0]);
     pthread_join(helper, NULL);
-    *o = run[0].out;
+    o->buf = run[0].out.buf;
+    o->len = run[0].out.len;
+    o->bytes = run[0].out.bytes;
+    o->err = run[0].out.err;
     /* the lane's buffer goes back for a later call */
     pthread_mutex_lock(&d->lock);
     d->ring[1].spare[d->ring[1].spare_count++] = run[1].out.buf;
