@@ -21,6 +21,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include "json_out.h"
 #include "layout.h"
 #include "leveler.h"
 #include "vec.h"
@@ -29,6 +32,8 @@
 #define HOST_SORT_LIMIT 4999999     /* device rows sort from 5000000 up */
 #define HOST_PID_SHIFT UINT64_C(4194304) /* above Linux's largest pid_max */
 #define MAX_RANGE_DEPTH 4096
+/* Records from which classify's second thread pays for its start */
+#define CLASSIFY_THREAD_RECORDS 16384
 #define NONE UINT32_MAX
 
 /* ------------------------------------------------------------------ */
@@ -148,10 +153,6 @@ static inline uint32_t *small_cache_slot(small_cache *sc, uint64_t key, int *hit
 /* ------------------------------------------------------------------ */
 /* Build state                                                         */
 /* ------------------------------------------------------------------ */
-typedef struct corr_pair {
-    uint32_t api, dev;
-} corr_pair;
-
 /* Device time per External id, and the device rows its activity ran on. */
 typedef struct attribution {
     uint64_t external_id;
@@ -195,12 +196,6 @@ typedef struct dt_layout_build {
     size_t cap_brows, cap_frows, cap_spans, cap_cuts;
     idmap rowmap[3];
 
-    int corr_direct;           /* pairs indexed by correlation - corr_min */
-    uint64_t corr_min, corr_span;
-    idmap corrmap;
-    corr_pair *pairs;
-    size_t npairs, cap_pairs;
-
     idmap attrmap;
     attribution *attr;
     size_t nattr, cap_attr;
@@ -221,7 +216,6 @@ typedef struct dt_layout_build {
     uint8_t device_pid[65536 / 8]; /* device ids in use, as a bitmap */
     int host_pid_shifted;
     uint64_t phase_ns[3];
-    small_cache row_cache[2];  /* host, device rows */
 } build;
 
 static inline uint64_t rec_start(const dt_layout *l, const dt_rec *r)
@@ -267,16 +261,6 @@ static uint32_t base_row_for(dt_layout *l, int cls, uint32_t pid, uint32_t lane)
     return (uint32_t)l->nbrows++;
 }
 
-static inline int row_append(build *b, uint32_t row, uint64_t st, uint64_t en, uint32_t idx)
-{
-    row_items *ri = &b->rows[row];
-    if (__builtin_expect(ri->n == ri->cap, 0) &&
-        dt_vec_reserve((void **)&ri->v, &ri->cap, ri->n + 1, sizeof *ri->v) != 0)
-        return -1;
-    ri->v[ri->n++] = (dt_row_item){st, en, idx};
-    return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Pass 1: keep or drop, rows, flows, attribution, ranges              */
 /* ------------------------------------------------------------------ */
@@ -284,37 +268,38 @@ static inline int row_append(build *b, uint32_t row, uint64_t st, uint64_t en, u
    table indexed by id beats a hash map, whose probes miss the cache once
    the map outgrows it. The table covers the ids seen so far and grows as
    new ones come (mostly above); ids spread wider than a few per record
-   move everything to the map. */
-static int corr_to_map(build *b)
+   move everything to the map. One side's: the earliest API call, or the
+   earliest device activity, of each correlation id. */
+typedef struct corr_side {
+    int sparse;                /* the map holds them */
+    uint64_t min, span;
+    uint32_t *first;           /* record index by id - min; NONE: none */
+    idmap map;                 /* id -> record index */
+} corr_side;
+
+static int corr_to_map(corr_side *c)
 {
-    corr_pair *table = b->pairs;
-    uint64_t base = b->corr_min, span = b->corr_span;
-    b->pairs = NULL;
-    b->corr_direct = 0;
-    if (idmap_init(&b->corrmap, 1024) != 0) {
-        dt_free(table);
+    if (idmap_init(&c->map, 1024) != 0)
         return -1;
-    }
-    for (uint64_t k = 0; k < span; k++) {
-        if (table[k].api == NONE && table[k].dev == NONE)
+    for (uint64_t k = 0; k < c->span; k++) {
+        if (c->first[k] == NONE)
             continue;
-        uint32_t *slot = idmap_slot(&b->corrmap, base + k);
-        if (!slot || dt_vec_reserve((void **)&b->pairs, &b->cap_pairs, b->npairs + 1, sizeof *b->pairs) != 0) {
-            dt_free(table);
+        uint32_t *slot = idmap_slot(&c->map, c->min + k);
+        if (!slot)
             return -1;
-        }
-        b->pairs[b->npairs] = table[k];
-        *slot = (uint32_t)b->npairs++;
+        *slot = c->first[k];
     }
-    dt_free(table);
+    dt_free(c->first);
+    c->first = NULL;
+    c->sparse = 1;
     return 0;
 }
 
-/* Makes the direct table cover corr; 0, 1 when the ids are too sparse for
-   it, -1 when out of memory. */
-static int corr_cover(build *b, uint64_t corr, uint64_t limit)
+/* Makes the table cover corr; 0, 1 when the ids are too sparse for it, -1
+   when out of memory. */
+static int corr_cover(corr_side *c, uint64_t corr, uint64_t limit)
 {
-    uint64_t lo = b->corr_span ? b->corr_min : corr, hi = b->corr_span ? b->corr_min + b->corr_span - 1 : corr;
+    uint64_t lo = c->span ? c->min : corr, hi = c->span ? c->min + c->span - 1 : corr;
     if (corr < lo)
         lo = corr;
     if (corr > hi)
@@ -322,50 +307,106 @@ static int corr_cover(build *b, uint64_t corr, uint64_t limit)
     if (hi - lo >= limit)
         return 1;
     /* room ahead for the ids to come, as they mostly count up */
-    uint64_t want = hi - lo + 1, cap = b->corr_span ? b->corr_span : 1024;
+    uint64_t want = hi - lo + 1, cap = c->span ? c->span : 1024;
     while (cap < want)
         cap *= 2;
     if (cap > limit)
         cap = limit;
     if (cap < want)
         cap = want;
-    corr_pair *n = dt_malloc(cap * sizeof *n);
+    uint32_t *n = dt_malloc(cap * sizeof *n);
     if (!n)
         return -1;
     memset(n, 0xff, cap * sizeof *n);
-    if (b->corr_span)
-        memcpy(n + (b->corr_min - lo), b->pairs, b->corr_span * sizeof *n);
-    dt_free(b->pairs);
-    b->pairs = n;
-    b->corr_min = lo;
-    b->corr_span = cap;
+    if (c->span)
+        memcpy(n + (c->min - lo), c->first, c->span * sizeof *n);
+    dt_free(c->first);
+    c->first = n;
+    c->min = lo;
+    c->span = cap;
     return 0;
 }
 
-static corr_pair *corr_pair_for(build *b, uint64_t corr, uint64_t limit)
+/* The slot of corr (NONE when new); NULL when out of memory. */
+static uint32_t *corr_slot(corr_side *c, uint64_t corr, uint64_t limit)
 {
-    if (b->corr_direct) {
-        if (__builtin_expect(corr - b->corr_min < b->corr_span && corr >= b->corr_min, 1))
-            return &b->pairs[corr - b->corr_min];
-        int rc = corr_cover(b, corr, limit);
+    if (!c->sparse) {
+        if (__builtin_expect(corr - c->min < c->span, 1))
+            return &c->first[corr - c->min];
+        int rc = corr_cover(c, corr, limit);
         if (rc < 0)
             return NULL;
         if (rc == 0)
-            return &b->pairs[corr - b->corr_min];
-        if (corr_to_map(b) != 0)
+            return &c->first[corr - c->min];
+        if (corr_to_map(c) != 0)
             return NULL;
     }
-    uint32_t *slot = idmap_slot(&b->corrmap, corr);
+    return idmap_slot(&c->map, corr);
+}
+
+static uint32_t corr_get(const corr_side *c, uint64_t corr)
+{
+    if (!c->sparse)
+        return corr - c->min < c->span ? c->first[corr - c->min] : NONE;
+    return c->map.e ? idmap_get(&c->map, corr) : NONE;
+}
+
+static void corr_free(corr_side *c)
+{
+    dt_free(c->first);
+    idmap_free(&c->map);
+}
+
+/* classify runs as two sides, each over the whole store and each on a
+   thread of its own where there are two: the device activity (device rows,
+   the device side of the flows, attribution and annotation candidates) and
+   the host side (host rows, API calls' side of the flows, ranges, and the
+   records of no kind). They share nothing until they are merged. */
+typedef struct side_row {
+    uint32_t pid, lane;
+    uint32_t first;            /* the record that made it */
+} side_row;
+
+typedef struct side {
+    dt_layout *l;
+    int device;
+    side_row *rows;
+    row_items *items;
+    size_t nrows, cap_rows, cap_items;
+    idmap rowmap;
+    small_cache cache;
+    corr_side corr;
+    uint64_t kinds[DT_EVENT_OP + 1];
+    uint64_t dropped_window, dropped_kind, dropped_reversed;
+    uint64_t lo, hi;
+    int failed;
+} side;
+
+static uint32_t side_row_for(side *sd, uint32_t pid, uint32_t lane, uint32_t first)
+{
+    uint32_t *slot = idmap_slot(&sd->rowmap, (uint64_t)pid << 32 | lane);
     if (!slot)
-        return NULL;
-    if (*slot == NONE) {
-        if (dt_vec_reserve((void **)&b->pairs, &b->cap_pairs, b->npairs + 1, sizeof *b->pairs) != 0)
-            return NULL;
-        b->pairs[b->npairs].api = NONE;
-        b->pairs[b->npairs].dev = NONE;
-        *slot = (uint32_t)b->npairs++;
-    }
-    return &b->pairs[*slot];
+        return NONE;
+    if (*slot != NONE)
+        return *slot;
+    size_t cap = sd->cap_rows;
+    if (dt_vec_reserve((void **)&sd->rows, &cap, sd->nrows + 1, sizeof *sd->rows) != 0 ||
+        dt_vec_reserve((void **)&sd->items, &sd->cap_items, sd->nrows + 1, sizeof *sd->items) != 0)
+        return NONE;
+    sd->cap_rows = cap;
+    sd->rows[sd->nrows] = (side_row){pid, lane, first};
+    memset(&sd->items[sd->nrows], 0, sizeof *sd->items);
+    *slot = (uint32_t)sd->nrows;
+    return (uint32_t)sd->nrows++;
+}
+
+static inline int row_append(row_items *ri, uint64_t st, uint64_t en, uint32_t idx)
+{
+    if (__builtin_expect(ri->n == ri->cap, 0) &&
+        dt_vec_reserve((void **)&ri->v, &ri->cap, ri->n + 1, sizeof *ri->v) != 0)
+        return -1;
+    ri->v[ri->n++] = (dt_row_item){st, en, idx};
+    return 0;
 }
 
 /* The attribution entry of an External id; NONE when out of memory. */
@@ -419,63 +460,63 @@ static int candidate_widen(build *b, uint32_t a, uint32_t row, uint64_t st, uint
     return 0;
 }
 
-static int classify(dt_layout *l)
+static int classify_side(side *sd)
 {
+    dt_layout *l = sd->l;
     build *b = l->build;
     const dt_session *s = l->s;
     int have_window = s->window_end_ns >= s->window_start_ns && s->window_start_ns > 0;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    small_cache *rows = b->row_cache;
-    for (int k = 0; k < 2; k++)
-        small_cache_init(&rows[k]);
     uint32_t last_attr = NONE;
-
     /* a table of flow pairs for ids spread up to this wide */
     uint64_t corr_limit = 4 * (uint64_t)l->n + 1024;
-    b->corr_direct = 1;
+    small_cache_init(&sd->cache);
+    if (idmap_init(&sd->rowmap, 64) != 0)
+        return -1;
+    sd->lo = UINT64_MAX;
 
     for (size_t i = 0; i < l->n; i++) {
         const dt_rec *r = dt_store_at(&s->store, i);
         /* the hardware's prefetcher stops at each page's end: a page ahead */
         if (i + 64 < l->n)
             __builtin_prefetch(dt_store_at(&s->store, i + 64));
-        uint64_t st = rec_start(l, r), en = rec_end(l, r);
-        if (r->kind < DT_EVENT_KERNEL || r->kind > DT_EVENT_OP) {
-            b->dropped_kind++;
+        int known = r->kind >= DT_EVENT_KERNEL && r->kind <= DT_EVENT_OP;
+        if ((known && is_device_kind(r->kind)) != sd->device)
+            continue;
+        if (!known) {
+            sd->dropped_kind++;
             continue;
         }
+        uint64_t st = rec_start(l, r), en = rec_end(l, r);
         if (en < st) {
-            b->dropped_reversed++;
+            sd->dropped_reversed++;
             continue;
         }
         if (have_window && (st < s->window_start_ns || en > s->window_end_ns)) {
-            b->dropped_window++;
+            sd->dropped_window++;
             continue;
         }
-        if (st < lo)
-            lo = st;
-        if (en > hi)
-            hi = en;
-        b->kinds[r->kind]++;
+        if (st < sd->lo)
+            sd->lo = st;
+        if (en > sd->hi)
+            sd->hi = en;
+        sd->kinds[r->kind]++;
 
-        int cls = is_device_kind(r->kind) ? DT_LAYOUT_DEVICE : DT_LAYOUT_HOST;
-        uint32_t pid = cls == DT_LAYOUT_DEVICE ? r->device : r->context;
+        uint32_t pid = sd->device ? r->device : r->context;
         int hit;
-        uint32_t *row = small_cache_slot(&rows[cls], (uint64_t)pid << 32 | r->lane, &hit);
-        if (!hit && (*row = base_row_for(l, cls, pid, r->lane)) == NONE)
+        uint32_t *row = small_cache_slot(&sd->cache, (uint64_t)pid << 32 | r->lane, &hit);
+        if (!hit && (*row = side_row_for(sd, pid, r->lane, (uint32_t)i)) == NONE)
             return -1;
-        if (row_append(b, *row, st, en, (uint32_t)i) != 0)
+        if (row_append(&sd->items[*row], st, en, (uint32_t)i) != 0)
             return -1;
 
         if (r->correlation != 0 &&
             (r->kind == DT_EVENT_RUNTIME || r->kind == DT_EVENT_DRIVER || is_attributed_kind(r->kind))) {
-            corr_pair *p = corr_pair_for(b, r->correlation, corr_limit);
-            if (!p)
+            uint32_t *first = corr_slot(&sd->corr, r->correlation, corr_limit);
+            if (!first)
                 return -1;
-            uint32_t *which = is_attributed_kind(r->kind) ? &p->dev : &p->api;
             /* the earliest event of each side gets the flow; store order breaks ties */
-            if (*which == NONE || st < rec_start(l, dt_store_at(&s->store, *which)))
-                *which = (uint32_t)i;
+            if (*first == NONE || st < rec_start(l, dt_store_at(&s->store, *first)))
+                *first = (uint32_t)i;
         }
         if (is_attributed_kind(r->kind) && (r->flags & DT_REC_HAS_EXTERNAL)) {
             if (last_attr == NONE || b->attr[last_attr].external_id != r->external_id) {
@@ -501,7 +542,121 @@ static int classify(dt_layout *l)
             }
         }
     }
+    return 0;
+}
 
+static void *classify_side_main(void *arg)
+{
+    side *sd = arg;
+    sd->failed = classify_side(sd) != 0;
+    return NULL;
+}
+
+static void side_free(side *sd)
+{
+    if (sd->items)
+        for (size_t r = 0; r < sd->nrows; r++)
+            dt_free(sd->items[r].v);
+    dt_free(sd->items);
+    dt_free(sd->rows);
+    idmap_free(&sd->rowmap);
+    corr_free(&sd->corr);
+}
+
+/* The two sides' rows as the layout's base rows, in the order of the
+   records that made them (the order one pass over the store makes them
+   in); device rows' candidates renumbered. Their items move over. */
+static int merge_rows(dt_layout *l, side *host, side *dev)
+{
+    build *b = l->build;
+    size_t total = host->nrows + dev->nrows;
+    uint32_t *dev_global = dt_malloc((dev->nrows + 1) * sizeof *dev_global);
+    if (!dev_global || dt_vec_reserve((void **)&l->brows, &b->cap_brows, total + 1, sizeof *l->brows) != 0 ||
+        dt_vec_reserve((void **)&b->rows, &b->cap_rows, total + 1, sizeof *b->rows) != 0) {
+        dt_free(dev_global);
+        return -1;
+    }
+    size_t h = 0, d = 0;
+    while (h < host->nrows || d < dev->nrows) {
+        int take_dev = h == host->nrows || (d < dev->nrows && dev->rows[d].first < host->rows[h].first);
+        side *sd = take_dev ? dev : host;
+        size_t k = take_dev ? d++ : h++;
+        uint32_t g = (uint32_t)l->nbrows++;
+        dt_layout_base_row *br = &l->brows[g];
+        memset(br, 0, sizeof *br);
+        br->cls = (uint8_t)(take_dev ? DT_LAYOUT_DEVICE : DT_LAYOUT_HOST);
+        br->pid = sd->rows[k].pid;
+        br->lane = sd->rows[k].lane;
+        uint32_t *slot = idmap_slot(&b->rowmap[br->cls], (uint64_t)br->pid << 32 | br->lane);
+        if (!slot) {
+            dt_free(dev_global);
+            return -1;
+        }
+        *slot = g;
+        b->rows[g] = sd->items[k];
+        sd->items[k] = (row_items){NULL, 0, 0};
+        if (take_dev)
+            dev_global[k] = g;
+    }
+    for (size_t k = 0; k < b->ncands; k++)
+        b->cands[k].row = dev_global[b->cands[k].row];
+    dt_free(dev_global);
+    return 0;
+}
+
+/* A flow for each correlation id with an API call and device activity. */
+static void pair_flows(build *b, const side *host, const side *dev)
+{
+    const corr_side *c = &dev->corr;
+    if (!c->sparse) {
+        for (uint64_t k = 0; k < c->span; k++) {
+            uint32_t d = c->first[k], a;
+            if (d != NONE && (a = corr_get(&host->corr, c->min + k)) != NONE) {
+                b->flow[a] |= DT_LAYOUT_FLOW_START;
+                b->flow[d] |= DT_LAYOUT_FLOW_FINISH;
+                b->flows++;
+            }
+        }
+        return;
+    }
+    for (size_t k = 0; c->map.e && k <= c->map.mask; k++) {
+        uint32_t d = c->map.e[k].val, a;
+        if (d != NONE && (a = corr_get(&host->corr, c->map.e[k].key)) != NONE) {
+            b->flow[a] |= DT_LAYOUT_FLOW_START;
+            b->flow[d] |= DT_LAYOUT_FLOW_FINISH;
+            b->flows++;
+        }
+    }
+}
+
+static int classify(dt_layout *l)
+{
+    build *b = l->build;
+    const dt_session *s = l->s;
+    side sides[2];
+    memset(sides, 0, sizeof sides);
+    side *host = &sides[0], *dev = &sides[1];
+    host->l = dev->l = l;
+    dev->device = 1;
+    pthread_t thread;
+    int threaded = dt_out_lanes() > 1 && l->n >= CLASSIFY_THREAD_RECORDS &&
+                   pthread_create(&thread, NULL, classify_side_main, dev) == 0;
+    host->failed = classify_side(host) != 0;
+    if (threaded)
+        pthread_join(thread, NULL);
+    else if (!host->failed)
+        dev->failed = classify_side(dev) != 0;
+    int rc = -1;
+    if (host->failed || dev->failed || merge_rows(l, host, dev) != 0)
+        goto out;
+
+    uint64_t lo = host->lo < dev->lo ? host->lo : dev->lo, hi = host->hi > dev->hi ? host->hi : dev->hi;
+    for (int k = 0; k <= DT_EVENT_OP; k++)
+        b->kinds[k] = host->kinds[k] + dev->kinds[k];
+    b->dropped_kind = host->dropped_kind + dev->dropped_kind;
+    b->dropped_reversed = host->dropped_reversed + dev->dropped_reversed;
+    b->dropped_window = host->dropped_window + dev->dropped_window;
+    int have_window = s->window_end_ns >= s->window_start_ns && s->window_start_ns > 0;
     if (have_window) {
         l->window_start = s->window_start_ns;
         l->window_end = s->window_end_ns;
@@ -513,17 +668,12 @@ static int classify(dt_layout *l)
     }
     uint64_t first = l->window_start < lo ? l->window_start : lo;
     l->base_ns = first / BASE_TIME_UNIT_NS * BASE_TIME_UNIT_NS;
-
-    size_t npairs = b->corr_direct ? b->corr_span : b->npairs;
-    for (size_t k = 0; k < npairs; k++) {
-        const corr_pair *p = &b->pairs[k];
-        if (p->api != NONE && p->dev != NONE) {
-            b->flow[p->api] |= DT_LAYOUT_FLOW_START;
-            b->flow[p->dev] |= DT_LAYOUT_FLOW_FINISH;
-            b->flows++;
-        }
-    }
-    return 0;
+    pair_flows(b, host, dev);
+    rc = 0;
+out:
+    side_free(host);
+    side_free(dev);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -661,7 +811,7 @@ static int build_spans(dt_layout *l)
         }
     }
     for (size_t k = 0; k < l->nspans; k++)
-        if (row_append(b, l->spans[k].row, l->spans[k].start, l->spans[k].end, (uint32_t)(l->n + k)) != 0)
+        if (row_append(&b->rows[l->spans[k].row], l->spans[k].start, l->spans[k].end, (uint32_t)(l->n + k)) != 0)
             goto out;
     rc = b->parents_incomplete ? -1 : 0;
 out:
@@ -897,10 +1047,7 @@ static int prepare(dt_layout *l)
         return -1;
     b->phase_ns[1] = dt_monotonic_ns() - t;
     t += b->phase_ns[1];
-    /* the maps and candidates have served; free them before the big arrays */
-    idmap_free(&b->corrmap);
-    dt_free(b->pairs);
-    b->pairs = NULL;
+    /* the candidates have served; free them before the big arrays */
     dt_free(b->cands);
     b->cands = NULL;
     if (l->n + l->nspans >= DT_LAYOUT_ROW_MASK)
@@ -943,8 +1090,6 @@ void dt_layout_free(dt_layout *l)
         dt_free(b->flow);
         for (int k = 0; k < 3; k++)
             idmap_free(&b->rowmap[k]);
-        idmap_free(&b->corrmap);
-        dt_free(b->pairs);
         idmap_free(&b->attrmap);
         dt_free(b->attr);
         dt_free(b->cands);

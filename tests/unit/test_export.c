@@ -1147,7 +1147,7 @@ static void test_export_two_threads_write_what_one_writes(void)
 }
 
 /* SQLite's countdown over the export of a session big enough for two
-   formatting threads: the n-th allocation fails, for every n until the
+   threads in the layout and two formatting: the n-th allocation fails, for every n until the
    export makes fewer. Each failure ends in DT_ERR_NO_MEMORY and no file,
    or (where a second thread or a buffer is only an optimization) in the
    trace one thread writes; never a crash, a hang or a leak (ASan). */
@@ -1155,7 +1155,8 @@ static void test_export_out_of_memory_at_every_allocation(void)
 {
     dt_session *s = new_session();
     uint64_t t = T0;
-    for (int i = 0; i < 6000; i++, t += 2000) {
+    /* records enough for classify's second thread too */
+    for (int i = 0; i < 9000; i++, t += 2000) {
         uint64_t ext = DT_RANGE_ID_BASE + (uint64_t)i / 10;
         external(api(s, "cudaLaunchKernel", t, t + 300, 11 + (uint32_t)i % 2, (uint64_t)i + 1), ext);
         external(kernel(s, "k", t + 500, t + 1500, 0, 7 + (uint32_t)i % 3, (uint64_t)i + 1), ext);
@@ -1209,6 +1210,8 @@ static void test_export_out_of_memory_at_every_allocation(void)
             }
         }
         CHECK(n > 50, "only %ld allocations", n);
+        if (getenv("DT_TEST_VERBOSE"))
+            printf("format %d: %ld allocations, %d failures the trace survived\n", (int)formats[f], n, ok_after_failure);
         /* the second thread's buffers, the drain's: failures that cost speed only */
         CHECK(ok_after_failure > 0);
         free(want);
