@@ -307,7 +307,10 @@ static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec 
     pf_bytes *c = scratch;
     if (r->device < DT_MAX_DEVICES && r->u.kernel.config < launches) {
         size_t key = (size_t)r->device * launches + r->u.kernel.config;
-        if (!ln->configs) {
+        if (!ln->nconfigs) {
+            /* without the cache every launch is encoded afresh: the same bytes */
+            dt_free(ln->configs);
+            dt_free(ln->config_done);
             ln->configs = dt_malloc(DT_MAX_DEVICES * launches * sizeof *ln->configs);
             ln->config_done = dt_calloc(DT_MAX_DEVICES * launches, 1);
             if (ln->configs && ln->config_done)
