@@ -1,8 +1,9 @@
 /*
  * The layout every trace writer writes (layout.h), built in three passes:
  *
- *  1. classify (once over the store, in store order): keep or drop each
- *     record, its base row, the flow pairs, the device-time attribution per
+ *  1. classify (over the store in store order, as two sides on two threads:
+ *     device activity and host side): keep or drop each record, its base
+ *     row and its times, the flow pairs, the device-time attribution per
  *     External id, and per External id the device rows its activity ran on
  *     with their extents (the candidates of the annotation spans);
  *  2. spans: the candidates become gpu_user_annotation spans of the range
@@ -194,7 +195,7 @@ typedef struct dt_layout_build {
     size_t cap_rows;
     uint8_t *flow;             /* record -> DT_LAYOUT_FLOW_* */
     size_t cap_brows, cap_frows, cap_spans, cap_cuts;
-    idmap rowmap[3];
+    idmap annot_rows;          /* (device, stream) -> its annotation row */
 
     idmap attrmap;
     attribution *attr;
@@ -239,11 +240,12 @@ static int is_attributed_kind(int k)
     return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET;
 }
 
-static uint32_t base_row_for(dt_layout *l, int cls, uint32_t pid, uint32_t lane)
+/* The annotation row of a device's stream, made when new (after every
+   host and device row). */
+static uint32_t annot_row_for(dt_layout *l, uint32_t device, uint32_t stream)
 {
     build *b = l->build;
-    uint64_t key = (uint64_t)pid << 32 | lane;
-    uint32_t *slot = idmap_slot(&b->rowmap[cls], key);
+    uint32_t *slot = idmap_slot(&b->annot_rows, (uint64_t)device << 32 | stream);
     if (!slot)
         return NONE;
     if (*slot != NONE)
@@ -254,9 +256,9 @@ static uint32_t base_row_for(dt_layout *l, int cls, uint32_t pid, uint32_t lane)
     memset(&b->rows[l->nbrows], 0, sizeof *b->rows);
     dt_layout_base_row *br = &l->brows[l->nbrows];
     memset(br, 0, sizeof *br);
-    br->cls = (uint8_t)cls;
-    br->pid = pid;
-    br->lane = lane;
+    br->cls = DT_LAYOUT_ANNOT;
+    br->pid = device;
+    br->lane = stream;
     *slot = (uint32_t)l->nbrows;
     return (uint32_t)l->nbrows++;
 }
@@ -587,12 +589,6 @@ static int merge_rows(dt_layout *l, side *host, side *dev)
         br->cls = (uint8_t)(take_dev ? DT_LAYOUT_DEVICE : DT_LAYOUT_HOST);
         br->pid = sd->rows[k].pid;
         br->lane = sd->rows[k].lane;
-        uint32_t *slot = idmap_slot(&b->rowmap[br->cls], (uint64_t)br->pid << 32 | br->lane);
-        if (!slot) {
-            dt_free(dev_global);
-            return -1;
-        }
-        *slot = g;
         b->rows[g] = sd->items[k];
         sd->items[k] = (row_items){NULL, 0, 0};
         if (take_dev)
@@ -786,7 +782,7 @@ static int build_spans(dt_layout *l)
             continue;
         if (annot_of[c->row] == NONE) {
             const dt_layout_base_row *dev = &l->brows[c->row];
-            annot_of[c->row] = base_row_for(l, DT_LAYOUT_ANNOT, dev->pid, dev->lane);
+            annot_of[c->row] = annot_row_for(l, dev->pid, dev->lane);
             if (annot_of[c->row] == NONE)
                 goto out;
         }
@@ -1032,9 +1028,8 @@ static int prepare(dt_layout *l)
     b->flow = dt_calloc(l->n + 1, 1);
     if (!b->flow)
         return -1;
-    for (int k = 0; k < 3; k++)
-        if (idmap_init(&b->rowmap[k], 64) != 0)
-            return -1;
+    if (idmap_init(&b->annot_rows, 64) != 0)
+        return -1;
     if (idmap_init(&b->attrmap, 1024) != 0 || idmap_init(&b->rangemap, 64) != 0 ||
         idmap_init(&b->parentmap, 64) != 0)
         return -1;
@@ -1088,8 +1083,7 @@ void dt_layout_free(dt_layout *l)
             dt_free(b->rows[r].v);
         dt_free(b->rows);
         dt_free(b->flow);
-        for (int k = 0; k < 3; k++)
-            idmap_free(&b->rowmap[k]);
+        idmap_free(&b->annot_rows);
         idmap_free(&b->attrmap);
         dt_free(b->attr);
         dt_free(b->cands);
