@@ -62,6 +62,10 @@ typedef struct ctx {
     char *prefix;
     size_t prefix_size;
 
+    /* "cuda_runtime", "cuda_driver" (or privateuse1_...), quoted, with
+       COPY_PAD bytes after each */
+    struct { char text[64 + COPY_PAD]; uint32_t len; } api_cat[2];
+
     int lanes;
     lane_state lane[DT_OUT_MAX_LANES];
 } ctx;
@@ -218,7 +222,17 @@ static inline char *put_bandwidth(char *p, uint64_t bytes, uint64_t dur)
     return dt_put_fixed(p, (uint64_t)q, 6);
 }
 
-static inline char *put_device_args(lane_state *ls, char *p, const dt_rec *r)
+/* The correlation id, whose digits a flow event repeats: *at and *len say
+   where they went. */
+static inline char *put_correlation(char *p, uint64_t corr, char **at, size_t *len)
+{
+    *at = p;
+    char *e = dt_put_u64(p, corr);
+    *len = (size_t)(e - p);
+    return e;
+}
+
+static inline char *put_device_args(lane_state *ls, char *p, const dt_rec *r, char **corr_at, size_t *corr_len)
 {
     __typeof__(ls->dev_text) *t = &ls->dev_text;
     if (!t->valid || t->device != r->device || t->context != r->context || t->lane != r->lane) {
@@ -237,7 +251,7 @@ static inline char *put_device_args(lane_state *ls, char *p, const dt_rec *r)
         t->valid = 1;
     }
     p = copy_padded(p, t->text, t->len);
-    return dt_put_u64(p, r->correlation);
+    return put_correlation(p, r->correlation, corr_at, corr_len);
 }
 
 static inline char *put_external(lane_state *ls, char *p, const dt_rec *r)
@@ -300,15 +314,17 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
     case DT_EVENT_MEMCPY: DT_PUT_LIT(p, "\"gpu_memcpy\""); break;
     case DT_EVENT_MEMSET: DT_PUT_LIT(p, "\"gpu_memset\""); break;
     case DT_EVENT_RUNTIME:
-        *p++ = '"';
-        p = put_str(p, c->l->api_prefix);
-        DT_PUT_LIT(p, "_runtime\"");
+    case DT_EVENT_DRIVER: {
+        const __typeof__(c->api_cat[0]) *cat = &c->api_cat[r->kind == DT_EVENT_DRIVER];
+        if (cat->len) {
+            p = copy_padded(p, cat->text, cat->len);
+        } else {
+            *p++ = '"';
+            p = put_str(p, c->l->api_prefix);
+            p = put_str(p, r->kind == DT_EVENT_DRIVER ? "_driver\"" : "_runtime\"");
+        }
         break;
-    case DT_EVENT_DRIVER:
-        *p++ = '"';
-        p = put_str(p, c->l->api_prefix);
-        DT_PUT_LIT(p, "_driver\"");
-        break;
+    }
     case DT_EVENT_SYNC: DT_PUT_LIT(p, "\"cuda_sync\""); break;
     case DT_EVENT_OVERHEAD: DT_PUT_LIT(p, "\"overhead\""); break;
     default: DT_PUT_LIT(p, "\"user_annotation\""); break;
@@ -343,6 +359,9 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
     p = dt_put_us3(p, dur);
     DT_PUT_LIT(p, ",\"args\":{");
 
+    /* the correlation id's digits as written in the args, for the flow */
+    char *corr_at = NULL;
+    size_t corr_len = 0;
     switch (r->kind) {
     case DT_EVENT_KERNEL: {
         p = put_external(ls, p, r);
@@ -350,7 +369,7 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
         uint32_t qd = r->u.kernel.queued_delta;
         p = dt_put_u64(p, qd == DT_DELTA_UNKNOWN || qd > st ? 0 : st - qd);
         *p++ = ',';
-        p = put_device_args(ls, p, r);
+        p = put_device_args(ls, p, r, &corr_at, &corr_len);
         uint32_t tl;
         const char *tail = kernel_tail(c, ls, r->device, r->u.kernel.config, &tl);
         if (!tail)
@@ -360,7 +379,7 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
     }
     case DT_EVENT_MEMCPY:
         p = put_external(ls, p, r);
-        p = put_device_args(ls, p, r);
+        p = put_device_args(ls, p, r, &corr_at, &corr_len);
         DT_PUT_LIT(p, ",\"bytes\":");
         p = dt_put_u64(p, r->u.memcpy.bytes);
         p = put_bandwidth(p, r->u.memcpy.bytes, dur);
@@ -370,7 +389,7 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
         break;
     case DT_EVENT_MEMSET:
         p = put_external(ls, p, r);
-        p = put_device_args(ls, p, r);
+        p = put_device_args(ls, p, r, &corr_at, &corr_len);
         DT_PUT_LIT(p, ",\"bytes\":");
         p = dt_put_u64(p, r->u.memset.bytes);
         p = put_bandwidth(p, r->u.memset.bytes, dur);
@@ -384,14 +403,14 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
         DT_PUT_LIT(p, "\"cbid\":");
         p = dt_put_u64(p, r->u.api.cbid);
         DT_PUT_LIT(p, ",\"correlation\":");
-        p = dt_put_u64(p, r->correlation);
+        p = put_correlation(p, r->correlation, &corr_at, &corr_len);
         DT_PUT_LIT(p, ",\"return code\":");
         p = dt_put_i64(p, r->u.api.return_code);
         DT_PUT_LIT(p, "}}");
         break;
     case DT_EVENT_SYNC:
     case DT_EVENT_OVERHEAD:
-        p = put_device_args(ls, p, r);
+        p = put_device_args(ls, p, r, &corr_at, &corr_len);
         DT_PUT_LIT(p, "}}");
         break;
     default: /* range */
@@ -414,7 +433,16 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
         DT_PUT_LIT(p, ",\n{\"ph\":\"");
         *p++ = finish ? 'f' : 's';
         DT_PUT_LIT(p, "\",\"id\":");
-        p = dt_put_u64(p, r->correlation);
+        if (corr_at) {
+            /* at most 20 digits: fixed-size copies (the event's room covers
+               them) through a local, so the two places may overlap */
+            char corr_text[20];
+            memcpy(corr_text, corr_at, sizeof corr_text);
+            memcpy(p, corr_text, sizeof corr_text);
+            p += corr_len;
+        } else {
+            p = dt_put_u64(p, r->correlation);
+        }
         *p++ = ',';
         p = copy_padded(p, c->prefix + c->prefix_off[row], c->prefix_len[row]);
         memcpy(p, ts_text, sizeof ts_text);
@@ -727,6 +755,13 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
     uint64_t t0 = dt_monotonic_ns();
     c->l = dt_layout_build(s);
     uint64_t t1 = dt_monotonic_ns();
+    if (c->l) {
+        for (int k = 0; k < 2; k++) {
+            /* (an api prefix too long for it is written piece by piece) */
+            int n = snprintf(c->api_cat[k].text, 64, "\"%s_%s\"", c->l->api_prefix, k ? "driver" : "runtime");
+            c->api_cat[k].len = n > 0 && n < 64 ? (uint32_t)n : 0;
+        }
+    }
     if (!c->l || escape_names(c) != 0 || row_prefixes(c) != 0) {
         ctx_free(c);
         dt_free(c);

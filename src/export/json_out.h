@@ -101,42 +101,61 @@ static inline unsigned dt_decimal_digits(uint64_t v)
     return t + 1 - (w < powers_of_10[t]);
 }
 
-/* Unsigned decimal, two digits per step, written from the end straight into
-   place (its length known first): no copy through a scratch buffer, which
-   cost a call to memcpy per number. Steps on 32-bit values where they fit:
-   their division by 100 is a 32-bit multiply, a 64-bit one a 128-bit
-   multiply. Returns the end. */
+/* Decimal integers are written straight into place with up to
+   DT_PUT_NUMBER_SLACK bytes of scratch past their end: the caller's room
+   must allow that (the event path reserves DT_OUT_EVENT_ROOM). */
+#define DT_PUT_NUMBER_SLACK 8
+
 DT_HIDDEN extern const char dt_digit_pairs[200];
-static inline char *dt_put_u32(char *p, uint32_t v)
+
+/* v < 10^8 as eight ASCII digits, leading zeros kept, in memory order:
+   four digit pairs from multiplies, no loop. */
+static inline uint64_t dt_8digits(uint32_t v)
 {
-    unsigned n = dt_decimal_digits(v);
-    char *end = p + n, *t = end;
-    while (v >= 100) {
-        uint32_t q = v / 100;
-        uint32_t r = v - q * 100;
-        v = q;
-        t -= 2;
-        memcpy(t, dt_digit_pairs + 2 * r, 2);
-    }
-    if (v >= 10) {
-        t -= 2;
-        memcpy(t, dt_digit_pairs + 2 * v, 2);
-    } else {
-        *--t = (char)('0' + v);
-    }
-    return end;
+    uint32_t hi = v / 10000, lo = v - hi * 10000;
+    uint32_t a = hi / 100, b = hi - a * 100, c = lo / 100, d = lo - c * 100;
+    uint16_t pa, pb, pc, pd;
+    memcpy(&pa, dt_digit_pairs + 2 * a, 2);
+    memcpy(&pb, dt_digit_pairs + 2 * b, 2);
+    memcpy(&pc, dt_digit_pairs + 2 * c, 2);
+    memcpy(&pd, dt_digit_pairs + 2 * d, 2);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (uint64_t)pa << 48 | (uint64_t)pb << 32 | (uint64_t)pc << 16 | (uint64_t)pd;
+#else
+    /* little-endian: the first digit is the lowest byte */
+    return (uint64_t)pa | (uint64_t)pb << 16 | (uint64_t)pc << 32 | (uint64_t)pd << 48;
+#endif
 }
 
 /* Exactly eight digits, leading zeros kept (v < 10^8). */
 static inline char *dt_put_8digits(char *p, uint32_t v)
 {
-    uint32_t hi = v / 10000, lo = v - hi * 10000;
-    uint32_t a = hi / 100, b = hi - a * 100, c = lo / 100, d = lo - c * 100;
-    memcpy(p, dt_digit_pairs + 2 * a, 2);
-    memcpy(p + 2, dt_digit_pairs + 2 * b, 2);
-    memcpy(p + 4, dt_digit_pairs + 2 * c, 2);
-    memcpy(p + 6, dt_digit_pairs + 2 * d, 2);
+    uint64_t x = dt_8digits(v);
+    memcpy(p, &x, 8);
     return p + 8;
+}
+
+/* v < 10^8: its digits without the leading zeros, shifted out of the eight
+   (eight bytes written, n of them kept). */
+static inline char *dt_put_u27(char *p, uint32_t v)
+{
+    unsigned n = dt_decimal_digits(v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    uint64_t x = dt_8digits(v) << (8 * (8 - n));
+#else
+    uint64_t x = dt_8digits(v) >> (8 * (8 - n));
+#endif
+    memcpy(p, &x, 8);
+    return p + n;
+}
+
+static inline char *dt_put_u32(char *p, uint32_t v)
+{
+    if (v < 100000000)
+        return dt_put_u27(p, v);
+    uint32_t top = v / 100000000; /* 1..42 */
+    p = dt_put_u27(p, top);
+    return dt_put_8digits(p, v - top * 100000000);
 }
 
 static inline char *dt_put_u64(char *p, uint64_t v)
@@ -151,16 +170,16 @@ static inline char *dt_put_u64(char *p, uint64_t v)
         p[1] = dt_digit_pairs[2 * v + 1];
         return p + 2;
     }
-    if (v <= UINT32_MAX)
-        return dt_put_u32(p, (uint32_t)v);
-    /* eight digits at a time from the end: at most three pieces */
+    if (v < 100000000)
+        return dt_put_u27(p, (uint32_t)v);
+    /* eight digits at a time: at most three pieces */
     uint64_t hi = v / 100000000;
     uint32_t lo = (uint32_t)(v - hi * 100000000);
-    if (hi <= UINT32_MAX) {
-        p = dt_put_u32(p, (uint32_t)hi);
+    if (hi < 100000000) {
+        p = dt_put_u27(p, (uint32_t)hi);
     } else {
-        uint64_t top = hi / 100000000;
-        p = dt_put_u32(p, (uint32_t)top);
+        uint64_t top = hi / 100000000; /* at most 1844 */
+        p = dt_put_u27(p, (uint32_t)top);
         p = dt_put_8digits(p, (uint32_t)(hi - top * 100000000));
     }
     return dt_put_8digits(p, lo);
