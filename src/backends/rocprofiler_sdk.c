@@ -465,6 +465,7 @@ static void stop_context(int c)
 
 static dt_status start_session_contexts(dt_session *s);
 static void attach(dt_session *s);
+static void session_devices(dt_session *s);
 
 static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
 {
@@ -509,8 +510,12 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
     if (R.pending) {
         dt_session *s = R.pending;
         R.pending = NULL;
-        if (start_session_contexts(s) == DT_OK) attach(s);
-        else dt_session_note(s, "rocprofiler_sdk", "%s", dt_last_error());
+        if (start_session_contexts(s) == DT_OK) {
+            session_devices(s);
+            attach(s);
+        } else {
+            dt_session_note(s, "rocprofiler_sdk", "%s", dt_last_error());
+        }
     }
 out:
     if (rc != 0) dt_log("rocprofiler_sdk: initialize failed: %s", R.config_error);
@@ -563,7 +568,7 @@ rsdk_tool_configure_result *dt_rocprofiler_sdk_configure(uint32_t version, const
 /* ------------------------------------------------------------------ */
 static const char *const g_late_advice =
     "record with `devtrace record -- PROGRAM`, or call dt_prepare(\"rocprofiler_sdk\") before the program's "
-    "first HIP call (devtrace.prepare(\"rocprofiler_sdk\") in Python, before importing torch)";
+    "first HIP call";
 
 /* Whether the HSA runtime was initialized (never initializes it): 1 yes,
    0 no, -1 cannot tell. */
@@ -685,7 +690,8 @@ static dt_status rsdk_prepare(void)
     return st;
 }
 
-static void session_facts(dt_session *s)
+/* The devices the SDK's agents describe (known once devtrace initialized). */
+static void session_devices(dt_session *s)
 {
     for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
         if (R.devices[i].valid) dt_session_set_device(s, &R.devices[i]);
@@ -694,10 +700,14 @@ static void session_facts(dt_session *s)
                         R.devices_missing);
     if (!R.sym[S_QUERY_AGENTS] || !R.decoder.gpu_count)
         dt_session_note(s, "device_properties", "no GPU agent was described: no device properties");
+}
+
+static void session_facts(dt_session *s)
+{
     dt_session_note(s, "vendor_clock", "CLOCK_BOOTTIME ns (rocprofiler_get_timestamp)");
     dt_session_note(s, "rows", "kernels and memsets are on rows of their HSA queue (1, 2, ... in order of first "
                                "use); copies, which name no queue, on row 0");
-    if (buffer_bytes(&s->config) != R.buffer_bytes)
+    if (R.configured && buffer_bytes(&s->config) != R.buffer_bytes)
         dt_session_note(s, "buffers",
                         "rocprofiler-sdk's buffers are made once per process: %zu bytes each (x2, x%d), from the "
                         "settings when devtrace registered, not this session's",
@@ -735,6 +745,7 @@ static dt_status rsdk_start(dt_session *s)
     }
     st = start_session_contexts(s);
     if (st != DT_OK) goto out;
+    session_devices(s);
     attach(s);
 facts:
     session_facts(s);
