@@ -40,10 +40,11 @@ void dt_rsdk_decoder_free(dt_rsdk_decoder *d)
 /* ------------------------------------------------------------------ */
 /* Agents                                                              */
 /* ------------------------------------------------------------------ */
+/* Name an absent property once, whichever agents lack it. */
 static void say_missing(char *missing, size_t len, const char *what)
 {
     size_t used = strlen(missing);
-    if (used < len) snprintf(missing + used, len - used, "%s%s", used ? ", " : "", what);
+    if (used < len && !strstr(missing, what)) snprintf(missing + used, len - used, "%s%s", used ? ", " : "", what);
 }
 
 void dt_rsdk_decoder_add_agent(dt_rsdk_decoder *d, const rsdk_agent *a, size_t avail, dt_device_props *props,
