@@ -32,9 +32,11 @@
  *  - timestamps: CLOCK_BOOTTIME ns.
  *  - faults: a malformed record is a dispatch whose size field says 16
  *    bytes; an unknown kind is a page-migration record.
- * The version (default 0.6.0) is DEVTRACE_EMU_ROCPROFILER_SDK_VERSION
+ * The version (default 1.3.0, ROCm 7.x) is DEVTRACE_EMU_ROCPROFILER_SDK_VERSION
  * ("major.minor.patch"): from RSDK_ANCESTOR_VERSION on, correlation ids
- * carry `ancestor` in API and callback records.
+ * carry `ancestor` in API and callback records; before 0.6.0 memory-copy
+ * records end before the addresses; before 1.3.0 a late start records
+ * nothing.
  */
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
@@ -144,7 +146,7 @@ typedef struct sdk_context {
 typedef struct sdk_buffer {
     int valid;
     uint64_t context;
-    size_t size;
+    size_t size;                        /* delivered when this full (the watermark) */
     uint32_t policy;
     rsdk_buffer_tracing_cb callback;
     void *data;
@@ -201,15 +203,20 @@ static struct {
     pthread_mutex_t lock;
     call_target t[MAX_CONTEXTS * 3];
     size_t n;
+    /* HIP operations (< 64) some target wants: most calls are asked for by
+       none, and are answered without the lock */
+    _Atomic uint64_t hip_ops;
 } T = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Kernel symbols, by name: kept for the library's life. A leaf lock: it is
    taken with the core's lock held (records are written under it). */
+#define KERNEL_CACHE 64
 static struct {
     pthread_mutex_t lock;
     char **names;
     size_t count, cap;
     uint32_t *static_lds, *registers;
+    struct { const char *name; uint64_t id; } cache[KERNEL_CACHE];
 } K = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Staging buffers handed to the core. */
@@ -231,7 +238,7 @@ static uint64_t my_tid(void)
 
 static void read_version(void)
 {
-    unsigned major = 0, minor = 6, patch = 0;
+    unsigned major = 1, minor = 3, patch = 0;
     const char *v = getenv("DEVTRACE_EMU_ROCPROFILER_SDK_VERSION");
     if (v && *v) {
         unsigned a = 0, b = 0, c = 0;
@@ -369,6 +376,7 @@ static void apply_services(void)
     atomic_store(&P.lossless, lossless);
     pthread_mutex_lock(&T.lock);
     T.n = 0;
+    uint64_t hip_ops = 0;
     static const uint32_t called_kinds[] = {RSDK_CALLBACK_CODE_OBJECT, RSDK_CALLBACK_MARKER_CORE_API,
                                             RSDK_CALLBACK_HIP_RUNTIME_API};
     for (int c = 0; c < MAX_CONTEXTS; c++) {
@@ -384,8 +392,14 @@ static void apply_services(void)
             t->context = (uint64_t)c + 1;
             t->op_count = sv->op_count;
             memcpy(t->ops, sv->ops, sizeof t->ops);
+            if (t->kind == RSDK_CALLBACK_HIP_RUNTIME_API) {
+                if (!sv->op_count) hip_ops = UINT64_MAX;
+                for (size_t i = 0; i < sv->op_count; i++)
+                    if (sv->ops[i] >= 0 && sv->ops[i] < 64) hip_ops |= UINT64_C(1) << sv->ops[i];
+            }
         }
     }
+    atomic_store(&T.hip_ops, hip_ops);
     pthread_mutex_unlock(&T.lock);
     if (api_callbacks && P.tables_seen && !P.subscriber) {
         if (emu_core_subscribe(&P.subscriber, core_callback, NULL) == EMU_ST_OK)
@@ -424,6 +438,9 @@ static uint64_t top_external(uint64_t context)
    they run without any lock. */
 static size_t callback_targets(uint32_t kind, int32_t op, call_target *out, size_t max)
 {
+    if (kind == RSDK_CALLBACK_HIP_RUNTIME_API && op >= 0 && op < 64 &&
+        !(atomic_load_explicit(&T.hip_ops, memory_order_relaxed) & (UINT64_C(1) << op)))
+        return 0;
     size_t n = 0;
     pthread_mutex_lock(&T.lock);
     for (size_t i = 0; i < T.n && n < max; i++)
@@ -510,8 +527,17 @@ static uint64_t kernel_id(const char *name, uint32_t static_lds, uint32_t regist
 {
     if (!name) name = "";
     pthread_mutex_lock(&K.lock);
+    /* the core interns names: the same kernel comes with the same pointer */
+    size_t slot = ((uintptr_t)name >> 4) & (KERNEL_CACHE - 1);
+    if (K.cache[slot].name == name) {
+        uint64_t id = K.cache[slot].id;
+        pthread_mutex_unlock(&K.lock);
+        return id;
+    }
     for (size_t i = K.count; i-- > 0;)
         if (strcmp(K.names[i], name) == 0) {
+            K.cache[slot].name = name;
+            K.cache[slot].id = i + 1;
             pthread_mutex_unlock(&K.lock);
             return i + 1;
         }
@@ -782,7 +808,7 @@ static void complete_buffer(void (*client_fn)(void), uint8_t *buf, size_t size, 
 {
     (void)client_fn;
     size_t max_records = valid / TRUNCATED_SIZE + 1;
-    rsdk_record_header *headers = calloc(max_records, sizeof *headers);
+    rsdk_record_header *headers = malloc(max_records * sizeof *headers);
     delivery d[MAX_BUFFERS];
     size_t nd = 0;
     pthread_mutex_lock(&P.lock);
@@ -790,7 +816,7 @@ static void complete_buffer(void (*client_fn)(void), uint8_t *buf, size_t size, 
         const sdk_buffer *bf = &P.buffers[b];
         const sdk_context *c = bf->valid ? find_context(bf->context) : NULL;
         if (!c) continue;
-        rsdk_record_header **list = calloc(max_records, sizeof *list);
+        rsdk_record_header **list = malloc(max_records * sizeof *list);
         if (!list) continue;
         d[nd++] = (delivery){bf->callback, bf->data, bf->context, (uint64_t)b + 1, 0, c->active, list, 0};
     }
@@ -1151,7 +1177,6 @@ RSDK_API int rocprofiler_context_is_active(rsdk_context_id ctx, int *status)
 RSDK_API int rocprofiler_create_buffer(rsdk_context_id ctx, size_t size, size_t watermark, uint32_t policy,
                                        rsdk_buffer_tracing_cb callback, void *data, rsdk_buffer_id *out)
 {
-    (void)watermark;
     if (!callback || !out || size < sizeof(rsdk_kernel_dispatch_record) || size > UINT32_MAX ||
         (policy != RSDK_BUFFER_POLICY_DISCARD && policy != RSDK_BUFFER_POLICY_LOSSLESS))
         return RSDK_STATUS_ERROR_INVALID_ARGUMENT;
@@ -1163,7 +1188,10 @@ RSDK_API int rocprofiler_create_buffer(rsdk_context_id ctx, size_t size, size_t 
     while (st == RSDK_STATUS_SUCCESS && b < MAX_BUFFERS && P.buffers[b].valid) b++;
     if (st == RSDK_STATUS_SUCCESS && b == MAX_BUFFERS) st = RSDK_STATUS_ERROR;
     if (st == RSDK_STATUS_SUCCESS) {
-        P.buffers[b] = (sdk_buffer){1, ctx.handle, (size + 7) & ~(size_t)7, policy, callback, data, 0};
+        /* the SDK hands a buffer over once it holds the watermark's worth */
+        size_t deliver = watermark && watermark < size ? watermark : size;
+        if (deliver < sizeof(rsdk_kernel_dispatch_record)) deliver = sizeof(rsdk_kernel_dispatch_record);
+        P.buffers[b] = (sdk_buffer){1, ctx.handle, (deliver + 7) & ~(size_t)7, policy, callback, data, 0};
         out->handle = (uint64_t)b + 1;
         /* the core stages records in buffers the tool's size */
         emu_core_register_buffers(staging_request, staging_complete);

@@ -21,9 +21,9 @@
 
 /* What a backend's vendor does that the rest of devtrace relies on. */
 enum {
-    /* The vendor owns its activity buffers (sized from buffer_size and
-       buffer_count) and, when they are full, makes the program wait rather
-       than drop: too small a pool costs time, not records. */
+    /* The vendor owns its activity buffers (sized from buffer_size) and,
+       when they are full, makes the program wait rather than drop: too
+       small a buffer costs time, not records. */
     DT_BACKEND_LOSSLESS_BUFFERS = 1u << 0,
 };
 

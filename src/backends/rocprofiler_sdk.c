@@ -381,13 +381,12 @@ static int find_operations(void)
     return 0;
 }
 
+/* Each SDK buffer is one of devtrace's buffers in size (the SDK keeps two
+   of each under the lossless policy, and delivers one when half full);
+   buffer_count has no counterpart. */
 static size_t buffer_bytes(const dt_config *c)
 {
-    /* the memory a session allows for vendor buffers, over the three
-       buffers and the two halves rocprofiler-sdk's lossless policy keeps */
-    uint64_t total = (uint64_t)c->buffer_size * (c->buffer_count ? c->buffer_count : 1);
-    uint64_t each = total / (2 * B_COUNT);
-    return each < 1024 ? 1024 : (size_t)each;
+    return c->buffer_size < 1024 ? 1024 : c->buffer_size;
 }
 
 /* Creates a context; returns the SDK's status. */
@@ -709,9 +708,9 @@ static void session_facts(dt_session *s)
                                "use); copies, which name no queue, on row 0");
     if (R.configured && buffer_bytes(&s->config) != R.buffer_bytes)
         dt_session_note(s, "buffers",
-                        "rocprofiler-sdk's buffers are made once per process: %zu bytes each (x2, x%d), from the "
-                        "settings when devtrace registered, not this session's",
-                        R.buffer_bytes, B_COUNT);
+                        "rocprofiler-sdk's buffers are made once per process: %d of %zu bytes (each kept twice), "
+                        "from the settings when devtrace registered, not this session's",
+                        B_COUNT, R.buffer_bytes);
     dt_symbols_note_missing(s, g_symbols, S_COUNT, R.sym);
     dt_session_set_library(s, R.lib.path, R.version_text);
 }
@@ -816,9 +815,18 @@ static int rsdk_clock(uint64_t *ns)
     return get && get(ns) == RSDK_STATUS_SUCCESS ? 0 : -1;
 }
 
+/* The contexts an External id is pushed to: those of device records (an
+   API call shares its device work's correlation id, and so its External
+   id), or the API context when it records alone. Fixed while a session
+   runs. */
+static int pushed_to(int c)
+{
+    return R.on[c] && (c != C_API || (!R.on[C_KERNEL] && !R.on[C_COPY]));
+}
+
 /* On the program's threads: no error text is formatted here. The id goes
-   to every context whose records carry it, as id + 1 (the SDK reports 0
-   where nothing was pushed, and 0 is a valid id to devtrace). */
+   to the SDK as id + 1 (the SDK reports 0 where nothing was pushed, and 0
+   is a valid id to devtrace). */
 static dt_status rsdk_push_external(uint64_t id)
 {
     rsdk_push_external_fn push = SYM(rsdk_push_external_fn, S_PUSH_EXTERNAL);
@@ -827,11 +835,11 @@ static dt_status rsdk_push_external(uint64_t id)
     if (id == UINT64_MAX) return DT_ERR_VENDOR;
     uint64_t tid = dt_thread_id();
     for (int c = C_KERNEL; c <= C_API; c++) {
-        if (!R.on[c]) continue;
+        if (!pushed_to(c)) continue;
         if (push(R.ctx[c], tid, (rsdk_user_data){.value = id + 1}) != RSDK_STATUS_SUCCESS) {
             rsdk_user_data undo;
             while (--c >= C_KERNEL)
-                if (R.on[c]) pop(R.ctx[c], tid, &undo);
+                if (pushed_to(c)) pop(R.ctx[c], tid, &undo);
             return DT_ERR_VENDOR;
         }
     }
@@ -846,7 +854,7 @@ static dt_status rsdk_pop_external(void)
     dt_status st = DT_OK;
     for (int c = C_KERNEL; c <= C_API; c++) {
         rsdk_user_data last;
-        if (R.on[c] && pop(R.ctx[c], tid, &last) != RSDK_STATUS_SUCCESS) st = DT_ERR_VENDOR;
+        if (pushed_to(c) && pop(R.ctx[c], tid, &last) != RSDK_STATUS_SUCCESS) st = DT_ERR_VENDOR;
     }
     return st;
 }

@@ -37,8 +37,8 @@ static void *sym(const char *name)
     return p;
 }
 
-/* The emulator, as the backend will find it; `version` (or NULL) is the
-   rocprofiler-sdk release it plays. */
+/* The emulator, as the backend will find it; `version` is the
+   rocprofiler-sdk release it plays (NULL: its default, the newest). */
 static void open_emulator(const char *version)
 {
     if (version) REQUIRE(setenv("DEVTRACE_EMU_ROCPROFILER_SDK_VERSION", version, 1) == 0);
@@ -237,7 +237,7 @@ static void record_workload(void)
    forced configuration; everything the records hold arrives. */
 static void forced(void)
 {
-    open_emulator(NULL);
+    open_emulator("0.6.0");
     int (*is_initialized)(int *);
     *(void **)&is_initialized = sym("rocprofiler_is_initialized");
     int status = 5;
@@ -282,7 +282,7 @@ static void forced(void)
 /* dt_prepare before the first HIP call, the session after it: recorded. */
 static void prepared(void)
 {
-    open_emulator(NULL);
+    open_emulator("0.6.0");
     REQUIRE(dt_prepare("rocprofiler_sdk") == DT_OK, "prepare: %s", dt_last_error());
     launch(0, 0, "before_the_session", 1, 32, 0, 0, 0);
     sync_all();
@@ -294,7 +294,7 @@ static void prepared(void)
    refused and says why and what to do, instead of recording nothing. */
 static void late_start_refused(void)
 {
-    open_emulator(NULL);
+    open_emulator("0.6.0");
     launch(0, 0, "early", 1, 32, 0, 0, 0);
     sync_all();
     dt_session *s = new_session(0, 0);
@@ -328,7 +328,7 @@ static rsdk_tool_configure_result *other_tool(uint32_t version, const char *runt
 /* Another tool made the SDK initialize first: devtrace cannot join. */
 static void late_after_other_tool(void)
 {
-    open_emulator(NULL);
+    open_emulator("0.6.0");
     int (*force)(rsdk_configure_fn);
     *(void **)&force = sym("rocprofiler_force_configure");
     REQUIRE(force(other_tool) == RSDK_STATUS_SUCCESS);
@@ -374,6 +374,13 @@ static void ancestor_layouts(void)
     record_workload();
 }
 
+/* The release before 0.6.0: memory-copy records end before the addresses. */
+static void short_copy_records(void)
+{
+    open_emulator("0.5.0");
+    record_workload();
+}
+
 /* The SDK's drop count is its buffer's total so far: each session is
    charged only what was dropped while it ran, as vendor_dropped. */
 static void drops_per_session(void)
@@ -401,7 +408,7 @@ static void drops_per_session(void)
    for are produced. */
 static void second_session(void)
 {
-    open_emulator(NULL);
+    open_emulator("0.6.0");
     dt_session *s = started(0, 0);
     launch(0, 0, "first", 1, 32, 0, 0, 0);
     sync_all();
@@ -504,7 +511,7 @@ int main(int argc, char **argv)
 {
     static const dt_test tests[] = {
         DT_TEST(forced), DT_TEST(prepared), DT_TEST(late_start_refused), DT_TEST(late_after_other_tool),
-        DT_TEST(late_start_supported), DT_TEST(anytime_initialization), DT_TEST(ancestor_layouts),
+        DT_TEST(late_start_supported), DT_TEST(anytime_initialization), DT_TEST(ancestor_layouts), DT_TEST(short_copy_records),
         DT_TEST(drops_per_session), DT_TEST(second_session), DT_TEST(memset_without_arguments),
         DT_TEST(tool_libraries),
     };
