@@ -239,27 +239,49 @@ static int take_fill(dt_rsdk_decoder *d, uint64_t correlation, dt_rsdk_fill *out
 /* ------------------------------------------------------------------ */
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
+/* Per buffer: what records repeat, looked up once. Slots are direct
+   mapped by a hash of the key; a slot's key + 1 is stored (0: empty). */
+#define CX_SLOTS 64
 typedef struct decode_ctx {
     dt_rsdk_decoder *d;
     dt_session *s;
     uint32_t capture;
+    int link_api;              /* API records carry the External ids (no device records do) */
     dt_decode_cache cache;
-    /* the last agent and queue seen: dispatches repeat them */
-    uint64_t agent_handle, queue_handle;
-    uint16_t agent_dev;
-    uint32_t queue_lane;
-    int have_agent, have_queue;
-    struct { int32_t op; uint32_t id; } api[64];
+    struct { uint64_t key; uint16_t device; } agent[CX_SLOTS];
+    struct { uint64_t key; uint32_t lane; } queue[CX_SLOTS];
+    /* a dispatch's launch configuration, from its raw dimensions */
+    struct { rsdk_dim3 grid, group; uint32_t lds; uint64_t kernel; uint32_t config; int used; } launch[CX_SLOTS];
+    struct { int32_t op; uint32_t id; } api[CX_SLOTS];
 } decode_ctx;
+
+static size_t cx_slot(uint64_t key)
+{
+    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
+}
+_Static_assert(CX_SLOTS == 64, "cx_slot() yields 6 bits");
 
 static uint16_t device_of(decode_ctx *cx, uint64_t handle)
 {
-    if (!cx->have_agent || cx->agent_handle != handle) {
-        cx->agent_dev = agent_device(cx->d, handle);
-        cx->agent_handle = handle;
-        cx->have_agent = 1;
+    __typeof__(cx->agent[0]) *e = &cx->agent[cx_slot(handle)];
+    if (e->key != handle + 1) {
+        e->device = agent_device(cx->d, handle);
+        e->key = handle + 1;
     }
-    return cx->agent_dev;
+    return e->device;
+}
+
+/* UINT32_MAX: out of memory */
+static uint32_t lane_of(decode_ctx *cx, uint64_t handle)
+{
+    __typeof__(cx->queue[0]) *e = &cx->queue[cx_slot(handle)];
+    if (e->key != handle + 1) {
+        uint32_t lane = queue_lane(cx->d, handle);
+        if (lane == UINT32_MAX) return lane;
+        e->lane = lane;
+        e->key = handle + 1;
+    }
+    return e->lane;
 }
 
 /* The External id devtrace pushed rides in the records as id + 1 (0: none
@@ -272,6 +294,44 @@ static inline void link_external(dt_session *s, uint64_t correlation, uint64_t e
 static uint32_t div_up(uint32_t work_items, uint32_t group)
 {
     return group ? work_items / group + (work_items % group != 0) : work_items;
+}
+
+/* The launch configuration of a dispatch (UINT32_MAX: out of memory). */
+static uint32_t launch_config(decode_ctx *cx, const rsdk_kernel_dispatch_info *info, const dt_rsdk_kernel *k)
+{
+    uint64_t kernel = k ? k->kernel_id + 1 : 0;
+    uint64_t key = ((uint64_t)info->grid_size.x << 32 | info->workgroup_size.x) ^
+                   ((uint64_t)info->grid_size.y * 0x9e3779b9u + info->group_segment_size) ^ kernel * 0x85ebca6bu ^
+                   ((uint64_t)info->grid_size.z << 16 | info->workgroup_size.y << 8 | info->workgroup_size.z);
+    __typeof__(cx->launch[0]) *e = &cx->launch[cx_slot(key)];
+    if (e->used && e->kernel == kernel && e->lds == info->group_segment_size &&
+        !memcmp(&e->grid, &info->grid_size, sizeof e->grid) && !memcmp(&e->group, &info->workgroup_size, sizeof e->group))
+        return e->config;
+    dt_launch_config cfg;
+    memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
+    /* HSA grids count work-items; devtrace's, like CUDA's, work-groups */
+    cfg.grid[0] = (int32_t)div_up(info->grid_size.x, info->workgroup_size.x);
+    cfg.grid[1] = (int32_t)div_up(info->grid_size.y, info->workgroup_size.y);
+    cfg.grid[2] = (int32_t)div_up(info->grid_size.z, info->workgroup_size.z);
+    cfg.block[0] = (int32_t)info->workgroup_size.x;
+    cfg.block[1] = (int32_t)info->workgroup_size.y;
+    cfg.block[2] = (int32_t)info->workgroup_size.z;
+    uint32_t declared = k ? k->static_lds : 0;
+    cfg.registers_per_thread = k ? k->registers : 0;
+    /* the dispatch's group segment is the kernel's own plus what the launch
+       asked for */
+    cfg.static_shared_memory = declared <= info->group_segment_size ? declared : info->group_segment_size;
+    cfg.dynamic_shared_memory = info->group_segment_size - cfg.static_shared_memory;
+    uint32_t config = dt_decode_launch_config(cx->s, &cx->cache, &cfg);
+    if (config != UINT32_MAX) {
+        e->grid = info->grid_size;
+        e->group = info->workgroup_size;
+        e->lds = info->group_segment_size;
+        e->kernel = kernel;
+        e->config = config;
+        e->used = 1;
+    }
+    return config;
 }
 
 static void decode_dispatch(decode_ctx *cx, const rsdk_kernel_dispatch_record *r)
@@ -289,42 +349,23 @@ static void decode_dispatch(decode_ctx *cx, const rsdk_kernel_dispatch_record *r
     }
     if (!(cx->capture & (is_fill ? DT_CAPTURE_MEMSET : DT_CAPTURE_KERNEL))) return;
     uint32_t device = device_of(cx, info->agent_id.handle);
-    if (!cx->have_queue || cx->queue_handle != info->queue_id) {
-        cx->queue_lane = queue_lane(cx->d, info->queue_id);
-        cx->queue_handle = info->queue_id;
-        cx->have_queue = cx->queue_lane != UINT32_MAX;
-    }
-    if (cx->queue_lane == UINT32_MAX) {
+    uint32_t lane = lane_of(cx, info->queue_id);
+    if (lane == UINT32_MAX) {
         dt_loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory for the queue's row */
         return;
     }
     dt_rec *rec;
     if (is_fill) {
         dt_fill f = {.start = r->start_timestamp, .end = r->end_timestamp, .correlation = corr, .bytes = fill.bytes,
-                     .device = device, .stream = cx->queue_lane, .value = fill.value,
+                     .device = device, .stream = lane, .value = fill.value,
                      .memory_kind = DT_MEM_DEVICE, .async = fill.async};
         rec = dt_add_fill(s, &cx->cache, &f);
     } else {
-        dt_launch_config cfg;
-        memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
-        /* HSA grids count work-items; devtrace's, like CUDA's, work-groups */
-        cfg.grid[0] = (int32_t)div_up(info->grid_size.x, info->workgroup_size.x);
-        cfg.grid[1] = (int32_t)div_up(info->grid_size.y, info->workgroup_size.y);
-        cfg.grid[2] = (int32_t)div_up(info->grid_size.z, info->workgroup_size.z);
-        cfg.block[0] = (int32_t)info->workgroup_size.x;
-        cfg.block[1] = (int32_t)info->workgroup_size.y;
-        cfg.block[2] = (int32_t)info->workgroup_size.z;
-        uint32_t declared = k ? k->static_lds : 0;
-        cfg.registers_per_thread = k ? k->registers : 0;
-        /* the dispatch's group segment is the kernel's own plus what the
-           launch asked for */
-        cfg.static_shared_memory = declared <= info->group_segment_size ? declared : info->group_segment_size;
-        cfg.dynamic_shared_memory = info->group_segment_size - cfg.static_shared_memory;
-        uint32_t config = dt_decode_launch_config(s, &cx->cache, &cfg);
+        uint32_t config = launch_config(cx, info, k);
         if (!k) atomic_fetch_add_explicit(&cx->d->unknown_kernels, 1, memory_order_relaxed);
         uint32_t name = dt_decode_kernel_name(s, &cx->cache, k ? k->name : NULL);
-        rec = dt_add_device_activity(s, DT_EVENT_KERNEL, r->start_timestamp, r->end_timestamp, corr, device,
-                                     cx->queue_lane, 0, config == UINT32_MAX ? UINT32_MAX : name);
+        rec = dt_add_device_activity(s, DT_EVENT_KERNEL, r->start_timestamp, r->end_timestamp, corr, device, lane,
+                                     0, config == UINT32_MAX ? UINT32_MAX : name);
         if (rec) {
             rec->u.kernel.config = config;
             rec->u.kernel.queued_delta = rec->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
@@ -402,7 +443,8 @@ static void decode_api(decode_ctx *cx, const uint8_t *p, uint64_t size)
         thread = r->thread_id;
     }
     if (dt_add_api_call(cx->s, DT_EVENT_RUNTIME, start, end, internal, cx->d->pid, (uint32_t)thread,
-                        api_name(cx, op), (uint32_t)op, 0))
+                        api_name(cx, op), (uint32_t)op, 0) &&
+        cx->link_api)
         link_external(cx->s, internal, external);
 }
 
@@ -422,6 +464,10 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
     cx.d = d;
     cx.s = s;
     cx.capture = s->config.capture;
+    /* an API call shares its device work's correlation id, so its External
+       id comes from that work's records where they are recorded (the
+       backend pushes ids to the API records' context only otherwise) */
+    cx.link_api = !(cx.capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET | DT_CAPTURE_MEMCPY));
     dt_decode_cache_init(&cx.cache);
     dt_session_lock(s);
     pthread_mutex_lock(&d->kernel_lock);

@@ -276,7 +276,9 @@ static void copies(void)
 }
 
 /* HIP API records of both correlation layouts: the release decides which
-   a record of the longer size is. */
+   a record of the longer size is.  With only API calls recorded, their
+   records carry the External ids (with device work recorded, the device
+   records do: the backend pushes to those contexts). */
 static void api_layouts(void)
 {
     static const char *names[] = {"hipApiName", "hipLaunchKernel"};
@@ -287,7 +289,7 @@ static void api_layouts(void)
         REQUIRE(d.api_names);
         memcpy(d.api_names, names, sizeof names);
         d.api_name_count = 2;
-        dt_session *s = running(0);
+        dt_session *s = running(DT_CAPTURE_RUNTIME);
         uint64_t t = now_ns();
         union { rsdk_api_record plain; rsdk_api_record_ancestor with; } r;
         memset(&r, 0, sizeof r);
