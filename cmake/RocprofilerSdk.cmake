@@ -21,15 +21,40 @@ if(DEVTRACE_ROCPROFILER_SDK_HEADERS)
   list(APPEND _dt_rocm_hints /opt/rocm/include)
   find_path(DT_ROCPROFILER_SDK_INCLUDE_DIR rocprofiler-sdk/rocprofiler.h HINTS ${_dt_rocm_hints} NO_DEFAULT_PATH)
   if(DT_ROCPROFILER_SDK_INCLUDE_DIR)
-    set(DT_HAVE_ROCPROFILER_SDK ON)
-    message(STATUS "rocprofiler-sdk headers: ${DT_ROCPROFILER_SDK_INCLUDE_DIR} (devtrace's declaration is checked "
-                   "against them)")
+    # the headers pull in HIP's and HSA's: a tree where they do not compile
+    # as C is said so, and not checked (a moved field still fails the build)
+    include(CheckCSourceCompiles)
+    set(CMAKE_REQUIRED_INCLUDES ${DT_ROCPROFILER_SDK_INCLUDE_DIR})
+    set(CMAKE_REQUIRED_DEFINITIONS -D__HIP_PLATFORM_AMD__=1)
+    set(CMAKE_REQUIRED_QUIET ON)
+    check_c_source_compiles("
+#if defined(__has_include)
+#if __has_include(<hip/hip_runtime_api.h>)
+#include <hip/hip_runtime_api.h>
+#endif
+#endif
+#include <rocprofiler-sdk/agent.h>
+#include <rocprofiler-sdk/buffer_tracing.h>
+#include <rocprofiler-sdk/fwd.h>
+int main(void) { return (int)sizeof(rocprofiler_buffer_tracing_kernel_dispatch_record_t) == 0; }"
+                            DT_ROCPROFILER_SDK_HEADERS_COMPILE)
+    unset(CMAKE_REQUIRED_INCLUDES)
+    unset(CMAKE_REQUIRED_DEFINITIONS)
+    unset(CMAKE_REQUIRED_QUIET)
+    if(DT_ROCPROFILER_SDK_HEADERS_COMPILE)
+      set(DT_HAVE_ROCPROFILER_SDK ON)
+      message(STATUS "rocprofiler-sdk headers: ${DT_ROCPROFILER_SDK_INCLUDE_DIR} (devtrace's declaration is checked "
+                     "against them)")
+    else()
+      message(WARNING "rocprofiler-sdk headers found in ${DT_ROCPROFILER_SDK_INCLUDE_DIR} do not compile as C here "
+                      "(HIP or HSA headers missing?): devtrace's declaration is not checked against them")
+    endif()
   endif()
 endif()
 
 function(dt_configure_rocprofiler_sdk target)
   if(DT_HAVE_ROCPROFILER_SDK)
-    target_compile_definitions(${target} PRIVATE DT_HAVE_ROCPROFILER_SDK=1)
+    target_compile_definitions(${target} PRIVATE DT_HAVE_ROCPROFILER_SDK=1 __HIP_PLATFORM_AMD__=1)
     target_include_directories(${target} SYSTEM PRIVATE ${DT_ROCPROFILER_SDK_INCLUDE_DIR})
   endif()
 endfunction()

@@ -520,6 +520,10 @@ static void announce_symbol(size_t index, uint64_t only_context)
     }
 }
 
+/* HSA's executable symbol of a kernel (code objects v3 on) is its
+   descriptor, <name>.kd: rocprofiler-sdk passes that name on */
+#define SYMBOL_SUFFIX ".kd"
+
 /* The kernel id of a name, registering the symbol (and telling the
    code-object services) the first time: as a code object loads before its
    kernels first run. */
@@ -534,8 +538,9 @@ static uint64_t kernel_id(const char *name, uint32_t static_lds, uint32_t regist
         pthread_mutex_unlock(&K.lock);
         return id;
     }
+    size_t len = strlen(name);
     for (size_t i = K.count; i-- > 0;)
-        if (strcmp(K.names[i], name) == 0) {
+        if (strncmp(K.names[i], name, len) == 0 && strcmp(K.names[i] + len, SYMBOL_SUFFIX) == 0) {
             K.cache[slot].name = name;
             K.cache[slot].id = i + 1;
             pthread_mutex_unlock(&K.lock);
@@ -555,11 +560,14 @@ static uint64_t kernel_id(const char *name, uint32_t static_lds, uint32_t regist
         K.registers = r;
         K.cap = cap;
     }
-    char *copy = strdup(name);
+    /* named as HSA names the kernel's descriptor symbol */
+    char *copy = malloc(len + sizeof SYMBOL_SUFFIX);
     if (!copy) {
         pthread_mutex_unlock(&K.lock);
         return 0;
     }
+    memcpy(copy, name, len);
+    memcpy(copy + len, SYMBOL_SUFFIX, sizeof SYMBOL_SUFFIX);
     size_t i = K.count++;
     K.names[i] = copy;
     K.static_lds[i] = static_lds;

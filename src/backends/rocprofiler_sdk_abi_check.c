@@ -7,6 +7,12 @@
 #ifdef DT_HAVE_ROCPROFILER_SDK
 #include <stddef.h>
 
+/* the SDK's own samples include HIP's API header first */
+#if defined(__has_include)
+#if __has_include(<hip/hip_runtime_api.h>)
+#include <hip/hip_runtime_api.h>
+#endif
+#endif
 #include <rocprofiler-sdk/agent.h>
 #include <rocprofiler-sdk/buffer_tracing.h>
 #include <rocprofiler-sdk/fwd.h>

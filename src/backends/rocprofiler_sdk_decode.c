@@ -178,8 +178,15 @@ int dt_rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_symbol *sym
     if (HAVE(accum_vgpr_count)) registers += sym->accum_vgpr_count;
 #undef HAVE
     const char *raw = sym->kernel_name ? sym->kernel_name : "";
-    char *name = dt_strdup(raw);
+    /* the name is the HSA executable symbol's: a kernel descriptor's, which
+       code objects v3 on name <kernel>.kd; the kernel's own name is the
+       rest (the one the demangler and other vendors know) */
+    size_t len = strlen(raw);
+    if (len > 3 && memcmp(raw + len - 3, ".kd", 3) == 0) len -= 3;
+    char *name = dt_malloc(len + 1);
     if (!name) return -1;
+    memcpy(name, raw, len);
+    name[len] = '\0';
     pthread_mutex_lock(&d->kernel_lock);
     dt_rsdk_kernel *old = (dt_rsdk_kernel *)find_kernel(d, sym->kernel_id);
     int rc = 0;

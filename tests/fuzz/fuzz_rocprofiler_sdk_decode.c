@@ -28,6 +28,9 @@ static const char *const names[] = {
     "plain_kernel",
     "_Z5saxpyifPKfPf",
     "__amd_rocclr_fillBufferAligned",
+    "__amd_rocclr_fillBufferAligned.kd",
+    "_Z5saxpyifPKfPf.kd",
+    ".kd",
     "_Z",
     "_Z999999999999999999x",
     "\xff\xfe\xc3\x28 invalid utf-8 \xe2\x82",
@@ -36,6 +39,10 @@ static const char *const names[] = {
 };
 enum { NAME_COUNT = sizeof names / sizeof names[0] };
 static const char *api_names[] = {"hipApiName", "hipLaunchKernel", NULL, "hipMemsetAsync"};
+
+/* the decoder reads no record longer than this (its RSDK_MAX_RECORD_SIZE) */
+#define MAX_READ 4096u
+#define SLOT (MAX_READ + 16u)
 
 static dt_rsdk_decoder g_d;
 static uint32_t g_base_agents;
@@ -109,8 +116,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dt_device_props p;
         dt_rsdk_decoder_add_agent(&g_d, &a, sizeof a, &p, missing, sizeof missing);
     }
+    /* each record is copied to a slot of its own, at its offset's
+       alignment, so that one record's size cut cannot change another's */
     rsdk_record_header headers[64];
     rsdk_record_header *list[64];
+    uint8_t *slots = n ? aligned_alloc(8, n * SLOT) : NULL;
+    if (n && !slots) {
+        free(buf);
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         const uint8_t *h = desc + 4 * i;
         headers[i].category = h[0] % 4;
@@ -119,11 +133,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t avail = len - off;
         headers[i].payload = NULL;
         if (avail >= sizeof(uint64_t)) {
-            uint8_t *p = buf + off;
+            uint8_t *p = slots + i * SLOT + (off & 7);
+            size_t copy = avail < SLOT - 8 ? avail : SLOT - 8;
+            memcpy(p, buf + off, copy);
             uint64_t sz;
             memcpy(&sz, p, sizeof sz);
-            if (sz > avail) {
-                sz = avail; /* the SDK's payloads hold their size */
+            /* the SDK's payloads hold their size; a size beyond any record's
+               is refused unread, so it stays */
+            if (sz > copy && sz <= MAX_READ) {
+                sz = copy;
                 memcpy(p, &sz, sizeof sz);
             }
             headers[i].payload = p;
@@ -144,6 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* fill sizes left behind would be taken by the next input's records */
     for (size_t i = 0; i < DT_RSDK_FILL_SLOTS; i++) g_d.fills[i].correlation = 0;
     atomic_store(&g_d.fill_count, 0);
+    free(slots);
     free(buf);
     return 0;
 }

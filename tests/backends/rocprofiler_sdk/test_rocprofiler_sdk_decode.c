@@ -143,7 +143,7 @@ static uint64_t now_ns(void) { return dt_realtime_ns(); }
    work-groups (rounded up), device and queue row, External id (stored + 1). */
 static void kernel_fields(void)
 {
-    add_kernel(&g_d, 7, "_Z4gemmPfS_", 96, 4096);
+    add_kernel(&g_d, 7, "_Z4gemmPfS_.kd", 96, 4096); /* as HSA names the symbol */
     dt_session *s = running(0);
     rsdk_kernel_dispatch_record r = dispatch(41, 7, GPU1, 0xabc000);
     uint64_t t = now_ns();
@@ -170,6 +170,43 @@ static void kernel_fields(void)
     CHECK_EQ(ev.has_external, 1);
     CHECK_EQ(ev.external_id, 99);
     dt_session_destroy(s);
+}
+
+/* Kernel symbols are named by their descriptors (<name>.kd): the kernel
+   is the rest; other names are kept as they are. */
+static void symbol_names(void)
+{
+    static const char *const given[] = {"plain.kd", "_Z3addPii.kd", ".kd", "x.kdd", "y.kd.kd", "no_suffix"};
+    static const char *const want[] = {"plain", "add(int*, int)", ".kd", "x.kdd", "y.kd", "no_suffix"};
+    enum { N = sizeof given / sizeof given[0] };
+    dt_rsdk_decoder d;
+    dt_rsdk_decoder_init(&d, RSDK_VERSION(1, 0, 0));
+    for (uint64_t i = 0; i < N; i++) add_kernel(&d, 100 + i, given[i], 0, 0);
+    add_agents(&d);
+    dt_session *s = running(0);
+    uint64_t t = now_ns();
+    rsdk_kernel_dispatch_record r[N];
+    void *p[N];
+    uint32_t k[N];
+    for (size_t i = 0; i < N; i++) {
+        r[i] = dispatch(200 + i, 100 + i, GPU0, 1);
+        r[i].start_timestamp = t;
+        r[i].end_timestamp = t + 10;
+        p[i] = &r[i];
+        k[i] = RSDK_BUFFER_KERNEL_DISPATCH;
+    }
+    decode(&d, s, p, k, N);
+    stop(s);
+    REQUIRE_EQ(dt_session_event_count(s), N);
+    for (size_t i = 0; i < N; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        size_t j = (size_t)(ev.correlation - 200);
+        REQUIRE(j < N);
+        CHECK_STR(ev.name, want[j]);
+    }
+    dt_session_destroy(s);
+    dt_rsdk_decoder_free(&d);
 }
 
 /* External id 0 is pushed as 1; a record with 0 carries none. */
@@ -441,6 +478,6 @@ static void agent_properties(void)
     dt_rsdk_decoder_free(&d);
 }
 
-DT_TEST_MAIN(setup, teardown, DT_TEST(kernel_fields), DT_TEST(external_zero_and_none), DT_TEST(fills),
+DT_TEST_MAIN(setup, teardown, DT_TEST(kernel_fields), DT_TEST(symbol_names), DT_TEST(external_zero_and_none), DT_TEST(fills),
              DT_TEST(copies), DT_TEST(api_layouts), DT_TEST(damage_is_counted), DT_TEST(capture_filters),
              DT_TEST(unknown_agent_and_kernel), DT_TEST(agent_properties))
