@@ -178,6 +178,11 @@ struct emu_vendor {
     /* At the start of every emulated API call, on the calling thread, no
        lock held: the vendor's runtime initializes at its first call. */
     void (*runtime_call)(void);
+    /* How a completed buffer reaches a client that does nothing with it
+       (emu_null_client), for a vendor that delivers otherwise than through
+       the core's iterator (e.g. arrays of record headers); NULL: the core
+       walks the buffer with its iterator. */
+    void (*null_client_buffer)(uint8_t *buf, size_t valid);
 };
 
 /* Defined by the personality linked into the library. */

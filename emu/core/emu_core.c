@@ -1470,10 +1470,14 @@ static void null_client_complete_buffer(uint8_t *buf, size_t valid)
 {
     /* a client walks every record with the vendor's iterator: that is the
        vendor's cost too */
-    uint8_t *rec = NULL;
-    size_t records = 0;
-    while (buf && emu_core_next_record(buf, valid, &rec) == EMU_ST_OK) records++;
-    __asm__ __volatile__("" ::"r"(records));
+    if (buf && emu_vendor_impl.null_client_buffer) {
+        emu_vendor_impl.null_client_buffer(buf, valid);
+    } else {
+        uint8_t *rec = NULL;
+        size_t records = 0;
+        while (buf && emu_core_next_record(buf, valid, &rec) == EMU_ST_OK) records++;
+        __asm__ __volatile__("" ::"r"(records));
+    }
     pthread_mutex_lock(&G.lock);
     if (buf && N.free_n < NULL_CLIENT_BUFFERS)
         N.free[N.free_n++] = buf;

@@ -786,30 +786,28 @@ typedef struct delivery {
     size_t n;
 } delivery;
 
-/* P.lock held. The buffers a record of this kind goes to: those whose
-   context has the service (the active ones, or, when the context stopped
-   since the record was made, any); a kind no service asked for goes to the
-   first buffer, as records of other kinds would reach a tool. */
-static void route(delivery *d, size_t nd, uint32_t kind, rsdk_record_header *h)
+/* P.lock held. The buffers a record of this kind goes to (a mask of
+   d[]): those whose context has the service (the active ones, or, when the
+   context stopped since the record was made, any); a kind no service asked
+   for goes to the first buffer, as records of other kinds would reach a
+   tool. */
+static uint32_t route(const delivery *d, size_t nd, uint32_t kind)
 {
     int known = kind < KIND_SLOTS;
     for (int pass = 0; pass < 2; pass++) {
-        int any = 0;
+        uint32_t mask = 0;
         for (size_t i = 0; i < nd; i++) {
             const sdk_context *c = find_context(d[i].context);
             if (!c || !known || (pass == 0 && !d[i].active) || !c->buffered[kind].on ||
                 c->buffered[kind].buffer != d[i].buffer)
                 continue;
-            d[i].headers[d[i].n++] = h;
-            any = 1;
+            mask |= 1u << i;
         }
-        if (any) return;
+        if (mask) return mask;
     }
     for (size_t i = 0; i < nd; i++)
-        if (d[i].active || i == nd - 1) {
-            d[i].headers[d[i].n++] = h;
-            return;
-        }
+        if (d[i].active || i == nd - 1) return 1u << i;
+    return 0;
 }
 
 static void complete_buffer(void (*client_fn)(void), uint8_t *buf, size_t size, size_t valid)
@@ -828,6 +826,9 @@ static void complete_buffer(void (*client_fn)(void), uint8_t *buf, size_t size, 
         if (!list) continue;
         d[nd++] = (delivery){bf->callback, bf->data, bf->context, (uint64_t)b + 1, 0, c->active, list, 0};
     }
+    /* where each kind goes, found at its first record */
+    uint32_t routes[KIND_SLOTS + 1];
+    uint32_t routed = 0;
     size_t off = 0, count = 0;
     while (nd && off + TRUNCATED_SIZE <= valid) {
         uint8_t *rec = buf + off;
@@ -846,7 +847,15 @@ static void complete_buffer(void (*client_fn)(void), uint8_t *buf, size_t size, 
         h->category = RSDK_BUFFER_CATEGORY_TRACING;
         h->kind = kind;
         h->payload = rec;
-        route(d, nd, kind == RSDK_BUFFER_PAGE_MIGRATION ? KIND_SLOTS : kind, h);
+        uint32_t slot = kind < KIND_SLOTS && kind != RSDK_BUFFER_PAGE_MIGRATION ? kind : KIND_SLOTS;
+        if (!(routed & (1u << slot))) {
+            routes[slot] = route(d, nd, slot);
+            routed |= 1u << slot;
+        }
+        for (uint32_t m = routes[slot]; m; m &= m - 1) {
+            delivery *to = &d[__builtin_ctz(m)];
+            to->headers[to->n++] = h;
+        }
         off += sz;
     }
     /* drops since the last delivery go with the first buffer delivered to;
@@ -870,6 +879,30 @@ static void complete_buffer(void (*client_fn)(void), uint8_t *buf, size_t size, 
     }
     free(headers);
     staging_release(buf, size);
+}
+
+/* The SDK's side of a delivery to a client that does nothing: the header
+   array is made and handed over. */
+static void null_callback(rsdk_record_header **headers, size_t n) { __asm__ __volatile__("" ::"r"(headers), "r"(n)); }
+
+static void null_client_buffer(uint8_t *buf, size_t valid)
+{
+    size_t max_records = valid / TRUNCATED_SIZE + 1, n = 0;
+    rsdk_record_header *headers = malloc(max_records * sizeof *headers);
+    rsdk_record_header **list = malloc(max_records * sizeof *list);
+    for (size_t off = 0; headers && list && off + TRUNCATED_SIZE <= valid;) {
+        uint8_t *rec = buf + off;
+        size_t sz = record_size(record_kind(rec, valid - off));
+        headers[n] = (rsdk_record_header){.payload = rec};
+        memcpy(&headers[n].kind, rec + 8, sizeof headers[n].kind);
+        headers[n].category = RSDK_BUFFER_CATEGORY_TRACING;
+        list[n] = &headers[n];
+        n++;
+        off += sz < valid - off ? sz : valid - off;
+    }
+    null_callback(list, n);
+    free(list);
+    free(headers);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1434,11 +1467,6 @@ RSDK_API void roctxMarkA(const char *message)
 /* ------------------------------------------------------------------ */
 /* The personality                                                     */
 /* ------------------------------------------------------------------ */
-static void complete_buffer_cb(void (*client_fn)(void), uint8_t *buf, size_t size, size_t valid_size)
-{
-    complete_buffer(client_fn, buf, size, valid_size);
-}
-
 static uint32_t cbid(emu_domain domain, emu_op op, emu_copy_kind copy_kind)
 {
     (void)copy_kind;
@@ -1472,7 +1500,8 @@ const struct emu_vendor emu_vendor_impl = {
     .record_size = record_size,
     .write_record = write_record,
     .record_kind = record_kind,
-    .complete_buffer = complete_buffer_cb,
+    .complete_buffer = complete_buffer,
+    .null_client_buffer = null_client_buffer,
     .invoke_callback = invoke_callback,
     .cbid = cbid,
     .callback_name = callback_name,
