@@ -166,21 +166,20 @@ say "record exit status: $rc (log: $out/record.log)"
 grep -iE "error|rocprofiler|unavailable|refuse|late" "$out/record.log" | head -n 20 | tee -a "$report"
 [ -s "$trace" ] || { problem "no trace written"; tail -n 30 "$out/record.log" | tee -a "$report"; }
 
+# A C API run of the workload: MODE, its title, what success means.
+api_run() {
+  local mode=$1 title=$2 ok=$3
+  section "$title"
+  if (cd "$out" && "$bin" "$mode" "$out/$mode.json" >"$out/$mode.out" 2>"$out/$mode.err"); then
+    say "$ok $(tr '\n' ' ' <"$out/$mode.out")"
+  else
+    problem "$title: $(tr '\n' ' ' <"$out/$mode.out")"
+    head -n 30 "$out/$mode.err" | tee -a "$report"
+  fi
+}
 if [ -n "$bin" ]; then
-  section "b. C API session started before HIP"
-  if (cd "$out" && "$bin" api "$out/api.json" >"$out/api.out" 2>"$out/api.err"); then
-    say "PASS $(tail -n 1 "$out/api.out")"
-  else
-    problem "C API session: $(tr '\n' ' ' <"$out/api.out")"
-    head -n 30 "$out/api.err" | tee -a "$report"
-  fi
-  section "c. C API session started after HIP initialized"
-  if (cd "$out" && "$bin" late "$out/late.json" >"$out/late.out" 2>"$out/late.err"); then
-    say "OK (recorded, or refused with a message) $(tr '\n' ' ' <"$out/late.out")"
-  else
-    problem "late start: $(tr '\n' ' ' <"$out/late.out")"
-    head -n 30 "$out/late.err" | tee -a "$report"
-  fi
+  api_run api "b. C API session started before HIP" "PASS"
+  api_run late "c. C API session started after HIP initialized" "OK (recorded, or refused with a message)"
 fi
 
 check_rc=1

@@ -20,6 +20,27 @@ static dt_rsdk_decoder g_d;
 #define GPU1 0x2001u
 #define CPU 0x1000u
 
+/* A GPU agent as the SDK describes one. */
+static rsdk_agent gpu_agent(uint64_t handle, uint32_t cus, uint32_t gfx, uint64_t gib, const char *name,
+                            const char *product)
+{
+    rsdk_agent a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.id.handle = handle;
+    a.type = RSDK_AGENT_TYPE_GPU;
+    a.cu_count = cus;
+    a.wave_front_size = 64;
+    a.lds_size_in_kb = 64;
+    a.max_waves_per_cu = 32;
+    a.workgroup_max_size = 1024;
+    a.gfx_target_version = gfx;
+    a.local_mem_size = gib << 30;
+    a.name = name;
+    a.product_name = product;
+    return a;
+}
+
 static void add_agents(dt_rsdk_decoder *d)
 {
     rsdk_agent a;
@@ -32,19 +53,7 @@ static void add_agents(dt_rsdk_decoder *d)
     dt_rsdk_decoder_add_agent(d, &a, sizeof a, &p, missing, sizeof missing);
     CHECK_EQ(p.valid, 0);
     for (uint64_t h = GPU0; h <= GPU1; h++) {
-        memset(&a, 0, sizeof a);
-        a.size = sizeof a;
-        a.id.handle = h;
-        a.type = RSDK_AGENT_TYPE_GPU;
-        a.cu_count = 304;
-        a.wave_front_size = 64;
-        a.lds_size_in_kb = 64;
-        a.max_waves_per_cu = 32;
-        a.workgroup_max_size = 1024;
-        a.gfx_target_version = 90402;
-        a.local_mem_size = UINT64_C(192) << 30;
-        a.name = "gfx942";
-        a.product_name = "AMD Instinct MI300X";
+        a = gpu_agent(h, 304, 90402, 192, "gfx942", "AMD Instinct MI300X");
         dt_rsdk_decoder_add_agent(d, &a, sizeof a, &p, missing, sizeof missing);
         REQUIRE_EQ(p.valid, 1);
         CHECK_EQ(p.id, h - GPU0);
@@ -120,6 +129,21 @@ static void stop(dt_session *s)
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
 }
 
+/* Dispatch records of one buffer, decoded; the session stopped with n events. */
+static void decode_dispatches(dt_rsdk_decoder *d, dt_session *s, rsdk_kernel_dispatch_record *r, size_t n)
+{
+    void *p[16];
+    uint32_t k[16];
+    REQUIRE(n <= 16);
+    for (size_t i = 0; i < n; i++) {
+        p[i] = &r[i];
+        k[i] = RSDK_BUFFER_KERNEL_DISPATCH;
+    }
+    decode(d, s, p, k, n);
+    stop(s);
+    REQUIRE_EQ(dt_session_event_count(s), n);
+}
+
 static dt_event only_event(dt_session *s)
 {
     stop(s);
@@ -186,18 +210,12 @@ static void symbol_names(void)
     dt_session *s = running(0);
     uint64_t t = now_ns();
     rsdk_kernel_dispatch_record r[N];
-    void *p[N];
-    uint32_t k[N];
     for (size_t i = 0; i < N; i++) {
         r[i] = dispatch(200 + i, 100 + i, GPU0, 1);
         r[i].start_timestamp = t;
         r[i].end_timestamp = t + 10;
-        p[i] = &r[i];
-        k[i] = RSDK_BUFFER_KERNEL_DISPATCH;
     }
-    decode(&d, s, p, k, N);
-    stop(s);
-    REQUIRE_EQ(dt_session_event_count(s), N);
+    decode_dispatches(&d, s, r, N);
     for (size_t i = 0; i < N; i++) {
         dt_event ev;
         dt_session_event(s, i, &ev);
@@ -214,15 +232,11 @@ static void external_zero_and_none(void)
 {
     add_kernel(&g_d, 8, "k8", 0, 0);
     dt_session *s = running(0);
-    rsdk_kernel_dispatch_record a = dispatch(51, 8, GPU0, 1), b = dispatch(52, 8, GPU0, 1);
-    a.start_timestamp = b.start_timestamp = now_ns();
-    a.end_timestamp = b.end_timestamp = a.start_timestamp + 10;
-    a.correlation_id.external.value = 0 + 1;
-    void *p[] = {&a, &b};
-    uint32_t k[] = {RSDK_BUFFER_KERNEL_DISPATCH, RSDK_BUFFER_KERNEL_DISPATCH};
-    decode(&g_d, s, p, k, 2);
-    stop(s);
-    REQUIRE_EQ(dt_session_event_count(s), 2);
+    rsdk_kernel_dispatch_record r[] = {dispatch(51, 8, GPU0, 1), dispatch(52, 8, GPU0, 1)};
+    r[0].start_timestamp = r[1].start_timestamp = now_ns();
+    r[0].end_timestamp = r[1].end_timestamp = r[0].start_timestamp + 10;
+    r[0].correlation_id.external.value = 0 + 1;
+    decode_dispatches(&g_d, s, r, 2);
     for (size_t i = 0; i < 2; i++) {
         dt_event ev;
         dt_session_event(s, i, &ev);
@@ -240,15 +254,11 @@ static void fills(void)
     dt_session *s = running(0);
     uint64_t t = now_ns();
     dt_rsdk_decoder_note_fill(&g_d, 61, 1 << 20, 0xab, 1);
-    rsdk_kernel_dispatch_record a = dispatch(61, 9, GPU0, 5), b = dispatch(62, 9, GPU0, 5);
-    a.start_timestamp = t, a.end_timestamp = t + 100;
-    b.start_timestamp = t + 200, b.end_timestamp = t + 300;
+    rsdk_kernel_dispatch_record r[] = {dispatch(61, 9, GPU0, 5), dispatch(62, 9, GPU0, 5)};
+    r[0].start_timestamp = t, r[0].end_timestamp = t + 100;
+    r[1].start_timestamp = t + 200, r[1].end_timestamp = t + 300;
     uint64_t before = atomic_load(&g_d.fills_without_size);
-    void *p[] = {&a, &b};
-    uint32_t k[] = {RSDK_BUFFER_KERNEL_DISPATCH, RSDK_BUFFER_KERNEL_DISPATCH};
-    decode(&g_d, s, p, k, 2);
-    stop(s);
-    REQUIRE_EQ(dt_session_event_count(s), 2);
+    decode_dispatches(&g_d, s, r, 2);
     for (size_t i = 0; i < 2; i++) {
         dt_event ev;
         dt_session_event(s, i, &ev);
@@ -436,20 +446,7 @@ static void agent_properties(void)
 {
     dt_rsdk_decoder d;
     dt_rsdk_decoder_init(&d, RSDK_VERSION(0, 6, 0));
-    rsdk_agent a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.id.handle = 5;
-    a.type = RSDK_AGENT_TYPE_GPU;
-    a.cu_count = 120;
-    a.wave_front_size = 64;
-    a.lds_size_in_kb = 64;
-    a.max_waves_per_cu = 32;
-    a.workgroup_max_size = 1024;
-    a.gfx_target_version = 90010;
-    a.local_mem_size = UINT64_C(64) << 30;
-    a.name = "gfx90a";
-    a.product_name = "AMD Instinct MI210";
+    rsdk_agent a = gpu_agent(5, 120, 90010, 64, "gfx90a", "AMD Instinct MI210");
     dt_device_props p;
     char missing[256] = "";
     dt_rsdk_decoder_add_agent(&d, &a, sizeof a, &p, missing, sizeof missing);
