@@ -423,6 +423,21 @@ typedef struct ext_stack {
 } ext_stack;
 static _Thread_local ext_stack t_ext[MAX_CONTEXTS];
 
+/* A thread's stacks are freed when it exits. */
+static pthread_key_t g_ext_key;
+static pthread_once_t g_ext_once = PTHREAD_ONCE_INIT;
+
+static void free_stacks(void *stacks)
+{
+    ext_stack *s = stacks;
+    for (size_t i = 0; i < MAX_CONTEXTS; i++) {
+        free(s[i].ids);
+        s[i] = (ext_stack){0};
+    }
+}
+
+static void make_ext_key(void) { pthread_key_create(&g_ext_key, free_stacks); }
+
 static ext_stack *stack_of(uint64_t context)
 {
     return context >= 1 && context <= MAX_CONTEXTS ? &t_ext[context - 1] : NULL;
@@ -1374,6 +1389,10 @@ RSDK_API int rocprofiler_push_external_correlation_id(rsdk_context_id ctx, uint6
         size_t cap = s->cap ? s->cap * 2 : 16;
         uint64_t *ids = realloc(s->ids, cap * sizeof *ids);
         if (!ids) return RSDK_STATUS_ERROR;
+        if (!s->cap) {
+            pthread_once(&g_ext_once, make_ext_key);
+            pthread_setspecific(g_ext_key, t_ext);
+        }
         s->ids = ids;
         s->cap = cap;
     }
