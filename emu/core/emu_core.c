@@ -278,8 +278,11 @@ static void init_once(void)
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     double drift = emu_vendor_impl.clock_drift_ppm;
     int64_t off = emu_vendor_impl.clock_offset_ns;
-    if (emu_vendor_impl.clock_counter)
+    if (emu_vendor_impl.clock_counter) {
+        if (emu_vendor_impl.clock_origin_ns)
+            off = (int64_t)emu_vendor_impl.clock_origin_ns();
         off -= (int64_t)((long double)realtime_ns() * (1.0L + (long double)drift * 1e-6L));
+    }
     const char *v = getenv("DEVTRACE_EMU_CLOCK_OFFSET_NS");
     if (v && *v)
         off = strtoll(v, NULL, 10);
@@ -963,6 +966,11 @@ static uint32_t next_correlation(void)
     return c;
 }
 
+uint32_t emu_core_next_correlation(void)
+{
+    return next_correlation();
+}
+
 static int device_ok(int device)
 {
     pthread_mutex_lock(&G.lock);
@@ -1033,13 +1041,25 @@ static int admit_locked(const emu_activity *a)
     return 1;
 }
 
-/* Produce an API or external record: written at once. */
-static void produce_now_locked(const emu_activity *a)
+/* A vendor whose records carry its external id: taken from the producing
+   thread's stack now. */
+static void attach_external_locked(emu_activity *a)
 {
-    if (!admit_locked(a))
+    if (emu_vendor_impl.record_external && emu_vendor_impl.record_external(a->kind, &a->external_id)) {
+        a->has_external_id = 1;
+        G.stats.records[EMU_KIND_EXTERNAL]++;
+    }
+}
+
+/* Produce an API or external record: written at once. */
+static void produce_now_locked(const emu_activity *in)
+{
+    if (!admit_locked(in))
         return;
-    G.stats.records[stat_kind(a->kind)]++;
-    write_record_locked(a, 0);
+    emu_activity a = *in;
+    attach_external_locked(&a);
+    G.stats.records[stat_kind(a.kind)]++;
+    write_record_locked(&a, 0);
 }
 
 /* Produce a device record: applies timestamp faults, then queues it until
@@ -1048,6 +1068,7 @@ static void produce_device_locked(emu_activity *a)
 {
     if (!admit_locked(a))
         return;
+    attach_external_locked(a);
     uint64_t ready_at = a->end;
     if (take_fault_locked(EMU_FAULT_ZERO_TIMESTAMPS)) {
         a->start = a->end = 0;
@@ -1084,8 +1105,16 @@ typedef struct api_frame {
 static void null_client_callback(void);
 static void null_client_request(uint8_t **buffer, size_t *size, size_t *max_records);
 
+/* What an API call does, for the callbacks of personalities that present
+   its arguments. */
+typedef struct api_args {
+    emu_op op;
+    uint64_t bytes;
+    uint32_t value;
+} api_args;
+
 static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site,
-                   const char *symbol, uint32_t context_uid)
+                   const char *symbol, uint32_t context_uid, const api_args *args)
 {
     if (!f->callbacks || !f->cb)
         return;
@@ -1107,6 +1136,9 @@ static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site
         .correlation_data = &f->cdata,
         .function_params = NULL,
         .return_value = &f->retval,
+        .op = args->op,
+        .bytes = args->bytes,
+        .value = args->value,
     };
     emu_vendor_impl.invoke_callback(f->cb, f->userdata, &call);
 }
@@ -1167,9 +1199,12 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
    wait for before returning (0: none). */
 typedef uint64_t (*work_fn)(void *arg, uint32_t correlation, uint64_t api_start);
 
-static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t context_uid,
+static void api_call(emu_copy_kind ck, const char *symbol, uint32_t context_uid, const api_args *args,
                      work_fn work, void *arg)
 {
+    emu_op op = args->op;
+    if (emu_vendor_impl.runtime_call)
+        emu_vendor_impl.runtime_call();
     uint32_t rt_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, op, ck);
     uint32_t drv_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_DRIVER, op, ck);
     api_frame rt, drv;
@@ -1177,13 +1212,13 @@ static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t c
     uint64_t api_start = 0;
     if (rt_cbid) {
         api_begin(&rt);
-        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_ENTER, symbol, context_uid);
+        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_ENTER, symbol, context_uid, args);
         device_corr = rt.correlation;
         api_start = rt.start;
     }
     if (drv_cbid) {
         api_begin(&drv);
-        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_ENTER, symbol, context_uid);
+        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_ENTER, symbol, context_uid, args);
         if (!device_corr) {
             device_corr = drv.correlation;
             api_start = drv.start;
@@ -1197,7 +1232,7 @@ static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t c
     if (wait_until)
         wait_device_time(wait_until);
     if (drv_cbid) {
-        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_EXIT, symbol, context_uid);
+        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_EXIT, symbol, context_uid, args);
         uint64_t end = device_now();
         pthread_mutex_lock(&G.lock);
         api_record_locked(&drv, EMU_DOMAIN_DRIVER, drv_cbid, end);
@@ -1205,7 +1240,7 @@ static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t c
         pthread_mutex_unlock(&G.lock);
     }
     if (rt_cbid) {
-        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_EXIT, symbol, context_uid);
+        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_EXIT, symbol, context_uid, args);
         uint64_t end = device_now();
         pthread_mutex_lock(&G.lock);
         api_record_locked(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, end);
@@ -1273,8 +1308,8 @@ EMU_API int emu_launch_kernel_desc(const emu_kernel_desc *desc)
     if (!desc || !device_ok(desc->device) || desc->stream < 0 || desc->stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
     kernel_work w = { desc };
-    api_call(EMU_OP_LAUNCH_KERNEL, 0, desc->name ? desc->name : "", (uint32_t)desc->device + 1,
-             kernel_work_fn, &w);
+    api_args args = { EMU_OP_LAUNCH_KERNEL, 0, 0 };
+    api_call(0, desc->name ? desc->name : "", (uint32_t)desc->device + 1, &args, kernel_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1340,8 +1375,8 @@ EMU_API int emu_memcpy(int device, int stream, int copy_kind, uint64_t bytes,
         copy_kind < EMU_COPY_HTOD || copy_kind > EMU_COPY_PTOP)
         return EMU_EINVAL;
     copy_work w = { device, stream, copy_kind, async != 0, bytes, duration_ns, 0, 0 };
-    api_call(async ? EMU_OP_MEMCPY_ASYNC : EMU_OP_MEMCPY, (emu_copy_kind)copy_kind, NULL,
-             (uint32_t)device + 1, copy_work_fn, &w);
+    api_args args = { async ? EMU_OP_MEMCPY_ASYNC : EMU_OP_MEMCPY, bytes, 0 };
+    api_call((emu_copy_kind)copy_kind, NULL, (uint32_t)device + 1, &args, copy_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1352,8 +1387,8 @@ EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
     if (!device_ok(device) || stream < 0 || stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
     copy_work w = { device, stream, 0, async != 0, bytes, duration_ns, value, 1 };
-    api_call(async ? EMU_OP_MEMSET_ASYNC : EMU_OP_MEMSET, 0, NULL, (uint32_t)device + 1,
-             copy_work_fn, &w);
+    api_args args = { async ? EMU_OP_MEMSET_ASYNC : EMU_OP_MEMSET, bytes, value };
+    api_call(0, NULL, (uint32_t)device + 1, &args, copy_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1388,16 +1423,16 @@ EMU_API int emu_synchronize(int device, int stream)
         int n = emu_device_count();
         for (int d = 0; d < n; d++) {
             sync_work w = { d, stream };
-            api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
-                     (uint32_t)d + 1, sync_work_fn, &w);
+            api_args args = { stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, 0 };
+            api_call(0, NULL, (uint32_t)d + 1, &args, sync_work_fn, &w);
         }
         return EMU_OK;
     }
     if (!device_ok(device))
         return EMU_EINVAL;
     sync_work w = { device, stream };
-    api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
-             (uint32_t)device + 1, sync_work_fn, &w);
+    api_args args = { stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, 0 };
+    api_call(0, NULL, (uint32_t)device + 1, &args, sync_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1435,10 +1470,14 @@ static void null_client_complete_buffer(uint8_t *buf, size_t valid)
 {
     /* a client walks every record with the vendor's iterator: that is the
        vendor's cost too */
-    uint8_t *rec = NULL;
-    size_t records = 0;
-    while (buf && emu_core_next_record(buf, valid, &rec) == EMU_ST_OK) records++;
-    __asm__ __volatile__("" ::"r"(records));
+    if (buf && emu_vendor_impl.null_client_buffer) {
+        emu_vendor_impl.null_client_buffer(buf, valid);
+    } else {
+        uint8_t *rec = NULL;
+        size_t records = 0;
+        while (buf && emu_core_next_record(buf, valid, &rec) == EMU_ST_OK) records++;
+        __asm__ __volatile__("" ::"r"(records));
+    }
     pthread_mutex_lock(&G.lock);
     if (buf && N.free_n < NULL_CLIENT_BUFFERS)
         N.free[N.free_n++] = buf;

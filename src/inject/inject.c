@@ -4,7 +4,8 @@
    SIGINT, SIGTERM, SIGHUP or SIGQUIT. A process that recorded nothing
    writes no trace. It is also CUDA's injection library
    (CUDA_INJECTION64_PATH): the driver calls InitializeInjection before the
-   first context, when CUPTI must be armed.
+   first context, when CUPTI must be armed; and a rocprofiler-sdk tool: its
+   exported rocprofiler_configure is how ROCm finds a preloaded tool.
 
    Under `devtrace record` (DEVTRACE_RECORD_LOG set) each process appends
    one line per event of its life to that file, which `record` reads to say
@@ -13,6 +14,7 @@
    state: started (recording), wrote, empty (recorded nothing, no trace),
    failed (the trace could not be written), off (could not record). */
 #include "dt_internal.h"
+#include "backends/rocprofiler_sdk.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -499,4 +501,15 @@ int InitializeInjection(void)
        is harmless, and needed when DEVTRACE_DISABLE deferred the session. */
     if (dt_prepare("cupti") != DT_OK) dt_log("InitializeInjection: %s", dt_last_error());
     return 1;
+}
+
+/* rocprofiler-sdk's tool entry point: ROCm calls every visible
+   rocprofiler_configure when its runtimes initialize. The session started
+   above has usually registered devtrace already (and this declines). */
+__attribute__((visibility("default"))) rsdk_tool_configure_result *
+rocprofiler_configure(uint32_t version, const char *runtime_version, uint32_t priority, rsdk_client_id *client_id);
+rsdk_tool_configure_result *rocprofiler_configure(uint32_t version, const char *runtime_version, uint32_t priority,
+                                                  rsdk_client_id *client_id)
+{
+    return dt_rocprofiler_sdk_configure(version, runtime_version, priority, client_id);
 }
