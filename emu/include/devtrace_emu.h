@@ -125,6 +125,14 @@ typedef struct emu_stats {
     uint64_t buffers_completed;      /* completion callbacks, in total */
     uint64_t buffers_completed_worker; /* of which from the emulator's thread */
     uint64_t records_pending;        /* produced, not yet written to a buffer */
+    /* device records a forced flush wrote while their work still ran (in
+       records[kind]): a tracer counts them as unfinished, not as events */
+    uint64_t records_unfinished[EMU_KIND_COUNT];
+    uint64_t injection_calls;        /* InitializeInjection calls the driver made */
+    uint64_t finalized;              /* the client detached the library */
+    /* thread-id type changes while a kind was enabled since load or
+       finalize, which CUPTI's header forbids */
+    uint64_t thread_id_type_changes_while_profiling;
 } emu_stats;
 
 /* Reads the environment once (also done implicitly by every call):

@@ -238,6 +238,10 @@ typedef struct dt_event {
         struct {
             uint32_t cbid;
             int32_t return_code;
+            /* 1: the call launches device work (a kernel, cooperative or
+               graph launch), by the vendor's callback id, whatever its
+               name (CUDA 13's <<<>>> is __cudaLaunchKernel) */
+            int launch;
         } api;
         struct {
             uint64_t range_id;     /* also external_id */
@@ -289,6 +293,9 @@ typedef enum dt_loss_reason {
     DT_LOSS_VENDOR_DROPPED,       /* the vendor says it dropped records */
     DT_LOSS_OUTSIDE_WINDOW,       /* not inside the capture window */
     DT_LOSS_STORE_FULL,           /* max_events reached, or out of memory */
+    DT_LOSS_UNFINISHED,           /* device work (or an API call) still running
+                                     when the session stopped: the vendor gave
+                                     it without an end, or it ends after stop */
     DT_LOSS_COUNT
 } dt_loss_reason;
 

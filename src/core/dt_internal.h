@@ -70,7 +70,8 @@ enum {
     DT_REC_REALTIME = 1u << 1,     /* times are already CLOCK_REALTIME ns
                                       (otherwise: vendor clock until stop) */
     DT_REC_HAS_PARENT = 1u << 2,   /* range: u.range.parent is valid */
-    DT_REC_ASYNC = 1u << 3         /* memcpy/memset: asynchronous */
+    DT_REC_ASYNC = 1u << 3,        /* memcpy/memset: asynchronous */
+    DT_REC_LAUNCH = 1u << 4        /* API call: launches device work */
 };
 
 #define DT_DELTA_UNKNOWN UINT32_MAX
@@ -502,6 +503,11 @@ static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_
 /* Lock around a batch of store/intern/corr updates (one vendor buffer). */
 DT_HIDDEN void dt_session_lock(dt_session *s);
 DT_HIDDEN void dt_session_unlock(dt_session *s);
+/* Set by the injection library before it stops its session at process
+   exit: vendor calls that only spare a running program cost (detaching the
+   vendor library) are not made then. */
+DT_HIDDEN extern _Atomic int dt_g_exiting;
+
 /* The running session, or NULL (acquire load). For vendor callbacks, on
    every API call: inline. */
 DT_HIDDEN extern _Atomic(dt_session *) dt_g_active;
@@ -515,10 +521,15 @@ static inline void dt_loss_add(dt_session *s, dt_loss_reason r, uint64_t n)
 {
     atomic_fetch_add_explicit(&s->loss[r], n, memory_order_relaxed);
 }
-/* Check a record's vendor timestamps; counts and returns 0 if implausible. */
+/* Check a record's vendor timestamps; counts and returns 0 if implausible.
+   A start without an end is work a forced flush handed back while it still
+   ran (CUPTI does so at stop), not a record without timing. */
 static inline int dt_times_ok(dt_session *s, uint64_t start, uint64_t end)
 {
-    if (start == 0 || end == 0) { dt_loss_add(s, DT_LOSS_TIMESTAMP_ZERO, 1); return 0; }
+    if (start == 0 || end == 0) {
+        dt_loss_add(s, start && !end ? DT_LOSS_UNFINISHED : DT_LOSS_TIMESTAMP_ZERO, 1);
+        return 0;
+    }
     if (end < start) { dt_loss_add(s, DT_LOSS_TIMESTAMP_REVERSED, 1); return 0; }
     if (end - start > s->config.max_duration_ns) { dt_loss_add(s, DT_LOSS_TIMESTAMP_TOO_LONG, 1); return 0; }
     return 1;
@@ -670,7 +681,9 @@ typedef struct dt_fill {
 } dt_fill;
 DT_HIDDEN dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m);
 
-/* Append a runtime or driver API call made by host thread tid of process pid. */
+/* Append a runtime or driver API call made by host thread tid of process pid.
+   A backend that knows the call launches device work sets DT_REC_LAUNCH on
+   the record returned. */
 static inline dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
                                       uint64_t correlation, uint32_t pid, uint32_t tid, uint32_t name,
                                       uint32_t cbid, int32_t return_code)
@@ -709,6 +722,18 @@ typedef struct dt_buffer_pool dt_buffer_pool;
 /* Make buffers on demand, up to the count, instead of all at create: for
    arming before a session exists, when nobody has asked for the memory. */
 #define DT_POOL_LAZY 1u
+/* When all count buffers are out, make more on demand, up to the larger of
+   DT_POOL_GROW_FACTOR x count and count + DT_POOL_PER_THREAD for each thread
+   that has asked for a buffer (at most DT_POOL_MAX_BUFFERS). A vendor with
+   per-thread buffers (CUDA 13's CUPTI) keeps one partly filled buffer per
+   thread that uses the device, and a consumer that falls behind (its thread
+   starved on a loaded machine) leaves completed buffers waiting: a pool
+   sized for neither would run dry and the vendor drop records. The memory
+   is made only when asked for, and kept until the pool is destroyed. */
+#define DT_POOL_GROW 2u
+#define DT_POOL_GROW_FACTOR 4u
+#define DT_POOL_PER_THREAD 2u
+#define DT_POOL_MAX_BUFFERS 4096u
 /* count buffers of size bytes rounded up to 64; NULL when either is 0, on
    overflow or out of memory. Without DT_POOL_LAZY all are made now. */
 DT_HIDDEN dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags);
@@ -736,6 +761,12 @@ DT_HIDDEN size_t dt_pool_buffer_size(const dt_buffer_pool *p);
 DT_HIDDEN uint32_t dt_pool_outstanding(dt_buffer_pool *p);
 /* How many requests found the pool empty. */
 DT_HIDDEN uint64_t dt_pool_refused(const dt_buffer_pool *p);
+/* What a pool has become: buffers made, the most it may make now, and the
+   threads that asked (for notes and tests). */
+typedef struct dt_pool_stats {
+    uint32_t made, bound, threads;
+} dt_pool_stats;
+DT_HIDDEN void dt_pool_shape(dt_buffer_pool *p, dt_pool_stats *out);
 
 /* The policy every backend follows, around its one process-wide pool:
    preallocated when a session starts, so that a busy device never waits for
@@ -756,6 +787,7 @@ DT_HIDDEN int dt_pool_slot_exists(dt_pool_slot *slot);
 DT_HIDDEN uint8_t *dt_pool_slot_get(dt_pool_slot *slot, size_t *size);
 DT_HIDDEN void dt_pool_slot_put(dt_pool_slot *slot, uint8_t *buf);
 DT_HIDDEN uint64_t dt_pool_slot_refused(dt_pool_slot *slot);
+DT_HIDDEN void dt_pool_slot_shape(dt_pool_slot *slot, dt_pool_stats *out);
 /* Free the pool; returns the buffers the vendor still holds (kept until they
    come back). */
 DT_HIDDEN uint32_t dt_pool_slot_release(dt_pool_slot *slot);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 _Atomic(dt_session *) dt_g_active;
+_Atomic int dt_g_exiting;
 static _Atomic uint64_t g_generation;
 
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
@@ -23,7 +24,7 @@ void dt_session_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
 
 static const char *const loss_names[DT_LOSS_COUNT] = {
     "timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
-    "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full",
+    "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full", "unfinished",
 };
 
 const char *dt_loss_reason_name(dt_loss_reason reason)
@@ -287,7 +288,8 @@ static inline uint64_t map_time(const dt_clock *clock, dt_clock_segment *seg, si
 
 /* At stop, each record once, in one pass over the store: its times to
    realtime, its External id from the links, and out when it lies outside
-   the capture window. */
+   the capture window: unfinished when it began inside the window and was
+   still running when the session stopped, outside_window otherwise. */
 static void finish_records(dt_session *s)
 {
     dt_store *st = &s->store;
@@ -295,7 +297,7 @@ static void finish_records(dt_session *s)
     const uint64_t window_start = s->window_start_ns, window_end = s->window_end_ns;
     dt_clock_segment seg = {.vendor = 1, .vendor_end = 0}; /* none yet */
     size_t segment = 0, out = 0;
-    uint64_t outside = 0;
+    uint64_t outside = 0, unfinished = 0;
     for (size_t i = 0; i < st->count; i++) {
         dt_rec *r = dt_store_at(st, i);
         if (!(r->flags & DT_REC_REALTIME)) {
@@ -309,7 +311,8 @@ static void finish_records(dt_session *s)
             r->flags |= DT_REC_HAS_EXTERNAL;
         }
         if (r->start < window_start || r->end > window_end) {
-            outside++;
+            if (r->start >= window_start && r->start <= window_end) unfinished++;
+            else outside++;
             continue;
         }
         if (out != i) *dt_store_at(st, out) = *r;
@@ -317,6 +320,7 @@ static void finish_records(dt_session *s)
     }
     dt_store_truncate(st, out);
     if (outside) dt_loss_add(s, DT_LOSS_OUTSIDE_WINDOW, outside);
+    if (unfinished) dt_loss_add(s, DT_LOSS_UNFINISHED, unfinished);
 }
 
 dt_status dt_session_stop(dt_session *s)
@@ -529,6 +533,7 @@ void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
     case DT_EVENT_DRIVER:
         ev->u.api.cbid = r->u.api.cbid;
         ev->u.api.return_code = r->u.api.return_code;
+        ev->u.api.launch = (r->flags & DT_REC_LAUNCH) != 0;
         break;
     case DT_EVENT_RANGE:
         ev->u.range.range_id = r->external_id;

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "devtrace/devtrace.h"
 #include "dt_check.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,11 +126,11 @@ static void good_trace_values_are_exact(void)
     REQUIRE(s.clock_identity);
     REQUIRE_EQ(s.clock_samples, 4);
     REQUIRE(s.loss.present);
-    REQUIRE_EQ(s.loss.count, 10);
+    REQUIRE_EQ(s.loss.count, DT_LOSS_COUNT + 1);
     REQUIRE_STR(s.loss.items[6].key, "vendor_dropped");
     REQUIRE_EQ(s.loss.items[6].value, 3);
-    REQUIRE_STR(s.loss.items[9].key, "total");
-    REQUIRE_EQ(s.loss.items[9].value, 3);
+    REQUIRE_STR(s.loss.items[DT_LOSS_COUNT].key, "total");
+    REQUIRE_EQ(s.loss.items[DT_LOSS_COUNT].value, 3);
     REQUIRE_EQ(s.counts.count, 9);
     REQUIRE_EQ(s.attribution.count, 2);
     REQUIRE_STR(s.attribution.items[0].key, "2");

@@ -103,7 +103,7 @@ static void build(layout *l)
 
     memset(&a, 0, sizeof a);
     a.kind = EMU_REC_EXTERNAL; a.correlation = 101;
-    a.u.external.external_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+    a.u.external.external_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
     a.u.external.external_id = UINT64_C(0x1000000000042);
     add(l, &a, &o, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
 
@@ -208,7 +208,7 @@ static void test_real_iterator_key_fields(void)
 
     REQUIRE_EQ(g_real_next(b, v, &rec), CUPTI_SUCCESS);
     const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
-    REQUIRE_EQ(e->externalKind, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
+    REQUIRE_EQ(e->externalKind, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2);
     REQUIRE(e->externalId == UINT64_C(0x1000000000042));
     REQUIRE_EQ(e->correlationId, 101);
 
