@@ -1,5 +1,6 @@
 /* The devtrace command: record, stats, check, backends. */
 #include "dt_internal.h"
+#include "backends/backend.h"
 #include "reader/dt_reader.h"
 
 #include <errno.h>
@@ -210,6 +211,10 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
             note_open(rs, pid, 1);
             continue;
         }
+        if (strcmp(state, "note") == 0) {
+            fprintf(stderr, "devtrace: process %s: %s\n", fields[0], message);
+            continue;
+        }
         if (strcmp(state, "off") == 0) {
             rs->off++;
             int i;
@@ -365,6 +370,19 @@ static int cmd_record(int argc, char **argv)
             fprintf(stderr, "devtrace record: unknown backend %s (see 'devtrace backends')\n", backend);
             return 2;
         }
+    }
+    /* A vendor library the user named that cannot be used is an error now,
+       not when (or whether) PROGRAM first uses the device: CUPTI is loaded
+       only in processes that initialise CUDA. */
+    for (size_t b = 0; b < dt_backend_count(); b++) {
+        const char *name = dt_backend_name(b);
+        const dt_backend *be = dt_backend_find(name);
+        dt_backend_status st;
+        if (backend && strcmp(backend, "auto") != 0 && strcmp(backend, name) != 0) continue;
+        if (!be->library_env || !dt_env(be->library_env)) continue;
+        if (dt_backend_probe(name, &st) != DT_OK || st.available) continue;
+        fprintf(stderr, "devtrace record: %s cannot record: %s\n", name, st.reason);
+        return 2;
     }
     char why[4600];
     if (check_output(output, why, sizeof why) != 0) {

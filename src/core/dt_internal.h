@@ -432,7 +432,17 @@ struct dt_session {
     dt_config config;
     char *output_path;
     char *backend_request;        /* as configured: "auto" or a name */
-    const dt_backend *backend;    /* chosen at start */
+    /* chosen at start; replaced once, by dt_session_attach_deferred, while
+       the program's threads read it */
+    _Atomic(const dt_backend *) backend;
+    /* dt_session_start_deferring: the backend that waits for the vendor's
+       runtime to call the injection entry point, until attached or never */
+    const dt_backend *deferred;
+    _Atomic int awaiting_vendor;      /* running without it, waiting */
+    _Atomic int attaching;
+    /* entries of the external-correlation stacks pushed while waiting: the
+       vendor's own stacks do not hold them */
+    _Atomic int64_t unheld_entries;
     int state;
     uint64_t generation;          /* distinguishes sessions for per-thread logs */
 
@@ -503,6 +513,23 @@ static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_
 /* Lock around a batch of store/intern/corr updates (one vendor buffer). */
 DT_HIDDEN void dt_session_lock(dt_session *s);
 DT_HIDDEN void dt_session_unlock(dt_session *s);
+/* For the injection library (src/inject): start s, but a backend whose
+   vendor calls an injection entry point when the process first uses the
+   device (CUDA's InitializeInjection) waits for that call: with it
+   requested, the session runs on the null backend meanwhile; with "auto",
+   the other backends are tried without it. A process that never uses the
+   device never loads that vendor's library. */
+DT_HIDDEN dt_status dt_session_start_deferring(dt_session *s, const char *deferred);
+/* The waiting backend takes over the running session (on the null
+   backend): DT_OK also when none waits. The host ranges and operations
+   recorded so far are kept; entries pushed while waiting are attributed
+   through API callbacks where the vendor's stack did not see them. */
+DT_HIDDEN dt_status dt_session_attach_deferred(dt_session *s);
+/* Whether s runs on the null backend waiting for `backend` (a name). */
+DT_HIDDEN int dt_session_awaits(const dt_session *s, const char *backend);
+/* Give s's vendor interface to another client (backend.h: release). */
+DT_HIDDEN dt_status dt_session_release_backend(dt_session *s, const char *to);
+
 /* Set by the injection library before it stops its session at process
    exit: vendor calls that only spare a running program cost (detaching the
    vendor library) are not made then. */
