@@ -222,7 +222,10 @@ static const uint32_t quiet_runtime[] = {
 
 static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
 static const char *const roots[] = {"CUDA_HOME", NULL};
-static const char *const subdirs[] = {"lib64", "extras/CUPTI/lib64", NULL};
+static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", NULL};
+/* CUDA 13's wheels (nvidia-cuda-cupti) put it in nvidia/cu13/lib, CUDA 12's
+   in nvidia/cuda_cupti/lib */
+static const char *const wheel_dirs[] = {"nvidia/cu13/lib", "nvidia/cuda_cupti/lib", "nvidia/*/lib", NULL};
 
 DT_ENGINE_BACKEND(cupti, cupti_vendor, "cupti", "NVIDIA CUDA (CUPTI)", "cuda", "DEVTRACE_CUPTI_LIBRARY");
 
@@ -230,6 +233,7 @@ static const dt_vendor cupti_vendor = {
     .backend = &dt_backend_cupti,
     .library = {.spec = {.what = "libcupti", .sonames = sonames, .loaded_symbol = "cuptiActivityRegisterCallbacks",
                          .root_envs = roots, .default_root = "/usr/local/cuda", .subdirs = subdirs,
+                         .python_dirs = wheel_dirs,
                          .hint = "set CUDA_HOME to the CUDA toolkit"},
                 .symbol_prefix = "cupti",
                 .symbols = {[DT_SYM_CALLBACK_NAME] = DT_SYM_NONE}, /* the generated tables are complete */

@@ -843,6 +843,11 @@ typedef struct dt_library_spec {
     const char *const *root_envs;     /* SDK roots as users know them (CUDA_HOME) */
     const char *default_root;         /* when none of them is set; NULL: none */
     const char *const *subdirs;       /* library folders under a root */
+    /* Folders (glob patterns) under Python's site-packages where wheels put
+       the library ("nvidia/cu13/lib"): those of the virtual or conda
+       environment, of the python3 on PATH, PYTHONPATH, the user's and the
+       system's. NULL: none. */
+    const char *const *python_dirs;
     const char *const *paths;         /* absolute fallbacks */
     const char *hint;                 /* what to install or set */
     /* Look only under the SDK roots: the sonames are another vendor's too
@@ -864,10 +869,15 @@ typedef struct dt_library {
    2. a copy the process already has (loaded_symbol, or a soname already
       loaded): two copies would fight over one driver interface;
    3. the sonames through the loader path, then under each SDK root set (or
-      the default root) in each subdir, then the absolute paths.
+      the default root) in each subdir, then in Python's wheel folders,
+      then the absolute paths.
    With roots_only, only the override and step 3's roots and paths.
    Never unloads. DT_ERR_BACKEND_UNAVAILABLE lists every place tried. */
 DT_HIDDEN dt_status dt_library_open(const dt_library_spec *spec, dt_library *out);
+/* Step 3's candidates, in order, at most max (paths holds the strings it
+   builds, max of them). */
+DT_HIDDEN size_t dt_library_candidates(const dt_library_spec *spec, char (*paths)[512], const char **cands,
+                                       size_t max);
 
 /* A symbol a backend binds: required ones make a library unusable when
    missing; a missing optional one costs what `cost` says (NULL: nothing,
