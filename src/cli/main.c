@@ -359,6 +359,12 @@ static int cmd_record(int argc, char **argv)
         return 2;
     }
     if (!output) output = (format && strcmp(format, "json.gz") == 0) ? "devtrace.json.gz" : "devtrace.json";
+    size_t olen = strlen(output);
+    if (((format && strcmp(format, "json.gz") == 0) || (olen > 3 && strcmp(output + olen - 3, ".gz") == 0)) &&
+        !dt_gzip_available()) {
+        fprintf(stderr, "devtrace record: %s: %s\n", output, DT_NO_GZIP_MESSAGE);
+        return 2;
+    }
     else if (format && strcmp(format, "json.gz") == 0 && !strstr(output, ".gz")) {
         snprintf(outbuf, sizeof outbuf, "%s.gz", output);
         output = outbuf;

@@ -52,6 +52,13 @@ DT_HIDDEN unsigned long dt_alloc_failures(void);
    the hook makes it fail. */
 DT_HIDDEN int dt_alloc_injected_failure(void);
 
+/* Whether this build writes gzip (zlib was found when it was configured);
+   the message for a gzip output it cannot write. */
+DT_HIDDEN int dt_gzip_available(void);
+#define DT_NO_GZIP_MESSAGE                                                                               \
+    "this devtrace was built without zlib and writes no gzip: write .json, or rebuild devtrace with zlib " \
+    "(zlib1g-dev or zlib-devel)"
+
 /* The folder of a file path ("." for a bare name, "/" for one at the root). */
 DT_HIDDEN void dt_path_dir(char *out, size_t n, const char *path);
 

@@ -98,6 +98,8 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     if (!config) { dt_config_init(&def); config = &def; }
     if (config->format != DT_FORMAT_JSON && config->format != DT_FORMAT_JSON_GZ && config->format != DT_FORMAT_PERFETTO)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON, DT_FORMAT_JSON_GZ or DT_FORMAT_PERFETTO", (int)config->format);
+    if (config->format == DT_FORMAT_JSON_GZ && !dt_gzip_available())
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format is DT_FORMAT_JSON_GZ, but %s", DT_NO_GZIP_MESSAGE);
     const char *bname = config->backend ? config->backend : "auto";
     if (strcmp(bname, "auto") != 0 && !dt_backend_find(bname)) {
         char list[512] = "";
@@ -461,6 +463,8 @@ dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
     if (format == DT_FORMAT_PERFETTO) return dt_export_perfetto(s, path ? path : s->output_path);
     if (format != DT_FORMAT_JSON && format != DT_FORMAT_JSON_GZ)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: unknown format %d", (int)format);
+    if (format == DT_FORMAT_JSON_GZ && !dt_gzip_available())
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: %s", DT_NO_GZIP_MESSAGE);
     return dt_export_chrome(s, path ? path : s->output_path, format);
 }
 

@@ -11,7 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if DT_HAVE_LIBDEFLATE
 #include <libdeflate.h>
+#else
+/* no compression: bundles are written as plain packets (pf_trace_open) */
+struct libdeflate_compressor;
+#endif
 
 /* Wire types */
 #define WT_VARINT 0
@@ -189,6 +194,10 @@ static inline size_t field_len_size(unsigned field, size_t len)
 /* Compresses and writes one bundle of packets. */
 static int write_bundle(pf_trace *t, const pf_buf *c)
 {
+#if !DT_HAVE_LIBDEFLATE
+    (void)t, (void)c;
+    return ENOTSUP;
+#else
     size_t bound = libdeflate_zlib_compress_bound(t->z, c->len);
     if (t->zbuf.cap < bound) {
         uint8_t *n = dt_realloc(t->zbuf.p, bound);
@@ -210,6 +219,7 @@ static int write_bundle(pf_trace *t, const pf_buf *c)
     dt_out_write(t->out, head, (size_t)(h - head));
     dt_out_write(t->out, z, zlen);
     return t->out->err;
+#endif
 }
 
 static void *compress_worker(void *arg)
@@ -328,14 +338,16 @@ pf_trace *pf_trace_open(dt_out *out, int compress)
     if (!t)
         return NULL;
     t->out = out;
-    t->compress = compress;
+    t->compress = compress && DT_HAVE_LIBDEFLATE;
     /* libdeflate at its fastest level: zlib's deflate costs twice the time
        for the same ratio on these packets (bench/export prints both sizes) */
-    if (compress && !(t->z = libdeflate_alloc_compressor(1))) {
+#if DT_HAVE_LIBDEFLATE
+    if (t->compress && !(t->z = libdeflate_alloc_compressor(1))) {
         dt_free(t);
         return NULL;
     }
-    if (compress) {
+#endif
+    if (t->compress) {
         pthread_mutex_init(&t->mu, NULL);
         pthread_cond_init(&t->cv, NULL);
         /* without a thread, bundles are compressed in line */
@@ -402,8 +414,10 @@ int pf_trace_close(pf_trace *t)
     dt_free(t->chunk.p);
     dt_free(t->te.p);
     dt_free(t->zbuf.p);
+#if DT_HAVE_LIBDEFLATE
     if (t->z)
         libdeflate_free_compressor(t->z);
+#endif
     for (int k = 0; k < PF_TABLES; k++) {
         dt_free(t->interned[k].p);
         dt_free(t->maps[k].slots);

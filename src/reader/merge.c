@@ -1000,6 +1000,11 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
             return 2;
         }
     }
+    if (gzip && !dt_gzip_available()) {
+        fprintf(err, "merge: %s is gzip, but %s\n", out_path, DT_NO_GZIP_MESSAGE);
+        free(paths);
+        return 2;
+    }
     for (int i = 0; i < n; i++) {
         if (strcmp(paths[i], "-") == 0) {
             fprintf(err, "merge: inputs are read twice: give files, not standard input\n");

@@ -29,7 +29,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#if DT_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #define RD_CHUNK (1u << 20)
 /* A token or captured event larger than this is refused rather than held. */
@@ -50,7 +52,9 @@ struct dt_rd_source {
     bool in_eof;
     bool checked, gzip;
     bool zs_init, z_ended;
+#if DT_HAVE_ZLIB
     z_stream zs;
+#endif
 };
 
 dt_rd_source *dt_rd_open_file(const char *path, char *err, size_t errlen)
@@ -96,8 +100,10 @@ void dt_rd_close(dt_rd_source *s)
         return;
     if (s->own_fp && s->fp)
         fclose(s->fp);
+#if DT_HAVE_ZLIB
     if (s->zs_init)
         inflateEnd(&s->zs);
+#endif
     free(s->inbuf);
     free(s);
 }
@@ -147,12 +153,18 @@ static int src_detect(dt_rd_source *s, char *err, size_t errlen)
     /* A gzip member starts with 1f 8b; JSON never does. */
     if (s->in_len - s->in_pos >= 2 && s->in[s->in_pos] == 0x1f && s->in[s->in_pos + 1] == 0x8b) {
         s->gzip = true;
+#if !DT_HAVE_ZLIB
+        snprintf(err, errlen, "a gzip trace, and this devtrace was built without zlib: gunzip it first, or "
+                              "rebuild devtrace with zlib (zlib1g-dev or zlib-devel)");
+        return -1;
+#else
         memset(&s->zs, 0, sizeof s->zs);
         if (inflateInit2(&s->zs, 15 + 16) != Z_OK) {
             snprintf(err, errlen, "cannot initialise zlib");
             return -1;
         }
         s->zs_init = true;
+#endif
     }
     return 0;
 }
@@ -184,6 +196,7 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
         s->in_pos += n;
         return (long)n;
     }
+#if DT_HAVE_ZLIB
     for (;;) {
         if (s->z_ended) {
             /* Concatenated members are one stream (what `cat a.gz b.gz` gives). */
@@ -224,6 +237,9 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
             return -1;
         }
     }
+#else
+    return -1; /* src_detect refused gzip input */
+#endif
 }
 
 /* ------------------------------------------------------------------ */
