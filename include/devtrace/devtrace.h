@@ -109,8 +109,11 @@ typedef struct dt_config {
        0: no limit. */
     uint64_t max_events;
     /* Vendor activity buffers: a pool of count buffers of size bytes,
-       allocated up front when the session starts. When all are in use the
-       vendor gets no buffer and the loss is counted. */
+       allocated up front when the session starts. The CUPTI-shaped backends
+       let it grow on demand, up to the larger of 4 x count and count + 2
+       per thread that asked for a buffer (CUDA 13 gives every thread that
+       uses CUDA a buffer of its own). When all are in use the vendor gets
+       no buffer and the loss is counted. */
     size_t buffer_size;            /* default 4 MiB */
     uint32_t buffer_count;         /* default 32 */
     /* Clock calibration is sampled at start and stop and every this many

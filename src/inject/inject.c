@@ -335,6 +335,18 @@ static int install_signal_handlers(void)
 /* ------------------------------------------------------------------ */
 /* Start                                                               */
 /* ------------------------------------------------------------------ */
+/* Whether the CUDA driver will call this library's InitializeInjection: only
+   then may CUPTI wait for it. Another injection library named in
+   CUDA_INJECTION64_PATH (by the user) would be called instead. */
+static int cuda_calls_us(void)
+{
+    const char *named = dt_env("CUDA_INJECTION64_PATH");
+    Dl_info self;
+    if (!named || !dladdr((void *)cuda_calls_us, &self) || !self.dli_fname) return 0;
+    char a[4096], b[4096];
+    return realpath(named, a) && realpath(self.dli_fname, b) && strcmp(a, b) == 0;
+}
+
 __attribute__((constructor)) static void devtrace_inject_init(void)
 {
     if (dt_env_bool("DEVTRACE_DISABLE") == 1) return;
@@ -358,7 +370,7 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     if (dt_session_create(&cfg, &g_session) != DT_OK) {
         report("off", 0, g_output, "not tracing: %s", dt_last_error());
         g_session = NULL;
-    } else if (dt_session_start_deferring(g_session, "cupti") != DT_OK) {
+    } else if (dt_session_start_deferring(g_session, cuda_calls_us() ? "cupti" : NULL) != DT_OK) {
         report("off", 0, g_output, "not tracing: %s", dt_last_error());
         dt_session_destroy(g_session);
         g_session = NULL;

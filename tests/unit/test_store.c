@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "dt_internal.h"
+#include "dt_test_session.h"
 
 static void records_are_64_bytes_and_chunked(void)
 {
@@ -110,11 +111,7 @@ static void launch_configs_are_interned(void)
    the window. */
 static void work_running_at_stop_is_unfinished(void)
 {
-    dt_config cfg;
-    dt_config_init(&cfg);
-    cfg.backend = "null";
-    dt_session *s;
-    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
+    dt_session *s = dt_test_session(0);
     REQUIRE_EQ(dt_session_start(s), DT_OK);
     uint64_t now = dt_realtime_ns();
     dt_session_lock(s);

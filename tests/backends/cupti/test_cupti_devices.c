@@ -93,11 +93,5 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_driver_describes_devices))
 
 #else
-static void test_needs_the_emulator(void)
-{
-    SKIP("needs the CUPTI headers and the CUPTI emulator");
-}
-
-DT_TEST_MAIN(NULL, NULL,
-             DT_TEST(test_needs_the_emulator))
+#include "cupti_test_util.h"
 #endif

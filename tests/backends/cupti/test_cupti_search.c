@@ -97,51 +97,41 @@ static void probe_in_child(char *found, size_t n)
     waitpid(pid, NULL, 0);
 }
 
-static void test_cuda_home_lib(void)
+/* Each layout, with the variable that points at it. */
+static void test_layouts_looked_in(void)
 {
-    char want[2048], env[1200];
-    place("cuda/lib", "libcupti.so.13", want, sizeof want);
-    snprintf(env, sizeof env, "CUDA_HOME=%s/cuda", g_root);
-    REQUIRE(looked_for(want, env, (const char *)NULL));
+    static const struct { const char *folder, *soname, *variable, *root; } layouts[] = {
+        {"cuda/lib", "libcupti.so.13", "CUDA_HOME", "cuda"},
+        {"venv13/lib/python3.12/site-packages/nvidia/cu13/lib", "libcupti.so.13", "VIRTUAL_ENV", "venv13"},
+        {"pp/nvidia/cuda_cupti/lib", "libcupti.so.12", "PYTHONPATH", "pp"},
+        {"conda/lib/python3.11/site-packages/nvidia/cupti_other/lib", "libcupti.so", "CONDA_PREFIX", "conda"},
+    };
+    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
+        char want[2048], env[1200];
+        place(layouts[i].folder, layouts[i].soname, want, sizeof want);
+        /* PYTHONPATH: one folder among others */
+        snprintf(env, sizeof env, "%s=%s%s/%s", layouts[i].variable,
+                 strcmp(layouts[i].variable, "PYTHONPATH") == 0 ? "/nonexistent:" : "", g_root, layouts[i].root);
+        REQUIRE(looked_for(want, env, (const char *)NULL));
+    }
 }
 
-static void test_cuda13_wheel_in_a_venv(void)
+/* And the probe finds the wheel, where the loader path has no libcupti. */
+static void test_wheel_found(void)
 {
     char want[2048], env[1200];
     place("venv13/lib/python3.12/site-packages/nvidia/cu13/lib", "libcupti.so.13", want, sizeof want);
     snprintf(env, sizeof env, "VIRTUAL_ENV=%s/venv13", g_root);
     REQUIRE(looked_for(want, env, (const char *)NULL));
-    /* found, where the loader path has no libcupti */
-    if (dlopen("libcupti.so.13", RTLD_LAZY | RTLD_LOCAL)) {
-        printf("(the loader path has a libcupti: the probe would take it first)\n");
-        return;
-    }
+    if (dlopen("libcupti.so.13", RTLD_LAZY | RTLD_LOCAL)) SKIP("the loader path has a libcupti, which comes first");
     char found[2048];
     probe_in_child(found, sizeof found);
     REQUIRE_STR(found, want);
 }
 
-static void test_cuda12_wheel_on_pythonpath(void)
-{
-    char want[2048], env[1200];
-    place("pp/nvidia/cuda_cupti/lib", "libcupti.so.12", want, sizeof want);
-    snprintf(env, sizeof env, "PYTHONPATH=/nonexistent:%s/pp", g_root);
-    REQUIRE(looked_for(want, env, (const char *)NULL));
-}
-
-static void test_any_nvidia_wheel(void)
-{
-    char want[2048], env[1200];
-    place("conda/lib/python3.11/site-packages/nvidia/cupti_other/lib", "libcupti.so", want, sizeof want);
-    snprintf(env, sizeof env, "CONDA_PREFIX=%s/conda", g_root);
-    REQUIRE(looked_for(want, env, (const char *)NULL));
-}
-
 DT_TEST_MAIN(setup, NULL,
-             DT_TEST(test_cuda_home_lib),
-             DT_TEST(test_cuda13_wheel_in_a_venv),
-             DT_TEST(test_cuda12_wheel_on_pythonpath),
-             DT_TEST(test_any_nvidia_wheel))
+             DT_TEST(test_layouts_looked_in),
+             DT_TEST(test_wheel_found))
 
 #else
 #include "cupti_test_util.h"
