@@ -356,7 +356,7 @@ int dt_session_awaits(const dt_session *s, const char *backend)
 
 dt_status dt_session_attach_deferred(dt_session *s)
 {
-    if (!s || !atomic_load(&s->awaiting_vendor)) return DT_OK;
+    if (!s || s->state != DT_STATE_RUNNING || !atomic_load(&s->awaiting_vendor)) return DT_OK;
     /* once, even when the vendor's runtime calls back into here while the
        backend starts */
     int idle = 0;
@@ -414,7 +414,7 @@ dt_status dt_session_stop(dt_session *s)
     if (s->clock.unkept)
         dt_session_note(s, "clock_samples", "out of memory: %zu clock samples were not kept; the clock map "
                         "and its error bound rest on the %zu others", s->clock.unkept, s->clock.count);
-    if (atomic_load(&s->awaiting_vendor) && strcmp(s->backend_request, s->deferred->name) == 0)
+    if (atomic_exchange(&s->awaiting_vendor, 0) && strcmp(s->backend_request, s->deferred->name) == 0)
         dt_session_note(s, s->deferred->name, "not attached: the process never initialised the device (its runtime "
                         "never called the injection entry point)");
     dt_status stop_st = s->backend->stop ? s->backend->stop(s) : DT_OK;

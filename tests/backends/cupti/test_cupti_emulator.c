@@ -313,6 +313,37 @@ static void test_pool_runs_dry(void)
     dt_session_destroy(s);
 }
 
+/* torch.profiler's Kineto pushes its op ids as CUSTOM0 on the same thread
+   as devtrace pushes its own: devtrace's are on another stack (CUSTOM2), so
+   each pops what it pushed, and device work carries devtrace's id. */
+static void test_external_ids_beside_kineto(void)
+{
+    REQUIRE_EMU();
+    int (*push)(uint32_t, uint64_t), (*pop)(uint32_t, uint64_t *);
+    *(void **)&push = dlsym(g_emu, "cuptiActivityPushExternalCorrelationId");
+    *(void **)&pop = dlsym(g_emu, "cuptiActivityPopExternalCorrelationId");
+    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    REQUIRE_EQ(push(DT_CF_EXTERNAL_CUSTOM0, 500), 0); /* Kineto's op */
+    REQUIRE_EQ(dt_external_push(7), DT_OK);
+    REQUIRE_EQ(emu.launch_kernel(0, 0, "both", grid, block, 100), 0);
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    uint64_t kineto = 0;
+    REQUIRE_EQ(pop(DT_CF_EXTERNAL_CUSTOM0, &kineto), 0);
+    REQUIRE_EQ(kineto, 500);
+    REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    size_t kernels = 0;
+    for (size_t i = 0; i < dt_session_event_count(s); i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (ev.kind != DT_EVENT_KERNEL) continue;
+        kernels++;
+        REQUIRE(ev.has_external && ev.external_id == 7);
+    }
+    REQUIRE_EQ(kernels, 1);
+    dt_session_destroy(s);
+}
+
 /* 64 threads launch at once: CUDA 13 gives each a buffer of its own, more
    than the default pool of 32 holds; the pool grows for them and nothing is
    lost. */
@@ -464,6 +495,7 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_session_exact),
              DT_TEST(test_unavailable_explained),
              DT_TEST(test_pool_runs_dry),
+             DT_TEST(test_external_ids_beside_kineto),
              DT_TEST(test_per_thread_buffers),
              DT_TEST(test_thread_ids_set_once),
              DT_TEST(test_early_init),

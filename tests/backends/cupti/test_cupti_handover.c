@@ -182,12 +182,14 @@ static int reentry(void)
     dt_status (*create)(const dt_config *, dt_session **), (*start)(dt_session *), (*stop)(dt_session *);
     size_t (*count)(const dt_session *);
     uint64_t (*lost)(const dt_session *);
+    void (*destroy)(dt_session *);
     *(void **)&config_init = dlsym(inject, "dt_config_init");
     *(void **)&create = dlsym(inject, "dt_session_create");
     *(void **)&start = dlsym(inject, "dt_session_start");
     *(void **)&stop = dlsym(inject, "dt_session_stop");
     *(void **)&count = dlsym(inject, "dt_session_event_count");
     *(void **)&lost = dlsym(inject, "dt_session_loss_total");
+    *(void **)&destroy = dlsym(inject, "dt_session_destroy");
     int (*launch)(int, int, const char *, const int[3], const int[3], uint64_t);
     int (*sync)(int, int);
     void (*stats)(emu_stats *);
@@ -206,8 +208,11 @@ static int reentry(void)
     for (int i = 0; i < 3; i++) launch(0, 0, "k", grid, block, 100);
     sync(-1, -1);
     if (stop(s) != DT_OK) return 94;
-    printf("events=%zu lost=%llu\n", count(s), (unsigned long long)lost(s));
-    return count(s) == 3 && lost(s) == 0 ? 0 : 95;
+    size_t events = count(s);
+    uint64_t lost_records = lost(s);
+    destroy(s);
+    printf("events=%zu lost=%llu\n", events, (unsigned long long)lost_records);
+    return events == 3 && lost_records == 0 ? 0 : 95;
 }
 
 static void test_start_reentered_from_injection(void)
