@@ -487,6 +487,11 @@ static dt_status subscribe(dt_engine *e)
         call = e->specs[DT_SYM_SUBSCRIBE_NAMED].name;
         r = v->callbacks.subscribe_named(e->sym[DT_SYM_SUBSCRIBE_NAMED], &e->subscriber,
                                          (void *)dt_engine_api_callback, e, "devtrace", holder, sizeof holder);
+        /* a release that takes another size of parameters: unnamed, then */
+        if (r == v->results.invalid_parameter) {
+            call = e->specs[DT_SYM_SUBSCRIBE].name;
+            r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt_engine_api_callback, e);
+        }
     } else {
         r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt_engine_api_callback, e);
     }
