@@ -1608,6 +1608,15 @@ static void null_client_arm_locked(int on)
     set_subscriber_locked(on, on ? null_client_callback : NULL, NULL);
     for (int d = 0; d < EMU_DOMAIN_COUNT; d++)
         G.domain_on[d] = on;
+    /* as a tracer filters them: the call-configuration calls around every
+       CUDA 13 launch, which launch nothing */
+    static const emu_op bookkeeping[] = {EMU_OP_PUSH_CALL_CONFIGURATION, EMU_OP_POP_CALL_CONFIGURATION};
+    memset(G.api_off, 0, sizeof G.api_off);
+    for (size_t i = 0; on && i < sizeof bookkeeping / sizeof *bookkeeping; i++) {
+        uint32_t cbid = emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, bookkeeping[i], 0);
+        if (cbid && cbid < EMU_API_FILTER_IDS)
+            G.api_off[EMU_DOMAIN_RUNTIME][cbid / 8] |= (uint8_t)(1u << (cbid % 8));
+    }
 }
 
 EMU_API int emu_null_client(int on)

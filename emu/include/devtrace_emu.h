@@ -189,7 +189,8 @@ EMU_API int emu_synchronize(int device, int stream);
 
 /* The null client (on 1): the vendor interface armed as a tracer arms it
    (every record kind, API callbacks, an external-correlation id on every
-   call where the vendor has such records, buffers handed out, walked with
+   call where the vendor has such records, CUDA 13's call-configuration
+   calls filtered as devtrace filters them, buffers handed out, walked with
    the vendor's iterator and taken back) by a client that decodes nothing; off
    (0) flushes and disarms. What tracing costs on the vendor's side, for
    benchmarks. EMU_EINVAL while another client records (subscribed or any
