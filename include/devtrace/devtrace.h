@@ -145,8 +145,11 @@ DT_API void dt_session_destroy(dt_session *session);
    context created before it was armed, so a program that starts its session
    after its first CUDA call must call this first, early in main(). It loads
    the vendor library and enables only cheap device-activity kinds; API
-   tracing is armed only while a session runs. `devtrace record` does this
-   itself (through CUDA's injection entry point). Process-wide. */
+   tracing is armed only while a session runs. What it arms lasts until the
+   next session stops, which disarms everything (and detaches CUPTI from
+   CUDA 12.6 on): a program that stopped recording pays nothing for it.
+   `devtrace record` arms CUPTI itself, when the process initialises CUDA
+   (CUDA's injection entry point). Process-wide. */
 DT_API dt_status dt_prepare(const char *backend);
 
 /* Name of the backend the session uses ("" before start with "auto"). */
