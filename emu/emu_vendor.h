@@ -64,6 +64,9 @@ typedef enum emu_op {
     EMU_OP_MEMSET_ASYNC,
     EMU_OP_STREAM_SYNCHRONIZE,
     EMU_OP_DEVICE_SYNCHRONIZE,
+    /* CUDA 13's bookkeeping around each launch (runtime calls, no work) */
+    EMU_OP_PUSH_CALL_CONFIGURATION,
+    EMU_OP_POP_CALL_CONFIGURATION,
     EMU_OP_COUNT
 } emu_op;
 
@@ -183,6 +186,16 @@ struct emu_vendor {
        the core's iterator (e.g. arrays of record headers); NULL: the core
        walks the buffer with its iterator. */
     void (*null_client_buffer)(uint8_t *buf, size_t valid);
+    /* Every producing thread fills a buffer of its own (CUDA 13's CUPTI);
+       otherwise all share one. */
+    int per_thread_buffers;
+    /* A forced flush hands back device work still running with its start
+       and no end (CUDA 13's CUPTI); otherwise with the times it will have. */
+    int unfinished_without_end;
+    /* The variable naming the injection library the emulated driver loads
+       and calls InitializeInjection of while it initialises (CUDA's
+       CUDA_INJECTION64_PATH); NULL: none. */
+    const char *injection_env;
 };
 
 /* Defined by the personality linked into the library. */
@@ -213,6 +226,16 @@ EMU_HIDDEN int emu_core_enabled(emu_rec_kind kind);
    forced 1: the same for every produced record, finished or not. */
 EMU_HIDDEN emu_status emu_core_flush_all(int forced);
 EMU_HIDDEN emu_status emu_core_flush_period(uint32_t ms);
+/* Record API calls of one callback id or not (the vendor's per-call filter;
+   enabling the domain's kind again records them all). */
+EMU_HIDDEN emu_status emu_core_set_api_recorded(emu_domain domain, uint32_t cbid, int recorded);
+/* Detach the client: flush, then forget its kinds, filters, subscriber,
+   buffer callbacks and thread-id type (counted in stats.finalized). */
+EMU_HIDDEN emu_status emu_core_finalize(void);
+/* Initialise the emulated driver (once; see injection_env). Every API call
+   does so first. */
+EMU_HIDDEN void emu_core_driver_init(void);
+EMU_HIDDEN int emu_core_driver_initialised(void);
 /* Records dropped since the previous call (the count restarts at 0). */
 EMU_HIDDEN size_t emu_core_take_dropped(void);
 EMU_HIDDEN uint64_t emu_core_timestamp(void);

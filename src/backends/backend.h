@@ -62,6 +62,11 @@ struct dt_backend {
        devtrace's stack through the vendor's API-enter callback wherever the
        vendor's own stack does not hold it. DT_OK when that works. */
     dt_status (*attribute_by_api_enter)(void);
+    /* Optional: give the vendor interface to another client in the process
+       (`to` names it) for the rest of the process: what devtrace holds is
+       flushed into s and let go, and no further vendor call disturbs the
+       other client; the session goes on without device activity. */
+    dt_status (*release)(dt_session *s, const char *to);
 };
 
 #endif /* DT_BACKEND_H */
