@@ -26,6 +26,7 @@
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
+#include "devtrace/devtrace.h"
 #include "dt_reader.h"
 
 static double now_s(void)
@@ -40,10 +41,6 @@ static uint64_t file_size(const char *path)
     struct stat st;
     return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
-
-static const char *const loss_reasons[] = {"timestamp_zero", "timestamp_reversed", "timestamp_too_long",
-                                           "malformed",      "unknown_kind",       "no_buffer",
-                                           "vendor_dropped", "outside_window",     "store_full"};
 
 /* A trace in devtrace's shape: per launch a runtime call and its flow start
    on one of 4 host threads, a kernel and its flow finish on one of 8
@@ -126,8 +123,8 @@ static uint64_t write_trace(const char *path, uint64_t target_bytes, uint64_t *e
     fprintf(f, "\n],\n\"devtrace\": {\n  \"version\": \"0.1.0\",\n  \"backend\": \"cupti\",\n"
                "  \"captureWindow\": {\"startNs\": %" PRIu64 ", \"endNs\": %" PRIu64 "},\n  \"loss\": {",
             base, base + end_us * 1000);
-    for (size_t r = 0; r < sizeof loss_reasons / sizeof *loss_reasons; r++)
-        fprintf(f, "%s\"%s\": 0", r ? ", " : "", loss_reasons[r]);
+    for (int r = 0; r < DT_LOSS_COUNT; r++)
+        fprintf(f, "%s\"%s\": 0", r ? ", " : "", dt_loss_reason_name((dt_loss_reason)r));
     fprintf(f, ", \"total\": 0},\n  \"attribution\": {");
     int first = 1;
     for (uint64_t k = 0; k < attr_ids; k++) {

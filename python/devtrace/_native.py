@@ -55,7 +55,7 @@ class _Memset(ctypes.Structure):
 
 
 class _Api(ctypes.Structure):
-    _fields_ = [("cbid", ctypes.c_uint32), ("return_code", ctypes.c_int32)]
+    _fields_ = [("cbid", ctypes.c_uint32), ("return_code", ctypes.c_int32), ("launch", ctypes.c_int)]
 
 
 class _Range(ctypes.Structure):
@@ -158,6 +158,8 @@ _PROTOTYPES = {
     "dt_backend_name": (ctypes.c_char_p, [ctypes.c_size_t]),
     "dt_backend_probe": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(DtBackendStatus)]),
     "dt_prepare": (ctypes.c_int, [ctypes.c_char_p]),
+    "dt_format_of_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_int]),
+    "dt_format_by_name": (ctypes.c_int, [ctypes.c_char_p]),
 }
 
 

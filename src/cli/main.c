@@ -59,6 +59,12 @@ static void record_usage(FILE *f)
             "After PROGRAM ends, devtrace says how many processes were traced and where each\n"
             "trace went.\n"
             "\n"
+            "CUDA: CUPTI is attached when a process initialises CUDA (the driver calls the\n"
+            "injection library), and never loaded by one that does not. CUPTI takes one\n"
+            "client per process: one the program starts itself (torch.profiler with CUDA\n"
+            "activity) is refused while devtrace holds it, and devtrace says so; with\n"
+            "DEVTRACE_CUPTI_HANDOVER=1 devtrace gives CUPTI to it instead.\n"
+            "\n"
             "Exit status:\n"
             "  PROGRAM's own     PROGRAM's exit status, or 128+N when signal N ended it\n"
             "  2                 usage error, FILE cannot be written, or the backend chosen (or a\n"
@@ -215,6 +221,10 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
             note_open(rs, pid, 1);
             continue;
         }
+        if (strcmp(state, "note") == 0) {
+            fprintf(stderr, "devtrace: process %s: %s\n", fields[0], message);
+            continue;
+        }
         if (strcmp(state, "off") == 0) {
             rs->off++;
             int i;
@@ -333,7 +343,8 @@ static int check_output(const char *output, char *why, size_t n)
 
 /* A backend the user chose, or a vendor library the user named, that cannot
    be used is an error now, before the program runs, rather than a lost trace
-   at its end. 0 when recording can go ahead. */
+   at its end (or none: CUPTI is loaded only in processes that initialise
+   CUDA). 0 when recording can go ahead. */
 static int preflight_backend(const char *backend, char *why, size_t len)
 {
     for (size_t b = 0; dt_backends[b]; b++) {
@@ -395,6 +406,11 @@ static int cmd_record(int argc, char **argv)
                                  : dt_format_suffix((dt_format)fmt);
         snprintf(outbuf, sizeof outbuf, "%s%s", output, suffix);
         output = outbuf;
+    }
+    dt_format out_fmt = dt_format_of_path(output, DT_FORMAT_JSON);
+    if ((out_fmt == DT_FORMAT_JSON_GZ || out_fmt == DT_FORMAT_PERFETTO_GZ) && !dt_gzip_available()) {
+        fprintf(stderr, "devtrace record: %s: %s\n", output, DT_NO_GZIP_MESSAGE);
+        return 2;
     }
     if (backend && strcmp(backend, "auto") != 0) {
         int found = 0;

@@ -628,6 +628,8 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     }
     put_lit(o, ", \"flows\": ");
     put_u64(o, dt_layout_flow_count(l));
+    put_lit(o, ", \"launches\": ");
+    put_u64(o, dt_layout_launch_count(l));
 
     put_lit(o, "},\n  \"notes\": {");
     int first = 1;

@@ -4,7 +4,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
+#if DT_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 /* Buffers per producer: one being filled, one being written, spares so
    that neither side waits for the other on every hand-over, and room for a
@@ -47,6 +49,12 @@ const char dt_digit_pairs[200] =
     "80818283848586878889"
     "90919293949596979899";
 
+int dt_gzip_available(void)
+{
+    return DT_HAVE_ZLIB;
+}
+
+#if DT_HAVE_ZLIB
 /* zlib's own allocations go through the library's, like every other. */
 static voidpf zlib_alloc(voidpf opaque, uInt items, uInt size)
 {
@@ -59,6 +67,7 @@ static void zlib_free(voidpf opaque, voidpf p)
     (void)opaque;
     dt_free(p);
 }
+#endif
 
 /* The writing side takes its error variable apart: once the drain thread
    runs, the filling thread must not read what that thread writes. */
@@ -82,6 +91,7 @@ static void write_all(const dt_out *o, const void *p, size_t n, int *err)
     }
 }
 
+#if DT_HAVE_ZLIB
 static void deflate_some(const dt_out *o, const void *p, size_t n, int flush, int *err)
 {
     z_stream *zs = o->zs;
@@ -108,6 +118,14 @@ static void deflate_some(const dt_out *o, const void *p, size_t n, int flush, in
         }
     }
 }
+#else
+enum { Z_NO_FLUSH, Z_FINISH };
+static void deflate_some(const dt_out *o, const void *p, size_t n, int flush, int *err)
+{
+    (void)o, (void)p, (void)n, (void)flush;
+    *err = ENOTSUP; /* dt_out_init refused gzip */
+}
+#endif
 
 int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
 {
@@ -119,6 +137,10 @@ int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
     if (!o->buf)
         return -1;
     if (gzip) {
+#if !DT_HAVE_ZLIB
+        dt_out_free(o);
+        return -1;
+#else
         z_stream *zs = dt_calloc(1, sizeof *zs);
         o->zcap = buffer_size / 2;
         o->zbuf = dt_malloc(o->zcap);
@@ -136,6 +158,7 @@ int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
             return -1;
         }
         o->zs = zs;
+#endif
     }
     return 0;
 }
@@ -490,10 +513,12 @@ void dt_out_free(dt_out *o)
         o->drain = NULL;
         o->buf = NULL;
     }
+#if DT_HAVE_ZLIB
     if (o->zs) {
         deflateEnd(o->zs);
         dt_free(o->zs);
     }
+#endif
     dt_free(o->zbuf);
     dt_free(o->buf);
     o->zs = NULL;

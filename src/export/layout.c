@@ -213,6 +213,7 @@ typedef struct dt_layout_build {
 
     uint64_t kinds[DT_EVENT_OP + 1];
     uint64_t flows;
+    uint64_t launches;         /* API calls that launch device work */
     uint64_t dropped_window, dropped_kind, dropped_reversed;
     uint8_t device_pid[65536 / 8]; /* device ids in use, as a bitmap */
     int host_pid_shifted;
@@ -379,6 +380,7 @@ typedef struct side {
     small_cache cache;
     corr_side corr;
     uint64_t kinds[DT_EVENT_OP + 1];
+    uint64_t launches;
     uint64_t dropped_window, dropped_kind, dropped_reversed;
     uint64_t lo, hi;
     int failed;
@@ -502,6 +504,7 @@ static int classify_side(side *sd)
         if (en > sd->hi)
             sd->hi = en;
         sd->kinds[r->kind]++;
+        sd->launches += (r->flags & DT_REC_LAUNCH) != 0;
 
         uint32_t pid = sd->device ? r->device : r->context;
         int hit;
@@ -649,6 +652,7 @@ static int classify(dt_layout *l)
     uint64_t lo = host->lo < dev->lo ? host->lo : dev->lo, hi = host->hi > dev->hi ? host->hi : dev->hi;
     for (int k = 0; k <= DT_EVENT_OP; k++)
         b->kinds[k] = host->kinds[k] + dev->kinds[k];
+    b->launches = host->launches + dev->launches;
     b->dropped_kind = host->dropped_kind + dev->dropped_kind;
     b->dropped_reversed = host->dropped_reversed + dev->dropped_reversed;
     b->dropped_window = host->dropped_window + dev->dropped_window;
@@ -1234,6 +1238,11 @@ uint64_t dt_layout_kind_count(const dt_layout *l, int kind)
 uint64_t dt_layout_flow_count(const dt_layout *l)
 {
     return l->build->flows;
+}
+
+uint64_t dt_layout_launch_count(const dt_layout *l)
+{
+    return l->build->launches;
 }
 
 /* The session's count plus the records the layout could not place, which

@@ -174,9 +174,11 @@ DT_HIDDEN int dt_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_pro
 DT_HIDDEN uint64_t dt_layout_main_pid(dt_layout *l);
 DT_HIDDEN int dt_layout_capture_row_free(dt_layout *l);
 
-/* Events kept per dt_event_kind (index 1..9) and flow pairs. */
+/* Events kept per dt_event_kind (index 1..9), flow pairs, and API calls
+   kept that launch device work. */
 DT_HIDDEN uint64_t dt_layout_kind_count(const dt_layout *l, int kind);
 DT_HIDDEN uint64_t dt_layout_flow_count(const dt_layout *l);
+DT_HIDDEN uint64_t dt_layout_launch_count(const dt_layout *l);
 /* The session's loss plus what the writer could not place. */
 DT_HIDDEN uint64_t dt_layout_loss(const dt_layout *l, dt_loss_reason reason);
 DT_HIDDEN size_t dt_layout_attribution_count(const dt_layout *l);

@@ -18,6 +18,7 @@
  */
 #include "dt_reader.h"
 #include "dt_demangle.h"
+#include "devtrace/devtrace.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -26,11 +27,6 @@
 
 #define CK_MAX_LINES 20
 #define CK_INVARIANTS 7
-
-static const char *const ck_loss_reasons[] = {
-    "timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed", "unknown_kind",
-    "no_buffer",      "vendor_dropped",     "outside_window",     "store_full",
-};
 
 /* A complete event, as the row logs give them back. */
 typedef struct ck_interval {
@@ -867,12 +863,13 @@ static void check_loss(ck *c, const dt_rd_summary *s)
         ck_violation(c, 7, "devtrace.loss is missing");
         return;
     }
-    for (size_t r = 0; r < sizeof ck_loss_reasons / sizeof ck_loss_reasons[0]; r++) {
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        const char *reason = dt_loss_reason_name((dt_loss_reason)r);
         bool found = false;
         for (size_t i = 0; i < s->loss.count && !found; i++)
-            found = strcmp(s->loss.items[i].key, ck_loss_reasons[r]) == 0;
+            found = strcmp(s->loss.items[i].key, reason) == 0;
         if (!found)
-            ck_violation(c, 7, "devtrace.loss has no \"%s\" count", ck_loss_reasons[r]);
+            ck_violation(c, 7, "devtrace.loss has no \"%s\" count", reason);
     }
     bool has_total = false;
     int64_t total = 0;

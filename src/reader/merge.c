@@ -789,10 +789,6 @@ static void copy_spill(dt_out *o, FILE *f)
     }
 }
 
-static const char *const loss_reasons[] = {"timestamp_zero", "timestamp_reversed", "timestamp_too_long",
-                                           "malformed",      "unknown_kind",       "no_buffer",
-                                           "vendor_dropped", "outside_window",     "store_full"};
-
 /* The host of input i, or of the trace of the same process merged with it
    (a torch.profiler trace names none). */
 static const char *group_host(const merger *m, int i)
@@ -895,15 +891,16 @@ static void write_devtrace_key(merger *m, dt_out *o, const char *agreement)
     out_i64(o, m->window_end);
     out_text(o, "},\n  \"loss\": {");
     int64_t total = 0;
-    for (size_t r = 0; r < sizeof loss_reasons / sizeof *loss_reasons; r++) {
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        const char *reason = dt_loss_reason_name((dt_loss_reason)r);
         int64_t sum = 0;
         for (int i = 0; i < m->nin; i++)
             for (size_t k = 0; k < m->in[i].sum.loss.count; k++)
-                if (strcmp(m->in[i].sum.loss.items[k].key, loss_reasons[r]) == 0)
+                if (strcmp(m->in[i].sum.loss.items[k].key, reason) == 0)
                     sum = dt_rd_add_sat(sum, m->in[i].sum.loss.items[k].value);
         total = dt_rd_add_sat(total, sum);
         out_text(o, r ? ", \"" : "\"");
-        out_text(o, loss_reasons[r]);
+        out_text(o, reason);
         out_text(o, "\": ");
         out_i64(o, sum);
     }
@@ -1182,6 +1179,11 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
     }
     int gzip = fmt == DT_FORMAT_JSON_GZ || fmt == DT_FORMAT_PERFETTO_GZ;
     bool perfetto = fmt == DT_FORMAT_PERFETTO || fmt == DT_FORMAT_PERFETTO_GZ;
+    if (gzip && !dt_gzip_available()) {
+        fprintf(err, "merge: %s is gzip, but %s\n", out_path, DT_NO_GZIP_MESSAGE);
+        free(paths);
+        return 2;
+    }
     for (int i = 0; i < n; i++) {
         if (strcmp(paths[i], "-") == 0) {
             fprintf(err, "merge: inputs are read twice: give files, not standard input\n");

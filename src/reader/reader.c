@@ -47,7 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if DT_HAVE_ZLIB
 #include <zlib.h>
+#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -75,7 +77,9 @@ struct dt_rd_source {
     bool in_eof;
     bool checked, gzip;
     bool zs_init, z_ended, z_failed;
+#if DT_HAVE_ZLIB
     z_stream zs;
+#endif
 };
 
 dt_rd_source *dt_rd_open_file(const char *path, char *err, size_t errlen)
@@ -125,8 +129,10 @@ void dt_rd_close(dt_rd_source *s)
         return;
     if (s->own_fd && s->fd >= 0)
         close(s->fd);
+#if DT_HAVE_ZLIB
     if (s->zs_init)
         inflateEnd(&s->zs);
+#endif
     free(s->inbuf);
     free(s);
 }
@@ -186,12 +192,18 @@ static int src_detect(dt_rd_source *s, char *err, size_t errlen)
     /* A gzip member starts with 1f 8b; JSON never does. */
     if (s->in_len - s->in_pos >= 2 && s->in[s->in_pos] == 0x1f && s->in[s->in_pos + 1] == 0x8b) {
         s->gzip = true;
+#if !DT_HAVE_ZLIB
+        snprintf(err, errlen, "a gzip trace, and this devtrace was built without zlib: gunzip it first, or "
+                              "rebuild devtrace with zlib (zlib1g-dev or zlib-devel)");
+        return -1;
+#else
         memset(&s->zs, 0, sizeof s->zs);
         if (inflateInit2(&s->zs, 15 + 16) != Z_OK) {
             snprintf(err, errlen, "cannot initialise zlib");
             return -1;
         }
         s->zs_init = true;
+#endif
     }
     return 0;
 }
@@ -223,6 +235,9 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
         s->in_pos += n;
         return (long)n;
     }
+#if !DT_HAVE_ZLIB
+    return -1; /* src_detect refused gzip input */
+#else
     if (s->z_failed) {
         snprintf(err, errlen, "gzip: corrupt data (%s)", s->zs.msg ? s->zs.msg : "inflate failed");
         return -1;
@@ -273,6 +288,7 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
             return -1;
         }
     }
+#endif
 }
 
 /* ------------------------------------------------------------------ */

@@ -495,6 +495,10 @@ static void test_export_top_level(void)
 {
     dt_session *s = new_session();
     kernel(s, "k", T0 + 100, T0 + 200, 0, 7, 0);
+    /* launches: the API calls flagged as launching device work, not others */
+    api(s, "cudaLaunchKernel", T0 + 10, T0 + 20, 1, 0)->flags |= DT_REC_LAUNCH;
+    api(s, "cudaLaunchKernel", T0 + 30, T0 + 40, 2, 0)->flags |= DT_REC_LAUNCH;
+    api(s, "cudaMalloc", T0 + 50, T0 + 60, 1, 0);
     trace t;
     export_and_parse(s, "top.json", &t);
     REQUIRE_EQ(get_int(t.root, "baseTimeNanoseconds"), (long long)BASE);
@@ -505,6 +509,10 @@ static void test_export_top_level(void)
     REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, ws, yajl_t_number)), (long long)T0);
     const char *kc[] = {"counts", "kernel", NULL};
     REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, kc, yajl_t_number)), 1);
+    const char *rc[] = {"counts", "runtime", NULL};
+    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, rc, yajl_t_number)), 3);
+    const char *lc[] = {"counts", "launches", NULL};
+    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, lc, yajl_t_number)), 2);
     char path[512];
     path_in_dir(path, sizeof path, "top.json");
     REQUIRE_STR(get_str(t.root, "traceName"), path);
@@ -825,7 +833,7 @@ static void test_export_loss_and_attribution(void)
             want += 1;
         REQUIRE_EQ(get_int(loss, dt_loss_reason_name((dt_loss_reason)r)), want);
     }
-    REQUIRE_EQ(get_int(loss, "total"), 450 + 3);
+    REQUIRE_EQ(get_int(loss, "total"), 10 * DT_LOSS_COUNT * (DT_LOSS_COUNT + 1) / 2 + 3);
     yajl_val attr = get(get(t.root, "devtrace"), "attribution");
     REQUIRE_EQ(attr->u.object.len, 2);
     REQUIRE_EQ(get_int(attr, "5"), 150);

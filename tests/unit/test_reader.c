@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "devtrace/devtrace.h"
 #include "dt_check.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,11 +126,11 @@ static void good_trace_values_are_exact(void)
     REQUIRE(s.clock_identity);
     REQUIRE_EQ(s.clock_samples, 4);
     REQUIRE(s.loss.present);
-    REQUIRE_EQ(s.loss.count, 10);
+    REQUIRE_EQ(s.loss.count, DT_LOSS_COUNT + 1);
     REQUIRE_STR(s.loss.items[6].key, "vendor_dropped");
     REQUIRE_EQ(s.loss.items[6].value, 3);
-    REQUIRE_STR(s.loss.items[9].key, "total");
-    REQUIRE_EQ(s.loss.items[9].value, 3);
+    REQUIRE_STR(s.loss.items[DT_LOSS_COUNT].key, "total");
+    REQUIRE_EQ(s.loss.items[DT_LOSS_COUNT].value, 3);
     REQUIRE_EQ(s.counts.count, 9);
     REQUIRE_EQ(s.attribution.count, 2);
     REQUIRE_STR(s.attribution.items[0].key, "2");
@@ -238,12 +239,20 @@ static void truncated_gzip_is_an_error(void)
             FAIL("gzip prefix of %zu of %zu bytes was accepted", n, len);
         dt_rd_summary_free(&s);
     }
-    /* a flipped byte in the compressed data */
-    buf[len / 2] ^= 0x55;
+    /* a flipped byte in the CRC of the trailer: the text parses, the
+       damage is still found, and named */
+    buf[len - 8] ^= 0x55;
     tally t = {0};
     dt_rd_summary s;
     REQUIRE_EQ(read_memory(buf, len, &t, &s, err, sizeof err), -1);
-    REQUIRE((strstr(err, "gzip")) != NULL);
+    REQUIRE((strstr(err, "gzip")) != NULL, "%s", err);
+    dt_rd_summary_free(&s);
+    buf[len - 8] ^= 0x55;
+    /* a flipped byte in the compressed data: inflate may turn it into other
+       text before its check fails, so either error will do, never success */
+    buf[len / 2] ^= 0x55;
+    t = (tally){0};
+    REQUIRE_EQ(read_memory(buf, len, &t, &s, err, sizeof err), -1);
     dt_rd_summary_free(&s);
     free(buf);
 }
