@@ -109,6 +109,16 @@ typedef struct emu_activity {
 
 enum { EMU_MEM_UNKNOWN = 0, EMU_MEM_PAGEABLE = 1, EMU_MEM_PINNED = 2, EMU_MEM_DEVICE = 3 };
 
+/* What a call does, for vendors whose callback data carries the call's
+   arguments (roctracer's hip_api_data_t). */
+typedef struct emu_call_args {
+    const emu_kernel_desc *kernel;   /* launches; NULL otherwise */
+    uint64_t bytes;                  /* copies and fills */
+    uint32_t value;                  /* fills */
+    int copy_kind;                   /* copies: emu_copy_kind */
+    int device, stream;
+} emu_call_args;
+
 /* One API callback invocation, vendor-neutral. */
 typedef struct emu_api_call {
     emu_domain domain;
@@ -121,6 +131,7 @@ typedef struct emu_api_call {
     uint64_t *correlation_data;  /* the same storage at ENTER and EXIT */
     const void *function_params; /* NULL: the emulator has no parameter structs */
     void *return_value;          /* points to an int32 0 */
+    const emu_call_args *args;   /* the call's arguments, or NULL (synchronizations) */
 } emu_api_call;
 
 struct emu_vendor {
@@ -157,6 +168,27 @@ struct emu_vendor {
     /* An API call made with no external id pushed still produces an
        external-correlation record of this external kind, id 0 (0: none). */
     uint32_t external_kind_when_empty;
+
+    /* Optional, for vendors unlike CUPTI (NULL/0 keeps the CUPTI model). */
+    /* Bytes a record keeps at the end of its buffer, written there by
+       write_tail once the record is (roctracer copies a dispatch's kernel
+       name into the buffer from its end downwards). */
+    size_t (*tail_size)(const emu_activity *a);
+    void (*write_tail)(uint8_t *record, uint8_t *tail, const emu_activity *a);
+    /* A vendor library that owns its buffers and delivers them on a thread
+       of its own (roctracer's pool) takes each completed buffer here, state
+       lock held, instead of the core's delivery queue. Its buffer request
+       function may then wait for the consumer to give a buffer back (as
+       roctracer's producers do) rather than drop: it calls
+       emu_core_buffer_waited() when it did. */
+    void (*take_completed)(uint8_t *buffer, size_t size, size_t valid);
+    /* Most ids a thread's external-correlation stack holds (0: the CUPTI
+       family's 32; SIZE_MAX: unbounded, as roctracer's). */
+    size_t external_depth;
+    /* Faults the vendor's interface cannot exhibit (1u << emu_fault): armed
+       faults of these kinds are refused (emu_fault_arm: EMU_ENOTSUP) or,
+       in a fault spec, ignored. */
+    unsigned unsupported_faults;
 };
 
 /* Defined by the personality linked into the library. */
@@ -187,6 +219,9 @@ EMU_HIDDEN int emu_core_enabled(emu_rec_kind kind);
    forced 1: the same for every produced record, finished or not. */
 EMU_HIDDEN emu_status emu_core_flush_all(int forced);
 EMU_HIDDEN emu_status emu_core_flush_period(uint32_t ms);
+/* Called by a personality's buffer request function (state lock held) each
+   time it waited for the consumer to give a buffer back. */
+EMU_HIDDEN void emu_core_buffer_waited(void);
 /* Records dropped since the previous call (the count restarts at 0). */
 EMU_HIDDEN size_t emu_core_take_dropped(void);
 EMU_HIDDEN uint64_t emu_core_timestamp(void);

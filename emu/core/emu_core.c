@@ -73,6 +73,7 @@ static struct emu_state {
 
     uint8_t *buf;
     size_t buf_size, buf_used, buf_records;
+    size_t buf_tail;   /* bytes records keep at the buffer's end (tail_size) */
     uint64_t completions;
 
     done_buf *done;
@@ -109,7 +110,10 @@ static char g_subscriber_token;
 
 static _Thread_local struct {
     uint64_t ids[EMU_EXT_KINDS][EMU_EXT_DEPTH];
-    int depth[EMU_EXT_KINDS];
+    size_t depth[EMU_EXT_KINDS];
+    /* beyond EMU_EXT_DEPTH, for personalities with deeper stacks */
+    uint64_t *more[EMU_EXT_KINDS];
+    size_t more_cap[EMU_EXT_KINDS];
 } t_ext;
 
 /* A vendor library asks the kernel for ids once, not once per record. */
@@ -325,6 +329,7 @@ EMU_API const char *emu_personality(void)
 /* Buffers                                                             */
 /* ------------------------------------------------------------------ */
 static void start_worker_locked(void);
+static void null_client_complete(void);
 
 static void signal_worker_locked(void)
 {
@@ -352,14 +357,17 @@ static void complete_current_locked(void)
 {
     if (!G.buf)
         return;
-    if (push_done_locked(G.buf, G.buf_size, G.buf_used) != 0) {
+    if (emu_vendor_impl.take_completed && G.complete != null_client_complete) {
+        emu_vendor_impl.take_completed(G.buf, G.buf_size, G.buf_used);
+        G.stats.buffers_completed++;
+    } else if (push_done_locked(G.buf, G.buf_size, G.buf_used) != 0) {
         /* Cannot queue: the buffer's records are lost, and counted. */
         G.dropped += G.buf_records;
         G.stats.dropped_no_buffer += G.buf_records;
         G.stats.dropped_reported += G.buf_records;
     }
     G.buf = NULL;
-    G.buf_size = G.buf_used = G.buf_records = 0;
+    G.buf_size = G.buf_used = G.buf_records = G.buf_tail = 0;
     G.completions++;
     signal_worker_locked();
 }
@@ -379,7 +387,7 @@ static void count_no_buffer_locked(const emu_activity *a, unsigned flags)
 /* Make room for `need` bytes; 0 on success, -1 if the client gave no buffer. */
 static int reserve_locked(size_t need)
 {
-    if (G.buf && G.buf_used + need > G.buf_size)
+    if (G.buf && G.buf_used + G.buf_tail + need > G.buf_size)
         complete_current_locked();
     if (G.buf)
         return 0;
@@ -402,6 +410,7 @@ static int reserve_locked(size_t need)
     G.buf_size = size;
     G.buf_used = 0;
     G.buf_records = 0;
+    G.buf_tail = 0;
     return 0;
 }
 
@@ -411,13 +420,18 @@ static void write_record_locked(const emu_activity *a, unsigned flags)
     size_t size = emu_vendor_impl.record_size(a->kind);
     if (size == 0)
         return;
-    if (reserve_locked(size) != 0) {
+    size_t tail = emu_vendor_impl.tail_size ? emu_vendor_impl.tail_size(a) : 0;
+    if (reserve_locked(size + tail) != 0) {
         count_no_buffer_locked(a, flags);
         return;
     }
     uint8_t *dst = G.buf + G.buf_used;
     memset(dst, 0, size);
     emu_vendor_impl.write_record(dst, a);
+    if (tail) {
+        G.buf_tail += tail;
+        emu_vendor_impl.write_tail(dst, G.buf + G.buf_size - G.buf_tail, a);
+    }
     G.buf_records++;
     if (flags & PEND_MALFORMED) {
         /* Keep the record's bytes but end the valid data inside it. */
@@ -636,6 +650,11 @@ emu_status emu_core_flush_all(int forced)
     return EMU_ST_OK;
 }
 
+void emu_core_buffer_waited(void)
+{
+    G.stats.buffer_waits++;
+}
+
 emu_status emu_core_flush_period(uint32_t ms)
 {
     emu_init();
@@ -774,19 +793,43 @@ emu_thread_id_type emu_core_get_thread_id_type(void)
     return t;
 }
 
+/* Entry i of a thread's stack of one kind. */
+static uint64_t *ext_entry(__typeof__(t_ext) *t, uint32_t kind, size_t i)
+{
+    return i < EMU_EXT_DEPTH ? &t->ids[kind][i] : &t->more[kind][i - EMU_EXT_DEPTH];
+}
+
 emu_status emu_core_push_external(uint32_t external_kind, uint64_t id)
 {
-    if (external_kind >= EMU_EXT_KINDS || t_ext.depth[external_kind] >= EMU_EXT_DEPTH)
+    __typeof__(t_ext) *t = &t_ext;
+    size_t max = emu_vendor_impl.external_depth ? emu_vendor_impl.external_depth : EMU_EXT_DEPTH;
+    if (external_kind >= EMU_EXT_KINDS || t->depth[external_kind] >= max)
         return EMU_ST_INVALID;
-    t_ext.ids[external_kind][t_ext.depth[external_kind]++] = id;
+    size_t d = t->depth[external_kind];
+    if (d >= EMU_EXT_DEPTH && d - EMU_EXT_DEPTH >= t->more_cap[external_kind]) {
+        size_t cap = t->more_cap[external_kind] ? t->more_cap[external_kind] * 2 : 256;
+        uint64_t *more = realloc(t->more[external_kind], cap * sizeof(*more));
+        if (!more)
+            return EMU_ST_INVALID;
+        t->more[external_kind] = more;
+        t->more_cap[external_kind] = cap;
+    }
+    *ext_entry(t, external_kind, d) = id;
+    t->depth[external_kind] = d + 1;
     return EMU_ST_OK;
 }
 
 emu_status emu_core_pop_external(uint32_t external_kind, uint64_t *id)
 {
-    if (external_kind >= EMU_EXT_KINDS || t_ext.depth[external_kind] == 0)
+    __typeof__(t_ext) *t = &t_ext;
+    if (external_kind >= EMU_EXT_KINDS || t->depth[external_kind] == 0)
         return EMU_ST_INVALID;
-    uint64_t v = t_ext.ids[external_kind][--t_ext.depth[external_kind]];
+    uint64_t v = *ext_entry(t, external_kind, --t->depth[external_kind]);
+    if (t->depth[external_kind] == 0 && t->more[external_kind]) {
+        free(t->more[external_kind]);
+        t->more[external_kind] = NULL;
+        t->more_cap[external_kind] = 0;
+    }
     if (id)
         *id = v;
     return EMU_ST_OK;
@@ -808,6 +851,8 @@ static int arm_locked(emu_fault f, uint64_t count)
 {
     if ((unsigned)f >= EMU_FAULT_COUNT)
         return EMU_EINVAL;
+    if (emu_vendor_impl.unsupported_faults & (1u << f))
+        return EMU_ENOTSUP;
     G.fault_left[f] += count;
     return EMU_OK;
 }
@@ -839,7 +884,7 @@ static int parse_faults_locked(const char *spec)
                 f = i;
         if (f < 0)
             return EMU_EINVAL;
-        arm_locked((emu_fault)f, count);
+        (void)arm_locked((emu_fault)f, count); /* a fault the vendor cannot exhibit is ignored */
     }
 }
 
@@ -1085,7 +1130,7 @@ static void null_client_callback(void);
 static void null_client_request(uint8_t **buffer, size_t *size, size_t *max_records);
 
 static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site,
-                   const char *symbol, uint32_t context_uid)
+                   const char *symbol, uint32_t context_uid, const emu_call_args *args)
 {
     if (!f->callbacks || !f->cb)
         return;
@@ -1107,6 +1152,7 @@ static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site
         .correlation_data = &f->cdata,
         .function_params = NULL,
         .return_value = &f->retval,
+        .args = args,
     };
     emu_vendor_impl.invoke_callback(f->cb, f->userdata, &call);
 }
@@ -1139,7 +1185,7 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
             any = 1;
             emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
             ext.u.external.external_kind = k;
-            ext.u.external.external_id = stacks->depth[k] ? stacks->ids[k][stacks->depth[k] - 1] : 1;
+            ext.u.external.external_id = stacks->depth[k] ? *ext_entry(stacks, k, stacks->depth[k] - 1) : 1;
             produce_now_locked(&ext);
         }
         if (!any && emu_vendor_impl.external_kind_when_empty) {
@@ -1168,7 +1214,7 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
 typedef uint64_t (*work_fn)(void *arg, uint32_t correlation, uint64_t api_start);
 
 static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t context_uid,
-                     work_fn work, void *arg)
+                     work_fn work, void *arg, const emu_call_args *args)
 {
     uint32_t rt_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, op, ck);
     uint32_t drv_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_DRIVER, op, ck);
@@ -1177,13 +1223,13 @@ static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t c
     uint64_t api_start = 0;
     if (rt_cbid) {
         api_begin(&rt);
-        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_ENTER, symbol, context_uid);
+        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_ENTER, symbol, context_uid, args);
         device_corr = rt.correlation;
         api_start = rt.start;
     }
     if (drv_cbid) {
         api_begin(&drv);
-        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_ENTER, symbol, context_uid);
+        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_ENTER, symbol, context_uid, args);
         if (!device_corr) {
             device_corr = drv.correlation;
             api_start = drv.start;
@@ -1197,7 +1243,7 @@ static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t c
     if (wait_until)
         wait_device_time(wait_until);
     if (drv_cbid) {
-        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_EXIT, symbol, context_uid);
+        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_EXIT, symbol, context_uid, args);
         uint64_t end = device_now();
         pthread_mutex_lock(&G.lock);
         api_record_locked(&drv, EMU_DOMAIN_DRIVER, drv_cbid, end);
@@ -1205,7 +1251,7 @@ static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t c
         pthread_mutex_unlock(&G.lock);
     }
     if (rt_cbid) {
-        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_EXIT, symbol, context_uid);
+        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_EXIT, symbol, context_uid, args);
         uint64_t end = device_now();
         pthread_mutex_lock(&G.lock);
         api_record_locked(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, end);
@@ -1273,8 +1319,9 @@ EMU_API int emu_launch_kernel_desc(const emu_kernel_desc *desc)
     if (!desc || !device_ok(desc->device) || desc->stream < 0 || desc->stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
     kernel_work w = { desc };
+    emu_call_args args = { .kernel = desc, .device = desc->device, .stream = desc->stream };
     api_call(EMU_OP_LAUNCH_KERNEL, 0, desc->name ? desc->name : "", (uint32_t)desc->device + 1,
-             kernel_work_fn, &w);
+             kernel_work_fn, &w, &args);
     return EMU_OK;
 }
 
@@ -1340,8 +1387,9 @@ EMU_API int emu_memcpy(int device, int stream, int copy_kind, uint64_t bytes,
         copy_kind < EMU_COPY_HTOD || copy_kind > EMU_COPY_PTOP)
         return EMU_EINVAL;
     copy_work w = { device, stream, copy_kind, async != 0, bytes, duration_ns, 0, 0 };
+    emu_call_args args = { .bytes = bytes, .copy_kind = copy_kind, .device = device, .stream = stream };
     api_call(async ? EMU_OP_MEMCPY_ASYNC : EMU_OP_MEMCPY, (emu_copy_kind)copy_kind, NULL,
-             (uint32_t)device + 1, copy_work_fn, &w);
+             (uint32_t)device + 1, copy_work_fn, &w, &args);
     return EMU_OK;
 }
 
@@ -1352,8 +1400,9 @@ EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
     if (!device_ok(device) || stream < 0 || stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
     copy_work w = { device, stream, 0, async != 0, bytes, duration_ns, value, 1 };
+    emu_call_args args = { .bytes = bytes, .value = value, .device = device, .stream = stream };
     api_call(async ? EMU_OP_MEMSET_ASYNC : EMU_OP_MEMSET, 0, NULL, (uint32_t)device + 1,
-             copy_work_fn, &w);
+             copy_work_fn, &w, &args);
     return EMU_OK;
 }
 
@@ -1389,7 +1438,7 @@ EMU_API int emu_synchronize(int device, int stream)
         for (int d = 0; d < n; d++) {
             sync_work w = { d, stream };
             api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
-                     (uint32_t)d + 1, sync_work_fn, &w);
+                     (uint32_t)d + 1, sync_work_fn, &w, NULL);
         }
         return EMU_OK;
     }
@@ -1397,7 +1446,7 @@ EMU_API int emu_synchronize(int device, int stream)
         return EMU_EINVAL;
     sync_work w = { device, stream };
     api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
-             (uint32_t)device + 1, sync_work_fn, &w);
+             (uint32_t)device + 1, sync_work_fn, &w, NULL);
     return EMU_OK;
 }
 

@@ -53,6 +53,20 @@ struct dt_backend {
        devtrace's stack through the vendor's API-enter callback wherever the
        vendor's own stack does not hold it. DT_OK when that works. */
     dt_status (*attribute_by_api_enter)(void);
+    /* What the vendor's interface does not give (DT_BACKEND_LACKS_*), so
+       that the trace leaves it out rather than write a value it does not
+       have. 0: nothing. */
+    unsigned lacks;
+};
+
+enum {
+    /* kernel records carry neither registers per thread nor static shared
+       memory (dynamic shared memory only where the launch call gives it):
+       the trace writes no register count, shared memory or occupancy */
+    DT_BACKEND_LACKS_KERNEL_RESOURCES = 1u << 0,
+    /* copies and fills are enabled together: a session that records one has
+       the vendor produce both, and devtrace keeps what was asked for */
+    DT_BACKEND_LACKS_SEPARATE_COPY_FILL = 1u << 1,
 };
 
 #endif /* DT_BACKEND_H */
