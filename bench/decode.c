@@ -1,7 +1,8 @@
 /*
  * Decode benchmark: how fast vendor activity buffers become stored events,
- * one row per vendor of vendors.def on the engine, and what the API-enter
- * callback adds to each API call.
+ * one row per vendor of vendors.def (on the engine, or from the vendor's
+ * own bench/decode_<name>.c), and what the API-enter callback adds to each
+ * API call.
  *
  *   bench_decode [records] [rounds] [vendor...]   (default 10,000,000 and 5;
  *                                                  all vendors)
@@ -31,12 +32,20 @@
 #include <time.h>
 
 /* Every vendor of vendors.def whose backend is the engine (weak: a vendor
-   built without what its backend needs has none). */
-#define DT_VENDOR(name, ...) extern dt_engine dt_engine_##name __attribute__((weak));
+   built without what its backend needs has none), and the rows of vendors
+   with a decoder of their own: bench_decode_<name>(records, rounds) in
+   bench/decode_<name>.c, measured by the same harness. */
+#define DT_VENDOR(name, ...)                                                   \
+    extern dt_engine dt_engine_##name __attribute__((weak));                  \
+    void bench_decode_##name(size_t records, int rounds) __attribute__((weak));
 #include "backends/vendors.def"
 #undef DT_VENDOR
-static const struct { const char *name; dt_engine *engine; } vendors[] = {
-#define DT_VENDOR(name, ...) {#name, &dt_engine_##name},
+static const struct {
+    const char *name;
+    dt_engine *engine;
+    void (*own)(size_t records, int rounds);
+} vendors[] = {
+#define DT_VENDOR(name, ...) {#name, &dt_engine_##name, bench_decode_##name},
 #include "backends/vendors.def"
 #undef DT_VENDOR
 };
@@ -285,10 +294,13 @@ int main(int argc, char **argv)
             snprintf(kernel_names[i], sizeof kernel_names[i], "elementwise_kernel_%d", i);
     }
     for (size_t i = 0; i < sizeof vendors / sizeof vendors[0]; i++) {
-        if (!vendors[i].engine) continue;
         int wanted = argc <= 3;
         for (int a = 3; a < argc; a++) wanted |= strcmp(argv[a], vendors[i].name) == 0;
         if (!wanted) continue;
+        if (!vendors[i].engine) {
+            if (vendors[i].own) vendors[i].own(records, rounds);
+            continue;
+        }
         dt_decoder d;
         dt_decoder_init(&d, vendors[i].engine->v, 0);
         kinds k = {

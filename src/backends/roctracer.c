@@ -174,36 +174,46 @@ static struct {
 
 #define SYM(T, id) ((T)R.sym[id])
 
+/* What each missing optional entry point costs, given the others; each
+   cost said once. A feature that needs a pair loses both halves. */
 static void set_costs(dt_symbol_spec *specs, void **sym)
 {
     const char *callbacks = "no HIP API callbacks: kernels carry no grid or block and fills no value";
     if (!sym[RT_PUSH] || !sym[RT_POP]) {
-        sym[RT_PUSH] = sym[RT_POP] = NULL; /* one feature: a push without its pop would leave ids behind */
-        specs[RT_PUSH].cost = specs[RT_POP].cost =
+        specs[sym[RT_PUSH] ? RT_POP : RT_PUSH].cost =
             "no external-correlation records: External ids come from API callbacks only";
+        sym[RT_PUSH] = sym[RT_POP] = NULL; /* a push without its pop would leave ids behind */
         callbacks = "no HIP API callbacks: device activity carries no External id, kernels no grid or block "
                     "and fills no value";
     }
     if (!sym[RT_ENABLE_OP_CALLBACK] || !sym[RT_DISABLE_OP_CALLBACK])
         sym[RT_ENABLE_OP_CALLBACK] = sym[RT_DISABLE_OP_CALLBACK] = NULL;
-    if (!sym[RT_ENABLE_DOMAIN_CALLBACK] || !sym[RT_DISABLE_DOMAIN_CALLBACK])
+    if (!sym[RT_ENABLE_DOMAIN_CALLBACK] || !sym[RT_DISABLE_DOMAIN_CALLBACK]) {
+        /* either way of enabling callbacks will do, but only this one can
+           enable ROCTX's and every HIP call's */
+        specs[sym[RT_ENABLE_DOMAIN_CALLBACK] ? RT_DISABLE_DOMAIN_CALLBACK : RT_ENABLE_DOMAIN_CALLBACK].cost =
+            sym[RT_ENABLE_OP_CALLBACK] ? "no ROCTX ranges, and External ids only where EXT_API records carry them"
+                                       : callbacks;
         sym[RT_ENABLE_DOMAIN_CALLBACK] = sym[RT_DISABLE_DOMAIN_CALLBACK] = NULL;
-    /* either way of enabling callbacks will do; said once */
-    if (!sym[RT_ENABLE_DOMAIN_CALLBACK])
-        specs[RT_ENABLE_DOMAIN_CALLBACK].cost = specs[RT_DISABLE_DOMAIN_CALLBACK].cost = callbacks;
+    }
     if (!sym[RT_OP_CODE] && (sym[RT_ENABLE_OP_CALLBACK] || sym[RT_ENABLE_DOMAIN_CALLBACK]))
         specs[RT_OP_CODE].cost = "HIP API ids are version-specific and cannot be looked up: kernels carry no "
                                  "grid or block and fills no value";
     specs[RT_OP_STRING].cost = "HIP API names are generic (HIP_API#<id>)";
     specs[RT_VERSION_MAJOR].cost = "library version unknown";
-    if (!sym[RT_VERSION_MAJOR]) specs[RT_VERSION_MINOR].cost = NULL;
-    else specs[RT_VERSION_MINOR].cost = "library version unknown";
     specs[RT_ERROR_STRING].cost = "roctracer errors are reported by number only";
-    const char *props = "device properties absent (no HIP runtime entry points in the library or the process)";
-    for (int i = RT_HIP_FIRST; i < RT_SYM_COUNT; i++) specs[i].cost = props;
-    if (!sym[HIP_GET_DEVICE_COUNT] || !sym[HIP_DEVICE_GET_ATTRIBUTE] || !sym[HIP_RUNTIME_GET_VERSION])
+    int hip = sym[HIP_GET_DEVICE_COUNT] && sym[HIP_DEVICE_GET_ATTRIBUTE] && sym[HIP_RUNTIME_GET_VERSION];
+    for (int i = RT_HIP_FIRST; i < RT_SYM_COUNT; i++)
+        if (!hip && !sym[i]) {
+            specs[i].cost = "device properties absent (no HIP runtime entry points in the library or the process)";
+            break;
+        }
+    if (hip) {
+        specs[HIP_DEVICE_GET_NAME].cost = "device names absent";
+        specs[HIP_DEVICE_TOTAL_MEM].cost = "device memory sizes absent";
+    } else {
         for (int i = RT_HIP_FIRST; i < RT_SYM_COUNT; i++) sym[i] = NULL;
-    else for (int i = RT_HIP_FIRST; i < RT_SYM_COUNT; i++) specs[i].cost = NULL;
+    }
 }
 
 /* HIP's entry points: the roctracer library's (DTK's libgalaxyhip is both),
@@ -418,11 +428,13 @@ static void take_args(uint8_t how, uint64_t correlation, const uint8_t *args)
     if (how <= ARGS_LAUNCH_GLOBAL) {
         a.what = DT_RT_ARGS_LAUNCH;
         for (int i = 0; i < 3; i++) {
+            uint32_t block = u32_at(args + DT_RT_HIP_LAUNCH_BLOCK + 4 * i);
             a.grid[i] = u32_at(args + DT_RT_HIP_LAUNCH_GRID + 4 * i);
-            a.block[i] = u32_at(args + DT_RT_HIP_LAUNCH_BLOCK + 4 * i);
+            /* the global work size: the grid in work items */
+            if (how == ARGS_LAUNCH_GLOBAL) a.grid[i] = block ? a.grid[i] / block : 0;
+            if (block > UINT16_MAX) return; /* no launch HIP accepts: not a configuration */
+            a.block[i] = (uint16_t)block;
         }
-        if (how == ARGS_LAUNCH_GLOBAL) /* the global work size: the grid in work items */
-            for (int i = 0; i < 3; i++) a.grid[i] = a.block[i] ? a.grid[i] / a.block[i] : 0;
         if (how != ARGS_LAUNCH_DIM3) a.dynamic_shared = u32_at(args + DT_RT_HIP_MODULE_LAUNCH_SHARED);
     } else {
         a.what = DT_RT_ARGS_FILL;
@@ -933,6 +945,7 @@ static dt_status rt_stop(dt_session *s)
     pthread_mutex_lock(&R.lock);
     pthread_mutex_lock(&R.decode_lock);
     R.session = NULL;
+    uint64_t evicted = R.args.evicted;
     dt_rt_args_free(&R.args);
     uint64_t unkept = R.unkept[DT_RT_ARGS_LAUNCH] + R.unkept[DT_RT_ARGS_FILL];
     R.decoder.args = NULL;
@@ -943,6 +956,10 @@ static dt_status rt_stop(dt_session *s)
     if (unkept)
         dt_session_note(s, "launch_arguments", "out of memory: the arguments of %" PRIu64 " launches or fills were "
                         "not kept, and as many kernels or fills were not recorded", unkept);
+    if (evicted)
+        dt_session_note(s, "launch_arguments", "%" PRIu64 " launches or fills waited for their record longer than "
+                        "%zu later calls: their arguments were dropped, and their records carry no grid, block "
+                        "or value", evicted, DT_RT_ARGS_MAX);
     uint64_t orphaned = atomic_load(&R.orphaned);
     if (orphaned)
         dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);

@@ -20,21 +20,29 @@
 /* ------------------------------------------------------------------ */
 enum { DT_RT_ARGS_LAUNCH = 1, DT_RT_ARGS_FILL = 2 };
 
+/* 32 bytes: one is written, kept and read for every launch and fill. */
 typedef struct dt_rt_args {
     uint64_t correlation;          /* 0: an empty slot */
-    uint32_t grid[3], block[3];    /* launches */
-    uint32_t dynamic_shared;       /* launches, where the arguments give it */
-    uint32_t value;                /* fills */
+    uint32_t grid[3];              /* launches */
+    uint16_t block[3];             /* launches (HIP allows at most 1024 a side) */
     uint8_t what;                  /* DT_RT_ARGS_* */
-    uint8_t reserved[7];
+    uint8_t reserved;
+    union {
+        uint32_t dynamic_shared;   /* launches, where the arguments give it */
+        uint32_t value;            /* fills */
+    };
 } dt_rt_args;
+_Static_assert(sizeof(dt_rt_args) == 32, "dt_rt_args is 32 bytes");
 
-/* Open addressing by correlation id; an entry is taken once. Not
-   thread-safe: the decoder owns it. */
+/* By correlation id; an entry is taken once. Not thread-safe: the decoder
+   owns it. */
 typedef struct dt_rt_args_table {
     dt_rt_args *slots;
     size_t mask, count;
+    uint64_t evicted;              /* entries dropped for later ones (the table at its largest) */
 } dt_rt_args_table;
+/* The table's largest size, in entries (8 MiB) */
+#define DT_RT_ARGS_MAX ((size_t)1 << 18)
 
 DT_HIDDEN void dt_rt_args_free(dt_rt_args_table *t);
 /* -1 when the table cannot grow (out of memory). */

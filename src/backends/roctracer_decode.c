@@ -11,57 +11,59 @@
 /* ------------------------------------------------------------------ */
 /* Call arguments by correlation id                                    */
 /* ------------------------------------------------------------------ */
-static size_t args_slot(uint64_t correlation, size_t mask)
+/* Correlation ids count up, and a launch's arguments wait only until its
+   kernel's record arrives: one slot per id modulo the table's size, no
+   probing. Two ids in one slot are further apart than the table is long:
+   it doubles, up to DT_RT_ARGS_MAX slots; past that the older entry goes
+   (its record is lost or later than any roctracer delivers). */
+static int args_grow(dt_rt_args_table *t)
 {
-    return (size_t)((correlation * UINT64_C(0x9e3779b97f4a7c15)) >> 20) & mask;
-}
-
-static void args_insert(dt_rt_args_table *t, const dt_rt_args *a)
-{
-    size_t i = args_slot(a->correlation, t->mask);
-    while (t->slots[i].correlation && t->slots[i].correlation != a->correlation) i = (i + 1) & t->mask;
-    t->count += t->slots[i].correlation == 0;
-    t->slots[i] = *a;
+    size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
+    dt_rt_args *slots = dt_calloc(cap, sizeof *slots);
+    if (!slots) return -1;
+    size_t mask = cap - 1;
+    for (size_t i = 0; t->slots && i <= t->mask; i++)
+        if (t->slots[i].correlation) slots[t->slots[i].correlation & mask] = t->slots[i]; /* apart: mod the old size */
+    dt_free(t->slots);
+    t->slots = slots;
+    t->mask = mask;
+    return 0;
 }
 
 int dt_rt_args_put(dt_rt_args_table *t, const dt_rt_args *a)
 {
     if (a->correlation == 0) return 0;
-    if (!t->slots || (t->count + 1) * 2 > t->mask + 1) {
-        size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
-        dt_rt_args *slots = dt_calloc(cap, sizeof *slots);
-        if (!slots) return -1;
-        dt_rt_args_table n = {slots, cap - 1, 0};
-        for (size_t i = 0; t->slots && i <= t->mask; i++)
-            if (t->slots[i].correlation) args_insert(&n, &t->slots[i]);
-        dt_free(t->slots);
-        *t = n;
+    if (!t->slots && args_grow(t) != 0) return -1;
+    for (;;) {
+        dt_rt_args *e = &t->slots[a->correlation & t->mask];
+        if (!e->correlation || e->correlation == a->correlation) {
+            t->count += e->correlation == 0;
+            *e = *a;
+            return 0;
+        }
+        if (t->mask + 1 >= DT_RT_ARGS_MAX) {
+            t->evicted++;
+            if (e->correlation < a->correlation) *e = *a;
+            return 0;
+        }
+        if (args_grow(t) != 0) return -1;
     }
-    args_insert(t, a);
-    return 0;
+}
+
+static inline int args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_args *out)
+{
+    if (!t->slots || correlation == 0) return 0;
+    dt_rt_args *e = &t->slots[correlation & t->mask];
+    if (e->correlation != correlation) return 0;
+    *out = *e;
+    e->correlation = 0;
+    t->count--;
+    return 1;
 }
 
 int dt_rt_args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_args *out)
 {
-    if (!t->slots || correlation == 0) return 0;
-    size_t i = args_slot(correlation, t->mask);
-    while (t->slots[i].correlation != correlation) {
-        if (t->slots[i].correlation == 0) return 0;
-        i = (i + 1) & t->mask;
-    }
-    *out = t->slots[i];
-    /* backward-shift deletion: no tombstones, so lookups stay short */
-    size_t hole = i;
-    for (size_t j = (i + 1) & t->mask; t->slots[j].correlation; j = (j + 1) & t->mask) {
-        size_t home = args_slot(t->slots[j].correlation, t->mask);
-        if (((j - home) & t->mask) >= ((j - hole) & t->mask)) {
-            t->slots[hole] = t->slots[j];
-            hole = j;
-        }
-    }
-    memset(&t->slots[hole], 0, sizeof t->slots[hole]);
-    t->count--;
-    return 1;
+    return args_take(t, correlation, out);
 }
 
 void dt_rt_args_free(dt_rt_args_table *t)
@@ -77,7 +79,7 @@ void dt_rt_args_free(dt_rt_args_table *t)
    for copies, ROCclr's command kind says the direction or that it is a
    fill. A kind this table does not know, under a copy, is a copy of unknown
    direction. */
-dt_rt_command dt_rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind)
+static inline dt_rt_command command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind)
 {
     *copy_kind = DT_COPY_UNKNOWN;
     switch (op) {
@@ -97,6 +99,11 @@ dt_rt_command dt_rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind)
     default: break;
     }
     return DT_RT_COMMAND_COPY;
+}
+
+dt_rt_command dt_rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind)
+{
+    return command_of(op, kind, copy_kind);
 }
 
 /* ------------------------------------------------------------------ */
@@ -174,10 +181,10 @@ static uint32_t kernel_name(decode_ctx *cx, const char *raw, int *bad)
    with none; -1 when they were taken but could not be kept (the record is
    then dropped, as on every vendor a kernel whose configuration could not
    be kept is). */
-static int call_args(decode_ctx *cx, uint64_t correlation, uint8_t what, dt_rt_args *a)
+static inline int call_args(decode_ctx *cx, uint64_t correlation, uint8_t what, dt_rt_args *a)
 {
     const dt_rt_decoder *d = cx->d;
-    if (d->args && dt_rt_args_take(d->args, correlation, a)) return a->what == what;
+    if (d->args && args_take(d->args, correlation, a)) return a->what == what;
     if (d->args_unkept && d->args_unkept[what]) {
         d->args_unkept[what]--;
         return -1;
@@ -267,7 +274,7 @@ static void decode_barrier(decode_ctx *cx, const activity_record_t *r)
 static void decode_ops(decode_ctx *cx, const activity_record_t *r)
 {
     uint8_t copy_kind;
-    switch (dt_rt_command_of(r->op, r->kind, &copy_kind)) {
+    switch (command_of(r->op, r->kind, &copy_kind)) {
     case DT_RT_COMMAND_KERNEL:
         if (cx->capture & DT_CAPTURE_KERNEL) decode_kernel(cx, r);
         return;

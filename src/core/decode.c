@@ -2,10 +2,14 @@
    names as Kineto writes them, and per-buffer caches of repeated values. */
 #include "dt_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-void dt_decode_cache_init(dt_decode_cache *c) { memset(c, 0, sizeof *c); }
+void dt_decode_cache_init(dt_decode_cache *c)
+{
+    memset(c, 0, offsetof(dt_decode_cache, copied)); /* copied: on first use */
+}
 
 /* The vendor owns the string; one longer than any kernel name is a sign of
    a corrupt pointer or record, so it is cut rather than trusted. n: its
@@ -42,15 +46,24 @@ uint32_t dt_decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const cha
 }
 
 uint32_t dt_decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, const char *raw, size_t len,
-                                          size_t slot)
+                                          size_t set)
 {
     if (len == 0) return dt_intern_str(&s->names, "<unnamed kernel>");
-    uint32_t id = intern_vendor_kernel_name(s, raw, len);
-    if (id != UINT32_MAX) {
-        c->copied[slot].raw = raw;
-        c->copied[slot].len = len;
-        c->copied[slot].id = id;
+    __typeof__(c->copied[0]) *e = &c->copied[set];
+    uint32_t id;
+    if (e->raw[1] && e->len[1] == len && memcmp(e->raw[1], raw, len) == 0) {
+        id = e->id[1];
+    } else {
+        id = intern_vendor_kernel_name(s, raw, len);
+        if (id == UINT32_MAX) return id;
     }
+    /* way 0 holds the one used last */
+    e->raw[1] = e->raw[0];
+    e->len[1] = e->len[0];
+    e->id[1] = e->id[0];
+    e->raw[0] = raw;
+    e->len[0] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+    e->id[0] = id;
     return id;
 }
 

@@ -564,6 +564,7 @@ static inline dt_rec *dt_session_add(dt_session *s)
    vendors that copy the name into every record (roctracer) are cached by
    the name's bytes. */
 #define DT_DECODE_SLOTS 64
+#define DT_DECODE_COPIED_SETS 256
 typedef struct dt_decode_cache {
     /* two ways per set: two hot names that hash alike do not evict each
        other on every record (way 0 holds the one used last) */
@@ -571,7 +572,10 @@ typedef struct dt_decode_cache {
     struct { dt_launch_config config; uint32_t id; int used; } config[DT_DECODE_SLOTS];
     uint32_t copy[6][6][6];   /* name id + 1, by copy kind, source, destination */
     uint32_t fill[6];         /* name id + 1, by memory kind */
-    struct { const char *raw; size_t len; uint32_t id; } copied[DT_DECODE_SLOTS];
+    /* names copied into each record, by content: two ways per set; made
+       ready on first use (the vendors that share names never pay for it) */
+    int copied_ready;
+    struct { const char *raw[2]; uint32_t len[2], id[2]; } copied[DT_DECODE_COPIED_SETS];
 } dt_decode_cache;
 
 DT_HIDDEN void dt_decode_cache_init(dt_decode_cache *c);
@@ -602,21 +606,34 @@ static inline uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, 
 }
 
 DT_HIDDEN uint32_t dt_decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, const char *raw,
-                                                     size_t len, size_t slot);
+                                                     size_t len, size_t set);
 /* dt_decode_kernel_name for a name of len bytes (NUL-terminated there) that
    the vendor copied into this record: records of one kernel each hold their
    own copy, so the cache compares bytes. The buffer must hold the names of
    the cached entries as long as the cache lives (one vendor buffer). */
 static inline uint32_t dt_decode_kernel_name_copied(dt_session *s, dt_decode_cache *c, const char *raw, size_t len)
 {
-    uint64_t head = 0, tail = 0;
-    memcpy(&head, raw, len < 8 ? len : 8);
-    if (len > 8) memcpy(&tail, raw + len - 8, 8);
-    size_t slot = dt_decode_slot(head ^ (tail * UINT64_C(0xc2b2ae3d27d4eb4f)) ^ len);
-    __typeof__(c->copied[0]) *e = &c->copied[slot];
-    if (e->raw && e->len == len && (e->raw == raw || memcmp(e->raw, raw, len) == 0)) return e->id;
-    return dt_decode_kernel_name_copied_miss(s, c, raw, len, slot);
+    /* every byte counts: kernel names share long heads and tails
+       (templates, mangling) and differ anywhere */
+    uint64_t key = len, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, raw + i, 8);
+        key = (key ^ w) * UINT64_C(0x9e3779b97f4a7c15);
+        key ^= key >> 29;
+    }
+    for (w = 0; i < len; i++) w = w << 8 | (unsigned char)raw[i];
+    key = (key ^ w) * UINT64_C(0xc2b2ae3d27d4eb4f);
+    size_t set = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 56);
+    if (!c->copied_ready) {
+        memset(c->copied, 0, sizeof c->copied);
+        c->copied_ready = 1;
+    }
+    __typeof__(c->copied[0]) *e = &c->copied[set];
+    if (e->raw[0] && e->len[0] == len && (e->raw[0] == raw || memcmp(e->raw[0], raw, len) == 0)) return e->id[0];
+    return dt_decode_kernel_name_copied_miss(s, c, raw, len, set);
 }
+_Static_assert(DT_DECODE_COPIED_SETS == 256, "dt_decode_kernel_name_copied() takes 8 bits of the hash");
 
 /* A launch configuration as words: 36 bytes hashed and compared in five
    loads, without a call to memcmp per record. */
