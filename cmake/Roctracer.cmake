@@ -37,7 +37,8 @@ endif()
 
 function(dt_configure_roctracer target)
   if(DT_HAVE_ROCTRACER_HEADERS)
-    target_include_directories(${target} PRIVATE ${DT_ROCTRACER_INCLUDE_DIR})
+    # the vendor's headers are not held to devtrace's warnings
+    target_include_directories(${target} SYSTEM PRIVATE ${DT_ROCTRACER_INCLUDE_DIR})
     target_compile_definitions(${target} PRIVATE DT_HAVE_ROCTRACER_HEADERS=1)
   endif()
 endfunction()

@@ -530,7 +530,24 @@ EXPORT roctracer_status_t roctracer_get_timestamp(roctracer_timestamp_t *timesta
 /* ------------------------------------------------------------------ */
 /* Callbacks                                                           */
 /* ------------------------------------------------------------------ */
-typedef struct registered { activity_rtapi_callback_t fn; void *arg; } registered;
+/* Read on every API call without the lock: the argument is stored before
+   the function that publishes it. */
+typedef struct registered { _Atomic(activity_rtapi_callback_t) fn; void *_Atomic arg; } registered;
+typedef struct callback_now { activity_rtapi_callback_t fn; void *arg; } callback_now;
+
+static void set_registered(registered *r, activity_rtapi_callback_t fn, void *arg)
+{
+    atomic_store_explicit(&r->arg, arg, memory_order_relaxed);
+    atomic_store_explicit(&r->fn, fn, memory_order_release);
+}
+
+static callback_now get_registered(registered *r)
+{
+    callback_now c;
+    c.fn = atomic_load_explicit(&r->fn, memory_order_acquire);
+    c.arg = atomic_load_explicit(&r->arg, memory_order_relaxed);
+    return c;
+}
 static registered g_hip_cb[HIP_OPS_COUNT];
 static int g_hip_cb_count;
 static void *g_subscriber;
@@ -542,14 +559,13 @@ static void hip_dispatch_marker(void) {}
    personality, which hands each to the operation's callback. */
 static roctracer_status_t set_hip_callback(uint32_t op, activity_rtapi_callback_t fn, void *arg)
 {
-    int had = g_hip_cb[op].fn != NULL;
+    int had = get_registered(&g_hip_cb[op]).fn != NULL;
     if (fn && !g_hip_cb_count) {
         if (emu_core_subscribe(&g_subscriber, hip_dispatch_marker, NULL) != EMU_ST_OK)
             return fail(ROCTRACER_STATUS_ERROR, "the HIP API callbacks are held by another client");
         emu_core_enable_domain(g_subscriber, EMU_DOMAIN_RUNTIME, 1);
     }
-    g_hip_cb[op].fn = fn;
-    g_hip_cb[op].arg = arg;
+    set_registered(&g_hip_cb[op], fn, arg);
     g_hip_cb_count += (fn != NULL) - had;
     if (!fn && had && !g_hip_cb_count) {
         emu_core_unsubscribe(g_subscriber);
@@ -579,7 +595,7 @@ static roctracer_status_t set_callbacks(roctracer_domain_t domain, int all, uint
             break;
         }
         for (uint32_t o = all ? 0 : op; o <= (all ? (uint32_t)DT_RT_ROCTX_RANGE_STOP : op); o++)
-            g_roctx_cb[o] = (registered){fn, arg};
+            set_registered(&g_roctx_cb[o], fn, arg);
         break;
     case ACTIVITY_DOMAIN_HSA_API:
     case ACTIVITY_DOMAIN_HSA_OPS:
@@ -630,11 +646,10 @@ static void rt_invoke_callback(void (*client_fn)(void), void *userdata, const em
     (void)client_fn;
     (void)userdata;
     if (call->domain != EMU_DOMAIN_RUNTIME || call->cbid >= HIP_OPS_COUNT) return;
-    pthread_mutex_lock(&g_lock);
-    registered cb = g_hip_cb[call->cbid];
-    pthread_mutex_unlock(&g_lock);
+    callback_now cb = get_registered(&g_hip_cb[call->cbid]);
     if (!cb.fn) return;
-    _Alignas(8) uint8_t data[256];
+    /* the header and the arguments the emulator's calls have */
+    _Alignas(8) uint8_t data[DT_RT_HIP_ARGS_OFFSET + 80];
     memset(data, 0, sizeof data);
     put_u64(data + DT_RT_HIP_CORRELATION_OFFSET, call->correlation);
     put_u32(data + DT_RT_HIP_PHASE_OFFSET, call->site == EMU_SITE_ENTER ? ACTIVITY_API_PHASE_ENTER
@@ -742,9 +757,7 @@ static _Atomic uint64_t g_roctx_next_id = 1;
 
 static void roctx_call(uint32_t op, const char *message, uint64_t id)
 {
-    pthread_mutex_lock(&g_lock);
-    registered cb = g_roctx_cb[op];
-    pthread_mutex_unlock(&g_lock);
+    callback_now cb = get_registered(&g_roctx_cb[op]);
     if (!cb.fn) return;
     _Alignas(8) uint8_t data[16];
     memcpy(data + DT_RT_ROCTX_MESSAGE_OFFSET, &message, sizeof message);
