@@ -304,7 +304,8 @@ static void decode_record(decode_ctx *cx, const uint8_t *p)
 {
     activity_record_t r;
     memcpy(&r, p, sizeof r);
-    if (cx->pending && r.domain != ACTIVITY_DOMAIN_EXT_API && r.correlation_id) {
+    if (cx->pending && (r.domain == ACTIVITY_DOMAIN_HIP_API || r.domain == ACTIVITY_DOMAIN_HIP_OPS) &&
+        r.correlation_id) {
         dt_corr_link(cx->s, r.correlation_id, cx->pending_external);
         cx->pending = 0;
     }
@@ -329,7 +330,11 @@ static void decode_record(decode_ctx *cx, const uint8_t *p)
 
 void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end)
 {
-    if (!s || !begin || !end || end <= begin) return;
+    if (!s || !begin || !end || end == begin) return;
+    if (end < begin) { /* a buffer that ends before it begins: nothing of it can be read */
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return;
+    }
     decode_ctx cx;
     cx.d = d;
     cx.s = s;

@@ -233,6 +233,10 @@ static void unknown_and_cut(void)
     dt_session *s2 = dt_test_session(DT_CAPTURE_ALL);
     dt_rt_decode(&d, s2, begin + HALF - 2 * DT_RT_RECORD_SIZE, begin + HALF + DT_RT_RECORD_SIZE);
     CHECK_EQ(dt_session_loss(s2, DT_LOSS_MALFORMED), 1);
+    /* and one that ends before it begins is no buffer at all */
+    dt_rt_decode(&d, s2, begin + 128, begin + 64);
+    CHECK_EQ(dt_session_loss(s2, DT_LOSS_MALFORMED), 2);
+    CHECK_EQ(s2->store.count, 0);
     free(p);
     dt_session_destroy(s);
     dt_session_destroy(s2);
