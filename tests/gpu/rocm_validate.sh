@@ -54,10 +54,7 @@ python=${PYTHON:-python3}
 [ -n "$out" ] || out="$backend-validate-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-report="$out/report.txt"
-: >"$report"
-say() { echo "$*" | tee -a "$report"; }
-section() { say ""; say "== $* =="; }
+. "$here/tests/gpu/validate_lib.sh"
 lib_var="DEVTRACE_$(echo "$backend" | tr a-z- A-Z_)_LIBRARY"
 expect=()
 
@@ -210,25 +207,4 @@ PY
     workload=("$python" "$out/workload.py")
   fi
 fi
-say "command: ${workload[*]}"
-trace="$out/$backend.json"
-DEVTRACE_LOG=1 "$devtrace" record --backend "$backend" -o "$trace" -- "${workload[@]}" >"$out/record.log" 2>&1
-rc=$?
-say "record exit status: $rc (log: $out/record.log)"
-grep -iE "error|$backend|unavailable|refuse" "$out/record.log" | head -n 20 | tee -a "$report" >/dev/null
-[ -s "$trace" ] || { say "no trace written"; tail -n 30 "$out/record.log" | tee -a "$report"; exit 1; }
-
-section "devtrace check"
-"$devtrace" check "$trace" 2>&1 | tee -a "$report"
-check_rc=${PIPESTATUS[0]}
-
-section "devtrace stats"
-"$devtrace" stats "$trace" >"$out/stats.txt" 2>&1
-head -n 60 "$out/stats.txt" | tee -a "$report"
-
-section "findings"
-"$python" "$here/tests/gpu/trace_findings.py" "$trace" "$check_rc" "${expect[@]}" | tee -a "$report"
-verdict=${PIPESTATUS[0]}
-say ""
-say "report: $report (trace: $trace)"
-exit "$verdict"
+record_and_report "$devtrace" "$backend" "$python" "$here" "${expect[@]}" -- "${workload[@]}"

@@ -73,10 +73,7 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-report="$out/report.txt"
-: >"$report"
-say() { echo "$*" | tee -a "$report"; }
-section() { say ""; say "== $* =="; }
+. "$here/tests/gpu/validate_lib.sh"
 root=${!root_var:-$root_default}
 export "$root_var=$root"
 python=${PYTHON:-python3}
@@ -211,23 +208,4 @@ print("workload done; devtrace ranges:", ranges)
 PY
   workload=("$python" "$out/workload.py")
 fi
-say "command: ${workload[*]}"
-trace="$out/$vendor.json"
-DEVTRACE_LOG=1 "$devtrace" record --backend "$vendor" -o "$trace" -- "${workload[@]}" >"$out/record.log" 2>&1
-rc=$?
-say "record exit status: $rc (log: $out/record.log)"
-grep -iE "error|$vendor|unavailable|refuse|inferred" "$out/record.log" | head -n 20 | tee -a "$report" >/dev/null
-[ -s "$trace" ] || { say "no trace written"; tail -n 30 "$out/record.log" | tee -a "$report"; exit 1; }
-
-section "devtrace check"
-"$devtrace" check "$trace" 2>&1 | tee -a "$report"
-check_rc=${PIPESTATUS[0]}
-
-section "devtrace stats"
-"$devtrace" stats "$trace" >"$out/stats.txt" 2>&1
-head -n 60 "$out/stats.txt" | tee -a "$report"
-
-section "findings"
-"$python" "$here/tests/gpu/trace_findings.py" "$trace" "$check_rc" | tee -a "$report"
-say ""
-say "report: $report (trace: $trace)"
+record_and_report "$devtrace" "$vendor" "$python" "$here" -- "${workload[@]}"
