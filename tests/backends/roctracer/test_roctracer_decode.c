@@ -123,12 +123,36 @@ static int has_note(const dt_session *s, const char *key)
     return 0;
 }
 
+/* A session, an empty pool and a decoder that knows it. */
+typedef struct fixture {
+    dt_session *s;
+    pool *p;
+    dt_rt_decoder d;
+} fixture;
+
+static fixture open_fixture(uint32_t capture)
+{
+    fixture f;
+    f.s = dt_test_session(capture);
+    f.p = calloc(1, sizeof *f.p);
+    REQUIRE(f.p != NULL, "calloc");
+    f.d = decoder_of(f.p);
+    return f;
+}
+
+static void close_fixture(fixture *f)
+{
+    free(f->p);
+    dt_session_destroy(f->s);
+}
+
 /* ------------------------------------------------------------------ */
 static void names_from_the_end(void)
 {
-    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
-    pool *p = calloc(1, sizeof *p);
-    dt_rt_decoder d = decoder_of(p);
+    fixture f = open_fixture(DT_CAPTURE_ALL);
+    dt_session *s = f.s;
+    pool *p = f.p;
+    dt_rt_decoder d = f.d;
     kernel(p, 1, 1, "_Z6vecAddPfS_S_i");
     kernel(p, 1, 2, "gemm_kernel_1");
     kernel(p, 1, 3, "_Z6vecAddPfS_S_i"); /* the same name, its own copy */
@@ -150,17 +174,17 @@ static void names_from_the_end(void)
         CHECK(r->u.kernel.config >= s->launches.count, "kernel %zu has a launch configuration", i);
     }
     CHECK_EQ(dt_store_at(&s->store, 0)->name, dt_store_at(&s->store, 2)->name);
-    free(p);
-    dt_session_destroy(s);
+    close_fixture(&f);
 }
 
 /* A name pointer into the pool anywhere but this buffer's names is a
    corrupt record; one outside the pool is the vendor's own string. */
 static void name_pointers_checked(void)
 {
-    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
-    pool *p = calloc(1, sizeof *p);
-    dt_rt_decoder d = decoder_of(p);
+    fixture f = open_fixture(DT_CAPTURE_ALL);
+    dt_session *s = f.s;
+    pool *p = f.p;
+    dt_rt_decoder d = f.d;
     activity_record_t *r = kernel(p, 0, 1, NULL);
     r->kernel_name = (const char *)p->mem + 8;            /* inside the records */
     r = kernel(p, 0, 2, NULL);
@@ -179,16 +203,16 @@ static void name_pointers_checked(void)
     REQUIRE_EQ(s->store.count, 2);
     CHECK_STR(name_of(s, dt_store_at(&s->store, 0)), "step()");
     CHECK_STR(name_of(s, dt_store_at(&s->store, 1)), "fine");
-    free(p);
-    dt_session_destroy(s);
+    close_fixture(&f);
 }
 
 /* The EXT_API record precedes the API record it tags. */
 static void external_ids(void)
 {
-    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
-    pool *p = calloc(1, sizeof *p);
-    dt_rt_decoder d = decoder_of(p);
+    fixture f = open_fixture(DT_CAPTURE_ALL);
+    dt_session *s = f.s;
+    pool *p = f.p;
+    dt_rt_decoder d = f.d;
     external(p, 0, 5, 42);
     api(p, 0, 107, 5);
     kernel(p, 0, 5, "k");
@@ -208,16 +232,16 @@ static void external_ids(void)
     CHECK(has_note(s, "external_ids"), "the lost tag is not noted");
     CHECK_EQ(s->store.count, 6);
     CHECK_EQ(dt_session_loss_total(s), 0);
-    free(p);
-    dt_session_destroy(s);
+    close_fixture(&f);
 }
 
 /* A fixed stride: an unknown record is stepped over, a cut one is the last. */
 static void unknown_and_cut(void)
 {
-    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
-    pool *p = calloc(1, sizeof *p);
-    dt_rt_decoder d = decoder_of(p);
+    fixture f = open_fixture(DT_CAPTURE_ALL);
+    dt_session *s = f.s;
+    pool *p = f.p;
+    dt_rt_decoder d = f.d;
     kernel(p, 0, 1, "a");
     activity_record_t *r = record(p, 0);
     r->domain = ACTIVITY_DOMAIN_HSA_EVT;
@@ -237,8 +261,7 @@ static void unknown_and_cut(void)
     dt_rt_decode(&d, s2, begin + 128, begin + 64);
     CHECK_EQ(dt_session_loss(s2, DT_LOSS_MALFORMED), 2);
     CHECK_EQ(s2->store.count, 0);
-    free(p);
-    dt_session_destroy(s);
+    close_fixture(&f);
     dt_session_destroy(s2);
 }
 
@@ -246,9 +269,10 @@ static void unknown_and_cut(void)
    barriers and markers. */
 static void command_kinds(void)
 {
-    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
-    pool *p = calloc(1, sizeof *p);
-    dt_rt_decoder d = decoder_of(p);
+    fixture f = open_fixture(DT_CAPTURE_ALL);
+    dt_session *s = f.s;
+    pool *p = f.p;
+    dt_rt_decoder d = f.d;
     static const struct { uint32_t op, kind; uint8_t event, copy; } cases[] = {
         {DT_RT_HIP_OP_COPY, DT_RT_CMD_WRITE, DT_EVENT_MEMCPY, DT_COPY_HTOD},
         {DT_RT_HIP_OP_COPY, DT_RT_CMD_READ, DT_EVENT_MEMCPY, DT_COPY_DTOH},
@@ -281,16 +305,16 @@ static void command_kinds(void)
     CHECK_STR(name_of(s, dt_store_at(&s->store, 0)), "Memcpy HtoD (Unknown -> Device)");
     CHECK_STR(name_of(s, dt_store_at(&s->store, 8)), "Barrier");
     CHECK_STR(name_of(s, dt_store_at(&s->store, 9)), "Marker");
-    free(p);
-    dt_session_destroy(s);
+    close_fixture(&f);
 }
 
 /* Only what the session captures is kept; nothing else counts as lost. */
 static void capture_filters(void)
 {
-    dt_session *s = dt_test_session(DT_CAPTURE_KERNEL);
-    pool *p = calloc(1, sizeof *p);
-    dt_rt_decoder d = decoder_of(p);
+    fixture f = open_fixture(DT_CAPTURE_KERNEL);
+    dt_session *s = f.s;
+    pool *p = f.p;
+    dt_rt_decoder d = f.d;
     api(p, 0, 107, 1);
     kernel(p, 0, 1, "k");
     ops(p, 0, DT_RT_HIP_OP_COPY, DT_RT_CMD_WRITE, 2, 10);
@@ -300,8 +324,7 @@ static void capture_filters(void)
     REQUIRE_EQ(s->store.count, 1);
     CHECK_EQ(dt_store_at(&s->store, 0)->kind, DT_EVENT_KERNEL);
     CHECK_EQ(dt_session_loss_total(s), 0);
-    free(p);
-    dt_session_destroy(s);
+    close_fixture(&f);
 }
 
 /* Launch configurations and fill values come from the API callbacks'
@@ -310,16 +333,17 @@ static void capture_filters(void)
    kept is dropped on every vendor. */
 static void call_arguments(void)
 {
-    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
-    pool *p = calloc(1, sizeof *p);
+    fixture f = open_fixture(DT_CAPTURE_ALL);
+    dt_session *s = f.s;
+    pool *p = f.p;
     dt_rt_args_table args = {0};
     uint64_t unkept[3] = {0, 1, 0};
     dt_rt_args a = {.correlation = 3, .grid = {8, 4, 1}, .block = {64, 1, 1}, .dynamic_shared = 512,
                     .what = DT_RT_ARGS_LAUNCH};
     REQUIRE_EQ(dt_rt_args_put(&args, &a), 0);
-    dt_rt_args f = {.correlation = 4, .value = 0xab, .what = DT_RT_ARGS_FILL};
-    REQUIRE_EQ(dt_rt_args_put(&args, &f), 0);
-    dt_rt_decoder d = decoder_of(p);
+    dt_rt_args fill = {.correlation = 4, .value = 0xab, .what = DT_RT_ARGS_FILL};
+    REQUIRE_EQ(dt_rt_args_put(&args, &fill), 0);
+    dt_rt_decoder d = f.d;
     d.args = &args;
     d.args_unkept = unkept;
     kernel(p, 0, 3, "configured");
@@ -342,8 +366,7 @@ static void call_arguments(void)
     CHECK(dt_store_at(&s->store, 2)->u.kernel.config >= s->launches.count, "a configuration from nowhere");
     CHECK_EQ(args.count, 0);
     dt_rt_args_free(&args);
-    free(p);
-    dt_session_destroy(s);
+    close_fixture(&f);
 }
 
 /* The table by correlation id: entries taken once, deletion keeps the
@@ -376,10 +399,11 @@ static void argument_table(void)
 /* API names come from roctracer_op_string, else a generic name. */
 static void api_names(void)
 {
-    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
-    pool *p = calloc(1, sizeof *p);
+    fixture f = open_fixture(DT_CAPTURE_ALL);
+    dt_session *s = f.s;
+    pool *p = f.p;
     static const char *const names[200] = {[107] = "hipLaunchKernel"};
-    dt_rt_decoder d = decoder_of(p);
+    dt_rt_decoder d = f.d;
     d.api_names = names;
     d.api_name_count = 200;
     api(p, 0, 107, 1);
@@ -395,8 +419,7 @@ static void api_names(void)
     CHECK_EQ(r->lane, 4243);
     CHECK_STR(name_of(s, dt_store_at(&s->store, 1)), "HIP_API#150");
     CHECK_STR(name_of(s, dt_store_at(&s->store, 2)), "HIP_API#400");
-    free(p);
-    dt_session_destroy(s);
+    close_fixture(&f);
 }
 
 DT_TEST_MAIN(NULL, NULL, DT_TEST(names_from_the_end), DT_TEST(name_pointers_checked), DT_TEST(external_ids),
