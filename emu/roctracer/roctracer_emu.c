@@ -111,33 +111,30 @@ enum {
 };
 #define HIP_OPS_COUNT (HIP_ID_LAST + 1)
 
-static const struct { uint32_t id; const char *name; } hip_names[] = {
-    {HIP_ID_hipDeviceSynchronize, "hipDeviceSynchronize"},
-    {HIP_ID_hipExtLaunchKernel, "hipExtLaunchKernel"},
-    {HIP_ID_hipExtModuleLaunchKernel, "hipExtModuleLaunchKernel"},
-    {HIP_ID_hipHccModuleLaunchKernel, "hipHccModuleLaunchKernel"},
-    {HIP_ID_hipLaunchCooperativeKernel, "hipLaunchCooperativeKernel"},
-    {HIP_ID_hipLaunchKernel, "hipLaunchKernel"},
-    {HIP_ID_hipMemcpy, "hipMemcpy"},
-    {HIP_ID_hipMemcpyAsync, "hipMemcpyAsync"},
-    {HIP_ID_hipMemset, "hipMemset"},
-    {HIP_ID_hipMemsetAsync, "hipMemsetAsync"},
-    {HIP_ID_hipMemsetD16, "hipMemsetD16"},
-    {HIP_ID_hipMemsetD16Async, "hipMemsetD16Async"},
-    {HIP_ID_hipMemsetD32, "hipMemsetD32"},
-    {HIP_ID_hipMemsetD32Async, "hipMemsetD32Async"},
-    {HIP_ID_hipMemsetD8, "hipMemsetD8"},
-    {HIP_ID_hipMemsetD8Async, "hipMemsetD8Async"},
-    {HIP_ID_hipModuleLaunchKernel, "hipModuleLaunchKernel"},
-    {HIP_ID_hipStreamSynchronize, "hipStreamSynchronize"},
+static const char *const hip_names[HIP_OPS_COUNT] = {
+    [HIP_ID_hipDeviceSynchronize] = "hipDeviceSynchronize",
+    [HIP_ID_hipExtLaunchKernel] = "hipExtLaunchKernel",
+    [HIP_ID_hipExtModuleLaunchKernel] = "hipExtModuleLaunchKernel",
+    [HIP_ID_hipHccModuleLaunchKernel] = "hipHccModuleLaunchKernel",
+    [HIP_ID_hipLaunchCooperativeKernel] = "hipLaunchCooperativeKernel",
+    [HIP_ID_hipLaunchKernel] = "hipLaunchKernel",
+    [HIP_ID_hipMemcpy] = "hipMemcpy",
+    [HIP_ID_hipMemcpyAsync] = "hipMemcpyAsync",
+    [HIP_ID_hipMemset] = "hipMemset",
+    [HIP_ID_hipMemsetAsync] = "hipMemsetAsync",
+    [HIP_ID_hipMemsetD16] = "hipMemsetD16",
+    [HIP_ID_hipMemsetD16Async] = "hipMemsetD16Async",
+    [HIP_ID_hipMemsetD32] = "hipMemsetD32",
+    [HIP_ID_hipMemsetD32Async] = "hipMemsetD32Async",
+    [HIP_ID_hipMemsetD8] = "hipMemsetD8",
+    [HIP_ID_hipMemsetD8Async] = "hipMemsetD8Async",
+    [HIP_ID_hipModuleLaunchKernel] = "hipModuleLaunchKernel",
+    [HIP_ID_hipStreamSynchronize] = "hipStreamSynchronize",
 };
-#define HIP_NAMES (sizeof hip_names / sizeof hip_names[0])
 
 static const char *hip_name(uint32_t id)
 {
-    for (size_t i = 0; i < HIP_NAMES; i++)
-        if (hip_names[i].id == id) return hip_names[i].name;
-    return NULL;
+    return id < HIP_OPS_COUNT ? hip_names[id] : NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -269,6 +266,7 @@ static const char *rt_callback_name(emu_domain domain, uint32_t cbid)
 /* ------------------------------------------------------------------ */
 enum { HALF_FREE, HALF_FILLING, HALF_QUEUED };
 
+/* Taken inside the core's lock (the core asks for buffers with it held). */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cond = PTHREAD_COND_INITIALIZER;
 static struct {
@@ -532,6 +530,10 @@ EXPORT roctracer_status_t roctracer_get_timestamp(roctracer_timestamp_t *timesta
 /* ------------------------------------------------------------------ */
 /* Read on every API call without the lock: the argument is stored before
    the function that publishes it. */
+/* Taken outside the core's lock: registering a callback subscribes in the
+   core. */
+static pthread_mutex_t g_cb_lock = PTHREAD_MUTEX_INITIALIZER;
+
 typedef struct registered { _Atomic(activity_rtapi_callback_t) fn; void *_Atomic arg; } registered;
 typedef struct callback_now { activity_rtapi_callback_t fn; void *arg; } callback_now;
 
@@ -555,7 +557,7 @@ static registered g_roctx_cb[DT_RT_ROCTX_RANGE_STOP + 1];
 
 static void hip_dispatch_marker(void) {}
 
-/* g_lock held. The core delivers API callbacks to one subscriber: this
+/* g_cb_lock held. The core delivers API callbacks to one subscriber: this
    personality, which hands each to the operation's callback. */
 static roctracer_status_t set_hip_callback(uint32_t op, activity_rtapi_callback_t fn, void *arg)
 {
@@ -579,7 +581,7 @@ static roctracer_status_t set_callbacks(roctracer_domain_t domain, int all, uint
 {
     emu_init();
     roctracer_status_t st = ROCTRACER_STATUS_SUCCESS;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_cb_lock);
     switch (domain) {
     case ACTIVITY_DOMAIN_HIP_API:
         if (!all && op >= HIP_OPS_COUNT) {
@@ -608,7 +610,7 @@ static roctracer_status_t set_callbacks(roctracer_domain_t domain, int all, uint
         st = fail(ROCTRACER_STATUS_ERROR_INVALID_DOMAIN_ID, "invalid domain ID");
         break;
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_cb_lock);
     return st;
 }
 
@@ -649,7 +651,7 @@ static void rt_invoke_callback(void (*client_fn)(void), void *userdata, const em
     callback_now cb = get_registered(&g_hip_cb[call->cbid]);
     if (!cb.fn) return;
     /* the header and the arguments the emulator's calls have */
-    _Alignas(8) uint8_t data[DT_RT_HIP_ARGS_OFFSET + 80];
+    _Alignas(8) uint8_t data[DT_RT_HIP_ARGS_OFFSET + 64];
     memset(data, 0, sizeof data);
     put_u64(data + DT_RT_HIP_CORRELATION_OFFSET, call->correlation);
     put_u32(data + DT_RT_HIP_PHASE_OFFSET, call->site == EMU_SITE_ENTER ? ACTIVITY_API_PHASE_ENTER
@@ -711,9 +713,9 @@ EXPORT const char *roctracer_op_string(uint32_t domain, uint32_t op, uint32_t ki
 EXPORT roctracer_status_t roctracer_op_code(uint32_t domain, const char *str, uint32_t *op, uint32_t *kind)
 {
     if (domain != ACTIVITY_DOMAIN_HIP_API) return fail(ROCTRACER_STATUS_ERROR_INVALID_DOMAIN_ID, "limited domain ID");
-    for (size_t i = 0; str && op && i < HIP_NAMES; i++)
-        if (strcmp(hip_names[i].name, str) == 0) {
-            *op = hip_names[i].id;
+    for (uint32_t id = 0; str && op && id < HIP_OPS_COUNT; id++)
+        if (hip_names[id] && strcmp(hip_names[id], str) == 0) {
+            *op = id;
             if (kind) *kind = 0;
             return ROCTRACER_STATUS_SUCCESS;
         }
