@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
            only valid strings then */
         switch (bounded ? pick % 6 : 3 + pick % 3) {
         case 0: name = names < half_end ? (const char *)names + at % (size_t)(half_end - names) : NULL; break;
-        case 1: name = (const char *)begin + at % (valid + 1); break;
+        case 1: name = (const char *)begin + at % (valid ? valid : 1); break; /* in the records */
         case 2: name = (const char *)pool + (size_t)(1 - which) * half + at % half; break;
         case 3: name = NULL; break;
         default: name = outside[at % OUTSIDE]; break;
