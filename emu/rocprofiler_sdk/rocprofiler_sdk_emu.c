@@ -508,8 +508,8 @@ static void invoke_callback(void (*client_fn)(void), void *userdata, const emu_a
 {
     (void)client_fn;
     (void)userdata;
-    hip_args args = {sizeof args, call->cbid, (const void *)(uintptr_t)0x7f0000100000ull, (int)call->value,
-                     (size_t)call->bytes, NULL};
+    hip_args args = {sizeof args, call->cbid, (const void *)(uintptr_t)0x7f0000100000ull, (int)call->args->value,
+                     (size_t)call->args->bytes, NULL};
     call_each(RSDK_CALLBACK_HIP_RUNTIME_API, (int32_t)call->cbid, call->correlation,
               call->site == EMU_SITE_ENTER ? RSDK_PHASE_ENTER : RSDK_PHASE_EXIT, &args);
 }

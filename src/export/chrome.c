@@ -1082,6 +1082,26 @@ static occupancy compute_occupancy(const dt_device_props *d, const dt_launch_con
     return o;
 }
 
+/* What a kernel's args can say: its launch configuration when the backend
+   reported one, its resources (and so the occupancy estimate) when the
+   vendor's records carry them; what is not known is left out. */
+static void kernel_facts(const dt_session *s, unsigned device, uint32_t config, dt_layout_kernel *out)
+{
+    memset(out, 0, sizeof *out);
+    out->has_config = config < s->launches.count;
+    if (out->has_config)
+        out->config = s->launches.configs[config];
+    out->has_resources = out->has_config && !(s->backend && (s->backend->lacks & DT_BACKEND_LACKS_KERNEL_RESOURCES));
+    if (!out->has_resources)
+        return;
+    const dt_device_props *d = device < DT_MAX_DEVICES ? &s->devices[device] : NULL;
+    occupancy o = compute_occupancy(d, &out->config);
+    out->occupancy_valid = o.valid;
+    out->blocks_per_sm_e6 = o.blocks_per_sm_e6;
+    out->warps_per_sm_e6 = o.warps_per_sm_e6;
+    out->occupancy_pct = o.occupancy_pct;
+}
+
 static const char *kernel_tail(ctx *c, unsigned device, uint32_t config, uint32_t *len)
 {
     uint32_t nconf = c->s->launches.count;
@@ -1095,40 +1115,42 @@ static const char *kernel_tail(ctx *c, unsigned device, uint32_t config, uint32_
     }
     uint32_t *e = c->kcache[slot] + 2 * (size_t)ci;
     if (e[0] == NONE) {
-        dt_launch_config lc;
-        memset(&lc, 0, sizeof lc);
-        if (ci < nconf)
-            lc = c->s->launches.configs[ci];
-        const dt_device_props *d = slot < DT_MAX_DEVICES ? &c->s->devices[slot] : NULL;
-        occupancy o = compute_occupancy(d, &lc);
+        dt_layout_kernel k;
+        kernel_facts(c->s, device, ci, &k);
         if (vec_reserve((void **)&c->kfrag, &c->kfrag_cap, c->kfrag_len + 512, 1) != 0)
             return NULL;
         char *p = c->kfrag + c->kfrag_len, *p0 = p;
-        DT_PUT_LIT(p, ",\"registers per thread\":");
-        p = dt_put_u64(p, lc.registers_per_thread);
-        DT_PUT_LIT(p, ",\"shared memory\":");
-        p = dt_put_u64(p, (uint64_t)lc.static_shared_memory + lc.dynamic_shared_memory);
-        if (o.valid) {
+        const dt_launch_config *lc = &k.config;
+        if (k.has_resources) {
+            DT_PUT_LIT(p, ",\"registers per thread\":");
+            p = dt_put_u64(p, lc->registers_per_thread);
+            DT_PUT_LIT(p, ",\"shared memory\":");
+            p = dt_put_u64(p, (uint64_t)lc->static_shared_memory + lc->dynamic_shared_memory);
+        }
+        if (k.occupancy_valid) {
             DT_PUT_LIT(p, ",\"blocks per SM\":");
-            p = dt_put_fixed(p, o.blocks_per_sm_e6, 6);
+            p = dt_put_fixed(p, k.blocks_per_sm_e6, 6);
             DT_PUT_LIT(p, ",\"warps per SM\":");
-            p = dt_put_fixed(p, o.warps_per_sm_e6, 6);
+            p = dt_put_fixed(p, k.warps_per_sm_e6, 6);
             DT_PUT_LIT(p, ",\"est. achieved occupancy %\":");
-            p = dt_put_i64(p, o.occupancy_pct);
+            p = dt_put_i64(p, k.occupancy_pct);
         }
-        DT_PUT_LIT(p, ",\"grid\":[");
-        for (int k = 0; k < 3; k++) {
-            if (k)
-                *p++ = ',';
-            p = dt_put_i64(p, lc.grid[k]);
+        if (k.has_config) {
+            DT_PUT_LIT(p, ",\"grid\":[");
+            for (int i = 0; i < 3; i++) {
+                if (i)
+                    *p++ = ',';
+                p = dt_put_i64(p, lc->grid[i]);
+            }
+            DT_PUT_LIT(p, "],\"block\":[");
+            for (int i = 0; i < 3; i++) {
+                if (i)
+                    *p++ = ',';
+                p = dt_put_i64(p, lc->block[i]);
+            }
+            *p++ = ']';
         }
-        DT_PUT_LIT(p, "],\"block\":[");
-        for (int k = 0; k < 3; k++) {
-            if (k)
-                *p++ = ',';
-            p = dt_put_i64(p, lc.block[k]);
-        }
-        DT_PUT_LIT(p, "]}}");
+        DT_PUT_LIT(p, "}}");
         memset(p, 0, COPY_PAD);
         e[0] = (uint32_t)c->kfrag_len;
         e[1] = (uint32_t)(p - p0);
@@ -1991,15 +2013,7 @@ const char *dt_layout_api_prefix(const dt_layout *l)
 
 void dt_layout_kernel_get(dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out)
 {
-    memset(out, 0, sizeof *out);
-    if (config < l->c.s->launches.count)
-        out->config = l->c.s->launches.configs[config];
-    const dt_device_props *d = device < DT_MAX_DEVICES ? &l->c.s->devices[device] : NULL;
-    occupancy o = compute_occupancy(d, &out->config);
-    out->occupancy_valid = o.valid;
-    out->blocks_per_sm_e6 = o.blocks_per_sm_e6;
-    out->warps_per_sm_e6 = o.warps_per_sm_e6;
-    out->occupancy_pct = o.occupancy_pct;
+    kernel_facts(l->c.s, device, config, out);
 }
 
 const char *dt_layout_copy_kind_name(unsigned kind)

@@ -49,6 +49,8 @@ typedef struct dt_layout_item {
 } dt_layout_item;
 
 typedef struct dt_layout_kernel {
+    int has_config;            /* the backend reported the launch configuration */
+    int has_resources;         /* ... and the vendor's records carry registers and shared memory */
     dt_launch_config config;
     int occupancy_valid;
     uint64_t blocks_per_sm_e6, warps_per_sm_e6; /* six decimals */

@@ -215,17 +215,23 @@ static void config_args(pf_export *e, const dt_rec *r)
     size_t mark = pf_args_mark(e->t);
     dt_layout_kernel k;
     dt_layout_kernel_get(e->l, r->device, r->u.kernel.config, &k);
-    pf_arg_uint(e->t, arg_iid(e, ARG_REGISTERS), k.config.registers_per_thread);
-    pf_arg_uint(e->t, arg_iid(e, ARG_SHARED), (uint64_t)k.config.static_shared_memory + k.config.dynamic_shared_memory);
+    /* what the backend does not know (dt_layout_kernel) is left out */
+    if (k.has_resources) {
+        pf_arg_uint(e->t, arg_iid(e, ARG_REGISTERS), k.config.registers_per_thread);
+        pf_arg_uint(e->t, arg_iid(e, ARG_SHARED),
+                    (uint64_t)k.config.static_shared_memory + k.config.dynamic_shared_memory);
+    }
     if (k.occupancy_valid) {
         pf_arg_double(e->t, arg_iid(e, ARG_BLOCKS_SM), (double)k.blocks_per_sm_e6 / 1e6);
         pf_arg_double(e->t, arg_iid(e, ARG_WARPS_SM), (double)k.warps_per_sm_e6 / 1e6);
         pf_arg_int(e->t, arg_iid(e, ARG_OCCUPANCY), k.occupancy_pct);
     }
-    int64_t grid[3] = {k.config.grid[0], k.config.grid[1], k.config.grid[2]};
-    int64_t block[3] = {k.config.block[0], k.config.block[1], k.config.block[2]};
-    pf_arg_ints(e->t, arg_iid(e, ARG_GRID), grid, 3);
-    pf_arg_ints(e->t, arg_iid(e, ARG_BLOCK), block, 3);
+    if (k.has_config) {
+        int64_t grid[3] = {k.config.grid[0], k.config.grid[1], k.config.grid[2]};
+        int64_t block[3] = {k.config.block[0], k.config.block[1], k.config.block[2]};
+        pf_arg_ints(e->t, arg_iid(e, ARG_GRID), grid, 3);
+        pf_arg_ints(e->t, arg_iid(e, ARG_BLOCK), block, 3);
+    }
     size_t len;
     const uint8_t *bytes = pf_args_since(e->t, mark, &len);
     if (c && len <= CONFIG_ARGS_MAX) {
