@@ -202,6 +202,11 @@ struct emu_vendor {
     /* A forced flush hands back device work still running with its start
        and no end (CUDA 13's CUPTI); otherwise with the times it will have. */
     int unfinished_without_end;
+    /* The vendor makes a device record when its work completes, and only
+       for a client still recording that kind (roctracer, rocprofiler-sdk):
+       disabling a kind abandons the records of its work still running,
+       counted in records_unfinished; a flush never hands them back. */
+    int records_at_completion;
     /* The variable naming the injection library the emulated driver loads
        and calls InitializeInjection of while it initialises (CUDA's
        CUDA_INJECTION64_PATH); NULL: none. */

@@ -670,12 +670,34 @@ emu_status emu_core_register_buffers(emu_request_fn request, emu_generic_fn comp
     return EMU_ST_OK;
 }
 
+/* A vendor that makes a device record when the work completes, for a
+   client still recording it: work of this kind still running when the
+   client stops recording it is never delivered (counted unfinished). Faulted
+   records keep their course: the fault is what they show. */
+static void abandon_running_locked(emu_rec_kind kind)
+{
+    uint64_t now = device_now();
+    size_t w = 0;
+    for (size_t i = 0; i < G.pending.n; i++) {
+        pending_rec *p = &G.pending.v[i];
+        if (p->a.kind == kind && p->ready_at > now && !(p->flags & PEND_TIMES_FAULTED)) {
+            G.stats.records_unfinished[stat_kind(kind)]++;
+            continue;
+        }
+        G.pending.v[w++] = *p;
+    }
+    G.pending.n = w;
+    update_pending_stat_locked();
+}
+
 emu_status emu_core_enable(emu_rec_kind kind, int enable)
 {
     emu_init();
     if ((unsigned)kind >= EMU_REC_UNKNOWN || emu_vendor_impl.record_size(kind) == 0)
         return EMU_ST_INVALID;
     pthread_mutex_lock(&G.lock);
+    if (!enable && G.enabled[kind] && emu_vendor_impl.records_at_completion)
+        abandon_running_locked(kind);
     G.enabled[kind] = enable != 0;
     if (enable) {
         G.profiling = 1;

@@ -126,8 +126,10 @@ typedef struct emu_stats {
     uint64_t buffers_completed;      /* completion callbacks, in total */
     uint64_t buffers_completed_worker; /* of which from the emulator's thread */
     uint64_t records_pending;        /* produced, not yet written to a buffer */
-    /* device records a forced flush wrote while their work still ran (in
-       records[kind]): a tracer counts them as unfinished, not as events */
+    /* device records a forced flush wrote while their work still ran, or
+       (vendors that write records at completion) abandoned when their
+       kind was disabled while the work ran; in records[kind]: a tracer
+       counts them as unfinished, not as events */
     uint64_t records_unfinished[EMU_KIND_COUNT];
     uint64_t injection_calls;        /* InitializeInjection calls the driver made */
     uint64_t finalized;              /* the client detached the library */

@@ -1529,4 +1529,7 @@ const struct emu_vendor emu_vendor_impl = {
     .record_external = record_external,
     .clock_origin_ns = boot_clock_ns,
     .runtime_call = runtime_call,
+    /* buffer-tracing records of device work are written as it completes
+       (inferred) */
+    .records_at_completion = 1,
 };

@@ -890,6 +890,8 @@ const struct emu_vendor emu_vendor_impl = {
     .write_tail = rt_write_tail,
     .take_completed = rt_take_completed,
     .external_depth = SIZE_MAX,
+    /* HIP_OPS records are written as the work completes (inferred) */
+    .records_at_completion = 1,
     /* roctracer's producers wait for a buffer rather than drop, and it
        reports no drops */
     .unsupported_faults = (1u << EMU_FAULT_VENDOR_DROPPED) | (1u << EMU_FAULT_NO_BUFFER),

@@ -945,6 +945,13 @@ static dt_status rt_stop(dt_session *s)
     pthread_mutex_lock(&R.lock);
     pthread_mutex_lock(&R.decode_lock);
     R.session = NULL;
+    /* roctracer writes a HIP_OPS record when the work completes, into a
+       pool that never drops: a launch or fill whose arguments still wait
+       for their record had work running at stop (or, inferred: a call HIP
+       refused, which launched nothing) */
+    drain_args();
+    uint64_t running = R.args.count;
+    if (running) dt_loss_add(s, DT_LOSS_UNFINISHED, running);
     uint64_t evicted = R.args.evicted;
     dt_rt_args_free(&R.args);
     uint64_t unkept = R.unkept[DT_RT_ARGS_LAUNCH] + R.unkept[DT_RT_ARGS_FILL];
