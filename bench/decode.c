@@ -1,8 +1,8 @@
 /*
  * Decode benchmark: how fast vendor activity buffers become stored events,
- * one row per vendor of vendors.def on the engine, and what the API-enter
- * callback adds to each API call. A vendor with a decoder of its own gives
- * its row in bench/decode_<vendor>.c (bench_decode_<vendor>, below).
+ * one row per vendor of vendors.def (on the engine, or from the vendor's
+ * own bench/decode_<name>.c), and what the API-enter callback adds to each
+ * API call.
  *
  *   bench_decode [records] [rounds] [vendor...]   (default 10,000,000 and 5;
  *                                                  all vendors)
@@ -32,13 +32,12 @@
 #include <time.h>
 
 /* Every vendor of vendors.def whose backend is the engine (weak: a vendor
-   built without what its backend needs has none). */
-#define DT_VENDOR(name, ...) extern dt_engine dt_engine_##name __attribute__((weak));
-#include "backends/vendors.def"
-#undef DT_VENDOR
-/* and every vendor with a decoder of its own: its row, built and measured
-   with the same harness (weak: the engine's vendors have none) */
-#define DT_VENDOR(name, ...) void bench_decode_##name(size_t records, int rounds) __attribute__((weak));
+   built without what its backend needs has none), and the rows of vendors
+   with a decoder of their own: bench_decode_<name>(records, rounds) in
+   bench/decode_<name>.c, measured by the same harness. */
+#define DT_VENDOR(name, ...)                                                   \
+    extern dt_engine dt_engine_##name __attribute__((weak));                  \
+    void bench_decode_##name(size_t records, int rounds) __attribute__((weak));
 #include "backends/vendors.def"
 #undef DT_VENDOR
 static const struct {

@@ -116,6 +116,19 @@ typedef struct emu_activity {
 
 enum { EMU_MEM_UNKNOWN = 0, EMU_MEM_PAGEABLE = 1, EMU_MEM_PINNED = 2, EMU_MEM_DEVICE = 3 };
 
+/* What an API call does, with its arguments, for personalities whose
+   callback data presents them (roctracer's hip_api_data_t, rocprofiler-sdk's
+   argument iterator). */
+typedef struct emu_call_args {
+    emu_op op;
+    const emu_kernel_desc *kernel;   /* launches; NULL otherwise */
+    uint64_t bytes;                  /* copies and fills */
+    uint32_t value;                  /* fills */
+    int copy_kind;                   /* copies: emu_copy_kind */
+    int device;
+    int stream;                      /* -1: every stream (device synchronization) */
+} emu_call_args;
+
 /* One API callback invocation, vendor-neutral. */
 typedef struct emu_api_call {
     emu_domain domain;
@@ -128,10 +141,7 @@ typedef struct emu_api_call {
     uint64_t *correlation_data;  /* the same storage at ENTER and EXIT */
     const void *function_params; /* NULL: the emulator has no parameter structs */
     void *return_value;          /* points to an int32 0 */
-    /* what the call does, for personalities that present its arguments */
-    emu_op op;
-    uint64_t bytes;              /* copies and fills */
-    uint32_t value;              /* fills */
+    const emu_call_args *args;   /* what the call does (never NULL) */
 } emu_api_call;
 
 struct emu_vendor {
@@ -192,10 +202,34 @@ struct emu_vendor {
     /* A forced flush hands back device work still running with its start
        and no end (CUDA 13's CUPTI); otherwise with the times it will have. */
     int unfinished_without_end;
+    /* The vendor makes a device record when its work completes, and only
+       for a client still recording that kind (roctracer, rocprofiler-sdk):
+       disabling a kind abandons the records of its work still running,
+       counted in records_unfinished; a flush never hands them back. */
+    int records_at_completion;
     /* The variable naming the injection library the emulated driver loads
        and calls InitializeInjection of while it initialises (CUDA's
        CUDA_INJECTION64_PATH); NULL: none. */
     const char *injection_env;
+    /* Bytes a record keeps at the end of its lane's buffer, written there
+       by write_tail once the record is (roctracer copies a dispatch's kernel
+       name into the buffer from its end downwards). */
+    size_t (*tail_size)(const emu_activity *a);
+    void (*write_tail)(uint8_t *record, uint8_t *tail, const emu_activity *a);
+    /* A vendor library that owns its buffers and delivers them on a thread
+       of its own (roctracer's pool) takes each completed buffer (of any
+       lane) here, state lock held, instead of the core's delivery queue.
+       Its buffer request function may then wait for the consumer to give a
+       buffer back (as roctracer's producers do) rather than drop: it calls
+       emu_core_buffer_waited() when it did. */
+    void (*take_completed)(uint8_t *buffer, size_t size, size_t valid);
+    /* Most ids a thread's external-correlation stack holds (0: the CUPTI
+       family's 32; SIZE_MAX: unbounded, as roctracer's). */
+    size_t external_depth;
+    /* Faults the vendor's interface cannot exhibit (1u << emu_fault): armed
+       faults of these kinds are refused (emu_fault_arm: EMU_ENOTSUP) or,
+       in a fault spec, ignored. */
+    unsigned unsupported_faults;
 };
 
 /* Defined by the personality linked into the library. */
@@ -236,6 +270,9 @@ EMU_HIDDEN emu_status emu_core_finalize(void);
    does so first. */
 EMU_HIDDEN void emu_core_driver_init(void);
 EMU_HIDDEN int emu_core_driver_initialised(void);
+/* Called by a personality's buffer request function (state lock held) each
+   time it waited for the consumer to give a buffer back. */
+EMU_HIDDEN void emu_core_buffer_waited(void);
 /* Records dropped since the previous call (the count restarts at 0). */
 EMU_HIDDEN size_t emu_core_take_dropped(void);
 EMU_HIDDEN uint64_t emu_core_timestamp(void);

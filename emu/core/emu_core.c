@@ -47,6 +47,7 @@ typedef struct pending_rec {
 typedef struct lane {
     uint8_t *buf;
     size_t size, used, records;
+    size_t tail;           /* bytes records keep at the buffer's end (tail_size) */
     uint64_t completions;  /* buffers of this lane completed */
 } lane;
 
@@ -136,7 +137,10 @@ static char g_subscriber_token;
 
 static _Thread_local struct {
     uint64_t ids[EMU_EXT_KINDS][EMU_EXT_DEPTH];
-    int depth[EMU_EXT_KINDS];
+    size_t depth[EMU_EXT_KINDS];
+    /* beyond EMU_EXT_DEPTH, for personalities with deeper stacks */
+    uint64_t *more[EMU_EXT_KINDS];
+    size_t more_cap[EMU_EXT_KINDS];
 } t_ext;
 
 /* A vendor library asks the kernel for ids once, not once per record. */
@@ -356,6 +360,7 @@ EMU_API const char *emu_personality(void)
 /* Buffers                                                             */
 /* ------------------------------------------------------------------ */
 static void start_worker_locked(void);
+static void null_client_complete(void);
 
 static void signal_worker_locked(void)
 {
@@ -394,14 +399,17 @@ static void complete_lane_locked(int ln)
     lane *L = &G.lanes[ln];
     if (!L->buf)
         return;
-    if (push_done_locked(L->buf, L->size, L->used) != 0) {
+    if (emu_vendor_impl.take_completed && G.complete != null_client_complete) {
+        emu_vendor_impl.take_completed(L->buf, L->size, L->used);
+        G.stats.buffers_completed++;
+    } else if (push_done_locked(L->buf, L->size, L->used) != 0) {
         /* Cannot queue: the buffer's records are lost, and counted. */
         G.dropped += L->records;
         G.stats.dropped_no_buffer += L->records;
         G.stats.dropped_reported += L->records;
     }
     L->buf = NULL;
-    L->size = L->used = L->records = 0;
+    L->size = L->used = L->records = L->tail = 0;
     L->completions++;
     G.completions++;
     signal_worker_locked();
@@ -432,7 +440,7 @@ static void count_no_buffer_locked(const emu_activity *a, unsigned flags)
 static int reserve_locked(int ln, size_t need)
 {
     lane *L = &G.lanes[ln];
-    if (L->buf && L->used + need > L->size)
+    if (L->buf && L->used + L->tail + need > L->size)
         complete_lane_locked(ln);
     if (L->buf)
         return 0;
@@ -455,6 +463,7 @@ static int reserve_locked(int ln, size_t need)
     L->size = size;
     L->used = 0;
     L->records = 0;
+    L->tail = 0;
     return 0;
 }
 
@@ -464,7 +473,8 @@ static void write_record_locked(const emu_activity *a, unsigned flags, int ln)
     size_t size = emu_vendor_impl.record_size(a->kind);
     if (size == 0)
         return;
-    if (reserve_locked(ln, size) != 0) {
+    size_t tail = emu_vendor_impl.tail_size ? emu_vendor_impl.tail_size(a) : 0;
+    if (reserve_locked(ln, size + tail) != 0) {
         count_no_buffer_locked(a, flags);
         return;
     }
@@ -472,6 +482,10 @@ static void write_record_locked(const emu_activity *a, unsigned flags, int ln)
     uint8_t *dst = L->buf + L->used;
     memset(dst, 0, size);
     emu_vendor_impl.write_record(dst, a);
+    if (tail) {
+        L->tail += tail;
+        emu_vendor_impl.write_tail(dst, L->buf + L->size - L->tail, a);
+    }
     L->records++;
     if (flags & PEND_MALFORMED) {
         /* Keep the record's bytes but end the valid data inside it. */
@@ -656,12 +670,34 @@ emu_status emu_core_register_buffers(emu_request_fn request, emu_generic_fn comp
     return EMU_ST_OK;
 }
 
+/* A vendor that makes a device record when the work completes, for a
+   client still recording it: work of this kind still running when the
+   client stops recording it is never delivered (counted unfinished). Faulted
+   records keep their course: the fault is what they show. */
+static void abandon_running_locked(emu_rec_kind kind)
+{
+    uint64_t now = device_now();
+    size_t w = 0;
+    for (size_t i = 0; i < G.pending.n; i++) {
+        pending_rec *p = &G.pending.v[i];
+        if (p->a.kind == kind && p->ready_at > now && !(p->flags & PEND_TIMES_FAULTED)) {
+            G.stats.records_unfinished[stat_kind(kind)]++;
+            continue;
+        }
+        G.pending.v[w++] = *p;
+    }
+    G.pending.n = w;
+    update_pending_stat_locked();
+}
+
 emu_status emu_core_enable(emu_rec_kind kind, int enable)
 {
     emu_init();
     if ((unsigned)kind >= EMU_REC_UNKNOWN || emu_vendor_impl.record_size(kind) == 0)
         return EMU_ST_INVALID;
     pthread_mutex_lock(&G.lock);
+    if (!enable && G.enabled[kind] && emu_vendor_impl.records_at_completion)
+        abandon_running_locked(kind);
     G.enabled[kind] = enable != 0;
     if (enable) {
         G.profiling = 1;
@@ -772,6 +808,11 @@ emu_status emu_core_flush_all(int forced)
     pthread_mutex_unlock(&G.lock);
     deliver_done(0);
     return EMU_ST_OK;
+}
+
+void emu_core_buffer_waited(void)
+{
+    G.stats.buffer_waits++;
 }
 
 emu_status emu_core_flush_period(uint32_t ms)
@@ -915,19 +956,43 @@ emu_thread_id_type emu_core_get_thread_id_type(void)
     return t;
 }
 
+/* Entry i of a thread's stack of one kind. */
+static uint64_t *ext_entry(__typeof__(t_ext) *t, uint32_t kind, size_t i)
+{
+    return i < EMU_EXT_DEPTH ? &t->ids[kind][i] : &t->more[kind][i - EMU_EXT_DEPTH];
+}
+
 emu_status emu_core_push_external(uint32_t external_kind, uint64_t id)
 {
-    if (external_kind >= EMU_EXT_KINDS || t_ext.depth[external_kind] >= EMU_EXT_DEPTH)
+    __typeof__(t_ext) *t = &t_ext;
+    size_t max = emu_vendor_impl.external_depth ? emu_vendor_impl.external_depth : EMU_EXT_DEPTH;
+    if (external_kind >= EMU_EXT_KINDS || t->depth[external_kind] >= max)
         return EMU_ST_INVALID;
-    t_ext.ids[external_kind][t_ext.depth[external_kind]++] = id;
+    size_t d = t->depth[external_kind];
+    if (d >= EMU_EXT_DEPTH && d - EMU_EXT_DEPTH >= t->more_cap[external_kind]) {
+        size_t cap = t->more_cap[external_kind] ? t->more_cap[external_kind] * 2 : 256;
+        uint64_t *more = realloc(t->more[external_kind], cap * sizeof(*more));
+        if (!more)
+            return EMU_ST_INVALID;
+        t->more[external_kind] = more;
+        t->more_cap[external_kind] = cap;
+    }
+    *ext_entry(t, external_kind, d) = id;
+    t->depth[external_kind] = d + 1;
     return EMU_ST_OK;
 }
 
 emu_status emu_core_pop_external(uint32_t external_kind, uint64_t *id)
 {
-    if (external_kind >= EMU_EXT_KINDS || t_ext.depth[external_kind] == 0)
+    __typeof__(t_ext) *t = &t_ext;
+    if (external_kind >= EMU_EXT_KINDS || t->depth[external_kind] == 0)
         return EMU_ST_INVALID;
-    uint64_t v = t_ext.ids[external_kind][--t_ext.depth[external_kind]];
+    uint64_t v = *ext_entry(t, external_kind, --t->depth[external_kind]);
+    if (t->depth[external_kind] == 0 && t->more[external_kind]) {
+        free(t->more[external_kind]);
+        t->more[external_kind] = NULL;
+        t->more_cap[external_kind] = 0;
+    }
     if (id)
         *id = v;
     return EMU_ST_OK;
@@ -949,6 +1014,8 @@ static int arm_locked(emu_fault f, uint64_t count)
 {
     if ((unsigned)f >= EMU_FAULT_COUNT)
         return EMU_EINVAL;
+    if (emu_vendor_impl.unsupported_faults & (1u << f))
+        return EMU_ENOTSUP;
     G.fault_left[f] += count;
     return EMU_OK;
 }
@@ -980,7 +1047,7 @@ static int parse_faults_locked(const char *spec)
                 f = i;
         if (f < 0)
             return EMU_EINVAL;
-        arm_locked((emu_fault)f, count);
+        (void)arm_locked((emu_fault)f, count); /* a fault the vendor cannot exhibit is ignored */
     }
 }
 
@@ -1245,16 +1312,8 @@ typedef struct api_frame {
 static void null_client_callback(void);
 static void null_client_request(uint8_t **buffer, size_t *size, size_t *max_records);
 
-/* What an API call does, for the callbacks of personalities that present
-   its arguments. */
-typedef struct api_args {
-    emu_op op;
-    uint64_t bytes;
-    uint32_t value;
-} api_args;
-
 static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site,
-                   const char *symbol, uint32_t context_uid, const api_args *args)
+                   const char *symbol, uint32_t context_uid, const emu_call_args *args)
 {
     if (!f->callbacks || !f->cb)
         return;
@@ -1276,9 +1335,7 @@ static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site
         .correlation_data = &f->cdata,
         .function_params = NULL,
         .return_value = &f->retval,
-        .op = args->op,
-        .bytes = args->bytes,
-        .value = args->value,
+        .args = args,
     };
     emu_vendor_impl.invoke_callback(f->cb, f->userdata, &call);
 }
@@ -1319,7 +1376,7 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
             any = 1;
             emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
             ext.u.external.external_kind = k;
-            ext.u.external.external_id = stacks->depth[k] ? stacks->ids[k][stacks->depth[k] - 1] : 1;
+            ext.u.external.external_id = stacks->depth[k] ? *ext_entry(stacks, k, stacks->depth[k] - 1) : 1;
             produce_now_locked(&ext);
         }
         if (!any && emu_vendor_impl.external_kind_when_empty) {
@@ -1347,10 +1404,12 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
    wait for before returning (0: none). */
 typedef uint64_t (*work_fn)(void *arg, uint32_t correlation, uint64_t api_start);
 
-static void api_call(emu_copy_kind ck, const char *symbol, uint32_t context_uid, const api_args *args,
-                     work_fn work, void *arg)
+static void api_call(const emu_call_args *args, const char *symbol, work_fn work, void *arg)
 {
     emu_op op = args->op;
+    emu_copy_kind ck = (emu_copy_kind)args->copy_kind;
+    /* the emulator's contexts: one per device, uid device + 1 */
+    uint32_t context_uid = (uint32_t)args->device + 1;
     emu_core_driver_init();
     if (emu_vendor_impl.runtime_call)
         emu_vendor_impl.runtime_call();
@@ -1461,11 +1520,13 @@ EMU_API int emu_launch_kernel_desc(const emu_kernel_desc *desc)
     kernel_work w = { desc };
     /* CUDA 13: the call site pushes the launch configuration, the launch
        stub pops it, then launches (vendors without these make no call) */
-    api_args push = { EMU_OP_PUSH_CALL_CONFIGURATION, 0, 0 }, pop = { EMU_OP_POP_CALL_CONFIGURATION, 0, 0 };
-    api_call(0, NULL, (uint32_t)desc->device + 1, &push, NULL, NULL);
-    api_call(0, NULL, (uint32_t)desc->device + 1, &pop, NULL, NULL);
-    api_args args = { EMU_OP_LAUNCH_KERNEL, 0, 0 };
-    api_call(0, desc->name ? desc->name : "", (uint32_t)desc->device + 1, &args, kernel_work_fn, &w);
+    emu_call_args push = { .op = EMU_OP_PUSH_CALL_CONFIGURATION, .device = desc->device, .stream = desc->stream };
+    emu_call_args pop = push;
+    pop.op = EMU_OP_POP_CALL_CONFIGURATION;
+    api_call(&push, NULL, NULL, NULL);
+    api_call(&pop, NULL, NULL, NULL);
+    emu_call_args args = { .op = EMU_OP_LAUNCH_KERNEL, .kernel = desc, .device = desc->device, .stream = desc->stream };
+    api_call(&args, desc->name ? desc->name : "", kernel_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1531,8 +1592,9 @@ EMU_API int emu_memcpy(int device, int stream, int copy_kind, uint64_t bytes,
         copy_kind < EMU_COPY_HTOD || copy_kind > EMU_COPY_PTOP)
         return EMU_EINVAL;
     copy_work w = { device, stream, copy_kind, async != 0, bytes, duration_ns, 0, 0 };
-    api_args args = { async ? EMU_OP_MEMCPY_ASYNC : EMU_OP_MEMCPY, bytes, 0 };
-    api_call((emu_copy_kind)copy_kind, NULL, (uint32_t)device + 1, &args, copy_work_fn, &w);
+    emu_call_args args = { .op = async ? EMU_OP_MEMCPY_ASYNC : EMU_OP_MEMCPY, .bytes = bytes,
+                           .copy_kind = copy_kind, .device = device, .stream = stream };
+    api_call(&args, NULL, copy_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1543,8 +1605,9 @@ EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
     if (!device_ok(device) || stream < 0 || stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
     copy_work w = { device, stream, 0, async != 0, bytes, duration_ns, value, 1 };
-    api_args args = { async ? EMU_OP_MEMSET_ASYNC : EMU_OP_MEMSET, bytes, value };
-    api_call(0, NULL, (uint32_t)device + 1, &args, copy_work_fn, &w);
+    emu_call_args args = { .op = async ? EMU_OP_MEMSET_ASYNC : EMU_OP_MEMSET, .bytes = bytes, .value = value,
+                           .device = device, .stream = stream };
+    api_call(&args, NULL, copy_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1579,16 +1642,18 @@ EMU_API int emu_synchronize(int device, int stream)
         int n = emu_device_count();
         for (int d = 0; d < n; d++) {
             sync_work w = { d, stream };
-            api_args args = { stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, 0 };
-            api_call(0, NULL, (uint32_t)d + 1, &args, sync_work_fn, &w);
+            emu_call_args args = { .op = stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE,
+                                   .device = d, .stream = stream };
+            api_call(&args, NULL, sync_work_fn, &w);
         }
         return EMU_OK;
     }
     if (!device_ok(device))
         return EMU_EINVAL;
     sync_work w = { device, stream };
-    api_args args = { stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, 0 };
-    api_call(0, NULL, (uint32_t)device + 1, &args, sync_work_fn, &w);
+    emu_call_args args = { .op = stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE,
+                           .device = device, .stream = stream };
+    api_call(&args, NULL, sync_work_fn, &w);
     return EMU_OK;
 }
 

@@ -41,7 +41,8 @@ extern "C" {
 
 enum {
     EMU_OK = 0,
-    EMU_EINVAL = -1      /* bad device, stream, kind, size, clock or fault spec */
+    EMU_EINVAL = -1,     /* bad device, stream, kind, size, clock or fault spec */
+    EMU_ENOTSUP = -2     /* a fault this personality's vendor cannot exhibit */
 };
 
 /* Emulated topology limits. */
@@ -125,14 +126,19 @@ typedef struct emu_stats {
     uint64_t buffers_completed;      /* completion callbacks, in total */
     uint64_t buffers_completed_worker; /* of which from the emulator's thread */
     uint64_t records_pending;        /* produced, not yet written to a buffer */
-    /* device records a forced flush wrote while their work still ran (in
-       records[kind]): a tracer counts them as unfinished, not as events */
+    /* device records a forced flush wrote while their work still ran, or
+       (vendors that write records at completion) abandoned when their
+       kind was disabled while the work ran; in records[kind]: a tracer
+       counts them as unfinished, not as events */
     uint64_t records_unfinished[EMU_KIND_COUNT];
     uint64_t injection_calls;        /* InitializeInjection calls the driver made */
     uint64_t finalized;              /* the client detached the library */
     /* thread-id type changes while a kind was enabled since load or
        finalize, which CUPTI's header forbids */
     uint64_t thread_id_type_changes_while_profiling;
+    /* times a producer waited for the vendor's consumer to give a buffer
+       back (vendors whose producers wait rather than drop: roctracer) */
+    uint64_t buffer_waits;
 } emu_stats;
 
 /* Reads the environment once (also done implicitly by every call):
@@ -153,8 +159,11 @@ EMU_API int emu_set_clock(int64_t offset_ns, double drift_ppm);
 EMU_API uint64_t emu_device_time_ns(void);
 
 /* Arm faults from a spec: comma- or space-separated `name=count` items,
-   e.g. "reversed_timestamps=3,vendor_dropped=5". Counts add up. */
+   e.g. "reversed_timestamps=3,vendor_dropped=5". Counts add up. Faults the
+   personality's vendor cannot exhibit (roctracer neither drops records nor
+   reports drops) are ignored, and stay at 0 in emu_stats. */
 EMU_API int emu_set_faults(const char *spec);
+/* EMU_ENOTSUP for a fault the personality's vendor cannot exhibit. */
 EMU_API int emu_fault_arm(emu_fault fault, uint64_t count);
 /* Fault name as used in specs, or NULL for an invalid value. */
 EMU_API const char *emu_fault_name(emu_fault fault);

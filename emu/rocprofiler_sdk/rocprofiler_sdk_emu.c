@@ -508,8 +508,8 @@ static void invoke_callback(void (*client_fn)(void), void *userdata, const emu_a
 {
     (void)client_fn;
     (void)userdata;
-    hip_args args = {sizeof args, call->cbid, (const void *)(uintptr_t)0x7f0000100000ull, (int)call->value,
-                     (size_t)call->bytes, NULL};
+    hip_args args = {sizeof args, call->cbid, (const void *)(uintptr_t)0x7f0000100000ull, (int)call->args->value,
+                     (size_t)call->args->bytes, NULL};
     call_each(RSDK_CALLBACK_HIP_RUNTIME_API, (int32_t)call->cbid, call->correlation,
               call->site == EMU_SITE_ENTER ? RSDK_PHASE_ENTER : RSDK_PHASE_EXIT, &args);
 }
@@ -1529,4 +1529,7 @@ const struct emu_vendor emu_vendor_impl = {
     .record_external = record_external,
     .clock_origin_ns = boot_clock_ns,
     .runtime_call = runtime_call,
+    /* buffer-tracing records of device work are written as it completes
+       (inferred) */
+    .records_at_completion = 1,
 };

@@ -310,7 +310,9 @@ typedef enum dt_loss_reason {
     DT_LOSS_STORE_FULL,           /* max_events reached, or out of memory */
     DT_LOSS_UNFINISHED,           /* device work (or an API call) still running
                                      when the session stopped: the vendor gave
-                                     it without an end, or it ends after stop */
+                                     it without an end, it ends after stop, or
+                                     (vendors that write a record at completion)
+                                     its launch call never got one */
     DT_LOSS_COUNT
 } dt_loss_reason;
 

@@ -67,6 +67,20 @@ struct dt_backend {
        flushed into s and let go, and no further vendor call disturbs the
        other client; the session goes on without device activity. */
     dt_status (*release)(dt_session *s, const char *to);
+    /* What the vendor's interface does not give (DT_BACKEND_LACKS_*), so
+       that the trace leaves it out rather than write a value it does not
+       have. 0: nothing. */
+    unsigned lacks;
+};
+
+enum {
+    /* kernel records carry neither registers per thread nor static shared
+       memory (dynamic shared memory only where the launch call gives it):
+       the trace writes no register count, shared memory or occupancy */
+    DT_BACKEND_LACKS_KERNEL_RESOURCES = 1u << 0,
+    /* copies and fills are enabled together: a session that records one has
+       the vendor produce both, and devtrace keeps what was asked for */
+    DT_BACKEND_LACKS_SEPARATE_COPY_FILL = 1u << 1,
 };
 
 #endif /* DT_BACKEND_H */

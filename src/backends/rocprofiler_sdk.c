@@ -88,7 +88,7 @@ static const dt_library_spec g_spec = {
 };
 
 /* The contexts, by what they serve. */
-enum { C_NAMES, C_MARKERS, C_KERNEL, C_COPY, C_API, C_FILL, C_ENTER, C_COUNT };
+enum { C_NAMES, C_MARKERS, C_KERNEL, C_COPY, C_API, C_FILL, C_LAUNCH, C_ENTER, C_COUNT };
 /* the ones with a buffer, in this order */
 enum { B_KERNEL, B_COPY, B_API, B_COUNT };
 static const int g_buffer_context[B_COUNT] = {C_KERNEL, C_COPY, C_API};
@@ -102,6 +102,7 @@ typedef struct fill_op {
     uint8_t async;
 } fill_op;
 #define MAX_FILL_OPS 32
+#define MAX_LAUNCH_OPS 32
 
 #define SYM(T, i) ((T)R.sym[i])
 
@@ -137,6 +138,8 @@ static struct {
     int32_t op_range_push, op_range_pop;
     fill_op fill_ops[MAX_FILL_OPS];
     uint32_t fill_op_count;
+    int32_t launch_ops[MAX_LAUNCH_OPS];
+    uint32_t launch_op_count;
     _Atomic uint64_t callback_layout_mismatch;
     dt_device_props devices[DT_MAX_DEVICES];
     char devices_missing[256];
@@ -304,6 +307,17 @@ static void fill_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, void
     dt_rsdk_decoder_note_fill(&R.decoder, f.internal, bytes, a.value, op->async);
 }
 
+/* A launch's dispatch is awaited from its call's entry on: the SDK writes
+   the dispatch's record only when the kernel completes. */
+static void launch_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, void *data)
+{
+    (void)user_data;
+    (void)data;
+    cb_fields f;
+    if (read_callback(&arg, RSDK_CALLBACK_HIP_RUNTIME_API, &f) && f.phase == RSDK_PHASE_ENTER)
+        dt_rsdk_decoder_note_launch(&R.decoder, f.internal);
+}
+
 static void buffer_callback(rsdk_context_id context, rsdk_buffer_id buffer, rsdk_record_header **headers,
                             size_t n, void *data, uint64_t drop_count)
 {
@@ -358,6 +372,11 @@ static int find_operations(void)
             if (any(RSDK_BUFFER_HIP_RUNTIME_API, op, &name, NULL) != RSDK_STATUS_SUCCESS) break;
             names[op] = name;
             count = op + 1;
+            /* hipLaunchKernel, hipModuleLaunchKernel, hipExtLaunchKernel,
+               hipLaunchCooperativeKernel... */
+            if (name && strncmp(name, "hip", 3) == 0 && strstr(name, "Launch") && strstr(name, "Kernel") &&
+                R.launch_op_count < MAX_LAUNCH_OPS)
+                R.launch_ops[R.launch_op_count++] = (int32_t)op;
             if (name && strncmp(name, "hipMemset", 9) == 0 && R.fill_op_count < MAX_FILL_OPS) {
                 fill_op *f = &R.fill_ops[R.fill_op_count++];
                 f->op = (int32_t)op;
@@ -443,6 +462,8 @@ static int configure_services(void)
         for (uint32_t i = 0; i < R.fill_op_count; i++) ops[i] = R.fill_ops[i].op;
         callback_service(C_FILL, RSDK_CALLBACK_HIP_RUNTIME_API, ops, R.fill_op_count, fill_callback);
     }
+    if (R.launch_op_count)
+        callback_service(C_LAUNCH, RSDK_CALLBACK_HIP_RUNTIME_API, R.launch_ops, R.launch_op_count, launch_callback);
     callback_service(C_ENTER, RSDK_CALLBACK_HIP_RUNTIME_API, NULL, 0, enter_callback);
     return 0;
 }
@@ -638,6 +659,7 @@ static dt_status start_session_contexts(dt_session *s)
     want[C_COPY] = (cap & DT_CAPTURE_MEMCPY) != 0;
     want[C_API] = (cap & DT_CAPTURE_RUNTIME) != 0;
     want[C_FILL] = (cap & DT_CAPTURE_MEMSET) != 0;
+    want[C_LAUNCH] = (cap & DT_CAPTURE_KERNEL) != 0;
     /* without the SDK's external-correlation stack, device work is
        attributed when its API call enters */
     want[C_ENTER] = !R.sym[S_PUSH_EXTERNAL];
@@ -781,6 +803,20 @@ static dt_status rsdk_stop(dt_session *s)
     pthread_mutex_unlock(&R.lock);
     /* what the stopped contexts recorded before they stopped */
     if (R.configured) flush_buffers();
+    /* The SDK writes a dispatch's record when the kernel completes, into
+       lossless buffers: a launch or fill still awaiting its dispatch had
+       work running at stop (or, inferred: a call HIP refused, or a fill of
+       nothing, which dispatched nothing). */
+    uint64_t running = R.decoder_ready ? dt_rsdk_decoder_take_awaiting(&R.decoder) : 0;
+    uint64_t dropped = dt_session_loss(s, DT_LOSS_VENDOR_DROPPED);
+    if (running && dropped)
+        /* which records the SDK dropped it does not say: the missing ones
+           may be among them, already counted */
+        dt_session_note(s, "unfinished", "%" PRIu64 " launches or fills had no dispatch record at stop: their work "
+                        "was still running, or their records are among the %" PRIu64 " rocprofiler-sdk dropped; "
+                        "not counted as unfinished", running, dropped);
+    else if (running)
+        dt_loss_add(s, DT_LOSS_UNFINISHED, running);
     pthread_mutex_lock(&R.lock);
     attach(NULL);
     uint64_t now[4];

@@ -25,17 +25,18 @@ typedef struct dt_rsdk_agent {
     uint8_t gpu;
 } dt_rsdk_agent;
 
-/* A hipMemset* call's size and value, by its correlation id, until the
-   dispatch of the fill kernel it launched arrives. */
-typedef struct dt_rsdk_fill {
+/* A kernel launch or hipMemset* call, by its correlation id, until the
+   dispatch it made arrives; a fill's size and value. */
+typedef struct dt_rsdk_call {
     uint64_t correlation;         /* 0: empty slot */
     uint64_t bytes;
     uint32_t value;
     uint8_t async;
-} dt_rsdk_fill;
+    uint8_t launch;               /* a kernel launch: awaited, nothing to read */
+} dt_rsdk_call;
 
 #define DT_RSDK_MAX_AGENTS 128
-#define DT_RSDK_FILL_SLOTS 4096
+#define DT_RSDK_CALL_SLOTS 4096
 
 typedef struct dt_rsdk_decoder {
     uint32_t version;             /* RSDK_VERSION of the library; 0 unknown */
@@ -55,10 +56,11 @@ typedef struct dt_rsdk_decoder {
     /* HIP runtime API names by operation (the SDK's strings) */
     const char **api_names;
     uint32_t api_name_count;
-    /* fill sizes, written on the program's threads */
-    pthread_mutex_t fill_lock;
-    _Atomic uint32_t fill_count;
-    dt_rsdk_fill fills[DT_RSDK_FILL_SLOTS];
+    /* launches and fills awaiting their dispatch, written on the program's
+       threads; awaiting: slots taken */
+    pthread_mutex_t call_lock;
+    _Atomic uint32_t awaiting;
+    dt_rsdk_call calls[DT_RSDK_CALL_SLOTS];
     /* damage noted at stop */
     _Atomic uint64_t unknown_kernels, fills_without_size, fills_unrecorded, unknown_agents;
 } dt_rsdk_decoder;
@@ -75,6 +77,10 @@ DT_HIDDEN int dt_rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_s
 /* A hipMemset* call's size and value (thread-safe). */
 DT_HIDDEN void dt_rsdk_decoder_note_fill(dt_rsdk_decoder *d, uint64_t correlation, uint64_t bytes,
                                          uint32_t value, int async);
+/* A kernel launch call (thread-safe): its dispatch is awaited. */
+DT_HIDDEN void dt_rsdk_decoder_note_launch(dt_rsdk_decoder *d, uint64_t correlation);
+/* The launches and fills still awaiting their dispatch, forgotten. */
+DT_HIDDEN uint64_t dt_rsdk_decoder_take_awaiting(dt_rsdk_decoder *d);
 /* Decode one buffer callback's records into s (taking its lock). */
 DT_HIDDEN void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const *headers, size_t n);
 /* Whether a kernel name is one of the HIP runtime's fill kernels. */

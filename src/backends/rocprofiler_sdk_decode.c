@@ -22,7 +22,7 @@ void dt_rsdk_decoder_init(dt_rsdk_decoder *d, uint32_t version)
     d->version = version;
     d->pid = (uint32_t)getpid();
     pthread_mutex_init(&d->kernel_lock, NULL);
-    pthread_mutex_init(&d->fill_lock, NULL);
+    pthread_mutex_init(&d->call_lock, NULL);
 }
 
 void dt_rsdk_decoder_free(dt_rsdk_decoder *d)
@@ -33,7 +33,7 @@ void dt_rsdk_decoder_free(dt_rsdk_decoder *d)
     dt_free(d->queues);
     dt_free(d->api_names);
     pthread_mutex_destroy(&d->kernel_lock);
-    pthread_mutex_destroy(&d->fill_lock);
+    pthread_mutex_destroy(&d->call_lock);
     memset(d, 0, sizeof *d);
 }
 
@@ -214,32 +214,55 @@ int dt_rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_symbol *sym
 /* ------------------------------------------------------------------ */
 /* Fill sizes                                                          */
 /* ------------------------------------------------------------------ */
-void dt_rsdk_decoder_note_fill(dt_rsdk_decoder *d, uint64_t correlation, uint64_t bytes, uint32_t value, int async)
+static void note_call(dt_rsdk_decoder *d, const dt_rsdk_call *c)
 {
-    if (!correlation) return;
-    pthread_mutex_lock(&d->fill_lock);
-    dt_rsdk_fill *f = &d->fills[correlation & (DT_RSDK_FILL_SLOTS - 1)];
-    /* correlation ids count up: a slot still taken holds a fill whose
-       dispatch never came (or comes much later, without its size) */
-    if (f->correlation) atomic_fetch_add_explicit(&d->fills_unrecorded, 1, memory_order_relaxed);
-    else atomic_fetch_add_explicit(&d->fill_count, 1, memory_order_relaxed);
-    *f = (dt_rsdk_fill){correlation, bytes, value, (uint8_t)(async != 0)};
-    pthread_mutex_unlock(&d->fill_lock);
+    if (!c->correlation) return;
+    pthread_mutex_lock(&d->call_lock);
+    dt_rsdk_call *f = &d->calls[c->correlation & (DT_RSDK_CALL_SLOTS - 1)];
+    /* correlation ids count up: a slot still taken holds a call whose
+       dispatch never came (or comes much later: a fill without its size) */
+    if (f->correlation && !f->launch) atomic_fetch_add_explicit(&d->fills_unrecorded, 1, memory_order_relaxed);
+    if (!f->correlation) atomic_fetch_add_explicit(&d->awaiting, 1, memory_order_relaxed);
+    *f = *c;
+    pthread_mutex_unlock(&d->call_lock);
 }
 
-/* The fill a hipMemset* call described for this correlation id, taken. */
-static int take_fill(dt_rsdk_decoder *d, uint64_t correlation, dt_rsdk_fill *out)
+void dt_rsdk_decoder_note_fill(dt_rsdk_decoder *d, uint64_t correlation, uint64_t bytes, uint32_t value, int async)
 {
-    if (!correlation || !atomic_load_explicit(&d->fill_count, memory_order_relaxed)) return 0;
-    pthread_mutex_lock(&d->fill_lock);
-    dt_rsdk_fill *f = &d->fills[correlation & (DT_RSDK_FILL_SLOTS - 1)];
+    note_call(d, &(dt_rsdk_call){correlation, bytes, value, (uint8_t)(async != 0), 0});
+}
+
+void dt_rsdk_decoder_note_launch(dt_rsdk_decoder *d, uint64_t correlation)
+{
+    note_call(d, &(dt_rsdk_call){.correlation = correlation, .launch = 1});
+}
+
+uint64_t dt_rsdk_decoder_take_awaiting(dt_rsdk_decoder *d)
+{
+    uint64_t n = 0;
+    pthread_mutex_lock(&d->call_lock);
+    for (size_t i = 0; i < DT_RSDK_CALL_SLOTS; i++) {
+        n += d->calls[i].correlation != 0;
+        d->calls[i].correlation = 0;
+    }
+    atomic_store_explicit(&d->awaiting, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&d->call_lock);
+    return n;
+}
+
+/* The call that made this dispatch, taken: 1 with *out. */
+static int take_call(dt_rsdk_decoder *d, uint64_t correlation, dt_rsdk_call *out)
+{
+    if (!correlation || !atomic_load_explicit(&d->awaiting, memory_order_relaxed)) return 0;
+    pthread_mutex_lock(&d->call_lock);
+    dt_rsdk_call *f = &d->calls[correlation & (DT_RSDK_CALL_SLOTS - 1)];
     int hit = f->correlation == correlation;
     if (hit) {
         *out = *f;
         f->correlation = 0;
-        atomic_fetch_sub_explicit(&d->fill_count, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&d->awaiting, 1, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&d->fill_lock);
+    pthread_mutex_unlock(&d->call_lock);
     return hit;
 }
 
@@ -347,11 +370,11 @@ static void decode_dispatch(decode_ctx *cx, const rsdk_kernel_dispatch_record *r
     dt_session *s = cx->s;
     uint64_t corr = r->correlation_id.internal;
     const dt_rsdk_kernel *k = find_kernel(cx->d, info->kernel_id);
-    dt_rsdk_fill fill;
-    int is_fill = take_fill(cx->d, corr, &fill);
+    dt_rsdk_call fill;
+    int is_fill = take_call(cx->d, corr, &fill) && !fill.launch;
     if (!is_fill && k && k->fill) {
         is_fill = 1;
-        fill = (dt_rsdk_fill){corr, 0, 0, 0};
+        fill = (dt_rsdk_call){corr, 0, 0, 0, 0};
         atomic_fetch_add_explicit(&cx->d->fills_without_size, 1, memory_order_relaxed);
     }
     if (!(cx->capture & (is_fill ? DT_CAPTURE_MEMSET : DT_CAPTURE_KERNEL))) return;

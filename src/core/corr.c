@@ -313,6 +313,25 @@ dt_status dt_range_push(const char *name, uint64_t *range_id)
     return st;
 }
 
+void dt_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid)
+{
+    dt_session_lock(s);
+    uint32_t nid = dt_intern_str(&s->names, name ? name : "");
+    dt_rec *r = nid == UINT32_MAX ? NULL : dt_session_add(s);
+    if (nid == UINT32_MAX) dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+    if (r) {
+        r->kind = DT_EVENT_RANGE;
+        r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;
+        r->start = start_ns;
+        r->end = end_ns;
+        r->external_id = atomic_fetch_add(&next_range_id, 1);
+        r->name = nid;
+        r->lane = tid;
+        r->context = s->pid;
+    }
+    dt_session_unlock(s);
+}
+
 dt_status dt_range_pop(void)
 {
     thread_state *t = thread_state_get();

@@ -2,10 +2,26 @@
    names as Kineto writes them, and per-buffer caches of repeated values. */
 #include "dt_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-void dt_decode_cache_init(dt_decode_cache *c) { memset(c, 0, sizeof *c); }
+void dt_decode_cache_init(dt_decode_cache *c)
+{
+    memset(c, 0, offsetof(dt_decode_cache, copied)); /* copied: on first use */
+}
+
+/* The vendor owns the string; one longer than any kernel name is a sign of
+   a corrupt pointer or record, so it is cut rather than trusted. n: its
+   length, at most DT_MAX_KERNEL_NAME. */
+static uint32_t intern_vendor_kernel_name(dt_session *s, const char *raw, size_t n)
+{
+    if (n >= DT_MAX_KERNEL_NAME) {
+        atomic_fetch_add_explicit(&s->kernel_names_cut, 1, memory_order_relaxed);
+        return dt_intern_n(&s->names, raw, DT_MAX_KERNEL_NAME - 1);
+    }
+    return dt_intern_kernel(&s->names, raw);
+}
 
 uint32_t dt_decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const char *raw)
 {
@@ -19,22 +35,35 @@ uint32_t dt_decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const cha
         set->id[0] = id;
         return id;
     }
-    /* The vendor owns the string; one longer than any kernel name is a sign
-       of a corrupt pointer or record, so it is cut rather than trusted. */
-    size_t n = strnlen(raw, DT_MAX_KERNEL_NAME);
-    uint32_t id;
-    if (n == DT_MAX_KERNEL_NAME) {
-        atomic_fetch_add_explicit(&s->kernel_names_cut, 1, memory_order_relaxed);
-        id = dt_intern_n(&s->names, raw, n - 1);
-    } else {
-        id = dt_intern_kernel(&s->names, raw);
-    }
+    uint32_t id = intern_vendor_kernel_name(s, raw, strnlen(raw, DT_MAX_KERNEL_NAME));
     if (id != UINT32_MAX) {
         set->raw[1] = set->raw[0];
         set->id[1] = set->id[0];
         set->raw[0] = raw;
         set->id[0] = id;
     }
+    return id;
+}
+
+uint32_t dt_decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, const char *raw, size_t len,
+                                          size_t set)
+{
+    if (len == 0) return dt_intern_str(&s->names, "<unnamed kernel>");
+    __typeof__(c->copied[0]) *e = &c->copied[set];
+    uint32_t id;
+    if (e->raw[1] && e->len[1] == len && memcmp(e->raw[1], raw, len) == 0) {
+        id = e->id[1];
+    } else {
+        id = intern_vendor_kernel_name(s, raw, len);
+        if (id == UINT32_MAX) return id;
+    }
+    /* way 0 holds the one used last */
+    e->raw[1] = e->raw[0];
+    e->len[1] = e->len[0];
+    e->id[1] = e->id[0];
+    e->raw[0] = raw;
+    e->len[0] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+    e->id[0] = id;
     return id;
 }
 

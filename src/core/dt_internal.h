@@ -340,6 +340,10 @@ DT_HIDDEN int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *valu
    shallow), is attributed through here. These links win over the vendor's
    records at stop. Lock-free: appends to a per-thread log merged at stop. */
 DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
+/* A user range the vendor reported rather than the program pushed (ROCTX
+   start/stop ranges and marks): recorded with an id of its own, on host
+   thread tid, times in realtime ns. Session lock not held. */
+DT_HIDDEN void dt_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid);
 /* The user range that encloses external id `id` (pushed inside it), after
    stop. Returns 1 and sets *range when there is one. */
 DT_HIDDEN int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range);
@@ -358,8 +362,28 @@ DT_HIDDEN void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t extern
 /* ------------------------------------------------------------------ */
 /* Backend contract                                                    */
 /* ------------------------------------------------------------------ */
+/* Device properties a backend could not read (dt_device_props.absent):
+   left out of the trace, never written as 0. */
+enum {
+    DT_PROP_NAME = 1u << 0,
+    DT_PROP_TOTAL_MEM = 1u << 1,
+    DT_PROP_COMPUTE_MAJOR = 1u << 2,
+    DT_PROP_COMPUTE_MINOR = 1u << 3,
+    DT_PROP_THREADS_PER_BLOCK = 1u << 4,
+    DT_PROP_THREADS_PER_SM = 1u << 5,
+    DT_PROP_REGS_PER_BLOCK = 1u << 6,
+    DT_PROP_WARP_SIZE = 1u << 7,
+    DT_PROP_SHARED_PER_BLOCK = 1u << 8,
+    DT_PROP_SMS = 1u << 9,
+    DT_PROP_REGS_PER_SM = 1u << 10,
+    DT_PROP_SHARED_PER_BLOCK_OPTIN = 1u << 11,
+    DT_PROP_SHARED_PER_SM = 1u << 12,
+    DT_PROP_BLOCKS_PER_SM = 1u << 13,
+};
+
 typedef struct dt_device_props {
     int valid;
+    unsigned absent;          /* DT_PROP_* the backend could not read */
     uint32_t id;
     char name[128];
     uint64_t total_global_mem;
@@ -581,8 +605,11 @@ static inline dt_rec *dt_session_add(dt_session *s)
 /* Names and launch configurations repeat from record to record. A cache
    lives for one vendor buffer (on the decoder's stack), so it never outlives
    the session whose ids it holds. Kernel names are cached by pointer: vendors
-   (CUPTI, TOPSPTI) share one name string among all records of a kernel. */
+   (CUPTI, TOPSPTI) share one name string among all records of a kernel;
+   vendors that copy the name into every record (roctracer) are cached by
+   the name's bytes. */
 #define DT_DECODE_SLOTS 64
+#define DT_DECODE_COPIED_SETS 256
 typedef struct dt_decode_cache {
     /* two ways per set: two hot names that hash alike do not evict each
        other on every record (way 0 holds the one used last) */
@@ -590,6 +617,10 @@ typedef struct dt_decode_cache {
     struct { dt_launch_config config; uint32_t id; int used; } config[DT_DECODE_SLOTS];
     uint32_t copy[6][6][6];   /* name id + 1, by copy kind, source, destination */
     uint32_t fill[6];         /* name id + 1, by memory kind */
+    /* names copied into each record, by content: two ways per set; made
+       ready on first use (the vendors that share names never pay for it) */
+    int copied_ready;
+    struct { const char *raw[2]; uint32_t len[2], id[2]; } copied[DT_DECODE_COPIED_SETS];
 } dt_decode_cache;
 
 DT_HIDDEN void dt_decode_cache_init(dt_decode_cache *c);
@@ -618,6 +649,36 @@ static inline uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, 
     }
     return dt_decode_kernel_name_miss(s, c, raw);
 }
+
+DT_HIDDEN uint32_t dt_decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, const char *raw,
+                                                     size_t len, size_t set);
+/* dt_decode_kernel_name for a name of len bytes (NUL-terminated there) that
+   the vendor copied into this record: records of one kernel each hold their
+   own copy, so the cache compares bytes. The buffer must hold the names of
+   the cached entries as long as the cache lives (one vendor buffer). */
+static inline uint32_t dt_decode_kernel_name_copied(dt_session *s, dt_decode_cache *c, const char *raw, size_t len)
+{
+    /* every byte counts: kernel names share long heads and tails
+       (templates, mangling) and differ anywhere */
+    uint64_t key = len, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, raw + i, 8);
+        key = (key ^ w) * UINT64_C(0x9e3779b97f4a7c15);
+        key ^= key >> 29;
+    }
+    for (w = 0; i < len; i++) w = w << 8 | (unsigned char)raw[i];
+    key = (key ^ w) * UINT64_C(0xc2b2ae3d27d4eb4f);
+    size_t set = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 56);
+    if (!c->copied_ready) {
+        memset(c->copied, 0, sizeof c->copied);
+        c->copied_ready = 1;
+    }
+    __typeof__(c->copied[0]) *e = &c->copied[set];
+    if (e->raw[0] && e->len[0] == len && (e->raw[0] == raw || memcmp(e->raw[0], raw, len) == 0)) return e->id[0];
+    return dt_decode_kernel_name_copied_miss(s, c, raw, len, set);
+}
+_Static_assert(DT_DECODE_COPIED_SETS == 256, "dt_decode_kernel_name_copied() takes 8 bits of the hash");
 
 /* A launch configuration as words: 36 bytes hashed and compared in five
    loads, without a call to memcmp per record. */

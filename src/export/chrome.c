@@ -152,10 +152,12 @@ static const char *kernel_tail(ctx *c, lane_state *ls, unsigned device, uint32_t
         if (dt_vec_reserve((void **)&ls->kfrag, &ls->kfrag_cap, ls->kfrag_len + 512, 1) != 0)
             return NULL;
         char *p = ls->kfrag + ls->kfrag_len, *p0 = p;
-        DT_PUT_LIT(p, ",\"registers per thread\":");
-        p = dt_put_u64(p, lc->registers_per_thread);
-        DT_PUT_LIT(p, ",\"shared memory\":");
-        p = dt_put_u64(p, (uint64_t)lc->static_shared_memory + lc->dynamic_shared_memory);
+        if (k.has_resources) {
+            DT_PUT_LIT(p, ",\"registers per thread\":");
+            p = dt_put_u64(p, lc->registers_per_thread);
+            DT_PUT_LIT(p, ",\"shared memory\":");
+            p = dt_put_u64(p, (uint64_t)lc->static_shared_memory + lc->dynamic_shared_memory);
+        }
         if (k.occupancy_valid) {
             DT_PUT_LIT(p, ",\"blocks per SM\":");
             p = dt_put_fixed(p, k.blocks_per_sm_e6, 6);
@@ -164,19 +166,22 @@ static const char *kernel_tail(ctx *c, lane_state *ls, unsigned device, uint32_t
             DT_PUT_LIT(p, ",\"est. achieved occupancy %\":");
             p = dt_put_i64(p, k.occupancy_pct);
         }
-        DT_PUT_LIT(p, ",\"grid\":[");
-        for (int d = 0; d < 3; d++) {
-            if (d)
-                *p++ = ',';
-            p = dt_put_i64(p, lc->grid[d]);
+        if (k.has_config) {
+            DT_PUT_LIT(p, ",\"grid\":[");
+            for (int d = 0; d < 3; d++) {
+                if (d)
+                    *p++ = ',';
+                p = dt_put_i64(p, lc->grid[d]);
+            }
+            DT_PUT_LIT(p, "],\"block\":[");
+            for (int d = 0; d < 3; d++) {
+                if (d)
+                    *p++ = ',';
+                p = dt_put_i64(p, lc->block[d]);
+            }
+            *p++ = ']';
         }
-        DT_PUT_LIT(p, "],\"block\":[");
-        for (int d = 0; d < 3; d++) {
-            if (d)
-                *p++ = ',';
-            p = dt_put_i64(p, lc->block[d]);
-        }
-        DT_PUT_LIT(p, "]}}");
+        DT_PUT_LIT(p, "}}");
         memset(p, 0, COPY_PAD);
         e[0] = (uint32_t)ls->kfrag_len;
         e[1] = (uint32_t)(p - p0);

@@ -1347,10 +1347,15 @@ static void compute_occupancy(const dt_device_props *d, const dt_launch_config *
 
 void dt_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out)
 {
+    const dt_session *s = l->s;
     memset(out, 0, sizeof *out);
-    if (config < l->s->launches.count)
-        out->config = l->s->launches.configs[config];
-    const dt_device_props *d = device < DT_MAX_DEVICES ? &l->s->devices[device] : NULL;
+    out->has_config = config < s->launches.count;
+    if (out->has_config)
+        out->config = s->launches.configs[config];
+    out->has_resources = out->has_config && !(s->backend && (s->backend->lacks & DT_BACKEND_LACKS_KERNEL_RESOURCES));
+    if (!out->has_resources)
+        return;
+    const dt_device_props *d = device < DT_MAX_DEVICES ? &s->devices[device] : NULL;
     compute_occupancy(d, &out->config, out);
 }
 

@@ -193,13 +193,18 @@ DT_HIDDEN uint64_t dt_layout_host_pid(const dt_layout *l, uint32_t pid);
 DT_HIDDEN void dt_layout_phases(const dt_layout *l, double *classify_s, double *spans_s, double *rows_s);
 
 typedef struct dt_layout_kernel {
+    int has_config;            /* the backend reported the launch configuration */
+    int has_resources;         /* ... and the vendor's records carry registers and shared memory */
     dt_launch_config config;
     int occupancy_valid;
     uint64_t blocks_per_sm_e6, warps_per_sm_e6; /* six decimals */
     long occupancy_pct;
 } dt_layout_kernel;
 
-/* Launch configuration and occupancy of a kernel, as the JSON args give them. */
+/* What a kernel's args can say, as the JSON args give them: its launch
+   configuration when the backend reported one, its resources (and so the
+   occupancy estimate) when the vendor's records carry them; what is not
+   known is left out. */
 DT_HIDDEN void dt_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out);
 /* "HtoD" ..., "Pageable" ...: the words of copy and memset names. */
 DT_HIDDEN const char *dt_layout_copy_kind_name(unsigned kind);

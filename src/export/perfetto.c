@@ -326,15 +326,20 @@ static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec 
     dt_layout_kernel k;
     dt_layout_kernel_get(e->l, r->device, r->u.kernel.config, &k);
     uint8_t *p = c->bytes;
-    p = put_uint_arg(p, ARG_REGISTERS, k.config.registers_per_thread);
-    p = put_uint_arg(p, ARG_SHARED, (uint64_t)k.config.static_shared_memory + k.config.dynamic_shared_memory);
+    /* what the backend does not know (dt_layout_kernel) is left out */
+    if (k.has_resources) {
+        p = put_uint_arg(p, ARG_REGISTERS, k.config.registers_per_thread);
+        p = put_uint_arg(p, ARG_SHARED, (uint64_t)k.config.static_shared_memory + k.config.dynamic_shared_memory);
+    }
     if (k.occupancy_valid) {
         p = put_double_arg(p, ARG_BLOCKS_SM, (double)k.blocks_per_sm_e6 / 1e6);
         p = put_double_arg(p, ARG_WARPS_SM, (double)k.warps_per_sm_e6 / 1e6);
         p = put_int_arg(p, ARG_OCCUPANCY, k.occupancy_pct);
     }
-    p = put_ints3_arg(p, ARG_GRID, k.config.grid);
-    p = put_ints3_arg(p, ARG_BLOCK, k.config.block);
+    if (k.has_config) {
+        p = put_ints3_arg(p, ARG_GRID, k.config.grid);
+        p = put_ints3_arg(p, ARG_BLOCK, k.config.block);
+    }
     c->len = (uint32_t)(p - c->bytes);
     return c;
 }

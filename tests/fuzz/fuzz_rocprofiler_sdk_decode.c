@@ -104,7 +104,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g_d.queue_count = 0;
     g_d.version = cfg & 4 ? RSDK_ANCESTOR_VERSION : RSDK_VERSION(0, 6, 0);
     if (cfg & 8)
-        for (uint64_t corr = 1; corr <= 8; corr++) dt_rsdk_decoder_note_fill(&g_d, corr, corr * 100, 7, 1);
+        for (uint64_t corr = 1; corr <= 16; corr++) {
+            if (corr <= 8) dt_rsdk_decoder_note_fill(&g_d, corr, corr * 100, 7, 1);
+            else dt_rsdk_decoder_note_launch(&g_d, corr);
+        }
     if ((cfg & 16) && len >= sizeof(rsdk_agent)) {
         rsdk_agent a;
         memcpy(&a, buf, sizeof a);
@@ -159,9 +162,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dt_rsdk_decode(&g_d, s, list, n);
         dt_session_destroy(s);
     }
-    /* fill sizes left behind would be taken by the next input's records */
-    for (size_t i = 0; i < DT_RSDK_FILL_SLOTS; i++) g_d.fills[i].correlation = 0;
-    atomic_store(&g_d.fill_count, 0);
+    /* calls left behind would be taken by the next input's records */
+    dt_rsdk_decoder_take_awaiting(&g_d);
     free(slots);
     free(buf);
     return 0;

@@ -73,10 +73,7 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-report="$out/report.txt"
-: >"$report"
-say() { echo "$*" | tee -a "$report"; }
-section() { say ""; say "== $* =="; }
+. "$here/tests/gpu/validate_lib.sh"
 root=${!root_var:-$root_default}
 export "$root_var=$root"
 python=${PYTHON:-python3}
@@ -211,64 +208,4 @@ print("workload done; devtrace ranges:", ranges)
 PY
   workload=("$python" "$out/workload.py")
 fi
-say "command: ${workload[*]}"
-trace="$out/$vendor.json"
-DEVTRACE_LOG=1 "$devtrace" record --backend "$vendor" -o "$trace" -- "${workload[@]}" >"$out/record.log" 2>&1
-rc=$?
-say "record exit status: $rc (log: $out/record.log)"
-grep -iE "error|$vendor|unavailable|refuse|inferred" "$out/record.log" | head -n 20 | tee -a "$report" >/dev/null
-[ -s "$trace" ] || { say "no trace written"; tail -n 30 "$out/record.log" | tee -a "$report"; exit 1; }
-
-section "devtrace check"
-"$devtrace" check "$trace" 2>&1 | tee -a "$report"
-check_rc=${PIPESTATUS[0]}
-
-section "devtrace stats"
-"$devtrace" stats "$trace" >"$out/stats.txt" 2>&1
-head -n 60 "$out/stats.txt" | tee -a "$report"
-
-section "findings"
-"$python" - "$trace" "$check_rc" <<'PY' | tee -a "$report"
-import collections, json, sys
-path, check_rc = sys.argv[1], int(sys.argv[2])
-t = json.load(open(path, encoding="utf-8", errors="replace"))
-ev = t.get("traceEvents", [])
-d = t.get("devtrace", {})
-cats = collections.Counter(e.get("cat", "") for e in ev if e.get("ph") == "X")
-device_cats = ("kernel", "gpu_memcpy", "gpu_memset")
-print("backend:", d.get("backend"), "library:", d.get("library"), "version:", d.get("libraryVersion"))
-print("activity kinds seen:")
-for c in ("kernel", "gpu_memcpy", "gpu_memset", "privateuse1_runtime", "privateuse1_driver",
-          "user_annotation", "gpu_user_annotation"):
-    print(f"  {c:22s} {cats.get(c, 0)}")
-starts = collections.Counter(e.get("id") for e in ev if e.get("ph") == "s" and e.get("cat") == "ac2g")
-ends = collections.Counter(e.get("id") for e in ev if e.get("ph") == "f" and e.get("cat") == "ac2g")
-paired = sum(1 for i in starts if starts[i] == 1 and ends.get(i) == 1)
-dev = [e for e in ev if e.get("ph") == "X" and e.get("cat") in device_cats]
-print(f"flows: {len(starts)} starts, {len(ends)} finishes, {paired} paired")
-ext = [e["args"]["External id"] for e in dev if "External id" in e.get("args", {})]
-print(f"device events with an External id: {len(ext)} of {len(dev)} ({len(set(ext))} distinct ids)")
-api = [e for e in ev if e.get("ph") == "X" and e.get("cat", "").startswith("privateuse1_")]
-generic = sum(1 for e in api if "#" in e.get("name", ""))
-print(f"API events with a generic fallback name: {generic} of {len(api)}")
-print("API names:", ", ".join(sorted({e.get("name", "") for e in api})[:30]))
-k = sorted(e.get("dur", 0) for e in dev if e.get("cat") == "kernel")
-if k:
-    print(f"kernel durations (us): min {k[0]}, median {k[len(k)//2]}, max {k[-1]}")
-print("clock fit:", json.dumps(d.get("clock")))
-print("loss:", json.dumps(d.get("loss")))
-print("notes:", json.dumps(d.get("notes"), indent=1))
-problems = []
-if check_rc != 0: problems.append("devtrace check failed")
-if not cats.get("kernel"): problems.append("no kernels recorded")
-if not cats.get("privateuse1_runtime"): problems.append("no runtime API calls recorded")
-if len(starts) == 0 or paired != len(starts): problems.append("flows missing or unpaired")
-if dev and not ext: problems.append("no External ids")
-if api and generic * 20 > len(api): problems.append("more than 5% generic API names")
-if (d.get("loss") or {}).get("total"): problems.append("records were lost (see loss)")
-err = (d.get("clock") or {}).get("errorBoundNs")
-if err is not None and err > 1000: problems.append(f"clock error bound {err} ns > 1 us")
-print("verdict:", "OK" if not problems else "PROBLEMS: " + "; ".join(problems))
-PY
-say ""
-say "report: $report (trace: $trace)"
+record_and_report "$devtrace" "$vendor" "$python" "$here" -- "${workload[@]}"

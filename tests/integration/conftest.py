@@ -84,15 +84,19 @@ def library_env_var(backend):
 
 
 def emulators():
-    """{personality: library} for every emulated vendor of this build, one
-    library per personality (lib<personality>.so; test variants left out)."""
+    """{personality: library} for the emulated vendors of this build: the
+    emulator each row of vendors.def names, where it is built into build/emu/
+    itself (one in a folder of its own, as the PPU stack's second libcupti,
+    is left out) and is that vendor's personality."""
     found = {}
-    for lib in sorted((BUILD / "emu").glob("lib*.so")):
+    for name, _, lib in VENDORS:
+        if not lib.exists() or lib.parent != BUILD / "emu":
+            continue
         res = run([sys.executable, "-c",
                    "import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).emu_personality; "
                    "f.restype = ctypes.c_char_p; print(f().decode())", lib], timeout=60)
-        if res.returncode == 0 and lib.name == f"lib{res.stdout.strip()}.so":
-            found[res.stdout.strip()] = lib
+        if res.returncode == 0 and res.stdout.strip() == name:
+            found[name] = lib
     return found
 
 

@@ -277,6 +277,34 @@ static void fills(void)
     dt_session_destroy(s);
 }
 
+/* Launches and fills await their dispatch: one that arrives is no longer
+   awaited (a launch's is a kernel, never a memset), the others are what
+   take_awaiting counts once. */
+static void awaited_calls(void)
+{
+    add_kernel(&g_d, 8, "k8", 0, 0);
+    add_kernel(&g_d, 9, "__amd_rocclr_fillBufferAligned", 16, 0);
+    dt_session *s = running(0);
+    uint64_t t = now_ns();
+    dt_rsdk_decoder_note_launch(&g_d, 71);
+    dt_rsdk_decoder_note_launch(&g_d, 72);
+    dt_rsdk_decoder_note_fill(&g_d, 73, 64, 1, 0);
+    dt_rsdk_decoder_note_fill(&g_d, 74, 64, 1, 0);
+    rsdk_kernel_dispatch_record r[] = {dispatch(71, 8, GPU0, 5), dispatch(73, 9, GPU0, 5)};
+    r[0].start_timestamp = t, r[0].end_timestamp = t + 100;
+    r[1].start_timestamp = t + 200, r[1].end_timestamp = t + 300;
+    decode_dispatches(&g_d, s, r, 2);
+    REQUIRE_EQ(dt_session_event_count(s), 2);
+    for (size_t i = 0; i < 2; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        CHECK_EQ(ev.kind, ev.correlation == 71 ? DT_EVENT_KERNEL : DT_EVENT_MEMSET);
+    }
+    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&g_d), 2); /* 72 and 74 */
+    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&g_d), 0);
+    dt_session_destroy(s);
+}
+
 /* Copies: direction, bytes, the GPU that did it, peer copies. */
 static void copies(void)
 {
@@ -476,5 +504,5 @@ static void agent_properties(void)
 }
 
 DT_TEST_MAIN(setup, teardown, DT_TEST(kernel_fields), DT_TEST(symbol_names), DT_TEST(external_zero_and_none), DT_TEST(fills),
-             DT_TEST(copies), DT_TEST(api_layouts), DT_TEST(damage_is_counted), DT_TEST(capture_filters),
+             DT_TEST(awaited_calls), DT_TEST(copies), DT_TEST(api_layouts), DT_TEST(damage_is_counted), DT_TEST(capture_filters),
              DT_TEST(unknown_agent_and_kernel), DT_TEST(agent_properties))

@@ -1,0 +1,373 @@
+/*
+ * Decoding roctracer's activity buffers: records of one fixed size, by
+ * domain (HIP_OPS device work, HIP_API calls, EXT_API external ids), kernel
+ * names copied into the buffer, and the arguments the API callbacks took.
+ */
+#include "backends/roctracer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Call arguments by correlation id                                    */
+/* ------------------------------------------------------------------ */
+/* Correlation ids count up, and a launch's arguments wait only until its
+   kernel's record arrives: one slot per id modulo the table's size, no
+   probing. Two ids in one slot are further apart than the table is long:
+   it doubles, up to DT_RT_ARGS_MAX slots; past that the older entry goes
+   (its record is lost or later than any roctracer delivers). */
+static int args_grow(dt_rt_args_table *t)
+{
+    size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
+    dt_rt_args *slots = dt_calloc(cap, sizeof *slots);
+    if (!slots) return -1;
+    size_t mask = cap - 1;
+    for (size_t i = 0; t->slots && i <= t->mask; i++)
+        if (t->slots[i].correlation) slots[t->slots[i].correlation & mask] = t->slots[i]; /* apart: mod the old size */
+    dt_free(t->slots);
+    t->slots = slots;
+    t->mask = mask;
+    return 0;
+}
+
+int dt_rt_args_put(dt_rt_args_table *t, const dt_rt_args *a)
+{
+    if (a->correlation == 0) return 0;
+    if (!t->slots && args_grow(t) != 0) return -1;
+    for (;;) {
+        dt_rt_args *e = &t->slots[a->correlation & t->mask];
+        if (!e->correlation || e->correlation == a->correlation) {
+            t->count += e->correlation == 0;
+            *e = *a;
+            return 0;
+        }
+        if (t->mask + 1 >= DT_RT_ARGS_MAX) {
+            t->evicted++;
+            if (e->correlation < a->correlation) *e = *a;
+            return 0;
+        }
+        if (args_grow(t) != 0) return -1;
+    }
+}
+
+static inline int args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_args *out)
+{
+    if (!t->slots || correlation == 0) return 0;
+    dt_rt_args *e = &t->slots[correlation & t->mask];
+    if (e->correlation != correlation) return 0;
+    *out = *e;
+    e->correlation = 0;
+    t->count--;
+    return 1;
+}
+
+int dt_rt_args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_args *out)
+{
+    return args_take(t, correlation, out);
+}
+
+void dt_rt_args_free(dt_rt_args_table *t)
+{
+    dt_free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Command kinds                                                       */
+/* ------------------------------------------------------------------ */
+/* The operation says what a record is (a dispatch, a copy, a barrier);
+   for copies, ROCclr's command kind says the direction or that it is a
+   fill. A kind this table does not know, under a copy, is a copy of unknown
+   direction. */
+static inline dt_rt_command command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind)
+{
+    *copy_kind = DT_COPY_UNKNOWN;
+    switch (op) {
+    case DT_RT_HIP_OP_DISPATCH: return DT_RT_COMMAND_KERNEL;
+    case DT_RT_HIP_OP_BARRIER: return DT_RT_COMMAND_BARRIER;
+    case DT_RT_HIP_OP_COPY: break;
+    default: return DT_RT_COMMAND_OTHER;
+    }
+    switch (kind) {
+    case DT_RT_CMD_FILL: return DT_RT_COMMAND_FILL;
+    case DT_RT_CMD_READ:
+    case DT_RT_CMD_READ_RECT: *copy_kind = DT_COPY_DTOH; break;
+    case DT_RT_CMD_WRITE:
+    case DT_RT_CMD_WRITE_RECT: *copy_kind = DT_COPY_HTOD; break;
+    case DT_RT_CMD_COPY:
+    case DT_RT_CMD_COPY_RECT: *copy_kind = DT_COPY_DTOD; break;
+    default: break;
+    }
+    return DT_RT_COMMAND_COPY;
+}
+
+dt_rt_command dt_rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind)
+{
+    return command_of(op, kind, copy_kind);
+}
+
+/* ------------------------------------------------------------------ */
+/* Per-buffer state                                                    */
+/* ------------------------------------------------------------------ */
+#define API_SLOTS 64
+typedef struct decode_ctx {
+    const dt_rt_decoder *d;
+    dt_session *s;
+    uint32_t capture;
+    /* where the kernel names of this buffer may lie: [names_lo, names_hi)
+       inside the pool; pool_lo..pool_hi the whole pool (empty: unknown) */
+    const uint8_t *names_lo, *names_hi, *pool_lo, *pool_hi;
+    /* an EXT_API record without a correlation id tags the next record */
+    int pending;
+    uint64_t pending_external;
+    dt_decode_cache cache;
+    struct { uint32_t key; uint32_t id; } api[API_SLOTS]; /* key: op + 1 */
+} decode_ctx;
+
+_Static_assert(API_SLOTS == 64, "api_name() takes 6 bits of the hash");
+
+static void note_other(decode_ctx *cx, uint32_t domain, uint32_t op, uint32_t kind)
+{
+    dt_loss_add(cx->s, DT_LOSS_UNKNOWN_KIND, 1);
+    dt_session_note(cx->s, "unknown_kind",
+                    "the roctracer library delivered records devtrace does not decode (domain %u, op %u, kind 0x%x)",
+                    (unsigned)domain, (unsigned)op, (unsigned)kind);
+}
+
+/* Interned name of a HIP API call, cached for the buffer. */
+static uint32_t api_name(decode_ctx *cx, uint32_t op)
+{
+    uint32_t key = op + 1u;
+    size_t slot = (size_t)((key * UINT32_C(0x9e3779b9)) >> 26);
+    if (key && cx->api[slot].key == key) return cx->api[slot].id;
+    const dt_rt_decoder *d = cx->d;
+    const char *name = d->api_names && op < d->api_name_count ? d->api_names[op] : NULL;
+    uint32_t id;
+    if (name && name[0]) {
+        id = dt_intern_str(&cx->s->names, name);
+    } else {
+        char buf[40];
+        int n = snprintf(buf, sizeof buf, "HIP_API#%u", (unsigned)op);
+        id = dt_intern_n(&cx->s->names, buf, (size_t)n);
+    }
+    if (id != UINT32_MAX && key) {
+        cx->api[slot].key = key;
+        cx->api[slot].id = id;
+    }
+    return id;
+}
+
+/* The interned kernel name of a dispatch; *bad when the record's pointer
+   cannot be a name roctracer stored (counted as malformed by the caller). */
+static uint32_t kernel_name(decode_ctx *cx, const char *raw, int *bad)
+{
+    const uint8_t *p = (const uint8_t *)raw;
+    if (!raw || cx->pool_lo == cx->pool_hi || p < cx->pool_lo || p >= cx->pool_hi)
+        return dt_decode_kernel_name(cx->s, &cx->cache, raw); /* no name, or the vendor's own string */
+    if (p < cx->names_lo || p >= cx->names_hi) {
+        *bad = 1;
+        return UINT32_MAX;
+    }
+    size_t room = (size_t)(cx->names_hi - p);
+    size_t len = strnlen(raw, room);
+    if (len == room) {
+        *bad = 1; /* no terminating NUL in the buffer */
+        return UINT32_MAX;
+    }
+    return dt_decode_kernel_name_copied(cx->s, &cx->cache, raw, len);
+}
+
+/* The arguments the API callback took for a record's call: 1 with *a; 0
+   with none; -1 when they were taken but could not be kept (the record is
+   then dropped, as on every vendor a kernel whose configuration could not
+   be kept is). */
+static inline int call_args(decode_ctx *cx, uint64_t correlation, uint8_t what, dt_rt_args *a)
+{
+    const dt_rt_decoder *d = cx->d;
+    if (d->args && args_take(d->args, correlation, a)) return a->what == what;
+    if (d->args_unkept && d->args_unkept[what]) {
+        d->args_unkept[what]--;
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                             */
+/* ------------------------------------------------------------------ */
+static void decode_kernel(decode_ctx *cx, const activity_record_t *r)
+{
+    dt_session *s = cx->s;
+    dt_rt_args a;
+    int have = call_args(cx, r->correlation_id, DT_RT_ARGS_LAUNCH, &a);
+    if (have < 0) {
+        dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+        return;
+    }
+    uint32_t config = UINT32_MAX - 1; /* no configuration: the interface gave none */
+    if (have) {
+        dt_launch_config cfg;
+        memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
+        for (int i = 0; i < 3; i++) {
+            cfg.grid[i] = (int32_t)a.grid[i];
+            cfg.block[i] = (int32_t)a.block[i];
+        }
+        cfg.dynamic_shared_memory = a.dynamic_shared;
+        config = dt_decode_launch_config(s, &cx->cache, &cfg);
+    }
+    int bad = 0;
+    uint32_t name = kernel_name(cx, r->kernel_name, &bad);
+    if (bad) {
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return;
+    }
+    dt_rec *rec = dt_add_device_activity(s, DT_EVENT_KERNEL, r->begin_ns, r->end_ns, r->correlation_id,
+                                         (uint32_t)r->device_id, (uint32_t)r->queue_id, (uint32_t)r->device_id,
+                                         config == UINT32_MAX ? UINT32_MAX : name);
+    if (!rec) return;
+    rec->u.kernel.config = config; /* past the table when none: the exporter writes none */
+    rec->u.kernel.queued_delta = DT_DELTA_UNKNOWN;
+    rec->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
+}
+
+static void decode_copy(decode_ctx *cx, const activity_record_t *r, uint8_t copy_kind)
+{
+    uint32_t device = (uint32_t)r->device_id;
+    /* roctracer does not say whether host memory was pageable or pinned */
+    uint8_t src = DT_MEM_UNKNOWN, dst = DT_MEM_UNKNOWN;
+    if (copy_kind == DT_COPY_HTOD) dst = DT_MEM_DEVICE;
+    else if (copy_kind == DT_COPY_DTOH) src = DT_MEM_DEVICE;
+    else if (copy_kind == DT_COPY_DTOD) src = dst = DT_MEM_DEVICE;
+    dt_copy c = {
+        .start = r->begin_ns, .end = r->end_ns, .correlation = r->correlation_id, .bytes = r->bytes,
+        .device = device, .stream = (uint32_t)r->queue_id, .context = device, .src_device = device,
+        .dst_device = device, .copy_kind = copy_kind, .src_kind = src, .dst_kind = dst,
+    };
+    dt_add_copy(cx->s, &cx->cache, &c);
+}
+
+static void decode_fill(decode_ctx *cx, const activity_record_t *r)
+{
+    dt_rt_args a;
+    int have = call_args(cx, r->correlation_id, DT_RT_ARGS_FILL, &a);
+    if (have < 0) {
+        dt_loss_add(cx->s, DT_LOSS_STORE_FULL, 1);
+        return;
+    }
+    uint32_t device = (uint32_t)r->device_id;
+    dt_fill f = {
+        .start = r->begin_ns, .end = r->end_ns, .correlation = r->correlation_id, .bytes = r->bytes,
+        .device = device, .stream = (uint32_t)r->queue_id, .context = device, .value = have ? a.value : 0,
+        .memory_kind = DT_MEM_DEVICE,
+    };
+    dt_add_fill(cx->s, &cx->cache, &f);
+}
+
+static void decode_barrier(decode_ctx *cx, const activity_record_t *r)
+{
+    dt_session *s = cx->s;
+    const char *name = r->kind == DT_RT_CMD_MARKER ? "Marker" : "Barrier";
+    dt_add_device_activity(s, DT_EVENT_SYNC, r->begin_ns, r->end_ns, r->correlation_id, (uint32_t)r->device_id,
+                           (uint32_t)r->queue_id, (uint32_t)r->device_id, dt_intern_str(&s->names, name));
+}
+
+static void decode_ops(decode_ctx *cx, const activity_record_t *r)
+{
+    uint8_t copy_kind;
+    switch (command_of(r->op, r->kind, &copy_kind)) {
+    case DT_RT_COMMAND_KERNEL:
+        if (cx->capture & DT_CAPTURE_KERNEL) decode_kernel(cx, r);
+        return;
+    case DT_RT_COMMAND_COPY:
+        if (cx->capture & DT_CAPTURE_MEMCPY) decode_copy(cx, r, copy_kind);
+        return;
+    case DT_RT_COMMAND_FILL:
+        if (cx->capture & DT_CAPTURE_MEMSET) decode_fill(cx, r);
+        return;
+    case DT_RT_COMMAND_BARRIER:
+        if (cx->capture & DT_CAPTURE_SYNC) decode_barrier(cx, r);
+        return;
+    default:
+        note_other(cx, r->domain, r->op, r->kind);
+        return;
+    }
+}
+
+static void decode_api(decode_ctx *cx, const activity_record_t *r)
+{
+    if (!(cx->capture & DT_CAPTURE_RUNTIME)) return;
+    dt_add_api_call(cx->s, DT_EVENT_RUNTIME, r->begin_ns, r->end_ns, r->correlation_id, r->process_id,
+                    r->thread_id, api_name(cx, r->op), r->op, 0);
+}
+
+static void decode_record(decode_ctx *cx, const uint8_t *p)
+{
+    activity_record_t r;
+    memcpy(&r, p, sizeof r);
+    if (cx->pending && (r.domain == ACTIVITY_DOMAIN_HIP_API || r.domain == ACTIVITY_DOMAIN_HIP_OPS) &&
+        r.correlation_id) {
+        dt_corr_link(cx->s, r.correlation_id, cx->pending_external);
+        cx->pending = 0;
+    }
+    switch (r.domain) {
+    case ACTIVITY_DOMAIN_HIP_OPS: decode_ops(cx, &r); return;
+    case ACTIVITY_DOMAIN_HIP_API: decode_api(cx, &r); return;
+    case ACTIVITY_DOMAIN_EXT_API:
+        if (r.op != ACTIVITY_EXT_OP_EXTERN_ID) break;
+        /* The record precedes the one it tags; releases that leave its
+           correlation id 0 tag by position alone (inferred). */
+        if (r.correlation_id) {
+            dt_corr_link(cx->s, r.correlation_id, r.external_id);
+        } else {
+            cx->pending = 1;
+            cx->pending_external = r.external_id;
+        }
+        return;
+    default: break;
+    }
+    note_other(cx, r.domain, r.op, r.kind);
+}
+
+void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end)
+{
+    if (!s || !begin || !end || end == begin) return;
+    if (end < begin) { /* a buffer that ends before it begins: nothing of it can be read */
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return;
+    }
+    decode_ctx cx;
+    cx.d = d;
+    cx.s = s;
+    cx.capture = s->config.capture;
+    cx.pending = 0;
+    cx.pending_external = 0;
+    cx.names_lo = cx.names_hi = cx.pool_lo = cx.pool_hi = NULL;
+    size_t bytes = (size_t)(end - begin);
+    int cut = 0;
+    if (d->pool && d->half) {
+        cx.pool_lo = d->pool;
+        cx.pool_hi = d->pool + 2 * d->half;
+        if (begin >= cx.pool_lo && begin < cx.pool_hi) {
+            size_t half = (size_t)(begin - d->pool) / d->half;
+            const uint8_t *half_end = d->pool + (half + 1) * d->half;
+            /* records past the buffer's half cannot be roctracer's */
+            if (end > half_end) {
+                bytes = (size_t)(half_end - begin);
+                cut = 1;
+            }
+            cx.names_lo = begin + bytes;
+            cx.names_hi = half_end;
+        }
+    }
+    dt_decode_cache_init(&cx.cache);
+    memset(cx.api, 0, sizeof cx.api);
+    dt_session_lock(s);
+    size_t n = bytes / DT_RT_RECORD_SIZE;
+    for (size_t i = 0; i < n; i++) decode_record(&cx, begin + i * DT_RT_RECORD_SIZE);
+    /* bytes left that cannot hold a record: one cut short */
+    if (bytes % DT_RT_RECORD_SIZE || cut) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+    if (cx.pending)
+        dt_session_note(s, "external_ids", "an EXT_API record without a correlation id ended a buffer: "
+                        "the record it tagged is in another buffer, and its External id is lost");
+    dt_session_unlock(s);
+}
