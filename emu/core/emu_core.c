@@ -94,6 +94,10 @@ static struct emu_state {
     uint64_t last_periodic_rt;
     emu_thread_id_type tid_type;
     name_set names;
+
+    /* ranges started and not yet ended: the stream each was marked on */
+    struct open_range { uint64_t id; int device, stream; } *ranges;
+    size_t range_n, range_cap;
 } G = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .deliver_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -103,6 +107,7 @@ static struct emu_state {
 };
 
 static _Atomic uint32_t g_next_correlation = 1;
+static _Atomic uint64_t g_next_mark = 1;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* The subscriber handle is the address of this byte. */
 static char g_subscriber_token;
@@ -123,7 +128,7 @@ static const char *const fault_names[EMU_FAULT_COUNT] = {
 };
 
 static const char *const kind_names[EMU_KIND_COUNT] = {
-    "kernel", "memcpy", "memset", "runtime", "driver", "external",
+    "kernel", "memcpy", "memset", "runtime", "driver", "external", "marker", "collective",
 };
 
 /* ------------------------------------------------------------------ */
@@ -280,10 +285,10 @@ static void init_once(void)
     int64_t off = emu_vendor_impl.clock_offset_ns;
     if (emu_vendor_impl.clock_counter)
         off -= (int64_t)((long double)realtime_ns() * (1.0L + (long double)drift * 1e-6L));
-    const char *v = getenv("DEVTRACE_EMU_CLOCK_OFFSET_NS");
+    const char *v = emu_vendor_impl.clock_is_realtime ? NULL : getenv("DEVTRACE_EMU_CLOCK_OFFSET_NS");
     if (v && *v)
         off = strtoll(v, NULL, 10);
-    v = getenv("DEVTRACE_EMU_CLOCK_DRIFT_PPM");
+    v = emu_vendor_impl.clock_is_realtime ? NULL : getenv("DEVTRACE_EMU_CLOCK_DRIFT_PPM");
     if (v && *v)
         drift = strtod(v, NULL);
     if (!isfinite(drift) || drift <= -1e6)
@@ -398,6 +403,8 @@ static int reserve_locked(size_t need)
         return -1;
     }
     G.stats.buffers_requested++;
+    if (emu_vendor_impl.buffer_received)
+        emu_vendor_impl.buffer_received(size);
     G.buf = b;
     G.buf_size = size;
     G.buf_used = 0;
@@ -892,7 +899,7 @@ EMU_API void emu_faults_clear(void)
 EMU_API int emu_set_clock(int64_t offset_ns, double drift_ppm)
 {
     emu_init();
-    if (!isfinite(drift_ppm) || drift_ppm <= -1e6 || drift_ppm >= 1e6)
+    if (!isfinite(drift_ppm) || drift_ppm <= -1e6 || drift_ppm >= 1e6 || emu_vendor_impl.clock_is_realtime)
         return EMU_EINVAL;
     atomic_store(&G.clock_offset, offset_ns);
     atomic_store(&G.clock_scale, 1.0 + drift_ppm * 1e-6);
@@ -1011,6 +1018,8 @@ static emu_kind stat_kind(emu_rec_kind k)
     case EMU_REC_MEMSET: return EMU_KIND_MEMSET;
     case EMU_REC_RUNTIME: return EMU_KIND_RUNTIME;
     case EMU_REC_DRIVER: return EMU_KIND_DRIVER;
+    case EMU_REC_MARKER: return EMU_KIND_MARKER;
+    case EMU_REC_COLLECTIVE: return EMU_KIND_COLLECTIVE;
     default: return EMU_KIND_EXTERNAL;
     }
 }
@@ -1131,7 +1140,17 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
         /* once: each use of a thread-local costs a lookup in a library */
         __typeof__(t_ext) *stacks = &t_ext;
         int any = 0;
-        for (uint32_t k = 0; k < EMU_EXT_KINDS; k++) {
+        for (uint32_t k = 0; emu_vendor_impl.external_top && k < EMU_EXT_KINDS; k++) {
+            uint64_t id;
+            if (!emu_vendor_impl.external_top(k, &id))
+                continue;
+            any = 1;
+            emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
+            ext.u.external.external_kind = k;
+            ext.u.external.external_id = id;
+            produce_now_locked(&ext);
+        }
+        for (uint32_t k = 0; !emu_vendor_impl.external_top && k < EMU_EXT_KINDS; k++) {
             /* the null client stands for a tracer that keeps an id pushed */
             int null_client = k == 0 && G.request == null_client_request;
             if (stacks->depth[k] == 0 && !null_client)
@@ -1398,6 +1417,144 @@ EMU_API int emu_synchronize(int device, int stream)
     sync_work w = { device, stream };
     api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
              (uint32_t)device + 1, sync_work_fn, &w);
+    return EMU_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Markers and collectives                                             */
+/* ------------------------------------------------------------------ */
+static uint32_t system_tid(void)
+{
+    if (!t_system_tid)
+        t_system_tid = (uint32_t)syscall(SYS_gettid);
+    return t_system_tid;
+}
+
+static uint32_t process_id(void)
+{
+    uint32_t pid = atomic_load_explicit(&g_pid, memory_order_relaxed);
+    if (!pid) {
+        pid = (uint32_t)getpid();
+        atomic_store_explicit(&g_pid, pid, memory_order_relaxed);
+    }
+    return pid;
+}
+
+/* The host's record of a marker, now, on this thread; and, for a marker on
+   a stream, the device's, once the stream reaches it. */
+static void produce_marker_locked(unsigned flags, uint64_t id, const char *name, int device, int stream)
+{
+    emu_activity a = { .kind = EMU_REC_MARKER };
+    a.start = a.end = device_now();
+    a.u.marker.flags = flags | (device >= 0 ? EMU_MARK_ON_STREAM : 0);
+    a.u.marker.id = id;
+    a.u.marker.name = name;
+    a.u.marker.process = process_id();
+    a.u.marker.thread = system_tid();
+    produce_now_locked(&a);
+    if (device < 0 || !admit_locked(&a))
+        return;
+    emu_activity d = a;
+    d.u.marker.flags |= EMU_MARK_SOURCE_DEVICE;
+    d.u.marker.name = "";
+    d.device = (uint32_t)device;
+    d.stream = (uint32_t)stream;
+    schedule_locked(device, stream, 0, &d.start, &d.end);
+    G.stats.records[EMU_KIND_MARKER]++;
+    pending_rec p = { .a = d, .ready_at = d.end };
+    if (vec_push(&G.pending, &p) != 0)
+        write_record_locked(&d, 0);
+}
+
+static int marker_place_ok(int device, int stream)
+{
+    return device == -1 || (device_ok(device) && stream >= 0 && stream < EMU_MAX_STREAMS);
+}
+
+EMU_API int emu_range_start(const char *name, int device, int stream, uint64_t *id)
+{
+    emu_init();
+    if (!id || !marker_place_ok(device, stream))
+        return EMU_EINVAL;
+    pthread_mutex_lock(&G.lock);
+    if (G.range_n == G.range_cap) {
+        size_t cap = G.range_cap ? G.range_cap * 2 : 16;
+        struct open_range *r = realloc(G.ranges, cap * sizeof *r);
+        if (!r) {
+            pthread_mutex_unlock(&G.lock);
+            return EMU_EINVAL;
+        }
+        G.ranges = r;
+        G.range_cap = cap;
+    }
+    *id = atomic_fetch_add(&g_next_mark, 1);
+    G.ranges[G.range_n++] = (struct open_range){ *id, device, stream };
+    const char *n = intern_name(name);
+    produce_marker_locked(EMU_MARK_START, *id, n ? n : "", device, stream);
+    update_pending_stat_locked();
+    pthread_mutex_unlock(&G.lock);
+    return EMU_OK;
+}
+
+EMU_API int emu_range_end(uint64_t id)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    size_t i = 0;
+    while (i < G.range_n && G.ranges[i].id != id)
+        i++;
+    if (i == G.range_n) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_EINVAL; /* never started, or ended already */
+    }
+    struct open_range r = G.ranges[i];
+    G.ranges[i] = G.ranges[--G.range_n];
+    produce_marker_locked(EMU_MARK_END, id, "", r.device, r.stream);
+    update_pending_stat_locked();
+    pthread_mutex_unlock(&G.lock);
+    return EMU_OK;
+}
+
+EMU_API int emu_mark(const char *name, int device, int stream)
+{
+    emu_init();
+    if (!marker_place_ok(device, stream))
+        return EMU_EINVAL;
+    pthread_mutex_lock(&G.lock);
+    const char *n = intern_name(name);
+    produce_marker_locked(EMU_MARK_INSTANT, atomic_fetch_add(&g_next_mark, 1), n ? n : "", device, stream);
+    update_pending_stat_locked();
+    pthread_mutex_unlock(&G.lock);
+    return EMU_OK;
+}
+
+static uint64_t collective_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    const emu_collective_desc *c = arg;
+    (void)api_start;
+    pthread_mutex_lock(&G.lock);
+    emu_activity a = { .kind = EMU_REC_COLLECTIVE, .correlation = corr };
+    a.device = (uint32_t)c->device;
+    a.context = (uint32_t)c->device + 1;
+    a.stream = (uint32_t)c->stream;
+    schedule_locked(c->device, c->stream, c->duration_ns, &a.start, &a.end);
+    const char *name = intern_name(c->name), *group = intern_name(c->group), *alg = intern_name(c->algorithm);
+    a.u.collective.name = name ? name : "";
+    a.u.collective.group = group ? group : "";
+    a.u.collective.algorithm = alg ? alg : "";
+    a.u.collective.data_type = c->data_type;
+    a.u.collective.count = c->count;
+    produce_device_locked(&a);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+}
+
+EMU_API int emu_collective(const emu_collective_desc *desc)
+{
+    emu_init();
+    if (!desc || !device_ok(desc->device) || desc->stream < 0 || desc->stream >= EMU_MAX_STREAMS)
+        return EMU_EINVAL;
+    api_call(EMU_OP_COLLECTIVE, 0, NULL, (uint32_t)desc->device + 1, collective_work_fn, (void *)desc);
     return EMU_OK;
 }
 

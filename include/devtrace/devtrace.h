@@ -189,7 +189,9 @@ typedef enum dt_event_kind {
     DT_EVENT_SYNC = 6,
     DT_EVENT_OVERHEAD = 7,
     DT_EVENT_RANGE = 8,
-    DT_EVENT_OP = 9            /* a host operation pushed with dt_op_push */
+    DT_EVENT_OP = 9,           /* a host operation pushed with dt_op_push */
+    DT_EVENT_COLLECTIVE = 10   /* a collective communication (all-reduce, ...)
+                                  as a device ran it */
 } dt_event_kind;
 
 typedef enum dt_copy_kind {
@@ -248,6 +250,14 @@ typedef struct dt_event {
             int has_parent;
             uint64_t parent_id;    /* enclosing range or external id */
         } op;
+        struct {                   /* name: the vendor's name of the operation */
+            uint64_t count;        /* elements; 0 when the vendor does not say */
+            uint64_t bytes;        /* count times the element size; 0 when unknown */
+            const char *data_type; /* torch's name ("Float", "BFloat16"), or "" */
+            const char *group;     /* communicator (process group), or "" */
+            const char *algorithm; /* as the vendor names it ("ring"), or "" */
+            double bandwidth_gbps; /* as the vendor measured it; 0 when not given */
+        } collective;
     } u;
 } dt_event;
 

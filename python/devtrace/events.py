@@ -27,6 +27,7 @@ class EventKind(enum.IntEnum):
     OVERHEAD = 7
     RANGE = 8
     OP = 9
+    COLLECTIVE = 10
 
 
 class CopyKind(enum.IntEnum):
@@ -104,6 +105,19 @@ class MemsetEvent(DeviceEvent):
     bytes: int = 0
     value: int = 0
     memory_kind: MemoryKind = MemoryKind.UNKNOWN
+
+
+@dataclass(slots=True)
+class CollectiveEvent(DeviceEvent):
+    """A collective communication (all-reduce, all-gather, ...) as a device
+    ran it; fields the vendor does not give are 0 or ""."""
+
+    count: int = 0
+    bytes: int = 0
+    data_type: str = ""
+    group: str = ""
+    algorithm: str = ""
+    bandwidth_gbps: float = 0.0
 
 
 @dataclass(slots=True)
@@ -190,6 +204,10 @@ class Converter:
         if kind == EventKind.MEMSET:
             f = e.u.memset
             return MemsetEvent(*common, f.bytes, f.value, MemoryKind(f.memory_kind))
+        if kind == EventKind.COLLECTIVE:
+            c = e.u.collective
+            return CollectiveEvent(*common, c.count, c.bytes, self.name(c.data_type), self.name(c.group),
+                                   self.name(c.algorithm), c.bandwidth_gbps)
         return DeviceEvent(*common)
 
 

@@ -144,6 +144,11 @@ static int stack_push(thread_state *t, stack_entry e)
 
 static _Atomic uint64_t next_range_id = DT_RANGE_ID_BASE;
 
+uint64_t dt_range_id_next(void)
+{
+    return atomic_fetch_add(&next_range_id, 1);
+}
+
 dt_status dt_external_top(uint64_t *id)
 {
     thread_state *t = thread_state_get();
@@ -292,7 +297,7 @@ dt_status dt_op_pop(uint64_t *id)
 
 dt_status dt_range_push(const char *name, uint64_t *range_id)
 {
-    stack_entry e = {.id = atomic_fetch_add(&next_range_id, 1), .is_range = 1};
+    stack_entry e = {.id = dt_range_id_next(), .is_range = 1};
     dt_status st = push_named(thread_state_get(), e, name);
     if (st == DT_OK && range_id) *range_id = e.id;
     return st;

@@ -52,6 +52,9 @@ DT_HIDDEN unsigned long dt_alloc_failures(void);
    the hook makes it fail. */
 DT_HIDDEN int dt_alloc_injected_failure(void);
 
+/* The sanitizer runtimes this process runs with (":"-separated paths, ""
+   in a release build): what must precede a sanitized library in LD_PRELOAD. */
+DT_HIDDEN void dt_sanitizer_runtimes(char *out, size_t n);
 /* The folder of a file path ("." for a bare name, "/" for one at the root). */
 DT_HIDDEN void dt_path_dir(char *out, size_t n, const char *path);
 
@@ -112,8 +115,24 @@ typedef struct dt_rec {
             uint64_t parent;          /* valid iff DT_REC_HAS_PARENT */
             uint64_t reserved;
         } range;
+        struct {
+            uint32_t info;            /* index in the session's collectives */
+            uint32_t reserved[3];
+        } collective;
     } u;
 } dt_rec;
+
+/* The highest dt_event_kind: arrays indexed by kind have this + 1 entries. */
+#define DT_EVENT_KIND_MAX DT_EVENT_COLLECTIVE
+
+/* A collective's details: more than a record holds, and collectives are
+   few, so they live beside the store (dt_session.collectives). Strings are
+   interned names. */
+typedef struct dt_collective {
+    uint64_t count, bytes;
+    double bandwidth_gbps;
+    uint32_t data_type, group, algorithm;
+} dt_collective;
 
 _Static_assert(sizeof(dt_rec) == 64, "dt_rec must stay 64 bytes");
 
@@ -332,6 +351,9 @@ DT_HIDDEN int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *valu
    shallow), is attributed through here. These links win over the vendor's
    records at stop. Lock-free: appends to a per-thread log merged at stop. */
 DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
+/* A new user range id (DT_RANGE_ID_BASE and up), for ranges a vendor
+   reports (markers) as for dt_range_push's. */
+DT_HIDDEN uint64_t dt_range_id_next(void);
 /* The user range that encloses external id `id` (pushed inside it), after
    stop. Returns 1 and sets *range when there is one. */
 DT_HIDDEN int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range);
@@ -439,6 +461,8 @@ struct dt_session {
     dt_store store;
     dt_intern names;
     dt_launch_table launches;
+    dt_collective *collectives;   /* DT_EVENT_COLLECTIVE details, by u.collective.info */
+    uint32_t collective_count, collective_cap;
     /* Links resolved at stop: vendors count correlation ids up, so they
        usually fill a table indexed by id - corr_dense_base (external id + 1;
        0: no link); ids outside it go to the map. */
@@ -669,6 +693,22 @@ typedef struct dt_fill {
     int async;
 } dt_fill;
 DT_HIDDEN dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m);
+
+/* A collective as every vendor describes it (the backend maps its data
+   types to torch's names and computes bytes where it can). Strings are the
+   vendor's; NULL or "" where it gives none. Session lock held; NULL: dropped
+   and counted. */
+typedef struct dt_collective_desc {
+    uint64_t start, end, correlation;
+    uint32_t device, stream;
+    const char *name, *group, *algorithm, *data_type;
+    uint64_t count, bytes;
+    double bandwidth_gbps;
+} dt_collective_desc;
+DT_HIDDEN dt_rec *dt_add_collective(dt_session *s, const dt_collective_desc *c);
+/* A string the vendor owns, interned, read no further than max bytes (a
+   longer one is cut there); "" for NULL. UINT32_MAX: no memory. */
+DT_HIDDEN uint32_t dt_intern_vendor_str(dt_session *s, const char *raw, size_t max);
 
 /* Append a runtime or driver API call made by host thread tid of process pid. */
 static inline dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,

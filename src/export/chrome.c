@@ -253,7 +253,7 @@ typedef struct ctx {
     size_t kfrag_len, kfrag_cap;
 
     uint64_t base_ns, window_start, window_end;
-    uint64_t kinds[DT_EVENT_OP + 1];
+    uint64_t kinds[DT_EVENT_KIND_MAX + 1];
     uint64_t flows;
     uint64_t dropped_window, dropped_kind, dropped_reversed;
     uint8_t device_pid[65536 / 8]; /* device ids in use, as a bitmap */
@@ -319,12 +319,13 @@ static inline void prefetch_item(const ctx *c, uint32_t i)
 static int is_device_kind(int k)
 {
     return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET ||
-           k == DT_EVENT_SYNC || k == DT_EVENT_OVERHEAD;
+           k == DT_EVENT_SYNC || k == DT_EVENT_OVERHEAD || k == DT_EVENT_COLLECTIVE;
 }
 
+/* Device work an operation launched: its time is the operation's. */
 static int is_attributed_kind(int k)
 {
-    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET;
+    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET || k == DT_EVENT_COLLECTIVE;
 }
 
 static uint32_t base_row_for(ctx *c, int cls, uint32_t pid, uint32_t lane)
@@ -351,7 +352,8 @@ static uint32_t base_row_for(ctx *c, int cls, uint32_t pid, uint32_t lane)
 /* ------------------------------------------------------------------ */
 static int has_flow_side(const dt_rec *r)
 {
-    return r->correlation != 0 && r->kind >= DT_EVENT_KERNEL && r->kind <= DT_EVENT_DRIVER;
+    return r->correlation != 0 &&
+           ((r->kind >= DT_EVENT_KERNEL && r->kind <= DT_EVENT_DRIVER) || r->kind == DT_EVENT_COLLECTIVE);
 }
 
 /* Vendors hand out correlation ids densely (CUPTI counts up from 1): then a
@@ -418,7 +420,7 @@ static int classify(ctx *c)
         const dt_rec *r = dt_store_at(&s->store, i);
         uint64_t st = rec_start(c, r), en = rec_end(c, r);
         c->row[i] = NONE;
-        if (r->kind < DT_EVENT_KERNEL || r->kind > DT_EVENT_OP) {
+        if (r->kind < DT_EVENT_KERNEL || r->kind > DT_EVENT_KIND_MAX) {
             c->dropped_kind++;
             continue;
         }
@@ -1213,6 +1215,64 @@ static inline char *put_external(ctx *c, char *p, const dt_rec *r)
 
 static void write_op(ctx *c, dt_out *o, size_t i);
 
+/* An interned name, escaped, as a JSON value of any length: a long one is
+   streamed, so that several fit in one event's room. */
+#define VALUE_INLINE 256
+static char *put_name_value(ctx *c, dt_out *o, char *p, uint32_t name)
+{
+    if (name >= c->name_count) {
+        DT_PUT_LIT(p, "\"\"");
+        return p;
+    }
+    const char *text = c->names + c->name_off[name];
+    size_t n = c->name_len[name];
+    if (n <= VALUE_INLINE)
+        return copy_padded(p, text, n);
+    dt_out_commit(o, p);
+    dt_out_write(o, text, n);
+    return dt_out_reserve(o, DT_OUT_EVENT_ROOM);
+}
+
+/* The args Kineto gives NCCL kernels (the process group as "Process Group
+   Name", the element count as "In msg nelems"), and devtrace's own where a
+   vendor says more. The four names may each be long: room is made again
+   after each. */
+static char *put_collective_args(ctx *c, dt_out *o, char *p, const dt_rec *r, uint64_t dur)
+{
+    static const dt_collective none = {0};
+    const dt_collective *k = r->u.collective.info < c->s->collective_count
+                                 ? &c->s->collectives[r->u.collective.info] : &none;
+    DT_PUT_LIT(p, ",\"Collective name\":");
+    p = put_name_value(c, o, p, r->name);
+    if (k->count) {
+        DT_PUT_LIT(p, ",\"In msg nelems\":");
+        p = dt_put_u64(p, k->count);
+    }
+    if (k->data_type) {
+        DT_PUT_LIT(p, ",\"dtype\":");
+        p = put_name_value(c, o, p, k->data_type);
+    }
+    if (k->group) {
+        DT_PUT_LIT(p, ",\"Process Group Name\":");
+        p = put_name_value(c, o, p, k->group);
+    }
+    if (k->algorithm) {
+        DT_PUT_LIT(p, ",\"algorithm\":");
+        p = put_name_value(c, o, p, k->algorithm);
+    }
+    if (k->bytes) {
+        DT_PUT_LIT(p, ",\"bytes\":");
+        p = dt_put_u64(p, k->bytes);
+        p = put_bandwidth(p, k->bytes, dur);
+    }
+    if (k->bandwidth_gbps > 0 && k->bandwidth_gbps < 1e12) {
+        DT_PUT_LIT(p, ",\"bandwidth (GB/s)\":");
+        p = dt_put_fixed(p, (uint64_t)(k->bandwidth_gbps * 1e6 + 0.5), 6);
+    }
+    DT_PUT_LIT(p, "}}");
+    return p;
+}
+
 static int write_record(ctx *c, dt_out *o, size_t i)
 {
     const dt_session *s = c->s;
@@ -1229,6 +1289,9 @@ static int write_record(ctx *c, dt_out *o, size_t i)
 
     DT_PUT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":");
     switch (r->kind) {
+    /* as Kineto writes NCCL's: tools that know collectives read the args,
+       the others count them as device time */
+    case DT_EVENT_COLLECTIVE:
     case DT_EVENT_KERNEL: DT_PUT_LIT(p, "\"kernel\""); break;
     case DT_EVENT_MEMCPY: DT_PUT_LIT(p, "\"gpu_memcpy\""); break;
     case DT_EVENT_MEMSET: DT_PUT_LIT(p, "\"gpu_memset\""); break;
@@ -1326,6 +1389,11 @@ static int write_record(ctx *c, dt_out *o, size_t i)
     case DT_EVENT_OVERHEAD:
         p = put_device_args(c, p, r);
         DT_PUT_LIT(p, "}}");
+        break;
+    case DT_EVENT_COLLECTIVE:
+        p = put_external(c, p, r);
+        p = put_device_args(c, p, r);
+        p = put_collective_args(c, o, p, r, dur);
         break;
     default: /* range */
         if (r->flags & DT_REC_HAS_EXTERNAL) {
@@ -1654,10 +1722,10 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     put_lit(o, ", \"total\": ");
     put_u64(o, total);
 
-    static const char *const kind_keys[DT_EVENT_OP + 1] = {NULL, "kernel", "memcpy", "memset", "runtime",
-                                                           "driver", "sync", "overhead", "range", "op"};
+    static const char *const kind_keys[DT_EVENT_KIND_MAX + 1] = {
+        NULL, "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "range", "op", "collective"};
     put_lit(o, "},\n  \"counts\": {");
-    for (int k = 1; k <= DT_EVENT_OP; k++) {
+    for (int k = 1; k <= DT_EVENT_KIND_MAX; k++) {
         put_lit(o, k > 1 ? ", \"" : "\"");
         put_lit(o, kind_keys[k]);
         put_lit(o, "\": ");
@@ -1940,7 +2008,7 @@ void dt_layout_window(const dt_layout *l, uint64_t *start, uint64_t *end)
 
 uint64_t dt_layout_kind_count(const dt_layout *l, int kind)
 {
-    return kind >= 1 && kind <= 8 ? l->c.kinds[kind] : 0;
+    return kind >= 1 && kind <= DT_EVENT_KIND_MAX ? l->c.kinds[kind] : 0;
 }
 
 uint64_t dt_layout_flow_count(const dt_layout *l)

@@ -74,7 +74,7 @@ DT_HIDDEN void dt_layout_item_get(const dt_layout *l, size_t k, dt_layout_item *
 DT_HIDDEN void dt_layout_prefetch(const dt_layout *l, size_t k);
 
 DT_HIDDEN void dt_layout_window(const dt_layout *l, uint64_t *start, uint64_t *end);
-/* Events kept per dt_event_kind (index 1..8) and flow pairs. */
+/* Events kept per dt_event_kind (1..DT_EVENT_KIND_MAX) and flow pairs. */
 DT_HIDDEN uint64_t dt_layout_kind_count(const dt_layout *l, int kind);
 DT_HIDDEN uint64_t dt_layout_flow_count(const dt_layout *l);
 /* The session's loss plus what the writer could not place. */

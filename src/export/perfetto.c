@@ -15,7 +15,8 @@
 enum {
     ARG_EXTERNAL, ARG_QUEUED, ARG_DEVICE, ARG_CONTEXT, ARG_STREAM, ARG_CORRELATION, ARG_REGISTERS,
     ARG_SHARED, ARG_BLOCKS_SM, ARG_WARPS_SM, ARG_OCCUPANCY, ARG_GRID, ARG_BLOCK, ARG_BYTES, ARG_BANDWIDTH,
-    ARG_COPY_KIND, ARG_VALUE, ARG_CBID, ARG_RETURN, ARG_PARENT, ARG_COUNT
+    ARG_COPY_KIND, ARG_VALUE, ARG_CBID, ARG_RETURN, ARG_PARENT, ARG_COLLECTIVE, ARG_NELEMS, ARG_DTYPE,
+    ARG_GROUP, ARG_ALGORITHM, ARG_VENDOR_BANDWIDTH, ARG_COUNT
 };
 
 /* The JSON's arg names (docs/trace-format.md). */
@@ -27,6 +28,8 @@ static const char *const arg_names[ARG_COUNT] = {
     [ARG_OCCUPANCY] = "est. achieved occupancy %", [ARG_GRID] = "grid", [ARG_BLOCK] = "block",
     [ARG_BYTES] = "bytes", [ARG_BANDWIDTH] = "memory bandwidth (GB/s)", [ARG_COPY_KIND] = "copy kind",
     [ARG_VALUE] = "value", [ARG_CBID] = "cbid", [ARG_RETURN] = "return code", [ARG_PARENT] = "parent",
+    [ARG_COLLECTIVE] = "Collective name", [ARG_NELEMS] = "In msg nelems", [ARG_DTYPE] = "dtype",
+    [ARG_GROUP] = "Process Group Name", [ARG_ALGORITHM] = "algorithm", [ARG_VENDOR_BANDWIDTH] = "bandwidth (GB/s)",
 };
 
 enum { CAT_KERNEL = 1, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_DRIVER, CAT_SYNC, CAT_OVERHEAD, CAT_RANGE,
@@ -90,6 +93,12 @@ static void external_arg(pf_export *e, const dt_rec *r)
         pf_arg_uint(e->t, e->arg[ARG_EXTERNAL], r->external_id);
 }
 
+static void name_arg(pf_export *e, int arg, uint32_t name)
+{
+    const dt_intern *in = &e->s->names;
+    pf_arg_string(e->t, e->arg[arg], dt_intern_get(in, name), dt_intern_len(in, name));
+}
+
 /* bytes per ns is GB/s: as the JSON writes it, six decimals exact */
 static void bandwidth_arg(pf_export *e, uint64_t bytes, uint64_t dur)
 {
@@ -124,7 +133,7 @@ static void write_record(pf_export *e, uint64_t track, const dt_layout_item *it)
                                [DT_EVENT_MEMSET] = CAT_MEMSET, [DT_EVENT_RUNTIME] = CAT_RUNTIME,
                                [DT_EVENT_DRIVER] = CAT_DRIVER, [DT_EVENT_SYNC] = CAT_SYNC,
                                [DT_EVENT_OVERHEAD] = CAT_OVERHEAD, [DT_EVENT_RANGE] = CAT_RANGE,
-                               [DT_EVENT_OP] = CAT_OP};
+                               [DT_EVENT_OP] = CAT_OP, [DT_EVENT_COLLECTIVE] = CAT_KERNEL};
     uint64_t name = record_name(e, r);
     pf_begin(e->t, track, it->start, name, e->cat[cats[r->kind]]);
     uint64_t dur = it->end - it->start;
@@ -177,6 +186,29 @@ static void write_record(pf_export *e, uint64_t track, const dt_layout_item *it)
     case DT_EVENT_OVERHEAD:
         device_args(e, r);
         break;
+    case DT_EVENT_COLLECTIVE: {
+        external_arg(e, r);
+        device_args(e, r);
+        static const dt_collective none = {0};
+        const dt_collective *k = r->u.collective.info < e->s->collective_count
+                                     ? &e->s->collectives[r->u.collective.info] : &none;
+        name_arg(e, ARG_COLLECTIVE, r->name);
+        if (k->count)
+            pf_arg_uint(e->t, e->arg[ARG_NELEMS], k->count);
+        if (k->data_type)
+            name_arg(e, ARG_DTYPE, k->data_type);
+        if (k->group)
+            name_arg(e, ARG_GROUP, k->group);
+        if (k->algorithm)
+            name_arg(e, ARG_ALGORITHM, k->algorithm);
+        if (k->bytes) {
+            pf_arg_uint(e->t, e->arg[ARG_BYTES], k->bytes);
+            bandwidth_arg(e, k->bytes, dur);
+        }
+        if (k->bandwidth_gbps > 0 && k->bandwidth_gbps < 1e12)
+            pf_arg_double(e->t, e->arg[ARG_VENDOR_BANDWIDTH], k->bandwidth_gbps);
+        break;
+    }
     default: /* range, named host operation */
         external_arg(e, r);
         if (r->flags & DT_REC_HAS_PARENT)

@@ -46,7 +46,10 @@ enum {
     DT_RD_HAS_PARENT = 1u << 9,
     DT_RD_HAS_SORT_INDEX = 1u << 10,
     DT_RD_HAS_ARG_NAME = 1u << 11,
-    DT_RD_HAS_ARG_LABELS = 1u << 12
+    DT_RD_HAS_ARG_LABELS = 1u << 12,
+    /* args "Collective name": a collective (devtrace's, or an NCCL kernel
+       Kineto linked to its process group) */
+    DT_RD_HAS_COLLECTIVE = 1u << 13
 };
 
 /* Where a value lies in an event's text (DT_RD_RAW): offset from its '{'
@@ -273,7 +276,7 @@ void dt_rd_put_safe(FILE *out, const char *s);
 int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err);
 
 /* Stats over a source: reports is a comma-separated subset of
-   "kernels,memcpy,memset,api,ranges" (NULL or "": all). Returns 0, 1 when
+   "kernels,memcpy,memset,api,ranges,collectives" (NULL or "": all). Returns 0, 1 when
    the trace cannot be read, 2 for an unknown report name. */
 int dt_stats_source(dt_rd_source *src, const char *label, const char *reports, bool csv, FILE *out, FILE *err);
 

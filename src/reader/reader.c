@@ -416,7 +416,7 @@ enum key {
     K_ANY, /* every key of a map (loss, counts, attribution, notes) */
     K_SCHEMA, K_DISPLAY, K_BASE, K_DEVPROPS, K_EVENTS, K_DEVTRACE, K_TRACENAME, K_DIST,
     K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ID, K_BP, K_ARGS,
-    K_EXT, K_CORR, K_BYTES, K_PARENT, K_DEVICE, K_STREAM, K_CBID, K_ANAME, K_LABELS, K_SORT,
+    K_EXT, K_CORR, K_BYTES, K_PARENT, K_DEVICE, K_STREAM, K_CBID, K_ANAME, K_LABELS, K_SORT, K_COLLECTIVE,
     K_VERSION, K_BACKEND, K_VENDOR, K_LIBRARY, K_LIBVER, K_WINDOW, K_CLOCK, K_LOSS, K_COUNTS, K_ATTR, K_PARENTS,
     K_HOST, K_DTPID, K_RTC, K_NOTES,
     K_START, K_END,
@@ -902,6 +902,10 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
         case K_STREAM: i = &ev->stream; bit = DT_RD_HAS_STREAM; break;
         case K_CBID: i = &ev->cbid; bit = DT_RD_HAS_CBID; break;
         case K_SORT: i = &ev->sort_index; bit = DT_RD_HAS_SORT_INDEX; break;
+        case K_COLLECTIVE:
+            /* a collective, whatever the writer typed its name as */
+            ev->has |= DT_RD_HAS_COLLECTIVE;
+            return R_SKIP;
         case K_ANAME:
         case K_LABELS:
             /* Only metadata events' name/labels matter; elsewhere any type goes. */
@@ -1187,6 +1191,9 @@ static int args_key(const char *k, size_t len)
     case 11:
         if (KEY_IS("External id")) return K_EXT;
         if (KEY_IS("correlation")) return K_CORR;
+        break;
+    case 15:
+        if (KEY_IS("Collective name")) return K_COLLECTIVE;
         break;
     default:
         break;

@@ -11,15 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { REP_KERNELS, REP_MEMCPY, REP_MEMSET, REP_API, REP_RANGES, REP_COUNT };
+enum { REP_KERNELS, REP_MEMCPY, REP_MEMSET, REP_API, REP_RANGES, REP_COLLECTIVES, REP_COUNT };
 
-static const char *const rep_names[REP_COUNT] = {"kernels", "memcpy", "memset", "api", "ranges"};
+static const char *const rep_names[REP_COUNT] = {"kernels", "memcpy", "memset", "api", "ranges", "collectives"};
 static const char *const rep_titles[REP_COUNT] = {
     "Device kernels, by name",
     "Memory copies, by kind",
     "Memory sets, by kind",
     "Runtime and driver API calls, by name",
     "User ranges, by name (Device Time: device activity attributed to the range or ranges nested in it)",
+    "Collective communication on the devices, by name",
 };
 
 typedef struct st_group {
@@ -89,7 +90,8 @@ static int st_visit(void *user, const dt_rd_event *e)
     int rep = -1;
     bool device = false;
     if (strcmp(e->cat, "kernel") == 0) {
-        rep = REP_KERNELS;
+        /* collectives run as kernels, told apart by their args */
+        rep = e->has & DT_RD_HAS_COLLECTIVE ? REP_COLLECTIVES : REP_KERNELS;
         device = true;
     } else if (strcmp(e->cat, "gpu_memcpy") == 0) {
         rep = REP_MEMCPY;
@@ -238,7 +240,7 @@ static const char *const col_names[COL_COUNT] = {
 static bool col_used(int rep, int col)
 {
     if (col == COL_BYTES || col == COL_BW)
-        return rep == REP_MEMCPY || rep == REP_MEMSET;
+        return rep == REP_MEMCPY || rep == REP_MEMSET || rep == REP_COLLECTIVES;
     if (col == COL_DEV)
         return rep == REP_RANGES;
     return true;
@@ -413,7 +415,7 @@ static void st_free(st *s)
     free(s->ext_sum);
 }
 
-/* reports: bit per report in the order kernels, memcpy, memset, api, ranges. */
+/* reports: bit per report in the order kernels, memcpy, memset, api, ranges, collectives. */
 static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool csv, FILE *out, FILE *err)
 {
     st s;
@@ -473,8 +475,8 @@ static int parse_reports(const char *reports, unsigned *mask, FILE *err)
             if (strlen(rep_names[r]) == len && strncmp(p, rep_names[r], len) == 0)
                 found = r;
         if (found < 0) {
-            fprintf(err, "stats: unknown report \"%.*s\" (known: kernels, memcpy, memset, api, ranges)\n", (int)len,
-                    p);
+            fprintf(err, "stats: unknown report \"%.*s\" (known: kernels, memcpy, memset, api, ranges, collectives)\n",
+                    (int)len, p);
             return 2;
         }
         *mask |= 1u << found;
@@ -506,7 +508,8 @@ static void stats_usage(FILE *f)
                "  --format table|csv  table (default) or CSV: per report one header line,\n"
                "                      then rows whose first column is the report name\n"
                "  --report LIST       comma-separated subset of\n"
-               "                      kernels, memcpy, memset, api, ranges (default: all)\n"
+               "                      kernels, memcpy, memset, api, ranges, collectives\n"
+               "                      (default: all)\n"
                "\n"
                "Exit status: 0 ok, 1 unreadable or invalid trace, 2 usage.\n");
 }
