@@ -491,10 +491,10 @@ static void update_pending_stat_locked(void)
 static void null_client_complete(void);
 static void null_client_complete_buffer(uint8_t *buf, size_t valid);
 
-/* Deliver completed buffers, serialized, outside the state lock. */
-static void deliver_done(int from_worker)
+/* Deliver completed buffers, serialized, outside the state lock;
+   deliver_lock held. */
+static void deliver_done_held(int from_worker)
 {
-    pthread_mutex_lock(&G.deliver_lock);
     for (;;) {
         pthread_mutex_lock(&G.lock);
         if (G.done_n == 0) {
@@ -514,6 +514,12 @@ static void deliver_done(int from_worker)
         else if (fn)
             emu_vendor_impl.complete_buffer(fn, d.buf, d.size, d.valid);
     }
+}
+
+static void deliver_done(int from_worker)
+{
+    pthread_mutex_lock(&G.deliver_lock);
+    deliver_done_held(from_worker);
     pthread_mutex_unlock(&G.deliver_lock);
 }
 
@@ -626,6 +632,10 @@ int emu_core_enabled(emu_rec_kind kind)
 emu_status emu_core_flush_all(int forced)
 {
     emu_init();
+    /* What the flush completes is delivered on the caller's thread, as
+       vendors call the completion callback from their FlushAll: the worker
+       waits for the delivery lock meanwhile. */
+    pthread_mutex_lock(&G.deliver_lock);
     pthread_mutex_lock(&G.lock);
     uint64_t now = device_now();
     write_ready_locked(forced, now);
@@ -639,7 +649,8 @@ emu_status emu_core_flush_all(int forced)
     }
     update_pending_stat_locked();
     pthread_mutex_unlock(&G.lock);
-    deliver_done(0);
+    deliver_done_held(0);
+    pthread_mutex_unlock(&G.deliver_lock);
     return EMU_ST_OK;
 }
 

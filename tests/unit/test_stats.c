@@ -58,6 +58,8 @@ static void good_trace_csv_is_exact(void)
         "Device Time (ns),Name\n"
         "ranges,71.4,500000,1,500000.0,500000.0,500000,500000,0.0,75250,step\n"
         "ranges,28.6,200000,1,200000.0,200000.0,200000,200000,0.0,30250,fwd\n"
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Total Bytes,"
+        "Avg Bandwidth (GB/s),Name\n"
         "Report,Reason,Count\n"
         "loss,timestamp_zero,0\n"
         "loss,timestamp_reversed,0\n"
