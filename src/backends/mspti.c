@@ -241,7 +241,6 @@ static struct {
     marker_half *halves;          /* open addressing by id */
     size_t mask, count;
     uint64_t device_halves;       /* device-side marker records: not kept */
-    uint64_t halves_lost;         /* no memory to wait */
     token_slot tokens[TOKEN_SLOTS];
     uint64_t withheld;            /* API calls the library tagged with another thread's id */
 } M;
@@ -260,9 +259,14 @@ static marker_half *half_slot(uint64_t id)
         if (M.halves[i].id == id || M.halves[i].id == 0) return &M.halves[i];
 }
 
-/* Room for one more waiting half; 0 when out of memory. */
+/* Halves that may wait at once: a program with more ranges open than this
+   is not marking ranges. */
+#define HALVES_MAX (1u << 20)
+
+/* Room for one more waiting half; 0 when out of memory or at the limit. */
 static int halves_reserve(void)
 {
+    if (M.count >= HALVES_MAX) return 0;
     if (M.halves && (M.count + 1) * 2 <= M.mask + 1) return 1;
     size_t cap = M.halves ? (M.mask + 1) * 2 : 256;
     marker_half *old = M.halves, *grown = dt_calloc(cap, sizeof *grown);
@@ -294,6 +298,11 @@ static void decoding_reset(void)
     dt_free(M.halves);
     memset(&M, 0, sizeof M);
 }
+
+/* For code that decodes without starting a session (fuzzing, tests):
+   forget what earlier buffers left waiting. */
+DT_HIDDEN void dt_mspti_decoding_reset(void);
+void dt_mspti_decoding_reset(void) { decoding_reset(); }
 
 /* ------------------------------------------------------------------ */
 /* Process-wide stack                                                  */
@@ -531,7 +540,6 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
         return;
     }
     if (!halves_reserve()) {
-        M.halves_lost++;
         dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
         return;
     }
