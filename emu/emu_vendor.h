@@ -192,6 +192,8 @@ struct emu_vendor {
     /* The vendor's timestamps are CLOCK_REALTIME and cannot be moved:
        emu_set_clock and DEVTRACE_EMU_CLOCK_* are refused. */
     int clock_is_realtime;
+    /* The name the vendor looks for in LD_PRELOAD (emu_preload); NULL. */
+    const char *preload;
 };
 
 /* Defined by the personality linked into the library. */

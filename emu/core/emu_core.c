@@ -326,6 +326,11 @@ EMU_API const char *emu_personality(void)
     return emu_vendor_impl.name;
 }
 
+EMU_API const char *emu_preload(void)
+{
+    return emu_vendor_impl.preload;
+}
+
 /* ------------------------------------------------------------------ */
 /* Buffers                                                             */
 /* ------------------------------------------------------------------ */

@@ -139,6 +139,10 @@ EMU_API int emu_init(void);
 
 /* Personality of this library: its vendor's name in vendors.def. */
 EMU_API const char *emu_personality(void);
+/* The file name this vendor's library must be preloaded as (LD_PRELOAD,
+   from the start of the process) for all of its record kinds, e.g.
+   "libmspti.so"; NULL when none. */
+EMU_API const char *emu_preload(void);
 
 /* Device clock = CLOCK_REALTIME * (1 + drift_ppm * 1e-6) + offset_ns.
    Set it before any work is queued (stream times are on the device clock).

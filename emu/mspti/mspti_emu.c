@@ -477,6 +477,7 @@ const struct emu_vendor emu_vendor_impl = {
     .buffer_received = msp_buffer_received,
     /* without msptiGetTimestamp the records' clock is CLOCK_REALTIME */
     .clock_is_realtime = !LATER,
+    .preload = "libmspti.so",
 };
 
 /* ------------------------------------------------------------------ */
