@@ -34,6 +34,9 @@ typedef struct emu_api {
     int (*memcpy_)(int, int, int, uint64_t, uint64_t, int);
     int (*memset_)(int, int, uint64_t, uint32_t, uint64_t, int);
     int (*synchronize)(int, int);
+    int (*range_start)(const char *, int, int, uint64_t *);
+    int (*range_end)(uint64_t);
+    int (*collective)(const emu_collective_desc *);
     void (*stats_get)(emu_stats *);
     const char *(*kind_name)(emu_kind);
     const char *(*fault_name)(emu_fault);
@@ -147,6 +150,26 @@ static int exec_stmt(const scn_stmt *s)
             report(s, "dt_external_pop", (int)st);
         break;
     }
+    case SCN_MARKER: {
+        uint64_t id = 0;
+        if ((rc = E.range_start(s->name, -1, -1, &id)) != 0) {
+            report(s, "marker", rc);
+            return -1;
+        }
+        rc = exec_block(&s->body);
+        int end = E.range_end(id);
+        if (end != 0)
+            report(s, "marker end", end);
+        break;
+    }
+    case SCN_COLLECTIVE: {
+        emu_collective_desc d = { .device = s->device, .stream = s->stream, .name = s->name, .group = s->group,
+                                  .algorithm = s->algorithm, .data_type = s->data_type, .count = s->count,
+                                  .duration_ns = s->duration_ns };
+        if ((rc = E.collective(&d)) != 0)
+            report(s, "collective", rc);
+        break;
+    }
     case SCN_REPEAT:
         for (uint64_t i = 0; i < s->number && rc == 0; i++)
             rc = exec_block(&s->body);
@@ -208,6 +231,9 @@ static int load_emulator(const char *path)
     RESOLVE(launch_kernel_desc, "emu_launch_kernel_desc");
     RESOLVE(memcpy_, "emu_memcpy");
     RESOLVE(memset_, "emu_memset");
+    RESOLVE(range_start, "emu_range_start");
+    RESOLVE(range_end, "emu_range_end");
+    RESOLVE(collective, "emu_collective");
     RESOLVE(synchronize, "emu_synchronize");
     RESOLVE(stats_get, "emu_stats_get");
     RESOLVE(kind_name, "emu_kind_name");
