@@ -127,7 +127,12 @@ DT_API void dt_config_from_env(dt_config *config);
 DT_API dt_status dt_session_create(const dt_config *config, dt_session **out);
 /* Loads the vendor library (only now), arms it, calibrates the clock.
    DT_ERR_BACKEND_UNAVAILABLE with a message naming the library, the
-   missing symbol or the missing driver when the backend cannot start. */
+   missing symbol or the missing driver when the backend cannot start.
+   Ascend (the "mspti" backend): MSPTI records memory copies, memsets and
+   HCCL collectives only when libmspti.so was in LD_PRELOAD when the process
+   started; a program that starts a session itself must be run so
+   (`devtrace record` does it). Without it the session starts, records the
+   rest, and notes in its trace which kinds were not recorded and why. */
 DT_API dt_status dt_session_start(dt_session *session);
 /* Flushes the vendor, disarms it, calibrates, resolves correlations and
    applies the capture window. Events are readable after this. */

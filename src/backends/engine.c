@@ -125,6 +125,9 @@ static void set_costs(const dt_vendor *v, loaded *l)
     if (v->records.layout_set_count == 1) l->specs[DT_SYM_VERSION].cost = NULL;
     if (v->results.names) l->specs[DT_SYM_RESULT_STRING].cost = NULL;
     if (v->caps & DT_VCAP_NO_API_ENTER_LINKS) {
+        /* subscribing only tells that another profiler holds the vendor */
+        l->specs[DT_SYM_SUBSCRIBE].cost = l->specs[DT_SYM_UNSUBSCRIBE].cost =
+            "another profiler holding the vendor's interface is not detected";
         l->specs[DT_SYM_ENABLE_DOMAIN].cost = l->specs[DT_SYM_ENABLE_ALL_DOMAINS].cost = NULL;
         if (!has_push((void *const *)sym))
             l->specs[DT_SYM_PUSH_EXTERNAL].cost = l->specs[DT_SYM_POP_EXTERNAL].cost =
