@@ -102,15 +102,7 @@ static DT_CHECK_UNUSED void rerun_preloaded(char **argv, const char *library, co
 static int run_each_in_own_process(int argc, char **argv, const dt_test *tests, size_t count)
 {
     if (!DT_EMULATOR[0]) SKIP("the MSPTI emulator was not built");
-    if (argc > 1) return dt_test_main(argc, argv, tests, count, NULL, NULL);
-    int failed = 0;
-    for (size_t i = 0; i < count; i++) {
-        char cmd[1200];
-        snprintf(cmd, sizeof cmd, "'%s' %s", argv[0], tests[i].name);
-        int rc = system(cmd);
-        failed |= rc != 0;
-    }
-    return failed;
+    return dt_test_main_each_in_own_process(argc, argv, tests, count);
 }
 
 /* Events of a written trace by category ("kernel" counts collectives
