@@ -332,12 +332,18 @@ static struct {
     struct {
         _Atomic uint64_t token;
         _Atomic uint64_t id;
+        _Atomic uint64_t session;     /* the pushing session's generation */
         _Atomic uint32_t thread;
     } ring[RING];
     _Atomic uint64_t refused;     /* pushes not given to the library: another thread owns it */
 } S;                              /* all zero: in .bss, untouched unless used */
 
-static _Thread_local uint32_t t_depth; /* ids this thread gave a process-wide stack */
+/* The ids this thread gave a process-wide stack in this session (an earlier
+   session's are no longer popped through devtrace: they are left behind). */
+static _Thread_local struct {
+    uint32_t depth;
+    uint64_t session;
+} t_given;
 
 typedef struct probe_arg {
     fn_pop pop;
@@ -387,9 +393,11 @@ static dt_status mspti_push(uint64_t id)
     int scope = atomic_load_explicit(&S.scope, memory_order_acquire);
     if (scope == STACK_PER_THREAD) return dt_engine_push_external(e, id);
     fn_push push = (fn_push)e->sym[DT_SYM_PUSH_EXTERNAL];
-    if (scope != STACK_SHARED || !push) return DT_ERR_BACKEND_UNAVAILABLE;
+    dt_session *s = dt_active_session();
+    if (scope != STACK_SHARED || !push || !s) return DT_ERR_BACKEND_UNAVAILABLE;
+    if (t_given.session != s->generation) t_given.depth = 0, t_given.session = s->generation;
     uint32_t me = dt_thread_id(), none = 0;
-    if (t_depth == 0 && !atomic_compare_exchange_strong(&S.owner, &none, me) && none != me) {
+    if (t_given.depth == 0 && !atomic_compare_exchange_strong(&S.owner, &none, me) && none != me) {
         atomic_fetch_add_explicit(&S.refused, 1, memory_order_relaxed);
         return DT_ERR_BACKEND_UNAVAILABLE; /* no stack for this thread: its work carries no id */
     }
@@ -397,13 +405,14 @@ static dt_status mspti_push(uint64_t id)
     __typeof__(S.ring[0]) *slot = &S.ring[token % RING];
     atomic_store_explicit(&slot->token, 0, memory_order_relaxed);
     atomic_store_explicit(&slot->id, id, memory_order_relaxed);
+    atomic_store_explicit(&slot->session, s->generation, memory_order_relaxed);
     atomic_store_explicit(&slot->thread, me, memory_order_relaxed);
     atomic_store_explicit(&slot->token, token, memory_order_release);
     if (push(EXTERNAL_KIND, token) != MSPTI_SUCCESS) {
-        if (t_depth == 0) atomic_store(&S.owner, 0);
+        if (t_given.depth == 0) atomic_store(&S.owner, 0);
         return DT_ERR_VENDOR;
     }
-    t_depth++;
+    t_given.depth++;
     return DT_OK;
 }
 
@@ -412,19 +421,21 @@ static dt_status mspti_pop(void)
     dt_engine *e = &dt_engine_mspti;
     if (atomic_load_explicit(&S.scope, memory_order_acquire) != STACK_SHARED) return dt_engine_pop_external(e);
     fn_pop pop = (fn_pop)e->sym[DT_SYM_POP_EXTERNAL];
-    if (!pop || t_depth == 0) return DT_ERR_VENDOR;
+    if (!pop || t_given.depth == 0) return DT_ERR_VENDOR;
     uint64_t last = 0;
     int r = pop(EXTERNAL_KIND, &last);
-    if (--t_depth == 0) atomic_store(&S.owner, 0);
+    if (--t_given.depth == 0) atomic_store(&S.owner, 0);
     return r == MSPTI_SUCCESS ? DT_OK : DT_ERR_VENDOR;
 }
 
-/* The id and thread of a token still in the ring; 0 when overwritten. */
-static int token_lookup(uint64_t token, uint64_t *id, uint32_t *thread)
+/* The id, session and thread of a token still in the ring; 0 when
+   overwritten. */
+static int token_lookup(uint64_t token, uint64_t *id, uint64_t *session, uint32_t *thread)
 {
     __typeof__(S.ring[0]) *slot = &S.ring[token % RING];
     if (atomic_load_explicit(&slot->token, memory_order_acquire) != token) return 0;
     *id = atomic_load_explicit(&slot->id, memory_order_relaxed);
+    *session = atomic_load_explicit(&slot->session, memory_order_relaxed);
     *thread = atomic_load_explicit(&slot->thread, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
     return atomic_load_explicit(&slot->token, memory_order_relaxed) == token;
@@ -459,10 +470,15 @@ static void decode_api(const dt_decoder *d, dt_session *s, dt_decode_cache *cach
     if (a.correlationId && atomic_load_explicit(&S.scope, memory_order_relaxed) == STACK_SHARED) {
         token_slot *t = &M.tokens[mix64(a.correlationId) % TOKEN_SLOTS];
         if (t->correlation == a.correlationId) {
-            uint64_t id;
+            uint64_t id, session;
             uint32_t thread;
-            if (token_lookup(t->token, &id, &thread) && thread == a.pt.threadId) dt_corr_link(s, a.correlationId, id);
-            else M.withheld++;
+            /* the calling thread's token, of this session (an earlier one's
+               can be left on the library's stack) */
+            if (token_lookup(t->token, &id, &session, &thread) && thread == a.pt.threadId &&
+                session == s->generation)
+                dt_corr_link(s, a.correlationId, id);
+            else
+                M.withheld++;
             t->correlation = 0;
         }
     }
@@ -623,12 +639,15 @@ static dt_status mspti_start(dt_session *s)
     }
     dt_session_note(s, "launch_configuration", "kernel records carry no launch configuration (grid, block, "
                     "registers, shared memory): written as 0");
-    if (atomic_load(&S.scope) == STACK_SHARED)
+    if (atomic_load(&S.scope) == STACK_SHARED) {
+        atomic_store(&S.owner, 0); /* an earlier session's holder is gone */
         dt_session_note(s, "external_stack",
                         "%s keeps one external-correlation stack for the whole process (its header documents one "
                         "per thread): the ids of one thread at a time are given to it, and device work launched "
-                        "on other threads meanwhile carries no External id",
-                        e->lib.path);
+                        "on other threads meanwhile carries no External id%s",
+                        e->lib.path, s->config.capture & DT_CAPTURE_RUNTIME ? "" :
+                        "; without API records (capture them) no External id can be checked, so none is kept");
+    }
     return DT_OK;
 }
 

@@ -141,6 +141,34 @@ static void process_wide_stack_is_never_wrong(void)
     dt_session_destroy(s);
 }
 
+/* An id pushed in one session and popped after it stays on the library's
+   process-wide stack: the next session's work is not tagged with it. */
+static void an_earlier_sessions_id_is_not_reused(void)
+{
+    REQUIRE_EQ(setenv("DEVTRACE_EMU_MSPTI_SHARED_STACK", "1", 1), 0);
+    open_emulator(DT_EMULATOR);
+    dt_session *s = start_session();
+    REQUIRE_EQ(dt_external_push(500), DT_OK);
+    launch("first_session", 5);
+    stop_session(s);
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK); /* after the session: the library keeps it */
+    size_t with, without, other;
+    count_ids(s, "first_session", 500, &with, &without, &other);
+    CHECK_EQ(with, 5);
+    dt_session_destroy(s);
+    s = start_session();
+    launch("second_session", 5);
+    REQUIRE_EQ(dt_external_push(600), DT_OK);
+    launch("second_session_inside", 5);
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    stop_session(s);
+    count_ids(s, "second_session", 500, &with, &without, &other);
+    CHECK(with == 0 && without == 5 && other == 0, "second_session: %zu/%zu/%zu", with, without, other);
+    count_ids(s, "second_session_inside", 600, &with, &without, &other);
+    CHECK(with == 5 && without == 0 && other == 0, "second_session_inside: %zu/%zu/%zu", with, without, other);
+    dt_session_destroy(s);
+}
+
 static void popping_into_null_pops_nothing(void)
 {
     open_emulator(DT_EMULATOR);
@@ -175,4 +203,5 @@ static void callback_domains_stay_off(void)
 }
 
 MSPTI_TEST_MAIN(DT_TEST(per_thread_stacks_attribute_each_thread), DT_TEST(process_wide_stack_is_never_wrong),
-                DT_TEST(popping_into_null_pops_nothing), DT_TEST(callback_domains_stay_off))
+                DT_TEST(an_earlier_sessions_id_is_not_reused), DT_TEST(popping_into_null_pops_nothing),
+                DT_TEST(callback_domains_stay_off))
