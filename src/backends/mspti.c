@@ -403,10 +403,12 @@ static dt_status mspti_push(uint64_t id)
     }
     uint64_t token = atomic_fetch_add_explicit(&S.next_token, 1, memory_order_relaxed) + 1; /* 0: empty */
     __typeof__(S.ring[0]) *slot = &S.ring[token % RING];
+    /* a seqlock without fences (which TSan cannot follow): a reader that
+       acquires any new field also sees the slot's token cleared */
     atomic_store_explicit(&slot->token, 0, memory_order_relaxed);
-    atomic_store_explicit(&slot->id, id, memory_order_relaxed);
-    atomic_store_explicit(&slot->session, s->generation, memory_order_relaxed);
-    atomic_store_explicit(&slot->thread, me, memory_order_relaxed);
+    atomic_store_explicit(&slot->id, id, memory_order_release);
+    atomic_store_explicit(&slot->session, s->generation, memory_order_release);
+    atomic_store_explicit(&slot->thread, me, memory_order_release);
     atomic_store_explicit(&slot->token, token, memory_order_release);
     if (push(EXTERNAL_KIND, token) != MSPTI_SUCCESS) {
         if (t_given.depth == 0) atomic_store(&S.owner, 0);
@@ -434,10 +436,9 @@ static int token_lookup(uint64_t token, uint64_t *id, uint64_t *session, uint32_
 {
     __typeof__(S.ring[0]) *slot = &S.ring[token % RING];
     if (atomic_load_explicit(&slot->token, memory_order_acquire) != token) return 0;
-    *id = atomic_load_explicit(&slot->id, memory_order_relaxed);
-    *session = atomic_load_explicit(&slot->session, memory_order_relaxed);
-    *thread = atomic_load_explicit(&slot->thread, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
+    *id = atomic_load_explicit(&slot->id, memory_order_acquire);
+    *session = atomic_load_explicit(&slot->session, memory_order_acquire);
+    *thread = atomic_load_explicit(&slot->thread, memory_order_acquire);
     return atomic_load_explicit(&slot->token, memory_order_relaxed) == token;
 }
 

@@ -259,3 +259,36 @@ def test_python_ranges_join_a_devtrace_record_session(tmp_path):
     (op,) = [e for e in events if e.get("cat") == "cpu_op"]
     assert op["name"] == "python-op" and k["args"]["External id"] == op["args"]["External id"] == 11
     assert [e["name"] for e in events if e.get("cat") == "gpu_user_annotation"] == ["python-range"]
+
+
+MSPTI_EMU = [lib for name, _, lib in __import__("conftest").VENDORS if name == "mspti"]
+
+
+@pytest.mark.skipif(not MSPTI_EMU or not MSPTI_EMU[0].exists(), reason="the MSPTI emulator is not built")
+def test_collectives_come_back_typed(tmp_path):
+    """An all-reduce on the emulated Ascend runtime is a CollectiveEvent with
+    its element count, bytes, torch dtype name and communicator; in a child
+    Python, as MSPTI's library is its own process's (and records without
+    LD_PRELOAD: collectives are not memory kinds)."""
+    code = f"""
+import ctypes, devtrace
+lib = ctypes.CDLL({str(MSPTI_EMU[0])!r})
+class Desc(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_int), ("stream", ctypes.c_int), ("name", ctypes.c_char_p),
+                ("group", ctypes.c_char_p), ("algorithm", ctypes.c_char_p), ("data_type", ctypes.c_int),
+                ("count", ctypes.c_uint64), ("duration_ns", ctypes.c_uint64)]
+with devtrace.profile({str(tmp_path / "t.json")!r}, backend="mspti") as p:
+    d = Desc(0, 3, b"hcom_allReduce_", b"world", b"RING", 4, 1 << 20, 50_000)
+    assert lib.emu_collective(ctypes.byref(d)) == 0
+    assert lib.emu_synchronize(-1, -1) == 0
+(c,) = [e for e in p.events if isinstance(e, devtrace.CollectiveEvent)]
+assert c.kind == devtrace.EventKind.COLLECTIVE
+print(c.name, c.count, c.bytes, c.data_type, c.group, c.algorithm, c.stream, abs(c.duration_ns - 50_000) <= 1, p.lost)
+"""
+    res = run([sys.executable, "-c", code], env={"DEVTRACE_MSPTI_LIBRARY": str(MSPTI_EMU[0])})
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    assert res.stdout.split() == ["hcom_allReduce_", str(1 << 20), str(4 << 20), "Float", "world", "RING", "3",
+                                  "True", "0"]
+    trace = check_trace(tmp_path / "t.json")
+    (ev,) = [e for e in trace["traceEvents"] if e.get("args", {}).get("Collective name")]
+    assert ev["cat"] == "kernel" and ev["args"]["In msg nelems"] == 1 << 20 and ev["args"]["dtype"] == "Float"
