@@ -52,26 +52,15 @@ else()
   message(STATUS "CUPTI backend built without headers: ${DT_CUPTI_REASON}")
 endif()
 
-find_program(DT_PYTHON3 NAMES python3 HINTS /usr/bin NO_DEFAULT_PATH)
-if(NOT DT_PYTHON3)
-  find_program(DT_PYTHON3 NAMES python3)
-endif()
-
-if(DT_HAVE_CUPTI AND NOT DT_PYTHON3)
-  set(DT_HAVE_CUPTI OFF)
-  set(DT_CUPTI_REASON "python3 not found: it generates the CUPTI callback-id tables")
-  message(STATUS "CUPTI backend disabled: ${DT_CUPTI_REASON}")
-endif()
-
 if(DT_HAVE_CUPTI AND NOT TARGET dt_cupti_cbid)
   set(_dt_cbid_out "${CMAKE_BINARY_DIR}/generated/cupti_cbid_names.h")
   add_custom_command(
     OUTPUT "${_dt_cbid_out}"
     COMMAND ${CMAKE_COMMAND} -E make_directory "${CMAKE_BINARY_DIR}/generated"
-    COMMAND "${DT_PYTHON3}" "${CMAKE_SOURCE_DIR}/tools/gen_cupti_cbid.py"
-            "${CUPTI_INCLUDE_DIR}/cupti_runtime_cbid.h"
-            "${CUPTI_INCLUDE_DIR}/cupti_driver_cbid.h" "${_dt_cbid_out}"
-    DEPENDS "${CMAKE_SOURCE_DIR}/tools/gen_cupti_cbid.py"
+    COMMAND ${CMAKE_COMMAND} "-DRUNTIME=${CUPTI_INCLUDE_DIR}/cupti_runtime_cbid.h"
+            "-DDRIVER=${CUPTI_INCLUDE_DIR}/cupti_driver_cbid.h" "-DOUT=${_dt_cbid_out}"
+            -P "${CMAKE_SOURCE_DIR}/tools/gen_cupti_cbid.cmake"
+    DEPENDS "${CMAKE_SOURCE_DIR}/tools/gen_cupti_cbid.cmake"
             "${CUPTI_INCLUDE_DIR}/cupti_runtime_cbid.h"
             "${CUPTI_INCLUDE_DIR}/cupti_driver_cbid.h"
     COMMENT "Generating CUPTI callback-id name tables"

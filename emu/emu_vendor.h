@@ -67,6 +67,9 @@ typedef enum emu_op {
     EMU_OP_STREAM_SYNCHRONIZE,
     EMU_OP_DEVICE_SYNCHRONIZE,
     EMU_OP_COLLECTIVE,    /* emu_collective: an all-reduce */
+    /* CUDA 13's bookkeeping around each launch (runtime calls, no work) */
+    EMU_OP_PUSH_CALL_CONFIGURATION,
+    EMU_OP_POP_CALL_CONFIGURATION,
     EMU_OP_COUNT
 } emu_op;
 
@@ -76,6 +79,10 @@ typedef struct emu_activity {
     uint64_t start, end;
     uint32_t correlation;
     uint32_t device, context, stream;
+    /* the vendor's external id for this record, where its records carry
+       one themselves (emu_vendor.record_external) */
+    int has_external_id;
+    uint64_t external_id;
     union {
         struct {
             const char *name;        /* interned by the core: lives until unload */
@@ -146,6 +153,10 @@ typedef struct emu_api_call {
     uint64_t *correlation_data;  /* the same storage at ENTER and EXIT */
     const void *function_params; /* NULL: the emulator has no parameter structs */
     void *return_value;          /* points to an int32 0 */
+    /* what the call does, for personalities that present its arguments */
+    emu_op op;
+    uint64_t bytes;              /* copies and fills */
+    uint32_t value;              /* fills */
 } emu_api_call;
 
 struct emu_vendor {
@@ -194,6 +205,34 @@ struct emu_vendor {
     int clock_is_realtime;
     /* The name the vendor looks for in LD_PRELOAD (emu_preload); NULL. */
     const char *preload;
+    /* Optional (NULL: none). The members below are for personalities whose
+       vendor works otherwise than CUPTI's; the others leave them out. */
+    /* The external id a record of this kind carries in itself, asked on the
+       thread that produces it (the vendor takes it from that thread's
+       stack): 1 and *id when there is one. Such records are counted as
+       external-correlation records (emu_stats.records[EMU_KIND_EXTERNAL]). */
+    int (*record_external)(emu_rec_kind kind, uint64_t *id);
+    /* With clock_counter: the device clock's value when the library starts
+       (a clock of the host's, e.g. CLOCK_BOOTTIME); NULL: clock_offset_ns. */
+    uint64_t (*clock_origin_ns)(void);
+    /* At the start of every emulated API call, on the calling thread, no
+       lock held: the vendor's runtime initializes at its first call. */
+    void (*runtime_call)(void);
+    /* How a completed buffer reaches a client that does nothing with it
+       (emu_null_client), for a vendor that delivers otherwise than through
+       the core's iterator (e.g. arrays of record headers); NULL: the core
+       walks the buffer with its iterator. */
+    void (*null_client_buffer)(uint8_t *buf, size_t valid);
+    /* Every producing thread fills a buffer of its own (CUDA 13's CUPTI);
+       otherwise all share one. */
+    int per_thread_buffers;
+    /* A forced flush hands back device work still running with its start
+       and no end (CUDA 13's CUPTI); otherwise with the times it will have. */
+    int unfinished_without_end;
+    /* The variable naming the injection library the emulated driver loads
+       and calls InitializeInjection of while it initialises (CUDA's
+       CUDA_INJECTION64_PATH); NULL: none. */
+    const char *injection_env;
 };
 
 /* Defined by the personality linked into the library. */
@@ -224,9 +263,21 @@ EMU_HIDDEN int emu_core_enabled(emu_rec_kind kind);
    forced 1: the same for every produced record, finished or not. */
 EMU_HIDDEN emu_status emu_core_flush_all(int forced);
 EMU_HIDDEN emu_status emu_core_flush_period(uint32_t ms);
+/* Record API calls of one callback id or not (the vendor's per-call filter;
+   enabling the domain's kind again records them all). */
+EMU_HIDDEN emu_status emu_core_set_api_recorded(emu_domain domain, uint32_t cbid, int recorded);
+/* Detach the client: flush, then forget its kinds, filters, subscriber,
+   buffer callbacks and thread-id type (counted in stats.finalized). */
+EMU_HIDDEN emu_status emu_core_finalize(void);
+/* Initialise the emulated driver (once; see injection_env). Every API call
+   does so first. */
+EMU_HIDDEN void emu_core_driver_init(void);
+EMU_HIDDEN int emu_core_driver_initialised(void);
 /* Records dropped since the previous call (the count restarts at 0). */
 EMU_HIDDEN size_t emu_core_take_dropped(void);
 EMU_HIDDEN uint64_t emu_core_timestamp(void);
+/* A fresh correlation id, from the sequence API calls use (never 0). */
+EMU_HIDDEN uint32_t emu_core_next_correlation(void);
 
 /* Iterate: *rec NULL starts at buffer; otherwise advances past *rec.
    On EMU_ST_UNKNOWN_KIND and EMU_ST_TRUNCATED *rec points at the bad record

@@ -10,6 +10,7 @@
  * request callback runs with the state lock held (a client must not call
  * back into the emulator from it).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -28,15 +29,26 @@
 #define EMU_TRUNCATED_BYTES 16
 #define EMU_EXT_KINDS 8
 #define EMU_EXT_DEPTH 32
+#define EMU_API_FILTER_IDS 1024
 
-enum { PEND_LATE = 1u << 0, PEND_MALFORMED = 1u << 1 };
+enum { PEND_LATE = 1u << 0, PEND_MALFORMED = 1u << 1, PEND_TIMES_FAULTED = 1u << 2 };
 
 typedef struct pending_rec {
     emu_activity a;
     uint64_t ready_at;     /* device time from which it may be written */
-    uint64_t release_at;   /* held records: writable once completions reach it */
+    uint64_t release_at;   /* held records: writable once its lane's completions reach it */
     unsigned flags;
+    int lane;              /* the buffer lane of the thread that produced it */
 } pending_rec;
+
+/* A buffer being filled. One lane for all threads; with per-thread buffers
+   (CUDA 13) one per producing thread, lane 0 left unused. */
+#define EMU_LANES 256
+typedef struct lane {
+    uint8_t *buf;
+    size_t size, used, records;
+    uint64_t completions;  /* buffers of this lane completed */
+} lane;
 
 typedef struct rec_vec {
     pending_rec *v;
@@ -71,8 +83,7 @@ static struct emu_state {
     emu_request_fn request;
     emu_generic_fn complete;
 
-    uint8_t *buf;
-    size_t buf_size, buf_used, buf_records;
+    lane lanes[EMU_LANES];
     uint64_t completions;
 
     done_buf *done;
@@ -98,6 +109,9 @@ static struct emu_state {
     /* ranges started and not yet ended: the stream each was marked on */
     struct open_range { uint64_t id; int device, stream; } *ranges;
     size_t range_n, range_cap;
+    /* API records the client asked not to get, by callback id */
+    uint8_t api_off[EMU_DOMAIN_COUNT][EMU_API_FILTER_IDS / 8];
+    int profiling;         /* a kind was enabled since load or finalize */
 } G = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .deliver_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -108,6 +122,18 @@ static struct emu_state {
 
 static _Atomic uint32_t g_next_correlation = 1;
 static _Atomic uint64_t g_next_mark = 1;
+static _Atomic int g_next_lane;
+static _Thread_local int t_lane;       /* 0: none yet */
+
+/* The emulated driver: initialised once, by the first API call (or, with
+   DEVTRACE_EMU_INIT_ON_ARM=1, the first arming call), on that thread; it
+   loads the injection library named by the vendor's variable and calls
+   its InitializeInjection, as CUDA does, while initialising. */
+enum { DRIVER_DOWN, DRIVER_INITIALISING, DRIVER_UP };
+static _Atomic int g_driver_state;
+static pthread_mutex_t g_driver_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_driver_cond = PTHREAD_COND_INITIALIZER;
+static _Thread_local int t_initialising_driver;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* The subscriber handle is the address of this byte. */
 static char g_subscriber_token;
@@ -249,6 +275,7 @@ static const char *intern_name(const char *s)
 /* Initialization                                                      */
 /* ------------------------------------------------------------------ */
 static int parse_faults_locked(const char *spec);
+static void set_subscriber_locked(int subscribed, emu_generic_fn callback, void *userdata);
 
 /* fork(): the child must not inherit a lock held by another thread, nor
    believe it has a worker thread (joining it at exit would never return). */
@@ -283,8 +310,11 @@ static void init_once(void)
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     double drift = emu_vendor_impl.clock_drift_ppm;
     int64_t off = emu_vendor_impl.clock_offset_ns;
-    if (emu_vendor_impl.clock_counter)
+    if (emu_vendor_impl.clock_counter) {
+        if (emu_vendor_impl.clock_origin_ns)
+            off = (int64_t)emu_vendor_impl.clock_origin_ns();
         off -= (int64_t)((long double)realtime_ns() * (1.0L + (long double)drift * 1e-6L));
+    }
     const char *v = emu_vendor_impl.clock_is_realtime ? NULL : getenv("DEVTRACE_EMU_CLOCK_OFFSET_NS");
     if (v && *v)
         off = strtoll(v, NULL, 10);
@@ -358,20 +388,40 @@ static int push_done_locked(uint8_t *buf, size_t size, size_t valid)
     return 0;
 }
 
-static void complete_current_locked(void)
+/* The lane of the calling thread. */
+static int my_lane(void)
 {
-    if (!G.buf)
+    if (!emu_vendor_impl.per_thread_buffers)
+        return 0;
+    if (!t_lane)
+        t_lane = 1 + atomic_fetch_add_explicit(&g_next_lane, 1, memory_order_relaxed) % (EMU_LANES - 1);
+    return t_lane;
+}
+
+static void complete_lane_locked(int ln)
+{
+    lane *L = &G.lanes[ln];
+    if (!L->buf)
         return;
-    if (push_done_locked(G.buf, G.buf_size, G.buf_used) != 0) {
+    if (push_done_locked(L->buf, L->size, L->used) != 0) {
         /* Cannot queue: the buffer's records are lost, and counted. */
-        G.dropped += G.buf_records;
-        G.stats.dropped_no_buffer += G.buf_records;
-        G.stats.dropped_reported += G.buf_records;
+        G.dropped += L->records;
+        G.stats.dropped_no_buffer += L->records;
+        G.stats.dropped_reported += L->records;
     }
-    G.buf = NULL;
-    G.buf_size = G.buf_used = G.buf_records = 0;
+    L->buf = NULL;
+    L->size = L->used = L->records = 0;
+    L->completions++;
     G.completions++;
     signal_worker_locked();
+}
+
+/* Every lane with records in it (flushes, the periodic completion). */
+static void complete_all_locked(void)
+{
+    for (int ln = 0; ln < EMU_LANES; ln++)
+        if (G.lanes[ln].buf && G.lanes[ln].used > 0)
+            complete_lane_locked(ln);
 }
 
 static emu_kind stat_kind(emu_rec_kind k);
@@ -386,12 +436,14 @@ static void count_no_buffer_locked(const emu_activity *a, unsigned flags)
         G.stats.dropped_no_buffer_kind[stat_kind(a->kind)]++;
 }
 
-/* Make room for `need` bytes; 0 on success, -1 if the client gave no buffer. */
-static int reserve_locked(size_t need)
+/* Make room for `need` bytes in a lane; 0 on success, -1 if the client gave
+   no buffer. */
+static int reserve_locked(int ln, size_t need)
 {
-    if (G.buf && G.buf_used + need > G.buf_size)
-        complete_current_locked();
-    if (G.buf)
+    lane *L = &G.lanes[ln];
+    if (L->buf && L->used + need > L->size)
+        complete_lane_locked(ln);
+    if (L->buf)
         return 0;
     if (!G.request || !G.complete)
         return -1;
@@ -410,38 +462,39 @@ static int reserve_locked(size_t need)
     G.stats.buffers_requested++;
     if (emu_vendor_impl.buffer_received)
         emu_vendor_impl.buffer_received(size);
-    G.buf = b;
-    G.buf_size = size;
-    G.buf_used = 0;
-    G.buf_records = 0;
+    L->buf = b;
+    L->size = size;
+    L->used = 0;
+    L->records = 0;
     return 0;
 }
 
-/* Write one record into the client's buffer, or count it as dropped. */
-static void write_record_locked(const emu_activity *a, unsigned flags)
+/* Write one record into a lane's buffer, or count it as dropped. */
+static void write_record_locked(const emu_activity *a, unsigned flags, int ln)
 {
     size_t size = emu_vendor_impl.record_size(a->kind);
     if (size == 0)
         return;
-    if (reserve_locked(size) != 0) {
+    if (reserve_locked(ln, size) != 0) {
         count_no_buffer_locked(a, flags);
         return;
     }
-    uint8_t *dst = G.buf + G.buf_used;
+    lane *L = &G.lanes[ln];
+    uint8_t *dst = L->buf + L->used;
     memset(dst, 0, size);
     emu_vendor_impl.write_record(dst, a);
-    G.buf_records++;
+    L->records++;
     if (flags & PEND_MALFORMED) {
         /* Keep the record's bytes but end the valid data inside it. */
-        G.buf_used += EMU_TRUNCATED_BYTES;
-        complete_current_locked();
+        L->used += EMU_TRUNCATED_BYTES;
+        complete_lane_locked(ln);
     } else if (a->kind == EMU_REC_UNKNOWN) {
         /* A client cannot step over a kind it does not know, so nothing
            may follow it in this buffer. */
-        G.buf_used += size;
-        complete_current_locked();
+        L->used += size;
+        complete_lane_locked(ln);
     } else {
-        G.buf_used += size;
+        L->used += size;
     }
 }
 
@@ -463,23 +516,31 @@ static void write_ready_locked(int forced, uint64_t now)
                 h.flags &= ~(unsigned)PEND_LATE;
                 /* "later" than the buffer being filled; with none being
                    filled, any buffer is later */
-                h.release_at = G.completions + (G.buf && G.buf_used ? 1 : 0);
+                const lane *L = &G.lanes[p->lane];
+                h.release_at = L->completions + (L->buf && L->used ? 1 : 0);
                 if (vec_push(&G.held, &h) == 0)
                     continue;
                 /* no memory to hold it: write it now rather than lose it */
             }
-            write_record_locked(&p->a, p->flags);
+            if (forced && p->ready_at > now && !(p->flags & PEND_TIMES_FAULTED)) {
+                /* Still running: handed back as it stands. CUDA 13's CUPTI
+                   gives such a kernel a start and no end. */
+                G.stats.records_unfinished[stat_kind(p->a.kind)]++;
+                if (emu_vendor_impl.unfinished_without_end)
+                    p->a.end = 0;
+            }
+            write_record_locked(&p->a, p->flags, p->lane);
             wrote = 1;
         }
         G.pending.n = w;
         w = 0;
         for (size_t i = 0; i < G.held.n; i++) {
             pending_rec *p = &G.held.v[i];
-            if (G.completions < p->release_at) {
+            if (G.lanes[p->lane].completions < p->release_at) {
                 G.held.v[w++] = *p;
                 continue;
             }
-            write_record_locked(&p->a, p->flags);
+            write_record_locked(&p->a, p->flags, p->lane);
             wrote = 1;
         }
         G.held.n = w;
@@ -558,8 +619,7 @@ static void *worker_main(void *arg)
         write_ready_locked(0, device_from_realtime(rt));
         if (G.flush_period_ms && rt - G.last_periodic_rt >= (uint64_t)G.flush_period_ms * 1000000ull) {
             G.last_periodic_rt = rt;
-            if (G.buf && G.buf_used > 0)
-                complete_current_locked();
+            complete_all_locked();
         }
         update_pending_stat_locked();
         if (G.done_n > 0) {
@@ -620,8 +680,87 @@ emu_status emu_core_enable(emu_rec_kind kind, int enable)
         return EMU_ST_INVALID;
     pthread_mutex_lock(&G.lock);
     G.enabled[kind] = enable != 0;
+    if (enable) {
+        G.profiling = 1;
+        /* as CUPTI: enabling the kind undoes earlier per-call choices */
+        if (kind == EMU_REC_RUNTIME || kind == EMU_REC_DRIVER)
+            memset(G.api_off[kind == EMU_REC_RUNTIME ? EMU_DOMAIN_RUNTIME : EMU_DOMAIN_DRIVER], 0,
+                   sizeof G.api_off[0]);
+    }
     pthread_mutex_unlock(&G.lock);
     return EMU_ST_OK;
+}
+
+emu_status emu_core_set_api_recorded(emu_domain domain, uint32_t cbid, int recorded)
+{
+    emu_init();
+    if ((unsigned)domain >= EMU_DOMAIN_COUNT || cbid >= EMU_API_FILTER_IDS)
+        return EMU_ST_INVALID;
+    pthread_mutex_lock(&G.lock);
+    if (recorded)
+        G.api_off[domain][cbid / 8] &= (uint8_t)~(1u << (cbid % 8));
+    else
+        G.api_off[domain][cbid / 8] |= (uint8_t)(1u << (cbid % 8));
+    pthread_mutex_unlock(&G.lock);
+    return EMU_ST_OK;
+}
+
+emu_status emu_core_finalize(void)
+{
+    emu_init();
+    /* what the client still holds is delivered first, as CUPTI asks of a
+       client before it detaches */
+    emu_core_flush_all(1);
+    pthread_mutex_lock(&G.lock);
+    memset(G.enabled, 0, sizeof G.enabled);
+    memset(G.api_off, 0, sizeof G.api_off);
+    set_subscriber_locked(0, NULL, NULL);
+    G.request = NULL;
+    G.complete = NULL;
+    G.profiling = 0;
+    G.tid_type = emu_vendor_impl.default_thread_id_type;
+    G.stats.finalized++;
+    pthread_mutex_unlock(&G.lock);
+    return EMU_ST_OK;
+}
+
+int emu_core_driver_initialised(void)
+{
+    return atomic_load(&g_driver_state) == DRIVER_UP;
+}
+
+void emu_core_driver_init(void)
+{
+    if (atomic_load_explicit(&g_driver_state, memory_order_acquire) == DRIVER_UP || t_initialising_driver)
+        return;
+    pthread_mutex_lock(&g_driver_lock);
+    while (atomic_load(&g_driver_state) == DRIVER_INITIALISING)
+        pthread_cond_wait(&g_driver_cond, &g_driver_lock);
+    if (atomic_load(&g_driver_state) == DRIVER_UP) {
+        pthread_mutex_unlock(&g_driver_lock);
+        return;
+    }
+    atomic_store(&g_driver_state, DRIVER_INITIALISING);
+    pthread_mutex_unlock(&g_driver_lock);
+    /* This thread initialises; a call it makes meanwhile (the injection
+       library arming the vendor interface) does not wait for itself. */
+    t_initialising_driver = 1;
+    const char *path = emu_vendor_impl.injection_env ? getenv(emu_vendor_impl.injection_env) : NULL;
+    if (path && *path) {
+        void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+        int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+        if (init) {
+            pthread_mutex_lock(&G.lock);
+            G.stats.injection_calls++;
+            pthread_mutex_unlock(&G.lock);
+            init();
+        }
+    }
+    t_initialising_driver = 0;
+    pthread_mutex_lock(&g_driver_lock);
+    atomic_store(&g_driver_state, DRIVER_UP);
+    pthread_cond_broadcast(&g_driver_cond);
+    pthread_mutex_unlock(&g_driver_lock);
 }
 
 int emu_core_enabled(emu_rec_kind kind)
@@ -644,13 +783,11 @@ emu_status emu_core_flush_all(int forced)
     pthread_mutex_lock(&G.lock);
     uint64_t now = device_now();
     write_ready_locked(forced, now);
-    if (G.buf && G.buf_used > 0)
-        complete_current_locked();
-    /* late records are writable now that the buffer above has completed */
+    complete_all_locked();
+    /* late records are writable now that the buffers above have completed */
     if (G.held.n) {
         write_ready_locked(forced, now);
-        if (G.buf && G.buf_used > 0)
-            complete_current_locked();
+        complete_all_locked();
     }
     update_pending_stat_locked();
     pthread_mutex_unlock(&G.lock);
@@ -784,6 +921,9 @@ void emu_core_set_thread_id_type(emu_thread_id_type type)
 {
     emu_init();
     pthread_mutex_lock(&G.lock);
+    /* CUPTI's header: not to be changed while profiling */
+    if (G.profiling && type != G.tid_type)
+        G.stats.thread_id_type_changes_while_profiling++;
     G.tid_type = type;
     pthread_mutex_unlock(&G.lock);
 }
@@ -986,6 +1126,11 @@ static uint32_t next_correlation(void)
     return c;
 }
 
+uint32_t emu_core_next_correlation(void)
+{
+    return next_correlation();
+}
+
 static int device_ok(int device)
 {
     pthread_mutex_lock(&G.lock);
@@ -1003,12 +1148,12 @@ static void inject_bad_records_locked(uint32_t correlation)
         take_fault_locked(EMU_FAULT_MALFORMED);
         emu_activity bad = { .kind = EMU_REC_KERNEL, .correlation = correlation };
         bad.u.kernel.name = intern_name("malformed");
-        write_record_locked(&bad, PEND_MALFORMED);
+        write_record_locked(&bad, PEND_MALFORMED, my_lane());
     }
     if (G.fault_left[EMU_FAULT_UNKNOWN_KIND] && emu_vendor_impl.record_size(EMU_REC_UNKNOWN)) {
         take_fault_locked(EMU_FAULT_UNKNOWN_KIND);
         emu_activity bad = { .kind = EMU_REC_UNKNOWN, .correlation = correlation };
-        write_record_locked(&bad, 0);
+        write_record_locked(&bad, 0, my_lane());
     }
 }
 
@@ -1058,13 +1203,25 @@ static int admit_locked(const emu_activity *a)
     return 1;
 }
 
-/* Produce an API or external record: written at once. */
-static void produce_now_locked(const emu_activity *a)
+/* A vendor whose records carry its external id: taken from the producing
+   thread's stack now. */
+static void attach_external_locked(emu_activity *a)
 {
-    if (!admit_locked(a))
+    if (emu_vendor_impl.record_external && emu_vendor_impl.record_external(a->kind, &a->external_id)) {
+        a->has_external_id = 1;
+        G.stats.records[EMU_KIND_EXTERNAL]++;
+    }
+}
+
+/* Produce an API or external record: written at once. */
+static void produce_now_locked(const emu_activity *in)
+{
+    if (!admit_locked(in))
         return;
-    G.stats.records[stat_kind(a->kind)]++;
-    write_record_locked(a, 0);
+    emu_activity a = *in;
+    attach_external_locked(&a);
+    G.stats.records[stat_kind(a.kind)]++;
+    write_record_locked(&a, 0, my_lane());
 }
 
 /* Produce a device record: applies timestamp faults, then queues it until
@@ -1073,7 +1230,9 @@ static void produce_device_locked(emu_activity *a)
 {
     if (!admit_locked(a))
         return;
+    attach_external_locked(a);
     uint64_t ready_at = a->end;
+    unsigned flags = PEND_TIMES_FAULTED;
     if (take_fault_locked(EMU_FAULT_ZERO_TIMESTAMPS)) {
         a->start = a->end = 0;
     } else if (take_fault_locked(EMU_FAULT_REVERSED_TIMESTAMPS)) {
@@ -1084,16 +1243,17 @@ static void produce_device_locked(emu_activity *a)
         a->end = a->start + EMU_LONG_DURATION_NS;
     } else {
         G.stats.records[stat_kind(a->kind)]++;
+        flags = 0;
     }
-    pending_rec p = { .a = *a, .ready_at = ready_at };
+    pending_rec p = { .a = *a, .ready_at = ready_at, .lane = my_lane(), .flags = flags };
     if (take_fault_locked(EMU_FAULT_OUT_OF_ORDER)) {
-        write_record_locked(a, 0);
+        write_record_locked(a, 0, p.lane);
         return;
     }
     if (take_fault_locked(EMU_FAULT_LATE))
         p.flags |= PEND_LATE;
     if (vec_push(&G.pending, &p) != 0)
-        write_record_locked(a, 0); /* no memory to defer it: write it now */
+        write_record_locked(a, 0, p.lane); /* no memory to defer it: write it now */
 }
 
 typedef struct api_frame {
@@ -1109,8 +1269,16 @@ typedef struct api_frame {
 static void null_client_callback(void);
 static void null_client_request(uint8_t **buffer, size_t *size, size_t *max_records);
 
+/* What an API call does, for the callbacks of personalities that present
+   its arguments. */
+typedef struct api_args {
+    emu_op op;
+    uint64_t bytes;
+    uint32_t value;
+} api_args;
+
 static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site,
-                   const char *symbol, uint32_t context_uid)
+                   const char *symbol, uint32_t context_uid, const api_args *args)
 {
     if (!f->callbacks || !f->cb)
         return;
@@ -1132,6 +1300,9 @@ static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site
         .correlation_data = &f->cdata,
         .function_params = NULL,
         .return_value = &f->retval,
+        .op = args->op,
+        .bytes = args->bytes,
+        .value = args->value,
     };
     emu_vendor_impl.invoke_callback(f->cb, f->userdata, &call);
 }
@@ -1149,9 +1320,17 @@ static void api_begin(api_frame *f)
     f->start = device_now();
 }
 
+static int api_filtered_locked(emu_domain domain, uint32_t cbid)
+{
+    return cbid < EMU_API_FILTER_IDS && (G.api_off[domain][cbid / 8] >> (cbid % 8)) & 1u;
+}
+
 static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cbid, uint64_t end)
 {
     emu_rec_kind kind = domain == EMU_DOMAIN_RUNTIME ? EMU_REC_RUNTIME : EMU_REC_DRIVER;
+    /* filtered before it reaches a buffer: neither produced nor counted */
+    if (api_filtered_locked(domain, cbid))
+        return;
     if (G.enabled[EMU_REC_EXTERNAL]) {
         /* once: each use of a thread-local costs a lookup in a library */
         __typeof__(t_ext) *stacks = &t_ext;
@@ -1202,23 +1381,29 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
    wait for before returning (0: none). */
 typedef uint64_t (*work_fn)(void *arg, uint32_t correlation, uint64_t api_start);
 
-static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t context_uid,
+static void api_call(emu_copy_kind ck, const char *symbol, uint32_t context_uid, const api_args *args,
                      work_fn work, void *arg)
 {
+    emu_op op = args->op;
+    emu_core_driver_init();
+    if (emu_vendor_impl.runtime_call)
+        emu_vendor_impl.runtime_call();
     uint32_t rt_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, op, ck);
     uint32_t drv_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_DRIVER, op, ck);
+    if (!rt_cbid && !drv_cbid && !work)
+        return; /* a call this vendor does not make */
     api_frame rt, drv;
     uint32_t device_corr = 0;
     uint64_t api_start = 0;
     if (rt_cbid) {
         api_begin(&rt);
-        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_ENTER, symbol, context_uid);
+        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_ENTER, symbol, context_uid, args);
         device_corr = rt.correlation;
         api_start = rt.start;
     }
     if (drv_cbid) {
         api_begin(&drv);
-        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_ENTER, symbol, context_uid);
+        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_ENTER, symbol, context_uid, args);
         if (!device_corr) {
             device_corr = drv.correlation;
             api_start = drv.start;
@@ -1232,7 +1417,7 @@ static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t c
     if (wait_until)
         wait_device_time(wait_until);
     if (drv_cbid) {
-        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_EXIT, symbol, context_uid);
+        invoke(&drv, EMU_DOMAIN_DRIVER, drv_cbid, EMU_SITE_EXIT, symbol, context_uid, args);
         uint64_t end = device_now();
         pthread_mutex_lock(&G.lock);
         api_record_locked(&drv, EMU_DOMAIN_DRIVER, drv_cbid, end);
@@ -1240,7 +1425,7 @@ static void api_call(emu_op op, emu_copy_kind ck, const char *symbol, uint32_t c
         pthread_mutex_unlock(&G.lock);
     }
     if (rt_cbid) {
-        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_EXIT, symbol, context_uid);
+        invoke(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, EMU_SITE_EXIT, symbol, context_uid, args);
         uint64_t end = device_now();
         pthread_mutex_lock(&G.lock);
         api_record_locked(&rt, EMU_DOMAIN_RUNTIME, rt_cbid, end);
@@ -1308,8 +1493,13 @@ EMU_API int emu_launch_kernel_desc(const emu_kernel_desc *desc)
     if (!desc || !device_ok(desc->device) || desc->stream < 0 || desc->stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
     kernel_work w = { desc };
-    api_call(EMU_OP_LAUNCH_KERNEL, 0, desc->name ? desc->name : "", (uint32_t)desc->device + 1,
-             kernel_work_fn, &w);
+    /* CUDA 13: the call site pushes the launch configuration, the launch
+       stub pops it, then launches (vendors without these make no call) */
+    api_args push = { EMU_OP_PUSH_CALL_CONFIGURATION, 0, 0 }, pop = { EMU_OP_POP_CALL_CONFIGURATION, 0, 0 };
+    api_call(0, NULL, (uint32_t)desc->device + 1, &push, NULL, NULL);
+    api_call(0, NULL, (uint32_t)desc->device + 1, &pop, NULL, NULL);
+    api_args args = { EMU_OP_LAUNCH_KERNEL, 0, 0 };
+    api_call(0, desc->name ? desc->name : "", (uint32_t)desc->device + 1, &args, kernel_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1375,8 +1565,8 @@ EMU_API int emu_memcpy(int device, int stream, int copy_kind, uint64_t bytes,
         copy_kind < EMU_COPY_HTOD || copy_kind > EMU_COPY_PTOP)
         return EMU_EINVAL;
     copy_work w = { device, stream, copy_kind, async != 0, bytes, duration_ns, 0, 0 };
-    api_call(async ? EMU_OP_MEMCPY_ASYNC : EMU_OP_MEMCPY, (emu_copy_kind)copy_kind, NULL,
-             (uint32_t)device + 1, copy_work_fn, &w);
+    api_args args = { async ? EMU_OP_MEMCPY_ASYNC : EMU_OP_MEMCPY, bytes, 0 };
+    api_call((emu_copy_kind)copy_kind, NULL, (uint32_t)device + 1, &args, copy_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1387,8 +1577,8 @@ EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
     if (!device_ok(device) || stream < 0 || stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
     copy_work w = { device, stream, 0, async != 0, bytes, duration_ns, value, 1 };
-    api_call(async ? EMU_OP_MEMSET_ASYNC : EMU_OP_MEMSET, 0, NULL, (uint32_t)device + 1,
-             copy_work_fn, &w);
+    api_args args = { async ? EMU_OP_MEMSET_ASYNC : EMU_OP_MEMSET, bytes, value };
+    api_call(0, NULL, (uint32_t)device + 1, &args, copy_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1423,16 +1613,16 @@ EMU_API int emu_synchronize(int device, int stream)
         int n = emu_device_count();
         for (int d = 0; d < n; d++) {
             sync_work w = { d, stream };
-            api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
-                     (uint32_t)d + 1, sync_work_fn, &w);
+            api_args args = { stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, 0 };
+            api_call(0, NULL, (uint32_t)d + 1, &args, sync_work_fn, &w);
         }
         return EMU_OK;
     }
     if (!device_ok(device))
         return EMU_EINVAL;
     sync_work w = { device, stream };
-    api_call(stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, NULL,
-             (uint32_t)device + 1, sync_work_fn, &w);
+    api_args args = { stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE, 0, 0 };
+    api_call(0, NULL, (uint32_t)device + 1, &args, sync_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1477,9 +1667,9 @@ static void produce_marker_locked(unsigned flags, uint64_t id, const char *name,
     d.stream = (uint32_t)stream;
     schedule_locked(device, stream, 0, &d.start, &d.end);
     G.stats.records[EMU_KIND_MARKER]++;
-    pending_rec p = { .a = d, .ready_at = d.end };
+    pending_rec p = { .a = d, .ready_at = d.end, .lane = my_lane() };
     if (vec_push(&G.pending, &p) != 0)
-        write_record_locked(&d, 0);
+        write_record_locked(&d, 0, p.lane);
 }
 
 static int marker_place_ok(int device, int stream)
@@ -1570,7 +1760,8 @@ EMU_API int emu_collective(const emu_collective_desc *desc)
     emu_init();
     if (!desc || !device_ok(desc->device) || desc->stream < 0 || desc->stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
-    api_call(EMU_OP_COLLECTIVE, 0, NULL, (uint32_t)desc->device + 1, collective_work_fn, (void *)desc);
+    api_args args = { EMU_OP_COLLECTIVE, 0, 0 };
+    api_call(0, NULL, (uint32_t)desc->device + 1, &args, collective_work_fn, (void *)desc);
     return EMU_OK;
 }
 
@@ -1608,10 +1799,14 @@ static void null_client_complete_buffer(uint8_t *buf, size_t valid)
 {
     /* a client walks every record with the vendor's iterator: that is the
        vendor's cost too */
-    uint8_t *rec = NULL;
-    size_t records = 0;
-    while (buf && emu_core_next_record(buf, valid, &rec) == EMU_ST_OK) records++;
-    __asm__ __volatile__("" ::"r"(records));
+    if (buf && emu_vendor_impl.null_client_buffer) {
+        emu_vendor_impl.null_client_buffer(buf, valid);
+    } else {
+        uint8_t *rec = NULL;
+        size_t records = 0;
+        while (buf && emu_core_next_record(buf, valid, &rec) == EMU_ST_OK) records++;
+        __asm__ __volatile__("" ::"r"(records));
+    }
     pthread_mutex_lock(&G.lock);
     if (buf && N.free_n < NULL_CLIENT_BUFFERS)
         N.free[N.free_n++] = buf;
@@ -1626,6 +1821,15 @@ static void null_client_arm_locked(int on)
     set_subscriber_locked(on, on ? null_client_callback : NULL, NULL);
     for (int d = 0; d < EMU_DOMAIN_COUNT; d++)
         G.domain_on[d] = on;
+    /* as a tracer filters them: the call-configuration calls around every
+       CUDA 13 launch, which launch nothing */
+    static const emu_op bookkeeping[] = {EMU_OP_PUSH_CALL_CONFIGURATION, EMU_OP_POP_CALL_CONFIGURATION};
+    memset(G.api_off, 0, sizeof G.api_off);
+    for (size_t i = 0; on && i < sizeof bookkeeping / sizeof *bookkeeping; i++) {
+        uint32_t cbid = emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, bookkeeping[i], 0);
+        if (cbid && cbid < EMU_API_FILTER_IDS)
+            G.api_off[EMU_DOMAIN_RUNTIME][cbid / 8] |= (uint8_t)(1u << (cbid % 8));
+    }
 }
 
 EMU_API int emu_null_client(int on)

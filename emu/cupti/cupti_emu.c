@@ -20,14 +20,26 @@ _Static_assert(DT_CF_RT_LAUNCH_KERNEL == (int)CUPTI_RUNTIME_TRACE_CBID_cudaLaunc
                    DT_CF_DRV_CTX_SYNCHRONIZE == (int)CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
                "CUPTI's callback ids");
 
+_Static_assert(DT_CF_RT_PUSH_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000 &&
+                   DT_CF_RT_POP_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000 &&
+                   DT_CF_RT_LAUNCH_KERNEL_CUDA13 == (int)CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+               "CUDA 13's launch callback ids");
+
+/* A launch as nvcc 13 lowers <<<>>>: __cudaPushCallConfiguration,
+   __cudaPopCallConfiguration, __cudaLaunchKernel in the runtime domain, and
+   (inferred) cuLaunchKernel in the driver domain. */
 static const emu_cf_personality cupti = {
     .result_prefix = "CUPTI",
     .version = 130001, /* CUPTI_API_VERSION of CUDA 13.0 update 1 */
     .kernel_size = DT_CF_KERNEL10_SIZE, .memcpy_size = DT_CF_MEMCPY6_SIZE, .memset_size = DT_CF_MEMSET4_SIZE,
     .quirks = EMU_CF_DEVICE_RECORDS | EMU_CF_PEER_RECORDS,
-    EMU_CF_CUPTI_NUMBERING,
+    EMU_CF_CUDA13_NUMBERING,
     .runtime_names = dt_cupti_runtime_names, .runtime_name_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
     .driver_names = dt_cupti_driver_names, .driver_name_count = DT_CUPTI_DRIVER_NAMES_COUNT,
 };
 
-EMU_CF_PERSONALITY(cupti, cupti, cupti, .clock_offset_ns = 0)
+/* CUDA 13: per-thread activity buffers by default, still-running work
+   handed back without an end, CUDA_INJECTION64_PATH. */
+EMU_CF_PERSONALITY(cupti, cupti, cupti, .clock_offset_ns = 0, .per_thread_buffers = 1,
+                   .unfinished_without_end = 1, .injection_env = "CUDA_INJECTION64_PATH")
+EMU_CF_CUDA13_ENTRY_POINTS(cupti)

@@ -18,6 +18,7 @@ static struct {
     int devices_delivered;
     emu_request_fn request;
     void (*complete)(void *, uint32_t, uint8_t *, size_t, size_t);
+    char subscriber_name[64];     /* "CUPTI for <name>", or "" */
 } g;
 
 enum { FAIL_NONE, FAIL_NO_DRIVER, FAIL_BUSY, FAIL_OLD_DRIVER };
@@ -40,6 +41,20 @@ static int arming_failure(void)
     case FAIL_OLD_DRIVER: return DT_CF_ERROR_NOT_COMPATIBLE;
     default: return DT_CF_SUCCESS;
     }
+}
+
+/* DEVTRACE_EMU_INIT_ON_ARM=1: an arming call initialises the driver (and so
+   calls the injection library) when nothing has yet. */
+static void arming_call(void)
+{
+    const char *v = getenv("DEVTRACE_EMU_INIT_ON_ARM");
+    if (v && strcmp(v, "1") == 0) emu_core_driver_init();
+}
+
+static int incomplete_refused(void)
+{
+    const char *v = getenv("DEVTRACE_EMU_INCOMPLETE");
+    return v && strcmp(v, "refused") == 0;
 }
 
 static emu_cf_options current_options(void)
@@ -112,14 +127,17 @@ const char *emu_cf_name(emu_domain domain, uint32_t cbid)
 /* ------------------------------------------------------------------ */
 static char g_device_names[EMU_MAX_DEVICES][48];
 
-/* CUPTI describes each device once, when its context is created; the
-   emulator's devices exist from the start, so they are described as soon as
-   both the kind is on and the client has buffers. */
-static void deliver_devices(void)
+/* CUPTI describes each device once, when the driver initialises, to a
+   client armed by then; EnableAndDump (dump) describes them again. The
+   emulator's devices exist from the start: a client that armed before the
+   driver initialised gets them as soon as both the kind is on and it has
+   buffers; one that arms later gets them only by dumping. */
+static void deliver_devices(int dump)
 {
     if (!(emu_cf_impl->quirks & EMU_CF_DEVICE_RECORDS)) return;
     pthread_mutex_lock(&g_lock);
-    int go = g.device_on && g.request && g.complete && !g.devices_delivered;
+    if (!dump && !g.devices_delivered && emu_core_driver_initialised()) g.devices_delivered = 1; /* to nobody */
+    int go = g.device_on && g.request && g.complete && (!g.devices_delivered || dump);
     emu_request_fn request = g.request;
     void (*complete)(void *, uint32_t, uint8_t *, size_t, size_t) = g.complete;
     if (go) g.devices_delivered = 1;
@@ -151,12 +169,13 @@ static void deliver_devices(void)
 int emu_cf_register_callbacks(emu_request_fn request, emu_generic_fn complete)
 {
     if (!request || !complete) return DT_CF_ERROR_INVALID_PARAMETER;
+    arming_call();
     if (emu_core_register_buffers(request, complete) != EMU_ST_OK) return DT_CF_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&g_lock);
     g.request = request;
     g.complete = (void (*)(void *, uint32_t, uint8_t *, size_t, size_t))complete;
     pthread_mutex_unlock(&g_lock);
-    deliver_devices();
+    deliver_devices(0);
     return DT_CF_SUCCESS;
 }
 
@@ -176,9 +195,35 @@ static int set_kernel_kind(uint32_t kind, int on)
     return DT_CF_SUCCESS;
 }
 
-int emu_cf_set_kind(uint32_t kind, int on)
+static int set_kind(uint32_t kind, int on, int dump);
+
+int emu_cf_set_kind(uint32_t kind, int on) { return set_kind(kind, on, 0); }
+
+int emu_cf_enable_and_dump(uint32_t kind) { return set_kind(kind, 1, 1); }
+
+int emu_cf_enable_runtime_api(uint32_t cbid, uint8_t enable)
+{
+    if (fail_mode() == FAIL_NO_DRIVER) return DT_CF_ERROR_UNKNOWN;
+    return emu_core_set_api_recorded(EMU_DOMAIN_RUNTIME, cbid, enable != 0) == EMU_ST_OK
+               ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
+}
+
+int emu_cf_finalize(void)
+{
+    emu_core_finalize();
+    pthread_mutex_lock(&g_lock);
+    g.kernel_on = g.concurrent_on = g.memcpy2_on = g.device_on = g.latency = 0;
+    g.request = NULL;
+    g.complete = NULL;
+    g.subscriber_name[0] = '\0';
+    pthread_mutex_unlock(&g_lock);
+    return DT_CF_SUCCESS;
+}
+
+static int set_kind(uint32_t kind, int on, int dump)
 {
     if (on) {
+        arming_call();
         int f = arming_failure();
         if (f != DT_CF_SUCCESS) return f;
     }
@@ -200,7 +245,7 @@ int emu_cf_set_kind(uint32_t kind, int on)
         pthread_mutex_lock(&g_lock);
         g.device_on = on;
         pthread_mutex_unlock(&g_lock);
-        if (on) deliver_devices();
+        if (on) deliver_devices(dump);
         return DT_CF_SUCCESS;
     case 6: /* EVENT, METRIC, EVENT_INSTANCE, METRIC_INSTANCE: legacy profiling */
     case 7:
@@ -272,9 +317,16 @@ int emu_cf_next_record(uint8_t *buffer, size_t valid, void **record)
         off = (size_t)(cur - buffer) + sz;
     }
     if (valid < sizeof(uint32_t) || off > valid - sizeof(uint32_t)) return DT_CF_ERROR_MAX_LIMIT_REACHED;
-    size_t sz = emu_cf_stride(kind_at(buffer + off), &o);
+    uint32_t next_kind = kind_at(buffer + off);
+    size_t sz = emu_cf_stride(next_kind, &o);
     if (sz == 0) return DT_CF_ERROR_INVALID_KIND;
     if (sz > valid - off) return DT_CF_ERROR_MAX_LIMIT_REACHED;
+    if ((next_kind == DT_CF_KIND_KERNEL || next_kind == DT_CF_KIND_CONCURRENT_KERNEL) && incomplete_refused()) {
+        uint64_t start, end;
+        memcpy(&start, buffer + off + offsetof(dt_cf_kernel, start), sizeof start);
+        memcpy(&end, buffer + off + offsetof(dt_cf_kernel, end), sizeof end);
+        if (start && !end) return DT_CF_ERROR_INVALID_KIND; /* "incomplete or invalid" */
+    }
     *record = buffer + off;
     return DT_CF_SUCCESS;
 }
@@ -295,20 +347,54 @@ int emu_cf_pop_external(uint32_t kind, uint64_t *id)
     return emu_core_pop_external(kind, id) == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_QUEUE_EMPTY;
 }
 
-int emu_cf_subscribe(void **subscriber, emu_generic_fn callback, void *userdata)
+/* name: the subscriber's (NULL: none given); holder, holder_len: where the
+   holder's name goes when refused. */
+static int subscribe(void **subscriber, emu_generic_fn callback, void *userdata, const char *name, char *holder,
+                     size_t holder_len)
 {
     if (!subscriber) return DT_CF_ERROR_INVALID_PARAMETER;
-    if (fail_mode() == FAIL_BUSY) return DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    arming_call();
+    if (holder && holder_len) holder[0] = '\0';
+    if (fail_mode() == FAIL_BUSY) {
+        if (holder && holder_len) snprintf(holder, holder_len, "%s for emulated profiler", emu_cf_impl->result_prefix);
+        return DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    }
     int f = arming_failure();
     if (f != DT_CF_SUCCESS) return f;
+    /* g_lock is taken under the core's lock (record writing): never the
+       other way round */
     emu_status st = emu_core_subscribe(subscriber, callback, userdata);
+    pthread_mutex_lock(&g_lock);
+    if (st == EMU_ST_OK) {
+        if (name) snprintf(g.subscriber_name, sizeof g.subscriber_name, "%s for %.53s", emu_cf_impl->result_prefix, name);
+        else g.subscriber_name[0] = '\0';
+    } else if (st == EMU_ST_BUSY && holder && holder_len) {
+        snprintf(holder, holder_len, "%s", g.subscriber_name);
+    }
+    pthread_mutex_unlock(&g_lock);
     if (st == EMU_ST_BUSY) return DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     return st == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
 }
 
+int emu_cf_subscribe(void **subscriber, emu_generic_fn callback, void *userdata)
+{
+    return subscribe(subscriber, callback, userdata, NULL, NULL, 0);
+}
+
+int emu_cf_subscribe_named(void **subscriber, emu_generic_fn callback, void *userdata, dt_cf_subscriber_params *params)
+{
+    if (params && params->structSize < sizeof *params) return DT_CF_ERROR_INVALID_PARAMETER;
+    return subscribe(subscriber, callback, userdata, params ? params->subscriberName : NULL,
+                     params ? params->oldSubscriberName : NULL, params ? params->oldSubscriberSize : 0);
+}
+
 int emu_cf_unsubscribe(void *subscriber)
 {
-    return emu_core_unsubscribe(subscriber) == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
+    int r = emu_core_unsubscribe(subscriber) == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&g_lock);
+    if (r == DT_CF_SUCCESS) g.subscriber_name[0] = '\0';
+    pthread_mutex_unlock(&g_lock);
+    return r;
 }
 
 static int domain_map(uint32_t domain, emu_domain *out)

@@ -9,11 +9,23 @@
  * core's emu_vendor_impl, the emulator marker devtrace_emulator_<name>, and
  * every <prefix>Activity... entry point with the CUPTI signatures.
  *
+ * CUDA 13's CUPTI (EMU_CF_CUDA13_ENTRY_POINTS, the CUPTI personality) adds
+ * the named subscribe, EnableAndDump and the per-call runtime filter; its
+ * driver initialises at the first API call and then calls the injection
+ * library's InitializeInjection (emu_vendor.injection_env). With
+ * DEVTRACE_EMU_INIT_ON_ARM=1 the first arming call (subscribe, enable,
+ * buffer registration) initialises it instead, as a CUPTI call that needs
+ * the driver does: the injection library is then re-entered from inside
+ * its own start. With DEVTRACE_EMU_INCOMPLETE=refused the iterator refuses
+ * a kernel record a forced flush handed back without an end, as CUPTI's
+ * header says it may ("incomplete or invalid"), instead of returning it.
+ *
  * Failure modes, read at every call from DEVTRACE_EMU_FAIL:
  *   no_driver   arming calls answer ERROR_UNKNOWN, as CUPTI does without
  *               libcuda.so.1;
  *   busy        Subscribe answers MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, as when
- *               another tool holds the vendor interface;
+ *               another tool holds the vendor interface (named by the named
+ *               subscribe "CUPTI for emulated profiler");
  *   old_driver  arming calls answer ERROR_NOT_COMPATIBLE, as with a driver
  *               older than the library.
  */
@@ -59,10 +71,24 @@ typedef struct emu_cf_personality {
      [EMU_OP_MEMSET] = memset, [EMU_OP_MEMSET_ASYNC] = memset_async, [EMU_OP_STREAM_SYNCHRONIZE] = stream_sync,  \
      [EMU_OP_DEVICE_SYNCHRONIZE] = device_sync}
 
-/* CUPTI's numbering of them (cupti_family_abi.h), runtime and driver calls. */
+/* CUPTI's numbering of them (cupti_family_abi.h), runtime and driver calls;
+   the runtime's launch as CUDA 12 and earlier make it (cudaLaunchKernel). */
 #define EMU_CF_CUPTI_NUMBERING                                                                                \
     .runtime_cbid = EMU_CF_OPS(DT_CF_RT_LAUNCH_KERNEL, DT_CF_RT_MEMCPY, DT_CF_RT_MEMCPY_ASYNC, DT_CF_RT_MEMSET,  \
                                DT_CF_RT_MEMSET_ASYNC, DT_CF_RT_STREAM_SYNCHRONIZE, DT_CF_RT_DEVICE_SYNCHRONIZE),  \
+    EMU_CF_CUPTI_DRIVER_NUMBERING
+/* As CUDA 13 makes a <<<>>> launch: __cudaPushCallConfiguration,
+   __cudaPopCallConfiguration, __cudaLaunchKernel. */
+#define EMU_CF_CUDA13_NUMBERING                                                                               \
+    .runtime_cbid = {[EMU_OP_LAUNCH_KERNEL] = DT_CF_RT_LAUNCH_KERNEL_CUDA13, [EMU_OP_MEMCPY] = DT_CF_RT_MEMCPY,  \
+                     [EMU_OP_MEMCPY_ASYNC] = DT_CF_RT_MEMCPY_ASYNC, [EMU_OP_MEMSET] = DT_CF_RT_MEMSET,          \
+                     [EMU_OP_MEMSET_ASYNC] = DT_CF_RT_MEMSET_ASYNC,                                             \
+                     [EMU_OP_STREAM_SYNCHRONIZE] = DT_CF_RT_STREAM_SYNCHRONIZE,                                 \
+                     [EMU_OP_DEVICE_SYNCHRONIZE] = DT_CF_RT_DEVICE_SYNCHRONIZE,                                 \
+                     [EMU_OP_PUSH_CALL_CONFIGURATION] = DT_CF_RT_PUSH_CALL_CONFIGURATION,                       \
+                     [EMU_OP_POP_CALL_CONFIGURATION] = DT_CF_RT_POP_CALL_CONFIGURATION},                        \
+    EMU_CF_CUPTI_DRIVER_NUMBERING
+#define EMU_CF_CUPTI_DRIVER_NUMBERING                                                                         \
     .driver_cbid = EMU_CF_OPS(DT_CF_DRV_LAUNCH_KERNEL, DT_CF_DRV_MEMCPY, DT_CF_DRV_MEMCPY_ASYNC, DT_CF_DRV_MEMSET, \
                               DT_CF_DRV_MEMSET_ASYNC, DT_CF_DRV_STREAM_SYNCHRONIZE, DT_CF_DRV_CTX_SYNCHRONIZE),  \
     .driver_copy_cbid = {                                                                                     \
@@ -85,6 +111,11 @@ EMU_HIDDEN int emu_cf_next_record(uint8_t *buffer, size_t valid, void **record);
 EMU_HIDDEN int emu_cf_push_external(uint32_t kind, uint64_t id);
 EMU_HIDDEN int emu_cf_pop_external(uint32_t kind, uint64_t *id);
 EMU_HIDDEN int emu_cf_subscribe(void **subscriber, emu_generic_fn callback, void *userdata);
+EMU_HIDDEN int emu_cf_subscribe_named(void **subscriber, emu_generic_fn callback, void *userdata,
+                                      dt_cf_subscriber_params *params);
+EMU_HIDDEN int emu_cf_enable_and_dump(uint32_t kind);
+EMU_HIDDEN int emu_cf_enable_runtime_api(uint32_t cbid, uint8_t enable);
+EMU_HIDDEN int emu_cf_finalize(void);
 EMU_HIDDEN int emu_cf_unsubscribe(void *subscriber);
 EMU_HIDDEN int emu_cf_enable_domain(uint32_t enable, void *subscriber, uint32_t domain);
 EMU_HIDDEN int emu_cf_enable_all_domains(uint32_t enable, void *subscriber);
@@ -208,8 +239,25 @@ EMU_HIDDEN void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *
     EMU_CF_EXPORT int prefix##GetLastError(void);                                                          \
     int prefix##GetLastError(void) { return DT_CF_SUCCESS; }                                               \
     EMU_CF_EXPORT int prefix##Finalize(void);                                                              \
-    int prefix##Finalize(void) { return DT_CF_SUCCESS; }                                                   \
+    int prefix##Finalize(void) { return emu_cf_finalize(); }                                               \
     EMU_CF_EXPORT int prefix##GetTimestamp(uint64_t *timestamp);                                           \
     int prefix##GetTimestamp(uint64_t *timestamp) { return emu_cf_timestamp(timestamp); }
+
+/* The entry points CUDA 13's CUPTI adds to the family's. */
+#define EMU_CF_CUDA13_ENTRY_POINTS(prefix)                                                                  \
+    EMU_CF_EXPORT int prefix##Subscribe_v2(void **subscriber, emu_generic_fn callback, void *userdata,      \
+                                           dt_cf_subscriber_params *params);                              \
+    int prefix##Subscribe_v2(void **subscriber, emu_generic_fn callback, void *userdata,                   \
+                             dt_cf_subscriber_params *params)                                              \
+    {                                                                                                      \
+        return emu_cf_subscribe_named(subscriber, callback, userdata, params);                             \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityEnableAndDump(uint32_t kind);                                        \
+    int prefix##ActivityEnableAndDump(uint32_t kind) { return emu_cf_enable_and_dump(kind); }              \
+    EMU_CF_EXPORT int prefix##ActivityEnableRuntimeApi(uint32_t cbid, uint8_t enable);                     \
+    int prefix##ActivityEnableRuntimeApi(uint32_t cbid, uint8_t enable)                                    \
+    {                                                                                                      \
+        return emu_cf_enable_runtime_api(cbid, enable);                                                    \
+    }
 
 #endif /* EMU_CF_PERSONALITY_H */

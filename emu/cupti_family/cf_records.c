@@ -16,9 +16,8 @@ size_t emu_cf_record_size(emu_rec_kind kind, const emu_cf_options *opt)
     case EMU_REC_KERNEL: return opt->kernel_size;
     /* peer copies share the memcpy slot of the emulator core: the larger */
     case EMU_REC_MEMCPY:
-        return (opt->peer_as_memcpy2 || opt->copies_name_devices) && sizeof(dt_cf_memcpy_peer) > opt->memcpy_size
-                   ? sizeof(dt_cf_memcpy_peer)
-                   : opt->memcpy_size;
+        return opt->peer_as_memcpy2 && sizeof(dt_cf_memcpy_peer) > opt->memcpy_size ? sizeof(dt_cf_memcpy_peer)
+                                                                                     : opt->memcpy_size;
     case EMU_REC_MEMSET: return opt->memset_size;
     case EMU_REC_RUNTIME:
     case EMU_REC_DRIVER: return sizeof(dt_cf_api);
@@ -33,7 +32,7 @@ size_t emu_cf_stride(uint32_t kind, const emu_cf_options *opt)
     switch (kind) {
     case DT_CF_KIND_KERNEL:
     case DT_CF_KIND_CONCURRENT_KERNEL: return opt->kernel_size;
-    case DT_CF_KIND_MEMCPY: return opt->copies_name_devices ? sizeof(dt_cf_memcpy_peer) : opt->memcpy_size;
+    case DT_CF_KIND_MEMCPY: return opt->memcpy_size;
     case DT_CF_KIND_MEMCPY2: return opt->peer_as_memcpy2 ? sizeof(dt_cf_memcpy_peer) : 0;
     case DT_CF_KIND_MEMSET: return opt->memset_size;
     case DT_CF_KIND_RUNTIME:
@@ -146,7 +145,7 @@ static void write_memcpy(uint8_t *dst, const emu_activity *a, const emu_cf_optio
         m.srcContextId = a->context;
         m.dstDeviceId = a->u.memcpy.dst_device;
         m.dstContextId = a->context;
-        put(dst, &m, sizeof m);
+        put(dst, &m, peer ? sizeof m : opt->memcpy_size);
         return;
     }
     dt_cf_memcpy m;

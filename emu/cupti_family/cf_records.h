@@ -25,7 +25,8 @@ typedef struct emu_cf_options {
     uint32_t kernel_kind;     /* DT_CF_KIND_CONCURRENT_KERNEL or _KERNEL */
     int peer_as_memcpy2;      /* write peer copies as MEMCPY2 records */
     /* write every copy as a MEMCPY record in the peer layout, which names
-       source and destination devices (devtrace's TOPSPTI declaration) */
+       source and destination devices, memcpy_size bytes of it (devtrace's
+       TOPSPTI declaration) */
     int copies_name_devices;
     int latency_timestamps;   /* fill kernel queued/submitted */
     /* the record versions written: bytes of each */

@@ -127,6 +127,14 @@ typedef struct emu_stats {
     uint64_t buffers_completed;      /* completion callbacks, in total */
     uint64_t buffers_completed_worker; /* of which from the emulator's thread */
     uint64_t records_pending;        /* produced, not yet written to a buffer */
+    /* device records a forced flush wrote while their work still ran (in
+       records[kind]): a tracer counts them as unfinished, not as events */
+    uint64_t records_unfinished[EMU_KIND_COUNT];
+    uint64_t injection_calls;        /* InitializeInjection calls the driver made */
+    uint64_t finalized;              /* the client detached the library */
+    /* thread-id type changes while a kind was enabled since load or
+       finalize, which CUPTI's header forbids */
+    uint64_t thread_id_type_changes_while_profiling;
 } emu_stats;
 
 /* Reads the environment once (also done implicitly by every call):
@@ -213,7 +221,8 @@ EMU_API int emu_collective(const emu_collective_desc *desc);
 
 /* The null client (on 1): the vendor interface armed as a tracer arms it
    (every record kind, API callbacks, an external-correlation id on every
-   call where the vendor has such records, buffers handed out, walked with
+   call where the vendor has such records, CUDA 13's call-configuration
+   calls filtered as devtrace filters them, buffers handed out, walked with
    the vendor's iterator and taken back) by a client that decodes nothing; off
    (0) flushes and disarms. What tracing costs on the vendor's side, for
    benchmarks. EMU_EINVAL while another client records (subscribed or any

@@ -73,6 +73,10 @@ static int exec_block(const scn_block *b);
 static void *thread_main(void *arg)
 {
     const scn_stmt *s = arg;
+    /* named before its first call, so a tracer noting the name then sees it */
+    char name[16];
+    snprintf(name, sizeof(name), "%s", s->name);
+    pthread_setname_np(pthread_self(), name);
     exec_block(&s->body);
     return NULL;
 }
@@ -185,9 +189,6 @@ static int exec_stmt(const scn_stmt *s)
             report(s, "pthread_create", err);
             return -1;
         }
-        char name[16];
-        snprintf(name, sizeof(name), "%s", s->name);
-        pthread_setname_np(t, name);
         g_threads[g_thread_count++] = t;
         break;
     }

@@ -105,9 +105,9 @@ static const emu_cf_options records = {
     .kernel_kind = TOPSPTI_ACTIVITY_KIND_KERNEL,
     .copies_name_devices = 1,
     .latency_timestamps = 1,
-    .kernel_size = sizeof(Topspti_ActivityKernel),
-    .memcpy_size = sizeof(Topspti_ActivityMemcpy),
-    .memset_size = sizeof(Topspti_ActivityMemset),
+    .kernel_size = TOPSPTI_ACTIVITY_KERNEL_SIZE,
+    .memcpy_size = TOPSPTI_ACTIVITY_MEMCPY_SIZE,
+    .memset_size = TOPSPTI_ACTIVITY_MEMSET_SIZE,
 };
 
 static size_t topspti_record_size(emu_rec_kind kind)

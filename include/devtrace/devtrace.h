@@ -76,9 +76,11 @@ typedef struct dt_session dt_session;
 typedef enum dt_format {
     DT_FORMAT_JSON = 0,    /* Chrome trace JSON, Kineto schema */
     DT_FORMAT_JSON_GZ = 1, /* the same, gzip-compressed while it streams */
-    DT_FORMAT_PERFETTO = 2 /* Perfetto's protobuf trace (.pftrace): the same
-                              rows, events, flows and args, several times
-                              smaller and faster to write */
+    DT_FORMAT_PERFETTO = 2, /* Perfetto's protobuf trace (.pftrace): the same
+                               rows, events, flows and args, several times
+                               smaller and faster to write */
+    DT_FORMAT_PERFETTO_GZ = 3 /* the same, gzip-compressed while it streams
+                                 (.pftrace.gz) */
 } dt_format;
 
 /* What to capture. */
@@ -109,8 +111,11 @@ typedef struct dt_config {
        0: no limit. */
     uint64_t max_events;
     /* Vendor activity buffers: a pool of count buffers of size bytes,
-       allocated up front when the session starts. When all are in use the
-       vendor gets no buffer and the loss is counted. */
+       allocated up front when the session starts. The CUPTI-shaped backends
+       let it grow on demand, up to the larger of 4 x count and count + 2
+       per thread that asked for a buffer (CUDA 13 gives every thread that
+       uses CUDA a buffer of its own). When all are in use the vendor gets
+       no buffer and the loss is counted. */
     size_t buffer_size;            /* default 4 MiB */
     uint32_t buffer_count;         /* default 32 */
     /* Clock calibration is sampled at start and stop and every this many
@@ -120,8 +125,9 @@ typedef struct dt_config {
 
 /* Fill *config with the defaults (also reads nothing from the environment). */
 DT_API void dt_config_init(dt_config *config);
-/* Apply DEVTRACE_BACKEND and DEVTRACE_OUTPUT (a .gz suffix chooses
-   DT_FORMAT_JSON_GZ, a .pftrace suffix DT_FORMAT_PERFETTO). */
+/* Apply DEVTRACE_BACKEND and DEVTRACE_OUTPUT (a .pftrace suffix chooses
+   DT_FORMAT_PERFETTO, .pftrace.gz DT_FORMAT_PERFETTO_GZ, another .gz
+   DT_FORMAT_JSON_GZ). */
 DT_API void dt_config_from_env(dt_config *config);
 
 DT_API dt_status dt_session_create(const dt_config *config, dt_session **out);
@@ -147,8 +153,11 @@ DT_API void dt_session_destroy(dt_session *session);
    context created before it was armed, so a program that starts its session
    after its first CUDA call must call this first, early in main(). It loads
    the vendor library and enables only cheap device-activity kinds; API
-   tracing is armed only while a session runs. `devtrace record` does this
-   itself (through CUDA's injection entry point). Process-wide. */
+   tracing is armed only while a session runs. What it arms lasts until the
+   next session stops, which disarms everything (and detaches CUPTI from
+   CUDA 12.6 on): a program that stopped recording pays nothing for it.
+   `devtrace record` arms CUPTI itself, when the process initialises CUDA
+   (CUDA's injection entry point). Process-wide. */
 DT_API dt_status dt_prepare(const char *backend);
 
 /* Name of the backend the session uses ("" before start with "auto"). */
@@ -245,6 +254,10 @@ typedef struct dt_event {
         struct {
             uint32_t cbid;
             int32_t return_code;
+            /* 1: the call launches device work (a kernel, cooperative or
+               graph launch), by the vendor's callback id, whatever its
+               name (CUDA 13's <<<>>> is __cudaLaunchKernel) */
+            int launch;
         } api;
         struct {
             uint64_t range_id;     /* also external_id */
@@ -304,6 +317,9 @@ typedef enum dt_loss_reason {
     DT_LOSS_VENDOR_DROPPED,       /* the vendor says it dropped records */
     DT_LOSS_OUTSIDE_WINDOW,       /* not inside the capture window */
     DT_LOSS_STORE_FULL,           /* max_events reached, or out of memory */
+    DT_LOSS_UNFINISHED,           /* device work (or an API call) still running
+                                     when the session stopped: the vendor gave
+                                     it without an end, or it ends after stop */
     DT_LOSS_COUNT
 } dt_loss_reason;
 

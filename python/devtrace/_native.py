@@ -55,7 +55,7 @@ class _Memset(ctypes.Structure):
 
 
 class _Api(ctypes.Structure):
-    _fields_ = [("cbid", ctypes.c_uint32), ("return_code", ctypes.c_int32)]
+    _fields_ = [("cbid", ctypes.c_uint32), ("return_code", ctypes.c_int32), ("launch", ctypes.c_int)]
 
 
 class _Range(ctypes.Structure):

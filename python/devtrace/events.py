@@ -131,10 +131,12 @@ class HostEvent(Event):
 @dataclass(slots=True)
 class ApiEvent(HostEvent):
     """A runtime or driver API call; `correlation` pairs it with the device
-    activity it launched."""
+    activity it launched. `launch`: the call launches device work (by the
+    vendor's callback id: CUDA 13's <<<>>> is __cudaLaunchKernel)."""
 
     cbid: int = 0
     return_code: int = 0
+    launch: bool = False
 
 
 @dataclass(slots=True)
@@ -190,7 +192,7 @@ class Converter:
                                o.parent_id if o.has_parent else None)
             a = e.u.api
             return ApiEvent(kind, name, e.start_ns, e.end_ns, e.correlation, ext, e.process, e.thread,
-                            a.cbid, a.return_code)
+                            a.cbid, a.return_code, bool(a.launch))
         common = (kind, name, e.start_ns, e.end_ns, e.correlation, ext, e.device, e.stream, e.context)
         if kind == EventKind.KERNEL:
             k = e.u.kernel

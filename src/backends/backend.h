@@ -19,6 +19,14 @@
 
 #include "dt_internal.h"
 
+/* What a backend's vendor does that the rest of devtrace relies on. */
+enum {
+    /* The vendor owns its activity buffers (sized from buffer_size) and,
+       when they are full, makes the program wait rather than drop: too
+       small a buffer costs time, not records. */
+    DT_BACKEND_LOSSLESS_BUFFERS = 1u << 0,
+};
+
 struct dt_backend {
     const char *name;          /* "topspti" */
     const char *vendor;        /* "Enflame GCU (TOPSPTI)" */
@@ -34,6 +42,7 @@ struct dt_backend {
        it in LD_PRELOAD from the start of the process (MSPTI's memory kinds),
        else NULL: `devtrace record` preloads the library found. */
     const char *preload;
+    unsigned caps;             /* DT_BACKEND_* */
     /* Find and load the vendor library, describe it; arm nothing. */
     dt_status (*probe)(dt_backend_status *status);
     /* Optional: arm what must precede the process's first device context
@@ -57,6 +66,11 @@ struct dt_backend {
        devtrace's stack through the vendor's API-enter callback wherever the
        vendor's own stack does not hold it. DT_OK when that works. */
     dt_status (*attribute_by_api_enter)(void);
+    /* Optional: give the vendor interface to another client in the process
+       (`to` names it) for the rest of the process: what devtrace holds is
+       flushed into s and let go, and no further vendor call disturbs the
+       other client; the session goes on without device activity. */
+    dt_status (*release)(dt_session *s, const char *to);
 };
 
 #endif /* DT_BACKEND_H */

@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 
 extern const dt_backend dt_backend_cupti;
 
@@ -24,6 +25,8 @@ extern const dt_backend dt_backend_cupti;
 
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include "cupti_cbid_names.h"
 
 /* devtrace's declaration is the toolkit's, field by field where read. */
@@ -52,13 +55,22 @@ SAME_FIELD(dt_cf_overhead, CUpti_ActivityOverhead3, correlationId);
 SAME_FIELD(dt_cf_device, CUpti_ActivityDevice5, name);
 SAME_FIELD(dt_cf_device, CUpti_ActivityDevice5, numMultiprocessors);
 SAME_FIELD(dt_cf_callback_data, CUpti_CallbackData, correlationId);
+SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, subscriberName);
+SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, oldSubscriberName);
+SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, oldSubscriberSize);
+_Static_assert(sizeof(dt_cf_subscriber_params) == CUpti_SubscriberParams_STRUCT_SIZE, "CUpti_SubscriberParams size");
 _Static_assert(sizeof(dt_cf_kernel) == sizeof(CUpti_ActivityKernel10), "Kernel10 size");
 _Static_assert(sizeof(dt_cf_device) == sizeof(CUpti_ActivityDevice5), "Device5 size");
 _Static_assert((int)DT_CF_KIND_EXTERNAL_CORRELATION == (int)CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION &&
                    (int)DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ==
                        (int)CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED &&
-                   (int)DT_CF_EXTERNAL_CUSTOM0 == (int)CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                   (int)DT_CF_EXTERNAL_CUSTOM2 == (int)CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2,
                "CUPTI's numbers");
+_Static_assert(DT_CF_RT_PUSH_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000 &&
+                   DT_CF_RT_POP_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000 &&
+                   DT_CF_RT_LAUNCH_KERNEL_CUDA13 == (int)CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 &&
+                   DT_CF_RT_LAUNCH_KERNEL_CUDA13_PTSZ == (int)CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+               "CUDA 13's launch callback ids");
 
 static int driver_version(void)
 {
@@ -97,6 +109,57 @@ static int explain_failure(const char *call, int r, const char *result_text, con
     return 1;
 }
 
+/* The devices as the driver describes them, where CUDA is initialised in
+   the process already (libcuda.so.1 loaded: it is never loaded for this).
+   DEVICE records lack the opt-in shared memory per block, and a driver
+   initialised before CUPTI was armed describes its devices to nobody.
+   Ordinals are CUDA's, after CUDA_VISIBLE_DEVICES: the numbering CUPTI's
+   records use for deviceId. */
+static uint32_t query_devices(dt_device_props *out, uint32_t max)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) return 0;
+    CUresult (*count)(int *) = (CUresult (*)(int *))dlsym(h, "cuDeviceGetCount");
+    CUresult (*get)(CUdevice *, int) = (CUresult (*)(CUdevice *, int))dlsym(h, "cuDeviceGet");
+    CUresult (*attribute)(int *, CUdevice_attribute, CUdevice) =
+        (CUresult (*)(int *, CUdevice_attribute, CUdevice))dlsym(h, "cuDeviceGetAttribute");
+    CUresult (*name)(char *, int, CUdevice) = (CUresult (*)(char *, int, CUdevice))dlsym(h, "cuDeviceGetName");
+    CUresult (*memory)(size_t *, CUdevice) = (CUresult (*)(size_t *, CUdevice))dlsym(h, "cuDeviceTotalMem_v2");
+    int n = 0;
+    uint32_t filled = 0;
+    if (count && get && attribute && count(&n) == CUDA_SUCCESS) {
+        for (int i = 0; i < n && filled < max && i < DT_MAX_DEVICES; i++) {
+            CUdevice dev;
+            if (get(&dev, i) != CUDA_SUCCESS) continue;
+            dt_device_props *p = &out[filled];
+            memset(p, 0, sizeof *p);
+#define ATTR(field, which) do { int v_ = 0; if (attribute(&v_, which, dev) == CUDA_SUCCESS) p->field = v_; } while (0)
+            ATTR(compute_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+            ATTR(compute_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+            ATTR(max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+            ATTR(max_threads_per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+            ATTR(max_blocks_per_sm, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+            ATTR(regs_per_block, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+            ATTR(regs_per_sm, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+            ATTR(warp_size, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+            ATTR(num_sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+            ATTR(shared_mem_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+            ATTR(shared_mem_per_block_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+            ATTR(shared_mem_per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+#undef ATTR
+            size_t bytes = 0;
+            if (memory && memory(&bytes, dev) == CUDA_SUCCESS) p->total_global_mem = bytes;
+            if (!name || name(p->name, (int)sizeof p->name, dev) != CUDA_SUCCESS) p->name[0] = '\0';
+            p->name[sizeof p->name - 1] = '\0';
+            p->id = (uint32_t)i;
+            p->valid = p->num_sms > 0 && p->warp_size > 0;
+            filled += p->valid ? 1u : 0u;
+        }
+    }
+    dlclose(h);
+    return filled;
+}
+
 static const dt_kind_spec kinds[] = {
     {DT_CF_KIND_CONCURRENT_KERNEL, 0, DT_CAPTURE_KERNEL, 1, 1, "kernels"},
     {DT_CF_KIND_MEMCPY, 0, DT_CAPTURE_MEMCPY, 1, 1, "memory copies"},
@@ -117,9 +180,52 @@ static const dt_layout_set layouts[] = {
     {0, "CUDA 11 (Kernel8, Memcpy5, Memset4)", 0, dt_cf_layouts_cuda11},
 };
 
+/* Launches whatever the call is named: CUDA 13's <<<>>> is __cudaLaunchKernel
+   (its own callback id), not cudaLaunchKernel. */
+static const uint32_t launch_runtime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+};
+static const uint32_t launch_driver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+};
+/* The call-configuration pair around every CUDA 13 launch: two records per
+   launch that launch nothing, not recorded (the library filters them before
+   they reach a buffer; a CUPTI older than 12.5 has no such filter, and no
+   such calls either). */
+static const uint32_t quiet_runtime[] = {
+    CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000,
+};
+
 static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
 static const char *const roots[] = {"CUDA_HOME", NULL};
-static const char *const subdirs[] = {"lib64", "extras/CUPTI/lib64", NULL};
+static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", NULL};
+/* CUDA 13's wheels (nvidia-cuda-cupti) put it in nvidia/cu13/lib, CUDA 12's
+   in nvidia/cuda_cupti/lib */
+static const char *const wheel_dirs[] = {"nvidia/cu13/lib", "nvidia/cuda_cupti/lib", "nvidia/*/lib", NULL};
 
 DT_ENGINE_BACKEND(cupti, cupti_vendor, "cupti", "NVIDIA CUDA (CUPTI)", "cuda", "DEVTRACE_CUPTI_LIBRARY");
 
@@ -127,6 +233,7 @@ static const dt_vendor cupti_vendor = {
     .backend = &dt_backend_cupti,
     .library = {.spec = {.what = "libcupti", .sonames = sonames, .loaded_symbol = "cuptiActivityRegisterCallbacks",
                          .root_envs = roots, .default_root = "/usr/local/cuda", .subdirs = subdirs,
+                         .python_dirs = wheel_dirs,
                          .hint = "set CUDA_HOME to the CUDA toolkit"},
                 .symbol_prefix = "cupti",
                 .symbols = {[DT_SYM_CALLBACK_NAME] = DT_SYM_NONE}, /* the generated tables are complete */
@@ -135,8 +242,18 @@ static const dt_vendor cupti_vendor = {
     .caps = DT_VCAP_COMPLETE_WITH_CONTEXT | DT_VCAP_DROPPED_WITH_CONTEXT | DT_VCAP_DEVICE_RECORDS |
             DT_VCAP_EARLY_ARMING,
     .results = DT_CF_RESULTS,
-    .activity = DT_CF_ACTIVITY(DT_CF_EXTERNAL_CUSTOM0),
-    .callbacks = DT_CF_CALLBACKS,
+    /* CUSTOM2: Kineto pushes CUSTOM0 for ops and CUSTOM1 for user scopes on
+       the same per-thread stacks, so torch.profiler and devtrace can share
+       a process. Finalize after a session from CUPTI API 24 (CUDA 12.6),
+       which fixed the crashes with CUDA graphs that made torch stop
+       finalizing (pytorch#146604). */
+    .activity = DT_CF_ACTIVITY_FINALIZING(DT_CF_EXTERNAL_CUSTOM2, 24),
+    .callbacks = DT_CF_CALLBACKS_NAMED(dt_cf_subscribe_named),
+    .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime)},
+    .query_devices = query_devices,
+    /* a driver initialised before devtrace armed described its devices to
+       nobody: they are described again */
+    .dump_kind = DT_CF_KIND_DEVICE,
     .names = {.runtime = dt_cupti_runtime_names, .runtime_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
               .driver = dt_cupti_driver_names, .driver_count = DT_CUPTI_DRIVER_NAMES_COUNT,
               .runtime_fallback = "cudaRuntime", .driver_fallback = "cudaDriver"},

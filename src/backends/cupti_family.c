@@ -155,3 +155,11 @@ size_t dt_cf_record_size(const dt_record_layout *set, uint32_t kind)
         if (set[i].kind == kind) return set[i].size;
     return 0;
 }
+
+int dt_cf_subscribe_named(void *fn, void **subscriber, void *callback, void *userdata, const char *name,
+                          char *holder, size_t holder_len)
+{
+    dt_cf_subscriber_params params = {sizeof params, name, holder, holder_len};
+    if (holder_len) holder[0] = '\0';
+    return ((int (*)(void **, void *, void *, dt_cf_subscriber_params *))fn)(subscriber, callback, userdata, &params);
+}

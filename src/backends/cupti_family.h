@@ -21,13 +21,19 @@
     }
 
 /* The parts of a family vendor's descriptor that are the family's. */
-#define DT_CF_ACTIVITY(external_kind_)                                                              \
+#define DT_CF_ACTIVITY_FINALIZING(external_kind_, finalize_from_)                                   \
     {.flush_forced = DT_CF_FLAG_FLUSH_FORCED, .thread_id_system = DT_CF_THREAD_ID_SYSTEM,           \
-     .external_kind = external_kind_}
-#define DT_CF_CALLBACKS                                                                             \
+     .external_kind = external_kind_, .finalize_from = finalize_from_}
+#define DT_CF_ACTIVITY(external_kind_) DT_CF_ACTIVITY_FINALIZING(external_kind_, 0)
+#define DT_CF_CALLBACKS_NAMED(subscribe_named_)                                                     \
     {.domain_runtime = DT_CF_DOMAIN_RUNTIME_API, .domain_driver = DT_CF_DOMAIN_DRIVER_API,          \
      .api_enter = DT_CF_API_ENTER, .site_offset = offsetof(dt_cf_callback_data, callbackSite),      \
-     .correlation_offset = offsetof(dt_cf_callback_data, correlationId)}
+     .correlation_offset = offsetof(dt_cf_callback_data, correlationId),                            \
+     .subscribe_named = subscribe_named_}
+#define DT_CF_CALLBACKS DT_CF_CALLBACKS_NAMED(NULL)
+/* The family's named subscribe (<prefix>Subscribe_v2). */
+DT_HIDDEN int dt_cf_subscribe_named(void *fn, void **subscriber, void *callback, void *userdata, const char *name,
+                                    char *holder, size_t holder_len);
 #define DT_CF_ENUMS                                                                                 \
     {.copy_kinds = DT_COUNTED(dt_cf_copy_kinds), .memory_kinds = DT_COUNTED(dt_cf_memory_kinds),    \
      .copy_async_flag = DT_CF_FLAG_ASYNC, .fill_async_flag = DT_CF_FLAG_ASYNC,                       \

@@ -106,6 +106,13 @@ enum {
     DT_CF_RT_STREAM_SYNCHRONIZE = 131, DT_CF_RT_DEVICE_SYNCHRONIZE = 165, DT_CF_RT_LAUNCH_KERNEL = 211,
     DT_CF_RT_NAMED = 212
 };
+/* CUDA 13's runtime lowers <<<>>> to __cudaPushCallConfiguration at the call
+   site, then __cudaPopCallConfiguration and __cudaLaunchKernel in the stub
+   nvcc generates (unless __NV_LEGACY_LAUNCH): three records per launch. */
+enum {
+    DT_CF_RT_PUSH_CALL_CONFIGURATION = 502, DT_CF_RT_POP_CALL_CONFIGURATION = 503,
+    DT_CF_RT_LAUNCH_KERNEL_CUDA13 = 505, DT_CF_RT_LAUNCH_KERNEL_CUDA13_PTSZ = 506
+};
 enum {
     DT_CF_DRV_CTX_SYNCHRONIZE = 17, DT_CF_DRV_STREAM_SYNCHRONIZE = 126, DT_CF_DRV_MEMSET_ASYNC = 216,
     DT_CF_DRV_MEMSET = 249, DT_CF_DRV_MEMCPY_HTOD = 276, DT_CF_DRV_MEMCPY_HTOD_ASYNC = 277,
@@ -232,6 +239,8 @@ typedef struct DT_CF_PACKED dt_cf_memcpy_peer {
     uint32_t channelType;
     uint32_t pad;
 } dt_cf_memcpy_peer;
+/* CUpti_ActivityMemcpyPtoP, the first version, ends after reserved0. */
+enum { DT_CF_MEMCPY_PTOP_SIZE = 72, DT_CF_MEMCPY_PTOP4_SIZE = 96 };
 
 /* Memsets: Memset4; Memset3 (80) is a prefix. */
 typedef struct DT_CF_PACKED dt_cf_memset {
@@ -348,6 +357,16 @@ enum {
     DT_CF_MARKER2_SIZE = 56, DT_CF_MARKER_DATA2_SIZE = 40, DT_CF_NAME_SIZE = 32, DT_CF_CONTEXT3_SIZE = 32,
     DT_CF_MEMORY4_SIZE = 128, DT_CF_CUDA_EVENT2_SIZE = 56
 };
+
+/* What a named subscribe takes (CUpti_SubscriberParams, CUDA 13): the
+   size of the struct, the subscriber's name, and where the library writes
+   the name of the subscriber that holds it when it refuses. */
+typedef struct dt_cf_subscriber_params {
+    size_t structSize;
+    const char *subscriberName;
+    char *oldSubscriberName;
+    size_t oldSubscriberSize;
+} dt_cf_subscriber_params;
 
 /* The API callback's data (CUpti_CallbackData: natural alignment). */
 typedef struct dt_cf_callback_data {

@@ -40,6 +40,7 @@ typedef int (*fn_unsubscribe)(void *subscriber);
 typedef int (*fn_enable_domain)(uint32_t enable, void *subscriber, uint32_t domain);
 typedef int (*fn_enable_all)(uint32_t enable, void *subscriber);
 typedef int (*fn_name)(uint32_t domain_or_kind, uint32_t cbid, const char **name);
+typedef int (*fn_u32_u8)(uint32_t value, uint8_t flag);
 
 static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_ENABLE] = "ActivityEnable",
@@ -59,8 +60,11 @@ static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_ENABLE_ALL_DOMAINS] = "EnableAllDomains",
     [DT_SYM_CALLBACK_NAME] = "GetCallbackName",
     [DT_SYM_SET_THREAD_ID_TYPE] = "SetThreadIdType",
-    [DT_SYM_GET_THREAD_ID_TYPE] = "GetThreadIdType",
     [DT_SYM_FLUSH_PERIOD] = "ActivityFlushPeriod",
+    [DT_SYM_SUBSCRIBE_NAMED] = "Subscribe_v2",
+    [DT_SYM_ENABLE_AND_DUMP] = "ActivityEnableAndDump",
+    [DT_SYM_ENABLE_RUNTIME_API] = "ActivityEnableRuntimeApi",
+    [DT_SYM_FINALIZE] = "Finalize",
 };
 
 /* The library as one load found it; adopted by the engine when used. */
@@ -91,8 +95,11 @@ static void set_costs(const dt_vendor *v, loaded *l)
         [DT_SYM_ENABLE_DOMAIN] = "callback domains enabled all at once instead",
         [DT_SYM_ENABLE_ALL_DOMAINS] = "no API callback domain can be enabled: API calls are not attributed",
         [DT_SYM_SET_THREAD_ID_TYPE] = "API rows use the vendor's default thread ids, which may not match host threads",
-        [DT_SYM_GET_THREAD_ID_TYPE] = "the previous thread-id type cannot be restored exactly (reset to default)",
         [DT_SYM_FLUSH_PERIOD] = "no periodic flush: buffers return only when full or at stop",
+        [DT_SYM_SUBSCRIBE_NAMED] = "subscribed without a name: a profiler refused the vendor is not told that "
+                                   "devtrace holds it, nor devtrace who holds it",
+        [DT_SYM_ENABLE_AND_DUMP] = "devices described before devtrace armed are not described again",
+        [DT_SYM_FINALIZE] = "the library stays attached after a session",
     };
     void **sym = l->sym;
     for (int i = DT_SYM_REQUIRED_COUNT; i < DT_SYM_COUNT; i++) l->specs[i].cost = cost[i];
@@ -117,7 +124,10 @@ static void set_costs(const dt_vendor *v, loaded *l)
     } else if (!sym[DT_SYM_ENABLE_ALL_DOMAINS]) {
         l->specs[DT_SYM_ENABLE_DOMAIN].cost = NULL; /* said once, under EnableAllDomains */
     }
-    if (!sym[DT_SYM_SET_THREAD_ID_TYPE]) l->specs[DT_SYM_GET_THREAD_ID_TYPE].cost = NULL;
+    /* said only where the descriptor asks for what they do */
+    if (!v->callbacks.subscribe_named || !sym[DT_SYM_SUBSCRIBE]) l->specs[DT_SYM_SUBSCRIBE_NAMED].cost = NULL;
+    if (!v->dump_kind) l->specs[DT_SYM_ENABLE_AND_DUMP].cost = NULL;
+    if (!v->activity.finalize_from || l->api_version < v->activity.finalize_from) l->specs[DT_SYM_FINALIZE].cost = NULL;
     l->specs[DT_SYM_CALLBACK_NAME].cost =
         v->names.runtime ? NULL : "runtime and driver API names are generic (<api>#<callback id>)";
     if (!v->activity.flush_period_ms) l->specs[DT_SYM_FLUSH_PERIOD].cost = NULL;
@@ -157,6 +167,12 @@ static dt_status open_library(const dt_vendor *v, loaded *l)
     }
     st = dt_library_bind(&l->lib, &spec, l->specs, DT_SYM_COUNT, l->sym);
     if (st != DT_OK) return st;
+    uint32_t version = 0;
+    fn_u32p get_version = SYM(l, fn_u32p, DT_SYM_VERSION);
+    if (get_version && get_version(&version) == v->results.success) {
+        l->api_version = version;
+        snprintf(l->version, sizeof l->version, "%" PRIu32, version);
+    }
     set_costs(v, l);
     l->emulated = v->library.emulator_marker && dlsym(l->lib.handle, v->library.emulator_marker) != NULL;
     if ((v->caps & DT_VCAP_LAYOUT_DECLARED) && !l->emulated)
@@ -169,12 +185,6 @@ static dt_status open_library(const dt_vendor *v, loaded *l)
                         "%s is devtrace's %s emulator, whose record layout is devtrace's own declaration; "
                         "this devtrace was built with %s and decodes only the vendor's library",
                         l->lib.path, v->backend->name, v->library.sdk_headers);
-    uint32_t version = 0;
-    fn_u32p get_version = SYM(l, fn_u32p, DT_SYM_VERSION);
-    if (get_version && get_version(&version) == v->results.success) {
-        l->api_version = version;
-        snprintf(l->version, sizeof l->version, "%" PRIu32, version);
-    }
     return DT_OK;
 }
 
@@ -314,6 +324,7 @@ static int arm_kind(dt_engine *e, size_t i)
 {
     const dt_kind_spec *k = &e->v->records.kinds[i];
     fn_kind enable = SYM(e, fn_kind, DT_SYM_ENABLE);
+    if (k->kind == e->v->dump_kind && e->sym[DT_SYM_ENABLE_AND_DUMP]) enable = SYM(e, fn_kind, DT_SYM_ENABLE_AND_DUMP);
     int r = enable(k->kind);
     uint32_t armed = k->kind;
     const dt_vendor_results *res = &e->v->results;
@@ -339,33 +350,20 @@ static void disarm(dt_engine *e, int keep_cheap)
     }
 }
 
-/* The thread-id type, set once, before any kind is enabled (vendors apply
-   it only then): system thread ids put API rows on the rows of the host
+/* The thread-id type, set before the first kind is enabled after the
+   library was loaded (or finalized) and never changed again: vendors apply
+   it to records as kinds are enabled, and CUPTI's header forbids changing it
+   while it profiles. System thread ids put API rows on the rows of the host
    threads that made the calls. */
 static void set_thread_ids(dt_engine *e, dt_session *s)
 {
     fn_u32 set = SYM(e, fn_u32, DT_SYM_SET_THREAD_ID_TYPE);
     if (e->thread_type_set || !set || any_armed(e)) return;
-    uint32_t previous = 0;
-    fn_u32p get = SYM(e, fn_u32p, DT_SYM_GET_THREAD_ID_TYPE);
-    if (get) get(&previous);
     int r = set(e->v->activity.thread_id_system);
-    if (r == e->v->results.success) {
-        e->thread_type_set = 1;
-        e->previous_thread_type = previous;
-    } else if (s) {
+    if (r == e->v->results.success) e->thread_type_set = 1;
+    else if (s)
         dt_session_note(s, "thread_ids", "%s(SYSTEM) returned %s (%d): API rows carry the vendor's default thread "
                         "ids, not host thread ids", e->specs[DT_SYM_SET_THREAD_ID_TYPE].name, result_text(e, r), r);
-    }
-}
-
-/* Restored only when nothing stays armed: a vendor applies it to kinds as
-   they are enabled. */
-static void restore_thread_ids(dt_engine *e)
-{
-    if (!e->thread_type_set || any_armed(e)) return;
-    SYM(e, fn_u32, DT_SYM_SET_THREAD_ID_TYPE)(e->previous_thread_type);
-    e->thread_type_set = 0;
 }
 
 static int register_buffers(dt_engine *e)
@@ -375,15 +373,39 @@ static int register_buffers(dt_engine *e)
     return SYM(e, fn_register, DT_SYM_REGISTER_CALLBACKS)(e->request, complete);
 }
 
+static dt_status released_error(const dt_engine *e)
+{
+    return dt_error(DT_ERR_BUSY, "%s was given to %s in this process (DEVTRACE_CUPTI_HANDOVER): devtrace no "
+                    "longer records its device activity here", e->v->backend->vendor, e->released_to);
+}
+
+/* The engine lock for a prepare, which the vendor's runtime may call (CUDA's
+   InitializeInjection) while it initialises: on this thread from inside a
+   start (the lock is recursive), or on another thread while a start holds
+   the lock and waits for that very initialisation. 1 when taken; 0 when a
+   start in progress on another thread will arm instead. */
+static int lock_for_prepare(dt_engine *e)
+{
+    if (pthread_mutex_trylock(&e->lock) == 0) return 1;
+    if (atomic_load(&e->starting)) return 0;
+    pthread_mutex_lock(&e->lock);
+    return 1;
+}
+
 dt_status dt_engine_prepare(dt_engine *e)
 {
     const dt_vendor *v = e->v;
     if (!(v->caps & DT_VCAP_EARLY_ARMING)) return DT_OK; /* nothing must precede its first context */
-    pthread_mutex_lock(&e->lock);
-    /* Re-entered from a start in progress (see Locking): that start arms. */
-    if (e->early || e->starting) {
+    if (!lock_for_prepare(e)) return DT_OK;
+    /* Re-entered from a start in progress on this thread: that start arms. */
+    if (e->early || atomic_load(&e->starting)) {
         pthread_mutex_unlock(&e->lock);
         return DT_OK;
+    }
+    if (atomic_load(&e->released)) {
+        dt_status st = released_error(e);
+        pthread_mutex_unlock(&e->lock);
+        return st;
     }
     dt_status st = engine_load(e);
     if (st != DT_OK) {
@@ -395,10 +417,11 @@ dt_status dt_engine_prepare(dt_engine *e)
     dt_config defaults;
     dt_config_init(&defaults);
     if (!dt_pool_slot_exists(&e->pool) &&
-        dt_pool_slot_configure(&e->pool, defaults.buffer_count, defaults.buffer_size, DT_POOL_LAZY) != 0) {
+        dt_pool_slot_configure(&e->pool, defaults.buffer_count, defaults.buffer_size, DT_POOL_LAZY | DT_POOL_GROW) != 0) {
         pthread_mutex_unlock(&e->lock);
         return dt_error(DT_ERR_NO_MEMORY, "%s: out of memory for the activity buffer pool", v->backend->name);
     }
+    atomic_store(&e->starting, 1);
     set_thread_ids(e, NULL);
     uint8_t armed_now[DT_ENGINE_MAX_KINDS] = {0};
     int r = register_buffers(e);
@@ -417,11 +440,11 @@ dt_status dt_engine_prepare(dt_engine *e)
         fn_kind disable = SYM(e, fn_kind, DT_SYM_DISABLE);
         for (size_t i = 0; i < v->records.kind_count; i++)
             if (armed_now[i]) { disable(e->armed_kind[i]); e->armed[i] = 0; }
-        restore_thread_ids(e);
     } else {
         e->early = 1;
         dt_log("%s: device kinds armed before the first device context", v->backend->name);
     }
+    atomic_store(&e->starting, 0);
     pthread_mutex_unlock(&e->lock);
     return st;
 }
@@ -471,6 +494,38 @@ static int enable_domains(dt_engine *e)
     return ok;
 }
 
+/* Subscribe, by name where the vendor lets devtrace give one. e->lock held. */
+static dt_status subscribe(dt_engine *e)
+{
+    const dt_vendor *v = e->v;
+    char holder[128] = "";
+    const char *call = e->specs[DT_SYM_SUBSCRIBE].name;
+    int r;
+    if (v->callbacks.subscribe_named && e->sym[DT_SYM_SUBSCRIBE_NAMED]) {
+        call = e->specs[DT_SYM_SUBSCRIBE_NAMED].name;
+        r = v->callbacks.subscribe_named(e->sym[DT_SYM_SUBSCRIBE_NAMED], &e->subscriber,
+                                         (void *)dt_engine_api_callback, e, "devtrace", holder, sizeof holder);
+        /* a release that takes another size of parameters: unnamed, then */
+        if (r == v->results.invalid_parameter) {
+            call = e->specs[DT_SYM_SUBSCRIBE].name;
+            r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt_engine_api_callback, e);
+        }
+    } else {
+        r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt_engine_api_callback, e);
+    }
+    if (r == v->results.success) {
+        e->subscribed = 1;
+        return DT_OK;
+    }
+    holder[sizeof holder - 1] = '\0';
+    if (r == v->results.multiple_subscribers && holder[0])
+        return dt_error(DT_ERR_BUSY,
+                        "%s: %s holds %s in this process, which allows one subscriber; stop it or disable its "
+                        "device tracing",
+                        call, holder, v->backend->vendor);
+    return failure(e, call, r);
+}
+
 static void unsubscribe(dt_engine *e)
 {
     if (!e->subscribed) return;
@@ -482,6 +537,41 @@ static void unsubscribe(dt_engine *e)
     SYM(e, fn_unsubscribe, DT_SYM_UNSUBSCRIBE)(e->subscriber);
     e->subscribed = 0;
     atomic_store(&e->domains_on, 0);
+}
+
+/* Ask the vendor not to record the runtime calls that are bookkeeping
+   around launches. After the runtime kind is enabled: enabling it resets
+   such choices. */
+static void quiet_runtime_calls(dt_engine *e, dt_session *s)
+{
+    const dt_vendor_api_ids *ids = &e->v->api_ids;
+    fn_u32_u8 filter = SYM(e, fn_u32_u8, DT_SYM_ENABLE_RUNTIME_API);
+    if (!ids->quiet_runtime_count || !filter || !(s->config.capture & DT_CAPTURE_RUNTIME)) return;
+    for (uint32_t i = 0; i < ids->quiet_runtime_count; i++) {
+        int r = filter(ids->quiet_runtime[i], 0);
+        if (r != e->v->results.success)
+            dt_session_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
+                            "recorded (they launch no device work)", e->specs[DT_SYM_ENABLE_RUNTIME_API].name,
+                            ids->quiet_runtime[i], result_text(e, r), r);
+    }
+}
+
+/* Device descriptions from the vendor's driver, where it is loaded: they
+   replace what records said (the driver knows every field). */
+static void describe_devices(dt_engine *e, dt_session *s)
+{
+    if (!e->v->query_devices) return;
+    dt_device_props *found = dt_calloc(DT_MAX_DEVICES, sizeof *found);
+    if (!found) return;
+    uint32_t n = e->v->query_devices(found, DT_MAX_DEVICES);
+    pthread_mutex_lock(&e->devices_lock);
+    for (uint32_t i = 0; i < n && i < DT_MAX_DEVICES; i++) {
+        if (!found[i].valid || found[i].id >= DT_MAX_DEVICES) continue;
+        e->devices[found[i].id] = found[i];
+        dt_session_set_device(s, &found[i]);
+    }
+    pthread_mutex_unlock(&e->devices_lock);
+    dt_free(found);
 }
 
 static void attach(dt_engine *e, dt_session *s)
@@ -523,7 +613,12 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     const dt_vendor *v = e->v;
     const dt_vendor_results *res = &v->results;
     pthread_mutex_lock(&e->lock);
-    e->starting = 1;
+    if (atomic_load(&e->released)) {
+        dt_status st = released_error(e);
+        pthread_mutex_unlock(&e->lock);
+        return st;
+    }
+    atomic_store(&e->starting, 1);
     dt_status st = engine_load(e);
     if (st != DT_OK) goto out;
     if (s->config.buffer_count == 0 || s->config.buffer_size < 1024) {
@@ -533,7 +628,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
                       v->backend->name, s->config.buffer_count, s->config.buffer_size);
         goto out;
     }
-    if (dt_pool_slot_configure(&e->pool, s->config.buffer_count, s->config.buffer_size, 0) != 0) {
+    if (dt_pool_slot_configure(&e->pool, s->config.buffer_count, s->config.buffer_size, DT_POOL_GROW) != 0) {
         st = dt_error(DT_ERR_NO_MEMORY, "%s: cannot preallocate %" PRIu32 " activity buffers of %zu bytes",
                       v->backend->name, s->config.buffer_count, s->config.buffer_size);
         goto out;
@@ -550,12 +645,8 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
        another profiler holds the vendor, and the API callbacks that link
        device work to devtrace's stack where the vendor's own cannot. */
     if (e->sym[DT_SYM_SUBSCRIBE]) {
-        r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt_engine_api_callback, e);
-        if (r != res->success) {
-            st = failure(e, e->specs[DT_SYM_SUBSCRIBE].name, r);
-            goto fail;
-        }
-        e->subscribed = 1;
+        st = subscribe(e);
+        if (st != DT_OK) goto fail;
         if (has_push((void *const *)e->sym))
             ;
         else if (v->caps & DT_VCAP_NO_API_ENTER_LINKS)
@@ -615,6 +706,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
                       e->lib.path);
         goto fail;
     }
+    quiet_runtime_calls(e, s);
     if (v->activity.flush_period_ms && e->sym[DT_SYM_FLUSH_PERIOD] &&
         SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(v->activity.flush_period_ms) == res->success)
         e->flush_period_set = 1;
@@ -635,10 +727,9 @@ fail:
         SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->activity.flush_forced);
     }
     unsubscribe(e);
-    restore_thread_ids(e);
     if (!e->early) dt_pool_slot_release(&e->pool);
 out:
-    e->starting = 0;
+    atomic_store(&e->starting, 0);
     pthread_mutex_unlock(&e->lock);
     return st;
 }
@@ -646,7 +737,7 @@ out:
 dt_status dt_engine_flush(dt_engine *e, dt_session *s)
 {
     (void)s;
-    if (!e->loaded) return DT_OK;
+    if (!e->loaded || atomic_load(&e->released)) return DT_OK;
     /* Forced: a plain flush leaves partly filled buffers with the vendor.
        The completion callback may run on this thread: no lock is held. */
     int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
@@ -660,7 +751,7 @@ dt_status dt_engine_flush(dt_engine *e, dt_session *s)
    otherwise to vendor_dropped. decode_lock held. */
 static void count_drops(dt_engine *e, dt_session *s, void *context, uint32_t stream)
 {
-    if (!e->sym[DT_SYM_DROPPED]) return;
+    if (!e->sym[DT_SYM_DROPPED] || atomic_load(&e->released)) return;
     size_t n = 0;
     int r = e->v->caps & DT_VCAP_DROPPED_WITH_CONTEXT
                 ? SYM(e, fn_dropped_ctx, DT_SYM_DROPPED)(context, stream, &n)
@@ -669,45 +760,96 @@ static void count_drops(dt_engine *e, dt_session *s, void *context, uint32_t str
     dt_loss_add(s, dt_pool_slot_refused(&e->pool) ? DT_LOSS_NO_BUFFER : DT_LOSS_VENDOR_DROPPED, n);
 }
 
+/* Take everything back from the vendor for session s: disarm every kind
+   (the cheap ones too: a program that stopped recording should not go on
+   paying for them), deliver what the vendor still holds, count its drops,
+   let the subscriber go. e->lock held; the flush is made without it (the
+   completion callback may run on this thread and takes decode_lock).
+   Returns the flush's result. */
+static int take_back(dt_engine *e, dt_session *s)
+{
+    disarm(e, 0);
+    e->early = 0;
+    if (e->v->caps & DT_VCAP_UNSUBSCRIBE_FIRST) unsubscribe(e);
+    pthread_mutex_unlock(&e->lock);
+    int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
+    pthread_mutex_lock(&e->lock);
+    pthread_mutex_lock(&e->decode_lock);
+    count_drops(e, s, NULL, 0);
+    pthread_mutex_unlock(&e->decode_lock);
+    if (e->flush_period_set) SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(0);
+    e->flush_period_set = 0;
+    unsubscribe(e);
+    return r;
+}
+
+/* Where the library allows it, and unless the process is ending anyway,
+   detach it altogether: it then costs the program nothing until the next
+   session, which arms it anew. e->lock held. */
+static void finalize(dt_engine *e)
+{
+    const dt_vendor *v = e->v;
+    if (!v->activity.finalize_from || e->api_version < v->activity.finalize_from || !e->sym[DT_SYM_FINALIZE] ||
+        atomic_load(&dt_g_exiting))
+        return;
+    if (SYM(e, int (*)(void), DT_SYM_FINALIZE)() == v->results.success) {
+        e->thread_type_set = 0; /* the next arming sets it anew */
+        dt_log("%s: %s after the session", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
+    }
+}
+
 dt_status dt_engine_stop(dt_engine *e, dt_session *s)
 {
     const dt_vendor *v = e->v;
     pthread_mutex_lock(&e->lock);
-    disarm(e, e->early);
-    if (v->caps & DT_VCAP_UNSUBSCRIBE_FIRST) unsubscribe(e);
-    pthread_mutex_unlock(&e->lock);
+    int released = atomic_load(&e->released);
     /* Records made before the kinds were disarmed are still in the vendor's
-       buffers: deliver them to this session. */
-    int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->activity.flush_forced);
-    pthread_mutex_lock(&e->lock);
+       buffers: they are delivered to this session. */
+    int r = released ? v->results.success : take_back(e, s);
+    if (!released) describe_devices(e, s);
     pthread_mutex_lock(&e->decode_lock);
-    count_drops(e, s, NULL, 0);
     e->session = NULL;
     pthread_mutex_unlock(&e->decode_lock);
     uint64_t refused = dt_pool_slot_refused(&e->pool);
-    if (refused)
+    if (refused) {
+        dt_pool_stats shape;
+        dt_pool_slot_shape(&e->pool, &shape);
         dt_session_note(s, "buffer_pool",
-                        "%" PRIu64 " buffer requests found the pool of %" PRIu32 " buffers of %zu bytes empty; "
-                        "the vendor dropped what it could not store (counted as no_buffer): raise buffer_count "
-                        "or buffer_size",
-                        refused, s->config.buffer_count, s->config.buffer_size);
+                        "%" PRIu64 " buffer requests found the pool of %" PRIu32 " buffers of %zu bytes empty "
+                        "(grown to %" PRIu32 " for %" PRIu32 " threads); the vendor dropped what it could not "
+                        "store (counted as no_buffer): raise buffer_count or buffer_size",
+                        refused, s->config.buffer_count, s->config.buffer_size, shape.made, shape.threads);
+    }
     uint64_t orphaned = atomic_load(&e->orphaned);
     if (orphaned)
         dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them",
                         orphaned);
-    if (e->flush_period_set) SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(0);
-    e->flush_period_set = 0;
-    unsubscribe(e);
-    restore_thread_ids(e);
-    if (!e->early) {
-        uint32_t held = dt_pool_slot_release(&e->pool);
-        if (held)
-            dt_session_note(s, "buffer_pool_held",
-                            "the vendor still held %" PRIu32 " buffers after the final flush; their memory is kept",
-                            held);
-    }
+    if (!released) finalize(e);
+    uint32_t held = dt_pool_slot_release(&e->pool);
+    if (held)
+        dt_session_note(s, "buffer_pool_held",
+                        "the vendor still held %" PRIu32 " buffers after the final flush; their memory is kept", held);
     pthread_mutex_unlock(&e->lock);
     return r == v->results.success ? DT_OK : failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
+}
+
+dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
+{
+    pthread_mutex_lock(&e->lock);
+    if (atomic_load(&e->released) || !e->loaded) {
+        pthread_mutex_unlock(&e->lock);
+        return DT_OK;
+    }
+    int r = take_back(e, s);
+    snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
+    atomic_store(&e->released, 1);
+    pthread_mutex_unlock(&e->lock);
+    dt_session_note(s, "handover", "%s was given to %s at %" PRIu64 " ns (CLOCK_REALTIME): this trace holds the "
+                    "device activity up to then, %s's own trace what came after",
+                    e->v->backend->vendor, e->released_to, dt_realtime_ns(), e->released_to);
+    if (r != e->v->results.success) dt_session_note(s, "handover_flush", "%s returned %s (%d) when letting go",
+                                                    e->specs[DT_SYM_FLUSH_ALL].name, result_text(e, r), r);
+    return DT_OK;
 }
 
 int dt_engine_clock(dt_engine *e, uint64_t *ns)
@@ -727,7 +869,7 @@ int dt_engine_clock(dt_engine *e, uint64_t *ns)
 dt_status dt_engine_push_external(dt_engine *e, uint64_t id)
 {
     fn_push push = SYM(e, fn_push, DT_SYM_PUSH_EXTERNAL);
-    if (!push) return DT_ERR_BACKEND_UNAVAILABLE;
+    if (!push || atomic_load_explicit(&e->released, memory_order_relaxed)) return DT_ERR_BACKEND_UNAVAILABLE;
     return push(e->v->activity.external_kind, id) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
 }
 

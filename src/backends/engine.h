@@ -111,7 +111,12 @@ typedef enum dt_vendor_symbol {
     /* optional */
     DT_SYM_DROPPED, DT_SYM_PUSH_EXTERNAL, DT_SYM_POP_EXTERNAL, DT_SYM_VERSION, DT_SYM_RESULT_STRING,
     DT_SYM_SUBSCRIBE, DT_SYM_UNSUBSCRIBE, DT_SYM_ENABLE_DOMAIN, DT_SYM_ENABLE_ALL_DOMAINS,
-    DT_SYM_CALLBACK_NAME, DT_SYM_SET_THREAD_ID_TYPE, DT_SYM_GET_THREAD_ID_TYPE, DT_SYM_FLUSH_PERIOD,
+    DT_SYM_CALLBACK_NAME, DT_SYM_SET_THREAD_ID_TYPE, DT_SYM_FLUSH_PERIOD,
+    /* used only where the descriptor asks for what they do */
+    DT_SYM_SUBSCRIBE_NAMED,      /* subscribe with a name (dt_vendor_callbacks.subscribe_named) */
+    DT_SYM_ENABLE_AND_DUMP,      /* dt_vendor.dump_kind */
+    DT_SYM_ENABLE_RUNTIME_API,   /* dt_vendor_api_ids.quiet_runtime */
+    DT_SYM_FINALIZE,             /* dt_vendor_activity.finalize_from */
     DT_SYM_COUNT
 } dt_vendor_symbol;
 #define DT_SYM_REQUIRED_COUNT DT_SYM_DROPPED
@@ -178,7 +183,7 @@ typedef struct dt_kind_spec {
     uint32_t alternative;
     uint32_t capture;          /* DT_CAPTURE_* bit it serves; 0: always */
     uint8_t required;          /* the session does not start without it */
-    uint8_t cheap;             /* armed early, and may stay armed between sessions */
+    uint8_t cheap;             /* armed early, before the first session */
     const char *what;          /* "kernels" */
 } dt_kind_spec;
 
@@ -218,14 +223,45 @@ typedef struct dt_vendor_activity {
     uint32_t flush_period_ms;         /* periodic delivery while recording; 0: not set */
     uint32_t thread_id_system;        /* thread-id type: Linux tids */
     uint32_t external_kind;           /* the external-correlation kind devtrace pushes */
+    /* Library version from which <prefix>Finalize after a session's final
+       flush is safe: the library then costs the program nothing until the
+       next session. 0: never finalized. */
+    uint32_t finalize_from;
 } dt_vendor_activity;
+
+/* Subscribe through the vendor's named subscribe `fn` (DT_SYM_SUBSCRIBE_NAMED)
+   as `name`; when another client holds the vendor, its name goes to holder
+   ("" when the vendor does not say). Returns the vendor's result. */
+typedef int (*dt_subscribe_named_fn)(void *fn, void **subscriber, void *callback, void *userdata,
+                                     const char *name, char *holder, size_t holder_len);
 
 /* The API callbacks and their data. */
 typedef struct dt_vendor_callbacks {
     uint32_t domain_runtime, domain_driver;
     uint32_t api_enter;               /* callback site value of an API entry */
     uint16_t site_offset, correlation_offset; /* in the callback data (u32 each) */
+    /* Optional: how to call the vendor's named subscribe, which tells other
+       tools who holds the vendor and tells devtrace who does when it is
+       refused. NULL: plain subscribe only. */
+    dt_subscribe_named_fn subscribe_named;
 } dt_vendor_callbacks;
+
+/* Callback ids with a meaning of their own, in the vendor's numbering. */
+typedef struct dt_vendor_api_ids {
+    /* Calls that launch device work (kernels, cooperative and graph
+       launches): their events are marked as launches (dt_event.u.api.launch),
+       whatever the call is named. */
+    const uint32_t *launch_runtime;
+    uint32_t launch_runtime_count;
+    const uint32_t *launch_driver;
+    uint32_t launch_driver_count;
+    /* Runtime calls devtrace asks the vendor not to record, where the
+       library can filter them (DT_SYM_ENABLE_RUNTIME_API): bookkeeping the
+       runtime makes around every launch, which doubles the API records and
+       launches no work. */
+    const uint32_t *quiet_runtime;
+    uint32_t quiet_runtime_count;
+} dt_vendor_api_ids;
 
 /* API names: the name function's first argument for runtime and driver
    calls (a callback domain, or an activity kind) and how many callback ids
@@ -278,7 +314,19 @@ struct dt_vendor {
     dt_vendor_names names;
     dt_vendor_records records;
     dt_vendor_enums enums;
+    dt_vendor_api_ids api_ids;
+    /* A kind enabled with <prefix>ActivityEnableAndDump where the library
+       has it, which also delivers records of what exists already: the
+       devices of a driver initialised before devtrace armed. 0: none. */
+    uint32_t dump_kind;
     const char *clock_domain;         /* what the vendor's timestamps count */
+    /* Optional: the devices as the vendor's driver describes them, asked
+       only where the driver is already loaded in the process (never loaded
+       for this): the authority on device properties that activity records
+       give partly, or not at all for devices described before devtrace
+       armed. Fills at most max entries (each valid, with its id) and
+       returns how many. */
+    uint32_t (*query_devices)(dt_device_props *out, uint32_t max);
     /* Optional: a clearer status and message for a failed vendor call
        (result_text: the vendor's name for the result). Returns 1 when it
        filled *out. */
@@ -304,6 +352,7 @@ typedef struct dt_plan {
 } dt_plan;
 
 #define DT_DECODER_MAX_LAYOUTS 32
+#define DT_LAUNCH_BITS 1024
 
 /* A vendor's layouts for one library version, prepared for decoding. */
 struct dt_decoder {
@@ -318,6 +367,8 @@ struct dt_decoder {
     /* device descriptions kept across sessions (or NULL) */
     dt_device_props *device_cache;
     pthread_mutex_t *device_lock;
+    /* launch callback ids below DT_LAUNCH_BITS, as bits ([0] runtime, [1] driver) */
+    uint64_t launch_bits[2][DT_LAUNCH_BITS / 64];
 };
 
 /* Choose the layouts for api_version (0: the newest). */
@@ -337,6 +388,8 @@ DT_HIDDEN void dt_decoder_scan_devices(const dt_decoder *d, uint8_t *buffer, siz
                                        dt_vendor_next_fn next);
 /* The name of a callback id (runtime: driver 0), or NULL. */
 DT_HIDDEN const char *dt_decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid);
+/* Whether a callback id launches device work (dt_vendor_api_ids). */
+DT_HIDDEN int dt_decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid);
 
 /* ------------------------------------------------------------------ */
 /* The engine: one per vendor, process-wide (engine.c)                 */
@@ -364,16 +417,20 @@ typedef struct dt_engine {
     uint32_t api_version;
     dt_decoder decoder;
     const char **names[2];            /* from the name function, dt_malloc'ed */
-    /* arming */
-    int starting;
+    /* arming; `starting` is read without the lock by a prepare that must not
+       wait for a start in progress on another thread */
+    _Atomic int starting;
     int early;                        /* cheap kinds armed outside a session */
     uint32_t armed_kind[DT_ENGINE_MAX_KINDS]; /* the kind enabled for kinds[i]; valid if armed[i] */
     uint8_t armed[DT_ENGINE_MAX_KINDS];
     void *subscriber;
     int subscribed;
     _Atomic int domains_on;           /* API callbacks on: read on the program's threads */
-    int thread_type_set;
-    uint32_t previous_thread_type;
+    int thread_type_set;              /* since the library was loaded or finalized */
+    /* given to another client of the vendor (dt_engine_release): devtrace
+       makes no vendor call that would disturb it, for good */
+    _Atomic int released;
+    char released_to[128];
     int flush_period_set;
     dt_session *session;              /* under decode_lock */
     _Atomic uint64_t orphaned;        /* buffers completed with no session */
@@ -389,6 +446,7 @@ DT_HIDDEN int dt_engine_clock(dt_engine *e, uint64_t *ns);
 DT_HIDDEN dt_status dt_engine_push_external(dt_engine *e, uint64_t id);
 DT_HIDDEN dt_status dt_engine_pop_external(dt_engine *e);
 DT_HIDDEN dt_status dt_engine_attribute_by_api_enter(dt_engine *e);
+DT_HIDDEN dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to);
 DT_HIDDEN void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records);
 DT_HIDDEN void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size,
                                   size_t valid);
@@ -435,6 +493,7 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
     static dt_status ident##_push(uint64_t id) { return dt_engine_push_external(&dt_engine_##ident, id); } \
     static dt_status ident##_pop(void) { return dt_engine_pop_external(&dt_engine_##ident); }             \
     static dt_status ident##_api_enter(void) { return dt_engine_attribute_by_api_enter(&dt_engine_##ident); } \
+    static dt_status ident##_release(dt_session *s, const char *to) { return dt_engine_release(&dt_engine_##ident, s, to); } \
     const dt_backend dt_backend_##ident = {                                                               \
         .name = name_,                                                                                    \
         .vendor = vendor_,                                                                                \
@@ -449,6 +508,7 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
         .push_external = ident##_push,                                                                    \
         .pop_external = ident##_pop,                                                                      \
         .attribute_by_api_enter = ident##_api_enter,                                                      \
+        .release = ident##_release,                                                                       \
     }
 
 #endif /* DT_ENGINE_H */

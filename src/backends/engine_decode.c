@@ -42,6 +42,12 @@ void dt_decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version)
         if (api_version >= v->records.layout_sets[i].min_version) break;
     }
     d->sizes_known = api_version ? api_version <= d->set->sizes_known_up_to : d->set->sizes_known_up_to != 0;
+    for (int driver = 0; driver < 2; driver++) {
+        const uint32_t *set = driver ? v->api_ids.launch_driver : v->api_ids.launch_runtime;
+        uint32_t n = driver ? v->api_ids.launch_driver_count : v->api_ids.launch_runtime_count;
+        for (uint32_t i = 0; i < n; i++)
+            if (set[i] < DT_LAUNCH_BITS) d->launch_bits[driver][set[i] / 64] |= UINT64_C(1) << (set[i] % 64);
+    }
     for (size_t i = 0; d->set->records[i].size && d->count < DT_DECODER_MAX_LAYOUTS; i++) {
         const dt_record_layout *l = &d->set->records[i];
         prepare(&d->plans[d->count], l);
@@ -161,6 +167,17 @@ typedef struct decode_ctx {
 
 _Static_assert(API_SLOTS == 64, "api_name() takes 6 bits of the hash");
 
+int dt_decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid)
+{
+    if (cbid < DT_LAUNCH_BITS) return (int)((d->launch_bits[driver ? 1 : 0][cbid / 64] >> (cbid % 64)) & 1u);
+    const dt_vendor_api_ids *ids = &d->v->api_ids;
+    const uint32_t *set = driver ? ids->launch_driver : ids->launch_runtime;
+    uint32_t n = driver ? ids->launch_driver_count : ids->launch_runtime_count;
+    for (uint32_t i = 0; i < n; i++)
+        if (set[i] == cbid) return 1;
+    return 0;
+}
+
 const char *dt_decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid)
 {
     const dt_vendor *v = d->v;
@@ -269,9 +286,10 @@ __attribute__((always_inline)) static inline void decode_api(decode_ctx *cx, con
 {
     if (!(cx->capture & (driver ? DT_CAPTURE_DRIVER : DT_CAPTURE_RUNTIME))) return;
     uint32_t cbid = (uint32_t)F(DT_F_CBID);
-    dt_add_api_call(cx->s, driver ? DT_EVENT_DRIVER : DT_EVENT_RUNTIME, F(DT_F_START), F(DT_F_END),
-                    F(DT_F_CORRELATION), (uint32_t)F(DT_F_PROCESS), (uint32_t)F(DT_F_THREAD),
-                    api_name(cx, driver, cbid), cbid, (int32_t)(uint32_t)F(DT_F_RETURN_VALUE));
+    dt_rec *r = dt_add_api_call(cx->s, driver ? DT_EVENT_DRIVER : DT_EVENT_RUNTIME, F(DT_F_START), F(DT_F_END),
+                                F(DT_F_CORRELATION), (uint32_t)F(DT_F_PROCESS), (uint32_t)F(DT_F_THREAD),
+                                api_name(cx, driver, cbid), cbid, (int32_t)(uint32_t)F(DT_F_RETURN_VALUE));
+    if (r && dt_decoder_is_launch(cx->d, driver, cbid)) r->flags |= DT_REC_LAUNCH;
 }
 
 __attribute__((always_inline)) static inline void decode_external(decode_ctx *cx, const dt_plan *L, const uint8_t *p, int wide)
@@ -442,9 +460,27 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
                 if (strides_known && prev_size != SIZE_MAX && consumed < valid) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
             }
-            /* The iterator cannot step past a record it does not
-               understand, so the rest of the buffer is lost with it. */
-            if (r == res->invalid_kind) { dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1); break; }
+            if (r == res->invalid_kind) {
+                /* The iterator refuses a record it takes for incomplete or
+                   invalid and cannot step past it. Where the record is of a
+                   kind devtrace knows and the library's sizes are known, the
+                   walk goes on by those sizes: the record is decoded like
+                   any other (work still running counts as unfinished) and
+                   nothing after it is lost. Otherwise the rest of the
+                   buffer is lost with it. */
+                size_t at = prev ? (size_t)(prev - buffer) + prev_size : 0;
+                if (strides_known && prev_size != SIZE_MAX && at < valid && valid - at >= sizeof(uint32_t) &&
+                    find_plan(d, kind_at(buffer + at))) {
+                    next = NULL;
+                    continue;
+                }
+                dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
+                if (at < valid)
+                    dt_session_note(s, "unreadable_bytes", "the %s iterator refused a record it could not step past: "
+                                    "the records in the last bytes of a buffer were lost with it (one counted as "
+                                    "unknown_kind)", d->v->backend->name);
+                break;
+            }
             if (r != res->success || !rec) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
             p = rec;
             if (p < buffer || p >= end || (prev && p <= prev) || (size_t)(end - p) < sizeof(uint32_t)) {

@@ -194,7 +194,7 @@ static const dt_vendor mspti_vendor = {
                          .hint = "install CANN (the Ascend toolkit) and set ASCEND_HOME_PATH"},
                 .symbol_prefix = "mspti",
                 .symbols = {[DT_SYM_RESULT_STRING] = DT_SYM_NONE, [DT_SYM_CALLBACK_NAME] = DT_SYM_NONE,
-                            [DT_SYM_SET_THREAD_ID_TYPE] = DT_SYM_NONE, [DT_SYM_GET_THREAD_ID_TYPE] = DT_SYM_NONE,
+                            [DT_SYM_SET_THREAD_ID_TYPE] = DT_SYM_NONE,
                             /* the callback domains stay off (no usable correlation in their data) */
                             [DT_SYM_ENABLE_ALL_DOMAINS] = DT_SYM_NONE},
                 .emulator_marker = DEVTRACE_MSPTI_EMULATOR_MARKER},

@@ -24,6 +24,9 @@
 #endif
 #define LAYOUT_CAPS DT_VCAP_LAYOUT_FROM_SDK
 #define LAYOUT_SOURCE "the TopsRider SDK headers"
+#define KERNEL_SIZE sizeof(Topspti_ActivityKernel)
+#define MEMCPY_SIZE sizeof(Topspti_ActivityMemcpy)
+#define MEMSET_SIZE sizeof(Topspti_ActivityMemset)
 #else
 #include "backends/topspti_abi.h"
 /* devtrace's declaration has every launch detail; an SDK build learns which
@@ -35,6 +38,9 @@
 #define DT_TOPSPTI_HAS_MEMCPY_PEER_DEVICES 1
 #define LAYOUT_CAPS DT_VCAP_LAYOUT_DECLARED
 #define LAYOUT_SOURCE "devtrace's declaration (topspti_abi.h)"
+#define KERNEL_SIZE TOPSPTI_ACTIVITY_KERNEL_SIZE
+#define MEMCPY_SIZE TOPSPTI_ACTIVITY_MEMCPY_SIZE
+#define MEMSET_SIZE TOPSPTI_ACTIVITY_MEMSET_SIZE
 #endif
 
 /* A field the SDK's record may lack (has: 1 or 0): absent reads as 0. */
@@ -54,7 +60,7 @@
         [DT_F_RETURN_VALUE] = DT_FIELD(Topspti_ActivityAPI, returnValue)}}
 
 static const dt_record_layout records[] = {
-    {.kind = TOPSPTI_ACTIVITY_KIND_KERNEL, .cls = DT_RC_KERNEL, .size = sizeof(Topspti_ActivityKernel), .f = {
+    {.kind = TOPSPTI_ACTIVITY_KIND_KERNEL, .cls = DT_RC_KERNEL, .size = KERNEL_SIZE, .f = {
         TIMED(Topspti_ActivityKernel), PLACED(Topspti_ActivityKernel),
         [DT_F_GRID_X] = DT_FIELD(Topspti_ActivityKernel, gridX),
         [DT_F_GRID_Y] = DT_FIELD(Topspti_ActivityKernel, gridY),
@@ -68,7 +74,7 @@ static const dt_record_layout records[] = {
         [DT_F_NAME] = DT_FIELD(Topspti_ActivityKernel, name),
         [DT_F_QUEUED] = MAYBE(DT_TOPSPTI_HAS_KERNEL_QUEUED, Topspti_ActivityKernel, queued),
         [DT_F_SUBMITTED] = MAYBE(DT_TOPSPTI_HAS_KERNEL_SUBMITTED, Topspti_ActivityKernel, submitted)}},
-    {.kind = TOPSPTI_ACTIVITY_KIND_MEMCPY, .cls = DT_RC_MEMCPY, .size = sizeof(Topspti_ActivityMemcpy), .f = {
+    {.kind = TOPSPTI_ACTIVITY_KIND_MEMCPY, .cls = DT_RC_MEMCPY, .size = MEMCPY_SIZE, .f = {
         TIMED(Topspti_ActivityMemcpy), PLACED(Topspti_ActivityMemcpy),
         [DT_F_BYTES] = DT_FIELD(Topspti_ActivityMemcpy, bytes),
         [DT_F_COPY_KIND] = DT_FIELD(Topspti_ActivityMemcpy, copyKind),
@@ -77,7 +83,7 @@ static const dt_record_layout records[] = {
         [DT_F_FLAGS] = DT_FIELD(Topspti_ActivityMemcpy, flags),
         [DT_F_SRC_DEVICE] = MAYBE(DT_TOPSPTI_HAS_MEMCPY_PEER_DEVICES, Topspti_ActivityMemcpy, srcDeviceId),
         [DT_F_DST_DEVICE] = MAYBE(DT_TOPSPTI_HAS_MEMCPY_PEER_DEVICES, Topspti_ActivityMemcpy, dstDeviceId)}},
-    {.kind = TOPSPTI_ACTIVITY_KIND_MEMSET, .cls = DT_RC_MEMSET, .size = sizeof(Topspti_ActivityMemset), .f = {
+    {.kind = TOPSPTI_ACTIVITY_KIND_MEMSET, .cls = DT_RC_MEMSET, .size = MEMSET_SIZE, .f = {
         TIMED(Topspti_ActivityMemset), PLACED(Topspti_ActivityMemset),
         [DT_F_BYTES] = DT_FIELD(Topspti_ActivityMemset, bytes),
         [DT_F_VALUE] = DT_FIELD(Topspti_ActivityMemset, value),

@@ -103,13 +103,21 @@ typedef struct TOPSPTI_PACKED Topspti_Activity_st {
 } Topspti_Activity;
 
 /* The records and the callback data are the CUPTI family's, as devtrace
-   declares them (cupti_family_abi.h): a kernel record with every launch
-   detail, a memcpy record that names source and destination devices. */
+   declares them (cupti_family_abi.h), at the earliest versions that hold
+   every field devtrace reads: a kernel record with every launch detail
+   (Kernel4), a memcpy record that names source and destination devices
+   (the first MemcpyPtoP), Memset3. The records are those structs' leading
+   bytes: their sizes are below, not sizeof. */
 typedef dt_cf_kernel Topspti_ActivityKernel;
 typedef dt_cf_memcpy_peer Topspti_ActivityMemcpy;
 typedef dt_cf_memset Topspti_ActivityMemset;
 typedef dt_cf_api Topspti_ActivityAPI;
 typedef dt_cf_callback_data Topspti_CallbackData;
+enum {
+    TOPSPTI_ACTIVITY_KERNEL_SIZE = DT_CF_KERNEL4_SIZE,
+    TOPSPTI_ACTIVITY_MEMCPY_SIZE = DT_CF_MEMCPY_PTOP_SIZE,
+    TOPSPTI_ACTIVITY_MEMSET_SIZE = DT_CF_MEMSET3_SIZE,
+};
 
 typedef void (*Topspti_BuffersCallbackRequestFunc)(uint8_t **buffer, size_t *size,
                                                    size_t *maxNumRecords);

@@ -1,8 +1,10 @@
 /* The devtrace command: record, stats, check, backends. */
 #include "dt_internal.h"
+#include "backends/backend.h"
 #include "reader/dt_reader.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,7 +20,7 @@ static void usage(FILE *f)
             "usage: devtrace <command> [options]\n"
             "\n"
             "commands:\n"
-            "  record [-o FILE] [--backend NAME] [--format json|json.gz] -- PROGRAM [ARGS...]\n"
+            "  record [-o FILE] [--backend NAME] [--format FORMAT] -- PROGRAM [ARGS...]\n"
             "                 run PROGRAM and write a trace of what its accelerators did\n"
             "  stats FILE     summary tables (kernels, memory, API calls, user ranges)\n"
             "  check FILE     verify a trace's invariants; non-zero exit on violations\n"
@@ -33,7 +35,7 @@ static void usage(FILE *f)
 static void record_usage(FILE *f)
 {
     fprintf(f,
-            "usage: devtrace record [-o FILE] [--backend NAME] [--format json|json.gz] -- PROGRAM [ARGS...]\n"
+            "usage: devtrace record [-o FILE] [--backend NAME] [--format FORMAT] -- PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM with the devtrace injection library preloaded and writes one trace\n"
             "per traced process that recorded something (a user range, an API call, device\n"
@@ -47,7 +49,8 @@ static void record_usage(FILE *f)
             "\n"
             "  -o, --output FILE   trace file\n"
             "  --backend NAME      auto (default) or a name from 'devtrace backends'\n"
-            "  --format FORMAT     json (default) or json.gz (also chosen by a .gz FILE)\n"
+            "  --format FORMAT     json (default), json.gz, perfetto or perfetto.gz (also chosen\n"
+            "                      by a FILE ending in .gz, .pftrace or .pftrace.gz)\n"
             "\n"
             "Signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) sent to devtrace are forwarded to\n"
             "PROGRAM. A process stopped by one writes its trace first, then ends by the signal;\n"
@@ -56,9 +59,17 @@ static void record_usage(FILE *f)
             "After PROGRAM ends, devtrace says how many processes were traced and where each\n"
             "trace went.\n"
             "\n"
+            "CUDA: CUPTI is attached when a process initialises CUDA (the driver calls the\n"
+            "injection library), and never loaded by one that does not. CUPTI takes one\n"
+            "client per process: one the program starts itself (torch.profiler with CUDA\n"
+            "activity) is refused while devtrace holds it, and devtrace says so; with\n"
+            "DEVTRACE_CUPTI_HANDOVER=1 devtrace gives CUPTI to it instead.\n"
+            "\n"
             "Exit status:\n"
             "  PROGRAM's own     PROGRAM's exit status, or 128+N when signal N ended it\n"
-            "  2                 usage error, or FILE cannot be written (PROGRAM is not run)\n"
+            "  2                 usage error, FILE cannot be written, or the backend chosen (or a\n"
+            "                    vendor library named by DEVTRACE_<VENDOR>_LIBRARY) cannot be\n"
+            "                    used (PROGRAM is not run)\n"
             "  125               a trace was lost: it could not be written, recording could not\n"
             "                    start, or PROGRAM never loaded the injection library\n"
             "                    (statically linked or setuid)\n"
@@ -213,6 +224,10 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
             note_open(rs, pid, 1);
             continue;
         }
+        if (strcmp(state, "note") == 0) {
+            fprintf(stderr, "devtrace: process %s: %s\n", fields[0], message);
+            continue;
+        }
         if (strcmp(state, "off") == 0) {
             rs->off++;
             int i;
@@ -329,6 +344,31 @@ static int check_output(const char *output, char *why, size_t n)
     return 0;
 }
 
+/* A backend the user chose, or a vendor library the user named, that cannot
+   be used is an error now, before the program runs, rather than a lost trace
+   at its end (or none: CUPTI is loaded only in processes that initialise
+   CUDA). 0 when recording can go ahead. */
+static int preflight_backend(const char *backend, char *why, size_t len)
+{
+    for (size_t b = 0; dt_backends[b]; b++) {
+        const dt_backend *be = dt_backends[b];
+        int chosen = backend && strcmp(backend, "auto") != 0 && strcmp(backend, be->name) == 0;
+        int named = (!backend || strcmp(backend, "auto") == 0) && be->library_env && dt_env(be->library_env);
+        if (!chosen && !named) continue;
+        dt_backend_status st;
+        memset(&st, 0, sizeof st);
+        if (dt_backend_probe(be->name, &st) == DT_OK && st.available) continue;
+        if (named)
+            snprintf(why, len, "%s=%s cannot be used: %s", be->library_env, dt_env(be->library_env),
+                     st.reason[0] ? st.reason : dt_last_error());
+        else
+            snprintf(why, len, "the %s backend is unavailable: %s", be->name,
+                     st.reason[0] ? st.reason : dt_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 static int cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *backend = NULL, *format = NULL;
@@ -352,14 +392,28 @@ static int cmd_record(int argc, char **argv)
         return 2;
     }
     char outbuf[4096];
-    if (format && strcmp(format, "json") != 0 && strcmp(format, "json.gz") != 0) {
-        fprintf(stderr, "devtrace record: --format must be json or json.gz, not %s\n", format);
+    int fmt = format ? dt_format_by_name(format) : DT_FORMAT_JSON;
+    if (fmt < 0) {
+        fprintf(stderr, "devtrace record: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", format);
         return 2;
     }
-    if (!output) output = (format && strcmp(format, "json.gz") == 0) ? "devtrace.json.gz" : "devtrace.json";
-    else if (format && strcmp(format, "json.gz") == 0 && !strstr(output, ".gz")) {
-        snprintf(outbuf, sizeof outbuf, "%s.gz", output);
+    /* the traced processes choose the format by the file's suffix */
+    if (!output) {
+        snprintf(outbuf, sizeof outbuf, "devtrace%s", dt_format_suffix((dt_format)fmt));
         output = outbuf;
+    } else if (format && dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)fmt) {
+        size_t n = strlen(output);
+        bool pftrace = n > 8 && strcmp(output + n - 8, ".pftrace") == 0;
+        const char *suffix = fmt == DT_FORMAT_JSON_GZ || (fmt == DT_FORMAT_PERFETTO_GZ && pftrace)
+                                 ? ".gz"
+                                 : dt_format_suffix((dt_format)fmt);
+        snprintf(outbuf, sizeof outbuf, "%s%s", output, suffix);
+        output = outbuf;
+    }
+    dt_format out_fmt = dt_format_of_path(output, DT_FORMAT_JSON);
+    if ((out_fmt == DT_FORMAT_JSON_GZ || out_fmt == DT_FORMAT_PERFETTO_GZ) && !dt_gzip_available()) {
+        fprintf(stderr, "devtrace record: %s: %s\n", output, DT_NO_GZIP_MESSAGE);
+        return 2;
     }
     if (backend && strcmp(backend, "auto") != 0) {
         int found = 0;
@@ -370,6 +424,10 @@ static int cmd_record(int argc, char **argv)
         }
     }
     char why[4600];
+    if (preflight_backend(backend, why, sizeof why) != 0) {
+        fprintf(stderr, "devtrace record: %s (the program was not run; see 'devtrace backends')\n", why);
+        return 2;
+    }
     if (check_output(output, why, sizeof why) != 0) {
         fprintf(stderr, "devtrace record: cannot write the trace %s: %s\n", output, why);
         return 2;

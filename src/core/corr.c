@@ -90,6 +90,7 @@ typedef struct stack_entry {
     uint8_t is_op;           /* pushed with a name by dt_op_push */
     uint8_t has_range;       /* range is valid */
     uint8_t vendor_pushed;   /* the backend's push_external succeeded */
+    uint8_t unheld;          /* pushed while the session waited for its vendor */
 } stack_entry;
 
 #define STACK_INLINE 32
@@ -168,6 +169,16 @@ static void vendor_push(stack_entry *e)
     dt_session *s = dt_active_session();
     if (!s) return;
     e->generation = s->generation;
+    if (atomic_load_explicit(&s->awaiting_vendor, memory_order_relaxed)) {
+        /* counted before the second look, so that an attach either sees
+           the count or this push sees the attached backend */
+        atomic_fetch_add(&s->unheld_entries, 1);
+        if (atomic_load(&s->awaiting_vendor)) {
+            e->unheld = 1;
+            return;
+        }
+        atomic_fetch_sub(&s->unheld_entries, 1);
+    }
     const dt_backend *b = s->backend;
     if (!b || !b->push_external) return;
     dt_status st = b->push_external(e->id);
@@ -188,6 +199,10 @@ static void vendor_push(stack_entry *e)
 
 static void vendor_pop(const stack_entry *e)
 {
+    if (e->unheld) {
+        dt_session *s = dt_active_session();
+        if (s && s->generation == e->generation) atomic_fetch_sub(&s->unheld_entries, 1);
+    }
     if (!e->vendor_pushed) return;
     dt_session *s = dt_active_session();
     if (s && s->generation == e->generation && s->backend && s->backend->pop_external)

@@ -55,6 +55,13 @@ DT_HIDDEN int dt_alloc_injected_failure(void);
 /* The sanitizer runtimes this process runs with (":"-separated paths, ""
    in a release build): what must precede a sanitized library in LD_PRELOAD. */
 DT_HIDDEN void dt_sanitizer_runtimes(char *out, size_t n);
+/* Whether this build writes gzip (zlib was found when it was configured);
+   the message for a gzip output it cannot write. */
+DT_HIDDEN int dt_gzip_available(void);
+#define DT_NO_GZIP_MESSAGE                                                                               \
+    "this devtrace was built without zlib and writes no gzip: write .json, or rebuild devtrace with zlib " \
+    "(zlib1g-dev or zlib-devel)"
+
 /* The folder of a file path ("." for a bare name, "/" for one at the root). */
 DT_HIDDEN void dt_path_dir(char *out, size_t n, const char *path);
 
@@ -73,7 +80,8 @@ enum {
     DT_REC_REALTIME = 1u << 1,     /* times are already CLOCK_REALTIME ns
                                       (otherwise: vendor clock until stop) */
     DT_REC_HAS_PARENT = 1u << 2,   /* range: u.range.parent is valid */
-    DT_REC_ASYNC = 1u << 3         /* memcpy/memset: asynchronous */
+    DT_REC_ASYNC = 1u << 3,        /* memcpy/memset: asynchronous */
+    DT_REC_LAUNCH = 1u << 4        /* API call: launches device work */
 };
 
 #define DT_DELTA_UNKNOWN UINT32_MAX
@@ -453,7 +461,17 @@ struct dt_session {
     dt_config config;
     char *output_path;
     char *backend_request;        /* as configured: "auto" or a name */
-    const dt_backend *backend;    /* chosen at start */
+    /* chosen at start; replaced once, by dt_session_attach_deferred, while
+       the program's threads read it */
+    _Atomic(const dt_backend *) backend;
+    /* dt_session_start_deferring: the backend that waits for the vendor's
+       runtime to call the injection entry point, until attached or never */
+    const dt_backend *deferred;
+    _Atomic int awaiting_vendor;      /* running without it, waiting */
+    _Atomic int attaching;
+    /* entries of the external-correlation stacks pushed while waiting: the
+       vendor's own stacks do not hold them */
+    _Atomic int64_t unheld_entries;
     int state;
     uint64_t generation;          /* distinguishes sessions for per-thread logs */
 
@@ -526,6 +544,28 @@ static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_
 /* Lock around a batch of store/intern/corr updates (one vendor buffer). */
 DT_HIDDEN void dt_session_lock(dt_session *s);
 DT_HIDDEN void dt_session_unlock(dt_session *s);
+/* For the injection library (src/inject): start s, but a backend whose
+   vendor calls an injection entry point when the process first uses the
+   device (CUDA's InitializeInjection) waits for that call: with it
+   requested, the session runs on the null backend meanwhile; with "auto",
+   the other backends are tried without it. A process that never uses the
+   device never loads that vendor's library. */
+DT_HIDDEN dt_status dt_session_start_deferring(dt_session *s, const char *deferred);
+/* The waiting backend takes over the running session (on the null
+   backend): DT_OK also when none waits. The host ranges and operations
+   recorded so far are kept; entries pushed while waiting are attributed
+   through API callbacks where the vendor's stack did not see them. */
+DT_HIDDEN dt_status dt_session_attach_deferred(dt_session *s);
+/* Whether s runs on the null backend waiting for `backend` (a name). */
+DT_HIDDEN int dt_session_awaits(const dt_session *s, const char *backend);
+/* Give s's vendor interface to another client (backend.h: release). */
+DT_HIDDEN dt_status dt_session_release_backend(dt_session *s, const char *to);
+
+/* Set by the injection library before it stops its session at process
+   exit: vendor calls that only spare a running program cost (detaching the
+   vendor library) are not made then. */
+DT_HIDDEN extern _Atomic int dt_g_exiting;
+
 /* The running session, or NULL (acquire load). For vendor callbacks, on
    every API call: inline. */
 DT_HIDDEN extern _Atomic(dt_session *) dt_g_active;
@@ -539,10 +579,15 @@ static inline void dt_loss_add(dt_session *s, dt_loss_reason r, uint64_t n)
 {
     atomic_fetch_add_explicit(&s->loss[r], n, memory_order_relaxed);
 }
-/* Check a record's vendor timestamps; counts and returns 0 if implausible. */
+/* Check a record's vendor timestamps; counts and returns 0 if implausible.
+   A start without an end is work a forced flush handed back while it still
+   ran (CUPTI does so at stop), not a record without timing. */
 static inline int dt_times_ok(dt_session *s, uint64_t start, uint64_t end)
 {
-    if (start == 0 || end == 0) { dt_loss_add(s, DT_LOSS_TIMESTAMP_ZERO, 1); return 0; }
+    if (start == 0 || end == 0) {
+        dt_loss_add(s, start && !end ? DT_LOSS_UNFINISHED : DT_LOSS_TIMESTAMP_ZERO, 1);
+        return 0;
+    }
     if (end < start) { dt_loss_add(s, DT_LOSS_TIMESTAMP_REVERSED, 1); return 0; }
     if (end - start > s->config.max_duration_ns) { dt_loss_add(s, DT_LOSS_TIMESTAMP_TOO_LONG, 1); return 0; }
     return 1;
@@ -710,7 +755,9 @@ DT_HIDDEN dt_rec *dt_add_collective(dt_session *s, const dt_collective_desc *c);
    longer one is cut there); "" for NULL. UINT32_MAX: no memory. */
 DT_HIDDEN uint32_t dt_intern_vendor_str(dt_session *s, const char *raw, size_t max);
 
-/* Append a runtime or driver API call made by host thread tid of process pid. */
+/* Append a runtime or driver API call made by host thread tid of process pid.
+   A backend that knows the call launches device work sets DT_REC_LAUNCH on
+   the record returned. */
 static inline dt_rec *dt_add_api_call(dt_session *s, uint8_t kind, uint64_t start, uint64_t end,
                                       uint64_t correlation, uint32_t pid, uint32_t tid, uint32_t name,
                                       uint32_t cbid, int32_t return_code)
@@ -749,6 +796,18 @@ typedef struct dt_buffer_pool dt_buffer_pool;
 /* Make buffers on demand, up to the count, instead of all at create: for
    arming before a session exists, when nobody has asked for the memory. */
 #define DT_POOL_LAZY 1u
+/* When all count buffers are out, make more on demand, up to the larger of
+   DT_POOL_GROW_FACTOR x count and count + DT_POOL_PER_THREAD for each thread
+   that has asked for a buffer (at most DT_POOL_MAX_BUFFERS). A vendor with
+   per-thread buffers (CUDA 13's CUPTI) keeps one partly filled buffer per
+   thread that uses the device, and a consumer that falls behind (its thread
+   starved on a loaded machine) leaves completed buffers waiting: a pool
+   sized for neither would run dry and the vendor drop records. The memory
+   is made only when asked for, and kept until the pool is destroyed. */
+#define DT_POOL_GROW 2u
+#define DT_POOL_GROW_FACTOR 4u
+#define DT_POOL_PER_THREAD 2u
+#define DT_POOL_MAX_BUFFERS 4096u
 /* count buffers of size bytes rounded up to 64; NULL when either is 0, on
    overflow or out of memory. Without DT_POOL_LAZY all are made now. */
 DT_HIDDEN dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags);
@@ -776,6 +835,12 @@ DT_HIDDEN size_t dt_pool_buffer_size(const dt_buffer_pool *p);
 DT_HIDDEN uint32_t dt_pool_outstanding(dt_buffer_pool *p);
 /* How many requests found the pool empty. */
 DT_HIDDEN uint64_t dt_pool_refused(const dt_buffer_pool *p);
+/* What a pool has become: buffers made, the most it may make now, and the
+   threads that asked (for notes and tests). */
+typedef struct dt_pool_stats {
+    uint32_t made, bound, threads;
+} dt_pool_stats;
+DT_HIDDEN void dt_pool_shape(dt_buffer_pool *p, dt_pool_stats *out);
 
 /* The policy every backend follows, around its one process-wide pool:
    preallocated when a session starts, so that a busy device never waits for
@@ -796,6 +861,7 @@ DT_HIDDEN int dt_pool_slot_exists(dt_pool_slot *slot);
 DT_HIDDEN uint8_t *dt_pool_slot_get(dt_pool_slot *slot, size_t *size);
 DT_HIDDEN void dt_pool_slot_put(dt_pool_slot *slot, uint8_t *buf);
 DT_HIDDEN uint64_t dt_pool_slot_refused(dt_pool_slot *slot);
+DT_HIDDEN void dt_pool_slot_shape(dt_pool_slot *slot, dt_pool_stats *out);
 /* Free the pool; returns the buffers the vendor still holds (kept until they
    come back). */
 DT_HIDDEN uint32_t dt_pool_slot_release(dt_pool_slot *slot);
@@ -806,8 +872,17 @@ DT_HIDDEN uint32_t dt_pool_slot_release(dt_pool_slot *slot);
 /* Write a stopped session as Chrome trace JSON (Kineto schema), streaming,
    to a temporary file renamed to path when complete. */
 DT_HIDDEN dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format format);
-/* The same session as a Perfetto protobuf trace (src/export/perfetto.c). */
-DT_HIDDEN dt_status dt_export_perfetto(const dt_session *s, const char *path);
+/* The same session as a Perfetto protobuf trace (src/export/perfetto.c),
+   DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ. */
+DT_HIDDEN dt_status dt_export_perfetto(const dt_session *s, const char *path, dt_format format);
+/* The format a file name asks for (.json.gz and other .gz, .pftrace,
+   .pftrace.gz), or fallback when its suffix names none. */
+DT_HIDDEN dt_format dt_format_of_path(const char *path, dt_format fallback);
+/* A format by the name users give it (json, json.gz, perfetto,
+   perfetto.gz); -1 for another. */
+DT_HIDDEN int dt_format_by_name(const char *name);
+/* The file suffix of a format (".json", ".json.gz", ".pftrace", ...). */
+DT_HIDDEN const char *dt_format_suffix(dt_format format);
 /* One device's entry of Kineto's "deviceProperties" list, as a JSON object,
    snprintf-style (src/export/device_props.c). */
 DT_HIDDEN size_t dt_device_props_json(const dt_device_props *p, char *buf, size_t size);
@@ -824,6 +899,11 @@ typedef struct dt_library_spec {
     const char *const *root_envs;     /* SDK roots as users know them (CUDA_HOME) */
     const char *default_root;         /* when none of them is set; NULL: none */
     const char *const *subdirs;       /* library folders under a root */
+    /* Folders (glob patterns) under Python's site-packages where wheels put
+       the library ("nvidia/cu13/lib"): those of the virtual or conda
+       environment, of the python3 on PATH, PYTHONPATH, the user's and the
+       system's. NULL: none. */
+    const char *const *python_dirs;
     const char *const *paths;         /* absolute fallbacks */
     const char *hint;                 /* what to install or set */
     /* Look only under the SDK roots: the sonames are another vendor's too
@@ -845,10 +925,15 @@ typedef struct dt_library {
    2. a copy the process already has (loaded_symbol, or a soname already
       loaded): two copies would fight over one driver interface;
    3. the sonames through the loader path, then under each SDK root set (or
-      the default root) in each subdir, then the absolute paths.
+      the default root) in each subdir, then in Python's wheel folders,
+      then the absolute paths.
    With roots_only, only the override and step 3's roots and paths.
    Never unloads. DT_ERR_BACKEND_UNAVAILABLE lists every place tried. */
 DT_HIDDEN dt_status dt_library_open(const dt_library_spec *spec, dt_library *out);
+/* Step 3's candidates, in order, at most max (paths holds the strings it
+   builds, max of them). */
+DT_HIDDEN size_t dt_library_candidates(const dt_library_spec *spec, char (*paths)[512], const char **cands,
+                                       size_t max);
 
 /* A symbol a backend binds: required ones make a library unusable when
    missing; a missing optional one costs what `cost` says (NULL: nothing,

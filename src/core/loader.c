@@ -4,7 +4,9 @@
 #include "dt_internal.h"
 
 #include <dlfcn.h>
+#include <glob.h>
 #include <link.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,7 +69,124 @@ static void *already_loaded(const dt_library_spec *spec, char *path, size_t len)
     return NULL;
 }
 
-#define DT_MAX_CANDIDATES 48
+#define DT_MAX_CANDIDATES 64
+
+/* Where Python environments keep their packages: the prefixes of the
+   virtual and conda environments, of the python3 the shell finds first on
+   PATH (a venv's bin/ precedes the system's), of the user and the system. */
+static size_t python_prefixes(char (*out)[512], size_t max)
+{
+    size_t n = 0;
+    const char *envs[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONUSERBASE"};
+    for (size_t i = 0; i < sizeof envs / sizeof *envs && n < max; i++) {
+        const char *v = dt_env(envs[i]);
+        if (v) snprintf(out[n++], sizeof out[0], "%s", v);
+    }
+    const char *path = dt_env("PATH");
+    for (const char *p = path; p && *p && n < max;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char exe[600];
+        snprintf(exe, sizeof exe, "%.*s/python3", (int)len, p);
+        if (len && access(exe, X_OK) == 0) {
+            /* <prefix>/bin/python3 */
+            snprintf(out[n], sizeof out[0], "%.*s", (int)len, p);
+            char *slash = strrchr(out[n], '/');
+            if (slash && slash != out[n]) {
+                *slash = '\0';
+                n++;
+            }
+            break;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    const char *home = dt_env("HOME");
+    if (home && n < max) snprintf(out[n++], sizeof out[0], "%s/.local", home);
+    if (n < max) snprintf(out[n++], sizeof out[0], "/usr/local");
+    if (n < max) snprintf(out[n++], sizeof out[0], "/usr");
+    return n;
+}
+
+/* The library in Python wheels: each soname in each of spec->python_dirs
+   under every site-packages found. Appends to cands (paths holds the
+   strings); returns the new count. */
+static size_t python_candidates(const dt_library_spec *spec, char (*paths)[512], const char **cands, size_t n,
+                                size_t max)
+{
+    if (!spec->python_dirs || !spec->sonames) return n;
+    char (*sites)[512] = dt_malloc(24 * sizeof *sites);
+    char (*prefixes)[512] = dt_malloc(8 * sizeof *prefixes);
+    if (!sites || !prefixes) {
+        dt_free(sites);
+        dt_free(prefixes);
+        return n;
+    }
+    size_t nsites = 0, nprefixes = python_prefixes(prefixes, 8);
+    static const char *const layouts[] = {"lib/python3*/site-packages", "lib/python3*/dist-packages",
+                                          "lib64/python3*/site-packages", "lib/python3/dist-packages"};
+    for (size_t p = 0; p < nprefixes && nsites < 24; p++)
+        for (size_t l = 0; l < sizeof layouts / sizeof *layouts && nsites < 24; l++)
+            snprintf(sites[nsites++], sizeof sites[0], "%s/%s", prefixes[p], layouts[l]);
+    const char *pythonpath = dt_env("PYTHONPATH");
+    for (const char *p = pythonpath; p && *p && nsites < 24;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len) snprintf(sites[nsites++], sizeof sites[0], "%.*s", (int)len, p);
+        p = end ? end + 1 : NULL;
+    }
+    for (size_t k = 0; k < nsites && n < max; k++)
+        for (size_t d = 0; spec->python_dirs[d] && n < max; d++)
+            for (size_t i = 0; spec->sonames[i] && n < max; i++) {
+                char pattern[1200];
+                snprintf(pattern, sizeof pattern, "%s/%s/%s", sites[k], spec->python_dirs[d], spec->sonames[i]);
+                glob_t g;
+                if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0) continue;
+                for (size_t m = 0; m < g.gl_pathc && n < max; m++) {
+                    int seen = 0;
+                    for (size_t j = 0; j < n && !seen; j++) seen = strcmp(cands[j], g.gl_pathv[m]) == 0;
+                    if (seen) continue;
+                    snprintf(paths[n], sizeof paths[n], "%s", g.gl_pathv[m]);
+                    cands[n] = paths[n];
+                    n++;
+                }
+                globfree(&g);
+            }
+    dt_free(sites);
+    dt_free(prefixes);
+    return n;
+}
+
+size_t dt_library_candidates(const dt_library_spec *spec, char (*paths)[512], const char **cands, size_t max)
+{
+    size_t n = 0;
+    int any_root = 0;
+    if (max > DT_MAX_CANDIDATES) max = DT_MAX_CANDIDATES;
+    for (size_t i = 0; !spec->roots_only && spec->sonames && spec->sonames[i] && n < max; i++)
+        cands[n++] = spec->sonames[i];
+    for (size_t r = 0; spec->root_envs && spec->root_envs[r]; r++) {
+        const char *root = dt_env(spec->root_envs[r]);
+        if (!root) continue;
+        any_root = 1;
+        for (size_t d = 0; spec->subdirs && spec->subdirs[d]; d++)
+            for (size_t i = 0; spec->sonames && spec->sonames[i] && n < max; i++) {
+                snprintf(paths[n], sizeof paths[n], "%s/%s/%s", root, spec->subdirs[d], spec->sonames[i]);
+                cands[n] = paths[n];
+                n++;
+            }
+    }
+    if (!any_root && spec->default_root) {
+        for (size_t d = 0; spec->subdirs && spec->subdirs[d]; d++)
+            for (size_t i = 0; spec->sonames && spec->sonames[i] && n < max; i++) {
+                snprintf(paths[n], sizeof paths[n], "%s/%s/%s", spec->default_root, spec->subdirs[d],
+                         spec->sonames[i]);
+                cands[n] = paths[n];
+                n++;
+            }
+    }
+    if (!spec->roots_only) n = python_candidates(spec, paths, cands, n, max);
+    for (size_t i = 0; spec->paths && spec->paths[i] && n < max; i++) cands[n++] = spec->paths[i];
+    return n;
+}
 
 dt_status dt_library_open(const dt_library_spec *spec, dt_library *out)
 {
@@ -94,31 +213,7 @@ dt_status dt_library_open(const dt_library_spec *spec, dt_library *out)
     char (*paths)[512] = dt_malloc(DT_MAX_CANDIDATES * sizeof *paths);
     if (!paths) return dt_error(DT_ERR_NO_MEMORY, "out of memory looking for %s", spec->what);
     const char *cands[DT_MAX_CANDIDATES];
-    size_t n = 0;
-    for (size_t i = 0; !spec->roots_only && spec->sonames && spec->sonames[i] && n < DT_MAX_CANDIDATES; i++)
-        cands[n++] = spec->sonames[i];
-    int any_root = 0;
-    for (size_t r = 0; spec->root_envs && spec->root_envs[r]; r++) {
-        const char *root = dt_env(spec->root_envs[r]);
-        if (!root) continue;
-        any_root = 1;
-        for (size_t d = 0; spec->subdirs && spec->subdirs[d]; d++)
-            for (size_t i = 0; spec->sonames && spec->sonames[i] && n < DT_MAX_CANDIDATES; i++) {
-                snprintf(paths[n], sizeof paths[n], "%s/%s/%s", root, spec->subdirs[d], spec->sonames[i]);
-                cands[n] = paths[n];
-                n++;
-            }
-    }
-    if (!any_root && spec->default_root) {
-        for (size_t d = 0; spec->subdirs && spec->subdirs[d]; d++)
-            for (size_t i = 0; spec->sonames && spec->sonames[i] && n < DT_MAX_CANDIDATES; i++) {
-                snprintf(paths[n], sizeof paths[n], "%s/%s/%s", spec->default_root, spec->subdirs[d],
-                         spec->sonames[i]);
-                cands[n] = paths[n];
-                n++;
-            }
-    }
-    for (size_t i = 0; spec->paths && spec->paths[i] && n < DT_MAX_CANDIDATES; i++) cands[n++] = spec->paths[i];
+    size_t n = dt_library_candidates(spec, paths, cands, DT_MAX_CANDIDATES);
 
     char tried[2048];
     out->handle = dt_dlopen_first(cands, n, out->path, sizeof out->path, tried, sizeof tried);

@@ -8,16 +8,23 @@
 struct dt_buffer_pool {
     pthread_mutex_t lock;
     size_t size;           /* bytes per buffer, a multiple of 64 */
-    uint32_t limit;        /* most buffers the pool makes */
+    uint32_t count;        /* buffers asked for at create */
+    uint32_t cap;          /* room in the arrays below */
     uint32_t made;         /* buffers made so far: bufs[0, made) */
     uint32_t free_count;
-    int lazy;
-    uint8_t **bufs;        /* [limit]: every buffer made, each its own allocation */
-    uint8_t *held;         /* [limit]: bufs[i] is out (with the vendor) */
-    uint32_t *free_list;   /* [limit]: indices of free buffers, a stack */
+    int lazy, grow;
+    uint32_t threads;      /* distinct threads that asked (DT_POOL_GROW) */
+    uint64_t id;           /* tells pools apart for those threads */
+    uint8_t **bufs;        /* [cap]: every buffer made, each its own allocation */
+    uint8_t *held;         /* [cap]: bufs[i] is out (with the vendor) */
+    uint32_t *free_list;   /* [cap]: indices of free buffers, a stack */
     _Atomic uint64_t refused;
     struct dt_buffer_pool *next_retired;
 };
+
+static _Atomic uint64_t g_pool_ids;
+/* The last growing pool this thread asked for a buffer. */
+static _Thread_local uint64_t t_pool_asked;
 
 /* Pools destroyed with buffers still out, kept so that dt_pool_reclaim()
    can recognise those buffers when the vendor hands them back. */
@@ -102,9 +109,38 @@ static int pool_make(dt_buffer_pool *p)
     return 0;
 }
 
+/* Buffers a growing pool may have: see DT_POOL_GROW. */
+static uint32_t pool_bound(const dt_buffer_pool *p)
+{
+    if (!p->grow) return p->count;
+    uint64_t by_count = (uint64_t)p->count * DT_POOL_GROW_FACTOR;
+    uint64_t by_threads = (uint64_t)p->count + (uint64_t)DT_POOL_PER_THREAD * p->threads;
+    uint64_t bound = by_count > by_threads ? by_count : by_threads;
+    return bound > DT_POOL_MAX_BUFFERS ? DT_POOL_MAX_BUFFERS : (uint32_t)bound;
+}
+
+/* Room for one more buffer in the arrays; lock held. */
+static int pool_room(dt_buffer_pool *p)
+{
+    if (p->made < p->cap) return 0;
+    uint32_t cap = p->cap * 2 > DT_POOL_MAX_BUFFERS ? DT_POOL_MAX_BUFFERS : p->cap * 2;
+    if (cap <= p->cap) return -1;
+    uint8_t **bufs = dt_realloc(p->bufs, (size_t)cap * sizeof *bufs);
+    if (!bufs) return -1;
+    p->bufs = bufs;
+    uint8_t *held = dt_realloc(p->held, (size_t)cap * sizeof *held);
+    if (!held) return -1;
+    p->held = held;
+    uint32_t *free_list = dt_realloc(p->free_list, (size_t)cap * sizeof *free_list);
+    if (!free_list) return -1;
+    p->free_list = free_list;
+    p->cap = cap;
+    return 0;
+}
+
 dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags)
 {
-    if (!count || !size || size > SIZE_MAX - 63) return NULL;
+    if (!count || count > DT_POOL_MAX_BUFFERS || !size || size > SIZE_MAX - 63) return NULL;
     size = (size + 63) & ~(size_t)63;
     if (size > SIZE_MAX / count) return NULL;
     dt_buffer_pool *p = dt_calloc(1, sizeof *p);
@@ -113,13 +149,15 @@ dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags)
     p->held = dt_calloc(count, sizeof *p->held);
     p->free_list = dt_calloc(count, sizeof *p->free_list);
     p->size = size;
-    p->limit = count;
+    p->count = p->cap = count;
     p->lazy = (flags & DT_POOL_LAZY) != 0;
+    p->grow = (flags & DT_POOL_GROW) != 0;
+    p->id = atomic_fetch_add(&g_pool_ids, 1) + 1;
     if (!p->bufs || !p->held || !p->free_list) {
         pool_free(p);
         return NULL;
     }
-    while (!p->lazy && p->made < count) {
+    while (!p->lazy && p->made < p->count) {
         if (pool_make(p) != 0) {
             pool_free(p);
             return NULL;
@@ -197,8 +235,13 @@ uint8_t *dt_pool_get(dt_buffer_pool *p)
 {
     if (!p) return NULL;
     pthread_mutex_lock(&p->lock);
+    if (p->grow && t_pool_asked != p->id) {
+        t_pool_asked = p->id;
+        p->threads++;
+    }
     uint8_t *b = NULL;
-    if (!p->free_count && p->lazy && p->made < p->limit) pool_make(p);
+    if (!p->free_count && (p->lazy || p->made >= p->count) && p->made < pool_bound(p) && pool_room(p) == 0)
+        pool_make(p);
     if (p->free_count) {
         uint32_t i = p->free_list[--p->free_count];
         p->held[i] = 1;
@@ -241,6 +284,17 @@ uint32_t dt_pool_outstanding(dt_buffer_pool *p)
 uint64_t dt_pool_refused(const dt_buffer_pool *p)
 {
     return p ? atomic_load_explicit(&((dt_buffer_pool *)p)->refused, memory_order_relaxed) : 0;
+}
+
+void dt_pool_shape(dt_buffer_pool *p, dt_pool_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    out->made = p->made;
+    out->bound = pool_bound(p);
+    out->threads = p->threads;
+    pthread_mutex_unlock(&p->lock);
 }
 
 /* ---- the one pool policy every backend follows ---- */
@@ -290,6 +344,13 @@ uint64_t dt_pool_slot_refused(dt_pool_slot *slot)
     uint64_t refused = dt_pool_refused(slot->pool);
     pthread_mutex_unlock(&slot->lock);
     return refused;
+}
+
+void dt_pool_slot_shape(dt_pool_slot *slot, dt_pool_stats *out)
+{
+    pthread_mutex_lock(&slot->lock);
+    dt_pool_shape(slot->pool, out);
+    pthread_mutex_unlock(&slot->lock);
 }
 
 uint32_t dt_pool_slot_release(dt_pool_slot *slot)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 _Atomic(dt_session *) dt_g_active;
+_Atomic int dt_g_exiting;
 static _Atomic uint64_t g_generation;
 
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
@@ -23,7 +24,7 @@ void dt_session_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
 
 static const char *const loss_names[DT_LOSS_COUNT] = {
     "timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
-    "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full",
+    "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full", "unfinished",
 };
 
 const char *dt_loss_reason_name(dt_loss_reason reason)
@@ -52,10 +53,49 @@ void dt_config_from_env(dt_config *c)
     const char *o = dt_env("DEVTRACE_OUTPUT");
     if (o) {
         c->output_path = o;
-        size_t n = strlen(o);
-        if (n > 3 && strcmp(o + n - 3, ".gz") == 0) c->format = DT_FORMAT_JSON_GZ;
-        else if (n > 8 && strcmp(o + n - 8, ".pftrace") == 0) c->format = DT_FORMAT_PERFETTO;
+        c->format = dt_format_of_path(o, c->format);
     }
+}
+
+static const struct {
+    const char *name, *suffix;
+    dt_format format;
+} format_names[] = {
+    /* longest suffixes first: .pftrace.gz before .gz; the first entry of a
+       format gives its suffix */
+    {"perfetto.gz", ".pftrace.gz", DT_FORMAT_PERFETTO_GZ},
+    {"perfetto", ".pftrace", DT_FORMAT_PERFETTO},
+    {"json.gz", ".json.gz", DT_FORMAT_JSON_GZ},
+    {NULL, ".gz", DT_FORMAT_JSON_GZ},
+    {"json", ".json", DT_FORMAT_JSON},
+};
+#define FORMAT_NAMES (sizeof format_names / sizeof *format_names)
+
+dt_format dt_format_of_path(const char *path, dt_format fallback)
+{
+    size_t n = strlen(path);
+    for (size_t i = 0; i < FORMAT_NAMES; i++) {
+        size_t k = strlen(format_names[i].suffix);
+        if (n > k && strcmp(path + n - k, format_names[i].suffix) == 0)
+            return format_names[i].format;
+    }
+    return fallback;
+}
+
+int dt_format_by_name(const char *name)
+{
+    for (size_t i = 0; i < FORMAT_NAMES; i++)
+        if (format_names[i].name && strcmp(name, format_names[i].name) == 0)
+            return (int)format_names[i].format;
+    return -1;
+}
+
+const char *dt_format_suffix(dt_format format)
+{
+    for (size_t i = 0; i < FORMAT_NAMES; i++)
+        if (format_names[i].format == format)
+            return format_names[i].suffix;
+    return ".json";
 }
 
 /* The command line ("python3 train.py --lr 0.1"), the program by its base
@@ -95,8 +135,10 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     *out = NULL;
     dt_config def;
     if (!config) { dt_config_init(&def); config = &def; }
-    if (config->format != DT_FORMAT_JSON && config->format != DT_FORMAT_JSON_GZ && config->format != DT_FORMAT_PERFETTO)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON, DT_FORMAT_JSON_GZ or DT_FORMAT_PERFETTO", (int)config->format);
+    if (config->format < DT_FORMAT_JSON || config->format > DT_FORMAT_PERFETTO_GZ)
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ", (int)config->format);
+    if ((config->format == DT_FORMAT_JSON_GZ || config->format == DT_FORMAT_PERFETTO_GZ) && !dt_gzip_available())
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format is a gzip format, but %s", DT_NO_GZIP_MESSAGE);
     const char *bname = config->backend ? config->backend : "auto";
     if (strcmp(bname, "auto") != 0 && !dt_backend_find(bname)) {
         char list[512] = "";
@@ -191,13 +233,21 @@ static void *calibrator_main(void *arg)
     return NULL;
 }
 
+static void start_calibrator(dt_session *s)
+{
+    if (s->backend->clock && s->config.calibration_period_ms &&
+        pthread_create(&s->calibrator, NULL, calibrator_main, s) == 0)
+        s->calibrator_running = 1;
+}
+
 static dt_status start_backend(dt_session *s, const dt_backend *b)
 {
+    const dt_backend *before = s->backend;
     s->backend = b;
     dt_clock_free(&s->clock);
     dt_clock_init(&s->clock, b->clock == NULL);
     dt_status st = b->start(s);
-    if (st != DT_OK) { s->backend = NULL; return st; }
+    if (st != DT_OK) { s->backend = before; return st; }
     /* (a sample read but not kept for lack of memory is noted at stop) */
     if (b->clock && dt_clock_sample_now(&s->clock, b->clock, 16) != 0 && !s->clock.unkept)
         dt_session_note(s, "clock", "the %s clock could not be read at start", b->name);
@@ -224,7 +274,7 @@ static dt_status start_auto(dt_session *s)
     for (int named_pass = 1; named_pass >= 0; named_pass--) {
         for (size_t i = 0; dt_backends[i]; i++) {
             const dt_backend *b = dt_backends[i];
-            if (!b->library_env || library_named(b) != named_pass) continue;
+            if (!b->library_env || library_named(b) != named_pass || b == s->deferred) continue;
             st = start_backend(s, b);
             if (st == DT_OK) return DT_OK;
             if (named_pass) return st;
@@ -248,6 +298,7 @@ dt_status dt_session_start(dt_session *s)
     dt_session *expected = NULL;
     if (!atomic_compare_exchange_strong(&dt_g_active, &expected, s))
         return dt_error(DT_ERR_BUSY, "another devtrace session is running in this process; vendor interfaces are process-wide, so stop it first");
+    atomic_store(&s->attaching, 0);
     if (s->state == DT_STATE_STOPPED && session_reset(s) != 0) {
         atomic_store(&dt_g_active, NULL);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
@@ -256,19 +307,22 @@ dt_status dt_session_start(dt_session *s)
     s->window_start_ns = dt_realtime_ns();
 
     dt_status st;
+    s->backend = NULL;
     if (strcmp(s->backend_request, "auto") == 0) st = start_auto(s);
+    else if (s->deferred && strcmp(s->backend_request, s->deferred->name) == 0) st = start_backend(s, &dt_backend_null);
     else st = start_backend(s, dt_backend_find(s->backend_request));
     if (st != DT_OK) {
         atomic_store(&dt_g_active, NULL);
         s->state = DT_STATE_CREATED;
         return st;
     }
+    /* with "auto", a vendor backend that started needs no other */
+    atomic_store(&s->awaiting_vendor, s->deferred && s->backend == &dt_backend_null);
+    atomic_store(&s->unheld_entries, 0);
     dt_store_prepare(1);
     s->calib_stop = 0;
     s->calibrator_running = 0;
-    if (s->backend->clock && s->config.calibration_period_ms &&
-        pthread_create(&s->calibrator, NULL, calibrator_main, s) == 0)
-        s->calibrator_running = 1;
+    start_calibrator(s);
     s->state = DT_STATE_RUNNING;
     dt_log("session started with backend %s", s->backend->name);
     return DT_OK;
@@ -288,7 +342,8 @@ static inline uint64_t map_time(const dt_clock *clock, dt_clock_segment *seg, si
 
 /* At stop, each record once, in one pass over the store: its times to
    realtime, its External id from the links, and out when it lies outside
-   the capture window. */
+   the capture window: unfinished when it began inside the window and was
+   still running when the session stopped, outside_window otherwise. */
 static void finish_records(dt_session *s)
 {
     dt_store *st = &s->store;
@@ -296,7 +351,7 @@ static void finish_records(dt_session *s)
     const uint64_t window_start = s->window_start_ns, window_end = s->window_end_ns;
     dt_clock_segment seg = {.vendor = 1, .vendor_end = 0}; /* none yet */
     size_t segment = 0, out = 0;
-    uint64_t outside = 0;
+    uint64_t outside = 0, unfinished = 0;
     for (size_t i = 0; i < st->count; i++) {
         dt_rec *r = dt_store_at(st, i);
         if (!(r->flags & DT_REC_REALTIME)) {
@@ -310,7 +365,8 @@ static void finish_records(dt_session *s)
             r->flags |= DT_REC_HAS_EXTERNAL;
         }
         if (r->start < window_start || r->end > window_end) {
-            outside++;
+            if (r->start >= window_start && r->start <= window_end) unfinished++;
+            else outside++;
             continue;
         }
         if (out != i) *dt_store_at(st, out) = *r;
@@ -318,6 +374,60 @@ static void finish_records(dt_session *s)
     }
     dt_store_truncate(st, out);
     if (outside) dt_loss_add(s, DT_LOSS_OUTSIDE_WINDOW, outside);
+    if (unfinished) dt_loss_add(s, DT_LOSS_UNFINISHED, unfinished);
+}
+
+dt_status dt_session_start_deferring(dt_session *s, const char *deferred)
+{
+    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start_deferring: session is NULL");
+    const dt_backend *b = deferred ? dt_backend_find(deferred) : NULL;
+    int applies = b && (strcmp(s->backend_request, "auto") == 0 || strcmp(s->backend_request, b->name) == 0);
+    s->deferred = applies ? b : NULL;
+    dt_status st = dt_session_start(s);
+    if (st != DT_OK) s->deferred = NULL;
+    return st;
+}
+
+int dt_session_awaits(const dt_session *s, const char *backend)
+{
+    return s && atomic_load(&((dt_session *)s)->awaiting_vendor) && s->deferred &&
+           strcmp(s->deferred->name, backend) == 0;
+}
+
+dt_status dt_session_attach_deferred(dt_session *s)
+{
+    if (!s || s->state != DT_STATE_RUNNING || !atomic_load(&s->awaiting_vendor)) return DT_OK;
+    /* once, even when the vendor's runtime calls back into here while the
+       backend starts */
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&s->attaching, &idle, 1)) return DT_OK;
+    const dt_backend *b = s->deferred;
+    dt_status st = start_backend(s, b);
+    if (st != DT_OK) {
+        char why[448];
+        snprintf(why, sizeof why, "%s", dt_last_error());
+        atomic_store(&s->awaiting_vendor, 0);
+        dt_session_note(s, b->name, "could not attach when the process initialised the device: %s", why);
+        return dt_error(st, "%s", why);
+    }
+    atomic_store(&s->awaiting_vendor, 0);
+    /* what was pushed meanwhile is on devtrace's stacks only */
+    if (atomic_load(&s->unheld_entries) > 0 && b->attribute_by_api_enter && b->attribute_by_api_enter() != DT_OK)
+        dt_session_note(s, "external_ids", "External ids pushed before %s attached could not be attributed "
+                        "through API callbacks: device work launched directly inside them carries none", b->name);
+    pthread_mutex_lock(&s->calib_lock);
+    s->calib_stop = 0;
+    pthread_mutex_unlock(&s->calib_lock);
+    start_calibrator(s);
+    dt_log("session attached to backend %s", b->name);
+    return DT_OK;
+}
+
+dt_status dt_session_release_backend(dt_session *s, const char *to)
+{
+    if (!s || s->state != DT_STATE_RUNNING) return DT_OK;
+    const dt_backend *b = s->backend;
+    return b && b->release ? b->release(s, to) : DT_OK;
 }
 
 dt_status dt_session_stop(dt_session *s)
@@ -344,6 +454,9 @@ dt_status dt_session_stop(dt_session *s)
     if (s->clock.unkept)
         dt_session_note(s, "clock_samples", "out of memory: %zu clock samples were not kept; the clock map "
                         "and its error bound rest on the %zu others", s->clock.unkept, s->clock.count);
+    if (atomic_exchange(&s->awaiting_vendor, 0) && strcmp(s->backend_request, s->deferred->name) == 0)
+        dt_session_note(s, s->deferred->name, "not attached: the process never initialised the device (its runtime "
+                        "never called the injection entry point)");
     dt_status stop_st = s->backend->stop ? s->backend->stop(s) : DT_OK;
     if (stop_st != DT_OK) dt_session_note(s, "stop", "%s", dt_last_error());
     atomic_store_explicit(&dt_g_active, NULL, memory_order_release);
@@ -387,9 +500,12 @@ dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: session is NULL");
     if (s->state != DT_STATE_STOPPED)
         return dt_error(DT_ERR_STATE, "dt_session_write: stop the session before writing its trace");
-    if (format == DT_FORMAT_PERFETTO) return dt_export_perfetto(s, path ? path : s->output_path);
+    if (format == DT_FORMAT_PERFETTO || format == DT_FORMAT_PERFETTO_GZ)
+        return dt_export_perfetto(s, path ? path : s->output_path, format);
     if (format != DT_FORMAT_JSON && format != DT_FORMAT_JSON_GZ)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: unknown format %d", (int)format);
+    if (format == DT_FORMAT_JSON_GZ && !dt_gzip_available())
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: %s", DT_NO_GZIP_MESSAGE);
     return dt_export_chrome(s, path ? path : s->output_path, format);
 }
 
@@ -531,6 +647,7 @@ void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
     case DT_EVENT_DRIVER:
         ev->u.api.cbid = r->u.api.cbid;
         ev->u.api.return_code = r->u.api.return_code;
+        ev->u.api.launch = (r->flags & DT_REC_LAUNCH) != 0;
         break;
     case DT_EVENT_RANGE:
         ev->u.range.range_id = r->external_id;

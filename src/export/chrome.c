@@ -255,6 +255,7 @@ typedef struct ctx {
     uint64_t base_ns, window_start, window_end;
     uint64_t kinds[DT_EVENT_KIND_MAX + 1];
     uint64_t flows;
+    uint64_t launches;         /* API calls that launch device work */
     uint64_t dropped_window, dropped_kind, dropped_reversed;
     uint8_t device_pid[65536 / 8]; /* device ids in use, as a bitmap */
     small_cache row_cache[2];      /* host, device rows */
@@ -437,6 +438,7 @@ static int classify(ctx *c)
         if (en > hi)
             hi = en;
         c->kinds[r->kind]++;
+        c->launches += (r->flags & DT_REC_LAUNCH) != 0;
 
         int cls = is_device_kind(r->kind) ? ROW_DEVICE : ROW_HOST;
         uint32_t pid = cls == ROW_DEVICE ? r->device : r->context;
@@ -1733,6 +1735,8 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     }
     put_lit(o, ", \"flows\": ");
     put_u64(o, c->flows);
+    put_lit(o, ", \"launches\": ");
+    put_u64(o, c->launches);
 
     put_lit(o, "},\n  \"notes\": {");
     int first = 1;

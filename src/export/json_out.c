@@ -4,7 +4,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
+#if DT_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 /* Buffers in flight: one being filled, one being written, one spare so that
    neither side waits for the other on every hand-over. */
@@ -36,6 +38,12 @@ const char dt_digit_pairs[200] =
     "80818283848586878889"
     "90919293949596979899";
 
+int dt_gzip_available(void)
+{
+    return DT_HAVE_ZLIB;
+}
+
+#if DT_HAVE_ZLIB
 /* zlib's own allocations go through the library's, like every other. */
 static voidpf zlib_alloc(voidpf opaque, uInt items, uInt size)
 {
@@ -48,6 +56,7 @@ static void zlib_free(voidpf opaque, voidpf p)
     (void)opaque;
     dt_free(p);
 }
+#endif
 
 /* The writing side takes its error variable apart: once the drain thread
    runs, the filling thread must not read what that thread writes. */
@@ -71,6 +80,7 @@ static void write_all(const dt_out *o, const void *p, size_t n, int *err)
     }
 }
 
+#if DT_HAVE_ZLIB
 static void deflate_some(const dt_out *o, const void *p, size_t n, int flush, int *err)
 {
     z_stream *zs = o->zs;
@@ -97,6 +107,14 @@ static void deflate_some(const dt_out *o, const void *p, size_t n, int flush, in
         }
     }
 }
+#else
+enum { Z_NO_FLUSH, Z_FINISH };
+static void deflate_some(const dt_out *o, const void *p, size_t n, int flush, int *err)
+{
+    (void)o, (void)p, (void)n, (void)flush;
+    *err = ENOTSUP; /* dt_out_init refused gzip */
+}
+#endif
 
 int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
 {
@@ -108,6 +126,10 @@ int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
     if (!o->buf)
         return -1;
     if (gzip) {
+#if !DT_HAVE_ZLIB
+        dt_out_free(o);
+        return -1;
+#else
         z_stream *zs = dt_calloc(1, sizeof *zs);
         o->zcap = buffer_size / 2;
         o->zbuf = dt_malloc(o->zcap);
@@ -125,6 +147,7 @@ int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
             return -1;
         }
         o->zs = zs;
+#endif
     }
     return 0;
 }
@@ -297,10 +320,12 @@ void dt_out_free(dt_out *o)
         o->drain = NULL;
         o->buf = NULL;
     }
+#if DT_HAVE_ZLIB
     if (o->zs) {
         deflateEnd(o->zs);
         dt_free(o->zs);
     }
+#endif
     dt_free(o->zbuf);
     dt_free(o->buf);
     o->zs = NULL;

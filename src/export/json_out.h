@@ -39,6 +39,7 @@ typedef struct dt_out {
 
 /* Open the writer on fd (owned by the caller). level: zlib level for gzip. */
 DT_HIDDEN int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size);
+
 /* Hand the buffer over to be written (and with gzip, compressed: the
    stream ends in dt_out_finish). */
 DT_HIDDEN void dt_out_flush(dt_out *o);

@@ -1,61 +1,218 @@
 /*
  * A Perfetto trace (protobuf TracePacket stream) written straight in the
  * wire format from the public field numbers (docs/trace-format.md says why
- * not protobuf-c): track descriptors for processes and rows, TrackEvent
- * slices as BEGIN/END pairs with interned names, categories and argument
- * names, debug annotations for the args, flows, and one clock snapshot that
- * makes CLOCK_REALTIME the trace's clock. Packets are gathered in chunks
- * and, by default, written as DEFLATE-compressed packet bundles
- * (TracePacket.compressed_packets), which the Perfetto UI and
- * trace_processor inflate themselves.
+ * not protobuf-c): track descriptors for processes and rows, and per row
+ * one packet sequence of TrackEvent slices (BEGIN/END pairs) whose track,
+ * clock and interned strings are the sequence's state, so that an event
+ * carries only what changes: a timestamp as the nanoseconds since the
+ * sequence's previous packet (an incremental clock tied to
+ * CLOCK_REALTIME), a name, a category and argument names as small interning
+ * ids, its args as debug annotations, and its flows.
  *
- * Used by the session exporter (perfetto.c) and by `devtrace merge`.
+ * Used by the session exporter (perfetto.c).
  */
 #ifndef DT_PF_TRACE_H
 #define DT_PF_TRACE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "json_out.h"
 
-typedef struct pf_trace pf_trace;
+/* Wire types and the fields the per-arg writers below use. */
+#define PF_WT_VARINT 0
+#define PF_WT_I64 1
+#define PF_WT_LEN 2
+#define PF_TAG(field, wt) ((uint64_t)(field) << 3 | (wt))
+#define TE_DEBUG_ANNOTATIONS 4
+#define TE_FLOW_IDS 47
+#define TE_TERMINATING_FLOW_IDS 48
+#define DA_NAME_IID 1
+#define DA_BOOL 2
+#define DA_UINT 3
+#define DA_INT 4
+#define DA_DOUBLE 5
 
 enum pf_table { PF_NAME, PF_CATEGORY, PF_ARG, PF_TABLES };
 
-/* Writes to out (which it does not own). NULL when out of memory. */
-DT_HIDDEN pf_trace *pf_trace_open(dt_out *out, int compress);
-/* Writes what is pending and frees the writer. 0, or ENOMEM / an errno of
-   the output. */
+/* The writer's state is visible so that the per-arg writers inline: an
+   event's args cost a few stores each. */
+typedef struct pf_buf {
+    uint8_t *p;
+    size_t len, cap;
+} pf_buf;
+
+/* Interned strings of the current sequence: open addressing; a slot of an
+   older sequence (gen) counts as empty, so a new sequence starts with no
+   clearing. */
+typedef struct pf_slot {
+    uint64_t hash;
+    uint64_t iid;
+    uint32_t gen;
+    uint32_t len;
+    size_t off;
+} pf_slot;
+
+typedef struct pf_strmap {
+    pf_slot *slots;
+    size_t mask, count;
+    pf_buf keys;
+} pf_strmap;
+
+typedef struct pf_trace {
+    dt_out *out;
+    int err;
+    uint64_t t0;
+    uint32_t seq;     /* the current track's sequence (0: none yet) */
+    uint32_t gen;     /* interning generation: one per sequence */
+    uint64_t last_ts; /* the sequence clock's value */
+    pf_buf te;        /* the TrackEvent being built */
+    uint64_t ts;      /* of the slice being built */
+    pf_buf interned[PF_TABLES]; /* framed entries for the next packet */
+    size_t interned_len;        /* their total */
+    uint64_t next_iid[PF_TABLES];
+    pf_strmap maps[PF_TABLES];
+    uint64_t next_uuid;
+} pf_trace;
+
+/* Writes to out (which it does not own). t0_ns: CLOCK_REALTIME at or
+   before every timestamp of the trace. NULL when out of memory. */
+DT_HIDDEN pf_trace *pf_trace_open(dt_out *out, uint64_t t0_ns);
+/* Frees the writer. 0, or ENOMEM / an errno of the output. */
 DT_HIDDEN int pf_trace_close(pf_trace *t);
 
-/* Track descriptors; each returns the track's uuid (0 when out of memory). */
+/* Track descriptors; each returns the track's uuid (0 when out of memory).
+   All come before the first pf_track_begin. */
 DT_HIDDEN uint64_t pf_process(pf_trace *t, int64_t pid, const char *name, const char *labels, int64_t sort_index);
 DT_HIDDEN uint64_t pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name);
 
-/* The interning id of a string (emitted with the next event that uses it);
-   0 when out of memory. pf_intern_key is for callers that already number
-   their strings densely (an interned name id): no hashing. */
+/* The slices that follow go on this track, as a sequence of their own:
+   interning starts afresh. */
+DT_HIDDEN void pf_track_begin(pf_trace *t, uint64_t track);
+
+/* The interning id of a string on the current track's sequence (emitted
+   with the next event that uses it); 0 when out of memory. Callers keep
+   the ids they use often, until their next pf_track_begin. */
 DT_HIDDEN uint64_t pf_intern(pf_trace *t, int table, const char *s, size_t len);
-DT_HIDDEN uint64_t pf_intern_key(pf_trace *t, int table, uint32_t key, const char *s, size_t len);
 
 /* A slice: pf_begin, then its args and flows, then pf_begin_done; later
-   pf_end on the same track. Slices on a track must nest and come in the
-   order of their timestamps (BEGIN/END interleaved as they happen). */
-DT_HIDDEN void pf_begin(pf_trace *t, uint64_t track, uint64_t ts_ns, uint64_t name_iid, uint64_t category_iid);
-DT_HIDDEN void pf_arg_uint(pf_trace *t, uint64_t name_iid, uint64_t v);
-DT_HIDDEN void pf_arg_int(pf_trace *t, uint64_t name_iid, int64_t v);
-DT_HIDDEN void pf_arg_double(pf_trace *t, uint64_t name_iid, double v);
-DT_HIDDEN void pf_arg_bool(pf_trace *t, uint64_t name_iid, int v);
+   pf_end. Slices on a track nest and come in the order of their
+   timestamps (BEGIN/END interleaved as they happen). */
+DT_HIDDEN void pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t category_iid);
 DT_HIDDEN void pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len);
-/* An array of integers ("grid": [x, y, z]). */
+/* An array of integers ("grid": [x, y, z]); at most 16 are written. */
 DT_HIDDEN void pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n);
-/* A flow leaving this slice (terminating 0) or ending in it (1). */
-DT_HIDDEN void pf_flow(pf_trace *t, uint64_t id, int terminating);
 DT_HIDDEN void pf_begin_done(pf_trace *t);
-DT_HIDDEN void pf_end(pf_trace *t, uint64_t track, uint64_t ts_ns);
+DT_HIDDEN void pf_end(pf_trace *t, uint64_t ts_ns);
 
 /* The error that stopped the writer (ENOMEM, an errno), 0 while all is well. */
 DT_HIDDEN int pf_trace_error(const pf_trace *t);
+
+DT_HIDDEN int pf_te_grow(pf_trace *t, size_t n);
+
+static inline size_t pf_vsize(uint64_t v)
+{
+    return v < 0x80 ? 1 : (size_t)(64 - __builtin_clzll(v) + 6) / 7;
+}
+
+static inline uint8_t *pf_put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Where the next n bytes of the slice's TrackEvent go; NULL when out of
+   memory. */
+static inline uint8_t *pf_te_room(pf_trace *t, size_t n)
+{
+    if (__builtin_expect(t->te.cap - t->te.len < n, 0) && pf_te_grow(t, n) != 0)
+        return NULL;
+    return t->te.p + t->te.len;
+}
+
+/* A DebugAnnotation with a varint value: at most 24 bytes, a one-byte
+   length. */
+static inline void pf_arg_varint(pf_trace *t, uint64_t name_iid, unsigned field, uint64_t v)
+{
+    uint8_t *p = pf_te_room(t, 32);
+    if (!p)
+        return;
+    *p++ = (uint8_t)PF_TAG(TE_DEBUG_ANNOTATIONS, PF_WT_LEN);
+    *p++ = (uint8_t)(2 + pf_vsize(name_iid) + pf_vsize(v));
+    *p++ = (uint8_t)PF_TAG(DA_NAME_IID, PF_WT_VARINT);
+    p = pf_put_varint(p, name_iid);
+    *p++ = (uint8_t)PF_TAG(field, PF_WT_VARINT);
+    p = pf_put_varint(p, v);
+    t->te.len = (size_t)(p - t->te.p);
+}
+
+static inline void pf_arg_uint(pf_trace *t, uint64_t name_iid, uint64_t v)
+{
+    pf_arg_varint(t, name_iid, DA_UINT, v);
+}
+
+static inline void pf_arg_int(pf_trace *t, uint64_t name_iid, int64_t v)
+{
+    pf_arg_varint(t, name_iid, DA_INT, (uint64_t)v);
+}
+
+static inline void pf_arg_bool(pf_trace *t, uint64_t name_iid, int v)
+{
+    pf_arg_varint(t, name_iid, DA_BOOL, v ? 1 : 0);
+}
+
+static inline void pf_arg_double(pf_trace *t, uint64_t name_iid, double v)
+{
+    uint8_t *p = pf_te_room(t, 32);
+    if (!p)
+        return;
+    *p++ = (uint8_t)PF_TAG(TE_DEBUG_ANNOTATIONS, PF_WT_LEN);
+    *p++ = (uint8_t)(10 + pf_vsize(name_iid));
+    *p++ = (uint8_t)PF_TAG(DA_NAME_IID, PF_WT_VARINT);
+    p = pf_put_varint(p, name_iid);
+    *p++ = (uint8_t)PF_TAG(DA_DOUBLE, PF_WT_I64);
+    memcpy(p, &v, 8); /* little-endian, as the wire format */
+    t->te.len = (size_t)(p + 8 - t->te.p);
+}
+
+/* A flow leaving this slice (terminating 0) or ending in it (1). */
+static inline void pf_flow(pf_trace *t, uint64_t id, int terminating)
+{
+    uint8_t *p = pf_te_room(t, 16);
+    if (!p)
+        return;
+    p = pf_put_varint(p, PF_TAG(terminating ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, PF_WT_I64));
+    memcpy(p, &id, 8);
+    t->te.len = (size_t)(p + 8 - t->te.p);
+}
+
+/* Args encoded once and written again: the encoded args written since
+   mark (pf_args_mark, after pf_begin) stay valid until the next pf_* call;
+   pf_args_raw appends such bytes to the slice being built. Their interning
+   ids belong to the current sequence. */
+static inline size_t pf_args_mark(const pf_trace *t)
+{
+    return t->te.len;
+}
+
+static inline const uint8_t *pf_args_since(const pf_trace *t, size_t mark, size_t *len)
+{
+    *len = t->te.len - mark;
+    return t->te.p + mark;
+}
+
+static inline void pf_args_raw(pf_trace *t, const uint8_t *bytes, size_t len)
+{
+    uint8_t *p = pf_te_room(t, len);
+    if (!p)
+        return;
+    memcpy(p, bytes, len);
+    t->te.len += len;
+}
 
 #endif /* DT_PF_TRACE_H */

@@ -1,12 +1,24 @@
 /*
  * `devtrace check`: verifies the invariants of docs/trace-format.md in one
  * streaming pass. Per-event checks run in the visitor; the checks that need
- * the whole trace (flows, nesting, window, names, attribution) keep only
- * what they need: one (start, end) pair per complete event, grouped by row,
- * and tables keyed by distinct flow ids, pids, rows and External ids.
+ * the whole trace keep only what they need:
+ *  - nesting and the capture window: each complete event in its row's log,
+ *    four varints (start as a difference from the row's previous start,
+ *    duration, event number as a difference, name id), 6-10 bytes for a
+ *    typical event. A row whose events arrived in start order (devtrace's
+ *    own rows always do) is checked by reading its log once; another is
+ *    decoded and sorted first;
+ *  - flows: one 8-byte word per flow id (the id, its start and finish
+ *    counts); a flow end is checked against its row's newest event at once
+ *    (writers put it right after the event it starts or finishes on) and
+ *    kept for the end only when it is not at that event's start;
+ *  - attribution: the device time per External id, compared with
+ *    devtrace.attribution as that is read;
+ *  - tables keyed by distinct names, pids and rows.
  */
 #include "dt_reader.h"
 #include "dt_demangle.h"
+#include "devtrace/devtrace.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -16,24 +28,31 @@
 #define CK_MAX_LINES 20
 #define CK_INVARIANTS 7
 
-static const char *const ck_loss_reasons[] = {
-    "timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed", "unknown_kind",
-    "no_buffer",      "vendor_dropped",     "outside_window",     "store_full",
-};
-
-/* 24 bytes per complete event: the one thing check keeps per event. Event
-   numbers past 2^32 wrap in messages. */
+/* A complete event, as the row logs give them back. */
 typedef struct ck_interval {
     int64_t start, end;
-    uint32_t index;
+    uint64_t index;
     uint32_t name;
 } ck_interval;
 
+/* A piece of a row's log; pieces double up to CK_CHUNK_MAX bytes. */
+typedef struct ck_chunk {
+    struct ck_chunk *next;
+    uint32_t len, cap;
+    uint8_t bytes[];
+} ck_chunk;
+
+#define CK_CHUNK_MIN 240
+#define CK_CHUNK_MAX (64u << 10)
+#define CK_LOG_MAX 40 /* the longest entry: four varints */
+
 typedef struct ck_row {
-    ck_interval *v;
-    size_t n, cap;
+    ck_chunk *head, *tail;
+    uint64_t n; /* events in the log */
+    int64_t prev_start, prev_end;
+    uint64_t prev_index;
     uint32_t pid;
-    bool named, used;
+    bool named, used, unordered;
 } ck_row;
 
 typedef struct ck_pid {
@@ -41,18 +60,26 @@ typedef struct ck_pid {
     int64_t sort, num;
 } ck_pid;
 
-typedef struct ck_flow_end {
-    uint32_t row;
-    int64_t ts;
-    uint64_t index;
-} ck_flow_end;
+/* Flow ids and how often each was started and finished, one word a slot:
+   (key + 1) << 6 | finishes << 3 | starts, counts saturating at 7; 0 is an
+   empty slot. A key is a numeric id below CK_FLOW_NUMERIC, or
+   CK_FLOW_NUMERIC + its id in the flows string table (string ids, and
+   numbers too large to be keys). */
+#define CK_FLOW_NUMERIC (UINT64_C(1) << 55)
+typedef struct ck_flowtab {
+    uint64_t *slots;
+    size_t mask, count;
+    bool mixed; /* keys crowded: a mixing hash */
+} ck_flowtab;
 
-typedef struct ck_flow {
-    uint32_t starts, finishes;
-    ck_flow_end s, f;
-    uint64_t num;    /* the id when it is a number */
-    int64_t str;     /* else its id in the flows string table */
-} ck_flow;
+/* A flow end not at the start of its row's newest event: looked for among
+   the row's events at the end. */
+typedef struct ck_flow_end {
+    uint64_t key, index;
+    int64_t ts;
+    uint32_t row;
+    uint32_t finish;
+} ck_flow_end;
 
 /* Recently seen numeric (pid, tid) pairs, so that most events skip
    formatting and hashing their row key. */
@@ -70,17 +97,15 @@ typedef struct ck {
     /* the first lines of each invariant, printed in invariant order */
     char *lines[CK_INVARIANTS + 1][CK_MAX_LINES];
     dt_rd_strtab names, pids, rows, flows;
-    /* numeric flow ids -> index in flowv: no string per flow */
-    dt_rd_u64map flow_ids;
-    size_t nflows;
+    ck_flowtab flowtab;
+    ck_flow_end *pending;
+    size_t npending, pending_cap;
     /* device time per External id (bit 63: listed in devtrace.attribution) */
     dt_rd_u64map ext;
     ck_pid *pidv;
     size_t pid_cap;
     ck_row *rowv;
     size_t row_cap;
-    ck_flow *flowv;
-    size_t flow_cap;
     uint8_t *demangles; /* by name id: 0 not asked yet, 1 no, 2 yes */
     size_t demangles_cap;
     uint64_t api_events, generic_api;
@@ -206,28 +231,24 @@ static int64_t ck_row_id(ck *c, const dt_rd_event *e)
     return id;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+static inline bool str_is(const char *s, size_t len, const char *lit, size_t lit_len)
 {
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
+    return len == lit_len && memcmp(s, lit, len) == 0;
 }
 
-static bool is_api_cat(const char *cat)
+#define IS(s, len, lit) str_is(s, len, lit, sizeof(lit) - 1)
+
+/* Rows of devices (invariant 6): what runs there. */
+static bool is_device_cat(int cat)
 {
-    return ends_with(cat, "_runtime") || ends_with(cat, "_driver");
+    return dt_rd_cat_is_device_work(cat) || cat == DT_RD_CAT_GPU_USER_ANNOTATION || cat == DT_RD_CAT_SYNC ||
+           cat == DT_RD_CAT_OVERHEAD;
 }
 
-static bool is_device_cat(const char *cat)
+static bool is_host_cat(int cat)
 {
-    return strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0 ||
-           strcmp(cat, "gpu_user_annotation") == 0 || strcmp(cat, "cuda_sync") == 0 ||
-           strcmp(cat, "overhead") == 0;
-}
-
-static bool is_host_cat(const char *cat)
-{
-    return is_api_cat(cat) || strcmp(cat, "user_annotation") == 0 || strcmp(cat, "Trace") == 0 ||
-           strcmp(cat, "cpu_op") == 0 || strcmp(cat, "python_function") == 0;
+    return dt_rd_cat_is_api(cat) || cat == DT_RD_CAT_USER_ANNOTATION || cat == DT_RD_CAT_TRACE ||
+           cat == DT_RD_CAT_CPU_OP || cat == DT_RD_CAT_PYTHON_FUNCTION;
 }
 
 /* The fallback name a backend gives an API it cannot name: <word>#<digits>. */
@@ -254,41 +275,243 @@ static void where(char *buf, size_t len, const dt_rd_event *e)
              fmt_us(ts, sizeof ts, e->ts_ns));
 }
 
-/* A flow id written as a decimal integer; string ids (and numbers that are
-   not plain integers) are keyed by their text. Ids as large as 2^63 and
-   beyond are text too, so that they never meet a string's key. */
+/* A flow id written as a decimal integer below CK_FLOW_NUMERIC; other ids
+   (strings, numbers that are not plain integers or are larger) are keyed
+   by their text. */
 static bool parse_flow_id(const char *s, uint64_t *out)
 {
     uint64_t v = 0;
     if (!*s || (s[0] == '0' && s[1]))
         return false;
     for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > (UINT64_C(1) << 59))
+        if (*s < '0' || *s > '9' || v >= CK_FLOW_NUMERIC / 10)
             return false;
         v = v * 10 + (uint64_t)(*s - '0');
     }
-    if (v >> 63)
+    if (v >= CK_FLOW_NUMERIC)
         return false;
     *out = v;
     return true;
+}
+
+/* ---- row logs ---- */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint64_t get_varint(const uint8_t **pp)
+{
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80)
+            break;
+    }
+    *pp = p;
+    return v;
+}
+
+/* Differences of starts wrap as u64 and are zigzagged: a row out of order
+   has negative ones, and hostile times any. */
+static inline uint64_t zigzag(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static inline uint64_t unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ ((uint64_t)0 - (z & 1));
+}
+
+static int ck_log(ck_row *r, int64_t start, int64_t end, uint64_t index, uint32_t name)
+{
+    ck_chunk *t = r->tail;
+    if (!t || t->cap - t->len < CK_LOG_MAX) {
+        uint32_t cap = t ? (t->cap < CK_CHUNK_MAX / 2 ? t->cap * 2 : CK_CHUNK_MAX) : CK_CHUNK_MIN;
+        ck_chunk *n = malloc(sizeof *n + cap);
+        if (!n)
+            return -1;
+        n->next = NULL;
+        n->len = 0;
+        n->cap = cap;
+        if (t)
+            t->next = n;
+        else
+            r->head = n;
+        r->tail = t = n;
+    }
+    if (r->n > 0 && (start < r->prev_start || (start == r->prev_start && end > r->prev_end)))
+        r->unordered = true;
+    uint8_t *p = t->bytes + t->len;
+    p = put_varint(p, zigzag((uint64_t)start - (uint64_t)r->prev_start));
+    p = put_varint(p, (uint64_t)(end - start));
+    p = put_varint(p, index - r->prev_index);
+    p = put_varint(p, name);
+    t->len = (uint32_t)(p - t->bytes);
+    r->prev_start = start;
+    r->prev_end = end;
+    r->prev_index = index;
+    r->n++;
+    return 0;
+}
+
+typedef struct ck_log_reader {
+    const ck_chunk *chunk;
+    uint32_t pos;
+    int64_t start;
+    uint64_t index;
+} ck_log_reader;
+
+static bool ck_log_next(ck_log_reader *lr, ck_interval *v)
+{
+    while (lr->chunk && lr->pos >= lr->chunk->len) {
+        lr->chunk = lr->chunk->next;
+        lr->pos = 0;
+    }
+    if (!lr->chunk)
+        return false;
+    const uint8_t *p = lr->chunk->bytes + lr->pos;
+    lr->start = (int64_t)((uint64_t)lr->start + unzigzag(get_varint(&p)));
+    uint64_t dur = get_varint(&p);
+    lr->index += get_varint(&p);
+    v->start = lr->start;
+    v->end = (int64_t)((uint64_t)lr->start + dur);
+    v->index = lr->index;
+    v->name = (uint32_t)get_varint(&p);
+    lr->pos = (uint32_t)(p - lr->chunk->bytes);
+    return true;
+}
+
+/* ---- flows ---- */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    return x;
+}
+
+/* Where a key's probe starts. Flow ids are mostly consecutive numbers
+   (correlation ids), met in order: the key itself keeps their slots
+   together in memory, a cache line holding eight, where a mixing hash
+   would send each lookup to another line (a third of check's time on a
+   1 GB trace). Keys that crowd together, as hostile ones may, make a
+   probe long; the table then mixes. */
+static inline size_t flow_home(const ck_flowtab *t, uint64_t key)
+{
+    return (size_t)(t->mixed ? mix64(key) : key) & t->mask;
+}
+
+#define CK_FLOW_PROBE_MAX 64
+
+static int flow_rehash(ck_flowtab *t, size_t cap)
+{
+    uint64_t *n = calloc(cap, sizeof *n);
+    if (!n)
+        return -1;
+    size_t old_mask = t->mask;
+    uint64_t *old = t->slots;
+    t->slots = n;
+    t->mask = cap - 1;
+    for (size_t i = 0; old && i <= old_mask; i++) {
+        if (!old[i])
+            continue;
+        size_t j = flow_home(t, (old[i] >> 6) - 1);
+        while (n[j])
+            j = (j + 1) & t->mask;
+        n[j] = old[i];
+    }
+    free(old);
+    return 0;
+}
+
+/* The slot of a flow key, inserted with no start or finish when new; NULL
+   when out of memory. */
+static uint64_t *ck_flow_slot(ck_flowtab *t, uint64_t key)
+{
+    if ((t->count + 1) * 4 > (t->slots ? t->mask + 1 : 0) * 3 &&
+        flow_rehash(t, t->slots ? (t->mask + 1) * 2 : 1024) != 0)
+        return NULL;
+    for (;;) {
+        size_t i = flow_home(t, key);
+        for (size_t probe = 0; probe < CK_FLOW_PROBE_MAX || t->mixed; probe++, i = (i + 1) & t->mask) {
+            uint64_t v = t->slots[i];
+            if (!v) {
+                t->slots[i] = (key + 1) << 6;
+                t->count++;
+                return &t->slots[i];
+            }
+            if ((v >> 6) - 1 == key)
+                return &t->slots[i];
+        }
+        t->mixed = true;
+        if (flow_rehash(t, t->mask + 1) != 0)
+            return NULL;
+    }
+}
+
+#define FLOW_STARTS(v) ((unsigned)((v) & 7))
+#define FLOW_FINISHES(v) ((unsigned)((v) >> 3 & 7))
+
+static int ck_flow(ck *c, const dt_rd_event *e, uint32_t row)
+{
+    char w[800];
+    if (!(e->has & DT_RD_HAS_ID) || !(e->has & DT_RD_HAS_TS)) {
+        where(w, sizeof w, e);
+        ck_violation(c, 2, "flow %s has no %s", w, (e->has & DT_RD_HAS_ID) ? "ts" : "id");
+        return 0;
+    }
+    uint64_t key;
+    if (e->id_is_str || !parse_flow_id(e->id, &key)) {
+        int64_t sid = dt_rd_strtab_intern(&c->flows, e->id, strlen(e->id), NULL);
+        if (sid < 0)
+            return -1;
+        key = CK_FLOW_NUMERIC + (uint64_t)sid;
+    }
+    uint64_t *slot = ck_flow_slot(&c->flowtab, key);
+    if (!slot)
+        return -1;
+    bool finish = e->ph[0] == 'f';
+    unsigned shift = finish ? 3 : 0;
+    if ((*slot >> shift & 7) < 7)
+        *slot += UINT64_C(1) << shift;
+    if (finish && strcmp(e->bp, "e") != 0) {
+        where(w, sizeof w, e);
+        ck_violation(c, 2, "flow finish id %s at %s has no \"bp\":\"e\"", e->id, w);
+    }
+    const ck_row *r = &c->rowv[row];
+    if (r->n > 0 && r->prev_start == e->ts_ns)
+        return 0;
+    if (dt_rd_grow((void **)&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending) != 0)
+        return -1;
+    c->pending[c->npending++] = (ck_flow_end){key, e->index, e->ts_ns, row, finish};
+    return 0;
 }
 
 static int ck_visit(void *user, const dt_rd_event *e)
 {
     ck *c = user;
     char w[800];
-    if (strcmp(e->ph, "M") == 0) {
+    if (e->ph[0] == 'M' && !e->ph[1]) {
         if (!e->pid.present)
             return 0;
         int64_t pid = ck_pid_id(c, &e->pid);
         if (pid < 0)
             goto oom;
-        if (strcmp(e->name, "process_name") == 0) {
+        if (IS(e->name, e->name_len, "process_name")) {
             c->pidv[pid].named = true;
-        } else if (strcmp(e->name, "process_sort_index") == 0 && (e->has & DT_RD_HAS_SORT_INDEX)) {
+        } else if (IS(e->name, e->name_len, "process_sort_index") && (e->has & DT_RD_HAS_SORT_INDEX)) {
             c->pidv[pid].has_sort = true;
             c->pidv[pid].sort = e->sort_index;
-        } else if (strcmp(e->name, "thread_name") == 0 && e->tid.present) {
+        } else if (IS(e->name, e->name_len, "thread_name") && e->tid.present) {
             int64_t row = ck_row_id(c, e);
             if (row < 0)
                 goto oom;
@@ -307,58 +530,15 @@ static int ck_visit(void *user, const dt_rd_event *e)
     ck_pid *pid = &c->pidv[c->rowv[row].pid];
     c->rowv[row].used = true;
     pid->used = true;
-    bool is_flow = (strcmp(e->ph, "s") == 0 || strcmp(e->ph, "f") == 0) && strcmp(e->cat, "ac2g") == 0;
-    if (is_device_cat(e->cat) || (is_flow && e->ph[0] == 'f'))
+    bool is_flow = (e->ph[0] == 's' || e->ph[0] == 'f') && !e->ph[1] && e->cat_kind == DT_RD_CAT_AC2G;
+    if (is_device_cat(e->cat_kind) || (is_flow && e->ph[0] == 'f'))
         pid->device = true;
-    else if (is_host_cat(e->cat) || (is_flow && e->ph[0] == 's'))
+    else if (is_host_cat(e->cat_kind) || (is_flow && e->ph[0] == 's'))
         pid->host = true;
 
-    if (is_flow) {
-        if (!(e->has & DT_RD_HAS_ID) || !(e->has & DT_RD_HAS_TS)) {
-            where(w, sizeof w, e);
-            ck_violation(c, 2, "flow %s has no %s", w, (e->has & DT_RD_HAS_ID) ? "ts" : "id");
-            return 0;
-        }
-        /* numbers by value; other ids by their text's id, on the high half */
-        uint64_t num = 0, key;
-        int64_t sid = -1;
-        bool added;
-        if (!e->id_is_str && parse_flow_id(e->id, &num)) {
-            key = num;
-        } else {
-            sid = dt_rd_strtab_intern(&c->flows, e->id, strlen(e->id), &added);
-            if (sid < 0)
-                goto oom;
-            key = (uint64_t)sid | UINT64_C(1) << 63;
-        }
-        uint64_t *slot = dt_rd_u64map_slot(&c->flow_ids, key, &added);
-        if (!slot)
-            goto oom;
-        if (added)
-            *slot = c->nflows++;
-        int64_t id = (int64_t)*slot;
-        if (dt_rd_grow((void **)&c->flowv, &c->flow_cap, (size_t)id + 1, sizeof *c->flowv) != 0)
-            goto oom;
-        if (added) {
-            c->flowv[id].num = num;
-            c->flowv[id].str = sid;
-        }
-        ck_flow *f = &c->flowv[id];
-        ck_flow_end end = {(uint32_t)row, e->ts_ns, e->index};
-        if (e->ph[0] == 's') {
-            if (f->starts++ == 0)
-                f->s = end;
-        } else {
-            if (f->finishes++ == 0)
-                f->f = end;
-            if (strcmp(e->bp, "e") != 0) {
-                where(w, sizeof w, e);
-                ck_violation(c, 2, "flow finish id %s at %s has no \"bp\":\"e\"", e->id, w);
-            }
-        }
-        return 0;
-    }
-    if (strcmp(e->ph, "X") != 0)
+    if (is_flow)
+        return ck_flow(c, e, (uint32_t)row) == 0 ? 0 : (c->oom = true, 1);
+    if (e->ph[0] != 'X' || e->ph[1])
         return 0;
     if ((e->has & (DT_RD_HAS_TS | DT_RD_HAS_DUR)) != (DT_RD_HAS_TS | DT_RD_HAS_DUR)) {
         where(w, sizeof w, e);
@@ -375,13 +555,9 @@ static int ck_visit(void *user, const dt_rd_event *e)
         ck_violation(c, 5, "%s ends beyond any representable time", w);
         return 0;
     }
-    int64_t name = dt_rd_strtab_intern(&c->names, e->name, strlen(e->name), NULL);
-    if (name < 0)
+    int64_t name = dt_rd_strtab_intern(&c->names, e->name, e->name_len, NULL);
+    if (name < 0 || ck_log(&c->rowv[row], e->ts_ns, e->ts_ns + e->dur_ns, e->index, (uint32_t)name) != 0)
         goto oom;
-    ck_row *r = &c->rowv[row];
-    if (dt_rd_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v) != 0)
-        goto oom;
-    r->v[r->n++] = (ck_interval){e->ts_ns, e->ts_ns + e->dur_ns, (uint32_t)e->index, (uint32_t)name};
 
     if (e->odd_args) {
         c->odd_args_events++;
@@ -390,24 +566,24 @@ static int ck_visit(void *user, const dt_rd_event *e)
             snprintf(c->first_odd, sizeof c->first_odd, "%s", w);
         }
     }
-    if (strcmp(e->cat, "Trace") == 0 && strcmp(e->name, "devtrace capture") == 0 && c->trace_events++ == 0) {
+    if (e->cat_kind == DT_RD_CAT_TRACE && IS(e->name, e->name_len, "devtrace capture") && c->trace_events++ == 0) {
         c->trace_start = e->ts_ns;
         c->trace_end = e->ts_ns + e->dur_ns;
         c->trace_index = e->index;
     }
-    if (strcmp(e->cat, "kernel") == 0 && strncmp(e->name, "_Z", 2) == 0 && ck_demangles(c, (size_t)name, e->name)) {
+    if (e->cat_kind == DT_RD_CAT_KERNEL && e->name[0] == '_' && e->name[1] == 'Z' &&
+        ck_demangles(c, (size_t)name, e->name)) {
         where(w, sizeof w, e);
         ck_violation(c, 4, "kernel name is mangled: %s", w);
     }
-    if (is_api_cat(e->cat)) {
+    if (dt_rd_cat_is_api(e->cat_kind)) {
         c->api_events++;
         if (is_generic_name(e->name) && c->generic_api++ == 0) {
             snprintf(c->first_generic, sizeof c->first_generic, "%s", e->name);
             c->first_generic_index = e->index;
         }
     }
-    if ((e->has & DT_RD_HAS_EXTERNAL_ID) &&
-        (strcmp(e->cat, "kernel") == 0 || strcmp(e->cat, "gpu_memcpy") == 0 || strcmp(e->cat, "gpu_memset") == 0)) {
+    if ((e->has & DT_RD_HAS_EXTERNAL_ID) && dt_rd_cat_is_device_work(e->cat_kind)) {
         uint64_t *sum = dt_rd_u64map_slot(&c->ext, e->external_id, NULL);
         if (!sum)
             goto oom;
@@ -429,17 +605,44 @@ static int cmp_interval(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static bool row_has_start(const ck_row *r, int64_t ts)
+static int cmp_flow_end(const void *a, const void *b)
 {
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->v[mid].start < ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->n && r->v[lo].start == ts;
+    const ck_flow_end *x = a, *y = b;
+    if (x->row != y->row)
+        return x->row < y->row ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The text of a flow key: the number, or the string id as written. */
+static const char *flow_id_text(const ck *c, uint64_t key, char *buf, size_t len)
+{
+    if (key >= CK_FLOW_NUMERIC)
+        return dt_rd_strtab_key(&c->flows, (size_t)(key - CK_FLOW_NUMERIC));
+    snprintf(buf, len, "%" PRIu64, key);
+    return buf;
+}
+
+static uint64_t flow_counts(const ck *c, uint64_t key)
+{
+    size_t i = flow_home(&c->flowtab, key);
+    for (;; i = (i + 1) & c->flowtab.mask)
+        if ((c->flowtab.slots[i] >> 6) - 1 == key)
+            return c->flowtab.slots[i];
+}
+
+/* Flow ends that no event on their row starts at. Only flows with one
+   start and one finish are looked at: the others are wrong already. */
+static void flow_end_missing(ck *c, const ck_flow_end *fe)
+{
+    uint64_t v = flow_counts(c, fe->key);
+    if (FLOW_STARTS(v) != 1 || FLOW_FINISHES(v) != 1)
+        return;
+    char a[32], idbuf[32];
+    ck_violation(c, 2, "flow id %s %s (event #%" PRIu64 ", %s, ts %s us) is not at the start of an event on its row",
+                 flow_id_text(c, fe->key, idbuf, sizeof idbuf), fe->finish ? "finish" : "start", fe->index,
+                 dt_rd_strtab_key(&c->rows, fe->row), fmt_us(a, sizeof a, fe->ts));
 }
 
 static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
@@ -450,7 +653,8 @@ static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
     int64_t ws = dt_rd_add_sat(s->window_start_ns, neg_base), we = dt_rd_add_sat(s->window_end_ns, neg_base);
     if (devtrace && (!s->has_window_start || !s->has_window_end))
         ck_violation(c, 5, "devtrace.captureWindow with startNs and endNs is missing");
-    size_t *stack = NULL, stack_cap = 0;
+    ck_interval *stack = NULL, *sorted = NULL;
+    size_t stack_cap = 0, sorted_cap = 0;
     char a[32], b[32], d[32];
     if (window && c->trace_events == 1 && (c->trace_start != ws || c->trace_end != we))
         ck_violation(c, 5, "the \"Trace\" event #%" PRIu64 " [%s, %s] us is not the capture window [%s, %s] us",
@@ -458,70 +662,102 @@ static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
                      fmt_us(d, sizeof d, ws), fmt_us((char[32]){0}, 32, we));
     if (c->trace_events > 1)
         ck_violation(c, 5, "%" PRIu64 " \"Trace\" events; the capture window is drawn once", c->trace_events);
+    if (c->npending > 1)
+        qsort(c->pending, c->npending, sizeof *c->pending, cmp_flow_end);
+    size_t fe = 0; /* the next pending flow end, in (row, ts) order */
     for (size_t ri = 0; ri < c->rows.count; ri++) {
         ck_row *r = &c->rowv[ri];
         const char *rowname = dt_rd_strtab_key(&c->rows, ri);
         if (devtrace && !r->named && r->used)
             ck_violation(c, 6, "row %s is not named by thread_name metadata", rowname);
-        if (r->n > 1)
-            qsort(r->v, r->n, sizeof *r->v, cmp_interval);
+        ck_log_reader lr = {r->head, 0, 0, 0};
+        size_t nsorted = 0;
+        if (r->unordered) {
+            /* decoded and sorted, one row at a time */
+            if (dt_rd_grow((void **)&sorted, &sorted_cap, r->n, sizeof *sorted) != 0) {
+                c->oom = true;
+                break;
+            }
+            for (ck_interval *v = sorted; ck_log_next(&lr, v); v++)
+                nsorted++;
+            qsort(sorted, nsorted, sizeof *sorted, cmp_interval);
+        }
         size_t depth = 0;
-        if (dt_rd_grow((void **)&stack, &stack_cap, r->n, sizeof *stack) != 0) {
+        ck_interval cur;
+        for (size_t i = 0;; i++) {
+            if (r->unordered) {
+                if (i >= nsorted)
+                    break;
+                cur = sorted[i];
+            } else if (!ck_log_next(&lr, &cur)) {
+                break;
+            }
+            const ck_interval *v = &cur;
+            for (; fe < c->npending && c->pending[fe].row == ri && c->pending[fe].ts <= v->start; fe++)
+                if (c->pending[fe].ts < v->start)
+                    flow_end_missing(c, &c->pending[fe]);
+            if (window && (v->start < ws || v->end > we))
+                ck_violation(c, 5, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) is outside the "
+                             "capture window [%s, %s] us",
+                             v->index, dt_rd_strtab_key(&c->names, v->name), rowname, fmt_us(a, sizeof a, v->start),
+                             fmt_us(b, sizeof b, v->end), fmt_us(d, sizeof d, ws), fmt_us((char[32]){0}, 32, we));
+            while (depth > 0 && stack[depth - 1].end <= v->start)
+                depth--;
+            if (depth > 0 && v->end > stack[depth - 1].end) {
+                const ck_interval *o = &stack[depth - 1];
+                ck_violation(c, 5, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
+                             "event #%" PRIu64 " \"%.200s\" (ts %s us, end %s us)",
+                             v->index, dt_rd_strtab_key(&c->names, v->name), rowname, fmt_us(a, sizeof a, v->start),
+                             fmt_us(b, sizeof b, v->end), o->index, dt_rd_strtab_key(&c->names, o->name),
+                             fmt_us(d, sizeof d, o->start), fmt_us((char[32]){0}, 32, o->end));
+            }
+            if (dt_rd_grow((void **)&stack, &stack_cap, depth + 1, sizeof *stack) != 0) {
+                c->oom = true;
+                break;
+            }
+            stack[depth++] = *v;
+        }
+        for (; fe < c->npending && c->pending[fe].row == ri; fe++)
+            flow_end_missing(c, &c->pending[fe]);
+    }
+    for (; fe < c->npending; fe++) /* rows that hold no complete event */
+        flow_end_missing(c, &c->pending[fe]);
+    free(stack);
+    free(sorted);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Every flow id with one start and one finish, in id order. */
+static void check_flows(ck *c)
+{
+    uint64_t *bad = NULL;
+    size_t nbad = 0, cap = 0;
+    for (size_t i = 0; c->flowtab.slots && i <= c->flowtab.mask; i++) {
+        uint64_t v = c->flowtab.slots[i];
+        if (!v || (FLOW_STARTS(v) == 1 && FLOW_FINISHES(v) == 1))
+            continue;
+        if (dt_rd_grow((void **)&bad, &cap, nbad + 1, sizeof *bad) != 0) {
             c->oom = true;
             break;
         }
-        for (size_t i = 0; i < r->n; i++) {
-            const ck_interval *v = &r->v[i];
-            if (window) {
-                if (v->start < ws || v->end > we)
-                    ck_violation(c, 5, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) is outside the "
-                                 "capture window [%s, %s] us",
-                                 (uint64_t)v->index, dt_rd_strtab_key(&c->names, v->name), rowname,
-                                 fmt_us(a, sizeof a, v->start), fmt_us(b, sizeof b, v->end),
-                                 fmt_us(d, sizeof d, ws), fmt_us((char[32]){0}, 32, we));
-            }
-            while (depth > 0 && r->v[stack[depth - 1]].end <= v->start)
-                depth--;
-            if (depth > 0 && v->end > r->v[stack[depth - 1]].end) {
-                const ck_interval *o = &r->v[stack[depth - 1]];
-                ck_violation(c, 5, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
-                             "event #%" PRIu64 " \"%.200s\" (ts %s us, end %s us)",
-                             (uint64_t)v->index, dt_rd_strtab_key(&c->names, v->name), rowname,
-                             fmt_us(a, sizeof a, v->start), fmt_us(b, sizeof b, v->end), (uint64_t)o->index,
-                             dt_rd_strtab_key(&c->names, o->name), fmt_us(d, sizeof d, o->start),
-                             fmt_us((char[32]){0}, 32, o->end));
-            }
-            stack[depth++] = i;
-        }
+        bad[nbad++] = v;
     }
-    free(stack);
-}
-
-static void check_flows(ck *c)
-{
-    char a[32], idtext[48];
-    for (size_t i = 0; i < c->nflows; i++) {
-        const ck_flow *f = &c->flowv[i];
-        const char *id = idtext;
-        if (f->str >= 0)
-            id = dt_rd_strtab_key(&c->flows, (size_t)f->str);
-        else
-            snprintf(idtext, sizeof idtext, "%" PRIu64, f->num);
-        if (f->starts != 1 || f->finishes != 1) {
-            ck_violation(c, 2, "flow id %s has %" PRIu32 " start(s) and %" PRIu32 " finish(es), not one each", id,
-                         f->starts, f->finishes);
-            continue;
-        }
-        const ck_flow_end *ends[2] = {&f->s, &f->f};
-        for (int k = 0; k < 2; k++) {
-            const ck_row *r = &c->rowv[ends[k]->row];
-            if (!row_has_start(r, ends[k]->ts))
-                ck_violation(c, 2, "flow id %s %s (event #%" PRIu64 ", %s, ts %s us) is not at the start of an "
-                             "event on its row",
-                             id, k == 0 ? "start" : "finish", ends[k]->index,
-                             dt_rd_strtab_key(&c->rows, ends[k]->row), fmt_us(a, sizeof a, ends[k]->ts));
-        }
+    /* the packed word orders by key first */
+    if (nbad > 1)
+        qsort(bad, nbad, sizeof *bad, cmp_u64);
+    char idbuf[32];
+    for (size_t i = 0; i < nbad; i++) {
+        uint64_t v = bad[i];
+        ck_violation(c, 2, "flow id %s has %u%s start(s) and %u%s finish(es), not one each",
+                     flow_id_text(c, (v >> 6) - 1, idbuf, sizeof idbuf), FLOW_STARTS(v),
+                     FLOW_STARTS(v) == 7 ? " or more" : "", FLOW_FINISHES(v), FLOW_FINISHES(v) == 7 ? " or more" : "");
     }
+    free(bad);
 }
 
 /* An entry of devtrace.attribution, as the reader meets it: compared with
@@ -564,13 +800,13 @@ static void check_attribution(ck *c, const dt_rd_summary *s)
         ck_violation(c, 3, "devtrace.attribution is missing");
         return;
     }
-    for (size_t i = 0; c->ext.slots && i <= c->ext.mask; i++) {
-        const dt_rd_u64slot *sl = &c->ext.slots[i];
-        if (sl->used && !(sl->value >> 63))
+    size_t cursor = 0;
+    uint64_t key, value;
+    while (dt_rd_u64map_next(&c->ext, &cursor, &key, &value))
+        if (!(value >> 63))
             ck_violation(c, 3, "External id %" PRIu64 " carries %" PRId64 " ns of device time but is missing from "
                          "devtrace.attribution",
-                         sl->key, (int64_t)sl->value);
-    }
+                         key, (int64_t)value);
 }
 
 /* Invariant 4 on names, for any writer. */
@@ -627,12 +863,13 @@ static void check_loss(ck *c, const dt_rd_summary *s)
         ck_violation(c, 7, "devtrace.loss is missing");
         return;
     }
-    for (size_t r = 0; r < sizeof ck_loss_reasons / sizeof ck_loss_reasons[0]; r++) {
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        const char *reason = dt_loss_reason_name((dt_loss_reason)r);
         bool found = false;
         for (size_t i = 0; i < s->loss.count && !found; i++)
-            found = strcmp(s->loss.items[i].key, ck_loss_reasons[r]) == 0;
+            found = strcmp(s->loss.items[i].key, reason) == 0;
         if (!found)
-            ck_violation(c, 7, "devtrace.loss has no \"%s\" count", ck_loss_reasons[r]);
+            ck_violation(c, 7, "devtrace.loss has no \"%s\" count", reason);
     }
     bool has_total = false;
     int64_t total = 0;
@@ -662,13 +899,17 @@ static void ck_free(ck *c)
     for (int inv = 1; inv <= CK_INVARIANTS; inv++)
         for (int i = 0; i < CK_MAX_LINES; i++)
             free(c->lines[inv][i]);
-    for (size_t i = 0; i < c->rows.count; i++)
-        free(c->rowv[i].v);
+    for (size_t i = 0; i < c->rows.count; i++) {
+        for (ck_chunk *k = c->rowv[i].head, *next; k; k = next) {
+            next = k->next;
+            free(k);
+        }
+    }
     free(c->rowv);
     free(c->pidv);
-    free(c->flowv);
+    free(c->flowtab.slots);
+    free(c->pending);
     dt_rd_u64map_free(&c->ext);
-    dt_rd_u64map_free(&c->flow_ids);
     free(c->demangles);
     dt_rd_strtab_free(&c->names);
     dt_rd_strtab_free(&c->pids);
@@ -739,7 +980,7 @@ int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
                      "4 (names), 5 (rows nest); not applicable: 3 (attribution), 5 (capture window), "
                      "6 (row names and order), 7 (loss counts)\n");
     if (total == 0)
-        fprintf(out, "check: OK (%" PRIu64 " events, %zu flows)\n", s.event_count, c.nflows);
+        fprintf(out, "check: OK (%" PRIu64 " events, %zu flows)\n", s.event_count, c.flowtab.count);
     else
         fprintf(out, "check: FAILED: %" PRIu64 " violation%s\n", total, total == 1 ? "" : "s");
     dt_rd_summary_free(&s);

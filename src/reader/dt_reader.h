@@ -2,12 +2,14 @@
  * Streaming reader for devtrace / Kineto Chrome trace JSON (plain or gzip),
  * and the `devtrace stats` and `devtrace check` commands built on it.
  *
- * The reader never holds the whole trace: it tokenizes the JSON in chunks
- * (its own validating tokenizer, see reader.c) and hands each traceEvents
- * entry, as a small flat struct, to a visitor. Memory grows with the number of distinct names and ids kept
- * by the caller, not with the number of events. The top-level scalars and
- * the `devtrace` object are collected into a dt_rd_summary, complete once
- * the whole input has been read (the `devtrace` key follows traceEvents).
+ * The reader never holds the whole trace: it parses the JSON in a window
+ * of text (its own validating parser, see reader.c) and hands each
+ * traceEvents entry, as a small flat struct, to a visitor. Memory grows
+ * with the number of distinct names and ids kept by the caller, not with
+ * the number of events. An event may be up to 256 MiB of text. The
+ * top-level scalars and the `devtrace` object are collected into a
+ * dt_rd_summary, complete once the whole input has been read (the
+ * `devtrace` key follows traceEvents).
  */
 #ifndef DT_READER_H
 #define DT_READER_H
@@ -52,6 +54,36 @@ enum {
     DT_RD_HAS_COLLECTIVE = 1u << 13
 };
 
+/* What an event's "cat" is, among the categories the trace format names
+   (docs/trace-format.md), decided once by the reader. */
+enum dt_rd_cat {
+    DT_RD_CAT_OTHER,
+    DT_RD_CAT_KERNEL,
+    DT_RD_CAT_MEMCPY,              /* gpu_memcpy */
+    DT_RD_CAT_MEMSET,              /* gpu_memset */
+    DT_RD_CAT_RUNTIME,             /* <vendor>_runtime */
+    DT_RD_CAT_DRIVER,              /* <vendor>_driver */
+    DT_RD_CAT_SYNC,                /* cuda_sync */
+    DT_RD_CAT_OVERHEAD,
+    DT_RD_CAT_USER_ANNOTATION,
+    DT_RD_CAT_GPU_USER_ANNOTATION,
+    DT_RD_CAT_TRACE,               /* the capture window */
+    DT_RD_CAT_CPU_OP,              /* torch.profiler's operators */
+    DT_RD_CAT_PYTHON_FUNCTION,
+    DT_RD_CAT_AC2G                 /* flows from API calls to device work */
+};
+
+/* Kernels, copies and memsets: the events whose time is device time. */
+static inline bool dt_rd_cat_is_device_work(int cat)
+{
+    return cat == DT_RD_CAT_KERNEL || cat == DT_RD_CAT_MEMCPY || cat == DT_RD_CAT_MEMSET;
+}
+
+static inline bool dt_rd_cat_is_api(int cat)
+{
+    return cat == DT_RD_CAT_RUNTIME || cat == DT_RD_CAT_DRIVER;
+}
+
 /* Where a value lies in an event's text (DT_RD_RAW): offset from its '{'
    and length; len 0 when the event has no such value. */
 typedef struct dt_rd_span {
@@ -74,6 +106,8 @@ typedef struct dt_rd_event {
     uint64_t offset; /* byte offset of its '{' in the (decompressed) JSON */
     uint32_t has;    /* DT_RD_HAS_* */
     const char *ph, *cat, *name, *bp;
+    uint32_t cat_len, name_len; /* strlen of cat and name */
+    int cat_kind;               /* enum dt_rd_cat */
     dt_rd_id pid, tid;
     int64_t ts_ns;  /* "ts" in ns, exact for decimal microseconds */
     int64_t dur_ns; /* "dur" in ns */
@@ -200,11 +234,24 @@ typedef struct dt_rd_options {
        kept in the summary: a caller that only compares them holds nothing.
        Non-zero stops reading, as from the visitor. */
     int (*entry)(void *user, int which, const char *key, size_t len, int64_t value);
+    /* When set, each deviceProperties entry comes here as written (valid
+       during the call), with where its numeric "id" lies in it (len 0:
+       none). Non-zero stops reading, as from the visitor. */
+    int (*device)(void *user, const char *raw, size_t len, dt_rd_span id);
+    /* The text window's first size in bytes (0: 1 MiB). The result never
+       depends on it; tests make it small so that every token and event
+       crosses the window's end somewhere. */
+    size_t window;
 } dt_rd_options;
 
 /* dt_rd_read with options (NULL: none). */
 int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *summary, char *err,
                     size_t errlen);
+
+/* The text between the quotes of a valid JSON string literal, its escapes
+   decoded into out (room for len bytes: decoding never lengthens it).
+   Returns the decoded length; out is not NUL-terminated. */
+size_t dt_rd_unescape(const char *text, size_t len, char *out);
 
 /* Parses a JSON number as written into exact nanoseconds, treating it as
    microseconds (ts/dur). Returns false when it is not a number or does not
@@ -248,15 +295,17 @@ static inline const char *dt_rd_strtab_key(const dt_rd_strtab *t, size_t id)
     return t->keys[id];
 }
 
-/* A u64 -> u64 map, for ids that are numbers: no string per key. */
+/* A u64 -> u64 map, for ids that are numbers: no string per key, 16 bytes
+   a slot (key 0, the empty slot's mark, is kept beside the table). */
 typedef struct dt_rd_u64slot {
     uint64_t key, value;
-    uint8_t used;
 } dt_rd_u64slot;
 
 typedef struct dt_rd_u64map {
     dt_rd_u64slot *slots;
     size_t mask, count;
+    bool has_zero;
+    uint64_t zero_value;
 } dt_rd_u64map;
 
 void dt_rd_u64map_free(dt_rd_u64map *m);
@@ -264,6 +313,9 @@ void dt_rd_u64map_free(dt_rd_u64map *m);
    NULL when out of memory. Valid until the next insertion. */
 uint64_t *dt_rd_u64map_slot(dt_rd_u64map *m, uint64_t key, bool *added);
 bool dt_rd_u64map_get(const dt_rd_u64map *m, uint64_t key, uint64_t *value);
+/* Every entry, in no particular order: *cursor starts at 0; false when
+   done. */
+bool dt_rd_u64map_next(const dt_rd_u64map *m, size_t *cursor, uint64_t *key, uint64_t *value);
 
 /* Text from a trace for a terminal: control bytes (C0, DEL, C1) and bytes
    that are not UTF-8 are written as \xNN, everything else as it is.

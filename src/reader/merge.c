@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "export/json_out.h"
+#include "pf_convert.h"
 
 #define RANGE_ID_BASE (UINT64_C(1) << 48)
 #define PID_STRIDE (INT64_C(1) << 23)
@@ -55,6 +56,10 @@ typedef struct input {
     /* offsets given in the second pass */
     uint64_t flow_off, ext_off, range_off;
     int64_t ts_delta_ns;
+    /* deviceProperties entries as written, and where their "id" lies */
+    char **devices;
+    dt_rd_span *device_ids;
+    size_t ndevices;
 } input;
 
 typedef struct group {
@@ -94,33 +99,22 @@ typedef struct merger {
     bool oom;
 } merger;
 
-static bool is_api_cat(const char *cat)
+static bool is_host_cat(int cat)
 {
-    size_t n = strlen(cat);
-    return (n > 8 && strcmp(cat + n - 8, "_runtime") == 0) || (n > 7 && strcmp(cat + n - 7, "_driver") == 0);
-}
-
-static bool is_device_cat(const char *cat)
-{
-    return strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0;
-}
-
-static bool is_host_cat(const char *cat)
-{
-    return is_api_cat(cat) || strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0 ||
-           strcmp(cat, "python_function") == 0;
+    return dt_rd_cat_is_api(cat) || cat == DT_RD_CAT_CPU_OP || cat == DT_RD_CAT_USER_ANNOTATION ||
+           cat == DT_RD_CAT_PYTHON_FUNCTION;
 }
 
 /* Flows from runtime calls to device work: their ids are correlation ids,
    which merge moves per input. Other flows (torch's fwdbwd) keep theirs. */
 static bool is_ac2g_flow(const dt_rd_event *e)
 {
-    return (e->ph[0] == 's' || e->ph[0] == 'f' || e->ph[0] == 't') && !e->ph[1] && strcmp(e->cat, "ac2g") == 0;
+    return (e->ph[0] == 's' || e->ph[0] == 'f' || e->ph[0] == 't') && !e->ph[1] && e->cat_kind == DT_RD_CAT_AC2G;
 }
 
 static bool is_capture_event(const dt_rd_event *e)
 {
-    return strcmp(e->cat, "Trace") == 0 && strcmp(e->name, "devtrace capture") == 0;
+    return e->cat_kind == DT_RD_CAT_TRACE && strcmp(e->name, "devtrace capture") == 0;
 }
 
 /* ---- pass 1 ---- */
@@ -142,9 +136,9 @@ static int pass1_visit(void *user, const dt_rd_event *e)
         if (!in->has_extent || en > in->max_ns)
             in->max_ns = en;
         in->has_extent = true;
-        if (strcmp(e->cat, "cpu_op") == 0)
+        if (e->cat_kind == DT_RD_CAT_CPU_OP)
             in->has_cpu_ops = true;
-        if (is_host_cat(e->cat) && e->pid.present && !e->pid.is_str) {
+        if (is_host_cat(e->cat_kind) && e->pid.present && !e->pid.is_str) {
             for (int k = 0; k < 8; k++) {
                 if (p->counts[k] && p->pids[k] == e->pid.num) {
                     p->counts[k]++;
@@ -179,6 +173,27 @@ static int pass1_visit(void *user, const dt_rd_event *e)
     return 0;
 }
 
+/* A deviceProperties entry of the input being indexed, kept as written. */
+static int pass1_device(void *user, const char *raw, size_t len, dt_rd_span id)
+{
+    pass1 *p = user;
+    input *in = p->in;
+    char **d = realloc(in->devices, (in->ndevices + 1) * sizeof *d);
+    dt_rd_span *ids = d ? realloc(in->device_ids, (in->ndevices + 1) * sizeof *ids) : NULL;
+    if (d)
+        in->devices = d;
+    if (ids)
+        in->device_ids = ids;
+    char *copy = ids ? malloc(len + 1) : NULL;
+    if (!copy)
+        return 1;
+    memcpy(copy, raw, len);
+    copy[len] = '\0';
+    in->devices[in->ndevices] = copy;
+    in->device_ids[in->ndevices++] = id;
+    return 0;
+}
+
 static int read_input(merger *m, input *in, dt_rd_visitor visit, void *user, unsigned flags, dt_rd_summary *sum)
 {
     char msg[512];
@@ -188,6 +203,8 @@ static int read_input(merger *m, input *in, dt_rd_visitor visit, void *user, uns
         return -1;
     }
     dt_rd_options o = {.visit = visit, .user = user, .flags = flags};
+    if (visit == pass1_visit)
+        o.device = pass1_device;
     int rc = dt_rd_read_opts(src, &o, sum, msg, sizeof msg);
     dt_rd_close(src);
     if (rc != 0) {
@@ -371,7 +388,7 @@ static void plan_ids(merger *m)
 static int ops_visit(void *user, const dt_rd_event *e)
 {
     merger *m = user;
-    if (e->ph[0] != 'X' || strcmp(e->cat, "cpu_op") != 0 || !(e->has & DT_RD_HAS_EXTERNAL_ID) ||
+    if (e->ph[0] != 'X' || e->cat_kind != DT_RD_CAT_CPU_OP || !(e->has & DT_RD_HAS_EXTERNAL_ID) ||
         !e->tid.present || e->tid.is_str)
         return 0;
     if (dt_rd_grow((void **)&m->ops, &m->ops_cap, m->nops + 1, sizeof *m->ops) != 0) {
@@ -444,7 +461,7 @@ typedef struct link_ctx {
 static int link_visit(void *user, const dt_rd_event *e)
 {
     link_ctx *l = user;
-    if (e->ph[0] != 'X' || !is_api_cat(e->cat) || !(e->has & DT_RD_HAS_CORRELATION) || !e->tid.present ||
+    if (e->ph[0] != 'X' || !dt_rd_cat_is_api(e->cat_kind) || !(e->has & DT_RD_HAS_CORRELATION) || !e->tid.present ||
         e->tid.is_str)
         return 0;
     const cpu_op *op = innermost_op(l->m, e->tid.num, e->ts_ns + l->to_torch_ns);
@@ -490,6 +507,20 @@ static uint64_t remap_ext(const input *in, uint64_t id)
     return id >= RANGE_ID_BASE ? id + in->range_off : id + in->ext_off;
 }
 
+/* A pid written as a string (Kineto's "Spans"): a rank's own, so that two
+   ranks' never meet; the first rank's stay as they are, like its numbers. */
+static bool moves_str_pid(const writer *w, const dt_rd_id *pid)
+{
+    return pid->present && pid->is_str && w->g->rank_pos > 0;
+}
+
+static void out_str_pid(const writer *w, const char *pid)
+{
+    char buf[600];
+    snprintf(buf, sizeof buf, "%s %.500s", w->g->label, pid);
+    out_str(w->o, buf);
+}
+
 static bool remap_pid(const writer *w, const dt_rd_id *pid, int64_t *out)
 {
     if (!pid->present || pid->is_str)
@@ -500,7 +531,7 @@ static bool remap_pid(const writer *w, const dt_rd_id *pid, int64_t *out)
 
 /* One edit of an event's text: replace [off, off+len) by the text made by
    kind. */
-enum { ED_PID, ED_TS, ED_ID, ED_EXT, ED_CORR, ED_PARENT, ED_INSERT_EXT };
+enum { ED_PID, ED_PID_STR, ED_TS, ED_ID, ED_EXT, ED_CORR, ED_PARENT, ED_INSERT_EXT };
 
 typedef struct edit {
     uint32_t off, len;
@@ -527,6 +558,9 @@ static void write_edited(writer *w, const dt_rd_event *e, edit *ed, int n)
         switch (ed[k].kind) {
         case ED_PID:
             out_i64(o, ed[k].i);
+            break;
+        case ED_PID_STR:
+            out_str_pid(w, e->pid.str);
             break;
         case ED_TS:
             out_us3(o, ed[k].i);
@@ -562,7 +596,9 @@ static void write_meta(writer *w, const dt_rd_event *e, const char *what, int64_
     out_text(o, "{\"ph\":\"M\",\"name\":\"");
     out_text(o, what);
     out_text(o, "\",\"pid\":");
-    if (e->pid.is_str)
+    if (moves_str_pid(w, &e->pid))
+        out_str_pid(w, e->pid.str);
+    else if (e->pid.is_str)
         out_str(o, e->pid.str);
     else
         out_i64(o, pid);
@@ -621,6 +657,8 @@ static int write_visit(void *user, const dt_rd_event *e)
     int n = 0;
     if (num_pid && e->at[DT_RD_AT_PID].len && pid != e->pid.num)
         ed[n++] = (edit){e->at[DT_RD_AT_PID].off, e->at[DT_RD_AT_PID].len, ED_PID, 0, pid};
+    if (moves_str_pid(w, &e->pid) && e->at[DT_RD_AT_PID].len)
+        ed[n++] = (edit){e->at[DT_RD_AT_PID].off, e->at[DT_RD_AT_PID].len, ED_PID_STR, 0, 0};
     if (in->ts_delta_ns && e->at[DT_RD_AT_TS].len)
         ed[n++] = (edit){e->at[DT_RD_AT_TS].off, e->at[DT_RD_AT_TS].len, ED_TS, 0,
                          dt_rd_add_sat(e->ts_ns, in->ts_delta_ns)};
@@ -638,7 +676,7 @@ static int write_visit(void *user, const dt_rd_event *e)
     bool has_ext = (e->has & DT_RD_HAS_EXTERNAL_ID) != 0;
     uint64_t ext = has_ext ? remap_ext(in, e->external_id) : 0;
     uint64_t linked;
-    if (w->linked && in->devtrace && (e->has & DT_RD_HAS_CORRELATION) && (is_api_cat(e->cat) || is_device_cat(e->cat)) &&
+    if (w->linked && in->devtrace && (e->has & DT_RD_HAS_CORRELATION) && (dt_rd_cat_is_api(e->cat_kind) || dt_rd_cat_is_device_work(e->cat_kind)) &&
         dt_rd_u64map_get(&m->corr_ext, e->correlation, &linked)) {
         const input *torch = NULL;
         for (int i = 0; i < m->nin; i++)
@@ -652,7 +690,7 @@ static int write_visit(void *user, const dt_rd_event *e)
     }
     if (has_ext && e->at[DT_RD_AT_EXT].len && (e->has & DT_RD_HAS_EXTERNAL_ID) && ext != e->external_id)
         ed[n++] = (edit){e->at[DT_RD_AT_EXT].off, e->at[DT_RD_AT_EXT].len, ED_EXT, ext, 0};
-    if (has_ext && e->ph[0] == 'X' && is_device_cat(e->cat)) {
+    if (has_ext && e->ph[0] == 'X' && dt_rd_cat_is_device_work(e->cat_kind)) {
         uint64_t *slot = dt_rd_u64map_slot(&m->attr, ext, NULL);
         if (!slot) {
             m->oom = true;
@@ -667,9 +705,10 @@ static int write_visit(void *user, const dt_rd_event *e)
 
 static int spill_group(merger *m)
 {
-    for (size_t i = 0; m->attr.slots && i <= m->attr.mask; i++)
-        if (m->attr.slots[i].used)
-            fprintf(m->spill_attr, "%" PRIu64 " %" PRIu64 "\n", m->attr.slots[i].key, m->attr.slots[i].value);
+    size_t cursor = 0;
+    uint64_t key, value;
+    while (dt_rd_u64map_next(&m->attr, &cursor, &key, &value))
+        fprintf(m->spill_attr, "%" PRIu64 " %" PRIu64 "\n", key, value);
     dt_rd_u64map_free(&m->attr);
     return ferror(m->spill_attr) ? -1 : 0;
 }
@@ -697,7 +736,8 @@ static int write_group(merger *m, dt_out *o, int gi)
             return -1;
         }
         dt_rd_summary_free(&s);
-        qsort(m->ops, m->nops, sizeof *m->ops, cmp_op);
+        if (m->nops > 1)
+            qsort(m->ops, m->nops, sizeof *m->ops, cmp_op);
         link_parents(m);
         if (m->oom)
             return -1;
@@ -749,64 +789,96 @@ static void copy_spill(dt_out *o, FILE *f)
     }
 }
 
-static const char *const loss_reasons[] = {"timestamp_zero", "timestamp_reversed", "timestamp_too_long",
-                                           "malformed",      "unknown_kind",       "no_buffer",
-                                           "vendor_dropped", "outside_window",     "store_full"};
+/* The host of input i, or of the trace of the same process merged with it
+   (a torch.profiler trace names none). */
+static const char *group_host(const merger *m, int i)
+{
+    const char *h = input_host(&m->in[i]);
+    for (int j = 0; !h && j < m->nin; j++)
+        if (j != i && m->in[j].group == m->in[i].group)
+            h = input_host(&m->in[j]);
+    return h;
+}
 
-/* What the inputs allow us to say about how their clocks agree. */
+/* What the inputs allow us to say about how their clocks agree. A trace
+   that names no host (a foreign one, or one written before devtrace named
+   hosts) may come from any host: its clock's offset from the others is
+   unknown, and the note says which traces those are. */
 static void clock_agreement(merger *m, char *buf, size_t n)
 {
     const char *first_host = NULL;
     bool several = false;
+    int unnamed = 0;
+    char unnamed_list[256] = "";
     double max_bound_ns = 0;
     for (int i = 0; i < m->nin; i++) {
-        const char *h = input_host(&m->in[i]);
-        if (h && !first_host)
+        const char *h = group_host(m, i);
+        if (!h) {
+            size_t used = strlen(unnamed_list);
+            if (used + 8 < sizeof unnamed_list)
+                snprintf(unnamed_list + used, sizeof unnamed_list - used, "%s%.*s", unnamed++ ? ", " : "",
+                         (int)(sizeof unnamed_list - used - 8), m->in[i].path);
+            else
+                unnamed++;
+        } else if (!first_host) {
             first_host = h;
-        else if (h && strcmp(h, first_host) != 0)
+        } else if (strcmp(h, first_host) != 0) {
             several = true;
+        }
         if (m->in[i].sum.has_clock && m->in[i].sum.clock_error_bound_ns > max_bound_ns)
             max_bound_ns = m->in[i].sum.clock_error_bound_ns;
     }
-    if (!several) {
-        snprintf(buf, n,
-                 "every trace comes from host %s and is on its CLOCK_REALTIME: no offset between them; device "
-                 "times were mapped to it within %.0f ns (the largest clock errorBoundNs)",
-                 first_host ? first_host : "(unnamed)", max_bound_ns);
-        return;
-    }
-    /* each host's clock is within maxErrorUs of true time when its NTP/PTP
-       daemon keeps it synchronized: two hosts agree within the sum */
-    double worst = 0;
-    bool bounded = true;
-    for (int i = 0; i < m->nin; i++) {
-        const input *a = &m->in[i];
-        for (int j = i + 1; j < m->nin; j++) {
-            const input *b = &m->in[j];
-            const char *ha = input_host(a), *hb = input_host(b);
-            if (!ha || !hb || strcmp(ha, hb) == 0)
-                continue;
-            if (!a->sum.has_host_max_error || !b->sum.has_host_max_error || !a->sum.host_synchronized ||
-                !b->sum.host_synchronized) {
-                bounded = false;
-                continue;
+    char named[768];
+    if (!first_host) {
+        snprintf(named, sizeof named, "no trace names its host: whether they share a clock is unknown, so they may "
+                                      "be offset by an unknown amount");
+    } else if (!several) {
+        snprintf(named, sizeof named,
+                 "every trace %scomes from host %s and is on its CLOCK_REALTIME: no offset between them; device times "
+                 "were mapped to it within %.0f ns (the largest clock errorBoundNs)",
+                 unnamed ? "that names its host " : "", first_host, max_bound_ns);
+    } else {
+        /* each host's clock is within maxErrorUs of true time when its
+           NTP/PTP daemon keeps it synchronized: two hosts agree within the
+           sum */
+        double worst = 0;
+        bool bounded = true;
+        for (int i = 0; i < m->nin; i++) {
+            const input *a = &m->in[i];
+            for (int j = i + 1; j < m->nin; j++) {
+                const input *b = &m->in[j];
+                const char *ha = group_host(m, i), *hb = group_host(m, j);
+                if (!ha || !hb || strcmp(ha, hb) == 0)
+                    continue;
+                if (!a->sum.has_host_max_error || !b->sum.has_host_max_error || !a->sum.host_synchronized ||
+                    !b->sum.host_synchronized) {
+                    bounded = false;
+                    continue;
+                }
+                double us = (double)(a->sum.host_max_error_us + b->sum.host_max_error_us);
+                if (us > worst)
+                    worst = us;
             }
-            double us = (double)(a->sum.host_max_error_us + b->sum.host_max_error_us);
-            if (us > worst)
-                worst = us;
         }
+        if (bounded)
+            snprintf(named, sizeof named,
+                     "traces come from several hosts, each on its own CLOCK_REALTIME, not aligned by merge: ranks on "
+                     "different hosts may be offset by up to %.0f us (the sum of the hosts' NTP maxerror), plus %.0f "
+                     "ns of device clock mapping",
+                     worst, max_bound_ns);
+        else
+            snprintf(named, sizeof named,
+                     "traces come from several hosts, each on its own CLOCK_REALTIME, not aligned by merge: at least "
+                     "one host's clock was not synchronized (or its bound is unknown), so ranks on different hosts "
+                     "may be offset by an unknown amount");
     }
-    if (bounded)
-        snprintf(buf, n,
-                 "traces come from several hosts, each on its own CLOCK_REALTIME, not aligned by merge: ranks on "
-                 "different hosts may be offset by up to %.0f us (the sum of the hosts' NTP maxerror), plus %.0f "
-                 "ns of device clock mapping",
-                 worst, max_bound_ns);
+    if (unnamed && first_host)
+        snprintf(buf, n, "%s; %d trace%s name%s no host (%s): %s clock may be offset from the others by an unknown "
+                         "amount",
+                 named, unnamed, unnamed == 1 ? "" : "s", unnamed == 1 ? "s" : "", unnamed_list,
+                 unnamed == 1 ? "its" : "their");
     else
-        snprintf(buf, n,
-                 "traces come from several hosts, each on its own CLOCK_REALTIME, not aligned by merge: at least "
-                 "one host's clock was not synchronized (or its bound is unknown), so ranks on different hosts may "
-                 "be offset by an unknown amount");
+        snprintf(buf, n, "%s", named);
 }
 
 static void write_devtrace_key(merger *m, dt_out *o, const char *agreement)
@@ -819,15 +891,16 @@ static void write_devtrace_key(merger *m, dt_out *o, const char *agreement)
     out_i64(o, m->window_end);
     out_text(o, "},\n  \"loss\": {");
     int64_t total = 0;
-    for (size_t r = 0; r < sizeof loss_reasons / sizeof *loss_reasons; r++) {
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        const char *reason = dt_loss_reason_name((dt_loss_reason)r);
         int64_t sum = 0;
         for (int i = 0; i < m->nin; i++)
             for (size_t k = 0; k < m->in[i].sum.loss.count; k++)
-                if (strcmp(m->in[i].sum.loss.items[k].key, loss_reasons[r]) == 0)
+                if (strcmp(m->in[i].sum.loss.items[k].key, reason) == 0)
                     sum = dt_rd_add_sat(sum, m->in[i].sum.loss.items[k].value);
         total = dt_rd_add_sat(total, sum);
         out_text(o, r ? ", \"" : "\"");
-        out_text(o, loss_reasons[r]);
+        out_text(o, reason);
         out_text(o, "\": ");
         out_i64(o, sum);
     }
@@ -897,25 +970,64 @@ static void write_devtrace_key(merger *m, dt_out *o, const char *agreement)
     out_text(o, "}\n}");
 }
 
+/* Every input's deviceProperties, rank by rank, each "id" moved as its
+   device's pid is (a device listed by both traces of a process once). */
+static void write_devices(merger *m, dt_out *o)
+{
+    int64_t *seen = NULL;
+    size_t nseen = 0, cap = 0, written = 0;
+    for (int gi = 0; gi < m->ngroups; gi++) {
+        for (int i = 0; i < m->nin; i++) {
+            const input *in = &m->in[i];
+            if (in->group != gi)
+                continue;
+            for (size_t k = 0; k < in->ndevices; k++) {
+                const char *raw = in->devices[k];
+                dt_rd_span id = in->device_ids[k];
+                int64_t moved = 0;
+                bool has_id = id.len > 0 && id.len < 24;
+                if (has_id) {
+                    char text[24];
+                    memcpy(text, raw + id.off, id.len);
+                    text[id.len] = '\0';
+                    char *end;
+                    long long v = strtoll(text, &end, 10);
+                    has_id = *end == '\0';
+                    moved = (int64_t)v + (int64_t)m->groups[gi].rank_pos * PID_STRIDE;
+                }
+                bool dup = false;
+                for (size_t j = 0; has_id && j < nseen && !dup; j++)
+                    dup = seen[j] == moved;
+                if (dup)
+                    continue;
+                if (has_id && dt_rd_grow((void **)&seen, &cap, nseen + 1, sizeof *seen) == 0)
+                    seen[nseen++] = moved;
+                out_text(o, written++ ? ",\n  " : "\n  ");
+                if (has_id) {
+                    dt_out_write(o, raw, id.off);
+                    out_i64(o, moved);
+                    out_text(o, raw + id.off + id.len);
+                } else {
+                    out_text(o, raw);
+                }
+            }
+        }
+    }
+    if (written)
+        out_text(o, "\n");
+    free(seen);
+}
+
 typedef struct merge_job {
     merger *m;
     const char *out_path;
     char agreement[1024];
+    dt_pf_stats pf; /* with --format perfetto */
 } merge_job;
 
-static int write_merged(void *arg, dt_out *o)
+/* The capture window, once, on the first rank's process. */
+static void write_capture(merger *m, dt_out *o)
 {
-    merge_job *j = arg;
-    merger *m = j->m;
-    out_text(o, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [],\n\"displayTimeUnit\": \"ms\",\n"
-                "\"baseTimeNanoseconds\": ");
-    out_i64(o, m->base_ns);
-    out_text(o, ",\n\"traceEvents\": [");
-    m->first_event = true;
-    for (int gi = 0; gi < m->ngroups; gi++)
-        if (write_group(m, o, gi) != 0)
-            return m->oom ? ENOMEM : (o->err ? o->err : EIO);
-    /* the capture window, once, on the first rank's process */
     int64_t pid = m->in[m->groups[0].first_input].has_main_pid ? m->in[m->groups[0].first_input].main_pid : 0;
     out_text(o, m->first_event ? "\n" : ",\n");
     out_text(o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
@@ -929,7 +1041,72 @@ static int write_merged(void *arg, dt_out *o)
     out_us3(o, m->window_start - m->base_ns);
     out_text(o, ",\"dur\":");
     out_us3(o, m->window_end - m->window_start);
-    out_text(o, ",\"args\":{}}\n],\n");
+    out_text(o, ",\"args\":{}}");
+}
+
+/* The merged trace as Perfetto packets: each group (a rank's process) is
+   written as JSON to a temporary file, then converted row by row
+   (pf_convert.c), so that memory follows the largest group. */
+static int write_merged_perfetto(void *arg, dt_out *o)
+{
+    merge_job *j = arg;
+    merger *m = j->m;
+    pf_trace *t = pf_trace_open(o, (uint64_t)(m->window_start < 0 ? 0 : m->window_start));
+    if (!t)
+        return ENOMEM;
+    const char *dir = getenv("TMPDIR");
+    int err = 0;
+    for (int gi = 0; gi < m->ngroups && !err; gi++) {
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s/devtrace-merge-XXXXXX", dir && *dir ? dir : "/tmp");
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            err = errno;
+            break;
+        }
+        dt_out go;
+        if (dt_out_init(&go, fd, 0, 1, 1u << 20) != 0) {
+            err = ENOMEM;
+        } else {
+            out_text(&go, "{\"baseTimeNanoseconds\": ");
+            out_i64(&go, m->base_ns);
+            out_text(&go, ",\n\"traceEvents\": [");
+            m->first_event = true;
+            if (write_group(m, &go, gi) != 0)
+                err = m->oom ? ENOMEM : (go.err ? go.err : EIO);
+            if (gi == 0)
+                write_capture(m, &go);
+            out_text(&go, "\n]}\n");
+            int fin = dt_out_finish(&go);
+            dt_out_free(&go);
+            if (!err)
+                err = fin;
+        }
+        close(fd);
+        char msg[512];
+        if (!err && (err = dt_pf_convert(t, tmp, &j->pf, msg, sizeof msg)) != 0)
+            fprintf(m->err, "merge: converting to Perfetto: %s\n", msg);
+        unlink(tmp);
+    }
+    int close_err = pf_trace_close(t);
+    return err ? err : close_err;
+}
+
+static int write_merged(void *arg, dt_out *o)
+{
+    merge_job *j = arg;
+    merger *m = j->m;
+    out_text(o, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
+    write_devices(m, o);
+    out_text(o, "],\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
+    out_i64(o, m->base_ns);
+    out_text(o, ",\n\"traceEvents\": [");
+    m->first_event = true;
+    for (int gi = 0; gi < m->ngroups; gi++)
+        if (write_group(m, o, gi) != 0)
+            return m->oom ? ENOMEM : (o->err ? o->err : EIO);
+    write_capture(m, o);
+    out_text(o, "\n],\n");
     write_devtrace_key(m, o, j->agreement);
     out_text(o, ",\n\"traceName\": ");
     out_str(o, j->out_path);
@@ -939,14 +1116,16 @@ static int write_merged(void *arg, dt_out *o)
 
 static void merge_usage(FILE *f)
 {
-    fprintf(f, "usage: devtrace merge -o OUT [--format json|json.gz] IN...\n"
+    fprintf(f, "usage: devtrace merge -o OUT [--format json|json.gz|perfetto|perfetto.gz] IN...\n"
                "\n"
                "Brings traces of one job together into one trace: per-rank devtrace traces\n"
                "(each rank's processes and devices named \"rank N ...\"), and a torch.profiler\n"
                "trace with the devtrace trace of the same process (each runtime call and its\n"
                "device work take the External id of the cpu_op that launched it). Inputs are\n"
-               "JSON or gzip JSON files, read twice each; OUT is written atomically, as gzip\n"
-               "when it ends in .gz or with --format json.gz.\n"
+               "JSON or gzip JSON files, read twice each; OUT is written atomically, in the\n"
+               "format its name asks for (.json, .json.gz, .pftrace, .pftrace.gz) unless\n"
+               "--format says otherwise. Perfetto output carries the events, rows, args and\n"
+               "flows; the devtrace key (loss counts, notes, ranks) is JSON's alone.\n"
                "\n"
                "Clocks are not aligned: merge says what the inputs tell about how far their\n"
                "clocks may be apart (devtrace.notes.clockAgreement, also printed).\n"
@@ -992,16 +1171,18 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
         free(paths);
         return 2;
     }
-    size_t olen = strlen(out_path);
-    int gzip = olen > 3 && strcmp(out_path + olen - 3, ".gz") == 0;
-    if (format) {
-        if (strcmp(format, "json.gz") == 0)
-            gzip = 1;
-        else if (strcmp(format, "json") != 0) {
-            fprintf(err, "merge: --format must be json or json.gz, not %s\n", format);
-            free(paths);
-            return 2;
-        }
+    int fmt = (int)dt_format_of_path(out_path, DT_FORMAT_JSON);
+    if (format && (fmt = dt_format_by_name(format)) < 0) {
+        fprintf(err, "merge: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", format);
+        free(paths);
+        return 2;
+    }
+    int gzip = fmt == DT_FORMAT_JSON_GZ || fmt == DT_FORMAT_PERFETTO_GZ;
+    bool perfetto = fmt == DT_FORMAT_PERFETTO || fmt == DT_FORMAT_PERFETTO_GZ;
+    if (gzip && !dt_gzip_available()) {
+        fprintf(err, "merge: %s is gzip, but %s\n", out_path, DT_NO_GZIP_MESSAGE);
+        free(paths);
+        return 2;
     }
     for (int i = 0; i < n; i++) {
         if (strcmp(paths[i], "-") == 0) {
@@ -1016,7 +1197,7 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
     m.nin = n;
     m.in = calloc((size_t)(unsigned)n, sizeof *m.in);
     int rc = 1;
-    merge_job job = {&m, out_path, ""};
+    merge_job job = {&m, out_path, "", {0, 0, 0}};
     if (!m.in)
         goto done;
     for (int i = 0; i < n; i++)
@@ -1035,18 +1216,27 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "merge: cannot create a temporary file: %s\n", strerror(errno));
         goto done;
     }
-    int werr = dt_write_file_atomic(out_path, gzip, write_merged, &job);
+    int werr = dt_write_file_atomic(out_path, gzip, perfetto ? write_merged_perfetto : write_merged, &job);
     if (werr != 0) {
         fprintf(err, "merge: cannot write %s: %s\n", out_path, werr == ENOMEM ? "out of memory" : strerror(werr));
         goto done;
     }
     fprintf(err, "merge: wrote %s: %d trace%s of %d process%s, %" PRIu64 " events\n", out_path, n, n == 1 ? "" : "s",
             m.ngroups, m.ngroups == 1 ? "" : "es", m.events_written);
+    if (perfetto && (job.pf.left_out || job.pf.flows_left_out))
+        fprintf(err, "merge: Perfetto output: %" PRIu64 " slices; left out %" PRIu64 " events that are not complete "
+                     "events or metadata (instant, counter, async) and %" PRIu64 " flow ends at no slice's start\n",
+                job.pf.slices, job.pf.left_out, job.pf.flows_left_out);
     fprintf(err, "merge: clocks: %s\n", job.agreement);
     rc = 0;
 done:
-    for (int i = 0; m.in && i < n; i++)
+    for (int i = 0; m.in && i < n; i++) {
         dt_rd_summary_free(&m.in[i].sum);
+        for (size_t k = 0; k < m.in[i].ndevices; k++)
+            free(m.in[i].devices[k]);
+        free(m.in[i].devices);
+        free(m.in[i].device_ids);
+    }
     if (m.spill_attr)
         fclose(m.spill_attr);
     if (m.spill_parents)

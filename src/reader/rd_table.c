@@ -4,15 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Eight bytes a step: names and ids are hashed once per event. */
 static uint64_t rd_hash(const void *key, size_t len)
 {
     const unsigned char *p = key;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
+    uint64_t h = UINT64_C(0x9E3779B97F4A7C15) ^ len;
+    for (; len >= 8; len -= 8, p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 32;
     }
-    return h ^ (h >> 29);
+    if (len > 0) {
+        uint64_t w = 0;
+        memcpy(&w, p, len);
+        h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+    }
+    h ^= h >> 29;
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return h ^ (h >> 32);
 }
 
 int dt_rd_grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -131,7 +141,8 @@ int64_t dt_rd_strtab_intern(dt_rd_strtab *t, const void *key, size_t len, bool *
     return (int64_t)t->count++;
 }
 
-/* u64 -> u64 map: open addressing, keys and values side by side. */
+/* u64 -> u64 map: open addressing, keys and values side by side; key 0
+   marks an empty slot and lives outside the table. */
 static uint64_t mix64(uint64_t x)
 {
     x ^= x >> 33;
@@ -153,10 +164,10 @@ static int u64map_grow(dt_rd_u64map *m)
     if (!n)
         return -1;
     for (size_t i = 0; m->slots && i <= m->mask; i++) {
-        if (!m->slots[i].used)
+        if (!m->slots[i].key)
             continue;
         size_t j = mix64(m->slots[i].key) & (cap - 1);
-        while (n[j].used)
+        while (n[j].key)
             j = (j + 1) & (cap - 1);
         n[j] = m->slots[i];
     }
@@ -168,11 +179,21 @@ static int u64map_grow(dt_rd_u64map *m)
 
 uint64_t *dt_rd_u64map_slot(dt_rd_u64map *m, uint64_t key, bool *added)
 {
+    if (key == 0) {
+        if (added)
+            *added = !m->has_zero;
+        if (!m->has_zero) {
+            m->has_zero = true;
+            m->zero_value = 0;
+            m->count++;
+        }
+        return &m->zero_value;
+    }
     /* fuller than a string table: the slots are small and many */
     if ((m->count + 1) * 4 > (m->slots ? m->mask + 1 : 0) * 3 && u64map_grow(m) != 0)
         return NULL;
     size_t i = mix64(key) & m->mask;
-    while (m->slots[i].used) {
+    while (m->slots[i].key) {
         if (m->slots[i].key == key) {
             if (added)
                 *added = false;
@@ -180,7 +201,6 @@ uint64_t *dt_rd_u64map_slot(dt_rd_u64map *m, uint64_t key, bool *added)
         }
         i = (i + 1) & m->mask;
     }
-    m->slots[i].used = 1;
     m->slots[i].key = key;
     m->slots[i].value = 0;
     m->count++;
@@ -191,15 +211,43 @@ uint64_t *dt_rd_u64map_slot(dt_rd_u64map *m, uint64_t key, bool *added)
 
 bool dt_rd_u64map_get(const dt_rd_u64map *m, uint64_t key, uint64_t *value)
 {
+    if (key == 0) {
+        if (m->has_zero)
+            *value = m->zero_value;
+        return m->has_zero;
+    }
     if (!m->slots)
         return false;
     size_t i = mix64(key) & m->mask;
-    while (m->slots[i].used) {
+    while (m->slots[i].key) {
         if (m->slots[i].key == key) {
             *value = m->slots[i].value;
             return true;
         }
         i = (i + 1) & m->mask;
+    }
+    return false;
+}
+
+bool dt_rd_u64map_next(const dt_rd_u64map *m, size_t *cursor, uint64_t *key, uint64_t *value)
+{
+    /* cursor 0: the zero key; k + 1: slot k */
+    if (*cursor == 0) {
+        *cursor = 1;
+        if (m->has_zero) {
+            *key = 0;
+            *value = m->zero_value;
+            return true;
+        }
+    }
+    for (; m->slots && *cursor - 1 <= m->mask; (*cursor)++) {
+        const dt_rd_u64slot *s = &m->slots[*cursor - 1];
+        if (s->key) {
+            *key = s->key;
+            *value = s->value;
+            (*cursor)++;
+            return true;
+        }
     }
     return false;
 }

@@ -1,46 +1,73 @@
 /*
- * Streaming trace reader: its own validating JSON tokenizer over chunks of
- * plain or gzip JSON.
+ * Streaming trace reader: its own validating JSON tokenizer over a window
+ * of plain or gzip JSON.
  *
- * Why not a library: yajl, the parser this reader used first, tokenizes at
- * about 250 MB/s on this kind of trace with no callbacks at all (bench/reader
- * prints it beside this reader), below the 300 MB/s a 1 GB trace needs; the
- * faster parsers are not in Debian (yyjson, simdjson) or are C++ (RapidJSON),
- * and the C DOM parsers in Debian (json-c, jansson, cJSON) hold the document.
- * Trace JSON is mostly short keys, short strings and numbers, which a
- * tokenizer that scans strings eight bytes at a time and does not copy what
- * it does not keep reads several times faster, while validating as strictly
- * (RFC 8259 grammar, UTF-8 without overlongs or surrogates).
+ * Why not a library: yajl, the parser this reader used first, tokenizes
+ * these traces at about 160-290 MB/s with no callbacks at all (bench/reader
+ * prints it beside this reader), below the 300 MB/s a 1 GB trace needs with
+ * the checks on top; the faster parsers are not in Debian (yyjson, simdjson)
+ * or are C++ (RapidJSON), and the C DOM parsers in Debian (json-c, jansson,
+ * cJSON) hold the document. Trace JSON is mostly short keys, short strings
+ * and numbers in flat objects, which a parser that knows the shape of an
+ * event reads several times faster, while validating as strictly (RFC 8259
+ * grammar, UTF-8 without overlongs or surrogates).
  *
- * The tokenizer only ever stops between tokens: when a token (or, for raw
- * capture, an event) does not end inside the buffer, the unread tail moves to
- * the front, more input is read, and the token is scanned again.
+ * Two parsers share the lexers:
+ *  - the document's outer structure (the root object, the traceEvents
+ *    array, the devtrace object and its maps, deviceProperties, keys nobody
+ *    reads) goes through a small state machine with an explicit stack of
+ *    frames (bounded by DT_RD_MAX_DEPTH) that can stop between any two
+ *    tokens: a token that does not end inside the window is scanned again
+ *    once more input is in;
+ *  - each traceEvents entry is parsed whole, by recursive descent over the
+ *    window straight into the event struct, its keys recognised by length
+ *    and one word compare. An event that does not end inside the window is
+ *    parsed again from its '{' once more input is in; the window grows
+ *    (doubling, so that the rescans cost at most as much again) to hold an
+ *    event of up to 256 MiB.
  *
- * A small explicit stack of frames (one per open object/array, bounded by
- * DT_RD_MAX_DEPTH) knows where the parser is: at the top level, inside
- * traceEvents, inside one event or its args, inside the devtrace object, or
- * in a subtree nobody needs (validated, nothing stored).
+ * The window always ends with a NUL byte, which no scan passes: the hot
+ * loops compare no positions with the end, and only a scan that stops at
+ * the NUL asks whether the input goes on. Strings are scanned 16 bytes at a
+ * time (SSE2; 8 with SWAR on other targets) for '"', '\\', control bytes and
+ * non-ASCII bytes, which alone take the slow path (escapes; UTF-8 validated
+ * sequence by sequence). The strings an event hands its visitor are
+ * NUL-terminated where they lie, over their closing quote, once the event
+ * has been parsed; with DT_RD_RAW, where the visitor gets the event's text
+ * as written, they are copied instead.
  */
 #include "dt_reader.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#if DT_HAVE_ZLIB
 #include <zlib.h>
+#endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
+/* The window's size, and what a gzip source reads at a time. */
 #define RD_CHUNK (1u << 20)
-/* A token or captured event larger than this is refused rather than held. */
+/* Readable bytes past the window's end (the NUL, then room for the 16-byte
+   loads that find it). */
+#define RD_SLACK 64
+/* A token or event larger than this is refused rather than held. */
 #define RD_MAX_TOKEN (256u << 20)
 
 /* ------------------------------------------------------------------ */
 /* Sources                                                             */
 /* ------------------------------------------------------------------ */
 struct dt_rd_source {
-    FILE *fp;
-    bool own_fp;
+    int fd;
+    bool own_fd;
     const unsigned char *mem;
     size_t mem_len, mem_pos;
     /* raw (compressed) input window, for gzip */
@@ -49,8 +76,10 @@ struct dt_rd_source {
     size_t in_len, in_pos;
     bool in_eof;
     bool checked, gzip;
-    bool zs_init, z_ended;
+    bool zs_init, z_ended, z_failed;
+#if DT_HAVE_ZLIB
     z_stream zs;
+#endif
 };
 
 dt_rd_source *dt_rd_open_file(const char *path, char *err, size_t errlen)
@@ -61,15 +90,18 @@ dt_rd_source *dt_rd_open_file(const char *path, char *err, size_t errlen)
         return NULL;
     }
     if (strcmp(path, "-") == 0) {
-        s->fp = stdin;
+        s->fd = STDIN_FILENO;
     } else {
-        s->fp = fopen(path, "rb");
-        if (!s->fp) {
+        s->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (s->fd < 0) {
             snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
             free(s);
             return NULL;
         }
-        s->own_fp = true;
+        s->own_fd = true;
+#ifdef POSIX_FADV_SEQUENTIAL
+        posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
     }
     s->inbuf = malloc(RD_CHUNK);
     if (!s->inbuf) {
@@ -85,6 +117,7 @@ dt_rd_source *dt_rd_open_memory(const void *data, size_t len)
     dt_rd_source *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    s->fd = -1;
     s->mem = data;
     s->mem_len = len;
     return s;
@@ -94,12 +127,24 @@ void dt_rd_close(dt_rd_source *s)
 {
     if (!s)
         return;
-    if (s->own_fp && s->fp)
-        fclose(s->fp);
+    if (s->own_fd && s->fd >= 0)
+        close(s->fd);
+#if DT_HAVE_ZLIB
     if (s->zs_init)
         inflateEnd(&s->zs);
+#endif
     free(s->inbuf);
     free(s);
+}
+
+/* read(2) without EINTR: the count, 0 at the end, -1 on error. */
+static ssize_t read_some(int fd, void *dst, size_t cap)
+{
+    for (;;) {
+        ssize_t n = read(fd, dst, cap);
+        if (n >= 0 || errno != EINTR)
+            return n;
+    }
 }
 
 /* Makes raw input available in s->in[in_pos..in_len); -1 on read error. */
@@ -119,18 +164,18 @@ static int src_fill(dt_rd_source *s, char *err, size_t errlen)
             s->in_eof = true;
         return 0;
     }
-    if (!s->fp) {
+    if (s->fd < 0) {
         s->in_eof = true;
         s->in_len = s->in_pos = 0;
         return 0;
     }
-    size_t n = fread(s->inbuf, 1, RD_CHUNK, s->fp);
-    if (n == 0 && ferror(s->fp)) {
+    ssize_t n = read_some(s->fd, s->inbuf, RD_CHUNK);
+    if (n < 0) {
         snprintf(err, errlen, "read error: %s", strerror(errno));
         return -1;
     }
     s->in = s->inbuf;
-    s->in_len = n;
+    s->in_len = (size_t)n;
     s->in_pos = 0;
     if (n == 0)
         s->in_eof = true;
@@ -147,12 +192,18 @@ static int src_detect(dt_rd_source *s, char *err, size_t errlen)
     /* A gzip member starts with 1f 8b; JSON never does. */
     if (s->in_len - s->in_pos >= 2 && s->in[s->in_pos] == 0x1f && s->in[s->in_pos + 1] == 0x8b) {
         s->gzip = true;
+#if !DT_HAVE_ZLIB
+        snprintf(err, errlen, "a gzip trace, and this devtrace was built without zlib: gunzip it first, or "
+                              "rebuild devtrace with zlib (zlib1g-dev or zlib-devel)");
+        return -1;
+#else
         memset(&s->zs, 0, sizeof s->zs);
         if (inflateInit2(&s->zs, 15 + 16) != Z_OK) {
             snprintf(err, errlen, "cannot initialise zlib");
             return -1;
         }
         s->zs_init = true;
+#endif
     }
     return 0;
 }
@@ -164,10 +215,10 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
     if (src_detect(s, err, errlen) != 0)
         return -1;
     if (!s->gzip) {
-        if (s->fp && s->in_pos >= s->in_len && !s->in_eof) {
+        if (s->fd >= 0 && s->in_pos >= s->in_len && !s->in_eof) {
             /* nothing pending: read straight into the caller's window */
-            size_t n = fread(dst, 1, cap, s->fp);
-            if (n == 0 && ferror(s->fp)) {
+            ssize_t n = read_some(s->fd, dst, cap);
+            if (n < 0) {
                 snprintf(err, errlen, "read error: %s", strerror(errno));
                 return -1;
             }
@@ -183,6 +234,13 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
         memcpy(dst, s->in + s->in_pos, n);
         s->in_pos += n;
         return (long)n;
+    }
+#if !DT_HAVE_ZLIB
+    return -1; /* src_detect refused gzip input */
+#else
+    if (s->z_failed) {
+        snprintf(err, errlen, "gzip: corrupt data (%s)", s->zs.msg ? s->zs.msg : "inflate failed");
+        return -1;
     }
     for (;;) {
         if (s->z_ended) {
@@ -208,6 +266,12 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
         int rc = inflate(&s->zs, Z_NO_FLUSH);
         s->in_pos = s->in_len - s->zs.avail_in;
         size_t produced = before - s->zs.avail_out;
+        if (produced > 0 && rc != Z_OK && rc != Z_BUF_ERROR && rc != Z_STREAM_END) {
+            /* the text before the damage first, whatever the window's size:
+               the error comes with the next call */
+            s->z_failed = true;
+            return (long)produced;
+        }
         if (rc == Z_STREAM_END) {
             s->z_ended = true;
         } else if (rc == Z_BUF_ERROR && s->in_eof) {
@@ -224,6 +288,7 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
             return -1;
         }
     }
+#endif
 }
 
 /* ------------------------------------------------------------------ */
@@ -256,22 +321,26 @@ static bool parse_u64(const char *s, size_t len, uint64_t *out)
     return true;
 }
 
+/* A sign and a magnitude as an int64, when it fits. */
+static inline bool signed_value(bool neg, uint64_t mag, int64_t *out)
+{
+    if (neg) {
+        if (mag > (uint64_t)INT64_MAX + 1)
+            return false;
+        *out = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+    } else {
+        if (mag > (uint64_t)INT64_MAX)
+            return false;
+        *out = (int64_t)mag;
+    }
+    return true;
+}
+
 static bool parse_i64(const char *s, size_t len, int64_t *out)
 {
     bool neg = len > 0 && s[0] == '-';
     uint64_t u;
-    if (!parse_u64(s + neg, len - neg, &u))
-        return false;
-    if (neg) {
-        if (u > (uint64_t)INT64_MAX + 1)
-            return false;
-        *out = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
-    } else {
-        if (u > (uint64_t)INT64_MAX)
-            return false;
-        *out = (int64_t)u;
-    }
-    return true;
+    return parse_u64(s + neg, len - neg, &u) && signed_value(neg, u, out);
 }
 
 /* An integer written as a string by a writer that uses strings for ids
@@ -388,6 +457,31 @@ bool dt_rd_parse_us_to_ns(const char *s, size_t len, int64_t *out_ns)
     return true;
 }
 
+/* A number as the lexer read it while scanning it. */
+typedef struct rd_num {
+    uint64_t mag;  /* integer part */
+    uint32_t frac; /* first three decimals, as an integer */
+    bool neg, fits, has_frac, has_exp, round_up;
+} rd_num;
+
+/* The number as an int64, when it is an integer that fits. */
+static inline bool num_i64(const rd_num *n, int64_t *out)
+{
+    return n->fits && !n->has_frac && !n->has_exp && signed_value(n->neg, n->mag, out);
+}
+
+/* The number (its text s, len), as microseconds, in exact nanoseconds. */
+static inline bool num_us_to_ns(const rd_num *n, const char *s, size_t len, int64_t *out)
+{
+    if (n->has_exp || !n->fits)
+        return dt_rd_parse_us_to_ns(s, len, out);
+    if (n->mag > (uint64_t)INT64_MAX / 1000 - 1)
+        return false;
+    int64_t ns = (int64_t)(n->mag * 1000 + n->frac + n->round_up);
+    *out = n->neg ? -ns : ns;
+    return true;
+}
+
 /* ------------------------------------------------------------------ */
 /* Parser state                                                        */
 /* ------------------------------------------------------------------ */
@@ -395,8 +489,6 @@ enum role {
     R_TOP, /* before the root value */
     R_ROOT,
     R_EVENTS,
-    R_EVENT,
-    R_ARGS,
     R_DEVPROPS,
     R_DIST,
     R_DT,
@@ -502,27 +594,22 @@ typedef struct frame {
     unsigned char state;
 } frame;
 
-/* Event string slots, stored as offsets into one buffer that may move. */
+/* An event's strings, in the order of dt_rd_event's pointers. */
 enum { S_PH, S_CAT, S_NAME, S_BP, S_ID, S_PID, S_TID, S_ANAME, S_LABELS, S_COUNT };
 
 enum vtype { V_NUM, V_STR, V_BOOL, V_NULL, V_MAP, V_ARRAY };
 
 typedef struct rd_ctx {
     dt_rd_source *src;
-    /* the JSON text window: data[0] is byte `base` of the input */
+    /* the JSON text window: data[0] is byte `base` of the input; data[len]
+       is always NUL */
     unsigned char *data;
     size_t len, cap, pos;
     uint64_t base;
-    bool borrowed; /* data is the caller's memory */
     bool eof;
-    size_t tok_start; /* where the token being scanned starts */
+    size_t tok_start; /* where the token (or event) being scanned starts */
     size_t tok_end;   /* just after the last complete token (for messages) */
-    /* the number just scanned, read while scanning it */
-    struct {
-        uint64_t mag;       /* integer part */
-        uint32_t frac;      /* first three decimals, as an integer */
-        bool neg, fits, has_frac, has_exp, round_up;
-    } num;
+    rd_num num;       /* the number just scanned by the frame machine */
     /* decoded strings with escapes */
     char *tmp;
     size_t tmp_cap;
@@ -531,21 +618,28 @@ typedef struct rd_ctx {
     int depth;
     bool root_seen, root_done;
     dt_rd_event ev;
+    /* the event's strings: where they lie in the window (ptr, len), or,
+       decoded or copied, at an offset in sb (the bit in in_sb) */
+    const unsigned char *slot_ptr[S_COUNT];
+    size_t slot_off[S_COUNT];
+    uint32_t slot_len[S_COUNT];
+    unsigned slot_set, slot_in_sb;
     char *sb;
     size_t sb_len, sb_cap;
-    size_t soff[S_COUNT];
     char *keybuf; /* key of the current map-of-values entry */
     size_t keybuf_cap, keybuf_len;
     dt_rd_summary *sum;
     const dt_rd_options *opt;
-    bool raw;             /* capture events' text */
-    uint64_t ev_start;    /* absolute offset of the event's '{' */
-    uint64_t at_abs[DT_RD_AT_COUNT];
+    bool raw; /* capture events' text */
+    bool src_failed; /* the source failed after the text in the window */
+    char src_err[480];
     int visit_rc;
     bool failed;
     char *err;
     size_t errlen;
 } rd_ctx;
+
+enum { T_OK = 0, T_MORE = 1, T_ERR = -1 };
 
 static const char *vtype_name(int t)
 {
@@ -556,36 +650,6 @@ static const char *vtype_name(int t)
 static uint64_t rd_offset(const rd_ctx *c)
 {
     return c->base + c->tok_end;
-}
-
-/* The number just scanned as an int64, when it is an integer that fits. */
-static inline bool num_i64(const rd_ctx *c, int64_t *out)
-{
-    if (!c->num.fits || c->num.has_frac || c->num.has_exp)
-        return false;
-    uint64_t m = c->num.mag;
-    if (c->num.neg) {
-        if (m > (uint64_t)INT64_MAX + 1)
-            return false;
-        *out = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
-    } else {
-        if (m > (uint64_t)INT64_MAX)
-            return false;
-        *out = (int64_t)m;
-    }
-    return true;
-}
-
-/* The number just scanned, as microseconds, in exact nanoseconds. */
-static inline bool num_us_to_ns(const rd_ctx *c, const char *s, size_t len, int64_t *out)
-{
-    if (c->num.has_exp || !c->num.fits)
-        return dt_rd_parse_us_to_ns(s, len, out);
-    if (c->num.mag > (uint64_t)INT64_MAX / 1000 - 1)
-        return false;
-    int64_t ns = (int64_t)(c->num.mag * 1000 + c->num.frac + c->num.round_up);
-    *out = c->num.neg ? -ns : ns;
-    return true;
 }
 
 __attribute__((format(printf, 2, 3))) static int rd_fail(rd_ctx *c, const char *fmt, ...)
@@ -609,6 +673,26 @@ static int rd_event_fail(rd_ctx *c, const char *what, int got)
                    got == V_NUM ? "this number" : vtype_name(got));
 }
 
+static int lex_error(rd_ctx *c, size_t at, const char *what)
+{
+    c->tok_end = at;
+    if (!c->failed) {
+        c->failed = true;
+        snprintf(c->err, c->errlen, "byte %" PRIu64 ": invalid JSON: %s", c->base + at, what);
+    }
+    return T_ERR;
+}
+
+/* A scan stopped at q on what it found there. When the bytes it needed
+   from q run past the window and the input goes on, that may be the
+   window's NUL: T_MORE, to scan again with more text. Otherwise an error. */
+static int stop_at(rd_ctx *c, const unsigned char *q, size_t need, const char *what)
+{
+    if (!c->eof && q + need > c->data + c->len)
+        return T_MORE;
+    return lex_error(c, (size_t)(q - c->data), what);
+}
+
 static char *dupn(const char *s, size_t len)
 {
     char *p = malloc(len + 1);
@@ -625,25 +709,6 @@ static int set_summary_str(rd_ctx *c, char **dst, const char *s, size_t len)
     *dst = dupn(s, len);
     if (!*dst)
         return rd_fail(c, "out of memory");
-    return 1;
-}
-
-static int ev_str(rd_ctx *c, int slot, const char *s, size_t len)
-{
-    if (c->sb_len + len + 1 > c->sb_cap) {
-        size_t cap = c->sb_cap ? c->sb_cap : 256;
-        while (cap < c->sb_len + len + 1)
-            cap *= 2;
-        char *nb = realloc(c->sb, cap);
-        if (!nb)
-            return rd_fail(c, "out of memory");
-        c->sb = nb;
-        c->sb_cap = cap;
-    }
-    c->soff[slot] = c->sb_len;
-    memcpy(c->sb + c->sb_len, s, len);
-    c->sb_len += len;
-    c->sb[c->sb_len++] = '\0';
     return 1;
 }
 
@@ -689,37 +754,11 @@ static int note_add(rd_ctx *c, const char *s, size_t len)
     return 1;
 }
 
-/* Records where a value of interest lies, for raw capture. */
-static inline void rd_at(rd_ctx *c, int which)
-{
-    c->at_abs[which] = c->base + c->tok_start;
-    c->ev.at[which].len = (uint32_t)(c->tok_end - c->tok_start);
-}
-
-/* A lenient integer arg: numbers and integer strings count; anything else is
-   noted in odd_args and otherwise ignored. */
-static int rd_int_arg(rd_ctx *c, int type, const char *s, size_t len, bool is_unsigned, int64_t *out)
-{
-    int64_t v;
-    bool ok = false;
-    if (type == V_NUM)
-        ok = num_i64(c, &v);
-    else if (type == V_STR)
-        ok = parse_int_text(s, len, &v);
-    if (ok && is_unsigned && v < 0)
-        ok = false;
-    if (!ok)
-        return 0;
-    if (type == V_STR)
-        c->ev.string_args++;
-    *out = v;
-    return 1;
-}
-
-/* A value at the current position: scalars carry text, containers are
-   announced with V_MAP / V_ARRAY (and then pushed by the caller). Returns
-   the role of a container about to open, R_SKIP for an ignored one, or -1
-   after an error. */
+/* A value of the document's outer structure at the current position:
+   scalars carry text, containers are announced with V_MAP / V_ARRAY (and
+   then pushed by the caller). Returns the role of a container about to
+   open, R_SKIP for an ignored one, or -1 after an error. Events are parsed
+   by parse_event, not here. */
 static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
 {
     if (c->depth == 0) {
@@ -732,15 +771,15 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
     }
     frame *f = &c->stack[c->depth - 1];
     dt_rd_summary *sum = c->sum;
-    dt_rd_event *ev = &c->ev;
     int container = type == V_MAP || type == V_ARRAY;
+    const rd_num *num = &c->num;
     switch (f->role) {
     case R_SKIP:
         return R_SKIP;
     case R_ROOT:
         switch (f->key) {
         case K_SCHEMA:
-            if (type != V_NUM || !num_i64(c, &sum->schema_version)) {
+            if (type != V_NUM || !num_i64(num, &sum->schema_version)) {
                 rd_fail(c, "\"schemaVersion\" must be an integer");
                 return -1;
             }
@@ -754,7 +793,7 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
             sum->has_display_time_unit = true;
             return set_summary_str(c, &sum->display_time_unit, s, len) ? R_SKIP : -1;
         case K_BASE:
-            if (type != V_NUM || !num_i64(c, &sum->base_time_ns)) {
+            if (type != V_NUM || !num_i64(num, &sum->base_time_ns)) {
                 rd_fail(c, "\"baseTimeNanoseconds\" must be an integer");
                 return -1;
             }
@@ -802,135 +841,9 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
             return R_SKIP;
         }
     case R_EVENTS:
-        if (type != V_MAP) {
-            rd_fail(c, "traceEvents[%" PRIu64 "] must be an object, not %s", sum->event_count,
-                    vtype_name(type));
-            return -1;
-        }
-        memset(ev, 0, sizeof *ev);
-        for (int i = 0; i < S_COUNT; i++)
-            c->soff[i] = SIZE_MAX;
-        c->sb_len = 0;
-        ev->index = sum->event_count;
-        ev->offset = c->base + c->tok_start;
-        c->ev_start = ev->offset;
-        return R_EVENT;
-    case R_EVENT:
-        switch (f->key) {
-        case K_PH:
-        case K_CAT:
-        case K_NAME:
-        case K_BP: {
-            static const char *const names[] = {[K_PH] = "\"ph\"", [K_CAT] = "\"cat\"",
-                                                [K_NAME] = "\"name\"", [K_BP] = "\"bp\""};
-            static const int slots[] = {[K_PH] = S_PH, [K_CAT] = S_CAT, [K_NAME] = S_NAME, [K_BP] = S_BP};
-            if (type != V_STR) {
-                char what[64];
-                snprintf(what, sizeof what, "%s must be a string", names[f->key]);
-                rd_event_fail(c, what, type);
-                return -1;
-            }
-            return ev_str(c, slots[f->key], s, len) ? R_SKIP : -1;
-        }
-        case K_PID:
-        case K_TID: {
-            dt_rd_id *id = f->key == K_PID ? &ev->pid : &ev->tid;
-            const char *what = f->key == K_PID ? "\"pid\" must be an integer or a string"
-                                               : "\"tid\" must be an integer or a string";
-            id->present = true;
-            if (c->raw && !container)
-                rd_at(c, f->key == K_PID ? DT_RD_AT_PID : DT_RD_AT_TID);
-            if (type == V_STR) {
-                id->is_str = true;
-                return ev_str(c, f->key == K_PID ? S_PID : S_TID, s, len) ? R_SKIP : -1;
-            }
-            id->is_str = false;
-            if (type != V_NUM || !num_i64(c, &id->num)) {
-                rd_event_fail(c, what, type);
-                return -1;
-            }
-            return R_SKIP;
-        }
-        case K_TS:
-        case K_DUR: {
-            int64_t *dst = f->key == K_TS ? &ev->ts_ns : &ev->dur_ns;
-            if (type != V_NUM || !num_us_to_ns(c, s, len, dst)) {
-                rd_event_fail(c, f->key == K_TS ? "\"ts\" must be a number of microseconds that fits"
-                                                : "\"dur\" must be a number of microseconds that fits",
-                              type);
-                return -1;
-            }
-            ev->has |= f->key == K_TS ? DT_RD_HAS_TS : DT_RD_HAS_DUR;
-            if (c->raw)
-                rd_at(c, f->key == K_TS ? DT_RD_AT_TS : DT_RD_AT_DUR);
-            return R_SKIP;
-        }
-        case K_ID:
-            if (type != V_NUM && type != V_STR) {
-                rd_event_fail(c, "\"id\" must be a number or a string", type);
-                return -1;
-            }
-            ev->has |= DT_RD_HAS_ID;
-            ev->id_is_str = type == V_STR;
-            if (c->raw)
-                rd_at(c, DT_RD_AT_ID);
-            return ev_str(c, S_ID, s, len) ? R_SKIP : -1;
-        case K_ARGS:
-            if (type != V_MAP) {
-                rd_event_fail(c, "\"args\" must be an object", type);
-                return -1;
-            }
-            if (c->raw) {
-                c->at_abs[DT_RD_AT_ARGS] = c->base + c->tok_start;
-                ev->at[DT_RD_AT_ARGS].len = 1;
-            }
-            return R_ARGS;
-        default:
-            return R_SKIP;
-        }
-    case R_ARGS: {
-        uint64_t *u = NULL;
-        int64_t *i = NULL;
-        uint32_t bit = 0;
-        int at = -1;
-        switch (f->key) {
-        case K_EXT: u = &ev->external_id; bit = DT_RD_HAS_EXTERNAL_ID; at = DT_RD_AT_EXT; break;
-        case K_CORR: u = &ev->correlation; bit = DT_RD_HAS_CORRELATION; at = DT_RD_AT_CORR; break;
-        case K_BYTES: u = &ev->bytes; bit = DT_RD_HAS_BYTES; break;
-        case K_PARENT: u = &ev->parent; bit = DT_RD_HAS_PARENT; at = DT_RD_AT_PARENT; break;
-        case K_DEVICE: i = &ev->device; bit = DT_RD_HAS_DEVICE; break;
-        case K_STREAM: i = &ev->stream; bit = DT_RD_HAS_STREAM; break;
-        case K_CBID: i = &ev->cbid; bit = DT_RD_HAS_CBID; break;
-        case K_SORT: i = &ev->sort_index; bit = DT_RD_HAS_SORT_INDEX; break;
-        case K_COLLECTIVE:
-            /* a collective, whatever the writer typed its name as */
-            ev->has |= DT_RD_HAS_COLLECTIVE;
-            return R_SKIP;
-        case K_ANAME:
-        case K_LABELS:
-            /* Only metadata events' name/labels matter; elsewhere any type goes. */
-            if (type == V_STR) {
-                ev->has |= f->key == K_ANAME ? DT_RD_HAS_ARG_NAME : DT_RD_HAS_ARG_LABELS;
-                return ev_str(c, f->key == K_ANAME ? S_ANAME : S_LABELS, s, len) ? R_SKIP : -1;
-            }
-            return R_SKIP;
-        default:
-            return R_SKIP;
-        }
-        int64_t v;
-        if (container || !rd_int_arg(c, type, s, len, u != NULL, &v)) {
-            ev->odd_args |= bit;
-            return R_SKIP;
-        }
-        if (u)
-            *u = (uint64_t)v;
-        else
-            *i = v;
-        ev->has |= bit;
-        if (c->raw && at >= 0)
-            rd_at(c, at);
-        return R_SKIP;
-    }
+        /* an object goes to parse_event */
+        rd_fail(c, "traceEvents[%" PRIu64 "] must be an object, not %s", sum->event_count, vtype_name(type));
+        return -1;
     case R_DEVPROPS:
         if (type != V_MAP) {
             rd_fail(c, "deviceProperties[%zu] must be an object, not %s", sum->device_count,
@@ -947,7 +860,7 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
         case K_WORLD:
             if (type != V_NUM && type != V_STR)
                 return R_SKIP;
-            if (!(type == V_NUM ? num_i64(c, &v) : parse_int_text(s, len, &v)))
+            if (!(type == V_NUM ? num_i64(num, &v) : parse_int_text(s, len, &v)))
                 return R_SKIP;
             if (f->key == K_RANK) {
                 sum->has_rank = true;
@@ -991,7 +904,7 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
             return set_summary_str(c, dst, s, len) ? R_SKIP : -1;
         }
         case K_DTPID:
-            if (type == V_NUM && num_i64(c, &sum->pid))
+            if (type == V_NUM && num_i64(num, &sum->pid))
                 sum->has_pid = true;
             return R_SKIP;
         case K_RTC:
@@ -1028,7 +941,7 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
     case R_DT_WINDOW:
         if (f->key == K_START || f->key == K_END) {
             int64_t *dst = f->key == K_START ? &sum->window_start_ns : &sum->window_end_ns;
-            if (type != V_NUM || !num_i64(c, dst)) {
+            if (type != V_NUM || !num_i64(num, dst)) {
                 rd_fail(c, "\"devtrace.captureWindow.%s\" must be an integer",
                         f->key == K_START ? "startNs" : "endNs");
                 return -1;
@@ -1070,7 +983,7 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
         case K_MAXERR:
         case K_ESTERR: {
             int64_t v;
-            if (type == V_NUM && num_i64(c, &v)) {
+            if (type == V_NUM && num_i64(num, &v)) {
                 if (f->key == K_MAXERR) {
                     sum->has_host_max_error = true;
                     sum->host_max_error_us = v;
@@ -1094,7 +1007,7 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
         static const char *const names[] = {[R_DT_LOSS] = "loss", [R_DT_COUNTS] = "counts",
                                             [R_DT_ATTR] = "attribution", [R_DT_PARENTS] = "externalParents"};
         int64_t v;
-        if (type != V_NUM || !num_i64(c, &v)) {
+        if (type != V_NUM || !num_i64(num, &v)) {
             rd_fail(c, "\"devtrace.%s\" values must be integers (\"%s\" is %s)", names[f->role],
                     c->keybuf ? c->keybuf : "", type == V_NUM ? "not an integer" : vtype_name(type));
             return -1;
@@ -1141,67 +1054,6 @@ static bool is_map_of_values(int role)
            role == R_DT_NOTES;
 }
 
-#define KEY_IS(lit) bytes_equal(k, lit, sizeof(lit) - 1)
-
-/* The keys of every event, by length: these run for each of millions. */
-static int event_key(const char *k, size_t len)
-{
-    switch (len) {
-    case 2:
-        if (KEY_IS("ph")) return K_PH;
-        if (KEY_IS("ts")) return K_TS;
-        if (KEY_IS("id")) return K_ID;
-        if (KEY_IS("bp")) return K_BP;
-        break;
-    case 3:
-        if (KEY_IS("cat")) return K_CAT;
-        if (KEY_IS("pid")) return K_PID;
-        if (KEY_IS("tid")) return K_TID;
-        if (KEY_IS("dur")) return K_DUR;
-        break;
-    case 4:
-        if (KEY_IS("name")) return K_NAME;
-        if (KEY_IS("args")) return K_ARGS;
-        break;
-    default:
-        break;
-    }
-    return K_OTHER;
-}
-
-static int args_key(const char *k, size_t len)
-{
-    switch (len) {
-    case 4:
-        if (KEY_IS("cbid")) return K_CBID;
-        if (KEY_IS("name")) return K_ANAME;
-        break;
-    case 5:
-        if (KEY_IS("bytes")) return K_BYTES;
-        break;
-    case 6:
-        if (KEY_IS("stream")) return K_STREAM;
-        if (KEY_IS("device")) return K_DEVICE;
-        if (KEY_IS("parent")) return K_PARENT;
-        if (KEY_IS("labels")) return K_LABELS;
-        break;
-    case 10:
-        if (KEY_IS("sort_index")) return K_SORT;
-        break;
-    case 11:
-        if (KEY_IS("External id")) return K_EXT;
-        if (KEY_IS("correlation")) return K_CORR;
-        break;
-    case 15:
-        if (KEY_IS("Collective name")) return K_COLLECTIVE;
-        break;
-    default:
-        break;
-    }
-    return K_OTHER;
-}
-#undef KEY_IS
-
 static int rd_key(rd_ctx *c, const char *key, size_t len)
 {
     frame *f = &c->stack[c->depth - 1];
@@ -1222,19 +1074,9 @@ static int rd_key(rd_ctx *c, const char *key, size_t len)
         f->key = K_ANY;
         return 1;
     }
-    if (f->role == R_EVENT) {
-        f->key = (unsigned char)event_key(key, len);
-        return 1;
-    }
-    if (f->role == R_ARGS) {
-        f->key = (unsigned char)args_key(key, len);
-        return 1;
-    }
     const key_entry *keys = role_keys[f->role].keys;
     size_t n = role_keys[f->role].count;
     for (size_t i = 0; i < n; i++) {
-        /* length and first byte first: a call to memcmp per key costs more
-           than the whole comparison of the short keys traces use */
         if (keys[i].len == len && len > 0 && keys[i].name[0] == key[0] && bytes_equal(keys[i].name, key, len)) {
             f->key = keys[i].key;
             break;
@@ -1243,68 +1085,66 @@ static int rd_key(rd_ctx *c, const char *key, size_t len)
     return 1;
 }
 
-static const char *slot_str(const rd_ctx *c, int slot)
-{
-    return c->soff[slot] == SIZE_MAX ? "" : c->sb + c->soff[slot];
-}
-
-static int rd_event_done(rd_ctx *c)
-{
-    dt_rd_event *ev = &c->ev;
-    ev->ph = slot_str(c, S_PH);
-    ev->cat = slot_str(c, S_CAT);
-    ev->name = slot_str(c, S_NAME);
-    ev->bp = slot_str(c, S_BP);
-    ev->id = slot_str(c, S_ID);
-    ev->pid.str = ev->pid.is_str ? slot_str(c, S_PID) : NULL;
-    ev->tid.str = ev->tid.is_str ? slot_str(c, S_TID) : NULL;
-    ev->arg_name = slot_str(c, S_ANAME);
-    ev->arg_labels = slot_str(c, S_LABELS);
-    if (c->raw) {
-        ev->raw = (const char *)c->data + (c->ev_start - c->base);
-        ev->raw_len = (size_t)(c->base + c->tok_end - c->ev_start);
-        for (int k = 0; k < DT_RD_AT_COUNT; k++)
-            if (ev->at[k].len)
-                ev->at[k].off = (uint32_t)(c->at_abs[k] - c->ev_start);
-    }
-    c->sum->event_count++;
-    if (c->opt && c->opt->visit) {
-        int rc = c->opt->visit(c->opt->user, ev);
-        if (rc != 0) {
-            c->visit_rc = rc;
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int rd_close(rd_ctx *c)
-{
-    frame *f = &c->stack[--c->depth];
-    if (f->role == R_EVENT)
-        return rd_event_done(c);
-    return 1;
-}
-
 /* ------------------------------------------------------------------ */
-/* Tokenizer                                                           */
+/* Lexers                                                              */
 /* ------------------------------------------------------------------ */
-enum { T_OK = 0, T_MORE = 1, T_ERR = -1 };
+/* The lexers work on pointers into the window and rely on its NUL: none
+   reads past it except by loads that end inside the slack. */
 
-/* Bytes that end the fast scan of a string: '"', '\\', controls, non-ASCII. */
-static inline uint64_t special_bytes(uint64_t x)
+static inline bool is_ws(unsigned char ch)
 {
+    /* ' ', '\t', '\n', '\r' */
+    return ch <= ' ' && ((UINT64_C(1) << ch) & ((UINT64_C(1) << ' ') | (1u << '\t') | (1u << '\n') | (1u << '\r')));
+}
+
+static inline const unsigned char *skip_ws(const unsigned char *p)
+{
+    /* compact JSON has none: one compare (the NUL and controls are not
+       whitespace either, and stop the loop) */
+    if (__builtin_expect(*p > ' ', 1))
+        return p;
+    while (is_ws(*p))
+        p++;
+    return p;
+}
+
+/* The first byte at or after p that ends a string's fast scan: '"', '\\',
+   a control byte (the window's NUL among them) or a non-ASCII byte. */
+static inline const unsigned char *string_stop(const unsigned char *p)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(' ');
+    for (;;) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        /* signed: bytes >= 0x80 are negative, so below ' ' as well */
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                                 _mm_cmplt_epi8(x, space));
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits)
+            return p + __builtin_ctz(bits);
+        p += 16;
+    }
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    uint64_t quote = x ^ (ones * '"'), bslash = x ^ (ones * '\\');
-    uint64_t zero_quote = (quote - ones) & ~quote;
-    uint64_t zero_bslash = (bslash - ones) & ~bslash;
-    uint64_t control = (x - ones * 0x20) & ~x;
-    return (zero_quote | zero_bslash | control | x) & high;
+    for (;;) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t quote = x ^ (ones * '"'), bslash = x ^ (ones * '\\');
+        uint64_t m = (((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | ((x - ones * 0x20) & ~x) | x) & high;
+        if (m)
+            return p + (__builtin_ctzll(m) >> 3);
+        p += 8;
+    }
+#else
+    while (*p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80)
+        p++;
+    return p;
+#endif
 }
 
-/* Length of a valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid,
-   -1 when it may continue past end. */
-static int utf8_len(const unsigned char *p, const unsigned char *end)
+/* Length of a valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid
+   (the window's NUL ends any sequence). */
+static int utf8_len(const unsigned char *p)
 {
     unsigned char b = p[0];
     int n;
@@ -1327,8 +1167,6 @@ static int utf8_len(const unsigned char *p, const unsigned char *end)
         return 0;
     }
     for (int i = 1; i < n; i++) {
-        if (p + i >= end)
-            return -1;
         unsigned cb = p[i];
         if (cb < (i == 1 ? lo : 0x80) || cb > (i == 1 ? hi : 0xBF))
             return 0;
@@ -1375,93 +1213,63 @@ static char *put_utf8(char *o, unsigned cp)
     return o;
 }
 
-static int lex_error(rd_ctx *c, size_t at, const char *what)
+/* The rest of a string from p, a byte string_stop stopped at that is not
+   its closing quote: escapes and UTF-8 validated. */
+static __attribute__((noinline)) int scan_string_slow(rd_ctx *c, const unsigned char *p,
+                                                      const unsigned char **close, bool *escaped)
 {
-    c->tok_end = at;
-    if (!c->failed) {
-        c->failed = true;
-        snprintf(c->err, c->errlen, "byte %" PRIu64 ": invalid JSON: %s", c->base + at, what);
-    }
-    return T_ERR;
-}
-
-/* A string starting at the quote at data[pos]: its text (decoded when it
-   has escapes) in *s, *len (s NULL: only validate it); pos moves past the
-   closing quote. */
-static int lex_string(rd_ctx *c, const char **s, size_t *len)
-{
-    const unsigned char *start = c->data + c->pos + 1, *p = start, *end = c->data + c->len;
-    bool escaped = false;
     for (;;) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        while (end - p >= 8) {
-            uint64_t x;
-            memcpy(&x, p, 8);
-            uint64_t m = special_bytes(x);
-            if (m) {
-                p += __builtin_ctzll(m) >> 3;
-                goto special;
-            }
-            p += 8;
-        }
-#endif
-        while (p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80)
-            p++;
-        if (p >= end)
-            return c->eof ? lex_error(c, c->len, "a string is not closed") : T_MORE;
-    special:
-        if (*p == '"')
+        unsigned char ch = *p;
+        if (ch == '"')
             break;
-        if (*p == '\\') {
-            escaped = true;
-            if (p + 1 >= end)
-                return c->eof ? lex_error(c, c->len, "a string is not closed") : T_MORE;
+        if (ch == '\\') {
+            *escaped = true;
             unsigned char e = p[1];
+            unsigned cp;
             if (e == 'u') {
-                if (end - p < 6)
-                    return c->eof ? lex_error(c, c->len, "a string is not closed") : T_MORE;
-                unsigned cp;
                 if (!hex4(p + 2, &cp))
-                    return lex_error(c, (size_t)(p - c->data), "a \\u escape needs four hex digits");
+                    return stop_at(c, p, 6, "a \\u escape needs four hex digits");
                 p += 6;
-            } else if (strchr("\"\\/bfnrt", e) && e) {
+            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
+                       e == 't') {
                 p += 2;
             } else {
-                return lex_error(c, (size_t)(p - c->data), "an unknown escape in a string");
+                return stop_at(c, p, 2, "an unknown escape in a string");
             }
-            continue;
-        }
-        if (*p < 0x20)
+        } else if (ch < 0x20) {
+            if (p >= c->data + c->len)
+                return c->eof ? lex_error(c, c->len, "a string is not closed") : T_MORE;
             return lex_error(c, (size_t)(p - c->data), "a control character in a string (it must be escaped)");
-        int n = utf8_len(p, end);
-        if (n < 0)
-            return c->eof ? lex_error(c, c->len, "invalid UTF-8 in a string") : T_MORE;
-        if (n == 0)
-            return lex_error(c, (size_t)(p - c->data), "invalid UTF-8 in a string");
-        p += n;
+        } else {
+            int n = utf8_len(p);
+            if (n == 0)
+                return stop_at(c, p, 4, "invalid UTF-8 in a string");
+            p += n;
+        }
+        p = string_stop(p);
     }
-    size_t raw_len = (size_t)(p - start);
-    c->pos = (size_t)(p + 1 - c->data);
-    if (!s)
-        return T_OK; /* only validated */
-    if (!escaped) {
-        *s = (const char *)start;
-        *len = raw_len;
+    *close = p;
+    return T_OK;
+}
+
+/* The string whose text starts at p (just after its opening quote):
+   *close is its closing quote, *escaped whether it holds escapes. */
+static inline int scan_string(rd_ctx *c, const unsigned char *p, const unsigned char **close, bool *escaped)
+{
+    p = string_stop(p);
+    *escaped = false;
+    if (__builtin_expect(*p == '"', 1)) {
+        *close = p;
         return T_OK;
     }
-    /* Decoding never makes a string longer than its escaped form. */
-    if (raw_len + 1 > c->tmp_cap) {
-        size_t cap = c->tmp_cap ? c->tmp_cap : 256;
-        while (cap < raw_len + 1)
-            cap *= 2;
-        char *nb = realloc(c->tmp, cap);
-        if (!nb)
-            return lex_error(c, c->pos, "out of memory");
-        c->tmp = nb;
-        c->tmp_cap = cap;
-    }
-    char *o = c->tmp;
-    for (const unsigned char *q = start; q < p;) {
+    return scan_string_slow(c, p, close, escaped);
+}
+
+/* The escaped text [q, close) of a valid JSON string, decoded into o
+   (never longer than the text); the end of the decoded bytes. */
+static char *unescape(const unsigned char *q, const unsigned char *close, char *o)
+{
+    while (q < close) {
         if (*q != '\\') {
             *o++ = (char)*q++;
             continue;
@@ -1475,10 +1283,11 @@ static int lex_string(rd_ctx *c, const char **s, size_t *len)
         case 'r': *o++ = '\r'; break;
         case 't': *o++ = '\t'; break;
         case 'u': {
-            unsigned cp;
-            hex4(q, &cp);
+            unsigned cp = 0xFFFD;
+            if (close - q < 4 || !hex4(q, &cp))
+                return o; /* not valid JSON: the caller's text was not checked */
             q += 4;
-            if (cp >= 0xD800 && cp <= 0xDBFF && p - q >= 6 && q[0] == '\\' && q[1] == 'u') {
+            if (cp >= 0xD800 && cp <= 0xDBFF && close - q >= 6 && q[0] == '\\' && q[1] == 'u') {
                 unsigned lo;
                 if (hex4(q + 2, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
@@ -1494,100 +1303,943 @@ static int lex_string(rd_ctx *c, const char **s, size_t *len)
         default: *o++ = (char)e; break;
         }
     }
-    *o = '\0';
+    return o;
+}
+
+size_t dt_rd_unescape(const char *text, size_t len, char *out)
+{
+    const unsigned char *q = (const unsigned char *)text;
+    return (size_t)(unescape(q, q + len, out) - out);
+}
+
+/* The text of an escaped string [start, close) decoded into c->tmp, which
+   keeps 16 readable bytes past it for word-wide key compares. */
+static int decode_string(rd_ctx *c, const unsigned char *start, const unsigned char *close, const char **s,
+                         size_t *len)
+{
+    size_t raw_len = (size_t)(close - start);
+    /* Decoding never makes a string longer than its escaped form. */
+    if (raw_len + 16 > c->tmp_cap) {
+        size_t cap = c->tmp_cap ? c->tmp_cap : 256;
+        while (cap < raw_len + 16)
+            cap *= 2;
+        char *nb = realloc(c->tmp, cap);
+        if (!nb)
+            return lex_error(c, (size_t)(close - c->data), "out of memory");
+        c->tmp = nb;
+        c->tmp_cap = cap;
+    }
+    char *o = unescape(start, close, c->tmp);
+    memset(o, 0, 16);
     *s = c->tmp;
     *len = (size_t)(o - c->tmp);
     return T_OK;
 }
 
+static inline bool is_digit(unsigned char ch)
+{
+    return (unsigned)(ch - '0') < 10;
+}
+
+static inline uint64_t load64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The digits leading the 8 bytes x (little-endian, as loaded): their count,
+   and in *digits the bytes with '0' taken off (digits first, 0-9). */
+static inline unsigned leading_digits(uint64_t x, uint64_t *digits)
+{
+    uint64_t t = x ^ UINT64_C(0x3030303030303030);
+    /* high bit of a byte: not a digit (>= 10 after the xor); the & 0x7f
+       keeps the add from carrying into the next byte */
+    uint64_t not_digit =
+        (((t & UINT64_C(0x7F7F7F7F7F7F7F7F)) + UINT64_C(0x7676767676767676)) | t) & UINT64_C(0x8080808080808080);
+    *digits = t;
+    return not_digit ? (unsigned)__builtin_ctzll(not_digit) >> 3 : 8;
+}
+
+/* The value of the first n (1-8) digits of t (leading_digits' bytes). */
+static inline uint64_t digits_value(uint64_t t, unsigned n)
+{
+    uint64_t v = t << (64 - 8 * n); /* the n digits at the top, zeros below */
+    v = (v * 10 + (v >> 8)) & UINT64_C(0x00FF00FF00FF00FF);
+    v = (v * 100 + (v >> 16)) & UINT64_C(0x0000FFFF0000FFFF);
+    return (v * 10000 + (v >> 32)) & UINT64_C(0xFFFFFFFF);
+}
+
+/* The number at p: its value read on the way (8 digits per step), *after
+   just past it. */
+static inline __attribute__((always_inline)) int scan_number(rd_ctx *c, const unsigned char *p,
+                                                               const unsigned char **after, rd_num *n)
+{
+    uint64_t mag = 0, t;
+    bool neg = *p == '-';
+    *after = p; /* for the compiler: set again on success */
+    n->mag = 0;
+    p += neg;
+    n->neg = neg;
+    n->fits = true;
+    n->has_frac = n->has_exp = n->round_up = false;
+    n->frac = 0;
+    unsigned k = leading_digits(load64(p), &t);
+    if (k == 0)
+        return stop_at(c, p, 1, "a number needs a digit");
+    if ((t & 0xFF) == 0) {
+        p++; /* a leading 0 is the whole integer part */
+    } else {
+        mag = digits_value(t, k);
+        p += k;
+        if (k == 8) {
+            /* timestamps have 10 to 16 digits */
+            static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+            k = leading_digits(load64(p), &t);
+            if (k > 0 && k < 8) {
+                mag = mag * pow10[k] + digits_value(t, k);
+                p += k;
+            } else if (k == 8) {
+                /* 16 digits or more: a u64 may overflow, so again, with the checks */
+                const unsigned char *d0 = p - 8;
+                while (is_digit(*p))
+                    p++;
+                bool fits = true;
+                mag = 0;
+                for (const unsigned char *q = d0; q < p; q++) {
+                    fits &= !__builtin_mul_overflow(mag, 10u, &mag);
+                    fits &= !__builtin_add_overflow(mag, (unsigned)(*q - '0'), &mag);
+                }
+                n->fits = fits;
+            }
+        }
+    }
+    if (*p == '.') {
+        p++;
+        k = leading_digits(load64(p), &t);
+        if (k == 0)
+            return stop_at(c, p, 1, "a number needs a digit after its point");
+        /* the first three decimals are exact nanoseconds of a microsecond;
+           the fourth rounds */
+        uint64_t d = k < 8 ? t & ((UINT64_C(1) << (8 * k)) - 1) : t;
+        n->frac = (uint32_t)((d & 0xFF) * 100 + (d >> 8 & 0xFF) * 10 + (d >> 16 & 0xFF));
+        n->round_up = k >= 4 && (d >> 24 & 0xFF) >= 5;
+        n->has_frac = true;
+        p += k;
+        if (k == 8)
+            while (is_digit(*p))
+                p++;
+    }
+    if ((*p | 0x20) == 'e') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!is_digit(*p))
+            return stop_at(c, p, 1, "a number needs a digit in its exponent");
+        while (is_digit(*p))
+            p++;
+        n->has_exp = true;
+    }
+    /* a number that reaches the window's end may go on in the next one */
+    if (__builtin_expect(p >= c->data + c->len, 0) && !c->eof)
+        return T_MORE;
+    n->mag = mag;
+    *after = p;
+    return T_OK;
+}
+
+static inline uint32_t load32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* true, false or null at p. */
+static int scan_word(rd_ctx *c, const unsigned char *p, const unsigned char **after)
+{
+    uint32_t w = load32(p);
+    static const char t[4] = {'t', 'r', 'u', 'e'}, f[4] = {'f', 'a', 'l', 's'}, n[4] = {'n', 'u', 'l', 'l'};
+    if (w == load32((const unsigned char *)t) || w == load32((const unsigned char *)n)) {
+        *after = p + 4;
+        return T_OK;
+    }
+    if (w == load32((const unsigned char *)f) && p[4] == 'e') {
+        *after = p + 5;
+        return T_OK;
+    }
+    return stop_at(c, p, 5, "an unknown word");
+}
+
+/* The frame machine's forms: the token at c->pos, which moves past it. */
+static int lex_string(rd_ctx *c, const char **s, size_t *len)
+{
+    const unsigned char *start = c->data + c->pos + 1, *close;
+    bool escaped;
+    int rc = scan_string(c, start, &close, &escaped);
+    if (rc != T_OK)
+        return rc;
+    c->pos = (size_t)(close + 1 - c->data);
+    if (!s)
+        return T_OK; /* only validated */
+    if (!escaped) {
+        *s = (const char *)start;
+        *len = (size_t)(close - start);
+        return T_OK;
+    }
+    return decode_string(c, start, close, s, len);
+}
+
 static int lex_number(rd_ctx *c, const char **s, size_t *len)
 {
-    const unsigned char *start = c->data + c->pos, *p = start, *end = c->data + c->len;
-    uint64_t mag = 0;
-    bool fits = true;
-    c->num.neg = false;
-    c->num.has_frac = c->num.has_exp = c->num.round_up = false;
-    c->num.frac = 0;
-#define NEED()                                                                                                 \
-    do {                                                                                                       \
-        if (p >= end)                                                                                          \
-            goto at_end;                                                                                       \
-    } while (0)
-    if (*p == '-') {
-        c->num.neg = true;
-        p++;
-        NEED();
-    }
-    if (*p == '0') {
-        p++;
-    } else if (*p >= '1' && *p <= '9') {
-        while (p < end && *p >= '0' && *p <= '9') {
-            fits &= !__builtin_mul_overflow(mag, 10u, &mag);
-            fits &= !__builtin_add_overflow(mag, (unsigned)(*p - '0'), &mag);
-            p++;
-        }
-    } else {
-        return lex_error(c, (size_t)(p - c->data), "a number needs a digit");
-    }
-    if (p < end && *p == '.') {
-        p++;
-        NEED();
-        if (*p < '0' || *p > '9')
-            return lex_error(c, (size_t)(p - c->data), "a number needs a digit after its point");
-        unsigned nd = 0, frac = 0;
-        while (p < end && *p >= '0' && *p <= '9') {
-            if (nd < 3)
-                frac = frac * 10 + (unsigned)(*p - '0');
-            else if (nd == 3)
-                c->num.round_up = *p >= '5';
-            nd++;
-            p++;
-        }
-        for (; nd < 3; nd++)
-            frac *= 10;
-        c->num.frac = frac;
-        c->num.has_frac = true;
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        p++;
-        NEED();
-        if (*p == '+' || *p == '-') {
-            p++;
-            NEED();
-        }
-        if (*p < '0' || *p > '9')
-            return lex_error(c, (size_t)(p - c->data), "a number needs a digit in its exponent");
-        while (p < end && *p >= '0' && *p <= '9')
-            p++;
-        c->num.has_exp = true;
-    }
-    if (p >= end && !c->eof)
-        return T_MORE; /* the number may go on in the next chunk */
-    c->num.mag = mag;
-    c->num.fits = fits;
+    const unsigned char *start = c->data + c->pos, *after;
+    int rc = scan_number(c, start, &after, &c->num);
+    if (rc != T_OK)
+        return rc;
     *s = (const char *)start;
-    *len = (size_t)(p - start);
-    c->pos = (size_t)(p - c->data);
+    *len = (size_t)(after - start);
+    c->pos = (size_t)(after - c->data);
     return T_OK;
-at_end:
-    return c->eof ? lex_error(c, c->len, "a number is cut short") : T_MORE;
-#undef NEED
 }
 
-/* true, false or null at data[pos]. */
-static int lex_word(rd_ctx *c, unsigned char ch)
+static int lex_word(rd_ctx *c)
 {
-    const char *word = ch == 't' ? "true" : ch == 'f' ? "false" : "null";
-    size_t n = ch == 'f' ? 5 : 4;
-    size_t have = c->len - c->pos;
-    if (!bytes_equal((const char *)c->data + c->pos, word, have < n ? have : n))
-        return lex_error(c, c->pos, "an unknown word");
-    if (have < n)
-        return c->eof ? lex_error(c, c->len, "a word is cut short") : T_MORE;
-    c->pos += n;
+    const unsigned char *after;
+    int rc = scan_word(c, c->data + c->pos, &after);
+    if (rc == T_OK)
+        c->pos = (size_t)(after - c->data);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+/* ------------------------------------------------------------------ */
+static inline uint16_t load16(const unsigned char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+/* The little-endian word of a literal's first bytes (up to 8): a constant
+   expression, so that a key compares with one instruction. */
+#define W_BYTE(lit, i) ((i) < sizeof(lit) - 1 ? (uint64_t)(unsigned char)(lit)[(i) < sizeof(lit) - 1 ? (i) : 0] << (8 * (i)) : 0)
+#define W(lit)                                                                                                 \
+    (W_BYTE(lit, 0) | W_BYTE(lit, 1) | W_BYTE(lit, 2) | W_BYTE(lit, 3) | W_BYTE(lit, 4) | W_BYTE(lit, 5) |    \
+     W_BYTE(lit, 6) | W_BYTE(lit, 7))
+#define LOW_BYTES(v, n) ((v) & (((uint64_t)1 << (8 * (n))) - 1))
+
+/* The keys of every event, by length and one word compare (the key's
+   bytes are followed by at least its closing quote and the slack). */
+static inline int event_key(const unsigned char *k, size_t len)
+{
+    switch (len) {
+    case 2: {
+        uint64_t w = load16(k);
+        if (w == W("ph")) return K_PH;
+        if (w == W("ts")) return K_TS;
+        if (w == W("id")) return K_ID;
+        if (w == W("bp")) return K_BP;
+        break;
+    }
+    case 3: {
+        uint64_t w = LOW_BYTES((uint64_t)load32(k), 3);
+        if (w == W("cat")) return K_CAT;
+        if (w == W("pid")) return K_PID;
+        if (w == W("tid")) return K_TID;
+        if (w == W("dur")) return K_DUR;
+        break;
+    }
+    case 4: {
+        uint64_t w = load32(k);
+        if (w == W("name")) return K_NAME;
+        if (w == W("args")) return K_ARGS;
+        break;
+    }
+    default:
+        break;
+    }
+    return K_OTHER;
+}
+
+static inline int args_key(const unsigned char *k, size_t len)
+{
+    switch (len) {
+    case 4: {
+        uint64_t w = load32(k);
+        if (w == W("cbid")) return K_CBID;
+        if (w == W("name")) return K_ANAME;
+        break;
+    }
+    case 5:
+        if (LOW_BYTES(load64(k), 5) == W("bytes")) return K_BYTES;
+        break;
+    case 6: {
+        uint64_t w = LOW_BYTES(load64(k), 6);
+        if (w == W("stream")) return K_STREAM;
+        if (w == W("device")) return K_DEVICE;
+        if (w == W("parent")) return K_PARENT;
+        if (w == W("labels")) return K_LABELS;
+        break;
+    }
+    case 10:
+        if (load64(k) == W("sort_ind") && load16(k + 8) == W("ex")) return K_SORT;
+        break;
+    case 11: {
+        uint64_t w = load64(k), tail = LOW_BYTES((uint64_t)load32(k + 8), 3);
+        if (w == W("External") && tail == W(" id")) return K_EXT;
+        if (w == W("correlat") && tail == W("ion")) return K_CORR;
+        break;
+    }
+    case 15:
+        if (load64(k) == W("Collecti") && load64(k + 7) == W("ive name")) return K_COLLECTIVE;
+        break;
+    default:
+        break;
+    }
+    return K_OTHER;
+}
+#undef LOW_BYTES
+
+/* Inside an event: a byte that the grammar does not allow at p. At the
+   window's NUL that is the end of the text so far. */
+static int ev_expected(rd_ctx *c, const unsigned char *p, const char *what)
+{
+    if (p >= c->data + c->len)
+        return c->eof ? lex_error(c, c->len, "the input ends inside an object or array") : T_MORE;
+    return lex_error(c, (size_t)(p - c->data), what);
+}
+
+static int nesting_error(rd_ctx *c, const unsigned char *p)
+{
+    c->tok_end = (size_t)(p + 1 - c->data);
+    rd_fail(c, "nesting deeper than %d levels", DT_RD_MAX_DEPTH);
+    return T_ERR;
+}
+
+/* The object key at *pp (its opening quote expected there, else the error
+   `what`) and the ':' after it: the key's text, decoded when it has
+   escapes, in *k and *len; *pp moves to the value. */
+static inline __attribute__((always_inline)) int object_key(rd_ctx *c, const unsigned char **pp,
+                                                              const char *what, const unsigned char **k, size_t *len)
+{
+    const unsigned char *p = *pp, *close;
+    bool escaped;
+    *k = p; /* for the compiler: set again on success */
+    *len = 0;
+    if (*p != '"')
+        return ev_expected(c, p, what);
+    int rc = scan_string(c, p + 1, &close, &escaped);
+    if (rc != T_OK)
+        return rc;
+    *k = p + 1;
+    *len = (size_t)(close - p - 1);
+    if (__builtin_expect(escaped, 0)) {
+        const char *s;
+        if (decode_string(c, p + 1, close, &s, len) != T_OK)
+            return T_ERR;
+        *k = (const unsigned char *)s;
+    }
+    p = skip_ws(close + 1);
+    if (*p != ':')
+        return ev_expected(c, p, "':' expected after an object key");
+    *pp = skip_ws(p + 1);
     return T_OK;
 }
 
+/* A scalar at p, validated: *after just past it. */
+static inline __attribute__((always_inline)) int skip_scalar(rd_ctx *c, const unsigned char *p,
+                                                               const unsigned char **after)
+{
+    const unsigned char *close;
+    bool escaped;
+    rd_num n;
+    int rc;
+    switch (*p) {
+    case '"':
+        rc = scan_string(c, p + 1, &close, &escaped);
+        if (rc == T_OK)
+            *after = close + 1;
+        return rc;
+    case 't':
+    case 'f':
+    case 'n':
+        return scan_word(c, p, after);
+    default:
+        if (*p == '-' || is_digit(*p))
+            return scan_number(c, p, after, &n);
+        return ev_expected(c, p, "a value expected");
+    }
+}
+
+/* Any value at *pp, at nesting level `level` when it is a container:
+   validated, nothing kept; *pp moves past it. */
+static int skip_value(rd_ctx *c, const unsigned char **pp, int level)
+{
+    const unsigned char *p = *pp;
+    int rc;
+    if (*p != '{' && *p != '[') {
+        rc = skip_scalar(c, p, pp);
+        return rc;
+    }
+    /* bit d of objects: whether the container open at depth d is an object */
+    uint64_t objects = 0;
+    int d = 0;
+open:
+    if (level + d > DT_RD_MAX_DEPTH)
+        return nesting_error(c, p);
+    if (*p == '{')
+        objects |= UINT64_C(1) << d;
+    else
+        objects &= ~(UINT64_C(1) << d);
+    d++;
+    p = skip_ws(p + 1);
+    if (objects >> (d - 1) & 1) {
+        if (*p == '}')
+            goto close;
+        goto key;
+    }
+    if (*p == ']')
+        goto close;
+    goto value;
+key: {
+    const unsigned char *k;
+    size_t klen;
+    if ((rc = object_key(c, &p, "an object key expected", &k, &klen)) != T_OK)
+        return rc;
+}
+value:
+    if (*p == '{' || *p == '[')
+        goto open;
+    rc = skip_scalar(c, p, &p);
+    if (rc != T_OK)
+        return rc;
+after_value:
+    p = skip_ws(p);
+    if (*p == ',') {
+        p = skip_ws(p + 1);
+        if (objects >> (d - 1) & 1)
+            goto key;
+        goto value;
+    }
+    if (*p == ((objects >> (d - 1) & 1) ? '}' : ']'))
+        goto close;
+    return ev_expected(c, p, (objects >> (d - 1) & 1) ? "',' or '}' expected" : "',' or ']' expected");
+close:
+    p++;
+    if (--d > 0)
+        goto after_value;
+    *pp = p;
+    return T_OK;
+}
+
+/* The JSON type of the value at p, for messages; for a scalar, tok_end
+   moves past it (the offset a type error names). */
+static int value_type(rd_ctx *c, const unsigned char *p, int *type)
+{
+    const unsigned char *after = p;
+    switch (*p) {
+    case '{':
+    case '[':
+        *type = *p == '{' ? V_MAP : V_ARRAY;
+        c->tok_end = (size_t)(p + 1 - c->data);
+        return T_OK;
+    case '"': *type = V_STR; break;
+    case 't':
+    case 'f': *type = V_BOOL; break;
+    case 'n': *type = V_NULL; break;
+    default: *type = V_NUM; break;
+    }
+    int rc = skip_scalar(c, p, &after);
+    if (rc == T_OK)
+        c->tok_end = (size_t)(after - c->data);
+    return rc;
+}
+
+/* A value of the wrong type for an event key: named with the type found
+   (after the lexer had its say on the value itself). */
+static int ev_type_error(rd_ctx *c, const unsigned char *p, const char *what)
+{
+    int type, rc = value_type(c, p, &type);
+    if (rc != T_OK)
+        return rc;
+    rd_event_fail(c, what, type);
+    return T_ERR;
+}
+
+static inline void set_slot(rd_ctx *c, int slot, const unsigned char *s, size_t len)
+{
+    c->slot_ptr[slot] = s;
+    c->slot_len[slot] = (uint32_t)len;
+    c->slot_set |= 1u << slot;
+    c->slot_in_sb &= ~(1u << slot);
+}
+
+/* Appends a string to sb; its offset in *off. */
+static int sb_append(rd_ctx *c, const void *s, size_t len, size_t *off)
+{
+    if (c->sb_len + len + 1 > c->sb_cap) {
+        size_t cap = c->sb_cap ? c->sb_cap : 256;
+        while (cap < c->sb_len + len + 1)
+            cap *= 2;
+        char *nb = realloc(c->sb, cap);
+        if (!nb)
+            return rd_fail(c, "out of memory");
+        c->sb = nb;
+        c->sb_cap = cap;
+    }
+    *off = c->sb_len;
+    memcpy(c->sb + c->sb_len, s, len);
+    c->sb_len += len;
+    c->sb[c->sb_len++] = '\0';
+    return 1;
+}
+
+/* A string value's text into a slot: where it lies when it has no
+   escapes, else decoded into sb. */
+static int string_slot(rd_ctx *c, int slot, const unsigned char *start, const unsigned char *close, bool escaped)
+{
+    if (!escaped) {
+        set_slot(c, slot, start, (size_t)(close - start));
+        return T_OK;
+    }
+    const char *s;
+    size_t len;
+    if (decode_string(c, start, close, &s, &len) != T_OK || !sb_append(c, s, len, &c->slot_off[slot]))
+        return T_ERR;
+    c->slot_len[slot] = (uint32_t)len;
+    c->slot_set |= 1u << slot;
+    c->slot_in_sb |= 1u << slot;
+    return T_OK;
+}
+
+static inline void raw_span(rd_ctx *c, const unsigned char *open, int which, const unsigned char *v,
+                            const unsigned char *after)
+{
+    c->ev.at[which].off = (uint32_t)(v - open);
+    c->ev.at[which].len = (uint32_t)(after - v);
+}
+
+/* One arg read leniently: a number, or a string holding an integer. */
+static int int_arg(rd_ctx *c, const unsigned char **pp, bool is_unsigned, int64_t *out, bool *ok)
+{
+    const unsigned char *p = *pp, *after;
+    int rc;
+    *ok = false;
+    if (*p == '"') {
+        const unsigned char *close;
+        bool escaped;
+        rc = scan_string(c, p + 1, &close, &escaped);
+        if (rc != T_OK)
+            return rc;
+        const char *s = (const char *)p + 1;
+        size_t len = (size_t)(close - p - 1);
+        if (escaped && decode_string(c, p + 1, close, &s, &len) != T_OK)
+            return T_ERR;
+        *ok = parse_int_text(s, len, out);
+        if (*ok)
+            c->ev.string_args++;
+        after = close + 1;
+    } else if (*p == '-' || is_digit(*p)) {
+        rd_num n;
+        rc = scan_number(c, p, &after, &n);
+        if (rc != T_OK)
+            return rc;
+        *ok = num_i64(&n, out);
+    } else {
+        return skip_value(c, pp, 0);
+    }
+    if (*ok && is_unsigned && *out < 0)
+        *ok = false;
+    *pp = after;
+    return T_OK;
+}
+
+/* The args object at *pp ('{'), at nesting level `level`. */
+static int parse_args(rd_ctx *c, const unsigned char *open, const unsigned char **pp, int level)
+{
+    dt_rd_event *ev = &c->ev;
+    const unsigned char *p = *pp;
+    int rc;
+    if (level > DT_RD_MAX_DEPTH)
+        return nesting_error(c, p);
+    p = skip_ws(p + 1);
+    if (*p == '}') {
+        *pp = p + 1;
+        return T_OK;
+    }
+    for (;;) {
+        const unsigned char *k, *close;
+        size_t klen;
+        bool escaped;
+        if ((rc = object_key(c, &p, "an object key expected", &k, &klen)) != T_OK)
+            return rc;
+        int key = args_key(k, klen);
+        const unsigned char *v = p;
+        uint64_t *u = NULL;
+        int64_t *i = NULL;
+        uint32_t bit = 0;
+        int at = -1;
+        switch (key) {
+        case K_EXT: u = &ev->external_id; bit = DT_RD_HAS_EXTERNAL_ID; at = DT_RD_AT_EXT; break;
+        case K_CORR: u = &ev->correlation; bit = DT_RD_HAS_CORRELATION; at = DT_RD_AT_CORR; break;
+        case K_BYTES: u = &ev->bytes; bit = DT_RD_HAS_BYTES; break;
+        case K_PARENT: u = &ev->parent; bit = DT_RD_HAS_PARENT; at = DT_RD_AT_PARENT; break;
+        case K_DEVICE: i = &ev->device; bit = DT_RD_HAS_DEVICE; break;
+        case K_STREAM: i = &ev->stream; bit = DT_RD_HAS_STREAM; break;
+        case K_CBID: i = &ev->cbid; bit = DT_RD_HAS_CBID; break;
+        case K_SORT: i = &ev->sort_index; bit = DT_RD_HAS_SORT_INDEX; break;
+        case K_ANAME:
+        case K_LABELS:
+            /* Only metadata events' name/labels matter; elsewhere any type goes. */
+            if (*p == '"') {
+                rc = scan_string(c, p + 1, &close, &escaped);
+                if (rc != T_OK || (rc = string_slot(c, key == K_ANAME ? S_ANAME : S_LABELS, p + 1, close,
+                                                    escaped)) != T_OK)
+                    return rc;
+                ev->has |= key == K_ANAME ? DT_RD_HAS_ARG_NAME : DT_RD_HAS_ARG_LABELS;
+                p = close + 1;
+            } else if ((rc = skip_value(c, &p, level + 1)) != T_OK) {
+                return rc;
+            }
+            break;
+        case K_COLLECTIVE:
+            /* a collective, whatever the writer typed its name as */
+            ev->has |= DT_RD_HAS_COLLECTIVE;
+            /* fall through */
+        default:
+            if (*p == '{' || *p == '[')
+                rc = skip_value(c, &p, level + 1);
+            else
+                rc = skip_scalar(c, p, &p);
+            if (rc != T_OK)
+                return rc;
+            break;
+        }
+        if (bit) {
+            int64_t val;
+            bool ok;
+            if (*p == '{' || *p == '[') {
+                if ((rc = skip_value(c, &p, level + 1)) != T_OK)
+                    return rc;
+                ok = false;
+            } else if ((rc = int_arg(c, &p, u != NULL, &val, &ok)) != T_OK) {
+                return rc;
+            }
+            if (ok) {
+                if (u)
+                    *u = (uint64_t)val;
+                else
+                    *i = val;
+                ev->has |= bit;
+                if (c->raw && at >= 0)
+                    raw_span(c, open, at, v, p);
+            } else {
+                ev->odd_args |= bit;
+            }
+        }
+        p = skip_ws(p);
+        if (*p == ',') {
+            p = skip_ws(p + 1);
+            continue;
+        }
+        if (*p == '}')
+            break;
+        return ev_expected(c, p, "',' or '}' expected");
+    }
+    *pp = p + 1;
+    return T_OK;
+}
+
+/* The category of a "cat", by length and word compares. */
+static int classify_cat(const unsigned char *s, size_t len)
+{
+#define CAT_IS(lit) (len == sizeof(lit) - 1 && memcmp(s, lit, sizeof(lit) - 1) == 0)
+    /* (the text is NUL-terminated: the eighth byte read is there) */
+    if (len >= 7 && (load64(s + len - 7) & UINT64_C(0x00FFFFFFFFFFFFFF)) == W("_driver"))
+        return DT_RD_CAT_DRIVER;
+    if (len >= 8 && load64(s + len - 8) == W("_runtime"))
+        return DT_RD_CAT_RUNTIME;
+    switch (len) {
+    case 4: return CAT_IS("ac2g") ? DT_RD_CAT_AC2G : DT_RD_CAT_OTHER;
+    case 5: return CAT_IS("Trace") ? DT_RD_CAT_TRACE : DT_RD_CAT_OTHER;
+    case 6: return CAT_IS("kernel") ? DT_RD_CAT_KERNEL : CAT_IS("cpu_op") ? DT_RD_CAT_CPU_OP : DT_RD_CAT_OTHER;
+    case 8: return CAT_IS("overhead") ? DT_RD_CAT_OVERHEAD : DT_RD_CAT_OTHER;
+    case 9: return CAT_IS("cuda_sync") ? DT_RD_CAT_SYNC : DT_RD_CAT_OTHER;
+    case 10:
+        return CAT_IS("gpu_memcpy") ? DT_RD_CAT_MEMCPY : CAT_IS("gpu_memset") ? DT_RD_CAT_MEMSET : DT_RD_CAT_OTHER;
+    case 15:
+        return CAT_IS("user_annotation") ? DT_RD_CAT_USER_ANNOTATION
+               : CAT_IS("python_function") ? DT_RD_CAT_PYTHON_FUNCTION
+                                           : DT_RD_CAT_OTHER;
+    case 19: return CAT_IS("gpu_user_annotation") ? DT_RD_CAT_GPU_USER_ANNOTATION : DT_RD_CAT_OTHER;
+    default: return DT_RD_CAT_OTHER;
+    }
+#undef CAT_IS
+}
+
+/* The event's strings, NUL-terminated, into its pointers: where they lie
+   (over their closing quote), or, with DT_RD_RAW, copied to sb. */
+static int finish_strings(rd_ctx *c)
+{
+    dt_rd_event *ev = &c->ev;
+    if (c->raw) {
+        for (int k = 0; k < S_COUNT; k++) {
+            unsigned bit = 1u << k;
+            if ((c->slot_set & bit) && !(c->slot_in_sb & bit)) {
+                if (!sb_append(c, c->slot_ptr[k], c->slot_len[k], &c->slot_off[k]))
+                    return T_ERR;
+                c->slot_in_sb |= bit;
+            }
+        }
+    }
+    const char *s[S_COUNT] = {"", "", "", "", "", "", "", "", ""};
+    for (unsigned bits = c->slot_set; bits; bits &= bits - 1) {
+        int k = __builtin_ctz(bits);
+        if (c->slot_in_sb & (1u << k)) {
+            s[k] = c->sb + c->slot_off[k];
+        } else {
+            /* the byte after the text is its closing quote, or the
+               delimiter after a number: parsed already */
+            unsigned char *t = (unsigned char *)(uintptr_t)c->slot_ptr[k];
+            t[c->slot_len[k]] = '\0';
+            s[k] = (const char *)t;
+        }
+    }
+    ev->ph = s[S_PH];
+    ev->cat = s[S_CAT];
+    ev->name = s[S_NAME];
+    ev->bp = s[S_BP];
+    ev->id = s[S_ID];
+    ev->pid.str = ev->pid.is_str ? s[S_PID] : NULL;
+    ev->tid.str = ev->tid.is_str ? s[S_TID] : NULL;
+    ev->arg_name = s[S_ANAME];
+    ev->arg_labels = s[S_LABELS];
+    ev->cat_len = (c->slot_set & (1u << S_CAT)) ? c->slot_len[S_CAT] : 0;
+    ev->cat_kind = classify_cat((const unsigned char *)ev->cat, ev->cat_len);
+    ev->name_len = (c->slot_set & (1u << S_NAME)) ? c->slot_len[S_NAME] : 0;
+    return T_OK;
+}
+
+#undef W
+#undef W_BYTE
+
+/* The traceEvents entry whose '{' is at c->pos, parsed whole and handed to
+   the visitor: T_OK with c->pos past it; T_MORE with nothing changed but
+   the event struct, when it does not end inside the window; T_ERR. */
+static int parse_event(rd_ctx *c)
+{
+    const unsigned char *const open = c->data + c->pos;
+    const unsigned char *p = open, *close;
+    dt_rd_event *ev = &c->ev;
+    const int level = c->depth + 1;
+    bool escaped, after_comma = false;
+    int rc;
+    memset(ev, 0, c->raw ? sizeof *ev : offsetof(dt_rd_event, raw));
+    c->slot_set = c->slot_in_sb = 0;
+    c->sb_len = 0;
+    ev->index = c->sum->event_count;
+    ev->offset = c->base + c->pos;
+    if (level > DT_RD_MAX_DEPTH)
+        return nesting_error(c, p);
+    p = skip_ws(p + 1);
+    if (*p == '}')
+        goto done;
+    for (;;) {
+        const unsigned char *k;
+        size_t klen;
+        if ((rc = object_key(c, &p, after_comma ? "an object key must follow ','" : "an object key or '}' expected",
+                             &k, &klen)) != T_OK)
+            return rc;
+        int key = event_key(k, klen);
+        const unsigned char *v = p, *after;
+        switch (key) {
+        case K_PH:
+        case K_CAT:
+        case K_NAME:
+        case K_BP: {
+            static const char *const what[] = {[K_PH] = "\"ph\" must be a string", [K_CAT] = "\"cat\" must be a string",
+                                               [K_NAME] = "\"name\" must be a string", [K_BP] = "\"bp\" must be a string"};
+            static const unsigned char slot[] = {[K_PH] = S_PH, [K_CAT] = S_CAT, [K_NAME] = S_NAME, [K_BP] = S_BP};
+            if (*p != '"')
+                return ev_type_error(c, p, what[key]);
+            rc = scan_string(c, p + 1, &close, &escaped);
+            if (rc != T_OK || (rc = string_slot(c, slot[key], p + 1, close, escaped)) != T_OK)
+                return rc;
+            p = close + 1;
+            break;
+        }
+        case K_PID:
+        case K_TID: {
+            dt_rd_id *id = key == K_PID ? &ev->pid : &ev->tid;
+            const char *what = key == K_PID ? "\"pid\" must be an integer or a string"
+                                            : "\"tid\" must be an integer or a string";
+            id->present = true;
+            if (*p == '"') {
+                rc = scan_string(c, p + 1, &close, &escaped);
+                if (rc != T_OK || (rc = string_slot(c, key == K_PID ? S_PID : S_TID, p + 1, close, escaped)) != T_OK)
+                    return rc;
+                id->is_str = true;
+                after = close + 1;
+            } else if (*p == '-' || is_digit(*p)) {
+                rd_num n;
+                rc = scan_number(c, p, &after, &n);
+                if (rc != T_OK)
+                    return rc;
+                if (!num_i64(&n, &id->num)) {
+                    c->tok_end = (size_t)(after - c->data);
+                    rd_event_fail(c, what, V_NUM);
+                    return T_ERR;
+                }
+                id->is_str = false;
+            } else {
+                return ev_type_error(c, p, what);
+            }
+            if (c->raw)
+                raw_span(c, open, key == K_PID ? DT_RD_AT_PID : DT_RD_AT_TID, v, after);
+            p = after;
+            break;
+        }
+        case K_TS:
+        case K_DUR: {
+            const char *what = key == K_TS ? "\"ts\" must be a number of microseconds that fits"
+                                           : "\"dur\" must be a number of microseconds that fits";
+            if (*p != '-' && !is_digit(*p))
+                return ev_type_error(c, p, what);
+            rd_num n;
+            rc = scan_number(c, p, &after, &n);
+            if (rc != T_OK)
+                return rc;
+            if (!num_us_to_ns(&n, (const char *)p, (size_t)(after - p), key == K_TS ? &ev->ts_ns : &ev->dur_ns)) {
+                c->tok_end = (size_t)(after - c->data);
+                rd_event_fail(c, what, V_NUM);
+                return T_ERR;
+            }
+            ev->has |= key == K_TS ? DT_RD_HAS_TS : DT_RD_HAS_DUR;
+            if (c->raw)
+                raw_span(c, open, key == K_TS ? DT_RD_AT_TS : DT_RD_AT_DUR, v, after);
+            p = after;
+            break;
+        }
+        case K_ID:
+            if (*p == '"') {
+                rc = scan_string(c, p + 1, &close, &escaped);
+                if (rc != T_OK || (rc = string_slot(c, S_ID, p + 1, close, escaped)) != T_OK)
+                    return rc;
+                ev->id_is_str = true;
+                after = close + 1;
+            } else if (*p == '-' || is_digit(*p)) {
+                rd_num n;
+                rc = scan_number(c, p, &after, &n);
+                if (rc != T_OK)
+                    return rc;
+                /* the number's text; the byte after it is a delimiter */
+                set_slot(c, S_ID, p, (size_t)(after - p));
+                ev->id_is_str = false;
+            } else {
+                return ev_type_error(c, p, "\"id\" must be a number or a string");
+            }
+            ev->has |= DT_RD_HAS_ID;
+            if (c->raw)
+                raw_span(c, open, DT_RD_AT_ID, v, after);
+            p = after;
+            break;
+        case K_ARGS:
+            if (*p != '{')
+                return ev_type_error(c, p, "\"args\" must be an object");
+            if (c->raw) {
+                ev->at[DT_RD_AT_ARGS].off = (uint32_t)(p - open);
+                ev->at[DT_RD_AT_ARGS].len = 1;
+            }
+            rc = parse_args(c, open, &p, level + 1);
+            if (rc != T_OK)
+                return rc;
+            break;
+        default:
+            rc = skip_value(c, &p, level + 1);
+            if (rc != T_OK)
+                return rc;
+            break;
+        }
+        p = skip_ws(p);
+        if (*p == ',') {
+            p = skip_ws(p + 1);
+            after_comma = true;
+            continue;
+        }
+        if (*p == '}')
+            break;
+        return ev_expected(c, p, "',' or '}' expected");
+    }
+done:
+    p++;
+    if (c->raw) {
+        ev->raw = (const char *)open;
+        ev->raw_len = (size_t)(p - open);
+    }
+    if (finish_strings(c) != T_OK)
+        return T_ERR;
+    c->pos = c->tok_end = (size_t)(p - c->data);
+    c->sum->event_count++;
+    if (c->opt && c->opt->visit) {
+        rc = c->opt->visit(c->opt->user, ev);
+        if (rc != 0) {
+            c->visit_rc = rc;
+            return T_ERR;
+        }
+    }
+    return T_OK;
+}
+
+/* A deviceProperties entry whose '{' is at c->pos, read whole for the
+   device callback: validated, its top-level "id" located. T_OK with c->pos
+   past it, T_MORE with nothing changed, T_ERR. */
+static int parse_device(rd_ctx *c)
+{
+    const unsigned char *const open = c->data + c->pos;
+    const unsigned char *p = skip_ws(open + 1);
+    dt_rd_span id = {0, 0};
+    int rc;
+    if (c->depth + 1 > DT_RD_MAX_DEPTH)
+        return nesting_error(c, open);
+    if (*p != '}') {
+        for (;;) {
+            const unsigned char *k;
+            size_t klen;
+            if ((rc = object_key(c, &p, "an object key expected", &k, &klen)) != T_OK)
+                return rc;
+            bool is_id = klen == 2 && k[0] == 'i' && k[1] == 'd';
+            const unsigned char *v = p;
+            if ((rc = skip_value(c, &p, c->depth + 2)) != T_OK)
+                return rc;
+            if (is_id && (*v == '-' || is_digit(*v))) {
+                id.off = (uint32_t)(v - open);
+                id.len = (uint32_t)(p - v);
+            }
+            p = skip_ws(p);
+            if (*p == ',') {
+                p = skip_ws(p + 1);
+                continue;
+            }
+            if (*p == '}')
+                break;
+            return ev_expected(c, p, "',' or '}' expected");
+        }
+    }
+    p++;
+    c->pos = c->tok_end = (size_t)(p - c->data);
+    c->sum->device_count++;
+    rc = c->opt->device(c->opt->user, (const char *)open, (size_t)(p - open), id);
+    if (rc != 0) {
+        c->visit_rc = rc;
+        return T_ERR;
+    }
+    return T_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The document's outer structure                                      */
+/* ------------------------------------------------------------------ */
 /* The value a frame holds completed: what may follow. */
 static inline void value_done(rd_ctx *c)
 {
@@ -1604,11 +2256,6 @@ static int scalar(rd_ctx *c, int type, const char *s, size_t len)
         return T_ERR;
     value_done(c);
     return T_OK;
-}
-
-static inline bool is_ws(unsigned char ch)
-{
-    return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
 }
 
 /* At the end of the buffer: T_MORE, or at the end of the input what it
@@ -1630,12 +2277,11 @@ static int at_end(rd_ctx *c)
     return lex_error(c, c->pos, "the input ends inside an object or array");
 }
 
-/* Tokens until the buffer is exhausted (T_MORE), the input ends (T_OK) or
+/* Tokens until the window is exhausted (T_MORE), the input ends (T_OK) or
    an error (T_ERR). The grammar state of each open container is kept in its
    frame so that the parse can stop between any two tokens; within the
-   buffer, each state jumps straight to the one that follows, so the common
-   path (key, colon, value, comma) dispatches on the state once, and the
-   position stays in a register between the calls that need it in c. */
+   window, each state jumps straight to the one that follows. Each element
+   of traceEvents goes to parse_event whole. */
 static int rd_parse(rd_ctx *c)
 {
     const unsigned char *p = c->data + c->pos;
@@ -1650,8 +2296,7 @@ static int rd_parse(rd_ctx *c)
 #define RELOAD() (p = c->data + c->pos)
 #define SKIP_WS()                                                                                              \
     do {                                                                                                       \
-        while (p < end && is_ws(*p))                                                                           \
-            p++;                                                                                               \
+        p = skip_ws(p);                                                                                        \
         if (__builtin_expect(p >= end, 0)) {                                                                   \
             SYNC();                                                                                            \
             return at_end(c);                                                                                  \
@@ -1710,6 +2355,14 @@ value:
     SKIP_WS();
     ch = *p;
     SYNC();
+    if (f && ch == '{' && (f->role == R_EVENTS || (f->role == R_DEVPROPS && c->opt && c->opt->device))) {
+        rc = f->role == R_EVENTS ? parse_event(c) : parse_device(c);
+        if (rc != T_OK)
+            return rc;
+        RELOAD();
+        f->state = G_COMMA_OR_END;
+        goto comma_or_end;
+    }
     if (f && (f->role == R_SKIP || (f->is_map && f->key == K_OTHER))) {
         /* a value nobody reads: validated, nothing computed */
         switch (ch) {
@@ -1735,7 +2388,7 @@ value:
         case 't':
         case 'f':
         case 'n':
-            rc = lex_word(c, ch);
+            rc = lex_word(c);
             break;
         default:
             if (ch != '-' && (ch < '0' || ch > '9'))
@@ -1773,7 +2426,7 @@ value:
     case 't':
     case 'f':
     case 'n':
-        rc = lex_word(c, ch);
+        rc = lex_word(c);
         if (rc != T_OK)
             return rc;
         if (scalar(c, ch == 'n' ? V_NULL : V_BOOL, ch == 't' ? "1" : "", ch == 't' ? 1 : 0) != T_OK)
@@ -1812,8 +2465,7 @@ close:
     p++;
     SYNC();
     c->tok_end = c->pos;
-    if (!rd_close(c))
-        return T_ERR;
+    c->depth--;
     value_done(c);
     if (c->depth == 0)
         goto dispatch;
@@ -1825,24 +2477,14 @@ close:
 #undef ERROR
 }
 
-/* Makes room and reads more input after T_MORE: keeps what the token (or
-   the captured event) still needs. -1 on error. */
+/* Makes room and reads more input after T_MORE, keeping the token (or
+   event) being scanned. When what is kept fills half the window or more,
+   the window doubles first, so that each scan again sees at least twice
+   the text of the one before: a long token or event costs at most twice
+   its length in rescans. -1 on error. */
 static int rd_refill(rd_ctx *c)
 {
-    if (c->borrowed) {
-        c->eof = true;
-        return 0;
-    }
     size_t keep = c->tok_start;
-    if (c->raw && c->depth > 0 && c->stack[c->depth - 1].role != R_EVENTS) {
-        /* inside an event (or deeper): keep it from its '{' */
-        for (int d = 0; d < c->depth; d++) {
-            if (c->stack[d].role == R_EVENT) {
-                keep = (size_t)(c->ev_start - c->base);
-                break;
-            }
-        }
-    }
     if (keep > 0) {
         memmove(c->data, c->data + keep, c->len - keep);
         c->len -= keep;
@@ -1851,25 +2493,41 @@ static int rd_refill(rd_ctx *c)
         c->tok_end = c->tok_end >= keep ? c->tok_end - keep : 0;
         c->base += keep;
     }
-    if (c->len == c->cap) {
+    if (c->len >= c->cap / 2) {
         if (c->cap >= RD_MAX_TOKEN) {
             c->tok_end = c->pos;
-            return rd_fail(c, "a value longer than %u MiB", RD_MAX_TOKEN >> 20), -1;
+            return rd_fail(c, "a value or event longer than %u MiB", RD_MAX_TOKEN >> 20), -1;
         }
-        unsigned char *nb = realloc(c->data, c->cap * 2 + 8);
+        unsigned char *nb = realloc(c->data, c->cap * 2 + RD_SLACK);
         if (!nb)
             return rd_fail(c, "out of memory"), -1;
         c->data = nb;
         c->cap *= 2;
+        memset(c->data + c->cap, 0, RD_SLACK);
     }
-    /* Several reads until the window is full: fewer rescans of long tokens. */
+    if (c->src_failed) {
+        /* the text before the source's error has been parsed: now it counts */
+        if (!c->failed) {
+            c->failed = true;
+            snprintf(c->err, c->errlen, "%s", c->src_err);
+        }
+        return -1;
+    }
+    size_t before = c->len;
     while (c->len < c->cap) {
         char msg[400];
         long n = src_read(c->src, c->data + c->len, c->cap - c->len, msg, sizeof msg);
         if (n < 0) {
+            snprintf(c->src_err, sizeof c->src_err, "byte %" PRIu64 ": %s", c->base + c->len, msg);
+            c->src_failed = true;
+            if (c->len > before) {
+                /* what came before the error is parsed first, whatever
+                   the window's size */
+                break;
+            }
             if (!c->failed) {
                 c->failed = true;
-                snprintf(c->err, c->errlen, "byte %" PRIu64 ": %s", c->base + c->len, msg);
+                snprintf(c->err, c->errlen, "%s", c->src_err);
             }
             return -1;
         }
@@ -1878,9 +2536,8 @@ static int rd_refill(rd_ctx *c)
             break;
         }
         c->len += (size_t)n;
-        if (c->len - c->pos >= RD_CHUNK / 2)
-            break;
     }
+    c->data[c->len] = '\0';
     return 0;
 }
 
@@ -1943,21 +2600,15 @@ int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary 
         snprintf(err, errlen, "byte 0: %s", tmp);
         return -1;
     }
-    if (src->mem && !src->gzip) {
-        /* the whole text is in memory already: no copy */
-        c.data = (unsigned char *)(uintptr_t)src->mem;
-        c.len = src->mem_len;
-        c.borrowed = true;
-        c.eof = true;
-        src->mem_pos = src->mem_len;
-    } else {
-        c.cap = RD_CHUNK;
-        c.data = malloc(c.cap + 8);
-        if (!c.data) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
+    c.cap = opts && opts->window ? opts->window : RD_CHUNK;
+    if (c.cap > RD_MAX_TOKEN)
+        c.cap = RD_MAX_TOKEN;
+    c.data = malloc(c.cap + RD_SLACK);
+    if (!c.data) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
+    memset(c.data, 0, c.cap + RD_SLACK);
     for (;;) {
         int t = rd_parse(&c);
         if (t == T_OK)
@@ -1977,8 +2628,7 @@ int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary 
         snprintf(err, errlen, "byte %" PRIu64 ": no \"traceEvents\" array at the top level", summary->bytes);
         rc = -1;
     }
-    if (!c.borrowed)
-        free(c.data);
+    free(c.data);
     free(c.tmp);
     free(c.sb);
     free(c.keybuf);

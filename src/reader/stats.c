@@ -52,15 +52,13 @@ typedef struct st {
     dt_rd_strtab range_ids;
     st_range *ranges;
     size_t range_cap;
-    dt_rd_strtab ext_ids;
-    int64_t *ext_sum;
-    size_t ext_cap;
+    dt_rd_u64map ext_sum; /* device ns per External id */
     bool oom;
 } st;
 
-static int64_t st_group_id(st_report *r, const char *name)
+static int64_t st_group_id(st_report *r, const char *name, size_t len)
 {
-    int64_t id = dt_rd_strtab_intern(&r->names, name, strlen(name), NULL);
+    int64_t id = dt_rd_strtab_intern(&r->names, name, len, NULL);
     if (id < 0 || dt_rd_grow((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
         return -1;
     return id;
@@ -76,12 +74,6 @@ static int st_add(st_report *r, int64_t g, int64_t dur)
     return 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 static int st_visit(void *user, const dt_rd_event *e)
 {
     st *s = user;
@@ -89,35 +81,28 @@ static int st_visit(void *user, const dt_rd_event *e)
         return 0;
     int rep = -1;
     bool device = false;
-    if (strcmp(e->cat, "kernel") == 0) {
-        /* collectives run as kernels, told apart by their args */
-        rep = e->has & DT_RD_HAS_COLLECTIVE ? REP_COLLECTIVES : REP_KERNELS;
-        device = true;
-    } else if (strcmp(e->cat, "gpu_memcpy") == 0) {
-        rep = REP_MEMCPY;
-        device = true;
-    } else if (strcmp(e->cat, "gpu_memset") == 0) {
-        rep = REP_MEMSET;
-        device = true;
-    } else if (ends_with(e->cat, "_runtime") || ends_with(e->cat, "_driver")) {
-        rep = REP_API;
-    } else if (strcmp(e->cat, "user_annotation") == 0) {
-        rep = REP_RANGES;
+    switch (e->cat_kind) {
+    /* collectives run as kernels, told apart by their args */
+    case DT_RD_CAT_KERNEL: rep = e->has & DT_RD_HAS_COLLECTIVE ? REP_COLLECTIVES : REP_KERNELS; device = true; break;
+    case DT_RD_CAT_MEMCPY: rep = REP_MEMCPY; device = true; break;
+    case DT_RD_CAT_MEMSET: rep = REP_MEMSET; device = true; break;
+    case DT_RD_CAT_RUNTIME:
+    case DT_RD_CAT_DRIVER: rep = REP_API; break;
+    case DT_RD_CAT_USER_ANNOTATION: rep = REP_RANGES; break;
+    default: break;
     }
     if (rep < 0)
         return 0;
     if (device && (s->reports & (1u << REP_RANGES)) && (e->has & DT_RD_HAS_EXTERNAL_ID)) {
-        char key[32];
-        int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
-        int64_t id = dt_rd_strtab_intern(&s->ext_ids, key, (size_t)n, NULL);
-        if (id < 0 || dt_rd_grow((void **)&s->ext_sum, &s->ext_cap, (size_t)id + 1, sizeof *s->ext_sum) != 0)
+        uint64_t *sum = dt_rd_u64map_slot(&s->ext_sum, e->external_id, NULL);
+        if (!sum)
             goto oom;
-        s->ext_sum[id] = dt_rd_add_sat(s->ext_sum[id], e->dur_ns);
+        *sum = (uint64_t)dt_rd_add_sat((int64_t)*sum, e->dur_ns);
     }
     if (!(s->reports & (1u << rep)))
         return 0;
     st_report *r = &s->rep[rep];
-    int64_t g = st_group_id(r, e->name);
+    int64_t g = st_group_id(r, e->name, e->name_len);
     if (g < 0 || st_add(r, g, e->dur_ns) != 0)
         goto oom;
     if (e->has & DT_RD_HAS_BYTES)
@@ -185,8 +170,12 @@ static int st_attribute_ranges(st *s, const dt_rd_summary *sum)
     }
     const dt_rd_strtab *pt = np ? &parents : NULL;
     uint64_t walk = 0;
-    for (size_t e = 0; e < s->ext_ids.count; e++) {
-        int64_t id = st_range_of(s, pt, parent_range, dt_rd_strtab_key(&s->ext_ids, e));
+    size_t cursor = 0;
+    uint64_t ext, ext_ns;
+    while (dt_rd_u64map_next(&s->ext_sum, &cursor, &ext, &ext_ns)) {
+        char key[32];
+        snprintf(key, sizeof key, "%" PRIu64, ext);
+        int64_t id = st_range_of(s, pt, parent_range, key);
         walk++;
         while (id >= 0) {
             st_range *rg = &s->ranges[id];
@@ -196,7 +185,7 @@ static int st_attribute_ranges(st *s, const dt_rd_summary *sum)
             st_group *g = &r->groups[rg->group];
             if (g->stamp != walk) {
                 g->stamp = walk;
-                g->device_ns = dt_rd_add_sat(g->device_ns, s->ext_sum[e]);
+                g->device_ns = dt_rd_add_sat(g->device_ns, (int64_t)ext_ns);
             }
             if (!rg->has_parent)
                 break;
@@ -410,9 +399,8 @@ static void st_free(st *s)
         dt_rd_strtab_free(&s->rep[r].names);
     }
     dt_rd_strtab_free(&s->range_ids);
-    dt_rd_strtab_free(&s->ext_ids);
+    dt_rd_u64map_free(&s->ext_sum);
     free(s->ranges);
-    free(s->ext_sum);
 }
 
 /* reports: bit per report in the order kernels, memcpy, memset, api, ranges, collectives. */
@@ -424,7 +412,6 @@ static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool c
     for (int r = 0; r < REP_COUNT; r++)
         dt_rd_strtab_init(&s.rep[r].names);
     dt_rd_strtab_init(&s.range_ids);
-    dt_rd_strtab_init(&s.ext_ids);
     dt_rd_summary sum;
     char msg[512];
     int rc = dt_rd_read(src, st_visit, &s, &sum, msg, sizeof msg);

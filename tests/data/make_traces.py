@@ -14,7 +14,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = 1699999993000000000
 HOST_PID, HOST_TID = 4242, 4243
 LOSS_REASONS = ["timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
-                "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full"]
+                "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full",
+                "unfinished"]
 
 
 def us(ns):

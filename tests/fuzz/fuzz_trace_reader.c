@@ -1,27 +1,101 @@
 /*
  * Fuzzes the trace reader and the check and stats engines on arbitrary
- * bytes (plain or gzip JSON): no input may crash, hang or leak.
+ * bytes (plain or gzip JSON): no input may crash, hang or leak, and the
+ * reader's result may not depend on its window: read again through a
+ * window of a few bytes (so that every token and event crosses the
+ * window's end), and with DT_RD_RAW, it must see the same events and end
+ * with the same error at the same byte.
  */
 #include "dt_reader.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int count_events(void *user, const dt_rd_event *e)
+static uint64_t mix(uint64_t h, uint64_t v)
 {
-    uint64_t *n = user;
-    /* Touch every string so that a dangling pointer would be caught. */
-    for (const char *s = e->name; *s; s++)
-        *n += (unsigned char)*s;
-    *n += (uint64_t)e->ph[0] + (uint64_t)e->cat[0] + (uint64_t)e->bp[0] + (uint64_t)e->id[0] +
-          (uint64_t)e->arg_name[0] + (uint64_t)e->arg_labels[0];
+    h ^= v;
+    h *= UINT64_C(0x100000001b3);
+    return h ^ (h >> 29);
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = mix(h, (unsigned char)*s);
+    return mix(h, 0x100);
+}
+
+/* Everything an event carries, folded into one number; every string is
+   read to its end, so that a dangling pointer would be caught. */
+static int fold_event(void *user, const dt_rd_event *e)
+{
+    uint64_t *h = user;
+    *h = mix(*h, e->index);
+    *h = mix(*h, e->offset);
+    *h = mix(*h, e->has);
+    *h = mix_str(*h, e->ph);
+    *h = mix_str(*h, e->cat);
+    *h = mix_str(*h, e->name);
+    *h = mix_str(*h, e->bp);
+    *h = mix_str(*h, e->id);
+    *h = mix(*h, (uint64_t)e->cat_kind);
+    *h = mix(*h, e->cat_len == strlen(e->cat) && e->name_len == strlen(e->name));
+    *h = mix(*h, e->pid.present | e->pid.is_str << 1 | e->tid.present << 2 | e->tid.is_str << 3);
+    *h = mix(*h, (uint64_t)e->pid.num);
+    *h = mix(*h, (uint64_t)e->tid.num);
     if (e->pid.is_str)
-        *n += (unsigned char)e->pid.str[0];
+        *h = mix_str(*h, e->pid.str);
     if (e->tid.is_str)
-        *n += (unsigned char)e->tid.str[0];
+        *h = mix_str(*h, e->tid.str);
+    *h = mix(*h, (uint64_t)e->ts_ns);
+    *h = mix(*h, (uint64_t)e->dur_ns);
+    *h = mix(*h, e->id_is_str);
+    *h = mix(*h, e->external_id);
+    *h = mix(*h, e->correlation);
+    *h = mix(*h, e->bytes);
+    *h = mix(*h, e->parent);
+    *h = mix(*h, (uint64_t)e->device);
+    *h = mix(*h, (uint64_t)e->stream);
+    *h = mix(*h, (uint64_t)e->cbid);
+    *h = mix_str(*h, e->arg_name);
+    *h = mix_str(*h, e->arg_labels);
+    *h = mix(*h, (uint64_t)e->sort_index);
+    *h = mix(*h, e->odd_args);
+    *h = mix(*h, e->string_args);
+    if (e->raw) {
+        /* the event's text, and each located value inside it */
+        if (e->raw_len < 2 || e->raw[0] != '{' || e->raw[e->raw_len - 1] != '}')
+            abort();
+        for (int k = 0; k < DT_RD_AT_COUNT; k++)
+            if (e->at[k].len && (uint64_t)e->at[k].off + e->at[k].len > e->raw_len)
+                abort();
+    }
     return 0;
+}
+
+typedef struct reading {
+    int rc;
+    uint64_t events, hash, bytes;
+    char err[512];
+} reading;
+
+static void read_once(const uint8_t *data, size_t size, size_t window, unsigned flags, reading *r)
+{
+    memset(r, 0, sizeof *r);
+    dt_rd_source *src = dt_rd_open_memory(data, size);
+    if (!src)
+        abort();
+    dt_rd_summary sum;
+    dt_rd_options o = {.visit = fold_event, .user = &r->hash, .flags = flags, .window = window};
+    r->rc = dt_rd_read_opts(src, &o, &sum, r->err, sizeof r->err);
+    r->events = sum.event_count;
+    r->bytes = sum.bytes;
+    dt_rd_summary_free(&sum);
+    dt_rd_close(src);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -32,17 +106,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!sink)
         return 0;
 
-    dt_rd_source *src = dt_rd_open_memory(data, size);
-    if (!src)
-        return 0;
-    dt_rd_summary sum;
-    char err[512];
-    uint64_t n = 0;
-    dt_rd_read(src, count_events, &n, &sum, err, sizeof err);
-    dt_rd_summary_free(&sum);
-    dt_rd_close(src);
+    reading whole, small, raw;
+    read_once(data, size, 0, 0, &whole);
+    read_once(data, size, 1 + (size % 13), 0, &small);
+    read_once(data, size, 1 + (size % 7), DT_RD_RAW, &raw);
+    /* the raw reading's fold includes nothing the others lack but its
+       checks; all three must agree */
+    if (whole.rc != small.rc || whole.events != small.events || whole.hash != small.hash ||
+        strcmp(whole.err, small.err) != 0 || whole.rc != raw.rc || whole.events != raw.events ||
+        whole.hash != raw.hash || strcmp(whole.err, raw.err) != 0) {
+        fprintf(stderr, "window changes the result: rc %d/%d/%d, events %llu/%llu/%llu, err \"%s\" / \"%s\" / \"%s\"\n",
+                whole.rc, small.rc, raw.rc, (unsigned long long)whole.events, (unsigned long long)small.events,
+                (unsigned long long)raw.events, whole.err, small.err, raw.err);
+        abort();
+    }
 
-    src = dt_rd_open_memory(data, size);
+    dt_rd_source *src = dt_rd_open_memory(data, size);
     if (src) {
         dt_check_source(src, "fuzz", sink, sink);
         dt_rd_close(src);

@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """PyTorch workloads for the CUDA validation (tests/gpu/cuda_validate.sh).
 
-  torch_workload.py model [--steps N] [--profile-out TRACE]
-      matmul -> relu -> softmax, N steps; with --profile-out, under
-      torch.profiler (CPU and CUDA activities) exporting its Kineto trace.
-  torch_workload.py loop [--launches N] [--profile]
-      a launch-bound loop of N tiny kernels (in-place add on one element).
+  torch_workload.py model [--steps N] [--profiler none|torch|devtrace] [--trace-out TRACE]
+      matmul -> relu -> softmax, N steps, after a warm-up of about a second
+      of matmuls (clocks up, cuBLAS handles made, kernels chosen).
+  torch_workload.py loop [--launches N] [--profiler none|torch|devtrace] [--trace-out TRACE]
+      a launch-bound loop of N tiny kernels (in-place add on one element),
+      after 1,000 of them as a warm-up.
+  torch_workload.py warmup [--seconds S]
+      only the warm-up (a GPU that has just idled runs slow at first).
 
-Prints one JSON line: the measured span in seconds ("loop_s"), for an
-unprofiled model run its CLOCK_REALTIME bounds ("run_start_ns", "run_end_ns":
-the span to compare with torch.profiler's), and for a profiled run the
-export time and trace size. Run it under `devtrace record`
-to trace it with devtrace; "end_ns" (CLOCK_REALTIME at the end of the
-script) lets the caller measure how long devtrace took to write its trace.
+Both profilers record the measured span alone, in this process, the same
+way: started after the warm-up, stopped after it, their trace exported
+after the stop and timed the same way (torch.profiler with
+activities=[CUDA]; devtrace's Python API with the cupti backend, which
+records kernels, copies, memsets, runtime and driver calls). Prints one
+JSON line: the span in seconds ("loop_s"), the export time ("export_s")
+and the trace's size ("trace_bytes") when traced.
 """
 import argparse
 import json
@@ -21,77 +25,108 @@ import sys
 import time
 
 
-def model(steps, profile_out):
+def warm_up(seconds):
+    import torch
+    a = torch.randn(4096, 4096, device="cuda")
+    b = torch.randn(4096, 4096, device="cuda")
+    torch.cuda.synchronize()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(8):
+            a = torch.mm(a, b).clamp_(-1, 1)
+        torch.cuda.synchronize()
+
+
+class Profiler:
+    """One of: nothing, torch.profiler (CUDA activity), devtrace."""
+
+    def __init__(self, which, trace_out):
+        self.which, self.trace_out, self.p = which, trace_out, None
+
+    def __enter__(self):
+        if self.which == "torch":
+            from torch.profiler import ProfilerActivity, profile
+            self.p = profile(activities=[ProfilerActivity.CUDA])
+            self.p.__enter__()
+        elif self.which == "devtrace":
+            import devtrace
+            self.p = devtrace.profile(backend="cupti")
+            self.p.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.which == "torch":
+            self.p.__exit__(None, None, None)
+        elif self.which == "devtrace":
+            self.p.stop()
+
+    def export(self, result):
+        if self.which == "none" or not self.trace_out:
+            return
+        t0 = time.perf_counter()
+        if self.which == "torch":
+            self.p.export_chrome_trace(self.trace_out)
+        else:
+            self.p.write(self.trace_out)
+            result["lost"] = self.p.lost
+        result["export_s"] = time.perf_counter() - t0
+        result["trace_bytes"] = os.path.getsize(self.trace_out)
+
+
+def model(steps, which, trace_out):
     import torch
     torch.manual_seed(0)
-    dev = torch.device("cuda")
-    a = torch.randn(1024, 1024, device=dev)
-    b = torch.randn(1024, 1024, device=dev)
+    warm_up(1.0)
+    a = torch.randn(1024, 1024, device="cuda")
+    b = torch.randn(1024, 1024, device="cuda")
     torch.cuda.synchronize()
-
-    def run():
+    result = {}
+    prof = Profiler(which, trace_out)
+    with prof:
+        t0 = time.perf_counter()
         for _ in range(steps):
             c = torch.relu(a @ b)
             torch.softmax(c, dim=1)
         torch.cuda.synchronize()
-
-    run()  # warm-up: cuBLAS handles, kernel selection
-    result = {}
-    if profile_out:
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            t0 = time.perf_counter()
-            run()
-            result["loop_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        prof.export_chrome_trace(profile_out)
-        result["export_s"] = time.perf_counter() - t0
-        result["trace_bytes"] = os.path.getsize(profile_out)
-    else:
-        result["run_start_ns"] = time.time_ns()
-        t0 = time.perf_counter()
-        run()
         result["loop_s"] = time.perf_counter() - t0
-        result["run_end_ns"] = time.time_ns()
+    prof.export(result)
     return result
 
 
-def loop(launches, profiled):
+def loop(launches, which, trace_out):
     import torch
     x = torch.zeros(1, device="cuda")
     for _ in range(1000):
         x.add_(1)
     torch.cuda.synchronize()
-
-    def run():
+    result = {}
+    prof = Profiler(which, trace_out)
+    with prof:
         t0 = time.perf_counter()
         for _ in range(launches):
             x.add_(1)
         torch.cuda.synchronize()
-        return time.perf_counter() - t0
-
-    if profiled:
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
-            span = run()
-    else:
-        span = run()
-    return {"loop_s": span}
+        result["loop_s"] = time.perf_counter() - t0
+    prof.export(result)
+    return result
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["model", "loop"])
-    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("what", choices=["model", "loop", "warmup"])
+    p.add_argument("--steps", type=int, default=200)
     p.add_argument("--launches", type=int, default=100000)
-    p.add_argument("--profile-out")
-    p.add_argument("--profile", action="store_true")
+    p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("--profiler", choices=["none", "torch", "devtrace"], default="none")
+    p.add_argument("--trace-out")
     a = p.parse_args()
-    if a.what == "model":
-        r = model(a.steps, a.profile_out)
+    if a.what == "warmup":
+        warm_up(a.seconds)
+        r = {}
+    elif a.what == "model":
+        r = model(a.steps, a.profiler, a.trace_out)
     else:
-        r = loop(a.launches, a.profile)
-    r["end_ns"] = time.time_ns()
+        r = loop(a.launches, a.profiler, a.trace_out)
     print(json.dumps(r))
     sys.stdout.flush()
 

@@ -104,7 +104,8 @@ int main(int argc, char **argv)
 
     const int want_kernels = 4 * KERNELS_PER_STREAM + 1;
     int kernels = 0, templ = 0, plain = 0, copies = 0, htod = 0, dtoh = 0, sets = 0;
-    int no_ext = 0, ext_outer = 0, ext_inner = 0, unpaired = 0, launches = 0;
+    int no_ext = 0, ext_outer = 0, ext_inner = 0, unpaired = 0, launches = 0, call_config = 0;
+    std::string launch_name;
     std::vector<uint64_t> runtime_corr;
     size_t n = dt_session_event_count(s);
     for (size_t i = 0; i < n; i++) {
@@ -112,7 +113,14 @@ int main(int argc, char **argv)
         DT(dt_session_event(s, i, &ev));
         if (ev.kind == DT_EVENT_RUNTIME) {
             runtime_corr.push_back(ev.correlation);
-            if (strcmp(ev.name, "cudaLaunchKernel") == 0) launches++;
+            // launches by callback id, whatever their name: CUDA 13's <<<>>>
+            // is __cudaLaunchKernel
+            if (ev.u.api.launch) {
+                launches++;
+                launch_name = ev.name;
+            }
+            // filtered at the source: __cudaPush/PopCallConfiguration
+            if (strstr(ev.name, "CallConfiguration")) call_config++;
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -154,13 +162,18 @@ int main(int argc, char **argv)
     CHECK(ext_outer == 3, "device events in the outer range only %d (2 copies, 1 memset)", ext_outer);
     CHECK(no_ext == 1, "device events without External id %d (the last kernel)", no_ext);
     CHECK(unpaired == 0, "device events without their runtime call %d", unpaired);
-    CHECK(launches >= want_kernels, "cudaLaunchKernel calls %d", launches);
+    CHECK(launches == want_kernels, "runtime launches %d (%s), want %d", launches, launch_name.c_str(), want_kernels);
+    CHECK(call_config == 0, "call-configuration records %d", call_config);
     CHECK(dt_session_loss_total(s) == 0, "losses %llu", (unsigned long long)dt_session_loss_total(s));
+    char devices[2048];
+    dt_session_device_properties(s, devices, sizeof devices);
+    CHECK(strstr(devices, "\"sharedMemPerBlockOptin\":0") == NULL && devices[0], "device properties %s", devices);
     printf("{\"events\":%zu,\"kernels\":%d,\"template_kernels\":%d,\"plain_kernels\":%d,\"copies\":%d,"
            "\"memsets\":%d,\"inner\":%d,\"outer\":%d,\"without_external\":%d,\"unpaired\":%d,"
-           "\"losses\":%llu,\"failures\":%d}\n",
-           n, kernels, templ, plain, copies, sets, ext_inner, ext_outer, no_ext, unpaired,
-           (unsigned long long)dt_session_loss_total(s), failures);
+           "\"launches\":%d,\"launch_name\":\"%s\",\"call_configuration_records\":%d,"
+           "\"losses\":%llu,\"failures\":%d,\"devices\":[%s]}\n",
+           n, kernels, templ, plain, copies, sets, ext_inner, ext_outer, no_ext, unpaired, launches,
+           launch_name.c_str(), call_config, (unsigned long long)dt_session_loss_total(s), failures, devices);
     dt_session_destroy(s);
     cudaFree(d);
     cudaFreeHost(h);

@@ -42,6 +42,27 @@ def test_backends_lists_every_backend_with_a_reason():
     assert "/nonexistent/libtopspti.so" in topspti
 
 
+def test_record_refuses_an_unusable_named_library_before_running_the_program(tmp_path):
+    marker = tmp_path / "ran"
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "-o", out, "--", "sh", "-c", f"touch {marker}"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": "/nonexistent/libtopspti.so"})
+    assert res.returncode == 2
+    assert "DEVTRACE_TOPSPTI_LIBRARY=/nonexistent/libtopspti.so cannot be used" in res.stderr
+    assert "the program was not run" in res.stderr
+    assert not marker.exists() and not out.exists()
+
+
+def test_record_refuses_an_unavailable_chosen_backend_before_running_the_program(tmp_path):
+    marker = tmp_path / "ran"
+    res = run([DEVTRACE, "record", "--backend", "topspti", "-o", tmp_path / "t.json", "--",
+               "sh", "-c", f"touch {marker}"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": "", "TOPS_HOME": "/nonexistent"})
+    assert res.returncode == 2
+    assert "the topspti backend is unavailable" in res.stderr
+    assert not marker.exists()
+
+
 def test_record_returns_the_programs_exit_status(tmp_path):
     out = tmp_path / "t.json"
     res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "--exit", "3", "0"])

@@ -84,11 +84,15 @@ def test_torchrun_four_ranks_merge_check_and_hta(tmp_path):
 
 
 def read_pftrace(path):
-    """Every TracePacket, bundles inflated, with the protobuf classes that the
-    `perfetto` package generates from Perfetto's own .proto files."""
+    """Every TracePacket, with the protobuf classes that the `perfetto`
+    package generates from Perfetto's own .proto files (a .gz file is
+    gzip'd whole; bundles of compressed_packets are inflated)."""
     pb = need("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
+    data = Path(path).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
     trace = pb.Trace()
-    trace.ParseFromString(Path(path).read_bytes())
+    trace.ParseFromString(data)
     packets = []
     for p in trace.packet:
         if p.HasField("compressed_packets"):
@@ -100,17 +104,59 @@ def read_pftrace(path):
     return packets
 
 
+REALTIME, BOOTTIME = 1, 6
+SEQ_INCREMENTAL_STATE_CLEARED = 1
+
+
 def pftrace_slices(packets):
-    """Slices as Perfetto defines them: interned names per sequence,
-    BEGIN/END per track, timestamps on the sequence's default clock."""
-    names, cats, args = {}, {}, {}
+    """Slices as trace_processor builds them: per packet sequence, its
+    interned strings (cleared with its incremental state), its defaults
+    (timestamp clock, track) and its clocks. A sequence-scoped clock (ids
+    64-127) is tied to the trace clock by the sequence's ClockSnapshot; an
+    incremental one counts each packet's timestamp from the previous packet
+    on that clock, starting at the snapshot's value (clock_snapshot.proto).
+    Returns the slices (CLOCK_REALTIME ns) and the thread tracks."""
+    interned = defaultdict(lambda: ({}, {}, {}))  # seq -> names, cats, args
+    defaults = {}
+    clocks = {}  # (seq, clock id) -> [value now, incremental, unit, snapshot value, realtime at snapshot]
+    primary = None
     tracks = {}
-    clock = None
     open_slices = defaultdict(list)
     slices = []
+
+    def realtime(p):
+        seq = p.trusted_packet_sequence_id
+        d = defaults.get(seq)
+        clock = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else \
+            (d.timestamp_clock_id if d is not None and d.HasField("timestamp_clock_id") else BOOTTIME)
+        if clock == REALTIME:
+            return p.timestamp
+        assert 64 <= clock < 128, f"clock {clock} is neither REALTIME nor the sequence's own"
+        c = clocks[(seq, clock)]
+        if c[1]:
+            c[0] += p.timestamp
+            value = c[0]
+        else:
+            value = p.timestamp
+        return c[4] + (value - c[3]) * c[2]
+
     for p in packets:
+        seq = p.trusted_packet_sequence_id
+        if p.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED or p.incremental_state_cleared:
+            interned[seq] = ({}, {}, {})
         if p.HasField("trace_packet_defaults"):
-            clock = p.trace_packet_defaults.timestamp_clock_id
+            defaults[seq] = p.trace_packet_defaults
+        if p.HasField("clock_snapshot"):
+            cs = p.clock_snapshot
+            if cs.primary_trace_clock:
+                primary = cs.primary_trace_clock
+            rt = {c.clock_id: c.timestamp for c in cs.clocks}.get(REALTIME)
+            for c in cs.clocks:
+                if 64 <= c.clock_id < 128:
+                    assert rt is not None, "a sequence clock is tied to CLOCK_REALTIME"
+                    clocks[(seq, c.clock_id)] = [c.timestamp, c.is_incremental, c.unit_multiplier_ns or 1,
+                                                 c.timestamp, rt]
+        names, cats, args = interned[seq]
         if p.HasField("interned_data"):
             for e in p.interned_data.event_names:
                 names[e.iid] = e.name
@@ -126,6 +172,8 @@ def pftrace_slices(packets):
             continue
         te = p.track_event
         assert p.HasField("timestamp")
+        ts = realtime(p)
+        track = te.track_uuid if te.HasField("track_uuid") else defaults[seq].track_event_defaults.track_uuid
         if te.type == te.TYPE_SLICE_BEGIN:
             a = {}
             for d in te.debug_annotations:
@@ -140,16 +188,16 @@ def pftrace_slices(packets):
                     a[args[d.name_iid]] = d.string_value
                 else:
                     a[args[d.name_iid]] = [v.int_value for v in d.array_values]
-            s = {"name": names[te.name_iid], "cat": cats[te.category_iids[0]], "track": te.track_uuid,
-                 "ts": p.timestamp, "args": a, "flow_out": list(te.flow_ids),
+            s = {"name": names[te.name_iid], "cat": cats[te.category_iids[0]], "track": track,
+                 "ts": ts, "args": a, "flow_out": list(te.flow_ids),
                  "flow_in": list(te.terminating_flow_ids)}
-            open_slices[te.track_uuid].append(s)
+            open_slices[track].append(s)
             slices.append(s)
         elif te.type == te.TYPE_SLICE_END:
-            s = open_slices[te.track_uuid].pop()
-            assert p.timestamp >= s["ts"]
-            s["dur"] = p.timestamp - s["ts"]
-    assert clock == 1, "timestamps are CLOCK_REALTIME"
+            s = open_slices[track].pop()
+            assert ts >= s["ts"]
+            s["dur"] = ts - s["ts"]
+    assert primary == REALTIME, "timestamps are CLOCK_REALTIME"
     assert all(not v for v in open_slices.values()), "every slice ends"
     return slices, tracks
 
@@ -161,25 +209,29 @@ def test_perfetto_matches_the_json_of_the_same_session(tmp_path):
     assert "Perfetto:" in res.stdout
     trace = load_trace(json_path)
     slices, tracks = pftrace_slices(read_pftrace(str(json_path) + ".pftrace"))
+    assert Counter(s["cat"] for s in slices) == Counter(e["cat"] for e in trace["traceEvents"] if e.get("ph") == "X")
+    compare_slices_with_json(slices, tracks, trace)
+    assert any(s["flow_out"] for s in slices) and any(s["flow_in"] for s in slices)
+    # the rows are the JSON's rows, named alike
+    names_json = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
+                  if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    for pid, tid, name in tracks.values():
+        assert names_json[(pid, tid)] == name
+
+
+def compare_slices_with_json(slices, tracks, trace):
+    """Every complete event of the JSON is one slice of the Perfetto trace
+    on the same row, with the same name, category, time, duration and args,
+    and the flows are the JSON's."""
     base = trace["baseTimeNanoseconds"]
-
-    def key(pid, tid, name, ts):
-        return (pid, tid, name, ts)
-
     from_json = {}
     for e in trace["traceEvents"]:
         if e.get("ph") == "X":
-            ts = base + round(e["ts"] * 1000)
-            from_json[key(e["pid"], e["tid"], e["name"], ts)] = e
+            from_json[(e["pid"], e["tid"], e["name"], base + round(e["ts"] * 1000))] = e
     assert len(slices) == len(from_json)
-    assert Counter(s["cat"] for s in slices) == Counter(e["cat"] for e in from_json.values())
-    flow_starts = {e["id"] for e in trace["traceEvents"] if e.get("ph") == "s"}
-    flow_finishes = {e["id"] for e in trace["traceEvents"] if e.get("ph") == "f"}
-    assert flow_starts == flow_finishes and flow_starts
-    flows_out, flows_in = set(), set()
     for s in slices:
         pid, tid, _ = tracks[s["track"]]
-        e = from_json[key(pid, tid, s["name"], s["ts"])]
+        e = from_json[(pid, tid, s["name"], s["ts"])]
         assert s["cat"] == e["cat"]
         assert s["dur"] == round(e["dur"] * 1000)
         assert set(s["args"]) == set(e["args"]), (s, e)
@@ -188,15 +240,56 @@ def test_perfetto_matches_the_json_of_the_same_session(tmp_path):
                 assert abs(s["args"][k] - v) <= 1e-6 * max(1.0, abs(v)), k
             else:
                 assert s["args"][k] == v, k
-        flows_out.update(s["flow_out"])
-        flows_in.update(s["flow_in"])
-    assert flows_out == flow_starts
-    assert flows_in == flow_finishes
-    # the rows are the JSON's rows, named alike
-    names_json = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
-                  if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    for pid, tid, name in tracks.values():
-        assert names_json[(pid, tid)] == name
+    flows_out = {f for s in slices for f in s["flow_out"]}
+    flows_in = {f for s in slices for f in s["flow_in"]}
+    assert flows_out == {e["id"] for e in trace["traceEvents"] if e.get("ph") == "s"}
+    assert flows_in == {e["id"] for e in trace["traceEvents"] if e.get("ph") == "f"}
+
+
+def record(tmp_path, name, fmt=None, env=None):
+    args = [DEVTRACE, "record", "-o", tmp_path / name]
+    if fmt:
+        args += ["--format", fmt]
+    res = run(args + ["--", EMU_RUN, SOURCE / "examples" / "train_step.scn"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU), **(env or {})})
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res
+
+
+def test_record_writes_perfetto_when_asked(tmp_path):
+    """`record --format perfetto` (and perfetto.gz) write what the JSON of
+    the same program holds: the emulator gives the same events each run."""
+    record(tmp_path, "run.json")
+    record(tmp_path, "run", "perfetto")
+    record(tmp_path, "run.pftrace", "perfetto.gz")
+    trace = check_trace(tmp_path / "run.json")
+    xs = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    for path in (tmp_path / "run.pftrace", tmp_path / "run.pftrace.gz"):
+        slices, tracks = pftrace_slices(read_pftrace(path))
+        assert Counter((s["cat"], s["name"]) for s in slices) == Counter((e["cat"], e["name"]) for e in xs)
+        assert sum(len(s["flow_out"]) for s in slices) == sum(1 for e in trace["traceEvents"] if e.get("ph") == "s")
+        # the same rows, named alike (thread ids differ between runs)
+        assert {re.sub(r"\d+", "N", n) for _, _, n in tracks.values()} == \
+            {re.sub(r"\d+", "N", e["args"]["name"]) for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+        # each slice inside the capture window
+        window = [s for s in slices if s["cat"] == "Trace"][0]
+        assert all(window["ts"] <= s["ts"] and s["ts"] + s["dur"] <= window["ts"] + window["dur"] for s in slices)
+
+
+def test_merge_writes_perfetto_as_it_writes_json(tmp_path):
+    for r in range(2):
+        record(tmp_path, f"r{r}.json", env={"RANK": str(r), "WORLD_SIZE": "2"})
+    ranks = sorted(tmp_path.glob("r*.rank*.json"))
+    assert len(ranks) == 2
+    res = run([DEVTRACE, "merge", "-o", tmp_path / "m.json", *ranks])
+    assert res.returncode == 0, res.stderr
+    res = run([DEVTRACE, "merge", "-o", tmp_path / "m.pftrace", *ranks])
+    assert res.returncode == 0, res.stderr
+    trace = check_trace(tmp_path / "m.json")
+    slices, tracks = pftrace_slices(read_pftrace(tmp_path / "m.pftrace"))
+    compare_slices_with_json(slices, tracks, trace)
+    assert {f"rank {r} GPU 0" for r in range(2)} <= {e["args"]["labels"] for e in trace["traceEvents"]
+                                                      if e.get("name") == "process_labels"}
 
 
 def devtrace_trace_inside(torch_trace, path):
@@ -230,7 +323,8 @@ def devtrace_trace_inside(torch_trace, path):
     lo = min(e["ts"] for e in ev if e["ph"] == "X")
     hi = max(e["ts"] + e["dur"] for e in ev if e["ph"] == "X")
     loss = {r: 0 for r in ["timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
-                           "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full"]}
+                           "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full",
+                           "unfinished"]}
     loss["total"] = 0
     trace = {"schemaVersion": 1, "deviceProperties": [], "displayTimeUnit": "ms", "baseTimeNanoseconds": base,
              "traceEvents": ev,

@@ -157,7 +157,7 @@ static char *make_trace_named(int n, const char *(*name)(int, void *), void *arg
                           "],\"devtrace\":{\"captureWindow\":{\"startNs\":1000000000,\"endNs\":1001000000},"
                           "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
                           "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
-                          "\"outside_window\":0,\"store_full\":0,\"total\":0},\"attribution\":{}}}");
+                          "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"total\":0},\"attribution\":{}}}");
     *len = o;
     return b;
 }
@@ -248,7 +248,7 @@ static void violations_escape_control_bytes(void)
         "\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
         "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
         "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
-        "\"outside_window\":0,\"store_full\":0,\"total\":0},\"attribution\":{}}}";
+        "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"total\":0},\"attribution\":{}}}";
     capture c;
     REQUIRE_EQ(check_text(&c, json, sizeof json - 1), 1);
     REQUIRE_EQ(lines_for(c.out_text, 5), 1);
@@ -280,7 +280,7 @@ static void nesting_is_checked_whatever_the_order(void)
         "],\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
         "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
         "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
-        "\"outside_window\":0,\"store_full\":0,\"total\":0},\"attribution\":{}}}";
+        "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"total\":0},\"attribution\":{}}}";
     static const char overlap[] = ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"late\",\"pid\":1,\"tid\":1,"
                                   "\"ts\":19,\"dur\":2}";
     char buf[4096];
@@ -335,6 +335,88 @@ static void flow_ends_sit_on_event_starts(void)
     REQUIRE((strstr(c.out_text, "invariant 2: flow id 11 has 2 start(s) and 1 finish(es)")) != NULL);
     REQUIRE((strstr(c.out_text, "invariant 2: flow id 12 has 0 start(s) and 1 finish(es)")) != NULL);
     cap_free(&c);
+}
+
+static void flow_ends_found_wherever_they_are_written(void)
+{
+    /* a flow start written before its event, a finish written long after
+       its event (other events between), ids as strings and past 2^55:
+       each end is still matched with the event that starts there */
+    static const char head[] =
+        "{\"schemaVersion\":1,\"deviceProperties\":[],\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":0,"
+        "\"traceEvents\":["
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"t\"}},"
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"d\"}},"
+        "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,\"tid\":0,\"args\":{\"sort_index\":5000000}},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":7,\"args\":{\"name\":\"s\"}},"
+        "{\"ph\":\"s\",\"id\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"launch\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":1},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"launch\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":1},"
+        "{\"ph\":\"s\",\"id\":36028797018963968,\"pid\":1,\"tid\":1,\"ts\":20,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":30,\"dur\":1},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":1},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":50,\"dur\":1},"
+        "{\"ph\":\"f\",\"id\":\"a\",\"pid\":0,\"tid\":7,\"ts\":30,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+        "{\"ph\":\"f\",\"id\":36028797018963968,\"pid\":0,\"tid\":7,\"ts\":";
+    static const char tail[] =
+        "],\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
+        "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
+        "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
+        "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"total\":0},\"attribution\":{}}}";
+    static const char finish_tail[] = ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}";
+    char buf[4096];
+    capture c;
+    int n = snprintf(buf, sizeof buf, "%s%s%s%s", head, "40", finish_tail, tail);
+    REQUIRE_EQ(check_text(&c, buf, (size_t)n), 0);
+    REQUIRE_STR(c.out_text, "check: OK (14 events, 2 flows)\n");
+    cap_free(&c);
+    /* the finish between two kernels: at no event's start */
+    n = snprintf(buf, sizeof buf, "%s%s%s%s", head, "45", finish_tail, tail);
+    REQUIRE_EQ(check_text(&c, buf, (size_t)n), 1);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 36028797018963968 finish (event #13, pid 0, tid 7, ts "
+                                       "45.000 us) is not at the start of an event on its row\n")) != NULL);
+    REQUIRE_EQ(lines_for(c.out_text, 2), 1);
+    cap_free(&c);
+}
+
+static void crowded_flow_ids_stay_fast_and_exact(void)
+{
+    /* ids that all share their low 20 bits, as a hostile trace may write
+       them: each id still has exactly its own start and finish */
+    int n = 3000;
+    size_t cap = 4096 + (size_t)n * 512;
+    char *b = malloc(cap);
+    REQUIRE((b) != NULL);
+    size_t o = (size_t)snprintf(b, cap,
+                                "{\"traceEvents\":["
+                                "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}}");
+    for (int i = 0; i < n; i++) {
+        unsigned long long id = (unsigned long long)(i + 1) << 20;
+        o += (size_t)snprintf(b + o, cap - o,
+                              ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"l\",\"pid\":1,\"tid\":1,\"ts\":%d,"
+                              "\"dur\":1},{\"ph\":\"s\",\"id\":%llu,\"pid\":1,\"tid\":1,\"ts\":%d,\"cat\":\"ac2g\","
+                              "\"name\":\"ac2g\"}",
+                              10 * i, id, 10 * i);
+    }
+    for (int i = 0; i < n; i++) {
+        unsigned long long id = (unsigned long long)(i + 1) << 20;
+        o += (size_t)snprintf(b + o, cap - o,
+                              ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":%d,"
+                              "\"dur\":1},{\"ph\":\"f\",\"id\":%llu,\"pid\":0,\"tid\":7,\"ts\":%d,\"cat\":\"ac2g\","
+                              "\"name\":\"ac2g\",\"bp\":\"e\"}",
+                              10 * i + 5, id, 10 * i + 5);
+    }
+    /* and one id started twice */
+    o += (size_t)snprintf(b + o, cap - o,
+                          ",{\"ph\":\"s\",\"id\":%llu,\"pid\":1,\"tid\":1,\"ts\":%d,\"cat\":\"ac2g\",\"name\":\"ac2g\"}]}",
+                          5ULL << 20, 10 * 4);
+    capture c;
+    REQUIRE_EQ(check_text(&c, b, o), 1);
+    REQUIRE_EQ(lines_for(c.out_text, 2), 1);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 5242880 has 2 start(s) and 1 finish(es)")) != NULL);
+    cap_free(&c);
+    free(b);
 }
 
 static void trace_event_is_the_window(void)
@@ -395,6 +477,8 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(violations_escape_control_bytes),
              DT_TEST(nesting_is_checked_whatever_the_order),
              DT_TEST(flow_ends_sit_on_event_starts),
+             DT_TEST(flow_ends_found_wherever_they_are_written),
+             DT_TEST(crowded_flow_ids_stay_fast_and_exact),
              DT_TEST(trace_event_is_the_window),
              DT_TEST(unnamed_pid_and_unsorted_rows),
              DT_TEST(usage_and_missing_files))

@@ -2,6 +2,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+
 #include "dt_check.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include <time.h>
 
 #include "dt_internal.h"
+#include "dt_test_session.h"
 
 static void records_are_64_bytes_and_chunked(void)
 {
@@ -103,6 +106,35 @@ static void launch_configs_are_interned(void)
     dt_launch_free(&t);
 }
 
+/* Work that began inside the capture window and was still running when the
+   session stopped is unfinished; what began before or after it is outside
+   the window. */
+static void work_running_at_stop_is_unfinished(void)
+{
+    dt_session *s = dt_test_session(0);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
+    uint64_t now = dt_realtime_ns();
+    dt_session_lock(s);
+    for (int i = 0; i < 4; i++) {
+        dt_rec *r = dt_session_add(s);
+        REQUIRE(r != NULL);
+        r->kind = DT_EVENT_KERNEL;
+        r->flags = DT_REC_REALTIME;
+        /* inside; running at stop; began before the window; began after it */
+        static const int64_t starts[4] = {0, 0, -1000000000, 3600000000000};
+        r->start = (uint64_t)((int64_t)now + starts[i]);
+        r->end = i == 1 ? now + 3600000000000u : r->start + 10;
+        if (i == 2) r->start = s->window_start_ns - 10;
+    }
+    dt_session_unlock(s);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE_EQ(dt_session_event_count(s), 1);
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNFINISHED), 1);
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_OUTSIDE_WINDOW), 2);
+    REQUIRE_STR(dt_loss_reason_name(DT_LOSS_UNFINISHED), "unfinished");
+    dt_session_destroy(s);
+}
+
 static void implausible_times_are_counted(void)
 {
     dt_config cfg;
@@ -117,6 +149,9 @@ static void implausible_times_are_counted(void)
     REQUIRE(!(dt_times_ok(s, 10, 0)));
     REQUIRE(!(dt_times_ok(s, 30, 20)));
     REQUIRE(!(dt_times_ok(s, 10, 2000)));
+    REQUIRE(!(dt_times_ok(s, 0, 0)));
+    /* a start without an end: handed back still running */
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNFINISHED), 1);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_ZERO), 2);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_REVERSED), 1);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_TOO_LONG), 1);
@@ -136,7 +171,7 @@ static void implausible_times_are_counted(void)
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     REQUIRE_EQ(dt_session_event_count(s), 1);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_OUTSIDE_WINDOW), 2);
-    REQUIRE_EQ(dt_session_loss_total(s), 8);
+    REQUIRE_EQ(dt_session_loss_total(s), 9);
     REQUIRE_STR(dt_loss_reason_name(DT_LOSS_VENDOR_DROPPED), "vendor_dropped");
     dt_session_destroy(s);
 }
@@ -168,6 +203,43 @@ static void buffer_pool_is_bounded(void)
     REQUIRE((dt_pool_create(0, 10, 0)) == NULL);
     REQUIRE((dt_pool_create(3, 0, DT_POOL_LAZY)) == NULL);
     REQUIRE((dt_pool_create(2, SIZE_MAX / 2, 0)) == NULL);
+}
+
+static void *get_one(void *pool)
+{
+    return dt_pool_get(pool);
+}
+
+/* A growing pool makes its count, then more on demand up to the larger of
+   four times its count and its count plus two per thread that asked. */
+static void buffer_pool_grows_to_its_bound(void)
+{
+    dt_buffer_pool *p = dt_pool_create(2, 64, DT_POOL_GROW);
+    REQUIRE(p != NULL);
+    uint8_t *got[16];
+    for (int i = 0; i < 8; i++) REQUIRE((got[i] = dt_pool_get(p)) != NULL);
+    REQUIRE(dt_pool_get(p) == NULL); /* 4 x 2 for one thread */
+    REQUIRE_EQ(dt_pool_refused(p), 1);
+    /* thread k (one after another) makes k + 1 threads: the bound is
+       max(8, 2 + 2 (k + 1)), so the 3rd, 4th and 5th get one */
+    int served = 0;
+    for (int k = 1; k <= 5; k++) {
+        pthread_t t;
+        void *b = NULL;
+        REQUIRE_EQ(pthread_create(&t, NULL, get_one, p), 0);
+        pthread_join(t, &b);
+        if (b) got[8 + served++] = b;
+    }
+    REQUIRE_EQ(served, 3);
+    dt_pool_stats shape;
+    dt_pool_shape(p, &shape);
+    REQUIRE_EQ(shape.made, 11);
+    REQUIRE_EQ(shape.threads, 6);
+    REQUIRE_EQ(shape.bound, 14);
+    for (int i = 0; i < 8 + served; i++) REQUIRE_EQ(dt_pool_put(p, got[i]), 0);
+    REQUIRE_EQ(dt_pool_outstanding(p), 0);
+    REQUIRE_EQ(dt_pool_destroy(p), 0);
+    dt_pool_release_spares();
 }
 
 /* A lazy pool makes buffers only when asked, up to its count; a pool
@@ -328,6 +400,7 @@ static void pool_buffers_serve_the_next_pool(void)
 }
 
 DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(work_running_at_stop_is_unfinished),
              DT_TEST(records_are_64_bytes_and_chunked),
              DT_TEST(filter_keeps_order),
              DT_TEST(interning_deduplicates),
@@ -335,6 +408,7 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(launch_configs_are_interned),
              DT_TEST(implausible_times_are_counted),
              DT_TEST(buffer_pool_is_bounded),
+             DT_TEST(buffer_pool_grows_to_its_bound),
              DT_TEST(buffer_pool_is_lazy_and_outlives_the_vendor),
              DT_TEST(freed_chunks_serve_the_next_store),
              DT_TEST(preparer_keeps_chunks_ahead),

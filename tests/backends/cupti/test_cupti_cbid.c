@@ -1,6 +1,7 @@
 /*
  * The runtime and driver API names generated at build time from the
- * toolkit's cupti_runtime_cbid.h and cupti_driver_cbid.h.
+ * toolkit's cupti_runtime_cbid.h and cupti_driver_cbid.h, and which of
+ * those calls launch device work.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,7 +87,41 @@ static void test_unknown_ids(void)
     REQUIRE(api_name(0, UINT32_MAX) == NULL);
 }
 
+/* Launches by callback id: CUDA 13's <<<>>> (__cudaLaunchKernel, 505 and
+   506 on a per-thread default stream) as well as cudaLaunchKernel and the
+   Ex, cooperative and graph launches; the call-configuration pair around
+   every CUDA 13 launch, and other calls, are not launches. */
+static void test_launches(void)
+{
+    static const uint32_t runtime[] = {
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+        CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
+    for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++) REQUIRE(dt_decoder_is_launch(&D, 0, runtime[i]));
+    REQUIRE_EQ(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 505);
+    REQUIRE_EQ(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, 506);
+    REQUIRE_STR(api_name(0, 505), "__cudaLaunchKernel");
+    static const uint32_t driver[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                                      CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel};
+    for (size_t i = 0; i < sizeof driver / sizeof *driver; i++) REQUIRE(dt_decoder_is_launch(&D, 1, driver[i]));
+    REQUIRE(!dt_decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000));
+    REQUIRE(!dt_decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000));
+    REQUIRE(!dt_decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000));
+    REQUIRE(!dt_decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020));
+    REQUIRE(!dt_decoder_is_launch(&D, 1, CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc));
+    REQUIRE(!dt_decoder_is_launch(&D, 0, UINT32_MAX));
+    /* the pair is what the backend asks CUPTI not to record */
+    const dt_vendor_api_ids *ids = &dt_engine_cupti.v->api_ids;
+    REQUIRE_EQ(ids->quiet_runtime_count, 2);
+    REQUIRE_STR(api_name(0, ids->quiet_runtime[0]), "__cudaPushCallConfiguration");
+    REQUIRE_STR(api_name(0, ids->quiet_runtime[1]), "__cudaPopCallConfiguration");
+}
+
 DT_TEST_MAIN(setup, NULL,
+             DT_TEST(test_launches),
              DT_TEST(test_runtime_names),
              DT_TEST(test_driver_names),
              DT_TEST(test_suffixes_stripped),

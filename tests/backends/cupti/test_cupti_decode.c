@@ -270,9 +270,11 @@ static void test_external_links(void)
 {
     dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
-    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 0, 40);   /* id 0 is an id */
-    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, UINT64_C(1) << 48, 41);
-    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, 99, 42);  /* another client's */
+    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, 0, 40);   /* id 0 is an id */
+    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, UINT64_C(1) << 48, 41);
+    /* Kineto's: CUSTOM0 for ops, CUSTOM1 for user scopes */
+    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 98, 42);
+    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, 99, 43);
     decode(s, b);
     uint64_t v = 12345;
     REQUIRE(logged_link(s, 40, &v));
@@ -280,6 +282,7 @@ static void test_external_links(void)
     REQUIRE(logged_link(s, 41, &v));
     REQUIRE(v == (UINT64_C(1) << 48));
     REQUIRE(!(logged_link(s, 42, &v)));
+    REQUIRE(!(logged_link(s, 43, &v)));
     REQUIRE_EQ(s->store.count, 0);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
     free(b);
@@ -291,11 +294,11 @@ static void test_deferred_links(void)
 {
     dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     buf *b = calloc(1, sizeof *b);
-    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 77, 50);
+    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, 77, 50);
     put_kernel(b, 50, T0 + 1, T0 + 2, "k");
     decode(s, b);
     b->used = 0;
-    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 78, 51);
+    put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, 78, 51);
     decode(s, b);
     uint64_t v = 0;
     REQUIRE(!(dt_corr_get(s, 50, &v)));

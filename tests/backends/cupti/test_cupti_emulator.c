@@ -1,8 +1,11 @@
 /*
- * The CUPTI backend end to end on the CUPTI emulator (build/emu/libcupti.so.13):
- * exact event counts and attribution, device properties, the explained
- * failures (another CUPTI client, no driver, an old driver), a pool that runs
- * dry, and early arming before any session.
+ * The CUPTI backend end to end on the CUPTI emulator (build/emu/libcupti.so.13),
+ * which behaves as CUDA 13's CUPTI does: exact event counts and attribution,
+ * launches by callback id, device properties (also of a driver initialised
+ * before devtrace armed), the explained failures (another CUPTI client, no
+ * driver, an old driver), a pool that runs dry, per-thread buffers of 64
+ * threads, incomplete records the iterator refuses, and early arming before
+ * any session.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -11,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,7 +26,7 @@
 #include <cupti_version.h>
 
 #include "devtrace_emu.h"
-#include "backends/cupti_family_abi.h"
+#include "cupti_engine.h"
 
 static char g_lib[1024];
 static void *g_emu;
@@ -33,6 +37,12 @@ static struct {
     int (*synchronize)(int, int);
     void (*stats_get)(emu_stats *);
     void (*stats_reset)(void);
+    int (*register_callbacks)(void (*)(uint8_t **, size_t *, size_t *),
+                              void (*)(void *, uint32_t, uint8_t *, size_t, size_t));
+    int (*enable)(uint32_t kind);
+    int (*enable_and_dump)(uint32_t kind);
+    int (*disable)(uint32_t kind);
+    int (*flush_all)(uint32_t flag);
 } emu;
 
 static const int grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
@@ -50,6 +60,11 @@ static int setup(void)
     emu.synchronize = (int (*)(int, int))dlsym(g_emu, "emu_synchronize");
     emu.stats_get = (void (*)(emu_stats *))dlsym(g_emu, "emu_stats_get");
     emu.stats_reset = (void (*)(void))dlsym(g_emu, "emu_stats_reset");
+    *(void **)&emu.register_callbacks = dlsym(g_emu, "cuptiActivityRegisterCallbacks");
+    *(void **)&emu.enable = dlsym(g_emu, "cuptiActivityEnable");
+    *(void **)&emu.enable_and_dump = dlsym(g_emu, "cuptiActivityEnableAndDump");
+    *(void **)&emu.disable = dlsym(g_emu, "cuptiActivityDisable");
+    *(void **)&emu.flush_all = dlsym(g_emu, "cuptiActivityFlushAll");
     return 0;
 }
 
@@ -73,6 +88,51 @@ static dt_session *start_session(uint32_t capture, uint32_t buffers, size_t buff
     if (st != DT_OK) printf("start: %s\n", dt_last_error());
     REQUIRE_EQ(st, DT_OK);
     return s;
+}
+
+/* A client of the emulator that counts the device records it gets. */
+static _Alignas(8) uint8_t g_device_buffer[4096];
+static int g_device_records;
+
+static void device_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = g_device_buffer;
+    *size = sizeof g_device_buffer;
+    *max_records = 0;
+}
+
+static void device_complete(void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    for (size_t off = 0; off + sizeof(dt_cf_device) <= valid; off += sizeof(dt_cf_device)) {
+        uint32_t kind;
+        memcpy(&kind, buffer + off, sizeof kind);
+        g_device_records += kind == DT_CF_KIND_DEVICE;
+    }
+}
+
+/* First, in a fresh process: a driver initialised before devtrace armed has
+   described its devices to nobody (CUPTI's DEVICE records come at driver
+   initialisation); the session still gets them, by EnableAndDump. */
+static void test_devices_after_driver_init(void)
+{
+    REQUIRE_EMU();
+    REQUIRE_EQ(emu.launch_kernel(0, 0, "initialises the driver", grid, block, 10), 0);
+    REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE(s->devices[0].valid && s->devices[1].valid);
+    REQUIRE_EQ(s->devices[1].num_sms, 132);
+    dt_session_destroy(s);
+    /* what the library does: plain enabling describes nothing, dumping does */
+    REQUIRE_EQ(emu.register_callbacks(device_request, device_complete), 0);
+    g_device_records = 0;
+    REQUIRE_EQ(emu.enable(DT_CF_KIND_DEVICE), 0);
+    REQUIRE_EQ(emu.flush_all(1), 0);
+    REQUIRE_EQ(g_device_records, 0);
+    REQUIRE_EQ(emu.enable_and_dump(DT_CF_KIND_DEVICE), 0);
+    REQUIRE_EQ(emu.flush_all(1), 0);
+    REQUIRE_EQ(g_device_records, 2);
+    REQUIRE_EQ(emu.disable(DT_CF_KIND_DEVICE), 0);
 }
 
 static void test_probe(void)
@@ -146,12 +206,20 @@ static void test_session_exact(void)
             REQUIRE_EQ(ev.thread, tid);
             REQUIRE_EQ(ev.process, (uint32_t)getpid());
             REQUIRE(strchr(ev.name, '#') == NULL);
-            if (strcmp(ev.name, "cudaLaunchKernel") == 0) {
+            /* CUDA 13: a launch is __cudaLaunchKernel, and the two
+               call-configuration calls around it are not recorded */
+            REQUIRE(strstr(ev.name, "CallConfiguration") == NULL);
+            REQUIRE_EQ(ev.u.api.launch, strcmp(ev.name, "__cudaLaunchKernel") == 0);
+            if (ev.u.api.launch) {
                 REQUIRE(nl < 8);
+                REQUIRE_EQ(ev.u.api.cbid, DT_CF_RT_LAUNCH_KERNEL_CUDA13);
                 launches[nl++] = ev.correlation;
             }
             break;
-        case DT_EVENT_DRIVER: drv++; break;
+        case DT_EVENT_DRIVER:
+            drv++;
+            REQUIRE_EQ(ev.u.api.launch, strcmp(ev.name, "cuLaunchKernel") == 0);
+            break;
         case DT_EVENT_RANGE: ranges++; break;
         default: break;
         }
@@ -163,7 +231,7 @@ static void test_session_exact(void)
     REQUIRE_EQ(rt, st.records[EMU_KIND_RUNTIME]);
     REQUIRE_EQ(drv, st.records[EMU_KIND_DRIVER]);
     REQUIRE_EQ(st.records[EMU_KIND_KERNEL], 3);
-    /* every kernel pairs with the cudaLaunchKernel that launched it */
+    /* every kernel pairs with the launch that launched it */
     REQUIRE_EQ(nl, 3);
     for (size_t i = 0; i < n; i++) {
         dt_event ev;
@@ -204,7 +272,8 @@ static void expect_failure(const char *mode, dt_status want, const char *text)
 static void test_unavailable_explained(void)
 {
     REQUIRE_EMU();
-    expect_failure("busy", DT_ERR_BUSY, "another profiler holds NVIDIA CUDA (CUPTI) in this process");
+    /* the named subscribe says who holds CUPTI */
+    expect_failure("busy", DT_ERR_BUSY, "cuptiSubscribe_v2: CUPTI for emulated profiler holds NVIDIA CUDA (CUPTI)");
     expect_failure("old_driver", DT_ERR_BACKEND_UNAVAILABLE, "insufficient driver");
     void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (cuda) {
@@ -218,12 +287,14 @@ static void test_unavailable_explained(void)
 static void test_pool_runs_dry(void)
 {
     REQUIRE_EMU();
-    /* One buffer of 16 kernel records: when it fills, CUPTI asks for the
-       next before handing the full one back, so the pool is always empty
-       then and at least one record in 17 is dropped, whatever the timing. */
+    /* Buffers of 16 kernel records, and a consumer held up (the session
+       lock, which decoding takes, is held here): the pool grows to its bound
+       and then runs dry, whatever the timing. */
     dt_session *s = start_session(DT_CAPTURE_KERNEL, 1, 16 * DT_CF_KERNEL10_SIZE);
     emu.stats_reset();
-    for (int i = 0; i < 400; i++) REQUIRE_EQ(emu.launch_kernel(0, i % 4, "k", grid, block, 10), 0);
+    dt_session_lock(s);
+    for (int i = 0; i < 400; i++) emu.launch_kernel(0, i % 4, "k", grid, block, 10);
+    dt_session_unlock(s);
     REQUIRE_EQ(emu.synchronize(-1, -1), 0);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     emu_stats st;
@@ -242,7 +313,132 @@ static void test_pool_runs_dry(void)
     dt_session_destroy(s);
 }
 
-/* Kept last: early arming lasts for the process. */
+/* torch.profiler's Kineto pushes its op ids as CUSTOM0 on the same thread
+   as devtrace pushes its own: devtrace's are on another stack (CUSTOM2), so
+   each pops what it pushed, and device work carries devtrace's id. */
+static void test_external_ids_beside_kineto(void)
+{
+    REQUIRE_EMU();
+    int (*push)(uint32_t, uint64_t), (*pop)(uint32_t, uint64_t *);
+    *(void **)&push = dlsym(g_emu, "cuptiActivityPushExternalCorrelationId");
+    *(void **)&pop = dlsym(g_emu, "cuptiActivityPopExternalCorrelationId");
+    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    REQUIRE_EQ(push(DT_CF_EXTERNAL_CUSTOM0, 500), 0); /* Kineto's op */
+    REQUIRE_EQ(dt_external_push(7), DT_OK);
+    REQUIRE_EQ(emu.launch_kernel(0, 0, "both", grid, block, 100), 0);
+    REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+    uint64_t kineto = 0;
+    REQUIRE_EQ(pop(DT_CF_EXTERNAL_CUSTOM0, &kineto), 0);
+    REQUIRE_EQ(kineto, 500);
+    REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    size_t kernels = 0;
+    for (size_t i = 0; i < dt_session_event_count(s); i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (ev.kind != DT_EVENT_KERNEL) continue;
+        kernels++;
+        REQUIRE(ev.has_external && ev.external_id == 7);
+    }
+    REQUIRE_EQ(kernels, 1);
+    dt_session_destroy(s);
+}
+
+/* 64 threads launch at once: CUDA 13 gives each a buffer of its own, more
+   than the default pool of 32 holds; the pool grows for them and nothing is
+   lost. */
+#define MANY_THREADS 64
+static void *launch_200(void *arg)
+{
+    char name[32];
+    snprintf(name, sizeof name, "t%d", (int)(intptr_t)arg);
+    for (int i = 0; i < 200; i++) emu.launch_kernel((int)(intptr_t)arg % 2, (int)(intptr_t)arg % 8, name, grid, block, 10);
+    return NULL;
+}
+
+static void test_per_thread_buffers(void)
+{
+    REQUIRE_EMU();
+    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    emu.stats_reset();
+    pthread_t th[MANY_THREADS];
+    for (intptr_t t = 0; t < MANY_THREADS; t++) REQUIRE_EQ(pthread_create(&th[t], NULL, launch_200, (void *)t), 0);
+    for (int t = 0; t < MANY_THREADS; t++) pthread_join(th[t], NULL);
+    REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+    dt_pool_stats shape;
+    dt_pool_slot_shape(&dt_engine_cupti.pool, &shape);
+    printf("pool: %u buffers made for %u threads (bound %u)\n", shape.made, shape.threads, shape.bound);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    /* (threads that asked: the emulator's, like CUPTI's, may ask on behalf
+       of another thread, so not every one of the 64 need have asked) */
+    CHECK(shape.made > 32);
+    emu_stats st;
+    emu.stats_get(&st);
+    REQUIRE_EQ(st.records[EMU_KIND_KERNEL], MANY_THREADS * 200);
+    size_t kernels = 0;
+    for (size_t i = 0; i < dt_session_event_count(s); i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        kernels += ev.kind == DT_EVENT_KERNEL;
+    }
+    REQUIRE_EQ(kernels, MANY_THREADS * 200);
+    REQUIRE_EQ(dt_session_loss_total(s), 0);
+    dt_session_destroy(s);
+}
+
+/* A kernel still running at stop, handed back without an end, that the
+   iterator refuses as incomplete: devtrace steps over it by the record
+   sizes it knows, counts it unfinished and keeps what follows it. */
+static void test_incomplete_record_refused(void)
+{
+    REQUIRE_EMU();
+    setenv("DEVTRACE_EMU_INCOMPLETE", "refused", 1);
+    dt_session *s = start_session(DT_CAPTURE_KERNEL, 0, 0);
+    emu.stats_reset();
+    REQUIRE_EQ(emu.launch_kernel(0, 20, "still_running", grid, block, 30ull * 1000000000u), 0);
+    /* written after it, into the same buffer, by the final flush */
+    REQUIRE_EQ(emu.launch_kernel(0, 21, "after", grid, block, 1000), 0);
+    REQUIRE_EQ(emu.launch_kernel(1, 21, "after", grid, block, 1000), 0);
+    REQUIRE_EQ(emu.synchronize(0, 21), 0);
+    REQUIRE_EQ(emu.synchronize(1, 21), 0);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    unsetenv("DEVTRACE_EMU_INCOMPLETE");
+    emu_stats st;
+    emu.stats_get(&st);
+    REQUIRE_EQ(st.records_unfinished[EMU_KIND_KERNEL], 1);
+    REQUIRE_EQ(dt_session_event_count(s), 2);
+    for (size_t i = 0; i < 2; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        REQUIRE_STR(ev.name, "after");
+    }
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNFINISHED), 1);
+    REQUIRE_EQ(dt_session_loss_total(s), 1);
+    dt_session_destroy(s);
+}
+
+/* Start, stop, start again without early arming: the thread-id type is set
+   before the first kind is enabled and never changed while CUPTI profiles. */
+static void test_thread_ids_set_once(void)
+{
+    REQUIRE_EMU();
+    emu.stats_reset();
+    for (int round = 0; round < 3; round++) {
+        dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+        REQUIRE_EQ(emu.launch_kernel(0, 0, "k", grid, block, 10), 0);
+        REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK);
+        dt_session_destroy(s);
+    }
+    emu_stats st;
+    emu.stats_get(&st);
+    REQUIRE_EQ(st.thread_id_type_changes_while_profiling, 0);
+}
+
+/* Early arming lasts until the first session stops: after a stop nothing
+   stays armed (a C-API program pays nothing for devtrace between
+   sessions), CUPTI is finalized (from CUDA 12.6), and the next session arms
+   anew and records exactly. */
 static void test_early_init(void)
 {
     REQUIRE_EMU();
@@ -265,6 +461,8 @@ static void test_early_init(void)
         REQUIRE_EQ(emu.launch_kernel(0, 0, "during", grid, block, 10), 0);
         REQUIRE_EQ(emu.synchronize(-1, -1), 0);
         REQUIRE_EQ(dt_session_stop(s), DT_OK);
+        emu.stats_get(&st);
+        REQUIRE_EQ(st.finalized, 1);
         size_t kernels = 0;
         for (size_t i = 0; i < dt_session_event_count(s); i++) {
             dt_event ev;
@@ -278,22 +476,31 @@ static void test_early_init(void)
         REQUIRE_EQ(dt_session_loss_total(s), 0);
         REQUIRE(s->devices[0].valid);
         dt_session_destroy(s);
-        /* between sessions the device kinds stay armed, API tracing does not */
+        /* between sessions nothing is armed: no record is made, and CUPTI
+           was detached; the thread-id type was never changed while it
+           profiled */
         emu.stats_reset();
         REQUIRE_EQ(emu.launch_kernel(0, 0, "between", grid, block, 10), 0);
         REQUIRE_EQ(emu.synchronize(-1, -1), 0);
         emu.stats_get(&st);
-        REQUIRE_EQ(st.records[EMU_KIND_KERNEL], 1);
+        REQUIRE_EQ(st.records[EMU_KIND_KERNEL], 0);
         REQUIRE_EQ(st.records[EMU_KIND_RUNTIME], 0);
+        REQUIRE_EQ(st.thread_id_type_changes_while_profiling, 0);
     }
 }
 
 DT_TEST_MAIN(setup, NULL,
+             DT_TEST(test_devices_after_driver_init),
              DT_TEST(test_probe),
              DT_TEST(test_session_exact),
              DT_TEST(test_unavailable_explained),
              DT_TEST(test_pool_runs_dry),
-             DT_TEST(test_early_init))
+             DT_TEST(test_external_ids_beside_kineto),
+             DT_TEST(test_per_thread_buffers),
+             DT_TEST(test_thread_ids_set_once),
+             DT_TEST(test_early_init),
+             /* last: its kernel keeps a stream busy for 30 s */
+             DT_TEST(test_incomplete_record_refused))
 
 #else
 #include "cupti_test_util.h"

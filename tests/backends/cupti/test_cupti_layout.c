@@ -23,6 +23,7 @@
 #if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI
 #include <cupti_activity.h>
 
+#include "backends/cupti_family.h"
 #include "cupti_engine.h"
 
 typedef CUptiResult (*next_fn)(uint8_t *, size_t, CUpti_Activity **);
@@ -103,7 +104,7 @@ static void build(layout *l)
 
     memset(&a, 0, sizeof a);
     a.kind = EMU_REC_EXTERNAL; a.correlation = 101;
-    a.u.external.external_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+    a.u.external.external_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
     a.u.external.external_id = UINT64_C(0x1000000000042);
     add(l, &a, &o, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
 
@@ -208,7 +209,7 @@ static void test_real_iterator_key_fields(void)
 
     REQUIRE_EQ(g_real_next(b, v, &rec), CUPTI_SUCCESS);
     const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
-    REQUIRE_EQ(e->externalKind, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
+    REQUIRE_EQ(e->externalKind, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2);
     REQUIRE(e->externalId == UINT64_C(0x1000000000042));
     REQUIRE_EQ(e->correlationId, 101);
 
@@ -394,13 +395,71 @@ static void test_header_offsets(void)
     REQUIRE_EQ(sizeof(CUpti_ActivitySynchronization2), 56);
 }
 
+/* A kernel a forced flush handed back still running has a start and no
+   end: NVIDIA's iterator returns it like any record (it does not refuse
+   it), and the decoder counts it as unfinished and keeps what follows. */
+static void test_unfinished_with_real_iterator(void)
+{
+    REQUIRE_REAL();
+    layout *l = calloc(1, sizeof *l);
+    emu_cf_options o = cupti_options(0);
+    emu_activity a;
+    memset(&a, 0, sizeof a);
+    a.kind = EMU_REC_KERNEL; a.start = T0 + 100; a.end = 0; a.correlation = 7;
+    a.u.kernel.name = "running";
+    add(l, &a, &o, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    a.end = T0 + 200;
+    a.correlation = 8;
+    a.u.kernel.name = "done";
+    add(l, &a, &o, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    CUpti_Activity *rec = NULL;
+    REQUIRE_EQ(g_real_next(l->bytes, l->used, &rec), CUPTI_SUCCESS);
+    REQUIRE_EQ(g_real_next(l->bytes, l->used, &rec), CUPTI_SUCCESS);
+    REQUIRE_EQ(g_real_next(l->bytes, l->used, &rec), CUPTI_ERROR_MAX_LIMIT_REACHED);
+    dt_session *s = dt_test_session(DT_CAPTURE_ALL);
+    dt_decoder_run(&D, s, l->bytes, l->used, (dt_vendor_next_fn)g_real_next);
+    REQUIRE_EQ(s->store.count, 1);
+    REQUIRE_STR(dt_intern_get(&s->names, dt_store_at(&s->store, 0)->name), "done");
+    REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNFINISHED), 1);
+    REQUIRE_EQ(dt_session_loss_total(s), 1);
+    dt_session_destroy(s);
+    free(l);
+}
+
+/* The named subscribe's parameters are the size NVIDIA's library expects:
+   it refuses a wrong size (INVALID_PARAMETER) before it looks for a driver,
+   and takes devtrace's (without a driver it then answers UNKNOWN and
+   clears the holder's name). */
+static void test_named_subscribe_with_real_library(void)
+{
+    REQUIRE_REAL();
+    void *fn = dlsym(g_real, "cuptiSubscribe_v2");
+    REQUIRE(fn != NULL);
+    int (*raw)(void **, void *, void *, dt_cf_subscriber_params *) =
+        (int (*)(void **, void *, void *, dt_cf_subscriber_params *))fn;
+    void *subscriber = NULL;
+    dt_cf_subscriber_params wrong = {0, "devtrace", NULL, 0};
+    REQUIRE_EQ(raw(&subscriber, NULL, NULL, &wrong), CUPTI_ERROR_INVALID_PARAMETER);
+    char holder[64] = "not written";
+    int r = dt_cf_subscribe_named(fn, &subscriber, NULL, NULL, "devtrace", holder, sizeof holder);
+    printf("cuptiSubscribe_v2 with devtrace's parameters: %d, holder \"%s\"\n", r, holder);
+    REQUIRE(r != CUPTI_ERROR_INVALID_PARAMETER);
+    if (r == CUPTI_SUCCESS) {
+        int (*unsubscribe)(void *) = (int (*)(void *))dlsym(g_real, "cuptiUnsubscribe");
+        REQUIRE(unsubscribe != NULL);
+        unsubscribe(subscriber);
+    }
+}
+
 DT_TEST_MAIN(open_real, NULL,
              DT_TEST(test_header_offsets),
              DT_TEST(test_real_iterator_offsets_and_kinds),
              DT_TEST(test_real_iterator_key_fields),
              DT_TEST(test_backend_iterator_matches_real),
              DT_TEST(test_emulator_iterator_matches_real),
-             DT_TEST(test_decode_with_real_iterator))
+             DT_TEST(test_decode_with_real_iterator),
+             DT_TEST(test_unfinished_with_real_iterator),
+             DT_TEST(test_named_subscribe_with_real_library))
 
 #else
 #include "cupti_test_util.h"

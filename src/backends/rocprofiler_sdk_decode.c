@@ -1,0 +1,534 @@
+/*
+ * Decoding rocprofiler-sdk buffer records: the array of record headers a
+ * buffer callback receives, each pointing at a self-sizing record. A record
+ * is read only where its own size covers the fields, so a record of a newer
+ * release (longer) decodes, and one whose size is impossible is counted as
+ * malformed; a header of a category or kind devtrace does not decode is
+ * counted as unknown_kind. Headers are independent of each other: a bad one
+ * costs only itself.
+ */
+#include "backends/rocprofiler_sdk.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Larger than any record of any release: a size beyond it is corrupt. */
+#define RSDK_MAX_RECORD_SIZE 4096u
+
+void dt_rsdk_decoder_init(dt_rsdk_decoder *d, uint32_t version)
+{
+    memset(d, 0, sizeof *d);
+    d->version = version;
+    d->pid = (uint32_t)getpid();
+    pthread_mutex_init(&d->kernel_lock, NULL);
+    pthread_mutex_init(&d->fill_lock, NULL);
+}
+
+void dt_rsdk_decoder_free(dt_rsdk_decoder *d)
+{
+    for (uint32_t i = 0; i < d->kernel_count; i++) dt_free(d->kernels[i].name);
+    dt_free(d->kernels);
+    dt_free(d->kernel_index);
+    dt_free(d->queues);
+    dt_free(d->api_names);
+    pthread_mutex_destroy(&d->kernel_lock);
+    pthread_mutex_destroy(&d->fill_lock);
+    memset(d, 0, sizeof *d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Agents                                                              */
+/* ------------------------------------------------------------------ */
+/* Name an absent property once, whichever agents lack it. */
+static void say_missing(char *missing, size_t len, const char *what)
+{
+    size_t used = strlen(missing);
+    if (used < len && !strstr(missing, what)) snprintf(missing + used, len - used, "%s%s", used ? ", " : "", what);
+}
+
+void dt_rsdk_decoder_add_agent(dt_rsdk_decoder *d, const rsdk_agent *a, size_t avail, dt_device_props *props,
+                               char *missing, size_t missing_len)
+{
+    props->valid = 0;
+    if (!a || avail < offsetof(rsdk_agent, cpu_cores_count) || d->agent_count == DT_RSDK_MAX_AGENTS) return;
+    /* fields the agent's own size does not cover are absent, not zero */
+    size_t have = a->size < avail ? (size_t)a->size : avail;
+    dt_rsdk_agent *e = &d->agents[d->agent_count++];
+    e->handle = a->id.handle;
+    e->gpu = a->type == RSDK_AGENT_TYPE_GPU;
+    e->device = e->gpu ? (uint16_t)d->gpu_count++ : 0;
+    if (!e->gpu) return;
+#define HAVE(field) (offsetof(rsdk_agent, field) + sizeof(a->field) <= have)
+    memset(props, 0, sizeof *props);
+    props->valid = 1;
+    props->id = e->device;
+    const char *name = HAVE(product_name) && a->product_name && a->product_name[0] ? a->product_name
+                       : HAVE(name) && a->name ? a->name : NULL;
+    if (name) snprintf(props->name, sizeof props->name, "%s", name);
+    else say_missing(missing, missing_len, "name");
+    if (HAVE(local_mem_size)) props->total_global_mem = a->local_mem_size;
+    /* gfx_target_version is major*10000 + minor*100 + stepping: gfx942 is 90402 */
+    if (HAVE(gfx_target_version)) {
+        props->compute_major = (int)(a->gfx_target_version / 10000 % 100);
+        props->compute_minor = (int)(a->gfx_target_version / 100 % 100);
+    }
+    if (HAVE(workgroup_max_size)) props->max_threads_per_block = (int)a->workgroup_max_size;
+    if (HAVE(wave_front_size)) props->warp_size = (int)a->wave_front_size;
+    if (HAVE(max_waves_per_cu)) props->max_threads_per_sm = (int)(a->max_waves_per_cu * a->wave_front_size);
+    if (HAVE(cu_count)) props->num_sms = (int)a->cu_count;
+    /* LDS is allocated per compute unit; a work-group may use all of it */
+    if (HAVE(lds_size_in_kb)) {
+        props->shared_mem_per_sm = (uint64_t)a->lds_size_in_kb * 1024u;
+        props->shared_mem_per_block = props->shared_mem_per_block_optin = props->shared_mem_per_sm;
+    }
+#undef HAVE
+    /* rocprofiler-sdk's agents do not describe register files or a
+       resident-block limit: those properties stay absent (0) */
+    say_missing(missing, missing_len, "regsPerBlock, regsPerMultiprocessor and the blocks-per-CU limit");
+}
+
+/* devtrace's device id for an agent; an agent the SDK did not list (its
+   query failed or was not bound) gets the next id, and is counted. */
+static uint16_t agent_device(dt_rsdk_decoder *d, uint64_t handle)
+{
+    for (uint32_t i = 0; i < d->agent_count; i++)
+        if (d->agents[i].handle == handle) return d->agents[i].device;
+    atomic_fetch_add_explicit(&d->unknown_agents, 1, memory_order_relaxed);
+    if (d->agent_count == DT_RSDK_MAX_AGENTS) return 0;
+    dt_rsdk_agent *e = &d->agents[d->agent_count++];
+    e->handle = handle;
+    e->gpu = 1;
+    e->device = (uint16_t)d->gpu_count++;
+    return e->device;
+}
+
+/* The row of an HSA queue: numbered from 1 in order of first use. */
+static uint32_t queue_lane(dt_rsdk_decoder *d, uint64_t handle)
+{
+    for (uint32_t i = d->queue_count; i-- > 0;)
+        if (d->queues[i] == handle) return i + 1;
+    if (d->queue_count == d->queue_cap) {
+        uint32_t cap = d->queue_cap ? d->queue_cap * 2 : 16;
+        uint64_t *q = dt_realloc(d->queues, cap * sizeof *q);
+        if (!q) return UINT32_MAX;
+        d->queues = q;
+        d->queue_cap = cap;
+    }
+    d->queues[d->queue_count++] = handle;
+    return d->queue_count;
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernels                                                             */
+/* ------------------------------------------------------------------ */
+static uint32_t kernel_slot(uint64_t id, uint32_t mask)
+{
+    return (uint32_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
+}
+
+int dt_rsdk_is_fill_kernel(const char *name)
+{
+    /* ROCclr's blit kernels for hipMemset* (clr: rocclr/device/blit*.cpp) */
+    return name && (strncmp(name, "__amd_rocclr_fillBuffer", 23) == 0 ||
+                    strncmp(name, "__amd_rocclr_fillImage", 22) == 0);
+}
+
+static const dt_rsdk_kernel *find_kernel(const dt_rsdk_decoder *d, uint64_t id)
+{
+    if (!d->kernel_index) return NULL;
+    for (uint32_t i = kernel_slot(id, d->kernel_mask);; i = (i + 1) & d->kernel_mask) {
+        uint32_t k = d->kernel_index[i];
+        if (!k) return NULL;
+        if (d->kernels[k - 1].kernel_id == id) return &d->kernels[k - 1];
+    }
+}
+
+static int grow_kernels(dt_rsdk_decoder *d)
+{
+    if (d->kernel_count == d->kernel_cap) {
+        uint32_t cap = d->kernel_cap ? d->kernel_cap * 2 : 256;
+        dt_rsdk_kernel *k = dt_realloc(d->kernels, cap * sizeof *k);
+        if (!k) return -1;
+        d->kernels = k;
+        d->kernel_cap = cap;
+    }
+    if (!d->kernel_index || (d->kernel_count + 1) * 2 > d->kernel_mask + 1) {
+        uint32_t slots = d->kernel_index ? (d->kernel_mask + 1) * 2 : 512;
+        uint32_t *index = dt_calloc(slots, sizeof *index);
+        if (!index) return -1;
+        for (uint32_t k = 0; k < d->kernel_count; k++) {
+            uint32_t i = kernel_slot(d->kernels[k].kernel_id, slots - 1);
+            while (index[i]) i = (i + 1) & (slots - 1);
+            index[i] = k + 1;
+        }
+        dt_free(d->kernel_index);
+        d->kernel_index = index;
+        d->kernel_mask = slots - 1;
+    }
+    return 0;
+}
+
+int dt_rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_symbol *sym)
+{
+    if (!sym || sym->size < offsetof(rsdk_kernel_symbol, sgpr_count)) return 0;
+#define HAVE(field) (offsetof(rsdk_kernel_symbol, field) + sizeof(sym->field) <= sym->size)
+    uint32_t registers = HAVE(arch_vgpr_count) ? sym->arch_vgpr_count : 0;
+    /* accumulation VGPRs come out of the same per-lane register file */
+    if (HAVE(accum_vgpr_count)) registers += sym->accum_vgpr_count;
+#undef HAVE
+    const char *raw = sym->kernel_name ? sym->kernel_name : "";
+    /* the name is the HSA executable symbol's: a kernel descriptor's, which
+       code objects v3 on name <kernel>.kd; the kernel's own name is the
+       rest (the one the demangler and other vendors know) */
+    size_t len = strlen(raw);
+    if (len > 3 && memcmp(raw + len - 3, ".kd", 3) == 0) len -= 3;
+    char *name = dt_malloc(len + 1);
+    if (!name) return -1;
+    memcpy(name, raw, len);
+    name[len] = '\0';
+    pthread_mutex_lock(&d->kernel_lock);
+    dt_rsdk_kernel *old = (dt_rsdk_kernel *)find_kernel(d, sym->kernel_id);
+    int rc = 0;
+    if (old) {
+        dt_free(old->name);
+        old->name = name;
+        old->registers = registers;
+        old->static_lds = sym->group_segment_size;
+        old->fill = (uint8_t)dt_rsdk_is_fill_kernel(name);
+    } else if (grow_kernels(d) == 0) {
+        dt_rsdk_kernel *k = &d->kernels[d->kernel_count++];
+        *k = (dt_rsdk_kernel){sym->kernel_id, name, registers, sym->group_segment_size,
+                              (uint8_t)dt_rsdk_is_fill_kernel(name)};
+        uint32_t i = kernel_slot(k->kernel_id, d->kernel_mask);
+        while (d->kernel_index[i]) i = (i + 1) & d->kernel_mask;
+        d->kernel_index[i] = d->kernel_count;
+    } else {
+        dt_free(name);
+        rc = -1;
+    }
+    pthread_mutex_unlock(&d->kernel_lock);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Fill sizes                                                          */
+/* ------------------------------------------------------------------ */
+void dt_rsdk_decoder_note_fill(dt_rsdk_decoder *d, uint64_t correlation, uint64_t bytes, uint32_t value, int async)
+{
+    if (!correlation) return;
+    pthread_mutex_lock(&d->fill_lock);
+    dt_rsdk_fill *f = &d->fills[correlation & (DT_RSDK_FILL_SLOTS - 1)];
+    /* correlation ids count up: a slot still taken holds a fill whose
+       dispatch never came (or comes much later, without its size) */
+    if (f->correlation) atomic_fetch_add_explicit(&d->fills_unrecorded, 1, memory_order_relaxed);
+    else atomic_fetch_add_explicit(&d->fill_count, 1, memory_order_relaxed);
+    *f = (dt_rsdk_fill){correlation, bytes, value, (uint8_t)(async != 0)};
+    pthread_mutex_unlock(&d->fill_lock);
+}
+
+/* The fill a hipMemset* call described for this correlation id, taken. */
+static int take_fill(dt_rsdk_decoder *d, uint64_t correlation, dt_rsdk_fill *out)
+{
+    if (!correlation || !atomic_load_explicit(&d->fill_count, memory_order_relaxed)) return 0;
+    pthread_mutex_lock(&d->fill_lock);
+    dt_rsdk_fill *f = &d->fills[correlation & (DT_RSDK_FILL_SLOTS - 1)];
+    int hit = f->correlation == correlation;
+    if (hit) {
+        *out = *f;
+        f->correlation = 0;
+        atomic_fetch_sub_explicit(&d->fill_count, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&d->fill_lock);
+    return hit;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                             */
+/* ------------------------------------------------------------------ */
+/* Per buffer: what records repeat, looked up once. Slots are direct
+   mapped by a hash of the key; a slot's key + 1 is stored (0: empty). */
+#define CX_SLOTS 64
+typedef struct decode_ctx {
+    dt_rsdk_decoder *d;
+    dt_session *s;
+    uint32_t capture;
+    int link_api;              /* API records carry the External ids (no device records do) */
+    dt_decode_cache cache;
+    struct { uint64_t key; uint16_t device; } agent[CX_SLOTS];
+    struct { uint64_t key; uint32_t lane; } queue[CX_SLOTS];
+    /* a dispatch's launch configuration, from its raw dimensions */
+    struct { rsdk_dim3 grid, group; uint32_t lds; uint64_t kernel; uint32_t config; int used; } launch[CX_SLOTS];
+    struct { int32_t op; uint32_t id; } api[CX_SLOTS];
+} decode_ctx;
+
+static size_t cx_slot(uint64_t key)
+{
+    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
+}
+_Static_assert(CX_SLOTS == 64, "cx_slot() yields 6 bits");
+
+static uint16_t device_of(decode_ctx *cx, uint64_t handle)
+{
+    __typeof__(cx->agent[0]) *e = &cx->agent[cx_slot(handle)];
+    if (e->key != handle + 1) {
+        e->device = agent_device(cx->d, handle);
+        e->key = handle + 1;
+    }
+    return e->device;
+}
+
+/* UINT32_MAX: out of memory */
+static uint32_t lane_of(decode_ctx *cx, uint64_t handle)
+{
+    __typeof__(cx->queue[0]) *e = &cx->queue[cx_slot(handle)];
+    if (e->key != handle + 1) {
+        uint32_t lane = queue_lane(cx->d, handle);
+        if (lane == UINT32_MAX) return lane;
+        e->lane = lane;
+        e->key = handle + 1;
+    }
+    return e->lane;
+}
+
+/* The External id devtrace pushed rides in the records as id + 1 (0: none
+   pushed, since the SDK gives 0 where nothing was). */
+static inline void link_external(dt_session *s, uint64_t correlation, uint64_t external)
+{
+    if (external && correlation) dt_corr_link(s, correlation, external - 1);
+}
+
+static uint32_t div_up(uint32_t work_items, uint32_t group)
+{
+    return group ? work_items / group + (work_items % group != 0) : work_items;
+}
+
+/* The launch configuration of a dispatch (UINT32_MAX: out of memory). */
+static uint32_t launch_config(decode_ctx *cx, const rsdk_kernel_dispatch_info *info, const dt_rsdk_kernel *k)
+{
+    uint64_t kernel = k ? k->kernel_id + 1 : 0;
+    uint64_t key = ((uint64_t)info->grid_size.x << 32 | info->workgroup_size.x) ^
+                   ((uint64_t)info->grid_size.y * 0x9e3779b9u + info->group_segment_size) ^ kernel * 0x85ebca6bu ^
+                   ((uint64_t)info->grid_size.z << 16 | info->workgroup_size.y << 8 | info->workgroup_size.z);
+    __typeof__(cx->launch[0]) *e = &cx->launch[cx_slot(key)];
+    if (e->used && e->kernel == kernel && e->lds == info->group_segment_size &&
+        !memcmp(&e->grid, &info->grid_size, sizeof e->grid) && !memcmp(&e->group, &info->workgroup_size, sizeof e->group))
+        return e->config;
+    dt_launch_config cfg;
+    memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
+    /* HSA grids count work-items; devtrace's, like CUDA's, work-groups */
+    cfg.grid[0] = (int32_t)div_up(info->grid_size.x, info->workgroup_size.x);
+    cfg.grid[1] = (int32_t)div_up(info->grid_size.y, info->workgroup_size.y);
+    cfg.grid[2] = (int32_t)div_up(info->grid_size.z, info->workgroup_size.z);
+    cfg.block[0] = (int32_t)info->workgroup_size.x;
+    cfg.block[1] = (int32_t)info->workgroup_size.y;
+    cfg.block[2] = (int32_t)info->workgroup_size.z;
+    uint32_t declared = k ? k->static_lds : 0;
+    cfg.registers_per_thread = k ? k->registers : 0;
+    /* the dispatch's group segment is the kernel's own plus what the launch
+       asked for */
+    cfg.static_shared_memory = declared <= info->group_segment_size ? declared : info->group_segment_size;
+    cfg.dynamic_shared_memory = info->group_segment_size - cfg.static_shared_memory;
+    uint32_t config = dt_decode_launch_config(cx->s, &cx->cache, &cfg);
+    if (config != UINT32_MAX) {
+        e->grid = info->grid_size;
+        e->group = info->workgroup_size;
+        e->lds = info->group_segment_size;
+        e->kernel = kernel;
+        e->config = config;
+        e->used = 1;
+    }
+    return config;
+}
+
+static void decode_dispatch(decode_ctx *cx, const rsdk_kernel_dispatch_record *r)
+{
+    const rsdk_kernel_dispatch_info *info = &r->dispatch_info;
+    dt_session *s = cx->s;
+    uint64_t corr = r->correlation_id.internal;
+    const dt_rsdk_kernel *k = find_kernel(cx->d, info->kernel_id);
+    dt_rsdk_fill fill;
+    int is_fill = take_fill(cx->d, corr, &fill);
+    if (!is_fill && k && k->fill) {
+        is_fill = 1;
+        fill = (dt_rsdk_fill){corr, 0, 0, 0};
+        atomic_fetch_add_explicit(&cx->d->fills_without_size, 1, memory_order_relaxed);
+    }
+    if (!(cx->capture & (is_fill ? DT_CAPTURE_MEMSET : DT_CAPTURE_KERNEL))) return;
+    uint32_t device = device_of(cx, info->agent_id.handle);
+    uint32_t lane = lane_of(cx, info->queue_id);
+    if (lane == UINT32_MAX) {
+        dt_loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory for the queue's row */
+        return;
+    }
+    dt_rec *rec;
+    if (is_fill) {
+        dt_fill f = {.start = r->start_timestamp, .end = r->end_timestamp, .correlation = corr, .bytes = fill.bytes,
+                     .device = device, .stream = lane, .value = fill.value,
+                     .memory_kind = DT_MEM_DEVICE, .async = fill.async};
+        rec = dt_add_fill(s, &cx->cache, &f);
+    } else {
+        uint32_t config = launch_config(cx, info, k);
+        if (!k) atomic_fetch_add_explicit(&cx->d->unknown_kernels, 1, memory_order_relaxed);
+        uint32_t name = dt_decode_kernel_name(s, &cx->cache, k ? k->name : NULL);
+        rec = dt_add_device_activity(s, DT_EVENT_KERNEL, r->start_timestamp, r->end_timestamp, corr, device, lane,
+                                     0, config == UINT32_MAX ? UINT32_MAX : name);
+        if (rec) {
+            rec->u.kernel.config = config;
+            rec->u.kernel.queued_delta = rec->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
+        }
+    }
+    if (rec) link_external(s, corr, r->correlation_id.external.value);
+}
+
+static void decode_copy(decode_ctx *cx, const rsdk_memory_copy_record *r)
+{
+    if (!(cx->capture & DT_CAPTURE_MEMCPY)) return;
+    static const uint8_t copy_kind[RSDK_MEMORY_COPY_LAST] = {
+        [RSDK_MEMORY_COPY_HOST_TO_HOST] = DT_COPY_HTOH, [RSDK_MEMORY_COPY_HOST_TO_DEVICE] = DT_COPY_HTOD,
+        [RSDK_MEMORY_COPY_DEVICE_TO_HOST] = DT_COPY_DTOH, [RSDK_MEMORY_COPY_DEVICE_TO_DEVICE] = DT_COPY_DTOD};
+    uint32_t op = r->operation < RSDK_MEMORY_COPY_LAST ? r->operation : RSDK_MEMORY_COPY_NONE;
+    uint16_t src = device_of(cx, r->src_agent_id.handle), dst = device_of(cx, r->dst_agent_id.handle);
+    dt_copy c = {
+        .start = r->start_timestamp, .end = r->end_timestamp, .correlation = r->correlation_id.internal,
+        .bytes = r->bytes, .src_device = src, .dst_device = dst, .copy_kind = copy_kind[op],
+        /* whether host memory was pinned is not in the record */
+        .src_kind = op == RSDK_MEMORY_COPY_DEVICE_TO_HOST || op == RSDK_MEMORY_COPY_DEVICE_TO_DEVICE
+                        ? DT_MEM_DEVICE : DT_MEM_UNKNOWN,
+        .dst_kind = op == RSDK_MEMORY_COPY_HOST_TO_DEVICE || op == RSDK_MEMORY_COPY_DEVICE_TO_DEVICE
+                        ? DT_MEM_DEVICE : DT_MEM_UNKNOWN,
+    };
+    /* the GPU that did the copy: the destination of an upload, else the
+       source; copies name no queue, so they share their device's row 0 */
+    c.device = op == RSDK_MEMORY_COPY_HOST_TO_DEVICE ? dst : src;
+    if (op == RSDK_MEMORY_COPY_DEVICE_TO_DEVICE && src != dst) c.copy_kind = DT_COPY_PTOP;
+    if (dt_add_copy(cx->s, &cx->cache, &c)) link_external(cx->s, c.correlation, r->correlation_id.external.value);
+}
+
+static uint32_t api_name(decode_ctx *cx, int32_t op)
+{
+    size_t slot = (size_t)(((uint32_t)op * UINT32_C(0x9e3779b9)) >> 26);
+    if (cx->api[slot].id && cx->api[slot].op == op) return cx->api[slot].id - 1;
+    const dt_rsdk_decoder *d = cx->d;
+    const char *known = op >= 0 && (uint32_t)op < d->api_name_count ? d->api_names[op] : NULL;
+    uint32_t id;
+    if (known) {
+        id = dt_intern_str(&cx->s->names, known);
+    } else {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "HIP#%d", (int)op);
+        id = dt_intern_n(&cx->s->names, buf, (size_t)n);
+    }
+    if (id != UINT32_MAX) {
+        cx->api[slot].op = op;
+        cx->api[slot].id = id + 1;
+    }
+    return id;
+}
+
+static void decode_api(decode_ctx *cx, const uint8_t *p, uint64_t size)
+{
+    if (!(cx->capture & DT_CAPTURE_RUNTIME)) return;
+    uint64_t internal, external, start, end, thread;
+    int32_t op;
+    memcpy(&op, p + offsetof(rsdk_api_record, operation), sizeof op);
+    /* a record as long as the one with `ancestor` is that one, from the
+       release that added it on */
+    if (size >= sizeof(rsdk_api_record_ancestor) && cx->d->version >= RSDK_ANCESTOR_VERSION) {
+        const rsdk_api_record_ancestor *r = (const void *)p;
+        internal = r->correlation_id.internal;
+        external = r->correlation_id.external.value;
+        start = r->start_timestamp;
+        end = r->end_timestamp;
+        thread = r->thread_id;
+    } else {
+        const rsdk_api_record *r = (const void *)p;
+        internal = r->correlation_id.internal;
+        external = r->correlation_id.external.value;
+        start = r->start_timestamp;
+        end = r->end_timestamp;
+        thread = r->thread_id;
+    }
+    if (dt_add_api_call(cx->s, DT_EVENT_RUNTIME, start, end, internal, cx->d->pid, (uint32_t)thread,
+                        api_name(cx, op), (uint32_t)op, 0) &&
+        cx->link_api)
+        link_external(cx->s, internal, external);
+}
+
+static void unknown(decode_ctx *cx, uint32_t category, uint32_t kind)
+{
+    dt_loss_add(cx->s, DT_LOSS_UNKNOWN_KIND, 1);
+    dt_session_note(cx->s, "unknown_kind",
+                    "rocprofiler-sdk delivered records of category %u, kind %u, which devtrace does not decode",
+                    (unsigned)category, (unsigned)kind);
+}
+
+void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const *headers, size_t n)
+{
+    if (!s || !headers || !n) return;
+    decode_ctx cx;
+    memset(&cx, 0, sizeof cx);
+    cx.d = d;
+    cx.s = s;
+    cx.capture = s->config.capture;
+    /* an API call shares its device work's correlation id, so its External
+       id comes from that work's records where they are recorded (the
+       backend pushes ids to the API records' context only otherwise) */
+    cx.link_api = !(cx.capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET | DT_CAPTURE_MEMCPY));
+    dt_decode_cache_init(&cx.cache);
+    dt_session_lock(s);
+    pthread_mutex_lock(&d->kernel_lock);
+    for (size_t i = 0; i < n; i++) {
+        const rsdk_record_header *h = headers[i];
+        if (!h || !h->payload) {
+            dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+            continue;
+        }
+        if (h->category != RSDK_BUFFER_CATEGORY_TRACING) {
+            unknown(&cx, h->category, h->kind);
+            continue;
+        }
+        const uint8_t *p = h->payload;
+        uint64_t size;
+        memcpy(&size, p, sizeof size);
+        size_t need;
+        switch (h->kind) {
+        case RSDK_BUFFER_KERNEL_DISPATCH: need = RSDK_KERNEL_DISPATCH_RECORD_MIN_SIZE; break;
+        case RSDK_BUFFER_MEMORY_COPY: need = RSDK_MEMORY_COPY_RECORD_MIN_SIZE; break;
+        case RSDK_BUFFER_HIP_RUNTIME_API: need = sizeof(rsdk_api_record); break;
+        default: unknown(&cx, h->category, h->kind); continue;
+        }
+        /* the record's own size: too short for its kind, or longer than any
+           record, is not a record */
+        if (size < need || size > RSDK_MAX_RECORD_SIZE) {
+            dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+            continue;
+        }
+        /* records are 8-byte aligned since 0.5.0 ("fixed misaligned stores
+           for buffer records"); an older library's are read from a copy */
+        union {
+            rsdk_kernel_dispatch_record dispatch;
+            rsdk_memory_copy_record copy;
+            rsdk_api_record_ancestor api;
+        } aligned;
+        if ((uintptr_t)p & 7u) {
+            memcpy(&aligned, p, size < sizeof aligned ? (size_t)size : sizeof aligned);
+            p = (const uint8_t *)&aligned;
+        }
+        switch (h->kind) {
+        case RSDK_BUFFER_KERNEL_DISPATCH: {
+            const rsdk_kernel_dispatch_record *r = (const void *)p;
+            if (r->dispatch_info.size < offsetof(rsdk_kernel_dispatch_info, reserved_padding)) {
+                dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+                break;
+            }
+            decode_dispatch(&cx, r);
+            break;
+        }
+        case RSDK_BUFFER_MEMORY_COPY: decode_copy(&cx, (const void *)p); break;
+        default: decode_api(&cx, p, size); break;
+        }
+    }
+    pthread_mutex_unlock(&d->kernel_lock);
+    dt_session_unlock(s);
+}

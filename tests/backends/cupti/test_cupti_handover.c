@@ -1,0 +1,262 @@
+/*
+ * CUPTI under `devtrace record`, on the CUPTI emulator, whose driver calls
+ * the injection library's InitializeInjection when it initialises as CUDA's
+ * does:
+ * - a process that never initialises CUDA never loads libcupti;
+ * - a process that does is traced from then on;
+ * - another CUPTI client of the program (as torch.profiler's Kineto is one)
+ *   is refused and told that "CUPTI for devtrace" holds CUPTI, the trace
+ *   notes it and `record` prints it; with DEVTRACE_CUPTI_HANDOVER=1 it gets
+ *   CUPTI, and each trace holds its own part of the device activity;
+ * - devtrace's start, re-entered from InitializeInjection (a CUPTI call
+ *   that initialises the driver), neither deadlocks nor arms twice.
+ * The traced program is this test itself, run with --program.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dt_check.h"
+
+#include "dt_internal.h"
+
+#if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI && defined(DT_CUPTI_CLIENT)
+#include "devtrace_emu.h"
+
+static const int grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
+
+static char g_emu[1024];
+static char g_dir[1024];
+
+static int setup(void)
+{
+    snprintf(g_emu, sizeof g_emu, "%s/emu/libcupti.so.13", DT_BINARY_DIR);
+    snprintf(g_dir, sizeof g_dir, "%s/tests/backends/cupti-handover", DT_BINARY_DIR);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Run a shell command; its stdout and stderr together into out. Returns the
+   exit status. */
+static int run(char *out, size_t n, const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t len = fread(out, 1, n - 1, p);
+    out[len] = '\0';
+    int rc = pclose(p);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* The text of g_dir/name (freed by the caller). */
+static char *read_trace(const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    FILE *f = fopen(path, "rb");
+    REQUIRE(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    if (text && fread(text, 1, (size_t)n, f) != (size_t)n) n = 0;
+    if (text) text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The trace's count of kernels (devtrace.counts.kernel), or -1. */
+static long kernels_in(const char *trace)
+{
+    const char *at = trace ? strstr(trace, "\"counts\": {\"kernel\": ") : NULL;
+    return at ? strtol(at + strlen("\"counts\": {\"kernel\": "), NULL, 10) : -1;
+}
+
+/* --program: what the traced program does. 5 kernels, then a CUPTI client
+   of its own starts (its subscribe result and the holder it was told on
+   stdout), then 7 kernels, then the client stops (the kernels it got). */
+static int program(void)
+{
+    void *emu = dlopen(g_emu, RTLD_NOW | RTLD_LOCAL);
+    if (!emu) return 90;
+    int (*launch)(int, int, const char *, const int[3], const int[3], uint64_t);
+    int (*sync)(int, int);
+    *(void **)&launch = dlsym(emu, "emu_launch_kernel");
+    *(void **)&sync = dlsym(emu, "emu_synchronize");
+    for (int i = 0; i < 5; i++) launch(0, 0, "before", grid, block, 100);
+    sync(-1, -1);
+    void *client = dlopen(DT_CUPTI_CLIENT, RTLD_NOW | RTLD_LOCAL);
+    if (!client) return 91;
+    int (*start)(char *, size_t);
+    int (*stop)(void);
+    *(void **)&start = dlsym(client, "dt_test_client_start");
+    *(void **)&stop = dlsym(client, "dt_test_client_stop");
+    char holder[64] = "";
+    int r = start(holder, sizeof holder);
+    for (int i = 0; i < 7; i++) launch(0, 0, "after", grid, block, 100);
+    sync(-1, -1);
+    printf("subscribe=%d holder=[%s] client_kernels=%d\n", r, holder, stop());
+    return 0;
+}
+
+/* A process that never initialises CUDA does not load libcupti. */
+static void test_no_cuda_no_cupti(void)
+{
+    char out[8192];
+    int rc = run(out, sizeof out,
+                 "cd '%s' && DEVTRACE_CUPTI_LIBRARY='%s' '%s' record --backend cupti -o none.json -- "
+                 "sh -c 'grep -c cupti /proc/self/maps; exit 0' 2>&1",
+                 g_dir, g_emu, DT_CLI);
+    printf("%s", out);
+    REQUIRE_EQ(rc, 0);
+    REQUIRE(strncmp(out, "0\n", 2) == 0);
+}
+
+static void record_program(const char *env, const char *trace, char *out, size_t n)
+{
+    char self[1024];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    REQUIRE(len > 0);
+    self[len] = '\0';
+    int rc = run(out, n, "cd '%s' && rm -f '%s' && %s DEVTRACE_CUPTI_LIBRARY='%s' '%s' record -o '%s' -- '%s' --program 2>&1",
+                 g_dir, trace, env, g_emu, DT_CLI, trace, self);
+    printf("%s", out);
+    REQUIRE_EQ(rc, 0);
+}
+
+/* devtrace holds CUPTI: the client is refused and told so; every kernel is
+   in devtrace's trace, which notes the refusal, and record says it. */
+static void test_other_client_refused(void)
+{
+    char out[16384];
+    record_program("", "refused.json", out, sizeof out);
+    REQUIRE(strstr(out, "subscribe=39 holder=[CUPTI for devtrace] client_kernels=0") != NULL);
+    REQUIRE(strstr(out, "asked for CUPTI (cuptiSubscribe_v2) while devtrace held it and was refused") != NULL);
+    REQUIRE(strstr(out, "libdt_test_cupti_client.so") != NULL);
+    char *trace = read_trace("refused.json");
+    REQUIRE_EQ(kernels_in(trace), 12);
+    REQUIRE(strstr(trace, "\"cupti_clients\"") != NULL);
+    REQUIRE(strstr(trace, "\"backend\": \"cupti\"") != NULL);
+    free(trace);
+}
+
+/* DEVTRACE_CUPTI_HANDOVER=1: the client gets CUPTI and the kernels launched
+   after; devtrace's trace keeps those before, and says so. */
+static void test_handover(void)
+{
+    char out[16384];
+    record_program("DEVTRACE_CUPTI_HANDOVER=1", "handover.json", out, sizeof out);
+    REQUIRE(strstr(out, "subscribe=0 holder=[] client_kernels=7") != NULL);
+    REQUIRE(strstr(out, "CUPTI given to libdt_test_cupti_client.so") != NULL);
+    char *trace = read_trace("handover.json");
+    REQUIRE_EQ(kernels_in(trace), 5);
+    REQUIRE(strstr(trace, "\"handover\"") != NULL);
+    REQUIRE(strstr(out, "nothing lost") != NULL);
+    free(trace);
+}
+
+/* --reentry: devtrace's own start makes the CUPTI call that initialises the
+   driver, which calls InitializeInjection on this thread, inside that start
+   (the injection library's devtrace, which records through its own API
+   with DEVTRACE_DISABLE set). */
+static int reentry(void)
+{
+    alarm(60); /* a deadlock ends the child */
+    void *inject = dlopen(DT_INJECT, RTLD_NOW | RTLD_LOCAL);
+    void *emu = dlopen(g_emu, RTLD_NOW | RTLD_LOCAL);
+    if (!inject || !emu) return 90;
+    void (*config_init)(dt_config *);
+    dt_status (*create)(const dt_config *, dt_session **), (*start)(dt_session *), (*stop)(dt_session *);
+    size_t (*count)(const dt_session *);
+    uint64_t (*lost)(const dt_session *);
+    void (*destroy)(dt_session *);
+    *(void **)&config_init = dlsym(inject, "dt_config_init");
+    *(void **)&create = dlsym(inject, "dt_session_create");
+    *(void **)&start = dlsym(inject, "dt_session_start");
+    *(void **)&stop = dlsym(inject, "dt_session_stop");
+    *(void **)&count = dlsym(inject, "dt_session_event_count");
+    *(void **)&lost = dlsym(inject, "dt_session_loss_total");
+    *(void **)&destroy = dlsym(inject, "dt_session_destroy");
+    int (*launch)(int, int, const char *, const int[3], const int[3], uint64_t);
+    int (*sync)(int, int);
+    void (*stats)(emu_stats *);
+    *(void **)&launch = dlsym(emu, "emu_launch_kernel");
+    *(void **)&sync = dlsym(emu, "emu_synchronize");
+    *(void **)&stats = dlsym(emu, "emu_stats_get");
+    dt_config c;
+    config_init(&c);
+    c.backend = "cupti";
+    c.capture = DT_CAPTURE_KERNEL;
+    dt_session *s = NULL;
+    if (create(&c, &s) != DT_OK || start(s) != DT_OK) return 92;
+    emu_stats st;
+    stats(&st);
+    if (st.injection_calls != 1) return 93; /* it did re-enter, during the start */
+    for (int i = 0; i < 3; i++) launch(0, 0, "k", grid, block, 100);
+    sync(-1, -1);
+    if (stop(s) != DT_OK) return 94;
+    size_t events = count(s);
+    uint64_t lost_records = lost(s);
+    destroy(s);
+    printf("events=%zu lost=%llu\n", events, (unsigned long long)lost_records);
+    return events == 3 && lost_records == 0 ? 0 : 95;
+}
+
+static void test_start_reentered_from_injection(void)
+{
+    char out[4096], self[1024];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    REQUIRE(len > 0);
+    self[len] = '\0';
+    int rc = run(out, sizeof out,
+                 "DEVTRACE_DISABLE=1 DEVTRACE_EMU_INIT_ON_ARM=1 CUDA_INJECTION64_PATH='%s' "
+                 "DEVTRACE_CUPTI_LIBRARY='%s' '%s' --reentry 2>&1", DT_INJECT, g_emu, self);
+    printf("%s", out);
+    REQUIRE_EQ(rc, 0);
+    REQUIRE(strstr(out, "events=3 lost=0") != NULL);
+}
+
+static int program_main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--program") == 0) {
+        setup();
+        return program();
+    }
+    if (argc == 2 && strcmp(argv[1], "--reentry") == 0) {
+        setup();
+        return reentry();
+    }
+    return -1;
+}
+
+int run_cases(int argc, char **argv);
+#define main run_cases
+DT_TEST_MAIN(setup, NULL,
+             DT_TEST(test_no_cuda_no_cupti),
+             DT_TEST(test_other_client_refused),
+             DT_TEST(test_handover),
+             DT_TEST(test_start_reentered_from_injection))
+#undef main
+
+int main(int argc, char **argv)
+{
+    int rc = program_main(argc, argv);
+    return rc >= 0 ? rc : run_cases(argc, argv);
+}
+
+#else
+#include "cupti_test_util.h"
+#endif
