@@ -129,6 +129,12 @@ DT_API void dt_config_init(dt_config *config);
    DT_FORMAT_PERFETTO, .pftrace.gz DT_FORMAT_PERFETTO_GZ, another .gz
    DT_FORMAT_JSON_GZ). */
 DT_API void dt_config_from_env(dt_config *config);
+/* The format a file name asks for (.json.gz and other .gz, .pftrace,
+   .pftrace.gz), or fallback when its suffix names none. */
+DT_API dt_format dt_format_of_path(const char *path, dt_format fallback);
+/* A format by the name users give it (json, json.gz, perfetto,
+   perfetto.gz); -1 for another. */
+DT_API int dt_format_by_name(const char *name);
 
 DT_API dt_status dt_session_create(const dt_config *config, dt_session **out);
 /* Loads the vendor library (only now), arms it, calibrates the clock.

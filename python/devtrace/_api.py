@@ -154,17 +154,19 @@ class external(contextlib.ContextDecorator):  # noqa: N801 - devtrace.external
 
 # ---- sessions --------------------------------------------------------------
 
-_FORMATS = {"json": 0, "json.gz": 1}
 _CAPTURE = {"kernel": 1 << 0, "memcpy": 1 << 1, "memset": 1 << 2, "runtime": 1 << 3, "driver": 1 << 4,
             "sync": 1 << 5, "overhead": 1 << 6}
 
 
 def _format_code(fmt: Optional[str], path: Optional[PathLike]) -> int:
+    """The library's format number: by name, else by the path's suffix
+    (the library's own table, as `devtrace record` reads it)."""
     if fmt is None:
-        return _FORMATS["json.gz"] if path is not None and os.fspath(path).endswith(".gz") else 0
-    if fmt not in _FORMATS:
-        raise ValueError("format must be one of %s, got %r" % (", ".join(_FORMATS), fmt))
-    return _FORMATS[fmt]
+        return lib.dt_format_of_path(os.fsencode(path), 0) if path is not None else 0
+    code = lib.dt_format_by_name(fmt.encode()) if isinstance(fmt, str) else -1
+    if code < 0:
+        raise ValueError("format must be one of json, json.gz, perfetto, perfetto.gz, got %r" % (fmt,))
+    return code
 
 
 class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, like torch.profiler.profile
@@ -176,8 +178,9 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
         print(p.losses, len(p.events))
 
     backend: "auto" (the first backend whose vendor library starts) or a
-    name from devtrace.backends(). format: "json" or "json.gz"; None takes
-    it from the path's suffix. capture: the kinds to record ("kernel",
+    name from devtrace.backends(). format: "json", "json.gz", "perfetto" or
+    "perfetto.gz"; None takes it from the path's suffix (.gz, .pftrace,
+    .pftrace.gz). capture: the kinds to record ("kernel",
     "memcpy", "memset", "runtime", "driver", "sync", "overhead"); None
     records the first five. The events stay readable after the block until
     close(). One session runs at a time in a process (BusyError otherwise).

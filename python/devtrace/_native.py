@@ -170,6 +170,8 @@ _PROTOTYPES = {
     "dt_backend_name": (ctypes.c_char_p, [ctypes.c_size_t]),
     "dt_backend_probe": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(DtBackendStatus)]),
     "dt_prepare": (ctypes.c_int, [ctypes.c_char_p]),
+    "dt_format_of_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_int]),
+    "dt_format_by_name": (ctypes.c_int, [ctypes.c_char_p]),
 }
 
 

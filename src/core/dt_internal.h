@@ -875,12 +875,6 @@ DT_HIDDEN dt_status dt_export_chrome(const dt_session *s, const char *path, dt_f
 /* The same session as a Perfetto protobuf trace (src/export/perfetto.c),
    DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ. */
 DT_HIDDEN dt_status dt_export_perfetto(const dt_session *s, const char *path, dt_format format);
-/* The format a file name asks for (.json.gz and other .gz, .pftrace,
-   .pftrace.gz), or fallback when its suffix names none. */
-DT_HIDDEN dt_format dt_format_of_path(const char *path, dt_format fallback);
-/* A format by the name users give it (json, json.gz, perfetto,
-   perfetto.gz); -1 for another. */
-DT_HIDDEN int dt_format_by_name(const char *name);
 /* The file suffix of a format (".json", ".json.gz", ".pftrace", ...). */
 DT_HIDDEN const char *dt_format_suffix(dt_format format);
 /* One device's entry of Kineto's "deviceProperties" list, as a JSON object,

@@ -2,22 +2,10 @@
    hand with LD_PRELOAD). It starts a session when the program loads and
    writes the trace when it exits, execs another program, or is stopped by
    SIGINT, SIGTERM, SIGHUP or SIGQUIT. A process that recorded nothing
-   writes no trace. It is also CUDA's injection library
-   (CUDA_INJECTION64_PATH): the driver calls InitializeInjection when the
-   process initialises CUDA, before its first context, and only then is
-   CUPTI loaded and attached to the session: a process that never uses CUDA
-   (a compiler, a launcher, `true`) never loads libcupti.
-
-   CUPTI allows one subscriber per process. When the program starts its own
-   CUPTI client while devtrace holds CUPTI (torch.profiler's Kineto
-   subscribes when a profile starts), the client is refused and told that
-   "CUPTI for devtrace" holds it; the trace notes it and `record` prints
-   it. With DEVTRACE_CUPTI_HANDOVER=1 devtrace gives CUPTI to that client
-   instead: what it recorded until then stays in its trace, the device
-   activity after that goes to the client.
-
-   It is also a rocprofiler-sdk tool: its exported rocprofiler_configure is
-   how ROCm finds a preloaded tool.
+   writes no trace. The entry points vendors' runtimes look for in a
+   preloaded tool are in the vendors' own files beside this one (cuda.c:
+   CUDA's injection entry point and the CUPTI subscriber hand-over;
+   rocprofiler_sdk.c: rocprofiler_configure).
 
    Under `devtrace record` (DEVTRACE_RECORD_LOG set) each process appends
    one line per event of its life to that file, which `record` reads to say
@@ -27,7 +15,7 @@
    failed (the trace could not be written), off (could not record), note
    (something the user should know, printed as it is). */
 #include "dt_internal.h"
-#include "backends/rocprofiler_sdk.h"
+#include "inject.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -44,8 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static dt_session *g_session;
-static pid_t g_owner_pid;
+dt_session *dt_inject_session;
+pid_t dt_inject_owner;
 static int g_pipe[2] = {-1, -1};
 static char g_output[4096];
 /* A trace found at the output path that is older than this is from an
@@ -151,8 +139,7 @@ static dt_status write_trace(dt_session *s, const char *want, char *got, size_t 
 /* ------------------------------------------------------------------ */
 /* One line to the record log; without `record`, failures go to stderr.
    path and the message may be empty. */
-__attribute__((format(printf, 4, 5))) static void report(const char *state, int with_counts, const char *path,
-                                                         const char *fmt, ...)
+void dt_inject_report(const char *state, int with_counts, const char *path, const char *fmt, ...)
 {
     char message[1400];
     va_list ap;
@@ -169,13 +156,13 @@ __attribute__((format(printf, 4, 5))) static void report(const char *state, int 
     }
     char line[8192];
     int len = snprintf(line, sizeof line, "%d\t%s", (int)getpid(), state);
-    if (with_counts && g_session) {
+    if (with_counts && dt_inject_session) {
         len += snprintf(line + len, sizeof line - (size_t)len, "\tbackend=%s\tevents=%zu",
-                        dt_session_backend(g_session), dt_session_event_count(g_session));
+                        dt_session_backend(dt_inject_session), dt_session_event_count(dt_inject_session));
         for (int r = 0; r < DT_LOSS_COUNT && len < (int)sizeof line; r++)
             len += snprintf(line + len, sizeof line - (size_t)len, "\tloss.%s=%llu",
                             dt_loss_reason_name((dt_loss_reason)r),
-                            (unsigned long long)dt_session_loss(g_session, (dt_loss_reason)r));
+                            (unsigned long long)dt_session_loss(dt_inject_session, (dt_loss_reason)r));
     }
     if (path[0] && len < (int)sizeof line) len += snprintf(line + len, sizeof line - (size_t)len, "\tpath=%s", path);
     if (message[0] && len < (int)sizeof line)
@@ -213,23 +200,23 @@ static void stop_and_write(void)
 {
     /* the process is ending: nothing is gained by detaching vendor libraries */
     atomic_store(&dt_g_exiting, 1);
-    if (dt_session_stop(g_session) != DT_OK) {
-        report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
+    if (dt_session_stop(dt_inject_session) != DT_OK) {
+        dt_inject_report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
         return;
     }
-    if (dt_session_event_count(g_session) == 0 && dt_session_loss_total(g_session) == 0) {
-        report("empty", 1, g_output, "recorded nothing");
+    if (dt_session_event_count(dt_inject_session) == 0 && dt_session_loss_total(dt_inject_session) == 0) {
+        dt_inject_report("empty", 1, g_output, "recorded nothing");
         return;
     }
     char got[4200];
-    if (write_trace(g_session, g_output, got, sizeof got) != DT_OK) {
-        report("failed", 1, g_output, "%s", dt_last_error());
+    if (write_trace(dt_inject_session, g_output, got, sizeof got) != DT_OK) {
+        dt_inject_report("failed", 1, g_output, "%s", dt_last_error());
         return;
     }
     if (strcmp(got, g_output) != 0)
-        report("wrote", 1, got, "%s was written by another process during this run", g_output);
+        dt_inject_report("wrote", 1, got, "%s was written by another process during this run", g_output);
     else
-        report("wrote", 1, got, "%s", "");
+        dt_inject_report("wrote", 1, got, "%s", "");
 }
 
 /* The signal our handler took, raised again (with the program's previous
@@ -249,7 +236,7 @@ static void raise_received(void)
    wrote it (and has finished). */
 static int finish_begin(void)
 {
-    if (getpid() != g_owner_pid || !g_session) return 0; /* a forked child: not ours */
+    if (getpid() != dt_inject_owner || !dt_inject_session) return 0; /* a forked child: not ours */
     /* a handler of the program that ends the process from within this
        thread's own finish: waiting for itself would never end */
     if (tls_finishing) return 0;
@@ -339,18 +326,6 @@ static int install_signal_handlers(void)
 /* ------------------------------------------------------------------ */
 /* Start                                                               */
 /* ------------------------------------------------------------------ */
-/* Whether the CUDA driver will call this library's InitializeInjection: only
-   then may CUPTI wait for it. Another injection library named in
-   CUDA_INJECTION64_PATH (by the user) would be called instead. */
-static int cuda_calls_us(void)
-{
-    const char *named = dt_env("CUDA_INJECTION64_PATH");
-    Dl_info self;
-    if (!named || !dladdr((void *)cuda_calls_us, &self) || !self.dli_fname) return 0;
-    char a[4096], b[4096];
-    return realpath(named, a) && realpath(self.dli_fname, b) && strcmp(a, b) == 0;
-}
-
 __attribute__((constructor)) static void devtrace_inject_init(void)
 {
     if (dt_env_bool("DEVTRACE_DISABLE") == 1) return;
@@ -370,19 +345,19 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     cfg.output_path = "devtrace-%p.json";
     dt_config_from_env(&cfg);
     output_path(g_output, sizeof g_output, cfg.output_path);
-    g_owner_pid = getpid();
-    if (dt_session_create(&cfg, &g_session) != DT_OK) {
-        report("off", 0, g_output, "not tracing: %s", dt_last_error());
-        g_session = NULL;
-    } else if (dt_session_start_deferring(g_session, cuda_calls_us() ? "cupti" : NULL) != DT_OK) {
-        report("off", 0, g_output, "not tracing: %s", dt_last_error());
-        dt_session_destroy(g_session);
-        g_session = NULL;
+    dt_inject_owner = getpid();
+    if (dt_session_create(&cfg, &dt_inject_session) != DT_OK) {
+        dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
+        dt_inject_session = NULL;
+    } else if (dt_session_start_deferring(dt_inject_session, dt_inject_deferred_backend()) != DT_OK) {
+        dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
+        dt_session_destroy(dt_inject_session);
+        dt_inject_session = NULL;
     } else {
         if (install_signal_handlers() != 0)
             dt_log("no signal thread: a signal that stops the program loses its trace");
         atexit(finish);
-        report("started", 0, g_output, "%s", "");
+        dt_inject_report("started", 0, g_output, "%s", "");
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -518,130 +493,4 @@ int execle(const char *path, const char *arg, ...)
     char **envp = rc == 0 ? va_arg(ap, char **) : NULL;
     va_end(ap);
     return rc != 0 ? -1 : execve(path, argv, envp);
-}
-
-/* ------------------------------------------------------------------ */
-/* CUDA                                                                */
-/* ------------------------------------------------------------------ */
-/* Whether devtrace may use CUPTI in this process (the backend asked for). */
-static int cupti_wanted(void)
-{
-    const char *b = dt_env("DEVTRACE_BACKEND");
-    return !b || strcmp(b, "auto") == 0 || strcmp(b, "cupti") == 0;
-}
-
-/* CUDA driver injection entry point: the process initialises CUDA. */
-__attribute__((visibility("default"))) int InitializeInjection(void);
-int InitializeInjection(void)
-{
-    if (!cupti_wanted()) return 1;
-    if (g_session && getpid() == g_owner_pid && dt_session_awaits(g_session, "cupti")) {
-        if (dt_session_attach_deferred(g_session) != DT_OK)
-            report("note", 0, "", "CUPTI not attached when the process initialised CUDA: %s", dt_last_error());
-        return 1;
-    }
-    /* No session waits for CUPTI (DEVTRACE_DISABLE: the program records
-       through devtrace's API itself): arm what must precede the first
-       context, for its session. */
-    if (dt_prepare("cupti") != DT_OK) dt_log("InitializeInjection: %s", dt_last_error());
-    return 1;
-}
-
-/* rocprofiler-sdk's tool entry point: ROCm calls every visible
-   rocprofiler_configure when its runtimes initialize. The session started
-   above has usually registered devtrace already (and this declines). */
-__attribute__((visibility("default"))) rsdk_tool_configure_result *
-rocprofiler_configure(uint32_t version, const char *runtime_version, uint32_t priority, rsdk_client_id *client_id);
-rsdk_tool_configure_result *rocprofiler_configure(uint32_t version, const char *runtime_version, uint32_t priority,
-                                                  rsdk_client_id *client_id)
-{
-    return dt_rocprofiler_sdk_configure(version, runtime_version, priority, client_id);
-}
-
-/* Another CUPTI client subscribing (torch.profiler's Kineto, when a profile
-   starts): the preloaded definitions below stand between it and CUPTI.
-   devtrace itself calls CUPTI through the library's own symbols, never
-   through these. */
-typedef int (*subscribe_fn)(void **subscriber, void *callback, void *userdata);
-typedef int (*subscribe_named_fn)(void **subscriber, void *callback, void *userdata, void *params);
-
-#define DT_CUPTI_MULTIPLE_SUBSCRIBERS 39 /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */
-#define DT_CUPTI_NOT_INITIALIZED 15      /* CUPTI_ERROR_NOT_INITIALIZED */
-
-/* CUPTI's definition of `name` for a caller at `caller`: the next in the
-   global scope, or (for a library loaded with RTLD_LOCAL, as Python loads
-   torch) the one the caller's own dependencies give. */
-static void *cupti_symbol(const char *name, const void *caller, const void *self)
-{
-    void *f = dlsym(RTLD_NEXT, name);
-    if (f && f != self) return f;
-    Dl_info info;
-    if (!caller || !dladdr(caller, &info) || !info.dli_fname) return NULL;
-    void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) return NULL;
-    f = dlsym(h, name);
-    dlclose(h);
-    return f != self ? f : NULL;
-}
-
-/* The client's library, as the notes name it ("libtorch_cuda.so"). */
-static void caller_name(const void *caller, char *out, size_t n)
-{
-    Dl_info info;
-    const char *name = caller && dladdr(caller, &info) && info.dli_fname ? info.dli_fname : "";
-    const char *slash = strrchr(name, '/');
-    snprintf(out, n, "%s", slash ? slash + 1 : name[0] ? name : "the program");
-}
-
-/* Before the client's subscribe: with the handover switch, devtrace lets
-   CUPTI go. Returns whether devtrace held CUPTI. */
-static int before_other_subscriber(const char *who)
-{
-    if (!g_session || getpid() != g_owner_pid || strcmp(dt_session_backend(g_session), "cupti") != 0) return 0;
-    if (dt_env_bool("DEVTRACE_CUPTI_HANDOVER") == 1) {
-        dt_session_release_backend(g_session, who);
-        report("note", 0, "", "CUPTI given to %s (DEVTRACE_CUPTI_HANDOVER=1): the device activity from then on is "
-               "in its trace, not devtrace's", who);
-    }
-    return 1;
-}
-
-static void after_other_subscriber(const char *who, const char *call, int held, int result)
-{
-    if (!held || result != DT_CUPTI_MULTIPLE_SUBSCRIBERS) return;
-    dt_session_note(g_session, "cupti_clients", "%s called %s while devtrace held CUPTI and was refused: its own "
-                    "trace (torch.profiler's, if it is that) has no device activity, this one has it; "
-                    "DEVTRACE_CUPTI_HANDOVER=1 gives CUPTI to it instead", who, call);
-    report("note", 0, "", "%s asked for CUPTI (%s) while devtrace held it and was refused: its own trace has no "
-           "GPU activity, devtrace's has it (DEVTRACE_CUPTI_HANDOVER=1 gives CUPTI to it instead)", who, call);
-}
-
-__attribute__((visibility("default"))) int cuptiSubscribe(void **subscriber, void *callback, void *userdata);
-int cuptiSubscribe(void **subscriber, void *callback, void *userdata)
-{
-    const void *caller = __builtin_return_address(0);
-    subscribe_fn real = (subscribe_fn)cupti_symbol("cuptiSubscribe", caller, (const void *)cuptiSubscribe);
-    if (!real) return DT_CUPTI_NOT_INITIALIZED;
-    char who[256];
-    caller_name(caller, who, sizeof who);
-    int held = before_other_subscriber(who);
-    int r = real(subscriber, callback, userdata);
-    after_other_subscriber(who, "cuptiSubscribe", held, r);
-    return r;
-}
-
-__attribute__((visibility("default"))) int cuptiSubscribe_v2(void **subscriber, void *callback, void *userdata,
-                                                              void *params);
-int cuptiSubscribe_v2(void **subscriber, void *callback, void *userdata, void *params)
-{
-    const void *caller = __builtin_return_address(0);
-    subscribe_named_fn real =
-        (subscribe_named_fn)cupti_symbol("cuptiSubscribe_v2", caller, (const void *)cuptiSubscribe_v2);
-    if (!real) return DT_CUPTI_NOT_INITIALIZED;
-    char who[256];
-    caller_name(caller, who, sizeof who);
-    int held = before_other_subscriber(who);
-    int r = real(subscriber, callback, userdata, params);
-    after_other_subscriber(who, "cuptiSubscribe_v2", held, r);
-    return r;
 }

@@ -1,5 +1,7 @@
 """The Python package over the C library, as a Python user drives it: an
 emulated TOPSPTI device does the work, devtrace records it."""
+import gzip
+import json
 import os
 import sys
 import threading
@@ -204,6 +206,23 @@ def test_decorator_records_each_call(tmp_path, emu):
         return 42
 
     assert ranged() == 42 and ranged() == 42
+
+
+def test_format_by_name_or_suffix(tmp_path, emu):
+    """format="perfetto" and a .pftrace path write Perfetto's protobuf, a
+    .gz path gzip: the library's own format table, as `devtrace record`."""
+    written = {}
+    for name, fmt in (("a.pftrace", None), ("b.bin", "perfetto"), ("c.pftrace.gz", None),
+                      ("d.json.gz", None), ("e.out", "json")):
+        with devtrace.profile(tmp_path / name, backend="topspti", format=fmt):
+            launch_step(emu, 1)
+            emu.synchronize()
+        written[name] = (tmp_path / name).read_bytes()
+    assert written["d.json.gz"][:2] == b"\x1f\x8b"
+    assert gzip.decompress(written["c.pftrace.gz"])[:1] == b"\x0a"  # field 1 (packet), length-delimited
+    for name in ("a.pftrace", "b.bin"):
+        assert written[name][:1] == b"\x0a", name
+    assert json.loads(written["e.out"])["traceEvents"]
 
 
 def test_errors_carry_the_librarys_message(tmp_path):

@@ -1,0 +1,154 @@
+/* libdevtrace_inject and CUDA. It is CUDA's injection library
+   (CUDA_INJECTION64_PATH): the driver calls InitializeInjection when the
+   process initialises CUDA, before its first context, and only then is
+   CUPTI loaded and attached to the session: a process that never uses CUDA
+   (a compiler, a launcher, `true`) never loads libcupti.
+
+   CUPTI allows one subscriber per process. When the program starts its own
+   CUPTI client while devtrace holds CUPTI (torch.profiler's Kineto
+   subscribes when a profile starts), the client is refused and told that
+   "CUPTI for devtrace" holds it; the trace notes it and `record` prints
+   it. With DEVTRACE_CUPTI_HANDOVER=1 devtrace gives CUPTI to that client
+   instead: what it recorded until then stays in its trace, the device
+   activity after that goes to the client. */
+#include "dt_internal.h"
+#include "inject.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Whether the CUDA driver will call this library's InitializeInjection: only
+   then may CUPTI wait for it. Another injection library named in
+   CUDA_INJECTION64_PATH (by the user) would be called instead. */
+static int cuda_calls_us(void)
+{
+    const char *named = dt_env("CUDA_INJECTION64_PATH");
+    Dl_info self;
+    if (!named || !dladdr((void *)cuda_calls_us, &self) || !self.dli_fname) return 0;
+    char a[4096], b[4096];
+    return realpath(named, a) && realpath(self.dli_fname, b) && strcmp(a, b) == 0;
+}
+
+const char *dt_inject_deferred_backend(void)
+{
+    return cuda_calls_us() ? "cupti" : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* CUDA                                                                */
+/* ------------------------------------------------------------------ */
+/* Whether devtrace may use CUPTI in this process (the backend asked for). */
+static int cupti_wanted(void)
+{
+    const char *b = dt_env("DEVTRACE_BACKEND");
+    return !b || strcmp(b, "auto") == 0 || strcmp(b, "cupti") == 0;
+}
+
+/* CUDA driver injection entry point: the process initialises CUDA. */
+__attribute__((visibility("default"))) int InitializeInjection(void);
+int InitializeInjection(void)
+{
+    if (!cupti_wanted()) return 1;
+    if (dt_inject_session && getpid() == dt_inject_owner && dt_session_awaits(dt_inject_session, "cupti")) {
+        if (dt_session_attach_deferred(dt_inject_session) != DT_OK)
+            dt_inject_report("note", 0, "", "CUPTI not attached when the process initialised CUDA: %s", dt_last_error());
+        return 1;
+    }
+    /* No session waits for CUPTI (DEVTRACE_DISABLE: the program records
+       through devtrace's API itself): arm what must precede the first
+       context, for its session. */
+    if (dt_prepare("cupti") != DT_OK) dt_log("InitializeInjection: %s", dt_last_error());
+    return 1;
+}
+
+/* Another CUPTI client subscribing (torch.profiler's Kineto, when a profile
+   starts): the preloaded definitions below stand between it and CUPTI.
+   devtrace itself calls CUPTI through the library's own symbols, never
+   through these. */
+typedef int (*subscribe_fn)(void **subscriber, void *callback, void *userdata);
+typedef int (*subscribe_named_fn)(void **subscriber, void *callback, void *userdata, void *params);
+
+#define DT_CUPTI_MULTIPLE_SUBSCRIBERS 39 /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */
+#define DT_CUPTI_NOT_INITIALIZED 15      /* CUPTI_ERROR_NOT_INITIALIZED */
+
+/* CUPTI's definition of `name` for a caller at `caller`: the next in the
+   global scope, or (for a library loaded with RTLD_LOCAL, as Python loads
+   torch) the one the caller's own dependencies give. */
+static void *cupti_symbol(const char *name, const void *caller, const void *self)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    if (f && f != self) return f;
+    Dl_info info;
+    if (!caller || !dladdr(caller, &info) || !info.dli_fname) return NULL;
+    void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return NULL;
+    f = dlsym(h, name);
+    dlclose(h);
+    return f != self ? f : NULL;
+}
+
+/* The client's library, as the notes name it ("libtorch_cuda.so"). */
+static void caller_name(const void *caller, char *out, size_t n)
+{
+    Dl_info info;
+    const char *name = caller && dladdr(caller, &info) && info.dli_fname ? info.dli_fname : "";
+    const char *slash = strrchr(name, '/');
+    snprintf(out, n, "%s", slash ? slash + 1 : name[0] ? name : "the program");
+}
+
+/* Before the client's subscribe: with the handover switch, devtrace lets
+   CUPTI go. Returns whether devtrace held CUPTI. */
+static int before_other_subscriber(const char *who)
+{
+    if (!dt_inject_session || getpid() != dt_inject_owner || strcmp(dt_session_backend(dt_inject_session), "cupti") != 0) return 0;
+    if (dt_env_bool("DEVTRACE_CUPTI_HANDOVER") == 1) {
+        dt_session_release_backend(dt_inject_session, who);
+        dt_inject_report("note", 0, "", "CUPTI given to %s (DEVTRACE_CUPTI_HANDOVER=1): the device activity from then on is "
+               "in its trace, not devtrace's", who);
+    }
+    return 1;
+}
+
+static void after_other_subscriber(const char *who, const char *call, int held, int result)
+{
+    if (!held || result != DT_CUPTI_MULTIPLE_SUBSCRIBERS) return;
+    dt_session_note(dt_inject_session, "cupti_clients", "%s called %s while devtrace held CUPTI and was refused: its own "
+                    "trace (torch.profiler's, if it is that) has no device activity, this one has it; "
+                    "DEVTRACE_CUPTI_HANDOVER=1 gives CUPTI to it instead", who, call);
+    dt_inject_report("note", 0, "", "%s asked for CUPTI (%s) while devtrace held it and was refused: its own trace has no "
+           "GPU activity, devtrace's has it (DEVTRACE_CUPTI_HANDOVER=1 gives CUPTI to it instead)", who, call);
+}
+
+__attribute__((visibility("default"))) int cuptiSubscribe(void **subscriber, void *callback, void *userdata);
+int cuptiSubscribe(void **subscriber, void *callback, void *userdata)
+{
+    const void *caller = __builtin_return_address(0);
+    subscribe_fn real = (subscribe_fn)cupti_symbol("cuptiSubscribe", caller, (const void *)cuptiSubscribe);
+    if (!real) return DT_CUPTI_NOT_INITIALIZED;
+    char who[256];
+    caller_name(caller, who, sizeof who);
+    int held = before_other_subscriber(who);
+    int r = real(subscriber, callback, userdata);
+    after_other_subscriber(who, "cuptiSubscribe", held, r);
+    return r;
+}
+
+__attribute__((visibility("default"))) int cuptiSubscribe_v2(void **subscriber, void *callback, void *userdata,
+                                                              void *params);
+int cuptiSubscribe_v2(void **subscriber, void *callback, void *userdata, void *params)
+{
+    const void *caller = __builtin_return_address(0);
+    subscribe_named_fn real =
+        (subscribe_named_fn)cupti_symbol("cuptiSubscribe_v2", caller, (const void *)cuptiSubscribe_v2);
+    if (!real) return DT_CUPTI_NOT_INITIALIZED;
+    char who[256];
+    caller_name(caller, who, sizeof who);
+    int held = before_other_subscriber(who);
+    int r = real(subscriber, callback, userdata, params);
+    after_other_subscriber(who, "cuptiSubscribe_v2", held, r);
+    return r;
+}

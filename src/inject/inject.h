@@ -1,0 +1,25 @@
+/* What the injection library's parts share: the session the preloaded
+   library started, and the line each part writes for `devtrace record`. */
+#ifndef DT_INJECT_H
+#define DT_INJECT_H
+
+#include <sys/types.h>
+
+#include "devtrace/devtrace.h"
+
+/* The session started when the program loaded (NULL: not tracing), and
+   the process that owns it (a forked child does not). */
+extern dt_session *dt_inject_session;
+extern pid_t dt_inject_owner;
+
+/* One line to the record log (`devtrace record` prints notes as they
+   are); without `record`, failures go to stderr. path and the message may
+   be empty. */
+__attribute__((format(printf, 4, 5))) void dt_inject_report(const char *state, int with_counts, const char *path,
+                                                            const char *fmt, ...);
+
+/* The backend whose vendor calls this library later, so the session
+   waits for it rather than loading it at start (cuda.c); NULL for none. */
+const char *dt_inject_deferred_backend(void);
+
+#endif
