@@ -40,6 +40,7 @@ typedef enum emu_rec_kind {
     EMU_REC_EXTERNAL,     /* external-correlation record (before an API record) */
     EMU_REC_MARKER,       /* one end of a user range, or an instant (MSPTI) */
     EMU_REC_COLLECTIVE,   /* a collective communication on a device (MSPTI) */
+    EMU_REC_MEMORY,       /* a device memory allocation or free (MSPTI) */
     EMU_REC_UNKNOWN,      /* a record of a kind the vendor never defined */
     EMU_REC_COUNT
 } emu_rec_kind;
@@ -67,6 +68,8 @@ typedef enum emu_op {
     EMU_OP_STREAM_SYNCHRONIZE,
     EMU_OP_DEVICE_SYNCHRONIZE,
     EMU_OP_COLLECTIVE,    /* emu_collective: an all-reduce */
+    EMU_OP_MALLOC,        /* emu_malloc */
+    EMU_OP_FREE,          /* emu_free */
     /* CUDA 13's bookkeeping around each launch (runtime calls, no work) */
     EMU_OP_PUSH_CALL_CONFIGURATION,
     EMU_OP_POP_CALL_CONFIGURATION,
@@ -125,6 +128,12 @@ typedef struct emu_activity {
             int data_type;              /* HCCL's numbering, as MSPTI's */
             uint64_t count;
         } collective;
+        struct {
+            uint64_t address, bytes;    /* a free's bytes: the block's */
+            int memory;                 /* EMU_MEM_* */
+            int is_free;
+            uint32_t process;
+        } memory;                       /* device: the memory's; stream: the call's */
     } u;
 } emu_activity;
 

@@ -106,6 +106,10 @@ static struct emu_state {
     emu_thread_id_type tid_type;
     name_set names;
 
+    /* live allocations of emu_malloc */
+    struct live_block { uint64_t address, bytes; int device, memory; } *blocks;
+    size_t block_n, block_cap;
+    uint64_t next_address;
     /* ranges started and not yet ended: the stream each was marked on */
     struct open_range { uint64_t id; int device, stream; } *ranges;
     size_t range_n, range_cap;
@@ -154,7 +158,7 @@ static const char *const fault_names[EMU_FAULT_COUNT] = {
 };
 
 static const char *const kind_names[EMU_KIND_COUNT] = {
-    "kernel", "memcpy", "memset", "runtime", "driver", "external", "marker", "collective",
+    "kernel", "memcpy", "memset", "runtime", "driver", "external", "marker", "collective", "memory",
 };
 
 /* ------------------------------------------------------------------ */
@@ -1181,6 +1185,7 @@ static emu_kind stat_kind(emu_rec_kind k)
     case EMU_REC_DRIVER: return EMU_KIND_DRIVER;
     case EMU_REC_MARKER: return EMU_KIND_MARKER;
     case EMU_REC_COLLECTIVE: return EMU_KIND_COLLECTIVE;
+    case EMU_REC_MEMORY: return EMU_KIND_MEMORY;
     default: return EMU_KIND_EXTERNAL;
     }
 }
@@ -1753,6 +1758,78 @@ static uint64_t collective_work_fn(void *arg, uint32_t corr, uint64_t api_start)
     produce_device_locked(&a);
     pthread_mutex_unlock(&G.lock);
     return 0;
+}
+
+typedef struct memory_work {
+    struct live_block block;
+    int is_free;
+} memory_work;
+
+/* The record of an allocation or free: the host-side record of the call,
+   written at once. */
+static uint64_t memory_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    const memory_work *w = arg;
+    pthread_mutex_lock(&G.lock);
+    emu_activity a = { .kind = EMU_REC_MEMORY, .correlation = corr, .start = api_start, .end = device_now() };
+    a.device = (uint32_t)w->block.device;
+    a.context = (uint32_t)w->block.device + 1;
+    a.u.memory.address = w->block.address;
+    a.u.memory.bytes = w->block.bytes;
+    a.u.memory.memory = w->block.memory;
+    a.u.memory.is_free = w->is_free;
+    a.u.memory.process = process_id();
+    produce_now_locked(&a);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+}
+
+EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address)
+{
+    emu_init();
+    if (!address || !device_ok(device) || (memory != EMU_MEM_DEVICE && memory != EMU_MEM_PINNED) || bytes == 0 ||
+        bytes > (UINT64_C(1) << 40))
+        return EMU_EINVAL;
+    pthread_mutex_lock(&G.lock);
+    if (G.block_n == G.block_cap) {
+        size_t cap = G.block_cap ? G.block_cap * 2 : 16;
+        struct live_block *b = realloc(G.blocks, cap * sizeof *b);
+        if (!b) {
+            pthread_mutex_unlock(&G.lock);
+            return EMU_EINVAL;
+        }
+        G.blocks = b;
+        G.block_cap = cap;
+    }
+    /* 2 MB-aligned, as the device allocator hands out large blocks */
+    if (!G.next_address) G.next_address = UINT64_C(0x124000000000);
+    memory_work w = { { G.next_address, bytes, device, memory }, 0 };
+    G.next_address += (bytes + (UINT64_C(1) << 21) - 1) & ~((UINT64_C(1) << 21) - 1);
+    G.blocks[G.block_n++] = w.block;
+    pthread_mutex_unlock(&G.lock);
+    *address = w.block.address;
+    api_args args = { EMU_OP_MALLOC, bytes, 0 };
+    api_call(0, NULL, (uint32_t)device + 1, &args, memory_work_fn, &w);
+    return EMU_OK;
+}
+
+EMU_API int emu_free(uint64_t address)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    size_t i = 0;
+    while (i < G.block_n && G.blocks[i].address != address)
+        i++;
+    if (i == G.block_n) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_EINVAL;
+    }
+    memory_work w = { G.blocks[i], 1 };
+    G.blocks[i] = G.blocks[--G.block_n];
+    pthread_mutex_unlock(&G.lock);
+    api_args args = { EMU_OP_FREE, w.block.bytes, 0 };
+    api_call(0, NULL, (uint32_t)w.block.device + 1, &args, memory_work_fn, &w);
+    return EMU_OK;
 }
 
 EMU_API int emu_collective(const emu_collective_desc *desc)

@@ -68,6 +68,7 @@ typedef enum emu_kind {
     EMU_KIND_EXTERNAL = 5,    /* external-correlation records */
     EMU_KIND_MARKER = 6,      /* marker records: a range's start and end are two */
     EMU_KIND_COLLECTIVE = 7,  /* collective communication records */
+    EMU_KIND_MEMORY = 8,      /* memory allocation and free records */
     EMU_KIND_COUNT
 } emu_kind;
 
@@ -218,6 +219,14 @@ typedef struct emu_collective_desc {
     uint64_t duration_ns;
 } emu_collective_desc;
 EMU_API int emu_collective(const emu_collective_desc *desc);
+
+/* Device memory (memory EMU_MEM_DEVICE = 3) or page-locked host memory
+   (EMU_MEM_PINNED = 2) of a device: one API call and, where the vendor has
+   them, a record of the allocation or the free, with the call's
+   correlation id. emu_malloc hands out distinct addresses (never 0);
+   emu_free takes one of them, once (EMU_EINVAL otherwise). */
+EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address);
+EMU_API int emu_free(uint64_t address);
 
 /* The null client (on 1): the vendor interface armed as a tracer arms it
    (every record kind, API callbacks, an external-correlation id on every

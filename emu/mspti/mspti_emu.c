@@ -173,6 +173,7 @@ static emu_rec_kind core_kind(int kind)
     case MSPTI_ACTIVITY_KIND_KERNEL: return EMU_REC_KERNEL;
     case MSPTI_ACTIVITY_KIND_MEMCPY: return EMU_REC_MEMCPY;
     case MSPTI_ACTIVITY_KIND_MEMSET: return EMU_REC_MEMSET;
+    case MSPTI_ACTIVITY_KIND_MEMORY: return EMU_REC_MEMORY;
     case API_KIND: return EMU_REC_RUNTIME;
     case MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return EMU_REC_EXTERNAL;
     case MSPTI_ACTIVITY_KIND_MARKER: return EMU_REC_MARKER;
@@ -211,6 +212,8 @@ static const char *msp_callback_name(emu_domain domain, uint32_t cbid)
     case MSPTI_CBID_RUNTIME_MEMCPY_ASYNC: return "aclrtMemcpyAsync";
     case MSPTI_CBID_RUNTIME_MEM_SET: return "aclrtMemset";
     case MSPTI_CBID_RUNTIME_MEM_SET_ASYNC: return "aclrtMemsetAsync";
+    case MSPTI_CBID_RUNTIME_MALLOC: return "aclrtMalloc";
+    case MSPTI_CBID_RUNTIME_FREE: return "aclrtFree";
     case CALL_SYNCHRONIZE_DEVICE: return "aclrtSynchronizeDevice";
     case CALL_HCCL_ALLREDUCE: return "HcclAllReduce";
     default: return NULL;
@@ -230,6 +233,8 @@ static uint32_t msp_cbid(emu_domain domain, emu_op op, emu_copy_kind ck)
     case EMU_OP_STREAM_SYNCHRONIZE: return MSPTI_CBID_RUNTIME_STREAM_SYNCHRONIZED;
     case EMU_OP_DEVICE_SYNCHRONIZE: return CALL_SYNCHRONIZE_DEVICE;
     case EMU_OP_COLLECTIVE: return CALL_HCCL_ALLREDUCE;
+    case EMU_OP_MALLOC: return MSPTI_CBID_RUNTIME_MALLOC;
+    case EMU_OP_FREE: return MSPTI_CBID_RUNTIME_FREE;
     default: return 0;
     }
 }
@@ -255,6 +260,7 @@ static size_t msp_record_size(emu_rec_kind kind)
     case EMU_REC_KERNEL: return sizeof(msptiActivityKernel);
     case EMU_REC_MEMCPY: return LATER ? sizeof(msptiActivityMemcpy) : 0;
     case EMU_REC_MEMSET: return LATER ? sizeof(msptiActivityMemset) : 0;
+    case EMU_REC_MEMORY: return LATER ? sizeof(msptiActivityMemory) : 0;
     case EMU_REC_RUNTIME: return sizeof(msptiActivityApi);
     case EMU_REC_EXTERNAL: return LATER ? sizeof(msptiActivityExternalCorrelation) : 0;
     case EMU_REC_MARKER: return sizeof(msptiActivityMarker);
@@ -327,6 +333,20 @@ static void msp_write_record(uint8_t *dst, const emu_activity *a)
                                  .bytes = a->u.memset.bytes, .start = a->start, .end = a->end,
                                  .deviceId = a->device, .streamId = a->stream, .correlationId = corr,
                                  .isAsync = (uint8_t)(a->u.memset.async != 0)};
+        memcpy(dst, &m, sizeof m);
+        return;
+    }
+    case EMU_REC_MEMORY: {
+        /* a call on no stream; a free names the block's size (inferred:
+           the header does not say what a release's bytes hold) */
+        msptiActivityMemory m = {
+            .kind = MSPTI_ACTIVITY_KIND_MEMORY,
+            .memoryOperationType = a->u.memory.is_free ? MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+                                                       : MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+            .memoryKind = a->u.memory.memory == EMU_MEM_PINNED ? MSPTI_ACTIVITY_MEMORY_HOST : MSPTI_ACTIVITY_MEMORY_DEVICE,
+            .correlationId = corr, .start = a->start, .end = a->end, .address = a->u.memory.address,
+            .bytes = a->u.memory.bytes, .processId = a->u.memory.process, .deviceId = a->device,
+            .streamId = MSPTI_INVALID_STREAM_ID};
         memcpy(dst, &m, sizeof m);
         return;
     }

@@ -503,6 +503,27 @@ int scn_parse_string(const char *text, const char *label, scenario *out, char *e
             rc = parse_device_args(&p, s, toks, n, 0);
             if (rc == 0 && (!s->name || !s->count))
                 rc = fail(&p, "name= and count= are required");
+        } else if (strcmp(kw, "malloc") == 0) {
+            s->type = SCN_MALLOC;
+            int have_device = 0;
+            for (int i = 1; i < n && rc == 0; i++) {
+                if (!toks[i].key && strcmp(toks[i].value, "pinned") == 0) {
+                    s->pinned = 1;
+                } else if (toks[i].key && strcmp(toks[i].key, "device") == 0) {
+                    rc = parse_int(&p, "device", toks[i].value, 0, EMU_MAX_DEVICES - 1, &s->device);
+                    have_device = 1;
+                } else if (toks[i].key && strcmp(toks[i].key, "bytes") == 0) {
+                    rc = parse_u64(&p, "bytes", toks[i].value, &s->bytes);
+                } else {
+                    rc = fail(&p, "usage: malloc device=D bytes=N [pinned]");
+                }
+            }
+            if (rc == 0 && (!have_device || !s->bytes))
+                rc = fail(&p, "malloc: device= and bytes= (> 0) are required");
+        } else if (strcmp(kw, "free") == 0) {
+            s->type = SCN_FREE;
+            if (n != 1)
+                rc = fail(&p, "usage: free (the thread's latest allocation not yet freed)");
         } else if (strcmp(kw, "sync") == 0) {
             s->type = SCN_SYNC;
             if (n == 1) {

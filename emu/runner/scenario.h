@@ -22,7 +22,9 @@ typedef enum scn_type {
     SCN_JOIN,     /* wait for the threads started so far */
     SCN_FAULT,
     SCN_MARKER,   /* body: inside a range of the vendor's markers (emu_range_start) */
-    SCN_COLLECTIVE
+    SCN_COLLECTIVE,
+    SCN_MALLOC,   /* device memory (or pinned host memory) of a device */
+    SCN_FREE      /* the thread's latest allocation not yet freed */
 } scn_type;
 
 typedef struct scn_stmt scn_stmt;
@@ -50,6 +52,7 @@ struct scn_stmt {
     char *group, *algorithm;     /* collective */
     int data_type;               /* collective: HCCL's numbering */
     uint64_t count;              /* collective: elements */
+    int pinned;                  /* malloc: page-locked host memory */
     scn_block body;
 };
 

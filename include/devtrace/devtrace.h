@@ -92,8 +92,9 @@ enum {
     DT_CAPTURE_DRIVER = 1u << 4,
     DT_CAPTURE_SYNC = 1u << 5,
     DT_CAPTURE_OVERHEAD = 1u << 6,
-    DT_CAPTURE_DEFAULT = 0x1f, /* kernel, memcpy, memset, runtime, driver */
-    DT_CAPTURE_ALL = 0x7f
+    DT_CAPTURE_MEMORY = 1u << 7,   /* device memory allocations and frees */
+    DT_CAPTURE_DEFAULT = 0x9f, /* kernel, memcpy, memset, runtime, driver, memory */
+    DT_CAPTURE_ALL = 0xff
 };
 
 typedef struct dt_config {
@@ -210,8 +211,10 @@ typedef enum dt_event_kind {
     DT_EVENT_OVERHEAD = 7,
     DT_EVENT_RANGE = 8,
     DT_EVENT_OP = 9,           /* a host operation pushed with dt_op_push */
-    DT_EVENT_COLLECTIVE = 10   /* a collective communication (all-reduce, ...)
+    DT_EVENT_COLLECTIVE = 10,  /* a collective communication (all-reduce, ...)
                                   as a device ran it */
+    DT_EVENT_MEMORY = 11       /* a device memory allocation or free (an
+                                  instant: start_ns is when it happened) */
 } dt_event_kind;
 
 typedef enum dt_copy_kind {
@@ -282,6 +285,13 @@ typedef struct dt_event {
             const char *algorithm; /* as the vendor names it ("ring"), or "" */
             double bandwidth_gbps; /* as the vendor measured it; 0 when not given */
         } collective;
+        struct {                   /* name: "[memory]" */
+            uint64_t address;
+            uint64_t bytes;        /* of the block allocated or freed; 0 when
+                                      the vendor does not say */
+            int is_free;           /* 0: allocation, 1: free */
+            dt_memory_kind memory_kind;
+        } memory;
     } u;
 } dt_event;
 

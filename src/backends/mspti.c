@@ -47,6 +47,9 @@ static void decode_hccl(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
 #endif
 #if DT_MSPTI_HAS_COMMUNICATION
 static void decode_communication(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec);
+#if DT_MSPTI_HAS_MEMORY_KINDS
+static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec);
+#endif
 #endif
 
 /* ------------------------------------------------------------------ */
@@ -90,10 +93,8 @@ static const dt_record_layout records[] = {
         [DT_F_BYTES] = DT_FIELD(msptiActivityMemset, bytes),
         [DT_F_VALUE] = DT_FIELD(msptiActivityMemset, value),
         [DT_F_FLAGS] = DT_FIELD(msptiActivityMemset, isAsync)}},
-    /* allocations have no event kind: never enabled here, so only another
-       client's would arrive (unknown_kind) */
     {.kind = MSPTI_ACTIVITY_KIND_MEMORY, .cls = DT_RC_OTHER, .size = sizeof(msptiActivityMemory),
-     .what = "memory allocation"},
+     .what = "memory allocation", .decode = decode_memory},
 #endif
 #if DT_MSPTI_HAS_HCCL
     {.kind = MSPTI_ACTIVITY_KIND_HCCL, .cls = DT_RC_OTHER, .size = sizeof(msptiActivityHccl), .what = "HCCL",
@@ -124,6 +125,7 @@ static const dt_kind_spec kinds[] = {
 #if DT_MSPTI_HAS_MEMORY_KINDS
     {MSPTI_ACTIVITY_KIND_MEMCPY, 0, DT_CAPTURE_MEMCPY, 0, 0, "memory copies"},
     {MSPTI_ACTIVITY_KIND_MEMSET, 0, DT_CAPTURE_MEMSET, 0, 0, "memsets"},
+    {MSPTI_ACTIVITY_KIND_MEMORY, 0, DT_CAPTURE_MEMORY, 0, 0, "memory allocations"},
 #endif
     {MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, 0, 0, 0, 0, "external-correlation records"},
     {MSPTI_ACTIVITY_KIND_MARKER, 0, 0, 0, 0, "markers (user ranges)"},
@@ -618,6 +620,37 @@ static void decode_communication(const dt_decoder *d, dt_session *s, dt_decode_c
                             .count = m.count};
     if (known && m.count <= UINT64_MAX / data_types[t].size) c.bytes = m.count * data_types[t].size;
     dt_add_collective(s, &c);
+}
+#endif
+
+#if DT_MSPTI_HAS_MEMORY_KINDS
+/* An allocation or free (aclrtMalloc, aclrtFree, aclrtMallocHost, ...), at
+   the start of its call. MSPTI's HOST memory is what aclrtMallocHost
+   returns, page-locked (as devtrace infers from AscendCL's documentation:
+   the header says only "host"). A call on no stream is put on the device's
+   stream 0 row. */
+static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
+{
+    (void)d;
+    (void)cache;
+    if (!(s->config.capture & DT_CAPTURE_MEMORY)) return;
+    msptiActivityMemory m;
+    memcpy(&m, rec, sizeof m);
+    if (m.memoryOperationType != MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
+        m.memoryOperationType != MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return;
+    }
+    static const uint8_t memory_kinds[] = {[MSPTI_ACTIVITY_MEMORY_UNKNOWN] = DT_MEM_UNKNOWN,
+                                           [MSPTI_ACTIVITY_MEMORY_DEVICE] = DT_MEM_DEVICE,
+                                           [MSPTI_ACTIVITY_MEMORY_HOST] = DT_MEM_PINNED,
+                                           [MSPTI_ACTIVITY_MEMORY_MANAGED] = DT_MEM_MANAGED};
+    uint32_t k = (uint32_t)m.memoryKind;
+    dt_memory_op op = {.time = m.start, .correlation = m.correlationId, .address = m.address, .bytes = m.bytes,
+                       .device = m.deviceId, .stream = m.streamId == MSPTI_INVALID_STREAM_ID ? 0 : m.streamId,
+                       .memory_kind = k < sizeof memory_kinds ? memory_kinds[k] : DT_MEM_UNKNOWN,
+                       .is_free = m.memoryOperationType == MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE};
+    dt_add_memory(s, &op);
 }
 #endif
 

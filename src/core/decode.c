@@ -122,6 +122,17 @@ uint32_t dt_intern_vendor_str(dt_session *s, const char *raw, size_t max)
 /* Vendor names of groups and algorithms are short; longer is corruption. */
 #define COLLECTIVE_TEXT_MAX 4096
 
+dt_rec *dt_add_memory(dt_session *s, const dt_memory_op *m)
+{
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMORY, m->time, m->time, m->correlation, m->device, m->stream,
+                                       m->memory_kind, dt_intern_str(&s->names, "[memory]"));
+    if (!r) return NULL;
+    r->u.memory.address = m->address;
+    r->u.memory.bytes = m->bytes;
+    if (m->is_free) r->flags |= DT_REC_FREE;
+    return r;
+}
+
 dt_rec *dt_add_collective(dt_session *s, const dt_collective_desc *c)
 {
     if (s->collective_count == s->collective_cap) {

@@ -81,7 +81,8 @@ enum {
                                       (otherwise: vendor clock until stop) */
     DT_REC_HAS_PARENT = 1u << 2,   /* range: u.range.parent is valid */
     DT_REC_ASYNC = 1u << 3,        /* memcpy/memset: asynchronous */
-    DT_REC_LAUNCH = 1u << 4        /* API call: launches device work */
+    DT_REC_LAUNCH = 1u << 4,       /* API call: launches device work */
+    DT_REC_FREE = 1u << 5          /* memory: a free (else an allocation) */
 };
 
 #define DT_DELTA_UNKNOWN UINT32_MAX
@@ -127,11 +128,15 @@ typedef struct dt_rec {
             uint32_t info;            /* index in the session's collectives */
             uint32_t reserved[3];
         } collective;
+        struct {                      /* context holds the dt_memory_kind */
+            uint64_t address;
+            uint64_t bytes;
+        } memory;
     } u;
 } dt_rec;
 
 /* The highest dt_event_kind: arrays indexed by kind have this + 1 entries. */
-#define DT_EVENT_KIND_MAX DT_EVENT_COLLECTIVE
+#define DT_EVENT_KIND_MAX DT_EVENT_MEMORY
 
 /* A collective's details: more than a record holds, and collectives are
    few, so they live beside the store (dt_session.collectives). Strings are
@@ -751,6 +756,16 @@ typedef struct dt_collective_desc {
     double bandwidth_gbps;
 } dt_collective_desc;
 DT_HIDDEN dt_rec *dt_add_collective(dt_session *s, const dt_collective_desc *c);
+/* A device memory allocation or free as every vendor describes it (the
+   backend translates its memory kinds; bytes 0 where it does not say).
+   Session lock held; NULL: dropped and counted. */
+typedef struct dt_memory_op {
+    uint64_t time, correlation, address, bytes;
+    uint32_t device, stream;
+    uint8_t memory_kind;               /* dt_memory_kind */
+    int is_free;
+} dt_memory_op;
+DT_HIDDEN dt_rec *dt_add_memory(dt_session *s, const dt_memory_op *m);
 /* A string the vendor owns, interned, read no further than max bytes (a
    longer one is cut there); "" for NULL. UINT32_MAX: no memory. */
 DT_HIDDEN uint32_t dt_intern_vendor_str(dt_session *s, const char *raw, size_t max);

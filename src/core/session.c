@@ -658,6 +658,12 @@ void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
         ev->u.op.has_parent = (r->flags & DT_REC_HAS_PARENT) != 0;
         ev->u.op.parent_id = r->u.range.parent;
         break;
+    case DT_EVENT_MEMORY:
+        ev->u.memory.address = r->u.memory.address;
+        ev->u.memory.bytes = r->u.memory.bytes;
+        ev->u.memory.is_free = (r->flags & DT_REC_FREE) != 0;
+        ev->u.memory.memory_kind = (dt_memory_kind)r->context;
+        break;
     case DT_EVENT_COLLECTIVE:
         if (r->u.collective.info < s->collective_count) {
             const dt_collective *c = &s->collectives[r->u.collective.info];

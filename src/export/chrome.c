@@ -254,6 +254,10 @@ typedef struct ctx {
 
     uint64_t base_ns, window_start, window_end;
     uint64_t kinds[DT_EVENT_KIND_MAX + 1];
+    /* memory events: record index -> position in mem (their bytes, signed,
+       and the running total of their memory) */
+    idmap memmap;
+    dt_layout_memory *mem;
     uint64_t flows;
     uint64_t launches;         /* API calls that launch device work */
     uint64_t dropped_window, dropped_kind, dropped_reversed;
@@ -320,7 +324,7 @@ static inline void prefetch_item(const ctx *c, uint32_t i)
 static int is_device_kind(int k)
 {
     return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET ||
-           k == DT_EVENT_SYNC || k == DT_EVENT_OVERHEAD || k == DT_EVENT_COLLECTIVE;
+           k == DT_EVENT_SYNC || k == DT_EVENT_OVERHEAD || k == DT_EVENT_COLLECTIVE || k == DT_EVENT_MEMORY;
 }
 
 /* Device work an operation launched: its time is the operation's. */
@@ -1275,12 +1279,141 @@ static char *put_collective_args(ctx *c, dt_out *o, char *p, const dt_rec *r, ui
     return p;
 }
 
+/* ------------------------------------------------------------------ */
+/* Memory events: torch's args, totals in time order                   */
+/* ------------------------------------------------------------------ */
+/* torch's c10::DeviceType of a device's memory: CUDA is 1, a backend
+   registered as PrivateUse1 (Ascend's torch_npu, ...) 20; host memory CPU 0,
+   device id -1, as torch writes a host allocation. */
+static void memory_owner(const ctx *c, const dt_rec *r, int *type, int64_t *device)
+{
+    unsigned kind = r->context;
+    if (kind == DT_MEM_PAGEABLE || kind == DT_MEM_PINNED) {
+        *type = 0;
+        *device = -1;
+        return;
+    }
+    *type = strcmp(c->api_prefix, "cuda") == 0 ? 1 : 20;
+    *device = r->device;
+}
+
+typedef struct mem_order {
+    uint64_t start;
+    uint32_t idx;
+    uint32_t owner; /* device, or DT_MAX_DEVICES for host memory */
+} mem_order;
+
+static int mem_before(const void *pa, const void *pb)
+{
+    const mem_order *a = pa, *b = pb;
+    if (a->owner != b->owner) return a->owner < b->owner ? -1 : 1;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Bytes and "Total Allocated" of every memory event kept: a free the vendor
+   gives no size of frees what the allocation of its address in this trace
+   allocated (0 when that was before the trace). Totals run per device (and
+   one for host memory) in time order, from 0 at the trace's start. */
+#define FREED (NONE - 1)
+static int memory_totals(ctx *c)
+{
+    size_t m = c->kinds[DT_EVENT_MEMORY], k = 0;
+    mem_order *ord = dt_malloc((m + 1) * sizeof *ord);
+    c->mem = dt_calloc(m + 1, sizeof *c->mem);
+    idmap live;
+    if (!ord || !c->mem || idmap_init(&c->memmap, m) != 0 || idmap_init(&live, 64) != 0) {
+        dt_free(ord);
+        return -1;
+    }
+    for (size_t i = 0; i < c->n && k < m; i++) {
+        const dt_rec *r = dt_store_at(&c->s->store, i);
+        if (r->kind != DT_EVENT_MEMORY || c->row[i] == NONE) continue;
+        int type;
+        int64_t device;
+        memory_owner(c, r, &type, &device);
+        ord[k++] = (mem_order){rec_start(c, r), (uint32_t)i, device < 0 ? DT_MAX_DEVICES : (uint32_t)device};
+    }
+    qsort(ord, k, sizeof *ord, mem_before);
+    int64_t total = 0;
+    int rc = 0;
+    for (size_t j = 0; j < k && rc == 0; j++) {
+        if (j == 0 || ord[j].owner != ord[j - 1].owner) total = 0;
+        const dt_rec *r = dt_store_at(&c->s->store, ord[j].idx);
+        dt_layout_memory *mi = &c->mem[j];
+        memory_owner(c, r, &mi->device_type, &mi->device_id);
+        uint64_t key = r->u.memory.address ^ ((uint64_t)ord[j].owner << 48);
+        uint32_t *alloc = idmap_slot(&live, key), *pos = idmap_slot(&c->memmap, ord[j].idx);
+        if (!alloc || !pos) {
+            rc = -1;
+            break;
+        }
+        *pos = (uint32_t)j;
+        uint64_t bytes = r->u.memory.bytes;
+        if (r->flags & DT_REC_FREE) {
+            if (!bytes && *alloc < FREED) bytes = (uint64_t)c->mem[*alloc].bytes;
+            *alloc = FREED; /* (NONE would end the map's probe chains) */
+            mi->bytes = -(int64_t)(bytes & INT64_MAX);
+        } else {
+            *alloc = (uint32_t)j;
+            mi->bytes = (int64_t)(bytes & INT64_MAX);
+        }
+        total = (int64_t)((uint64_t)total + (uint64_t)mi->bytes);
+        mi->total = total;
+    }
+    idmap_free(&live);
+    dt_free(ord);
+    return rc;
+}
+
+static const dt_layout_memory *memory_of(const ctx *c, size_t i)
+{
+    static const dt_layout_memory none = {0};
+    uint32_t v = c->memmap.e ? idmap_get(&c->memmap, i) : NONE;
+    return v == NONE ? &none : &c->mem[v];
+}
+
+/* A memory event as torch.profiler writes one with profile_memory: an
+   instant on its row, with the same args. */
+static void write_memory(ctx *c, dt_out *o, size_t i)
+{
+    const dt_rec *r = dt_store_at(&c->s->store, i);
+    const final_row *fr = &c->frows[c->row[i]];
+    const dt_layout_memory *mi = memory_of(c, i);
+    char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
+    DT_PUT_LIT(p, ",\n{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",");
+    p = copy_padded(p, c->prefix + fr->prefix_off, fr->prefix_len);
+    p = dt_put_us3(p, rec_start(c, r) - c->base_ns);
+    DT_PUT_LIT(p, ",\"args\":{\"Total Allocated\":");
+    p = dt_put_i64(p, mi->total);
+    DT_PUT_LIT(p, ",\"Bytes\":");
+    p = dt_put_i64(p, mi->bytes);
+    DT_PUT_LIT(p, ",\"Device Id\":");
+    p = dt_put_i64(p, mi->device_id);
+    DT_PUT_LIT(p, ",\"Device Type\":");
+    p = dt_put_i64(p, mi->device_type);
+    DT_PUT_LIT(p, ",\"Addr\":");
+    p = dt_put_u64(p, r->u.memory.address);
+    DT_PUT_LIT(p, ",\"memory kind\":\"");
+    p = put_str(p, memory_kind_name(r->context));
+    DT_PUT_LIT(p, "\",\"stream\":");
+    p = dt_put_u64(p, r->lane);
+    DT_PUT_LIT(p, ",\"correlation\":");
+    p = dt_put_u64(p, r->correlation);
+    DT_PUT_LIT(p, "}}");
+    dt_out_commit(o, p);
+}
+
 static int write_record(ctx *c, dt_out *o, size_t i)
 {
     const dt_session *s = c->s;
     const dt_rec *r = dt_store_at(&s->store, i);
     if (r->kind == DT_EVENT_OP) {
         write_op(c, o, i);
+        return 0;
+    }
+    if (r->kind == DT_EVENT_MEMORY) {
+        write_memory(c, o, i);
         return 0;
     }
     const final_row *fr = &c->frows[c->row[i]];
@@ -1725,7 +1858,7 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     put_u64(o, total);
 
     static const char *const kind_keys[DT_EVENT_KIND_MAX + 1] = {
-        NULL, "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "range", "op", "collective"};
+        NULL, "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "range", "op", "collective", "memory"};
     put_lit(o, "},\n  \"counts\": {");
     for (int k = 1; k <= DT_EVENT_KIND_MAX; k++) {
         put_lit(o, k > 1 ? ", \"" : "\"");
@@ -1853,6 +1986,8 @@ static void ctx_free(ctx *c)
     dt_free(c->attr);
     idmap_free(&c->rangemap);
     idmap_free(&c->parentmap);
+    idmap_free(&c->memmap);
+    dt_free(c->mem);
     dt_free(c->parents);
     dt_free(c->names);
     dt_free(c->name_off);
@@ -1882,6 +2017,8 @@ static int prepare(ctx *c)
         return -1;
     uint64_t t = dt_monotonic_ns();
     if (classify(c) != 0)
+        return -1;
+    if (c->kinds[DT_EVENT_MEMORY] && memory_totals(c) != 0)
         return -1;
     c->phase_ns[PHASE_CLASSIFY] = dt_monotonic_ns() - t;
     t += c->phase_ns[PHASE_CLASSIFY];
@@ -2073,6 +2210,11 @@ void dt_layout_kernel_get(dt_layout *l, unsigned device, uint32_t config, dt_lay
 const char *dt_layout_copy_kind_name(unsigned kind)
 {
     return copy_kind_name(kind);
+}
+
+const dt_layout_memory *dt_layout_memory_get(const dt_layout *l, size_t k)
+{
+    return memory_of(&l->c, l->c.perm[k]);
 }
 
 const char *dt_layout_memory_kind_name(unsigned kind)

@@ -55,6 +55,14 @@ typedef struct dt_layout_kernel {
     long occupancy_pct;
 } dt_layout_kernel;
 
+/* A memory event's args as torch writes them (chrome.c). */
+typedef struct dt_layout_memory {
+    int64_t bytes;             /* negative for a free */
+    int64_t total;             /* "Total Allocated" after it, per device */
+    int64_t device_id;         /* -1: host memory */
+    int device_type;           /* torch's c10::DeviceType */
+} dt_layout_memory;
+
 /* NULL when out of memory. The session must be stopped. */
 DT_HIDDEN dt_layout *dt_layout_build(const dt_session *s);
 DT_HIDDEN void dt_layout_free(dt_layout *l);
@@ -89,6 +97,8 @@ DT_HIDDEN int dt_layout_host_pid_shifted(const dt_layout *l);
 DT_HIDDEN const char *dt_layout_api_prefix(const dt_layout *l);
 /* Launch configuration and occupancy of a kernel, as the JSON args give them. */
 DT_HIDDEN void dt_layout_kernel_get(dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out);
+/* Item k's memory args (item k a DT_EVENT_MEMORY record). */
+DT_HIDDEN const dt_layout_memory *dt_layout_memory_get(const dt_layout *l, size_t k);
 /* "HtoD" ..., "Pageable" ...: the words of copy and memset names. */
 DT_HIDDEN const char *dt_layout_copy_kind_name(unsigned kind);
 DT_HIDDEN const char *dt_layout_memory_kind_name(unsigned kind);

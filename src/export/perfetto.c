@@ -17,7 +17,8 @@ enum {
     ARG_EXTERNAL, ARG_QUEUED, ARG_DEVICE, ARG_CONTEXT, ARG_STREAM, ARG_CORRELATION, ARG_REGISTERS,
     ARG_SHARED, ARG_BLOCKS_SM, ARG_WARPS_SM, ARG_OCCUPANCY, ARG_GRID, ARG_BLOCK, ARG_BYTES, ARG_BANDWIDTH,
     ARG_COPY_KIND, ARG_VALUE, ARG_CBID, ARG_RETURN, ARG_PARENT, ARG_COLLECTIVE, ARG_NELEMS, ARG_DTYPE,
-    ARG_GROUP, ARG_ALGORITHM, ARG_VENDOR_BANDWIDTH, ARG_COUNT
+    ARG_GROUP, ARG_ALGORITHM, ARG_VENDOR_BANDWIDTH, ARG_TOTAL_ALLOCATED, ARG_MEM_BYTES, ARG_DEVICE_ID,
+    ARG_DEVICE_TYPE, ARG_ADDR, ARG_MEMORY_KIND, ARG_COUNT
 };
 
 /* The JSON's arg names (docs/trace-format.md). */
@@ -31,10 +32,12 @@ static const char *const arg_names[ARG_COUNT] = {
     [ARG_VALUE] = "value", [ARG_CBID] = "cbid", [ARG_RETURN] = "return code", [ARG_PARENT] = "parent",
     [ARG_COLLECTIVE] = "Collective name", [ARG_NELEMS] = "In msg nelems", [ARG_DTYPE] = "dtype",
     [ARG_GROUP] = "Process Group Name", [ARG_ALGORITHM] = "algorithm", [ARG_VENDOR_BANDWIDTH] = "bandwidth (GB/s)",
+    [ARG_TOTAL_ALLOCATED] = "Total Allocated", [ARG_MEM_BYTES] = "Bytes", [ARG_DEVICE_ID] = "Device Id",
+    [ARG_DEVICE_TYPE] = "Device Type", [ARG_ADDR] = "Addr", [ARG_MEMORY_KIND] = "memory kind",
 };
 
 enum { CAT_KERNEL = 1, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_DRIVER, CAT_SYNC, CAT_OVERHEAD, CAT_RANGE,
-       CAT_OP, CAT_SPAN, CAT_TRACE, CAT_COUNT };
+       CAT_OP, CAT_SPAN, CAT_TRACE, CAT_MEMORY, CAT_COUNT };
 
 /* An interning id kept for the sequence it belongs to. */
 typedef struct pf_cached {
@@ -244,14 +247,17 @@ static void config_args(pf_export *e, const dt_rec *r)
     }
 }
 
-static void write_record(pf_export *e, const dt_layout_item *it)
+/* Item `item`, a record. A memory event is a slice of no length (Perfetto's
+   instants have no args in the UI's details) with torch's args. */
+static void write_record(pf_export *e, const dt_layout_item *it, size_t item)
 {
     const dt_rec *r = it->rec;
     static const int cats[] = {[DT_EVENT_KERNEL] = CAT_KERNEL, [DT_EVENT_MEMCPY] = CAT_MEMCPY,
                                [DT_EVENT_MEMSET] = CAT_MEMSET, [DT_EVENT_RUNTIME] = CAT_RUNTIME,
                                [DT_EVENT_DRIVER] = CAT_DRIVER, [DT_EVENT_SYNC] = CAT_SYNC,
                                [DT_EVENT_OVERHEAD] = CAT_OVERHEAD, [DT_EVENT_RANGE] = CAT_RANGE,
-                               [DT_EVENT_OP] = CAT_OP, [DT_EVENT_COLLECTIVE] = CAT_KERNEL};
+                               [DT_EVENT_OP] = CAT_OP, [DT_EVENT_COLLECTIVE] = CAT_KERNEL,
+                               [DT_EVENT_MEMORY] = CAT_MEMORY};
     uint64_t name = record_name(e, r);
     pf_begin(e->t, it->start, name, cat_iid(e, cats[r->kind]));
     uint64_t dur = it->end - it->start;
@@ -314,6 +320,19 @@ static void write_record(pf_export *e, const dt_layout_item *it)
             pf_arg_double(e->t, arg_iid(e, ARG_VENDOR_BANDWIDTH), k->bandwidth_gbps);
         break;
     }
+    case DT_EVENT_MEMORY: {
+        const dt_layout_memory *m = dt_layout_memory_get(e->l, item);
+        pf_arg_int(e->t, arg_iid(e, ARG_TOTAL_ALLOCATED), m->total);
+        pf_arg_int(e->t, arg_iid(e, ARG_MEM_BYTES), m->bytes);
+        pf_arg_int(e->t, arg_iid(e, ARG_DEVICE_ID), m->device_id);
+        pf_arg_int(e->t, arg_iid(e, ARG_DEVICE_TYPE), m->device_type);
+        pf_arg_uint(e->t, arg_iid(e, ARG_ADDR), r->u.memory.address);
+        const char *kind = dt_layout_memory_kind_name(r->context);
+        pf_arg_string(e->t, arg_iid(e, ARG_MEMORY_KIND), kind, strlen(kind));
+        pf_arg_uint(e->t, arg_iid(e, ARG_STREAM), r->lane);
+        pf_arg_uint(e->t, arg_iid(e, ARG_CORRELATION), r->correlation);
+        break;
+    }
     default: /* range, named host operation */
         external_arg(e, r);
         if (r->flags & DT_REC_HAS_PARENT)
@@ -368,7 +387,7 @@ static int write_events(pf_export *e, uint64_t capture_track)
         }
         e->open[e->nopen++] = it.end;
         if (it.rec) {
-            write_record(e, &it);
+            write_record(e, &it, k);
         } else {
             pf_begin(e->t, it.start, name_iid(e, it.name), cat_iid(e, CAT_SPAN));
             pf_arg_uint(e->t, arg_iid(e, ARG_EXTERNAL), it.external_id);
@@ -396,7 +415,8 @@ static int write_perfetto(pf_export *e, dt_out *out)
                                                  [CAT_MEMSET] = "gpu_memset", [CAT_SYNC] = "cuda_sync",
                                                  [CAT_OVERHEAD] = "overhead", [CAT_RANGE] = "user_annotation",
                                                  [CAT_OP] = "cpu_op",
-                                                 [CAT_SPAN] = "gpu_user_annotation", [CAT_TRACE] = "Trace"};
+                                                 [CAT_SPAN] = "gpu_user_annotation", [CAT_TRACE] = "Trace",
+                                                 [CAT_MEMORY] = "cpu_instant_event"};
     for (int k = 1; k < CAT_COUNT; k++) {
         if (k == CAT_RUNTIME || k == CAT_DRIVER)
             snprintf(e->cat_name[k], sizeof e->cat_name[k], "%s_%s", prefix, k == CAT_RUNTIME ? "runtime" : "driver");
