@@ -32,6 +32,7 @@ from ._native import DT_RANGE_ID_BASE as RANGE_ID_BASE
 from .events import (
     ApiEvent,
     CollectiveEvent,
+    MemoryEvent,
     CopyKind,
     DeviceEvent,
     Event,
@@ -51,6 +52,6 @@ __version__ = "0.1.0"
 __all__ = [
     "ApiEvent", "BackendStatus", "BackendUnavailableError", "BusyError", "CollectiveEvent", "CopyKind", "DeviceEvent",
     "DevtraceError", "Event", "EventArrays", "EventKind", "HostEvent", "KernelEvent", "MemcpyEvent",
-    "MemoryKind", "MemsetEvent", "OpEvent", "RANGE_ID_BASE", "RangeEvent", "TraceWriteError",
+    "MemoryEvent", "MemoryKind", "MemsetEvent", "OpEvent", "RANGE_ID_BASE", "RangeEvent", "TraceWriteError",
     "UnknownBackendError", "backend_names", "backends", "external", "probe", "profile", "range", "version",
 ]

@@ -81,6 +81,15 @@ class _Collective(ctypes.Structure):
     ]
 
 
+class _Memory(ctypes.Structure):
+    _fields_ = [
+        ("address", ctypes.c_uint64),
+        ("bytes", ctypes.c_uint64),
+        ("is_free", ctypes.c_int),
+        ("memory_kind", ctypes.c_int),
+    ]
+
+
 class _Payload(ctypes.Union):
     _fields_ = [
         ("kernel", _Kernel),
@@ -90,6 +99,7 @@ class _Payload(ctypes.Union):
         ("range", _Range),
         ("op", _Op),
         ("collective", _Collective),
+        ("memory", _Memory),
     ]
 
 

@@ -9,7 +9,6 @@
  * correlation), which need libmspti.so preloaded.
  */
 #include <math.h>
-#include <zlib.h>
 
 #include "mspti_test.h"
 
@@ -19,68 +18,6 @@ static void collective(int device, int stream, const char *name, uint64_t count,
                              .algorithm = "RING", .data_type = 4 /* fp32 */, .count = count,
                              .duration_ns = duration};
     REQUIRE_EQ(EMU(emu_collective)(&d), 0);
-}
-
-static void file_contains(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "rb");
-    REQUIRE(f, "%s", path);
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    int found = 0;
-    for (size_t i = 0; !found && i + strlen(text) <= n; i++) found = memcmp(buf + i, text, strlen(text)) == 0;
-    CHECK(found, "%s does not contain \"%s\"", path, text);
-}
-
-/* The bytes of a .pftrace with its packet bundles inflated: enough to find
-   the strings Perfetto interns (arg names, names). */
-static size_t read_varint(const uint8_t *p, size_t n, size_t *at, uint64_t *v)
-{
-    *v = 0;
-    for (int shift = 0; *at < n && shift < 64; shift += 7) {
-        uint8_t b = p[(*at)++];
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) return 1;
-    }
-    return 0;
-}
-
-static void pftrace_contains(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "rb");
-    REQUIRE(f, "%s", path);
-    static uint8_t raw[1 << 20], flat[4 << 20];
-    size_t n = fread(raw, 1, sizeof raw, f), used = 0;
-    fclose(f);
-    /* Trace: field 1, TracePacket; in it field 50, compressed_packets */
-    for (size_t at = 0; at < n;) {
-        uint64_t tag = 0, len = 0;
-        REQUIRE(read_varint(raw, n, &at, &tag) && (tag & 7) == 2 && read_varint(raw, n, &at, &len) &&
-                    len <= n - at, "%s: not a trace of packets", path);
-        size_t end = at + len;
-        for (size_t q = at; q < end;) {
-            uint64_t ftag, flen = 0, skip;
-            REQUIRE(read_varint(raw, end, &q, &ftag), "packet");
-            if ((ftag & 7) == 0) { REQUIRE(read_varint(raw, end, &q, &skip), "varint"); continue; }
-            if ((ftag & 7) == 1) { q += 8; continue; }
-            if ((ftag & 7) == 5) { q += 4; continue; }
-            REQUIRE((ftag & 7) == 2 && read_varint(raw, end, &q, &flen) && flen <= end - q, "field");
-            if (ftag >> 3 == 50) {
-                uLongf out = (uLongf)(sizeof flat - used);
-                REQUIRE(uncompress(flat + used, &out, raw + q, (uLong)flen) == Z_OK, "inflate");
-                used += out;
-            } else if (used + flen <= sizeof flat) {
-                memcpy(flat + used, raw + q, flen);
-                used += flen;
-            }
-            q += flen;
-        }
-        at = end;
-    }
-    int found = 0;
-    for (size_t i = 0; !found && i + strlen(text) <= used; i++) found = memcmp(flat + i, text, strlen(text)) == 0;
-    CHECK(found, "%s does not hold \"%s\"", path, text);
 }
 
 static void communication_records(void)

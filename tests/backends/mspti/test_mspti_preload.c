@@ -31,7 +31,7 @@ static void without_preload_the_trace_says_why(void)
     CHECK_EQ(count_kind(s, DT_EVENT_KERNEL), 2);
     const char *why = note_text(s, "kinds");
     REQUIRE(why != NULL, "no note about the kinds");
-    CHECK(strstr(why, "memory copies, memsets not recorded"), "%s", why);
+    CHECK(strstr(why, "memory copies, memsets, memory allocations not recorded"), "%s", why);
     CHECK(strstr(why, "MSPTI_ERROR_WITHOUT_LD_PRELOAD (6)"), "%s", why);
     CHECK(strstr(why, "LD_PRELOAD=" DT_EMULATOR), "the note does not say what to preload: %s", why);
     CHECK_EQ(dt_session_loss_total(s), 0);
