@@ -2,7 +2,8 @@
  * MSPTI's own decoders, fed buffers written by hand through the public
  * layouts (no library): API names from strings, markers paired whatever
  * the order of their halves, malformed halves counted, collectives with
- * their sizes, a record cut short and a kind devtrace does not know.
+ * their sizes, memory allocations and frees, a record cut short and a kind
+ * devtrace does not know.
  */
 #include "backends/engine.h"
 #include "backends/mspti_abi.h"
@@ -157,6 +158,65 @@ static void collectives_and_their_sizes(void)
     dt_session_destroy(g_s);
 }
 
+static void memory_allocations_and_frees(void)
+{
+    begin();
+    msptiActivityMemory m = {.kind = MSPTI_ACTIVITY_KIND_MEMORY,
+                             .memoryOperationType = MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+                             .memoryKind = MSPTI_ACTIVITY_MEMORY_DEVICE, .correlationId = UINT64_C(0x100000009),
+                             .start = 100, .end = 150, .address = 0x12400000, .bytes = 4096, .processId = 7,
+                             .deviceId = 2, .streamId = MSPTI_INVALID_STREAM_ID};
+    PUT(m);
+    /* a free the library gives no size of, on a stream */
+    m.memoryOperationType = MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+    m.bytes = 0;
+    m.streamId = 5;
+    m.start = 300;
+    PUT(m);
+    m.memoryOperationType = MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = MSPTI_ACTIVITY_MEMORY_HOST;
+    m.bytes = 64;
+    PUT(m);
+    m.memoryKind = (msptiActivityMemoryKind)9; /* no such kind */
+    PUT(m);
+    m.memoryOperationType = (msptiActivityMemoryOperationType)2; /* neither: malformed */
+    PUT(m);
+    run();
+    REQUIRE_EQ(events(DT_EVENT_MEMORY, NULL), 4);
+    CHECK_EQ(dt_session_loss(g_s, DT_LOSS_MALFORMED), 1);
+    dt_event ev[4];
+    for (size_t i = 0; i < 4; i++) dt_rec_to_event(g_s, dt_store_at(&g_s->store, i), &ev[i]);
+    CHECK_STR(ev[0].name, "[memory]");
+    CHECK_EQ(ev[0].start_ns, 100);
+    CHECK_EQ(ev[0].end_ns, 100);
+    CHECK_EQ(ev[0].device, 2);
+    CHECK_EQ(ev[0].stream, 0); /* no stream */
+    CHECK_EQ(ev[0].correlation, UINT64_C(0x100000009));
+    CHECK_EQ(ev[0].u.memory.address, 0x12400000);
+    CHECK_EQ(ev[0].u.memory.bytes, 4096);
+    CHECK_EQ(ev[0].u.memory.is_free, 0);
+    CHECK_EQ(ev[0].u.memory.memory_kind, DT_MEM_DEVICE);
+    CHECK_EQ(ev[1].u.memory.is_free, 1);
+    CHECK_EQ(ev[1].u.memory.bytes, 0);
+    CHECK_EQ(ev[1].stream, 5);
+    CHECK_EQ(ev[1].start_ns, 300);
+    CHECK_EQ(ev[2].u.memory.memory_kind, DT_MEM_PINNED);
+    CHECK_EQ(ev[3].u.memory.memory_kind, DT_MEM_UNKNOWN);
+    dt_session_destroy(g_s);
+
+    /* without the memory capture bit nothing is kept */
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = "null";
+    c.capture = DT_CAPTURE_KERNEL;
+    REQUIRE_EQ(dt_session_create(&c, &g_s), DT_OK);
+    m.memoryOperationType = MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    PUT(m);
+    run();
+    CHECK_EQ(g_s->store.count, 0);
+    dt_session_destroy(g_s);
+}
+
 static void records_cut_short_and_unknown_kinds(void)
 {
     begin();
@@ -186,4 +246,5 @@ static void records_cut_short_and_unknown_kinds(void)
 }
 
 DT_TEST_MAIN(NULL, NULL, DT_TEST(api_names_are_strings), DT_TEST(marker_halves_pair_in_any_order),
-             DT_TEST(collectives_and_their_sizes), DT_TEST(records_cut_short_and_unknown_kinds))
+             DT_TEST(collectives_and_their_sizes), DT_TEST(memory_allocations_and_frees),
+             DT_TEST(records_cut_short_and_unknown_kinds))
