@@ -311,3 +311,35 @@ print(c.name, c.count, c.bytes, c.data_type, c.group, c.algorithm, c.stream, abs
     trace = check_trace(tmp_path / "t.json")
     (ev,) = [e for e in trace["traceEvents"] if e.get("args", {}).get("Collective name")]
     assert ev["cat"] == "kernel" and ev["args"]["In msg nelems"] == 1 << 20 and ev["args"]["dtype"] == "Float"
+
+
+@pytest.mark.skipif(not MSPTI_EMU or not MSPTI_EMU[0].exists(), reason="the MSPTI emulator is not built")
+def test_memory_allocations_come_back_typed(tmp_path):
+    """Device memory allocated and freed on the emulated Ascend runtime comes
+    back as MemoryEvents (address, bytes, free or not, kind), with bytes in
+    the numpy columns, and as torch's [memory] instants in the trace; in a
+    child Python started with libmspti.so preloaded, as MSPTI needs for its
+    memory kinds."""
+    code = f"""
+import ctypes, devtrace
+lib = ctypes.CDLL({str(MSPTI_EMU[0])!r})
+addr = ctypes.c_uint64()
+with devtrace.profile({str(tmp_path / "t.json")!r}, backend="mspti") as p:
+    assert lib.emu_malloc(1, 3, ctypes.c_uint64(3 << 20), ctypes.byref(addr)) == 0
+    assert lib.emu_free(addr) == 0
+mem = [e for e in p.events if isinstance(e, devtrace.MemoryEvent)]
+assert [m.kind for m in mem] == [devtrace.EventKind.MEMORY] * 2
+cols = p.arrays()
+print(len(mem), [m.is_free for m in mem], {{m.bytes for m in mem}}, {{m.address == addr.value for m in mem}},
+      {{m.memory_kind.name for m in mem}}, {{m.device for m in mem}},
+      int(cols.bytes[cols.kind == devtrace.EventKind.MEMORY].sum()), p.lost)
+"""
+    res = run([sys.executable, "-c", code],
+              env={"DEVTRACE_MSPTI_LIBRARY": str(MSPTI_EMU[0]), "LD_PRELOAD": str(MSPTI_EMU[0])})
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    assert res.stdout.split("\n")[0] == "2 [False, True] {%d} {True} {'DEVICE'} {1} %d 0" % (3 << 20, 6 << 20)
+    trace = check_trace(tmp_path / "t.json")
+    mem = [e for e in trace["traceEvents"] if e.get("name") == "[memory]"]
+    assert [(e["ph"], e["s"], e["cat"]) for e in mem] == [("i", "t", "cpu_instant_event")] * 2
+    assert [(e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in mem] == [(3 << 20, 3 << 20), (-(3 << 20), 0)]
+    assert {(e["args"]["Device Id"], e["args"]["Device Type"]) for e in mem} == {(1, 20)}
