@@ -60,6 +60,8 @@ static void good_trace_csv_is_exact(void)
         "ranges,28.6,200000,1,200000.0,200000.0,200000,200000,0.0,30250,fwd\n"
         "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Total Bytes,"
         "Avg Bandwidth (GB/s),Name\n"
+        "Report,Device,Allocations,Frees,Bytes Allocated,Bytes Freed,Peak Allocated (bytes),"
+        "Final Allocated (bytes)\n"
         "Report,Reason,Count\n"
         "loss,timestamp_zero,0\n"
         "loss,timestamp_reversed,0\n"
