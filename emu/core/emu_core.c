@@ -213,16 +213,25 @@ static void wait_device_time(uint64_t target)
 /* ------------------------------------------------------------------ */
 /* Small containers                                                    */
 /* ------------------------------------------------------------------ */
+/* Room for one more of n elements in *items (capacity *cap, doubled from
+   `first`); -1 when out of memory. */
+static int grow_for_one(void **items, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : first;
+    void *p = realloc(*items, c * elem);
+    if (!p)
+        return -1;
+    *items = p;
+    *cap = c;
+    return 0;
+}
+
 static int vec_push(rec_vec *v, const pending_rec *r)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 256;
-        pending_rec *nv = realloc(v->v, cap * sizeof(*nv));
-        if (!nv)
-            return -1;
-        v->v = nv;
-        v->cap = cap;
-    }
+    if (grow_for_one((void **)&v->v, &v->cap, v->n, sizeof *v->v, 256) != 0)
+        return -1;
     v->v[v->n++] = *r;
     return 0;
 }
@@ -1688,15 +1697,9 @@ EMU_API int emu_range_start(const char *name, int device, int stream, uint64_t *
     if (!id || !marker_place_ok(device, stream))
         return EMU_EINVAL;
     pthread_mutex_lock(&G.lock);
-    if (G.range_n == G.range_cap) {
-        size_t cap = G.range_cap ? G.range_cap * 2 : 16;
-        struct open_range *r = realloc(G.ranges, cap * sizeof *r);
-        if (!r) {
-            pthread_mutex_unlock(&G.lock);
-            return EMU_EINVAL;
-        }
-        G.ranges = r;
-        G.range_cap = cap;
+    if (grow_for_one((void **)&G.ranges, &G.range_cap, G.range_n, sizeof *G.ranges, 16) != 0) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_EINVAL;
     }
     *id = atomic_fetch_add(&g_next_mark, 1);
     G.ranges[G.range_n++] = (struct open_range){ *id, device, stream };
@@ -1791,15 +1794,9 @@ EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address
         bytes > (UINT64_C(1) << 40))
         return EMU_EINVAL;
     pthread_mutex_lock(&G.lock);
-    if (G.block_n == G.block_cap) {
-        size_t cap = G.block_cap ? G.block_cap * 2 : 16;
-        struct live_block *b = realloc(G.blocks, cap * sizeof *b);
-        if (!b) {
-            pthread_mutex_unlock(&G.lock);
-            return EMU_EINVAL;
-        }
-        G.blocks = b;
-        G.block_cap = cap;
+    if (grow_for_one((void **)&G.blocks, &G.block_cap, G.block_n, sizeof *G.blocks, 16) != 0) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_EINVAL;
     }
     /* 2 MB-aligned, as the device allocator hands out large blocks */
     if (!G.next_address) G.next_address = UINT64_C(0x124000000000);

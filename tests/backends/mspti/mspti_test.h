@@ -151,6 +151,23 @@ static DT_CHECK_UNUSED void check_trace_file(const char *path)
     CHECK_EQ(rc, 0);
 }
 
+/* `devtrace stats --format csv --report <reports>` of a written trace
+   (to free). */
+static DT_CHECK_UNUSED char *stats_csv(const char *path, const char *reports)
+{
+    char err[512];
+    dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
+    REQUIRE(src, "%s", err);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    REQUIRE(out);
+    CHECK_EQ(dt_stats_source(src, path, reports, true, out, stderr), 0);
+    fclose(out);
+    dt_rd_close(src);
+    return text;
+}
+
 /* A written file holds `text`. */
 static DT_CHECK_UNUSED void file_contains(const char *path, const char *text)
 {

@@ -79,16 +79,7 @@ static void communication_records(void)
     pftrace_contains(pf, "hccl_world_group");
 
     /* devtrace stats: a table of their own, not among the kernels */
-    char err[512];
-    dt_rd_source *src = dt_rd_open_file(json, err, sizeof err);
-    REQUIRE(src, "%s", err);
-    char *out_text = NULL;
-    size_t out_len = 0;
-    FILE *out = open_memstream(&out_text, &out_len);
-    REQUIRE(out);
-    CHECK_EQ(dt_stats_source(src, json, "collectives,kernels", true, out, stderr), 0);
-    fclose(out);
-    dt_rd_close(src);
+    char *out_text = stats_csv(json, "collectives,kernels");
     /* 6 all-reduces of 1..6 x 4 KiB, and one broadcast of 40 bytes */
     CHECK(strstr(out_text, "collectives,") && strstr(out_text, ",6,") && strstr(out_text, ",86016,") &&
               strstr(out_text, ",hcom_allReduce_\n"),

@@ -99,16 +99,7 @@ static void memory_records(void)
     pftrace_contains(pf, "Total Allocated");
     pftrace_contains(pf, "cpu_instant_event");
 
-    char err[512];
-    dt_rd_source *src = dt_rd_open_file(json, err, sizeof err);
-    REQUIRE(src, "%s", err);
-    char *out_text = NULL;
-    size_t out_len = 0;
-    FILE *out = open_memstream(&out_text, &out_len);
-    REQUIRE(out);
-    CHECK_EQ(dt_stats_source(src, json, "memory", true, out, stderr), 0);
-    fclose(out);
-    dt_rd_close(src);
+    char *out_text = stats_csv(json, "memory");
     /* allocations, frees, bytes allocated, bytes freed, peak, final */
     CHECK(strstr(out_text, "\nmemory,privateuse1:0,3,2,1118208,1114112,1118208,4096\n") != NULL, "%s", out_text);
     CHECK(strstr(out_text, "\nmemory,cpu,1,1,8192,8192,8192,0\n") != NULL, "%s", out_text);
