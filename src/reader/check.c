@@ -548,6 +548,8 @@ static int cmp_mem(const void *a, const void *b)
    instant may come in any order: the chain restarts after them. */
 static void check_memory(ck *c)
 {
+    if (c->nmem < 2)
+        return;
     qsort(c->mem, c->nmem, sizeof *c->mem, cmp_mem);
     const ck_mem *prev = NULL;
     for (size_t i = 0; i < c->nmem;) {
