@@ -19,9 +19,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "dt_internal.h"
+#include "export/json_out.h"
 #include "export/layout.h"
 
 #define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
@@ -35,6 +37,8 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+
 
 /* CPU time of this process (all threads) in user mode, the exporter's own
    work, and in the kernel, mostly the copy into the page cache. */
@@ -78,84 +82,249 @@ static dt_rec *push(dt_session *s, int kind, uint64_t start, uint64_t end)
     return r;
 }
 
-/* Perfetto beside JSON: the same session written as .pftrace, its size and
-   speed as ratios to the JSON export measured above in this run. */
-static void bench_perfetto(dt_session *s, const char *json_path, uint64_t json_bytes, double json_s, int repeats,
-                           double gz_s, uint64_t gz_bytes)
+/* Where a .pftrace's bytes go, by walking its wire format: per slice (a
+   TYPE_SLICE_BEGIN TrackEvent), the framing Perfetto's format needs (the
+   packets, their timestamps and sequence ids, the TrackEvents' type, name
+   and category, the END packets), the args by name, the flows, and what
+   is written once (descriptors, interned strings). */
+#define BUDGET_ARGS 32
+typedef struct pf_budget {
+    uint64_t slices;
+    uint64_t framing, flows, once, args_total;
+    struct { char name[48]; uint64_t bytes; } arg[BUDGET_ARGS];
+    int nargs;
+} pf_budget;
+
+static uint64_t wire_varint(const uint8_t **p, const uint8_t *end)
 {
-    size_t len = strlen(json_path) + 16;
-    char *path = malloc(len);
-    snprintf(path, len, "%s.pftrace", json_path);
-    double best = 1e30, best_user = 1e30, best_layout = 1e30;
-    for (int rep = 0; rep < repeats; rep++) {
-        double l0 = now_s();
-        dt_layout *l = dt_layout_build(s);
-        double l1 = now_s();
-        dt_layout_free(l);
-        if (l1 - l0 < best_layout)
-            best_layout = l1 - l0;
-        double e0 = now_s(), u0 = cpu_now().user;
-        if (dt_session_write(s, path, DT_FORMAT_PERFETTO) != DT_OK) {
-            fprintf(stderr, "perfetto export: %s\n", dt_last_error());
-            exit(1);
-        }
-        double e1 = now_s(), u1 = cpu_now().user;
-        if (e1 - e0 < best)
-            best = e1 - e0;
-        if (u1 - u0 < best_user)
-            best_user = u1 - u0;
+    uint64_t v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t c = *(*p)++;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (c < 0x80)
+            break;
     }
-    uint64_t bytes = file_size(path);
-    printf("Perfetto: %.1f MB in %.2f s: %.2f M events/s; %.1fx fewer bytes and %.1fx the speed of JSON "
-           "(targets: 5x, 3x)\n",
-           (double)bytes / 1e6, best, (double)s->store.count / 1e6 / best, (double)json_bytes / (double)bytes,
-           json_s / best);
-    printf("Perfetto, user CPU only: %.2f s: %.2f M events/s\n", best_user,
-           (double)s->store.count / 1e6 / best_user);
-    /* what bounds both writers: the layout they share, and the kernel's
-       write path for their bytes */
-    size_t chunk = 1u << 20;
-    char *buf = calloc(1, chunk);
-    size_t wlen = strlen(path) + 8;
-    char *wpath = malloc(wlen);
-    snprintf(wpath, wlen, "%s.write", path);
-    double best_write = 1e30;
-    for (int rep = 0; rep < repeats; rep++) {
-        int fd = open(wpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        double w0 = now_s();
-        for (uint64_t done = 0; fd >= 0 && done < bytes; done += chunk)
-            if (write(fd, buf, chunk) != (ssize_t)chunk)
-                break;
-        if (fd >= 0)
-            close(fd);
-        if (now_s() - w0 < best_write)
-            best_write = now_s() - w0;
+    return v;
+}
+
+/* The next field of [*p, end): its number, wire type, and for varints the
+   value, for length-delimited ones the payload. 0 at the end. */
+static int wire_field(const uint8_t **p, const uint8_t *end, unsigned *field, unsigned *wt, uint64_t *v,
+                      const uint8_t **payload, size_t *len)
+{
+    if (*p >= end)
+        return 0;
+    uint64_t tag = wire_varint(p, end);
+    *field = (unsigned)(tag >> 3);
+    *wt = (unsigned)(tag & 7);
+    *len = 0;
+    switch (*wt) {
+    case 0: *v = wire_varint(p, end); break;
+    case 1: *p += 8; break;
+    case 5: *p += 4; break;
+    case 2:
+        *len = (size_t)wire_varint(p, end);
+        *payload = *p;
+        *p += *len;
+        break;
+    default: *p = end; return 0;
     }
-    unlink(wpath);
-    printf("of which the row layout both writers build first: %.2f s (%.0f%% of JSON's time); write() of %.1f MB "
-           "alone: %.2f s\n",
-           best_layout, 100.0 * best_layout / json_s, (double)bytes / 1e6, best_write);
-    if (gz_s > 0) {
-        snprintf(path, len, "%s.pftrace.gz", json_path);
-        double best_gz = 1e30;
-        for (int rep = 0; rep < repeats; rep++) {
-            double e0 = now_s();
-            if (dt_session_write(s, path, DT_FORMAT_PERFETTO_GZ) != DT_OK) {
-                fprintf(stderr, "perfetto export: %s\n", dt_last_error());
-                exit(1);
+    return *p <= end;
+}
+
+/* debug annotation names per sequence: enough for the writer's few */
+#define BUDGET_SEQS 4096
+#define BUDGET_NAMES 64
+static void pf_budget_file(const char *path, pf_budget *b)
+{
+    memset(b, 0, sizeof *b);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *data = malloc((size_t)size + 1);
+    if (!data || fread(data, 1, (size_t)size, f) != (size_t)size) {
+        fclose(f);
+        free(data);
+        return;
+    }
+    fclose(f);
+    static char names[BUDGET_SEQS][BUDGET_NAMES][48];
+    memset(names, 0, sizeof names);
+    const uint8_t *p = data, *end = data + size;
+    unsigned field, wt;
+    uint64_t v;
+    const uint8_t *pl;
+    size_t len;
+    for (const uint8_t *at = p; wire_field(&p, end, &field, &wt, &v, &pl, &len); at = p) {
+        size_t packet = (size_t)(p - at); /* with its tag and length */
+        const uint8_t *q = pl, *qe = pl + len;
+        uint64_t seq = 0;
+        const uint8_t *te = NULL;
+        size_t te_len = 0, other = 0;
+        for (const uint8_t *r = q; wire_field(&r, qe, &field, &wt, &v, &pl, &len);)
+            if (field == 10)
+                seq = v;
+        if (seq >= BUDGET_SEQS)
+            seq = 0;
+        const uint8_t *fs = q;
+        while (wire_field(&q, qe, &field, &wt, &v, &pl, &len)) {
+            size_t fbytes = (size_t)(q - fs);
+            if (field == 11) {
+                te = pl;
+                te_len = len;
+            } else if (field == 12) {
+                other += fbytes;
+                const uint8_t *i = pl, *ie = pl + len;
+                unsigned f2, w2;
+                uint64_t v2;
+                const uint8_t *p2;
+                size_t l2;
+                while (wire_field(&i, ie, &f2, &w2, &v2, &p2, &l2)) {
+                    if (f2 != 3)
+                        continue;
+                    uint64_t iid = 0;
+                    const uint8_t *nm = NULL;
+                    size_t nlen = 0;
+                    unsigned f3, w3;
+                    uint64_t v3;
+                    const uint8_t *p3;
+                    size_t l3;
+                    for (const uint8_t *j = p2; wire_field(&j, p2 + l2, &f3, &w3, &v3, &p3, &l3);) {
+                        if (f3 == 1)
+                            iid = v3;
+                        else if (f3 == 2)
+                            nm = p3, nlen = l3;
+                    }
+                    if (iid < BUDGET_NAMES && nm)
+                        snprintf(names[seq][iid], sizeof names[seq][iid], "%.*s", (int)nlen, (const char *)nm);
+                }
+            } else if (field == 13 && (v & 1)) {
+                memset(names[seq], 0, sizeof names[seq]);
+                other += fbytes;
+            } else if (field != 8 && field != 10) {
+                other += fbytes;
             }
-            if (now_s() - e0 < best_gz)
-                best_gz = now_s() - e0;
+            fs = q;
         }
-        uint64_t pgz = file_size(path);
-        printf("Perfetto gzip: %.1f MB in %.2f s; %.1fx fewer bytes than JSON, %.1fx fewer than JSON gzip, at %.1fx "
-               "JSON gzip's speed\n",
-               (double)pgz / 1e6, best_gz, (double)json_bytes / (double)pgz, (double)gz_bytes / (double)pgz,
-               gz_s / best_gz);
+        if (!te) {
+            b->once += packet;
+            continue;
+        }
+        /* what is not the TrackEvent's args or flows is framing */
+        size_t args = 0, flows = 0;
+        int begin = 0;
+        const uint8_t *t = te, *te_end = te + te_len;
+        fs = t;
+        while (wire_field(&t, te_end, &field, &wt, &v, &pl, &len)) {
+            size_t fbytes = (size_t)(t - fs);
+            if (field == 9 && v == 1)
+                begin = 1;
+            if (field == 4) {
+                uint64_t iid = 0;
+                unsigned f2, w2;
+                uint64_t v2;
+                const uint8_t *p2;
+                size_t l2;
+                for (const uint8_t *j = pl; wire_field(&j, pl + len, &f2, &w2, &v2, &p2, &l2);)
+                    if (f2 == 1)
+                        iid = v2;
+                const char *nm = iid < BUDGET_NAMES && names[seq][iid][0] ? names[seq][iid] : "?";
+                int k = 0;
+                while (k < b->nargs && strcmp(b->arg[k].name, nm) != 0)
+                    k++;
+                if (k == b->nargs && k < BUDGET_ARGS)
+                    snprintf(b->arg[b->nargs++].name, sizeof b->arg[0].name, "%s", nm);
+                if (k < BUDGET_ARGS)
+                    b->arg[k].bytes += fbytes;
+                args += fbytes;
+            } else if (field == 36 || field == 42 || field == 47 || field == 48) {
+                flows += fbytes;
+            }
+            fs = t;
+        }
+        b->slices += begin;
+        b->args_total += args;
+        b->flows += flows;
+        b->once += other;
+        b->framing += packet - other - args - flows;
     }
-    free(wpath);
-    free(buf);
-    free(path);
+    free(data);
+}
+
+static void pf_budget_print(const pf_budget *b, uint64_t file_bytes, uint64_t json_bytes)
+{
+    if (!b->slices)
+        return;
+    double n = (double)b->slices;
+    printf("Perfetto bytes per slice (%llu slices): %.1f in all = framing %.1f (two packets with their timestamps and "
+           "sequence ids, the TrackEvents' type, name and category) + args %.1f + flows %.1f + written once %.1f\n",
+           (unsigned long long)b->slices, (double)file_bytes / n, (double)b->framing / n, (double)b->args_total / n,
+           (double)b->flows / n, (double)b->once / n);
+    printf("  args per slice by name:");
+    for (int k = 0; k < b->nargs; k++)
+        printf("%s %s %.2f", k ? "," : "", b->arg[k].name, (double)b->arg[k].bytes / n);
+    printf("\n  5x fewer bytes than JSON would need %.1f bytes per slice: framing and flows alone take %.1f, "
+           "leaving %.1f for the args the JSON carries (%.1f now)\n",
+           (double)json_bytes / 5.0 / n, (double)(b->framing + b->flows) / n,
+           (double)json_bytes / 5.0 / n - (double)(b->framing + b->flows + b->once) / n, (double)b->args_total / n);
+}
+
+/* write() of n bytes of `src` (chunk bytes, repeated) to path, timed */
+static double plain_write(const char *path, const char *src, size_t chunk, uint64_t n, double *sys)
+{
+    cpu_times c0 = cpu_now();
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    double w0 = now_s();
+    for (uint64_t done = 0; fd >= 0 && done < n; done += chunk) {
+        size_t k = n - done < chunk ? (size_t)(n - done) : chunk;
+        if (write(fd, src, k) != (ssize_t)k)
+            break;
+    }
+    if (fd >= 0)
+        close(fd);
+    double w = now_s() - w0;
+    *sys = cpu_now().sys - c0.sys;
+    unlink(path);
+    return w;
+}
+
+typedef struct timed {
+    double wall, user, sys;
+} timed;
+
+static timed export_once(dt_session *s, const char *path, dt_format format)
+{
+    cpu_times c0 = cpu_now();
+    double w0 = now_s();
+    dt_status st = dt_session_write(s, path, format);
+    timed t = {now_s() - w0, 0, 0};
+    cpu_times c1 = cpu_now();
+    if (st != DT_OK) {
+        fprintf(stderr, "export %s: %s\n", path, dt_last_error());
+        exit(1);
+    }
+    t.user = c1.user - c0.user;
+    t.sys = c1.sys - c0.sys;
+    return t;
+}
+
+#define MED(field) med_of(rounds, repeats, offsetof(round_figures, field), &lo, &hi)
+typedef struct round_figures {
+    double write_s, write_sys, json_s, json_user, json_sys, json_ratio;
+    double pf_s, pf_user, pf_sys, pf_speed, pf_write_s;
+    double layout_cpu, layout_s;
+    double gz_s, gz_user, pfgz_s;
+} round_figures;
+
+static double med_of(const round_figures *r, int n, size_t off, double *lo, double *hi)
+{
+    double v[MAX_ROUNDS];
+    for (int k = 0; k < n; k++)
+        v[k] = *(const double *)((const char *)&r[k] + off);
+    return bench_median(v, n, lo, hi);
 }
 
 int main(int argc, char **argv)
@@ -164,6 +333,7 @@ int main(int argc, char **argv)
     size_t target = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 10000000u;
     const char *mode = argc > 3 ? argv[3] : "all";
     int do_gzip = strcmp(mode, "json") != 0;
+    int layout_only = strcmp(mode, "layout") == 0;
     int repeats = argc > 4 ? atoi(argv[4]) : 5;
     if (repeats < 1)
         repeats = 1;
@@ -304,63 +474,81 @@ int main(int argc, char **argv)
     printf("bytes per stored event: %.1f (store %zu + names %zu + launch configs %zu)\n",
            (double)held / (double)s->store.count, dt_store_bytes(&s->store), s->names.bytes, launch_bytes);
 
-    /* Each round: the export, then a plain write of as many bytes to the
-       same file system, then (all) gzip. Ratios are taken within a round. */
-    uint64_t json_bytes = 0, gz_bytes = 0;
-    double json_s[MAX_ROUNDS], json_user[MAX_ROUNDS], json_sys[MAX_ROUNDS], write_s[MAX_ROUNDS],
-        write_sys[MAX_ROUNDS], ratio[MAX_ROUNDS], gz_s[MAX_ROUNDS], gz_user[MAX_ROUNDS];
-    size_t gz_len = strlen(path) + 4, wlen = strlen(path) + 8;
-    char *gz_path = malloc(gz_len), *wpath = malloc(wlen);
-    snprintf(gz_path, gz_len, "%s.gz", path);
-    snprintf(wpath, wlen, "%s.write", path);
+    if (layout_only) {
+        /* the layout alone, for counting its instructions or its CPU time */
+        double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], lo, hi, x;
+        for (int rep = 0; rep < repeats; rep++) {
+            cpu_times c0 = cpu_now();
+            double w0 = now_s();
+            dt_layout *l = dt_layout_build(s);
+            wall[rep] = now_s() - w0;
+            cpu_times c1 = cpu_now();
+            cpu[rep] = c1.user + c1.sys - c0.user - c0.sys;
+            if (!l) {
+                fprintf(stderr, "out of memory building the layout\n");
+                return 1;
+            }
+            dt_layout_free(l);
+        }
+        double w = bench_median(wall, repeats, &lo, &hi);
+        printf("layout: %.3f s (%.3f..%.3f), %.0f ns per event; CPU (all its threads) %.3f s\n", w, lo, hi,
+               w * 1e9 / (double)s->store.count, bench_median(cpu, repeats, &x, &x));
+        dt_session_destroy(s);
+        return 0;
+    }
+
+    /* Each round, in this order: a plain write() of the JSON's bytes to
+       the same file system, the JSON export, a plain write of the
+       Perfetto trace's bytes, the Perfetto export, the layout alone (what
+       both writers build first), then (all) gzip of both. Ratios are taken
+       within a round. */
+    size_t plen = strlen(path) + 16;
+    char *gz_path = malloc(plen), *wpath = malloc(plen), *pf_path = malloc(plen), *pfgz_path = malloc(plen);
+    snprintf(gz_path, plen, "%s.gz", path);
+    snprintf(wpath, plen, "%s.write", path);
+    snprintf(pf_path, plen, "%s.pftrace", path);
+    snprintf(pfgz_path, plen, "%s.pftrace.gz", path);
     size_t chunk = 1u << 20;
     char *src = malloc(chunk);
     memset(src, 'x', chunk);
-    /* the number of bytes to write plainly: the trace's, from a first export */
-    if (dt_export_chrome(s, path, DT_FORMAT_JSON) != DT_OK) {
-        fprintf(stderr, "export: %s\n", dt_last_error());
-        return 1;
-    }
-    json_bytes = file_size(path);
+    /* the numbers of bytes to write plainly: the traces', from a first export */
+    export_once(s, path, DT_FORMAT_JSON);
+    export_once(s, pf_path, DT_FORMAT_PERFETTO);
+    uint64_t json_bytes = file_size(path), pf_bytes = file_size(pf_path), gz_bytes = 0, pfgz_bytes = 0;
+    round_figures rounds[MAX_ROUNDS];
+    memset(rounds, 0, sizeof rounds);
     for (int rep = 0; rep < repeats; rep++) {
+        round_figures *r = &rounds[rep];
         /* the same bytes written plainly, with the trace out of the way */
         unlink(path);
+        r->write_s = plain_write(wpath, src, chunk, json_bytes, &r->write_sys);
+        timed j = export_once(s, path, DT_FORMAT_JSON);
+        r->json_s = j.wall;
+        r->json_user = j.user;
+        r->json_sys = j.sys;
+        r->json_ratio = j.wall / r->write_s;
+        unlink(pf_path);
+        double x;
+        r->pf_write_s = plain_write(wpath, src, chunk, pf_bytes, &x);
+        timed pf = export_once(s, pf_path, DT_FORMAT_PERFETTO);
+        r->pf_s = pf.wall;
+        r->pf_user = pf.user;
+        r->pf_sys = pf.sys;
+        r->pf_speed = j.wall / pf.wall;
         cpu_times c0 = cpu_now();
-        int fd = open(wpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        double w0 = now_s();
-        for (uint64_t done = 0; fd >= 0 && done < json_bytes; done += chunk) {
-            size_t n = json_bytes - done < chunk ? (size_t)(json_bytes - done) : chunk;
-            if (write(fd, src, n) != (ssize_t)n)
-                break;
-        }
-        if (fd >= 0)
-            close(fd);
-        write_s[rep] = now_s() - w0;
+        double l0 = now_s();
+        dt_layout *l = dt_layout_build(s);
+        r->layout_s = now_s() - l0;
         cpu_times c1 = cpu_now();
-        write_sys[rep] = c1.sys - c0.sys;
-        unlink(wpath);
-
-        double e0 = now_s();
-        if (dt_export_chrome(s, path, DT_FORMAT_JSON) != DT_OK) {
-            fprintf(stderr, "export: %s\n", dt_last_error());
-            return 1;
-        }
-        json_s[rep] = now_s() - e0;
-        cpu_times c2 = cpu_now();
-        json_user[rep] = c2.user - c1.user;
-        json_sys[rep] = c2.sys - c1.sys;
-        ratio[rep] = json_s[rep] / write_s[rep];
-
+        r->layout_cpu = c1.user + c1.sys - c0.user - c0.sys;
+        dt_layout_free(l);
         if (do_gzip) {
-            cpu_times z0 = cpu_now();
-            double z_start = now_s();
-            if (dt_export_chrome(s, gz_path, DT_FORMAT_JSON_GZ) != DT_OK) {
-                fprintf(stderr, "export: %s\n", dt_last_error());
-                return 1;
-            }
-            gz_s[rep] = now_s() - z_start;
-            gz_user[rep] = cpu_now().user - z0.user;
+            timed z = export_once(s, gz_path, DT_FORMAT_JSON_GZ);
+            r->gz_s = z.wall;
+            r->gz_user = z.user;
             gz_bytes = file_size(gz_path);
+            r->pfgz_s = export_once(s, pfgz_path, DT_FORMAT_PERFETTO_GZ).wall;
+            pfgz_bytes = file_size(pfgz_path);
         }
     }
     /* the traces of the last round stay for `devtrace check` when a path was
@@ -368,33 +556,63 @@ int main(int argc, char **argv)
     if (argc <= 1) {
         unlink(path);
         unlink(gz_path);
+        unlink(pf_path);
+        unlink(pfgz_path);
     }
-    double lo, hi, x;
-    double js = bench_median(json_s, repeats, &lo, &hi);
-    double ws = bench_median(write_s, repeats, &x, &x);
-    double r = bench_median(ratio, repeats, &x, &x);
-    double rlo, rhi;
-    bench_median(ratio, repeats, &rlo, &rhi);
-    double ju = bench_median(json_user, repeats, &x, &x), jsys = bench_median(json_sys, repeats, &x, &x);
-    double wsys = bench_median(write_sys, repeats, &x, &x);
-    double mb = (double)json_bytes / 1e6, ev = (double)s->store.count;
-    printf("rounds: %d (medians; min..max)\n", repeats);
-    printf("JSON:  %.1f MB, %.1f bytes per event, in %.3f s (%.3f..%.3f): %.2f M events/s (target >= 2.5), "
-           "%.0f MB/s\n", mb, (double)json_bytes / ev, js, lo, hi, ev / js / 1e6, mb / js);
+    double lo, hi;
+    double ev = (double)s->store.count, mb = (double)json_bytes / 1e6, pmb = (double)pf_bytes / 1e6;
+    printf("rounds: %d (medians; min..max); threads: %d formatting, one writing\n", repeats, dt_out_lanes());
+
+    double js = MED(json_s), jlo = lo, jhi = hi;
+    printf("JSON:  %.1f MB, %.1f bytes per event, in %.3f s (%.3f..%.3f): %.2f M events/s (target >= 2.5), %.0f MB/s\n",
+           mb, (double)json_bytes / ev, js, jlo, jhi, ev / js / 1e6, mb / js);
+    double ws = MED(write_s), wsys = MED(write_sys);
     printf("plain write() of the same bytes: %.3f s (%.0f MB/s, %.3f s of it in the kernel)\n", ws, mb / ws, wsys);
-    printf("JSON export / plain write in the same round: %.2fx (%.2f..%.2f; target <= 1.2)\n", r, rlo, rhi);
+    double ratio = MED(json_ratio);
+    printf("JSON export / plain write in the same round: %.2fx (%.2f..%.2f; target <= 1.2)\n", ratio, lo, hi);
+    double ju = MED(json_user), jsys = MED(json_sys), lcpu = MED(layout_cpu), lwall = MED(layout_s);
     printf("JSON, CPU: user %.3f s (%.0f MB of output per s of user CPU; target >= 1000), kernel %.3f s\n", ju,
            mb / ju, jsys);
-    double gs = 0;
+    /* what bounds it: the layout on one thread, then formatting (user
+       CPU) and the kernel's copy spread over the machine's cores */
+    /* the export's CPU spread over the machine's cores: its wall clock
+       with the cores to itself, at best */
+    double cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
+    double floor_s = (ju + jsys) / cores;
+    printf("JSON, what bounds it: %.3f s of CPU in all (the layout %.3f of it, %.0f ns per event, %.3f s of wall "
+           "clock), on %.0f cores: at least %.3f s with the cores to itself (%.2f M events/s, %.2fx the plain "
+           "write); the plain write's %.3f s is the kernel's copy alone\n",
+           ju + jsys, lcpu, lcpu * 1e9 / ev, lwall, cores, floor_s, ev / 1e6 / floor_s, floor_s / ws, ws);
+
+    double ps = MED(pf_s), plo = lo, phi = hi, speed = MED(pf_speed), slo = lo, shi = hi;
+    printf("Perfetto: %.1f MB in %.3f s (%.3f..%.3f): %.2f M events/s; %.1fx fewer bytes and %.2fx the speed of JSON "
+           "in the same round (%.2f..%.2f; targets: 5x, 3x)\n",
+           pmb, ps, plo, phi, ev / 1e6 / ps, (double)json_bytes / (double)pf_bytes, speed, slo, shi);
+    double pu = MED(pf_user), psys = MED(pf_sys), pws = MED(pf_write_s);
+    printf("Perfetto, CPU: user %.3f s, kernel %.3f s (JSON: %.3f, %.3f); of it the layout both build first %.3f s; "
+           "write() of its bytes alone %.3f s\n",
+           pu, psys, ju, jsys, lcpu, pws);
+    printf("Perfetto, what bounds its speed beside JSON's: both build the same layout first (%.3f s of CPU, %.3f s "
+           "of wall clock); beyond it Perfetto's CPU is %.3f s against JSON's %.3f s (%.1fx); with the cores to "
+           "themselves at best %.2fx JSON's speed\n",
+           lcpu, lwall, pu + psys - lcpu, ju + jsys - lcpu, (ju + jsys - lcpu) / (pu + psys - lcpu),
+           floor_s / ((pu + psys) / cores));
+    pf_budget b;
+    pf_budget_file(pf_path, &b);
+    pf_budget_print(&b, pf_bytes, json_bytes);
     if (do_gzip) {
-        gs = bench_median(gz_s, repeats, &lo, &hi);
-        double gu = bench_median(gz_user, repeats, &x, &x);
+        double gs = MED(gz_s), glo = lo, ghi = hi, gu = MED(gz_user), pgs = MED(pfgz_s);
         printf("gzip:  %.1f MB -> %.1f MB in %.3f s (%.3f..%.3f): %.0f MB/s uncompressed, %.2f M events/s, "
                "ratio %.1f; user CPU %.3f s\n",
-               mb, (double)gz_bytes / 1e6, gs, lo, hi, mb / gs, ev / 1e6 / gs, (double)json_bytes / (double)gz_bytes,
+               mb, (double)gz_bytes / 1e6, gs, glo, ghi, mb / gs, ev / 1e6 / gs, (double)json_bytes / (double)gz_bytes,
                gu);
+        printf("Perfetto gzip: %.1f MB in %.3f s; %.1fx fewer bytes than JSON, %.1fx fewer than JSON gzip, at %.1fx "
+               "JSON gzip's speed\n",
+               (double)pfgz_bytes / 1e6, pgs, (double)json_bytes / (double)pfgz_bytes,
+               (double)gz_bytes / (double)pfgz_bytes, gs / pgs);
     }
-    bench_perfetto(s, path, json_bytes, js, repeats, gs, gz_bytes);
+    free(pf_path);
+    free(pfgz_path);
     free(wpath);
     free(gz_path);
     free(src);

@@ -30,8 +30,11 @@ if "$build/devtrace" check "$root/tests/data/good.json.gz" >"$build/gz.txt" 2>&1
     fail "devtrace check read a gzip trace without zlib"
 fi
 grep -q "built without zlib" "$build/gz.txt" || fail "no message about zlib when reading gzip: $(cat "$build/gz.txt")"
-if (cd "$build" && ./devtrace record -o trace.json.gz -- true) >"$build/record.txt" 2>&1; then
-    fail "record accepted a gzip output without zlib"
-fi
-grep -q "built without zlib" "$build/record.txt" || fail "no message about zlib for a gzip output: $(cat "$build/record.txt")"
+for out in trace.json.gz trace.pftrace.gz; do
+    if (cd "$build" && ./devtrace record -o "$out" -- true) >"$build/record.txt" 2>&1; then
+        fail "record accepted the gzip output $out without zlib"
+    fi
+    grep -q "built without zlib" "$build/record.txt" ||
+        fail "no message about zlib for the gzip output $out: $(cat "$build/record.txt")"
+done
 echo "build_minimal: the library, libdevtrace_inject and the CLI build without zlib, pkg-config and yajl"

@@ -500,12 +500,12 @@ dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: session is NULL");
     if (s->state != DT_STATE_STOPPED)
         return dt_error(DT_ERR_STATE, "dt_session_write: stop the session before writing its trace");
+    if (format < DT_FORMAT_JSON || format > DT_FORMAT_PERFETTO_GZ)
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: unknown format %d", (int)format);
+    if ((format == DT_FORMAT_JSON_GZ || format == DT_FORMAT_PERFETTO_GZ) && !dt_gzip_available())
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: %s", DT_NO_GZIP_MESSAGE);
     if (format == DT_FORMAT_PERFETTO || format == DT_FORMAT_PERFETTO_GZ)
         return dt_export_perfetto(s, path ? path : s->output_path, format);
-    if (format != DT_FORMAT_JSON && format != DT_FORMAT_JSON_GZ)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: unknown format %d", (int)format);
-    if (format == DT_FORMAT_JSON_GZ && !dt_gzip_available())
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: %s", DT_NO_GZIP_MESSAGE);
     return dt_export_chrome(s, path ? path : s->output_path, format);
 }
 

@@ -8,20 +8,31 @@
 #include <zlib.h>
 #endif
 
-/* Buffers in flight: one being filled, one being written, one spare so that
-   neither side waits for the other on every hand-over. */
-#define DRAIN_BUFFERS 3
+/* Buffers per producer: one being filled, one being written, spares so
+   that neither side waits for the other on every hand-over, and room for a
+   second producer's unit to be formatted while the first one's drains. */
+#define DRAIN_BUFFERS 4
+#define PRODUCERS DT_OUT_MAX_LANES
+
+/* A producer's full buffers in order, and its empty ones. */
+typedef struct drain_ring {
+    char *buf[DRAIN_BUFFERS];
+    size_t len[DRAIN_BUFFERS];
+    uint32_t segment[DRAIN_BUFFERS];
+    uint8_t last[DRAIN_BUFFERS];        /* the segment's last buffer */
+    int head, count;
+    char *spare[DRAIN_BUFFERS];
+    int spare_count;
+} drain_ring;
 
 struct dt_out_drain {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t filled, emptied;
-    char *bufs[DRAIN_BUFFERS];          /* all of them, o->buf among them */
-    char *queue[DRAIN_BUFFERS];         /* full, in order */
-    size_t queue_len[DRAIN_BUFFERS];
-    int queue_head, queue_count;
-    char *spare[DRAIN_BUFFERS];
-    int spare_count;
+    char *bufs[PRODUCERS * DRAIN_BUFFERS]; /* all of them, o->buf among them */
+    int nbufs;
+    drain_ring ring[PRODUCERS];
+    uint32_t segment;                   /* the segment being written */
     int done;                           /* no more buffers will come */
     int err;                            /* the drain's first errno */
 };
@@ -156,10 +167,24 @@ int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
    it runs: only it touches the file and the z_stream then. */
 static void drain_buffer(const dt_out *o, const char *p, size_t n, int *err)
 {
+    if (n == 0)
+        return;
     if (o->gzip)
         deflate_some(o, p, n, Z_NO_FLUSH, err);
     else
         write_all(o, p, n, err);
+}
+
+/* The ring whose next buffer is to be written: the one holding the
+   segment being written, or after an error any (its bytes are dropped). */
+static drain_ring *drain_next(dt_out_drain *d)
+{
+    for (int p = 0; p < PRODUCERS; p++) {
+        drain_ring *r = &d->ring[p];
+        if (r->count > 0 && (d->err || r->segment[r->head] == d->segment))
+            return r;
+    }
+    return NULL;
 }
 
 static void *drain_main(void *arg)
@@ -168,12 +193,24 @@ static void *drain_main(void *arg)
     dt_out_drain *d = o->drain;
     pthread_mutex_lock(&d->lock);
     for (;;) {
-        while (d->queue_count == 0 && !d->done)
+        drain_ring *r = drain_next(d);
+        if (!r) {
+            int pending = 0;
+            for (int p = 0; p < PRODUCERS; p++)
+                pending += d->ring[p].count;
+            if (d->done && pending == 0)
+                break;
+            if (d->done) {
+                /* a segment that never came: the output is incomplete */
+                d->err = EIO;
+                continue;
+            }
             pthread_cond_wait(&d->filled, &d->lock);
-        if (d->queue_count == 0)
-            break;
-        char *buf = d->queue[d->queue_head];
-        size_t n = d->queue_len[d->queue_head];
+            continue;
+        }
+        char *buf = r->buf[r->head];
+        size_t n = r->len[r->head];
+        int last = r->last[r->head];
         int err = d->err;
         pthread_mutex_unlock(&d->lock);
         if (!err)
@@ -181,10 +218,12 @@ static void *drain_main(void *arg)
         pthread_mutex_lock(&d->lock);
         if (err && !d->err)
             d->err = err;
-        d->queue_head = (d->queue_head + 1) % DRAIN_BUFFERS;
-        d->queue_count--;
-        d->spare[d->spare_count++] = buf;
-        pthread_cond_signal(&d->emptied);
+        if (last)
+            d->segment++;
+        r->head = (r->head + 1) % DRAIN_BUFFERS;
+        r->count--;
+        r->spare[r->spare_count++] = buf;
+        pthread_cond_broadcast(&d->emptied);
     }
     pthread_mutex_unlock(&d->lock);
     return NULL;
@@ -196,9 +235,24 @@ static void drain_free(dt_out_drain *d)
     pthread_mutex_destroy(&d->lock);
     pthread_cond_destroy(&d->filled);
     pthread_cond_destroy(&d->emptied);
-    for (int i = 0; i < DRAIN_BUFFERS; i++)
+    for (int i = 0; i < d->nbufs; i++)
         dt_free(d->bufs[i]);
     dt_free(d);
+}
+
+/* Spare buffers of cap bytes for producer p, up to `spares`; 0, or -1
+   when memory cannot be had (those made stay the drain's). */
+static int drain_add_buffers(dt_out_drain *d, int p, size_t cap, int spares)
+{
+    drain_ring *r = &d->ring[p];
+    while (r->spare_count < spares && d->nbufs < PRODUCERS * DRAIN_BUFFERS) {
+        char *b = dt_malloc(cap);
+        if (!b)
+            return -1;
+        d->bufs[d->nbufs++] = b;
+        r->spare[r->spare_count++] = b;
+    }
+    return r->spare_count < spares ? -1 : 0;
 }
 
 /* Start the drain thread with buffers besides o->buf; 0, or -1 (and
@@ -208,17 +262,14 @@ static int drain_start(dt_out *o)
     dt_out_drain *d = dt_calloc(1, sizeof *d);
     if (!d)
         return -1;
-    d->bufs[0] = o->buf;
-    for (int i = 1; i < DRAIN_BUFFERS; i++) {
-        d->bufs[i] = dt_malloc(o->cap);
-        if (!d->bufs[i]) {
-            for (int k = 1; k < i; k++)
-                dt_free(d->bufs[k]);
-            dt_free(d);
-            return -1;
-        }
-        d->spare[d->spare_count++] = d->bufs[i];
+    d->bufs[d->nbufs++] = o->buf;
+    if (drain_add_buffers(d, 0, o->cap, DRAIN_BUFFERS - 1) != 0) {
+        for (int k = 1; k < d->nbufs; k++)
+            dt_free(d->bufs[k]);
+        dt_free(d);
+        return -1;
     }
+    d->segment = o->segment;
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->filled, NULL);
     pthread_cond_init(&d->emptied, NULL);
@@ -226,7 +277,10 @@ static int drain_start(dt_out *o)
     /* the thread reads o->fd, o->zs...: set before it starts */
     if (pthread_create(&d->thread, NULL, drain_main, o) != 0) {
         o->drain = NULL;
+        d->nbufs = 1;
         d->bufs[0] = NULL; /* still o->buf */
+        for (int k = 0; k < d->ring[0].spare_count; k++)
+            dt_free(d->ring[0].spare[k]);
         drain_free(d);
         return -1;
     }
@@ -249,6 +303,29 @@ static void drain_stop(dt_out *o)
         o->err = d->err;
 }
 
+/* Hand o's buffer to the drain (last: as the end of its segment) and take
+   an empty one. */
+static void drain_hand_over(dt_out *o, int last)
+{
+    dt_out_drain *d = o->drain;
+    drain_ring *r = &d->ring[o->producer];
+    pthread_mutex_lock(&d->lock);
+    int at = (r->head + r->count) % DRAIN_BUFFERS;
+    r->buf[at] = o->buf;
+    r->len[at] = o->len;
+    r->segment[at] = o->segment;
+    r->last[at] = (uint8_t)last;
+    r->count++;
+    pthread_cond_signal(&d->filled);
+    while (r->spare_count == 0)
+        pthread_cond_wait(&d->emptied, &d->lock);
+    o->buf = r->spare[--r->spare_count];
+    if (d->err && !o->err)
+        o->err = d->err; /* stop formatting what cannot be written */
+    pthread_mutex_unlock(&d->lock);
+    o->len = 0;
+}
+
 void dt_out_flush(dt_out *o)
 {
     if (o->len == 0)
@@ -263,20 +340,136 @@ void dt_out_flush(dt_out *o)
         o->len = 0;
         return;
     }
+    drain_hand_over(o, 0);
+}
+
+/* Ends o's segment: what it holds goes to the drain as the segment's last
+   buffer, and o goes on with segment `next`. */
+static void end_segment(dt_out *o, uint32_t next)
+{
+    o->bytes += o->len;
+    drain_hand_over(o, 1);
+    o->segment = next;
+}
+
+/* An error of a formatting lane: the drain stops writing, and every lane
+   sees it at its next hand-over. */
+static void fail_output(dt_out *o, int err)
+{
     dt_out_drain *d = o->drain;
     pthread_mutex_lock(&d->lock);
-    int at = (d->queue_head + d->queue_count) % DRAIN_BUFFERS;
-    d->queue[at] = o->buf;
-    d->queue_len[at] = o->len;
-    d->queue_count++;
-    pthread_cond_signal(&d->filled);
-    while (d->spare_count == 0)
-        pthread_cond_wait(&d->emptied, &d->lock);
-    o->buf = d->spare[--d->spare_count];
-    if (d->err && !o->err)
-        o->err = d->err; /* stop formatting what cannot be written */
+    if (!d->err)
+        d->err = err;
+    pthread_cond_broadcast(&d->filled);
     pthread_mutex_unlock(&d->lock);
-    o->len = 0;
+    if (!o->err)
+        o->err = err;
+}
+
+typedef struct lane_run {
+    dt_out out;
+    size_t units;
+    int lane, lanes;
+    uint32_t first_segment;    /* unit 0's */
+    int (*format)(void *arg, dt_out *out, size_t unit, int lane);
+    void *arg;
+} lane_run;
+
+/* The units of one lane, each its own segment. */
+static void run_lane(lane_run *lr)
+{
+    for (size_t u = (size_t)lr->lane; u < lr->units; u += (size_t)lr->lanes) {
+        lr->out.segment = lr->first_segment + (uint32_t)u;
+        int err = lr->out.err ? 0 : lr->format(lr->arg, &lr->out, u, lr->lane);
+        if (err)
+            fail_output(&lr->out, err);
+        end_segment(&lr->out, lr->out.segment);
+    }
+}
+
+static void *lane_main(void *arg)
+{
+    run_lane(arg);
+    return NULL;
+}
+
+int dt_out_lane_limit;
+
+int dt_out_lanes(void)
+{
+    if (dt_out_lane_limit > 0)
+        return dt_out_lane_limit < DT_OUT_MAX_LANES ? dt_out_lane_limit : DT_OUT_MAX_LANES;
+    return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? DT_OUT_MAX_LANES : 1;
+}
+
+_Static_assert(DT_OUT_MAX_LANES == 2, "dt_out_units starts one lane besides the caller's");
+
+int dt_out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt_out *out, size_t unit, int lane),
+                 void *arg)
+{
+    if (units < 2 || o->err || (!o->drain && drain_start(o) != 0))
+        lanes = 1;
+    dt_out_drain *d = o->drain;
+    lane_run run[2];
+    memset(run, 0, sizeof run);
+    uint32_t first = o->segment + 1;
+    pthread_t helper;
+    if (lanes >= 2) {
+        dt_out *lo = &run[1].out;
+        lo->fd = o->fd;
+        lo->gzip = o->gzip;
+        lo->cap = o->cap;
+        lo->drain = d;
+        lo->producer = 1;
+        pthread_mutex_lock(&d->lock);
+        if (drain_add_buffers(d, 1, o->cap, DRAIN_BUFFERS) == 0)
+            lo->buf = d->ring[1].spare[--d->ring[1].spare_count];
+        pthread_mutex_unlock(&d->lock);
+        lanes = lo->buf ? 2 : 1;
+    }
+    for (int k = 0; k < 2; k++) {
+        run[k].units = units;
+        run[k].lane = k;
+        run[k].lanes = lanes;
+        run[k].first_segment = first;
+        run[k].format = format;
+        run[k].arg = arg;
+    }
+    if (lanes >= 2) {
+        /* what o holds closes the segment before the units */
+        end_segment(o, first);
+        if (pthread_create(&helper, NULL, lane_main, &run[1]) != 0) {
+            lanes = 1;
+            run[0].lanes = 1;
+        }
+    }
+    if (lanes < 2) {
+        /* in order on the caller's thread, in o's segment */
+        for (size_t u = 0; u < units && !o->err; u++) {
+            int err = format(arg, o, u, 0);
+            if (err && !o->err)
+                o->err = err;
+        }
+        return o->err;
+    }
+    /* lane 0 formats into a copy of o, whose fields the drain thread
+       reads (fd, z_stream): only what formatting changes comes back */
+    run[0].out = *o;
+    run_lane(&run[0]);
+    pthread_join(helper, NULL);
+    o->buf = run[0].out.buf;
+    o->len = run[0].out.len;
+    o->bytes = run[0].out.bytes;
+    o->err = run[0].out.err;
+    /* the lane's buffer goes back for a later call */
+    pthread_mutex_lock(&d->lock);
+    d->ring[1].spare[d->ring[1].spare_count++] = run[1].out.buf;
+    pthread_mutex_unlock(&d->lock);
+    o->segment = first + (uint32_t)units;
+    o->bytes += run[1].out.bytes;
+    if (run[1].out.err && !o->err)
+        o->err = run[1].out.err;
+    return o->err;
 }
 
 void dt_out_write(dt_out *o, const void *p, size_t n)

@@ -35,6 +35,11 @@ typedef struct dt_out {
        NULL before that, or when no thread could be made (then the buffer is
        drained in place, as before). */
     dt_out_drain *drain;
+    /* Which of the drain's producers this output is (0: the file's own, 1:
+       a second formatting thread of dt_out_units), and the segment of the
+       file its bytes belong to: the drain writes segments in order. */
+    int producer;
+    uint32_t segment;
 } dt_out;
 
 /* Open the writer on fd (owned by the caller). level: zlib level for gzip. */
@@ -48,6 +53,22 @@ DT_HIDDEN int dt_out_finish(dt_out *o);
 DT_HIDDEN void dt_out_free(dt_out *o);
 /* Append n bytes of any size. */
 DT_HIDDEN void dt_out_write(dt_out *o, const void *p, size_t n);
+
+/* Formats a body in units on up to `lanes` threads (the caller's among
+   them) and writes the units' bytes in unit order after what o holds:
+   unit u is formatted by lane u % lanes, through format(arg, out, u, lane)
+   into out, which is o itself for lane 0. format returns 0 or an errno
+   (which fails the output); it should stop early once out->err is set.
+   Where no second thread can be had the units are formatted in order on
+   the caller's. Returns 0 or the first error. */
+#define DT_OUT_MAX_LANES 2
+/* The lanes worth starting: two where the machine has a second processor;
+   dt_out_lane_limit (1 or 2) when set, whatever the machine (tests compare
+   the two). */
+DT_HIDDEN int dt_out_lanes(void);
+DT_HIDDEN extern int dt_out_lane_limit;
+DT_HIDDEN int dt_out_units(dt_out *o, size_t units, int lanes,
+                           int (*format)(void *arg, dt_out *out, size_t unit, int lane), void *arg);
 
 /* Make room for n more bytes (n <= cap). */
 static inline char *dt_out_reserve(dt_out *o, size_t n)
@@ -81,10 +102,63 @@ static inline unsigned dt_decimal_digits(uint64_t v)
     return t + 1 - (w < powers_of_10[t]);
 }
 
-/* Unsigned decimal, two digits per step, written from the end straight into
-   place (its length known first): no copy through a scratch buffer, which
-   cost a call to memcpy per number. Returns the end. */
+/* Decimal integers are written straight into place with up to
+   DT_PUT_NUMBER_SLACK bytes of scratch past their end: the caller's room
+   must allow that (the event path reserves DT_OUT_EVENT_ROOM). */
+#define DT_PUT_NUMBER_SLACK 8
+
 DT_HIDDEN extern const char dt_digit_pairs[200];
+
+/* v < 10^8 as eight ASCII digits, leading zeros kept, in memory order:
+   four digit pairs from multiplies, no loop. */
+static inline uint64_t dt_8digits(uint32_t v)
+{
+    uint32_t hi = v / 10000, lo = v - hi * 10000;
+    uint32_t a = hi / 100, b = hi - a * 100, c = lo / 100, d = lo - c * 100;
+    uint16_t pa, pb, pc, pd;
+    memcpy(&pa, dt_digit_pairs + 2 * a, 2);
+    memcpy(&pb, dt_digit_pairs + 2 * b, 2);
+    memcpy(&pc, dt_digit_pairs + 2 * c, 2);
+    memcpy(&pd, dt_digit_pairs + 2 * d, 2);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (uint64_t)pa << 48 | (uint64_t)pb << 32 | (uint64_t)pc << 16 | (uint64_t)pd;
+#else
+    /* little-endian: the first digit is the lowest byte */
+    return (uint64_t)pa | (uint64_t)pb << 16 | (uint64_t)pc << 32 | (uint64_t)pd << 48;
+#endif
+}
+
+/* Exactly eight digits, leading zeros kept (v < 10^8). */
+static inline char *dt_put_8digits(char *p, uint32_t v)
+{
+    uint64_t x = dt_8digits(v);
+    memcpy(p, &x, 8);
+    return p + 8;
+}
+
+/* v < 10^8: its digits without the leading zeros, shifted out of the eight
+   (eight bytes written, n of them kept). */
+static inline char *dt_put_u27(char *p, uint32_t v)
+{
+    unsigned n = dt_decimal_digits(v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    uint64_t x = dt_8digits(v) << (8 * (8 - n));
+#else
+    uint64_t x = dt_8digits(v) >> (8 * (8 - n));
+#endif
+    memcpy(p, &x, 8);
+    return p + n;
+}
+
+static inline char *dt_put_u32(char *p, uint32_t v)
+{
+    if (v < 100000000)
+        return dt_put_u27(p, v);
+    uint32_t top = v / 100000000; /* 1..42 */
+    p = dt_put_u27(p, top);
+    return dt_put_8digits(p, v - top * 100000000);
+}
+
 static inline char *dt_put_u64(char *p, uint64_t v)
 {
     /* device, stream and context ids, flags, small counts: most numbers */
@@ -97,21 +171,19 @@ static inline char *dt_put_u64(char *p, uint64_t v)
         p[1] = dt_digit_pairs[2 * v + 1];
         return p + 2;
     }
-    unsigned n = dt_decimal_digits(v);
-    char *end = p + n, *t = end;
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        *--t = dt_digit_pairs[2 * r + 1];
-        *--t = dt_digit_pairs[2 * r];
-    }
-    if (v >= 10) {
-        *--t = dt_digit_pairs[2 * v + 1];
-        *--t = dt_digit_pairs[2 * v];
+    if (v < 100000000)
+        return dt_put_u27(p, (uint32_t)v);
+    /* eight digits at a time: at most three pieces */
+    uint64_t hi = v / 100000000;
+    uint32_t lo = (uint32_t)(v - hi * 100000000);
+    if (hi < 100000000) {
+        p = dt_put_u27(p, (uint32_t)hi);
     } else {
-        *--t = (char)('0' + v);
+        uint64_t top = hi / 100000000; /* at most 1844 */
+        p = dt_put_u27(p, (uint32_t)top);
+        p = dt_put_8digits(p, (uint32_t)(hi - top * 100000000));
     }
-    return end;
+    return dt_put_8digits(p, lo);
 }
 
 static inline char *dt_put_i64(char *p, int64_t v)

@@ -1,10 +1,19 @@
 /*
- * What every trace writer shares with the Chrome JSON exporter
- * (src/export/chrome.c): which events are kept, the row each goes on
- * (overflow rows for partial overlaps), the flow pairs, the
- * gpu_user_annotation spans, the device-time attribution, and the names of
- * processes and rows. A second writer (Perfetto) asks for them here rather
- * than deciding them again, so both formats show the same rows and events.
+ * What every trace writer shares (src/export/layout.c): which events are
+ * kept, the row each goes on (overflow rows for partial overlaps), the flow
+ * pairs, the gpu_user_annotation spans, the device-time attribution, and
+ * the names of processes and rows. The writers (chrome.c, perfetto.c) ask
+ * for them here rather than deciding them again, so both formats show the
+ * same rows and events.
+ *
+ * Events are laid out in positions 0..items-1, the order the JSON writes
+ * them: base row by base row (a host thread, a device stream, a stream's
+ * annotations), each by start, longer first on equal starts. A base row's
+ * events are spread over its levels (leveler.h): the final rows, which the
+ * writers write as rows of their own. Per position the layout keeps the
+ * event (a record of the store, or an annotation span) and its final row
+ * and flow sides, which the writers' per-event loops read through the
+ * inline accessors below.
  */
 #ifndef DT_LAYOUT_H
 #define DT_LAYOUT_H
@@ -37,37 +46,126 @@ typedef struct dt_layout_row {
     char name[384];
 } dt_layout_row;
 
-/* One event in the order the writers write them: row by row, by start
-   (longer first on equal starts). */
-typedef struct dt_layout_item {
-    const dt_rec *rec;         /* NULL for a gpu_user_annotation span */
-    uint32_t row;
+/* A gpu_user_annotation span: a range's extent on one device stream. */
+typedef struct dt_layout_span {
     uint64_t start, end;       /* realtime ns */
-    unsigned flow;             /* DT_LAYOUT_FLOW_* */
-    uint32_t name;             /* spans: the range's interned name */
-    uint64_t external_id;      /* spans: the range's id */
-} dt_layout_item;
+    uint64_t external_id;      /* the range's id */
+    uint32_t range;            /* the range's number (layout.c's) */
+    uint32_t row;              /* annotation base row */
+    uint32_t name;             /* the range's interned name */
+    uint32_t next;             /* the next span of the same range */
+} dt_layout_span;
 
-typedef struct dt_layout_kernel {
-    dt_launch_config config;
-    int occupancy_valid;
-    uint64_t blocks_per_sm_e6, warps_per_sm_e6; /* six decimals */
-    long occupancy_pct;
-} dt_layout_kernel;
+typedef struct dt_layout_base_row {
+    uint8_t cls;               /* DT_LAYOUT_* */
+    uint32_t pid;              /* host pid or device id, as recorded */
+    uint32_t lane;             /* host tid or stream */
+    uint32_t count;            /* positions of the row */
+    uint32_t first;            /* its first position */
+    uint32_t levels;
+    uint32_t first_final;
+} dt_layout_base_row;
 
-/* A memory event's args as torch writes them (chrome.c). */
-typedef struct dt_layout_memory {
-    int64_t bytes;             /* negative for a free */
-    int64_t total;             /* "Total Allocated" after it, per device */
-    int64_t device_id;         /* -1: host memory */
-    int device_type;           /* torch's c10::DeviceType */
-} dt_layout_memory;
+typedef struct dt_layout_final_row {
+    uint32_t base;
+    uint32_t level;
+    uint64_t pid, tid;         /* as written */
+    uint32_t count;            /* its events */
+    /* its positions: first.. when its base row has one level, else
+       l->row_pos[first..] */
+    uint32_t first;
+    int contiguous;
+} dt_layout_final_row;
+
+/* A row may be written in parts (by two threads at once) where every
+   earlier event of the row ends before the next one starts: the layout
+   notes such places at least this many events apart. */
+#define DT_LAYOUT_CUT_EVENTS 16384
+
+/* Per position: the final row, and the flow sides above it. */
+#define DT_LAYOUT_ROW_MASK 0x3fffffffu
+#define DT_LAYOUT_FLOW_SHIFT 30
+
+struct dt_layout {
+    const dt_session *s;
+    size_t n;                  /* records in the store */
+    size_t items;              /* positions */
+    uint32_t *perm;            /* position -> record index, or n + span index */
+    uint32_t *pos_info;        /* position -> final row | flow sides << 30 */
+    dt_layout_span *spans;
+    size_t nspans;
+    dt_layout_base_row *brows;
+    size_t nbrows;
+    dt_layout_final_row *frows;
+    size_t nfrows;
+    uint32_t *row_pos;         /* positions grouped by final row, for rows of several levels */
+    uint32_t *cuts;            /* positions where a row of one level may be cut, ascending */
+    size_t ncuts;
+    uint64_t window_start, window_end;
+    uint64_t base_ns;          /* the JSON's baseTimeNanoseconds */
+    const char *api_prefix;    /* "cuda" or "privateuse1" */
+    struct dt_layout_build *build; /* the rest: layout.c's */
+};
 
 /* NULL when out of memory. The session must be stopped. */
 DT_HIDDEN dt_layout *dt_layout_build(const dt_session *s);
 DT_HIDDEN void dt_layout_free(dt_layout *l);
 
-DT_HIDDEN size_t dt_layout_row_count(const dt_layout *l);
+static inline uint64_t dt_layout_rec_start(const dt_layout *l, const dt_rec *r)
+{
+    return (r->flags & DT_REC_REALTIME) ? r->start : dt_clock_map(&l->s->clock, r->start);
+}
+
+static inline uint64_t dt_layout_rec_end(const dt_layout *l, const dt_rec *r)
+{
+    return (r->flags & DT_REC_REALTIME) ? r->end : dt_clock_map(&l->s->clock, r->end);
+}
+
+/* The record at position k, or NULL for a span (dt_layout_pos_span). */
+static inline const dt_rec *dt_layout_pos_rec(const dt_layout *l, size_t k)
+{
+    uint32_t i = l->perm[k];
+    return i < l->n ? dt_store_at(&l->s->store, i) : NULL;
+}
+
+static inline const dt_layout_span *dt_layout_pos_span(const dt_layout *l, size_t k)
+{
+    return &l->spans[l->perm[k] - l->n];
+}
+
+static inline uint32_t dt_layout_pos_row(const dt_layout *l, size_t k)
+{
+    return l->pos_info[k] & DT_LAYOUT_ROW_MASK;
+}
+
+/* DT_LAYOUT_FLOW_* of the event at position k. */
+static inline unsigned dt_layout_pos_flow(const dt_layout *l, size_t k)
+{
+    return l->pos_info[k] >> DT_LAYOUT_FLOW_SHIFT;
+}
+
+/* Start fetching what position k needs from memory: rows gather their
+   events from all over the store. */
+static inline void dt_layout_prefetch(const dt_layout *l, size_t k)
+{
+    if (k >= l->items)
+        return;
+    uint32_t i = l->perm[k];
+    if (i < l->n) {
+        __builtin_prefetch(dt_store_at(&l->s->store, i));
+    } else {
+        const char *sp = (const char *)&l->spans[i - l->n];
+        __builtin_prefetch(sp);
+        __builtin_prefetch(sp + sizeof(dt_layout_span) - 1);
+    }
+}
+
+/* The j-th position of final row f. */
+static inline size_t dt_layout_row_position(const dt_layout *l, const dt_layout_final_row *f, size_t j)
+{
+    return f->contiguous ? f->first + j : l->row_pos[f->first + j];
+}
+
 DT_HIDDEN void dt_layout_row_get(dt_layout *l, size_t row, dt_layout_row *out);
 /* Processes in naming order; *cursor starts at 0. 0 when done. */
 DT_HIDDEN int dt_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *out);
@@ -76,15 +174,11 @@ DT_HIDDEN int dt_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_pro
 DT_HIDDEN uint64_t dt_layout_main_pid(dt_layout *l);
 DT_HIDDEN int dt_layout_capture_row_free(dt_layout *l);
 
-DT_HIDDEN size_t dt_layout_item_count(const dt_layout *l);
-DT_HIDDEN void dt_layout_item_get(const dt_layout *l, size_t k, dt_layout_item *out);
-/* Start fetching item k + ahead from memory (rows gather from all over). */
-DT_HIDDEN void dt_layout_prefetch(const dt_layout *l, size_t k);
-
-DT_HIDDEN void dt_layout_window(const dt_layout *l, uint64_t *start, uint64_t *end);
-/* Events kept per dt_event_kind (1..DT_EVENT_KIND_MAX) and flow pairs. */
+/* Events kept per dt_event_kind (index 1..9), flow pairs, and API calls
+   kept that launch device work. */
 DT_HIDDEN uint64_t dt_layout_kind_count(const dt_layout *l, int kind);
 DT_HIDDEN uint64_t dt_layout_flow_count(const dt_layout *l);
+DT_HIDDEN uint64_t dt_layout_launch_count(const dt_layout *l);
 /* The session's loss plus what the writer could not place. */
 DT_HIDDEN uint64_t dt_layout_loss(const dt_layout *l, dt_loss_reason reason);
 DT_HIDDEN size_t dt_layout_attribution_count(const dt_layout *l);
@@ -93,13 +187,30 @@ DT_HIDDEN size_t dt_layout_parent_count(const dt_layout *l);
 DT_HIDDEN void dt_layout_parent_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *range_id);
 /* 1 when a host pid equal to a device id was moved (the hostPid note). */
 DT_HIDDEN int dt_layout_host_pid_shifted(const dt_layout *l);
-/* "cuda" or "privateuse1": the prefix of runtime/driver categories. */
-DT_HIDDEN const char *dt_layout_api_prefix(const dt_layout *l);
+/* The pid a host pid is written as. */
+DT_HIDDEN uint64_t dt_layout_host_pid(const dt_layout *l, uint32_t pid);
+/* How long each phase of the build took, for DEVTRACE_LOG. */
+DT_HIDDEN void dt_layout_phases(const dt_layout *l, double *classify_s, double *spans_s, double *rows_s);
+
+typedef struct dt_layout_kernel {
+    dt_launch_config config;
+    int occupancy_valid;
+    uint64_t blocks_per_sm_e6, warps_per_sm_e6; /* six decimals */
+    long occupancy_pct;
+} dt_layout_kernel;
+
 /* Launch configuration and occupancy of a kernel, as the JSON args give them. */
-DT_HIDDEN void dt_layout_kernel_get(dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out);
-/* Item k's memory args (item k a DT_EVENT_MEMORY record). */
-DT_HIDDEN const dt_layout_memory *dt_layout_memory_get(const dt_layout *l, size_t k);
+DT_HIDDEN void dt_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out);
 /* "HtoD" ..., "Pageable" ...: the words of copy and memset names. */
+/* A memory event's args as torch writes them. */
+typedef struct dt_layout_memory {
+    int64_t bytes;             /* negative for a free */
+    int64_t total;             /* "Total Allocated" after it, per device */
+    int64_t device_id;         /* -1: host memory */
+    int device_type;           /* torch's c10::DeviceType */
+} dt_layout_memory;
+/* The args of r, a DT_EVENT_MEMORY record the layout kept (zeros else). */
+DT_HIDDEN const dt_layout_memory *dt_layout_memory_of(const dt_layout *l, const dt_rec *r);
 DT_HIDDEN const char *dt_layout_copy_kind_name(unsigned kind);
 DT_HIDDEN const char *dt_layout_memory_kind_name(unsigned kind);
 

@@ -29,9 +29,9 @@
 
 /* TracePacket */
 #define TP_CLOCK_SNAPSHOT 6
-#define TP_TIMESTAMP 8
-#define TP_SEQUENCE_ID 10
-#define TP_TRACK_EVENT 11
+#define TP_TIMESTAMP PF_TP_TIMESTAMP
+#define TP_SEQUENCE_ID PF_TP_SEQUENCE_ID
+#define TP_TRACK_EVENT PF_TP_TRACK_EVENT
 #define TP_INTERNED_DATA 12
 #define TP_SEQUENCE_FLAGS 13
 #define TP_TIMESTAMP_CLOCK_ID 58
@@ -66,15 +66,13 @@
 #define THD_THREAD_NAME 5
 /* TrackEvent */
 #define TE_CATEGORY_IIDS 3
-#define TE_TYPE 9
+#define TE_TYPE PF_TE_TYPE
 #define TE_NAME_IID 10
 #define TYPE_SLICE_BEGIN 1
-#define TYPE_SLICE_END 2
-/* DebugAnnotation (the others in pf_trace.h) */
-#define DA_STRING 6
-#define DA_ARRAY 12
-/* InternedData: event_categories, event_names, debug_annotation_names */
-static const unsigned interned_field[PF_TABLES] = {[PF_NAME] = 2, [PF_CATEGORY] = 1, [PF_ARG] = 3};
+/* InternedData: event_categories, event_names, debug_annotation_names,
+   debug_annotation_string_values (an InternedString: iid 1, str 2, the
+   same shape) */
+static const unsigned interned_field[PF_TABLES] = {[PF_NAME] = 2, [PF_CATEGORY] = 1, [PF_ARG] = 3, [PF_VALUE] = 29};
 
 /* The sequence of the descriptors; tracks' sequences follow. */
 #define DESCRIPTOR_SEQUENCE 1
@@ -198,7 +196,7 @@ static uint8_t *put_clock(uint8_t *p, unsigned id, uint64_t ts, int incremental)
     return put_tag_bytes(p, CS_CLOCKS, c, (size_t)(q - c));
 }
 
-pf_trace *pf_trace_open(dt_out *out, uint64_t t0_ns)
+pf_trace *pf_trace_new(dt_out *out, uint64_t t0_ns)
 {
     pf_trace *t = dt_calloc(1, sizeof *t);
     if (!t)
@@ -206,6 +204,14 @@ pf_trace *pf_trace_open(dt_out *out, uint64_t t0_ns)
     t->out = out;
     t->t0 = t0_ns;
     t->next_uuid = 1;
+    return t;
+}
+
+pf_trace *pf_trace_open(dt_out *out, uint64_t t0_ns)
+{
+    pf_trace *t = pf_trace_new(out, t0_ns);
+    if (!t)
+        return NULL;
     /* CLOCK_REALTIME is the trace's clock: timestamps are epoch ns, as in
        the JSON; BOOTTIME is tied to it so that tools that expect it convert
        without an offset. */
@@ -305,7 +311,13 @@ uint64_t pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name)
 
 void pf_track_begin(pf_trace *t, uint64_t track)
 {
-    t->seq = t->seq ? t->seq + 1 : DESCRIPTOR_SEQUENCE + 1;
+    pf_sequence_begin(t, t->seq ? t->seq + 1 : DESCRIPTOR_SEQUENCE + 1, track);
+}
+
+void pf_sequence_begin(pf_trace *t, uint32_t seq, uint64_t track)
+{
+    t->seq = seq;
+    t->seq_field_len = (uint8_t)(put_tag_varint(t->seq_field, TP_SEQUENCE_ID, seq) - t->seq_field);
     t->gen++;
     for (int k = 0; k < PF_TABLES; k++) {
         t->next_iid[k] = 1;
@@ -483,32 +495,12 @@ void pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n)
     t->te.len = (size_t)(p - t->te.p);
 }
 
-/* A slice's packet: its timestamp, the sequence, pending interned strings
-   and the TrackEvent in t->te. The common case (nothing interned, time
-   going forward) is written in place. */
-static void emit_event(pf_trace *t, uint64_t ts)
+/* A slice's packet the inline paths (pf_trace.h) leave: pending interned
+   strings, a time going backwards, a long TrackEvent. */
+void pf_emit_slow(pf_trace *t, uint64_t ts)
 {
     if (t->err)
         return;
-    size_t ilen = t->interned_len;
-    size_t tel = t->te.len;
-    if (ilen == 0 && ts >= t->last_ts && tel < 2048) {
-        uint64_t delta = ts - t->last_ts;
-        t->last_ts = ts;
-        size_t pkt = 1 + vsize(delta) + 1 + vsize(t->seq) + 1 + vsize(tel) + tel;
-        uint8_t *p = (uint8_t *)dt_out_reserve(t->out, pkt + 8);
-        *p++ = (uint8_t)TAG(1, WT_LEN);
-        p = put_varint(p, pkt);
-        *p++ = (uint8_t)TAG(TP_TIMESTAMP, WT_VARINT);
-        p = put_varint(p, delta);
-        *p++ = (uint8_t)TAG(TP_SEQUENCE_ID, WT_VARINT);
-        p = put_varint(p, t->seq);
-        *p++ = (uint8_t)TAG(TP_TRACK_EVENT, WT_LEN);
-        p = put_varint(p, tel);
-        memcpy(p, t->te.p, tel);
-        dt_out_commit(t->out, (char *)p + tel);
-        return;
-    }
     uint8_t head[32], *p = put_timestamp(t, head, ts);
     p = put_tag_varint(p, TP_SEQUENCE_ID, t->seq);
     emit_packet(t, head, (size_t)(p - head), 1);
@@ -516,14 +508,5 @@ static void emit_event(pf_trace *t, uint64_t ts)
 
 void pf_begin_done(pf_trace *t)
 {
-    emit_event(t, t->ts);
-}
-
-void pf_end(pf_trace *t, uint64_t ts_ns)
-{
-    uint8_t *p = pf_te_room(t, 16);
-    if (!p)
-        return;
-    t->te.len = (size_t)(put_tag_varint(t->te.p, TE_TYPE, TYPE_SLICE_END) - t->te.p);
-    emit_event(t, ts_ns);
+    pf_emit(t, t->ts);
 }

@@ -116,7 +116,7 @@ def pftrace_slices(packets):
     incremental one counts each packet's timestamp from the previous packet
     on that clock, starting at the snapshot's value (clock_snapshot.proto).
     Returns the slices (CLOCK_REALTIME ns) and the thread tracks."""
-    interned = defaultdict(lambda: ({}, {}, {}))  # seq -> names, cats, args
+    interned = defaultdict(lambda: ({}, {}, {}, {}))  # seq -> names, cats, args, string values
     defaults = {}
     clocks = {}  # (seq, clock id) -> [value now, incremental, unit, snapshot value, realtime at snapshot]
     primary = None
@@ -143,7 +143,7 @@ def pftrace_slices(packets):
     for p in packets:
         seq = p.trusted_packet_sequence_id
         if p.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED or p.incremental_state_cleared:
-            interned[seq] = ({}, {}, {})
+            interned[seq] = ({}, {}, {}, {})
         if p.HasField("trace_packet_defaults"):
             defaults[seq] = p.trace_packet_defaults
         if p.HasField("clock_snapshot"):
@@ -156,7 +156,7 @@ def pftrace_slices(packets):
                     assert rt is not None, "a sequence clock is tied to CLOCK_REALTIME"
                     clocks[(seq, c.clock_id)] = [c.timestamp, c.is_incremental, c.unit_multiplier_ns or 1,
                                                  c.timestamp, rt]
-        names, cats, args = interned[seq]
+        names, cats, args, values = interned[seq]
         if p.HasField("interned_data"):
             for e in p.interned_data.event_names:
                 names[e.iid] = e.name
@@ -164,6 +164,8 @@ def pftrace_slices(packets):
                 cats[e.iid] = e.name
             for e in p.interned_data.debug_annotation_names:
                 args[e.iid] = e.name
+            for e in p.interned_data.debug_annotation_string_values:
+                values[e.iid] = e.str.decode()
         if p.HasField("track_descriptor"):
             d = p.track_descriptor
             if d.HasField("thread"):
@@ -186,11 +188,14 @@ def pftrace_slices(packets):
                     a[args[d.name_iid]] = d.double_value
                 elif kind == "string_value":
                     a[args[d.name_iid]] = d.string_value
+                elif kind == "string_value_iid":
+                    a[args[d.name_iid]] = values[d.string_value_iid]
                 else:
                     a[args[d.name_iid]] = [v.int_value for v in d.array_values]
+            # trace_processor takes the fixed64 flow ids, else the varint ones
             s = {"name": names[te.name_iid], "cat": cats[te.category_iids[0]], "track": track,
-                 "ts": ts, "args": a, "flow_out": list(te.flow_ids),
-                 "flow_in": list(te.terminating_flow_ids)}
+                 "ts": ts, "args": a, "flow_out": list(te.flow_ids or te.flow_ids_old),
+                 "flow_in": list(te.terminating_flow_ids or te.terminating_flow_ids_old)}
             open_slices[track].append(s)
             slices.append(s)
         elif te.type == te.TYPE_SLICE_END:
@@ -203,12 +208,18 @@ def pftrace_slices(packets):
 
 
 def test_perfetto_matches_the_json_of_the_same_session(tmp_path):
+    # host threads of about 19000 events: rows written in parts, each part its
+    # sequence begun again (state cleared), encoded on two threads
     json_path = tmp_path / "t.json"
-    res = run([BENCH_EXPORT, json_path, "30000", "json", "1"])
+    res = run([BENCH_EXPORT, json_path, "150000", "json", "1"])
     assert res.returncode == 0, res.stderr
     assert "Perfetto:" in res.stdout
     trace = load_trace(json_path)
-    slices, tracks = pftrace_slices(read_pftrace(str(json_path) + ".pftrace"))
+    packets = read_pftrace(str(json_path) + ".pftrace")
+    restarts = Counter(p.trusted_packet_sequence_id for p in packets
+                       if p.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED)
+    assert max(restarts.values()) > 1, "no row was written in parts"
+    slices, tracks = pftrace_slices(packets)
     assert Counter(s["cat"] for s in slices) == Counter(e["cat"] for e in trace["traceEvents"] if e.get("ph") == "X")
     compare_slices_with_json(slices, tracks, trace)
     assert any(s["flow_out"] for s in slices) and any(s["flow_in"] for s in slices)

@@ -21,6 +21,8 @@
 #include <zlib.h>
 
 #include "dt_internal.h"
+#include "export/json_out.h"
+#include "dt_reader.h"
 
 #define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
 /* A base time boundary in 2025, and a window that starts 1 us after it. */
@@ -498,6 +500,10 @@ static void test_export_top_level(void)
 {
     dt_session *s = new_session();
     kernel(s, "k", T0 + 100, T0 + 200, 0, 7, 0);
+    /* launches: the API calls flagged as launching device work, not others */
+    api(s, "cudaLaunchKernel", T0 + 10, T0 + 20, 1, 0)->flags |= DT_REC_LAUNCH;
+    api(s, "cudaLaunchKernel", T0 + 30, T0 + 40, 2, 0)->flags |= DT_REC_LAUNCH;
+    api(s, "cudaMalloc", T0 + 50, T0 + 60, 1, 0);
     trace t;
     export_and_parse(s, "top.json", &t);
     REQUIRE_EQ(get_int(t.root, "baseTimeNanoseconds"), (long long)BASE);
@@ -508,6 +514,10 @@ static void test_export_top_level(void)
     REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, ws, yajl_t_number)), (long long)T0);
     const char *kc[] = {"counts", "kernel", NULL};
     REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, kc, yajl_t_number)), 1);
+    const char *rc[] = {"counts", "runtime", NULL};
+    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, rc, yajl_t_number)), 3);
+    const char *lc[] = {"counts", "launches", NULL};
+    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, lc, yajl_t_number)), 2);
     char path[512];
     path_in_dir(path, sizeof path, "top.json");
     REQUIRE_STR(get_str(t.root, "traceName"), path);
@@ -1135,6 +1145,142 @@ static void test_export_maps_vendor_clock_records(void)
     dt_session_destroy(s);
 }
 
+/* A session with enough events for many units of formatting, and rows long
+   enough to be written in parts: two threads' output must be one thread's,
+   byte for byte, in both formats. */
+static dt_session *long_session(void)
+{
+    dt_session *s = new_session();
+    uint64_t t = T0;
+    for (int i = 0; i < 40000; i++, t += 2000) {
+        uint64_t ext = DT_RANGE_ID_BASE + (uint64_t)i / 20;
+        dt_rec *a = api(s, "cudaLaunchKernel", t, t + 300, 11, (uint64_t)i + 1);
+        external(a, ext);
+        dt_rec *k = kernel(s, i % 3 ? "_Z3fooi" : "bar", t + 500, t + 1500, 0, 7, (uint64_t)i + 1);
+        external(k, ext);
+        if (i % 20 == 19)
+            range(s, "step", t - 19 * 2000, t + 1900, 11, ext, 0, 0);
+    }
+    /* a row with partial overlaps: several levels, written whole */
+    for (int i = 0; i < 3000; i++)
+        kernel(s, "stair", T0 + (uint64_t)i * 10, T0 + (uint64_t)i * 10 + 1000, 1, 5, 0);
+    s->window_end_ns = t + SEC;
+    return s;
+}
+
+static char *export_bytes(dt_session *s, const char *name, dt_format format, int lanes, size_t *len)
+{
+    char path[512];
+    path_in_dir(path, sizeof path, name);
+    dt_out_lane_limit = lanes;
+    dt_status st = dt_session_write(s, path, format);
+    dt_out_lane_limit = 0;
+    REQUIRE_EQ(st, DT_OK);
+    return format == DT_FORMAT_JSON_GZ ? read_gzip(path, len) : read_file(path, len);
+}
+
+static void test_export_two_threads_write_what_one_writes(void)
+{
+    dt_session *s = long_session();
+    static const dt_format formats[] = {DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO};
+    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
+        size_t one_len, two_len;
+        char *one = export_bytes(s, "lanes.out", formats[f], 1, &one_len);
+        char *two = export_bytes(s, "lanes.out", formats[f], 2, &two_len);
+        CHECK_EQ(one_len, two_len);
+        CHECK(one_len == two_len && memcmp(one, two, one_len) == 0, "format %d differs", (int)formats[f]);
+        if (formats[f] == DT_FORMAT_JSON) {
+            /* what `devtrace check` verifies, at this size */
+            char path[512];
+            path_in_dir(path, sizeof path, "lanes.out");
+            char *argv[] = {"check", path, NULL};
+            FILE *out = tmpfile(), *err = tmpfile();
+            REQUIRE(out && err);
+            CHECK_EQ(dt_check_main(2, argv, out, err), 0);
+            fclose(out);
+            fclose(err);
+            CHECK_EQ(count_text(&(trace){.text = two}, "\"cat\":\"gpu_user_annotation\",\"name\":\"step\""), 2000);
+            CHECK_EQ(count_text(&(trace){.text = two}, "\"name\":\"stair\""), 3000);
+        }
+        free(one);
+        free(two);
+    }
+    dt_session_destroy(s);
+}
+
+/* SQLite's countdown over the export of a session big enough for two
+   threads in the layout and two formatting: the n-th allocation fails, for every n until the
+   export makes fewer. Each failure ends in DT_ERR_NO_MEMORY and no file,
+   or (where a second thread or a buffer is only an optimization) in the
+   trace one thread writes; never a crash, a hang or a leak (ASan). */
+static void test_export_out_of_memory_at_every_allocation(void)
+{
+    dt_session *s = new_session();
+    uint64_t t = T0;
+    /* records enough for classify's second thread too */
+    for (int i = 0; i < 9000; i++, t += 2000) {
+        uint64_t ext = DT_RANGE_ID_BASE + (uint64_t)i / 10;
+        external(api(s, "cudaLaunchKernel", t, t + 300, 11 + (uint32_t)i % 2, (uint64_t)i + 1), ext);
+        external(kernel(s, "k", t + 500, t + 1500, 0, 7 + (uint32_t)i % 3, (uint64_t)i + 1), ext);
+        if (i % 10 == 9)
+            range(s, "step", t - 9 * 2000, t + 1900, 11 + (uint32_t)i % 2, ext, 0, 0);
+    }
+    static const dt_format formats[] = {DT_FORMAT_JSON, DT_FORMAT_PERFETTO};
+    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
+        size_t want_len;
+        char *want = export_bytes(s, "oom.out", formats[f], 2, &want_len);
+        char path[512], tmp[600];
+        path_in_dir(path, sizeof path, "oom.out");
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+        int ok_after_failure = 0;
+        long n = getenv("DT_TEST_OOM_FROM") ? atol(getenv("DT_TEST_OOM_FROM")) : 1;
+        for (;; n++) {
+            unlink(path);
+            unsigned long before = dt_alloc_failures();
+            dt_out_lane_limit = 2;
+            dt_alloc_fail_after(n, 0);
+            dt_status st = dt_session_write(s, path, formats[f]);
+            dt_alloc_fail_after(0, 0);
+            dt_out_lane_limit = 0;
+            if (dt_alloc_failures() == before) {
+                REQUIRE_EQ(st, DT_OK);
+                break;
+            }
+            CHECK_EQ(access(tmp, F_OK), -1);
+            if (st == DT_OK) {
+                size_t len;
+                char *got = read_file(path, &len);
+                CHECK(len == want_len && memcmp(got, want, len) == 0, "format %d, allocation %ld: a different trace",
+                      (int)formats[f], n);
+                if (getenv("DT_TEST_DUMP") && !(len == want_len && memcmp(got, want, len) == 0)) {
+                    char dump[600];
+                    snprintf(dump, sizeof dump, "/tmp/p2/oom_%d_%ld", (int)formats[f], n);
+                    FILE *df = fopen(dump, "wb");
+                    fwrite(got, 1, len, df);
+                    fclose(df);
+                    snprintf(dump, sizeof dump, "/tmp/p2/oom_%d_want", (int)formats[f]);
+                    df = fopen(dump, "wb");
+                    fwrite(want, 1, want_len, df);
+                    fclose(df);
+                }
+                free(got);
+                ok_after_failure++;
+            } else {
+                CHECK_EQ(st, DT_ERR_NO_MEMORY);
+                CHECK(strstr(dt_last_error(), "out of memory") != NULL, "%s", dt_last_error());
+                CHECK_EQ(access(path, F_OK), -1);
+            }
+        }
+        CHECK(n > 50, "only %ld allocations", n);
+        if (getenv("DT_TEST_VERBOSE"))
+            printf("format %d: %ld allocations, %d failures the trace survived\n", (int)formats[f], n, ok_after_failure);
+        /* the second thread's buffers, the drain's: failures that cost speed only */
+        CHECK(ok_after_failure > 0);
+        free(want);
+    }
+    dt_session_destroy(s);
+}
+
 DT_TEST_MAIN(setup_dir, remove_dir,
              DT_TEST(test_export_top_level),
              DT_TEST(test_export_exact_times),
@@ -1144,6 +1290,8 @@ DT_TEST_MAIN(setup_dir, remove_dir,
              DT_TEST(test_export_overlaps_move_to_overflow_rows),
              DT_TEST(test_export_many_overlaps_stay_valid),
              DT_TEST(test_export_gzip_matches_plain),
+             DT_TEST(test_export_two_threads_write_what_one_writes),
+             DT_TEST(test_export_out_of_memory_at_every_allocation),
              DT_TEST(test_export_unwritable_path),
              DT_TEST(test_export_write_failure_keeps_old_file),
              DT_TEST(test_export_loss_and_attribution),

@@ -228,6 +228,29 @@ static void test_integers_match_printf(void)
     }
 }
 
+/* Integers are written with scratch bytes past their end: never more than
+   DT_PUT_NUMBER_SLACK of them (fixed-size buffers of cached text rely on it),
+   and never before the start. */
+static void test_integers_stay_within_their_slack(void)
+{
+    uint64_t p10 = 1;
+    for (int k = 0; k < 20; k++) {
+        uint64_t values[3] = {p10 - 1, p10, k < 19 ? p10 * 10 - 1 : UINT64_MAX};
+        for (int j = 0; j < 3; j++) {
+            char buf[64];
+            memset(buf, '#', sizeof buf);
+            char *start = buf + 8;
+            char *end = dt_put_u64(start, values[j]);
+            for (char *q = buf; q < start; q++)
+                REQUIRE_EQ(*q, '#');
+            for (char *q = end + DT_PUT_NUMBER_SLACK; q < buf + sizeof buf; q++)
+                REQUIRE_EQ(*q, '#');
+        }
+        if (k < 19)
+            p10 *= 10;
+    }
+}
+
 /* A write that fails on the thread that drains full buffers ends in the
    error, never in silence, and the writer stops early. */
 static void test_writer_reports_a_failed_write(void)
@@ -256,4 +279,5 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(test_writer_gzip_round_trip),
              DT_TEST(test_number_formatting),
              DT_TEST(test_integers_match_printf),
+             DT_TEST(test_integers_stay_within_their_slack),
              DT_TEST(test_writer_reports_a_failed_write))

@@ -1,0 +1,28 @@
+/*
+ * Growable arrays of the export units: *p holds *cap elements of elem
+ * bytes; reserve makes room for need, doubling.
+ */
+#ifndef DT_EXPORT_VEC_H
+#define DT_EXPORT_VEC_H
+
+#include <stddef.h>
+
+#include "dt_internal.h"
+
+/* 0, or -1 (and *p unchanged) when out of memory. */
+static inline int dt_vec_reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *n = dt_realloc(*p, c * elem);
+    if (!n)
+        return -1;
+    *p = n;
+    *cap = c;
+    return 0;
+}
+
+#endif /* DT_EXPORT_VEC_H */
