@@ -38,6 +38,9 @@ typedef enum emu_rec_kind {
     EMU_REC_RUNTIME,      /* API record, runtime domain */
     EMU_REC_DRIVER,       /* API record, driver domain */
     EMU_REC_EXTERNAL,     /* external-correlation record (before an API record) */
+    EMU_REC_MARKER,       /* one end of a user range, or an instant (MSPTI) */
+    EMU_REC_COLLECTIVE,   /* a collective communication on a device (MSPTI) */
+    EMU_REC_MEMORY,       /* a device memory allocation or free (MSPTI) */
     EMU_REC_UNKNOWN,      /* a record of a kind the vendor never defined */
     EMU_REC_COUNT
 } emu_rec_kind;
@@ -64,6 +67,9 @@ typedef enum emu_op {
     EMU_OP_MEMSET_ASYNC,
     EMU_OP_STREAM_SYNCHRONIZE,
     EMU_OP_DEVICE_SYNCHRONIZE,
+    EMU_OP_COLLECTIVE,    /* emu_collective: an all-reduce */
+    EMU_OP_MALLOC,        /* emu_malloc */
+    EMU_OP_FREE,          /* emu_free */
     /* CUDA 13's bookkeeping around each launch (runtime calls, no work) */
     EMU_OP_PUSH_CALL_CONFIGURATION,
     EMU_OP_POP_CALL_CONFIGURATION,
@@ -111,8 +117,36 @@ typedef struct emu_activity {
             uint32_t external_kind;
             uint64_t external_id;
         } external;
+        struct {
+            unsigned flags;             /* EMU_MARK_* */
+            uint64_t id;                /* pairs a range's start and end */
+            const char *name;           /* interned; "" on an end */
+            uint32_t process, thread;   /* host records */
+        } marker;                       /* device records: device and stream */
+        struct {
+            const char *name, *group, *algorithm; /* interned */
+            int data_type;              /* HCCL's numbering, as MSPTI's */
+            uint64_t count;
+        } collective;
+        struct {
+            uint64_t address, bytes;    /* a free's bytes: the block's */
+            int memory;                 /* EMU_MEM_* */
+            int is_free;
+            uint32_t process;
+        } memory;                       /* device: the memory's; stream: the call's */
     } u;
 } emu_activity;
+
+/* What a marker record is: one of START, END, INSTANT, with DEVICE when the
+   range was marked on a stream (the host's record then says so too), and
+   SOURCE_DEVICE for the device's own record of it. */
+enum {
+    EMU_MARK_START = 1u << 0,
+    EMU_MARK_END = 1u << 1,
+    EMU_MARK_INSTANT = 1u << 2,
+    EMU_MARK_ON_STREAM = 1u << 3,
+    EMU_MARK_SOURCE_DEVICE = 1u << 4
+};
 
 enum { EMU_MEM_UNKNOWN = 0, EMU_MEM_PAGEABLE = 1, EMU_MEM_PINNED = 2, EMU_MEM_DEVICE = 3 };
 
@@ -178,6 +212,18 @@ struct emu_vendor {
     /* An API call made with no external id pushed still produces an
        external-correlation record of this external kind, id 0 (0: none). */
     uint32_t external_kind_when_empty;
+    /* Optional: the personality keeps the external-correlation stacks
+       itself (deeper, or one per process): the innermost id of an external
+       kind for an API call made now on this thread; 0 when none. NULL: the
+       core's per-thread stacks (emu_core_push_external). */
+    int (*external_top)(uint32_t external_kind, uint64_t *id);
+    /* Optional: told the size of every buffer the client hands over. */
+    void (*buffer_received)(size_t size);
+    /* The vendor's timestamps are CLOCK_REALTIME and cannot be moved:
+       emu_set_clock and DEVTRACE_EMU_CLOCK_* are refused. */
+    int clock_is_realtime;
+    /* The name the vendor looks for in LD_PRELOAD (emu_preload); NULL. */
+    const char *preload;
     /* Optional (NULL: none). The members below are for personalities whose
        vendor works otherwise than CUPTI's; the others leave them out. */
     /* The external id a record of this kind carries in itself, asked on the

@@ -169,6 +169,21 @@ static inline int dt_test_main(int argc, char **argv, const dt_test *tests, size
     return skipped == ran ? DT_CHECK_SKIP_STATUS : 0;
 }
 
+/* Each case in a process of its own (state that is process-wide, as a
+   vendor interface is): without arguments the program runs itself once per
+   case (`prog CASE`); with them, those cases. Fails when any run failed. */
+static inline int dt_test_main_each_in_own_process(int argc, char **argv, const dt_test *tests, size_t count)
+{
+    if (argc > 1) return dt_test_main(argc, argv, tests, count, NULL, NULL);
+    int failed = 0;
+    for (size_t i = 0; i < count; i++) {
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "'%s' %s", argv[0], tests[i].name);
+        failed |= system(cmd) != 0;
+    }
+    return failed;
+}
+
 #define DT_TEST_MAIN(setup, teardown, ...)                                                             \
     int main(int argc, char **argv)                                                                    \
     {                                                                                                  \

@@ -107,6 +107,13 @@ static struct emu_state {
     emu_thread_id_type tid_type;
     name_set names;
 
+    /* live allocations of emu_malloc */
+    struct live_block { uint64_t address, bytes; int device, memory; } *blocks;
+    size_t block_n, block_cap;
+    uint64_t next_address;
+    /* ranges started and not yet ended: the stream each was marked on */
+    struct open_range { uint64_t id; int device, stream; } *ranges;
+    size_t range_n, range_cap;
     /* API records the client asked not to get, by callback id */
     uint8_t api_off[EMU_DOMAIN_COUNT][EMU_API_FILTER_IDS / 8];
     int profiling;         /* a kind was enabled since load or finalize */
@@ -119,6 +126,7 @@ static struct emu_state {
 };
 
 static _Atomic uint32_t g_next_correlation = 1;
+static _Atomic uint64_t g_next_mark = 1;
 static _Atomic int g_next_lane;
 static _Thread_local int t_lane;       /* 0: none yet */
 
@@ -154,7 +162,7 @@ static const char *const fault_names[EMU_FAULT_COUNT] = {
 };
 
 static const char *const kind_names[EMU_KIND_COUNT] = {
-    "kernel", "memcpy", "memset", "runtime", "driver", "external",
+    "kernel", "memcpy", "memset", "runtime", "driver", "external", "marker", "collective", "memory",
 };
 
 /* ------------------------------------------------------------------ */
@@ -209,16 +217,25 @@ static void wait_device_time(uint64_t target)
 /* ------------------------------------------------------------------ */
 /* Small containers                                                    */
 /* ------------------------------------------------------------------ */
+/* Room for one more of n elements in *items (capacity *cap, doubled from
+   `first`); -1 when out of memory. */
+static int grow_for_one(void **items, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : first;
+    void *p = realloc(*items, c * elem);
+    if (!p)
+        return -1;
+    *items = p;
+    *cap = c;
+    return 0;
+}
+
 static int vec_push(rec_vec *v, const pending_rec *r)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 256;
-        pending_rec *nv = realloc(v->v, cap * sizeof(*nv));
-        if (!nv)
-            return -1;
-        v->v = nv;
-        v->cap = cap;
-    }
+    if (grow_for_one((void **)&v->v, &v->cap, v->n, sizeof *v->v, 256) != 0)
+        return -1;
     v->v[v->n++] = *r;
     return 0;
 }
@@ -315,10 +332,10 @@ static void init_once(void)
             off = (int64_t)emu_vendor_impl.clock_origin_ns();
         off -= (int64_t)((long double)realtime_ns() * (1.0L + (long double)drift * 1e-6L));
     }
-    const char *v = getenv("DEVTRACE_EMU_CLOCK_OFFSET_NS");
+    const char *v = emu_vendor_impl.clock_is_realtime ? NULL : getenv("DEVTRACE_EMU_CLOCK_OFFSET_NS");
     if (v && *v)
         off = strtoll(v, NULL, 10);
-    v = getenv("DEVTRACE_EMU_CLOCK_DRIFT_PPM");
+    v = emu_vendor_impl.clock_is_realtime ? NULL : getenv("DEVTRACE_EMU_CLOCK_DRIFT_PPM");
     if (v && *v)
         drift = strtod(v, NULL);
     if (!isfinite(drift) || drift <= -1e6)
@@ -354,6 +371,11 @@ EMU_API int emu_init(void)
 EMU_API const char *emu_personality(void)
 {
     return emu_vendor_impl.name;
+}
+
+EMU_API const char *emu_preload(void)
+{
+    return emu_vendor_impl.preload;
 }
 
 /* ------------------------------------------------------------------ */
@@ -459,6 +481,8 @@ static int reserve_locked(int ln, size_t need)
         return -1;
     }
     G.stats.buffers_requested++;
+    if (emu_vendor_impl.buffer_received)
+        emu_vendor_impl.buffer_received(size);
     L->buf = b;
     L->size = size;
     L->used = 0;
@@ -560,10 +584,10 @@ static void update_pending_stat_locked(void)
 static void null_client_complete(void);
 static void null_client_complete_buffer(uint8_t *buf, size_t valid);
 
-/* Deliver completed buffers, serialized, outside the state lock. */
-static void deliver_done(int from_worker)
+/* Deliver completed buffers, serialized, outside the state lock;
+   deliver_lock held. */
+static void deliver_done_held(int from_worker)
 {
-    pthread_mutex_lock(&G.deliver_lock);
     for (;;) {
         pthread_mutex_lock(&G.lock);
         if (G.done_n == 0) {
@@ -583,6 +607,12 @@ static void deliver_done(int from_worker)
         else if (fn)
             emu_vendor_impl.complete_buffer(fn, d.buf, d.size, d.valid);
     }
+}
+
+static void deliver_done(int from_worker)
+{
+    pthread_mutex_lock(&G.deliver_lock);
+    deliver_done_held(from_worker);
     pthread_mutex_unlock(&G.deliver_lock);
 }
 
@@ -795,6 +825,10 @@ int emu_core_enabled(emu_rec_kind kind)
 emu_status emu_core_flush_all(int forced)
 {
     emu_init();
+    /* What the flush completes is delivered on the caller's thread, as
+       vendors call the completion callback from their FlushAll: the worker
+       waits for the delivery lock meanwhile. */
+    pthread_mutex_lock(&G.deliver_lock);
     pthread_mutex_lock(&G.lock);
     uint64_t now = device_now();
     write_ready_locked(forced, now);
@@ -806,7 +840,8 @@ emu_status emu_core_flush_all(int forced)
     }
     update_pending_stat_locked();
     pthread_mutex_unlock(&G.lock);
-    deliver_done(0);
+    deliver_done_held(0);
+    pthread_mutex_unlock(&G.deliver_lock);
     return EMU_ST_OK;
 }
 
@@ -1100,7 +1135,7 @@ EMU_API void emu_faults_clear(void)
 EMU_API int emu_set_clock(int64_t offset_ns, double drift_ppm)
 {
     emu_init();
-    if (!isfinite(drift_ppm) || drift_ppm <= -1e6 || drift_ppm >= 1e6)
+    if (!isfinite(drift_ppm) || drift_ppm <= -1e6 || drift_ppm >= 1e6 || emu_vendor_impl.clock_is_realtime)
         return EMU_EINVAL;
     atomic_store(&G.clock_offset, offset_ns);
     atomic_store(&G.clock_scale, 1.0 + drift_ppm * 1e-6);
@@ -1224,6 +1259,9 @@ static emu_kind stat_kind(emu_rec_kind k)
     case EMU_REC_MEMSET: return EMU_KIND_MEMSET;
     case EMU_REC_RUNTIME: return EMU_KIND_RUNTIME;
     case EMU_REC_DRIVER: return EMU_KIND_DRIVER;
+    case EMU_REC_MARKER: return EMU_KIND_MARKER;
+    case EMU_REC_COLLECTIVE: return EMU_KIND_COLLECTIVE;
+    case EMU_REC_MEMORY: return EMU_KIND_MEMORY;
     default: return EMU_KIND_EXTERNAL;
     }
 }
@@ -1368,7 +1406,17 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
         /* once: each use of a thread-local costs a lookup in a library */
         __typeof__(t_ext) *stacks = &t_ext;
         int any = 0;
-        for (uint32_t k = 0; k < EMU_EXT_KINDS; k++) {
+        for (uint32_t k = 0; emu_vendor_impl.external_top && k < EMU_EXT_KINDS; k++) {
+            uint64_t id;
+            if (!emu_vendor_impl.external_top(k, &id))
+                continue;
+            any = 1;
+            emu_activity ext = { .kind = EMU_REC_EXTERNAL, .correlation = f->correlation };
+            ext.u.external.external_kind = k;
+            ext.u.external.external_id = id;
+            produce_now_locked(&ext);
+        }
+        for (uint32_t k = 0; !emu_vendor_impl.external_top && k < EMU_EXT_KINDS; k++) {
             /* the null client stands for a tracer that keeps an id pushed */
             int null_client = k == 0 && G.request == null_client_request;
             if (stacks->depth[k] == 0 && !null_client)
@@ -1654,6 +1702,205 @@ EMU_API int emu_synchronize(int device, int stream)
     emu_call_args args = { .op = stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE,
                            .device = device, .stream = stream };
     api_call(&args, NULL, sync_work_fn, &w);
+    return EMU_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Markers and collectives                                             */
+/* ------------------------------------------------------------------ */
+static uint32_t system_tid(void)
+{
+    if (!t_system_tid)
+        t_system_tid = (uint32_t)syscall(SYS_gettid);
+    return t_system_tid;
+}
+
+static uint32_t process_id(void)
+{
+    uint32_t pid = atomic_load_explicit(&g_pid, memory_order_relaxed);
+    if (!pid) {
+        pid = (uint32_t)getpid();
+        atomic_store_explicit(&g_pid, pid, memory_order_relaxed);
+    }
+    return pid;
+}
+
+/* The host's record of a marker, now, on this thread; and, for a marker on
+   a stream, the device's, once the stream reaches it. */
+static void produce_marker_locked(unsigned flags, uint64_t id, const char *name, int device, int stream)
+{
+    emu_activity a = { .kind = EMU_REC_MARKER };
+    a.start = a.end = device_now();
+    a.u.marker.flags = flags | (device >= 0 ? EMU_MARK_ON_STREAM : 0);
+    a.u.marker.id = id;
+    a.u.marker.name = name;
+    a.u.marker.process = process_id();
+    a.u.marker.thread = system_tid();
+    produce_now_locked(&a);
+    if (device < 0 || !admit_locked(&a))
+        return;
+    emu_activity d = a;
+    d.u.marker.flags |= EMU_MARK_SOURCE_DEVICE;
+    d.u.marker.name = "";
+    d.device = (uint32_t)device;
+    d.stream = (uint32_t)stream;
+    schedule_locked(device, stream, 0, &d.start, &d.end);
+    G.stats.records[EMU_KIND_MARKER]++;
+    pending_rec p = { .a = d, .ready_at = d.end, .lane = my_lane() };
+    if (vec_push(&G.pending, &p) != 0)
+        write_record_locked(&d, 0, p.lane);
+}
+
+static int marker_place_ok(int device, int stream)
+{
+    return device == -1 || (device_ok(device) && stream >= 0 && stream < EMU_MAX_STREAMS);
+}
+
+EMU_API int emu_range_start(const char *name, int device, int stream, uint64_t *id)
+{
+    emu_init();
+    if (!id || !marker_place_ok(device, stream))
+        return EMU_EINVAL;
+    pthread_mutex_lock(&G.lock);
+    if (grow_for_one((void **)&G.ranges, &G.range_cap, G.range_n, sizeof *G.ranges, 16) != 0) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_EINVAL;
+    }
+    *id = atomic_fetch_add(&g_next_mark, 1);
+    G.ranges[G.range_n++] = (struct open_range){ *id, device, stream };
+    const char *n = intern_name(name);
+    produce_marker_locked(EMU_MARK_START, *id, n ? n : "", device, stream);
+    update_pending_stat_locked();
+    pthread_mutex_unlock(&G.lock);
+    return EMU_OK;
+}
+
+EMU_API int emu_range_end(uint64_t id)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    size_t i = 0;
+    while (i < G.range_n && G.ranges[i].id != id)
+        i++;
+    if (i == G.range_n) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_EINVAL; /* never started, or ended already */
+    }
+    struct open_range r = G.ranges[i];
+    G.ranges[i] = G.ranges[--G.range_n];
+    produce_marker_locked(EMU_MARK_END, id, "", r.device, r.stream);
+    update_pending_stat_locked();
+    pthread_mutex_unlock(&G.lock);
+    return EMU_OK;
+}
+
+EMU_API int emu_mark(const char *name, int device, int stream)
+{
+    emu_init();
+    if (!marker_place_ok(device, stream))
+        return EMU_EINVAL;
+    pthread_mutex_lock(&G.lock);
+    const char *n = intern_name(name);
+    produce_marker_locked(EMU_MARK_INSTANT, atomic_fetch_add(&g_next_mark, 1), n ? n : "", device, stream);
+    update_pending_stat_locked();
+    pthread_mutex_unlock(&G.lock);
+    return EMU_OK;
+}
+
+static uint64_t collective_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    const emu_collective_desc *c = arg;
+    (void)api_start;
+    pthread_mutex_lock(&G.lock);
+    emu_activity a = { .kind = EMU_REC_COLLECTIVE, .correlation = corr };
+    a.device = (uint32_t)c->device;
+    a.context = (uint32_t)c->device + 1;
+    a.stream = (uint32_t)c->stream;
+    schedule_locked(c->device, c->stream, c->duration_ns, &a.start, &a.end);
+    const char *name = intern_name(c->name), *group = intern_name(c->group), *alg = intern_name(c->algorithm);
+    a.u.collective.name = name ? name : "";
+    a.u.collective.group = group ? group : "";
+    a.u.collective.algorithm = alg ? alg : "";
+    a.u.collective.data_type = c->data_type;
+    a.u.collective.count = c->count;
+    produce_device_locked(&a);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+}
+
+typedef struct memory_work {
+    struct live_block block;
+    int is_free;
+} memory_work;
+
+/* The record of an allocation or free: the host-side record of the call,
+   written at once. */
+static uint64_t memory_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    const memory_work *w = arg;
+    pthread_mutex_lock(&G.lock);
+    emu_activity a = { .kind = EMU_REC_MEMORY, .correlation = corr, .start = api_start, .end = device_now() };
+    a.device = (uint32_t)w->block.device;
+    a.context = (uint32_t)w->block.device + 1;
+    a.u.memory.address = w->block.address;
+    a.u.memory.bytes = w->block.bytes;
+    a.u.memory.memory = w->block.memory;
+    a.u.memory.is_free = w->is_free;
+    a.u.memory.process = process_id();
+    produce_now_locked(&a);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+}
+
+EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address)
+{
+    emu_init();
+    if (!address || !device_ok(device) || (memory != EMU_MEM_DEVICE && memory != EMU_MEM_PINNED) || bytes == 0 ||
+        bytes > (UINT64_C(1) << 40))
+        return EMU_EINVAL;
+    pthread_mutex_lock(&G.lock);
+    if (grow_for_one((void **)&G.blocks, &G.block_cap, G.block_n, sizeof *G.blocks, 16) != 0) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_EINVAL;
+    }
+    /* 2 MB-aligned, as the device allocator hands out large blocks */
+    if (!G.next_address) G.next_address = UINT64_C(0x124000000000);
+    memory_work w = { { G.next_address, bytes, device, memory }, 0 };
+    G.next_address += (bytes + (UINT64_C(1) << 21) - 1) & ~((UINT64_C(1) << 21) - 1);
+    G.blocks[G.block_n++] = w.block;
+    pthread_mutex_unlock(&G.lock);
+    *address = w.block.address;
+    api_args args = { EMU_OP_MALLOC, bytes, 0 };
+    api_call(0, NULL, (uint32_t)device + 1, &args, memory_work_fn, &w);
+    return EMU_OK;
+}
+
+EMU_API int emu_free(uint64_t address)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    size_t i = 0;
+    while (i < G.block_n && G.blocks[i].address != address)
+        i++;
+    if (i == G.block_n) {
+        pthread_mutex_unlock(&G.lock);
+        return EMU_EINVAL;
+    }
+    memory_work w = { G.blocks[i], 1 };
+    G.blocks[i] = G.blocks[--G.block_n];
+    pthread_mutex_unlock(&G.lock);
+    api_args args = { EMU_OP_FREE, w.block.bytes, 0 };
+    api_call(0, NULL, (uint32_t)w.block.device + 1, &args, memory_work_fn, &w);
+    return EMU_OK;
+}
+
+EMU_API int emu_collective(const emu_collective_desc *desc)
+{
+    emu_init();
+    if (!desc || !device_ok(desc->device) || desc->stream < 0 || desc->stream >= EMU_MAX_STREAMS)
+        return EMU_EINVAL;
+    api_args args = { EMU_OP_COLLECTIVE, 0, 0 };
+    api_call(0, NULL, (uint32_t)desc->device + 1, &args, collective_work_fn, (void *)desc);
     return EMU_OK;
 }
 

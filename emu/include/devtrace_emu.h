@@ -66,7 +66,10 @@ typedef enum emu_kind {
     EMU_KIND_MEMSET = 2,
     EMU_KIND_RUNTIME = 3,     /* runtime API records */
     EMU_KIND_DRIVER = 4,      /* driver API records (none on TOPSPTI) */
-    EMU_KIND_EXTERNAL = 5,    /* external-correlation records (CUPTI only) */
+    EMU_KIND_EXTERNAL = 5,    /* external-correlation records */
+    EMU_KIND_MARKER = 6,      /* marker records: a range's start and end are two */
+    EMU_KIND_COLLECTIVE = 7,  /* collective communication records */
+    EMU_KIND_MEMORY = 8,      /* memory allocation and free records */
     EMU_KIND_COUNT
 } emu_kind;
 
@@ -151,9 +154,15 @@ EMU_API int emu_init(void);
 
 /* Personality of this library: its vendor's name in vendors.def. */
 EMU_API const char *emu_personality(void);
+/* The file name this vendor's library must be preloaded as (LD_PRELOAD,
+   from the start of the process) for all of its record kinds, e.g.
+   "libmspti.so"; NULL when none. */
+EMU_API const char *emu_preload(void);
 
 /* Device clock = CLOCK_REALTIME * (1 + drift_ppm * 1e-6) + offset_ns.
-   Set it before any work is queued (stream times are on the device clock). */
+   Set it before any work is queued (stream times are on the device clock).
+   EMU_EINVAL from a library whose vendor's timestamps are CLOCK_REALTIME
+   itself (MSPTI without msptiGetTimestamp). */
 EMU_API int emu_set_clock(int64_t offset_ns, double drift_ppm);
 /* The device clock now, in ns (what the vendor timestamp call returns). */
 EMU_API uint64_t emu_device_time_ns(void);
@@ -195,6 +204,38 @@ EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
 /* Waits in real time until the stream (stream >= 0) or the whole device
    (stream -1) is idle; device -1: every device. Makes one API call. */
 EMU_API int emu_synchronize(int device, int stream);
+
+/* User ranges and instants of the emulated runtime (mstx on Ascend): the
+   calling thread starts a range and any thread may end it, by its id (> 0).
+   device -1: a host range; otherwise it is also marked on the stream, whose
+   device reports its own records of it when the stream gets there. A
+   vendor without markers reports nothing (the calls still succeed). */
+EMU_API int emu_range_start(const char *name, int device, int stream, uint64_t *id);
+EMU_API int emu_range_end(uint64_t id);
+EMU_API int emu_mark(const char *name, int device, int stream);
+
+/* A collective (an all-reduce of `count` elements of `data_type`, HCCL's
+   numbering: 4 is fp32) on a stream: one API call, and a record of the
+   collective the device ran. A vendor without collective records reports
+   the call only. */
+typedef struct emu_collective_desc {
+    int device, stream;
+    const char *name;              /* "hcom_allReduce_"; copied */
+    const char *group;             /* communicator; copied, NULL: "" */
+    const char *algorithm;         /* "RING"; copied, NULL: "" */
+    int data_type;
+    uint64_t count;
+    uint64_t duration_ns;
+} emu_collective_desc;
+EMU_API int emu_collective(const emu_collective_desc *desc);
+
+/* Device memory (memory EMU_MEM_DEVICE = 3) or page-locked host memory
+   (EMU_MEM_PINNED = 2) of a device: one API call and, where the vendor has
+   them, a record of the allocation or the free, with the call's
+   correlation id. emu_malloc hands out distinct addresses (never 0);
+   emu_free takes one of them, once (EMU_EINVAL otherwise). */
+EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address);
+EMU_API int emu_free(uint64_t address);
 
 /* The null client (on 1): the vendor interface armed as a tracer arms it
    (every record kind, API callbacks, an external-correlation id on every

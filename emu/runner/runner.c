@@ -34,6 +34,11 @@ typedef struct emu_api {
     int (*memcpy_)(int, int, int, uint64_t, uint64_t, int);
     int (*memset_)(int, int, uint64_t, uint32_t, uint64_t, int);
     int (*synchronize)(int, int);
+    int (*range_start)(const char *, int, int, uint64_t *);
+    int (*range_end)(uint64_t);
+    int (*collective)(const emu_collective_desc *);
+    int (*malloc_)(int, int, uint64_t, uint64_t *);
+    int (*free_)(uint64_t);
     void (*stats_get)(emu_stats *);
     const char *(*kind_name)(emu_kind);
     const char *(*fault_name)(emu_fault);
@@ -66,6 +71,13 @@ static void report(const scn_stmt *s, const char *what, int rc)
 }
 
 static int exec_block(const scn_block *b);
+
+/* The allocations of this thread not yet freed: `free` takes the latest. */
+#define MAX_LIVE_BLOCKS 1024
+static _Thread_local struct {
+    uint64_t address[MAX_LIVE_BLOCKS];
+    size_t n;
+} t_blocks;
 
 static void *thread_main(void *arg)
 {
@@ -151,6 +163,46 @@ static int exec_stmt(const scn_stmt *s)
             report(s, "dt_external_pop", (int)st);
         break;
     }
+    case SCN_MARKER: {
+        uint64_t id = 0;
+        if ((rc = E.range_start(s->name, -1, -1, &id)) != 0) {
+            report(s, "marker", rc);
+            return -1;
+        }
+        rc = exec_block(&s->body);
+        int end = E.range_end(id);
+        if (end != 0)
+            report(s, "marker end", end);
+        break;
+    }
+    case SCN_COLLECTIVE: {
+        emu_collective_desc d = { .device = s->device, .stream = s->stream, .name = s->name, .group = s->group,
+                                  .algorithm = s->algorithm, .data_type = s->data_type, .count = s->count,
+                                  .duration_ns = s->duration_ns };
+        if ((rc = E.collective(&d)) != 0)
+            report(s, "collective", rc);
+        break;
+    }
+    case SCN_MALLOC: {
+        uint64_t address = 0;
+        if (t_blocks.n == MAX_LIVE_BLOCKS) {
+            report(s, "malloc (too many live allocations on this thread)", -1);
+            return -1;
+        }
+        if ((rc = E.malloc_(s->device, s->pinned ? 2 : 3, s->bytes, &address)) != 0)
+            report(s, "malloc", rc);
+        else
+            t_blocks.address[t_blocks.n++] = address;
+        break;
+    }
+    case SCN_FREE:
+        if (t_blocks.n == 0) {
+            report(s, "free (no allocation of this thread to free)", -1);
+            return -1;
+        }
+        if ((rc = E.free_(t_blocks.address[--t_blocks.n])) != 0)
+            report(s, "free", rc);
+        break;
     case SCN_REPEAT:
         for (uint64_t i = 0; i < s->number && rc == 0; i++)
             rc = exec_block(&s->body);
@@ -209,6 +261,11 @@ static int load_emulator(const char *path)
     RESOLVE(launch_kernel_desc, "emu_launch_kernel_desc");
     RESOLVE(memcpy_, "emu_memcpy");
     RESOLVE(memset_, "emu_memset");
+    RESOLVE(range_start, "emu_range_start");
+    RESOLVE(range_end, "emu_range_end");
+    RESOLVE(collective, "emu_collective");
+    RESOLVE(malloc_, "emu_malloc");
+    RESOLVE(free_, "emu_free");
     RESOLVE(synchronize, "emu_synchronize");
     RESOLVE(stats_get, "emu_stats_get");
     RESOLVE(kind_name, "emu_kind_name");

@@ -228,6 +228,17 @@ static scn_stmt *block_add(scn_block *b)
     return s;
 }
 
+/* HCCL's numbering of data types, by the names scenarios use; -1: none. */
+static int data_type_of(const char *name)
+{
+    static const char *const names[] = {"int8", "int16", "int32", "fp16", "fp32", "int64", "uint64", "uint8",
+                                        "uint16", "uint32", "fp64", "bf16"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
 /* Parse the key=value words of a device statement into s. */
 static int parse_device_args(parser *p, scn_stmt *s, token *toks, int n, int allow_all)
 {
@@ -274,6 +285,18 @@ static int parse_device_args(parser *p, scn_stmt *s, token *toks, int n, int all
             s->copy_kind = copy_kind_of(t->value);
             r = s->copy_kind ? 0 : fail(p, "kind: '%s' is not htod, dtoh, dtod, htoh or ptop", t->value);
             have_kind = 1;
+        } else if (s->type == SCN_COLLECTIVE && (strcmp(t->key, "name") == 0 || strcmp(t->key, "group") == 0 ||
+                                                 strcmp(t->key, "algorithm") == 0)) {
+            char **dst = t->key[0] == 'n' ? &s->name : t->key[0] == 'g' ? &s->group : &s->algorithm;
+            free(*dst);
+            *dst = strdup(t->value);
+            r = *dst ? 0 : fail(p, "out of memory");
+        } else if (s->type == SCN_COLLECTIVE && strcmp(t->key, "count") == 0) {
+            r = parse_u64(p, "count", t->value, &s->count);
+        } else if (s->type == SCN_COLLECTIVE && strcmp(t->key, "dtype") == 0) {
+            s->data_type = data_type_of(t->value);
+            r = s->data_type >= 0 ? 0 : fail(p, "dtype: '%s' is not one of int8 int16 int32 fp16 fp32 int64 "
+                                                "uint64 uint8 uint16 uint32 fp64 bf16", t->value);
         } else if (s->type == SCN_MEMSET && strcmp(t->key, "value") == 0) {
             uint64_t v;
             r = parse_u64(p, "value", t->value, &v);
@@ -409,7 +432,7 @@ int scn_parse_string(const char *text, const char *label, scenario *out, char *e
             break;
         }
         const char *kw = toks[0].value;
-        int is_block = strcmp(kw, "thread") == 0 || strcmp(kw, "range") == 0 ||
+        int is_block = strcmp(kw, "thread") == 0 || strcmp(kw, "range") == 0 || strcmp(kw, "marker") == 0 ||
                        strcmp(kw, "op") == 0 || strcmp(kw, "repeat") == 0;
         if (is_block && !opens) {
             rc = fail(&p, "'%s' needs a block: end the line with '{'", kw);
@@ -474,6 +497,33 @@ int scn_parse_string(const char *text, const char *label, scenario *out, char *e
         } else if (strcmp(kw, "memset") == 0) {
             s->type = SCN_MEMSET;
             rc = parse_device_args(&p, s, toks, n, 0);
+        } else if (strcmp(kw, "collective") == 0) {
+            s->type = SCN_COLLECTIVE;
+            s->data_type = 4; /* fp32 */
+            rc = parse_device_args(&p, s, toks, n, 0);
+            if (rc == 0 && (!s->name || !s->count))
+                rc = fail(&p, "name= and count= are required");
+        } else if (strcmp(kw, "malloc") == 0) {
+            s->type = SCN_MALLOC;
+            int have_device = 0;
+            for (int i = 1; i < n && rc == 0; i++) {
+                if (!toks[i].key && strcmp(toks[i].value, "pinned") == 0) {
+                    s->pinned = 1;
+                } else if (toks[i].key && strcmp(toks[i].key, "device") == 0) {
+                    rc = parse_int(&p, "device", toks[i].value, 0, EMU_MAX_DEVICES - 1, &s->device);
+                    have_device = 1;
+                } else if (toks[i].key && strcmp(toks[i].key, "bytes") == 0) {
+                    rc = parse_u64(&p, "bytes", toks[i].value, &s->bytes);
+                } else {
+                    rc = fail(&p, "usage: malloc device=D bytes=N [pinned]");
+                }
+            }
+            if (rc == 0 && (!have_device || !s->bytes))
+                rc = fail(&p, "malloc: device= and bytes= (> 0) are required");
+        } else if (strcmp(kw, "free") == 0) {
+            s->type = SCN_FREE;
+            if (n != 1)
+                rc = fail(&p, "usage: free (the thread's latest allocation not yet freed)");
         } else if (strcmp(kw, "sync") == 0) {
             s->type = SCN_SYNC;
             if (n == 1) {
@@ -495,8 +545,8 @@ int scn_parse_string(const char *text, const char *label, scenario *out, char *e
         } else if (strcmp(kw, "fault") == 0) {
             s->type = SCN_FAULT;
             rc = parse_fault(&p, s, toks, n);
-        } else if (strcmp(kw, "range") == 0 || strcmp(kw, "thread") == 0) {
-            s->type = kw[0] == 'r' ? SCN_RANGE : SCN_THREAD;
+        } else if (strcmp(kw, "range") == 0 || strcmp(kw, "thread") == 0 || strcmp(kw, "marker") == 0) {
+            s->type = kw[0] == 'r' ? SCN_RANGE : kw[0] == 't' ? SCN_THREAD : SCN_MARKER;
             if (n != 2 || toks[1].key)
                 rc = fail(&p, "usage: %s \"name\" {", kw);
             else if (s->type == SCN_THREAD && (depth != 0 || in_thread))
@@ -585,6 +635,8 @@ static void block_free(scn_block *b)
     for (size_t i = 0; i < b->n; i++) {
         free(b->items[i].name);
         free(b->items[i].fault_spec);
+        free(b->items[i].group);
+        free(b->items[i].algorithm);
         block_free(&b->items[i].body);
     }
     free(b->items);

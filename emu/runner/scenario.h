@@ -20,7 +20,11 @@ typedef enum scn_type {
     SCN_REPEAT,   /* body */
     SCN_THREAD,   /* body: runs on its own thread */
     SCN_JOIN,     /* wait for the threads started so far */
-    SCN_FAULT
+    SCN_FAULT,
+    SCN_MARKER,   /* body: inside a range of the vendor's markers (emu_range_start) */
+    SCN_COLLECTIVE,
+    SCN_MALLOC,   /* device memory (or pinned host memory) of a device */
+    SCN_FREE      /* the thread's latest allocation not yet freed */
 } scn_type;
 
 typedef struct scn_stmt scn_stmt;
@@ -45,6 +49,10 @@ struct scn_stmt {
     int async;
     uint64_t number;             /* repeat count, op id, sleep us */
     char *fault_spec;            /* "name=count" */
+    char *group, *algorithm;     /* collective */
+    int data_type;               /* collective: HCCL's numbering */
+    uint64_t count;              /* collective: elements */
+    int pinned;                  /* malloc: page-locked host memory */
     scn_block body;
 };
 

@@ -31,7 +31,7 @@ expect() { # what actual expected
         fails=$((fails + 1))
     fi
 }
-for kind in kernel memcpy memset runtime driver; do
+for kind in kernel memcpy memset runtime driver collective; do
     expect "events $kind" "$(trace_value counts.$kind)" "$(stat records.$kind)"
 done
 expect "loss timestamp_zero" "$(trace_value loss.timestamp_zero)" "$(stat faulted.zero_timestamps)"
@@ -44,7 +44,7 @@ for reason in no_buffer outside_window store_full; do
     expect "loss $reason" "$(trace_value loss.$reason)" 0
 done
 # every device record is linked to its API call
-device=$(( $(stat records.kernel) + $(stat records.memcpy) + $(stat records.memset) ))
+device=$(( $(stat records.kernel) + $(stat records.memcpy) + $(stat records.memset) + $(stat records.collective) ))
 expect "flows" "$(trace_value counts.flows)" "$device"
 if [ "$fails" -ne 0 ]; then
     exit 1

@@ -30,6 +30,25 @@ static void test_example_train_step(void)
     scn_free(&s);
 }
 
+static void test_example_allreduce_step(void)
+{
+    scenario s;
+    char err[512];
+    int rc = scn_parse_file(DT_SOURCE_DIR "/examples/allreduce_step.scn", &s, err, sizeof(err));
+    REQUIRE(rc == 0, "%s", err);
+    CHECK(strcmp(s.vendor, "mspti") == 0);
+    CHECK(scn_count(&s.top, SCN_MARKER) == 3);
+    CHECK(scn_count(&s.top, SCN_COLLECTIVE) == 2);
+    CHECK(scn_count(&s.top, SCN_KERNEL) == 11);
+    const scn_stmt *c = &s.top.items[0].body.items[0].body.items[1].body.items[0].body.items[1].body.items[0];
+    REQUIRE(c->type == SCN_COLLECTIVE);
+    CHECK(strcmp(c->name, "hcom_allReduce_") == 0 && strcmp(c->group, "hccl_world_group") == 0 &&
+          strcmp(c->algorithm, "RING") == 0);
+    CHECK(c->count == 4194304 && c->data_type == 11 && c->device == 0 && c->stream == 3 &&
+          c->duration_ns == 400000);
+    scn_free(&s);
+}
+
 static void test_statements(void)
 {
     const char *text =
@@ -141,6 +160,10 @@ static void test_errors(void)
     expect_error("repeat many {\n}\n", "repeat: 'many'");
     expect_error("range \"r\" { sleep_us 1\n}\n", "nothing may follow");
     expect_error("range \"r\"x {\n}\n", "a space must follow");
+    expect_error("marker \"m\"\n", "needs a block");
+    expect_error("collective device=0 stream=0 name=c dur_us=1\n", "name= and count= are required");
+    expect_error("collective device=0 stream=0 name=c count=8 dtype=fp33 dur_us=1\n", "dtype: 'fp33'");
 }
 
-DT_TEST_MAIN(NULL, NULL, DT_TEST(test_example_train_step), DT_TEST(test_statements), DT_TEST(test_errors))
+DT_TEST_MAIN(NULL, NULL, DT_TEST(test_example_train_step), DT_TEST(test_example_allreduce_step),
+             DT_TEST(test_statements), DT_TEST(test_errors))

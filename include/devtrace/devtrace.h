@@ -92,8 +92,9 @@ enum {
     DT_CAPTURE_DRIVER = 1u << 4,
     DT_CAPTURE_SYNC = 1u << 5,
     DT_CAPTURE_OVERHEAD = 1u << 6,
-    DT_CAPTURE_DEFAULT = 0x1f, /* kernel, memcpy, memset, runtime, driver */
-    DT_CAPTURE_ALL = 0x7f
+    DT_CAPTURE_MEMORY = 1u << 7,   /* device memory allocations and frees */
+    DT_CAPTURE_DEFAULT = 0x9f, /* kernel, memcpy, memset, runtime, driver, memory */
+    DT_CAPTURE_ALL = 0xff
 };
 
 typedef struct dt_config {
@@ -139,7 +140,12 @@ DT_API int dt_format_by_name(const char *name);
 DT_API dt_status dt_session_create(const dt_config *config, dt_session **out);
 /* Loads the vendor library (only now), arms it, calibrates the clock.
    DT_ERR_BACKEND_UNAVAILABLE with a message naming the library, the
-   missing symbol or the missing driver when the backend cannot start. */
+   missing symbol or the missing driver when the backend cannot start.
+   Ascend (the "mspti" backend): MSPTI records memory copies, memsets and
+   HCCL collectives only when libmspti.so was in LD_PRELOAD when the process
+   started; a program that starts a session itself must be run so
+   (`devtrace record` does it). Without it the session starts, records the
+   rest, and notes in its trace which kinds were not recorded and why. */
 DT_API dt_status dt_session_start(dt_session *session);
 /* Flushes the vendor, disarms it, calibrates, resolves correlations and
    applies the capture window. Events are readable after this. */
@@ -204,7 +210,11 @@ typedef enum dt_event_kind {
     DT_EVENT_SYNC = 6,
     DT_EVENT_OVERHEAD = 7,
     DT_EVENT_RANGE = 8,
-    DT_EVENT_OP = 9            /* a host operation pushed with dt_op_push */
+    DT_EVENT_OP = 9,           /* a host operation pushed with dt_op_push */
+    DT_EVENT_COLLECTIVE = 10,  /* a collective communication (all-reduce, ...)
+                                  as a device ran it */
+    DT_EVENT_MEMORY = 11       /* a device memory allocation or free (an
+                                  instant: start_ns is when it happened) */
 } dt_event_kind;
 
 typedef enum dt_copy_kind {
@@ -267,6 +277,21 @@ typedef struct dt_event {
             int has_parent;
             uint64_t parent_id;    /* enclosing range or external id */
         } op;
+        struct {                   /* name: the vendor's name of the operation */
+            uint64_t count;        /* elements; 0 when the vendor does not say */
+            uint64_t bytes;        /* count times the element size; 0 when unknown */
+            const char *data_type; /* torch's name ("Float", "BFloat16"), or "" */
+            const char *group;     /* communicator (process group), or "" */
+            const char *algorithm; /* as the vendor names it ("ring"), or "" */
+            double bandwidth_gbps; /* as the vendor measured it; 0 when not given */
+        } collective;
+        struct {                   /* name: "[memory]" */
+            uint64_t address;
+            uint64_t bytes;        /* of the block allocated or freed; 0 when
+                                      the vendor does not say */
+            int is_free;           /* 0: allocation, 1: free */
+            dt_memory_kind memory_kind;
+        } memory;
     } u;
 } dt_event;
 

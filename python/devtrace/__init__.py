@@ -31,6 +31,8 @@ from ._api import (
 from ._native import DT_RANGE_ID_BASE as RANGE_ID_BASE
 from .events import (
     ApiEvent,
+    CollectiveEvent,
+    MemoryEvent,
     CopyKind,
     DeviceEvent,
     Event,
@@ -48,8 +50,8 @@ from .events import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "ApiEvent", "BackendStatus", "BackendUnavailableError", "BusyError", "CopyKind", "DeviceEvent",
+    "ApiEvent", "BackendStatus", "BackendUnavailableError", "BusyError", "CollectiveEvent", "CopyKind", "DeviceEvent",
     "DevtraceError", "Event", "EventArrays", "EventKind", "HostEvent", "KernelEvent", "MemcpyEvent",
-    "MemoryKind", "MemsetEvent", "OpEvent", "RANGE_ID_BASE", "RangeEvent", "TraceWriteError",
+    "MemoryEvent", "MemoryKind", "MemsetEvent", "OpEvent", "RANGE_ID_BASE", "RangeEvent", "TraceWriteError",
     "UnknownBackendError", "backend_names", "backends", "external", "probe", "profile", "range", "version",
 ]

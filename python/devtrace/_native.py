@@ -70,6 +70,26 @@ class _Op(ctypes.Structure):
     _fields_ = [("has_parent", ctypes.c_int), ("parent_id", ctypes.c_uint64)]
 
 
+class _Collective(ctypes.Structure):
+    _fields_ = [
+        ("count", ctypes.c_uint64),
+        ("bytes", ctypes.c_uint64),
+        ("data_type", ctypes.c_void_p),  # interned, like names
+        ("group", ctypes.c_void_p),
+        ("algorithm", ctypes.c_void_p),
+        ("bandwidth_gbps", ctypes.c_double),
+    ]
+
+
+class _Memory(ctypes.Structure):
+    _fields_ = [
+        ("address", ctypes.c_uint64),
+        ("bytes", ctypes.c_uint64),
+        ("is_free", ctypes.c_int),
+        ("memory_kind", ctypes.c_int),
+    ]
+
+
 class _Payload(ctypes.Union):
     _fields_ = [
         ("kernel", _Kernel),
@@ -78,6 +98,8 @@ class _Payload(ctypes.Union):
         ("api", _Api),
         ("range", _Range),
         ("op", _Op),
+        ("collective", _Collective),
+        ("memory", _Memory),
     ]
 
 

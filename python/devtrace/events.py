@@ -27,6 +27,8 @@ class EventKind(enum.IntEnum):
     OVERHEAD = 7
     RANGE = 8
     OP = 9
+    COLLECTIVE = 10
+    MEMORY = 11
 
 
 class CopyKind(enum.IntEnum):
@@ -103,6 +105,30 @@ class MemcpyEvent(DeviceEvent):
 class MemsetEvent(DeviceEvent):
     bytes: int = 0
     value: int = 0
+    memory_kind: MemoryKind = MemoryKind.UNKNOWN
+
+
+@dataclass(slots=True)
+class CollectiveEvent(DeviceEvent):
+    """A collective communication (all-reduce, all-gather, ...) as a device
+    ran it; fields the vendor does not give are 0 or ""."""
+
+    count: int = 0
+    bytes: int = 0
+    data_type: str = ""
+    group: str = ""
+    algorithm: str = ""
+    bandwidth_gbps: float = 0.0
+
+
+@dataclass(slots=True)
+class MemoryEvent(DeviceEvent):
+    """A device memory allocation or free (an instant: start_ns is when it
+    happened); `bytes` is the block's size, 0 when the vendor does not say."""
+
+    address: int = 0
+    bytes: int = 0
+    is_free: bool = False
     memory_kind: MemoryKind = MemoryKind.UNKNOWN
 
 
@@ -192,6 +218,13 @@ class Converter:
         if kind == EventKind.MEMSET:
             f = e.u.memset
             return MemsetEvent(*common, f.bytes, f.value, MemoryKind(f.memory_kind))
+        if kind == EventKind.COLLECTIVE:
+            c = e.u.collective
+            return CollectiveEvent(*common, c.count, c.bytes, self.name(c.data_type), self.name(c.group),
+                                   self.name(c.algorithm), c.bandwidth_gbps)
+        if kind == EventKind.MEMORY:
+            m = e.u.memory
+            return MemoryEvent(*common, m.address, m.bytes, bool(m.is_free), MemoryKind(m.memory_kind))
         return DeviceEvent(*common)
 
 
@@ -239,6 +272,7 @@ def event_dtype() -> "numpy.dtype":
         ("stream", "stream", np.uint32), ("context", "context", np.uint32),
         ("process", "process", np.uint32), ("thread", "thread", np.uint32), ("name", "name", np.uintp),
         ("copy_bytes", "u.memcpy.bytes", np.uint64), ("fill_bytes", "u.memset.bytes", np.uint64),
+        ("memory_bytes", "u.memory.bytes", np.uint64),
         ("cbid", "u.api.cbid", np.uint32),
     ]
     return np.dtype({"names": [c[0] for c in columns],
@@ -252,7 +286,8 @@ class EventArrays:
     """Every event of a session as numpy columns, index i being event i.
 
     `external_id` is 0 where `has_external` is False. `bytes` is the size of
-    copies and fills (0 for other kinds); `cbid` is set for API calls.
+    copies, fills and memory allocations or frees (0 for other kinds); `cbid`
+    is set for API calls.
     Names are stored once: `names[name_index[i]]` is event i's name."""
 
     kind: "numpy.ndarray"
@@ -308,7 +343,8 @@ def read_arrays(session: int, count: int) -> EventArrays:
         has_external[first:first + got] = part["has_external"] != 0
         kinds = part["kind"]
         nbytes[first:first + got] = np.where(kinds == EventKind.MEMCPY, part["copy_bytes"],
-                                             np.where(kinds == EventKind.MEMSET, part["fill_bytes"], 0))
+                                             np.where(kinds == EventKind.MEMSET, part["fill_bytes"],
+                                                      np.where(kinds == EventKind.MEMORY, part["memory_bytes"], 0)))
         first += got
     cbid = np.where((cols["kind"] == EventKind.RUNTIME) | (cols["kind"] == EventKind.DRIVER), cols["cbid"], 0)
     # interned names: one pointer per distinct string

@@ -38,6 +38,10 @@ struct dt_backend {
        first, and its failure is the session's error: what the user asked for
        is never silently replaced by another backend. */
     const char *library_env;
+    /* The library's file name when some of the vendor's record kinds need
+       it in LD_PRELOAD from the start of the process (MSPTI's memory kinds),
+       else NULL: `devtrace record` preloads the library found. */
+    const char *preload;
     unsigned caps;             /* DT_BACKEND_* */
     /* Find and load the vendor library, describe it; arm nothing. */
     dt_status (*probe)(dt_backend_status *status);

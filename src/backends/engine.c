@@ -131,6 +131,19 @@ static void set_costs(const dt_vendor *v, loaded *l)
     l->specs[DT_SYM_CALLBACK_NAME].cost =
         v->names.runtime ? NULL : "runtime and driver API names are generic (<api>#<callback id>)";
     if (!v->activity.flush_period_ms) l->specs[DT_SYM_FLUSH_PERIOD].cost = NULL;
+    /* with one set of layouts the version chooses nothing */
+    if (v->records.layout_set_count == 1) l->specs[DT_SYM_VERSION].cost = NULL;
+    if (v->results.names) l->specs[DT_SYM_RESULT_STRING].cost = NULL;
+    if (v->caps & DT_VCAP_NO_API_ENTER_LINKS) {
+        /* subscribing only tells that another profiler holds the vendor */
+        l->specs[DT_SYM_SUBSCRIBE].cost = l->specs[DT_SYM_UNSUBSCRIBE].cost =
+            "another profiler holding the vendor's interface is not detected";
+        l->specs[DT_SYM_ENABLE_DOMAIN].cost = l->specs[DT_SYM_ENABLE_ALL_DOMAINS].cost = NULL;
+        if (!has_push((void *const *)sym))
+            l->specs[DT_SYM_PUSH_EXTERNAL].cost = l->specs[DT_SYM_POP_EXTERNAL].cost =
+                "no external-correlation stack, and the API callbacks carry no correlation id: device activity "
+                "carries no External id";
+    }
 }
 
 /* Find, load and bind the vendor library into *l; check that this build
@@ -149,7 +162,8 @@ static dt_status open_library(const dt_vendor *v, loaded *l)
             name = l->names[i];
         }
         l->specs[i].name = name;
-        l->specs[i].required = i < DT_SYM_REQUIRED_COUNT;
+        l->specs[i].required = i < DT_SYM_REQUIRED_COUNT &&
+                               !(i == DT_SYM_TIMESTAMP && (v->caps & DT_VCAP_CLOCK_REALTIME));
     }
     st = dt_library_bind(&l->lib, &spec, l->specs, DT_SYM_COUNT, l->sym);
     if (st != DT_OK) return st;
@@ -220,6 +234,8 @@ static const char *result_text(const dt_engine *e, int r)
     const char *s = NULL;
     fn_result_string text = SYM(e, fn_result_string, DT_SYM_RESULT_STRING);
     if (text && text(r, &s) == e->v->results.success && s) return s;
+    for (uint32_t i = 0; i < e->v->results.name_count; i++)
+        if ((int)e->v->results.names[i].value == r) return e->v->results.names[i].name;
     return "error";
 }
 
@@ -311,7 +327,9 @@ static int arm_kind(dt_engine *e, size_t i)
     if (k->kind == e->v->dump_kind && e->sym[DT_SYM_ENABLE_AND_DUMP]) enable = SYM(e, fn_kind, DT_SYM_ENABLE_AND_DUMP);
     int r = enable(k->kind);
     uint32_t armed = k->kind;
-    if (r == e->v->results.not_compatible && k->alternative) {
+    const dt_vendor_results *res = &e->v->results;
+    if (r != res->success && k->alternative &&
+        (r == res->not_compatible || (res->kind_not_supported && r == res->kind_not_supported))) {
         r = enable(k->alternative);
         armed = k->alternative;
     }
@@ -563,6 +581,33 @@ static void attach(dt_engine *e, dt_session *s)
     pthread_mutex_unlock(&e->decode_lock);
 }
 
+/* One note for the kinds the vendor would not enable, grouped by its
+   answer: "memory copies, memsets not recorded: msptiActivityEnable
+   returned ... (6)", with the vendor's explanation where it has one. */
+static void note_refused_kinds(const dt_engine *e, dt_session *s, const int *result, uint8_t *refused)
+{
+    const dt_vendor *v = e->v;
+    for (size_t i = 0; i < v->records.kind_count; i++) {
+        if (!refused[i]) continue;
+        char what[256] = "";
+        for (size_t j = i; j < v->records.kind_count; j++) {
+            if (!refused[j] || result[j] != result[i]) continue;
+            size_t used = strlen(what);
+            snprintf(what + used, sizeof what - used, "%s%s", used ? ", " : "", v->records.kinds[j].what);
+            if (j != i) refused[j] = 0;
+        }
+        int r = result[i];
+        dt_failure why = {DT_OK, ""};
+        if (v->explain_failure && v->explain_failure(e->specs[DT_SYM_ENABLE].name, r, result_text(e, r), e->lib.path,
+                                                     e->version, e->emulated, &why))
+            dt_session_note(s, "kinds", "%s not recorded: %s returned %s (%d): %s", what,
+                            e->specs[DT_SYM_ENABLE].name, result_text(e, r), r, why.message);
+        else
+            dt_session_note(s, "kinds", "%s not recorded: %s returned %s (%d)", what, e->specs[DT_SYM_ENABLE].name,
+                            result_text(e, r), r);
+    }
+}
+
 dt_status dt_engine_start(dt_engine *e, dt_session *s)
 {
     const dt_vendor *v = e->v;
@@ -602,7 +647,13 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     if (e->sym[DT_SYM_SUBSCRIBE]) {
         st = subscribe(e);
         if (st != DT_OK) goto fail;
-        if (!has_push((void *const *)e->sym) && !enable_domains(e))
+        if (has_push((void *const *)e->sym))
+            ;
+        else if (v->caps & DT_VCAP_NO_API_ENTER_LINKS)
+            dt_session_note(s, "external_ids", "the %s library has no external-correlation stack, and its API "
+                            "callbacks carry no correlation id: device activity carries no External id",
+                            v->backend->name);
+        else if (!enable_domains(e))
             dt_session_note(s, "callbacks", "no API callback domain could be enabled: device activity carries no "
                             "External id");
     }
@@ -632,6 +683,8 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
        kind is enabled, so that no record can fall between the two. */
     attach(e, s);
     int enabled = 0;
+    int refused[DT_ENGINE_MAX_KINDS];
+    uint8_t was_refused[DT_ENGINE_MAX_KINDS] = {0};
     for (size_t i = 0; i < v->records.kind_count; i++) {
         const dt_kind_spec *k = &v->records.kinds[i];
         if (e->armed[i]) { enabled++; continue; }
@@ -644,9 +697,10 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
             st = failure(e, call, r);
             goto fail;
         }
-        dt_session_note(s, "kinds", "%s not recorded: %s(%" PRIu32 ") returned %s (%d)", k->what,
-                        e->specs[DT_SYM_ENABLE].name, k->kind, result_text(e, r), r);
+        refused[i] = r;
+        was_refused[i] = 1;
     }
+    note_refused_kinds(e, s, refused, was_refused);
     if (enabled == 0) {
         st = dt_error(DT_ERR_VENDOR, "%s could enable no activity kind in %s", e->specs[DT_SYM_ENABLE].name,
                       e->lib.path);
@@ -716,6 +770,7 @@ static int take_back(dt_engine *e, dt_session *s)
 {
     disarm(e, 0);
     e->early = 0;
+    if (e->v->caps & DT_VCAP_UNSUBSCRIBE_FIRST) unsubscribe(e);
     pthread_mutex_unlock(&e->lock);
     int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
     pthread_mutex_lock(&e->lock);
@@ -800,6 +855,10 @@ dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
 int dt_engine_clock(dt_engine *e, uint64_t *ns)
 {
     fn_u64p get = SYM(e, fn_u64p, DT_SYM_TIMESTAMP);
+    if (!get && (e->v->caps & DT_VCAP_CLOCK_REALTIME)) {
+        *ns = dt_realtime_ns();
+        return 0;
+    }
     return get && get(ns) == e->v->results.success ? 0 : -1;
 }
 
@@ -824,6 +883,7 @@ dt_status dt_engine_pop_external(dt_engine *e)
 
 dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
 {
+    if (e->v->caps & DT_VCAP_NO_API_ENTER_LINKS) return DT_ERR_BACKEND_UNAVAILABLE;
     if (atomic_load_explicit(&e->domains_on, memory_order_relaxed)) return DT_OK;
     pthread_mutex_lock(&e->lock);
     int ok = enable_domains(e);

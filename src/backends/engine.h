@@ -70,6 +70,14 @@ typedef struct dt_field {
 
 #define DT_FIELD(type, member) {offsetof(type, member), sizeof(((type *)0)->member)}
 
+typedef struct dt_decoder dt_decoder;
+
+/* A record the class decoders cannot read as it is (a name string where
+   they expect a callback id, ranges paired across records, collectives):
+   the vendor's own decoder. Called with the session lock held and at least
+   the layout's size readable at rec; cache lives for the buffer. */
+typedef void (*dt_record_decoder)(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec);
+
 /* One record kind of a vendor. */
 typedef struct dt_record_layout {
     uint32_t kind;             /* the vendor's activity kind */
@@ -77,6 +85,7 @@ typedef struct dt_record_layout {
     uint32_t size;             /* bytes from one record to the next */
     const char *what;          /* for notes: "marker" */
     dt_field f[DT_F_COUNT];
+    dt_record_decoder decode;  /* NULL: the engine's decoder of its class */
 } dt_record_layout;
 
 /* The layouts a range of library versions writes. */
@@ -134,31 +143,49 @@ enum {
        refused, and (SDK build) one with it too */
     DT_VCAP_LAYOUT_DECLARED = 1u << 5,
     DT_VCAP_LAYOUT_FROM_SDK = 1u << 6,
+    /* the API callbacks' data carries no usable correlation id: device work
+       is never linked through the API-enter callback, and the callback
+       domains stay off (subscribing still tells that another profiler
+       holds the vendor) */
+    DT_VCAP_NO_API_ENTER_LINKS = 1u << 7,
+    /* at stop the subscriber goes before the final flush (the vendor drains
+       what is in flight only when its subscriber leaves) */
+    DT_VCAP_UNSUBSCRIBE_FIRST = 1u << 8,
+    /* records are CLOCK_REALTIME ns unless the library's timestamp function
+       (then optional) says otherwise */
+    DT_VCAP_CLOCK_REALTIME = 1u << 9,
 };
+
+/* A value's name (synchronization types, overhead kinds, result codes). */
+typedef struct dt_value_name {
+    uint32_t value;
+    const char *name;
+} dt_value_name;
 
 /* The vendor's result codes the engine tells apart. */
 typedef struct dt_vendor_results {
     int success, invalid_parameter, max_limit_reached, queue_empty, invalid_kind, not_compatible,
         not_initialized, multiple_subscribers, unknown;
+    /* what enabling a kind a release does not have returns (0: as any
+       other refusal); the kind's alternative is tried then too */
+    int kind_not_supported;
+    /* names of result codes, for a vendor without a result-string function */
+    const dt_value_name *names;
+    uint32_t name_count;
 } dt_vendor_results;
 
 /* One activity kind to enable. */
 typedef struct dt_kind_spec {
     uint32_t kind;
     /* enabled instead when `kind` is refused as not compatible (the PPU
-       stack allows one of KERNEL and CONCURRENT_KERNEL); 0: none */
+       stack allows one of KERNEL and CONCURRENT_KERNEL) or not supported
+       (a kind of later releases); 0: none */
     uint32_t alternative;
     uint32_t capture;          /* DT_CAPTURE_* bit it serves; 0: always */
     uint8_t required;          /* the session does not start without it */
     uint8_t cheap;             /* armed early, before the first session */
     const char *what;          /* "kernels" */
 } dt_kind_spec;
-
-/* A value's name (synchronization types, overhead kinds). */
-typedef struct dt_value_name {
-    uint32_t value;
-    const char *name;
-} dt_value_name;
 
 typedef struct dt_vendor dt_vendor;
 
@@ -318,6 +345,7 @@ typedef struct dt_plan {
     const dt_record_layout *layout;
     uint32_t size;                    /* the layout's, here to save a load */
     uint32_t need;                    /* bytes the decoder reads */
+    dt_record_decoder decode;         /* the vendor's, or NULL */
     uint8_t cls;
     uint16_t off[DT_F_COUNT];
     uint64_t mask[DT_F_COUNT];        /* 0: the record has no such field */
@@ -327,7 +355,7 @@ typedef struct dt_plan {
 #define DT_LAUNCH_BITS 1024
 
 /* A vendor's layouts for one library version, prepared for decoding. */
-typedef struct dt_decoder {
+struct dt_decoder {
     const dt_vendor *v;
     const dt_layout_set *set;
     size_t count;                     /* layouts prepared */
@@ -341,7 +369,7 @@ typedef struct dt_decoder {
     pthread_mutex_t *device_lock;
     /* launch callback ids below DT_LAUNCH_BITS, as bits ([0] runtime, [1] driver) */
     uint64_t launch_bits[2][DT_LAUNCH_BITS / 64];
-} dt_decoder;
+};
 
 /* Choose the layouts for api_version (0: the newest). */
 DT_HIDDEN void dt_decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version);
@@ -426,11 +454,12 @@ DT_HIDDEN void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, 
    its correlation id to devtrace's innermost external id. */
 DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata);
 
-/* The backend of a vendor: defines `dt_backend_<ident>` (name, vendor
-   text, API category, library variable) and `dt_engine_<ident>` driven by
-   `descriptor`, a `static const dt_vendor` defined after this line whose
-   .backend is &dt_backend_<ident>. */
-#define DT_ENGINE_BACKEND(ident, descriptor, name_, vendor_, category_, library_env_)                       \
+/* The engine of a vendor: defines `dt_engine_<ident>` driven by
+   `descriptor`, a `static const dt_vendor` defined after this line, with
+   the buffer callbacks of its shape. A backend that needs more than the
+   engine gives (MSPTI) defines its dt_backend itself around the dt_engine_*
+   functions; the others use DT_ENGINE_BACKEND. */
+#define DT_ENGINE_DEFINE(ident, descriptor)                                                               \
     static const dt_vendor descriptor;                                                                    \
     DT_HIDDEN dt_engine dt_engine_##ident;                                                                \
     static void ident##_request(uint8_t **b, size_t *n, size_t *m) { dt_engine_request(&dt_engine_##ident, b, n, m); } \
@@ -447,7 +476,14 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
         .complete_context = ident##_complete_context, .lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,     \
         .decode_lock = PTHREAD_MUTEX_INITIALIZER, .devices_lock = PTHREAD_MUTEX_INITIALIZER,             \
         .pool = DT_POOL_SLOT_INIT,                                                                        \
-    };                                                                                                    \
+    }
+
+/* The backend of a vendor: defines `dt_backend_<ident>` (name, vendor
+   text, API category, library variable) and `dt_engine_<ident>` driven by
+   `descriptor`, a `static const dt_vendor` defined after this line whose
+   .backend is &dt_backend_<ident>. */
+#define DT_ENGINE_BACKEND(ident, descriptor, name_, vendor_, category_, library_env_)                       \
+    DT_ENGINE_DEFINE(ident, descriptor);                                                                  \
     static dt_status ident##_probe(dt_backend_status *st) { return dt_engine_probe(&dt_engine_##ident, st); } \
     static dt_status ident##_prepare(void) { return dt_engine_prepare(&dt_engine_##ident); }              \
     static dt_status ident##_start(dt_session *s) { return dt_engine_start(&dt_engine_##ident, s); }      \

@@ -19,7 +19,9 @@ static void prepare(dt_plan *P, const dt_record_layout *l)
     P->layout = l;
     P->size = l->size;
     P->cls = l->cls;
-    P->need = 4; /* the kind */
+    P->decode = l->decode;
+    /* the kind; a vendor's decoder reads the whole record */
+    P->need = l->decode ? l->size : 4;
     for (int i = 0; i < DT_F_COUNT; i++) {
         dt_field f = l->f[i];
         P->off[i] = f.off;
@@ -401,6 +403,11 @@ __attribute__((always_inline)) static inline void decode_class(decode_ctx *cx, c
 static void decode_one(decode_ctx *cx, const dt_plan *P, uint32_t kind, const uint8_t *p, size_t avail)
 {
     dt_session *s = cx->s;
+    if (P && P->decode) {
+        if (avail < P->need) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        else P->decode(cx->d, s, &cx->cache, p);
+        return;
+    }
     if (!P || P->cls == DT_RC_OTHER) {
         /* A kind another client in the process enabled, or a newer
            library's: counted, and named once in the trace. */

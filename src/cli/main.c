@@ -75,6 +75,10 @@ static void record_usage(FILE *f)
             "                    (statically linked or setuid)\n"
             "  126, 127          PROGRAM cannot be executed, or is not found\n"
             "\n"
+            "A vendor library that records some activity only when it is in LD_PRELOAD from the\n"
+            "start (Ascend's libmspti.so: memory copies, memsets, collectives) is preloaded too, for\n"
+            "the backend asked for or, with auto, wherever it is found; devtrace says so.\n"
+            "\n"
             "Environment: DEVTRACE_<VENDOR>_LIBRARY overrides where a vendor library is loaded\n"
             "from; DEVTRACE_INJECT_LIBRARY overrides the injection library; DEVTRACE_LOG=1 prints\n"
             "diagnostics.\n");
@@ -107,28 +111,27 @@ static const char *find_inject_library(const char *argv0)
     return NULL;
 }
 
-/* A sanitizer build of devtrace preloads a sanitized injection library,
-   whose runtime must come first in the traced program: find the runtimes
-   this process uses and preload them too. Release builds find none. */
-static void sanitizer_runtimes(char *out, size_t n)
+/* The vendor libraries that must be in LD_PRELOAD from the start of the
+   traced program (MSPTI records memory copies, memsets and collectives only
+   then): those of the backend asked for, or with "auto" of every backend
+   whose library is found, unless LD_PRELOAD has them already. Says so. */
+static void vendor_preloads(const char *backend, const char *pre, char *out, size_t n)
 {
     out[0] = 0;
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (!f) return;
-    char line[4096];
-    static const char *const libs[] = {"libasan.so", "libtsan.so", "libubsan.so"};
-    for (size_t k = 0; k < 3; k++) {
-        rewind(f);
-        while (fgets(line, sizeof line, f)) {
-            char *path = strchr(line, '/');
-            if (!path || !strstr(path, libs[k])) continue;
-            path[strcspn(path, "\n")] = 0;
-            size_t used = strlen(out);
-            snprintf(out + used, n - used, "%s%s", used ? ":" : "", path);
-            break;
+    for (size_t i = 0; dt_backends[i]; i++) {
+        const dt_backend *b = dt_backends[i];
+        if (!b->preload || (backend && strcmp(backend, "auto") != 0 && strcmp(backend, b->name) != 0)) continue;
+        dt_backend_status st;
+        if (dt_backend_probe(b->name, &st) != DT_OK || !st.available || !st.library[0]) continue;
+        if (pre && strstr(pre, b->preload)) {
+            fprintf(stderr, "devtrace: %s is in LD_PRELOAD already\n", b->preload);
+            continue;
         }
+        size_t used = strlen(out);
+        snprintf(out + used, n - used, "%s%s", used ? ":" : "", st.library);
+        fprintf(stderr, "devtrace: preloading %s: %s records some kinds only from a library in LD_PRELOAD when "
+                        "the program starts\n", st.library, b->vendor);
     }
-    fclose(f);
 }
 
 static volatile sig_atomic_t g_child;
@@ -437,6 +440,8 @@ static int cmd_record(int argc, char **argv)
     }
     char inject_abs[4096];
     if (!realpath(inject, inject_abs)) snprintf(inject_abs, sizeof inject_abs, "%s", inject);
+    char vendor[4096];
+    vendor_preloads(backend, getenv("LD_PRELOAD"), vendor, sizeof vendor);
 
     char log_path[] = "/tmp/devtrace-record-XXXXXX";
     int log_fd = mkstemp(log_path);
@@ -479,7 +484,7 @@ static int cmd_record(int argc, char **argv)
         close(exec_pipe[0]);
         const char *pre = getenv("LD_PRELOAD");
         char san[8192];
-        sanitizer_runtimes(san, sizeof san);
+        dt_sanitizer_runtimes(san, sizeof san);
         if (san[0]) {
             /* the traced program itself is not instrumented: its leaks are not ours */
             const char *ao = getenv("ASAN_OPTIONS");
@@ -487,10 +492,10 @@ static int cmd_record(int argc, char **argv)
             snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", ao ? ao : "", ao && *ao ? ":" : "");
             setenv("ASAN_OPTIONS", opts, 1);
         }
-        char *ld = malloc(strlen(san) + strlen(inject_abs) + (pre ? strlen(pre) : 0) + 3);
+        char *ld = malloc(strlen(san) + strlen(inject_abs) + strlen(vendor) + (pre ? strlen(pre) : 0) + 4);
         if (!ld) _exit(127);
-        sprintf(ld, "%s%s%s%s%s", san, san[0] ? ":" : "", inject_abs, pre && *pre ? ":" : "",
-                pre && *pre ? pre : "");
+        sprintf(ld, "%s%s%s%s%s%s%s", san, san[0] ? ":" : "", inject_abs, vendor[0] ? ":" : "", vendor,
+                pre && *pre ? ":" : "", pre && *pre ? pre : "");
         setenv("LD_PRELOAD", ld, 1);
         free(ld);
         if (!getenv("CUDA_INJECTION64_PATH")) setenv("CUDA_INJECTION64_PATH", inject_abs, 1);

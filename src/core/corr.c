@@ -145,6 +145,11 @@ static int stack_push(thread_state *t, stack_entry e)
 
 static _Atomic uint64_t next_range_id = DT_RANGE_ID_BASE;
 
+uint64_t dt_range_id_next(void)
+{
+    return atomic_fetch_add(&next_range_id, 1);
+}
+
 dt_status dt_external_top(uint64_t *id)
 {
     thread_state *t = thread_state_get();
@@ -307,7 +312,7 @@ dt_status dt_op_pop(uint64_t *id)
 
 dt_status dt_range_push(const char *name, uint64_t *range_id)
 {
-    stack_entry e = {.id = atomic_fetch_add(&next_range_id, 1), .is_range = 1};
+    stack_entry e = {.id = dt_range_id_next(), .is_range = 1};
     dt_status st = push_named(thread_state_get(), e, name);
     if (st == DT_OK && range_id) *range_id = e.id;
     return st;
@@ -324,7 +329,7 @@ void dt_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t e
         r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;
         r->start = start_ns;
         r->end = end_ns;
-        r->external_id = atomic_fetch_add(&next_range_id, 1);
+        r->external_id = dt_range_id_next();
         r->name = nid;
         r->lane = tid;
         r->context = s->pid;

@@ -142,3 +142,52 @@ dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m)
     r->u.memset.memory_kind = m->memory_kind;
     return r;
 }
+
+uint32_t dt_intern_vendor_str(dt_session *s, const char *raw, size_t max)
+{
+    return raw ? dt_intern_n(&s->names, raw, strnlen(raw, max)) : 0;
+}
+
+/* Vendor names of groups and algorithms are short; longer is corruption. */
+#define COLLECTIVE_TEXT_MAX 4096
+
+dt_rec *dt_add_memory(dt_session *s, const dt_memory_op *m)
+{
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMORY, m->time, m->time, m->correlation, m->device, m->stream,
+                                       m->memory_kind, dt_intern_str(&s->names, "[memory]"));
+    if (!r) return NULL;
+    r->u.memory.address = m->address;
+    r->u.memory.bytes = m->bytes;
+    if (m->is_free) r->flags |= DT_REC_FREE;
+    return r;
+}
+
+dt_rec *dt_add_collective(dt_session *s, const dt_collective_desc *c)
+{
+    if (s->collective_count == s->collective_cap) {
+        uint32_t cap = s->collective_cap ? s->collective_cap * 2 : 64;
+        dt_collective *grown = cap > s->collective_cap ? dt_realloc(s->collectives, cap * sizeof *grown) : NULL;
+        if (!grown) {
+            dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+            return NULL;
+        }
+        s->collectives = grown;
+        s->collective_cap = cap;
+    }
+    dt_collective info = {
+        .count = c->count, .bytes = c->bytes, .bandwidth_gbps = c->bandwidth_gbps,
+        .data_type = dt_intern_vendor_str(s, c->data_type, COLLECTIVE_TEXT_MAX),
+        .group = dt_intern_vendor_str(s, c->group, COLLECTIVE_TEXT_MAX),
+        .algorithm = dt_intern_vendor_str(s, c->algorithm, COLLECTIVE_TEXT_MAX),
+    };
+    uint32_t name = c->name && c->name[0] ? dt_intern_vendor_str(s, c->name, COLLECTIVE_TEXT_MAX)
+                                          : dt_intern_str(&s->names, "<unnamed collective>");
+    if (info.data_type == UINT32_MAX || info.group == UINT32_MAX || info.algorithm == UINT32_MAX)
+        name = UINT32_MAX; /* out of memory: dropped as store_full */
+    dt_rec *r = dt_add_device_activity(s, DT_EVENT_COLLECTIVE, c->start, c->end, c->correlation, c->device,
+                                       c->stream, 0, name);
+    if (!r) return NULL;
+    r->u.collective.info = s->collective_count;
+    s->collectives[s->collective_count++] = info;
+    return r;
+}

@@ -52,6 +52,9 @@ DT_HIDDEN unsigned long dt_alloc_failures(void);
    the hook makes it fail. */
 DT_HIDDEN int dt_alloc_injected_failure(void);
 
+/* The sanitizer runtimes this process runs with (":"-separated paths, ""
+   in a release build): what must precede a sanitized library in LD_PRELOAD. */
+DT_HIDDEN void dt_sanitizer_runtimes(char *out, size_t n);
 /* Whether this build writes gzip (zlib was found when it was configured);
    the message for a gzip output it cannot write. */
 DT_HIDDEN int dt_gzip_available(void);
@@ -78,7 +81,8 @@ enum {
                                       (otherwise: vendor clock until stop) */
     DT_REC_HAS_PARENT = 1u << 2,   /* range: u.range.parent is valid */
     DT_REC_ASYNC = 1u << 3,        /* memcpy/memset: asynchronous */
-    DT_REC_LAUNCH = 1u << 4        /* API call: launches device work */
+    DT_REC_LAUNCH = 1u << 4,       /* API call: launches device work */
+    DT_REC_FREE = 1u << 5          /* memory: a free (else an allocation) */
 };
 
 #define DT_DELTA_UNKNOWN UINT32_MAX
@@ -120,8 +124,28 @@ typedef struct dt_rec {
             uint64_t parent;          /* valid iff DT_REC_HAS_PARENT */
             uint64_t reserved;
         } range;
+        struct {
+            uint32_t info;            /* index in the session's collectives */
+            uint32_t reserved[3];
+        } collective;
+        struct {                      /* context holds the dt_memory_kind */
+            uint64_t address;
+            uint64_t bytes;
+        } memory;
     } u;
 } dt_rec;
+
+/* The highest dt_event_kind: arrays indexed by kind have this + 1 entries. */
+#define DT_EVENT_KIND_MAX DT_EVENT_MEMORY
+
+/* A collective's details: more than a record holds, and collectives are
+   few, so they live beside the store (dt_session.collectives). Strings are
+   interned names. */
+typedef struct dt_collective {
+    uint64_t count, bytes;
+    double bandwidth_gbps;
+    uint32_t data_type, group, algorithm;
+} dt_collective;
 
 _Static_assert(sizeof(dt_rec) == 64, "dt_rec must stay 64 bytes");
 
@@ -340,6 +364,9 @@ DT_HIDDEN int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *valu
    shallow), is attributed through here. These links win over the vendor's
    records at stop. Lock-free: appends to a per-thread log merged at stop. */
 DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
+/* A new user range id (DT_RANGE_ID_BASE and up), for ranges a vendor
+   reports (markers) as for dt_range_push's. */
+DT_HIDDEN uint64_t dt_range_id_next(void);
 /* A user range the vendor reported rather than the program pushed (ROCTX
    start/stop ranges and marks): recorded with an id of its own, on host
    thread tid, times in realtime ns. Session lock not held. */
@@ -481,6 +508,8 @@ struct dt_session {
     dt_store store;
     dt_intern names;
     dt_launch_table launches;
+    dt_collective *collectives;   /* DT_EVENT_COLLECTIVE details, by u.collective.info */
+    uint32_t collective_count, collective_cap;
     /* Links resolved at stop: vendors count correlation ids up, so they
        usually fill a table indexed by id - corr_dense_base (external id + 1;
        0: no link); ids outside it go to the map. */
@@ -775,6 +804,32 @@ typedef struct dt_fill {
     int async;
 } dt_fill;
 DT_HIDDEN dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m);
+
+/* A collective as every vendor describes it (the backend maps its data
+   types to torch's names and computes bytes where it can). Strings are the
+   vendor's; NULL or "" where it gives none. Session lock held; NULL: dropped
+   and counted. */
+typedef struct dt_collective_desc {
+    uint64_t start, end, correlation;
+    uint32_t device, stream;
+    const char *name, *group, *algorithm, *data_type;
+    uint64_t count, bytes;
+    double bandwidth_gbps;
+} dt_collective_desc;
+DT_HIDDEN dt_rec *dt_add_collective(dt_session *s, const dt_collective_desc *c);
+/* A device memory allocation or free as every vendor describes it (the
+   backend translates its memory kinds; bytes 0 where it does not say).
+   Session lock held; NULL: dropped and counted. */
+typedef struct dt_memory_op {
+    uint64_t time, correlation, address, bytes;
+    uint32_t device, stream;
+    uint8_t memory_kind;               /* dt_memory_kind */
+    int is_free;
+} dt_memory_op;
+DT_HIDDEN dt_rec *dt_add_memory(dt_session *s, const dt_memory_op *m);
+/* A string the vendor owns, interned, read no further than max bytes (a
+   longer one is cut there); "" for NULL. UINT32_MAX: no memory. */
+DT_HIDDEN uint32_t dt_intern_vendor_str(dt_session *s, const char *raw, size_t max);
 
 /* Append a runtime or driver API call made by host thread tid of process pid.
    A backend that knows the call launches device work sets DT_REC_LAUNCH on

@@ -191,6 +191,7 @@ static int session_reset(dt_session *s)
 {
     dt_store_free(&s->store);
     dt_store_init(&s->store, s->config.max_events);
+    s->collective_count = 0;
     dt_corr_map_free(&s->corr);
     dt_corr_forget(s);
     dt_corr_map_free(&s->ext_parents);
@@ -517,6 +518,7 @@ void dt_session_destroy(dt_session *s)
     dt_store_free(&s->store);
     dt_intern_free(&s->names);
     dt_launch_free(&s->launches);
+    dt_free(s->collectives);
     dt_corr_map_free(&s->corr);
     dt_corr_map_free(&s->ext_parents);
     dt_clock_free(&s->clock);
@@ -655,6 +657,25 @@ void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
     case DT_EVENT_OP:
         ev->u.op.has_parent = (r->flags & DT_REC_HAS_PARENT) != 0;
         ev->u.op.parent_id = r->u.range.parent;
+        break;
+    case DT_EVENT_MEMORY:
+        ev->u.memory.address = r->u.memory.address;
+        ev->u.memory.bytes = r->u.memory.bytes;
+        ev->u.memory.is_free = (r->flags & DT_REC_FREE) != 0;
+        ev->u.memory.memory_kind = (dt_memory_kind)r->context;
+        break;
+    case DT_EVENT_COLLECTIVE:
+        if (r->u.collective.info < s->collective_count) {
+            const dt_collective *c = &s->collectives[r->u.collective.info];
+            ev->u.collective.count = c->count;
+            ev->u.collective.bytes = c->bytes;
+            ev->u.collective.bandwidth_gbps = c->bandwidth_gbps;
+            ev->u.collective.data_type = dt_intern_get(&s->names, c->data_type);
+            ev->u.collective.group = dt_intern_get(&s->names, c->group);
+            ev->u.collective.algorithm = dt_intern_get(&s->names, c->algorithm);
+        } else {
+            ev->u.collective.data_type = ev->u.collective.group = ev->u.collective.algorithm = "";
+        }
         break;
     default:
         break;

@@ -301,11 +301,92 @@ static void write_id_span(ctx *c, dt_out *o, const char *head, size_t head_len, 
     dt_out_commit(o, p);
 }
 
+/* An interned name as a JSON string value. */
+static char *put_name_value(ctx *c, dt_out *o, char *p, uint32_t name)
+{
+    if (name >= c->name_count) {
+        DT_PUT_LIT(p, "\"\"");
+        return p;
+    }
+    return put_name(o, p, c->names + c->name_off[name], c->name_len[name]);
+}
+
+/* A collective's args after the device's, as Kineto gives NCCL kernels
+   linked to their process group. */
+static char *put_collective_args(ctx *c, dt_out *o, char *p, const dt_rec *r, uint64_t dur)
+{
+    static const dt_collective none = {0};
+    const dt_collective *k = r->u.collective.info < c->s->collective_count
+                                 ? &c->s->collectives[r->u.collective.info] : &none;
+    DT_PUT_LIT(p, ",\"Collective name\":");
+    p = put_name_value(c, o, p, r->name);
+    if (k->count) {
+        DT_PUT_LIT(p, ",\"In msg nelems\":");
+        p = dt_put_u64(p, k->count);
+    }
+    if (k->data_type) {
+        DT_PUT_LIT(p, ",\"dtype\":");
+        p = put_name_value(c, o, p, k->data_type);
+    }
+    if (k->group) {
+        DT_PUT_LIT(p, ",\"Process Group Name\":");
+        p = put_name_value(c, o, p, k->group);
+    }
+    if (k->algorithm) {
+        DT_PUT_LIT(p, ",\"algorithm\":");
+        p = put_name_value(c, o, p, k->algorithm);
+    }
+    if (k->bytes) {
+        DT_PUT_LIT(p, ",\"bytes\":");
+        p = dt_put_u64(p, k->bytes);
+        p = put_bandwidth(p, k->bytes, dur);
+    }
+    if (k->bandwidth_gbps > 0 && k->bandwidth_gbps < 1e12) {
+        DT_PUT_LIT(p, ",\"bandwidth (GB/s)\":");
+        p = dt_put_fixed(p, (uint64_t)(k->bandwidth_gbps * 1e6 + 0.5), 6);
+    }
+    DT_PUT_LIT(p, "}}");
+    return p;
+}
+
+/* A memory event as torch.profiler writes one with profile_memory: an
+   instant on its row, with the same args (dt_layout_memory_of). */
+static void write_memory(ctx *c, dt_out *o, const dt_rec *r, uint32_t row)
+{
+    const dt_layout_memory *mi = dt_layout_memory_of(c->l, r);
+    char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
+    DT_PUT_LIT(p, ",\n{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",");
+    p = copy_padded(p, c->prefix + c->prefix_off[row], c->prefix_len[row]);
+    p = dt_put_us3(p, dt_layout_rec_start(c->l, r) - c->l->base_ns);
+    DT_PUT_LIT(p, ",\"args\":{\"Total Allocated\":");
+    p = dt_put_i64(p, mi->total);
+    DT_PUT_LIT(p, ",\"Bytes\":");
+    p = dt_put_i64(p, mi->bytes);
+    DT_PUT_LIT(p, ",\"Device Id\":");
+    p = dt_put_i64(p, mi->device_id);
+    DT_PUT_LIT(p, ",\"Device Type\":");
+    p = dt_put_i64(p, mi->device_type);
+    DT_PUT_LIT(p, ",\"Addr\":");
+    p = dt_put_u64(p, r->u.memory.address);
+    DT_PUT_LIT(p, ",\"memory kind\":\"");
+    p = put_str(p, dt_layout_memory_kind_name(r->context));
+    DT_PUT_LIT(p, "\",\"stream\":");
+    p = dt_put_u64(p, r->lane);
+    DT_PUT_LIT(p, ",\"correlation\":");
+    p = dt_put_u64(p, r->correlation);
+    DT_PUT_LIT(p, "}}");
+    dt_out_commit(o, p);
+}
+
 static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint32_t row, unsigned flow)
 {
     if (r->kind == DT_EVENT_OP) {
         write_id_span(c, o, SPAN_HEAD("cpu_op"), sizeof SPAN_HEAD("cpu_op") - 1, r->name, row,
                       dt_layout_rec_start(c->l, r), dt_layout_rec_end(c->l, r), r->external_id);
+        return 0;
+    }
+    if (r->kind == DT_EVENT_MEMORY) {
+        write_memory(c, o, r, row);
         return 0;
     }
     uint64_t st = dt_layout_rec_start(c->l, r), en = dt_layout_rec_end(c->l, r);
@@ -315,6 +396,9 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
 
     DT_PUT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":");
     switch (r->kind) {
+    /* as Kineto writes NCCL's: tools that know collectives read the args,
+       the others count them as device time */
+    case DT_EVENT_COLLECTIVE:
     case DT_EVENT_KERNEL: DT_PUT_LIT(p, "\"kernel\""); break;
     case DT_EVENT_MEMCPY: DT_PUT_LIT(p, "\"gpu_memcpy\""); break;
     case DT_EVENT_MEMSET: DT_PUT_LIT(p, "\"gpu_memset\""); break;
@@ -417,6 +501,12 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
     case DT_EVENT_OVERHEAD:
         p = put_device_args(ls, p, r, &corr_at, &corr_len);
         DT_PUT_LIT(p, "}}");
+        break;
+    case DT_EVENT_COLLECTIVE:
+        p = put_external(ls, p, r);
+        p = put_device_args(ls, p, r, &corr_at, &corr_len);
+        p = put_collective_args(c, o, p, r, dur);
+        corr_at = NULL; /* a long name may have moved the event's room */
         break;
     default: /* range */
         if (r->flags & DT_REC_HAS_EXTERNAL) {
@@ -622,10 +712,11 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     put_lit(o, ", \"total\": ");
     put_u64(o, total);
 
-    static const char *const kind_keys[DT_EVENT_OP + 1] = {NULL, "kernel", "memcpy", "memset", "runtime",
-                                                           "driver", "sync", "overhead", "range", "op"};
+    static const char *const kind_keys[DT_EVENT_KIND_MAX + 1] = {
+        NULL, "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "range", "op", "collective",
+        "memory"};
     put_lit(o, "},\n  \"counts\": {");
-    for (int k = 1; k <= DT_EVENT_OP; k++) {
+    for (int k = 1; k <= DT_EVENT_KIND_MAX; k++) {
         put_lit(o, k > 1 ? ", \"" : "\"");
         put_lit(o, kind_keys[k]);
         put_lit(o, "\": ");

@@ -211,13 +211,16 @@ typedef struct dt_layout_build {
     size_t nparents, cap_parents;
     int parents_incomplete;     /* out of memory recording devtrace.externalParents */
 
-    uint64_t kinds[DT_EVENT_OP + 1];
+    uint64_t kinds[DT_EVENT_KIND_MAX + 1];
     uint64_t flows;
     uint64_t launches;         /* API calls that launch device work */
     uint64_t dropped_window, dropped_kind, dropped_reversed;
     uint8_t device_pid[65536 / 8]; /* device ids in use, as a bitmap */
     int host_pid_shifted;
     uint64_t phase_ns[3];
+    /* memory events: record address -> position in mem */
+    idmap memmap;
+    dt_layout_memory *mem;
 } build;
 
 static inline uint64_t rec_start(const dt_layout *l, const dt_rec *r)
@@ -233,12 +236,13 @@ static inline uint64_t rec_end(const dt_layout *l, const dt_rec *r)
 static int is_device_kind(int k)
 {
     return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET ||
-           k == DT_EVENT_SYNC || k == DT_EVENT_OVERHEAD;
+           k == DT_EVENT_SYNC || k == DT_EVENT_OVERHEAD || k == DT_EVENT_COLLECTIVE || k == DT_EVENT_MEMORY;
 }
 
+/* Device work an operation launched: its time is the operation's. */
 static int is_attributed_kind(int k)
 {
-    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET;
+    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET || k == DT_EVENT_COLLECTIVE;
 }
 
 /* The annotation row of a device's stream, made when new (after every
@@ -379,7 +383,7 @@ typedef struct side {
     idmap rowmap;
     small_cache cache;
     corr_side corr;
-    uint64_t kinds[DT_EVENT_OP + 1];
+    uint64_t kinds[DT_EVENT_KIND_MAX + 1];
     uint64_t launches;
     uint64_t dropped_window, dropped_kind, dropped_reversed;
     uint64_t lo, hi;
@@ -483,7 +487,7 @@ static int classify_side(side *sd)
         /* the hardware's prefetcher stops at each page's end: a page ahead */
         if (i + 64 < l->n)
             __builtin_prefetch(dt_store_at(&s->store, i + 64));
-        int known = r->kind >= DT_EVENT_KERNEL && r->kind <= DT_EVENT_OP;
+        int known = r->kind >= DT_EVENT_KERNEL && r->kind <= DT_EVENT_KIND_MAX;
         if ((known && is_device_kind(r->kind)) != sd->device)
             continue;
         if (!known) {
@@ -650,7 +654,7 @@ static int classify(dt_layout *l)
         goto out;
 
     uint64_t lo = host->lo < dev->lo ? host->lo : dev->lo, hi = host->hi > dev->hi ? host->hi : dev->hi;
-    for (int k = 0; k <= DT_EVENT_OP; k++)
+    for (int k = 0; k <= DT_EVENT_KIND_MAX; k++)
         b->kinds[k] = host->kinds[k] + dev->kinds[k];
     b->launches = host->launches + dev->launches;
     b->dropped_kind = host->dropped_kind + dev->dropped_kind;
@@ -1021,6 +1025,105 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Memory events: torch's args, totals in time order                   */
+/* ------------------------------------------------------------------ */
+/* torch's c10::DeviceType of a device's memory: CUDA is 1, a backend
+   registered as PrivateUse1 (Ascend's torch_npu, ...) 20; host memory CPU 0,
+   device id -1, as torch writes a host allocation. */
+static void memory_owner(const dt_layout *l, const dt_rec *r, int *type, int64_t *device)
+{
+    unsigned kind = r->context;
+    if (kind == DT_MEM_PAGEABLE || kind == DT_MEM_PINNED) {
+        *type = 0;
+        *device = -1;
+        return;
+    }
+    *type = strcmp(l->api_prefix, "cuda") == 0 ? 1 : 20;
+    *device = r->device;
+}
+
+typedef struct mem_order {
+    uint64_t start;
+    uint32_t idx;
+    uint32_t owner; /* device, or DT_MAX_DEVICES for host memory */
+} mem_order;
+
+static int mem_before(const void *pa, const void *pb)
+{
+    const mem_order *a = pa, *b = pb;
+    if (a->owner != b->owner) return a->owner < b->owner ? -1 : 1;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+#define FREED (NONE - 1)
+
+/* Bytes and "Total Allocated" of every memory event kept: a free the vendor
+   gives no size of frees what the allocation of its address in this trace
+   allocated (0 when that was before the trace). Totals run per device (and
+   one for host memory) in time order, from 0 at the trace's start. */
+static int memory_totals(dt_layout *l)
+{
+    build *b = l->build;
+    size_t m = b->kinds[DT_EVENT_MEMORY], k = 0;
+    mem_order *ord = dt_malloc((m + 1) * sizeof *ord);
+    b->mem = dt_calloc(m + 1, sizeof *b->mem);
+    idmap live;
+    if (!ord || !b->mem || idmap_init(&b->memmap, m) != 0 || idmap_init(&live, 64) != 0) {
+        dt_free(ord);
+        return -1;
+    }
+    for (size_t pos = 0; pos < l->items && k < m; pos++) {
+        uint32_t i = l->perm[pos];
+        if (i >= l->n) continue;
+        const dt_rec *r = dt_store_at(&l->s->store, i);
+        if (r->kind != DT_EVENT_MEMORY) continue;
+        int type;
+        int64_t device;
+        memory_owner(l, r, &type, &device);
+        ord[k++] = (mem_order){rec_start(l, r), i, device < 0 ? DT_MAX_DEVICES : (uint32_t)device};
+    }
+    qsort(ord, k, sizeof *ord, mem_before);
+    int64_t total = 0;
+    int rc = 0;
+    for (size_t j = 0; j < k; j++) {
+        if (j == 0 || ord[j].owner != ord[j - 1].owner) total = 0;
+        const dt_rec *r = dt_store_at(&l->s->store, ord[j].idx);
+        dt_layout_memory *mi = &b->mem[j];
+        memory_owner(l, r, &mi->device_type, &mi->device_id);
+        uint64_t key = r->u.memory.address ^ ((uint64_t)ord[j].owner << 48);
+        uint32_t *alloc = idmap_slot(&live, key), *pos = idmap_slot(&b->memmap, (uint64_t)(uintptr_t)r);
+        if (!alloc || !pos) {
+            rc = -1;
+            break;
+        }
+        *pos = (uint32_t)j;
+        uint64_t bytes = r->u.memory.bytes;
+        if (r->flags & DT_REC_FREE) {
+            if (!bytes && *alloc < FREED) bytes = (uint64_t)b->mem[*alloc].bytes;
+            *alloc = FREED; /* (NONE would end the map's probe chains) */
+            mi->bytes = -(int64_t)(bytes & INT64_MAX);
+        } else {
+            *alloc = (uint32_t)j;
+            mi->bytes = (int64_t)(bytes & INT64_MAX);
+        }
+        total = (int64_t)((uint64_t)total + (uint64_t)mi->bytes);
+        mi->total = total;
+    }
+    idmap_free(&live);
+    dt_free(ord);
+    return rc;
+}
+
+const dt_layout_memory *dt_layout_memory_of(const dt_layout *l, const dt_rec *r)
+{
+    static const dt_layout_memory none = {0};
+    const build *b = l->build;
+    uint32_t v = b->memmap.e ? idmap_get(&b->memmap, (uint64_t)(uintptr_t)r) : NONE;
+    return v == NONE ? &none : &b->mem[v];
+}
+
+/* ------------------------------------------------------------------ */
 /* Build                                                               */
 /* ------------------------------------------------------------------ */
 static int prepare(dt_layout *l)
@@ -1052,6 +1155,8 @@ static int prepare(dt_layout *l)
     if (l->n + l->nspans >= DT_LAYOUT_ROW_MASK)
         return -1;
     if (assign_rows(l) != 0)
+        return -1;
+    if (b->kinds[DT_EVENT_MEMORY] && memory_totals(l) != 0)
         return -1;
     b->phase_ns[2] = dt_monotonic_ns() - t;
     return 0;
@@ -1095,6 +1200,8 @@ void dt_layout_free(dt_layout *l)
         dt_free(b->ranges);
         idmap_free(&b->parentmap);
         dt_free(b->parents);
+        idmap_free(&b->memmap);
+        dt_free(b->mem);
         dt_free(b);
     }
     dt_free(l->perm);
@@ -1232,7 +1339,7 @@ int dt_layout_capture_row_free(dt_layout *l)
 /* ------------------------------------------------------------------ */
 uint64_t dt_layout_kind_count(const dt_layout *l, int kind)
 {
-    return kind >= 1 && kind <= DT_EVENT_OP ? l->build->kinds[kind] : 0;
+    return kind >= 1 && kind <= DT_EVENT_KIND_MAX ? l->build->kinds[kind] : 0;
 }
 
 uint64_t dt_layout_flow_count(const dt_layout *l)

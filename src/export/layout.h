@@ -207,6 +207,15 @@ typedef struct dt_layout_kernel {
    known is left out. */
 DT_HIDDEN void dt_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out);
 /* "HtoD" ..., "Pageable" ...: the words of copy and memset names. */
+/* A memory event's args as torch writes them. */
+typedef struct dt_layout_memory {
+    int64_t bytes;             /* negative for a free */
+    int64_t total;             /* "Total Allocated" after it, per device */
+    int64_t device_id;         /* -1: host memory */
+    int device_type;           /* torch's c10::DeviceType */
+} dt_layout_memory;
+/* The args of r, a DT_EVENT_MEMORY record the layout kept (zeros else). */
+DT_HIDDEN const dt_layout_memory *dt_layout_memory_of(const dt_layout *l, const dt_rec *r);
 DT_HIDDEN const char *dt_layout_copy_kind_name(unsigned kind);
 DT_HIDDEN const char *dt_layout_memory_kind_name(unsigned kind);
 

@@ -30,7 +30,9 @@
 enum {
     ARG_EXTERNAL, ARG_QUEUED, ARG_DEVICE, ARG_CONTEXT, ARG_STREAM, ARG_CORRELATION, ARG_REGISTERS,
     ARG_SHARED, ARG_BLOCKS_SM, ARG_WARPS_SM, ARG_OCCUPANCY, ARG_GRID, ARG_BLOCK, ARG_BYTES, ARG_BANDWIDTH,
-    ARG_COPY_KIND, ARG_VALUE, ARG_CBID, ARG_RETURN, ARG_PARENT, ARG_COUNT
+    ARG_COPY_KIND, ARG_VALUE, ARG_CBID, ARG_RETURN, ARG_PARENT, ARG_COLLECTIVE, ARG_NELEMS, ARG_DTYPE,
+    ARG_GROUP, ARG_ALGORITHM, ARG_VENDOR_BANDWIDTH, ARG_TOTAL_ALLOCATED, ARG_MEM_BYTES, ARG_DEVICE_ID,
+    ARG_DEVICE_TYPE, ARG_ADDR, ARG_MEMORY_KIND, ARG_COUNT
 };
 
 /* The JSON's arg names (docs/trace-format.md). */
@@ -42,6 +44,10 @@ static const char *const arg_names[ARG_COUNT] = {
     [ARG_OCCUPANCY] = "est. achieved occupancy %", [ARG_GRID] = "grid", [ARG_BLOCK] = "block",
     [ARG_BYTES] = "bytes", [ARG_BANDWIDTH] = "memory bandwidth (GB/s)", [ARG_COPY_KIND] = "copy kind",
     [ARG_VALUE] = "value", [ARG_CBID] = "cbid", [ARG_RETURN] = "return code", [ARG_PARENT] = "parent",
+    [ARG_COLLECTIVE] = "Collective name", [ARG_NELEMS] = "In msg nelems", [ARG_DTYPE] = "dtype",
+    [ARG_GROUP] = "Process Group Name", [ARG_ALGORITHM] = "algorithm", [ARG_VENDOR_BANDWIDTH] = "bandwidth (GB/s)",
+    [ARG_TOTAL_ALLOCATED] = "Total Allocated", [ARG_MEM_BYTES] = "Bytes", [ARG_DEVICE_ID] = "Device Id",
+    [ARG_DEVICE_TYPE] = "Device Type", [ARG_ADDR] = "Addr", [ARG_MEMORY_KIND] = "memory kind",
 };
 
 /* Interned first on every sequence, in this order: an arg's name id is
@@ -49,7 +55,7 @@ static const char *const arg_names[ARG_COUNT] = {
 #define ARG_IID(a) ((unsigned)(a) + 1)
 
 enum { CAT_KERNEL = 1, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_DRIVER, CAT_SYNC, CAT_OVERHEAD, CAT_RANGE,
-       CAT_OP, CAT_SPAN, CAT_TRACE, CAT_COUNT };
+       CAT_OP, CAT_SPAN, CAT_TRACE, CAT_MEMORY, CAT_COUNT };
 
 _Static_assert(ARG_COUNT < 128 && CAT_COUNT < 128, "name ids of one byte");
 
@@ -404,13 +410,33 @@ static inline uint8_t *put_head(uint8_t *p, uint64_t name, int cat)
     return p + 2;
 }
 
+/* A DebugAnnotation with an interned string value (iid), at p. */
+static inline uint8_t *put_string_iid_arg(uint8_t *p, int arg, uint64_t iid)
+{
+    p[0] = (uint8_t)PF_TAG(TE_DEBUG_ANNOTATIONS, PF_WT_LEN);
+    p[1] = (uint8_t)(4 + vsize(iid));
+    p[2] = (uint8_t)PF_TAG(DA_NAME_IID, PF_WT_VARINT);
+    p[3] = (uint8_t)ARG_IID(arg);
+    p = put_varint(p + 4, PF_TAG(DA_STRING_IID, PF_WT_VARINT));
+    return put_varint(p, iid);
+}
+
+/* An interned name of the session as a string value (collectives are few:
+   interned as met). */
+static inline uint8_t *put_name_arg(pf_export *e, pf_lane *ln, uint8_t *p, int arg, uint32_t name)
+{
+    const dt_intern *in = &e->s->names;
+    return put_string_iid_arg(p, arg, pf_intern(ln->t, PF_VALUE, dt_intern_get(in, name), dt_intern_len(in, name)));
+}
+
 static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st, uint64_t en, unsigned flow)
 {
     static const uint8_t cats[] = {[DT_EVENT_KERNEL] = CAT_KERNEL, [DT_EVENT_MEMCPY] = CAT_MEMCPY,
                                    [DT_EVENT_MEMSET] = CAT_MEMSET, [DT_EVENT_RUNTIME] = CAT_RUNTIME,
                                    [DT_EVENT_DRIVER] = CAT_DRIVER, [DT_EVENT_SYNC] = CAT_SYNC,
                                    [DT_EVENT_OVERHEAD] = CAT_OVERHEAD, [DT_EVENT_RANGE] = CAT_RANGE,
-                                   [DT_EVENT_OP] = CAT_OP};
+                                   [DT_EVENT_OP] = CAT_OP, [DT_EVENT_COLLECTIVE] = CAT_KERNEL,
+                                   [DT_EVENT_MEMORY] = CAT_MEMORY};
     pf_trace *t = ln->t;
     uint64_t name = r->kind == DT_EVENT_MEMCPY || r->kind == DT_EVENT_MEMSET ? copy_name_iid(ln, r)
                                                                              : name_iid(e, ln, r->name);
@@ -439,12 +465,7 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
         /* the copy kind, a word of a few, as an interned string */
         const char *kind = dt_layout_copy_kind_name(r->u.memcpy.copy_kind);
         uint64_t kind_iid = cached(ln, &ln->copy_kind_iids[r->u.memcpy.copy_kind & 15], PF_VALUE, kind, strlen(kind));
-        p[0] = (uint8_t)PF_TAG(TE_DEBUG_ANNOTATIONS, PF_WT_LEN);
-        p[1] = (uint8_t)(4 + vsize(kind_iid));
-        p[2] = (uint8_t)PF_TAG(DA_NAME_IID, PF_WT_VARINT);
-        p[3] = (uint8_t)ARG_IID(ARG_COPY_KIND);
-        p = put_varint(p + 4, PF_TAG(DA_STRING_IID, PF_WT_VARINT));
-        p = put_varint(p, kind_iid);
+        p = put_string_iid_arg(p, ARG_COPY_KIND, kind_iid);
         break;
     }
     case DT_EVENT_MEMSET:
@@ -465,6 +486,43 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
     case DT_EVENT_OVERHEAD:
         p = put_device_args(ln, p, r);
         break;
+    case DT_EVENT_COLLECTIVE: {
+        p = put_external(ln, p, r);
+        p = put_device_args(ln, p, r);
+        static const dt_collective none = {0};
+        const dt_collective *k = r->u.collective.info < e->s->collective_count
+                                     ? &e->s->collectives[r->u.collective.info] : &none;
+        p = put_name_arg(e, ln, p, ARG_COLLECTIVE, r->name);
+        if (k->count)
+            p = put_uint_arg(p, ARG_NELEMS, k->count);
+        if (k->data_type)
+            p = put_name_arg(e, ln, p, ARG_DTYPE, k->data_type);
+        if (k->group)
+            p = put_name_arg(e, ln, p, ARG_GROUP, k->group);
+        if (k->algorithm)
+            p = put_name_arg(e, ln, p, ARG_ALGORITHM, k->algorithm);
+        if (k->bytes) {
+            p = put_uint_arg(p, ARG_BYTES, k->bytes);
+            p = put_bandwidth(p, k->bytes, dur);
+        }
+        if (k->bandwidth_gbps > 0 && k->bandwidth_gbps < 1e12)
+            p = put_double_arg(p, ARG_VENDOR_BANDWIDTH, k->bandwidth_gbps);
+        break;
+    }
+    case DT_EVENT_MEMORY: {
+        /* a slice of no length (Perfetto's instants show no args) */
+        const dt_layout_memory *m = dt_layout_memory_of(e->l, r);
+        p = put_int_arg(p, ARG_TOTAL_ALLOCATED, m->total);
+        p = put_int_arg(p, ARG_MEM_BYTES, m->bytes);
+        p = put_int_arg(p, ARG_DEVICE_ID, m->device_id);
+        p = put_int_arg(p, ARG_DEVICE_TYPE, m->device_type);
+        p = put_uint_arg(p, ARG_ADDR, r->u.memory.address);
+        const char *kind = dt_layout_memory_kind_name(r->context);
+        p = put_string_iid_arg(p, ARG_MEMORY_KIND, pf_intern(t, PF_VALUE, kind, strlen(kind)));
+        p = put_uint_arg(p, ARG_STREAM, r->lane);
+        p = put_uint_arg(p, ARG_CORRELATION, r->correlation);
+        break;
+    }
     default: /* range, named host operation */
         p = put_external(ln, p, r);
         if (r->flags & DT_REC_HAS_PARENT)
@@ -565,7 +623,8 @@ static int write_perfetto(pf_export *e, dt_out *out)
                                                  [CAT_MEMSET] = "gpu_memset", [CAT_SYNC] = "cuda_sync",
                                                  [CAT_OVERHEAD] = "overhead", [CAT_RANGE] = "user_annotation",
                                                  [CAT_OP] = "cpu_op",
-                                                 [CAT_SPAN] = "gpu_user_annotation", [CAT_TRACE] = "Trace"};
+                                                 [CAT_SPAN] = "gpu_user_annotation", [CAT_TRACE] = "Trace",
+                                                 [CAT_MEMORY] = "cpu_instant_event"};
     for (int k = 1; k < CAT_COUNT; k++) {
         if (k == CAT_RUNTIME || k == CAT_DRIVER)
             snprintf(e->cat_name[k], sizeof e->cat_name[k], "%s_%s", prefix, k == CAT_RUNTIME ? "runtime" : "driver");

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #define CK_MAX_LINES 20
-#define CK_INVARIANTS 7
+#define CK_INVARIANTS 8
 
 /* A complete event, as the row logs give them back. */
 typedef struct ck_interval {
@@ -90,6 +90,12 @@ typedef struct ck_row_cache {
     bool valid;
 } ck_row_cache;
 
+/* A [memory] instant, kept for the totals' check at the end. */
+typedef struct ck_mem {
+    int64_t ts, type, device, bytes, total;
+    uint64_t index;
+} ck_mem;
+
 typedef struct ck {
     FILE *out;
     ck_row_cache row_cache[CK_ROW_CACHE];
@@ -116,6 +122,8 @@ typedef struct ck {
     uint64_t odd_args_events; /* args of a type Kineto does not write */
     char first_odd[800];
     uint64_t first_generic_index;
+    ck_mem *mem;
+    size_t nmem, mem_cap;
     bool oom;
 } ck;
 
@@ -496,6 +504,70 @@ static int ck_flow(ck *c, const dt_rd_event *e, uint32_t row)
     return 0;
 }
 
+/* Invariant 8, per event: torch's memory args, integers. */
+static int ck_memory(ck *c, const dt_rd_event *e)
+{
+    static const struct { uint32_t bit; const char *name; } args[] = {
+        {DT_RD_HAS_MEM_BYTES, "Bytes"}, {DT_RD_HAS_MEM_TOTAL, "Total Allocated"},
+        {DT_RD_HAS_MEM_DEVICE, "Device Id"}, {DT_RD_HAS_MEM_TYPE, "Device Type"}, {DT_RD_HAS_ADDR, "Addr"}};
+    char w[800];
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++)
+        if (!(e->has & args[i].bit)) {
+            where(w, sizeof w, e);
+            ck_violation(c, 8, "[memory] %s has no integer \"%s\"", w, args[i].name);
+            return 0;
+        }
+    if (!(e->has & DT_RD_HAS_TS)) {
+        where(w, sizeof w, e);
+        ck_violation(c, 8, "[memory] %s has no ts", w);
+        return 0;
+    }
+    if (e->mem_device < -1 || (e->mem_device == -1) != (e->mem_type == 0)) {
+        where(w, sizeof w, e);
+        ck_violation(c, 8, "[memory] %s has \"Device Id\" %" PRId64 " with \"Device Type\" %" PRId64
+                     " (-1 is the host's, type 0, only)", w, e->mem_device, e->mem_type);
+        return 0;
+    }
+    if (dt_rd_grow((void **)&c->mem, &c->mem_cap, c->nmem + 1, sizeof *c->mem) != 0)
+        return -1;
+    c->mem[c->nmem++] = (ck_mem){e->ts_ns, e->mem_type, e->mem_device, e->mem_bytes, e->mem_total, e->index};
+    return 0;
+}
+
+static int cmp_mem(const void *a, const void *b)
+{
+    const ck_mem *x = a, *y = b;
+    if (x->type != y->type) return x->type < y->type ? -1 : 1;
+    if (x->device != y->device) return x->device < y->device ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Invariant 8, across events: per device, in time order, each "Total
+   Allocated" is the one before plus its "Bytes". Allocations at one
+   instant may come in any order: the chain restarts after them. */
+static void check_memory(ck *c)
+{
+    if (c->nmem < 2)
+        return;
+    qsort(c->mem, c->nmem, sizeof *c->mem, cmp_mem);
+    const ck_mem *prev = NULL;
+    for (size_t i = 0; i < c->nmem;) {
+        size_t j = i + 1;
+        while (j < c->nmem && c->mem[j].type == c->mem[i].type &&
+               c->mem[j].device == c->mem[i].device && c->mem[j].ts == c->mem[i].ts)
+            j++;
+        const ck_mem *m = &c->mem[i];
+        if (prev && (prev->type != m->type || prev->device != m->device)) prev = NULL;
+        if (j == i + 1 && prev && (int64_t)((uint64_t)prev->total + (uint64_t)m->bytes) != m->total)
+            ck_violation(c, 8, "[memory] traceEvents[%" PRIu64 "]: \"Total Allocated\" %" PRId64 " is not %" PRId64
+                         " (the one before, traceEvents[%" PRIu64 "]) plus \"Bytes\" %" PRId64, m->index, m->total,
+                         prev->total, prev->index, m->bytes);
+        prev = j == i + 1 ? m : NULL;
+        i = j;
+    }
+}
+
 static int ck_visit(void *user, const dt_rd_event *e)
 {
     ck *c = user;
@@ -538,6 +610,8 @@ static int ck_visit(void *user, const dt_rd_event *e)
 
     if (is_flow)
         return ck_flow(c, e, (uint32_t)row) == 0 ? 0 : (c->oom = true, 1);
+    if (e->ph[0] == 'i' && !e->ph[1] && IS(e->name, e->name_len, "[memory]"))
+        return ck_memory(c, e) == 0 ? 0 : (c->oom = true, 1);
     if (e->ph[0] != 'X' || e->ph[1])
         return 0;
     if ((e->has & (DT_RD_HAS_TS | DT_RD_HAS_DUR)) != (DT_RD_HAS_TS | DT_RD_HAS_DUR)) {
@@ -910,6 +984,7 @@ static void ck_free(ck *c)
     free(c->flowtab.slots);
     free(c->pending);
     dt_rd_u64map_free(&c->ext);
+    free(c->mem);
     free(c->demangles);
     dt_rd_strtab_free(&c->names);
     dt_rd_strtab_free(&c->pids);
@@ -947,6 +1022,7 @@ int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
         check_rows(&c, &s, false);
         check_flows(&c);
         check_generic_names(&c);
+        check_memory(&c);
     } else if (rc == 0) {
         if (!s.has_schema_version)
             ck_violation(&c, 1, "no \"schemaVersion\" at the top level");
@@ -961,6 +1037,7 @@ int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
                          "writes an integer), first %s", c.odd_args_events, c.first_odd);
         check_rows(&c, &s, true);
         check_flows(&c);
+        check_memory(&c);
         check_attribution(&c, &s);
         check_names(&c);
         check_loss(&c, &s);
@@ -977,7 +1054,7 @@ int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
         total += c.violations[i];
     if (foreign)
         fprintf(out, "check: a trace of another writer (no devtrace key): checked 1 (JSON), 2 (flows), "
-                     "4 (names), 5 (rows nest); not applicable: 3 (attribution), 5 (capture window), "
+                     "4 (names), 5 (rows nest), 8 (memory); not applicable: 3 (attribution), 5 (capture window), "
                      "6 (row names and order), 7 (loss counts)\n");
     if (total == 0)
         fprintf(out, "check: OK (%" PRIu64 " events, %zu flows)\n", s.event_count, c.flowtab.count);

@@ -48,7 +48,17 @@ enum {
     DT_RD_HAS_PARENT = 1u << 9,
     DT_RD_HAS_SORT_INDEX = 1u << 10,
     DT_RD_HAS_ARG_NAME = 1u << 11,
-    DT_RD_HAS_ARG_LABELS = 1u << 12
+    DT_RD_HAS_ARG_LABELS = 1u << 12,
+    /* args "Collective name": a collective (devtrace's, or an NCCL kernel
+       Kineto linked to its process group) */
+    DT_RD_HAS_COLLECTIVE = 1u << 13,
+    /* torch's memory args ("[memory]" instants): "Bytes", "Total
+       Allocated", "Device Id", "Device Type", "Addr" */
+    DT_RD_HAS_MEM_BYTES = 1u << 14,
+    DT_RD_HAS_MEM_TOTAL = 1u << 15,
+    DT_RD_HAS_MEM_DEVICE = 1u << 16,
+    DT_RD_HAS_MEM_TYPE = 1u << 17,
+    DT_RD_HAS_ADDR = 1u << 18
 };
 
 /* What an event's "cat" is, among the categories the trace format names
@@ -67,7 +77,8 @@ enum dt_rd_cat {
     DT_RD_CAT_TRACE,               /* the capture window */
     DT_RD_CAT_CPU_OP,              /* torch.profiler's operators */
     DT_RD_CAT_PYTHON_FUNCTION,
-    DT_RD_CAT_AC2G                 /* flows from API calls to device work */
+    DT_RD_CAT_AC2G,                /* flows from API calls to device work */
+    DT_RD_CAT_CPU_INSTANT          /* cpu_instant_event: torch's [memory] */
 };
 
 /* Kernels, copies and memsets: the events whose time is device time. */
@@ -113,6 +124,8 @@ typedef struct dt_rd_event {
     /* args */
     uint64_t external_id, correlation, bytes, parent;
     int64_t device, stream, cbid;
+    int64_t mem_bytes, mem_total, mem_device, mem_type; /* DT_RD_HAS_MEM_* */
+    uint64_t addr;
     /* metadata (ph "M") args */
     const char *arg_name;   /* args.name */
     const char *arg_labels; /* args.labels */
@@ -325,7 +338,7 @@ void dt_rd_put_safe(FILE *out, const char *s);
 int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err);
 
 /* Stats over a source: reports is a comma-separated subset of
-   "kernels,memcpy,memset,api,ranges" (NULL or "": all). Returns 0, 1 when
+   "kernels,memcpy,memset,api,ranges,collectives" (NULL or "": all). Returns 0, 1 when
    the trace cannot be read, 2 for an unknown report name. */
 int dt_stats_source(dt_rd_source *src, const char *label, const char *reports, bool csv, FILE *out, FILE *err);
 

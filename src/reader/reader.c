@@ -508,7 +508,8 @@ enum key {
     K_ANY, /* every key of a map (loss, counts, attribution, notes) */
     K_SCHEMA, K_DISPLAY, K_BASE, K_DEVPROPS, K_EVENTS, K_DEVTRACE, K_TRACENAME, K_DIST,
     K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ID, K_BP, K_ARGS,
-    K_EXT, K_CORR, K_BYTES, K_PARENT, K_DEVICE, K_STREAM, K_CBID, K_ANAME, K_LABELS, K_SORT,
+    K_EXT, K_CORR, K_BYTES, K_PARENT, K_DEVICE, K_STREAM, K_CBID, K_ANAME, K_LABELS, K_SORT, K_COLLECTIVE,
+    K_MEM_BYTES, K_MEM_TOTAL, K_MEM_DEVICE, K_MEM_TYPE, K_ADDR,
     K_VERSION, K_BACKEND, K_VENDOR, K_LIBRARY, K_LIBVER, K_WINDOW, K_CLOCK, K_LOSS, K_COUNTS, K_ATTR, K_PARENTS,
     K_HOST, K_DTPID, K_RTC, K_NOTES,
     K_START, K_END,
@@ -1569,10 +1570,17 @@ static inline int args_key(const unsigned char *k, size_t len)
         uint64_t w = load32(k);
         if (w == W("cbid")) return K_CBID;
         if (w == W("name")) return K_ANAME;
+        if (w == W("Addr")) return K_ADDR;
         break;
     }
-    case 5:
-        if (LOW_BYTES(load64(k), 5) == W("bytes")) return K_BYTES;
+    case 5: {
+        uint64_t w = LOW_BYTES(load64(k), 5);
+        if (w == W("bytes")) return K_BYTES;
+        if (w == W("Bytes")) return K_MEM_BYTES;
+        break;
+    }
+    case 9:
+        if (load64(k) == W("Device I") && k[8] == 'd') return K_MEM_DEVICE;
         break;
     case 6: {
         uint64_t w = LOW_BYTES(load64(k), 6);
@@ -1589,8 +1597,13 @@ static inline int args_key(const unsigned char *k, size_t len)
         uint64_t w = load64(k), tail = LOW_BYTES((uint64_t)load32(k + 8), 3);
         if (w == W("External") && tail == W(" id")) return K_EXT;
         if (w == W("correlat") && tail == W("ion")) return K_CORR;
+        if (w == W("Device T") && tail == W("ype")) return K_MEM_TYPE;
         break;
     }
+    case 15:
+        if (load64(k) == W("Collecti") && load64(k + 7) == W("ive name")) return K_COLLECTIVE;
+        if (load64(k) == W("Total Al") && load64(k + 7) == W("llocated")) return K_MEM_TOTAL;
+        break;
     default:
         break;
     }
@@ -1886,6 +1899,11 @@ static int parse_args(rd_ctx *c, const unsigned char *open, const unsigned char 
         case K_STREAM: i = &ev->stream; bit = DT_RD_HAS_STREAM; break;
         case K_CBID: i = &ev->cbid; bit = DT_RD_HAS_CBID; break;
         case K_SORT: i = &ev->sort_index; bit = DT_RD_HAS_SORT_INDEX; break;
+        case K_MEM_BYTES: i = &ev->mem_bytes; bit = DT_RD_HAS_MEM_BYTES; break;
+        case K_MEM_TOTAL: i = &ev->mem_total; bit = DT_RD_HAS_MEM_TOTAL; break;
+        case K_MEM_DEVICE: i = &ev->mem_device; bit = DT_RD_HAS_MEM_DEVICE; break;
+        case K_MEM_TYPE: i = &ev->mem_type; bit = DT_RD_HAS_MEM_TYPE; break;
+        case K_ADDR: u = &ev->addr; bit = DT_RD_HAS_ADDR; break;
         case K_ANAME:
         case K_LABELS:
             /* Only metadata events' name/labels matter; elsewhere any type goes. */
@@ -1900,6 +1918,10 @@ static int parse_args(rd_ctx *c, const unsigned char *open, const unsigned char 
                 return rc;
             }
             break;
+        case K_COLLECTIVE:
+            /* a collective, whatever the writer typed its name as */
+            ev->has |= DT_RD_HAS_COLLECTIVE;
+            /* fall through */
         default:
             if (*p == '{' || *p == '[')
                 rc = skip_value(c, &p, level + 1);
@@ -1965,6 +1987,7 @@ static int classify_cat(const unsigned char *s, size_t len)
         return CAT_IS("user_annotation") ? DT_RD_CAT_USER_ANNOTATION
                : CAT_IS("python_function") ? DT_RD_CAT_PYTHON_FUNCTION
                                            : DT_RD_CAT_OTHER;
+    case 17: return CAT_IS("cpu_instant_event") ? DT_RD_CAT_CPU_INSTANT : DT_RD_CAT_OTHER;
     case 19: return CAT_IS("gpu_user_annotation") ? DT_RD_CAT_GPU_USER_ANNOTATION : DT_RD_CAT_OTHER;
     default: return DT_RD_CAT_OTHER;
     }

@@ -11,16 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { REP_KERNELS, REP_MEMCPY, REP_MEMSET, REP_API, REP_RANGES, REP_COUNT };
+enum { REP_KERNELS, REP_MEMCPY, REP_MEMSET, REP_API, REP_RANGES, REP_COLLECTIVES, REP_MEMORY, REP_COUNT };
 
-static const char *const rep_names[REP_COUNT] = {"kernels", "memcpy", "memset", "api", "ranges"};
+static const char *const rep_names[REP_COUNT] = {"kernels", "memcpy", "memset", "api", "ranges", "collectives",
+                                                 "memory"};
 static const char *const rep_titles[REP_COUNT] = {
     "Device kernels, by name",
     "Memory copies, by kind",
     "Memory sets, by kind",
     "Runtime and driver API calls, by name",
     "User ranges, by name (Device Time: device activity attributed to the range or ranges nested in it)",
+    "Collective communication on the devices, by name",
+    "Memory allocated and freed, by device (Peak: the most allocated at once)",
 };
+
+/* One device's memory, from torch's [memory] instants. */
+typedef struct st_memory {
+    int64_t type, device;          /* "Device Type", "Device Id" */
+    uint64_t allocations, frees, allocated, freed;
+    int64_t total, peak;           /* "Total Allocated" as written (else summed) */
+} st_memory;
+#define ST_MEMORY_MAX 256
 
 typedef struct st_group {
     int64_t *durs;
@@ -52,8 +63,34 @@ typedef struct st {
     st_range *ranges;
     size_t range_cap;
     dt_rd_u64map ext_sum; /* device ns per External id */
+    st_memory memory[ST_MEMORY_MAX];
+    size_t memory_n;
     bool oom;
 } st;
+
+static void st_memory_event(st *s, const dt_rd_event *e)
+{
+    int64_t type = e->has & DT_RD_HAS_MEM_TYPE ? e->mem_type : 0;
+    int64_t device = e->has & DT_RD_HAS_MEM_DEVICE ? e->mem_device : -1;
+    st_memory *m = NULL;
+    for (size_t i = 0; i < s->memory_n && !m; i++)
+        if (s->memory[i].type == type && s->memory[i].device == device) m = &s->memory[i];
+    if (!m) {
+        if (s->memory_n == ST_MEMORY_MAX) return; /* more devices than any machine has */
+        m = &s->memory[s->memory_n++];
+        *m = (st_memory){.type = type, .device = device};
+    }
+    int64_t b = e->mem_bytes;
+    if (b >= 0) {
+        m->allocations++;
+        m->allocated += (uint64_t)b;
+    } else {
+        m->frees++;
+        m->freed += b == INT64_MIN ? (uint64_t)INT64_MAX + 1 : (uint64_t)-b;
+    }
+    m->total = e->has & DT_RD_HAS_MEM_TOTAL ? e->mem_total : dt_rd_add_sat(m->total, b);
+    if (m->total > m->peak) m->peak = m->total;
+}
 
 static int64_t st_group_id(st_report *r, const char *name, size_t len)
 {
@@ -76,12 +113,18 @@ static int st_add(st_report *r, int64_t g, int64_t dur)
 static int st_visit(void *user, const dt_rd_event *e)
 {
     st *s = user;
+    if (e->ph[0] == 'i' && !e->ph[1] && e->name_len == 8 && memcmp(e->name, "[memory]", 8) == 0 &&
+        (e->has & DT_RD_HAS_MEM_BYTES)) {
+        if (s->reports & (1u << REP_MEMORY)) st_memory_event(s, e);
+        return 0;
+    }
     if (strcmp(e->ph, "X") != 0 || (e->has & (DT_RD_HAS_TS | DT_RD_HAS_DUR)) != (DT_RD_HAS_TS | DT_RD_HAS_DUR))
         return 0;
     int rep = -1;
     bool device = false;
     switch (e->cat_kind) {
-    case DT_RD_CAT_KERNEL: rep = REP_KERNELS; device = true; break;
+    /* collectives run as kernels, told apart by their args */
+    case DT_RD_CAT_KERNEL: rep = e->has & DT_RD_HAS_COLLECTIVE ? REP_COLLECTIVES : REP_KERNELS; device = true; break;
     case DT_RD_CAT_MEMCPY: rep = REP_MEMCPY; device = true; break;
     case DT_RD_CAT_MEMSET: rep = REP_MEMSET; device = true; break;
     case DT_RD_CAT_RUNTIME:
@@ -227,7 +270,7 @@ static const char *const col_names[COL_COUNT] = {
 static bool col_used(int rep, int col)
 {
     if (col == COL_BYTES || col == COL_BW)
-        return rep == REP_MEMCPY || rep == REP_MEMSET;
+        return rep == REP_MEMCPY || rep == REP_MEMSET || rep == REP_COLLECTIVES;
     if (col == COL_DEV)
         return rep == REP_RANGES;
     return true;
@@ -388,6 +431,50 @@ static void st_print_loss(const dt_rd_summary *sum, bool csv, FILE *out)
     }
 }
 
+/* torch's name of a c10::DeviceType, where devtrace writes it. */
+static const char *device_type_name(int64_t type)
+{
+    return type == 0 ? "cpu" : type == 1 ? "cuda" : type == 20 ? "privateuse1" : NULL;
+}
+
+static void st_print_memory(const st *s, bool csv, FILE *out)
+{
+    static const char *const cols[] = {"Allocations", "Frees", "Bytes Allocated", "Bytes Freed",
+                                       "Peak Allocated (bytes)", "Final Allocated (bytes)"};
+    if (csv)
+        fputs("Report,Device,Allocations,Frees,Bytes Allocated,Bytes Freed,Peak Allocated (bytes),"
+              "Final Allocated (bytes)\n", out);
+    else
+        fprintf(out, "\n** %s (%s):\n\n", rep_titles[REP_MEMORY], rep_names[REP_MEMORY]);
+    if (!csv && s->memory_n == 0) {
+        fprintf(out, " (no events)\n");
+        return;
+    }
+    if (!csv) {
+        fprintf(out, " %-18s", "Device");
+        for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+            fprintf(out, " %22s", cols[c]);
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < s->memory_n; i++) {
+        const st_memory *m = &s->memory[i];
+        char dev[64];
+        const char *tn = device_type_name(m->type);
+        if (m->device < 0)
+            snprintf(dev, sizeof dev, "%s", tn ? tn : "?");
+        else if (tn)
+            snprintf(dev, sizeof dev, "%s:%" PRId64, tn, m->device);
+        else
+            snprintf(dev, sizeof dev, "type %" PRId64 ":%" PRId64, m->type, m->device);
+        if (csv)
+            fprintf(out, "memory,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 "\n", dev,
+                    m->allocations, m->frees, m->allocated, m->freed, m->peak, m->total);
+        else
+            fprintf(out, " %-18s %22" PRIu64 " %22" PRIu64 " %22" PRIu64 " %22" PRIu64 " %22" PRId64 " %22" PRId64 "\n",
+                    dev, m->allocations, m->frees, m->allocated, m->freed, m->peak, m->total);
+    }
+}
+
 static void st_free(st *s)
 {
     for (int r = 0; r < REP_COUNT; r++) {
@@ -401,7 +488,7 @@ static void st_free(st *s)
     free(s->ranges);
 }
 
-/* reports: bit per report in the order kernels, memcpy, memset, api, ranges. */
+/* reports: bit per report in the order kernels, memcpy, memset, api, ranges, collectives, memory. */
 static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool csv, FILE *out, FILE *err)
 {
     st s;
@@ -433,7 +520,9 @@ static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool c
     }
     int status = 0;
     for (int r = 0; r < REP_COUNT; r++)
-        if ((reports & (1u << r)) && st_print_report(&s, r, csv, out) != 0) {
+        if (r == REP_MEMORY && (reports & (1u << r)))
+            st_print_memory(&s, csv, out);
+        else if ((reports & (1u << r)) && st_print_report(&s, r, csv, out) != 0) {
             fprintf(err, "stats: out of memory\n");
             status = 1;
             break;
@@ -460,8 +549,9 @@ static int parse_reports(const char *reports, unsigned *mask, FILE *err)
             if (strlen(rep_names[r]) == len && strncmp(p, rep_names[r], len) == 0)
                 found = r;
         if (found < 0) {
-            fprintf(err, "stats: unknown report \"%.*s\" (known: kernels, memcpy, memset, api, ranges)\n", (int)len,
-                    p);
+            fprintf(err, "stats: unknown report \"%.*s\" (known: kernels, memcpy, memset, api, ranges, collectives, "
+                    "memory)\n",
+                    (int)len, p);
             return 2;
         }
         *mask |= 1u << found;
@@ -493,7 +583,8 @@ static void stats_usage(FILE *f)
                "  --format table|csv  table (default) or CSV: per report one header line,\n"
                "                      then rows whose first column is the report name\n"
                "  --report LIST       comma-separated subset of\n"
-               "                      kernels, memcpy, memset, api, ranges (default: all)\n"
+               "                      kernels, memcpy, memset, api, ranges, collectives, memory\n"
+               "                      (default: all)\n"
                "\n"
                "Exit status: 0 ok, 1 unreadable or invalid trace, 2 usage.\n");
 }

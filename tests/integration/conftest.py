@@ -100,6 +100,16 @@ def emulators():
     return found
 
 
+def preload_of(lib):
+    """The file name an emulated vendor wants in LD_PRELOAD from the start
+    of the process (emu_preload), or None."""
+    res = run([sys.executable, "-c",
+               "import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).emu_preload; "
+               "f.restype = ctypes.c_char_p; p = f(); print(p.decode() if p else '')", lib], timeout=60)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.strip() or None
+
+
 class Emulator:
     """An emulated vendor's runtime (emu/include/devtrace_emu.h) in this
     process: the same library the backend loads, so the work launched here

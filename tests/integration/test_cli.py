@@ -342,3 +342,46 @@ thread "main" {
     cols = header.split(",")
     row = next(r for r in rows if r.endswith(",step"))
     assert int(row.split(",")[cols.index("Device Time (ns)")]) == device_ns
+
+
+@needs_emulator()
+def test_scenario_memory_allocations(tmp_path):
+    """malloc/free statements: on MSPTI (whose memory records `devtrace record`
+    makes possible by preloading libmspti.so) exactly one [memory] instant
+    per allocation and free, totals per device, the stats memory report; a
+    `free` with nothing to free is a scenario error."""
+    (library,) = [lib for name, _, lib in VENDORS if name == "mspti"]
+    if not library.exists():
+        pytest.skip(f"{library.name} is not built")
+    scn = tmp_path / "memory.scn"
+    scn.write_text("""vendor mspti
+devices 2
+malloc device=0 bytes=4096
+repeat 3 {
+  malloc device=0 bytes=1048576
+  kernel device=0 stream=1 name="k" dur_us=5
+  free
+}
+malloc device=1 bytes=512 pinned
+free
+free
+""")
+    out = tmp_path / "m.json"
+    res = run([DEVTRACE, "record", "--backend", "mspti", "-o", out, "--", EMU_RUN, "--quiet", "--library", library,
+               scn], env={"DEVTRACE_MSPTI_LIBRARY": str(library)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    trace = check_trace(out)
+    assert trace["devtrace"]["counts"]["memory"] == 10
+    mem = [e for e in trace["traceEvents"] if e.get("name") == "[memory]"]
+    assert len(mem) == 10
+    dev0 = sorted((e for e in mem if e["args"]["Device Id"] == 0), key=lambda e: e["ts"])
+    assert [e["args"]["Total Allocated"] for e in dev0] == [4096, 1052672, 4096, 1052672, 4096, 1052672, 4096, 0]
+    stats = run([DEVTRACE, "stats", "--format", "csv", "--report", "memory", out])
+    assert stats.returncode == 0, stats.stderr
+    assert "memory,privateuse1:0,4,4,3149824,3149824,1052672,0" in stats.stdout.splitlines()
+    assert "memory,cpu,1,1,512,512,512,0" in stats.stdout.splitlines()
+
+    bad = tmp_path / "bad.scn"
+    bad.write_text("vendor mspti\nfree\n")
+    res = run([EMU_RUN, "--quiet", "--library", library, bad])
+    assert res.returncode != 0 and "no allocation of this thread to free" in res.stderr, res.stderr

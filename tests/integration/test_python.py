@@ -278,3 +278,68 @@ def test_python_ranges_join_a_devtrace_record_session(tmp_path):
     (op,) = [e for e in events if e.get("cat") == "cpu_op"]
     assert op["name"] == "python-op" and k["args"]["External id"] == op["args"]["External id"] == 11
     assert [e["name"] for e in events if e.get("cat") == "gpu_user_annotation"] == ["python-range"]
+
+
+MSPTI_EMU = [lib for name, _, lib in __import__("conftest").VENDORS if name == "mspti"]
+
+
+@pytest.mark.skipif(not MSPTI_EMU or not MSPTI_EMU[0].exists(), reason="the MSPTI emulator is not built")
+def test_collectives_come_back_typed(tmp_path):
+    """An all-reduce on the emulated Ascend runtime is a CollectiveEvent with
+    its element count, bytes, torch dtype name and communicator; in a child
+    Python, as MSPTI's library is its own process's (and records without
+    LD_PRELOAD: collectives are not memory kinds)."""
+    code = f"""
+import ctypes, devtrace
+lib = ctypes.CDLL({str(MSPTI_EMU[0])!r})
+class Desc(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_int), ("stream", ctypes.c_int), ("name", ctypes.c_char_p),
+                ("group", ctypes.c_char_p), ("algorithm", ctypes.c_char_p), ("data_type", ctypes.c_int),
+                ("count", ctypes.c_uint64), ("duration_ns", ctypes.c_uint64)]
+with devtrace.profile({str(tmp_path / "t.json")!r}, backend="mspti") as p:
+    d = Desc(0, 3, b"hcom_allReduce_", b"world", b"RING", 4, 1 << 20, 50_000)
+    assert lib.emu_collective(ctypes.byref(d)) == 0
+    assert lib.emu_synchronize(-1, -1) == 0
+(c,) = [e for e in p.events if isinstance(e, devtrace.CollectiveEvent)]
+assert c.kind == devtrace.EventKind.COLLECTIVE
+print(c.name, c.count, c.bytes, c.data_type, c.group, c.algorithm, c.stream, abs(c.duration_ns - 50_000) <= 1, p.lost)
+"""
+    res = run([sys.executable, "-c", code], env={"DEVTRACE_MSPTI_LIBRARY": str(MSPTI_EMU[0])})
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    assert res.stdout.split() == ["hcom_allReduce_", str(1 << 20), str(4 << 20), "Float", "world", "RING", "3",
+                                  "True", "0"]
+    trace = check_trace(tmp_path / "t.json")
+    (ev,) = [e for e in trace["traceEvents"] if e.get("args", {}).get("Collective name")]
+    assert ev["cat"] == "kernel" and ev["args"]["In msg nelems"] == 1 << 20 and ev["args"]["dtype"] == "Float"
+
+
+@pytest.mark.skipif(not MSPTI_EMU or not MSPTI_EMU[0].exists(), reason="the MSPTI emulator is not built")
+def test_memory_allocations_come_back_typed(tmp_path):
+    """Device memory allocated and freed on the emulated Ascend runtime comes
+    back as MemoryEvents (address, bytes, free or not, kind), with bytes in
+    the numpy columns, and as torch's [memory] instants in the trace; in a
+    child Python started with libmspti.so preloaded, as MSPTI needs for its
+    memory kinds."""
+    code = f"""
+import ctypes, devtrace
+lib = ctypes.CDLL({str(MSPTI_EMU[0])!r})
+addr = ctypes.c_uint64()
+with devtrace.profile({str(tmp_path / "t.json")!r}, backend="mspti") as p:
+    assert lib.emu_malloc(1, 3, ctypes.c_uint64(3 << 20), ctypes.byref(addr)) == 0
+    assert lib.emu_free(addr) == 0
+mem = [e for e in p.events if isinstance(e, devtrace.MemoryEvent)]
+assert [m.kind for m in mem] == [devtrace.EventKind.MEMORY] * 2
+cols = p.arrays()
+print(len(mem), [m.is_free for m in mem], {{m.bytes for m in mem}}, {{m.address == addr.value for m in mem}},
+      {{m.memory_kind.name for m in mem}}, {{m.device for m in mem}},
+      int(cols.bytes[cols.kind == devtrace.EventKind.MEMORY].sum()), p.lost)
+"""
+    res = run([sys.executable, "-c", code],
+              env={"DEVTRACE_MSPTI_LIBRARY": str(MSPTI_EMU[0]), "LD_PRELOAD": str(MSPTI_EMU[0])})
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    assert res.stdout.split("\n")[0] == "2 [False, True] {%d} {True} {'DEVICE'} {1} %d 0" % (3 << 20, 6 << 20)
+    trace = check_trace(tmp_path / "t.json")
+    mem = [e for e in trace["traceEvents"] if e.get("name") == "[memory]"]
+    assert [(e["ph"], e["s"], e["cat"]) for e in mem] == [("i", "t", "cpu_instant_event")] * 2
+    assert [(e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in mem] == [(3 << 20, 3 << 20), (-(3 << 20), 0)]
+    assert {(e["args"]["Device Id"], e["args"]["Device Type"]) for e in mem} == {(1, 20)}

@@ -407,6 +407,11 @@ static void check_invariants(const trace *t)
                 REQUIRE_STR(get_str(ev, "bp"), "e");
             xs[nx++] = (xev){get_int(ev, "pid"), get_int(ev, "tid"), UINT64_MAX, 0};
             nf++;
+        } else if (strcmp(ph, "i") == 0) {
+            /* torch's [memory] instants, on a named row (invariant 6) */
+            REQUIRE_STR(get_str(ev, "cat"), "cpu_instant_event");
+            REQUIRE_STR(get_str(ev, "s"), "t");
+            xs[nx++] = (xev){get_int(ev, "pid"), get_int(ev, "tid"), UINT64_MAX, 0};
         } else {
             FAIL("unexpected phase %s", ph);
         }
@@ -881,6 +886,55 @@ static void test_export_copy_names_and_args(void)
     dt_session_destroy(s);
 }
 
+static dt_rec *memory_op(dt_session *s, uint64_t t, uint16_t dev, uint64_t addr, uint64_t bytes, int is_free,
+                         uint8_t kind)
+{
+    dt_rec *r = push(s, DT_EVENT_MEMORY, t, t);
+    r->name = dt_intern_str(&s->names, "[memory]");
+    r->device = dev;
+    r->context = kind;
+    r->u.memory.address = addr;
+    r->u.memory.bytes = bytes;
+    if (is_free)
+        r->flags |= DT_REC_FREE;
+    return r;
+}
+
+/* torch's [memory] instants: totals per device in time order (whatever the
+   store order), a free without a size freeing what its address was
+   allocated with, host memory as torch's CPU (type 0, device -1). */
+static void test_export_memory_instants(void)
+{
+    dt_session *s = new_session();
+    memory_op(s, T0 + 3000, 0, 0x2000, 0, 1, DT_MEM_DEVICE);       /* frees the 4096 below */
+    memory_op(s, T0 + 1000, 0, 0x1000, 1000, 0, DT_MEM_DEVICE);
+    memory_op(s, T0 + 2000, 0, 0x2000, 4096, 0, DT_MEM_DEVICE);
+    memory_op(s, T0 + 1500, 1, 0x9000, 512, 0, DT_MEM_DEVICE);     /* another device: its own total */
+    memory_op(s, T0 + 4000, 0, 0x7000, 256, 0, DT_MEM_PINNED);
+    memory_op(s, T0 + 5000, 0, 0x8000, 0, 1, DT_MEM_DEVICE);       /* allocated before the trace */
+    trace t;
+    export_and_parse(s, "memory.json", &t);
+    CHECK_EQ(count_text(&t, "\"name\":\"[memory]\""), 6);
+    static const char *const expected[] = {
+        "\"args\":{\"Total Allocated\":1000,\"Bytes\":1000,\"Device Id\":0,\"Device Type\":20,\"Addr\":4096,",
+        "\"args\":{\"Total Allocated\":5096,\"Bytes\":4096,\"Device Id\":0,\"Device Type\":20,\"Addr\":8192,",
+        "\"args\":{\"Total Allocated\":1000,\"Bytes\":-4096,\"Device Id\":0,\"Device Type\":20,\"Addr\":8192,",
+        "\"args\":{\"Total Allocated\":1000,\"Bytes\":0,\"Device Id\":0,\"Device Type\":20,\"Addr\":32768,",
+        "\"args\":{\"Total Allocated\":512,\"Bytes\":512,\"Device Id\":1,\"Device Type\":20,\"Addr\":36864,",
+        "\"args\":{\"Total Allocated\":256,\"Bytes\":256,\"Device Id\":-1,\"Device Type\":0,\"Addr\":28672,"
+        "\"memory kind\":\"Pinned\"",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof *expected; i++)
+        CHECK(count_text(&t, expected[i]) == 1, "%s", expected[i]);
+    char *l = event_line(&t, "\"Bytes\":1000,", 0);
+    REQUIRE(l != NULL);
+    CHECK(strstr(l, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",") == l, "%s", l);
+    free(l);
+    CHECK_EQ(count_text(&t, "\"memory\": 6"), 1); /* devtrace.counts */
+    free_trace(&t);
+    dt_session_destroy(s);
+}
+
 static void test_export_occupancy(void)
 {
     dt_session *s = new_session();
@@ -1242,6 +1296,7 @@ DT_TEST_MAIN(setup_dir, remove_dir,
              DT_TEST(test_export_write_failure_keeps_old_file),
              DT_TEST(test_export_loss_and_attribution),
              DT_TEST(test_export_copy_names_and_args),
+             DT_TEST(test_export_memory_instants),
              DT_TEST(test_export_occupancy),
              DT_TEST(test_export_gpu_annotations),
              DT_TEST(test_export_metadata_and_categories),

@@ -115,7 +115,7 @@ std::string clean_text(const char *s)
 
 bool is_device_kind(int k)
 {
-    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET;
+    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET || k == DT_EVENT_COLLECTIVE;
 }
 
 bool is_api_kind(int k)
@@ -126,7 +126,8 @@ bool is_api_kind(int k)
 ActivityType activity_type(int kind)
 {
     switch (kind) {
-    case DT_EVENT_KERNEL: return ActivityType::CONCURRENT_KERNEL;
+    case DT_EVENT_KERNEL:
+    case DT_EVENT_COLLECTIVE: return ActivityType::CONCURRENT_KERNEL; /* as NCCL's kernels */
     case DT_EVENT_MEMCPY: return ActivityType::GPU_MEMCPY;
     case DT_EVENT_MEMSET: return ActivityType::GPU_MEMSET;
     case DT_EVENT_DRIVER: return ActivityType::PRIVATEUSE1_DRIVER;
@@ -135,7 +136,7 @@ ActivityType activity_type(int kind)
 }
 
 struct Counts {
-    uint64_t kept[DT_EVENT_OP + 1] = {};
+    uint64_t kept[DT_EVENT_COLLECTIVE + 1] = {};
     uint64_t outside_window = 0;     /* outside torch.profiler's capture window */
     uint64_t linked = 0;             /* device and API activities linked to an op */
     uint64_t unlinked_too_large = 0; /* distinct External ids beyond the callback's int32 */
@@ -446,6 +447,14 @@ void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityC
                 a.addMetadata("shared memory",
                               static_cast<uint64_t>(k.static_shared_memory) + k.dynamic_shared_memory);
                 a.addMetadata("queued", k.queued_ns == DT_TIMESTAMP_UNKNOWN ? 0 : k.queued_ns);
+            } else if (e.kind == DT_EVENT_COLLECTIVE) {
+                const auto &c = e.u.collective;
+                a.addMetadataQuoted("Collective name", clean_text(e.name));
+                if (c.count) a.addMetadata("In msg nelems", c.count);
+                if (c.data_type[0]) a.addMetadataQuoted("dtype", clean_text(c.data_type));
+                if (c.group[0]) a.addMetadataQuoted("Process Group Name", clean_text(c.group));
+                if (c.algorithm[0]) a.addMetadataQuoted("algorithm", clean_text(c.algorithm));
+                if (c.bytes) a.addMetadata("bytes", c.bytes);
             } else {
                 uint64_t bytes = e.kind == DT_EVENT_MEMCPY ? e.u.memcpy.bytes : e.u.memset.bytes;
                 a.addMetadata("bytes", bytes);
@@ -507,8 +516,9 @@ void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityC
 
 void Session::publish_report()
 {
-    static const char *const kinds[DT_EVENT_OP + 1] = {nullptr, "kernel", "memcpy", "memset", "runtime",
-                                                       "driver", "sync", "overhead", "range", "op"};
+    static const char *const kinds[DT_EVENT_COLLECTIVE + 1] = {nullptr, "kernel", "memcpy", "memset", "runtime",
+                                                               "driver", "sync", "overhead", "range", "op",
+                                                               "collective"};
     std::string r = "{\"backend\": " + json_string(s_ ? dt_session_backend(s_) : backend_.c_str());
     r += ", \"errors\": [";
     std::vector<std::string> errs = errors();

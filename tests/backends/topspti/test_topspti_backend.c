@@ -153,13 +153,5 @@ int main(int argc, char **argv)
     static const dt_test tests[] = {DT_TEST(leaves_nothing), DT_TEST(fallback_names), DT_TEST(pool_refusals)};
     enum { COUNT = sizeof tests / sizeof tests[0] };
     if (!DT_EMULATOR[0] || !DT_EMULATOR_MINIMAL[0]) SKIP("the TOPSPTI emulators were not built");
-    if (argc > 1) return dt_test_main(argc, argv, tests, COUNT, NULL, NULL);
-    int failed = 0;
-    for (size_t i = 0; i < COUNT; i++) {
-        char cmd[1200];
-        snprintf(cmd, sizeof cmd, "'%s' %s", argv[0], tests[i].name);
-        int rc = system(cmd);
-        failed |= rc != 0;
-    }
-    return failed;
+    return dt_test_main_each_in_own_process(argc, argv, tests, COUNT);
 }
