@@ -1870,8 +1870,8 @@ EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address
     G.blocks[G.block_n++] = w.block;
     pthread_mutex_unlock(&G.lock);
     *address = w.block.address;
-    api_args args = { EMU_OP_MALLOC, bytes, 0 };
-    api_call(0, NULL, (uint32_t)device + 1, &args, memory_work_fn, &w);
+    emu_call_args args = { .op = EMU_OP_MALLOC, .bytes = bytes, .device = device };
+    api_call(&args, NULL, memory_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1889,8 +1889,8 @@ EMU_API int emu_free(uint64_t address)
     memory_work w = { G.blocks[i], 1 };
     G.blocks[i] = G.blocks[--G.block_n];
     pthread_mutex_unlock(&G.lock);
-    api_args args = { EMU_OP_FREE, w.block.bytes, 0 };
-    api_call(0, NULL, (uint32_t)w.block.device + 1, &args, memory_work_fn, &w);
+    emu_call_args args = { .op = EMU_OP_FREE, .bytes = w.block.bytes, .device = w.block.device };
+    api_call(&args, NULL, memory_work_fn, &w);
     return EMU_OK;
 }
 
@@ -1899,8 +1899,8 @@ EMU_API int emu_collective(const emu_collective_desc *desc)
     emu_init();
     if (!desc || !device_ok(desc->device) || desc->stream < 0 || desc->stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
-    api_args args = { EMU_OP_COLLECTIVE, 0, 0 };
-    api_call(0, NULL, (uint32_t)desc->device + 1, &args, collective_work_fn, (void *)desc);
+    emu_call_args args = { .op = EMU_OP_COLLECTIVE, .device = desc->device, .stream = desc->stream };
+    api_call(&args, NULL, collective_work_fn, (void *)desc);
     return EMU_OK;
 }
 
