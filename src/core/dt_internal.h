@@ -155,6 +155,8 @@ _Static_assert(sizeof(dt_rec) == 64, "dt_rec must stay 64 bytes");
    preparer keeps faulted in ahead of a recording session's need. */
 #define DT_STORE_SPARE_MAX 16
 #define DT_STORE_AHEAD 4
+/* Records ahead of the one pushed whose line is fetched. */
+#define DT_STORE_PREFETCH 6
 
 typedef struct dt_store {
     dt_rec **chunks;
@@ -177,6 +179,11 @@ static inline dt_rec *dt_store_push(dt_store *st)
 {
     if (st->count < st->room) {
         dt_rec *r = dt_store_at(st, st->count++);
+        /* each record is a line of its own: fetched for writing a few
+           records ahead, its miss overlaps the decoding of those before
+           (past a chunk's end the hint is harmless: a prefetch never
+           faults) */
+        __builtin_prefetch(r + DT_STORE_PREFETCH, 1, 3);
         *r = (dt_rec){0};
         return r;
     }
@@ -709,29 +716,40 @@ static inline uint32_t dt_decode_kernel_name_copied(dt_session *s, dt_decode_cac
 }
 _Static_assert(DT_DECODE_COPIED_SETS == 256, "dt_decode_kernel_name_copied() takes 8 bits of the hash");
 
-/* A launch configuration as words: 36 bytes hashed and compared in five
-   loads, without a call to memcmp per record. */
+/* A launch configuration's hash, and its equality without a call to
+   memcmp per record. Decoders have just written the fields one by one: read
+   as wider words they would stall on store forwarding (a load spanning two
+   recent stores waits for both to retire), so each field is read as itself. */
 _Static_assert(sizeof(dt_launch_config) == 36, "dt_launch_config is 9 words");
-static inline uint64_t dt_launch_config_key(const dt_launch_config *cfg, uint64_t w[4], uint32_t *last)
+static inline uint64_t dt_launch_config_key(const dt_launch_config *cfg)
 {
-    memcpy(w, cfg, 32);
-    memcpy(last, (const char *)cfg + 32, 4);
-    return w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull) ^ (w[2] << 7 | w[2] >> 57) ^ (w[3] * 0xc2b2ae3d27d4eb4full) ^
-           *last;
+#define DT_PAIR(lo, hi) ((uint64_t)(uint32_t)(lo) | (uint64_t)(uint32_t)(hi) << 32)
+    uint64_t w0 = DT_PAIR(cfg->grid[0], cfg->grid[1]), w1 = DT_PAIR(cfg->grid[2], cfg->block[0]),
+             w2 = DT_PAIR(cfg->block[1], cfg->block[2]),
+             w3 = DT_PAIR(cfg->registers_per_thread, cfg->static_shared_memory);
+#undef DT_PAIR
+    /* linear in the first word: configurations that differ only in their
+       grid's x (the commonest) spread evenly over the slots */
+    return w0 ^ (w1 * 0x9e3779b97f4a7c15ull) ^ (w2 << 7 | w2 >> 57) ^ (w3 * 0xc2b2ae3d27d4eb4full) ^
+           cfg->dynamic_shared_memory;
+}
+
+static inline int dt_launch_config_equal(const dt_launch_config *x, const dt_launch_config *y)
+{
+    return ((uint32_t)(x->grid[0] ^ y->grid[0]) | (uint32_t)(x->grid[1] ^ y->grid[1]) |
+            (uint32_t)(x->grid[2] ^ y->grid[2]) | (uint32_t)(x->block[0] ^ y->block[0]) |
+            (uint32_t)(x->block[1] ^ y->block[1]) | (uint32_t)(x->block[2] ^ y->block[2]) |
+            (x->registers_per_thread ^ y->registers_per_thread) |
+            (x->static_shared_memory ^ y->static_shared_memory) |
+            (x->dynamic_shared_memory ^ y->dynamic_shared_memory)) == 0;
 }
 
 DT_HIDDEN uint32_t dt_decode_launch_config_miss(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg,
                                                 size_t slot);
 static inline uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
 {
-    uint64_t w[4], v[4];
-    uint32_t last, vlast;
-    size_t slot = dt_decode_slot(dt_launch_config_key(cfg, w, &last));
-    if (c->config[slot].used) {
-        dt_launch_config_key(&c->config[slot].config, v, &vlast);
-        if (((w[0] ^ v[0]) | (w[1] ^ v[1]) | (w[2] ^ v[2]) | (w[3] ^ v[3]) | (last ^ vlast)) == 0)
-            return c->config[slot].id;
-    }
+    size_t slot = dt_decode_slot(dt_launch_config_key(cfg));
+    if (c->config[slot].used && dt_launch_config_equal(cfg, &c->config[slot].config)) return c->config[slot].id;
     return dt_decode_launch_config_miss(s, c, cfg, slot);
 }
 /* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)", as Kineto names them. */
