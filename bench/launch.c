@@ -3,6 +3,10 @@
  * emulated vendor runtime (devtrace_emu.h) without devtrace, and with a
  * devtrace session recording them (API-enter callback, correlation log,
  * vendor buffers, decode, store, and the work done at stop), on one core.
+ * Traced launches run twice: bare (the launch alone, the target's figure),
+ * and each inside an External id of its own, as a framework marks each
+ * operator (dt_external_push/pop: devtrace's stack, and the vendor's where
+ * it has one, pushed and popped around every launch).
  *
  *   bench_launch [launches] [rounds] [backend emulator override-variable]...
  *
@@ -69,8 +73,8 @@ static double cpu_s(void)
 #define KERNEL_NAMES 16
 static char kernel_names[KERNEL_NAMES][48];
 
-/* One host operation per launch, as a framework marks each operator. */
-static void launch_all(size_t launches, int with_ops)
+/* with_ids: an External id pushed around each launch, as a framework marks each operator. */
+static void launch_all(size_t launches, int with_ids)
 {
     emu_kernel_desc d;
     memset(&d, 0, sizeof d);
@@ -79,9 +83,9 @@ static void launch_all(size_t launches, int with_ops)
     for (size_t i = 0; i < launches; i++) {
         d.stream = (int)(i & 3);
         d.name = kernel_names[i % KERNEL_NAMES];
-        if (with_ops) dt_external_push(i + 1);
+        if (with_ids) dt_external_push(i + 1);
         emu.launch(&d);
-        if (with_ops) dt_external_pop(NULL);
+        if (with_ids) dt_external_pop(NULL);
     }
 }
 
@@ -103,7 +107,7 @@ static sample run_vendor_only(size_t launches)
     return (sample){wall_s() - w0, cpu_s() - c0, 0};
 }
 
-static sample run_traced(const row *r, size_t launches, size_t *stored, uint64_t *lost)
+static sample run_traced(const row *r, size_t launches, int with_ids, size_t *stored, uint64_t *lost)
 {
     dt_config c;
     dt_config_init(&c);
@@ -114,7 +118,7 @@ static sample run_traced(const row *r, size_t launches, size_t *stored, uint64_t
         exit(1);
     }
     double w0 = wall_s(), c0 = cpu_s();
-    launch_all(launches, 1);
+    launch_all(launches, with_ids);
     double w1 = wall_s();
     if (dt_session_stop(s) != DT_OK) {
         fprintf(stderr, "%s: stop: %s\n", r->backend, dt_last_error());
@@ -137,7 +141,7 @@ static void report(const char *backend, const char *what, double *per_launch_ns,
            lo, hi);
 }
 
-/* Which runs: all, or one (BENCH_LAUNCH_ONLY=untraced, vendor or traced),
+/* Which runs: all, or one (BENCH_LAUNCH_ONLY=untraced, vendor, traced or ops),
    for counting instructions under callgrind. */
 static int wanted(const char *mode)
 {
@@ -185,7 +189,7 @@ static int run_row(const row *r, size_t launches, int rounds)
     emu.init();
     for (int i = 0; i < KERNEL_NAMES; i++)
         snprintf(kernel_names[i], sizeof kernel_names[i], i % 2 ? "_Z12gemm_kernel%dPfS_" : "relu_kernel_%d", i);
-    int all = wanted("untraced") && wanted("vendor") && wanted("traced");
+    int all = wanted("untraced") && wanted("vendor") && wanted("traced") && wanted("ops");
     double n = (double)launches;
     size_t stored = 0;
     uint64_t lost = 0;
@@ -196,22 +200,29 @@ static int run_row(const row *r, size_t launches, int rounds)
     sample first = {0, 0, 0};
     if (wanted("traced")) {
         emu.stats_reset();
-        first = run_traced(r, launches, &stored, &lost);
+        first = run_traced(r, launches, 0, &stored, &lost);
         check_counts(r, "first session", stored, lost);
     }
 
-    double untraced[MAX_ROUNDS], vendor[MAX_ROUNDS], traced[MAX_ROUNDS];
-    double untraced_cpu[MAX_ROUNDS], vendor_cpu[MAX_ROUNDS], traced_cpu[MAX_ROUNDS];
+    double untraced[MAX_ROUNDS], vendor[MAX_ROUNDS], traced[MAX_ROUNDS], ops[MAX_ROUNDS];
+    double untraced_cpu[MAX_ROUNDS], vendor_cpu[MAX_ROUNDS], traced_cpu[MAX_ROUNDS], ops_cpu[MAX_ROUNDS];
     double added[MAX_ROUNDS], added_cpu[MAX_ROUNDS], own[MAX_ROUNDS], own_cpu[MAX_ROUNDS];
+    double own_ops_cpu[MAX_ROUNDS], op_cost_cpu[MAX_ROUNDS];
     double at_stop[MAX_ROUNDS], first_own[1], first_own_cpu[1];
-    sample u = {0, 0, 0}, v = {0, 0, 0}, t = {0, 0, 0};
+    sample u = {0, 0, 0}, v = {0, 0, 0}, t = {0, 0, 0}, o = {0, 0, 0};
+    size_t stored_ops = 0;
     for (int k = 0; k < rounds; k++) {
         if (wanted("untraced")) u = run_untraced(launches);
         if (wanted("vendor")) v = run_vendor_only(launches);
         if (wanted("traced")) {
             emu.stats_reset();
-            t = run_traced(r, launches, &stored, &lost);
+            t = run_traced(r, launches, 0, &stored, &lost);
             check_counts(r, "traced run", stored, lost);
+        }
+        if (wanted("ops")) {
+            emu.stats_reset();
+            o = run_traced(r, launches, 1, &stored_ops, &lost);
+            check_counts(r, "traced run with External ids", stored_ops, lost);
         }
         untraced[k] = u.wall / n * 1e9;
         vendor[k] = v.wall / n * 1e9;
@@ -219,6 +230,10 @@ static int run_row(const row *r, size_t launches, int rounds)
         untraced_cpu[k] = u.cpu / n * 1e9;
         vendor_cpu[k] = v.cpu / n * 1e9;
         traced_cpu[k] = t.cpu / n * 1e9;
+        ops[k] = o.wall / n * 1e9;
+        ops_cpu[k] = o.cpu / n * 1e9;
+        own_ops_cpu[k] = ops_cpu[k] - vendor_cpu[k];
+        op_cost_cpu[k] = ops_cpu[k] - traced_cpu[k];
         at_stop[k] = t.stop_wall / n * 1e9;
         added[k] = traced[k] - untraced[k];
         added_cpu[k] = traced_cpu[k] - untraced_cpu[k];
@@ -229,8 +244,8 @@ static int run_row(const row *r, size_t launches, int rounds)
             first_own_cpu[0] = (first.cpu - v.cpu) / n * 1e9;
         }
     }
-    printf("%s: %zu launches per run, %d rounds, pinned to CPU %d, %zu events stored per traced run\n",
-           r->backend, launches, rounds, cpu, stored);
+    printf("%s: %zu launches per run, %d rounds, pinned to CPU %d, %zu events stored per traced run "
+           "(%zu with External ids)\n", r->backend, launches, rounds, cpu, stored, stored_ops);
     if (wanted("untraced")) report(r->backend, "untraced launch (wall)", untraced, rounds);
     if (wanted("vendor")) report(r->backend, "vendor only: emulator armed (wall)", vendor, rounds);
     if (wanted("traced")) {
@@ -244,6 +259,9 @@ static int run_row(const row *r, size_t launches, int rounds)
     report(r->backend, "devtrace's own share (CPU; target <= 100)", own_cpu, rounds);
     report(r->backend, "  first session, fresh memory (wall)", first_own, 1);
     report(r->backend, "  first session, fresh memory (CPU)", first_own_cpu, 1);
+    report(r->backend, "each launch inside an External id (wall)", ops, rounds);
+    report(r->backend, "  devtrace's own share with it (CPU)", own_ops_cpu, rounds);
+    report(r->backend, "  the id's push and pop (CPU)", op_cost_cpu, rounds);
     fflush(stdout);
     return 0;
 }
