@@ -98,9 +98,11 @@ static sample run_untraced(size_t launches)
     return (sample){wall_s() - w0, cpu_s() - c0, 0};
 }
 
-static sample run_vendor_only(size_t launches)
+/* with_ids: the vendor keeps an External id pushed, as for a program that
+   pushes one around each launch (where the vendor has such records) */
+static sample run_vendor_only(size_t launches, int with_ids)
 {
-    emu.null_client(1);
+    emu.null_client(with_ids ? 1 : EMU_NULL_CLIENT_NO_IDS);
     double w0 = wall_s(), c0 = cpu_s();
     launch_all(launches, 0);
     emu.null_client(0); /* flushes: delivery included */
@@ -141,7 +143,8 @@ static void report(const char *backend, const char *what, double *per_launch_ns,
            lo, hi);
 }
 
-/* Which runs: all, or one (BENCH_LAUNCH_ONLY=untraced, vendor, traced or ops),
+/* Which runs: all, or one (BENCH_LAUNCH_ONLY=untraced, vendor, traced,
+   vendor-ids or ids),
    for counting instructions under callgrind. */
 static int wanted(const char *mode)
 {
@@ -189,7 +192,7 @@ static int run_row(const row *r, size_t launches, int rounds)
     emu.init();
     for (int i = 0; i < KERNEL_NAMES; i++)
         snprintf(kernel_names[i], sizeof kernel_names[i], i % 2 ? "_Z12gemm_kernel%dPfS_" : "relu_kernel_%d", i);
-    int all = wanted("untraced") && wanted("vendor") && wanted("traced") && wanted("ops");
+    int all = wanted("untraced") && wanted("vendor") && wanted("traced") && wanted("vendor-ids") && wanted("ids");
     double n = (double)launches;
     size_t stored = 0;
     uint64_t lost = 0;
@@ -204,54 +207,64 @@ static int run_row(const row *r, size_t launches, int rounds)
         check_counts(r, "first session", stored, lost);
     }
 
-    double untraced[MAX_ROUNDS], vendor[MAX_ROUNDS], traced[MAX_ROUNDS], ops[MAX_ROUNDS];
-    double untraced_cpu[MAX_ROUNDS], vendor_cpu[MAX_ROUNDS], traced_cpu[MAX_ROUNDS], ops_cpu[MAX_ROUNDS];
+    /* per launch, ns: wall and CPU of each run; vendor_ids and ids: with an
+       External id around each launch */
+    double untraced[MAX_ROUNDS], vendor[MAX_ROUNDS], traced[MAX_ROUNDS], vendor_ids[MAX_ROUNDS], ids[MAX_ROUNDS];
+    double untraced_cpu[MAX_ROUNDS], vendor_cpu[MAX_ROUNDS], traced_cpu[MAX_ROUNDS], vendor_ids_cpu[MAX_ROUNDS],
+        ids_cpu[MAX_ROUNDS];
     double added[MAX_ROUNDS], added_cpu[MAX_ROUNDS], own[MAX_ROUNDS], own_cpu[MAX_ROUNDS];
-    double own_ops_cpu[MAX_ROUNDS], op_cost_cpu[MAX_ROUNDS];
+    double own_ids_cpu[MAX_ROUNDS], id_cost_cpu[MAX_ROUNDS];
     double at_stop[MAX_ROUNDS], first_own[1], first_own_cpu[1];
-    sample u = {0, 0, 0}, v = {0, 0, 0}, t = {0, 0, 0}, o = {0, 0, 0};
-    size_t stored_ops = 0;
+    sample u = {0, 0, 0}, v = {0, 0, 0}, t = {0, 0, 0}, vi = {0, 0, 0}, ti = {0, 0, 0};
+    size_t stored_ids = 0;
     for (int k = 0; k < rounds; k++) {
         if (wanted("untraced")) u = run_untraced(launches);
-        if (wanted("vendor")) v = run_vendor_only(launches);
+        if (wanted("vendor")) v = run_vendor_only(launches, 0);
         if (wanted("traced")) {
             emu.stats_reset();
             t = run_traced(r, launches, 0, &stored, &lost);
             check_counts(r, "traced run", stored, lost);
         }
-        if (wanted("ops")) {
+        if (wanted("vendor-ids")) vi = run_vendor_only(launches, 1);
+        if (wanted("ids")) {
             emu.stats_reset();
-            o = run_traced(r, launches, 1, &stored_ops, &lost);
-            check_counts(r, "traced run with External ids", stored_ops, lost);
+            ti = run_traced(r, launches, 1, &stored_ids, &lost);
+            check_counts(r, "traced run with External ids", stored_ids, lost);
         }
-        untraced[k] = u.wall / n * 1e9;
-        vendor[k] = v.wall / n * 1e9;
-        traced[k] = t.wall / n * 1e9;
-        untraced_cpu[k] = u.cpu / n * 1e9;
-        vendor_cpu[k] = v.cpu / n * 1e9;
-        traced_cpu[k] = t.cpu / n * 1e9;
-        ops[k] = o.wall / n * 1e9;
-        ops_cpu[k] = o.cpu / n * 1e9;
-        own_ops_cpu[k] = ops_cpu[k] - vendor_cpu[k];
-        op_cost_cpu[k] = ops_cpu[k] - traced_cpu[k];
-        at_stop[k] = t.stop_wall / n * 1e9;
+#define PER_LAUNCH(x) ((x) / n * 1e9)
+        untraced[k] = PER_LAUNCH(u.wall);
+        vendor[k] = PER_LAUNCH(v.wall);
+        traced[k] = PER_LAUNCH(t.wall);
+        vendor_ids[k] = PER_LAUNCH(vi.wall);
+        ids[k] = PER_LAUNCH(ti.wall);
+        untraced_cpu[k] = PER_LAUNCH(u.cpu);
+        vendor_cpu[k] = PER_LAUNCH(v.cpu);
+        traced_cpu[k] = PER_LAUNCH(t.cpu);
+        vendor_ids_cpu[k] = PER_LAUNCH(vi.cpu);
+        ids_cpu[k] = PER_LAUNCH(ti.cpu);
+        at_stop[k] = PER_LAUNCH(t.stop_wall);
+        if (k == 0) {
+            first_own[0] = PER_LAUNCH(first.wall - v.wall);
+            first_own_cpu[0] = PER_LAUNCH(first.cpu - v.cpu);
+        }
+#undef PER_LAUNCH
         added[k] = traced[k] - untraced[k];
         added_cpu[k] = traced_cpu[k] - untraced_cpu[k];
         own[k] = traced[k] - vendor[k];
         own_cpu[k] = traced_cpu[k] - vendor_cpu[k];
-        if (k == 0) {
-            first_own[0] = (first.wall - v.wall) / n * 1e9;
-            first_own_cpu[0] = (first.cpu - v.cpu) / n * 1e9;
-        }
+        own_ids_cpu[k] = ids_cpu[k] - vendor_ids_cpu[k];
+        id_cost_cpu[k] = own_ids_cpu[k] - own_cpu[k];
     }
-    printf("%s: %zu launches per run, %d rounds, pinned to CPU %d, %zu events stored per traced run "
-           "(%zu with External ids)\n", r->backend, launches, rounds, cpu, stored, stored_ops);
+    printf("%s: %zu launches per run, %d rounds, pinned to CPU %d, %zu events stored per traced run\n", r->backend,
+           launches, rounds, cpu, stored);
     if (wanted("untraced")) report(r->backend, "untraced launch (wall)", untraced, rounds);
     if (wanted("vendor")) report(r->backend, "vendor only: emulator armed (wall)", vendor, rounds);
     if (wanted("traced")) {
         report(r->backend, "traced launch (wall)", traced, rounds);
         report(r->backend, "  of which in dt_session_stop (wall)", at_stop, rounds);
     }
+    if (wanted("vendor-ids")) report(r->backend, "vendor only, External ids (wall)", vendor_ids, rounds);
+    if (wanted("ids")) report(r->backend, "traced, External ids (wall)", ids, rounds);
     if (!all) return 0;
     report(r->backend, "added by tracing (wall)", added, rounds);
     report(r->backend, "added by tracing (CPU)", added_cpu, rounds);
@@ -259,9 +272,8 @@ static int run_row(const row *r, size_t launches, int rounds)
     report(r->backend, "devtrace's own share (CPU; target <= 100)", own_cpu, rounds);
     report(r->backend, "  first session, fresh memory (wall)", first_own, 1);
     report(r->backend, "  first session, fresh memory (CPU)", first_own_cpu, 1);
-    report(r->backend, "each launch inside an External id (wall)", ops, rounds);
-    report(r->backend, "  devtrace's own share with it (CPU)", own_ops_cpu, rounds);
-    report(r->backend, "  the id's push and pop (CPU)", op_cost_cpu, rounds);
+    report(r->backend, "devtrace's own share, External ids (CPU)", own_ids_cpu, rounds);
+    report(r->backend, "  of which the ids' push and pop (CPU)", id_cost_cpu, rounds);
     fflush(stdout);
     return 0;
 }

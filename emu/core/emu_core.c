@@ -1349,6 +1349,8 @@ typedef struct api_frame {
 
 static void null_client_callback(void);
 static void null_client_request(uint8_t **buffer, size_t *size, size_t *max_records);
+/* The null client keeps an external-correlation id pushed (state lock). */
+static int g_null_client_keeps_id;
 
 static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site,
                    const char *symbol, uint32_t context_uid, const emu_call_args *args)
@@ -1418,7 +1420,7 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
         }
         for (uint32_t k = 0; !emu_vendor_impl.external_top && k < EMU_EXT_KINDS; k++) {
             /* the null client stands for a tracer that keeps an id pushed */
-            int null_client = k == 0 && G.request == null_client_request;
+            int null_client = k == 0 && G.request == null_client_request && g_null_client_keeps_id;
             if (stacks->depth[k] == 0 && !null_client)
                 continue;
             any = 1;
@@ -1998,6 +2000,7 @@ EMU_API int emu_null_client(int on)
         N.saved_complete = G.complete;
         G.request = null_client_request;
         G.complete = null_client_complete;
+        g_null_client_keeps_id = on != EMU_NULL_CLIENT_NO_IDS;
         null_client_arm_locked(1);
         start_worker_locked();
     } else if (!on && armed) {

@@ -242,10 +242,12 @@ EMU_API int emu_free(uint64_t address);
    call where the vendor has such records, CUDA 13's call-configuration
    calls filtered as devtrace filters them, buffers handed out, walked with
    the vendor's iterator and taken back) by a client that decodes nothing; off
-   (0) flushes and disarms. What tracing costs on the vendor's side, for
-   benchmarks. EMU_EINVAL while another client records (subscribed or any
-   kind enabled); a client that only registered its buffers gets them back
-   when the null client is off. */
+   (0) flushes and disarms. EMU_NULL_CLIENT_NO_IDS arms it without the
+   external-correlation ids (a program that pushes none). What tracing costs
+   on the vendor's side, for benchmarks. EMU_EINVAL while another client
+   records (subscribed or any kind enabled); a client that only registered
+   its buffers gets them back when the null client is off. */
+#define EMU_NULL_CLIENT_NO_IDS 2
 EMU_API int emu_null_client(int on);
 
 EMU_API void emu_stats_get(emu_stats *out);
