@@ -43,6 +43,7 @@ static struct {
     int (*enable_and_dump)(uint32_t kind);
     int (*disable)(uint32_t kind);
     int (*flush_all)(uint32_t flag);
+    int (*null_client)(int on);
 } emu;
 
 static const int grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
@@ -65,6 +66,7 @@ static int setup(void)
     *(void **)&emu.enable_and_dump = dlsym(g_emu, "cuptiActivityEnableAndDump");
     *(void **)&emu.disable = dlsym(g_emu, "cuptiActivityDisable");
     *(void **)&emu.flush_all = dlsym(g_emu, "cuptiActivityFlushAll");
+    *(void **)&emu.null_client = dlsym(g_emu, "emu_null_client");
     return 0;
 }
 
@@ -489,6 +491,34 @@ static void test_early_init(void)
     }
 }
 
+/* The null client (bench_launch's vendor-only baseline), armed as a tracer
+   arms CUPTI: an External id record per API record while it stands for a
+   tracer keeping an id pushed, none while it stands for a program that
+   pushes none; and refused while a session records. */
+static void test_null_client(void)
+{
+    REQUIRE_EMU();
+    REQUIRE(emu.null_client != NULL);
+    static const int modes[] = {1, EMU_NULL_CLIENT_NO_IDS};
+    for (size_t m = 0; m < 2; m++) {
+        emu.stats_reset();
+        REQUIRE_EQ(emu.null_client(modes[m]), EMU_OK);
+        for (int i = 0; i < 3; i++) REQUIRE_EQ(emu.launch_kernel(0, 0, "k", grid, block, 10), 0);
+        REQUIRE_EQ(emu.null_client(0), EMU_OK);
+        emu_stats st;
+        emu.stats_get(&st);
+        CHECK_EQ(st.records[EMU_KIND_KERNEL], 3);
+        CHECK_EQ(st.records[EMU_KIND_RUNTIME], 3);
+        CHECK_EQ(st.records[EMU_KIND_DRIVER], 3);
+        /* one per API record, runtime and driver */
+        CHECK_EQ(st.records[EMU_KIND_EXTERNAL], modes[m] == 1 ? 6 : 0);
+    }
+    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    CHECK_EQ(emu.null_client(1), EMU_EINVAL);
+    CHECK_EQ(dt_session_stop(s), DT_OK);
+    dt_session_destroy(s);
+}
+
 DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_devices_after_driver_init),
              DT_TEST(test_probe),
@@ -498,6 +528,7 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_external_ids_beside_kineto),
              DT_TEST(test_per_thread_buffers),
              DT_TEST(test_thread_ids_set_once),
+             DT_TEST(test_null_client),
              DT_TEST(test_early_init),
              /* last: its kernel keeps a stream busy for 30 s */
              DT_TEST(test_incomplete_record_refused))
