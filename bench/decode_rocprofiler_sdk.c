@@ -10,6 +10,8 @@
  *           kernel's dispatch);
  *   launch  per launch a HIP API call and its dispatch, carrying the
  *           External id devtrace pushed, with a copy every eighth launch.
+ * hipLaunchKernel's records are matched with their dispatches, as in a
+ * session that records API calls and kernels.
  */
 #include "backends/rocprofiler_sdk.h"
 #include "decode_harness.h"
@@ -144,10 +146,15 @@ static void build(block_writer *w, int launch_mix, size_t target)
     close_block(w);
 }
 
+static uint8_t *g_first_block;
+
 static void decode_block(dt_session *s, uint8_t *block, size_t valid)
 {
     (void)valid;
     size_t n;
+    /* each run decodes the same correlation ids again: the launches the
+       last one left are forgotten, as a session's stop does */
+    if (block == g_first_block) dt_rsdk_decoder_take_awaiting(&g_decoder);
     memcpy(&n, block, sizeof n);
     dt_rsdk_decode(&g_decoder, s, (rsdk_record_header *const *)(block + 8), n);
 }
@@ -185,6 +192,10 @@ static void setup(void)
     if (!g_decoder.api_names) exit(1);
     memcpy(g_decoder.api_names, g_api_names, sizeof g_api_names);
     g_decoder.api_name_count = sizeof g_api_names / sizeof g_api_names[0];
+    dt_config c;
+    dt_config_init(&c);
+    static const int32_t launch_ops[] = {1}; /* hipLaunchKernel */
+    if (dt_rsdk_decoder_match_launches(&g_decoder, launch_ops, 1, c.buffer_size) != 0) exit(1);
 }
 
 static void bench_mix(int launch_mix, size_t records, int rounds)
@@ -192,6 +203,7 @@ static void bench_mix(int launch_mix, size_t records, int rounds)
     block_writer w;
     memset(&w, 0, sizeof w);
     build(&w, launch_mix, records);
+    g_first_block = w.blocks[0];
     char label[64];
     snprintf(label, sizeof label, "rocprofiler_sdk (%s mix)", launch_mix ? "launch" : "api");
     decode_input in = {

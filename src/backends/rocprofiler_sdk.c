@@ -17,15 +17,19 @@
  * Contexts: code objects (kernel names; always on once registered), ROCTX
  * ranges (mirrored onto devtrace's range stack; always on), kernel
  * dispatches, memory copies and HIP API calls (one buffer each), hipMemset*
- * arguments (their fill kernels become memsets with a size), and HIP API
- * entries (attribution by API enter, started only when needed).
+ * arguments (their fill kernels become memsets with a size), kernel
+ * launches (entries awaited for their dispatch, only in sessions that do
+ * not record HIP API calls: otherwise the decoder awaits them from the API
+ * records) and HIP API entries (attribution by API enter, started only when
+ * needed).
  *
  * Locking. R.lock (recursive) serialises loading, registration, starting
  * and stopping; it is recursive because rocprofiler_force_configure calls
  * devtrace's configure and initialize on the same thread. R.decode_lock
  * pairs the session pointer with buffer callbacks, which the SDK runs on
  * its own threads, also inside a flush made here: flushes are made without
- * it.
+ * it. It also serializes all decoding, and with it the decoder's table of
+ * launches.
  */
 #include "backends/rocprofiler_sdk.h"
 
@@ -307,8 +311,10 @@ static void fill_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, void
     dt_rsdk_decoder_note_fill(&R.decoder, f.internal, bytes, a.value, op->async);
 }
 
-/* A launch's dispatch is awaited from its call's entry on: the SDK writes
-   the dispatch's record only when the kernel completes. */
+/* In a session that records no HIP API calls, a launch's dispatch is
+   awaited from its call's entry on (with API calls recorded, the decoder
+   awaits it from the call's record): the SDK writes the dispatch's record
+   only when the kernel completes. */
 static void launch_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, void *data)
 {
     (void)user_data;
@@ -362,7 +368,7 @@ static int find_operations(void)
     rsdk_query_operation_name_fn buffered = SYM(rsdk_query_operation_name_fn, S_QUERY_BUFFER_OPERATION_NAME);
     rsdk_query_operation_name_fn called = SYM(rsdk_query_operation_name_fn, S_QUERY_CALLBACK_OPERATION_NAME);
     rsdk_query_operation_name_fn any = buffered ? buffered : called;
-    enum { MAX_OPS = 4096 };
+    enum { MAX_OPS = DT_RSDK_MAX_OPS };
     if (any) {
         const char **names = dt_calloc(MAX_OPS, sizeof *names);
         if (!names) return -1;
@@ -514,6 +520,11 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
         goto out;
     }
     if (configure_services() != 0) goto out;
+    /* where API calls are recorded, their records say which calls launched
+       kernels: no callback on the program's threads is needed for that */
+    if (R.launch_op_count &&
+        dt_rsdk_decoder_match_launches(&R.decoder, R.launch_ops, R.launch_op_count, R.buffer_bytes) != 0)
+        dt_log("rocprofiler_sdk: out of memory for the table of launches: launches are awaited from a callback");
     /* kernel names and ROCTX ranges are followed for the process's life:
        a name registered between sessions, or a range open across a start,
        is needed later */
@@ -659,7 +670,7 @@ static dt_status start_session_contexts(dt_session *s)
     want[C_COPY] = (cap & DT_CAPTURE_MEMCPY) != 0;
     want[C_API] = (cap & DT_CAPTURE_RUNTIME) != 0;
     want[C_FILL] = (cap & DT_CAPTURE_MEMSET) != 0;
-    want[C_LAUNCH] = (cap & DT_CAPTURE_KERNEL) != 0;
+    want[C_LAUNCH] = (cap & DT_CAPTURE_KERNEL) && !dt_rsdk_decoder_matches_launches(&R.decoder, cap);
     /* without the SDK's external-correlation stack, device work is
        attributed when its API call enters */
     want[C_ENTER] = !R.sym[S_PUSH_EXTERNAL];
@@ -805,9 +816,13 @@ static dt_status rsdk_stop(dt_session *s)
     if (R.configured) flush_buffers();
     /* The SDK writes a dispatch's record when the kernel completes, into
        lossless buffers: a launch or fill still awaiting its dispatch had
-       work running at stop (or, inferred: a call HIP refused, or a fill of
-       nothing, which dispatched nothing). */
+       work running at stop (inferred, as are the exceptions: a call HIP
+       refused, or a fill of nothing, which dispatched nothing). A launch
+       still inside HIP at stop has no API record yet: it is awaited only
+       where a callback noted it (sessions without API calls). */
+    pthread_mutex_lock(&R.decode_lock);
     uint64_t running = R.decoder_ready ? dt_rsdk_decoder_take_awaiting(&R.decoder) : 0;
+    pthread_mutex_unlock(&R.decode_lock);
     uint64_t dropped = dt_session_loss(s, DT_LOSS_VENDOR_DROPPED);
     if (running && dropped)
         /* which records the SDK dropped it does not say: the missing ones

@@ -25,8 +25,9 @@ typedef struct dt_rsdk_agent {
     uint8_t gpu;
 } dt_rsdk_agent;
 
-/* A kernel launch or hipMemset* call, by its correlation id, until the
-   dispatch it made arrives; a fill's size and value. */
+/* A hipMemset* call (or, in a session that records no HIP API calls, a
+   kernel launch), by its correlation id, noted on the program's thread
+   until the dispatch it made arrives; a fill's size and value. */
 typedef struct dt_rsdk_call {
     uint64_t correlation;         /* 0: empty slot */
     uint64_t bytes;
@@ -37,6 +38,8 @@ typedef struct dt_rsdk_call {
 
 #define DT_RSDK_MAX_AGENTS 128
 #define DT_RSDK_CALL_SLOTS 4096
+/* HIP runtime API operations are looked up below this number */
+#define DT_RSDK_MAX_OPS 4096
 
 typedef struct dt_rsdk_decoder {
     uint32_t version;             /* RSDK_VERSION of the library; 0 unknown */
@@ -56,13 +59,21 @@ typedef struct dt_rsdk_decoder {
     /* HIP runtime API names by operation (the SDK's strings) */
     const char **api_names;
     uint32_t api_name_count;
-    /* launches and fills awaiting their dispatch, written on the program's
-       threads; awaiting: slots taken */
+    /* fills (and launches noted by callback) awaiting their dispatch,
+       written on the program's threads; awaiting: slots taken */
     pthread_mutex_t call_lock;
     _Atomic uint32_t awaiting;
     dt_rsdk_call calls[DT_RSDK_CALL_SLOTS];
     /* damage noted at stop */
     _Atomic uint64_t unknown_kernels, fills_without_size, fills_unrecorded, unknown_agents;
+    /* Launches matched with their dispatches from the records alone (see
+       dt_rsdk_decoder_match_launches): the launch operations, and by
+       correlation id which of the two records was decoded. Touched only
+       where decoding is serialized: no lock. */
+    uint64_t launch_ops[DT_RSDK_MAX_OPS / 64];
+    uint64_t *launches;           /* correlation << 2 | the sides seen; 0: empty */
+    uint32_t launch_mask;
+    uint64_t launch_low, launch_high; /* the ids written since the last take_awaiting */
 } dt_rsdk_decoder;
 
 DT_HIDDEN void dt_rsdk_decoder_init(dt_rsdk_decoder *d, uint32_t version);
@@ -77,11 +88,24 @@ DT_HIDDEN int dt_rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_s
 /* A hipMemset* call's size and value (thread-safe). */
 DT_HIDDEN void dt_rsdk_decoder_note_fill(dt_rsdk_decoder *d, uint64_t correlation, uint64_t bytes,
                                          uint32_t value, int async);
-/* A kernel launch call (thread-safe): its dispatch is awaited. */
+/* A kernel launch call (thread-safe): its dispatch is awaited. For
+   sessions whose launches the decoder does not match from the records. */
 DT_HIDDEN void dt_rsdk_decoder_note_launch(dt_rsdk_decoder *d, uint64_t correlation);
-/* The launches and fills still awaiting their dispatch, forgotten. */
+/* From now on, in sessions that record both HIP API calls and kernels, the
+   decoder awaits a dispatch for each HIP runtime API record of one of the
+   `n` operations `ops` (the launch operations), matching the two records
+   by correlation id in whichever order they are decoded. buffer_bytes: the
+   size of the SDK's buffers, which bounds how far the two records of one
+   launch can be apart. -1: out of memory (nothing changed). */
+DT_HIDDEN int dt_rsdk_decoder_match_launches(dt_rsdk_decoder *d, const int32_t *ops, size_t n, size_t buffer_bytes);
+/* Whether a session capturing `capture` (DT_CAPTURE_*) has its launches
+   matched by the decoder (else they are noted by dt_rsdk_decoder_note_launch). */
+DT_HIDDEN int dt_rsdk_decoder_matches_launches(const dt_rsdk_decoder *d, uint32_t capture);
+/* The launches and fills still awaiting their dispatch, forgotten. Not
+   while dt_rsdk_decode runs (its callers serialize the two). */
 DT_HIDDEN uint64_t dt_rsdk_decoder_take_awaiting(dt_rsdk_decoder *d);
-/* Decode one buffer callback's records into s (taking its lock). */
+/* Decode one buffer callback's records into s (taking its lock). Calls
+   are serialized by the caller (one buffer at a time). */
 DT_HIDDEN void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const *headers, size_t n);
 /* Whether a kernel name is one of the HIP runtime's fill kernels. */
 DT_HIDDEN int dt_rsdk_is_fill_kernel(const char *name);

@@ -32,6 +32,7 @@ void dt_rsdk_decoder_free(dt_rsdk_decoder *d)
     dt_free(d->kernel_index);
     dt_free(d->queues);
     dt_free(d->api_names);
+    dt_free(d->launches);
     pthread_mutex_destroy(&d->kernel_lock);
     pthread_mutex_destroy(&d->call_lock);
     memset(d, 0, sizeof *d);
@@ -237,6 +238,8 @@ void dt_rsdk_decoder_note_launch(dt_rsdk_decoder *d, uint64_t correlation)
     note_call(d, &(dt_rsdk_call){.correlation = correlation, .launch = 1});
 }
 
+static uint64_t take_launches(dt_rsdk_decoder *d);
+
 uint64_t dt_rsdk_decoder_take_awaiting(dt_rsdk_decoder *d)
 {
     uint64_t n = 0;
@@ -247,7 +250,7 @@ uint64_t dt_rsdk_decoder_take_awaiting(dt_rsdk_decoder *d)
     }
     atomic_store_explicit(&d->awaiting, 0, memory_order_relaxed);
     pthread_mutex_unlock(&d->call_lock);
-    return n;
+    return n + take_launches(d);
 }
 
 /* The call that made this dispatch, taken: 1 with *out. */
@@ -264,6 +267,99 @@ static int take_call(dt_rsdk_decoder *d, uint64_t correlation, dt_rsdk_call *out
     }
     pthread_mutex_unlock(&d->call_lock);
     return hit;
+}
+
+/* ------------------------------------------------------------------ */
+/* Launches matched with their dispatches                              */
+/* ------------------------------------------------------------------ */
+/* A launch's HIP API record and its dispatch record come in different
+   buffers, delivered in either order, on the decoding thread. Each is
+   entered in a slot by its correlation id, as the side it is; the other
+   side completes the slot. A launch whose dispatch never came is one whose
+   kernel was still running at stop: the SDK writes a dispatch's record only
+   when the kernel completes (inferred, not read from the SDK's headers; the
+   emulator models it so). Dispatches of no launch operation (fill kernels,
+   graph launches, a second dispatch of one call) leave a slot with their
+   side only, which is never counted. */
+_Static_assert(offsetof(rsdk_api_record, correlation_id.internal) ==
+                   offsetof(rsdk_api_record_ancestor, correlation_id.internal) &&
+               offsetof(rsdk_api_record, operation) == offsetof(rsdk_api_record_ancestor, operation),
+               "an API record's operation and correlation id are read the same way in both layouts");
+#define SIDE_LAUNCH 1u
+#define SIDE_DISPATCH 2u
+#define SIDES 3u
+
+int dt_rsdk_decoder_match_launches(dt_rsdk_decoder *d, const int32_t *ops, size_t n, size_t buffer_bytes)
+{
+    /* The records of one launch are apart by at most about what the SDK's
+       buffers hold undelivered (it keeps two of each), in correlation ids:
+       twice the API records a buffer holds, rounded up to a power of two,
+       fits that. Past it (a kernel still running after that many more
+       calls, a buffer held back longer), a newer id takes the slot and the
+       older call is forgotten: a launch not counted when still running at
+       stop, never one counted that was not (a record older than its
+       slot's is ignored). */
+    uint64_t want = (uint64_t)buffer_bytes / sizeof(rsdk_api_record) * 2;
+    uint32_t slots = DT_RSDK_CALL_SLOTS;
+    while (slots < want && slots < (1u << 22)) slots *= 2;
+    uint64_t *table = dt_calloc(slots, sizeof *table);
+    if (!table) return -1;
+    dt_free(d->launches);
+    d->launches = table;
+    d->launch_mask = slots - 1;
+    d->launch_low = UINT64_MAX;
+    d->launch_high = 0;
+    memset(d->launch_ops, 0, sizeof d->launch_ops);
+    for (size_t i = 0; i < n; i++)
+        if (ops[i] >= 0 && ops[i] < DT_RSDK_MAX_OPS) d->launch_ops[ops[i] / 64] |= UINT64_C(1) << (ops[i] % 64);
+    return 0;
+}
+
+int dt_rsdk_decoder_matches_launches(const dt_rsdk_decoder *d, uint32_t capture)
+{
+    /* API records arrive only when they are captured, and dispatches only
+       when kernels are: a launch is awaited only where both come */
+    return d->launches && (capture & DT_CAPTURE_RUNTIME) && (capture & DT_CAPTURE_KERNEL);
+}
+
+static int is_launch_op(const dt_rsdk_decoder *d, int32_t op)
+{
+    return op >= 0 && op < DT_RSDK_MAX_OPS && (d->launch_ops[op / 64] >> (op % 64) & 1);
+}
+
+/* One side of a correlation id was decoded. */
+static inline void saw(dt_rsdk_decoder *d, uint64_t correlation, unsigned side)
+{
+    /* 0 is no id; ids count up from 1 and never come near 2^62, which the
+       slot's two side bits would not hold (one unsigned test for both) */
+    if (correlation - 1 >= (UINT64_C(1) << 62) - 1) return;
+    uint64_t *slot = &d->launches[correlation & d->launch_mask];
+    uint64_t held = *slot >> 2;
+    if (held == correlation) {
+        *slot |= side;
+    } else if (held < correlation) {
+        *slot = correlation << 2 | side;
+        if (correlation < d->launch_low) d->launch_low = correlation;
+        if (correlation > d->launch_high) d->launch_high = correlation;
+    }
+    /* else: a call older than the slot's, already forgotten */
+}
+
+/* Only the slots of the ids written since the last take are visited: a
+   stop costs what the session decoded, not the table's size. */
+static uint64_t take_launches(dt_rsdk_decoder *d)
+{
+    if (!d->launches || d->launch_low > d->launch_high) return 0;
+    uint64_t span = d->launch_high - d->launch_low;
+    uint64_t count = span < d->launch_mask ? span + 1 : (uint64_t)d->launch_mask + 1;
+    uint64_t n = 0;
+    for (uint64_t i = 0, at = d->launch_low & d->launch_mask; i < count; i++, at = (at + 1) & d->launch_mask) {
+        n += (d->launches[at] & SIDES) == SIDE_LAUNCH;
+        d->launches[at] = 0;
+    }
+    d->launch_low = UINT64_MAX;
+    d->launch_high = 0;
+    return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -498,6 +594,8 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
        id comes from that work's records where they are recorded (the
        backend pushes ids to the API records' context only otherwise) */
     cx.link_api = !(cx.capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET | DT_CAPTURE_MEMCPY));
+    /* launches are matched here whether or not their records are kept */
+    int match_launches = dt_rsdk_decoder_matches_launches(d, cx.capture);
     dt_decode_cache_init(&cx.cache);
     dt_session_lock(s);
     pthread_mutex_lock(&d->kernel_lock);
@@ -545,11 +643,17 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
                 dt_loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
             }
+            if (match_launches) saw(d, r->correlation_id.internal, SIDE_DISPATCH);
             decode_dispatch(&cx, r);
             break;
         }
         case RSDK_BUFFER_MEMORY_COPY: decode_copy(&cx, (const void *)p); break;
-        default: decode_api(&cx, p, size); break;
+        default: {
+            const rsdk_api_record *r = (const void *)p; /* the fields read are where both layouts have them */
+            if (match_launches && is_launch_op(d, r->operation)) saw(d, r->correlation_id.internal, SIDE_LAUNCH);
+            decode_api(&cx, p, size);
+            break;
+        }
         }
     }
     pthread_mutex_unlock(&d->kernel_lock);

@@ -305,6 +305,154 @@ static void awaited_calls(void)
     dt_session_destroy(s);
 }
 
+/* HIP API records of the launch-matching tests: hipLaunchKernel is a launch
+   operation, hipMemsetAsync and hipGraphLaunch are not. */
+enum { OP_LAUNCH = 1, OP_MEMSET = 2, OP_GRAPH = 3 };
+static const char *const launch_test_names[] = {"hipApiName", "hipLaunchKernel", "hipMemsetAsync", "hipGraphLaunch"};
+
+static void launch_decoder(dt_rsdk_decoder *d)
+{
+    dt_rsdk_decoder_init(d, RSDK_VERSION(0, 6, 0));
+    add_agents(d);
+    add_kernel(d, 8, "k8", 0, 0);
+    add_kernel(d, 9, "__amd_rocclr_fillBufferAligned", 16, 0);
+    d->api_names = dt_malloc(sizeof launch_test_names);
+    REQUIRE(d->api_names);
+    memcpy(d->api_names, launch_test_names, sizeof launch_test_names);
+    d->api_name_count = 4;
+    static const int32_t ops[] = {OP_LAUNCH};
+    /* the smallest buffers: the fewest slots (4096) */
+    REQUIRE_EQ(dt_rsdk_decoder_match_launches(d, ops, 1, 1024), 0);
+}
+
+/* The records of one buffer delivery: dispatches (kernel k, or the fill
+   kernel where k is 9) and API calls, in the order given. */
+typedef struct rec_spec {
+    uint32_t kind;
+    uint64_t corr;
+    int32_t op_or_kernel;
+} rec_spec;
+
+static void deliver(dt_rsdk_decoder *d, dt_session *s, const rec_spec *spec, size_t n)
+{
+    rsdk_kernel_dispatch_record disp[16];
+    rsdk_api_record api[16];
+    void *p[16];
+    uint32_t k[16];
+    REQUIRE(n <= 16);
+    uint64_t t = now_ns();
+    for (size_t i = 0; i < n; i++) {
+        k[i] = spec[i].kind;
+        if (spec[i].kind == RSDK_BUFFER_KERNEL_DISPATCH) {
+            disp[i] = dispatch(spec[i].corr, (uint64_t)spec[i].op_or_kernel, GPU0, 4);
+            disp[i].start_timestamp = t;
+            disp[i].end_timestamp = t + 10;
+            p[i] = &disp[i];
+        } else {
+            api[i] = (rsdk_api_record){sizeof api[i], RSDK_BUFFER_HIP_RUNTIME_API, spec[i].op_or_kernel,
+                                       {spec[i].corr, {0}}, t, t + 5, 77};
+            p[i] = &api[i];
+        }
+    }
+    decode(d, s, p, k, n);
+}
+
+#define DISPATCH(corr, kernel) {RSDK_BUFFER_KERNEL_DISPATCH, corr, kernel}
+#define API(corr, op) {RSDK_BUFFER_HIP_RUNTIME_API, corr, op}
+
+/* With API calls and kernels recorded, a launch's API record and its
+   dispatch record are matched by correlation id in whichever order their
+   buffers come; a launch left without a dispatch is awaited exactly once,
+   and dispatches of no launch (fills, graphs, a second dispatch of one
+   call) await nothing. */
+static void launches_matched_from_records(void)
+{
+    dt_rsdk_decoder d;
+    launch_decoder(&d);
+    dt_session *s = running(DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET | DT_CAPTURE_RUNTIME);
+    REQUIRE(dt_rsdk_decoder_matches_launches(&d, s->config.capture));
+    /* the kernel buffer first: 201's dispatch before its API record; 203
+       a fill; 204 a graph's first kernel; 205 a call's first of two */
+    static const rec_spec kernels_first[] = {DISPATCH(201, 8), DISPATCH(203, 9), DISPATCH(204, 8), DISPATCH(205, 8)};
+    deliver(&d, s, kernels_first, 4);
+    /* then the API buffer: 202 before its dispatch, 206 a launch whose
+       kernel is still running */
+    static const rec_spec calls[] = {API(201, OP_LAUNCH), API(202, OP_LAUNCH), API(203, OP_MEMSET),
+                                     API(204, OP_GRAPH),  API(205, OP_LAUNCH), API(206, OP_LAUNCH)};
+    deliver(&d, s, calls, 6);
+    static const rec_spec kernels_later[] = {DISPATCH(202, 8), DISPATCH(204, 8), DISPATCH(205, 8)};
+    deliver(&d, s, kernels_later, 3);
+    stop(s);
+    REQUIRE_EQ(dt_session_event_count(s), 13);
+    size_t kernels = 0, memsets = 0, calls_kept = 0;
+    for (size_t i = 0; i < 13; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        kernels += ev.kind == DT_EVENT_KERNEL;
+        memsets += ev.kind == DT_EVENT_MEMSET;
+        calls_kept += ev.kind == DT_EVENT_RUNTIME;
+    }
+    CHECK_EQ(kernels, 6);
+    CHECK_EQ(memsets, 1);
+    CHECK_EQ(calls_kept, 6);
+    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 1); /* 206 */
+    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 0);
+    dt_session_destroy(s);
+    dt_rsdk_decoder_free(&d);
+}
+
+/* A session without API records has its launches noted by callback (the
+   decoder matches none), and one without kernels awaits none: no
+   dispatch would come. */
+static void launch_matching_needs_both_records(void)
+{
+    dt_rsdk_decoder d;
+    launch_decoder(&d);
+    static const rec_spec calls[] = {API(301, OP_LAUNCH), API(302, OP_LAUNCH), DISPATCH(301, 8)};
+    uint32_t without[] = {DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET, DT_CAPTURE_RUNTIME};
+    for (size_t i = 0; i < 2; i++) {
+        dt_session *s = running(without[i]);
+        CHECK(!dt_rsdk_decoder_matches_launches(&d, s->config.capture), "capture %#x", without[i]);
+        deliver(&d, s, calls, 3);
+        stop(s);
+        CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 0);
+        dt_session_destroy(s);
+    }
+    /* the callback path still counts where it is used */
+    dt_session *s = running(DT_CAPTURE_KERNEL);
+    dt_rsdk_decoder_note_launch(&d, 303);
+    dt_rsdk_decoder_note_launch(&d, 304);
+    static const rec_spec one[] = {DISPATCH(303, 8)};
+    deliver(&d, s, one, 1);
+    stop(s);
+    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 1); /* 304 */
+    dt_session_destroy(s);
+    dt_rsdk_decoder_free(&d);
+}
+
+/* Past the table's bound (a call 4096 ids older than a newer one in its
+   slot), the older call is forgotten: a launch may go uncounted, but none
+   whose dispatch came is ever counted, whatever the order. */
+static void launches_past_the_table(void)
+{
+    dt_rsdk_decoder d;
+    launch_decoder(&d);
+    dt_session *s = running(DT_CAPTURE_KERNEL | DT_CAPTURE_RUNTIME);
+    enum { X = 1000, Y = X + 4096, Z = Y + 4096 };
+    /* X's launch, then Y's dispatch takes the slot; X's dispatch comes
+       too late and is ignored */
+    static const rec_spec evicted[] = {API(X, OP_LAUNCH), DISPATCH(Y, 8), DISPATCH(X, 8)};
+    deliver(&d, s, evicted, 3);
+    /* Z's dispatch takes the slot, Y's comes too late; once Z's launch
+       has matched it, Y's launch is still older than the slot's call */
+    static const rec_spec late[] = {DISPATCH(Z, 8), DISPATCH(Y, 8), API(Z, OP_LAUNCH), API(Y, OP_LAUNCH)};
+    deliver(&d, s, late, 4);
+    stop(s);
+    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 0);
+    dt_session_destroy(s);
+    dt_rsdk_decoder_free(&d);
+}
+
 /* Copies: direction, bytes, the GPU that did it, peer copies. */
 static void copies(void)
 {
@@ -504,5 +652,6 @@ static void agent_properties(void)
 }
 
 DT_TEST_MAIN(setup, teardown, DT_TEST(kernel_fields), DT_TEST(symbol_names), DT_TEST(external_zero_and_none), DT_TEST(fills),
-             DT_TEST(awaited_calls), DT_TEST(copies), DT_TEST(api_layouts), DT_TEST(damage_is_counted), DT_TEST(capture_filters),
+             DT_TEST(awaited_calls), DT_TEST(launches_matched_from_records),
+             DT_TEST(launch_matching_needs_both_records), DT_TEST(launches_past_the_table), DT_TEST(copies), DT_TEST(api_layouts), DT_TEST(damage_is_counted), DT_TEST(capture_filters),
              DT_TEST(unknown_agent_and_kernel), DT_TEST(agent_properties))
