@@ -429,6 +429,8 @@ static void decode_one(decode_ctx *cx, const dt_plan *P, uint32_t kind, const ui
 /* ------------------------------------------------------------------ */
 /* The walk                                                            */
 /* ------------------------------------------------------------------ */
+/* Bytes ahead of the record being decoded that are fetched: a few records. */
+#define DECODE_PREFETCH 512
 void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t valid, dt_vendor_next_fn next)
 {
     if (!s || !buffer || valid == 0) return;
@@ -483,6 +485,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
             }
             if (r != res->success || !rec) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
             p = rec;
+            __builtin_prefetch(p + DECODE_PREFETCH);
             if (p < buffer || p >= end || (prev && p <= prev) || (size_t)(end - p) < sizeof(uint32_t)) {
                 dt_loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
@@ -496,6 +499,8 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
             /* bytes left that cannot hold a record: one cut short */
             if (valid - off < sizeof(uint32_t)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
             p = buffer + off;
+            /* the records ahead, from memory the vendor wrote long ago */
+            __builtin_prefetch(p + DECODE_PREFETCH);
             P = find_plan(d, kind_at(p));
             if (!P) { dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1); break; }
             if (P->size > valid - off) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
