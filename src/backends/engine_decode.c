@@ -220,7 +220,7 @@ __attribute__((always_inline)) static inline void decode_kernel(decode_ctx *cx, 
     if (!(cx->capture & DT_CAPTURE_KERNEL)) return;
     dt_session *s = cx->s;
     dt_launch_config cfg;
-    memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
+    memset(&cfg, 0, sizeof cfg); /* hashed and compared bytewise when interned */
     cfg.grid[0] = (int32_t)F(DT_F_GRID_X);
     cfg.grid[1] = (int32_t)F(DT_F_GRID_Y);
     cfg.grid[2] = (int32_t)F(DT_F_GRID_Z);

@@ -434,7 +434,7 @@ static uint32_t launch_config(decode_ctx *cx, const rsdk_kernel_dispatch_info *i
         !memcmp(&e->grid, &info->grid_size, sizeof e->grid) && !memcmp(&e->group, &info->workgroup_size, sizeof e->group))
         return e->config;
     dt_launch_config cfg;
-    memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
+    memset(&cfg, 0, sizeof cfg); /* hashed and compared bytewise when interned */
     /* HSA grids count work-items; devtrace's, like CUDA's, work-groups */
     cfg.grid[0] = (int32_t)div_up(info->grid_size.x, info->workgroup_size.x);
     cfg.grid[1] = (int32_t)div_up(info->grid_size.y, info->workgroup_size.y);

@@ -207,7 +207,7 @@ static void decode_kernel(decode_ctx *cx, const activity_record_t *r)
     uint32_t config = UINT32_MAX - 1; /* no configuration: the interface gave none */
     if (have) {
         dt_launch_config cfg;
-        memset(&cfg, 0, sizeof cfg); /* compared bytewise by the cache */
+        memset(&cfg, 0, sizeof cfg); /* hashed and compared bytewise when interned */
         for (int i = 0; i < 3; i++) {
             cfg.grid[i] = (int32_t)a.grid[i];
             cfg.block[i] = (int32_t)a.block[i];
