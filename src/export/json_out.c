@@ -37,6 +37,19 @@ struct dt_out_drain {
     int err;                            /* the drain's first errno */
 };
 
+/* Plain output formatted on several lanes: no drain thread. The lane that
+   formatted a unit writes it, once every earlier unit is written: the turn
+   passes from unit to unit. Its bytes are still in that core's cache, and
+   the cores run the lanes only, not a third thread besides them. A unit
+   bigger than a lane's buffer waits for its turn at the first full buffer
+   and keeps it to its end. */
+typedef struct dt_out_turn {
+    pthread_mutex_t lock;
+    pthread_cond_t moved;
+    size_t next;                        /* the unit whose bytes go next */
+    int err;                            /* the first error of any lane */
+} dt_out_turn;
+
 const char dt_digit_pairs[200] =
     "00010203040506070809"
     "10111213141516171819"
@@ -326,6 +339,61 @@ static void drain_hand_over(dt_out *o, int last)
     o->len = 0;
 }
 
+/* Wait for o's unit's turn; 0, or the error that ended the output. */
+static int turn_take(dt_out *o)
+{
+    dt_out_turn *t = o->turn;
+    if (o->holding)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    while (t->next != o->unit && !t->err)
+        pthread_cond_wait(&t->moved, &t->lock);
+    int err = t->err;
+    pthread_mutex_unlock(&t->lock);
+    o->holding = err == 0;
+    return err;
+}
+
+static void turn_fail(dt_out *o, int err)
+{
+    dt_out_turn *t = o->turn;
+    pthread_mutex_lock(&t->lock);
+    if (!t->err)
+        t->err = err;
+    pthread_cond_broadcast(&t->moved);
+    pthread_mutex_unlock(&t->lock);
+    if (!o->err)
+        o->err = err;
+}
+
+/* Write what o holds in its unit's turn. */
+static void turn_write(dt_out *o)
+{
+    int err = o->err ? o->err : turn_take(o);
+    if (!err)
+        write_all(o, o->buf, o->len, &err);
+    if (err)
+        turn_fail(o, err);
+    o->len = 0;
+}
+
+/* The end of o's unit: its last bytes written, the turn passed on. */
+static void turn_pass(dt_out *o)
+{
+    o->bytes += o->len;
+    turn_write(o);
+    if (o->err) {
+        o->holding = 0;
+        return; /* the turn stays where it is: every lane stops */
+    }
+    dt_out_turn *t = o->turn;
+    pthread_mutex_lock(&t->lock);
+    t->next = o->unit + 1;
+    pthread_cond_broadcast(&t->moved);
+    pthread_mutex_unlock(&t->lock);
+    o->holding = 0;
+}
+
 void dt_out_flush(dt_out *o)
 {
     if (o->len == 0)
@@ -333,6 +401,10 @@ void dt_out_flush(dt_out *o)
     o->bytes += o->len;
     if (o->err != 0) {
         o->len = 0;
+        return;
+    }
+    if (o->turn) {
+        turn_write(o);
         return;
     }
     if (!o->drain && drain_start(o) != 0) {
@@ -387,10 +459,97 @@ static void run_lane(lane_run *lr)
     }
 }
 
+/* The units of one lane, each written by the lane in its turn. */
+static void run_lane_in_turn(lane_run *lr)
+{
+    for (size_t u = (size_t)lr->lane; u < lr->units; u += (size_t)lr->lanes) {
+        lr->out.unit = u;
+        int err = lr->out.err ? 0 : lr->format(lr->arg, &lr->out, u, lr->lane);
+        if (err)
+            turn_fail(&lr->out, err);
+        turn_pass(&lr->out);
+    }
+}
+
 static void *lane_main(void *arg)
 {
-    run_lane(arg);
+    lane_run *lr = arg;
+    if (lr->out.turn)
+        run_lane_in_turn(lr);
+    else
+        run_lane(lr);
     return NULL;
+}
+
+/* Wait until the drain has written everything handed to it: o's buffer
+   among it. */
+static void drain_sync(dt_out *o)
+{
+    dt_out_drain *d = o->drain;
+    dt_out_flush(o);
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        int pending = 0;
+        for (int p = 0; p < PRODUCERS; p++)
+            pending += d->ring[p].count;
+        if (pending == 0)
+            break;
+        pthread_cond_wait(&d->emptied, &d->lock);
+    }
+    if (d->err && !o->err)
+        o->err = d->err;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* dt_out_units for plain output on two lanes, each writing its own units
+   in their turn. -1 when no second lane could be had (nothing formatted
+   then), else 0 or the first error. */
+static int units_in_turn(dt_out *o, size_t units, int (*format)(void *arg, dt_out *out, size_t unit, int lane),
+                         void *arg)
+{
+    /* what o holds goes first, and nothing may be left with the drain */
+    if (o->drain) {
+        drain_sync(o);
+    } else if (o->len && !o->err) {
+        o->bytes += o->len;
+        write_all(o, o->buf, o->len, &o->err);
+        o->len = 0;
+    }
+    if (o->err)
+        return o->err;
+    lane_run run[2];
+    memset(run, 0, sizeof run);
+    dt_out_turn turn = {.next = 0};
+    run[1].out.fd = o->fd;
+    run[1].out.cap = o->cap;
+    run[1].out.buf = dt_malloc(o->cap);
+    if (!run[1].out.buf)
+        return -1;
+    pthread_mutex_init(&turn.lock, NULL);
+    pthread_cond_init(&turn.moved, NULL);
+    run[0].out = *o;
+    for (int k = 0; k < 2; k++) {
+        run[k].out.turn = &turn;
+        run[k].units = units;
+        run[k].lane = k;
+        run[k].lanes = 2;
+        run[k].format = format;
+        run[k].arg = arg;
+    }
+    pthread_t helper;
+    int rc = -1;
+    if (pthread_create(&helper, NULL, lane_main, &run[1]) == 0) {
+        run_lane_in_turn(&run[0]);
+        pthread_join(helper, NULL);
+        o->len = 0;
+        o->bytes = run[0].out.bytes + run[1].out.bytes;
+        o->err = turn.err;
+        rc = o->err;
+    }
+    pthread_cond_destroy(&turn.moved);
+    pthread_mutex_destroy(&turn.lock);
+    dt_free(run[1].out.buf);
+    return rc;
 }
 
 int dt_out_lane_limit;
@@ -407,7 +566,15 @@ _Static_assert(DT_OUT_MAX_LANES == 2, "dt_out_units starts one lane besides the 
 int dt_out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt_out *out, size_t unit, int lane),
                  void *arg)
 {
-    if (units < 2 || o->err || (!o->drain && drain_start(o) != 0))
+    if (units < 2 || o->err)
+        lanes = 1;
+    if (lanes >= 2 && !o->gzip) {
+        int rc = units_in_turn(o, units, format, arg);
+        if (rc >= 0)
+            return rc;
+        lanes = 1;
+    }
+    if (lanes >= 2 && !o->drain && drain_start(o) != 0)
         lanes = 1;
     dt_out_drain *d = o->drain;
     lane_run run[2];

@@ -40,6 +40,12 @@ typedef struct dt_out {
        file its bytes belong to: the drain writes segments in order. */
     int producer;
     uint32_t segment;
+    /* Plain output formatted on several lanes (dt_out_units): each lane
+       writes its own units' bytes itself, the unit's turn come, while the
+       other formats (json_out.c). NULL otherwise. */
+    struct dt_out_turn *turn;
+    size_t unit;           /* the unit being formatted */
+    int holding;           /* the unit's turn is this lane's */
 } dt_out;
 
 /* Open the writer on fd (owned by the caller). level: zlib level for gzip. */
@@ -57,10 +63,14 @@ DT_HIDDEN void dt_out_write(dt_out *o, const void *p, size_t n);
 /* Formats a body in units on up to `lanes` threads (the caller's among
    them) and writes the units' bytes in unit order after what o holds:
    unit u is formatted by lane u % lanes, through format(arg, out, u, lane)
-   into out, which is o itself for lane 0. format returns 0 or an errno
+   into out (for lane 0, o's buffer). format returns 0 or an errno
    (which fails the output); it should stop early once out->err is set.
-   Where no second thread can be had the units are formatted in order on
-   the caller's. Returns 0 or the first error. */
+   Plain output: each lane writes the units it formatted itself, in unit
+   order, while the other formats (no third thread: the bytes leave from
+   the cache of the core that made them). gzip: the drain thread
+   compresses and writes the lanes' buffers in order. Where no second
+   thread can be had the units are formatted in order on the caller's.
+   Returns 0 or the first error. */
 #define DT_OUT_MAX_LANES 2
 /* The lanes worth starting: two where the machine has a second processor;
    dt_out_lane_limit (1 or 2) when set, whatever the machine (tests compare

@@ -776,35 +776,48 @@ static void test_export_write_failure_keeps_old_file(void)
         kernel(s, i % 2 ? "even" : "odd", T0 + (uint64_t)i * 100, T0 + (uint64_t)i * 100 + 50, 0, 1, 0);
     char path[512], tmp[600];
     path_in_dir(path, sizeof path, "full.json");
-    FILE *f = fopen(path, "w");
-    REQUIRE(f != NULL);
-    fputs("old", f);
-    fclose(f);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    /* the whole trace's size, to fail in its header, in its events (each
+       formatting thread writes its own units then) and in its last bytes */
+    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
+    size_t whole;
+    free(read_file(path, &whole));
+    REQUIRE(whole > (size_t)3 << 20);
+    const rlim_t limits[] = {4096, (rlim_t)1 << 20, (rlim_t)whole - 1};
 
-    /* a file size limit makes write() fail part way, as a full disk would */
-    struct rlimit old, lim;
-    REQUIRE_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
-    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
-    lim = old;
-    lim.rlim_cur = 4096;
-    REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
-    dt_status js = dt_export_chrome(s, path, DT_FORMAT_JSON);
-    char js_err[512];
-    snprintf(js_err, sizeof js_err, "%s", dt_last_error());
-    dt_status gz = dt_export_chrome(s, path, DT_FORMAT_JSON_GZ);
-    REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
-    signal(SIGXFSZ, prev);
+    for (int lanes = 1; lanes <= 2; lanes++) {
+        for (size_t k = 0; k < sizeof limits / sizeof *limits; k++) {
+            FILE *f = fopen(path, "w");
+            REQUIRE(f != NULL);
+            fputs("old", f);
+            fclose(f);
+            /* a file size limit makes write() fail part way, as a full disk would */
+            struct rlimit old, lim;
+            REQUIRE_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+            void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+            lim = old;
+            lim.rlim_cur = limits[k];
+            REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+            dt_out_lane_limit = lanes;
+            dt_status js = dt_export_chrome(s, path, DT_FORMAT_JSON);
+            char js_err[512];
+            snprintf(js_err, sizeof js_err, "%s", dt_last_error());
+            dt_status gz = k == 0 ? dt_export_chrome(s, path, DT_FORMAT_JSON_GZ) : DT_ERR_IO;
+            dt_out_lane_limit = 0;
+            REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+            signal(SIGXFSZ, prev);
 
-    REQUIRE_EQ(js, DT_ERR_IO);
-    REQUIRE_EQ(gz, DT_ERR_IO);
-    REQUIRE(strstr(js_err, "cannot write trace") != NULL);
-    REQUIRE(strstr(js_err, strerror(EFBIG)) != NULL);
-    REQUIRE_EQ(access(tmp, F_OK), -1);
-    size_t len;
-    char *text = read_file(path, &len);
-    REQUIRE_STR(text, "old");
-    free(text);
+            CHECK(js == DT_ERR_IO, "lanes %d, limit %llu: status %d", lanes, (unsigned long long)limits[k], (int)js);
+            REQUIRE_EQ(gz, DT_ERR_IO);
+            REQUIRE(strstr(js_err, "cannot write trace") != NULL);
+            REQUIRE(strstr(js_err, strerror(EFBIG)) != NULL);
+            REQUIRE_EQ(access(tmp, F_OK), -1);
+            size_t len;
+            char *text = read_file(path, &len);
+            REQUIRE_STR(text, "old");
+            free(text);
+        }
+    }
     dt_session_destroy(s);
 }
 
@@ -1208,6 +1221,33 @@ static void test_export_two_threads_write_what_one_writes(void)
     dt_session_destroy(s);
 }
 
+/* Units of formatting bigger than the writer's buffer (names of 1800
+   bytes): a lane writes part of its unit before the unit is done, in its
+   turn, and the trace is still one thread's. */
+static void test_export_units_bigger_than_a_buffer(void)
+{
+    dt_session *s = new_session();
+    char name[1801];
+    for (int i = 0; i < 6000; i++) {
+        memset(name, 'a' + i % 20, sizeof name - 1);
+        name[sizeof name - 1] = 0;
+        kernel(s, name, T0 + (uint64_t)i * 100, T0 + (uint64_t)i * 100 + 50, 0, 1 + (uint32_t)i % 2, 0);
+    }
+    static const dt_format formats[] = {DT_FORMAT_JSON, DT_FORMAT_PERFETTO};
+    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
+        size_t one_len, two_len;
+        char *one = export_bytes(s, "big_units.out", formats[f], 1, &one_len);
+        char *two = export_bytes(s, "big_units.out", formats[f], 2, &two_len);
+        if (formats[f] == DT_FORMAT_JSON)
+            REQUIRE(one_len > (size_t)10 << 20);
+        CHECK_EQ(one_len, two_len);
+        CHECK(one_len == two_len && memcmp(one, two, one_len) == 0, "format %d differs", (int)formats[f]);
+        free(one);
+        free(two);
+    }
+    dt_session_destroy(s);
+}
+
 /* SQLite's countdown over the export of a session big enough for two
    threads in the layout and two formatting: the n-th allocation fails, for every n until the
    export makes fewer. Each failure ends in DT_ERR_NO_MEMORY and no file,
@@ -1293,6 +1333,7 @@ DT_TEST_MAIN(setup_dir, remove_dir,
              DT_TEST(test_export_two_threads_write_what_one_writes),
              DT_TEST(test_export_out_of_memory_at_every_allocation),
              DT_TEST(test_export_unwritable_path),
+             DT_TEST(test_export_units_bigger_than_a_buffer),
              DT_TEST(test_export_write_failure_keeps_old_file),
              DT_TEST(test_export_loss_and_attribution),
              DT_TEST(test_export_copy_names_and_args),
