@@ -871,7 +871,8 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
     if (err == 0) {
         double cl, sp, rows;
         dt_layout_phases(c->l, &cl, &sp, &rows);
-        dt_log("wrote %s in %.3f s: layout %.3f (classify %.3f, annotation spans %.3f, rows %.3f), names %.3f, "
+        dt_log("wrote %s in %.3f s: layout %.3f (classify %.3f, annotation spans beside the rows %.3f, their rows %.3f), "
+               "names %.3f, "
                "format and write %.3f on %d thread(s)",
                path, (double)(t2 - t0 + c->format_ns) * 1e-9, (double)(t1 - t0) * 1e-9, cl, sp, rows,
                (double)(t2 - t1) * 1e-9, (double)c->format_ns * 1e-9, c->lanes);

@@ -988,40 +988,105 @@ static int group_by_final_row(dt_layout *l)
     return 0;
 }
 
-static int assign_rows(dt_layout *l)
+/* Rows [from, to): their positions (after those of the rows before), in
+   perm and pos_info grown to hold them. */
+static int place_rows(dt_layout *l, size_t from, size_t to)
 {
     build *b = l->build;
-    size_t items = 0;
-    for (size_t r = 0; r < l->nbrows; r++) {
+    size_t items = l->items;
+    for (size_t r = from; r < to; r++) {
         l->brows[r].first = (uint32_t)items;
         l->brows[r].count = (uint32_t)b->rows[r].n;
         items += b->rows[r].n;
     }
-    l->items = items;
-    l->perm = dt_malloc((items + 1) * sizeof *l->perm);
-    l->pos_info = dt_malloc((items + 1) * sizeof *l->pos_info);
-    if (!l->perm || !l->pos_info)
+    uint32_t *perm = dt_realloc(l->perm, (items + 1) * sizeof *perm);
+    if (perm)
+        l->perm = perm;
+    uint32_t *info = dt_realloc(l->pos_info, (items + 1) * sizeof *info);
+    if (info)
+        l->pos_info = info;
+    if (!perm || !info)
         return -1;
+    l->items = items;
+    return 0;
+}
 
-    mark_device_pids(l);
+/* Levels rows [from, to), in order: their final rows and cuts follow
+   those of the rows before. */
+typedef struct row_run {
+    dt_layout *l;
+    size_t from, to;
+    int failed;
+} row_run;
 
+static int level_rows(dt_layout *l, size_t from, size_t to)
+{
+    build *b = l->build;
     dt_row_item *tmp = NULL;
     size_t tmp_cap = 0;
     dt_leveler lv;
     memset(&lv, 0, sizeof lv);
     int rc = -1;
-    for (size_t r = 0; r < l->nbrows; r++) {
+    for (size_t r = from; r < to; r++) {
         if (level_row(l, (uint32_t)r, &lv, &tmp, &tmp_cap) != 0 || add_final_rows(l, (uint32_t)r) != 0)
             goto out;
         /* the row's keys have served */
         dt_free(b->rows[r].v);
         b->rows[r].v = NULL;
     }
-    rc = group_by_final_row(l);
+    rc = 0;
 out:
     dt_free(tmp);
     dt_leveler_free(&lv);
     return rc;
+}
+
+static void *level_rows_main(void *arg)
+{
+    row_run *rr = arg;
+    rr->failed = level_rows(rr->l, rr->from, rr->to) != 0;
+    return NULL;
+}
+
+/* Passes 2 and 3. The rows classify made are placed first; where there is
+   a second core they are leveled on a thread of their own while this one
+   builds the annotation spans, whose rows come after them (the spans touch
+   none of what leveling does: the rows they add have room reserved). */
+static int spans_and_rows(dt_layout *l)
+{
+    build *b = l->build;
+    size_t classified = l->nbrows, device_rows = 0;
+    for (size_t r = 0; r < classified; r++)
+        device_rows += l->brows[r].cls == DT_LAYOUT_DEVICE;
+    /* an annotation row per device row at most */
+    if (dt_vec_reserve((void **)&l->brows, &b->cap_brows, classified + device_rows + 1, sizeof *l->brows) != 0 ||
+        dt_vec_reserve((void **)&b->rows, &b->cap_rows, classified + device_rows + 1, sizeof *b->rows) != 0 ||
+        place_rows(l, 0, classified) != 0)
+        return -1;
+    /* annotation rows share their devices' pids, which their device rows
+       mark */
+    mark_device_pids(l);
+
+    uint64_t t = dt_monotonic_ns();
+    row_run rr = {l, 0, classified, 0};
+    pthread_t thread;
+    int threaded = dt_out_lanes() > 1 && l->items >= CLASSIFY_THREAD_RECORDS &&
+                   pthread_create(&thread, NULL, level_rows_main, &rr) == 0;
+    int spans_failed = build_spans(l) != 0;
+    if (threaded)
+        pthread_join(thread, NULL);
+    else if (!spans_failed)
+        rr.failed = level_rows(l, 0, classified) != 0;
+    b->phase_ns[1] = dt_monotonic_ns() - t;
+    if (spans_failed || rr.failed)
+        return -1;
+    /* the candidates have served; free them before the big arrays */
+    dt_free(b->cands);
+    b->cands = NULL;
+    if (l->n + l->nspans >= DT_LAYOUT_ROW_MASK || place_rows(l, classified, l->nbrows) != 0 ||
+        level_rows(l, classified, l->nbrows) != 0)
+        return -1;
+    return group_by_final_row(l);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1145,17 +1210,9 @@ static int prepare(dt_layout *l)
         return -1;
     b->phase_ns[0] = dt_monotonic_ns() - t;
     t += b->phase_ns[0];
-    if (build_spans(l) != 0)
+    if (spans_and_rows(l) != 0)
         return -1;
-    b->phase_ns[1] = dt_monotonic_ns() - t;
     t += b->phase_ns[1];
-    /* the candidates have served; free them before the big arrays */
-    dt_free(b->cands);
-    b->cands = NULL;
-    if (l->n + l->nspans >= DT_LAYOUT_ROW_MASK)
-        return -1;
-    if (assign_rows(l) != 0)
-        return -1;
     if (b->kinds[DT_EVENT_MEMORY] && memory_totals(l) != 0)
         return -1;
     b->phase_ns[2] = dt_monotonic_ns() - t;

@@ -189,7 +189,9 @@ DT_HIDDEN void dt_layout_parent_get(const dt_layout *l, size_t k, uint64_t *exte
 DT_HIDDEN int dt_layout_host_pid_shifted(const dt_layout *l);
 /* The pid a host pid is written as. */
 DT_HIDDEN uint64_t dt_layout_host_pid(const dt_layout *l, uint32_t pid);
-/* How long each phase of the build took, for DEVTRACE_LOG. */
+/* How long each phase of the build took, for DEVTRACE_LOG: classify, the
+   annotation spans (the other rows leveled beside them), the annotation
+   rows and the rest. */
 DT_HIDDEN void dt_layout_phases(const dt_layout *l, double *classify_s, double *spans_s, double *rows_s);
 
 typedef struct dt_layout_kernel {
