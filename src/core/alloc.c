@@ -3,6 +3,7 @@
    ends in DT_ERR_NO_MEMORY or a counted loss, never a crash or a leak. */
 #include "dt_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,14 @@ void *dt_aligned_alloc(size_t alignment, size_t n)
     /* aligned_alloc wants a multiple of the alignment */
     size_t rounded = (n + alignment - 1) / alignment * alignment;
     return aligned_alloc(alignment, rounded ? rounded : alignment);
+}
+
+/* A thread's stack is memory too: the countdown fails thread creation as
+   it fails an allocation, so that the paths that do without a thread are
+   proved the same way. */
+int dt_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    return dt_alloc_injected_failure() ? EAGAIN : pthread_create(t, NULL, fn, arg);
 }
 
 char *dt_strdup(const char *s)

@@ -51,6 +51,8 @@ DT_HIDDEN unsigned long dt_alloc_failures(void);
 /* Counts one allocation made outside the wrappers (mmap) and says whether
    the hook makes it fail. */
 DT_HIDDEN int dt_alloc_injected_failure(void);
+/* pthread_create, failed by the same countdown (0 or an errno). */
+DT_HIDDEN int dt_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* The sanitizer runtimes this process runs with (":"-separated paths, ""
    in a release build): what must precede a sanitized library in LD_PRELOAD. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 #if DT_HAVE_ZLIB
@@ -12,7 +13,9 @@
    that neither side waits for the other on every hand-over, and room for a
    second producer's unit to be formatted while the first one's drains. */
 #define DRAIN_BUFFERS 4
-#define PRODUCERS DT_OUT_MAX_LANES
+/* gzip's lanes: one z_stream compresses for all of them, on the drain
+   thread, and bounds the output long before a third would help */
+#define PRODUCERS 2
 
 /* A producer's full buffers in order, and its empty ones. */
 typedef struct drain_ring {
@@ -288,7 +291,7 @@ static int drain_start(dt_out *o)
     pthread_cond_init(&d->emptied, NULL);
     o->drain = d;
     /* the thread reads o->fd, o->zs...: set before it starts */
-    if (pthread_create(&d->thread, NULL, drain_main, o) != 0) {
+    if (dt_thread_create(&d->thread, drain_main, o) != 0) {
         o->drain = NULL;
         d->nbufs = 1;
         d->bufs[0] = NULL; /* still o->buf */
@@ -501,11 +504,11 @@ static void drain_sync(dt_out *o)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* dt_out_units for plain output on two lanes, each writing its own units
-   in their turn. -1 when no second lane could be had (nothing formatted
-   then), else 0 or the first error. */
-static int units_in_turn(dt_out *o, size_t units, int (*format)(void *arg, dt_out *out, size_t unit, int lane),
-                         void *arg)
+/* dt_out_units for plain output on `lanes` lanes, each writing its own
+   units in their turn. -1 when no second lane could be had (nothing
+   formatted then), else 0 or the first error. */
+static int units_in_turn(dt_out *o, size_t units, int lanes,
+                         int (*format)(void *arg, dt_out *out, size_t unit, int lane), void *arg)
 {
     /* what o holds goes first, and nothing may be left with the drain */
     if (o->drain) {
@@ -517,38 +520,60 @@ static int units_in_turn(dt_out *o, size_t units, int (*format)(void *arg, dt_ou
     }
     if (o->err)
         return o->err;
-    lane_run run[2];
+    lane_run run[DT_OUT_MAX_LANES];
+    pthread_t helper[DT_OUT_MAX_LANES];
     memset(run, 0, sizeof run);
     dt_out_turn turn = {.next = 0};
-    run[1].out.fd = o->fd;
-    run[1].out.cap = o->cap;
-    run[1].out.buf = dt_malloc(o->cap);
-    if (!run[1].out.buf)
+    /* a buffer for each lane besides the caller's: fewer lanes where
+       memory runs short, none when there is none */
+    int made = 1;
+    for (; made < lanes; made++) {
+        run[made].out.fd = o->fd;
+        run[made].out.cap = o->cap;
+        run[made].out.buf = dt_malloc(o->cap);
+        if (!run[made].out.buf)
+            break;
+    }
+    if (made < 2)
         return -1;
     pthread_mutex_init(&turn.lock, NULL);
     pthread_cond_init(&turn.moved, NULL);
     run[0].out = *o;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < made; k++) {
         run[k].out.turn = &turn;
         run[k].units = units;
         run[k].lane = k;
-        run[k].lanes = 2;
+        run[k].lanes = made;
         run[k].format = format;
         run[k].arg = arg;
     }
-    pthread_t helper;
+    /* every lane must run: a unit's turn waits for the units before it */
+    int started = 1;
+    while (started < made && dt_thread_create(&helper[started], lane_main, &run[started]) == 0)
+        started++;
     int rc = -1;
-    if (pthread_create(&helper, NULL, lane_main, &run[1]) == 0) {
+    if (started == made) {
         run_lane_in_turn(&run[0]);
-        pthread_join(helper, NULL);
+        rc = 0;
+    } else {
+        /* the lanes started wait for unit 0's turn, which never comes:
+           stop them (nothing has been written) and let one thread do it */
+        turn_fail(&run[0].out, EAGAIN);
+    }
+    for (int k = 1; k < started; k++)
+        pthread_join(helper[k], NULL);
+    if (rc == 0) {
         o->len = 0;
-        o->bytes = run[0].out.bytes + run[1].out.bytes;
+        o->bytes = 0;
+        for (int k = 0; k < made; k++)
+            o->bytes += run[k].out.bytes;
         o->err = turn.err;
         rc = o->err;
     }
     pthread_cond_destroy(&turn.moved);
     pthread_mutex_destroy(&turn.lock);
-    dt_free(run[1].out.buf);
+    for (int k = 1; k < made; k++)
+        dt_free(run[k].out.buf);
     return rc;
 }
 
@@ -558,22 +583,34 @@ int dt_out_lanes(void)
 {
     if (dt_out_lane_limit > 0)
         return dt_out_lane_limit < DT_OUT_MAX_LANES ? dt_out_lane_limit : DT_OUT_MAX_LANES;
-    return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? DT_OUT_MAX_LANES : 1;
+    long n = 0;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
+#endif
+    if (n < 1)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n < DT_OUT_MAX_LANES ? (int)n : DT_OUT_MAX_LANES;
 }
-
-_Static_assert(DT_OUT_MAX_LANES == 2, "dt_out_units starts one lane besides the caller's");
 
 int dt_out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt_out *out, size_t unit, int lane),
                  void *arg)
 {
     if (units < 2 || o->err)
         lanes = 1;
+    if ((size_t)lanes > units)
+        lanes = (int)units;
+    if (lanes > DT_OUT_MAX_LANES)
+        lanes = DT_OUT_MAX_LANES;
     if (lanes >= 2 && !o->gzip) {
-        int rc = units_in_turn(o, units, format, arg);
+        int rc = units_in_turn(o, units, lanes, format, arg);
         if (rc >= 0)
             return rc;
         lanes = 1;
     }
+    if (lanes > PRODUCERS)
+        lanes = PRODUCERS;
     if (lanes >= 2 && !o->drain && drain_start(o) != 0)
         lanes = 1;
     dt_out_drain *d = o->drain;
@@ -605,7 +642,7 @@ int dt_out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt
     if (lanes >= 2) {
         /* what o holds closes the segment before the units */
         end_segment(o, first);
-        if (pthread_create(&helper, NULL, lane_main, &run[1]) != 0) {
+        if (dt_thread_create(&helper, lane_main, &run[1]) != 0) {
             lanes = 1;
             run[0].lanes = 1;
         }

@@ -71,10 +71,12 @@ DT_HIDDEN void dt_out_write(dt_out *o, const void *p, size_t n);
    compresses and writes the lanes' buffers in order. Where no second
    thread can be had the units are formatted in order on the caller's.
    Returns 0 or the first error. */
-#define DT_OUT_MAX_LANES 2
-/* The lanes worth starting: two where the machine has a second processor;
-   dt_out_lane_limit (1 or 2) when set, whatever the machine (tests compare
-   the two). */
+#define DT_OUT_MAX_LANES 4
+/* The lanes worth starting: one per processor this thread may run on, up
+   to DT_OUT_MAX_LANES (past three or four the file's writes, one at a
+   time, bound the export; gzip takes two: deflate bounds it);
+   dt_out_lane_limit (1 to DT_OUT_MAX_LANES) when set, whatever the
+   machine (tests compare them). */
 DT_HIDDEN int dt_out_lanes(void);
 DT_HIDDEN extern int dt_out_lane_limit;
 DT_HIDDEN int dt_out_units(dt_out *o, size_t units, int lanes,

@@ -643,7 +643,7 @@ static int classify(dt_layout *l)
     dev->device = 1;
     pthread_t thread;
     int threaded = dt_out_lanes() > 1 && l->n >= CLASSIFY_THREAD_RECORDS &&
-                   pthread_create(&thread, NULL, classify_side_main, dev) == 0;
+                   dt_thread_create(&thread, classify_side_main, dev) == 0;
     host->failed = classify_side(host) != 0;
     if (threaded)
         pthread_join(thread, NULL);
@@ -1071,7 +1071,7 @@ static int spans_and_rows(dt_layout *l)
     row_run rr = {l, 0, classified, 0};
     pthread_t thread;
     int threaded = dt_out_lanes() > 1 && l->items >= CLASSIFY_THREAD_RECORDS &&
-                   pthread_create(&thread, NULL, level_rows_main, &rr) == 0;
+                   dt_thread_create(&thread, level_rows_main, &rr) == 0;
     int spans_failed = build_spans(l) != 0;
     if (threaded)
         pthread_join(thread, NULL);

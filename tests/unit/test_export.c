@@ -785,7 +785,7 @@ static void test_export_write_failure_keeps_old_file(void)
     REQUIRE(whole > (size_t)3 << 20);
     const rlim_t limits[] = {4096, (rlim_t)1 << 20, (rlim_t)whole - 1};
 
-    for (int lanes = 1; lanes <= 2; lanes++) {
+    for (int lanes = 1; lanes <= DT_OUT_MAX_LANES; lanes++) {
         for (size_t k = 0; k < sizeof limits / sizeof *limits; k++) {
             FILE *f = fopen(path, "w");
             REQUIRE(f != NULL);
@@ -1199,9 +1199,15 @@ static void test_export_two_threads_write_what_one_writes(void)
     for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
         size_t one_len, two_len;
         char *one = export_bytes(s, "lanes.out", formats[f], 1, &one_len);
-        char *two = export_bytes(s, "lanes.out", formats[f], 2, &two_len);
-        CHECK_EQ(one_len, two_len);
-        CHECK(one_len == two_len && memcmp(one, two, one_len) == 0, "format %d differs", (int)formats[f]);
+        char *two = NULL;
+        /* two lanes, an odd number, and the most there may be */
+        for (int lanes = 2; lanes <= DT_OUT_MAX_LANES; lanes++) {
+            free(two);
+            two = export_bytes(s, "lanes.out", formats[f], lanes, &two_len);
+            CHECK_EQ(one_len, two_len);
+            CHECK(one_len == two_len && memcmp(one, two, one_len) == 0, "format %d differs on %d lanes",
+                  (int)formats[f], lanes);
+        }
         if (formats[f] == DT_FORMAT_JSON) {
             /* what `devtrace check` verifies, at this size */
             char path[512];
@@ -1237,7 +1243,7 @@ static void test_export_units_bigger_than_a_buffer(void)
     for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
         size_t one_len, two_len;
         char *one = export_bytes(s, "big_units.out", formats[f], 1, &one_len);
-        char *two = export_bytes(s, "big_units.out", formats[f], 2, &two_len);
+        char *two = export_bytes(s, "big_units.out", formats[f], DT_OUT_MAX_LANES, &two_len);
         if (formats[f] == DT_FORMAT_JSON)
             REQUIRE(one_len > (size_t)10 << 20);
         CHECK_EQ(one_len, two_len);
@@ -1249,10 +1255,11 @@ static void test_export_units_bigger_than_a_buffer(void)
 }
 
 /* SQLite's countdown over the export of a session big enough for two
-   threads in the layout and two formatting: the n-th allocation fails, for every n until the
-   export makes fewer. Each failure ends in DT_ERR_NO_MEMORY and no file,
-   or (where a second thread or a buffer is only an optimization) in the
-   trace one thread writes; never a crash, a hang or a leak (ASan). */
+   threads in the layout and every lane formatting: the n-th allocation
+   (a thread's creation among them) fails, for every n until the export
+   makes fewer. Each failure ends in DT_ERR_NO_MEMORY and no file, or
+   (where a thread or a buffer is only an optimization) in the trace one
+   thread writes; never a crash, a hang or a leak (ASan). */
 static void test_export_out_of_memory_at_every_allocation(void)
 {
     dt_session *s = new_session();
@@ -1268,7 +1275,7 @@ static void test_export_out_of_memory_at_every_allocation(void)
     static const dt_format formats[] = {DT_FORMAT_JSON, DT_FORMAT_PERFETTO};
     for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
         size_t want_len;
-        char *want = export_bytes(s, "oom.out", formats[f], 2, &want_len);
+        char *want = export_bytes(s, "oom.out", formats[f], DT_OUT_MAX_LANES, &want_len);
         char path[512], tmp[600];
         path_in_dir(path, sizeof path, "oom.out");
         snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
@@ -1277,7 +1284,7 @@ static void test_export_out_of_memory_at_every_allocation(void)
         for (;; n++) {
             unlink(path);
             unsigned long before = dt_alloc_failures();
-            dt_out_lane_limit = 2;
+            dt_out_lane_limit = DT_OUT_MAX_LANES;
             dt_alloc_fail_after(n, 0);
             dt_status st = dt_session_write(s, path, formats[f]);
             dt_alloc_fail_after(0, 0);
