@@ -8,6 +8,9 @@
  *
  *   bench_export [output-path] [events] [json|gzip|all] [rounds]
  *
+ * BENCH_EXPORT_LANES=n formats on n lanes (1 to 4) whatever the machine
+ * (bench/export_lanes.sh compares them on a machine with the cores).
+ *
  * (defaults: /tmp/devtrace_bench_export.json, 10,000,000, all, 5; a path on
  * tmpfs such as /dev/shm measures the exporter's CPU rather than a disk)
  */
@@ -339,6 +342,8 @@ int main(int argc, char **argv)
         repeats = 1;
     if (repeats > MAX_ROUNDS)
         repeats = MAX_ROUNDS;
+    if (getenv("BENCH_EXPORT_LANES"))
+        dt_out_lane_limit = atoi(getenv("BENCH_EXPORT_LANES"));
 
     dt_config cfg;
     dt_config_init(&cfg);
@@ -561,7 +566,9 @@ int main(int argc, char **argv)
     }
     double lo, hi;
     double ev = (double)s->store.count, mb = (double)json_bytes / 1e6, pmb = (double)pf_bytes / 1e6;
-    printf("rounds: %d (medians; min..max); threads: %d formatting, one writing\n", repeats, dt_out_lanes());
+    printf("rounds: %d (medians; min..max); formatting lanes: %d, each writing its own units in turn (gzip: %d "
+           "formatting, one compressing)\n",
+           repeats, dt_out_lanes(), dt_out_lanes() < 2 ? dt_out_lanes() : 2);
 
     double js = MED(json_s), jlo = lo, jhi = hi;
     printf("JSON:  %.1f MB, %.1f bytes per event, in %.3f s (%.3f..%.3f): %.2f M events/s (target >= 2.5), %.0f MB/s\n",
@@ -583,6 +590,12 @@ int main(int argc, char **argv)
            "clock), on %.0f cores: at least %.3f s with the cores to itself (%.2f M events/s, %.2fx the plain "
            "write); the plain write's %.3f s is the kernel's copy alone\n",
            ju + jsys, lcpu, lcpu * 1e9 / ev, lwall, cores, floor_s, ev / 1e6 / floor_s, floor_s / ws, ws);
+    /* the CPU the target leaves devtrace: the cores over 1.2 plain writes,
+       less the kernel's part of the export */
+    double budget = cores * 1.2 * ws - jsys;
+    printf("JSON within 1.2x the plain write on %.0f cores leaves devtrace %.3f s of its own CPU (layout and "
+           "formatting) beside the kernel's %.3f s: it takes %.3f s, %.1fx that\n",
+           cores, budget > 0 ? budget : 0.0, jsys, ju, budget > 0 ? ju / budget : 0.0);
 
     double ps = MED(pf_s), plo = lo, phi = hi, speed = MED(pf_speed), slo = lo, shi = hi;
     printf("Perfetto: %.1f MB in %.3f s (%.3f..%.3f): %.2f M events/s; %.1fx fewer bytes and %.2fx the speed of JSON "
