@@ -1254,6 +1254,34 @@ static void test_export_units_bigger_than_a_buffer(void)
     dt_session_destroy(s);
 }
 
+/* A header bigger than the writer's buffer (a thread_name for each of
+   30000 streams) is written by the drain thread before the lanes write
+   their units themselves: the lanes wait for it, and the trace is still
+   one thread's. */
+static void test_export_header_bigger_than_a_buffer(void)
+{
+    dt_session *s = new_session();
+    for (uint32_t i = 0; i < 30000; i++)
+        kernel(s, "k", T0 + (uint64_t)i * 100, T0 + (uint64_t)i * 100 + 50, 0, 7 + i, 0);
+    static const dt_format formats[] = {DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO};
+    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
+        size_t one_len, more_len;
+        char *one = export_bytes(s, "big_header.out", formats[f], 1, &one_len);
+        char *more = export_bytes(s, "big_header.out", formats[f], DT_OUT_MAX_LANES, &more_len);
+        if (formats[f] == DT_FORMAT_JSON) {
+            /* the thread names alone fill more than the 1 MiB buffer */
+            char *units = strstr(one, "\"cat\":\"kernel\"");
+            REQUIRE(units != NULL);
+            REQUIRE((size_t)(units - one) > (size_t)1 << 20);
+        }
+        CHECK_EQ(one_len, more_len);
+        CHECK(one_len == more_len && memcmp(one, more, one_len) == 0, "format %d differs", (int)formats[f]);
+        free(one);
+        free(more);
+    }
+    dt_session_destroy(s);
+}
+
 /* SQLite's countdown over the export of a session big enough for two
    threads in the layout and every lane formatting: the n-th allocation
    (a thread's creation among them) fails, for every n until the export
@@ -1341,6 +1369,7 @@ DT_TEST_MAIN(setup_dir, remove_dir,
              DT_TEST(test_export_out_of_memory_at_every_allocation),
              DT_TEST(test_export_unwritable_path),
              DT_TEST(test_export_units_bigger_than_a_buffer),
+             DT_TEST(test_export_header_bigger_than_a_buffer),
              DT_TEST(test_export_write_failure_keeps_old_file),
              DT_TEST(test_export_loss_and_attribution),
              DT_TEST(test_export_copy_names_and_args),
