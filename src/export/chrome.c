@@ -5,9 +5,9 @@
  * The rows, events, flows and spans come from the layout (layout.h), in
  * its order: row by row, by start (longer first on equal starts), the
  * order in which viewers build their nesting. The events are formatted in
- * units of consecutive positions, on two threads where the machine has a
- * second core (dt_out_units): each unit's text depends on nothing but its
- * events, and the units' bytes are written in order.
+ * units of consecutive positions, on a lane per processor up to four
+ * (dt_out_units): each unit's text depends on nothing but its events, and
+ * the units' bytes are written in order.
  */
 #include <errno.h>
 #include <math.h>

@@ -9,7 +9,7 @@
  * Each row is a packet sequence of its own (pf_trace.h). A long row is
  * written in parts, each beginning its sequence again (incremental state
  * cleared, strings interned afresh): the parts of all rows are the units
- * that two threads encode at once (dt_out_units), written in order. A row
+ * that the lanes encode at once (dt_out_units), written in order. A row
  * is cut only where no slice is open and the next one starts after every
  * earlier one ended, so the slices of a track nest whatever order a reader
  * merges its parts in.
