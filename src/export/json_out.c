@@ -357,16 +357,22 @@ static int turn_take(dt_out *o)
     return err;
 }
 
-static void turn_fail(dt_out *o, int err)
+/* The first error of any thread, kept under its lock with the waiters
+   woken (the drain's or the turn's), and o's own. */
+static void share_error(dt_out *o, pthread_mutex_t *lock, pthread_cond_t *wake, int *first, int err)
 {
-    dt_out_turn *t = o->turn;
-    pthread_mutex_lock(&t->lock);
-    if (!t->err)
-        t->err = err;
-    pthread_cond_broadcast(&t->moved);
-    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_lock(lock);
+    if (!*first)
+        *first = err;
+    pthread_cond_broadcast(wake);
+    pthread_mutex_unlock(lock);
     if (!o->err)
         o->err = err;
+}
+
+static void turn_fail(dt_out *o, int err)
+{
+    share_error(o, &o->turn->lock, &o->turn->moved, &o->turn->err, err);
 }
 
 /* Write what o holds in its unit's turn. */
@@ -431,14 +437,7 @@ static void end_segment(dt_out *o, uint32_t next)
    sees it at its next hand-over. */
 static void fail_output(dt_out *o, int err)
 {
-    dt_out_drain *d = o->drain;
-    pthread_mutex_lock(&d->lock);
-    if (!d->err)
-        d->err = err;
-    pthread_cond_broadcast(&d->filled);
-    pthread_mutex_unlock(&d->lock);
-    if (!o->err)
-        o->err = err;
+    share_error(o, &o->drain->lock, &o->drain->filled, &o->drain->err, err);
 }
 
 typedef struct lane_run {
