@@ -596,7 +596,7 @@ int dt_out_lanes(void)
 int dt_out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt_out *out, size_t unit, int lane),
                  void *arg)
 {
-    if (units < 2 || o->err)
+    if (units < 2 || o->err || lanes < 1)
         lanes = 1;
     if ((size_t)lanes > units)
         lanes = (int)units;

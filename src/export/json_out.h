@@ -42,7 +42,7 @@ typedef struct dt_out {
     uint32_t segment;
     /* Plain output formatted on several lanes (dt_out_units): each lane
        writes its own units' bytes itself, the unit's turn come, while the
-       other formats (json_out.c). NULL otherwise. */
+       others format (json_out.c). NULL otherwise. */
     struct dt_out_turn *turn;
     size_t unit;           /* the unit being formatted */
     int holding;           /* the unit's turn is this lane's */
@@ -66,15 +66,16 @@ DT_HIDDEN void dt_out_write(dt_out *o, const void *p, size_t n);
    into out (for lane 0, o's buffer). format returns 0 or an errno
    (which fails the output); it should stop early once out->err is set.
    Plain output: each lane writes the units it formatted itself, in unit
-   order, while the other formats (no third thread: the bytes leave from
-   the cache of the core that made them). gzip: the drain thread
+   order, while the others format (no writing thread besides them: the
+   bytes leave from the cache of the core that made them). gzip: the drain thread
    compresses and writes the lanes' buffers in order. Where no second
    thread can be had the units are formatted in order on the caller's.
    Returns 0 or the first error. */
 #define DT_OUT_MAX_LANES 4
 /* The lanes worth starting: one per processor this thread may run on, up
-   to DT_OUT_MAX_LANES (past three or four the file's writes, one at a
-   time, bound the export; gzip takes two: deflate bounds it);
+   to DT_OUT_MAX_LANES (past a few lanes the file's writes, one at a time,
+   would bound the export: not measured, the development machine has two
+   cores; gzip takes two, deflate bounds it);
    dt_out_lane_limit (1 to DT_OUT_MAX_LANES) when set, whatever the
    machine (tests compare them). */
 DT_HIDDEN int dt_out_lanes(void);

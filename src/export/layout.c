@@ -1013,12 +1013,6 @@ static int place_rows(dt_layout *l, size_t from, size_t to)
 
 /* Levels rows [from, to), in order: their final rows and cuts follow
    those of the rows before. */
-typedef struct row_run {
-    dt_layout *l;
-    size_t from, to;
-    int failed;
-} row_run;
-
 static int level_rows(dt_layout *l, size_t from, size_t to)
 {
     build *b = l->build;
@@ -1040,6 +1034,13 @@ out:
     dt_leveler_free(&lv);
     return rc;
 }
+
+/* level_rows on a thread of its own */
+typedef struct row_run {
+    dt_layout *l;
+    size_t from, to;
+    int failed;
+} row_run;
 
 static void *level_rows_main(void *arg)
 {
@@ -1080,7 +1081,8 @@ static int spans_and_rows(dt_layout *l)
     b->phase_ns[1] = dt_monotonic_ns() - t;
     if (spans_failed || rr.failed)
         return -1;
-    /* the candidates have served; free them before the big arrays */
+    /* the candidates have served; free them before the positions grow for
+       the annotation rows */
     dt_free(b->cands);
     b->cands = NULL;
     if (l->n + l->nspans >= DT_LAYOUT_ROW_MASK || place_rows(l, classified, l->nbrows) != 0 ||
