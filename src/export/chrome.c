@@ -24,10 +24,8 @@
 #define COPY_PAD 16                 /* readable bytes after copied fragments */
 #define NONE UINT32_MAX
 /* Events per unit of formatting: about a buffer's worth of text, so that a
-   unit goes to the file in one write. */
-#define UNIT_EVENTS 2048
-/* far enough ahead to cover a cache miss */
-#define PREFETCH_AHEAD 32
+   unit goes to the file in one write; touched at once (dt_layout_touch). */
+#define UNIT_EVENTS DT_LAYOUT_WARM
 
 /* What one formatting thread keeps from event to event. */
 typedef struct lane_state {
@@ -41,6 +39,7 @@ typedef struct lane_state {
     uint32_t *kcache[DT_MAX_DEVICES + 1]; /* arrays of offsets */
     char *kfrag;
     size_t kfrag_len, kfrag_cap;
+    uint64_t touched; /* dt_layout_touch's values */
 } lane_state;
 
 typedef struct ctx {
@@ -558,9 +557,9 @@ static int format_unit(void *arg, dt_out *o, size_t unit, int lane)
     const dt_layout *l = c->l;
     lane_state *ls = &c->lane[lane];
     size_t k = unit * UNIT_EVENTS, end = k + UNIT_EVENTS < l->items ? k + UNIT_EVENTS : l->items;
+    for (size_t j = k; j < end; j++)
+        ls->touched += dt_layout_touch(l, j);
     for (; k < end && !o->err; k++) {
-        /* rows gather events from all over the store: fetch ahead */
-        dt_layout_prefetch(l, k + PREFETCH_AHEAD);
         const dt_rec *r = dt_layout_pos_rec(l, k);
         uint32_t row = dt_layout_pos_row(l, k);
         if (r) {

@@ -62,7 +62,6 @@ _Static_assert(ARG_COUNT < 128 && CAT_COUNT < 128, "name ids of one byte");
 /* Room for an event's TrackEvent besides its variable-length fragments. */
 #define EVENT_ROOM 256
 #define COPY_PAD 16
-#define PREFETCH_AHEAD 32
 
 /* An interning id kept for the sequence it belongs to. */
 typedef struct pf_cached {
@@ -95,6 +94,7 @@ typedef struct pf_lane {
     struct { uint64_t id; int valid; pf_bytes b; } ext;
     uint64_t *open;           /* open slices of the row being written: their end times */
     size_t nopen, open_cap;
+    uint64_t touched;         /* dt_layout_touch's values */
 } pf_lane;
 
 /* A part of a final row: its positions j0..j1. */
@@ -570,9 +570,12 @@ static int encode_part(void *arg, dt_out *out, size_t unit, int lane)
     sequence_begin(e, ln, part->row);
     ln->nopen = 0;
     for (uint32_t j = part->j0; j < part->j1 && !out->err; j++) {
+        if ((j - part->j0) % DT_LAYOUT_WARM == 0) {
+            uint32_t end = part->j1 - j > DT_LAYOUT_WARM ? j + DT_LAYOUT_WARM : part->j1;
+            for (uint32_t w = j; w < end; w++)
+                ln->touched += dt_layout_touch(l, dt_layout_row_position(l, fr, w));
+        }
         size_t k = dt_layout_row_position(l, fr, j);
-        if (j + PREFETCH_AHEAD < part->j1)
-            dt_layout_prefetch(l, dt_layout_row_position(l, fr, j + PREFETCH_AHEAD));
         const dt_rec *r = dt_layout_pos_rec(l, k);
         const dt_layout_span *sp = r ? NULL : dt_layout_pos_span(l, k);
         uint64_t st = r ? dt_layout_rec_start(l, r) : sp->start;
