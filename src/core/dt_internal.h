@@ -67,6 +67,13 @@ DT_HIDDEN int dt_gzip_available(void);
 /* The folder of a file path ("." for a bare name, "/" for one at the root). */
 DT_HIDDEN void dt_path_dir(char *out, size_t n, const char *path);
 
+/* How a trace is written to a path (src/export/atomic_file.c): absent or a
+   regular file, into a temporary file beside it renamed into place; a
+   character device (/dev/null) or a FIFO, in place; anything else is
+   refused, with why (a phrase: "it is a directory") when why is not NULL. */
+typedef enum { DT_OUTPUT_FILE, DT_OUTPUT_IN_PLACE, DT_OUTPUT_REFUSED } dt_output_kind;
+DT_HIDDEN dt_output_kind dt_output_kind_of(const char *path, const char **why);
+
 /* Monotonic-free wall clock: CLOCK_REALTIME in ns. */
 DT_HIDDEN uint64_t dt_realtime_ns(void);
 /* CLOCK_MONOTONIC in ns: for durations. */

@@ -1,17 +1,68 @@
 /* Every trace file is written whole or not at all: into a temporary file
-   beside it, renamed into place once complete. */
+   beside it, renamed into place once complete. Only a regular file is
+   replaced so: a character device (/dev/null) or a FIFO named as the
+   output is written in place, and anything else is refused, for a rename
+   would put a regular file where the device or the pipe was. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json_out.h"
 
 #define OUT_BUFFER (1u << 20)
 
+dt_output_kind dt_output_kind_of(const char *path, const char **why)
+{
+    struct stat st;
+    if (why)
+        *why = NULL;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return DT_OUTPUT_FILE;
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+        return DT_OUTPUT_IN_PLACE;
+    if (why)
+        *why = S_ISDIR(st.st_mode) ? "it is a directory"
+               : S_ISBLK(st.st_mode) ? "it is a block device (a trace is written to a regular file, a "
+                                       "character device or a FIFO)"
+               : S_ISSOCK(st.st_mode) ? "it is a socket (a trace is written to a regular file, a character "
+                                        "device or a FIFO)"
+                                      : "it is not a regular file, a character device or a FIFO";
+    return DT_OUTPUT_REFUSED;
+}
+
+static int write_fd(int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
+{
+    dt_out o;
+    if (dt_out_init(&o, fd, gzip, 1, OUT_BUFFER) != 0)
+        return ENOMEM;
+    int err = write(arg, &o);
+    int fin = dt_out_finish(&o);
+    if (err == 0)
+        err = fin;
+    dt_out_free(&o);
+    return err;
+}
+
 int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
 {
+    dt_output_kind kind = dt_output_kind_of(path, NULL);
+    if (kind == DT_OUTPUT_REFUSED) {
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    }
+    if (kind == DT_OUTPUT_IN_PLACE) {
+        /* a FIFO's open waits for its reader, as any writer's does */
+        int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+            return errno;
+        int err = write_fd(fd, gzip, write, arg);
+        if (close(fd) != 0 && err == 0)
+            err = errno;
+        return err;
+    }
     size_t tlen = strlen(path) + 32;
     char *tmp = dt_malloc(tlen);
     if (!tmp)
@@ -22,18 +73,13 @@ int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_
     if (fd < 0) {
         err = errno;
     } else {
-        dt_out o;
-        if (dt_out_init(&o, fd, gzip, 1, OUT_BUFFER) != 0) {
-            err = ENOMEM;
-        } else {
-            err = write(arg, &o);
-            int fin = dt_out_finish(&o);
-            if (err == 0)
-                err = fin;
-            dt_out_free(&o);
-        }
+        err = write_fd(fd, gzip, write, arg);
         if (close(fd) != 0 && err == 0)
             err = errno;
+        /* the path may have become a device or a FIFO meanwhile: never
+           renamed over */
+        if (err == 0 && dt_output_kind_of(path, NULL) != DT_OUTPUT_FILE)
+            err = EEXIST;
         if (err == 0 && rename(tmp, path) != 0)
             err = errno;
         if (err != 0)

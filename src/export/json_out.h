@@ -261,7 +261,9 @@ static inline void dt_out_cstr(dt_out *o, const char *s)
 
 /* Writes path atomically: write(arg, out) fills a temporary file beside it
    (through gzip when asked), renamed to path when write returned 0 and
-   everything reached the file. Returns 0 or an errno (ENOMEM included). */
+   everything reached the file. A character device or a FIFO is written in
+   place, and any other path that is not a regular file is refused
+   (dt_output_kind_of). Returns 0 or an errno (ENOMEM included). */
 DT_HIDDEN int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
 
 /* "distributedInfo": {...},\n when a launcher announced the rank
