@@ -28,6 +28,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "export/json_out.h"
@@ -60,6 +61,11 @@ typedef struct input {
     char **devices;
     dt_rd_span *device_ids;
     size_t ndevices;
+    /* what it holds that breaks the trace format, carried over as written */
+    uint64_t negative_durations; /* complete events with "dur" < 0 */
+    uint64_t broken_flows;       /* ac2g flow ids without exactly one start and one finish */
+    dev_t dev; /* the file, to find it given twice or as the output */
+    ino_t ino;
 } input;
 
 typedef struct group {
@@ -123,6 +129,8 @@ typedef struct pass1 {
     /* the most frequent host pid of a foreign trace: its process */
     int64_t pids[8];
     uint64_t counts[8];
+    dt_rd_u64map flow_ends; /* ac2g flow id -> starts << 32 | finishes */
+    bool *oom;
 } pass1;
 
 static int pass1_visit(void *user, const dt_rd_event *e)
@@ -152,6 +160,8 @@ static int pass1_visit(void *user, const dt_rd_event *e)
             }
         }
     }
+    if (e->ph[0] == 'X' && (e->has & DT_RD_HAS_DUR) && e->dur_ns < 0)
+        in->negative_durations++;
     if (e->has & DT_RD_HAS_EXTERNAL_ID) {
         uint64_t *dst = e->external_id >= RANGE_ID_BASE ? &in->max_range : &in->max_ext;
         bool *has = e->external_id >= RANGE_ID_BASE ? &in->has_range : &in->has_ext;
@@ -165,6 +175,12 @@ static int pass1_visit(void *user, const dt_rd_event *e)
         if (!in->has_flows || id > in->max_flow)
             in->max_flow = id;
         in->has_flows = true;
+        uint64_t *ends = dt_rd_u64map_slot(&p->flow_ends, id, NULL);
+        if (!ends) {
+            *p->oom = true;
+            return 1;
+        }
+        *ends += e->ph[0] == 's' ? UINT64_C(1) << 32 : e->ph[0] == 'f' ? 1 : 0;
     }
     if ((e->has & DT_RD_HAS_CORRELATION) && (!in->has_flows || e->correlation > in->max_flow)) {
         in->max_flow = e->correlation;
@@ -221,8 +237,14 @@ static int index_inputs(merger *m)
 {
     for (int i = 0; i < m->nin; i++) {
         input *in = &m->in[i];
-        pass1 p = {.in = in};
-        if (read_input(m, in, pass1_visit, &p, 0, &in->sum) != 0)
+        pass1 p = {.in = in, .oom = &m->oom};
+        int rc = read_input(m, in, pass1_visit, &p, 0, &in->sum);
+        size_t cursor = 0;
+        uint64_t id, ends;
+        while (dt_rd_u64map_next(&p.flow_ends, &cursor, &id, &ends))
+            in->broken_flows += ends != (UINT64_C(1) << 32 | 1);
+        dt_rd_u64map_free(&p.flow_ends);
+        if (rc != 0)
             return -1;
         in->devtrace = in->sum.has_devtrace;
         if (in->sum.has_pid) {
@@ -1114,9 +1136,55 @@ static int write_merged(void *arg, dt_out *o)
     return o->err;
 }
 
+/* What merge accepts but a user should hear of: the same file given twice,
+   two traces claiming one rank, a negative rank, and what an input holds
+   that breaks the trace format (carried over as written). Each is said;
+   the number said is returned (--strict then writes nothing). */
+static int review_inputs(const merger *m)
+{
+    int problems = 0;
+    for (int i = 0; i < m->nin; i++) {
+        const input *a = &m->in[i];
+        bool twice = false;
+        for (int j = 0; j < i && !twice; j++) {
+            const input *b = &m->in[j];
+            if (a->ino && a->dev == b->dev && a->ino == b->ino) {
+                if (strcmp(a->path, b->path) == 0)
+                    fprintf(m->err, "merge: warning: %s is given twice: its events are written twice\n", a->path);
+                else
+                    fprintf(m->err, "merge: warning: %s is the same file as %s: its events are written twice\n",
+                            a->path, b->path);
+                problems++;
+                twice = true;
+            } else if (a->sum.has_rank && b->sum.has_rank && a->sum.rank == b->sum.rank && !same_process(a, b)) {
+                fprintf(m->err, "merge: warning: %s and %s both claim rank %" PRId64 " (distributedInfo)\n", b->path,
+                        a->path, a->sum.rank);
+                problems++;
+            }
+        }
+        if (a->sum.has_rank && a->sum.rank < 0) {
+            fprintf(m->err, "merge: warning: %s claims rank %" PRId64 " (distributedInfo): a rank is 0 or more\n",
+                    a->path, a->sum.rank);
+            problems++;
+        }
+        if (a->negative_durations || a->broken_flows) {
+            fprintf(m->err, "merge: warning: %s: carried over as written:", a->path);
+            if (a->negative_durations)
+                fprintf(m->err, " %" PRIu64 " complete event%s with a negative duration%s", a->negative_durations,
+                        a->negative_durations == 1 ? "" : "s", a->broken_flows ? "," : "");
+            if (a->broken_flows)
+                fprintf(m->err, " %" PRIu64 " flow id%s without exactly one start and one finish", a->broken_flows,
+                        a->broken_flows == 1 ? "" : "s");
+            fputc('\n', m->err);
+            problems++;
+        }
+    }
+    return problems;
+}
+
 static void merge_usage(FILE *f)
 {
-    fprintf(f, "usage: devtrace merge -o OUT [--format json|json.gz|perfetto|perfetto.gz] IN...\n"
+    fprintf(f, "usage: devtrace merge -o OUT [--format json|json.gz|perfetto|perfetto.gz] [--strict] IN...\n"
                "\n"
                "Brings traces of one job together into one trace: per-rank devtrace traces\n"
                "(each rank's processes and devices named \"rank N ...\"), and a torch.profiler\n"
@@ -1126,16 +1194,26 @@ static void merge_usage(FILE *f)
                "format its name asks for (.json, .json.gz, .pftrace, .pftrace.gz) unless\n"
                "--format says otherwise. Perfetto output carries the events, rows, args and\n"
                "flows; the devtrace key (loss counts, notes, ranks) is JSON's alone.\n"
+               "A character device or a FIFO named as OUT is written in place; OUT may not be\n"
+               "one of the inputs, a directory or any other kind of file.\n"
+               "\n"
+               "merge warns of the same file given twice, two traces claiming one rank, a\n"
+               "negative rank, and events it carries over as written that break the trace\n"
+               "format (counted by kind: complete events with a negative duration, flow ids\n"
+               "without exactly one start and one finish); with --strict any of these is an\n"
+               "error and nothing is written.\n"
                "\n"
                "Clocks are not aligned: merge says what the inputs tell about how far their\n"
                "clocks may be apart (devtrace.notes.clockAgreement, also printed).\n"
                "\n"
-               "Exit status: 0 written, 1 an input could not be read or OUT not written, 2 usage.\n");
+               "Exit status: 0 written, 1 an input could not be read, OUT not written, or\n"
+               "(--strict) a warning, 2 usage (OUT is an input).\n");
 }
 
 int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *out_path = NULL, *format = NULL;
+    bool strict = false;
     const char **paths = calloc((size_t)(unsigned)(argc > 0 ? argc : 0) + 1, sizeof *paths);
     int n = 0;
     if (!paths) {
@@ -1153,6 +1231,8 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
             out_path = argv[++i];
         } else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
             format = argv[++i];
+        } else if (strcmp(a, "--strict") == 0) {
+            strict = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(err, "merge: unknown option %s\n", a);
             merge_usage(err);
@@ -1191,6 +1271,14 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
             return 2;
         }
     }
+    const char *why;
+    if (dt_output_kind_of(out_path, &why) == DT_OUTPUT_REFUSED) {
+        fprintf(err, "merge: cannot write %s: %s\n", out_path, why);
+        free(paths);
+        return 1;
+    }
+    struct stat out_st;
+    bool out_exists = stat(out_path, &out_st) == 0;
     merger m;
     memset(&m, 0, sizeof m);
     m.err = err;
@@ -1200,10 +1288,28 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
     merge_job job = {&m, out_path, "", {0, 0, 0}};
     if (!m.in)
         goto done;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        struct stat st;
         m.in[i].path = paths[i];
+        if (stat(paths[i], &st) != 0)
+            continue; /* said when it is read */
+        m.in[i].dev = st.st_dev;
+        m.in[i].ino = st.st_ino;
+        if (out_exists && S_ISREG(out_st.st_mode) && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino) {
+            fprintf(err, "merge: %s is also an input%s%s: it would be replaced while being read; name another "
+                         "output\n", out_path, strcmp(out_path, paths[i]) ? " as " : "",
+                    strcmp(out_path, paths[i]) ? paths[i] : "");
+            rc = 2;
+            goto done;
+        }
+    }
     if (index_inputs(&m) != 0)
         goto done;
+    int problems = review_inputs(&m);
+    if (problems && strict) {
+        fprintf(err, "merge: --strict: %d warning%s: nothing written\n", problems, problems == 1 ? "" : "s");
+        goto done;
+    }
     if (make_groups(&m) != 0) {
         fprintf(err, "merge: out of memory\n");
         goto done;

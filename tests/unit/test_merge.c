@@ -184,7 +184,134 @@ static void perfetto_output_by_name_or_format(void)
     cap_free(&c);
 }
 
+static const char *write_text(const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    REQUIRE((f) != NULL);
+    REQUIRE(fputs(text, f) >= 0);
+    REQUIRE_EQ(fclose(f), 0);
+    return path;
+}
+
+static int merge_args(capture *c, int argc, const char **argv)
+{
+    return cap_run(c, dt_merge_main, argc, argv);
+}
+
+/* The same file twice, two traces of one rank, a negative rank: merged
+   with a warning each, and refused with --strict. */
+static void doubtful_inputs_are_named_and_refused_when_strict(void)
+{
+    char a[256], b[256], neg[256], out[256];
+    snprintf(a, sizeof a, "%s", write_rank("d0.json", 0, 100, "node1"));
+    snprintf(b, sizeof b, "%s", write_rank("d1.json", 0, 200, "node1"));
+    snprintf(neg, sizeof neg, "%s", write_rank("dn.json", -1, 300, "node1"));
+    snprintf(out, sizeof out, "%s/doubtful.json", dir);
+    capture c;
+    const char *twice[] = {"merge", "-o", out, a, a};
+    REQUIRE_EQ(merge_args(&c, 5, twice), 0);
+    if (!strstr(c.err_text, "merge: warning: ") || !strstr(c.err_text, "d0.json is given twice: its events are "
+                                                                        "written twice\n"))
+        FAIL("%s", c.err_text);
+    /* the same file again is not also two traces claiming its rank */
+    REQUIRE((strstr(c.err_text, "claim rank")) == NULL);
+    cap_free(&c);
+    const char *same_rank[] = {"merge", "-o", out, a, b};
+    REQUIRE_EQ(merge_args(&c, 5, same_rank), 0);
+    if (!strstr(c.err_text, "d0.json and ") || !strstr(c.err_text, "d1.json both claim rank 0 (distributedInfo)\n"))
+        FAIL("%s", c.err_text);
+    cap_free(&c);
+    const char *negative[] = {"merge", "-o", out, a, neg};
+    REQUIRE_EQ(merge_args(&c, 5, negative), 0);
+    if (!strstr(c.err_text, "dn.json claims rank -1 (distributedInfo): a rank is 0 or more\n"))
+        FAIL("%s", c.err_text);
+    cap_free(&c);
+    REQUIRE_EQ(unlink(out), 0);
+    const char *strict[] = {"merge", "--strict", "-o", out, a, b, neg};
+    REQUIRE_EQ(merge_args(&c, 7, strict), 1);
+    if (!strstr(c.err_text, "merge: --strict: 2 warnings: nothing written\n"))
+        FAIL("%s", c.err_text);
+    REQUIRE_EQ(access(out, F_OK), -1);
+    cap_free(&c);
+    /* inputs that raise nothing pass --strict */
+    snprintf(b, sizeof b, "%s", write_rank("d1.json", 1, 200, "node1"));
+    const char *fine[] = {"merge", "--strict", "-o", out, a, b};
+    REQUIRE_EQ(merge_args(&c, 6, fine), 0);
+    REQUIRE((strstr(c.err_text, "warning")) == NULL);
+    cap_free(&c);
+}
+
+/* Events that break the trace format are carried over as written, and
+   merge says how many of each kind; --strict writes nothing. */
+static void what_is_carried_over_broken_is_counted(void)
+{
+    char a[256], bad[256], out[256];
+    snprintf(a, sizeof a, "%s", write_rank("c0.json", 0, 100, "node1"));
+    snprintf(bad, sizeof bad, "%s",
+             write_text("c1.json",
+                        "{\"traceEvents\": [\n"
+                        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":5.0,\"dur\":-2.0},\n"
+                        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":9.0,\"dur\":-1.0},\n"
+                        "{\"ph\":\"s\",\"id\":4,\"pid\":1,\"tid\":1,\"ts\":5.0,\"cat\":\"ac2g\",\"name\":\"ac2g\"},\n"
+                        "{\"ph\":\"s\",\"id\":6,\"pid\":1,\"tid\":1,\"ts\":5.0,\"cat\":\"ac2g\",\"name\":\"ac2g\"},\n"
+                        "{\"ph\":\"f\",\"id\":6,\"pid\":0,\"tid\":7,\"ts\":9.0,\"cat\":\"ac2g\",\"name\":\"ac2g\","
+                        "\"bp\":\"e\"}\n"
+                        "]}\n"));
+    snprintf(out, sizeof out, "%s/carried.json", dir);
+    capture c;
+    const char *argv[] = {"merge", "-o", out, a, bad};
+    REQUIRE_EQ(merge_args(&c, 5, argv), 0);
+    if (!strstr(c.err_text, "c1.json: carried over as written: 2 complete events with a negative duration, 1 flow "
+                            "id without exactly one start and one finish\n"))
+        FAIL("%s", c.err_text);
+    /* the well-formed input raises nothing */
+    REQUIRE((strstr(c.err_text, "c0.json:")) == NULL);
+    cap_free(&c);
+    REQUIRE_EQ(unlink(out), 0);
+    const char *strict[] = {"merge", "-o", out, "--strict", a, bad};
+    REQUIRE_EQ(merge_args(&c, 6, strict), 1);
+    REQUIRE((strstr(c.err_text, "merge: --strict: 1 warning: nothing written\n")) != NULL);
+    REQUIRE_EQ(access(out, F_OK), -1);
+    cap_free(&c);
+}
+
+/* An output that is one of the inputs (by its name or another) would be
+   replaced while it is read: refused before anything is read. */
+static void an_output_that_is_an_input_is_refused(void)
+{
+    char a[256], b[256], link_path[256];
+    snprintf(a, sizeof a, "%s", write_rank("o0.json", 0, 100, "node1"));
+    snprintf(b, sizeof b, "%s", write_rank("o1.json", 1, 100, "node1"));
+    char *before = slurp(a);
+    capture c;
+    const char *same[] = {"merge", "-o", a, a, b};
+    REQUIRE_EQ(merge_args(&c, 5, same), 2);
+    if (!strstr(c.err_text, "o0.json is also an input: it would be replaced while being read; name another output\n"))
+        FAIL("%s", c.err_text);
+    cap_free(&c);
+    snprintf(link_path, sizeof link_path, "%s/o-link.json", dir);
+    REQUIRE_EQ(symlink(b, link_path), 0);
+    const char *linked[] = {"merge", "-o", link_path, a, b};
+    REQUIRE_EQ(merge_args(&c, 5, linked), 2);
+    REQUIRE((strstr(c.err_text, "o-link.json is also an input as ")) != NULL);
+    cap_free(&c);
+    char *after = slurp(a);
+    REQUIRE_EQ(strcmp(before, after), 0);
+    free(before);
+    free(after);
+    /* a directory is no output */
+    const char *directory[] = {"merge", "-o", dir, a, b};
+    REQUIRE_EQ(merge_args(&c, 5, directory), 1);
+    REQUIRE((strstr(c.err_text, ": it is a directory\n")) != NULL);
+    cap_free(&c);
+}
+
 DT_TEST_MAIN(setup, teardown,
+             DT_TEST(doubtful_inputs_are_named_and_refused_when_strict),
+             DT_TEST(what_is_carried_over_broken_is_counted),
+             DT_TEST(an_output_that_is_an_input_is_refused),
              DT_TEST(device_properties_and_string_pids_stay_per_rank),
              DT_TEST(clock_note_names_traces_without_a_host),
              DT_TEST(perfetto_output_by_name_or_format))
