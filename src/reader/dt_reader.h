@@ -332,6 +332,9 @@ bool dt_rd_u64map_next(const dt_rd_u64map *m, size_t *cursor, uint64_t *key, uin
    dt_rd_safe_len is the number of bytes dt_rd_put_safe writes. */
 size_t dt_rd_safe_len(const char *s);
 void dt_rd_put_safe(FILE *out, const char *s);
+/* The same text as one CSV field: escaped as dt_rd_put_safe does (so a
+   field never spans lines), quoted when it holds a comma or a quote. */
+void dt_rd_put_csv(FILE *out, const char *s);
 
 /* Invariant checker (docs/trace-format.md). Prints violations to out and
    errors to err; returns 0 when every invariant holds, 1 otherwise. */

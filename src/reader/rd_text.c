@@ -1,6 +1,6 @@
-/* Text from a trace shown on a terminal: names are the vendor's or the
-   program's bytes, and an ESC, CR or LF in one must not move the cursor,
-   rewrite the screen or split one report line in two. */
+/* Text from a trace shown on a terminal or written as CSV: names are the
+   vendor's or the program's bytes, and an ESC, CR or LF in one must not
+   move the cursor, rewrite the screen or split one report line in two. */
 #include "dt_reader.h"
 
 #include <string.h>
@@ -63,4 +63,23 @@ void dt_rd_put_safe(FILE *out, const char *s)
     char buf[8];
     for (; *s; s += used)
         fwrite(buf, 1, escape_unit(s, buf, &used), out);
+}
+
+void dt_rd_put_csv(FILE *out, const char *s)
+{
+    bool quote = strpbrk(s, ",\"") != NULL;
+    size_t used;
+    char buf[8];
+    if (quote)
+        fputc('"', out);
+    for (; *s; s += used) {
+        if (*s == '"') {
+            fputs("\"\"", out);
+            used = 1;
+            continue;
+        }
+        fwrite(buf, 1, escape_unit(s, buf, &used), out);
+    }
+    if (quote)
+        fputc('"', out);
 }

@@ -276,21 +276,6 @@ static bool col_used(int rep, int col)
     return true;
 }
 
-static void csv_field(FILE *out, const char *s)
-{
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
 /* Cells of one row as text, so that table widths can be measured. */
 static void row_cells(const st_report *r, const st_row *row, int64_t all_total, char cells[][48])
 {
@@ -353,7 +338,7 @@ static int st_print_report(st *s, int rep, bool csv, FILE *out)
                 if (col_used(rep, c))
                     fprintf(out, ",%s", cells[c]);
             fputc(',', out);
-            csv_field(out, rows[i].name);
+            dt_rd_put_csv(out, rows[i].name);
             fputc('\n', out);
         }
         free(rows);
@@ -408,7 +393,7 @@ static void st_print_loss(const dt_rd_summary *sum, bool csv, FILE *out)
         fputs("Report,Reason,Count\n", out);
         for (size_t i = 0; i < sum->loss.count; i++) {
             fputs("loss,", out);
-            csv_field(out, sum->loss.items[i].key);
+            dt_rd_put_csv(out, sum->loss.items[i].key);
             fprintf(out, ",%" PRId64 "\n", sum->loss.items[i].value);
         }
         return;

@@ -193,7 +193,8 @@ static void csv_quotes_awkward_names(void)
              trace_head);
     capture c;
     REQUIRE_EQ(stats_text(&c, buf, "api", true), 0);
-    REQUIRE((strstr(c.out_text, ",\"say \"\"hi\"\", then\nbye\"\n")) != NULL);
+    /* a line end in a name is escaped, as in the table: one row, one line */
+    REQUIRE((strstr(c.out_text, ",\"say \"\"hi\"\", then\\x0abye\"\n")) != NULL);
     cap_free(&c);
 }
 
@@ -229,6 +230,26 @@ static void table_escapes_control_bytes(void)
     REQUIRE((strstr(c.out_text, "backend b\\x1b[31m)")) != NULL);
     /* the loss table stays aligned on the escaped text */
     REQUIRE((strstr(c.out_text, " Reason     Count\n x\\x1b[1Ay  1\n total      1\n")) != NULL);
+    cap_free(&c);
+}
+
+/* CSV is read in terminals and by line-based tools too: the same escapes. */
+static void csv_escapes_control_bytes(void)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf,
+             "%s,{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\u001b[2J\\rgone\\nnext\\u0001\\u007f\\u009b\",\"pid\":0,"
+             "\"tid\":1,\"ts\":1,\"dur\":1},"
+             "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"r,\\u001b]0;title\\u0007\",\"pid\":1,"
+             "\"tid\":1,\"ts\":1,\"dur\":1}],"
+             "\"devtrace\":{\"backend\":\"b\",\"loss\":{\"x\\u001b[1Ay\":1,\"total\":1}}}",
+             trace_head);
+    capture c;
+    REQUIRE_EQ(stats_text(&c, buf, NULL, true), 0);
+    assert_terminal_safe(c.out_text);
+    REQUIRE((strstr(c.out_text, ",k\\x1b[2J\\x0dgone\\x0anext\\x01\\x7f\\xc2\\x9b\n")) != NULL);
+    REQUIRE((strstr(c.out_text, ",\"r,\\x1b]0;title\\x07\"\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "loss,x\\x1b[1Ay,1\n")) != NULL);
     cap_free(&c);
 }
 
@@ -295,6 +316,7 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(median_of_even_count),
              DT_TEST(ranges_collect_nested_device_time),
              DT_TEST(csv_quotes_awkward_names),
+             DT_TEST(csv_escapes_control_bytes),
              DT_TEST(table_escapes_control_bytes),
              DT_TEST(huge_durations_saturate),
              DT_TEST(bad_input_and_usage))
