@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,9 +44,12 @@ static void record_usage(FILE *f)
             "devtrace.json) is used by PROGRAM itself; other processes it starts write FILE with\n"
             "their pid (or, when RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID is set, with the\n"
             "rank) before the extension. %%p and %%r in FILE are replaced by the pid and rank.\n"
-            "A trace written by another process since this run began (another record writing\n"
-            "FILE) is never replaced: the process writes FILE with its pid instead, and says so.\n"
-            "FILE's directory must exist and be writable before PROGRAM starts.\n"
+            "A trace written by another process since this run began is never replaced: the\n"
+            "process writes FILE with its pid instead, and says so. A record holds FILE for its\n"
+            "whole run: the processes of another record started meanwhile with the same FILE\n"
+            "replace no file and put their pid in the name, and say so; a trace left by an\n"
+            "earlier run is replaced. A character device or a FIFO named as FILE is written in\n"
+            "place. FILE's directory must exist and be writable before PROGRAM starts.\n"
             "\n"
             "  -o, --output FILE   trace file\n"
             "  --backend NAME      auto (default) or a name from 'devtrace backends'\n"
@@ -147,12 +151,19 @@ static void forward_signal(int sig)
 #define DT_EXIT_TRACE_LOST 125
 
 /* What the traced processes reported through the record log (one line per
-   event; see src/inject/inject.c). */
+   event; see src/inject/inject.c). A process that execs reports once per
+   program it runs (a pyenv shim execs several times): it is counted once. */
+typedef struct record_process {
+    int pid;
+    int open;        /* sessions started and not yet finished */
+    int wrote, failed, empty; /* traces written, lost; sessions that recorded nothing */
+} record_process;
+
 typedef struct record_summary {
-    int started, wrote, empty, failed, off;
+    int started, wrote, empty, failed, off; /* started, empty: processes; wrote, failed: traces */
     int primary_open;             /* ... and had not finished when it ended */
-    struct { int pid, open; } *open; /* started and not yet finished, by pid */
-    size_t nopen, capopen;
+    record_process *procs;        /* by pid */
+    size_t nprocs, capprocs;
     char empty_pids[256];         /* the first few pids that recorded nothing */
     struct { char message[1400]; int count; } off_messages[8];
     int noff_messages;
@@ -166,20 +177,22 @@ static const char *field(char **fields, int nf, const char *key)
     return "";
 }
 
-static void note_open(record_summary *rs, int pid, int delta)
+/* The process pid's entry, made when new (NULL when out of memory). */
+static record_process *process_of(record_summary *rs, int pid)
 {
-    for (size_t i = 0; i < rs->nopen; i++)
-        if (rs->open[i].pid == pid) { rs->open[i].open += delta; return; }
-    if (delta <= 0) return;
-    if (rs->nopen == rs->capopen) {
-        size_t cap = rs->capopen ? rs->capopen * 2 : 16;
-        void *p = realloc(rs->open, cap * sizeof *rs->open);
-        if (!p) return;
-        rs->open = p;
-        rs->capopen = cap;
+    for (size_t i = 0; i < rs->nprocs; i++)
+        if (rs->procs[i].pid == pid) return &rs->procs[i];
+    if (rs->nprocs == rs->capprocs) {
+        size_t cap = rs->capprocs ? rs->capprocs * 2 : 16;
+        void *p = realloc(rs->procs, cap * sizeof *rs->procs);
+        if (!p) return NULL;
+        rs->procs = p;
+        rs->capprocs = cap;
     }
-    rs->open[rs->nopen].pid = pid;
-    rs->open[rs->nopen++].open = delta;
+    record_process *r = &rs->procs[rs->nprocs++];
+    memset(r, 0, sizeof *r);
+    r->pid = pid;
+    return r;
 }
 
 static void print_trace_line(char **fields, int nf)
@@ -219,9 +232,10 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
         if (nf < 2) continue;
         int pid = atoi(fields[0]);
         const char *state = fields[1], *message = field(fields, nf, "message");
+        record_process *proc = process_of(rs, pid);
+        if (!proc) continue;
         if (strcmp(state, "started") == 0) {
-            rs->started++;
-            note_open(rs, pid, 1);
+            proc->open++;
             continue;
         }
         if (strcmp(state, "note") == 0) {
@@ -240,23 +254,31 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
             if (i < 8) rs->off_messages[i].count++;
             continue;
         }
-        note_open(rs, pid, -1);
+        proc->open--;
         if (strcmp(state, "wrote") == 0) {
             rs->wrote++;
+            proc->wrote++;
             print_trace_line(fields, nf);
         } else if (strcmp(state, "empty") == 0) {
-            if (rs->empty++ < 8) {
-                size_t used = strlen(rs->empty_pids);
-                snprintf(rs->empty_pids + used, sizeof rs->empty_pids - used, "%s%s", used ? ", " : "", fields[0]);
-            }
+            proc->empty++;
         } else if (strcmp(state, "failed") == 0) {
             rs->failed++;
+            proc->failed++;
             fprintf(stderr, "devtrace: process %s: its trace could not be written: %s\n", fields[0], message);
         }
     }
     fclose(f);
-    for (size_t i = 0; i < rs->nopen; i++)
-        if (rs->open[i].open > 0 && rs->open[i].pid == primary) rs->primary_open = 1;
+    for (size_t i = 0; i < rs->nprocs; i++) {
+        const record_process *proc = &rs->procs[i];
+        if (proc->open > 0 && proc->pid == primary) rs->primary_open = 1;
+        /* a process that only reported "off" was not traced */
+        if (proc->open || proc->wrote || proc->failed || proc->empty) rs->started++;
+        if (!proc->empty || proc->wrote || proc->failed) continue;
+        if (rs->empty++ < 8) {
+            size_t used = strlen(rs->empty_pids);
+            snprintf(rs->empty_pids + used, sizeof rs->empty_pids - used, "%s%d", used ? ", " : "", proc->pid);
+        }
+    }
 }
 
 /* Every line the summary prints; returns the exit status of `record`. */
@@ -267,9 +289,9 @@ static int summarize(const char *program, int status, const record_summary *rs, 
                 rs->off_messages[i].count == 1 ? "" : "es", rs->off_messages[i].message);
     int signaled = WIFSIGNALED(status), sig = signaled ? WTERMSIG(status) : 0;
     int said_signal = 0;
-    for (size_t i = 0; i < rs->nopen; i++) {
-        if (rs->open[i].open <= 0) continue;
-        if (rs->open[i].pid == primary && signaled) {
+    for (size_t i = 0; i < rs->nprocs; i++) {
+        if (rs->procs[i].open <= 0) continue;
+        if (rs->procs[i].pid == primary && signaled) {
             if (sig == SIGKILL)
                 fprintf(stderr, "devtrace: %s was killed by signal 9 (SIGKILL cannot be caught): what it recorded, "
                                 "if anything, is lost\n", program);
@@ -279,7 +301,7 @@ static int summarize(const char *program, int status, const record_summary *rs, 
             said_signal = 1;
         } else {
             fprintf(stderr, "devtrace: process %d ended without writing what it recorded, if anything (killed by "
-                            "SIGKILL, or crashed), or is still running\n", rs->open[i].pid);
+                            "SIGKILL, or crashed), or is still running\n", rs->procs[i].pid);
         }
     }
     if (rs->started) {
@@ -320,6 +342,22 @@ static int check_output(const char *output, char *why, size_t n)
     dt_path_dir(dir, sizeof dir, output);
     if (strchr(dir, '%')) return 0; /* the folder depends on the process: checked by each */
     struct stat st;
+    const char *refused;
+    if (!strchr(output, '%')) {
+        dt_output_kind kind = dt_output_kind_of(output, &refused);
+        if (kind == DT_OUTPUT_IN_PLACE) {
+            /* written in place: the folder need not take new files */
+            if (access(output, W_OK) != 0) {
+                snprintf(why, n, "%s", strerror(errno));
+                return -1;
+            }
+            return 0;
+        }
+        if (kind == DT_OUTPUT_REFUSED && !(stat(output, &st) == 0 && S_ISDIR(st.st_mode))) {
+            snprintf(why, n, "%s", refused);
+            return -1;
+        }
+    }
     if (stat(dir, &st) != 0) {
         snprintf(why, n, "%s: %s", dir, strerror(errno));
         return -1;
@@ -367,6 +405,70 @@ static int preflight_backend(const char *backend, char *why, size_t len)
         return -1;
     }
     return 0;
+}
+
+/* A record holds its output name for its whole run, so that records
+   started together with the same -o never replace each other's traces:
+   the first holds it and its program writes FILE; every other one's
+   processes replace no file and put their pid in the name
+   (DEVTRACE_RECORD_NAME_TAKEN, read by src/inject/inject.c). The claim is
+   a lock on a hidden file beside FILE, which the kernel releases when its
+   record ends however it ends: a claim file left by a record that was
+   killed holds nothing. */
+typedef struct output_claim {
+    int fd;              /* held: >= 0 */
+    char path[4200];
+    int owner;           /* held by another record: its pid, 0 when not known */
+    int taken;           /* held by another record */
+} output_claim;
+
+static void claim_output(const char *output, output_claim *c)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    char dir[4096];
+    dt_path_dir(dir, sizeof dir, output);
+    if (strchr(dir, '%') || dt_output_kind_of(output, NULL) != DT_OUTPUT_FILE) return;
+    const char *base = strrchr(output, '/');
+    base = base ? base + 1 : output;
+    if (strlen(dir) + strlen(base) + 20 >= sizeof c->path) return;
+    snprintf(c->path, sizeof c->path, "%.4095s/.%.*s.devtrace-claim", dir, (int)(sizeof c->path - 4096 - 20), base);
+    for (int tries = 0; tries < 100; tries++) {
+        int fd = open(c->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) break;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EWOULDBLOCK) {
+                char buf[32] = "";
+                ssize_t r = pread(fd, buf, sizeof buf - 1, 0);
+                c->owner = r > 0 ? atoi(buf) : 0;
+                c->taken = 1;
+            }
+            close(fd);
+            break; /* no lock at all (unsupported): recorded as before, unclaimed */
+        }
+        /* the file may have been released and removed by its last holder
+           between the open and the lock: then it is no claim */
+        struct stat held, now;
+        if (fstat(fd, &held) == 0 && stat(c->path, &now) == 0 && held.st_dev == now.st_dev &&
+            held.st_ino == now.st_ino) {
+            char buf[32];
+            int len = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
+            if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len)
+                dt_log("cannot write the claim %s: %s", c->path, strerror(errno));
+            c->fd = fd;
+            return;
+        }
+        close(fd);
+    }
+    if (!c->taken) c->path[0] = 0;
+}
+
+static void release_output(output_claim *c)
+{
+    if (c->fd < 0) return;
+    unlink(c->path); /* while locked: a record that opened it meanwhile sees it gone */
+    close(c->fd);
+    c->fd = -1;
 }
 
 static int cmd_record(int argc, char **argv)
@@ -457,6 +559,8 @@ static int cmd_record(int argc, char **argv)
         unlink(log_path);
         return 2;
     }
+    output_claim claim;
+    claim_output(output, &claim);
     char began[32];
     snprintf(began, sizeof began, "%llu", (unsigned long long)dt_realtime_ns());
 
@@ -475,6 +579,7 @@ static int cmd_record(int argc, char **argv)
     pid_t child = fork();
     if (child < 0) {
         fprintf(stderr, "devtrace record: fork failed: %s\n", strerror(errno));
+        release_output(&claim);
         unlink(log_path);
         return 2;
     }
@@ -506,6 +611,13 @@ static int cmd_record(int argc, char **argv)
         setenv("DEVTRACE_PRIMARY_PID", pid, 1);
         setenv("DEVTRACE_RECORD_LOG", log_path, 1);
         setenv("DEVTRACE_RECORD_START_NS", began, 1);
+        if (claim.taken) {
+            char owner[32];
+            snprintf(owner, sizeof owner, "%d", claim.owner);
+            setenv("DEVTRACE_RECORD_NAME_TAKEN", owner, 1);
+        } else {
+            unsetenv("DEVTRACE_RECORD_NAME_TAKEN"); /* an enclosing record's */
+        }
         execvp(argv[i], argv + i);
         int err = errno;
         ssize_t w = write(exec_pipe[1], &err, sizeof err);
@@ -522,6 +634,7 @@ static int cmd_record(int argc, char **argv)
     /* the child is gone (its pid may be reused): signals from now on are
        ignored, so that the summary is printed whole */
     g_child = 0;
+    release_output(&claim);
     int exec_errno = 0;
     ssize_t got;
     while ((got = read(exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {}
@@ -535,7 +648,7 @@ static int cmd_record(int argc, char **argv)
     read_record_log(log_path, (int)child, &rs);
     unlink(log_path);
     int rc = summarize(argv[i], status, &rs, (int)child);
-    free(rs.open);
+    free(rs.procs);
     return rc;
 }
 

@@ -36,9 +36,17 @@ dt_session *dt_inject_session;
 pid_t dt_inject_owner;
 static int g_pipe[2] = {-1, -1};
 static char g_output[4096];
+/* The name this process's trace would have had, had another `record` not
+   held the output name (see below); "" when it is g_output. */
+static char g_untaken[4096];
 /* A trace found at the output path that is older than this is from an
    earlier run and is replaced; a newer one is another process's, kept. */
 static uint64_t g_run_began_ns;
+/* Another `devtrace record` holds the output name (src/cli/main.c claims
+   it for the whole run): this process replaces no file at all, and its
+   trace always carries its pid in the name. The value: that record's pid
+   ("0": not known). NULL when this run holds the name, or runs alone. */
+static const char *g_name_taken;
 static struct sigaction g_old[65];
 static const int g_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
@@ -64,6 +72,8 @@ static void output_path(char *out, size_t n, const char *tmpl)
     dt_rank_info info;
     dt_rank_from_env(&info);
     const char *rank = info.rank_text[0] ? info.rank_text : NULL;
+    const char *primary = dt_env("DEVTRACE_PRIMARY_PID");
+    int has_pid = 1;
     if (strstr(tmpl, "%p") || strstr(tmpl, "%r")) {
         size_t o = 0;
         for (const char *p = tmpl; *p && o + 1 < n; p++) {
@@ -75,39 +85,63 @@ static void output_path(char *out, size_t n, const char *tmpl)
             if (o >= n) o = n - 1;
         }
         out[o] = 0;
-        return;
-    }
-    char tag[64];
-    const char *primary = dt_env("DEVTRACE_PRIMARY_PID");
-    if (rank) {
+        has_pid = strstr(tmpl, "%p") || !rank;
+    } else if (rank) {
+        char tag[64];
         snprintf(tag, sizeof tag, "rank%s", rank);
         insert_tag(out, n, tmpl, tag);
+        has_pid = 0;
     } else if (primary && atoi(primary) == (int)getpid()) {
         snprintf(out, n, "%s", tmpl);
+        has_pid = 0;
     } else {
         insert_tag(out, n, tmpl, pid);
+    }
+    g_untaken[0] = 0;
+    if (g_name_taken && !has_pid) {
+        snprintf(g_untaken, sizeof g_untaken, "%s", out);
+        insert_tag(out, n, g_untaken, pid);
     }
 }
 
 /* Whether path may take this process's trace: free, or holding a trace
-   from before this run. */
+   from before this run (never while another record holds the name). */
 static int path_is_free(const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0) return errno == ENOENT;
-    if (!S_ISREG(st.st_mode)) return 0;
+    if (!S_ISREG(st.st_mode) || g_name_taken) return 0;
     uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
     return mtime < g_run_began_ns;
 }
 
+/* rename() that never replaces: EEXIST when to exists. Where the kernel
+   or the filesystem lacks RENAME_NOREPLACE, link() then unlink() does the
+   same; without hard links, a plain rename (the folder's lock still keeps
+   devtrace's own writers apart). */
+static int rename_noreplace(const char *from, const char *to)
+{
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) return errno;
+#endif
+    if (link(from, to) == 0) return unlink(from) == 0 ? 0 : errno;
+    if (errno == EEXIST) return EEXIST;
+    return rename(from, to) == 0 ? 0 : errno;
+}
+
 /* Several processes (of one `record`, or of several) may be given the same
-   output path: none replaces a trace another wrote during this run. The
-   trace is written under a private name, then renamed to the path, or to
-   the path tagged with the pid when another trace took it meanwhile. The
-   choice and the rename happen under a lock on the folder, so two writers
-   cannot both find the path free. */
+   output path: none replaces a trace another wrote during this run, nor,
+   while another record holds the name, any file. The trace is written
+   under a private name, then renamed to the path, or to the path tagged
+   with the pid when another trace took it meanwhile. The choice and the
+   rename happen under a lock on the folder, and a path that was free is
+   taken without replacing, so two writers cannot both take it. A character
+   device or a FIFO named as the output is written in place. */
 static dt_status write_trace(dt_session *s, const char *want, char *got, size_t got_len)
 {
+    snprintf(got, got_len, "%s", want);
+    if (dt_output_kind_of(want, NULL) == DT_OUTPUT_IN_PLACE) return dt_session_write(s, want, s->config.format);
     char pending[4200];
     snprintf(pending, sizeof pending, "%s.%d.pending", want, (int)getpid());
     dt_status st = dt_session_write(s, pending, s->config.format);
@@ -118,14 +152,19 @@ static dt_status write_trace(dt_session *s, const char *want, char *got, size_t 
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) flock(dfd, LOCK_EX); /* no lock (unsupported): the check below still mostly holds */
 
-    snprintf(got, got_len, "%s", want);
-    for (int k = 0; !path_is_free(got) && k < 1000; k++) {
-        char tag[64];
-        if (k == 0) snprintf(tag, sizeof tag, "%d", (int)getpid());
-        else snprintf(tag, sizeof tag, "%d-%d", (int)getpid(), k);
-        insert_tag(got, got_len, want, tag);
+    int err = EEXIST;
+    for (int k = 0; err == EEXIST && k < 1000; k++) {
+        if (k > 0) {
+            char tag[64];
+            if (k == 1) snprintf(tag, sizeof tag, "%d", (int)getpid());
+            else snprintf(tag, sizeof tag, "%d-%d", (int)getpid(), k - 1);
+            insert_tag(got, got_len, want, tag);
+        }
+        struct stat old;
+        if (!path_is_free(got)) continue;
+        if (lstat(got, &old) == 0) err = rename(pending, got) == 0 ? 0 : errno; /* a trace of an earlier run */
+        else err = rename_noreplace(pending, got);
     }
-    int err = rename(pending, got) == 0 ? 0 : errno;
     if (dfd >= 0) close(dfd); /* releases the lock */
     if (err) {
         unlink(pending);
@@ -215,6 +254,12 @@ static void stop_and_write(void)
     }
     if (strcmp(got, g_output) != 0)
         dt_inject_report("wrote", 1, got, "%s was written by another process during this run", g_output);
+    else if (g_untaken[0] && strcmp(g_name_taken, "0") != 0)
+        dt_inject_report("wrote", 1, got, "%s belongs to another devtrace record running with the same output, "
+                         "pid %s", g_untaken, g_name_taken);
+    else if (g_untaken[0])
+        dt_inject_report("wrote", 1, got, "%s belongs to another devtrace record running with the same output",
+                         g_untaken);
     else
         dt_inject_report("wrote", 1, got, "%s", "");
 }
@@ -338,6 +383,7 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     pthread_sigmask(SIG_BLOCK, &ours, &old);
 
     const char *began = dt_env("DEVTRACE_RECORD_START_NS");
+    g_name_taken = dt_env("DEVTRACE_RECORD_NAME_TAKEN");
     g_run_began_ns = began ? strtoull(began, NULL, 10) : 0;
     if (!g_run_began_ns) g_run_began_ns = dt_realtime_ns();
     dt_config cfg;

@@ -1,7 +1,11 @@
 """The devtrace command as a user runs it."""
+import fcntl
+import json
 import os
 import signal
+import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -118,8 +122,25 @@ def test_a_program_that_execs_keeps_what_it_recorded(tmp_path):
     res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--",
                "sh", "-c", f"{WORKLOAD} 0 && exec {WORKLOAD} 0"])
     assert res.returncode == 0, res.stderr
-    assert "traced 3 processes: 2 traces written; 1 recorded nothing" in res.stderr, res.stderr
+    # the shell that execs is one process, whose second program wrote a trace
+    assert "traced 2 processes: 2 traces written\n" in res.stderr, res.stderr
     assert len(list(tmp_path.iterdir())) == 2
+
+
+def test_a_process_that_execs_again_and_again_is_counted_once(tmp_path):
+    """A shim (pyenv's) execs several programs in one process: one process,
+    listed once."""
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", tmp_path / "t.json", "--",
+               "sh", "-c", f"exec sh -c 'exec sh -c \"exec {WORKLOAD} 0\"'"])
+    assert res.returncode == 0, res.stderr
+    assert "traced 1 process: 1 trace written\n" in res.stderr, res.stderr
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", tmp_path / "u.json", "--",
+               "sh", "-c", "exec sh -c 'exec sh -c \"exec true\"'"])
+    assert res.returncode == 0, res.stderr
+    lines = [line for line in res.stderr.splitlines() if "traced" in line]
+    assert len(lines) == 1 and lines[0].startswith("devtrace: traced 1 process: 0 traces written; 1 recorded "
+                                                   "nothing"), res.stderr
+    assert lines[0].endswith(")") and "," not in lines[0].split("(pid ")[1], res.stderr
 
 
 def test_rank_names_the_trace(tmp_path):
@@ -177,8 +198,9 @@ def test_a_trace_that_cannot_be_written_at_the_end_is_devtraces_own_failure(tmp_
     reason, never the program's 0, and no guess about SIGKILL."""
     d = tmp_path / "d"
     d.mkdir()
+    # (record's claim on the name lies in the folder while it runs)
     res = run([DEVTRACE, "record", "--backend", "null", "-o", d / "t.json", "--",
-               "sh", "-c", f"rmdir {d} && exec {WORKLOAD} 0"])
+               "sh", "-c", f"rm -r {d} && exec {WORKLOAD} 0"])
     assert res.returncode == 125, res.stderr
     assert "its trace could not be written: cannot write trace" in res.stderr
     assert "No such file or directory" in res.stderr
@@ -219,13 +241,149 @@ def test_records_writing_one_path_do_not_replace_each_others_traces(tmp_path):
     other = tmp_path / [f for f in files if f != "t.json"][0]
     for f in (out, other):
         check_trace(f)
-    assert f"wrote {out}: " in err2
-    # the one that finished second keeps the other's trace, and says so
-    assert f"wrote {other}: " in err1 and f"({out} was written by another process during this run)" in err1
+    # the record that started first holds the name for its whole run; the
+    # other puts its pid in the name, and says so
+    assert f"wrote {out}: " in err1
+    assert f"wrote {other}: " in err2
+    assert f"({out} belongs to another devtrace record running with the same output, pid {first.pid})" in err2
     # a later run replaces a trace of an earlier one
     res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
     assert res.returncode == 0 and f"wrote {out}: " in res.stderr
     assert len(list(tmp_path.iterdir())) == 2
+
+
+def test_records_started_together_each_keep_their_trace(tmp_path):
+    """Eight records with one -o, over and over: every one keeps its trace,
+    however their programs' ends and the others' starts interleave. Each
+    program writes its trace early and waits for the others (the name is
+    the rank's: RANK=0 for all)."""
+    env = dict(os.environ, RANK="0")
+    env.pop("LD_PRELOAD", None)
+    for round_ in range(50):
+        d = tmp_path / str(round_)
+        d.mkdir()
+        out = d / "t.json"
+        procs = [subprocess.Popen([str(DEVTRACE), "record", "--backend", "null", "-o", str(out), "--", "sh", "-c",
+                                   f"{WORKLOAD} 0; read x; exit 0"], env=env, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(8)]
+        for p in procs:  # every record runs: none ends before another starts
+            assert p.stdout.readline() == "ready\n"
+        errs = [p.communicate(input="", timeout=60)[1] for p in procs]
+        assert all(p.returncode == 0 for p in procs), errs
+        files = sorted(f.name for f in d.iterdir())
+        assert len(files) == 8 and "t.rank0.json" in files, (round_, files, errs)
+        assert all(f.startswith("t.rank0.") and f.endswith(".json") for f in files), files
+        assert sum(f"wrote {d / 't.rank0.json'}: " in e for e in errs) == 1, errs
+        assert sum("belongs to another devtrace record running with the same output" in e for e in errs) == 7, errs
+        for f in files:
+            json.loads((d / f).read_text())
+
+
+def test_a_claim_left_by_a_record_that_died_holds_nothing(tmp_path):
+    """The claim on a name is a lock the kernel drops with its record: a
+    claim file left behind does not keep a later record from the name; a
+    held one does (the holder's pid is named)."""
+    out = tmp_path / "t.json"
+    claim = tmp_path / ".t.json.devtrace-claim"
+    claim.write_text("999999\n")
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
+    assert res.returncode == 0 and f"wrote {out}: " in res.stderr, res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+    with open(claim, "w") as held:
+        held.write("4242\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX)
+        res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
+    assert res.returncode == 0, res.stderr
+    assert f"({out} belongs to another devtrace record running with the same output, pid 4242)" in res.stderr
+    files = sorted(p.name for p in tmp_path.iterdir() if p.name != claim.name)
+    assert len(files) == 2 and "t.json" in files, files
+
+
+def make_char_device(path, minor):
+    """A character device like /dev/null (minor 3) or /dev/full (minor 7)."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+
+
+def recorded_trace(tmp_path):
+    trace = tmp_path / "in.json"
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", trace, "--", WORKLOAD, "0"])
+    assert res.returncode == 0, res.stderr
+    return trace
+
+
+@pytest.mark.parametrize("command", ["merge", "record"])
+def test_a_character_device_output_is_written_in_place(tmp_path, command):
+    """A device named as the output stays a device: /dev/null takes the
+    trace, /dev/full's ENOSPC is an error."""
+    null, full = tmp_path / "null", tmp_path / "full"
+    make_char_device(null, 3)
+    make_char_device(full, 7)
+    trace = recorded_trace(tmp_path)
+
+    def write(out):
+        if command == "merge":
+            return run([DEVTRACE, "merge", "-o", out, trace])
+        return run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
+
+    res = write(null)
+    assert res.returncode == 0, res.stderr
+    assert f"wrote {null}" in res.stderr
+    res = write(full)
+    assert res.returncode == (1 if command == "merge" else 125), res.stderr
+    assert "No space left on device" in res.stderr and "another process" not in res.stderr, res.stderr
+    for dev in (null, full):
+        assert stat.S_ISCHR(os.stat(dev).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "in.json", "null"]
+
+
+@pytest.mark.parametrize("command", ["merge", "record"])
+def test_a_fifo_output_is_written_to_its_reader(tmp_path, command):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    trace = recorded_trace(tmp_path)
+    got = {}
+
+    def read():
+        with open(fifo, "rb") as f:
+            got["data"] = f.read()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        if command == "merge":
+            res = run([DEVTRACE, "merge", "-o", fifo, trace], timeout=30)
+        else:
+            res = run([DEVTRACE, "record", "--backend", "null", "-o", fifo, "--", WORKLOAD, "0"], timeout=30)
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode), res.stderr
+        assert res.returncode == 0 and f"wrote {fifo}" in res.stderr, res.stderr
+        reader.join(timeout=30)
+        assert json.loads(got["data"])["traceEvents"]
+    finally:
+        if reader.is_alive():  # the FIFO was replaced: release the blocked reader
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)) if stat.S_ISFIFO(os.stat(fifo).st_mode) else None
+
+
+def test_merge_refuses_an_output_that_is_an_input(tmp_path):
+    trace = recorded_trace(tmp_path)
+    before = trace.read_bytes()
+    res = run([DEVTRACE, "merge", "-o", trace, trace, trace])
+    assert res.returncode == 2, res.stderr
+    assert f"merge: {trace} is also an input: it would be replaced while being read" in res.stderr
+    assert trace.read_bytes() == before
+
+
+def test_stats_csv_escapes_control_bytes_in_names(tmp_path):
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "k\x1b[2J\rgone\x01", "pid": 0, "tid": 1, "ts": 1, "dur": 1}]}))
+    res = run([DEVTRACE, "stats", "--format", "csv", trace])
+    assert res.returncode == 0, res.stderr
+    assert not any(c in res.stdout for c in "\x1b\r\x01"), repr(res.stdout)
+    assert ",k\\x1b[2J\\x0dgone\\x01\n" in res.stdout, repr(res.stdout)
 
 
 @pytest.mark.parametrize("content", [b"", b"{", b"[1,2,3]", b"\x1f\x8b\x08\x00garbage",
