@@ -255,10 +255,10 @@ static void stop_and_write(void)
     if (strcmp(got, g_output) != 0)
         dt_inject_report("wrote", 1, got, "%s was written by another process during this run", g_output);
     else if (g_untaken[0] && strcmp(g_name_taken, "0") != 0)
-        dt_inject_report("wrote", 1, got, "%s belongs to another devtrace record running with the same output, "
+        dt_inject_report("wrote", 1, got, "%s belongs to another devtrace record with the same output, "
                          "pid %s", g_untaken, g_name_taken);
     else if (g_untaken[0])
-        dt_inject_report("wrote", 1, got, "%s belongs to another devtrace record running with the same output",
+        dt_inject_report("wrote", 1, got, "%s belongs to another devtrace record with the same output",
                          g_untaken);
     else
         dt_inject_report("wrote", 1, got, "%s", "");

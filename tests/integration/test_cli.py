@@ -245,7 +245,7 @@ def test_records_writing_one_path_do_not_replace_each_others_traces(tmp_path):
     # other puts its pid in the name, and says so
     assert f"wrote {out}: " in err1
     assert f"wrote {other}: " in err2
-    assert f"({out} belongs to another devtrace record running with the same output, pid {first.pid})" in err2
+    assert f"({out} belongs to another devtrace record with the same output, pid {first.pid})" in err2
     # a later run replaces a trace of an earlier one
     res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
     assert res.returncode == 0 and f"wrote {out}: " in res.stderr
@@ -275,7 +275,7 @@ def test_records_started_together_each_keep_their_trace(tmp_path):
         assert len(files) == 8 and "t.rank0.json" in files, (round_, files, errs)
         assert all(f.startswith("t.rank0.") and f.endswith(".json") for f in files), files
         assert sum(f"wrote {d / 't.rank0.json'}: " in e for e in errs) == 1, errs
-        assert sum("belongs to another devtrace record running with the same output" in e for e in errs) == 7, errs
+        assert sum("belongs to another devtrace record with the same output" in e for e in errs) == 7, errs
         for f in files:
             json.loads((d / f).read_text())
 
@@ -296,7 +296,7 @@ def test_a_claim_left_by_a_record_that_died_holds_nothing(tmp_path):
         fcntl.flock(held, fcntl.LOCK_EX)
         res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
     assert res.returncode == 0, res.stderr
-    assert f"({out} belongs to another devtrace record running with the same output, pid 4242)" in res.stderr
+    assert f"({out} belongs to another devtrace record with the same output, pid 4242)" in res.stderr
     files = sorted(p.name for p in tmp_path.iterdir() if p.name != claim.name)
     assert len(files) == 2 and "t.json" in files, files
 
