@@ -321,6 +321,14 @@ DT_API const char *dt_session_thread_name(const dt_session *session, uint32_t ti
    totalGlobalMem, computeMajor, ...). Writes at most size bytes including
    the NUL, like snprintf, and returns the length of the whole text. */
 DT_API size_t dt_session_device_properties(const dt_session *session, char *buf, size_t size);
+/* The session's notes, as the trace's "devtrace" key writes them: what it
+   could not record, or recorded in part, and why, one text per topic
+   ("kinds": the record kinds the vendor would not enable, e.g. MSPTI's
+   memory copies and memsets without libmspti.so in LD_PRELOAD). Note index
+   (from 0) in *key and *text (either may be NULL), valid until the session
+   is destroyed; returns 0 past the last note. Read them after
+   dt_session_stop. */
+DT_API int dt_session_note_at(const dt_session *session, size_t index, const char **key, const char **text);
 
 /* Loss accounting: every record not kept is counted under one reason. */
 typedef enum dt_loss_reason {
@@ -362,7 +370,11 @@ typedef struct dt_backend_status {
 } dt_backend_status;
 
 /* Look for the backend's vendor library and describe it. Loads the library
-   to read its version; arms nothing. */
+   to read its version; arms nothing. What the backend cannot record in this
+   process though its library loads is said in reason (with available 1):
+   e.g. MSPTI's memory copies and memsets when libmspti.so was not in
+   LD_PRELOAD when the process started, in the words of the note a session
+   would write. */
 DT_API dt_status dt_backend_probe(const char *name, dt_backend_status *status);
 
 #ifdef __cplusplus

@@ -42,6 +42,9 @@ struct dt_backend {
        it in LD_PRELOAD from the start of the process (MSPTI's memory kinds),
        else NULL: `devtrace record` preloads the library found. */
     const char *preload;
+    /* What the vendor records only then, as a note names kinds ("memory
+       copies, memsets"); with preload. */
+    const char *preload_kinds;
     unsigned caps;             /* DT_BACKEND_* */
     /* Find and load the vendor library, describe it; arm nothing. */
     dt_status (*probe)(dt_backend_status *status);

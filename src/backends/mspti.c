@@ -159,6 +159,8 @@ static const dt_value_name result_names[] = {
     {MSPTI_ERROR_INNER, "MSPTI_ERROR_INNER"},
 };
 
+extern const dt_backend dt_backend_mspti;
+
 /* Explains the refusals a user can act on. */
 static int explain(const char *call, int result, const char *result_text, const char *library, const char *version,
                    int emulated, dt_failure *out)
@@ -169,9 +171,7 @@ static int explain(const char *call, int result, const char *result_text, const 
     (void)call;
     if (result == MSPTI_ERROR_WITHOUT_LD_PRELOAD) {
         out->status = DT_ERR_BACKEND_UNAVAILABLE;
-        snprintf(out->message, sizeof out->message,
-                 "libmspti.so must be in LD_PRELOAD from the start of the program (`devtrace record` puts it "
-                 "there; or run it with LD_PRELOAD=%s)", library);
+        dt_preload_advice(dt_backend_mspti.preload, library, out->message, sizeof out->message);
         return 1;
     }
     if (result == MSPTI_ERROR_INVALID_PARAMETER) {
@@ -187,7 +187,6 @@ static const char *const roots[] = {"ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", N
 static const char *const subdirs[] = {"lib64", "tools/mspti/lib64", NULL};
 
 DT_ENGINE_DEFINE(mspti, mspti_vendor);
-extern const dt_backend dt_backend_mspti;
 
 static const dt_vendor mspti_vendor = {
     .backend = &dt_backend_mspti,
@@ -720,6 +719,8 @@ const dt_backend dt_backend_mspti = {
     .api_category = "privateuse1",
     .library_env = "DEVTRACE_MSPTI_LIBRARY",
     .preload = "libmspti.so",
+    .preload_kinds = "memory copies, memsets, memory allocations (and collectives where the release has only HCCL "
+                     "records)",
     .probe = mspti_probe,
     .start = mspti_start,
     .flush = mspti_flush,

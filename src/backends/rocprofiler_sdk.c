@@ -866,13 +866,14 @@ static int rsdk_clock(uint64_t *ns)
     return get && get(ns) == RSDK_STATUS_SUCCESS ? 0 : -1;
 }
 
-/* The contexts an External id is pushed to: those of device records (an
-   API call shares its device work's correlation id, and so its External
-   id), or the API context when it records alone. Fixed while a session
-   runs. */
+/* The contexts an External id is pushed to: every one that records. The
+   API context too when device records carry the id: an API call that
+   launches nothing (hipStreamSynchronize) shares no device record's
+   correlation id, and has its op's id only from its own record. Fixed
+   while a session runs. */
 static int pushed_to(int c)
 {
-    return R.on[c] && (c != C_API || (!R.on[C_KERNEL] && !R.on[C_COPY]));
+    return R.on[c];
 }
 
 /* On the program's threads: no error text is formatted here. The id goes

@@ -372,7 +372,6 @@ typedef struct decode_ctx {
     dt_rsdk_decoder *d;
     dt_session *s;
     uint32_t capture;
-    int link_api;              /* API records carry the External ids (no device records do) */
     dt_decode_cache cache;
     struct { uint64_t key; uint16_t device; } agent[CX_SLOTS];
     struct { uint64_t key; uint32_t lane; } queue[CX_SLOTS];
@@ -568,10 +567,14 @@ static void decode_api(decode_ctx *cx, const uint8_t *p, uint64_t size)
         end = r->end_timestamp;
         thread = r->thread_id;
     }
-    if (dt_add_api_call(cx->s, DT_EVENT_RUNTIME, start, end, internal, cx->d->pid, (uint32_t)thread,
-                        api_name(cx, op), (uint32_t)op, 0) &&
-        cx->link_api)
-        link_external(cx->s, internal, external);
+    dt_rec *rec = dt_add_api_call(cx->s, DT_EVENT_RUNTIME, start, end, internal, cx->d->pid, (uint32_t)thread,
+                                  api_name(cx, op), (uint32_t)op, 0);
+    /* the call's own id: one that launches nothing (hipStreamSynchronize)
+       shares no device record's correlation id */
+    if (rec && external) {
+        rec->external_id = external - 1;
+        rec->flags |= DT_REC_HAS_EXTERNAL;
+    }
 }
 
 static void unknown(decode_ctx *cx, uint32_t category, uint32_t kind)
@@ -590,10 +593,6 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
     cx.d = d;
     cx.s = s;
     cx.capture = s->config.capture;
-    /* an API call shares its device work's correlation id, so its External
-       id comes from that work's records where they are recorded (the
-       backend pushes ids to the API records' context only otherwise) */
-    cx.link_api = !(cx.capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET | DT_CAPTURE_MEMCPY));
     /* launches are matched here whether or not their records are kept */
     int match_launches = dt_rsdk_decoder_matches_launches(d, cx.capture);
     dt_decode_cache_init(&cx.cache);

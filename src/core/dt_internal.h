@@ -32,6 +32,14 @@ DT_HIDDEN int dt_log_enabled(void);
 DT_HIDDEN int dt_env_bool(const char *name);
 /* secure_getenv, treating "" as unset. */
 DT_HIDDEN const char *dt_env(const char *name);
+/* Whether LD_PRELOAD named file (a library's file name) when the process
+   started: the environment it started with, which setenv cannot change,
+   and what a vendor that must interpose from the start reads. */
+DT_HIDDEN int dt_started_with_preload(const char *file);
+/* What to do when a vendor records some kinds only with its library
+   `preload` in LD_PRELOAD from the start, and it was not there (library:
+   the path found, or NULL): the words of every note and error that says so. */
+DT_HIDDEN void dt_preload_advice(const char *preload, const char *library, char *out, size_t size);
 
 /* Allocation: every allocation of libdevtrace goes through these
    (src/core/alloc.c), so that tests can make the n-th one fail. */

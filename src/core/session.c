@@ -580,6 +580,19 @@ void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
     if (added) dt_log("note: %s: %s", key, text);
 }
 
+int dt_session_note_at(const dt_session *s, size_t index, const char **key, const char **text)
+{
+    if (!s) return 0;
+    pthread_mutex_t *l = (pthread_mutex_t *)&s->calib_lock; /* a note is added under it */
+    pthread_mutex_lock(l);
+    int have = index < (size_t)s->note_count;
+    pthread_mutex_unlock(l);
+    if (!have) return 0;
+    if (key) *key = s->notes[index].key;
+    if (text) *text = s->notes[index].text;
+    return 1;
+}
+
 void dt_session_set_device(dt_session *s, const dt_device_props *p)
 {
     if (p->id < DT_MAX_DEVICES) {
@@ -760,5 +773,13 @@ dt_status dt_backend_probe(const char *name, dt_backend_status *st)
     st->name = b->name;
     st->vendor = b->vendor;
     if (!b->probe) { st->available = 1; return DT_OK; }
-    return b->probe(st);
+    dt_status r = b->probe(st);
+    if (r == DT_OK && st->available && b->preload && !dt_started_with_preload(b->preload)) {
+        size_t used = strlen(st->reason);
+        char advice[512];
+        dt_preload_advice(b->preload, st->library, advice, sizeof advice);
+        snprintf(st->reason + used, sizeof st->reason - used, "%s%s not recorded: %s", used ? "; " : "",
+                 b->preload_kinds, advice);
+    }
+    return r;
 }

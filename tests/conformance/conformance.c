@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -442,7 +443,7 @@ static void scenario_kinds(void)
 typedef struct expect { int has; uint64_t id; int used; } expect;
 static expect g_expect[EXT_THREADS * EXT_SLOTS_PER_THREAD];
 
-typedef struct ext_arg { int thread; } ext_arg;
+typedef struct ext_arg { int thread; uint32_t tid; } ext_arg;
 
 static void ext_launch(int t, int *slot, int has, uint64_t id, int what)
 {
@@ -465,7 +466,9 @@ static void ext_launch(int t, int *slot, int has, uint64_t id, int what)
 
 static void *ext_thread(void *p)
 {
-    int t = ((ext_arg *)p)->thread, slot = 0;
+    ext_arg *arg = p;
+    int t = arg->thread, slot = 0;
+    arg->tid = (uint32_t)syscall(SYS_gettid);
     uint64_t base = (uint64_t)(t + 1) * 1000, range = 0, outer_range = 0;
     ext_launch(t, &slot, 0, 0, 0);
     REQUIRE(dt_external_push(base + 1) == DT_OK, "push");
@@ -478,6 +481,8 @@ static void *ext_thread(void *p)
     ext_launch(t, &slot, 1, range, 1);
     REQUIRE(dt_range_pop() == DT_OK, "range pop");
     ext_launch(t, &slot, 1, base + 2, 0);
+    /* an API call that launches nothing carries its op's id too */
+    REQUIRE(emu.synchronize(t % 2, t) == 0, "synchronize");
     REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
     /* after the nested operation returned, the outer range again */
     ext_launch(t, &slot, 1, outer_range, 1);
@@ -489,6 +494,35 @@ static void *ext_thread(void *p)
     REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
     ext_launch(t, &slot, 0, 0, 1);
     return NULL;
+}
+
+/* Every API call made inside an operation carries its id, one that launches
+   nothing included: each worker synchronized its stream inside base + 2,
+   the main thread synchronized everything outside any operation. An
+   API call is known by its vendor's name. */
+static void check_sync_calls(dt_session *s, const ext_arg *args)
+{
+    size_t n = dt_session_event_count(s), inside[EXT_THREADS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        dt_event ev;
+        dt_session_event(s, i, &ev);
+        if (!is_api(ev.kind) || !strstr(ev.name, "ynchroniz")) continue;
+        int t = 0;
+        while (t < EXT_THREADS && args[t].tid != ev.thread) t++;
+        if (t == EXT_THREADS) {
+            CHECK(!ev.has_external, "%s outside any operation carries External id %" PRIu64, ev.name,
+                  ev.external_id);
+            continue;
+        }
+        inside[t]++;
+        uint64_t want = (uint64_t)(t + 1) * 1000 + 2;
+        CHECK(ev.has_external && ev.external_id == want,
+              "%s on thread %d: External id %" PRIu64 " (has %d), expected %" PRIu64, ev.name, t, ev.external_id,
+              ev.has_external, want);
+    }
+    /* one call each, or a runtime call and the driver call it made */
+    for (int t = 0; t < EXT_THREADS; t++)
+        CHECK(inside[t] >= 1, "thread %d: no synchronize call recorded inside its operation", t);
 }
 
 static void scenario_external(void)
@@ -554,6 +588,7 @@ static void scenario_external(void)
     }
     CHECK_EQ_U64(kernels, EXT_THREADS * 10, "kernels checked");
     CHECK_EQ_U64(memcpys, st.records[EMU_KIND_MEMCPY] ? EXT_THREADS * 6 : 0, "memcpys checked");
+    check_sync_calls(s, args);
     CHECK_EQ_U64(count_events(s).kind[DT_EVENT_RANGE], EXT_THREADS * 2, "ranges");
     check_trace(s, "trace");
     dt_session_destroy(s);

@@ -160,7 +160,7 @@ def raised_in_child(statement, error="devtrace.DevtraceError", env=None):
             "try:\n"
             f"    {statement}\n"
             f"except {error} as e:\n"
-            "    print(e.status, e)\n"
+            "    print(getattr(e, 'status', type(e).__name__), e)\n"
             "else:\n"
             "    raise SystemExit('nothing was raised')\n")
     res = run([sys.executable, "-c", code], env=env)

@@ -383,3 +383,125 @@ def test_losses_reach_the_trace_and_the_report(tmp_path):
     assert trace["devtrace"]["loss"]["vendor_dropped"] == 3
     assert trace["devtrace"]["loss"]["total"] == 5
     assert sum(1 for e in trace["traceEvents"] if e.get("cat") == "kernel") == 2
+
+
+def test_enable_names_what_it_accepts():
+    need("torch")
+    for bad in ("None", "3"):
+        said = raised_in_child("devtrace.torch.enable(%s)" % bad, "TypeError")
+        assert "backend is a name" in said and '"auto"' in said and "topspti" in said, said
+
+
+ACTIVE_SCRIPT = r"""
+import ctypes, json, sys
+import torch
+from torch.profiler import profile, schedule
+import devtrace, devtrace.torch
+
+emu = ctypes.CDLL(sys.argv[1])
+g = (ctypes.c_int * 3)(1, 1, 1)
+
+def kernel():
+    assert emu.emu_launch_kernel(0, 1, b"k", g, g, ctypes.c_uint64(1000)) == 0
+    assert emu.emu_synchronize(-1, -1) == 0
+
+def refused():
+    try:
+        devtrace.torch.enable(sys.argv[2])
+    except devtrace.DevtraceError as e:
+        return [e.status, str(e)]
+    return None
+
+out = {}
+with profile():                       # the first enable() inside a run
+    out["inside"] = refused()
+    kernel()
+with profile(schedule=schedule(wait=0, warmup=1, active=1, repeat=1)) as p:
+    out["warmup"] = refused()         # Kineto configures its child profilers at warm-up
+    p.step()
+    p.step()
+devtrace.torch.enable(sys.argv[2])   # between runs
+with profile():
+    out["again"] = devtrace.torch.enable(sys.argv[2])  # the backend this run records with: nothing changes
+    kernel()
+out["kept"] = devtrace.torch.last_session()["kept"]["kernel"]
+print(json.dumps(out))
+"""
+
+
+def test_enable_during_a_run_is_refused(tmp_path):
+    """enable() while torch.profiler runs would leave that run with no
+    device activity: it raises, from a scheduled run's warm-up on, and the
+    next run records."""
+    need("torch")
+    res = run([sys.executable, "-c", ACTIVE_SCRIPT, TOPSPTI_EMU, "topspti"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    for when in ("inside", "warmup"):
+        assert out[when] is not None, "enable() inside a run (%s) returned normally" % when
+        status, said = out[when]
+        assert status == "DT_ERR_STATE"
+        assert "torch.profiler run is under way" in said and "before torch.profiler starts" in said, said
+    assert out["again"] == "topspti"
+    assert out["kept"] == 1
+
+
+PRELOAD_SCRIPT = r"""
+import ctypes, json, sys, warnings
+import torch
+import devtrace.torch
+
+with warnings.catch_warnings(record=True) as said:
+    warnings.simplefilter("always")
+    devtrace.torch.enable("mspti")
+    devtrace.torch.enable("mspti")   # said once
+emu = ctypes.CDLL(sys.argv[1])
+g = (ctypes.c_int * 3)(1, 1, 1)
+with torch.profiler.profile() as prof:
+    for i in range(3):
+        assert emu.emu_launch_kernel(0, 1, b"k", g, g, ctypes.c_uint64(1000)) == 0
+        assert emu.emu_memcpy(0, 1, 1, ctypes.c_uint64(4096), ctypes.c_uint64(1000), 1) == 0
+        assert emu.emu_memset(0, 1, ctypes.c_uint64(256), 0, ctypes.c_uint64(500), 1) == 0
+    assert emu.emu_synchronize(-1, -1) == 0
+prof.export_chrome_trace(sys.argv[2])
+print(json.dumps({"warnings": [[w.category.__name__, str(w.message)] for w in said],
+                  "plugin": devtrace.torch.last_session()}))
+"""
+
+
+@pytest.mark.parametrize("preloaded", [False, True], ids=["without_preload", "preloaded"])
+def test_copies_mspti_cannot_record_are_said_to_be_missing(tmp_path, preloaded):
+    """MSPTI records copies and memsets only with libmspti.so in LD_PRELOAD
+    from the start: without it enable() warns once, and last_session() and
+    the trace's "devtrace" key carry the session's note; with it, nothing
+    is said and everything is recorded."""
+    need("torch")
+    assert "mspti" in VENDORS, "the MSPTI emulator must be built"
+    lib = VENDORS["mspti"]
+    env = {"DEVTRACE_MSPTI_LIBRARY": str(lib)}
+    if preloaded:
+        env["LD_PRELOAD"] = str(lib)
+    out = tmp_path / "t.json"
+    res = run([sys.executable, "-c", PRELOAD_SCRIPT, lib, out], env=env)
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    with open(out, encoding="utf-8") as f:
+        trace = json.load(f)
+    kept = got["plugin"]["kept"]
+    assert kept["kernel"] == 3
+    if preloaded:
+        assert got["warnings"] == []
+        assert kept["memcpy"] == 3 and kept["memset"] == 3
+        assert "kinds" not in got["plugin"]["notes"] and "kinds" not in trace["devtrace"]["notes"]
+        return
+    assert kept["memcpy"] == 0 and kept["memset"] == 0
+    note = got["plugin"]["notes"]["kinds"]
+    assert note.startswith("memory copies, memsets") and "LD_PRELOAD=%s" % lib in note, note
+    assert trace["devtrace"]["notes"]["kinds"] == note
+    assert len(got["warnings"]) == 1, got["warnings"]
+    category, warned = got["warnings"][0]
+    assert category == "RuntimeWarning"
+    assert "memory copies, memsets" in warned
+    # the warning's advice is the note's, word for word
+    assert note[note.index("libmspti.so must be"):] in warned, (warned, note)

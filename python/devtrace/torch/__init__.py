@@ -21,11 +21,12 @@ import ctypes
 import json
 import os
 import re
+import warnings
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _native
-from .._api import BackendUnavailableError, DevtraceError, backend_names, probe
+from .._api import BackendStatus, BackendUnavailableError, DevtraceError, backend_names, probe
 
 _SOURCE = Path(__file__).resolve().parent / "kineto_plugin.cpp"
 
@@ -39,6 +40,7 @@ KINETO_NATIVE_BACKENDS = {
 
 _plugin: Optional[ctypes.CDLL] = None
 _backend: Optional[str] = None
+_warned: set = set()  # (backend, what was said): each said once per process
 
 
 def _extension_name() -> str:
@@ -98,11 +100,17 @@ def _load() -> ctypes.CDLL:
         plugin.devtrace_torch_report.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
         plugin.devtrace_torch_report.restype = ctypes.c_size_t
         plugin.devtrace_torch_has_privateuse1_registry.restype = ctypes.c_int
+        plugin.devtrace_torch_profiler_active.argtypes = []
+        plugin.devtrace_torch_profiler_active.restype = ctypes.c_int
         _plugin = plugin
     return _plugin
 
 
-def _choose(backend: str) -> str:
+def _choose(backend: str) -> Tuple[str, BackendStatus]:
+    """The backend to record with, and what its probe said."""
+    if not isinstance(backend, str):
+        raise TypeError("devtrace.torch.enable(backend): backend is a name, \"auto\" or one of %s; got %r"
+                        % (", ".join(n for n in backend_names() if n not in KINETO_NATIVE_BACKENDS), backend))
     if backend in KINETO_NATIVE_BACKENDS:
         raise DevtraceError("DT_ERR_UNKNOWN_BACKEND", "devtrace.torch does not record the %s backend: %s"
                             % (backend, KINETO_NATIVE_BACKENDS[backend]))
@@ -111,14 +119,14 @@ def _choose(backend: str) -> str:
         if not status.available:
             raise BackendUnavailableError("DT_ERR_BACKEND_UNAVAILABLE",
                                           "backend %s is not available: %s" % (backend, status.reason))
-        return backend
+        return backend, status
     reasons: List[str] = []
     for name in backend_names():
         if name == "null" or name in KINETO_NATIVE_BACKENDS:
             continue
         status = probe(name)
         if status.available:
-            return name
+            return name, status
         reasons.append("%s: %s" % (name, status.reason))
     raise BackendUnavailableError("DT_ERR_BACKEND_UNAVAILABLE",
                                   "no device backend is available for torch.profiler; " + "; ".join(reasons))
@@ -127,13 +135,28 @@ def _choose(backend: str) -> str:
 def enable(backend: str = "auto") -> str:
     """Record `backend`'s device activity in every torch.profiler run from
     now on; returns the backend chosen ("auto": the first one whose vendor
-    library is found, CUPTI excluded). Call it before torch.profiler starts.
-    Raises DevtraceError (with the library's reason) when the backend cannot
-    record, and refuses "cupti": Kineto records NVIDIA GPUs itself."""
+    library is found, CUPTI excluded). Call it before torch.profiler starts:
+    while a run is under way (from a scheduled run's warm-up on) it raises
+    DevtraceError (DT_ERR_STATE), since that run would record no device
+    activity, unless that backend is enabled already. Raises TypeError for a
+    backend that is not a name, DevtraceError (with the library's reason)
+    when the backend cannot record, and refuses "cupti": Kineto records
+    NVIDIA GPUs itself. Warns (RuntimeWarning, once per process) when the
+    backend records in part here, e.g. MSPTI's copies and memsets without
+    libmspti.so in LD_PRELOAD: what the trace's "devtrace" notes then say."""
     global _backend
-    chosen = _choose(backend)
-    _load().devtrace_torch_enable(chosen.encode())
+    chosen, status = _choose(backend)
+    plugin = _load()
+    if plugin.devtrace_torch_profiler_active() and chosen != _backend:
+        raise DevtraceError("DT_ERR_STATE",
+                            "devtrace.torch.enable(%r) while a torch.profiler run is under way: that run would "
+                            "record no device activity through %s; call enable() before torch.profiler starts "
+                            "(before the profile() block, or before a scheduled run's warm-up)" % (backend, chosen))
+    plugin.devtrace_torch_enable(chosen.encode())
     _backend = chosen
+    if status.reason and (chosen, status.reason) not in _warned:
+        _warned.add((chosen, status.reason))
+        warnings.warn("devtrace.torch (%s): %s" % (chosen, status.reason), RuntimeWarning, stacklevel=2)
     return chosen
 
 
@@ -155,7 +178,9 @@ def last_session() -> Dict[str, Any]:
     """What the last torch.profiler run recorded through devtrace: activities
     kept by kind, those outside torch.profiler's capture window, how many
     were linked to an op, unresolvable External ids, flows, gpu_user_annotation
-    spans, devtrace's losses by reason and any error. {} before the first run."""
+    spans, devtrace's losses by reason, any error, and the session's notes
+    (what it could not record and why: "kinds" names the record kinds the
+    vendor would not enable). {} before the first run."""
     if _plugin is None:
         return {}
     size = _plugin.devtrace_torch_report(None, 0)

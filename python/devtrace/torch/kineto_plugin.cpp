@@ -271,7 +271,7 @@ public:
         std::string v = "{\"version\": " + json_string(dt_version()) + ", \"backend\": " +
                         json_string(s_ ? dt_session_backend(s_) : backend_.c_str());
         if (!errors_.empty()) v += ", \"error\": " + json_string(errors_.front());
-        v += ", \"loss\": " + loss_json() + "}";
+        v += ", \"loss\": " + loss_json() + ", \"notes\": " + notes_json() + "}";
         return {{"devtrace", v}};
     }
 
@@ -294,6 +294,19 @@ private:
             v += json_string(dt_loss_reason_name(static_cast<dt_loss_reason>(r))) + ": " + std::to_string(n) + ", ";
         }
         return v + "\"total\": " + std::to_string(total) + "}";
+    }
+
+    /* What the session could not record and why ("kinds": MSPTI's copies
+       and memsets without libmspti.so in LD_PRELOAD), as devtrace's own
+       trace writes it. Kineto's writer takes metadata values as they are,
+       so these are escaped (its backslash rule is for args). */
+    std::string notes_json() const
+    {
+        std::string v = "{";
+        const char *key, *text;
+        for (size_t i = 0; s_ && dt_session_note_at(s_, i, &key, &text); i++)
+            v += std::string(i ? ", " : "") + json_string(key) + ": " + json_string(text);
+        return v + "}";
     }
 
     DeviceInfo device_info(int64_t device) const
@@ -533,7 +546,7 @@ void Session::publish_report()
     r += ", \"flows\": " + std::to_string(counts_.flows);
     r += ", \"user_spans\": " + std::to_string(counts_.user_spans);
     r += ", \"pop_mismatch\": " + std::to_string(counts_.pop_mismatch);
-    r += ", \"loss\": " + loss_json() + "}";
+    r += ", \"loss\": " + loss_json() + ", \"notes\": " + notes_json() + "}";
     std::lock_guard<std::mutex> g(g_report_mu);
     g_report = r;
 }
@@ -600,6 +613,15 @@ __attribute__((visibility("default"))) void devtrace_torch_disable(void)
 {
     std::lock_guard<std::mutex> g(g_settings.mu);
     g_settings.enabled = false;
+}
+
+/* 1 while Kineto has a trace under way (from the warm-up of a scheduled
+   torch.profiler run, when it configures its child profilers, to its end):
+   a plugin registered or enabled then is not asked for that run. */
+__attribute__((visibility("default"))) int devtrace_torch_profiler_active(void)
+{
+    auto &api = libkineto::api();
+    return api.isProfilerInitialized() && api.activityProfiler().isActive() ? 1 : 0;
 }
 
 /* 1 when torch's PrivateUse1 profiler registry was available at build time. */

@@ -74,8 +74,9 @@ static DT_CHECK_UNUSED size_t count_kind(const dt_session *s, dt_event_kind kind
 
 static DT_CHECK_UNUSED const char *note_text(const dt_session *s, const char *key)
 {
-    for (int i = 0; i < s->note_count; i++)
-        if (strcmp(s->notes[i].key, key) == 0) return s->notes[i].text;
+    const char *k, *text;
+    for (size_t i = 0; dt_session_note_at(s, i, &k, &text); i++)
+        if (strcmp(k, key) == 0) return text;
     return NULL;
 }
 

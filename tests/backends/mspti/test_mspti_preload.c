@@ -3,7 +3,8 @@
  * libmspti.so is in LD_PRELOAD from the start of the process (it interposes
  * CANN's runtime); otherwise enabling those kinds fails with
  * MSPTI_ERROR_WITHOUT_LD_PRELOAD. A session says which kinds it could not
- * enable and why; `devtrace record` preloads the library itself and says so.
+ * enable and why, and so does the backend's probe before any session;
+ * `devtrace record` preloads the library itself and says so.
  */
 #include <sys/wait.h>
 
@@ -35,6 +36,16 @@ static void without_preload_the_trace_says_why(void)
     CHECK(strstr(why, "MSPTI_ERROR_WITHOUT_LD_PRELOAD (6)"), "%s", why);
     CHECK(strstr(why, "LD_PRELOAD=" DT_EMULATOR), "the note does not say what to preload: %s", why);
     CHECK_EQ(dt_session_loss_total(s), 0);
+    /* before any session, the probe says it in the note's words */
+    dt_backend_status st;
+    REQUIRE_EQ(dt_backend_probe("mspti", &st), DT_OK);
+    CHECK_EQ(st.available, 1);
+    CHECK(strstr(st.reason, "memory copies, memsets, memory allocations (and collectives where the release has only "
+                      "HCCL records) not recorded: "),
+          "the probe does not say which kinds: %s", st.reason);
+    const char *advice = strstr(why, "libmspti.so must be in LD_PRELOAD");
+    REQUIRE(advice != NULL, "%s", why);
+    CHECK(strstr(st.reason, advice), "the probe (%s) and the note (%s) say it differently", st.reason, why);
     dt_session_destroy(s);
     /* what counts is the environment the process started with */
     REQUIRE_EQ(setenv("LD_PRELOAD", DT_EMULATOR, 1), 0);
@@ -57,6 +68,9 @@ static void preloaded_everything_is_recorded(void)
     CHECK_EQ(count_kind(s, DT_EVENT_MEMCPY), 5);
     CHECK_EQ(count_kind(s, DT_EVENT_MEMSET), 3);
     CHECK(note_text(s, "kinds") == NULL, "%s", note_text(s, "kinds"));
+    dt_backend_status st;
+    REQUIRE_EQ(dt_backend_probe("mspti", &st), DT_OK);
+    CHECK(strstr(st.reason, "LD_PRELOAD") == NULL, "preloaded, yet the probe says: %s", st.reason);
     size_t n = dt_session_event_count(s);
     for (size_t i = 0; i < n; i++) {
         dt_event ev;
