@@ -506,12 +506,12 @@ enum role {
 enum key {
     K_OTHER = 0,
     K_ANY, /* every key of a map (loss, counts, attribution, notes) */
-    K_SCHEMA, K_DISPLAY, K_BASE, K_DEVPROPS, K_EVENTS, K_DEVTRACE, K_TRACENAME, K_DIST,
+    K_SCHEMA, K_DISPLAY, K_BASE, K_DEVPROPS, K_EVENTS, K_DEVTRACE, K_TRACENAME, K_DIST, K_HOST_NAME,
     K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ID, K_BP, K_ARGS,
     K_EXT, K_CORR, K_BYTES, K_PARENT, K_DEVICE, K_STREAM, K_CBID, K_ANAME, K_LABELS, K_SORT, K_COLLECTIVE,
     K_MEM_BYTES, K_MEM_TOTAL, K_MEM_DEVICE, K_MEM_TYPE, K_ADDR,
     K_VERSION, K_BACKEND, K_VENDOR, K_LIBRARY, K_LIBVER, K_WINDOW, K_CLOCK, K_LOSS, K_COUNTS, K_ATTR, K_PARENTS,
-    K_HOST, K_DTPID, K_RTC, K_NOTES,
+    K_HOST, K_DTPID, K_RTC, K_NOTES, K_WRITER,
     K_START, K_END,
     K_SAMPLES, K_SEGMENTS, K_SLOPE, K_OFFSET, K_ERRB, K_IDENTITY,
     K_RANK, K_LOCAL_RANK, K_WORLD, K_LAUNCHER,
@@ -529,7 +529,7 @@ typedef struct key_entry {
 static const key_entry keys_root[] = {
     KEY(K_SCHEMA, "schemaVersion"), KEY(K_DISPLAY, "displayTimeUnit"), KEY(K_BASE, "baseTimeNanoseconds"),
     KEY(K_DEVPROPS, "deviceProperties"), KEY(K_EVENTS, "traceEvents"), KEY(K_DEVTRACE, "devtrace"),
-    KEY(K_TRACENAME, "traceName"), KEY(K_DIST, "distributedInfo"),
+    KEY(K_TRACENAME, "traceName"), KEY(K_DIST, "distributedInfo"), KEY(K_HOST_NAME, "host_name"),
 };
 
 static const key_entry keys_dist[] = {
@@ -541,7 +541,7 @@ static const key_entry keys_dt[] = {
     KEY(K_VERSION, "version"), KEY(K_BACKEND, "backend"), KEY(K_VENDOR, "vendor"), KEY(K_LIBRARY, "library"),
     KEY(K_LIBVER, "libraryVersion"), KEY(K_WINDOW, "captureWindow"), KEY(K_CLOCK, "clock"), KEY(K_LOSS, "loss"),
     KEY(K_COUNTS, "counts"), KEY(K_ATTR, "attribution"), KEY(K_PARENTS, "externalParents"), KEY(K_HOST, "host"),
-    KEY(K_DTPID, "pid"), KEY(K_RTC, "realtimeClock"), KEY(K_NOTES, "notes"),
+    KEY(K_DTPID, "pid"), KEY(K_RTC, "realtimeClock"), KEY(K_NOTES, "notes"), KEY(K_WRITER, "writer"),
 };
 
 static const key_entry keys_dt_window[] = {
@@ -838,6 +838,10 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
                 return -1;
             }
             return set_summary_str(c, &sum->trace_name, s, len) ? R_SKIP : -1;
+        case K_HOST_NAME: /* torch.profiler's */
+            if (type != V_STR)
+                return R_SKIP;
+            return set_summary_str(c, &sum->host_name, s, len) ? R_SKIP : -1;
         default:
             return R_SKIP;
         }
@@ -888,8 +892,10 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
         case K_VENDOR:
         case K_LIBRARY:
         case K_LIBVER:
+        case K_WRITER:
         case K_HOST: {
             char **dst = f->key == K_VERSION   ? &sum->version
+                         : f->key == K_WRITER  ? &sum->writer
                          : f->key == K_BACKEND ? &sum->backend
                          : f->key == K_VENDOR  ? &sum->vendor
                          : f->key == K_LIBRARY ? &sum->library
@@ -2563,6 +2569,8 @@ void dt_rd_summary_free(dt_rd_summary *s)
         return;
     free(s->display_time_unit);
     free(s->trace_name);
+    free(s->host_name);
+    free(s->writer);
     free(s->version);
     free(s->backend);
     free(s->vendor);

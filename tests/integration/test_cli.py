@@ -1,5 +1,10 @@
 """The devtrace command as a user runs it."""
+import csv
+import gzip
+import io
+import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -385,3 +390,65 @@ free
     bad.write_text("vendor mspti\nfree\n")
     res = run([EMU_RUN, "--quiet", "--library", library, bad])
     assert res.returncode != 0 and "no allocation of this thread to free" in res.stderr, res.stderr
+
+
+# Real torch.profiler traces (HTA's test data, ../shared/fixtures/torch-traces):
+# check's exit status and the count of each kind of finding, as "title: count"
+# from each kind's header. Kineto's flows cut on one side are known
+# properties of its traces (exit 0); the Stream Sync events that overlap a
+# copy on their stream's row are rows that do not nest (exit 1).
+TORCH_TRACES = SOURCE.parent / "shared" / "fixtures" / "torch-traces"
+TORCH_TRACE_FINDINGS = {
+    "amd_trace-mi250_minitoy_train_ROCm6_2_kineto.json.gz": (0, {"flows with a finish and no start": 5}),
+    "critical_path-alexnet.json.gz": (1, {"flows with a finish and no start": 206,
+                                          "flows with a start and no finish": 16,
+                                          "partial overlaps on a row (rows that do not nest)": 8}),
+    "cupti_profiler-benchmark_result_924719_1679055439_trace.json.gz": (
+        0, {"flows with a finish and no start": 1758, "flows with a start and no finish": 104}),
+    "distributed_info_unavailable-distributed_info_not_found.json.gz": (0, {}),
+    "nccl_parser_config-nccl_data.json.gz": (0, {"flows with a finish and no start": 4878,
+                                                 "flows with a start and no finish": 88}),
+    "trace_filter-sampled_rank-0.json.gz": (0, {}),
+    "trace_filter-sampled_rank-1.json.gz": (0, {}),
+}
+
+
+def check_findings(stdout):
+    """{title: count} from check's kind headers ("invariant N, title: count...")."""
+    found = {}
+    for line in stdout.splitlines():
+        m = re.match(r"invariant \d, (.*?): (\d+)(, a known property.*)?$", line)
+        if m:
+            found[m.group(1)] = int(m.group(2))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_TRACE_FINDINGS))
+def test_check_and_stats_on_real_torch_traces(name):
+    path = TORCH_TRACES / name
+    if not path.exists():
+        pytest.fail("%s is missing: CI has ../shared beside the clone" % path)
+    rc, expected = TORCH_TRACE_FINDINGS[name]
+    res = run([DEVTRACE, "check", path])
+    assert res.returncode == rc, res.stdout[-3000:]
+    assert check_findings(res.stdout) == expected, res.stdout[-3000:]
+    known = sum(n for title, n in expected.items() if title.startswith("flows with"))
+    defects = sum(expected.values()) - known
+    summary = res.stdout.splitlines()[-1]
+    assert summary.startswith("check: FAILED: %d violations" % defects if defects else "check: OK ("), summary
+    if known:
+        assert summary.endswith("; %d findings that are known properties of torch.profiler's traces, not "
+                                "defects" % known), summary
+    # a few lines per kind; --verbose prints every finding
+    assert len(res.stdout.splitlines()) <= 2 + 7 * len(expected)
+    res = run([DEVTRACE, "check", "--verbose", path])
+    assert res.returncode == rc
+    lines = [ln for ln in res.stdout.splitlines() if re.match(r"invariant \d: ", ln)]
+    assert len(lines) == sum(expected.values())
+    # stats reads every one: its kernel and collective instances are the trace's kernels
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        kernels = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel")
+    res = run([DEVTRACE, "stats", path, "--format", "csv", "--report", "kernels,collectives"])
+    assert res.returncode == 0, res.stderr
+    rows = list(csv.reader(io.StringIO(res.stdout)))
+    assert sum(int(r[3]) for r in rows if r and r[0] in ("kernels", "collectives") and r[3].isdigit()) == kernels

@@ -433,10 +433,18 @@ def test_foreign_gpu_traces_are_read_leniently(tmp_path):
         res = run([DEVTRACE, "check", path])
         assert res.returncode == 0, res.stdout
         assert "not applicable: 3 (attribution)" in res.stdout
-        # a broken flow in a foreign trace is still a violation
+        # a flow cut on one side is a known property of Kineto's traces...
         t = kineto_gpu_trace(flavour)
         t["traceEvents"] = [e for e in t["traceEvents"] if e.get("ph") != "f"]
         path.write_text(json.dumps(t, indent=2))
         res = run([DEVTRACE, "check", path])
-        assert res.returncode == 1
+        assert res.returncode == 0, res.stdout
         assert "invariant 2: flow id 77 has 1 start(s) and 0 finish(es)" in res.stdout
+        assert "a known property of torch.profiler's traces" in res.stdout
+        # ...a flow finished twice is malformed: still a violation
+        t = kineto_gpu_trace(flavour)
+        t["traceEvents"] += [e for e in t["traceEvents"] if e.get("ph") == "f"]
+        path.write_text(json.dumps(t, indent=2))
+        res = run([DEVTRACE, "check", path])
+        assert res.returncode == 1
+        assert "invariant 2: flow id 77 has 1 start(s) and 2 finish(es)" in res.stdout
