@@ -335,10 +335,13 @@ static bool is_device_cat(int cat)
            cat == DT_RD_CAT_OVERHEAD;
 }
 
+/* Rows of hosts: what runs there. The capture window ("Trace") is neither:
+   torch.profiler draws it on its own "Spans" process, sorted after the
+   devices. */
 static bool is_host_cat(int cat)
 {
-    return dt_rd_cat_is_api(cat) || cat == DT_RD_CAT_USER_ANNOTATION || cat == DT_RD_CAT_TRACE ||
-           cat == DT_RD_CAT_CPU_OP || cat == DT_RD_CAT_PYTHON_FUNCTION;
+    return dt_rd_cat_is_api(cat) || cat == DT_RD_CAT_USER_ANNOTATION || cat == DT_RD_CAT_CPU_OP ||
+           cat == DT_RD_CAT_PYTHON_FUNCTION;
 }
 
 /* The fallback name a backend gives an API it cannot name: <word>#<digits>. */
