@@ -452,3 +452,40 @@ def test_check_and_stats_on_real_torch_traces(name):
     assert res.returncode == 0, res.stderr
     rows = list(csv.reader(io.StringIO(res.stdout)))
     assert sum(int(r[3]) for r in rows if r and r[0] in ("kernels", "collectives") and r[3].isdigit()) == kernels
+
+
+def perfetto_capture_args(path):
+    """The args of the "devtrace capture" slice of a .pftrace, read with
+    Perfetto's own protos: {name: value}."""
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    trace = Trace()
+    trace.ParseFromString(Path(path).read_bytes())
+    for p in trace.packet:
+        if p.HasField("track_event") and any(n.name == "devtrace capture" for n in p.interned_data.event_names):
+            names = {n.iid: n.name for n in p.interned_data.debug_annotation_names}
+            return {names[a.name_iid]: getattr(a, a.WhichOneof("value")) for a in p.track_event.debug_annotations}
+    return {}
+
+
+@needs_emulator()
+def test_perfetto_traces_carry_the_losses_backend_window_and_clock(tmp_path):
+    """The faults scenario's losses, as the JSON trace counts them, are in
+    the .pftrace too, with the backend, capture window and clock fit; stats
+    and check read the .pftrace as they read the JSON."""
+    traces = {}
+    for fmt, name in (("json", "f.json"), ("perfetto", "f.pftrace")):
+        out = tmp_path / name
+        res = run([DEVTRACE, "record", "--backend", "topspti", "--format", fmt, "-o", out, "--",
+                   EMU_RUN, "--quiet", "--library", TOPSPTI_EMU, SOURCE / "examples" / "faults.scn"],
+                  env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+        assert res.returncode == 0, res.stderr
+        assert "LOST 17 records" in res.stderr
+        traces[fmt] = out
+    dt = load_trace(traces["json"])["devtrace"]
+    args = perfetto_capture_args(traces["perfetto"])
+    assert {k[len("devtrace.loss."):]: v for k, v in args.items() if k.startswith("devtrace.loss.")} == dt["loss"]
+    assert dt["loss"]["total"] == 17
+    assert args["devtrace.backend"] == "topspti"
+    assert args["devtrace.captureWindow.startNs"] < args["devtrace.captureWindow.endNs"]
+    assert args["devtrace.clock.samples"] >= 2 and args["devtrace.clock.errorBoundNs"] >= 0
+    assert abs(args["devtrace.clock.slope"] - 1) < 1e-3
