@@ -1121,6 +1121,13 @@ int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FIL
         check_memory(&c);
         if (c.writer == WR_PLUGIN)
             check_loss(&c, &s);
+    } else if (rc == 0 && s.format == DT_RD_FORMAT_PERFETTO) {
+        /* devtrace's Perfetto trace: no JSON top level, no attribution */
+        check_rows(&c, &s, true);
+        check_flows(&c);
+        check_memory(&c);
+        check_names(&c);
+        check_loss(&c, &s);
     } else if (rc == 0) {
         if (!s.has_schema_version)
             ck_finding(&c, KD_TOP_LEVEL, "no \"schemaVersion\" at the top level");
@@ -1158,6 +1165,10 @@ int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FIL
         fprintf(out, "check: a trace of another writer (no devtrace key): checked 1 (JSON), 2 (flows), "
                      "4 (names), 5 (rows nest), 8 (memory); not applicable: 3 (attribution), 5 (capture window), "
                      "6 (row names and order), 7 (loss counts)\n");
+    else if (rc == 0 && s.format == DT_RD_FORMAT_PERFETTO)
+        fprintf(out, "check: a Perfetto protobuf trace devtrace wrote: checked 1 (protobuf), 2 (flows), 4 (names), "
+                     "5 (window, rows nest), 6 (row names and order), 7 (loss counts), 8 (memory); not applicable: "
+                     "3 (attribution, which only the JSON carries)\n");
     else if (rc == 0 && c.writer == WR_PLUGIN)
         fprintf(out, "check: a torch.profiler trace with devtrace.torch's device activity (devtrace.writer \"%s\"): "
                      "checked 1 (JSON), 2 (flows), 4 (names), 5 (rows nest), 7 (loss counts), 8 (memory); not "

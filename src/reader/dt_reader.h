@@ -166,8 +166,11 @@ typedef struct dt_rd_notes {
     size_t count, cap;
 } dt_rd_notes;
 
+enum { DT_RD_FORMAT_JSON, DT_RD_FORMAT_PERFETTO };
+
 typedef struct dt_rd_summary {
     bool compressed;         /* the input was gzip */
+    int format;              /* DT_RD_FORMAT_*: what the (decompressed) input is */
     uint64_t bytes;          /* JSON bytes parsed (decompressed) */
     uint64_t event_count;    /* traceEvents entries */
     bool has_trace_events;

@@ -489,3 +489,50 @@ def test_perfetto_traces_carry_the_losses_backend_window_and_clock(tmp_path):
     assert args["devtrace.captureWindow.startNs"] < args["devtrace.captureWindow.endNs"]
     assert args["devtrace.clock.samples"] >= 2 and args["devtrace.clock.errorBoundNs"] >= 0
     assert abs(args["devtrace.clock.slope"] - 1) < 1e-3
+    gz = tmp_path / "f.pftrace.gz"
+    gz.write_bytes(gzip.compress(traces["perfetto"].read_bytes()))
+    for path in (traces["perfetto"], gz):
+        res = run([DEVTRACE, "check", path])
+        assert res.returncode == 0, res.stdout
+        assert "check: a Perfetto protobuf trace devtrace wrote" in res.stdout
+        # stats: the same device work and the same losses as the JSON's
+        reports = {}
+        for p in (traces["json"], path):
+            res = run([DEVTRACE, "stats", p, "--format", "csv"])
+            assert res.returncode == 0, res.stderr
+            rows = list(csv.reader(io.StringIO(res.stdout)))
+            reports[p] = ({(r[0], r[-1], r[3]) for r in rows if r and r[0] in ("kernels", "memcpy", "memset")},
+                          {(r[1], r[2]) for r in rows if r and r[0] == "loss"})
+        assert reports[path] == reports[traces["json"]]
+        assert ("total", "17") in reports[path][1]
+    # merge takes JSON only, and says so
+    res = run([DEVTRACE, "merge", "-o", tmp_path / "m.json", traces["perfetto"]])
+    assert res.returncode != 0
+    assert "Perfetto protobuf trace: only JSON traces are taken here" in res.stderr
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_stats_and_check_name_what_they_cannot_read(tmp_path):
+    """Other binary formats and other writers' Perfetto traces: a message that
+    names the format seen, not "invalid JSON"."""
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    t = Trace()
+    p = t.packet.add()
+    p.track_descriptor.uuid = 5
+    p.track_descriptor.thread.pid = 1
+    p.track_descriptor.thread.tid = 2
+    cases = {
+        "other.pftrace": (t.SerializeToString(), "a Perfetto protobuf trace not written by devtrace"),
+        "lib.so": (b"\x7fELF\x02\x01\x01\x00" + bytes(64), "not a trace: an ELF executable or library"),
+        "lib.so.gz": (gzip.compress(b"\x7fELF\x02\x01\x01\x00" + bytes(64)),
+                      "not a trace: gzip of an ELF executable or library"),
+        "t.zip": (b"PK\x03\x04" + bytes(40), "not a trace: a zip archive"),
+    }
+    for name, (content, message) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        for cmd in ("stats", "check"):
+            res = run([DEVTRACE, cmd, path])
+            assert res.returncode == 1, (name, cmd)
+            assert message in res.stdout + res.stderr, (name, cmd, res.stdout + res.stderr)
+            assert "invalid JSON" not in res.stdout + res.stderr
