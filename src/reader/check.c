@@ -1161,7 +1161,11 @@ int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FIL
         else
             defects += c.findings[k];
     }
-    if (rc == 0 && c.writer == WR_FOREIGN)
+    if (rc == 0 && c.writer == WR_FOREIGN && s.format == DT_RD_FORMAT_PERFETTO)
+        fprintf(out, "check: a Perfetto trace whose capture slice carries no devtrace args (merge's): checked 1 "
+                     "(protobuf), 2 (flows), 4 (names), 5 (rows nest), 8 (memory); not applicable: 3 (attribution), "
+                     "5 (capture window), 6 (row names and order), 7 (loss counts)\n");
+    else if (rc == 0 && c.writer == WR_FOREIGN)
         fprintf(out, "check: a trace of another writer (no devtrace key): checked 1 (JSON), 2 (flows), "
                      "4 (names), 5 (rows nest), 8 (memory); not applicable: 3 (attribution), 5 (capture window), "
                      "6 (row names and order), 7 (loss counts)\n");

@@ -239,7 +239,8 @@ int dt_rd_read(dt_rd_source *src, dt_rd_visitor visit, void *user, dt_rd_summary
                char *err, size_t errlen);
 
 enum {
-    DT_RD_RAW = 1u << 0 /* fill dt_rd_event.raw and .at */
+    DT_RD_RAW = 1u << 0, /* fill dt_rd_event.raw and .at (JSON only: a Perfetto trace is refused by name) */
+    DT_RD_JSON = 1u << 1 /* JSON only: a Perfetto trace is refused by name */
 };
 enum { DT_RD_ATTRIBUTION, DT_RD_EXTERNAL_PARENTS };
 

@@ -230,7 +230,7 @@ static int index_inputs(merger *m)
     for (int i = 0; i < m->nin; i++) {
         input *in = &m->in[i];
         pass1 p = {.in = in};
-        if (read_input(m, in, pass1_visit, &p, 0, &in->sum) != 0)
+        if (read_input(m, in, pass1_visit, &p, DT_RD_JSON, &in->sum) != 0)
             return -1;
         /* the plugin's key inside torch.profiler's trace does not make it devtrace's */
         in->devtrace = in->sum.has_devtrace &&

@@ -693,7 +693,7 @@ int dt_rd_pf_read(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *s
     summary->compressed = dt_rd_src_gzip(src);
     summary->has_trace_events = true;
     summary->has_base_time = true; /* timestamps are epoch ns */
-    if (opts && (opts->flags & DT_RD_RAW)) {
+    if (opts && (opts->flags & (DT_RD_RAW | DT_RD_JSON))) {
         /* the events' JSON text, which merge copies: there is none */
         snprintf(err, errlen, "byte 0: %sPerfetto protobuf trace: only JSON traces are taken here (record them "
                               "with --format json)", summary->compressed ? "gzip of a " : "a ");
