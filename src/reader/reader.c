@@ -350,8 +350,8 @@ static const char *sniff_binary(const unsigned char *p, size_t n)
     size_t i = 0;
     while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
         i++;
-    if (i < n && (p[i] == '{' || p[i] == '['))
-        return NULL;
+    if (i == n || p[i] == '{' || p[i] == '[')
+        return NULL; /* JSON, or whitespace so far: the JSON reader says which */
     if (n >= 2 && p[0] == 0x0a)
         return "perfetto";
     for (size_t k = 0; k < sizeof magics / sizeof *magics; k++)

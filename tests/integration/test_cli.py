@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -469,44 +470,71 @@ def perfetto_capture_args(path):
 
 @needs_emulator()
 def test_perfetto_traces_carry_the_losses_backend_window_and_clock(tmp_path):
-    """The faults scenario's losses, as the JSON trace counts them, are in
-    the .pftrace too, with the backend, capture window and clock fit; stats
-    and check read the .pftrace as they read the JSON."""
-    traces = {}
-    for fmt, name in (("json", "f.json"), ("perfetto", "f.pftrace")):
-        out = tmp_path / name
-        res = run([DEVTRACE, "record", "--backend", "topspti", "--format", fmt, "-o", out, "--",
-                   EMU_RUN, "--quiet", "--library", TOPSPTI_EMU, SOURCE / "examples" / "faults.scn"],
-                  env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
-        assert res.returncode == 0, res.stderr
-        assert "LOST 17 records" in res.stderr
-        traces[fmt] = out
-    dt = load_trace(traces["json"])["devtrace"]
-    args = perfetto_capture_args(traces["perfetto"])
-    assert {k[len("devtrace.loss."):]: v for k, v in args.items() if k.startswith("devtrace.loss.")} == dt["loss"]
-    assert dt["loss"]["total"] == 17
+    """record --format perfetto with the faults scenario's losses: the
+    .pftrace holds them by reason with their total, the backend, the capture
+    window and the clock fit; check and stats read it and say the same."""
+    out = tmp_path / "f.pftrace"
+    res = run([DEVTRACE, "record", "--backend", "topspti", "--format", "perfetto", "-o", out, "--",
+               EMU_RUN, "--quiet", "--library", TOPSPTI_EMU, SOURCE / "examples" / "faults.scn"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+    assert res.returncode == 0, res.stderr
+    lost = re.search(r"LOST 17 records \((.*)\)", res.stderr)
+    assert lost, res.stderr
+    printed = {k: int(v) for k, v in (item.split(" ") for item in lost.group(1).split(", "))}
+    args = perfetto_capture_args(out)
+    loss = {k[len("devtrace.loss."):]: v for k, v in args.items() if k.startswith("devtrace.loss.")}
+    assert loss["total"] == 17
+    assert {k: v for k, v in loss.items() if v and k != "total"} == printed
     assert args["devtrace.backend"] == "topspti"
     assert args["devtrace.captureWindow.startNs"] < args["devtrace.captureWindow.endNs"]
     assert args["devtrace.clock.samples"] >= 2 and args["devtrace.clock.errorBoundNs"] >= 0
     assert abs(args["devtrace.clock.slope"] - 1) < 1e-3
-    gz = tmp_path / "f.pftrace.gz"
-    gz.write_bytes(gzip.compress(traces["perfetto"].read_bytes()))
-    for path in (traces["perfetto"], gz):
+    res = run([DEVTRACE, "check", out])
+    assert res.returncode == 0, res.stdout
+    res = run([DEVTRACE, "stats", out, "--format", "csv", "--report", "kernels"])
+    assert res.returncode == 0, res.stderr
+    assert "loss,total,17" in res.stdout
+
+
+@needs_emulator()
+def test_stats_and_check_read_a_pftrace_as_the_json_of_the_same_session(tmp_path):
+    """One session written as JSON and as Perfetto (plain and gzip): stats
+    gives the same device work and losses from each, check passes each."""
+    from conftest import LIBDEVTRACE, PACKAGE_DIR
+    code = ("import ctypes, sys, devtrace\n"
+            "emu = ctypes.CDLL(sys.argv[1])\n"
+            "emu.emu_set_faults(b'vendor_dropped=3,reversed_timestamps=2')\n"
+            "g = (ctypes.c_int * 3)(4, 1, 1)\n"
+            "p = devtrace.profile(backend='topspti')\n"
+            "p.start()\n"
+            "for i in range(12):\n"
+            "    emu.emu_launch_kernel(i % 2, 1 + i % 3, b'k%d' % (i % 4), g, g, ctypes.c_uint64(1000 + i))\n"
+            "    emu.emu_memcpy(0, 1, 1, ctypes.c_uint64(4096), ctypes.c_uint64(500), 0)\n"
+            "emu.emu_synchronize(-1, -1)\n"
+            "p.stop()\n"
+            "for path in sys.argv[2:]:\n"
+            "    p.write(path)\n")
+    paths = [tmp_path / "t.json", tmp_path / "t.pftrace", tmp_path / "t.pftrace.gz"]
+    res = run([sys.executable, "-c", code, TOPSPTI_EMU] + paths,
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU), "DEVTRACE_LIBRARY": str(LIBDEVTRACE),
+                   "PYTHONPATH": str(PACKAGE_DIR)})
+    assert res.returncode == 0, res.stderr
+    reports = {}
+    for path in paths:
         res = run([DEVTRACE, "check", path])
         assert res.returncode == 0, res.stdout
-        assert "check: a Perfetto protobuf trace devtrace wrote" in res.stdout
-        # stats: the same device work and the same losses as the JSON's
-        reports = {}
-        for p in (traces["json"], path):
-            res = run([DEVTRACE, "stats", p, "--format", "csv"])
-            assert res.returncode == 0, res.stderr
-            rows = list(csv.reader(io.StringIO(res.stdout)))
-            reports[p] = ({(r[0], r[-1], r[3]) for r in rows if r and r[0] in ("kernels", "memcpy", "memset")},
-                          {(r[1], r[2]) for r in rows if r and r[0] == "loss"})
-        assert reports[path] == reports[traces["json"]]
-        assert ("total", "17") in reports[path][1]
+        res = run([DEVTRACE, "stats", path, "--format", "csv"])
+        assert res.returncode == 0, res.stderr
+        rows = list(csv.reader(io.StringIO(res.stdout)))
+        reports[path] = ({tuple(r[:4]) + (r[-1],) for r in rows if r and r[0] in ("kernels", "memcpy", "memset")},
+                         {tuple(r) for r in rows if r and r[0] == "loss"})
+    assert len(reports[paths[0]][0]) >= 5
+    assert ("loss", "total", "5") in reports[paths[0]][1]
+    assert reports[paths[1]] == reports[paths[0]]
+    assert reports[paths[2]] == reports[paths[0]]
+    assert "check: a Perfetto protobuf trace devtrace wrote" in run([DEVTRACE, "check", paths[1]]).stdout
     # merge takes JSON only, and says so
-    res = run([DEVTRACE, "merge", "-o", tmp_path / "m.json", traces["perfetto"]])
+    res = run([DEVTRACE, "merge", "-o", tmp_path / "m.json", paths[1]])
     assert res.returncode != 0
     assert "Perfetto protobuf trace: only JSON traces are taken here" in res.stderr
     assert "cannot write" not in res.stderr

@@ -612,6 +612,11 @@ static void other_formats_are_named(void)
     static const unsigned char elf[] = "\x7f" "ELF\x02\x01\x01\x00";
     REQUIRE_EQ(read_err(elf, sizeof elf - 1, 0, err, sizeof err, NULL), -1);
     REQUIRE_STR(err, "byte 0: not a trace: an ELF executable or library, neither JSON nor a Perfetto protobuf trace");
+    /* JSON after more newlines than the format is told by (0x0a starts a
+       Perfetto packet too) */
+    static const char padded[] = "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n{\"traceEvents\":[]}";
+    REQUIRE_EQ(read_err(padded, sizeof padded - 1, 0, err, sizeof err, &format), 0);
+    REQUIRE_EQ(format, DT_RD_FORMAT_JSON);
     static const unsigned char zip[] = "PK\x03\x04\x14\x00";
     REQUIRE_EQ(read_err(zip, sizeof zip - 1, 0, err, sizeof err, NULL), -1);
     REQUIRE_STR(err, "byte 0: not a trace: a zip archive, neither JSON nor a Perfetto protobuf trace");
