@@ -245,9 +245,10 @@ def compare_slices_with_json(slices, tracks, trace):
         e = from_json[(pid, tid, s["name"], s["ts"])]
         assert s["cat"] == e["cat"]
         assert s["dur"] == round(e["dur"] * 1000)
-        if e["name"] == "devtrace capture" and e["cat"] == "Trace":
-            # the JSON's devtrace key, as far as a reader needs it: the losses
-            # and the capture window agree
+        if e["name"] == "devtrace capture" and e["cat"] == "Trace" and s["args"]:
+            # a session's capture slice (merge's has no args): the JSON's
+            # devtrace key, as far as a reader needs it, the losses and the
+            # capture window agree
             dt = trace["devtrace"]
             assert {k[len("devtrace.loss."):]: v for k, v in s["args"].items()
                     if k.startswith("devtrace.loss.")} == dt["loss"]
