@@ -603,6 +603,44 @@ static int encode_part(void *arg, dt_out *out, size_t unit, int lane)
     return pf_trace_error(ln->t);
 }
 
+static uint64_t arg_iid(pf_trace *t, const char *name)
+{
+    return pf_intern(t, PF_ARG, name, strlen(name));
+}
+
+/* What the JSON's devtrace key says of the session, as the capture slice's
+   args "devtrace.<key>" (the Perfetto UI shows them as one tree under
+   "devtrace"; docs/trace-format.md): the writer, backend, capture window,
+   clock fit, and the losses by reason with their total. */
+static void write_capture_args(pf_export *e, pf_trace *t)
+{
+    const dt_session *s = e->s;
+    const dt_layout *l = e->l;
+    const dt_backend *be = s->backend;
+    const char *backend = be && be->name ? be->name : "none";
+    pf_arg_string(t, arg_iid(t, "devtrace.version"), DT_VERSION_STRING, strlen(DT_VERSION_STRING));
+    pf_arg_string(t, arg_iid(t, "devtrace.backend"), backend, strlen(backend));
+    pf_arg_string(t, arg_iid(t, "devtrace.library"), s->backend_library,
+                  strnlen(s->backend_library, sizeof s->backend_library));
+    pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.startNs"), l->window_start);
+    pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.endNs"), l->window_end);
+    pf_arg_uint(t, arg_iid(t, "devtrace.clock.samples"), s->clock.count);
+    pf_arg_uint(t, arg_iid(t, "devtrace.clock.segments"), s->clock.segments);
+    pf_arg_double(t, arg_iid(t, "devtrace.clock.slope"), s->clock.slope);
+    pf_arg_double(t, arg_iid(t, "devtrace.clock.offsetNs"), s->clock.offset_ns);
+    pf_arg_uint(t, arg_iid(t, "devtrace.clock.errorBoundNs"), s->clock.error_bound_ns);
+    pf_arg_bool(t, arg_iid(t, "devtrace.clock.identity"), s->clock.identity);
+    uint64_t total = 0;
+    char name[96];
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        uint64_t v = dt_layout_loss(l, (dt_loss_reason)r);
+        total += v;
+        snprintf(name, sizeof name, "devtrace.loss.%s", dt_loss_reason_name((dt_loss_reason)r));
+        pf_arg_uint(t, arg_iid(t, name), v);
+    }
+    pf_arg_uint(t, arg_iid(t, "devtrace.loss.total"), total);
+}
+
 /* The capture window's slice, on its own sequence (2). */
 static void write_capture(pf_export *e, pf_lane *ln, uint64_t capture_track)
 {
@@ -613,6 +651,7 @@ static void write_capture(pf_export *e, pf_lane *ln, uint64_t capture_track)
     static const char capture[] = "devtrace capture";
     pf_begin(t, l->window_start, pf_intern(t, PF_NAME, capture, sizeof capture - 1),
              pf_intern(t, PF_CATEGORY, e->cat_name[CAT_TRACE], strlen(e->cat_name[CAT_TRACE])));
+    write_capture_args(e, t);
     pf_begin_done(t);
     pf_end(t, l->window_end);
 }

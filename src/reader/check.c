@@ -25,8 +25,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CK_MAX_LINES 20
+#define CK_EXAMPLES 5 /* lines shown per kind of finding, without --verbose */
 #define CK_INVARIANTS 8
+
+/* The kinds of finding, each under one invariant; printed grouped by kind,
+   in this order. */
+enum ck_kind {
+    KD_UNREADABLE, KD_TOP_LEVEL, KD_NO_ROW, KD_NO_TIME, KD_ODD_ARGS,
+    KD_FLOW_FIELDS, KD_FLOW_BP, KD_FLOW_NO_START, KD_FLOW_NO_FINISH, KD_FLOW_COUNT, KD_FLOW_UNBOUND,
+    KD_ATTRIBUTION,
+    KD_MANGLED, KD_GENERIC,
+    KD_DURATION, KD_WINDOW, KD_OUTSIDE, KD_OVERLAP,
+    KD_UNNAMED, KD_ORDER,
+    KD_LOSS,
+    KD_MEMORY,
+    KD_COUNT
+};
+
+/* Who wrote the trace decides which invariants apply and which findings
+   are known properties of the writer rather than defects. */
+enum ck_writer {
+    WR_DEVTRACE, /* devtrace's own (record, merge): every invariant, every finding a defect */
+    WR_PLUGIN,   /* torch.profiler's trace with devtrace.torch's key in it */
+    WR_FOREIGN   /* torch.profiler's own, or another writer's */
+};
+
+/* Kineto writes a flow's finish on a call whose launching side it did not
+   keep, and a launch's start whose device work fell outside the window. */
+#define KINETO_CUT_FLOWS "Kineto writes flows whose other side it did not record (cut at the capture window's " \
+                         "edge, or an end it does not keep)"
+
+static const struct {
+    int inv;
+    const char *title;
+    const char *known; /* why it is a known property of torch.profiler's traces; NULL: a defect */
+} ck_kinds[KD_COUNT] = {
+    [KD_UNREADABLE] = {1, "the trace cannot be read", NULL},
+    [KD_TOP_LEVEL] = {1, "top-level keys missing", NULL},
+    [KD_NO_ROW] = {1, "events without pid or tid", NULL},
+    [KD_NO_TIME] = {1, "complete events without ts or dur", NULL},
+    [KD_ODD_ARGS] = {1, "args of the wrong type", NULL},
+    [KD_FLOW_FIELDS] = {2, "flow events without id or ts", NULL},
+    [KD_FLOW_BP] = {2, "flow finishes without \"bp\":\"e\"", NULL},
+    [KD_FLOW_NO_START] = {2, "flows with a finish and no start", KINETO_CUT_FLOWS},
+    [KD_FLOW_NO_FINISH] = {2, "flows with a start and no finish", KINETO_CUT_FLOWS},
+    [KD_FLOW_COUNT] = {2, "flow ids started or finished more than once", NULL},
+    [KD_FLOW_UNBOUND] = {2, "flow ends at no event's start on their row", NULL},
+    [KD_ATTRIBUTION] = {3, "attribution that does not match the device events", NULL},
+    [KD_MANGLED] = {4, "mangled kernel names", NULL},
+    [KD_GENERIC] = {4, "generic API names", NULL},
+    [KD_DURATION] = {5, "negative or unrepresentable durations", NULL},
+    [KD_WINDOW] = {5, "the capture window", NULL},
+    [KD_OUTSIDE] = {5, "events outside the capture window", NULL},
+    [KD_OVERLAP] = {5, "partial overlaps on a row (rows that do not nest)", NULL},
+    [KD_UNNAMED] = {6, "rows and pids without a name", NULL},
+    [KD_ORDER] = {6, "device rows not sorted after host rows", NULL},
+    [KD_LOSS] = {7, "loss counts", NULL},
+    [KD_MEMORY] = {8, "torch memory events", NULL},
+};
 
 /* A complete event, as the row logs give them back. */
 typedef struct ck_interval {
@@ -99,9 +155,12 @@ typedef struct ck_mem {
 typedef struct ck {
     FILE *out;
     ck_row_cache row_cache[CK_ROW_CACHE];
-    uint64_t violations[CK_INVARIANTS + 1];
-    /* the first lines of each invariant, printed in invariant order */
-    char *lines[CK_INVARIANTS + 1][CK_MAX_LINES];
+    uint64_t findings[KD_COUNT];
+    /* the first lines of each kind (every line with verbose) */
+    char **lines[KD_COUNT];
+    size_t lines_cap[KD_COUNT];
+    bool verbose;
+    int writer; /* enum ck_writer, known once the trace has been read */
     dt_rd_strtab names, pids, rows, flows;
     ck_flowtab flowtab;
     ck_flow_end *pending;
@@ -127,31 +186,54 @@ typedef struct ck {
     bool oom;
 } ck;
 
-__attribute__((format(printf, 3, 4))) static void ck_violation(ck *c, int inv, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void ck_finding(ck *c, int kind, const char *fmt, ...)
 {
-    if (++c->violations[inv] > CK_MAX_LINES)
+    uint64_t n = c->findings[kind]++;
+    if (n >= CK_EXAMPLES && !c->verbose)
         return;
+    if (dt_rd_grow((void **)&c->lines[kind], &c->lines_cap[kind], (size_t)n + 1, sizeof *c->lines[kind]) != 0) {
+        c->oom = true;
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
     char *line = NULL;
     if (vasprintf(&line, fmt, ap) < 0)
         line = NULL;
     va_end(ap);
-    c->lines[inv][c->violations[inv] - 1] = line;
+    c->lines[kind][n] = line;
 }
 
+static bool ck_is_known(const ck *c, int kind)
+{
+    return c->writer != WR_DEVTRACE && ck_kinds[kind].known;
+}
+
+/* Each kind of finding: a header with its count where there is more than
+   one or it is a known property of the writer, then its first lines
+   (every line with verbose), each as "invariant N: ...". */
 static void ck_print(ck *c)
 {
-    for (int inv = 1; inv <= CK_INVARIANTS; inv++) {
-        for (uint64_t i = 0; i < c->violations[inv] && i < CK_MAX_LINES; i++) {
-            /* a name in a violation is the trace's bytes: one violation stays one line */
+    for (int k = 0; k < KD_COUNT; k++) {
+        uint64_t n = c->findings[k];
+        int inv = ck_kinds[k].inv;
+        if (n == 0)
+            continue;
+        if (ck_is_known(c, k))
+            fprintf(c->out, "invariant %d, %s: %" PRIu64 ", a known property of torch.profiler's traces, not a "
+                            "defect: %s\n", inv, ck_kinds[k].title, n, ck_kinds[k].known);
+        else if (n > 1)
+            fprintf(c->out, "invariant %d, %s: %" PRIu64 "\n", inv, ck_kinds[k].title, n);
+        uint64_t shown = c->verbose || n < CK_EXAMPLES ? n : CK_EXAMPLES;
+        for (uint64_t i = 0; i < shown; i++) {
+            /* a name in a finding is the trace's bytes: one finding stays one line */
             fprintf(c->out, "invariant %d: ", inv);
-            dt_rd_put_safe(c->out, c->lines[inv][i] ? c->lines[inv][i] : "(out of memory)");
+            dt_rd_put_safe(c->out, c->lines[k][i] ? c->lines[k][i] : "(out of memory)");
             fputc('\n', c->out);
         }
-        if (c->violations[inv] > CK_MAX_LINES)
-            fprintf(c->out, "invariant %d: ... %" PRIu64 " more violations not shown\n", inv,
-                    c->violations[inv] - CK_MAX_LINES);
+        if (shown < n)
+            fprintf(c->out, "invariant %d: ... %" PRIu64 " more of these not shown (--verbose shows every one)\n",
+                    inv, n - shown);
     }
 }
 
@@ -253,10 +335,13 @@ static bool is_device_cat(int cat)
            cat == DT_RD_CAT_OVERHEAD;
 }
 
+/* Rows of hosts: what runs there. The capture window ("Trace") is neither:
+   torch.profiler draws it on its own "Spans" process, sorted after the
+   devices. */
 static bool is_host_cat(int cat)
 {
-    return dt_rd_cat_is_api(cat) || cat == DT_RD_CAT_USER_ANNOTATION || cat == DT_RD_CAT_TRACE ||
-           cat == DT_RD_CAT_CPU_OP || cat == DT_RD_CAT_PYTHON_FUNCTION;
+    return dt_rd_cat_is_api(cat) || cat == DT_RD_CAT_USER_ANNOTATION || cat == DT_RD_CAT_CPU_OP ||
+           cat == DT_RD_CAT_PYTHON_FUNCTION;
 }
 
 /* The fallback name a backend gives an API it cannot name: <word>#<digits>. */
@@ -474,7 +559,7 @@ static int ck_flow(ck *c, const dt_rd_event *e, uint32_t row)
     char w[800];
     if (!(e->has & DT_RD_HAS_ID) || !(e->has & DT_RD_HAS_TS)) {
         where(w, sizeof w, e);
-        ck_violation(c, 2, "flow %s has no %s", w, (e->has & DT_RD_HAS_ID) ? "ts" : "id");
+        ck_finding(c, KD_FLOW_FIELDS, "flow %s has no %s", w, (e->has & DT_RD_HAS_ID) ? "ts" : "id");
         return 0;
     }
     uint64_t key;
@@ -493,7 +578,7 @@ static int ck_flow(ck *c, const dt_rd_event *e, uint32_t row)
         *slot += UINT64_C(1) << shift;
     if (finish && strcmp(e->bp, "e") != 0) {
         where(w, sizeof w, e);
-        ck_violation(c, 2, "flow finish id %s at %s has no \"bp\":\"e\"", e->id, w);
+        ck_finding(c, KD_FLOW_BP, "flow finish id %s at %s has no \"bp\":\"e\"", e->id, w);
     }
     const ck_row *r = &c->rowv[row];
     if (r->n > 0 && r->prev_start == e->ts_ns)
@@ -514,17 +599,17 @@ static int ck_memory(ck *c, const dt_rd_event *e)
     for (size_t i = 0; i < sizeof args / sizeof *args; i++)
         if (!(e->has & args[i].bit)) {
             where(w, sizeof w, e);
-            ck_violation(c, 8, "[memory] %s has no integer \"%s\"", w, args[i].name);
+            ck_finding(c, KD_MEMORY, "[memory] %s has no integer \"%s\"", w, args[i].name);
             return 0;
         }
     if (!(e->has & DT_RD_HAS_TS)) {
         where(w, sizeof w, e);
-        ck_violation(c, 8, "[memory] %s has no ts", w);
+        ck_finding(c, KD_MEMORY, "[memory] %s has no ts", w);
         return 0;
     }
     if (e->mem_device < -1 || (e->mem_device == -1) != (e->mem_type == 0)) {
         where(w, sizeof w, e);
-        ck_violation(c, 8, "[memory] %s has \"Device Id\" %" PRId64 " with \"Device Type\" %" PRId64
+        ck_finding(c, KD_MEMORY, "[memory] %s has \"Device Id\" %" PRId64 " with \"Device Type\" %" PRId64
                      " (-1 is the host's, type 0, only)", w, e->mem_device, e->mem_type);
         return 0;
     }
@@ -560,7 +645,7 @@ static void check_memory(ck *c)
         const ck_mem *m = &c->mem[i];
         if (prev && (prev->type != m->type || prev->device != m->device)) prev = NULL;
         if (j == i + 1 && prev && (int64_t)((uint64_t)prev->total + (uint64_t)m->bytes) != m->total)
-            ck_violation(c, 8, "[memory] traceEvents[%" PRIu64 "]: \"Total Allocated\" %" PRId64 " is not %" PRId64
+            ck_finding(c, KD_MEMORY, "[memory] traceEvents[%" PRIu64 "]: \"Total Allocated\" %" PRId64 " is not %" PRId64
                          " (the one before, traceEvents[%" PRIu64 "]) plus \"Bytes\" %" PRId64, m->index, m->total,
                          prev->total, prev->index, m->bytes);
         prev = j == i + 1 ? m : NULL;
@@ -593,7 +678,7 @@ static int ck_visit(void *user, const dt_rd_event *e)
     }
     if (!e->pid.present || !e->tid.present) {
         where(w, sizeof w, e);
-        ck_violation(c, 1, "%s has no %s", w, e->pid.present ? "tid" : "pid");
+        ck_finding(c, KD_NO_ROW, "%s has no %s", w, e->pid.present ? "tid" : "pid");
         return 0;
     }
     int64_t row = ck_row_id(c, e);
@@ -616,17 +701,17 @@ static int ck_visit(void *user, const dt_rd_event *e)
         return 0;
     if ((e->has & (DT_RD_HAS_TS | DT_RD_HAS_DUR)) != (DT_RD_HAS_TS | DT_RD_HAS_DUR)) {
         where(w, sizeof w, e);
-        ck_violation(c, 1, "complete event %s has no %s", w, (e->has & DT_RD_HAS_TS) ? "dur" : "ts");
+        ck_finding(c, KD_NO_TIME, "complete event %s has no %s", w, (e->has & DT_RD_HAS_TS) ? "dur" : "ts");
         return 0;
     }
     if (e->dur_ns < 0) {
         where(w, sizeof w, e);
-        ck_violation(c, 5, "%s has a negative duration", w);
+        ck_finding(c, KD_DURATION, "%s has a negative duration", w);
         return 0;
     }
     if (e->ts_ns > INT64_MAX - e->dur_ns) {
         where(w, sizeof w, e);
-        ck_violation(c, 5, "%s ends beyond any representable time", w);
+        ck_finding(c, KD_DURATION, "%s ends beyond any representable time", w);
         return 0;
     }
     int64_t name = dt_rd_strtab_intern(&c->names, e->name, e->name_len, NULL);
@@ -648,7 +733,7 @@ static int ck_visit(void *user, const dt_rd_event *e)
     if (e->cat_kind == DT_RD_CAT_KERNEL && e->name[0] == '_' && e->name[1] == 'Z' &&
         ck_demangles(c, (size_t)name, e->name)) {
         where(w, sizeof w, e);
-        ck_violation(c, 4, "kernel name is mangled: %s", w);
+        ck_finding(c, KD_MANGLED, "kernel name is mangled: %s", w);
     }
     if (dt_rd_cat_is_api(e->cat_kind)) {
         c->api_events++;
@@ -714,7 +799,7 @@ static void flow_end_missing(ck *c, const ck_flow_end *fe)
     if (FLOW_STARTS(v) != 1 || FLOW_FINISHES(v) != 1)
         return;
     char a[32], idbuf[32];
-    ck_violation(c, 2, "flow id %s %s (event #%" PRIu64 ", %s, ts %s us) is not at the start of an event on its row",
+    ck_finding(c, KD_FLOW_UNBOUND, "flow id %s %s (event #%" PRIu64 ", %s, ts %s us) is not at the start of an event on its row",
                  flow_id_text(c, fe->key, idbuf, sizeof idbuf), fe->finish ? "finish" : "start", fe->index,
                  dt_rd_strtab_key(&c->rows, fe->row), fmt_us(a, sizeof a, fe->ts));
 }
@@ -726,16 +811,16 @@ static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
     int64_t neg_base = s->base_time_ns == INT64_MIN ? INT64_MAX : -s->base_time_ns;
     int64_t ws = dt_rd_add_sat(s->window_start_ns, neg_base), we = dt_rd_add_sat(s->window_end_ns, neg_base);
     if (devtrace && (!s->has_window_start || !s->has_window_end))
-        ck_violation(c, 5, "devtrace.captureWindow with startNs and endNs is missing");
+        ck_finding(c, KD_WINDOW, "devtrace.captureWindow with startNs and endNs is missing");
     ck_interval *stack = NULL, *sorted = NULL;
     size_t stack_cap = 0, sorted_cap = 0;
     char a[32], b[32], d[32];
     if (window && c->trace_events == 1 && (c->trace_start != ws || c->trace_end != we))
-        ck_violation(c, 5, "the \"Trace\" event #%" PRIu64 " [%s, %s] us is not the capture window [%s, %s] us",
+        ck_finding(c, KD_WINDOW, "the \"Trace\" event #%" PRIu64 " [%s, %s] us is not the capture window [%s, %s] us",
                      c->trace_index, fmt_us(a, sizeof a, c->trace_start), fmt_us(b, sizeof b, c->trace_end),
                      fmt_us(d, sizeof d, ws), fmt_us((char[32]){0}, 32, we));
     if (c->trace_events > 1)
-        ck_violation(c, 5, "%" PRIu64 " \"Trace\" events; the capture window is drawn once", c->trace_events);
+        ck_finding(c, KD_WINDOW, "%" PRIu64 " \"Trace\" events; the capture window is drawn once", c->trace_events);
     if (c->npending > 1)
         qsort(c->pending, c->npending, sizeof *c->pending, cmp_flow_end);
     size_t fe = 0; /* the next pending flow end, in (row, ts) order */
@@ -743,7 +828,7 @@ static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
         ck_row *r = &c->rowv[ri];
         const char *rowname = dt_rd_strtab_key(&c->rows, ri);
         if (devtrace && !r->named && r->used)
-            ck_violation(c, 6, "row %s is not named by thread_name metadata", rowname);
+            ck_finding(c, KD_UNNAMED, "row %s is not named by thread_name metadata", rowname);
         ck_log_reader lr = {r->head, 0, 0, 0};
         size_t nsorted = 0;
         if (r->unordered) {
@@ -771,7 +856,7 @@ static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
                 if (c->pending[fe].ts < v->start)
                     flow_end_missing(c, &c->pending[fe]);
             if (window && (v->start < ws || v->end > we))
-                ck_violation(c, 5, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) is outside the "
+                ck_finding(c, KD_OUTSIDE, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) is outside the "
                              "capture window [%s, %s] us",
                              v->index, dt_rd_strtab_key(&c->names, v->name), rowname, fmt_us(a, sizeof a, v->start),
                              fmt_us(b, sizeof b, v->end), fmt_us(d, sizeof d, ws), fmt_us((char[32]){0}, 32, we));
@@ -779,7 +864,7 @@ static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
                 depth--;
             if (depth > 0 && v->end > stack[depth - 1].end) {
                 const ck_interval *o = &stack[depth - 1];
-                ck_violation(c, 5, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
+                ck_finding(c, KD_OVERLAP, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
                              "event #%" PRIu64 " \"%.200s\" (ts %s us, end %s us)",
                              v->index, dt_rd_strtab_key(&c->names, v->name), rowname, fmt_us(a, sizeof a, v->start),
                              fmt_us(b, sizeof b, v->end), o->index, dt_rd_strtab_key(&c->names, o->name),
@@ -827,7 +912,11 @@ static void check_flows(ck *c)
     char idbuf[32];
     for (size_t i = 0; i < nbad; i++) {
         uint64_t v = bad[i];
-        ck_violation(c, 2, "flow id %s has %u%s start(s) and %u%s finish(es), not one each",
+        unsigned starts = FLOW_STARTS(v), finishes = FLOW_FINISHES(v);
+        int kind = starts == 0 && finishes == 1   ? KD_FLOW_NO_START
+                   : starts == 1 && finishes == 0 ? KD_FLOW_NO_FINISH
+                                                  : KD_FLOW_COUNT;
+        ck_finding(c, kind, "flow id %s has %u%s start(s) and %u%s finish(es), not one each",
                      flow_id_text(c, (v >> 6) - 1, idbuf, sizeof idbuf), FLOW_STARTS(v),
                      FLOW_STARTS(v) == 7 ? " or more" : "", FLOW_FINISHES(v), FLOW_FINISHES(v) == 7 ? " or more" : "");
     }
@@ -845,24 +934,24 @@ static int ck_attribution_entry(void *user, int which, const char *key, size_t l
     char text[40];
     snprintf(text, sizeof text, "%.*s", (int)(len < 30 ? len : 30), key);
     if (len == 0 || len > 20 || strspn(key, "0123456789") != len || sscanf(text, "%" SCNu64, &ext) != 1) {
-        ck_violation(c, 3, "devtrace.attribution[\"%.100s\"] is not an External id", key);
+        ck_finding(c, KD_ATTRIBUTION, "devtrace.attribution[\"%.100s\"] is not an External id", key);
         return 0;
     }
     uint64_t *slot = NULL;
     if (!dt_rd_u64map_get(&c->ext, ext, &sum)) {
-        ck_violation(c, 3, "devtrace.attribution[\"%.100s\"] = %" PRId64 " ns but no device event carries "
+        ck_finding(c, KD_ATTRIBUTION, "devtrace.attribution[\"%.100s\"] = %" PRId64 " ns but no device event carries "
                      "that External id",
                      key, value);
         return 0;
     }
     slot = dt_rd_u64map_slot(&c->ext, ext, NULL);
     if (sum >> 63) {
-        ck_violation(c, 3, "devtrace.attribution lists External id %.100s twice", key);
+        ck_finding(c, KD_ATTRIBUTION, "devtrace.attribution lists External id %.100s twice", key);
         return 0;
     }
     *slot = sum | UINT64_C(1) << 63;
     if ((int64_t)sum != value)
-        ck_violation(c, 3, "devtrace.attribution[\"%.100s\"] = %" PRId64 " ns but its device events sum to %" PRId64
+        ck_finding(c, KD_ATTRIBUTION, "devtrace.attribution[\"%.100s\"] = %" PRId64 " ns but its device events sum to %" PRId64
                      " ns",
                      key, value, (int64_t)sum);
     return 0;
@@ -871,14 +960,14 @@ static int ck_attribution_entry(void *user, int which, const char *key, size_t l
 static void check_attribution(ck *c, const dt_rd_summary *s)
 {
     if (!s->attribution.present) {
-        ck_violation(c, 3, "devtrace.attribution is missing");
+        ck_finding(c, KD_ATTRIBUTION, "devtrace.attribution is missing");
         return;
     }
     size_t cursor = 0;
     uint64_t key, value;
     while (dt_rd_u64map_next(&c->ext, &cursor, &key, &value))
         if (!(value >> 63))
-            ck_violation(c, 3, "External id %" PRIu64 " carries %" PRId64 " ns of device time but is missing from "
+            ck_finding(c, KD_ATTRIBUTION, "External id %" PRIu64 " carries %" PRId64 " ns of device time but is missing from "
                          "devtrace.attribution",
                          key, (int64_t)value);
 }
@@ -887,7 +976,7 @@ static void check_attribution(ck *c, const dt_rd_summary *s)
 static void check_generic_names(ck *c)
 {
     if (c->generic_api * 100 > c->api_events * 5)
-        ck_violation(c, 4, "%" PRIu64 " of %" PRIu64 " runtime/driver events (%.1f%%, more than 5%%) have a "
+        ck_finding(c, KD_GENERIC, "%" PRIu64 " of %" PRIu64 " runtime/driver events (%.1f%%, more than 5%%) have a "
                      "generic fallback name, e.g. \"%s\" (event #%" PRIu64 ")",
                      c->generic_api, c->api_events, 100.0 * (double)c->generic_api / (double)c->api_events,
                      c->first_generic, c->first_generic_index);
@@ -902,7 +991,7 @@ static void check_names(ck *c)
     for (size_t i = 0; i < c->pids.count; i++) {
         const ck_pid *p = &c->pidv[i];
         if (p->used && !p->named)
-            ck_violation(c, 6, "pid %s is not named by process_name metadata", dt_rd_strtab_key(&c->pids, i));
+            ck_finding(c, KD_UNNAMED, "pid %s is not named by process_name metadata", dt_rd_strtab_key(&c->pids, i));
         if (p->host && !p->device && (p->has_sort || p->is_num)) {
             int64_t k = p->has_sort ? p->sort : p->num;
             if (!any_host || k > max_host) {
@@ -919,12 +1008,12 @@ static void check_names(ck *c)
         if (!p->device || p->host)
             continue;
         if (!p->has_sort && !p->is_num) {
-            ck_violation(c, 6, "device pid %s has no process_sort_index", dt_rd_strtab_key(&c->pids, i));
+            ck_finding(c, KD_ORDER, "device pid %s has no process_sort_index", dt_rd_strtab_key(&c->pids, i));
             continue;
         }
         int64_t k = p->has_sort ? p->sort : p->num;
         if (k <= max_host)
-            ck_violation(c, 6, "device pid %s (sort index %" PRId64 "%s) does not sort after host pid %s (sort "
+            ck_finding(c, KD_ORDER, "device pid %s (sort index %" PRId64 "%s) does not sort after host pid %s (sort "
                          "index %" PRId64 ")",
                          dt_rd_strtab_key(&c->pids, i), k, p->has_sort ? "" : ", by pid",
                          dt_rd_strtab_key(&c->pids, max_host_id), max_host);
@@ -934,7 +1023,7 @@ static void check_names(ck *c)
 static void check_loss(ck *c, const dt_rd_summary *s)
 {
     if (!s->loss.present) {
-        ck_violation(c, 7, "devtrace.loss is missing");
+        ck_finding(c, KD_LOSS, "devtrace.loss is missing");
         return;
     }
     for (int r = 0; r < DT_LOSS_COUNT; r++) {
@@ -943,7 +1032,7 @@ static void check_loss(ck *c, const dt_rd_summary *s)
         for (size_t i = 0; i < s->loss.count && !found; i++)
             found = strcmp(s->loss.items[i].key, reason) == 0;
         if (!found)
-            ck_violation(c, 7, "devtrace.loss has no \"%s\" count", reason);
+            ck_finding(c, KD_LOSS, "devtrace.loss has no \"%s\" count", reason);
     }
     bool has_total = false;
     int64_t total = 0;
@@ -952,7 +1041,7 @@ static void check_loss(ck *c, const dt_rd_summary *s)
     for (size_t i = 0; i < s->loss.count; i++) {
         const dt_rd_kv *kv = &s->loss.items[i];
         if (kv->value < 0)
-            ck_violation(c, 7, "devtrace.loss[\"%.100s\"] is negative (%" PRId64 ")", kv->key, kv->value);
+            ck_finding(c, KD_LOSS, "devtrace.loss[\"%.100s\"] is negative (%" PRId64 ")", kv->key, kv->value);
         if (strcmp(kv->key, "total") == 0) {
             has_total = true;
             total = kv->value;
@@ -963,16 +1052,19 @@ static void check_loss(ck *c, const dt_rd_summary *s)
         }
     }
     if (!has_total)
-        ck_violation(c, 7, "devtrace.loss has no \"total\"");
+        ck_finding(c, KD_LOSS, "devtrace.loss has no \"total\"");
     else if (overflow || total < 0 || (uint64_t)total != sum)
-        ck_violation(c, 7, "devtrace.loss.total is %" PRId64 " but the reasons sum to %" PRIu64, total, sum);
+        ck_finding(c, KD_LOSS, "devtrace.loss.total is %" PRId64 " but the reasons sum to %" PRIu64, total, sum);
 }
 
 static void ck_free(ck *c)
 {
-    for (int inv = 1; inv <= CK_INVARIANTS; inv++)
-        for (int i = 0; i < CK_MAX_LINES; i++)
-            free(c->lines[inv][i]);
+    for (int k = 0; k < KD_COUNT; k++) {
+        uint64_t kept = c->findings[k] < c->lines_cap[k] ? c->findings[k] : c->lines_cap[k];
+        for (uint64_t i = 0; c->lines[k] && i < kept; i++)
+            free(c->lines[k][i]);
+        free(c->lines[k]);
+    }
     for (size_t i = 0; i < c->rows.count; i++) {
         for (ck_chunk *k = c->rowv[i].head, *next; k; k = next) {
             next = k->next;
@@ -992,48 +1084,61 @@ static void ck_free(ck *c)
     dt_rd_strtab_free(&c->flows);
 }
 
-int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
+static int ck_writer_of(const dt_rd_summary *s)
+{
+    if (!s->has_devtrace)
+        return WR_FOREIGN;
+    return s->writer && strcmp(s->writer, DT_RD_WRITER_PLUGIN) == 0 ? WR_PLUGIN : WR_DEVTRACE;
+}
+
+int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FILE *out, FILE *err)
 {
     ck c;
     memset(&c, 0, sizeof c);
     c.out = out;
+    c.verbose = (flags & DT_CHECK_VERBOSE) != 0;
     dt_rd_strtab_init(&c.names);
     dt_rd_strtab_init(&c.pids);
     dt_rd_strtab_init(&c.rows);
     dt_rd_strtab_init(&c.flows);
     dt_rd_summary s;
     char msg[512];
-    bool foreign = false;
     dt_rd_options opts = {.visit = ck_visit, .user = &c, .entry = ck_attribution_entry};
     int rc = dt_rd_read_opts(src, &opts, &s, msg, sizeof msg);
+    if (rc == 0)
+        c.writer = ck_writer_of(&s);
     if (rc != 0 && !c.oom) {
         /* What the events seen so far broke is reported too; the checks
            over the whole trace would only repeat that it is incomplete. */
-        ck_violation(&c, 1, "%s: %s", label, msg);
-        if (c.violations[1] > CK_MAX_LINES) { /* always shown, whatever the cap */
-            fprintf(out, "invariant 1: %s: ", label);
-            dt_rd_put_safe(out, msg);
-            fputc('\n', out);
-        }
-    } else if (rc == 0 && !s.has_devtrace) {
-        /* Another writer's trace (torch.profiler's own): what every trace
-           must satisfy is checked; what only devtrace writes is not. */
-        foreign = true;
+        ck_finding(&c, KD_UNREADABLE, "%s: %s", label, msg);
+    } else if (rc == 0 && c.writer != WR_DEVTRACE) {
+        /* torch.profiler's trace, with or without devtrace.torch's key:
+           what every trace must satisfy is checked; what only devtrace's
+           own writer promises is not, save the plugin's loss counts. */
         check_rows(&c, &s, false);
         check_flows(&c);
         check_generic_names(&c);
         check_memory(&c);
+        if (c.writer == WR_PLUGIN)
+            check_loss(&c, &s);
+    } else if (rc == 0 && s.format == DT_RD_FORMAT_PERFETTO) {
+        /* devtrace's Perfetto trace: no JSON top level, no attribution */
+        check_rows(&c, &s, true);
+        check_flows(&c);
+        check_memory(&c);
+        check_names(&c);
+        check_loss(&c, &s);
     } else if (rc == 0) {
         if (!s.has_schema_version)
-            ck_violation(&c, 1, "no \"schemaVersion\" at the top level");
+            ck_finding(&c, KD_TOP_LEVEL, "no \"schemaVersion\" at the top level");
         if (!s.has_display_time_unit)
-            ck_violation(&c, 1, "no \"displayTimeUnit\" at the top level");
+            ck_finding(&c, KD_TOP_LEVEL, "no \"displayTimeUnit\" at the top level");
         if (!s.has_base_time)
-            ck_violation(&c, 1, "no \"baseTimeNanoseconds\" at the top level");
+            ck_finding(&c, KD_TOP_LEVEL, "no \"baseTimeNanoseconds\" at the top level");
         if (!s.has_device_properties)
-            ck_violation(&c, 1, "no \"deviceProperties\" at the top level");
+            ck_finding(&c, KD_TOP_LEVEL, "no \"deviceProperties\" at the top level");
         if (c.odd_args_events)
-            ck_violation(&c, 1, "%" PRIu64 " event(s) carry args of the wrong type (e.g. a string where Kineto "
+            ck_finding(&c, KD_ODD_ARGS, "%" PRIu64 " event(s) carry args of the wrong type (e.g. a string where Kineto "
                          "writes an integer), first %s", c.odd_args_events, c.first_odd);
         check_rows(&c, &s, true);
         check_flows(&c);
@@ -1049,25 +1154,51 @@ int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
         return 1;
     }
     ck_print(&c);
-    uint64_t total = 0;
-    for (int i = 1; i <= CK_INVARIANTS; i++)
-        total += c.violations[i];
-    if (foreign)
+    uint64_t defects = 0, known = 0;
+    for (int k = 0; k < KD_COUNT; k++) {
+        if (ck_is_known(&c, k))
+            known += c.findings[k];
+        else
+            defects += c.findings[k];
+    }
+    if (rc == 0 && c.writer == WR_FOREIGN && s.format == DT_RD_FORMAT_PERFETTO)
+        fprintf(out, "check: a Perfetto trace whose capture slice carries no devtrace args (merge's): checked 1 "
+                     "(protobuf), 2 (flows), 4 (names), 5 (rows nest), 8 (memory); not applicable: 3 (attribution), "
+                     "5 (capture window), 6 (row names and order), 7 (loss counts)\n");
+    else if (rc == 0 && c.writer == WR_FOREIGN)
         fprintf(out, "check: a trace of another writer (no devtrace key): checked 1 (JSON), 2 (flows), "
                      "4 (names), 5 (rows nest), 8 (memory); not applicable: 3 (attribution), 5 (capture window), "
                      "6 (row names and order), 7 (loss counts)\n");
-    if (total == 0)
-        fprintf(out, "check: OK (%" PRIu64 " events, %zu flows)\n", s.event_count, c.flowtab.count);
+    else if (rc == 0 && s.format == DT_RD_FORMAT_PERFETTO)
+        fprintf(out, "check: a Perfetto protobuf trace devtrace wrote: checked 1 (protobuf), 2 (flows), 4 (names), "
+                     "5 (window, rows nest), 6 (row names and order), 7 (loss counts), 8 (memory); not applicable: "
+                     "3 (attribution, which only the JSON carries)\n");
+    else if (rc == 0 && c.writer == WR_PLUGIN)
+        fprintf(out, "check: a torch.profiler trace with devtrace.torch's device activity (devtrace.writer \"%s\"): "
+                     "checked 1 (JSON), 2 (flows), 4 (names), 5 (rows nest), 7 (loss counts), 8 (memory); not "
+                     "applicable: 3 (attribution), 5 (capture window), 6 (row names and order)\n",
+                DT_RD_WRITER_PLUGIN);
+    char also[160] = "";
+    if (known)
+        snprintf(also, sizeof also, "; %" PRIu64 " finding%s that %s known properties of torch.profiler's traces, "
+                 "not defects", known, known == 1 ? "" : "s", known == 1 ? "is one of the" : "are");
+    if (defects == 0)
+        fprintf(out, "check: OK (%" PRIu64 " events, %zu flows)%s\n", s.event_count, c.flowtab.count, also);
     else
-        fprintf(out, "check: FAILED: %" PRIu64 " violation%s\n", total, total == 1 ? "" : "s");
+        fprintf(out, "check: FAILED: %" PRIu64 " violation%s%s\n", defects, defects == 1 ? "" : "s", also);
     dt_rd_summary_free(&s);
     ck_free(&c);
-    return total == 0 ? 0 : 1;
+    return defects == 0 ? 0 : 1;
+}
+
+int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
+{
+    return dt_check_source_ex(src, label, 0, out, err);
 }
 
 static void check_usage(FILE *f)
 {
-    fprintf(f, "usage: devtrace check FILE\n"
+    fprintf(f, "usage: devtrace check [--verbose] FILE\n"
                "\n"
                "Verifies that a trace (JSON or gzip JSON; - reads standard input)\n"
                "satisfies the devtrace trace invariants (docs/trace-format.md):\n"
@@ -1078,18 +1209,30 @@ static void check_usage(FILE *f)
                "  5 events inside the capture window, no partial overlap on a row\n"
                "  6 every pid and tid named, device rows sorted after host rows\n"
                "  7 devtrace.loss lists every reason and a correct total\n"
-               "Prints each violation (at most %d per invariant) and a summary line.\n"
-               "Exit status: 0 all hold, 1 violations or unreadable file, 2 usage.\n",
-            CK_MAX_LINES);
+               "  8 torch's [memory] events carry their args and consistent totals\n"
+               "Who wrote the trace decides what applies: devtrace's own traces get\n"
+               "every invariant; torch.profiler's (with or without devtrace.torch)\n"
+               "those every trace must satisfy, and findings that are known properties\n"
+               "of torch.profiler's traces (flows with one side cut) are reported but\n"
+               "do not fail the check.\n"
+               "Findings are grouped by kind, each with its count and first %d lines.\n"
+               "  --verbose, -v  every line of every kind\n"
+               "Exit status: 0 no defect, 1 defects or unreadable file, 2 usage.\n",
+            CK_EXAMPLES);
 }
 
 int dt_check_main(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *path = NULL;
+    unsigned flags = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             check_usage(out);
             return 0;
+        }
+        if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
+            flags |= DT_CHECK_VERBOSE;
+            continue;
         }
         if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(err, "check: unknown option %s\n", argv[i]);
@@ -1113,7 +1256,7 @@ int dt_check_main(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "check: %s\n", msg);
         return 1;
     }
-    int rc = dt_check_source(src, path, out, err);
+    int rc = dt_check_source_ex(src, path, flags, out, err);
     dt_rd_close(src);
     return rc;
 }

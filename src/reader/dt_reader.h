@@ -166,8 +166,11 @@ typedef struct dt_rd_notes {
     size_t count, cap;
 } dt_rd_notes;
 
+enum { DT_RD_FORMAT_JSON, DT_RD_FORMAT_PERFETTO };
+
 typedef struct dt_rd_summary {
     bool compressed;         /* the input was gzip */
+    int format;              /* DT_RD_FORMAT_*: what the (decompressed) input is */
     uint64_t bytes;          /* JSON bytes parsed (decompressed) */
     uint64_t event_count;    /* traceEvents entries */
     bool has_trace_events;
@@ -180,8 +183,12 @@ typedef struct dt_rd_summary {
     bool has_device_properties;
     size_t device_count;
     char *trace_name;
+    char *host_name; /* torch.profiler's top-level "host_name" */
 
     bool has_devtrace;
+    /* devtrace.writer: who wrote the devtrace key; NULL for devtrace's own
+       traces, DT_RD_WRITER_PLUGIN inside torch.profiler's trace */
+    char *writer;
     char *version, *backend, *vendor, *library, *library_version;
     bool has_window_start, has_window_end;
     int64_t window_start_ns, window_end_ns;
@@ -209,6 +216,8 @@ typedef struct dt_rd_summary {
     char *rank_host, *launcher;
 } dt_rd_summary;
 
+#define DT_RD_WRITER_PLUGIN "devtrace.torch"
+
 void dt_rd_summary_free(dt_rd_summary *summary);
 
 /* Where the JSON comes from. gzip is recognised by its magic bytes. */
@@ -230,7 +239,8 @@ int dt_rd_read(dt_rd_source *src, dt_rd_visitor visit, void *user, dt_rd_summary
                char *err, size_t errlen);
 
 enum {
-    DT_RD_RAW = 1u << 0 /* fill dt_rd_event.raw and .at */
+    DT_RD_RAW = 1u << 0, /* fill dt_rd_event.raw and .at (JSON only: a Perfetto trace is refused by name) */
+    DT_RD_JSON = 1u << 1 /* JSON only: a Perfetto trace is refused by name */
 };
 enum { DT_RD_ATTRIBUTION, DT_RD_EXTERNAL_PARENTS };
 
@@ -339,6 +349,12 @@ void dt_rd_put_csv(FILE *out, const char *s);
 /* Invariant checker (docs/trace-format.md). Prints violations to out and
    errors to err; returns 0 when every invariant holds, 1 otherwise. */
 int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err);
+enum { DT_CHECK_VERBOSE = 1u << 0 /* every line of every kind of finding */ };
+/* dt_check_source with DT_CHECK_* flags. Findings are grouped by kind; for a
+   trace devtrace did not write (torch.profiler's, with or without the
+   plugin's key), findings that are known properties of that writer are
+   reported but do not make the result 1. */
+int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FILE *out, FILE *err);
 
 /* Stats over a source: reports is a comma-separated subset of
    "kernels,memcpy,memset,api,ranges,collectives" (NULL or "": all). Returns 0, 1 when

@@ -45,7 +45,7 @@
 typedef struct input {
     const char *path;
     dt_rd_summary sum;
-    bool devtrace; /* has the devtrace key */
+    bool devtrace; /* written by devtrace (its key, not the plugin's) */
     bool has_cpu_ops;
     int64_t main_pid; /* devtrace.pid, or the pid of most host events */
     bool has_main_pid;
@@ -103,7 +103,15 @@ typedef struct merger {
     uint64_t events_written;
     bool first_event;
     bool oom;
+    /* per group: each pid and row the output uses, keyed by how it is
+       written ("7", "\"rank 1 Spans\"", "7 8"), and whether metadata named
+       it (ROW_*) */
+    dt_rd_strtab out_pids, out_rows;
+    uint8_t *pid_flags, *row_flags;
+    size_t pid_flags_cap, row_flags_cap;
 } merger;
+
+enum { ROW_USED = 1, ROW_NAMED = 2 };
 
 static bool is_host_cat(int cat)
 {
@@ -238,7 +246,7 @@ static int index_inputs(merger *m)
     for (int i = 0; i < m->nin; i++) {
         input *in = &m->in[i];
         pass1 p = {.in = in, .oom = &m->oom};
-        int rc = read_input(m, in, pass1_visit, &p, 0, &in->sum);
+        int rc = read_input(m, in, pass1_visit, &p, DT_RD_JSON, &in->sum);
         size_t cursor = 0;
         uint64_t id, ends;
         while (dt_rd_u64map_next(&p.flow_ends, &cursor, &id, &ends))
@@ -246,7 +254,9 @@ static int index_inputs(merger *m)
         dt_rd_u64map_free(&p.flow_ends);
         if (rc != 0)
             return -1;
-        in->devtrace = in->sum.has_devtrace;
+        /* the plugin's key inside torch.profiler's trace does not make it devtrace's */
+        in->devtrace = in->sum.has_devtrace &&
+                       !(in->sum.writer && strcmp(in->sum.writer, DT_RD_WRITER_PLUGIN) == 0);
         if (in->sum.has_pid) {
             in->main_pid = in->sum.pid;
             in->has_main_pid = true;
@@ -270,7 +280,22 @@ static int index_inputs(merger *m)
 
 static const char *input_host(const input *in)
 {
-    return in->sum.host ? in->sum.host : in->sum.rank_host;
+    return in->sum.host ? in->sum.host : in->sum.rank_host ? in->sum.rank_host : in->sum.host_name;
+}
+
+/* The host every input that names one names (torch.profiler's top-level
+   "host_name" kept as it wrote it), or NULL when none or several. */
+static const char *common_host(const merger *m)
+{
+    const char *h = NULL;
+    for (int i = 0; i < m->nin; i++) {
+        const char *x = input_host(&m->in[i]);
+        if (x && h && strcmp(x, h) != 0)
+            return NULL;
+        if (x)
+            h = x;
+    }
+    return h;
 }
 
 /* Two inputs are one process: the same pid, and no host or rank that differs. */
@@ -641,6 +666,116 @@ static void write_meta(writer *w, const dt_rd_event *e, const char *what, int64_
     out_text(o, "}}");
 }
 
+/* A pid or tid as the output writes it, as a key: "n:7", or "s:" and the
+   string ("s:rank 1 Spans"). */
+static void out_id_key(const writer *w, const dt_rd_id *id, bool is_pid, int64_t moved, char *buf, size_t n)
+{
+    if (!id->present)
+        snprintf(buf, n, "n:0");
+    else if (id->is_str && is_pid && moves_str_pid(w, id))
+        snprintf(buf, n, "s:%s %.400s", w->g->label, id->str);
+    else if (id->is_str)
+        snprintf(buf, n, "s:%.400s", id->str);
+    else
+        snprintf(buf, n, "n:%" PRId64, is_pid ? moved : id->num);
+}
+
+static void out_id(dt_out *o, const char *key)
+{
+    if (key[0] == 's')
+        out_str(o, key + 2);
+    else
+        out_text(o, key + 2);
+}
+
+static int mark_out(merger *m, dt_rd_strtab *t, uint8_t **flags, size_t *cap, const char *key, size_t len,
+                    uint8_t bit)
+{
+    int64_t id = dt_rd_strtab_intern(t, key, len, NULL);
+    if (id < 0 || dt_rd_grow((void **)flags, cap, (size_t)id + 1, 1) != 0)
+        return -1;
+    (*flags)[id] |= bit;
+    return 0;
+}
+
+/* Whether the event names or uses a pid and a row of the output. A row's
+   key is its pid's key, a NUL, and its tid's key. */
+static int mark_rows(writer *w, const dt_rd_event *e, int64_t pid)
+{
+    merger *m = w->m;
+    char p[512], t[512], row[1030];
+    bool meta = e->ph[0] == 'M' && !e->ph[1];
+    if ((meta && strcmp(e->name, "process_name") != 0 && strcmp(e->name, "thread_name") != 0) || !e->pid.present)
+        return 0;
+    out_id_key(w, &e->pid, true, pid, p, sizeof p);
+    out_id_key(w, &e->tid, false, 0, t, sizeof t);
+    size_t pl = strlen(p), tl = strlen(t);
+    memcpy(row, p, pl + 1);
+    memcpy(row + pl + 1, t, tl);
+    size_t rl = pl + 1 + tl;
+    if (meta && strcmp(e->name, "process_name") == 0)
+        return mark_out(m, &m->out_pids, &m->pid_flags, &m->pid_flags_cap, p, pl, ROW_NAMED);
+    if (meta)
+        return e->tid.present ? mark_out(m, &m->out_rows, &m->row_flags, &m->row_flags_cap, row, rl, ROW_NAMED)
+                              : 0;
+    if (mark_out(m, &m->out_pids, &m->pid_flags, &m->pid_flags_cap, p, pl, ROW_USED) != 0)
+        return -1;
+    return e->tid.present ? mark_out(m, &m->out_rows, &m->row_flags, &m->row_flags_cap, row, rl, ROW_USED) : 0;
+}
+
+static void reset_out_rows(merger *m)
+{
+    dt_rd_strtab_free(&m->out_pids);
+    dt_rd_strtab_free(&m->out_rows);
+    dt_rd_strtab_init(&m->out_pids);
+    dt_rd_strtab_init(&m->out_rows);
+    free(m->pid_flags);
+    free(m->row_flags);
+    m->pid_flags = m->row_flags = NULL;
+    m->pid_flags_cap = m->row_flags_cap = 0;
+}
+
+/* Metadata for each pid and row the group's output uses and no metadata
+   named (torch.profiler's "Spans", "Traces" and "" among them): a pid by
+   its text, a row by its tid. */
+static void name_unnamed_rows(merger *m, dt_out *o, const group *g)
+{
+    char name[1100];
+    for (size_t i = 0; i < m->out_pids.count; i++) {
+        if (m->pid_flags[i] != ROW_USED)
+            continue;
+        const char *p = dt_rd_strtab_key(&m->out_pids, i);
+        if (p[0] == 's' && strncmp(p + 2, g->label, strlen(g->label)) == 0)
+            snprintf(name, sizeof name, "%s", p + 2); /* a moved string pid says its rank already */
+        else
+            snprintf(name, sizeof name, "%s %s%s%s", g->label, p[0] == 's' ? "" : "pid ", p + 2,
+                     p[0] == 's' && !p[2] ? "(pid \"\")" : "");
+        out_text(o, m->first_event ? "\n" : ",\n");
+        m->first_event = false;
+        out_text(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+        out_id(o, p);
+        out_text(o, ",\"tid\":0,\"args\":{\"name\":");
+        out_str(o, name);
+        out_text(o, "}}");
+    }
+    for (size_t i = 0; i < m->out_rows.count; i++) {
+        if (m->row_flags[i] != ROW_USED)
+            continue;
+        const char *p = dt_rd_strtab_key(&m->out_rows, i);
+        const char *t = p + strlen(p) + 1;
+        snprintf(name, sizeof name, "%s%s", t[0] == 's' ? "" : "thread ", t[0] == 's' && !t[2] ? "(tid \"\")" : t + 2);
+        out_text(o, m->first_event ? "\n" : ",\n");
+        m->first_event = false;
+        out_text(o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+        out_id(o, p);
+        out_text(o, ",\"tid\":");
+        out_id(o, t);
+        out_text(o, ",\"args\":{\"name\":");
+        out_str(o, name);
+        out_text(o, "}}");
+    }
+}
+
 static int write_visit(void *user, const dt_rd_event *e)
 {
     writer *w = user;
@@ -650,6 +785,10 @@ static int write_visit(void *user, const dt_rd_event *e)
         return 0; /* one capture window for the merged trace, written last */
     int64_t pid = 0;
     bool num_pid = remap_pid(w, &e->pid, &pid);
+    if (mark_rows(w, e, pid) != 0) {
+        m->oom = true;
+        return 1;
+    }
     if (e->ph[0] == 'M' && !e->ph[1]) {
         char buf[512];
         if (strcmp(e->name, "process_name") == 0 && (e->has & DT_RD_HAS_ARG_NAME)) {
@@ -749,6 +888,7 @@ static int write_group(merger *m, dt_out *o, int gi)
     }
     bool linked = false;
     dt_rd_u64map_free(&m->corr_ext);
+    reset_out_rows(m);
     if (torch && devtrace_inputs) {
         /* the torch trace's cpu_ops, then each devtrace call's op */
         m->nops = 0;
@@ -794,6 +934,7 @@ static int write_group(merger *m, dt_out *o, int gi)
         if (rc != 0)
             return -1;
     }
+    name_unnamed_rows(m, o, g);
     return spill_group(m);
 }
 
@@ -1120,7 +1261,13 @@ static int write_merged(void *arg, dt_out *o)
     merger *m = j->m;
     out_text(o, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
     write_devices(m, o);
-    out_text(o, "],\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
+    out_text(o, "],\n");
+    if (common_host(m)) {
+        out_text(o, "\"host_name\": ");
+        out_str(o, common_host(m));
+        out_text(o, ",\n");
+    }
+    out_text(o, "\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
     out_i64(o, m->base_ns);
     out_text(o, ",\n\"traceEvents\": [");
     m->first_event = true;
@@ -1349,6 +1496,7 @@ done:
         fclose(m.spill_parents);
     dt_rd_u64map_free(&m.corr_ext);
     dt_rd_u64map_free(&m.attr);
+    reset_out_rows(&m);
     free(m.ops);
     free(m.in);
     free(m.groups);

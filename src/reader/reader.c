@@ -37,6 +37,7 @@
  * as written, they are copied instead.
  */
 #include "dt_reader.h"
+#include "rd_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +78,9 @@ struct dt_rd_source {
     bool in_eof;
     bool checked, gzip;
     bool zs_init, z_ended, z_failed;
+    /* the first bytes of the (decompressed) input, read to tell its format */
+    unsigned char peek[16];
+    size_t peek_len, peek_pos;
 #if DT_HAVE_ZLIB
     z_stream zs;
 #endif
@@ -210,7 +214,7 @@ static int src_detect(dt_rd_source *s, char *err, size_t errlen)
 
 /* Up to cap bytes of JSON text into dst: the count, 0 at the end, -1 on
    error. */
-static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err, size_t errlen)
+static long src_read_raw(dt_rd_source *s, unsigned char *dst, size_t cap, char *err, size_t errlen)
 {
     if (src_detect(s, err, errlen) != 0)
         return -1;
@@ -289,6 +293,71 @@ static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err,
         }
     }
 #endif
+}
+
+/* src_read_raw after the bytes src_peek kept. */
+static long src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err, size_t errlen)
+{
+    if (s->peek_pos < s->peek_len) {
+        size_t n = s->peek_len - s->peek_pos;
+        if (n > cap)
+            n = cap;
+        memcpy(dst, s->peek + s->peek_pos, n);
+        s->peek_pos += n;
+        return (long)n;
+    }
+    return src_read_raw(s, dst, cap, err, errlen);
+}
+
+long dt_rd_src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err, size_t errlen)
+{
+    return src_read(s, dst, cap, err, errlen);
+}
+
+bool dt_rd_src_gzip(const dt_rd_source *s)
+{
+    return s->gzip;
+}
+
+/* The first bytes of the input, kept to be read again: their count, or -1. */
+static long src_peek(dt_rd_source *s, char *err, size_t errlen)
+{
+    while (s->peek_len < sizeof s->peek) {
+        long n = src_read_raw(s, s->peek + s->peek_len, sizeof s->peek - s->peek_len, err, errlen);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        s->peek_len += (size_t)n;
+    }
+    return (long)s->peek_len;
+}
+
+/* What the first bytes say the input is, when it is not JSON (NULL): a
+   Perfetto trace (a TracePacket, field 1, length-delimited, where JSON has
+   a '{' after any whitespace), or another binary format named by its magic. */
+static const char *sniff_binary(const unsigned char *p, size_t n)
+{
+    static const struct {
+        const char *magic;
+        size_t len;
+        const char *what;
+    } magics[] = {
+        {"\x7f" "ELF", 4, "an ELF executable or library"}, {"PK\x03\x04", 4, "a zip archive"},
+        {"BZh", 3, "bzip2 data"}, {"\xfd" "7zXZ", 5, "xz data"}, {"\x28\xb5\x2f\xfd", 4, "zstd data"},
+        {"\x1f\x8b", 2, "gzip data"}, {"\x89PNG", 4, "a PNG image"}, {"SQLite format 3", 15, "an SQLite database"},
+    };
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+        i++;
+    if (i == n || p[i] == '{' || p[i] == '[')
+        return NULL; /* JSON, or whitespace so far: the JSON reader says which */
+    if (n >= 2 && p[0] == 0x0a)
+        return "perfetto";
+    for (size_t k = 0; k < sizeof magics / sizeof *magics; k++)
+        if (n >= magics[k].len && memcmp(p, magics[k].magic, magics[k].len) == 0)
+            return magics[k].what;
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -506,12 +575,12 @@ enum role {
 enum key {
     K_OTHER = 0,
     K_ANY, /* every key of a map (loss, counts, attribution, notes) */
-    K_SCHEMA, K_DISPLAY, K_BASE, K_DEVPROPS, K_EVENTS, K_DEVTRACE, K_TRACENAME, K_DIST,
+    K_SCHEMA, K_DISPLAY, K_BASE, K_DEVPROPS, K_EVENTS, K_DEVTRACE, K_TRACENAME, K_DIST, K_HOST_NAME,
     K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ID, K_BP, K_ARGS,
     K_EXT, K_CORR, K_BYTES, K_PARENT, K_DEVICE, K_STREAM, K_CBID, K_ANAME, K_LABELS, K_SORT, K_COLLECTIVE,
     K_MEM_BYTES, K_MEM_TOTAL, K_MEM_DEVICE, K_MEM_TYPE, K_ADDR,
     K_VERSION, K_BACKEND, K_VENDOR, K_LIBRARY, K_LIBVER, K_WINDOW, K_CLOCK, K_LOSS, K_COUNTS, K_ATTR, K_PARENTS,
-    K_HOST, K_DTPID, K_RTC, K_NOTES,
+    K_HOST, K_DTPID, K_RTC, K_NOTES, K_WRITER,
     K_START, K_END,
     K_SAMPLES, K_SEGMENTS, K_SLOPE, K_OFFSET, K_ERRB, K_IDENTITY,
     K_RANK, K_LOCAL_RANK, K_WORLD, K_LAUNCHER,
@@ -529,7 +598,7 @@ typedef struct key_entry {
 static const key_entry keys_root[] = {
     KEY(K_SCHEMA, "schemaVersion"), KEY(K_DISPLAY, "displayTimeUnit"), KEY(K_BASE, "baseTimeNanoseconds"),
     KEY(K_DEVPROPS, "deviceProperties"), KEY(K_EVENTS, "traceEvents"), KEY(K_DEVTRACE, "devtrace"),
-    KEY(K_TRACENAME, "traceName"), KEY(K_DIST, "distributedInfo"),
+    KEY(K_TRACENAME, "traceName"), KEY(K_DIST, "distributedInfo"), KEY(K_HOST_NAME, "host_name"),
 };
 
 static const key_entry keys_dist[] = {
@@ -541,7 +610,7 @@ static const key_entry keys_dt[] = {
     KEY(K_VERSION, "version"), KEY(K_BACKEND, "backend"), KEY(K_VENDOR, "vendor"), KEY(K_LIBRARY, "library"),
     KEY(K_LIBVER, "libraryVersion"), KEY(K_WINDOW, "captureWindow"), KEY(K_CLOCK, "clock"), KEY(K_LOSS, "loss"),
     KEY(K_COUNTS, "counts"), KEY(K_ATTR, "attribution"), KEY(K_PARENTS, "externalParents"), KEY(K_HOST, "host"),
-    KEY(K_DTPID, "pid"), KEY(K_RTC, "realtimeClock"), KEY(K_NOTES, "notes"),
+    KEY(K_DTPID, "pid"), KEY(K_RTC, "realtimeClock"), KEY(K_NOTES, "notes"), KEY(K_WRITER, "writer"),
 };
 
 static const key_entry keys_dt_window[] = {
@@ -838,6 +907,10 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
                 return -1;
             }
             return set_summary_str(c, &sum->trace_name, s, len) ? R_SKIP : -1;
+        case K_HOST_NAME: /* torch.profiler's */
+            if (type != V_STR)
+                return R_SKIP;
+            return set_summary_str(c, &sum->host_name, s, len) ? R_SKIP : -1;
         default:
             return R_SKIP;
         }
@@ -888,8 +961,10 @@ static int rd_value(rd_ctx *c, int type, const char *s, size_t len)
         case K_VENDOR:
         case K_LIBRARY:
         case K_LIBVER:
+        case K_WRITER:
         case K_HOST: {
             char **dst = f->key == K_VERSION   ? &sum->version
+                         : f->key == K_WRITER  ? &sum->writer
                          : f->key == K_BACKEND ? &sum->backend
                          : f->key == K_VENDOR  ? &sum->vendor
                          : f->key == K_LIBRARY ? &sum->library
@@ -1967,6 +2042,13 @@ static int parse_args(rd_ctx *c, const unsigned char *open, const unsigned char 
 }
 
 /* The category of a "cat", by length and word compares. */
+static int classify_cat(const unsigned char *s, size_t len);
+
+int dt_rd_classify_cat(const char *s, size_t len)
+{
+    return classify_cat((const unsigned char *)s, len);
+}
+
 static int classify_cat(const unsigned char *s, size_t len)
 {
 #define CAT_IS(lit) (len == sizeof(lit) - 1 && memcmp(s, lit, sizeof(lit) - 1) == 0)
@@ -2563,6 +2645,8 @@ void dt_rd_summary_free(dt_rd_summary *s)
         return;
     free(s->display_time_unit);
     free(s->trace_name);
+    free(s->host_name);
+    free(s->writer);
     free(s->version);
     free(s->backend);
     free(s->vendor);
@@ -2614,6 +2698,21 @@ int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary 
         char tmp[400];
         snprintf(tmp, sizeof tmp, "%s", err);
         snprintf(err, errlen, "byte 0: %s", tmp);
+        return -1;
+    }
+    long peeked = src_peek(src, err, errlen);
+    if (peeked < 0) {
+        char tmp[400];
+        snprintf(tmp, sizeof tmp, "%s", err);
+        snprintf(err, errlen, "byte 0: %s", tmp);
+        return -1;
+    }
+    const char *binary = sniff_binary(src->peek, (size_t)peeked);
+    if (binary && strcmp(binary, "perfetto") == 0)
+        return dt_rd_pf_read(src, opts, summary, err, errlen);
+    if (binary) {
+        snprintf(err, errlen, "byte 0: not a trace: %s%s, neither JSON nor a Perfetto protobuf trace",
+                 src->gzip ? "gzip of " : "", binary);
         return -1;
     }
     c.cap = opts && opts->window ? opts->window : RD_CHUNK;

@@ -1,10 +1,15 @@
 """The devtrace command as a user runs it."""
+import csv
 import fcntl
+import gzip
+import io
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -543,3 +548,177 @@ free
     bad.write_text("vendor mspti\nfree\n")
     res = run([EMU_RUN, "--quiet", "--library", library, bad])
     assert res.returncode != 0 and "no allocation of this thread to free" in res.stderr, res.stderr
+
+
+# Real torch.profiler traces (HTA's test data, ../shared/fixtures/torch-traces):
+# check's exit status and the count of each kind of finding, as "title: count"
+# from each kind's header. Kineto's flows cut on one side are known
+# properties of its traces (exit 0); the Stream Sync events that overlap a
+# copy on their stream's row are rows that do not nest (exit 1).
+TORCH_TRACES = SOURCE.parent / "shared" / "fixtures" / "torch-traces"
+TORCH_TRACE_FINDINGS = {
+    "amd_trace-mi250_minitoy_train_ROCm6_2_kineto.json.gz": (0, {"flows with a finish and no start": 5}),
+    "critical_path-alexnet.json.gz": (1, {"flows with a finish and no start": 206,
+                                          "flows with a start and no finish": 16,
+                                          "partial overlaps on a row (rows that do not nest)": 8}),
+    "cupti_profiler-benchmark_result_924719_1679055439_trace.json.gz": (
+        0, {"flows with a finish and no start": 1758, "flows with a start and no finish": 104}),
+    "distributed_info_unavailable-distributed_info_not_found.json.gz": (0, {}),
+    "nccl_parser_config-nccl_data.json.gz": (0, {"flows with a finish and no start": 4878,
+                                                 "flows with a start and no finish": 88}),
+    "trace_filter-sampled_rank-0.json.gz": (0, {}),
+    "trace_filter-sampled_rank-1.json.gz": (0, {}),
+}
+
+
+def check_findings(stdout):
+    """{title: count} from check's kind headers ("invariant N, title: count...")."""
+    found = {}
+    for line in stdout.splitlines():
+        m = re.match(r"invariant \d, (.*?): (\d+)(, a known property.*)?$", line)
+        if m:
+            found[m.group(1)] = int(m.group(2))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_TRACE_FINDINGS))
+def test_check_and_stats_on_real_torch_traces(name):
+    path = TORCH_TRACES / name
+    if not path.exists():
+        pytest.fail("%s is missing: CI has ../shared beside the clone" % path)
+    rc, expected = TORCH_TRACE_FINDINGS[name]
+    res = run([DEVTRACE, "check", path])
+    assert res.returncode == rc, res.stdout[-3000:]
+    assert check_findings(res.stdout) == expected, res.stdout[-3000:]
+    known = sum(n for title, n in expected.items() if title.startswith("flows with"))
+    defects = sum(expected.values()) - known
+    summary = res.stdout.splitlines()[-1]
+    assert summary.startswith("check: FAILED: %d violations" % defects if defects else "check: OK ("), summary
+    if known:
+        assert summary.endswith("; %d findings that are known properties of torch.profiler's traces, not "
+                                "defects" % known), summary
+    # a few lines per kind; --verbose prints every finding
+    assert len(res.stdout.splitlines()) <= 2 + 7 * len(expected)
+    res = run([DEVTRACE, "check", "--verbose", path])
+    assert res.returncode == rc
+    lines = [ln for ln in res.stdout.splitlines() if re.match(r"invariant \d: ", ln)]
+    assert len(lines) == sum(expected.values())
+    # stats reads every one: its kernel and collective instances are the trace's kernels
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        kernels = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel")
+    res = run([DEVTRACE, "stats", path, "--format", "csv", "--report", "kernels,collectives"])
+    assert res.returncode == 0, res.stderr
+    rows = list(csv.reader(io.StringIO(res.stdout)))
+    assert sum(int(r[3]) for r in rows if r and r[0] in ("kernels", "collectives") and r[3].isdigit()) == kernels
+
+
+def perfetto_capture_args(path):
+    """The args of the "devtrace capture" slice of a .pftrace, read with
+    Perfetto's own protos: {name: value}."""
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    trace = Trace()
+    trace.ParseFromString(Path(path).read_bytes())
+    for p in trace.packet:
+        if p.HasField("track_event") and any(n.name == "devtrace capture" for n in p.interned_data.event_names):
+            names = {n.iid: n.name for n in p.interned_data.debug_annotation_names}
+            return {names[a.name_iid]: getattr(a, a.WhichOneof("value")) for a in p.track_event.debug_annotations}
+    return {}
+
+
+@needs_emulator()
+def test_perfetto_traces_carry_the_losses_backend_window_and_clock(tmp_path):
+    """record --format perfetto with the faults scenario's losses: the
+    .pftrace holds them by reason with their total, the backend, the capture
+    window and the clock fit; check and stats read it and say the same."""
+    out = tmp_path / "f.pftrace"
+    res = run([DEVTRACE, "record", "--backend", "topspti", "--format", "perfetto", "-o", out, "--",
+               EMU_RUN, "--quiet", "--library", TOPSPTI_EMU, SOURCE / "examples" / "faults.scn"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+    assert res.returncode == 0, res.stderr
+    lost = re.search(r"LOST 17 records \((.*)\)", res.stderr)
+    assert lost, res.stderr
+    printed = {k: int(v) for k, v in (item.split(" ") for item in lost.group(1).split(", "))}
+    args = perfetto_capture_args(out)
+    loss = {k[len("devtrace.loss."):]: v for k, v in args.items() if k.startswith("devtrace.loss.")}
+    assert loss["total"] == 17
+    assert {k: v for k, v in loss.items() if v and k != "total"} == printed
+    assert args["devtrace.backend"] == "topspti"
+    assert args["devtrace.captureWindow.startNs"] < args["devtrace.captureWindow.endNs"]
+    assert args["devtrace.clock.samples"] >= 2 and args["devtrace.clock.errorBoundNs"] >= 0
+    assert abs(args["devtrace.clock.slope"] - 1) < 1e-3
+    res = run([DEVTRACE, "check", out])
+    assert res.returncode == 0, res.stdout
+    res = run([DEVTRACE, "stats", out, "--format", "csv", "--report", "kernels"])
+    assert res.returncode == 0, res.stderr
+    assert "loss,total,17" in res.stdout
+
+
+@needs_emulator()
+def test_stats_and_check_read_a_pftrace_as_the_json_of_the_same_session(tmp_path):
+    """One session written as JSON and as Perfetto (plain and gzip): stats
+    gives the same device work and losses from each, check passes each."""
+    from conftest import LIBDEVTRACE, PACKAGE_DIR
+    code = ("import ctypes, sys, devtrace\n"
+            "emu = ctypes.CDLL(sys.argv[1])\n"
+            "emu.emu_set_faults(b'vendor_dropped=3,reversed_timestamps=2')\n"
+            "g = (ctypes.c_int * 3)(4, 1, 1)\n"
+            "p = devtrace.profile(backend='topspti')\n"
+            "p.start()\n"
+            "for i in range(12):\n"
+            "    emu.emu_launch_kernel(i % 2, 1 + i % 3, b'k%d' % (i % 4), g, g, ctypes.c_uint64(1000 + i))\n"
+            "    emu.emu_memcpy(0, 1, 1, ctypes.c_uint64(4096), ctypes.c_uint64(500), 0)\n"
+            "emu.emu_synchronize(-1, -1)\n"
+            "p.stop()\n"
+            "for path in sys.argv[2:]:\n"
+            "    p.write(path)\n")
+    paths = [tmp_path / "t.json", tmp_path / "t.pftrace", tmp_path / "t.pftrace.gz"]
+    res = run([sys.executable, "-c", code, TOPSPTI_EMU] + paths,
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU), "DEVTRACE_LIBRARY": str(LIBDEVTRACE),
+                   "PYTHONPATH": str(PACKAGE_DIR)})
+    assert res.returncode == 0, res.stderr
+    reports = {}
+    for path in paths:
+        res = run([DEVTRACE, "check", path])
+        assert res.returncode == 0, res.stdout
+        res = run([DEVTRACE, "stats", path, "--format", "csv"])
+        assert res.returncode == 0, res.stderr
+        rows = list(csv.reader(io.StringIO(res.stdout)))
+        reports[path] = ({tuple(r[:4]) + (r[-1],) for r in rows if r and r[0] in ("kernels", "memcpy", "memset")},
+                         {tuple(r) for r in rows if r and r[0] == "loss"})
+    assert len(reports[paths[0]][0]) >= 5
+    assert ("loss", "total", "5") in reports[paths[0]][1]
+    assert reports[paths[1]] == reports[paths[0]]
+    assert reports[paths[2]] == reports[paths[0]]
+    assert "check: a Perfetto protobuf trace devtrace wrote" in run([DEVTRACE, "check", paths[1]]).stdout
+    # merge takes JSON only, and says so
+    res = run([DEVTRACE, "merge", "-o", tmp_path / "m.json", paths[1]])
+    assert res.returncode != 0
+    assert "Perfetto protobuf trace: only JSON traces are taken here" in res.stderr
+    assert "cannot write" not in res.stderr
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_stats_and_check_name_what_they_cannot_read(tmp_path):
+    """Other binary formats and other writers' Perfetto traces: a message that
+    names the format seen, not "invalid JSON"."""
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    t = Trace()
+    p = t.packet.add()
+    p.track_descriptor.uuid = 5
+    p.track_descriptor.thread.pid = 1
+    p.track_descriptor.thread.tid = 2
+    cases = {
+        "other.pftrace": (t.SerializeToString(), "a Perfetto protobuf trace not written by devtrace"),
+        "lib.so": (b"\x7fELF\x02\x01\x01\x00" + bytes(64), "not a trace: an ELF executable or library"),
+        "lib.so.gz": (gzip.compress(b"\x7fELF\x02\x01\x01\x00" + bytes(64)),
+                      "not a trace: gzip of an ELF executable or library"),
+        "t.zip": (b"PK\x03\x04" + bytes(40), "not a trace: a zip archive"),
+    }
+    for name, (content, message) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        for cmd in ("stats", "check"):
+            res = run([DEVTRACE, cmd, path])
+            assert res.returncode == 1, (name, cmd)
+            assert message in res.stdout + res.stderr, (name, cmd, res.stdout + res.stderr)
+            assert "invalid JSON" not in res.stdout + res.stderr

@@ -505,3 +505,46 @@ def test_copies_mspti_cannot_record_are_said_to_be_missing(tmp_path, preloaded):
     assert "memory copies, memsets" in warned
     # the warning's advice is the note's, word for word
     assert note[note.index("libmspti.so must be"):] in warned, (warned, note)
+
+
+def test_check_takes_the_plugins_trace_torchs_and_their_merge(plain, tmp_path):
+    """The plugin's trace is torch.profiler's with devtrace's key in it: check
+    applies torch's rules (and the plugin's loss counts), not devtrace's own;
+    a torch.profiler CPU trace passes; merge names every row it writes and
+    keeps torch's host_name, so that the merges pass too."""
+    from conftest import DEVTRACE
+    torch = need("torch")
+    out, result, trace = plain
+    assert trace["devtrace"]["writer"] == "devtrace.torch"
+    plugin_path = out / "trace.json"
+    res = run([DEVTRACE, "check", plugin_path])
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert 'devtrace.writer "devtrace.torch"' in res.stdout
+    assert "check: OK (" in res.stdout
+
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        x = torch.randn(16, 16)
+        for _ in range(3):
+            x = x @ x
+    cpu_path = tmp_path / "torch_cpu.json"
+    prof.export_chrome_trace(str(cpu_path))
+    host = json.loads(cpu_path.read_text())["host_name"]
+    res = run([DEVTRACE, "check", cpu_path])
+    assert res.returncode == 0, res.stdout
+
+    for name, inputs in (("cpu", [cpu_path]), ("both", [cpu_path, plugin_path])):
+        merged = tmp_path / ("m_%s.json" % name)
+        res = run([DEVTRACE, "merge", "-o", merged] + inputs)
+        assert res.returncode == 0, res.stderr
+        res = run([DEVTRACE, "check", merged])
+        assert res.returncode == 0, (name, res.stdout[-4000:])
+        m = json.loads(merged.read_text())
+        assert m["host_name"] == host
+        assert [r["format"] for r in m["devtrace"]["ranks"]] == ["foreign"] * len(inputs)
+        named = {(e["pid"], e.get("tid")) for e in m["traceEvents"]
+                 if e.get("ph") == "M" and e.get("name") == "thread_name"}
+        named_pids = {e["pid"] for e in m["traceEvents"] if e.get("ph") == "M" and e.get("name") == "process_name"}
+        for e in m["traceEvents"]:
+            if e.get("ph") != "M":
+                assert e["pid"] in named_pids and (e["pid"], e["tid"]) in named, e

@@ -177,21 +177,133 @@ static char *make_trace(int n, const char *prefix, const char *suffix, size_t *l
     return make_trace_named(n, name_from_affixes, (void *)affixes, len);
 }
 
-static void violations_are_capped_with_a_count(void)
+static int check_text_flags(capture *c, const char *json, size_t len, unsigned flags)
+{
+    cap_open(c);
+    dt_rd_source *src = dt_rd_open_memory(json, len);
+    REQUIRE((src) != NULL);
+    int rc = dt_check_source_ex(src, "memory", flags, c->out, c->err);
+    dt_rd_close(src);
+    cap_close(c);
+    return rc;
+}
+
+/* Findings of one kind: a header with their count, the first five, and how
+   many more --verbose would show; with it, every one. */
+static void findings_are_grouped_by_kind_with_a_count(void)
 {
     size_t len;
     char *t = make_trace(30, "_Z4kernILi", "EEvv", &len);
     capture c;
     REQUIRE_EQ(check_text(&c, t, len), 1);
-    REQUIRE_EQ(lines_for(c.out_text, 4), 21);
-    REQUIRE((strstr(c.out_text, "invariant 4: ... 10 more violations not shown\n")) != NULL);
+    REQUIRE(strncmp(c.out_text, "invariant 4, mangled kernel names: 30\n", 38) == 0);
+    REQUIRE_EQ(lines_for(c.out_text, 4), 6);
+    REQUIRE((strstr(c.out_text, "invariant 4: kernel name is mangled: event #6 \"_Z4kernILi4EEvv\"")) != NULL);
+    REQUIRE((strstr(c.out_text, "_Z4kernILi5EEvv")) == NULL);
+    REQUIRE((strstr(c.out_text, "invariant 4: ... 25 more of these not shown (--verbose shows every one)\n")) != NULL);
     REQUIRE((strstr(c.out_text, "check: FAILED: 30 violations\n")) != NULL);
+    cap_free(&c);
+    REQUIRE_EQ(check_text_flags(&c, t, len, DT_CHECK_VERBOSE), 1);
+    REQUIRE_EQ(lines_for(c.out_text, 4), 30);
+    REQUIRE((strstr(c.out_text, "\"_Z4kernILi29EEvv\"")) != NULL);
+    REQUIRE((strstr(c.out_text, "more of these")) == NULL);
     cap_free(&c);
     free(t);
 
     t = make_trace(30, "kernel_", "", &len);
     REQUIRE_EQ(check_text(&c, t, len), 0);
     REQUIRE_STR(c.out_text, "check: OK (32 events, 0 flows)\n");
+    cap_free(&c);
+    free(t);
+}
+
+/* torch.profiler's trace: rows "Spans"/"Traces" unnamed as torch writes
+   them, one flow cut on each side, then a tail (devtrace key or none). */
+static char *torch_trace(const char *extra_flow, const char *tail, size_t *len)
+{
+    static const char head[] =
+        "{\"schemaVersion\":1,\"deviceProperties\":[],\"traceEvents\":["
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"python\"}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5},"
+        "{\"ph\":\"s\",\"id\":7,\"pid\":1,\"tid\":1,\"ts\":20,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaEventRecord\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":5},"
+        "{\"ph\":\"f\",\"id\":8,\"pid\":1,\"tid\":1,\"ts\":30,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":5},"
+        "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\",\"tid\":\"PyTorch "
+        "Profiler\",\"ts\":5,\"dur\":100},"
+        "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":110}";
+    size_t cap = sizeof head + strlen(extra_flow) + strlen(tail) + 8;
+    char *b = malloc(cap);
+    REQUIRE((b) != NULL);
+    *len = (size_t)snprintf(b, cap, "%s%s]%s}", head, extra_flow, tail);
+    return b;
+}
+
+#define LOSS_OK "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,\"malformed\":0," \
+                "\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,\"outside_window\":0,\"store_full\":0," \
+                "\"unfinished\":0,\"total\":0}"
+
+/* A flow cut on one side is a known property of torch.profiler's traces:
+   reported, not failed; a flow finished twice is malformed and fails. */
+static void cut_flows_of_torch_traces_are_known_malformed_ones_fail(void)
+{
+    size_t len;
+    capture c;
+    char *t = torch_trace("", "", &len);
+    REQUIRE_EQ(check_text(&c, t, len), 0);
+    REQUIRE((strstr(c.out_text, "invariant 2, flows with a finish and no start: 1, a known property of "
+                                "torch.profiler's traces, not a defect: ")) != NULL);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 8 has 0 start(s) and 1 finish(es), not one each\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "invariant 2, flows with a start and no finish: 1, a known property")) != NULL);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 7 has 1 start(s) and 0 finish(es), not one each\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "check: OK (9 events, 2 flows); 2 findings that are known properties of "
+                                "torch.profiler's traces, not defects\n")) != NULL);
+    cap_free(&c);
+    free(t);
+
+    t = torch_trace(",{\"ph\":\"f\",\"id\":8,\"pid\":0,\"tid\":7,\"ts\":40,\"cat\":\"ac2g\",\"name\":\"ac2g\","
+                    "\"bp\":\"e\"}", "", &len);
+    REQUIRE_EQ(check_text(&c, t, len), 1);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 8 has 0 start(s) and 2 finish(es), not one each\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "check: FAILED: 1 violation; 1 finding that is one of the known properties of "
+                                "torch.profiler's traces, not defects\n")) != NULL);
+    cap_free(&c);
+    free(t);
+
+    /* devtrace's own trace keeps its strict rules: a cut flow is a violation */
+    t = torch_trace("", ",\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":200000}," LOSS_OK
+                    ",\"attribution\":{}}", &len);
+    REQUIRE_EQ(check_text_flags(&c, t, len, DT_CHECK_VERBOSE), 1);
+    REQUIRE((strstr(c.out_text, "known property")) == NULL);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 8 has 0 start(s) and 1 finish(es)")) != NULL);
+    REQUIRE((strstr(c.out_text, "invariant 6: pid \"Spans\" is not named by process_name metadata\n")) != NULL);
+    cap_free(&c);
+    free(t);
+}
+
+/* The plugin's key says who wrote it: torch.profiler's rules apply, and the
+   plugin's loss counts are checked. */
+static void plugin_traces_get_torch_rules_and_their_loss_checked(void)
+{
+    size_t len;
+    capture c;
+    char *t = torch_trace("", ",\"devtrace\":{\"writer\":\"devtrace.torch\",\"version\":\"0.1.0\",\"backend\":"
+                          "\"topspti\"," LOSS_OK "}", &len);
+    REQUIRE_EQ(check_text(&c, t, len), 0);
+    REQUIRE((strstr(c.out_text, "check: a torch.profiler trace with devtrace.torch's device activity "
+                                "(devtrace.writer \"devtrace.torch\"): checked 1 (JSON), 2 (flows), 4 (names), "
+                                "5 (rows nest), 7 (loss counts), 8 (memory)")) != NULL);
+    REQUIRE((strstr(c.out_text, "check: OK (9 events, 2 flows); 2 findings")) != NULL);
+    REQUIRE((strstr(c.out_text, "attribution")) == NULL || strstr(c.out_text, "not applicable: 3 (attribution)"));
+    REQUIRE(lines_for(c.out_text, 3) + lines_for(c.out_text, 5) + lines_for(c.out_text, 6) == 0);
+    cap_free(&c);
+    free(t);
+
+    t = torch_trace("", ",\"devtrace\":{\"writer\":\"devtrace.torch\",\"loss\":{\"total\":3}}", &len);
+    REQUIRE_EQ(check_text_flags(&c, t, len, DT_CHECK_VERBOSE), 1);
+    REQUIRE((strstr(c.out_text, "invariant 7: devtrace.loss has no \"timestamp_zero\" count\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "invariant 7: devtrace.loss.total is 3 but the reasons sum to 0\n")) != NULL);
     cap_free(&c);
     free(t);
 }
@@ -449,7 +561,7 @@ static void usage_and_missing_files(void)
     capture c;
     const char *help[] = {"check", "--help"};
     REQUIRE_EQ(run_check(&c, 2, help), 0);
-    REQUIRE((strstr(c.out_text, "usage: devtrace check FILE")) != NULL);
+    REQUIRE((strstr(c.out_text, "usage: devtrace check [--verbose] FILE")) != NULL);
     cap_free(&c);
     const char *none[] = {"check"};
     REQUIRE_EQ(run_check(&c, 1, none), 2);
@@ -472,7 +584,9 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(good_trace_passes),
              DT_TEST(each_bad_trace_fails_its_invariant),
              DT_TEST(corrupt_input_fails_invariant_1),
-             DT_TEST(violations_are_capped_with_a_count),
+             DT_TEST(findings_are_grouped_by_kind_with_a_count),
+             DT_TEST(cut_flows_of_torch_traces_are_known_malformed_ones_fail),
+             DT_TEST(plugin_traces_get_torch_rules_and_their_loss_checked),
              DT_TEST(only_names_that_demangle_count_as_mangled),
              DT_TEST(violations_escape_control_bytes),
              DT_TEST(nesting_is_checked_whatever_the_order),

@@ -565,6 +565,64 @@ static void a_long_string_grows_the_window(void)
     free(json);
 }
 
+/* A Perfetto trace another writer made (one slice on a thread's track,
+   written with Perfetto's own protos): no "devtrace capture" slice. */
+static const unsigned char other_pftrace[] =
+    "\x0a\x0d\x50\x01\xe2\x03\x08\x08\x05\x22\x04\x08\x01\x10\x02\x0a\x1b\x40\xe8\x07\x50\x02\x5a\x06\x48\x01\x50"
+    "\x01\x58\x05\x62\x0a\x12\x08\x08\x01\x12\x04\x77\x6f\x72\x6b\x68\x01\x0a\x0b\x40\xd0\x0f\x50\x02\x5a\x04\x48"
+    "\x02\x58\x05";
+
+static int read_err(const void *data, size_t len, unsigned flags, char *err, size_t errlen, int *format)
+{
+    dt_rd_source *src = dt_rd_open_memory(data, len);
+    REQUIRE((src) != NULL);
+    dt_rd_summary s;
+    dt_rd_options o = {.flags = flags};
+    int rc = dt_rd_read_opts(src, &o, &s, err, errlen);
+    if (format)
+        *format = s.format;
+    dt_rd_summary_free(&s);
+    dt_rd_close(src);
+    return rc;
+}
+
+/* What is not a JSON trace is named: a Perfetto trace devtrace did not
+   write, a truncated or corrupt one, and other binary formats, gzip'd or
+   not; never "invalid JSON". */
+static void other_formats_are_named(void)
+{
+    char err[512];
+    int format = -1;
+    size_t n = sizeof other_pftrace - 1;
+    REQUIRE_EQ(read_err(other_pftrace, n, 0, err, sizeof err, &format), -1);
+    REQUIRE_EQ(format, DT_RD_FORMAT_PERFETTO);
+    REQUIRE((strstr(err, "byte 0: a Perfetto protobuf trace not written by devtrace")) != NULL);
+    /* every truncation that shows more than whitespace (its first two
+       bytes are "\n\r"): an error naming the format and the byte */
+    for (size_t k = 3; k < n; k++) {
+        REQUIRE_EQ(read_err(other_pftrace, k, 0, err, sizeof err, NULL), -1);
+        REQUIRE((strstr(err, "Perfetto")) != NULL);
+        REQUIRE((strstr(err, "invalid JSON")) == NULL);
+    }
+    REQUIRE_EQ(read_err(other_pftrace, 20, 0, err, sizeof err, NULL), -1);
+    REQUIRE_STR(err, "byte 15: Perfetto trace: truncated: a packet of 27 bytes has 3");
+    /* merge's reading (the events' JSON text) refuses it by name */
+    REQUIRE_EQ(read_err(other_pftrace, n, DT_RD_RAW, err, sizeof err, NULL), -1);
+    REQUIRE_STR(err, "byte 0: a Perfetto protobuf trace: only JSON traces are taken here (record them with "
+                     "--format json)");
+    static const unsigned char elf[] = "\x7f" "ELF\x02\x01\x01\x00";
+    REQUIRE_EQ(read_err(elf, sizeof elf - 1, 0, err, sizeof err, NULL), -1);
+    REQUIRE_STR(err, "byte 0: not a trace: an ELF executable or library, neither JSON nor a Perfetto protobuf trace");
+    /* JSON after more newlines than the format is told by (0x0a starts a
+       Perfetto packet too) */
+    static const char padded[] = "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n{\"traceEvents\":[]}";
+    REQUIRE_EQ(read_err(padded, sizeof padded - 1, 0, err, sizeof err, &format), 0);
+    REQUIRE_EQ(format, DT_RD_FORMAT_JSON);
+    static const unsigned char zip[] = "PK\x03\x04\x14\x00";
+    REQUIRE_EQ(read_err(zip, sizeof zip - 1, 0, err, sizeof err, NULL), -1);
+    REQUIRE_STR(err, "byte 0: not a trace: a zip archive, neither JSON nor a Perfetto protobuf trace");
+}
+
 static void missing_file_is_reported(void)
 {
     char err[512];
@@ -613,5 +671,6 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(garbage_is_an_error),
              DT_TEST(visitor_can_stop),
              DT_TEST(string_ids_and_unknown_keys),
+             DT_TEST(other_formats_are_named),
              DT_TEST(missing_file_is_reported),
              DT_TEST(strtab_interns_many_keys))

@@ -268,7 +268,8 @@ public:
     /* Called after stop and before processTrace: the session's own losses. */
     std::unordered_map<std::string, std::string> getMetadata() override
     {
-        std::string v = "{\"version\": " + json_string(dt_version()) + ", \"backend\": " +
+        /* "writer" tells `devtrace check` that this key sits in torch's trace */
+        std::string v = "{\"writer\": \"devtrace.torch\", \"version\": " + json_string(dt_version()) + ", \"backend\": " +
                         json_string(s_ ? dt_session_backend(s_) : backend_.c_str());
         if (!errors_.empty()) v += ", \"error\": " + json_string(errors_.front());
         v += ", \"loss\": " + loss_json() + ", \"notes\": " + notes_json() + "}";
