@@ -25,6 +25,13 @@ enum {
        when they are full, makes the program wait rather than drop: too
        small a buffer costs time, not records. */
     DT_BACKEND_LOSSLESS_BUFFERS = 1u << 0,
+    /* The vendor cannot be used in a child forked without exec once it is
+       armed in the parent (CUDA's driver is unusable there, and CUPTI says
+       it does not support such a child): the child's session makes no
+       vendor call and says that its device activity is not recorded.
+       Without it, the arming made in the parent goes on in the child, and
+       the child's session keeps what the vendor delivers after the fork. */
+    DT_BACKEND_NO_FORK_CHILD = 1u << 1,
 };
 
 struct dt_backend {

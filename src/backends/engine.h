@@ -483,6 +483,9 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
    `descriptor`, a `static const dt_vendor` defined after this line whose
    .backend is &dt_backend_<ident>. */
 #define DT_ENGINE_BACKEND(ident, descriptor, name_, vendor_, category_, library_env_)                       \
+    DT_ENGINE_BACKEND_CAPS(ident, descriptor, name_, vendor_, category_, library_env_, 0)
+/* The same with the backend's DT_BACKEND_* capabilities. */
+#define DT_ENGINE_BACKEND_CAPS(ident, descriptor, name_, vendor_, category_, library_env_, caps_)           \
     DT_ENGINE_DEFINE(ident, descriptor);                                                                  \
     static dt_status ident##_probe(dt_backend_status *st) { return dt_engine_probe(&dt_engine_##ident, st); } \
     static dt_status ident##_prepare(void) { return dt_engine_prepare(&dt_engine_##ident); }              \
@@ -499,6 +502,7 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
         .vendor = vendor_,                                                                                \
         .api_category = category_,                                                                        \
         .library_env = library_env_,                                                                      \
+        .caps = caps_,                                                                                    \
         .probe = ident##_probe,                                                                           \
         .prepare = ident##_prepare,                                                                       \
         .start = ident##_start,                                                                           \

@@ -555,6 +555,13 @@ struct dt_session {
 
     uint64_t window_start_ns, window_end_ns; /* realtime capture window */
     uint32_t pid;
+    /* In a child forked without exec (dt_session_forked): the parent's pid
+       (0: not forked), when, the records stored before, and whether the
+       vendor cannot be used here (the backend's DT_BACKEND_NO_FORK_CHILD). */
+    uint32_t fork_parent;
+    uint64_t fork_ns;
+    size_t fork_store_count;
+    int fork_vendor_unusable;
     char process_name[256];       /* the command line, program's base name first */
     dt_thread_names threads;
     char host_name[256];
@@ -873,6 +880,10 @@ DT_HIDDEN void dt_session_set_library(dt_session *s, const char *path, const cha
 /* A degraded feature or other note ("topsptiGetCallbackName", "missing: ...").
    A key is never overwritten: a different text under a key already used is
    appended to it ("; "), the same text again is ignored. Thread-safe. */
+/* In the child of a fork without exec, from a pthread_atfork child handler
+   (plain stores and async-signal-safe calls only): the running session goes
+   on as the child's; see session.c. */
+DT_HIDDEN void dt_session_forked(dt_session *s);
 DT_HIDDEN void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 DT_HIDDEN void dt_session_set_device(dt_session *s, const dt_device_props *p);
