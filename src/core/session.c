@@ -14,6 +14,7 @@
 
 _Atomic(dt_session *) dt_g_active;
 _Atomic int dt_g_exiting;
+int dt_g_fork_unusable;
 static _Atomic uint64_t g_generation;
 
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
@@ -25,6 +26,7 @@ void dt_session_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
 static const char *const loss_names[DT_LOSS_COUNT] = {
     "timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
     "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full", "unfinished",
+    "forked_child",
 };
 
 const char *dt_loss_reason_name(dt_loss_reason reason)
@@ -356,6 +358,37 @@ void dt_session_forked(dt_session *s)
     pthread_cond_init(&s->calib_cond, NULL);
     pthread_mutex_init(&s->threads.lock, NULL);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
+    if (s->fork_vendor_unusable) dt_g_fork_unusable = 1;
+}
+
+void dt_session_fork_child(dt_session *s)
+{
+    /* a grandchild: what its parent did holds */
+    if (!s || !s->fork_vendor_unusable || s->fork_vendor_quiet) return;
+    s->fork_vendor_quiet = 1;
+    if (s->backend->fork_child) s->backend->fork_child();
+}
+
+static int fork_hooks(const dt_session *s)
+{
+    return s && s->state == DT_STATE_RUNNING && !s->fork_vendor_unusable && s->backend &&
+           (s->backend->caps & DT_BACKEND_NO_FORK_CHILD);
+}
+
+void dt_session_fork_prepare(dt_session *s)
+{
+    if (fork_hooks(s) && s->backend->fork_prepare) s->backend->fork_prepare();
+}
+
+void dt_session_fork_parent(dt_session *s)
+{
+    if (fork_hooks(s) && s->backend->fork_parent) s->backend->fork_parent();
+}
+
+void dt_session_fork_launch_lost(void)
+{
+    dt_session *s = dt_active_session();
+    if (s) dt_loss_add(s, DT_LOSS_FORKED_CHILD, 1);
 }
 
 /* A vendor time to realtime through a local copy of the clock segment of
@@ -515,9 +548,9 @@ dt_status dt_session_stop(dt_session *s)
     const dt_backend *vendor = s->fork_vendor_unusable ? &dt_backend_null : s->backend;
     if (s->fork_vendor_unusable)
         dt_session_note(s, "fork", "process %u was forked without exec from process %u, whose %s was armed: %s "
-                        "cannot be used in such a child, so its device activity is not recorded (its API calls "
-                        "fail there); host ranges and operations are", s->pid, s->fork_parent, s->backend->name,
-                        s->backend->name);
+                        "cannot record in such a child, so its device activity is not recorded; its launch calls "
+                        "are counted as lost (forked_child), and host ranges and operations are recorded",
+                        s->pid, s->fork_parent, s->backend->name, s->backend->name);
     else if (s->fork_parent)
         dt_session_note(s, "fork", "process %u was forked without exec from process %u; this trace holds what it "
                         "did after the fork, and the trace of process %u what came before", s->pid,

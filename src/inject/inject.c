@@ -214,9 +214,9 @@ static void stop_and_write(void)
         return;
     }
     if (dt_inject_session->fork_vendor_unusable)
-        dt_inject_report("note", 0, "", "forked without exec from process %d: %s cannot be used in such a child; "
-                         "its device activity is not recorded", (int)g_forked_from,
-                         dt_session_backend(dt_inject_session));
+        dt_inject_report("note", 0, "", "forked without exec from process %d: %s cannot record in such a child; "
+                         "its device activity is not recorded, its launches are counted as lost (forked_child)",
+                         (int)g_forked_from, dt_session_backend(dt_inject_session));
     else if (dt_session_event_count(dt_inject_session) == 0 && dt_session_loss_total(dt_inject_session) == 0) {
         dt_inject_report("empty", 1, g_output, "recorded nothing");
         return;
@@ -426,6 +426,31 @@ void _Exit(int status)
     finish();
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
+}
+
+/* fork() itself, around the libc's: a vendor that cannot record in the
+   child is readied in the parent for the child to count its launches, and
+   quieted in the child once every atfork handler (the vendor's own
+   included) has run (dt_session_fork_prepare, _parent, _child). */
+typedef pid_t (*fork_fn)(void);
+__attribute__((visibility("default"))) pid_t fork(void);
+
+static void *next_symbol(const char *name);
+
+pid_t fork(void)
+{
+    static fork_fn next;
+    if (!next) next = (fork_fn)next_symbol("fork");
+    if (!next) {
+        errno = ENOSYS;
+        return -1;
+    }
+    int prepared = getpid() == dt_inject_owner && dt_inject_session && atomic_load(&g_finish_state) == FINISH_IDLE;
+    if (prepared) dt_session_fork_prepare(dt_inject_session);
+    pid_t pid = next();
+    if (pid == 0 && dt_inject_session) dt_session_fork_child(dt_inject_session);
+    else if (prepared) dt_session_fork_parent(dt_inject_session);
+    return pid;
 }
 
 /* exec replaces the program without exit: the trace of what it recorded is
