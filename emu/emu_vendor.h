@@ -276,6 +276,12 @@ struct emu_vendor {
        faults of these kinds are refused (emu_fault_arm: EMU_ENOTSUP) or,
        in a fault spec, ignored. */
     unsigned unsupported_faults;
+    /* A child forked without exec once the driver has initialised cannot
+       use the runtime (CUDA: every runtime and driver call fails with an
+       initialization error): its calls return EMU_EUNUSABLE, do no work and
+       write no record; the API callbacks still see them enter and leave.
+       Otherwise a forked child has a working device of its own. */
+    int fork_child_unusable;
 };
 
 /* Defined by the personality linked into the library. */

@@ -154,6 +154,9 @@ static _Thread_local struct {
 /* A vendor library asks the kernel for ids once, not once per record. */
 static _Thread_local uint32_t t_system_tid;
 static _Atomic uint32_t g_pid;
+/* A child forked without exec after the driver initialised, of a vendor
+   whose runtime cannot be used there (emu_vendor.fork_child_unusable). */
+static int g_forked_unusable;
 
 static const char *const fault_names[EMU_FAULT_COUNT] = {
     "zero_timestamps", "reversed_timestamps", "long_timestamps", "malformed",
@@ -312,6 +315,8 @@ static void atfork_child(void)
 {
     t_system_tid = 0; /* the forking thread is a new thread in the child */
     atomic_store(&g_pid, 0);
+    if (emu_vendor_impl.fork_child_unusable && atomic_load(&g_driver_state) == DRIVER_UP)
+        g_forked_unusable = 1;
     G.worker_started = 0;
     G.worker_stop = 0;
     pthread_mutex_unlock(&G.lock);
@@ -1454,7 +1459,23 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
    wait for before returning (0: none). */
 typedef uint64_t (*work_fn)(void *arg, uint32_t correlation, uint64_t api_start);
 
-static void api_call(const emu_call_args *args, const char *symbol, work_fn work, void *arg)
+/* A call in a child whose runtime cannot be used (g_forked_unusable): the
+   vendor's API callbacks still see it enter and leave, with the error it
+   returns; it does no work and writes no record. */
+static int failed_call(emu_domain domain, uint32_t cbid, const char *symbol, uint32_t context_uid,
+                       const emu_call_args *args)
+{
+    if (!cbid)
+        return EMU_EUNUSABLE;
+    api_frame f;
+    api_begin(&f);
+    f.retval = EMU_EUNUSABLE;
+    invoke(&f, domain, cbid, EMU_SITE_ENTER, symbol, context_uid, args);
+    invoke(&f, domain, cbid, EMU_SITE_EXIT, symbol, context_uid, args);
+    return EMU_EUNUSABLE;
+}
+
+static int api_call(const emu_call_args *args, const char *symbol, work_fn work, void *arg)
 {
     emu_op op = args->op;
     emu_copy_kind ck = (emu_copy_kind)args->copy_kind;
@@ -1466,7 +1487,10 @@ static void api_call(const emu_call_args *args, const char *symbol, work_fn work
     uint32_t rt_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, op, ck);
     uint32_t drv_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_DRIVER, op, ck);
     if (!rt_cbid && !drv_cbid && !work)
-        return; /* a call this vendor does not make */
+        return EMU_OK; /* a call this vendor does not make */
+    if (g_forked_unusable) /* the runtime fails before it reaches the driver */
+        return rt_cbid ? failed_call(EMU_DOMAIN_RUNTIME, rt_cbid, symbol, context_uid, args)
+                       : failed_call(EMU_DOMAIN_DRIVER, drv_cbid, symbol, context_uid, args);
     api_frame rt, drv;
     uint32_t device_corr = 0;
     uint64_t api_start = 0;
@@ -1516,6 +1540,7 @@ static void api_call(const emu_call_args *args, const char *symbol, work_fn work
         update_pending_stat_locked();
     }
     pthread_mutex_unlock(&G.lock);
+    return EMU_OK;
 }
 
 /* Place work on a stream: start when both the call and the stream allow. */
@@ -1573,11 +1598,10 @@ EMU_API int emu_launch_kernel_desc(const emu_kernel_desc *desc)
     emu_call_args push = { .op = EMU_OP_PUSH_CALL_CONFIGURATION, .device = desc->device, .stream = desc->stream };
     emu_call_args pop = push;
     pop.op = EMU_OP_POP_CALL_CONFIGURATION;
-    api_call(&push, NULL, NULL, NULL);
-    api_call(&pop, NULL, NULL, NULL);
+    (void)api_call(&push, NULL, NULL, NULL); /* a failure is the launch's too */
+    (void)api_call(&pop, NULL, NULL, NULL);
     emu_call_args args = { .op = EMU_OP_LAUNCH_KERNEL, .kernel = desc, .device = desc->device, .stream = desc->stream };
-    api_call(&args, desc->name ? desc->name : "", kernel_work_fn, &w);
-    return EMU_OK;
+    return api_call(&args, desc->name ? desc->name : "", kernel_work_fn, &w);
 }
 
 EMU_API int emu_launch_kernel(int device, int stream, const char *name, const int grid[3],
@@ -1644,8 +1668,7 @@ EMU_API int emu_memcpy(int device, int stream, int copy_kind, uint64_t bytes,
     copy_work w = { device, stream, copy_kind, async != 0, bytes, duration_ns, 0, 0 };
     emu_call_args args = { .op = async ? EMU_OP_MEMCPY_ASYNC : EMU_OP_MEMCPY, .bytes = bytes,
                            .copy_kind = copy_kind, .device = device, .stream = stream };
-    api_call(&args, NULL, copy_work_fn, &w);
-    return EMU_OK;
+    return api_call(&args, NULL, copy_work_fn, &w);
 }
 
 EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
@@ -1657,8 +1680,7 @@ EMU_API int emu_memset(int device, int stream, uint64_t bytes, uint32_t value,
     copy_work w = { device, stream, 0, async != 0, bytes, duration_ns, value, 1 };
     emu_call_args args = { .op = async ? EMU_OP_MEMSET_ASYNC : EMU_OP_MEMSET, .bytes = bytes, .value = value,
                            .device = device, .stream = stream };
-    api_call(&args, NULL, copy_work_fn, &w);
-    return EMU_OK;
+    return api_call(&args, NULL, copy_work_fn, &w);
 }
 
 typedef struct sync_work {
@@ -1694,7 +1716,9 @@ EMU_API int emu_synchronize(int device, int stream)
             sync_work w = { d, stream };
             emu_call_args args = { .op = stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE,
                                    .device = d, .stream = stream };
-            api_call(&args, NULL, sync_work_fn, &w);
+            int rc = api_call(&args, NULL, sync_work_fn, &w);
+            if (rc != EMU_OK)
+                return rc;
         }
         return EMU_OK;
     }
@@ -1703,8 +1727,7 @@ EMU_API int emu_synchronize(int device, int stream)
     sync_work w = { device, stream };
     emu_call_args args = { .op = stream >= 0 ? EMU_OP_STREAM_SYNCHRONIZE : EMU_OP_DEVICE_SYNCHRONIZE,
                            .device = device, .stream = stream };
-    api_call(&args, NULL, sync_work_fn, &w);
-    return EMU_OK;
+    return api_call(&args, NULL, sync_work_fn, &w);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1873,8 +1896,7 @@ EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address
     pthread_mutex_unlock(&G.lock);
     *address = w.block.address;
     emu_call_args args = { .op = EMU_OP_MALLOC, .bytes = bytes, .device = device };
-    api_call(&args, NULL, memory_work_fn, &w);
-    return EMU_OK;
+    return api_call(&args, NULL, memory_work_fn, &w);
 }
 
 EMU_API int emu_free(uint64_t address)
@@ -1892,8 +1914,7 @@ EMU_API int emu_free(uint64_t address)
     G.blocks[i] = G.blocks[--G.block_n];
     pthread_mutex_unlock(&G.lock);
     emu_call_args args = { .op = EMU_OP_FREE, .bytes = w.block.bytes, .device = w.block.device };
-    api_call(&args, NULL, memory_work_fn, &w);
-    return EMU_OK;
+    return api_call(&args, NULL, memory_work_fn, &w);
 }
 
 EMU_API int emu_collective(const emu_collective_desc *desc)
@@ -1902,8 +1923,7 @@ EMU_API int emu_collective(const emu_collective_desc *desc)
     if (!desc || !device_ok(desc->device) || desc->stream < 0 || desc->stream >= EMU_MAX_STREAMS)
         return EMU_EINVAL;
     emu_call_args args = { .op = EMU_OP_COLLECTIVE, .device = desc->device, .stream = desc->stream };
-    api_call(&args, NULL, collective_work_fn, (void *)desc);
-    return EMU_OK;
+    return api_call(&args, NULL, collective_work_fn, (void *)desc);
 }
 
 /* ------------------------------------------------------------------ */

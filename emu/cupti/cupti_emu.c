@@ -39,7 +39,10 @@ static const emu_cf_personality cupti = {
 };
 
 /* CUDA 13: per-thread activity buffers by default, still-running work
-   handed back without an end, CUDA_INJECTION64_PATH. */
+   handed back without an end, CUDA_INJECTION64_PATH, and no CUDA in a child
+   forked without exec once CUDA has initialised (NVIDIA's documented
+   initialization error). */
 EMU_CF_PERSONALITY(cupti, cupti, cupti, .clock_offset_ns = 0, .per_thread_buffers = 1,
-                   .unfinished_without_end = 1, .injection_env = "CUDA_INJECTION64_PATH")
+                   .unfinished_without_end = 1, .injection_env = "CUDA_INJECTION64_PATH",
+                   .fork_child_unusable = 1)
 EMU_CF_CUDA13_ENTRY_POINTS(cupti)

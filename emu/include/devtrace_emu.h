@@ -42,7 +42,11 @@ extern "C" {
 enum {
     EMU_OK = 0,
     EMU_EINVAL = -1,     /* bad device, stream, kind, size, clock or fault spec */
-    EMU_ENOTSUP = -2     /* a fault this personality's vendor cannot exhibit */
+    EMU_ENOTSUP = -2,    /* a fault this personality's vendor cannot exhibit */
+    EMU_EUNUSABLE = -3   /* the runtime cannot be used in this process: a child
+                            forked without exec after it initialised, on a
+                            vendor that forbids it (CUDA's initialization
+                            error); the call did nothing */
 };
 
 /* Emulated topology limits. */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,7 @@ typedef struct emu_api {
 static emu_api E;
 static const char *g_label;
 static atomic_int g_errors;
+static int g_final_sync = 1;
 
 #define MAX_THREADS 256
 static pthread_t g_threads[MAX_THREADS];
@@ -102,6 +104,38 @@ static void sleep_us(uint64_t us)
     struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L };
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
+}
+
+/* The block in a child forked without exec, waited for here. The child has
+   none of the parent's threads; it joins its own and synchronizes every
+   device before it exits, so that its work ends while it is traced. Its
+   failure (or death) is the run's. */
+static void run_forked(const scn_stmt *s)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        report(s, "fork", errno);
+        return;
+    }
+    if (pid == 0) {
+        g_thread_count = 0;
+        atomic_store(&g_errors, 0);
+        exec_block(&s->body);
+        join_threads();
+        if (g_final_sync && E.synchronize(-1, -1) != 0)
+            atomic_fetch_add(&g_errors, 1);
+        exit(atomic_load(&g_errors) ? 4 : 0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            report(s, "waitpid", errno);
+            return;
+        }
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        report(s, "forked child", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 static int exec_stmt(const scn_stmt *s)
@@ -223,6 +257,9 @@ static int exec_stmt(const scn_stmt *s)
     }
     case SCN_JOIN:
         join_threads();
+        break;
+    case SCN_FORK:
+        run_forked(s);
         break;
     }
     return rc;
@@ -433,6 +470,7 @@ int main(int argc, char **argv)
         return 3;
     }
 
+    g_final_sync = final_sync;
     exec_block(&scn.top);
     join_threads();
     /* device work must end inside the tracer's capture window */

@@ -433,7 +433,7 @@ int scn_parse_string(const char *text, const char *label, scenario *out, char *e
         }
         const char *kw = toks[0].value;
         int is_block = strcmp(kw, "thread") == 0 || strcmp(kw, "range") == 0 || strcmp(kw, "marker") == 0 ||
-                       strcmp(kw, "op") == 0 || strcmp(kw, "repeat") == 0;
+                       strcmp(kw, "op") == 0 || strcmp(kw, "repeat") == 0 || strcmp(kw, "fork") == 0;
         if (is_block && !opens) {
             rc = fail(&p, "'%s' needs a block: end the line with '{'", kw);
             break;
@@ -553,6 +553,10 @@ int scn_parse_string(const char *text, const char *label, scenario *out, char *e
                 rc = fail(&p, "threads are started from the top level only");
             else if (!(s->name = strdup(toks[1].value)))
                 rc = fail(&p, "out of memory");
+        } else if (strcmp(kw, "fork") == 0) {
+            s->type = SCN_FORK;
+            if (n != 1)
+                rc = fail(&p, "usage: fork {");
         } else if (strcmp(kw, "op") == 0 || strcmp(kw, "repeat") == 0) {
             s->type = kw[0] == 'o' ? SCN_OP : SCN_REPEAT;
             rc = n == 2 && !toks[1].key ? parse_u64(&p, kw, toks[1].value, &s->number)

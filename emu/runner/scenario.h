@@ -24,7 +24,8 @@ typedef enum scn_type {
     SCN_MARKER,   /* body: inside a range of the vendor's markers (emu_range_start) */
     SCN_COLLECTIVE,
     SCN_MALLOC,   /* device memory (or pinned host memory) of a device */
-    SCN_FREE      /* the thread's latest allocation not yet freed */
+    SCN_FREE,     /* the thread's latest allocation not yet freed */
+    SCN_FORK      /* body: runs in a child process forked without exec */
 } scn_type;
 
 typedef struct scn_stmt scn_stmt;

@@ -346,6 +346,10 @@ typedef enum dt_loss_reason {
                                      it without an end, it ends after stop, or
                                      (vendors that write a record at completion)
                                      its launch call never got one */
+    DT_LOSS_FORKED_CHILD,         /* a launch made in a child forked without
+                                     exec where the vendor cannot record
+                                     (counted per launch call; see
+                                     docs/trace-format.md) */
     DT_LOSS_COUNT
 } dt_loss_reason;
 

@@ -25,6 +25,17 @@ enum {
        when they are full, makes the program wait rather than drop: too
        small a buffer costs time, not records. */
     DT_BACKEND_LOSSLESS_BUFFERS = 1u << 0,
+    /* The vendor cannot record in a child forked without exec once it is
+       armed in the parent: CUDA's driver is unusable there (CUPTI does not
+       support such a child); roctracer's pool delivers its buffers through
+       a thread of its own, which the child does not have, so that a flush
+       there, or a third buffer filled, waits forever. The child's session
+       asks the vendor for nothing more than fork_child below, counts the
+       child's launches as lost (DT_LOSS_FORKED_CHILD) from the API-enter
+       callbacks the child still sees, and says so. Without it, the arming
+       made in the parent goes on in the child, and the child's session
+       keeps what the vendor delivers after the fork. */
+    DT_BACKEND_NO_FORK_CHILD = 1u << 1,
 };
 
 struct dt_backend {
@@ -74,6 +85,17 @@ struct dt_backend {
        flushed into s and let go, and no further vendor call disturbs the
        other client; the session goes on without device activity. */
     dt_status (*release)(dt_session *s, const char *to);
+    /* Optional, for a backend with DT_BACKEND_NO_FORK_CHILD, around a fork
+       without exec while a session records, called around the program's
+       fork() (not from atfork handlers: the vendor's own may hold its
+       locks there): fork_prepare and fork_parent run in the parent before
+       and after the fork, fork_child in the child (its one thread: no call
+       that waits for another). Together they leave the child's copy of the vendor calling
+       the API-enter callback on the child's calls, so that its launches are
+       counted, and writing no record that nobody would deliver. */
+    void (*fork_prepare)(void);
+    void (*fork_parent)(void);
+    void (*fork_child)(void);
     /* What the vendor's interface does not give (DT_BACKEND_LACKS_*), so
        that the trace leaves it out rather than write a value it does not
        have. 0: nothing. */

@@ -227,7 +227,10 @@ static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", NULL
    in nvidia/cuda_cupti/lib */
 static const char *const wheel_dirs[] = {"nvidia/cu13/lib", "nvidia/cuda_cupti/lib", "nvidia/*/lib", NULL};
 
-DT_ENGINE_BACKEND(cupti, cupti_vendor, "cupti", "NVIDIA CUDA (CUPTI)", "cuda", "DEVTRACE_CUPTI_LIBRARY");
+/* CUPTI does not support a child forked without exec from a process that
+   uses CUDA: the driver is unusable there. */
+DT_ENGINE_BACKEND_CAPS(cupti, cupti_vendor, "cupti", "NVIDIA CUDA (CUPTI)", "cuda", "DEVTRACE_CUPTI_LIBRARY",
+                       DT_BACKEND_NO_FORK_CHILD);
 
 static const dt_vendor cupti_vendor = {
     .backend = &dt_backend_cupti,
@@ -288,6 +291,7 @@ const dt_backend dt_backend_cupti = {
     .vendor = "NVIDIA CUDA (CUPTI)",
     .api_category = "cuda",
     .library_env = "DEVTRACE_CUPTI_LIBRARY",
+    .caps = DT_BACKEND_NO_FORK_CHILD,
     .probe = absent_probe,
     .prepare = absent,
     .start = absent_start,

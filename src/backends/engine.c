@@ -893,9 +893,51 @@ dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
     return ok ? DT_OK : DT_ERR_BACKEND_UNAVAILABLE;
 }
 
+/* The callbacks of a vendor that cannot record in this forked child need
+   not be on in the parent: the fork turns them on for the child alone. */
+void dt_engine_fork_prepare(dt_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    if (!atomic_load(&e->released) && !e->domains_on && !(e->v->caps & DT_VCAP_NO_API_ENTER_LINKS))
+        e->fork_domains = enable_domains(e);
+    pthread_mutex_unlock(&e->lock);
+}
+
+void dt_engine_fork_parent(dt_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    fn_enable_domain one = SYM(e, fn_enable_domain, DT_SYM_ENABLE_DOMAIN);
+    fn_enable_all all = SYM(e, fn_enable_all, DT_SYM_ENABLE_ALL_DOMAINS);
+    if (e->fork_domains && (one || all)) {
+        if (one) {
+            one(0, e->subscriber, e->v->callbacks.domain_runtime);
+            one(0, e->subscriber, e->v->callbacks.domain_driver);
+        } else {
+            all(0, e->subscriber);
+        }
+        atomic_store(&e->domains_on, 0);
+    }
+    e->fork_domains = 0;
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* In a forked child whose vendor cannot record: each call that launches
+   device work, counted once as lost (the outermost call: a runtime launch
+   wraps its driver's). */
+static _Thread_local uint32_t t_forked_depth;
+
+static void forked_call(const dt_engine *e, uint32_t domain, uint32_t cbid, uint32_t site)
+{
+    if (site != e->v->callbacks.api_enter) {
+        if (t_forked_depth) t_forked_depth--;
+        return;
+    }
+    if (t_forked_depth++ == 0 && dt_decoder_is_launch(&e->decoder, domain == e->v->callbacks.domain_driver, cbid))
+        dt_session_fork_launch_lost();
+}
+
 void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata)
 {
-    (void)cbid;
     const dt_engine *e = userdata;
     const dt_vendor *v = e->v;
     /* Other domains pass other callback-data types. */
@@ -903,6 +945,10 @@ void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, cons
     const uint8_t *d = cbdata;
     uint32_t site, correlation;
     memcpy(&site, d + v->callbacks.site_offset, sizeof site);
+    if (__builtin_expect(dt_g_fork_unusable, 0)) {
+        forked_call(e, domain, cbid, site);
+        return;
+    }
     if (site != v->callbacks.api_enter) return;
     memcpy(&correlation, d + v->callbacks.correlation_offset, sizeof correlation);
     dt_corr_link_current(correlation);

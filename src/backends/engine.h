@@ -426,6 +426,7 @@ typedef struct dt_engine {
     void *subscriber;
     int subscribed;
     _Atomic int domains_on;           /* API callbacks on: read on the program's threads */
+    int fork_domains;                 /* turned on by dt_engine_fork_prepare, for the child */
     int thread_type_set;              /* since the library was loaded or finalized */
     /* given to another client of the vendor (dt_engine_release): devtrace
        makes no vendor call that would disturb it, for good */
@@ -447,6 +448,11 @@ DT_HIDDEN dt_status dt_engine_push_external(dt_engine *e, uint64_t id);
 DT_HIDDEN dt_status dt_engine_pop_external(dt_engine *e);
 DT_HIDDEN dt_status dt_engine_attribute_by_api_enter(dt_engine *e);
 DT_HIDDEN dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to);
+/* Around a fork without exec (dt_backend.fork_prepare, fork_parent): the
+   API callbacks on in the child's copy, off again in the parent where only
+   the fork turned them on. */
+DT_HIDDEN void dt_engine_fork_prepare(dt_engine *e);
+DT_HIDDEN void dt_engine_fork_parent(dt_engine *e);
 DT_HIDDEN void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records);
 DT_HIDDEN void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size,
                                   size_t valid);
@@ -483,6 +489,9 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
    `descriptor`, a `static const dt_vendor` defined after this line whose
    .backend is &dt_backend_<ident>. */
 #define DT_ENGINE_BACKEND(ident, descriptor, name_, vendor_, category_, library_env_)                       \
+    DT_ENGINE_BACKEND_CAPS(ident, descriptor, name_, vendor_, category_, library_env_, 0)
+/* The same with the backend's DT_BACKEND_* capabilities. */
+#define DT_ENGINE_BACKEND_CAPS(ident, descriptor, name_, vendor_, category_, library_env_, caps_)           \
     DT_ENGINE_DEFINE(ident, descriptor);                                                                  \
     static dt_status ident##_probe(dt_backend_status *st) { return dt_engine_probe(&dt_engine_##ident, st); } \
     static dt_status ident##_prepare(void) { return dt_engine_prepare(&dt_engine_##ident); }              \
@@ -494,11 +503,14 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
     static dt_status ident##_pop(void) { return dt_engine_pop_external(&dt_engine_##ident); }             \
     static dt_status ident##_api_enter(void) { return dt_engine_attribute_by_api_enter(&dt_engine_##ident); } \
     static dt_status ident##_release(dt_session *s, const char *to) { return dt_engine_release(&dt_engine_##ident, s, to); } \
+    static void ident##_fork_prepare(void) { dt_engine_fork_prepare(&dt_engine_##ident); }               \
+    static void ident##_fork_parent(void) { dt_engine_fork_parent(&dt_engine_##ident); }                 \
     const dt_backend dt_backend_##ident = {                                                               \
         .name = name_,                                                                                    \
         .vendor = vendor_,                                                                                \
         .api_category = category_,                                                                        \
         .library_env = library_env_,                                                                      \
+        .caps = caps_,                                                                                    \
         .probe = ident##_probe,                                                                           \
         .prepare = ident##_prepare,                                                                       \
         .start = ident##_start,                                                                           \
@@ -509,6 +521,8 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
         .pop_external = ident##_pop,                                                                      \
         .attribute_by_api_enter = ident##_api_enter,                                                      \
         .release = ident##_release,                                                                       \
+        .fork_prepare = ident##_fork_prepare,                                                             \
+        .fork_parent = ident##_fork_parent,                                                               \
     }
 
 #endif /* DT_ENGINE_H */

@@ -483,10 +483,14 @@ static void hip_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
     if (domain != ACTIVITY_DOMAIN_HIP_API || !data) return;
     const uint8_t *d = data;
     if (u32_at(d + DT_RT_HIP_PHASE_OFFSET) != ACTIVITY_API_PHASE_ENTER) return;
+    uint8_t how = cid < R.how_count ? R.how[cid] : ARGS_NONE;
+    if (__builtin_expect(dt_g_fork_unusable, 0)) {
+        if (how != ARGS_NONE && how <= ARGS_LAUNCH_GLOBAL) dt_session_fork_launch_lost();
+        return;
+    }
     uint64_t correlation;
     memcpy(&correlation, d + DT_RT_HIP_CORRELATION_OFFSET, sizeof correlation);
     if (atomic_load_explicit(&R.link_mode, memory_order_relaxed)) dt_corr_link_current(correlation);
-    uint8_t how = cid < R.how_count ? R.how[cid] : ARGS_NONE;
     unsigned what = how <= ARGS_LAUNCH_GLOBAL ? DT_RT_ARGS_LAUNCH : DT_RT_ARGS_FILL;
     if (how && (atomic_load_explicit(&R.taking, memory_order_relaxed) & (1u << what)))
         take_args(how, correlation, d + DT_RT_HIP_ARGS_OFFSET);
@@ -831,6 +835,22 @@ out:
     return st;
 }
 
+/* In a child forked without exec: the pool's consumer thread is not there,
+   so no buffer would come back. Records are turned off before the child
+   fills the pool (the callbacks stay on: they count the child's launches);
+   nothing here waits for the pool. */
+static void rt_fork_child(void)
+{
+    /* their holders may be threads the child does not have (the consumer) */
+    R.lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    R.decode_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    if (R.ops_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS);
+    if (R.api_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API);
+    R.ops_on = R.api_on = 0;
+    atomic_store(&R.ext_records, 0);
+    atomic_store(&R.taking, 0);
+}
+
 static dt_status rt_flush(dt_session *s)
 {
     (void)s;
@@ -1020,8 +1040,9 @@ const dt_backend dt_backend_roctracer = {
     .vendor = "AMD ROCm / Hygon DCU (roctracer)",
     .api_category = "privateuse1",
     .library_env = RT_LIBRARY_ENV,
-    /* roctracer's producers wait for the pool's consumer rather than drop */
-    .caps = DT_BACKEND_LOSSLESS_BUFFERS,
+    /* roctracer's producers wait for the pool's consumer rather than drop;
+       the consumer is a thread of roctracer's, absent in a forked child */
+    .caps = DT_BACKEND_LOSSLESS_BUFFERS | DT_BACKEND_NO_FORK_CHILD,
     .probe = rt_probe,
     .start = rt_start,
     .flush = rt_flush,
@@ -1030,5 +1051,6 @@ const dt_backend dt_backend_roctracer = {
     .push_external = rt_push,
     .pop_external = rt_pop,
     .attribute_by_api_enter = rt_attribute_by_api_enter,
+    .fork_child = rt_fork_child,
     .lacks = DT_BACKEND_LACKS_KERNEL_RESOURCES | DT_BACKEND_LACKS_SEPARATE_COPY_FILL,
 };

@@ -570,6 +570,14 @@ struct dt_session {
 
     uint64_t window_start_ns, window_end_ns; /* realtime capture window */
     uint32_t pid;
+    /* In a child forked without exec (dt_session_forked): the parent's pid
+       (0: not forked), when, the records stored before, and whether the
+       vendor cannot be used here (the backend's DT_BACKEND_NO_FORK_CHILD). */
+    uint32_t fork_parent;
+    uint64_t fork_ns;
+    size_t fork_store_count;
+    int fork_vendor_unusable;
+    int fork_vendor_quiet; /* the backend's fork_child has run (dt_session_fork_child) */
     char process_name[256];       /* the command line, program's base name first */
     dt_thread_names threads;
     char host_name[256];
@@ -618,6 +626,14 @@ DT_HIDDEN dt_status dt_session_release_backend(dt_session *s, const char *to);
    exit: vendor calls that only spare a running program cost (detaching the
    vendor library) are not made then. */
 DT_HIDDEN extern _Atomic int dt_g_exiting;
+
+/* Set in a child forked without exec whose vendor cannot record there
+   (dt_session_forked, DT_BACKEND_NO_FORK_CHILD), never cleared: the
+   backends' API callbacks, which test it first (one predictable branch),
+   then count the child's launches instead (dt_session_fork_launch_lost). */
+DT_HIDDEN extern int dt_g_fork_unusable;
+/* One launch call made in such a child: counted as lost (forked_child). */
+DT_HIDDEN void dt_session_fork_launch_lost(void);
 
 /* The running session, or NULL (acquire load). For vendor callbacks, on
    every API call: inline. */
@@ -888,6 +904,18 @@ DT_HIDDEN void dt_session_set_library(dt_session *s, const char *path, const cha
 /* A degraded feature or other note ("topsptiGetCallbackName", "missing: ...").
    A key is never overwritten: a different text under a key already used is
    appended to it ("; "), the same text again is ignored. Thread-safe. */
+/* In the child of a fork without exec, from a pthread_atfork child handler
+   (plain stores and async-signal-safe calls only): the running session goes
+   on as the child's; see session.c. */
+DT_HIDDEN void dt_session_forked(dt_session *s);
+/* Before and after a fork without exec, in the parent, from pthread_atfork
+   handlers: the backend's fork_prepare and fork_parent where its vendor
+   cannot record in the child. */
+DT_HIDDEN void dt_session_fork_prepare(dt_session *s);
+DT_HIDDEN void dt_session_fork_parent(dt_session *s);
+/* In such a child once fork has returned there (every atfork handler has
+   run, so that the vendor's locks are usable): the backend's fork_child. */
+DT_HIDDEN void dt_session_fork_child(dt_session *s);
 DT_HIDDEN void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 DT_HIDDEN void dt_session_set_device(dt_session *s, const dt_device_props *p);

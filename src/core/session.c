@@ -14,6 +14,7 @@
 
 _Atomic(dt_session *) dt_g_active;
 _Atomic int dt_g_exiting;
+int dt_g_fork_unusable;
 static _Atomic uint64_t g_generation;
 
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
@@ -25,6 +26,7 @@ void dt_session_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
 static const char *const loss_names[DT_LOSS_COUNT] = {
     "timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
     "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full", "unfinished",
+    "forked_child",
 };
 
 const char *dt_loss_reason_name(dt_loss_reason reason)
@@ -328,6 +330,67 @@ dt_status dt_session_start(dt_session *s)
     return DT_OK;
 }
 
+/* A process that forks without exec has one thread in the child, and a
+   copy of everything else: this session (its store holding what the parent
+   recorded), the vendor's arming, and the vendor's buffers holding records
+   of the parent's work still to be delivered. The session goes on as the
+   child's, from the fork on: at stop it leaves out what is the parent's
+   (drop_parent_records), and the trace is the child's own. Heavy work
+   waits for stop; here, in an atfork child handler, only stores and
+   async-signal-safe calls. Locks are made afresh: their holders may be
+   threads the child does not have (the calibrator, a vendor's thread in a
+   callback). The calibrator itself is not in the child: the clock is fitted
+   on the parent's samples and the child's at stop. */
+void dt_session_forked(dt_session *s)
+{
+    if (!s || s->state != DT_STATE_RUNNING) return;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    s->fork_parent = s->pid;
+    s->pid = (uint32_t)getpid();
+    s->fork_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    s->fork_store_count = s->store.count;
+    s->window_start_ns = s->fork_ns;
+    s->fork_vendor_unusable = s->backend && (s->backend->caps & DT_BACKEND_NO_FORK_CHILD);
+    s->calibrator_running = 0;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->calib_lock, NULL);
+    pthread_cond_init(&s->calib_cond, NULL);
+    pthread_mutex_init(&s->threads.lock, NULL);
+    for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
+    if (s->fork_vendor_unusable) dt_g_fork_unusable = 1;
+}
+
+void dt_session_fork_child(dt_session *s)
+{
+    /* a grandchild: what its parent did holds */
+    if (!s || !s->fork_vendor_unusable || s->fork_vendor_quiet) return;
+    s->fork_vendor_quiet = 1;
+    if (s->backend->fork_child) s->backend->fork_child();
+}
+
+static int fork_hooks(const dt_session *s)
+{
+    return s && s->state == DT_STATE_RUNNING && !s->fork_vendor_unusable && s->backend &&
+           (s->backend->caps & DT_BACKEND_NO_FORK_CHILD);
+}
+
+void dt_session_fork_prepare(dt_session *s)
+{
+    if (fork_hooks(s) && s->backend->fork_prepare) s->backend->fork_prepare();
+}
+
+void dt_session_fork_parent(dt_session *s)
+{
+    if (fork_hooks(s) && s->backend->fork_parent) s->backend->fork_parent();
+}
+
+void dt_session_fork_launch_lost(void)
+{
+    dt_session *s = dt_active_session();
+    if (s) dt_loss_add(s, DT_LOSS_FORKED_CHILD, 1);
+}
+
 /* A vendor time to realtime through a local copy of the clock segment of
    the previous time: the records written in between could alias the
    clock's own (so the compiler would reload it for every time). */
@@ -338,6 +401,49 @@ static inline uint64_t map_time(const dt_clock *clock, dt_clock_segment *seg, si
     out = dt_clock_map_slow(clock, v, segment);
     if (clock->fast && *segment < clock->segments) *seg = clock->fast[*segment];
     return out;
+}
+
+static inline int host_record(const dt_rec *r)
+{
+    return r->kind == DT_EVENT_RUNTIME || r->kind == DT_EVENT_DRIVER || r->kind == DT_EVENT_RANGE ||
+           r->kind == DT_EVENT_OP || r->kind == DT_EVENT_MEMORY;
+}
+
+/* In a forked child, the parent's records: those stored before the fork,
+   host records that began before it (API calls, and ranges the child
+   closed in its copy), device activity that began before it, and device
+   activity of the parent's API calls that the parent's vendor delivered to
+   the child's copy of its buffers. Vendors count correlation ids up,
+   process-wide, so the child's calls come after every call of the parent's:
+   activity whose correlation id is at most the last of the parent's calls
+   is the parent's. The parent's trace holds all of them: they are left out
+   here, and not counted as lost. Times are mapped to realtime on the way. */
+static void drop_parent_records(dt_session *s)
+{
+    dt_store *st = &s->store;
+    dt_clock_segment seg = {.vendor = 1, .vendor_end = 0};
+    size_t segment = 0, out = 0;
+    uint64_t last_parent_call = 0;
+    for (size_t i = 0; i < st->count; i++) {
+        dt_rec *r = dt_store_at(st, i);
+        if (!(r->flags & DT_REC_REALTIME)) {
+            r->start = map_time(&s->clock, &seg, &segment, r->start);
+            r->end = map_time(&s->clock, &seg, &segment, r->end);
+            r->flags |= DT_REC_REALTIME;
+        }
+        int api = r->kind == DT_EVENT_RUNTIME || r->kind == DT_EVENT_DRIVER;
+        if (api && (i < s->fork_store_count || r->start < s->fork_ns) && r->correlation > last_parent_call)
+            last_parent_call = r->correlation;
+    }
+    for (size_t i = 0; i < st->count; i++) {
+        dt_rec *r = dt_store_at(st, i);
+        int parent = i < s->fork_store_count || r->start < s->fork_ns ||
+                     (!host_record(r) && r->correlation && r->correlation <= last_parent_call);
+        if (parent) continue;
+        if (out != i) *dt_store_at(st, out) = *r;
+        out++;
+    }
+    dt_store_truncate(st, out);
 }
 
 /* At stop, each record once, in one pass over the store: its times to
@@ -352,6 +458,7 @@ static void finish_records(dt_session *s)
     dt_clock_segment seg = {.vendor = 1, .vendor_end = 0}; /* none yet */
     size_t segment = 0, out = 0;
     uint64_t outside = 0, unfinished = 0;
+    if (s->fork_parent) drop_parent_records(s);
     for (size_t i = 0; i < st->count; i++) {
         dt_rec *r = dt_store_at(st, i);
         if (!(r->flags & DT_REC_REALTIME)) {
@@ -437,7 +544,18 @@ dt_status dt_session_stop(dt_session *s)
     /* The window closes now: activity still executing is outside it. */
     s->window_end_ns = dt_realtime_ns();
     dt_host_clock_read(&s->host_clock);
-    dt_status flush_st = s->backend->flush ? s->backend->flush(s) : DT_OK;
+    /* a forked child whose vendor cannot be used there calls it no more */
+    const dt_backend *vendor = s->fork_vendor_unusable ? &dt_backend_null : s->backend;
+    if (s->fork_vendor_unusable)
+        dt_session_note(s, "fork", "process %u was forked without exec from process %u, whose %s was armed: %s "
+                        "cannot record in such a child, so its device activity is not recorded; its launch calls "
+                        "are counted as lost (forked_child), and host ranges and operations are recorded",
+                        s->pid, s->fork_parent, s->backend->name, s->backend->name);
+    else if (s->fork_parent)
+        dt_session_note(s, "fork", "process %u was forked without exec from process %u; this trace holds what it "
+                        "did after the fork, and the trace of process %u what came before", s->pid,
+                        s->fork_parent, s->fork_parent);
+    dt_status flush_st = vendor->flush ? vendor->flush(s) : DT_OK;
     if (flush_st != DT_OK) dt_session_note(s, "flush", "%s", dt_last_error());
     if (s->calibrator_running) {
         pthread_mutex_lock(&s->calib_lock);
@@ -448,7 +566,7 @@ dt_status dt_session_stop(dt_session *s)
         s->calibrator_running = 0;
     }
     size_t unkept = s->clock.unkept;
-    if (s->backend->clock && dt_clock_sample_now(&s->clock, s->backend->clock, 16) != 0 &&
+    if (vendor->clock && dt_clock_sample_now(&s->clock, vendor->clock, 16) != 0 &&
         s->clock.unkept == unkept)
         dt_session_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
     if (s->clock.unkept)
@@ -457,7 +575,7 @@ dt_status dt_session_stop(dt_session *s)
     if (atomic_exchange(&s->awaiting_vendor, 0) && strcmp(s->backend_request, s->deferred->name) == 0)
         dt_session_note(s, s->deferred->name, "not attached: the process never initialised the device (its runtime "
                         "never called the injection entry point)");
-    dt_status stop_st = s->backend->stop ? s->backend->stop(s) : DT_OK;
+    dt_status stop_st = vendor->stop ? vendor->stop(s) : DT_OK;
     if (stop_st != DT_OK) dt_session_note(s, "stop", "%s", dt_last_error());
     atomic_store_explicit(&dt_g_active, NULL, memory_order_release);
     dt_store_prepare(0);

@@ -48,6 +48,11 @@ static uint64_t g_run_began_ns;
    ("0": not known). NULL when this run holds the name, or runs alone. */
 static const char *g_name_taken;
 static struct sigaction g_old[65];
+/* The output path as configured, before output_path() expands it: a
+   process forked without exec names its own trace from it. */
+static char g_output_template[4096];
+/* The process this one was forked from without exec; 0: not forked. */
+static pid_t g_forked_from;
 static const int g_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 
@@ -237,13 +242,21 @@ static void wait_finished(void)
 
 static void stop_and_write(void)
 {
+    if (g_forked_from) {
+        output_path(g_output, sizeof g_output, g_output_template);
+        dt_inject_report("started", 0, g_output, "forked without exec from process %d", (int)g_forked_from);
+    }
     /* the process is ending: nothing is gained by detaching vendor libraries */
     atomic_store(&dt_g_exiting, 1);
     if (dt_session_stop(dt_inject_session) != DT_OK) {
         dt_inject_report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
         return;
     }
-    if (dt_session_event_count(dt_inject_session) == 0 && dt_session_loss_total(dt_inject_session) == 0) {
+    if (dt_inject_session->fork_vendor_unusable)
+        dt_inject_report("note", 0, "", "forked without exec from process %d: %s cannot record in such a child; "
+                         "its device activity is not recorded, its launches are counted as lost (forked_child)",
+                         (int)g_forked_from, dt_session_backend(dt_inject_session));
+    else if (dt_session_event_count(dt_inject_session) == 0 && dt_session_loss_total(dt_inject_session) == 0) {
         dt_inject_report("empty", 1, g_output, "recorded nothing");
         return;
     }
@@ -281,7 +294,7 @@ static void raise_received(void)
    wrote it (and has finished). */
 static int finish_begin(void)
 {
-    if (getpid() != dt_inject_owner || !dt_inject_session) return 0; /* a forked child: not ours */
+    if (getpid() != dt_inject_owner || !dt_inject_session) return 0; /* not recording here */
     /* a handler of the program that ends the process from within this
        thread's own finish: waiting for itself would never end */
     if (tls_finishing) return 0;
@@ -369,6 +382,34 @@ static int install_signal_handlers(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Fork without exec                                                   */
+/* ------------------------------------------------------------------ */
+/* The child of a fork without exec records on as itself: the session goes
+   on as the child's (dt_session_forked) and the child writes its own trace,
+   named by its pid, when it ends. Only stores and async-signal-safe calls
+   here; the rest waits for the child's end. The signal thread is not in
+   the child: the program's own dispositions come back, so that a signal
+   ends the child as it would have (without a trace) instead of waiting for
+   a thread that is not there. A child forked while the trace is written
+   records nothing. */
+static void fork_child(void)
+{
+    if (!dt_inject_session || atomic_load(&g_finish_state) != FINISH_IDLE) {
+        dt_inject_session = NULL;
+        return;
+    }
+    g_forked_from = dt_inject_owner;
+    dt_inject_owner = getpid();
+    tls_finishing = 0;
+    dt_session_forked(dt_inject_session);
+    for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) {
+        struct sigaction now;
+        int sig = g_signals[i];
+        if (sigaction(sig, NULL, &now) == 0 && now.sa_handler == on_signal) sigaction(sig, &g_old[sig], NULL);
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* Start                                                               */
 /* ------------------------------------------------------------------ */
 __attribute__((constructor)) static void devtrace_inject_init(void)
@@ -390,6 +431,7 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     dt_config_init(&cfg);
     cfg.output_path = "devtrace-%p.json";
     dt_config_from_env(&cfg);
+    snprintf(g_output_template, sizeof g_output_template, "%s", cfg.output_path);
     output_path(g_output, sizeof g_output, cfg.output_path);
     dt_inject_owner = getpid();
     if (dt_session_create(&cfg, &dt_inject_session) != DT_OK) {
@@ -403,6 +445,7 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
         if (install_signal_handlers() != 0)
             dt_log("no signal thread: a signal that stops the program loses its trace");
         atexit(finish);
+        pthread_atfork(NULL, NULL, fork_child);
         dt_inject_report("started", 0, g_output, "%s", "");
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -415,7 +458,7 @@ __attribute__((destructor)) static void devtrace_inject_fini(void)
 
 /* Programs that end with _exit (dash does, and so do many servers) skip
    atexit and destructors; the preloaded definitions below write the trace
-   first. A forked child is not the owner and writes nothing. */
+   first. */
 __attribute__((visibility("default"), noreturn)) void _exit(int status);
 __attribute__((visibility("default"), noreturn)) void _Exit(int status);
 void _exit(int status)
@@ -429,6 +472,31 @@ void _Exit(int status)
     finish();
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
+}
+
+/* fork() itself, around the libc's: a vendor that cannot record in the
+   child is readied in the parent for the child to count its launches, and
+   quieted in the child once every atfork handler (the vendor's own
+   included) has run (dt_session_fork_prepare, _parent, _child). */
+typedef pid_t (*fork_fn)(void);
+__attribute__((visibility("default"))) pid_t fork(void);
+
+static void *next_symbol(const char *name);
+
+pid_t fork(void)
+{
+    static fork_fn next;
+    if (!next) next = (fork_fn)next_symbol("fork");
+    if (!next) {
+        errno = ENOSYS;
+        return -1;
+    }
+    int prepared = getpid() == dt_inject_owner && dt_inject_session && atomic_load(&g_finish_state) == FINISH_IDLE;
+    if (prepared) dt_session_fork_prepare(dt_inject_session);
+    pid_t pid = next();
+    if (pid == 0 && dt_inject_session) dt_session_fork_child(dt_inject_session);
+    else if (prepared) dt_session_fork_parent(dt_inject_session);
+    return pid;
 }
 
 /* exec replaces the program without exit: the trace of what it recorded is

@@ -722,3 +722,48 @@ def test_stats_and_check_name_what_they_cannot_read(tmp_path):
             assert res.returncode == 1, (name, cmd)
             assert message in res.stdout + res.stderr, (name, cmd, res.stdout + res.stderr)
             assert "invalid JSON" not in res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("backend,env,library", VENDORS)
+def test_children_forked_without_exec_write_their_own_traces(tmp_path, backend, env, library):
+    """Three children forked without exec launch 5 kernels each, one of them
+    after forking a grandchild of its own that launches 5: each process
+    writes its own trace, the parent's trace is unchanged, and record's
+    summary names every process and its trace. Where the vendor cannot
+    record in such a child, the child's trace and the summary count its
+    launch calls as lost (forked_child), exactly: 5 each on roctracer
+    (whose pool has no consumer thread in the child; nothing waits for it),
+    1 each on CUPTI (CUDA fails the child's first launch, and the program
+    stops there). Nothing hangs."""
+    if not library.exists():
+        pytest.skip(f"{library.name} is not built")
+    scn = tmp_path / "fork.scn"
+    scn.write_text((SOURCE / "examples" / "fork.scn").read_text().replace("vendor topspti", f"vendor {backend}"))
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--backend", backend, "-o", out, "--", EMU_RUN, "--quiet", "--library", library,
+               scn], env={env: str(library)}, timeout=60)
+    traces = {}
+    for path in tmp_path.glob("t*.json"):
+        trace = check_trace(path)
+        kernels = [e["name"] for e in trace["traceEvents"] if e.get("cat") == "kernel"]
+        traces[path.name] = (trace, kernels)
+        assert f"wrote {path}" in res.stderr, res.stderr
+    assert sorted(traces.pop("t.json")[1]) == ["parent_after", "parent_before"]
+    assert "traced 5 processes: 5 traces written" in res.stderr, res.stderr
+    assert len(traces) == 4
+    notes = [trace["devtrace"]["notes"]["fork"] for trace, _ in traces.values()]
+    losses = [trace["devtrace"]["loss"] for trace, _ in traces.values()]
+    if backend in ("cupti", "roctracer"):
+        per_child = 1 if backend == "cupti" else 5
+        # CUDA's failure is the program's: record exits with its status
+        assert res.returncode == (4 if backend == "cupti" else 0), res.stdout + res.stderr
+        assert all(kernels == [] for _, kernels in traces.values())
+        assert all(f"{backend} cannot record in such a child" in note for note in notes)
+        assert all(loss["forked_child"] == per_child and loss["total"] == per_child for loss in losses), losses
+        assert res.stderr.count(f"LOST {per_child} records (forked_child {per_child})") == 4, res.stderr
+    else:
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert sorted(tuple(kernels) for _, kernels in traces.values()) == sorted(
+            (name,) * 5 for name in ("child_a", "child_b", "child_c", "grandchild"))
+        assert all("forked without exec from process" in note for note in notes)
+        assert all(loss["total"] == 0 for loss in losses)
