@@ -69,7 +69,7 @@ int dt_corr_map_put(dt_corr_map *m, uint64_t key, uint64_t value)
 
 int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value)
 {
-    if (!m->slots || key == 0) return 0;
+    if (!m->count || key == 0) return 0; /* (no slots: no count either) */
     size_t i = mix64(key) & m->mask;
     while (m->slots[i].key) {
         if (m->slots[i].key == key) { *value = m->slots[i].value; return 1; }

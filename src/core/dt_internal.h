@@ -647,11 +647,13 @@ static inline dt_rec *dt_session_add(dt_session *s)
    vendors that copy the name into every record (roctracer) are cached by
    the name's bytes. */
 #define DT_DECODE_SLOTS 64
+#define DT_DECODE_KERNEL_WAYS 4
 #define DT_DECODE_COPIED_SETS 256
 typedef struct dt_decode_cache {
-    /* two ways per set: two hot names that hash alike do not evict each
-       other on every record (way 0 holds the one used last) */
-    struct { const char *raw[2]; uint32_t id[2]; } kernel[DT_DECODE_SLOTS];
+    /* four ways per set, each checked inline: hot names that hash alike
+       (where the allocator put their strings decides) do not evict each
+       other; a miss enters way 0 and moves the others down (the oldest goes) */
+    struct { const char *raw[DT_DECODE_KERNEL_WAYS]; uint32_t id[DT_DECODE_KERNEL_WAYS]; } kernel[DT_DECODE_SLOTS];
     struct { dt_launch_config config; uint32_t id; int used; } config[DT_DECODE_SLOTS];
     uint32_t copy[6][6][6];   /* name id + 1, by copy kind, source, destination */
     uint32_t fill[6];         /* name id + 1, by memory kind */
@@ -683,7 +685,8 @@ static inline uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, 
 {
     if (raw) {
         __typeof__(c->kernel[0]) *set = &c->kernel[dt_decode_slot((uintptr_t)raw)];
-        if (set->raw[0] == raw) return set->id[0];
+        for (int w = 0; w < DT_DECODE_KERNEL_WAYS; w++)
+            if (set->raw[w] == raw) return set->id[w];
     }
     return dt_decode_kernel_name_miss(s, c, raw);
 }
