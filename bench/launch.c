@@ -481,6 +481,7 @@ static int run_row(const row *r, size_t launches, int rounds)
     }
     if (wanted("vendor-ids")) report(r->backend, "vendor only, External ids (wall)", vendor_ids, rounds);
     if (wanted("ids")) report(r->backend, "traced, External ids (wall)", ids, rounds);
+    fflush(stdout); /* the child leaves by _exit */
     if (!all) return 0;
     /* the noise of each timing, wall and CPU */
     double n_untraced = half_spread(untraced, rounds), n_vendor = half_spread(vendor, rounds),
