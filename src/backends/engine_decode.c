@@ -188,12 +188,11 @@ const char *dt_decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid)
     return table && cbid < count ? table[cbid] : NULL;
 }
 
-/* Interned name of an API call, cached for the buffer. */
-static uint32_t api_name(decode_ctx *cx, int driver, uint32_t cbid)
+/* Interned name of an API call, cached for the buffer: the lookup inline
+   in the decoder, the interning here. */
+__attribute__((noinline)) static uint32_t api_name_miss(decode_ctx *cx, int driver, uint32_t cbid, uint32_t key,
+                                                      size_t slot)
 {
-    uint32_t key = cbid * 2u + (uint32_t)driver + 1u;
-    size_t slot = (size_t)((key * UINT32_C(0x9e3779b9)) >> 26);
-    if (cx->api[slot].key == key) return cx->api[slot].id;
     const char *name = dt_decoder_api_name(cx->d, driver, cbid);
     uint32_t id;
     if (name) {
@@ -210,6 +209,14 @@ static uint32_t api_name(decode_ctx *cx, int driver, uint32_t cbid)
         cx->api[slot].id = id;
     }
     return id;
+}
+
+__attribute__((always_inline)) static inline uint32_t api_name(decode_ctx *cx, int driver, uint32_t cbid)
+{
+    uint32_t key = cbid * 2u + (uint32_t)driver + 1u;
+    size_t slot = (size_t)((key * UINT32_C(0x9e3779b9)) >> 26);
+    if (cx->api[slot].key == key) return cx->api[slot].id;
+    return api_name_miss(cx, driver, cbid, key, slot);
 }
 
 /* ------------------------------------------------------------------ */
