@@ -103,6 +103,7 @@ static struct emu_state {
     emu_stats stats;
 
     uint32_t flush_period_ms;
+    int flush_period_fixed; /* the client's requests leave flush_period_ms as it is */
     uint64_t last_periodic_rt;
     emu_thread_id_type tid_type;
     name_set names;
@@ -360,6 +361,8 @@ static void init_once(void)
         if (n > 0 && n < 3600000)
             G.flush_period_ms = (uint32_t)n;
     }
+    v = getenv("DEVTRACE_EMU_FLUSH_PERIOD_FIXED");
+    G.flush_period_fixed = v && strcmp(v, "1") == 0;
     G.tid_type = emu_vendor_impl.default_thread_id_type;
     v = getenv("DEVTRACE_EMU_FAULTS");
     if (v && *v)
@@ -859,7 +862,8 @@ emu_status emu_core_flush_period(uint32_t ms)
 {
     emu_init();
     pthread_mutex_lock(&G.lock);
-    G.flush_period_ms = ms;
+    if (!G.flush_period_fixed)
+        G.flush_period_ms = ms;
     G.last_periodic_rt = realtime_ns();
     signal_worker_locked();
     pthread_mutex_unlock(&G.lock);

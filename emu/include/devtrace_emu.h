@@ -153,7 +153,9 @@ typedef struct emu_stats {
    DEVTRACE_EMU_CLOCK_DRIFT_PPM (double, default 0),
    DEVTRACE_EMU_FAULTS (a fault spec, see emu_set_faults),
    DEVTRACE_EMU_DEVICES (1..EMU_MAX_DEVICES, default 2),
-   DEVTRACE_EMU_FLUSH_PERIOD_MS (periodic buffer completion, default 0: off). */
+   DEVTRACE_EMU_FLUSH_PERIOD_MS (periodic buffer completion, default 0: off),
+   DEVTRACE_EMU_FLUSH_PERIOD_FIXED (1: the client's requests for a period
+   are accepted and leave it as it is). */
 EMU_API int emu_init(void);
 
 /* Personality of this library: its vendor's name in vendors.def. */

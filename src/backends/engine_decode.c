@@ -188,12 +188,11 @@ const char *dt_decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid)
     return table && cbid < count ? table[cbid] : NULL;
 }
 
-/* Interned name of an API call, cached for the buffer. */
-static uint32_t api_name(decode_ctx *cx, int driver, uint32_t cbid)
+/* Interned name of an API call, cached for the buffer: the lookup inline
+   in the decoder, the interning here. */
+__attribute__((noinline)) static uint32_t api_name_miss(decode_ctx *cx, int driver, uint32_t cbid, uint32_t key,
+                                                      size_t slot)
 {
-    uint32_t key = cbid * 2u + (uint32_t)driver + 1u;
-    size_t slot = (size_t)((key * UINT32_C(0x9e3779b9)) >> 26);
-    if (cx->api[slot].key == key) return cx->api[slot].id;
     const char *name = dt_decoder_api_name(cx->d, driver, cbid);
     uint32_t id;
     if (name) {
@@ -210,6 +209,14 @@ static uint32_t api_name(decode_ctx *cx, int driver, uint32_t cbid)
         cx->api[slot].id = id;
     }
     return id;
+}
+
+__attribute__((always_inline)) static inline uint32_t api_name(decode_ctx *cx, int driver, uint32_t cbid)
+{
+    uint32_t key = cbid * 2u + (uint32_t)driver + 1u;
+    size_t slot = (size_t)((key * UINT32_C(0x9e3779b9)) >> 26);
+    if (cx->api[slot].key == key) return cx->api[slot].id;
+    return api_name_miss(cx, driver, cbid, key, slot);
 }
 
 /* ------------------------------------------------------------------ */
@@ -445,6 +452,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
        the sizes only where those are its own. */
     int strides_known = next == NULL || d->sizes_known;
     void *rec = NULL;
+    size_t min_at = 0; /* offset the next record must start at or after */
     decode_ctx cx;
     cx.d = d;
     cx.s = s;
@@ -457,36 +465,43 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
         const dt_plan *P;
         if (next) {
             int r = next(buffer, valid, &rec);
-            if (r == res->max_limit_reached || r == res->queue_empty) {
-                size_t consumed = prev ? (size_t)(prev - buffer) + prev_size : 0;
-                if (strides_known && prev_size != SIZE_MAX && consumed < valid) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
-                break;
-            }
-            if (r == res->invalid_kind) {
-                /* The iterator refuses a record it takes for incomplete or
-                   invalid and cannot step past it. Where the record is of a
-                   kind devtrace knows and the library's sizes are known, the
-                   walk goes on by those sizes: the record is decoded like
-                   any other (work still running counts as unfinished) and
-                   nothing after it is lost. Otherwise the rest of the
-                   buffer is lost with it. */
-                size_t at = prev ? (size_t)(prev - buffer) + prev_size : 0;
-                if (strides_known && prev_size != SIZE_MAX && at < valid && valid - at >= sizeof(uint32_t) &&
-                    find_plan(d, kind_at(buffer + at))) {
-                    next = NULL;
-                    continue;
+            /* the common case first: one comparison per record */
+            if (__builtin_expect(r != res->success || !rec, 0)) {
+                if (r == res->max_limit_reached || r == res->queue_empty) {
+                    size_t consumed = prev ? (size_t)(prev - buffer) + prev_size : 0;
+                    if (strides_known && prev_size != SIZE_MAX && consumed < valid) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+                    break;
                 }
-                dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
-                if (at < valid)
-                    dt_session_note(s, "unreadable_bytes", "the %s iterator refused a record it could not step past: "
-                                    "the records in the last bytes of a buffer were lost with it (one counted as "
-                                    "unknown_kind)", d->v->backend->name);
+                if (r == res->invalid_kind) {
+                    /* The iterator refuses a record it takes for incomplete or
+                       invalid and cannot step past it. Where the record is of a
+                       kind devtrace knows and the library's sizes are known, the
+                       walk goes on by those sizes: the record is decoded like
+                       any other (work still running counts as unfinished) and
+                       nothing after it is lost. Otherwise the rest of the
+                       buffer is lost with it. */
+                    size_t at = prev ? (size_t)(prev - buffer) + prev_size : 0;
+                    if (strides_known && prev_size != SIZE_MAX && at < valid && valid - at >= sizeof(uint32_t) &&
+                        find_plan(d, kind_at(buffer + at))) {
+                        next = NULL;
+                        continue;
+                    }
+                    dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
+                    if (at < valid)
+                        dt_session_note(s, "unreadable_bytes", "the %s iterator refused a record it could not step past: "
+                                        "the records in the last bytes of a buffer were lost with it (one counted as "
+                                        "unknown_kind)", d->v->backend->name);
+                    break;
+                }
+                dt_loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
             }
-            if (r != res->success || !rec) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
             p = rec;
             __builtin_prefetch(p + DECODE_PREFETCH);
-            if (p < buffer || p >= end || (prev && p <= prev) || (size_t)(end - p) < sizeof(uint32_t)) {
+            /* inside the buffer (a pointer before it wraps to a large
+               offset), past the previous record, and room for a kind */
+            size_t at = (size_t)((uintptr_t)p - (uintptr_t)buffer);
+            if (at >= valid || valid - at < sizeof(uint32_t) || at < min_at) {
                 dt_loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
             }
@@ -508,6 +523,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
         decode_one(&cx, P, kind_at(p), p, (size_t)(end - p));
         prev = p;
         prev_size = P && P->size ? P->size : SIZE_MAX;
+        min_at = (size_t)(p - buffer) + 1;
     }
     dt_session_unlock(s);
 }

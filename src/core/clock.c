@@ -120,7 +120,9 @@ void dt_clock_fit(dt_clock *c)
         g->dv = b->vendor - a->vendor;
         g->adr = dr < 0 ? (uint64_t)0 - (uint64_t)dr : (uint64_t)dr;
         g->recip = UINT64_MAX / g->dv;
-        g->dr_negative = dr < 0;
+        g->sign = dr < 0 ? UINT64_MAX : 0;
+        uint64_t inside = g->vendor_end - g->vendor;
+        g->span = g->adr > UINT32_MAX ? 0 : inside < (UINT64_C(1) << 32) ? inside : UINT64_C(1) << 32;
     }
     uint64_t bound = 0;
     for (size_t i = 0; i < c->count; i++)

@@ -69,7 +69,7 @@ int dt_corr_map_put(dt_corr_map *m, uint64_t key, uint64_t value)
 
 int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value)
 {
-    if (!m->slots || key == 0) return 0;
+    if (!m->count || key == 0) return 0; /* (no slots: no count either) */
     size_t i = mix64(key) & m->mask;
     while (m->slots[i].key) {
         if (m->slots[i].key == key) { *value = m->slots[i].value; return 1; }
@@ -120,15 +120,8 @@ __attribute__((noinline)) static thread_state *thread_state_get(void)
 }
 
 
-static int stack_push(thread_state *t, stack_entry e)
+static int stack_push(thread_state *t, const stack_entry *src)
 {
-    if (e.is_range) {
-        e.range = e.id;
-        e.has_range = 1;
-    } else if (t->depth) {
-        e.range = t->stack[t->depth - 1].range;
-        e.has_range = t->stack[t->depth - 1].has_range;
-    }
     if (!t->stack) { t->stack = t->inline_entries; t->cap = STACK_INLINE; }
     if (t->depth == t->cap) {
         size_t cap = t->cap * 2;
@@ -139,7 +132,17 @@ static int stack_push(thread_state *t, stack_entry e)
         t->stack = n;
         t->cap = cap;
     }
-    t->stack[t->depth++] = e;
+    /* written in place: the entry is larger than a few registers */
+    stack_entry *e = &t->stack[t->depth];
+    *e = *src;
+    if (e->is_range) {
+        e->range = e->id;
+        e->has_range = 1;
+    } else if (t->depth) {
+        e->range = e[-1].range;
+        e->has_range = e[-1].has_range;
+    }
+    t->depth++;
     return 0;
 }
 
@@ -218,7 +221,7 @@ dt_status dt_external_push(uint64_t id)
     dt_session *s = dt_active_session();
     if (s) dt_thread_note(s);
     vendor_push(&e);
-    if (stack_push(t, e) != 0) {
+    if (stack_push(t, &e) != 0) {
         vendor_pop(&e);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
     }
@@ -249,7 +252,7 @@ static dt_status push_named(thread_state *t, stack_entry e, const char *name)
     name_entry(&e, name);
     vendor_push(&e);
     if (e.start_ns == 0) e.generation = 0; /* not recordable: no name */
-    if (stack_push(t, e) != 0) {
+    if (stack_push(t, &e) != 0) {
         vendor_pop(&e);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
     }
@@ -286,10 +289,11 @@ dt_status dt_external_pop(uint64_t *id)
     thread_state *t = thread_state_get();
     if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_external_pop: the external-correlation stack of this thread is empty");
     uint64_t end = t->stack[t->depth - 1].is_op ? dt_realtime_ns() : 0;
-    stack_entry e = t->stack[--t->depth];
-    vendor_pop(&e);
-    if (e.is_op) record_entry(t, &e, end);
-    if (id) *id = e.id;
+    /* the popped entry stays where it was until the next push */
+    const stack_entry *e = &t->stack[--t->depth];
+    vendor_pop(e);
+    if (e->is_op) record_entry(t, e, end);
+    if (id) *id = e->id;
     return DT_OK;
 }
 

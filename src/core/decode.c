@@ -27,18 +27,10 @@ uint32_t dt_decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const cha
 {
     if (!raw || !raw[0]) return dt_intern_str(&s->names, "<unnamed kernel>");
     __typeof__(c->kernel[0]) *set = &c->kernel[dt_decode_slot((uintptr_t)raw)];
-    if (set->raw[1] == raw) {
-        uint32_t id = set->id[1];
-        set->raw[1] = set->raw[0];
-        set->id[1] = set->id[0];
-        set->raw[0] = raw;
-        set->id[0] = id;
-        return id;
-    }
     uint32_t id = intern_vendor_kernel_name(s, raw, strnlen(raw, DT_MAX_KERNEL_NAME));
     if (id != UINT32_MAX) {
-        set->raw[1] = set->raw[0];
-        set->id[1] = set->id[0];
+        memmove(&set->raw[1], &set->raw[0], (DT_DECODE_KERNEL_WAYS - 1) * sizeof set->raw[0]);
+        memmove(&set->id[1], &set->id[0], (DT_DECODE_KERNEL_WAYS - 1) * sizeof set->id[0]);
         set->raw[0] = raw;
         set->id[0] = id;
     }

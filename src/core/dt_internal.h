@@ -299,7 +299,11 @@ typedef struct dt_clock_segment {
     uint64_t realtime;            /* at vendor */
     uint64_t dv, adr;             /* vendor span, |realtime span| */
     uint64_t recip;               /* floor((2^64 - 1) / dv) */
-    int dr_negative;
+    /* the offsets x = v - vendor that dt_clock_segment_at maps, [0, span):
+       inside the segment, below 2^32 and with |realtime span| below 2^32
+       (x * adr fits 64 bits); 0 when none */
+    uint64_t span;
+    uint64_t sign;                /* all ones when realtime falls along the segment, else 0 */
 } dt_clock_segment;
 
 typedef struct dt_clock {
@@ -332,10 +336,8 @@ DT_HIDDEN uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t vendor_ns, size
    the division would: x * |dr| / dv through the reciprocal, which starts
    at most 2 below the quotient. 0 when x * |dr| could exceed 64 bits
    (segments of more than 4 s): the caller divides. */
-static inline int dt_clock_segment_map(const dt_clock_segment *g, uint64_t v, uint64_t *out)
+static inline uint64_t dt_clock_segment_at(const dt_clock_segment *g, uint64_t x)
 {
-    uint64_t x = v - g->vendor;
-    if (x > UINT32_MAX || g->adr > UINT32_MAX) return 0;
     uint64_t n = x * g->adr;
     uint64_t q = (uint64_t)(((unsigned __int128)n * g->recip) >> 64);
     uint64_t r = n - q * g->dv;
@@ -344,8 +346,16 @@ static inline int dt_clock_segment_map(const dt_clock_segment *g, uint64_t v, ui
         r -= g->dv;
     }
     q += r >= g->dv - r;
-    int64_t t = g->dr_negative ? (int64_t)g->realtime - (int64_t)q : (int64_t)g->realtime + (int64_t)q;
-    *out = t < 0 ? 0 : (uint64_t)t;
+    /* realtime + q or realtime - q, as the sign says */
+    int64_t t = (int64_t)(g->realtime + ((q ^ g->sign) - g->sign));
+    return t < 0 ? 0 : (uint64_t)t;
+}
+
+static inline int dt_clock_segment_map(const dt_clock_segment *g, uint64_t v, uint64_t *out)
+{
+    uint64_t x = v - g->vendor;
+    if (x > UINT32_MAX || g->adr > UINT32_MAX) return 0;
+    *out = dt_clock_segment_at(g, x);
     return 1;
 }
 
@@ -599,7 +609,7 @@ static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_
         *external_id = s->corr_dense[at] - 1;
         return 1;
     }
-    return dt_corr_map_get(&s->corr, correlation, external_id);
+    return s->corr.count && dt_corr_map_get(&s->corr, correlation, external_id);
 }
 
 /* Lock around a batch of store/intern/corr updates (one vendor buffer). */
@@ -678,11 +688,13 @@ static inline dt_rec *dt_session_add(dt_session *s)
    vendors that copy the name into every record (roctracer) are cached by
    the name's bytes. */
 #define DT_DECODE_SLOTS 64
+#define DT_DECODE_KERNEL_WAYS 4
 #define DT_DECODE_COPIED_SETS 256
 typedef struct dt_decode_cache {
-    /* two ways per set: two hot names that hash alike do not evict each
-       other on every record (way 0 holds the one used last) */
-    struct { const char *raw[2]; uint32_t id[2]; } kernel[DT_DECODE_SLOTS];
+    /* four ways per set, each checked inline: hot names that hash alike
+       (where the allocator put their strings decides) do not evict each
+       other; a miss enters way 0 and moves the others down (the oldest goes) */
+    struct { const char *raw[DT_DECODE_KERNEL_WAYS]; uint32_t id[DT_DECODE_KERNEL_WAYS]; } kernel[DT_DECODE_SLOTS];
     struct { dt_launch_config config; uint32_t id; int used; } config[DT_DECODE_SLOTS];
     uint32_t copy[6][6][6];   /* name id + 1, by copy kind, source, destination */
     uint32_t fill[6];         /* name id + 1, by memory kind */
@@ -714,7 +726,8 @@ static inline uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, 
 {
     if (raw) {
         __typeof__(c->kernel[0]) *set = &c->kernel[dt_decode_slot((uintptr_t)raw)];
-        if (set->raw[0] == raw) return set->id[0];
+        for (int w = 0; w < DT_DECODE_KERNEL_WAYS; w++)
+            if (set->raw[w] == raw) return set->id[w];
     }
     return dt_decode_kernel_name_miss(s, c, raw);
 }

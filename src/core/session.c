@@ -396,9 +396,9 @@ void dt_session_fork_launch_lost(void)
    clock's own (so the compiler would reload it for every time). */
 static inline uint64_t map_time(const dt_clock *clock, dt_clock_segment *seg, size_t *segment, uint64_t v)
 {
-    uint64_t out;
-    if (v >= seg->vendor && v < seg->vendor_end && dt_clock_segment_map(seg, v, &out)) return out;
-    out = dt_clock_map_slow(clock, v, segment);
+    uint64_t x = v - seg->vendor; /* before the segment: wraps past its span */
+    if (x < seg->span) return dt_clock_segment_at(seg, x);
+    uint64_t out = dt_clock_map_slow(clock, v, segment);
     if (clock->fast && *segment < clock->segments) *seg = clock->fast[*segment];
     return out;
 }
@@ -421,7 +421,7 @@ static inline int host_record(const dt_rec *r)
 static void drop_parent_records(dt_session *s)
 {
     dt_store *st = &s->store;
-    dt_clock_segment seg = {.vendor = 1, .vendor_end = 0};
+    dt_clock_segment seg = {.span = 0}; /* none yet */
     size_t segment = 0, out = 0;
     uint64_t last_parent_call = 0;
     for (size_t i = 0; i < st->count; i++) {
@@ -455,12 +455,18 @@ static void finish_records(dt_session *s)
     dt_store *st = &s->store;
     const dt_clock *clock = &s->clock;
     const uint64_t window_start = s->window_start_ns, window_end = s->window_end_ns;
-    dt_clock_segment seg = {.vendor = 1, .vendor_end = 0}; /* none yet */
+    dt_clock_segment seg = {.span = 0}; /* none yet */
     size_t segment = 0, out = 0;
     uint64_t outside = 0, unfinished = 0;
     if (s->fork_parent) drop_parent_records(s);
-    for (size_t i = 0; i < st->count; i++) {
-        dt_rec *r = dt_store_at(st, i);
+    /* r walks the store chunk by chunk; kept, where records that stay move
+       to once one has left */
+    dt_rec *r = NULL, *chunk_end = NULL, *kept = NULL, *kept_end = NULL;
+    for (size_t i = 0; i < st->count; i++, r++) {
+        if (r == chunk_end) {
+            r = dt_store_at(st, i);
+            chunk_end = r + DT_STORE_CHUNK;
+        }
         if (!(r->flags & DT_REC_REALTIME)) {
             r->start = map_time(clock, &seg, &segment, r->start);
             r->end = map_time(clock, &seg, &segment, r->end);
@@ -476,7 +482,13 @@ static void finish_records(dt_session *s)
             else outside++;
             continue;
         }
-        if (out != i) *dt_store_at(st, out) = *r;
+        if (out != i) {
+            if (kept == kept_end) {
+                kept = dt_store_at(st, out);
+                kept_end = kept + (DT_STORE_CHUNK - (out & (DT_STORE_CHUNK - 1)));
+            }
+            *kept++ = *r; /* once one record left, every later one moves */
+        }
         out++;
     }
     dt_store_truncate(st, out);
