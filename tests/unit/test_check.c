@@ -242,7 +242,7 @@ static char *torch_trace(const char *extra_flow, const char *tail, size_t *len)
 
 #define LOSS_OK "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,\"malformed\":0," \
                 "\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,\"outside_window\":0,\"store_full\":0," \
-                "\"unfinished\":0,\"total\":0}"
+                "\"unfinished\":0,\"forked_child\":0,\"total\":0}"
 
 /* A flow cut on one side is a known property of torch.profiler's traces:
    reported, not failed; a flow finished twice is malformed and fails. */
