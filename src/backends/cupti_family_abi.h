@@ -59,6 +59,7 @@ enum {
 enum {
     DT_CF_SUCCESS = 0,
     DT_CF_ERROR_INVALID_PARAMETER = 1,
+    DT_CF_ERROR_INVALID_OPERATION = 7,
     DT_CF_ERROR_MAX_LIMIT_REACHED = 12,
     DT_CF_ERROR_NOT_COMPATIBLE = 14,
     DT_CF_ERROR_NOT_INITIALIZED = 15,
@@ -69,7 +70,7 @@ enum {
     DT_CF_ERROR_INSUFFICIENT_PRIVILEGES = 35,
     DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED = 39,
     DT_CF_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES = 40,
-    DT_CF_ERROR_LEGACY_PROFILER_NOT_SUPPORTED = 43,
+    DT_CF_ERROR_LEGACY_PROFILER_NOT_SUPPORTED = 38,
     DT_CF_ERROR_UNKNOWN = 999
 };
 
@@ -104,7 +105,7 @@ enum {
 enum {
     DT_CF_RT_MEMCPY = 31, DT_CF_RT_MEMCPY_ASYNC = 41, DT_CF_RT_MEMSET = 49, DT_CF_RT_MEMSET_ASYNC = 51,
     DT_CF_RT_STREAM_SYNCHRONIZE = 131, DT_CF_RT_DEVICE_SYNCHRONIZE = 165, DT_CF_RT_LAUNCH_KERNEL = 211,
-    DT_CF_RT_NAMED = 212
+    DT_CF_RT_NAMED = 212, DT_CF_RT_MALLOC = 20, DT_CF_RT_FREE = 22
 };
 /* CUDA 13's runtime lowers <<<>>> to __cudaPushCallConfiguration at the call
    site, then __cudaPopCallConfiguration and __cudaLaunchKernel in the stub
@@ -352,6 +353,38 @@ typedef struct DT_CF_PACKED dt_cf_device {
     uint32_t numaId;
 } dt_cf_device;
 
+/* Device memory allocations and frees (MEMORY2): Memory4. Allocations
+   from a stream-ordered pool (cudaMallocAsync) name the pool in
+   memoryPoolConfig and their stream. */
+typedef struct DT_CF_PACKED dt_cf_memory {
+    uint32_t kind;
+    uint32_t memoryOperationType;
+    uint32_t memoryKind;
+    uint32_t correlationId;
+    uint64_t address;
+    uint64_t bytes;
+    uint64_t timestamp;
+    uint64_t PC;
+    uint32_t processId;
+    uint32_t deviceId;
+    uint32_t contextId;
+    uint32_t streamId;
+    const char *name;
+    uint32_t isAsync;
+    uint32_t pad1;
+    struct DT_CF_PACKED {
+        uint32_t memoryPoolType;
+        uint32_t pad2;
+        uint64_t address;
+        uint64_t releaseThreshold;
+        uint64_t size;               /* a union with the pool's processId */
+        uint64_t utilizedSize;
+    } memoryPoolConfig;
+    const char *source;
+} dt_cf_memory;
+enum { DT_CF_MEMORY_OPERATION_ALLOCATION = 1, DT_CF_MEMORY_OPERATION_RELEASE = 2 };
+enum { DT_CF_MEMORY_POOL_INVALID = 0, DT_CF_MEMORY_POOL_LOCAL = 1, DT_CF_MEMORY_POOL_IMPORTED = 2 };
+
 /* Sizes of records devtrace walks over but does not decode. */
 enum {
     DT_CF_MARKER2_SIZE = 56, DT_CF_MARKER_DATA2_SIZE = 40, DT_CF_NAME_SIZE = 32, DT_CF_CONTEXT3_SIZE = 32,
@@ -390,6 +423,7 @@ _Static_assert(sizeof(dt_cf_external) == 24, "ExternalCorrelation is 24 bytes");
 _Static_assert(sizeof(dt_cf_sync) == 56, "Synchronization2 is 56 bytes");
 _Static_assert(sizeof(dt_cf_overhead) == 56, "Overhead3 is 56 bytes");
 _Static_assert(sizeof(dt_cf_device) == 184, "Device5 is 184 bytes");
+_Static_assert(sizeof(dt_cf_memory) == DT_CF_MEMORY4_SIZE, "Memory4 is 128 bytes");
 _Static_assert(offsetof(dt_cf_kernel, name) == 104 && offsetof(dt_cf_kernel, queued) == 120,
                "kernel name and queued as measured");
 _Static_assert(offsetof(dt_cf_device, gpuInstanceId) == 152, "Device5 MIG fields as measured");
