@@ -257,6 +257,12 @@ struct emu_vendor {
        and calls InitializeInjection of while it initialises (CUDA's
        CUDA_INJECTION64_PATH); NULL: none. */
     const char *injection_env;
+    /* The vendor's runtime registers its teardown with atexit while the
+       driver initialises, before it calls the injection library (as a
+       statically linked cudart does): once the teardown ran, flushes answer
+       an error and deliver nothing, and what the client had not been given
+       is lost (counted in stats.records_lost_at_teardown). */
+    int runtime_teardown;
     /* Bytes a record keeps at the end of its lane's buffer, written there
        by write_tail once the record is (roctracer copies a dispatch's kernel
        name into the buffer from its end downwards). */
@@ -312,6 +318,12 @@ EMU_HIDDEN emu_status emu_core_set_api_recorded(emu_domain domain, uint32_t cbid
 /* Detach the client: flush, then forget its kinds, filters, subscriber,
    buffer callbacks and thread-id type (counted in stats.finalized). */
 EMU_HIDDEN emu_status emu_core_finalize(void);
+/* Whether this thread is in the client's callback for an API call's exit;
+   whether device work is still running (the device is not synchronised);
+   count a finalize the vendor refused (stats.finalize_refused). */
+EMU_HIDDEN int emu_core_in_api_exit(void);
+EMU_HIDDEN int emu_core_work_running(void);
+EMU_HIDDEN void emu_core_finalize_refused(void);
 /* Initialise the emulated driver (once; see injection_env). Every API call
    does so first. */
 EMU_HIDDEN void emu_core_driver_init(void);

@@ -139,6 +139,8 @@ static _Atomic int g_driver_state;
 static pthread_mutex_t g_driver_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_driver_cond = PTHREAD_COND_INITIALIZER;
 static _Thread_local int t_initialising_driver;
+/* the client's callback runs for an API call's exit on this thread */
+static _Thread_local int t_in_api_exit;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* The subscriber handle is the address of this byte. */
 static char g_subscriber_token;
@@ -773,6 +775,19 @@ emu_status emu_core_finalize(void)
     return EMU_ST_OK;
 }
 
+/* The vendor runtime's teardown at exit (emu_vendor.runtime_teardown). */
+static _Atomic int g_torn_down;
+
+static void runtime_teardown(void)
+{
+    pthread_mutex_lock(&G.lock);
+    uint64_t lost = G.pending.n + G.held.n;
+    for (int ln = 0; ln < EMU_LANES; ln++) lost += G.lanes[ln].records;
+    G.stats.records_lost_at_teardown += lost;
+    atomic_store(&g_torn_down, 1);
+    pthread_mutex_unlock(&G.lock);
+}
+
 int emu_core_driver_initialised(void)
 {
     return atomic_load(&g_driver_state) == DRIVER_UP;
@@ -794,6 +809,8 @@ void emu_core_driver_init(void)
     /* This thread initialises; a call it makes meanwhile (the injection
        library arming the vendor interface) does not wait for itself. */
     t_initialising_driver = 1;
+    if (emu_vendor_impl.runtime_teardown)
+        atexit(runtime_teardown);
     const char *path = emu_vendor_impl.injection_env ? getenv(emu_vendor_impl.injection_env) : NULL;
     if (path && *path) {
         void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
@@ -825,6 +842,8 @@ int emu_core_enabled(emu_rec_kind kind)
 emu_status emu_core_flush_all(int forced)
 {
     emu_init();
+    if (atomic_load(&g_torn_down))
+        return EMU_ST_INVALID;
     /* What the flush completes is delivered on the caller's thread, as
        vendors call the completion callback from their FlushAll: the worker
        waits for the delivery lock meanwhile. */
@@ -1377,7 +1396,34 @@ static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site
         .return_value = &f->retval,
         .args = args,
     };
+    t_in_api_exit = site == EMU_SITE_EXIT;
     emu_vendor_impl.invoke_callback(f->cb, f->userdata, &call);
+    t_in_api_exit = 0;
+}
+
+int emu_core_in_api_exit(void)
+{
+    return t_in_api_exit;
+}
+
+int emu_core_work_running(void)
+{
+    emu_init();
+    int running = 0;
+    pthread_mutex_lock(&G.lock);
+    uint64_t now = device_now();
+    for (int d = 0; d < G.device_count && !running; d++)
+        for (int st = 0; st < EMU_MAX_STREAMS && !running; st++)
+            running = G.ready[d][st] > now;
+    pthread_mutex_unlock(&G.lock);
+    return running;
+}
+
+void emu_core_finalize_refused(void)
+{
+    pthread_mutex_lock(&G.lock);
+    G.stats.finalize_refused++;
+    pthread_mutex_unlock(&G.lock);
 }
 
 static void api_begin(api_frame *f)

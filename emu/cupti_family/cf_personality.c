@@ -210,6 +210,12 @@ int emu_cf_enable_runtime_api(uint32_t cbid, uint8_t enable)
 
 int emu_cf_finalize(void)
 {
+    /* CUPTI's header: from an API exit callback, or with the device
+       synchronised and the buffers flushed */
+    if (!emu_core_in_api_exit() && emu_core_work_running()) {
+        emu_core_finalize_refused();
+        return DT_CF_ERROR_INVALID_OPERATION;
+    }
     emu_core_finalize();
     pthread_mutex_lock(&g_lock);
     g.kernel_on = g.concurrent_on = g.memcpy2_on = g.device_on = g.latency = 0;
@@ -236,6 +242,7 @@ static int set_kind(uint32_t kind, int on, int dump)
     case DT_CF_KIND_RUNTIME: ek = EMU_REC_RUNTIME; break;
     case DT_CF_KIND_DRIVER: ek = EMU_REC_DRIVER; break;
     case DT_CF_KIND_EXTERNAL_CORRELATION: ek = EMU_REC_EXTERNAL; break;
+    case DT_CF_KIND_MEMORY2: ek = EMU_REC_MEMORY; break;
     case DT_CF_KIND_MEMCPY2:
         pthread_mutex_lock(&g_lock);
         g.memcpy2_on = on;
@@ -271,7 +278,8 @@ int emu_cf_latency_timestamps(uint8_t enable)
 int emu_cf_flush_all(uint32_t flag)
 {
     if (fail_mode() == FAIL_NO_DRIVER) return DT_CF_ERROR_UNKNOWN;
-    emu_core_flush_all((flag & DT_CF_FLAG_FLUSH_FORCED) != 0);
+    /* after the runtime's teardown at exit: no driver left to flush */
+    if (emu_core_flush_all((flag & DT_CF_FLAG_FLUSH_FORCED) != 0) != EMU_ST_OK) return DT_CF_ERROR_NOT_INITIALIZED;
     return DT_CF_SUCCESS;
 }
 
@@ -455,6 +463,7 @@ int emu_cf_result_string(int result, const char **text)
     static const struct { int code; const char *suffix; } names[] = {
         {DT_CF_SUCCESS, "SUCCESS"},
         {DT_CF_ERROR_INVALID_PARAMETER, "ERROR_INVALID_PARAMETER"},
+        {DT_CF_ERROR_INVALID_OPERATION, "ERROR_INVALID_OPERATION"},
         {DT_CF_ERROR_MAX_LIMIT_REACHED, "ERROR_MAX_LIMIT_REACHED"},
         {DT_CF_ERROR_NOT_COMPATIBLE, "ERROR_NOT_COMPATIBLE"},
         {DT_CF_ERROR_NOT_INITIALIZED, "ERROR_NOT_INITIALIZED"},

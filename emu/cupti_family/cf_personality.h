@@ -85,6 +85,7 @@ typedef struct emu_cf_personality {
                      [EMU_OP_MEMSET_ASYNC] = DT_CF_RT_MEMSET_ASYNC,                                             \
                      [EMU_OP_STREAM_SYNCHRONIZE] = DT_CF_RT_STREAM_SYNCHRONIZE,                                 \
                      [EMU_OP_DEVICE_SYNCHRONIZE] = DT_CF_RT_DEVICE_SYNCHRONIZE,                                 \
+                     [EMU_OP_MALLOC] = DT_CF_RT_MALLOC, [EMU_OP_FREE] = DT_CF_RT_FREE,                          \
                      [EMU_OP_PUSH_CALL_CONFIGURATION] = DT_CF_RT_PUSH_CALL_CONFIGURATION,                       \
                      [EMU_OP_POP_CALL_CONFIGURATION] = DT_CF_RT_POP_CALL_CONFIGURATION},                        \
     EMU_CF_CUPTI_DRIVER_NUMBERING

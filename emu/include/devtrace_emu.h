@@ -136,6 +136,13 @@ typedef struct emu_stats {
     uint64_t records_unfinished[EMU_KIND_COUNT];
     uint64_t injection_calls;        /* InitializeInjection calls the driver made */
     uint64_t finalized;              /* the client detached the library */
+    /* finalize calls refused: made outside an API exit callback while
+       device work still ran, which CUPTI's header forbids (the real
+       library may crash) */
+    uint64_t finalize_refused;
+    /* records not yet handed to the client when the runtime tore itself
+       down at exit (vendors whose runtime does: CUDA's) */
+    uint64_t records_lost_at_teardown;
     /* thread-id type changes while a kind was enabled since load or
        finalize, which CUPTI's header forbids */
     uint64_t thread_id_type_changes_while_profiling;

@@ -52,6 +52,24 @@ SAME_FIELD(dt_cf_api, CUpti_ActivityAPI, returnValue);
 SAME_FIELD(dt_cf_external, CUpti_ActivityExternalCorrelation, correlationId);
 SAME_FIELD(dt_cf_sync, CUpti_ActivitySynchronization2, streamId);
 SAME_FIELD(dt_cf_overhead, CUpti_ActivityOverhead3, correlationId);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, memoryOperationType);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, memoryKind);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, correlationId);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, address);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, bytes);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, timestamp);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, deviceId);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, streamId);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, memoryPoolConfig.memoryPoolType);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, memoryPoolConfig.address);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, source);
+_Static_assert(sizeof(dt_cf_memory) == sizeof(CUpti_ActivityMemory4), "Memory4 size");
+_Static_assert(DT_CF_MEMORY_OPERATION_ALLOCATION == (int)CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
+                   DT_CF_MEMORY_OPERATION_RELEASE == (int)CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE &&
+                   DT_CF_KIND_MEMORY2 == (int)CUPTI_ACTIVITY_KIND_MEMORY2 &&
+                   DT_CF_MEMORY_DEVICE == (int)CUPTI_ACTIVITY_MEMORY_KIND_DEVICE &&
+                   DT_CF_MEMORY_MANAGED_STATIC == (int)CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC,
+               "CUPTI's memory numbers");
 SAME_FIELD(dt_cf_device, CUpti_ActivityDevice5, name);
 SAME_FIELD(dt_cf_device, CUpti_ActivityDevice5, numMultiprocessors);
 SAME_FIELD(dt_cf_callback_data, CUpti_CallbackData, correlationId);
@@ -62,10 +80,25 @@ _Static_assert(sizeof(dt_cf_subscriber_params) == CUpti_SubscriberParams_STRUCT_
 _Static_assert(sizeof(dt_cf_kernel) == sizeof(CUpti_ActivityKernel10), "Kernel10 size");
 _Static_assert(sizeof(dt_cf_device) == sizeof(CUpti_ActivityDevice5), "Device5 size");
 _Static_assert((int)DT_CF_KIND_EXTERNAL_CORRELATION == (int)CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION &&
-                   (int)DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ==
-                       (int)CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED &&
                    (int)DT_CF_EXTERNAL_CUSTOM2 == (int)CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2,
                "CUPTI's numbers");
+/* Every result code devtrace names is CUPTI's (cupti_result.h). */
+#define SAME_RESULT(name) _Static_assert((int)DT_CF_##name == (int)CUPTI_##name, "CUPTI_" #name " is another number")
+SAME_RESULT(SUCCESS);
+SAME_RESULT(ERROR_INVALID_PARAMETER);
+SAME_RESULT(ERROR_INVALID_OPERATION);
+SAME_RESULT(ERROR_MAX_LIMIT_REACHED);
+SAME_RESULT(ERROR_NOT_COMPATIBLE);
+SAME_RESULT(ERROR_NOT_INITIALIZED);
+SAME_RESULT(ERROR_QUEUE_EMPTY);
+SAME_RESULT(ERROR_INVALID_KIND);
+SAME_RESULT(ERROR_NOT_SUPPORTED);
+SAME_RESULT(ERROR_CUDA_COMPILER_NOT_COMPATIBLE);
+SAME_RESULT(ERROR_INSUFFICIENT_PRIVILEGES);
+SAME_RESULT(ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+SAME_RESULT(ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES);
+SAME_RESULT(ERROR_LEGACY_PROFILER_NOT_SUPPORTED);
+SAME_RESULT(ERROR_UNKNOWN);
 _Static_assert(DT_CF_RT_PUSH_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000 &&
                    DT_CF_RT_POP_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000 &&
                    DT_CF_RT_LAUNCH_KERNEL_CUDA13 == (int)CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 &&
@@ -160,6 +193,18 @@ static uint32_t query_devices(dt_device_props *out, uint32_t max)
     return filled;
 }
 
+/* cuCtxSynchronize of the calling thread's context, where CUDA is loaded:
+   its exit callback is where CUPTI may be finalized. A thread without a
+   context gets an error, and the callback all the same. */
+static void synchronize(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) return;
+    CUresult (*sync)(void) = (CUresult (*)(void))dlsym(h, "cuCtxSynchronize");
+    if (sync) sync();
+    dlclose(h);
+}
+
 static const dt_kind_spec kinds[] = {
     {DT_CF_KIND_CONCURRENT_KERNEL, 0, DT_CAPTURE_KERNEL, 1, 1, "kernels"},
     {DT_CF_KIND_MEMCPY, 0, DT_CAPTURE_MEMCPY, 1, 1, "memory copies"},
@@ -171,6 +216,7 @@ static const dt_kind_spec kinds[] = {
     {DT_CF_KIND_EXTERNAL_CORRELATION, 0, 0, 0, 0, "External ids"},
     {DT_CF_KIND_SYNCHRONIZATION, 0, DT_CAPTURE_SYNC, 0, 0, "synchronization"},
     {DT_CF_KIND_OVERHEAD, 0, DT_CAPTURE_OVERHEAD, 0, 0, "CUPTI overhead"},
+    {DT_CF_KIND_MEMORY2, 0, DT_CAPTURE_MEMORY, 0, 0, "memory allocations and frees"},
 };
 
 /* Kernel10/Memcpy6/Memset4 sizes measured with CUDA 13.0 (API 130001). */
@@ -251,6 +297,7 @@ static const dt_vendor cupti_vendor = {
     .callbacks = DT_CF_CALLBACKS_NAMED(dt_cf_subscribe_named),
     .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime)},
     .query_devices = query_devices,
+    .synchronize = synchronize,
     /* a driver initialised before devtrace armed described its devices to
        nobody: they are described again */
     .dump_kind = DT_CF_KIND_DEVICE,

@@ -392,6 +392,8 @@ static int lock_for_prepare(dt_engine *e)
     return 1;
 }
 
+static void cancel_finalize(dt_engine *e);
+
 dt_status dt_engine_prepare(dt_engine *e)
 {
     const dt_vendor *v = e->v;
@@ -407,6 +409,7 @@ dt_status dt_engine_prepare(dt_engine *e)
         pthread_mutex_unlock(&e->lock);
         return st;
     }
+    cancel_finalize(e);
     dt_status st = engine_load(e);
     if (st != DT_OK) {
         pthread_mutex_unlock(&e->lock);
@@ -619,6 +622,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         return st;
     }
     atomic_store(&e->starting, 1);
+    cancel_finalize(e);
     dt_status st = engine_load(e);
     if (st != DT_OK) goto out;
     if (s->config.buffer_count == 0 || s->config.buffer_size < 1024) {
@@ -766,7 +770,7 @@ static void count_drops(dt_engine *e, dt_session *s, void *context, uint32_t str
    let the subscriber go. e->lock held; the flush is made without it (the
    completion callback may run on this thread and takes decode_lock).
    Returns the flush's result. */
-static int take_back(dt_engine *e, dt_session *s)
+static int take_back(dt_engine *e, dt_session *s, int keep_subscriber)
 {
     disarm(e, 0);
     e->early = 0;
@@ -779,23 +783,70 @@ static int take_back(dt_engine *e, dt_session *s)
     pthread_mutex_unlock(&e->decode_lock);
     if (e->flush_period_set) SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(0);
     e->flush_period_set = 0;
-    unsubscribe(e);
+    if (!keep_subscriber) unsubscribe(e);
     return r;
 }
 
-/* Where the library allows it, and unless the process is ending anyway,
-   detach it altogether: it then costs the program nothing until the next
-   session, which arms it anew. e->lock held. */
-static void finalize(dt_engine *e)
+/* Whether the library is to be detached after this session: where the
+   library allows it, and unless the process is ending anyway. */
+static int finalize_wanted(const dt_engine *e)
 {
     const dt_vendor *v = e->v;
-    if (!v->activity.finalize_from || e->api_version < v->activity.finalize_from || !e->sym[DT_SYM_FINALIZE] ||
-        atomic_load(&dt_g_exiting))
+    return v->activity.finalize_from && e->api_version >= v->activity.finalize_from && e->sym[DT_SYM_FINALIZE] &&
+           !atomic_load(&dt_g_exiting);
+}
+
+/* Detach the library now: it then costs the program nothing until the next
+   session, which arms it anew. Only from an API exit callback (see
+   arrange_finalize). e->lock held. */
+static void finalize_now(dt_engine *e)
+{
+    const dt_vendor *v = e->v;
+    if (SYM(e, int (*)(void), DT_SYM_FINALIZE)() != v->results.success) return;
+    /* the subscriber, its domains and the thread-id type went with it */
+    e->subscribed = 0;
+    atomic_store(&e->domains_on, 0);
+    e->thread_type_set = 0;
+    dt_log("%s: %s after the session, from an API exit callback", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
+}
+
+/* CUPTI's header allows its finalize only from the exit callback of a
+   runtime or driver API call, or once the device is synchronised, which
+   devtrace cannot know (a finalize with work in flight crashed Kineto):
+   the subscriber stays with its API domains on, and the exit callback of
+   the next API call detaches the library: devtrace's own synchronisation
+   of the device where the vendor's driver is loaded, otherwise the
+   program's next call (until then another client cannot subscribe). e->lock
+   held, after take_back kept the subscriber. */
+static void arrange_finalize(dt_engine *e)
+{
+    if (!e->subscribed) return;
+    if (!finalize_wanted(e) || !enable_domains(e)) {
+        unsubscribe(e);
         return;
-    if (SYM(e, int (*)(void), DT_SYM_FINALIZE)() == v->results.success) {
-        e->thread_type_set = 0; /* the next arming sets it anew */
-        dt_log("%s: %s after the session", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
     }
+    atomic_store(&e->finalize_pending, 1);
+    /* its exit callback runs on this thread, which holds the lock */
+    if (e->v->synchronize && !e->emulated) e->v->synchronize();
+}
+
+/* A session or an early arming comes before the exit callback did: the
+   library stays attached, the waiting subscriber goes. e->lock held. */
+static void cancel_finalize(dt_engine *e)
+{
+    if (atomic_exchange(&e->finalize_pending, 0)) unsubscribe(e);
+}
+
+/* On an API exit callback while a finalize waits. A start or stop holding
+   the lock on another thread leaves it to the next exit. */
+static void finalize_at_exit(dt_engine *e)
+{
+    if (pthread_mutex_trylock(&e->lock) != 0) return;
+    if (atomic_exchange(&e->finalize_pending, 0)) {
+        if (atomic_load(&dt_g_exiting)) unsubscribe(e);
+        else finalize_now(e);
+    }
+    pthread_mutex_unlock(&e->lock);
 }
 
 dt_status dt_engine_stop(dt_engine *e, dt_session *s)
@@ -805,7 +856,7 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     int released = atomic_load(&e->released);
     /* Records made before the kinds were disarmed are still in the vendor's
        buffers: they are delivered to this session. */
-    int r = released ? v->results.success : take_back(e, s);
+    int r = released ? v->results.success : take_back(e, s, finalize_wanted(e));
     if (!released) describe_devices(e, s);
     pthread_mutex_lock(&e->decode_lock);
     e->session = NULL;
@@ -824,7 +875,7 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     if (orphaned)
         dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them",
                         orphaned);
-    if (!released) finalize(e);
+    if (!released) arrange_finalize(e);
     uint32_t held = dt_pool_slot_release(&e->pool);
     if (held)
         dt_session_note(s, "buffer_pool_held",
@@ -840,7 +891,7 @@ dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
         pthread_mutex_unlock(&e->lock);
         return DT_OK;
     }
-    int r = take_back(e, s);
+    int r = take_back(e, s, 0);
     snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
     atomic_store(&e->released, 1);
     pthread_mutex_unlock(&e->lock);
@@ -896,14 +947,17 @@ dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
 void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata)
 {
     (void)cbid;
-    const dt_engine *e = userdata;
+    dt_engine *e = userdata;
     const dt_vendor *v = e->v;
     /* Other domains pass other callback-data types. */
     if ((domain != v->callbacks.domain_runtime && domain != v->callbacks.domain_driver) || !cbdata) return;
     const uint8_t *d = cbdata;
     uint32_t site, correlation;
     memcpy(&site, d + v->callbacks.site_offset, sizeof site);
-    if (site != v->callbacks.api_enter) return;
+    if (site != v->callbacks.api_enter) {
+        if (atomic_load_explicit(&e->finalize_pending, memory_order_relaxed)) finalize_at_exit(e);
+        return;
+    }
     memcpy(&correlation, d + v->callbacks.correlation_offset, sizeof correlation);
     dt_corr_link_current(correlation);
 }

@@ -327,6 +327,11 @@ struct dt_vendor {
        armed. Fills at most max entries (each valid, with its id) and
        returns how many. */
     uint32_t (*query_devices)(dt_device_props *out, uint32_t max);
+    /* Optional: synchronise the device through the vendor's driver API,
+       only where the driver is loaded already. A library finalized only
+       from an API exit callback (finalize_from) is detached in the exit
+       callback of this call, rather than at the program's next call. */
+    void (*synchronize)(void);
     /* Optional: a clearer status and message for a failed vendor call
        (result_text: the vendor's name for the result). Returns 1 when it
        filled *out. */
@@ -432,6 +437,8 @@ typedef struct dt_engine {
     _Atomic int released;
     char released_to[128];
     int flush_period_set;
+    /* the library is detached at the next API exit callback */
+    _Atomic int finalize_pending;
     dt_session *session;              /* under decode_lock */
     _Atomic uint64_t orphaned;        /* buffers completed with no session */
     dt_device_props devices[DT_MAX_DEVICES];

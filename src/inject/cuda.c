@@ -54,8 +54,17 @@ int InitializeInjection(void)
 {
     if (!cupti_wanted()) return 1;
     if (dt_inject_session && getpid() == dt_inject_owner && dt_session_awaits(dt_inject_session, "cupti")) {
-        if (dt_session_attach_deferred(dt_inject_session) != DT_OK)
+        if (dt_session_attach_deferred(dt_inject_session) != DT_OK) {
             dt_inject_report("note", 0, "", "CUPTI not attached when the process initialised CUDA: %s", dt_last_error());
+            return 1;
+        }
+        /* The CUDA runtime registered its teardown with atexit as it began
+           initialising the driver (a statically linked cudart does so after
+           this library's constructor registered its own handler, so that
+           handler would run after the teardown): the trace is written from
+           a handler registered now, which runs before the runtime's, while
+           CUPTI can still flush. */
+        atexit(dt_inject_finish);
         return 1;
     }
     /* No session waits for CUPTI (DEVTRACE_DISABLE: the program records

@@ -8,6 +8,7 @@
  * any session.
  */
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,8 @@ static struct {
     int (*disable)(uint32_t kind);
     int (*flush_all)(uint32_t flag);
     int (*null_client)(int on);
+    int (*malloc_)(int device, int memory, uint64_t bytes, uint64_t *address);
+    int (*free_)(uint64_t address);
 } emu;
 
 static const int grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
@@ -67,6 +70,8 @@ static int setup(void)
     *(void **)&emu.disable = dlsym(g_emu, "cuptiActivityDisable");
     *(void **)&emu.flush_all = dlsym(g_emu, "cuptiActivityFlushAll");
     *(void **)&emu.null_client = dlsym(g_emu, "emu_null_client");
+    *(void **)&emu.malloc_ = dlsym(g_emu, "emu_malloc");
+    *(void **)&emu.free_ = dlsym(g_emu, "emu_free");
     return 0;
 }
 
@@ -464,7 +469,7 @@ static void test_early_init(void)
         REQUIRE_EQ(emu.synchronize(-1, -1), 0);
         REQUIRE_EQ(dt_session_stop(s), DT_OK);
         emu.stats_get(&st);
-        REQUIRE_EQ(st.finalized, 1);
+        REQUIRE_EQ(st.finalized, 0); /* at the next API call's exit */
         size_t kernels = 0;
         for (size_t i = 0; i < dt_session_event_count(s); i++) {
             dt_event ev;
@@ -485,9 +490,117 @@ static void test_early_init(void)
         REQUIRE_EQ(emu.launch_kernel(0, 0, "between", grid, block, 10), 0);
         REQUIRE_EQ(emu.synchronize(-1, -1), 0);
         emu.stats_get(&st);
+        REQUIRE_EQ(st.finalized, 1);
+        REQUIRE_EQ(st.finalize_refused, 0);
         REQUIRE_EQ(st.records[EMU_KIND_KERNEL], 0);
         REQUIRE_EQ(st.records[EMU_KIND_RUNTIME], 0);
         REQUIRE_EQ(st.thread_id_type_changes_while_profiling, 0);
+    }
+}
+
+/* CUPTI may be finalized only from an API exit callback or once the device
+   is synchronised (cupti_activity.h); a stop with device work still running
+   must not finalize there and then. The library is detached at the exit of
+   the program's next API call, every record of the session kept; a session
+   started before that call keeps it attached and records exactly. */
+static void test_finalize_at_api_exit(void)
+{
+    REQUIRE_EMU();
+    emu_stats st;
+    for (int round = 0; round < 2; round++) {
+        dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+        emu.stats_reset();
+        REQUIRE_EQ(emu.launch_kernel(0, 0, "short", grid, block, 10), 0);
+        REQUIRE_EQ(emu.launch_kernel(0, 1, "long", grid, block, 300u * 1000 * 1000), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK); /* the long kernel still runs */
+        emu.stats_get(&st);
+        CHECK_EQ(st.finalize_refused, 0);
+        CHECK_EQ(st.finalized, 0);
+        dt_session_destroy(s);
+        if (round == 0) {
+            /* the next call's exit callback detaches CUPTI */
+            REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+            emu.stats_get(&st);
+            CHECK_EQ(st.finalize_refused, 0);
+            CHECK_EQ(st.finalized, 1);
+        } else {
+            /* a session before any call: attached, exact */
+            s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+            REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+            REQUIRE_EQ(emu.launch_kernel(0, 0, "next", grid, block, 10), 0);
+            REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+            REQUIRE_EQ(dt_session_stop(s), DT_OK);
+            emu.stats_get(&st);
+            CHECK_EQ(st.finalized, 0);
+            size_t kernels = 0;
+            for (size_t i = 0; i < dt_session_event_count(s); i++) {
+                dt_event ev;
+                dt_session_event(s, i, &ev);
+                kernels += ev.kind == DT_EVENT_KERNEL;
+            }
+            CHECK_EQ(kernels, 1);
+            CHECK_EQ(dt_session_loss_total(s), 0);
+            dt_session_destroy(s);
+            REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+            emu.stats_get(&st);
+            CHECK_EQ(st.finalize_refused, 0);
+            CHECK_EQ(st.finalized, 1);
+        }
+    }
+}
+
+/* CUDA allocations and frees (MEMORY2) are memory events with their bytes,
+   address, device, kind and the call's External id; the memory capture bit
+   turns them off. */
+static void test_memory_events(void)
+{
+    REQUIRE_EMU();
+    for (int with_memory = 1; with_memory >= 0; with_memory--) {
+        dt_session *s = start_session(with_memory ? DT_CAPTURE_DEFAULT : DT_CAPTURE_DEFAULT & ~DT_CAPTURE_MEMORY, 0, 0);
+        emu.stats_reset();
+        uint64_t a = 0, b = 0, pinned = 0;
+        REQUIRE_EQ(dt_external_push(7), DT_OK);
+        REQUIRE_EQ(emu.malloc_(0, 3, 1 << 20, &a), 0);
+        REQUIRE_EQ(emu.malloc_(1, 3, 4096, &b), 0);
+        REQUIRE_EQ(emu.malloc_(0, 2, 8192, &pinned), 0);
+        REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+        REQUIRE_EQ(emu.free_(a), 0);
+        REQUIRE_EQ(emu.free_(pinned), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK);
+        emu_stats st;
+        emu.stats_get(&st);
+        CHECK_EQ(st.records[EMU_KIND_MEMORY], with_memory ? 5 : 0);
+        size_t allocs = 0, frees = 0, mallocs = 0;
+        uint64_t allocated = 0, freed = 0;
+        for (size_t i = 0; i < dt_session_event_count(s); i++) {
+            dt_event ev;
+            dt_session_event(s, i, &ev);
+            if (ev.kind == DT_EVENT_RUNTIME) mallocs += strcmp(ev.name, "cudaMalloc") == 0;
+            if (ev.kind != DT_EVENT_MEMORY) continue;
+            CHECK_STR(ev.name, "[memory]");
+            CHECK(ev.u.memory.address == a || ev.u.memory.address == b || ev.u.memory.address == pinned,
+                  "address %" PRIx64, ev.u.memory.address);
+            CHECK_EQ(ev.device, ev.u.memory.address == b ? 1 : 0);
+            CHECK_EQ(ev.u.memory.memory_kind, ev.u.memory.address == pinned ? DT_MEM_PINNED : DT_MEM_DEVICE);
+            CHECK(ev.correlation != 0, "no correlation");
+            if (ev.u.memory.is_free) {
+                frees++;
+                freed += ev.u.memory.bytes;
+            } else {
+                allocs++;
+                allocated += ev.u.memory.bytes;
+                CHECK(ev.has_external && ev.external_id == 7, "External id %d/%" PRIu64, ev.has_external,
+                      ev.external_id);
+            }
+        }
+        CHECK_EQ(mallocs, 3);
+        CHECK_EQ(allocs, with_memory ? 3 : 0);
+        CHECK_EQ(frees, with_memory ? 2 : 0);
+        CHECK_EQ(allocated, with_memory ? (1u << 20) + 4096 + 8192 : 0);
+        CHECK_EQ(freed, with_memory ? (1u << 20) + 8192 : 0);
+        CHECK_EQ(dt_session_loss_total(s), 0);
+        dt_session_destroy(s);
+        REQUIRE_EQ(emu.free_(b), 0);
     }
 }
 
@@ -499,6 +612,9 @@ static void test_null_client(void)
 {
     REQUIRE_EMU();
     REQUIRE(emu.null_client != NULL);
+    /* an API call: the exit callback detaches CUPTI from the sessions
+       before (the emulator has no driver devtrace could call itself) */
+    REQUIRE_EQ(emu.synchronize(-1, -1), 0);
     static const int modes[] = {1, EMU_NULL_CLIENT_NO_IDS};
     for (size_t m = 0; m < 2; m++) {
         emu.stats_reset();
@@ -530,6 +646,8 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_thread_ids_set_once),
              DT_TEST(test_null_client),
              DT_TEST(test_early_init),
+             DT_TEST(test_finalize_at_api_exit),
+             DT_TEST(test_memory_events),
              /* last: its kernel keeps a stream busy for 30 s */
              DT_TEST(test_incomplete_record_refused))
 

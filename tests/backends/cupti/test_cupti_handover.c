@@ -112,6 +112,35 @@ static int program(void)
     return 0;
 }
 
+/* --exit: 9 kernels, then exit, unsynchronised: the trace is
+   written before the CUDA runtime's teardown, which the runtime registered
+   with atexit as the driver initialised (after devtrace's constructor). */
+static int exit_program(void)
+{
+    void *emu = dlopen(g_emu, RTLD_NOW | RTLD_LOCAL);
+    if (!emu) return 90;
+    int (*launch)(int, int, const char *, const int[3], const int[3], uint64_t);
+    *(void **)&launch = dlsym(emu, "emu_launch_kernel");
+    for (int i = 0; i < 9; i++) launch(0, i % 2, "k", grid, block, 100);
+    exit(0);
+}
+
+static void test_trace_written_before_runtime_teardown(void)
+{
+    char out[8192], self[1024];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    REQUIRE(len > 0);
+    self[len] = '\0';
+    int rc = run(out, sizeof out, "cd '%s' && rm -f exit.json && DEVTRACE_CUPTI_LIBRARY='%s' '%s' record -o exit.json "
+                 "-- '%s' --exit 2>&1", g_dir, g_emu, DT_CLI, self);
+    printf("%s", out);
+    REQUIRE_EQ(rc, 0);
+    REQUIRE(strstr(out, "nothing lost") != NULL);
+    char *trace = read_trace("exit.json");
+    REQUIRE_EQ(kernels_in(trace), 9);
+    free(trace);
+}
+
 /* A process that never initialises CUDA does not load libcupti. */
 static void test_no_cuda_no_cupti(void)
 {
@@ -235,6 +264,10 @@ static int program_main(int argc, char **argv)
         setup();
         return program();
     }
+    if (argc == 2 && strcmp(argv[1], "--exit") == 0) {
+        setup();
+        return exit_program();
+    }
     if (argc == 2 && strcmp(argv[1], "--reentry") == 0) {
         setup();
         return reentry();
@@ -248,6 +281,7 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_no_cuda_no_cupti),
              DT_TEST(test_other_client_refused),
              DT_TEST(test_handover),
+             DT_TEST(test_trace_written_before_runtime_teardown),
              DT_TEST(test_start_reentered_from_injection))
 #undef main
 
