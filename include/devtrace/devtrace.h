@@ -94,7 +94,11 @@ enum {
     DT_CAPTURE_OVERHEAD = 1u << 6,
     DT_CAPTURE_MEMORY = 1u << 7,   /* device memory allocations and frees */
     DT_CAPTURE_DEFAULT = 0x9f, /* kernel, memcpy, memset, runtime, driver, memory */
-    DT_CAPTURE_ALL = 0xff
+    DT_CAPTURE_ALL = 0xff,     /* every kind of record */
+    /* Kernels' queued and submitted times (the trace's "queued"), where the
+       vendor can give them (CUPTI's latency timestamps): every launch costs
+       more, so they are off unless asked, as torch.profiler has them. */
+    DT_CAPTURE_KERNEL_QUEUED = 1u << 8
 };
 
 typedef struct dt_config {

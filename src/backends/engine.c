@@ -41,6 +41,7 @@ typedef int (*fn_enable_domain)(uint32_t enable, void *subscriber, uint32_t doma
 typedef int (*fn_enable_all)(uint32_t enable, void *subscriber);
 typedef int (*fn_name)(uint32_t domain_or_kind, uint32_t cbid, const char **name);
 typedef int (*fn_u32_u8)(uint32_t value, uint8_t flag);
+typedef int (*fn_u8)(uint8_t value);
 
 static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_ENABLE] = "ActivityEnable",
@@ -65,6 +66,7 @@ static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_ENABLE_AND_DUMP] = "ActivityEnableAndDump",
     [DT_SYM_ENABLE_RUNTIME_API] = "ActivityEnableRuntimeApi",
     [DT_SYM_FINALIZE] = "Finalize",
+    [DT_SYM_LATENCY_TIMESTAMPS] = "ActivityEnableLatencyTimestamps",
 };
 
 /* The library as one load found it; adopted by the engine when used. */
@@ -477,6 +479,23 @@ static int resolve_names(dt_engine *e)
     return 0;
 }
 
+/* Kernels' queued and submitted times, where the session asks for them:
+   set before any kind is enabled and not changed while the session
+   records (CUPTI's header), turned off again when it stops. */
+static void latency_timestamps(dt_engine *e, dt_session *s)
+{
+    if (!(s->config.capture & DT_CAPTURE_KERNEL_QUEUED)) return;
+    fn_u8 set = SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS);
+    int r = set ? set(1) : e->v->results.success;
+    if (set && r == e->v->results.success) e->latency_on = 1;
+    else if (!set)
+        dt_session_note(s, "queued", "the %s library has no %s: kernels' queued and submitted times are unknown",
+                        e->v->backend->name, e->specs[DT_SYM_LATENCY_TIMESTAMPS].name);
+    else
+        dt_session_note(s, "queued", "%s(1) returned %s (%d): kernels' queued and submitted times are unknown",
+                        e->specs[DT_SYM_LATENCY_TIMESTAMPS].name, result_text(e, r), r);
+}
+
 /* Turn on the API callbacks that link device work to devtrace's stack.
    e->lock held. */
 static int enable_domains(dt_engine *e)
@@ -644,6 +663,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         goto out;
     }
     set_thread_ids(e, s);
+    latency_timestamps(e, s);
     int r;
     /* Subscribed before anything is enabled: the one call that tells that
        another profiler holds the vendor, and the API callbacks that link
@@ -725,6 +745,8 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
 
 fail:
     disarm(e, e->early);
+    if (e->latency_on) SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS)(0);
+    e->latency_on = 0;
     if (e->session == s) {
         attach(e, NULL);
         /* what the kinds armed for a moment recorded is not the session's */
@@ -773,6 +795,8 @@ static void count_drops(dt_engine *e, dt_session *s, void *context, uint32_t str
 static int take_back(dt_engine *e, dt_session *s, int keep_subscriber)
 {
     disarm(e, 0);
+    if (e->latency_on) SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS)(0);
+    e->latency_on = 0;
     e->early = 0;
     if (e->v->caps & DT_VCAP_UNSUBSCRIBE_FIRST) unsubscribe(e);
     pthread_mutex_unlock(&e->lock);

@@ -117,6 +117,7 @@ typedef enum dt_vendor_symbol {
     DT_SYM_ENABLE_AND_DUMP,      /* dt_vendor.dump_kind */
     DT_SYM_ENABLE_RUNTIME_API,   /* dt_vendor_api_ids.quiet_runtime */
     DT_SYM_FINALIZE,             /* dt_vendor_activity.finalize_from */
+    DT_SYM_LATENCY_TIMESTAMPS,   /* DT_CAPTURE_KERNEL_QUEUED */
     DT_SYM_COUNT
 } dt_vendor_symbol;
 #define DT_SYM_REQUIRED_COUNT DT_SYM_DROPPED
@@ -439,6 +440,7 @@ typedef struct dt_engine {
     int flush_period_set;
     /* the library is detached at the next API exit callback */
     _Atomic int finalize_pending;
+    int latency_on;                   /* kernels' queued times asked of the vendor */
     dt_session *session;              /* under decode_lock */
     _Atomic uint64_t orphaned;        /* buffers completed with no session */
     dt_device_props devices[DT_MAX_DEVICES];

@@ -604,6 +604,40 @@ static void test_memory_events(void)
     }
 }
 
+/* Kernels' queued and submitted times only when asked
+   (DT_CAPTURE_KERNEL_QUEUED), and off again for the next session. */
+static void test_queued_timestamps(void)
+{
+    REQUIRE_EMU();
+    static const uint32_t captures[] = {DT_CAPTURE_DEFAULT, DT_CAPTURE_DEFAULT | DT_CAPTURE_KERNEL_QUEUED,
+                                        DT_CAPTURE_DEFAULT};
+    for (size_t round = 0; round < 3; round++) {
+        int asked = (captures[round] & DT_CAPTURE_KERNEL_QUEUED) != 0;
+        dt_session *s = start_session(captures[round], 0, 0);
+        for (int i = 0; i < 3; i++) REQUIRE_EQ(emu.launch_kernel(0, 0, "k", grid, block, 1000), 0);
+        REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK);
+        size_t kernels = 0;
+        for (size_t i = 0; i < dt_session_event_count(s); i++) {
+            dt_event ev;
+            dt_session_event(s, i, &ev);
+            if (ev.kind != DT_EVENT_KERNEL) continue;
+            kernels++;
+            if (!asked) {
+                CHECK_EQ(ev.u.kernel.queued_ns, DT_TIMESTAMP_UNKNOWN);
+                CHECK_EQ(ev.u.kernel.submitted_ns, DT_TIMESTAMP_UNKNOWN);
+                continue;
+            }
+            CHECK(ev.u.kernel.queued_ns != DT_TIMESTAMP_UNKNOWN && ev.u.kernel.queued_ns <= ev.u.kernel.submitted_ns &&
+                      ev.u.kernel.submitted_ns <= ev.start_ns,
+                  "queued %" PRIu64 " submitted %" PRIu64 " start %" PRIu64, ev.u.kernel.queued_ns,
+                  ev.u.kernel.submitted_ns, ev.start_ns);
+        }
+        CHECK_EQ(kernels, 3);
+        dt_session_destroy(s);
+    }
+}
+
 /* The null client (bench_launch's vendor-only baseline), armed as a tracer
    arms CUPTI: an External id record per API record while it stands for a
    tracer keeping an id pushed, none while it stands for a program that
@@ -648,6 +682,7 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_early_init),
              DT_TEST(test_finalize_at_api_exit),
              DT_TEST(test_memory_events),
+             DT_TEST(test_queued_timestamps),
              /* last: its kernel keeps a stream busy for 30 s */
              DT_TEST(test_incomplete_record_refused))
 
