@@ -78,6 +78,37 @@ SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, oldSubscriberName);
 SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, oldSubscriberSize);
 _Static_assert(sizeof(dt_cf_subscriber_params) == CUpti_SubscriberParams_STRUCT_SIZE, "CUpti_SubscriberParams size");
 _Static_assert(sizeof(dt_cf_kernel) == sizeof(CUpti_ActivityKernel10), "Kernel10 size");
+/* Every record version devtrace declares is the toolkit's (since 13.2 the
+   older ones are in cupti_activity_deprecated.h, which cupti_activity.h
+   includes): its size, and the fields read where that version has them. */
+#define SAME_PREFIX(theirs, size, ours, member)                                                    \
+    _Static_assert(sizeof(theirs) == (size) && offsetof(ours, member) == offsetof(theirs, member), \
+                   #theirs " is not devtrace's prefix")
+SAME_PREFIX(CUpti_ActivityKernel4, DT_CF_KERNEL4_SIZE, dt_cf_kernel, correlationId);
+SAME_PREFIX(CUpti_ActivityKernel6, DT_CF_KERNEL6_SIZE, dt_cf_kernel, submitted);
+SAME_PREFIX(CUpti_ActivityKernel8, DT_CF_KERNEL8_SIZE, dt_cf_kernel, name);
+SAME_PREFIX(CUpti_ActivityKernel9, DT_CF_KERNEL9_SIZE, dt_cf_kernel, queued);
+SAME_PREFIX(CUpti_ActivityKernel10, DT_CF_KERNEL10_SIZE, dt_cf_kernel, isDeviceLaunched);
+SAME_PREFIX(CUpti_ActivityMemcpy4, DT_CF_MEMCPY4_SIZE, dt_cf_memcpy, correlationId);
+SAME_PREFIX(CUpti_ActivityMemcpy5, DT_CF_MEMCPY5_SIZE, dt_cf_memcpy, graphId);
+SAME_PREFIX(CUpti_ActivityMemcpy6, DT_CF_MEMCPY6_SIZE, dt_cf_memcpy, copyCount);
+SAME_PREFIX(CUpti_ActivityMemset3, DT_CF_MEMSET3_SIZE, dt_cf_memset, memoryKind);
+SAME_PREFIX(CUpti_ActivityMemset4, DT_CF_MEMSET4_SIZE, dt_cf_memset, isDeviceLaunched);
+SAME_PREFIX(CUpti_ActivityMemcpyPtoP4, DT_CF_MEMCPY_PTOP4_SIZE, dt_cf_memcpy_peer, dstDeviceId);
+SAME_PREFIX(CUpti_ActivityMemory4, DT_CF_MEMORY4_SIZE, dt_cf_memory, streamId);
+#if CUPTI_API_VERSION >= DT_CF_API_KERNEL11
+/* CUDA 13.1's Kernel11 (API version inferred, see cupti_family_abi.h):
+   Kernel10's fields where devtrace reads them */
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, start);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, registersPerThread);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, gridX);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, dynamicSharedMemory);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, correlationId);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, name);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, queued);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, submitted);
+_Static_assert(sizeof(CUpti_ActivityKernel11) >= DT_CF_KERNEL10_SIZE, "Kernel11 shorter than Kernel10");
+#endif
 _Static_assert(sizeof(dt_cf_device) == sizeof(CUpti_ActivityDevice5), "Device5 size");
 _Static_assert((int)DT_CF_KIND_EXTERNAL_CORRELATION == (int)CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION &&
                    (int)DT_CF_EXTERNAL_CUSTOM2 == (int)CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2,
@@ -219,8 +250,16 @@ static const dt_kind_spec kinds[] = {
     {DT_CF_KIND_MEMORY2, 0, DT_CAPTURE_MEMORY, 0, 0, "memory allocations and frees"},
 };
 
-/* Kernel10/Memcpy6/Memset4 sizes measured with CUDA 13.0 (API 130001). */
+/* Kernel10/Memcpy6/Memset4 sizes measured with CUDA 13.0 (API 130001).
+   From CUDA 13.1 CUPTI writes Kernel11, which adds the launch priority
+   (release notes); where it put it is not in the 13.0 headers devtrace is
+   validated with, so its size is not known here (the iterator gives the
+   stride) and the fields devtrace reads are taken to stay where Kernel10
+   has them, as CUPTI appends fields and never moves them. The version that
+   starts writing it is inferred (13.1 GA: API 130100). */
 static const dt_layout_set layouts[] = {
+    {DT_CF_API_KERNEL11, "CUDA 13.1 (Kernel11 read as Kernel10, inferred; Memcpy6, Memset4)", 0,
+     dt_cf_layouts_cuda13},
     {130000, "CUDA 13 (Kernel10, Memcpy6, Memset4)", 130001, dt_cf_layouts_cuda13},
     {19, "CUDA 12 (Kernel9, Memcpy5, Memset4)", 0, dt_cf_layouts_cuda12},
     {0, "CUDA 11 (Kernel8, Memcpy5, Memset4)", 0, dt_cf_layouts_cuda11},

@@ -183,6 +183,10 @@ typedef struct DT_CF_PACKED dt_cf_kernel {
     uint8_t isDeviceLaunched;
     uint8_t padding3[7];
 } dt_cf_kernel;
+/* CUPTI's API version from which CUDA 13.1's Kernel11 is written:
+   INFERRED (13.0 GA is 130000, 13.0 Update 1 130001; 13.1 taken to be
+   130100), not read from a header of 13.1. */
+#define DT_CF_API_KERNEL11 130100
 enum {
     DT_CF_KERNEL4_SIZE = 144, DT_CF_KERNEL6_SIZE = 168, DT_CF_KERNEL8_SIZE = 200,
     DT_CF_KERNEL9_SIZE = 208, DT_CF_KERNEL10_SIZE = 216
