@@ -11,6 +11,7 @@
    it. With DEVTRACE_CUPTI_HANDOVER=1 devtrace gives CUPTI to that client
    instead: what it recorded until then stays in its trace, the device
    activity after that goes to the client. */
+#include "backends/cupti_family_abi.h" /* result codes, checked against cupti_result.h in cupti.c */
 #include "dt_internal.h"
 #include "inject.h"
 
@@ -81,9 +82,6 @@ int InitializeInjection(void)
 typedef int (*subscribe_fn)(void **subscriber, void *callback, void *userdata);
 typedef int (*subscribe_named_fn)(void **subscriber, void *callback, void *userdata, void *params);
 
-#define DT_CUPTI_MULTIPLE_SUBSCRIBERS 39 /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */
-#define DT_CUPTI_NOT_INITIALIZED 15      /* CUPTI_ERROR_NOT_INITIALIZED */
-
 /* CUPTI's definition of `name` for a caller at `caller`: the next in the
    global scope, or (for a library loaded with RTLD_LOCAL, as Python loads
    torch) the one the caller's own dependencies give. */
@@ -124,7 +122,7 @@ static int before_other_subscriber(const char *who)
 
 static void after_other_subscriber(const char *who, const char *call, int held, int result)
 {
-    if (!held || result != DT_CUPTI_MULTIPLE_SUBSCRIBERS) return;
+    if (!held || result != DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return;
     dt_session_note(dt_inject_session, "cupti_clients", "%s called %s while devtrace held CUPTI and was refused: its own "
                     "trace (torch.profiler's, if it is that) has no device activity, this one has it; "
                     "DEVTRACE_CUPTI_HANDOVER=1 gives CUPTI to it instead", who, call);
@@ -137,7 +135,7 @@ int cuptiSubscribe(void **subscriber, void *callback, void *userdata)
 {
     const void *caller = __builtin_return_address(0);
     subscribe_fn real = (subscribe_fn)cupti_symbol("cuptiSubscribe", caller, (const void *)cuptiSubscribe);
-    if (!real) return DT_CUPTI_NOT_INITIALIZED;
+    if (!real) return DT_CF_ERROR_NOT_INITIALIZED;
     char who[256];
     caller_name(caller, who, sizeof who);
     int held = before_other_subscriber(who);
@@ -153,7 +151,7 @@ int cuptiSubscribe_v2(void **subscriber, void *callback, void *userdata, void *p
     const void *caller = __builtin_return_address(0);
     subscribe_named_fn real =
         (subscribe_named_fn)cupti_symbol("cuptiSubscribe_v2", caller, (const void *)cuptiSubscribe_v2);
-    if (!real) return DT_CUPTI_NOT_INITIALIZED;
+    if (!real) return DT_CF_ERROR_NOT_INITIALIZED;
     char who[256];
     caller_name(caller, who, sizeof who);
     int held = before_other_subscriber(who);
