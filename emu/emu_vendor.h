@@ -263,6 +263,10 @@ struct emu_vendor {
        an error and deliver nothing, and what the client had not been given
        is lost (counted in stats.records_lost_at_teardown). */
     int runtime_teardown;
+    /* A device's context was created: at the first API call on that device
+       once the driver is up, on the calling thread, no lock held (the
+       vendor's resource callback). NULL: contexts are not told. */
+    void (*context_created)(int device);
     /* Bytes a record keeps at the end of its lane's buffer, written there
        by write_tail once the record is (roctracer copies a dispatch's kernel
        name into the buffer from its end downwards). */
@@ -322,6 +326,9 @@ EMU_HIDDEN emu_status emu_core_finalize(void);
    whether device work is still running (the device is not synchronised);
    count a finalize the vendor refused (stats.finalize_refused). */
 EMU_HIDDEN int emu_core_in_api_exit(void);
+/* Whether `handle` (NULL: anyone but the null client) is subscribed, and
+   its callback and userdata. */
+EMU_HIDDEN int emu_core_subscriber(void *handle, emu_generic_fn *callback, void **userdata);
 EMU_HIDDEN int emu_core_work_running(void);
 EMU_HIDDEN void emu_core_finalize_refused(void);
 /* Initialise the emulated driver (once; see injection_env). Every API call

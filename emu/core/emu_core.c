@@ -975,6 +975,19 @@ emu_status emu_core_unsubscribe(void *handle)
     return EMU_ST_OK;
 }
 
+static void null_client_callback(void);
+
+int emu_core_subscriber(void *handle, emu_generic_fn *callback, void **userdata)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    int ok = G.subscribed && (!handle || handle == &g_subscriber_token) && G.cb != null_client_callback;
+    if (ok && callback) *callback = G.cb;
+    if (ok && userdata) *userdata = G.cb_userdata;
+    pthread_mutex_unlock(&G.lock);
+    return ok;
+}
+
 emu_status emu_core_enable_domain(void *handle, emu_domain domain, int enable)
 {
     emu_init();
@@ -1401,6 +1414,21 @@ static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site
     t_in_api_exit = 0;
 }
 
+/* The device's context, created at its first API call after the driver
+   initialised (a call on no device in particular: device 0's), as the CUDA
+   runtime creates its primary context. */
+static _Atomic uint32_t g_contexts; /* bit per device */
+
+static void create_context(int device)
+{
+    if (!emu_vendor_impl.context_created)
+        return;
+    uint32_t bit = 1u << (device >= 0 && device < EMU_MAX_DEVICES ? device : 0);
+    if ((atomic_load_explicit(&g_contexts, memory_order_relaxed) & bit) || (atomic_fetch_or(&g_contexts, bit) & bit))
+        return;
+    emu_vendor_impl.context_created(device >= 0 ? device : 0);
+}
+
 int emu_core_in_api_exit(void)
 {
     return t_in_api_exit;
@@ -1507,6 +1535,7 @@ static void api_call(const emu_call_args *args, const char *symbol, work_fn work
     /* the emulator's contexts: one per device, uid device + 1 */
     uint32_t context_uid = (uint32_t)args->device + 1;
     emu_core_driver_init();
+    create_context(args->device);
     if (emu_vendor_impl.runtime_call)
         emu_vendor_impl.runtime_call();
     uint32_t rt_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, op, ck);

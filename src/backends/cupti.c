@@ -73,6 +73,14 @@ _Static_assert(DT_CF_MEMORY_OPERATION_ALLOCATION == (int)CUPTI_ACTIVITY_MEMORY_O
 SAME_FIELD(dt_cf_device, CUpti_ActivityDevice5, name);
 SAME_FIELD(dt_cf_device, CUpti_ActivityDevice5, numMultiprocessors);
 SAME_FIELD(dt_cf_callback_data, CUpti_CallbackData, correlationId);
+SAME_FIELD(dt_cf_resource_data, CUpti_ResourceData, context);
+_Static_assert(sizeof(dt_cf_resource_data) == sizeof(CUpti_ResourceData), "CUpti_ResourceData size");
+_Static_assert(DT_CF_DOMAIN_DRIVER_API == (int)CUPTI_CB_DOMAIN_DRIVER_API &&
+                   DT_CF_DOMAIN_RUNTIME_API == (int)CUPTI_CB_DOMAIN_RUNTIME_API &&
+                   DT_CF_DOMAIN_RESOURCE == (int)CUPTI_CB_DOMAIN_RESOURCE &&
+                   DT_CF_CBID_RESOURCE_CONTEXT_CREATED == (int)CUPTI_CBID_RESOURCE_CONTEXT_CREATED &&
+                   DT_CF_API_ENTER == (int)CUPTI_API_ENTER && DT_CF_API_EXIT == (int)CUPTI_API_EXIT,
+               "CUPTI's callback domains and sites");
 SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, subscriberName);
 SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, oldSubscriberName);
 SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, oldSubscriberSize);
@@ -333,7 +341,12 @@ static const dt_vendor cupti_vendor = {
        which fixed the crashes with CUDA graphs that made torch stop
        finalizing (pytorch#146604). */
     .activity = DT_CF_ACTIVITY_FINALIZING(DT_CF_EXTERNAL_CUSTOM2, 24),
-    .callbacks = DT_CF_CALLBACKS_NAMED(dt_cf_subscribe_named),
+    /* EnableAndDump(DEVICE) and the runtime filter are first called from
+       InitializeInjection under devtrace record, while the driver
+       initialises and before any context exists: made again at the first
+       context's creation where CUPTI refuses them there */
+    .callbacks = {DT_CF_CALLBACK_FIELDS(dt_cf_subscribe_named), .domain_resource = DT_CF_DOMAIN_RESOURCE,
+                  .context_created = DT_CF_CBID_RESOURCE_CONTEXT_CREATED},
     .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime)},
     .query_devices = query_devices,
     .synchronize = synchronize,

@@ -25,11 +25,11 @@
     {.flush_forced = DT_CF_FLAG_FLUSH_FORCED, .thread_id_system = DT_CF_THREAD_ID_SYSTEM,           \
      .external_kind = external_kind_, .finalize_from = finalize_from_}
 #define DT_CF_ACTIVITY(external_kind_) DT_CF_ACTIVITY_FINALIZING(external_kind_, 0)
-#define DT_CF_CALLBACKS_NAMED(subscribe_named_)                                                     \
-    {.domain_runtime = DT_CF_DOMAIN_RUNTIME_API, .domain_driver = DT_CF_DOMAIN_DRIVER_API,          \
-     .api_enter = DT_CF_API_ENTER, .site_offset = offsetof(dt_cf_callback_data, callbackSite),      \
-     .correlation_offset = offsetof(dt_cf_callback_data, correlationId),                            \
-     .subscribe_named = subscribe_named_}
+#define DT_CF_CALLBACK_FIELDS(subscribe_named_)                                                     \
+    .domain_runtime = DT_CF_DOMAIN_RUNTIME_API, .domain_driver = DT_CF_DOMAIN_DRIVER_API,           \
+    .api_enter = DT_CF_API_ENTER, .site_offset = offsetof(dt_cf_callback_data, callbackSite),       \
+    .correlation_offset = offsetof(dt_cf_callback_data, correlationId), .subscribe_named = subscribe_named_
+#define DT_CF_CALLBACKS_NAMED(subscribe_named_) {DT_CF_CALLBACK_FIELDS(subscribe_named_)}
 #define DT_CF_CALLBACKS DT_CF_CALLBACKS_NAMED(NULL)
 /* The family's named subscribe (<prefix>Subscribe_v2). */
 DT_HIDDEN int dt_cf_subscribe_named(void *fn, void **subscriber, void *callback, void *userdata, const char *name,

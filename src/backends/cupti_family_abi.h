@@ -91,7 +91,9 @@ enum {
 };
 enum { DT_CF_FLAG_FLUSH_FORCED = 1, DT_CF_FLAG_ASYNC = 1 };
 enum { DT_CF_THREAD_ID_DEFAULT = 0, DT_CF_THREAD_ID_SYSTEM = 1 };
-enum { DT_CF_DOMAIN_DRIVER_API = 1, DT_CF_DOMAIN_RUNTIME_API = 2 };
+enum { DT_CF_DOMAIN_DRIVER_API = 1, DT_CF_DOMAIN_RUNTIME_API = 2, DT_CF_DOMAIN_RESOURCE = 3 };
+/* the resource domain's callback for a context just created */
+enum { DT_CF_CBID_RESOURCE_CONTEXT_CREATED = 1 };
 enum { DT_CF_API_ENTER = 0, DT_CF_API_EXIT = 1 };
 enum {
     DT_CF_OBJECT_PROCESS = 1, DT_CF_OBJECT_THREAD = 2, DT_CF_OBJECT_DEVICE = 3, DT_CF_OBJECT_CONTEXT = 4,
@@ -417,6 +419,13 @@ typedef struct dt_cf_callback_data {
     uint64_t *correlationData;
     uint32_t correlationId;
 } dt_cf_callback_data;
+
+/* A resource callback's data (CUpti_ResourceData): the context created. */
+typedef struct dt_cf_resource_data {
+    void *context;
+    void *stream;                     /* resourceHandle, for stream callbacks */
+    void *resourceDescriptor;
+} dt_cf_resource_data;
 
 _Static_assert(sizeof(dt_cf_kernel) == DT_CF_KERNEL10_SIZE, "Kernel10 is 216 bytes");
 _Static_assert(sizeof(dt_cf_memcpy) == DT_CF_MEMCPY6_SIZE, "Memcpy6 is 96 bytes");

@@ -42,6 +42,7 @@ typedef int (*fn_enable_all)(uint32_t enable, void *subscriber);
 typedef int (*fn_name)(uint32_t domain_or_kind, uint32_t cbid, const char **name);
 typedef int (*fn_u32_u8)(uint32_t value, uint8_t flag);
 typedef int (*fn_u8)(uint8_t value);
+typedef int (*fn_enable_callback)(uint32_t enable, void *subscriber, uint32_t domain, uint32_t cbid);
 
 static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_ENABLE] = "ActivityEnable",
@@ -67,6 +68,7 @@ static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_ENABLE_RUNTIME_API] = "ActivityEnableRuntimeApi",
     [DT_SYM_FINALIZE] = "Finalize",
     [DT_SYM_LATENCY_TIMESTAMPS] = "ActivityEnableLatencyTimestamps",
+    [DT_SYM_ENABLE_CALLBACK] = "EnableCallback",
 };
 
 /* The library as one load found it; adopted by the engine when used. */
@@ -102,6 +104,8 @@ static void set_costs(const dt_vendor *v, loaded *l)
                                    "devtrace holds it, nor devtrace who holds it",
         [DT_SYM_ENABLE_AND_DUMP] = "devices described before devtrace armed are not described again",
         [DT_SYM_FINALIZE] = "the library stays attached after a session",
+        [DT_SYM_ENABLE_CALLBACK] = "calls refused while the driver initialises are not made again when its "
+                                   "first context is created",
     };
     void **sym = l->sym;
     for (int i = DT_SYM_REQUIRED_COUNT; i < DT_SYM_COUNT; i++) l->specs[i].cost = cost[i];
@@ -129,6 +133,7 @@ static void set_costs(const dt_vendor *v, loaded *l)
     /* said only where the descriptor asks for what they do */
     if (!v->callbacks.subscribe_named || !sym[DT_SYM_SUBSCRIBE]) l->specs[DT_SYM_SUBSCRIBE_NAMED].cost = NULL;
     if (!v->dump_kind) l->specs[DT_SYM_ENABLE_AND_DUMP].cost = NULL;
+    if (!v->callbacks.context_created || !sym[DT_SYM_SUBSCRIBE]) l->specs[DT_SYM_ENABLE_CALLBACK].cost = NULL;
     if (!v->activity.finalize_from || l->api_version < v->activity.finalize_from) l->specs[DT_SYM_FINALIZE].cost = NULL;
     l->specs[DT_SYM_CALLBACK_NAME].cost =
         v->names.runtime ? NULL : "runtime and driver API names are generic (<api>#<callback id>)";
@@ -561,6 +566,87 @@ static void unsubscribe(dt_engine *e)
     atomic_store(&e->domains_on, 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* Calls made again when a context is created                          */
+/* ------------------------------------------------------------------ */
+/* The calls a vendor may refuse before its first device context exists:
+   under devtrace record a session starts while the driver initialises. */
+enum { DT_RETRY_DUMP = 1u << 0, DT_RETRY_QUIET = 1u << 1 };
+
+/* A call of `bit` returned r at start: where the vendor tells of context
+   creation, it is made again then. Returns 1 when it will be. e->lock held. */
+static int retry_at_context(dt_engine *e, unsigned bit, int r)
+{
+    const dt_vendor *v = e->v;
+    if (!v->callbacks.context_created || !e->subscribed || !e->sym[DT_SYM_ENABLE_CALLBACK]) return 0;
+    if (!e->context_callback_on) {
+        fn_enable_callback on = SYM(e, fn_enable_callback, DT_SYM_ENABLE_CALLBACK);
+        if (on(1, e->subscriber, v->callbacks.domain_resource, v->callbacks.context_created) != v->results.success)
+            return 0;
+        e->context_callback_on = 1;
+    }
+    e->retry_first[bit == DT_RETRY_QUIET] = r;
+    e->retry_refused |= bit;
+    atomic_fetch_or(&e->retry_pending, bit);
+    return 1;
+}
+
+static void quiet_runtime_calls(dt_engine *e, dt_session *s);
+
+/* A context was created: the calls refused at start are made again. A
+   start or stop holding the engine on another thread leaves them to the
+   next context. */
+static void context_created(dt_engine *e)
+{
+    if (pthread_mutex_trylock(&e->lock) != 0) return;
+    unsigned bits = atomic_exchange(&e->retry_pending, 0);
+    const dt_vendor *v = e->v;
+    if (bits & DT_RETRY_DUMP) {
+        for (size_t i = 0; i < v->records.kind_count; i++)
+            if (v->records.kinds[i].kind == v->dump_kind && !e->armed[i]) e->retry_again[0] = arm_kind(e, i);
+    }
+    if (bits & DT_RETRY_QUIET) {
+        e->retry_again[1] = v->results.success;
+        quiet_runtime_calls(e, NULL);
+    }
+    e->retry_made |= bits;
+    if (bits) dt_log("%s: calls refused at start made again as a context was created", v->backend->name);
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* At stop: say what became of the calls refused at start, and stop
+   listening for contexts. e->lock held. */
+static void end_context_retry(dt_engine *e, dt_session *s)
+{
+    atomic_store(&e->retry_pending, 0);
+    static const struct { dt_vendor_symbol sym; const char *what, *lost; } calls[2] = {
+        {DT_SYM_ENABLE_AND_DUMP, "the device descriptions", "devices are described by the driver at stop only"},
+        {DT_SYM_ENABLE_RUNTIME_API, "the runtime filter",
+         "call-configuration calls are recorded"},
+    };
+    for (unsigned c = 0; s && c < 2; c++) {
+        if (!(e->retry_refused & (1u << c))) continue;
+        int first = e->retry_first[c], again = e->retry_again[c];
+        const char *name = e->specs[calls[c].sym].name;
+        if (!(e->retry_made & (1u << c)))
+            dt_session_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; no device context "
+                            "was created while it recorded: %s", name, calls[c].what, result_text(e, first), first,
+                            calls[c].lost);
+        else if (again == e->v->results.success)
+            dt_session_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; made again when a "
+                            "device context was created: accepted", name, calls[c].what, result_text(e, first), first);
+        else
+            dt_session_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started and %s (%d) when "
+                            "a device context was created: %s", name, calls[c].what, result_text(e, first), first,
+                            result_text(e, again), again, calls[c].lost);
+    }
+    e->retry_refused = e->retry_made = 0;
+    if (e->context_callback_on && e->subscribed)
+        SYM(e, fn_enable_callback, DT_SYM_ENABLE_CALLBACK)(0, e->subscriber, e->v->callbacks.domain_resource,
+                                                          e->v->callbacks.context_created);
+    e->context_callback_on = 0;
+}
+
 /* Ask the vendor not to record the runtime calls that are bookkeeping
    around launches. After the runtime kind is enabled: enabling it resets
    such choices. */
@@ -568,11 +654,17 @@ static void quiet_runtime_calls(dt_engine *e, dt_session *s)
 {
     const dt_vendor_api_ids *ids = &e->v->api_ids;
     fn_u32_u8 filter = SYM(e, fn_u32_u8, DT_SYM_ENABLE_RUNTIME_API);
-    if (!ids->quiet_runtime_count || !filter || !(s->config.capture & DT_CAPTURE_RUNTIME)) return;
+    /* s NULL: made again at a context's creation, answers kept for stop */
+    if (!ids->quiet_runtime_count || !filter || (s && !(s->config.capture & DT_CAPTURE_RUNTIME))) return;
     for (uint32_t i = 0; i < ids->quiet_runtime_count; i++) {
         int r = filter(ids->quiet_runtime[i], 0);
-        if (r != e->v->results.success)
-            dt_session_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
+        if (r == e->v->results.success) continue;
+        if (!s) {
+            e->retry_again[1] = r;
+            return;
+        }
+        if (retry_at_context(e, DT_RETRY_QUIET, r)) return;
+        dt_session_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
                             "recorded (they launch no device work)", e->specs[DT_SYM_ENABLE_RUNTIME_API].name,
                             ids->quiet_runtime[i], result_text(e, r), r);
     }
@@ -657,6 +749,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         goto out;
     }
     atomic_store(&e->orphaned, 0);
+    e->retry_refused = e->retry_made = 0;
     if (resolve_names(e) != 0) {
         st = dt_error(DT_ERR_NO_MEMORY, "%s: out of memory for the table of API names", v->backend->name);
         if (!e->early) dt_pool_slot_release(&e->pool);
@@ -715,6 +808,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         if (k->capture && !(s->config.capture & k->capture)) continue;
         r = arm_kind(e, i);
         if (r == res->success) { enabled++; continue; }
+        if (k->kind == v->dump_kind && retry_at_context(e, DT_RETRY_DUMP, r)) continue;
         if (k->required) {
             char call[160];
             snprintf(call, sizeof call, "%s(%s)", e->specs[DT_SYM_ENABLE].name, k->what);
@@ -744,6 +838,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     goto out;
 
 fail:
+    end_context_retry(e, NULL);
     disarm(e, e->early);
     if (e->latency_on) SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS)(0);
     e->latency_on = 0;
@@ -794,6 +889,7 @@ static void count_drops(dt_engine *e, dt_session *s, void *context, uint32_t str
    Returns the flush's result. */
 static int take_back(dt_engine *e, dt_session *s, int keep_subscriber)
 {
+    end_context_retry(e, s);
     disarm(e, 0);
     if (e->latency_on) SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS)(0);
     e->latency_on = 0;
@@ -970,9 +1066,13 @@ dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
 
 void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata)
 {
-    (void)cbid;
     dt_engine *e = userdata;
     const dt_vendor *v = e->v;
+    if (v->callbacks.context_created && domain == v->callbacks.domain_resource) {
+        if (cbid == v->callbacks.context_created && atomic_load_explicit(&e->retry_pending, memory_order_relaxed))
+            context_created(e);
+        return;
+    }
     /* Other domains pass other callback-data types. */
     if ((domain != v->callbacks.domain_runtime && domain != v->callbacks.domain_driver) || !cbdata) return;
     const uint8_t *d = cbdata;

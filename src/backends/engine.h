@@ -118,6 +118,7 @@ typedef enum dt_vendor_symbol {
     DT_SYM_ENABLE_RUNTIME_API,   /* dt_vendor_api_ids.quiet_runtime */
     DT_SYM_FINALIZE,             /* dt_vendor_activity.finalize_from */
     DT_SYM_LATENCY_TIMESTAMPS,   /* DT_CAPTURE_KERNEL_QUEUED */
+    DT_SYM_ENABLE_CALLBACK,      /* dt_vendor_callbacks.context_created */
     DT_SYM_COUNT
 } dt_vendor_symbol;
 #define DT_SYM_REQUIRED_COUNT DT_SYM_DROPPED
@@ -245,6 +246,12 @@ typedef struct dt_vendor_callbacks {
        tools who holds the vendor and tells devtrace who does when it is
        refused. NULL: plain subscribe only. */
     dt_subscribe_named_fn subscribe_named;
+    /* Optional (0: none): the callback domain and id of a device context's
+       creation, enabled one by one (DT_SYM_ENABLE_CALLBACK). Calls a
+       vendor may refuse while its driver initialises, before any context
+       exists (the dump kind, the runtime filter of api_ids.quiet_runtime),
+       are made again when a context is created. */
+    uint32_t domain_resource, context_created;
 } dt_vendor_callbacks;
 
 /* Callback ids with a meaning of their own, in the vendor's numbering. */
@@ -441,6 +448,14 @@ typedef struct dt_engine {
     /* the library is detached at the next API exit callback */
     _Atomic int finalize_pending;
     int latency_on;                   /* kernels' queued times asked of the vendor */
+    /* calls the vendor refused at start, made again at the next context
+       creation (dt_vendor_callbacks.context_created): DT_RETRY_* bits
+       still to make, read on the program's threads; those refused in this
+       session; the vendor's answers at start and when made again */
+    _Atomic unsigned retry_pending;
+    unsigned retry_refused, retry_made;
+    int retry_first[2], retry_again[2];
+    int context_callback_on;
     dt_session *session;              /* under decode_lock */
     _Atomic uint64_t orphaned;        /* buffers completed with no session */
     dt_device_props devices[DT_MAX_DEVICES];

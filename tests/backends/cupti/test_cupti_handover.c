@@ -141,6 +141,29 @@ static void test_trace_written_before_runtime_teardown(void)
     free(trace);
 }
 
+/* The session attaches inside InitializeInjection, while the driver
+   initialises: a CUPTI that refuses EnableAndDump and the runtime filter
+   there (DEVTRACE_EMU_BEFORE_CONTEXT=refused) gets them again when the
+   first context is created, before the first launch's records. */
+static void test_calls_refused_inside_driver_init(void)
+{
+    char out[8192], self[1024];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    REQUIRE(len > 0);
+    self[len] = '\0';
+    int rc = run(out, sizeof out, "cd '%s' && rm -f early.json && DEVTRACE_EMU_BEFORE_CONTEXT=refused "
+                 "DEVTRACE_CUPTI_LIBRARY='%s' '%s' record -o early.json -- '%s' --exit 2>&1", g_dir, g_emu, DT_CLI,
+                 self);
+    printf("%s", out);
+    REQUIRE_EQ(rc, 0);
+    char *trace = read_trace("early.json");
+    REQUIRE_EQ(kernels_in(trace), 9);
+    CHECK(strstr(trace, "\"context_retry\"") != NULL, "no context_retry note");
+    CHECK(strstr(trace, "made again when a device context was created: accepted") != NULL, "not accepted");
+    CHECK(strstr(trace, "CallConfiguration") == NULL, "call-configuration calls recorded");
+    free(trace);
+}
+
 /* A process that never initialises CUDA does not load libcupti. */
 static void test_no_cuda_no_cupti(void)
 {
@@ -282,6 +305,7 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_other_client_refused),
              DT_TEST(test_handover),
              DT_TEST(test_trace_written_before_runtime_teardown),
+             DT_TEST(test_calls_refused_inside_driver_init),
              DT_TEST(test_start_reentered_from_injection))
 #undef main
 
