@@ -73,6 +73,7 @@ typedef enum emu_op {
     /* CUDA 13's bookkeeping around each launch (runtime calls, no work) */
     EMU_OP_PUSH_CALL_CONFIGURATION,
     EMU_OP_POP_CALL_CONFIGURATION,
+    EMU_OP_GRAPH_LAUNCH,  /* emu_graph_launch */
     EMU_OP_COUNT
 } emu_op;
 

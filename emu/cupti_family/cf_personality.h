@@ -93,7 +93,8 @@ typedef struct emu_cf_personality {
                      [EMU_OP_DEVICE_SYNCHRONIZE] = DT_CF_RT_DEVICE_SYNCHRONIZE,                                 \
                      [EMU_OP_MALLOC] = DT_CF_RT_MALLOC, [EMU_OP_FREE] = DT_CF_RT_FREE,                          \
                      [EMU_OP_PUSH_CALL_CONFIGURATION] = DT_CF_RT_PUSH_CALL_CONFIGURATION,                       \
-                     [EMU_OP_POP_CALL_CONFIGURATION] = DT_CF_RT_POP_CALL_CONFIGURATION},                        \
+                     [EMU_OP_POP_CALL_CONFIGURATION] = DT_CF_RT_POP_CALL_CONFIGURATION,                         \
+                     [EMU_OP_GRAPH_LAUNCH] = DT_CF_RT_GRAPH_LAUNCH},                                            \
     EMU_CF_CUPTI_DRIVER_NUMBERING
 #define EMU_CF_CUPTI_DRIVER_NUMBERING                                                                         \
     .driver_cbid = EMU_CF_OPS(DT_CF_DRV_LAUNCH_KERNEL, DT_CF_DRV_MEMCPY, DT_CF_DRV_MEMCPY_ASYNC, DT_CF_DRV_MEMSET, \

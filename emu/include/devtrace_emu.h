@@ -244,6 +244,12 @@ EMU_API int emu_collective(const emu_collective_desc *desc);
 EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address);
 EMU_API int emu_free(uint64_t address);
 
+/* A graph of `kernels` kernels (1..64) of duration_ns each, launched on a
+   stream with one API call (cudaGraphLaunch where the vendor has one; a
+   vendor without graph launches launches nothing): the kernels run one
+   after the other and carry the call's correlation id. */
+EMU_API int emu_graph_launch(int device, int stream, int kernels, uint64_t duration_ns);
+
 /* The null client (on 1): the vendor interface armed as a tracer arms it
    (every record kind, API callbacks, an external-correlation id on every
    call where the vendor has such records, CUDA 13's call-configuration

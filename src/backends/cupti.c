@@ -313,6 +313,17 @@ static const uint32_t quiet_runtime[] = {
     CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000,
 };
 
+/* Graph launches, whose correlation ids CUPTI before 13.1 Update 1 gets
+   wrong in sessions after the first. */
+static const uint32_t graph_runtime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+static const uint32_t graph_driver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
 static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
 static const char *const roots[] = {"CUDA_HOME", NULL};
 static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", NULL};
@@ -347,7 +358,8 @@ static const dt_vendor cupti_vendor = {
        context's creation where CUPTI refuses them there */
     .callbacks = {DT_CF_CALLBACK_FIELDS(dt_cf_subscribe_named), .domain_resource = DT_CF_DOMAIN_RESOURCE,
                   .context_created = DT_CF_CBID_RESOURCE_CONTEXT_CREATED},
-    .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime)},
+    .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime),
+                DT_COUNTED(graph_runtime), DT_COUNTED(graph_driver), DT_CF_API_GRAPH_IDS_FIXED},
     .query_devices = query_devices,
     .synchronize = synchronize,
     /* a driver initialised before devtrace armed described its devices to

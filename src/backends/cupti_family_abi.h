@@ -107,7 +107,7 @@ enum {
 enum {
     DT_CF_RT_MEMCPY = 31, DT_CF_RT_MEMCPY_ASYNC = 41, DT_CF_RT_MEMSET = 49, DT_CF_RT_MEMSET_ASYNC = 51,
     DT_CF_RT_STREAM_SYNCHRONIZE = 131, DT_CF_RT_DEVICE_SYNCHRONIZE = 165, DT_CF_RT_LAUNCH_KERNEL = 211,
-    DT_CF_RT_NAMED = 212, DT_CF_RT_MALLOC = 20, DT_CF_RT_FREE = 22
+    DT_CF_RT_NAMED = 212, DT_CF_RT_MALLOC = 20, DT_CF_RT_FREE = 22, DT_CF_RT_GRAPH_LAUNCH = 311
 };
 /* CUDA 13's runtime lowers <<<>>> to __cudaPushCallConfiguration at the call
    site, then __cudaPopCallConfiguration and __cudaLaunchKernel in the stub
@@ -189,6 +189,10 @@ typedef struct DT_CF_PACKED dt_cf_kernel {
    INFERRED (13.0 GA is 130000, 13.0 Update 1 130001; 13.1 taken to be
    130100), not read from a header of 13.1. */
 #define DT_CF_API_KERNEL11 130100
+/* CUPTI's API version of CUDA 13.1 Update 1, which fixed the correlation
+   ids of cudaGraphLaunch in profiling sessions after the first (release
+   notes): INFERRED, as 13.0 Update 1 is 130001. */
+#define DT_CF_API_GRAPH_IDS_FIXED 130101
 enum {
     DT_CF_KERNEL4_SIZE = 144, DT_CF_KERNEL6_SIZE = 168, DT_CF_KERNEL8_SIZE = 200,
     DT_CF_KERNEL9_SIZE = 208, DT_CF_KERNEL10_SIZE = 216

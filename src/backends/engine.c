@@ -834,6 +834,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     if (v->clock_domain) dt_session_note(s, "vendor_clock", "%s", v->clock_domain);
     dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
     dt_session_set_library(s, e->lib.path, e->version);
+    e->sessions++;
     st = DT_OK;
     goto out;
 
@@ -969,6 +970,38 @@ static void finalize_at_exit(dt_engine *e)
     pthread_mutex_unlock(&e->lock);
 }
 
+static int in_list(const uint32_t *ids, uint32_t n, uint32_t cbid)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] == cbid) return 1;
+    return 0;
+}
+
+/* In a session after the process's first, a library that gives graph
+   launches wrong correlation ids: how many the session has, noted (their
+   flows and External ids cannot be trusted). */
+static void note_graph_launches(const dt_engine *e, dt_session *s)
+{
+    const dt_vendor_api_ids *ids = &e->v->api_ids;
+    if (!ids->graph_ids_from || e->sessions < 2 || !e->api_version || e->api_version >= ids->graph_ids_from) return;
+    uint64_t n[2] = {0, 0};
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->store.count; i++) {
+        const dt_rec *r = dt_store_at(&s->store, i);
+        int driver = r->kind == DT_EVENT_DRIVER;
+        if (r->kind != DT_EVENT_RUNTIME && !driver) continue;
+        n[driver] += driver ? in_list(ids->graph_driver, ids->graph_driver_count, r->u.api.cbid)
+                            : in_list(ids->graph_runtime, ids->graph_runtime_count, r->u.api.cbid);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (n[0] || n[1])
+        dt_session_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
+                        "process's session %" PRIu32 ": %s API version %" PRIu32 " (older than %" PRIu32 ") gives "
+                        "graph launches wrong correlation ids in sessions after the first, so their flows and "
+                        "External ids cannot be trusted", n[0], n[1], e->sessions, e->v->backend->vendor,
+                        e->api_version, ids->graph_ids_from);
+}
+
 dt_status dt_engine_stop(dt_engine *e, dt_session *s)
 {
     const dt_vendor *v = e->v;
@@ -978,6 +1011,7 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
        buffers: they are delivered to this session. */
     int r = released ? v->results.success : take_back(e, s, finalize_wanted(e));
     if (!released) describe_devices(e, s);
+    note_graph_launches(e, s);
     pthread_mutex_lock(&e->decode_lock);
     e->session = NULL;
     pthread_mutex_unlock(&e->decode_lock);

@@ -269,6 +269,14 @@ typedef struct dt_vendor_api_ids {
        launches no work. */
     const uint32_t *quiet_runtime;
     uint32_t quiet_runtime_count;
+    /* Graph launches whose correlation ids libraries older than API version
+       graph_ids_from give wrong in a session after the process's first
+       (0: none): counted in such sessions, and noted. */
+    const uint32_t *graph_runtime;
+    uint32_t graph_runtime_count;
+    const uint32_t *graph_driver;
+    uint32_t graph_driver_count;
+    uint32_t graph_ids_from;
 } dt_vendor_api_ids;
 
 /* API names: the name function's first argument for runtime and driver
@@ -456,6 +464,7 @@ typedef struct dt_engine {
     unsigned retry_refused, retry_made;
     int retry_first[2], retry_again[2];
     int context_callback_on;
+    uint32_t sessions;                /* sessions started in this process */
     dt_session *session;              /* under decode_lock */
     _Atomic uint64_t orphaned;        /* buffers completed with no session */
     dt_device_props devices[DT_MAX_DEVICES];
