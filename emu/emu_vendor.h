@@ -41,6 +41,7 @@ typedef enum emu_rec_kind {
     EMU_REC_MARKER,       /* one end of a user range, or an instant (MSPTI) */
     EMU_REC_COLLECTIVE,   /* a collective communication on a device (MSPTI) */
     EMU_REC_MEMORY,       /* a device memory allocation or free (MSPTI) */
+    EMU_REC_MEMORY_POOL,  /* a memory pool created, destroyed or trimmed (CUPTI) */
     EMU_REC_UNKNOWN,      /* a record of a kind the vendor never defined */
     EMU_REC_COUNT
 } emu_rec_kind;
@@ -74,6 +75,9 @@ typedef enum emu_op {
     EMU_OP_PUSH_CALL_CONFIGURATION,
     EMU_OP_POP_CALL_CONFIGURATION,
     EMU_OP_GRAPH_LAUNCH,  /* emu_graph_launch */
+    EMU_OP_MEM_POOL_CREATE, /* emu_memory_pool */
+    EMU_OP_MEM_POOL_DESTROY,
+    EMU_OP_MEM_POOL_TRIM,
     EMU_OP_COUNT
 } emu_op;
 
@@ -133,6 +137,7 @@ typedef struct emu_activity {
             uint64_t address, bytes;    /* a free's bytes: the block's */
             int memory;                 /* EMU_MEM_* */
             int is_free;
+            int pool_op;                /* EMU_REC_MEMORY_POOL: EMU_POOL_* */
             uint32_t process;
         } memory;                       /* device: the memory's; stream: the call's */
     } u;

@@ -165,6 +165,7 @@ static const char *const fault_names[EMU_FAULT_COUNT] = {
 
 static const char *const kind_names[EMU_KIND_COUNT] = {
     "kernel", "memcpy", "memset", "runtime", "driver", "external", "marker", "collective", "memory",
+    "memory_pool",
 };
 
 /* ------------------------------------------------------------------ */
@@ -1294,6 +1295,7 @@ static emu_kind stat_kind(emu_rec_kind k)
     case EMU_REC_MARKER: return EMU_KIND_MARKER;
     case EMU_REC_COLLECTIVE: return EMU_KIND_COLLECTIVE;
     case EMU_REC_MEMORY: return EMU_KIND_MEMORY;
+    case EMU_REC_MEMORY_POOL: return EMU_KIND_MEMORY_POOL;
     default: return EMU_KIND_EXTERNAL;
     }
 }
@@ -1968,6 +1970,45 @@ EMU_API int emu_free(uint64_t address)
     pthread_mutex_unlock(&G.lock);
     emu_call_args args = { .op = EMU_OP_FREE, .bytes = w.block.bytes, .device = w.block.device };
     api_call(&args, NULL, memory_work_fn, &w);
+    return EMU_OK;
+}
+
+typedef struct pool_work {
+    int device, op;
+    uint64_t address, bytes;
+} pool_work;
+
+/* A pool's record: the host-side record of the call, written at once. */
+static uint64_t pool_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    const pool_work *w = arg;
+    pthread_mutex_lock(&G.lock);
+    emu_activity a = { .kind = EMU_REC_MEMORY_POOL, .correlation = corr, .start = api_start, .end = device_now() };
+    a.device = (uint32_t)w->device;
+    a.context = (uint32_t)w->device + 1;
+    a.u.memory.address = w->address;
+    a.u.memory.bytes = w->bytes;
+    a.u.memory.memory = EMU_MEM_DEVICE;
+    a.u.memory.pool_op = w->op;
+    a.u.memory.process = process_id();
+    produce_now_locked(&a);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+}
+
+EMU_API int emu_memory_pool(int device, int op, uint64_t address, uint64_t bytes)
+{
+    emu_init();
+    static const emu_op ops[] = {[EMU_POOL_CREATED] = EMU_OP_MEM_POOL_CREATE,
+                                 [EMU_POOL_DESTROYED] = EMU_OP_MEM_POOL_DESTROY,
+                                 [EMU_POOL_TRIMMED] = EMU_OP_MEM_POOL_TRIM};
+    if (!device_ok(device) || op < EMU_POOL_CREATED || op > EMU_POOL_TRIMMED || !address)
+        return EMU_EINVAL;
+    pool_work w = { device, op, address, bytes };
+    emu_call_args args = { .op = ops[op], .bytes = bytes, .device = device };
+    /* a vendor with no such call makes no record either */
+    if (emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, ops[op], 0) || emu_vendor_impl.cbid(EMU_DOMAIN_DRIVER, ops[op], 0))
+        api_call(&args, NULL, pool_work_fn, &w);
     return EMU_OK;
 }
 

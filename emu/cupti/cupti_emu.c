@@ -20,7 +20,10 @@ _Static_assert(DT_CF_RT_LAUNCH_KERNEL == (int)CUPTI_RUNTIME_TRACE_CBID_cudaLaunc
                    DT_CF_DRV_CTX_SYNCHRONIZE == (int)CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize &&
                    DT_CF_RT_MALLOC == (int)CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020 &&
                    DT_CF_RT_FREE == (int)CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020 &&
-                   DT_CF_RT_GRAPH_LAUNCH == (int)CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+                   DT_CF_RT_GRAPH_LAUNCH == (int)CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 &&
+                   DT_CF_RT_MEM_POOL_CREATE == (int)CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolCreate_v11020 &&
+                   DT_CF_RT_MEM_POOL_DESTROY == (int)CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolDestroy_v11020 &&
+                   DT_CF_RT_MEM_POOL_TRIM_TO == (int)CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020,
                "CUPTI's callback ids");
 
 _Static_assert(DT_CF_RT_PUSH_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000 &&

@@ -263,6 +263,7 @@ static int set_kind(uint32_t kind, int on, int dump)
     case DT_CF_KIND_DRIVER: ek = EMU_REC_DRIVER; break;
     case DT_CF_KIND_EXTERNAL_CORRELATION: ek = EMU_REC_EXTERNAL; break;
     case DT_CF_KIND_MEMORY2: ek = EMU_REC_MEMORY; break;
+    case DT_CF_KIND_MEMORY_POOL: ek = EMU_REC_MEMORY_POOL; break;
     case DT_CF_KIND_MEMCPY2:
         pthread_mutex_lock(&g_lock);
         g.memcpy2_on = on;

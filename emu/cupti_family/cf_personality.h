@@ -94,7 +94,10 @@ typedef struct emu_cf_personality {
                      [EMU_OP_MALLOC] = DT_CF_RT_MALLOC, [EMU_OP_FREE] = DT_CF_RT_FREE,                          \
                      [EMU_OP_PUSH_CALL_CONFIGURATION] = DT_CF_RT_PUSH_CALL_CONFIGURATION,                       \
                      [EMU_OP_POP_CALL_CONFIGURATION] = DT_CF_RT_POP_CALL_CONFIGURATION,                         \
-                     [EMU_OP_GRAPH_LAUNCH] = DT_CF_RT_GRAPH_LAUNCH},                                            \
+                     [EMU_OP_GRAPH_LAUNCH] = DT_CF_RT_GRAPH_LAUNCH,                                             \
+                     [EMU_OP_MEM_POOL_CREATE] = DT_CF_RT_MEM_POOL_CREATE,                                       \
+                     [EMU_OP_MEM_POOL_DESTROY] = DT_CF_RT_MEM_POOL_DESTROY,                                     \
+                     [EMU_OP_MEM_POOL_TRIM] = DT_CF_RT_MEM_POOL_TRIM_TO},                                       \
     EMU_CF_CUPTI_DRIVER_NUMBERING
 #define EMU_CF_CUPTI_DRIVER_NUMBERING                                                                         \
     .driver_cbid = EMU_CF_OPS(DT_CF_DRV_LAUNCH_KERNEL, DT_CF_DRV_MEMCPY, DT_CF_DRV_MEMCPY_ASYNC, DT_CF_DRV_MEMSET, \

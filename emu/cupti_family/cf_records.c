@@ -23,6 +23,7 @@ size_t emu_cf_record_size(emu_rec_kind kind, const emu_cf_options *opt)
     case EMU_REC_DRIVER: return sizeof(dt_cf_api);
     case EMU_REC_EXTERNAL: return sizeof(dt_cf_external);
     case EMU_REC_MEMORY: return sizeof(dt_cf_memory);
+    case EMU_REC_MEMORY_POOL: return sizeof(dt_cf_memory_pool);
     case EMU_REC_UNKNOWN: return EMU_CF_UNKNOWN_SIZE;
     default: return 0;
     }
@@ -41,6 +42,7 @@ size_t emu_cf_stride(uint32_t kind, const emu_cf_options *opt)
     case DT_CF_KIND_EXTERNAL_CORRELATION: return sizeof(dt_cf_external);
     case DT_CF_KIND_DEVICE: return sizeof(dt_cf_device);
     case DT_CF_KIND_MEMORY2: return sizeof(dt_cf_memory);
+    case DT_CF_KIND_MEMORY_POOL: return sizeof(dt_cf_memory_pool);
     default: return 0;
     }
 }
@@ -60,6 +62,7 @@ emu_rec_kind emu_cf_record_kind(const uint8_t *rec, size_t avail)
     case DT_CF_KIND_DRIVER: return EMU_REC_DRIVER;
     case DT_CF_KIND_EXTERNAL_CORRELATION: return EMU_REC_EXTERNAL;
     case DT_CF_KIND_MEMORY2: return EMU_REC_MEMORY;
+    case DT_CF_KIND_MEMORY_POOL: return EMU_REC_MEMORY_POOL;
     default: return EMU_REC_UNKNOWN;
     }
 }
@@ -222,6 +225,23 @@ static void write_memory(uint8_t *dst, const emu_activity *a)
     put(dst, &m, sizeof m);
 }
 
+/* A memory pool created, destroyed or trimmed (MemoryPool3). */
+static void write_memory_pool(uint8_t *dst, const emu_activity *a)
+{
+    dt_cf_memory_pool p;
+    memset(&p, 0, sizeof p);
+    p.kind = DT_CF_KIND_MEMORY_POOL;
+    p.memoryPoolOperationType = (uint32_t)a->u.memory.pool_op;
+    p.memoryPoolType = DT_CF_MEMORY_POOL_LOCAL;
+    p.correlationId = a->correlation;
+    p.processId = a->u.memory.process;
+    p.deviceId = a->device;
+    p.address = a->u.memory.address;
+    p.size = a->u.memory.bytes;
+    p.timestamp = a->start;
+    put(dst, &p, sizeof p);
+}
+
 void emu_cf_write_record(uint8_t *dst, const emu_activity *a, const emu_cf_options *opt)
 {
     switch (a->kind) {
@@ -232,6 +252,7 @@ void emu_cf_write_record(uint8_t *dst, const emu_activity *a, const emu_cf_optio
     case EMU_REC_DRIVER: write_api(dst, a); return;
     case EMU_REC_EXTERNAL: write_external(dst, a); return;
     case EMU_REC_MEMORY: write_memory(dst, a); return;
+    case EMU_REC_MEMORY_POOL: write_memory_pool(dst, a); return;
     case EMU_REC_UNKNOWN: {
         uint32_t kind = EMU_CF_UNKNOWN_KIND;
         memcpy(dst, &kind, sizeof kind);

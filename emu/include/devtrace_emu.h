@@ -70,6 +70,7 @@ typedef enum emu_kind {
     EMU_KIND_MARKER = 6,      /* marker records: a range's start and end are two */
     EMU_KIND_COLLECTIVE = 7,  /* collective communication records */
     EMU_KIND_MEMORY = 8,      /* memory allocation and free records */
+    EMU_KIND_MEMORY_POOL = 9, /* memory pool records: created, destroyed, trimmed */
     EMU_KIND_COUNT
 } emu_kind;
 
@@ -243,6 +244,14 @@ EMU_API int emu_collective(const emu_collective_desc *desc);
    emu_free takes one of them, once (EMU_EINVAL otherwise). */
 EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address);
 EMU_API int emu_free(uint64_t address);
+
+/* A stream-ordered memory pool of a device created, destroyed or trimmed
+   (op EMU_POOL_*): one API call (cudaMemPoolCreate, cudaMemPoolDestroy,
+   cudaMemPoolTrimTo where the vendor has them) and, where the vendor has
+   them, a record of it with the call's correlation id. address: the pool's
+   (not 0); bytes: its size, or what a trim keeps. */
+enum { EMU_POOL_CREATED = 1, EMU_POOL_DESTROYED = 2, EMU_POOL_TRIMMED = 3 };
+EMU_API int emu_memory_pool(int device, int op, uint64_t address, uint64_t bytes);
 
 /* A graph of `kernels` kernels (1..64) of duration_ns each, launched on a
    stream with one API call (cudaGraphLaunch where the vendor has one; a

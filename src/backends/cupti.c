@@ -104,6 +104,17 @@ SAME_PREFIX(CUpti_ActivityMemset3, DT_CF_MEMSET3_SIZE, dt_cf_memset, memoryKind)
 SAME_PREFIX(CUpti_ActivityMemset4, DT_CF_MEMSET4_SIZE, dt_cf_memset, isDeviceLaunched);
 SAME_PREFIX(CUpti_ActivityMemcpyPtoP4, DT_CF_MEMCPY_PTOP4_SIZE, dt_cf_memcpy_peer, dstDeviceId);
 SAME_PREFIX(CUpti_ActivityMemory4, DT_CF_MEMORY4_SIZE, dt_cf_memory, streamId);
+SAME_PREFIX(CUpti_ActivityMemoryPool2, DT_CF_MEMORY_POOL2_SIZE, dt_cf_memory_pool, utilizedSize);
+SAME_PREFIX(CUpti_ActivityMemoryPool3, DT_CF_MEMORY_POOL3_SIZE, dt_cf_memory_pool, isManagedPool);
+SAME_FIELD(dt_cf_memory_pool, CUpti_ActivityMemoryPool3, memoryPoolOperationType);
+SAME_FIELD(dt_cf_memory_pool, CUpti_ActivityMemoryPool3, correlationId);
+SAME_FIELD(dt_cf_memory_pool, CUpti_ActivityMemoryPool3, deviceId);
+SAME_FIELD(dt_cf_memory_pool, CUpti_ActivityMemoryPool3, size);
+_Static_assert(DT_CF_KIND_MEMORY_POOL == (int)CUPTI_ACTIVITY_KIND_MEMORY_POOL &&
+                   DT_CF_POOL_CREATED == (int)CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED &&
+                   DT_CF_POOL_DESTROYED == (int)CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED &&
+                   DT_CF_POOL_TRIMMED == (int)CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED,
+               "CUPTI's memory pool numbers");
 #if CUPTI_API_VERSION >= DT_CF_API_KERNEL11
 /* CUDA 13.1's Kernel11 (API version inferred, see cupti_family_abi.h):
    Kernel10's fields where devtrace reads them */
@@ -256,6 +267,7 @@ static const dt_kind_spec kinds[] = {
     {DT_CF_KIND_SYNCHRONIZATION, 0, DT_CAPTURE_SYNC, 0, 0, "synchronization"},
     {DT_CF_KIND_OVERHEAD, 0, DT_CAPTURE_OVERHEAD, 0, 0, "CUPTI overhead"},
     {DT_CF_KIND_MEMORY2, 0, DT_CAPTURE_MEMORY, 0, 0, "memory allocations and frees"},
+    {DT_CF_KIND_MEMORY_POOL, 0, DT_CAPTURE_MEMORY, 0, 0, "memory pool operations"},
 };
 
 /* Kernel10/Memcpy6/Memset4 sizes measured with CUDA 13.0 (API 130001).
@@ -368,7 +380,7 @@ static const dt_vendor cupti_vendor = {
     .names = {.runtime = dt_cupti_runtime_names, .runtime_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
               .driver = dt_cupti_driver_names, .driver_count = DT_CUPTI_DRIVER_NAMES_COUNT,
               .runtime_fallback = "cudaRuntime", .driver_fallback = "cudaDriver"},
-    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts)},
+    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts), DT_COUNTED(dt_cf_pool_operations), DT_CF_POOL_NOTE},
     .enums = DT_CF_ENUMS,
     .clock_domain = "CLOCK_REALTIME ns (cuptiGetTimestamp, measured with CUDA 13.0)",
     .explain_failure = explain_failure,

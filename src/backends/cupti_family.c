@@ -135,6 +135,25 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
     dt_add_memory(s, &op);
 }
 
+const char *const dt_cf_pool_operations[3] = {"created", "destroyed", "trimmed"};
+
+/* A memory pool created, destroyed or trimmed: counted. */
+static void decode_memory_pool(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
+{
+    (void)cache;
+    if (!(s->config.capture & DT_CAPTURE_MEMORY)) return;
+    uint32_t op;
+    memcpy(&op, rec + offsetof(dt_cf_memory_pool, memoryPoolOperationType), sizeof op);
+    if (op < DT_CF_POOL_CREATED || op > DT_CF_POOL_TRIMMED) {
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return;
+    }
+    if (d->counted) d->counted[op - DT_CF_POOL_CREATED]++;
+}
+
+#define MEMORY_POOL(size_) {.kind = DT_CF_KIND_MEMORY_POOL, .cls = DT_RC_OTHER, .size = size_, \
+                            .what = "memory pool", .decode = decode_memory_pool}
+
 #define MEMORY {.kind = DT_CF_KIND_MEMORY2, .cls = DT_RC_OTHER, .size = DT_CF_MEMORY4_SIZE, .what = "memory", \
                 .decode = decode_memory}
 
@@ -155,13 +174,13 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
 const dt_record_layout dt_cf_layouts_cuda13[] = {
     KERNEL(DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KERNEL10_SIZE), KERNEL(DT_CF_KIND_KERNEL, DT_CF_KERNEL10_SIZE),
     MEMCPY(DT_CF_MEMCPY6_SIZE), MEMCPY_PEER, MEMSET(DT_CF_MEMSET4_SIZE), COMMON,
-    SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, MEMORY, OTHERS, {0},
+    SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, MEMORY, MEMORY_POOL(DT_CF_MEMORY_POOL3_SIZE), OTHERS, {0},
 };
 
 const dt_record_layout dt_cf_layouts_cuda12[] = {
     KERNEL(DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KERNEL9_SIZE), KERNEL(DT_CF_KIND_KERNEL, DT_CF_KERNEL9_SIZE),
     MEMCPY(DT_CF_MEMCPY5_SIZE), MEMCPY_PEER, MEMSET(DT_CF_MEMSET4_SIZE), COMMON,
-    SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, MEMORY, OTHERS, {0},
+    SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, MEMORY, MEMORY_POOL(DT_CF_MEMORY_POOL2_SIZE), OTHERS, {0},
 };
 
 const dt_record_layout dt_cf_layouts_cuda11[] = {

@@ -43,6 +43,10 @@ DT_HIDDEN int dt_cf_subscribe_named(void *fn, void **subscriber, void *callback,
 
 DT_HIDDEN extern const uint8_t dt_cf_copy_kinds[DT_CF_COPY_COUNT];
 DT_HIDDEN extern const uint8_t dt_cf_memory_kinds[DT_CF_MEMORY_COUNT];
+/* Memory pool operations are counted (dt_vendor_records.counted), by
+   operation type - 1: created, destroyed, trimmed. */
+DT_HIDDEN extern const char *const dt_cf_pool_operations[3];
+#define DT_CF_POOL_NOTE "memory_pools", "memory pool operations (counted; not events of the trace)"
 #define DT_CF_SYNC_NAME_COUNT 5
 DT_HIDDEN extern const dt_value_name dt_cf_sync_names[DT_CF_SYNC_NAME_COUNT];
 #define DT_CF_OVERHEAD_NAME_COUNT 8

@@ -52,6 +52,7 @@ enum {
     DT_CF_KIND_EXTERNAL_CORRELATION = 39,
     DT_CF_KIND_INTERNAL_LAUNCH_API = 48,
     DT_CF_KIND_MEMORY2 = 49,
+    DT_CF_KIND_MEMORY_POOL = 50,
     DT_CF_KIND_COUNT = 56
 };
 
@@ -107,7 +108,8 @@ enum {
 enum {
     DT_CF_RT_MEMCPY = 31, DT_CF_RT_MEMCPY_ASYNC = 41, DT_CF_RT_MEMSET = 49, DT_CF_RT_MEMSET_ASYNC = 51,
     DT_CF_RT_STREAM_SYNCHRONIZE = 131, DT_CF_RT_DEVICE_SYNCHRONIZE = 165, DT_CF_RT_LAUNCH_KERNEL = 211,
-    DT_CF_RT_NAMED = 212, DT_CF_RT_MALLOC = 20, DT_CF_RT_FREE = 22, DT_CF_RT_GRAPH_LAUNCH = 311
+    DT_CF_RT_NAMED = 212, DT_CF_RT_MALLOC = 20, DT_CF_RT_FREE = 22, DT_CF_RT_GRAPH_LAUNCH = 311,
+    DT_CF_RT_MEM_POOL_TRIM_TO = 377, DT_CF_RT_MEM_POOL_CREATE = 383, DT_CF_RT_MEM_POOL_DESTROY = 384
 };
 /* CUDA 13's runtime lowers <<<>>> to __cudaPushCallConfiguration at the call
    site, then __cudaPopCallConfiguration and __cudaLaunchKernel in the stub
@@ -395,6 +397,28 @@ typedef struct DT_CF_PACKED dt_cf_memory {
 enum { DT_CF_MEMORY_OPERATION_ALLOCATION = 1, DT_CF_MEMORY_OPERATION_RELEASE = 2 };
 enum { DT_CF_MEMORY_POOL_INVALID = 0, DT_CF_MEMORY_POOL_LOCAL = 1, DT_CF_MEMORY_POOL_IMPORTED = 2 };
 
+/* A stream-ordered memory pool created, destroyed or trimmed
+   (MEMORY_POOL): MemoryPool3 (CUDA 13.0); MemoryPool2 is its prefix
+   without isManagedPool. */
+typedef struct DT_CF_PACKED dt_cf_memory_pool {
+    uint32_t kind;
+    uint32_t memoryPoolOperationType;
+    uint32_t memoryPoolType;
+    uint32_t correlationId;
+    uint32_t processId;
+    uint32_t deviceId;
+    uint64_t minBytesToKeep;          /* size_t: LP64 */
+    uint64_t address;
+    uint64_t size;
+    uint64_t releaseThreshold;
+    uint64_t timestamp;
+    uint64_t utilizedSize;
+    uint8_t isManagedPool;
+    uint8_t pad2[7];
+} dt_cf_memory_pool;
+enum { DT_CF_POOL_CREATED = 1, DT_CF_POOL_DESTROYED = 2, DT_CF_POOL_TRIMMED = 3 };
+enum { DT_CF_MEMORY_POOL2_SIZE = 72, DT_CF_MEMORY_POOL3_SIZE = 80 };
+
 /* Sizes of records devtrace walks over but does not decode. */
 enum {
     DT_CF_MARKER2_SIZE = 56, DT_CF_MARKER_DATA2_SIZE = 40, DT_CF_NAME_SIZE = 32, DT_CF_CONTEXT3_SIZE = 32,
@@ -441,6 +465,7 @@ _Static_assert(sizeof(dt_cf_sync) == 56, "Synchronization2 is 56 bytes");
 _Static_assert(sizeof(dt_cf_overhead) == 56, "Overhead3 is 56 bytes");
 _Static_assert(sizeof(dt_cf_device) == 184, "Device5 is 184 bytes");
 _Static_assert(sizeof(dt_cf_memory) == DT_CF_MEMORY4_SIZE, "Memory4 is 128 bytes");
+_Static_assert(sizeof(dt_cf_memory_pool) == DT_CF_MEMORY_POOL3_SIZE, "MemoryPool3 is 80 bytes");
 _Static_assert(offsetof(dt_cf_kernel, name) == 104 && offsetof(dt_cf_kernel, queued) == 120,
                "kernel name and queued as measured");
 _Static_assert(offsetof(dt_cf_device, gpuInstanceId) == 152, "Device5 MIG fields as measured");

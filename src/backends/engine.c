@@ -227,6 +227,7 @@ static dt_status engine_load(dt_engine *e)
     e->decoder.sizes_known |= l.emulated;
     e->decoder.device_cache = e->devices;
     e->decoder.device_lock = &e->devices_lock;
+    e->decoder.counted = e->counted;
     e->loaded = 1;
     dt_log("%s: using %s (version %s)%s", e->v->backend->name, e->lib.path, e->version[0] ? e->version : "unknown",
            e->emulated ? ", devtrace's emulator" : "");
@@ -796,6 +797,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
         if (e->devices[i].valid) dt_session_set_device(s, &e->devices[i]);
     pthread_mutex_unlock(&e->devices_lock);
+    memset(e->counted, 0, sizeof e->counted);
     /* From here every completed buffer belongs to this session, before any
        kind is enabled, so that no record can fall between the two. */
     attach(e, s);
@@ -1002,6 +1004,21 @@ static void note_graph_launches(const dt_engine *e, dt_session *s)
                         e->api_version, ids->graph_ids_from);
 }
 
+/* What the vendor's decoders counted in the session, where anything. */
+static void note_counted(const dt_engine *e, dt_session *s)
+{
+    const dt_vendor_records *rec = &e->v->records;
+    char text[320] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < rec->counted_count && i < DT_ENGINE_MAX_COUNTED; i++) {
+        if (!e->counted[i]) continue;
+        int w = snprintf(text + used, sizeof text - used, "%s%" PRIu64 " %s", used ? ", " : "", e->counted[i],
+                         rec->counted[i]);
+        if (w > 0 && (size_t)w < sizeof text - used) used += (size_t)w;
+    }
+    if (used) dt_session_note(s, rec->counted_key, "%s: %s", rec->counted_what, text);
+}
+
 dt_status dt_engine_stop(dt_engine *e, dt_session *s)
 {
     const dt_vendor *v = e->v;
@@ -1012,6 +1029,7 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     int r = released ? v->results.success : take_back(e, s, finalize_wanted(e));
     if (!released) describe_devices(e, s);
     note_graph_launches(e, s);
+    note_counted(e, s);
     pthread_mutex_lock(&e->decode_lock);
     e->session = NULL;
     pthread_mutex_unlock(&e->decode_lock);

@@ -299,6 +299,12 @@ typedef struct dt_vendor_records {
     uint32_t kind_count;
     const dt_layout_set *layout_sets; /* newest first */
     uint32_t layout_set_count;
+    /* Records counted rather than stored (at most DT_ENGINE_MAX_COUNTED):
+       the vendor's decoders add to dt_decoder.counted[i], and the session
+       gets a note `counted_key` at stop, "<counted_what>: 2 created, ..." */
+    const char *const *counted;
+    uint32_t counted_count;
+    const char *counted_key, *counted_what;
 } dt_vendor_records;
 
 /* The vendor's enums in devtrace's terms, indexed by the vendor's value. */
@@ -388,6 +394,9 @@ struct dt_decoder {
     /* device descriptions kept across sessions (or NULL) */
     dt_device_props *device_cache;
     pthread_mutex_t *device_lock;
+    /* where the vendor's decoders count records (dt_vendor_records.counted),
+       under the session's lock; NULL: not counted */
+    uint64_t *counted;
     /* launch callback ids below DT_LAUNCH_BITS, as bits ([0] runtime, [1] driver) */
     uint64_t launch_bits[2][DT_LAUNCH_BITS / 64];
 };
@@ -416,6 +425,7 @@ DT_HIDDEN int dt_decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbi
 /* The engine: one per vendor, process-wide (engine.c)                 */
 /* ------------------------------------------------------------------ */
 #define DT_ENGINE_MAX_KINDS 24
+#define DT_ENGINE_MAX_COUNTED 8
 
 typedef struct dt_engine {
     const dt_vendor *v;
@@ -465,6 +475,7 @@ typedef struct dt_engine {
     int retry_first[2], retry_again[2];
     int context_callback_on;
     uint32_t sessions;                /* sessions started in this process */
+    uint64_t counted[DT_ENGINE_MAX_COUNTED]; /* this session's (dt_vendor_records.counted) */
     dt_session *session;              /* under decode_lock */
     _Atomic uint64_t orphaned;        /* buffers completed with no session */
     dt_device_props devices[DT_MAX_DEVICES];

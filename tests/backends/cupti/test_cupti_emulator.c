@@ -47,6 +47,7 @@ static struct {
     int (*null_client)(int on);
     int (*malloc_)(int device, int memory, uint64_t bytes, uint64_t *address);
     int (*free_)(uint64_t address);
+    int (*memory_pool)(int device, int op, uint64_t address, uint64_t bytes);
 } emu;
 
 static const int grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
@@ -72,6 +73,7 @@ static int setup(void)
     *(void **)&emu.null_client = dlsym(g_emu, "emu_null_client");
     *(void **)&emu.malloc_ = dlsym(g_emu, "emu_malloc");
     *(void **)&emu.free_ = dlsym(g_emu, "emu_free");
+    *(void **)&emu.memory_pool = dlsym(g_emu, "emu_memory_pool");
     return 0;
 }
 
@@ -604,6 +606,42 @@ static void test_memory_events(void)
     }
 }
 
+/* Stream-ordered memory pools (MEMORY_POOL records) created, trimmed and
+   destroyed are counted, by operation, in the note `memory_pools`, with
+   the memory capture bit only. */
+static void test_memory_pools(void)
+{
+    REQUIRE_EMU();
+    REQUIRE(emu.memory_pool != NULL);
+    for (int with_memory = 1; with_memory >= 0; with_memory--) {
+        dt_session *s = start_session(with_memory ? DT_CAPTURE_DEFAULT : DT_CAPTURE_DEFAULT & ~DT_CAPTURE_MEMORY, 0, 0);
+        emu.stats_reset();
+        REQUIRE_EQ(emu.memory_pool(0, EMU_POOL_CREATED, 0x7000000000, 1 << 26), 0);
+        REQUIRE_EQ(emu.memory_pool(1, EMU_POOL_CREATED, 0x7100000000, 1 << 26), 0);
+        REQUIRE_EQ(emu.memory_pool(0, EMU_POOL_TRIMMED, 0x7000000000, 1 << 20), 0);
+        REQUIRE_EQ(emu.memory_pool(0, EMU_POOL_DESTROYED, 0x7000000000, 0), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK);
+        emu_stats st;
+        emu.stats_get(&st);
+        CHECK_EQ(st.records[EMU_KIND_MEMORY_POOL], with_memory ? 4 : 0);
+        const char *note = "";
+        for (int i = 0; i < s->note_count; i++)
+            if (strcmp(s->notes[i].key, "memory_pools") == 0) note = s->notes[i].text;
+        CHECK_STR(note, with_memory ? "memory pool operations (counted; not events of the trace): 2 created, "
+                                      "1 destroyed, 1 trimmed"
+                                    : "");
+        size_t calls = 0;
+        for (size_t i = 0; i < dt_session_event_count(s); i++) {
+            dt_event ev;
+            dt_session_event(s, i, &ev);
+            calls += ev.kind == DT_EVENT_RUNTIME && strncmp(ev.name, "cudaMemPool", 11) == 0;
+        }
+        CHECK_EQ(calls, 4);
+        CHECK_EQ(dt_session_loss_total(s), 0);
+        dt_session_destroy(s);
+    }
+}
+
 /* Kernels' queued and submitted times only when asked
    (DT_CAPTURE_KERNEL_QUEUED), and off again for the next session. */
 static void test_queued_timestamps(void)
@@ -682,6 +720,7 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_early_init),
              DT_TEST(test_finalize_at_api_exit),
              DT_TEST(test_memory_events),
+             DT_TEST(test_memory_pools),
              DT_TEST(test_queued_timestamps),
              /* last: its kernel keeps a stream busy for 30 s */
              DT_TEST(test_incomplete_record_refused))
