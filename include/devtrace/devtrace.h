@@ -132,7 +132,8 @@ typedef struct dt_config {
 DT_API void dt_config_init(dt_config *config);
 /* Apply DEVTRACE_BACKEND and DEVTRACE_OUTPUT (a .pftrace suffix chooses
    DT_FORMAT_PERFETTO, .pftrace.gz DT_FORMAT_PERFETTO_GZ, another .gz
-   DT_FORMAT_JSON_GZ). */
+   DT_FORMAT_JSON_GZ), and DEVTRACE_KERNEL_QUEUED=1 (adds
+   DT_CAPTURE_KERNEL_QUEUED). */
 DT_API void dt_config_from_env(dt_config *config);
 /* The format a file name asks for (.json.gz and other .gz, .pftrace,
    .pftrace.gz), or fallback when its suffix names none. */
