@@ -495,7 +495,9 @@ DT_HIDDEN void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, s
 DT_HIDDEN void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size,
                                   size_t valid);
 /* The subscriber's callback (userdata: the engine): on an API entry, links
-   its correlation id to devtrace's innermost external id. */
+   its correlation id to devtrace's innermost external id; on an API exit,
+   detaches a library waiting to be finalized; on a context's creation,
+   makes again the calls refused at start (dt_vendor_callbacks). */
 DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata);
 
 /* The engine of a vendor: defines `dt_engine_<ident>` driven by
