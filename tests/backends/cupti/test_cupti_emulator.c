@@ -28,8 +28,8 @@
 
 #include "devtrace_emu.h"
 #include "cupti_engine.h"
+#include "cupti_emu_session.h"
 
-static char g_lib[1024];
 static void *g_emu;
 static struct {
     int (*launch_kernel)(int, int, const char *, const int[3], const int[3], uint64_t);
@@ -54,10 +54,7 @@ static const int grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
 
 static int setup(void)
 {
-    snprintf(g_lib, sizeof g_lib, "%s/emu/libcupti.so.13", DT_BINARY_DIR);
-    setenv("DEVTRACE_CUPTI_LIBRARY", g_lib, 1);
-    unsetenv("DEVTRACE_EMU_FAIL");
-    g_emu = dlopen(g_lib, RTLD_NOW | RTLD_LOCAL);
+    g_emu = cupti_emu_open();
     if (!g_emu) return 0;
     emu.launch_kernel = (int (*)(int, int, const char *, const int[3], const int[3], uint64_t))dlsym(g_emu, "emu_launch_kernel");
     emu.memcpy_ = (int (*)(int, int, int, uint64_t, uint64_t, int))dlsym(g_emu, "emu_memcpy");
@@ -79,25 +76,8 @@ static int setup(void)
 
 #define REQUIRE_EMU()                                                           \
     do {                                                                        \
-        if (!g_emu) SKIP("the CUPTI emulator %s was not built", g_lib); \
+        if (!g_emu) SKIP("the CUPTI emulator %s was not built", cupti_emu_path); \
     } while (0)
-
-static dt_session *start_session(uint32_t capture, uint32_t buffers, size_t buffer_size)
-{
-    dt_config c;
-    dt_config_init(&c);
-    c.backend = "cupti";
-    c.capture = capture;
-    if (buffers) c.buffer_count = buffers;
-    if (buffer_size) c.buffer_size = buffer_size;
-    c.calibration_period_ms = 0;
-    dt_session *s = NULL;
-    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
-    dt_status st = dt_session_start(s);
-    if (st != DT_OK) printf("start: %s\n", dt_last_error());
-    REQUIRE_EQ(st, DT_OK);
-    return s;
-}
 
 /* A client of the emulator that counts the device records it gets. */
 static _Alignas(8) uint8_t g_device_buffer[4096];
@@ -127,7 +107,7 @@ static void test_devices_after_driver_init(void)
     REQUIRE_EMU();
     REQUIRE_EQ(emu.launch_kernel(0, 0, "initialises the driver", grid, block, 10), 0);
     REQUIRE_EQ(emu.synchronize(-1, -1), 0);
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     REQUIRE(s->devices[0].valid && s->devices[1].valid);
     REQUIRE_EQ(s->devices[1].num_sms, 132);
@@ -160,7 +140,7 @@ static void test_probe(void)
 static void test_session_exact(void)
 {
     REQUIRE_EMU();
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     emu.stats_reset();
     uint64_t range = 0;
     REQUIRE_EQ(dt_range_push("outer", &range), DT_OK);
@@ -273,7 +253,7 @@ static void expect_failure(const char *mode, dt_status want, const char *text)
     dt_session_destroy(s);
     unsetenv("DEVTRACE_EMU_FAIL");
     /* nothing was left armed or subscribed: the next session starts */
-    s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     dt_session_destroy(s);
 }
@@ -299,7 +279,7 @@ static void test_pool_runs_dry(void)
     /* Buffers of 16 kernel records, and a consumer held up (the session
        lock, which decoding takes, is held here): the pool grows to its bound
        and then runs dry, whatever the timing. */
-    dt_session *s = start_session(DT_CAPTURE_KERNEL, 1, 16 * DT_CF_KERNEL10_SIZE);
+    dt_session *s = cupti_session_start(DT_CAPTURE_KERNEL, 1, 16 * DT_CF_KERNEL10_SIZE);
     emu.stats_reset();
     dt_session_lock(s);
     for (int i = 0; i < 400; i++) emu.launch_kernel(0, i % 4, "k", grid, block, 10);
@@ -331,7 +311,7 @@ static void test_external_ids_beside_kineto(void)
     int (*push)(uint32_t, uint64_t), (*pop)(uint32_t, uint64_t *);
     *(void **)&push = dlsym(g_emu, "cuptiActivityPushExternalCorrelationId");
     *(void **)&pop = dlsym(g_emu, "cuptiActivityPopExternalCorrelationId");
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     REQUIRE_EQ(push(DT_CF_EXTERNAL_CUSTOM0, 500), 0); /* Kineto's op */
     REQUIRE_EQ(dt_external_push(7), DT_OK);
     REQUIRE_EQ(emu.launch_kernel(0, 0, "both", grid, block, 100), 0);
@@ -368,7 +348,7 @@ static void *launch_200(void *arg)
 static void test_per_thread_buffers(void)
 {
     REQUIRE_EMU();
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     emu.stats_reset();
     pthread_t th[MANY_THREADS];
     for (intptr_t t = 0; t < MANY_THREADS; t++) REQUIRE_EQ(pthread_create(&th[t], NULL, launch_200, (void *)t), 0);
@@ -402,7 +382,7 @@ static void test_incomplete_record_refused(void)
 {
     REQUIRE_EMU();
     setenv("DEVTRACE_EMU_INCOMPLETE", "refused", 1);
-    dt_session *s = start_session(DT_CAPTURE_KERNEL, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_KERNEL, 0, 0);
     emu.stats_reset();
     REQUIRE_EQ(emu.launch_kernel(0, 20, "still_running", grid, block, 30ull * 1000000000u), 0);
     /* written after it, into the same buffer, by the final flush */
@@ -433,7 +413,7 @@ static void test_thread_ids_set_once(void)
     REQUIRE_EMU();
     emu.stats_reset();
     for (int round = 0; round < 3; round++) {
-        dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+        dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
         REQUIRE_EQ(emu.launch_kernel(0, 0, "k", grid, block, 10), 0);
         REQUIRE_EQ(emu.synchronize(-1, -1), 0);
         REQUIRE_EQ(dt_session_stop(s), DT_OK);
@@ -464,7 +444,7 @@ static void test_early_init(void)
     REQUIRE_EQ(st.records[EMU_KIND_DRIVER], 0);
 
     for (int round = 0; round < 2; round++) {
-        dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+        dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
         emu.stats_reset();
         REQUIRE_EQ(emu.launch_kernel(0, 0, "during", grid, block, 10), 0);
         REQUIRE_EQ(emu.launch_kernel(0, 0, "during", grid, block, 10), 0);
@@ -510,7 +490,7 @@ static void test_finalize_at_api_exit(void)
     REQUIRE_EMU();
     emu_stats st;
     for (int round = 0; round < 2; round++) {
-        dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+        dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
         emu.stats_reset();
         REQUIRE_EQ(emu.launch_kernel(0, 0, "short", grid, block, 10), 0);
         REQUIRE_EQ(emu.launch_kernel(0, 1, "long", grid, block, 300u * 1000 * 1000), 0);
@@ -527,7 +507,7 @@ static void test_finalize_at_api_exit(void)
             CHECK_EQ(st.finalized, 1);
         } else {
             /* a session before any call: attached, exact */
-            s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+            s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
             REQUIRE_EQ(emu.synchronize(-1, -1), 0);
             REQUIRE_EQ(emu.launch_kernel(0, 0, "next", grid, block, 10), 0);
             REQUIRE_EQ(emu.synchronize(-1, -1), 0);
@@ -558,7 +538,7 @@ static void test_memory_events(void)
 {
     REQUIRE_EMU();
     for (int with_memory = 1; with_memory >= 0; with_memory--) {
-        dt_session *s = start_session(with_memory ? DT_CAPTURE_DEFAULT : DT_CAPTURE_DEFAULT & ~DT_CAPTURE_MEMORY, 0, 0);
+        dt_session *s = cupti_session_start(with_memory ? DT_CAPTURE_DEFAULT : DT_CAPTURE_DEFAULT & ~DT_CAPTURE_MEMORY, 0, 0);
         emu.stats_reset();
         uint64_t a = 0, b = 0, pinned = 0;
         REQUIRE_EQ(dt_external_push(7), DT_OK);
@@ -614,7 +594,7 @@ static void test_memory_pools(void)
     REQUIRE_EMU();
     REQUIRE(emu.memory_pool != NULL);
     for (int with_memory = 1; with_memory >= 0; with_memory--) {
-        dt_session *s = start_session(with_memory ? DT_CAPTURE_DEFAULT : DT_CAPTURE_DEFAULT & ~DT_CAPTURE_MEMORY, 0, 0);
+        dt_session *s = cupti_session_start(with_memory ? DT_CAPTURE_DEFAULT : DT_CAPTURE_DEFAULT & ~DT_CAPTURE_MEMORY, 0, 0);
         emu.stats_reset();
         REQUIRE_EQ(emu.memory_pool(0, EMU_POOL_CREATED, 0x7000000000, 1 << 26), 0);
         REQUIRE_EQ(emu.memory_pool(1, EMU_POOL_CREATED, 0x7100000000, 1 << 26), 0);
@@ -624,10 +604,7 @@ static void test_memory_pools(void)
         emu_stats st;
         emu.stats_get(&st);
         CHECK_EQ(st.records[EMU_KIND_MEMORY_POOL], with_memory ? 4 : 0);
-        const char *note = "";
-        for (int i = 0; i < s->note_count; i++)
-            if (strcmp(s->notes[i].key, "memory_pools") == 0) note = s->notes[i].text;
-        CHECK_STR(note, with_memory ? "memory pool operations (counted; not events of the trace): 2 created, "
+        CHECK_STR(cupti_note(s, "memory_pools"), with_memory ? "memory pool operations (counted; not events of the trace): 2 created, "
                                       "1 destroyed, 1 trimmed"
                                     : "");
         size_t calls = 0;
@@ -651,7 +628,7 @@ static void test_queued_timestamps(void)
                                         DT_CAPTURE_DEFAULT};
     for (size_t round = 0; round < 3; round++) {
         int asked = (captures[round] & DT_CAPTURE_KERNEL_QUEUED) != 0;
-        dt_session *s = start_session(captures[round], 0, 0);
+        dt_session *s = cupti_session_start(captures[round], 0, 0);
         for (int i = 0; i < 3; i++) REQUIRE_EQ(emu.launch_kernel(0, 0, "k", grid, block, 1000), 0);
         REQUIRE_EQ(emu.synchronize(-1, -1), 0);
         REQUIRE_EQ(dt_session_stop(s), DT_OK);
@@ -701,7 +678,7 @@ static void test_null_client(void)
         /* one per API record, runtime and driver */
         CHECK_EQ(st.records[EMU_KIND_EXTERNAL], modes[m] == 1 ? 6 : 0);
     }
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     CHECK_EQ(emu.null_client(1), EMU_EINVAL);
     CHECK_EQ(dt_session_stop(s), DT_OK);
     dt_session_destroy(s);

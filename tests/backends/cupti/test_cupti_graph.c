@@ -21,45 +21,28 @@
 #include <cupti_version.h>
 
 #include "backends/cupti_family_abi.h"
+#include "cupti_emu_session.h"
 #include "devtrace_emu.h"
 
-static char g_lib[1024];
 static void *g_emu;
 static int (*graph_launch)(int, int, int, uint64_t);
 static int (*synchronize)(int, int);
 
 static int setup(void)
 {
-    snprintf(g_lib, sizeof g_lib, "%s/emu/libcupti.so.13", DT_BINARY_DIR);
-    setenv("DEVTRACE_CUPTI_LIBRARY", g_lib, 1);
-    unsetenv("DEVTRACE_EMU_FAIL");
-    g_emu = dlopen(g_lib, RTLD_NOW | RTLD_LOCAL);
+    g_emu = cupti_emu_open();
     if (!g_emu) return 0;
     *(void **)&graph_launch = dlsym(g_emu, "emu_graph_launch");
     *(void **)&synchronize = dlsym(g_emu, "emu_synchronize");
     return 0;
 }
 
-/* The session's note under key ("" if none). */
-static const char *note(const dt_session *s, const char *key)
-{
-    for (int i = 0; i < s->note_count; i++)
-        if (strcmp(s->notes[i].key, key) == 0) return s->notes[i].text;
-    return "";
-}
-
 static void test_later_sessions_noted(void)
 {
-    if (!g_emu) SKIP("the CUPTI emulator %s was not built", g_lib);
+    if (!g_emu) SKIP("the CUPTI emulator %s was not built", cupti_emu_path);
     REQUIRE(CUPTI_API_VERSION < DT_CF_API_GRAPH_IDS_FIXED);
     for (int session = 1; session <= 3; session++) {
-        dt_config c;
-        dt_config_init(&c);
-        c.backend = "cupti";
-        c.calibration_period_ms = 0;
-        dt_session *s = NULL;
-        REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
-        REQUIRE_EQ(dt_session_start(s), DT_OK);
+        dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
         /* the third session launches none: nothing to note */
         int graphs = session == 3 ? 0 : 2;
         for (int g = 0; g < graphs; g++) REQUIRE_EQ(graph_launch(0, g, 3, 1000), 0);
@@ -74,7 +57,7 @@ static void test_later_sessions_noted(void)
         }
         CHECK_EQ(kernels, (size_t)graphs * 3);
         CHECK_EQ(launches, (size_t)graphs);
-        const char *text = note(s, "graph_launches");
+        const char *text = cupti_note(s, "graph_launches");
         printf("session %d: [%s]\n", session, text);
         if (session == 2) {
             char want[512];

@@ -125,16 +125,24 @@ static int exit_program(void)
     exit(0);
 }
 
-static void test_trace_written_before_runtime_teardown(void)
+/* `devtrace record` of this test run as the program in `mode` (--program,
+   --exit), with env before it; its output in out. */
+static void record_self(const char *env, const char *mode, const char *trace, char *out, size_t n)
 {
-    char out[8192], self[1024];
+    char self[1024];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     REQUIRE(len > 0);
     self[len] = '\0';
-    int rc = run(out, sizeof out, "cd '%s' && rm -f exit.json && DEVTRACE_CUPTI_LIBRARY='%s' '%s' record -o exit.json "
-                 "-- '%s' --exit 2>&1", g_dir, g_emu, DT_CLI, self);
+    int rc = run(out, n, "cd '%s' && rm -f '%s' && %s DEVTRACE_CUPTI_LIBRARY='%s' '%s' record -o '%s' -- '%s' %s 2>&1",
+                 g_dir, trace, env, g_emu, DT_CLI, trace, self, mode);
     printf("%s", out);
     REQUIRE_EQ(rc, 0);
+}
+
+static void test_trace_written_before_runtime_teardown(void)
+{
+    char out[8192];
+    record_self("", "--exit", "exit.json", out, sizeof out);
     REQUIRE(strstr(out, "nothing lost") != NULL);
     char *trace = read_trace("exit.json");
     REQUIRE_EQ(kernels_in(trace), 9);
@@ -147,15 +155,8 @@ static void test_trace_written_before_runtime_teardown(void)
    first context is created, before the first launch's records. */
 static void test_calls_refused_inside_driver_init(void)
 {
-    char out[8192], self[1024];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    REQUIRE(len > 0);
-    self[len] = '\0';
-    int rc = run(out, sizeof out, "cd '%s' && rm -f early.json && DEVTRACE_EMU_BEFORE_CONTEXT=refused "
-                 "DEVTRACE_CUPTI_LIBRARY='%s' '%s' record -o early.json -- '%s' --exit 2>&1", g_dir, g_emu, DT_CLI,
-                 self);
-    printf("%s", out);
-    REQUIRE_EQ(rc, 0);
+    char out[8192];
+    record_self("DEVTRACE_EMU_BEFORE_CONTEXT=refused", "--exit", "early.json", out, sizeof out);
     char *trace = read_trace("early.json");
     REQUIRE_EQ(kernels_in(trace), 9);
     CHECK(strstr(trace, "\"context_retry\"") != NULL, "no context_retry note");
@@ -177,24 +178,12 @@ static void test_no_cuda_no_cupti(void)
     REQUIRE(strncmp(out, "0\n", 2) == 0);
 }
 
-static void record_program(const char *env, const char *trace, char *out, size_t n)
-{
-    char self[1024];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    REQUIRE(len > 0);
-    self[len] = '\0';
-    int rc = run(out, n, "cd '%s' && rm -f '%s' && %s DEVTRACE_CUPTI_LIBRARY='%s' '%s' record -o '%s' -- '%s' --program 2>&1",
-                 g_dir, trace, env, g_emu, DT_CLI, trace, self);
-    printf("%s", out);
-    REQUIRE_EQ(rc, 0);
-}
-
 /* devtrace holds CUPTI: the client is refused and told so; every kernel is
    in devtrace's trace, which notes the refusal, and record says it. */
 static void test_other_client_refused(void)
 {
     char out[16384];
-    record_program("", "refused.json", out, sizeof out);
+    record_self("", "--program", "refused.json", out, sizeof out);
     REQUIRE(strstr(out, "subscribe=39 holder=[CUPTI for devtrace] client_kernels=0") != NULL);
     REQUIRE(strstr(out, "asked for CUPTI (cuptiSubscribe_v2) while devtrace held it and was refused") != NULL);
     REQUIRE(strstr(out, "libdt_test_cupti_client.so") != NULL);
@@ -210,7 +199,7 @@ static void test_other_client_refused(void)
 static void test_handover(void)
 {
     char out[16384];
-    record_program("DEVTRACE_CUPTI_HANDOVER=1", "handover.json", out, sizeof out);
+    record_self("DEVTRACE_CUPTI_HANDOVER=1", "--program", "handover.json", out, sizeof out);
     REQUIRE(strstr(out, "subscribe=0 holder=[] client_kernels=7") != NULL);
     REQUIRE(strstr(out, "CUPTI given to libdt_test_cupti_client.so") != NULL);
     char *trace = read_trace("handover.json");
