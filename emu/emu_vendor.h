@@ -41,6 +41,7 @@ typedef enum emu_rec_kind {
     EMU_REC_MARKER,       /* one end of a user range, or an instant (MSPTI) */
     EMU_REC_COLLECTIVE,   /* a collective communication on a device (MSPTI) */
     EMU_REC_MEMORY,       /* a device memory allocation or free (MSPTI) */
+    EMU_REC_MEMORY_POOL,  /* a memory pool created, destroyed or trimmed (CUPTI) */
     EMU_REC_UNKNOWN,      /* a record of a kind the vendor never defined */
     EMU_REC_COUNT
 } emu_rec_kind;
@@ -73,6 +74,10 @@ typedef enum emu_op {
     /* CUDA 13's bookkeeping around each launch (runtime calls, no work) */
     EMU_OP_PUSH_CALL_CONFIGURATION,
     EMU_OP_POP_CALL_CONFIGURATION,
+    EMU_OP_GRAPH_LAUNCH,  /* emu_graph_launch */
+    EMU_OP_MEM_POOL_CREATE, /* emu_memory_pool */
+    EMU_OP_MEM_POOL_DESTROY,
+    EMU_OP_MEM_POOL_TRIM,
     EMU_OP_COUNT
 } emu_op;
 
@@ -132,6 +137,7 @@ typedef struct emu_activity {
             uint64_t address, bytes;    /* a free's bytes: the block's */
             int memory;                 /* EMU_MEM_* */
             int is_free;
+            int pool_op;                /* EMU_REC_MEMORY_POOL: EMU_POOL_* */
             uint32_t process;
         } memory;                       /* device: the memory's; stream: the call's */
     } u;
@@ -257,6 +263,16 @@ struct emu_vendor {
        and calls InitializeInjection of while it initialises (CUDA's
        CUDA_INJECTION64_PATH); NULL: none. */
     const char *injection_env;
+    /* The vendor's runtime registers its teardown with atexit while the
+       driver initialises, before it calls the injection library (as a
+       statically linked cudart does): once the teardown ran, flushes answer
+       an error and deliver nothing, and what the client had not been given
+       is lost (counted in stats.records_lost_at_teardown). */
+    int runtime_teardown;
+    /* A device's context was created: at the first API call on that device
+       once the driver is up, on the calling thread, no lock held (the
+       vendor's resource callback). NULL: contexts are not told. */
+    void (*context_created)(int device);
     /* Bytes a record keeps at the end of its lane's buffer, written there
        by write_tail once the record is (roctracer copies a dispatch's kernel
        name into the buffer from its end downwards). */
@@ -318,6 +334,15 @@ EMU_HIDDEN emu_status emu_core_set_api_recorded(emu_domain domain, uint32_t cbid
 /* Detach the client: flush, then forget its kinds, filters, subscriber,
    buffer callbacks and thread-id type (counted in stats.finalized). */
 EMU_HIDDEN emu_status emu_core_finalize(void);
+/* Whether this thread is in the client's callback for an API call's exit;
+   whether device work is still running (the device is not synchronised);
+   count a finalize the vendor refused (stats.finalize_refused). */
+EMU_HIDDEN int emu_core_in_api_exit(void);
+/* Whether `handle` (NULL: anyone but the null client) is subscribed, and
+   its callback and userdata. */
+EMU_HIDDEN int emu_core_subscriber(void *handle, emu_generic_fn *callback, void **userdata);
+EMU_HIDDEN int emu_core_work_running(void);
+EMU_HIDDEN void emu_core_finalize_refused(void);
 /* Initialise the emulated driver (once; see injection_env). Every API call
    does so first. */
 EMU_HIDDEN void emu_core_driver_init(void);

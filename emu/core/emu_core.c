@@ -140,6 +140,8 @@ static _Atomic int g_driver_state;
 static pthread_mutex_t g_driver_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_driver_cond = PTHREAD_COND_INITIALIZER;
 static _Thread_local int t_initialising_driver;
+/* the client's callback runs for an API call's exit on this thread */
+static _Thread_local int t_in_api_exit;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* The subscriber handle is the address of this byte. */
 static char g_subscriber_token;
@@ -167,6 +169,7 @@ static const char *const fault_names[EMU_FAULT_COUNT] = {
 
 static const char *const kind_names[EMU_KIND_COUNT] = {
     "kernel", "memcpy", "memset", "runtime", "driver", "external", "marker", "collective", "memory",
+    "memory_pool",
 };
 
 /* ------------------------------------------------------------------ */
@@ -781,6 +784,19 @@ emu_status emu_core_finalize(void)
     return EMU_ST_OK;
 }
 
+/* The vendor runtime's teardown at exit (emu_vendor.runtime_teardown). */
+static _Atomic int g_torn_down;
+
+static void runtime_teardown(void)
+{
+    pthread_mutex_lock(&G.lock);
+    uint64_t lost = G.pending.n + G.held.n;
+    for (int ln = 0; ln < EMU_LANES; ln++) lost += G.lanes[ln].records;
+    G.stats.records_lost_at_teardown += lost;
+    atomic_store(&g_torn_down, 1);
+    pthread_mutex_unlock(&G.lock);
+}
+
 int emu_core_driver_initialised(void)
 {
     return atomic_load(&g_driver_state) == DRIVER_UP;
@@ -802,6 +818,8 @@ void emu_core_driver_init(void)
     /* This thread initialises; a call it makes meanwhile (the injection
        library arming the vendor interface) does not wait for itself. */
     t_initialising_driver = 1;
+    if (emu_vendor_impl.runtime_teardown)
+        atexit(runtime_teardown);
     const char *path = emu_vendor_impl.injection_env ? getenv(emu_vendor_impl.injection_env) : NULL;
     if (path && *path) {
         void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
@@ -833,6 +851,8 @@ int emu_core_enabled(emu_rec_kind kind)
 emu_status emu_core_flush_all(int forced)
 {
     emu_init();
+    if (atomic_load(&g_torn_down))
+        return EMU_ST_INVALID;
     /* What the flush completes is delivered on the caller's thread, as
        vendors call the completion callback from their FlushAll: the worker
        waits for the delivery lock meanwhile. */
@@ -963,6 +983,19 @@ emu_status emu_core_unsubscribe(void *handle)
     set_subscriber_locked(0, NULL, NULL);
     pthread_mutex_unlock(&G.lock);
     return EMU_ST_OK;
+}
+
+static void null_client_callback(void);
+
+int emu_core_subscriber(void *handle, emu_generic_fn *callback, void **userdata)
+{
+    emu_init();
+    pthread_mutex_lock(&G.lock);
+    int ok = G.subscribed && (!handle || handle == &g_subscriber_token) && G.cb != null_client_callback;
+    if (ok && callback) *callback = G.cb;
+    if (ok && userdata) *userdata = G.cb_userdata;
+    pthread_mutex_unlock(&G.lock);
+    return ok;
 }
 
 emu_status emu_core_enable_domain(void *handle, emu_domain domain, int enable)
@@ -1271,6 +1304,7 @@ static emu_kind stat_kind(emu_rec_kind k)
     case EMU_REC_MARKER: return EMU_KIND_MARKER;
     case EMU_REC_COLLECTIVE: return EMU_KIND_COLLECTIVE;
     case EMU_REC_MEMORY: return EMU_KIND_MEMORY;
+    case EMU_REC_MEMORY_POOL: return EMU_KIND_MEMORY_POOL;
     default: return EMU_KIND_EXTERNAL;
     }
 }
@@ -1386,7 +1420,49 @@ static void invoke(api_frame *f, emu_domain domain, uint32_t cbid, emu_site site
         .return_value = &f->retval,
         .args = args,
     };
+    t_in_api_exit = site == EMU_SITE_EXIT;
     emu_vendor_impl.invoke_callback(f->cb, f->userdata, &call);
+    t_in_api_exit = 0;
+}
+
+/* The device's context, created at its first API call after the driver
+   initialised (a call on no device in particular: device 0's), as the CUDA
+   runtime creates its primary context. */
+static _Atomic uint32_t g_contexts; /* bit per device */
+
+static void create_context(int device)
+{
+    if (!emu_vendor_impl.context_created)
+        return;
+    uint32_t bit = 1u << (device >= 0 && device < EMU_MAX_DEVICES ? device : 0);
+    if ((atomic_load_explicit(&g_contexts, memory_order_relaxed) & bit) || (atomic_fetch_or(&g_contexts, bit) & bit))
+        return;
+    emu_vendor_impl.context_created(device >= 0 ? device : 0);
+}
+
+int emu_core_in_api_exit(void)
+{
+    return t_in_api_exit;
+}
+
+int emu_core_work_running(void)
+{
+    emu_init();
+    int running = 0;
+    pthread_mutex_lock(&G.lock);
+    uint64_t now = device_now();
+    for (int d = 0; d < G.device_count && !running; d++)
+        for (int st = 0; st < EMU_MAX_STREAMS && !running; st++)
+            running = G.ready[d][st] > now;
+    pthread_mutex_unlock(&G.lock);
+    return running;
+}
+
+void emu_core_finalize_refused(void)
+{
+    pthread_mutex_lock(&G.lock);
+    G.stats.finalize_refused++;
+    pthread_mutex_unlock(&G.lock);
 }
 
 static void api_begin(api_frame *f)
@@ -1486,6 +1562,7 @@ static int api_call(const emu_call_args *args, const char *symbol, work_fn work,
     /* the emulator's contexts: one per device, uid device + 1 */
     uint32_t context_uid = (uint32_t)args->device + 1;
     emu_core_driver_init();
+    create_context(args->device);
     if (emu_vendor_impl.runtime_call)
         emu_vendor_impl.runtime_call();
     uint32_t rt_cbid = emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, op, ck);
@@ -1919,6 +1996,75 @@ EMU_API int emu_free(uint64_t address)
     pthread_mutex_unlock(&G.lock);
     emu_call_args args = { .op = EMU_OP_FREE, .bytes = w.block.bytes, .device = w.block.device };
     return api_call(&args, NULL, memory_work_fn, &w);
+}
+
+typedef struct pool_work {
+    int device, op;
+    uint64_t address, bytes;
+} pool_work;
+
+/* A pool's record: the host-side record of the call, written at once. */
+static uint64_t pool_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    const pool_work *w = arg;
+    pthread_mutex_lock(&G.lock);
+    emu_activity a = { .kind = EMU_REC_MEMORY_POOL, .correlation = corr, .start = api_start, .end = device_now() };
+    a.device = (uint32_t)w->device;
+    a.context = (uint32_t)w->device + 1;
+    a.u.memory.address = w->address;
+    a.u.memory.bytes = w->bytes;
+    a.u.memory.memory = EMU_MEM_DEVICE;
+    a.u.memory.pool_op = w->op;
+    a.u.memory.process = process_id();
+    produce_now_locked(&a);
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+}
+
+EMU_API int emu_memory_pool(int device, int op, uint64_t address, uint64_t bytes)
+{
+    emu_init();
+    static const emu_op ops[] = {[EMU_POOL_CREATED] = EMU_OP_MEM_POOL_CREATE,
+                                 [EMU_POOL_DESTROYED] = EMU_OP_MEM_POOL_DESTROY,
+                                 [EMU_POOL_TRIMMED] = EMU_OP_MEM_POOL_TRIM};
+    if (!device_ok(device) || op < EMU_POOL_CREATED || op > EMU_POOL_TRIMMED || !address)
+        return EMU_EINVAL;
+    pool_work w = { device, op, address, bytes };
+    emu_call_args args = { .op = ops[op], .bytes = bytes, .device = device };
+    /* a vendor with no such call makes no record either */
+    if (emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, ops[op], 0) || emu_vendor_impl.cbid(EMU_DOMAIN_DRIVER, ops[op], 0))
+        api_call(&args, NULL, pool_work_fn, &w);
+    return EMU_OK;
+}
+
+typedef struct graph_work {
+    const emu_kernel_desc *d;
+    int kernels;
+} graph_work;
+
+static uint64_t graph_work_fn(void *arg, uint32_t corr, uint64_t api_start)
+{
+    graph_work *g = arg;
+    kernel_work one = { g->d };
+    for (int i = 0; i < g->kernels; i++)
+        kernel_work_fn(&one, corr, api_start);
+    return 0;
+}
+
+EMU_API int emu_graph_launch(int device, int stream, int kernels, uint64_t duration_ns)
+{
+    emu_init();
+    if (!device_ok(device) || stream < 0 || stream >= EMU_MAX_STREAMS || kernels < 1 || kernels > 64)
+        return EMU_EINVAL;
+    emu_kernel_desc d = { .device = device, .stream = stream, .name = "graph_kernel", .grid = {1, 1, 1},
+                          .block = {1, 1, 1}, .duration_ns = duration_ns };
+    graph_work w = { &d, kernels };
+    emu_call_args args = { .op = EMU_OP_GRAPH_LAUNCH, .device = device, .stream = stream };
+    /* a vendor with no such call launches nothing */
+    if (emu_vendor_impl.cbid(EMU_DOMAIN_RUNTIME, EMU_OP_GRAPH_LAUNCH, 0) ||
+        emu_vendor_impl.cbid(EMU_DOMAIN_DRIVER, EMU_OP_GRAPH_LAUNCH, 0))
+        api_call(&args, NULL, graph_work_fn, &w);
+    return EMU_OK;
 }
 
 EMU_API int emu_collective(const emu_collective_desc *desc)

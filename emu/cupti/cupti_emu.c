@@ -17,7 +17,13 @@ _Static_assert(DT_CF_RT_LAUNCH_KERNEL == (int)CUPTI_RUNTIME_TRACE_CBID_cudaLaunc
                    DT_CF_DRV_LAUNCH_KERNEL == (int)CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel &&
                    DT_CF_DRV_MEMCPY_PEER_ASYNC == (int)CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync &&
                    DT_CF_DRV_MEMSET_ASYNC == (int)CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async &&
-                   DT_CF_DRV_CTX_SYNCHRONIZE == (int)CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+                   DT_CF_DRV_CTX_SYNCHRONIZE == (int)CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize &&
+                   DT_CF_RT_MALLOC == (int)CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020 &&
+                   DT_CF_RT_FREE == (int)CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020 &&
+                   DT_CF_RT_GRAPH_LAUNCH == (int)CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 &&
+                   DT_CF_RT_MEM_POOL_CREATE == (int)CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolCreate_v11020 &&
+                   DT_CF_RT_MEM_POOL_DESTROY == (int)CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolDestroy_v11020 &&
+                   DT_CF_RT_MEM_POOL_TRIM_TO == (int)CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020,
                "CUPTI's callback ids");
 
 _Static_assert(DT_CF_RT_PUSH_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000 &&
@@ -39,10 +45,12 @@ static const emu_cf_personality cupti = {
 };
 
 /* CUDA 13: per-thread activity buffers by default, still-running work
-   handed back without an end, CUDA_INJECTION64_PATH, and no CUDA in a child
+   handed back without an end, CUDA_INJECTION64_PATH, no CUDA in a child
    forked without exec once CUDA has initialised (NVIDIA's documented
-   initialization error). */
+   initialization error), and a runtime that registers its teardown at exit
+   as it initialises the driver, before the injection library is called (a
+   statically linked cudart). */
 EMU_CF_PERSONALITY(cupti, cupti, cupti, .clock_offset_ns = 0, .per_thread_buffers = 1,
                    .unfinished_without_end = 1, .injection_env = "CUDA_INJECTION64_PATH",
-                   .fork_child_unusable = 1)
+                   .fork_child_unusable = 1, .runtime_teardown = 1)
 EMU_CF_CUDA13_ENTRY_POINTS(cupti)

@@ -16,6 +16,8 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int kernel_on, concurrent_on, memcpy2_on, device_on, latency;
     int devices_delivered;
+    int contexts;                 /* device contexts created */
+    int resource_on;              /* the subscriber's context-creation callback */
     emu_request_fn request;
     void (*complete)(void *, uint32_t, uint8_t *, size_t, size_t);
     char subscriber_name[64];     /* "CUPTI for <name>", or "" */
@@ -49,6 +51,19 @@ static void arming_call(void)
 {
     const char *v = getenv("DEVTRACE_EMU_INIT_ON_ARM");
     if (v && strcmp(v, "1") == 0) emu_core_driver_init();
+}
+
+/* DEVTRACE_EMU_BEFORE_CONTEXT=refused: EnableAndDump and the runtime
+   filter answer NOT_INITIALIZED until a device context exists (while the
+   driver initialises, as InitializeInjection runs). */
+static int refused_before_context(void)
+{
+    const char *v = getenv("DEVTRACE_EMU_BEFORE_CONTEXT");
+    if (!v || strcmp(v, "refused") != 0) return 0;
+    pthread_mutex_lock(&g_lock);
+    int none = g.contexts == 0;
+    pthread_mutex_unlock(&g_lock);
+    return none;
 }
 
 static int incomplete_refused(void)
@@ -199,20 +214,31 @@ static int set_kind(uint32_t kind, int on, int dump);
 
 int emu_cf_set_kind(uint32_t kind, int on) { return set_kind(kind, on, 0); }
 
-int emu_cf_enable_and_dump(uint32_t kind) { return set_kind(kind, 1, 1); }
+int emu_cf_enable_and_dump(uint32_t kind)
+{
+    if (refused_before_context()) return DT_CF_ERROR_NOT_INITIALIZED;
+    return set_kind(kind, 1, 1);
+}
 
 int emu_cf_enable_runtime_api(uint32_t cbid, uint8_t enable)
 {
     if (fail_mode() == FAIL_NO_DRIVER) return DT_CF_ERROR_UNKNOWN;
+    if (refused_before_context()) return DT_CF_ERROR_NOT_INITIALIZED;
     return emu_core_set_api_recorded(EMU_DOMAIN_RUNTIME, cbid, enable != 0) == EMU_ST_OK
                ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
 }
 
 int emu_cf_finalize(void)
 {
+    /* CUPTI's header: from an API exit callback, or with the device
+       synchronised and the buffers flushed */
+    if (!emu_core_in_api_exit() && emu_core_work_running()) {
+        emu_core_finalize_refused();
+        return DT_CF_ERROR_INVALID_OPERATION;
+    }
     emu_core_finalize();
     pthread_mutex_lock(&g_lock);
-    g.kernel_on = g.concurrent_on = g.memcpy2_on = g.device_on = g.latency = 0;
+    g.kernel_on = g.concurrent_on = g.memcpy2_on = g.device_on = g.latency = g.resource_on = 0;
     g.request = NULL;
     g.complete = NULL;
     g.subscriber_name[0] = '\0';
@@ -236,6 +262,8 @@ static int set_kind(uint32_t kind, int on, int dump)
     case DT_CF_KIND_RUNTIME: ek = EMU_REC_RUNTIME; break;
     case DT_CF_KIND_DRIVER: ek = EMU_REC_DRIVER; break;
     case DT_CF_KIND_EXTERNAL_CORRELATION: ek = EMU_REC_EXTERNAL; break;
+    case DT_CF_KIND_MEMORY2: ek = EMU_REC_MEMORY; break;
+    case DT_CF_KIND_MEMORY_POOL: ek = EMU_REC_MEMORY_POOL; break;
     case DT_CF_KIND_MEMCPY2:
         pthread_mutex_lock(&g_lock);
         g.memcpy2_on = on;
@@ -271,7 +299,8 @@ int emu_cf_latency_timestamps(uint8_t enable)
 int emu_cf_flush_all(uint32_t flag)
 {
     if (fail_mode() == FAIL_NO_DRIVER) return DT_CF_ERROR_UNKNOWN;
-    emu_core_flush_all((flag & DT_CF_FLAG_FLUSH_FORCED) != 0);
+    /* after the runtime's teardown at exit: no driver left to flush */
+    if (emu_core_flush_all((flag & DT_CF_FLAG_FLUSH_FORCED) != 0) != EMU_ST_OK) return DT_CF_ERROR_NOT_INITIALIZED;
     return DT_CF_SUCCESS;
 }
 
@@ -392,7 +421,10 @@ int emu_cf_unsubscribe(void *subscriber)
 {
     int r = emu_core_unsubscribe(subscriber) == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&g_lock);
-    if (r == DT_CF_SUCCESS) g.subscriber_name[0] = '\0';
+    if (r == DT_CF_SUCCESS) {
+        g.subscriber_name[0] = '\0';
+        g.resource_on = 0;
+    }
     pthread_mutex_unlock(&g_lock);
     return r;
 }
@@ -404,9 +436,35 @@ static int domain_map(uint32_t domain, emu_domain *out)
     return 0;
 }
 
+/* The resource domain: the context-creation callback (the emulator's
+   only resource callback). */
+static int enable_resource(uint32_t enable, void *subscriber)
+{
+    if (!emu_core_subscriber(subscriber, NULL, NULL)) return DT_CF_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&g_lock);
+    g.resource_on = enable != 0;
+    pthread_mutex_unlock(&g_lock);
+    return DT_CF_SUCCESS;
+}
+
+void emu_cf_context_created(int device)
+{
+    pthread_mutex_lock(&g_lock);
+    g.contexts++;
+    int on = g.resource_on;
+    pthread_mutex_unlock(&g_lock);
+    emu_generic_fn callback;
+    void *userdata;
+    if (!on || !emu_core_subscriber(NULL, &callback, &userdata)) return;
+    dt_cf_resource_data data = {.context = (void *)(uintptr_t)(device + 1)};
+    ((void (*)(void *, uint32_t, uint32_t, const void *))callback)(userdata, DT_CF_DOMAIN_RESOURCE,
+                                                                  DT_CF_CBID_RESOURCE_CONTEXT_CREATED, &data);
+}
+
 int emu_cf_enable_domain(uint32_t enable, void *subscriber, uint32_t domain)
 {
     emu_domain d;
+    if (domain == DT_CF_DOMAIN_RESOURCE) return enable_resource(enable, subscriber);
     if (!domain_map(domain, &d)) return DT_CF_SUCCESS; /* no such callbacks are ever made */
     return emu_core_enable_domain(subscriber, d, enable != 0) == EMU_ST_OK ? DT_CF_SUCCESS
                                                                             : DT_CF_ERROR_INVALID_PARAMETER;
@@ -455,6 +513,7 @@ int emu_cf_result_string(int result, const char **text)
     static const struct { int code; const char *suffix; } names[] = {
         {DT_CF_SUCCESS, "SUCCESS"},
         {DT_CF_ERROR_INVALID_PARAMETER, "ERROR_INVALID_PARAMETER"},
+        {DT_CF_ERROR_INVALID_OPERATION, "ERROR_INVALID_OPERATION"},
         {DT_CF_ERROR_MAX_LIMIT_REACHED, "ERROR_MAX_LIMIT_REACHED"},
         {DT_CF_ERROR_NOT_COMPATIBLE, "ERROR_NOT_COMPATIBLE"},
         {DT_CF_ERROR_NOT_INITIALIZED, "ERROR_NOT_INITIALIZED"},

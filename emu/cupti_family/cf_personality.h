@@ -19,6 +19,12 @@
  * its own start. With DEVTRACE_EMU_INCOMPLETE=refused the iterator refuses
  * a kernel record a forced flush handed back without an end, as CUPTI's
  * header says it may ("incomplete or invalid"), instead of returning it.
+ * A device's context is created at its first API call once the driver is
+ * up, and told to a subscriber that enabled the resource domain's
+ * context-creation callback (EnableCallback or EnableDomain). With
+ * DEVTRACE_EMU_BEFORE_CONTEXT=refused, EnableAndDump and the runtime filter
+ * answer ERROR_NOT_INITIALIZED until a context exists (as a driver still
+ * initialising may; what CUDA's answers there is not documented).
  *
  * Failure modes, read at every call from DEVTRACE_EMU_FAIL:
  *   no_driver   arming calls answer ERROR_UNKNOWN, as CUPTI does without
@@ -85,8 +91,13 @@ typedef struct emu_cf_personality {
                      [EMU_OP_MEMSET_ASYNC] = DT_CF_RT_MEMSET_ASYNC,                                             \
                      [EMU_OP_STREAM_SYNCHRONIZE] = DT_CF_RT_STREAM_SYNCHRONIZE,                                 \
                      [EMU_OP_DEVICE_SYNCHRONIZE] = DT_CF_RT_DEVICE_SYNCHRONIZE,                                 \
+                     [EMU_OP_MALLOC] = DT_CF_RT_MALLOC, [EMU_OP_FREE] = DT_CF_RT_FREE,                          \
                      [EMU_OP_PUSH_CALL_CONFIGURATION] = DT_CF_RT_PUSH_CALL_CONFIGURATION,                       \
-                     [EMU_OP_POP_CALL_CONFIGURATION] = DT_CF_RT_POP_CALL_CONFIGURATION},                        \
+                     [EMU_OP_POP_CALL_CONFIGURATION] = DT_CF_RT_POP_CALL_CONFIGURATION,                         \
+                     [EMU_OP_GRAPH_LAUNCH] = DT_CF_RT_GRAPH_LAUNCH,                                             \
+                     [EMU_OP_MEM_POOL_CREATE] = DT_CF_RT_MEM_POOL_CREATE,                                       \
+                     [EMU_OP_MEM_POOL_DESTROY] = DT_CF_RT_MEM_POOL_DESTROY,                                     \
+                     [EMU_OP_MEM_POOL_TRIM] = DT_CF_RT_MEM_POOL_TRIM_TO},                                       \
     EMU_CF_CUPTI_DRIVER_NUMBERING
 #define EMU_CF_CUPTI_DRIVER_NUMBERING                                                                         \
     .driver_cbid = EMU_CF_OPS(DT_CF_DRV_LAUNCH_KERNEL, DT_CF_DRV_MEMCPY, DT_CF_DRV_MEMCPY_ASYNC, DT_CF_DRV_MEMSET, \
@@ -132,6 +143,7 @@ EMU_HIDDEN const char *emu_cf_name(emu_domain domain, uint32_t cbid);
 /* Set on the thread that runs the client's completion callback, while it
    runs (for vendors whose calls may not be made from there). */
 EMU_HIDDEN int emu_cf_in_completion(void);
+EMU_HIDDEN void emu_cf_context_created(int device);
 EMU_HIDDEN size_t emu_cf_vendor_record_size(emu_rec_kind kind);
 EMU_HIDDEN void emu_cf_vendor_write_record(uint8_t *dst, const emu_activity *a);
 EMU_HIDDEN void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *buffer, size_t size,
@@ -149,7 +161,7 @@ EMU_HIDDEN void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *
         .name = #name_, .record_size = emu_cf_vendor_record_size, .write_record = emu_cf_vendor_write_record, \
         .record_kind = emu_cf_record_kind, .complete_buffer = emu_cf_vendor_complete_buffer,              \
         .invoke_callback = emu_cf_invoke_callback, .default_thread_id_type = EMU_TID_PTHREAD,      \
-        .cbid = emu_cf_cbid, .callback_name = emu_cf_name,                                                 \
+        .cbid = emu_cf_cbid, .callback_name = emu_cf_name, .context_created = emu_cf_context_created,      \
         __VA_ARGS__};                                                                                       \
     EMU_CF_EXPORT __attribute__((section(".rodata.devtrace_emu"))) const char devtrace_emulator_##name_[] = \
         "devtrace " #name_ " emulator, CUPTI-family ABI of cupti_family_abi.h";                            \

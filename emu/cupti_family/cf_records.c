@@ -22,6 +22,8 @@ size_t emu_cf_record_size(emu_rec_kind kind, const emu_cf_options *opt)
     case EMU_REC_RUNTIME:
     case EMU_REC_DRIVER: return sizeof(dt_cf_api);
     case EMU_REC_EXTERNAL: return sizeof(dt_cf_external);
+    case EMU_REC_MEMORY: return sizeof(dt_cf_memory);
+    case EMU_REC_MEMORY_POOL: return sizeof(dt_cf_memory_pool);
     case EMU_REC_UNKNOWN: return EMU_CF_UNKNOWN_SIZE;
     default: return 0;
     }
@@ -39,6 +41,8 @@ size_t emu_cf_stride(uint32_t kind, const emu_cf_options *opt)
     case DT_CF_KIND_DRIVER: return sizeof(dt_cf_api);
     case DT_CF_KIND_EXTERNAL_CORRELATION: return sizeof(dt_cf_external);
     case DT_CF_KIND_DEVICE: return sizeof(dt_cf_device);
+    case DT_CF_KIND_MEMORY2: return sizeof(dt_cf_memory);
+    case DT_CF_KIND_MEMORY_POOL: return sizeof(dt_cf_memory_pool);
     default: return 0;
     }
 }
@@ -57,6 +61,8 @@ emu_rec_kind emu_cf_record_kind(const uint8_t *rec, size_t avail)
     case DT_CF_KIND_RUNTIME: return EMU_REC_RUNTIME;
     case DT_CF_KIND_DRIVER: return EMU_REC_DRIVER;
     case DT_CF_KIND_EXTERNAL_CORRELATION: return EMU_REC_EXTERNAL;
+    case DT_CF_KIND_MEMORY2: return EMU_REC_MEMORY;
+    case DT_CF_KIND_MEMORY_POOL: return EMU_REC_MEMORY_POOL;
     default: return EMU_REC_UNKNOWN;
     }
 }
@@ -200,6 +206,42 @@ static void write_external(uint8_t *dst, const emu_activity *a)
     put(dst, &e, sizeof e);
 }
 
+/* An allocation or free (Memory4), at the time of its call. */
+static void write_memory(uint8_t *dst, const emu_activity *a)
+{
+    dt_cf_memory m;
+    memset(&m, 0, sizeof m);
+    m.kind = DT_CF_KIND_MEMORY2;
+    m.memoryOperationType = a->u.memory.is_free ? DT_CF_MEMORY_OPERATION_RELEASE : DT_CF_MEMORY_OPERATION_ALLOCATION;
+    m.memoryKind = memory_kind(a->u.memory.memory);
+    m.correlationId = a->correlation;
+    m.address = a->u.memory.address;
+    m.bytes = a->u.memory.bytes;
+    m.timestamp = a->start;
+    m.processId = a->u.memory.process;
+    m.deviceId = a->device;
+    m.contextId = a->context;
+    m.streamId = a->stream;
+    put(dst, &m, sizeof m);
+}
+
+/* A memory pool created, destroyed or trimmed (MemoryPool3). */
+static void write_memory_pool(uint8_t *dst, const emu_activity *a)
+{
+    dt_cf_memory_pool p;
+    memset(&p, 0, sizeof p);
+    p.kind = DT_CF_KIND_MEMORY_POOL;
+    p.memoryPoolOperationType = (uint32_t)a->u.memory.pool_op;
+    p.memoryPoolType = DT_CF_MEMORY_POOL_LOCAL;
+    p.correlationId = a->correlation;
+    p.processId = a->u.memory.process;
+    p.deviceId = a->device;
+    p.address = a->u.memory.address;
+    p.size = a->u.memory.bytes;
+    p.timestamp = a->start;
+    put(dst, &p, sizeof p);
+}
+
 void emu_cf_write_record(uint8_t *dst, const emu_activity *a, const emu_cf_options *opt)
 {
     switch (a->kind) {
@@ -209,6 +251,8 @@ void emu_cf_write_record(uint8_t *dst, const emu_activity *a, const emu_cf_optio
     case EMU_REC_RUNTIME:
     case EMU_REC_DRIVER: write_api(dst, a); return;
     case EMU_REC_EXTERNAL: write_external(dst, a); return;
+    case EMU_REC_MEMORY: write_memory(dst, a); return;
+    case EMU_REC_MEMORY_POOL: write_memory_pool(dst, a); return;
     case EMU_REC_UNKNOWN: {
         uint32_t kind = EMU_CF_UNKNOWN_KIND;
         memcpy(dst, &kind, sizeof kind);

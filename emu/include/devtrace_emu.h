@@ -74,6 +74,7 @@ typedef enum emu_kind {
     EMU_KIND_MARKER = 6,      /* marker records: a range's start and end are two */
     EMU_KIND_COLLECTIVE = 7,  /* collective communication records */
     EMU_KIND_MEMORY = 8,      /* memory allocation and free records */
+    EMU_KIND_MEMORY_POOL = 9, /* memory pool records: created, destroyed, trimmed */
     EMU_KIND_COUNT
 } emu_kind;
 
@@ -140,6 +141,13 @@ typedef struct emu_stats {
     uint64_t records_unfinished[EMU_KIND_COUNT];
     uint64_t injection_calls;        /* InitializeInjection calls the driver made */
     uint64_t finalized;              /* the client detached the library */
+    /* finalize calls refused: made outside an API exit callback while
+       device work still ran, which CUPTI's header forbids (the real
+       library may crash) */
+    uint64_t finalize_refused;
+    /* records not yet handed to the client when the runtime tore itself
+       down at exit (vendors whose runtime does: CUDA's) */
+    uint64_t records_lost_at_teardown;
     /* thread-id type changes while a kind was enabled since load or
        finalize, which CUPTI's header forbids */
     uint64_t thread_id_type_changes_while_profiling;
@@ -242,6 +250,20 @@ EMU_API int emu_collective(const emu_collective_desc *desc);
    emu_free takes one of them, once (EMU_EINVAL otherwise). */
 EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address);
 EMU_API int emu_free(uint64_t address);
+
+/* A stream-ordered memory pool of a device created, destroyed or trimmed
+   (op EMU_POOL_*): one API call (cudaMemPoolCreate, cudaMemPoolDestroy,
+   cudaMemPoolTrimTo where the vendor has them) and, where the vendor has
+   them, a record of it with the call's correlation id. address: the pool's
+   (not 0); bytes: its size, or what a trim keeps. */
+enum { EMU_POOL_CREATED = 1, EMU_POOL_DESTROYED = 2, EMU_POOL_TRIMMED = 3 };
+EMU_API int emu_memory_pool(int device, int op, uint64_t address, uint64_t bytes);
+
+/* A graph of `kernels` kernels (1..64) of duration_ns each, launched on a
+   stream with one API call (cudaGraphLaunch where the vendor has one; a
+   vendor without graph launches launches nothing): the kernels run one
+   after the other and carry the call's correlation id. */
+EMU_API int emu_graph_launch(int device, int stream, int kernels, uint64_t duration_ns);
 
 /* The null client (on 1): the vendor interface armed as a tracer arms it
    (every record kind, API callbacks, an external-correlation id on every

@@ -94,7 +94,11 @@ enum {
     DT_CAPTURE_OVERHEAD = 1u << 6,
     DT_CAPTURE_MEMORY = 1u << 7,   /* device memory allocations and frees */
     DT_CAPTURE_DEFAULT = 0x9f, /* kernel, memcpy, memset, runtime, driver, memory */
-    DT_CAPTURE_ALL = 0xff
+    DT_CAPTURE_ALL = 0xff,     /* every kind of record */
+    /* Kernels' queued and submitted times (the trace's "queued"), where the
+       vendor can give them (CUPTI's latency timestamps): every launch costs
+       more, so they are off unless asked, as torch.profiler has them. */
+    DT_CAPTURE_KERNEL_QUEUED = 1u << 8
 };
 
 typedef struct dt_config {
@@ -128,7 +132,8 @@ typedef struct dt_config {
 DT_API void dt_config_init(dt_config *config);
 /* Apply DEVTRACE_BACKEND and DEVTRACE_OUTPUT (a .pftrace suffix chooses
    DT_FORMAT_PERFETTO, .pftrace.gz DT_FORMAT_PERFETTO_GZ, another .gz
-   DT_FORMAT_JSON_GZ). */
+   DT_FORMAT_JSON_GZ), and DEVTRACE_KERNEL_QUEUED=1 (adds
+   DT_CAPTURE_KERNEL_QUEUED). */
 DT_API void dt_config_from_env(dt_config *config);
 /* The format a file name asks for (.json.gz and other .gz, .pftrace,
    .pftrace.gz), or fallback when its suffix names none. */

@@ -155,7 +155,7 @@ class external(contextlib.ContextDecorator):  # noqa: N801 - devtrace.external
 # ---- sessions --------------------------------------------------------------
 
 _CAPTURE = {"kernel": 1 << 0, "memcpy": 1 << 1, "memset": 1 << 2, "runtime": 1 << 3, "driver": 1 << 4,
-            "sync": 1 << 5, "overhead": 1 << 6, "memory": 1 << 7}
+            "sync": 1 << 5, "overhead": 1 << 6, "memory": 1 << 7, "queued": 1 << 8}
 
 
 def _format_code(fmt: Optional[str], path: Optional[PathLike]) -> int:
@@ -181,7 +181,8 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
     name from devtrace.backends(). format: "json", "json.gz", "perfetto" or
     "perfetto.gz"; None takes it from the path's suffix (.gz, .pftrace,
     .pftrace.gz). capture: the kinds to record ("kernel",
-    "memcpy", "memset", "runtime", "driver", "sync", "overhead", "memory"); None
+    "memcpy", "memset", "runtime", "driver", "sync", "overhead", "memory"; "queued" adds kernels' queued
+    and submitted times, off by default for what they cost per launch); None
     records kernels, copies, fills, API calls and memory allocations. The events stay readable after the block until
     close(). One session runs at a time in a process (BusyError otherwise).
     """

@@ -52,20 +52,103 @@ SAME_FIELD(dt_cf_api, CUpti_ActivityAPI, returnValue);
 SAME_FIELD(dt_cf_external, CUpti_ActivityExternalCorrelation, correlationId);
 SAME_FIELD(dt_cf_sync, CUpti_ActivitySynchronization2, streamId);
 SAME_FIELD(dt_cf_overhead, CUpti_ActivityOverhead3, correlationId);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, memoryOperationType);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, memoryKind);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, correlationId);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, address);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, bytes);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, timestamp);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, deviceId);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, streamId);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, memoryPoolConfig.memoryPoolType);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, memoryPoolConfig.address);
+SAME_FIELD(dt_cf_memory, CUpti_ActivityMemory4, source);
+_Static_assert(sizeof(dt_cf_memory) == sizeof(CUpti_ActivityMemory4), "Memory4 size");
+_Static_assert(DT_CF_MEMORY_OPERATION_ALLOCATION == (int)CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
+                   DT_CF_MEMORY_OPERATION_RELEASE == (int)CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE &&
+                   DT_CF_KIND_MEMORY2 == (int)CUPTI_ACTIVITY_KIND_MEMORY2 &&
+                   DT_CF_MEMORY_DEVICE == (int)CUPTI_ACTIVITY_MEMORY_KIND_DEVICE &&
+                   DT_CF_MEMORY_MANAGED_STATIC == (int)CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC,
+               "CUPTI's memory numbers");
 SAME_FIELD(dt_cf_device, CUpti_ActivityDevice5, name);
 SAME_FIELD(dt_cf_device, CUpti_ActivityDevice5, numMultiprocessors);
 SAME_FIELD(dt_cf_callback_data, CUpti_CallbackData, correlationId);
+SAME_FIELD(dt_cf_resource_data, CUpti_ResourceData, context);
+_Static_assert(sizeof(dt_cf_resource_data) == sizeof(CUpti_ResourceData), "CUpti_ResourceData size");
+_Static_assert(DT_CF_DOMAIN_DRIVER_API == (int)CUPTI_CB_DOMAIN_DRIVER_API &&
+                   DT_CF_DOMAIN_RUNTIME_API == (int)CUPTI_CB_DOMAIN_RUNTIME_API &&
+                   DT_CF_DOMAIN_RESOURCE == (int)CUPTI_CB_DOMAIN_RESOURCE &&
+                   DT_CF_CBID_RESOURCE_CONTEXT_CREATED == (int)CUPTI_CBID_RESOURCE_CONTEXT_CREATED &&
+                   DT_CF_API_ENTER == (int)CUPTI_API_ENTER && DT_CF_API_EXIT == (int)CUPTI_API_EXIT,
+               "CUPTI's callback domains and sites");
 SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, subscriberName);
 SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, oldSubscriberName);
 SAME_FIELD(dt_cf_subscriber_params, CUpti_SubscriberParams, oldSubscriberSize);
 _Static_assert(sizeof(dt_cf_subscriber_params) == CUpti_SubscriberParams_STRUCT_SIZE, "CUpti_SubscriberParams size");
 _Static_assert(sizeof(dt_cf_kernel) == sizeof(CUpti_ActivityKernel10), "Kernel10 size");
+/* Every record version devtrace declares is the toolkit's (since 13.2 the
+   older ones are in cupti_activity_deprecated.h, which cupti_activity.h
+   includes): its size, and the fields read where that version has them. */
+#define SAME_PREFIX(theirs, size, ours, member)                                                    \
+    _Static_assert(sizeof(theirs) == (size) && offsetof(ours, member) == offsetof(theirs, member), \
+                   #theirs " is not devtrace's prefix")
+SAME_PREFIX(CUpti_ActivityKernel4, DT_CF_KERNEL4_SIZE, dt_cf_kernel, correlationId);
+SAME_PREFIX(CUpti_ActivityKernel6, DT_CF_KERNEL6_SIZE, dt_cf_kernel, submitted);
+SAME_PREFIX(CUpti_ActivityKernel8, DT_CF_KERNEL8_SIZE, dt_cf_kernel, name);
+SAME_PREFIX(CUpti_ActivityKernel9, DT_CF_KERNEL9_SIZE, dt_cf_kernel, queued);
+SAME_PREFIX(CUpti_ActivityKernel10, DT_CF_KERNEL10_SIZE, dt_cf_kernel, isDeviceLaunched);
+SAME_PREFIX(CUpti_ActivityMemcpy4, DT_CF_MEMCPY4_SIZE, dt_cf_memcpy, correlationId);
+SAME_PREFIX(CUpti_ActivityMemcpy5, DT_CF_MEMCPY5_SIZE, dt_cf_memcpy, graphId);
+SAME_PREFIX(CUpti_ActivityMemcpy6, DT_CF_MEMCPY6_SIZE, dt_cf_memcpy, copyCount);
+SAME_PREFIX(CUpti_ActivityMemset3, DT_CF_MEMSET3_SIZE, dt_cf_memset, memoryKind);
+SAME_PREFIX(CUpti_ActivityMemset4, DT_CF_MEMSET4_SIZE, dt_cf_memset, isDeviceLaunched);
+SAME_PREFIX(CUpti_ActivityMemcpyPtoP4, DT_CF_MEMCPY_PTOP4_SIZE, dt_cf_memcpy_peer, dstDeviceId);
+SAME_PREFIX(CUpti_ActivityMemory4, DT_CF_MEMORY4_SIZE, dt_cf_memory, streamId);
+SAME_PREFIX(CUpti_ActivityMemoryPool2, DT_CF_MEMORY_POOL2_SIZE, dt_cf_memory_pool, utilizedSize);
+SAME_PREFIX(CUpti_ActivityMemoryPool3, DT_CF_MEMORY_POOL3_SIZE, dt_cf_memory_pool, isManagedPool);
+SAME_FIELD(dt_cf_memory_pool, CUpti_ActivityMemoryPool3, memoryPoolOperationType);
+SAME_FIELD(dt_cf_memory_pool, CUpti_ActivityMemoryPool3, correlationId);
+SAME_FIELD(dt_cf_memory_pool, CUpti_ActivityMemoryPool3, deviceId);
+SAME_FIELD(dt_cf_memory_pool, CUpti_ActivityMemoryPool3, size);
+_Static_assert(DT_CF_KIND_MEMORY_POOL == (int)CUPTI_ACTIVITY_KIND_MEMORY_POOL &&
+                   DT_CF_POOL_CREATED == (int)CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED &&
+                   DT_CF_POOL_DESTROYED == (int)CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED &&
+                   DT_CF_POOL_TRIMMED == (int)CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED,
+               "CUPTI's memory pool numbers");
+#if CUPTI_API_VERSION >= DT_CF_API_KERNEL11
+/* CUDA 13.1's Kernel11 (API version inferred, see cupti_family_abi.h):
+   Kernel10's fields where devtrace reads them */
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, start);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, registersPerThread);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, gridX);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, dynamicSharedMemory);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, correlationId);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, name);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, queued);
+SAME_FIELD(dt_cf_kernel, CUpti_ActivityKernel11, submitted);
+_Static_assert(sizeof(CUpti_ActivityKernel11) >= DT_CF_KERNEL10_SIZE, "Kernel11 shorter than Kernel10");
+#endif
 _Static_assert(sizeof(dt_cf_device) == sizeof(CUpti_ActivityDevice5), "Device5 size");
 _Static_assert((int)DT_CF_KIND_EXTERNAL_CORRELATION == (int)CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION &&
-                   (int)DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ==
-                       (int)CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED &&
                    (int)DT_CF_EXTERNAL_CUSTOM2 == (int)CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2,
                "CUPTI's numbers");
+/* Every result code devtrace names is CUPTI's (cupti_result.h). */
+#define SAME_RESULT(name) _Static_assert((int)DT_CF_##name == (int)CUPTI_##name, "CUPTI_" #name " is another number")
+SAME_RESULT(SUCCESS);
+SAME_RESULT(ERROR_INVALID_PARAMETER);
+SAME_RESULT(ERROR_INVALID_OPERATION);
+SAME_RESULT(ERROR_MAX_LIMIT_REACHED);
+SAME_RESULT(ERROR_NOT_COMPATIBLE);
+SAME_RESULT(ERROR_NOT_INITIALIZED);
+SAME_RESULT(ERROR_QUEUE_EMPTY);
+SAME_RESULT(ERROR_INVALID_KIND);
+SAME_RESULT(ERROR_NOT_SUPPORTED);
+SAME_RESULT(ERROR_CUDA_COMPILER_NOT_COMPATIBLE);
+SAME_RESULT(ERROR_INSUFFICIENT_PRIVILEGES);
+SAME_RESULT(ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+SAME_RESULT(ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES);
+SAME_RESULT(ERROR_LEGACY_PROFILER_NOT_SUPPORTED);
+SAME_RESULT(ERROR_UNKNOWN);
 _Static_assert(DT_CF_RT_PUSH_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000 &&
                    DT_CF_RT_POP_CALL_CONFIGURATION == (int)CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000 &&
                    DT_CF_RT_LAUNCH_KERNEL_CUDA13 == (int)CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 &&
@@ -160,6 +243,18 @@ static uint32_t query_devices(dt_device_props *out, uint32_t max)
     return filled;
 }
 
+/* cuCtxSynchronize of the calling thread's context, where CUDA is loaded:
+   its exit callback is where CUPTI may be finalized. A thread without a
+   context gets an error, and the callback all the same. */
+static void synchronize(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) return;
+    CUresult (*sync)(void) = (CUresult (*)(void))dlsym(h, "cuCtxSynchronize");
+    if (sync) sync();
+    dlclose(h);
+}
+
 static const dt_kind_spec kinds[] = {
     {DT_CF_KIND_CONCURRENT_KERNEL, 0, DT_CAPTURE_KERNEL, 1, 1, "kernels"},
     {DT_CF_KIND_MEMCPY, 0, DT_CAPTURE_MEMCPY, 1, 1, "memory copies"},
@@ -171,10 +266,20 @@ static const dt_kind_spec kinds[] = {
     {DT_CF_KIND_EXTERNAL_CORRELATION, 0, 0, 0, 0, "External ids"},
     {DT_CF_KIND_SYNCHRONIZATION, 0, DT_CAPTURE_SYNC, 0, 0, "synchronization"},
     {DT_CF_KIND_OVERHEAD, 0, DT_CAPTURE_OVERHEAD, 0, 0, "CUPTI overhead"},
+    {DT_CF_KIND_MEMORY2, 0, DT_CAPTURE_MEMORY, 0, 0, "memory allocations and frees"},
+    {DT_CF_KIND_MEMORY_POOL, 0, DT_CAPTURE_MEMORY, 0, 0, "memory pool operations"},
 };
 
-/* Kernel10/Memcpy6/Memset4 sizes measured with CUDA 13.0 (API 130001). */
+/* Kernel10/Memcpy6/Memset4 sizes measured with CUDA 13.0 (API 130001).
+   From CUDA 13.1 CUPTI writes Kernel11, which adds the launch priority
+   (release notes); where it put it is not in the 13.0 headers devtrace is
+   validated with, so its size is not known here (the iterator gives the
+   stride) and the fields devtrace reads are taken to stay where Kernel10
+   has them, as CUPTI appends fields and never moves them. The version that
+   starts writing it is inferred (13.1 GA: API 130100). */
 static const dt_layout_set layouts[] = {
+    {DT_CF_API_KERNEL11, "CUDA 13.1 (Kernel11 read as Kernel10, inferred; Memcpy6, Memset4)", 0,
+     dt_cf_layouts_cuda13},
     {130000, "CUDA 13 (Kernel10, Memcpy6, Memset4)", 130001, dt_cf_layouts_cuda13},
     {19, "CUDA 12 (Kernel9, Memcpy5, Memset4)", 0, dt_cf_layouts_cuda12},
     {0, "CUDA 11 (Kernel8, Memcpy5, Memset4)", 0, dt_cf_layouts_cuda11},
@@ -220,6 +325,17 @@ static const uint32_t quiet_runtime[] = {
     CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000,
 };
 
+/* Graph launches, whose correlation ids CUPTI before 13.1 Update 1 gets
+   wrong in sessions after the first. */
+static const uint32_t graph_runtime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+static const uint32_t graph_driver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
 static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
 static const char *const roots[] = {"CUDA_HOME", NULL};
 static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", NULL};
@@ -251,16 +367,23 @@ static const dt_vendor cupti_vendor = {
        which fixed the crashes with CUDA graphs that made torch stop
        finalizing (pytorch#146604). */
     .activity = DT_CF_ACTIVITY_FINALIZING(DT_CF_EXTERNAL_CUSTOM2, 24),
-    .callbacks = DT_CF_CALLBACKS_NAMED(dt_cf_subscribe_named),
-    .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime)},
+    /* EnableAndDump(DEVICE) and the runtime filter are first called from
+       InitializeInjection under devtrace record, while the driver
+       initialises and before any context exists: made again at the first
+       context's creation where CUPTI refuses them there */
+    .callbacks = {DT_CF_CALLBACK_FIELDS(dt_cf_subscribe_named), .domain_resource = DT_CF_DOMAIN_RESOURCE,
+                  .context_created = DT_CF_CBID_RESOURCE_CONTEXT_CREATED},
+    .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime),
+                DT_COUNTED(graph_runtime), DT_COUNTED(graph_driver), DT_CF_API_GRAPH_IDS_FIXED},
     .query_devices = query_devices,
+    .synchronize = synchronize,
     /* a driver initialised before devtrace armed described its devices to
        nobody: they are described again */
     .dump_kind = DT_CF_KIND_DEVICE,
     .names = {.runtime = dt_cupti_runtime_names, .runtime_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
               .driver = dt_cupti_driver_names, .driver_count = DT_CUPTI_DRIVER_NAMES_COUNT,
               .runtime_fallback = "cudaRuntime", .driver_fallback = "cudaDriver"},
-    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts)},
+    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts), DT_COUNTED(dt_cf_pool_operations), DT_CF_POOL_NOTE},
     .enums = DT_CF_ENUMS,
     .clock_domain = "CLOCK_REALTIME ns (cuptiGetTimestamp, measured with CUDA 13.0)",
     .explain_failure = explain_failure,

@@ -2,6 +2,8 @@
    declaration (cupti_family_abi.h), enums in devtrace's terms, names. */
 #include "backends/cupti_family.h"
 
+#include <string.h>
+
 const uint8_t dt_cf_copy_kinds[DT_CF_COPY_COUNT] = {
     [DT_CF_COPY_HTOD] = DT_COPY_HTOD, [DT_CF_COPY_HTOA] = DT_COPY_HTOD,
     [DT_CF_COPY_DTOH] = DT_COPY_DTOH, [DT_CF_COPY_ATOH] = DT_COPY_DTOH,
@@ -111,6 +113,50 @@ const dt_value_name dt_cf_overhead_names[DT_CF_OVERHEAD_NAME_COUNT] = {
         DEV(DT_F_DEV_SHMEM_PER_BLOCK, maxSharedMemoryPerBlock),                                      \
         DEV(DT_F_DEV_SHMEM_PER_SM, maxSharedMemoryPerMultiprocessor), DEV(DT_F_DEV_SMS, numMultiprocessors)}}
 
+/* An allocation or free, at the time CUPTI gives it; one from a
+   stream-ordered pool on its stream's row, the others on stream 0's. */
+static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
+{
+    (void)cache;
+    if (!(s->config.capture & DT_CAPTURE_MEMORY)) return;
+    dt_cf_memory m;
+    memcpy(&m, rec, sizeof m);
+    if (m.memoryOperationType != DT_CF_MEMORY_OPERATION_ALLOCATION &&
+        m.memoryOperationType != DT_CF_MEMORY_OPERATION_RELEASE) {
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return;
+    }
+    const dt_vendor_enums *en = &d->v->enums;
+    dt_memory_op op = {.time = m.timestamp, .correlation = m.correlationId, .address = m.address, .bytes = m.bytes,
+                       .device = m.deviceId, .stream = m.streamId,
+                       .memory_kind = m.memoryKind < en->memory_kind_count ? en->memory_kinds[m.memoryKind]
+                                                                            : DT_MEM_UNKNOWN,
+                       .is_free = m.memoryOperationType == DT_CF_MEMORY_OPERATION_RELEASE};
+    dt_add_memory(s, &op);
+}
+
+const char *const dt_cf_pool_operations[3] = {"created", "destroyed", "trimmed"};
+
+/* A memory pool created, destroyed or trimmed: counted. */
+static void decode_memory_pool(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
+{
+    (void)cache;
+    if (!(s->config.capture & DT_CAPTURE_MEMORY)) return;
+    uint32_t op;
+    memcpy(&op, rec + offsetof(dt_cf_memory_pool, memoryPoolOperationType), sizeof op);
+    if (op < DT_CF_POOL_CREATED || op > DT_CF_POOL_TRIMMED) {
+        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        return;
+    }
+    if (d->counted) d->counted[op - DT_CF_POOL_CREATED]++;
+}
+
+#define MEMORY_POOL(size_) {.kind = DT_CF_KIND_MEMORY_POOL, .cls = DT_RC_OTHER, .size = size_, \
+                            .what = "memory pool", .decode = decode_memory_pool}
+
+#define MEMORY {.kind = DT_CF_KIND_MEMORY2, .cls = DT_RC_OTHER, .size = DT_CF_MEMORY4_SIZE, .what = "memory", \
+                .decode = decode_memory}
+
 #define OTHER(kind_, size_, what_) {.kind = kind_, .cls = DT_RC_OTHER, .size = size_, .what = what_}
 
 /* Kinds every generation walks over without decoding. */
@@ -119,7 +165,6 @@ const dt_value_name dt_cf_overhead_names[DT_CF_OVERHEAD_NAME_COUNT] = {
     OTHER(DT_CF_KIND_MARKER_DATA, DT_CF_MARKER_DATA2_SIZE, "marker data"),                           \
     OTHER(DT_CF_KIND_NAME, DT_CF_NAME_SIZE, "name"),                                                 \
     OTHER(DT_CF_KIND_CONTEXT, DT_CF_CONTEXT3_SIZE, "context"),                                       \
-    OTHER(DT_CF_KIND_MEMORY2, DT_CF_MEMORY4_SIZE, "memory"),                                         \
     OTHER(DT_CF_KIND_CUDA_EVENT, DT_CF_CUDA_EVENT2_SIZE, "CUDA event"),                              \
     OTHER(DT_CF_KIND_INTERNAL_LAUNCH_API, sizeof(dt_cf_api), "internal launch API")
 
@@ -129,13 +174,13 @@ const dt_value_name dt_cf_overhead_names[DT_CF_OVERHEAD_NAME_COUNT] = {
 const dt_record_layout dt_cf_layouts_cuda13[] = {
     KERNEL(DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KERNEL10_SIZE), KERNEL(DT_CF_KIND_KERNEL, DT_CF_KERNEL10_SIZE),
     MEMCPY(DT_CF_MEMCPY6_SIZE), MEMCPY_PEER, MEMSET(DT_CF_MEMSET4_SIZE), COMMON,
-    SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, OTHERS, {0},
+    SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, MEMORY, MEMORY_POOL(DT_CF_MEMORY_POOL3_SIZE), OTHERS, {0},
 };
 
 const dt_record_layout dt_cf_layouts_cuda12[] = {
     KERNEL(DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KERNEL9_SIZE), KERNEL(DT_CF_KIND_KERNEL, DT_CF_KERNEL9_SIZE),
     MEMCPY(DT_CF_MEMCPY5_SIZE), MEMCPY_PEER, MEMSET(DT_CF_MEMSET4_SIZE), COMMON,
-    SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, OTHERS, {0},
+    SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, MEMORY, MEMORY_POOL(DT_CF_MEMORY_POOL2_SIZE), OTHERS, {0},
 };
 
 const dt_record_layout dt_cf_layouts_cuda11[] = {

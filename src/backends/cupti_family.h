@@ -25,11 +25,11 @@
     {.flush_forced = DT_CF_FLAG_FLUSH_FORCED, .thread_id_system = DT_CF_THREAD_ID_SYSTEM,           \
      .external_kind = external_kind_, .finalize_from = finalize_from_}
 #define DT_CF_ACTIVITY(external_kind_) DT_CF_ACTIVITY_FINALIZING(external_kind_, 0)
-#define DT_CF_CALLBACKS_NAMED(subscribe_named_)                                                     \
-    {.domain_runtime = DT_CF_DOMAIN_RUNTIME_API, .domain_driver = DT_CF_DOMAIN_DRIVER_API,          \
-     .api_enter = DT_CF_API_ENTER, .site_offset = offsetof(dt_cf_callback_data, callbackSite),      \
-     .correlation_offset = offsetof(dt_cf_callback_data, correlationId),                            \
-     .subscribe_named = subscribe_named_}
+#define DT_CF_CALLBACK_FIELDS(subscribe_named_)                                                     \
+    .domain_runtime = DT_CF_DOMAIN_RUNTIME_API, .domain_driver = DT_CF_DOMAIN_DRIVER_API,           \
+    .api_enter = DT_CF_API_ENTER, .site_offset = offsetof(dt_cf_callback_data, callbackSite),       \
+    .correlation_offset = offsetof(dt_cf_callback_data, correlationId), .subscribe_named = subscribe_named_
+#define DT_CF_CALLBACKS_NAMED(subscribe_named_) {DT_CF_CALLBACK_FIELDS(subscribe_named_)}
 #define DT_CF_CALLBACKS DT_CF_CALLBACKS_NAMED(NULL)
 /* The family's named subscribe (<prefix>Subscribe_v2). */
 DT_HIDDEN int dt_cf_subscribe_named(void *fn, void **subscriber, void *callback, void *userdata, const char *name,
@@ -43,6 +43,10 @@ DT_HIDDEN int dt_cf_subscribe_named(void *fn, void **subscriber, void *callback,
 
 DT_HIDDEN extern const uint8_t dt_cf_copy_kinds[DT_CF_COPY_COUNT];
 DT_HIDDEN extern const uint8_t dt_cf_memory_kinds[DT_CF_MEMORY_COUNT];
+/* Memory pool operations are counted (dt_vendor_records.counted), by
+   operation type - 1: created, destroyed, trimmed. */
+DT_HIDDEN extern const char *const dt_cf_pool_operations[3];
+#define DT_CF_POOL_NOTE "memory_pools", "memory pool operations (counted; not events of the trace)"
 #define DT_CF_SYNC_NAME_COUNT 5
 DT_HIDDEN extern const dt_value_name dt_cf_sync_names[DT_CF_SYNC_NAME_COUNT];
 #define DT_CF_OVERHEAD_NAME_COUNT 8

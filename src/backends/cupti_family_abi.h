@@ -52,6 +52,7 @@ enum {
     DT_CF_KIND_EXTERNAL_CORRELATION = 39,
     DT_CF_KIND_INTERNAL_LAUNCH_API = 48,
     DT_CF_KIND_MEMORY2 = 49,
+    DT_CF_KIND_MEMORY_POOL = 50,
     DT_CF_KIND_COUNT = 56
 };
 
@@ -59,6 +60,7 @@ enum {
 enum {
     DT_CF_SUCCESS = 0,
     DT_CF_ERROR_INVALID_PARAMETER = 1,
+    DT_CF_ERROR_INVALID_OPERATION = 7,
     DT_CF_ERROR_MAX_LIMIT_REACHED = 12,
     DT_CF_ERROR_NOT_COMPATIBLE = 14,
     DT_CF_ERROR_NOT_INITIALIZED = 15,
@@ -69,7 +71,7 @@ enum {
     DT_CF_ERROR_INSUFFICIENT_PRIVILEGES = 35,
     DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED = 39,
     DT_CF_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES = 40,
-    DT_CF_ERROR_LEGACY_PROFILER_NOT_SUPPORTED = 43,
+    DT_CF_ERROR_LEGACY_PROFILER_NOT_SUPPORTED = 38,
     DT_CF_ERROR_UNKNOWN = 999
 };
 
@@ -90,7 +92,9 @@ enum {
 };
 enum { DT_CF_FLAG_FLUSH_FORCED = 1, DT_CF_FLAG_ASYNC = 1 };
 enum { DT_CF_THREAD_ID_DEFAULT = 0, DT_CF_THREAD_ID_SYSTEM = 1 };
-enum { DT_CF_DOMAIN_DRIVER_API = 1, DT_CF_DOMAIN_RUNTIME_API = 2 };
+enum { DT_CF_DOMAIN_DRIVER_API = 1, DT_CF_DOMAIN_RUNTIME_API = 2, DT_CF_DOMAIN_RESOURCE = 3 };
+/* the resource domain's callback for a context just created */
+enum { DT_CF_CBID_RESOURCE_CONTEXT_CREATED = 1 };
 enum { DT_CF_API_ENTER = 0, DT_CF_API_EXIT = 1 };
 enum {
     DT_CF_OBJECT_PROCESS = 1, DT_CF_OBJECT_THREAD = 2, DT_CF_OBJECT_DEVICE = 3, DT_CF_OBJECT_CONTEXT = 4,
@@ -104,7 +108,8 @@ enum {
 enum {
     DT_CF_RT_MEMCPY = 31, DT_CF_RT_MEMCPY_ASYNC = 41, DT_CF_RT_MEMSET = 49, DT_CF_RT_MEMSET_ASYNC = 51,
     DT_CF_RT_STREAM_SYNCHRONIZE = 131, DT_CF_RT_DEVICE_SYNCHRONIZE = 165, DT_CF_RT_LAUNCH_KERNEL = 211,
-    DT_CF_RT_NAMED = 212
+    DT_CF_RT_NAMED = 212, DT_CF_RT_MALLOC = 20, DT_CF_RT_FREE = 22, DT_CF_RT_GRAPH_LAUNCH = 311,
+    DT_CF_RT_MEM_POOL_TRIM_TO = 377, DT_CF_RT_MEM_POOL_CREATE = 383, DT_CF_RT_MEM_POOL_DESTROY = 384
 };
 /* CUDA 13's runtime lowers <<<>>> to __cudaPushCallConfiguration at the call
    site, then __cudaPopCallConfiguration and __cudaLaunchKernel in the stub
@@ -182,6 +187,14 @@ typedef struct DT_CF_PACKED dt_cf_kernel {
     uint8_t isDeviceLaunched;
     uint8_t padding3[7];
 } dt_cf_kernel;
+/* CUPTI's API version from which CUDA 13.1's Kernel11 is written:
+   INFERRED (13.0 GA is 130000, 13.0 Update 1 130001; 13.1 taken to be
+   130100), not read from a header of 13.1. */
+#define DT_CF_API_KERNEL11 130100
+/* CUPTI's API version of CUDA 13.1 Update 1, which fixed the correlation
+   ids of cudaGraphLaunch in profiling sessions after the first (release
+   notes): INFERRED, as 13.0 Update 1 is 130001. */
+#define DT_CF_API_GRAPH_IDS_FIXED 130101
 enum {
     DT_CF_KERNEL4_SIZE = 144, DT_CF_KERNEL6_SIZE = 168, DT_CF_KERNEL8_SIZE = 200,
     DT_CF_KERNEL9_SIZE = 208, DT_CF_KERNEL10_SIZE = 216
@@ -352,6 +365,60 @@ typedef struct DT_CF_PACKED dt_cf_device {
     uint32_t numaId;
 } dt_cf_device;
 
+/* Device memory allocations and frees (MEMORY2): Memory4. Allocations
+   from a stream-ordered pool (cudaMallocAsync) name the pool in
+   memoryPoolConfig and their stream. */
+typedef struct DT_CF_PACKED dt_cf_memory {
+    uint32_t kind;
+    uint32_t memoryOperationType;
+    uint32_t memoryKind;
+    uint32_t correlationId;
+    uint64_t address;
+    uint64_t bytes;
+    uint64_t timestamp;
+    uint64_t PC;
+    uint32_t processId;
+    uint32_t deviceId;
+    uint32_t contextId;
+    uint32_t streamId;
+    const char *name;
+    uint32_t isAsync;
+    uint32_t pad1;
+    struct DT_CF_PACKED {
+        uint32_t memoryPoolType;
+        uint32_t pad2;
+        uint64_t address;
+        uint64_t releaseThreshold;
+        uint64_t size;               /* a union with the pool's processId */
+        uint64_t utilizedSize;
+    } memoryPoolConfig;
+    const char *source;
+} dt_cf_memory;
+enum { DT_CF_MEMORY_OPERATION_ALLOCATION = 1, DT_CF_MEMORY_OPERATION_RELEASE = 2 };
+enum { DT_CF_MEMORY_POOL_INVALID = 0, DT_CF_MEMORY_POOL_LOCAL = 1, DT_CF_MEMORY_POOL_IMPORTED = 2 };
+
+/* A stream-ordered memory pool created, destroyed or trimmed
+   (MEMORY_POOL): MemoryPool3 (CUDA 13.0); MemoryPool2 is its prefix
+   without isManagedPool. */
+typedef struct DT_CF_PACKED dt_cf_memory_pool {
+    uint32_t kind;
+    uint32_t memoryPoolOperationType;
+    uint32_t memoryPoolType;
+    uint32_t correlationId;
+    uint32_t processId;
+    uint32_t deviceId;
+    uint64_t minBytesToKeep;          /* size_t: LP64 */
+    uint64_t address;
+    uint64_t size;
+    uint64_t releaseThreshold;
+    uint64_t timestamp;
+    uint64_t utilizedSize;
+    uint8_t isManagedPool;
+    uint8_t pad2[7];
+} dt_cf_memory_pool;
+enum { DT_CF_POOL_CREATED = 1, DT_CF_POOL_DESTROYED = 2, DT_CF_POOL_TRIMMED = 3 };
+enum { DT_CF_MEMORY_POOL2_SIZE = 72, DT_CF_MEMORY_POOL3_SIZE = 80 };
+
 /* Sizes of records devtrace walks over but does not decode. */
 enum {
     DT_CF_MARKER2_SIZE = 56, DT_CF_MARKER_DATA2_SIZE = 40, DT_CF_NAME_SIZE = 32, DT_CF_CONTEXT3_SIZE = 32,
@@ -381,6 +448,13 @@ typedef struct dt_cf_callback_data {
     uint32_t correlationId;
 } dt_cf_callback_data;
 
+/* A resource callback's data (CUpti_ResourceData): the context created. */
+typedef struct dt_cf_resource_data {
+    void *context;
+    void *stream;                     /* resourceHandle, for stream callbacks */
+    void *resourceDescriptor;
+} dt_cf_resource_data;
+
 _Static_assert(sizeof(dt_cf_kernel) == DT_CF_KERNEL10_SIZE, "Kernel10 is 216 bytes");
 _Static_assert(sizeof(dt_cf_memcpy) == DT_CF_MEMCPY6_SIZE, "Memcpy6 is 96 bytes");
 _Static_assert(sizeof(dt_cf_memcpy_peer) == 96, "MemcpyPtoP4 is 96 bytes");
@@ -390,6 +464,8 @@ _Static_assert(sizeof(dt_cf_external) == 24, "ExternalCorrelation is 24 bytes");
 _Static_assert(sizeof(dt_cf_sync) == 56, "Synchronization2 is 56 bytes");
 _Static_assert(sizeof(dt_cf_overhead) == 56, "Overhead3 is 56 bytes");
 _Static_assert(sizeof(dt_cf_device) == 184, "Device5 is 184 bytes");
+_Static_assert(sizeof(dt_cf_memory) == DT_CF_MEMORY4_SIZE, "Memory4 is 128 bytes");
+_Static_assert(sizeof(dt_cf_memory_pool) == DT_CF_MEMORY_POOL3_SIZE, "MemoryPool3 is 80 bytes");
 _Static_assert(offsetof(dt_cf_kernel, name) == 104 && offsetof(dt_cf_kernel, queued) == 120,
                "kernel name and queued as measured");
 _Static_assert(offsetof(dt_cf_device, gpuInstanceId) == 152, "Device5 MIG fields as measured");

@@ -41,6 +41,8 @@ typedef int (*fn_enable_domain)(uint32_t enable, void *subscriber, uint32_t doma
 typedef int (*fn_enable_all)(uint32_t enable, void *subscriber);
 typedef int (*fn_name)(uint32_t domain_or_kind, uint32_t cbid, const char **name);
 typedef int (*fn_u32_u8)(uint32_t value, uint8_t flag);
+typedef int (*fn_u8)(uint8_t value);
+typedef int (*fn_enable_callback)(uint32_t enable, void *subscriber, uint32_t domain, uint32_t cbid);
 
 static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_ENABLE] = "ActivityEnable",
@@ -65,6 +67,8 @@ static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_ENABLE_AND_DUMP] = "ActivityEnableAndDump",
     [DT_SYM_ENABLE_RUNTIME_API] = "ActivityEnableRuntimeApi",
     [DT_SYM_FINALIZE] = "Finalize",
+    [DT_SYM_LATENCY_TIMESTAMPS] = "ActivityEnableLatencyTimestamps",
+    [DT_SYM_ENABLE_CALLBACK] = "EnableCallback",
 };
 
 /* The library as one load found it; adopted by the engine when used. */
@@ -100,6 +104,8 @@ static void set_costs(const dt_vendor *v, loaded *l)
                                    "devtrace holds it, nor devtrace who holds it",
         [DT_SYM_ENABLE_AND_DUMP] = "devices described before devtrace armed are not described again",
         [DT_SYM_FINALIZE] = "the library stays attached after a session",
+        [DT_SYM_ENABLE_CALLBACK] = "calls refused while the driver initialises are not made again when its "
+                                   "first context is created",
     };
     void **sym = l->sym;
     for (int i = DT_SYM_REQUIRED_COUNT; i < DT_SYM_COUNT; i++) l->specs[i].cost = cost[i];
@@ -127,6 +133,7 @@ static void set_costs(const dt_vendor *v, loaded *l)
     /* said only where the descriptor asks for what they do */
     if (!v->callbacks.subscribe_named || !sym[DT_SYM_SUBSCRIBE]) l->specs[DT_SYM_SUBSCRIBE_NAMED].cost = NULL;
     if (!v->dump_kind) l->specs[DT_SYM_ENABLE_AND_DUMP].cost = NULL;
+    if (!v->callbacks.context_created || !sym[DT_SYM_SUBSCRIBE]) l->specs[DT_SYM_ENABLE_CALLBACK].cost = NULL;
     if (!v->activity.finalize_from || l->api_version < v->activity.finalize_from) l->specs[DT_SYM_FINALIZE].cost = NULL;
     l->specs[DT_SYM_CALLBACK_NAME].cost =
         v->names.runtime ? NULL : "runtime and driver API names are generic (<api>#<callback id>)";
@@ -220,6 +227,7 @@ static dt_status engine_load(dt_engine *e)
     e->decoder.sizes_known |= l.emulated;
     e->decoder.device_cache = e->devices;
     e->decoder.device_lock = &e->devices_lock;
+    e->decoder.counted = e->counted;
     e->loaded = 1;
     dt_log("%s: using %s (version %s)%s", e->v->backend->name, e->lib.path, e->version[0] ? e->version : "unknown",
            e->emulated ? ", devtrace's emulator" : "");
@@ -392,6 +400,8 @@ static int lock_for_prepare(dt_engine *e)
     return 1;
 }
 
+static void cancel_finalize(dt_engine *e);
+
 dt_status dt_engine_prepare(dt_engine *e)
 {
     const dt_vendor *v = e->v;
@@ -407,6 +417,7 @@ dt_status dt_engine_prepare(dt_engine *e)
         pthread_mutex_unlock(&e->lock);
         return st;
     }
+    cancel_finalize(e);
     dt_status st = engine_load(e);
     if (st != DT_OK) {
         pthread_mutex_unlock(&e->lock);
@@ -474,6 +485,23 @@ static int resolve_names(dt_engine *e)
     return 0;
 }
 
+/* Kernels' queued and submitted times, where the session asks for them:
+   set before any kind is enabled and not changed while the session
+   records (CUPTI's header), turned off again when it stops. */
+static void latency_timestamps(dt_engine *e, dt_session *s)
+{
+    if (!(s->config.capture & DT_CAPTURE_KERNEL_QUEUED)) return;
+    fn_u8 set = SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS);
+    int r = set ? set(1) : e->v->results.success;
+    if (set && r == e->v->results.success) e->latency_on = 1;
+    else if (!set)
+        dt_session_note(s, "queued", "the %s library has no %s: kernels' queued and submitted times are unknown",
+                        e->v->backend->name, e->specs[DT_SYM_LATENCY_TIMESTAMPS].name);
+    else
+        dt_session_note(s, "queued", "%s(1) returned %s (%d): kernels' queued and submitted times are unknown",
+                        e->specs[DT_SYM_LATENCY_TIMESTAMPS].name, result_text(e, r), r);
+}
+
 /* Turn on the API callbacks that link device work to devtrace's stack.
    e->lock held. */
 static int enable_domains(dt_engine *e)
@@ -539,6 +567,87 @@ static void unsubscribe(dt_engine *e)
     atomic_store(&e->domains_on, 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* Calls made again when a context is created                          */
+/* ------------------------------------------------------------------ */
+/* The calls a vendor may refuse before its first device context exists:
+   under devtrace record a session starts while the driver initialises. */
+enum { DT_RETRY_DUMP = 1u << 0, DT_RETRY_QUIET = 1u << 1 };
+
+/* A call of `bit` returned r at start: where the vendor tells of context
+   creation, it is made again then. Returns 1 when it will be. e->lock held. */
+static int retry_at_context(dt_engine *e, unsigned bit, int r)
+{
+    const dt_vendor *v = e->v;
+    if (!v->callbacks.context_created || !e->subscribed || !e->sym[DT_SYM_ENABLE_CALLBACK]) return 0;
+    if (!e->context_callback_on) {
+        fn_enable_callback on = SYM(e, fn_enable_callback, DT_SYM_ENABLE_CALLBACK);
+        if (on(1, e->subscriber, v->callbacks.domain_resource, v->callbacks.context_created) != v->results.success)
+            return 0;
+        e->context_callback_on = 1;
+    }
+    e->retry_first[bit == DT_RETRY_QUIET] = r;
+    e->retry_refused |= bit;
+    atomic_fetch_or(&e->retry_pending, bit);
+    return 1;
+}
+
+static void quiet_runtime_calls(dt_engine *e, dt_session *s);
+
+/* A context was created: the calls refused at start are made again. A
+   start or stop holding the engine on another thread leaves them to the
+   next context. */
+static void context_created(dt_engine *e)
+{
+    if (pthread_mutex_trylock(&e->lock) != 0) return;
+    unsigned bits = atomic_exchange(&e->retry_pending, 0);
+    const dt_vendor *v = e->v;
+    if (bits & DT_RETRY_DUMP) {
+        for (size_t i = 0; i < v->records.kind_count; i++)
+            if (v->records.kinds[i].kind == v->dump_kind && !e->armed[i]) e->retry_again[0] = arm_kind(e, i);
+    }
+    if (bits & DT_RETRY_QUIET) {
+        e->retry_again[1] = v->results.success;
+        quiet_runtime_calls(e, NULL);
+    }
+    e->retry_made |= bits;
+    if (bits) dt_log("%s: calls refused at start made again as a context was created", v->backend->name);
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* At stop: say what became of the calls refused at start, and stop
+   listening for contexts. e->lock held. */
+static void end_context_retry(dt_engine *e, dt_session *s)
+{
+    atomic_store(&e->retry_pending, 0);
+    static const struct { dt_vendor_symbol sym; const char *what, *lost; } calls[2] = {
+        {DT_SYM_ENABLE_AND_DUMP, "the device descriptions", "devices are described by the driver at stop only"},
+        {DT_SYM_ENABLE_RUNTIME_API, "the runtime filter",
+         "call-configuration calls are recorded"},
+    };
+    for (unsigned c = 0; s && c < 2; c++) {
+        if (!(e->retry_refused & (1u << c))) continue;
+        int first = e->retry_first[c], again = e->retry_again[c];
+        const char *name = e->specs[calls[c].sym].name;
+        if (!(e->retry_made & (1u << c)))
+            dt_session_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; no device context "
+                            "was created while it recorded: %s", name, calls[c].what, result_text(e, first), first,
+                            calls[c].lost);
+        else if (again == e->v->results.success)
+            dt_session_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; made again when a "
+                            "device context was created: accepted", name, calls[c].what, result_text(e, first), first);
+        else
+            dt_session_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started and %s (%d) when "
+                            "a device context was created: %s", name, calls[c].what, result_text(e, first), first,
+                            result_text(e, again), again, calls[c].lost);
+    }
+    e->retry_refused = e->retry_made = 0;
+    if (e->context_callback_on && e->subscribed)
+        SYM(e, fn_enable_callback, DT_SYM_ENABLE_CALLBACK)(0, e->subscriber, e->v->callbacks.domain_resource,
+                                                          e->v->callbacks.context_created);
+    e->context_callback_on = 0;
+}
+
 /* Ask the vendor not to record the runtime calls that are bookkeeping
    around launches. After the runtime kind is enabled: enabling it resets
    such choices. */
@@ -546,11 +655,17 @@ static void quiet_runtime_calls(dt_engine *e, dt_session *s)
 {
     const dt_vendor_api_ids *ids = &e->v->api_ids;
     fn_u32_u8 filter = SYM(e, fn_u32_u8, DT_SYM_ENABLE_RUNTIME_API);
-    if (!ids->quiet_runtime_count || !filter || !(s->config.capture & DT_CAPTURE_RUNTIME)) return;
+    /* s NULL: made again at a context's creation, answers kept for stop */
+    if (!ids->quiet_runtime_count || !filter || (s && !(s->config.capture & DT_CAPTURE_RUNTIME))) return;
     for (uint32_t i = 0; i < ids->quiet_runtime_count; i++) {
         int r = filter(ids->quiet_runtime[i], 0);
-        if (r != e->v->results.success)
-            dt_session_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
+        if (r == e->v->results.success) continue;
+        if (!s) {
+            e->retry_again[1] = r;
+            return;
+        }
+        if (retry_at_context(e, DT_RETRY_QUIET, r)) return;
+        dt_session_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
                             "recorded (they launch no device work)", e->specs[DT_SYM_ENABLE_RUNTIME_API].name,
                             ids->quiet_runtime[i], result_text(e, r), r);
     }
@@ -619,6 +734,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         return st;
     }
     atomic_store(&e->starting, 1);
+    cancel_finalize(e);
     dt_status st = engine_load(e);
     if (st != DT_OK) goto out;
     if (s->config.buffer_count == 0 || s->config.buffer_size < 1024) {
@@ -634,12 +750,14 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         goto out;
     }
     atomic_store(&e->orphaned, 0);
+    e->retry_refused = e->retry_made = 0;
     if (resolve_names(e) != 0) {
         st = dt_error(DT_ERR_NO_MEMORY, "%s: out of memory for the table of API names", v->backend->name);
         if (!e->early) dt_pool_slot_release(&e->pool);
         goto out;
     }
     set_thread_ids(e, s);
+    latency_timestamps(e, s);
     int r;
     /* Subscribed before anything is enabled: the one call that tells that
        another profiler holds the vendor, and the API callbacks that link
@@ -679,6 +797,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
         if (e->devices[i].valid) dt_session_set_device(s, &e->devices[i]);
     pthread_mutex_unlock(&e->devices_lock);
+    memset(e->counted, 0, sizeof e->counted);
     /* From here every completed buffer belongs to this session, before any
        kind is enabled, so that no record can fall between the two. */
     attach(e, s);
@@ -691,6 +810,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         if (k->capture && !(s->config.capture & k->capture)) continue;
         r = arm_kind(e, i);
         if (r == res->success) { enabled++; continue; }
+        if (k->kind == v->dump_kind && retry_at_context(e, DT_RETRY_DUMP, r)) continue;
         if (k->required) {
             char call[160];
             snprintf(call, sizeof call, "%s(%s)", e->specs[DT_SYM_ENABLE].name, k->what);
@@ -716,11 +836,15 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     if (v->clock_domain) dt_session_note(s, "vendor_clock", "%s", v->clock_domain);
     dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
     dt_session_set_library(s, e->lib.path, e->version);
+    e->sessions++;
     st = DT_OK;
     goto out;
 
 fail:
+    end_context_retry(e, NULL);
     disarm(e, e->early);
+    if (e->latency_on) SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS)(0);
+    e->latency_on = 0;
     if (e->session == s) {
         attach(e, NULL);
         /* what the kinds armed for a moment recorded is not the session's */
@@ -766,9 +890,12 @@ static void count_drops(dt_engine *e, dt_session *s, void *context, uint32_t str
    let the subscriber go. e->lock held; the flush is made without it (the
    completion callback may run on this thread and takes decode_lock).
    Returns the flush's result. */
-static int take_back(dt_engine *e, dt_session *s)
+static int take_back(dt_engine *e, dt_session *s, int keep_subscriber)
 {
+    end_context_retry(e, s);
     disarm(e, 0);
+    if (e->latency_on) SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS)(0);
+    e->latency_on = 0;
     e->early = 0;
     if (e->v->caps & DT_VCAP_UNSUBSCRIBE_FIRST) unsubscribe(e);
     pthread_mutex_unlock(&e->lock);
@@ -779,23 +906,117 @@ static int take_back(dt_engine *e, dt_session *s)
     pthread_mutex_unlock(&e->decode_lock);
     if (e->flush_period_set) SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(0);
     e->flush_period_set = 0;
-    unsubscribe(e);
+    if (!keep_subscriber) unsubscribe(e);
     return r;
 }
 
-/* Where the library allows it, and unless the process is ending anyway,
-   detach it altogether: it then costs the program nothing until the next
-   session, which arms it anew. e->lock held. */
-static void finalize(dt_engine *e)
+/* Whether the library is to be detached after this session: where the
+   library allows it, and unless the process is ending anyway. */
+static int finalize_wanted(const dt_engine *e)
 {
     const dt_vendor *v = e->v;
-    if (!v->activity.finalize_from || e->api_version < v->activity.finalize_from || !e->sym[DT_SYM_FINALIZE] ||
-        atomic_load(&dt_g_exiting))
+    return v->activity.finalize_from && e->api_version >= v->activity.finalize_from && e->sym[DT_SYM_FINALIZE] &&
+           !atomic_load(&dt_g_exiting);
+}
+
+/* Detach the library now: it then costs the program nothing until the next
+   session, which arms it anew. Only from an API exit callback (see
+   arrange_finalize). e->lock held. */
+static void finalize_now(dt_engine *e)
+{
+    const dt_vendor *v = e->v;
+    if (SYM(e, int (*)(void), DT_SYM_FINALIZE)() != v->results.success) return;
+    /* the subscriber, its domains and the thread-id type went with it */
+    e->subscribed = 0;
+    atomic_store(&e->domains_on, 0);
+    e->thread_type_set = 0;
+    dt_log("%s: %s after the session, from an API exit callback", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
+}
+
+/* CUPTI's header allows its finalize only from the exit callback of a
+   runtime or driver API call, or once the device is synchronised, which
+   devtrace cannot know (a finalize with work in flight crashed Kineto):
+   the subscriber stays with its API domains on, and the exit callback of
+   the next API call detaches the library: devtrace's own synchronisation
+   of the device where the vendor's driver is loaded, otherwise the
+   program's next call (until then another client cannot subscribe). e->lock
+   held, after take_back kept the subscriber. */
+static void arrange_finalize(dt_engine *e)
+{
+    if (!e->subscribed) return;
+    if (!finalize_wanted(e) || !enable_domains(e)) {
+        unsubscribe(e);
         return;
-    if (SYM(e, int (*)(void), DT_SYM_FINALIZE)() == v->results.success) {
-        e->thread_type_set = 0; /* the next arming sets it anew */
-        dt_log("%s: %s after the session", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
     }
+    atomic_store(&e->finalize_pending, 1);
+    /* its exit callback runs on this thread, which holds the lock */
+    if (e->v->synchronize && !e->emulated) e->v->synchronize();
+}
+
+/* A session or an early arming comes before the exit callback did: the
+   library stays attached, the waiting subscriber goes. e->lock held. */
+static void cancel_finalize(dt_engine *e)
+{
+    if (atomic_exchange(&e->finalize_pending, 0)) unsubscribe(e);
+}
+
+/* On an API exit callback while a finalize waits. A start or stop holding
+   the lock on another thread leaves it to the next exit. */
+static void finalize_at_exit(dt_engine *e)
+{
+    if (pthread_mutex_trylock(&e->lock) != 0) return;
+    if (atomic_exchange(&e->finalize_pending, 0)) {
+        if (atomic_load(&dt_g_exiting)) unsubscribe(e);
+        else finalize_now(e);
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
+static int in_list(const uint32_t *ids, uint32_t n, uint32_t cbid)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] == cbid) return 1;
+    return 0;
+}
+
+/* In a session after the process's first, a library that gives graph
+   launches wrong correlation ids: how many the session has, noted (their
+   flows and External ids cannot be trusted). */
+static void note_graph_launches(const dt_engine *e, dt_session *s)
+{
+    const dt_vendor_api_ids *ids = &e->v->api_ids;
+    if (!ids->graph_ids_from || e->sessions < 2 || !e->api_version || e->api_version >= ids->graph_ids_from) return;
+    uint64_t n[2] = {0, 0};
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->store.count; i++) {
+        const dt_rec *r = dt_store_at(&s->store, i);
+        int driver = r->kind == DT_EVENT_DRIVER;
+        if (r->kind != DT_EVENT_RUNTIME && !driver) continue;
+        n[driver] += driver ? in_list(ids->graph_driver, ids->graph_driver_count, r->u.api.cbid)
+                            : in_list(ids->graph_runtime, ids->graph_runtime_count, r->u.api.cbid);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (n[0] || n[1])
+        dt_session_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
+                        "process's session %" PRIu32 ": %s API version %" PRIu32 " (older than %" PRIu32 ") gives "
+                        "graph launches wrong correlation ids in sessions after the first, so their flows and "
+                        "External ids cannot be trusted", n[0], n[1], e->sessions, e->v->backend->vendor,
+                        e->api_version, ids->graph_ids_from);
+}
+
+/* What the vendor's decoders counted in the session, where anything. */
+static void note_counted(const dt_engine *e, dt_session *s)
+{
+    const dt_vendor_records *rec = &e->v->records;
+    char text[320] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < rec->counted_count && i < DT_ENGINE_MAX_COUNTED; i++) {
+        if (!e->counted[i]) continue;
+        int w = snprintf(text + used, sizeof text - used, "%s%" PRIu64 " %s", used ? ", " : "", e->counted[i],
+                         rec->counted[i]);
+        if (w > 0 && (size_t)w < sizeof text - used) used += (size_t)w;
+    }
+    if (used) dt_session_note(s, rec->counted_key, "%s: %s", rec->counted_what, text);
 }
 
 dt_status dt_engine_stop(dt_engine *e, dt_session *s)
@@ -805,8 +1026,10 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     int released = atomic_load(&e->released);
     /* Records made before the kinds were disarmed are still in the vendor's
        buffers: they are delivered to this session. */
-    int r = released ? v->results.success : take_back(e, s);
+    int r = released ? v->results.success : take_back(e, s, finalize_wanted(e));
     if (!released) describe_devices(e, s);
+    note_graph_launches(e, s);
+    note_counted(e, s);
     pthread_mutex_lock(&e->decode_lock);
     e->session = NULL;
     pthread_mutex_unlock(&e->decode_lock);
@@ -824,7 +1047,7 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     if (orphaned)
         dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them",
                         orphaned);
-    if (!released) finalize(e);
+    if (!released) arrange_finalize(e);
     uint32_t held = dt_pool_slot_release(&e->pool);
     if (held)
         dt_session_note(s, "buffer_pool_held",
@@ -840,7 +1063,7 @@ dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
         pthread_mutex_unlock(&e->lock);
         return DT_OK;
     }
-    int r = take_back(e, s);
+    int r = take_back(e, s, 0);
     snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
     atomic_store(&e->released, 1);
     pthread_mutex_unlock(&e->lock);
@@ -938,8 +1161,13 @@ static void forked_call(const dt_engine *e, uint32_t domain, uint32_t cbid, uint
 
 void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata)
 {
-    const dt_engine *e = userdata;
+    dt_engine *e = userdata;
     const dt_vendor *v = e->v;
+    if (v->callbacks.context_created && domain == v->callbacks.domain_resource) {
+        if (cbid == v->callbacks.context_created && atomic_load_explicit(&e->retry_pending, memory_order_relaxed))
+            context_created(e);
+        return;
+    }
     /* Other domains pass other callback-data types. */
     if ((domain != v->callbacks.domain_runtime && domain != v->callbacks.domain_driver) || !cbdata) return;
     const uint8_t *d = cbdata;
@@ -949,7 +1177,10 @@ void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, cons
         forked_call(e, domain, cbid, site);
         return;
     }
-    if (site != v->callbacks.api_enter) return;
+    if (site != v->callbacks.api_enter) {
+        if (atomic_load_explicit(&e->finalize_pending, memory_order_relaxed)) finalize_at_exit(e);
+        return;
+    }
     memcpy(&correlation, d + v->callbacks.correlation_offset, sizeof correlation);
     dt_corr_link_current(correlation);
 }

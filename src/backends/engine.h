@@ -117,6 +117,8 @@ typedef enum dt_vendor_symbol {
     DT_SYM_ENABLE_AND_DUMP,      /* dt_vendor.dump_kind */
     DT_SYM_ENABLE_RUNTIME_API,   /* dt_vendor_api_ids.quiet_runtime */
     DT_SYM_FINALIZE,             /* dt_vendor_activity.finalize_from */
+    DT_SYM_LATENCY_TIMESTAMPS,   /* DT_CAPTURE_KERNEL_QUEUED */
+    DT_SYM_ENABLE_CALLBACK,      /* dt_vendor_callbacks.context_created */
     DT_SYM_COUNT
 } dt_vendor_symbol;
 #define DT_SYM_REQUIRED_COUNT DT_SYM_DROPPED
@@ -244,6 +246,12 @@ typedef struct dt_vendor_callbacks {
        tools who holds the vendor and tells devtrace who does when it is
        refused. NULL: plain subscribe only. */
     dt_subscribe_named_fn subscribe_named;
+    /* Optional (0: none): the callback domain and id of a device context's
+       creation, enabled one by one (DT_SYM_ENABLE_CALLBACK). Calls a
+       vendor may refuse while its driver initialises, before any context
+       exists (the dump kind, the runtime filter of api_ids.quiet_runtime),
+       are made again when a context is created. */
+    uint32_t domain_resource, context_created;
 } dt_vendor_callbacks;
 
 /* Callback ids with a meaning of their own, in the vendor's numbering. */
@@ -261,6 +269,14 @@ typedef struct dt_vendor_api_ids {
        launches no work. */
     const uint32_t *quiet_runtime;
     uint32_t quiet_runtime_count;
+    /* Graph launches whose correlation ids libraries older than API version
+       graph_ids_from give wrong in a session after the process's first
+       (0: none): counted in such sessions, and noted. */
+    const uint32_t *graph_runtime;
+    uint32_t graph_runtime_count;
+    const uint32_t *graph_driver;
+    uint32_t graph_driver_count;
+    uint32_t graph_ids_from;
 } dt_vendor_api_ids;
 
 /* API names: the name function's first argument for runtime and driver
@@ -283,6 +299,12 @@ typedef struct dt_vendor_records {
     uint32_t kind_count;
     const dt_layout_set *layout_sets; /* newest first */
     uint32_t layout_set_count;
+    /* Records counted rather than stored (at most DT_ENGINE_MAX_COUNTED):
+       the vendor's decoders add to dt_decoder.counted[i], and the session
+       gets a note `counted_key` at stop, "<counted_what>: 2 created, ..." */
+    const char *const *counted;
+    uint32_t counted_count;
+    const char *counted_key, *counted_what;
 } dt_vendor_records;
 
 /* The vendor's enums in devtrace's terms, indexed by the vendor's value. */
@@ -327,6 +349,11 @@ struct dt_vendor {
        armed. Fills at most max entries (each valid, with its id) and
        returns how many. */
     uint32_t (*query_devices)(dt_device_props *out, uint32_t max);
+    /* Optional: synchronise the device through the vendor's driver API,
+       only where the driver is loaded already. A library finalized only
+       from an API exit callback (finalize_from) is detached in the exit
+       callback of this call, rather than at the program's next call. */
+    void (*synchronize)(void);
     /* Optional: a clearer status and message for a failed vendor call
        (result_text: the vendor's name for the result). Returns 1 when it
        filled *out. */
@@ -367,6 +394,9 @@ struct dt_decoder {
     /* device descriptions kept across sessions (or NULL) */
     dt_device_props *device_cache;
     pthread_mutex_t *device_lock;
+    /* where the vendor's decoders count records (dt_vendor_records.counted),
+       under the session's lock; NULL: not counted */
+    uint64_t *counted;
     /* launch callback ids below DT_LAUNCH_BITS, as bits ([0] runtime, [1] driver) */
     uint64_t launch_bits[2][DT_LAUNCH_BITS / 64];
 };
@@ -395,6 +425,7 @@ DT_HIDDEN int dt_decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbi
 /* The engine: one per vendor, process-wide (engine.c)                 */
 /* ------------------------------------------------------------------ */
 #define DT_ENGINE_MAX_KINDS 24
+#define DT_ENGINE_MAX_COUNTED 8
 
 typedef struct dt_engine {
     const dt_vendor *v;
@@ -433,6 +464,19 @@ typedef struct dt_engine {
     _Atomic int released;
     char released_to[128];
     int flush_period_set;
+    /* the library is detached at the next API exit callback */
+    _Atomic int finalize_pending;
+    int latency_on;                   /* kernels' queued times asked of the vendor */
+    /* calls the vendor refused at start, made again at the next context
+       creation (dt_vendor_callbacks.context_created): DT_RETRY_* bits
+       still to make, read on the program's threads; those refused in this
+       session; the vendor's answers at start and when made again */
+    _Atomic unsigned retry_pending;
+    unsigned retry_refused, retry_made;
+    int retry_first[2], retry_again[2];
+    int context_callback_on;
+    uint32_t sessions;                /* sessions started in this process */
+    uint64_t counted[DT_ENGINE_MAX_COUNTED]; /* this session's (dt_vendor_records.counted) */
     dt_session *session;              /* under decode_lock */
     _Atomic uint64_t orphaned;        /* buffers completed with no session */
     dt_device_props devices[DT_MAX_DEVICES];
@@ -457,7 +501,9 @@ DT_HIDDEN void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, s
 DT_HIDDEN void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size,
                                   size_t valid);
 /* The subscriber's callback (userdata: the engine): on an API entry, links
-   its correlation id to devtrace's innermost external id. */
+   its correlation id to devtrace's innermost external id; on an API exit,
+   detaches a library waiting to be finalized; on a context's creation,
+   makes again the calls refused at start (dt_vendor_callbacks). */
 DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata);
 
 /* The engine of a vendor: defines `dt_engine_<ident>` driven by

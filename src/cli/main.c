@@ -36,7 +36,8 @@ static void usage(FILE *f)
 static void record_usage(FILE *f)
 {
     fprintf(f,
-            "usage: devtrace record [-o FILE] [--backend NAME] [--format FORMAT] -- PROGRAM [ARGS...]\n"
+            "usage: devtrace record [-o FILE] [--backend NAME] [--format FORMAT] [--kernel-queued]\n"
+            "                       -- PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM with the devtrace injection library preloaded and writes one trace\n"
             "per traced process that recorded something (a user range, an API call, device\n"
@@ -55,6 +56,9 @@ static void record_usage(FILE *f)
             "  --backend NAME      auto (default) or a name from 'devtrace backends'\n"
             "  --format FORMAT     json (default), json.gz, perfetto or perfetto.gz (also chosen\n"
             "                      by a FILE ending in .gz, .pftrace or .pftrace.gz)\n"
+            "  --kernel-queued     record kernels' queued and submitted times (the trace's\n"
+            "                      \"queued\"), where the vendor gives them (CUPTI); each launch\n"
+            "                      costs more, so they are off by default\n"
             "\n"
             "Signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) sent to devtrace are forwarded to\n"
             "PROGRAM. A process stopped by one writes its trace first, then ends by the signal;\n"
@@ -474,6 +478,7 @@ static void release_output(output_claim *c)
 static int cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *backend = NULL, *format = NULL;
+    int kernel_queued = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -482,6 +487,7 @@ static int cmd_record(int argc, char **argv)
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) output = argv[++i];
         else if (strcmp(a, "--backend") == 0 && i + 1 < argc) backend = argv[++i];
         else if (strcmp(a, "--format") == 0 && i + 1 < argc) format = argv[++i];
+        else if (strcmp(a, "--kernel-queued") == 0) kernel_queued = 1;
         else if (a[0] == '-') {
             fprintf(stderr, "devtrace record: unknown option %s\n", a);
             record_usage(stderr);
@@ -606,6 +612,7 @@ static int cmd_record(int argc, char **argv)
         if (!getenv("CUDA_INJECTION64_PATH")) setenv("CUDA_INJECTION64_PATH", inject_abs, 1);
         setenv("DEVTRACE_OUTPUT", output, 1);
         if (backend) setenv("DEVTRACE_BACKEND", backend, 1);
+        if (kernel_queued) setenv("DEVTRACE_KERNEL_QUEUED", "1", 1);
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         setenv("DEVTRACE_PRIMARY_PID", pid, 1);

@@ -57,6 +57,7 @@ void dt_config_from_env(dt_config *c)
         c->output_path = o;
         c->format = dt_format_of_path(o, c->format);
     }
+    if (dt_env_bool("DEVTRACE_KERNEL_QUEUED") == 1) c->capture |= DT_CAPTURE_KERNEL_QUEUED;
 }
 
 static const struct {

@@ -11,6 +11,7 @@
    it. With DEVTRACE_CUPTI_HANDOVER=1 devtrace gives CUPTI to that client
    instead: what it recorded until then stays in its trace, the device
    activity after that goes to the client. */
+#include "backends/cupti_family_abi.h" /* result codes, checked against cupti_result.h in cupti.c */
 #include "dt_internal.h"
 #include "inject.h"
 
@@ -54,8 +55,17 @@ int InitializeInjection(void)
 {
     if (!cupti_wanted()) return 1;
     if (dt_inject_session && getpid() == dt_inject_owner && dt_session_awaits(dt_inject_session, "cupti")) {
-        if (dt_session_attach_deferred(dt_inject_session) != DT_OK)
+        if (dt_session_attach_deferred(dt_inject_session) != DT_OK) {
             dt_inject_report("note", 0, "", "CUPTI not attached when the process initialised CUDA: %s", dt_last_error());
+            return 1;
+        }
+        /* The CUDA runtime registered its teardown with atexit as it began
+           initialising the driver (a statically linked cudart does so after
+           this library's constructor registered its own handler, so that
+           handler would run after the teardown): the trace is written from
+           a handler registered now, which runs before the runtime's, while
+           CUPTI can still flush. */
+        atexit(dt_inject_finish);
         return 1;
     }
     /* No session waits for CUPTI (DEVTRACE_DISABLE: the program records
@@ -71,9 +81,6 @@ int InitializeInjection(void)
    through these. */
 typedef int (*subscribe_fn)(void **subscriber, void *callback, void *userdata);
 typedef int (*subscribe_named_fn)(void **subscriber, void *callback, void *userdata, void *params);
-
-#define DT_CUPTI_MULTIPLE_SUBSCRIBERS 39 /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */
-#define DT_CUPTI_NOT_INITIALIZED 15      /* CUPTI_ERROR_NOT_INITIALIZED */
 
 /* CUPTI's definition of `name` for a caller at `caller`: the next in the
    global scope, or (for a library loaded with RTLD_LOCAL, as Python loads
@@ -115,7 +122,7 @@ static int before_other_subscriber(const char *who)
 
 static void after_other_subscriber(const char *who, const char *call, int held, int result)
 {
-    if (!held || result != DT_CUPTI_MULTIPLE_SUBSCRIBERS) return;
+    if (!held || result != DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return;
     dt_session_note(dt_inject_session, "cupti_clients", "%s called %s while devtrace held CUPTI and was refused: its own "
                     "trace (torch.profiler's, if it is that) has no device activity, this one has it; "
                     "DEVTRACE_CUPTI_HANDOVER=1 gives CUPTI to it instead", who, call);
@@ -128,7 +135,7 @@ int cuptiSubscribe(void **subscriber, void *callback, void *userdata)
 {
     const void *caller = __builtin_return_address(0);
     subscribe_fn real = (subscribe_fn)cupti_symbol("cuptiSubscribe", caller, (const void *)cuptiSubscribe);
-    if (!real) return DT_CUPTI_NOT_INITIALIZED;
+    if (!real) return DT_CF_ERROR_NOT_INITIALIZED;
     char who[256];
     caller_name(caller, who, sizeof who);
     int held = before_other_subscriber(who);
@@ -144,7 +151,7 @@ int cuptiSubscribe_v2(void **subscriber, void *callback, void *userdata, void *p
     const void *caller = __builtin_return_address(0);
     subscribe_named_fn real =
         (subscribe_named_fn)cupti_symbol("cuptiSubscribe_v2", caller, (const void *)cuptiSubscribe_v2);
-    if (!real) return DT_CUPTI_NOT_INITIALIZED;
+    if (!real) return DT_CF_ERROR_NOT_INITIALIZED;
     char who[256];
     caller_name(caller, who, sizeof who);
     int held = before_other_subscriber(who);

@@ -18,6 +18,11 @@ extern pid_t dt_inject_owner;
 __attribute__((format(printf, 4, 5))) void dt_inject_report(const char *state, int with_counts, const char *path,
                                                             const char *fmt, ...);
 
+/* Stop the session and write the trace, once (whoever asks first; the
+   others wait): at exit, _exit, exec or a signal, and from an exit handler
+   a vendor part registers after its runtime's own (cuda.c). */
+void dt_inject_finish(void);
+
 /* The backend whose vendor calls this library later, so the session
    waits for it rather than loading it at start (cuda.c); NULL for none. */
 const char *dt_inject_deferred_backend(void);

@@ -767,3 +767,37 @@ def test_children_forked_without_exec_write_their_own_traces(tmp_path, backend, 
             (name,) * 5 for name in ("child_a", "child_b", "child_c", "grandchild"))
         assert all("forked without exec from process" in note for note in notes)
         assert all(loss["total"] == 0 for loss in losses)
+
+
+@needs_emulator()
+@pytest.mark.parametrize("queued", [False, True])
+def test_record_kernel_queued(tmp_path, queued):
+    """record --kernel-queued gives every kernel its queued time (CUPTI's
+    latency timestamps, on the CUPTI emulator); without it the trace's
+    "queued" is 0 (unknown), as it is off by default."""
+    library = next((lib for name, _, lib in VENDORS if name == "cupti"), None)
+    if library is None or not library.exists():
+        pytest.skip("the CUPTI emulator is not built")
+    scn = tmp_path / "k.scn"
+    scn.write_text("""vendor cupti
+thread "main" {
+  kernel device=0 stream=1 name="k" grid=1,1,1 block=32,1,1 dur_us=40
+  kernel device=0 stream=1 name="k" grid=1,1,1 block=32,1,1 dur_us=40
+  kernel device=0 stream=2 name="k" grid=1,1,1 block=32,1,1 dur_us=40
+  sync device=0
+}
+""")
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--backend", "cupti", *(["--kernel-queued"] if queued else []), "-o", out, "--",
+               EMU_RUN, "--quiet", "--library", library, scn], env={"DEVTRACE_CUPTI_LIBRARY": str(library)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    trace = check_trace(out)
+    kernels = [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
+    assert len(kernels) == 3
+    for k in kernels:
+        if queued:
+            # absolute ns, before the kernel starts (the same clock)
+            start_ns = round(k["ts"] * 1000) + trace["baseTimeNanoseconds"]
+            assert start_ns - 10**9 < k["args"]["queued"] <= start_ns, k
+        else:
+            assert k["args"]["queued"] == 0, k

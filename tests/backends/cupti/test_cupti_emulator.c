@@ -8,6 +8,7 @@
  * any session.
  */
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,8 +28,8 @@
 
 #include "devtrace_emu.h"
 #include "cupti_engine.h"
+#include "cupti_emu_session.h"
 
-static char g_lib[1024];
 static void *g_emu;
 static struct {
     int (*launch_kernel)(int, int, const char *, const int[3], const int[3], uint64_t);
@@ -44,16 +45,16 @@ static struct {
     int (*disable)(uint32_t kind);
     int (*flush_all)(uint32_t flag);
     int (*null_client)(int on);
+    int (*malloc_)(int device, int memory, uint64_t bytes, uint64_t *address);
+    int (*free_)(uint64_t address);
+    int (*memory_pool)(int device, int op, uint64_t address, uint64_t bytes);
 } emu;
 
 static const int grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
 
 static int setup(void)
 {
-    snprintf(g_lib, sizeof g_lib, "%s/emu/libcupti.so.13", DT_BINARY_DIR);
-    setenv("DEVTRACE_CUPTI_LIBRARY", g_lib, 1);
-    unsetenv("DEVTRACE_EMU_FAIL");
-    g_emu = dlopen(g_lib, RTLD_NOW | RTLD_LOCAL);
+    g_emu = cupti_emu_open();
     if (!g_emu) return 0;
     emu.launch_kernel = (int (*)(int, int, const char *, const int[3], const int[3], uint64_t))dlsym(g_emu, "emu_launch_kernel");
     emu.memcpy_ = (int (*)(int, int, int, uint64_t, uint64_t, int))dlsym(g_emu, "emu_memcpy");
@@ -67,30 +68,16 @@ static int setup(void)
     *(void **)&emu.disable = dlsym(g_emu, "cuptiActivityDisable");
     *(void **)&emu.flush_all = dlsym(g_emu, "cuptiActivityFlushAll");
     *(void **)&emu.null_client = dlsym(g_emu, "emu_null_client");
+    *(void **)&emu.malloc_ = dlsym(g_emu, "emu_malloc");
+    *(void **)&emu.free_ = dlsym(g_emu, "emu_free");
+    *(void **)&emu.memory_pool = dlsym(g_emu, "emu_memory_pool");
     return 0;
 }
 
 #define REQUIRE_EMU()                                                           \
     do {                                                                        \
-        if (!g_emu) SKIP("the CUPTI emulator %s was not built", g_lib); \
+        if (!g_emu) SKIP("the CUPTI emulator %s was not built", cupti_emu_path); \
     } while (0)
-
-static dt_session *start_session(uint32_t capture, uint32_t buffers, size_t buffer_size)
-{
-    dt_config c;
-    dt_config_init(&c);
-    c.backend = "cupti";
-    c.capture = capture;
-    if (buffers) c.buffer_count = buffers;
-    if (buffer_size) c.buffer_size = buffer_size;
-    c.calibration_period_ms = 0;
-    dt_session *s = NULL;
-    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
-    dt_status st = dt_session_start(s);
-    if (st != DT_OK) printf("start: %s\n", dt_last_error());
-    REQUIRE_EQ(st, DT_OK);
-    return s;
-}
 
 /* A client of the emulator that counts the device records it gets. */
 static _Alignas(8) uint8_t g_device_buffer[4096];
@@ -120,7 +107,7 @@ static void test_devices_after_driver_init(void)
     REQUIRE_EMU();
     REQUIRE_EQ(emu.launch_kernel(0, 0, "initialises the driver", grid, block, 10), 0);
     REQUIRE_EQ(emu.synchronize(-1, -1), 0);
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     REQUIRE(s->devices[0].valid && s->devices[1].valid);
     REQUIRE_EQ(s->devices[1].num_sms, 132);
@@ -153,7 +140,7 @@ static void test_probe(void)
 static void test_session_exact(void)
 {
     REQUIRE_EMU();
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     emu.stats_reset();
     uint64_t range = 0;
     REQUIRE_EQ(dt_range_push("outer", &range), DT_OK);
@@ -266,7 +253,7 @@ static void expect_failure(const char *mode, dt_status want, const char *text)
     dt_session_destroy(s);
     unsetenv("DEVTRACE_EMU_FAIL");
     /* nothing was left armed or subscribed: the next session starts */
-    s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     dt_session_destroy(s);
 }
@@ -292,7 +279,7 @@ static void test_pool_runs_dry(void)
     /* Buffers of 16 kernel records, and a consumer held up (the session
        lock, which decoding takes, is held here): the pool grows to its bound
        and then runs dry, whatever the timing. */
-    dt_session *s = start_session(DT_CAPTURE_KERNEL, 1, 16 * DT_CF_KERNEL10_SIZE);
+    dt_session *s = cupti_session_start(DT_CAPTURE_KERNEL, 1, 16 * DT_CF_KERNEL10_SIZE);
     emu.stats_reset();
     dt_session_lock(s);
     for (int i = 0; i < 400; i++) emu.launch_kernel(0, i % 4, "k", grid, block, 10);
@@ -324,7 +311,7 @@ static void test_external_ids_beside_kineto(void)
     int (*push)(uint32_t, uint64_t), (*pop)(uint32_t, uint64_t *);
     *(void **)&push = dlsym(g_emu, "cuptiActivityPushExternalCorrelationId");
     *(void **)&pop = dlsym(g_emu, "cuptiActivityPopExternalCorrelationId");
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     REQUIRE_EQ(push(DT_CF_EXTERNAL_CUSTOM0, 500), 0); /* Kineto's op */
     REQUIRE_EQ(dt_external_push(7), DT_OK);
     REQUIRE_EQ(emu.launch_kernel(0, 0, "both", grid, block, 100), 0);
@@ -361,7 +348,7 @@ static void *launch_200(void *arg)
 static void test_per_thread_buffers(void)
 {
     REQUIRE_EMU();
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     emu.stats_reset();
     pthread_t th[MANY_THREADS];
     for (intptr_t t = 0; t < MANY_THREADS; t++) REQUIRE_EQ(pthread_create(&th[t], NULL, launch_200, (void *)t), 0);
@@ -395,7 +382,7 @@ static void test_incomplete_record_refused(void)
 {
     REQUIRE_EMU();
     setenv("DEVTRACE_EMU_INCOMPLETE", "refused", 1);
-    dt_session *s = start_session(DT_CAPTURE_KERNEL, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_KERNEL, 0, 0);
     emu.stats_reset();
     REQUIRE_EQ(emu.launch_kernel(0, 20, "still_running", grid, block, 30ull * 1000000000u), 0);
     /* written after it, into the same buffer, by the final flush */
@@ -426,7 +413,7 @@ static void test_thread_ids_set_once(void)
     REQUIRE_EMU();
     emu.stats_reset();
     for (int round = 0; round < 3; round++) {
-        dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+        dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
         REQUIRE_EQ(emu.launch_kernel(0, 0, "k", grid, block, 10), 0);
         REQUIRE_EQ(emu.synchronize(-1, -1), 0);
         REQUIRE_EQ(dt_session_stop(s), DT_OK);
@@ -457,14 +444,14 @@ static void test_early_init(void)
     REQUIRE_EQ(st.records[EMU_KIND_DRIVER], 0);
 
     for (int round = 0; round < 2; round++) {
-        dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+        dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
         emu.stats_reset();
         REQUIRE_EQ(emu.launch_kernel(0, 0, "during", grid, block, 10), 0);
         REQUIRE_EQ(emu.launch_kernel(0, 0, "during", grid, block, 10), 0);
         REQUIRE_EQ(emu.synchronize(-1, -1), 0);
         REQUIRE_EQ(dt_session_stop(s), DT_OK);
         emu.stats_get(&st);
-        REQUIRE_EQ(st.finalized, 1);
+        REQUIRE_EQ(st.finalized, 0); /* at the next API call's exit */
         size_t kernels = 0;
         for (size_t i = 0; i < dt_session_event_count(s); i++) {
             dt_event ev;
@@ -485,9 +472,184 @@ static void test_early_init(void)
         REQUIRE_EQ(emu.launch_kernel(0, 0, "between", grid, block, 10), 0);
         REQUIRE_EQ(emu.synchronize(-1, -1), 0);
         emu.stats_get(&st);
+        REQUIRE_EQ(st.finalized, 1);
+        REQUIRE_EQ(st.finalize_refused, 0);
         REQUIRE_EQ(st.records[EMU_KIND_KERNEL], 0);
         REQUIRE_EQ(st.records[EMU_KIND_RUNTIME], 0);
         REQUIRE_EQ(st.thread_id_type_changes_while_profiling, 0);
+    }
+}
+
+/* CUPTI may be finalized only from an API exit callback or once the device
+   is synchronised (cupti_activity.h); a stop with device work still running
+   must not finalize there and then. The library is detached at the exit of
+   the program's next API call, every record of the session kept; a session
+   started before that call keeps it attached and records exactly. */
+static void test_finalize_at_api_exit(void)
+{
+    REQUIRE_EMU();
+    emu_stats st;
+    for (int round = 0; round < 2; round++) {
+        dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
+        emu.stats_reset();
+        REQUIRE_EQ(emu.launch_kernel(0, 0, "short", grid, block, 10), 0);
+        REQUIRE_EQ(emu.launch_kernel(0, 1, "long", grid, block, 300u * 1000 * 1000), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK); /* the long kernel still runs */
+        emu.stats_get(&st);
+        CHECK_EQ(st.finalize_refused, 0);
+        CHECK_EQ(st.finalized, 0);
+        dt_session_destroy(s);
+        if (round == 0) {
+            /* the next call's exit callback detaches CUPTI */
+            REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+            emu.stats_get(&st);
+            CHECK_EQ(st.finalize_refused, 0);
+            CHECK_EQ(st.finalized, 1);
+        } else {
+            /* a session before any call: attached, exact */
+            s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
+            REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+            REQUIRE_EQ(emu.launch_kernel(0, 0, "next", grid, block, 10), 0);
+            REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+            REQUIRE_EQ(dt_session_stop(s), DT_OK);
+            emu.stats_get(&st);
+            CHECK_EQ(st.finalized, 0);
+            size_t kernels = 0;
+            for (size_t i = 0; i < dt_session_event_count(s); i++) {
+                dt_event ev;
+                dt_session_event(s, i, &ev);
+                kernels += ev.kind == DT_EVENT_KERNEL;
+            }
+            CHECK_EQ(kernels, 1);
+            CHECK_EQ(dt_session_loss_total(s), 0);
+            dt_session_destroy(s);
+            REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+            emu.stats_get(&st);
+            CHECK_EQ(st.finalize_refused, 0);
+            CHECK_EQ(st.finalized, 1);
+        }
+    }
+}
+
+/* CUDA allocations and frees (MEMORY2) are memory events with their bytes,
+   address, device, kind and the call's External id; the memory capture bit
+   turns them off. */
+static void test_memory_events(void)
+{
+    REQUIRE_EMU();
+    for (int with_memory = 1; with_memory >= 0; with_memory--) {
+        dt_session *s = cupti_session_start(with_memory ? DT_CAPTURE_DEFAULT : DT_CAPTURE_DEFAULT & ~DT_CAPTURE_MEMORY, 0, 0);
+        emu.stats_reset();
+        uint64_t a = 0, b = 0, pinned = 0;
+        REQUIRE_EQ(dt_external_push(7), DT_OK);
+        REQUIRE_EQ(emu.malloc_(0, 3, 1 << 20, &a), 0);
+        REQUIRE_EQ(emu.malloc_(1, 3, 4096, &b), 0);
+        REQUIRE_EQ(emu.malloc_(0, 2, 8192, &pinned), 0);
+        REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
+        REQUIRE_EQ(emu.free_(a), 0);
+        REQUIRE_EQ(emu.free_(pinned), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK);
+        emu_stats st;
+        emu.stats_get(&st);
+        CHECK_EQ(st.records[EMU_KIND_MEMORY], with_memory ? 5 : 0);
+        size_t allocs = 0, frees = 0, mallocs = 0;
+        uint64_t allocated = 0, freed = 0;
+        for (size_t i = 0; i < dt_session_event_count(s); i++) {
+            dt_event ev;
+            dt_session_event(s, i, &ev);
+            if (ev.kind == DT_EVENT_RUNTIME) mallocs += strcmp(ev.name, "cudaMalloc") == 0;
+            if (ev.kind != DT_EVENT_MEMORY) continue;
+            CHECK_STR(ev.name, "[memory]");
+            CHECK(ev.u.memory.address == a || ev.u.memory.address == b || ev.u.memory.address == pinned,
+                  "address %" PRIx64, ev.u.memory.address);
+            CHECK_EQ(ev.device, ev.u.memory.address == b ? 1 : 0);
+            CHECK_EQ(ev.u.memory.memory_kind, ev.u.memory.address == pinned ? DT_MEM_PINNED : DT_MEM_DEVICE);
+            CHECK(ev.correlation != 0, "no correlation");
+            if (ev.u.memory.is_free) {
+                frees++;
+                freed += ev.u.memory.bytes;
+            } else {
+                allocs++;
+                allocated += ev.u.memory.bytes;
+                CHECK(ev.has_external && ev.external_id == 7, "External id %d/%" PRIu64, ev.has_external,
+                      ev.external_id);
+            }
+        }
+        CHECK_EQ(mallocs, 3);
+        CHECK_EQ(allocs, with_memory ? 3 : 0);
+        CHECK_EQ(frees, with_memory ? 2 : 0);
+        CHECK_EQ(allocated, with_memory ? (1u << 20) + 4096 + 8192 : 0);
+        CHECK_EQ(freed, with_memory ? (1u << 20) + 8192 : 0);
+        CHECK_EQ(dt_session_loss_total(s), 0);
+        dt_session_destroy(s);
+        REQUIRE_EQ(emu.free_(b), 0);
+    }
+}
+
+/* Stream-ordered memory pools (MEMORY_POOL records) created, trimmed and
+   destroyed are counted, by operation, in the note `memory_pools`, with
+   the memory capture bit only. */
+static void test_memory_pools(void)
+{
+    REQUIRE_EMU();
+    REQUIRE(emu.memory_pool != NULL);
+    for (int with_memory = 1; with_memory >= 0; with_memory--) {
+        dt_session *s = cupti_session_start(with_memory ? DT_CAPTURE_DEFAULT : DT_CAPTURE_DEFAULT & ~DT_CAPTURE_MEMORY, 0, 0);
+        emu.stats_reset();
+        REQUIRE_EQ(emu.memory_pool(0, EMU_POOL_CREATED, 0x7000000000, 1 << 26), 0);
+        REQUIRE_EQ(emu.memory_pool(1, EMU_POOL_CREATED, 0x7100000000, 1 << 26), 0);
+        REQUIRE_EQ(emu.memory_pool(0, EMU_POOL_TRIMMED, 0x7000000000, 1 << 20), 0);
+        REQUIRE_EQ(emu.memory_pool(0, EMU_POOL_DESTROYED, 0x7000000000, 0), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK);
+        emu_stats st;
+        emu.stats_get(&st);
+        CHECK_EQ(st.records[EMU_KIND_MEMORY_POOL], with_memory ? 4 : 0);
+        CHECK_STR(cupti_note(s, "memory_pools"), with_memory ? "memory pool operations (counted; not events of the trace): 2 created, "
+                                      "1 destroyed, 1 trimmed"
+                                    : "");
+        size_t calls = 0;
+        for (size_t i = 0; i < dt_session_event_count(s); i++) {
+            dt_event ev;
+            dt_session_event(s, i, &ev);
+            calls += ev.kind == DT_EVENT_RUNTIME && strncmp(ev.name, "cudaMemPool", 11) == 0;
+        }
+        CHECK_EQ(calls, 4);
+        CHECK_EQ(dt_session_loss_total(s), 0);
+        dt_session_destroy(s);
+    }
+}
+
+/* Kernels' queued and submitted times only when asked
+   (DT_CAPTURE_KERNEL_QUEUED), and off again for the next session. */
+static void test_queued_timestamps(void)
+{
+    REQUIRE_EMU();
+    static const uint32_t captures[] = {DT_CAPTURE_DEFAULT, DT_CAPTURE_DEFAULT | DT_CAPTURE_KERNEL_QUEUED,
+                                        DT_CAPTURE_DEFAULT};
+    for (size_t round = 0; round < 3; round++) {
+        int asked = (captures[round] & DT_CAPTURE_KERNEL_QUEUED) != 0;
+        dt_session *s = cupti_session_start(captures[round], 0, 0);
+        for (int i = 0; i < 3; i++) REQUIRE_EQ(emu.launch_kernel(0, 0, "k", grid, block, 1000), 0);
+        REQUIRE_EQ(emu.synchronize(-1, -1), 0);
+        REQUIRE_EQ(dt_session_stop(s), DT_OK);
+        size_t kernels = 0;
+        for (size_t i = 0; i < dt_session_event_count(s); i++) {
+            dt_event ev;
+            dt_session_event(s, i, &ev);
+            if (ev.kind != DT_EVENT_KERNEL) continue;
+            kernels++;
+            if (!asked) {
+                CHECK_EQ(ev.u.kernel.queued_ns, DT_TIMESTAMP_UNKNOWN);
+                CHECK_EQ(ev.u.kernel.submitted_ns, DT_TIMESTAMP_UNKNOWN);
+                continue;
+            }
+            CHECK(ev.u.kernel.queued_ns != DT_TIMESTAMP_UNKNOWN && ev.u.kernel.queued_ns <= ev.u.kernel.submitted_ns &&
+                      ev.u.kernel.submitted_ns <= ev.start_ns,
+                  "queued %" PRIu64 " submitted %" PRIu64 " start %" PRIu64, ev.u.kernel.queued_ns,
+                  ev.u.kernel.submitted_ns, ev.start_ns);
+        }
+        CHECK_EQ(kernels, 3);
+        dt_session_destroy(s);
     }
 }
 
@@ -499,6 +661,9 @@ static void test_null_client(void)
 {
     REQUIRE_EMU();
     REQUIRE(emu.null_client != NULL);
+    /* an API call: the exit callback detaches CUPTI from the sessions
+       before (the emulator has no driver devtrace could call itself) */
+    REQUIRE_EQ(emu.synchronize(-1, -1), 0);
     static const int modes[] = {1, EMU_NULL_CLIENT_NO_IDS};
     for (size_t m = 0; m < 2; m++) {
         emu.stats_reset();
@@ -513,7 +678,7 @@ static void test_null_client(void)
         /* one per API record, runtime and driver */
         CHECK_EQ(st.records[EMU_KIND_EXTERNAL], modes[m] == 1 ? 6 : 0);
     }
-    dt_session *s = start_session(DT_CAPTURE_DEFAULT, 0, 0);
+    dt_session *s = cupti_session_start(DT_CAPTURE_DEFAULT, 0, 0);
     CHECK_EQ(emu.null_client(1), EMU_EINVAL);
     CHECK_EQ(dt_session_stop(s), DT_OK);
     dt_session_destroy(s);
@@ -530,6 +695,10 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_thread_ids_set_once),
              DT_TEST(test_null_client),
              DT_TEST(test_early_init),
+             DT_TEST(test_finalize_at_api_exit),
+             DT_TEST(test_memory_events),
+             DT_TEST(test_memory_pools),
+             DT_TEST(test_queued_timestamps),
              /* last: its kernel keeps a stream busy for 30 s */
              DT_TEST(test_incomplete_record_refused))
 

@@ -112,6 +112,59 @@ static int program(void)
     return 0;
 }
 
+/* --exit: 9 kernels, then exit, unsynchronised: the trace is
+   written before the CUDA runtime's teardown, which the runtime registered
+   with atexit as the driver initialised (after devtrace's constructor). */
+static int exit_program(void)
+{
+    void *emu = dlopen(g_emu, RTLD_NOW | RTLD_LOCAL);
+    if (!emu) return 90;
+    int (*launch)(int, int, const char *, const int[3], const int[3], uint64_t);
+    *(void **)&launch = dlsym(emu, "emu_launch_kernel");
+    for (int i = 0; i < 9; i++) launch(0, i % 2, "k", grid, block, 100);
+    exit(0);
+}
+
+/* `devtrace record` of this test run as the program in `mode` (--program,
+   --exit), with env before it; its output in out. */
+static void record_self(const char *env, const char *mode, const char *trace, char *out, size_t n)
+{
+    char self[1024];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    REQUIRE(len > 0);
+    self[len] = '\0';
+    int rc = run(out, n, "cd '%s' && rm -f '%s' && %s DEVTRACE_CUPTI_LIBRARY='%s' '%s' record -o '%s' -- '%s' %s 2>&1",
+                 g_dir, trace, env, g_emu, DT_CLI, trace, self, mode);
+    printf("%s", out);
+    REQUIRE_EQ(rc, 0);
+}
+
+static void test_trace_written_before_runtime_teardown(void)
+{
+    char out[8192];
+    record_self("", "--exit", "exit.json", out, sizeof out);
+    REQUIRE(strstr(out, "nothing lost") != NULL);
+    char *trace = read_trace("exit.json");
+    REQUIRE_EQ(kernels_in(trace), 9);
+    free(trace);
+}
+
+/* The session attaches inside InitializeInjection, while the driver
+   initialises: a CUPTI that refuses EnableAndDump and the runtime filter
+   there (DEVTRACE_EMU_BEFORE_CONTEXT=refused) gets them again when the
+   first context is created, before the first launch's records. */
+static void test_calls_refused_inside_driver_init(void)
+{
+    char out[8192];
+    record_self("DEVTRACE_EMU_BEFORE_CONTEXT=refused", "--exit", "early.json", out, sizeof out);
+    char *trace = read_trace("early.json");
+    REQUIRE_EQ(kernels_in(trace), 9);
+    CHECK(strstr(trace, "\"context_retry\"") != NULL, "no context_retry note");
+    CHECK(strstr(trace, "made again when a device context was created: accepted") != NULL, "not accepted");
+    CHECK(strstr(trace, "CallConfiguration") == NULL, "call-configuration calls recorded");
+    free(trace);
+}
+
 /* A process that never initialises CUDA does not load libcupti. */
 static void test_no_cuda_no_cupti(void)
 {
@@ -125,24 +178,12 @@ static void test_no_cuda_no_cupti(void)
     REQUIRE(strncmp(out, "0\n", 2) == 0);
 }
 
-static void record_program(const char *env, const char *trace, char *out, size_t n)
-{
-    char self[1024];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    REQUIRE(len > 0);
-    self[len] = '\0';
-    int rc = run(out, n, "cd '%s' && rm -f '%s' && %s DEVTRACE_CUPTI_LIBRARY='%s' '%s' record -o '%s' -- '%s' --program 2>&1",
-                 g_dir, trace, env, g_emu, DT_CLI, trace, self);
-    printf("%s", out);
-    REQUIRE_EQ(rc, 0);
-}
-
 /* devtrace holds CUPTI: the client is refused and told so; every kernel is
    in devtrace's trace, which notes the refusal, and record says it. */
 static void test_other_client_refused(void)
 {
     char out[16384];
-    record_program("", "refused.json", out, sizeof out);
+    record_self("", "--program", "refused.json", out, sizeof out);
     REQUIRE(strstr(out, "subscribe=39 holder=[CUPTI for devtrace] client_kernels=0") != NULL);
     REQUIRE(strstr(out, "asked for CUPTI (cuptiSubscribe_v2) while devtrace held it and was refused") != NULL);
     REQUIRE(strstr(out, "libdt_test_cupti_client.so") != NULL);
@@ -158,7 +199,7 @@ static void test_other_client_refused(void)
 static void test_handover(void)
 {
     char out[16384];
-    record_program("DEVTRACE_CUPTI_HANDOVER=1", "handover.json", out, sizeof out);
+    record_self("DEVTRACE_CUPTI_HANDOVER=1", "--program", "handover.json", out, sizeof out);
     REQUIRE(strstr(out, "subscribe=0 holder=[] client_kernels=7") != NULL);
     REQUIRE(strstr(out, "CUPTI given to libdt_test_cupti_client.so") != NULL);
     char *trace = read_trace("handover.json");
@@ -235,6 +276,10 @@ static int program_main(int argc, char **argv)
         setup();
         return program();
     }
+    if (argc == 2 && strcmp(argv[1], "--exit") == 0) {
+        setup();
+        return exit_program();
+    }
     if (argc == 2 && strcmp(argv[1], "--reentry") == 0) {
         setup();
         return reentry();
@@ -248,6 +293,8 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_no_cuda_no_cupti),
              DT_TEST(test_other_client_refused),
              DT_TEST(test_handover),
+             DT_TEST(test_trace_written_before_runtime_teardown),
+             DT_TEST(test_calls_refused_inside_driver_init),
              DT_TEST(test_start_reentered_from_injection))
 #undef main
 

@@ -14,6 +14,7 @@
 #include "dt_check.h"
 
 #include "dt_internal.h"
+#include "backends/cupti_family_abi.h"
 
 #if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI
 
@@ -88,8 +89,43 @@ static void test_prepare(void)
     }
 }
 
+/* Every result code devtrace names means what the real library says it
+   means (cuptiGetResultString needs no driver). */
+static void test_result_names(void)
+{
+    REQUIRE_LIBCUPTI();
+    void *h = dlopen(g_probe.library, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(h != NULL);
+    int (*text)(int, const char **) = (int (*)(int, const char **))dlsym(h, "cuptiGetResultString");
+    REQUIRE(text != NULL);
+    static const struct { int code; const char *name; } ours[] = {
+        {DT_CF_SUCCESS, "CUPTI_SUCCESS"},
+        {DT_CF_ERROR_INVALID_PARAMETER, "CUPTI_ERROR_INVALID_PARAMETER"},
+        {DT_CF_ERROR_INVALID_OPERATION, "CUPTI_ERROR_INVALID_OPERATION"},
+        {DT_CF_ERROR_MAX_LIMIT_REACHED, "CUPTI_ERROR_MAX_LIMIT_REACHED"},
+        {DT_CF_ERROR_NOT_COMPATIBLE, "CUPTI_ERROR_NOT_COMPATIBLE"},
+        {DT_CF_ERROR_NOT_INITIALIZED, "CUPTI_ERROR_NOT_INITIALIZED"},
+        {DT_CF_ERROR_QUEUE_EMPTY, "CUPTI_ERROR_QUEUE_EMPTY"},
+        {DT_CF_ERROR_INVALID_KIND, "CUPTI_ERROR_INVALID_KIND"},
+        {DT_CF_ERROR_NOT_SUPPORTED, "CUPTI_ERROR_NOT_SUPPORTED"},
+        {DT_CF_ERROR_CUDA_COMPILER_NOT_COMPATIBLE, "CUPTI_ERROR_CUDA_COMPILER_NOT_COMPATIBLE"},
+        {DT_CF_ERROR_INSUFFICIENT_PRIVILEGES, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"},
+        {DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+        {DT_CF_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES,
+         "CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES"},
+        {DT_CF_ERROR_LEGACY_PROFILER_NOT_SUPPORTED, "CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED"},
+        {DT_CF_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN"},
+    };
+    for (size_t i = 0; i < sizeof ours / sizeof *ours; i++) {
+        const char *name = NULL;
+        CHECK_EQ(text(ours[i].code, &name), DT_CF_SUCCESS);
+        CHECK_STR(name ? name : "(null)", ours[i].name);
+    }
+}
+
 DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_probe),
+             DT_TEST(test_result_names),
              DT_TEST(test_start),
              DT_TEST(test_prepare))
 

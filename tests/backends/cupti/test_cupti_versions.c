@@ -16,6 +16,7 @@
 #include <cupti_activity.h>
 
 #include "backends/cupti_family.h"
+#include "backends/engine.h"
 
 static const dt_record_layout *layout(const dt_record_layout *set, uint32_t kind)
 {
@@ -95,7 +96,40 @@ static void mupti_versions(void)
     SAME(y, CUpti_ActivitySynchronization, DT_F_CORRELATION, correlationId);
 }
 
-DT_TEST_MAIN(NULL, NULL, DT_TEST(mcpti_versions), DT_TEST(ppu_versions), DT_TEST(mupti_versions))
+extern dt_engine dt_engine_cupti;
+
+/* CUPTI's own versions, chosen by the loaded library's API version: CUDA
+   12's Kernel9, CUDA 13.0's Kernel10 (sizes known), 13.1's Kernel11 read
+   at Kernel10's offsets with the stride left to the iterator; MEMORY2 is
+   decoded as Memory4 in both CUDA 13 sets. */
+static void cupti_versions(void)
+{
+    static const struct { uint32_t api; const char *what; int sizes_known; size_t kernel; } cases[] = {
+        {26, "CUDA 12", 0, sizeof(CUpti_ActivityKernel9)},
+        {130000, "CUDA 13 (Kernel10", 1, sizeof(CUpti_ActivityKernel10)},
+        {130001, "CUDA 13 (Kernel10", 1, sizeof(CUpti_ActivityKernel10)},
+        {DT_CF_API_KERNEL11, "CUDA 13.1 (Kernel11", 0, sizeof(CUpti_ActivityKernel10)},
+        {130200, "CUDA 13.1 (Kernel11", 0, sizeof(CUpti_ActivityKernel10)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        dt_decoder d;
+        dt_decoder_init(&d, dt_engine_cupti.v, cases[i].api);
+        CHECK(strncmp(d.set->what, cases[i].what, strlen(cases[i].what)) == 0, "%u: %s", (unsigned)cases[i].api,
+              d.set->what);
+        CHECK_EQ(d.sizes_known, cases[i].sizes_known);
+        const dt_record_layout *k = dt_decoder_layout(&d, DT_CF_KIND_CONCURRENT_KERNEL);
+        REQUIRE(k != NULL);
+        CHECK_EQ(k->size, cases[i].kernel);
+        if (cases[i].api < 130000) continue;
+        const dt_record_layout *m = dt_decoder_layout(&d, DT_CF_KIND_MEMORY2);
+        REQUIRE(m != NULL);
+        CHECK_EQ(m->size, sizeof(CUpti_ActivityMemory4));
+        CHECK(m->decode != NULL, "MEMORY2 walked over, not decoded");
+    }
+}
+
+DT_TEST_MAIN(NULL, NULL, DT_TEST(mcpti_versions), DT_TEST(ppu_versions), DT_TEST(mupti_versions),
+             DT_TEST(cupti_versions))
 
 #else
 #include "cupti_test_util.h"
