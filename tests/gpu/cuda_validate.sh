@@ -336,7 +336,7 @@ if [[ -x $out/launch_loop ]]; then
     if [[ -n $cm0 && -n $cm1 ]]; then
         pass "C loop timed" "untraced $cm0 s, devtrace $cm1 s ($(ratio "$cm1" "$cm0")x), export $cme s"
     else
-        fail "C loop timed" "untraced: ${c0[*]:-none}; devtrace: ${c1[*]:-none}"
+        fail "C loop timed" "runs with a time: untraced $(printf '%s ' "${c0[@]}" | wc -w), devtrace $(printf '%s ' "${c1[@]}" | wc -w) of $repeats"
     fi
 fi
 md ""
@@ -421,7 +421,7 @@ print(d['counts']['kernel'], t, 'handover' in d['notes'], 'cupti_clients' in d['
     if [[ -n $tm0 && -n $tm1 && -n $tm2 ]]; then
         pass "PyTorch loop timed" "untraced $tm0 s, devtrace $tm1 s, torch.profiler $tm2 s"
     else
-        fail "PyTorch loop timed" "untraced: ${p[*]:-none}; devtrace: ${q[*]:-none}; torch.profiler: ${r[*]:-none}"
+        fail "PyTorch loop timed" "untraced: ${p[*]:-none}; devtrace: ${q[*]:-none}; torch.profiler: ${r[*]:-none} (logs/tloop_*)"
     fi
     md ""
 fi
