@@ -38,7 +38,12 @@ def _connect(memory_limit: Optional[str] = None, threads: Optional[int] = None, 
 def _arrow(rel) -> pa.Table:
     """The result as an Arrow table (DuckDB 1.x names it arrow, 2.x to_arrow_table)."""
     fetch = getattr(rel, "to_arrow_table", None) or rel.arrow
-    return fetch()
+    t = fetch()
+    # DuckDB sums integers into 128 bits: back to int64 (an error if one does not fit)
+    for i, f in enumerate(t.schema):
+        if pa.types.is_decimal(f.type) and f.type.scale == 0:
+            t = t.set_column(i, f.name, t.column(i).cast(pa.int64()))
+    return t
 
 
 def _events_view(con, pattern: str) -> None:
