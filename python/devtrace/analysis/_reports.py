@@ -36,7 +36,7 @@ gpu_all AS (
   SELECT rank, device, stream, name, kind, correlation, collective,
          {start} AS s, {end} AS e
   FROM events
-  WHERE kind IN ('kernel', 'memcpy', 'memset') AND ts IS NOT NULL AND dur IS NOT NULL
+  WHERE {work} AND ts IS NOT NULL AND dur IS NOT NULL
 ),
 steps_cpu AS (
   SELECT rank, ts AS s, ts + dur AS e,
@@ -51,8 +51,7 @@ last_step AS (
 gpu AS (
   SELECT g.*, e - s AS dur,
          CASE WHEN g.collective IS NOT NULL OR regexp_matches(g.name, '{comm}', 'i') THEN 'communication'
-              WHEN g.kind IN ('memcpy', 'memset') OR regexp_matches(g.name, '{memory}') THEN 'memory'
-              ELSE 'computation' END AS class
+              {classes} END AS class
   FROM gpu_all g {hta_filter}
 )"""
 
@@ -69,11 +68,22 @@ HTA_START = "(ts + (((1000 - ts % 1000) % 1000) + 1000) % 1000)"
 HTA_END = "((ts + dur) - ((((ts + dur) % 1000) + 1000) % 1000))"
 
 
+DEVICE_WORK = "kind IN ('kernel', 'memcpy', 'memset')"
+CLASSES = ("WHEN g.kind IN ('memcpy', 'memset') OR regexp_matches(g.name, '%s') THEN 'memory' "
+           "ELSE 'computation'" % MEMORY_NAME_RE)
+# HTA's device events are those with a stream (synchronisations included), and
+# what is neither memory nor computation by its names is "other"
+HTA_WORK = "stream IS NOT NULL"
+HTA_CLASSES = ("WHEN regexp_matches(g.name, '%s') THEN 'memory' "
+               "WHEN regexp_matches(g.name, '^(.*Memcpy|Memset|.*Sync)') THEN 'other' "
+               "ELSE 'computation'" % MEMORY_NAME_RE)
+
+
 def gpu_cte(hta: bool) -> str:
     if hta:
-        return GPU.format(start=HTA_START, end=HTA_END,
-                          comm=COMM_NAME_RE, memory=MEMORY_NAME_RE, hta_filter=HTA_FILTER)
-    return GPU.format(start="ts", end="ts + dur", comm=COMM_NAME_RE, memory=MEMORY_NAME_RE,
+        return GPU.format(start=HTA_START, end=HTA_END, work=HTA_WORK, classes=HTA_CLASSES,
+                          comm=COMM_NAME_RE, hta_filter=HTA_FILTER)
+    return GPU.format(start="ts", end="ts + dur", work=DEVICE_WORK, classes=CLASSES, comm=COMM_NAME_RE,
                       hta_filter="")
 
 
@@ -164,7 +174,7 @@ def _idle() -> Report:
   SELECT g.rank, g.device, g.stream, g.s, g.e, l.launch_ts,
          lag(g.e) OVER (PARTITION BY g.rank, g.device, g.stream ORDER BY g.s, g.e) AS prev_e
   FROM gpu g LEFT JOIN launches l ON l.rank = g.rank AND l.correlation = g.correlation
-  WHERE g.stream IS NOT NULL)
+  WHERE g.stream IS NOT NULL AND g.kind IN ('kernel', 'memcpy', 'memset'))
 SELECT rank, device, stream,
        CASE WHEN launch_ts > prev_e THEN 'host_wait'
             WHEN s - prev_e < %d THEN 'kernel_wait' ELSE 'other' END AS idle_category,
