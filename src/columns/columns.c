@@ -249,6 +249,7 @@ typedef struct col_text {
     char *p;
     size_t len, cap;
     bool failed;
+    bool fresh; /* just after a '{': the next key takes no comma */
 } col_text;
 
 static void col_reserve(col_text *t, size_t more)
@@ -293,9 +294,16 @@ static void col_string(col_text *t, const char *s)
     t->p[t->len] = '\0';
 }
 
+static void col_open(col_text *t)
+{
+    col_printf(t, "{");
+    t->fresh = true;
+}
+
 static void col_key(col_text *t, const char *key)
 {
-    col_printf(t, "%s", t->len > 1 ? ", " : "");
+    col_printf(t, "%s", t->fresh ? "" : ", ");
+    t->fresh = false;
     col_string(t, key);
     col_printf(t, ": ");
 }
@@ -325,7 +333,7 @@ static void col_kvlist(col_text *t, const char *key, const dt_rd_kvlist *l)
 static char *col_meta(const dt_rd_summary *m, const col_state *s, const char *error)
 {
     col_text t = {0};
-    col_printf(&t, "{");
+    col_open(&t);
     col_key(&t, "events");
     col_printf(&t, "%" PRIu64, m->event_count);
     col_key(&t, "bytes");
@@ -378,7 +386,7 @@ static char *col_meta(const dt_rd_summary *m, const col_state *s, const char *er
     col_kvlist(&t, "counts", &m->counts);
     if (m->has_realtime_clock) {
         col_key(&t, "realtimeClock");
-        col_printf(&t, "{");
+        col_open(&t);
         col_key_string(&t, "clocksource", m->clocksource ? m->clocksource : "");
         if (m->has_host_sync)
             col_printf(&t, ", \"synchronized\": %s", m->host_synchronized ? "true" : "false");
@@ -389,10 +397,15 @@ static char *col_meta(const dt_rd_summary *m, const col_state *s, const char *er
     }
     if (m->has_distributed_info) {
         col_key(&t, "distributedInfo");
-        col_printf(&t, "{");
-        if (m->has_rank)
-            col_printf(&t, "\"rank\": %" PRId64 ", ", m->rank);
-        col_printf(&t, "\"local_rank\": %" PRId64 ", \"world_size\": %" PRId64, m->local_rank, m->world_size);
+        col_open(&t);
+        if (m->has_rank) {
+            col_key(&t, "rank");
+            col_printf(&t, "%" PRId64, m->rank);
+        }
+        col_key(&t, "local_rank");
+        col_printf(&t, "%" PRId64, m->local_rank);
+        col_key(&t, "world_size");
+        col_printf(&t, "%" PRId64, m->world_size);
         col_key_string(&t, "host", m->rank_host);
         col_key_string(&t, "launcher", m->launcher);
         col_printf(&t, "}");

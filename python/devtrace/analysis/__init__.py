@@ -3,5 +3,6 @@
 (docs/analysis.md)."""
 
 from ._columns import convert
+from ._engine import Dask, check_dataset, launch_events, report
 
-__all__ = ["convert"]
+__all__ = ["convert", "report", "launch_events", "check_dataset", "Dask"]

@@ -24,7 +24,9 @@ MEMORY_NAME_RE = r"^(Memcpy|Memset|dma)"
 # are microseconds on its time axis)
 KERNEL_WAIT_NS = 30_000
 # a step is a straggler when its robust z-score exceeds this (Iglewicz and
-# Hoaglin's modified z-score, 0.6745 (x - median) / MAD)
+# Hoaglin's modified z-score, 0.6745 (x - median) / MAD; where more than half
+# the ranks agree exactly the MAD is 0 and the mean absolute deviation
+# stands in: (x - median) / (1.253314 MeanAD))
 STRAGGLER_Z = 3.5
 
 # The device work of each rank, classified. `hta` gives HTA 0.5's view of
@@ -208,10 +210,11 @@ FROM steps_cpu st LEFT JOIN top_comm t USING (rank, step)"""
   SELECT step, median(step_ns) AS median_ns, count(*) AS ranks FROM r GROUP BY step)
 , dev AS (
   SELECT r.*, s.median_ns, s.ranks, abs(r.step_ns - s.median_ns) AS dev FROM r JOIN stats s USING (step))
-, mad AS (SELECT step, median(dev) AS mad_ns FROM dev GROUP BY step)
+, mad AS (SELECT step, median(dev) AS mad_ns, avg(dev) AS meanad_ns FROM dev GROUP BY step)
 , scored AS (
   SELECT d.rank, d.step, d.start_ns, d.step_ns, d.median_ns, m.mad_ns,
-         CASE WHEN m.mad_ns > 0 THEN 0.6745 * (d.step_ns - d.median_ns) / m.mad_ns END AS robust_z,
+         CASE WHEN m.mad_ns > 0 THEN 0.6745 * (d.step_ns - d.median_ns) / m.mad_ns
+              WHEN m.meanad_ns > 0 THEN (d.step_ns - d.median_ns) / (1.253314 * m.meanad_ns) END AS robust_z,
          d.collective, d.collective_ns
   FROM dev d JOIN mad m USING (step))
 SELECT s.rank, s.step, s.start_ns, s.step_ns, s.median_ns, s.mad_ns, s.robust_z,
@@ -237,15 +240,15 @@ SELECT rank, count(*) AS kernels,
        count(*) FILTER (WHERE cpu_duration > gpu_duration) AS shorter_than_launch
 FROM launch_events GROUP BY rank"""
     combine = "SELECT * FROM r ORDER BY rank"
-    return Report("launch", "per rank: time from the CPU launch call's start to its device work's start "
-                  "(launch delay), the call's and the work's durations", per_rank, combine)
+    return Report("launch", "per rank: time from the end of the CPU launch call to its device work's start "
+                  "(launch delay, as HTA), the call's and the work's durations", per_rank, combine)
 
 
 # Each launch call and its device work, on one rank (HTA's launch statistics' rows).
 LAUNCH_EVENTS = """
 , launch_events AS (
   SELECT g.rank, g.correlation, c.name AS launch, g.name AS kernel, c.dur AS cpu_duration,
-         g.e - g.s AS gpu_duration, g.s - c.s AS launch_delay
+         g.e - g.s AS gpu_duration, greatest(g.s - (c.s + c.dur), 0) AS launch_delay
   FROM gpu g JOIN (SELECT rank, correlation, name, {start} AS s, {end} - {start} AS dur FROM events
                    WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL AND dur IS NOT NULL) c
        ON c.rank = g.rank AND c.correlation = g.correlation)"""
