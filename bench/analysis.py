@@ -14,7 +14,6 @@ build/devtrace built). Each measurement runs in a child process of its own:
 its peak RSS is that child's."""
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -70,7 +69,7 @@ def write_trace(path, rank, events, seed):
                 first = False
             nccl = i % 50 == 0
             name = "ncclDevKernel_AllReduce_Sum_f32" if nccl else rnd.choice(names)
-            dur = rnd.uniform(2, 40)
+            dur = rnd.uniform(2, 10)
             f.write(',{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, '
                     '"ts": %.3f, "dur": 3.000, "args": {"correlation": %d, "External id": %d}}\n' % (ts, corr, corr))
             f.write(',{"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": %d, "ts": %.3f, "dur": %.3f, '
@@ -89,6 +88,7 @@ def main():
     ap.add_argument("--ranks", type=int, default=8)
     ap.add_argument("--events", type=int, default=1_000_000, help="events per rank")
     ap.add_argument("--no-hta", action="store_true")
+    ap.add_argument("--min-limit", type=int, default=64, help="smallest DuckDB memory_limit tried, MB")
     ap.add_argument("--work", help="directory for the traces (default: a temporary one)")
     a = ap.parse_args()
     work = Path(a.work or tempfile.mkdtemp(prefix="dt-bench-analysis-"))
@@ -101,19 +101,17 @@ def main():
     mb = sum(p.stat().st_size for p in paths) / 1e6
     print("traces: %d ranks x %d events, %.0f MB of JSON" % (a.ranks, a.events, mb))
 
-    # 1. convert beside the reader alone
-    t_read, rss_read = measure([DEVTRACE, "stats", paths[0]])
+    # 1. convert beside the reader alone, over every rank
+    t_read, rss_read = measure(["sh", "-c", 'for f; do "$0" stats "$f" || exit 1; done', DEVTRACE, *paths])
+    t_imp, rss_imp = measure([sys.executable, "-c", "import devtrace.analysis._columns"])
     ds = work / "ds"
     shutil.rmtree(ds, ignore_errors=True)
-    t_conv, rss_conv = measure([DEVTRACE, "convert", "--to", "parquet", paths[0], "-o", ds])
-    one = paths[0].stat().st_size / 1e6
-    print("reader alone (devtrace stats, one rank):  %7.1f MB/s  peak RSS %6.1f MB" % (one / t_read, rss_read))
-    print("devtrace convert (one rank):              %7.1f MB/s  peak RSS %6.1f MB" % (one / t_conv, rss_conv))
-    shutil.rmtree(ds)
     t_all, rss_all = measure([DEVTRACE, "convert", "--to", "parquet", *paths, "-o", ds])
     pq_mb = sum(p.stat().st_size for p in ds.rglob("*.parquet")) / 1e6
+    print("reader alone (devtrace stats, each rank): %7.1f MB/s  peak RSS %6.1f MB" % (mb / t_read, rss_read))
     print("devtrace convert (%d ranks):               %7.1f MB/s  peak RSS %6.1f MB  (%.0f MB of Parquet)"
           % (a.ranks, mb / t_all, rss_all, pq_mb))
+    print("  of which Python's start with pyarrow:    %7.2f s     peak RSS %6.1f MB" % (t_imp, rss_imp))
 
     # 2. kernels + temporal against HTA
     t_dt, rss_dt = measure([DEVTRACE, "analyze", ds, "--report", "kernels,temporal"])
@@ -124,12 +122,16 @@ def main():
         print("  devtrace (convert + analyze) vs HTA: %.1fx faster, %.2f of its memory; analyze alone %.1fx"
               % (t_h / (t_all + t_dt), max(rss_all, rss_dt) / rss_h, t_h / t_dt))
 
-    # 3. a memory limit below the dataset's size
-    limit_mb = max(16, int(pq_mb / 4))
+    # 3. a memory limit below the dataset's size: a quarter of its columns
+    # uncompressed, what a query holding them all would need
+    import pyarrow.parquet as pq
+    raw_mb = sum(pq.ParquetFile(p).metadata.row_group(i).total_byte_size
+                 for p in ds.rglob("*.parquet") for i in range(pq.ParquetFile(p).metadata.num_row_groups)) / 1e6
+    limit_mb = max(a.min_limit, int(raw_mb / 4))
     t_lim, rss_lim = measure([DEVTRACE, "analyze", ds, "--report", "kernels,temporal,idle",
                               "--memory-limit", "%dMB" % limit_mb])
-    print("DuckDB memory_limit %d MB over %.0f MB of Parquet: kernels,temporal,idle completed in %.2f s, "
-          "peak RSS %.1f MB" % (limit_mb, pq_mb, t_lim, rss_lim))
+    print("DuckDB memory_limit %d MB over %.0f MB of Parquet (%.0f MB uncompressed): kernels,temporal,idle "
+          "completed in %.2f s, peak RSS %.1f MB" % (limit_mb, pq_mb, raw_mb, t_lim, rss_lim))
 
     # 4. Dask with 2 local workers against DuckDB
     t_duck, _ = measure([DEVTRACE, "analyze", ds, "--report", "all"])

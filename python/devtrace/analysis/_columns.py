@@ -8,9 +8,8 @@ import ctypes.util
 import json
 import os
 import re
-import shutil
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -274,7 +273,7 @@ def convert_one(path: str, out: Path, stem: str, rows: int = ROWS) -> dict:
         raise ValueError("%s: %s" % (path, err.value.decode("utf-8", "replace")))
     writers.close()
     meta["parts"] = parts_seen
-    return {"writers": writers, "meta": meta, "processes": None}
+    return {"writers": writers, "meta": meta}
 
 
 _STEM_BAD = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import glob
 import os
 import tempfile
-from pathlib import Path
 from typing import List, Optional
 
 import pyarrow as pa
