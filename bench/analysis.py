@@ -10,8 +10,8 @@
 
 Usage: python3 bench/analysis.py [--ranks 8] [--events 1000000] [--no-hta] [--work DIR]
 (with DEVTRACE_LIBRARY and PYTHONPATH=python set, as for the tests, and
-build/devtrace built). Each measurement runs in a child process of its own:
-its peak RSS is that child's."""
+build/devtrace built). Each measurement runs in a child process of its own;
+its peak RSS is the sum over the processes it starts."""
 
 import argparse
 import os
@@ -25,14 +25,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEVTRACE = Path(os.environ.get("DT_BUILD_DIR", ROOT / "build")) / "devtrace"
 
+# Wall time, and the peak of the summed RSS of the command and every process
+# it starts (HTA parses in a pool of processes; Dask runs workers), sampled
+# every 20 ms.
 MEASURE = r"""
-import resource, subprocess, sys, time
+import subprocess, sys, time
+import psutil
 t = time.perf_counter()
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+proc, peak = psutil.Process(p.pid), 0
+while p.poll() is None:
+    try:
+        rss = sum(q.memory_info().rss for q in [proc] + proc.children(recursive=True))
+    except psutil.Error:
+        rss = 0
+    peak = max(peak, rss)
+    time.sleep(0.02)
+err = p.stderr.read()
 dt = time.perf_counter() - t
-if r.returncode:
-    sys.exit("failed: %s\n%s" % (" ".join(sys.argv[1:]), r.stderr[-2000:]))
-print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+if p.returncode:
+    sys.exit("failed: %s\n%s" % (" ".join(sys.argv[1:]), err[-2000:]))
+print(dt, peak // 1024)
 """
 
 HTA = r"""
