@@ -233,6 +233,8 @@ def _batch_tables(b: _Batch, strings: List[_Strings]):
 
 def _split(table: pa.Table, part: np.ndarray, keep: np.ndarray):
     """The rows of table where keep holds, by part."""
+    if len(part) and keep.all() and (part == part[0]).all():
+        return {int(part[0]): table}  # the common case: no copy
     out = {}
     for p in np.unique(part[keep]):
         out[int(p)] = table.filter(pa.array(keep & (part == p)))
