@@ -308,3 +308,18 @@ def test_merged_trace_converts_to_its_ranks(mspti_job, tmp_path):
         a, b = report(one, name), report(each, name)
         assert a.drop(columns=[c for c in a.columns if c == "device"]).equals(
             b.drop(columns=[c for c in b.columns if c == "device"])), name
+
+
+def test_devtrace_traces_of_two_ranks_agree_with_hta(tmp_path):
+    """devtrace's own traces (two torchrun ranks on the TOPSPTI emulator),
+    in HTA's view: the same numbers as HTA's."""
+    need("torch")
+    from conftest import BUILD
+    res = run([DEVTRACE, "record", "-o", tmp_path / "job.json", "--",
+               "torchrun", "--nproc_per_node=2", "--no-python", "--master_port=0",
+               EMU_RUN, "--quiet", SOURCE / "examples" / "train_step.scn"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(BUILD / "emu" / "libtopspti.so")}, timeout=300, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    ranks = [tmp_path / ("job.rank%d.json" % r) for r in range(2)]
+    ds = convert(ranks, tmp_path / "ds")
+    compare_with_hta(ranks, ds, hta_analysis(ranks, tmp_path))
