@@ -176,6 +176,11 @@ def test_dask_gives_the_same_rows_as_duckdb(synthetic):
                 a = rep(ds, name, hta=hta)
                 b = rep(ds, name, engine="dask", dask=cluster, hta=hta)
                 assert a.equals(b), name
+        # a scheduler given by its address: the cluster's own
+        res = run([DEVTRACE, "analyze", ds, "--report", "kernels", "--engine", "dask", "--scheduler",
+                   cluster.cluster.scheduler_address, "--format", "csv"], timeout=300)
+        assert res.returncode == 0, res.stderr
+        assert res.stdout == run([DEVTRACE, "analyze", ds, "--report", "kernels", "--format", "csv"]).stdout
     res = run([DEVTRACE, "analyze", ds, "--report", "steps", "--engine", "dask", "--format", "csv"], timeout=300)
     assert res.returncode == 0, res.stderr
     res2 = run([DEVTRACE, "analyze", ds, "--report", "steps", "--format", "csv"])
