@@ -13,6 +13,8 @@ _BINARY = Path(__file__).resolve().parent / "_native" / "bin" / "devtrace"
 def main() -> None:
     if not os.access(_BINARY, os.X_OK):
         sys.exit("devtrace: %s is missing; reinstall the package with pip (it builds the command)" % _BINARY)
+    # `devtrace convert|analyze` run this Python's devtrace.analysis
+    os.environ.setdefault("DEVTRACE_PYTHON", sys.executable)
     os.execv(str(_BINARY), [str(_BINARY)] + sys.argv[1:])
 
 

@@ -2,6 +2,7 @@
 #include "dt_internal.h"
 #include "backends/backend.h"
 #include "reader/dt_reader.h"
+#include "cli/analysis.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -27,6 +28,8 @@ static void usage(FILE *f)
             "  check FILE     verify a trace's invariants; non-zero exit on violations\n"
             "  merge -o OUT IN...  bring the traces of a job's ranks (or a torch.profiler trace and\n"
             "                 the devtrace trace of the same process) together into one trace\n"
+            "  convert --to parquet TRACE... -o DIR  traces to a Parquet dataset (Python: devtrace[analysis])\n"
+            "  analyze DIR --report NAME  kernels, temporal, overlap, idle, steps, launch over a dataset\n"
             "  backends       list the backends, whether their vendor library is found, and why not\n"
             "  version        print the version\n"
             "\n"
@@ -695,6 +698,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "stats") == 0) return dt_cli_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return dt_cli_check(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return dt_cli_merge(argc - 1, argv + 1);
+    if (strcmp(cmd, "convert") == 0 || strcmp(cmd, "analyze") == 0) return dt_cli_analysis(argc - 1, argv + 1);
     fprintf(stderr, "devtrace: unknown command %s\n", cmd);
     usage(stderr);
     return 2;

@@ -1,0 +1,63 @@
+"""A report's rows on a terminal, or as CSV, JSON or Parquet."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import sys
+from typing import Dict, Optional
+
+import pyarrow as pa
+
+
+def _cell(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return "%.4g" % v if abs(v) < 1e6 else "%.0f" % v
+    s = str(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def table(t: pa.Table) -> str:
+    rows = t.to_pylist()
+    cols = t.column_names
+    cells = [[_cell(r[c]) for c in cols] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
+    out = io.StringIO()
+    out.write("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip() + "\n")
+    for row in cells:
+        out.write("  ".join(v.rjust(w) if v[:1].isdigit() or v[:1] == "-" else v.ljust(w)
+                            for v, w in zip(row, widths)).rstrip() + "\n")
+    return out.getvalue()
+
+
+def write(results: Dict[str, pa.Table], fmt: str, output: Optional[str]) -> None:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+        os.makedirs(output, exist_ok=True)
+        for name, t in results.items():
+            pq.write_table(t, os.path.join(output, name + ".parquet"))
+        return
+    text = io.StringIO()
+    for name, t in results.items():
+        if fmt == "table":
+            if len(results) > 1:
+                text.write("== %s ==\n" % name)
+            text.write(table(t))
+        elif fmt == "csv":
+            if len(results) > 1:
+                text.write("# %s\n" % name)
+            t.to_pandas().to_csv(text, index=False)
+    if fmt == "json":
+        doc = {n: t.to_pylist() for n, t in results.items()}
+        json.dump(doc if len(doc) > 1 else next(iter(doc.values())), text, indent=1,
+                  default=lambda v: None if v != v else str(v))
+        text.write("\n")
+    if output:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text.getvalue())
+    else:
+        sys.stdout.write(text.getvalue())

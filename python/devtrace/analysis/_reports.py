@@ -1,0 +1,294 @@
+"""The reports, each written once as SQL over one relation, `events` (the
+dataset's events table with its `rank` column).
+
+Every report is two queries: `per_rank`, which groups by rank (and finer)
+and so gives the same rows whether it runs over the whole dataset (DuckDB)
+or over one rank's files at a time (a Dask worker), and `combine`, which
+runs over the union of per_rank's rows (`r`) and orders them, or computes
+what needs every rank (the stragglers). Times are integer nanoseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Optional
+
+# Collective libraries, by the prefix of their device work's names:
+# NVIDIA NCCL and AMD RCCL (whose kernels keep NCCL's names), Huawei HCCL
+# (Ascend's kernels hcom_<op>_, Hccl<Op>), Moore Threads / MetaX MCCL,
+# Enflame ECCL, Cambricon CNCL, Kunlunxin BKCL, Iluvatar IXCCL.
+COMM_NAME_RE = r"^(nccl|rccl|mccl|eccl|cncl|bkcl|ixccl|hccl|hcom_)"
+# HTA's memory kernels (names of copies and sets as Kineto writes them)
+MEMORY_NAME_RE = r"^(Memcpy|Memset|dma)"
+# HTA's default for telling a kernel wait from other idleness (its 30 "ns"
+# are microseconds on its time axis)
+KERNEL_WAIT_NS = 30_000
+# a step is a straggler when its robust z-score exceeds this (Iglewicz and
+# Hoaglin's modified z-score, 0.6745 (x - median) / MAD; where more than half
+# the ranks agree exactly the MAD is 0 and the mean absolute deviation
+# stands in: (x - median) / (1.253314 MeanAD))
+STRAGGLER_Z = 3.5
+
+# The device work of each rank, classified. `hta` gives HTA 0.5's view of
+# the same events: its time axis (microseconds, start rounded up and end
+# down) and its filter (only work launched before the last ProfilerStep
+# starts, when there are two steps or more).
+GPU = """
+gpu_all AS (
+  SELECT rank, device, stream, name, kind, correlation, collective,
+         {start} AS s, {end} AS e
+  FROM events
+  WHERE {work} AND ts IS NOT NULL AND dur IS NOT NULL
+),
+steps_cpu AS (
+  SELECT rank, ts AS s, ts + dur AS e,
+         CAST(regexp_extract(name, 'ProfilerStep\\s*#\\s*(\\d+)', 1) AS BIGINT) AS step
+  FROM events
+  WHERE regexp_matches(name, '^ProfilerStep\\s*#\\s*\\d+')
+    AND kind NOT IN ('kernel', 'memcpy', 'memset', 'gpu_user_annotation') AND dur IS NOT NULL
+),
+last_step AS (
+  SELECT rank, max(s) AS last_start, count(*) AS n FROM steps_cpu GROUP BY rank
+),
+gpu AS (
+  SELECT g.*, e - s AS dur,
+         CASE WHEN g.collective IS NOT NULL OR regexp_matches(g.name, '{comm}', 'i') THEN 'communication'
+              {classes} END AS class
+  FROM gpu_all g {hta_filter}
+)"""
+
+HTA_FILTER = """
+  LEFT JOIN last_step l USING (rank)
+  WHERE l.n IS NULL OR l.n < 2 OR g.correlation IN (
+    SELECT c.correlation FROM events c
+    WHERE c.rank = g.rank AND c.kind NOT IN ('kernel', 'memcpy', 'memset', 'gpu_user_annotation')
+      AND c.correlation IS NOT NULL AND c.ts < l.last_start)"""
+
+
+# whole microseconds, in integers (a double cannot hold epoch nanoseconds)
+HTA_START = "(ts + (((1000 - ts % 1000) % 1000) + 1000) % 1000)"
+HTA_END = "((ts + dur) - ((((ts + dur) % 1000) + 1000) % 1000))"
+
+
+DEVICE_WORK = "kind IN ('kernel', 'memcpy', 'memset')"
+CLASSES = ("WHEN g.kind IN ('memcpy', 'memset') OR regexp_matches(g.name, '%s') THEN 'memory' "
+           "ELSE 'computation'" % MEMORY_NAME_RE)
+# HTA's device events are those with a stream (synchronisations included), and
+# what is neither memory nor computation by its names is "other"
+HTA_WORK = "stream IS NOT NULL"
+HTA_CLASSES = ("WHEN regexp_matches(g.name, '%s') THEN 'memory' "
+               "WHEN regexp_matches(g.name, '^(.*Memcpy|Memset|.*Sync)') THEN 'other' "
+               "ELSE 'computation'" % MEMORY_NAME_RE)
+
+
+def gpu_cte(hta: bool) -> str:
+    if hta:
+        return GPU.format(start=HTA_START, end=HTA_END, work=HTA_WORK, classes=HTA_CLASSES,
+                          comm=COMM_NAME_RE, hta_filter=HTA_FILTER)
+    return GPU.format(start="ts", end="ts + dur", work=DEVICE_WORK, classes=CLASSES, comm=COMM_NAME_RE,
+                      hta_filter="")
+
+
+# Union of intervals (rank, key, s, e) of relation SRC, as islands.
+def union(src: str, key: str) -> str:
+    return f"""(
+  SELECT rank, {key}, min(s) AS s, max(e) AS e FROM (
+    SELECT *, sum(CASE WHEN prev_e IS NULL OR s > prev_e THEN 1 ELSE 0 END)
+              OVER (PARTITION BY rank, {key} ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
+    FROM (SELECT rank, {key}, s, e,
+                 max(e) OVER (PARTITION BY rank, {key} ORDER BY s, e
+                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
+          FROM {src}))
+  GROUP BY rank, {key}, island)"""
+
+
+@dataclass(frozen=True)
+class Report:
+    name: str
+    doc: str
+    per_rank: str
+    combine: str
+
+
+def _kernels() -> Report:
+    per_rank = """
+SELECT rank, class, name, count(*) AS count, sum(dur) AS total_ns,
+       avg(dur) AS mean_ns, min(dur) AS min_ns, max(dur) AS max_ns,
+       -- from exact integer sums: the same value whatever order the rows come in
+       CASE WHEN count(*) > 1 THEN sqrt(CAST(count(*) * sum(CAST(dur AS HUGEINT) * dur) - sum(dur) * sum(dur) AS DOUBLE)
+                                        / (count(*) * (count(*) - 1))) ELSE 0 END AS std_ns,
+       sum(dur) / sum(sum(dur)) OVER (PARTITION BY rank) AS share
+FROM gpu GROUP BY rank, class, name"""
+    combine = "SELECT * FROM r ORDER BY rank, total_ns DESC, class, name"
+    return Report("kernels", "device work per rank, class and name: count, total, mean, share of the rank's",
+                  per_rank, combine)
+
+
+def _temporal() -> Report:
+    per_rank = f"""
+, spans AS (SELECT rank, device, min(s) AS first, max(e) AS last FROM gpu GROUP BY rank, device)
+, busy AS (SELECT rank, device, sum(e - s) AS busy FROM {union('gpu', 'device')} GROUP BY rank, device)
+, byclass AS (
+  SELECT rank, device, sum(e - s) FILTER (WHERE class = 'computation') AS compute,
+         sum(e - s) FILTER (WHERE class = 'communication') AS communication,
+         sum(e - s) FILTER (WHERE class = 'memory') AS memory
+  FROM {union('gpu', 'device, class')} GROUP BY rank, device)
+SELECT rank, device, last - first AS span_ns,
+       coalesce(compute, 0) AS compute_ns, coalesce(communication, 0) AS communication_ns,
+       coalesce(memory, 0) AS memory_ns, (last - first) - busy AS idle_ns,
+       (last - first) - coalesce(compute, 0) - ((last - first) - busy) AS non_compute_ns
+FROM spans JOIN busy USING (rank, device) LEFT JOIN byclass USING (rank, device)"""
+    combine = """
+SELECT *, round(100.0 * compute_ns / span_ns, 2) AS compute_pct,
+       round(100.0 * communication_ns / span_ns, 2) AS communication_pct,
+       round(100.0 * memory_ns / span_ns, 2) AS memory_pct,
+       round(100.0 * idle_ns / span_ns, 2) AS idle_pct
+FROM r ORDER BY rank, device"""
+    return Report("temporal", "per rank and device: compute, communication, memory and idle time over the "
+                  "span from the first device work's start to the last one's end", per_rank, combine)
+
+
+def _overlap() -> Report:
+    per_rank = f"""
+, comm AS {union("(SELECT rank, 0 AS k, s, e FROM gpu WHERE class = 'communication')", 'k')}
+, comp AS {union("(SELECT rank, 0 AS k, s, e FROM gpu WHERE class = 'computation')", 'k')}
+, ranks AS (SELECT DISTINCT rank FROM gpu)
+SELECT rank,
+       coalesce((SELECT sum(e - s) FROM comm WHERE comm.rank = ranks.rank), 0) AS communication_ns,
+       coalesce((SELECT sum(least(comm.e, comp.e) - greatest(comm.s, comp.s))
+                 FROM comm JOIN comp ON comm.rank = comp.rank AND comm.s < comp.e AND comp.s < comm.e
+                 WHERE comm.rank = ranks.rank), 0) AS overlapped_ns
+FROM ranks"""
+    combine = """
+SELECT rank, communication_ns, overlapped_ns,
+       CASE WHEN communication_ns > 0 THEN overlapped_ns / communication_ns END AS overlap_ratio
+FROM r ORDER BY rank"""
+    return Report("overlap", "per rank: communication time, and the part of it that computation overlapped",
+                  per_rank, combine)
+
+
+def _idle() -> Report:
+    per_rank = """
+, launches AS (
+  SELECT rank, correlation, min({start}) AS launch_ts FROM events
+  WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL GROUP BY rank, correlation)
+, seq AS (
+  SELECT g.rank, g.device, g.stream, g.s, g.e, l.launch_ts,
+         lag(g.e) OVER (PARTITION BY g.rank, g.device, g.stream ORDER BY g.s, g.e) AS prev_e
+  FROM gpu g LEFT JOIN launches l ON l.rank = g.rank AND l.correlation = g.correlation
+  WHERE g.stream IS NOT NULL AND g.kind IN ('kernel', 'memcpy', 'memset'))
+SELECT rank, device, stream,
+       CASE WHEN launch_ts > prev_e THEN 'host_wait'
+            WHEN s - prev_e < %d THEN 'kernel_wait' ELSE 'other' END AS idle_category,
+       sum(s - prev_e) AS idle_ns, count(*) AS gaps
+FROM seq WHERE prev_e IS NOT NULL GROUP BY ALL""" % KERNEL_WAIT_NS
+    combine = """
+SELECT *, idle_ns / sum(idle_ns) OVER (PARTITION BY rank, device, stream) AS idle_ratio
+FROM r ORDER BY rank, device, stream, idle_category"""
+    return Report("idle", "per rank, device and stream: the gaps between device work, by cause: host wait "
+                  "(launched after the previous work ended), kernel wait (shorter than 30 us), other",
+                  per_rank, combine)
+
+
+def _steps() -> Report:
+    per_rank = """
+, launches AS (
+  SELECT rank, correlation, min({start}) AS launch_ts FROM events
+  WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL GROUP BY rank, correlation)
+, comm_in_step AS (
+  SELECT st.rank, st.step, g.name, sum(g.e - g.s) AS comm_ns
+  FROM gpu g JOIN launches l ON l.rank = g.rank AND l.correlation = g.correlation
+  JOIN steps_cpu st ON st.rank = g.rank AND l.launch_ts >= st.s AND l.launch_ts < st.e
+  WHERE g.class = 'communication' GROUP BY ALL)
+, top_comm AS (
+  SELECT rank, step, first(name ORDER BY comm_ns DESC, name) AS collective, max(comm_ns) AS collective_ns
+  FROM comm_in_step GROUP BY rank, step)
+SELECT st.rank, st.step, st.s AS start_ns, st.e - st.s AS step_ns, t.collective, t.collective_ns
+FROM steps_cpu st LEFT JOIN top_comm t USING (rank, step)"""
+    combine = f"""
+, stats AS (
+  SELECT step, median(step_ns) AS median_ns, count(*) AS ranks FROM r GROUP BY step)
+, dev AS (
+  SELECT r.*, s.median_ns, s.ranks, abs(r.step_ns - s.median_ns) AS dev FROM r JOIN stats s USING (step))
+, mad AS (SELECT step, median(dev) AS mad_ns, avg(dev) AS meanad_ns FROM dev GROUP BY step)
+, scored AS (
+  SELECT d.rank, d.step, d.start_ns, d.step_ns, d.median_ns, m.mad_ns,
+         CASE WHEN m.mad_ns > 0 THEN 0.6745 * (d.step_ns - d.median_ns) / m.mad_ns
+              WHEN m.meanad_ns > 0 THEN (d.step_ns - d.median_ns) / (1.253314 * m.meanad_ns) END AS robust_z,
+         d.collective, d.collective_ns
+  FROM dev d JOIN mad m USING (step))
+SELECT s.rank, s.step, s.start_ns, s.step_ns, s.median_ns, s.mad_ns, s.robust_z,
+       coalesce(s.robust_z > {STRAGGLER_Z}, false) AS straggler,
+       CASE WHEN coalesce(s.robust_z > {STRAGGLER_Z}, false) THEN
+         (SELECT first(o.collective ORDER BY o.collective_ns DESC, o.collective) FROM scored o
+          WHERE o.step = s.step AND o.rank <> s.rank) END AS others_waited_in,
+       CASE WHEN coalesce(s.robust_z > {STRAGGLER_Z}, false) THEN
+         (SELECT median(o.collective_ns) FROM scored o
+          WHERE o.step = s.step AND o.rank <> s.rank) END AS others_wait_ns
+FROM scored s ORDER BY s.step, s.rank"""
+    return Report("steps", "step time per rank and step (ProfilerStep#N), and the stragglers: steps whose "
+                  "modified z-score 0.6745 (t - median) / MAD over the ranks exceeds 3.5, with the "
+                  "collective the other ranks spent longest in during that step", per_rank, combine)
+
+
+def _launch() -> Report:
+    per_rank = """
+SELECT rank, count(*) AS kernels,
+       avg(launch_delay) AS launch_delay_mean_ns, median(launch_delay) AS launch_delay_median_ns,
+       quantile_disc(launch_delay, 0.95) AS launch_delay_p95_ns, max(launch_delay) AS launch_delay_max_ns,
+       avg(cpu_duration) AS cpu_duration_mean_ns, avg(gpu_duration) AS gpu_duration_mean_ns,
+       count(*) FILTER (WHERE cpu_duration > gpu_duration) AS shorter_than_launch
+FROM launch_events GROUP BY rank"""
+    combine = "SELECT * FROM r ORDER BY rank"
+    return Report("launch", "per rank: time from the end of the CPU launch call to its device work's start "
+                  "(launch delay, as HTA), the call's and the work's durations", per_rank, combine)
+
+
+# Each launch call and its device work, on one rank (HTA's launch statistics' rows).
+LAUNCH_EVENTS = """
+, launch_events AS (
+  SELECT g.rank, g.correlation, c.name AS launch, g.name AS kernel, c.dur AS cpu_duration,
+         g.e - g.s AS gpu_duration, greatest(g.s - (c.s + c.dur), 0) AS launch_delay
+  FROM gpu g JOIN (SELECT rank, correlation, name, {start} AS s, {end} - {start} AS dur FROM events
+                   WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL AND dur IS NOT NULL) c
+       ON c.rank = g.rank AND c.correlation = g.correlation)"""
+
+
+def launch_cte(hta: bool) -> str:
+    if hta:
+        return LAUNCH_EVENTS.format(start=HTA_START, end=HTA_END)
+    return LAUNCH_EVENTS.format(start="ts", end="ts + dur")
+
+
+REPORTS: Dict[str, Report] = {r.name: r for r in
+                              (_kernels(), _temporal(), _overlap(), _idle(), _steps(), _launch())}
+
+
+def per_rank_sql(name: str, hta: bool = False) -> str:
+    """The report's per-rank query, whole: WITH gpu ... SELECT ..."""
+    rep = REPORTS[name]
+    body = rep.per_rank.lstrip().replace("{start}", HTA_START if hta else "ts")
+    head = "WITH " + gpu_cte(hta).strip() + launch_cte(hta)
+    if body.startswith(","):
+        return head + body
+    return head + "\n" + body
+
+
+def combine_sql(name: str) -> str:
+    body = REPORTS[name].combine.lstrip()
+    if body.startswith(","):
+        return "WITH " + body[1:].lstrip()
+    return body
+
+
+def launch_events_sql(hta: bool = False) -> str:
+    return "WITH " + gpu_cte(hta).strip() + launch_cte(hta) + "\nSELECT * FROM launch_events"
+
+
+def names() -> list:
+    return list(REPORTS)
+
+
+def describe(name: str) -> Optional[str]:
+    rep = REPORTS.get(name)
+    return rep.doc if rep else None

@@ -1,0 +1,329 @@
+"""devtrace convert / analyze: the Parquet dataset holds what the trace
+holds, the reports agree with HTA 0.5 where it computes the same thing
+(docs/analysis.md says how they relate where not), DuckDB and a Dask cluster
+give the same rows, and collectives count as communication on every vendor."""
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import DEVTRACE, EMU_RUN, FIXTURES, MSPTI_EMU, SOURCE, load_trace, need, run
+
+REPORTS = ["kernels", "temporal", "overlap", "idle", "steps", "launch"]
+
+
+def convert(traces, out):
+    res = run([DEVTRACE, "convert", "--to", "parquet", *traces, "-o", out])
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def report(path, name, **kw):
+    from devtrace.analysis import report as rep
+    return rep(str(path), name, **kw).to_pandas()
+
+
+def hta_analysis(traces, tmp_path):
+    need("hta")
+    d = tmp_path / "hta"
+    d.mkdir()
+    for t in traces:
+        shutil.copy(t, d / Path(t).name)
+    from hta.trace_analysis import TraceAnalysis
+    return TraceAnalysis(trace_dir=str(d))
+
+
+# ---- synthetic Kineto traces: steps, launches, kernels, an all-reduce ----
+
+def kineto_trace(rank, steps, slow=None, kernel_prefix="ncclDevKernel_AllReduce_Sum_f32_RING_LL"):
+    """A torch.profiler trace of `steps` steps; step `slow` of this rank
+    computes 3 ms longer and the other ranks wait for it in the all-reduce."""
+    ev, t, corr = [], 1_000_000.0, 100
+    for step in range(steps):
+        delay = 3000.0 if slow == step else 0.0
+        start = t
+        # each rank's steps a little apart (rank * 10 us), the slow one 3 ms longer
+        length = 10000.0 + 10.0 * rank + delay
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step, "pid": 10, "tid": 10,
+                   "ts": start, "dur": length})
+        k_ts = start + 50.0
+        for i, (name, dur) in enumerate([("gemm_kernel", 2000.0 + delay), ("relu_kernel", 300.0),
+                                         (kernel_prefix, 1500.0 if slow is None or slow != step else 100.0)]):
+            corr += 1
+            launch = start + 10.0 + 5.0 * i
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10,
+                       "ts": launch, "dur": 4.0, "args": {"correlation": corr, "External id": corr}})
+            args = {"device": 0, "stream": 7 if i < 2 else 20, "correlation": corr, "External id": corr,
+                    "grid": [64, 1, 1], "block": [256, 1, 1]}
+            ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": args["stream"],
+                       "ts": k_ts, "dur": dur, "args": args})
+            ev.append({"ph": "s", "id": corr, "pid": 10, "tid": 10, "ts": launch, "cat": "ac2g", "name": "ac2g"})
+            ev.append({"ph": "f", "id": corr, "pid": 0, "tid": args["stream"], "ts": k_ts, "cat": "ac2g",
+                       "name": "ac2g", "bp": "e"})
+            k_ts += dur + 20.0
+        t += length
+    return {"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 4},
+            "traceEvents": ev}
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    d = tmp_path_factory.mktemp("synthetic")
+    paths = []
+    for r in range(4):
+        p = d / ("rank%d.json" % r)
+        p.write_text(json.dumps(kineto_trace(r, 5, slow=3 if r == 2 else None)))
+        paths.append(p)
+    others = [3 if r == 2 else None for r in range(4)]
+    assert others.count(3) == 1
+    return paths, convert(paths, d / "ds")
+
+
+def test_convert_keeps_every_event_and_its_values(synthetic, tmp_path):
+    pq = need("pyarrow.parquet")
+    paths, ds = synthetic
+    traces = pq.read_table(ds / "traces.parquet").to_pylist()
+    assert [(t["rank"], t["rank_from"]) for t in traces] == [(r, "distributedInfo") for r in range(4)]
+    for r, p in enumerate(paths):
+        src = load_trace(p)["traceEvents"]
+        events = pq.read_table(ds / "events" / ("rank=%d" % r)).to_pylist()
+        flows = pq.read_table(ds / "flows" / ("rank=%d" % r)).to_pylist()
+        assert len(events) + len(flows) == len(src)
+        kernels = [e for e in src if e["cat"] == "kernel"]
+        rows = [e for e in events if e["kind"] == "kernel"]
+        assert [(round(k["ts"] * 1000), round(k["dur"] * 1000), k["name"], k["args"]["stream"],
+                 k["args"]["correlation"], k["args"]["grid"], k["args"]["block"]) for k in kernels] == \
+            [(e["ts"], e["dur"], e["name"], e["stream"], e["correlation"], e["grid"], e["block"]) for e in rows]
+        assert sorted(f["flow_id"] for f in flows) == sorted(e["id"] for e in src if e["ph"] in ("s", "f"))
+
+
+def test_convert_refuses_a_broken_trace_and_leaves_nothing(tmp_path):
+    bad = tmp_path / "cut.json"
+    bad.write_text(json.dumps(kineto_trace(0, 2))[:-40])
+    res = run([DEVTRACE, "convert", "--to", "parquet", bad, "-o", tmp_path / "ds"])
+    assert res.returncode == 1
+    assert "cut.json" in res.stderr and "Traceback" not in res.stderr
+    assert not list((tmp_path / "ds").rglob("*.parquet*"))
+
+
+def test_two_traces_of_one_rank_are_refused(tmp_path):
+    p = tmp_path / "a.json"
+    p.write_text(json.dumps(kineto_trace(1, 2)))
+    q = tmp_path / "b.json"
+    q.write_text(json.dumps(kineto_trace(1, 2)))
+    res = run([DEVTRACE, "convert", p, q, "-o", tmp_path / "ds"])
+    assert res.returncode == 1 and "both hold rank 1" in res.stderr
+
+
+def test_analyze_without_the_package_says_what_to_install(synthetic, tmp_path):
+    # a Python that has no devtrace package (none at all, here)
+    res = run([DEVTRACE, "analyze", synthetic[1]], env={"DEVTRACE_PYTHON": str(tmp_path / "no-python")})
+    assert res.returncode == 2
+    assert "pip install 'devtrace[analysis]'" in res.stderr and "no-python" in res.stderr
+
+
+def test_stragglers_by_median_and_mad(synthetic):
+    steps = report(synthetic[1], "steps")
+    assert len(steps) == 4 * 5
+    flagged = steps[steps.straggler]
+    assert [(r.rank, r.step) for r in flagged.itertuples()] == [(2, 3)]
+    row = flagged.iloc[0]
+    # the others spent their wait in the all-reduce
+    assert row.others_waited_in.startswith("ncclDevKernel_AllReduce")
+    assert row.others_wait_ns == 1_500_000
+    assert row.step_ns == 13_020_000 and row.median_ns == 10_020_000
+    kernels = report(synthetic[1], "kernels")
+    assert set(kernels[kernels.name.str.startswith("nccl")]["class"]) == {"communication"}
+
+
+def test_step_times_come_from_profiler_steps(synthetic):
+    steps = report(synthetic[1], "steps")
+    assert {(r.rank, r.step_ns) for r in steps.itertuples() if (r.rank, r.step) != (2, 3)} == \
+        {(r, 10_000_000 + 10_000 * r) for r in range(4)}
+    assert sorted(set(steps.step)) == [0, 1, 2, 3, 4]
+
+
+def test_formats_and_plots(synthetic, tmp_path):
+    need("matplotlib")
+    ds = synthetic[1]
+    res = run([DEVTRACE, "analyze", ds, "--report", "overlap", "--format", "json"])
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)
+    assert [r["rank"] for r in rows] == [0, 1, 2, 3]
+    res = run([DEVTRACE, "analyze", ds, "--report", "temporal", "--format", "csv"])
+    assert res.returncode == 0 and res.stdout.splitlines()[0].startswith("rank,device,span_ns")
+    res = run([DEVTRACE, "analyze", ds, "--report", "all", "--format", "parquet", "-o", tmp_path / "out",
+               "--plot", tmp_path / "png"])
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(n + ".parquet" for n in REPORTS)
+    for png in ("steps.png", "kernels.png", "temporal.png"):
+        assert (tmp_path / "png" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    res = run([DEVTRACE, "analyze", ds, "--report", "nosuch"])
+    assert res.returncode == 2 and "unknown report" in res.stderr
+
+
+def test_dask_gives_the_same_rows_as_duckdb(synthetic):
+    need("dask.distributed")
+    from devtrace.analysis import Dask, report as rep
+    ds = str(synthetic[1])
+    with Dask(workers=2) as cluster:
+        for name in REPORTS:
+            for hta in (False, True):
+                a = rep(ds, name, hta=hta)
+                b = rep(ds, name, engine="dask", dask=cluster, hta=hta)
+                assert a.equals(b), name
+        # a scheduler given by its address: the cluster's own
+        res = run([DEVTRACE, "analyze", ds, "--report", "kernels", "--engine", "dask", "--scheduler",
+                   cluster.cluster.scheduler_address, "--format", "csv"], timeout=300)
+        assert res.returncode == 0, res.stderr
+        assert res.stdout == run([DEVTRACE, "analyze", ds, "--report", "kernels", "--format", "csv"]).stdout
+    res = run([DEVTRACE, "analyze", ds, "--report", "steps", "--engine", "dask", "--format", "csv"], timeout=300)
+    assert res.returncode == 0, res.stderr
+    res2 = run([DEVTRACE, "analyze", ds, "--report", "steps", "--format", "csv"])
+    assert res.stdout == res2.stdout
+
+
+# ---- HTA 0.5 on the same traces ----
+
+def compare_with_hta(traces, ds, analysis):
+    """Every report HTA also computes, in HTA's view (--hta): equal."""
+    ranks = sorted(analysis.t.traces)
+    # temporal breakdown: HTA's per rank, ours per rank and device (one device a rank here)
+    hta_t = analysis.get_temporal_breakdown(visualize=False).set_index("rank")
+    ours = report(ds, "temporal", hta=True).set_index("rank")
+    for r in ranks:
+        assert ours.loc[r, "span_ns"] == hta_t.loc[r, "kernel_time(us)"] * 1000
+        assert ours.loc[r, "idle_ns"] == hta_t.loc[r, "idle_time(us)"] * 1000
+        assert ours.loc[r, "compute_ns"] == hta_t.loc[r, "compute_time(us)"] * 1000
+        assert ours.loc[r, "non_compute_ns"] == hta_t.loc[r, "non_compute_time(us)"] * 1000
+    # comm/comp overlap: HTA gives a percentage rounded to 2 places
+    hta_o = analysis.get_comm_comp_overlap(visualize=False).set_index("rank")
+    ours = report(ds, "overlap", hta=True).set_index("rank")
+    for r in ranks:
+        h = hta_o.loc[r, "comp_comm_overlap_pctg"]
+        o = ours.loc[r, "overlap_ratio"]
+        assert (math.isnan(h) and (o is None or math.isnan(o))) or round(100 * o, 2) == h
+    # kernel breakdown: each kernel HTA names (not its "others"), with its total (past
+    # num_kernels names HTA's min, max and mean are over its per-name sums)
+    _, hta_k = analysis.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
+    ours = report(ds, "kernels", hta=True).set_index(["rank", "name"])
+    named = hta_k[hta_k.name != "others"]
+    assert len(named)
+    for k in named.itertuples():
+        row = ours.loc[(k.rank, k.name)]
+        assert row["class"] == k.kernel_type.lower()
+        assert row.total_ns == k._2 * 1000
+    # idle time by stream and cause
+    hta_i = analysis.get_idle_time_breakdown(ranks=ranks, visualize=False)[0]
+    ours = report(ds, "idle", hta=True).set_index(["rank", "stream", "idle_category"])
+    for i in hta_i.itertuples():
+        key = (i.rank, i.stream, i.idle_category)
+        if key in ours.index:
+            assert ours.loc[key, "idle_ns"] == i.idle_time * 1000, key
+        else:  # a stream with one kernel has no gap; HTA writes a 0
+            assert i.idle_time == 0, key
+    assert len(ours) == int((hta_i.idle_time != 0).sum() + (hta_i.idle_time == 0).sum()
+                            - sum(1 for i in hta_i.itertuples()
+                                  if (i.rank, i.stream, i.idle_category) not in ours.index))
+    # launch statistics: per kernel, HTA's CUDA launch calls
+    from devtrace.analysis import launch_events
+    ev = launch_events(str(ds), hta=True).to_pandas().set_index(["rank", "correlation"])
+    hta_l = analysis.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
+    for r, df in hta_l.items():
+        # HTA knows CUDA's launch calls only: on ROCm it finds none, devtrace every one
+        assert len(df) or len(ev.loc[r])
+        for row in df.itertuples():
+            o = ev.loc[(r, row.correlation)]
+            assert (o.cpu_duration, o.gpu_duration, o.launch_delay) == \
+                (row.cpu_duration * 1000, row.gpu_duration * 1000, row.launch_delay * 1000)
+
+
+@pytest.mark.parametrize("traces", [
+    ["trace_filter-sampled_rank-0.json.gz", "trace_filter-sampled_rank-1.json.gz"],  # A100, NCCL, 2 ranks
+    ["amd_trace-mi250_minitoy_train_ROCm6_2_kineto.json.gz"],
+    ["critical_path-alexnet.json.gz"],
+])
+def test_real_traces_agree_with_hta(traces, tmp_path):
+    paths = [FIXTURES / t for t in traces]
+    ds = convert(paths, tmp_path / "ds")
+    compare_with_hta(paths, ds, hta_analysis(paths, tmp_path))
+
+
+def test_synthetic_traces_agree_with_hta(synthetic, tmp_path):
+    paths, ds = synthetic
+    compare_with_hta(paths, ds, hta_analysis(paths, tmp_path))
+
+
+# ---- devtrace's own traces: torchrun ranks on the MSPTI emulator ----
+
+@pytest.fixture(scope="module")
+def mspti_job(tmp_path_factory):
+    need("torch")
+    d = tmp_path_factory.mktemp("mspti")
+    res = run([DEVTRACE, "record", "-o", d / "job.json", "--",
+               "torchrun", "--nproc_per_node=4", "--no-python", "--master_port=0",
+               EMU_RUN, "--quiet", SOURCE / "examples" / "allreduce_step.scn"],
+              env={"DEVTRACE_MSPTI_LIBRARY": str(MSPTI_EMU)}, timeout=300, cwd=d)
+    assert res.returncode == 0, res.stderr
+    ranks = [d / ("job.rank%d.json" % r) for r in range(4)]
+    assert all(p.exists() for p in ranks), res.stderr
+    return ranks
+
+
+def test_hccl_collectives_count_as_communication(mspti_job, tmp_path):
+    ds = convert(mspti_job, tmp_path / "ds")
+    kernels = report(ds, "kernels")
+    comm = kernels[kernels["class"] == "communication"]
+    # the scenario's two all-reduces of 400 us on each rank
+    assert sorted(comm["rank"]) == [0, 1, 2, 3]
+    assert set(comm.name) == {"hcom_allReduce_"} and set(comm["count"]) == {2}
+    # (the emulated clock's mapping to the host's may take a nanosecond off)
+    assert all(abs(t - 800_000) <= 2 for t in comm.total_ns)
+    overlap = report(ds, "overlap")
+    assert list(overlap.communication_ns) == list(comm.sort_values("rank").total_ns)
+    assert all(0 <= r <= 1 for r in overlap.overlap_ratio)
+    # HTA, by its "nccl" names, sees no communication at all: its overlap is
+    # NaN and the all-reduces are computation, which docs/analysis.md states
+    analysis = hta_analysis(mspti_job, tmp_path)
+    assert analysis.get_comm_comp_overlap(visualize=False)["comp_comm_overlap_pctg"].isna().all()
+    _, hta_k = analysis.get_gpu_kernel_breakdown(visualize=False, num_kernels=100)
+    hcom = hta_k[hta_k.name == "hcom_allReduce_"]
+    assert set(hcom.kernel_type) == {"COMPUTATION"}
+    # in HTA's whole microseconds (start up, end down), the same time
+    ours = report(ds, "kernels", hta=True)
+    ours = ours[ours.name == "hcom_allReduce_"].set_index("rank")
+    for row in hcom.itertuples():
+        assert ours.loc[row.rank, "total_ns"] == row._2 * 1000
+
+
+def test_merged_trace_converts_to_its_ranks(mspti_job, tmp_path):
+    pq = need("pyarrow.parquet")
+    merged = tmp_path / "merged.json"
+    res = run([DEVTRACE, "merge", "-o", merged, *mspti_job])
+    assert res.returncode == 0, res.stderr
+    one = convert([merged], tmp_path / "one")
+    each = convert(mspti_job, tmp_path / "each")
+    traces = pq.read_table(one / "traces.parquet").to_pylist()
+    assert [(t["rank"], t["rank_from"]) for t in traces] == [(r, "merged") for r in range(4)]
+    for name in ("kernels", "overlap", "temporal"):
+        a, b = report(one, name), report(each, name)
+        assert a.drop(columns=[c for c in a.columns if c == "device"]).equals(
+            b.drop(columns=[c for c in b.columns if c == "device"])), name
+
+
+def test_devtrace_traces_of_two_ranks_agree_with_hta(tmp_path):
+    """devtrace's own traces (two torchrun ranks on the TOPSPTI emulator),
+    in HTA's view: the same numbers as HTA's."""
+    need("torch")
+    from conftest import BUILD
+    res = run([DEVTRACE, "record", "-o", tmp_path / "job.json", "--",
+               "torchrun", "--nproc_per_node=2", "--no-python", "--master_port=0",
+               EMU_RUN, "--quiet", SOURCE / "examples" / "train_step.scn"],
+              env={"DEVTRACE_TOPSPTI_LIBRARY": str(BUILD / "emu" / "libtopspti.so")}, timeout=300, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    ranks = [tmp_path / ("job.rank%d.json" % r) for r in range(2)]
+    ds = convert(ranks, tmp_path / "ds")
+    compare_with_hta(ranks, ds, hta_analysis(ranks, tmp_path))
