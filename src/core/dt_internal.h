@@ -696,6 +696,10 @@ typedef struct dt_decode_cache {
        other; a miss enters way 0 and moves the others down (the oldest goes) */
     struct { const char *raw[DT_DECODE_KERNEL_WAYS]; uint32_t id[DT_DECODE_KERNEL_WAYS]; } kernel[DT_DECODE_SLOTS];
     struct { dt_launch_config config; uint32_t id; int used; } config[DT_DECODE_SLOTS];
+    /* the configuration of the previous kernel: compared before hashing
+       (kernels of a loop repeat theirs); its id + 1, 0 when none */
+    dt_launch_config last_config;
+    uint32_t last_config_id;
     uint32_t copy[6][6][6];   /* name id + 1, by copy kind, source, destination */
     uint32_t fill[6];         /* name id + 1, by memory kind */
     /* names copied into each record, by content: two ways per set; made
@@ -794,9 +798,16 @@ DT_HIDDEN uint32_t dt_decode_launch_config_miss(dt_session *s, dt_decode_cache *
                                                 size_t slot);
 static inline uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
 {
+    if (c->last_config_id && dt_launch_config_equal(cfg, &c->last_config)) return c->last_config_id - 1;
     size_t slot = dt_decode_slot(dt_launch_config_key(cfg));
-    if (c->config[slot].used && dt_launch_config_equal(cfg, &c->config[slot].config)) return c->config[slot].id;
-    return dt_decode_launch_config_miss(s, c, cfg, slot);
+    uint32_t id;
+    if (c->config[slot].used && dt_launch_config_equal(cfg, &c->config[slot].config)) id = c->config[slot].id;
+    else id = dt_decode_launch_config_miss(s, c, cfg, slot);
+    if (id != UINT32_MAX) {
+        c->last_config = *cfg;
+        c->last_config_id = id + 1;
+    }
+    return id;
 }
 /* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)", as Kineto names them. */
 DT_HIDDEN uint32_t dt_decode_copy_name(dt_session *s, dt_decode_cache *c, uint8_t copy_kind,
