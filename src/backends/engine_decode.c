@@ -28,6 +28,7 @@ static void prepare(dt_plan *P, const dt_record_layout *l)
         P->mask[i] = f.size <= 8 ? size_mask[f.size] : 0;
         if (P->mask[i] && (uint32_t)f.off + f.size > P->need) P->need = (uint32_t)f.off + f.size;
     }
+    P->wide_from = l->decode || l->cls == DT_RC_OTHER ? SIZE_MAX : (size_t)P->need + 8;
 }
 
 void dt_decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version)
@@ -520,9 +521,11 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
             if (!P) { dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1); break; }
             if (P->size > valid - off) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
         }
-        decode_one(&cx, P, kind_at(p), p, (size_t)(end - p));
+        /* the common case (decode_one's last) without its tests */
+        if (__builtin_expect(P && (size_t)(end - p) >= P->wide_from, 1)) decode_class(&cx, P, p, 1);
+        else decode_one(&cx, P, kind_at(p), p, (size_t)(end - p));
         prev = p;
-        prev_size = P && P->size ? P->size : SIZE_MAX;
+        prev_size = P ? P->size : SIZE_MAX; /* a plan's size is never 0 */
         min_at = (size_t)(p - buffer) + 1;
     }
     dt_session_unlock(s);
