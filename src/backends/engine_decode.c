@@ -454,6 +454,9 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
     int strides_known = next == NULL || d->sizes_known;
     void *rec = NULL;
     size_t min_at = 0; /* offset the next record must start at or after */
+    /* offsets a record can start at leave room for its kind: below lim */
+    const size_t lim = valid >= sizeof(uint32_t) ? valid - sizeof(uint32_t) + 1 : 0;
+    const int success = res->success;
     decode_ctx cx;
     cx.d = d;
     cx.s = s;
@@ -467,7 +470,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
         if (next) {
             int r = next(buffer, valid, &rec);
             /* the common case first: one comparison per record */
-            if (__builtin_expect(r != res->success || !rec, 0)) {
+            if (__builtin_expect(r != success || !rec, 0)) {
                 if (r == res->max_limit_reached || r == res->queue_empty) {
                     size_t consumed = prev ? (size_t)(prev - buffer) + prev_size : 0;
                     if (strides_known && prev_size != SIZE_MAX && consumed < valid) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
@@ -500,9 +503,10 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
             p = rec;
             __builtin_prefetch(p + DECODE_PREFETCH);
             /* inside the buffer (a pointer before it wraps to a large
-               offset), past the previous record, and room for a kind */
+               offset), past the previous record, and room for a kind:
+               min_at <= at < lim, in one comparison (min_at <= lim) */
             size_t at = (size_t)((uintptr_t)p - (uintptr_t)buffer);
-            if (at >= valid || valid - at < sizeof(uint32_t) || at < min_at) {
+            if (at - min_at >= lim - min_at) {
                 dt_loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
             }
