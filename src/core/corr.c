@@ -217,9 +217,22 @@ static void note_parent_range(thread_state *t, uint64_t id);
 dt_status dt_external_push(uint64_t id)
 {
     thread_state *t = thread_state_get();
-    stack_entry e = {.id = id};
     dt_session *s = dt_active_session();
     if (s) dt_thread_note(s);
+    if (t->depth < t->cap) {
+        /* room on the stack (the common case): the entry is made in place */
+        stack_entry *e = &t->stack[t->depth];
+        *e = (stack_entry){.id = id};
+        vendor_push(e);
+        if (t->depth) {
+            e->range = e[-1].range;
+            e->has_range = e[-1].has_range;
+        }
+        t->depth++;
+        note_parent_range(t, id);
+        return DT_OK;
+    }
+    stack_entry e = {.id = id};
     vendor_push(&e);
     if (stack_push(t, &e) != 0) {
         vendor_pop(&e);
