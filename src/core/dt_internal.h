@@ -794,20 +794,12 @@ static inline int dt_launch_config_equal(const dt_launch_config *x, const dt_lau
             (x->dynamic_shared_memory ^ y->dynamic_shared_memory)) == 0;
 }
 
-DT_HIDDEN uint32_t dt_decode_launch_config_miss(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg,
-                                                size_t slot);
+/* A configuration other than the previous kernel's: through the slots. */
+DT_HIDDEN uint32_t dt_decode_launch_config_other(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg);
 static inline uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
 {
     if (c->last_config_id && dt_launch_config_equal(cfg, &c->last_config)) return c->last_config_id - 1;
-    size_t slot = dt_decode_slot(dt_launch_config_key(cfg));
-    uint32_t id;
-    if (c->config[slot].used && dt_launch_config_equal(cfg, &c->config[slot].config)) id = c->config[slot].id;
-    else id = dt_decode_launch_config_miss(s, c, cfg, slot);
-    if (id != UINT32_MAX) {
-        c->last_config = *cfg;
-        c->last_config_id = id + 1;
-    }
-    return id;
+    return dt_decode_launch_config_other(s, c, cfg);
 }
 /* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)", as Kineto names them. */
 DT_HIDDEN uint32_t dt_decode_copy_name(dt_session *s, dt_decode_cache *c, uint8_t copy_kind,
