@@ -108,6 +108,7 @@ typedef struct thread_state {
     stack_entry *stack;
     size_t depth, cap;
     pair_log links, parents;
+    uint64_t noted_generation;   /* session whose dt_thread_note this thread made */
     stack_entry inline_entries[STACK_INLINE];
 } thread_state;
 static _Thread_local thread_state tls;
@@ -119,6 +120,14 @@ __attribute__((noinline)) static thread_state *thread_state_get(void)
     return &tls;
 }
 
+/* dt_thread_note, called once per session from here (its own check costs
+   another thread-local lookup). */
+static inline void thread_note(thread_state *t, dt_session *s)
+{
+    if (t->noted_generation == s->generation) return;
+    t->noted_generation = s->generation;
+    dt_thread_note(s);
+}
 
 static int stack_push(thread_state *t, const stack_entry *src)
 {
@@ -218,7 +227,7 @@ dt_status dt_external_push(uint64_t id)
 {
     thread_state *t = thread_state_get();
     dt_session *s = dt_active_session();
-    if (s) dt_thread_note(s);
+    if (s) thread_note(t, s);
     if (t->depth < t->cap) {
         /* room on the stack (the common case): the entry is made in place */
         stack_entry *e = &t->stack[t->depth];
@@ -404,9 +413,9 @@ void dt_corr_link_current(uint64_t correlation)
 {
     dt_session *s = dt_active_session();
     if (!s) return;
-    /* the API-enter callback runs on the calling thread: name it while it lives */
-    dt_thread_note(s);
     thread_state *t = thread_state_get();
+    /* the API-enter callback runs on the calling thread: name it while it lives */
+    thread_note(t, s);
     if (t->depth == 0) return;
     const stack_entry *top = &t->stack[t->depth - 1];
     /* the vendor holds this id on its own stack and reports the link itself */
