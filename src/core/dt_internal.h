@@ -738,6 +738,23 @@ static inline uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, 
 
 DT_HIDDEN uint32_t dt_decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, const char *raw,
                                                      size_t len, size_t set);
+/* Whether n bytes at a and b are the same: word by word inline for names
+   of a word or more (the last word overlaps the one before), memcmp below. */
+static inline int dt_name_bytes_equal(const char *a, const char *b, size_t n)
+{
+    if (a == b) return 1;
+    if (n < 8) return memcmp(a, b, n) == 0;
+    uint64_t x, y;
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return 0;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y;
+}
+
 /* dt_decode_kernel_name for a name of len bytes (NUL-terminated there) that
    the vendor copied into this record: records of one kernel each hold their
    own copy, so the cache compares bytes. The buffer must hold the names of
@@ -753,7 +770,10 @@ static inline uint32_t dt_decode_kernel_name_copied(dt_session *s, dt_decode_cac
         key = (key ^ w) * UINT64_C(0x9e3779b97f4a7c15);
         key ^= key >> 29;
     }
-    for (w = 0; i < len; i++) w = w << 8 | (unsigned char)raw[i];
+    /* the tail: the last 8 bytes in one load (they overlap the last word
+       read), or the bytes of a name shorter than a word */
+    if (len >= 8) memcpy(&w, raw + len - 8, 8);
+    else for (w = 0; i < len; i++) w = w << 8 | (unsigned char)raw[i];
     key = (key ^ w) * UINT64_C(0xc2b2ae3d27d4eb4f);
     size_t set = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 56);
     if (!c->copied_ready) {
@@ -761,7 +781,7 @@ static inline uint32_t dt_decode_kernel_name_copied(dt_session *s, dt_decode_cac
         c->copied_ready = 1;
     }
     __typeof__(c->copied[0]) *e = &c->copied[set];
-    if (e->raw[0] && e->len[0] == len && (e->raw[0] == raw || memcmp(e->raw[0], raw, len) == 0)) return e->id[0];
+    if (e->raw[0] && e->len[0] == len && dt_name_bytes_equal(e->raw[0], raw, len)) return e->id[0];
     return dt_decode_kernel_name_copied_miss(s, c, raw, len, set);
 }
 _Static_assert(DT_DECODE_COPIED_SETS == 256, "dt_decode_kernel_name_copied() takes 8 bits of the hash");
