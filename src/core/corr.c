@@ -441,19 +441,17 @@ int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
     return id != UINT64_MAX && dt_corr_map_get(&s->ext_parents, id + 1, range);
 }
 
-void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
+void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id)
 {
-    if (s->corr_log_count == s->corr_log_cap) {
-        size_t cap = s->corr_log_cap ? s->corr_log_cap * 2 : 65536;
-        uint64_t *p = dt_realloc(s->corr_log, cap * 2 * sizeof *p);
-        if (!p) {
-            if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
-                atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
-            return;
-        }
-        s->corr_log = p;
-        s->corr_log_cap = cap;
+    size_t cap = s->corr_log_cap ? s->corr_log_cap * 2 : 65536;
+    uint64_t *p = dt_realloc(s->corr_log, cap * 2 * sizeof *p);
+    if (!p) {
+        if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
+            atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
+        return;
     }
+    s->corr_log = p;
+    s->corr_log_cap = cap;
     s->corr_log[2 * s->corr_log_count] = correlation;
     s->corr_log[2 * s->corr_log_count + 1] = external_id;
     s->corr_log_count++;
@@ -482,7 +480,8 @@ static void merge_parents(dt_session *s, int keep)
 
 /* A link goes to the dense table when its id falls inside it (and its
    External id can be stored + 1), else to the map. */
-static void link_put(dt_session *s, uint64_t correlation, uint64_t external_id)
+__attribute__((always_inline)) static inline void link_put(dt_session *s, uint64_t correlation,
+                                                         uint64_t external_id)
 {
     uint64_t at = correlation - s->corr_dense_base;
     if (correlation != 0 && at < s->corr_dense_len) {

@@ -418,7 +418,9 @@ DT_HIDDEN size_t dt_corr_count(const dt_session *s);
    call with the session lock held (inside dt_session_lock/unlock). It only
    appends to a log (a sequential write, cheap on the vendor's thread); the
    map is filled once, sized for every link, at stop. */
-DT_HIDDEN void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id);
+static inline void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id);
+/* dt_corr_link when the log is full: grows it. */
+DT_HIDDEN void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id);
 
 /* ------------------------------------------------------------------ */
 /* Backend contract                                                    */
@@ -610,6 +612,17 @@ static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_
         return 1;
     }
     return s->corr.count && dt_corr_map_get(&s->corr, correlation, external_id);
+}
+
+static inline void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
+{
+    if (__builtin_expect(s->corr_log_count == s->corr_log_cap, 0)) {
+        dt_corr_link_grow(s, correlation, external_id);
+        return;
+    }
+    s->corr_log[2 * s->corr_log_count] = correlation;
+    s->corr_log[2 * s->corr_log_count + 1] = external_id;
+    s->corr_log_count++;
 }
 
 /* Lock around a batch of store/intern/corr updates (one vendor buffer). */
