@@ -429,9 +429,9 @@ static void decode_one(decode_ctx *cx, const dt_plan *P, uint32_t kind, const ui
         return;
     }
     /* Specialised twice, so that the common case reads each field with one
-       load: every record but one that ends the buffer. */
-    if (avail >= (size_t)P->need + 8) decode_class(cx, P, p, 1);
-    else decode_class(cx, P, p, 0);
+       load: every record but one that ends the buffer, decoded by the walk
+       (P->wide_from); here the one that ends it. */
+    decode_class(cx, P, p, 0);
 }
 
 /* ------------------------------------------------------------------ */
