@@ -374,6 +374,9 @@ typedef struct dt_plan {
     uint32_t need;                    /* bytes the decoder reads */
     dt_record_decoder decode;         /* the vendor's, or NULL */
     uint8_t cls;
+    /* bytes from the record's start to the buffer's end from which it takes
+       the common path (a class of the engine's, read wide); SIZE_MAX: never */
+    size_t wide_from;
     uint16_t off[DT_F_COUNT];
     uint64_t mask[DT_F_COUNT];        /* 0: the record has no such field */
 } dt_plan;

@@ -28,6 +28,7 @@ static void prepare(dt_plan *P, const dt_record_layout *l)
         P->mask[i] = f.size <= 8 ? size_mask[f.size] : 0;
         if (P->mask[i] && (uint32_t)f.off + f.size > P->need) P->need = (uint32_t)f.off + f.size;
     }
+    P->wide_from = l->decode || l->cls == DT_RC_OTHER ? SIZE_MAX : (size_t)P->need + 8;
 }
 
 void dt_decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version)
@@ -428,9 +429,9 @@ static void decode_one(decode_ctx *cx, const dt_plan *P, uint32_t kind, const ui
         return;
     }
     /* Specialised twice, so that the common case reads each field with one
-       load: every record but one that ends the buffer. */
-    if (avail >= (size_t)P->need + 8) decode_class(cx, P, p, 1);
-    else decode_class(cx, P, p, 0);
+       load: every record but one that ends the buffer, decoded by the walk
+       (P->wide_from); here the one that ends it. */
+    decode_class(cx, P, p, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -453,6 +454,9 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
     int strides_known = next == NULL || d->sizes_known;
     void *rec = NULL;
     size_t min_at = 0; /* offset the next record must start at or after */
+    /* offsets a record can start at leave room for its kind: below lim */
+    const size_t lim = valid >= sizeof(uint32_t) ? valid - sizeof(uint32_t) + 1 : 0;
+    const int success = res->success;
     decode_ctx cx;
     cx.d = d;
     cx.s = s;
@@ -466,7 +470,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
         if (next) {
             int r = next(buffer, valid, &rec);
             /* the common case first: one comparison per record */
-            if (__builtin_expect(r != res->success || !rec, 0)) {
+            if (__builtin_expect(r != success || !rec, 0)) {
                 if (r == res->max_limit_reached || r == res->queue_empty) {
                     size_t consumed = prev ? (size_t)(prev - buffer) + prev_size : 0;
                     if (strides_known && prev_size != SIZE_MAX && consumed < valid) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
@@ -499,9 +503,10 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
             p = rec;
             __builtin_prefetch(p + DECODE_PREFETCH);
             /* inside the buffer (a pointer before it wraps to a large
-               offset), past the previous record, and room for a kind */
+               offset), past the previous record, and room for a kind:
+               min_at <= at < lim, in one comparison (min_at <= lim) */
             size_t at = (size_t)((uintptr_t)p - (uintptr_t)buffer);
-            if (at >= valid || valid - at < sizeof(uint32_t) || at < min_at) {
+            if (at - min_at >= lim - min_at) {
                 dt_loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
             }
@@ -520,9 +525,11 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
             if (!P) { dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1); break; }
             if (P->size > valid - off) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
         }
-        decode_one(&cx, P, kind_at(p), p, (size_t)(end - p));
+        /* the common case (decode_one's last) without its tests */
+        if (__builtin_expect(P && (size_t)(end - p) >= P->wide_from, 1)) decode_class(&cx, P, p, 1);
+        else decode_one(&cx, P, kind_at(p), p, (size_t)(end - p));
         prev = p;
-        prev_size = P && P->size ? P->size : SIZE_MAX;
+        prev_size = P ? P->size : SIZE_MAX; /* a plan's size is never 0 */
         min_at = (size_t)(p - buffer) + 1;
     }
     dt_session_unlock(s);

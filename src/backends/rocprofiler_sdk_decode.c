@@ -416,6 +416,11 @@ static inline void link_external(dt_session *s, uint64_t correlation, uint64_t e
     if (external && correlation) dt_corr_link(s, correlation, external - 1);
 }
 
+static inline int dim3_equal(const rsdk_dim3 *a, const rsdk_dim3 *b)
+{
+    return ((a->x ^ b->x) | (a->y ^ b->y) | (a->z ^ b->z)) == 0;
+}
+
 static uint32_t div_up(uint32_t work_items, uint32_t group)
 {
     return group ? work_items / group + (work_items % group != 0) : work_items;
@@ -430,7 +435,7 @@ static uint32_t launch_config(decode_ctx *cx, const rsdk_kernel_dispatch_info *i
                    ((uint64_t)info->grid_size.z << 16 | info->workgroup_size.y << 8 | info->workgroup_size.z);
     __typeof__(cx->launch[0]) *e = &cx->launch[cx_slot(key)];
     if (e->used && e->kernel == kernel && e->lds == info->group_segment_size &&
-        !memcmp(&e->grid, &info->grid_size, sizeof e->grid) && !memcmp(&e->group, &info->workgroup_size, sizeof e->group))
+        dim3_equal(&e->grid, &info->grid_size) && dim3_equal(&e->group, &info->workgroup_size))
         return e->config;
     dt_launch_config cfg;
     memset(&cfg, 0, sizeof cfg); /* hashed and compared bytewise when interned */

@@ -108,6 +108,7 @@ typedef struct thread_state {
     stack_entry *stack;
     size_t depth, cap;
     pair_log links, parents;
+    uint64_t noted_generation;   /* session whose dt_thread_note this thread made */
     stack_entry inline_entries[STACK_INLINE];
 } thread_state;
 static _Thread_local thread_state tls;
@@ -119,6 +120,14 @@ __attribute__((noinline)) static thread_state *thread_state_get(void)
     return &tls;
 }
 
+/* dt_thread_note, called once per session from here (its own check costs
+   another thread-local lookup). */
+static inline void thread_note(thread_state *t, dt_session *s)
+{
+    if (t->noted_generation == s->generation) return;
+    t->noted_generation = s->generation;
+    dt_thread_note(s);
+}
 
 static int stack_push(thread_state *t, const stack_entry *src)
 {
@@ -217,9 +226,22 @@ static void note_parent_range(thread_state *t, uint64_t id);
 dt_status dt_external_push(uint64_t id)
 {
     thread_state *t = thread_state_get();
-    stack_entry e = {.id = id};
     dt_session *s = dt_active_session();
-    if (s) dt_thread_note(s);
+    if (s) thread_note(t, s);
+    if (t->depth < t->cap) {
+        /* room on the stack (the common case): the entry is made in place */
+        stack_entry *e = &t->stack[t->depth];
+        *e = (stack_entry){.id = id};
+        vendor_push(e);
+        if (t->depth) {
+            e->range = e[-1].range;
+            e->has_range = e[-1].has_range;
+        }
+        t->depth++;
+        note_parent_range(t, id);
+        return DT_OK;
+    }
+    stack_entry e = {.id = id};
     vendor_push(&e);
     if (stack_push(t, &e) != 0) {
         vendor_pop(&e);
@@ -391,9 +413,9 @@ void dt_corr_link_current(uint64_t correlation)
 {
     dt_session *s = dt_active_session();
     if (!s) return;
-    /* the API-enter callback runs on the calling thread: name it while it lives */
-    dt_thread_note(s);
     thread_state *t = thread_state_get();
+    /* the API-enter callback runs on the calling thread: name it while it lives */
+    thread_note(t, s);
     if (t->depth == 0) return;
     const stack_entry *top = &t->stack[t->depth - 1];
     /* the vendor holds this id on its own stack and reports the link itself */
@@ -419,19 +441,17 @@ int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
     return id != UINT64_MAX && dt_corr_map_get(&s->ext_parents, id + 1, range);
 }
 
-void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
+void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id)
 {
-    if (s->corr_log_count == s->corr_log_cap) {
-        size_t cap = s->corr_log_cap ? s->corr_log_cap * 2 : 65536;
-        uint64_t *p = dt_realloc(s->corr_log, cap * 2 * sizeof *p);
-        if (!p) {
-            if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
-                atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
-            return;
-        }
-        s->corr_log = p;
-        s->corr_log_cap = cap;
+    size_t cap = s->corr_log_cap ? s->corr_log_cap * 2 : 65536;
+    uint64_t *p = dt_realloc(s->corr_log, cap * 2 * sizeof *p);
+    if (!p) {
+        if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
+            atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
+        return;
     }
+    s->corr_log = p;
+    s->corr_log_cap = cap;
     s->corr_log[2 * s->corr_log_count] = correlation;
     s->corr_log[2 * s->corr_log_count + 1] = external_id;
     s->corr_log_count++;
@@ -460,7 +480,8 @@ static void merge_parents(dt_session *s, int keep)
 
 /* A link goes to the dense table when its id falls inside it (and its
    External id can be stored + 1), else to the map. */
-static void link_put(dt_session *s, uint64_t correlation, uint64_t external_id)
+__attribute__((always_inline)) static inline void link_put(dt_session *s, uint64_t correlation,
+                                                         uint64_t external_id)
 {
     uint64_t at = correlation - s->corr_dense_base;
     if (correlation != 0 && at < s->corr_dense_len) {

@@ -59,15 +59,21 @@ uint32_t dt_decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, co
     return id;
 }
 
-uint32_t dt_decode_launch_config_miss(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg,
-                                      size_t slot)
+uint32_t dt_decode_launch_config_other(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
 {
-    uint32_t id = dt_launch_intern(&s->launches, cfg);
-    if (id != UINT32_MAX) {
+    size_t slot = dt_decode_slot(dt_launch_config_key(cfg));
+    uint32_t id;
+    if (c->config[slot].used && dt_launch_config_equal(cfg, &c->config[slot].config)) {
+        id = c->config[slot].id;
+    } else {
+        id = dt_launch_intern(&s->launches, cfg);
+        if (id == UINT32_MAX) return id;
         c->config[slot].config = *cfg;
         c->config[slot].id = id;
         c->config[slot].used = 1;
     }
+    c->last_config = *cfg;
+    c->last_config_id = id + 1;
     return id;
 }
 

@@ -418,7 +418,9 @@ DT_HIDDEN size_t dt_corr_count(const dt_session *s);
    call with the session lock held (inside dt_session_lock/unlock). It only
    appends to a log (a sequential write, cheap on the vendor's thread); the
    map is filled once, sized for every link, at stop. */
-DT_HIDDEN void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id);
+static inline void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id);
+/* dt_corr_link when the log is full: grows it. */
+DT_HIDDEN void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id);
 
 /* ------------------------------------------------------------------ */
 /* Backend contract                                                    */
@@ -612,6 +614,17 @@ static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_
     return s->corr.count && dt_corr_map_get(&s->corr, correlation, external_id);
 }
 
+static inline void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
+{
+    if (__builtin_expect(s->corr_log_count == s->corr_log_cap, 0)) {
+        dt_corr_link_grow(s, correlation, external_id);
+        return;
+    }
+    s->corr_log[2 * s->corr_log_count] = correlation;
+    s->corr_log[2 * s->corr_log_count + 1] = external_id;
+    s->corr_log_count++;
+}
+
 /* Lock around a batch of store/intern/corr updates (one vendor buffer). */
 DT_HIDDEN void dt_session_lock(dt_session *s);
 DT_HIDDEN void dt_session_unlock(dt_session *s);
@@ -696,6 +709,10 @@ typedef struct dt_decode_cache {
        other; a miss enters way 0 and moves the others down (the oldest goes) */
     struct { const char *raw[DT_DECODE_KERNEL_WAYS]; uint32_t id[DT_DECODE_KERNEL_WAYS]; } kernel[DT_DECODE_SLOTS];
     struct { dt_launch_config config; uint32_t id; int used; } config[DT_DECODE_SLOTS];
+    /* the configuration of the previous kernel: compared before hashing
+       (kernels of a loop repeat theirs); its id + 1, 0 when none */
+    dt_launch_config last_config;
+    uint32_t last_config_id;
     uint32_t copy[6][6][6];   /* name id + 1, by copy kind, source, destination */
     uint32_t fill[6];         /* name id + 1, by memory kind */
     /* names copied into each record, by content: two ways per set; made
@@ -734,6 +751,23 @@ static inline uint32_t dt_decode_kernel_name(dt_session *s, dt_decode_cache *c, 
 
 DT_HIDDEN uint32_t dt_decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, const char *raw,
                                                      size_t len, size_t set);
+/* Whether n bytes at a and b are the same: word by word inline for names
+   of a word or more (the last word overlaps the one before), memcmp below. */
+static inline int dt_name_bytes_equal(const char *a, const char *b, size_t n)
+{
+    if (a == b) return 1;
+    if (n < 8) return memcmp(a, b, n) == 0;
+    uint64_t x, y;
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return 0;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y;
+}
+
 /* dt_decode_kernel_name for a name of len bytes (NUL-terminated there) that
    the vendor copied into this record: records of one kernel each hold their
    own copy, so the cache compares bytes. The buffer must hold the names of
@@ -749,7 +783,10 @@ static inline uint32_t dt_decode_kernel_name_copied(dt_session *s, dt_decode_cac
         key = (key ^ w) * UINT64_C(0x9e3779b97f4a7c15);
         key ^= key >> 29;
     }
-    for (w = 0; i < len; i++) w = w << 8 | (unsigned char)raw[i];
+    /* the tail: the last 8 bytes in one load (they overlap the last word
+       read), or the bytes of a name shorter than a word */
+    if (len >= 8) memcpy(&w, raw + len - 8, 8);
+    else for (w = 0; i < len; i++) w = w << 8 | (unsigned char)raw[i];
     key = (key ^ w) * UINT64_C(0xc2b2ae3d27d4eb4f);
     size_t set = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 56);
     if (!c->copied_ready) {
@@ -757,7 +794,7 @@ static inline uint32_t dt_decode_kernel_name_copied(dt_session *s, dt_decode_cac
         c->copied_ready = 1;
     }
     __typeof__(c->copied[0]) *e = &c->copied[set];
-    if (e->raw[0] && e->len[0] == len && (e->raw[0] == raw || memcmp(e->raw[0], raw, len) == 0)) return e->id[0];
+    if (e->raw[0] && e->len[0] == len && dt_name_bytes_equal(e->raw[0], raw, len)) return e->id[0];
     return dt_decode_kernel_name_copied_miss(s, c, raw, len, set);
 }
 _Static_assert(DT_DECODE_COPIED_SETS == 256, "dt_decode_kernel_name_copied() takes 8 bits of the hash");
@@ -790,13 +827,12 @@ static inline int dt_launch_config_equal(const dt_launch_config *x, const dt_lau
             (x->dynamic_shared_memory ^ y->dynamic_shared_memory)) == 0;
 }
 
-DT_HIDDEN uint32_t dt_decode_launch_config_miss(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg,
-                                                size_t slot);
+/* A configuration other than the previous kernel's: through the slots. */
+DT_HIDDEN uint32_t dt_decode_launch_config_other(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg);
 static inline uint32_t dt_decode_launch_config(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
 {
-    size_t slot = dt_decode_slot(dt_launch_config_key(cfg));
-    if (c->config[slot].used && dt_launch_config_equal(cfg, &c->config[slot].config)) return c->config[slot].id;
-    return dt_decode_launch_config_miss(s, c, cfg, slot);
+    if (c->last_config_id && dt_launch_config_equal(cfg, &c->last_config)) return c->last_config_id - 1;
+    return dt_decode_launch_config_other(s, c, cfg);
 }
 /* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)", as Kineto names them. */
 DT_HIDDEN uint32_t dt_decode_copy_name(dt_session *s, dt_decode_cache *c, uint8_t copy_kind,

@@ -459,6 +459,8 @@ static void finish_records(dt_session *s)
     dt_clock_segment seg = {.span = 0}; /* none yet */
     size_t segment = 0, out = 0;
     uint64_t outside = 0, unfinished = 0;
+    /* a session without links (no External ids) looks none up */
+    const int links = s->corr_dense_count || s->corr.count;
     if (s->fork_parent) drop_parent_records(s);
     /* r walks the store chunk by chunk; kept, where records that stay move
        to once one has left */
@@ -474,7 +476,7 @@ static void finish_records(dt_session *s)
             r->flags |= DT_REC_REALTIME;
         }
         uint64_t ext;
-        if (!(r->flags & DT_REC_HAS_EXTERNAL) && r->correlation && dt_corr_get(s, r->correlation, &ext)) {
+        if (links && !(r->flags & DT_REC_HAS_EXTERNAL) && r->correlation && dt_corr_get(s, r->correlation, &ext)) {
             r->external_id = ext;
             r->flags |= DT_REC_HAS_EXTERNAL;
         }
