@@ -63,7 +63,8 @@ typedef struct input {
     size_t ndevices;
     /* what it holds that breaks the trace format, carried over as written */
     uint64_t negative_durations; /* complete events with "dur" < 0 */
-    uint64_t broken_flows;       /* ac2g flow ids without exactly one start and one finish */
+    uint64_t broken_flows;       /* ac2g flow ids with more than one start or finish, or neither */
+    uint64_t cut_flows;          /* ac2g flow ids with one side only: a start or a finish */
     dev_t dev; /* the file, to find it given twice or as the output */
     ino_t ino;
 } input;
@@ -249,8 +250,11 @@ static int index_inputs(merger *m)
         int rc = read_input(m, in, pass1_visit, &p, DT_RD_JSON, &in->sum);
         size_t cursor = 0;
         uint64_t id, ends;
-        while (dt_rd_u64map_next(&p.flow_ends, &cursor, &id, &ends))
-            in->broken_flows += ends != (UINT64_C(1) << 32 | 1);
+        while (dt_rd_u64map_next(&p.flow_ends, &cursor, &id, &ends)) {
+            bool cut = ends == UINT64_C(1) << 32 || ends == 1;
+            in->cut_flows += cut;
+            in->broken_flows += !cut && ends != (UINT64_C(1) << 32 | 1);
+        }
         dt_rd_u64map_free(&p.flow_ends);
         if (rc != 0)
             return -1;
@@ -1314,17 +1318,26 @@ static int review_inputs(const merger *m)
                     a->path, a->sum.rank);
             problems++;
         }
-        if (a->negative_durations || a->broken_flows) {
+        /* a flow with one side only is a known property of torch.profiler's
+           traces (Kineto cuts flows at the capture window's edge), as check
+           says: said, not a warning; in devtrace's own traces it is one */
+        uint64_t broken = a->broken_flows + (a->devtrace ? a->cut_flows : 0);
+        if (a->negative_durations || broken) {
             fprintf(m->err, "merge: warning: %s: carried over as written:", a->path);
             if (a->negative_durations)
                 fprintf(m->err, " %" PRIu64 " complete event%s with a negative duration%s", a->negative_durations,
-                        a->negative_durations == 1 ? "" : "s", a->broken_flows ? "," : "");
-            if (a->broken_flows)
-                fprintf(m->err, " %" PRIu64 " flow id%s without exactly one start and one finish", a->broken_flows,
-                        a->broken_flows == 1 ? "" : "s");
+                        a->negative_durations == 1 ? "" : "s", broken ? "," : "");
+            if (broken)
+                fprintf(m->err, " %" PRIu64 " flow id%s without exactly one start and one finish", broken,
+                        broken == 1 ? "" : "s");
             fputc('\n', m->err);
             problems++;
         }
+        if (!a->devtrace && a->cut_flows)
+            fprintf(m->err,
+                    "merge: %s: %" PRIu64 " flow id%s with one side only, carried over as written (a known property "
+                    "of torch.profiler's traces: Kineto cuts flows at the capture window's edge)\n",
+                    a->path, a->cut_flows, a->cut_flows == 1 ? "" : "s");
     }
     return problems;
 }
@@ -1348,7 +1361,8 @@ static void merge_usage(FILE *f)
                "negative rank, and events it carries over as written that break the trace\n"
                "format (counted by kind: complete events with a negative duration, flow ids\n"
                "without exactly one start and one finish); with --strict any of these is an\n"
-               "error and nothing is written.\n"
+               "error and nothing is written. A flow with one side only in a torch.profiler\n"
+               "trace (Kineto cuts flows at the capture window's edge) is said, not warned of.\n"
                "\n"
                "Clocks are not aligned: merge says what the inputs tell about how far their\n"
                "clocks may be apart (devtrace.notes.clockAgreement, also printed).\n"
