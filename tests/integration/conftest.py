@@ -11,6 +11,20 @@ import pytest
 
 BUILD = Path(os.environ.get("DT_BUILD_DIR", Path(__file__).resolve().parents[2] / "build"))
 SOURCE = Path(os.environ.get("DT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+
+
+def _sanitizers():
+    """The sanitizers the build under test was configured with (its CMake
+    cache's DEVTRACE_SANITIZE), e.g. {"address", "undefined"}."""
+    try:
+        text = (BUILD / "CMakeCache.txt").read_text()
+    except OSError:
+        return set()
+    m = re.search(r"^DEVTRACE_SANITIZE:\w+=(.*)$", text, re.M)
+    return {v.strip() for v in m.group(1).split(",") if v.strip()} if m else set()
+
+
+SANITIZERS = _sanitizers()
 DEVTRACE = BUILD / "devtrace"
 EMU_RUN = BUILD / "devtrace-emu-run"
 TOPSPTI_EMU = BUILD / "emu" / "libtopspti.so"

@@ -741,6 +741,15 @@ def test_children_forked_without_exec_write_their_own_traces(tmp_path, backend, 
     (whose pool has no consumer thread in the child; nothing waits for it),
     1 each on CUPTI (CUDA fails the child's first launch, and the program
     stops there). Nothing hangs."""
+    from conftest import SANITIZERS
+    if "address" in SANITIZERS:
+        # AddressSanitizer's allocator (GCC 12's runtime) takes a lock of its
+        # own with no fork handler: a child forked while another thread of
+        # the program allocates waits on it forever, in the sanitizer, before
+        # devtrace or the emulator can do anything (seen with gdb: the child's
+        # threads all in asan's SizeClassAllocator lock). glibc's malloc,
+        # which the plain build uses, is fork-safe: the test runs there.
+        pytest.skip("a fork in a threaded program can deadlock inside AddressSanitizer's allocator")
     if not library.exists():
         pytest.skip(f"{library.name} is not built")
     scn = tmp_path / "fork.scn"
