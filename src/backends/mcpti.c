@@ -37,7 +37,7 @@ static const dt_vendor mcpti_vendor = {
     /* the name function takes the record's activity kind */
     .names = {DT_CF_KIND_RUNTIME, DT_CF_KIND_DRIVER, 1024, DT_COUNTED(dt_mcpti_runtime_names), NULL, 0,
               "mcRuntime", "mcDriver"},
-    .records = {DT_COUNTED(dt_cf_kinds), DT_COUNTED(layouts)},
+    .records = {DT_COUNTED(dt_cf_kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
     .enums = DT_CF_ENUMS,
     .clock_domain = "a hardware counter (mcptiGetTimestamp), not the epoch; mapped to CLOCK_REALTIME",
 };

@@ -213,7 +213,7 @@ static const dt_vendor mspti_vendor = {
                   .api_enter = MSPTI_API_ENTER, .site_offset = offsetof(msptiCallbackData, callbackSite),
                   .correlation_offset = offsetof(msptiCallbackData, correlationId)},
     .names = {.runtime_fallback = "AscendApi", .driver_fallback = "AscendApi"},
-    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts)},
+    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
     .enums = {.copy_kinds = DT_COUNTED(copy_kinds), .copy_async_flag = 1, .fill_async_flag = 1},
     .clock_domain = "CLOCK_REALTIME ns, MSPTI's default clock (where the library has msptiGetTimestamp, "
                     "calibrated against it)",

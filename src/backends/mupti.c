@@ -35,7 +35,7 @@ static const dt_vendor mupti_vendor = {
     .callbacks = DT_CF_CALLBACKS,
     .names = {DT_CF_DOMAIN_RUNTIME_API, DT_CF_DOMAIN_DRIVER_API, 1024, DT_COUNTED(dt_mupti_runtime_names),
               DT_COUNTED(dt_mupti_driver_names), "musaRuntime", "musaDriver"},
-    .records = {DT_COUNTED(dt_cf_kinds), DT_COUNTED(layouts)},
+    .records = {DT_COUNTED(dt_cf_kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
     .enums = DT_CF_ENUMS,
     .clock_domain = "MUPTI's own clock domain (muptiGetTimestamp), mapped to CLOCK_REALTIME",
 };

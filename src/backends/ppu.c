@@ -36,7 +36,7 @@ static const dt_vendor ppu_vendor = {
     .activity = DT_CF_ACTIVITY(DT_CF_EXTERNAL_CUSTOM0),
     .callbacks = DT_CF_CALLBACKS,
     .names = {DT_CF_DOMAIN_RUNTIME_API, DT_CF_DOMAIN_DRIVER_API, 1024, NULL, 0, NULL, 0, "cudaRuntime", "cudaDriver"},
-    .records = {DT_COUNTED(dt_cf_kinds), DT_COUNTED(layouts)},
+    .records = {DT_COUNTED(dt_cf_kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
     .enums = DT_CF_ENUMS,
     .clock_domain = "the PPU's own clock (cuptiGetTimestamp): another epoch, a drifting rate; mapped to "
                     "CLOCK_REALTIME by repeated samples",

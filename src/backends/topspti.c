@@ -149,7 +149,7 @@ static const dt_vendor topspti_vendor = {
                   .correlation_offset = offsetof(Topspti_CallbackData, correlationId)},
     .names = {.arg_runtime = TOPSPTI_CB_DOMAIN_RUNTIME_API, .arg_driver = TOPSPTI_CB_DOMAIN_DRIVER_API,
               .limit = 1024, .runtime_fallback = "topsRuntime", .driver_fallback = "topsDriver"},
-    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts)},
+    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
     .enums = {.copy_kinds = DT_COUNTED(copy_kinds), .memory_kinds = DT_COUNTED(memory_kinds),
               .copy_async_flag = TOPSPTI_ACTIVITY_FLAG_MEMCPY_ASYNC,
               .fill_async_flag = TOPSPTI_ACTIVITY_FLAG_MEMSET_ASYNC,
