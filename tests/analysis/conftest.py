@@ -1,11 +1,8 @@
 import importlib
 import importlib.util
 import logging
-import os
-import sys
 from pathlib import Path
 
-import pytest
 
 # the CLI integration tests' helpers (paths, run), one copy
 _spec = importlib.util.spec_from_file_location(
@@ -23,12 +20,4 @@ if not FIXTURES.exists():
 logging.getLogger("hta").setLevel(logging.ERROR)
 
 
-def need(module):
-    """The module, or a skip outside CI: in CI (.ci/run installs them) a
-    missing module fails the test instead."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"{module} is not installed for {sys.executable}")
+need = _integration.need

@@ -1,4 +1,5 @@
 import ctypes
+import importlib
 import json
 import os
 import re
@@ -85,7 +86,7 @@ def need(module):
     """Import what a test needs; in CI (CI set) its absence fails the test
     instead of skipping it: .ci/run installs torch and HTA."""
     try:
-        return __import__(module)
+        return importlib.import_module(module)
     except ImportError as e:
         if os.environ.get("CI"):
             pytest.fail(f"{module} is required in CI (.ci/run installs it): {e}")

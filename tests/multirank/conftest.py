@@ -1,10 +1,7 @@
 import importlib
 import importlib.util
-import os
-import sys
 from pathlib import Path
 
-import pytest
 
 # the CLI integration tests' helpers (paths, run, check_trace), one copy
 _spec = importlib.util.spec_from_file_location(
@@ -16,12 +13,4 @@ BUILD, DEVTRACE, EMU_RUN, SOURCE, TOPSPTI_EMU = (_integration.BUILD, _integratio
 check_trace, load_trace, run = _integration.check_trace, _integration.load_trace, _integration.run
 
 
-def need(module):
-    """The module, or a skip outside CI: in CI (.ci/run installs them) a
-    missing module fails the test instead."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"{module} is not installed for {sys.executable}")
+need = _integration.need
