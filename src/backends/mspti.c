@@ -24,6 +24,7 @@
  * Records are packed with misaligned 64-bit fields: the decoders below copy
  * a record into its (packed) struct before reading it.
  */
+#include "base/hash.h"
 #include "backends/engine.h"
 #include "backends/mspti_headers.h"
 
@@ -246,17 +247,9 @@ static struct {
     uint64_t withheld;            /* API calls the library tagged with another thread's id */
 } M;
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    return x;
-}
-
 static marker_half *half_slot(uint64_t id)
 {
-    for (size_t i = (size_t)mix64(id) & M.mask;; i = (i + 1) & M.mask)
+    for (size_t i = (size_t)dt_mix64(id) & M.mask;; i = (i + 1) & M.mask)
         if (M.halves[i].id == id || M.halves[i].id == 0) return &M.halves[i];
 }
 
@@ -460,7 +453,7 @@ static void decode_external(const dt_decoder *d, dt_session *s, dt_decode_cache 
     }
     /* the record comes before its API record, which says which thread
        made the call */
-    token_slot *t = &M.tokens[mix64(x.correlationId) % TOKEN_SLOTS];
+    token_slot *t = &M.tokens[dt_mix64(x.correlationId) % TOKEN_SLOTS];
     if (t->correlation && t->correlation != x.correlationId) M.withheld++; /* its API record never came */
     *t = (token_slot){x.correlationId, x.externalId};
 }
@@ -470,7 +463,7 @@ static void decode_api(const dt_decoder *d, dt_session *s, dt_decode_cache *cach
     msptiActivityApi a;
     memcpy(&a, rec, sizeof a);
     if (a.correlationId && atomic_load_explicit(&S.scope, memory_order_relaxed) == STACK_SHARED) {
-        token_slot *t = &M.tokens[mix64(a.correlationId) % TOKEN_SLOTS];
+        token_slot *t = &M.tokens[dt_mix64(a.correlationId) % TOKEN_SLOTS];
         if (t->correlation == a.correlationId) {
             uint64_t id, session;
             uint32_t thread;

@@ -7,6 +7,7 @@
  * counted as unknown_kind. Headers are independent of each other: a bad one
  * costs only itself.
  */
+#include "base/hash.h"
 #include "backends/rocprofiler_sdk.h"
 
 #include <stdio.h>
@@ -125,7 +126,7 @@ static uint32_t queue_lane(dt_rsdk_decoder *d, uint64_t handle)
 /* ------------------------------------------------------------------ */
 static uint32_t kernel_slot(uint64_t id, uint32_t mask)
 {
-    return (uint32_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
+    return (uint32_t)dt_mix64(id) & mask;
 }
 
 int dt_rsdk_is_fill_kernel(const char *name)
@@ -382,7 +383,7 @@ typedef struct decode_ctx {
 
 static size_t cx_slot(uint64_t key)
 {
-    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 58);
+    return (size_t)(dt_mix64(key) >> 58);
 }
 _Static_assert(CX_SLOTS == 64, "cx_slot() yields 6 bits");
 

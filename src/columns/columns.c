@@ -2,7 +2,7 @@
    streaming reader's visitor. */
 #include "dt_columns.h"
 
-#include "export/json_out.h"
+#include "base/json_out.h"
 #include "reader/dt_reader.h"
 
 #include <inttypes.h>
@@ -18,7 +18,7 @@
 typedef struct col_state {
     dt_col_batch b;
     size_t cap;
-    dt_rd_strtab dict[DT_COL_D_COUNT];
+    dt_strtab dict[DT_COL_D_COUNT];
     size_t reported[DT_COL_D_COUNT]; /* dictionary entries handed out so far */
     dt_col_sink sink;
     void *user;
@@ -61,7 +61,7 @@ static void col_release(col_state *s)
     free(b->flow_id); free(b->grid); free(b->block);
     for (int d = 0; d < DT_COL_D_COUNT; d++) {
         free(b->dict[d]);
-        dt_rd_strtab_free(&s->dict[d]);
+        dt_strtab_free(&s->dict[d]);
     }
     free(s->scratch);
 }
@@ -86,7 +86,7 @@ static int col_flush(col_state *s)
 
 static int32_t col_intern(col_state *s, int d, const char *text, size_t len)
 {
-    int64_t id = dt_rd_strtab_intern(&s->dict[d], text, len, NULL);
+    int64_t id = dt_strtab_intern(&s->dict[d], text, len, NULL);
     if (id < 0 || id > INT32_MAX) {
         s->failed = 1;
         return -1;
@@ -442,7 +442,7 @@ int dt_col_read(const char *path, size_t rows, dt_col_sink sink, void *user, cha
     s.sink = sink;
     s.user = user;
     for (int d = 0; d < DT_COL_D_COUNT; d++)
-        dt_rd_strtab_init(&s.dict[d]);
+        dt_strtab_init(&s.dict[d]);
     dt_rd_summary summary;
     memset(&summary, 0, sizeof summary);
     int rc;

@@ -1,6 +1,7 @@
 /* Correlation: the per-thread external-correlation stack (host operations
    and user ranges), the links from vendor correlation ids to external ids,
    and the map that resolves them at stop. */
+#include "base/hash.h"
 #include "dt_internal.h"
 #include "backends/backend.h"
 
@@ -8,14 +9,6 @@
 #include <string.h>
 
 /* ---- u64 -> u64 map ---- */
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
 
 int dt_corr_map_init(dt_corr_map *m, size_t hint)
 {
@@ -36,7 +29,7 @@ void dt_corr_map_free(dt_corr_map *m)
 
 static void corr_map_insert(dt_corr_map *m, uint64_t key, uint64_t value)
 {
-    size_t i = mix64(key) & m->mask;
+    size_t i = dt_mix64(key) & m->mask;
     while (m->slots[i].key) {
         if (m->slots[i].key == key) { m->slots[i].value = value; return; }
         i = (i + 1) & m->mask;
@@ -70,7 +63,7 @@ int dt_corr_map_put(dt_corr_map *m, uint64_t key, uint64_t value)
 int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value)
 {
     if (!m->count || key == 0) return 0; /* (no slots: no count either) */
-    size_t i = mix64(key) & m->mask;
+    size_t i = dt_mix64(key) & m->mask;
     while (m->slots[i].key) {
         if (m->slots[i].key == key) { *value = m->slots[i].value; return 1; }
         i = (i + 1) & m->mask;

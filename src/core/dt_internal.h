@@ -6,7 +6,6 @@
 #ifndef DT_INTERNAL_H
 #define DT_INTERNAL_H
 
-#define _GNU_SOURCE 1
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -15,23 +14,15 @@
 #include <string.h>
 
 #include "devtrace/devtrace.h"
-#include "dt_demangle.h"
+#include "base/demangle.h"
 
-#define DT_HIDDEN __attribute__((visibility("hidden")))
+#include "base/alloc.h"
+#include "base/common.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "base/atomic_file.h"
+#include "base/gzip.h"
 
-/* ------------------------------------------------------------------ */
-/* Errors and logging                                                  */
-/* ------------------------------------------------------------------ */
-/* Set the calling thread's last error and return status. */
-DT_HIDDEN dt_status dt_error(dt_status status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* Diagnostics to stderr, only when DEVTRACE_LOG is on. */
-DT_HIDDEN void dt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-DT_HIDDEN int dt_log_enabled(void);
-/* Parse a boolean environment value: 1 true, 0 false, -1 unset/invalid. */
-DT_HIDDEN int dt_env_bool(const char *name);
-/* secure_getenv, treating "" as unset. */
-DT_HIDDEN const char *dt_env(const char *name);
 /* Whether LD_PRELOAD named file (a library's file name) when the process
    started: the environment it started with, which setenv cannot change,
    and what a vendor that must interpose from the start reads. */
@@ -41,53 +32,6 @@ DT_HIDDEN int dt_started_with_preload(const char *file);
    the path found, or NULL): the words of every note and error that says so. */
 DT_HIDDEN void dt_preload_advice(const char *preload, const char *library, char *out, size_t size);
 
-/* Allocation: every allocation of libdevtrace goes through these
-   (src/core/alloc.c), so that tests can make the n-th one fail. */
-DT_HIDDEN void *dt_malloc(size_t n);
-DT_HIDDEN void *dt_calloc(size_t count, size_t size);
-DT_HIDDEN void *dt_realloc(void *p, size_t n);
-DT_HIDDEN void *dt_aligned_alloc(size_t alignment, size_t n);
-DT_HIDDEN char *dt_strdup(const char *s);
-DT_HIDDEN void dt_free(void *p);
-/* Test hook: the n-th allocation from now fails (n > 0), and with
-   persistent every one after it too; n = 0 disarms. */
-DT_HIDDEN void dt_alloc_fail_after(long n, int persistent);
-/* Allocations attempted since the process started. */
-DT_HIDDEN unsigned long dt_alloc_count(void);
-/* Allocations the hook has made fail since the process started. */
-DT_HIDDEN unsigned long dt_alloc_failures(void);
-/* Counts one allocation made outside the wrappers (mmap) and says whether
-   the hook makes it fail. */
-DT_HIDDEN int dt_alloc_injected_failure(void);
-/* pthread_create, failed by the same countdown (0 or an errno). */
-DT_HIDDEN int dt_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
-
-/* The sanitizer runtimes this process runs with (":"-separated paths, ""
-   in a release build): what must precede a sanitized library in LD_PRELOAD. */
-DT_HIDDEN void dt_sanitizer_runtimes(char *out, size_t n);
-/* Whether this build writes gzip (zlib was found when it was configured);
-   the message for a gzip output it cannot write. */
-DT_HIDDEN int dt_gzip_available(void);
-#define DT_NO_GZIP_MESSAGE                                                                               \
-    "this devtrace was built without zlib and writes no gzip: write .json, or rebuild devtrace with zlib " \
-    "(zlib1g-dev or zlib-devel)"
-
-/* The folder of a file path ("." for a bare name, "/" for one at the root). */
-DT_HIDDEN void dt_path_dir(char *out, size_t n, const char *path);
-
-/* How a trace is written to a path (src/export/atomic_file.c): absent or a
-   regular file, into a temporary file beside it renamed into place; a
-   character device (/dev/null) or a FIFO, in place; anything else is
-   refused, with why (a phrase: "it is a directory") when why is not NULL. */
-typedef enum { DT_OUTPUT_FILE, DT_OUTPUT_IN_PLACE, DT_OUTPUT_REFUSED } dt_output_kind;
-DT_HIDDEN dt_output_kind dt_output_kind_of(const char *path, const char **why);
-
-/* Monotonic-free wall clock: CLOCK_REALTIME in ns. */
-DT_HIDDEN uint64_t dt_realtime_ns(void);
-/* CLOCK_MONOTONIC in ns: for durations. */
-DT_HIDDEN uint64_t dt_monotonic_ns(void);
-/* Linux thread id of the caller, cached. */
-DT_HIDDEN uint32_t dt_thread_id(void);
 
 /* ------------------------------------------------------------------ */
 /* Stored events: 64 bytes each, no allocation per event               */

@@ -2,21 +2,12 @@
    C++ demangling once per distinct kernel name, and interned kernel launch
    configurations. */
 #include "dt_internal.h"
+#include "base/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define DT_INTERN_PAGE (256u * 1024u)
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-    /* FNV-1a, then a final mix: names are short, this is not a bottleneck. */
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ull; }
-    h ^= h >> 29; h *= 0xbf58476d1ce4e5b9ull; h ^= h >> 32;
-    return h;
-}
 
 static int intern_grow_table(dt_intern *in)
 {
@@ -24,7 +15,7 @@ static int intern_grow_table(dt_intern *in)
     uint32_t *t = dt_calloc(cap, sizeof *t);
     if (!t) return -1;
     for (uint32_t id = 0; id < in->count; id++) {
-        uint64_t h = hash_bytes(in->strings[id], in->lengths[id]);
+        uint64_t h = dt_hash_bytes(in->strings[id], in->lengths[id]);
         uint32_t i = (uint32_t)h & (cap - 1);
         while (t[i]) i = (i + 1) & (cap - 1);
         t[i] = id + 1;
@@ -115,7 +106,7 @@ uint32_t dt_intern_n(dt_intern *in, const char *s, size_t len)
 {
     if (!s) { s = ""; len = 0; }
     if (len >= UINT32_MAX) return UINT32_MAX;
-    uint64_t h = hash_bytes(s, len);
+    uint64_t h = dt_hash_bytes(s, len);
     /* a name already known costs no allocation, even when the table is due to grow */
     uint32_t known = in->table ? *intern_probe(in, s, len, h) : 0;
     if (known) return known - 1;
@@ -214,7 +205,7 @@ uint32_t dt_launch_intern(dt_launch_table *t, const dt_launch_config *c)
         uint32_t *nt = dt_calloc(cap, sizeof *nt);
         if (!nt) return UINT32_MAX;
         for (uint32_t id = 0; id < t->count; id++) {
-            uint32_t i = (uint32_t)hash_bytes(&t->configs[id], sizeof *c) & (cap - 1);
+            uint32_t i = (uint32_t)dt_hash_bytes(&t->configs[id], sizeof *c) & (cap - 1);
             while (nt[i]) i = (i + 1) & (cap - 1);
             nt[i] = id + 1;
         }
@@ -222,7 +213,7 @@ uint32_t dt_launch_intern(dt_launch_table *t, const dt_launch_config *c)
         t->table = nt;
         t->table_mask = cap - 1;
     }
-    uint32_t i = (uint32_t)hash_bytes(c, sizeof *c) & t->table_mask;
+    uint32_t i = (uint32_t)dt_hash_bytes(c, sizeof *c) & t->table_mask;
     while (t->table[i]) {
         uint32_t id = t->table[i] - 1;
         if (memcmp(&t->configs[id], c, sizeof *c) == 0) return id;

@@ -2,6 +2,7 @@
    stop map every record to realtime, resolve External ids and apply the
    capture window. */
 #include "dt_internal.h"
+#include "base/gzip.h"
 #include "backends/backend.h"
 
 #include <errno.h>

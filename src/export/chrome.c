@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_out.h"
+#include "dt_internal.h"
+#include "base/json_out.h"
 #include "layout.h"
-#include "vec.h"
+#include "base/vec.h"
 
 #define NAME_INLINE 2048            /* escaped names up to this go in place */
 #define HOST_PID_SHIFT UINT64_C(4194304) /* layout.c's: named in the hostPid note */

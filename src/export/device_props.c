@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json_out.h"
+#include "dt_internal.h"
+#include "base/json_out.h"
 
 /* Appends to buf like snprintf at offset len; returns the new length. */
 __attribute__((format(printf, 4, 5))) static size_t put(char *buf, size_t size, size_t len, const char *fmt, ...)

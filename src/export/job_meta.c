@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json_out.h"
+#include "dt_internal.h"
+#include "base/json_out.h"
 
 #define put_text dt_out_text
 #define put_int dt_out_i64

@@ -24,10 +24,12 @@
 
 #include <pthread.h>
 
-#include "json_out.h"
+#include "base/hash.h"
+#include "dt_internal.h"
+#include "base/json_out.h"
 #include "layout.h"
 #include "leveler.h"
-#include "vec.h"
+#include "base/vec.h"
 
 #define BASE_TIME_UNIT_NS (UINT64_C(7889238) * UINT64_C(1000000000))
 #define HOST_SORT_LIMIT 4999999     /* device rows sort from 5000000 up */
@@ -52,16 +54,6 @@ typedef struct idmap {
     size_t mask, count;
 } idmap;
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    x *= UINT64_C(0xc4ceb9fe1a85ec53);
-    x ^= x >> 33;
-    return x;
-}
-
 static int idmap_init(idmap *m, size_t hint)
 {
     size_t cap = 64;
@@ -85,7 +77,7 @@ static void idmap_free(idmap *m)
 
 static uint32_t idmap_get(const idmap *m, uint64_t key)
 {
-    size_t i = (size_t)mix64(key) & m->mask;
+    size_t i = (size_t)dt_mix64(key) & m->mask;
     while (m->e[i].val != NONE) {
         if (m->e[i].key == key)
             return m->e[i].val;
@@ -102,7 +94,7 @@ static int idmap_grow(idmap *m)
     for (size_t i = 0; i <= m->mask; i++) {
         if (m->e[i].val == NONE)
             continue;
-        size_t j = (size_t)mix64(m->e[i].key) & n.mask;
+        size_t j = (size_t)dt_mix64(m->e[i].key) & n.mask;
         while (n.e[j].val != NONE)
             j = (j + 1) & n.mask;
         n.e[j] = m->e[i];
@@ -119,7 +111,7 @@ static uint32_t *idmap_slot(idmap *m, uint64_t key)
 {
     if ((m->count + 1) * 4 > (m->mask + 1) * 3 && idmap_grow(m) != 0)
         return NULL;
-    size_t i = (size_t)mix64(key) & m->mask;
+    size_t i = (size_t)dt_mix64(key) & m->mask;
     while (m->e[i].val != NONE) {
         if (m->e[i].key == key)
             return &m->e[i].val;

@@ -1,9 +1,10 @@
 /* Row sorting and leveling (leveler.h). */
+#include "dt_internal.h"
 #include "leveler.h"
 
 #include <string.h>
 
-#include "vec.h"
+#include "base/vec.h"
 
 /* Stable bottom-up merge sort; a run already in order costs one compare. */
 static void merge_sort(dt_row_item *a, dt_row_item *tmp, size_t n)

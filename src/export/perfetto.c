@@ -24,8 +24,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dt_internal.h"
 #include "layout.h"
-#include "pf_trace.h"
+#include "base/pf_trace.h"
 
 enum {
     ARG_EXTERNAL, ARG_QUEUED, ARG_DEVICE, ARG_CONTEXT, ARG_STREAM, ARG_CORRELATION, ARG_REGISTERS,

@@ -16,8 +16,9 @@
  *    devtrace.attribution as that is read;
  *  - tables keyed by distinct names, pids and rows.
  */
+#include "base/hash.h"
 #include "dt_reader.h"
-#include "dt_demangle.h"
+#include "base/demangle.h"
 #include "devtrace/devtrace.h"
 
 #include <inttypes.h>
@@ -161,12 +162,12 @@ typedef struct ck {
     size_t lines_cap[KD_COUNT];
     bool verbose;
     int writer; /* enum ck_writer, known once the trace has been read */
-    dt_rd_strtab names, pids, rows, flows;
+    dt_strtab names, pids, rows, flows;
     ck_flowtab flowtab;
     ck_flow_end *pending;
     size_t npending, pending_cap;
     /* device time per External id (bit 63: listed in devtrace.attribution) */
-    dt_rd_u64map ext;
+    dt_u64map ext;
     ck_pid *pidv;
     size_t pid_cap;
     ck_row *rowv;
@@ -283,7 +284,7 @@ static int64_t ck_pid_id(ck *c, const dt_rd_id *pid)
     char key[256];
     size_t n = id_key(key, sizeof key, pid);
     bool added;
-    int64_t id = dt_rd_strtab_intern(&c->pids, key, n, &added);
+    int64_t id = dt_strtab_intern(&c->pids, key, n, &added);
     if (id < 0 || dt_rd_grow((void **)&c->pidv, &c->pid_cap, (size_t)id + 1, sizeof *c->pidv) != 0)
         return -1;
     if (added) {
@@ -307,7 +308,7 @@ static int64_t ck_row_id(ck *c, const dt_rd_event *e)
     id_key(t, sizeof t, &e->tid);
     int n = snprintf(key, sizeof key, "pid %s, tid %s", p, t);
     bool added;
-    int64_t id = dt_rd_strtab_intern(&c->rows, key, (size_t)n, &added);
+    int64_t id = dt_strtab_intern(&c->rows, key, (size_t)n, &added);
     if (id < 0 || dt_rd_grow((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
         return -1;
     if (added) {
@@ -484,14 +485,6 @@ static bool ck_log_next(ck_log_reader *lr, ck_interval *v)
 }
 
 /* ---- flows ---- */
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    return x;
-}
-
 /* Where a key's probe starts. Flow ids are mostly consecutive numbers
    (correlation ids), met in order: the key itself keeps their slots
    together in memory, a cache line holding eight, where a mixing hash
@@ -500,7 +493,7 @@ static uint64_t mix64(uint64_t x)
    probe long; the table then mixes. */
 static inline size_t flow_home(const ck_flowtab *t, uint64_t key)
 {
-    return (size_t)(t->mixed ? mix64(key) : key) & t->mask;
+    return (size_t)(t->mixed ? dt_mix64(key) : key) & t->mask;
 }
 
 #define CK_FLOW_PROBE_MAX 64
@@ -564,7 +557,7 @@ static int ck_flow(ck *c, const dt_rd_event *e, uint32_t row)
     }
     uint64_t key;
     if (e->id_is_str || !parse_flow_id(e->id, &key)) {
-        int64_t sid = dt_rd_strtab_intern(&c->flows, e->id, strlen(e->id), NULL);
+        int64_t sid = dt_strtab_intern(&c->flows, e->id, strlen(e->id), NULL);
         if (sid < 0)
             return -1;
         key = CK_FLOW_NUMERIC + (uint64_t)sid;
@@ -714,7 +707,7 @@ static int ck_visit(void *user, const dt_rd_event *e)
         ck_finding(c, KD_DURATION, "%s ends beyond any representable time", w);
         return 0;
     }
-    int64_t name = dt_rd_strtab_intern(&c->names, e->name, e->name_len, NULL);
+    int64_t name = dt_strtab_intern(&c->names, e->name, e->name_len, NULL);
     if (name < 0 || ck_log(&c->rowv[row], e->ts_ns, e->ts_ns + e->dur_ns, e->index, (uint32_t)name) != 0)
         goto oom;
 
@@ -743,7 +736,7 @@ static int ck_visit(void *user, const dt_rd_event *e)
         }
     }
     if ((e->has & DT_RD_HAS_EXTERNAL_ID) && dt_rd_cat_is_device_work(e->cat_kind)) {
-        uint64_t *sum = dt_rd_u64map_slot(&c->ext, e->external_id, NULL);
+        uint64_t *sum = dt_u64map_slot(&c->ext, e->external_id, NULL);
         if (!sum)
             goto oom;
         *sum = (uint64_t)dt_rd_add_sat((int64_t)*sum, e->dur_ns);
@@ -778,7 +771,7 @@ static int cmp_flow_end(const void *a, const void *b)
 static const char *flow_id_text(const ck *c, uint64_t key, char *buf, size_t len)
 {
     if (key >= CK_FLOW_NUMERIC)
-        return dt_rd_strtab_key(&c->flows, (size_t)(key - CK_FLOW_NUMERIC));
+        return dt_strtab_key(&c->flows, (size_t)(key - CK_FLOW_NUMERIC));
     snprintf(buf, len, "%" PRIu64, key);
     return buf;
 }
@@ -801,7 +794,7 @@ static void flow_end_missing(ck *c, const ck_flow_end *fe)
     char a[32], idbuf[32];
     ck_finding(c, KD_FLOW_UNBOUND, "flow id %s %s (event #%" PRIu64 ", %s, ts %s us) is not at the start of an event on its row",
                  flow_id_text(c, fe->key, idbuf, sizeof idbuf), fe->finish ? "finish" : "start", fe->index,
-                 dt_rd_strtab_key(&c->rows, fe->row), fmt_us(a, sizeof a, fe->ts));
+                 dt_strtab_key(&c->rows, fe->row), fmt_us(a, sizeof a, fe->ts));
 }
 
 static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
@@ -826,7 +819,7 @@ static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
     size_t fe = 0; /* the next pending flow end, in (row, ts) order */
     for (size_t ri = 0; ri < c->rows.count; ri++) {
         ck_row *r = &c->rowv[ri];
-        const char *rowname = dt_rd_strtab_key(&c->rows, ri);
+        const char *rowname = dt_strtab_key(&c->rows, ri);
         if (devtrace && !r->named && r->used)
             ck_finding(c, KD_UNNAMED, "row %s is not named by thread_name metadata", rowname);
         ck_log_reader lr = {r->head, 0, 0, 0};
@@ -858,7 +851,7 @@ static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
             if (window && (v->start < ws || v->end > we))
                 ck_finding(c, KD_OUTSIDE, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) is outside the "
                              "capture window [%s, %s] us",
-                             v->index, dt_rd_strtab_key(&c->names, v->name), rowname, fmt_us(a, sizeof a, v->start),
+                             v->index, dt_strtab_key(&c->names, v->name), rowname, fmt_us(a, sizeof a, v->start),
                              fmt_us(b, sizeof b, v->end), fmt_us(d, sizeof d, ws), fmt_us((char[32]){0}, 32, we));
             while (depth > 0 && stack[depth - 1].end <= v->start)
                 depth--;
@@ -866,8 +859,8 @@ static void check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
                 const ck_interval *o = &stack[depth - 1];
                 ck_finding(c, KD_OVERLAP, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
                              "event #%" PRIu64 " \"%.200s\" (ts %s us, end %s us)",
-                             v->index, dt_rd_strtab_key(&c->names, v->name), rowname, fmt_us(a, sizeof a, v->start),
-                             fmt_us(b, sizeof b, v->end), o->index, dt_rd_strtab_key(&c->names, o->name),
+                             v->index, dt_strtab_key(&c->names, v->name), rowname, fmt_us(a, sizeof a, v->start),
+                             fmt_us(b, sizeof b, v->end), o->index, dt_strtab_key(&c->names, o->name),
                              fmt_us(d, sizeof d, o->start), fmt_us((char[32]){0}, 32, o->end));
             }
             if (dt_rd_grow((void **)&stack, &stack_cap, depth + 1, sizeof *stack) != 0) {
@@ -938,13 +931,13 @@ static int ck_attribution_entry(void *user, int which, const char *key, size_t l
         return 0;
     }
     uint64_t *slot = NULL;
-    if (!dt_rd_u64map_get(&c->ext, ext, &sum)) {
+    if (!dt_u64map_get(&c->ext, ext, &sum)) {
         ck_finding(c, KD_ATTRIBUTION, "devtrace.attribution[\"%.100s\"] = %" PRId64 " ns but no device event carries "
                      "that External id",
                      key, value);
         return 0;
     }
-    slot = dt_rd_u64map_slot(&c->ext, ext, NULL);
+    slot = dt_u64map_slot(&c->ext, ext, NULL);
     if (sum >> 63) {
         ck_finding(c, KD_ATTRIBUTION, "devtrace.attribution lists External id %.100s twice", key);
         return 0;
@@ -965,7 +958,7 @@ static void check_attribution(ck *c, const dt_rd_summary *s)
     }
     size_t cursor = 0;
     uint64_t key, value;
-    while (dt_rd_u64map_next(&c->ext, &cursor, &key, &value))
+    while (dt_u64map_next(&c->ext, &cursor, &key, &value))
         if (!(value >> 63))
             ck_finding(c, KD_ATTRIBUTION, "External id %" PRIu64 " carries %" PRId64 " ns of device time but is missing from "
                          "devtrace.attribution",
@@ -991,7 +984,7 @@ static void check_names(ck *c)
     for (size_t i = 0; i < c->pids.count; i++) {
         const ck_pid *p = &c->pidv[i];
         if (p->used && !p->named)
-            ck_finding(c, KD_UNNAMED, "pid %s is not named by process_name metadata", dt_rd_strtab_key(&c->pids, i));
+            ck_finding(c, KD_UNNAMED, "pid %s is not named by process_name metadata", dt_strtab_key(&c->pids, i));
         if (p->host && !p->device && (p->has_sort || p->is_num)) {
             int64_t k = p->has_sort ? p->sort : p->num;
             if (!any_host || k > max_host) {
@@ -1008,15 +1001,15 @@ static void check_names(ck *c)
         if (!p->device || p->host)
             continue;
         if (!p->has_sort && !p->is_num) {
-            ck_finding(c, KD_ORDER, "device pid %s has no process_sort_index", dt_rd_strtab_key(&c->pids, i));
+            ck_finding(c, KD_ORDER, "device pid %s has no process_sort_index", dt_strtab_key(&c->pids, i));
             continue;
         }
         int64_t k = p->has_sort ? p->sort : p->num;
         if (k <= max_host)
             ck_finding(c, KD_ORDER, "device pid %s (sort index %" PRId64 "%s) does not sort after host pid %s (sort "
                          "index %" PRId64 ")",
-                         dt_rd_strtab_key(&c->pids, i), k, p->has_sort ? "" : ", by pid",
-                         dt_rd_strtab_key(&c->pids, max_host_id), max_host);
+                         dt_strtab_key(&c->pids, i), k, p->has_sort ? "" : ", by pid",
+                         dt_strtab_key(&c->pids, max_host_id), max_host);
     }
 }
 
@@ -1075,13 +1068,13 @@ static void ck_free(ck *c)
     free(c->pidv);
     free(c->flowtab.slots);
     free(c->pending);
-    dt_rd_u64map_free(&c->ext);
+    dt_u64map_free(&c->ext);
     free(c->mem);
     free(c->demangles);
-    dt_rd_strtab_free(&c->names);
-    dt_rd_strtab_free(&c->pids);
-    dt_rd_strtab_free(&c->rows);
-    dt_rd_strtab_free(&c->flows);
+    dt_strtab_free(&c->names);
+    dt_strtab_free(&c->pids);
+    dt_strtab_free(&c->rows);
+    dt_strtab_free(&c->flows);
 }
 
 static int ck_writer_of(const dt_rd_summary *s)
@@ -1097,10 +1090,10 @@ int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FIL
     memset(&c, 0, sizeof c);
     c.out = out;
     c.verbose = (flags & DT_CHECK_VERBOSE) != 0;
-    dt_rd_strtab_init(&c.names);
-    dt_rd_strtab_init(&c.pids);
-    dt_rd_strtab_init(&c.rows);
-    dt_rd_strtab_init(&c.flows);
+    dt_strtab_init(&c.names);
+    dt_strtab_init(&c.pids);
+    dt_strtab_init(&c.rows);
+    dt_strtab_init(&c.flows);
     dt_rd_summary s;
     char msg[512];
     dt_rd_options opts = {.visit = ck_visit, .user = &c, .entry = ck_attribution_entry};

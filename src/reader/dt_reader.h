@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/hash.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -292,50 +294,6 @@ static inline int64_t dt_rd_add_sat(int64_t a, int64_t b)
    doubling from 16, and zeroes the new tail so that counters and flags
    start cleared. 0, or -1 when out of memory with *p and *cap unchanged. */
 int dt_rd_grow(void **p, size_t *cap, size_t need, size_t elem);
-
-/* A growable set of byte strings, each given a dense id in insertion order.
-   Used to group by name, row or id with memory bounded by distinct keys. */
-typedef struct dt_rd_strtab {
-    uint32_t *slots; /* id + 1, 0 = empty */
-    size_t nslots;
-    char **keys;
-    size_t *lens;
-    size_t count, cap;
-} dt_rd_strtab;
-
-void dt_rd_strtab_init(dt_rd_strtab *t);
-void dt_rd_strtab_free(dt_rd_strtab *t);
-/* Id of key, inserting it if absent (*added tells which; may be NULL).
-   Returns -1 when out of memory. Keys are NUL-terminated copies. */
-int64_t dt_rd_strtab_intern(dt_rd_strtab *t, const void *key, size_t len, bool *added);
-/* Id of key or -1. */
-int64_t dt_rd_strtab_find(const dt_rd_strtab *t, const void *key, size_t len);
-static inline const char *dt_rd_strtab_key(const dt_rd_strtab *t, size_t id)
-{
-    return t->keys[id];
-}
-
-/* A u64 -> u64 map, for ids that are numbers: no string per key, 16 bytes
-   a slot (key 0, the empty slot's mark, is kept beside the table). */
-typedef struct dt_rd_u64slot {
-    uint64_t key, value;
-} dt_rd_u64slot;
-
-typedef struct dt_rd_u64map {
-    dt_rd_u64slot *slots;
-    size_t mask, count;
-    bool has_zero;
-    uint64_t zero_value;
-} dt_rd_u64map;
-
-void dt_rd_u64map_free(dt_rd_u64map *m);
-/* The value of key, inserted as 0 when new (*added says which; may be NULL);
-   NULL when out of memory. Valid until the next insertion. */
-uint64_t *dt_rd_u64map_slot(dt_rd_u64map *m, uint64_t key, bool *added);
-bool dt_rd_u64map_get(const dt_rd_u64map *m, uint64_t key, uint64_t *value);
-/* Every entry, in no particular order: *cursor starts at 0; false when
-   done. */
-bool dt_rd_u64map_next(const dt_rd_u64map *m, size_t *cursor, uint64_t *key, uint64_t *value);
 
 /* Text from a trace for a terminal: control bytes (C0, DEL, C1) and bytes
    that are not UTF-8 are written as \xNN, everything else as it is.

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export/json_out.h"
+#include "base/json_out.h"
 #include "pf_convert.h"
 
 #define RANGE_ID_BASE (UINT64_C(1) << 48)
@@ -98,8 +98,8 @@ typedef struct merger {
     /* per group, while writing it */
     cpu_op *ops;
     size_t nops, ops_cap;
-    dt_rd_u64map corr_ext;   /* devtrace correlation -> cpu_op External id */
-    dt_rd_u64map attr;       /* final External id -> device ns */
+    dt_u64map corr_ext;   /* devtrace correlation -> cpu_op External id */
+    dt_u64map attr;       /* final External id -> device ns */
     FILE *spill_attr, *spill_parents;
     uint64_t events_written;
     bool first_event;
@@ -107,7 +107,7 @@ typedef struct merger {
     /* per group: each pid and row the output uses, keyed by how it is
        written ("7", "\"rank 1 Spans\"", "7 8"), and whether metadata named
        it (ROW_*) */
-    dt_rd_strtab out_pids, out_rows;
+    dt_strtab out_pids, out_rows;
     uint8_t *pid_flags, *row_flags;
     size_t pid_flags_cap, row_flags_cap;
 } merger;
@@ -138,7 +138,7 @@ typedef struct pass1 {
     /* the most frequent host pid of a foreign trace: its process */
     int64_t pids[8];
     uint64_t counts[8];
-    dt_rd_u64map flow_ends; /* ac2g flow id -> starts << 32 | finishes */
+    dt_u64map flow_ends; /* ac2g flow id -> starts << 32 | finishes */
     bool *oom;
 } pass1;
 
@@ -184,7 +184,7 @@ static int pass1_visit(void *user, const dt_rd_event *e)
         if (!in->has_flows || id > in->max_flow)
             in->max_flow = id;
         in->has_flows = true;
-        uint64_t *ends = dt_rd_u64map_slot(&p->flow_ends, id, NULL);
+        uint64_t *ends = dt_u64map_slot(&p->flow_ends, id, NULL);
         if (!ends) {
             *p->oom = true;
             return 1;
@@ -250,12 +250,12 @@ static int index_inputs(merger *m)
         int rc = read_input(m, in, pass1_visit, &p, DT_RD_JSON, &in->sum);
         size_t cursor = 0;
         uint64_t id, ends;
-        while (dt_rd_u64map_next(&p.flow_ends, &cursor, &id, &ends)) {
+        while (dt_u64map_next(&p.flow_ends, &cursor, &id, &ends)) {
             bool cut = ends == UINT64_C(1) << 32 || ends == 1;
             in->cut_flows += cut;
             in->broken_flows += !cut && ends != (UINT64_C(1) << 32 | 1);
         }
-        dt_rd_u64map_free(&p.flow_ends);
+        dt_u64map_free(&p.flow_ends);
         if (rc != 0)
             return -1;
         /* the plugin's key inside torch.profiler's trace does not make it devtrace's */
@@ -518,7 +518,7 @@ static int link_visit(void *user, const dt_rd_event *e)
     const cpu_op *op = innermost_op(l->m, e->tid.num, e->ts_ns + l->to_torch_ns);
     if (!op)
         return 0;
-    uint64_t *slot = dt_rd_u64map_slot(&l->m->corr_ext, e->correlation, NULL);
+    uint64_t *slot = dt_u64map_slot(&l->m->corr_ext, e->correlation, NULL);
     if (!slot) {
         l->m->oom = true;
         return 1;
@@ -692,10 +692,10 @@ static void out_id(dt_out *o, const char *key)
         out_text(o, key + 2);
 }
 
-static int mark_out(merger *m, dt_rd_strtab *t, uint8_t **flags, size_t *cap, const char *key, size_t len,
+static int mark_out(merger *m, dt_strtab *t, uint8_t **flags, size_t *cap, const char *key, size_t len,
                     uint8_t bit)
 {
-    int64_t id = dt_rd_strtab_intern(t, key, len, NULL);
+    int64_t id = dt_strtab_intern(t, key, len, NULL);
     if (id < 0 || dt_rd_grow((void **)flags, cap, (size_t)id + 1, 1) != 0)
         return -1;
     (*flags)[id] |= bit;
@@ -729,10 +729,10 @@ static int mark_rows(writer *w, const dt_rd_event *e, int64_t pid)
 
 static void reset_out_rows(merger *m)
 {
-    dt_rd_strtab_free(&m->out_pids);
-    dt_rd_strtab_free(&m->out_rows);
-    dt_rd_strtab_init(&m->out_pids);
-    dt_rd_strtab_init(&m->out_rows);
+    dt_strtab_free(&m->out_pids);
+    dt_strtab_free(&m->out_rows);
+    dt_strtab_init(&m->out_pids);
+    dt_strtab_init(&m->out_rows);
     free(m->pid_flags);
     free(m->row_flags);
     m->pid_flags = m->row_flags = NULL;
@@ -748,7 +748,7 @@ static void name_unnamed_rows(merger *m, dt_out *o, const group *g)
     for (size_t i = 0; i < m->out_pids.count; i++) {
         if (m->pid_flags[i] != ROW_USED)
             continue;
-        const char *p = dt_rd_strtab_key(&m->out_pids, i);
+        const char *p = dt_strtab_key(&m->out_pids, i);
         if (p[0] == 's' && strncmp(p + 2, g->label, strlen(g->label)) == 0)
             snprintf(name, sizeof name, "%s", p + 2); /* a moved string pid says its rank already */
         else
@@ -765,7 +765,7 @@ static void name_unnamed_rows(merger *m, dt_out *o, const group *g)
     for (size_t i = 0; i < m->out_rows.count; i++) {
         if (m->row_flags[i] != ROW_USED)
             continue;
-        const char *p = dt_rd_strtab_key(&m->out_rows, i);
+        const char *p = dt_strtab_key(&m->out_rows, i);
         const char *t = p + strlen(p) + 1;
         snprintf(name, sizeof name, "%s%s", t[0] == 's' ? "" : "thread ", t[0] == 's' && !t[2] ? "(tid \"\")" : t + 2);
         out_text(o, m->first_event ? "\n" : ",\n");
@@ -842,7 +842,7 @@ static int write_visit(void *user, const dt_rd_event *e)
     uint64_t ext = has_ext ? remap_ext(in, e->external_id) : 0;
     uint64_t linked;
     if (w->linked && in->devtrace && (e->has & DT_RD_HAS_CORRELATION) && (dt_rd_cat_is_api(e->cat_kind) || dt_rd_cat_is_device_work(e->cat_kind)) &&
-        dt_rd_u64map_get(&m->corr_ext, e->correlation, &linked)) {
+        dt_u64map_get(&m->corr_ext, e->correlation, &linked)) {
         const input *torch = NULL;
         for (int i = 0; i < m->nin; i++)
             if (m->in[i].group == in->group && !m->in[i].devtrace)
@@ -856,7 +856,7 @@ static int write_visit(void *user, const dt_rd_event *e)
     if (has_ext && e->at[DT_RD_AT_EXT].len && (e->has & DT_RD_HAS_EXTERNAL_ID) && ext != e->external_id)
         ed[n++] = (edit){e->at[DT_RD_AT_EXT].off, e->at[DT_RD_AT_EXT].len, ED_EXT, ext, 0};
     if (has_ext && e->ph[0] == 'X' && dt_rd_cat_is_device_work(e->cat_kind)) {
-        uint64_t *slot = dt_rd_u64map_slot(&m->attr, ext, NULL);
+        uint64_t *slot = dt_u64map_slot(&m->attr, ext, NULL);
         if (!slot) {
             m->oom = true;
             return 1;
@@ -872,9 +872,9 @@ static int spill_group(merger *m)
 {
     size_t cursor = 0;
     uint64_t key, value;
-    while (dt_rd_u64map_next(&m->attr, &cursor, &key, &value))
+    while (dt_u64map_next(&m->attr, &cursor, &key, &value))
         fprintf(m->spill_attr, "%" PRIu64 " %" PRIu64 "\n", key, value);
-    dt_rd_u64map_free(&m->attr);
+    dt_u64map_free(&m->attr);
     return ferror(m->spill_attr) ? -1 : 0;
 }
 
@@ -891,7 +891,7 @@ static int write_group(merger *m, dt_out *o, int gi)
         devtrace_inputs += m->in[i].devtrace;
     }
     bool linked = false;
-    dt_rd_u64map_free(&m->corr_ext);
+    dt_u64map_free(&m->corr_ext);
     reset_out_rows(m);
     if (torch && devtrace_inputs) {
         /* the torch trace's cpu_ops, then each devtrace call's op */
@@ -1508,8 +1508,8 @@ done:
         fclose(m.spill_attr);
     if (m.spill_parents)
         fclose(m.spill_parents);
-    dt_rd_u64map_free(&m.corr_ext);
-    dt_rd_u64map_free(&m.attr);
+    dt_u64map_free(&m.corr_ext);
+    dt_u64map_free(&m.attr);
     reset_out_rows(&m);
     free(m.ops);
     free(m.in);

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export/pf_trace.h"
+#include "base/pf_trace.h"
 #include "pf_convert.h"
 
 typedef struct cv_slice {
@@ -55,7 +55,7 @@ typedef struct cv_row {
 } cv_row;
 
 typedef struct cv {
-    dt_rd_strtab pids, rows;
+    dt_strtab pids, rows;
     cv_process *procs;
     size_t proc_cap;
     cv_row *rowv;
@@ -95,7 +95,7 @@ static int64_t cv_process_id(cv *c, const dt_rd_id *pid)
     int n = pid->is_str ? snprintf(key, sizeof key, "s%.250s", pid->str)
                         : snprintf(key, sizeof key, "n%" PRId64, pid->num);
     bool added;
-    int64_t id = dt_rd_strtab_intern(&c->pids, key, (size_t)n, &added);
+    int64_t id = dt_strtab_intern(&c->pids, key, (size_t)n, &added);
     if (id < 0 || dt_rd_grow((void **)&c->procs, &c->proc_cap, (size_t)id + 1, sizeof *c->procs) != 0)
         return -1;
     if (added)
@@ -114,7 +114,7 @@ static int64_t cv_row_id(cv *c, const dt_rd_event *e)
         n += snprintf(key + n, sizeof key - (size_t)n, "%s", num);
     }
     bool added;
-    int64_t id = dt_rd_strtab_intern(&c->rows, key, (size_t)n, &added);
+    int64_t id = dt_strtab_intern(&c->rows, key, (size_t)n, &added);
     if (id < 0 || dt_rd_grow((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
         return -1;
     if (added) {
@@ -538,8 +538,8 @@ static void cv_free(cv *c)
     free(c->rowv);
     free(c->slices);
     free(c->flows);
-    dt_rd_strtab_free(&c->pids);
-    dt_rd_strtab_free(&c->rows);
+    dt_strtab_free(&c->pids);
+    dt_strtab_free(&c->rows);
 }
 
 int dt_pf_convert(pf_trace *t, const char *json_path, dt_pf_stats *stats, char *err, size_t errlen)
@@ -547,8 +547,8 @@ int dt_pf_convert(pf_trace *t, const char *json_path, dt_pf_stats *stats, char *
     cv c;
     memset(&c, 0, sizeof c);
     c.stats = stats;
-    dt_rd_strtab_init(&c.pids);
-    dt_rd_strtab_init(&c.rows);
+    dt_strtab_init(&c.pids);
+    dt_strtab_init(&c.rows);
     dt_rd_source *src = dt_rd_open_file(json_path, err, errlen);
     if (!src)
         return EIO;

@@ -28,7 +28,7 @@
 enum { TAB_NAME, TAB_CATEGORY, TAB_ARG, TAB_VALUE, TAB_COUNT };
 
 typedef struct pr_strs {
-    dt_rd_u64map ix; /* iid -> index + 1 */
+    dt_u64map ix; /* iid -> index + 1 */
     char **s;
     size_t n, cap;
 } pr_strs;
@@ -61,7 +61,7 @@ typedef struct pr {
     size_t cap, len, pos;
     uint64_t base; /* input offset of buf[0] */
     bool eof;
-    dt_rd_u64map track_ix, seq_ix; /* uuid / sequence id -> index + 1 */
+    dt_u64map track_ix, seq_ix; /* uuid / sequence id -> index + 1 */
     pr_track *tracks;
     size_t ntracks, tracks_cap;
     pr_seq *seqs;
@@ -204,17 +204,17 @@ static char *dup_bytes(const pr_cur *s)
 }
 
 /* ---- tables ---- */
-static int64_t pr_index(dt_rd_u64map *m, void **vec, size_t *n, size_t *cap, size_t elem, uint64_t key,
+static int64_t pr_index(dt_u64map *m, void **vec, size_t *n, size_t *cap, size_t elem, uint64_t key,
                         bool create)
 {
     uint64_t v;
-    if (dt_rd_u64map_get(m, key, &v))
+    if (dt_u64map_get(m, key, &v))
         return (int64_t)v - 1;
     if (!create)
         return -1;
     if (dt_rd_grow(vec, cap, *n + 1, elem) != 0)
         return -2;
-    uint64_t *slot = dt_rd_u64map_slot(m, key, NULL);
+    uint64_t *slot = dt_u64map_slot(m, key, NULL);
     if (!slot)
         return -2;
     *slot = ++*n;
@@ -233,14 +233,14 @@ static void strs_clear(pr_strs *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->s[i]);
     free(t->s);
-    dt_rd_u64map_free(&t->ix);
+    dt_u64map_free(&t->ix);
     memset(t, 0, sizeof *t);
 }
 
 static const char *strs_get(const pr_strs *t, uint64_t iid)
 {
     uint64_t v;
-    return dt_rd_u64map_get(&t->ix, iid, &v) ? t->s[v - 1] : NULL;
+    return dt_u64map_get(&t->ix, iid, &v) ? t->s[v - 1] : NULL;
 }
 
 /* ---- events ---- */
@@ -675,8 +675,8 @@ static void pr_free(pr *r)
         for (int k = 0; k < TAB_COUNT; k++)
             strs_clear(&r->seqs[i].tab[k]);
     free(r->seqs);
-    dt_rd_u64map_free(&r->track_ix);
-    dt_rd_u64map_free(&r->seq_ix);
+    dt_u64map_free(&r->track_ix);
+    dt_u64map_free(&r->seq_ix);
     free(r->buf);
 }
 

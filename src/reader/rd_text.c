@@ -1,31 +1,17 @@
 /* Text from a trace shown on a terminal or written as CSV: names are the
    vendor's or the program's bytes, and an ESC, CR or LF in one must not
    move the cursor, rewrite the screen or split one report line in two. */
+#include "base/utf8.h"
 #include "dt_reader.h"
 
 #include <string.h>
 
-/* Length of the well-formed UTF-8 sequence at s (1 to 4), or 0. */
+/* Length of the well-formed UTF-8 sequence at s (NUL-terminated), or 0
+   for one that is a C1 control. */
 static size_t utf8_sequence(const unsigned char *s)
 {
-    unsigned char c = s[0];
-    size_t n;
-    uint32_t min, cp;
-    if (c >= 0xc2 && c <= 0xdf) { n = 2; min = 0x80; cp = c & 0x1f; }
-    else if (c >= 0xe0 && c <= 0xef) { n = 3; min = 0x800; cp = c & 0x0f; }
-    else if (c >= 0xf0 && c <= 0xf4) { n = 4; min = 0x10000; cp = c & 0x07; }
-    else return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    /* C1 controls (U+0080..U+009F): some terminals act on them */
-    if (cp <= 0x9f)
-        return 0;
-    return n;
+    size_t n = dt_utf8_len(s, 4);
+    return dt_utf8_is_c1(s, n) ? 0 : n;
 }
 
 /* The escaped form of the unit at s into buf (at least 5 bytes), with

@@ -36,6 +36,7 @@
  * has been parsed; with DT_RD_RAW, where the visitor gets the event's text
  * as written, they are copied instead.
  */
+#include "base/utf8.h"
 #include "dt_reader.h"
 #include "rd_internal.h"
 
@@ -1218,38 +1219,6 @@ static inline const unsigned char *string_stop(const unsigned char *p)
 #endif
 }
 
-/* Length of a valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid
-   (the window's NUL ends any sequence). */
-static int utf8_len(const unsigned char *p)
-{
-    unsigned char b = p[0];
-    int n;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (b >= 0xC2 && b <= 0xDF) {
-        n = 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-        n = 3;
-        if (b == 0xE0)
-            lo = 0xA0;
-        else if (b == 0xED)
-            hi = 0x9F; /* no UTF-16 surrogates */
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        n = 4;
-        if (b == 0xF0)
-            lo = 0x90;
-        else if (b == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    for (int i = 1; i < n; i++) {
-        unsigned cb = p[i];
-        if (cb < (i == 1 ? lo : 0x80) || cb > (i == 1 ? hi : 0xBF))
-            return 0;
-    }
-    return n;
-}
-
 static int hex4(const unsigned char *p, unsigned *out)
 {
     unsigned v = 0;
@@ -1317,7 +1286,7 @@ static __attribute__((noinline)) int scan_string_slow(rd_ctx *c, const unsigned 
                 return c->eof ? lex_error(c, c->len, "a string is not closed") : T_MORE;
             return lex_error(c, (size_t)(p - c->data), "a control character in a string (it must be escaped)");
         } else {
-            int n = utf8_len(p);
+            int n = (int)dt_utf8_len(p, 4); /* the window's NUL ends any sequence */
             if (n == 0)
                 return stop_at(c, p, 4, "invalid UTF-8 in a string");
             p += n;

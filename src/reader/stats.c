@@ -44,7 +44,7 @@ typedef struct st_group {
 } st_group;
 
 typedef struct st_report {
-    dt_rd_strtab names;
+    dt_strtab names;
     st_group *groups;
     size_t cap;
 } st_report;
@@ -59,10 +59,10 @@ typedef struct st_range {
 typedef struct st {
     unsigned reports; /* bit per REP_* */
     st_report rep[REP_COUNT];
-    dt_rd_strtab range_ids;
+    dt_strtab range_ids;
     st_range *ranges;
     size_t range_cap;
-    dt_rd_u64map ext_sum; /* device ns per External id */
+    dt_u64map ext_sum; /* device ns per External id */
     st_memory memory[ST_MEMORY_MAX];
     size_t memory_n;
     bool oom;
@@ -94,7 +94,7 @@ static void st_memory_event(st *s, const dt_rd_event *e)
 
 static int64_t st_group_id(st_report *r, const char *name, size_t len)
 {
-    int64_t id = dt_rd_strtab_intern(&r->names, name, len, NULL);
+    int64_t id = dt_strtab_intern(&r->names, name, len, NULL);
     if (id < 0 || dt_rd_grow((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
         return -1;
     return id;
@@ -135,7 +135,7 @@ static int st_visit(void *user, const dt_rd_event *e)
     if (rep < 0)
         return 0;
     if (device && (s->reports & (1u << REP_RANGES)) && (e->has & DT_RD_HAS_EXTERNAL_ID)) {
-        uint64_t *sum = dt_rd_u64map_slot(&s->ext_sum, e->external_id, NULL);
+        uint64_t *sum = dt_u64map_slot(&s->ext_sum, e->external_id, NULL);
         if (!sum)
             goto oom;
         *sum = (uint64_t)dt_rd_add_sat((int64_t)*sum, e->dur_ns);
@@ -152,7 +152,7 @@ static int st_visit(void *user, const dt_rd_event *e)
         char key[32];
         int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
         bool added;
-        int64_t id = dt_rd_strtab_intern(&s->range_ids, key, (size_t)n, &added);
+        int64_t id = dt_strtab_intern(&s->range_ids, key, (size_t)n, &added);
         if (id < 0 || dt_rd_grow((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
             goto oom;
         if (added) {
@@ -170,18 +170,18 @@ oom:
 /* The range an External id or range parent belongs to: itself when it is a
    range; else, through devtrace.externalParents, the range the operation
    was pushed in. -1: none. */
-static int64_t st_range_of(const st *s, const dt_rd_strtab *parents, const int64_t *parent_range,
+static int64_t st_range_of(const st *s, const dt_strtab *parents, const int64_t *parent_range,
                            const char *key)
 {
-    int64_t id = dt_rd_strtab_find(&s->range_ids, key, strlen(key));
+    int64_t id = dt_strtab_find(&s->range_ids, key, strlen(key));
     if (id >= 0 || !parents)
         return id;
-    int64_t p = dt_rd_strtab_find(parents, key, strlen(key));
+    int64_t p = dt_strtab_find(parents, key, strlen(key));
     if (p < 0)
         return -1;
     char rkey[32];
     int n = snprintf(rkey, sizeof rkey, "%" PRId64, parent_range[p]);
-    return dt_rd_strtab_find(&s->range_ids, rkey, (size_t)n);
+    return dt_strtab_find(&s->range_ids, rkey, (size_t)n);
 }
 
 /* Device time of each range group: every External id's device time goes to
@@ -190,8 +190,8 @@ static int64_t st_range_of(const st *s, const dt_rd_strtab *parents, const int64
 static int st_attribute_ranges(st *s, const dt_rd_summary *sum)
 {
     st_report *r = &s->rep[REP_RANGES];
-    dt_rd_strtab parents;
-    dt_rd_strtab_init(&parents);
+    dt_strtab parents;
+    dt_strtab_init(&parents);
     int64_t *parent_range = NULL;
     size_t np = sum->external_parents.count;
     if (np) {
@@ -200,20 +200,20 @@ static int st_attribute_ranges(st *s, const dt_rd_summary *sum)
             return -1;
         for (size_t i = 0; i < np; i++) {
             const dt_rd_kv *kv = &sum->external_parents.items[i];
-            int64_t id = dt_rd_strtab_intern(&parents, kv->key, strlen(kv->key), NULL);
+            int64_t id = dt_strtab_intern(&parents, kv->key, strlen(kv->key), NULL);
             if (id < 0) {
                 free(parent_range);
-                dt_rd_strtab_free(&parents);
+                dt_strtab_free(&parents);
                 return -1;
             }
             parent_range[id] = kv->value;
         }
     }
-    const dt_rd_strtab *pt = np ? &parents : NULL;
+    const dt_strtab *pt = np ? &parents : NULL;
     uint64_t walk = 0;
     size_t cursor = 0;
     uint64_t ext, ext_ns;
-    while (dt_rd_u64map_next(&s->ext_sum, &cursor, &ext, &ext_ns)) {
+    while (dt_u64map_next(&s->ext_sum, &cursor, &ext, &ext_ns)) {
         char key[32];
         snprintf(key, sizeof key, "%" PRIu64, ext);
         int64_t id = st_range_of(s, pt, parent_range, key);
@@ -236,7 +236,7 @@ static int st_attribute_ranges(st *s, const dt_rd_summary *sum)
         }
     }
     free(parent_range);
-    dt_rd_strtab_free(&parents);
+    dt_strtab_free(&parents);
     return 0;
 }
 
@@ -318,7 +318,7 @@ static int st_print_report(st *s, int rep, bool csv, FILE *out)
         return -1;
     int64_t all_total = 0;
     for (size_t i = 0; i < n; i++) {
-        rows[i] = (st_row){i, r->groups[i].total, dt_rd_strtab_key(&r->names, i)};
+        rows[i] = (st_row){i, r->groups[i].total, dt_strtab_key(&r->names, i)};
         all_total = dt_rd_add_sat(all_total, r->groups[i].total);
     }
     qsort(rows, n, sizeof *rows, cmp_row);
@@ -466,10 +466,10 @@ static void st_free(st *s)
         for (size_t i = 0; i < s->rep[r].names.count; i++)
             free(s->rep[r].groups[i].durs);
         free(s->rep[r].groups);
-        dt_rd_strtab_free(&s->rep[r].names);
+        dt_strtab_free(&s->rep[r].names);
     }
-    dt_rd_strtab_free(&s->range_ids);
-    dt_rd_u64map_free(&s->ext_sum);
+    dt_strtab_free(&s->range_ids);
+    dt_u64map_free(&s->ext_sum);
     free(s->ranges);
 }
 
@@ -480,8 +480,8 @@ static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool c
     memset(&s, 0, sizeof s);
     s.reports = reports;
     for (int r = 0; r < REP_COUNT; r++)
-        dt_rd_strtab_init(&s.rep[r].names);
-    dt_rd_strtab_init(&s.range_ids);
+        dt_strtab_init(&s.rep[r].names);
+    dt_strtab_init(&s.range_ids);
     dt_rd_summary sum;
     char msg[512];
     int rc = dt_rd_read(src, st_visit, &s, &sum, msg, sizeof msg);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli_capture.h"
-#include "dt_demangle.h"
+#include "base/demangle.h"
 #include "dt_reader.h"
 
 static int run_check(capture *c, int argc, const char **argv)

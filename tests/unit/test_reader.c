@@ -632,27 +632,27 @@ static void missing_file_is_reported(void)
 
 static void strtab_interns_many_keys(void)
 {
-    dt_rd_strtab t;
-    dt_rd_strtab_init(&t);
+    dt_strtab t;
+    dt_strtab_init(&t);
     char key[32];
     for (int i = 0; i < 20000; i++) {
         int n = snprintf(key, sizeof key, "k%d", i);
         bool added;
-        REQUIRE_EQ(dt_rd_strtab_intern(&t, key, (size_t)n, &added), i);
+        REQUIRE_EQ(dt_strtab_intern(&t, key, (size_t)n, &added), i);
         REQUIRE(added);
     }
     for (int i = 0; i < 20000; i += 7) {
         int n = snprintf(key, sizeof key, "k%d", i);
         bool added;
-        REQUIRE_EQ(dt_rd_strtab_intern(&t, key, (size_t)n, &added), i);
+        REQUIRE_EQ(dt_strtab_intern(&t, key, (size_t)n, &added), i);
         REQUIRE(!(added));
-        REQUIRE_EQ(dt_rd_strtab_find(&t, key, (size_t)n), i);
-        REQUIRE_STR(dt_rd_strtab_key(&t, (size_t)i), key);
+        REQUIRE_EQ(dt_strtab_find(&t, key, (size_t)n), i);
+        REQUIRE_STR(dt_strtab_key(&t, (size_t)i), key);
     }
-    REQUIRE_EQ(dt_rd_strtab_find(&t, "nope", 4), -1);
-    REQUIRE_EQ(dt_rd_strtab_find(&t, "", 0), -1);
-    REQUIRE_EQ(dt_rd_strtab_intern(&t, "", 0, NULL), 20000);
-    dt_rd_strtab_free(&t);
+    REQUIRE_EQ(dt_strtab_find(&t, "nope", 4), -1);
+    REQUIRE_EQ(dt_strtab_find(&t, "", 0), -1);
+    REQUIRE_EQ(dt_strtab_intern(&t, "", 0, NULL), 20000);
+    dt_strtab_free(&t);
 }
 
 DT_TEST_MAIN(NULL, NULL,

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "dt_internal.h"
+#include "base/alloc.h"
 
 /* 0, or -1 (and *p unchanged) when out of memory. */
 static inline int dt_vec_reserve(void **p, size_t *cap, size_t need, size_t elem)

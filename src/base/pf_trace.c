@@ -16,7 +16,7 @@
  *    varint of one to three bytes instead of nine.
  * Strings are interned per sequence, so their ids stay small.
  */
-#include "pf_trace.h"
+#include "base/pf_trace.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,9 @@
 /* Every allocation libdevtrace makes goes through here, so that tests can
    make the n-th one fail (SQLite's countdown) and prove that each failure
    ends in DT_ERR_NO_MEMORY or a counted loss, never a crash or a leak. */
-#include "dt_internal.h"
+#include "base/alloc.h"
+
+#include <stdatomic.h>
 
 #include <errno.h>
 #include <stdlib.h>

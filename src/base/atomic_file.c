@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json_out.h"
+#include "base/json_out.h"
 
 #define OUT_BUFFER (1u << 20)
 

@@ -1,4 +1,5 @@
-#include "json_out.h"
+#include "base/json_out.h"
+#include "base/utf8.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -751,38 +752,6 @@ char *dt_put_fixed(char *p, uint64_t scaled, unsigned decimals)
     return p + n;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when the
-   bytes there do not form one (overlong forms, surrogates and code points
-   above U+10FFFF are invalid too, as RFC 3629 says). */
-static size_t utf8_valid_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    if (c >= 0xC2 && c <= 0xDF) {
-        if (n >= 2 && (s[1] & 0xC0) == 0x80)
-            return 2;
-        return 0;
-    }
-    if (c >= 0xE0 && c <= 0xEF) {
-        if (n < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80)
-            return 0;
-        if (c == 0xE0 && s[1] < 0xA0)
-            return 0;
-        if (c == 0xED && s[1] >= 0xA0)
-            return 0;
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if (n < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
-            return 0;
-        if (c == 0xF0 && s[1] < 0x90)
-            return 0;
-        if (c == 0xF4 && s[1] >= 0x90)
-            return 0;
-        return 4;
-    }
-    return 0;
-}
-
 char *dt_json_escape(char *dst, const char *str, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -818,7 +787,7 @@ char *dt_json_escape(char *dst, const char *str, size_t n)
             i++;
             continue;
         }
-        size_t k = utf8_valid_len(s + i, n - i);
+        size_t k = dt_utf8_len(s + i, n - i);
         if (k == 0) {
             /* U+FFFD for each byte that starts no valid sequence */
             *p++ = (char)0xEF;

@@ -1,6 +1,10 @@
 /* The demangler lives in libstdc++ (or libc++abi); a C library must not
    require it at link time, so it is looked up at run time, once. */
-#include "dt_internal.h"
+#include "base/demangle.h"
+#include "base/alloc.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
 
 #include <dlfcn.h>
 #include <signal.h>

@@ -10,7 +10,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/atomic_file.h"
+#include "base/common.h"
+#include "base/log.h"
+
+#include "base/gzip.h"
+
+
 
 /* Bytes an event needs beyond its name (and a few fixed-size fields): the
    writer reserves this much before formatting an event so that the per-event

@@ -1,0 +1,17 @@
+/*
+ * How a trace file is written whole or not at all (src/base/atomic_file.c).
+ */
+#ifndef DT_BASE_ATOMIC_FILE_H
+#define DT_BASE_ATOMIC_FILE_H
+
+
+#include "base/common.h"
+
+/* How a trace is written to a path (src/base/atomic_file.c): absent or a
+   regular file, into a temporary file beside it renamed into place; a
+   character device (/dev/null) or a FIFO, in place; anything else is
+   refused, with why (a phrase: "it is a directory") when why is not NULL. */
+typedef enum { DT_OUTPUT_FILE, DT_OUTPUT_IN_PLACE, DT_OUTPUT_REFUSED } dt_output_kind;
+DT_HIDDEN dt_output_kind dt_output_kind_of(const char *path, const char **why);
+
+#endif

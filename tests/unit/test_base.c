@@ -1,0 +1,128 @@
+/* The building blocks every layer uses: the one hash table (with keys that
+   repeat, as a string table's hashes may), the string table over it, and
+   the one UTF-8 validator. */
+#include "base/alloc.h"
+#include "base/hash.h"
+#include "base/utf8.h"
+#include "dt_check.h"
+
+#include <stdio.h>
+
+static void test_u64map_keeps_every_key_including_zero(void)
+{
+    dt_u64map m;
+    memset(&m, 0, sizeof m);
+    for (uint64_t k = 0; k < 100000; k++) {
+        bool added = false;
+        uint64_t *v = dt_u64map_slot(&m, k * 7919, &added);
+        REQUIRE(v != NULL);
+        CHECK(added);
+        *v = k + 1;
+    }
+    CHECK_EQ(m.count, 100000u);
+    for (uint64_t k = 0; k < 100000; k++) {
+        uint64_t v = 0;
+        REQUIRE(dt_u64map_get(&m, k * 7919, &v));
+        CHECK_EQ(v, k + 1);
+    }
+    uint64_t v;
+    CHECK(!dt_u64map_get(&m, 5, &v));
+    size_t cursor = 0, seen = 0;
+    uint64_t key, sum = 0;
+    while (dt_u64map_next(&m, &cursor, &key, &v)) {
+        seen++;
+        sum += v;
+    }
+    CHECK_EQ(seen, 100000u);
+    CHECK_EQ(sum, (uint64_t)100000 * 100001 / 2);
+    dt_u64map_free(&m);
+}
+
+static void test_u64map_repeated_keys_are_all_probed(void)
+{
+    dt_u64map m;
+    memset(&m, 0, sizeof m);
+    REQUIRE(dt_u64map_reserve(&m, 10) == 0);
+    for (uint64_t i = 0; i < 5; i++)
+        *dt_u64map_add(&m, 42) = i;
+    *dt_u64map_add(&m, 43) = 99;
+    size_t pos = 0, found = 0;
+    uint64_t mask = 0;
+    for (const uint64_t *v; (v = dt_u64map_probe(&m, 42, &pos));) {
+        found++;
+        mask |= 1u << *v;
+    }
+    CHECK_EQ(found, 5u);
+    CHECK_EQ(mask, 0x1fu);
+    pos = 0;
+    CHECK(dt_u64map_probe(&m, 44, &pos) == NULL);
+    CHECK(dt_u64map_add(&m, 0) == NULL);
+    dt_u64map_free(&m);
+}
+
+static void test_u64map_out_of_memory_is_reported(void)
+{
+    dt_u64map m;
+    memset(&m, 0, sizeof m);
+    dt_alloc_fail_after(1, 1);
+    CHECK(dt_u64map_slot(&m, 7, NULL) == NULL);
+    CHECK_EQ(dt_u64map_reserve(&m, 100), -1);
+    dt_alloc_fail_after(0, 0);
+    CHECK(dt_u64map_slot(&m, 7, NULL) != NULL);
+    dt_u64map_free(&m);
+}
+
+static void test_strtab_gives_dense_ids_in_order(void)
+{
+    dt_strtab t;
+    dt_strtab_init(&t);
+    char key[32];
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(key, sizeof key, "name-%d", i);
+        bool added = false;
+        CHECK_EQ(dt_strtab_intern(&t, key, (size_t)n, &added), i);
+        CHECK(added);
+    }
+    for (int i = 4999; i >= 0; i--) {
+        int n = snprintf(key, sizeof key, "name-%d", i);
+        bool added = true;
+        CHECK_EQ(dt_strtab_intern(&t, key, (size_t)n, &added), i);
+        CHECK(!added);
+        CHECK_EQ(dt_strtab_find(&t, key, (size_t)n), i);
+    }
+    CHECK_STR(dt_strtab_key(&t, 17), "name-17");
+    CHECK_EQ(dt_strtab_find(&t, "name-5000", 9), -1);
+    /* the empty string and a string with a NUL inside are keys too */
+    CHECK_EQ(dt_strtab_intern(&t, "", 0, NULL), 5000);
+    CHECK_EQ(dt_strtab_intern(&t, "a\0b", 3, NULL), 5001);
+    CHECK_EQ(dt_strtab_find(&t, "a", 1), -1);
+    dt_strtab_free(&t);
+}
+
+static void test_utf8_accepts_exactly_rfc3629(void)
+{
+    static const struct {
+        const char *s;
+        size_t len;
+    } cases[] = {
+        {"\xc3\xa9", 2},         {"\xe2\x82\xac", 3},     {"\xf0\x9f\x98\x80", 4}, {"\xf4\x8f\xbf\xbf", 4},
+        {"\xc0\xaf", 0},         {"\xc1\xbf", 0},         {"\xe0\x80\xaf", 0},     {"\xed\xa0\x80", 0},
+        {"\xf0\x80\x80\xaf", 0}, {"\xf4\x90\x80\x80", 0}, {"\xf5\x80\x80\x80", 0}, {"\x80", 0},
+        {"\xc3", 0},             {"\xe2\x82", 0},         {"\xc2\x85", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const unsigned char *s = (const unsigned char *)cases[i].s;
+        CHECK_EQ(dt_utf8_len(s, strlen(cases[i].s)), cases[i].len);
+    }
+    /* a sequence cut by the length given */
+    CHECK_EQ(dt_utf8_len((const unsigned char *)"\xe2\x82\xac", 2), 0u);
+    CHECK(dt_utf8_is_c1((const unsigned char *)"\xc2\x85", 2));
+    CHECK(!dt_utf8_is_c1((const unsigned char *)"\xc2\xa0", 2));
+}
+
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(test_u64map_keeps_every_key_including_zero),
+             DT_TEST(test_u64map_repeated_keys_are_all_probed),
+             DT_TEST(test_u64map_out_of_memory_is_reported),
+             DT_TEST(test_strtab_gives_dense_ids_in_order),
+             DT_TEST(test_utf8_accepts_exactly_rfc3629))
