@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "dt_internal.h"
-#include "export/json_out.h"
+#include "base/json_out.h"
 #include "export/layout.h"
 
 #define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
