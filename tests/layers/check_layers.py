@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""The layers of src/ look only down: a check over the #include lines and,
+given a build directory, over the calls between folders (the symbols each
+object file takes from the others, as nm lists them).
+
+    python3 tests/layers/check_layers.py [--build BUILD_DIR]
+
+Exit status 1, with every violation listed, when a file includes a header of
+a layer it may not see, when includes form a cycle, when an object calls an
+internal function of a layer it may not see, or when a file or an internal
+header is over its size. docs/architecture.md explains the layers.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+
+
+def set_root(root):
+    global ROOT, SRC
+    ROOT = Path(root).resolve()
+    SRC = ROOT / "src"
+
+# What each layer may include and call, besides itself and the public header
+# (include/devtrace/devtrace.h). An entry "layer/file.h" allows one header
+# of a layer (and what that header includes in turn) rather than all of it.
+ALLOWED = {
+    "base": set(),
+    "core": {"base"},
+    "backends": {"base", "core"},
+    "export": {"base", "core/recording.h"},  # the read-only recording view
+    "api": {"base", "core", "backends", "export"},
+    "reader": {"base", "export/writers.h"},
+    "columns": {"base", "reader"},
+    "protocol": {"base"},
+    "inject": {"base", "protocol", "api/inject.h"},
+    "cli": {"base", "reader", "protocol"},
+}
+
+# Files allowed over the limits: vendor ABI declarations.
+MAX_LINES = 1000
+MAX_HEADER_LINES = 400
+EXEMPT = re.compile(r"_abi\.h$|(^|/)vendors\.def$")
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def layer_of(path):
+    rel = path.relative_to(SRC)
+    return rel.parts[0] if len(rel.parts) > 1 else None
+
+
+def resolve(src_file, name):
+    """The file an #include "name" in src_file names, or None (generated or
+    public headers)."""
+    if name.startswith("devtrace/"):
+        return None
+    here = src_file.parent / name
+    if here.exists():
+        return here.resolve()
+    for base in (SRC, SRC / "core"):
+        p = base / name
+        if p.exists():
+            return p.resolve()
+    return None
+
+
+GRAPH = {}  # file -> the files it includes (check_includes fills it)
+
+
+def closure(headers):
+    """The headers given and everything they include, transitively."""
+    seen, todo = set(), [(SRC / h).resolve() for h in headers]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        todo.extend(GRAPH.get(f, ()))
+    return seen
+
+
+def allowed(src_layer, target):
+    """Whether a file of src_layer may include or call into target (a path
+    under src/). A header allowed by name brings what it includes along."""
+    t_layer = layer_of(target)
+    if t_layer is None or t_layer == src_layer:
+        return True
+    rules = ALLOWED.get(src_layer)
+    if rules is None:
+        return False
+    if t_layer in rules:
+        return True
+    named = closure(r for r in rules if r.endswith(".h"))
+    return target.resolve() in named or target.with_suffix(".h").resolve() in named
+
+
+def sources():
+    return sorted(p for p in SRC.rglob("*") if p.suffix in (".c", ".h") and p.is_file())
+
+
+def check_includes(errors):
+    graph = GRAPH
+    for f in sources():
+        text = f.read_text(errors="replace")
+        layer = layer_of(f)
+        if layer not in ALLOWED:
+            errors.append(f"{f.relative_to(ROOT)}: src/{layer} is no layer docs/architecture.md names")
+        deps = []
+        for name in INCLUDE.findall(text):
+            target = resolve(f, name)
+            if target is None:
+                continue
+            deps.append(target)
+        graph[f.resolve()] = deps
+    for f, deps in graph.items():
+        layer = layer_of(f)
+        for d in deps:
+            if allowed(layer, d):
+                continue
+            errors.append(f"{f.relative_to(ROOT)}: includes {d.relative_to(ROOT)}: "
+                          f"src/{layer} may not include src/{layer_of(d)}")
+    # cycles (Tarjan's strongly connected components)
+    index, low, stack, on, comps = {}, {}, [], set(), []
+    counter = [0]
+
+    def strong(v):
+        work = [(v, iter(graph.get(v, ())))]
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(graph.get(w, ()))))
+                    advanced = True
+                    break
+                if w in on:
+                    low[node] = min(low[node], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                if len(comp) > 1:
+                    comps.append(comp)
+
+    for v in list(graph):
+        if v not in index:
+            strong(v)
+    for comp in comps:
+        names = " -> ".join(str(p.relative_to(ROOT)) for p in sorted(comp))
+        errors.append(f"include cycle: {names}")
+
+
+def check_sizes(errors):
+    for tree in (SRC, ROOT / "emu"):
+        for f in sorted(tree.rglob("*")):
+            if f.suffix not in (".c", ".h") or not f.is_file() or EXEMPT.search(f.name):
+                continue
+            n = sum(1 for _ in f.open(errors="replace"))
+            rel = f.relative_to(ROOT)
+            if n > MAX_LINES:
+                errors.append(f"{rel}: {n} lines (at most {MAX_LINES})")
+            elif f.suffix == ".h" and n > MAX_HEADER_LINES:
+                errors.append(f"{rel}: an internal header of {n} lines (at most {MAX_HEADER_LINES})")
+
+
+def nm_symbols(obj):
+    out = subprocess.run(["nm", "--defined-only", "-g", str(obj)], capture_output=True, text=True).stdout
+    defined = {l.split()[-1] for l in out.splitlines() if len(l.split()) >= 3}
+    out = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True).stdout
+    undefined = {l.split()[-1] for l in out.splitlines() if l.strip()}
+    return defined, undefined
+
+
+def check_calls(build, errors):
+    """Every internal function an object calls must be defined in a layer
+    it may see; functions of the public header may be called from any."""
+    header = ROOT / "include/devtrace/devtrace.h"
+    public = set(re.findall(r"DT_API\s+[^;(]*?\b(dt_\w+)\s*\(", header.read_text())) if header.exists() else set()
+    objects = {}
+    for o in Path(build).glob("**/CMakeFiles/*/src/**/*.o"):
+        rel = str(o).split("/src/", 1)[1]
+        src = SRC / rel[: -len(".o")]
+        if src.exists():
+            objects.setdefault(src, o)
+    owner = {}
+    syms = {}
+    for src, o in objects.items():
+        d, u = nm_symbols(o)
+        syms[src] = u
+        for s in d:
+            owner.setdefault(s, src)
+    if not objects:
+        errors.append(f"no object files of src/ under {build}: build first")
+        return
+    for src, undefined in syms.items():
+        layer = layer_of(src)
+        for s in sorted(undefined):
+            target = owner.get(s)
+            # devtrace's own functions: the injection library's interposers
+            # (fork, exec) define the C library's names
+            if target is None or s in public or not s.startswith("dt_"):
+                continue
+            if not allowed(layer, target):
+                errors.append(f"{src.relative_to(ROOT)}: calls {s} of {target.relative_to(ROOT)}: "
+                              f"src/{layer} may not call into src/{layer_of(target)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", help="a build directory: also check the calls between folders")
+    ap.add_argument("--root", help="the source tree (default: this checkout)")
+    args = ap.parse_args()
+    if args.root:
+        set_root(args.root)
+    errors = []
+    check_includes(errors)
+    check_sizes(errors)
+    if args.build:
+        check_calls(args.build, errors)
+    for e in errors:
+        print(e)
+    if errors:
+        print(f"{len(errors)} violation(s) of the layers (docs/architecture.md)", file=sys.stderr)
+        return 1
+    print("layers: every include and call looks down; no cycle; sizes within bounds")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

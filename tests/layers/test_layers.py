@@ -1,0 +1,75 @@
+"""The layer check fails on what it exists to catch: a layer that includes
+one above it, a cycle of includes, an oversized file; and passes on a tree
+that keeps the rules."""
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).with_name("check_layers.py")
+
+
+def tree(tmp_path, files):
+    for name, text in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(tmp_path)], capture_output=True, text=True)
+
+
+GOOD = {
+    "src/base/hash.h": "#pragma once\n",
+    "src/core/store.h": '#include "base/hash.h"\n',
+    "src/core/store.c": '#include "core/store.h"\n',
+    "src/export/chrome.c": '#include "core/recording.h"\n#include "base/hash.h"\n',
+    "src/core/recording.h": '#include "core/store.h"\n',
+    "src/cli/main.c": '#include "reader/dt_reader.h"\n#include "devtrace/devtrace.h"\n',
+    "src/reader/dt_reader.h": '#include "base/hash.h"\n',
+}
+
+
+def test_a_tree_that_keeps_the_rules_passes(tmp_path):
+    r = tree(tmp_path, GOOD)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_layer_that_includes_one_above_it_fails(tmp_path):
+    r = tree(tmp_path, dict(GOOD, **{"src/core/session.c": '#include "export/chrome.h"\n',
+                                     "src/export/chrome.h": "#pragma once\n"}))
+    assert r.returncode == 1
+    assert "src/core/session.c: includes src/export/chrome.h: src/core may not include src/export" in r.stdout
+
+
+def test_export_sees_the_recording_view_not_the_rest_of_core(tmp_path):
+    r = tree(tmp_path, dict(GOOD, **{"src/export/perfetto.c": '#include "core/session.h"\n',
+                                     "src/core/session.h": "#pragma once\n"}))
+    assert r.returncode == 1
+    assert "src/export/perfetto.c: includes src/core/session.h" in r.stdout
+    # what the view includes comes with it
+    assert "src/export/chrome.c" not in r.stdout
+
+
+def test_a_cycle_fails(tmp_path):
+    r = tree(tmp_path, dict(GOOD, **{"src/core/a.h": '#include "core/b.h"\n', "src/core/b.h": '#include "core/a.h"\n'}))
+    assert r.returncode == 1
+    assert "include cycle: src/core/a.h -> src/core/b.h" in r.stdout
+
+
+def test_the_reader_may_not_reach_into_the_core(tmp_path):
+    r = tree(tmp_path, dict(GOOD, **{"src/reader/check.c": '#include "core/store.h"\n'}))
+    assert r.returncode == 1
+    assert "src/reader/check.c: includes src/core/store.h: src/reader may not include src/core" in r.stdout
+
+
+def test_oversized_files_fail(tmp_path):
+    r = tree(tmp_path, dict(GOOD, **{"src/core/big.c": "int x;\n" * 1001, "src/core/big.h": "\n" * 401,
+                                     "src/backends/vendor_abi.h": "\n" * 2000}))
+    assert r.returncode == 1
+    assert "src/core/big.c: 1001 lines (at most 1000)" in r.stdout
+    assert "src/core/big.h: an internal header of 401 lines (at most 400)" in r.stdout
+    assert "vendor_abi.h" not in r.stdout
+
+
+def test_an_unknown_folder_is_named(tmp_path):
+    r = tree(tmp_path, dict(GOOD, **{"src/misc/x.c": "int y;\n"}))
+    assert r.returncode == 1
+    assert "src/misc is no layer" in r.stdout
