@@ -34,7 +34,7 @@ ALLOWED = {
     "core": {"base"},
     "backends": {"base", "core"},
     "export": {"base", "core/recording.h"},  # the read-only recording view
-    "api": {"base", "core", "backends", "export"},
+    "api": {"base", "core", "backends", "export", "protocol"},
     "reader": {"base", "export/writers.h"},
     "columns": {"base", "reader"},
     "protocol": {"base"},
