@@ -136,8 +136,30 @@ DT_HIDDEN dt_status dt_ctl_dir_prepare(const char *dir);
 /* The job this process belongs to, "" when none is announced. */
 DT_HIDDEN void dt_ctl_job_id(char *out, size_t n);
 
+/* Shared by the two sides (control.c). */
+#define DT_CTL_DIR_CAP 84   /* the directory's path, with its NUL */
+#define DT_CTL_PATH_CAP 104 /* a socket's path, with its NUL */
+DT_HIDDEN int dt_ctl_wire_code(dt_ctl_code code); /* one an ERR may carry */
+/* CLOCK_MONOTONIC ns, ms from now. */
+DT_HIDDEN uint64_t dt_ctl_deadline(int ms);
+/* Reads one message (header, then exactly its payload) by the deadline;
+   a descriptor passed with it goes to *passed (when passed is given; more
+   are closed). DT_CTL_SUCCESS with *len; DT_CTL_IO when the peer closed
+   before a byte or the connection broke; DT_CTL_TIMEOUT; DT_CTL_BAD_REQUEST
+   or DT_CTL_VERSION_MISMATCH for the header or a cut message (why says). */
+DT_HIDDEN dt_ctl_code dt_ctl_read_message(int fd, uint8_t *buf, size_t *len, int *passed, uint64_t deadline_ns,
+                                          char *why, size_t why_len);
+/* Writes a whole message, pass_fd (when >= 0) with its first byte; 0, or
+   -1 when the peer went away or the deadline passed. Never SIGPIPE. */
+DT_HIDDEN int dt_ctl_send_message(int fd, const uint8_t *buf, size_t len, int pass_fd, uint64_t deadline_ns);
+/* Whether the peer of a connected socket is this uid or root (its uid and
+   pid in *uid and *pid). */
+DT_HIDDEN int dt_ctl_peer_trusted(int fd, unsigned *uid, int *pid);
+/* Removes path if it is a socket of this uid (one nobody serves). */
+DT_HIDDEN void dt_ctl_remove_stale(const char *path);
+
 /* ------------------------------------------------------------------ */
-/* The listening side                                                   */
+/* The listening side (control_listen.c)                                */
 /* ------------------------------------------------------------------ */
 typedef struct dt_ctl_request {
     dt_ctl_type type; /* DT_CTL_CAPTURE or DT_CTL_DUMP */
