@@ -820,6 +820,40 @@ static void test_forked_child_does_not_serve_the_parent_socket(void)
     dt_ctl_stop();
 }
 
+/* `devtrace trigger --list` prints this listener as it answers INFO. */
+static void test_cli_lists_the_listener(void)
+{
+    char cli[512];
+    snprintf(cli, sizeof cli, "%s/devtrace", DT_BINARY_DIR);
+    if (access(cli, X_OK) != 0) SKIP("%s is not built", cli);
+    setenv("TORCHELASTIC_RUN_ID", "run7", 1);
+    listen_fresh(0);
+    unsetenv("TORCHELASTIC_RUN_ID");
+    char cmd[600], out[4096] = "";
+    snprintf(cmd, sizeof cmd, "'%s' trigger --list 2>&1", cli);
+    fflush(stdout);
+    FILE *p = popen(cmd, "r");
+    REQUIRE(p != NULL);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    CHECK_EQ(pclose(p), 0);
+    char row[256];
+    snprintf(row, sizeof row, "\n%-8ld %-16s %-6d %-6d %-10s %-9s %s\n", (long)getpid(), "test_control", 3, 8,
+             "emulated", "idle", "torchelastic:run7");
+    CHECK(strncmp(out, "PID ", 4) == 0 && strstr(out, row) != NULL, "output:\n%s\nwanted the row:%s", out, row);
+    dt_ctl_stop();
+
+    /* nobody listens: said so, and no row */
+    p = popen(cmd, "r");
+    REQUIRE(p != NULL);
+    n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    CHECK_EQ(pclose(p), 0);
+    CHECK(strstr(out, "no process of this user listens") != NULL, "%s", out);
+    snprintf(cmd, sizeof cmd, "'%s' trigger 2>/dev/null", cli);
+    CHECK_EQ(WEXITSTATUS(system(cmd)), 2);
+}
+
 static int setup(void)
 {
     snprintf(base_dir, sizeof base_dir, "/tmp/dt-control-XXXXXX");
@@ -844,4 +878,4 @@ DT_TEST_MAIN(setup, teardown, DT_TEST(test_messages_round_trip), DT_TEST(test_jo
              DT_TEST(test_second_capture_is_busy), DT_TEST(test_another_uid_is_refused),
              DT_TEST(test_stale_sockets_are_removed_and_not_listed),
              DT_TEST(test_directory_of_wrong_kind_is_refused),
-             DT_TEST(test_forked_child_does_not_serve_the_parent_socket))
+             DT_TEST(test_forked_child_does_not_serve_the_parent_socket), DT_TEST(test_cli_lists_the_listener))
