@@ -30,7 +30,8 @@ static struct {
     pthread_cond_t cv;
     int block, entered, calls;
     dt_ctl_request last;
-} handler_state = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, {0}};
+    dt_ctl_code answer; /* what the handler reports */
+} handler_state = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, {0}, DT_CTL_SUCCESS};
 
 static const char handler_output[] = "written by the handler\n";
 
@@ -46,6 +47,11 @@ static void test_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_re
     pthread_mutex_unlock(&handler_state.mu);
     ssize_t w = write(fd, handler_output, strlen(handler_output));
     res->code = w == (ssize_t)strlen(handler_output) ? DT_CTL_SUCCESS : DT_CTL_CANNOT_ARM;
+    if (handler_state.answer != DT_CTL_SUCCESS) {
+        res->code = handler_state.answer;
+        snprintf(res->text, sizeof res->text, "the handler says %s", dt_ctl_code_name(handler_state.answer));
+        return;
+    }
     res->written = 1;
     res->records = 7;
     snprintf(res->text, sizeof res->text, "lost 2 records\nvendor_dropped 2");
@@ -458,6 +464,50 @@ static void test_silent_and_vanishing_peers(void)
     CHECK_EQ(handler_calls(), before + 1);
     CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS); /* the write to the vanished client did not kill it */
     CHECK_EQ(reply.state, DT_CTL_IDLE);
+    dt_ctl_stop();
+}
+
+static dt_ctl_code capture_of_self(int timeout_ms, dt_ctl_msg *reply)
+{
+    int out = scratch_file("codes.out", O_WRONLY);
+    dt_ctl_msg req;
+    dt_ctl_msg_init(&req, DT_CTL_CAPTURE);
+    req.steps = 3;
+    dt_ctl_code rc = dt_ctl_send(getpid(), &req, out, timeout_ms, reply);
+    close(out);
+    return rc;
+}
+
+/* What the client tells apart: no listener, cannot arm, a capture that
+   timed out, no answer in time (and busy, below). */
+static void test_error_codes_are_distinct(void)
+{
+    dt_ctl_stop();
+    dt_ctl_msg reply;
+    CHECK_EQ(capture_of_self(1000, &reply), DT_CTL_NO_SUCH_LISTENER);
+    CHECK(strstr(reply.text, "no process") != NULL, "%s", reply.text);
+
+    listen_fresh(0);
+    handler_state.answer = DT_CTL_CANNOT_ARM;
+    CHECK_EQ(capture_of_self(3000, &reply), DT_CTL_CANNOT_ARM);
+    CHECK_STR(reply.text, "the handler says cannot_arm");
+    handler_state.answer = DT_CTL_TIMEOUT;
+    CHECK_EQ(capture_of_self(3000, &reply), DT_CTL_TIMEOUT);
+    CHECK_STR(reply.text, "the handler says timeout");
+    handler_state.answer = DT_CTL_SUCCESS;
+
+    /* the listener does not answer in time: the client's own timeout */
+    handler_block(1);
+    CHECK_EQ(capture_of_self(300, &reply), DT_CTL_TIMEOUT);
+    CHECK(strstr(reply.text, "in time") != NULL, "%s", reply.text);
+    handler_block(0);
+
+    /* a listener without a handler cannot capture, but answers INFO */
+    dt_ctl_stop();
+    dt_ctl_options o = {0, 0, 1, "", NULL, NULL, 0};
+    REQUIRE_EQ(dt_ctl_listen(&o), DT_OK);
+    CHECK_EQ(capture_of_self(3000, &reply), DT_CTL_CANNOT_ARM);
+    CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS);
     dt_ctl_stop();
 }
 
@@ -875,7 +925,7 @@ DT_TEST_MAIN(setup, teardown, DT_TEST(test_messages_round_trip), DT_TEST(test_jo
              DT_TEST(test_info_names_the_process_and_its_job),
              DT_TEST(test_capture_writes_into_the_passed_descriptor),
              DT_TEST(test_malformed_requests_get_bad_request), DT_TEST(test_silent_and_vanishing_peers),
-             DT_TEST(test_second_capture_is_busy), DT_TEST(test_another_uid_is_refused),
+             DT_TEST(test_second_capture_is_busy), DT_TEST(test_error_codes_are_distinct), DT_TEST(test_another_uid_is_refused),
              DT_TEST(test_stale_sockets_are_removed_and_not_listed),
              DT_TEST(test_directory_of_wrong_kind_is_refused),
              DT_TEST(test_forked_child_does_not_serve_the_parent_socket), DT_TEST(test_cli_lists_the_listener))
