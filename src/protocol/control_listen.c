@@ -39,6 +39,7 @@ typedef struct listener {
 } listener;
 
 static _Atomic(listener *) active_listener;
+static listener *inherited_listener; /* in a forked child: the parent's, kept (not freed, not served) */
 static _Atomic uint64_t refused_peers;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -60,7 +61,7 @@ static void atfork_child(void)
     close_slot(&l->conn_fd);
     close_slot(&l->worker_conn);
     close_slot(&l->worker_out);
-    /* the struct stays allocated: its threads do not exist here */
+    inherited_listener = l; /* its threads do not exist here: it is only kept */
 }
 
 static void register_atfork(void) { pthread_atfork(NULL, NULL, atfork_child); }
@@ -103,11 +104,16 @@ static void *worker_main(void *arg)
     m.records = res.records;
     memcpy(m.text, res.text, sizeof m.text);
     m.text[sizeof m.text - 1] = 0;
-    int conn = atomic_load(&l->worker_conn);
-    if (conn >= 0) reply_message(conn, &m);
-    close_slot(&l->worker_conn);
+    /* idle before the reply goes out: a client that sends its next request
+       as soon as it reads this one's reply is not told busy (the control
+       thread joins this thread before it starts another) */
+    int conn = atomic_exchange(&l->worker_conn, -1);
     atomic_store(&l->state, DT_CTL_IDLE);
     atomic_store(&l->worker_running, 0);
+    if (conn >= 0) {
+        reply_message(conn, &m);
+        close(conn);
+    }
     return NULL;
 }
 
