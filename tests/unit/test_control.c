@@ -870,6 +870,34 @@ static void test_forked_child_does_not_serve_the_parent_socket(void)
     dt_ctl_stop();
 }
 
+/* A process that exits while it listens leaves no socket behind. */
+static void test_socket_removed_at_exit(void)
+{
+    dt_ctl_stop();
+    int p[2];
+    REQUIRE_EQ(pipe(p), 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+        char path[256] = "";
+        if (dt_ctl_listen(&o) == DT_OK) snprintf(path, sizeof path, "%s", dt_ctl_socket_path());
+        if (write(p[1], path, sizeof path) != (ssize_t)sizeof path) _exit(1);
+        exit(0); /* no dt_ctl_stop */
+    }
+    char path[256] = "";
+    CHECK_EQ(read(p[0], path, sizeof path), (ssize_t)sizeof path);
+    close(p[0]);
+    close(p[1]);
+    int status = -1;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(path[0] != 0, "the child could not listen");
+    struct stat st;
+    CHECK_EQ(lstat(path, &st), -1);
+}
+
 /* `devtrace trigger --list` prints this listener as it answers INFO. */
 static void test_cli_lists_the_listener(void)
 {
@@ -928,4 +956,5 @@ DT_TEST_MAIN(setup, teardown, DT_TEST(test_messages_round_trip), DT_TEST(test_jo
              DT_TEST(test_second_capture_is_busy), DT_TEST(test_error_codes_are_distinct), DT_TEST(test_another_uid_is_refused),
              DT_TEST(test_stale_sockets_are_removed_and_not_listed),
              DT_TEST(test_directory_of_wrong_kind_is_refused),
-             DT_TEST(test_forked_child_does_not_serve_the_parent_socket), DT_TEST(test_cli_lists_the_listener))
+             DT_TEST(test_forked_child_does_not_serve_the_parent_socket), DT_TEST(test_socket_removed_at_exit),
+             DT_TEST(test_cli_lists_the_listener))
