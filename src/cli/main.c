@@ -3,6 +3,7 @@
 #include "backends/backend.h"
 #include "reader/dt_reader.h"
 #include "cli/analysis.h"
+#include "cli/trigger.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -30,6 +31,7 @@ static void usage(FILE *f)
             "                 the devtrace trace of the same process) together into one trace\n"
             "  convert --to parquet TRACE... -o DIR  traces to a Parquet dataset (Python: devtrace[analysis])\n"
             "  analyze DIR --report NAME  kernels, temporal, overlap, idle, steps, launch over a dataset\n"
+            "  trigger --list list the processes of this user that listen for requests\n"
             "  backends       list the backends, whether their vendor library is found, and why not\n"
             "  version        print the version\n"
             "\n"
@@ -695,6 +697,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) { printf("devtrace %s\n", dt_version()); return 0; }
     if (strcmp(cmd, "record") == 0) return cmd_record(argc - 1, argv + 1);
     if (strcmp(cmd, "backends") == 0) return cmd_backends(argc - 1, argv + 1);
+    if (strcmp(cmd, "trigger") == 0) return dt_cli_trigger(argc - 1, argv + 1);
     if (strcmp(cmd, "stats") == 0) return dt_cli_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return dt_cli_check(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return dt_cli_merge(argc - 1, argv + 1);
