@@ -1,6 +1,6 @@
 /* `devtrace check` (check.h says how): the command, the visitor that runs
    the per-event checks, and the findings, grouped by kind. */
-#include "check.h"
+#include "reader/check.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

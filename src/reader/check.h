@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "base/hash.h"
-#include "dt_reader.h"
+#include "reader/dt_reader.h"
 
 /* The kinds of finding, each under one invariant; printed grouped by kind,
    in this order (check.c names them). */

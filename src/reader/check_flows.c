@@ -1,6 +1,6 @@
 /* `devtrace check`: flows (invariant 2), their starts and finishes counted
    per id, their ends matched with the events of their rows. */
-#include "check.h"
+#include "reader/check.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

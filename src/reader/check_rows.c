@@ -1,7 +1,7 @@
 /* `devtrace check`: rows and pids, each complete event kept in its row's
    log (varints), and the invariants over rows (nesting, the capture
    window, names and order). */
-#include "check.h"
+#include "reader/check.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* `devtrace check`: what events carry against what the trace says of them:
    names (invariant 4), attribution (3), loss counts (7), torch's memory
    events (8). */
-#include "check.h"
+#include "reader/check.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * not end inside the window is scanned again once more input is in; each
  * traceEvents entry goes to dt_rd_parse_event whole.
  */
-#include "rd_lex.h"
+#include "reader/rd_lex.h"
 
 #include <inttypes.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * An entry that does not end inside the window is parsed again from its
  * '{' once more input is in (T_MORE).
  */
-#include "rd_lex.h"
+#include "reader/rd_lex.h"
 
 #include <inttypes.h>
 #include <stddef.h>

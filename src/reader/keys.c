@@ -3,7 +3,7 @@
  * devtrace object and its maps, distributedInfo, collected into the
  * dt_rd_summary as the frame machine (document.c) meets them.
  */
-#include "rd_parse.h"
+#include "reader/rd_parse.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

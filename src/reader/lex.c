@@ -3,7 +3,7 @@
  * escapes or non-ASCII bytes, their decoding, and the parse's errors.
  */
 #include "base/utf8.h"
-#include "rd_lex.h"
+#include "reader/rd_lex.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

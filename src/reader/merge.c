@@ -1,7 +1,7 @@
 /*
  * `devtrace merge`: the command (merge.h says how it merges).
  */
-#include "merge.h"
+#include "reader/merge.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pf_convert.h"
+#include "reader/pf_convert.h"
 
 typedef struct merge_job {
     merger *m;

@@ -33,7 +33,7 @@
 #include <sys/types.h>
 
 #include "base/json_out.h"
-#include "dt_reader.h"
+#include "reader/dt_reader.h"
 
 #define RANGE_ID_BASE (UINT64_C(1) << 48)
 #define PID_STRIDE (INT64_C(1) << 23)

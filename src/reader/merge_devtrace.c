@@ -1,6 +1,6 @@
 /* merge: the merged trace's devtrace key (loss, notes, clocks, ranks) and
    deviceProperties. */
-#include "merge.h"
+#include "reader/merge.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* merge's second pass: each event's text copied as written, with its
    pids, ids and ts moved; rows named; attribution summed again. */
-#include "merge.h"
+#include "reader/merge.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

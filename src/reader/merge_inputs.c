@@ -1,7 +1,7 @@
 /* merge's first pass: each input read once for what the output needs to
    know of it (ids, extent, process, devices), and the inputs grouped by
    process. */
-#include "merge.h"
+#include "reader/merge.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

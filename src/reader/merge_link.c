@@ -1,7 +1,7 @@
 /* merge: a devtrace call given the External id of the torch.profiler
    cpu_op that launched it (the innermost op on its thread whose span
    contains the call's start), as Kineto's own linking gives. */
-#include "merge.h"
+#include "reader/merge.h"
 
 #include <stdint.h>
 #include <stdlib.h>

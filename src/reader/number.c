@@ -4,7 +4,7 @@
  * The lexer reads most numbers on the way (dt_rd_num, rd_internal.h); these
  * take the rest.
  */
-#include "rd_internal.h"
+#include "reader/rd_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  * cannot carry (instant, counter and async events, flow ends at no
  * event's start) is counted and left out.
  */
-#include "dt_reader.h"
+#include "reader/dt_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "base/pf_trace.h"
-#include "pf_convert.h"
+#include "reader/pf_convert.h"
 
 typedef struct cv_slice {
     int64_t start, end;

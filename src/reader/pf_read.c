@@ -15,7 +15,7 @@
  * interned strings and the open slices, never the number of events.
  * A truncated or corrupt stream stops with a message naming the byte.
  */
-#include "rd_internal.h"
+#include "reader/rd_internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -5,7 +5,7 @@
 #ifndef DT_RD_INTERNAL_H
 #define DT_RD_INTERNAL_H
 
-#include "dt_reader.h"
+#include "reader/dt_reader.h"
 
 /* The window's first size, and what a gzip source reads at a time. */
 #define DT_RD_CHUNK (1u << 20)

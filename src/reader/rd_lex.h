@@ -15,7 +15,7 @@
 
 #include <string.h>
 
-#include "rd_parse.h"
+#include "reader/rd_parse.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

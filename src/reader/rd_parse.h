@@ -26,7 +26,7 @@
 #ifndef DT_RD_PARSE_H
 #define DT_RD_PARSE_H
 
-#include "rd_internal.h"
+#include "reader/rd_internal.h"
 
 /* What a frame (an open object or array of the outer structure) holds. */
 enum role {

@@ -1,5 +1,5 @@
 /* Growable arrays of the reader's consumers. */
-#include "dt_reader.h"
+#include "reader/dt_reader.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * dt_rd_read: the window over the source, refilled and grown as the parse
  * asks (document.c), or a Perfetto trace handed to pf_read.c.
  */
-#include "rd_parse.h"
+#include "reader/rd_parse.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

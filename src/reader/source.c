@@ -3,7 +3,7 @@
  * plain or gzip (told by its magic bytes; concatenated members are one
  * stream), and what its first bytes say it is.
  */
-#include "rd_internal.h"
+#include "reader/rd_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

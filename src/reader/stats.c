@@ -4,7 +4,7 @@
  * keeps its durations (memory grows with the events of the reported
  * categories only); everything else is keyed by distinct names and ids.
  */
-#include "dt_reader.h"
+#include "reader/dt_reader.h"
 
 #include <inttypes.h>
 #include <math.h>
