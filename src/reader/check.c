@@ -47,7 +47,7 @@ void dt_rd_check_finding(ck *c, int kind, const char *fmt, ...)
     uint64_t n = c->findings[kind]++;
     if (n >= CK_EXAMPLES && !c->verbose)
         return;
-    if (dt_rd_grow((void **)&c->lines[kind], &c->lines_cap[kind], (size_t)n + 1, sizeof *c->lines[kind]) != 0) {
+    if (dt_vec_reserve_zeroed((void **)&c->lines[kind], &c->lines_cap[kind], (size_t)n + 1, sizeof *c->lines[kind]) != 0) {
         c->oom = true;
         return;
     }

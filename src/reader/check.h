@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "base/vec.h"
 #include "reader/dt_reader.h"
 
 /* The kinds of finding, each under one invariant; printed grouped by kind,

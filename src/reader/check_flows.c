@@ -112,7 +112,7 @@ int dt_rd_check_flow(ck *c, const dt_rd_event *e, uint32_t row)
     const ck_row *r = &c->rowv[row];
     if (r->n > 0 && r->prev_start == e->ts_ns)
         return 0;
-    if (dt_rd_grow((void **)&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending) != 0)
+    if (dt_vec_reserve_zeroed((void **)&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending) != 0)
         return -1;
     c->pending[c->npending++] = (ck_flow_end){key, e->index, e->ts_ns, row, finish};
     return 0;
@@ -173,7 +173,7 @@ void dt_rd_check_flows(ck *c)
         uint64_t v = c->flowtab.slots[i];
         if (!v || (FLOW_STARTS(v) == 1 && FLOW_FINISHES(v) == 1))
             continue;
-        if (dt_rd_grow((void **)&bad, &cap, nbad + 1, sizeof *bad) != 0) {
+        if (dt_vec_reserve_zeroed((void **)&bad, &cap, nbad + 1, sizeof *bad) != 0) {
             c->oom = true;
             break;
         }

@@ -12,7 +12,7 @@ int64_t dt_rd_check_pid_id(ck *c, const dt_rd_id *pid)
     size_t n = dt_rd_check_id_key(key, sizeof key, pid);
     bool added;
     int64_t id = dt_strtab_intern(&c->pids, key, n, &added);
-    if (id < 0 || dt_rd_grow((void **)&c->pidv, &c->pid_cap, (size_t)id + 1, sizeof *c->pidv) != 0)
+    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->pidv, &c->pid_cap, (size_t)id + 1, sizeof *c->pidv) != 0)
         return -1;
     if (added) {
         c->pidv[id].is_num = !pid->is_str;
@@ -36,7 +36,7 @@ int64_t dt_rd_check_row_id(ck *c, const dt_rd_event *e)
     int n = snprintf(key, sizeof key, "pid %s, tid %s", p, t);
     bool added;
     int64_t id = dt_strtab_intern(&c->rows, key, (size_t)n, &added);
-    if (id < 0 || dt_rd_grow((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
+    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
         return -1;
     if (added) {
         int64_t pid = dt_rd_check_pid_id(c, &e->pid);
@@ -184,7 +184,7 @@ void dt_rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
         size_t nsorted = 0;
         if (r->unordered) {
             /* decoded and sorted, one row at a time */
-            if (dt_rd_grow((void **)&sorted, &sorted_cap, r->n, sizeof *sorted) != 0) {
+            if (dt_vec_reserve_zeroed((void **)&sorted, &sorted_cap, r->n, sizeof *sorted) != 0) {
                 c->oom = true;
                 break;
             }
@@ -221,7 +221,7 @@ void dt_rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
                              dt_rd_check_fmt_us(b, sizeof b, v->end), o->index, dt_strtab_key(&c->names, o->name),
                              dt_rd_check_fmt_us(d, sizeof d, o->start), dt_rd_check_fmt_us((char[32]){0}, 32, o->end));
             }
-            if (dt_rd_grow((void **)&stack, &stack_cap, depth + 1, sizeof *stack) != 0) {
+            if (dt_vec_reserve_zeroed((void **)&stack, &stack_cap, depth + 1, sizeof *stack) != 0) {
                 c->oom = true;
                 break;
             }

@@ -15,7 +15,7 @@
    once per name. */
 bool dt_rd_check_demangles(ck *c, size_t name_id, const char *name)
 {
-    if (dt_rd_grow((void **)&c->demangles, &c->demangles_cap, name_id + 1, 1) != 0) {
+    if (dt_vec_reserve_zeroed((void **)&c->demangles, &c->demangles_cap, name_id + 1, 1) != 0) {
         c->oom = true;
         return false;
     }
@@ -69,7 +69,7 @@ int dt_rd_check_memory(ck *c, const dt_rd_event *e)
                      " (-1 is the host's, type 0, only)", w, e->mem_device, e->mem_type);
         return 0;
     }
-    if (dt_rd_grow((void **)&c->mem, &c->mem_cap, c->nmem + 1, sizeof *c->mem) != 0)
+    if (dt_vec_reserve_zeroed((void **)&c->mem, &c->mem_cap, c->nmem + 1, sizeof *c->mem) != 0)
         return -1;
     c->mem[c->nmem++] = (ck_mem){e->ts_ns, e->mem_type, e->mem_device, e->mem_bytes, e->mem_total, e->index};
     return 0;

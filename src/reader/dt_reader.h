@@ -316,11 +316,6 @@ static inline int64_t dt_rd_add_sat(int64_t a, int64_t b)
     return r;
 }
 
-/* Grows the array *p of *cap elements of elem bytes to hold at least need,
-   doubling from 16, and zeroes the new tail so that counters and flags
-   start cleared. 0, or -1 when out of memory with *p and *cap unchanged. */
-int dt_rd_grow(void **p, size_t *cap, size_t need, size_t elem);
-
 /* Text from a trace for a terminal: control bytes (C0, DEL, C1) and bytes
    that are not UTF-8 are written as \xNN, everything else as it is.
    dt_rd_safe_len is the number of bytes dt_rd_put_safe writes. */

@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include "base/json_out.h"
+#include "base/vec.h"
 #include "reader/dt_reader.h"
 
 #define RANGE_ID_BASE (UINT64_C(1) << 48)

@@ -231,7 +231,7 @@ void dt_rd_merge_write_devices(merger *m, dt_out *o)
                     dup = seen[j] == moved;
                 if (dup)
                     continue;
-                if (has_id && dt_rd_grow((void **)&seen, &cap, nseen + 1, sizeof *seen) == 0)
+                if (has_id && dt_vec_reserve_zeroed((void **)&seen, &cap, nseen + 1, sizeof *seen) == 0)
                     seen[nseen++] = moved;
                 out_text(o, written++ ? ",\n  " : "\n  ");
                 if (has_id) {

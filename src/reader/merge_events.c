@@ -166,7 +166,7 @@ static int mark_out(merger *m, dt_strtab *t, uint8_t **flags, size_t *cap, const
                     uint8_t bit)
 {
     int64_t id = dt_strtab_intern(t, key, len, NULL);
-    if (id < 0 || dt_rd_grow((void **)flags, cap, (size_t)id + 1, 1) != 0)
+    if (id < 0 || dt_vec_reserve_zeroed((void **)flags, cap, (size_t)id + 1, 1) != 0)
         return -1;
     (*flags)[id] |= bit;
     return 0;

@@ -12,7 +12,7 @@ static int ops_visit(void *user, const dt_rd_event *e)
     if (e->ph[0] != 'X' || e->cat_kind != DT_RD_CAT_CPU_OP || !(e->has & DT_RD_HAS_EXTERNAL_ID) ||
         !e->tid.present || e->tid.is_str)
         return 0;
-    if (dt_rd_grow((void **)&m->ops, &m->ops_cap, m->nops + 1, sizeof *m->ops) != 0) {
+    if (dt_vec_reserve_zeroed((void **)&m->ops, &m->ops_cap, m->nops + 1, sizeof *m->ops) != 0) {
         m->oom = true;
         return 1;
     }
@@ -43,7 +43,7 @@ static void link_parents(merger *m)
         while (depth > 0 && m->ops[stack[depth - 1]].end < o->start)
             depth--;
         o->parent = depth > 0 ? stack[depth - 1] : SIZE_MAX;
-        if (dt_rd_grow((void **)&stack, &cap, depth + 1, sizeof *stack) != 0) {
+        if (dt_vec_reserve_zeroed((void **)&stack, &cap, depth + 1, sizeof *stack) != 0) {
             m->oom = true;
             break;
         }

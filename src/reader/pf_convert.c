@@ -14,6 +14,7 @@
  * cannot carry (instant, counter and async events, flow ends at no
  * event's start) is counted and left out.
  */
+#include "base/vec.h"
 #include "reader/dt_reader.h"
 
 #include <errno.h>
@@ -96,7 +97,7 @@ static int64_t cv_process_id(cv *c, const dt_rd_id *pid)
                         : snprintf(key, sizeof key, "n%" PRId64, pid->num);
     bool added;
     int64_t id = dt_strtab_intern(&c->pids, key, (size_t)n, &added);
-    if (id < 0 || dt_rd_grow((void **)&c->procs, &c->proc_cap, (size_t)id + 1, sizeof *c->procs) != 0)
+    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->procs, &c->proc_cap, (size_t)id + 1, sizeof *c->procs) != 0)
         return -1;
     if (added)
         c->procs[id].pid = id_number(pid);
@@ -115,7 +116,7 @@ static int64_t cv_row_id(cv *c, const dt_rd_event *e)
     }
     bool added;
     int64_t id = dt_strtab_intern(&c->rows, key, (size_t)n, &added);
-    if (id < 0 || dt_rd_grow((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
+    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
         return -1;
     if (added) {
         int64_t p = cv_process_id(c, &e->pid);
@@ -189,12 +190,12 @@ static int cv_visit(void *user, const dt_rd_event *e)
     if (row < 0)
         goto oom;
     if (flow) {
-        if (dt_rd_grow((void **)&c->flows, &c->flow_cap, c->nflows + 1, sizeof *c->flows) != 0)
+        if (dt_vec_reserve_zeroed((void **)&c->flows, &c->flow_cap, c->nflows + 1, sizeof *c->flows) != 0)
             goto oom;
         c->flows[c->nflows++] = (cv_flow){e->ts_ns, flow_number(e), (uint32_t)row, e->ph[0] == 'f'};
         return 0;
     }
-    if (dt_rd_grow((void **)&c->slices, &c->slice_cap, c->nslices + 1, sizeof *c->slices) != 0)
+    if (dt_vec_reserve_zeroed((void **)&c->slices, &c->slice_cap, c->nslices + 1, sizeof *c->slices) != 0)
         goto oom;
     c->slices[c->nslices++] =
         (cv_slice){e->ts_ns, e->ts_ns + e->dur_ns, e->offset, e->index, (uint32_t)e->raw_len, (uint32_t)row};
@@ -492,8 +493,8 @@ static int write_rows(cv *c, pf_trace *t, int fd, int64_t base)
             pf_track_begin(t, c->rowv[row].uuid);
         }
         close_until(t, open, &nopen, s->start, base);
-        if (dt_rd_grow((void **)&open, &open_cap, nopen + 1, sizeof *open) != 0 ||
-            dt_rd_grow((void **)&text, &text_cap, (size_t)s->len + 1, 1) != 0) {
+        if (dt_vec_reserve_zeroed((void **)&open, &open_cap, nopen + 1, sizeof *open) != 0 ||
+            dt_vec_reserve_zeroed((void **)&text, &text_cap, (size_t)s->len + 1, 1) != 0) {
             err = ENOMEM;
             break;
         }

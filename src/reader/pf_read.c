@@ -15,6 +15,7 @@
  * interned strings and the open slices, never the number of events.
  * A truncated or corrupt stream stops with a message naming the byte.
  */
+#include "base/vec.h"
 #include "reader/rd_internal.h"
 
 #include <inttypes.h>
@@ -212,7 +213,7 @@ static int64_t pr_index(dt_u64map *m, void **vec, size_t *n, size_t *cap, size_t
         return (int64_t)v - 1;
     if (!create)
         return -1;
-    if (dt_rd_grow(vec, cap, *n + 1, elem) != 0)
+    if (dt_vec_reserve_zeroed(vec, cap, *n + 1, elem) != 0)
         return -2;
     uint64_t *slot = dt_u64map_slot(m, key, NULL);
     if (!slot)
@@ -451,7 +452,7 @@ static void pr_capture_arg(pr *r, const char *name, int type, uint64_t v, const 
         else if (strcmp(k, "identity") == 0) s->clock_identity = v != 0;
     } else if (strncmp(name, "loss.", 5) == 0 && (type == 3 || type == 4)) {
         s->loss.present = true;
-        if (dt_rd_grow((void **)&s->loss.items, &s->loss.cap, s->loss.count + 1, sizeof *s->loss.items) == 0) {
+        if (dt_vec_reserve_zeroed((void **)&s->loss.items, &s->loss.cap, s->loss.count + 1, sizeof *s->loss.items) == 0) {
             char *key = strdup(name + 5);
             if (key)
                 s->loss.items[s->loss.count++] = (dt_rd_kv){key, (int64_t)v};
@@ -520,7 +521,7 @@ static int pr_track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
         return 0; /* devtrace writes slices only */
     if (t->depth >= PR_MAX_DEPTH)
         return pr_fail(r, "slices nested deeper than %d on one track", PR_MAX_DEPTH);
-    if (dt_rd_grow((void **)&t->open, &t->cap, t->depth + 1, sizeof *t->open) != 0)
+    if (dt_vec_reserve_zeroed((void **)&t->open, &t->cap, t->depth + 1, sizeof *t->open) != 0)
         return pr_fail(r, "out of memory");
     pr_open *o = &t->open[t->depth];
     memset(o, 0, sizeof *o);

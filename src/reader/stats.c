@@ -4,6 +4,7 @@
  * keeps its durations (memory grows with the events of the reported
  * categories only); everything else is keyed by distinct names and ids.
  */
+#include "base/vec.h"
 #include "reader/dt_reader.h"
 
 #include <inttypes.h>
@@ -95,7 +96,7 @@ static void st_memory_event(st *s, const dt_rd_event *e)
 static int64_t st_group_id(st_report *r, const char *name, size_t len)
 {
     int64_t id = dt_strtab_intern(&r->names, name, len, NULL);
-    if (id < 0 || dt_rd_grow((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
+    if (id < 0 || dt_vec_reserve_zeroed((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
         return -1;
     return id;
 }
@@ -103,7 +104,7 @@ static int64_t st_group_id(st_report *r, const char *name, size_t len)
 static int st_add(st_report *r, int64_t g, int64_t dur)
 {
     st_group *gr = &r->groups[g];
-    if (dt_rd_grow((void **)&gr->durs, &gr->cap, gr->n + 1, sizeof *gr->durs) != 0)
+    if (dt_vec_reserve_zeroed((void **)&gr->durs, &gr->cap, gr->n + 1, sizeof *gr->durs) != 0)
         return -1;
     gr->durs[gr->n++] = dur;
     gr->total = dt_rd_add_sat(gr->total, dur);
@@ -153,7 +154,7 @@ static int st_visit(void *user, const dt_rd_event *e)
         int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
         bool added;
         int64_t id = dt_strtab_intern(&s->range_ids, key, (size_t)n, &added);
-        if (id < 0 || dt_rd_grow((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
+        if (id < 0 || dt_vec_reserve_zeroed((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
             goto oom;
         if (added) {
             s->ranges[id].group = (uint32_t)g;
