@@ -60,7 +60,7 @@ static int flow_rehash(ck_flowtab *t, size_t cap)
 
 /* The slot of a flow key, inserted with no start or finish when new; NULL
    when out of memory. */
-static uint64_t *ck_flow_slot(ck_flowtab *t, uint64_t key)
+static uint64_t *flow_slot(ck_flowtab *t, uint64_t key)
 {
     if ((t->count + 1) * 4 > (t->slots ? t->mask + 1 : 0) * 3 &&
         flow_rehash(t, t->slots ? (t->mask + 1) * 2 : 1024) != 0)
@@ -98,7 +98,7 @@ int dt_rd_check_flow(ck *c, const dt_rd_event *e, uint32_t row)
             return -1;
         key = CK_FLOW_NUMERIC + (uint64_t)sid;
     }
-    uint64_t *slot = ck_flow_slot(&c->flowtab, key);
+    uint64_t *slot = flow_slot(&c->flowtab, key);
     if (!slot)
         return -1;
     bool finish = e->ph[0] == 'f';

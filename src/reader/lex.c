@@ -16,7 +16,7 @@ const char *dt_rd_vtype_name(int t)
     return names[t];
 }
 
-static uint64_t rd_offset(const dt_rd_ctx *c)
+static uint64_t error_offset(const dt_rd_ctx *c)
 {
     return c->base + c->tok_end;
 }
@@ -31,7 +31,7 @@ int dt_rd_fail(dt_rd_ctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(c->err, c->errlen, "byte %" PRIu64 ": %s", rd_offset(c), msg);
+    snprintf(c->err, c->errlen, "byte %" PRIu64 ": %s", error_offset(c), msg);
     return 0;
 }
 

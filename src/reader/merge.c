@@ -17,7 +17,7 @@ typedef struct merge_job {
     merger *m;
     const char *out_path;
     char agreement[1024];
-    dt_pf_stats pf; /* with --format perfetto */
+    dt_rd_pf_stats pf; /* with --format perfetto */
 } merge_job;
 
 /* The capture window, once, on the first rank's process. */
@@ -79,7 +79,7 @@ static int write_merged_perfetto(void *arg, dt_out *o)
         }
         close(fd);
         char msg[512];
-        if (!err && (err = dt_pf_convert(t, tmp, &j->pf, msg, sizeof msg)) != 0)
+        if (!err && (err = dt_rd_pf_convert(t, tmp, &j->pf, msg, sizeof msg)) != 0)
             fprintf(m->err, "merge: converting to Perfetto: %s\n", msg);
         unlink(tmp);
     }
