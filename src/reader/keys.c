@@ -238,7 +238,7 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
     case R_DEVPROPS:
         if (type != V_MAP) {
             dt_rd_fail(c, "deviceProperties[%zu] must be an object, not %s", sum->device_count,
-                    dt_rd_vtype_name(type));
+                       dt_rd_vtype_name(type));
             return -1;
         }
         sum->device_count++;
@@ -336,7 +336,7 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
             int64_t *dst = f->key == K_START ? &sum->window_start_ns : &sum->window_end_ns;
             if (type != V_NUM || !dt_rd_num_i64(num, dst)) {
                 dt_rd_fail(c, "\"devtrace.captureWindow.%s\" must be an integer",
-                        f->key == K_START ? "startNs" : "endNs");
+                           f->key == K_START ? "startNs" : "endNs");
                 return -1;
             }
             if (f->key == K_START)
@@ -402,7 +402,7 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
         int64_t v;
         if (type != V_NUM || !dt_rd_num_i64(num, &v)) {
             dt_rd_fail(c, "\"devtrace.%s\" values must be integers (\"%s\" is %s)", names[f->role],
-                    c->keybuf ? c->keybuf : "", type == V_NUM ? "not an integer" : dt_rd_vtype_name(type));
+                       c->keybuf ? c->keybuf : "", type == V_NUM ? "not an integer" : dt_rd_vtype_name(type));
             return -1;
         }
         if ((f->role == R_DT_ATTR || f->role == R_DT_PARENTS) && c->opt && c->opt->entry) {

@@ -39,7 +39,7 @@ int dt_rd_fail(dt_rd_ctx *c, const char *fmt, ...)
 int dt_rd_event_fail(dt_rd_ctx *c, const char *what, int got)
 {
     return dt_rd_fail(c, "traceEvents[%" PRIu64 "]: %s, not %s", c->ev.index, what,
-                   got == V_NUM ? "this number" : dt_rd_vtype_name(got));
+                      got == V_NUM ? "this number" : dt_rd_vtype_name(got));
 }
 
 int dt_rd_lex_error(dt_rd_ctx *c, size_t at, const char *what)

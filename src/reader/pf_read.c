@@ -274,7 +274,7 @@ static int visit(pr *r, dt_rd_event *e)
 }
 
 static int meta_event(pr *r, const char *what, int64_t pid, int64_t tid, const char *name, const char *labels,
-                   bool has_sort, int64_t sort)
+                      bool has_sort, int64_t sort)
 {
     dt_rd_event e;
     memset(&e, 0, sizeof e);
@@ -716,7 +716,7 @@ int dt_rd_pf_read(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *s
         uint64_t tag = cur_varint(&c);
         if (c.bad || (tag & 7) != 2) {
             rc = fail(&r, c.bad ? "truncated" : "not a Trace of packets (field %" PRIu64 ", wire type %u)",
-                         tag >> 3, (unsigned)(tag & 7));
+                      tag >> 3, (unsigned)(tag & 7));
             break;
         }
         uint64_t n = cur_varint(&c);

@@ -172,7 +172,7 @@ oom:
    range; else, through devtrace.externalParents, the range the operation
    was pushed in. -1: none. */
 static int64_t range_of(const st *s, const dt_strtab *parents, const int64_t *parent_range,
-                           const char *key)
+                        const char *key)
 {
     int64_t id = dt_strtab_find(&s->range_ids, key, strlen(key));
     if (id >= 0 || !parents)
