@@ -182,8 +182,47 @@ void dt_rd_check_where(char *buf, size_t len, const dt_rd_event *e);
 /* The id of a pid or a row, added when new; -1 when out of memory. */
 int64_t dt_rd_check_pid_id(ck *c, const dt_rd_id *pid);
 int64_t dt_rd_check_row_id(ck *c, const dt_rd_event *e);
-/* A complete event into its row's log; -1 when out of memory. */
-int dt_rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_t index, uint32_t name);
+/* A new piece at the end of the row's log; -1 when out of memory. */
+int dt_rd_check_log_chunk(ck_row *r);
+
+static inline uint8_t *dt_rd_check_put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Differences of starts wrap as u64 and are zigzagged: a row out of order
+   has negative ones, and hostile times any. */
+static inline uint64_t dt_rd_check_zigzag(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+/* A complete event into its row's log (inline: once per event); -1 when
+   out of memory. */
+static inline int dt_rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_t index, uint32_t name)
+{
+    if ((!r->tail || r->tail->cap - r->tail->len < CK_LOG_MAX) && dt_rd_check_log_chunk(r) != 0)
+        return -1;
+    ck_chunk *t = r->tail;
+    if (r->n > 0 && (start < r->prev_start || (start == r->prev_start && end > r->prev_end)))
+        r->unordered = true;
+    uint8_t *p = t->bytes + t->len;
+    p = dt_rd_check_put_varint(p, dt_rd_check_zigzag((uint64_t)start - (uint64_t)r->prev_start));
+    p = dt_rd_check_put_varint(p, (uint64_t)(end - start));
+    p = dt_rd_check_put_varint(p, index - r->prev_index);
+    p = dt_rd_check_put_varint(p, name);
+    t->len = (uint32_t)(p - t->bytes);
+    r->prev_start = start;
+    r->prev_end = end;
+    r->prev_index = index;
+    r->n++;
+    return 0;
+}
 /* Invariants 5 (nesting, the capture window), 6 (row names) and the flow
    ends not at an event's start (2), over every row. */
 void dt_rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace);

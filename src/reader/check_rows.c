@@ -50,16 +50,6 @@ int64_t dt_rd_check_row_id(ck *c, const dt_rd_event *e)
 }
 
 /* ---- row logs ---- */
-static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 static inline uint64_t get_varint(const uint8_t **pp)
 {
     const uint8_t *p = *pp;
@@ -74,47 +64,27 @@ static inline uint64_t get_varint(const uint8_t **pp)
     return v;
 }
 
-/* Differences of starts wrap as u64 and are zigzagged: a row out of order
-   has negative ones, and hostile times any. */
-static inline uint64_t zigzag(uint64_t d)
-{
-    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-}
-
+/* zigzag (check.h) undone. */
 static inline uint64_t unzigzag(uint64_t z)
 {
     return (z >> 1) ^ ((uint64_t)0 - (z & 1));
 }
 
-int dt_rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_t index, uint32_t name)
+int dt_rd_check_log_chunk(ck_row *r)
 {
     ck_chunk *t = r->tail;
-    if (!t || t->cap - t->len < CK_LOG_MAX) {
-        uint32_t cap = t ? (t->cap < CK_CHUNK_MAX / 2 ? t->cap * 2 : CK_CHUNK_MAX) : CK_CHUNK_MIN;
-        ck_chunk *n = malloc(sizeof *n + cap);
-        if (!n)
-            return -1;
-        n->next = NULL;
-        n->len = 0;
-        n->cap = cap;
-        if (t)
-            t->next = n;
-        else
-            r->head = n;
-        r->tail = t = n;
-    }
-    if (r->n > 0 && (start < r->prev_start || (start == r->prev_start && end > r->prev_end)))
-        r->unordered = true;
-    uint8_t *p = t->bytes + t->len;
-    p = put_varint(p, zigzag((uint64_t)start - (uint64_t)r->prev_start));
-    p = put_varint(p, (uint64_t)(end - start));
-    p = put_varint(p, index - r->prev_index);
-    p = put_varint(p, name);
-    t->len = (uint32_t)(p - t->bytes);
-    r->prev_start = start;
-    r->prev_end = end;
-    r->prev_index = index;
-    r->n++;
+    uint32_t cap = t ? (t->cap < CK_CHUNK_MAX / 2 ? t->cap * 2 : CK_CHUNK_MAX) : CK_CHUNK_MIN;
+    ck_chunk *n = malloc(sizeof *n + cap);
+    if (!n)
+        return -1;
+    n->next = NULL;
+    n->len = 0;
+    n->cap = cap;
+    if (t)
+        t->next = n;
+    else
+        r->head = n;
+    r->tail = n;
     return 0;
 }
 
