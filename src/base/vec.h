@@ -6,6 +6,7 @@
 #define DT_EXPORT_VEC_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "base/alloc.h"
 
@@ -22,6 +23,18 @@ static inline int dt_vec_reserve(void **p, size_t *cap, size_t need, size_t elem
         return -1;
     *p = n;
     *cap = c;
+    return 0;
+}
+
+/* dt_vec_reserve, with the new tail zeroed, so that counters and flags
+   kept per element start cleared. */
+static inline int dt_vec_reserve_zeroed(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t old = *cap;
+    if (dt_vec_reserve(p, cap, need, elem) != 0)
+        return -1;
+    if (*cap > old)
+        memset((char *)*p + old * elem, 0, (*cap - old) * elem);
     return 0;
 }
 

@@ -3,13 +3,30 @@
  * and the `devtrace stats` and `devtrace check` commands built on it.
  *
  * The reader never holds the whole trace: it parses the JSON in a window
- * of text (its own validating parser, see reader.c) and hands each
+ * of text (its own validating parser, see rd_parse.h) and hands each
  * traceEvents entry, as a small flat struct, to a visitor. Memory grows
  * with the number of distinct names and ids kept by the caller, not with
  * the number of events. An event may be up to 256 MiB of text. The
  * top-level scalars and the `devtrace` object are collected into a
  * dt_rd_summary, complete once the whole input has been read (the
  * `devtrace` key follows traceEvents).
+ *
+ * Layout: this header is the reader's interface; rd_internal.h is what its
+ * parts share, rd_parse.h and rd_lex.h the JSON parser's state and lexers.
+ * The JSON reader: source.c (file, memory, gzip), number.c, lex.c, keys.c
+ * (the keys outside traceEvents), event.c, document.c (the outer
+ * structure), read.c (dt_rd_read); pf_read.c reads Perfetto traces.
+ * Built on it: stats.c, check*.c, merge*.c (pf_convert.c for its Perfetto
+ * output), rd_text.c (text for terminals and CSV).
+ *
+ * Naming: functions one file of the reader gives another are dt_rd_<name>,
+ * declared here (the interface) or in rd_internal.h / rd_parse.h /
+ * rd_lex.h / the command's own internal header (the parts); functions of
+ * one file are static, with no prefix. The commands' entry points keep
+ * their names (dt_check_*, dt_stats_*, dt_merge_*, dt_cli_*).
+ *
+ * The reader includes base/, reader/, the public header and (merge's
+ * output) the writers' table: never the core.
  */
 #ifndef DT_READER_H
 #define DT_READER_H
@@ -92,6 +109,15 @@ static inline bool dt_rd_cat_is_device_work(int cat)
 static inline bool dt_rd_cat_is_api(int cat)
 {
     return cat == DT_RD_CAT_RUNTIME || cat == DT_RD_CAT_DRIVER;
+}
+
+/* What runs on a host's rows. The capture window ("Trace") is neither
+   host nor device work: torch.profiler draws it on its own "Spans"
+   process, sorted after the devices. */
+static inline bool dt_rd_cat_is_host(int cat)
+{
+    return dt_rd_cat_is_api(cat) || cat == DT_RD_CAT_USER_ANNOTATION || cat == DT_RD_CAT_CPU_OP ||
+           cat == DT_RD_CAT_PYTHON_FUNCTION;
 }
 
 /* Where a value lies in an event's text (DT_RD_RAW): offset from its '{'
@@ -289,11 +315,6 @@ static inline int64_t dt_rd_add_sat(int64_t a, int64_t b)
         return b > 0 ? INT64_MAX : INT64_MIN;
     return r;
 }
-
-/* Grows the array *p of *cap elements of elem bytes to hold at least need,
-   doubling from 16, and zeroes the new tail so that counters and flags
-   start cleared. 0, or -1 when out of memory with *p and *cap unchanged. */
-int dt_rd_grow(void **p, size_t *cap, size_t need, size_t elem);
 
 /* Text from a trace for a terminal: control bytes (C0, DEL, C1) and bytes
    that are not UTF-8 are written as \xNN, everything else as it is.

@@ -14,7 +14,8 @@
  * cannot carry (instant, counter and async events, flow ends at no
  * event's start) is counted and left out.
  */
-#include "dt_reader.h"
+#include "base/vec.h"
+#include "reader/dt_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +25,7 @@
 #include <unistd.h>
 
 #include "base/pf_trace.h"
-#include "pf_convert.h"
+#include "reader/pf_convert.h"
 
 typedef struct cv_slice {
     int64_t start, end;
@@ -64,7 +65,7 @@ typedef struct cv {
     size_t nslices, slice_cap;
     cv_flow *flows;
     size_t nflows, flow_cap;
-    dt_pf_stats *stats;
+    dt_rd_pf_stats *stats;
     bool oom;
 } cv;
 
@@ -89,21 +90,21 @@ static char *dup_text(const char *s)
     return p;
 }
 
-static int64_t cv_process_id(cv *c, const dt_rd_id *pid)
+static int64_t process_id(cv *c, const dt_rd_id *pid)
 {
     char key[256];
     int n = pid->is_str ? snprintf(key, sizeof key, "s%.250s", pid->str)
                         : snprintf(key, sizeof key, "n%" PRId64, pid->num);
     bool added;
     int64_t id = dt_strtab_intern(&c->pids, key, (size_t)n, &added);
-    if (id < 0 || dt_rd_grow((void **)&c->procs, &c->proc_cap, (size_t)id + 1, sizeof *c->procs) != 0)
+    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->procs, &c->proc_cap, (size_t)id + 1, sizeof *c->procs) != 0)
         return -1;
     if (added)
         c->procs[id].pid = id_number(pid);
     return id;
 }
 
-static int64_t cv_row_id(cv *c, const dt_rd_event *e)
+static int64_t row_id(cv *c, const dt_rd_event *e)
 {
     char key[520];
     int n = snprintf(key, sizeof key, "%s%.250s|%s%.250s", e->pid.is_str ? "s" : "n",
@@ -115,10 +116,10 @@ static int64_t cv_row_id(cv *c, const dt_rd_event *e)
     }
     bool added;
     int64_t id = dt_strtab_intern(&c->rows, key, (size_t)n, &added);
-    if (id < 0 || dt_rd_grow((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
+    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
         return -1;
     if (added) {
-        int64_t p = cv_process_id(c, &e->pid);
+        int64_t p = process_id(c, &e->pid);
         if (p < 0)
             return -1;
         c->rowv[id].process = (uint32_t)p;
@@ -141,7 +142,7 @@ static uint64_t flow_number(const dt_rd_event *e)
     return h | UINT64_C(1) << 63;
 }
 
-static int cv_visit(void *user, const dt_rd_event *e)
+static int visit(void *user, const dt_rd_event *e)
 {
     cv *c = user;
     if (!e->pid.present || !e->tid.present) {
@@ -150,7 +151,7 @@ static int cv_visit(void *user, const dt_rd_event *e)
     }
     if (e->ph[0] == 'M' && !e->ph[1]) {
         if (!strcmp(e->name, "thread_name") && (e->has & DT_RD_HAS_ARG_NAME)) {
-            int64_t row = cv_row_id(c, e);
+            int64_t row = row_id(c, e);
             if (row < 0)
                 goto oom;
             free(c->rowv[row].name);
@@ -158,7 +159,7 @@ static int cv_visit(void *user, const dt_rd_event *e)
                 goto oom;
             return 0;
         }
-        int64_t p = cv_process_id(c, &e->pid);
+        int64_t p = process_id(c, &e->pid);
         if (p < 0)
             goto oom;
         cv_process *pr = &c->procs[p];
@@ -185,16 +186,16 @@ static int cv_visit(void *user, const dt_rd_event *e)
         c->stats->left_out++;
         return 0;
     }
-    int64_t row = cv_row_id(c, e);
+    int64_t row = row_id(c, e);
     if (row < 0)
         goto oom;
     if (flow) {
-        if (dt_rd_grow((void **)&c->flows, &c->flow_cap, c->nflows + 1, sizeof *c->flows) != 0)
+        if (dt_vec_reserve_zeroed((void **)&c->flows, &c->flow_cap, c->nflows + 1, sizeof *c->flows) != 0)
             goto oom;
         c->flows[c->nflows++] = (cv_flow){e->ts_ns, flow_number(e), (uint32_t)row, e->ph[0] == 'f'};
         return 0;
     }
-    if (dt_rd_grow((void **)&c->slices, &c->slice_cap, c->nslices + 1, sizeof *c->slices) != 0)
+    if (dt_vec_reserve_zeroed((void **)&c->slices, &c->slice_cap, c->nslices + 1, sizeof *c->slices) != 0)
         goto oom;
     c->slices[c->nslices++] =
         (cv_slice){e->ts_ns, e->ts_ns + e->dur_ns, e->offset, e->index, (uint32_t)e->raw_len, (uint32_t)row};
@@ -492,8 +493,8 @@ static int write_rows(cv *c, pf_trace *t, int fd, int64_t base)
             pf_track_begin(t, c->rowv[row].uuid);
         }
         close_until(t, open, &nopen, s->start, base);
-        if (dt_rd_grow((void **)&open, &open_cap, nopen + 1, sizeof *open) != 0 ||
-            dt_rd_grow((void **)&text, &text_cap, (size_t)s->len + 1, 1) != 0) {
+        if (dt_vec_reserve_zeroed((void **)&open, &open_cap, nopen + 1, sizeof *open) != 0 ||
+            dt_vec_reserve_zeroed((void **)&text, &text_cap, (size_t)s->len + 1, 1) != 0) {
             err = ENOMEM;
             break;
         }
@@ -526,7 +527,7 @@ static int write_rows(cv *c, pf_trace *t, int fd, int64_t base)
     return err ? err : pf_trace_error(t);
 }
 
-static void cv_free(cv *c)
+static void converter_free(cv *c)
 {
     for (size_t p = 0; p < c->pids.count; p++) {
         free(c->procs[p].name);
@@ -542,7 +543,7 @@ static void cv_free(cv *c)
     dt_strtab_free(&c->rows);
 }
 
-int dt_pf_convert(pf_trace *t, const char *json_path, dt_pf_stats *stats, char *err, size_t errlen)
+int dt_rd_pf_convert(pf_trace *t, const char *json_path, dt_rd_pf_stats *stats, char *err, size_t errlen)
 {
     cv c;
     memset(&c, 0, sizeof c);
@@ -553,7 +554,7 @@ int dt_pf_convert(pf_trace *t, const char *json_path, dt_pf_stats *stats, char *
     if (!src)
         return EIO;
     dt_rd_summary sum;
-    dt_rd_options o = {.visit = cv_visit, .user = &c, .flags = DT_RD_RAW};
+    dt_rd_options o = {.visit = visit, .user = &c, .flags = DT_RD_RAW};
     int rc = dt_rd_read_opts(src, &o, &sum, err, errlen);
     dt_rd_close(src);
     int64_t base = sum.has_base_time ? sum.base_time_ns : 0;
@@ -561,19 +562,19 @@ int dt_pf_convert(pf_trace *t, const char *json_path, dt_pf_stats *stats, char *
     if (rc != 0 || c.oom) {
         if (c.oom)
             snprintf(err, errlen, "out of memory");
-        cv_free(&c);
+        converter_free(&c);
         return c.oom ? ENOMEM : EIO;
     }
     int fd = open(json_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", json_path, strerror(errno));
-        cv_free(&c);
+        converter_free(&c);
         return EIO;
     }
     rc = write_rows(&c, t, fd, base);
     close(fd);
     if (rc != 0)
         snprintf(err, errlen, "%s", rc == ENOMEM ? "out of memory" : strerror(rc));
-    cv_free(&c);
+    converter_free(&c);
     return rc;
 }

@@ -8,15 +8,15 @@
 
 #include "base/pf_trace.h"
 
-typedef struct dt_pf_stats {
+typedef struct dt_rd_pf_stats {
     uint64_t slices;         /* complete events written as slices */
     uint64_t left_out;       /* events Perfetto slices do not carry */
     uint64_t flows_left_out; /* flow ends at no slice's start */
-} dt_pf_stats;
+} dt_rd_pf_stats;
 
 /* Appends the document at json_path (plain JSON) to t: its processes and
    rows as descriptors, its complete events as slices, row by row. Counts
    into *stats. 0, or an errno with a message in err. */
-int dt_pf_convert(pf_trace *t, const char *json_path, dt_pf_stats *stats, char *err, size_t errlen);
+int dt_rd_pf_convert(pf_trace *t, const char *json_path, dt_rd_pf_stats *stats, char *err, size_t errlen);
 
 #endif

@@ -15,7 +15,8 @@
  * interned strings and the open slices, never the number of events.
  * A truncated or corrupt stream stops with a message naming the byte.
  */
-#include "rd_internal.h"
+#include "base/vec.h"
+#include "reader/rd_internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -72,7 +73,7 @@ typedef struct pr {
     int visit_rc;
 } pr;
 
-__attribute__((format(printf, 2, 3))) static int pr_fail(pr *r, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int fail(pr *r, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -85,7 +86,7 @@ __attribute__((format(printf, 2, 3))) static int pr_fail(pr *r, const char *fmt,
 }
 
 /* ---- input ---- */
-static int pr_need(pr *r, size_t n)
+static int need_bytes(pr *r, size_t n)
 {
     while (r->len - r->pos < n) {
         if (r->eof)
@@ -102,7 +103,7 @@ static int pr_need(pr *r, size_t n)
                 cap *= 2;
             unsigned char *nb = realloc(r->buf, cap);
             if (!nb)
-                return pr_fail(r, "out of memory");
+                return fail(r, "out of memory");
             r->buf = nb;
             r->cap = cap;
         }
@@ -204,7 +205,7 @@ static char *dup_bytes(const pr_cur *s)
 }
 
 /* ---- tables ---- */
-static int64_t pr_index(dt_u64map *m, void **vec, size_t *n, size_t *cap, size_t elem, uint64_t key,
+static int64_t index_of(dt_u64map *m, void **vec, size_t *n, size_t *cap, size_t elem, uint64_t key,
                         bool create)
 {
     uint64_t v;
@@ -212,7 +213,7 @@ static int64_t pr_index(dt_u64map *m, void **vec, size_t *n, size_t *cap, size_t
         return (int64_t)v - 1;
     if (!create)
         return -1;
-    if (dt_rd_grow(vec, cap, *n + 1, elem) != 0)
+    if (dt_vec_reserve_zeroed(vec, cap, *n + 1, elem) != 0)
         return -2;
     uint64_t *slot = dt_u64map_slot(m, key, NULL);
     if (!slot)
@@ -221,9 +222,9 @@ static int64_t pr_index(dt_u64map *m, void **vec, size_t *n, size_t *cap, size_t
     return (int64_t)*n - 1;
 }
 
-static pr_track *pr_track_of(pr *r, uint64_t uuid)
+static pr_track *track_of(pr *r, uint64_t uuid)
 {
-    int64_t i = pr_index(&r->track_ix, (void **)&r->tracks, &r->ntracks, &r->tracks_cap, sizeof *r->tracks, uuid,
+    int64_t i = index_of(&r->track_ix, (void **)&r->tracks, &r->ntracks, &r->tracks_cap, sizeof *r->tracks, uuid,
                          false);
     return i < 0 ? NULL : &r->tracks[i];
 }
@@ -244,7 +245,7 @@ static const char *strs_get(const pr_strs *t, uint64_t iid)
 }
 
 /* ---- events ---- */
-static int pr_visit(pr *r, dt_rd_event *e)
+static int visit(pr *r, dt_rd_event *e)
 {
     e->index = r->index++;
     e->offset = r->packet_off;
@@ -272,8 +273,8 @@ static int pr_visit(pr *r, dt_rd_event *e)
     return rc;
 }
 
-static int pr_meta(pr *r, const char *what, int64_t pid, int64_t tid, const char *name, const char *labels,
-                   bool has_sort, int64_t sort)
+static int meta_event(pr *r, const char *what, int64_t pid, int64_t tid, const char *name, const char *labels,
+                      bool has_sort, int64_t sort)
 {
     dt_rd_event e;
     memset(&e, 0, sizeof e);
@@ -286,10 +287,10 @@ static int pr_meta(pr *r, const char *what, int64_t pid, int64_t tid, const char
     e.has = (name ? DT_RD_HAS_ARG_NAME : 0) | (labels ? DT_RD_HAS_ARG_LABELS : 0) |
             (has_sort ? DT_RD_HAS_SORT_INDEX : 0);
     e.sort_index = sort;
-    return pr_visit(r, &e);
+    return visit(r, &e);
 }
 
-static int pr_descriptor(pr *r, pr_cur d)
+static int descriptor(pr *r, pr_cur d)
 {
     unsigned f, wt;
     uint64_t v, uuid = 0;
@@ -304,7 +305,7 @@ static int pr_descriptor(pr *r, pr_cur d)
             thr = sub, has_thr = true;
     }
     if (d.bad)
-        return pr_fail(r, "a malformed track descriptor");
+        return fail(r, "a malformed track descriptor");
     int64_t pid = 0, tid = 0, sort = 0;
     bool has_sort = false;
     char *name = NULL, *labels = NULL;
@@ -323,23 +324,23 @@ static int pr_descriptor(pr *r, pr_cur d)
     }
     int rc = 0;
     if (c && c->bad) {
-        rc = pr_fail(r, "a malformed process or thread descriptor");
+        rc = fail(r, "a malformed process or thread descriptor");
     } else if (c) {
-        int64_t i = pr_index(&r->track_ix, (void **)&r->tracks, &r->ntracks, &r->tracks_cap, sizeof *r->tracks,
+        int64_t i = index_of(&r->track_ix, (void **)&r->tracks, &r->ntracks, &r->tracks_cap, sizeof *r->tracks,
                              uuid, true);
         if (i == -2) {
-            rc = pr_fail(r, "out of memory");
+            rc = fail(r, "out of memory");
         } else {
             r->tracks[i].pid = pid;
             r->tracks[i].tid = has_thr ? tid : 0;
             if (has_proc) {
-                rc = pr_meta(r, "process_name", pid, 0, name ? name : "", NULL, false, 0);
+                rc = meta_event(r, "process_name", pid, 0, name ? name : "", NULL, false, 0);
                 if (!rc && labels)
-                    rc = pr_meta(r, "process_labels", pid, 0, NULL, labels, false, 0);
+                    rc = meta_event(r, "process_labels", pid, 0, NULL, labels, false, 0);
                 if (!rc && has_sort)
-                    rc = pr_meta(r, "process_sort_index", pid, 0, NULL, NULL, true, sort);
+                    rc = meta_event(r, "process_sort_index", pid, 0, NULL, NULL, true, sort);
             } else {
-                rc = pr_meta(r, "thread_name", pid, tid, name ? name : "", NULL, false, 0);
+                rc = meta_event(r, "thread_name", pid, tid, name ? name : "", NULL, false, 0);
             }
         }
     }
@@ -348,7 +349,7 @@ static int pr_descriptor(pr *r, pr_cur d)
     return rc;
 }
 
-static int pr_interned(pr *r, pr_seq *s, pr_cur d)
+static int read_interned(pr *r, pr_seq *s, pr_cur d)
 {
     unsigned f, wt;
     uint64_t v;
@@ -367,22 +368,22 @@ static int pr_interned(pr *r, pr_seq *s, pr_cur d)
                 str = x, has_str = true;
         }
         if (sub.bad)
-            return pr_fail(r, "malformed interned data");
+            return fail(r, "malformed interned data");
         if (!has_str)
             continue;
         pr_strs *t = &s->tab[tab];
-        int64_t i = pr_index(&t->ix, (void **)&t->s, &t->n, &t->cap, sizeof *t->s, iid, true);
+        int64_t i = index_of(&t->ix, (void **)&t->s, &t->n, &t->cap, sizeof *t->s, iid, true);
         char *copy = i >= 0 ? dup_bytes(&str) : NULL;
         if (!copy)
-            return pr_fail(r, "out of memory");
+            return fail(r, "out of memory");
         free(t->s[i]);
         t->s[i] = copy;
     }
-    return d.bad ? pr_fail(r, "malformed interned data") : 0;
+    return d.bad ? fail(r, "malformed interned data") : 0;
 }
 
 /* An arg the reader knows, into the event as the JSON reader fills it. */
-static void pr_arg(dt_rd_event *e, const char *name, bool is_int, uint64_t v)
+static void put_arg(dt_rd_event *e, const char *name, bool is_int, uint64_t v)
 {
     static const struct {
         const char *name;
@@ -419,7 +420,7 @@ static void pr_arg(dt_rd_event *e, const char *name, bool is_int, uint64_t v)
     }
 }
 
-static void pr_capture_arg(pr *r, const char *name, int type, uint64_t v, const pr_cur *str)
+static void capture_arg(pr *r, const char *name, int type, uint64_t v, const pr_cur *str)
 {
     dt_rd_summary *s = r->sum;
     double d;
@@ -451,7 +452,7 @@ static void pr_capture_arg(pr *r, const char *name, int type, uint64_t v, const 
         else if (strcmp(k, "identity") == 0) s->clock_identity = v != 0;
     } else if (strncmp(name, "loss.", 5) == 0 && (type == 3 || type == 4)) {
         s->loss.present = true;
-        if (dt_rd_grow((void **)&s->loss.items, &s->loss.cap, s->loss.count + 1, sizeof *s->loss.items) == 0) {
+        if (dt_vec_reserve_zeroed((void **)&s->loss.items, &s->loss.cap, s->loss.count + 1, sizeof *s->loss.items) == 0) {
             char *key = strdup(name + 5);
             if (key)
                 s->loss.items[s->loss.count++] = (dt_rd_kv){key, (int64_t)v};
@@ -459,7 +460,7 @@ static void pr_capture_arg(pr *r, const char *name, int type, uint64_t v, const 
     }
 }
 
-static int pr_flow(pr *r, const pr_track *t, int64_t ts, uint64_t id, bool finish)
+static int flow_event(pr *r, const pr_track *t, int64_t ts, uint64_t id, bool finish)
 {
     char text[24];
     snprintf(text, sizeof text, "%" PRIu64, id);
@@ -474,10 +475,10 @@ static int pr_flow(pr *r, const pr_track *t, int64_t ts, uint64_t id, bool finis
     e.tid = (dt_rd_id){true, false, t->tid, NULL};
     e.ts_ns = ts;
     e.has = DT_RD_HAS_TS | DT_RD_HAS_ID;
-    return pr_visit(r, &e);
+    return visit(r, &e);
 }
 
-static int pr_track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
+static int track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
 {
     unsigned f, wt;
     uint64_t v;
@@ -495,13 +496,13 @@ static int pr_track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
             track = v;
     }
     if (d.bad)
-        return pr_fail(r, "a malformed track event");
-    pr_track *t = pr_track_of(r, track);
+        return fail(r, "a malformed track event");
+    pr_track *t = track_of(r, track);
     if (!t)
-        return pr_fail(r, "a track event on track %" PRIu64 ", which no descriptor named", track);
+        return fail(r, "a track event on track %" PRIu64 ", which no descriptor named", track);
     if (type == 2) { /* SLICE_END */
         if (t->depth == 0)
-            return pr_fail(r, "a slice ends on track %" PRIu64 " where none is open", track);
+            return fail(r, "a slice ends on track %" PRIu64 " where none is open", track);
         pr_open *o = &t->open[--t->depth];
         o->e.dur_ns = (int64_t)(ts - (uint64_t)o->e.ts_ns);
         o->e.has |= DT_RD_HAS_TS | DT_RD_HAS_DUR;
@@ -511,7 +512,7 @@ static int pr_track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
         o->e.ph = instant ? "i" : "X";
         if (instant)
             o->e.has &= ~(uint32_t)DT_RD_HAS_DUR;
-        int rc = pr_visit(r, &o->e);
+        int rc = visit(r, &o->e);
         free(o->name);
         free(o->cat);
         return rc;
@@ -519,9 +520,9 @@ static int pr_track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
     if (type != 1)
         return 0; /* devtrace writes slices only */
     if (t->depth >= PR_MAX_DEPTH)
-        return pr_fail(r, "slices nested deeper than %d on one track", PR_MAX_DEPTH);
-    if (dt_rd_grow((void **)&t->open, &t->cap, t->depth + 1, sizeof *t->open) != 0)
-        return pr_fail(r, "out of memory");
+        return fail(r, "slices nested deeper than %d on one track", PR_MAX_DEPTH);
+    if (dt_vec_reserve_zeroed((void **)&t->open, &t->cap, t->depth + 1, sizeof *t->open) != 0)
+        return fail(r, "out of memory");
     pr_open *o = &t->open[t->depth];
     memset(o, 0, sizeof *o);
     const char *name = s ? strs_get(&s->tab[TAB_NAME], name_iid) : NULL;
@@ -531,7 +532,7 @@ static int pr_track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
     if (!o->name || !o->cat) {
         free(o->name);
         free(o->cat);
-        return pr_fail(r, "out of memory");
+        return fail(r, "out of memory");
     }
     t->depth++;
     o->e.pid = (dt_rd_id){true, false, t->pid, NULL};
@@ -558,26 +559,26 @@ static int pr_track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
                     vtype = 6, str = as;
             }
             if (sub.bad)
-                return pr_fail(r, "a malformed debug annotation");
+                return fail(r, "a malformed debug annotation");
             const char *an = s ? strs_get(&s->tab[TAB_ARG], aname) : NULL;
             if (!an)
                 continue;
             if (capture)
-                pr_capture_arg(r, an, vtype, val, &str);
+                capture_arg(r, an, vtype, val, &str);
             else if (vtype)
-                pr_arg(&o->e, an, vtype == 3 || vtype == 4, val);
+                put_arg(&o->e, an, vtype == 3 || vtype == 4, val);
         } else if ((f == 36 || f == 42) && wt == 0) {
-            if (pr_flow(r, t, (int64_t)ts, v, f == 42))
+            if (flow_event(r, t, (int64_t)ts, v, f == 42))
                 return -1;
         } else if ((f == 47 || f == 48) && wt == 1) {
-            if (pr_flow(r, t, (int64_t)ts, v, f == 48))
+            if (flow_event(r, t, (int64_t)ts, v, f == 48))
                 return -1;
         }
     }
     return 0;
 }
 
-static int pr_packet(pr *r, pr_cur d)
+static int packet(pr *r, pr_cur d)
 {
     unsigned f, wt;
     uint64_t v, seq_id = 0, ts = 0, clock_id = 0, flags = 0;
@@ -599,14 +600,14 @@ static int pr_packet(pr *r, pr_cur d)
         }
     }
     if (d.bad)
-        return pr_fail(r, "a malformed packet");
+        return fail(r, "a malformed packet");
     if (has_desc)
-        return pr_descriptor(r, desc);
+        return descriptor(r, desc);
     pr_seq *s = NULL;
     if (seq_id) {
-        int64_t i = pr_index(&r->seq_ix, (void **)&r->seqs, &r->nseqs, &r->seqs_cap, sizeof *r->seqs, seq_id, true);
+        int64_t i = index_of(&r->seq_ix, (void **)&r->seqs, &r->nseqs, &r->seqs_cap, sizeof *r->seqs, seq_id, true);
         if (i == -2)
-            return pr_fail(r, "out of memory");
+            return fail(r, "out of memory");
         s = &r->seqs[i];
     }
     if (s && (flags & 1)) { /* incremental state cleared */
@@ -646,22 +647,22 @@ static int pr_packet(pr *r, pr_cur d)
                 s->last_ts = cts;
         }
     }
-    if (s && has_interned && pr_interned(r, s, interned) != 0)
+    if (s && has_interned && read_interned(r, s, interned) != 0)
         return -1;
     if (!has_te)
         return 0;
     if (!s)
-        return pr_fail(r, "a track event outside any packet sequence");
+        return fail(r, "a track event outside any packet sequence");
     if (has_ts && s->incremental && clock_id == 0) {
         s->last_ts += ts;
         ts = s->last_ts;
     } else if (!has_ts) {
         ts = s->last_ts;
     }
-    return pr_track_event(r, s, te, ts);
+    return track_event(r, s, te, ts);
 }
 
-static void pr_free(pr *r)
+static void reader_free(pr *r)
 {
     for (size_t i = 0; i < r->ntracks; i++) {
         for (size_t k = 0; k < r->tracks[i].depth; k++) {
@@ -702,7 +703,7 @@ int dt_rd_pf_read(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *s
     int rc = 0;
     for (;;) {
         r.packet_off = r.base + r.pos;
-        int need = pr_need(&r, 1);
+        int need = need_bytes(&r, 1);
         if (need < 0) {
             rc = -1;
             break;
@@ -710,38 +711,38 @@ int dt_rd_pf_read(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *s
         if (need > 0)
             break; /* the end, between packets */
         /* the tag and length: at most 1 + 10 bytes */
-        pr_need(&r, 11);
+        need_bytes(&r, 11);
         pr_cur c = {r.buf + r.pos, r.buf + r.len, false};
         uint64_t tag = cur_varint(&c);
         if (c.bad || (tag & 7) != 2) {
-            rc = pr_fail(&r, c.bad ? "truncated" : "not a Trace of packets (field %" PRIu64 ", wire type %u)",
-                         tag >> 3, (unsigned)(tag & 7));
+            rc = fail(&r, c.bad ? "truncated" : "not a Trace of packets (field %" PRIu64 ", wire type %u)",
+                      tag >> 3, (unsigned)(tag & 7));
             break;
         }
         uint64_t n = cur_varint(&c);
         if (c.bad) {
-            rc = pr_fail(&r, "truncated in a packet's length");
+            rc = fail(&r, "truncated in a packet's length");
             break;
         }
         if (n > PR_MAX_PACKET) {
-            rc = pr_fail(&r, "a packet of %" PRIu64 " bytes, more than %u MiB", n, PR_MAX_PACKET >> 20);
+            rc = fail(&r, "a packet of %" PRIu64 " bytes, more than %u MiB", n, PR_MAX_PACKET >> 20);
             break;
         }
         size_t head = (size_t)(c.p - (r.buf + r.pos));
-        int got = pr_need(&r, head + (size_t)n);
+        int got = need_bytes(&r, head + (size_t)n);
         if (got < 0) {
             rc = -1;
             break;
         }
         if (got > 0) {
-            rc = pr_fail(&r, "truncated: a packet of %" PRIu64 " bytes has %zu", n, r.len - r.pos - head);
+            rc = fail(&r, "truncated: a packet of %" PRIu64 " bytes has %zu", n, r.len - r.pos - head);
             break;
         }
         pr_cur pkt = {r.buf + r.pos + head, r.buf + r.pos + head + n, false};
         r.pos += head + (size_t)n;
         if ((tag >> 3) != 1)
             continue;
-        if (pr_packet(&r, pkt) != 0) {
+        if (packet(&r, pkt) != 0) {
             rc = r.visit_rc ? r.visit_rc : -1;
             break;
         }
@@ -759,9 +760,9 @@ int dt_rd_pf_read(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *s
             open += r.tracks[i].depth;
         if (open) {
             r.packet_off = summary->bytes;
-            rc = pr_fail(&r, "truncated: %zu slice(s) never ended", open);
+            rc = fail(&r, "truncated: %zu slice(s) never ended", open);
         }
     }
-    pr_free(&r);
+    reader_free(&r);
     return rc;
 }

@@ -1,18 +1,79 @@
 /*
- * What the reader's parts share (reader.c, pf_read.c): not part of the
- * reader's interface.
+ * What the reader's parts share (the JSON reader's files, pf_read.c):
+ * not part of the reader's interface (dt_reader.h).
  */
 #ifndef DT_RD_INTERNAL_H
 #define DT_RD_INTERNAL_H
 
-#include "dt_reader.h"
+#include "reader/dt_reader.h"
 
+/* The window's first size, and what a gzip source reads at a time. */
+#define DT_RD_CHUNK (1u << 20)
+
+/* ---- the source (source.c) ---- */
 /* Up to cap bytes of the (decompressed) input: the count, 0 at the end,
    -1 with a message in err. */
 long dt_rd_src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err, size_t errlen);
 /* Whether the input was gzip. */
 bool dt_rd_src_gzip(const dt_rd_source *s);
-/* enum dt_rd_cat of a category; s is NUL-terminated. */
+/* Tells gzip from plain input and reads the first bytes (kept, to be read
+   again): *binary is NULL for JSON (or what is not yet known to be
+   anything else), "perfetto" for a Perfetto protobuf trace, or what other
+   binary format the input is. 0, or -1 with a message ("byte 0: ...") in
+   err. */
+int dt_rd_src_start(dt_rd_source *s, const char **binary, char *err, size_t errlen);
+
+/* ---- numbers (number.c) ---- */
+/* An integer written as a string by a writer that uses strings for ids
+   ("7", "0x1f", blanks around it allowed). */
+bool dt_rd_parse_int_text(const char *s, size_t len, int64_t *out);
+/* A finite double, the whole text. */
+bool dt_rd_parse_double(const char *s, size_t len, double *out);
+/* v as an int64, saturated (NaN: 0). */
+int64_t dt_rd_clamp_i64(double v);
+
+/* A sign and a magnitude as an int64, when it fits. */
+static inline bool dt_rd_signed_value(bool neg, uint64_t mag, int64_t *out)
+{
+    if (neg) {
+        if (mag > (uint64_t)INT64_MAX + 1)
+            return false;
+        *out = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+    } else {
+        if (mag > (uint64_t)INT64_MAX)
+            return false;
+        *out = (int64_t)mag;
+    }
+    return true;
+}
+
+/* A number as the lexer read it while scanning it. */
+typedef struct dt_rd_num {
+    uint64_t mag;  /* integer part */
+    uint32_t frac; /* first three decimals, as an integer */
+    bool neg, fits, has_frac, has_exp, round_up;
+} dt_rd_num;
+
+/* The number as an int64, when it is an integer that fits. */
+static inline bool dt_rd_num_i64(const dt_rd_num *n, int64_t *out)
+{
+    return n->fits && !n->has_frac && !n->has_exp && dt_rd_signed_value(n->neg, n->mag, out);
+}
+
+/* The number (its text s, len), as microseconds, in exact nanoseconds. */
+static inline bool dt_rd_num_us_to_ns(const dt_rd_num *n, const char *s, size_t len, int64_t *out)
+{
+    if (n->has_exp || !n->fits)
+        return dt_rd_parse_us_to_ns(s, len, out);
+    if (n->mag > (uint64_t)INT64_MAX / 1000 - 1)
+        return false;
+    int64_t ns = (int64_t)(n->mag * 1000 + n->frac + n->round_up);
+    *out = n->neg ? -ns : ns;
+    return true;
+}
+
+/* ---- what the parts classify ---- */
+/* enum dt_rd_cat of a category; s is NUL-terminated (event.c). */
 int dt_rd_classify_cat(const char *s, size_t len);
 /* Reads a Perfetto protobuf trace devtrace wrote (pf_read.c), feeding the
    visitor the events the JSON of the same session gives: dt_rd_read_opts

@@ -2,7 +2,7 @@
    vendor's or the program's bytes, and an ESC, CR or LF in one must not
    move the cursor, rewrite the screen or split one report line in two. */
 #include "base/utf8.h"
-#include "dt_reader.h"
+#include "reader/dt_reader.h"
 
 #include <string.h>
 

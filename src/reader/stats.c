@@ -4,7 +4,8 @@
  * keeps its durations (memory grows with the events of the reported
  * categories only); everything else is keyed by distinct names and ids.
  */
-#include "dt_reader.h"
+#include "base/vec.h"
+#include "reader/dt_reader.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -68,7 +69,7 @@ typedef struct st {
     bool oom;
 } st;
 
-static void st_memory_event(st *s, const dt_rd_event *e)
+static void memory_event(st *s, const dt_rd_event *e)
 {
     int64_t type = e->has & DT_RD_HAS_MEM_TYPE ? e->mem_type : 0;
     int64_t device = e->has & DT_RD_HAS_MEM_DEVICE ? e->mem_device : -1;
@@ -92,30 +93,30 @@ static void st_memory_event(st *s, const dt_rd_event *e)
     if (m->total > m->peak) m->peak = m->total;
 }
 
-static int64_t st_group_id(st_report *r, const char *name, size_t len)
+static int64_t group_id(st_report *r, const char *name, size_t len)
 {
     int64_t id = dt_strtab_intern(&r->names, name, len, NULL);
-    if (id < 0 || dt_rd_grow((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
+    if (id < 0 || dt_vec_reserve_zeroed((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
         return -1;
     return id;
 }
 
-static int st_add(st_report *r, int64_t g, int64_t dur)
+static int add_duration(st_report *r, int64_t g, int64_t dur)
 {
     st_group *gr = &r->groups[g];
-    if (dt_rd_grow((void **)&gr->durs, &gr->cap, gr->n + 1, sizeof *gr->durs) != 0)
+    if (dt_vec_reserve_zeroed((void **)&gr->durs, &gr->cap, gr->n + 1, sizeof *gr->durs) != 0)
         return -1;
     gr->durs[gr->n++] = dur;
     gr->total = dt_rd_add_sat(gr->total, dur);
     return 0;
 }
 
-static int st_visit(void *user, const dt_rd_event *e)
+static int visit(void *user, const dt_rd_event *e)
 {
     st *s = user;
     if (e->ph[0] == 'i' && !e->ph[1] && e->name_len == 8 && memcmp(e->name, "[memory]", 8) == 0 &&
         (e->has & DT_RD_HAS_MEM_BYTES)) {
-        if (s->reports & (1u << REP_MEMORY)) st_memory_event(s, e);
+        if (s->reports & (1u << REP_MEMORY)) memory_event(s, e);
         return 0;
     }
     if (strcmp(e->ph, "X") != 0 || (e->has & (DT_RD_HAS_TS | DT_RD_HAS_DUR)) != (DT_RD_HAS_TS | DT_RD_HAS_DUR))
@@ -143,8 +144,8 @@ static int st_visit(void *user, const dt_rd_event *e)
     if (!(s->reports & (1u << rep)))
         return 0;
     st_report *r = &s->rep[rep];
-    int64_t g = st_group_id(r, e->name, e->name_len);
-    if (g < 0 || st_add(r, g, e->dur_ns) != 0)
+    int64_t g = group_id(r, e->name, e->name_len);
+    if (g < 0 || add_duration(r, g, e->dur_ns) != 0)
         goto oom;
     if (e->has & DT_RD_HAS_BYTES)
         r->groups[g].bytes += e->bytes;
@@ -153,7 +154,7 @@ static int st_visit(void *user, const dt_rd_event *e)
         int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
         bool added;
         int64_t id = dt_strtab_intern(&s->range_ids, key, (size_t)n, &added);
-        if (id < 0 || dt_rd_grow((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
+        if (id < 0 || dt_vec_reserve_zeroed((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
             goto oom;
         if (added) {
             s->ranges[id].group = (uint32_t)g;
@@ -170,8 +171,8 @@ oom:
 /* The range an External id or range parent belongs to: itself when it is a
    range; else, through devtrace.externalParents, the range the operation
    was pushed in. -1: none. */
-static int64_t st_range_of(const st *s, const dt_strtab *parents, const int64_t *parent_range,
-                           const char *key)
+static int64_t range_of(const st *s, const dt_strtab *parents, const int64_t *parent_range,
+                        const char *key)
 {
     int64_t id = dt_strtab_find(&s->range_ids, key, strlen(key));
     if (id >= 0 || !parents)
@@ -187,7 +188,7 @@ static int64_t st_range_of(const st *s, const dt_strtab *parents, const int64_t 
 /* Device time of each range group: every External id's device time goes to
    its range and each enclosing range, once per group even when a name
    repeats along the chain. Returns -1 when out of memory. */
-static int st_attribute_ranges(st *s, const dt_rd_summary *sum)
+static int attribute_ranges(st *s, const dt_rd_summary *sum)
 {
     st_report *r = &s->rep[REP_RANGES];
     dt_strtab parents;
@@ -216,7 +217,7 @@ static int st_attribute_ranges(st *s, const dt_rd_summary *sum)
     while (dt_u64map_next(&s->ext_sum, &cursor, &ext, &ext_ns)) {
         char key[32];
         snprintf(key, sizeof key, "%" PRIu64, ext);
-        int64_t id = st_range_of(s, pt, parent_range, key);
+        int64_t id = range_of(s, pt, parent_range, key);
         walk++;
         while (id >= 0) {
             st_range *rg = &s->ranges[id];
@@ -232,7 +233,7 @@ static int st_attribute_ranges(st *s, const dt_rd_summary *sum)
                 break;
             char pkey[32];
             snprintf(pkey, sizeof pkey, "%" PRIu64, rg->parent);
-            id = st_range_of(s, pt, parent_range, pkey);
+            id = range_of(s, pt, parent_range, pkey);
         }
     }
     free(parent_range);
@@ -309,7 +310,7 @@ static void row_cells(const st_report *r, const st_row *row, int64_t all_total, 
     cells[COL_NAME][0] = '\0';
 }
 
-static int st_print_report(st *s, int rep, bool csv, FILE *out)
+static int print_report(st *s, int rep, bool csv, FILE *out)
 {
     st_report *r = &s->rep[rep];
     size_t n = r->names.count;
@@ -387,7 +388,7 @@ static int st_print_report(st *s, int rep, bool csv, FILE *out)
     return 0;
 }
 
-static void st_print_loss(const dt_rd_summary *sum, bool csv, FILE *out)
+static void print_loss(const dt_rd_summary *sum, bool csv, FILE *out)
 {
     if (csv) {
         fputs("Report,Reason,Count\n", out);
@@ -422,7 +423,7 @@ static const char *device_type_name(int64_t type)
     return type == 0 ? "cpu" : type == 1 ? "cuda" : type == 20 ? "privateuse1" : NULL;
 }
 
-static void st_print_memory(const st *s, bool csv, FILE *out)
+static void print_memory(const st *s, bool csv, FILE *out)
 {
     static const char *const cols[] = {"Allocations", "Frees", "Bytes Allocated", "Bytes Freed",
                                        "Peak Allocated (bytes)", "Final Allocated (bytes)"};
@@ -460,7 +461,7 @@ static void st_print_memory(const st *s, bool csv, FILE *out)
     }
 }
 
-static void st_free(st *s)
+static void stats_free(st *s)
 {
     for (int r = 0; r < REP_COUNT; r++) {
         for (size_t i = 0; i < s->rep[r].names.count; i++)
@@ -474,7 +475,7 @@ static void st_free(st *s)
 }
 
 /* reports: bit per report in the order kernels, memcpy, memset, api, ranges, collectives, memory. */
-static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool csv, FILE *out, FILE *err)
+static int run_stats(dt_rd_source *src, const char *label, unsigned reports, bool csv, FILE *out, FILE *err)
 {
     st s;
     memset(&s, 0, sizeof s);
@@ -484,17 +485,17 @@ static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool c
     dt_strtab_init(&s.range_ids);
     dt_rd_summary sum;
     char msg[512];
-    int rc = dt_rd_read(src, st_visit, &s, &sum, msg, sizeof msg);
+    int rc = dt_rd_read(src, visit, &s, &sum, msg, sizeof msg);
     if (rc != 0 || s.oom) {
         fprintf(err, "stats: %s: %s\n", label, s.oom ? "out of memory" : msg);
         dt_rd_summary_free(&sum);
-        st_free(&s);
+        stats_free(&s);
         return 1;
     }
-    if (st_attribute_ranges(&s, &sum) != 0) {
+    if (attribute_ranges(&s, &sum) != 0) {
         fprintf(err, "stats: out of memory\n");
         dt_rd_summary_free(&sum);
-        st_free(&s);
+        stats_free(&s);
         return 1;
     }
     if (!csv)
@@ -506,16 +507,16 @@ static int st_run(dt_rd_source *src, const char *label, unsigned reports, bool c
     int status = 0;
     for (int r = 0; r < REP_COUNT; r++)
         if (r == REP_MEMORY && (reports & (1u << r)))
-            st_print_memory(&s, csv, out);
-        else if ((reports & (1u << r)) && st_print_report(&s, r, csv, out) != 0) {
+            print_memory(&s, csv, out);
+        else if ((reports & (1u << r)) && print_report(&s, r, csv, out) != 0) {
             fprintf(err, "stats: out of memory\n");
             status = 1;
             break;
         }
     if (status == 0)
-        st_print_loss(&sum, csv, out);
+        print_loss(&sum, csv, out);
     dt_rd_summary_free(&sum);
-    st_free(&s);
+    stats_free(&s);
     return status;
 }
 
@@ -552,7 +553,7 @@ int dt_stats_source(dt_rd_source *src, const char *label, const char *reports, b
     unsigned mask;
     if (parse_reports(reports, &mask, err) != 0)
         return 2;
-    return st_run(src, label, mask, csv, out, err);
+    return run_stats(src, label, mask, csv, out, err);
 }
 
 static void stats_usage(FILE *f)

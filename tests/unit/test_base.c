@@ -1,9 +1,10 @@
 /* The building blocks every layer uses: the one hash table (with keys that
-   repeat, as a string table's hashes may), the string table over it, and
-   the one UTF-8 validator. */
+   repeat, as a string table's hashes may), the string table over it, the
+   one UTF-8 validator, and the growable array. */
 #include "base/alloc.h"
 #include "base/hash.h"
 #include "base/utf8.h"
+#include "base/vec.h"
 #include "dt_check.h"
 
 #include <stdio.h>
@@ -120,9 +121,38 @@ static void test_utf8_accepts_exactly_rfc3629(void)
     CHECK(!dt_utf8_is_c1((const unsigned char *)"\xc2\xa0", 2));
 }
 
+/* Counters kept per element (the reader's per-name and per-row tables)
+   start at zero however the array grew; a failed growth leaves it as it
+   was. */
+static void test_vec_reserve_zeroed_clears_the_new_tail(void)
+{
+    uint32_t *v = NULL;
+    size_t cap = 0;
+    REQUIRE_EQ(dt_vec_reserve_zeroed((void **)&v, &cap, 3, sizeof *v), 0);
+    CHECK(cap >= 3);
+    for (size_t i = 0; i < cap; i++) {
+        CHECK_EQ(v[i], 0u);
+        v[i] = 0xdeadbeef;
+    }
+    size_t old = cap;
+    REQUIRE_EQ(dt_vec_reserve_zeroed((void **)&v, &cap, old + 1, sizeof *v), 0);
+    CHECK(cap > old);
+    for (size_t i = 0; i < cap; i++)
+        CHECK_EQ(v[i], i < old ? 0xdeadbeefu : 0u);
+    uint32_t *before = v;
+    size_t before_cap = cap;
+    dt_alloc_fail_after(1, 1);
+    CHECK_EQ(dt_vec_reserve_zeroed((void **)&v, &cap, cap * 4, sizeof *v), -1);
+    dt_alloc_fail_after(0, 0);
+    CHECK(v == before);
+    CHECK_EQ(cap, before_cap);
+    free(v);
+}
+
 DT_TEST_MAIN(NULL, NULL,
              DT_TEST(test_u64map_keeps_every_key_including_zero),
              DT_TEST(test_u64map_repeated_keys_are_all_probed),
              DT_TEST(test_u64map_out_of_memory_is_reported),
              DT_TEST(test_strtab_gives_dense_ids_in_order),
-             DT_TEST(test_utf8_accepts_exactly_rfc3629))
+             DT_TEST(test_utf8_accepts_exactly_rfc3629),
+             DT_TEST(test_vec_reserve_zeroed_clears_the_new_tail))
