@@ -577,8 +577,12 @@ static int recording_wants_tool(void)
     return dt_env_bool("DEVTRACE_DISABLE") != 1 && (!b || strcmp(b, "auto") == 0 || strcmp(b, "rocprofiler_sdk") == 0);
 }
 
-rsdk_tool_configure_result *dt_rocprofiler_sdk_configure(uint32_t version, const char *runtime_version,
-                                                         uint32_t priority, rsdk_client_id *client_id)
+/* The tool's rocprofiler_configure, exported by libdevtrace_inject under
+   that name (tool_configure) and given to rocprofiler_force_configure:
+   registers devtrace with rocprofiler-sdk when a recording wants it, else
+   declines (NULL). */
+static rsdk_tool_configure_result *configure(uint32_t version, const char *runtime_version, uint32_t priority,
+                                             rsdk_client_id *client_id)
 {
     (void)runtime_version;
     (void)priority;
@@ -632,7 +636,7 @@ static dt_status register_tool(const dt_config *config)
                         "rocprofiler-sdk %s (before 1.3.0) cannot trace runtimes initialized before its tools: a "
                         "session would record no GPU activity (Kineto's zero-GPU-records race); %s",
                         rsdk_state.version_text[0] ? rsdk_state.version_text : "(version unknown)", g_late_advice);
-    int r = SYM(rsdk_force_configure_fn, S_FORCE_CONFIGURE)(dt_rocprofiler_sdk_configure);
+    int r = SYM(rsdk_force_configure_fn, S_FORCE_CONFIGURE)(configure);
     if (rsdk_state.configured) return DT_OK;
     if (status > 0)
         return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
@@ -921,12 +925,21 @@ static dt_status rsdk_attribute_by_api_enter(void)
     return r == RSDK_STATUS_SUCCESS && rsdk_state.on[C_ENTER] ? DT_OK : DT_ERR_BACKEND_UNAVAILABLE;
 }
 
+/* ROCm calls every visible rocprofiler_configure as its runtimes
+   initialize: the one libdevtrace_inject exports comes here. The session
+   started in that library has usually registered devtrace already (and
+   this declines). */
+static void *tool_configure(uint32_t version, const char *runtime_version, uint32_t priority, void *client_id)
+{
+    return configure(version, runtime_version, priority, client_id);
+}
+
 const dt_backend dt_backend_rocprofiler_sdk = {
     .name = "rocprofiler_sdk",
     .vendor = "AMD ROCm (rocprofiler-sdk)",
     .api_category = "privateuse1",
     .library_env = "DEVTRACE_ROCPROFILER_SDK_LIBRARY",
-    .caps = DT_BACKEND_LOSSLESS_BUFFERS,
+    .caps = DT_BACKEND_LOSSLESS_BUFFERS | DT_BACKEND_TOOL_CONFIGURE,
     .probe = rsdk_probe,
     .prepare = rsdk_prepare,
     .start = rsdk_start,
@@ -936,4 +949,5 @@ const dt_backend dt_backend_rocprofiler_sdk = {
     .push_external = rsdk_push_external,
     .pop_external = rsdk_pop_external,
     .attribute_by_api_enter = rsdk_attribute_by_api_enter,
+    .tool_configure = tool_configure,
 };
