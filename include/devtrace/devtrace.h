@@ -386,6 +386,19 @@ typedef struct dt_backend_status {
    would write. */
 DT_API dt_status dt_backend_probe(const char *name, dt_backend_status *status);
 
+/* What a backend's vendor interface is to other tools in the process
+   (dt_backend_flags). */
+enum {
+    /* PyTorch's profiler (Kineto) records this vendor's device activity
+       itself (CUPTI, through ProfilerActivity.CUDA): devtrace's Kineto
+       plugin (devtrace.torch) leaves it to it. */
+    DT_BACKEND_FLAG_KINETO_NATIVE = 1u << 0,
+};
+
+/* The backend's DT_BACKEND_FLAG_* in *flags (without loading anything);
+   DT_ERR_UNKNOWN_BACKEND for a name not listed. */
+DT_API dt_status dt_backend_flags(const char *name, unsigned *flags);
+
 #ifdef __cplusplus
 }
 #endif

@@ -94,6 +94,15 @@ def probe(name: str) -> BackendStatus:
                          version=_native.text(st.version), reason=_native.text(st.reason))
 
 
+def kineto_native(name: str) -> bool:
+    """Whether PyTorch's profiler (Kineto) records this backend's vendor
+    itself, so that devtrace.torch leaves it to it (asks the library's
+    backend list; loads nothing)."""
+    flags = ctypes.c_uint(0)
+    _check(lib.dt_backend_flags(name.encode(), ctypes.byref(flags)))
+    return bool(flags.value & _native.DT_BACKEND_FLAG_KINETO_NATIVE)
+
+
 def backends() -> List[BackendStatus]:
     """Every backend with its status, as `devtrace backends` prints them."""
     return [probe(n) for n in backend_names()]

@@ -21,6 +21,7 @@ _BUNDLED_LIB = _PACKAGE_DIR / "_native" / "lib" / "libdevtrace.so"
 DT_OK = 0
 DT_RANGE_ID_BASE = 1 << 48
 DT_TIMESTAMP_UNKNOWN = (1 << 64) - 1
+DT_BACKEND_FLAG_KINETO_NATIVE = 1 << 0
 
 
 class _Kernel(ctypes.Structure):
@@ -179,6 +180,7 @@ _PROTOTYPES = {
     "dt_backend_count": (ctypes.c_size_t, []),
     "dt_backend_name": (ctypes.c_char_p, [ctypes.c_size_t]),
     "dt_backend_probe": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(DtBackendStatus)]),
+    "dt_backend_flags": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint)]),
     "dt_prepare": (ctypes.c_int, [ctypes.c_char_p]),
     "dt_format_of_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_int]),
     "dt_format_by_name": (ctypes.c_int, [ctypes.c_char_p]),

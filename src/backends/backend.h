@@ -36,6 +36,22 @@ enum {
        made in the parent goes on in the child, and the child's session
        keeps what the vendor delivers after the fork. */
     DT_BACKEND_NO_FORK_CHILD = 1u << 1,
+    /* The vendor's runtime calls an injection library, named by the
+       variable inject_env, before its first device context (CUDA calls
+       InitializeInjection in CUDA_INJECTION64_PATH): a session of that
+       library waits for the call to attach this backend, and the library
+       hands the call to inject_arm. A process that never initialises the
+       runtime never loads the vendor library. */
+    DT_BACKEND_INJECTION_ENTRY = 1u << 2,
+    /* The vendor finds its tools by a function they export
+       (rocprofiler-sdk's rocprofiler_configure): the injection library
+       exports it and hands the call to tool_configure. */
+    DT_BACKEND_TOOL_CONFIGURE = 1u << 3,
+    /* PyTorch's profiler (Kineto) records this vendor's device activity
+       itself: a second subscriber to the vendor interface would fail or
+       take its records, so devtrace.torch leaves the vendor to it
+       (dt_backend_flags: DT_BACKEND_FLAG_KINETO_NATIVE). */
+    DT_BACKEND_KINETO_NATIVE = 1u << 4,
 };
 
 struct dt_backend {
@@ -100,6 +116,19 @@ struct dt_backend {
        that the trace leaves it out rather than write a value it does not
        have. 0: nothing. */
     unsigned lacks;
+    /* With DT_BACKEND_INJECTION_ENTRY: the variable that names the
+       injection library the vendor's runtime calls. */
+    const char *inject_env;
+    /* With DT_BACKEND_INJECTION_ENTRY: the vendor's runtime calls the
+       injection library (s: the library's session in this process, or
+       NULL). Attaches the backend to s when s waits for it (*attached 1:
+       the trace must then be written from an exit handler registered now,
+       before the runtime's own teardown), else arms what must precede the
+       first device context for a session to come (*attached 0). */
+    dt_status (*inject_arm)(dt_session *s, int *attached);
+    /* With DT_BACKEND_TOOL_CONFIGURE: the vendor asks its tools for their
+       configuration (the exported function's arguments and result). */
+    void *(*tool_configure)(uint32_t version, const char *runtime_version, uint32_t priority, void *client_id);
 };
 
 enum {

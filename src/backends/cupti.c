@@ -21,6 +21,25 @@
 
 extern const dt_backend dt_backend_cupti;
 
+/* CUDA calls its injection library (CUDA_INJECTION64_PATH) as the process
+   initialises CUDA, before the first context: the session waiting for
+   CUPTI attaches it now; without one (DEVTRACE_DISABLE: the program records
+   through devtrace's API itself), what must precede the first context is
+   armed for the program's session. */
+static dt_status inject_arm(dt_session *s, int *attached)
+{
+    *attached = s && dt_session_awaits(s, dt_backend_cupti.name);
+    return *attached ? dt_session_attach_deferred(s) : dt_prepare(dt_backend_cupti.name);
+}
+
+/* What CUPTI is to the rest of devtrace besides what the engine says:
+   CUDA calls devtrace's injection library; CUPTI does not support a child
+   forked without exec from a process that uses CUDA (the driver is unusable
+   there); torch.profiler records CUDA itself through Kineto's CUPTI
+   support. */
+#define CUPTI_CAPS (DT_BACKEND_NO_FORK_CHILD | DT_BACKEND_INJECTION_ENTRY | DT_BACKEND_KINETO_NATIVE)
+#define CUPTI_INJECT_ENV "CUDA_INJECTION64_PATH"
+
 #if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI
 
 #include <cupti_activity.h>
@@ -343,10 +362,8 @@ static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", NULL
    in nvidia/cuda_cupti/lib */
 static const char *const wheel_dirs[] = {"nvidia/cu13/lib", "nvidia/cuda_cupti/lib", "nvidia/*/lib", NULL};
 
-/* CUPTI does not support a child forked without exec from a process that
-   uses CUDA: the driver is unusable there. */
-DT_ENGINE_BACKEND_CAPS(cupti, cupti_vendor, "cupti", "NVIDIA CUDA (CUPTI)", "cuda", "DEVTRACE_CUPTI_LIBRARY",
-                       DT_BACKEND_NO_FORK_CHILD);
+DT_ENGINE_BACKEND_HOOKS(cupti, cupti_vendor, "cupti", "NVIDIA CUDA (CUPTI)", "cuda", "DEVTRACE_CUPTI_LIBRARY",
+                        CUPTI_CAPS, .inject_env = CUPTI_INJECT_ENV, .inject_arm = inject_arm);
 
 static const dt_vendor cupti_vendor = {
     .backend = &dt_backend_cupti,
@@ -414,10 +431,12 @@ const dt_backend dt_backend_cupti = {
     .vendor = "NVIDIA CUDA (CUPTI)",
     .api_category = "cuda",
     .library_env = "DEVTRACE_CUPTI_LIBRARY",
-    .caps = DT_BACKEND_NO_FORK_CHILD,
+    .caps = CUPTI_CAPS,
     .probe = absent_probe,
     .prepare = absent,
     .start = absent_start,
+    .inject_env = CUPTI_INJECT_ENV,
+    .inject_arm = inject_arm,
 };
 
 #endif /* DT_HAVE_CUPTI */

@@ -5,6 +5,7 @@
  * the chosen layout says it is.
  */
 #include "backends/engine.h"
+#include "backends/api_names.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -157,16 +158,13 @@ static uint32_t nonnegative(uint64_t raw)
 /* ------------------------------------------------------------------ */
 /* Per-buffer state                                                    */
 /* ------------------------------------------------------------------ */
-#define API_SLOTS 64
 typedef struct decode_ctx {
     const dt_decoder *d;
     dt_session *s;
     uint32_t capture;
     dt_decode_cache cache;
-    struct { uint32_t key; uint32_t id; } api[API_SLOTS]; /* key: cbid*2+driver+1 */
+    dt_api_names api; /* key: cbid*2+driver+1 */
 } decode_ctx;
-
-_Static_assert(API_SLOTS == 64, "api_name() takes 6 bits of the hash");
 
 int dt_decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid)
 {
@@ -190,34 +188,20 @@ const char *dt_decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid)
 }
 
 /* Interned name of an API call, cached for the buffer: the lookup inline
-   in the decoder, the interning here. */
-__attribute__((noinline)) static uint32_t api_name_miss(decode_ctx *cx, int driver, uint32_t cbid, uint32_t key,
-                                                      size_t slot)
+   in the decoder, the name's lookup and interning here. */
+__attribute__((noinline)) static uint32_t api_name_miss(decode_ctx *cx, int driver, uint32_t cbid, uint64_t key)
 {
-    const char *name = dt_decoder_api_name(cx->d, driver, cbid);
-    uint32_t id;
-    if (name) {
-        id = dt_intern_str(&cx->s->names, name);
-    } else {
-        const dt_vendor *v = cx->d->v;
-        char buf[64];
-        int n = snprintf(buf, sizeof buf, "%s#%u", driver ? v->names.driver_fallback : v->names.runtime_fallback,
-                         (unsigned)cbid);
-        id = dt_intern_n(&cx->s->names, buf, (size_t)n);
-    }
-    if (id != UINT32_MAX) {
-        cx->api[slot].key = key;
-        cx->api[slot].id = id;
-    }
-    return id;
+    const dt_vendor *v = cx->d->v;
+    return dt_api_names_add(&cx->api, cx->s, key, dt_decoder_api_name(cx->d, driver, cbid),
+                            driver ? v->names.driver_fallback : v->names.runtime_fallback, cbid);
 }
 
 __attribute__((always_inline)) static inline uint32_t api_name(decode_ctx *cx, int driver, uint32_t cbid)
 {
-    uint32_t key = cbid * 2u + (uint32_t)driver + 1u;
-    size_t slot = (size_t)((key * UINT32_C(0x9e3779b9)) >> 26);
-    if (cx->api[slot].key == key) return cx->api[slot].id;
-    return api_name_miss(cx, driver, cbid, key, slot);
+    uint64_t key = (uint64_t)cbid * 2u + (uint64_t)driver + 1u;
+    uint32_t id;
+    if (dt_api_names_find(&cx->api, key, &id)) return id;
+    return api_name_miss(cx, driver, cbid, key);
 }
 
 /* ------------------------------------------------------------------ */
@@ -462,7 +446,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
     cx.s = s;
     cx.capture = s->config.capture;
     dt_decode_cache_init(&cx.cache);
-    memset(cx.api, 0, sizeof cx.api);
+    dt_api_names_init(&cx.api);
     dt_session_lock(s);
     for (;;) {
         const uint8_t *p;

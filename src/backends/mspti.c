@@ -239,18 +239,20 @@ typedef struct token_slot {
 } token_slot;
 #define TOKEN_SLOTS 4096
 
+/* What decoding keeps between buffers: marker halves waiting for their
+   other half, tokens waiting for their API record. */
 static struct {
     marker_half *halves;          /* open addressing by id */
     size_t mask, count;
     uint64_t device_halves;       /* device-side marker records: not kept */
     token_slot tokens[TOKEN_SLOTS];
     uint64_t withheld;            /* API calls the library tagged with another thread's id */
-} M;
+} decode_state;
 
 static marker_half *half_slot(uint64_t id)
 {
-    for (size_t i = (size_t)dt_mix64(id) & M.mask;; i = (i + 1) & M.mask)
-        if (M.halves[i].id == id || M.halves[i].id == 0) return &M.halves[i];
+    for (size_t i = (size_t)dt_mix64(id) & decode_state.mask;; i = (i + 1) & decode_state.mask)
+        if (decode_state.halves[i].id == id || decode_state.halves[i].id == 0) return &decode_state.halves[i];
 }
 
 /* Halves that may wait at once: a program with more ranges open than this
@@ -260,14 +262,14 @@ static marker_half *half_slot(uint64_t id)
 /* Room for one more waiting half; 0 when out of memory or at the limit. */
 static int halves_reserve(void)
 {
-    if (M.count >= HALVES_MAX) return 0;
-    if (M.halves && (M.count + 1) * 2 <= M.mask + 1) return 1;
-    size_t cap = M.halves ? (M.mask + 1) * 2 : 256;
-    marker_half *old = M.halves, *grown = dt_calloc(cap, sizeof *grown);
+    if (decode_state.count >= HALVES_MAX) return 0;
+    if (decode_state.halves && (decode_state.count + 1) * 2 <= decode_state.mask + 1) return 1;
+    size_t cap = decode_state.halves ? (decode_state.mask + 1) * 2 : 256;
+    marker_half *old = decode_state.halves, *grown = dt_calloc(cap, sizeof *grown);
     if (!grown) return 0;
-    size_t old_cap = old ? M.mask + 1 : 0;
-    M.halves = grown;
-    M.mask = cap - 1;
+    size_t old_cap = old ? decode_state.mask + 1 : 0;
+    decode_state.halves = grown;
+    decode_state.mask = cap - 1;
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].id) *half_slot(old[i].id) = old[i];
     dt_free(old);
@@ -277,20 +279,20 @@ static int halves_reserve(void)
 /* Remove a slot, keeping the probe chains of the others whole. */
 static void half_remove(marker_half *h)
 {
-    size_t i = (size_t)(h - M.halves);
-    M.halves[i].id = 0;
-    M.count--;
-    for (size_t j = (i + 1) & M.mask; M.halves[j].id; j = (j + 1) & M.mask) {
-        marker_half moved = M.halves[j];
-        M.halves[j].id = 0;
+    size_t i = (size_t)(h - decode_state.halves);
+    decode_state.halves[i].id = 0;
+    decode_state.count--;
+    for (size_t j = (i + 1) & decode_state.mask; decode_state.halves[j].id; j = (j + 1) & decode_state.mask) {
+        marker_half moved = decode_state.halves[j];
+        decode_state.halves[j].id = 0;
         *half_slot(moved.id) = moved;
     }
 }
 
 static void decoding_reset(void)
 {
-    dt_free(M.halves);
-    memset(&M, 0, sizeof M);
+    dt_free(decode_state.halves);
+    memset(&decode_state, 0, sizeof decode_state);
 }
 
 /* For code that decodes without starting a session (fuzzing, tests):
@@ -330,7 +332,7 @@ static struct {
         _Atomic uint32_t thread;
     } ring[RING];
     _Atomic uint64_t refused;     /* pushes not given to the library: another thread owns it */
-} S;                              /* all zero: in .bss, untouched unless used */
+} shared_stack;                   /* all zero: in .bss, untouched unless used */
 
 /* The ids this thread gave a process-wide stack in this session (an earlier
    session's are no longer popped through devtrace: they are left behind). */
@@ -384,19 +386,19 @@ static int probe_scope(dt_engine *e)
 static dt_status mspti_push(uint64_t id)
 {
     dt_engine *e = &dt_engine_mspti;
-    int scope = atomic_load_explicit(&S.scope, memory_order_acquire);
+    int scope = atomic_load_explicit(&shared_stack.scope, memory_order_acquire);
     if (scope == STACK_PER_THREAD) return dt_engine_push_external(e, id);
     fn_push push = (fn_push)e->sym[DT_SYM_PUSH_EXTERNAL];
     dt_session *s = dt_active_session();
     if (scope != STACK_SHARED || !push || !s) return DT_ERR_BACKEND_UNAVAILABLE;
     if (t_given.session != s->generation) t_given.depth = 0, t_given.session = s->generation;
     uint32_t me = dt_thread_id(), none = 0;
-    if (t_given.depth == 0 && !atomic_compare_exchange_strong(&S.owner, &none, me) && none != me) {
-        atomic_fetch_add_explicit(&S.refused, 1, memory_order_relaxed);
+    if (t_given.depth == 0 && !atomic_compare_exchange_strong(&shared_stack.owner, &none, me) && none != me) {
+        atomic_fetch_add_explicit(&shared_stack.refused, 1, memory_order_relaxed);
         return DT_ERR_BACKEND_UNAVAILABLE; /* no stack for this thread: its work carries no id */
     }
-    uint64_t token = atomic_fetch_add_explicit(&S.next_token, 1, memory_order_relaxed) + 1; /* 0: empty */
-    __typeof__(S.ring[0]) *slot = &S.ring[token % RING];
+    uint64_t token = atomic_fetch_add_explicit(&shared_stack.next_token, 1, memory_order_relaxed) + 1; /* 0: empty */
+    __typeof__(shared_stack.ring[0]) *slot = &shared_stack.ring[token % RING];
     /* a seqlock without fences (which TSan cannot follow): a reader that
        acquires any new field also sees the slot's token cleared */
     atomic_store_explicit(&slot->token, 0, memory_order_relaxed);
@@ -405,7 +407,7 @@ static dt_status mspti_push(uint64_t id)
     atomic_store_explicit(&slot->thread, me, memory_order_release);
     atomic_store_explicit(&slot->token, token, memory_order_release);
     if (push(EXTERNAL_KIND, token) != MSPTI_SUCCESS) {
-        if (t_given.depth == 0) atomic_store(&S.owner, 0);
+        if (t_given.depth == 0) atomic_store(&shared_stack.owner, 0);
         return DT_ERR_VENDOR;
     }
     t_given.depth++;
@@ -415,12 +417,12 @@ static dt_status mspti_push(uint64_t id)
 static dt_status mspti_pop(void)
 {
     dt_engine *e = &dt_engine_mspti;
-    if (atomic_load_explicit(&S.scope, memory_order_acquire) != STACK_SHARED) return dt_engine_pop_external(e);
+    if (atomic_load_explicit(&shared_stack.scope, memory_order_acquire) != STACK_SHARED) return dt_engine_pop_external(e);
     fn_pop pop = (fn_pop)e->sym[DT_SYM_POP_EXTERNAL];
     if (!pop || t_given.depth == 0) return DT_ERR_VENDOR;
     uint64_t last = 0;
     int r = pop(EXTERNAL_KIND, &last);
-    if (--t_given.depth == 0) atomic_store(&S.owner, 0);
+    if (--t_given.depth == 0) atomic_store(&shared_stack.owner, 0);
     return r == MSPTI_SUCCESS ? DT_OK : DT_ERR_VENDOR;
 }
 
@@ -428,7 +430,7 @@ static dt_status mspti_pop(void)
    overwritten. */
 static int token_lookup(uint64_t token, uint64_t *id, uint64_t *session, uint32_t *thread)
 {
-    __typeof__(S.ring[0]) *slot = &S.ring[token % RING];
+    __typeof__(shared_stack.ring[0]) *slot = &shared_stack.ring[token % RING];
     if (atomic_load_explicit(&slot->token, memory_order_acquire) != token) return 0;
     *id = atomic_load_explicit(&slot->id, memory_order_acquire);
     *session = atomic_load_explicit(&slot->session, memory_order_acquire);
@@ -447,14 +449,14 @@ static void decode_external(const dt_decoder *d, dt_session *s, dt_decode_cache 
     memcpy(&x, rec, sizeof x);
     /* other kinds belong to other clients in the process */
     if ((uint32_t)x.externalKind != EXTERNAL_KIND || x.correlationId == 0) return;
-    if (atomic_load_explicit(&S.scope, memory_order_relaxed) != STACK_SHARED) {
+    if (atomic_load_explicit(&shared_stack.scope, memory_order_relaxed) != STACK_SHARED) {
         dt_corr_link(s, x.correlationId, x.externalId);
         return;
     }
     /* the record comes before its API record, which says which thread
        made the call */
-    token_slot *t = &M.tokens[dt_mix64(x.correlationId) % TOKEN_SLOTS];
-    if (t->correlation && t->correlation != x.correlationId) M.withheld++; /* its API record never came */
+    token_slot *t = &decode_state.tokens[dt_mix64(x.correlationId) % TOKEN_SLOTS];
+    if (t->correlation && t->correlation != x.correlationId) decode_state.withheld++; /* its API record never came */
     *t = (token_slot){x.correlationId, x.externalId};
 }
 
@@ -462,8 +464,8 @@ static void decode_api(const dt_decoder *d, dt_session *s, dt_decode_cache *cach
 {
     msptiActivityApi a;
     memcpy(&a, rec, sizeof a);
-    if (a.correlationId && atomic_load_explicit(&S.scope, memory_order_relaxed) == STACK_SHARED) {
-        token_slot *t = &M.tokens[dt_mix64(a.correlationId) % TOKEN_SLOTS];
+    if (a.correlationId && atomic_load_explicit(&shared_stack.scope, memory_order_relaxed) == STACK_SHARED) {
+        token_slot *t = &decode_state.tokens[dt_mix64(a.correlationId) % TOKEN_SLOTS];
         if (t->correlation == a.correlationId) {
             uint64_t id, session;
             uint32_t thread;
@@ -473,7 +475,7 @@ static void decode_api(const dt_decoder *d, dt_session *s, dt_decode_cache *cach
                 session == s->generation)
                 dt_corr_link(s, a.correlationId, id);
             else
-                M.withheld++;
+                decode_state.withheld++;
             t->correlation = 0;
         }
     }
@@ -517,7 +519,7 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
     memcpy(&m, rec, sizeof m);
     if (m.sourceKind != MSPTI_ACTIVITY_SOURCE_KIND_HOST) {
         /* the device's timestamps of a range whose host records come too */
-        M.device_halves++;
+        decode_state.device_halves++;
         return;
     }
     marker_half h = {.id = m.id, .timestamp = m.timestamp, .process = m.objectId.pt.processId,
@@ -537,7 +539,7 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
         dt_loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
     }
-    marker_half *other = M.halves ? half_slot(m.id) : NULL;
+    marker_half *other = decode_state.halves ? half_slot(m.id) : NULL;
     if (other && other->id == m.id) {
         if (other->is_start == h.is_start) {
             /* two starts (or ends) of one id: the later one is not a range */
@@ -555,7 +557,7 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
         return;
     }
     *half_slot(m.id) = h;
-    M.count++;
+    decode_state.count++;
 }
 
 /* HCCL's data types: torch's names (Kineto's "dtype" of NCCL kernels) and
@@ -655,18 +657,18 @@ static dt_status mspti_start(dt_session *s)
     dt_session_lock(s);
     decoding_reset();
     dt_session_unlock(s);
-    atomic_store(&S.refused, 0);
+    atomic_store(&shared_stack.refused, 0);
     dt_status st = dt_engine_start(e, s);
     if (st != DT_OK) return st;
-    if (S.library != e->lib.handle || atomic_load(&S.scope) == STACK_UNKNOWN) {
-        atomic_store(&S.scope, STACK_UNKNOWN);
-        atomic_store(&S.scope, probe_scope(e));
-        S.library = e->lib.handle;
+    if (shared_stack.library != e->lib.handle || atomic_load(&shared_stack.scope) == STACK_UNKNOWN) {
+        atomic_store(&shared_stack.scope, STACK_UNKNOWN);
+        atomic_store(&shared_stack.scope, probe_scope(e));
+        shared_stack.library = e->lib.handle;
     }
     dt_session_note(s, "launch_configuration", "kernel records carry no launch configuration (grid, block, "
                     "registers, shared memory): written as 0");
-    if (atomic_load(&S.scope) == STACK_SHARED) {
-        atomic_store(&S.owner, 0); /* an earlier session's holder is gone */
+    if (atomic_load(&shared_stack.scope) == STACK_SHARED) {
+        atomic_store(&shared_stack.owner, 0); /* an earlier session's holder is gone */
         dt_session_note(s, "external_stack",
                         "%s keeps one external-correlation stack for the whole process (its header documents one "
                         "per thread): the ids of one thread at a time are given to it, and device work launched "
@@ -683,7 +685,7 @@ static dt_status mspti_stop(dt_session *s)
     /* every buffer has come back: what still waits for its other half
        began or ended outside the session */
     dt_session_lock(s);
-    uint64_t open = M.count, device = M.device_halves, withheld = M.withheld;
+    uint64_t open = decode_state.count, device = decode_state.device_halves, withheld = decode_state.withheld;
     decoding_reset();
     dt_session_unlock(s);
     if (open) {
@@ -694,7 +696,7 @@ static dt_status mspti_stop(dt_session *s)
     if (device)
         dt_session_note(s, "device_markers", "%" PRIu64 " device-side marker records (the device's timestamps of "
                         "ranges marked on a stream) are not kept; their ranges are, from the host records", device);
-    uint64_t refused = atomic_load(&S.refused);
+    uint64_t refused = atomic_load(&shared_stack.refused);
     if (refused || withheld)
         dt_session_note(s, "external_ids", "the library's external-correlation stack is the whole process's: %" PRIu64
                         " External ids pushed while another thread held it were not given to it, and %" PRIu64

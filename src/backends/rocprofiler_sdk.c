@@ -23,9 +23,9 @@
  * records) and HIP API entries (attribution by API enter, started only when
  * needed).
  *
- * Locking. R.lock (recursive) serialises loading, registration, starting
+ * Locking. rsdk_state.lock (recursive) serialises loading, registration, starting
  * and stopping; it is recursive because rocprofiler_force_configure calls
- * devtrace's configure and initialize on the same thread. R.decode_lock
+ * devtrace's configure and initialize on the same thread. rsdk_state.decode_lock
  * pairs the session pointer with buffer callbacks, which the SDK runs on
  * its own threads, also inside a flush made here: flushes are made without
  * it. It also serializes all decoding, and with it the decoder's table of
@@ -108,8 +108,10 @@ typedef struct fill_op {
 #define MAX_FILL_OPS 32
 #define MAX_LAUNCH_OPS 32
 
-#define SYM(T, i) ((T)R.sym[i])
+#define SYM(T, i) ((T)rsdk_state.sym[i])
 
+/* devtrace as the SDK's tool: the library, the registration, the contexts
+   and buffers, the session they deliver to. */
 static struct {
     pthread_mutex_t lock;
     pthread_mutex_t decode_lock;
@@ -149,7 +151,7 @@ static struct {
     char devices_missing[256];
     dt_rsdk_decoder decoder;
     int decoder_ready;
-} R = {
+} rsdk_state = {
     .lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
     .decode_lock = PTHREAD_MUTEX_INITIALIZER,
     .op_range_push = -1,
@@ -165,35 +167,35 @@ static const char *status_text(int status)
 
 static dt_status vendor_error(const char *call, int status)
 {
-    return dt_error(DT_ERR_VENDOR, "%s failed: %s (%d) in %s", call, status_text(status), status, R.lib.path);
+    return dt_error(DT_ERR_VENDOR, "%s failed: %s (%d) in %s", call, status_text(status), status, rsdk_state.lib.path);
 }
 
-/* R.lock held. Find, load and bind the library, once. */
+/* rsdk_state.lock held. Find, load and bind the library, once. */
 static dt_status load(void)
 {
-    if (R.loaded) return DT_OK;
+    if (rsdk_state.loaded) return DT_OK;
     dt_library lib;
     void *sym[S_COUNT];
     dt_status st = dt_library_open(&g_spec, &lib);
     if (st != DT_OK) return st;
     st = dt_library_bind(&lib, &g_spec, g_symbols, S_COUNT, sym);
     if (st != DT_OK) return st;
-    R.lib = lib;
-    memcpy(R.sym, sym, sizeof sym);
+    rsdk_state.lib = lib;
+    memcpy(rsdk_state.sym, sym, sizeof sym);
     /* push without pop (or the reverse) is no stack */
-    if (!R.sym[S_PUSH_EXTERNAL] || !R.sym[S_POP_EXTERNAL]) R.sym[S_PUSH_EXTERNAL] = R.sym[S_POP_EXTERNAL] = NULL;
+    if (!rsdk_state.sym[S_PUSH_EXTERNAL] || !rsdk_state.sym[S_POP_EXTERNAL]) rsdk_state.sym[S_PUSH_EXTERNAL] = rsdk_state.sym[S_POP_EXTERNAL] = NULL;
     /* the HSA runtime the SDK links against, to ask whether it was
        initialized before devtrace registered (never to initialize it) */
-    *(void **)&R.hsa_system_get_info = dlsym(lib.handle, "hsa_system_get_info");
-    R.emulated = dlsym(lib.handle, "devtrace_emulator_rocprofiler_sdk") != NULL;
+    *(void **)&rsdk_state.hsa_system_get_info = dlsym(lib.handle, "hsa_system_get_info");
+    rsdk_state.emulated = dlsym(lib.handle, "devtrace_emulator_rocprofiler_sdk") != NULL;
     uint32_t major = 0, minor = 0, patch = 0;
     if (SYM(rsdk_get_version_fn, S_GET_VERSION)(&major, &minor, &patch) == RSDK_STATUS_SUCCESS) {
-        R.version = RSDK_VERSION(major, minor, patch);
-        snprintf(R.version_text, sizeof R.version_text, "%u.%u.%u", major, minor, patch);
+        rsdk_state.version = RSDK_VERSION(major, minor, patch);
+        snprintf(rsdk_state.version_text, sizeof rsdk_state.version_text, "%u.%u.%u", major, minor, patch);
     }
-    R.loaded = 1;
-    dt_log("rocprofiler_sdk: using %s (version %s)%s", R.lib.path, R.version_text[0] ? R.version_text : "unknown",
-           R.emulated ? ", devtrace's emulator" : "");
+    rsdk_state.loaded = 1;
+    dt_log("rocprofiler_sdk: using %s (version %s)%s", rsdk_state.lib.path, rsdk_state.version_text[0] ? rsdk_state.version_text : "unknown",
+           rsdk_state.emulated ? ", devtrace's emulator" : "");
     return DT_OK;
 }
 
@@ -223,7 +225,7 @@ static int read_callback(const rsdk_callback_arg *arg, uint32_t kind, cb_fields 
         *out = (cb_fields){a.correlation_id.internal, a.operation, a.phase, a.payload};
         return 1;
     }
-    atomic_fetch_add_explicit(&R.callback_layout_mismatch, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rsdk_state.callback_layout_mismatch, 1, memory_order_relaxed);
     return 0;
 }
 
@@ -234,7 +236,7 @@ static void code_object_callback(rsdk_callback_arg arg, rsdk_user_data *user_dat
     cb_fields f;
     if (!read_callback(&arg, RSDK_CALLBACK_CODE_OBJECT, &f)) return;
     if (f.operation == RSDK_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER && f.phase == RSDK_PHASE_LOAD && f.payload &&
-        dt_rsdk_decoder_add_kernel(&R.decoder, f.payload) != 0)
+        dt_rsdk_decoder_add_kernel(&rsdk_state.decoder, f.payload) != 0)
         dt_log("rocprofiler_sdk: out of memory keeping a kernel name");
 }
 
@@ -247,11 +249,11 @@ static void marker_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, vo
     (void)data;
     cb_fields f;
     if (!read_callback(&arg, RSDK_CALLBACK_MARKER_CORE_API, &f)) return;
-    if (f.operation == R.op_range_push && f.phase == RSDK_PHASE_ENTER) {
+    if (f.operation == rsdk_state.op_range_push && f.phase == RSDK_PHASE_ENTER) {
         const rsdk_marker_api_data *m = f.payload;
         const char *message = m && m->size >= sizeof *m ? m->message : NULL;
         if (dt_range_push(message ? message : "", NULL) == DT_OK) tls_roctx_depth++;
-    } else if (f.operation == R.op_range_pop && f.phase == RSDK_PHASE_EXIT && tls_roctx_depth) {
+    } else if (f.operation == rsdk_state.op_range_pop && f.phase == RSDK_PHASE_EXIT && tls_roctx_depth) {
         if (dt_range_pop() == DT_OK) tls_roctx_depth--;
     }
 }
@@ -302,13 +304,13 @@ static void fill_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, void
     cb_fields f;
     if (!read_callback(&arg, RSDK_CALLBACK_HIP_RUNTIME_API, &f) || f.phase != RSDK_PHASE_ENTER) return;
     const fill_op *op = NULL;
-    for (uint32_t i = 0; i < R.fill_op_count && !op; i++)
-        if (R.fill_ops[i].op == f.operation) op = &R.fill_ops[i];
+    for (uint32_t i = 0; i < rsdk_state.fill_op_count && !op; i++)
+        if (rsdk_state.fill_ops[i].op == f.operation) op = &rsdk_state.fill_ops[i];
     if (!op) return;
     fill_args a = {.op = op};
     SYM(rsdk_iterate_args_fn, S_ITERATE_ARGS)(arg, fill_arg, 1, &a);
     uint64_t bytes = a.size_bytes ? a.size_bytes : a.count ? a.count * op->element : a.width * a.height;
-    dt_rsdk_decoder_note_fill(&R.decoder, f.internal, bytes, a.value, op->async);
+    dt_rsdk_decoder_note_fill(&rsdk_state.decoder, f.internal, bytes, a.value, op->async);
 }
 
 /* In a session that records no HIP API calls, a launch's dispatch is
@@ -321,7 +323,7 @@ static void launch_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, vo
     (void)data;
     cb_fields f;
     if (read_callback(&arg, RSDK_CALLBACK_HIP_RUNTIME_API, &f) && f.phase == RSDK_PHASE_ENTER)
-        dt_rsdk_decoder_note_launch(&R.decoder, f.internal);
+        dt_rsdk_decoder_note_launch(&rsdk_state.decoder, f.internal);
 }
 
 static void buffer_callback(rsdk_context_id context, rsdk_buffer_id buffer, rsdk_record_header **headers,
@@ -330,18 +332,18 @@ static void buffer_callback(rsdk_context_id context, rsdk_buffer_id buffer, rsdk
     (void)context;
     (void)buffer;
     size_t which = (size_t)(uintptr_t)data - 1;
-    pthread_mutex_lock(&R.decode_lock);
-    dt_session *s = R.session;
-    if (s) dt_rsdk_decode(&R.decoder, s, headers, n);
-    else if (n) atomic_fetch_add_explicit(&R.orphaned, 1, memory_order_relaxed);
+    pthread_mutex_lock(&rsdk_state.decode_lock);
+    dt_session *s = rsdk_state.session;
+    if (s) dt_rsdk_decode(&rsdk_state.decoder, s, headers, n);
+    else if (n) atomic_fetch_add_explicit(&rsdk_state.orphaned, 1, memory_order_relaxed);
     /* the count the SDK delivers is the buffer's total so far: what grew
        since the last callback was dropped since */
     if (which < B_COUNT) {
-        uint64_t seen = R.drops_seen[which];
+        uint64_t seen = rsdk_state.drops_seen[which];
         if (s && drop_count > seen) dt_loss_add(s, DT_LOSS_VENDOR_DROPPED, drop_count - seen);
-        R.drops_seen[which] = drop_count;
+        rsdk_state.drops_seen[which] = drop_count;
     }
-    pthread_mutex_unlock(&R.decode_lock);
+    pthread_mutex_unlock(&rsdk_state.decode_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -354,9 +356,9 @@ static int describe_agents(uint32_t version, const void **agents, size_t n, void
     for (size_t i = 0; i < n; i++) {
         dt_device_props p;
         const rsdk_agent *a = agents[i];
-        dt_rsdk_decoder_add_agent(&R.decoder, a, a ? (size_t)a->size : 0, &p, R.devices_missing,
-                                  sizeof R.devices_missing);
-        if (p.valid && p.id < DT_MAX_DEVICES) R.devices[p.id] = p;
+        dt_rsdk_decoder_add_agent(&rsdk_state.decoder, a, a ? (size_t)a->size : 0, &p, rsdk_state.devices_missing,
+                                  sizeof rsdk_state.devices_missing);
+        if (p.valid && p.id < DT_MAX_DEVICES) rsdk_state.devices[p.id] = p;
     }
     return RSDK_STATUS_SUCCESS;
 }
@@ -381,18 +383,18 @@ static int find_operations(void)
             /* hipLaunchKernel, hipModuleLaunchKernel, hipExtLaunchKernel,
                hipLaunchCooperativeKernel... */
             if (name && strncmp(name, "hip", 3) == 0 && strstr(name, "Launch") && strstr(name, "Kernel") &&
-                R.launch_op_count < MAX_LAUNCH_OPS)
-                R.launch_ops[R.launch_op_count++] = (int32_t)op;
-            if (name && strncmp(name, "hipMemset", 9) == 0 && R.fill_op_count < MAX_FILL_OPS) {
-                fill_op *f = &R.fill_ops[R.fill_op_count++];
+                rsdk_state.launch_op_count < MAX_LAUNCH_OPS)
+                rsdk_state.launch_ops[rsdk_state.launch_op_count++] = (int32_t)op;
+            if (name && strncmp(name, "hipMemset", 9) == 0 && rsdk_state.fill_op_count < MAX_FILL_OPS) {
+                fill_op *f = &rsdk_state.fill_ops[rsdk_state.fill_op_count++];
                 f->op = (int32_t)op;
                 f->async = strstr(name, "Async") != NULL;
                 f->element = strstr(name, "D16") ? 2 : strstr(name, "D32") ? 4 : 1;
             }
         }
         if (buffered) {
-            R.decoder.api_names = names;
-            R.decoder.api_name_count = count;
+            rsdk_state.decoder.api_names = names;
+            rsdk_state.decoder.api_name_count = count;
         } else {
             dt_free(names);
         }
@@ -400,8 +402,8 @@ static int find_operations(void)
     for (uint32_t op = 0; called && op < 256; op++) {
         const char *name = NULL;
         if (called(RSDK_CALLBACK_MARKER_CORE_API, op, &name, NULL) != RSDK_STATUS_SUCCESS) break;
-        if (name && strcmp(name, "roctxRangePushA") == 0) R.op_range_push = (int32_t)op;
-        if (name && strcmp(name, "roctxRangePop") == 0) R.op_range_pop = (int32_t)op;
+        if (name && strcmp(name, "roctxRangePushA") == 0) rsdk_state.op_range_push = (int32_t)op;
+        if (name && strcmp(name, "roctxRangePop") == 0) rsdk_state.op_range_pop = (int32_t)op;
     }
     return 0;
 }
@@ -417,16 +419,16 @@ static size_t buffer_bytes(const dt_config *c)
 /* Creates a context; returns the SDK's status. */
 static int make_context(int c)
 {
-    R.ctx[c].handle = 0; /* the SDK refuses a non-zero id */
-    return SYM(rsdk_create_context_fn, S_CREATE_CONTEXT)(&R.ctx[c]);
+    rsdk_state.ctx[c].handle = 0; /* the SDK refuses a non-zero id */
+    return SYM(rsdk_create_context_fn, S_CREATE_CONTEXT)(&rsdk_state.ctx[c]);
 }
 
 static int callback_service(int c, uint32_t kind, const int32_t *ops, size_t n, rsdk_callback_tracing_cb cb)
 {
     int r = make_context(c);
     if (r == RSDK_STATUS_SUCCESS)
-        r = SYM(rsdk_configure_callback_tracing_fn, S_CONFIGURE_CALLBACK_TRACING)(R.ctx[c], kind, ops, n, cb, NULL);
-    R.have[c] = r == RSDK_STATUS_SUCCESS;
+        r = SYM(rsdk_configure_callback_tracing_fn, S_CONFIGURE_CALLBACK_TRACING)(rsdk_state.ctx[c], kind, ops, n, cb, NULL);
+    rsdk_state.have[c] = r == RSDK_STATUS_SUCCESS;
     return r;
 }
 
@@ -435,58 +437,58 @@ static int configure_services(void)
     int r;
     static const int32_t symbol_ops[] = {RSDK_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER};
     if ((r = callback_service(C_NAMES, RSDK_CALLBACK_CODE_OBJECT, symbol_ops, 1, code_object_callback)) != 0) {
-        snprintf(R.config_error, sizeof R.config_error, "%s: %s (%d)", g_symbols[S_CONFIGURE_CALLBACK_TRACING].name,
+        snprintf(rsdk_state.config_error, sizeof rsdk_state.config_error, "%s: %s (%d)", g_symbols[S_CONFIGURE_CALLBACK_TRACING].name,
                  status_text(r), r);
         return -1;
     }
-    R.buffer_bytes = buffer_bytes(&R.config);
+    rsdk_state.buffer_bytes = buffer_bytes(&rsdk_state.config);
     for (int b = 0; b < B_COUNT; b++) {
         int c = g_buffer_context[b];
         r = make_context(c);
         if (r == RSDK_STATUS_SUCCESS)
-            r = SYM(rsdk_create_buffer_fn, S_CREATE_BUFFER)(R.ctx[c], R.buffer_bytes, R.buffer_bytes / 2,
+            r = SYM(rsdk_create_buffer_fn, S_CREATE_BUFFER)(rsdk_state.ctx[c], rsdk_state.buffer_bytes, rsdk_state.buffer_bytes / 2,
                                                             RSDK_BUFFER_POLICY_LOSSLESS, buffer_callback,
-                                                            (void *)(uintptr_t)(b + 1), &R.buffer[b]);
+                                                            (void *)(uintptr_t)(b + 1), &rsdk_state.buffer[b]);
         if (r == RSDK_STATUS_SUCCESS)
-            r = SYM(rsdk_configure_buffer_tracing_fn, S_CONFIGURE_BUFFER_TRACING)(R.ctx[c], g_buffer_kind[b], NULL,
-                                                                                    0, R.buffer[b]);
+            r = SYM(rsdk_configure_buffer_tracing_fn, S_CONFIGURE_BUFFER_TRACING)(rsdk_state.ctx[c], g_buffer_kind[b], NULL,
+                                                                                    0, rsdk_state.buffer[b]);
         if (r != RSDK_STATUS_SUCCESS) {
-            snprintf(R.config_error, sizeof R.config_error,
+            snprintf(rsdk_state.config_error, sizeof rsdk_state.config_error,
                      "configuring buffer tracing of kind %u in %s failed: %s (%d)", (unsigned)g_buffer_kind[b],
-                     R.lib.path, status_text(r), r);
+                     rsdk_state.lib.path, status_text(r), r);
             return -1;
         }
-        R.have[c] = 1;
+        rsdk_state.have[c] = 1;
     }
     /* what follows only adds to the trace: a refusal is noted, not fatal */
-    if (R.op_range_push >= 0 && R.op_range_pop >= 0) {
-        const int32_t ops[] = {R.op_range_push, R.op_range_pop};
+    if (rsdk_state.op_range_push >= 0 && rsdk_state.op_range_pop >= 0) {
+        const int32_t ops[] = {rsdk_state.op_range_push, rsdk_state.op_range_pop};
         callback_service(C_MARKERS, RSDK_CALLBACK_MARKER_CORE_API, ops, 2, marker_callback);
     }
-    if (R.fill_op_count && R.sym[S_ITERATE_ARGS]) {
+    if (rsdk_state.fill_op_count && rsdk_state.sym[S_ITERATE_ARGS]) {
         int32_t ops[MAX_FILL_OPS];
-        for (uint32_t i = 0; i < R.fill_op_count; i++) ops[i] = R.fill_ops[i].op;
-        callback_service(C_FILL, RSDK_CALLBACK_HIP_RUNTIME_API, ops, R.fill_op_count, fill_callback);
+        for (uint32_t i = 0; i < rsdk_state.fill_op_count; i++) ops[i] = rsdk_state.fill_ops[i].op;
+        callback_service(C_FILL, RSDK_CALLBACK_HIP_RUNTIME_API, ops, rsdk_state.fill_op_count, fill_callback);
     }
-    if (R.launch_op_count)
-        callback_service(C_LAUNCH, RSDK_CALLBACK_HIP_RUNTIME_API, R.launch_ops, R.launch_op_count, launch_callback);
+    if (rsdk_state.launch_op_count)
+        callback_service(C_LAUNCH, RSDK_CALLBACK_HIP_RUNTIME_API, rsdk_state.launch_ops, rsdk_state.launch_op_count, launch_callback);
     callback_service(C_ENTER, RSDK_CALLBACK_HIP_RUNTIME_API, NULL, 0, enter_callback);
     return 0;
 }
 
 static int start_context(int c)
 {
-    if (!R.have[c] || R.on[c]) return RSDK_STATUS_SUCCESS;
-    int r = SYM(rsdk_context_fn, S_START_CONTEXT)(R.ctx[c]);
-    if (r == RSDK_STATUS_SUCCESS) R.on[c] = 1;
+    if (!rsdk_state.have[c] || rsdk_state.on[c]) return RSDK_STATUS_SUCCESS;
+    int r = SYM(rsdk_context_fn, S_START_CONTEXT)(rsdk_state.ctx[c]);
+    if (r == RSDK_STATUS_SUCCESS) rsdk_state.on[c] = 1;
     return r;
 }
 
 static void stop_context(int c)
 {
-    if (!R.on[c]) return;
-    SYM(rsdk_context_fn, S_STOP_CONTEXT)(R.ctx[c]);
-    R.on[c] = 0;
+    if (!rsdk_state.on[c]) return;
+    SYM(rsdk_context_fn, S_STOP_CONTEXT)(rsdk_state.ctx[c]);
+    rsdk_state.on[c] = 0;
 }
 
 static dt_status start_session_contexts(dt_session *s);
@@ -497,18 +499,18 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
 {
     (void)finalize;
     (void)tool_data;
-    pthread_mutex_lock(&R.lock);
-    R.configuring = 0;
+    pthread_mutex_lock(&rsdk_state.lock);
+    rsdk_state.configuring = 0;
     int rc = -1;
     /* registered through libdevtrace_inject's rocprofiler_configure before
        devtrace looked for the library: it is the one calling */
     if (load() != DT_OK) {
-        snprintf(R.config_error, sizeof R.config_error, "%s", dt_last_error());
+        snprintf(rsdk_state.config_error, sizeof rsdk_state.config_error, "%s", dt_last_error());
         goto out;
     }
-    if (!R.decoder_ready) {
-        dt_rsdk_decoder_init(&R.decoder, R.version);
-        R.decoder_ready = 1;
+    if (!rsdk_state.decoder_ready) {
+        dt_rsdk_decoder_init(&rsdk_state.decoder, rsdk_state.version);
+        rsdk_state.decoder_ready = 1;
     }
     rsdk_query_agents_fn agents = SYM(rsdk_query_agents_fn, S_QUERY_AGENTS);
     if (agents) {
@@ -516,14 +518,14 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
         if (r != RSDK_STATUS_SUCCESS) dt_log("rocprofiler_sdk: querying agents failed: %s (%d)", status_text(r), r);
     }
     if (find_operations() != 0) {
-        snprintf(R.config_error, sizeof R.config_error, "rocprofiler_sdk: out of memory for the HIP API names");
+        snprintf(rsdk_state.config_error, sizeof rsdk_state.config_error, "rocprofiler_sdk: out of memory for the HIP API names");
         goto out;
     }
     if (configure_services() != 0) goto out;
     /* where API calls are recorded, their records say which calls launched
        kernels: no callback on the program's threads is needed for that */
-    if (R.launch_op_count &&
-        dt_rsdk_decoder_match_launches(&R.decoder, R.launch_ops, R.launch_op_count, R.buffer_bytes) != 0)
+    if (rsdk_state.launch_op_count &&
+        dt_rsdk_decoder_match_launches(&rsdk_state.decoder, rsdk_state.launch_ops, rsdk_state.launch_op_count, rsdk_state.buffer_bytes) != 0)
         dt_log("rocprofiler_sdk: out of memory for the table of launches: launches are awaited from a callback");
     /* kernel names and ROCTX ranges are followed for the process's life:
        a name registered between sessions, or a range open across a start,
@@ -531,16 +533,16 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
     int r = start_context(C_NAMES);
     if (r == RSDK_STATUS_SUCCESS) r = start_context(C_MARKERS);
     if (r != RSDK_STATUS_SUCCESS) {
-        snprintf(R.config_error, sizeof R.config_error, "%s failed: %s (%d)", g_symbols[S_START_CONTEXT].name,
+        snprintf(rsdk_state.config_error, sizeof rsdk_state.config_error, "%s failed: %s (%d)", g_symbols[S_START_CONTEXT].name,
                  status_text(r), r);
         goto out;
     }
-    R.configured = 1;
+    rsdk_state.configured = 1;
     rc = 0;
     /* a session that started while the SDK initialized begins now */
-    if (R.pending) {
-        dt_session *s = R.pending;
-        R.pending = NULL;
+    if (rsdk_state.pending) {
+        dt_session *s = rsdk_state.pending;
+        rsdk_state.pending = NULL;
         if (start_session_contexts(s) == DT_OK) {
             session_devices(s);
             attach(s);
@@ -549,8 +551,8 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
         }
     }
 out:
-    if (rc != 0) dt_log("rocprofiler_sdk: initialize failed: %s", R.config_error);
-    pthread_mutex_unlock(&R.lock);
+    if (rc != 0) dt_log("rocprofiler_sdk: initialize failed: %s", rsdk_state.config_error);
+    pthread_mutex_unlock(&rsdk_state.lock);
     return rc;
 }
 
@@ -558,10 +560,10 @@ static void tool_finalize(void *tool_data)
 {
     (void)tool_data;
     /* the SDK flushed the buffers before this: nothing more will come */
-    pthread_mutex_lock(&R.lock);
-    R.finalized = 1;
-    memset(R.on, 0, sizeof R.on);
-    pthread_mutex_unlock(&R.lock);
+    pthread_mutex_lock(&rsdk_state.lock);
+    rsdk_state.finalized = 1;
+    memset(rsdk_state.on, 0, sizeof rsdk_state.on);
+    pthread_mutex_unlock(&rsdk_state.lock);
 }
 
 static rsdk_tool_configure_result g_configure_result = {sizeof(rsdk_tool_configure_result), tool_initialize,
@@ -575,22 +577,26 @@ static int recording_wants_tool(void)
     return dt_env_bool("DEVTRACE_DISABLE") != 1 && (!b || strcmp(b, "auto") == 0 || strcmp(b, "rocprofiler_sdk") == 0);
 }
 
-rsdk_tool_configure_result *dt_rocprofiler_sdk_configure(uint32_t version, const char *runtime_version,
-                                                         uint32_t priority, rsdk_client_id *client_id)
+/* The tool's rocprofiler_configure, exported by libdevtrace_inject under
+   that name (tool_configure) and given to rocprofiler_force_configure:
+   registers devtrace with rocprofiler-sdk when a recording wants it, else
+   declines (NULL). */
+static rsdk_tool_configure_result *configure(uint32_t version, const char *runtime_version, uint32_t priority,
+                                             rsdk_client_id *client_id)
 {
     (void)runtime_version;
     (void)priority;
-    pthread_mutex_lock(&R.lock);
+    pthread_mutex_lock(&rsdk_state.lock);
     /* a second route to the same registration (forced, then found again
        through the exported symbol) is declined */
-    int take = !R.configured && !R.configuring && (R.wanted || recording_wants_tool());
+    int take = !rsdk_state.configured && !rsdk_state.configuring && (rsdk_state.wanted || recording_wants_tool());
     if (take) {
-        R.configuring = 1;
-        if (!R.wanted) dt_config_init(&R.config); /* no session yet: the defaults */
+        rsdk_state.configuring = 1;
+        if (!rsdk_state.wanted) dt_config_init(&rsdk_state.config); /* no session yet: the defaults */
         if (client_id) client_id->name = "devtrace";
         dt_log("rocprofiler_sdk: registering as a tool of rocprofiler-sdk %u", version);
     }
-    pthread_mutex_unlock(&R.lock);
+    pthread_mutex_unlock(&rsdk_state.lock);
     return take ? &g_configure_result : NULL;
 }
 
@@ -605,42 +611,42 @@ static const char *const g_late_advice =
    0 no, -1 cannot tell. */
 static int hsa_initialized(void)
 {
-    if (!R.hsa_system_get_info) return -1;
+    if (!rsdk_state.hsa_system_get_info) return -1;
     uint16_t major = 0;
-    int r = R.hsa_system_get_info(RSDK_HSA_SYSTEM_INFO_VERSION_MAJOR, &major);
+    int r = rsdk_state.hsa_system_get_info(RSDK_HSA_SYSTEM_INFO_VERSION_MAJOR, &major);
     return r == RSDK_HSA_STATUS_SUCCESS ? 1 : r == RSDK_HSA_STATUS_ERROR_NOT_INITIALIZED ? 0 : -1;
 }
 
-/* R.lock held. Make devtrace a tool of the SDK, now if it allows (forced
+/* rsdk_state.lock held. Make devtrace a tool of the SDK, now if it allows (forced
    configuration), or, while it initializes, as soon as it calls devtrace's
    configure. A late registration, which would record nothing, is an
    error that says why. */
 static dt_status register_tool(const dt_config *config)
 {
-    if (R.configured) return DT_OK;
-    R.wanted = 1;
-    if (config) R.config = *config;
-    else dt_config_init(&R.config);
+    if (rsdk_state.configured) return DT_OK;
+    rsdk_state.wanted = 1;
+    if (config) rsdk_state.config = *config;
+    else dt_config_init(&rsdk_state.config);
     int status = 0;
     SYM(rsdk_is_initialized_fn, S_IS_INITIALIZED)(&status);
     if (status < 0) return DT_OK; /* initializing: devtrace's configure comes next */
-    if (status == 0 && R.version < RSDK_LATE_START_VERSION && hsa_initialized() == 1)
+    if (status == 0 && rsdk_state.version < RSDK_LATE_START_VERSION && hsa_initialized() == 1)
         return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
                         "the HSA runtime was initialized before devtrace registered as a rocprofiler-sdk tool, and "
                         "rocprofiler-sdk %s (before 1.3.0) cannot trace runtimes initialized before its tools: a "
                         "session would record no GPU activity (Kineto's zero-GPU-records race); %s",
-                        R.version_text[0] ? R.version_text : "(version unknown)", g_late_advice);
-    int r = SYM(rsdk_force_configure_fn, S_FORCE_CONFIGURE)(dt_rocprofiler_sdk_configure);
-    if (R.configured) return DT_OK;
+                        rsdk_state.version_text[0] ? rsdk_state.version_text : "(version unknown)", g_late_advice);
+    int r = SYM(rsdk_force_configure_fn, S_FORCE_CONFIGURE)(configure);
+    if (rsdk_state.configured) return DT_OK;
     if (status > 0)
         return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
                         "rocprofiler-sdk %s in this process was initialized before devtrace registered as its tool "
                         "(rocprofiler_force_configure: %s) and accepts no tool after that: a session would record no "
                         "GPU activity; %s",
-                        R.version_text[0] ? R.version_text : "(version unknown)", status_text(r), g_late_advice);
+                        rsdk_state.version_text[0] ? rsdk_state.version_text : "(version unknown)", status_text(r), g_late_advice);
     if (r != RSDK_STATUS_SUCCESS) return vendor_error(g_symbols[S_FORCE_CONFIGURE].name, r);
     return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "rocprofiler-sdk did not initialize devtrace as its tool: %s",
-                    R.config_error[0] ? R.config_error : "its initialize was never called");
+                    rsdk_state.config_error[0] ? rsdk_state.config_error : "its initialize was never called");
 }
 
 /* ------------------------------------------------------------------ */
@@ -648,20 +654,20 @@ static dt_status register_tool(const dt_config *config)
 /* ------------------------------------------------------------------ */
 static void attach(dt_session *s)
 {
-    pthread_mutex_lock(&R.decode_lock);
-    R.session = s;
-    pthread_mutex_unlock(&R.decode_lock);
+    pthread_mutex_lock(&rsdk_state.decode_lock);
+    rsdk_state.session = s;
+    pthread_mutex_unlock(&rsdk_state.decode_lock);
 }
 
 static void damage(uint64_t out[4])
 {
-    out[0] = atomic_load(&R.decoder.unknown_kernels);
-    out[1] = atomic_load(&R.decoder.fills_without_size);
-    out[2] = atomic_load(&R.decoder.fills_unrecorded);
-    out[3] = atomic_load(&R.decoder.unknown_agents);
+    out[0] = atomic_load(&rsdk_state.decoder.unknown_kernels);
+    out[1] = atomic_load(&rsdk_state.decoder.fills_without_size);
+    out[2] = atomic_load(&rsdk_state.decoder.fills_unrecorded);
+    out[3] = atomic_load(&rsdk_state.decoder.unknown_agents);
 }
 
-/* R.lock held. */
+/* rsdk_state.lock held. */
 static dt_status start_session_contexts(dt_session *s)
 {
     uint32_t cap = s->config.capture;
@@ -670,10 +676,10 @@ static dt_status start_session_contexts(dt_session *s)
     want[C_COPY] = (cap & DT_CAPTURE_MEMCPY) != 0;
     want[C_API] = (cap & DT_CAPTURE_RUNTIME) != 0;
     want[C_FILL] = (cap & DT_CAPTURE_MEMSET) != 0;
-    want[C_LAUNCH] = (cap & DT_CAPTURE_KERNEL) && !dt_rsdk_decoder_matches_launches(&R.decoder, cap);
+    want[C_LAUNCH] = (cap & DT_CAPTURE_KERNEL) && !dt_rsdk_decoder_matches_launches(&rsdk_state.decoder, cap);
     /* without the SDK's external-correlation stack, device work is
        attributed when its API call enters */
-    want[C_ENTER] = !R.sym[S_PUSH_EXTERNAL];
+    want[C_ENTER] = !rsdk_state.sym[S_PUSH_EXTERNAL];
     for (int c = C_KERNEL; c < C_COUNT; c++) {
         if (!want[c]) continue;
         int r = start_context(c);
@@ -682,8 +688,8 @@ static dt_status start_session_contexts(dt_session *s)
         for (int k = C_KERNEL; k < C_COUNT; k++) stop_context(k);
         return st;
     }
-    if (!R.have[C_MARKERS]) dt_session_note(s, "roctx", "ROCTX ranges are not recorded (no marker tracing service)");
-    if (want[C_FILL] && !R.on[C_FILL])
+    if (!rsdk_state.have[C_MARKERS]) dt_session_note(s, "roctx", "ROCTX ranges are not recorded (no marker tracing service)");
+    if (want[C_FILL] && !rsdk_state.on[C_FILL])
         dt_session_note(s, "memset", "memsets are recorded without their size and value (no hipMemset* argument "
                                      "tracing)");
     return DT_OK;
@@ -692,33 +698,33 @@ static dt_status start_session_contexts(dt_session *s)
 static dt_status rsdk_probe(dt_backend_status *st)
 {
     st->available = 0;
-    pthread_mutex_lock(&R.lock);
+    pthread_mutex_lock(&rsdk_state.lock);
     dt_status rc = load();
     if (rc != DT_OK) {
         snprintf(st->reason, sizeof st->reason, "%s", dt_last_error());
-        pthread_mutex_unlock(&R.lock);
+        pthread_mutex_unlock(&rsdk_state.lock);
         return DT_OK;
     }
     st->available = 1;
-    snprintf(st->library, sizeof st->library, "%s", R.lib.path);
-    snprintf(st->version, sizeof st->version, "%s", R.version_text);
+    snprintf(st->library, sizeof st->library, "%s", rsdk_state.lib.path);
+    snprintf(st->version, sizeof st->version, "%s", rsdk_state.version_text);
     int status = 0;
     SYM(rsdk_is_initialized_fn, S_IS_INITIALIZED)(&status);
-    if (status > 0 && !R.configured)
+    if (status > 0 && !rsdk_state.configured)
         snprintf(st->reason, sizeof st->reason,
                  "rocprofiler-sdk was initialized in this process without devtrace: a session started now fails; ");
-    dt_symbols_describe_missing(g_symbols, S_COUNT, R.sym, st->reason, sizeof st->reason);
-    pthread_mutex_unlock(&R.lock);
+    dt_symbols_describe_missing(g_symbols, S_COUNT, rsdk_state.sym, st->reason, sizeof st->reason);
+    pthread_mutex_unlock(&rsdk_state.lock);
     return DT_OK;
 }
 
 static dt_status rsdk_prepare(void)
 {
-    pthread_mutex_lock(&R.lock);
+    pthread_mutex_lock(&rsdk_state.lock);
     dt_status st = load();
-    if (st == DT_OK && R.finalized) st = dt_error(DT_ERR_STATE, "rocprofiler-sdk has finalized (the process is exiting)");
-    if (st == DT_OK) st = register_tool(R.wanted ? &R.config : NULL);
-    pthread_mutex_unlock(&R.lock);
+    if (st == DT_OK && rsdk_state.finalized) st = dt_error(DT_ERR_STATE, "rocprofiler-sdk has finalized (the process is exiting)");
+    if (st == DT_OK) st = register_tool(rsdk_state.wanted ? &rsdk_state.config : NULL);
+    pthread_mutex_unlock(&rsdk_state.lock);
     return st;
 }
 
@@ -726,11 +732,11 @@ static dt_status rsdk_prepare(void)
 static void session_devices(dt_session *s)
 {
     for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
-        if (R.devices[i].valid) dt_session_set_device(s, &R.devices[i]);
-    if (R.devices_missing[0])
+        if (rsdk_state.devices[i].valid) dt_session_set_device(s, &rsdk_state.devices[i]);
+    if (rsdk_state.devices_missing[0])
         dt_session_note(s, "device_properties", "rocprofiler-sdk's agents do not give %s: absent (0)",
-                        R.devices_missing);
-    if (!R.sym[S_QUERY_AGENTS] || !R.decoder.gpu_count)
+                        rsdk_state.devices_missing);
+    if (!rsdk_state.sym[S_QUERY_AGENTS] || !rsdk_state.decoder.gpu_count)
         dt_session_note(s, "device_properties", "no GPU agent was described: no device properties");
 }
 
@@ -739,21 +745,21 @@ static void session_facts(dt_session *s)
     dt_session_note(s, "vendor_clock", "CLOCK_BOOTTIME ns (rocprofiler_get_timestamp)");
     dt_session_note(s, "rows", "kernels and memsets are on rows of their HSA queue (1, 2, ... in order of first "
                                "use); copies, which name no queue, on row 0");
-    if (R.configured && buffer_bytes(&s->config) != R.buffer_bytes)
+    if (rsdk_state.configured && buffer_bytes(&s->config) != rsdk_state.buffer_bytes)
         dt_session_note(s, "buffers",
                         "rocprofiler-sdk's buffers are made once per process: %d of %zu bytes (each kept twice), "
                         "from the settings when devtrace registered, not this session's",
-                        B_COUNT, R.buffer_bytes);
-    dt_symbols_note_missing(s, g_symbols, S_COUNT, R.sym);
-    dt_session_set_library(s, R.lib.path, R.version_text);
+                        B_COUNT, rsdk_state.buffer_bytes);
+    dt_symbols_note_missing(s, g_symbols, S_COUNT, rsdk_state.sym);
+    dt_session_set_library(s, rsdk_state.lib.path, rsdk_state.version_text);
 }
 
 static dt_status rsdk_start(dt_session *s)
 {
-    pthread_mutex_lock(&R.lock);
+    pthread_mutex_lock(&rsdk_state.lock);
     dt_status st = load();
     if (st != DT_OK) goto out;
-    if (R.finalized) {
+    if (rsdk_state.finalized) {
         st = dt_error(DT_ERR_STATE, "rocprofiler-sdk has finalized (the process is exiting): no session can start");
         goto out;
     }
@@ -765,13 +771,13 @@ static dt_status rsdk_start(dt_session *s)
     }
     st = register_tool(&s->config);
     if (st != DT_OK) goto out;
-    damage(R.damage_at_start);
-    atomic_store(&R.orphaned, 0);
-    if (!R.configured) {
+    damage(rsdk_state.damage_at_start);
+    atomic_store(&rsdk_state.orphaned, 0);
+    if (!rsdk_state.configured) {
         /* the SDK is initializing (this library was loaded by it, through
            ROCP_TOOL_LIBRARIES): recording begins when it calls devtrace's
            initialize, which stop says if it never does */
-        R.pending = s;
+        rsdk_state.pending = s;
         st = DT_OK;
         goto facts;
     }
@@ -782,14 +788,14 @@ static dt_status rsdk_start(dt_session *s)
 facts:
     session_facts(s);
 out:
-    pthread_mutex_unlock(&R.lock);
+    pthread_mutex_unlock(&rsdk_state.lock);
     return st;
 }
 
 static void flush_buffers(void)
 {
     for (int b = 0; b < B_COUNT; b++)
-        if (R.have[g_buffer_context[b]] && !R.finalized) SYM(rsdk_flush_buffer_fn, S_FLUSH_BUFFER)(R.buffer[b]);
+        if (rsdk_state.have[g_buffer_context[b]] && !rsdk_state.finalized) SYM(rsdk_flush_buffer_fn, S_FLUSH_BUFFER)(rsdk_state.buffer[b]);
 }
 
 static dt_status rsdk_flush(dt_session *s)
@@ -797,32 +803,32 @@ static dt_status rsdk_flush(dt_session *s)
     (void)s;
     /* rocprofiler_flush_buffer waits for the callback, which may run on
        this thread or another: no lock is held */
-    if (R.configured) flush_buffers();
+    if (rsdk_state.configured) flush_buffers();
     return DT_OK;
 }
 
 static dt_status rsdk_stop(dt_session *s)
 {
-    pthread_mutex_lock(&R.lock);
-    if (R.pending == s) {
-        R.pending = NULL;
+    pthread_mutex_lock(&rsdk_state.lock);
+    if (rsdk_state.pending == s) {
+        rsdk_state.pending = NULL;
         dt_session_note(s, "rocprofiler_sdk",
                         "rocprofiler-sdk was initializing when the session started and never called devtrace's "
                         "initialize: no GPU activity was recorded");
     }
     for (int c = C_KERNEL; c < C_COUNT; c++) stop_context(c);
-    pthread_mutex_unlock(&R.lock);
+    pthread_mutex_unlock(&rsdk_state.lock);
     /* what the stopped contexts recorded before they stopped */
-    if (R.configured) flush_buffers();
+    if (rsdk_state.configured) flush_buffers();
     /* The SDK writes a dispatch's record when the kernel completes, into
        lossless buffers: a launch or fill still awaiting its dispatch had
        work running at stop (inferred, as are the exceptions: a call HIP
        refused, or a fill of nothing, which dispatched nothing). A launch
        still inside HIP at stop has no API record yet: it is awaited only
        where a callback noted it (sessions without API calls). */
-    pthread_mutex_lock(&R.decode_lock);
-    uint64_t running = R.decoder_ready ? dt_rsdk_decoder_take_awaiting(&R.decoder) : 0;
-    pthread_mutex_unlock(&R.decode_lock);
+    pthread_mutex_lock(&rsdk_state.decode_lock);
+    uint64_t running = rsdk_state.decoder_ready ? dt_rsdk_decoder_take_awaiting(&rsdk_state.decoder) : 0;
+    pthread_mutex_unlock(&rsdk_state.decode_lock);
     uint64_t dropped = dt_session_loss(s, DT_LOSS_VENDOR_DROPPED);
     if (running && dropped)
         /* which records the SDK dropped it does not say: the missing ones
@@ -832,12 +838,12 @@ static dt_status rsdk_stop(dt_session *s)
                         "not counted as unfinished", running, dropped);
     else if (running)
         dt_loss_add(s, DT_LOSS_UNFINISHED, running);
-    pthread_mutex_lock(&R.lock);
+    pthread_mutex_lock(&rsdk_state.lock);
     attach(NULL);
     uint64_t now[4];
     damage(now);
     uint64_t d[4];
-    for (int i = 0; i < 4; i++) d[i] = now[i] - R.damage_at_start[i];
+    for (int i = 0; i < 4; i++) d[i] = now[i] - rsdk_state.damage_at_start[i];
     if (d[0])
         dt_session_note(s, "kernel_symbols",
                         "%" PRIu64 " dispatches of kernels whose symbols rocprofiler-sdk never reported are named "
@@ -849,14 +855,14 @@ static dt_status rsdk_stop(dt_session *s)
     if (d[3])
         dt_session_note(s, "agents", "%" PRIu64 " records named agents rocprofiler-sdk did not list: numbered after "
                         "the listed GPUs", d[3]);
-    uint64_t mismatched = atomic_exchange(&R.callback_layout_mismatch, 0);
+    uint64_t mismatched = atomic_exchange(&rsdk_state.callback_layout_mismatch, 0);
     if (mismatched)
         dt_session_note(s, "callbacks", "%" PRIu64 " callback records of rocprofiler-sdk %s had no layout devtrace "
-                        "knows and were ignored", mismatched, R.version_text);
-    uint64_t orphaned = atomic_load(&R.orphaned);
+                        "knows and were ignored", mismatched, rsdk_state.version_text);
+    uint64_t orphaned = atomic_load(&rsdk_state.orphaned);
     if (orphaned)
         dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
-    pthread_mutex_unlock(&R.lock);
+    pthread_mutex_unlock(&rsdk_state.lock);
     return DT_OK;
 }
 
@@ -873,7 +879,7 @@ static int rsdk_clock(uint64_t *ns)
    while a session runs. */
 static int pushed_to(int c)
 {
-    return R.on[c];
+    return rsdk_state.on[c];
 }
 
 /* On the program's threads: no error text is formatted here. The id goes
@@ -888,10 +894,10 @@ static dt_status rsdk_push_external(uint64_t id)
     uint64_t tid = dt_thread_id();
     for (int c = C_KERNEL; c <= C_API; c++) {
         if (!pushed_to(c)) continue;
-        if (push(R.ctx[c], tid, (rsdk_user_data){.value = id + 1}) != RSDK_STATUS_SUCCESS) {
+        if (push(rsdk_state.ctx[c], tid, (rsdk_user_data){.value = id + 1}) != RSDK_STATUS_SUCCESS) {
             rsdk_user_data undo;
             while (--c >= C_KERNEL)
-                if (pushed_to(c)) pop(R.ctx[c], tid, &undo);
+                if (pushed_to(c)) pop(rsdk_state.ctx[c], tid, &undo);
             return DT_ERR_VENDOR;
         }
     }
@@ -906,17 +912,26 @@ static dt_status rsdk_pop_external(void)
     dt_status st = DT_OK;
     for (int c = C_KERNEL; c <= C_API; c++) {
         rsdk_user_data last;
-        if (pushed_to(c) && pop(R.ctx[c], tid, &last) != RSDK_STATUS_SUCCESS) st = DT_ERR_VENDOR;
+        if (pushed_to(c) && pop(rsdk_state.ctx[c], tid, &last) != RSDK_STATUS_SUCCESS) st = DT_ERR_VENDOR;
     }
     return st;
 }
 
 static dt_status rsdk_attribute_by_api_enter(void)
 {
-    pthread_mutex_lock(&R.lock);
-    int r = R.finalized ? RSDK_STATUS_ERROR_FINALIZED : start_context(C_ENTER);
-    pthread_mutex_unlock(&R.lock);
-    return r == RSDK_STATUS_SUCCESS && R.on[C_ENTER] ? DT_OK : DT_ERR_BACKEND_UNAVAILABLE;
+    pthread_mutex_lock(&rsdk_state.lock);
+    int r = rsdk_state.finalized ? RSDK_STATUS_ERROR_FINALIZED : start_context(C_ENTER);
+    pthread_mutex_unlock(&rsdk_state.lock);
+    return r == RSDK_STATUS_SUCCESS && rsdk_state.on[C_ENTER] ? DT_OK : DT_ERR_BACKEND_UNAVAILABLE;
+}
+
+/* ROCm calls every visible rocprofiler_configure as its runtimes
+   initialize: the one libdevtrace_inject exports comes here. The session
+   started in that library has usually registered devtrace already (and
+   this declines). */
+static void *tool_configure(uint32_t version, const char *runtime_version, uint32_t priority, void *client_id)
+{
+    return configure(version, runtime_version, priority, client_id);
 }
 
 const dt_backend dt_backend_rocprofiler_sdk = {
@@ -924,7 +939,7 @@ const dt_backend dt_backend_rocprofiler_sdk = {
     .vendor = "AMD ROCm (rocprofiler-sdk)",
     .api_category = "privateuse1",
     .library_env = "DEVTRACE_ROCPROFILER_SDK_LIBRARY",
-    .caps = DT_BACKEND_LOSSLESS_BUFFERS,
+    .caps = DT_BACKEND_LOSSLESS_BUFFERS | DT_BACKEND_TOOL_CONFIGURE,
     .probe = rsdk_probe,
     .prepare = rsdk_prepare,
     .start = rsdk_start,
@@ -934,4 +949,5 @@ const dt_backend dt_backend_rocprofiler_sdk = {
     .push_external = rsdk_push_external,
     .pop_external = rsdk_pop_external,
     .attribute_by_api_enter = rsdk_attribute_by_api_enter,
+    .tool_configure = tool_configure,
 };

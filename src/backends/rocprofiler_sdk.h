@@ -110,10 +110,4 @@ DT_HIDDEN void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_hea
 /* Whether a kernel name is one of the HIP runtime's fill kernels. */
 DT_HIDDEN int dt_rsdk_is_fill_kernel(const char *name);
 
-/* The tool's rocprofiler_configure (libdevtrace_inject exports it under
-   that name): registers devtrace with rocprofiler-sdk when a recording
-   wants it, else declines (NULL). */
-DT_HIDDEN rsdk_tool_configure_result *dt_rocprofiler_sdk_configure(uint32_t version, const char *runtime_version,
-                                                                   uint32_t priority, rsdk_client_id *client_id);
-
 #endif /* DT_ROCPROFILER_SDK_H */

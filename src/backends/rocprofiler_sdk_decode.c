@@ -8,6 +8,7 @@
  * costs only itself.
  */
 #include "base/hash.h"
+#include "backends/api_names.h"
 #include "backends/rocprofiler_sdk.h"
 
 #include <stdio.h>
@@ -378,7 +379,7 @@ typedef struct decode_ctx {
     struct { uint64_t key; uint32_t lane; } queue[CX_SLOTS];
     /* a dispatch's launch configuration, from its raw dimensions */
     struct { rsdk_dim3 grid, group; uint32_t lds; uint64_t kernel; uint32_t config; int used; } launch[CX_SLOTS];
-    struct { int32_t op; uint32_t id; } api[CX_SLOTS];
+    dt_api_names api; /* key: (uint32_t)op + 1 */
 } decode_ctx;
 
 static size_t cx_slot(uint64_t key)
@@ -531,23 +532,12 @@ static void decode_copy(decode_ctx *cx, const rsdk_memory_copy_record *r)
 
 static uint32_t api_name(decode_ctx *cx, int32_t op)
 {
-    size_t slot = (size_t)(((uint32_t)op * UINT32_C(0x9e3779b9)) >> 26);
-    if (cx->api[slot].id && cx->api[slot].op == op) return cx->api[slot].id - 1;
+    uint64_t key = (uint64_t)(uint32_t)op + 1u;
+    uint32_t id;
+    if (dt_api_names_find(&cx->api, key, &id)) return id;
     const dt_rsdk_decoder *d = cx->d;
     const char *known = op >= 0 && (uint32_t)op < d->api_name_count ? d->api_names[op] : NULL;
-    uint32_t id;
-    if (known) {
-        id = dt_intern_str(&cx->s->names, known);
-    } else {
-        char buf[32];
-        int n = snprintf(buf, sizeof buf, "HIP#%d", (int)op);
-        id = dt_intern_n(&cx->s->names, buf, (size_t)n);
-    }
-    if (id != UINT32_MAX) {
-        cx->api[slot].op = op;
-        cx->api[slot].id = id + 1;
-    }
-    return id;
+    return dt_api_names_add(&cx->api, cx->s, key, known, "HIP", op);
 }
 
 static void decode_api(decode_ctx *cx, const uint8_t *p, uint64_t size)

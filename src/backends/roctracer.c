@@ -132,6 +132,8 @@ static const struct { const char *name; uint8_t how; } captured_calls[] = {
 
 typedef struct args_chunk args_chunk;
 
+/* The backend's state: the library, its names and operations, the pool,
+   what is armed, the session its buffers decode into. */
 static struct {
     pthread_mutex_t lock;            /* load, start, stop */
     pthread_mutex_t decode_lock;     /* the session against buffer callbacks */
@@ -166,13 +168,13 @@ static struct {
     dt_rt_args_table args;
     uint64_t unkept[3];
     _Atomic uint64_t orphaned;
-} R = {
+} rt_state = {
     .lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
     .decode_lock = PTHREAD_MUTEX_INITIALIZER,
     .pool = DT_POOL_SLOT_INIT,
 };
 
-#define SYM(T, id) ((T)R.sym[id])
+#define SYM(T, id) ((T)rt_state.sym[id])
 
 /* What each missing optional entry point costs, given the others; each
    cost said once. A feature that needs a pair loses both halves. */
@@ -257,35 +259,35 @@ static dt_status open_library(loaded *l)
 
 static void close_pool(void);
 
-/* R.lock held. */
+/* rt_state.lock held. */
 static dt_status load(void)
 {
     loaded l;
     dt_status st = open_library(&l);
     if (st != DT_OK) return st;
-    if (R.loaded && l.lib.handle == R.lib.handle) {
+    if (rt_state.loaded && l.lib.handle == rt_state.lib.handle) {
         dlclose(l.lib.handle); /* the extra reference only: never unloaded */
         return DT_OK;
     }
     /* Another library than last time (tests switch variants): the pool
        belongs to the one in use, which stays loaded, no longer used. */
     close_pool();
-    R.lib = l.lib;
-    memcpy(R.sym, l.sym, sizeof R.sym);
-    memcpy(R.specs, l.specs, sizeof R.specs);
-    snprintf(R.version, sizeof R.version, "%s", l.version);
-    R.emulated = l.emulated;
+    rt_state.lib = l.lib;
+    memcpy(rt_state.sym, l.sym, sizeof rt_state.sym);
+    memcpy(rt_state.specs, l.specs, sizeof rt_state.specs);
+    snprintf(rt_state.version, sizeof rt_state.version, "%s", l.version);
+    rt_state.emulated = l.emulated;
     /* another library: its names and ids are its own */
-    dt_free(R.api_names);
-    R.api_names = NULL;
-    R.api_name_count = 0;
-    dt_free(R.how);
-    R.how = NULL;
-    R.how_count = 0;
-    R.ops_resolved = 0;
-    R.loaded = 1;
-    dt_log("roctracer: using %s (version %s)%s", R.lib.path, R.version[0] ? R.version : "unknown",
-           R.emulated ? ", devtrace's emulator" : "");
+    dt_free(rt_state.api_names);
+    rt_state.api_names = NULL;
+    rt_state.api_name_count = 0;
+    dt_free(rt_state.how);
+    rt_state.how = NULL;
+    rt_state.how_count = 0;
+    rt_state.ops_resolved = 0;
+    rt_state.loaded = 1;
+    dt_log("roctracer: using %s (version %s)%s", rt_state.lib.path, rt_state.version[0] ? rt_state.version : "unknown",
+           rt_state.emulated ? ", devtrace's emulator" : "");
     return DT_OK;
 }
 
@@ -295,7 +297,7 @@ static dt_status failure(const char *call, int r)
     dt_rt_error_string_fn error_string = SYM(dt_rt_error_string_fn, RT_ERROR_STRING);
     if (error_string) text = error_string();
     return dt_error(DT_ERR_VENDOR, "%s failed: %s (%d) from %s", call, text && text[0] ? text : "error", r,
-                    R.lib.path);
+                    rt_state.lib.path);
 }
 
 /* ------------------------------------------------------------------ */
@@ -315,26 +317,26 @@ static dt_status rt_probe(dt_backend_status *st)
     st->available = 1;
     snprintf(st->version, sizeof st->version, "%s", l.version);
     dt_symbols_describe_missing(l.specs, RT_SYM_COUNT, l.sym, st->reason, sizeof st->reason);
-    pthread_mutex_lock(&R.lock);
-    if (R.loaded && l.lib.handle == R.lib.handle) dlclose(l.lib.handle); /* the extra reference only */
-    pthread_mutex_unlock(&R.lock);
+    pthread_mutex_lock(&rt_state.lock);
+    if (rt_state.loaded && l.lib.handle == rt_state.lib.handle) dlclose(l.lib.handle); /* the extra reference only */
+    pthread_mutex_unlock(&rt_state.lock);
     return DT_OK;
 }
 
 /* ------------------------------------------------------------------ */
 /* Names and the operations whose arguments are taken                  */
 /* ------------------------------------------------------------------ */
-/* R.lock held. -1 when out of memory. */
+/* rt_state.lock held. -1 when out of memory. */
 static int resolve_ops(void)
 {
-    if (R.ops_resolved) return 0;
+    if (rt_state.ops_resolved) return 0;
     dt_rt_op_string_fn op_string = SYM(dt_rt_op_string_fn, RT_OP_STRING);
-    if (op_string && !R.api_names) {
+    if (op_string && !rt_state.api_names) {
         const char **names = dt_calloc(RT_API_NAME_LIMIT, sizeof *names);
         if (!names) return -1;
         for (uint32_t op = 0; op < RT_API_NAME_LIMIT; op++) names[op] = op_string(ACTIVITY_DOMAIN_HIP_API, op, 0);
-        R.api_names = names;
-        R.api_name_count = RT_API_NAME_LIMIT;
+        rt_state.api_names = names;
+        rt_state.api_name_count = RT_API_NAME_LIMIT;
     }
     dt_rt_op_code_fn op_code = SYM(dt_rt_op_code_fn, RT_OP_CODE);
     uint32_t top = 0;
@@ -343,20 +345,20 @@ static int resolve_ops(void)
         if (!op_code || op_code(ACTIVITY_DOMAIN_HIP_API, captured_calls[i].name, &op, NULL) != ROCTRACER_STATUS_SUCCESS ||
             op >= RT_API_NAME_LIMIT)
             op = UINT32_MAX;
-        R.captured_op[i] = op;
+        rt_state.captured_op[i] = op;
         if (op != UINT32_MAX && op + 1 > top) top = op + 1;
     }
     if (top) {
         uint8_t *how = dt_calloc(top, 1);
         if (!how) return -1;
         for (size_t i = 0; i < CAPTURED_CALLS; i++)
-            if (R.captured_op[i] != UINT32_MAX) how[R.captured_op[i]] = captured_calls[i].how;
-        R.how = how;
-        R.how_count = top;
+            if (rt_state.captured_op[i] != UINT32_MAX) how[rt_state.captured_op[i]] = captured_calls[i].how;
+        rt_state.how = how;
+        rt_state.how_count = top;
     }
-    R.decoder.api_names = R.api_names;
-    R.decoder.api_name_count = R.api_name_count;
-    R.ops_resolved = 1;
+    rt_state.decoder.api_names = rt_state.api_names;
+    rt_state.decoder.api_name_count = rt_state.api_name_count;
+    rt_state.ops_resolved = 1;
     return 0;
 }
 
@@ -453,7 +455,7 @@ static void drain_args(void)
         next = c->next;
         uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
         for (; c->taken < n; c->taken++)
-            if (dt_rt_args_put(&R.args, &c->e[c->taken]) != 0) R.unkept[c->e[c->taken].what]++;
+            if (dt_rt_args_put(&rt_state.args, &c->e[c->taken]) != 0) rt_state.unkept[c->e[c->taken].what]++;
         /* only the writers change the head: a chunk behind it may go */
         if (prev && n == ARGS_CHUNK) {
             prev->next = next;
@@ -462,7 +464,7 @@ static void drain_args(void)
         }
         prev = c;
     }
-    for (int i = 1; i < 3; i++) R.unkept[i] += atomic_exchange_explicit(&g_unkept[i], 0, memory_order_relaxed);
+    for (int i = 1; i < 3; i++) rt_state.unkept[i] += atomic_exchange_explicit(&g_unkept[i], 0, memory_order_relaxed);
 }
 
 static void free_chunks(args_chunk *c)
@@ -483,16 +485,16 @@ static void hip_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
     if (domain != ACTIVITY_DOMAIN_HIP_API || !data) return;
     const uint8_t *d = data;
     if (u32_at(d + DT_RT_HIP_PHASE_OFFSET) != ACTIVITY_API_PHASE_ENTER) return;
-    uint8_t how = cid < R.how_count ? R.how[cid] : ARGS_NONE;
+    uint8_t how = cid < rt_state.how_count ? rt_state.how[cid] : ARGS_NONE;
     if (__builtin_expect(dt_g_fork_unusable, 0)) {
         if (how != ARGS_NONE && how <= ARGS_LAUNCH_GLOBAL) dt_session_fork_launch_lost();
         return;
     }
     uint64_t correlation;
     memcpy(&correlation, d + DT_RT_HIP_CORRELATION_OFFSET, sizeof correlation);
-    if (atomic_load_explicit(&R.link_mode, memory_order_relaxed)) dt_corr_link_current(correlation);
+    if (atomic_load_explicit(&rt_state.link_mode, memory_order_relaxed)) dt_corr_link_current(correlation);
     unsigned what = how <= ARGS_LAUNCH_GLOBAL ? DT_RT_ARGS_LAUNCH : DT_RT_ARGS_FILL;
-    if (how && (atomic_load_explicit(&R.taking, memory_order_relaxed) & (1u << what)))
+    if (how && (atomic_load_explicit(&rt_state.taking, memory_order_relaxed) & (1u << what)))
         take_args(how, correlation, d + DT_RT_HIP_ARGS_OFFSET);
 }
 
@@ -609,19 +611,19 @@ static void pool_allocate(char **ptr, size_t size, void *arg)
     if (!ptr) return;
     if (*ptr == NULL) {
         size_t have = 0;
-        uint8_t *b = dt_pool_slot_get(&R.pool, &have);
+        uint8_t *b = dt_pool_slot_get(&rt_state.pool, &have);
         if (b && have < size) {
-            dt_pool_slot_put(&R.pool, b);
+            dt_pool_slot_put(&rt_state.pool, b);
             b = NULL;
         }
         if (b) {
-            R.pool_mem = b;
-            R.pool_half = size / 2;
+            rt_state.pool_mem = b;
+            rt_state.pool_half = size / 2;
         }
         *ptr = (char *)b;
     } else if (size == 0) {
-        dt_pool_slot_put(&R.pool, (uint8_t *)*ptr);
-        if ((uint8_t *)*ptr == R.pool_mem) R.pool_mem = NULL;
+        dt_pool_slot_put(&rt_state.pool, (uint8_t *)*ptr);
+        if ((uint8_t *)*ptr == rt_state.pool_mem) rt_state.pool_mem = NULL;
         *ptr = NULL;
     } else {
         dt_log("roctracer asked to resize its pool to %zu bytes, which devtrace does not do", size);
@@ -631,46 +633,46 @@ static void pool_allocate(char **ptr, size_t size, void *arg)
 static void buffer_callback(const char *begin, const char *end, void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&R.decode_lock);
-    dt_session *s = R.session;
+    pthread_mutex_lock(&rt_state.decode_lock);
+    dt_session *s = rt_state.session;
     if (s) {
         drain_args();
-        dt_rt_decode(&R.decoder, s, (const uint8_t *)begin, (const uint8_t *)end);
+        dt_rt_decode(&rt_state.decoder, s, (const uint8_t *)begin, (const uint8_t *)end);
     } else if (begin != end) {
-        atomic_fetch_add_explicit(&R.orphaned, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&rt_state.orphaned, 1, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&R.decode_lock);
+    pthread_mutex_unlock(&rt_state.decode_lock);
 }
 
 static void attach(dt_session *s)
 {
-    pthread_mutex_lock(&R.decode_lock);
-    R.session = s;
-    pthread_mutex_unlock(&R.decode_lock);
+    pthread_mutex_lock(&rt_state.decode_lock);
+    rt_state.session = s;
+    pthread_mutex_unlock(&rt_state.decode_lock);
 }
 
-/* R.lock held. */
+/* rt_state.lock held. */
 static void close_pool(void)
 {
-    if (!R.rt_pool) return;
-    SYM(dt_rt_pool_fn, RT_CLOSE_POOL)(R.rt_pool);
-    R.rt_pool = NULL;
-    R.decoder.pool = NULL;
-    R.decoder.half = 0;
-    uint32_t held = dt_pool_slot_release(&R.pool);
+    if (!rt_state.rt_pool) return;
+    SYM(dt_rt_pool_fn, RT_CLOSE_POOL)(rt_state.rt_pool);
+    rt_state.rt_pool = NULL;
+    rt_state.decoder.pool = NULL;
+    rt_state.decoder.half = 0;
+    uint32_t held = dt_pool_slot_release(&rt_state.pool);
     if (held) dt_log("roctracer kept its pool's memory after closing it");
 }
 
-/* R.lock held. A pool of two buffers of buffer_size bytes, kept from one
+/* rt_state.lock held. A pool of two buffers of buffer_size bytes, kept from one
    session to the next of the same size. */
 static dt_status open_pool(size_t buffer_size)
 {
-    if (R.rt_pool && R.rt_buffer_size == buffer_size) return DT_OK;
+    if (rt_state.rt_pool && rt_state.rt_buffer_size == buffer_size) return DT_OK;
     close_pool();
     /* roctracer asks for its two buffers at once; some releases make each
        at least two records */
     size_t half = buffer_size > 2 * DT_RT_RECORD_SIZE ? buffer_size : 2 * DT_RT_RECORD_SIZE;
-    if (dt_pool_slot_configure(&R.pool, 1, 2 * half, 0) != 0)
+    if (dt_pool_slot_configure(&rt_state.pool, 1, 2 * half, 0) != 0)
         return dt_error(DT_ERR_NO_MEMORY, "roctracer: cannot preallocate the pool of 2 buffers of %zu bytes",
                         buffer_size);
     roctracer_properties_t props;
@@ -679,73 +681,73 @@ static dt_status open_pool(size_t buffer_size)
     props.alloc_fun = pool_allocate;
     props.buffer_callback_fun = buffer_callback;
     roctracer_pool_t *pool = NULL;
-    R.pool_mem = NULL;
+    rt_state.pool_mem = NULL;
     int r = SYM(dt_rt_open_pool_fn, RT_OPEN_POOL)(&props, &pool);
     if (r != ROCTRACER_STATUS_SUCCESS || !pool) {
         dt_status st = failure("roctracer_open_pool_expl", r);
-        dt_pool_slot_release(&R.pool);
+        dt_pool_slot_release(&rt_state.pool);
         return st;
     }
-    R.rt_pool = pool;
-    R.rt_buffer_size = buffer_size;
+    rt_state.rt_pool = pool;
+    rt_state.rt_buffer_size = buffer_size;
     /* a library that allocated otherwise: names cannot be bounds-checked */
-    R.decoder.pool = R.pool_mem;
-    R.decoder.half = R.pool_mem ? R.pool_half : 0;
+    rt_state.decoder.pool = rt_state.pool_mem;
+    rt_state.decoder.half = rt_state.pool_mem ? rt_state.pool_half : 0;
     return DT_OK;
 }
 
 /* ------------------------------------------------------------------ */
 /* Arming                                                              */
 /* ------------------------------------------------------------------ */
-/* R.lock held: turn off what this session turned on. */
+/* rt_state.lock held: turn off what this session turned on. */
 static void disarm(void)
 {
-    if (R.ops_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS);
-    if (R.api_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API);
-    if (R.op_callbacks)
+    if (rt_state.ops_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS);
+    if (rt_state.api_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API);
+    if (rt_state.op_callbacks)
         for (size_t i = 0; i < CAPTURED_CALLS; i++)
-            if (R.captured_op[i] != UINT32_MAX)
-                SYM(dt_rt_op_fn, RT_DISABLE_OP_CALLBACK)(ACTIVITY_DOMAIN_HIP_API, R.captured_op[i]);
-    if (R.domain_callback) SYM(dt_rt_domain_fn, RT_DISABLE_DOMAIN_CALLBACK)(ACTIVITY_DOMAIN_HIP_API);
-    if (R.roctx_on) SYM(dt_rt_domain_fn, RT_DISABLE_DOMAIN_CALLBACK)(ACTIVITY_DOMAIN_ROCTX);
-    R.ops_on = R.api_on = R.op_callbacks = R.domain_callback = R.roctx_on = 0;
-    atomic_store(&R.link_mode, 0);
-    atomic_store(&R.ext_records, 0);
-    atomic_store(&R.taking, 0);
+            if (rt_state.captured_op[i] != UINT32_MAX)
+                SYM(dt_rt_op_fn, RT_DISABLE_OP_CALLBACK)(ACTIVITY_DOMAIN_HIP_API, rt_state.captured_op[i]);
+    if (rt_state.domain_callback) SYM(dt_rt_domain_fn, RT_DISABLE_DOMAIN_CALLBACK)(ACTIVITY_DOMAIN_HIP_API);
+    if (rt_state.roctx_on) SYM(dt_rt_domain_fn, RT_DISABLE_DOMAIN_CALLBACK)(ACTIVITY_DOMAIN_ROCTX);
+    rt_state.ops_on = rt_state.api_on = rt_state.op_callbacks = rt_state.domain_callback = rt_state.roctx_on = 0;
+    atomic_store(&rt_state.link_mode, 0);
+    atomic_store(&rt_state.ext_records, 0);
+    atomic_store(&rt_state.taking, 0);
 }
 
-/* R.lock held: the HIP API callback on every call, so that API-enter links
+/* rt_state.lock held: the HIP API callback on every call, so that API-enter links
    attribute device work. */
 static int enable_domain_callback(void)
 {
-    if (R.domain_callback) return 1;
+    if (rt_state.domain_callback) return 1;
     dt_rt_domain_callback_fn enable = SYM(dt_rt_domain_callback_fn, RT_ENABLE_DOMAIN_CALLBACK);
     if (!enable || enable(ACTIVITY_DOMAIN_HIP_API, hip_api_callback, NULL) != ROCTRACER_STATUS_SUCCESS) return 0;
-    R.domain_callback = 1;
+    rt_state.domain_callback = 1;
     return 1;
 }
 
-/* R.lock held: callbacks for the calls whose arguments are taken. */
+/* rt_state.lock held: callbacks for the calls whose arguments are taken. */
 static void enable_op_callbacks(dt_session *s, uint32_t capture)
 {
     int want = 0;
     for (size_t i = 0; i < CAPTURED_CALLS; i++) {
         int launch = captured_calls[i].how <= ARGS_LAUNCH_GLOBAL;
-        if (R.captured_op[i] != UINT32_MAX && (capture & (launch ? DT_CAPTURE_KERNEL : DT_CAPTURE_MEMSET))) want = 1;
+        if (rt_state.captured_op[i] != UINT32_MAX && (capture & (launch ? DT_CAPTURE_KERNEL : DT_CAPTURE_MEMSET))) want = 1;
     }
     if (!want) {
-        if ((capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET)) && R.loaded && SYM(void *, RT_ENABLE_DOMAIN_CALLBACK))
+        if ((capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET)) && rt_state.loaded && SYM(void *, RT_ENABLE_DOMAIN_CALLBACK))
             dt_session_note(s, "launch_arguments", "the HIP API ids of launches and fills could not be looked up: "
                             "kernels carry no grid or block, fills no value");
         return;
     }
-    if (R.domain_callback) return; /* every call reaches the callback already */
+    if (rt_state.domain_callback) return; /* every call reaches the callback already */
     dt_rt_op_callback_fn enable = SYM(dt_rt_op_callback_fn, RT_ENABLE_OP_CALLBACK);
     if (enable) {
         for (size_t i = 0; i < CAPTURED_CALLS; i++)
-            if (R.captured_op[i] != UINT32_MAX)
-                enable(ACTIVITY_DOMAIN_HIP_API, R.captured_op[i], hip_api_callback, NULL);
-        R.op_callbacks = 1;
+            if (rt_state.captured_op[i] != UINT32_MAX)
+                enable(ACTIVITY_DOMAIN_HIP_API, rt_state.captured_op[i], hip_api_callback, NULL);
+        rt_state.op_callbacks = 1;
     } else if (!enable_domain_callback()) {
         dt_session_note(s, "launch_arguments", "no HIP API callback could be enabled: kernels carry no grid or "
                         "block, fills no value");
@@ -754,7 +756,7 @@ static void enable_op_callbacks(dt_session *s, uint32_t capture)
 
 static dt_status rt_start(dt_session *s)
 {
-    pthread_mutex_lock(&R.lock);
+    pthread_mutex_lock(&rt_state.lock);
     dt_status st = load();
     if (st != DT_OK) goto out;
     if (s->config.buffer_size < 1024) {
@@ -769,8 +771,8 @@ static dt_status rt_start(dt_session *s)
     st = open_pool(s->config.buffer_size);
     if (st != DT_OK) goto out;
     /* Records a previous session left in the pool are not this one's. */
-    SYM(dt_rt_pool_fn, RT_FLUSH)(R.rt_pool);
-    atomic_store(&R.orphaned, 0);
+    SYM(dt_rt_pool_fn, RT_FLUSH)(rt_state.rt_pool);
+    atomic_store(&rt_state.orphaned, 0);
     free_chunks(g_retired);
     g_retired = NULL;
     pthread_mutex_lock(&g_roctx_lock);
@@ -778,60 +780,60 @@ static dt_status rt_start(dt_session *s)
     pthread_mutex_unlock(&g_roctx_lock);
     atomic_fetch_add(&g_args_generation, 1);
     for (int i = 0; i < 3; i++) {
-        R.unkept[i] = 0;
+        rt_state.unkept[i] = 0;
         atomic_store(&g_unkept[i], 0);
     }
-    R.decoder.args = &R.args;
-    R.decoder.args_unkept = R.unkept;
+    rt_state.decoder.args = &rt_state.args;
+    rt_state.decoder.args_unkept = rt_state.unkept;
     /* Every buffer from here belongs to this session, before anything is
        enabled, so that no record falls between the two. */
     attach(s);
     uint32_t capture = s->config.capture;
     int r;
     if (capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMCPY | DT_CAPTURE_MEMSET | DT_CAPTURE_SYNC)) {
-        r = SYM(dt_rt_domain_activity_fn, RT_ENABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS, R.rt_pool);
+        r = SYM(dt_rt_domain_activity_fn, RT_ENABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS, rt_state.rt_pool);
         if (r != ROCTRACER_STATUS_SUCCESS) {
             st = failure("roctracer_enable_domain_activity_expl(HIP_OPS)", r);
             goto fail;
         }
-        R.ops_on = 1;
+        rt_state.ops_on = 1;
     }
-    int have_push = R.sym[RT_PUSH] != NULL;
+    int have_push = rt_state.sym[RT_PUSH] != NULL;
     if (capture & DT_CAPTURE_RUNTIME) {
-        r = SYM(dt_rt_domain_activity_fn, RT_ENABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API, R.rt_pool);
-        if (r == ROCTRACER_STATUS_SUCCESS) R.api_on = 1;
+        r = SYM(dt_rt_domain_activity_fn, RT_ENABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API, rt_state.rt_pool);
+        if (r == ROCTRACER_STATUS_SUCCESS) rt_state.api_on = 1;
         else dt_session_note(s, "kinds", "HIP API calls not recorded: roctracer_enable_domain_activity_expl(HIP_API) "
                              "returned %d", r);
     }
     /* External ids come in EXT_API records, which roctracer writes only with
        HIP API activity; without them, through API-enter links. */
-    if (!R.api_on || !have_push) {
-        if (enable_domain_callback()) atomic_store(&R.link_mode, 1);
+    if (!rt_state.api_on || !have_push) {
+        if (enable_domain_callback()) atomic_store(&rt_state.link_mode, 1);
         else dt_session_note(s, "callbacks", "no HIP API callback could be enabled: device activity carries no "
                              "External id");
     }
-    atomic_store(&R.ext_records, R.api_on && have_push);
-    atomic_store(&R.taking, (capture & DT_CAPTURE_KERNEL ? 1u << DT_RT_ARGS_LAUNCH : 0) |
+    atomic_store(&rt_state.ext_records, rt_state.api_on && have_push);
+    atomic_store(&rt_state.taking, (capture & DT_CAPTURE_KERNEL ? 1u << DT_RT_ARGS_LAUNCH : 0) |
                                 (capture & DT_CAPTURE_MEMSET ? 1u << DT_RT_ARGS_FILL : 0));
     enable_op_callbacks(s, capture);
     dt_rt_domain_callback_fn enable = SYM(dt_rt_domain_callback_fn, RT_ENABLE_DOMAIN_CALLBACK);
-    if (enable && enable(ACTIVITY_DOMAIN_ROCTX, roctx_callback, NULL) == ROCTRACER_STATUS_SUCCESS) R.roctx_on = 1;
+    if (enable && enable(ACTIVITY_DOMAIN_ROCTX, roctx_callback, NULL) == ROCTRACER_STATUS_SUCCESS) rt_state.roctx_on = 1;
     else if (enable) dt_session_note(s, "roctx", "ROCTX callbacks could not be enabled: ROCTX ranges are not recorded");
     /* a tracer paused by roctracer_stop (Kineto stops it between its own
        sessions) would deliver nothing */
-    if (R.sym[RT_START]) SYM(dt_rt_void_fn, RT_START)();
+    if (rt_state.sym[RT_START]) SYM(dt_rt_void_fn, RT_START)();
     dt_session_note(s, "vendor_clock", "roctracer_get_timestamp: boot-relative ns (HSA system clock)");
     dt_session_note(s, "kernel_resources", "roctracer reports no registers or shared memory per kernel; grid and "
                     "block come from the HIP launch call's arguments");
-    dt_symbols_note_missing(s, R.specs, RT_SYM_COUNT, R.sym);
-    dt_session_set_library(s, R.lib.path, R.version);
+    dt_symbols_note_missing(s, rt_state.specs, RT_SYM_COUNT, rt_state.sym);
+    dt_session_set_library(s, rt_state.lib.path, rt_state.version);
     st = DT_OK;
     goto out;
 fail:
     disarm();
     attach(NULL);
 out:
-    pthread_mutex_unlock(&R.lock);
+    pthread_mutex_unlock(&rt_state.lock);
     return st;
 }
 
@@ -842,142 +844,48 @@ out:
 static void rt_fork_child(void)
 {
     /* their holders may be threads the child does not have (the consumer) */
-    R.lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-    R.decode_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-    if (R.ops_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS);
-    if (R.api_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API);
-    R.ops_on = R.api_on = 0;
-    atomic_store(&R.ext_records, 0);
-    atomic_store(&R.taking, 0);
+    rt_state.lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    rt_state.decode_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    if (rt_state.ops_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS);
+    if (rt_state.api_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API);
+    rt_state.ops_on = rt_state.api_on = 0;
+    atomic_store(&rt_state.ext_records, 0);
+    atomic_store(&rt_state.taking, 0);
 }
 
 static dt_status rt_flush(dt_session *s)
 {
     (void)s;
-    if (!R.rt_pool) return DT_OK;
+    if (!rt_state.rt_pool) return DT_OK;
     /* the buffer callback may run on this thread: no lock is held */
-    int r = SYM(dt_rt_pool_fn, RT_FLUSH)(R.rt_pool);
+    int r = SYM(dt_rt_pool_fn, RT_FLUSH)(rt_state.rt_pool);
     return r == ROCTRACER_STATUS_SUCCESS ? DT_OK : failure("roctracer_flush_activity_expl", r);
-}
-
-/* ------------------------------------------------------------------ */
-/* Device properties                                                   */
-/* ------------------------------------------------------------------ */
-static const struct { int attribute; unsigned bit; const char *what; } attributes[] = {
-    {DT_HIP_ATTR_COMPUTE_MAJOR, DT_PROP_COMPUTE_MAJOR, "ComputeCapabilityMajor"},
-    {DT_HIP_ATTR_COMPUTE_MINOR, DT_PROP_COMPUTE_MINOR, "ComputeCapabilityMinor"},
-    {DT_HIP_ATTR_MAX_THREADS_PER_BLOCK, DT_PROP_THREADS_PER_BLOCK, "MaxThreadsPerBlock"},
-    {DT_HIP_ATTR_MAX_THREADS_PER_SM, DT_PROP_THREADS_PER_SM, "MaxThreadsPerMultiProcessor"},
-    {DT_HIP_ATTR_MAX_BLOCKS_PER_SM, DT_PROP_BLOCKS_PER_SM, "MaxBlocksPerMultiProcessor"},
-    {DT_HIP_ATTR_REGS_PER_BLOCK, DT_PROP_REGS_PER_BLOCK, "MaxRegistersPerBlock"},
-    {DT_HIP_ATTR_REGS_PER_SM, DT_PROP_REGS_PER_SM, "MaxRegistersPerMultiprocessor"},
-    {DT_HIP_ATTR_WARP_SIZE, DT_PROP_WARP_SIZE, "WarpSize"},
-    {DT_HIP_ATTR_SHARED_PER_BLOCK, DT_PROP_SHARED_PER_BLOCK, "MaxSharedMemoryPerBlock"},
-    {DT_HIP_ATTR_SHARED_PER_BLOCK_OPTIN, DT_PROP_SHARED_PER_BLOCK_OPTIN, "SharedMemPerBlockOptin"},
-    {DT_HIP_ATTR_AMD_SHARED_PER_SM, DT_PROP_SHARED_PER_SM, "MaxSharedMemoryPerMultiprocessor"},
-    {DT_HIP_ATTR_SM_COUNT, DT_PROP_SMS, "MultiprocessorCount"},
-};
-#define ATTRIBUTES (sizeof attributes / sizeof attributes[0])
-
-static void set_property(dt_device_props *p, unsigned bit, int v)
-{
-    switch (bit) {
-    case DT_PROP_COMPUTE_MAJOR: p->compute_major = v; break;
-    case DT_PROP_COMPUTE_MINOR: p->compute_minor = v; break;
-    case DT_PROP_THREADS_PER_BLOCK: p->max_threads_per_block = v; break;
-    case DT_PROP_THREADS_PER_SM: p->max_threads_per_sm = v; break;
-    case DT_PROP_BLOCKS_PER_SM: p->max_blocks_per_sm = v; break;
-    case DT_PROP_REGS_PER_BLOCK: p->regs_per_block = v; break;
-    case DT_PROP_REGS_PER_SM: p->regs_per_sm = v; break;
-    case DT_PROP_WARP_SIZE: p->warp_size = v; break;
-    case DT_PROP_SHARED_PER_BLOCK: p->shared_mem_per_block = (uint64_t)v; break;
-    case DT_PROP_SHARED_PER_BLOCK_OPTIN: p->shared_mem_per_block_optin = (uint64_t)v; break;
-    case DT_PROP_SHARED_PER_SM: p->shared_mem_per_sm = (uint64_t)v; break;
-    case DT_PROP_SMS: p->num_sms = v; break;
-    default: break;
-    }
-}
-
-/* Each attribute on its own: hipDeviceProp_t changes across DTK releases,
-   the attribute numbers do not (since HIP 5.0). What cannot be read is
-   absent, and the trace says which and why. */
-static void read_devices(dt_session *s)
-{
-    if (!R.sym[HIP_GET_DEVICE_COUNT]) return; /* the missing symbols are noted */
-    int version = 0;
-    if (SYM(dt_hip_int_fn, HIP_RUNTIME_GET_VERSION)(&version) != 0 || version < DT_HIP_ATTR_NUMBERING_SINCE) {
-        dt_session_note(s, "device_properties", "the HIP runtime reports version %d, older than 5.0 or unknown: its "
-                        "device attribute numbers are not the ones devtrace knows, so device properties are absent",
-                        version);
-        return;
-    }
-    int count = 0;
-    int rc = SYM(dt_hip_int_fn, HIP_GET_DEVICE_COUNT)(&count);
-    if (rc != 0) {
-        dt_session_note(s, "device_properties", "hipGetDeviceCount failed (%d): device properties absent", rc);
-        return;
-    }
-    char missing[400] = "";
-    for (int dev = 0; dev < count && dev < DT_MAX_DEVICES; dev++) {
-        dt_device_props p;
-        memset(&p, 0, sizeof p);
-        p.valid = 1;
-        p.id = (uint32_t)dev;
-        dt_hip_name_fn name = SYM(dt_hip_name_fn, HIP_DEVICE_GET_NAME);
-        if (!name || name(p.name, (int)sizeof p.name, dev) != 0) p.absent |= DT_PROP_NAME;
-        p.name[sizeof p.name - 1] = '\0';
-        size_t bytes = 0;
-        dt_hip_total_mem_fn total = SYM(dt_hip_total_mem_fn, HIP_DEVICE_TOTAL_MEM);
-        if (total && total(&bytes, dev) == 0) p.total_global_mem = bytes;
-        else p.absent |= DT_PROP_TOTAL_MEM;
-        for (size_t i = 0; i < ATTRIBUTES; i++) {
-            int v = 0;
-            if (SYM(dt_hip_attribute_fn, HIP_DEVICE_GET_ATTRIBUTE)(&v, attributes[i].attribute, dev) == 0 && v >= 0)
-                set_property(&p, attributes[i].bit, v);
-            else
-                p.absent |= attributes[i].bit;
-        }
-        /* the largest per-block amount is the opt-in limit where HIP gives none */
-        if ((p.absent & DT_PROP_SHARED_PER_BLOCK_OPTIN) && !(p.absent & DT_PROP_SHARED_PER_BLOCK)) {
-            p.shared_mem_per_block_optin = p.shared_mem_per_block;
-            p.absent &= ~(unsigned)DT_PROP_SHARED_PER_BLOCK_OPTIN;
-        }
-        for (size_t i = 0; i < ATTRIBUTES; i++) {
-            if (!(p.absent & attributes[i].bit) || strstr(missing, attributes[i].what)) continue;
-            size_t used = strlen(missing);
-            snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "", attributes[i].what);
-        }
-        dt_session_set_device(s, &p);
-    }
-    if (missing[0])
-        dt_session_note(s, "device_properties", "hipDeviceGetAttribute gave no value for %s: absent from the trace",
-                        missing);
 }
 
 static dt_status rt_stop(dt_session *s)
 {
-    pthread_mutex_lock(&R.lock);
+    pthread_mutex_lock(&rt_state.lock);
     disarm();
-    pthread_mutex_unlock(&R.lock);
+    pthread_mutex_unlock(&rt_state.lock);
     /* Records made before the domains were disabled are still in the pool:
        deliver them to this session (the callback may run here). */
-    int r = R.rt_pool ? SYM(dt_rt_pool_fn, RT_FLUSH)(R.rt_pool) : ROCTRACER_STATUS_SUCCESS;
-    pthread_mutex_lock(&R.lock);
-    pthread_mutex_lock(&R.decode_lock);
-    R.session = NULL;
+    int r = rt_state.rt_pool ? SYM(dt_rt_pool_fn, RT_FLUSH)(rt_state.rt_pool) : ROCTRACER_STATUS_SUCCESS;
+    pthread_mutex_lock(&rt_state.lock);
+    pthread_mutex_lock(&rt_state.decode_lock);
+    rt_state.session = NULL;
     /* roctracer writes a HIP_OPS record when the work completes, into a
        pool that never drops: a launch or fill whose arguments still wait
        for their record had work running at stop (or, inferred: a call HIP
        refused, which launched nothing) */
     drain_args();
-    uint64_t running = R.args.count;
+    uint64_t running = rt_state.args.count;
     if (running) dt_loss_add(s, DT_LOSS_UNFINISHED, running);
-    uint64_t evicted = R.args.evicted;
-    dt_rt_args_free(&R.args);
-    uint64_t unkept = R.unkept[DT_RT_ARGS_LAUNCH] + R.unkept[DT_RT_ARGS_FILL];
-    R.decoder.args = NULL;
-    R.decoder.args_unkept = NULL;
-    pthread_mutex_unlock(&R.decode_lock);
+    uint64_t evicted = rt_state.args.evicted;
+    dt_rt_args_free(&rt_state.args);
+    uint64_t unkept = rt_state.unkept[DT_RT_ARGS_LAUNCH] + rt_state.unkept[DT_RT_ARGS_FILL];
+    rt_state.decoder.args = NULL;
+    rt_state.decoder.args_unkept = NULL;
+    pthread_mutex_unlock(&rt_state.decode_lock);
     /* callbacks may still be appending: the chunks are freed at the next start */
     g_retired = atomic_exchange(&g_chunks, NULL);
     if (unkept)
@@ -987,12 +895,19 @@ static dt_status rt_stop(dt_session *s)
         dt_session_note(s, "launch_arguments", "%" PRIu64 " launches or fills waited for their record longer than "
                         "%zu later calls: their arguments were dropped, and their records carry no grid, block "
                         "or value", evicted, DT_RT_ARGS_MAX);
-    uint64_t orphaned = atomic_load(&R.orphaned);
+    uint64_t orphaned = atomic_load(&rt_state.orphaned);
     if (orphaned)
         dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
     /* HIP calls made now, with the callbacks off, produce no records */
-    read_devices(s);
-    pthread_mutex_unlock(&R.lock);
+    dt_rt_hip hip = {
+        .runtime_get_version = SYM(dt_hip_int_fn, HIP_RUNTIME_GET_VERSION),
+        .get_device_count = SYM(dt_hip_int_fn, HIP_GET_DEVICE_COUNT),
+        .device_get_name = SYM(dt_hip_name_fn, HIP_DEVICE_GET_NAME),
+        .device_total_mem = SYM(dt_hip_total_mem_fn, HIP_DEVICE_TOTAL_MEM),
+        .device_get_attribute = SYM(dt_hip_attribute_fn, HIP_DEVICE_GET_ATTRIBUTE),
+    };
+    dt_rt_read_devices(s, &hip);
+    pthread_mutex_unlock(&rt_state.lock);
     return r == ROCTRACER_STATUS_SUCCESS ? DT_OK : failure("roctracer_flush_activity_expl", r);
 }
 
@@ -1013,7 +928,7 @@ static dt_status rt_push(uint64_t id)
     dt_rt_push_fn push = SYM(dt_rt_push_fn, RT_PUSH);
     /* without EXT_API records roctracer's stack reaches nothing: the
        API-enter links attribute instead */
-    if (!push || !atomic_load_explicit(&R.ext_records, memory_order_relaxed)) return DT_ERR_BACKEND_UNAVAILABLE;
+    if (!push || !atomic_load_explicit(&rt_state.ext_records, memory_order_relaxed)) return DT_ERR_BACKEND_UNAVAILABLE;
     return push(id) == ROCTRACER_STATUS_SUCCESS ? DT_OK : DT_ERR_VENDOR;
 }
 
@@ -1027,11 +942,11 @@ static dt_status rt_pop(void)
 
 static dt_status rt_attribute_by_api_enter(void)
 {
-    if (atomic_load_explicit(&R.link_mode, memory_order_relaxed)) return DT_OK;
-    pthread_mutex_lock(&R.lock);
-    int ok = R.loaded && enable_domain_callback();
-    if (ok) atomic_store(&R.link_mode, 1);
-    pthread_mutex_unlock(&R.lock);
+    if (atomic_load_explicit(&rt_state.link_mode, memory_order_relaxed)) return DT_OK;
+    pthread_mutex_lock(&rt_state.lock);
+    int ok = rt_state.loaded && enable_domain_callback();
+    if (ok) atomic_store(&rt_state.link_mode, 1);
+    pthread_mutex_unlock(&rt_state.lock);
     return ok ? DT_OK : DT_ERR_BACKEND_UNAVAILABLE;
 }
 

@@ -86,4 +86,16 @@ typedef enum dt_rt_command {
 } dt_rt_command;
 DT_HIDDEN dt_rt_command dt_rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind);
 
+/* The HIP runtime's device queries, as bound (NULL: absent). */
+typedef struct dt_rt_hip {
+    dt_hip_int_fn runtime_get_version, get_device_count;
+    dt_hip_name_fn device_get_name;
+    dt_hip_total_mem_fn device_total_mem;
+    dt_hip_attribute_fn device_get_attribute;
+} dt_rt_hip;
+
+/* Describe the process's devices to s through HIP's attribute queries
+   (roctracer_devices.c); what cannot be read is absent, and noted. */
+DT_HIDDEN void dt_rt_read_devices(dt_session *s, const dt_rt_hip *hip);
+
 #endif /* DT_ROCTRACER_H */

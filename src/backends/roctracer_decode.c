@@ -3,6 +3,7 @@
  * domain (HIP_OPS device work, HIP_API calls, EXT_API external ids), kernel
  * names copied into the buffer, and the arguments the API callbacks took.
  */
+#include "backends/api_names.h"
 #include "backends/roctracer.h"
 
 #include <stdio.h>
@@ -109,7 +110,6 @@ dt_rt_command dt_rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind)
 /* ------------------------------------------------------------------ */
 /* Per-buffer state                                                    */
 /* ------------------------------------------------------------------ */
-#define API_SLOTS 64
 typedef struct decode_ctx {
     const dt_rt_decoder *d;
     dt_session *s;
@@ -121,10 +121,8 @@ typedef struct decode_ctx {
     int pending;
     uint64_t pending_external;
     dt_decode_cache cache;
-    struct { uint32_t key; uint32_t id; } api[API_SLOTS]; /* key: op + 1 */
+    dt_api_names api; /* key: op + 1 */
 } decode_ctx;
-
-_Static_assert(API_SLOTS == 64, "api_name() takes 6 bits of the hash");
 
 static void note_other(decode_ctx *cx, uint32_t domain, uint32_t op, uint32_t kind)
 {
@@ -137,24 +135,12 @@ static void note_other(decode_ctx *cx, uint32_t domain, uint32_t op, uint32_t ki
 /* Interned name of a HIP API call, cached for the buffer. */
 static uint32_t api_name(decode_ctx *cx, uint32_t op)
 {
-    uint32_t key = op + 1u;
-    size_t slot = (size_t)((key * UINT32_C(0x9e3779b9)) >> 26);
-    if (key && cx->api[slot].key == key) return cx->api[slot].id;
+    uint64_t key = (uint64_t)op + 1u;
+    uint32_t id;
+    if (dt_api_names_find(&cx->api, key, &id)) return id;
     const dt_rt_decoder *d = cx->d;
     const char *name = d->api_names && op < d->api_name_count ? d->api_names[op] : NULL;
-    uint32_t id;
-    if (name && name[0]) {
-        id = dt_intern_str(&cx->s->names, name);
-    } else {
-        char buf[40];
-        int n = snprintf(buf, sizeof buf, "HIP_API#%u", (unsigned)op);
-        id = dt_intern_n(&cx->s->names, buf, (size_t)n);
-    }
-    if (id != UINT32_MAX && key) {
-        cx->api[slot].key = key;
-        cx->api[slot].id = id;
-    }
-    return id;
+    return dt_api_names_add(&cx->api, cx->s, key, name && name[0] ? name : NULL, "HIP_API", op);
 }
 
 /* The interned kernel name of a dispatch; *bad when the record's pointer
@@ -360,7 +346,7 @@ void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, c
         }
     }
     dt_decode_cache_init(&cx.cache);
-    memset(cx.api, 0, sizeof cx.api);
+    dt_api_names_init(&cx.api);
     dt_session_lock(s);
     size_t n = bytes / DT_RT_RECORD_SIZE;
     for (size_t i = 0; i < n; i++) {

@@ -1,8 +1,7 @@
-/* libdevtrace_inject and CUDA. It is CUDA's injection library
-   (CUDA_INJECTION64_PATH): the driver calls InitializeInjection when the
-   process initialises CUDA, before its first context, and only then is
-   CUPTI loaded and attached to the session: a process that never uses CUDA
-   (a compiler, a launcher, `true`) never loads libcupti.
+/* libdevtrace_inject and CUDA's other CUPTI clients. The library is CUDA's
+   injection library (vendor_entry.c: InitializeInjection, for the backend
+   with DT_BACKEND_INJECTION_ENTRY, CUPTI), and stands between the program
+   and CUPTI's subscribe.
 
    CUPTI allows one subscriber per process. When the program starts its own
    CUPTI client while devtrace holds CUPTI (torch.profiler's Kineto
@@ -12,7 +11,7 @@
    instead: what it recorded until then stays in its trace, the device
    activity after that goes to the client. */
 #include "backends/cupti_family_abi.h" /* result codes, checked against cupti_result.h in cupti.c */
-#include "dt_internal.h"
+#include "backends/backend.h"
 #include "inject.h"
 
 #include <dlfcn.h>
@@ -21,59 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Whether the CUDA driver will call this library's InitializeInjection: only
-   then may CUPTI wait for it. Another injection library named in
-   CUDA_INJECTION64_PATH (by the user) would be called instead. */
-static int cuda_calls_us(void)
-{
-    const char *named = dt_env("CUDA_INJECTION64_PATH");
-    Dl_info self;
-    if (!named || !dladdr((void *)cuda_calls_us, &self) || !self.dli_fname) return 0;
-    char a[4096], b[4096];
-    return realpath(named, a) && realpath(self.dli_fname, b) && strcmp(a, b) == 0;
-}
-
-const char *dt_inject_deferred_backend(void)
-{
-    return cuda_calls_us() ? "cupti" : NULL;
-}
-
-/* ------------------------------------------------------------------ */
-/* CUDA                                                                */
-/* ------------------------------------------------------------------ */
-/* Whether devtrace may use CUPTI in this process (the backend asked for). */
-static int cupti_wanted(void)
-{
-    const char *b = dt_env("DEVTRACE_BACKEND");
-    return !b || strcmp(b, "auto") == 0 || strcmp(b, "cupti") == 0;
-}
-
-/* CUDA driver injection entry point: the process initialises CUDA. */
-__attribute__((visibility("default"))) int InitializeInjection(void);
-int InitializeInjection(void)
-{
-    if (!cupti_wanted()) return 1;
-    if (dt_inject_session && getpid() == dt_inject_owner && dt_session_awaits(dt_inject_session, "cupti")) {
-        if (dt_session_attach_deferred(dt_inject_session) != DT_OK) {
-            dt_inject_report("note", 0, "", "CUPTI not attached when the process initialised CUDA: %s", dt_last_error());
-            return 1;
-        }
-        /* The CUDA runtime registered its teardown with atexit as it began
-           initialising the driver (a statically linked cudart does so after
-           this library's constructor registered its own handler, so that
-           handler would run after the teardown): the trace is written from
-           a handler registered now, which runs before the runtime's, while
-           CUPTI can still flush. */
-        atexit(dt_inject_finish);
-        return 1;
-    }
-    /* No session waits for CUPTI (DEVTRACE_DISABLE: the program records
-       through devtrace's API itself): arm what must precede the first
-       context, for its session. */
-    if (dt_prepare("cupti") != DT_OK) dt_log("InitializeInjection: %s", dt_last_error());
-    return 1;
-}
 
 /* Another CUPTI client subscribing (torch.profiler's Kineto, when a profile
    starts): the preloaded definitions below stand between it and CUPTI.
@@ -111,7 +57,9 @@ static void caller_name(const void *caller, char *out, size_t n)
    CUPTI go. Returns whether devtrace held CUPTI. */
 static int before_other_subscriber(const char *who)
 {
-    if (!dt_inject_session || getpid() != dt_inject_owner || strcmp(dt_session_backend(dt_inject_session), "cupti") != 0) return 0;
+    if (!dt_inject_session || getpid() != dt_inject_owner) return 0;
+    const dt_backend *b = dt_backend_find(dt_session_backend(dt_inject_session));
+    if (!b || !(b->caps & DT_BACKEND_INJECTION_ENTRY)) return 0;
     if (dt_env_bool("DEVTRACE_CUPTI_HANDOVER") == 1) {
         dt_session_release_backend(dt_inject_session, who);
         dt_inject_report("note", 0, "", "CUPTI given to %s (DEVTRACE_CUPTI_HANDOVER=1): the device activity from then on is "

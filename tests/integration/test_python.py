@@ -52,6 +52,15 @@ def test_backends_are_listed_with_reasons():
     assert "no-such-backend" in str(e.value)
 
 
+def test_the_library_says_which_backends_kineto_records_itself():
+    from devtrace._api import kineto_native
+
+    assert [n for n in devtrace.backend_names() if kineto_native(n)] == ["cupti"]
+    with pytest.raises(devtrace.UnknownBackendError) as e:
+        kineto_native("no-such-backend")
+    assert "no-such-backend" in str(e.value)
+
+
 def test_profile_records_typed_events_exactly(tmp_path, emu):
     emu.reset_stats()
     out = tmp_path / "t.json"

@@ -26,17 +26,21 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _native
-from .._api import BackendStatus, BackendUnavailableError, DevtraceError, backend_names, probe
+from .._api import BackendStatus, BackendUnavailableError, DevtraceError, backend_names, kineto_native, probe
 
 _SOURCE = Path(__file__).resolve().parent / "kineto_plugin.cpp"
 
-# Backends whose device activity Kineto records on its own: a second
-# subscriber to the same vendor interface would fail or steal its records.
-KINETO_NATIVE_BACKENDS = {
-    "cupti": "NVIDIA GPUs are recorded by torch.profiler itself through Kineto's CUPTI support: "
-             "use torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) "
-             "without devtrace.torch, or record the whole program with `devtrace record -- python ...`",
-}
+# Backends whose device activity Kineto records on its own (the library's
+# backend list says which): a second subscriber to the same vendor interface
+# would fail or steal its records.
+KINETO_NATIVE_BACKENDS = frozenset(n for n in backend_names() if kineto_native(n))
+
+
+def _left_to_kineto(backend: str) -> str:
+    return ("devtrace.torch does not record the %s backend: torch.profiler records its devices itself through "
+            "Kineto: use torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) "
+            "without devtrace.torch, or record the whole program with `devtrace record -- python ...`" % backend)
+
 
 _plugin: Optional[ctypes.CDLL] = None
 _backend: Optional[str] = None
@@ -112,8 +116,7 @@ def _choose(backend: str) -> Tuple[str, BackendStatus]:
         raise TypeError("devtrace.torch.enable(backend): backend is a name, \"auto\" or one of %s; got %r"
                         % (", ".join(n for n in backend_names() if n not in KINETO_NATIVE_BACKENDS), backend))
     if backend in KINETO_NATIVE_BACKENDS:
-        raise DevtraceError("DT_ERR_UNKNOWN_BACKEND", "devtrace.torch does not record the %s backend: %s"
-                            % (backend, KINETO_NATIVE_BACKENDS[backend]))
+        raise DevtraceError("DT_ERR_UNKNOWN_BACKEND", _left_to_kineto(backend))
     if backend != "auto":
         status = probe(backend)
         if not status.available:

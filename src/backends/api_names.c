@@ -1,0 +1,27 @@
+/* The API-name cache every backend's decoder uses (api_names.h). */
+#include "backends/api_names.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "dt_internal.h"
+
+uint32_t dt_api_names_add(dt_api_names *c, dt_session *s, uint64_t key, const char *name, const char *fallback,
+                          int64_t number)
+{
+    uint32_t id;
+    if (name) {
+        id = dt_intern_str(&s->names, name);
+    } else {
+        char buf[96];
+        int n = snprintf(buf, sizeof buf, "%s#%" PRId64, fallback, number);
+        id = dt_intern_n(&s->names, buf, n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    }
+    if (id != UINT32_MAX) {
+        size_t i = dt_api_names_slot(key);
+        if (c->slot[i].key != 0 && c->slot[i].key != key) i = dt_api_names_other_slot(key);
+        c->slot[i].key = key;
+        c->slot[i].id = id;
+    }
+    return id;
+}
