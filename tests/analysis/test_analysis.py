@@ -96,7 +96,8 @@ def test_convert_keeps_every_event_and_its_values(synthetic, tmp_path):
         rows = [e for e in events if e["kind"] == "kernel"]
         assert [(round(k["ts"] * 1000), round(k["dur"] * 1000), k["name"], k["args"]["stream"],
                  k["args"]["correlation"], k["args"]["grid"], k["args"]["block"]) for k in kernels] == \
-            [(e["ts"], e["dur"], e["name"], e["stream"], e["correlation"], e["grid"], e["block"]) for e in rows]
+            [(e["ts"], e["dur"], e["name"], e["stream"], e["correlation"], [e["grid_x"], e["grid_y"], e["grid_z"]],
+              [e["block_x"], e["block_y"], e["block_z"]]) for e in rows]
         assert sorted(f["flow_id"] for f in flows) == sorted(e["id"] for e in src if e["ph"] in ("s", "f"))
 
 
