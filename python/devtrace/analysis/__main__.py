@@ -17,11 +17,13 @@ def _convert(argv) -> int:
     p.add_argument("--rows", type=int, default=None, help="rows per row group (default 65536)")
     p.add_argument("--no-steps", action="store_true",
                    help="leave the step column empty: one pass over each trace instead of two")
+    p.add_argument("-j", "--jobs", type=int, default=None,
+                   help="traces converted at a time (default: one per CPU, at most 8)")
     p.add_argument("traces", nargs="+", metavar="TRACE")
     a = p.parse_args(argv)
     from ._columns import ROWS, convert
     try:
-        res = convert(a.traces, a.output, rows=a.rows or ROWS, steps=not a.no_steps)
+        res = convert(a.traces, a.output, rows=a.rows or ROWS, steps=not a.no_steps, jobs=a.jobs)
     except (OSError, ValueError) as e:
         print("devtrace convert: %s" % e, file=sys.stderr)
         return 1

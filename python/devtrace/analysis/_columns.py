@@ -8,8 +8,9 @@ import ctypes.util
 import json
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -171,20 +172,29 @@ def _split(batch: pa.RecordBatch, b: _Batch):
 
 def convert_one(path: str, out: Path, stem: str, rows: int = ROWS, steps: bool = True) -> dict:
     """Converts one trace: its events and flows under out, rank by rank.
-    Returns what it wrote and the trace's metadata."""
+    Returns what it wrote and the trace's metadata. A thread writes each
+    batch while the reader fills the next (both outside Python's lock)."""
     lib = library()
     writers = _Writers(out, stem, rows)
     parts_seen: Dict[int, int] = {}
     failure: List[BaseException] = []
+    writing = ThreadPoolExecutor(max_workers=1)
+    pending: list = []
+
+    def write(items) -> None:
+        for p, table, data in items:
+            writers.write(p, table, data)
 
     def sink(_user, batch_ptr):
         try:
             b = batch_ptr.contents
-            batch = pa.RecordBatch._import_from_c(b.array, BATCH_SCHEMA)
-            for p, table, data in _split(batch, b):
-                writers.write(p, table, data)
+            items = _split(pa.RecordBatch._import_from_c(b.array, BATCH_SCHEMA), b)
+            for p, table, data in items:
                 if table == "events":
                     parts_seen[p] = parts_seen.get(p, 0) + data.num_rows
+            if pending:
+                pending.pop().result()
+            pending.append(writing.submit(write, items))
             return 0
         except BaseException as e:  # noqa: B902 - handed back after the C call returns
             failure.append(e)
@@ -196,9 +206,14 @@ def convert_one(path: str, out: Path, stem: str, rows: int = ROWS, steps: bool =
     try:
         rc = lib.dt_col_read(os.fsencode(path), rows, DT_COL_STEPS if steps else 0, callback, None,
                              ctypes.byref(meta_ptr), err, len(err))
+        if pending and not failure:
+            pending.pop().result()
     except BaseException:
+        writing.shutdown(wait=True)
         writers.discard()
         raise
+    finally:
+        writing.shutdown(wait=True)
     meta = {}
     if meta_ptr.value:
         meta = json.loads(ctypes.string_at(meta_ptr.value).decode("utf-8", "replace"))
@@ -240,13 +255,15 @@ TRACES_SCHEMA = pa.schema([
 ])
 
 
-def convert(traces: Sequence[str], out: str, rows: int = ROWS, steps: bool = True) -> dict:
+def convert(traces: Sequence[str], out: str, rows: int = ROWS, steps: bool = True,
+            jobs: Optional[int] = None) -> dict:
     """Converts traces (devtrace's, torch.profiler's, merged) to a Parquet
     dataset in the directory out (created; it must hold no dataset yet):
     events/rank=R/TRACE.parquet, flows/rank=R/TRACE.parquet and
     traces.parquet (one row per trace and rank: host, backend, losses, clock
     fit, capture window, distributedInfo). steps=False leaves the step
-    column null and reads each trace once instead of twice. A trace's rank is its
+    column null and reads each trace once instead of twice. jobs traces are
+    converted at a time (default: one per CPU, at most 8). A trace's rank is its
     distributedInfo's, a merged trace's ranks are those merge gave its
     processes, and traces naming no rank take their place in the list.
     Returns {"ranks": [...], "events": N}."""
@@ -256,13 +273,26 @@ def convert(traces: Sequence[str], out: str, rows: int = ROWS, steps: bool = Tru
     if not traces:
         raise ValueError("no trace to convert")
     outdir.mkdir(parents=True, exist_ok=True)
-    done = []
+    for path in traces:
+        if not os.path.isfile(path):
+            raise FileNotFoundError("%s: no such trace" % path)
     taken: set = set()
+    stems = [_stem(path, taken) for path in traces]
+    jobs = max(1, min(len(traces), jobs or min(os.cpu_count() or 1, 8)))
+    done = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(convert_one, path, outdir, stem, rows, steps) for path, stem in zip(traces, stems)]
+        failure = None
+        for path, f in zip(traces, futures):
+            try:
+                done.append((path, f.result()))
+            except BaseException as e:  # noqa: B902 - the first failure, once every trace has stopped
+                failure = failure or e
+                for g in futures:
+                    g.cancel()
     try:
-        for path in traces:
-            if not os.path.isfile(path):
-                raise FileNotFoundError("%s: no such trace" % path)
-            done.append((path, convert_one(path, outdir, _stem(path, taken), rows, steps)))
+        if failure:
+            raise failure
         rows_out = _assign_ranks(done)
     except BaseException:
         for _, r in done:
