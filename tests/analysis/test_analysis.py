@@ -328,3 +328,58 @@ def test_devtrace_traces_of_two_ranks_agree_with_hta(tmp_path):
     ranks = [tmp_path / ("job.rank%d.json" % r) for r in range(2)]
     ds = convert(ranks, tmp_path / "ds")
     compare_with_hta(ranks, ds, hta_analysis(ranks, tmp_path))
+
+
+# ---- the step column ----
+
+def test_step_column_gives_each_event_its_enclosing_step(tmp_path):
+    """Host events take the ProfilerStep range their start lies in, on their
+    rank; device work the step of its launch call (by correlation, else the
+    operator with its External id), wherever it ran. The trace lists the
+    steps after their contents, and two ranks (as merged) use the same
+    correlations."""
+    pq = need("pyarrow.parquet")
+    moved = 1 << 23  # a merged trace moves rank 1's pids by 2^23
+
+    def x(name, cat, ts, dur, pid=10, tid=10, **args):
+        e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+        if args:
+            e["args"] = {{"ext": "External id"}.get(k, k): v for k, v in args.items()}
+        return e
+
+    ev = [
+        x("aten::before", "cpu_op", 500.0, 10.0),                               # before any step: none
+        x("aten::mm", "cpu_op", 1500.0, 100.0, ext=76),                         # step 5
+        x("cudaLaunchKernel", "cuda_runtime", 1600.0, 5.0, correlation=11),     # step 5
+        x("gemm", "kernel", 2100.0, 50.0, pid=0, tid=7, device=0, stream=7, correlation=11),  # launched in 5
+        x("aten::add", "cpu_op", 2500.0, 20.0, ext=77),                         # step 6
+        x("add_kernel", "kernel", 3100.0, 5.0, pid=0, tid=7, device=0, stream=7, ext=77),    # by External id: 6
+        x("orphan", "kernel", 1200.0, 5.0, pid=0, tid=7, device=0, stream=7, correlation=99),  # no launch: none
+        {"ph": "i", "cat": "cpu_instant_event", "name": "at_end", "pid": 10, "tid": 10, "ts": 3000.0, "s": "t"},
+        x("ProfilerStep#6", "user_annotation", 2000.0, 1000.0),
+        x("ProfilerStep#5", "user_annotation", 1000.0, 1000.0),
+        # rank 1: its own step 0 over the same times, and correlation 11 launched there
+        x("ProfilerStep#0", "user_annotation", 1000.0, 3000.0, pid=moved + 10),
+        x("cudaLaunchKernel", "cuda_runtime", 3500.0, 5.0, pid=moved + 10, correlation=11),
+        x("gemm", "kernel", 3600.0, 50.0, pid=moved, tid=7, device=0, stream=7, correlation=11),
+        x("aten::late", "cpu_op", 4000.0, 5.0, pid=moved + 10),                 # at the step's end: none
+    ]
+    path = tmp_path / "merged.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": ev}))
+    ds = convert([path], tmp_path / "ds")
+    steps = {}
+    for r in (0, 1):
+        for e in pq.read_table(ds / "events" / ("rank=%d" % r)).to_pylist():
+            steps[(r, e["name"])] = e["step"]
+    assert steps == {
+        (0, "aten::before"): None, (0, "aten::mm"): 5, (0, "cudaLaunchKernel"): 5, (0, "gemm"): 5,
+        (0, "aten::add"): 6, (0, "add_kernel"): 6, (0, "orphan"): None, (0, "at_end"): None,
+        (0, "ProfilerStep#6"): 6, (0, "ProfilerStep#5"): 5,
+        (1, "ProfilerStep#0"): 0, (1, "cudaLaunchKernel"): 0, (1, "gemm"): 0, (1, "aten::late"): None,
+    }
+    meta = json.loads(pq.read_table(ds / "traces.parquet").to_pylist()[0]["metadata"])
+    assert (meta["steps"], meta["deviceWorkWithoutLaunch"]) == (3, 1)
+    # --no-steps: one pass, no step
+    res = run([DEVTRACE, "convert", "--no-steps", path, "-o", tmp_path / "one"])
+    assert res.returncode == 0, res.stderr
+    assert pq.read_table(tmp_path / "one" / "events").column("step").null_count == len(ev)
