@@ -723,6 +723,7 @@ static char *col_meta(const dt_rd_summary *m, const col_state *s, const char *er
     col_printf(&t, "%" PRIu64, m->bytes);
     col_key(&t, "compressed");
     col_printf(&t, m->compressed ? "true" : "false");
+    col_key_string(&t, "format", m->format == DT_RD_FORMAT_PERFETTO ? "perfetto" : "json");
     col_key(&t, "stringFlowIds");
     col_printf(&t, "%" PRIu64, s->string_flow_ids);
     if (s->steps_on) {
@@ -851,9 +852,13 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
     dt_rd_summary summary;
     memset(&summary, 0, sizeof summary);
     int rc = 0;
+    /* a Perfetto trace has no JSON text to read args from: its events come
+       without grid, block, collective and process group */
+    bool perfetto = false;
     if (flags & DT_COL_STEPS) {
         s.steps_on = true;
-        rc = col_pass(path, col_steps_visit, DT_RD_JSON, &s, &summary, err, errlen);
+        rc = col_pass(path, col_steps_visit, 0, &s, &summary, err, errlen);
+        perfetto = summary.format == DT_RD_FORMAT_PERFETTO;
         qsort(s.steps, s.nsteps, sizeof *s.steps, col_step_cmp);
         if (rc == 0) {
             dt_rd_summary_free(&summary);
@@ -865,7 +870,14 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
         rc = -1;
     }
     if (rc == 0) {
-        rc = col_pass(path, col_visit, DT_RD_RAW, &s, &summary, err, errlen);
+        rc = col_pass(path, col_visit, perfetto ? 0 : DT_RD_RAW, &s, &summary, err, errlen);
+        if (rc == -1 && !perfetto && summary.format == DT_RD_FORMAT_PERFETTO && s.rows == 0 &&
+            s.first_index == 0) {
+            /* refused at its first byte, for want of JSON text */
+            dt_rd_summary_free(&summary);
+            memset(&summary, 0, sizeof summary);
+            rc = col_pass(path, col_visit, 0, &s, &summary, err, errlen);
+        }
         if (rc == 0)
             rc = col_flush(&s);
     }

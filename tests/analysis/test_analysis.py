@@ -383,3 +383,41 @@ def test_step_column_gives_each_event_its_enclosing_step(tmp_path):
     res = run([DEVTRACE, "convert", "--no-steps", path, "-o", tmp_path / "one"])
     assert res.returncode == 0, res.stderr
     assert pq.read_table(tmp_path / "one" / "events").column("step").null_count == len(ev)
+
+
+# ---- Perfetto input ----
+
+def test_perfetto_trace_converts_to_the_rows_of_its_json(tmp_path):
+    """One emulated scenario recorded as JSON and as Perfetto: the same
+    events with the same values, device durations within the 1 ns that each
+    recording's own clock fit may take; a Perfetto trace has no JSON text,
+    so its device work comes without grid and block (docs/analysis.md)."""
+    pq = need("pyarrow.parquet")
+    from conftest import BUILD
+    emu = BUILD / "emu" / "libtopspti.so"
+    scenario = tmp_path / "s.scn"
+    scenario.write_text(
+        "vendor topspti\ndevices 1\nthread \"w\" {\n  repeat 3 {\n"
+        "    kernel device=0 stream=1 name=\"k1\" grid=4,1,1 block=2,1,1 dur_us=10\n"
+        "    kernel device=0 stream=1 name=\"k2\" grid=4,1,1 block=2,1,1 dur_us=7\n"
+        "    memcpy device=0 stream=2 kind=htod bytes=4096 dur_us=5\n"
+        "  }\n  sync device=0\n}\n")
+    rows = {}
+    for fmt, path in (("json", tmp_path / "t.json"), ("perfetto", tmp_path / "t.pftrace")):
+        res = run([DEVTRACE, "record", "--backend", "topspti", "--format", fmt, "-o", path, "--",
+                   EMU_RUN, "--quiet", "--library", emu, scenario], env={"DEVTRACE_TOPSPTI_LIBRARY": str(emu)})
+        assert res.returncode == 0, res.stderr
+        ds = convert([path], tmp_path / ("ds-" + fmt))
+        meta = json.loads(pq.read_table(ds / "traces.parquet").to_pylist()[0]["metadata"])
+        assert (meta["format"], meta["backend"]) == (fmt, "topspti")
+        rows[fmt] = sorted((e["kind"], e["name"], e["correlation"], e["device"], e["stream"], e["bytes"],
+                            e["dur"] if e["kind"] in ("kernel", "memcpy") else None,
+                            (e["grid_x"], e["block_x"]))
+                           for e in pq.read_table(ds / "events").to_pylist()
+                           if e["ph"] == "X" and e["kind"] != "trace")
+    assert len(rows["json"]) == 3 * 3 * 2 + 2  # a launch call and its work, and the two syncs
+    assert [r[:6] for r in rows["perfetto"]] == [r[:6] for r in rows["json"]]
+    for j, p in zip(rows["json"], rows["perfetto"]):
+        assert j[6] is None or abs(j[6] - p[6]) <= 1, (j, p)
+    assert {r[7] for r in rows["json"] if r[0] == "kernel"} == {(4, 2)}
+    assert {r[7] for r in rows["perfetto"]} == {(None, None)}

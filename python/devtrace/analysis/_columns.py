@@ -234,7 +234,7 @@ _STEM_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 
 def _stem(path: str, taken: set) -> str:
     name = os.path.basename(path)
-    for suffix in (".gz", ".json"):
+    for suffix in (".gz", ".json", ".pftrace"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     base = _STEM_BAD.sub("_", name) or "trace"
