@@ -92,6 +92,8 @@ static void exp_release_child(struct ArrowArray *a)
     a->release = NULL;
 }
 
+static const char col_kinds[] = DT_COL_KINDS;
+
 static col_export *exp_new(size_t rows)
 {
     col_export *x = calloc(1, sizeof *x);
@@ -104,20 +106,21 @@ static col_export *exp_new(size_t rows)
             goto fail;
     }
     for (int d = 0; d <= SD_COUNT; d++) {
-        if (!(x->offsets[d] = malloc((rows + 1) * sizeof *x->offsets[d])))
+        /* a batch's strings are at most its rows; the kinds, all of them */
+        size_t n = d == SD_COUNT ? sizeof col_kinds : rows;
+        if (!(x->offsets[d] = malloc((n + 1) * sizeof *x->offsets[d])))
             goto fail;
         x->offsets[d][0] = 0;
     }
     /* the kinds' dictionary, whole (enum dt_rd_cat's order) */
-    static const char kinds[] = DT_COL_KINDS;
-    if (!(x->chars[SD_COUNT] = malloc(sizeof kinds)))
+    if (!(x->chars[SD_COUNT] = malloc(sizeof col_kinds)))
         goto fail;
     int32_t k = 0;
-    for (size_t i = 0; i < sizeof kinds; i++) {
-        if (kinds[i] == ',' || kinds[i] == '\0')
+    for (size_t i = 0; i < sizeof col_kinds; i++) {
+        if (col_kinds[i] == ',' || col_kinds[i] == '\0')
             x->offsets[SD_COUNT][++k] = (int32_t)x->chars_len[SD_COUNT];
         else
-            x->chars[SD_COUNT][x->chars_len[SD_COUNT]++] = kinds[i];
+            x->chars[SD_COUNT][x->chars_len[SD_COUNT]++] = col_kinds[i];
     }
     x->nlocal[SD_COUNT] = k;
     return x;
@@ -207,6 +210,7 @@ typedef struct col_dict {
         int32_t code;    /* its code there */
     } *seen;             /* by the string's id */
     size_t cap;
+    int64_t last; /* the string met last (-1: none): runs of one category or phase skip the hash */
 } col_dict;
 
 /* A step: a ProfilerStep#N range of part (rank). */
@@ -313,7 +317,9 @@ static int col_flush(col_state *s)
 static int32_t col_code(col_state *s, int d, const char *text, size_t len)
 {
     col_dict *t = &s->dict[d];
-    int64_t id = dt_rd_strtab_intern(&t->tab, text, len, NULL);
+    int64_t id = t->last;
+    if (id < 0 || t->tab.lens[id] != len || memcmp(t->tab.keys[id], text, len) != 0)
+        id = t->last = dt_rd_strtab_intern(&t->tab, text, len, NULL);
     if (id < 0 || dt_rd_grow((void **)&t->seen, &t->cap, (size_t)id + 1, sizeof *t->seen) != 0) {
         s->failed = 1;
         return -1;
@@ -847,8 +853,10 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
     s.sink = sink;
     s.user = user;
     s.cap = rows ? rows : DT_COL_DEFAULT_ROWS;
-    for (int d = 0; d < SD_COUNT; d++)
+    for (int d = 0; d < SD_COUNT; d++) {
         dt_rd_strtab_init(&s.dict[d].tab);
+        s.dict[d].last = -1;
+    }
     dt_rd_summary summary;
     memset(&summary, 0, sizeof summary);
     int rc = 0;
