@@ -101,6 +101,20 @@ def test_convert_keeps_every_event_and_its_values(synthetic, tmp_path):
         assert sorted(f["flow_id"] for f in flows) == sorted(e["id"] for e in src if e["ph"] in ("s", "f"))
 
 
+def test_small_row_groups_give_the_same_rows(synthetic, tmp_path):
+    """Batches of 7 rows (fewer than the kinds, a string dictionary per
+    batch, many row groups) hold what the default batches hold."""
+    pq = need("pyarrow.parquet")
+    paths, ds = synthetic
+    res = run([DEVTRACE, "convert", "--rows", "7", *paths, "-o", tmp_path / "small"])
+    assert res.returncode == 0, res.stderr
+    for table in ("events", "flows"):
+        a = pq.read_table(ds / table).to_pylist()
+        b = pq.read_table(tmp_path / "small" / table).to_pylist()
+        assert a == b and len(a) > 7
+    assert pq.ParquetFile(next((tmp_path / "small" / "events" / "rank=0").iterdir())).num_row_groups > 5
+
+
 def test_convert_refuses_a_broken_trace_and_leaves_nothing(tmp_path):
     bad = tmp_path / "cut.json"
     bad.write_text(json.dumps(kineto_trace(0, 2))[:-40])
@@ -421,3 +435,33 @@ def test_perfetto_trace_converts_to_the_rows_of_its_json(tmp_path):
         assert j[6] is None or abs(j[6] - p[6]) <= 1, (j, p)
     assert {r[7] for r in rows["json"] if r[0] == "kernel"} == {(4, 2)}
     assert {r[7] for r in rows["perfetto"]} == {(None, None)}
+
+
+# ---- torch.profiler traces written with devtrace's Kineto plugin ----
+
+def test_plugin_traces_agree_with_hta(tmp_path):
+    """A model step under torch.profiler with devtrace.torch on the TOPSPTI
+    emulator (custom ops launching kernels, copies and fills on two threads
+    and two devices): in HTA's view, the same numbers as HTA's; and the
+    step column puts each launch's device work in its ProfilerStep."""
+    need("torch")
+    pq = need("pyarrow.parquet")
+    import sys
+    from conftest import BUILD
+    emu = BUILD / "emu" / "libtopspti.so"
+    out = tmp_path / "workload"
+    res = run([sys.executable, SOURCE / "tests" / "integration" / "torch_workload.py", "--emulator", emu,
+               "--backend", "topspti", "--out", out], env={"DEVTRACE_TOPSPTI_LIBRARY": str(emu)}, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    trace = out / "trace.json"
+    ds = convert([trace], tmp_path / "ds")
+    compare_with_hta([trace], ds, hta_analysis([trace], tmp_path))
+    events = pq.read_table(ds / "events").to_pylist()
+    src = load_trace(trace)["traceEvents"]
+    steps = sorted(e["name"] for e in src if e.get("name", "").startswith("ProfilerStep#"))
+    assert steps, "the workload's torch.profiler steps"
+    # every device work launched inside a step has that step: its launch call's
+    launch_step = {(e["correlation"]): e["step"] for e in events if e["kind"] == "runtime"}
+    work = [e for e in events if e["kind"] in ("kernel", "memcpy", "memset")]
+    assert work and all(e["step"] == launch_step[e["correlation"]] for e in work)
+    assert {e["step"] for e in work} == {int(s.split("#")[1]) for s in steps}
