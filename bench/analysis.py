@@ -1,14 +1,15 @@
 """Analysis at scale, beside its baselines in the same run:
 
-1. convert: MB of JSON per second and peak RSS of `devtrace convert`, beside
-   the C reader alone (`devtrace stats` over the same traces);
+1. convert: MB of JSON per second, CPU time and peak RSS of `devtrace
+   convert`, with its step column (two passes) and without (`--no-steps`, one
+   pass), beside the C reader alone (`devtrace stats` over the same traces);
 2. kernels + temporal: `devtrace analyze` (DuckDB) against HTA 0.5's
    TraceAnalysis load plus its kernel and temporal breakdowns, wall time and
    peak RSS;
 3. the same reports under a DuckDB memory_limit smaller than the dataset;
 4. Dask with 2 local workers against DuckDB on the same dataset.
 
-Usage: python3 bench/analysis.py [--ranks 8] [--events 1000000] [--no-hta] [--work DIR]
+Usage: python3 bench/analysis.py [--ranks 8] [--events 1000000] [--no-hta] [--work DIR] [--convert-only]
 (with DEVTRACE_LIBRARY and PYTHONPATH=python set, as for the tests, and
 build/devtrace built). Each measurement runs in a child process of its own;
 its peak RSS is the sum over the processes it starts."""
