@@ -1,14 +1,15 @@
 """Analysis at scale, beside its baselines in the same run:
 
-1. convert: MB of JSON per second and peak RSS of `devtrace convert`, beside
-   the C reader alone (`devtrace stats` over the same traces);
+1. convert: MB of JSON per second, CPU time and peak RSS of `devtrace
+   convert`, with its step column (two passes) and without (`--no-steps`, one
+   pass), beside the C reader alone (`devtrace stats` over the same traces);
 2. kernels + temporal: `devtrace analyze` (DuckDB) against HTA 0.5's
    TraceAnalysis load plus its kernel and temporal breakdowns, wall time and
    peak RSS;
 3. the same reports under a DuckDB memory_limit smaller than the dataset;
 4. Dask with 2 local workers against DuckDB on the same dataset.
 
-Usage: python3 bench/analysis.py [--ranks 8] [--events 1000000] [--no-hta] [--work DIR]
+Usage: python3 bench/analysis.py [--ranks 8] [--events 1000000] [--no-hta] [--work DIR] [--convert-only]
 (with DEVTRACE_LIBRARY and PYTHONPATH=python set, as for the tests, and
 build/devtrace built). Each measurement runs in a child process of its own;
 its peak RSS is the sum over the processes it starts."""
@@ -25,11 +26,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEVTRACE = Path(os.environ.get("DT_BUILD_DIR", ROOT / "build")) / "devtrace"
 
-# Wall time, and the peak of the summed RSS of the command and every process
-# it starts (HTA parses in a pool of processes; Dask runs workers), sampled
-# every 20 ms.
+# Wall time, CPU time (user + system, of the command and every process it
+# waited for: on a loaded machine the steadier figure), and the peak of the
+# summed RSS of the command and every process it starts (HTA parses in a
+# pool of processes; Dask runs workers), sampled every 20 ms.
 MEASURE = r"""
-import subprocess, sys, time
+import resource, subprocess, sys, time
 import psutil
 t = time.perf_counter()
 p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -45,7 +47,8 @@ err = p.stderr.read()
 dt = time.perf_counter() - t
 if p.returncode:
     sys.exit("failed: %s\n%s" % (" ".join(sys.argv[1:]), err[-2000:]))
-print(dt, peak // 1024)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(dt, ru.ru_utime + ru.ru_stime, peak // 1024)
 """
 
 HTA = r"""
@@ -58,12 +61,18 @@ t.get_temporal_breakdown(visualize=False)
 """
 
 
-def measure(cmd):
+def measure_cpu(cmd):
+    """(wall s, CPU s, peak RSS MB) of cmd."""
     out = subprocess.run([sys.executable, "-c", MEASURE, *map(str, cmd)], capture_output=True, text=True)
     if out.returncode:
         sys.exit(out.stderr)
-    secs, kb = out.stdout.split()
-    return float(secs), int(kb) / 1024.0
+    secs, cpu, kb = out.stdout.split()
+    return float(secs), float(cpu), int(kb) / 1024.0
+
+
+def measure(cmd):
+    secs, _, mb = measure_cpu(cmd)
+    return secs, mb
 
 
 def write_trace(path, rank, events, seed):
@@ -103,6 +112,7 @@ def main():
     ap.add_argument("--no-hta", action="store_true")
     ap.add_argument("--min-limit", type=int, default=64, help="smallest DuckDB memory_limit tried, MB")
     ap.add_argument("--work", help="directory for the traces (default: a temporary one)")
+    ap.add_argument("--convert-only", action="store_true", help="measure the conversion only (1.)")
     a = ap.parse_args()
     work = Path(a.work or tempfile.mkdtemp(prefix="dt-bench-analysis-"))
     traces = work / "traces"
@@ -115,16 +125,25 @@ def main():
     print("traces: %d ranks x %d events, %.0f MB of JSON" % (a.ranks, a.events, mb))
 
     # 1. convert beside the reader alone, over every rank
-    t_read, rss_read = measure(["sh", "-c", 'for f; do "$0" stats "$f" || exit 1; done', DEVTRACE, *paths])
-    t_imp, rss_imp = measure([sys.executable, "-c", "import devtrace.analysis._columns"])
+    t_read, c_read, rss_read = measure_cpu(["sh", "-c", 'for f; do "$0" stats "$f" >/dev/null || exit 1; done',
+                                            DEVTRACE, *paths])
+    t_imp, c_imp, rss_imp = measure_cpu([sys.executable, "-c", "import devtrace.analysis._columns"])
     ds = work / "ds"
     shutil.rmtree(ds, ignore_errors=True)
-    t_all, rss_all = measure([DEVTRACE, "convert", "--to", "parquet", *paths, "-o", ds])
+    t_one, c_one, rss_one = measure_cpu([DEVTRACE, "convert", "--to", "parquet", "--no-steps", *paths, "-o", ds])
+    shutil.rmtree(ds, ignore_errors=True)
+    t_all, c_all, rss_all = measure_cpu([DEVTRACE, "convert", "--to", "parquet", *paths, "-o", ds])
     pq_mb = sum(p.stat().st_size for p in ds.rglob("*.parquet")) / 1e6
-    print("reader alone (devtrace stats, each rank): %7.1f MB/s  peak RSS %6.1f MB" % (mb / t_read, rss_read))
-    print("devtrace convert (%d ranks):               %7.1f MB/s  peak RSS %6.1f MB  (%.0f MB of Parquet)"
-          % (a.ranks, mb / t_all, rss_all, pq_mb))
-    print("  of which Python's start with pyarrow:    %7.2f s     peak RSS %6.1f MB" % (t_imp, rss_imp))
+    print("reader alone (devtrace stats, each rank):  %7.1f MB/s  CPU %6.2f s  peak RSS %6.1f MB"
+          % (mb / t_read, c_read, rss_read))
+    print("devtrace convert --no-steps (one pass):    %7.1f MB/s  CPU %6.2f s  peak RSS %6.1f MB"
+          % (mb / t_one, c_one, rss_one))
+    print("devtrace convert (two passes, step column): %6.1f MB/s  CPU %6.2f s  peak RSS %6.1f MB  (%.0f MB of Parquet)"
+          % (mb / t_all, c_all, rss_all, pq_mb))
+    print("  of which Python's start with pyarrow:    %7.2f s     CPU %6.2f s  peak RSS %6.1f MB"
+          % (t_imp, c_imp, rss_imp))
+    if a.convert_only:
+        return
 
     # 2. kernels + temporal against HTA
     t_dt, rss_dt = measure([DEVTRACE, "analyze", ds, "--report", "kernels,temporal"])

@@ -46,54 +46,92 @@ typedef struct seen {
     int64_t ts[8], dur[8], correlation[8], flow[8];
     int32_t grid[8][3], block[8][3];
     char collective[8][32], group[8][32], label[8][32], thread[8][32];
-    char *keys[DT_COL_D_COUNT][16];
     int stop_after; /* stop after this many batches (0: never) */
 } seen;
 
-static void copy_key(const seen *s, int d, int32_t code, char *out)
+/* Which of a row's values are there (not null in their Arrow column). */
+enum {
+    DT_COL_V_PID = 1u << 0,
+    DT_COL_V_CORR = 1u << 1,
+    DT_COL_V_EXT = 1u << 2,
+    DT_COL_V_GRID = 1u << 3,
+    DT_COL_V_BLOCK = 1u << 4,
+    DT_COL_V_FLOW = 1u << 5,
+};
+
+static const struct ArrowArray *column(const dt_col_batch *b, int c)
+{
+    REQUIRE_EQ(b->array->n_children, DT_COL_C_COUNT);
+    return b->array->children[c];
+}
+
+static int has_value(const dt_col_batch *b, int c, size_t r)
+{
+    const uint8_t *bits = column(b, c)->buffers[0];
+    return !bits || ((bits[r >> 3] >> (r & 7)) & 1);
+}
+
+static int64_t i64_at(const dt_col_batch *b, int c, size_t r)
+{
+    return ((const int64_t *)column(b, c)->buffers[1])[r];
+}
+
+static int32_t i32_at(const dt_col_batch *b, int c, size_t r)
+{
+    return ((const int32_t *)column(b, c)->buffers[1])[r];
+}
+
+/* A dictionary column's string at row r ("" where null). */
+static void string_at(const dt_col_batch *b, int c, size_t r, char *out)
 {
     out[0] = '\0';
-    if (code >= 0 && s->keys[d][code])
-        snprintf(out, 32, "%s", s->keys[d][code]);
+    if (!has_value(b, c, r))
+        return;
+    const struct ArrowArray *a = column(b, c), *d = a->dictionary;
+    REQUIRE(d != NULL);
+    int32_t code = ((const int32_t *)a->buffers[1])[r];
+    REQUIRE(code >= 0 && code < d->length);
+    const int32_t *offsets = d->buffers[1];
+    const char *chars = d->buffers[2];
+    snprintf(out, 32, "%.*s", (int)(offsets[code + 1] - offsets[code]), chars + offsets[code]);
 }
 
 static int sink(void *user, const dt_col_batch *b)
 {
     seen *s = user;
     CHECK_EQ(b->first_index, s->rows);
-    for (int d = 0; d < DT_COL_D_COUNT; d++) {
-        for (size_t k = b->dicts[d].first_new; k < b->dicts[d].count; k++) {
-            REQUIRE(k < 16 && !s->keys[d][k]);
-            s->keys[d][k] = strndup(b->dicts[d].keys[k], b->dicts[d].lens[k]);
-        }
-    }
     s->sizes[s->batches++] = b->rows;
     for (size_t r = 0; r < b->rows; r++) {
         size_t i = s->rows++;
         REQUIRE(i < 8);
-        copy_key(s, DT_COL_D_NAME, b->dict[DT_COL_D_NAME][r], s->names[i]);
-        copy_key(s, DT_COL_D_COLLECTIVE, b->dict[DT_COL_D_COLLECTIVE][r], s->collective[i]);
-        copy_key(s, DT_COL_D_GROUP, b->dict[DT_COL_D_GROUP][r], s->group[i]);
-        copy_key(s, DT_COL_D_LABEL, b->dict[DT_COL_D_LABEL][r], s->label[i]);
-        copy_key(s, DT_COL_D_THREAD, b->dict[DT_COL_D_THREAD][r], s->thread[i]);
-        s->part[i] = b->part[r];
-        s->kind[i] = b->kind[r];
-        s->valid[i] = b->valid[r];
-        s->ts[i] = b->ts[r];
-        s->dur[i] = b->dur[r];
-        s->correlation[i] = b->correlation[r];
-        s->flow[i] = b->flow_id[r];
-        memcpy(s->grid[i], &b->grid[3 * r], sizeof s->grid[i]);
-        memcpy(s->block[i], &b->block[3 * r], sizeof s->block[i]);
+        string_at(b, DT_COL_C_NAME, r, s->names[i]);
+        string_at(b, DT_COL_C_COLLECTIVE, r, s->collective[i]);
+        string_at(b, DT_COL_C_GROUP, r, s->group[i]);
+        string_at(b, DT_COL_C_LABEL, r, s->label[i]);
+        string_at(b, DT_COL_C_THREAD, r, s->thread[i]);
+        s->part[i] = i32_at(b, DT_COL_C_PART, r);
+        s->kind[i] = i32_at(b, DT_COL_C_KIND, r); /* the kinds' dictionary is enum dt_rd_cat's order */
+        s->valid[i] = (has_value(b, DT_COL_C_PID, r) ? DT_COL_V_PID : 0) |
+                      (has_value(b, DT_COL_C_CORRELATION, r) ? DT_COL_V_CORR : 0) |
+                      (has_value(b, DT_COL_C_EXTERNAL_ID, r) ? DT_COL_V_EXT : 0) |
+                      (has_value(b, DT_COL_C_GRID_X, r) ? DT_COL_V_GRID : 0) |
+                      (has_value(b, DT_COL_C_BLOCK_X, r) ? DT_COL_V_BLOCK : 0) |
+                      (has_value(b, DT_COL_C_FLOW_ID, r) ? DT_COL_V_FLOW : 0);
+        s->ts[i] = i64_at(b, DT_COL_C_TS, r);
+        s->dur[i] = i64_at(b, DT_COL_C_DUR, r);
+        s->correlation[i] = i64_at(b, DT_COL_C_CORRELATION, r);
+        s->flow[i] = i64_at(b, DT_COL_C_FLOW_ID, r);
+        for (int k = 0; k < 3; k++) {
+            s->grid[i][k] = i32_at(b, DT_COL_C_GRID_X + k, r);
+            s->block[i][k] = i32_at(b, DT_COL_C_BLOCK_X + k, r);
+        }
     }
     return s->stop_after && (int)s->batches == s->stop_after ? 7 : 0;
 }
 
 static void free_seen(seen *s)
 {
-    for (int d = 0; d < DT_COL_D_COUNT; d++)
-        for (int k = 0; k < 16; k++)
-            free(s->keys[d][k]);
+    (void)s;
 }
 
 static void every_event_once_in_batches_of_the_size_asked(void)
@@ -101,7 +139,7 @@ static void every_event_once_in_batches_of_the_size_asked(void)
     write_trace(TRACE);
     seen s = {0};
     char *meta = NULL, err[256] = "";
-    int rc = dt_col_read(trace_path, 2, sink, &s, &meta, err, sizeof err);
+    int rc = dt_col_read(trace_path, 2, 0, sink, &s, &meta, err, sizeof err);
     unlink(trace_path);
     REQUIRE(rc == 0, "%s", err);
     CHECK_EQ(s.batches, 3);
@@ -153,7 +191,7 @@ static void a_cut_trace_is_an_error_with_its_metadata(void)
     write_trace(cut);
     seen s = {0};
     char *meta = NULL, err[256] = "";
-    int rc = dt_col_read(trace_path, 0, sink, &s, &meta, err, sizeof err);
+    int rc = dt_col_read(trace_path, 0, 0, sink, &s, &meta, err, sizeof err);
     unlink(trace_path);
     CHECK_EQ(rc, -1);
     CHECK(err[0] != '\0');
@@ -168,7 +206,7 @@ static void the_sink_can_stop(void)
     write_trace(TRACE);
     seen s = {.stop_after = 1};
     char err[256] = "";
-    int rc = dt_col_read(trace_path, 2, sink, &s, NULL, err, sizeof err);
+    int rc = dt_col_read(trace_path, 2, 0, sink, &s, NULL, err, sizeof err);
     unlink(trace_path);
     CHECK_EQ(rc, 7);
     CHECK_EQ(s.batches, 1);
@@ -179,7 +217,7 @@ static void a_missing_file_is_named(void)
 {
     char *meta = (char *)1, err[256] = "";
     seen s = {0};
-    CHECK_EQ(dt_col_read("/nonexistent/trace.json", 0, sink, &s, &meta, err, sizeof err), -1);
+    CHECK_EQ(dt_col_read("/nonexistent/trace.json", 0, 0, sink, &s, &meta, err, sizeof err), -1);
     CHECK(strstr(err, "/nonexistent/trace.json"), "%s", err);
     CHECK(meta == NULL);
 }

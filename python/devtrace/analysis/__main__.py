@@ -15,11 +15,15 @@ def _convert(argv) -> int:
     p.add_argument("--to", choices=["parquet"], default="parquet", help="the format (parquet)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="the dataset's directory (new)")
     p.add_argument("--rows", type=int, default=None, help="rows per row group (default 65536)")
+    p.add_argument("--no-steps", action="store_true",
+                   help="leave the step column empty: one pass over each trace instead of two")
+    p.add_argument("-j", "--jobs", type=int, default=None,
+                   help="traces converted at a time (default: one per CPU, at most 8)")
     p.add_argument("traces", nargs="+", metavar="TRACE")
     a = p.parse_args(argv)
     from ._columns import ROWS, convert
     try:
-        res = convert(a.traces, a.output, rows=a.rows or ROWS)
+        res = convert(a.traces, a.output, rows=a.rows or ROWS, steps=not a.no_steps, jobs=a.jobs)
     except (OSError, ValueError) as e:
         print("devtrace convert: %s" % e, file=sys.stderr)
         return 1
@@ -87,8 +91,9 @@ def main(argv=None) -> int:
         print("usage: python -m devtrace.analysis convert|analyze ...", file=sys.stderr)
         return 2
     try:
-        import duckdb  # noqa: F401
         import pyarrow  # noqa: F401
+        if argv[0] == "analyze":
+            import duckdb  # noqa: F401
     except ImportError as e:
         print("devtrace %s needs pyarrow and duckdb: pip install 'devtrace[analysis]' (%s)" % (argv[0], e),
               file=sys.stderr)

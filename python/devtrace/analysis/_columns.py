@@ -8,45 +8,23 @@ import ctypes.util
 import json
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-COL_ABI = 1
+COL_ABI = 2
 ROWS = 65536
-
-# dt_columns.h: DT_COL_V_*
-V_TS, V_DUR, V_PID, V_TID, V_DEVICE, V_STREAM, V_CORR, V_EXT, V_BYTES, V_FLOW, V_GRID, V_BLOCK = (
-    1 << i for i in range(12))
-# DT_COL_D_*
-D_NAME, D_CAT, D_PH, D_COLLECTIVE, D_GROUP, D_LABEL, D_THREAD, D_COUNT = range(8)
-# enum dt_rd_cat (src/reader/dt_reader.h), in order
-KINDS = ["other", "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead",
-         "user_annotation", "gpu_user_annotation", "trace", "cpu_op", "python_function", "ac2g",
-         "cpu_instant"]
-FLOW_PHASES = ("s", "t", "f")
-
-
-class _Dict(ctypes.Structure):
-    _fields_ = [("first_new", ctypes.c_size_t), ("count", ctypes.c_size_t),
-                ("keys", ctypes.POINTER(ctypes.c_void_p)), ("lens", ctypes.POINTER(ctypes.c_size_t))]
-
-
-_I64 = ctypes.POINTER(ctypes.c_int64)
-_I32 = ctypes.POINTER(ctypes.c_int32)
+DT_COL_STEPS = 1  # dt_columns.h
 
 
 class _Batch(ctypes.Structure):
     _fields_ = [("rows", ctypes.c_size_t), ("first_index", ctypes.c_uint64),
-                ("valid", ctypes.POINTER(ctypes.c_uint32)), ("kind", _I32), ("part", _I32),
-                ("dict", _I32 * D_COUNT),
-                ("ts", _I64), ("dur", _I64), ("pid", _I64), ("tid", _I64), ("device", _I64),
-                ("stream", _I64), ("correlation", _I64), ("external_id", _I64), ("bytes", _I64),
-                ("flow_id", _I64), ("grid", _I32), ("block", _I32),
-                ("dicts", _Dict * D_COUNT)]
+                ("part_min", ctypes.c_int32), ("part_max", ctypes.c_int32), ("flows", ctypes.c_size_t),
+                ("array", ctypes.c_void_p)]
 
 
 _SINK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_Batch))
@@ -88,7 +66,7 @@ def library() -> ctypes.CDLL:
         raise ImportError("libdevtrace_columns at %s has batch layout %d, this package reads %d"
                           % (path, lib.dt_col_abi(), COL_ABI))
     lib.dt_col_read.restype = ctypes.c_int
-    lib.dt_col_read.argtypes = [ctypes.c_char_p, ctypes.c_size_t, _SINK, ctypes.c_void_p,
+    lib.dt_col_read.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, _SINK, ctypes.c_void_p,
                                 ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
     lib.dt_col_free.argtypes = [ctypes.c_void_p]
     _lib = lib
@@ -98,55 +76,33 @@ def library() -> ctypes.CDLL:
 # ---- the dataset's schema ------------------------------------------------
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
-_TRIPLE = pa.list_(pa.int32(), 3)
 
-EVENTS_SCHEMA = pa.schema([
-    ("index", pa.int64()), ("ph", _DICT), ("cat", _DICT), ("kind", _DICT), ("name", _DICT),
-    ("pid", pa.int64()), ("tid", pa.int64()), ("thread", _DICT),
+# The columns of libdevtrace_columns' batches (dt_columns.h, DT_COL_C_*), in order.
+BATCH_SCHEMA = pa.schema([
+    ("index", pa.int64(), False), ("ph", _DICT, False), ("cat", _DICT, False), ("kind", _DICT, False),
+    ("name", _DICT, False), ("pid", pa.int64()), ("tid", pa.int64()), ("thread", _DICT),
     ("ts", pa.int64()), ("dur", pa.int64()), ("device", pa.int64()), ("stream", pa.int64()),
     ("correlation", pa.int64()), ("external_id", pa.int64()), ("bytes", pa.int64()),
-    ("grid", _TRIPLE), ("block", _TRIPLE), ("collective", _DICT), ("process_group", _DICT),
-    ("label", _DICT),
+    ("grid_x", pa.int32()), ("grid_y", pa.int32()), ("grid_z", pa.int32()),
+    ("block_x", pa.int32()), ("block_y", pa.int32()), ("block_z", pa.int32()),
+    ("collective", _DICT), ("process_group", _DICT), ("label", _DICT), ("step", pa.int64()),
+    ("flow_id", pa.int64()), ("part", pa.int32(), False), ("flow", pa.uint8(), False),
 ])
-FLOWS_SCHEMA = pa.schema([
-    ("flow_id", pa.int64()), ("ph", _DICT), ("cat", _DICT), ("name", _DICT), ("pid", pa.int64()),
-    ("tid", pa.int64()), ("ts", pa.int64()), ("index", pa.int64()),
-])
+EVENT_COLUMNS = BATCH_SCHEMA.names[:BATCH_SCHEMA.get_field_index("step") + 1]
+FLOW_COLUMNS = ["flow_id", "ph", "cat", "name", "pid", "tid", "ts", "index"]
+EVENTS_SCHEMA = pa.schema([BATCH_SCHEMA.field(n) for n in EVENT_COLUMNS])
+FLOWS_SCHEMA = pa.schema([BATCH_SCHEMA.field(n) for n in FLOW_COLUMNS])
+
+# How each column is stored: positions, times, ids and sizes delta-encoded
+# (near-sorted or unique: a dictionary would only be tried and dropped), the
+# others dictionary-encoded (few distinct values).
+_DELTA = ("index", "ts", "dur", "correlation", "external_id", "bytes", "flow_id")
 
 
-class _Strings:
-    """A dictionary's entries so far, gained batch by batch."""
-
-    def __init__(self):
-        self.keys: List[str] = []
-
-    def extend(self, d: _Dict) -> None:
-        for i in range(d.first_new, d.count):
-            self.keys.append(ctypes.string_at(d.keys[i], d.lens[i]).decode("utf-8", "replace"))
-
-    def column(self, codes: np.ndarray) -> pa.DictionaryArray:
-        """The codes as a dictionary column holding only the entries they use."""
-        present = codes >= 0
-        used, inverse = np.unique(codes[present], return_inverse=True)
-        local = np.full(len(codes), -1, dtype=np.int32)
-        local[present] = inverse.astype(np.int32)
-        values = pa.array([self.keys[i] for i in used], type=pa.string())
-        return pa.DictionaryArray.from_arrays(_nullable(local, present), values)
-
-
-def _nullable(values: np.ndarray, valid: np.ndarray) -> pa.Array:
-    """values as an Arrow array, null where valid is false (pa.array's mask
-    goes through numpy's masked arrays, a hundred times slower)."""
-    values = np.ascontiguousarray(values)
-    if valid.all():
-        return pa.array(values)
-    bitmap = np.packbits(valid, bitorder="little")
-    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
-                                 [pa.py_buffer(bitmap), pa.py_buffer(values)])
-
-
-def _array(ptr, rows: int, dtype) -> np.ndarray:
-    return np.ctypeslib.as_array(ptr, shape=(rows,)).astype(dtype, copy=True)
+def _writer_options(schema: pa.Schema) -> dict:
+    delta = [n for n in schema.names if n in _DELTA]
+    return {"compression": "zstd", "use_dictionary": [n for n in schema.names if n not in delta],
+            "column_encoding": {n: "DELTA_BINARY_PACKED" for n in delta}}
 
 
 class _Writers:
@@ -161,12 +117,12 @@ class _Writers:
         entry = self.files.setdefault(part, {})
         if table not in entry:
             path = self.out / (".%s.%s.%d.parquet.tmp" % (self.stem, table, part))
-            entry[table] = (pq.ParquetWriter(path, schema, compression="zstd"), path)
+            entry[table] = (pq.ParquetWriter(path, schema, **_writer_options(schema)), path)
         return entry[table][0]
 
-    def write(self, part: int, table: str, data: pa.Table) -> None:
+    def write(self, part: int, table: str, data: pa.RecordBatch) -> None:
         if data.num_rows:
-            self._writer(part, table, data.schema).write_table(data, row_group_size=self.row_group)
+            self._writer(part, table, data.schema).write_batch(data, row_group_size=self.row_group)
 
     def close(self) -> None:
         for entry in self.files.values():
@@ -194,73 +150,51 @@ class _Writers:
         return placed
 
 
-def _batch_tables(b: _Batch, strings: List[_Strings]):
-    n = b.rows
-    valid = _array(b.valid, n, np.uint32)
-    part = _array(b.part, n, np.int32)
-    codes = [_array(b.dict[d], n, np.int32) for d in range(D_COUNT)]
-
-    def col(ptr, bit):
-        return _nullable(_array(ptr, n, np.int64), (valid & bit) != 0)
-
-    def triple(ptr, bit):
-        flat = np.ctypeslib.as_array(ptr, shape=(3 * n,)).astype(np.int32, copy=True)
-        mask = pa.array((valid & bit) == 0)
-        return pa.FixedSizeListArray.from_arrays(pa.array(flat), 3, mask=mask)
-
-    kinds = _array(b.kind, n, np.int32)
-    kind = pa.DictionaryArray.from_arrays(pa.array(kinds), pa.array(KINDS))
-    index = pa.array(np.arange(b.first_index, b.first_index + n, dtype=np.int64))
-    ph = strings[D_PH].column(codes[D_PH])
-    cat = strings[D_CAT].column(codes[D_CAT])
-    name = strings[D_NAME].column(codes[D_NAME])
-    pid, tid, ts = col(b.pid, V_PID), col(b.tid, V_TID), col(b.ts, V_TS)
-    events = pa.Table.from_arrays([
-        index, ph, cat, kind, name, pid, tid, strings[D_THREAD].column(codes[D_THREAD]),
-        ts, col(b.dur, V_DUR), col(b.device, V_DEVICE), col(b.stream, V_STREAM),
-        col(b.correlation, V_CORR), col(b.external_id, V_EXT), col(b.bytes, V_BYTES),
-        triple(b.grid, V_GRID), triple(b.block, V_BLOCK),
-        strings[D_COLLECTIVE].column(codes[D_COLLECTIVE]), strings[D_GROUP].column(codes[D_GROUP]),
-        strings[D_LABEL].column(codes[D_LABEL]),
-    ], schema=EVENTS_SCHEMA)
-    flow_ids = col(b.flow_id, V_FLOW)
-    phs = np.array([strings[D_PH].keys[c] if c >= 0 else "" for c in np.unique(codes[D_PH])])
-    flow_codes = np.unique(codes[D_PH])[np.isin(phs, FLOW_PHASES)]
-    is_flow = np.isin(codes[D_PH], flow_codes)
-    flows = pa.Table.from_arrays([flow_ids, ph, cat, name, pid, tid, ts, index], schema=FLOWS_SCHEMA)
-    return part, is_flow, events, flows
-
-
-def _split(table: pa.Table, part: np.ndarray, keep: np.ndarray):
-    """The rows of table where keep holds, by part."""
-    if len(part) and keep.all() and (part == part[0]).all():
-        return {int(part[0]): table}  # the common case: no copy
-    out = {}
-    for p in np.unique(part[keep]):
-        out[int(p)] = table.filter(pa.array(keep & (part == p)))
+def _split(batch: pa.RecordBatch, b: _Batch):
+    """The batch's events and flows, by part (rank of a merged trace): the
+    batch itself, without a copy, in the common case of one part and no
+    flows."""
+    events, flows = batch.select(EVENT_COLUMNS), batch.select(FLOW_COLUMNS)
+    if b.flows == 0 and b.part_min == b.part_max:
+        return [(b.part_min, "events", events)]
+    out = []
+    flow = batch.column("flow").to_numpy(zero_copy_only=False).astype(bool)
+    part = batch.column("part").to_numpy(zero_copy_only=False)
+    for p in ([b.part_min] if b.part_min == b.part_max else np.unique(part)):
+        mine = part == p
+        for table, data, keep in (("events", events, mine & ~flow), ("flows", flows, mine & flow)):
+            if keep.all():
+                out.append((int(p), table, data))
+            elif keep.any():
+                out.append((int(p), table, data.filter(pa.array(keep))))
     return out
 
 
-def convert_one(path: str, out: Path, stem: str, rows: int = ROWS) -> dict:
+def convert_one(path: str, out: Path, stem: str, rows: int = ROWS, steps: bool = True) -> dict:
     """Converts one trace: its events and flows under out, rank by rank.
-    Returns what it wrote and the trace's metadata."""
+    Returns what it wrote and the trace's metadata. A thread writes each
+    batch while the reader fills the next (both outside Python's lock)."""
     lib = library()
-    strings = [_Strings() for _ in range(D_COUNT)]
     writers = _Writers(out, stem, rows)
     parts_seen: Dict[int, int] = {}
     failure: List[BaseException] = []
+    writing = ThreadPoolExecutor(max_workers=1)
+    pending: list = []
+
+    def write(items) -> None:
+        for p, table, data in items:
+            writers.write(p, table, data)
 
     def sink(_user, batch_ptr):
         try:
             b = batch_ptr.contents
-            for d in range(D_COUNT):
-                strings[d].extend(b.dicts[d])
-            part, is_flow, events, flows = _batch_tables(b, strings)
-            for p, t in _split(events, part, ~is_flow).items():
-                writers.write(p, "events", t)
-                parts_seen[p] = parts_seen.get(p, 0) + t.num_rows
-            for p, t in _split(flows, part, is_flow).items():
-                writers.write(p, "flows", t)
+            items = _split(pa.RecordBatch._import_from_c(b.array, BATCH_SCHEMA), b)
+            for p, table, data in items:
+                if table == "events":
+                    parts_seen[p] = parts_seen.get(p, 0) + data.num_rows
+            if pending:
+                pending.pop().result()
+            pending.append(writing.submit(write, items))
             return 0
         except BaseException as e:  # noqa: B902 - handed back after the C call returns
             failure.append(e)
@@ -270,10 +204,16 @@ def convert_one(path: str, out: Path, stem: str, rows: int = ROWS) -> dict:
     meta_ptr = ctypes.c_void_p()
     err = ctypes.create_string_buffer(1024)
     try:
-        rc = lib.dt_col_read(os.fsencode(path), rows, callback, None, ctypes.byref(meta_ptr), err, len(err))
+        rc = lib.dt_col_read(os.fsencode(path), rows, DT_COL_STEPS if steps else 0, callback, None,
+                             ctypes.byref(meta_ptr), err, len(err))
+        if pending and not failure:
+            pending.pop().result()
     except BaseException:
+        writing.shutdown(wait=True)
         writers.discard()
         raise
+    finally:
+        writing.shutdown(wait=True)
     meta = {}
     if meta_ptr.value:
         meta = json.loads(ctypes.string_at(meta_ptr.value).decode("utf-8", "replace"))
@@ -294,7 +234,7 @@ _STEM_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 
 def _stem(path: str, taken: set) -> str:
     name = os.path.basename(path)
-    for suffix in (".gz", ".json"):
+    for suffix in (".gz", ".json", ".pftrace"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     base = _STEM_BAD.sub("_", name) or "trace"
@@ -315,12 +255,15 @@ TRACES_SCHEMA = pa.schema([
 ])
 
 
-def convert(traces: Sequence[str], out: str, rows: int = ROWS) -> dict:
+def convert(traces: Sequence[str], out: str, rows: int = ROWS, steps: bool = True,
+            jobs: Optional[int] = None) -> dict:
     """Converts traces (devtrace's, torch.profiler's, merged) to a Parquet
     dataset in the directory out (created; it must hold no dataset yet):
     events/rank=R/TRACE.parquet, flows/rank=R/TRACE.parquet and
     traces.parquet (one row per trace and rank: host, backend, losses, clock
-    fit, capture window, distributedInfo). A trace's rank is its
+    fit, capture window, distributedInfo). steps=False leaves the step
+    column null and reads each trace once instead of twice. jobs traces are
+    converted at a time (default: one per CPU, at most 8). A trace's rank is its
     distributedInfo's, a merged trace's ranks are those merge gave its
     processes, and traces naming no rank take their place in the list.
     Returns {"ranks": [...], "events": N}."""
@@ -330,13 +273,26 @@ def convert(traces: Sequence[str], out: str, rows: int = ROWS) -> dict:
     if not traces:
         raise ValueError("no trace to convert")
     outdir.mkdir(parents=True, exist_ok=True)
-    done = []
+    for path in traces:
+        if not os.path.isfile(path):
+            raise FileNotFoundError("%s: no such trace" % path)
     taken: set = set()
+    stems = [_stem(path, taken) for path in traces]
+    jobs = max(1, min(len(traces), jobs or min(os.cpu_count() or 1, 8)))
+    done = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(convert_one, path, outdir, stem, rows, steps) for path, stem in zip(traces, stems)]
+        failure = None
+        for path, f in zip(traces, futures):
+            try:
+                done.append((path, f.result()))
+            except BaseException as e:  # noqa: B902 - the first failure, once every trace has stopped
+                failure = failure or e
+                for g in futures:
+                    g.cancel()
     try:
-        for path in traces:
-            if not os.path.isfile(path):
-                raise FileNotFoundError("%s: no such trace" % path)
-            done.append((path, convert_one(path, outdir, _stem(path, taken), rows)))
+        if failure:
+            raise failure
         rows_out = _assign_ranks(done)
     except BaseException:
         for _, r in done:
