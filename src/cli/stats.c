@@ -1,6 +1,6 @@
 /* `devtrace stats`: the implementation lives in the reader library so that
    tests and fuzzers reach it with their own output streams. */
-#include "dt_reader.h"
+#include "reader/dt_reader.h"
 
 #include <stdio.h>
 

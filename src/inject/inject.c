@@ -16,6 +16,7 @@
    (something the user should know, printed as it is). */
 #include "dt_internal.h"
 #include "inject.h"
+#include "protocol/record.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -77,7 +78,7 @@ static void output_path(char *out, size_t n, const char *tmpl)
     dt_rank_info info;
     dt_rank_from_env(&info);
     const char *rank = info.rank_text[0] ? info.rank_text : NULL;
-    const char *primary = dt_env("DEVTRACE_PRIMARY_PID");
+    const char *primary = dt_env(DT_RECORD_ENV_PRIMARY_PID);
     int has_pid = 1;
     if (strstr(tmpl, "%p") || strstr(tmpl, "%r")) {
         size_t o = 0;
@@ -185,40 +186,35 @@ static dt_status write_trace(dt_session *s, const char *want, char *got, size_t 
    path and the message may be empty. */
 void dt_inject_report(const char *state, int with_counts, const char *path, const char *fmt, ...)
 {
-    char message[1400];
+    int kind = dt_record_state_by_name(state);
+    if (kind < 0) return;
+    dt_record_line *line = malloc(sizeof *line);
+    if (!line) return;
+    dt_record_line_init(line, (dt_record_state)kind, (int)getpid());
+    char *message = dt_record_message(line);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    vsnprintf(message, DT_RECORD_MESSAGE_MAX, fmt, ap);
     va_end(ap);
-    for (char *p = message; *p; p++)
-        if (*p == '\t' || *p == '\n' || *p == '\r') *p = ' '; /* one field, one line */
-    const char *log = dt_env("DEVTRACE_RECORD_LOG");
+    dt_record_one_line(message);
+    const char *log = dt_env(DT_RECORD_ENV_LOG);
     if (!log) {
-        if (strcmp(state, "failed") == 0 || strcmp(state, "off") == 0)
-            fprintf(stderr, "devtrace: %s\n", message);
+        if (kind == DT_RECORD_FAILED || kind == DT_RECORD_OFF) fprintf(stderr, "devtrace: %s\n", message);
+        free(line);
         return;
     }
-    char line[8192];
-    int len = snprintf(line, sizeof line, "%d\t%s", (int)getpid(), state);
-    if (with_counts && dt_inject_session) {
-        len += snprintf(line + len, sizeof line - (size_t)len, "\tbackend=%s\tevents=%zu",
-                        dt_session_backend(dt_inject_session), dt_session_event_count(dt_inject_session));
-        for (int r = 0; r < DT_LOSS_COUNT && len < (int)sizeof line; r++)
-            len += snprintf(line + len, sizeof line - (size_t)len, "\tloss.%s=%llu",
-                            dt_loss_reason_name((dt_loss_reason)r),
-                            (unsigned long long)dt_session_loss(dt_inject_session, (dt_loss_reason)r));
+    char *line_path = dt_record_path(line);
+    if (line_path) snprintf(line_path, DT_RECORD_PATH_MAX, "%s", path);
+    if (with_counts && dt_inject_session && kind != DT_RECORD_STARTED && kind != DT_RECORD_OFF &&
+        kind != DT_RECORD_NOTE) {
+        dt_record_end *e = &line->u.end;
+        e->has_counts = 1;
+        snprintf(e->backend, sizeof e->backend, "%s", dt_session_backend(dt_inject_session));
+        e->events = dt_session_event_count(dt_inject_session);
+        for (int r = 0; r < DT_LOSS_COUNT; r++) e->loss[r] = dt_session_loss(dt_inject_session, (dt_loss_reason)r);
     }
-    if (path[0] && len < (int)sizeof line) len += snprintf(line + len, sizeof line - (size_t)len, "\tpath=%s", path);
-    if (message[0] && len < (int)sizeof line)
-        len += snprintf(line + len, sizeof line - (size_t)len, "\tmessage=%s", message);
-    if (len < (int)sizeof line) len += snprintf(line + len, sizeof line - (size_t)len, "\n");
-    if (len >= (int)sizeof line) { len = (int)sizeof line - 1; line[len - 1] = '\n'; }
-    int fd = open(log, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t w = write(fd, line, (size_t)len); /* one write: lines of processes do not mix */
-        (void)w;
-        close(fd);
-    }
+    dt_record_append(log, line);
+    free(line);
 }
 
 /* ------------------------------------------------------------------ */
@@ -419,7 +415,7 @@ static void fork_child(void)
 /* ------------------------------------------------------------------ */
 __attribute__((constructor)) static void devtrace_inject_init(void)
 {
-    if (dt_env_bool("DEVTRACE_DISABLE") == 1) return;
+    if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) return;
     /* A signal that arrives while the session starts waits until the
        handlers that write the trace are in place. Threads started meanwhile
        (the vendor's, devtrace's) keep these signals blocked for good. */
@@ -428,8 +424,8 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) sigaddset(&ours, g_signals[i]);
     pthread_sigmask(SIG_BLOCK, &ours, &old);
 
-    const char *began = dt_env("DEVTRACE_RECORD_START_NS");
-    g_name_taken = dt_env("DEVTRACE_RECORD_NAME_TAKEN");
+    const char *began = dt_env(DT_RECORD_ENV_START_NS);
+    g_name_taken = dt_env(DT_RECORD_ENV_NAME_TAKEN);
     g_run_began_ns = began ? strtoull(began, NULL, 10) : 0;
     if (!g_run_began_ns) g_run_began_ns = dt_realtime_ns();
     dt_config cfg;
