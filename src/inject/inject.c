@@ -14,16 +14,23 @@
    state: started (recording), wrote, empty (recorded nothing, no trace),
    failed (the trace could not be written), off (could not record), note
    (something the user should know, printed as it is). */
-#include "dt_internal.h"
-#include "inject.h"
+#include "api/inject_support.h"
+#include "base/atomic_file.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "devtrace/devtrace.h"
+#include "inject/inject.h"
 #include "protocol/record.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +44,7 @@ dt_session *dt_inject_session;
 pid_t dt_inject_owner;
 static int g_pipe[2] = {-1, -1};
 static char g_output[4096];
+static dt_format g_format; /* the session's, as configured */
 /* The name this process's trace would have had, had another `record` not
    held the output name (see below); "" when it is g_output. */
 static char g_untaken[4096];
@@ -75,9 +83,9 @@ static void output_path(char *out, size_t n, const char *tmpl)
 {
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
-    dt_rank_info info;
-    dt_rank_from_env(&info);
-    const char *rank = info.rank_text[0] ? info.rank_text : NULL;
+    char rank_text[32];
+    dt_inject_support_rank(rank_text, sizeof rank_text);
+    const char *rank = rank_text[0] ? rank_text : NULL;
     const char *primary = dt_env(DT_RECORD_ENV_PRIMARY_PID);
     int has_pid = 1;
     if (strstr(tmpl, "%p") || strstr(tmpl, "%r")) {
@@ -147,10 +155,10 @@ static int rename_noreplace(const char *from, const char *to)
 static dt_status write_trace(dt_session *s, const char *want, char *got, size_t got_len)
 {
     snprintf(got, got_len, "%s", want);
-    if (dt_output_kind_of(want, NULL) == DT_OUTPUT_IN_PLACE) return dt_session_write(s, want, s->config.format);
+    if (dt_output_kind_of(want, NULL) == DT_OUTPUT_IN_PLACE) return dt_session_write(s, want, g_format);
     char pending[4200];
     snprintf(pending, sizeof pending, "%s.%d.pending", want, (int)getpid());
-    dt_status st = dt_session_write(s, pending, s->config.format);
+    dt_status st = dt_session_write(s, pending, g_format);
     if (st != DT_OK) return st;
 
     char dir[4096];
@@ -243,12 +251,12 @@ static void stop_and_write(void)
         dt_inject_report("started", 0, g_output, "forked without exec from process %d", (int)g_forked_from);
     }
     /* the process is ending: nothing is gained by detaching vendor libraries */
-    atomic_store(&dt_g_exiting, 1);
+    dt_inject_support_exiting();
     if (dt_session_stop(dt_inject_session) != DT_OK) {
         dt_inject_report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
         return;
     }
-    if (dt_inject_session->fork_vendor_unusable)
+    if (dt_inject_support_fork_unrecorded(dt_inject_session))
         dt_inject_report("note", 0, "", "forked without exec from process %d: %s cannot record in such a child; "
                          "its device activity is not recorded, its launches are counted as lost (forked_child)",
                          (int)g_forked_from, dt_session_backend(dt_inject_session));
@@ -386,7 +394,7 @@ static int install_signal_handlers(void)
 /* Fork without exec                                                   */
 /* ------------------------------------------------------------------ */
 /* The child of a fork without exec records on as itself: the session goes
-   on as the child's (dt_session_forked) and the child writes its own trace,
+   on as the child's (dt_inject_support_forked) and the child writes its own trace,
    named by its pid, when it ends. Only stores and async-signal-safe calls
    here; the rest waits for the child's end. The signal thread is not in
    the child: the program's own dispositions come back, so that a signal
@@ -402,7 +410,7 @@ static void fork_child(void)
     g_forked_from = dt_inject_owner;
     dt_inject_owner = getpid();
     tls_finishing = 0;
-    dt_session_forked(dt_inject_session);
+    dt_inject_support_forked(dt_inject_session);
     for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) {
         struct sigaction now;
         int sig = g_signals[i];
@@ -433,12 +441,13 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     cfg.output_path = "devtrace-%p.json";
     dt_config_from_env(&cfg);
     snprintf(g_output_template, sizeof g_output_template, "%s", cfg.output_path);
+    g_format = cfg.format;
     output_path(g_output, sizeof g_output, cfg.output_path);
     dt_inject_owner = getpid();
     if (dt_session_create(&cfg, &dt_inject_session) != DT_OK) {
         dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
         dt_inject_session = NULL;
-    } else if (dt_session_start_deferring(dt_inject_session, dt_inject_deferred_backend()) != DT_OK) {
+    } else if (dt_inject_support_start(dt_inject_session, dt_inject_deferred_backend()) != DT_OK) {
         dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
         dt_session_destroy(dt_inject_session);
         dt_inject_session = NULL;
@@ -478,7 +487,7 @@ void _Exit(int status)
 /* fork() itself, around the libc's: a vendor that cannot record in the
    child is readied in the parent for the child to count its launches, and
    quieted in the child once every atfork handler (the vendor's own
-   included) has run (dt_session_fork_prepare, _parent, _child). */
+   included) has run (dt_inject_support_fork_prepare, _parent, _child). */
 typedef pid_t (*fork_fn)(void);
 __attribute__((visibility("default"))) pid_t fork(void);
 
@@ -493,10 +502,10 @@ pid_t fork(void)
         return -1;
     }
     int prepared = getpid() == dt_inject_owner && dt_inject_session && atomic_load(&g_finish_state) == FINISH_IDLE;
-    if (prepared) dt_session_fork_prepare(dt_inject_session);
+    if (prepared) dt_inject_support_fork_prepare(dt_inject_session);
     pid_t pid = next();
-    if (pid == 0 && dt_inject_session) dt_session_fork_child(dt_inject_session);
-    else if (prepared) dt_session_fork_parent(dt_inject_session);
+    if (pid == 0 && dt_inject_session) dt_inject_support_fork_child(dt_inject_session);
+    else if (prepared) dt_inject_support_fork_parent(dt_inject_session);
     return pid;
 }
 
