@@ -162,7 +162,7 @@ static void forward_signal(int sig)
 #define DT_EXIT_TRACE_LOST 125
 
 /* What the traced processes reported through the record log (one line per
-   event; see src/inject/inject.c). A process that execs reports once per
+   event; src/protocol/record.h). A process that execs reports once per
    program it runs (a pyenv shim execs several times): it is counted once. */
 typedef struct record_process {
     int pid;
@@ -416,7 +416,7 @@ static int preflight_backend(const char *backend, char *why, size_t len)
    started together with the same -o never replace each other's traces:
    the first holds it and its program writes FILE; every other one's
    processes replace no file and put their pid in the name
-   (DEVTRACE_RECORD_NAME_TAKEN, read by src/inject/inject.c). The claim is
+   (DT_RECORD_ENV_NAME_TAKEN, read by src/inject/inject.c). The claim is
    a lock on a hidden file beside FILE, which the kernel releases when its
    record ends however it ends: a claim file left by a record that was
    killed holds nothing. */

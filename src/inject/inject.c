@@ -9,11 +9,8 @@
 
    Under `devtrace record` (DEVTRACE_RECORD_LOG set) each process appends
    one line per event of its life to that file, which `record` reads to say
-   how many processes were traced and where each trace went:
-     <pid> \t <state> \t key=value ... \t message=<text>
-   state: started (recording), wrote, empty (recorded nothing, no trace),
-   failed (the trace could not be written), off (could not record), note
-   (something the user should know, printed as it is). */
+   how many processes were traced and where each trace went (the record
+   protocol: src/protocol/record.h). */
 #include "api/inject_support.h"
 #include "base/atomic_file.h"
 #include "base/log.h"
