@@ -141,6 +141,9 @@ DT_API dt_format dt_format_of_path(const char *path, dt_format fallback);
 /* A format by the name users give it (json, json.gz, perfetto,
    perfetto.gz); -1 for another. */
 DT_API int dt_format_by_name(const char *name);
+/* The suffix a file of that format is named with: ".json", ".json.gz",
+   ".pftrace" or ".pftrace.gz" (".json" for a value that is no format). */
+DT_API const char *dt_format_suffix(dt_format format);
 
 DT_API dt_status dt_session_create(const dt_config *config, dt_session **out);
 /* Loads the vendor library (only now), arms it, calibrates the clock.
@@ -398,6 +401,17 @@ enum {
 /* The backend's DT_BACKEND_FLAG_* in *flags (without loading anything);
    DT_ERR_UNKNOWN_BACKEND for a name not listed. */
 DT_API dt_status dt_backend_flags(const char *name, unsigned *flags);
+
+/* The environment variable that names backend index's vendor library
+   ("DEVTRACE_TOPSPTI_LIBRARY"), or NULL when it has none (or index is past
+   the last backend). With "auto", a backend whose library the variable
+   names is tried first, and its failure is the session's error. */
+DT_API const char *dt_backend_library_env(size_t index);
+/* The file name of backend index's vendor library when the vendor records
+   some kinds only if that library was in LD_PRELOAD when the process
+   started (Ascend's "libmspti.so"; see dt_session_start), else NULL (also
+   when index is past the last backend). `devtrace record` preloads it. */
+DT_API const char *dt_backend_preload(size_t index);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,13 @@
 /* The devtrace command: record, stats, check, backends. */
-#include "dt_internal.h"
-#include "backends/backend.h"
-#include "reader/dt_reader.h"
+#include "base/atomic_file.h"
+#include "base/gzip.h"
+#include "base/log.h"
+#include "base/os.h"
 #include "cli/analysis.h"
 #include "cli/trigger.h"
+#include "devtrace/devtrace.h"
+#include "protocol/record.h"
+#include "reader/dt_reader.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -131,19 +135,19 @@ static const char *find_inject_library(const char *argv0)
 static void vendor_preloads(const char *backend, const char *pre, char *out, size_t n)
 {
     out[0] = 0;
-    for (size_t i = 0; dt_backends[i]; i++) {
-        const dt_backend *b = dt_backends[i];
-        if (!b->preload || (backend && strcmp(backend, "auto") != 0 && strcmp(backend, b->name) != 0)) continue;
+    for (size_t i = 0; i < dt_backend_count(); i++) {
+        const char *name = dt_backend_name(i), *preload = dt_backend_preload(i);
+        if (!preload || (backend && strcmp(backend, "auto") != 0 && strcmp(backend, name) != 0)) continue;
         dt_backend_status st;
-        if (dt_backend_probe(b->name, &st) != DT_OK || !st.available || !st.library[0]) continue;
-        if (pre && strstr(pre, b->preload)) {
-            fprintf(stderr, "devtrace: %s is in LD_PRELOAD already\n", b->preload);
+        if (dt_backend_probe(name, &st) != DT_OK || !st.available || !st.library[0]) continue;
+        if (pre && strstr(pre, preload)) {
+            fprintf(stderr, "devtrace: %s is in LD_PRELOAD already\n", preload);
             continue;
         }
         size_t used = strlen(out);
         snprintf(out + used, n - used, "%s%s", used ? ":" : "", st.library);
         fprintf(stderr, "devtrace: preloading %s: %s records some kinds only from a library in LD_PRELOAD when "
-                        "the program starts\n", st.library, b->vendor);
+                        "the program starts\n", st.library, st.vendor);
     }
 }
 
@@ -160,7 +164,7 @@ static void forward_signal(int sig)
 #define DT_EXIT_TRACE_LOST 125
 
 /* What the traced processes reported through the record log (one line per
-   event; see src/inject/inject.c). A process that execs reports once per
+   event; src/protocol/record.h). A process that execs reports once per
    program it runs (a pyenv shim execs several times): it is counted once. */
 typedef struct record_process {
     int pid;
@@ -174,17 +178,9 @@ typedef struct record_summary {
     record_process *procs;        /* by pid */
     size_t nprocs, capprocs;
     char empty_pids[256];         /* the first few pids that recorded nothing */
-    struct { char message[1400]; int count; } off_messages[8];
+    struct { char message[DT_RECORD_MESSAGE_MAX]; int count; } off_messages[8];
     int noff_messages;
 } record_summary;
-
-static const char *field(char **fields, int nf, const char *key)
-{
-    size_t k = strlen(key);
-    for (int i = 2; i < nf; i++)
-        if (strncmp(fields[i], key, k) == 0 && fields[i][k] == '=') return fields[i] + k + 1;
-    return "";
-}
 
 /* The process pid's entry, made when new (NULL when out of memory). */
 static record_process *process_of(record_summary *rs, int pid)
@@ -204,26 +200,24 @@ static record_process *process_of(record_summary *rs, int pid)
     return r;
 }
 
-static void print_trace_line(char **fields, int nf)
+static void print_trace_line(const dt_record_line *line)
 {
+    const dt_record_end *e = &line->u.end;
     unsigned long long total = 0;
     char lost[2048] = "";
-    for (int i = 2; i < nf; i++) {
-        if (strncmp(fields[i], "loss.", 5) != 0) continue;
-        char *eq = strchr(fields[i], '=');
-        unsigned long long v = eq ? strtoull(eq + 1, NULL, 10) : 0;
-        if (!v) continue;
-        total += v;
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        if (!e->loss[r]) continue;
+        total += e->loss[r];
         size_t used = strlen(lost);
-        snprintf(lost + used, sizeof lost - used, "%s%.*s %llu", used ? ", " : "", (int)(eq - fields[i] - 5),
-                 fields[i] + 5, v);
+        snprintf(lost + used, sizeof lost - used, "%s%s %llu", used ? ", " : "",
+                 dt_loss_reason_name((dt_loss_reason)r), (unsigned long long)e->loss[r]);
     }
-    fprintf(stderr, "devtrace: process %s (%s): wrote %s: %s events; ", fields[0], field(fields, nf, "backend"),
-            field(fields, nf, "path"), field(fields, nf, "events"));
+    fprintf(stderr, "devtrace: process %d (%s): wrote %s: ", line->pid, e->backend, e->path);
+    if (e->has_counts) fprintf(stderr, "%llu", (unsigned long long)e->events);
+    fprintf(stderr, " events; ");
     if (total) fprintf(stderr, "LOST %llu records (%s)", total, lost);
     else fprintf(stderr, "nothing lost");
-    const char *message = field(fields, nf, "message");
-    if (message[0]) fprintf(stderr, " (%s)", message);
+    if (e->message[0]) fprintf(stderr, " (%s)", e->message);
     fputc('\n', stderr);
 }
 
@@ -232,26 +226,22 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
     memset(rs, 0, sizeof *rs);
     FILE *f = fopen(log_path, "r");
     if (!f) return;
-    char line[8192];
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        char *fields[64];
-        int nf = 0;
-        for (char *p = strtok(line, "\t"); p && nf < 64; p = strtok(NULL, "\t")) fields[nf++] = p;
-        if (nf < 2) continue;
-        int pid = atoi(fields[0]);
-        const char *state = fields[1], *message = field(fields, nf, "message");
-        record_process *proc = process_of(rs, pid);
+    dt_record_line *line = malloc(sizeof *line);
+    char *text = NULL;
+    size_t cap = 0;
+    while (line && getline(&text, &cap, f) >= 0) {
+        if (dt_record_parse(text, line) != 0) continue;
+        record_process *proc = process_of(rs, line->pid);
         if (!proc) continue;
-        if (strcmp(state, "started") == 0) {
+        const char *message = dt_record_message(line);
+        switch (line->state) {
+        case DT_RECORD_STARTED:
             proc->open++;
-            continue;
-        }
-        if (strcmp(state, "note") == 0) {
-            fprintf(stderr, "devtrace: process %s: %s\n", fields[0], message);
-            continue;
-        }
-        if (strcmp(state, "off") == 0) {
+            break;
+        case DT_RECORD_NOTE:
+            fprintf(stderr, "devtrace: process %d: %s\n", line->pid, message);
+            break;
+        case DT_RECORD_OFF: {
             rs->off++;
             int i;
             for (i = 0; i < rs->noff_messages; i++)
@@ -261,21 +251,30 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
                 rs->noff_messages++;
             }
             if (i < 8) rs->off_messages[i].count++;
-            continue;
+            break;
         }
-        proc->open--;
-        if (strcmp(state, "wrote") == 0) {
+        case DT_RECORD_WROTE:
+            proc->open--;
             rs->wrote++;
             proc->wrote++;
-            print_trace_line(fields, nf);
-        } else if (strcmp(state, "empty") == 0) {
+            print_trace_line(line);
+            break;
+        case DT_RECORD_EMPTY:
+            proc->open--;
             proc->empty++;
-        } else if (strcmp(state, "failed") == 0) {
+            break;
+        case DT_RECORD_FAILED:
+            proc->open--;
             rs->failed++;
             proc->failed++;
-            fprintf(stderr, "devtrace: process %s: its trace could not be written: %s\n", fields[0], message);
+            fprintf(stderr, "devtrace: process %d: its trace could not be written: %s\n", line->pid, message);
+            break;
+        case DT_RECORD_STATE_COUNT:
+            break;
         }
     }
+    free(text);
+    free(line);
     fclose(f);
     for (size_t i = 0; i < rs->nprocs; i++) {
         const record_process *proc = &rs->procs[i];
@@ -324,7 +323,7 @@ static int summarize(const char *program, int status, const record_summary *rs, 
     }
     int lost = rs->failed || rs->off || (rs->primary_open && !signaled);
     if (!rs->started && !rs->off && !signaled) {
-        if (dt_env_bool("DEVTRACE_DISABLE") == 1) {
+        if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) {
             fprintf(stderr, "devtrace: DEVTRACE_DISABLE is set: nothing was recorded\n");
         } else {
             fprintf(stderr, "devtrace: no trace was written: %s did not load the injection library (is it "
@@ -397,20 +396,19 @@ static int check_output(const char *output, char *why, size_t n)
    CUDA). 0 when recording can go ahead. */
 static int preflight_backend(const char *backend, char *why, size_t len)
 {
-    for (size_t b = 0; dt_backends[b]; b++) {
-        const dt_backend *be = dt_backends[b];
-        int chosen = backend && strcmp(backend, "auto") != 0 && strcmp(backend, be->name) == 0;
-        int named = (!backend || strcmp(backend, "auto") == 0) && be->library_env && dt_env(be->library_env);
+    for (size_t b = 0; b < dt_backend_count(); b++) {
+        const char *name = dt_backend_name(b), *library_env = dt_backend_library_env(b);
+        int chosen = backend && strcmp(backend, "auto") != 0 && strcmp(backend, name) == 0;
+        int named = (!backend || strcmp(backend, "auto") == 0) && library_env && dt_env(library_env);
         if (!chosen && !named) continue;
         dt_backend_status st;
         memset(&st, 0, sizeof st);
-        if (dt_backend_probe(be->name, &st) == DT_OK && st.available) continue;
+        if (dt_backend_probe(name, &st) == DT_OK && st.available) continue;
         if (named)
-            snprintf(why, len, "%s=%s cannot be used: %s", be->library_env, dt_env(be->library_env),
+            snprintf(why, len, "%s=%s cannot be used: %s", library_env, dt_env(library_env),
                      st.reason[0] ? st.reason : dt_last_error());
         else
-            snprintf(why, len, "the %s backend is unavailable: %s", be->name,
-                     st.reason[0] ? st.reason : dt_last_error());
+            snprintf(why, len, "the %s backend is unavailable: %s", name, st.reason[0] ? st.reason : dt_last_error());
         return -1;
     }
     return 0;
@@ -420,7 +418,7 @@ static int preflight_backend(const char *backend, char *why, size_t len)
    started together with the same -o never replace each other's traces:
    the first holds it and its program writes FILE; every other one's
    processes replace no file and put their pid in the name
-   (DEVTRACE_RECORD_NAME_TAKEN, read by src/inject/inject.c). The claim is
+   (DT_RECORD_ENV_NAME_TAKEN, read by src/inject/inject.c). The claim is
    a lock on a hidden file beside FILE, which the kernel releases when its
    record ends however it ends: a claim file left by a record that was
    killed holds nothing. */
@@ -615,20 +613,20 @@ static int cmd_record(int argc, char **argv)
         setenv("LD_PRELOAD", ld, 1);
         free(ld);
         if (!getenv("CUDA_INJECTION64_PATH")) setenv("CUDA_INJECTION64_PATH", inject_abs, 1);
-        setenv("DEVTRACE_OUTPUT", output, 1);
-        if (backend) setenv("DEVTRACE_BACKEND", backend, 1);
-        if (kernel_queued) setenv("DEVTRACE_KERNEL_QUEUED", "1", 1);
+        setenv(DT_RECORD_ENV_OUTPUT, output, 1);
+        if (backend) setenv(DT_RECORD_ENV_BACKEND, backend, 1);
+        if (kernel_queued) setenv(DT_RECORD_ENV_KERNEL_QUEUED, "1", 1);
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
-        setenv("DEVTRACE_PRIMARY_PID", pid, 1);
-        setenv("DEVTRACE_RECORD_LOG", log_path, 1);
-        setenv("DEVTRACE_RECORD_START_NS", began, 1);
+        setenv(DT_RECORD_ENV_PRIMARY_PID, pid, 1);
+        setenv(DT_RECORD_ENV_LOG, log_path, 1);
+        setenv(DT_RECORD_ENV_START_NS, began, 1);
         if (claim.taken) {
             char owner[32];
             snprintf(owner, sizeof owner, "%d", claim.owner);
-            setenv("DEVTRACE_RECORD_NAME_TAKEN", owner, 1);
+            setenv(DT_RECORD_ENV_NAME_TAKEN, owner, 1);
         } else {
-            unsetenv("DEVTRACE_RECORD_NAME_TAKEN"); /* an enclosing record's */
+            unsetenv(DT_RECORD_ENV_NAME_TAKEN); /* an enclosing record's */
         }
         execvp(argv[i], argv + i);
         int err = errno;

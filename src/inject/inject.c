@@ -9,20 +9,25 @@
 
    Under `devtrace record` (DEVTRACE_RECORD_LOG set) each process appends
    one line per event of its life to that file, which `record` reads to say
-   how many processes were traced and where each trace went:
-     <pid> \t <state> \t key=value ... \t message=<text>
-   state: started (recording), wrote, empty (recorded nothing, no trace),
-   failed (the trace could not be written), off (could not record), note
-   (something the user should know, printed as it is). */
-#include "dt_internal.h"
-#include "inject.h"
+   how many processes were traced and where each trace went (the record
+   protocol: src/protocol/record.h). */
+#include "api/inject_support.h"
+#include "base/atomic_file.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "devtrace/devtrace.h"
+#include "inject/inject.h"
+#include "protocol/record.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +41,7 @@ dt_session *dt_inject_session;
 pid_t dt_inject_owner;
 static int g_pipe[2] = {-1, -1};
 static char g_output[4096];
+static dt_format g_format; /* the session's, as configured */
 /* The name this process's trace would have had, had another `record` not
    held the output name (see below); "" when it is g_output. */
 static char g_untaken[4096];
@@ -74,10 +80,10 @@ static void output_path(char *out, size_t n, const char *tmpl)
 {
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
-    dt_rank_info info;
-    dt_rank_from_env(&info);
-    const char *rank = info.rank_text[0] ? info.rank_text : NULL;
-    const char *primary = dt_env("DEVTRACE_PRIMARY_PID");
+    char rank_text[32];
+    dt_inject_support_rank(rank_text, sizeof rank_text);
+    const char *rank = rank_text[0] ? rank_text : NULL;
+    const char *primary = dt_env(DT_RECORD_ENV_PRIMARY_PID);
     int has_pid = 1;
     if (strstr(tmpl, "%p") || strstr(tmpl, "%r")) {
         size_t o = 0;
@@ -146,10 +152,10 @@ static int rename_noreplace(const char *from, const char *to)
 static dt_status write_trace(dt_session *s, const char *want, char *got, size_t got_len)
 {
     snprintf(got, got_len, "%s", want);
-    if (dt_output_kind_of(want, NULL) == DT_OUTPUT_IN_PLACE) return dt_session_write(s, want, s->config.format);
+    if (dt_output_kind_of(want, NULL) == DT_OUTPUT_IN_PLACE) return dt_session_write(s, want, g_format);
     char pending[4200];
     snprintf(pending, sizeof pending, "%s.%d.pending", want, (int)getpid());
-    dt_status st = dt_session_write(s, pending, s->config.format);
+    dt_status st = dt_session_write(s, pending, g_format);
     if (st != DT_OK) return st;
 
     char dir[4096];
@@ -185,40 +191,35 @@ static dt_status write_trace(dt_session *s, const char *want, char *got, size_t 
    path and the message may be empty. */
 void dt_inject_report(const char *state, int with_counts, const char *path, const char *fmt, ...)
 {
-    char message[1400];
+    int kind = dt_record_state_by_name(state);
+    if (kind < 0) return;
+    dt_record_line *line = malloc(sizeof *line);
+    if (!line) return;
+    dt_record_line_init(line, (dt_record_state)kind, (int)getpid());
+    char *message = dt_record_message(line);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    vsnprintf(message, DT_RECORD_MESSAGE_MAX, fmt, ap);
     va_end(ap);
-    for (char *p = message; *p; p++)
-        if (*p == '\t' || *p == '\n' || *p == '\r') *p = ' '; /* one field, one line */
-    const char *log = dt_env("DEVTRACE_RECORD_LOG");
+    dt_record_one_line(message);
+    const char *log = dt_env(DT_RECORD_ENV_LOG);
     if (!log) {
-        if (strcmp(state, "failed") == 0 || strcmp(state, "off") == 0)
-            fprintf(stderr, "devtrace: %s\n", message);
+        if (kind == DT_RECORD_FAILED || kind == DT_RECORD_OFF) fprintf(stderr, "devtrace: %s\n", message);
+        free(line);
         return;
     }
-    char line[8192];
-    int len = snprintf(line, sizeof line, "%d\t%s", (int)getpid(), state);
-    if (with_counts && dt_inject_session) {
-        len += snprintf(line + len, sizeof line - (size_t)len, "\tbackend=%s\tevents=%zu",
-                        dt_session_backend(dt_inject_session), dt_session_event_count(dt_inject_session));
-        for (int r = 0; r < DT_LOSS_COUNT && len < (int)sizeof line; r++)
-            len += snprintf(line + len, sizeof line - (size_t)len, "\tloss.%s=%llu",
-                            dt_loss_reason_name((dt_loss_reason)r),
-                            (unsigned long long)dt_session_loss(dt_inject_session, (dt_loss_reason)r));
+    char *line_path = dt_record_path(line);
+    if (line_path) snprintf(line_path, DT_RECORD_PATH_MAX, "%s", path);
+    if (with_counts && dt_inject_session && kind != DT_RECORD_STARTED && kind != DT_RECORD_OFF &&
+        kind != DT_RECORD_NOTE) {
+        dt_record_end *e = &line->u.end;
+        e->has_counts = 1;
+        snprintf(e->backend, sizeof e->backend, "%s", dt_session_backend(dt_inject_session));
+        e->events = dt_session_event_count(dt_inject_session);
+        for (int r = 0; r < DT_LOSS_COUNT; r++) e->loss[r] = dt_session_loss(dt_inject_session, (dt_loss_reason)r);
     }
-    if (path[0] && len < (int)sizeof line) len += snprintf(line + len, sizeof line - (size_t)len, "\tpath=%s", path);
-    if (message[0] && len < (int)sizeof line)
-        len += snprintf(line + len, sizeof line - (size_t)len, "\tmessage=%s", message);
-    if (len < (int)sizeof line) len += snprintf(line + len, sizeof line - (size_t)len, "\n");
-    if (len >= (int)sizeof line) { len = (int)sizeof line - 1; line[len - 1] = '\n'; }
-    int fd = open(log, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t w = write(fd, line, (size_t)len); /* one write: lines of processes do not mix */
-        (void)w;
-        close(fd);
-    }
+    dt_record_append(log, line);
+    free(line);
 }
 
 /* ------------------------------------------------------------------ */
@@ -247,12 +248,12 @@ static void stop_and_write(void)
         dt_inject_report("started", 0, g_output, "forked without exec from process %d", (int)g_forked_from);
     }
     /* the process is ending: nothing is gained by detaching vendor libraries */
-    atomic_store(&dt_g_exiting, 1);
+    dt_inject_support_exiting();
     if (dt_session_stop(dt_inject_session) != DT_OK) {
         dt_inject_report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
         return;
     }
-    if (dt_inject_session->fork_vendor_unusable)
+    if (dt_inject_support_fork_unrecorded(dt_inject_session))
         dt_inject_report("note", 0, "", "forked without exec from process %d: %s cannot record in such a child; "
                          "its device activity is not recorded, its launches are counted as lost (forked_child)",
                          (int)g_forked_from, dt_session_backend(dt_inject_session));
@@ -390,7 +391,7 @@ static int install_signal_handlers(void)
 /* Fork without exec                                                   */
 /* ------------------------------------------------------------------ */
 /* The child of a fork without exec records on as itself: the session goes
-   on as the child's (dt_session_forked) and the child writes its own trace,
+   on as the child's (dt_inject_support_forked) and the child writes its own trace,
    named by its pid, when it ends. Only stores and async-signal-safe calls
    here; the rest waits for the child's end. The signal thread is not in
    the child: the program's own dispositions come back, so that a signal
@@ -406,7 +407,7 @@ static void fork_child(void)
     g_forked_from = dt_inject_owner;
     dt_inject_owner = getpid();
     tls_finishing = 0;
-    dt_session_forked(dt_inject_session);
+    dt_inject_support_forked(dt_inject_session);
     for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) {
         struct sigaction now;
         int sig = g_signals[i];
@@ -419,7 +420,7 @@ static void fork_child(void)
 /* ------------------------------------------------------------------ */
 __attribute__((constructor)) static void devtrace_inject_init(void)
 {
-    if (dt_env_bool("DEVTRACE_DISABLE") == 1) return;
+    if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) return;
     /* A signal that arrives while the session starts waits until the
        handlers that write the trace are in place. Threads started meanwhile
        (the vendor's, devtrace's) keep these signals blocked for good. */
@@ -428,8 +429,8 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) sigaddset(&ours, g_signals[i]);
     pthread_sigmask(SIG_BLOCK, &ours, &old);
 
-    const char *began = dt_env("DEVTRACE_RECORD_START_NS");
-    g_name_taken = dt_env("DEVTRACE_RECORD_NAME_TAKEN");
+    const char *began = dt_env(DT_RECORD_ENV_START_NS);
+    g_name_taken = dt_env(DT_RECORD_ENV_NAME_TAKEN);
     g_run_began_ns = began ? strtoull(began, NULL, 10) : 0;
     if (!g_run_began_ns) g_run_began_ns = dt_realtime_ns();
     dt_config cfg;
@@ -437,12 +438,13 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     cfg.output_path = "devtrace-%p.json";
     dt_config_from_env(&cfg);
     snprintf(g_output_template, sizeof g_output_template, "%s", cfg.output_path);
+    g_format = cfg.format;
     output_path(g_output, sizeof g_output, cfg.output_path);
     dt_inject_owner = getpid();
     if (dt_session_create(&cfg, &dt_inject_session) != DT_OK) {
         dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
         dt_inject_session = NULL;
-    } else if (dt_session_start_deferring(dt_inject_session, dt_inject_deferred_backend()) != DT_OK) {
+    } else if (dt_inject_support_start(dt_inject_session, dt_inject_deferred_backend()) != DT_OK) {
         dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
         dt_session_destroy(dt_inject_session);
         dt_inject_session = NULL;
@@ -482,7 +484,7 @@ void _Exit(int status)
 /* fork() itself, around the libc's: a vendor that cannot record in the
    child is readied in the parent for the child to count its launches, and
    quieted in the child once every atfork handler (the vendor's own
-   included) has run (dt_session_fork_prepare, _parent, _child). */
+   included) has run (dt_inject_support_fork_prepare, _parent, _child). */
 typedef pid_t (*fork_fn)(void);
 __attribute__((visibility("default"))) pid_t fork(void);
 
@@ -497,10 +499,10 @@ pid_t fork(void)
         return -1;
     }
     int prepared = getpid() == dt_inject_owner && dt_inject_session && atomic_load(&g_finish_state) == FINISH_IDLE;
-    if (prepared) dt_session_fork_prepare(dt_inject_session);
+    if (prepared) dt_inject_support_fork_prepare(dt_inject_session);
     pid_t pid = next();
-    if (pid == 0 && dt_inject_session) dt_session_fork_child(dt_inject_session);
-    else if (prepared) dt_session_fork_parent(dt_inject_session);
+    if (pid == 0 && dt_inject_session) dt_inject_support_fork_child(dt_inject_session);
+    else if (prepared) dt_inject_support_fork_parent(dt_inject_session);
     return pid;
 }
 

@@ -83,6 +83,20 @@ def test_record_returns_the_programs_exit_status(tmp_path):
     assert "traced 1 process: 1 trace written\n" in res.stderr
 
 
+@pytest.mark.parametrize("name", ["t\tab.json", "t\nnew\nline.json", "back\\slash\\t.json",
+                                  "t\tmessage=forged.json"])
+def test_record_says_where_a_trace_with_an_awkward_name_went(tmp_path, name):
+    """A trace's name with a tab, newline or backslash is said whole, and the
+    process that wrote it is counted once."""
+    out = tmp_path / name
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
+    assert res.returncode == 0, res.stderr
+    check_trace(out)
+    assert f"wrote {out}: " in res.stderr, res.stderr
+    assert "nothing lost\n" in res.stderr and "forged" not in res.stderr.split("nothing lost")[1], res.stderr
+    assert "traced 1 process: 1 trace written\n" in res.stderr, res.stderr
+
+
 def test_record_a_missing_program(tmp_path):
     res = run([DEVTRACE, "record", "--backend", "null", "-o", tmp_path / "t.json", "--",
                "/nonexistent/program"])

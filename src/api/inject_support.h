@@ -1,0 +1,41 @@
+/*
+ * What the injection library (src/inject) may use of libdevtrace beyond the
+ * public API: hidden functions, reachable only from code linked with the
+ * library's objects (libdevtrace_inject is). Each stands for a session
+ * internal the injection library needs to start a session before the
+ * program's main, and to carry it through fork and exit.
+ */
+#ifndef DT_API_INJECT_SUPPORT_H
+#define DT_API_INJECT_SUPPORT_H
+
+#include "base/common.h"
+#include "devtrace/devtrace.h"
+
+#include <stddef.h>
+
+/* Start s, but a backend whose vendor calls an injection entry point when
+   the process first uses the device (CUDA's InitializeInjection) waits for
+   that call (deferred names it; NULL: none waits). */
+DT_HIDDEN dt_status dt_inject_support_start(dt_session *s, const char *deferred);
+
+/* The process is ending: the session's stop makes no vendor call that only
+   spares a running program cost (detaching the vendor library). */
+DT_HIDDEN void dt_inject_support_exiting(void);
+
+/* Around the program's fork(): prepare and parent in the parent, before and
+   after; child in the child once fork has returned there. */
+DT_HIDDEN void dt_inject_support_fork_prepare(dt_session *s);
+DT_HIDDEN void dt_inject_support_fork_parent(dt_session *s);
+DT_HIDDEN void dt_inject_support_fork_child(dt_session *s);
+/* From a pthread_atfork child handler (plain stores and async-signal-safe
+   calls only): the running session goes on as the child's. */
+DT_HIDDEN void dt_inject_support_forked(dt_session *s);
+/* 1 when s is a forked child's whose vendor cannot record there: its
+   launches are counted as lost (DT_LOSS_FORKED_CHILD), nothing else. */
+DT_HIDDEN int dt_inject_support_fork_unrecorded(const dt_session *s);
+
+/* The rank a launcher announced in the environment, as it was set (RANK,
+   OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK), into out; "" when none. */
+DT_HIDDEN void dt_inject_support_rank(char *out, size_t n);
+
+#endif
