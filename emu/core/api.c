@@ -220,7 +220,7 @@ int core_api_call(const emu_call_args *args, const char *symbol, core_work_fn wo
     emu_copy_kind ck = (emu_copy_kind)args->copy_kind;
     /* the emulator's contexts: one per device, uid device + 1 */
     uint32_t context_uid = (uint32_t)args->device + 1;
-    emu_core_driver_init();
+    core_driver_init();
     create_context(args->device);
     if (emu_vendor_impl.runtime_call)
         emu_vendor_impl.runtime_call();

@@ -14,7 +14,7 @@
 #include "null_client.h"
 #include "records.h"
 
-_Thread_local int core_thread_lane; /* 0: none yet */
+CORE_TLS int core_thread_lane; /* 0: none yet */
 _Atomic int core_next_lane;
 
 int core_vec_push(rec_vec *v, const pending_rec *r)

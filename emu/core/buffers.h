@@ -10,7 +10,7 @@
 #include "state.h"
 
 /* The calling thread's lane (0 until it first produces). */
-EMU_HIDDEN extern _Thread_local int core_thread_lane;
+EMU_HIDDEN extern CORE_TLS int core_thread_lane;
 EMU_HIDDEN extern _Atomic int core_next_lane;
 
 /* The lane of the calling thread. */

@@ -8,6 +8,22 @@
 
 #include "clock.h"
 
+uint64_t core_device_from_realtime(uint64_t rt)
+{
+    double scale = atomic_load_explicit(&core_state.clock_scale, memory_order_relaxed);
+    int64_t off = atomic_load_explicit(&core_state.clock_offset, memory_order_relaxed);
+    /* without drift, integer arithmetic gives the same result, faster */
+    if (scale == 1.0 && off > -(int64_t)(rt >> 1) && off < (int64_t)(rt >> 1))
+        return off >= 0 ? rt + (uint64_t)off : rt - (uint64_t)(-off);
+    /* long double keeps sub-ns precision on epoch-sized values */
+    long double dev = (long double)rt * (long double)scale + (long double)off;
+    if (dev < 1.0L)
+        return 1;
+    if (dev >= 18446744073709551615.0L)
+        return UINT64_MAX - 1;
+    return (uint64_t)dev;
+}
+
 void core_wait_device_time(uint64_t target)
 {
     for (;;) {

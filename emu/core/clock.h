@@ -1,7 +1,8 @@
 /*
  * The emulated device clock (emu/core, internal): CLOCK_REALTIME mapped by
  * the personality's offset and drift, replaced by DEVTRACE_EMU_CLOCK_* or
- * emu_set_clock(). Read on every API call, so the readers are inline.
+ * emu_set_clock(). Read on every API call: reading the realtime clock is
+ * inline.
  */
 #ifndef DEVTRACE_EMU_CORE_CLOCK_H
 #define DEVTRACE_EMU_CORE_CLOCK_H
@@ -18,21 +19,8 @@ static inline uint64_t core_realtime_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t core_device_from_realtime(uint64_t rt)
-{
-    double scale = atomic_load_explicit(&core_state.clock_scale, memory_order_relaxed);
-    int64_t off = atomic_load_explicit(&core_state.clock_offset, memory_order_relaxed);
-    /* without drift, integer arithmetic gives the same result, faster */
-    if (scale == 1.0 && off > -(int64_t)(rt >> 1) && off < (int64_t)(rt >> 1))
-        return off >= 0 ? rt + (uint64_t)off : rt - (uint64_t)(-off);
-    /* long double keeps sub-ns precision on epoch-sized values */
-    long double dev = (long double)rt * (long double)scale + (long double)off;
-    if (dev < 1.0L)
-        return 1;
-    if (dev >= 18446744073709551615.0L)
-        return UINT64_MAX - 1;
-    return (uint64_t)dev;
-}
+/* The device time of a CLOCK_REALTIME time. */
+EMU_HIDDEN uint64_t core_device_from_realtime(uint64_t rt);
 
 static inline uint64_t core_device_now(void)
 {

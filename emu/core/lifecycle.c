@@ -25,11 +25,10 @@ struct core_state core_state = {
    DEVTRACE_EMU_INIT_ON_ARM=1, the first arming call), on that thread; it
    loads the injection library named by the vendor's variable and calls
    its InitializeInjection, as CUDA does, while initialising. */
-enum { DRIVER_DOWN, DRIVER_INITIALISING, DRIVER_UP };
-static _Atomic int g_driver_state;
+_Atomic int core_driver_state;
 static pthread_mutex_t g_driver_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_driver_cond = PTHREAD_COND_INITIALIZER;
-static _Thread_local int t_initialising_driver;
+CORE_TLS int core_initialising_driver;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* lifecycle.h */
@@ -53,7 +52,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
     core_ids_forked(); /* the forking thread is a new thread in the child */
-    if (emu_vendor_impl.fork_child_unusable && atomic_load(&g_driver_state) == DRIVER_UP)
+    if (emu_vendor_impl.fork_child_unusable && atomic_load(&core_driver_state) == CORE_DRIVER_UP)
         core_forked_unusable = 1;
     core_state.worker_started = 0;
     core_state.worker_stop = 0;
@@ -120,25 +119,25 @@ static void runtime_teardown(void)
 
 int emu_core_driver_initialised(void)
 {
-    return atomic_load(&g_driver_state) == DRIVER_UP;
+    return atomic_load(&core_driver_state) == CORE_DRIVER_UP;
 }
 
 void emu_core_driver_init(void)
 {
-    if (atomic_load_explicit(&g_driver_state, memory_order_acquire) == DRIVER_UP || t_initialising_driver)
+    if (atomic_load_explicit(&core_driver_state, memory_order_acquire) == CORE_DRIVER_UP || core_initialising_driver)
         return;
     pthread_mutex_lock(&g_driver_lock);
-    while (atomic_load(&g_driver_state) == DRIVER_INITIALISING)
+    while (atomic_load(&core_driver_state) == CORE_DRIVER_INITIALISING)
         pthread_cond_wait(&g_driver_cond, &g_driver_lock);
-    if (atomic_load(&g_driver_state) == DRIVER_UP) {
+    if (atomic_load(&core_driver_state) == CORE_DRIVER_UP) {
         pthread_mutex_unlock(&g_driver_lock);
         return;
     }
-    atomic_store(&g_driver_state, DRIVER_INITIALISING);
+    atomic_store(&core_driver_state, CORE_DRIVER_INITIALISING);
     pthread_mutex_unlock(&g_driver_lock);
     /* This thread initialises; a call it makes meanwhile (the injection
        library arming the vendor interface) does not wait for itself. */
-    t_initialising_driver = 1;
+    core_initialising_driver = 1;
     if (emu_vendor_impl.runtime_teardown)
         atexit(runtime_teardown);
     const char *path = emu_vendor_impl.injection_env ? getenv(emu_vendor_impl.injection_env) : NULL;
@@ -152,9 +151,9 @@ void emu_core_driver_init(void)
             init();
         }
     }
-    t_initialising_driver = 0;
+    core_initialising_driver = 0;
     pthread_mutex_lock(&g_driver_lock);
-    atomic_store(&g_driver_state, DRIVER_UP);
+    atomic_store(&core_driver_state, CORE_DRIVER_UP);
     pthread_cond_broadcast(&g_driver_cond);
     pthread_mutex_unlock(&g_driver_lock);
 }

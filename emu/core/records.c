@@ -160,11 +160,9 @@ static void attach_external_locked(emu_activity *a)
     }
 }
 
-/* Produce an API or external record: written at once. */
-void core_produce_now_locked(const emu_activity *in)
+/* An admitted API or external record: written at once. */
+void core_write_now_locked(const emu_activity *in)
 {
-    if (!core_admit_locked(in))
-        return;
     emu_activity a = *in;
     attach_external_locked(&a);
     core_state.stats.records[core_stat_kind(a.kind)]++;

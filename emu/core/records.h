@@ -29,8 +29,14 @@ static inline emu_kind core_stat_kind(emu_rec_kind k)
 /* The gate API and device records share: 0 when the kind is off or the
    no_buffer fault takes the record. */
 EMU_HIDDEN int core_admit_locked(const emu_activity *a);
+/* An API or external record the gate admitted: written at once. */
+EMU_HIDDEN void core_write_now_locked(const emu_activity *in);
 /* Produce an API or external record: written at once. */
-EMU_HIDDEN void core_produce_now_locked(const emu_activity *in);
+static inline void core_produce_now_locked(const emu_activity *in)
+{
+    if (core_admit_locked(in))
+        core_write_now_locked(in);
+}
 /* Produce a device record: applies timestamp faults, then queues it until
    the device work has finished (or writes it at once when out of order). */
 EMU_HIDDEN void core_produce_device_locked(emu_activity *a);

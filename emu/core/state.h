@@ -133,6 +133,11 @@ struct core_state {
     int null_client_keeps_id; /* the null client keeps an external id pushed */
 };
 
+/* A thread-local variable shared between the core's files: addressed as a
+   static one is (the library's own TLS block), not through the dynamic
+   linker's symbol lookup. */
+#define CORE_TLS _Thread_local __attribute__((tls_model("local-dynamic")))
+
 /* Defined in lifecycle.c. */
 EMU_HIDDEN extern struct core_state core_state;
 

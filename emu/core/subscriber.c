@@ -13,7 +13,7 @@
 /* The subscriber handle is the address of this byte. */
 static char g_subscriber_token;
 
-_Thread_local core_ext_stacks core_thread_ext;
+CORE_TLS core_ext_stacks core_thread_ext;
 
 /* A new subscriber and a departed one both start with every domain off:
    a client enables what it wants after subscribing. */

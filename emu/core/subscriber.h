@@ -17,7 +17,7 @@ typedef struct core_ext_stacks {
     size_t more_cap[EMU_EXT_KINDS];
 } core_ext_stacks;
 
-EMU_HIDDEN extern _Thread_local core_ext_stacks core_thread_ext;
+EMU_HIDDEN extern CORE_TLS core_ext_stacks core_thread_ext;
 
 /* Entry i of a thread's stack of one kind. */
 static inline uint64_t *core_ext_entry(core_ext_stacks *t, uint32_t kind, size_t i)
