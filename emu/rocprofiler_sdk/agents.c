@@ -6,7 +6,7 @@
 
 #include "sdk.h"
 
-rsdk_agent g_agents[1 + EMU_MAX_DEVICES];
+static rsdk_agent g_agents[1 + EMU_MAX_DEVICES];
 static const void *g_agent_ptrs[1 + EMU_MAX_DEVICES];
 
 static size_t build_agents(void)
