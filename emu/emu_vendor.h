@@ -21,6 +21,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "devtrace_emu.h"
 
@@ -355,6 +357,18 @@ EMU_HIDDEN size_t emu_core_take_dropped(void);
 EMU_HIDDEN uint64_t emu_core_timestamp(void);
 /* A fresh correlation id, from the sequence API calls use (never 0). */
 EMU_HIDDEN uint32_t emu_core_next_correlation(void);
+
+/* The calling thread's Linux tid, asked of the kernel once per thread (a
+   forked child asks again): records carry it on every call, so it is read
+   inline. Defined in core/api.c. */
+EMU_HIDDEN extern _Thread_local __attribute__((tls_model("local-dynamic"))) uint32_t emu_core_thread_tid;
+
+static inline uint32_t emu_core_system_tid(void)
+{
+    if (!emu_core_thread_tid)
+        emu_core_thread_tid = (uint32_t)syscall(SYS_gettid);
+    return emu_core_thread_tid;
+}
 
 /* Iterate: *rec NULL starts at buffer; otherwise advances past *rec.
    On EMU_ST_UNKNOWN_KIND and EMU_ST_TRUNCATED *rec points at the bad record

@@ -7,7 +7,6 @@
  */
 #include <pthread.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -21,17 +20,10 @@
 
 static _Atomic uint32_t g_next_correlation = 1;
 /* A vendor library asks the kernel for ids once, not once per record. */
-static _Thread_local uint32_t t_system_tid;
+_Thread_local __attribute__((tls_model("local-dynamic"))) uint32_t emu_core_thread_tid;
 static _Atomic uint32_t g_pid;
 /* the client's callback runs for an API call's exit on this thread */
 static _Thread_local int t_in_api_exit;
-
-uint32_t core_system_tid(void)
-{
-    if (!t_system_tid)
-        t_system_tid = (uint32_t)syscall(SYS_gettid);
-    return t_system_tid;
-}
 
 uint32_t core_process_id(void)
 {
@@ -45,14 +37,14 @@ uint32_t core_process_id(void)
 
 void core_ids_forked(void)
 {
-    t_system_tid = 0;
+    emu_core_thread_tid = 0;
     atomic_store(&g_pid, 0);
 }
 
 static uint32_t thread_id_locked(void)
 {
     if (core_state.tid_type == EMU_TID_SYSTEM)
-        return core_system_tid();
+        return emu_core_system_tid();
     return (uint32_t)(uintptr_t)pthread_self();
 }
 

@@ -18,9 +18,9 @@ typedef uint64_t (*core_work_fn)(void *arg, uint32_t correlation, uint64_t api_s
    whose runtime cannot be used. */
 EMU_HIDDEN int core_api_call(const emu_call_args *args, const char *symbol, core_work_fn work, void *arg);
 
-/* The ids records carry, asked of the kernel once per process and thread. */
+/* The process id records carry, asked of the kernel once per process (the
+   thread's: emu_core_system_tid). */
 EMU_HIDDEN uint32_t core_process_id(void);
-EMU_HIDDEN uint32_t core_system_tid(void);
 /* In a forked child: the ids are asked again. */
 EMU_HIDDEN void core_ids_forked(void);
 

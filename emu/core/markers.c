@@ -23,7 +23,7 @@ static void produce_marker_locked(unsigned flags, uint64_t id, const char *name,
     a.u.marker.id = id;
     a.u.marker.name = name;
     a.u.marker.process = core_process_id();
-    a.u.marker.thread = core_system_tid();
+    a.u.marker.thread = emu_core_system_tid();
     core_produce_now_locked(&a);
     if (device < 0 || !core_admit_locked(&a))
         return;

@@ -19,7 +19,6 @@ static struct {
     _Atomic uint64_t hip_ops;
 } targets = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-SDK_TLS uint64_t sdk_thread_tid;
 SDK_TLS ext_stack sdk_thread_ext[MAX_CONTEXTS];
 
 /* A thread's stacks are freed when it exits. */

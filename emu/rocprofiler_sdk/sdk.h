@@ -23,8 +23,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "backends/rocprofiler_sdk_abi.h"
 #include "emu_vendor.h"
@@ -171,13 +169,10 @@ static inline int sdk_ancestor_layout(void)
    static one is (the library's own TLS block). */
 #define SDK_TLS _Thread_local __attribute__((tls_model("local-dynamic")))
 
-/* The calling thread's id, asked of the kernel once. */
-EMU_HIDDEN extern SDK_TLS uint64_t sdk_thread_tid;
-
+/* The calling thread's id (the core's, asked of the kernel once). */
 static inline uint64_t sdk_tid(void)
 {
-    if (!sdk_thread_tid) sdk_thread_tid = (uint64_t)syscall(SYS_gettid);
-    return sdk_thread_tid;
+    return emu_core_system_tid();
 }
 
 /* ------------------------------------------------------------------ */
