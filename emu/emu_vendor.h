@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -357,6 +358,21 @@ EMU_HIDDEN size_t emu_core_take_dropped(void);
 EMU_HIDDEN uint64_t emu_core_timestamp(void);
 /* A fresh correlation id, from the sequence API calls use (never 0). */
 EMU_HIDDEN uint32_t emu_core_next_correlation(void);
+
+/* Room for one more of n elements in *items (capacity *cap, doubled from
+   `first`); -1 when out of memory. */
+static inline int emu_core_grow_for_one(void **items, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : first;
+    void *p = realloc(*items, c * elem);
+    if (!p)
+        return -1;
+    *items = p;
+    *cap = c;
+    return 0;
+}
 
 /* The calling thread's Linux tid, asked of the kernel once per thread (a
    forked child asks again): records carry it on every call, so it is read

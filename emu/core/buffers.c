@@ -19,7 +19,7 @@ _Atomic int core_next_lane;
 
 int core_vec_push(rec_vec *v, const pending_rec *r)
 {
-    if (core_grow_for_one((void **)&v->v, &v->cap, v->n, sizeof *v->v, 256) != 0)
+    if (emu_core_grow_for_one((void **)&v->v, &v->cap, v->n, sizeof *v->v, 256) != 0)
         return -1;
     v->v[v->n++] = *r;
     return 0;
@@ -35,7 +35,7 @@ static void signal_worker_locked(void)
 
 static int push_done_locked(uint8_t *buf, size_t size, size_t valid)
 {
-    if (core_grow_for_one((void **)&core_state.done, &core_state.done_cap, core_state.done_n,
+    if (emu_core_grow_for_one((void **)&core_state.done, &core_state.done_cap, core_state.done_n,
                           sizeof *core_state.done, 16) != 0)
         return -1;
     core_state.done[core_state.done_n++] = (done_buf){ buf, size, valid };

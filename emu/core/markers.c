@@ -50,7 +50,7 @@ EMU_API int emu_range_start(const char *name, int device, int stream, uint64_t *
     if (!id || !marker_place_ok(device, stream))
         return EMU_EINVAL;
     pthread_mutex_lock(&core_state.lock);
-    if (core_grow_for_one((void **)&core_state.ranges, &core_state.range_cap, core_state.range_n,
+    if (emu_core_grow_for_one((void **)&core_state.ranges, &core_state.range_cap, core_state.range_n,
                           sizeof *core_state.ranges, 16) != 0) {
         pthread_mutex_unlock(&core_state.lock);
         return EMU_EINVAL;

@@ -22,7 +22,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "emu_vendor.h"
 
@@ -140,20 +139,5 @@ struct core_state {
 
 /* Defined in lifecycle.c. */
 EMU_HIDDEN extern struct core_state core_state;
-
-/* Room for one more of n elements in *items (capacity *cap, doubled from
-   `first`); -1 when out of memory. */
-static inline int core_grow_for_one(void **items, size_t *cap, size_t n, size_t elem, size_t first)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : first;
-    void *p = realloc(*items, c * elem);
-    if (!p)
-        return -1;
-    *items = p;
-    *cap = c;
-    return 0;
-}
 
 #endif /* DEVTRACE_EMU_CORE_STATE_H */

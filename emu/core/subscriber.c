@@ -108,14 +108,9 @@ emu_status emu_core_push_external(uint32_t external_kind, uint64_t id)
     if (external_kind >= EMU_EXT_KINDS || t->depth[external_kind] >= max)
         return EMU_ST_INVALID;
     size_t d = t->depth[external_kind];
-    if (d >= EMU_EXT_DEPTH && d - EMU_EXT_DEPTH >= t->more_cap[external_kind]) {
-        size_t cap = t->more_cap[external_kind] ? t->more_cap[external_kind] * 2 : 256;
-        uint64_t *more = realloc(t->more[external_kind], cap * sizeof(*more));
-        if (!more)
-            return EMU_ST_INVALID;
-        t->more[external_kind] = more;
-        t->more_cap[external_kind] = cap;
-    }
+    if (d >= EMU_EXT_DEPTH && emu_core_grow_for_one((void **)&t->more[external_kind], &t->more_cap[external_kind],
+                                                    d - EMU_EXT_DEPTH, sizeof *t->more[external_kind], 256) != 0)
+        return EMU_ST_INVALID;
     *core_ext_entry(t, external_kind, d) = id;
     t->depth[external_kind] = d + 1;
     return EMU_ST_OK;

@@ -272,7 +272,7 @@ EMU_API int emu_malloc(int device, int memory, uint64_t bytes, uint64_t *address
         bytes > (UINT64_C(1) << 40))
         return EMU_EINVAL;
     pthread_mutex_lock(&core_state.lock);
-    if (core_grow_for_one((void **)&core_state.blocks, &core_state.block_cap, core_state.block_n,
+    if (emu_core_grow_for_one((void **)&core_state.blocks, &core_state.block_cap, core_state.block_n,
                           sizeof *core_state.blocks, 16) != 0) {
         pthread_mutex_unlock(&core_state.lock);
         return EMU_EINVAL;

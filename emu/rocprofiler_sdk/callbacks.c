@@ -145,16 +145,12 @@ RSDK_API int rocprofiler_push_external_correlation_id(rsdk_context_id ctx, uint6
     ext_stack *s = sdk_stack_of(ctx.handle);
     if (!s) return RSDK_STATUS_ERROR_CONTEXT_NOT_FOUND;
     if (tid != sdk_tid()) return RSDK_STATUS_ERROR_THREAD_NOT_FOUND;
-    if (s->depth == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        uint64_t *ids = realloc(s->ids, cap * sizeof *ids);
-        if (!ids) return RSDK_STATUS_ERROR;
-        if (!s->cap) {
-            pthread_once(&g_ext_once, make_ext_key);
-            pthread_setspecific(g_ext_key, sdk_thread_ext);
-        }
-        s->ids = ids;
-        s->cap = cap;
+    int first = !s->cap;
+    if (emu_core_grow_for_one((void **)&s->ids, &s->cap, s->depth, sizeof *s->ids, 16) != 0)
+        return RSDK_STATUS_ERROR;
+    if (first) {
+        pthread_once(&g_ext_once, make_ext_key);
+        pthread_setspecific(g_ext_key, sdk_thread_ext);
     }
     s->ids[s->depth++] = id.value;
     return RSDK_STATUS_SUCCESS;
