@@ -21,17 +21,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "devtrace_emu.h"
+#include "emu_base.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define EMU_HIDDEN __attribute__((visibility("hidden")))
 
 /* What the core asks a personality to write. */
 typedef enum emu_rec_kind {
@@ -358,33 +354,6 @@ EMU_HIDDEN size_t emu_core_take_dropped(void);
 EMU_HIDDEN uint64_t emu_core_timestamp(void);
 /* A fresh correlation id, from the sequence API calls use (never 0). */
 EMU_HIDDEN uint32_t emu_core_next_correlation(void);
-
-/* Room for one more of n elements in *items (capacity *cap, doubled from
-   `first`); -1 when out of memory. */
-static inline int emu_core_grow_for_one(void **items, size_t *cap, size_t n, size_t elem, size_t first)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : first;
-    void *p = realloc(*items, c * elem);
-    if (!p)
-        return -1;
-    *items = p;
-    *cap = c;
-    return 0;
-}
-
-/* The calling thread's Linux tid, asked of the kernel once per thread (a
-   forked child asks again): records carry it on every call, so it is read
-   inline. Defined in core/api.c. */
-EMU_HIDDEN extern _Thread_local __attribute__((tls_model("local-dynamic"))) uint32_t emu_core_thread_tid;
-
-static inline uint32_t emu_core_system_tid(void)
-{
-    if (!emu_core_thread_tid)
-        emu_core_thread_tid = (uint32_t)syscall(SYS_gettid);
-    return emu_core_thread_tid;
-}
 
 /* Iterate: *rec NULL starts at buffer; otherwise advances past *rec.
    On EMU_ST_UNKNOWN_KIND and EMU_ST_TRUNCATED *rec points at the bad record
