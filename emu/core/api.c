@@ -274,4 +274,3 @@ int core_api_call(const emu_call_args *args, const char *symbol, core_work_fn wo
     pthread_mutex_unlock(&core_state.lock);
     return EMU_OK;
 }
-

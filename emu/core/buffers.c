@@ -200,7 +200,6 @@ void core_write_ready_locked(int forced, uint64_t now)
     }
 }
 
-
 /* Deliver completed buffers, serialized, outside the state lock;
    deliver_lock held. */
 static void deliver_done_held(int from_worker)
@@ -261,7 +260,8 @@ static void *worker_main(void *arg)
             break;
         uint64_t rt = core_realtime_ns();
         core_write_ready_locked(0, core_device_from_realtime(rt));
-        if (core_state.flush_period_ms && rt - core_state.last_periodic_rt >= (uint64_t)core_state.flush_period_ms * 1000000ull) {
+        if (core_state.flush_period_ms &&
+            rt - core_state.last_periodic_rt >= (uint64_t)core_state.flush_period_ms * 1000000ull) {
             core_state.last_periodic_rt = rt;
             complete_all_locked();
         }

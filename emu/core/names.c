@@ -52,4 +52,3 @@ const char *core_intern_name(const char *s)
     ns->count++;
     return copy;
 }
-

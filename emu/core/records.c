@@ -17,7 +17,6 @@ static const char *const kind_names[EMU_KIND_COUNT] = {
     "memory_pool",
 };
 
-
 /* A vendor that makes a device record when the work completes, for a
    client still recording it: work of this kind still running when the
    client stops recording it is never delivered (counted unfinished). Faulted

@@ -59,7 +59,8 @@ int emu_core_subscriber(void *handle, emu_generic_fn *callback, void **userdata)
 {
     emu_init();
     pthread_mutex_lock(&core_state.lock);
-    int ok = core_state.subscribed && (!handle || handle == &g_subscriber_token) && core_state.cb != core_null_client_callback;
+    int ok = core_state.subscribed && (!handle || handle == &g_subscriber_token) &&
+             core_state.cb != core_null_client_callback;
     if (ok && callback) *callback = core_state.cb;
     if (ok && userdata) *userdata = core_state.cb_userdata;
     pthread_mutex_unlock(&core_state.lock);

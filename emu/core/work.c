@@ -230,7 +230,8 @@ static uint64_t collective_work_fn(void *arg, uint32_t corr, uint64_t api_start)
     a.context = (uint32_t)c->device + 1;
     a.stream = (uint32_t)c->stream;
     core_schedule_locked(c->device, c->stream, c->duration_ns, &a.start, &a.end);
-    const char *name = core_intern_name(c->name), *group = core_intern_name(c->group), *alg = core_intern_name(c->algorithm);
+    const char *name = core_intern_name(c->name), *group = core_intern_name(c->group),
+               *alg = core_intern_name(c->algorithm);
     a.u.collective.name = name ? name : "";
     a.u.collective.group = group ? group : "";
     a.u.collective.algorithm = alg ? alg : "";

@@ -50,7 +50,6 @@ static size_t build_agents(void)
     return (size_t)n + 1;
 }
 
-
 RSDK_API int rocprofiler_query_available_agents(uint32_t agent_version, rsdk_query_agents_cb callback,
                                                 size_t agent_size, void *data)
 {

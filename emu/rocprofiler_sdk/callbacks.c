@@ -9,7 +9,6 @@
 
 #include "sdk.h"
 
-
 static struct {
     pthread_mutex_t lock;
     call_target t[MAX_CONTEXTS * 3];

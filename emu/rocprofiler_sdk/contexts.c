@@ -30,13 +30,15 @@ void sdk_apply_services(void)
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         uint64_t owner = 0;
         for (int c = 0; c < MAX_CONTEXTS && !owner; c++)
-            if (sdk_state.contexts[c].valid && sdk_state.contexts[c].active && sdk_state.contexts[c].buffered[buffer_kind_of(kinds[k])].on)
+            if (sdk_state.contexts[c].valid && sdk_state.contexts[c].active &&
+                sdk_state.contexts[c].buffered[buffer_kind_of(kinds[k])].on)
                 owner = (uint64_t)c + 1;
         atomic_store(&sdk_state.kind_context[kinds[k]], owner);
         emu_core_enable(kinds[k], owner && sdk_state.tables_seen);
     }
     for (int c = 0; c < MAX_CONTEXTS; c++)
-        if (sdk_state.contexts[c].valid && sdk_state.contexts[c].active && sdk_state.contexts[c].called[RSDK_CALLBACK_HIP_RUNTIME_API].on)
+        if (sdk_state.contexts[c].valid && sdk_state.contexts[c].active &&
+            sdk_state.contexts[c].called[RSDK_CALLBACK_HIP_RUNTIME_API].on)
             api_callbacks = 1;
     for (int b = 0; b < MAX_BUFFERS; b++) {
         if (!sdk_state.buffers[b].valid) continue;
@@ -56,7 +58,6 @@ void sdk_apply_services(void)
         sdk_state.subscriber = NULL;
     }
 }
-
 
 /* Contexts, buffers and services: only while a tool initializes. */
 static int configuring(void)

@@ -99,7 +99,8 @@ static void run_clients(int first, int late)
         /* a tool whose initialize fails loses its contexts */
         pthread_mutex_lock(&sdk_state.lock);
         for (int k = 0; k < MAX_CONTEXTS; k++)
-            if (sdk_state.contexts[k].valid && sdk_state.contexts[k].owner == i) sdk_state.contexts[k].valid = sdk_state.contexts[k].active = 0;
+            if (sdk_state.contexts[k].valid && sdk_state.contexts[k].owner == i)
+                sdk_state.contexts[k].valid = sdk_state.contexts[k].active = 0;
         c->configured = 0;
         sdk_apply_services();
         pthread_mutex_unlock(&sdk_state.lock);
