@@ -23,12 +23,11 @@
 #include <stdint.h>
 
 #include "devtrace_emu.h"
+#include "emu_base.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define EMU_HIDDEN __attribute__((visibility("hidden")))
 
 /* What the core asks a personality to write. */
 typedef enum emu_rec_kind {

@@ -21,7 +21,7 @@ static struct {
     emu_request_fn request;
     void (*complete)(void *, uint32_t, uint8_t *, size_t, size_t);
     char subscriber_name[64];     /* "CUPTI for <name>", or "" */
-} g;
+} g_state;
 
 enum { FAIL_NONE, FAIL_NO_DRIVER, FAIL_BUSY, FAIL_OLD_DRIVER };
 
@@ -61,7 +61,7 @@ static int refused_before_context(void)
     const char *v = getenv("DEVTRACE_EMU_BEFORE_CONTEXT");
     if (!v || strcmp(v, "refused") != 0) return 0;
     pthread_mutex_lock(&g_lock);
-    int none = g.contexts == 0;
+    int none = g_state.contexts == 0;
     pthread_mutex_unlock(&g_lock);
     return none;
 }
@@ -77,10 +77,10 @@ static emu_cf_options current_options(void)
     const emu_cf_personality *p = emu_cf_impl;
     emu_cf_options o;
     pthread_mutex_lock(&g_lock);
-    o.kernel_kind = g.concurrent_on || !g.kernel_on ? DT_CF_KIND_CONCURRENT_KERNEL : DT_CF_KIND_KERNEL;
-    o.peer_as_memcpy2 = (p->quirks & EMU_CF_PEER_RECORDS) && g.memcpy2_on;
+    o.kernel_kind = g_state.concurrent_on || !g_state.kernel_on ? DT_CF_KIND_CONCURRENT_KERNEL : DT_CF_KIND_KERNEL;
+    o.peer_as_memcpy2 = (p->quirks & EMU_CF_PEER_RECORDS) && g_state.memcpy2_on;
     o.copies_name_devices = 0;
-    o.latency_timestamps = g.latency;
+    o.latency_timestamps = g_state.latency;
     pthread_mutex_unlock(&g_lock);
     o.kernel_size = p->kernel_size;
     o.memcpy_size = p->memcpy_size;
@@ -151,11 +151,11 @@ static void deliver_devices(int dump)
 {
     if (!(emu_cf_impl->quirks & EMU_CF_DEVICE_RECORDS)) return;
     pthread_mutex_lock(&g_lock);
-    if (!dump && !g.devices_delivered && emu_core_driver_initialised()) g.devices_delivered = 1; /* to nobody */
-    int go = g.device_on && g.request && g.complete && (!g.devices_delivered || dump);
-    emu_request_fn request = g.request;
-    void (*complete)(void *, uint32_t, uint8_t *, size_t, size_t) = g.complete;
-    if (go) g.devices_delivered = 1;
+    if (!dump && !g_state.devices_delivered && emu_core_driver_initialised()) g_state.devices_delivered = 1; /* to nobody */
+    int go = g_state.device_on && g_state.request && g_state.complete && (!g_state.devices_delivered || dump);
+    emu_request_fn request = g_state.request;
+    void (*complete)(void *, uint32_t, uint8_t *, size_t, size_t) = g_state.complete;
+    if (go) g_state.devices_delivered = 1;
     pthread_mutex_unlock(&g_lock);
     if (!go) return;
     int n = emu_device_count();
@@ -187,8 +187,8 @@ int emu_cf_register_callbacks(emu_request_fn request, emu_generic_fn complete)
     arming_call();
     if (emu_core_register_buffers(request, complete) != EMU_ST_OK) return DT_CF_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&g_lock);
-    g.request = request;
-    g.complete = (void (*)(void *, uint32_t, uint8_t *, size_t, size_t))complete;
+    g_state.request = request;
+    g_state.complete = (void (*)(void *, uint32_t, uint8_t *, size_t, size_t))complete;
     pthread_mutex_unlock(&g_lock);
     deliver_devices(0);
     return DT_CF_SUCCESS;
@@ -197,14 +197,14 @@ int emu_cf_register_callbacks(emu_request_fn request, emu_generic_fn complete)
 static int set_kernel_kind(uint32_t kind, int on)
 {
     pthread_mutex_lock(&g_lock);
-    int *mine = kind == DT_CF_KIND_KERNEL ? &g.kernel_on : &g.concurrent_on;
-    int other = kind == DT_CF_KIND_KERNEL ? g.concurrent_on : g.kernel_on;
+    int *mine = kind == DT_CF_KIND_KERNEL ? &g_state.kernel_on : &g_state.concurrent_on;
+    int other = kind == DT_CF_KIND_KERNEL ? g_state.concurrent_on : g_state.kernel_on;
     if (on && other && (emu_cf_impl->quirks & EMU_CF_SINGLE_KERNEL_KIND)) {
         pthread_mutex_unlock(&g_lock);
         return DT_CF_ERROR_NOT_COMPATIBLE;
     }
     *mine = on;
-    int any = g.kernel_on || g.concurrent_on;
+    int any = g_state.kernel_on || g_state.concurrent_on;
     pthread_mutex_unlock(&g_lock);
     emu_core_enable(EMU_REC_KERNEL, any);
     return DT_CF_SUCCESS;
@@ -238,10 +238,10 @@ int emu_cf_finalize(void)
     }
     emu_core_finalize();
     pthread_mutex_lock(&g_lock);
-    g.kernel_on = g.concurrent_on = g.memcpy2_on = g.device_on = g.latency = g.resource_on = 0;
-    g.request = NULL;
-    g.complete = NULL;
-    g.subscriber_name[0] = '\0';
+    g_state.kernel_on = g_state.concurrent_on = g_state.memcpy2_on = g_state.device_on = g_state.latency = g_state.resource_on = 0;
+    g_state.request = NULL;
+    g_state.complete = NULL;
+    g_state.subscriber_name[0] = '\0';
     pthread_mutex_unlock(&g_lock);
     return DT_CF_SUCCESS;
 }
@@ -266,12 +266,12 @@ static int set_kind(uint32_t kind, int on, int dump)
     case DT_CF_KIND_MEMORY_POOL: ek = EMU_REC_MEMORY_POOL; break;
     case DT_CF_KIND_MEMCPY2:
         pthread_mutex_lock(&g_lock);
-        g.memcpy2_on = on;
+        g_state.memcpy2_on = on;
         pthread_mutex_unlock(&g_lock);
         return DT_CF_SUCCESS;
     case DT_CF_KIND_DEVICE:
         pthread_mutex_lock(&g_lock);
-        g.device_on = on;
+        g_state.device_on = on;
         pthread_mutex_unlock(&g_lock);
         if (on) deliver_devices(dump);
         return DT_CF_SUCCESS;
@@ -291,7 +291,7 @@ static int set_kind(uint32_t kind, int on, int dump)
 int emu_cf_latency_timestamps(uint8_t enable)
 {
     pthread_mutex_lock(&g_lock);
-    g.latency = enable != 0;
+    g_state.latency = enable != 0;
     pthread_mutex_unlock(&g_lock);
     return DT_CF_SUCCESS;
 }
@@ -395,10 +395,10 @@ static int subscribe(void **subscriber, emu_generic_fn callback, void *userdata,
     emu_status st = emu_core_subscribe(subscriber, callback, userdata);
     pthread_mutex_lock(&g_lock);
     if (st == EMU_ST_OK) {
-        if (name) snprintf(g.subscriber_name, sizeof g.subscriber_name, "%s for %.53s", emu_cf_impl->result_prefix, name);
-        else g.subscriber_name[0] = '\0';
+        if (name) snprintf(g_state.subscriber_name, sizeof g_state.subscriber_name, "%s for %.53s", emu_cf_impl->result_prefix, name);
+        else g_state.subscriber_name[0] = '\0';
     } else if (st == EMU_ST_BUSY && holder && holder_len) {
-        snprintf(holder, holder_len, "%s", g.subscriber_name);
+        snprintf(holder, holder_len, "%s", g_state.subscriber_name);
     }
     pthread_mutex_unlock(&g_lock);
     if (st == EMU_ST_BUSY) return DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
@@ -422,8 +422,8 @@ int emu_cf_unsubscribe(void *subscriber)
     int r = emu_core_unsubscribe(subscriber) == EMU_ST_OK ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&g_lock);
     if (r == DT_CF_SUCCESS) {
-        g.subscriber_name[0] = '\0';
-        g.resource_on = 0;
+        g_state.subscriber_name[0] = '\0';
+        g_state.resource_on = 0;
     }
     pthread_mutex_unlock(&g_lock);
     return r;
@@ -442,7 +442,7 @@ static int enable_resource(uint32_t enable, void *subscriber)
 {
     if (!emu_core_subscriber(subscriber, NULL, NULL)) return DT_CF_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&g_lock);
-    g.resource_on = enable != 0;
+    g_state.resource_on = enable != 0;
     pthread_mutex_unlock(&g_lock);
     return DT_CF_SUCCESS;
 }
@@ -450,8 +450,8 @@ static int enable_resource(uint32_t enable, void *subscriber)
 void emu_cf_context_created(int device)
 {
     pthread_mutex_lock(&g_lock);
-    g.contexts++;
-    int on = g.resource_on;
+    g_state.contexts++;
+    int on = g_state.resource_on;
     pthread_mutex_unlock(&g_lock);
     emu_generic_fn callback;
     void *userdata;

@@ -606,15 +606,7 @@ EXPORT msptiResult msptiActivityPushExternalCorrelationId(msptiExternalCorrelati
     if ((unsigned)kind >= EXT_KINDS) return MSPTI_ERROR_INVALID_PARAMETER;
     ext_stacks *s = stacks_lock();
     msptiResult r = MSPTI_ERROR_INNER;
-    if (s && s->n[kind] == s->cap[kind]) {
-        size_t cap = s->cap[kind] ? s->cap[kind] * 2 : 64;
-        uint64_t *grown = realloc(s->ids[kind], cap * sizeof *grown);
-        if (grown) {
-            s->ids[kind] = grown;
-            s->cap[kind] = cap;
-        }
-    }
-    if (s && s->n[kind] < s->cap[kind]) {
+    if (s && emu_core_grow_for_one((void **)&s->ids[kind], &s->cap[kind], s->n[kind], sizeof *s->ids[kind], 64) == 0) {
         s->ids[kind][s->n[kind]++] = id;
         r = MSPTI_SUCCESS;
     }

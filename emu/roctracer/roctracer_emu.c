@@ -279,7 +279,7 @@ static struct {
     int next;           /* the half handed out next */
     int queue[2], queued;
     pthread_t consumer;
-} P;
+} g_pool;
 
 static _Thread_local char t_error[160];
 
@@ -297,17 +297,17 @@ static void pool_request(uint8_t **buffer, size_t *size, size_t *max_records)
     *buffer = NULL;
     *size = 0;
     pthread_mutex_lock(&g_lock);
-    int h = P.next, waited = 0;
-    while (P.open && !P.stop && P.state[h] != HALF_FREE) {
+    int h = g_pool.next, waited = 0;
+    while (g_pool.open && !g_pool.stop && g_pool.state[h] != HALF_FREE) {
         waited = 1;
         pthread_cond_wait(&g_cond, &g_lock);
     }
     if (waited) emu_core_buffer_waited();
-    if (P.open && !P.stop) {
-        P.state[h] = HALF_FILLING;
-        P.next = 1 - h;
-        *buffer = (uint8_t *)P.mem + (size_t)h * P.half;
-        *size = P.half;
+    if (g_pool.open && !g_pool.stop) {
+        g_pool.state[h] = HALF_FILLING;
+        g_pool.next = 1 - h;
+        *buffer = (uint8_t *)g_pool.mem + (size_t)h * g_pool.half;
+        *size = g_pool.half;
     }
     pthread_mutex_unlock(&g_lock);
 }
@@ -315,11 +315,11 @@ static void pool_request(uint8_t **buffer, size_t *size, size_t *max_records)
 static void queue_half(uint8_t *buffer, size_t valid)
 {
     pthread_mutex_lock(&g_lock);
-    if (P.open && buffer >= (uint8_t *)P.mem && buffer < (uint8_t *)P.mem + 2 * P.half) {
-        int h = (int)((buffer - (uint8_t *)P.mem) / P.half);
-        P.state[h] = HALF_QUEUED;
-        P.valid[h] = valid;
-        P.queue[P.queued++] = h;
+    if (g_pool.open && buffer >= (uint8_t *)g_pool.mem && buffer < (uint8_t *)g_pool.mem + 2 * g_pool.half) {
+        int h = (int)((buffer - (uint8_t *)g_pool.mem) / g_pool.half);
+        g_pool.state[h] = HALF_QUEUED;
+        g_pool.valid[h] = valid;
+        g_pool.queue[g_pool.queued++] = h;
         pthread_cond_broadcast(&g_cond);
     }
     pthread_mutex_unlock(&g_lock);
@@ -344,21 +344,21 @@ static void *consumer_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&g_lock);
     for (;;) {
-        while (!P.stop && P.queued == 0) pthread_cond_wait(&g_cond, &g_lock);
-        if (P.queued == 0) break;
-        int h = P.queue[0];
-        P.queue[0] = P.queue[1];
-        P.queued--;
-        P.consuming = 1;
-        roctracer_buffer_callback_t fn = P.props.buffer_callback_fun;
-        void *fn_arg = P.props.buffer_callback_arg;
-        const char *begin = P.mem + (size_t)h * P.half;
-        size_t valid = P.valid[h];
+        while (!g_pool.stop && g_pool.queued == 0) pthread_cond_wait(&g_cond, &g_lock);
+        if (g_pool.queued == 0) break;
+        int h = g_pool.queue[0];
+        g_pool.queue[0] = g_pool.queue[1];
+        g_pool.queued--;
+        g_pool.consuming = 1;
+        roctracer_buffer_callback_t fn = g_pool.props.buffer_callback_fun;
+        void *fn_arg = g_pool.props.buffer_callback_arg;
+        const char *begin = g_pool.mem + (size_t)h * g_pool.half;
+        size_t valid = g_pool.valid[h];
         pthread_mutex_unlock(&g_lock);
         fn(begin, begin + valid, fn_arg);
         pthread_mutex_lock(&g_lock);
-        P.state[h] = HALF_FREE;
-        P.consuming = 0;
+        g_pool.state[h] = HALF_FREE;
+        g_pool.consuming = 0;
         pthread_cond_broadcast(&g_cond);
     }
     pthread_mutex_unlock(&g_lock);
@@ -369,8 +369,8 @@ static void pool_marker_complete(void) {}
 
 static void allocate(char **ptr, size_t size)
 {
-    if (P.props.alloc_fun) {
-        P.props.alloc_fun(ptr, size, P.props.alloc_arg);
+    if (g_pool.props.alloc_fun) {
+        g_pool.props.alloc_fun(ptr, size, g_pool.props.alloc_arg);
     } else if (size) {
         *ptr = malloc(size);
     } else {
@@ -385,31 +385,31 @@ EXPORT roctracer_status_t roctracer_open_pool_expl(const roctracer_properties_t 
     if (!properties || !properties->buffer_callback_fun || properties->buffer_size < 2 * DT_RT_RECORD_SIZE)
         return fail(ROCTRACER_STATUS_ERROR_INVALID_ARGUMENT, "invalid pool properties");
     pthread_mutex_lock(&g_lock);
-    if (P.open) {
+    if (g_pool.open) {
         pthread_mutex_unlock(&g_lock);
         return fail(pool ? ROCTRACER_STATUS_ERROR : ROCTRACER_STATUS_ERROR_DEFAULT_POOL_ALREADY_DEFINED,
                     "the emulator has one pool at a time");
     }
-    memset(&P, 0, sizeof P);
-    P.props = *properties;
-    P.half = properties->buffer_size;
+    memset(&g_pool, 0, sizeof g_pool);
+    g_pool.props = *properties;
+    g_pool.half = properties->buffer_size;
     char *mem = NULL;
-    allocate(&mem, 2 * P.half);
+    allocate(&mem, 2 * g_pool.half);
     if (!mem) {
         pthread_mutex_unlock(&g_lock);
         return fail(ROCTRACER_STATUS_ERROR_MEMORY_ALLOCATION, "the pool allocator gave no memory");
     }
-    P.mem = mem;
-    P.open = 1;
-    if (pthread_create(&P.consumer, NULL, consumer_main, NULL) != 0) {
-        allocate(&P.mem, 0);
-        P.open = 0;
+    g_pool.mem = mem;
+    g_pool.open = 1;
+    if (pthread_create(&g_pool.consumer, NULL, consumer_main, NULL) != 0) {
+        allocate(&g_pool.mem, 0);
+        g_pool.open = 0;
         pthread_mutex_unlock(&g_lock);
         return fail(ROCTRACER_STATUS_ERROR, "cannot start the consumer thread");
     }
     pthread_mutex_unlock(&g_lock);
     emu_core_register_buffers(pool_request, pool_marker_complete);
-    if (pool) *pool = &P;
+    if (pool) *pool = &g_pool;
     return ROCTRACER_STATUS_SUCCESS;
 }
 
@@ -421,7 +421,7 @@ EXPORT roctracer_status_t roctracer_open_pool(const roctracer_properties_t *prop
 static int is_pool(roctracer_pool_t *pool)
 {
     pthread_mutex_lock(&g_lock);
-    int ok = P.open && (pool == NULL || pool == &P);
+    int ok = g_pool.open && (pool == NULL || pool == &g_pool);
     pthread_mutex_unlock(&g_lock);
     return ok;
 }
@@ -434,7 +434,7 @@ EXPORT roctracer_status_t roctracer_flush_activity_expl(roctracer_pool_t *pool)
        when it ends, as the HIP runtime reports them */
     emu_core_flush_all(0);
     pthread_mutex_lock(&g_lock);
-    while (P.queued || P.consuming) pthread_cond_wait(&g_cond, &g_lock);
+    while (g_pool.queued || g_pool.consuming) pthread_cond_wait(&g_cond, &g_lock);
     pthread_mutex_unlock(&g_lock);
     return ROCTRACER_STATUS_SUCCESS;
 }
@@ -450,13 +450,13 @@ EXPORT roctracer_status_t roctracer_close_pool_expl(roctracer_pool_t *pool)
     if (!is_pool(pool)) return ROCTRACER_STATUS_SUCCESS;
     roctracer_flush_activity_expl(pool);
     pthread_mutex_lock(&g_lock);
-    P.stop = 1;
+    g_pool.stop = 1;
     pthread_cond_broadcast(&g_cond);
     pthread_mutex_unlock(&g_lock);
-    pthread_join(P.consumer, NULL);
+    pthread_join(g_pool.consumer, NULL);
     pthread_mutex_lock(&g_lock);
-    allocate(&P.mem, 0);
-    P.open = 0;
+    allocate(&g_pool.mem, 0);
+    g_pool.open = 0;
     pthread_mutex_unlock(&g_lock);
     return ROCTRACER_STATUS_SUCCESS;
 }
@@ -468,7 +468,7 @@ EXPORT roctracer_status_t roctracer_close_pool(void)
 
 EXPORT roctracer_pool_t *roctracer_default_pool(void)
 {
-    return is_pool(NULL) ? &P : NULL;
+    return is_pool(NULL) ? &g_pool : NULL;
 }
 
 /* ------------------------------------------------------------------ */

@@ -45,7 +45,7 @@ typedef struct emu_api {
     const char *(*fault_name)(emu_fault);
 } emu_api;
 
-static emu_api E;
+static emu_api g_emu;
 static const char *g_label;
 static atomic_int g_errors;
 static int g_final_sync = 1;
@@ -123,7 +123,7 @@ static void run_forked(const scn_stmt *s)
         atomic_store(&g_errors, 0);
         exec_block(&s->body);
         join_threads();
-        if (g_final_sync && E.synchronize(-1, -1) != 0)
+        if (g_final_sync && g_emu.synchronize(-1, -1) != 0)
             atomic_fetch_add(&g_errors, 1);
         exit(atomic_load(&g_errors) ? 4 : 0);
     }
@@ -150,27 +150,27 @@ static int exec_stmt(const scn_stmt *s)
                               .duration_ns = s->duration_ns };
         memcpy(d.grid, s->grid, sizeof(d.grid));
         memcpy(d.block, s->block, sizeof(d.block));
-        if ((rc = E.launch_kernel_desc(&d)) != 0)
+        if ((rc = g_emu.launch_kernel_desc(&d)) != 0)
             report(s, "kernel", rc);
         break;
     }
     case SCN_MEMCPY:
-        if ((rc = E.memcpy_(s->device, s->stream, s->copy_kind, s->bytes, s->duration_ns, s->async)) != 0)
+        if ((rc = g_emu.memcpy_(s->device, s->stream, s->copy_kind, s->bytes, s->duration_ns, s->async)) != 0)
             report(s, "memcpy", rc);
         break;
     case SCN_MEMSET:
-        if ((rc = E.memset_(s->device, s->stream, s->bytes, s->value, s->duration_ns, s->async)) != 0)
+        if ((rc = g_emu.memset_(s->device, s->stream, s->bytes, s->value, s->duration_ns, s->async)) != 0)
             report(s, "memset", rc);
         break;
     case SCN_SYNC:
-        if ((rc = E.synchronize(s->device, s->stream)) != 0)
+        if ((rc = g_emu.synchronize(s->device, s->stream)) != 0)
             report(s, "sync", rc);
         break;
     case SCN_SLEEP:
         sleep_us(s->number);
         break;
     case SCN_FAULT:
-        if ((rc = E.set_faults(s->fault_spec)) != 0)
+        if ((rc = g_emu.set_faults(s->fault_spec)) != 0)
             report(s, "fault", rc);
         break;
     case SCN_RANGE: {
@@ -199,12 +199,12 @@ static int exec_stmt(const scn_stmt *s)
     }
     case SCN_MARKER: {
         uint64_t id = 0;
-        if ((rc = E.range_start(s->name, -1, -1, &id)) != 0) {
+        if ((rc = g_emu.range_start(s->name, -1, -1, &id)) != 0) {
             report(s, "marker", rc);
             return -1;
         }
         rc = exec_block(&s->body);
-        int end = E.range_end(id);
+        int end = g_emu.range_end(id);
         if (end != 0)
             report(s, "marker end", end);
         break;
@@ -213,7 +213,7 @@ static int exec_stmt(const scn_stmt *s)
         emu_collective_desc d = { .device = s->device, .stream = s->stream, .name = s->name, .group = s->group,
                                   .algorithm = s->algorithm, .data_type = s->data_type, .count = s->count,
                                   .duration_ns = s->duration_ns };
-        if ((rc = E.collective(&d)) != 0)
+        if ((rc = g_emu.collective(&d)) != 0)
             report(s, "collective", rc);
         break;
     }
@@ -223,7 +223,7 @@ static int exec_stmt(const scn_stmt *s)
             report(s, "malloc (too many live allocations on this thread)", -1);
             return -1;
         }
-        if ((rc = E.malloc_(s->device, s->pinned ? 2 : 3, s->bytes, &address)) != 0)
+        if ((rc = g_emu.malloc_(s->device, s->pinned ? 2 : 3, s->bytes, &address)) != 0)
             report(s, "malloc", rc);
         else
             t_blocks.address[t_blocks.n++] = address;
@@ -234,7 +234,7 @@ static int exec_stmt(const scn_stmt *s)
             report(s, "free (no allocation of this thread to free)", -1);
             return -1;
         }
-        if ((rc = E.free_(t_blocks.address[--t_blocks.n])) != 0)
+        if ((rc = g_emu.free_(t_blocks.address[--t_blocks.n])) != 0)
             report(s, "free", rc);
         break;
     case SCN_REPEAT:
@@ -275,8 +275,8 @@ static int exec_block(const scn_block *b)
 
 #define RESOLVE(field, sym)                                                               \
     do {                                                                                  \
-        *(void **)(&E.field) = dlsym(h, sym);                                             \
-        if (!E.field) {                                                                   \
+        *(void **)(&g_emu.field) = dlsym(h, sym);                                             \
+        if (!g_emu.field) {                                                                   \
             fprintf(stderr, "devtrace-emu-run: %s is not a devtrace emulator (no %s)\n", path, \
                     sym);                                                                 \
             return -1;                                                                    \
@@ -346,11 +346,11 @@ static int default_library(const char *vendor, char *out, size_t outlen)
 
 static void print_stats(FILE *f, const emu_stats *st)
 {
-    fprintf(f, "personality %s\n", E.personality());
+    fprintf(f, "personality %s\n", g_emu.personality());
     for (int k = 0; k < EMU_KIND_COUNT; k++)
-        fprintf(f, "records.%s %llu\n", E.kind_name((emu_kind)k), (unsigned long long)st->records[k]);
+        fprintf(f, "records.%s %llu\n", g_emu.kind_name((emu_kind)k), (unsigned long long)st->records[k]);
     for (int i = 0; i < EMU_FAULT_COUNT; i++)
-        fprintf(f, "faulted.%s %llu\n", E.fault_name((emu_fault)i), (unsigned long long)st->faulted[i]);
+        fprintf(f, "faulted.%s %llu\n", g_emu.fault_name((emu_fault)i), (unsigned long long)st->faulted[i]);
     fprintf(f, "dropped.no_buffer %llu\n", (unsigned long long)st->dropped_no_buffer);
     fprintf(f, "dropped.reported %llu\n", (unsigned long long)st->dropped_reported);
     fprintf(f, "api_calls %llu\n", (unsigned long long)st->api_calls);
@@ -452,19 +452,19 @@ int main(int argc, char **argv)
         scn_free(&scn);
         return 3;
     }
-    if (strcmp(E.personality(), scn.vendor) != 0) {
+    if (strcmp(g_emu.personality(), scn.vendor) != 0) {
         fprintf(stderr, "devtrace-emu-run: %s emulates %s, but %s says 'vendor %s'\n", library,
-                E.personality(), file, scn.vendor);
+                g_emu.personality(), file, scn.vendor);
         scn_free(&scn);
         return 3;
     }
-    E.init();
-    if (scn.devices && E.set_device_count(scn.devices) != 0) {
+    g_emu.init();
+    if (scn.devices && g_emu.set_device_count(scn.devices) != 0) {
         fprintf(stderr, "devtrace-emu-run: %s: devices %d rejected\n", file, scn.devices);
         scn_free(&scn);
         return 3;
     }
-    if (scn.has_clock && E.set_clock(scn.clock_offset_ns, scn.clock_drift_ppm) != 0) {
+    if (scn.has_clock && g_emu.set_clock(scn.clock_offset_ns, scn.clock_drift_ppm) != 0) {
         fprintf(stderr, "devtrace-emu-run: %s: clock rejected\n", file);
         scn_free(&scn);
         return 3;
@@ -474,11 +474,11 @@ int main(int argc, char **argv)
     exec_block(&scn.top);
     join_threads();
     /* device work must end inside the tracer's capture window */
-    if (final_sync && E.synchronize(-1, -1) != 0)
+    if (final_sync && g_emu.synchronize(-1, -1) != 0)
         atomic_fetch_add(&g_errors, 1);
 
     emu_stats st;
-    E.stats_get(&st);
+    g_emu.stats_get(&st);
     if (!quiet) {
         FILE *f = stdout;
         if (stats_out && !(f = fopen(stats_out, "w"))) {

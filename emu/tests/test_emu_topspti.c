@@ -64,17 +64,17 @@ static struct client {
     unsigned enter, exit_, mismatched_exit;
     uint32_t enter_corr[MAX_KEPT];
     unsigned nenter;
-} C = { .lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 1 << 16 };
+} g_client = { .lock = PTHREAD_MUTEX_INITIALIZER, .buffer_size = 1 << 16 };
 
 static void on_request(uint8_t **buffer, size_t *size, size_t *max)
 {
-    pthread_mutex_lock(&C.lock);
-    C.requests++;
-    int refuse = C.refuse_requests > 0;
+    pthread_mutex_lock(&g_client.lock);
+    g_client.requests++;
+    int refuse = g_client.refuse_requests > 0;
     if (refuse)
-        C.refuse_requests--;
-    size_t sz = C.buffer_size;
-    pthread_mutex_unlock(&C.lock);
+        g_client.refuse_requests--;
+    size_t sz = g_client.buffer_size;
+    pthread_mutex_unlock(&g_client.lock);
     *max = 0;
     if (refuse) {
         *buffer = NULL;
@@ -88,23 +88,23 @@ static void on_request(uint8_t **buffer, size_t *size, size_t *max)
 static void on_complete(uint8_t *buffer, size_t size, size_t valid)
 {
     (void)size;
-    pthread_mutex_lock(&C.lock);
-    unsigned seq = C.buffers++;
-    if (C.ndelivery < 64)
-        C.delivery_thread[C.ndelivery++] = pthread_self();
+    pthread_mutex_lock(&g_client.lock);
+    unsigned seq = g_client.buffers++;
+    if (g_client.ndelivery < 64)
+        g_client.delivery_thread[g_client.ndelivery++] = pthread_self();
     Topspti_Activity *r = NULL;
     TopsptiResult st;
     while ((st = topsptiActivityGetNextRecord(buffer, valid, &r)) == TOPSPTI_SUCCESS) {
         uint32_t kind = (uint32_t)r->kind;
         if (kind < TOPSPTI_ACTIVITY_KIND_COUNT)
-            C.counts[kind]++;
-        if (C.nrec >= MAX_KEPT)
+            g_client.counts[kind]++;
+        if (g_client.nrec >= MAX_KEPT)
             continue;
-        kept *k = &C.recs[C.nrec];
+        kept *k = &g_client.recs[g_client.nrec];
         memset(k, 0, sizeof(*k));
         k->kind = kind;
         k->buffer_seq = seq;
-        k->index = C.nrec;
+        k->index = g_client.nrec;
         switch (r->kind) {
         case TOPSPTI_ACTIVITY_KIND_KERNEL: {
             const Topspti_ActivityKernel *x = (const void *)r;
@@ -131,13 +131,13 @@ static void on_complete(uint8_t *buffer, size_t size, size_t valid)
             break;
         }
         }
-        C.nrec++;
+        g_client.nrec++;
     }
     if (st == TOPSPTI_ERROR_INVALID_KIND)
-        C.unknown_kind++;
+        g_client.unknown_kind++;
     else if (st != TOPSPTI_ERROR_MAX_LIMIT_REACHED)
-        C.malformed++;
-    pthread_mutex_unlock(&C.lock);
+        g_client.malformed++;
+    pthread_mutex_unlock(&g_client.lock);
     free(buffer);
 }
 
@@ -148,18 +148,18 @@ static void on_callback(void *userdata, Topspti_CallbackDomain domain, Topspti_C
     (void)domain;
     (void)cbid;
     const Topspti_CallbackData *d = data;
-    pthread_mutex_lock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
     if (d->callbackSite == TOPSPTI_API_ENTER) {
-        C.enter++;
+        g_client.enter++;
         *d->correlationData = d->correlationId;
-        if (C.nenter < MAX_KEPT)
-            C.enter_corr[C.nenter++] = d->correlationId;
+        if (g_client.nenter < MAX_KEPT)
+            g_client.enter_corr[g_client.nenter++] = d->correlationId;
     } else {
-        C.exit_++;
+        g_client.exit_++;
         if (*d->correlationData != d->correlationId)
-            C.mismatched_exit++;
+            g_client.mismatched_exit++;
     }
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 static Topspti_SubscriberHandle g_sub;
@@ -171,20 +171,20 @@ static void client_reset(void)
     topsptiActivityGetNumDroppedRecords(&dropped);
     emu_faults_clear();
     emu_stats_reset();
-    pthread_mutex_lock(&C.lock);
-    size_t bs = C.buffer_size;
-    memset((char *)&C + sizeof(C.lock), 0, sizeof(C) - sizeof(C.lock));
-    C.buffer_size = bs;
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    size_t bs = g_client.buffer_size;
+    memset((char *)&g_client + sizeof(g_client.lock), 0, sizeof(g_client) - sizeof(g_client.lock));
+    g_client.buffer_size = bs;
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 static const int G8[3] = { 8, 1, 1 }, B256[3] = { 256, 1, 1 };
 
 static const kept *find_api(uint32_t corr)
 {
-    for (unsigned i = 0; i < C.nrec; i++)
-        if (C.recs[i].kind == TOPSPTI_ACTIVITY_KIND_RUNTIME && C.recs[i].correlation == corr)
-            return &C.recs[i];
+    for (unsigned i = 0; i < g_client.nrec; i++)
+        if (g_client.recs[i].kind == TOPSPTI_ACTIVITY_KIND_RUNTIME && g_client.recs[i].correlation == corr)
+            return &g_client.recs[i];
     return NULL;
 }
 
@@ -206,12 +206,12 @@ static void test_counts_and_correlation(void)
 
     emu_stats st;
     emu_stats_get(&st);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 10);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_MEMCPY], 3);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_MEMSET], 2);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 16);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_DRIVER], 0);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 10);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_MEMCPY], 3);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_MEMSET], 2);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 16);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_DRIVER], 0);
     CHECK_EQ(st.records[EMU_KIND_KERNEL], 10);
     CHECK_EQ(st.records[EMU_KIND_MEMCPY], 3);
     CHECK_EQ(st.records[EMU_KIND_MEMSET], 2);
@@ -219,17 +219,17 @@ static void test_counts_and_correlation(void)
     CHECK_EQ(st.records[EMU_KIND_DRIVER], 0);
     CHECK_EQ(st.api_calls, 16);
     CHECK_EQ(st.records_pending, 0);
-    CHECK_EQ(C.enter, 16);
-    CHECK_EQ(C.exit_, 16);
-    CHECK_EQ(C.mismatched_exit, 0);
-    CHECK_EQ(C.malformed + C.unknown_kind, 0);
+    CHECK_EQ(g_client.enter, 16);
+    CHECK_EQ(g_client.exit_, 16);
+    CHECK_EQ(g_client.mismatched_exit, 0);
+    CHECK_EQ(g_client.malformed + g_client.unknown_kind, 0);
 
     /* every device record pairs with exactly one API record that starts
        no later than it; work on one stream never overlaps */
     uint64_t last_end[2][2] = { { 0, 0 }, { 0, 0 } };
     unsigned device_records = 0;
-    for (unsigned i = 0; i < C.nrec; i++) {
-        const kept *k = &C.recs[i];
+    for (unsigned i = 0; i < g_client.nrec; i++) {
+        const kept *k = &g_client.recs[i];
         if (k->kind == TOPSPTI_ACTIVITY_KIND_RUNTIME)
             continue;
         device_records++;
@@ -242,26 +242,26 @@ static void test_counts_and_correlation(void)
     }
     CHECK_EQ(device_records, 15);
     /* records arrive in completion order per stream: check serialization */
-    for (unsigned i = 0; i < C.nrec; i++) {
-        const kept *k = &C.recs[i];
+    for (unsigned i = 0; i < g_client.nrec; i++) {
+        const kept *k = &g_client.recs[i];
         if (k->kind == TOPSPTI_ACTIVITY_KIND_RUNTIME)
             continue;
         CHECK(k->start >= last_end[k->device][k->stream]);
         last_end[k->device][k->stream] = k->end;
     }
     /* a synchronous copy's API call lasts until the copy has ended */
-    for (unsigned i = 0; i < C.nrec; i++) {
-        const kept *k = &C.recs[i];
+    for (unsigned i = 0; i < g_client.nrec; i++) {
+        const kept *k = &g_client.recs[i];
         if (k->kind == TOPSPTI_ACTIVITY_KIND_RUNTIME && k->cbid == TOPSPTI_RUNTIME_TRACE_CBID_topsMemcpyHtoD) {
-            for (unsigned j = 0; j < C.nrec; j++)
-                if (C.recs[j].kind == TOPSPTI_ACTIVITY_KIND_MEMCPY && C.recs[j].correlation == k->correlation)
-                    CHECK(k->end >= C.recs[j].end);
+            for (unsigned j = 0; j < g_client.nrec; j++)
+                if (g_client.recs[j].kind == TOPSPTI_ACTIVITY_KIND_MEMCPY && g_client.recs[j].correlation == k->correlation)
+                    CHECK(k->end >= g_client.recs[j].end);
         }
     }
     /* the callback's correlation ids are the records' */
-    for (unsigned i = 0; i < C.nenter; i++)
-        CHECK(find_api(C.enter_corr[i]) != NULL);
-    pthread_mutex_unlock(&C.lock);
+    for (unsigned i = 0; i < g_client.nenter; i++)
+        CHECK(find_api(g_client.enter_corr[i]) != NULL);
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 static void test_single_subscriber(void)
@@ -279,9 +279,9 @@ static void test_single_subscriber(void)
 static void test_async_delivery(void)
 {
     client_reset();
-    pthread_mutex_lock(&C.lock);
-    C.buffer_size = 4 * sizeof(Topspti_ActivityAPI);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    g_client.buffer_size = 4 * sizeof(Topspti_ActivityAPI);
+    pthread_mutex_unlock(&g_client.lock);
     for (int i = 0; i < 40; i++)
         emu_memset(0, 2, 64, 0, 0, 1);
     /* full buffers are delivered by the emulator's thread without a flush;
@@ -296,17 +296,17 @@ static void test_async_delivery(void)
     emu_stats st;
     emu_stats_get(&st);
     CHECK(st.buffers_completed_worker > 0);
-    pthread_mutex_lock(&C.lock);
-    CHECK(C.ndelivery > 0);
-    if (C.ndelivery > 0)
-        CHECK(!pthread_equal(C.delivery_thread[0], pthread_self()));
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK(g_client.ndelivery > 0);
+    if (g_client.ndelivery > 0)
+        CHECK(!pthread_equal(g_client.delivery_thread[0], pthread_self()));
+    pthread_mutex_unlock(&g_client.lock);
     CHECK_EQ(topsptiActivityFlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED), TOPSPTI_SUCCESS);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_MEMSET], 40);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 40);
-    C.buffer_size = 1 << 16;
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_MEMSET], 40);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 40);
+    g_client.buffer_size = 1 << 16;
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 static void test_flush_period(void)
@@ -326,10 +326,10 @@ static void test_flush_period(void)
     }
     CHECK(st.buffers_completed_worker > before);
     CHECK_EQ(topsptiActivityFlushPeriod(0), TOPSPTI_SUCCESS);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_MEMSET], 1);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 1);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_MEMSET], 1);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 1);
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 static void test_domains(void)
@@ -342,11 +342,11 @@ static void test_domains(void)
     CHECK_EQ(topsptiEnableDomain(1, g_sub, (Topspti_CallbackDomain)9), TOPSPTI_ERROR_INVALID_PARAMETER);
     CHECK(topsptiEnableDomain(1, NULL, TOPSPTI_CB_DOMAIN_RUNTIME_API) != TOPSPTI_SUCCESS);
     topsptiActivityFlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.enter, 1);
-    CHECK_EQ(C.exit_, 1);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 2);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.enter, 1);
+    CHECK_EQ(g_client.exit_, 1);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 2);
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 static void test_timestamp_faults(void)
@@ -361,9 +361,9 @@ static void test_timestamp_faults(void)
     emu_stats st;
     emu_stats_get(&st);
     unsigned zero = 0, reversed = 0, lng = 0, good = 0;
-    pthread_mutex_lock(&C.lock);
-    for (unsigned i = 0; i < C.nrec; i++) {
-        const kept *k = &C.recs[i];
+    pthread_mutex_lock(&g_client.lock);
+    for (unsigned i = 0; i < g_client.nrec; i++) {
+        const kept *k = &g_client.recs[i];
         if (k->kind != TOPSPTI_ACTIVITY_KIND_KERNEL)
             continue;
         if (k->start == 0 || k->end == 0)
@@ -375,7 +375,7 @@ static void test_timestamp_faults(void)
         else
             good++;
     }
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_unlock(&g_client.lock);
     CHECK_EQ(zero, 2);
     CHECK_EQ(reversed, 3);
     CHECK_EQ(lng, 1);
@@ -396,13 +396,13 @@ static void test_bad_records(void)
     topsptiActivityFlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     emu_stats st;
     emu_stats_get(&st);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.malformed, 2);
-    CHECK_EQ(C.unknown_kind, 3);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.malformed, 2);
+    CHECK_EQ(g_client.unknown_kind, 3);
     /* nothing else is lost: the bad records end their buffers */
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 6);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 6);
-    pthread_mutex_unlock(&C.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 6);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 6);
+    pthread_mutex_unlock(&g_client.lock);
     CHECK_EQ(st.faulted[EMU_FAULT_MALFORMED], 2);
     CHECK_EQ(st.faulted[EMU_FAULT_UNKNOWN_KIND], 3);
     CHECK_EQ(st.records[EMU_KIND_KERNEL], 6);
@@ -417,10 +417,10 @@ static void test_late_and_out_of_order(void)
     emu_synchronize(0, 4);
     /* a non-forced flush delivers the late records too, in a later buffer */
     topsptiActivityFlushAll(0);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 2);
-    for (unsigned i = 0; i < C.nrec; i++) {
-        const kept *k = &C.recs[i];
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 2);
+    for (unsigned i = 0; i < g_client.nrec; i++) {
+        const kept *k = &g_client.recs[i];
         if (k->kind != TOPSPTI_ACTIVITY_KIND_KERNEL)
             continue;
         const kept *api = find_api(k->correlation);
@@ -428,7 +428,7 @@ static void test_late_and_out_of_order(void)
         if (api)
             CHECK(k->buffer_seq > api->buffer_seq);
     }
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_unlock(&g_client.lock);
 
     /* with nothing else in any buffer, a late record still arrives */
     client_reset();
@@ -438,20 +438,20 @@ static void test_late_and_out_of_order(void)
     emu_synchronize(0, 4);
     topsptiActivityFlushAll(0);
     topsptiActivityEnable(TOPSPTI_ACTIVITY_KIND_RUNTIME);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 1);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 0);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 1);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 0);
+    pthread_mutex_unlock(&g_client.lock);
 
     client_reset();
     emu_fault_arm(EMU_FAULT_OUT_OF_ORDER, 1);
     emu_launch_kernel(0, 4, "ooo", G8, B256, 1000000000ull);
     topsptiActivityFlushAll(0);
-    pthread_mutex_lock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
     /* delivered before its work has finished, and before its API record */
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 1);
-    CHECK(C.nrec == 2 && C.recs[0].kind == TOPSPTI_ACTIVITY_KIND_KERNEL);
-    pthread_mutex_unlock(&C.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 1);
+    CHECK(g_client.nrec == 2 && g_client.recs[0].kind == TOPSPTI_ACTIVITY_KIND_KERNEL);
+    pthread_mutex_unlock(&g_client.lock);
     emu_stats st;
     emu_stats_get(&st);
     CHECK_EQ(st.faulted[EMU_FAULT_OUT_OF_ORDER], 1);
@@ -465,17 +465,17 @@ static void test_unfinished_work_waits_for_forced_flush(void)
        a forced flush delivers it */
     emu_launch_kernel(1, 5, "long", G8, B256, 10ull * 1000000000ull);
     topsptiActivityFlushAll(0);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 0);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 1);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 0);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 1);
+    pthread_mutex_unlock(&g_client.lock);
     emu_stats st;
     emu_stats_get(&st);
     CHECK_EQ(st.records_pending, 1);
     topsptiActivityFlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 1);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 1);
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 static void test_no_callbacks(void)
@@ -487,11 +487,11 @@ static void test_no_callbacks(void)
     topsptiActivityFlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     emu_stats st;
     emu_stats_get(&st);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.enter, 3);
-    CHECK_EQ(C.exit_, 3);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 5);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.enter, 3);
+    CHECK_EQ(g_client.exit_, 3);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 5);
+    pthread_mutex_unlock(&g_client.lock);
     CHECK_EQ(st.faulted[EMU_FAULT_NO_CALLBACKS], 2);
     CHECK_EQ(st.callbacks_delivered, 6);
 }
@@ -512,20 +512,20 @@ static void test_dropped_records(void)
     CHECK_EQ(dropped, 0);
     emu_stats st;
     emu_stats_get(&st);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL] + C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 6);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], st.records[EMU_KIND_KERNEL]);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], st.records[EMU_KIND_RUNTIME]);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL] + g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 6);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], st.records[EMU_KIND_KERNEL]);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], st.records[EMU_KIND_RUNTIME]);
+    pthread_mutex_unlock(&g_client.lock);
     CHECK_EQ(st.faulted[EMU_FAULT_NO_BUFFER], 4);
     CHECK_EQ(st.faulted[EMU_FAULT_VENDOR_DROPPED], 5);
     CHECK_EQ(st.dropped_reported, 9);
 
     /* the client itself gives no buffer: those records are dropped, counted */
     client_reset();
-    pthread_mutex_lock(&C.lock);
-    C.refuse_requests = 3;
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    g_client.refuse_requests = 3;
+    pthread_mutex_unlock(&g_client.lock);
     for (int i = 0; i < 4; i++)
         emu_launch_kernel(0, 7, "d", G8, B256, 100);
     topsptiActivityFlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -533,9 +533,9 @@ static void test_dropped_records(void)
     CHECK_EQ(dropped, 3);
     emu_stats_get(&st);
     CHECK_EQ(st.dropped_no_buffer, 3);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL] + C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME] + 3, 8);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL] + g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME] + 3, 8);
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 static void test_iterator_bounds(void)
@@ -597,12 +597,12 @@ static void test_thread_id_type(void)
     emu_synchronize(0, 0);
     CHECK_EQ(topsptiSetThreadIdType((Topspti_ActivityThreadIdType)7), TOPSPTI_ERROR_INVALID_PARAMETER);
     topsptiActivityFlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.nrec, 2);
-    CHECK_EQ(C.recs[0].thread, (uint32_t)(uintptr_t)pthread_self());
-    CHECK_EQ(C.recs[1].thread, (uint32_t)syscall(SYS_gettid));
-    CHECK_EQ(C.recs[0].cbid, TOPSPTI_RUNTIME_TRACE_CBID_topsStreamSynchronize);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.nrec, 2);
+    CHECK_EQ(g_client.recs[0].thread, (uint32_t)(uintptr_t)pthread_self());
+    CHECK_EQ(g_client.recs[1].thread, (uint32_t)syscall(SYS_gettid));
+    CHECK_EQ(g_client.recs[0].cbid, TOPSPTI_RUNTIME_TRACE_CBID_topsStreamSynchronize);
+    pthread_mutex_unlock(&g_client.lock);
     topsptiSetThreadIdType(TOPSPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT);
 }
 
@@ -618,9 +618,9 @@ static void test_disabled_kind(void)
     emu_stats_get(&st);
     CHECK_EQ(st.records[EMU_KIND_KERNEL], 0);
     CHECK_EQ(st.records[EMU_KIND_RUNTIME], 1);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 0);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 0);
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 static void test_bad_arguments(void)
@@ -660,11 +660,11 @@ static void test_threads(void)
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
     topsptiActivityFlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    pthread_mutex_lock(&C.lock);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 800);
-    CHECK_EQ(C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 800);
-    CHECK_EQ(C.enter, 800);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&g_client.lock);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL], 800);
+    CHECK_EQ(g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME], 800);
+    CHECK_EQ(g_client.enter, 800);
+    pthread_mutex_unlock(&g_client.lock);
 }
 
 /* A forked child gets a working emulator of its own and exits normally
@@ -690,11 +690,11 @@ static void test_fork(void)
         for (int i = 0; i < 10; i++)
             emu_memset(0, 9, 64, 0, 0, 1);
         topsptiActivityFlushAll(TOPSPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        pthread_mutex_lock(&C.lock);
-        int ok = C.counts[TOPSPTI_ACTIVITY_KIND_KERNEL] == 1 &&
-                 C.counts[TOPSPTI_ACTIVITY_KIND_MEMSET] == 10 &&
-                 C.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME] == 11;
-        pthread_mutex_unlock(&C.lock);
+        pthread_mutex_lock(&g_client.lock);
+        int ok = g_client.counts[TOPSPTI_ACTIVITY_KIND_KERNEL] == 1 &&
+                 g_client.counts[TOPSPTI_ACTIVITY_KIND_MEMSET] == 10 &&
+                 g_client.counts[TOPSPTI_ACTIVITY_KIND_RUNTIME] == 11;
+        pthread_mutex_unlock(&g_client.lock);
         exit(ok ? 0 : 1);
     }
     CHECK(pid > 0);
