@@ -27,6 +27,7 @@
 
 #include "dt_internal.h"
 #include "base/json_out.h"
+#include "core/recording.h"
 #include "export/layout.h"
 
 #define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
@@ -486,7 +487,8 @@ int main(int argc, char **argv)
         for (int rep = 0; rep < repeats; rep++) {
             cpu_times c0 = cpu_now();
             double w0 = now_s();
-            dt_layout *l = dt_layout_build(s);
+            dt_recording rec;
+            dt_layout *l = dt_recording_of(s, &rec) == 0 ? dt_layout_build(&rec) : NULL;
             wall[rep] = now_s() - w0;
             cpu_times c1 = cpu_now();
             cpu[rep] = c1.user + c1.sys - c0.user - c0.sys;
@@ -543,7 +545,8 @@ int main(int argc, char **argv)
         r->pf_speed = j.wall / pf.wall;
         cpu_times c0 = cpu_now();
         double l0 = now_s();
-        dt_layout *l = dt_layout_build(s);
+        dt_recording rec;
+        dt_layout *l = dt_recording_of(s, &rec) == 0 ? dt_layout_build(&rec) : NULL;
         r->layout_s = now_s() - l0;
         cpu_times c1 = cpu_now();
         r->layout_cpu = c1.user + c1.sys - c0.user - c0.sys;

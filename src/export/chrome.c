@@ -15,13 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dt_internal.h"
 #include "base/json_out.h"
-#include "layout.h"
+#include "export/device_props.h"
+#include "export/job_meta.h"
+#include "export/layout.h"
+#include "export/writers.h"
 #include "base/vec.h"
 
 #define NAME_INLINE 2048            /* escaped names up to this go in place */
-#define HOST_PID_SHIFT UINT64_C(4194304) /* layout.c's: named in the hostPid note */
 #define COPY_PAD 16                 /* readable bytes after copied fragments */
 #define NONE UINT32_MAX
 /* Events per unit of formatting: about a buffer's worth of text, so that a
@@ -44,7 +45,7 @@ typedef struct lane_state {
 } lane_state;
 
 typedef struct ctx {
-    const dt_session *s;
+    const dt_recording *rec;
     dt_layout *l;
     const char *path;          /* written as traceName */
     uint64_t bytes;            /* JSON bytes written */
@@ -75,7 +76,7 @@ typedef struct ctx {
 /* ------------------------------------------------------------------ */
 static int escape_names(ctx *c)
 {
-    const dt_intern *in = &c->s->names;
+    const dt_intern *in = c->rec->names;
     c->name_count = in->count;
     c->name_off = dt_malloc((c->name_count + 1) * sizeof *c->name_off);
     c->name_len = dt_malloc((c->name_count + 1) * sizeof *c->name_len);
@@ -135,7 +136,7 @@ static char *put_str(char *p, const char *s)
 /* ------------------------------------------------------------------ */
 static const char *kernel_tail(ctx *c, lane_state *ls, unsigned device, uint32_t config, uint32_t *len)
 {
-    uint32_t nconf = c->s->launches.count;
+    uint32_t nconf = c->rec->launches->count;
     unsigned slot = device < DT_MAX_DEVICES ? device : DT_MAX_DEVICES;
     uint32_t ci = config < nconf ? config : nconf; /* nconf: an unknown config */
     if (!ls->kcache[slot]) {
@@ -316,8 +317,8 @@ static char *put_name_value(ctx *c, dt_out *o, char *p, uint32_t name)
 static char *put_collective_args(ctx *c, dt_out *o, char *p, const dt_rec *r, uint64_t dur)
 {
     static const dt_collective none = {0};
-    const dt_collective *k = r->u.collective.info < c->s->collective_count
-                                 ? &c->s->collectives[r->u.collective.info] : &none;
+    const dt_collective *k = r->u.collective.info < c->rec->collective_count
+                                 ? &c->rec->collectives[r->u.collective.info] : &none;
     DT_PUT_LIT(p, ",\"Collective name\":");
     p = put_name_value(c, o, p, r->name);
     if (k->count) {
@@ -650,17 +651,17 @@ static void write_metadata(ctx *c, dt_out *o)
     put_lit(o, "\"sort_index\":0}}");
 }
 
-static void write_device_properties(const dt_session *s, dt_out *o)
+static void write_device_properties(const dt_recording *rec, dt_out *o)
 {
     char buf[2048];
     int first = 1;
     put_lit(o, "[");
     for (int d = 0; d < DT_MAX_DEVICES; d++) {
-        if (!s->devices[d].valid)
+        if (!rec->devices[d].valid)
             continue;
         put_lit(o, first ? "\n  " : ",\n  ");
         first = 0;
-        size_t n = dt_device_props_json(&s->devices[d], buf, sizeof buf);
+        size_t n = dt_wr_device_props_json(&rec->devices[d], buf, sizeof buf);
         dt_out_write(o, buf, n < sizeof buf ? n : sizeof buf - 1);
     }
     put_lit(o, "]");
@@ -668,36 +669,35 @@ static void write_device_properties(const dt_session *s, dt_out *o)
 
 static void write_devtrace_key(ctx *c, dt_out *o)
 {
-    const dt_session *s = c->s;
+    const dt_recording *rec = c->rec;
     const dt_layout *l = c->l;
-    const dt_backend *be = s->backend;
     put_lit(o, "\"devtrace\": {\n  \"version\": ");
     put_cstr(o, DT_VERSION_STRING);
     put_lit(o, ",\n  \"backend\": ");
-    put_cstr(o, be && be->name ? be->name : "none");
+    put_cstr(o, rec->backend_name ? rec->backend_name : "none");
     put_lit(o, ",\n  \"vendor\": ");
-    put_cstr(o, be && be->vendor ? be->vendor : "");
+    put_cstr(o, rec->vendor ? rec->vendor : "");
     put_lit(o, ",\n  \"library\": ");
-    dt_out_string(o, s->backend_library, strnlen(s->backend_library, sizeof s->backend_library));
+    dt_out_string(o, rec->library, rec->library_len);
     put_lit(o, ",\n  \"libraryVersion\": ");
-    dt_out_string(o, s->backend_version, strnlen(s->backend_version, sizeof s->backend_version));
-    dt_json_origin(o, s);
+    dt_out_string(o, rec->library_version, rec->library_version_len);
+    dt_wr_json_origin(o, rec);
     put_lit(o, ",\n  \"captureWindow\": {\"startNs\": ");
     put_u64(o, l->window_start);
     put_lit(o, ", \"endNs\": ");
     put_u64(o, l->window_end);
     put_lit(o, "},\n  \"clock\": {\"samples\": ");
-    put_u64(o, s->clock.count);
+    put_u64(o, rec->clock->count);
     put_lit(o, ", \"segments\": ");
-    put_u64(o, s->clock.segments);
+    put_u64(o, rec->clock->segments);
     put_lit(o, ", \"slope\": ");
-    put_double(o, s->clock.slope);
+    put_double(o, rec->clock->slope);
     put_lit(o, ", \"offsetNs\": ");
-    put_double(o, s->clock.offset_ns);
+    put_double(o, rec->clock->offset_ns);
     put_lit(o, ", \"errorBoundNs\": ");
-    put_u64(o, s->clock.error_bound_ns);
+    put_u64(o, rec->clock->error_bound_ns);
     put_lit(o, ", \"identity\": ");
-    put_lit(o, s->clock.identity ? "true" : "false");
+    put_lit(o, rec->clock->identity ? "true" : "false");
 
     put_lit(o, "},\n  \"loss\": {");
     uint64_t total = 0;
@@ -729,23 +729,24 @@ static void write_devtrace_key(ctx *c, dt_out *o)
 
     put_lit(o, "},\n  \"notes\": {");
     int first = 1;
-    for (int k = 0; k < s->note_count && k < DT_MAX_NOTES; k++) {
+    for (int k = 0; k < rec->note_count; k++) {
+        const dt_recording_note *n = &rec->notes[k];
         int dup = 0;
         for (int j = 0; j < k && !dup; j++)
-            dup = strncmp(s->notes[j].key, s->notes[k].key, sizeof s->notes[k].key) == 0;
+            dup = rec->notes[j].key_len == n->key_len && memcmp(rec->notes[j].key, n->key, n->key_len) == 0;
         if (dup)
             continue;
         put_lit(o, first ? "\n    " : ",\n    ");
         first = 0;
-        dt_out_string(o, s->notes[k].key, strnlen(s->notes[k].key, sizeof s->notes[k].key));
+        dt_out_string(o, n->key, n->key_len);
         put_lit(o, ": ");
-        dt_out_string(o, s->notes[k].text, strnlen(s->notes[k].text, sizeof s->notes[k].text));
+        dt_out_string(o, n->text, n->text_len);
     }
     if (dt_layout_host_pid_shifted(l)) {
         char buf[256];
         snprintf(buf, sizeof buf,
                  "a host process id equal to a device id is written as that id + %llu",
-                 (unsigned long long)HOST_PID_SHIFT);
+                 (unsigned long long)DT_LAYOUT_HOST_PID_SHIFT);
         put_lit(o, first ? "\n    " : ",\n    ");
         first = 0;
         put_lit(o, "\"hostPid\": ");
@@ -776,12 +777,12 @@ static void write_devtrace_key(ctx *c, dt_out *o)
 
 static void write_trace(ctx *c, dt_out *o, const char *path)
 {
-    const dt_session *s = c->s;
+    const dt_recording *rec = c->rec;
     const dt_layout *l = c->l;
     put_lit(o, "{\n\"schemaVersion\": 1,\n");
-    dt_json_distributed_info(o, s);
+    dt_wr_json_distributed_info(o, rec);
     put_lit(o, "\"deviceProperties\": ");
-    write_device_properties(s, o);
+    write_device_properties(rec, o);
     put_lit(o, ",\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
     put_u64(o, l->base_ns);
     put_lit(o, ",\n\"traceEvents\": [\n");
@@ -834,24 +835,17 @@ static void ctx_free(ctx *c)
     dt_layout_free(c->l);
 }
 
-dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format format)
+dt_status dt_wr_chrome(const dt_recording *rec, const char *path, int gzip)
 {
-    if (!s || !path || !*path)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_export_chrome: %s is NULL or empty",
-                        !s ? "session" : "path");
-    if (format != DT_FORMAT_JSON && format != DT_FORMAT_JSON_GZ)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "unknown trace format %d", (int)format);
-    if (s->state != DT_STATE_STOPPED)
-        return dt_error(DT_ERR_STATE, "the session must be stopped before its trace is written");
 
     ctx *c = dt_calloc(1, sizeof *c);
     if (!c)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
-    c->s = s;
+    c->rec = rec;
     c->path = path;
     c->lanes = dt_out_lanes();
     uint64_t t0 = dt_monotonic_ns();
-    c->l = dt_layout_build(s);
+    c->l = dt_layout_build(rec);
     uint64_t t1 = dt_monotonic_ns();
     if (c->l) {
         for (int k = 0; k < 2; k++) {
@@ -866,7 +860,7 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
     }
     uint64_t t2 = dt_monotonic_ns();
-    int err = dt_write_file_atomic(path, format == DT_FORMAT_JSON_GZ, write_file, c);
+    int err = dt_write_file_atomic(path, gzip, write_file, c);
     uint64_t bytes = c->bytes;
     if (err == 0) {
         double cl, sp, rows;
@@ -884,6 +878,6 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
     if (err != 0)
         return dt_error(DT_ERR_IO, "cannot write trace %s: %s", path, strerror(err));
     dt_log("wrote %s: %llu bytes of JSON, %llu events", path, (unsigned long long)bytes,
-           (unsigned long long)s->store.count);
+           (unsigned long long)rec->store->count);
     return DT_OK;
 }

@@ -25,15 +25,13 @@
 #include <pthread.h>
 
 #include "base/hash.h"
-#include "dt_internal.h"
 #include "base/json_out.h"
-#include "layout.h"
-#include "leveler.h"
+#include "export/layout.h"
+#include "export/leveler.h"
 #include "base/vec.h"
 
 #define BASE_TIME_UNIT_NS (UINT64_C(7889238) * UINT64_C(1000000000))
 #define HOST_SORT_LIMIT 4999999     /* device rows sort from 5000000 up */
-#define HOST_PID_SHIFT UINT64_C(4194304) /* above Linux's largest pid_max */
 #define MAX_RANGE_DEPTH 4096
 /* Records from which classify's second thread pays for its start */
 #define CLASSIFY_THREAD_RECORDS 16384
@@ -464,8 +462,8 @@ static int classify_side(side *sd)
 {
     dt_layout *l = sd->l;
     build *b = l->build;
-    const dt_session *s = l->s;
-    int have_window = s->window_end_ns >= s->window_start_ns && s->window_start_ns > 0;
+    const dt_recording *rec = l->rec;
+    int have_window = rec->window_end_ns >= rec->window_start_ns && rec->window_start_ns > 0;
     uint32_t last_attr = NONE;
     /* a table of flow pairs for ids spread up to this wide */
     uint64_t corr_limit = 4 * (uint64_t)l->n + 1024;
@@ -475,10 +473,10 @@ static int classify_side(side *sd)
     sd->lo = UINT64_MAX;
 
     for (size_t i = 0; i < l->n; i++) {
-        const dt_rec *r = dt_store_at(&s->store, i);
+        const dt_rec *r = dt_store_at(l->store, i);
         /* the hardware's prefetcher stops at each page's end: a page ahead */
         if (i + 64 < l->n)
-            __builtin_prefetch(dt_store_at(&s->store, i + 64));
+            __builtin_prefetch(dt_store_at(l->store, i + 64));
         int known = r->kind >= DT_EVENT_KERNEL && r->kind <= DT_EVENT_KIND_MAX;
         if ((known && is_device_kind(r->kind)) != sd->device)
             continue;
@@ -491,7 +489,7 @@ static int classify_side(side *sd)
             sd->dropped_reversed++;
             continue;
         }
-        if (have_window && (st < s->window_start_ns || en > s->window_end_ns)) {
+        if (have_window && (st < rec->window_start_ns || en > rec->window_end_ns)) {
             sd->dropped_window++;
             continue;
         }
@@ -516,7 +514,7 @@ static int classify_side(side *sd)
             if (!first)
                 return -1;
             /* the earliest event of each side gets the flow; store order breaks ties */
-            if (*first == NONE || st < rec_start(l, dt_store_at(&s->store, *first)))
+            if (*first == NONE || st < rec_start(l, dt_store_at(l->store, *first)))
                 *first = (uint32_t)i;
         }
         if (is_attributed_kind(r->kind) && (r->flags & DT_REC_HAS_EXTERNAL)) {
@@ -627,7 +625,7 @@ static void pair_flows(build *b, const side *host, const side *dev)
 static int classify(dt_layout *l)
 {
     build *b = l->build;
-    const dt_session *s = l->s;
+    const dt_recording *rec = l->rec;
     side sides[2];
     memset(sides, 0, sizeof sides);
     side *host = &sides[0], *dev = &sides[1];
@@ -652,15 +650,15 @@ static int classify(dt_layout *l)
     b->dropped_kind = host->dropped_kind + dev->dropped_kind;
     b->dropped_reversed = host->dropped_reversed + dev->dropped_reversed;
     b->dropped_window = host->dropped_window + dev->dropped_window;
-    int have_window = s->window_end_ns >= s->window_start_ns && s->window_start_ns > 0;
+    int have_window = rec->window_end_ns >= rec->window_start_ns && rec->window_start_ns > 0;
     if (have_window) {
-        l->window_start = s->window_start_ns;
-        l->window_end = s->window_end_ns;
+        l->window_start = rec->window_start_ns;
+        l->window_end = rec->window_end_ns;
     } else if (lo <= hi) {
         l->window_start = lo;
         l->window_end = hi;
     } else {
-        l->window_start = l->window_end = s->window_start_ns;
+        l->window_start = l->window_end = rec->window_start_ns;
     }
     uint64_t first = l->window_start < lo ? l->window_start : lo;
     l->base_ns = first / BASE_TIME_UNIT_NS * BASE_TIME_UNIT_NS;
@@ -711,11 +709,11 @@ static void span_widen(dt_layout_span *sp, uint64_t st, uint64_t en)
    attributed to: ext itself when it is a range, else the range the
    operation ext was pushed in. The second kind is written to devtrace.externalParents, so that
    readers (devtrace stats) attribute the same way. */
-static uint32_t range_of_external(build *b, const dt_session *s, uint64_t ext)
+static uint32_t range_of_external(build *b, const dt_recording *rec, uint64_t ext)
 {
     uint32_t r = idmap_get(&b->rangemap, ext);
     uint64_t range;
-    if (r != NONE || !dt_external_parent_range(s, ext, &range))
+    if (r != NONE || !dt_recording_external_range(rec, ext, &range))
         return r;
     r = idmap_get(&b->rangemap, range);
     if (r == NONE)
@@ -752,7 +750,7 @@ static uint32_t parent_range(dt_layout *l, uint32_t rno)
 {
     range_info *ri = &l->build->ranges[rno];
     if (ri->parent == UNRESOLVED) {
-        uint32_t parent = range_of_external(l->build, l->s, ri->parent_id);
+        uint32_t parent = range_of_external(l->build, l->rec, ri->parent_id);
         ri->parent = parent == rno ? NONE : parent;
     }
     return ri->parent;
@@ -777,7 +775,7 @@ static int build_spans(dt_layout *l)
         const candidate *c = &b->cands[k];
         attribution *a = &b->attr[c->attr];
         if (a->range == UNRESOLVED)
-            a->range = range_of_external(b, l->s, a->external_id);
+            a->range = range_of_external(b, l->rec, a->external_id);
         if (a->range == NONE)
             continue;
         if (annot_of[c->row] == NONE) {
@@ -840,7 +838,7 @@ static uint64_t final_tid(const dt_layout_base_row *b, uint32_t level)
 uint64_t dt_layout_host_pid(const dt_layout *l, uint32_t pid)
 {
     if (pid <= 0xffff && (l->build->device_pid[pid >> 3] & (1u << (pid & 7))))
-        return pid + HOST_PID_SHIFT;
+        return pid + DT_LAYOUT_HOST_PID_SHIFT;
     return pid;
 }
 
@@ -855,7 +853,7 @@ static void mark_device_pids(dt_layout *l)
     for (size_t i = 0; i < l->nbrows; i++)
         if (l->brows[i].cls == DT_LAYOUT_HOST && dt_layout_host_pid(l, l->brows[i].pid) != l->brows[i].pid)
             b->host_pid_shifted = 1;
-    if (dt_layout_host_pid(l, (uint32_t)l->s->pid) != (uint64_t)(uint32_t)l->s->pid)
+    if (dt_layout_host_pid(l, (uint32_t)l->rec->pid) != (uint64_t)(uint32_t)l->rec->pid)
         b->host_pid_shifted = 1;
 }
 
@@ -1135,7 +1133,7 @@ static int memory_totals(dt_layout *l)
     for (size_t pos = 0; pos < l->items && k < m; pos++) {
         uint32_t i = l->perm[pos];
         if (i >= l->n) continue;
-        const dt_rec *r = dt_store_at(&l->s->store, i);
+        const dt_rec *r = dt_store_at(l->store, i);
         if (r->kind != DT_EVENT_MEMORY) continue;
         int type;
         int64_t device;
@@ -1147,7 +1145,7 @@ static int memory_totals(dt_layout *l)
     int rc = 0;
     for (size_t j = 0; j < k; j++) {
         if (j == 0 || ord[j].owner != ord[j - 1].owner) total = 0;
-        const dt_rec *r = dt_store_at(&l->s->store, ord[j].idx);
+        const dt_rec *r = dt_store_at(l->store, ord[j].idx);
         dt_layout_memory *mi = &b->mem[j];
         memory_owner(l, r, &mi->device_type, &mi->device_id);
         uint64_t key = r->u.memory.address ^ ((uint64_t)ord[j].owner << 48);
@@ -1188,7 +1186,7 @@ const dt_layout_memory *dt_layout_memory_of(const dt_layout *l, const dt_rec *r)
 static int prepare(dt_layout *l)
 {
     build *b = l->build;
-    l->n = l->s->store.count;
+    l->n = l->store->count;
     if (l->n >= UINT32_MAX / 2)
         return -1;
     b->flow = dt_calloc(l->n + 1, 1);
@@ -1213,7 +1211,7 @@ static int prepare(dt_layout *l)
     return 0;
 }
 
-dt_layout *dt_layout_build(const dt_session *s)
+dt_layout *dt_layout_build(const dt_recording *rec)
 {
     dt_layout *l = dt_calloc(1, sizeof *l);
     if (!l)
@@ -1224,8 +1222,10 @@ dt_layout *dt_layout_build(const dt_session *s)
         dt_free(l);
         return NULL;
     }
-    l->s = s;
-    l->api_prefix = s->backend && s->backend->api_category ? s->backend->api_category : "privateuse1";
+    l->rec = rec;
+    l->store = rec->store;
+    l->clock = rec->clock;
+    l->api_prefix = rec->api_category ? rec->api_category : "privateuse1";
     if (prepare(l) != 0) {
         dt_layout_free(l);
         return NULL;
@@ -1271,10 +1271,10 @@ void dt_layout_free(dt_layout *l)
 /* "thread <tid> (<name>)": the name the session captured while the thread
    lived, else, when the trace is written by the traced process itself and
    the thread still lives, its name now. */
-static int host_thread_name(const dt_session *s, char *buf, size_t size, uint32_t pid, uint32_t tid)
+static int host_thread_name(const dt_recording *rec, char *buf, size_t size, uint32_t pid, uint32_t tid)
 {
     char comm[64] = "";
-    const char *seen = pid == s->pid ? dt_session_thread_name(s, tid) : NULL;
+    const char *seen = pid == rec->pid ? dt_recording_thread_name(rec, tid) : NULL;
     if (seen) {
         snprintf(comm, sizeof comm, "%s", seen);
     } else if (pid == (uint32_t)getpid()) {
@@ -1297,10 +1297,10 @@ static int host_thread_name(const dt_session *s, char *buf, size_t size, uint32_
    process first, other host pids, then devices. */
 int dt_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *out)
 {
-    const dt_session *s = l->s;
-    const char *pname = s->process_name[0] ? s->process_name : "process";
+    const dt_recording *rec = l->rec;
+    const char *pname = rec->process_name[0] ? rec->process_name : "process";
     if (*cursor == 0) {
-        uint64_t main_pid = dt_layout_host_pid(l, s->pid);
+        uint64_t main_pid = dt_layout_host_pid(l, rec->pid);
         memset(out, 0, sizeof *out);
         out->pid = main_pid;
         out->sort_index = main_pid < HOST_SORT_LIMIT ? main_pid : HOST_SORT_LIMIT;
@@ -1317,7 +1317,7 @@ int dt_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *out)
         if (seen)
             continue;
         if (br->cls == DT_LAYOUT_HOST) {
-            if (br->pid == s->pid)
+            if (br->pid == rec->pid)
                 continue;
             uint64_t pid = dt_layout_host_pid(l, br->pid);
             memset(out, 0, sizeof *out);
@@ -1358,7 +1358,7 @@ void dt_layout_row_get(dt_layout *l, size_t f, dt_layout_row *out)
     char *buf = out->name;
     int n;
     if (br->cls == DT_LAYOUT_HOST)
-        n = host_thread_name(l->s, buf, size, br->pid, br->lane);
+        n = host_thread_name(l->rec, buf, size, br->pid, br->lane);
     else if (br->cls == DT_LAYOUT_DEVICE)
         n = snprintf(buf, size, "stream %u", br->lane);
     else
@@ -1371,7 +1371,7 @@ void dt_layout_row_get(dt_layout *l, size_t f, dt_layout_row *out)
 
 uint64_t dt_layout_main_pid(dt_layout *l)
 {
-    return dt_layout_host_pid(l, l->s->pid);
+    return dt_layout_host_pid(l, l->rec->pid);
 }
 
 /* Whether the capture window's own row (tid 0 of the recording process) is
@@ -1403,12 +1403,12 @@ uint64_t dt_layout_launch_count(const dt_layout *l)
     return l->build->launches;
 }
 
-/* The session's count plus the records the layout could not place, which
-   count like the session's drops. */
+/* The recording's count plus the records the layout could not place, which
+   count like its drops. */
 uint64_t dt_layout_loss(const dt_layout *l, dt_loss_reason r)
 {
     const build *b = l->build;
-    uint64_t v = atomic_load_explicit((_Atomic uint64_t *)&l->s->loss[r], memory_order_relaxed);
+    uint64_t v = l->rec->loss[r];
     if (r == DT_LOSS_OUTSIDE_WINDOW)
         v += b->dropped_window;
     else if (r == DT_LOSS_UNKNOWN_KIND)
@@ -1505,15 +1505,15 @@ static void compute_occupancy(const dt_device_props *d, const dt_launch_config *
 
 void dt_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out)
 {
-    const dt_session *s = l->s;
+    const dt_recording *rec = l->rec;
     memset(out, 0, sizeof *out);
-    out->has_config = config < s->launches.count;
+    out->has_config = config < rec->launches->count;
     if (out->has_config)
-        out->config = s->launches.configs[config];
-    out->has_resources = out->has_config && !(s->backend && (s->backend->lacks & DT_BACKEND_LACKS_KERNEL_RESOURCES));
+        out->config = rec->launches->configs[config];
+    out->has_resources = out->has_config && rec->kernel_resources;
     if (!out->has_resources)
         return;
-    const dt_device_props *d = device < DT_MAX_DEVICES ? &s->devices[device] : NULL;
+    const dt_device_props *d = device < DT_MAX_DEVICES ? &rec->devices[device] : NULL;
     compute_occupancy(d, &out->config, out);
 }
 

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dt_internal.h"
+#include "core/recording.h"
 
 typedef struct dt_layout dt_layout;
 
@@ -82,12 +82,18 @@ typedef struct dt_layout_final_row {
    notes such places at least this many events apart. */
 #define DT_LAYOUT_CUT_EVENTS 16384
 
+/* Added to a host pid equal to a device id (the hostPid note): above
+   Linux's largest pid_max. */
+#define DT_LAYOUT_HOST_PID_SHIFT UINT64_C(4194304)
+
 /* Per position: the final row, and the flow sides above it. */
 #define DT_LAYOUT_ROW_MASK 0x3fffffffu
 #define DT_LAYOUT_FLOW_SHIFT 30
 
 struct dt_layout {
-    const dt_session *s;
+    const dt_recording *rec;
+    const dt_store *store;     /* rec's, at hand */
+    const dt_clock *clock;
     size_t n;                  /* records in the store */
     size_t items;              /* positions */
     uint32_t *perm;            /* position -> record index, or n + span index */
@@ -107,25 +113,25 @@ struct dt_layout {
     struct dt_layout_build *build; /* the rest: layout.c's */
 };
 
-/* NULL when out of memory. The session must be stopped. */
-DT_HIDDEN dt_layout *dt_layout_build(const dt_session *s);
+/* NULL when out of memory. */
+DT_HIDDEN dt_layout *dt_layout_build(const dt_recording *rec);
 DT_HIDDEN void dt_layout_free(dt_layout *l);
 
 static inline uint64_t dt_layout_rec_start(const dt_layout *l, const dt_rec *r)
 {
-    return (r->flags & DT_REC_REALTIME) ? r->start : dt_clock_map(&l->s->clock, r->start);
+    return (r->flags & DT_REC_REALTIME) ? r->start : dt_clock_map(l->clock, r->start);
 }
 
 static inline uint64_t dt_layout_rec_end(const dt_layout *l, const dt_rec *r)
 {
-    return (r->flags & DT_REC_REALTIME) ? r->end : dt_clock_map(&l->s->clock, r->end);
+    return (r->flags & DT_REC_REALTIME) ? r->end : dt_clock_map(l->clock, r->end);
 }
 
 /* The record at position k, or NULL for a span (dt_layout_pos_span). */
 static inline const dt_rec *dt_layout_pos_rec(const dt_layout *l, size_t k)
 {
     uint32_t i = l->perm[k];
-    return i < l->n ? dt_store_at(&l->s->store, i) : NULL;
+    return i < l->n ? dt_store_at(l->store, i) : NULL;
 }
 
 static inline const dt_layout_span *dt_layout_pos_span(const dt_layout *l, size_t k)
@@ -160,7 +166,7 @@ static inline uint64_t dt_layout_touch(const dt_layout *l, size_t k)
 {
     uint32_t i = l->perm[k];
     if (i < l->n)
-        return dt_store_at(&l->s->store, i)->kind;
+        return dt_store_at(l->store, i)->kind;
     const dt_layout_span *sp = &l->spans[i - l->n];
     return sp->start + sp->name; /* its first and last line */
 }
@@ -184,7 +190,7 @@ DT_HIDDEN int dt_layout_capture_row_free(dt_layout *l);
 DT_HIDDEN uint64_t dt_layout_kind_count(const dt_layout *l, int kind);
 DT_HIDDEN uint64_t dt_layout_flow_count(const dt_layout *l);
 DT_HIDDEN uint64_t dt_layout_launch_count(const dt_layout *l);
-/* The session's loss plus what the writer could not place. */
+/* The recording's loss plus what the writer could not place. */
 DT_HIDDEN uint64_t dt_layout_loss(const dt_layout *l, dt_loss_reason reason);
 DT_HIDDEN size_t dt_layout_attribution_count(const dt_layout *l);
 DT_HIDDEN void dt_layout_attribution_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *ns);

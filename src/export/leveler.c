@@ -1,6 +1,5 @@
 /* Row sorting and leveling (leveler.h). */
-#include "dt_internal.h"
-#include "leveler.h"
+#include "export/leveler.h"
 
 #include <string.h>
 

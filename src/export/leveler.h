@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dt_internal.h"
+#include "base/common.h"
 
 typedef struct dt_row_item {
     uint64_t start, end;

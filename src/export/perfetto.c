@@ -24,9 +24,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dt_internal.h"
-#include "layout.h"
 #include "base/pf_trace.h"
+#include "export/layout.h"
+#include "export/writers.h"
 
 enum {
     ARG_EXTERNAL, ARG_QUEUED, ARG_DEVICE, ARG_CONTEXT, ARG_STREAM, ARG_CORRELATION, ARG_REGISTERS,
@@ -105,7 +105,7 @@ typedef struct pf_part {
 } pf_part;
 
 typedef struct pf_export {
-    const dt_session *s;
+    const dt_recording *rec;
     dt_layout *l;
     uint64_t *track;          /* final row -> track uuid */
     pf_part *parts;
@@ -275,7 +275,7 @@ static uint64_t name_iid_slow(pf_export *e, pf_lane *ln, uint32_t name)
         ln->name_iids = n;
         ln->name_cap = cap;
     }
-    const dt_intern *in = &e->s->names;
+    const dt_intern *in = e->rec->names;
     return cached(ln, &ln->name_iids[name], PF_NAME, dt_intern_get(in, name), dt_intern_len(in, name));
 }
 
@@ -310,7 +310,7 @@ static uint64_t copy_name_iid(pf_lane *ln, const dt_rec *r)
    bytes for every launch of the configuration on the device. */
 static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec *r, pf_bytes *scratch)
 {
-    size_t launches = e->s->launches.count;
+    size_t launches = e->rec->launches->count;
     pf_bytes *c = scratch;
     if (r->device < DT_MAX_DEVICES && r->u.kernel.config < launches) {
         size_t key = (size_t)r->device * launches + r->u.kernel.config;
@@ -353,8 +353,8 @@ static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec 
 
 static inline const pf_bytes *config_args(pf_export *e, pf_lane *ln, const dt_rec *r, pf_bytes *scratch)
 {
-    size_t key = (size_t)r->device * e->s->launches.count + r->u.kernel.config;
-    if (r->u.kernel.config < e->s->launches.count && key < ln->nconfigs && ln->config_done[key])
+    size_t key = (size_t)r->device * e->rec->launches->count + r->u.kernel.config;
+    if (r->u.kernel.config < e->rec->launches->count && key < ln->nconfigs && ln->config_done[key])
         return &ln->configs[key];
     return config_args_slow(e, ln, r, scratch);
 }
@@ -426,7 +426,7 @@ static inline uint8_t *put_string_iid_arg(uint8_t *p, int arg, uint64_t iid)
    interned as met). */
 static inline uint8_t *put_name_arg(pf_export *e, pf_lane *ln, uint8_t *p, int arg, uint32_t name)
 {
-    const dt_intern *in = &e->s->names;
+    const dt_intern *in = e->rec->names;
     return put_string_iid_arg(p, arg, pf_intern(ln->t, PF_VALUE, dt_intern_get(in, name), dt_intern_len(in, name)));
 }
 
@@ -491,8 +491,8 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
         p = put_external(ln, p, r);
         p = put_device_args(ln, p, r);
         static const dt_collective none = {0};
-        const dt_collective *k = r->u.collective.info < e->s->collective_count
-                                     ? &e->s->collectives[r->u.collective.info] : &none;
+        const dt_collective *k = r->u.collective.info < e->rec->collective_count
+                                     ? &e->rec->collectives[r->u.collective.info] : &none;
         p = put_name_arg(e, ln, p, ARG_COLLECTIVE, r->name);
         if (k->count)
             p = put_uint_arg(p, ARG_NELEMS, k->count);
@@ -615,22 +615,20 @@ static uint64_t arg_iid(pf_trace *t, const char *name)
    clock fit, and the losses by reason with their total. */
 static void write_capture_args(pf_export *e, pf_trace *t)
 {
-    const dt_session *s = e->s;
+    const dt_recording *rec = e->rec;
     const dt_layout *l = e->l;
-    const dt_backend *be = s->backend;
-    const char *backend = be && be->name ? be->name : "none";
+    const char *backend = rec->backend_name ? rec->backend_name : "none";
     pf_arg_string(t, arg_iid(t, "devtrace.version"), DT_VERSION_STRING, strlen(DT_VERSION_STRING));
     pf_arg_string(t, arg_iid(t, "devtrace.backend"), backend, strlen(backend));
-    pf_arg_string(t, arg_iid(t, "devtrace.library"), s->backend_library,
-                  strnlen(s->backend_library, sizeof s->backend_library));
+    pf_arg_string(t, arg_iid(t, "devtrace.library"), rec->library, rec->library_len);
     pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.startNs"), l->window_start);
     pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.endNs"), l->window_end);
-    pf_arg_uint(t, arg_iid(t, "devtrace.clock.samples"), s->clock.count);
-    pf_arg_uint(t, arg_iid(t, "devtrace.clock.segments"), s->clock.segments);
-    pf_arg_double(t, arg_iid(t, "devtrace.clock.slope"), s->clock.slope);
-    pf_arg_double(t, arg_iid(t, "devtrace.clock.offsetNs"), s->clock.offset_ns);
-    pf_arg_uint(t, arg_iid(t, "devtrace.clock.errorBoundNs"), s->clock.error_bound_ns);
-    pf_arg_bool(t, arg_iid(t, "devtrace.clock.identity"), s->clock.identity);
+    pf_arg_uint(t, arg_iid(t, "devtrace.clock.samples"), rec->clock->count);
+    pf_arg_uint(t, arg_iid(t, "devtrace.clock.segments"), rec->clock->segments);
+    pf_arg_double(t, arg_iid(t, "devtrace.clock.slope"), rec->clock->slope);
+    pf_arg_double(t, arg_iid(t, "devtrace.clock.offsetNs"), rec->clock->offset_ns);
+    pf_arg_uint(t, arg_iid(t, "devtrace.clock.errorBoundNs"), rec->clock->error_bound_ns);
+    pf_arg_bool(t, arg_iid(t, "devtrace.clock.identity"), rec->clock->identity);
     uint64_t total = 0;
     char name[96];
     for (int r = 0; r < DT_LOSS_COUNT; r++) {
@@ -694,21 +692,17 @@ static int write_file(void *arg, dt_out *out)
     return write_perfetto(arg, out);
 }
 
-dt_status dt_export_perfetto(const dt_session *s, const char *path, dt_format format)
+dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int gzip)
 {
-    if (!s || !path || !*path)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_export_perfetto: %s is NULL or empty", !s ? "session" : "path");
-    if (s->state != DT_STATE_STOPPED)
-        return dt_error(DT_ERR_STATE, "the session must be stopped before its trace is written");
     pf_export *e = dt_calloc(1, sizeof *e);
     if (!e)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
-    e->s = s;
+    e->rec = rec;
     e->lanes = dt_out_lanes();
     uint64_t t0 = dt_monotonic_ns();
-    e->l = dt_layout_build(s);
+    e->l = dt_layout_build(rec);
     uint64_t t1 = dt_monotonic_ns();
-    int err = e->l ? dt_write_file_atomic(path, format == DT_FORMAT_PERFETTO_GZ, write_file, e) : ENOMEM;
+    int err = e->l ? dt_write_file_atomic(path, gzip, write_file, e) : ENOMEM;
     uint64_t t2 = dt_monotonic_ns();
     dt_layout_free(e->l);
     dt_free(e->track);
@@ -733,7 +727,7 @@ dt_status dt_export_perfetto(const dt_session *s, const char *path, dt_format fo
         return dt_error(DT_ERR_IO, "cannot write trace %s: %s", path, strerror(err));
     dt_log("wrote %s: Perfetto trace, %llu events in %.3f s: layout %.3f, encode and write %.3f (%d parts on %d "
            "thread(s))",
-           path, (unsigned long long)s->store.count, (double)(t2 - t0) * 1e-9, (double)(t1 - t0) * 1e-9,
+           path, (unsigned long long)rec->store->count, (double)(t2 - t0) * 1e-9, (double)(t1 - t0) * 1e-9,
            (double)(t2 - t1) * 1e-9, nparts, lanes);
     return DT_OK;
 }

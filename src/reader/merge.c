@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "base/json_out.h"
+#include "export/writers.h"
 #include "pf_convert.h"
 
 #define RANGE_ID_BASE (UINT64_C(1) << 48)
@@ -1412,15 +1413,15 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
         free(paths);
         return 2;
     }
-    int fmt = (int)dt_format_of_path(out_path, DT_FORMAT_JSON);
-    if (format && (fmt = dt_format_by_name(format)) < 0) {
+    const dt_writer *w = format ? dt_wr_by_name(format) : dt_wr_of_format((int)dt_format_of_path(out_path, DT_FORMAT_JSON));
+    if (!w) {
         fprintf(err, "merge: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", format);
         free(paths);
         return 2;
     }
-    int gzip = fmt == DT_FORMAT_JSON_GZ || fmt == DT_FORMAT_PERFETTO_GZ;
-    bool perfetto = fmt == DT_FORMAT_PERFETTO || fmt == DT_FORMAT_PERFETTO_GZ;
-    if (gzip && !dt_gzip_available()) {
+    int gzip = w->gzip;
+    bool perfetto = w->plain == DT_FORMAT_PERFETTO;
+    if (!dt_wr_available(w)) {
         fprintf(err, "merge: %s is gzip, but %s\n", out_path, DT_NO_GZIP_MESSAGE);
         free(paths);
         return 2;
