@@ -154,9 +154,9 @@ DT_API int dt_format_available(dt_format format);
    another ".gz", ".pftrace", ".pftrace.gz"), 0 when none does. */
 DT_API size_t dt_format_suffix_length(const char *path);
 /* path named for format, snprintf-style into buf: path itself when its
-   suffix asks for format; else path + ".gz" when that does (a gzip format
-   after a name of the same trace uncompressed); else path + the format's
-   suffix. */
+   suffix names format; else path + ".gz" when that does (a gzip format
+   after a name of the same trace uncompressed, or of no format); else
+   path + the format's suffix. */
 DT_API size_t dt_format_path(const char *path, dt_format format, char *buf, size_t size);
 
 DT_API dt_status dt_session_create(const dt_config *config, dt_session **out);

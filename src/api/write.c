@@ -72,13 +72,12 @@ size_t dt_format_path(const char *path, dt_format format, char *buf, size_t size
 {
     const dt_writer *w = dt_wr_of_format((int)format);
     const char *add = "";
-    if (w && dt_format_of_path(path, DT_FORMAT_JSON) != format) {
-        /* ".gz" where that makes it the format (a name of the same trace
-           uncompressed, or with no suffix of a format), else its suffix */
+    if (w && dt_wr_of_path(path, NULL) != w) {
+        /* ".gz" where that makes it the format (after a name of the same
+           trace uncompressed, or of no format), else its suffix */
         char gz[4096];
         int n = snprintf(gz, sizeof gz, "%s.gz", path);
-        add = w->gzip && n > 0 && (size_t)n < sizeof gz && dt_format_of_path(gz, DT_FORMAT_JSON) == format
-                  ? ".gz" : w->suffix;
+        add = w->gzip && n > 0 && (size_t)n < sizeof gz && dt_wr_of_path(gz, NULL) == w ? ".gz" : w->suffix;
     }
     int n = snprintf(buf, size, "%s%s", path, add);
     return n > 0 ? (size_t)n : 0;

@@ -509,7 +509,7 @@ static int cmd_record(int argc, char **argv)
         return 2;
     }
     /* the traced processes choose the format by the file's suffix */
-    if (!output || format) {
+    if (!output || (format && dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)fmt)) {
         dt_format_path(output ? output : "devtrace", (dt_format)fmt, outbuf, sizeof outbuf);
         output = outbuf;
     }
