@@ -34,20 +34,20 @@ static int prepare(dt_layout *l)
     if (dt_u64map_reserve(&b->attrmap, 1024) != 0)
         return -1;
     uint64_t t = dt_monotonic_ns();
-    if (dt_layout_classify(l) != 0)
+    if (dt_wr_layout_classify(l) != 0)
         return -1;
     b->phase_ns[0] = dt_monotonic_ns() - t;
     t += b->phase_ns[0];
-    if (dt_layout_spans_and_rows(l) != 0)
+    if (dt_wr_layout_spans_and_rows(l) != 0)
         return -1;
     t += b->phase_ns[1];
-    if (b->kinds[DT_EVENT_MEMORY] && dt_layout_memory_totals(l) != 0)
+    if (b->kinds[DT_EVENT_MEMORY] && dt_wr_layout_memory_totals(l) != 0)
         return -1;
     b->phase_ns[2] = dt_monotonic_ns() - t;
     return 0;
 }
 
-dt_layout *dt_layout_build(const dt_recording *rec)
+dt_layout *dt_wr_layout_build(const dt_recording *rec)
 {
     dt_layout *l = dt_calloc(1, sizeof *l);
     if (!l)
@@ -63,13 +63,13 @@ dt_layout *dt_layout_build(const dt_recording *rec)
     l->clock = rec->clock;
     l->api_prefix = rec->api_category ? rec->api_category : "privateuse1";
     if (prepare(l) != 0) {
-        dt_layout_free(l);
+        dt_wr_layout_free(l);
         return NULL;
     }
     return l;
 }
 
-void dt_layout_free(dt_layout *l)
+void dt_wr_layout_free(dt_layout *l)
 {
     if (!l)
         return;
@@ -101,24 +101,24 @@ void dt_layout_free(dt_layout *l)
     dt_free(l);
 }
 
-uint64_t dt_layout_kind_count(const dt_layout *l, int kind)
+uint64_t dt_wr_layout_kind_count(const dt_layout *l, int kind)
 {
     return kind >= 1 && kind <= DT_EVENT_KIND_MAX ? l->build->kinds[kind] : 0;
 }
 
-uint64_t dt_layout_flow_count(const dt_layout *l)
+uint64_t dt_wr_layout_flow_count(const dt_layout *l)
 {
     return l->build->flows;
 }
 
-uint64_t dt_layout_launch_count(const dt_layout *l)
+uint64_t dt_wr_layout_launch_count(const dt_layout *l)
 {
     return l->build->launches;
 }
 
 /* The recording's count plus the records the layout could not place, which
    count like its drops. */
-uint64_t dt_layout_loss(const dt_layout *l, dt_loss_reason r)
+uint64_t dt_wr_layout_loss(const dt_layout *l, dt_loss_reason r)
 {
     const build *b = l->build;
     uint64_t v = l->rec->loss[r];
@@ -131,34 +131,34 @@ uint64_t dt_layout_loss(const dt_layout *l, dt_loss_reason r)
     return v;
 }
 
-size_t dt_layout_attribution_count(const dt_layout *l)
+size_t dt_wr_layout_attribution_count(const dt_layout *l)
 {
     return l->build->nattr;
 }
 
-void dt_layout_attribution_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *ns)
+void dt_wr_layout_attribution_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *ns)
 {
     *external_id = l->build->attr[k].external_id;
     *ns = l->build->attr[k].ns;
 }
 
-size_t dt_layout_parent_count(const dt_layout *l)
+size_t dt_wr_layout_parent_count(const dt_layout *l)
 {
     return l->build->nparents;
 }
 
-void dt_layout_parent_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *range_id)
+void dt_wr_layout_parent_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *range_id)
 {
     *external_id = l->build->parents[k].external_id;
     *range_id = l->build->parents[k].range_id;
 }
 
-int dt_layout_host_pid_shifted(const dt_layout *l)
+int dt_wr_layout_host_pid_shifted(const dt_layout *l)
 {
     return l->build->host_pid_shifted;
 }
 
-void dt_layout_phases(const dt_layout *l, double *classify_s, double *spans_s, double *rows_s)
+void dt_wr_layout_phases(const dt_layout *l, double *classify_s, double *spans_s, double *rows_s)
 {
     *classify_s = (double)l->build->phase_ns[0] * 1e-9;
     *spans_s = (double)l->build->phase_ns[1] * 1e-9;

@@ -418,7 +418,7 @@ static void pair_flows(build *b, const side *host, const side *dev)
     }
 }
 
-int dt_layout_classify(dt_layout *l)
+int dt_wr_layout_classify(dt_layout *l)
 {
     build *b = l->build;
     const dt_recording *rec = l->rec;

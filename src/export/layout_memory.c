@@ -41,7 +41,7 @@ static int mem_before(const void *pa, const void *pb)
    gives no size of frees what the allocation of its address in this trace
    allocated (0 when that was before the trace). Totals run per device (and
    one for host memory) in time order, from 0 at the trace's start. */
-int dt_layout_memory_totals(dt_layout *l)
+int dt_wr_layout_memory_totals(dt_layout *l)
 {
     build *b = l->build;
     size_t m = b->kinds[DT_EVENT_MEMORY], k = 0;
@@ -98,7 +98,7 @@ int dt_layout_memory_totals(dt_layout *l)
     return rc;
 }
 
-const dt_layout_memory *dt_layout_memory_of(const dt_layout *l, const dt_rec *r)
+const dt_layout_memory *dt_wr_layout_memory_of(const dt_layout *l, const dt_rec *r)
 {
     static const dt_layout_memory none = {0};
     const build *b = l->build;

@@ -31,7 +31,7 @@ static uint64_t final_tid(const dt_layout_base_row *b, uint32_t level)
     }
 }
 
-uint64_t dt_layout_host_pid(const dt_layout *l, uint32_t pid)
+uint64_t dt_wr_layout_host_pid(const dt_layout *l, uint32_t pid)
 {
     if (pid <= 0xffff && (l->build->device_pid[pid >> 3] & (1u << (pid & 7))))
         return pid + DT_LAYOUT_HOST_PID_SHIFT;
@@ -47,9 +47,9 @@ static void mark_device_pids(dt_layout *l)
         if (l->brows[i].cls != DT_LAYOUT_HOST && l->brows[i].pid <= 0xffff)
             b->device_pid[l->brows[i].pid >> 3] |= (uint8_t)(1u << (l->brows[i].pid & 7));
     for (size_t i = 0; i < l->nbrows; i++)
-        if (l->brows[i].cls == DT_LAYOUT_HOST && dt_layout_host_pid(l, l->brows[i].pid) != l->brows[i].pid)
+        if (l->brows[i].cls == DT_LAYOUT_HOST && dt_wr_layout_host_pid(l, l->brows[i].pid) != l->brows[i].pid)
             b->host_pid_shifted = 1;
-    if (dt_layout_host_pid(l, (uint32_t)l->rec->pid) != (uint64_t)(uint32_t)l->rec->pid)
+    if (dt_wr_layout_host_pid(l, (uint32_t)l->rec->pid) != (uint64_t)(uint32_t)l->rec->pid)
         b->host_pid_shifted = 1;
 }
 
@@ -63,7 +63,7 @@ static int add_final_rows(dt_layout *l, uint32_t base)
         dt_layout_final_row *f = &l->frows[l->nfrows++];
         f->base = base;
         f->level = level;
-        f->pid = br->cls == DT_LAYOUT_HOST ? dt_layout_host_pid(l, br->pid) : br->pid;
+        f->pid = br->cls == DT_LAYOUT_HOST ? dt_wr_layout_host_pid(l, br->pid) : br->pid;
         f->tid = final_tid(br, level);
         f->count = br->levels == 1 ? br->count : 0;
         f->first = br->first;
@@ -111,16 +111,16 @@ static int level_row(dt_layout *l, uint32_t r, dt_leveler *lv, dt_row_item **tmp
     size_t n = b->rows[r].n;
     size_t row_cuts = l->ncuts;
     for (int pass = 0; pass < 2; pass++) {
-        dt_leveler_reset(lv);
+        dt_wr_leveler_reset(lv);
         cutter cut = {0, 0};
         l->ncuts = row_cuts;
         uint32_t first_final = (uint32_t)l->nfrows;
         uint32_t *info = l->pos_info + br->first, *perm = l->perm + br->first;
         size_t k = 0;
         for (; k < n; k++) {
-            if (k > 0 && dt_row_item_before(&a[k], &a[k - 1]))
+            if (k > 0 && dt_wr_row_item_before(&a[k], &a[k - 1]))
                 break;
-            uint32_t level = dt_leveler_place(lv, a[k].start, a[k].end);
+            uint32_t level = dt_wr_leveler_place(lv, a[k].start, a[k].end);
             if (level == DT_LEVELER_NONE || note_cut(l, &cut, (uint32_t)(br->first + k), a[k].start, a[k].end) != 0)
                 return -1;
             uint32_t i = a[k].idx;
@@ -132,9 +132,9 @@ static int level_row(dt_layout *l, uint32_t r, dt_leveler *lv, dt_row_item **tmp
             break;
         if (pass > 0 || dt_vec_reserve((void **)tmp, tmp_cap, n, sizeof **tmp) != 0)
             return -1;
-        dt_row_items_sort(a, *tmp, n);
+        dt_wr_row_items_sort(a, *tmp, n);
     }
-    br->levels = dt_leveler_levels(lv);
+    br->levels = dt_wr_leveler_levels(lv);
     if (br->levels > 1)
         l->ncuts = row_cuts; /* its final rows are written whole */
     return 0;
@@ -217,7 +217,7 @@ static int level_rows(dt_layout *l, size_t from, size_t to)
     rc = 0;
 out:
     dt_free(tmp);
-    dt_leveler_free(&lv);
+    dt_wr_leveler_free(&lv);
     return rc;
 }
 
@@ -239,7 +239,7 @@ static void *level_rows_main(void *arg)
    a second core they are leveled on a thread of their own while this one
    builds the annotation spans, whose rows come after them (the spans touch
    none of what leveling does: the rows they add have room reserved). */
-int dt_layout_spans_and_rows(dt_layout *l)
+int dt_wr_layout_spans_and_rows(dt_layout *l)
 {
     build *b = l->build;
     size_t classified = l->nbrows, device_rows = 0;
@@ -259,7 +259,7 @@ int dt_layout_spans_and_rows(dt_layout *l)
     pthread_t thread;
     int threaded = dt_out_lanes() > 1 && l->items >= CLASSIFY_THREAD_RECORDS &&
                    dt_thread_create(&thread, level_rows_main, &rr) == 0;
-    int spans_failed = dt_layout_spans(l) != 0;
+    int spans_failed = dt_wr_layout_spans(l) != 0;
     if (threaded)
         pthread_join(thread, NULL);
     else if (!spans_failed)

@@ -129,7 +129,7 @@ static uint32_t parent_range(dt_layout *l, uint32_t rno)
 /* The candidates come in the order of the device event that started each,
    so the spans and annotation rows are made in the store order of their
    first device event. */
-int dt_layout_spans(dt_layout *l)
+int dt_wr_layout_spans(dt_layout *l)
 {
     build *b = l->build;
     if (b->rangemap.count == 0)
