@@ -267,12 +267,13 @@ static int classify_side(side *sd)
     if (dt_u64map_reserve(&sd->rowmap, 64) != 0)
         return -1;
     sd->lo = UINT64_MAX;
+    const dt_store *store = l->store;
 
     for (size_t i = 0; i < l->n; i++) {
-        const dt_rec *r = dt_store_at(l->store, i);
+        const dt_rec *r = dt_store_at(store, i);
         /* the hardware's prefetcher stops at each page's end: a page ahead */
         if (i + 64 < l->n)
-            __builtin_prefetch(dt_store_at(l->store, i + 64));
+            __builtin_prefetch(dt_store_at(store, i + 64));
         int known = r->kind >= DT_EVENT_KERNEL && r->kind <= DT_EVENT_KIND_MAX;
         if ((known && is_device_kind(r->kind)) != sd->device)
             continue;
