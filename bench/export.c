@@ -27,6 +27,7 @@
 
 #include "dt_internal.h"
 #include "base/json_out.h"
+#include "core/recording.h"
 #include "export/layout.h"
 
 #define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
@@ -486,7 +487,8 @@ int main(int argc, char **argv)
         for (int rep = 0; rep < repeats; rep++) {
             cpu_times c0 = cpu_now();
             double w0 = now_s();
-            dt_layout *l = dt_layout_build(s);
+            dt_recording rec;
+            dt_layout *l = dt_recording_of(s, &rec) == 0 ? dt_wr_layout_build(&rec) : NULL;
             wall[rep] = now_s() - w0;
             cpu_times c1 = cpu_now();
             cpu[rep] = c1.user + c1.sys - c0.user - c0.sys;
@@ -494,7 +496,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "out of memory building the layout\n");
                 return 1;
             }
-            dt_layout_free(l);
+            dt_wr_layout_free(l);
         }
         double w = bench_median(wall, repeats, &lo, &hi);
         printf("layout: %.3f s (%.3f..%.3f), %.0f ns per event; CPU (all its threads) %.3f s\n", w, lo, hi,
@@ -543,12 +545,13 @@ int main(int argc, char **argv)
         r->pf_speed = j.wall / pf.wall;
         cpu_times c0 = cpu_now();
         double l0 = now_s();
-        dt_layout *l = dt_layout_build(s);
+        dt_recording rec;
+        dt_layout *l = dt_recording_of(s, &rec) == 0 ? dt_wr_layout_build(&rec) : NULL;
         r->layout_s = now_s() - l0;
         cpu_times c1 = cpu_now();
         r->layout_cpu = c1.user + c1.sys - c0.user - c0.sys;
         r->after_layout_ratio = (r->json_s - r->layout_s) / r->write_s;
-        dt_layout_free(l);
+        dt_wr_layout_free(l);
         if (do_gzip) {
             timed z = export_once(s, gz_path, DT_FORMAT_JSON_GZ);
             r->gz_s = z.wall;

@@ -141,9 +141,23 @@ DT_API dt_format dt_format_of_path(const char *path, dt_format fallback);
 /* A format by the name users give it (json, json.gz, perfetto,
    perfetto.gz); -1 for another. */
 DT_API int dt_format_by_name(const char *name);
-/* The suffix a file of that format is named with: ".json", ".json.gz",
-   ".pftrace" or ".pftrace.gz" (".json" for a value that is no format). */
+/* The name of a format (as dt_format_by_name takes it), or NULL for a
+   number that is no format: the formats are the numbers from 0 up to the
+   first NULL. */
+DT_API const char *dt_format_name(dt_format format);
+/* The file suffix a format writes (".json", ".json.gz", ".pftrace",
+   ".pftrace.gz"), or NULL for a number that is no format. */
 DT_API const char *dt_format_suffix(dt_format format);
+/* 1 when this build writes the format (a gzip format needs zlib), else 0. */
+DT_API int dt_format_available(dt_format format);
+/* The length of the format suffix that ends path (".json", ".json.gz",
+   another ".gz", ".pftrace", ".pftrace.gz"), 0 when none does. */
+DT_API size_t dt_format_suffix_length(const char *path);
+/* path named for format, snprintf-style into buf: path itself when its
+   suffix names format; else path + ".gz" when that does (a gzip format
+   after a name of the same trace uncompressed, or of no format); else
+   path + the format's suffix. */
+DT_API size_t dt_format_path(const char *path, dt_format format, char *buf, size_t size);
 
 DT_API dt_status dt_session_create(const dt_config *config, dt_session **out);
 /* Loads the vendor library (only now), arms it, calibrates the clock.

@@ -167,6 +167,16 @@ _CAPTURE = {"kernel": 1 << 0, "memcpy": 1 << 1, "memset": 1 << 2, "runtime": 1 <
             "sync": 1 << 5, "overhead": 1 << 6, "memory": 1 << 7, "queued": 1 << 8}
 
 
+def _format_names() -> list:
+    """The formats' names, from the library's writer table."""
+    names: list = []
+    while True:
+        name = lib.dt_format_name(len(names))
+        if name is None:
+            return names
+        names.append(name.decode())
+
+
 def _format_code(fmt: Optional[str], path: Optional[PathLike]) -> int:
     """The library's format number: by name, else by the path's suffix
     (the library's own table, as `devtrace record` reads it)."""
@@ -174,7 +184,7 @@ def _format_code(fmt: Optional[str], path: Optional[PathLike]) -> int:
         return lib.dt_format_of_path(os.fsencode(path), 0) if path is not None else 0
     code = lib.dt_format_by_name(fmt.encode()) if isinstance(fmt, str) else -1
     if code < 0:
-        raise ValueError("format must be one of json, json.gz, perfetto, perfetto.gz, got %r" % (fmt,))
+        raise ValueError("format must be one of %s, got %r" % (", ".join(_format_names()), fmt))
     return code
 
 

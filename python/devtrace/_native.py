@@ -184,6 +184,7 @@ _PROTOTYPES = {
     "dt_prepare": (ctypes.c_int, [ctypes.c_char_p]),
     "dt_format_of_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_int]),
     "dt_format_by_name": (ctypes.c_int, [ctypes.c_char_p]),
+    "dt_format_name": (ctypes.c_char_p, [ctypes.c_int]),
 }
 
 

@@ -273,10 +273,4 @@ static inline void dt_out_cstr(dt_out *o, const char *s)
    (dt_output_kind_of). Returns 0 or an errno (ENOMEM included). */
 DT_HIDDEN int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
 
-/* "distributedInfo": {...},\n when a launcher announced the rank
-   (src/export/job_meta.c). */
-DT_HIDDEN void dt_json_distributed_info(dt_out *o, const dt_session *s);
-/* The devtrace key's host, pid and realtimeClock members, each after ",\n". */
-DT_HIDDEN void dt_json_origin(dt_out *o, const dt_session *s);
-
 #endif /* DT_JSON_OUT_H */

@@ -509,20 +509,11 @@ static int cmd_record(int argc, char **argv)
         return 2;
     }
     /* the traced processes choose the format by the file's suffix */
-    if (!output) {
-        snprintf(outbuf, sizeof outbuf, "devtrace%s", dt_format_suffix((dt_format)fmt));
-        output = outbuf;
-    } else if (format && dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)fmt) {
-        size_t n = strlen(output);
-        bool pftrace = n > 8 && strcmp(output + n - 8, ".pftrace") == 0;
-        const char *suffix = fmt == DT_FORMAT_JSON_GZ || (fmt == DT_FORMAT_PERFETTO_GZ && pftrace)
-                                 ? ".gz"
-                                 : dt_format_suffix((dt_format)fmt);
-        snprintf(outbuf, sizeof outbuf, "%s%s", output, suffix);
+    if (!output || (format && dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)fmt)) {
+        dt_format_path(output ? output : "devtrace", (dt_format)fmt, outbuf, sizeof outbuf);
         output = outbuf;
     }
-    dt_format out_fmt = dt_format_of_path(output, DT_FORMAT_JSON);
-    if ((out_fmt == DT_FORMAT_JSON_GZ || out_fmt == DT_FORMAT_PERFETTO_GZ) && !dt_gzip_available()) {
+    if (!dt_format_available(dt_format_of_path(output, DT_FORMAT_JSON))) {
         fprintf(stderr, "devtrace record: %s: %s\n", output, DT_NO_GZIP_MESSAGE);
         return 2;
     }

@@ -999,20 +999,6 @@ DT_HIDDEN void dt_pool_slot_shape(dt_pool_slot *slot, dt_pool_stats *out);
 DT_HIDDEN uint32_t dt_pool_slot_release(dt_pool_slot *slot);
 
 /* ------------------------------------------------------------------ */
-/* Export (src/export)                                                 */
-/* ------------------------------------------------------------------ */
-/* Write a stopped session as Chrome trace JSON (Kineto schema), streaming,
-   to a temporary file renamed to path when complete. */
-DT_HIDDEN dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format format);
-/* The same session as a Perfetto protobuf trace (src/export/perfetto.c),
-   DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ. */
-DT_HIDDEN dt_status dt_export_perfetto(const dt_session *s, const char *path, dt_format format);
-/* dt_format_suffix: public (devtrace.h). */
-/* One device's entry of Kineto's "deviceProperties" list, as a JSON object,
-   snprintf-style (src/export/device_props.c). */
-DT_HIDDEN size_t dt_device_props_json(const dt_device_props *p, char *buf, size_t size);
-
-/* ------------------------------------------------------------------ */
 /* Vendor libraries: the one loading rule (src/core/loader.c)          */
 /* ------------------------------------------------------------------ */
 /* Where a backend's vendor library is looked for. Lists are NULL-terminated. */

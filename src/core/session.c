@@ -61,47 +61,6 @@ void dt_config_from_env(dt_config *c)
     if (dt_env_bool("DEVTRACE_KERNEL_QUEUED") == 1) c->capture |= DT_CAPTURE_KERNEL_QUEUED;
 }
 
-static const struct {
-    const char *name, *suffix;
-    dt_format format;
-} format_names[] = {
-    /* longest suffixes first: .pftrace.gz before .gz; the first entry of a
-       format gives its suffix */
-    {"perfetto.gz", ".pftrace.gz", DT_FORMAT_PERFETTO_GZ},
-    {"perfetto", ".pftrace", DT_FORMAT_PERFETTO},
-    {"json.gz", ".json.gz", DT_FORMAT_JSON_GZ},
-    {NULL, ".gz", DT_FORMAT_JSON_GZ},
-    {"json", ".json", DT_FORMAT_JSON},
-};
-#define FORMAT_NAMES (sizeof format_names / sizeof *format_names)
-
-dt_format dt_format_of_path(const char *path, dt_format fallback)
-{
-    size_t n = strlen(path);
-    for (size_t i = 0; i < FORMAT_NAMES; i++) {
-        size_t k = strlen(format_names[i].suffix);
-        if (n > k && strcmp(path + n - k, format_names[i].suffix) == 0)
-            return format_names[i].format;
-    }
-    return fallback;
-}
-
-int dt_format_by_name(const char *name)
-{
-    for (size_t i = 0; i < FORMAT_NAMES; i++)
-        if (format_names[i].name && strcmp(name, format_names[i].name) == 0)
-            return (int)format_names[i].format;
-    return -1;
-}
-
-const char *dt_format_suffix(dt_format format)
-{
-    for (size_t i = 0; i < FORMAT_NAMES; i++)
-        if (format_names[i].format == format)
-            return format_names[i].suffix;
-    return ".json";
-}
-
 /* The command line ("python3 train.py --lr 0.1"), the program by its base
    name: the kernel's 15-byte comm says "python3" or "pt_main_thread" for
    every training script. Control characters (the NULs between arguments
@@ -139,9 +98,9 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     *out = NULL;
     dt_config def;
     if (!config) { dt_config_init(&def); config = &def; }
-    if (config->format < DT_FORMAT_JSON || config->format > DT_FORMAT_PERFETTO_GZ)
+    if (!dt_format_name(config->format))
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ", (int)config->format);
-    if ((config->format == DT_FORMAT_JSON_GZ || config->format == DT_FORMAT_PERFETTO_GZ) && !dt_gzip_available())
+    if (!dt_format_available(config->format))
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format is a gzip format, but %s", DT_NO_GZIP_MESSAGE);
     const char *bname = config->backend ? config->backend : "auto";
     if (strcmp(bname, "auto") != 0 && !dt_backend_find(bname)) {
@@ -627,20 +586,6 @@ dt_status dt_session_stop(dt_session *s)
     dt_log("session stopped: %zu events kept, %llu lost", s->store.count,
            (unsigned long long)dt_session_loss_total(s));
     return DT_OK;
-}
-
-dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
-{
-    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: session is NULL");
-    if (s->state != DT_STATE_STOPPED)
-        return dt_error(DT_ERR_STATE, "dt_session_write: stop the session before writing its trace");
-    if (format < DT_FORMAT_JSON || format > DT_FORMAT_PERFETTO_GZ)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: unknown format %d", (int)format);
-    if ((format == DT_FORMAT_JSON_GZ || format == DT_FORMAT_PERFETTO_GZ) && !dt_gzip_available())
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: %s", DT_NO_GZIP_MESSAGE);
-    if (format == DT_FORMAT_PERFETTO || format == DT_FORMAT_PERFETTO_GZ)
-        return dt_export_perfetto(s, path ? path : s->output_path, format);
-    return dt_export_chrome(s, path ? path : s->output_path, format);
 }
 
 void dt_session_destroy(dt_session *s)

@@ -15,17 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dt_internal.h"
 #include "base/json_out.h"
-#include "layout.h"
+#include "export/device_props.h"
+#include "export/job_meta.h"
+#include "export/layout.h"
+#include "export/writers.h"
 #include "base/vec.h"
 
 #define NAME_INLINE 2048            /* escaped names up to this go in place */
-#define HOST_PID_SHIFT UINT64_C(4194304) /* layout.c's: named in the hostPid note */
 #define COPY_PAD 16                 /* readable bytes after copied fragments */
 #define NONE UINT32_MAX
 /* Events per unit of formatting: about a buffer's worth of text, so that a
-   unit goes to the file in one write; touched at once (dt_layout_touch). */
+   unit goes to the file in one write; touched at once (dt_wr_layout_touch). */
 #define UNIT_EVENTS DT_LAYOUT_WARM
 
 /* What one formatting thread keeps from event to event. */
@@ -40,11 +41,11 @@ typedef struct lane_state {
     uint32_t *kcache[DT_MAX_DEVICES + 1]; /* arrays of offsets */
     char *kfrag;
     size_t kfrag_len, kfrag_cap;
-    uint64_t touched; /* dt_layout_touch's values */
+    uint64_t touched; /* dt_wr_layout_touch's values */
 } lane_state;
 
 typedef struct ctx {
-    const dt_session *s;
+    const dt_recording *rec;
     dt_layout *l;
     const char *path;          /* written as traceName */
     uint64_t bytes;            /* JSON bytes written */
@@ -75,7 +76,7 @@ typedef struct ctx {
 /* ------------------------------------------------------------------ */
 static int escape_names(ctx *c)
 {
-    const dt_intern *in = &c->s->names;
+    const dt_intern *in = c->rec->names;
     c->name_count = in->count;
     c->name_off = dt_malloc((c->name_count + 1) * sizeof *c->name_off);
     c->name_len = dt_malloc((c->name_count + 1) * sizeof *c->name_len);
@@ -135,7 +136,7 @@ static char *put_str(char *p, const char *s)
 /* ------------------------------------------------------------------ */
 static const char *kernel_tail(ctx *c, lane_state *ls, unsigned device, uint32_t config, uint32_t *len)
 {
-    uint32_t nconf = c->s->launches.count;
+    uint32_t nconf = c->rec->launches->count;
     unsigned slot = device < DT_MAX_DEVICES ? device : DT_MAX_DEVICES;
     uint32_t ci = config < nconf ? config : nconf; /* nconf: an unknown config */
     if (!ls->kcache[slot]) {
@@ -147,7 +148,7 @@ static const char *kernel_tail(ctx *c, lane_state *ls, unsigned device, uint32_t
     uint32_t *e = ls->kcache[slot] + 2 * (size_t)ci;
     if (e[0] == NONE) {
         dt_layout_kernel k;
-        dt_layout_kernel_get(c->l, slot, ci, &k);
+        dt_wr_layout_kernel_get(c->l, slot, ci, &k);
         const dt_launch_config *lc = &k.config;
         if (dt_vec_reserve((void **)&ls->kfrag, &ls->kfrag_cap, ls->kfrag_len + 512, 1) != 0)
             return NULL;
@@ -316,8 +317,8 @@ static char *put_name_value(ctx *c, dt_out *o, char *p, uint32_t name)
 static char *put_collective_args(ctx *c, dt_out *o, char *p, const dt_rec *r, uint64_t dur)
 {
     static const dt_collective none = {0};
-    const dt_collective *k = r->u.collective.info < c->s->collective_count
-                                 ? &c->s->collectives[r->u.collective.info] : &none;
+    const dt_collective *k = r->u.collective.info < c->rec->collective_count
+                                 ? &c->rec->collectives[r->u.collective.info] : &none;
     DT_PUT_LIT(p, ",\"Collective name\":");
     p = put_name_value(c, o, p, r->name);
     if (k->count) {
@@ -350,14 +351,14 @@ static char *put_collective_args(ctx *c, dt_out *o, char *p, const dt_rec *r, ui
 }
 
 /* A memory event as torch.profiler writes one with profile_memory: an
-   instant on its row, with the same args (dt_layout_memory_of). */
+   instant on its row, with the same args (dt_wr_layout_memory_of). */
 static void write_memory(ctx *c, dt_out *o, const dt_rec *r, uint32_t row)
 {
-    const dt_layout_memory *mi = dt_layout_memory_of(c->l, r);
+    const dt_layout_memory *mi = dt_wr_layout_memory_of(c->l, r);
     char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
     DT_PUT_LIT(p, ",\n{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",");
     p = copy_padded(p, c->prefix + c->prefix_off[row], c->prefix_len[row]);
-    p = dt_put_us3(p, dt_layout_rec_start(c->l, r) - c->l->base_ns);
+    p = dt_put_us3(p, dt_wr_layout_rec_start(c->l, r) - c->l->base_ns);
     DT_PUT_LIT(p, ",\"args\":{\"Total Allocated\":");
     p = dt_put_i64(p, mi->total);
     DT_PUT_LIT(p, ",\"Bytes\":");
@@ -369,7 +370,7 @@ static void write_memory(ctx *c, dt_out *o, const dt_rec *r, uint32_t row)
     DT_PUT_LIT(p, ",\"Addr\":");
     p = dt_put_u64(p, r->u.memory.address);
     DT_PUT_LIT(p, ",\"memory kind\":\"");
-    p = put_str(p, dt_layout_memory_kind_name(r->context));
+    p = put_str(p, dt_wr_layout_memory_kind_name(r->context));
     DT_PUT_LIT(p, "\",\"stream\":");
     p = dt_put_u64(p, r->lane);
     DT_PUT_LIT(p, ",\"correlation\":");
@@ -382,14 +383,14 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
 {
     if (r->kind == DT_EVENT_OP) {
         write_id_span(c, o, SPAN_HEAD("cpu_op"), sizeof SPAN_HEAD("cpu_op") - 1, r->name, row,
-                      dt_layout_rec_start(c->l, r), dt_layout_rec_end(c->l, r), r->external_id);
+                      dt_wr_layout_rec_start(c->l, r), dt_wr_layout_rec_end(c->l, r), r->external_id);
         return 0;
     }
     if (r->kind == DT_EVENT_MEMORY) {
         write_memory(c, o, r, row);
         return 0;
     }
-    uint64_t st = dt_layout_rec_start(c->l, r), en = dt_layout_rec_end(c->l, r);
+    uint64_t st = dt_wr_layout_rec_start(c->l, r), en = dt_wr_layout_rec_end(c->l, r);
     uint64_t ts = st - c->l->base_ns, dur = en - st;
     char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
     char *ts_at;
@@ -421,15 +422,15 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
     DT_PUT_LIT(p, ",\"name\":");
     if (r->kind == DT_EVENT_MEMCPY) {
         DT_PUT_LIT(p, "\"Memcpy ");
-        p = put_str(p, dt_layout_copy_kind_name(r->u.memcpy.copy_kind));
+        p = put_str(p, dt_wr_layout_copy_kind_name(r->u.memcpy.copy_kind));
         DT_PUT_LIT(p, " (");
-        p = put_str(p, dt_layout_memory_kind_name(r->u.memcpy.src_kind));
+        p = put_str(p, dt_wr_layout_memory_kind_name(r->u.memcpy.src_kind));
         DT_PUT_LIT(p, " -> ");
-        p = put_str(p, dt_layout_memory_kind_name(r->u.memcpy.dst_kind));
+        p = put_str(p, dt_wr_layout_memory_kind_name(r->u.memcpy.dst_kind));
         DT_PUT_LIT(p, ")\"");
     } else if (r->kind == DT_EVENT_MEMSET) {
         DT_PUT_LIT(p, "\"Memset (");
-        p = put_str(p, dt_layout_memory_kind_name(r->u.memset.memory_kind));
+        p = put_str(p, dt_wr_layout_memory_kind_name(r->u.memset.memory_kind));
         DT_PUT_LIT(p, ")\"");
     } else if (r->name < c->name_count) {
         p = put_name(o, p, c->names + c->name_off[r->name], c->name_len[r->name]);
@@ -473,7 +474,7 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
         p = dt_put_u64(p, r->u.memcpy.bytes);
         p = put_bandwidth(p, r->u.memcpy.bytes, dur);
         DT_PUT_LIT(p, ",\"copy kind\":\"");
-        p = put_str(p, dt_layout_copy_kind_name(r->u.memcpy.copy_kind));
+        p = put_str(p, dt_wr_layout_copy_kind_name(r->u.memcpy.copy_kind));
         DT_PUT_LIT(p, "\"}}");
         break;
     case DT_EVENT_MEMSET:
@@ -559,16 +560,16 @@ static int format_unit(void *arg, dt_out *o, size_t unit, int lane)
     lane_state *ls = &c->lane[lane];
     size_t k = unit * UNIT_EVENTS, end = k + UNIT_EVENTS < l->items ? k + UNIT_EVENTS : l->items;
     for (size_t j = k; j < end; j++)
-        ls->touched += dt_layout_touch(l, j);
+        ls->touched += dt_wr_layout_touch(l, j);
     for (; k < end && !o->err; k++) {
-        const dt_rec *r = dt_layout_pos_rec(l, k);
-        uint32_t row = dt_layout_pos_row(l, k);
+        const dt_rec *r = dt_wr_layout_pos_rec(l, k);
+        uint32_t row = dt_wr_layout_pos_row(l, k);
         if (r) {
-            int err = write_record(c, ls, o, r, row, dt_layout_pos_flow(l, k));
+            int err = write_record(c, ls, o, r, row, dt_wr_layout_pos_flow(l, k));
             if (err)
                 return err;
         } else {
-            const dt_layout_span *sp = dt_layout_pos_span(l, k);
+            const dt_layout_span *sp = dt_wr_layout_pos_span(l, k);
             write_id_span(c, o, SPAN_HEAD("gpu_user_annotation"), sizeof SPAN_HEAD("gpu_user_annotation") - 1,
                           sp->name, row, sp->start, sp->end, sp->external_id);
         }
@@ -630,18 +631,18 @@ static void write_metadata(ctx *c, dt_out *o)
     dt_layout *l = c->l;
     dt_layout_process proc;
     size_t cursor = 0;
-    while (dt_layout_next_process(l, &cursor, &proc))
+    while (dt_wr_layout_next_process(l, &cursor, &proc))
         write_process_meta(c, o, &proc);
     dt_layout_row row;
     for (size_t f = 0; f < l->nfrows; f++) {
-        dt_layout_row_get(l, f, &row);
+        dt_wr_layout_row_get(l, f, &row);
         meta_begin(c, o, "thread_name", row.pid, row.tid);
         put_lit(o, "\"name\":");
         put_cstr(o, row.name);
         put_lit(o, "}},\n");
     }
-    uint64_t main_pid = dt_layout_main_pid(l);
-    if (dt_layout_capture_row_free(l)) {
+    uint64_t main_pid = dt_wr_layout_main_pid(l);
+    if (dt_wr_layout_capture_row_free(l)) {
         meta_begin(c, o, "thread_name", main_pid, 0);
         put_lit(o, "\"name\":\"devtrace capture\"}},\n");
     }
@@ -650,17 +651,17 @@ static void write_metadata(ctx *c, dt_out *o)
     put_lit(o, "\"sort_index\":0}}");
 }
 
-static void write_device_properties(const dt_session *s, dt_out *o)
+static void write_device_properties(const dt_recording *rec, dt_out *o)
 {
     char buf[2048];
     int first = 1;
     put_lit(o, "[");
     for (int d = 0; d < DT_MAX_DEVICES; d++) {
-        if (!s->devices[d].valid)
+        if (!rec->devices[d].valid)
             continue;
         put_lit(o, first ? "\n  " : ",\n  ");
         first = 0;
-        size_t n = dt_device_props_json(&s->devices[d], buf, sizeof buf);
+        size_t n = dt_wr_device_props_json(&rec->devices[d], buf, sizeof buf);
         dt_out_write(o, buf, n < sizeof buf ? n : sizeof buf - 1);
     }
     put_lit(o, "]");
@@ -668,41 +669,40 @@ static void write_device_properties(const dt_session *s, dt_out *o)
 
 static void write_devtrace_key(ctx *c, dt_out *o)
 {
-    const dt_session *s = c->s;
+    const dt_recording *rec = c->rec;
     const dt_layout *l = c->l;
-    const dt_backend *be = s->backend;
     put_lit(o, "\"devtrace\": {\n  \"version\": ");
     put_cstr(o, DT_VERSION_STRING);
     put_lit(o, ",\n  \"backend\": ");
-    put_cstr(o, be && be->name ? be->name : "none");
+    put_cstr(o, rec->backend_name ? rec->backend_name : "none");
     put_lit(o, ",\n  \"vendor\": ");
-    put_cstr(o, be && be->vendor ? be->vendor : "");
+    put_cstr(o, rec->vendor ? rec->vendor : "");
     put_lit(o, ",\n  \"library\": ");
-    dt_out_string(o, s->backend_library, strnlen(s->backend_library, sizeof s->backend_library));
+    dt_out_string(o, rec->library, rec->library_len);
     put_lit(o, ",\n  \"libraryVersion\": ");
-    dt_out_string(o, s->backend_version, strnlen(s->backend_version, sizeof s->backend_version));
-    dt_json_origin(o, s);
+    dt_out_string(o, rec->library_version, rec->library_version_len);
+    dt_wr_json_origin(o, rec);
     put_lit(o, ",\n  \"captureWindow\": {\"startNs\": ");
     put_u64(o, l->window_start);
     put_lit(o, ", \"endNs\": ");
     put_u64(o, l->window_end);
     put_lit(o, "},\n  \"clock\": {\"samples\": ");
-    put_u64(o, s->clock.count);
+    put_u64(o, rec->clock->count);
     put_lit(o, ", \"segments\": ");
-    put_u64(o, s->clock.segments);
+    put_u64(o, rec->clock->segments);
     put_lit(o, ", \"slope\": ");
-    put_double(o, s->clock.slope);
+    put_double(o, rec->clock->slope);
     put_lit(o, ", \"offsetNs\": ");
-    put_double(o, s->clock.offset_ns);
+    put_double(o, rec->clock->offset_ns);
     put_lit(o, ", \"errorBoundNs\": ");
-    put_u64(o, s->clock.error_bound_ns);
+    put_u64(o, rec->clock->error_bound_ns);
     put_lit(o, ", \"identity\": ");
-    put_lit(o, s->clock.identity ? "true" : "false");
+    put_lit(o, rec->clock->identity ? "true" : "false");
 
     put_lit(o, "},\n  \"loss\": {");
     uint64_t total = 0;
     for (int r = 0; r < DT_LOSS_COUNT; r++) {
-        uint64_t v = dt_layout_loss(l, (dt_loss_reason)r);
+        uint64_t v = dt_wr_layout_loss(l, (dt_loss_reason)r);
         total += v;
         put_lit(o, r ? ", \"" : "\"");
         put_lit(o, dt_loss_reason_name((dt_loss_reason)r));
@@ -720,52 +720,53 @@ static void write_devtrace_key(ctx *c, dt_out *o)
         put_lit(o, k > 1 ? ", \"" : "\"");
         put_lit(o, kind_keys[k]);
         put_lit(o, "\": ");
-        put_u64(o, dt_layout_kind_count(l, k));
+        put_u64(o, dt_wr_layout_kind_count(l, k));
     }
     put_lit(o, ", \"flows\": ");
-    put_u64(o, dt_layout_flow_count(l));
+    put_u64(o, dt_wr_layout_flow_count(l));
     put_lit(o, ", \"launches\": ");
-    put_u64(o, dt_layout_launch_count(l));
+    put_u64(o, dt_wr_layout_launch_count(l));
 
     put_lit(o, "},\n  \"notes\": {");
     int first = 1;
-    for (int k = 0; k < s->note_count && k < DT_MAX_NOTES; k++) {
+    for (int k = 0; k < rec->note_count; k++) {
+        const dt_recording_note *n = &rec->notes[k];
         int dup = 0;
         for (int j = 0; j < k && !dup; j++)
-            dup = strncmp(s->notes[j].key, s->notes[k].key, sizeof s->notes[k].key) == 0;
+            dup = rec->notes[j].key_len == n->key_len && memcmp(rec->notes[j].key, n->key, n->key_len) == 0;
         if (dup)
             continue;
         put_lit(o, first ? "\n    " : ",\n    ");
         first = 0;
-        dt_out_string(o, s->notes[k].key, strnlen(s->notes[k].key, sizeof s->notes[k].key));
+        dt_out_string(o, n->key, n->key_len);
         put_lit(o, ": ");
-        dt_out_string(o, s->notes[k].text, strnlen(s->notes[k].text, sizeof s->notes[k].text));
+        dt_out_string(o, n->text, n->text_len);
     }
-    if (dt_layout_host_pid_shifted(l)) {
+    if (dt_wr_layout_host_pid_shifted(l)) {
         char buf[256];
         snprintf(buf, sizeof buf,
                  "a host process id equal to a device id is written as that id + %llu",
-                 (unsigned long long)HOST_PID_SHIFT);
+                 (unsigned long long)DT_LAYOUT_HOST_PID_SHIFT);
         put_lit(o, first ? "\n    " : ",\n    ");
         first = 0;
         put_lit(o, "\"hostPid\": ");
         put_cstr(o, buf);
     }
     put_lit(o, "},\n  \"attribution\": {");
-    size_t nattr = dt_layout_attribution_count(l);
+    size_t nattr = dt_wr_layout_attribution_count(l);
     for (size_t k = 0; k < nattr; k++) {
         uint64_t ext, ns;
-        dt_layout_attribution_get(l, k, &ext, &ns);
+        dt_wr_layout_attribution_get(l, k, &ext, &ns);
         put_lit(o, k ? ",\n    \"" : "\n    \"");
         put_u64(o, ext);
         put_lit(o, "\": ");
         put_u64(o, ns);
     }
     put_lit(o, "},\n  \"externalParents\": {");
-    size_t nparents = dt_layout_parent_count(l);
+    size_t nparents = dt_wr_layout_parent_count(l);
     for (size_t k = 0; k < nparents; k++) {
         uint64_t ext, range;
-        dt_layout_parent_get(l, k, &ext, &range);
+        dt_wr_layout_parent_get(l, k, &ext, &range);
         put_lit(o, k ? ",\n    \"" : "\n    \"");
         put_u64(o, ext);
         put_lit(o, "\": ");
@@ -776,12 +777,12 @@ static void write_devtrace_key(ctx *c, dt_out *o)
 
 static void write_trace(ctx *c, dt_out *o, const char *path)
 {
-    const dt_session *s = c->s;
+    const dt_recording *rec = c->rec;
     const dt_layout *l = c->l;
     put_lit(o, "{\n\"schemaVersion\": 1,\n");
-    dt_json_distributed_info(o, s);
+    dt_wr_json_distributed_info(o, rec);
     put_lit(o, "\"deviceProperties\": ");
-    write_device_properties(s, o);
+    write_device_properties(rec, o);
     put_lit(o, ",\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
     put_u64(o, l->base_ns);
     put_lit(o, ",\n\"traceEvents\": [\n");
@@ -790,7 +791,7 @@ static void write_trace(ctx *c, dt_out *o, const char *path)
     /* the capture window: the Trace event on its own row */
     char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
     DT_PUT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"devtrace capture\",\"pid\":");
-    p = dt_put_u64(p, dt_layout_main_pid(c->l));
+    p = dt_put_u64(p, dt_wr_layout_main_pid(c->l));
     DT_PUT_LIT(p, ",\"tid\":0,\"ts\":");
     p = dt_put_us3(p, l->window_start - l->base_ns);
     DT_PUT_LIT(p, ",\"dur\":");
@@ -831,27 +832,20 @@ static void ctx_free(ctx *c)
             dt_free(c->lane[k].kcache[d]);
         dt_free(c->lane[k].kfrag);
     }
-    dt_layout_free(c->l);
+    dt_wr_layout_free(c->l);
 }
 
-dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format format)
+dt_status dt_wr_chrome(const dt_recording *rec, const char *path, int gzip)
 {
-    if (!s || !path || !*path)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_export_chrome: %s is NULL or empty",
-                        !s ? "session" : "path");
-    if (format != DT_FORMAT_JSON && format != DT_FORMAT_JSON_GZ)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "unknown trace format %d", (int)format);
-    if (s->state != DT_STATE_STOPPED)
-        return dt_error(DT_ERR_STATE, "the session must be stopped before its trace is written");
 
     ctx *c = dt_calloc(1, sizeof *c);
     if (!c)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
-    c->s = s;
+    c->rec = rec;
     c->path = path;
     c->lanes = dt_out_lanes();
     uint64_t t0 = dt_monotonic_ns();
-    c->l = dt_layout_build(s);
+    c->l = dt_wr_layout_build(rec);
     uint64_t t1 = dt_monotonic_ns();
     if (c->l) {
         for (int k = 0; k < 2; k++) {
@@ -866,11 +860,11 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
     }
     uint64_t t2 = dt_monotonic_ns();
-    int err = dt_write_file_atomic(path, format == DT_FORMAT_JSON_GZ, write_file, c);
+    int err = dt_write_file_atomic(path, gzip, write_file, c);
     uint64_t bytes = c->bytes;
     if (err == 0) {
         double cl, sp, rows;
-        dt_layout_phases(c->l, &cl, &sp, &rows);
+        dt_wr_layout_phases(c->l, &cl, &sp, &rows);
         dt_log("wrote %s in %.3f s: layout %.3f (classify %.3f, annotation spans beside the rows %.3f, their rows %.3f), "
                "names %.3f, "
                "format and write %.3f on %d thread(s)",
@@ -884,6 +878,6 @@ dt_status dt_export_chrome(const dt_session *s, const char *path, dt_format form
     if (err != 0)
         return dt_error(DT_ERR_IO, "cannot write trace %s: %s", path, strerror(err));
     dt_log("wrote %s: %llu bytes of JSON, %llu events", path, (unsigned long long)bytes,
-           (unsigned long long)s->store.count);
+           (unsigned long long)rec->store->count);
     return DT_OK;
 }

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dt_internal.h"
+#include "export/device_props.h"
+
 #include "base/json_out.h"
 
 /* Appends to buf like snprintf at offset len; returns the new length. */
@@ -19,7 +20,7 @@ __attribute__((format(printf, 4, 5))) static size_t put(char *buf, size_t size, 
     return n < 0 ? len : len + (size_t)n;
 }
 
-size_t dt_device_props_json(const dt_device_props *p, char *buf, size_t size)
+size_t dt_wr_device_props_json(const dt_device_props *p, char *buf, size_t size)
 {
     char name[sizeof p->name * 6 + 2];
     char *end = dt_json_escape(name, p->name, strnlen(p->name, sizeof p->name));
@@ -46,13 +47,12 @@ size_t dt_device_props_json(const dt_device_props *p, char *buf, size_t size)
     return put(buf, size, len, "}");
 }
 
-size_t dt_session_device_properties(const dt_session *s, char *buf, size_t size)
+size_t dt_wr_device_props_list(const dt_device_props *devices, char *buf, size_t size)
 {
     size_t len = 0;
     if (buf && size) buf[0] = 0;
-    if (!s) return 0;
     for (int d = 0; d < DT_MAX_DEVICES; d++) {
-        const dt_device_props *p = &s->devices[d];
+        const dt_device_props *p = &devices[d];
         if (!p->valid) continue;
         if (len) {
             if (buf && len + 1 < size) {
@@ -62,7 +62,7 @@ size_t dt_session_device_properties(const dt_session *s, char *buf, size_t size)
             len++;
         }
         size_t room = buf && len < size ? size - len : 0;
-        len += dt_device_props_json(p, room ? buf + len : NULL, room);
+        len += dt_wr_device_props_json(p, room ? buf + len : NULL, room);
     }
     return len;
 }

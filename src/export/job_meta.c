@@ -4,15 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dt_internal.h"
-#include "base/json_out.h"
+#include "export/job_meta.h"
 
 #define put_text dt_out_text
 #define put_int dt_out_i64
 
-void dt_json_distributed_info(dt_out *o, const dt_session *s)
+void dt_wr_json_distributed_info(dt_out *o, const dt_recording *rec)
 {
-    const dt_rank_info *r = &s->rank;
+    const dt_rank_info *r = rec->rank;
     if (!r->known)
         return;
     /* One line, with a space after each colon: HTA finds the rank with the
@@ -28,19 +27,19 @@ void dt_json_distributed_info(dt_out *o, const dt_session *s)
         put_int(o, r->world_size);
     }
     put_text(o, ", \"host\": ");
-    dt_out_string(o, s->host_name, strnlen(s->host_name, sizeof s->host_name));
+    dt_out_string(o, rec->host_name, rec->host_name_len);
     put_text(o, ", \"launcher\": ");
     dt_out_string(o, r->launcher, strnlen(r->launcher, sizeof r->launcher));
     put_text(o, "},\n");
 }
 
-void dt_json_origin(dt_out *o, const dt_session *s)
+void dt_wr_json_origin(dt_out *o, const dt_recording *rec)
 {
-    const dt_host_clock *c = &s->host_clock;
+    const dt_host_clock *c = rec->host_clock;
     put_text(o, ",\n  \"host\": ");
-    dt_out_string(o, s->host_name, strnlen(s->host_name, sizeof s->host_name));
+    dt_out_string(o, rec->host_name, rec->host_name_len);
     put_text(o, ",\n  \"pid\": ");
-    put_int(o, s->pid);
+    put_int(o, rec->pid);
     put_text(o, ",\n  \"realtimeClock\": {\"clock\": \"CLOCK_REALTIME\", \"clocksource\": ");
     dt_out_string(o, c->clocksource, strnlen(c->clocksource, sizeof c->clocksource));
     if (c->known) {

@@ -24,9 +24,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dt_internal.h"
-#include "layout.h"
 #include "base/pf_trace.h"
+#include "export/layout.h"
+#include "export/writers.h"
 
 enum {
     ARG_EXTERNAL, ARG_QUEUED, ARG_DEVICE, ARG_CONTEXT, ARG_STREAM, ARG_CORRELATION, ARG_REGISTERS,
@@ -95,7 +95,7 @@ typedef struct pf_lane {
     struct { uint64_t id; int valid; pf_bytes b; } ext;
     uint64_t *open;           /* open slices of the row being written: their end times */
     size_t nopen, open_cap;
-    uint64_t touched;         /* dt_layout_touch's values */
+    uint64_t touched;         /* dt_wr_layout_touch's values */
 } pf_lane;
 
 /* A part of a final row: its positions j0..j1. */
@@ -105,7 +105,7 @@ typedef struct pf_part {
 } pf_part;
 
 typedef struct pf_export {
-    const dt_session *s;
+    const dt_recording *rec;
     dt_layout *l;
     uint64_t *track;          /* final row -> track uuid */
     pf_part *parts;
@@ -125,7 +125,7 @@ static int write_tracks(pf_export *e, pf_trace *t, uint64_t *capture_track)
 {
     dt_layout_process proc;
     size_t cursor = 0;
-    while (dt_layout_next_process(e->l, &cursor, &proc))
+    while (dt_wr_layout_next_process(e->l, &cursor, &proc))
         if (!pf_process(t, (int64_t)proc.pid, proc.name, proc.label, (int64_t)proc.sort_index))
             return -1;
     size_t rows = e->l->nfrows;
@@ -133,17 +133,17 @@ static int write_tracks(pf_export *e, pf_trace *t, uint64_t *capture_track)
     if (!e->track)
         return -1;
     dt_layout_row row;
-    uint64_t main_pid = dt_layout_main_pid(e->l);
+    uint64_t main_pid = dt_wr_layout_main_pid(e->l);
     *capture_track = 0;
     for (size_t f = 0; f < rows; f++) {
-        dt_layout_row_get(e->l, f, &row);
+        dt_wr_layout_row_get(e->l, f, &row);
         e->track[f] = pf_thread(t, (int64_t)row.pid, (int64_t)row.tid, row.name);
         if (!e->track[f])
             return -1;
         if (row.pid == main_pid && row.tid == 0)
             *capture_track = e->track[f];
     }
-    if (!*capture_track && dt_layout_capture_row_free(e->l))
+    if (!*capture_track && dt_wr_layout_capture_row_free(e->l))
         *capture_track = pf_thread(t, (int64_t)main_pid, 0, "devtrace capture");
     return *capture_track ? 0 : -1;
 }
@@ -275,7 +275,7 @@ static uint64_t name_iid_slow(pf_export *e, pf_lane *ln, uint32_t name)
         ln->name_iids = n;
         ln->name_cap = cap;
     }
-    const dt_intern *in = &e->s->names;
+    const dt_intern *in = e->rec->names;
     return cached(ln, &ln->name_iids[name], PF_NAME, dt_intern_get(in, name), dt_intern_len(in, name));
 }
 
@@ -299,10 +299,10 @@ static uint64_t copy_name_iid(pf_lane *ln, const dt_rec *r)
         return c->iid;
     char buf[96];
     if (r->kind == DT_EVENT_MEMCPY)
-        snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", dt_layout_copy_kind_name(r->u.memcpy.copy_kind),
-                 dt_layout_memory_kind_name(r->u.memcpy.src_kind), dt_layout_memory_kind_name(r->u.memcpy.dst_kind));
+        snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", dt_wr_layout_copy_kind_name(r->u.memcpy.copy_kind),
+                 dt_wr_layout_memory_kind_name(r->u.memcpy.src_kind), dt_wr_layout_memory_kind_name(r->u.memcpy.dst_kind));
     else
-        snprintf(buf, sizeof buf, "Memset (%s)", dt_layout_memory_kind_name(r->u.memset.memory_kind));
+        snprintf(buf, sizeof buf, "Memset (%s)", dt_wr_layout_memory_kind_name(r->u.memset.memory_kind));
     return cached(ln, c, PF_NAME, buf, strlen(buf));
 }
 
@@ -310,7 +310,7 @@ static uint64_t copy_name_iid(pf_lane *ln, const dt_rec *r)
    bytes for every launch of the configuration on the device. */
 static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec *r, pf_bytes *scratch)
 {
-    size_t launches = e->s->launches.count;
+    size_t launches = e->rec->launches->count;
     pf_bytes *c = scratch;
     if (r->device < DT_MAX_DEVICES && r->u.kernel.config < launches) {
         size_t key = (size_t)r->device * launches + r->u.kernel.config;
@@ -331,7 +331,7 @@ static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec 
         }
     }
     dt_layout_kernel k;
-    dt_layout_kernel_get(e->l, r->device, r->u.kernel.config, &k);
+    dt_wr_layout_kernel_get(e->l, r->device, r->u.kernel.config, &k);
     uint8_t *p = c->bytes;
     /* what the backend does not know (dt_layout_kernel) is left out */
     if (k.has_resources) {
@@ -353,8 +353,8 @@ static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec 
 
 static inline const pf_bytes *config_args(pf_export *e, pf_lane *ln, const dt_rec *r, pf_bytes *scratch)
 {
-    size_t key = (size_t)r->device * e->s->launches.count + r->u.kernel.config;
-    if (r->u.kernel.config < e->s->launches.count && key < ln->nconfigs && ln->config_done[key])
+    size_t key = (size_t)r->device * e->rec->launches->count + r->u.kernel.config;
+    if (r->u.kernel.config < e->rec->launches->count && key < ln->nconfigs && ln->config_done[key])
         return &ln->configs[key];
     return config_args_slow(e, ln, r, scratch);
 }
@@ -426,7 +426,7 @@ static inline uint8_t *put_string_iid_arg(uint8_t *p, int arg, uint64_t iid)
    interned as met). */
 static inline uint8_t *put_name_arg(pf_export *e, pf_lane *ln, uint8_t *p, int arg, uint32_t name)
 {
-    const dt_intern *in = &e->s->names;
+    const dt_intern *in = e->rec->names;
     return put_string_iid_arg(p, arg, pf_intern(ln->t, PF_VALUE, dt_intern_get(in, name), dt_intern_len(in, name)));
 }
 
@@ -464,7 +464,7 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
         p = put_uint_arg(p, ARG_BYTES, r->u.memcpy.bytes);
         p = put_bandwidth(p, r->u.memcpy.bytes, dur);
         /* the copy kind, a word of a few, as an interned string */
-        const char *kind = dt_layout_copy_kind_name(r->u.memcpy.copy_kind);
+        const char *kind = dt_wr_layout_copy_kind_name(r->u.memcpy.copy_kind);
         uint64_t kind_iid = cached(ln, &ln->copy_kind_iids[r->u.memcpy.copy_kind & 15], PF_VALUE, kind, strlen(kind));
         p = put_string_iid_arg(p, ARG_COPY_KIND, kind_iid);
         break;
@@ -491,8 +491,8 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
         p = put_external(ln, p, r);
         p = put_device_args(ln, p, r);
         static const dt_collective none = {0};
-        const dt_collective *k = r->u.collective.info < e->s->collective_count
-                                     ? &e->s->collectives[r->u.collective.info] : &none;
+        const dt_collective *k = r->u.collective.info < e->rec->collective_count
+                                     ? &e->rec->collectives[r->u.collective.info] : &none;
         p = put_name_arg(e, ln, p, ARG_COLLECTIVE, r->name);
         if (k->count)
             p = put_uint_arg(p, ARG_NELEMS, k->count);
@@ -512,13 +512,13 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
     }
     case DT_EVENT_MEMORY: {
         /* a slice of no length (Perfetto's instants show no args) */
-        const dt_layout_memory *m = dt_layout_memory_of(e->l, r);
+        const dt_layout_memory *m = dt_wr_layout_memory_of(e->l, r);
         p = put_int_arg(p, ARG_TOTAL_ALLOCATED, m->total);
         p = put_int_arg(p, ARG_MEM_BYTES, m->bytes);
         p = put_int_arg(p, ARG_DEVICE_ID, m->device_id);
         p = put_int_arg(p, ARG_DEVICE_TYPE, m->device_type);
         p = put_uint_arg(p, ARG_ADDR, r->u.memory.address);
-        const char *kind = dt_layout_memory_kind_name(r->context);
+        const char *kind = dt_wr_layout_memory_kind_name(r->context);
         p = put_string_iid_arg(p, ARG_MEMORY_KIND, pf_intern(t, PF_VALUE, kind, strlen(kind)));
         p = put_uint_arg(p, ARG_STREAM, r->lane);
         p = put_uint_arg(p, ARG_CORRELATION, r->correlation);
@@ -574,13 +574,13 @@ static int encode_part(void *arg, dt_out *out, size_t unit, int lane)
         if ((j - part->j0) % DT_LAYOUT_WARM == 0) {
             uint32_t end = part->j1 - j > DT_LAYOUT_WARM ? j + DT_LAYOUT_WARM : part->j1;
             for (uint32_t w = j; w < end; w++)
-                ln->touched += dt_layout_touch(l, dt_layout_row_position(l, fr, w));
+                ln->touched += dt_wr_layout_touch(l, dt_wr_layout_row_position(l, fr, w));
         }
-        size_t k = dt_layout_row_position(l, fr, j);
-        const dt_rec *r = dt_layout_pos_rec(l, k);
-        const dt_layout_span *sp = r ? NULL : dt_layout_pos_span(l, k);
-        uint64_t st = r ? dt_layout_rec_start(l, r) : sp->start;
-        uint64_t en = r ? dt_layout_rec_end(l, r) : sp->end;
+        size_t k = dt_wr_layout_row_position(l, fr, j);
+        const dt_rec *r = dt_wr_layout_pos_rec(l, k);
+        const dt_layout_span *sp = r ? NULL : dt_wr_layout_pos_span(l, k);
+        uint64_t st = r ? dt_wr_layout_rec_start(l, r) : sp->start;
+        uint64_t en = r ? dt_wr_layout_rec_end(l, r) : sp->end;
         /* as the leveler placed them: an event nests in the innermost open
            one unless that one ends by its start */
         close_until(ln, st);
@@ -594,7 +594,7 @@ static int encode_part(void *arg, dt_out *out, size_t unit, int lane)
         }
         ln->open[ln->nopen++] = en;
         if (r)
-            write_record(e, ln, r, st, en, dt_layout_pos_flow(l, k));
+            write_record(e, ln, r, st, en, dt_wr_layout_pos_flow(l, k));
         else
             write_span(e, ln, sp);
         if (pf_trace_error(ln->t))
@@ -615,26 +615,24 @@ static uint64_t arg_iid(pf_trace *t, const char *name)
    clock fit, and the losses by reason with their total. */
 static void write_capture_args(pf_export *e, pf_trace *t)
 {
-    const dt_session *s = e->s;
+    const dt_recording *rec = e->rec;
     const dt_layout *l = e->l;
-    const dt_backend *be = s->backend;
-    const char *backend = be && be->name ? be->name : "none";
+    const char *backend = rec->backend_name ? rec->backend_name : "none";
     pf_arg_string(t, arg_iid(t, "devtrace.version"), DT_VERSION_STRING, strlen(DT_VERSION_STRING));
     pf_arg_string(t, arg_iid(t, "devtrace.backend"), backend, strlen(backend));
-    pf_arg_string(t, arg_iid(t, "devtrace.library"), s->backend_library,
-                  strnlen(s->backend_library, sizeof s->backend_library));
+    pf_arg_string(t, arg_iid(t, "devtrace.library"), rec->library, rec->library_len);
     pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.startNs"), l->window_start);
     pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.endNs"), l->window_end);
-    pf_arg_uint(t, arg_iid(t, "devtrace.clock.samples"), s->clock.count);
-    pf_arg_uint(t, arg_iid(t, "devtrace.clock.segments"), s->clock.segments);
-    pf_arg_double(t, arg_iid(t, "devtrace.clock.slope"), s->clock.slope);
-    pf_arg_double(t, arg_iid(t, "devtrace.clock.offsetNs"), s->clock.offset_ns);
-    pf_arg_uint(t, arg_iid(t, "devtrace.clock.errorBoundNs"), s->clock.error_bound_ns);
-    pf_arg_bool(t, arg_iid(t, "devtrace.clock.identity"), s->clock.identity);
+    pf_arg_uint(t, arg_iid(t, "devtrace.clock.samples"), rec->clock->count);
+    pf_arg_uint(t, arg_iid(t, "devtrace.clock.segments"), rec->clock->segments);
+    pf_arg_double(t, arg_iid(t, "devtrace.clock.slope"), rec->clock->slope);
+    pf_arg_double(t, arg_iid(t, "devtrace.clock.offsetNs"), rec->clock->offset_ns);
+    pf_arg_uint(t, arg_iid(t, "devtrace.clock.errorBoundNs"), rec->clock->error_bound_ns);
+    pf_arg_bool(t, arg_iid(t, "devtrace.clock.identity"), rec->clock->identity);
     uint64_t total = 0;
     char name[96];
     for (int r = 0; r < DT_LOSS_COUNT; r++) {
-        uint64_t v = dt_layout_loss(l, (dt_loss_reason)r);
+        uint64_t v = dt_wr_layout_loss(l, (dt_loss_reason)r);
         total += v;
         snprintf(name, sizeof name, "devtrace.loss.%s", dt_loss_reason_name((dt_loss_reason)r));
         pf_arg_uint(t, arg_iid(t, name), v);
@@ -694,23 +692,19 @@ static int write_file(void *arg, dt_out *out)
     return write_perfetto(arg, out);
 }
 
-dt_status dt_export_perfetto(const dt_session *s, const char *path, dt_format format)
+dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int gzip)
 {
-    if (!s || !path || !*path)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_export_perfetto: %s is NULL or empty", !s ? "session" : "path");
-    if (s->state != DT_STATE_STOPPED)
-        return dt_error(DT_ERR_STATE, "the session must be stopped before its trace is written");
     pf_export *e = dt_calloc(1, sizeof *e);
     if (!e)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
-    e->s = s;
+    e->rec = rec;
     e->lanes = dt_out_lanes();
     uint64_t t0 = dt_monotonic_ns();
-    e->l = dt_layout_build(s);
+    e->l = dt_wr_layout_build(rec);
     uint64_t t1 = dt_monotonic_ns();
-    int err = e->l ? dt_write_file_atomic(path, format == DT_FORMAT_PERFETTO_GZ, write_file, e) : ENOMEM;
+    int err = e->l ? dt_write_file_atomic(path, gzip, write_file, e) : ENOMEM;
     uint64_t t2 = dt_monotonic_ns();
-    dt_layout_free(e->l);
+    dt_wr_layout_free(e->l);
     dt_free(e->track);
     dt_free(e->parts);
     for (int k = 0; k < DT_OUT_MAX_LANES; k++) {
@@ -733,7 +727,7 @@ dt_status dt_export_perfetto(const dt_session *s, const char *path, dt_format fo
         return dt_error(DT_ERR_IO, "cannot write trace %s: %s", path, strerror(err));
     dt_log("wrote %s: Perfetto trace, %llu events in %.3f s: layout %.3f, encode and write %.3f (%d parts on %d "
            "thread(s))",
-           path, (unsigned long long)s->store.count, (double)(t2 - t0) * 1e-9, (double)(t1 - t0) * 1e-9,
+           path, (unsigned long long)rec->store->count, (double)(t2 - t0) * 1e-9, (double)(t1 - t0) * 1e-9,
            (double)(t2 - t1) * 1e-9, nparts, lanes);
     return DT_OK;
 }

@@ -62,15 +62,11 @@ static pid_t g_forked_from;
 static const int g_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 
-/* "trace.json" -> "trace.<tag>.json" (also before .json.gz and .pftrace). */
+/* "trace.json" -> "trace.<tag>.json": before the format's suffix (.json.gz,
+   .pftrace, ...), else at the end. */
 static void insert_tag(char *out, size_t n, const char *path, const char *tag)
 {
-    const char *ext = NULL;
-    size_t len = strlen(path);
-    if (len > 8 && strcmp(path + len - 8, ".json.gz") == 0) ext = path + len - 8;
-    else if (len > 5 && strcmp(path + len - 5, ".json") == 0) ext = path + len - 5;
-    else if (len > 8 && strcmp(path + len - 8, ".pftrace") == 0) ext = path + len - 8;
-    if (!ext) ext = path + len;
+    const char *ext = path + strlen(path) - dt_format_suffix_length(path);
     snprintf(out, n, "%.*s.%s%s", (int)(ext - path), path, tag, ext);
 }
 

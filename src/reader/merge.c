@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/gzip.h"
+#include "export/writers.h"
 #include "reader/pf_convert.h"
 
 typedef struct merge_job {
@@ -204,14 +206,15 @@ static void merge_usage(FILE *f)
    (usage) said on err. */
 static int output_format(const char *out_path, const char *format, bool *gzip, bool *perfetto, FILE *err)
 {
-    int fmt = (int)dt_format_of_path(out_path, DT_FORMAT_JSON);
-    if (format && (fmt = dt_format_by_name(format)) < 0) {
+    const dt_writer *w =
+        format ? dt_wr_by_name(format) : dt_wr_of_format((int)dt_format_of_path(out_path, DT_FORMAT_JSON));
+    if (!w) {
         fprintf(err, "merge: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", format);
         return 2;
     }
-    *gzip = fmt == DT_FORMAT_JSON_GZ || fmt == DT_FORMAT_PERFETTO_GZ;
-    *perfetto = fmt == DT_FORMAT_PERFETTO || fmt == DT_FORMAT_PERFETTO_GZ;
-    if (*gzip && !dt_gzip_available()) {
+    *gzip = w->gzip;
+    *perfetto = w->plain == DT_FORMAT_PERFETTO;
+    if (!dt_wr_available(w)) {
         fprintf(err, "merge: %s is gzip, but %s\n", out_path, DT_NO_GZIP_MESSAGE);
         return 2;
     }

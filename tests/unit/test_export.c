@@ -236,7 +236,7 @@ static void export_and_parse(dt_session *s, const char *name, trace *t)
 {
     char path[512];
     path_in_dir(path, sizeof path, name);
-    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
+    REQUIRE_EQ(dt_session_write(s, path, DT_FORMAT_JSON), DT_OK);
     size_t len;
     char *text = read_file(path, &len);
     parse_trace(t, text, len);
@@ -717,10 +717,10 @@ static void test_export_gzip_matches_plain(void)
     }
     char path[512];
     path_in_dir(path, sizeof path, "same.json");
-    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
+    REQUIRE_EQ(dt_session_write(s, path, DT_FORMAT_JSON), DT_OK);
     size_t plain_len, gz_len;
     char *plain = read_file(path, &plain_len);
-    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON_GZ), DT_OK);
+    REQUIRE_EQ(dt_session_write(s, path, DT_FORMAT_JSON_GZ), DT_OK);
     size_t raw_len;
     char *raw = read_file(path, &raw_len);
     REQUIRE(raw_len > 2 && (unsigned char)raw[0] == 0x1f && (unsigned char)raw[1] == 0x8b);
@@ -746,14 +746,14 @@ static void test_export_unwritable_path(void)
     kernel(s, "k", T0 + 1, T0 + 2, 0, 0, 0);
     char path[512], tmp[600];
     path_in_dir(path, sizeof path, "no/such/dir/trace.json");
-    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_ERR_IO);
+    REQUIRE_EQ(dt_session_write(s, path, DT_FORMAT_JSON), DT_ERR_IO);
     REQUIRE(strstr(dt_last_error(), "cannot write trace") != NULL);
     REQUIRE(strstr(dt_last_error(), path) != NULL);
     REQUIRE_EQ(access(path, F_OK), -1);
     /* the rename fails onto a directory: the temporary file must go */
     path_in_dir(path, sizeof path, "a_directory");
     REQUIRE_EQ(mkdir(path, 0755), 0);
-    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON_GZ), DT_ERR_IO);
+    REQUIRE_EQ(dt_session_write(s, path, DT_FORMAT_JSON_GZ), DT_ERR_IO);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     REQUIRE_EQ(access(tmp, F_OK), -1);
     struct stat st;
@@ -762,10 +762,10 @@ static void test_export_unwritable_path(void)
     /* a session that is still running is refused */
     s->state = DT_STATE_RUNNING;
     path_in_dir(path, sizeof path, "running.json");
-    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_ERR_STATE);
+    REQUIRE_EQ(dt_session_write(s, path, DT_FORMAT_JSON), DT_ERR_STATE);
     REQUIRE_EQ(access(path, F_OK), -1);
     s->state = DT_STATE_STOPPED;
-    REQUIRE_EQ(dt_export_chrome(s, path, (dt_format)7), DT_ERR_INVALID_ARGUMENT);
+    REQUIRE_EQ(dt_session_write(s, path, (dt_format)7), DT_ERR_INVALID_ARGUMENT);
     dt_session_destroy(s);
 }
 
@@ -779,7 +779,7 @@ static void test_export_write_failure_keeps_old_file(void)
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     /* the whole trace's size, to fail in its header, in its events (each
        formatting thread writes its own units then) and in its last bytes */
-    REQUIRE_EQ(dt_export_chrome(s, path, DT_FORMAT_JSON), DT_OK);
+    REQUIRE_EQ(dt_session_write(s, path, DT_FORMAT_JSON), DT_OK);
     size_t whole;
     free(read_file(path, &whole));
     REQUIRE(whole > (size_t)3 << 20);
@@ -799,10 +799,10 @@ static void test_export_write_failure_keeps_old_file(void)
             lim.rlim_cur = limits[k];
             REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
             dt_out_lane_limit = lanes;
-            dt_status js = dt_export_chrome(s, path, DT_FORMAT_JSON);
+            dt_status js = dt_session_write(s, path, DT_FORMAT_JSON);
             char js_err[512];
             snprintf(js_err, sizeof js_err, "%s", dt_last_error());
-            dt_status gz = k == 0 ? dt_export_chrome(s, path, DT_FORMAT_JSON_GZ) : DT_ERR_IO;
+            dt_status gz = k == 0 ? dt_session_write(s, path, DT_FORMAT_JSON_GZ) : DT_ERR_IO;
             dt_out_lane_limit = 0;
             REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
             signal(SIGXFSZ, prev);
