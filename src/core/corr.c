@@ -1,9 +1,13 @@
 /* Correlation: the per-thread external-correlation stack (host operations
    and user ranges), the links from vendor correlation ids to external ids,
    and the map that resolves them at stop. */
+#include "base/alloc.h"
 #include "base/hash.h"
-#include "dt_internal.h"
-#include "backends/backend.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "core/contract.h"
+#include "core/corr.h"
+#include "core/session.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -521,8 +525,6 @@ static void plan_dense(dt_session *s, const dt_corr_chunk *chunks)
     s->corr_dense_len = (size_t)len;
 }
 
-/* Called by the session at stop (lock held), and at destroy. */
-DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 void dt_corr_merge_chunks(dt_session *s, int keep)
 {
     merge_parents(s, keep);
@@ -575,8 +577,6 @@ size_t dt_corr_count(const dt_session *s)
     return s->corr_dense_count + s->corr.count;
 }
 
-/* Forget the links of a session (a new start, or destroy). */
-DT_HIDDEN void dt_corr_forget(dt_session *s);
 void dt_corr_forget(dt_session *s)
 {
     dt_free(s->corr_dense);

@@ -1,8 +1,10 @@
 /* Interned strings (names repeat: store each once, refer by a dense id),
    C++ demangling once per distinct kernel name, and interned kernel launch
    configurations. */
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/demangle.h"
 #include "base/hash.h"
+#include "core/intern.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,12 +1,26 @@
 /* Session lifecycle: choose and arm a backend, calibrate the clock, and at
    stop map every record to realtime, resolve External ids and apply the
    capture window. */
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/demangle.h"
 #include "base/gzip.h"
+#include "base/log.h"
+#include "base/os.h"
 #include "backends/backend.h"
+#include "core/clock.h"
+#include "core/contract.h"
+#include "core/corr.h"
+#include "core/event.h"
+#include "core/intern.h"
+#include "core/jobinfo.h"
+#include "core/preload.h"
+#include "core/session.h"
+#include "core/threads.h"
+#include "export/export.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +32,6 @@ _Atomic int dt_g_exiting;
 int dt_g_fork_unusable;
 static _Atomic uint64_t g_generation;
 
-DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
-DT_HIDDEN void dt_corr_forget(dt_session *s);
 
 void dt_session_lock(dt_session *s) { pthread_mutex_lock(&s->lock); }
 void dt_session_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
