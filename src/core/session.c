@@ -149,13 +149,15 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
 {
     if (!out) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_create: out is NULL");
     *out = NULL;
+    /* the defaults, also for the fields a caller's config leaves 0 */
     dt_config def;
-    if (!config) { dt_config_init(&def); config = &def; }
+    dt_config_init(&def);
+    if (!config) config = &def;
     if (config->format < DT_FORMAT_JSON || config->format > DT_FORMAT_PERFETTO_GZ)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ", (int)config->format);
     if ((config->format == DT_FORMAT_JSON_GZ || config->format == DT_FORMAT_PERFETTO_GZ) && !dt_gzip_available())
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format is a gzip format, but %s", DT_NO_GZIP_MESSAGE);
-    const char *bname = config->backend ? config->backend : "auto";
+    const char *bname = config->backend ? config->backend : def.backend;
     if (strcmp(bname, "auto") != 0 && !dt_backend_find(bname)) {
         char list[512] = "";
         for (size_t i = 0; dt_backends[i]; i++) {
@@ -168,10 +170,10 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     dt_session *s = dt_calloc(1, sizeof *s);
     if (!s) return dt_error(DT_ERR_NO_MEMORY, "out of memory creating a session");
     s->config = *config;
-    if (!s->config.max_duration_ns) s->config.max_duration_ns = UINT64_C(3600) * 1000000000u;
-    if (!s->config.buffer_size) s->config.buffer_size = 4u << 20;
-    if (!s->config.buffer_count) s->config.buffer_count = 32;
-    s->output_path = dt_strdup(config->output_path ? config->output_path : "devtrace.json");
+    if (!s->config.max_duration_ns) s->config.max_duration_ns = def.max_duration_ns;
+    if (!s->config.buffer_size) s->config.buffer_size = def.buffer_size;
+    if (!s->config.buffer_count) s->config.buffer_count = def.buffer_count;
+    s->output_path = dt_strdup(config->output_path ? config->output_path : def.output_path);
     s->backend_request = dt_strdup(bname);
     s->config.output_path = s->output_path;
     s->config.backend = s->backend_request;
