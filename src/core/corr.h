@@ -15,22 +15,6 @@
 /* ------------------------------------------------------------------ */
 /* Correlation                                                         */
 /* ------------------------------------------------------------------ */
-/* u64 -> u64 open-addressing map: vendor correlation -> external id.
-   Key 0 means "no correlation" and is never stored. One entry per slot, so a
-   lookup in a map of millions is one cache miss. */
-typedef struct dt_corr_entry { uint64_t key, value; } dt_corr_entry;
-typedef struct dt_corr_map {
-    dt_corr_entry *slots;
-    size_t mask, count;
-} dt_corr_map;
-
-DT_HIDDEN int dt_corr_map_init(dt_corr_map *m, size_t capacity_hint);
-DT_HIDDEN void dt_corr_map_free(dt_corr_map *m);
-/* Make room for `entries` in all without rehashing on the way. */
-DT_HIDDEN int dt_corr_map_reserve(dt_corr_map *m, size_t entries);
-DT_HIDDEN int dt_corr_map_put(dt_corr_map *m, uint64_t key, uint64_t value);
-DT_HIDDEN int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value);
-
 /* Called from the vendor's API-enter callback on the calling thread: links
    the vendor correlation id to the innermost entry of the thread's external
    stack, unless the vendor's own stack holds that entry (then the vendor's

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/common.h"
+#include "base/hash.h"
 
 /* ------------------------------------------------------------------ */
 /* Interned strings                                                    */
@@ -21,11 +22,8 @@ typedef struct dt_intern {
     const char **strings;    /* id -> string */
     uint32_t *lengths;       /* id -> length (strings may contain NUL? no: length excludes it) */
     uint32_t count, cap;
-    uint32_t *table;         /* open addressing: id+1, 0 empty */
-    uint32_t table_mask;
-    /* mangled name -> demangled id cache for kernel names */
-    struct dt_demangle_entry { uint32_t raw, demangled; } *demangled;
-    uint32_t demangled_mask, demangled_count;
+    dt_u64map index;         /* dt_hash_key of the bytes -> id (hashes may repeat) */
+    dt_u64map demangled;     /* mangled kernel name's id -> demangled id */
     uint32_t demangle_too_long; /* distinct kernel names the demangler refused */
     size_t bytes;
 } dt_intern;
@@ -61,8 +59,7 @@ typedef struct dt_launch_config {
 typedef struct dt_launch_table {
     dt_launch_config *configs;
     uint32_t count, cap;
-    uint32_t *table;
-    uint32_t table_mask;
+    dt_u64map index;         /* dt_hash_key of the configuration -> id */
 } dt_launch_table;
 
 DT_HIDDEN int dt_launch_init(dt_launch_table *t);

@@ -183,8 +183,8 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     pthread_cond_init(&s->calib_cond, NULL);
     dt_store_init(&s->store, s->config.max_events);
     if (!s->output_path || !s->backend_request || dt_intern_init(&s->names) != 0 ||
-        dt_launch_init(&s->launches) != 0 || dt_corr_map_init(&s->corr, 1024) != 0 ||
-        dt_corr_map_init(&s->ext_parents, 64) != 0) {
+        dt_launch_init(&s->launches) != 0 || dt_u64map_reserve(&s->corr, 1024) != 0 ||
+        dt_u64map_reserve(&s->ext_parents, 64) != 0) {
         dt_session_destroy(s);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory creating a session");
     }
@@ -210,10 +210,10 @@ static int session_reset(dt_session *s)
     dt_store_free(&s->store);
     dt_store_init(&s->store, s->config.max_events);
     s->collective_count = 0;
-    dt_corr_map_free(&s->corr);
+    dt_u64map_free(&s->corr);
     dt_corr_forget(s);
-    dt_corr_map_free(&s->ext_parents);
-    int rc = dt_corr_map_init(&s->corr, 1024) | dt_corr_map_init(&s->ext_parents, 64);
+    dt_u64map_free(&s->ext_parents);
+    int rc = dt_u64map_reserve(&s->corr, 1024) | dt_u64map_reserve(&s->ext_parents, 64);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
     atomic_store(&s->kernel_names_cut, 0);
     atomic_store(&s->links_lost, 0);
@@ -667,8 +667,8 @@ void dt_session_destroy(dt_session *s)
     dt_intern_free(&s->names);
     dt_launch_free(&s->launches);
     dt_free(s->collectives);
-    dt_corr_map_free(&s->corr);
-    dt_corr_map_free(&s->ext_parents);
+    dt_u64map_free(&s->corr);
+    dt_u64map_free(&s->ext_parents);
     dt_clock_free(&s->clock);
     pthread_mutex_destroy(&s->lock);
     dt_thread_names_free(&s->threads);

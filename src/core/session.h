@@ -12,6 +12,7 @@
 
 #include "devtrace/devtrace.h"
 #include "base/common.h"
+#include "base/hash.h"
 #include "core/clock.h"
 #include "core/contract.h"
 #include "core/corr.h"
@@ -55,8 +56,9 @@ struct dt_session {
     uint32_t collective_count, collective_cap;
     /* Links resolved at stop: vendors count correlation ids up, so they
        usually fill a table indexed by id - corr_dense_base (external id + 1;
-       0: no link); ids outside it go to the map. */
-    dt_corr_map corr;
+       0: no link); ids outside it go to the map (vendor correlation ->
+       external id; key 0, "no correlation", is never stored). */
+    dt_u64map corr;
     uint64_t *corr_dense;
     uint64_t corr_dense_base;
     size_t corr_dense_len, corr_dense_count;
@@ -68,7 +70,7 @@ struct dt_session {
        innermost entry; this lets a range's device time include the operations
        run inside it. Filled at stop from per-thread logs. */
     dt_corr_chunk *parent_chunks;
-    dt_corr_map ext_parents;
+    dt_u64map ext_parents;
     /* The vendor's stack refused an id that could not be attributed
        otherwise: its External-correlation records may name an enclosing id,
        so they are not used (see corr.c). */
@@ -118,7 +120,7 @@ static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_
         *external_id = s->corr_dense[at] - 1;
         return 1;
     }
-    return s->corr.count && dt_corr_map_get(&s->corr, correlation, external_id);
+    return s->corr.count && dt_u64map_get(&s->corr, correlation, external_id);
 }
 
 
