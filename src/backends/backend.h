@@ -24,6 +24,7 @@
 
 /* The list, NULL-terminated, in "auto" preference order. */
 DT_HIDDEN extern const dt_backend *const dt_backends[];
-DT_HIDDEN const dt_backend *dt_backend_find(const char *name);
+/* The backend of every list's end: no vendor, user ranges only. */
+DT_HIDDEN extern const dt_backend dt_backend_null;
 
 #endif /* DT_BACKEND_H */

@@ -2,7 +2,8 @@
  * Every internal interface of libdevtrace's recording core, for code that
  * has not yet named the headers it uses: each subsystem has its own header
  * under src/core/ (and the writers theirs under src/export/), and a file
- * includes those it needs. Not installed.
+ * includes those it needs. The writers', the backends' and the API's
+ * headers are here too, for code that has not yet named them. Not installed.
  */
 #ifndef DT_INTERNAL_H
 #define DT_INTERNAL_H
@@ -30,5 +31,6 @@
 
 #include "export/export.h"
 #include "backends/backend.h"
+#include "api/backend_select.h"
 
 #endif /* DT_INTERNAL_H */

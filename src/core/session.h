@@ -37,7 +37,7 @@ struct dt_session {
     /* chosen at start; replaced once, by dt_session_attach_deferred, while
        the program's threads read it */
     _Atomic(const dt_backend *) backend;
-    /* dt_session_start_deferring: the backend that waits for the vendor's
+    /* dt_session_start_deferring (src/api): the backend that waits for the vendor's
        runtime to call the injection entry point, until attached or never */
     const dt_backend *deferred;
     _Atomic int awaiting_vendor;      /* running without it, waiting */
@@ -142,13 +142,21 @@ static inline void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t ex
 /* Lock around a batch of store/intern/corr updates (one vendor buffer). */
 DT_HIDDEN void dt_session_lock(dt_session *s);
 DT_HIDDEN void dt_session_unlock(dt_session *s);
-/* For the injection library (src/inject): start s, but a backend whose
-   vendor calls an injection entry point when the process first uses the
-   device (CUDA's InitializeInjection) waits for that call: with it
-   requested, the session runs on the null backend meanwhile; with "auto",
-   the other backends are tried without it. A process that never uses the
-   device never loads that vendor's library. */
-DT_HIDDEN dt_status dt_session_start_deferring(dt_session *s, const char *deferred);
+/* A session is made and started by the API (src/api), which chooses the
+   backend: the core never names one. dt_session_new: dt_session_create
+   without the backend's name checked (config->backend is kept as the
+   request, "auto" or a name). */
+DT_HIDDEN dt_status dt_session_new(const dt_config *config, dt_session **out);
+/* Starting, in three steps: dt_session_begin makes s the process's running
+   session (or fails: not started); dt_session_try_backend starts backend b
+   for it, as many times as the caller tries backends (s->backend stays the
+   last that started); dt_session_started ends the start with st, the
+   outcome of the tries: DT_OK runs s (awaiting: on the null backend,
+   waiting for s->deferred to attach), anything else undoes the begin and
+   returns st. */
+DT_HIDDEN dt_status dt_session_begin(dt_session *s);
+DT_HIDDEN dt_status dt_session_try_backend(dt_session *s, const dt_backend *b);
+DT_HIDDEN dt_status dt_session_started(dt_session *s, dt_status st, int awaiting);
 /* The waiting backend takes over the running session (on the null
    backend): DT_OK also when none waits. The host ranges and operations
    recorded so far are kept; entries pushed while waiting are attributed
