@@ -381,6 +381,11 @@ static void note_parent_range(thread_state *t, uint64_t id)
         atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
 }
 
+int dt_corr_map_get(const dt_session *s, uint64_t correlation, uint64_t *external_id)
+{
+    return dt_u64map_get(&s->corr, correlation, external_id);
+}
+
 int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
 {
     return id != UINT64_MAX && dt_u64map_get(&s->ext_parents, id + 1, range);

@@ -37,6 +37,10 @@ DT_HIDDEN int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_
 /* How many correlation ids have a link, after stop. */
 DT_HIDDEN size_t dt_corr_count(const dt_session *s);
 
+/* dt_corr_get's lookup in the map (s->corr), out of line: inlined in the
+   loop that maps every record at stop, the table's probe would crowd that
+   loop's registers. */
+DT_HIDDEN int dt_corr_map_get(const dt_session *s, uint64_t correlation, uint64_t *external_id);
 /* Merge the per-thread link logs into the session's tables: at stop (lock
    held, keep 1), and at destroy (keep 0: only freed). */
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);

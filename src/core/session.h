@@ -120,7 +120,7 @@ static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_
         *external_id = s->corr_dense[at] - 1;
         return 1;
     }
-    return s->corr.count && dt_u64map_get(&s->corr, correlation, external_id);
+    return s->corr.count && dt_corr_map_get(s, correlation, external_id);
 }
 
 
