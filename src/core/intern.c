@@ -10,6 +10,10 @@
 #include <string.h>
 
 #define DT_INTERN_PAGE (256u * 1024u)
+/* The room a table of kernel configurations or demangled names is first
+   made with: a session has a few of them, and zeroing the hash table's
+   default first size would cost it more than they do. */
+#define DT_INTERN_FIRST_ENTRIES 64
 
 static char *intern_copy(dt_intern *in, const char *s, size_t len)
 {
@@ -135,7 +139,9 @@ uint32_t dt_intern_kernel(dt_intern *in, const char *raw)
     uint32_t id = d ? dt_intern_str(in, d) : raw_id;
     dt_free(d);
     if (id == UINT32_MAX) return UINT32_MAX;
-    /* remember raw -> demangled; a cache that cannot grow only costs speed */
+    /* remember raw -> demangled; a cache that cannot grow only costs speed
+       (first made for the few kernels of a session, not the map's default) */
+    if (!in->demangled.slots) dt_u64map_reserve(&in->demangled, DT_INTERN_FIRST_ENTRIES);
     uint64_t *slot = dt_u64map_slot(&in->demangled, raw_id, NULL);
     if (slot) *slot = id;
     return id;
@@ -169,6 +175,7 @@ uint32_t dt_launch_intern(dt_launch_table *t, const dt_launch_config *c)
         t->configs = nc;
         t->cap = cap;
     }
+    if (!t->index.slots && dt_u64map_reserve(&t->index, DT_INTERN_FIRST_ENTRIES) != 0) return UINT32_MAX;
     uint64_t *slot = dt_u64map_add(&t->index, h);
     if (!slot) return UINT32_MAX;
     *slot = t->count;
