@@ -475,7 +475,7 @@ int main(int argc, char **argv)
     double g1 = now_s();
 
     size_t launch_bytes = (size_t)s->launches.cap * sizeof(dt_launch_config) +
-                          (s->launches.table_mask ? (size_t)(s->launches.table_mask + 1) * sizeof(uint32_t) : 0);
+                          (s->launches.index.slots ? (s->launches.index.mask + 1) * sizeof(dt_u64slot) : 0);
     size_t held = dt_store_bytes(&s->store) + s->names.bytes + launch_bytes;
     printf("events:                 %zu (built in %.2f s)\n", s->store.count, g1 - g0);
     printf("bytes per stored event: %.1f (store %zu + names %zu + launch configs %zu)\n",

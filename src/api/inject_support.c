@@ -1,8 +1,19 @@
 /* The session internals the injection library uses (inject_support.h). */
 #include "api/inject_support.h"
-#include "dt_internal.h"
+#include "api/backend_select.h"
+#include "backends/backend.h"
+#include "base/log.h"
+#include "core/jobinfo.h"
+#include "core/session.h"
 
+#include <stdatomic.h>
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 dt_status dt_inject_support_start(dt_session *s, const char *deferred)
 {
@@ -44,4 +55,90 @@ void dt_inject_support_rank(char *out, size_t n)
     dt_rank_info info;
     dt_rank_from_env(&info);
     snprintf(out, n, "%s", info.rank_text);
+}
+
+/* Whether b's runtime will call this library's entry point: only then may
+   the session wait for it. Another injection library named in b's variable
+   (by the user) would be called instead. */
+static int runtime_calls_us(const dt_backend *b)
+{
+    const char *named = b->inject_env ? dt_env(b->inject_env) : NULL;
+    Dl_info self;
+    if (!named || !dladdr((void *)runtime_calls_us, &self) || !self.dli_fname) return 0;
+    char a[PATH_MAX], c[PATH_MAX];
+    return realpath(named, a) && realpath(self.dli_fname, c) && strcmp(a, c) == 0;
+}
+
+const char *dt_inject_support_deferred_backend(void)
+{
+    for (size_t i = 0; dt_backends[i]; i++)
+        if ((dt_backends[i]->caps & DT_BACKEND_INJECTION_ENTRY) && runtime_calls_us(dt_backends[i]))
+            return dt_backends[i]->name;
+    return NULL;
+}
+
+/* Whether devtrace may use b in this process (the backend asked for). */
+static int wanted(const dt_backend *b)
+{
+    const char *asked = dt_env("DEVTRACE_BACKEND");
+    return !asked || strcmp(asked, "auto") == 0 || strcmp(asked, b->name) == 0;
+}
+
+void dt_inject_support_initialize_injection(dt_session *s, void (*on_attach)(void), void (*report)(const char *message))
+{
+    for (size_t i = 0; dt_backends[i]; i++) {
+        const dt_backend *b = dt_backends[i];
+        if (!(b->caps & DT_BACKEND_INJECTION_ENTRY) || !b->inject_arm || !wanted(b)) continue;
+        int attached = 0;
+        dt_status st = b->inject_arm(s, &attached);
+        if (attached && st != DT_OK) {
+            char msg[1536];
+            snprintf(msg, sizeof msg, "%s not attached when the process initialised its runtime: %s", b->vendor,
+                     dt_last_error());
+            report(msg);
+        } else if (attached) {
+            /* The runtime registered its teardown with atexit as it began
+               initialising (a statically linked one does so after this
+               library's constructor registered its own handler, so that
+               handler would run after the teardown): the trace is written
+               from a handler registered now, which runs before the
+               runtime's, while the vendor can still flush. */
+            atexit(on_attach);
+        } else if (st != DT_OK) {
+            dt_log("InitializeInjection: %s", dt_last_error());
+        }
+    }
+}
+
+void *dt_inject_support_tool_configure(uint32_t version, const char *runtime_version, uint32_t priority,
+                                       void *client_id)
+{
+    for (size_t i = 0; dt_backends[i]; i++) {
+        const dt_backend *b = dt_backends[i];
+        if (!(b->caps & DT_BACKEND_TOOL_CONFIGURE) || !b->tool_configure) continue;
+        void *result = b->tool_configure(version, runtime_version, priority, client_id);
+        if (result) return result;
+    }
+    return NULL;
+}
+
+int dt_inject_support_holds_injection_backend(const dt_session *s)
+{
+    const dt_backend *b = dt_backend_find(dt_session_backend(s));
+    return b && (b->caps & DT_BACKEND_INJECTION_ENTRY);
+}
+
+void dt_inject_support_release(dt_session *s, const char *who)
+{
+    dt_session_release_backend(s, who);
+}
+
+void dt_inject_support_note(dt_session *s, const char *key, const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    dt_session_note(s, key, "%s", text);
 }

@@ -12,6 +12,7 @@
 #include "devtrace/devtrace.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Start s, but a backend whose vendor calls an injection entry point when
    the process first uses the device (CUDA's InitializeInjection) waits for
@@ -37,5 +38,34 @@ DT_HIDDEN int dt_inject_support_fork_unrecorded(const dt_session *s);
 /* The rank a launcher announced in the environment, as it was set (RANK,
    OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK), into out; "" when none. */
 DT_HIDDEN void dt_inject_support_rank(char *out, size_t n);
+
+/* The injection entry points of the vendors (descriptor hooks, asked for by
+   capability): */
+/* The backend whose vendor's runtime will call this library's entry point
+   (its variable names this very library), so that the session waits for
+   it rather than loading it at start; NULL for none. */
+DT_HIDDEN const char *dt_inject_support_deferred_backend(void);
+/* The runtime calls the injection entry point (CUDA's InitializeInjection):
+   every backend with DT_BACKEND_INJECTION_ENTRY that DEVTRACE_BACKEND
+   allows arms, or attaches to s (the library's session, or NULL); when one
+   attached, on_attach is registered with atexit (its trace must be
+   written before the runtime's own teardown). Failures are reported
+   through report (a note) or logged. */
+DT_HIDDEN void dt_inject_support_initialize_injection(dt_session *s, void (*on_attach)(void),
+                                                      void (*report)(const char *message));
+/* The vendor asks its tools for their configuration (rocprofiler-sdk's
+   rocprofiler_configure): the first backend with DT_BACKEND_TOOL_CONFIGURE
+   that answers; NULL when none does. */
+DT_HIDDEN void *dt_inject_support_tool_configure(uint32_t version, const char *runtime_version, uint32_t priority,
+                                                 void *client_id);
+/* Whether s records through a backend entered by the vendor's injection
+   entry point (the one another client of the vendor interface competes
+   with). */
+DT_HIDDEN int dt_inject_support_holds_injection_backend(const dt_session *s);
+/* Give s's vendor interface to another client (`who`), for good. */
+DT_HIDDEN void dt_inject_support_release(dt_session *s, const char *who);
+/* A note into s's trace, under key. */
+DT_HIDDEN void dt_inject_support_note(dt_session *s, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

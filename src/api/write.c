@@ -2,6 +2,7 @@
    writer its format chooses, and the formats listed, named and matched to
    file names, all through the writer table (export/writers.h). */
 #include "core/recording.h"
+#include "core/session.h"
 #include "export/device_props.h"
 #include "export/writers.h"
 

@@ -4,7 +4,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "dt_internal.h"
+#include "core/intern.h"
+#include "core/session.h"
 
 uint32_t dt_api_names_add(dt_api_names *c, dt_session *s, uint64_t key, const char *name, const char *fallback,
                           int64_t number)

@@ -131,12 +131,6 @@ void dt_strtab_free(dt_strtab *t)
     memset(t, 0, sizeof *t);
 }
 
-static uint64_t key_hash(const void *key, size_t len)
-{
-    uint64_t h = dt_hash_bytes(key, len);
-    return h ? h : 1;
-}
-
 static int64_t lookup(const dt_strtab *t, const void *key, size_t len, uint64_t h)
 {
     size_t pos = 0;
@@ -148,7 +142,7 @@ static int64_t lookup(const dt_strtab *t, const void *key, size_t len, uint64_t 
 
 int64_t dt_strtab_find(const dt_strtab *t, const void *key, size_t len)
 {
-    return lookup(t, key, len, key_hash(key, len));
+    return lookup(t, key, len, dt_hash_key(key, len));
 }
 
 int64_t dt_strtab_intern(dt_strtab *t, const void *key, size_t len, bool *added)
@@ -157,7 +151,7 @@ int64_t dt_strtab_intern(dt_strtab *t, const void *key, size_t len, bool *added)
         *added = false;
     if (t->count >= UINT32_MAX - 1)
         return -1;
-    uint64_t h = key_hash(key, len);
+    uint64_t h = dt_hash_key(key, len);
     int64_t id = lookup(t, key, len, h);
     if (id >= 0)
         return id;

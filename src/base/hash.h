@@ -44,6 +44,15 @@ static inline uint64_t dt_hash_bytes(const void *key, size_t len)
     return dt_mix64(h);
 }
 
+/* dt_hash_bytes made nonzero: a key for a dt_u64map indexed by hashes of
+   something longer (with dt_u64map_add and dt_u64map_probe, which take no
+   key 0). */
+static inline uint64_t dt_hash_key(const void *key, size_t len)
+{
+    uint64_t h = dt_hash_bytes(key, len);
+    return h ? h : 1;
+}
+
 /* u64 -> u64: open addressing with linear probing, keys and values side by
    side (16 bytes a slot); key 0, the empty slot's mark, is kept beside the
    table. Zeroed memory is an empty map. Keys that are hashes of something

@@ -2,7 +2,9 @@
    CLOCK_REALTIME reads; the tightest pair of several tries is kept. The map
    from vendor time to realtime is piecewise affine through the samples, so a
    clock that drifts (or steps between calibrations) is followed. */
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/os.h"
+#include "core/clock.h"
 
 #include <stdlib.h>
 #include <string.h>

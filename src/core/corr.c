@@ -1,73 +1,25 @@
 /* Correlation: the per-thread external-correlation stack (host operations
    and user ranges), the links from vendor correlation ids to external ids,
    and the map that resolves them at stop. */
+#include "base/alloc.h"
 #include "base/hash.h"
-#include "dt_internal.h"
-#include "backends/backend.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "core/contract.h"
+#include "core/corr.h"
+#include "core/session.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- u64 -> u64 map ---- */
-
-int dt_corr_map_init(dt_corr_map *m, size_t hint)
+/* Link key to value in a map of the session's; key 0 means "no
+   correlation" and is never stored. -1 when out of memory. */
+static int map_put(dt_u64map *m, uint64_t key, uint64_t value)
 {
-    size_t cap = 64;
-    while (cap < hint * 2) cap *= 2;
-    memset(m, 0, sizeof *m);
-    m->slots = dt_calloc(cap, sizeof *m->slots);
-    if (!m->slots) return -1;
-    m->mask = cap - 1;
-    return 0;
-}
-
-void dt_corr_map_free(dt_corr_map *m)
-{
-    dt_free(m->slots);
-    memset(m, 0, sizeof *m);
-}
-
-static void corr_map_insert(dt_corr_map *m, uint64_t key, uint64_t value)
-{
-    size_t i = dt_mix64(key) & m->mask;
-    while (m->slots[i].key) {
-        if (m->slots[i].key == key) { m->slots[i].value = value; return; }
-        i = (i + 1) & m->mask;
-    }
-    m->slots[i].key = key;
-    m->slots[i].value = value;
-    m->count++;
-}
-
-int dt_corr_map_reserve(dt_corr_map *m, size_t entries)
-{
-    if (m->slots && (entries + 1) * 4 <= (m->mask + 1) * 3) return 0;
-    dt_corr_map n;
-    if (dt_corr_map_init(&n, entries) != 0) return -1;
-    for (size_t i = 0; m->slots && i <= m->mask; i++)
-        if (m->slots[i].key) corr_map_insert(&n, m->slots[i].key, m->slots[i].value);
-    dt_corr_map_free(m);
-    *m = n;
-    return 0;
-}
-
-int dt_corr_map_put(dt_corr_map *m, uint64_t key, uint64_t value)
-{
-    if (!m->slots) return -1;
     if (key == 0) return 0;
-    if ((m->count + 1) * 4 > (m->mask + 1) * 3 && dt_corr_map_reserve(m, (m->mask + 1)) != 0) return -1;
-    corr_map_insert(m, key, value);
-    return 0;
-}
-
-int dt_corr_map_get(const dt_corr_map *m, uint64_t key, uint64_t *value)
-{
-    if (!m->count || key == 0) return 0; /* (no slots: no count either) */
-    size_t i = dt_mix64(key) & m->mask;
-    while (m->slots[i].key) {
-        if (m->slots[i].key == key) { *value = m->slots[i].value; return 1; }
-        i = (i + 1) & m->mask;
-    }
+    uint64_t *slot = dt_u64map_slot(m, key, NULL);
+    if (!slot) return -1;
+    *slot = value;
     return 0;
 }
 
@@ -429,9 +381,14 @@ static void note_parent_range(thread_state *t, uint64_t id)
         atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
 }
 
+int dt_corr_map_get(const dt_session *s, uint64_t correlation, uint64_t *external_id)
+{
+    return dt_u64map_get(&s->corr, correlation, external_id);
+}
+
 int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
 {
-    return id != UINT64_MAX && dt_corr_map_get(&s->ext_parents, id + 1, range);
+    return id != UINT64_MAX && dt_u64map_get(&s->ext_parents, id + 1, range);
 }
 
 void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id)
@@ -439,7 +396,7 @@ void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id
     size_t cap = s->corr_log_cap ? s->corr_log_cap * 2 : 65536;
     uint64_t *p = dt_realloc(s->corr_log, cap * 2 * sizeof *p);
     if (!p) {
-        if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
+        if (map_put(&s->corr, correlation, external_id) != 0)
             atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
         return;
     }
@@ -452,7 +409,7 @@ void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id
 
 static void corr_put(dt_session *s, uint64_t correlation, uint64_t external_id)
 {
-    if (dt_corr_map_put(&s->corr, correlation, external_id) != 0)
+    if (map_put(&s->corr, correlation, external_id) != 0)
         atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
 }
 
@@ -464,7 +421,7 @@ static void merge_parents(dt_session *s, int keep)
         dt_corr_chunk *next = c->next;
         uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
         for (uint32_t i = 0; keep && i < n; i++)
-            if (dt_corr_map_put(&s->ext_parents, c->pairs[2 * i], c->pairs[2 * i + 1]) != 0)
+            if (map_put(&s->ext_parents, c->pairs[2 * i], c->pairs[2 * i + 1]) != 0)
                 atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
         dt_free(c);
         c = next;
@@ -521,8 +478,6 @@ static void plan_dense(dt_session *s, const dt_corr_chunk *chunks)
     s->corr_dense_len = (size_t)len;
 }
 
-/* Called by the session at stop (lock held), and at destroy. */
-DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 void dt_corr_merge_chunks(dt_session *s, int keep)
 {
     merge_parents(s, keep);
@@ -534,7 +489,7 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
             /* size the map once rather than rehashing as it grows */
             size_t total = s->corr.count + s->corr_log_count;
             for (dt_corr_chunk *k = c; k; k = k->next) total += atomic_load(&k->n);
-            dt_corr_map_reserve(&s->corr, total);
+            dt_u64map_reserve(&s->corr, total);
         }
         if (atomic_load_explicit(&s->external_unreliable, memory_order_relaxed)) {
             if (s->corr_log_count)
@@ -575,8 +530,6 @@ size_t dt_corr_count(const dt_session *s)
     return s->corr_dense_count + s->corr.count;
 }
 
-/* Forget the links of a session (a new start, or destroy). */
-DT_HIDDEN void dt_corr_forget(dt_session *s);
 void dt_corr_forget(dt_session *s)
 {
     dt_free(s->corr_dense);

@@ -1,6 +1,9 @@
 /* What every backend's decoder needs: the checks each vendor record passes,
    names as Kineto writes them, and per-buffer caches of repeated values. */
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "core/decode.h"
+#include "core/session.h"
 
 #include <stddef.h>
 #include <stdio.h>

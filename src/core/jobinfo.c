@@ -2,7 +2,8 @@
    rank of a distributed job as its launcher announces it, and how far the
    host's CLOCK_REALTIME may be from true time (what bounds the offset between
    the clocks of two hosts). */
-#include "dt_internal.h"
+#include "base/log.h"
+#include "core/jobinfo.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,14 +1,17 @@
 /* Loading vendor libraries: one rule for every backend (where to look, what
    a library the user named means), binding their symbols (required or
    optional, and what each missing one costs). */
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "core/loader.h"
+#include "core/session.h"
 
 #include <dlfcn.h>
 #include <glob.h>
 #include <link.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The path the loader actually used for handle h (requested: what was asked). */
 static void loaded_path(void *h, const char *requested, char *out, size_t len)

@@ -1,7 +1,10 @@
 /* A bounded pool of vendor activity buffers, made up front or on demand. */
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "core/pool.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,7 @@
 /* What the process started with in LD_PRELOAD, and what to say when a
    vendor needed its library there. */
-#include "dt_internal.h"
+#include "base/log.h"
+#include "core/preload.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,8 @@
 /* The recording view of a stopped session (recording.h). */
 #include "core/recording.h"
+#include "core/session.h"
+
+#include <stdatomic.h>
 
 #include <string.h>
 

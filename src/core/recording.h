@@ -14,7 +14,16 @@
 #include <stdint.h>
 
 /* The record, name, clock, launch and device types (core's headers). */
-#include "dt_internal.h"
+#include "devtrace/devtrace.h"
+#include "base/common.h"
+#include "core/clock.h"
+#include "core/contract.h"
+#include "core/event.h"
+#include "core/intern.h"
+#include "core/jobinfo.h"
+
+/* The notes a session keeps (a degraded feature, a vendor's fact). */
+#define DT_MAX_NOTES 32
 
 typedef struct dt_recording_note {
     const char *key, *text;    /* not NUL-terminated where they fill their field */

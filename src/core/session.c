@@ -1,12 +1,24 @@
 /* Session lifecycle: choose and arm a backend, calibrate the clock, and at
    stop map every record to realtime, resolve External ids and apply the
    capture window. */
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/demangle.h"
 #include "base/gzip.h"
-#include "backends/backend.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "core/clock.h"
+#include "core/contract.h"
+#include "core/corr.h"
+#include "core/decode.h"
+#include "core/event.h"
+#include "core/intern.h"
+#include "core/jobinfo.h"
+#include "core/session.h"
+#include "core/threads.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +30,6 @@ _Atomic int dt_g_exiting;
 int dt_g_fork_unusable;
 static _Atomic uint64_t g_generation;
 
-DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
-DT_HIDDEN void dt_corr_forget(dt_session *s);
 
 void dt_session_lock(dt_session *s) { pthread_mutex_lock(&s->lock); }
 void dt_session_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
@@ -92,33 +102,26 @@ static void read_process_name(char *out, size_t n)
     if (!out[0]) snprintf(out, n, "%s", program_invocation_short_name);
 }
 
-dt_status dt_session_create(const dt_config *config, dt_session **out)
+dt_status dt_session_new(const dt_config *config, dt_session **out)
 {
     if (!out) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_create: out is NULL");
     *out = NULL;
+    /* the defaults, also for the fields a caller's config leaves 0 */
     dt_config def;
-    if (!config) { dt_config_init(&def); config = &def; }
+    dt_config_init(&def);
+    if (!config) config = &def;
     if (!dt_format_name(config->format))
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ", (int)config->format);
     if (!dt_format_available(config->format))
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format is a gzip format, but %s", DT_NO_GZIP_MESSAGE);
-    const char *bname = config->backend ? config->backend : "auto";
-    if (strcmp(bname, "auto") != 0 && !dt_backend_find(bname)) {
-        char list[512] = "";
-        for (size_t i = 0; dt_backends[i]; i++) {
-            if (!dt_backends[i]->name) continue;
-            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-            strncat(list, dt_backends[i]->name, sizeof list - strlen(list) - 1);
-        }
-        return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"; known: auto, %s", bname, list);
-    }
+    const char *bname = config->backend ? config->backend : def.backend;
     dt_session *s = dt_calloc(1, sizeof *s);
     if (!s) return dt_error(DT_ERR_NO_MEMORY, "out of memory creating a session");
     s->config = *config;
-    if (!s->config.max_duration_ns) s->config.max_duration_ns = UINT64_C(3600) * 1000000000u;
-    if (!s->config.buffer_size) s->config.buffer_size = 4u << 20;
-    if (!s->config.buffer_count) s->config.buffer_count = 32;
-    s->output_path = dt_strdup(config->output_path ? config->output_path : "devtrace.json");
+    if (!s->config.max_duration_ns) s->config.max_duration_ns = def.max_duration_ns;
+    if (!s->config.buffer_size) s->config.buffer_size = def.buffer_size;
+    if (!s->config.buffer_count) s->config.buffer_count = def.buffer_count;
+    s->output_path = dt_strdup(config->output_path ? config->output_path : def.output_path);
     s->backend_request = dt_strdup(bname);
     s->config.output_path = s->output_path;
     s->config.backend = s->backend_request;
@@ -128,8 +131,8 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
     pthread_cond_init(&s->calib_cond, NULL);
     dt_store_init(&s->store, s->config.max_events);
     if (!s->output_path || !s->backend_request || dt_intern_init(&s->names) != 0 ||
-        dt_launch_init(&s->launches) != 0 || dt_corr_map_init(&s->corr, 1024) != 0 ||
-        dt_corr_map_init(&s->ext_parents, 64) != 0) {
+        dt_launch_init(&s->launches) != 0 || dt_u64map_reserve(&s->corr, 1024) != 0 ||
+        dt_u64map_reserve(&s->ext_parents, 64) != 0) {
         dt_session_destroy(s);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory creating a session");
     }
@@ -155,10 +158,10 @@ static int session_reset(dt_session *s)
     dt_store_free(&s->store);
     dt_store_init(&s->store, s->config.max_events);
     s->collective_count = 0;
-    dt_corr_map_free(&s->corr);
+    dt_u64map_free(&s->corr);
     dt_corr_forget(s);
-    dt_corr_map_free(&s->ext_parents);
-    int rc = dt_corr_map_init(&s->corr, 1024) | dt_corr_map_init(&s->ext_parents, 64);
+    dt_u64map_free(&s->ext_parents);
+    int rc = dt_u64map_reserve(&s->corr, 1024) | dt_u64map_reserve(&s->ext_parents, 64);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
     atomic_store(&s->kernel_names_cut, 0);
     atomic_store(&s->links_lost, 0);
@@ -203,7 +206,7 @@ static void start_calibrator(dt_session *s)
         s->calibrator_running = 1;
 }
 
-static dt_status start_backend(dt_session *s, const dt_backend *b)
+dt_status dt_session_try_backend(dt_session *s, const dt_backend *b)
 {
     const dt_backend *before = s->backend;
     s->backend = b;
@@ -217,44 +220,7 @@ static dt_status start_backend(dt_session *s, const dt_backend *b)
     return DT_OK;
 }
 
-extern const dt_backend dt_backend_null;
-
-static int library_named(const dt_backend *b)
-{
-    return b->library_env && dt_env(b->library_env) != NULL;
-}
-
-/* "auto": backends whose library the user named come first, and the first
-   of them that cannot start ends the choice with its error (the user asked
-   for that library); otherwise the first backend that starts, in list
-   order, else the null backend, with each backend's reason noted. */
-static dt_status start_auto(dt_session *s)
-{
-    char why[DT_MAX_NOTES][448];
-    const char *names[DT_MAX_NOTES];
-    int tried = 0;
-    dt_status st = DT_ERR_BACKEND_UNAVAILABLE;
-    for (int named_pass = 1; named_pass >= 0; named_pass--) {
-        for (size_t i = 0; dt_backends[i]; i++) {
-            const dt_backend *b = dt_backends[i];
-            if (!b->library_env || library_named(b) != named_pass || b == s->deferred) continue;
-            st = start_backend(s, b);
-            if (st == DT_OK) return DT_OK;
-            if (named_pass) return st;
-            if (tried < DT_MAX_NOTES) {
-                names[tried] = b->name;
-                snprintf(why[tried], sizeof why[tried], "%s", dt_last_error());
-                tried++;
-            }
-        }
-    }
-    st = start_backend(s, &dt_backend_null);
-    for (int i = 0; i < tried; i++) dt_session_note(s, names[i], "unavailable: %s", why[i]);
-    dt_log("no vendor backend started; recording host ranges only");
-    return st;
-}
-
-dt_status dt_session_start(dt_session *s)
+dt_status dt_session_begin(dt_session *s)
 {
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start: session is NULL");
     if (s->state == DT_STATE_RUNNING) return dt_error(DT_ERR_STATE, "dt_session_start: the session is already running");
@@ -269,18 +235,18 @@ dt_status dt_session_start(dt_session *s)
     s->generation = atomic_fetch_add(&g_generation, 1) + 1;
     s->window_start_ns = dt_realtime_ns();
 
-    dt_status st;
     s->backend = NULL;
-    if (strcmp(s->backend_request, "auto") == 0) st = start_auto(s);
-    else if (s->deferred && strcmp(s->backend_request, s->deferred->name) == 0) st = start_backend(s, &dt_backend_null);
-    else st = start_backend(s, dt_backend_find(s->backend_request));
+    return DT_OK;
+}
+
+dt_status dt_session_started(dt_session *s, dt_status st, int awaiting)
+{
     if (st != DT_OK) {
         atomic_store(&dt_g_active, NULL);
         s->state = DT_STATE_CREATED;
         return st;
     }
-    /* with "auto", a vendor backend that started needs no other */
-    atomic_store(&s->awaiting_vendor, s->deferred && s->backend == &dt_backend_null);
+    atomic_store(&s->awaiting_vendor, awaiting);
     atomic_store(&s->unheld_entries, 0);
     dt_store_prepare(1);
     s->calib_stop = 0;
@@ -459,17 +425,6 @@ static void finish_records(dt_session *s)
     if (unfinished) dt_loss_add(s, DT_LOSS_UNFINISHED, unfinished);
 }
 
-dt_status dt_session_start_deferring(dt_session *s, const char *deferred)
-{
-    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start_deferring: session is NULL");
-    const dt_backend *b = deferred ? dt_backend_find(deferred) : NULL;
-    int applies = b && (strcmp(s->backend_request, "auto") == 0 || strcmp(s->backend_request, b->name) == 0);
-    s->deferred = applies ? b : NULL;
-    dt_status st = dt_session_start(s);
-    if (st != DT_OK) s->deferred = NULL;
-    return st;
-}
-
 int dt_session_awaits(const dt_session *s, const char *backend)
 {
     return s && atomic_load(&((dt_session *)s)->awaiting_vendor) && s->deferred &&
@@ -484,7 +439,7 @@ dt_status dt_session_attach_deferred(dt_session *s)
     int idle = 0;
     if (!atomic_compare_exchange_strong(&s->attaching, &idle, 1)) return DT_OK;
     const dt_backend *b = s->deferred;
-    dt_status st = start_backend(s, b);
+    dt_status st = dt_session_try_backend(s, b);
     if (st != DT_OK) {
         char why[448];
         snprintf(why, sizeof why, "%s", dt_last_error());
@@ -520,7 +475,7 @@ dt_status dt_session_stop(dt_session *s)
     s->window_end_ns = dt_realtime_ns();
     dt_host_clock_read(&s->host_clock);
     /* a forked child whose vendor cannot be used there calls it no more */
-    const dt_backend *vendor = s->fork_vendor_unusable ? &dt_backend_null : s->backend;
+    const dt_backend *vendor = s->fork_vendor_unusable ? NULL : s->backend;
     if (s->fork_vendor_unusable)
         dt_session_note(s, "fork", "process %u was forked without exec from process %u, whose %s was armed: %s "
                         "cannot record in such a child, so its device activity is not recorded; its launch calls "
@@ -530,7 +485,7 @@ dt_status dt_session_stop(dt_session *s)
         dt_session_note(s, "fork", "process %u was forked without exec from process %u; this trace holds what it "
                         "did after the fork, and the trace of process %u what came before", s->pid,
                         s->fork_parent, s->fork_parent);
-    dt_status flush_st = vendor->flush ? vendor->flush(s) : DT_OK;
+    dt_status flush_st = vendor && vendor->flush ? vendor->flush(s) : DT_OK;
     if (flush_st != DT_OK) dt_session_note(s, "flush", "%s", dt_last_error());
     if (s->calibrator_running) {
         pthread_mutex_lock(&s->calib_lock);
@@ -541,7 +496,7 @@ dt_status dt_session_stop(dt_session *s)
         s->calibrator_running = 0;
     }
     size_t unkept = s->clock.unkept;
-    if (vendor->clock && dt_clock_sample_now(&s->clock, vendor->clock, 16) != 0 &&
+    if (vendor && vendor->clock && dt_clock_sample_now(&s->clock, vendor->clock, 16) != 0 &&
         s->clock.unkept == unkept)
         dt_session_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
     if (s->clock.unkept)
@@ -550,7 +505,7 @@ dt_status dt_session_stop(dt_session *s)
     if (atomic_exchange(&s->awaiting_vendor, 0) && strcmp(s->backend_request, s->deferred->name) == 0)
         dt_session_note(s, s->deferred->name, "not attached: the process never initialised the device (its runtime "
                         "never called the injection entry point)");
-    dt_status stop_st = vendor->stop ? vendor->stop(s) : DT_OK;
+    dt_status stop_st = vendor && vendor->stop ? vendor->stop(s) : DT_OK;
     if (stop_st != DT_OK) dt_session_note(s, "stop", "%s", dt_last_error());
     atomic_store_explicit(&dt_g_active, NULL, memory_order_release);
     dt_store_prepare(0);
@@ -598,8 +553,8 @@ void dt_session_destroy(dt_session *s)
     dt_intern_free(&s->names);
     dt_launch_free(&s->launches);
     dt_free(s->collectives);
-    dt_corr_map_free(&s->corr);
-    dt_corr_map_free(&s->ext_parents);
+    dt_u64map_free(&s->corr);
+    dt_u64map_free(&s->ext_parents);
     dt_clock_free(&s->clock);
     pthread_mutex_destroy(&s->lock);
     dt_thread_names_free(&s->threads);
@@ -803,62 +758,4 @@ uint64_t dt_session_loss_total(const dt_session *s)
     uint64_t t = 0;
     for (int i = 0; i < DT_LOSS_COUNT; i++) t += dt_session_loss(s, (dt_loss_reason)i);
     return t;
-}
-
-/* ---- backends ---- */
-
-const dt_backend *dt_backend_find(const char *name)
-{
-    for (size_t i = 0; dt_backends[i]; i++)
-        if (strcmp(dt_backends[i]->name, name) == 0) return dt_backends[i];
-    return NULL;
-}
-
-size_t dt_backend_count(void)
-{
-    size_t n = 0;
-    while (dt_backends[n]) n++;
-    return n;
-}
-
-const char *dt_backend_name(size_t index)
-{
-    return index < dt_backend_count() ? dt_backends[index]->name : NULL;
-}
-
-dt_status dt_prepare(const char *name)
-{
-    if (!name || strcmp(name, "auto") == 0) {
-        dt_status st = DT_ERR_BACKEND_UNAVAILABLE;
-        int any = 0;
-        for (size_t i = 0; dt_backends[i]; i++) {
-            if (!dt_backends[i]->prepare) continue;
-            any = 1;
-            if (dt_backends[i]->prepare() == DT_OK) st = DT_OK;
-        }
-        return any ? st : DT_OK;
-    }
-    const dt_backend *b = dt_backend_find(name);
-    if (!b) return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"", name);
-    return b->prepare ? b->prepare() : DT_OK;
-}
-
-dt_status dt_backend_probe(const char *name, dt_backend_status *st)
-{
-    if (!name || !st) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_backend_probe: NULL argument");
-    const dt_backend *b = dt_backend_find(name);
-    if (!b) return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"", name);
-    memset(st, 0, sizeof *st);
-    st->name = b->name;
-    st->vendor = b->vendor;
-    if (!b->probe) { st->available = 1; return DT_OK; }
-    dt_status r = b->probe(st);
-    if (r == DT_OK && st->available && b->preload && !dt_started_with_preload(b->preload)) {
-        size_t used = strlen(st->reason);
-        char advice[512];
-        dt_preload_advice(b->preload, st->library, advice, sizeof advice);
-        snprintf(st->reason + used, sizeof st->reason - used, "%s%s not recorded: %s", used ? "; " : "",
-                 b->preload_kinds, advice);
-    }
-    return r;
 }

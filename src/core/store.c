@@ -11,7 +11,9 @@
      CPU time instead: the same work, on another core when there is one).
    (Transparent huge pages were measured slower here: with defrag=madvise the
    first touch compacts memory.) */
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "core/event.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,10 @@
 /* Names of the host threads a session saw, read while the threads live: a
    trace written at exit, after worker threads ended, would otherwise only
    know their ids. */
-#include "dt_internal.h"
+#include "base/alloc.h"
+#include "base/os.h"
+#include "core/session.h"
+#include "core/threads.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/json_out.h"
+#include "base/os.h"
 #include "export/device_props.h"
 #include "export/job_meta.h"
 #include "export/layout.h"

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/os.h"
 #include "base/pf_trace.h"
 #include "export/layout.h"
 #include "export/writers.h"

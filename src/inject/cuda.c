@@ -11,8 +11,9 @@
    instead: what it recorded until then stays in its trace, the device
    activity after that goes to the client. */
 #include "backends/cupti_family_abi.h" /* result codes, checked against cupti_result.h in cupti.c */
-#include "backends/backend.h"
-#include "inject.h"
+#include "api/inject_support.h"
+#include "base/log.h"
+#include "inject/inject.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -58,10 +59,9 @@ static void caller_name(const void *caller, char *out, size_t n)
 static int before_other_subscriber(const char *who)
 {
     if (!dt_inject_session || getpid() != dt_inject_owner) return 0;
-    const dt_backend *b = dt_backend_find(dt_session_backend(dt_inject_session));
-    if (!b || !(b->caps & DT_BACKEND_INJECTION_ENTRY)) return 0;
+    if (!dt_inject_support_holds_injection_backend(dt_inject_session)) return 0;
     if (dt_env_bool("DEVTRACE_CUPTI_HANDOVER") == 1) {
-        dt_session_release_backend(dt_inject_session, who);
+        dt_inject_support_release(dt_inject_session, who);
         dt_inject_report("note", 0, "", "CUPTI given to %s (DEVTRACE_CUPTI_HANDOVER=1): the device activity from then on is "
                "in its trace, not devtrace's", who);
     }
@@ -71,7 +71,7 @@ static int before_other_subscriber(const char *who)
 static void after_other_subscriber(const char *who, const char *call, int held, int result)
 {
     if (!held || result != DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return;
-    dt_session_note(dt_inject_session, "cupti_clients", "%s called %s while devtrace held CUPTI and was refused: its own "
+    dt_inject_support_note(dt_inject_session, "cupti_clients", "%s called %s while devtrace held CUPTI and was refused: its own "
                     "trace (torch.profiler's, if it is that) has no device activity, this one has it; "
                     "DEVTRACE_CUPTI_HANDOVER=1 gives CUPTI to it instead", who, call);
     dt_inject_report("note", 0, "", "%s asked for CUPTI (%s) while devtrace held it and was refused: its own trace has no "

@@ -38,7 +38,10 @@ ALLOWED = {
     "reader": {"base", "export/writers.h"},
     "columns": {"base", "reader"},
     "protocol": {"base"},
-    "inject": {"base", "protocol", "api/inject.h"},
+    # the injection library: what it needs of the session (api/inject_support.h)
+    # and the CUPTI result codes its cuptiSubscribe interposer returns (a vendor
+    # ABI declaration, data only)
+    "inject": {"base", "protocol", "api/inject_support.h", "backends/cupti_family_abi.h"},
     "cli": {"base", "reader", "protocol"},
 }
 

@@ -100,6 +100,31 @@ static void test_strtab_gives_dense_ids_in_order(void)
     dt_strtab_free(&t);
 }
 
+static void test_hash_key_is_a_nonzero_table_key(void)
+{
+    /* a hash used as a key must be one dt_u64map_add takes: never 0, and
+       dt_hash_bytes itself wherever that is not 0 */
+    dt_u64map m = {0};
+    char key[32];
+    for (int i = 0; i < 20000; i++) {
+        int n = snprintf(key, sizeof key, "kernel-%d", i);
+        uint64_t h = dt_hash_key(key, (size_t)n);
+        CHECK(h != 0);
+        uint64_t b = dt_hash_bytes(key, (size_t)n);
+        if (b) CHECK_EQ(h, b);
+        uint64_t *v = dt_u64map_add(&m, h);
+        CHECK(v != NULL);
+        *v = (uint64_t)i;
+    }
+    CHECK_EQ(dt_hash_key("", 0), dt_hash_key("", 0));
+    CHECK(dt_hash_key("", 0) != 0);
+    size_t pos = 0;
+    const uint64_t *v = dt_u64map_probe(&m, dt_hash_key("kernel-7", 8), &pos);
+    CHECK(v != NULL);
+    CHECK_EQ(*v, 7u);
+    dt_u64map_free(&m);
+}
+
 static void test_utf8_accepts_exactly_rfc3629(void)
 {
     static const struct {
@@ -154,5 +179,6 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(test_u64map_repeated_keys_are_all_probed),
              DT_TEST(test_u64map_out_of_memory_is_reported),
              DT_TEST(test_strtab_gives_dense_ids_in_order),
+             DT_TEST(test_hash_key_is_a_nonzero_table_key),
              DT_TEST(test_utf8_accepts_exactly_rfc3629),
              DT_TEST(test_vec_reserve_zeroed_clears_the_new_tail))

@@ -1,0 +1,104 @@
+/*
+ * Clock calibration: vendor time to realtime (src/core/clock.c).
+ * Internal, not installed.
+ */
+#ifndef DT_CORE_CLOCK_H
+#define DT_CORE_CLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/common.h"
+
+/* ------------------------------------------------------------------ */
+/* Clock calibration                                                   */
+/* ------------------------------------------------------------------ */
+typedef struct dt_clock_sample {
+    uint64_t vendor;         /* backend clock reading */
+    uint64_t realtime;       /* midpoint of the two CLOCK_REALTIME reads */
+    uint64_t bracket_ns;     /* after - before: the sample's uncertainty */
+} dt_clock_sample;
+
+#define DT_CLOCK_MAX_SAMPLES 4096
+
+/* One segment of the fitted map, ready for mapping without a division:
+   every stored record is mapped twice at stop, and a 128-bit division per
+   time would cost more than the rest of the record's processing. */
+typedef struct dt_clock_segment {
+    uint64_t vendor, vendor_end;  /* vendor times it maps: [vendor, vendor_end) */
+    uint64_t realtime;            /* at vendor */
+    uint64_t dv, adr;             /* vendor span, |realtime span| */
+    uint64_t recip;               /* floor((2^64 - 1) / dv) */
+    /* the offsets x = v - vendor that dt_clock_segment_at maps, [0, span):
+       inside the segment, below 2^32 and with |realtime span| below 2^32
+       (x * adr fits 64 bits); 0 when none */
+    uint64_t span;
+    uint64_t sign;                /* all ones when realtime falls along the segment, else 0 */
+} dt_clock_segment;
+
+typedef struct dt_clock {
+    dt_clock_sample *samples; /* sorted by vendor time after fit */
+    size_t count, cap;
+    size_t unkept;            /* samples read but not kept: out of memory */
+    int identity;             /* backend has no clock of its own */
+    /* fit summary, filled by dt_clock_fit() */
+    double slope;             /* realtime ns per vendor ns (overall) */
+    double offset_ns;         /* realtime - vendor at the first sample */
+    uint64_t error_bound_ns;  /* max half-bracket + max residual of the fit */
+    size_t segments;
+    dt_clock_segment *fast;   /* [segments], or NULL: mapping divides */
+} dt_clock;
+
+typedef int (*dt_clock_fn)(uint64_t *ns);
+
+DT_HIDDEN void dt_clock_init(dt_clock *c, int identity);
+DT_HIDDEN void dt_clock_free(dt_clock *c);
+/* Take `tries` paired readings, keep the most tightly bracketed one. */
+DT_HIDDEN int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries);
+DT_HIDDEN int dt_clock_add(dt_clock *c, dt_clock_sample s);
+/* Build the piecewise affine map from the samples. */
+DT_HIDDEN void dt_clock_fit(dt_clock *c);
+/* Vendor ns -> realtime ns (after dt_clock_fit). */
+DT_HIDDEN uint64_t dt_clock_map(const dt_clock *c, uint64_t vendor_ns);
+DT_HIDDEN uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t vendor_ns, size_t *segment);
+
+/* The time at v of a segment (v inside it), rounded half away from zero as
+   the division would: x * |dr| / dv through the reciprocal, which starts
+   at most 2 below the quotient. 0 when x * |dr| could exceed 64 bits
+   (segments of more than 4 s): the caller divides. */
+static inline uint64_t dt_clock_segment_at(const dt_clock_segment *g, uint64_t x)
+{
+    uint64_t n = x * g->adr;
+    uint64_t q = (uint64_t)(((unsigned __int128)n * g->recip) >> 64);
+    uint64_t r = n - q * g->dv;
+    while (r >= g->dv) {
+        q++;
+        r -= g->dv;
+    }
+    q += r >= g->dv - r;
+    /* realtime + q or realtime - q, as the sign says */
+    int64_t t = (int64_t)(g->realtime + ((q ^ g->sign) - g->sign));
+    return t < 0 ? 0 : (uint64_t)t;
+}
+
+static inline int dt_clock_segment_map(const dt_clock_segment *g, uint64_t v, uint64_t *out)
+{
+    uint64_t x = v - g->vendor;
+    if (x > UINT32_MAX || g->adr > UINT32_MAX) return 0;
+    *out = dt_clock_segment_at(g, x);
+    return 1;
+}
+
+/* dt_clock_map for times that come mostly in order: *segment (start at 0)
+   remembers where the previous one fell. */
+static inline uint64_t dt_clock_map_near(const dt_clock *c, uint64_t v, size_t *segment)
+{
+    size_t i = *segment;
+    uint64_t out;
+    if (c->fast && i < c->segments && v >= c->fast[i].vendor && v < c->fast[i].vendor_end &&
+        dt_clock_segment_map(&c->fast[i], v, &out))
+        return out;
+    return dt_clock_map_slow(c, v, segment);
+}
+
+#endif /* DT_CORE_CLOCK_H */
