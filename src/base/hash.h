@@ -25,6 +25,13 @@ static inline uint64_t dt_mix64(uint64_t x)
     return x;
 }
 
+/* The slot of key in a direct-mapped cache of 2^bits entries (Fibonacci
+   hashing: one multiply; the high bits move with every bit of key). */
+static inline size_t dt_hash_slot(uint64_t key, unsigned bits)
+{
+    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
 /* A hash of n bytes, eight a step, finished by dt_mix64. */
 static inline uint64_t dt_hash_bytes(const void *key, size_t len)
 {

@@ -17,6 +17,7 @@
  * Strings are interned per sequence, so their ids stay small.
  */
 #include "base/pf_trace.h"
+#include "base/hash.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -365,16 +366,6 @@ static uint64_t new_iid(pf_trace *t, int table, const char *s, size_t len)
     return iid;
 }
 
-static uint64_t str_hash(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 uint64_t pf_intern(pf_trace *t, int table, const char *s, size_t len)
 {
     pf_strmap *m = &t->maps[table];
@@ -397,7 +388,7 @@ uint64_t pf_intern(pf_trace *t, int table, const char *s, size_t len)
         m->slots = ns;
         m->mask = cap - 1;
     }
-    uint64_t h = str_hash(s, len);
+    uint64_t h = dt_hash_bytes(s, len);
     size_t i = h & m->mask;
     for (;; i = (i + 1) & m->mask) {
         pf_slot *sl = &m->slots[i];

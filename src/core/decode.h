@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/common.h"
+#include "base/hash.h"
 #include "core/event.h"
 #include "core/intern.h"
 #include "core/session.h"
@@ -52,7 +53,7 @@ DT_HIDDEN void dt_decode_cache_init(dt_decode_cache *c);
    are inline (in the backend's decode loop), the rest in decode.c. */
 static inline size_t dt_decode_slot(uint64_t key)
 {
-    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 58); /* 64 slots */
+    return dt_hash_slot(key, 6); /* 64 slots */
 }
 _Static_assert(DT_DECODE_SLOTS == 64, "dt_decode_slot() yields 6 bits");
 
@@ -109,7 +110,7 @@ static inline uint32_t dt_decode_kernel_name_copied(dt_session *s, dt_decode_cac
     if (len >= 8) memcpy(&w, raw + len - 8, 8);
     else for (w = 0; i < len; i++) w = w << 8 | (unsigned char)raw[i];
     key = (key ^ w) * UINT64_C(0xc2b2ae3d27d4eb4f);
-    size_t set = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 56);
+    size_t set = dt_hash_slot(key, 8);
     if (!c->copied_ready) {
         memset(c->copied, 0, sizeof c->copied);
         c->copied_ready = 1;

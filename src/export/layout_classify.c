@@ -30,7 +30,7 @@ static void small_cache_init(small_cache *sc)
 
 static inline uint32_t *small_cache_slot(small_cache *sc, uint64_t key, int *hit)
 {
-    size_t i = (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - SMALL_CACHE_BITS));
+    size_t i = dt_hash_slot(key, SMALL_CACHE_BITS);
     *hit = sc->val[i] != NONE && sc->key[i] == key;
     sc->key[i] = key;
     return &sc->val[i];

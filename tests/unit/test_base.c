@@ -73,6 +73,22 @@ static void test_u64map_out_of_memory_is_reported(void)
     dt_u64map_free(&m);
 }
 
+static void test_hash_slot_spreads_keys_that_differ_high(void)
+{
+    /* keys that differ only above bit 32 (ids with a tag in their high
+       bits) would all share slot 0 of a cache indexed by their low bits */
+    uint64_t used = 0;
+    int distinct = 0;
+    for (uint64_t k = 0; k < 64; k++) {
+        size_t slot = dt_hash_slot(k << 32, 6);
+        REQUIRE(slot < 64);
+        distinct += !(used >> slot & 1);
+        used |= UINT64_C(1) << slot;
+    }
+    CHECK(distinct >= 16, "%d of 64 slots", distinct);
+    CHECK(dt_hash_slot(UINT64_MAX, 8) < 256);
+}
+
 static void test_strtab_gives_dense_ids_in_order(void)
 {
     dt_strtab t;
@@ -180,5 +196,6 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(test_u64map_out_of_memory_is_reported),
              DT_TEST(test_strtab_gives_dense_ids_in_order),
              DT_TEST(test_hash_key_is_a_nonzero_table_key),
+             DT_TEST(test_hash_slot_spreads_keys_that_differ_high),
              DT_TEST(test_utf8_accepts_exactly_rfc3629),
              DT_TEST(test_vec_reserve_zeroed_clears_the_new_tail))
