@@ -127,7 +127,7 @@ static uint32_t queue_lane(dt_rsdk_decoder *d, uint64_t handle)
 /* ------------------------------------------------------------------ */
 static uint32_t kernel_slot(uint64_t id, uint32_t mask)
 {
-    return (uint32_t)dt_mix64(id) & mask;
+    return (uint32_t)dt_hash_slot(id, 32) & mask;
 }
 
 int dt_rsdk_is_fill_kernel(const char *name)
@@ -384,7 +384,7 @@ typedef struct decode_ctx {
 
 static size_t cx_slot(uint64_t key)
 {
-    return (size_t)(dt_mix64(key) >> 58);
+    return dt_hash_slot(key, 6);
 }
 _Static_assert(CX_SLOTS == 64, "cx_slot() yields 6 bits");
 
