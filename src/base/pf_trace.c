@@ -83,8 +83,8 @@ static const unsigned interned_field[PF_TABLES] = {[PF_NAME] = 2, [PF_CATEGORY] 
 /* ------------------------------------------------------------------ */
 /* Wire helpers                                                        */
 /* ------------------------------------------------------------------ */
-#define vsize pf_vsize
-#define put_varint pf_put_varint
+#define vsize dt_pf_vsize
+#define put_varint dt_pf_put_varint
 
 static inline uint8_t *put_tag_varint(uint8_t *p, unsigned field, uint64_t v)
 {
@@ -197,7 +197,7 @@ static uint8_t *put_clock(uint8_t *p, unsigned id, uint64_t ts, int incremental)
     return put_tag_bytes(p, CS_CLOCKS, c, (size_t)(q - c));
 }
 
-pf_trace *pf_trace_new(dt_out *out, uint64_t t0_ns)
+pf_trace *dt_pf_trace_new(dt_out *out, uint64_t t0_ns)
 {
     pf_trace *t = dt_calloc(1, sizeof *t);
     if (!t)
@@ -208,9 +208,9 @@ pf_trace *pf_trace_new(dt_out *out, uint64_t t0_ns)
     return t;
 }
 
-pf_trace *pf_trace_open(dt_out *out, uint64_t t0_ns)
+pf_trace *dt_pf_trace_open(dt_out *out, uint64_t t0_ns)
 {
-    pf_trace *t = pf_trace_new(out, t0_ns);
+    pf_trace *t = dt_pf_trace_new(out, t0_ns);
     if (!t)
         return NULL;
     /* CLOCK_REALTIME is the trace's clock: timestamps are epoch ns, as in
@@ -227,18 +227,18 @@ pf_trace *pf_trace_open(dt_out *out, uint64_t t0_ns)
     h = put_tag_varint(h, TP_SEQUENCE_ID, DESCRIPTOR_SEQUENCE);
     emit_packet(t, head, (size_t)(h - head), 0);
     if (t->err) {
-        pf_trace_close(t);
+        dt_pf_trace_close(t);
         return NULL;
     }
     return t;
 }
 
-int pf_trace_error(const pf_trace *t)
+int dt_pf_trace_error(const pf_trace *t)
 {
     return t->err;
 }
 
-int pf_trace_close(pf_trace *t)
+int dt_pf_trace_close(pf_trace *t)
 {
     int err = t->err;
     dt_free(t->te.p);
@@ -274,7 +274,7 @@ static uint64_t emit_descriptor(pf_trace *t, const uint8_t *desc, size_t desc_le
     return t->err ? 0 : uuid;
 }
 
-uint64_t pf_process(pf_trace *t, int64_t pid, const char *name, const char *labels, int64_t sort_index)
+uint64_t dt_pf_process(pf_trace *t, int64_t pid, const char *name, const char *labels, int64_t sort_index)
 {
     size_t nlen = strlen(name), llen = labels ? strlen(labels) : 0;
     uint8_t *d = dt_malloc(64 + nlen + llen);
@@ -293,7 +293,7 @@ uint64_t pf_process(pf_trace *t, int64_t pid, const char *name, const char *labe
     return uuid;
 }
 
-uint64_t pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name)
+uint64_t dt_pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name)
 {
     size_t nlen = strlen(name);
     uint8_t *d = dt_malloc(48 + nlen);
@@ -310,12 +310,12 @@ uint64_t pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name)
     return uuid;
 }
 
-void pf_track_begin(pf_trace *t, uint64_t track)
+void dt_pf_track_begin(pf_trace *t, uint64_t track)
 {
-    pf_sequence_begin(t, t->seq ? t->seq + 1 : DESCRIPTOR_SEQUENCE + 1, track);
+    dt_pf_sequence_begin(t, t->seq ? t->seq + 1 : DESCRIPTOR_SEQUENCE + 1, track);
 }
 
-void pf_sequence_begin(pf_trace *t, uint32_t seq, uint64_t track)
+void dt_pf_sequence_begin(pf_trace *t, uint32_t seq, uint64_t track)
 {
     t->seq = seq;
     t->seq_field_len = (uint8_t)(put_tag_varint(t->seq_field, TP_SEQUENCE_ID, seq) - t->seq_field);
@@ -366,7 +366,7 @@ static uint64_t new_iid(pf_trace *t, int table, const char *s, size_t len)
     return iid;
 }
 
-uint64_t pf_intern(pf_trace *t, int table, const char *s, size_t len)
+uint64_t dt_pf_intern(pf_trace *t, int table, const char *s, size_t len)
 {
     pf_strmap *m = &t->maps[table];
     if ((m->count + 1) * 2 > (m->slots ? m->mask + 1 : 0)) {
@@ -426,7 +426,7 @@ static uint8_t *put_timestamp(pf_trace *t, uint8_t *p, uint64_t ts)
     return put_tag_varint(p, TP_TIMESTAMP_CLOCK_ID, BUILTIN_CLOCK_REALTIME);
 }
 
-void pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t category_iid)
+void dt_pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t category_iid)
 {
     pf_buf *b = &t->te;
     b->len = 0;
@@ -440,12 +440,12 @@ void pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t category_
     b->len = (size_t)(p - b->p);
 }
 
-int pf_te_grow(pf_trace *t, size_t n)
+int dt_pf_te_grow(pf_trace *t, size_t n)
 {
     return buf_reserve(t, &t->te, n);
 }
 
-#define te_room pf_te_room
+#define te_room dt_pf_te_room
 
 /* A DebugAnnotation of inner bytes: room for it, its framing and name
    written; NULL when out of memory. */
@@ -459,7 +459,7 @@ static uint8_t *annotation_head(pf_trace *t, uint64_t name_iid, size_t inner)
     return put_tag_varint(p, DA_NAME_IID, name_iid);
 }
 
-void pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len)
+void dt_pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len)
 {
     uint8_t *p = annotation_head(t, name_iid, 1 + vsize(name_iid) + field_len_size(DA_STRING, len));
     if (!p)
@@ -468,7 +468,7 @@ void pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len)
     t->te.len = (size_t)(p - t->te.p);
 }
 
-void pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n)
+void dt_pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n)
 {
     if (n > 16)
         n = 16;
@@ -488,7 +488,7 @@ void pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n)
 
 /* A slice's packet the inline paths (pf_trace.h) leave: pending interned
    strings, a time going backwards, a long TrackEvent. */
-void pf_emit_slow(pf_trace *t, uint64_t ts)
+void dt_pf_emit_slow(pf_trace *t, uint64_t ts)
 {
     if (t->err)
         return;
@@ -497,7 +497,7 @@ void pf_emit_slow(pf_trace *t, uint64_t ts)
     emit_packet(t, head, (size_t)(p - head), 1);
 }
 
-void pf_begin_done(pf_trace *t)
+void dt_pf_begin_done(pf_trace *t)
 {
-    pf_emit(t, t->ts);
+    dt_pf_emit(t, t->ts);
 }

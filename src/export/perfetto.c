@@ -116,8 +116,8 @@ typedef struct pf_export {
     int lanes;
 } pf_export;
 
-#define vsize pf_vsize
-#define put_varint pf_put_varint
+#define vsize dt_pf_vsize
+#define put_varint dt_pf_put_varint
 
 /* ------------------------------------------------------------------ */
 /* Tracks and parts                                                    */
@@ -127,7 +127,7 @@ static int write_tracks(pf_export *e, pf_trace *t, uint64_t *capture_track)
     dt_layout_process proc;
     size_t cursor = 0;
     while (dt_wr_layout_next_process(e->l, &cursor, &proc))
-        if (!pf_process(t, (int64_t)proc.pid, proc.name, proc.label, (int64_t)proc.sort_index))
+        if (!dt_pf_process(t, (int64_t)proc.pid, proc.name, proc.label, (int64_t)proc.sort_index))
             return -1;
     size_t rows = e->l->nfrows;
     e->track = dt_calloc(rows + 1, sizeof *e->track);
@@ -138,14 +138,14 @@ static int write_tracks(pf_export *e, pf_trace *t, uint64_t *capture_track)
     *capture_track = 0;
     for (size_t f = 0; f < rows; f++) {
         dt_wr_layout_row_get(e->l, f, &row);
-        e->track[f] = pf_thread(t, (int64_t)row.pid, (int64_t)row.tid, row.name);
+        e->track[f] = dt_pf_thread(t, (int64_t)row.pid, (int64_t)row.tid, row.name);
         if (!e->track[f])
             return -1;
         if (row.pid == main_pid && row.tid == 0)
             *capture_track = e->track[f];
     }
     if (!*capture_track && dt_wr_layout_capture_row_free(e->l))
-        *capture_track = pf_thread(t, (int64_t)main_pid, 0, "devtrace capture");
+        *capture_track = dt_pf_thread(t, (int64_t)main_pid, 0, "devtrace capture");
     return *capture_track ? 0 : -1;
 }
 
@@ -244,19 +244,19 @@ static uint8_t *put_ints3_arg(uint8_t *p, int arg, const int32_t v[3])
 static void sequence_begin(pf_export *e, pf_lane *ln, uint32_t f)
 {
     pf_trace *t = ln->t;
-    pf_sequence_begin(t, 3 + f, e->track[f]);
+    dt_pf_sequence_begin(t, 3 + f, e->track[f]);
     ln->gen++;
     for (int a = 0; a < ARG_COUNT; a++)
-        pf_intern(t, PF_ARG, arg_names[a], strlen(arg_names[a]));
+        dt_pf_intern(t, PF_ARG, arg_names[a], strlen(arg_names[a]));
     for (int c = 1; c < CAT_COUNT; c++)
-        pf_intern(t, PF_CATEGORY, e->cat_name[c], strlen(e->cat_name[c]));
+        dt_pf_intern(t, PF_CATEGORY, e->cat_name[c], strlen(e->cat_name[c]));
 }
 
 static inline uint64_t cached(pf_lane *ln, pf_cached *c, int table, const char *s, size_t len)
 {
     if (c->gen != ln->gen) {
         c->gen = ln->gen;
-        c->iid = (uint32_t)pf_intern(ln->t, table, s, len);
+        c->iid = (uint32_t)dt_pf_intern(ln->t, table, s, len);
     }
     return c->iid;
 }
@@ -269,7 +269,7 @@ static uint64_t name_iid_slow(pf_export *e, pf_lane *ln, uint32_t name)
             cap *= 2;
         pf_cached *n = dt_realloc(ln->name_iids, cap * sizeof *n);
         if (!n) {
-            pf_fail(ln->t, ENOMEM);
+            dt_pf_fail(ln->t, ENOMEM);
             return 0;
         }
         memset(n + ln->name_cap, 0, (cap - ln->name_cap) * sizeof *n);
@@ -428,7 +428,7 @@ static inline uint8_t *put_string_iid_arg(uint8_t *p, int arg, uint64_t iid)
 static inline uint8_t *put_name_arg(pf_export *e, pf_lane *ln, uint8_t *p, int arg, uint32_t name)
 {
     const dt_intern *in = e->rec->names;
-    return put_string_iid_arg(p, arg, pf_intern(ln->t, PF_VALUE, dt_intern_get(in, name), dt_intern_len(in, name)));
+    return put_string_iid_arg(p, arg, dt_pf_intern(ln->t, PF_VALUE, dt_intern_get(in, name), dt_intern_len(in, name)));
 }
 
 static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st, uint64_t en, unsigned flow)
@@ -444,7 +444,7 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
                                                                              : name_iid(e, ln, r->name);
     pf_bytes scratch;
     const pf_bytes *cfg = r->kind == DT_EVENT_KERNEL ? config_args(e, ln, r, &scratch) : NULL;
-    uint8_t *p = pf_event_room(t, EVENT_ROOM + (cfg ? cfg->len + COPY_PAD : 0));
+    uint8_t *p = dt_pf_event_room(t, EVENT_ROOM + (cfg ? cfg->len + COPY_PAD : 0));
     if (!p)
         return;
     t->ts = st;
@@ -520,7 +520,7 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
         p = put_int_arg(p, ARG_DEVICE_TYPE, m->device_type);
         p = put_uint_arg(p, ARG_ADDR, r->u.memory.address);
         const char *kind = dt_wr_layout_memory_kind_name(r->context);
-        p = put_string_iid_arg(p, ARG_MEMORY_KIND, pf_intern(t, PF_VALUE, kind, strlen(kind)));
+        p = put_string_iid_arg(p, ARG_MEMORY_KIND, dt_pf_intern(t, PF_VALUE, kind, strlen(kind)));
         p = put_uint_arg(p, ARG_STREAM, r->lane);
         p = put_uint_arg(p, ARG_CORRELATION, r->correlation);
         break;
@@ -532,32 +532,32 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
         break;
     }
     if (flow & DT_LAYOUT_FLOW_START)
-        p = pf_put_flow(p, r->correlation, 0);
+        p = dt_pf_put_flow(p, r->correlation, 0);
     if (flow & DT_LAYOUT_FLOW_FINISH)
-        p = pf_put_flow(p, r->correlation, 1);
+        p = dt_pf_put_flow(p, r->correlation, 1);
     t->te.len = (size_t)(p - t->te.p);
-    pf_begin_done(t);
+    dt_pf_begin_done(t);
 }
 
 static void write_span(pf_export *e, pf_lane *ln, const dt_layout_span *sp)
 {
     pf_trace *t = ln->t;
     uint64_t name = name_iid(e, ln, sp->name);
-    uint8_t *p = pf_event_room(t, EVENT_ROOM);
+    uint8_t *p = dt_pf_event_room(t, EVENT_ROOM);
     if (!p)
         return;
     t->ts = sp->start;
     p = put_head(p, name, CAT_SPAN);
     p = put_uint_arg(p, ARG_EXTERNAL, sp->external_id);
     t->te.len = (size_t)(p - t->te.p);
-    pf_begin_done(t);
+    dt_pf_begin_done(t);
 }
 
 /* Ends the open slices of the row that end by ts (all of them: UINT64_MAX). */
 static void close_until(pf_lane *ln, uint64_t ts)
 {
     while (ln->nopen > 0 && ln->open[ln->nopen - 1] <= ts)
-        pf_end(ln->t, ln->open[--ln->nopen]);
+        dt_pf_end(ln->t, ln->open[--ln->nopen]);
 }
 
 /* One part of a row, as a sequence of its own. */
@@ -598,16 +598,16 @@ static int encode_part(void *arg, dt_out *out, size_t unit, int lane)
             write_record(e, ln, r, st, en, dt_wr_layout_pos_flow(l, k));
         else
             write_span(e, ln, sp);
-        if (pf_trace_error(ln->t))
-            return pf_trace_error(ln->t);
+        if (dt_pf_trace_error(ln->t))
+            return dt_pf_trace_error(ln->t);
     }
     close_until(ln, UINT64_MAX);
-    return pf_trace_error(ln->t);
+    return dt_pf_trace_error(ln->t);
 }
 
 static uint64_t arg_iid(pf_trace *t, const char *name)
 {
-    return pf_intern(t, PF_ARG, name, strlen(name));
+    return dt_pf_intern(t, PF_ARG, name, strlen(name));
 }
 
 /* What the JSON's devtrace key says of the session, as the capture slice's
@@ -619,26 +619,26 @@ static void write_capture_args(pf_export *e, pf_trace *t)
     const dt_recording *rec = e->rec;
     const dt_layout *l = e->l;
     const char *backend = rec->backend_name ? rec->backend_name : "none";
-    pf_arg_string(t, arg_iid(t, "devtrace.version"), DT_VERSION_STRING, strlen(DT_VERSION_STRING));
-    pf_arg_string(t, arg_iid(t, "devtrace.backend"), backend, strlen(backend));
-    pf_arg_string(t, arg_iid(t, "devtrace.library"), rec->library, rec->library_len);
-    pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.startNs"), l->window_start);
-    pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.endNs"), l->window_end);
-    pf_arg_uint(t, arg_iid(t, "devtrace.clock.samples"), rec->clock->count);
-    pf_arg_uint(t, arg_iid(t, "devtrace.clock.segments"), rec->clock->segments);
-    pf_arg_double(t, arg_iid(t, "devtrace.clock.slope"), rec->clock->slope);
-    pf_arg_double(t, arg_iid(t, "devtrace.clock.offsetNs"), rec->clock->offset_ns);
-    pf_arg_uint(t, arg_iid(t, "devtrace.clock.errorBoundNs"), rec->clock->error_bound_ns);
-    pf_arg_bool(t, arg_iid(t, "devtrace.clock.identity"), rec->clock->identity);
+    dt_pf_arg_string(t, arg_iid(t, "devtrace.version"), DT_VERSION_STRING, strlen(DT_VERSION_STRING));
+    dt_pf_arg_string(t, arg_iid(t, "devtrace.backend"), backend, strlen(backend));
+    dt_pf_arg_string(t, arg_iid(t, "devtrace.library"), rec->library, rec->library_len);
+    dt_pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.startNs"), l->window_start);
+    dt_pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.endNs"), l->window_end);
+    dt_pf_arg_uint(t, arg_iid(t, "devtrace.clock.samples"), rec->clock->count);
+    dt_pf_arg_uint(t, arg_iid(t, "devtrace.clock.segments"), rec->clock->segments);
+    dt_pf_arg_double(t, arg_iid(t, "devtrace.clock.slope"), rec->clock->slope);
+    dt_pf_arg_double(t, arg_iid(t, "devtrace.clock.offsetNs"), rec->clock->offset_ns);
+    dt_pf_arg_uint(t, arg_iid(t, "devtrace.clock.errorBoundNs"), rec->clock->error_bound_ns);
+    dt_pf_arg_bool(t, arg_iid(t, "devtrace.clock.identity"), rec->clock->identity);
     uint64_t total = 0;
     char name[96];
     for (int r = 0; r < DT_LOSS_COUNT; r++) {
         uint64_t v = dt_wr_layout_loss(l, (dt_loss_reason)r);
         total += v;
         snprintf(name, sizeof name, "devtrace.loss.%s", dt_loss_reason_name((dt_loss_reason)r));
-        pf_arg_uint(t, arg_iid(t, name), v);
+        dt_pf_arg_uint(t, arg_iid(t, name), v);
     }
-    pf_arg_uint(t, arg_iid(t, "devtrace.loss.total"), total);
+    dt_pf_arg_uint(t, arg_iid(t, "devtrace.loss.total"), total);
 }
 
 /* The capture window's slice, on its own sequence (2). */
@@ -646,14 +646,14 @@ static void write_capture(pf_export *e, pf_lane *ln, uint64_t capture_track)
 {
     const dt_layout *l = e->l;
     pf_trace *t = ln->t;
-    pf_sequence_begin(t, 2, capture_track);
+    dt_pf_sequence_begin(t, 2, capture_track);
     ln->gen++;
     static const char capture[] = "devtrace capture";
-    pf_begin(t, l->window_start, pf_intern(t, PF_NAME, capture, sizeof capture - 1),
-             pf_intern(t, PF_CATEGORY, e->cat_name[CAT_TRACE], strlen(e->cat_name[CAT_TRACE])));
+    dt_pf_begin(t, l->window_start, dt_pf_intern(t, PF_NAME, capture, sizeof capture - 1),
+             dt_pf_intern(t, PF_CATEGORY, e->cat_name[CAT_TRACE], strlen(e->cat_name[CAT_TRACE])));
     write_capture_args(e, t);
-    pf_begin_done(t);
-    pf_end(t, l->window_end);
+    dt_pf_begin_done(t);
+    dt_pf_end(t, l->window_end);
 }
 
 /* Writes the trace to out; 0, or an errno (ENOMEM included). */
@@ -673,18 +673,18 @@ static int write_perfetto(pf_export *e, dt_out *out)
         else
             snprintf(e->cat_name[k], sizeof e->cat_name[k], "%s", fixed[k]);
     }
-    e->lane[0].t = pf_trace_open(out, l->window_start);
+    e->lane[0].t = dt_pf_trace_open(out, l->window_start);
     for (int k = 1; k < DT_OUT_MAX_LANES; k++)
-        e->lane[k].t = pf_trace_new(out, l->window_start);
+        e->lane[k].t = dt_pf_trace_new(out, l->window_start);
     for (int k = 0; k < DT_OUT_MAX_LANES; k++)
         if (!e->lane[k].t)
             return ENOMEM;
     uint64_t capture_track;
     if (write_tracks(e, e->lane[0].t, &capture_track) != 0 || plan_parts(e) != 0)
-        return pf_trace_error(e->lane[0].t) ? pf_trace_error(e->lane[0].t) : ENOMEM;
+        return dt_pf_trace_error(e->lane[0].t) ? dt_pf_trace_error(e->lane[0].t) : ENOMEM;
     write_capture(e, &e->lane[0], capture_track);
-    if (pf_trace_error(e->lane[0].t))
-        return pf_trace_error(e->lane[0].t);
+    if (dt_pf_trace_error(e->lane[0].t))
+        return dt_pf_trace_error(e->lane[0].t);
     return dt_out_units(out, e->nparts, e->lanes, encode_part, e);
 }
 
@@ -711,7 +711,7 @@ dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int gzip)
     for (int k = 0; k < DT_OUT_MAX_LANES; k++) {
         pf_lane *ln = &e->lane[k];
         if (ln->t) {
-            int close_err = pf_trace_close(ln->t);
+            int close_err = dt_pf_trace_close(ln->t);
             if (!err)
                 err = close_err;
         }

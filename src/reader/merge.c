@@ -48,7 +48,7 @@ static int write_merged_perfetto(void *arg, dt_out *o)
 {
     merge_job *j = arg;
     merger *m = j->m;
-    pf_trace *t = pf_trace_open(o, (uint64_t)(m->window_start < 0 ? 0 : m->window_start));
+    pf_trace *t = dt_pf_trace_open(o, (uint64_t)(m->window_start < 0 ? 0 : m->window_start));
     if (!t)
         return ENOMEM;
     const char *dir = getenv("TMPDIR");
@@ -85,7 +85,7 @@ static int write_merged_perfetto(void *arg, dt_out *o)
             fprintf(m->err, "merge: converting to Perfetto: %s\n", msg);
         unlink(tmp);
     }
-    int close_err = pf_trace_close(t);
+    int close_err = dt_pf_trace_close(t);
     return err ? err : close_err;
 }
 

@@ -300,7 +300,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
     const char *k = js_text(key, key_len, kbuf, sizeof kbuf, &klen);
     if (!k)
         k = "(arg name too long)", klen = strlen(k);
-    uint64_t name = pf_intern(t, PF_ARG, k, klen);
+    uint64_t name = dt_pf_intern(t, PF_ARG, k, klen);
     js_ws(j);
     const char *v0 = j->p;
     char ch = j->p < j->end ? *j->p : 0;
@@ -311,11 +311,11 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
             return;
         const char *text = js_text(s, n, vbuf, sizeof vbuf, &vlen);
         if (text) {
-            pf_arg_string(t, name, text, vlen);
+            dt_pf_arg_string(t, name, text, vlen);
         } else {
             char *big = malloc(n + 1);
             if (big) {
-                pf_arg_string(t, name, big, dt_rd_unescape(s, n, big));
+                dt_pf_arg_string(t, name, big, dt_rd_unescape(s, n, big));
                 free(big);
             }
         }
@@ -323,7 +323,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
     }
     if (ch == 't' || ch == 'f') {
         js_skip(j);
-        pf_arg_bool(t, name, ch == 't');
+        dt_pf_arg_bool(t, name, ch == 't');
         return;
     }
     if (ch == '[') {
@@ -350,7 +350,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
         }
         js_skip(j);
         if (ok) {
-            pf_arg_ints(t, name, ints, n);
+            dt_pf_arg_ints(t, name, ints, n);
             return;
         }
     } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
@@ -366,13 +366,13 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
                 if (num[0] == '-') {
                     long long v = strtoll(num, &end, 10);
                     if (!errno && !*end) {
-                        pf_arg_int(t, name, v);
+                        dt_pf_arg_int(t, name, v);
                         return;
                     }
                 } else {
                     unsigned long long v = strtoull(num, &end, 10);
                     if (!errno && !*end) {
-                        pf_arg_uint(t, name, v);
+                        dt_pf_arg_uint(t, name, v);
                         return;
                     }
                 }
@@ -380,7 +380,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
             errno = 0;
             double d = strtod(num, &end);
             if (!*end) {
-                pf_arg_double(t, name, d);
+                dt_pf_arg_double(t, name, d);
                 return;
             }
         }
@@ -388,7 +388,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
         js_skip(j);
     }
     /* null, objects, other arrays: their JSON text */
-    pf_arg_string(t, name, v0, (size_t)(j->p - v0));
+    dt_pf_arg_string(t, name, v0, (size_t)(j->p - v0));
 }
 
 /* The slice of one event from its text. */
@@ -398,7 +398,7 @@ static void write_slice(pf_trace *t, const char *text, size_t len, uint64_t ts)
     const char *name = "", *cat = "";
     size_t name_len = 0, cat_len = 0;
     const char *args = NULL;
-    /* first the name and category, then args after pf_begin */
+    /* first the name and category, then args after dt_pf_begin */
     js_ws(&j);
     if (j.p < j.end && *j.p == '{')
         j.p++;
@@ -432,7 +432,7 @@ static void write_slice(pf_trace *t, const char *text, size_t len, uint64_t ts)
         n = "(name too long)", nlen = strlen(n);
     if (!c)
         c = "", clen = 0;
-    pf_begin(t, ts, pf_intern(t, PF_NAME, n, nlen), pf_intern(t, PF_CATEGORY, c, clen));
+    dt_pf_begin(t, ts, dt_pf_intern(t, PF_NAME, n, nlen), dt_pf_intern(t, PF_CATEGORY, c, clen));
     if (!args)
         return;
     js a = {args + 1, text + len};
@@ -455,21 +455,21 @@ static void write_slice(pf_trace *t, const char *text, size_t len, uint64_t ts)
 static void close_until(pf_trace *t, int64_t *open, size_t *nopen, int64_t ts, int64_t base)
 {
     while (*nopen > 0 && open[*nopen - 1] <= ts)
-        pf_end(t, (uint64_t)(open[--*nopen] + base));
+        dt_pf_end(t, (uint64_t)(open[--*nopen] + base));
 }
 
 static int write_rows(cv *c, pf_trace *t, int fd, int64_t base)
 {
     for (size_t p = 0; p < c->pids.count; p++) {
         cv_process *pr = &c->procs[p];
-        pr->uuid = pf_process(t, pr->pid, pr->name ? pr->name : "", pr->labels,
+        pr->uuid = dt_pf_process(t, pr->pid, pr->name ? pr->name : "", pr->labels,
                               pr->has_sort ? pr->sort : pr->pid);
         if (!pr->uuid)
             return ENOMEM;
     }
     for (size_t r = 0; r < c->rows.count; r++) {
         cv_row *row = &c->rowv[r];
-        row->uuid = pf_thread(t, c->procs[row->process].pid, row->tid, row->name ? row->name : "");
+        row->uuid = dt_pf_thread(t, c->procs[row->process].pid, row->tid, row->name ? row->name : "");
         if (!row->uuid)
             return ENOMEM;
     }
@@ -490,7 +490,7 @@ static int write_rows(cv *c, pf_trace *t, int fd, int64_t base)
             for (; fl < c->nflows && c->flows[fl].row < s->row; fl++)
                 c->stats->flows_left_out++;
             row = s->row;
-            pf_track_begin(t, c->rowv[row].uuid);
+            dt_pf_track_begin(t, c->rowv[row].uuid);
         }
         close_until(t, open, &nopen, s->start, base);
         if (dt_vec_reserve_zeroed((void **)&open, &open_cap, nopen + 1, sizeof *open) != 0 ||
@@ -513,18 +513,18 @@ static int write_rows(cv *c, pf_trace *t, int fd, int64_t base)
             for (; fl < c->nflows && c->flows[fl].row == row && c->flows[fl].ts < s->start; fl++)
                 c->stats->flows_left_out++;
             for (; fl < c->nflows && c->flows[fl].row == row && c->flows[fl].ts == s->start; fl++)
-                pf_flow(t, c->flows[fl].id, (int)c->flows[fl].finish);
+                dt_pf_flow(t, c->flows[fl].id, (int)c->flows[fl].finish);
         }
-        pf_begin_done(t);
+        dt_pf_begin_done(t);
         c->stats->slices++;
-        if (pf_trace_error(t))
-            err = pf_trace_error(t);
+        if (dt_pf_trace_error(t))
+            err = dt_pf_trace_error(t);
     }
     close_until(t, open, &nopen, INT64_MAX, base);
     c->stats->flows_left_out += c->nflows - fl;
     free(open);
     free(text);
-    return err ? err : pf_trace_error(t);
+    return err ? err : dt_pf_trace_error(t);
 }
 
 static void converter_free(cv *c)
