@@ -43,9 +43,9 @@ static run decode_all(const decode_input *in, dt_session *s)
         done += in->records_in[i];
         r.bytes += in->valid[i];
     }
-    dt_session_lock(s);
+    dt_core_lock(s);
     dt_corr_merge_chunks(s, 1);
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     r.wall = bench_now_s() - w0;
     r.thread = clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     r.cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;

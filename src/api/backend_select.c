@@ -13,10 +13,10 @@
 
 dt_status dt_session_create(const dt_config *config, dt_session **out)
 {
-    dt_status st = dt_session_new(config, out);
+    dt_status st = dt_core_new(config, out);
     if (st != DT_OK) return st;
     const char *name = (*out)->backend_request;
-    if (strcmp(name, "auto") != 0 && !dt_backend_find(name)) {
+    if (strcmp(name, "auto") != 0 && !dt_select_backend(name)) {
         char list[512] = "";
         for (size_t i = 0; dt_backends[i]; i++) {
             if (!dt_backends[i]->name) continue;
@@ -49,7 +49,7 @@ static dt_status start_auto(dt_session *s)
         for (size_t i = 0; dt_backends[i]; i++) {
             const dt_backend *b = dt_backends[i];
             if (!b->library_env || library_named(b) != named_pass || b == s->deferred) continue;
-            st = dt_session_try_backend(s, b);
+            st = dt_core_try_backend(s, b);
             if (st == DT_OK) return DT_OK;
             if (named_pass) return st;
             if (tried < DT_MAX_NOTES) {
@@ -59,28 +59,28 @@ static dt_status start_auto(dt_session *s)
             }
         }
     }
-    st = dt_session_try_backend(s, &dt_backend_null);
-    for (int i = 0; i < tried; i++) dt_session_note(s, names[i], "unavailable: %s", why[i]);
+    st = dt_core_try_backend(s, &dt_backend_null);
+    for (int i = 0; i < tried; i++) dt_core_note(s, names[i], "unavailable: %s", why[i]);
     dt_log("no vendor backend started; recording host ranges only");
     return st;
 }
 
 dt_status dt_session_start(dt_session *s)
 {
-    dt_status st = dt_session_begin(s);
+    dt_status st = dt_core_begin(s);
     if (st != DT_OK) return st;
     const char *request = s->backend_request;
     if (strcmp(request, "auto") == 0) st = start_auto(s);
-    else if (s->deferred && strcmp(request, s->deferred->name) == 0) st = dt_session_try_backend(s, &dt_backend_null);
-    else st = dt_session_try_backend(s, dt_backend_find(request));
+    else if (s->deferred && strcmp(request, s->deferred->name) == 0) st = dt_core_try_backend(s, &dt_backend_null);
+    else st = dt_core_try_backend(s, dt_select_backend(request));
     /* with "auto", a vendor backend that started needs no other */
-    return dt_session_started(s, st, s->deferred && s->backend == &dt_backend_null);
+    return dt_core_started(s, st, s->deferred && s->backend == &dt_backend_null);
 }
 
-dt_status dt_session_start_deferring(dt_session *s, const char *deferred)
+dt_status dt_select_start_deferring(dt_session *s, const char *deferred)
 {
-    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start_deferring: session is NULL");
-    const dt_backend *b = deferred ? dt_backend_find(deferred) : NULL;
+    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_select_start_deferring: session is NULL");
+    const dt_backend *b = deferred ? dt_select_backend(deferred) : NULL;
     int applies = b && (strcmp(s->backend_request, "auto") == 0 || strcmp(s->backend_request, b->name) == 0);
     s->deferred = applies ? b : NULL;
     dt_status st = dt_session_start(s);
@@ -88,7 +88,7 @@ dt_status dt_session_start_deferring(dt_session *s, const char *deferred)
     return st;
 }
 
-const dt_backend *dt_backend_find(const char *name)
+const dt_backend *dt_select_backend(const char *name)
 {
     for (size_t i = 0; dt_backends[i]; i++)
         if (strcmp(dt_backends[i]->name, name) == 0) return dt_backends[i];
@@ -119,7 +119,7 @@ dt_status dt_prepare(const char *name)
         }
         return any ? st : DT_OK;
     }
-    const dt_backend *b = dt_backend_find(name);
+    const dt_backend *b = dt_select_backend(name);
     if (!b) return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"", name);
     return b->prepare ? b->prepare() : DT_OK;
 }
@@ -127,7 +127,7 @@ dt_status dt_prepare(const char *name)
 dt_status dt_backend_probe(const char *name, dt_backend_status *st)
 {
     if (!name || !st) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_backend_probe: NULL argument");
-    const dt_backend *b = dt_backend_find(name);
+    const dt_backend *b = dt_select_backend(name);
     if (!b) return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"", name);
     memset(st, 0, sizeof *st);
     st->name = b->name;

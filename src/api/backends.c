@@ -18,7 +18,7 @@ dt_status dt_backend_flags(const char *name, unsigned *flags)
 {
     if (!flags) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_backend_flags: flags is NULL");
     *flags = 0;
-    const dt_backend *b = name ? dt_backend_find(name) : NULL;
+    const dt_backend *b = name ? dt_select_backend(name) : NULL;
     if (!b) return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"", name ? name : "(null)");
     if (b->caps & DT_BACKEND_KINETO_NATIVE) *flags |= DT_BACKEND_FLAG_KINETO_NATIVE;
     return DT_OK;

@@ -17,7 +17,7 @@
 
 dt_status dt_inject_support_start(dt_session *s, const char *deferred)
 {
-    return dt_session_start_deferring(s, deferred);
+    return dt_select_start_deferring(s, deferred);
 }
 
 void dt_inject_support_exiting(void)
@@ -27,22 +27,22 @@ void dt_inject_support_exiting(void)
 
 void dt_inject_support_fork_prepare(dt_session *s)
 {
-    dt_session_fork_prepare(s);
+    dt_core_fork_prepare(s);
 }
 
 void dt_inject_support_fork_parent(dt_session *s)
 {
-    dt_session_fork_parent(s);
+    dt_core_fork_parent(s);
 }
 
 void dt_inject_support_fork_child(dt_session *s)
 {
-    dt_session_fork_child(s);
+    dt_core_fork_child(s);
 }
 
 void dt_inject_support_forked(dt_session *s)
 {
-    dt_session_forked(s);
+    dt_core_forked(s);
 }
 
 int dt_inject_support_fork_unrecorded(const dt_session *s)
@@ -124,13 +124,13 @@ void *dt_inject_support_tool_configure(uint32_t version, const char *runtime_ver
 
 int dt_inject_support_holds_injection_backend(const dt_session *s)
 {
-    const dt_backend *b = dt_backend_find(dt_session_backend(s));
+    const dt_backend *b = dt_select_backend(dt_session_backend(s));
     return b && (b->caps & DT_BACKEND_INJECTION_ENTRY);
 }
 
 void dt_inject_support_release(dt_session *s, const char *who)
 {
-    dt_session_release_backend(s, who);
+    dt_core_release_backend(s, who);
 }
 
 void dt_inject_support_note(dt_session *s, const char *key, const char *fmt, ...)
@@ -140,5 +140,5 @@ void dt_inject_support_note(dt_session *s, const char *key, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    dt_session_note(s, key, "%s", text);
+    dt_core_note(s, key, "%s", text);
 }

@@ -28,8 +28,8 @@ extern const dt_backend dt_backend_cupti;
    armed for the program's session. */
 static dt_status inject_arm(dt_session *s, int *attached)
 {
-    *attached = s && dt_session_awaits(s, dt_backend_cupti.name);
-    return *attached ? dt_session_attach_deferred(s) : dt_prepare(dt_backend_cupti.name);
+    *attached = s && dt_core_awaits(s, dt_backend_cupti.name);
+    return *attached ? dt_core_attach_deferred(s) : dt_prepare(dt_backend_cupti.name);
 }
 
 /* What CUPTI is to the rest of devtrace besides what the engine says:

@@ -98,7 +98,7 @@ static void set_thread_ids(dt_engine *e, dt_session *s)
     int r = set(e->v->activity.thread_id_system);
     if (r == e->v->results.success) e->thread_type_set = 1;
     else if (s)
-        dt_session_note(s, "thread_ids", "%s(SYSTEM) returned %s (%d): API rows carry the vendor's default thread "
+        dt_core_note(s, "thread_ids", "%s(SYSTEM) returned %s (%d): API rows carry the vendor's default thread "
                         "ids, not host thread ids", e->specs[DT_SYM_SET_THREAD_ID_TYPE].name, dt_engine_result_text(e, r), r);
 }
 
@@ -223,10 +223,10 @@ static void latency_timestamps(dt_engine *e, dt_session *s)
     int r = set ? set(1) : e->v->results.success;
     if (set && r == e->v->results.success) e->latency_on = 1;
     else if (!set)
-        dt_session_note(s, "queued", "the %s library has no %s: kernels' queued and submitted times are unknown",
+        dt_core_note(s, "queued", "the %s library has no %s: kernels' queued and submitted times are unknown",
                         e->v->backend->name, e->specs[DT_SYM_LATENCY_TIMESTAMPS].name);
     else
-        dt_session_note(s, "queued", "%s(1) returned %s (%d): kernels' queued and submitted times are unknown",
+        dt_core_note(s, "queued", "%s(1) returned %s (%d): kernels' queued and submitted times are unknown",
                         e->specs[DT_SYM_LATENCY_TIMESTAMPS].name, dt_engine_result_text(e, r), r);
 }
 
@@ -358,14 +358,14 @@ static void end_context_retry(dt_engine *e, dt_session *s)
         int first = e->retry_first[c], again = e->retry_again[c];
         const char *name = e->specs[calls[c].sym].name;
         if (!(e->retry_made & (1u << c)))
-            dt_session_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; no device context "
+            dt_core_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; no device context "
                             "was created while it recorded: %s", name, calls[c].what, dt_engine_result_text(e, first), first,
                             calls[c].lost);
         else if (again == e->v->results.success)
-            dt_session_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; made again when a "
+            dt_core_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; made again when a "
                             "device context was created: accepted", name, calls[c].what, dt_engine_result_text(e, first), first);
         else
-            dt_session_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started and %s (%d) when "
+            dt_core_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started and %s (%d) when "
                             "a device context was created: %s", name, calls[c].what, dt_engine_result_text(e, first), first,
                             dt_engine_result_text(e, again), again, calls[c].lost);
     }
@@ -393,7 +393,7 @@ static void quiet_runtime_calls(dt_engine *e, dt_session *s)
             return;
         }
         if (retry_at_context(e, DT_RETRY_QUIET, r)) return;
-        dt_session_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
+        dt_core_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
                             "recorded (they launch no device work)", e->specs[DT_SYM_ENABLE_RUNTIME_API].name,
                             ids->quiet_runtime[i], dt_engine_result_text(e, r), r);
     }
@@ -411,7 +411,7 @@ static void describe_devices(dt_engine *e, dt_session *s)
     for (uint32_t i = 0; i < n && i < DT_MAX_DEVICES; i++) {
         if (!found[i].valid || found[i].id >= DT_MAX_DEVICES) continue;
         e->devices[found[i].id] = found[i];
-        dt_session_set_device(s, &found[i]);
+        dt_core_set_device(s, &found[i]);
     }
     pthread_mutex_unlock(&e->devices_lock);
     dt_free(found);
@@ -443,10 +443,10 @@ static void note_refused_kinds(const dt_engine *e, dt_session *s, const int *res
         dt_failure why = {DT_OK, ""};
         if (v->explain_failure && v->explain_failure(e->specs[DT_SYM_ENABLE].name, r, dt_engine_result_text(e, r), e->lib.path,
                                                      e->version, e->emulated, &why))
-            dt_session_note(s, "kinds", "%s not recorded: %s returned %s (%d): %s", what,
+            dt_core_note(s, "kinds", "%s not recorded: %s returned %s (%d): %s", what,
                             e->specs[DT_SYM_ENABLE].name, dt_engine_result_text(e, r), r, why.message);
         else
-            dt_session_note(s, "kinds", "%s not recorded: %s returned %s (%d)", what, e->specs[DT_SYM_ENABLE].name,
+            dt_core_note(s, "kinds", "%s not recorded: %s returned %s (%d)", what, e->specs[DT_SYM_ENABLE].name,
                             dt_engine_result_text(e, r), r);
     }
 }
@@ -496,11 +496,11 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         if (dt_engine_has_push((void *const *)e->sym))
             ;
         else if (v->caps & DT_VCAP_NO_API_ENTER_LINKS)
-            dt_session_note(s, "external_ids", "the %s library has no external-correlation stack, and its API "
+            dt_core_note(s, "external_ids", "the %s library has no external-correlation stack, and its API "
                             "callbacks carry no correlation id: device activity carries no External id",
                             v->backend->name);
         else if (!enable_domains(e))
-            dt_session_note(s, "callbacks", "no API callback domain could be enabled: device activity carries no "
+            dt_core_note(s, "callbacks", "no API callback domain could be enabled: device activity carries no "
                             "External id");
     }
     /* Registered at every start: another client (Kineto) may have replaced
@@ -523,7 +523,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     }
     pthread_mutex_lock(&e->devices_lock);
     for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
-        if (e->devices[i].valid) dt_session_set_device(s, &e->devices[i]);
+        if (e->devices[i].valid) dt_core_set_device(s, &e->devices[i]);
     pthread_mutex_unlock(&e->devices_lock);
     memset(e->counted, 0, sizeof e->counted);
     /* From here every completed buffer belongs to this session, before any
@@ -560,10 +560,10 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         e->flush_period_set = 1;
     /* Only now: with "auto", a backend that failed to start leaves nothing
        in the session that another backend then records. */
-    if (v->library.layout_note && !e->emulated) dt_session_note(s, "layouts", "%s", v->library.layout_note);
-    if (v->clock_domain) dt_session_note(s, "vendor_clock", "%s", v->clock_domain);
+    if (v->library.layout_note && !e->emulated) dt_core_note(s, "layouts", "%s", v->library.layout_note);
+    if (v->clock_domain) dt_core_note(s, "vendor_clock", "%s", v->clock_domain);
     dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
-    dt_session_set_library(s, e->lib.path, e->version);
+    dt_core_set_library(s, e->lib.path, e->version);
     e->sessions++;
     st = DT_OK;
     goto out;
@@ -725,7 +725,7 @@ static void note_graph_launches(const dt_engine *e, dt_session *s)
     }
     pthread_mutex_unlock(&s->lock);
     if (n[0] || n[1])
-        dt_session_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
+        dt_core_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
                         "process's session %" PRIu32 ": %s API version %" PRIu32 " (older than %" PRIu32 ") gives "
                         "graph launches wrong correlation ids in sessions after the first, so their flows and "
                         "External ids cannot be trusted", n[0], n[1], e->sessions, e->v->backend->vendor,
@@ -744,7 +744,7 @@ static void note_counted(const dt_engine *e, dt_session *s)
                          rec->counted[i]);
         if (w > 0 && (size_t)w < sizeof text - used) used += (size_t)w;
     }
-    if (used) dt_session_note(s, rec->counted_key, "%s: %s", rec->counted_what, text);
+    if (used) dt_core_note(s, rec->counted_key, "%s: %s", rec->counted_what, text);
 }
 
 dt_status dt_engine_stop(dt_engine *e, dt_session *s)
@@ -765,7 +765,7 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     if (refused) {
         dt_pool_stats shape;
         dt_pool_slot_shape(&e->pool, &shape);
-        dt_session_note(s, "buffer_pool",
+        dt_core_note(s, "buffer_pool",
                         "%" PRIu64 " buffer requests found the pool of %" PRIu32 " buffers of %zu bytes empty "
                         "(grown to %" PRIu32 " for %" PRIu32 " threads); the vendor dropped what it could not "
                         "store (counted as no_buffer): raise buffer_count or buffer_size",
@@ -773,12 +773,12 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     }
     uint64_t orphaned = atomic_load(&e->orphaned);
     if (orphaned)
-        dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them",
+        dt_core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them",
                         orphaned);
     if (!released) arrange_finalize(e);
     uint32_t held = dt_pool_slot_release(&e->pool);
     if (held)
-        dt_session_note(s, "buffer_pool_held",
+        dt_core_note(s, "buffer_pool_held",
                         "the vendor still held %" PRIu32 " buffers after the final flush; their memory is kept", held);
     pthread_mutex_unlock(&e->lock);
     return r == v->results.success ? DT_OK : dt_engine_failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
@@ -795,10 +795,10 @@ dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
     snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
     atomic_store(&e->released, 1);
     pthread_mutex_unlock(&e->lock);
-    dt_session_note(s, "handover", "%s was given to %s at %" PRIu64 " ns (CLOCK_REALTIME): this trace holds the "
+    dt_core_note(s, "handover", "%s was given to %s at %" PRIu64 " ns (CLOCK_REALTIME): this trace holds the "
                     "device activity up to then, %s's own trace what came after",
                     e->v->backend->vendor, e->released_to, dt_realtime_ns(), e->released_to);
-    if (r != e->v->results.success) dt_session_note(s, "handover_flush", "%s returned %s (%d) when letting go",
+    if (r != e->v->results.success) dt_core_note(s, "handover_flush", "%s returned %s (%d) when letting go",
                                                     e->specs[DT_SYM_FLUSH_ALL].name, dt_engine_result_text(e, r), r);
     return DT_OK;
 }
@@ -884,7 +884,7 @@ static void forked_call(const dt_engine *e, uint32_t domain, uint32_t cbid, uint
         return;
     }
     if (t_forked_depth++ == 0 && dt_decoder_is_launch(&e->decoder, domain == e->v->callbacks.domain_driver, cbid))
-        dt_session_fork_launch_lost();
+        dt_core_fork_launch_lost();
 }
 
 void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata)

@@ -367,7 +367,7 @@ static void decode_device(decode_ctx *cx, const dt_plan *L, const uint8_t *p)
     dt_device_props props;
     device_props(L, p, &props);
     remember_device(cx->d, &props);
-    dt_session_set_device(cx->s, &props);
+    dt_core_set_device(cx->s, &props);
 }
 
 #undef F
@@ -404,7 +404,7 @@ static void decode_one(decode_ctx *cx, const dt_plan *P, uint32_t kind, const ui
         /* A kind another client in the process enabled, or a newer
            library's: counted, and named once in the trace. */
         dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
-        dt_session_note(s, "unknown_kind", "the %s library delivered %s records (kind %u) that devtrace does not decode",
+        dt_core_note(s, "unknown_kind", "the %s library delivered %s records (kind %u) that devtrace does not decode",
                         cx->d->v->backend->name, P && P->layout->what ? P->layout->what : "other", (unsigned)kind);
         return;
     }
@@ -447,7 +447,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
     cx.capture = s->config.capture;
     dt_decode_cache_init(&cx.cache);
     dt_api_names_init(&cx.api);
-    dt_session_lock(s);
+    dt_core_lock(s);
     for (;;) {
         const uint8_t *p;
         const dt_plan *P;
@@ -476,7 +476,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
                     }
                     dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
                     if (at < valid)
-                        dt_session_note(s, "unreadable_bytes", "the %s iterator refused a record it could not step past: "
+                        dt_core_note(s, "unreadable_bytes", "the %s iterator refused a record it could not step past: "
                                         "the records in the last bytes of a buffer were lost with it (one counted as "
                                         "unknown_kind)", d->v->backend->name);
                     break;
@@ -516,7 +516,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
         prev_size = P ? P->size : SIZE_MAX; /* a plan's size is never 0 */
         min_at = (size_t)(p - buffer) + 1;
     }
-    dt_session_unlock(s);
+    dt_core_unlock(s);
 }
 
 void dt_decoder_scan_devices(const dt_decoder *d, uint8_t *buffer, size_t valid, dt_vendor_next_fn next)

@@ -498,7 +498,7 @@ static void add_range(dt_session *s, const marker_half *start, uint64_t end)
     dt_rec *r = dt_add_checked(s, DT_EVENT_RANGE, start->timestamp, end, start->name);
     if (!r) return;
     r->flags = DT_REC_HAS_EXTERNAL; /* times: the vendor clock, mapped at stop */
-    r->external_id = dt_range_id_next();
+    r->external_id = dt_corr_range_id_next();
     r->lane = start->thread;
     r->context = start->process;
 }
@@ -654,9 +654,9 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
 static dt_status mspti_start(dt_session *s)
 {
     dt_engine *e = &dt_engine_mspti;
-    dt_session_lock(s);
+    dt_core_lock(s);
     decoding_reset();
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     atomic_store(&shared_stack.refused, 0);
     dt_status st = dt_engine_start(e, s);
     if (st != DT_OK) return st;
@@ -665,11 +665,11 @@ static dt_status mspti_start(dt_session *s)
         atomic_store(&shared_stack.scope, probe_scope(e));
         shared_stack.library = e->lib.handle;
     }
-    dt_session_note(s, "launch_configuration", "kernel records carry no launch configuration (grid, block, "
+    dt_core_note(s, "launch_configuration", "kernel records carry no launch configuration (grid, block, "
                     "registers, shared memory): written as 0");
     if (atomic_load(&shared_stack.scope) == STACK_SHARED) {
         atomic_store(&shared_stack.owner, 0); /* an earlier session's holder is gone */
-        dt_session_note(s, "external_stack",
+        dt_core_note(s, "external_stack",
                         "%s keeps one external-correlation stack for the whole process (its header documents one "
                         "per thread): the ids of one thread at a time are given to it, and device work launched "
                         "on other threads meanwhile carries no External id%s",
@@ -684,21 +684,21 @@ static dt_status mspti_stop(dt_session *s)
     dt_status st = dt_engine_stop(&dt_engine_mspti, s);
     /* every buffer has come back: what still waits for its other half
        began or ended outside the session */
-    dt_session_lock(s);
+    dt_core_lock(s);
     uint64_t open = decode_state.count, device = decode_state.device_halves, withheld = decode_state.withheld;
     decoding_reset();
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     if (open) {
         dt_loss_add(s, DT_LOSS_OUTSIDE_WINDOW, open);
-        dt_session_note(s, "markers", "%" PRIu64 " marker ranges began or ended outside the session: only one of "
+        dt_core_note(s, "markers", "%" PRIu64 " marker ranges began or ended outside the session: only one of "
                         "their two records came (counted as outside_window)", open);
     }
     if (device)
-        dt_session_note(s, "device_markers", "%" PRIu64 " device-side marker records (the device's timestamps of "
+        dt_core_note(s, "device_markers", "%" PRIu64 " device-side marker records (the device's timestamps of "
                         "ranges marked on a stream) are not kept; their ranges are, from the host records", device);
     uint64_t refused = atomic_load(&shared_stack.refused);
     if (refused || withheld)
-        dt_session_note(s, "external_ids", "the library's external-correlation stack is the whole process's: %" PRIu64
+        dt_core_note(s, "external_ids", "the library's external-correlation stack is the whole process's: %" PRIu64
                         " External ids pushed while another thread held it were not given to it, and %" PRIu64
                         " API calls it tagged with another thread's id were left without one", refused, withheld);
     return st;

@@ -14,7 +14,7 @@ static dt_status null_probe(dt_backend_status *st)
 
 static dt_status null_start(dt_session *s)
 {
-    dt_session_set_library(s, "", "");
+    dt_core_set_library(s, "", "");
     return DT_OK;
 }
 

@@ -547,7 +547,7 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
             session_devices(s);
             attach(s);
         } else {
-            dt_session_note(s, "rocprofiler_sdk", "%s", dt_last_error());
+            dt_core_note(s, "rocprofiler_sdk", "%s", dt_last_error());
         }
     }
 out:
@@ -688,9 +688,9 @@ static dt_status start_session_contexts(dt_session *s)
         for (int k = C_KERNEL; k < C_COUNT; k++) stop_context(k);
         return st;
     }
-    if (!rsdk_state.have[C_MARKERS]) dt_session_note(s, "roctx", "ROCTX ranges are not recorded (no marker tracing service)");
+    if (!rsdk_state.have[C_MARKERS]) dt_core_note(s, "roctx", "ROCTX ranges are not recorded (no marker tracing service)");
     if (want[C_FILL] && !rsdk_state.on[C_FILL])
-        dt_session_note(s, "memset", "memsets are recorded without their size and value (no hipMemset* argument "
+        dt_core_note(s, "memset", "memsets are recorded without their size and value (no hipMemset* argument "
                                      "tracing)");
     return DT_OK;
 }
@@ -732,26 +732,26 @@ static dt_status rsdk_prepare(void)
 static void session_devices(dt_session *s)
 {
     for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
-        if (rsdk_state.devices[i].valid) dt_session_set_device(s, &rsdk_state.devices[i]);
+        if (rsdk_state.devices[i].valid) dt_core_set_device(s, &rsdk_state.devices[i]);
     if (rsdk_state.devices_missing[0])
-        dt_session_note(s, "device_properties", "rocprofiler-sdk's agents do not give %s: absent (0)",
+        dt_core_note(s, "device_properties", "rocprofiler-sdk's agents do not give %s: absent (0)",
                         rsdk_state.devices_missing);
     if (!rsdk_state.sym[S_QUERY_AGENTS] || !rsdk_state.decoder.gpu_count)
-        dt_session_note(s, "device_properties", "no GPU agent was described: no device properties");
+        dt_core_note(s, "device_properties", "no GPU agent was described: no device properties");
 }
 
 static void session_facts(dt_session *s)
 {
-    dt_session_note(s, "vendor_clock", "CLOCK_BOOTTIME ns (rocprofiler_get_timestamp)");
-    dt_session_note(s, "rows", "kernels and memsets are on rows of their HSA queue (1, 2, ... in order of first "
+    dt_core_note(s, "vendor_clock", "CLOCK_BOOTTIME ns (rocprofiler_get_timestamp)");
+    dt_core_note(s, "rows", "kernels and memsets are on rows of their HSA queue (1, 2, ... in order of first "
                                "use); copies, which name no queue, on row 0");
     if (rsdk_state.configured && buffer_bytes(&s->config) != rsdk_state.buffer_bytes)
-        dt_session_note(s, "buffers",
+        dt_core_note(s, "buffers",
                         "rocprofiler-sdk's buffers are made once per process: %d of %zu bytes (each kept twice), "
                         "from the settings when devtrace registered, not this session's",
                         B_COUNT, rsdk_state.buffer_bytes);
     dt_symbols_note_missing(s, g_symbols, S_COUNT, rsdk_state.sym);
-    dt_session_set_library(s, rsdk_state.lib.path, rsdk_state.version_text);
+    dt_core_set_library(s, rsdk_state.lib.path, rsdk_state.version_text);
 }
 
 static dt_status rsdk_start(dt_session *s)
@@ -812,7 +812,7 @@ static dt_status rsdk_stop(dt_session *s)
     pthread_mutex_lock(&rsdk_state.lock);
     if (rsdk_state.pending == s) {
         rsdk_state.pending = NULL;
-        dt_session_note(s, "rocprofiler_sdk",
+        dt_core_note(s, "rocprofiler_sdk",
                         "rocprofiler-sdk was initializing when the session started and never called devtrace's "
                         "initialize: no GPU activity was recorded");
     }
@@ -833,7 +833,7 @@ static dt_status rsdk_stop(dt_session *s)
     if (running && dropped)
         /* which records the SDK dropped it does not say: the missing ones
            may be among them, already counted */
-        dt_session_note(s, "unfinished", "%" PRIu64 " launches or fills had no dispatch record at stop: their work "
+        dt_core_note(s, "unfinished", "%" PRIu64 " launches or fills had no dispatch record at stop: their work "
                         "was still running, or their records are among the %" PRIu64 " rocprofiler-sdk dropped; "
                         "not counted as unfinished", running, dropped);
     else if (running)
@@ -845,23 +845,23 @@ static dt_status rsdk_stop(dt_session *s)
     uint64_t d[4];
     for (int i = 0; i < 4; i++) d[i] = now[i] - rsdk_state.damage_at_start[i];
     if (d[0])
-        dt_session_note(s, "kernel_symbols",
+        dt_core_note(s, "kernel_symbols",
                         "%" PRIu64 " dispatches of kernels whose symbols rocprofiler-sdk never reported are named "
                         "<unnamed kernel>", d[0]);
     if (d[1] || d[2])
-        dt_session_note(s, "memset", "%" PRIu64 " memsets are recorded without their size and value (their "
+        dt_core_note(s, "memset", "%" PRIu64 " memsets are recorded without their size and value (their "
                         "hipMemset* arguments were not seen, or %" PRIu64 " were replaced before their dispatch)",
                         d[1], d[2]);
     if (d[3])
-        dt_session_note(s, "agents", "%" PRIu64 " records named agents rocprofiler-sdk did not list: numbered after "
+        dt_core_note(s, "agents", "%" PRIu64 " records named agents rocprofiler-sdk did not list: numbered after "
                         "the listed GPUs", d[3]);
     uint64_t mismatched = atomic_exchange(&rsdk_state.callback_layout_mismatch, 0);
     if (mismatched)
-        dt_session_note(s, "callbacks", "%" PRIu64 " callback records of rocprofiler-sdk %s had no layout devtrace "
+        dt_core_note(s, "callbacks", "%" PRIu64 " callback records of rocprofiler-sdk %s had no layout devtrace "
                         "knows and were ignored", mismatched, rsdk_state.version_text);
     uint64_t orphaned = atomic_load(&rsdk_state.orphaned);
     if (orphaned)
-        dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
+        dt_core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
     pthread_mutex_unlock(&rsdk_state.lock);
     return DT_OK;
 }

@@ -576,7 +576,7 @@ static void decode_api(decode_ctx *cx, const uint8_t *p, uint64_t size)
 static void unknown(decode_ctx *cx, uint32_t category, uint32_t kind)
 {
     dt_loss_add(cx->s, DT_LOSS_UNKNOWN_KIND, 1);
-    dt_session_note(cx->s, "unknown_kind",
+    dt_core_note(cx->s, "unknown_kind",
                     "rocprofiler-sdk delivered records of category %u, kind %u, which devtrace does not decode",
                     (unsigned)category, (unsigned)kind);
 }
@@ -592,7 +592,7 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
     /* launches are matched here whether or not their records are kept */
     int match_launches = dt_rsdk_decoder_matches_launches(d, cx.capture);
     dt_decode_cache_init(&cx.cache);
-    dt_session_lock(s);
+    dt_core_lock(s);
     pthread_mutex_lock(&d->kernel_lock);
     for (size_t i = 0; i < n; i++) {
         const rsdk_record_header *h = headers[i];
@@ -652,5 +652,5 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
         }
     }
     pthread_mutex_unlock(&d->kernel_lock);
-    dt_session_unlock(s);
+    dt_core_unlock(s);
 }

@@ -487,7 +487,7 @@ static void hip_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
     if (u32_at(d + DT_RT_HIP_PHASE_OFFSET) != ACTIVITY_API_PHASE_ENTER) return;
     uint8_t how = cid < rt_state.how_count ? rt_state.how[cid] : ARGS_NONE;
     if (__builtin_expect(dt_g_fork_unusable, 0)) {
-        if (how != ARGS_NONE && how <= ARGS_LAUNCH_GLOBAL) dt_session_fork_launch_lost();
+        if (how != ARGS_NONE && how <= ARGS_LAUNCH_GLOBAL) dt_core_fork_launch_lost();
         return;
     }
     uint64_t correlation;
@@ -518,7 +518,7 @@ static void roctx_push(dt_session *s, const char *message)
     }
     uint64_t id;
     if (dt_range_push(message ? message : "", &id) != DT_OK) {
-        dt_session_note(s, "roctx", "a roctxRangePushA range could not be recorded: %s", dt_last_error());
+        dt_core_note(s, "roctx", "a roctxRangePushA range could not be recorded: %s", dt_last_error());
         return;
     }
     if (t->depth < ROCTX_DEPTH) t->ids[t->depth] = id;
@@ -532,7 +532,7 @@ static void roctx_pop(dt_session *s)
     t->depth--;
     uint64_t top;
     if (t->depth >= ROCTX_DEPTH || dt_external_top(&top) != DT_OK || top != t->ids[t->depth]) {
-        dt_session_note(s, "roctx", "roctxRangePop did not match the innermost range of its thread (ranges and "
+        dt_core_note(s, "roctx", "roctxRangePop did not match the innermost range of its thread (ranges and "
                         "host operations interleaved): the range was not recorded");
         return;
     }
@@ -554,7 +554,7 @@ static void roctx_start(dt_session *s, uint64_t id, const char *message)
     }
     pthread_mutex_unlock(&g_roctx_lock);
     if (slot < 0)
-        dt_session_note(s, "roctx", "more than %d roctxRangeStartA ranges open at once: the others are not "
+        dt_core_note(s, "roctx", "more than %d roctxRangeStartA ranges open at once: the others are not "
                         "recorded", ROCTX_OPEN);
 }
 
@@ -572,7 +572,7 @@ static void roctx_stop(dt_session *s, uint64_t id)
             memcpy(name, g_roctx_open[i].name, sizeof name);
         }
     pthread_mutex_unlock(&g_roctx_lock);
-    if (start) dt_range_add(s, name, start, dt_realtime_ns(), tid);
+    if (start) dt_corr_range_add(s, name, start, dt_realtime_ns(), tid);
 }
 
 static void roctx_callback(uint32_t domain, uint32_t cid, const void *data, void *arg)
@@ -592,7 +592,7 @@ static void roctx_callback(uint32_t domain, uint32_t cid, const void *data, void
     case DT_RT_ROCTX_RANGE_STOP: roctx_stop(s, id); break;
     case DT_RT_ROCTX_MARK: {
         uint64_t now = dt_realtime_ns();
-        dt_range_add(s, message, now, now, dt_thread_id());
+        dt_corr_range_add(s, message, now, now, dt_thread_id());
         break;
     }
     default: break;
@@ -737,7 +737,7 @@ static void enable_op_callbacks(dt_session *s, uint32_t capture)
     }
     if (!want) {
         if ((capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET)) && rt_state.loaded && SYM(void *, RT_ENABLE_DOMAIN_CALLBACK))
-            dt_session_note(s, "launch_arguments", "the HIP API ids of launches and fills could not be looked up: "
+            dt_core_note(s, "launch_arguments", "the HIP API ids of launches and fills could not be looked up: "
                             "kernels carry no grid or block, fills no value");
         return;
     }
@@ -749,7 +749,7 @@ static void enable_op_callbacks(dt_session *s, uint32_t capture)
                 enable(ACTIVITY_DOMAIN_HIP_API, rt_state.captured_op[i], hip_api_callback, NULL);
         rt_state.op_callbacks = 1;
     } else if (!enable_domain_callback()) {
-        dt_session_note(s, "launch_arguments", "no HIP API callback could be enabled: kernels carry no grid or "
+        dt_core_note(s, "launch_arguments", "no HIP API callback could be enabled: kernels carry no grid or "
                         "block, fills no value");
     }
 }
@@ -802,14 +802,14 @@ static dt_status rt_start(dt_session *s)
     if (capture & DT_CAPTURE_RUNTIME) {
         r = SYM(dt_rt_domain_activity_fn, RT_ENABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API, rt_state.rt_pool);
         if (r == ROCTRACER_STATUS_SUCCESS) rt_state.api_on = 1;
-        else dt_session_note(s, "kinds", "HIP API calls not recorded: roctracer_enable_domain_activity_expl(HIP_API) "
+        else dt_core_note(s, "kinds", "HIP API calls not recorded: roctracer_enable_domain_activity_expl(HIP_API) "
                              "returned %d", r);
     }
     /* External ids come in EXT_API records, which roctracer writes only with
        HIP API activity; without them, through API-enter links. */
     if (!rt_state.api_on || !have_push) {
         if (enable_domain_callback()) atomic_store(&rt_state.link_mode, 1);
-        else dt_session_note(s, "callbacks", "no HIP API callback could be enabled: device activity carries no "
+        else dt_core_note(s, "callbacks", "no HIP API callback could be enabled: device activity carries no "
                              "External id");
     }
     atomic_store(&rt_state.ext_records, rt_state.api_on && have_push);
@@ -818,15 +818,15 @@ static dt_status rt_start(dt_session *s)
     enable_op_callbacks(s, capture);
     dt_rt_domain_callback_fn enable = SYM(dt_rt_domain_callback_fn, RT_ENABLE_DOMAIN_CALLBACK);
     if (enable && enable(ACTIVITY_DOMAIN_ROCTX, roctx_callback, NULL) == ROCTRACER_STATUS_SUCCESS) rt_state.roctx_on = 1;
-    else if (enable) dt_session_note(s, "roctx", "ROCTX callbacks could not be enabled: ROCTX ranges are not recorded");
+    else if (enable) dt_core_note(s, "roctx", "ROCTX callbacks could not be enabled: ROCTX ranges are not recorded");
     /* a tracer paused by roctracer_stop (Kineto stops it between its own
        sessions) would deliver nothing */
     if (rt_state.sym[RT_START]) SYM(dt_rt_void_fn, RT_START)();
-    dt_session_note(s, "vendor_clock", "roctracer_get_timestamp: boot-relative ns (HSA system clock)");
-    dt_session_note(s, "kernel_resources", "roctracer reports no registers or shared memory per kernel; grid and "
+    dt_core_note(s, "vendor_clock", "roctracer_get_timestamp: boot-relative ns (HSA system clock)");
+    dt_core_note(s, "kernel_resources", "roctracer reports no registers or shared memory per kernel; grid and "
                     "block come from the HIP launch call's arguments");
     dt_symbols_note_missing(s, rt_state.specs, RT_SYM_COUNT, rt_state.sym);
-    dt_session_set_library(s, rt_state.lib.path, rt_state.version);
+    dt_core_set_library(s, rt_state.lib.path, rt_state.version);
     st = DT_OK;
     goto out;
 fail:
@@ -889,15 +889,15 @@ static dt_status rt_stop(dt_session *s)
     /* callbacks may still be appending: the chunks are freed at the next start */
     g_retired = atomic_exchange(&g_chunks, NULL);
     if (unkept)
-        dt_session_note(s, "launch_arguments", "out of memory: the arguments of %" PRIu64 " launches or fills were "
+        dt_core_note(s, "launch_arguments", "out of memory: the arguments of %" PRIu64 " launches or fills were "
                         "not kept, and as many kernels or fills were not recorded", unkept);
     if (evicted)
-        dt_session_note(s, "launch_arguments", "%" PRIu64 " launches or fills waited for their record longer than "
+        dt_core_note(s, "launch_arguments", "%" PRIu64 " launches or fills waited for their record longer than "
                         "%zu later calls: their arguments were dropped, and their records carry no grid, block "
                         "or value", evicted, DT_RT_ARGS_MAX);
     uint64_t orphaned = atomic_load(&rt_state.orphaned);
     if (orphaned)
-        dt_session_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
+        dt_core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
     /* HIP calls made now, with the callbacks off, produce no records */
     dt_rt_hip hip = {
         .runtime_get_version = SYM(dt_hip_int_fn, HIP_RUNTIME_GET_VERSION),

@@ -127,7 +127,7 @@ typedef struct decode_ctx {
 static void note_other(decode_ctx *cx, uint32_t domain, uint32_t op, uint32_t kind)
 {
     dt_loss_add(cx->s, DT_LOSS_UNKNOWN_KIND, 1);
-    dt_session_note(cx->s, "unknown_kind",
+    dt_core_note(cx->s, "unknown_kind",
                     "the roctracer library delivered records devtrace does not decode (domain %u, op %u, kind 0x%x)",
                     (unsigned)domain, (unsigned)op, (unsigned)kind);
 }
@@ -347,7 +347,7 @@ void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, c
     }
     dt_decode_cache_init(&cx.cache);
     dt_api_names_init(&cx.api);
-    dt_session_lock(s);
+    dt_core_lock(s);
     size_t n = bytes / DT_RT_RECORD_SIZE;
     for (size_t i = 0; i < n; i++) {
         /* records ahead, from memory roctracer wrote long ago (past the
@@ -358,7 +358,7 @@ void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, c
     /* bytes left that cannot hold a record: one cut short */
     if (bytes % DT_RT_RECORD_SIZE || cut) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
     if (cx.pending)
-        dt_session_note(s, "external_ids", "an EXT_API record without a correlation id ended a buffer: "
+        dt_core_note(s, "external_ids", "an EXT_API record without a correlation id ended a buffer: "
                         "the record it tagged is in another buffer, and its External id is lost");
-    dt_session_unlock(s);
+    dt_core_unlock(s);
 }

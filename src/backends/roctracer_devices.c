@@ -50,7 +50,7 @@ void dt_rt_read_devices(dt_session *s, const dt_rt_hip *hip)
     if (!hip->get_device_count) return; /* the missing symbols are noted */
     int version = 0;
     if (hip->runtime_get_version(&version) != 0 || version < DT_HIP_ATTR_NUMBERING_SINCE) {
-        dt_session_note(s, "device_properties", "the HIP runtime reports version %d, older than 5.0 or unknown: its "
+        dt_core_note(s, "device_properties", "the HIP runtime reports version %d, older than 5.0 or unknown: its "
                         "device attribute numbers are not the ones devtrace knows, so device properties are absent",
                         version);
         return;
@@ -58,7 +58,7 @@ void dt_rt_read_devices(dt_session *s, const dt_rt_hip *hip)
     int count = 0;
     int rc = hip->get_device_count(&count);
     if (rc != 0) {
-        dt_session_note(s, "device_properties", "hipGetDeviceCount failed (%d): device properties absent", rc);
+        dt_core_note(s, "device_properties", "hipGetDeviceCount failed (%d): device properties absent", rc);
         return;
     }
     char missing[400] = "";
@@ -91,9 +91,9 @@ void dt_rt_read_devices(dt_session *s, const dt_rt_hip *hip)
             size_t used = strlen(missing);
             snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "", attributes[i].what);
         }
-        dt_session_set_device(s, &p);
+        dt_core_set_device(s, &p);
     }
     if (missing[0])
-        dt_session_note(s, "device_properties", "hipDeviceGetAttribute gave no value for %s: absent from the trace",
+        dt_core_note(s, "device_properties", "hipDeviceGetAttribute gave no value for %s: absent from the trace",
                         missing);
 }

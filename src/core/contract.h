@@ -6,7 +6,7 @@
  * dt_add_copy, dt_add_fill, dt_add_api_call, the decode caches),
  * core/corr.h and core/session.h (dt_corr_link, dt_corr_link_current, loss
  * counting with dt_loss_add: one reason per fault, the same on every vendor,
- * notes with dt_session_note, which never overwrites).
+ * notes with dt_core_note, which never overwrites).
  *
  * Backends for CUPTI-shaped vendor interfaces do not implement this by hand:
  * they describe their vendor in a `dt_vendor` and the engine

@@ -102,7 +102,7 @@ static int stack_push(thread_state *t, const stack_entry *src)
 
 static _Atomic uint64_t next_range_id = DT_RANGE_ID_BASE;
 
-uint64_t dt_range_id_next(void)
+uint64_t dt_corr_range_id_next(void)
 {
     return atomic_fetch_add(&next_range_id, 1);
 }
@@ -145,7 +145,7 @@ static void vendor_push(stack_entry *e)
     }
     if (st == DT_ERR_BACKEND_UNAVAILABLE) return; /* no stack of its own: API-enter links only */
     if (b->attribute_by_api_enter && b->attribute_by_api_enter() == DT_OK) return;
-    dt_session_note(s, "external_ids",
+    dt_core_note(s, "external_ids",
                     "the %s library refused External ids that devtrace could not attribute otherwise "
                     "(no API callbacks): device work launched inside them carries no External id",
                     b->name);
@@ -203,9 +203,9 @@ static void name_entry(stack_entry *e, const char *name)
     dt_session *s = dt_active_session();
     if (!s) return;
     dt_thread_note(s);
-    dt_session_lock(s);
+    dt_core_lock(s);
     uint32_t nid = dt_intern_str(&s->names, name ? name : "");
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     if (nid != UINT32_MAX) {
         e->name = nid;
         e->start_ns = dt_realtime_ns();
@@ -232,7 +232,7 @@ static void record_entry(const thread_state *t, const stack_entry *e, uint64_t e
 {
     dt_session *s = dt_active_session();
     if (!s || e->generation == 0 || s->generation != e->generation) return;
-    dt_session_lock(s);
+    dt_core_lock(s);
     dt_rec *r = dt_session_add(s);
     if (r) {
         r->kind = e->is_range ? DT_EVENT_RANGE : DT_EVENT_OP;
@@ -248,7 +248,7 @@ static void record_entry(const thread_state *t, const stack_entry *e, uint64_t e
             r->u.range.parent = t->stack[t->depth - 1].id;
         }
     }
-    dt_session_unlock(s);
+    dt_core_unlock(s);
 }
 
 dt_status dt_external_pop(uint64_t *id)
@@ -283,15 +283,15 @@ dt_status dt_op_pop(uint64_t *id)
 
 dt_status dt_range_push(const char *name, uint64_t *range_id)
 {
-    stack_entry e = {.id = dt_range_id_next(), .is_range = 1};
+    stack_entry e = {.id = dt_corr_range_id_next(), .is_range = 1};
     dt_status st = push_named(thread_state_get(), e, name);
     if (st == DT_OK && range_id) *range_id = e.id;
     return st;
 }
 
-void dt_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid)
+void dt_corr_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid)
 {
-    dt_session_lock(s);
+    dt_core_lock(s);
     uint32_t nid = dt_intern_str(&s->names, name ? name : "");
     dt_rec *r = nid == UINT32_MAX ? NULL : dt_session_add(s);
     if (nid == UINT32_MAX) dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
@@ -300,12 +300,12 @@ void dt_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t e
         r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;
         r->start = start_ns;
         r->end = end_ns;
-        r->external_id = dt_range_id_next();
+        r->external_id = dt_corr_range_id_next();
         r->name = nid;
         r->lane = tid;
         r->context = s->pid;
     }
-    dt_session_unlock(s);
+    dt_core_unlock(s);
 }
 
 dt_status dt_range_pop(void)
@@ -386,7 +386,7 @@ int dt_corr_map_get(const dt_session *s, uint64_t correlation, uint64_t *externa
     return dt_u64map_get(&s->corr, correlation, external_id);
 }
 
-int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
+int dt_corr_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
 {
     return id != UINT64_MAX && dt_u64map_get(&s->ext_parents, id + 1, range);
 }
@@ -493,7 +493,7 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
         }
         if (atomic_load_explicit(&s->external_unreliable, memory_order_relaxed)) {
             if (s->corr_log_count)
-                dt_session_note(s, "external_ids", "%zu External ids the vendor reported were not used",
+                dt_core_note(s, "external_ids", "%zu External ids the vendor reported were not used",
                                 s->corr_log_count);
         } else {
             for (size_t i = 0; i < s->corr_log_count; i++)
@@ -520,7 +520,7 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
 int dt_session_external_range(const dt_session *s, uint64_t id, uint64_t *range_id)
 {
     uint64_t range;
-    if (!s || s->state != DT_STATE_STOPPED || !dt_external_parent_range(s, id, &range)) return 0;
+    if (!s || s->state != DT_STATE_STOPPED || !dt_corr_parent_range(s, id, &range)) return 0;
     if (range_id) *range_id = range;
     return 1;
 }

@@ -25,14 +25,14 @@
 DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
 /* A new user range id (DT_RANGE_ID_BASE and up), for ranges a vendor
    reports (markers) as for dt_range_push's. */
-DT_HIDDEN uint64_t dt_range_id_next(void);
+DT_HIDDEN uint64_t dt_corr_range_id_next(void);
 /* A user range the vendor reported rather than the program pushed (ROCTX
    start/stop ranges and marks): recorded with an id of its own, on host
    thread tid, times in realtime ns. Session lock not held. */
-DT_HIDDEN void dt_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid);
+DT_HIDDEN void dt_corr_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid);
 /* The user range that encloses external id `id` (pushed inside it), after
    stop. Returns 1 and sets *range when there is one. */
-DT_HIDDEN int dt_external_parent_range(const dt_session *s, uint64_t id, uint64_t *range);
+DT_HIDDEN int dt_corr_parent_range(const dt_session *s, uint64_t id, uint64_t *range);
 
 /* How many correlation ids have a link, after stop. */
 DT_HIDDEN size_t dt_corr_count(const dt_session *s);

@@ -272,5 +272,5 @@ void dt_symbols_note_missing(dt_session *s, const dt_symbol_spec *syms, size_t n
 {
     for (size_t i = 0; i < n; i++)
         if (!resolved[i] && syms[i].cost && syms[i].name && syms[i].name[0])
-            dt_session_note(s, syms[i].name, "missing: %s", syms[i].cost);
+            dt_core_note(s, syms[i].name, "missing: %s", syms[i].cost);
 }

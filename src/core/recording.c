@@ -57,5 +57,5 @@ const char *dt_recording_thread_name(const dt_recording *r, uint32_t tid)
 
 int dt_recording_external_range(const dt_recording *r, uint64_t id, uint64_t *range)
 {
-    return dt_external_parent_range(r->session, id, range);
+    return dt_corr_parent_range(r->session, id, range);
 }

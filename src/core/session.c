@@ -31,8 +31,8 @@ int dt_g_fork_unusable;
 static _Atomic uint64_t g_generation;
 
 
-void dt_session_lock(dt_session *s) { pthread_mutex_lock(&s->lock); }
-void dt_session_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
+void dt_core_lock(dt_session *s) { pthread_mutex_lock(&s->lock); }
+void dt_core_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
 
 static const char *const loss_names[DT_LOSS_COUNT] = {
     "timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
@@ -102,7 +102,7 @@ static void read_process_name(char *out, size_t n)
     if (!out[0]) snprintf(out, n, "%s", program_invocation_short_name);
 }
 
-dt_status dt_session_new(const dt_config *config, dt_session **out)
+dt_status dt_core_new(const dt_config *config, dt_session **out)
 {
     if (!out) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_create: out is NULL");
     *out = NULL;
@@ -190,9 +190,9 @@ static void *calibrator_main(void *arg)
             rc = pthread_cond_timedwait(&s->calib_cond, &s->calib_lock, &next);
         if (s->calib_stop) break;
         pthread_mutex_unlock(&s->calib_lock);
-        dt_session_lock(s);
+        dt_core_lock(s);
         dt_clock_sample_now(&s->clock, s->backend->clock, 8);
-        dt_session_unlock(s);
+        dt_core_unlock(s);
         pthread_mutex_lock(&s->calib_lock);
     }
     pthread_mutex_unlock(&s->calib_lock);
@@ -206,7 +206,7 @@ static void start_calibrator(dt_session *s)
         s->calibrator_running = 1;
 }
 
-dt_status dt_session_try_backend(dt_session *s, const dt_backend *b)
+dt_status dt_core_try_backend(dt_session *s, const dt_backend *b)
 {
     const dt_backend *before = s->backend;
     s->backend = b;
@@ -216,11 +216,11 @@ dt_status dt_session_try_backend(dt_session *s, const dt_backend *b)
     if (st != DT_OK) { s->backend = before; return st; }
     /* (a sample read but not kept for lack of memory is noted at stop) */
     if (b->clock && dt_clock_sample_now(&s->clock, b->clock, 16) != 0 && !s->clock.unkept)
-        dt_session_note(s, "clock", "the %s clock could not be read at start", b->name);
+        dt_core_note(s, "clock", "the %s clock could not be read at start", b->name);
     return DT_OK;
 }
 
-dt_status dt_session_begin(dt_session *s)
+dt_status dt_core_begin(dt_session *s)
 {
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start: session is NULL");
     if (s->state == DT_STATE_RUNNING) return dt_error(DT_ERR_STATE, "dt_session_start: the session is already running");
@@ -239,7 +239,7 @@ dt_status dt_session_begin(dt_session *s)
     return DT_OK;
 }
 
-dt_status dt_session_started(dt_session *s, dt_status st, int awaiting)
+dt_status dt_core_started(dt_session *s, dt_status st, int awaiting)
 {
     if (st != DT_OK) {
         atomic_store(&dt_g_active, NULL);
@@ -268,7 +268,7 @@ dt_status dt_session_started(dt_session *s, dt_status st, int awaiting)
    threads the child does not have (the calibrator, a vendor's thread in a
    callback). The calibrator itself is not in the child: the clock is fitted
    on the parent's samples and the child's at stop. */
-void dt_session_forked(dt_session *s)
+void dt_core_forked(dt_session *s)
 {
     if (!s || s->state != DT_STATE_RUNNING) return;
     struct timespec now;
@@ -288,7 +288,7 @@ void dt_session_forked(dt_session *s)
     if (s->fork_vendor_unusable) dt_g_fork_unusable = 1;
 }
 
-void dt_session_fork_child(dt_session *s)
+void dt_core_fork_child(dt_session *s)
 {
     /* a grandchild: what its parent did holds */
     if (!s || !s->fork_vendor_unusable || s->fork_vendor_quiet) return;
@@ -302,17 +302,17 @@ static int fork_hooks(const dt_session *s)
            (s->backend->caps & DT_BACKEND_NO_FORK_CHILD);
 }
 
-void dt_session_fork_prepare(dt_session *s)
+void dt_core_fork_prepare(dt_session *s)
 {
     if (fork_hooks(s) && s->backend->fork_prepare) s->backend->fork_prepare();
 }
 
-void dt_session_fork_parent(dt_session *s)
+void dt_core_fork_parent(dt_session *s)
 {
     if (fork_hooks(s) && s->backend->fork_parent) s->backend->fork_parent();
 }
 
-void dt_session_fork_launch_lost(void)
+void dt_core_fork_launch_lost(void)
 {
     dt_session *s = dt_active_session();
     if (s) dt_loss_add(s, DT_LOSS_FORKED_CHILD, 1);
@@ -425,13 +425,13 @@ static void finish_records(dt_session *s)
     if (unfinished) dt_loss_add(s, DT_LOSS_UNFINISHED, unfinished);
 }
 
-int dt_session_awaits(const dt_session *s, const char *backend)
+int dt_core_awaits(const dt_session *s, const char *backend)
 {
     return s && atomic_load(&((dt_session *)s)->awaiting_vendor) && s->deferred &&
            strcmp(s->deferred->name, backend) == 0;
 }
 
-dt_status dt_session_attach_deferred(dt_session *s)
+dt_status dt_core_attach_deferred(dt_session *s)
 {
     if (!s || s->state != DT_STATE_RUNNING || !atomic_load(&s->awaiting_vendor)) return DT_OK;
     /* once, even when the vendor's runtime calls back into here while the
@@ -439,18 +439,18 @@ dt_status dt_session_attach_deferred(dt_session *s)
     int idle = 0;
     if (!atomic_compare_exchange_strong(&s->attaching, &idle, 1)) return DT_OK;
     const dt_backend *b = s->deferred;
-    dt_status st = dt_session_try_backend(s, b);
+    dt_status st = dt_core_try_backend(s, b);
     if (st != DT_OK) {
         char why[448];
         snprintf(why, sizeof why, "%s", dt_last_error());
         atomic_store(&s->awaiting_vendor, 0);
-        dt_session_note(s, b->name, "could not attach when the process initialised the device: %s", why);
+        dt_core_note(s, b->name, "could not attach when the process initialised the device: %s", why);
         return dt_error(st, "%s", why);
     }
     atomic_store(&s->awaiting_vendor, 0);
     /* what was pushed meanwhile is on devtrace's stacks only */
     if (atomic_load(&s->unheld_entries) > 0 && b->attribute_by_api_enter && b->attribute_by_api_enter() != DT_OK)
-        dt_session_note(s, "external_ids", "External ids pushed before %s attached could not be attributed "
+        dt_core_note(s, "external_ids", "External ids pushed before %s attached could not be attributed "
                         "through API callbacks: device work launched directly inside them carries none", b->name);
     pthread_mutex_lock(&s->calib_lock);
     s->calib_stop = 0;
@@ -460,7 +460,7 @@ dt_status dt_session_attach_deferred(dt_session *s)
     return DT_OK;
 }
 
-dt_status dt_session_release_backend(dt_session *s, const char *to)
+dt_status dt_core_release_backend(dt_session *s, const char *to)
 {
     if (!s || s->state != DT_STATE_RUNNING) return DT_OK;
     const dt_backend *b = s->backend;
@@ -477,16 +477,16 @@ dt_status dt_session_stop(dt_session *s)
     /* a forked child whose vendor cannot be used there calls it no more */
     const dt_backend *vendor = s->fork_vendor_unusable ? NULL : s->backend;
     if (s->fork_vendor_unusable)
-        dt_session_note(s, "fork", "process %u was forked without exec from process %u, whose %s was armed: %s "
+        dt_core_note(s, "fork", "process %u was forked without exec from process %u, whose %s was armed: %s "
                         "cannot record in such a child, so its device activity is not recorded; its launch calls "
                         "are counted as lost (forked_child), and host ranges and operations are recorded",
                         s->pid, s->fork_parent, s->backend->name, s->backend->name);
     else if (s->fork_parent)
-        dt_session_note(s, "fork", "process %u was forked without exec from process %u; this trace holds what it "
+        dt_core_note(s, "fork", "process %u was forked without exec from process %u; this trace holds what it "
                         "did after the fork, and the trace of process %u what came before", s->pid,
                         s->fork_parent, s->fork_parent);
     dt_status flush_st = vendor && vendor->flush ? vendor->flush(s) : DT_OK;
-    if (flush_st != DT_OK) dt_session_note(s, "flush", "%s", dt_last_error());
+    if (flush_st != DT_OK) dt_core_note(s, "flush", "%s", dt_last_error());
     if (s->calibrator_running) {
         pthread_mutex_lock(&s->calib_lock);
         s->calib_stop = 1;
@@ -498,20 +498,20 @@ dt_status dt_session_stop(dt_session *s)
     size_t unkept = s->clock.unkept;
     if (vendor && vendor->clock && dt_clock_sample_now(&s->clock, vendor->clock, 16) != 0 &&
         s->clock.unkept == unkept)
-        dt_session_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
+        dt_core_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
     if (s->clock.unkept)
-        dt_session_note(s, "clock_samples", "out of memory: %zu clock samples were not kept; the clock map "
+        dt_core_note(s, "clock_samples", "out of memory: %zu clock samples were not kept; the clock map "
                         "and its error bound rest on the %zu others", s->clock.unkept, s->clock.count);
     if (atomic_exchange(&s->awaiting_vendor, 0) && strcmp(s->backend_request, s->deferred->name) == 0)
-        dt_session_note(s, s->deferred->name, "not attached: the process never initialised the device (its runtime "
+        dt_core_note(s, s->deferred->name, "not attached: the process never initialised the device (its runtime "
                         "never called the injection entry point)");
     dt_status stop_st = vendor && vendor->stop ? vendor->stop(s) : DT_OK;
-    if (stop_st != DT_OK) dt_session_note(s, "stop", "%s", dt_last_error());
+    if (stop_st != DT_OK) dt_core_note(s, "stop", "%s", dt_last_error());
     atomic_store_explicit(&dt_g_active, NULL, memory_order_release);
     dt_store_prepare(0);
     dt_thread_names_sweep(s);
 
-    dt_session_lock(s);
+    dt_core_lock(s);
     dt_corr_merge_chunks(s, 1);
     uint64_t cut = atomic_load(&s->kernel_names_cut), unlinked = atomic_load(&s->links_lost),
              orphans = atomic_load(&s->parents_lost);
@@ -525,19 +525,19 @@ dt_status dt_session_stop(dt_session *s)
                      "%u kernel names longer than %zu bytes were kept mangled: the C++ demangler found at run time "
                      "(__cxa_demangle) takes no longer names",
                      s->names.demangle_too_long, dt_demangle_length_limit());
-        dt_session_note(s, "kernel_names", "%s%s%s", cut_text, cut && long_text[0] ? "; " : "", long_text);
+        dt_core_note(s, "kernel_names", "%s%s%s", cut_text, cut && long_text[0] ? "; " : "", long_text);
     }
     if (unlinked)
-        dt_session_note(s, "correlation", "out of memory: %llu API calls lost their External id link; "
+        dt_core_note(s, "correlation", "out of memory: %llu API calls lost their External id link; "
                         "the device activity they launched carries no External id",
                         (unsigned long long)unlinked);
     if (orphans)
-        dt_session_note(s, "range_parents", "out of memory: %llu operations inside user ranges were not linked "
+        dt_core_note(s, "range_parents", "out of memory: %llu operations inside user ranges were not linked "
                         "to their range; the ranges' device time misses theirs", (unsigned long long)orphans);
     dt_clock_fit(&s->clock);
     finish_records(s);
     s->state = DT_STATE_STOPPED;
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     dt_log("session stopped: %zu events kept, %llu lost", s->store.count,
            (unsigned long long)dt_session_loss_total(s));
     return DT_OK;
@@ -565,7 +565,7 @@ void dt_session_destroy(dt_session *s)
     dt_free(s);
 }
 
-void dt_session_set_library(dt_session *s, const char *path, const char *version)
+void dt_core_set_library(dt_session *s, const char *path, const char *version)
 {
     snprintf(s->backend_library, sizeof s->backend_library, "%s", path ? path : "");
     snprintf(s->backend_version, sizeof s->backend_version, "%s", version ? version : "");
@@ -582,7 +582,7 @@ static int says(const char *text, const char *fact)
     return 0;
 }
 
-void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
+void dt_core_note(dt_session *s, const char *key, const char *fmt, ...)
 {
     char text[sizeof s->notes[0].text];
     va_list ap;
@@ -627,7 +627,7 @@ int dt_session_note_at(const dt_session *s, size_t index, const char **key, cons
     return 1;
 }
 
-void dt_session_set_device(dt_session *s, const dt_device_props *p)
+void dt_core_set_device(dt_session *s, const dt_device_props *p)
 {
     if (p->id < DT_MAX_DEVICES) {
         s->devices[p->id] = *p;

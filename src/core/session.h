@@ -34,10 +34,10 @@ struct dt_session {
     dt_config config;
     char *output_path;
     char *backend_request;        /* as configured: "auto" or a name */
-    /* chosen at start; replaced once, by dt_session_attach_deferred, while
+    /* chosen at start; replaced once, by dt_core_attach_deferred, while
        the program's threads read it */
     _Atomic(const dt_backend *) backend;
-    /* dt_session_start_deferring (src/api): the backend that waits for the vendor's
+    /* dt_select_start_deferring (src/api): the backend that waits for the vendor's
        runtime to call the injection entry point, until attached or never */
     const dt_backend *deferred;
     _Atomic int awaiting_vendor;      /* running without it, waiting */
@@ -91,14 +91,14 @@ struct dt_session {
 
     uint64_t window_start_ns, window_end_ns; /* realtime capture window */
     uint32_t pid;
-    /* In a child forked without exec (dt_session_forked): the parent's pid
+    /* In a child forked without exec (dt_core_forked): the parent's pid
        (0: not forked), when, the records stored before, and whether the
        vendor cannot be used here (the backend's DT_BACKEND_NO_FORK_CHILD). */
     uint32_t fork_parent;
     uint64_t fork_ns;
     size_t fork_store_count;
     int fork_vendor_unusable;
-    int fork_vendor_quiet; /* the backend's fork_child has run (dt_session_fork_child) */
+    int fork_vendor_quiet; /* the backend's fork_child has run (dt_core_fork_child) */
     char process_name[256];       /* the command line, program's base name first */
     dt_thread_names threads;
     char host_name[256];
@@ -125,7 +125,7 @@ static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_
 
 
 /* For backends whose vendor reports the mapping in records (CUPTI):
-   call with the session lock held (inside dt_session_lock/unlock). It only
+   call with the session lock held (inside dt_core_lock/unlock). It only
    appends to a log (a sequential write, cheap on the vendor's thread); the
    map is filled once, sized for every link, at stop. */
 static inline void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t external_id)
@@ -140,32 +140,32 @@ static inline void dt_corr_link(dt_session *s, uint64_t correlation, uint64_t ex
 }
 
 /* Lock around a batch of store/intern/corr updates (one vendor buffer). */
-DT_HIDDEN void dt_session_lock(dt_session *s);
-DT_HIDDEN void dt_session_unlock(dt_session *s);
+DT_HIDDEN void dt_core_lock(dt_session *s);
+DT_HIDDEN void dt_core_unlock(dt_session *s);
 /* A session is made and started by the API (src/api), which chooses the
-   backend: the core never names one. dt_session_new: dt_session_create
+   backend: the core never names one. dt_core_new: dt_session_create
    without the backend's name checked (config->backend is kept as the
    request, "auto" or a name). */
-DT_HIDDEN dt_status dt_session_new(const dt_config *config, dt_session **out);
-/* Starting, in three steps: dt_session_begin makes s the process's running
-   session (or fails: not started); dt_session_try_backend starts backend b
+DT_HIDDEN dt_status dt_core_new(const dt_config *config, dt_session **out);
+/* Starting, in three steps: dt_core_begin makes s the process's running
+   session (or fails: not started); dt_core_try_backend starts backend b
    for it, as many times as the caller tries backends (s->backend stays the
-   last that started); dt_session_started ends the start with st, the
+   last that started); dt_core_started ends the start with st, the
    outcome of the tries: DT_OK runs s (awaiting: on the null backend,
    waiting for s->deferred to attach), anything else undoes the begin and
    returns st. */
-DT_HIDDEN dt_status dt_session_begin(dt_session *s);
-DT_HIDDEN dt_status dt_session_try_backend(dt_session *s, const dt_backend *b);
-DT_HIDDEN dt_status dt_session_started(dt_session *s, dt_status st, int awaiting);
+DT_HIDDEN dt_status dt_core_begin(dt_session *s);
+DT_HIDDEN dt_status dt_core_try_backend(dt_session *s, const dt_backend *b);
+DT_HIDDEN dt_status dt_core_started(dt_session *s, dt_status st, int awaiting);
 /* The waiting backend takes over the running session (on the null
    backend): DT_OK also when none waits. The host ranges and operations
    recorded so far are kept; entries pushed while waiting are attributed
    through API callbacks where the vendor's stack did not see them. */
-DT_HIDDEN dt_status dt_session_attach_deferred(dt_session *s);
+DT_HIDDEN dt_status dt_core_attach_deferred(dt_session *s);
 /* Whether s runs on the null backend waiting for `backend` (a name). */
-DT_HIDDEN int dt_session_awaits(const dt_session *s, const char *backend);
+DT_HIDDEN int dt_core_awaits(const dt_session *s, const char *backend);
 /* Give s's vendor interface to another client (backend.h: release). */
-DT_HIDDEN dt_status dt_session_release_backend(dt_session *s, const char *to);
+DT_HIDDEN dt_status dt_core_release_backend(dt_session *s, const char *to);
 
 /* Set by the injection library before it stops its session at process
    exit: vendor calls that only spare a running program cost (detaching the
@@ -173,12 +173,12 @@ DT_HIDDEN dt_status dt_session_release_backend(dt_session *s, const char *to);
 DT_HIDDEN extern _Atomic int dt_g_exiting;
 
 /* Set in a child forked without exec whose vendor cannot record there
-   (dt_session_forked, DT_BACKEND_NO_FORK_CHILD), never cleared: the
+   (dt_core_forked, DT_BACKEND_NO_FORK_CHILD), never cleared: the
    backends' API callbacks, which test it first (one predictable branch),
-   then count the child's launches instead (dt_session_fork_launch_lost). */
+   then count the child's launches instead (dt_core_fork_launch_lost). */
 DT_HIDDEN extern int dt_g_fork_unusable;
 /* One launch call made in such a child: counted as lost (forked_child). */
-DT_HIDDEN void dt_session_fork_launch_lost(void);
+DT_HIDDEN void dt_core_fork_launch_lost(void);
 
 /* The running session, or NULL (acquire load). For vendor callbacks, on
    every API call: inline. */
@@ -215,27 +215,27 @@ static inline dt_rec *dt_session_add(dt_session *s)
 }
 
 /* Backend-reported facts that go into the trace. */
-DT_HIDDEN void dt_session_set_library(dt_session *s, const char *path, const char *version);
+DT_HIDDEN void dt_core_set_library(dt_session *s, const char *path, const char *version);
 /* A degraded feature or other note ("topsptiGetCallbackName", "missing: ...").
    A key is never overwritten: a different text under a key already used is
    appended to it ("; "), the same text again is ignored. Thread-safe. */
-DT_HIDDEN void dt_session_note(dt_session *s, const char *key, const char *fmt, ...)
+DT_HIDDEN void dt_core_note(dt_session *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-DT_HIDDEN void dt_session_set_device(dt_session *s, const dt_device_props *p);
+DT_HIDDEN void dt_core_set_device(dt_session *s, const dt_device_props *p);
 
 /* Convert a stored record to the public view. */
 DT_HIDDEN void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev);
 /* In the child of a fork without exec, from a pthread_atfork child handler
    (plain stores and async-signal-safe calls only): the running session goes
    on as the child's; see session.c. */
-DT_HIDDEN void dt_session_forked(dt_session *s);
+DT_HIDDEN void dt_core_forked(dt_session *s);
 /* Before and after a fork without exec, in the parent, from pthread_atfork
    handlers: the backend's fork_prepare and fork_parent where its vendor
    cannot record in the child. */
-DT_HIDDEN void dt_session_fork_prepare(dt_session *s);
-DT_HIDDEN void dt_session_fork_parent(dt_session *s);
+DT_HIDDEN void dt_core_fork_prepare(dt_session *s);
+DT_HIDDEN void dt_core_fork_parent(dt_session *s);
 /* In such a child once fork has returned there (every atfork handler has
    run, so that the vendor's locks are usable): the backend's fork_child. */
-DT_HIDDEN void dt_session_fork_child(dt_session *s);
+DT_HIDDEN void dt_core_fork_child(dt_session *s);
 
 #endif /* DT_CORE_SESSION_H */

@@ -120,7 +120,7 @@ static const int grid1[3] = {4, 2, 1}, block1[3] = {128, 1, 1};
 /* What the backend's vendor interface does not give (DT_BACKEND_LACKS_*). */
 static unsigned backend_lacks(void)
 {
-    const dt_backend *b = dt_backend_find(g_opt.backend);
+    const dt_backend *b = dt_select_backend(g_opt.backend);
     return b ? b->lacks : 0;
 }
 
@@ -946,14 +946,14 @@ static void scenario_pool_exhausted(void)
        the pool grows to its bound and runs dry whatever the timing. Not
        where the vendor's producers wait for that consumer (lossless
        buffers): they would wait for ever. */
-    int hold = !(dt_backend_find(g_opt.backend)->caps & DT_BACKEND_LOSSLESS_BUFFERS);
-    if (hold) dt_session_lock(s);
+    int hold = !(dt_select_backend(g_opt.backend)->caps & DT_BACKEND_LOSSLESS_BUFFERS);
+    if (hold) dt_core_lock(s);
     for (int t = 0; t < THREADS; t++) {
         args[t] = (launch_arg){t, PER};
         REQUIRE(pthread_create(&th[t], NULL, pool_thread, &args[t]) == 0, "pthread_create");
     }
     for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
-    if (hold) dt_session_unlock(s);
+    if (hold) dt_core_unlock(s);
     REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
     session_stop(s);
     emu_stats st;
@@ -964,7 +964,7 @@ static void scenario_pool_exhausted(void)
            PRIu64 " records for want of a buffer)\n",
            st.records[EMU_KIND_KERNEL], k.kind[DT_EVENT_KERNEL], no_buffer, st.dropped_no_buffer);
     CHECK_EQ_U64(st.records[EMU_KIND_KERNEL], THREADS * PER, "kernels produced");
-    if (dt_backend_find(g_opt.backend)->caps & DT_BACKEND_LOSSLESS_BUFFERS) {
+    if (dt_select_backend(g_opt.backend)->caps & DT_BACKEND_LOSSLESS_BUFFERS) {
         /* The vendor's own buffers, sized from these settings, make the
            program wait when full: small ones cost deliveries (and, where
            producers wait for the consumer, time), not records. */
@@ -1291,7 +1291,7 @@ static void scenario_named_library(void)
    programs it runs (devtrace check, jq, python) do not inherit it. */
 static void preload_if_needed(char **argv)
 {
-    const dt_backend *b = dt_backend_find(g_opt.backend);
+    const dt_backend *b = dt_select_backend(g_opt.backend);
     if (!b || !b->preload || !strcmp(g_scenario, "missing_library") || !strcmp(g_scenario, "named_library")) return;
     const char *marker = "DEVTRACE_CONFORMANCE_PRELOADED";
     if (getenv(marker)) {

@@ -105,13 +105,13 @@ static void dense_links_resolve_like_sparse_ones(void)
 {
     dt_session *s = recording_session();
     const uint64_t base = 5000000000ull; /* beyond 32 bits */
-    dt_session_lock(s);
+    dt_core_lock(s);
     for (uint64_t i = 0; i < 50000; i++)
         if (i % 7) dt_corr_link(s, base + i, i % 11 == 0 ? 0 : 1000 + i);
     dt_corr_link(s, base + 3, 42);                 /* relinked: the last wins */
     dt_corr_link(s, base + 5, UINT64_MAX);         /* not storable + 1 */
     dt_corr_link(s, base + 900000000ull, 77);      /* far outside the others */
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     REQUIRE((s->corr_dense) != NULL);
     uint64_t ext = 1;
@@ -196,14 +196,14 @@ static void operations_inside_ranges_know_their_range(void)
     REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
     REQUIRE_EQ(dt_range_pop(), DT_OK);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
-    REQUIRE(!(dt_external_parent_range(s, 5, &range)));
-    REQUIRE(dt_external_parent_range(s, 0, &range));
+    REQUIRE(!(dt_corr_parent_range(s, 5, &range)));
+    REQUIRE(dt_corr_parent_range(s, 0, &range));
     REQUIRE_EQ(range, outer);
-    REQUIRE(dt_external_parent_range(s, 42, &range));
+    REQUIRE(dt_corr_parent_range(s, 42, &range));
     REQUIRE_EQ(range, inner);
-    REQUIRE(dt_external_parent_range(s, 43, &range));
+    REQUIRE(dt_corr_parent_range(s, 43, &range));
     REQUIRE_EQ(range, inner);
-    REQUIRE(!(dt_external_parent_range(s, inner, &range))); /* ranges have their own parent */
+    REQUIRE(!(dt_corr_parent_range(s, inner, &range))); /* ranges have their own parent */
     dt_session_destroy(s);
 }
 

@@ -169,9 +169,9 @@ static void device_properties_are_json_objects(void)
     REQUIRE_STR(buf, "");
     dt_device_props p = {.id = 1, .total_global_mem = 1u << 30, .num_sms = 24, .warp_size = 64};
     snprintf(p.name, sizeof p.name, "Emu \"GCU\"\n");
-    dt_session_set_device(s, &p);
+    dt_core_set_device(s, &p);
     p.id = 3;
-    dt_session_set_device(s, &p);
+    dt_core_set_device(s, &p);
     size_t need = dt_session_device_properties(s, NULL, 0);
     REQUIRE(need > 0);
     REQUIRE_EQ(dt_session_device_properties(s, buf, sizeof buf), need);

@@ -59,9 +59,9 @@ static uint32_t decode_name(dt_session *s, const char *raw)
 {
     dt_decode_cache cache;
     dt_decode_cache_init(&cache);
-    dt_session_lock(s);
+    dt_core_lock(s);
     uint32_t id = dt_decode_kernel_name(s, &cache, raw);
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     return id;
 }
 

@@ -114,7 +114,7 @@ static void work_running_at_stop_is_unfinished(void)
     dt_session *s = dt_test_session(0);
     REQUIRE_EQ(dt_session_start(s), DT_OK);
     uint64_t now = dt_realtime_ns();
-    dt_session_lock(s);
+    dt_core_lock(s);
     for (int i = 0; i < 4; i++) {
         dt_rec *r = dt_session_add(s);
         REQUIRE(r != NULL);
@@ -126,7 +126,7 @@ static void work_running_at_stop_is_unfinished(void)
         r->end = i == 1 ? now + 3600000000000u : r->start + 10;
         if (i == 2) r->start = s->window_start_ns - 10;
     }
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     REQUIRE_EQ(dt_session_event_count(s), 1);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNFINISHED), 1);
@@ -156,7 +156,7 @@ static void implausible_times_are_counted(void)
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_REVERSED), 1);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_TOO_LONG), 1);
     REQUIRE_EQ(dt_session_start(s), DT_OK);
-    dt_session_lock(s);
+    dt_core_lock(s);
     for (int i = 0; i < 5; i++) {
         dt_rec *r = dt_session_add(s);
         if (!r) continue;
@@ -166,7 +166,7 @@ static void implausible_times_are_counted(void)
         r->start = i == 0 ? s->window_start_ns + 1 : i == 1 ? s->window_start_ns - 5 : UINT64_MAX - 10;
         r->end = r->start + 2;
     }
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_STORE_FULL), 2);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     REQUIRE_EQ(dt_session_event_count(s), 1);

@@ -112,9 +112,9 @@ static int logged_link(const dt_session *s, uint64_t correlation, uint64_t *exte
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 static void merge_links(dt_session *s)
 {
-    dt_session_lock(s);
+    dt_core_lock(s);
     dt_corr_merge_chunks(s, 1);
-    dt_session_unlock(s);
+    dt_core_unlock(s);
 }
 
 static void test_kernel_fields(void)

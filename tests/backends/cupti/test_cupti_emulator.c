@@ -281,9 +281,9 @@ static void test_pool_runs_dry(void)
        and then runs dry, whatever the timing. */
     dt_session *s = cupti_session_start(DT_CAPTURE_KERNEL, 1, 16 * DT_CF_KERNEL10_SIZE);
     emu.stats_reset();
-    dt_session_lock(s);
+    dt_core_lock(s);
     for (int i = 0; i < 400; i++) emu.launch_kernel(0, i % 4, "k", grid, block, 10);
-    dt_session_unlock(s);
+    dt_core_unlock(s);
     REQUIRE_EQ(emu.synchronize(-1, -1), 0);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     emu_stats st;

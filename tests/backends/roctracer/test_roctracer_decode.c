@@ -111,9 +111,9 @@ static const char *name_of(const dt_session *s, const dt_rec *r) { return dt_int
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 static void merge_links(dt_session *s)
 {
-    dt_session_lock(s);
+    dt_core_lock(s);
     dt_corr_merge_chunks(s, 1);
-    dt_session_unlock(s);
+    dt_core_unlock(s);
 }
 
 static int has_note(const dt_session *s, const char *key)
