@@ -7,8 +7,9 @@ object file takes from the others, as nm lists them).
 
 Exit status 1, with every violation listed, when a file includes a header of
 a layer it may not see, when includes form a cycle, when an object calls an
-internal function of a layer it may not see, or when a file or an internal
-header is over its size. docs/architecture.md explains the layers.
+internal function of a layer it may not see, when a file or an internal
+header is over its size, or when an internal function takes a prefix of the
+public API's. docs/architecture.md explains the layers.
 """
 import argparse
 import os
@@ -189,6 +190,22 @@ def check_sizes(errors):
                 errors.append(f"{rel}: an internal header of {n} lines (at most {MAX_HEADER_LINES})")
 
 
+def check_names(errors):
+    """No internal (DT_HIDDEN) function takes a prefix of the public API's
+    (dt_session_, dt_backend_, ...): a call tells at sight which it is."""
+    header = ROOT / "include/devtrace/devtrace.h"
+    if not header.exists():
+        return
+    public = re.findall(r"DT_API\s+[^;(]*?\b(dt_\w+)\s*\(", header.read_text())
+    prefixes = {m.group(1) for m in (re.match(r"(dt_[a-z0-9]+_)", p) for p in public) if m}
+    hidden = re.compile(r"DT_HIDDEN[^;(]*?\b(dt_\w+)\s*\(")
+    for f in sources():
+        for name in hidden.findall(f.read_text(errors="replace")):
+            clash = next((p for p in sorted(prefixes) if name.startswith(p)), None)
+            if clash:
+                errors.append(f"{f.relative_to(ROOT)}: internal function {name} takes the public API's prefix {clash}")
+
+
 def nm_symbols(obj):
     out = subprocess.run(["nm", "--defined-only", "-g", str(obj)], capture_output=True, text=True).stdout
     defined = {l.split()[-1] for l in out.splitlines() if len(l.split()) >= 3}
@@ -241,6 +258,7 @@ def main():
     errors = []
     check_includes(errors)
     check_sizes(errors)
+    check_names(errors)
     if args.build:
         check_calls(args.build, errors)
     for e in errors:

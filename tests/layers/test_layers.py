@@ -73,3 +73,14 @@ def test_an_unknown_folder_is_named(tmp_path):
     r = tree(tmp_path, dict(GOOD, **{"src/misc/x.c": "int y;\n"}))
     assert r.returncode == 1
     assert "src/misc is no layer" in r.stdout
+
+
+def test_an_internal_function_with_a_public_prefix_fails(tmp_path):
+    files = dict(GOOD, **{"include/devtrace/devtrace.h": "DT_API int dt_session_start(void *s);\n",
+                          "src/core/session.h": "DT_HIDDEN void dt_session_note(void *s);\n"
+                                                "DT_HIDDEN void dt_core_lock(void *s);\n"})
+    r = tree(tmp_path, files)
+    assert r.returncode == 1
+    assert ("src/core/session.h: internal function dt_session_note takes the public API's prefix dt_session_"
+            in r.stdout)
+    assert "dt_core_lock" not in r.stdout
