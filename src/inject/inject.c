@@ -440,7 +440,7 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     if (dt_session_create(&cfg, &dt_inject_session) != DT_OK) {
         dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
         dt_inject_session = NULL;
-    } else if (dt_inject_support_start(dt_inject_session, dt_inject_deferred_backend()) != DT_OK) {
+    } else if (dt_inject_support_start(dt_inject_session, dt_inject_support_deferred_backend()) != DT_OK) {
         dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
         dt_session_destroy(dt_inject_session);
         dt_inject_session = NULL;

@@ -23,8 +23,4 @@ __attribute__((format(printf, 4, 5))) void dt_inject_report(const char *state, i
    a vendor part registers after its runtime's own (cuda.c). */
 void dt_inject_finish(void);
 
-/* The backend whose vendor calls this library later, so the session
-   waits for it rather than loading it at start (cuda.c); NULL for none. */
-const char *dt_inject_deferred_backend(void);
-
 #endif

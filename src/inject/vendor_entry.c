@@ -16,11 +16,6 @@
 #include <stdint.h>
 #include <unistd.h>
 
-const char *dt_inject_deferred_backend(void)
-{
-    return dt_inject_support_deferred_backend();
-}
-
 static void report_note(const char *message)
 {
     dt_inject_report("note", 0, "", "%s", message);
