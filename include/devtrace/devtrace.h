@@ -126,6 +126,12 @@ typedef struct dt_config {
     /* Clock calibration is sampled at start and stop and every this many
        milliseconds in between (0 disables the periodic samples). */
     uint32_t calibration_period_ms; /* default 1000 */
+    /* The flight recorder: when not 0, the session keeps the vendor's
+       completed buffers undecoded in a ring of at most this many bytes; when
+       it is full the oldest buffer is recycled and its records counted as
+       DT_LOSS_RING_EVICTED. dt_session_dump() writes the ring's window while
+       the session goes on recording. 0 (default): off. */
+    uint64_t flight_recorder_bytes;
 } dt_config;
 
 /* Fill *config with the defaults (also reads nothing from the environment). */
@@ -175,6 +181,13 @@ DT_API dt_status dt_session_stop(dt_session *session);
 /* Writes the trace atomically (temporary file, then rename). path NULL:
    the config's output_path. */
 DT_API dt_status dt_session_write(dt_session *session, const char *path, dt_format format);
+/* Writes the trace of a stopped session to an open descriptor (a file, a
+   pipe), from where it stands; the descriptor stays open. */
+DT_API dt_status dt_session_write_fd(dt_session *session, int fd, dt_format format);
+/* Flight recorder (config.flight_recorder_bytes): writes the ring's window
+   to fd as a normal trace while the session goes on recording. The window
+   starts past the last evicted record, so the trace has no holes. */
+DT_API dt_status dt_session_dump(dt_session *session, int fd, dt_format format);
 DT_API void dt_session_destroy(dt_session *session);
 
 /* Arm a backend ("auto": every backend that needs it) so that it can record
@@ -219,6 +232,20 @@ DT_API dt_status dt_range_pop(void);
    dt_external_push. dt_op_pop() and dt_external_pop() both end it. */
 DT_API dt_status dt_op_push(const char *name, uint64_t id);
 DT_API dt_status dt_op_pop(uint64_t *id);
+
+/* ------------------------------------------------------------------ */
+/* Steps                                                               */
+/* ------------------------------------------------------------------ */
+/* A training step begins (and the one before it ends), on any thread. Steps
+   are what an on-demand capture of N steps counts (`devtrace trigger PID
+   --steps N`) and what the flight recorder times to find a slow step. A
+   user range named "ProfilerStep#<n>" (torch.profiler's) is a step too: step
+   n begins when it is pushed. dt_step() numbers its steps 1, 2, ... in the
+   order of the calls. While nothing watches steps, a range push costs one
+   relaxed atomic load more than it would without steps. */
+DT_API dt_status dt_step(void);
+/* The number of the latest step that began in this process (0: none yet). */
+DT_API uint64_t dt_step_count(void);
 
 /* ------------------------------------------------------------------ */
 /* Recorded events                                                     */
@@ -372,6 +399,8 @@ typedef enum dt_loss_reason {
                                      exec where the vendor cannot record
                                      (counted per launch call; see
                                      docs/trace-format.md) */
+    DT_LOSS_RING_EVICTED,         /* the flight recorder's ring was full: the
+                                     oldest buffer's records were recycled */
     DT_LOSS_COUNT
 } dt_loss_reason;
 
@@ -426,6 +455,49 @@ DT_API const char *dt_backend_library_env(size_t index);
    started (Ascend's "libmspti.so"; see dt_session_start), else NULL (also
    when index is past the last backend). `devtrace record` preloads it. */
 DT_API const char *dt_backend_preload(size_t index);
+
+/* ------------------------------------------------------------------ */
+/* On demand: listening for `devtrace trigger`                         */
+/* ------------------------------------------------------------------ */
+/* Makes this process listen for capture requests on a local socket that
+   only its user (or root) may use (docs/on-demand.md). While idle nothing
+   is armed: no vendor subscription, callbacks or activity kinds. A request
+   arms the vendor with config (NULL: dt_config_init and
+   dt_config_from_env), captures the window asked for (a duration, or N
+   steps from a step boundary), writes the trace to the descriptor the
+   client passed, and disarms. A request that comes while another session
+   of this process runs is answered busy. DT_ERR_STATE when this process
+   already listens; DT_ERR_IO for the socket's directory, with why. */
+DT_API dt_status dt_control_listen(const dt_config *config);
+/* Stops listening and removes the socket (waits for a running capture). */
+DT_API void dt_control_stop(void);
+/* 1 while this process listens. */
+DT_API int dt_control_listening(void);
+
+/* Captures taken by the program itself, through its own profiler (e.g.
+   torch.profiler, fed by devtrace's Kineto plugin): listen with
+   dt_control_listen_external(), poll dt_control_take() at step boundaries,
+   run the capture, write the trace to request.fd, and report with
+   dt_control_done(). devtrace arms nothing itself in this mode. */
+typedef struct dt_capture_request {
+    uint64_t duration_ns;   /* 0: the window is steps */
+    uint64_t steps;         /* 0: the window is duration_ns */
+    uint64_t step_multiple; /* begin at a step whose number is a multiple of
+                               this (0 or 1: the next step) */
+    uint64_t timeout_ns;    /* give up waiting for steps after this */
+    int fd;                 /* the output the client opened; the program
+                               writes the trace there and does not close it */
+    char format[16];        /* as dt_format_by_name takes it ("json", ...) */
+} dt_capture_request;
+DT_API dt_status dt_control_listen_external(void);
+/* 1 and *request when a capture waits to be taken (it is then the
+   program's until dt_control_done), 0 when none. One relaxed atomic load
+   when none. */
+DT_API int dt_control_take(dt_capture_request *request);
+/* The taken capture ended: status DT_OK with written (0 or 1), the events
+   written and a summary of what was lost, or an error status with text as
+   its message. The client gets the reply. */
+DT_API dt_status dt_control_done(dt_status status, int written, uint64_t records, const char *text);
 
 #ifdef __cplusplus
 }

@@ -37,7 +37,7 @@ void dt_core_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
 static const char *const loss_names[DT_LOSS_COUNT] = {
     "timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
     "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full", "unfinished",
-    "forked_child",
+    "forked_child", "ring_evicted",
 };
 
 const char *dt_loss_reason_name(dt_loss_reason reason)

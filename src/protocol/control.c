@@ -135,6 +135,7 @@ static int apply_key(dt_ctl_msg *m, const char *k, size_t kn, const char *v, siz
         {"program", offsetof(dt_ctl_msg, program), sizeof ((dt_ctl_msg *)0)->program},
         {"job", offsetof(dt_ctl_msg, job), sizeof ((dt_ctl_msg *)0)->job},
         {"backend", offsetof(dt_ctl_msg, backend), sizeof ((dt_ctl_msg *)0)->backend},
+        {"format", offsetof(dt_ctl_msg, format), sizeof ((dt_ctl_msg *)0)->format},
     };
     char *base = (char *)m;
     for (size_t i = 0; i < sizeof u64_keys / sizeof *u64_keys; i++)
@@ -303,8 +304,11 @@ size_t dt_ctl_encode(const dt_ctl_msg *m, uint8_t *buf, size_t cap)
         if (m->steps) put(&w, "steps=%llu\n", (unsigned long long)m->steps);
         if (m->step_multiple) put(&w, "step_multiple=%llu\n", (unsigned long long)m->step_multiple);
         if (m->timeout_ns) put(&w, "timeout_ns=%llu\n", (unsigned long long)m->timeout_ns);
+        if (m->format[0]) put_str(&w, "format", m->format, sizeof m->format);
         break;
-    case DT_CTL_DUMP: break;
+    case DT_CTL_DUMP:
+        if (m->format[0]) put_str(&w, "format", m->format, sizeof m->format);
+        break;
     case DT_CTL_OK:
         put(&w, "written=%d\nrecords=%llu\n", m->written ? 1 : 0, (unsigned long long)m->records);
         break;

@@ -36,10 +36,13 @@
  *
  * Requests (client to listener):
  *   INFO     no keys.
- *   CAPTURE  duration_ns=N | steps=N [step_multiple=M] [timeout_ns=T]; the
- *            output file's descriptor travels with the message (SCM_RIGHTS):
- *            the client opens the output, the listener never opens a path.
- *   DUMP     the flight recorder's window; a descriptor as for CAPTURE.
+ *   CAPTURE  duration_ns=N | steps=N [step_multiple=M] [timeout_ns=T]
+ *            [format=F]; the output file's descriptor travels with the
+ *            message (SCM_RIGHTS): the client opens the output, the listener
+ *            never opens a path. F is a format's name (json, json.gz,
+ *            perfetto, perfetto.gz); without it, json.
+ *   DUMP     the flight recorder's window [format=F]; a descriptor as for
+ *            CAPTURE.
  * Replies (listener to client):
  *   INFO     pid, program, rank, local_rank, world_size (-1: unknown),
  *            job (from SLURM_JOB_ID, TORCHELASTIC_RUN_ID or
@@ -106,8 +109,10 @@ DT_HIDDEN const char *dt_ctl_state_name(dt_ctl_state state);
 /* One message, parsed or to encode. Text fields are NUL-terminated. */
 typedef struct dt_ctl_msg {
     dt_ctl_type type;
-    /* CAPTURE */
+    /* CAPTURE (format also DUMP): the trace's format as dt_format_by_name
+       takes it; "" leaves it to the listener (json) */
     uint64_t duration_ns, steps, step_multiple, timeout_ns;
+    char format[16];
     /* INFO reply */
     int64_t pid, rank, local_rank, world_size;
     char program[64], job[128], backend[32];
@@ -164,6 +169,7 @@ DT_HIDDEN void dt_ctl_remove_stale(const char *path);
 typedef struct dt_ctl_request {
     dt_ctl_type type; /* DT_CTL_CAPTURE or DT_CTL_DUMP */
     uint64_t duration_ns, steps, step_multiple, timeout_ns;
+    char format[16]; /* "" : the listener's choice */
 } dt_ctl_request;
 
 /* What a handler reports: code DT_CTL_SUCCESS (then written, records and

@@ -180,7 +180,8 @@ static void serve(listener *l, int c)
         reply_error(c, DT_CTL_BUSY, "a capture or dump is in progress");
     } else {
         reap_worker(l, 1);
-        l->req = (dt_ctl_request){req.type, req.duration_ns, req.steps, req.step_multiple, req.timeout_ns};
+        l->req = (dt_ctl_request){req.type, req.duration_ns, req.steps, req.step_multiple, req.timeout_ns, {0}};
+        memcpy(l->req.format, req.format, sizeof l->req.format);
         atomic_store(&l->state, DT_CTL_ARMED);
         atomic_store(&l->worker_running, 1);
         atomic_store(&l->worker_out, passed);

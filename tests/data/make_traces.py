@@ -15,7 +15,7 @@ BASE = 1699999993000000000
 HOST_PID, HOST_TID = 4242, 4243
 LOSS_REASONS = ["timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
                 "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full",
-                "unfinished", "forked_child"]
+                "unfinished", "forked_child", "ring_evicted"]
 
 
 def us(ns):

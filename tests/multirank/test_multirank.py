@@ -345,7 +345,7 @@ def devtrace_trace_inside(torch_trace, path):
     hi = max(e["ts"] + e["dur"] for e in ev if e["ph"] == "X")
     loss = {r: 0 for r in ["timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
                            "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full",
-                           "unfinished", "forked_child"]}
+                           "unfinished", "forked_child", "ring_evicted"]}
     loss["total"] = 0
     trace = {"schemaVersion": 1, "deviceProperties": [], "displayTimeUnit": "ms", "baseTimeNanoseconds": base,
              "traceEvents": ev,

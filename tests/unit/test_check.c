@@ -157,7 +157,7 @@ static char *make_trace_named(int n, const char *(*name)(int, void *), void *arg
                           "],\"devtrace\":{\"captureWindow\":{\"startNs\":1000000000,\"endNs\":1001000000},"
                           "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
                           "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
-                          "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"forked_child\":0,\"total\":0},\"attribution\":{}}}");
+                          "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"forked_child\":0,\"ring_evicted\":0,\"total\":0},\"attribution\":{}}}");
     *len = o;
     return b;
 }
@@ -242,7 +242,7 @@ static char *torch_trace(const char *extra_flow, const char *tail, size_t *len)
 
 #define LOSS_OK "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,\"malformed\":0," \
                 "\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,\"outside_window\":0,\"store_full\":0," \
-                "\"unfinished\":0,\"forked_child\":0,\"total\":0}"
+                "\"unfinished\":0,\"forked_child\":0,\"ring_evicted\":0,\"total\":0}"
 
 /* A flow cut on one side is a known property of torch.profiler's traces:
    reported, not failed; a flow finished twice is malformed and fails. */
@@ -360,7 +360,7 @@ static void violations_escape_control_bytes(void)
         "\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
         "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
         "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
-        "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"forked_child\":0,\"total\":0},\"attribution\":{}}}";
+        "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"forked_child\":0,\"ring_evicted\":0,\"total\":0},\"attribution\":{}}}";
     capture c;
     REQUIRE_EQ(check_text(&c, json, sizeof json - 1), 1);
     REQUIRE_EQ(lines_for(c.out_text, 5), 1);
@@ -392,7 +392,7 @@ static void nesting_is_checked_whatever_the_order(void)
         "],\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
         "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
         "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
-        "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"forked_child\":0,\"total\":0},\"attribution\":{}}}";
+        "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"forked_child\":0,\"ring_evicted\":0,\"total\":0},\"attribution\":{}}}";
     static const char overlap[] = ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"late\",\"pid\":1,\"tid\":1,"
                                   "\"ts\":19,\"dur\":2}";
     char buf[4096];
@@ -475,7 +475,7 @@ static void flow_ends_found_wherever_they_are_written(void)
         "],\"devtrace\":{\"captureWindow\":{\"startNs\":0,\"endNs\":100000},"
         "\"loss\":{\"timestamp_zero\":0,\"timestamp_reversed\":0,\"timestamp_too_long\":0,"
         "\"malformed\":0,\"unknown_kind\":0,\"no_buffer\":0,\"vendor_dropped\":0,"
-        "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"forked_child\":0,\"total\":0},\"attribution\":{}}}";
+        "\"outside_window\":0,\"store_full\":0,\"unfinished\":0,\"forked_child\":0,\"ring_evicted\":0,\"total\":0},\"attribution\":{}}}";
     static const char finish_tail[] = ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}";
     char buf[4096];
     capture c;

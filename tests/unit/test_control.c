@@ -198,6 +198,7 @@ static void test_messages_round_trip(void)
     m.steps = 5;
     m.step_multiple = 100;
     m.timeout_ns = 30000000000ull;
+    snprintf(m.format, sizeof m.format, "perfetto");
     size_t n = dt_ctl_encode(&m, buf, sizeof buf);
     REQUIRE(n > DT_CTL_HEADER);
     REQUIRE_EQ(dt_ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
@@ -206,6 +207,7 @@ static void test_messages_round_trip(void)
     CHECK_EQ(back.step_multiple, 100u);
     CHECK_EQ(back.timeout_ns, 30000000000ull);
     CHECK_EQ(back.duration_ns, 0u);
+    CHECK_STR(back.format, "perfetto");
 
     dt_ctl_msg_init(&m, DT_CTL_INFO);
     m.pid = 4242;

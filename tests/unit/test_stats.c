@@ -74,6 +74,7 @@ static void good_trace_csv_is_exact(void)
         "loss,store_full,0\n"
         "loss,unfinished,0\n"
         "loss,forked_child,0\n"
+        "loss,ring_evicted,0\n"
         "loss,total,3\n";
     REQUIRE_STR(c.out_text, expected);
     REQUIRE_STR(c.err_text, "");

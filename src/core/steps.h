@@ -1,0 +1,40 @@
+/*
+ * Steps: the process's step boundaries, from dt_step() and from user ranges
+ * named "ProfilerStep#<n>" (src/core/steps.c). Internal, not installed.
+ *
+ * A step boundary is a step number and the realtime ns it began at. On-demand
+ * captures of N steps wait on boundaries; the flight recorder observes them
+ * to time steps. While nothing watches (dt_core_steps_watch), a range push
+ * pays one relaxed atomic load for steps and does not look at its name;
+ * dt_step() always counts.
+ */
+#ifndef DT_CORE_STEPS_H
+#define DT_CORE_STEPS_H
+
+#include <stdint.h>
+
+#include "base/common.h"
+
+/* Count a watcher in (on 1) or out (on 0); range names are looked at while
+   the count is above zero. */
+DT_HIDDEN void dt_core_steps_watch(int on);
+/* Step `number` began at t_ns (realtime). Numbers that do not rise are
+   taken as they come (a ProfilerStep# numbering that restarts). */
+DT_HIDDEN void dt_core_step_begin(uint64_t number, uint64_t t_ns);
+/* The latest boundary (0 and 0: none yet). */
+DT_HIDDEN void dt_core_step_last(uint64_t *number, uint64_t *t_ns);
+/* Waits until a step numbered at least `target` begins after this call, or
+   until deadline_ns (CLOCK_MONOTONIC). 0 with that boundary in *number and
+   *t_ns; -1 at the deadline. target 0: the next step, whatever its number. */
+DT_HIDDEN int dt_core_step_wait(uint64_t target, uint64_t deadline_ns, uint64_t *number, uint64_t *t_ns);
+/* Wakes every waiter now (they return -1): a capture that is cancelled. */
+DT_HIDDEN void dt_core_steps_wake(void);
+
+/* An observer of boundaries (the flight recorder's slow-step and stall
+   triggers): called on the thread that began the step, outside any lock,
+   with the duration of the step that just ended (0 for the first). One at
+   a time; NULL removes it. It must not block. */
+typedef void (*dt_core_step_observer)(void *ctx, uint64_t number, uint64_t t_ns, uint64_t last_duration_ns);
+DT_HIDDEN void dt_core_steps_observe(dt_core_step_observer fn, void *ctx);
+
+#endif
