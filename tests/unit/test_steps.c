@@ -9,7 +9,6 @@
 
 #include "dt_internal.h"
 #include "dt_test_session.h"
-#include "core/steps.h"
 
 static void sleep_ms(unsigned ms)
 {
