@@ -59,6 +59,25 @@ static void cond_init(void)
     pthread_condattr_destroy(&a);
 }
 
+/* A child forked without exec has only the forking thread: a step being
+   written, a waiter or an observer call of another thread is not there, so
+   what they held is released. */
+static void steps_forked_child(void)
+{
+    atomic_flag_clear_explicit(&g_writing, memory_order_relaxed);
+    atomic_store_explicit(&g_waiters, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_observing, 0, memory_order_relaxed);
+    pthread_mutex_init(&g_lock, NULL);
+    pthread_mutex_init(&g_observe_lock, NULL);
+    cond_init();
+}
+
+__attribute__((constructor)) static void steps_register_fork(void)
+{
+    pthread_atfork(NULL, NULL, steps_forked_child);
+}
+
+
 void dt_core_steps_watch(int on)
 {
     if (on) {
