@@ -28,6 +28,8 @@ from ._api import (
     probe,
     profile,
     range,
+    step,
+    step_count,
     stop_listening,
     version,
 )
@@ -57,5 +59,5 @@ __all__ = [
     "DevtraceError", "Event", "EventArrays", "EventKind", "HostEvent", "KernelEvent", "MemcpyEvent",
     "MemoryEvent", "MemoryKind", "MemsetEvent", "OpEvent", "RANGE_ID_BASE", "RangeEvent", "TraceWriteError",
     "UnknownBackendError", "backend_names", "backends", "external", "listen", "listening", "probe", "profile", "range",
-    "stop_listening", "version",
+    "step", "step_count", "stop_listening", "version",
 ]
