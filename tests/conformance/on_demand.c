@@ -256,7 +256,10 @@ static void scenario_on_demand(void)
     REQUIRE(trace >= 0, "%s", path);
     od_client c = {.out = trace};
     REQUIRE(pthread_create(&c.thread, NULL, od_client_main, &c) == 0, "thread");
-    while (od_state() != DT_CTL_CAPTURING) usleep(1000);
+    for (int i = 0; od_state() != DT_CTL_CAPTURING; i++) {
+        if (i == 10000) FAIL("the capture never began");
+        usleep(1000);
+    }
     CHECK(od_capture(out, &reply) == DT_CTL_BUSY, "a second capture gave %s: %s", dt_ctl_code_name(reply.code),
           reply.text);
     pthread_join(c.thread, NULL);
@@ -296,7 +299,9 @@ static void scenario_on_demand(void)
     CHECK(fstat(trace, &tb) == 0 && tb.st_size == 0, "a trace was written without a window");
     close(trace);
     CHECK(od_state() == DT_CTL_IDLE, "the listener is not idle after the timeout");
-    usleep(1000); /* the launcher goes on: its first call settles a deferred detach */
+    /* the launcher goes on: its first call settles a deferred detach */
+    uint64_t launched = atomic_load(&od_launches);
+    while (atomic_load(&od_launches) < launched + 2) usleep(100);
     emu.stats_reset();
     usleep(20000);
     check_idle("idle after the capture, launching");
