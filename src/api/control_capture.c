@@ -122,6 +122,7 @@ static int steps_window(const dt_ctl_request *req, uint64_t armed, uint64_t *sta
     *start = t;
     dt_ctl_set_state(DT_CTL_CAPTURING);
     if (boundary(first + req->steps, *start, deadline, &n, &t) == 0) {
+        dt_log("control: a window of steps %llu to %llu", (unsigned long long)first, (unsigned long long)n);
         *end = t;
         return 0;
     }
