@@ -952,6 +952,11 @@ static void scenario_flight_recorder(void)
     uint64_t before4 = stored_records(&st);
     fr_launch(s, "file_kernel", 10, 8);
     emu.stats_get(&st);
+    atomic_store(&s->dumping, 1); /* as while another dump runs */
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    CHECK_EQ_U64(dt_session_dump(s, devnull, DT_FORMAT_JSON), DT_ERR_BUSY, "a dump while one runs");
+    close(devnull);
+    atomic_store(&s->dumping, 0);
     fr_part d4 = fr_dump_file(s, "dump4");
     CHECK_EQ_U64(d4.kept + d4.lost, stored_records(&st) - before4, "dump 4 (file): kept + lost");
 
