@@ -33,11 +33,6 @@
 #include <string.h>
 #include <time.h>
 
-/* The flight recorder's dump is defined with the flight recorder; until it
-   is part of the library its symbol is weak, and a DUMP is answered as
-   for a process without one. */
-#pragma weak dt_session_dump
-
 
 static struct {
     pthread_mutex_t lock;
@@ -200,14 +195,12 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
 
 static void dump(int fd, dt_format format, dt_ctl_result *res)
 {
-    /* (read through a variable: a weak function's address may be NULL) */
-    dt_status (*volatile session_dump)(dt_session *, int, dt_format) = dt_session_dump;
     dt_session *s = dt_active_session();
-    if (!s || !s->config.flight_recorder_bytes || !session_dump) {
+    if (!s || !s->config.flight_recorder_bytes) {
         fail(res, DT_CTL_CANNOT_ARM, "this process has no flight recorder");
         return;
     }
-    dt_status st = session_dump(s, fd, format);
+    dt_status st = dt_session_dump(s, fd, format);
     if (st != DT_OK) {
         res->code = DT_CTL_CANNOT_ARM;
         snprintf(res->text, sizeof res->text, "the flight recorder could not be written: %s", dt_last_error());
