@@ -210,14 +210,20 @@ def test_dump_sends_dump_with_the_same_output_handling(listeners, tmp_path):
     assert not (tmp_path / "no.json").exists() and leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("args", [[], ["1", "2"], ["--all", "--job"], ["1", "--duration", "1", "--steps", "2"],
-                                  ["1", "--step-multiple", "4"], ["1", "--dump", "--steps", "2"],
-                                  ["1", "--duration", "0"], ["1", "--duration", "x"], ["1", "--steps", "-3"],
-                                  ["1", "--format", "xml"], ["1", "-o"], ["--list", "--all"]])
-def test_usage_errors(listeners, args):
+@pytest.mark.parametrize("args, message", [
+    ([], "name one target"), (["1", "2"], "unexpected argument 2"), (["--all", "--job"], "name one target"),
+    (["1", "--duration", "1", "--steps", "2"], "--duration and --steps exclude each other"),
+    (["1", "--step-multiple", "4"], "--step-multiple goes with --steps"),
+    (["1", "--dump", "--steps", "2"], "--dump writes the flight recorder's window"),
+    (["1", "--duration", "0"], "--duration takes a number of seconds above 0, not 0"),
+    (["1", "--duration", "x"], "--duration takes a number of seconds above 0, not x"),
+    (["1", "--steps", "-3"], "--steps takes a whole number above 0, not -3"),
+    (["1", "--format", "xml"], "--format must be json, json.gz, perfetto or perfetto.gz, not xml"),
+    (["1", "-o"], "-o needs a value"), (["--list", "--all"], "--list takes no other option")])
+def test_usage_errors(listeners, args, message):
     res = listeners.trigger(*args)
     assert res.returncode == 2, res.stderr
-    assert "devtrace trigger: " in res.stderr
+    assert f"devtrace trigger: {message}" in res.stderr
 
 
 def test_all_asks_every_listener_and_names_the_traces_by_rank(listeners, tmp_path):
