@@ -49,7 +49,7 @@ static void record_usage(FILE *f)
 {
     fprintf(f,
             "usage: devtrace record [-o FILE] [--backend NAME] [--format FORMAT] [--kernel-queued]\n"
-            "                       -- PROGRAM [ARGS...]\n"
+            "                       [--on-demand] -- PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM with the devtrace injection library preloaded and writes one trace\n"
             "per traced process that recorded something (a user range, an API call, device\n"
@@ -71,6 +71,9 @@ static void record_usage(FILE *f)
             "  --kernel-queued     record kernels' queued and submitted times (the trace's\n"
             "                      \"queued\"), where the vendor gives them (CUPTI); each launch\n"
             "                      costs more, so they are off by default\n"
+            "  --on-demand         record nothing from start: PROGRAM's processes listen for\n"
+            "                      'devtrace trigger' and arm the vendor only for the windows it\n"
+            "                      asks for (docs/on-demand.md); the traces go where trigger says\n"
             "\n"
             "Signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) sent to devtrace are forwarded to\n"
             "PROGRAM. A process stopped by one writes its trace first, then ends by the signal;\n"
@@ -218,17 +221,9 @@ void dt_cli_print_wrote(int pid, const char *who, const char *path, const uint64
 static void print_trace_line(const dt_record_line *line)
 {
     const dt_record_end *e = &line->u.end;
-    unsigned long long total = 0;
-    char lost[2048] = "", said[2100] = "";
-    for (int r = 0; r < DT_LOSS_COUNT; r++) {
-        if (!e->loss[r]) continue;
-        total += e->loss[r];
-        size_t used = strlen(lost);
-        snprintf(lost + used, sizeof lost - used, "%s%s %llu", used ? ", " : "",
-                 dt_loss_reason_name((dt_loss_reason)r), (unsigned long long)e->loss[r]);
-    }
-    if (total) snprintf(said, sizeof said, "LOST %llu records (%s)", total, lost);
-    dt_cli_print_wrote(line->pid, e->backend, e->path, e->has_counts ? &e->events : NULL, said, e->message);
+    char lost[2200];
+    dt_record_loss_summary(lost, sizeof lost, e->loss);
+    dt_cli_print_wrote(line->pid, e->backend, e->path, e->has_counts ? &e->events : NULL, lost, e->message);
 }
 
 static void read_record_log(const char *log_path, int primary, record_summary *rs)
@@ -300,7 +295,7 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
 }
 
 /* Every line the summary prints; returns the exit status of `record`. */
-static int summarize(const char *program, int status, const record_summary *rs, int primary)
+static int summarize(const char *program, int status, const record_summary *rs, int primary, int on_demand)
 {
     for (int i = 0; i < rs->noff_messages; i++)
         fprintf(stderr, "devtrace: %d process%s not traced: %s\n", rs->off_messages[i].count,
@@ -333,7 +328,10 @@ static int summarize(const char *program, int status, const record_summary *rs, 
     }
     int lost = rs->failed || rs->off || (rs->primary_open && !signaled);
     if (!rs->started && !rs->off && !signaled) {
-        if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) {
+        if (on_demand) {
+            fprintf(stderr, "devtrace: on demand: nothing was recorded from start; the captures that "
+                            "'devtrace trigger' asked for went to its outputs\n");
+        } else if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) {
             fprintf(stderr, "devtrace: DEVTRACE_DISABLE is set: nothing was recorded\n");
         } else {
             fprintf(stderr, "devtrace: no trace was written: %s did not load the injection library (is it "
@@ -511,7 +509,7 @@ static void release_output(output_claim *c)
 static int cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *backend = NULL, *format = NULL;
-    int kernel_queued = 0;
+    int kernel_queued = 0, on_demand = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -521,6 +519,7 @@ static int cmd_record(int argc, char **argv)
         else if (strcmp(a, "--backend") == 0 && i + 1 < argc) backend = argv[++i];
         else if (strcmp(a, "--format") == 0 && i + 1 < argc) format = argv[++i];
         else if (strcmp(a, "--kernel-queued") == 0) kernel_queued = 1;
+        else if (strcmp(a, "--on-demand") == 0) on_demand = 1;
         else if (a[0] == '-') {
             fprintf(stderr, "devtrace record: unknown option %s\n", a);
             record_usage(stderr);
@@ -627,6 +626,7 @@ static int cmd_record(int argc, char **argv)
         setenv(DT_RECORD_ENV_OUTPUT, output, 1);
         if (backend) setenv(DT_RECORD_ENV_BACKEND, backend, 1);
         if (kernel_queued) setenv(DT_RECORD_ENV_KERNEL_QUEUED, "1", 1);
+        if (on_demand) setenv(DT_RECORD_ENV_ON_DEMAND, "1", 1);
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         setenv(DT_RECORD_ENV_PRIMARY_PID, pid, 1);
@@ -668,7 +668,7 @@ static int cmd_record(int argc, char **argv)
     record_summary rs;
     read_record_log(log_path, (int)child, &rs);
     unlink(log_path);
-    int rc = summarize(argv[i], status, &rs, (int)child);
+    int rc = summarize(argv[i], status, &rs, (int)child, on_demand);
     free(rs.procs);
     return rc;
 }

@@ -20,9 +20,9 @@ int dt_cli_output_name(const char *cmd, const char *output, const char *format, 
    new files; a device or a FIFO is written in place). 0, or -1 with the
    reason in why. */
 int dt_cli_check_output(const char *output, char *why, size_t n);
-/* "devtrace: process PID (WHO): wrote PATH: N events; LOST ... | nothing
-   lost (MESSAGE)" on stderr; events NULL when not known, lost "" when
-   nothing was, message "" when none. */
+/* "devtrace: process PID (WHO): wrote PATH: N events; LOST (MESSAGE)" on
+   stderr: events NULL when not known; lost as dt_record_loss_summary
+   says it ("" is "nothing lost"); message "" when none. */
 void dt_cli_print_wrote(int pid, const char *who, const char *path, const uint64_t *events, const char *lost,
                         const char *message);
 
