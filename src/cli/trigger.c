@@ -318,6 +318,15 @@ static void say_failure(const target *t, dt_ctl_code rc, const char *text)
             outcome_of(rc)->headline, text[0] ? ": " : "", text);
 }
 
+/* By rank, those without one last, then by pid: lines and names in order. */
+static int by_rank(const void *a, const void *b)
+{
+    const dt_ctl_msg *x = &((const target *)a)->info, *y = &((const target *)b)->info;
+    uint64_t rx = (uint64_t)x->rank, ry = (uint64_t)y->rank; /* -1: last */
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
 /* The targets the options name, each with its INFO; 0, or the exit status
    after saying why. */
 static int find_targets(const options *o, target **out, size_t *count)
@@ -377,6 +386,7 @@ static int find_targets(const options *o, target **out, size_t *count)
         dt_free(t);
         return outcomes[DT_CTL_NO_SUCH_LISTENER].status;
     }
+    qsort(t, k, sizeof *t, by_rank);
     *out = t;
     *count = k;
     return 0;
@@ -499,7 +509,7 @@ static int make_request(const options *o, dt_format fmt, dt_ctl_msg *req)
 }
 
 /* One target's outcome into place and said; its exit status. */
-static int finish(target *t, const options *o)
+static int finish(target *t)
 {
     dt_ctl_code rc = t->rc;
     char why[1200] = "";
@@ -523,12 +533,12 @@ static int finish(target *t, const options *o)
         say_failure(t, rc, text);
         return outcome_of(rc)->status;
     }
+    /* a listener that names no backend chooses it as record does: auto */
+    const char *backend = t->info.backend[0] ? t->info.backend : "auto";
     char who[96];
-    if (t->info.rank >= 0)
-        snprintf(who, sizeof who, "rank %lld, %s", (long long)t->info.rank, t->info.backend[0] ? t->info.backend : "-");
-    else snprintf(who, sizeof who, "%s", t->info.backend[0] ? t->info.backend : "-");
-    dt_cli_print_wrote((int)t->info.pid, who, t->path, &t->reply.records, t->reply.text,
-                       o->dump ? "the flight recorder's window" : "");
+    if (t->info.rank >= 0) snprintf(who, sizeof who, "rank %lld, %s", (long long)t->info.rank, backend);
+    else snprintf(who, sizeof who, "%s", backend);
+    dt_cli_print_wrote((int)t->info.pid, who, t->path, &t->reply.records, t->reply.text, "");
     return 0;
 }
 
@@ -547,7 +557,7 @@ static int trigger(const options *o, target *t, size_t n, dt_format fmt)
     int worst = 0, written = 0;
     for (size_t i = 0; i < n; i++) {
         if (t[i].threaded) pthread_join(t[i].thread, NULL);
-        int st = finish(&t[i], o);
+        int st = finish(&t[i]);
         written += st == 0;
         if (st > worst) worst = st;
     }
