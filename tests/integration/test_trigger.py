@@ -310,6 +310,7 @@ LONG_SCENARIO = """vendor topspti
 devices 1
 thread "train" {
   repeat %d {
+    step
     range "step" {
       kernel device=0 stream=1 name="k" grid=1,1,1 block=32,1,1 dur_us=200
     }
@@ -320,8 +321,9 @@ thread "train" {
 
 
 def record_on_demand(listeners, tmp_path, name, repeat=600, **env):
-    """`devtrace record --on-demand` of a runner that launches a kernel every
-    5 ms for about repeat x 5 ms; returns the record and the runner's pid once
+    """`devtrace record --on-demand` of a runner that begins a step (dt_step),
+    then launches a kernel in a range, every 5 ms for about repeat x 5 ms;
+    returns the record and the runner's pid once
     the runner listens."""
     scenario = tmp_path / f"{name}.scn"
     scenario.write_text(LONG_SCENARIO % repeat)
@@ -378,18 +380,49 @@ def test_end_to_end_a_duration_window_of_a_running_program(listeners, tmp_path):
 
 
 @needs_emulator()
+def test_end_to_end_a_steps_window(listeners, tmp_path):
+    rec, pid = record_on_demand(listeners, tmp_path, "steps")
+    out = tmp_path / "s.json"
+    res = listeners.trigger(pid, "--steps", "3", "--timeout", "20", "-o", out)
+    assert res.returncode == 0, res.stderr
+    trace = check_trace(out)
+    outside, _ = events_outside_the_window(trace)
+    assert outside == []
+    # each step is one range around one kernel, well inside the step
+    assert len([e for e in trace["traceEvents"] if e.get("cat") == "kernel"]) == 3
+    assert len([e for e in trace["traceEvents"] if e.get("cat") == "user_annotation"]) == 3
+    rec.communicate(timeout=60)
+    assert rec.returncode == 0
+
+
+@needs_emulator()
+def test_end_to_end_steps_that_do_not_come_in_time(listeners, tmp_path):
+    rec, pid = record_on_demand(listeners, tmp_path, "late", repeat=300)
+    out = tmp_path / "late.json"
+    res = listeners.trigger(pid, "--steps", "100000", "--timeout", "0.5", "-o", out)
+    assert res.returncode == 6, res.stderr
+    assert f"devtrace trigger: process {pid}: timed out: the window's last step did not begin before the timeout" \
+        in res.stderr
+    assert list(tmp_path.glob("late.json*")) == []
+    rec.communicate(timeout=60)
+
+
+@needs_emulator()
 def test_end_to_end_two_ranks_of_a_job_then_merge(listeners, tmp_path):
     job = f"e2e{os.getpid()}"
     for rank in (0, 1):
         record_on_demand(listeners, tmp_path, f"r{rank}", SLURM_JOB_ID=job, RANK=rank, WORLD_SIZE=2)
-    res = listeners.trigger("--job", job, "--duration", "0.3", "-o", tmp_path / "m.json")
+    # the ranks start at a step that is a multiple of 2 and capture 2 steps
+    res = listeners.trigger("--job", job, "--steps", "2", "--timeout", "20", "-o", tmp_path / "m.json")
     assert res.returncode == 0, res.stderr
     outs = [tmp_path / "m.rank0.json", tmp_path / "m.rank1.json"]
     assert "2 of 2 processes wrote a trace" in res.stderr
     assert f"devtrace merge -o MERGED {outs[0]} {outs[1]}" in res.stderr
     for o in outs:
-        outside, _ = events_outside_the_window(check_trace(o))
+        trace = check_trace(o)
+        outside, _ = events_outside_the_window(trace)
         assert outside == []
+        assert len([e for e in trace["traceEvents"] if e.get("cat") == "kernel"]) == 2
     merged = tmp_path / "merged.json"
     res = subprocess.run([str(DEVTRACE), "merge", "-o", str(merged), *map(str, outs)], capture_output=True,
                          text=True, timeout=60)
