@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,7 +338,10 @@ static int find_targets(const options *o, target **out, size_t *count)
     size_t n = 0;
     if (o->pid) {
         list = dt_calloc(1, sizeof *list);
-        if (!list) return 1;
+        if (!list) {
+            fprintf(stderr, "devtrace trigger: out of memory\n");
+            return outcomes[DT_CTL_IO].status;
+        }
         dt_ctl_msg info;
         dt_ctl_msg_init(&info, DT_CTL_INFO);
         dt_ctl_code rc = dt_ctl_send((pid_t)o->pid, &info, -1, LIST_TIMEOUT_MS, &list[0]);
@@ -370,7 +374,7 @@ static int find_targets(const options *o, target **out, size_t *count)
     if (!t) {
         dt_free(list);
         fprintf(stderr, "devtrace trigger: out of memory\n");
-        return 1;
+        return outcomes[DT_CTL_IO].status;
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
@@ -542,18 +546,46 @@ static int finish(target *t)
     return 0;
 }
 
+/* Interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT), trigger removes its
+   temporary files, then ends by the signal. Only the main thread takes
+   these signals; the names are complete before the handler sees them. */
+static const int interrupts[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static target *volatile g_targets;
+static volatile size_t g_ntargets;
+
+static void remove_temporaries(int sig)
+{
+    target *t = g_targets;
+    for (size_t i = 0; t && i < g_ntargets; i++)
+        if (t[i].tmp[0]) unlink(t[i].tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void block_interrupts(int block, sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof interrupts / sizeof *interrupts; i++) sigaddset(&set, interrupts[i]);
+    pthread_sigmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &set : old, block ? old : NULL);
+}
+
 /* Every target asked at once (a thread each), each outcome said; the
    highest exit status. */
 static int trigger(const options *o, target *t, size_t n, dt_format fmt)
 {
     dt_ctl_msg req;
     int wait_ms = make_request(o, fmt, &req);
+    sigset_t old;
+    block_interrupts(1, &old); /* the threads inherit the mask */
     for (size_t i = 0; i < n; i++) {
         t[i].request = &req;
         t[i].wait_ms = wait_ms;
         t[i].threaded = n > 1 && pthread_create(&t[i].thread, NULL, exchange, &t[i]) == 0;
-        if (!t[i].threaded) exchange(&t[i]);
     }
+    block_interrupts(0, &old);
+    for (size_t i = 0; i < n; i++)
+        if (!t[i].threaded) exchange(&t[i]);
     int worst = 0, written = 0;
     for (size_t i = 0; i < n; i++) {
         if (t[i].threaded) pthread_join(t[i].thread, NULL);
@@ -598,11 +630,23 @@ int dt_cli_trigger(int argc, char **argv)
     int st = find_targets(&o, &t, &n);
     if (st) return st;
     name_outputs(t, n, base, o.pid && o.output);
+    sigset_t old;
+    block_interrupts(1, &old);
+    struct sigaction sa = {.sa_handler = remove_temporaries};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof interrupts / sizeof *interrupts; i++) sigaction(interrupts[i], &sa, NULL);
     for (size_t i = 0; i < n; i++) t[i].fd = -1;
     for (size_t i = 0; i < n && st == 0; i++)
         if (open_output(&t[i]) != 0) st = USAGE_STATUS;
+    g_targets = t;
+    g_ntargets = n;
+    block_interrupts(0, &old);
     if (st == 0) st = trigger(&o, t, n, fmt);
+    block_interrupts(1, &old);
     for (size_t i = 0; i < n; i++) discard_output(&t[i]);
+    g_targets = NULL;
+    g_ntargets = 0;
+    block_interrupts(0, &old);
     dt_free(t);
     return st;
 }

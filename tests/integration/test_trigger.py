@@ -157,6 +157,22 @@ def test_each_failure_has_its_exit_status_and_message_and_leaves_no_file(listene
         assert p.wait(timeout=10) == 70
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_trigger_leaves_no_file(listeners, tmp_path, sig):
+    p = listeners.start("hang")
+    out = tmp_path / "out.json"
+    trig = subprocess.Popen([str(DEVTRACE), "trigger", str(p.pid), "-o", str(out)], env=listeners.env(),
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not listeners.requests(p) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert leftovers(tmp_path) != []  # the temporary file, passed with the request
+    trig.send_signal(sig)
+    trig.wait(timeout=30)
+    assert trig.returncode == -sig
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_failed_capture_keeps_an_earlier_trace_of_that_name(listeners, tmp_path):
     out = tmp_path / "out.json"
     out.write_text("earlier")
