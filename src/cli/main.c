@@ -4,6 +4,7 @@
 #include "base/log.h"
 #include "base/os.h"
 #include "cli/analysis.h"
+#include "cli/output.h"
 #include "cli/trigger.h"
 #include "devtrace/devtrace.h"
 #include "protocol/record.h"
@@ -35,7 +36,9 @@ static void usage(FILE *f)
             "                 the devtrace trace of the same process) together into one trace\n"
             "  convert --to parquet TRACE... -o DIR  traces to a Parquet dataset (Python: devtrace[analysis])\n"
             "  analyze DIR --report NAME  kernels, temporal, overlap, idle, steps, launch over a dataset\n"
-            "  trigger --list list the processes of this user that listen for requests\n"
+            "  trigger PID|--all|--job [--duration S | --steps N] [-o FILE] [--dump]\n"
+            "                 capture a window (or the flight recorder's) of a running process\n"
+            "                 that listens for requests; --list lists them\n"
             "  backends       list the backends, whether their vendor library is found, and why not\n"
             "  version        print the version\n"
             "\n"
@@ -203,16 +206,24 @@ static record_process *process_of(record_summary *rs, int pid)
     return r;
 }
 
+void dt_cli_print_wrote(int pid, const char *who, const char *path, const uint64_t *events, const char *lost,
+                        const char *message)
+{
+    fprintf(stderr, "devtrace: process %d (%s): wrote %s: ", pid, who, path);
+    if (events) fprintf(stderr, "%llu", (unsigned long long)*events);
+    fprintf(stderr, " events; ");
+    if (lost[0]) fprintf(stderr, "%s", lost);
+    else fprintf(stderr, "nothing lost");
+    if (message[0]) fprintf(stderr, " (%s)", message);
+    fputc('\n', stderr);
+}
+
 static void print_trace_line(const dt_record_line *line)
 {
     const dt_record_end *e = &line->u.end;
     char lost[2200];
     dt_record_loss_summary(lost, sizeof lost, e->loss);
-    fprintf(stderr, "devtrace: process %d (%s): wrote %s: ", line->pid, e->backend, e->path);
-    if (e->has_counts) fprintf(stderr, "%llu", (unsigned long long)e->events);
-    fprintf(stderr, " events; %s", lost);
-    if (e->message[0]) fprintf(stderr, " (%s)", e->message);
-    fputc('\n', stderr);
+    dt_cli_print_wrote(line->pid, e->backend, e->path, e->has_counts ? &e->events : NULL, lost, e->message);
 }
 
 static void read_record_log(const char *log_path, int primary, record_summary *rs)
@@ -339,9 +350,29 @@ static int summarize(const char *program, int status, const record_summary *rs, 
     return program_status;
 }
 
+int dt_cli_output_name(const char *cmd, const char *output, const char *format, char *buf, size_t n,
+                       dt_format *fmt)
+{
+    int f = format ? dt_format_by_name(format) : (int)dt_format_of_path(output ? output : "", DT_FORMAT_JSON);
+    if (f < 0) {
+        fprintf(stderr, "%s: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", cmd, format);
+        return 2;
+    }
+    if (!output || dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)f)
+        dt_format_path(output ? output : "devtrace", (dt_format)f, buf, n);
+    else
+        snprintf(buf, n, "%s", output);
+    if (!dt_format_available((dt_format)f)) {
+        fprintf(stderr, "%s: %s: %s\n", cmd, buf, DT_NO_GZIP_MESSAGE);
+        return 2;
+    }
+    *fmt = (dt_format)f;
+    return 0;
+}
+
 /* The trace must be writable where asked before PROGRAM runs for hours.
    0, or -1 with the reason in why. */
-static int check_output(const char *output, char *why, size_t n)
+int dt_cli_check_output(const char *output, char *why, size_t n)
 {
     char dir[4096];
     dt_path_dir(dir, sizeof dir, output);
@@ -501,20 +532,10 @@ static int cmd_record(int argc, char **argv)
         return 2;
     }
     char outbuf[4096];
-    int fmt = format ? dt_format_by_name(format) : DT_FORMAT_JSON;
-    if (fmt < 0) {
-        fprintf(stderr, "devtrace record: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", format);
-        return 2;
-    }
+    dt_format fmt;
     /* the traced processes choose the format by the file's suffix */
-    if (!output || (format && dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)fmt)) {
-        dt_format_path(output ? output : "devtrace", (dt_format)fmt, outbuf, sizeof outbuf);
-        output = outbuf;
-    }
-    if (!dt_format_available(dt_format_of_path(output, DT_FORMAT_JSON))) {
-        fprintf(stderr, "devtrace record: %s: %s\n", output, DT_NO_GZIP_MESSAGE);
-        return 2;
-    }
+    if (dt_cli_output_name("devtrace record", output, format, outbuf, sizeof outbuf, &fmt) != 0) return 2;
+    output = outbuf;
     if (backend && strcmp(backend, "auto") != 0) {
         int found = 0;
         for (size_t b = 0; b < dt_backend_count(); b++) found |= strcmp(dt_backend_name(b), backend) == 0;
@@ -528,7 +549,7 @@ static int cmd_record(int argc, char **argv)
         fprintf(stderr, "devtrace record: %s (the program was not run; see 'devtrace backends')\n", why);
         return 2;
     }
-    if (check_output(output, why, sizeof why) != 0) {
+    if (dt_cli_check_output(output, why, sizeof why) != 0) {
         fprintf(stderr, "devtrace record: cannot write the trace %s: %s\n", output, why);
         return 2;
     }

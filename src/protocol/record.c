@@ -51,6 +51,12 @@ static int is_end(dt_record_state s)
     return s == DT_RECORD_WROTE || s == DT_RECORD_EMPTY || s == DT_RECORD_FAILED;
 }
 
+void dt_record_tag_path(char *out, size_t n, const char *path, const char *tag)
+{
+    const char *ext = path + strlen(path) - dt_format_suffix_length(path);
+    snprintf(out, n, "%.*s.%s%s", (int)(ext - path), path, tag, ext);
+}
+
 void dt_record_line_init(dt_record_line *line, dt_record_state state, int pid)
 {
     memset(line, 0, sizeof *line);

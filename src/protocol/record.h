@@ -100,6 +100,11 @@ DT_HIDDEN const char *dt_record_state_name(dt_record_state state);
 /* The state a name gives, or -1. */
 DT_HIDDEN int dt_record_state_by_name(const char *name);
 
+/* A trace's name for one process: "trace.json" -> "trace.<tag>.json", the
+   tag before the format's suffix (.json.gz, .pftrace, ...), else at the
+   end. */
+DT_HIDDEN void dt_record_tag_path(char *out, size_t n, const char *path, const char *tag);
+
 /* A zeroed line of that state and pid. */
 DT_HIDDEN void dt_record_line_init(dt_record_line *line, dt_record_state state, int pid);
 /* The line's message and path buffers, whatever its kind (path: NULL for a
