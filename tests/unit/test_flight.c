@@ -1,9 +1,11 @@
 /* The flight recorder's size setting and its ring: eviction in completion
    order, counted exactly, the window past the evicted, the reserve. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dt_check.h"
 #include "dt_internal.h"
@@ -185,7 +187,76 @@ static void dump_needs_a_flight_recorder(void)
     fclose(f);
 }
 
+/* A vendor whose flush hangs (a hung device): the dump waits for it no
+   longer than DT_FLIGHT_FLUSH_TIMEOUT_MS, writes what it has, says so, and
+   holds no lock meanwhile (the program records on). */
+static pthread_mutex_t hang_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hang_cond = PTHREAD_COND_INITIALIZER;
+static int hang_released, hang_entered;
+
+static dt_status hang_start(dt_session *s)
+{
+    (void)s;
+    return DT_OK;
+}
+
+static dt_status hang_flush(dt_session *s)
+{
+    (void)s;
+    pthread_mutex_lock(&hang_lock);
+    hang_entered++;
+    while (!hang_released) pthread_cond_wait(&hang_cond, &hang_lock);
+    pthread_mutex_unlock(&hang_lock);
+    return DT_OK;
+}
+
+static const dt_backend hanging = {
+    .name = "hanging", .vendor = "test", .api_category = "privateuse1", .caps = DT_BACKEND_FLIGHT_RECORDER,
+    .start = hang_start, .flush = hang_flush,
+};
+
+static void dump_survives_a_hung_flush(void)
+{
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = "null";
+    c.flight_recorder_bytes = 1 << 20;
+    dt_session *s = NULL;
+    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
+    REQUIRE_EQ(dt_core_begin(s), DT_OK);
+    REQUIRE_EQ(dt_core_started(s, dt_core_try_backend(s, &hanging), 0), DT_OK);
+    REQUIRE_EQ(dt_range_push("before", NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    dt_session *x = NULL;
+    REQUIRE_EQ(dt_core_flight_snapshot(s, &x), DT_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    CHECK(waited >= DT_FLIGHT_FLUSH_TIMEOUT_MS / 1000.0 - 0.01 && waited < DT_FLIGHT_FLUSH_TIMEOUT_MS / 1000.0 + 5,
+          "the dump waited %.3f s for a flush that hangs", waited);
+    CHECK_EQ(hang_entered, 1);
+    CHECK_EQ(dt_session_event_count(x), 1);
+    const char *text = NULL;
+    int said = 0;
+    for (size_t i = 0; dt_session_note_at(x, i, &(const char *){NULL}, &text); i++)
+        said |= strstr(text, "did not complete") != NULL;
+    CHECK(said, "the dump does not say that the flush did not complete");
+    dt_session_destroy(x);
+    /* no lock is held: the program records on while the flush hangs */
+    REQUIRE_EQ(dt_range_push("during", NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    pthread_mutex_lock(&hang_lock);
+    hang_released = 1;
+    pthread_cond_broadcast(&hang_cond);
+    pthread_mutex_unlock(&hang_lock);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    CHECK_EQ(dt_session_event_count(s), 1);
+    dt_session_destroy(s);
+}
+
 DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(dump_survives_a_hung_flush),
              DT_TEST(dump_needs_a_flight_recorder),
              DT_TEST(sizes_parse),
              DT_TEST(environment_sets_it_or_refuses),
