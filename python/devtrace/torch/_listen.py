@@ -168,13 +168,13 @@ class Listener:
             self._abort(DT_ERR_STATE, "the capture failed: %s: %s" % (type(e).__name__, e))
 
     def install_hook(self) -> None:
-        import torch
+        from torch.optim.optimizer import register_optimizer_step_post_hook
 
         if self._hook_optimizer is not None:
             self._stepper = weakref.ref(self._hook_optimizer)
             self._handle = self._hook_optimizer.register_step_post_hook(self._optimizer_hook)
         else:
-            self._handle = torch.optim.optimizer.register_optimizer_step_post_hook(self._optimizer_hook)
+            self._handle = register_optimizer_step_post_hook(self._optimizer_hook)
 
     def remove_hook(self) -> None:
         if self._handle is not None:
@@ -224,7 +224,10 @@ class Listener:
         if torch.autograd.profiler._is_profiler_enabled:
             self._finish_error(DT_ERR_BUSY, "torch.profiler is already running in this process")
             return
-        prof = torch.profiler.profile(activities=self._activities, **self._profile_kwargs)
+        # a schedule that records every step: torch then names each step
+        # ProfilerStep#n (without one it names none)
+        prof = torch.profiler.profile(activities=self._activities, schedule=_record_every_step,
+                                      **self._profile_kwargs)
         prof.step_num = nxt  # ProfilerStep#<n>: the step's number in this process
         try:
             prof.start()
@@ -306,6 +309,12 @@ class Listener:
         self._fns["dt_control_stop"]()
 
 
+def _record_every_step(step: int):
+    from torch.profiler import ProfilerAction
+
+    return ProfilerAction.RECORD
+
+
 _listener: Optional[Listener] = None
 _lock = threading.Lock()
 
@@ -332,17 +341,22 @@ def listen(backend: Optional[str] = "auto", steps_hook: bool = True, optimizer=N
         if _listener is not None:
             raise DevtraceError("DT_ERR_STATE", "devtrace.torch.listen(): this process listens already "
                                 "(devtrace.torch.stop_listening() first)")
+        taken = sorted({"schedule", "on_trace_ready"} & set(profile_kwargs))
+        if taken:
+            raise TypeError("devtrace.torch.listen(): %s is the listener's own (the trigger chooses the steps)"
+                            % ", ".join(taken))
         fns = _bind(_native.lib)
         if backend is not None and enabled_backend() is None:
             enable(backend)
         listener = Listener(fns, list(activities) if activities is not None else default_activities(),
                             profile_kwargs, optimizer)
-        status = fns["dt_control_listen_external"]()
-        if status != DT_OK:
-            raise DevtraceError(_native.lib.dt_status_name(status).decode(),
-                                "devtrace.torch.listen(): %s" % _native.text(_native.lib.dt_last_error()))
         if steps_hook:
             listener.install_hook()
+        status = fns["dt_control_listen_external"]()
+        if status != DT_OK:
+            listener.remove_hook()
+            raise DevtraceError(_native.lib.dt_status_name(status).decode(),
+                                "devtrace.torch.listen(): %s" % _native.text(_native.lib.dt_last_error()))
         _listener = listener
         atexit.register(stop_listening)
 
