@@ -168,9 +168,12 @@ def check_capture(trace, reply, steps):
     assert sorted(got) == list(range(first, first + steps))
     ops = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "cpu_op"}
     assert {"aten::linear", "devtrace_listen::emu_step", "aten::sum"} <= ops, sorted(ops)
-    scopes = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "user_annotation"}
-    # each captured step's optimizer step (the last one ends the window)
-    assert "Optimizer.step#SGD.step" in scopes, sorted(scopes)
+    # each step holds its optimizer step whole: the step boundary is after
+    # torch's Optimizer.step scope, never inside it
+    opt_steps = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e["name"] == "Optimizer.step#SGD.step"]
+    assert len(opt_steps) == steps
+    for e in opt_steps:
+        assert sum(1 for s in got.values() if s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]) == 1
     # the kernel of step n is launched in step n: torch's steps and the device agree
     assert kernels(trace) == sorted("emu_step%d" % n for n in got)
     for e in trace["traceEvents"]:

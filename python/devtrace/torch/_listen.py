@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -140,7 +141,7 @@ class Listener:
         self._capture: Optional[_Capture] = None
         self._handle = None
         self._stepper = None     # weakref of the optimizer whose steps count
-        self._thread = None      # the thread whose boundaries count
+        self._unwrap = None      # (optimizer, our wrapper, the step it replaced)
         self.captures = 0
         self._hook_optimizer = step_hook_optimizer
 
@@ -155,24 +156,49 @@ class Listener:
         else:
             self._advance()
 
-    def _optimizer_hook(self, optimizer, args, kwargs) -> None:
-        # with several optimizers, the first one that steps counts the steps
-        stepper = self._stepper() if self._stepper is not None else None
-        if stepper is None:
-            self._stepper = weakref.ref(optimizer)
-        elif stepper is not optimizer:
-            return
+    def safe_boundary(self) -> None:
         try:
             self.boundary()
         except Exception as e:  # never into the training loop
             self._abort(DT_ERR_STATE, "the capture failed: %s: %s" % (type(e).__name__, e))
 
+    # The boundary comes after the optimizer's step returns, outside torch's
+    # "Optimizer.step#..." scope (a post-hook runs inside it: a step that
+    # began there would cut that scope in two): the optimizer's step is
+    # wrapped on the instance, as torch's LR schedulers wrap it. The global
+    # post-hook only finds the optimizer: with several, the first that steps
+    # counts; one collected is replaced by the next that steps.
+    def _optimizer_hook(self, optimizer, args, kwargs) -> None:
+        stepper = self._stepper() if self._stepper is not None else None
+        if stepper is not None:
+            return
+        try:
+            self._wrap(optimizer)
+        except Exception as e:
+            _say("cannot follow the steps of %s: %s" % (type(optimizer).__name__, e))
+            return
+        self.safe_boundary()  # this step's end (inside its scope, this once)
+
+    def _wrap(self, optimizer) -> None:
+        inner = optimizer.step
+        listener = self
+
+        @functools.wraps(inner)
+        def step_then_boundary(*args, **kwargs):
+            out = inner(*args, **kwargs)
+            listener.safe_boundary()
+            return out
+
+        had = "step" in vars(optimizer)
+        optimizer.step = step_then_boundary
+        self._stepper = weakref.ref(optimizer)
+        self._unwrap = (self._stepper, step_then_boundary, inner if had else None)
+
     def install_hook(self) -> None:
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         if self._hook_optimizer is not None:
-            self._stepper = weakref.ref(self._hook_optimizer)
-            self._handle = self._hook_optimizer.register_step_post_hook(self._optimizer_hook)
+            self._wrap(self._hook_optimizer)
         else:
             self._handle = register_optimizer_step_post_hook(self._optimizer_hook)
 
@@ -180,6 +206,16 @@ class Listener:
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
+        if self._unwrap is not None:
+            ref, mine, previous = self._unwrap
+            optimizer = ref()
+            if optimizer is not None and vars(optimizer).get("step") is mine:
+                if previous is None:
+                    del optimizer.step
+                else:
+                    optimizer.step = previous
+            self._unwrap = None
+            self._stepper = None
 
     # ---- a capture -------------------------------------------------------
     def _took(self) -> None:
@@ -375,10 +411,7 @@ def step() -> None:
     listener = _listener
     if listener is None:
         return
-    try:
-        listener.boundary()
-    except Exception as e:
-        listener._abort(DT_ERR_STATE, "the capture failed: %s: %s" % (type(e).__name__, e))
+    listener.safe_boundary()
 
 
 def listener() -> Optional[Listener]:
