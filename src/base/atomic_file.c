@@ -33,6 +33,23 @@ dt_output_kind dt_output_kind_of(const char *path, const char **why)
     return DT_OUTPUT_REFUSED;
 }
 
+int dt_open_beside(const char *path, char *tmp, size_t n)
+{
+    for (unsigned k = 0; k < 100; k++) {
+        int len = k ? snprintf(tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), k)
+                    : snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+        if (len < 0 || (size_t)len >= n) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 static int write_fd(int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
 {
     dt_out o;
@@ -44,6 +61,11 @@ static int write_fd(int fd, int gzip, int (*write)(void *arg, dt_out *out), void
         err = fin;
     dt_out_free(&o);
     return err;
+}
+
+int dt_write_output(const char *path, int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
+{
+    return fd >= 0 ? write_fd(fd, gzip, write, arg) : dt_write_file_atomic(path, gzip, write, arg);
 }
 
 int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
@@ -63,12 +85,11 @@ int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_
             err = errno;
         return err;
     }
-    size_t tlen = strlen(path) + 32;
+    size_t tlen = strlen(path) + 48;
     char *tmp = dt_malloc(tlen);
     if (!tmp)
         return ENOMEM;
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = dt_open_beside(path, tmp, tlen);
     int err = 0;
     if (fd < 0) {
         err = errno;

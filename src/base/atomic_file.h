@@ -5,6 +5,8 @@
 #define DT_BASE_ATOMIC_FILE_H
 
 
+#include <stddef.h>
+
 #include "base/common.h"
 
 /* How a trace is written to a path (src/base/atomic_file.c): absent or a
@@ -13,5 +15,11 @@
    refused, with why (a phrase: "it is a directory") when why is not NULL. */
 typedef enum { DT_OUTPUT_FILE, DT_OUTPUT_IN_PLACE, DT_OUTPUT_REFUSED } dt_output_kind;
 DT_HIDDEN dt_output_kind dt_output_kind_of(const char *path, const char **why);
+
+/* A new temporary file beside path, named path.tmp.<pid>[.<k>], opened
+   for writing with O_CREAT | O_EXCL | O_CLOEXEC and mode 0644 (less the
+   umask): never a file that was there before, nor one through a link. Its
+   name goes to tmp (n bytes). The descriptor, or -1 with errno set. */
+DT_HIDDEN int dt_open_beside(const char *path, char *tmp, size_t n);
 
 #endif

@@ -4,6 +4,7 @@
 #include "base/log.h"
 #include "base/os.h"
 #include "cli/analysis.h"
+#include "cli/output.h"
 #include "cli/trigger.h"
 #include "devtrace/devtrace.h"
 #include "protocol/record.h"
@@ -35,7 +36,9 @@ static void usage(FILE *f)
             "                 the devtrace trace of the same process) together into one trace\n"
             "  convert --to parquet TRACE... -o DIR  traces to a Parquet dataset (Python: devtrace[analysis])\n"
             "  analyze DIR --report NAME  kernels, temporal, overlap, idle, steps, launch over a dataset\n"
-            "  trigger --list list the processes of this user that listen for requests\n"
+            "  trigger PID|--all|--job [--duration S | --steps N] [-o FILE] [--dump]\n"
+            "                 capture a window (or the flight recorder's) of a running process\n"
+            "                 that listens for requests; --list lists them\n"
             "  backends       list the backends, whether their vendor library is found, and why not\n"
             "  version        print the version\n"
             "\n"
@@ -46,7 +49,7 @@ static void record_usage(FILE *f)
 {
     fprintf(f,
             "usage: devtrace record [-o FILE] [--backend NAME] [--format FORMAT] [--kernel-queued]\n"
-            "                       -- PROGRAM [ARGS...]\n"
+            "                       [--on-demand] -- PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM with the devtrace injection library preloaded and writes one trace\n"
             "per traced process that recorded something (a user range, an API call, device\n"
@@ -68,6 +71,9 @@ static void record_usage(FILE *f)
             "  --kernel-queued     record kernels' queued and submitted times (the trace's\n"
             "                      \"queued\"), where the vendor gives them (CUPTI); each launch\n"
             "                      costs more, so they are off by default\n"
+            "  --on-demand         record nothing from start: PROGRAM's processes listen for\n"
+            "                      'devtrace trigger' and arm the vendor only for the windows it\n"
+            "                      asks for (docs/on-demand.md); the traces go where trigger says\n"
             "\n"
             "Signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) sent to devtrace are forwarded to\n"
             "PROGRAM. A process stopped by one writes its trace first, then ends by the signal;\n"
@@ -200,25 +206,24 @@ static record_process *process_of(record_summary *rs, int pid)
     return r;
 }
 
+void dt_cli_print_wrote(int pid, const char *who, const char *path, const uint64_t *events, const char *lost,
+                        const char *message)
+{
+    fprintf(stderr, "devtrace: process %d (%s): wrote %s: ", pid, who, path);
+    if (events) fprintf(stderr, "%llu", (unsigned long long)*events);
+    fprintf(stderr, " events; ");
+    if (lost[0]) fprintf(stderr, "%s", lost);
+    else fprintf(stderr, "nothing lost");
+    if (message[0]) fprintf(stderr, " (%s)", message);
+    fputc('\n', stderr);
+}
+
 static void print_trace_line(const dt_record_line *line)
 {
     const dt_record_end *e = &line->u.end;
-    unsigned long long total = 0;
-    char lost[2048] = "";
-    for (int r = 0; r < DT_LOSS_COUNT; r++) {
-        if (!e->loss[r]) continue;
-        total += e->loss[r];
-        size_t used = strlen(lost);
-        snprintf(lost + used, sizeof lost - used, "%s%s %llu", used ? ", " : "",
-                 dt_loss_reason_name((dt_loss_reason)r), (unsigned long long)e->loss[r]);
-    }
-    fprintf(stderr, "devtrace: process %d (%s): wrote %s: ", line->pid, e->backend, e->path);
-    if (e->has_counts) fprintf(stderr, "%llu", (unsigned long long)e->events);
-    fprintf(stderr, " events; ");
-    if (total) fprintf(stderr, "LOST %llu records (%s)", total, lost);
-    else fprintf(stderr, "nothing lost");
-    if (e->message[0]) fprintf(stderr, " (%s)", e->message);
-    fputc('\n', stderr);
+    char lost[2200];
+    dt_record_loss_summary(lost, sizeof lost, e->loss);
+    dt_cli_print_wrote(line->pid, e->backend, e->path, e->has_counts ? &e->events : NULL, lost, e->message);
 }
 
 static void read_record_log(const char *log_path, int primary, record_summary *rs)
@@ -290,7 +295,7 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
 }
 
 /* Every line the summary prints; returns the exit status of `record`. */
-static int summarize(const char *program, int status, const record_summary *rs, int primary)
+static int summarize(const char *program, int status, const record_summary *rs, int primary, int on_demand)
 {
     for (int i = 0; i < rs->noff_messages; i++)
         fprintf(stderr, "devtrace: %d process%s not traced: %s\n", rs->off_messages[i].count,
@@ -323,7 +328,10 @@ static int summarize(const char *program, int status, const record_summary *rs, 
     }
     int lost = rs->failed || rs->off || (rs->primary_open && !signaled);
     if (!rs->started && !rs->off && !signaled) {
-        if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) {
+        if (on_demand) {
+            fprintf(stderr, "devtrace: on demand: nothing was recorded from start; the captures that "
+                            "'devtrace trigger' asked for went to its outputs\n");
+        } else if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) {
             fprintf(stderr, "devtrace: DEVTRACE_DISABLE is set: nothing was recorded\n");
         } else {
             fprintf(stderr, "devtrace: no trace was written: %s did not load the injection library (is it "
@@ -342,9 +350,29 @@ static int summarize(const char *program, int status, const record_summary *rs, 
     return program_status;
 }
 
+int dt_cli_output_name(const char *cmd, const char *output, const char *format, char *buf, size_t n,
+                       dt_format *fmt)
+{
+    int f = format ? dt_format_by_name(format) : (int)dt_format_of_path(output ? output : "", DT_FORMAT_JSON);
+    if (f < 0) {
+        fprintf(stderr, "%s: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", cmd, format);
+        return 2;
+    }
+    if (!output || dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)f)
+        dt_format_path(output ? output : "devtrace", (dt_format)f, buf, n);
+    else
+        snprintf(buf, n, "%s", output);
+    if (!dt_format_available((dt_format)f)) {
+        fprintf(stderr, "%s: %s: %s\n", cmd, buf, DT_NO_GZIP_MESSAGE);
+        return 2;
+    }
+    *fmt = (dt_format)f;
+    return 0;
+}
+
 /* The trace must be writable where asked before PROGRAM runs for hours.
    0, or -1 with the reason in why. */
-static int check_output(const char *output, char *why, size_t n)
+int dt_cli_check_output(const char *output, char *why, size_t n)
 {
     char dir[4096];
     dt_path_dir(dir, sizeof dir, output);
@@ -481,7 +509,7 @@ static void release_output(output_claim *c)
 static int cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *backend = NULL, *format = NULL;
-    int kernel_queued = 0;
+    int kernel_queued = 0, on_demand = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -491,6 +519,7 @@ static int cmd_record(int argc, char **argv)
         else if (strcmp(a, "--backend") == 0 && i + 1 < argc) backend = argv[++i];
         else if (strcmp(a, "--format") == 0 && i + 1 < argc) format = argv[++i];
         else if (strcmp(a, "--kernel-queued") == 0) kernel_queued = 1;
+        else if (strcmp(a, "--on-demand") == 0) on_demand = 1;
         else if (a[0] == '-') {
             fprintf(stderr, "devtrace record: unknown option %s\n", a);
             record_usage(stderr);
@@ -503,20 +532,10 @@ static int cmd_record(int argc, char **argv)
         return 2;
     }
     char outbuf[4096];
-    int fmt = format ? dt_format_by_name(format) : DT_FORMAT_JSON;
-    if (fmt < 0) {
-        fprintf(stderr, "devtrace record: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", format);
-        return 2;
-    }
+    dt_format fmt;
     /* the traced processes choose the format by the file's suffix */
-    if (!output || (format && dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)fmt)) {
-        dt_format_path(output ? output : "devtrace", (dt_format)fmt, outbuf, sizeof outbuf);
-        output = outbuf;
-    }
-    if (!dt_format_available(dt_format_of_path(output, DT_FORMAT_JSON))) {
-        fprintf(stderr, "devtrace record: %s: %s\n", output, DT_NO_GZIP_MESSAGE);
-        return 2;
-    }
+    if (dt_cli_output_name("devtrace record", output, format, outbuf, sizeof outbuf, &fmt) != 0) return 2;
+    output = outbuf;
     if (backend && strcmp(backend, "auto") != 0) {
         int found = 0;
         for (size_t b = 0; b < dt_backend_count(); b++) found |= strcmp(dt_backend_name(b), backend) == 0;
@@ -530,7 +549,7 @@ static int cmd_record(int argc, char **argv)
         fprintf(stderr, "devtrace record: %s (the program was not run; see 'devtrace backends')\n", why);
         return 2;
     }
-    if (check_output(output, why, sizeof why) != 0) {
+    if (dt_cli_check_output(output, why, sizeof why) != 0) {
         fprintf(stderr, "devtrace record: cannot write the trace %s: %s\n", output, why);
         return 2;
     }
@@ -607,6 +626,7 @@ static int cmd_record(int argc, char **argv)
         setenv(DT_RECORD_ENV_OUTPUT, output, 1);
         if (backend) setenv(DT_RECORD_ENV_BACKEND, backend, 1);
         if (kernel_queued) setenv(DT_RECORD_ENV_KERNEL_QUEUED, "1", 1);
+        if (on_demand) setenv(DT_RECORD_ENV_ON_DEMAND, "1", 1);
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         setenv(DT_RECORD_ENV_PRIMARY_PID, pid, 1);
@@ -648,7 +668,7 @@ static int cmd_record(int argc, char **argv)
     record_summary rs;
     read_record_log(log_path, (int)child, &rs);
     unlink(log_path);
-    int rc = summarize(argv[i], status, &rs, (int)child);
+    int rc = summarize(argv[i], status, &rs, (int)child, on_demand);
     free(rs.procs);
     return rc;
 }

@@ -39,6 +39,7 @@
 
 dt_session *dt_inject_session;
 pid_t dt_inject_owner;
+int dt_inject_on_demand;
 static int g_pipe[2] = {-1, -1};
 static char g_output[4096];
 static dt_format g_format; /* the session's, as configured */
@@ -61,14 +62,6 @@ static char g_output_template[4096];
 static pid_t g_forked_from;
 static const int g_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-
-/* "trace.json" -> "trace.<tag>.json": before the format's suffix (.json.gz,
-   .pftrace, ...), else at the end. */
-static void insert_tag(char *out, size_t n, const char *path, const char *tag)
-{
-    const char *ext = path + strlen(path) - dt_format_suffix_length(path);
-    snprintf(out, n, "%.*s.%s%s", (int)(ext - path), path, tag, ext);
-}
 
 /* Expand %p (pid) and %r (rank); otherwise tag the name of every process but
    the one `devtrace record` started, so that each process has its own. */
@@ -96,18 +89,18 @@ static void output_path(char *out, size_t n, const char *tmpl)
     } else if (rank) {
         char tag[64];
         snprintf(tag, sizeof tag, "rank%s", rank);
-        insert_tag(out, n, tmpl, tag);
+        dt_record_tag_path(out, n, tmpl, tag);
         has_pid = 0;
     } else if (primary && atoi(primary) == (int)getpid()) {
         snprintf(out, n, "%s", tmpl);
         has_pid = 0;
     } else {
-        insert_tag(out, n, tmpl, pid);
+        dt_record_tag_path(out, n, tmpl, pid);
     }
     g_untaken[0] = 0;
     if (g_name_taken && !has_pid) {
         snprintf(g_untaken, sizeof g_untaken, "%s", out);
-        insert_tag(out, n, g_untaken, pid);
+        dt_record_tag_path(out, n, g_untaken, pid);
     }
 }
 
@@ -165,7 +158,7 @@ static dt_status write_trace(dt_session *s, const char *want, char *got, size_t 
             char tag[64];
             if (k == 1) snprintf(tag, sizeof tag, "%d", (int)getpid());
             else snprintf(tag, sizeof tag, "%d-%d", (int)getpid(), k - 1);
-            insert_tag(got, got_len, want, tag);
+            dt_record_tag_path(got, got_len, want, tag);
         }
         struct stat old;
         if (!path_is_free(got)) continue;
@@ -414,9 +407,32 @@ static void fork_child(void)
 /* ------------------------------------------------------------------ */
 /* Start                                                               */
 /* ------------------------------------------------------------------ */
+/* On demand: the process listens instead of recording from start; each
+   capture arms the vendor for its window only (src/api/control_capture.c).
+   Nothing else of this library's start is needed: no session runs until a
+   capture, which writes to the client's descriptor, and the socket is
+   removed at exit by the listener. */
+static void listen_on_demand(void)
+{
+    dt_config cfg;
+    dt_config_init(&cfg);
+    dt_config_from_env(&cfg);
+    if (dt_control_listen(&cfg) != DT_OK) {
+        dt_inject_report("off", 0, "", "not listening for devtrace trigger: %s", dt_last_error());
+        return;
+    }
+    dt_inject_report("note", 0, "", "listening for `devtrace trigger %d` (on demand): nothing is recorded from start",
+                     (int)getpid());
+}
+
 __attribute__((constructor)) static void devtrace_inject_init(void)
 {
     if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) return;
+    if (dt_env_bool(DT_RECORD_ENV_ON_DEMAND) == 1) {
+        dt_inject_on_demand = 1;
+        listen_on_demand();
+        return;
+    }
     /* A signal that arrives while the session starts waits until the
        handlers that write the trace are in place. Threads started meanwhile
        (the vendor's, devtrace's) keep these signals blocked for good. */

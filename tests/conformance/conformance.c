@@ -1192,6 +1192,8 @@ static void scenario_busy(void)
     dt_session_destroy(s);
 }
 
+#include "on_demand.c"
+
 /* Nesting far deeper than any vendor's own external-correlation stack:
    every device activity carries the innermost id of devtrace's stack, on
    the way in and on the way out. */
@@ -1345,6 +1347,7 @@ int main(int argc, char **argv)
     else if (!strcmp(scenario, "no_marker")) scenario_no_marker();
     else if (!strcmp(scenario, "minimal")) scenario_minimal();
     else if (!strcmp(scenario, "busy")) scenario_busy();
+    else if (!strcmp(scenario, "on_demand")) scenario_on_demand();
     else if (!strncmp(scenario, "fault_", 6)) scenario_fault(scenario + 6);
     else { fprintf(stderr, "unknown scenario %s\n", scenario); return 2; }
     if (dt_check_failures) {
