@@ -133,6 +133,7 @@ class DtConfig(ctypes.Structure):
         ("buffer_size", ctypes.c_size_t),
         ("buffer_count", ctypes.c_uint32),
         ("calibration_period_ms", ctypes.c_uint32),
+        ("flight_recorder_bytes", ctypes.c_uint64),
     ]
 
 
@@ -168,6 +169,8 @@ _PROTOTYPES = {
     "dt_op_pop": (ctypes.c_int, [_u64_p]),
     "dt_range_push": (ctypes.c_int, [ctypes.c_char_p, _u64_p]),
     "dt_range_pop": (ctypes.c_int, []),
+    "dt_step": (ctypes.c_int, []),
+    "dt_step_count": (ctypes.c_uint64, []),
     "dt_session_event_count": (ctypes.c_size_t, [_session_p]),
     "dt_session_event": (ctypes.c_int, [_session_p, ctypes.c_size_t, ctypes.POINTER(DtEvent)]),
     "dt_session_events": (ctypes.c_size_t, [_session_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]),
@@ -185,6 +188,9 @@ _PROTOTYPES = {
     "dt_format_of_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_int]),
     "dt_format_by_name": (ctypes.c_int, [ctypes.c_char_p]),
     "dt_format_name": (ctypes.c_char_p, [ctypes.c_int]),
+    "dt_control_listen": (ctypes.c_int, [ctypes.POINTER(DtConfig)]),
+    "dt_control_stop": (None, []),
+    "dt_control_listening": (ctypes.c_int, []),
 }
 
 

@@ -33,13 +33,11 @@
 #include <string.h>
 #include <time.h>
 
-/* Steps and the flight recorder's dump are defined by src/core/steps.c and
-   the flight recorder; until they are part of the library their symbols
-   are weak: a steps window or a dump is answered as not available. */
-#pragma weak dt_core_steps_watch
-#pragma weak dt_core_step_wait
-#pragma weak dt_core_steps_wake
+/* The flight recorder's dump is defined with the flight recorder; until it
+   is part of the library its symbol is weak, and a DUMP is answered as
+   for a process without one. */
 #pragma weak dt_session_dump
+
 
 static struct {
     pthread_mutex_t lock;
@@ -100,9 +98,10 @@ static int steps_window(const dt_ctl_request *req, uint64_t *start, uint64_t *en
     uint64_t timeout = req->timeout_ns ? req->timeout_ns : DT_ONDEMAND_DEFAULT_TIMEOUT_NS;
     uint64_t deadline = dt_monotonic_ns() + timeout;
     uint64_t multiple = req->step_multiple > 1 ? req->step_multiple : 1, first = 0, t = 0, n = 0;
-    for (;;) {
-        if (stopping() || dt_core_step_wait(0, deadline, &first, &t) != 0) return -1;
-        if (first % multiple == 0) break;
+    if (stopping() || dt_core_step_wait(0, deadline, &first, &t) != 0) return -1;
+    while (first % multiple != 0) { /* the next multiple (numbers may skip it) */
+        uint64_t target = (first / multiple + 1) * multiple;
+        if (stopping() || dt_core_step_wait(target, deadline, &first, &t) != 0) return -1;
     }
     *start = t;
     dt_ctl_set_state(DT_CTL_CAPTURING);
@@ -116,10 +115,6 @@ static int steps_window(const dt_ctl_request *req, uint64_t *start, uint64_t *en
 
 static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_result *res)
 {
-    if (req->steps && !(dt_core_steps_watch && dt_core_step_wait && dt_core_steps_wake)) {
-        fail(res, DT_CTL_BAD_REQUEST, "this build of devtrace counts no steps: ask for a duration");
-        return;
-    }
     if (dt_active_session()) {
         fail(res, DT_CTL_BUSY, "another devtrace session is running in this process");
         return;
@@ -188,12 +183,14 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
 
 static void dump(int fd, dt_format format, dt_ctl_result *res)
 {
+    /* (read through a variable: a weak function's address may be NULL) */
+    dt_status (*volatile session_dump)(dt_session *, int, dt_format) = dt_session_dump;
     dt_session *s = dt_active_session();
-    if (!s || !s->config.flight_recorder_bytes || !dt_session_dump) {
+    if (!s || !s->config.flight_recorder_bytes || !session_dump) {
         fail(res, DT_CTL_CANNOT_ARM, "this process has no flight recorder");
         return;
     }
-    dt_status st = dt_session_dump(s, fd, format);
+    dt_status st = session_dump(s, fd, format);
     if (st != DT_OK) {
         res->code = DT_CTL_CANNOT_ARM;
         snprintf(res->text, sizeof res->text, "the flight recorder could not be written: %s", dt_last_error());
@@ -224,7 +221,7 @@ static void capture_cancel(void)
     cap.stopping = 1;
     pthread_cond_broadcast(&cap.cond);
     pthread_mutex_unlock(&cap.lock);
-    if (dt_core_steps_wake) dt_core_steps_wake();
+    dt_core_steps_wake();
 }
 
 dt_status dt_control_listen(const dt_config *config)

@@ -7,6 +7,7 @@
  * window, with every record the emulator produced kept or counted lost;
  * idle again afterwards. Busy, cannot_arm, fork and stop around it.
  */
+#include "core/steps.h"
 #include "protocol/control.h"
 #include "protocol/record.h"
 #include "reader/dt_reader.h"
@@ -48,16 +49,26 @@ static void idle_work(const char *when)
     check_idle(when);
 }
 
-static _Atomic int od_stop;
+static _Atomic int od_stop, od_stepping;
 static _Atomic uint64_t od_launches;
+/* The step boundaries the launcher began (dt_step), in order. */
+#define OD_MAX_STEPS 200000
+static uint64_t od_step_number[OD_MAX_STEPS], od_step_t[OD_MAX_STEPS];
+static _Atomic size_t od_steps;
 
 static void *od_launcher(void *arg)
 {
     (void)arg;
     for (int i = 0; !atomic_load(&od_stop); i++) {
+        if (i % 16 == 0 && atomic_load(&od_stepping) && atomic_load(&od_steps) < OD_MAX_STEPS) {
+            REQUIRE(dt_step() == DT_OK, "dt_step");
+            size_t k = atomic_load(&od_steps);
+            dt_core_step_last(&od_step_number[k], &od_step_t[k]);
+            atomic_store(&od_steps, k + 1);
+        }
         REQUIRE(emu.launch_kernel(0, i % 4, "continuous", grid1, block1, 2000) == 0, "launch");
         atomic_fetch_add(&od_launches, 1);
-        if (i % 64 == 63) usleep(100);
+        if (i % 16 == 15) usleep(100);
     }
     return NULL;
 }
@@ -65,6 +76,7 @@ static void *od_launcher(void *arg)
 typedef struct od_client {
     pthread_t thread;
     int out;
+    uint64_t steps, step_multiple, timeout_ns; /* steps 0: OD_DURATION_NS */
     dt_ctl_msg reply;
     dt_ctl_code rc;
 } od_client;
@@ -74,7 +86,13 @@ static void *od_client_main(void *arg)
     od_client *c = arg;
     dt_ctl_msg req;
     dt_ctl_msg_init(&req, DT_CTL_CAPTURE);
-    req.duration_ns = OD_DURATION_NS;
+    if (c->steps) {
+        req.steps = c->steps;
+        req.step_multiple = c->step_multiple;
+        req.timeout_ns = c->timeout_ns;
+    } else {
+        req.duration_ns = OD_DURATION_NS;
+    }
     snprintf(req.format, sizeof req.format, "json");
     c->rc = dt_ctl_send(getpid(), &req, c->out, 30000, &c->reply);
     return NULL;
@@ -127,7 +145,8 @@ static int64_t od_loss(const dt_rd_summary *sum, const char *reason)
 }
 
 /* The trace at path against the emulator's counters and the reply. */
-static void od_check_trace(const char *path, const emu_stats *st, const dt_ctl_msg *reply)
+static void od_check_trace(const char *path, const emu_stats *st, const dt_ctl_msg *reply, uint64_t steps,
+                           uint64_t multiple)
 {
     char err[512];
     dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
@@ -138,7 +157,21 @@ static void od_check_trace(const char *path, const emu_stats *st, const dt_ctl_m
     dt_rd_close(src);
     REQUIRE(rc == 0, "%s: %s", path, err);
     REQUIRE(sum.has_window_start && sum.has_window_end, "the trace has no capture window");
-    CHECK_EQ_U64(sum.window_end_ns - sum.window_start_ns, OD_DURATION_NS, "the window's length");
+    if (!steps) {
+        CHECK_EQ_U64(sum.window_end_ns - sum.window_start_ns, OD_DURATION_NS, "the window's length");
+    } else {
+        /* [boundary of step S, boundary of step S + steps), S a multiple
+           of `multiple` */
+        size_t n = atomic_load(&od_steps), at = n;
+        for (size_t k = 0; k < n; k++)
+            if ((int64_t)od_step_t[k] == sum.window_start_ns) at = k;
+        REQUIRE(at < n, "the window's start %" PRId64 " is no step boundary", sum.window_start_ns);
+        CHECK(od_step_number[at] % multiple == 0, "the window begins at step %" PRIu64 ", no multiple of %" PRIu64,
+              od_step_number[at], multiple);
+        REQUIRE(at + steps < n, "fewer steps than the window's were logged");
+        CHECK_EQ_U64(od_step_number[at + steps], od_step_number[at] + steps, "the window's last step");
+        CHECK_EQ_U64(sum.window_end_ns, od_step_t[at + steps], "the window's end (step S + N's boundary)");
+    }
     uint64_t kept = 0, outside = 0;
     for (size_t i = 0; i < t.n; i++) {
         int64_t start = sum.base_time_ns + t.ev[i].ts, end = start + t.ev[i].dur;
@@ -232,8 +265,37 @@ static void scenario_on_demand(void)
           c.reply.written, c.reply.text);
     emu_stats st;
     emu.stats_get(&st); /* final: nothing is produced for a client after the capture */
-    if (c.rc == DT_CTL_SUCCESS) od_check_trace(path, &st, &c.reply);
+    if (c.rc == DT_CTL_SUCCESS) od_check_trace(path, &st, &c.reply, 0, 0);
     CHECK(od_state() == DT_CTL_IDLE, "the listener is not idle after the capture");
+
+    /* N steps from a multiple of M: the launcher begins a step every 16
+       launches */
+    atomic_store(&od_stepping, 1);
+    usleep(5000);
+    emu.stats_reset();
+    char steps_path[1100];
+    snprintf(steps_path, sizeof steps_path, "%s.steps.json", path);
+    trace = open(steps_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(trace >= 0, "%s", steps_path);
+    od_client sc = {.out = trace, .steps = 5, .step_multiple = 4, .timeout_ns = 20000000000ull};
+    od_client_main(&sc);
+    close(trace);
+    CHECK(sc.rc == DT_CTL_SUCCESS && sc.reply.written == 1, "the steps capture: %s, written %d: %s",
+          dt_ctl_code_name(sc.rc), sc.reply.written, sc.reply.text);
+    emu.stats_get(&st);
+    atomic_store(&od_stepping, 0);
+    if (sc.rc == DT_CTL_SUCCESS) od_check_trace(steps_path, &st, &sc.reply, 5, 4);
+    /* no step comes: timeout, nothing written */
+    snprintf(steps_path, sizeof steps_path, "%s.timeout.json", path);
+    trace = open(steps_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    od_client tc = {.out = trace, .steps = 2, .timeout_ns = 300000000ull};
+    od_client_main(&tc);
+    CHECK(tc.rc == DT_CTL_TIMEOUT && tc.reply.written == 0, "steps that never come: %s: %s", dt_ctl_code_name(tc.rc),
+          tc.reply.text);
+    struct stat tb;
+    CHECK(fstat(trace, &tb) == 0 && tb.st_size == 0, "a trace was written without a window");
+    close(trace);
+    CHECK(od_state() == DT_CTL_IDLE, "the listener is not idle after the timeout");
     usleep(1000); /* the launcher goes on: its first call settles a deferred detach */
     emu.stats_reset();
     usleep(20000);
