@@ -4,72 +4,33 @@ emulated device's kernels, started and stopped at step boundaries; the
 trace goes to the descriptor the client passed. Single process, and two
 ranks under torchrun (gloo, CPU) that must capture the same steps.
 
-The requests are sent as `devtrace trigger` sends them (the control
-protocol of src/protocol/control.h: a CAPTURE message with the output's
-descriptor passed by SCM_RIGHTS), by a minimal client here."""
+The requests come from `devtrace trigger PID|--job --steps N|--duration S`,
+which opens the output and passes its descriptor."""
 import gzip
 import json
 import os
 import re
 import socket
-import struct
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import TOPSPTI_EMU, need, needs_emulator
+from conftest import DEVTRACE, TOPSPTI_EMU, need, needs_emulator, run
 
 pytestmark = needs_emulator()
 
 WORKLOAD = Path(__file__).resolve().parent / "torch_listen_workload.py"
 STEP = re.compile(r"^ProfilerStep#(\d+)$")
 
-# ---- a minimal client of the control protocol -----------------------------
-CAPTURE, OK, ERR = 2, 4, 5
+WROTE = re.compile(r"^devtrace: process (\d+) \(([^)]*)\): wrote (.+): (\d+) events; (.*)$", re.M)
 
 
-def _message(kind, keys):
-    payload = "".join("%s=%s\n" % kv for kv in keys.items()).encode()
-    return b"DT" + bytes([1, kind]) + struct.pack("<I", len(payload)) + payload
-
-
-def _read_exact(sock, n):
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("the listener closed the connection")
-        data += chunk
-    return data
-
-
-def capture(control_dir, pid, out, timeout=60, **keys):
-    """Sends CAPTURE with `keys` and out's descriptor; the reply as
-    {"type": "OK"|"ERR", key: value}."""
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(str(Path(control_dir) / ("%d.sock" % pid)))
-            socket.send_fds(s, [_message(CAPTURE, keys)], [fd])
-            head = _read_exact(s, 8)
-            assert head[:3] == b"DT\x01", head
-            payload = _read_exact(s, struct.unpack("<I", head[4:])[0]).decode()
-    finally:
-        os.close(fd)
-    reply = {"type": {OK: "OK", ERR: "ERR"}[head[3]]}
-    text = payload.find("text=")
-    if text >= 0 and (text == 0 or payload[text - 1] == "\n"):
-        reply["text"] = payload[text + 5:]
-        payload = payload[:text]
-    for line in payload.splitlines():
-        k, _, v = line.partition("=")
-        reply[k] = v
-    return reply
+def wrote(res):
+    """{path: (events, what was lost)} from trigger's lines."""
+    return {m.group(3): (int(m.group(4)), m.group(5)) for m in WROTE.finditer(res.stderr)}
 
 
 # ---- the training loop ----------------------------------------------------
@@ -104,12 +65,10 @@ class Loop:
             time.sleep(0.1)
         return int(path.read_text())
 
-    @property
-    def sockets(self):
-        return self.control / "devtrace"
-
-    def capture(self, out, rank=0, **keys):
-        return capture(self.sockets, self.pids[rank], out, **keys)
+    def trigger(self, *args, target=None):
+        """devtrace trigger PID ARGS (or TARGET ARGS), over this loop's sockets."""
+        return run([DEVTRACE, "trigger", *(target or [str(self.pids[0])]), *args],
+                   env={"XDG_RUNTIME_DIR": str(self.control)}, timeout=180)
 
     def finish(self):
         (self.dir / "stop").write_text("")
@@ -157,12 +116,23 @@ def kernels(trace):
     return sorted(e["name"] for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel")
 
 
-def check_capture(trace, reply, steps):
-    """The trace holds exactly `steps` consecutive steps, torch's ops in
+def load(path):
+    if str(path).endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return json.load(f)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def check_capture(res, path, steps):
+    """trigger wrote `path`, said how many events and that nothing was
+    lost; the trace holds exactly `steps` consecutive steps, torch's ops in
     them, and the device's kernels of those steps and of no other."""
-    assert reply["type"] == "OK", reply
-    assert reply["written"] == "1"
-    assert int(reply["records"]) == sum(1 for e in trace["traceEvents"] if e.get("ph") != "M")
+    assert res.returncode == 0, res.stdout + res.stderr
+    trace = load(path)
+    events, lost = wrote(res)[str(path)]
+    assert events == sum(1 for e in trace["traceEvents"] if e.get("ph") != "M")
+    assert lost == "nothing lost"
     got = profiler_steps(trace)
     first = min(got)
     assert sorted(got) == list(range(first, first + steps))
@@ -187,17 +157,11 @@ def check_capture(trace, reply, steps):
 def test_a_trigger_captures_n_steps_through_torch_profiler(loop, tmp_path):
     lp = loop()
     out = tmp_path / "out.json"
-    reply = lp.capture(out, steps=3)
-    with open(out, encoding="utf-8") as f:
-        trace = json.load(f)
-    check_capture(trace, reply, 3)
+    first = check_capture(lp.trigger("--steps", "3", "-o", out), out, 3)
     # the program goes on, and listens for the next request
-    out2 = tmp_path / "out2.json"
-    reply2 = lp.capture(out2, steps=2, format="json.gz")
-    with gzip.open(out2, "rt", encoding="utf-8") as f:
-        trace2 = json.load(f)
-    steps2 = check_capture(trace2, reply2, 2)
-    assert steps2[0] > max(profiler_steps(trace))
+    out2 = tmp_path / "out2.json.gz"
+    second = check_capture(lp.trigger("--steps", "2", "-o", out2), out2, 2)
+    assert second[0] > first[-1]
     results, _ = lp.finish()
     assert results[0]["captures"] == 2
 
@@ -205,9 +169,7 @@ def test_a_trigger_captures_n_steps_through_torch_profiler(loop, tmp_path):
 def test_the_capture_begins_at_a_step_multiple(loop, tmp_path):
     lp = loop()
     out = tmp_path / "out.json"
-    reply = lp.capture(out, steps=2, step_multiple=7)
-    with open(out, encoding="utf-8") as f:
-        got = check_capture(json.load(f), reply, 2)
+    got = check_capture(lp.trigger("--steps", "2", "--step-multiple", "7", "-o", out), out, 2)
     assert got[0] % 7 == 0
     lp.finish()
 
@@ -215,13 +177,11 @@ def test_the_capture_begins_at_a_step_multiple(loop, tmp_path):
 def test_a_duration_ends_at_the_first_boundary_after_it(loop, tmp_path):
     lp = loop(extra=["--step-sleep", "0.02"])
     out = tmp_path / "out.json"
-    reply = lp.capture(out, duration_ns=400_000_000)
-    with open(out, encoding="utf-8") as f:
-        trace = json.load(f)
-    steps = profiler_steps(trace)
+    res = lp.trigger("--duration", "0.4", "-o", out)
+    steps = profiler_steps(load(out))
     n = sorted(steps)
-    assert n == list(range(n[0], n[0] + len(n))) and len(n) >= 2
-    check_capture(trace, reply, len(n))
+    assert len(n) >= 2
+    check_capture(res, out, len(n))
     first, last = steps[n[0]], steps[n[-1]]
     # steps are whole: the window ends with the step during which 400 ms passed
     assert last["ts"] + last["dur"] - first["ts"] >= 400_000 - 1000
@@ -231,15 +191,13 @@ def test_a_duration_ends_at_the_first_boundary_after_it(loop, tmp_path):
 
 def test_a_format_torch_does_not_write_is_refused_and_the_loop_goes_on(loop, tmp_path):
     lp = loop()
-    out = tmp_path / "out.perfetto"
-    reply = lp.capture(out, steps=2, format="perfetto")
-    assert reply["type"] == "ERR" and reply["code"] == "bad_request", reply
-    assert "torch.profiler writes Chrome JSON" in reply["text"]
-    assert out.stat().st_size == 0
+    out = tmp_path / "out.pftrace"
+    res = lp.trigger("--steps", "2", "-o", out)
+    assert res.returncode == 7, res.stderr  # bad request
+    assert "torch.profiler writes Chrome JSON" in res.stderr
+    assert not out.exists()
     out2 = tmp_path / "out.json"
-    reply = lp.capture(out2, steps=1)
-    with open(out2, encoding="utf-8") as f:
-        check_capture(json.load(f), reply, 1)
+    check_capture(lp.trigger("--steps", "1", "-o", out2), out2, 1)
     lp.finish()
 
 
@@ -249,37 +207,28 @@ def test_a_trigger_while_the_program_profiles_itself_is_busy(loop, tmp_path):
     after that captures."""
     lp = loop(extra=["--profile-first", "40"])
     out = tmp_path / "out.json"
-    reply = lp.capture(out, steps=2)
-    assert reply["type"] == "ERR" and reply["code"] == "busy", reply
-    assert "torch.profiler is already running" in reply["text"]
+    res = lp.trigger("--steps", "2", "-o", out)
+    assert res.returncode == 4, res.stderr  # busy
+    assert "torch.profiler is already running" in res.stderr
+    assert not out.exists()
     end = time.monotonic() + 60
     while not (lp.dir / "own_done").exists():  # the program's own run ended
         assert time.monotonic() < end
         time.sleep(0.05)
-    reply = lp.capture(out, steps=2)
-    with open(out, encoding="utf-8") as f:
-        got = check_capture(json.load(f), reply, 2)
+    got = check_capture(lp.trigger("--steps", "2", "-o", out), out, 2)
     assert got[0] > 40
     results, output = lp.finish()
     assert "Traceback" not in output
 
 
 def test_two_ranks_under_torchrun_capture_the_same_steps(loop, tmp_path):
-    lp = loop(nproc=2, extra=["--step-sleep", "0.1"])
-    replies, outs = [None, None], [tmp_path / "rank0.json", tmp_path / "rank1.json"]
-
-    def send(rank):
-        replies[rank] = lp.capture(outs[rank], rank=rank, steps=2, step_multiple=4)
-
-    threads = [threading.Thread(target=send, args=(r,)) for r in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    got = []
-    for rank in range(2):
-        with open(outs[rank], encoding="utf-8") as f:
-            got.append(check_capture(json.load(f), replies[rank], 2))
-    assert got[0] == got[1] and got[0][0] % 4 == 0
+    """devtrace trigger --job --steps 2: both ranks begin at the same step
+    (a multiple of 2) and capture the same two."""
+    lp = loop(nproc=2, extra=["--step-sleep", "0.2"])
+    out = tmp_path / "t.json"
+    res = lp.trigger("--steps", "2", "-o", out, target=["--job"])
+    assert res.returncode == 0, res.stderr
+    got = [check_capture(res, tmp_path / ("t.rank%d.json" % r), 2) for r in range(2)]
+    assert got[0] == got[1] and got[0][0] % 2 == 0
     results, _ = lp.finish()
     assert results[0]["steps"] == results[1]["steps"]

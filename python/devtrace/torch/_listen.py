@@ -297,11 +297,9 @@ class Listener:
             return
         finally:
             shutil.rmtree(tmpdir, ignore_errors=True)
-        from . import last_session
-
-        said = list(last_session().get("errors", []))
+        said = [loss_summary()]
         if note:
-            said.insert(0, note)
+            said.append(note)
         self._done(DT_OK, 1, records, "; ".join(said))
 
     def _finish_error(self, status: int, message: str) -> None:
@@ -343,6 +341,26 @@ class Listener:
             else:
                 self._abort(DT_ERR_STATE, "listening stopped before the capture began")
         self._fns["dt_control_stop"]()
+
+
+def loss_summary() -> str:
+    """What the plugin's last run lost, as `devtrace record` and a capture
+    of the library's own say it ("nothing lost" or "LOST N records (reason
+    n, ...)"), the device activity outside torch.profiler's window counted
+    as outside_window; then the plugin's other errors."""
+    from . import enabled_backend, last_session
+
+    report = last_session() if enabled_backend() is not None else {}
+    loss = {k: int(v) for k, v in report.get("loss", {}).items() if k != "total"}
+    if report.get("outside_window"):
+        loss["outside_window"] = loss.get("outside_window", 0) + int(report["outside_window"])
+    lost = [(k, v) for k, v in loss.items() if v]
+    text = "LOST %d records (%s)" % (sum(v for _, v in lost), ", ".join("%s %d" % kv for kv in lost)) \
+        if lost else "nothing lost"
+    errors = list(report.get("errors", []))
+    if report.get("loss", {}).get("total"):
+        errors = errors[:-1]  # the last is the plugin's own line of the same losses
+    return "; ".join([text] + errors)
 
 
 def _record_every_step(step: int):
