@@ -232,3 +232,33 @@ def test_two_ranks_under_torchrun_capture_the_same_steps(loop, tmp_path):
     assert got[0] == got[1] and got[0][0] % 2 == 0
     results, _ = lp.finish()
     assert results[0]["steps"] == results[1]["steps"]
+
+
+def test_steps_that_outlast_the_timeout_write_what_was_captured(loop, tmp_path):
+    """--steps 1000 with --timeout 1: the capture ends at the first boundary
+    after the timeout; its steps are written and the line says so."""
+    lp = loop()
+    out = tmp_path / "out.json"
+    res = lp.trigger("--steps", "1000", "--timeout", "1", "-o", out)
+    n = sorted(profiler_steps(load(out)))
+    assert 2 <= len(n) < 1000
+    assert res.returncode == 0, res.stderr
+    events, lost = wrote(res)[str(out)]
+    assert lost.startswith("nothing lost; the capture timed out after %d of 1000 steps" % len(n)), lost
+    lp.finish()
+
+
+def test_the_program_ending_mid_capture_writes_the_steps_so_far(loop, tmp_path):
+    lp = loop()
+    out = tmp_path / "out.json"
+    trigger = subprocess.Popen([str(DEVTRACE), "trigger", str(lp.pids[0]), "--steps", "1000", "-o", str(out)],
+                               env=dict(os.environ, XDG_RUNTIME_DIR=str(lp.control)), stderr=subprocess.PIPE,
+                               text=True)
+    time.sleep(1.5)
+    lp.finish()  # the loop ends; stop_listening() at its end finishes the capture
+    stderr = trigger.communicate(timeout=60)[1]
+    assert trigger.returncode == 0, stderr
+    n = sorted(profiler_steps(load(out)))
+    assert 1 <= len(n) < 1000 and n == list(range(n[0], n[0] + len(n)))
+    # the last step is the one under way when the loop ended
+    assert "listening stopped during step %d, after %d whole steps" % (n[-1], len(n) - 1) in stderr

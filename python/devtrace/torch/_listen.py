@@ -335,7 +335,8 @@ class Listener:
         if self._capture is not None:
             if self._capture.prof is not None:
                 try:
-                    self._finish("listening stopped after %d steps" % (self.count - self._capture.first + 1))
+                    whole = self.count - self._capture.first + 1
+                    self._finish("listening stopped during step %d, after %d whole steps" % (self.count + 1, whole))
                 except Exception as e:
                     self._abort(DT_ERR_STATE, "the capture failed: %s: %s" % (type(e).__name__, e))
             else:
