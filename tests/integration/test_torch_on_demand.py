@@ -262,3 +262,53 @@ def test_the_program_ending_mid_capture_writes_the_steps_so_far(loop, tmp_path):
     assert 1 <= len(n) < 1000 and n == list(range(n[0], n[0] + len(n)))
     # the last step is the one under way when the loop ended
     assert "listening stopped during step %d, after %d whole steps" % (n[-1], len(n) - 1) in stderr
+
+
+API_SCRIPT = r"""
+import json, os, sys, tempfile
+import torch
+import devtrace, devtrace.torch
+from devtrace.torch import _listen
+
+out = {}
+try:
+    devtrace.torch.listen(backend=None, schedule=None)
+except TypeError as e:
+    out["schedule"] = str(e)
+gen, disc = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+opt_g = torch.optim.SGD(gen.parameters(), lr=0.1)
+opt_d = torch.optim.Adam(disc.parameters(), lr=0.1)
+devtrace.torch.listen(backend=None)
+try:
+    devtrace.torch.listen(backend=None)
+except devtrace.DevtraceError as e:
+    out["twice"] = e.status
+out["listening"] = devtrace.listening()
+for i in range(5):  # two optimizers step once each per iteration
+    for m, o in ((disc, opt_d), (gen, opt_g)):
+        m(torch.ones(2)).sum().backward()
+        o.step()
+out["steps"] = _listen.listener().count
+out["wrapped"] = ["step" in vars(opt_d), "step" in vars(opt_g)]
+devtrace.torch.stop_listening()
+out["unwrapped"] = "step" in vars(opt_d)
+out["after"] = devtrace.listening()
+print(json.dumps(out))
+"""
+
+
+def test_listen_counts_one_optimizer_and_undoes_itself(tmp_path):
+    """With two optimizers the first that steps counts the steps (once per
+    iteration); stop_listening() restores its step and stops listening;
+    listening twice and a schedule of one's own are refused."""
+    need("torch")
+    control = tmp_path / "run"
+    control.mkdir(mode=0o700)
+    res = run([sys.executable, "-c", API_SCRIPT], env={"XDG_RUNTIME_DIR": str(control)}, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr[-4000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert "schedule is the listener's own" in out["schedule"]
+    assert out["twice"] == "DT_ERR_STATE"
+    assert out["listening"] is True and out["after"] is False
+    assert out["steps"] == 5
+    assert out["wrapped"] == [True, False] and out["unwrapped"] is False
