@@ -7,7 +7,10 @@ one ctypes call of dt_control_take) and of the bare ctypes call.
 
   DEVTRACE_LIBRARY=build/libdevtrace.so PYTHONPATH=python python3 bench/torch_listen_idle.py [STEPS] [ROUNDS]
 
-Prints medians over the rounds with their half spread ((max - min) / 2);
+Prints wall-time medians over the rounds with their half spread
+((max - min) / 2) and their minimum (the least disturbed round); the added
+cost per step is the difference of two medians, printed as "below noise"
+when within the two half spreads, added;
 it is a benchmark, not a test. No device backend is enabled (backend=None):
 while idle the listener arms nothing, so a backend would not change these.
 """
@@ -31,7 +34,7 @@ def per_step_ns(fn, n):
 
 
 def summary(values):
-    return "%8.1f ns  (±%.1f)" % (statistics.median(values), (max(values) - min(values)) / 2)
+    return "%8.1f ns  (±%.1f, min %.1f)" % (statistics.median(values), (max(values) - min(values)) / 2, min(values))
 
 
 def main():
@@ -58,14 +61,19 @@ def main():
         ctypes_call.append(per_step_ns(lambda: take(request), steps * 5))
     assert listener.captures == 0
     devtrace.torch.stop_listening()
-    added = [b - a for a, b in zip(base, listening)]
-    print("torch %s, %d optimizer steps x %d rounds, medians (half spread)" % (torch.__version__, steps, rounds))
+    half = lambda v: (max(v) - min(v)) / 2  # noqa: E731
+    added = statistics.median(listening) - statistics.median(base)
+    noise = half(base) + half(listening)
+    print("torch %s, %d optimizer steps x %d rounds, wall time, medians (half spread, min)"
+          % (torch.__version__, steps, rounds))
     print("optimizer step, not listening (baseline): %s" % summary(base))
     print("optimizer step, listening (idle):         %s" % summary(listening))
-    print("added per optimizer step:                  %s" % summary(added))
+    if abs(added) <= noise:
+        print("added per optimizer step:                 below noise (±%.1f ns)" % noise)
+    else:
+        print("added per optimizer step:                 %8.1f ns  (noise ±%.1f)" % (added, noise))
     print("one step boundary (hook body):            %s" % summary(boundary))
     print("  of which dt_control_take via ctypes:    %s" % summary(ctypes_call))
-
 
 if __name__ == "__main__":
     main()
