@@ -124,7 +124,6 @@ class _Capture:
         self.prof = None
         self.first = 0       # the first step captured
         self.started_ns = 0
-        self.tmpdir = None
 
 
 class Listener:
@@ -242,7 +241,7 @@ class Listener:
             self._finish(None)
         elif cap.duration_ns and now - cap.started_ns >= cap.duration_ns:
             self._finish(None)
-        elif cap.deadline_ns and now >= cap.deadline_ns:
+        elif cap.steps and cap.deadline_ns and now >= cap.deadline_ns:
             self._finish("the capture timed out after %d of %d steps" % (done, cap.steps))
         else:
             cap.prof.step()
