@@ -15,7 +15,7 @@ dt_status dt_ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(v
     dt_rank_info rank;
     dt_rank_from_env(&rank);
     dt_ctl_options opt = {
-        .rank = rank.rank,
+        .rank = rank.known ? rank.rank : -1,
         .local_rank = rank.local_rank,
         .world_size = rank.world_size,
         .backend = backend ? backend : "",

@@ -91,21 +91,38 @@ static int stopping(void)
     return s;
 }
 
+/* The boundary of step `target` that began at or after since (realtime),
+   or of the first step numbered past it when the numbers skip it: 0 with
+   it in *number and *t, -1 at the deadline or on stop. A step that began
+   while this thread was not waiting yet is found in the latest
+   boundaries. */
+static int boundary(uint64_t target, uint64_t since, uint64_t deadline, uint64_t *number, uint64_t *t)
+{
+    if (dt_core_step_find(target, since, t) == 0) {
+        *number = target;
+        return 0;
+    }
+    if (stopping() || dt_core_step_wait(target, deadline, number, t) != 0) return -1;
+    if (*number != target && dt_core_step_find(target, since, t) == 0) *number = target;
+    return 0;
+}
+
 /* The steps window: 0 with [*start, *end); 1 when it began but its end did
-   not come (*end: now); -1 when it never began. */
-static int steps_window(const dt_ctl_request *req, uint64_t *start, uint64_t *end)
+   not come (*end: now); -1 when it never began. armed: when the session
+   started (realtime). */
+static int steps_window(const dt_ctl_request *req, uint64_t armed, uint64_t *start, uint64_t *end)
 {
     uint64_t timeout = req->timeout_ns ? req->timeout_ns : DT_ONDEMAND_DEFAULT_TIMEOUT_NS;
     uint64_t deadline = dt_monotonic_ns() + timeout;
     uint64_t multiple = req->step_multiple > 1 ? req->step_multiple : 1, first = 0, t = 0, n = 0;
     if (stopping() || dt_core_step_wait(0, deadline, &first, &t) != 0) return -1;
     while (first % multiple != 0) { /* the next multiple (numbers may skip it) */
-        uint64_t target = (first / multiple + 1) * multiple;
-        if (stopping() || dt_core_step_wait(target, deadline, &first, &t) != 0) return -1;
+        if (boundary((first / multiple + 1) * multiple, armed, deadline, &first, &t) != 0) return -1;
     }
     *start = t;
     dt_ctl_set_state(DT_CTL_CAPTURING);
-    if (!stopping() && dt_core_step_wait(first + req->steps, deadline, &n, &t) == 0) {
+    if (boundary(first + req->steps, *start, deadline, &n, &t) == 0) {
+        dt_log("control: a window of steps %llu to %llu", (unsigned long long)first, (unsigned long long)n);
         *end = t;
         return 0;
     }
@@ -132,10 +149,10 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
         dt_session_destroy(s);
         return;
     }
-    uint64_t start = 0, end = 0;
+    uint64_t start = 0, end = 0, armed = dt_realtime_ns();
     int outcome = 0; /* 0: the window; 1: cut short (timeout or stop); -1: none */
     if (req->steps) {
-        outcome = steps_window(req, &start, &end);
+        outcome = steps_window(req, armed, &start, &end);
         dt_core_steps_watch(0);
     } else {
         dt_ctl_set_state(DT_CTL_CAPTURING);

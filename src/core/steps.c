@@ -97,6 +97,19 @@ void dt_core_step_last(uint64_t *number, uint64_t *t_ns)
     }
 }
 
+int dt_core_step_find(uint64_t number, uint64_t since_ns, uint64_t *t_ns)
+{
+    uint64_t g = atomic_load_explicit(&g_latest, memory_order_acquire);
+    for (uint64_t k = 0; k < SLOTS && k < g; k++) {
+        uint64_t n, t;
+        if (slot_read(g - k, &n, &t) && n == number && t >= since_ns) {
+            *t_ns = t;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* Boundary `number` at t_ns, or when counted dt_step's next number now. */
 static void begin(uint64_t number, int counted, uint64_t t_ns)
 {

@@ -36,6 +36,11 @@ DT_HIDDEN void dt_core_step_range(const char *name, uint64_t t_ns);
 DT_HIDDEN void dt_core_step_begin(uint64_t number, uint64_t t_ns);
 /* The latest boundary (0 and 0: none yet). */
 DT_HIDDEN void dt_core_step_last(uint64_t *number, uint64_t *t_ns);
+/* The latest boundary numbered `number` among the last few (a ring of 16)
+   that began at or after since_ns: 0 with its time in *t_ns, -1 when none.
+   For a waiter that must not miss a boundary that began between two of
+   its calls. */
+DT_HIDDEN int dt_core_step_find(uint64_t number, uint64_t since_ns, uint64_t *t_ns);
 /* Waits until a step numbered at least `target` begins after this call, or
    until deadline_ns (CLOCK_MONOTONIC). 0 with that boundary in *number and
    *t_ns; -1 at the deadline. target 0: the next step, whatever its number. */

@@ -16,7 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define OD_DURATION_NS 200000000ull /* 0.2 s */
+#define OD_DURATION_NS 500000000ull /* 0.5 s */
 
 /* Nothing armed now, and no work of the emulator reached a client since
    the last reset. */
@@ -49,7 +49,7 @@ static void idle_work(const char *when)
     check_idle(when);
 }
 
-static _Atomic int od_stop, od_stepping;
+static _Atomic int od_stop, od_stepping, od_pause, od_paused;
 static _Atomic uint64_t od_launches;
 /* The step boundaries the launcher began (dt_step), in order. */
 #define OD_MAX_STEPS 200000
@@ -60,6 +60,11 @@ static void *od_launcher(void *arg)
 {
     (void)arg;
     for (int i = 0; !atomic_load(&od_stop); i++) {
+        atomic_store(&od_paused, atomic_load(&od_pause));
+        if (atomic_load(&od_paused)) {
+            usleep(100);
+            continue;
+        }
         if (i % 16 == 0 && atomic_load(&od_stepping) && atomic_load(&od_steps) < OD_MAX_STEPS) {
             REQUIRE(dt_step() == DT_OK, "dt_step");
             size_t k = atomic_load(&od_steps);
@@ -68,7 +73,8 @@ static void *od_launcher(void *arg)
         }
         REQUIRE(emu.launch_kernel(0, i % 4, "continuous", grid1, block1, 2000) == 0, "launch");
         atomic_fetch_add(&od_launches, 1);
-        if (i % 16 == 15) usleep(100);
+        /* steps of a few ms, as a step is long beside a wake-up */
+        if (i % 16 == 15) usleep(atomic_load(&od_stepping) ? 2000 : 100);
     }
     return NULL;
 }
@@ -187,7 +193,6 @@ static void od_check_trace(const char *path, const emu_stats *st, const dt_ctl_m
     CHECK(outside == 0, "%" PRIu64 " of %zu events outside the window", outside, t.n);
     CHECK(kept > 0, "the window captured nothing");
     CHECK_EQ_U64(reply->records, t.n, "the reply's records (the trace's events)");
-    /* every record produced is kept, or lost for lying outside the window */
     uint64_t produced = 0, faulted = 0, lost = 0;
     const int kinds[] = {EMU_KIND_KERNEL, EMU_KIND_MEMCPY, EMU_KIND_MEMSET, EMU_KIND_RUNTIME, EMU_KIND_DRIVER};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) produced += st->records[kinds[k]];
@@ -199,9 +204,14 @@ static void od_check_trace(const char *path, const emu_stats *st, const dt_ctl_m
         if (r != DT_LOSS_OUTSIDE_WINDOW && r != DT_LOSS_UNFINISHED)
             CHECK_EQ_U64(loss[r], 0, dt_loss_reason_name((dt_loss_reason)r));
     }
-    CHECK(produced + faulted == kept + lost,
-          "records %" PRIu64 " + faulted %" PRIu64 " != kept %" PRIu64 " + lost %" PRIu64, produced, faulted, kept,
-          lost);
+    /* every record produced is kept or counted lost; devtrace's count may
+       exceed the records only by calls it saw begin and counted unfinished
+       whose records the vendor never produced (the launcher goes on while
+       the vendor is disarmed) */
+    CHECK(kept + lost >= produced + faulted && kept + lost - (produced + faulted) <= loss[DT_LOSS_UNFINISHED],
+          "records %" PRIu64 " + faulted %" PRIu64 " vs kept %" PRIu64 " + lost %" PRIu64 " (outside_window %" PRIu64
+          ", unfinished %" PRIu64 ")",
+          produced, faulted, kept, lost, loss[DT_LOSS_OUTSIDE_WINDOW], loss[DT_LOSS_UNFINISHED]);
     char summary[1024];
     dt_record_loss_summary(summary, sizeof summary, loss);
     CHECK(strcmp(reply->text, summary) == 0, "the reply says \"%s\", the trace \"%s\"", reply->text, summary);
@@ -256,7 +266,10 @@ static void scenario_on_demand(void)
     REQUIRE(trace >= 0, "%s", path);
     od_client c = {.out = trace};
     REQUIRE(pthread_create(&c.thread, NULL, od_client_main, &c) == 0, "thread");
-    while (od_state() != DT_CTL_CAPTURING) usleep(1000);
+    for (int i = 0; od_state() != DT_CTL_CAPTURING; i++) {
+        if (i == 10000) FAIL("the capture never began");
+        usleep(1000);
+    }
     CHECK(od_capture(out, &reply) == DT_CTL_BUSY, "a second capture gave %s: %s", dt_ctl_code_name(reply.code),
           reply.text);
     pthread_join(c.thread, NULL);
@@ -269,10 +282,14 @@ static void scenario_on_demand(void)
     CHECK(od_state() == DT_CTL_IDLE, "the listener is not idle after the capture");
 
     /* N steps from a multiple of M: the launcher begins a step every 16
-       launches */
-    atomic_store(&od_stepping, 1);
-    usleep(5000);
+       launches. The work of the capture before is drained first: a vendor
+       that hands records over at completion may still hold some of it. */
+    atomic_store(&od_pause, 1);
+    while (!atomic_load(&od_paused)) usleep(100);
+    REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
     emu.stats_reset();
+    atomic_store(&od_stepping, 1);
+    atomic_store(&od_pause, 0);
     char steps_path[1100];
     snprintf(steps_path, sizeof steps_path, "%s.steps.json", path);
     trace = open(steps_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -283,6 +300,10 @@ static void scenario_on_demand(void)
     CHECK(sc.rc == DT_CTL_SUCCESS && sc.reply.written == 1, "the steps capture: %s, written %d: %s",
           dt_ctl_code_name(sc.rc), sc.reply.written, sc.reply.text);
     emu.stats_get(&st);
+    /* the launcher logs a boundary just after it began it: two more logged
+       hold the window's last */
+    size_t logged = atomic_load(&od_steps);
+    while (atomic_load(&od_steps) < logged + 2 && logged + 2 < OD_MAX_STEPS) usleep(100);
     atomic_store(&od_stepping, 0);
     if (sc.rc == DT_CTL_SUCCESS) od_check_trace(steps_path, &st, &sc.reply, 5, 4);
     /* no step comes: timeout, nothing written */
@@ -296,7 +317,9 @@ static void scenario_on_demand(void)
     CHECK(fstat(trace, &tb) == 0 && tb.st_size == 0, "a trace was written without a window");
     close(trace);
     CHECK(od_state() == DT_CTL_IDLE, "the listener is not idle after the timeout");
-    usleep(1000); /* the launcher goes on: its first call settles a deferred detach */
+    /* the launcher goes on: its first call settles a deferred detach */
+    uint64_t launched = atomic_load(&od_launches);
+    while (atomic_load(&od_launches) < launched + 2) usleep(100);
     emu.stats_reset();
     usleep(20000);
     check_idle("idle after the capture, launching");
