@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ static void trigger_usage(FILE *f)
             "where the trace went and what was lost, as 'record' does. This command opens the\n"
             "trace file and passes its descriptor: the traced process never opens a path. The\n"
             "trace is written to a temporary file beside FILE and renamed to FILE only when the\n"
-            "process says it was written whole; a capture that fails leaves no file.\n"
+            "process says it was written whole; a capture that fails, or a trigger interrupted\n"
+            "by SIGINT or SIGTERM, leaves no file.\n"
             "\n"
             "  PID                 the listening process (see --list)\n"
             "  --all               every listening process of this user\n"
@@ -318,6 +320,15 @@ static void say_failure(const target *t, dt_ctl_code rc, const char *text)
             outcome_of(rc)->headline, text[0] ? ": " : "", text);
 }
 
+/* By rank, those without one last, then by pid: lines and names in order. */
+static int by_rank(const void *a, const void *b)
+{
+    const dt_ctl_msg *x = &((const target *)a)->info, *y = &((const target *)b)->info;
+    uint64_t rx = (uint64_t)x->rank, ry = (uint64_t)y->rank; /* -1: last */
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
 /* The targets the options name, each with its INFO; 0, or the exit status
    after saying why. */
 static int find_targets(const options *o, target **out, size_t *count)
@@ -328,7 +339,10 @@ static int find_targets(const options *o, target **out, size_t *count)
     size_t n = 0;
     if (o->pid) {
         list = dt_calloc(1, sizeof *list);
-        if (!list) return 1;
+        if (!list) {
+            fprintf(stderr, "devtrace trigger: out of memory\n");
+            return outcomes[DT_CTL_IO].status;
+        }
         dt_ctl_msg info;
         dt_ctl_msg_init(&info, DT_CTL_INFO);
         dt_ctl_code rc = dt_ctl_send((pid_t)o->pid, &info, -1, LIST_TIMEOUT_MS, &list[0]);
@@ -361,7 +375,7 @@ static int find_targets(const options *o, target **out, size_t *count)
     if (!t) {
         dt_free(list);
         fprintf(stderr, "devtrace trigger: out of memory\n");
-        return 1;
+        return outcomes[DT_CTL_IO].status;
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
@@ -377,6 +391,7 @@ static int find_targets(const options *o, target **out, size_t *count)
         dt_free(t);
         return outcomes[DT_CTL_NO_SUCH_LISTENER].status;
     }
+    qsort(t, k, sizeof *t, by_rank);
     *out = t;
     *count = k;
     return 0;
@@ -499,7 +514,7 @@ static int make_request(const options *o, dt_format fmt, dt_ctl_msg *req)
 }
 
 /* One target's outcome into place and said; its exit status. */
-static int finish(target *t, const options *o)
+static int finish(target *t)
 {
     dt_ctl_code rc = t->rc;
     char why[1200] = "";
@@ -523,13 +538,37 @@ static int finish(target *t, const options *o)
         say_failure(t, rc, text);
         return outcome_of(rc)->status;
     }
+    /* a listener that names no backend chooses it as record does: auto */
+    const char *backend = t->info.backend[0] ? t->info.backend : "auto";
     char who[96];
-    if (t->info.rank >= 0)
-        snprintf(who, sizeof who, "rank %lld, %s", (long long)t->info.rank, t->info.backend[0] ? t->info.backend : "-");
-    else snprintf(who, sizeof who, "%s", t->info.backend[0] ? t->info.backend : "-");
-    dt_cli_print_wrote((int)t->info.pid, who, t->path, &t->reply.records, t->reply.text,
-                       o->dump ? "the flight recorder's window" : "");
+    if (t->info.rank >= 0) snprintf(who, sizeof who, "rank %lld, %s", (long long)t->info.rank, backend);
+    else snprintf(who, sizeof who, "%s", backend);
+    dt_cli_print_wrote((int)t->info.pid, who, t->path, &t->reply.records, t->reply.text, "");
     return 0;
+}
+
+/* Interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT), trigger removes its
+   temporary files, then ends by the signal. Only the main thread takes
+   these signals; the names are complete before the handler sees them. */
+static const int interrupts[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static target *volatile g_targets;
+static volatile size_t g_ntargets;
+
+static void remove_temporaries(int sig)
+{
+    target *t = g_targets;
+    for (size_t i = 0; t && i < g_ntargets; i++)
+        if (t[i].tmp[0]) unlink(t[i].tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void block_interrupts(int block, sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof interrupts / sizeof *interrupts; i++) sigaddset(&set, interrupts[i]);
+    pthread_sigmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &set : old, block ? old : NULL);
 }
 
 /* Every target asked at once (a thread each), each outcome said; the
@@ -538,16 +577,20 @@ static int trigger(const options *o, target *t, size_t n, dt_format fmt)
 {
     dt_ctl_msg req;
     int wait_ms = make_request(o, fmt, &req);
+    sigset_t old;
+    block_interrupts(1, &old); /* the threads inherit the mask */
     for (size_t i = 0; i < n; i++) {
         t[i].request = &req;
         t[i].wait_ms = wait_ms;
         t[i].threaded = n > 1 && pthread_create(&t[i].thread, NULL, exchange, &t[i]) == 0;
-        if (!t[i].threaded) exchange(&t[i]);
     }
+    block_interrupts(0, &old);
+    for (size_t i = 0; i < n; i++)
+        if (!t[i].threaded) exchange(&t[i]);
     int worst = 0, written = 0;
     for (size_t i = 0; i < n; i++) {
         if (t[i].threaded) pthread_join(t[i].thread, NULL);
-        int st = finish(&t[i], o);
+        int st = finish(&t[i]);
         written += st == 0;
         if (st > worst) worst = st;
     }
@@ -588,11 +631,23 @@ int dt_cli_trigger(int argc, char **argv)
     int st = find_targets(&o, &t, &n);
     if (st) return st;
     name_outputs(t, n, base, o.pid && o.output);
+    sigset_t old;
+    block_interrupts(1, &old);
+    struct sigaction sa = {.sa_handler = remove_temporaries};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof interrupts / sizeof *interrupts; i++) sigaction(interrupts[i], &sa, NULL);
     for (size_t i = 0; i < n; i++) t[i].fd = -1;
     for (size_t i = 0; i < n && st == 0; i++)
         if (open_output(&t[i]) != 0) st = USAGE_STATUS;
+    g_targets = t;
+    g_ntargets = n;
+    block_interrupts(0, &old);
     if (st == 0) st = trigger(&o, t, n, fmt);
+    block_interrupts(1, &old);
     for (size_t i = 0; i < n; i++) discard_output(&t[i]);
+    g_targets = NULL;
+    g_ntargets = 0;
+    block_interrupts(0, &old);
     dt_free(t);
     return st;
 }

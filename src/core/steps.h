@@ -26,10 +26,11 @@ static inline int dt_core_steps_watched(void)
 {
     return atomic_load_explicit(&dt_core_steps_watchers, memory_order_relaxed) > 0;
 }
-/* A user range named name began at t_ns (realtime): when the name is
-   exactly "ProfilerStep#" and 1 to 20 decimal digits whose value fits in 64
-   bits, step <that value> begins at t_ns; any other name (NULL included)
-   does nothing. Callers ask dt_core_steps_watched() first. */
+/* A user range named name began at t_ns (realtime; 0: now, the clock read
+   only for a step): when the name is exactly "ProfilerStep#" and 1 to 20
+   decimal digits whose value fits in 64 bits, step <that value> begins at
+   t_ns; any other name (NULL included) does nothing. Callers ask
+   dt_core_steps_watched() first. */
 DT_HIDDEN void dt_core_step_range(const char *name, uint64_t t_ns);
 /* Step `number` began at t_ns (realtime). Numbers that do not rise are
    taken as they come (a ProfilerStep# numbering that restarts). */
