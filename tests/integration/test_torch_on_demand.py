@@ -223,13 +223,29 @@ def test_a_trigger_while_the_program_profiles_itself_is_busy(loop, tmp_path):
 
 def test_two_ranks_under_torchrun_capture_the_same_steps(loop, tmp_path):
     """devtrace trigger --job --steps 2: both ranks begin at the same step
-    (a multiple of 2) and capture the same two."""
-    lp = loop(nproc=2, extra=["--step-sleep", "0.2"])
+    (a multiple of 2) and capture the same two. The ranks are held between
+    two steps while the requests reach them, so that both take theirs at
+    the same boundary: a request that reached one rank a step before the
+    other would begin a multiple later there (docs/on-demand.md)."""
+    lp = loop(nproc=2, extra=["--step-sleep", "0.1"])
+    (lp.dir / "hold").write_text("")
+    end = time.monotonic() + 120
+    while not all((lp.dir / ("held.%d" % r)).exists() for r in range(2)):
+        assert time.monotonic() < end and lp.proc.poll() is None
+        time.sleep(0.05)
+    held = int((lp.dir / "held.0").read_text())
     out = tmp_path / "t.json"
-    res = lp.trigger("--steps", "2", "-o", out, target=["--job"])
-    assert res.returncode == 0, res.stderr
+    trigger = subprocess.Popen([str(DEVTRACE), "trigger", "--job", "--steps", "2", "-o", str(out)],
+                               env=dict(os.environ, XDG_RUNTIME_DIR=str(lp.control)), stderr=subprocess.PIPE,
+                               text=True)
+    time.sleep(3)  # both requests wait in their mailboxes
+    (lp.dir / "hold").unlink()
+    stderr = trigger.communicate(timeout=120)[1]
+    res = subprocess.CompletedProcess(trigger.args, trigger.returncode, "", stderr)
     got = [check_capture(res, tmp_path / ("t.rank%d.json" % r), 2) for r in range(2)]
-    assert got[0] == got[1] and got[0][0] % 2 == 0
+    # taken at the end of step held + 1; the first multiple of 2 after it
+    first = held + 2 + (held % 2)
+    assert got[0] == got[1] == [first, first + 1]
     results, _ = lp.finish()
     assert results[0]["steps"] == results[1]["steps"]
 

@@ -9,7 +9,8 @@ step together, and stop together.
                            [--step-sleep S] [--max-seconds S] [--profile-first]
 
 Writes DIR/ready.<rank> (the pid) once it listens, runs until DIR/stop
-exists (rank 0 looks, every rank stops at the same step), then writes
+exists (rank 0 looks, every rank stops at the same step; DIR/hold holds
+them all between two steps while it exists), then writes
 DIR/result.<rank>.json: the steps run and the capture count.
 --profile-first runs the first steps under the program's own
 torch.profiler, to show a trigger then is refused (busy), not raised."""
@@ -89,6 +90,18 @@ while True:
     if stop:
         break
     time.sleep(args.step_sleep)
+    # DIR/hold (rank 0 looks) holds every rank here, between two steps,
+    # until it is removed; each says DIR/held.<rank>
+    while True:
+        hold = float((args.dir / "hold").exists()) if rank == 0 else 0.0
+        if distributed:
+            flag = torch.tensor([hold])
+            dist.all_reduce(flag)
+            hold = flag[0].item()
+        if not hold:
+            break
+        (args.dir / f"held.{rank}").write_text(str(step))
+        time.sleep(0.05)
 
 listener = devtrace.torch._listen.listener()
 result = {"steps": step, "captures": listener.captures, "pid": os.getpid()}
