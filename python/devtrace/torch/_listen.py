@@ -256,7 +256,7 @@ class Listener:
             return
         import torch
 
-        if torch.autograd.profiler._is_profiler_enabled:
+        if torch._C._autograd._profiler_enabled():  # any profiler of torch's, Python's or C++'s
             self._finish_error(DT_ERR_BUSY, "torch.profiler is already running in this process")
             return
         # a schedule that records every step: torch then names each step
