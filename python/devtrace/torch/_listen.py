@@ -370,6 +370,7 @@ def _record_every_step(step: int):
 
 
 _listener: Optional[Listener] = None
+_atexit_registered = False
 _lock = threading.Lock()
 
 
@@ -390,7 +391,7 @@ def listen(backend: Optional[str] = "auto", steps_hook: bool = True, optimizer=N
            **profile_kwargs: Any) -> None:
     from . import enable, enabled_backend
 
-    global _listener
+    global _listener, _atexit_registered
     with _lock:
         if _listener is not None:
             raise DevtraceError("DT_ERR_STATE", "devtrace.torch.listen(): this process listens already "
@@ -412,7 +413,9 @@ def listen(backend: Optional[str] = "auto", steps_hook: bool = True, optimizer=N
             raise DevtraceError(_native.lib.dt_status_name(status).decode(),
                                 "devtrace.torch.listen(): %s" % _native.text(_native.lib.dt_last_error()))
         _listener = listener
-        atexit.register(stop_listening)
+        if not _atexit_registered:
+            atexit.register(stop_listening)
+            _atexit_registered = True
 
 
 def stop_listening() -> None:
