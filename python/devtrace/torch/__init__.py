@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _native
+from . import _listen
 from .._api import BackendStatus, BackendUnavailableError, DevtraceError, backend_names, kineto_native, probe
 
 _SOURCE = Path(__file__).resolve().parent / "kineto_plugin.cpp"
@@ -196,3 +197,41 @@ def has_privateuse1_registry() -> bool:
     """Whether the installed torch has torch's PrivateUse1 profiler registry
     (2.12 and later), which the plugin registers with besides Kineto."""
     return bool(_load().devtrace_torch_has_privateuse1_registry())
+
+
+def listen(backend: Optional[str] = "auto", steps_hook: bool = True, optimizer: Any = None,
+           activities: Optional[List[Any]] = None, **profile_kwargs: Any) -> None:
+    """Make `devtrace trigger PID --steps N` (or --duration S) capture this
+    program through torch.profiler: at the next step boundary (the first one
+    whose step number is a multiple of the request's --step-multiple), a
+    torch.profiler run starts, with devtrace's plugin feeding it `backend`'s
+    device activity (enable(backend) unless a backend is enabled already;
+    None: torch's own activities only); it stops after N steps (or at the
+    first boundary after the duration), and torch's Chrome trace goes to
+    the file the trigger opened (gzip-compressed for json.gz). Steps are
+    numbered 1, 2, ... by the boundaries; torch names them ProfilerStep#n.
+
+    A step boundary is each optimizer step (a global optimizer step
+    post-hook; with several optimizers, the first that steps counts; pass
+    `optimizer` to count that one's steps only), or each call of
+    devtrace.torch.step() with steps_hook=False. While no request waits, a
+    boundary costs one ctypes call. `activities` (default: CPU, and
+    PrivateUse1 when a device plugin renamed it) and `profile_kwargs`
+    (record_shapes, with_stack, ...) go to torch.profiler.profile.
+
+    Nothing is raised into the training loop: a failure during a capture
+    (torch.profiler already running, a format torch does not write, the
+    trace not written) is the trigger's error, and a line on stderr. Raises
+    DevtraceError when the process listens already or cannot listen."""
+    _listen.listen(backend, steps_hook, optimizer, activities, **profile_kwargs)
+
+
+def stop_listening() -> None:
+    """Stop listening (and remove the hook); a capture under way ends here
+    and its trace is written. Also done at exit."""
+    _listen.stop_listening()
+
+
+# A step boundary for listen(steps_hook=False): the step that ends here, and
+# the next begins. Nothing when not listening.
+step = _listen.step
