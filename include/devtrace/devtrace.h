@@ -60,7 +60,8 @@ typedef enum dt_status {
     DT_ERR_IO,                 /* the trace could not be written */
     DT_ERR_VENDOR,             /* a vendor call failed while recording */
     DT_ERR_EMPTY_STACK,        /* pop on an empty correlation stack */
-    DT_ERR_FORMAT              /* a trace file is corrupt or not a devtrace trace */
+    DT_ERR_FORMAT,             /* a trace file is corrupt or not a devtrace trace */
+    DT_ERR_TIMEOUT             /* a wait ran out (steps that did not come in time) */
 } dt_status;
 
 /* Short constant name of a status, e.g. "DT_ERR_BUSY". */
@@ -498,7 +499,9 @@ DT_API dt_status dt_control_listen_external(void);
 DT_API int dt_control_take(dt_capture_request *request);
 /* The taken capture ended: status DT_OK with written (0 or 1), the events
    written and a summary of what was lost, or an error status with text as
-   its message. The client gets the reply. */
+   its message: DT_ERR_BUSY is answered busy, DT_ERR_TIMEOUT timeout,
+   DT_ERR_INVALID_ARGUMENT a bad request, any other cannot-arm. The client
+   gets the reply. */
 DT_API dt_status dt_control_done(dt_status status, int written, uint64_t records, const char *text);
 
 #ifdef __cplusplus

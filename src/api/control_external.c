@@ -185,6 +185,7 @@ static dt_ctl_code code_of(dt_status status)
     case DT_OK: return DT_CTL_SUCCESS;
     case DT_ERR_BUSY: return DT_CTL_BUSY;
     case DT_ERR_INVALID_ARGUMENT: return DT_CTL_BAD_REQUEST;
+    case DT_ERR_TIMEOUT: return DT_CTL_TIMEOUT;
     default: return DT_CTL_CANNOT_ARM;
     }
 }

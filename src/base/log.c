@@ -43,6 +43,7 @@ const char *dt_status_name(dt_status status)
     case DT_ERR_VENDOR: return "DT_ERR_VENDOR";
     case DT_ERR_EMPTY_STACK: return "DT_ERR_EMPTY_STACK";
     case DT_ERR_FORMAT: return "DT_ERR_FORMAT";
+    case DT_ERR_TIMEOUT: return "DT_ERR_TIMEOUT";
     }
     return "DT_ERR_UNKNOWN_STATUS";
 }

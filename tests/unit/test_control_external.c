@@ -95,6 +95,13 @@ static void test_the_program_takes_writes_and_reports(void)
     pthread_join(c.thread, NULL);
     CHECK_EQ(c.rc, DT_CTL_BUSY);
     CHECK_STR(c.reply.text, "torch.profiler is already running");
+    /* steps that did not come in time are the client's timeout */
+    client_start(&c, 1, 5000000000ull, out);
+    REQUIRE(take_within(&r, 5000), "the third capture was never posted");
+    CHECK_EQ(dt_control_done(DT_ERR_TIMEOUT, 0, 0, "timed out waiting for a step"), DT_OK);
+    pthread_join(c.thread, NULL);
+    CHECK_EQ(c.rc, DT_CTL_TIMEOUT);
+    CHECK_STR(c.reply.text, "timed out waiting for a step");
     close(out);
     dt_control_stop();
 }

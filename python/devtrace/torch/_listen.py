@@ -40,6 +40,7 @@ DT_ERR_INVALID_ARGUMENT = 1
 DT_ERR_BUSY = 5
 DT_ERR_STATE = 6
 DT_ERR_IO = 7
+DT_ERR_TIMEOUT = 11
 
 # the formats torch.profiler writes (its Chrome JSON), by the names
 # dt_format_by_name takes; "" is the listener's choice
@@ -251,7 +252,7 @@ class Listener:
         nxt = self.count + 1
         if nxt % cap.multiple:
             if cap.deadline_ns and time.monotonic_ns() >= cap.deadline_ns:
-                self._finish_error(DT_ERR_STATE, "timed out waiting for a step that is a multiple of %d "
+                self._finish_error(DT_ERR_TIMEOUT, "timed out waiting for a step that is a multiple of %d "
                                    "(at step %d)" % (cap.multiple, self.count))
             return
         import torch
