@@ -200,7 +200,9 @@ static void dump(int fd, dt_format format, dt_ctl_result *res)
         fail(res, DT_CTL_CANNOT_ARM, "this process has no flight recorder");
         return;
     }
-    dt_status st = dt_session_dump(s, fd, format);
+    size_t events = 0;
+    uint64_t loss[DT_LOSS_COUNT] = {0};
+    dt_status st = dt_dump_counted(s, fd, format, &events, loss);
     if (st != DT_OK) {
         res->code = DT_CTL_CANNOT_ARM;
         snprintf(res->text, sizeof res->text, "the flight recorder could not be written: %s", dt_last_error());
@@ -208,7 +210,8 @@ static void dump(int fd, dt_format format, dt_ctl_result *res)
     }
     res->code = DT_CTL_SUCCESS;
     res->written = 1;
-    snprintf(res->text, sizeof res->text, "the flight recorder's window");
+    res->records = events;
+    dt_record_loss_summary(res->text, sizeof res->text, loss);
 }
 
 static void capture_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result *res)

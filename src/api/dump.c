@@ -2,10 +2,16 @@
    written as a normal trace to a descriptor while the session records on. */
 #include "core/flight.h"
 #include "core/session.h"
+#include "api/ondemand.h"
 
 #include "base/log.h"
 
 dt_status dt_session_dump(dt_session *s, int fd, dt_format format)
+{
+    return dt_dump_counted(s, fd, format, NULL, NULL);
+}
+
+dt_status dt_dump_counted(dt_session *s, int fd, dt_format format, size_t *events, uint64_t loss[DT_LOSS_COUNT])
 {
     if (fd < 0) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_dump: descriptor %d is not open", fd);
     if (!dt_format_name(format)) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_dump: unknown format %d", (int)format);
@@ -13,6 +19,9 @@ dt_status dt_session_dump(dt_session *s, int fd, dt_format format)
     dt_status st = dt_core_flight_snapshot(s, &x);
     if (st != DT_OK) return st;
     st = dt_session_write_fd(x, fd, format);
+    if (events) *events = st == DT_OK ? x->store.count : 0;
+    if (loss)
+        for (int r = 0; r < DT_LOSS_COUNT; r++) loss[r] = dt_session_loss(x, (dt_loss_reason)r);
     dt_log("flight recorder dump: %zu events, %llu lost", x->store.count,
            (unsigned long long)dt_session_loss_total(x));
     dt_session_destroy(x);

@@ -11,6 +11,11 @@
 #include "devtrace/devtrace.h"
 #include "protocol/control.h"
 
+/* dt_session_dump, and what the dump wrote: its events (0 when it was not
+   written) and its losses, for the reply (either may be NULL). */
+DT_HIDDEN dt_status dt_dump_counted(dt_session *s, int fd, dt_format format, size_t *events,
+                                    uint64_t loss[DT_LOSS_COUNT]);
+
 /* Listens with handler (on the listener's worker thread) and ctx; backend
    is what INFO shows ("" when none is named). cancel (may be NULL) is
    called by dt_control_stop before it waits for a running request: it

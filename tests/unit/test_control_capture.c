@@ -70,6 +70,8 @@ static void test_dump_writes_the_running_flight_recorder(void)
     }
     CHECK_EQ(request(DT_CTL_DUMP, path, &reply), DT_CTL_SUCCESS);
     CHECK_EQ(reply.written, 1);
+    CHECK_EQ(reply.records, 10u); /* the reply says what the dump wrote */
+    CHECK_STR(reply.text, "nothing lost");
     char err[256];
     dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
     REQUIRE(src != NULL, "%s", err);
