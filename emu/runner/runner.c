@@ -169,6 +169,11 @@ static int exec_stmt(const scn_stmt *s)
     case SCN_SLEEP:
         sleep_us(s->number);
         break;
+    case SCN_STEP:
+        /* the injection library's dt_step when it is preloaded, as for
+           ranges: its on-demand captures count these steps */
+        dt_step();
+        break;
     case SCN_FAULT:
         if ((rc = g_emu.set_faults(s->fault_spec)) != 0)
             report(s, "fault", rc);
@@ -355,6 +360,7 @@ static void print_stats(FILE *f, const emu_stats *st)
     fprintf(f, "dropped.reported %llu\n", (unsigned long long)st->dropped_reported);
     fprintf(f, "api_calls %llu\n", (unsigned long long)st->api_calls);
     fprintf(f, "callbacks %llu\n", (unsigned long long)st->callbacks_delivered);
+    fprintf(f, "steps %llu\n", (unsigned long long)dt_step_count()); /* the latest step's number */
 }
 
 /* A tracer preloaded into this process has already started and sampled the
@@ -420,11 +426,12 @@ int main(int argc, char **argv)
     }
     g_label = file;
     if (check_only) {
-        printf("vendor %s\nkernel %llu\nmemcpy %llu\nmemset %llu\nsync %llu\n", scn.vendor,
+        printf("vendor %s\nkernel %llu\nmemcpy %llu\nmemset %llu\nsync %llu\nstep %llu\n", scn.vendor,
                (unsigned long long)scn_count(&scn.top, SCN_KERNEL),
                (unsigned long long)scn_count(&scn.top, SCN_MEMCPY),
                (unsigned long long)scn_count(&scn.top, SCN_MEMSET),
-               (unsigned long long)scn_count(&scn.top, SCN_SYNC));
+               (unsigned long long)scn_count(&scn.top, SCN_SYNC),
+               (unsigned long long)scn_count(&scn.top, SCN_STEP));
         scn_free(&scn);
         return 0;
     }

@@ -532,6 +532,10 @@ int scn_parse_string(const char *text, const char *label, scenario *out, char *e
             } else {
                 rc = parse_device_args(&p, s, toks, n, 1);
             }
+        } else if (strcmp(kw, "step") == 0) {
+            s->type = SCN_STEP;
+            if (n != 1)
+                rc = fail(&p, "usage: step");
         } else if (strcmp(kw, "sleep_us") == 0) {
             s->type = SCN_SLEEP;
             rc = n == 2 && !toks[1].key ? parse_u64(&p, "sleep_us", toks[1].value, &s->number)

@@ -25,7 +25,8 @@ typedef enum scn_type {
     SCN_COLLECTIVE,
     SCN_MALLOC,   /* device memory (or pinned host memory) of a device */
     SCN_FREE,     /* the thread's latest allocation not yet freed */
-    SCN_FORK      /* body: runs in a child process forked without exec */
+    SCN_FORK,     /* body: runs in a child process forked without exec */
+    SCN_STEP      /* a training step begins (dt_step) */
 } scn_type;
 
 typedef struct scn_stmt scn_stmt;

@@ -23,6 +23,7 @@ printf 'kernel device=0 stream=0 name=k dur_us=1\n' > "$work/ok.scn"
 printf 'vendor cupti\nkernel device=0 stream=0 name=k dur_us=1\n' > "$work/cupti.scn"
 printf '\nkernel device=0 stream=0 dur_us=1\n' > "$work/bad.scn"
 printf 'kernel device=5 stream=0 name=k dur_us=1\n' > "$work/nodevice.scn"
+printf 'repeat 3 {\n  sleep_us 1\n  step\n}\n' > "$work/steps.scn"
 
 expect 2 "usage:" -- "$runner"
 expect 2 "bad.scn:2: name= is required" -- "$runner" --library "$emu/libtopspti.so" "$work/bad.scn"
@@ -33,4 +34,5 @@ expect 3 "not a devtrace emulator" -- "$runner" --library "$(dirname "$runner")/
 expect 4 "nodevice.scn:1: kernel failed" -- "$runner" --library "$emu/libtopspti.so" "$work/nodevice.scn"
 expect 0 "records.kernel 0" -- "$runner" --library "$emu/libtopspti.so" "$work/ok.scn"
 expect 0 "kernel 1" -- "$runner" --check "$work/ok.scn"
+expect 0 "steps 3" -- "$runner" --library "$emu/libtopspti.so" "$work/steps.scn"
 exit $fails

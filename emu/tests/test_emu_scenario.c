@@ -67,6 +67,7 @@ static void test_statements(void)
         "  repeat 1000 {\n"
         "    sync device=0 stream=1\n"
         "    sleep_us 100\n"
+        "    step\n"
         "  }\n"
         "}\n"
         "join\n"
@@ -101,10 +102,12 @@ static void test_statements(void)
     const scn_stmt *ms = &op->body.items[2];
     CHECK(ms->type == SCN_MEMSET && ms->value == 255 && ms->duration_ns == 1000000 && ms->async == 0);
     const scn_stmt *rep = &t->body.items[1];
-    CHECK(rep->type == SCN_REPEAT && rep->number == 1000 && rep->body.n == 2);
+    CHECK(rep->type == SCN_REPEAT && rep->number == 1000 && rep->body.n == 3);
     CHECK(rep->body.items[0].type == SCN_SYNC && rep->body.items[0].device == 0 &&
           rep->body.items[0].stream == 1);
     CHECK(rep->body.items[1].type == SCN_SLEEP && rep->body.items[1].number == 100);
+    CHECK(rep->body.items[2].type == SCN_STEP);
+    CHECK(scn_count(&s.top, SCN_STEP) == 1000);
     CHECK(s.top.items[2].type == SCN_JOIN);
     CHECK(s.top.items[3].type == SCN_SYNC && s.top.items[3].device == -1 && s.top.items[3].stream == -1);
     CHECK(scn_count(&s.top, SCN_SYNC) == 1001);
@@ -156,6 +159,8 @@ static void test_errors(void)
     expect_error("fault sparks count=1\n", "unknown fault 'sparks'");
     expect_error("fault late\n", "usage: fault");
     expect_error("devices 0\n", "devices: 0 is outside");
+    expect_error("step 3\n", "usage: step");
+    expect_error("step {\n}\n", "does not open a block");
     expect_error("frobnicate\n", "unknown statement 'frobnicate'");
     expect_error("repeat many {\n}\n", "repeat: 'many'");
     expect_error("range \"r\" { sleep_us 1\n}\n", "nothing may follow");

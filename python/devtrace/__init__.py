@@ -26,6 +26,8 @@ from ._api import (
     probe,
     profile,
     range,
+    step,
+    step_count,
     version,
 )
 from ._native import DT_RANGE_ID_BASE as RANGE_ID_BASE
@@ -53,5 +55,6 @@ __all__ = [
     "ApiEvent", "BackendStatus", "BackendUnavailableError", "BusyError", "CollectiveEvent", "CopyKind", "DeviceEvent",
     "DevtraceError", "Event", "EventArrays", "EventKind", "HostEvent", "KernelEvent", "MemcpyEvent",
     "MemoryEvent", "MemoryKind", "MemsetEvent", "OpEvent", "RANGE_ID_BASE", "RangeEvent", "TraceWriteError",
-    "UnknownBackendError", "backend_names", "backends", "external", "probe", "profile", "range", "version",
+    "UnknownBackendError", "backend_names", "backends", "external", "probe", "profile", "range", "step",
+    "step_count", "version",
 ]

@@ -134,6 +134,23 @@ class range(contextlib.ContextDecorator):  # noqa: A001 - devtrace.range, like n
         _check(lib.dt_range_pop())
 
 
+def step() -> None:
+    """A training step begins here (and the one before it ends), on any
+    thread: call it once per step, e.g. at the top of the training loop.
+    Steps are numbered 1, 2, ... in the order of the calls. They are what
+    an on-demand capture of N steps counts (`devtrace trigger PID --steps N`)
+    and what the flight recorder times to find a slow step. A range named
+    "ProfilerStep#<n>" (torch.profiler's) is a step too. Costs a clock read
+    and a few atomic stores; nothing is armed by it."""
+    _check(lib.dt_step())
+
+
+def step_count() -> int:
+    """The number of the latest step that began in this process, from
+    step(), dt_step() or a "ProfilerStep#<n>" range (0: none yet)."""
+    return int(lib.dt_step_count())
+
+
 class external(contextlib.ContextDecorator):  # noqa: N801 - devtrace.external
     """A host operation id (a framework op id) on the calling thread's
     correlation stack: device activity launched inside carries it as its

@@ -168,6 +168,8 @@ _PROTOTYPES = {
     "dt_op_pop": (ctypes.c_int, [_u64_p]),
     "dt_range_push": (ctypes.c_int, [ctypes.c_char_p, _u64_p]),
     "dt_range_pop": (ctypes.c_int, []),
+    "dt_step": (ctypes.c_int, []),
+    "dt_step_count": (ctypes.c_uint64, []),
     "dt_session_event_count": (ctypes.c_size_t, [_session_p]),
     "dt_session_event": (ctypes.c_int, [_session_p, ctypes.c_size_t, ctypes.POINTER(DtEvent)]),
     "dt_session_events": (ctypes.c_size_t, [_session_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]),

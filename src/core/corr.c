@@ -8,6 +8,7 @@
 #include "core/contract.h"
 #include "core/corr.h"
 #include "core/session.h"
+#include "core/steps.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,7 @@ dt_status dt_op_pop(uint64_t *id)
 
 dt_status dt_range_push(const char *name, uint64_t *range_id)
 {
+    if (dt_core_steps_watched()) dt_core_step_range(name, dt_realtime_ns());
     stack_entry e = {.id = dt_corr_range_id_next(), .is_range = 1};
     dt_status st = push_named(thread_state_get(), e, name);
     if (st == DT_OK && range_id) *range_id = e.id;
@@ -291,6 +293,7 @@ dt_status dt_range_push(const char *name, uint64_t *range_id)
 
 void dt_corr_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid)
 {
+    if (dt_core_steps_watched()) dt_core_step_range(name, start_ns);
     dt_core_lock(s);
     uint32_t nid = dt_intern_str(&s->names, name ? name : "");
     dt_rec *r = nid == UINT32_MAX ? NULL : dt_session_add(s);

@@ -28,7 +28,8 @@ DT_HIDDEN void dt_corr_link_current(uint64_t correlation);
 DT_HIDDEN uint64_t dt_corr_range_id_next(void);
 /* A user range the vendor reported rather than the program pushed (ROCTX
    start/stop ranges and marks): recorded with an id of its own, on host
-   thread tid, times in realtime ns. Session lock not held. */
+   thread tid, times in realtime ns. Session lock not held. While steps are
+   watched, a "ProfilerStep#<n>" name begins step n, dated start_ns. */
 DT_HIDDEN void dt_corr_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid);
 /* The user range that encloses external id `id` (pushed inside it), after
    stop. Returns 1 and sets *range when there is one. */

@@ -11,6 +11,7 @@
 #ifndef DT_CORE_STEPS_H
 #define DT_CORE_STEPS_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "base/common.h"
@@ -18,6 +19,18 @@
 /* Count a watcher in (on 1) or out (on 0); range names are looked at while
    the count is above zero. */
 DT_HIDDEN void dt_core_steps_watch(int on);
+/* The watch count, read where user ranges enter (dt_core_steps_watched). */
+DT_HIDDEN extern _Atomic int dt_core_steps_watchers;
+/* Whether a user range's name must be looked at: one relaxed load. */
+static inline int dt_core_steps_watched(void)
+{
+    return atomic_load_explicit(&dt_core_steps_watchers, memory_order_relaxed) > 0;
+}
+/* A user range named name began at t_ns (realtime): when the name is
+   exactly "ProfilerStep#" and 1 to 20 decimal digits whose value fits in 64
+   bits, step <that value> begins at t_ns; any other name (NULL included)
+   does nothing. Callers ask dt_core_steps_watched() first. */
+DT_HIDDEN void dt_core_step_range(const char *name, uint64_t t_ns);
 /* Step `number` began at t_ns (realtime). Numbers that do not rise are
    taken as they come (a ProfilerStep# numbering that restarts). */
 DT_HIDDEN void dt_core_step_begin(uint64_t number, uint64_t t_ns);
