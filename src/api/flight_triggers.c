@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "base/os.h"
 #include "core/session.h"
+#include "core/steps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -282,12 +283,26 @@ static void restore_signal(dt_flight_triggers *t)
     t->signal = 0;
 }
 
+/* The process's step boundaries (core/steps.h): ProfilerStep# ranges are
+   looked at while the triggers run. */
+static void observe_steps(void *ctx, dt_flight_step_observer fn, void *observer_ctx)
+{
+    (void)ctx;
+    if (fn) {
+        dt_core_steps_watch(1);
+        dt_core_steps_observe(fn, observer_ctx);
+    } else {
+        dt_core_steps_observe(NULL, NULL);
+        dt_core_steps_watch(0);
+    }
+}
+
 dt_status dt_flight_triggers_start(dt_session *s, const char *output, dt_format format, const dt_dump_triggers *cfg,
                                    const dt_flight_hooks *hooks, dt_flight_triggers **out)
 {
     *out = NULL;
-    if (!output || !hooks || !hooks->dump || !hooks->observe)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_flight_triggers_start: output, dump and observe are needed");
+    if (!output || !hooks || !hooks->dump)
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_flight_triggers_start: output and dump are needed");
     if (strlen(output) >= sizeof((dt_flight_triggers *)0)->output)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "flight recorder: the output path is too long");
     dt_flight_triggers *t = calloc(1, sizeof *t);
@@ -296,6 +311,7 @@ dt_status dt_flight_triggers_start(dt_session *s, const char *output, dt_format 
     t->format = format;
     snprintf(t->output, sizeof t->output, "%s", output);
     t->hooks = *hooks;
+    if (!t->hooks.observe) t->hooks.observe = observe_steps;
     dt_flight_policy_init(&t->policy, cfg);
     for (uint64_t i = 0; i < STEP_SLOTS; i++) atomic_init(&t->steps[i].seq, i);
     t->wake[0] = t->wake[1] = t->signal_pipe[0] = t->signal_pipe[1] = -1;

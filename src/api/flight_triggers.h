@@ -44,7 +44,7 @@ typedef struct dt_flight_hooks {
     /* writes the window to fd (dt_session_dump) */
     dt_status (*dump)(void *ctx, dt_session *s, int fd, dt_format format);
     /* hands the step observer to the step boundaries (fn NULL: takes it
-       back, once no call of it runs) */
+       back, once no call of it runs); NULL: the process's steps */
     void (*observe)(void *ctx, dt_flight_step_observer fn, void *observer_ctx);
     /* told of each dump, on the thread that made it; NULL: none */
     void (*report)(void *ctx, const dt_flight_dump *dump);

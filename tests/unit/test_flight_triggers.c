@@ -9,6 +9,7 @@
 #include "api/flight_triggers.h"
 #include "base/log.h"
 #include "base/units.h"
+#include "core/steps.h"
 #include "protocol/record.h"
 #include "dt_check.h"
 
@@ -19,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MS UINT64_C(1000000)
@@ -262,6 +264,59 @@ static void test_a_step_at_k_times_the_median_is_not_slow(void)
     advance(t, 60 * S);
     CHECK_EQ(dumps_made(), 1);
     dt_flight_triggers_stop(t, NULL, NULL);
+}
+
+/* The process's own steps: dt_step() and ProfilerStep# ranges reach the
+   triggers (ranges are looked at only while they run), and a slow one
+   dumps. Durations are real: the normal steps sleep 20 ms, the slow one
+   400 ms, so that only a pause of over 60 ms of a loaded machine could
+   make a normal step look slow. */
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+static void test_the_process_steps_reach_the_triggers(void)
+{
+    dt_dump_triggers cfg = defaults();
+    cfg.slow_step_factor = 3;
+    cfg.warmup_steps = 3;
+    char output[256];
+    snprintf(output, sizeof output, "%s/steps.json", dir);
+    dt_flight_hooks hooks = {NULL, fake_clock, fake_dump, NULL, fake_report};
+    dt_flight_triggers *t = NULL;
+    pthread_mutex_lock(&seen.mu);
+    seen.dumps = seen.reports = 0;
+    pthread_mutex_unlock(&seen.mu);
+    CHECK(!dt_core_steps_watched());
+    REQUIRE_EQ(dt_flight_triggers_start(NULL, output, DT_FORMAT_JSON, &cfg, &hooks, &t), DT_OK);
+    CHECK(dt_core_steps_watched());
+    for (int i = 0; i < 3; i++) {
+        dt_step();
+        sleep_ms(20);
+    }
+    for (int i = 1; i <= 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", 100 + i);
+        REQUIRE_EQ(dt_range_push(name, NULL), DT_OK);
+        sleep_ms(20);
+        dt_range_pop();
+    }
+    uint64_t median = dt_flight_triggers_median(t);
+    CHECK(median >= 20 * MS, "median %llu ns", (unsigned long long)median);
+    REQUIRE_EQ(dt_range_push("ProfilerStep#104", NULL), DT_OK);
+    sleep_ms(400);
+    dt_range_pop();
+    REQUIRE_EQ(dt_range_push("ProfilerStep#105", NULL), DT_OK);
+    dt_range_pop();
+    advance(t, 0);
+    CHECK_EQ(dumps_made(), 0);
+    advance(t, 10 * S);
+    CHECK_EQ(dumps_made(), 1);
+    CHECK(strstr(seen.why[0], "slow step 104: ") != NULL, "%s", seen.why[0]);
+    dt_flight_triggers_stop(t, NULL, NULL);
+    CHECK(!dt_core_steps_watched());
 }
 
 /* ------------------------------------------------------------------ */
@@ -577,7 +632,8 @@ static int teardown(void)
 DT_TEST_MAIN(setup, teardown, DT_TEST(test_median_is_exact_over_the_last_64_steps),
              DT_TEST(test_one_slow_step_gives_one_dump_after_the_grace_period),
              DT_TEST(test_grace_period_is_twice_a_long_median_or_as_set), DT_TEST(test_warmup_steps_are_not_judged),
-             DT_TEST(test_a_step_at_k_times_the_median_is_not_slow), DT_TEST(test_stall_dumps_once_per_stall),
+             DT_TEST(test_a_step_at_k_times_the_median_is_not_slow),
+             DT_TEST(test_the_process_steps_reach_the_triggers), DT_TEST(test_stall_dumps_once_per_stall),
              DT_TEST(test_a_thousand_signals_give_one_dump_per_cooldown),
              DT_TEST(test_no_handler_unless_a_signal_is_asked_for),
              DT_TEST(test_cooldown_and_cap_are_kept_and_skips_counted_exactly),
