@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "core/contract.h"
+#include "core/flight.h"
 #include "core/corr.h"
 #include "core/decode.h"
 #include "core/event.h"

@@ -17,6 +17,7 @@
 #include "core/contract.h"
 #include "core/corr.h"
 #include "core/decode.h"
+#include "core/flight.h"
 #include "core/loader.h"
 #include "core/pool.h"
 #include "core/preload.h"

@@ -37,7 +37,8 @@ static dt_status inject_arm(dt_session *s, int *attached)
    forked without exec from a process that uses CUDA (the driver is unusable
    there); torch.profiler records CUDA itself through Kineto's CUPTI
    support. */
-#define CUPTI_CAPS (DT_BACKEND_NO_FORK_CHILD | DT_BACKEND_INJECTION_ENTRY | DT_BACKEND_KINETO_NATIVE)
+#define CUPTI_CAPS \
+    (DT_BACKEND_NO_FORK_CHILD | DT_BACKEND_INJECTION_ENTRY | DT_BACKEND_KINETO_NATIVE | DT_BACKEND_FLIGHT_RECORDER)
 #define CUPTI_INJECT_ENV "CUDA_INJECTION64_PATH"
 
 #if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI

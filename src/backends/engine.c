@@ -129,6 +129,7 @@ static int lock_for_prepare(dt_engine *e)
 }
 
 static void cancel_finalize(dt_engine *e);
+static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid);
 
 dt_status dt_engine_prepare(dt_engine *e)
 {
@@ -472,15 +473,24 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
                       v->backend->name, s->config.buffer_count, s->config.buffer_size);
         goto out;
     }
-    if (dt_pool_slot_configure(&e->pool, s->config.buffer_count, s->config.buffer_size, DT_POOL_GROW) != 0) {
+    /* the flight recorder's pool is its ring, bounded: it never grows */
+    uint32_t buffers = s->config.flight_recorder_bytes ? dt_flight_pool_buffers(s) : s->config.buffer_count;
+    if (dt_pool_slot_configure(&e->pool, buffers, s->config.buffer_size,
+                               s->config.flight_recorder_bytes ? 0 : DT_POOL_GROW) != 0) {
         st = dt_error(DT_ERR_NO_MEMORY, "%s: cannot preallocate %" PRIu32 " activity buffers of %zu bytes",
-                      v->backend->name, s->config.buffer_count, s->config.buffer_size);
+                      v->backend->name, buffers, s->config.buffer_size);
+        goto out;
+    }
+    st = dt_core_flight_begin(s, &e->pool, ring_decode, e);
+    if (st != DT_OK) {
+        if (!e->early) dt_pool_slot_release(&e->pool);
         goto out;
     }
     atomic_store(&e->orphaned, 0);
     e->retry_refused = e->retry_made = 0;
     if (resolve_names(e) != 0) {
         st = dt_error(DT_ERR_NO_MEMORY, "%s: out of memory for the table of API names", v->backend->name);
+        dt_core_flight_free(s);
         if (!e->early) dt_pool_slot_release(&e->pool);
         goto out;
     }
@@ -579,6 +589,7 @@ fail:
         SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->activity.flush_forced);
     }
     unsubscribe(e);
+    dt_core_flight_free(s);
     if (!e->early) dt_pool_slot_release(&e->pool);
 out:
     atomic_store(&e->starting, 0);
@@ -588,8 +599,9 @@ out:
 
 dt_status dt_engine_flush(dt_engine *e, dt_session *s)
 {
-    (void)s;
     if (!e->loaded || atomic_load(&e->released)) return DT_OK;
+    /* a flight recorder's dump describes the devices as the stop does */
+    if (s && s->ring) describe_devices(e, s);
     /* Forced: a plain flush leaves partly filled buffers with the vendor.
        The completion callback may run on this thread: no lock is held. */
     int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
@@ -755,6 +767,8 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     /* Records made before the kinds were disarmed are still in the vendor's
        buffers: they are delivered to this session. */
     int r = released ? v->results.success : take_back(e, s, finalize_wanted(e));
+    /* the flight recorder's ring, now that the vendor has delivered all */
+    dt_core_flight_end(s);
     if (!released) describe_devices(e, s);
     note_graph_launches(e, s);
     note_counted(e, s);
@@ -922,12 +936,30 @@ void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max
     *max_records = 0;
 }
 
+static dt_vendor_next_fn next_record(const dt_engine *e)
+{
+    return e->v->caps & DT_VCAP_OWN_STRIDES ? NULL : (dt_vendor_next_fn)e->sym[DT_SYM_NEXT_RECORD];
+}
+
+/* A buffer the flight recorder's ring queued, decoded into `into`. */
+static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
+{
+    dt_engine *e = ctx;
+    dt_decoder_run(&e->decoder, into, buf, valid, next_record(e));
+}
+
 void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
-    dt_vendor_next_fn next = e->v->caps & DT_VCAP_OWN_STRIDES ? NULL
-                                                               : (dt_vendor_next_fn)e->sym[DT_SYM_NEXT_RECORD];
+    dt_vendor_next_fn next = next_record(e);
     pthread_mutex_lock(&e->decode_lock);
     dt_session *s = e->session;
+    if (s && s->ring && buffer && valid && valid <= size) {
+        /* the flight recorder: queued undecoded, lent back when the pool runs dry */
+        count_drops(e, s, context, stream);
+        dt_ring_push(s->ring, buffer, valid);
+        pthread_mutex_unlock(&e->decode_lock);
+        return;
+    }
     if (buffer && valid && valid <= size) {
         if (s) dt_decoder_run(&e->decoder, s, buffer, valid, next);
         else if (e->v->caps & DT_VCAP_DEVICE_RECORDS) dt_decoder_scan_devices(&e->decoder, buffer, valid, next);

@@ -150,7 +150,7 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
    `descriptor`, a `static const dt_vendor` defined after this line whose
    .backend is &dt_backend_<ident>. */
 #define DT_ENGINE_BACKEND(ident, descriptor, name_, vendor_, category_, library_env_)                       \
-    DT_ENGINE_BACKEND_CAPS(ident, descriptor, name_, vendor_, category_, library_env_, 0)
+    DT_ENGINE_BACKEND_CAPS(ident, descriptor, name_, vendor_, category_, library_env_, DT_BACKEND_FLIGHT_RECORDER)
 /* The same with the backend's DT_BACKEND_* capabilities. */
 #define DT_ENGINE_BACKEND_CAPS(ident, descriptor, name_, vendor_, category_, library_env_, caps_)           \
     DT_ENGINE_BACKEND_FUNCTIONS(ident, descriptor);                                                       \

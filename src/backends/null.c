@@ -22,6 +22,8 @@ const dt_backend dt_backend_null = {
     .name = "null",
     .vendor = "none",
     .api_category = "privateuse1",
+    /* no buffers: a dump holds the host ranges */
+    .caps = DT_BACKEND_FLIGHT_RECORDER,
     .probe = null_probe,
     .start = null_start,
 };

@@ -92,6 +92,12 @@ enum {
        take its records, so devtrace.torch leaves the vendor to it
        (dt_backend_flags: DT_BACKEND_FLAG_KINETO_NATIVE). */
     DT_BACKEND_KINETO_NATIVE = 1u << 4,
+    /* The backend keeps its completed buffers undecoded in a ring when the
+       session asks for a flight recorder (core/flight.h): its start calls
+       dt_core_flight_begin, its completion queues buffers with
+       dt_ring_push, its stop calls dt_core_flight_end. A session with
+       flight_recorder_bytes on a backend without it does not start. */
+    DT_BACKEND_FLIGHT_RECORDER = 1u << 5,
 };
 
 struct dt_backend {

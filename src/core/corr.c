@@ -520,6 +520,27 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
     }
 }
 
+/* A copy of a list of chunks onto *dst (a session of the caller's own). */
+static int copy_chunks(dt_corr_chunk **dst, dt_corr_chunk *const *src)
+{
+    for (const dt_corr_chunk *c = atomic_load((_Atomic(dt_corr_chunk *) *)src); c; c = c->next) {
+        dt_corr_chunk *k = dt_malloc(sizeof *k);
+        if (!k) return -1;
+        uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
+        memcpy(k->pairs, c->pairs, (size_t)n * 2 * sizeof k->pairs[0]);
+        atomic_init(&k->n, n);
+        k->next = *dst;
+        *dst = k;
+    }
+    return 0;
+}
+
+int dt_corr_copy_links(dt_session *dst, const dt_session *src)
+{
+    for (size_t i = 0; i < src->corr_log_count; i++) dt_corr_link(dst, src->corr_log[2 * i], src->corr_log[2 * i + 1]);
+    return copy_chunks(&dst->corr_chunks, &src->corr_chunks) | copy_chunks(&dst->parent_chunks, &src->parent_chunks);
+}
+
 int dt_session_external_range(const dt_session *s, uint64_t id, uint64_t *range_id)
 {
     uint64_t range;

@@ -45,6 +45,10 @@ DT_HIDDEN int dt_corr_map_get(const dt_session *s, uint64_t correlation, uint64_
 /* Merge the per-thread link logs into the session's tables: at stop (lock
    held, keep 1), and at destroy (keep 0: only freed). */
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
+/* Copy src's links, reported and logged, and its operations' ranges into
+   dst, a session of the caller's own, still to be finished (a flight
+   recorder's dump; src's lock held). -1 when out of memory. */
+DT_HIDDEN int dt_corr_copy_links(dt_session *dst, const dt_session *src);
 /* Forget the links of a session (a new start, or destroy). */
 DT_HIDDEN void dt_corr_forget(dt_session *s);
 /* dt_corr_link (core/session.h) when the log is full: grows it. */

@@ -236,6 +236,13 @@ int dt_pool_reclaim(uint8_t *buf)
 
 uint8_t *dt_pool_get(dt_buffer_pool *p)
 {
+    uint8_t *b = dt_pool_try_get(p);
+    if (!b && p) atomic_fetch_add_explicit(&p->refused, 1, memory_order_relaxed);
+    return b;
+}
+
+uint8_t *dt_pool_try_get(dt_buffer_pool *p)
+{
     if (!p) return NULL;
     pthread_mutex_lock(&p->lock);
     if (p->grow && t_pool_asked != p->id) {
@@ -251,7 +258,6 @@ uint8_t *dt_pool_get(dt_buffer_pool *p)
         b = p->bufs[i];
     }
     pthread_mutex_unlock(&p->lock);
-    if (!b) atomic_fetch_add_explicit(&p->refused, 1, memory_order_relaxed);
     return b;
 }
 
@@ -326,7 +332,9 @@ int dt_pool_slot_exists(dt_pool_slot *slot)
 uint8_t *dt_pool_slot_get(dt_pool_slot *slot, size_t *size)
 {
     pthread_mutex_lock(&slot->lock);
-    uint8_t *b = dt_pool_get(slot->pool);
+    uint8_t *b = slot->ring ? dt_pool_try_get(slot->pool) : dt_pool_get(slot->pool);
+    /* the ring counts its refusals itself */
+    if (!b && slot->ring && slot->pool) b = dt_ring_recycle(slot->ring);
     *size = b ? dt_pool_buffer_size(slot->pool) : 0;
     pthread_mutex_unlock(&slot->lock);
     return b;
@@ -344,7 +352,7 @@ void dt_pool_slot_put(dt_pool_slot *slot, uint8_t *buf)
 uint64_t dt_pool_slot_refused(dt_pool_slot *slot)
 {
     pthread_mutex_lock(&slot->lock);
-    uint64_t refused = dt_pool_refused(slot->pool);
+    uint64_t refused = dt_pool_refused(slot->pool) + (slot->ring ? dt_ring_refused(slot->ring) : 0);
     pthread_mutex_unlock(&slot->lock);
     return refused;
 }
@@ -354,6 +362,34 @@ void dt_pool_slot_shape(dt_pool_slot *slot, dt_pool_stats *out)
     pthread_mutex_lock(&slot->lock);
     dt_pool_shape(slot->pool, out);
     pthread_mutex_unlock(&slot->lock);
+}
+
+int dt_pool_slot_attach_ring(dt_pool_slot *slot, dt_ring *r)
+{
+    pthread_mutex_lock(&slot->lock);
+    uint8_t *got[DT_RING_RESERVE];
+    uint32_t n = 0;
+    while (n < DT_RING_RESERVE && (got[n] = dt_pool_try_get(slot->pool)) != NULL) n++;
+    if (n < DT_RING_RESERVE) {
+        for (uint32_t i = 0; i < n; i++) dt_pool_put(slot->pool, got[i]);
+        pthread_mutex_unlock(&slot->lock);
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) dt_ring_add_reserve(r, got[i]);
+    slot->ring = r;
+    pthread_mutex_unlock(&slot->lock);
+    return 0;
+}
+
+void dt_pool_slot_put_to(void *slot, uint8_t *buf) { dt_pool_slot_put(slot, buf); }
+
+void dt_pool_slot_detach_ring(dt_pool_slot *slot)
+{
+    pthread_mutex_lock(&slot->lock);
+    dt_ring *r = slot->ring;
+    slot->ring = NULL;
+    pthread_mutex_unlock(&slot->lock);
+    if (r) dt_ring_drop_reserve(r, dt_pool_slot_put_to, slot);
 }
 
 uint32_t dt_pool_slot_release(dt_pool_slot *slot)

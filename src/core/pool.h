@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/common.h"
+#include "core/ring.h"
 
 /* The vendor asks for buffers from the traced program's threads; handing
    out pooled ones keeps malloc out of that path and bounds memory. When the
@@ -50,6 +51,8 @@ DT_HIDDEN int dt_pool_reclaim(uint8_t *buf);
    or NULL, counted as refused, when all count buffers are out (or a lazy
    pool cannot make one). */
 DT_HIDDEN uint8_t *dt_pool_get(dt_buffer_pool *p);
+/* dt_pool_get without counting an empty pool as refused. */
+DT_HIDDEN uint8_t *dt_pool_try_get(dt_buffer_pool *p);
 /* Return a buffer; -1 for a pointer the pool did not hand out (another
    pool's, an offset into one, or a buffer already returned). */
 DT_HIDDEN int dt_pool_put(dt_buffer_pool *p, uint8_t *buf);
@@ -75,8 +78,11 @@ DT_HIDDEN void dt_pool_shape(dt_buffer_pool *p, dt_pool_stats *out);
 typedef struct dt_pool_slot {
     pthread_mutex_t lock;
     dt_buffer_pool *pool;
+    /* The flight recorder's ring (core/ring.h), or NULL: when the pool has
+       no free buffer, the ring recycles its oldest. */
+    dt_ring *ring;
 } dt_pool_slot;
-#define DT_POOL_SLOT_INIT {PTHREAD_MUTEX_INITIALIZER, NULL}
+#define DT_POOL_SLOT_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, NULL}
 /* Replace the pool; -1 when it cannot be made. */
 DT_HIDDEN int dt_pool_slot_configure(dt_pool_slot *slot, uint32_t count, size_t size, unsigned flags);
 DT_HIDDEN int dt_pool_slot_exists(dt_pool_slot *slot);
@@ -85,6 +91,14 @@ DT_HIDDEN uint8_t *dt_pool_slot_get(dt_pool_slot *slot, size_t *size);
 DT_HIDDEN void dt_pool_slot_put(dt_pool_slot *slot, uint8_t *buf);
 DT_HIDDEN uint64_t dt_pool_slot_refused(dt_pool_slot *slot);
 DT_HIDDEN void dt_pool_slot_shape(dt_pool_slot *slot, dt_pool_stats *out);
+/* Lend the pool's buffers through ring r from now on: DT_RING_RESERVE of
+   them go to its reserve. -1 when the pool cannot give them. */
+DT_HIDDEN int dt_pool_slot_attach_ring(dt_pool_slot *slot, dt_ring *r);
+/* The ring lends no more; its reserve comes back to the pool (its queue
+   must have been taken and given back). */
+DT_HIDDEN void dt_pool_slot_detach_ring(dt_pool_slot *slot);
+/* dt_pool_slot_put for a void pointer to the slot (dt_ring_give_back). */
+DT_HIDDEN void dt_pool_slot_put_to(void *slot, uint8_t *buf);
 /* Free the pool; returns the buffers the vendor still holds (kept until they
    come back). */
 DT_HIDDEN uint32_t dt_pool_slot_release(dt_pool_slot *slot);

@@ -11,6 +11,7 @@
 #include "core/corr.h"
 #include "core/decode.h"
 #include "core/event.h"
+#include "core/flight.h"
 #include "core/intern.h"
 #include "core/jobinfo.h"
 #include "core/session.h"
@@ -69,6 +70,11 @@ void dt_config_from_env(dt_config *c)
         c->format = dt_format_of_path(o, c->format);
     }
     if (dt_env_bool("DEVTRACE_KERNEL_QUEUED") == 1) c->capture |= DT_CAPTURE_KERNEL_QUEUED;
+    const char *fr = dt_env("DEVTRACE_FLIGHT_RECORDER");
+    if (fr && dt_flight_parse_size(fr, &c->flight_recorder_bytes) != 0) {
+        dt_log("DEVTRACE_FLIGHT_RECORDER=%s is no size", fr);
+        c->flight_recorder_bytes = DT_FLIGHT_RECORDER_INVALID;
+    }
 }
 
 /* The command line ("python3 train.py --lr 0.1"), the program by its base
@@ -114,6 +120,10 @@ dt_status dt_core_new(const dt_config *config, dt_session **out)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ", (int)config->format);
     if (!dt_format_available(config->format))
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format is a gzip format, but %s", DT_NO_GZIP_MESSAGE);
+    if (config->flight_recorder_bytes == DT_FLIGHT_RECORDER_INVALID)
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "DEVTRACE_FLIGHT_RECORDER=%s is no size: give bytes with an optional "
+                        "K, M or G suffix (256M), 1 or on for the default (256M), 0 or off for none",
+                        dt_env("DEVTRACE_FLIGHT_RECORDER") ? dt_env("DEVTRACE_FLIGHT_RECORDER") : "?");
     const char *bname = config->backend ? config->backend : def.backend;
     dt_session *s = dt_calloc(1, sizeof *s);
     if (!s) return dt_error(DT_ERR_NO_MEMORY, "out of memory creating a session");
@@ -172,6 +182,8 @@ static int session_reset(dt_session *s)
     dt_thread_names_clear(&s->threads);
     s->backend_library[0] = s->backend_version[0] = 0;
     memset(s->devices, 0, sizeof s->devices);
+    s->evicted_until_vendor = s->evicted_until_real = 0;
+    atomic_store(&s->dumping, 0);
     return rc;
 }
 
@@ -208,6 +220,10 @@ static void start_calibrator(dt_session *s)
 
 dt_status dt_core_try_backend(dt_session *s, const dt_backend *b)
 {
+    if (s->config.flight_recorder_bytes && !(b->caps & DT_BACKEND_FLIGHT_RECORDER))
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "the %s backend has no flight recorder "
+                        "(dt_config.flight_recorder_bytes, DEVTRACE_FLIGHT_RECORDER): record without one, or "
+                        "with a backend that has it (docs/on-demand.md)", b->name);
     const dt_backend *before = s->backend;
     s->backend = b;
     dt_clock_free(&s->clock);
@@ -510,7 +526,15 @@ dt_status dt_session_stop(dt_session *s)
     atomic_store_explicit(&dt_g_active, NULL, memory_order_release);
     dt_store_prepare(0);
     dt_thread_names_sweep(s);
+    dt_core_finish(s);
+    dt_core_flight_free(s);
+    dt_log("session stopped: %zu events kept, %llu lost", s->store.count,
+           (unsigned long long)dt_session_loss_total(s));
+    return DT_OK;
+}
 
+void dt_core_finish(dt_session *s)
+{
     dt_core_lock(s);
     dt_corr_merge_chunks(s, 1);
     uint64_t cut = atomic_load(&s->kernel_names_cut), unlinked = atomic_load(&s->links_lost),
@@ -535,18 +559,17 @@ dt_status dt_session_stop(dt_session *s)
         dt_core_note(s, "range_parents", "out of memory: %llu operations inside user ranges were not linked "
                         "to their range; the ranges' device time misses theirs", (unsigned long long)orphans);
     dt_clock_fit(&s->clock);
+    dt_core_flight_window(s);
     finish_records(s);
     s->state = DT_STATE_STOPPED;
     dt_core_unlock(s);
-    dt_log("session stopped: %zu events kept, %llu lost", s->store.count,
-           (unsigned long long)dt_session_loss_total(s));
-    return DT_OK;
 }
 
 void dt_session_destroy(dt_session *s)
 {
     if (!s) return;
     if (s->state == DT_STATE_RUNNING) dt_session_stop(s);
+    dt_core_flight_free(s);
     dt_corr_merge_chunks(s, 0);
     dt_corr_forget(s);
     dt_store_free(&s->store);

@@ -110,6 +110,14 @@ struct dt_session {
     int note_count;
 
     dt_device_props devices[DT_MAX_DEVICES];
+
+    /* The flight recorder (core/flight.h): the ring and the pool slot it
+       lends through, while running; the newest evicted record's time (the
+       vendor's clock, and realtime; 0: none) that the window starts past. */
+    struct dt_ring *ring;
+    struct dt_pool_slot *ring_slot;
+    uint64_t evicted_until_vendor, evicted_until_real;
+    _Atomic int dumping;          /* one dump at a time */
 };
 
 /* The External id linked to a vendor correlation id, after stop. */
@@ -213,6 +221,11 @@ static inline dt_rec *dt_session_add(dt_session *s)
     if (!r) dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
     return r;
 }
+
+/* After the vendor has delivered everything (session lock not held): the
+   notes of what was cut or lost, the links merged, the clock fitted, the
+   window applied to every record; the session is then stopped. */
+DT_HIDDEN void dt_core_finish(dt_session *s);
 
 /* Backend-reported facts that go into the trace. */
 DT_HIDDEN void dt_core_set_library(dt_session *s, const char *path, const char *version);

@@ -1,0 +1,302 @@
+/* The flight recorder's session side: the ring from a backend's start to
+   its stop, the window past what was evicted, and the dump's snapshot. */
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "core/clock.h"
+#include "core/corr.h"
+#include "core/flight.h"
+#include "core/intern.h"
+#include "core/session.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+int dt_flight_parse_size(const char *text, uint64_t *bytes)
+{
+    static const char *const on[] = {"1", "on", "true", "yes"}, *const off[] = {"0", "off", "false", "no"};
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        if (strcasecmp(text, on[i]) == 0) { *bytes = DT_FLIGHT_RECORDER_DEFAULT_BYTES; return 0; }
+        if (strcasecmp(text, off[i]) == 0) { *bytes = 0; return 0; }
+    }
+    if (!isdigit((unsigned char)text[0])) return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (errno || end == text) return -1;
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    /* "K", "KB", "KiB" */
+    if (shift && (end[0] == 'i' || end[0] == 'I')) end++;
+    if (shift && (end[0] == 'b' || end[0] == 'B')) end++;
+    if (!shift && (end[0] == 'b' || end[0] == 'B')) end++;
+    if (*end || n == 0 || n > (UINT64_MAX >> shift) - 1) return -1;
+    *bytes = (uint64_t)n << shift;
+    return 0;
+}
+
+uint32_t dt_flight_pool_buffers(const dt_session *s)
+{
+    return dt_ring_buffers(s->config.flight_recorder_bytes, s->config.buffer_size) + DT_RING_RESERVE;
+}
+
+dt_status dt_core_flight_begin(dt_session *s, dt_pool_slot *slot, dt_ring_decode_fn decode, void *ctx)
+{
+    if (!s->config.flight_recorder_bytes) return DT_OK;
+    uint32_t buffers = dt_ring_buffers(s->config.flight_recorder_bytes, s->config.buffer_size);
+    dt_ring *r = dt_ring_create(s, buffers, decode, ctx);
+    if (!r) return dt_error(DT_ERR_NO_MEMORY, "out of memory for the flight recorder's ring");
+    if (dt_pool_slot_attach_ring(slot, r) != 0) {
+        dt_ring_destroy(r);
+        return dt_error(DT_ERR_NO_MEMORY, "the flight recorder's pool has no %u buffers to keep in reserve",
+                        DT_RING_RESERVE);
+    }
+    s->ring = r;
+    s->ring_slot = slot;
+    s->evicted_until_vendor = s->evicted_until_real = 0;
+    return DT_OK;
+}
+
+static int dump_begin(dt_session *s)
+{
+    int idle = 0;
+    return atomic_compare_exchange_strong(&s->dumping, &idle, 1);
+}
+
+static void note_ring(dt_session *s, dt_ring *r, uint32_t decoded)
+{
+    uint32_t buffers = dt_ring_buffers(s->config.flight_recorder_bytes, s->config.buffer_size);
+    dt_core_note(s, "flight_recorder",
+                 "a ring of %" PRIu32 " buffers of %zu bytes (and %u in reserve); %" PRIu64 " buffers evicted "
+                 "in all, their records counted as ring_evicted; this trace decodes the %" PRIu32 " buffers the "
+                 "ring held, from past the newest evicted record",
+                 buffers, s->config.buffer_size, DT_RING_RESERVE, dt_ring_evicted_buffers(r), decoded);
+}
+
+void dt_core_flight_end(dt_session *s)
+{
+    dt_ring *r = s->ring;
+    if (!r || !s->ring_slot) return;
+    /* a dump that runs finishes first; none starts after */
+    while (!dump_begin(s)) usleep(1000);
+    dt_ring_batch b;
+    if (dt_ring_take(r, &b) != 0) {
+        dt_core_note(s, "flight_recorder", "out of memory taking the ring's buffers: they are not decoded");
+        dt_pool_slot_detach_ring(s->ring_slot);
+        s->ring_slot = NULL;
+        return;
+    }
+    dt_ring_decode(r, &b, s);
+    s->evicted_until_vendor = b.until_vendor;
+    s->evicted_until_real = b.until_real;
+    note_ring(s, r, b.count);
+    dt_ring_give_back(r, &b, dt_pool_slot_put_to, s->ring_slot);
+    dt_pool_slot_detach_ring(s->ring_slot);
+    s->ring_slot = NULL;
+}
+
+void dt_core_flight_window(dt_session *s)
+{
+    uint64_t start = s->window_start_ns;
+    if (s->evicted_until_vendor) {
+        uint64_t t = dt_clock_map(&s->clock, s->evicted_until_vendor) + 1;
+        if (t > start) start = t;
+    }
+    if (s->evicted_until_real && s->evicted_until_real + 1 > start) start = s->evicted_until_real + 1;
+    s->window_start_ns = start;
+}
+
+void dt_core_flight_free(dt_session *s)
+{
+    if (s->ring_slot) dt_pool_slot_detach_ring(s->ring_slot);
+    s->ring_slot = NULL;
+    dt_ring_destroy(s->ring);
+    s->ring = NULL;
+}
+
+/* ---- the dump ---- */
+
+/* The vendor's flush on a thread of its own, waited for at most
+   DT_FLIGHT_FLUSH_TIMEOUT_MS: a hung device must not hang the dump. The
+   job is freed by whichever side lets go last. */
+typedef struct flush_job {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    const dt_backend *backend;
+    dt_session *s;
+    int done, refs;
+} flush_job;
+
+static void job_release(flush_job *j)
+{
+    int last = --j->refs == 0;
+    pthread_mutex_unlock(&j->lock);
+    if (!last) return;
+    pthread_mutex_destroy(&j->lock);
+    pthread_cond_destroy(&j->cond);
+    free(j);
+}
+
+static void *flush_main(void *arg)
+{
+    flush_job *j = arg;
+    j->backend->flush(j->s);
+    pthread_mutex_lock(&j->lock);
+    j->done = 1;
+    pthread_cond_signal(&j->cond);
+    job_release(j);
+    return NULL;
+}
+
+/* 1 when the flush completed in time. */
+static int flush_with_timeout(dt_session *s)
+{
+    const dt_backend *b = s->backend;
+    if (!b || !b->flush) return 1;
+    flush_job *j = calloc(1, sizeof *j);
+    if (!j) return b->flush(s), 1;
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_cond_init(&j->cond, NULL);
+    j->backend = b;
+    j->s = s;
+    j->refs = 2;
+    pthread_t t;
+    if (pthread_create(&t, NULL, flush_main, j) != 0) {
+        j->refs = 1;
+        pthread_mutex_lock(&j->lock);
+        job_release(j);
+        return b->flush(s), 1;
+    }
+    pthread_detach(t);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)DT_FLIGHT_FLUSH_TIMEOUT_MS * 1000000u;
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec = (long)(ns % 1000000000u);
+    pthread_mutex_lock(&j->lock);
+    int rc = 0;
+    while (!j->done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&j->cond, &j->lock, &until);
+    int done = j->done;
+    job_release(j);
+    return done;
+}
+
+/* What the recording keeps whole, copied into the snapshot; the host
+   records since the last dump and the losses counted since then moved
+   into it. s's lock held. */
+static int snapshot_of(dt_session *s, dt_session *x)
+{
+    x->pid = s->pid;
+    x->fork_parent = s->fork_parent;
+    x->fork_ns = s->fork_ns;
+    memcpy(x->process_name, s->process_name, sizeof x->process_name);
+    memcpy(x->host_name, s->host_name, sizeof x->host_name);
+    x->rank = s->rank;
+    memcpy(x->backend_library, s->backend_library, sizeof x->backend_library);
+    memcpy(x->backend_version, s->backend_version, sizeof x->backend_version);
+    memcpy(x->devices, s->devices, sizeof x->devices);
+    pthread_mutex_lock(&s->calib_lock);
+    memcpy(x->notes, s->notes, sizeof x->notes);
+    x->note_count = s->note_count;
+    pthread_mutex_unlock(&s->calib_lock);
+    dt_clock_free(&x->clock);
+    dt_clock_init(&x->clock, s->clock.identity);
+    for (size_t i = 0; i < s->clock.count; i++)
+        if (dt_clock_add(&x->clock, s->clock.samples[i]) != 0) return -1;
+    pthread_mutex_lock(&s->threads.lock);
+    int threads_ok = 1;
+    if (s->threads.count) {
+        x->threads.v = dt_malloc(s->threads.count * sizeof *x->threads.v);
+        if (x->threads.v) {
+            memcpy(x->threads.v, s->threads.v, s->threads.count * sizeof *x->threads.v);
+            x->threads.count = x->threads.cap = s->threads.count;
+        } else {
+            threads_ok = 0;
+        }
+    }
+    pthread_mutex_unlock(&s->threads.lock);
+    if (!threads_ok || dt_corr_copy_links(x, s) != 0) return -1;
+    /* host records since the last dump: moved, their names interned anew */
+    for (size_t i = 0; i < s->store.count; i++) {
+        const dt_rec *r = dt_store_at(&s->store, i);
+        dt_rec *c = dt_session_add(x);
+        if (!c) continue;
+        *c = *r;
+        c->name = dt_intern_str(&x->names, dt_intern_get(&s->names, r->name));
+    }
+    dt_store_truncate(&s->store, 0);
+    for (int k = 0; k < DT_LOSS_COUNT; k++)
+        atomic_store(&x->loss[k], atomic_exchange(&s->loss[k], 0));
+    atomic_store(&x->external_unreliable, atomic_load(&s->external_unreliable));
+    return 0;
+}
+
+dt_status dt_core_flight_snapshot(dt_session *s, dt_session **out)
+{
+    if (!out) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_dump: out is NULL");
+    *out = NULL;
+    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_dump: session is NULL");
+    if (s->state != DT_STATE_RUNNING || !s->config.flight_recorder_bytes)
+        return dt_error(DT_ERR_STATE, "dt_session_dump: the session is not recording with a flight recorder "
+                                      "(dt_config.flight_recorder_bytes, DEVTRACE_FLIGHT_RECORDER)");
+    if (!dump_begin(s))
+        return dt_error(DT_ERR_BUSY, "dt_session_dump: a dump of this session is already being written");
+    /* the window ends now: what the flush delivers that ends later is
+       unfinished, as at stop */
+    uint64_t window_end = dt_realtime_ns();
+    int flushed = flush_with_timeout(s);
+    dt_config c = s->config;
+    c.flight_recorder_bytes = 0;
+    dt_session *x = NULL;
+    dt_status st = dt_core_new(&c, &x);
+    if (st != DT_OK) {
+        atomic_store(&s->dumping, 0);
+        return st;
+    }
+    atomic_store(&x->backend, atomic_load(&s->backend));
+    /* a backend without buffers (null) has no ring: host records only */
+    dt_ring *r = s->ring;
+    dt_ring_batch b;
+    memset(&b, 0, sizeof b);
+    if (r && dt_ring_take(r, &b) != 0) {
+        atomic_store(&s->dumping, 0);
+        dt_session_destroy(x);
+        return dt_error(DT_ERR_NO_MEMORY, "dt_session_dump: out of memory");
+    }
+    dt_core_lock(s);
+    int ok = snapshot_of(s, x) == 0;
+    x->window_start_ns = s->window_start_ns;
+    s->window_start_ns = window_end;
+    dt_core_unlock(s);
+    x->window_end_ns = window_end;
+    x->evicted_until_vendor = b.until_vendor;
+    x->evicted_until_real = b.until_real;
+    const dt_backend *be = x->backend;
+    if (be && be->clock) dt_clock_sample_now(&x->clock, be->clock, 16);
+    dt_host_clock_read(&x->host_clock);
+    if (r) {
+        dt_ring_decode(r, &b, x);
+        note_ring(x, r, b.count);
+        dt_ring_give_back(r, &b, dt_pool_slot_put_to, s->ring_slot);
+    }
+    atomic_store(&s->dumping, 0);
+    if (!flushed)
+        dt_core_note(x, "flush", "the vendor's flush did not complete within %u ms: this trace holds what it had "
+                                 "delivered", DT_FLIGHT_FLUSH_TIMEOUT_MS);
+    if (!ok) dt_core_note(x, "flight_recorder", "out of memory copying what the recording keeps: names, threads or "
+                                                "links may be missing");
+    dt_core_finish(x);
+    *out = x;
+    return DT_OK;
+}

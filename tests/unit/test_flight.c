@@ -1,0 +1,149 @@
+/* The flight recorder's size setting and its ring: eviction in completion
+   order, counted exactly, the window past the evicted, the reserve. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_check.h"
+#include "dt_internal.h"
+#include "dt_test_session.h"
+
+static void sizes_parse(void)
+{
+    static const struct { const char *text; uint64_t bytes; } good[] = {
+        {"1", DT_FLIGHT_RECORDER_DEFAULT_BYTES}, {"on", DT_FLIGHT_RECORDER_DEFAULT_BYTES},
+        {"ON", DT_FLIGHT_RECORDER_DEFAULT_BYTES}, {"yes", DT_FLIGHT_RECORDER_DEFAULT_BYTES},
+        {"0", 0}, {"off", 0}, {"4096", 4096}, {"2", 2}, {"64K", 64 << 10}, {"64k", 64 << 10},
+        {"64KiB", 64 << 10}, {"64KB", 64 << 10}, {"512M", (uint64_t)512 << 20}, {"256MiB", (uint64_t)256 << 20},
+        {"2G", (uint64_t)2 << 30}, {"100b", 100},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        uint64_t b = 7;
+        CHECK(dt_flight_parse_size(good[i].text, &b) == 0, "%s refused", good[i].text);
+        CHECK(b == good[i].bytes, "%s: %llu", good[i].text, (unsigned long long)b);
+    }
+    static const char *const bad[] = {"", "M", "-1", "0x10", "12X", "1.5G", "12 M", "64MM", "on1",
+                                      "99999999999999999999", "17179869184G", "00"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint64_t b = 7;
+        CHECK(dt_flight_parse_size(bad[i], &b) != 0, "%s taken as %llu", bad[i], (unsigned long long)b);
+    }
+}
+
+static void environment_sets_it_or_refuses(void)
+{
+    dt_config c;
+    dt_config_init(&c);
+    REQUIRE_EQ(c.flight_recorder_bytes, 0);
+    setenv("DEVTRACE_FLIGHT_RECORDER", "64M", 1);
+    dt_config_from_env(&c);
+    CHECK_EQ(c.flight_recorder_bytes, (uint64_t)64 << 20);
+    setenv("DEVTRACE_FLIGHT_RECORDER", "on", 1);
+    dt_config_from_env(&c);
+    CHECK_EQ(c.flight_recorder_bytes, DT_FLIGHT_RECORDER_DEFAULT_BYTES);
+    setenv("DEVTRACE_FLIGHT_RECORDER", "lots", 1);
+    dt_config_from_env(&c);
+    dt_session *s = NULL;
+    CHECK_EQ(dt_session_create(&c, &s), DT_ERR_INVALID_ARGUMENT);
+    CHECK(s == NULL, "a session was made");
+    CHECK(strstr(dt_last_error(), "DEVTRACE_FLIGHT_RECORDER=lots is no size") != NULL, "%s", dt_last_error());
+    unsetenv("DEVTRACE_FLIGHT_RECORDER");
+}
+
+static void ring_buffers_have_a_floor(void)
+{
+    CHECK_EQ(dt_ring_buffers(0, 4096), DT_RING_MIN_BUFFERS);
+    CHECK_EQ(dt_ring_buffers(4096, 4096), DT_RING_MIN_BUFFERS);
+    CHECK_EQ(dt_ring_buffers(100 * 4096 + 5, 4096), 100);
+    CHECK_EQ(dt_ring_buffers(UINT64_MAX, 64), DT_POOL_MAX_BUFFERS - DT_RING_RESERVE);
+}
+
+/* A buffer of this test's own shape: a count, then that many records'
+   start times (ns, already realtime); each decodes to a kernel [t, t + 10). */
+static void fake_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
+{
+    (void)ctx;
+    uint64_t n;
+    memcpy(&n, buf, sizeof n);
+    REQUIRE(valid >= (n + 1) * 8);
+    dt_core_lock(into);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t t;
+        memcpy(&t, buf + 8 * (i + 1), sizeof t);
+        dt_rec *r = dt_add_device_activity(into, DT_EVENT_KERNEL, t, t + 10, i + 1, 0, 0, 0, 0);
+        if (r) r->flags |= DT_REC_REALTIME;
+    }
+    dt_core_unlock(into);
+}
+
+static size_t fill(uint8_t *buf, uint64_t n, uint64_t first)
+{
+    memcpy(buf, &n, sizeof n);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t t = first + 100 * i;
+        memcpy(buf + 8 * (i + 1), &t, sizeof t);
+    }
+    return (n + 1) * 8;
+}
+
+/* 4 ring buffers and 2 in reserve: the 7th buffer asked for recycles the
+   oldest completed one, whose 5 records count as ring_evicted and whose
+   newest end is the window's start; the reserve serves while the queue is
+   moved out; none left is a refusal. */
+static void ring_recycles_the_oldest(void)
+{
+    dt_session *s = dt_test_session(0);
+    dt_pool_slot slot = DT_POOL_SLOT_INIT;
+    REQUIRE_EQ(dt_pool_slot_configure(&slot, 4 + DT_RING_RESERVE, 256, 0), 0);
+    dt_ring *r = dt_ring_create(s, 4, fake_decode, NULL);
+    REQUIRE(r != NULL);
+    REQUIRE_EQ(dt_pool_slot_attach_ring(&slot, r), 0);
+    size_t size = 0;
+    uint8_t *b[8];
+    for (int i = 0; i < 4; i++) {
+        REQUIRE((b[i] = dt_pool_slot_get(&slot, &size)) != NULL);
+        dt_ring_push(r, b[i], fill(b[i], 5, 1000 * (uint64_t)(i + 1)));
+    }
+    /* the pool is empty, the ring full: the first completed is recycled */
+    uint8_t *again = dt_pool_slot_get(&slot, &size);
+    CHECK(again == b[0], "not the oldest buffer");
+    CHECK_EQ(size, 256);
+    CHECK_EQ(dt_session_loss(s, DT_LOSS_RING_EVICTED), 5);
+    CHECK_EQ(dt_ring_evicted_buffers(r), 1);
+    uint64_t vendor = 0, real = 0;
+    dt_ring_evicted_until(r, &vendor, &real);
+    CHECK_EQ(vendor, 0);
+    CHECK_EQ(real, 1000 + 400 + 10);
+    /* the queue moved out (a dump): the reserve serves, then nothing */
+    dt_ring_batch batch;
+    REQUIRE_EQ(dt_ring_take(r, &batch), 0);
+    CHECK_EQ(batch.count, 3);
+    CHECK(batch.buf[0] == b[1] && batch.buf[2] == b[3], "not in completion order");
+    CHECK_EQ(batch.until_real, 1410);
+    uint8_t *res1 = dt_pool_slot_get(&slot, &size), *res2 = dt_pool_slot_get(&slot, &size);
+    CHECK(res1 && res2, "the reserve did not serve");
+    CHECK(dt_pool_slot_get(&slot, &size) == NULL, "a buffer beyond the pool");
+    CHECK_EQ(dt_pool_slot_refused(&slot), 1);
+    /* decoded into a session of the dump's, then given back */
+    dt_session *x = dt_test_session(0);
+    dt_ring_decode(r, &batch, x);
+    CHECK_EQ(x->store.count, 15);
+    CHECK_EQ(dt_store_at(&x->store, 0)->start, 2000);
+    dt_ring_give_back(r, &batch, dt_pool_slot_put_to, &slot);
+    dt_session_destroy(x);
+    dt_pool_slot_put(&slot, again);
+    dt_pool_slot_put(&slot, res1);
+    dt_pool_slot_put(&slot, res2);
+    dt_pool_slot_detach_ring(&slot);
+    dt_ring_destroy(r);
+    CHECK_EQ(dt_pool_slot_release(&slot), 0);
+    dt_session_destroy(s);
+    dt_pool_release_spares();
+}
+
+DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(sizes_parse),
+             DT_TEST(environment_sets_it_or_refuses),
+             DT_TEST(ring_buffers_have_a_floor),
+             DT_TEST(ring_recycles_the_oldest))
