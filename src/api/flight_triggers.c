@@ -283,6 +283,12 @@ static void restore_signal(dt_flight_triggers *t)
     t->signal = 0;
 }
 
+static dt_status session_dump(void *ctx, dt_session *s, int fd, dt_format format)
+{
+    (void)ctx;
+    return dt_session_dump(s, fd, format);
+}
+
 /* The process's step boundaries (core/steps.h): ProfilerStep# ranges are
    looked at while the triggers run. */
 static void observe_steps(void *ctx, dt_flight_step_observer fn, void *observer_ctx)
@@ -301,8 +307,8 @@ dt_status dt_flight_triggers_start(dt_session *s, const char *output, dt_format 
                                    const dt_flight_hooks *hooks, dt_flight_triggers **out)
 {
     *out = NULL;
-    if (!output || !hooks || !hooks->dump)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_flight_triggers_start: output and dump are needed");
+    if (!output || !hooks)
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_flight_triggers_start: output and hooks are needed");
     if (strlen(output) >= sizeof((dt_flight_triggers *)0)->output)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "flight recorder: the output path is too long");
     dt_flight_triggers *t = calloc(1, sizeof *t);
@@ -312,6 +318,7 @@ dt_status dt_flight_triggers_start(dt_session *s, const char *output, dt_format 
     snprintf(t->output, sizeof t->output, "%s", output);
     t->hooks = *hooks;
     if (!t->hooks.observe) t->hooks.observe = observe_steps;
+    if (!t->hooks.dump) t->hooks.dump = session_dump;
     dt_flight_policy_init(&t->policy, cfg);
     for (uint64_t i = 0; i < STEP_SLOTS; i++) atomic_init(&t->steps[i].seq, i);
     t->wake[0] = t->wake[1] = t->signal_pipe[0] = t->signal_pipe[1] = -1;

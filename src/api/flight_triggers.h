@@ -41,7 +41,7 @@ typedef struct dt_flight_hooks {
     void *ctx;
     /* CLOCK_MONOTONIC ns; NULL: the system's */
     uint64_t (*now_ns)(void *ctx);
-    /* writes the window to fd (dt_session_dump) */
+    /* writes the window to fd; NULL: dt_session_dump */
     dt_status (*dump)(void *ctx, dt_session *s, int fd, dt_format format);
     /* hands the step observer to the step boundaries (fn NULL: takes it
        back, once no call of it runs); NULL: the process's steps */

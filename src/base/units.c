@@ -35,23 +35,23 @@ static int scaled(double value, double scale, uint64_t *out)
 
 int dt_parse_size(const char *text, uint64_t *bytes)
 {
-    double v;
-    const char *e;
-    if (leading_number(text, &v, &e) != 0) return -1;
+    if (!text || !(text[0] >= '0' && text[0] <= '9')) return -1;
+    char *e;
+    errno = 0;
+    unsigned long long n = strtoull(text, &e, 10);
+    if (errno == ERANGE) return -1;
     static const char units[] = "KMGT";
-    double scale = 1;
-    if (*e) {
-        const char *u = strchr(units, e[0] >= 'a' ? e[0] - 'a' + 'A' : e[0]);
-        if (u && *e) {
-            for (const char *p = units; p <= u; p++) scale *= 1024;
-            e++;
-            if (strcasecmp(e, "ib") == 0 || strcasecmp(e, "b") == 0) e += strlen(e);
-        } else if (strcasecmp(e, "b") == 0) {
-            e++;
-        }
+    unsigned shift = 0;
+    const char *u = *e ? strchr(units, *e >= 'a' && *e <= 'z' ? *e - 'a' + 'A' : *e) : NULL;
+    if (u) {
+        shift = 10 * (unsigned)(u - units + 1);
+        e++;
+        if (*e == 'i' || *e == 'I') e++;
     }
-    if (*e) return -1;
-    return scaled(v, scale, bytes);
+    if (*e == 'b' || *e == 'B') e++;
+    if (*e || (shift && n > (UINT64_MAX >> shift))) return -1;
+    *bytes = (uint64_t)n << shift;
+    return 0;
 }
 
 int dt_parse_duration(const char *text, uint64_t *ns)

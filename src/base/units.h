@@ -11,8 +11,8 @@
 
 #include <stdint.h>
 
-/* "268435456", "256M", "256MiB", "1.5G": bytes; K, M, G and T are powers
-   of 1024, with or without "iB" or "B" after them, any case. */
+/* "268435456", "256M", "256MiB", "2GB": bytes, a whole number; K, M, G and
+   T are powers of 1024, with or without "iB" or "B" after them, any case. */
 DT_HIDDEN int dt_parse_size(const char *text, uint64_t *bytes);
 /* "30", "1.5", "500ms", "20us", "2m", "1h": ns; a bare number is seconds
    (s, ms, us, ns, m and h are understood). Not negative. */

@@ -517,17 +517,17 @@ static void release_output(output_claim *c)
 }
 
 /* --flight-recorder[=SIZE] (arg: what follows the option's name): the
-   ring's size in bytes, as the traced program is told it, into out. */
-static int flight_size(const char *arg, char *out, size_t n)
+   value the traced program is given (DEVTRACE_FLIGHT_RECORDER; "on": the
+   default size), or NULL when SIZE is no size (said). */
+static const char *flight_size(const char *arg)
 {
-    uint64_t bytes = DT_RECORD_FLIGHT_RECORDER_DEFAULT_BYTES;
+    uint64_t bytes;
     if (*arg == '=' && (dt_parse_size(arg + 1, &bytes) != 0 || bytes == 0)) {
         fprintf(stderr, "devtrace record: --flight-recorder takes a size above 0 (256M, 1G, or bytes), not '%s'\n",
                 arg + 1);
-        return -1;
+        return NULL;
     }
-    snprintf(out, n, "%llu", (unsigned long long)bytes);
-    return 0;
+    return *arg == '=' ? arg + 1 : "on";
 }
 
 /* A dump trigger's option at argv[*i] (--NAME=VALUE or --NAME VALUE): its
@@ -563,7 +563,7 @@ static int cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *backend = NULL, *format = NULL;
     int kernel_queued = 0;
-    char flight_bytes[32] = ""; /* --flight-recorder: the ring's size */
+    const char *flight = NULL; /* --flight-recorder: the ring's size */
     const char *dump_values[16] = {NULL}, *dump_given = NULL;
     int i = 1;
     for (; i < argc; i++) {
@@ -572,7 +572,7 @@ static int cmd_record(int argc, char **argv)
         if (strcmp(a, "--") == 0) { i++; break; }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { record_usage(stdout); return 0; }
         if (strncmp(a, "--flight-recorder", 17) == 0 && (a[17] == 0 || a[17] == '=')) {
-            if (flight_size(a + 17, flight_bytes, sizeof flight_bytes) != 0) return 2;
+            if (!(flight = flight_size(a + 17))) return 2;
         } else if ((dump = dump_option(argc, argv, &i, dump_values)) != 0) {
             if (dump < 0) return 2;
             dump_given = a;
@@ -586,7 +586,7 @@ static int cmd_record(int argc, char **argv)
             return 2;
         } else break;
     }
-    if (dump_given && !flight_bytes[0]) {
+    if (dump_given && !flight) {
         fprintf(stderr, "devtrace record: %s needs --flight-recorder\n", dump_given);
         return 2;
     }
@@ -700,7 +700,7 @@ static int cmd_record(int argc, char **argv)
         setenv(DT_RECORD_ENV_OUTPUT, output, 1);
         if (backend) setenv(DT_RECORD_ENV_BACKEND, backend, 1);
         if (kernel_queued) setenv(DT_RECORD_ENV_KERNEL_QUEUED, "1", 1);
-        if (flight_bytes[0]) setenv(DT_RECORD_ENV_FLIGHT_RECORDER, flight_bytes, 1);
+        if (flight) setenv(DT_RECORD_ENV_FLIGHT_RECORDER, flight, 1);
         for (size_t k = 0; dt_dump_options[k].option; k++)
             if (dump_values[k]) setenv(dt_dump_options[k].env, dump_values[k], 1);
         char pid[32];

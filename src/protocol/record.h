@@ -49,8 +49,6 @@
 /* The flight recorder: the ring's size in bytes (read by the session), and
    when its window is dumped (dt_dump_triggers, below). */
 #define DT_RECORD_ENV_FLIGHT_RECORDER "DEVTRACE_FLIGHT_RECORDER"
-/* `record --flight-recorder` without a size */
-#define DT_RECORD_FLIGHT_RECORDER_DEFAULT_BYTES (UINT64_C(256) << 20)
 #define DT_RECORD_ENV_DUMP_ON_SLOW_STEP "DEVTRACE_DUMP_ON_SLOW_STEP"
 #define DT_RECORD_ENV_DUMP_WARMUP "DEVTRACE_DUMP_WARMUP"
 #define DT_RECORD_ENV_DUMP_GRACE "DEVTRACE_DUMP_GRACE"
