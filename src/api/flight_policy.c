@@ -109,6 +109,21 @@ static int stall_armed(const dt_flight_policy *p)
     return p->cfg.stall_ns && p->have_step && !p->stall_due_once;
 }
 
+/* Whether the causes (count of them) may dump at now_ns; counts them as
+   skipped when not. cooldown: whether the cooldown holds them back. */
+static int admitted(dt_flight_policy *p, unsigned count, uint64_t now_ns, int cooldown)
+{
+    if (p->dumps >= p->cfg.max_dumps) {
+        p->skipped_cap += count;
+        return 0;
+    }
+    if (cooldown && p->dumps > 0 && now_ns - p->last_dump_ns < p->cfg.cooldown_ns) {
+        p->skipped_cooldown += count;
+        return 0;
+    }
+    return 1;
+}
+
 unsigned dt_flight_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *next_ns)
 {
     unsigned causes = 0, count = 0;
@@ -133,13 +148,7 @@ unsigned dt_flight_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *ne
         causes |= DT_FLIGHT_SIGNAL;
         count++;
     }
-    if (causes && p->dumps >= p->cfg.max_dumps) {
-        p->skipped_cap += count;
-        causes = 0;
-    } else if (causes && p->dumps > 0 && now_ns - p->last_dump_ns < p->cfg.cooldown_ns) {
-        p->skipped_cooldown += count;
-        causes = 0;
-    }
+    if (causes && !admitted(p, count, now_ns, 1)) causes = 0;
     uint64_t next = UINT64_MAX;
     if (p->slow_pending) next = p->slow_due_ns;
     if (stall_armed(p) && p->last_step_ns + p->cfg.stall_ns < next) next = p->last_step_ns + p->cfg.stall_ns;
@@ -147,16 +156,13 @@ unsigned dt_flight_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *ne
     return causes;
 }
 
-int dt_flight_policy_end(dt_flight_policy *p, const char *how)
+int dt_flight_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns)
 {
     p->why[0] = 0;
-    say(p, "the program %s", how);
+    if (!how && !p->slow_pending) return 0;
+    if (how) say(p, "the program %s", how);
     if (p->slow_pending) say_slow_step(p);
-    if (p->dumps >= p->cfg.max_dumps) {
-        p->skipped_cap++;
-        return 0;
-    }
-    return 1;
+    return admitted(p, 1, now_ns, !how);
 }
 
 void dt_flight_policy_dumped(dt_flight_policy *p, uint64_t now_ns)

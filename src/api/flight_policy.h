@@ -13,7 +13,7 @@
  * the same time make one dump. A dump due inside the cooldown after the
  * previous one, or past the cap, is not made and is counted (once per
  * cause) as skipped. The end of a failed program dumps past the cooldown,
- * within the cap.
+ * within the cap; a slow step's dump still waiting is made at any end.
  */
 #ifndef DT_API_FLIGHT_POLICY_H
 #define DT_API_FLIGHT_POLICY_H
@@ -65,10 +65,13 @@ DT_HIDDEN void dt_flight_policy_signal(dt_flight_policy *p);
    (UINT64_MAX: not before something happens). The caller dumps, then calls
    dt_flight_policy_dumped. */
 DT_HIDDEN unsigned dt_flight_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *next_ns);
-/* The program ends having failed (how: "exited with status 1"): 1 when a
-   last dump is to be made (p->why says why), 0 when the cap is reached
-   (counted). A slow step still in its grace period goes in that dump. */
-DT_HIDDEN int dt_flight_policy_end(dt_flight_policy *p, const char *how);
+/* The program ends at now_ns: having failed when how says how ("exited
+   with status 1"), or not (NULL). 1 when a last dump is to be made (p->why
+   says why): a failed end dumps past the cooldown, within the cap; a slow
+   step still in its grace period goes in that dump, or, at an end that did
+   not fail, makes one (within the cooldown and cap). 0 when none is made
+   (one held back is counted). */
+DT_HIDDEN int dt_flight_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns);
 /* A dump was made or tried at now_ns: it counts for the cooldown and cap. */
 DT_HIDDEN void dt_flight_policy_dumped(dt_flight_policy *p, uint64_t now_ns);
 /* The exact median of the window (the mean of the middle two for an even

@@ -393,7 +393,7 @@ void dt_flight_triggers_stop(dt_flight_triggers *t, const char *failed, dt_fligh
     wake(t);
     if (t->thread_started) pthread_join(t->thread, NULL);
     take_steps(t);
-    if (failed && dt_flight_policy_end(&t->policy, failed)) make_dump(t);
+    if (dt_flight_policy_end(&t->policy, failed, now_ns(t))) make_dump(t);
     publish_counts(t, 0);
     if (summary) *summary = t->counts;
     free_triggers(t);

@@ -67,7 +67,8 @@ typedef struct dt_flight_summary {
 /* Stops the triggers and frees t; the signal's previous disposition comes
    back. failed (NULL: the program did not fail) says how the program ended
    ("exited with status 1"): then one last dump is made, within the cap and
-   past the cooldown, before this returns. *summary (may be NULL) gets what
+   past the cooldown, before this returns; a slow step's dump still in its
+   grace period is made at any end (dt_flight_policy_end). *summary (may be NULL) gets what
    the run did. */
 DT_HIDDEN void dt_flight_triggers_stop(dt_flight_triggers *t, const char *failed, dt_flight_summary *summary);
 

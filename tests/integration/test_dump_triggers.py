@@ -1,13 +1,19 @@
 """`devtrace record --flight-recorder` and its dump triggers as a user runs
 them: the options are checked before the program runs and reach it as
-DEVTRACE_* variables, and what the traced processes say of their dumps
-(the record protocol's dumped, dump_failed and ended lines) is said at the
-end, a lost dump making the exit status devtrace's own."""
+DEVTRACE_* variables; what the traced processes say of their dumps (the
+record protocol's dumped, dump_failed and ended lines) is said at the end,
+a lost dump making the exit status devtrace's own; and, on the emulator, a
+slow step, a storm of signals and a failed end each give the dumps they
+should, with the program's exit status kept."""
+import os
 import re
+import signal
+import subprocess
+import time
 
 import pytest
 
-from conftest import DEVTRACE, run
+from conftest import DEVTRACE, EMU_RUN, TOPSPTI_EMU, WORKLOAD, check_trace, needs_emulator, run
 
 ENV_OF = {
     "--dump-on-slow-step": "DEVTRACE_DUMP_ON_SLOW_STEP",
@@ -111,3 +117,129 @@ def test_a_lost_dump_is_devtraces_own_failure(tmp_path):
     assert res.returncode == 125, res.stderr
     assert "a dump could not be written: dump 1: cannot create /x/t.dump1.json: No space left\n" in res.stderr
     assert "0 dumps written, 1 lost" in res.stderr, res.stderr
+
+
+# ---------------------------------------------------------------------------
+# On the emulator
+# ---------------------------------------------------------------------------
+def steps(count, sleep_us, range_name="work", kernel="normal_kernel"):
+    return f"""  repeat {count} {{
+    step
+    range "{range_name}" {{
+      kernel device=0 stream=1 name="{kernel}" dur_us=100
+      sync device=0 stream=1
+    }}
+    sleep_us {sleep_us}
+  }}
+"""
+
+
+def scenario(tmp_path, body):
+    scn = tmp_path / "steps.scn"
+    scn.write_text(f'vendor topspti\ndevices 1\nthread "train" {{\n{body}  step\n}}\n')
+    return scn
+
+
+def dumps_in(folder):
+    return sorted(p.name for p in folder.iterdir() if ".dump" in p.name)
+
+
+@needs_emulator()
+def test_one_slow_step_gives_one_dump_that_holds_it(tmp_path):
+    """30 steps of 50 ms, one of 1 s, then 2 s more of 50 ms steps: one dump,
+    made after the grace period (1 s), holding the slow step's range and
+    kernel; the program exits 0, so no other trace is written."""
+    scn = scenario(tmp_path, steps(30, 50000) + steps(1, 1000000, "the_slow_one", "slow_kernel") + steps(40, 50000))
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--flight-recorder=256M", "--dump-on-slow-step=3", "-o", out, "--",
+               EMU_RUN, "--quiet", scn], env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+    assert res.returncode == 0, res.stderr
+    assert dumps_in(tmp_path) == ["t.dump1.json"], res.stderr
+    assert not out.exists()
+    dump = tmp_path / "t.dump1.json"
+    assert f"dump written: {dump} (dump 1: slow step 31: " in res.stderr, res.stderr
+    trace = check_trace(dump)
+    names = {e["name"] for e in trace["traceEvents"] if e.get("cat") in ("user_annotation", "kernel")}
+    assert {"the_slow_one", "slow_kernel"} <= names, names
+    note = trace["devtrace"]["notes"]["flight_recorder.dump1"]
+    assert note.startswith("slow step 31: ") and "dumps skipped: 0 (cooldown), 0 (cap)" in note, note
+    # the dump was made after the grace period: steps that began in it are in its window
+    ranges = sorted(e["ts"] for e in trace["traceEvents"] if e.get("cat") == "user_annotation")
+    slow = [e for e in trace["traceEvents"] if e.get("name") == "the_slow_one"][0]
+    assert ranges[-1] >= slow["ts"] + slow["dur"] + 900_000, (ranges[-1], slow)
+
+
+def wait_for_handler(pid, sig, timeout=30):
+    """Until process pid catches sig (its handler is in place)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            status = open(f"/proc/{pid}/status").read()
+        except OSError:
+            return False
+        caught = int(re.search(r"^SigCgt:\s*([0-9a-f]+)", status, re.M).group(1), 16)
+        if caught & (1 << (sig - 1)):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@needs_emulator()
+def test_a_thousand_signals_give_at_most_the_capped_dumps(tmp_path):
+    scn = scenario(tmp_path, steps(300, 10000))
+    out = tmp_path / "t.json"
+    env = dict(os.environ, DEVTRACE_TOPSPTI_LIBRARY=str(TOPSPTI_EMU))
+    env.pop("LD_PRELOAD", None)
+    proc = subprocess.Popen([str(DEVTRACE), "record", "--flight-recorder=64M", "--dump-on-signal=USR2",
+                             "--dump-cooldown=0", "--dump-max=2", "-o", str(out), "--", str(EMU_RUN), "--quiet",
+                             str(scn)], env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    children = []
+    while not children and time.monotonic() < deadline:
+        children = [int(p) for p in open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()]
+    assert children and wait_for_handler(children[0], signal.SIGUSR2)
+    for _ in range(1000):
+        os.kill(children[0], signal.SIGUSR2)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    made = dumps_in(tmp_path)
+    assert 1 <= len(made) <= 2 and made == [f"t.dump{n}.json" for n in range(1, len(made) + 1)], (made, err)
+    for name in made:
+        check_trace(tmp_path / name)
+    said = re.search(r"flight recorder: (\d) dumps? written; dumps skipped: 0 \(cooldown\), (\d+) \(cap\)", err)
+    assert said and int(said.group(1)) == len(made), err
+
+
+def test_a_failed_program_dumps_at_its_end_and_keeps_its_status(tmp_path):
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--backend", "null", "--flight-recorder=8M", "-o", out, "--",
+               WORKLOAD, "--exit", "3", "0"])
+    assert res.returncode == 3, res.stderr
+    assert dumps_in(tmp_path) == ["t.dump1.json"], res.stderr
+    trace = check_trace(tmp_path / "t.dump1.json")
+    assert trace["devtrace"]["notes"]["flight_recorder.dump1"].startswith("the program exited with status 3")
+    assert not out.exists()
+
+    ok = tmp_path / "ok"
+    ok.mkdir()
+    res = run([DEVTRACE, "record", "--backend", "null", "--flight-recorder=8M", "-o", ok / "t.json", "--",
+               WORKLOAD, "0"])
+    assert res.returncode == 0, res.stderr
+    assert dumps_in(ok) == [] and not (ok / "t.json").exists()
+    assert "the program did not fail: the ring is not written" in res.stderr
+
+
+def test_a_program_ended_by_a_signal_dumps_at_its_end(tmp_path):
+    out = tmp_path / "t.json"
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    proc = subprocess.Popen([str(DEVTRACE), "record", "--backend", "null", "--flight-recorder=8M", "-o", str(out),
+                             "--", str(WORKLOAD), "30000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert dumps_in(tmp_path) == ["t.dump1.json"], err
+    note = check_trace(tmp_path / "t.dump1.json")["devtrace"]["notes"]["flight_recorder.dump1"]
+    assert note.startswith("the program was ended by signal 15"), note

@@ -476,7 +476,7 @@ static void test_a_failed_end_dumps_past_the_cooldown(void)
     CHECK(dumps_made() == 0, "a program that did not fail dumped at its end");
 }
 
-static void test_a_slow_step_in_its_grace_period_goes_in_the_last_dump(void)
+static void test_a_slow_step_in_its_grace_period_is_dumped_at_the_end(void)
 {
     dt_dump_triggers cfg = defaults();
     cfg.slow_step_factor = 3;
@@ -488,6 +488,14 @@ static void test_a_slow_step_in_its_grace_period_goes_in_the_last_dump(void)
     CHECK_EQ(sum.written, 1);
     CHECK(strstr(seen.why[0], "the program was ended by signal 15") && strstr(seen.why[0], "slow step 20"), "%s",
           seen.why[0]);
+
+    /* a program that ends well inside the grace period still has its slow step dumped */
+    t = start(&cfg, "graceend2.json");
+    for (int i = 0; i < 20; i++) step(t, 100 * MS);
+    step(t, 1 * S);
+    dt_flight_triggers_stop(t, NULL, &sum);
+    CHECK_EQ(sum.written, 1);
+    CHECK(strstr(seen.why[0], "slow step 20") && !strstr(seen.why[0], "the program"), "%s", seen.why[0]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -638,7 +646,7 @@ DT_TEST_MAIN(setup, teardown, DT_TEST(test_median_is_exact_over_the_last_64_step
              DT_TEST(test_no_handler_unless_a_signal_is_asked_for),
              DT_TEST(test_cooldown_and_cap_are_kept_and_skips_counted_exactly),
              DT_TEST(test_a_failed_end_dumps_past_the_cooldown),
-             DT_TEST(test_a_slow_step_in_its_grace_period_goes_in_the_last_dump),
+             DT_TEST(test_a_slow_step_in_its_grace_period_is_dumped_at_the_end),
              DT_TEST(test_dump_names_come_from_the_output), DT_TEST(test_an_existing_file_is_never_replaced),
              DT_TEST(test_failed_dumps_are_counted_and_survived), DT_TEST(test_values_parse_as_users_type_them),
              DT_TEST(test_options_come_through_the_environment))
