@@ -183,6 +183,12 @@ static void make_dump(dt_flight_triggers *t)
         }
         if (d.status != DT_OK) unlink(path);
     }
+    if (d.status == DT_ERR_BUSY) {
+        /* another dump (`devtrace trigger --dump`) is being written: it
+           holds this window; this one is neither made nor lost */
+        if (t->hooks.report) t->hooks.report(t->hooks.ctx, &d);
+        return;
+    }
     if (d.status == DT_OK) t->written++;
     else t->failed++;
     if (d.status != DT_OK) dt_log("flight recorder: dump %llu (%s) failed: %s", (unsigned long long)d.number, p->why,

@@ -30,7 +30,9 @@ typedef struct dt_flight_dump {
     uint64_t number;   /* the N in its name */
     const char *path;  /* "" when no name could be made */
     const char *why;   /* what triggered it */
-    dt_status status;  /* DT_OK: written */
+    dt_status status;  /* DT_OK: written; DT_ERR_BUSY: not made, another dump
+                          of the session was being written (it holds the
+                          window); another: lost */
     const char *error; /* otherwise what went wrong */
 } dt_flight_dump;
 

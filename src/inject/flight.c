@@ -33,6 +33,9 @@ static void report_dump(void *ctx, const dt_flight_dump *d)
     (void)ctx;
     if (d->status == DT_OK)
         dt_inject_report("dumped", 0, d->path, "dump %llu: %s", (unsigned long long)d->number, d->why);
+    else if (d->status == DT_ERR_BUSY)
+        dt_inject_report("note", 0, "", "flight recorder: dump %llu (%s) was not made: another dump was being "
+                         "written, which holds its window", (unsigned long long)d->number, d->why);
     else
         dt_inject_report("dump_failed", 0, d->path, "dump %llu (%s): %s", (unsigned long long)d->number, d->why,
                          d->error);

@@ -562,6 +562,19 @@ static void test_failed_dumps_are_counted_and_survived(void)
     char partial[256];
     snprintf(partial, sizeof partial, "%s/fails.dump1.json", dir);
     CHECK(!file_exists(partial), "a failed dump's file is left");
+
+    /* a dump that another dump of the session is writing holds is no loss */
+    t = start(&cfg, "busy.json");
+    pthread_mutex_lock(&seen.mu);
+    seen.fail_with = DT_ERR_BUSY;
+    pthread_mutex_unlock(&seen.mu);
+    signal_at(t, atomic_load(&fake_now) + 1);
+    dt_flight_triggers_stop(t, NULL, &sum);
+    CHECK_EQ(sum.failed, 0);
+    CHECK_EQ(sum.written, 0);
+    CHECK_EQ(seen.failures, 1); /* told, as not made */
+    snprintf(partial, sizeof partial, "%s/busy.dump1.json", dir);
+    CHECK(!file_exists(partial), "a dump not made left a file");
 }
 
 /* ------------------------------------------------------------------ */
