@@ -222,7 +222,7 @@ static void *trigger_thread(void *arg)
         pthread_mutex_unlock(&t->mu);
         if (stopping) break;
         drain(t->wake[0]);
-        atomic_store(&t->wake_pending, 0);
+        atomic_exchange(&t->wake_pending, 0); /* an exchange: it sees the steps put before the wake */
         take_steps(t);
         if (t->signal_pipe[0] >= 0 && drain(t->signal_pipe[0])) dt_flight_policy_signal(&t->policy);
         uint64_t now = now_ns(t), next;
