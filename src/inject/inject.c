@@ -11,6 +11,7 @@
    one line per event of its life to that file, which `record` reads to say
    how many processes were traced and where each trace went (the record
    protocol: src/protocol/record.h). */
+#include "api/flight_triggers.h"
 #include "api/inject_support.h"
 #include "base/atomic_file.h"
 #include "base/log.h"
@@ -62,14 +63,6 @@ static pid_t g_forked_from;
 static const int g_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 
-/* "trace.json" -> "trace.<tag>.json": before the format's suffix (.json.gz,
-   .pftrace, ...), else at the end. */
-static void insert_tag(char *out, size_t n, const char *path, const char *tag)
-{
-    const char *ext = path + strlen(path) - dt_format_suffix_length(path);
-    snprintf(out, n, "%.*s.%s%s", (int)(ext - path), path, tag, ext);
-}
-
 /* Expand %p (pid) and %r (rank); otherwise tag the name of every process but
    the one `devtrace record` started, so that each process has its own. */
 static void output_path(char *out, size_t n, const char *tmpl)
@@ -96,18 +89,18 @@ static void output_path(char *out, size_t n, const char *tmpl)
     } else if (rank) {
         char tag[64];
         snprintf(tag, sizeof tag, "rank%s", rank);
-        insert_tag(out, n, tmpl, tag);
+        dt_path_insert_tag(out, n, tmpl, tag);
         has_pid = 0;
     } else if (primary && atoi(primary) == (int)getpid()) {
         snprintf(out, n, "%s", tmpl);
         has_pid = 0;
     } else {
-        insert_tag(out, n, tmpl, pid);
+        dt_path_insert_tag(out, n, tmpl, pid);
     }
     g_untaken[0] = 0;
     if (g_name_taken && !has_pid) {
         snprintf(g_untaken, sizeof g_untaken, "%s", out);
-        insert_tag(out, n, g_untaken, pid);
+        dt_path_insert_tag(out, n, g_untaken, pid);
     }
 }
 
@@ -165,7 +158,7 @@ static dt_status write_trace(dt_session *s, const char *want, char *got, size_t 
             char tag[64];
             if (k == 1) snprintf(tag, sizeof tag, "%d", (int)getpid());
             else snprintf(tag, sizeof tag, "%d-%d", (int)getpid(), k - 1);
-            insert_tag(got, got_len, want, tag);
+            dt_path_insert_tag(got, got_len, want, tag);
         }
         struct stat old;
         if (!path_is_free(got)) continue;

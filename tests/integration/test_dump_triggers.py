@@ -146,10 +146,11 @@ def dumps_in(folder):
 
 @needs_emulator()
 def test_one_slow_step_gives_one_dump_that_holds_it(tmp_path):
-    """30 steps of 50 ms, one of 1 s, then 2 s more of 50 ms steps: one dump,
-    made after the grace period (1 s), holding the slow step's range and
-    kernel; the program exits 0, so no other trace is written."""
-    scn = scenario(tmp_path, steps(30, 50000) + steps(1, 1000000, "the_slow_one", "slow_kernel") + steps(40, 50000))
+    """12 steps of 200 ms, one of 2 s, then 2 s more of 200 ms steps: one
+    dump, made after the grace period (1 s), holding the slow step's range
+    and kernel; the program exits 0, so no other trace is written. (Steps of
+    200 ms: only a pause of over 400 ms could make one look slow.)"""
+    scn = scenario(tmp_path, steps(12, 200000) + steps(1, 2000000, "the_slow_one", "slow_kernel") + steps(10, 200000))
     out = tmp_path / "t.json"
     res = run([DEVTRACE, "record", "--flight-recorder=256M", "--dump-on-slow-step=3", "-o", out, "--",
                EMU_RUN, "--quiet", scn], env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
@@ -157,12 +158,12 @@ def test_one_slow_step_gives_one_dump_that_holds_it(tmp_path):
     assert dumps_in(tmp_path) == ["t.dump1.json"], res.stderr
     assert not out.exists()
     dump = tmp_path / "t.dump1.json"
-    assert f"dump written: {dump} (dump 1: slow step 31: " in res.stderr, res.stderr
+    assert f"dump written: {dump} (dump 1: slow step 13: " in res.stderr, res.stderr
     trace = check_trace(dump)
     names = {e["name"] for e in trace["traceEvents"] if e.get("cat") in ("user_annotation", "kernel")}
     assert {"the_slow_one", "slow_kernel"} <= names, names
     note = trace["devtrace"]["notes"]["flight_recorder.dump1"]
-    assert note.startswith("slow step 31: ") and "dumps skipped: 0 (cooldown), 0 (cap)" in note, note
+    assert note.startswith("slow step 13: ") and "dumps skipped: 0 (cooldown), 0 (cap)" in note, note
     # the dump was made after the grace period: steps that began in it are in its window
     ranges = sorted(e["ts"] for e in trace["traceEvents"] if e.get("cat") == "user_annotation")
     slow = [e for e in trace["traceEvents"] if e.get("name") == "the_slow_one"][0]
