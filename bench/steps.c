@@ -100,7 +100,8 @@ static void count_loops(size_t calls)
         }
 }
 
-/* The dump's instructions ("summary:" or "totals:") and its trigger. */
+/* The dump's instructions ("summary:" or "totals:") and its trigger
+   ("desc: Trigger: ..."). */
 static int read_dump(const char *path, uint64_t *ir, char *trigger, size_t n)
 {
     FILE *f = fopen(path, "r");
@@ -109,11 +110,11 @@ static int read_dump(const char *path, uint64_t *ir, char *trigger, size_t n)
     int have = 0;
     trigger[0] = 0;
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "trigger: ", 9) == 0) {
+        if (strncmp(line, "desc: Trigger: ", 15) == 0) {
             line[strcspn(line, "\n")] = 0;
-            size_t len = strlen(line + 9);
+            size_t len = strlen(line + 15);
             if (len >= n) len = n - 1;
-            memcpy(trigger, line + 9, len);
+            memcpy(trigger, line + 15, len);
             trigger[len] = 0;
         } else if (!have && (strncmp(line, "summary: ", 9) == 0 || strncmp(line, "totals: ", 8) == 0)) {
             *ir = strtoull(strchr(line, ' ') + 1, NULL, 10);

@@ -284,7 +284,7 @@ dt_status dt_op_pop(uint64_t *id)
 
 dt_status dt_range_push(const char *name, uint64_t *range_id)
 {
-    if (dt_core_steps_watched()) dt_core_step_range(name, dt_realtime_ns());
+    if (dt_core_steps_watched()) dt_core_step_range(name, 0);
     stack_entry e = {.id = dt_corr_range_id_next(), .is_range = 1};
     dt_status st = push_named(thread_state_get(), e, name);
     if (st == DT_OK && range_id) *range_id = e.id;

@@ -228,7 +228,7 @@ static int profiler_step_number(const char *name, uint64_t *number)
 void dt_core_step_range(const char *name, uint64_t t_ns)
 {
     uint64_t number;
-    if (profiler_step_number(name, &number)) dt_core_step_begin(number, t_ns);
+    if (profiler_step_number(name, &number)) dt_core_step_begin(number, t_ns ? t_ns : dt_realtime_ns());
 }
 
 dt_status dt_step(void)

@@ -26,10 +26,11 @@ static inline int dt_core_steps_watched(void)
 {
     return atomic_load_explicit(&dt_core_steps_watchers, memory_order_relaxed) > 0;
 }
-/* A user range named name began at t_ns (realtime): when the name is
-   exactly "ProfilerStep#" and 1 to 20 decimal digits whose value fits in 64
-   bits, step <that value> begins at t_ns; any other name (NULL included)
-   does nothing. Callers ask dt_core_steps_watched() first. */
+/* A user range named name began at t_ns (realtime; 0: now, the clock read
+   only for a step): when the name is exactly "ProfilerStep#" and 1 to 20
+   decimal digits whose value fits in 64 bits, step <that value> begins at
+   t_ns; any other name (NULL included) does nothing. Callers ask
+   dt_core_steps_watched() first. */
 DT_HIDDEN void dt_core_step_range(const char *name, uint64_t t_ns);
 /* Step `number` began at t_ns (realtime). Numbers that do not rise are
    taken as they come (a ProfilerStep# numbering that restarts). */
@@ -38,15 +39,20 @@ DT_HIDDEN void dt_core_step_begin(uint64_t number, uint64_t t_ns);
 DT_HIDDEN void dt_core_step_last(uint64_t *number, uint64_t *t_ns);
 /* Waits until a step numbered at least `target` begins after this call, or
    until deadline_ns (CLOCK_MONOTONIC). 0 with that boundary in *number and
-   *t_ns; -1 at the deadline. target 0: the next step, whatever its number. */
+   *t_ns: the first such one, unless more than 16 boundaries began before
+   the waiter woke (then the earliest such one still held); -1 at the
+   deadline or when woken (dt_core_steps_wake). target 0: the next step,
+   whatever its number. */
 DT_HIDDEN int dt_core_step_wait(uint64_t target, uint64_t deadline_ns, uint64_t *number, uint64_t *t_ns);
 /* Wakes every waiter now (they return -1): a capture that is cancelled. */
 DT_HIDDEN void dt_core_steps_wake(void);
 
 /* An observer of boundaries (the flight recorder's slow-step and stall
    triggers): called on the thread that began the step, outside any lock,
-   with the duration of the step that just ended (0 for the first). One at
-   a time; NULL removes it. It must not block. */
+   with the duration of the step that just ended (0 for the first, and when
+   the realtime clock went back). One at a time; NULL removes it, and on
+   return no call of the one removed is running. It must not block, nor
+   call dt_core_steps_observe. */
 typedef void (*dt_core_step_observer)(void *ctx, uint64_t number, uint64_t t_ns, uint64_t last_duration_ns);
 DT_HIDDEN void dt_core_steps_observe(dt_core_step_observer fn, void *ctx);
 

@@ -9,7 +9,6 @@
 
 #include "dt_internal.h"
 #include "dt_test_session.h"
-#include "core/steps.h"
 
 static void sleep_ms(unsigned ms)
 {
@@ -77,9 +76,10 @@ static void stepper_join(stepper *st)
 
 static void wait_returns_the_first_step_at_or_past_the_target(void)
 {
-    /* bursts of 41, 42: whenever the wait begins, the first boundary after
-       it numbered at least 42 is a 42, and its time comes with it */
-    stepper st = {.numbers = {41, 42}, .times = {5000, 7000}, .count = 2, .gap_ms = 2};
+    /* bursts of 41, 42, 43, 40: whenever the wait begins, the first
+       boundary after it numbered at least 42 is a 42, with its time, even
+       when the waiter wakes after the burst has ended below the target */
+    stepper st = {.numbers = {41, 42, 43, 40}, .times = {5000, 7000, 9000, 3000}, .count = 4, .gap_ms = 2};
     stepper_start(&st);
     uint64_t n = 0, t = 0;
     int rc = dt_core_step_wait(42, dt_monotonic_ns() + 10000000000ull, &n, &t);
