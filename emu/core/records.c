@@ -89,6 +89,12 @@ EMU_API void emu_stats_get(emu_stats *out)
     pthread_mutex_lock(&core_state.lock);
     core_update_pending_stat_locked();
     *out = core_state.stats;
+    out->subscribers = core_state.subscribed ? 1 : 0;
+    out->kinds_enabled = out->callbacks_enabled = 0;
+    for (int k = 0; k < EMU_REC_COUNT; k++)
+        out->kinds_enabled += core_state.enabled[k] != 0;
+    for (int d = 0; core_state.subscribed && d < EMU_DOMAIN_COUNT; d++)
+        out->callbacks_enabled += core_state.domain_on[d] != 0;
     pthread_mutex_unlock(&core_state.lock);
 }
 

@@ -154,6 +154,13 @@ typedef struct emu_stats {
     /* times a producer waited for the vendor's consumer to give a buffer
        back (vendors whose producers wait rather than drop: roctracer) */
     uint64_t buffer_waits;
+    /* What is armed now, read when emu_stats_get is called (emu_stats_reset
+       leaves them): the callback subscribers registered (0 or 1), the
+       record kinds enabled, and the callback domains enabled for them. All
+       0 while no client records: an idle tracer arms nothing. */
+    uint64_t subscribers;
+    uint64_t kinds_enabled;
+    uint64_t callbacks_enabled;
 } emu_stats;
 
 /* Reads the environment once (also done implicitly by every call):

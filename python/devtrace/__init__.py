@@ -23,11 +23,14 @@ from ._api import (
     backend_names,
     backends,
     external,
+    listen,
+    listening,
     probe,
     profile,
     range,
     step,
     step_count,
+    stop_listening,
     version,
 )
 from ._native import DT_RANGE_ID_BASE as RANGE_ID_BASE
@@ -55,6 +58,6 @@ __all__ = [
     "ApiEvent", "BackendStatus", "BackendUnavailableError", "BusyError", "CollectiveEvent", "CopyKind", "DeviceEvent",
     "DevtraceError", "Event", "EventArrays", "EventKind", "HostEvent", "KernelEvent", "MemcpyEvent",
     "MemoryEvent", "MemoryKind", "MemsetEvent", "OpEvent", "RANGE_ID_BASE", "RangeEvent", "TraceWriteError",
-    "UnknownBackendError", "backend_names", "backends", "external", "probe", "profile", "range", "step",
-    "step_count", "version",
+    "UnknownBackendError", "backend_names", "backends", "external", "listen", "listening", "probe", "profile", "range",
+    "step", "step_count", "stop_listening", "version",
 ]

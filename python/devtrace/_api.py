@@ -205,6 +205,26 @@ def _format_code(fmt: Optional[str], path: Optional[PathLike]) -> int:
     return code
 
 
+def _config(backend: bytes, capture: Optional[List[str]], max_events: int, buffer_size: Optional[int],
+            buffer_count: Optional[int]) -> DtConfig:
+    """A dt_config from profile()'s and listen()'s arguments (backend: kept
+    alive by the caller)."""
+    cfg = DtConfig()
+    lib.dt_config_init(ctypes.byref(cfg))
+    cfg.backend = backend
+    if capture is not None:
+        unknown = set(capture) - set(_CAPTURE)
+        if unknown:
+            raise ValueError("unknown capture kinds %s; known: %s" % (sorted(unknown), ", ".join(_CAPTURE)))
+        cfg.capture = sum(_CAPTURE[k] for k in set(capture))
+    cfg.max_events = max_events
+    if buffer_size:
+        cfg.buffer_size = buffer_size
+    if buffer_count:
+        cfg.buffer_count = buffer_count
+    return cfg
+
+
 class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, like torch.profiler.profile
     """Record accelerator activity while the block (or decorated function)
     runs, and write the trace to `path` when it ends.
@@ -237,21 +257,8 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
         self._session: Optional[int] = None
         self._running = False
         self._events: Optional[List[events.Event]] = None
-        cfg = DtConfig()
-        lib.dt_config_init(ctypes.byref(cfg))
         self._backend_bytes = backend.encode()
-        cfg.backend = self._backend_bytes
-        if capture is not None:
-            unknown = set(capture) - set(_CAPTURE)
-            if unknown:
-                raise ValueError("unknown capture kinds %s; known: %s" % (sorted(unknown), ", ".join(_CAPTURE)))
-            cfg.capture = sum(_CAPTURE[k] for k in set(capture))
-        cfg.max_events = max_events
-        if buffer_size:
-            cfg.buffer_size = buffer_size
-        if buffer_count:
-            cfg.buffer_count = buffer_count
-        self._cfg = cfg
+        self._cfg = _config(self._backend_bytes, capture, max_events, buffer_size, buffer_count)
 
     def _recreate_cm(self) -> "profile":
         return profile(self.path, self.requested_backend, self.format, capture=self.capture,
@@ -371,3 +378,31 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
         rid = ctypes.c_uint64()
         found = lib.dt_session_external_range(self._require(), external_id, ctypes.byref(rid))
         return rid.value if found else None
+
+
+# ---- on demand -------------------------------------------------------------
+
+
+def listen(backend: str = "auto", *, capture: Optional[List[str]] = None, max_events: int = 0,
+           buffer_size: Optional[int] = None, buffer_count: Optional[int] = None) -> None:
+    """Listen for `devtrace trigger` on a local socket only this user (or
+    root) may use. While idle nothing is armed: no vendor subscription,
+    callbacks or activity kinds. Each capture a trigger asks for (a
+    duration, or N steps) arms the vendor with this configuration (the
+    arguments are profile()'s), writes the trace to the output the trigger
+    opened, and disarms. A capture that comes while a profile() runs is
+    answered busy. DevtraceError (DT_ERR_STATE) when this process already
+    listens; see docs/on-demand.md."""
+    cfg = _config(backend.encode(), capture, max_events, buffer_size, buffer_count)
+    _check(lib.dt_control_listen(ctypes.byref(cfg)))  # the library keeps its own copy
+
+
+def stop_listening() -> None:
+    """Stop listening (after a capture that runs) and remove the socket;
+    nothing when not listening."""
+    lib.dt_control_stop()
+
+
+def listening() -> bool:
+    """Whether this process listens for `devtrace trigger`."""
+    return bool(lib.dt_control_listening())

@@ -133,6 +133,7 @@ class DtConfig(ctypes.Structure):
         ("buffer_size", ctypes.c_size_t),
         ("buffer_count", ctypes.c_uint32),
         ("calibration_period_ms", ctypes.c_uint32),
+        ("flight_recorder_bytes", ctypes.c_uint64),
     ]
 
 
@@ -187,6 +188,9 @@ _PROTOTYPES = {
     "dt_format_of_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_int]),
     "dt_format_by_name": (ctypes.c_int, [ctypes.c_char_p]),
     "dt_format_name": (ctypes.c_char_p, [ctypes.c_int]),
+    "dt_control_listen": (ctypes.c_int, [ctypes.POINTER(DtConfig)]),
+    "dt_control_stop": (None, []),
+    "dt_control_listening": (ctypes.c_int, []),
 }
 
 

@@ -8,22 +8,43 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/gzip.h"
 #include "base/log.h"
 
-dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
+/* Both: to path (fd < 0) or to the open descriptor fd; fn names the call
+   in messages. */
+static dt_status write_trace(dt_session *s, const char *path, int fd, dt_format format, const char *fn)
 {
-    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: session is NULL");
+    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "%s: session is NULL", fn);
     dt_recording rec;
     if (dt_recording_of(s, &rec) != 0)
-        return dt_error(DT_ERR_STATE, "dt_session_write: stop the session before writing its trace");
+        return dt_error(DT_ERR_STATE, "%s: stop the session before writing its trace", fn);
     const dt_writer *w = dt_wr_of_format((int)format);
-    if (!w) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: unknown format %d", (int)format);
-    if (!dt_wr_available(w)) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: %s", DT_NO_GZIP_MESSAGE);
-    if (!path) path = s->output_path;
-    if (!path || !*path) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: path is NULL or empty");
-    return w->write(&rec, path, w->gzip);
+    if (!w) return dt_error(DT_ERR_INVALID_ARGUMENT, "%s: unknown format %d", fn, (int)format);
+    if (!dt_wr_available(w)) return dt_error(DT_ERR_INVALID_ARGUMENT, "%s: %s", fn, DT_NO_GZIP_MESSAGE);
+    return w->write(&rec, path, fd, w->gzip);
+}
+
+dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
+{
+    if (s && !path) path = s->output_path;
+    if (s && (!path || !*path)) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: path is NULL or empty");
+    return write_trace(s, path, -1, format, "dt_session_write");
+}
+
+dt_status dt_session_write_fd(dt_session *s, int fd, dt_format format)
+{
+    if (fd < 0) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write_fd: descriptor %d is not open", fd);
+    /* the trace's name: the file the descriptor is open on, as a path
+       would name it ("pipe:[N]" for a pipe) */
+    char link[64], name[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, name, sizeof name - 1);
+    if (n > 0) name[n] = 0;
+    else snprintf(name, sizeof name, "(descriptor %d)", fd);
+    return write_trace(s, name, fd, format, "dt_session_write_fd");
 }
 
 size_t dt_session_device_properties(const dt_session *s, char *buf, size_t size)

@@ -243,6 +243,11 @@ typedef struct token_slot {
    other half, tokens waiting for their API record. */
 static struct {
     marker_half *halves;          /* open addressing by id */
+    /* the names of starts waiting for their end, interned here: the end
+       may be decoded into another recording than the start (a flight
+       recorder's ring decodes evicted buffers apart from the rest) */
+    dt_intern names;
+    int names_ready;
     size_t mask, count;
     uint64_t device_halves;       /* device-side marker records: not kept */
     token_slot tokens[TOKEN_SLOTS];
@@ -291,6 +296,7 @@ static void half_remove(marker_half *h)
 
 static void decoding_reset(void)
 {
+    if (decode_state.names_ready) dt_intern_free(&decode_state.names);
     dt_free(decode_state.halves);
     memset(&decode_state, 0, sizeof decode_state);
 }
@@ -524,7 +530,17 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
     }
     marker_half h = {.id = m.id, .timestamp = m.timestamp, .process = m.objectId.pt.processId,
                      .thread = m.objectId.pt.threadId, .is_start = (m.flag & MARKER_START) != 0};
-    if ((m.flag & (MARKER_START | MARKER_INSTANT)) != 0) {
+    if (m.flag & MARKER_START) {
+        /* interned apart until the range is whole (see decode_state) */
+        if (!decode_state.names_ready) decode_state.names_ready = dt_intern_init(&decode_state.names) == 0;
+        h.name = !decode_state.names_ready ? UINT32_MAX
+                 : m.name ? dt_intern_n(&decode_state.names, m.name, strnlen(m.name, DT_MAX_KERNEL_NAME))
+                          : 0;
+        if (h.name == UINT32_MAX) {
+            dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+            return;
+        }
+    } else if (m.flag & MARKER_INSTANT) {
         h.name = dt_intern_vendor_str(s, m.name, DT_MAX_KERNEL_NAME);
         if (h.name == UINT32_MAX) {
             dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
@@ -549,6 +565,11 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
         marker_half first = other->is_start ? *other : h;
         uint64_t end = other->is_start ? h.timestamp : other->timestamp;
         half_remove(other);
+        first.name = dt_intern_str(&s->names, dt_intern_get(&decode_state.names, first.name));
+        if (first.name == UINT32_MAX) {
+            dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+            return;
+        }
         add_range(s, &first, end);
         return;
     }
@@ -716,6 +737,7 @@ const dt_backend dt_backend_mspti = {
     .preload = "libmspti.so",
     .preload_kinds = "memory copies, memsets, memory allocations (and collectives where the release has only HCCL "
                      "records)",
+    .caps = DT_BACKEND_FLIGHT_RECORDER,
     .probe = mspti_probe,
     .start = mspti_start,
     .flush = mspti_flush,

@@ -46,6 +46,11 @@ static int write_fd(int fd, int gzip, int (*write)(void *arg, dt_out *out), void
     return err;
 }
 
+int dt_write_output(const char *path, int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
+{
+    return fd >= 0 ? write_fd(fd, gzip, write, arg) : dt_write_file_atomic(path, gzip, write, arg);
+}
+
 int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
 {
     dt_output_kind kind = dt_output_kind_of(path, NULL);

@@ -272,5 +272,8 @@ static inline void dt_out_cstr(dt_out *o, const char *s)
    place, and any other path that is not a regular file is refused
    (dt_output_kind_of). Returns 0 or an errno (ENOMEM included). */
 DT_HIDDEN int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
+/* The same to an open descriptor when fd >= 0 (from where it stands; it
+   stays open, nothing is renamed), else dt_write_file_atomic to path. */
+DT_HIDDEN int dt_write_output(const char *path, int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
 
 #endif /* DT_JSON_OUT_H */

@@ -47,6 +47,7 @@ static void record_usage(FILE *f)
 {
     fprintf(f,
             "usage: devtrace record [-o FILE] [--backend NAME] [--format FORMAT] [--kernel-queued]\n"
+            "                       [--on-demand]\n"
             "                       [--flight-recorder[=SIZE] [--dump-on-slow-step=K] [--dump-on-stall=SECONDS]\n"
             "                        [--dump-on-signal=SIGNAL] [--dump-cooldown=SECONDS] [--dump-max=N]\n"
             "                        [--dump-warmup=STEPS] [--dump-grace=SECONDS]] -- PROGRAM [ARGS...]\n"
@@ -71,6 +72,9 @@ static void record_usage(FILE *f)
             "  --kernel-queued     record kernels' queued and submitted times (the trace's\n"
             "                      \"queued\"), where the vendor gives them (CUPTI); each launch\n"
             "                      costs more, so they are off by default\n"
+            "  --on-demand         record nothing from start: PROGRAM's processes listen for\n"
+            "                      'devtrace trigger' and arm the vendor only for the windows it\n"
+            "                      asks for (docs/on-demand.md); the traces go where trigger says\n"
             "\n"
             "Flight recorder (docs/on-demand.md): the vendor's records are kept in a ring of SIZE\n"
             "bytes (default 256MiB; K, M, G suffixes) and written only when a dump is asked for,\n"
@@ -226,20 +230,11 @@ static record_process *process_of(record_summary *rs, int pid)
 static void print_trace_line(const dt_record_line *line)
 {
     const dt_record_end *e = &line->u.end;
-    unsigned long long total = 0;
-    char lost[2048] = "";
-    for (int r = 0; r < DT_LOSS_COUNT; r++) {
-        if (!e->loss[r]) continue;
-        total += e->loss[r];
-        size_t used = strlen(lost);
-        snprintf(lost + used, sizeof lost - used, "%s%s %llu", used ? ", " : "",
-                 dt_loss_reason_name((dt_loss_reason)r), (unsigned long long)e->loss[r]);
-    }
+    char lost[2200];
+    dt_record_loss_summary(lost, sizeof lost, e->loss);
     fprintf(stderr, "devtrace: process %d (%s): wrote %s: ", line->pid, e->backend, e->path);
     if (e->has_counts) fprintf(stderr, "%llu", (unsigned long long)e->events);
-    fprintf(stderr, " events; ");
-    if (total) fprintf(stderr, "LOST %llu records (%s)", total, lost);
-    else fprintf(stderr, "nothing lost");
+    fprintf(stderr, " events; %s", lost);
     if (e->message[0]) fprintf(stderr, " (%s)", e->message);
     fputc('\n', stderr);
 }
@@ -326,7 +321,7 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
 }
 
 /* Every line the summary prints; returns the exit status of `record`. */
-static int summarize(const char *program, int status, const record_summary *rs, int primary)
+static int summarize(const char *program, int status, const record_summary *rs, int primary, int on_demand)
 {
     for (int i = 0; i < rs->noff_messages; i++)
         fprintf(stderr, "devtrace: %d process%s not traced: %s\n", rs->off_messages[i].count,
@@ -361,7 +356,10 @@ static int summarize(const char *program, int status, const record_summary *rs, 
     }
     int lost = rs->failed || rs->dumps_failed || rs->off || (rs->primary_open && !signaled);
     if (!rs->started && !rs->off && !signaled) {
-        if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) {
+        if (on_demand) {
+            fprintf(stderr, "devtrace: on demand: nothing was recorded from start; the captures that "
+                            "'devtrace trigger' asked for went to its outputs\n");
+        } else if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) {
             fprintf(stderr, "devtrace: DEVTRACE_DISABLE is set: nothing was recorded\n");
         } else {
             fprintf(stderr, "devtrace: no trace was written: %s did not load the injection library (is it "
@@ -562,7 +560,7 @@ static int dump_option(int argc, char **argv, int *i, const char **values)
 static int cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *backend = NULL, *format = NULL;
-    int kernel_queued = 0;
+    int kernel_queued = 0, on_demand = 0;
     const char *flight = NULL; /* --flight-recorder: the ring's size */
     const char *dump_values[16] = {NULL}, *dump_given = NULL;
     int i = 1;
@@ -580,6 +578,7 @@ static int cmd_record(int argc, char **argv)
         else if (strcmp(a, "--backend") == 0 && i + 1 < argc) backend = argv[++i];
         else if (strcmp(a, "--format") == 0 && i + 1 < argc) format = argv[++i];
         else if (strcmp(a, "--kernel-queued") == 0) kernel_queued = 1;
+        else if (strcmp(a, "--on-demand") == 0) on_demand = 1;
         else if (a[0] == '-') {
             fprintf(stderr, "devtrace record: unknown option %s\n", a);
             record_usage(stderr);
@@ -703,6 +702,7 @@ static int cmd_record(int argc, char **argv)
         if (flight) setenv(DT_RECORD_ENV_FLIGHT_RECORDER, flight, 1);
         for (size_t k = 0; dt_dump_options[k].option; k++)
             if (dump_values[k]) setenv(dt_dump_options[k].env, dump_values[k], 1);
+        if (on_demand) setenv(DT_RECORD_ENV_ON_DEMAND, "1", 1);
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
         setenv(DT_RECORD_ENV_PRIMARY_PID, pid, 1);
@@ -744,7 +744,7 @@ static int cmd_record(int argc, char **argv)
     record_summary rs;
     read_record_log(log_path, (int)child, &rs);
     unlink(log_path);
-    int rc = summarize(argv[i], status, &rs, (int)child);
+    int rc = summarize(argv[i], status, &rs, (int)child, on_demand);
     free(rs.procs);
     return rc;
 }

@@ -83,6 +83,9 @@ void dt_core_flight_end(dt_session *s)
         s->ring_slot = NULL;
         return;
     }
+    dt_core_lock(s);
+    dt_ring_copy_kept(r, s);
+    dt_core_unlock(s);
     dt_ring_decode(r, &b, s);
     s->evicted_until_vendor = b.until_vendor;
     s->evicted_until_real = b.until_real;
@@ -272,6 +275,9 @@ dt_status dt_core_flight_snapshot(dt_session *s, dt_session **out)
     if (be && be->clock) dt_clock_sample_now(&x->clock, be->clock, 16);
     dt_host_clock_read(&x->host_clock);
     if (r) {
+        dt_core_lock(x);
+        dt_ring_copy_kept(r, x);
+        dt_core_unlock(x);
         dt_ring_decode(r, &b, x);
         note_ring(x, r, b.count);
         dt_ring_give_back(r, &b, dt_pool_slot_put_to, s->ring_slot);

@@ -95,8 +95,9 @@ void dt_ring_push(dt_ring *r, uint8_t *buf, size_t valid)
 
 /* Count an evicted buffer: decoded into the scratch session, whose records
    are counted as ring_evicted and whose decode losses are the live
-   session's; what the decoder learned that the recording keeps (devices,
-   External id links reported in records) goes to the live session. */
+   session's (atomic counters, no lock); what the decoder learned that the
+   recording keeps (devices, External id links reported in records) stays
+   in the scratch session. */
 static void evict(dt_ring *r, uint8_t *buf, size_t valid)
 {
     dt_session *x = r->scratch, *live = r->live;
@@ -117,13 +118,10 @@ static void evict(dt_ring *r, uint8_t *buf, size_t valid)
         uint64_t lost = atomic_exchange_explicit(&x->loss[k], 0, memory_order_relaxed);
         if (lost) dt_loss_add(live, (dt_loss_reason)k, lost);
     }
-    dt_core_lock(live);
-    for (uint32_t d = 0; d < DT_MAX_DEVICES; d++)
-        if (x->devices[d].valid) dt_core_set_device(live, &x->devices[d]);
-    for (size_t i = 0; i < x->corr_log_count; i++) dt_corr_link(live, x->corr_log[2 * i], x->corr_log[2 * i + 1]);
-    if (atomic_load(&x->external_unreliable)) atomic_store(&live->external_unreliable, 1);
-    dt_core_unlock(live);
-    x->corr_log_count = 0;
+    /* devices and links stay in the scratch session (never the live one:
+       this runs in the vendor's buffer request, where the vendor may hold
+       locks of its own that a thread holding the live session's lock, the
+       calibrator reading the vendor's clock, may wait for) */
     dt_core_unlock(x);
     pthread_mutex_lock(&r->lock);
     r->evicted_buffers++;
@@ -216,6 +214,19 @@ void dt_ring_drop_reserve(dt_ring *r, void (*put)(void *slot, uint8_t *buf), voi
     r->reserve_count = 0;
     pthread_mutex_unlock(&r->lock);
     for (uint32_t i = 0; i < n; i++) put(slot, bufs[i]);
+}
+
+void dt_ring_copy_kept(dt_ring *r, dt_session *into)
+{
+    pthread_mutex_lock(&r->evict_lock);
+    dt_session *x = r->scratch;
+    dt_core_lock(x);
+    for (uint32_t d = 0; d < DT_MAX_DEVICES; d++)
+        if (x->devices[d].valid && !into->devices[d].valid) dt_core_set_device(into, &x->devices[d]);
+    for (size_t i = 0; i < x->corr_log_count; i++) dt_corr_link(into, x->corr_log[2 * i], x->corr_log[2 * i + 1]);
+    if (atomic_load(&x->external_unreliable)) atomic_store(&into->external_unreliable, 1);
+    dt_core_unlock(x);
+    pthread_mutex_unlock(&r->evict_lock);
 }
 
 void dt_ring_evicted_until(dt_ring *r, uint64_t *vendor, uint64_t *real)

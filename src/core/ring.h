@@ -23,8 +23,8 @@
    records the decoder itself drops under their own reasons), and its
    newest record's time raises the ring's evicted_until. What the decoders
    learn from records and keep (devices, External id links the vendor
-   reports in records) goes from the scratch session to the recording
-   session, which keeps it whole: it is never evicted. */
+   reports in records) stays in the scratch session, never evicted, and is
+   copied into every recording made of the ring (dt_ring_copy_kept). */
 typedef struct dt_ring dt_ring;
 
 /* Decode one buffer of the backend's into session `into` (its lock taken
@@ -74,6 +74,9 @@ DT_HIDDEN void dt_ring_give_back(dt_ring *r, dt_ring_batch *b, void (*put)(void 
 /* The reserve's buffers, handed to put (the ring is being detached). */
 DT_HIDDEN void dt_ring_drop_reserve(dt_ring *r, void (*put)(void *slot, uint8_t *buf), void *slot);
 
+/* The devices and the vendor's External id links learned from evicted
+   buffers, into `into` (its lock held; a device it knows stays). */
+DT_HIDDEN void dt_ring_copy_kept(dt_ring *r, dt_session *into);
 /* The newest time of an evicted record: vendor clock (vendor, 0: none)
    and already realtime (real, 0: none). */
 DT_HIDDEN void dt_ring_evicted_until(dt_ring *r, uint64_t *vendor, uint64_t *real);

@@ -250,6 +250,7 @@ dt_status dt_core_begin(dt_session *s)
     }
     s->generation = atomic_fetch_add(&g_generation, 1) + 1;
     s->window_start_ns = dt_realtime_ns();
+    s->window_end_set = 0;
 
     s->backend = NULL;
     return DT_OK;
@@ -476,6 +477,13 @@ dt_status dt_core_attach_deferred(dt_session *s)
     return DT_OK;
 }
 
+void dt_core_set_window(dt_session *s, uint64_t start_ns, uint64_t end_ns)
+{
+    if (!s || s->state != DT_STATE_RUNNING || end_ns < start_ns) return;
+    s->window_start_ns = start_ns;
+    s->window_end_set = end_ns ? end_ns : 1;
+}
+
 dt_status dt_core_release_backend(dt_session *s, const char *to)
 {
     if (!s || s->state != DT_STATE_RUNNING) return DT_OK;
@@ -488,7 +496,7 @@ dt_status dt_session_stop(dt_session *s)
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_stop: session is NULL");
     if (s->state != DT_STATE_RUNNING) return dt_error(DT_ERR_STATE, "dt_session_stop: the session is not running");
     /* The window closes now: activity still executing is outside it. */
-    s->window_end_ns = dt_realtime_ns();
+    s->window_end_ns = s->window_end_set ? s->window_end_set : dt_realtime_ns();
     dt_host_clock_read(&s->host_clock);
     /* a forked child whose vendor cannot be used there calls it no more */
     const dt_backend *vendor = s->fork_vendor_unusable ? NULL : s->backend;

@@ -90,6 +90,7 @@ struct dt_session {
     int calib_stop;
 
     uint64_t window_start_ns, window_end_ns; /* realtime capture window */
+    uint64_t window_end_set;      /* dt_core_set_window's end (0: the stop's time) */
     uint32_t pid;
     /* In a child forked without exec (dt_core_forked): the parent's pid
        (0: not forked), when, the records stored before, and whether the
@@ -172,6 +173,12 @@ DT_HIDDEN dt_status dt_core_started(dt_session *s, dt_status st, int awaiting);
 DT_HIDDEN dt_status dt_core_attach_deferred(dt_session *s);
 /* Whether s runs on the null backend waiting for `backend` (a name). */
 DT_HIDDEN int dt_core_awaits(const dt_session *s, const char *backend);
+/* The capture window of the running session s is [start_ns, end_ns)
+   (realtime), not start to stop: what lies outside counts as
+   outside_window (or unfinished) at stop. An on-demand capture's window
+   opens at a step boundary after the session started, and closes at one
+   before it stops. */
+DT_HIDDEN void dt_core_set_window(dt_session *s, uint64_t start_ns, uint64_t end_ns);
 /* Give s's vendor interface to another client (backend.h: release). */
 DT_HIDDEN dt_status dt_core_release_backend(dt_session *s, const char *to);
 

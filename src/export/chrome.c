@@ -836,7 +836,7 @@ static void ctx_free(ctx *c)
     dt_wr_layout_free(c->l);
 }
 
-dt_status dt_wr_chrome(const dt_recording *rec, const char *path, int gzip)
+dt_status dt_wr_chrome(const dt_recording *rec, const char *path, int fd, int gzip)
 {
 
     ctx *c = dt_calloc(1, sizeof *c);
@@ -861,7 +861,7 @@ dt_status dt_wr_chrome(const dt_recording *rec, const char *path, int gzip)
         return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
     }
     uint64_t t2 = dt_monotonic_ns();
-    int err = dt_write_file_atomic(path, gzip, write_file, c);
+    int err = dt_write_output(path, fd, gzip, write_file, c);
     uint64_t bytes = c->bytes;
     if (err == 0) {
         double cl, sp, rows;

@@ -693,7 +693,7 @@ static int write_file(void *arg, dt_out *out)
     return write_perfetto(arg, out);
 }
 
-dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int gzip)
+dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int fd, int gzip)
 {
     pf_export *e = dt_calloc(1, sizeof *e);
     if (!e)
@@ -703,7 +703,7 @@ dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int gzip)
     uint64_t t0 = dt_monotonic_ns();
     e->l = dt_wr_layout_build(rec);
     uint64_t t1 = dt_monotonic_ns();
-    int err = e->l ? dt_write_file_atomic(path, gzip, write_file, e) : ENOMEM;
+    int err = e->l ? dt_write_output(path, fd, gzip, write_file, e) : ENOMEM;
     uint64_t t2 = dt_monotonic_ns();
     dt_wr_layout_free(e->l);
     dt_free(e->track);

@@ -26,8 +26,10 @@
 typedef struct dt_recording dt_recording;
 
 /* Writes rec's trace to path atomically (a temporary file renamed when
-   complete), gzip-compressed while it streams when gzip is set. */
-typedef dt_status dt_wr_write_fn(const dt_recording *rec, const char *path, int gzip);
+   complete), or, when fd >= 0, to that open descriptor from where it
+   stands, leaving it open (path then only names it in messages);
+   gzip-compressed while it streams when gzip is set. */
+typedef dt_status dt_wr_write_fn(const dt_recording *rec, const char *path, int fd, int gzip);
 
 typedef struct dt_writer {
     const char *name;          /* as --format and dt_format_by_name take it */
@@ -54,7 +56,7 @@ DT_HIDDEN const dt_writer *dt_wr_of_path(const char *path, size_t *suffix_len);
 DT_HIDDEN int dt_wr_available(const dt_writer *w);
 
 /* The writers themselves (chrome.c, perfetto.c). */
-DT_HIDDEN dt_status dt_wr_chrome(const dt_recording *rec, const char *path, int gzip);
-DT_HIDDEN dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int gzip);
+DT_HIDDEN dt_status dt_wr_chrome(const dt_recording *rec, const char *path, int fd, int gzip);
+DT_HIDDEN dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int fd, int gzip);
 
 #endif /* DT_EXPORT_WRITERS_H */

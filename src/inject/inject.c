@@ -40,6 +40,7 @@
 
 dt_session *dt_inject_session;
 pid_t dt_inject_owner;
+int dt_inject_on_demand;
 static int g_pipe[2] = {-1, -1};
 static char g_output[4096];
 static dt_format g_format; /* the session's, as configured */
@@ -417,9 +418,32 @@ static void fork_child(void)
 /* ------------------------------------------------------------------ */
 /* Start                                                               */
 /* ------------------------------------------------------------------ */
+/* On demand: the process listens instead of recording from start; each
+   capture arms the vendor for its window only (src/api/control_capture.c).
+   Nothing else of this library's start is needed: no session runs until a
+   capture, which writes to the client's descriptor, and the socket is
+   removed at exit by the listener. */
+static void listen_on_demand(void)
+{
+    dt_config cfg;
+    dt_config_init(&cfg);
+    dt_config_from_env(&cfg);
+    if (dt_control_listen(&cfg) != DT_OK) {
+        dt_inject_report("off", 0, "", "not listening for devtrace trigger: %s", dt_last_error());
+        return;
+    }
+    dt_inject_report("note", 0, "", "listening for `devtrace trigger %d` (on demand): nothing is recorded from start",
+                     (int)getpid());
+}
+
 __attribute__((constructor)) static void devtrace_inject_init(void)
 {
     if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) return;
+    if (dt_env_bool(DT_RECORD_ENV_ON_DEMAND) == 1) {
+        dt_inject_on_demand = 1;
+        listen_on_demand();
+        return;
+    }
     /* A signal that arrives while the session starts waits until the
        handlers that write the trace are in place. Threads started meanwhile
        (the vendor's, devtrace's) keep these signals blocked for good. */

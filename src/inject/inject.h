@@ -11,6 +11,10 @@
    the process that owns it (a forked child does not). */
 extern dt_session *dt_inject_session;
 extern pid_t dt_inject_owner;
+/* DEVTRACE_ON_DEMAND=1: the process listens for `devtrace trigger` and
+   arms nothing until a capture (not even at the vendor's injection entry
+   point). */
+extern int dt_inject_on_demand;
 
 /* One line to the record log (`devtrace record` prints notes as they
    are); without `record`, failures go to stderr. path and the message may

@@ -25,6 +25,9 @@ static void report_note(const char *message)
 __attribute__((visibility("default"))) int InitializeInjection(void);
 int InitializeInjection(void)
 {
+    /* on demand, a capture's session subscribes when it starts: nothing is
+       armed before */
+    if (dt_inject_on_demand) return 1;
     dt_session *s = dt_inject_session && getpid() == dt_inject_owner ? dt_inject_session : NULL;
     dt_inject_support_initialize_injection(s, dt_inject_finish, report_note);
     return 1;

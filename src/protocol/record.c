@@ -28,6 +28,22 @@ int dt_record_state_by_name(const char *name)
     return -1;
 }
 
+uint64_t dt_record_loss_summary(char *buf, size_t n, const uint64_t loss[DT_LOSS_COUNT])
+{
+    unsigned long long total = 0;
+    char lost[2048] = "";
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        if (!loss[r]) continue;
+        total += loss[r];
+        size_t used = strlen(lost);
+        snprintf(lost + used, sizeof lost - used, "%s%s %llu", used ? ", " : "",
+                 dt_loss_reason_name((dt_loss_reason)r), (unsigned long long)loss[r]);
+    }
+    if (total) snprintf(buf, n, "LOST %llu records (%s)", total, lost);
+    else snprintf(buf, n, "nothing lost");
+    return total;
+}
+
 static int is_start(dt_record_state s)
 {
     return s == DT_RECORD_STARTED || s == DT_RECORD_OFF;

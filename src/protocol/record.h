@@ -46,6 +46,10 @@
 #define DT_RECORD_ENV_KERNEL_QUEUED "DEVTRACE_KERNEL_QUEUED"
 /* Set by the user: the injection library records nothing. */
 #define DT_RECORD_ENV_DISABLE "DEVTRACE_DISABLE"
+/* Set by the user or `record --on-demand`: the injection library records
+   nothing from start; the process listens for `devtrace trigger`
+   (dt_control_listen) and records only the windows asked for. */
+#define DT_RECORD_ENV_ON_DEMAND "DEVTRACE_ON_DEMAND"
 /* The flight recorder: the ring's size in bytes (read by the session), and
    when its window is dumped (dt_dump_triggers, below). */
 #define DT_RECORD_ENV_FLIGHT_RECORDER "DEVTRACE_FLIGHT_RECORDER"
@@ -153,6 +157,11 @@ DT_HIDDEN void dt_record_line_init(dt_record_line *line, dt_record_state state, 
    note), so that a writer fills them the same way for every kind. */
 DT_HIDDEN char *dt_record_message(dt_record_line *line);
 DT_HIDDEN char *dt_record_path(dt_record_line *line);
+
+/* What a trace lost, as `devtrace record` and `devtrace trigger` print it:
+   "LOST <total> records (<reason> <n>, ...)" or "nothing lost", into buf
+   (n bytes). Returns the total lost. */
+DT_HIDDEN uint64_t dt_record_loss_summary(char *buf, size_t n, const uint64_t loss[DT_LOSS_COUNT]);
 
 /* Tabs and line breaks in text made spaces: a message as a line carries
    it (and as it is printed elsewhere). */

@@ -952,6 +952,11 @@ static void scenario_flight_recorder(void)
     uint64_t before4 = stored_records(&st);
     fr_launch(s, "file_kernel", 10, 8);
     emu.stats_get(&st);
+    atomic_store(&s->dumping, 1); /* as while another dump runs */
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    CHECK_EQ_U64(dt_session_dump(s, devnull, DT_FORMAT_JSON), DT_ERR_BUSY, "a dump while one runs");
+    close(devnull);
+    atomic_store(&s->dumping, 0);
     fr_part d4 = fr_dump_file(s, "dump4");
     CHECK_EQ_U64(d4.kept + d4.lost, stored_records(&st) - before4, "dump 4 (file): kept + lost");
 
@@ -964,7 +969,12 @@ static void scenario_flight_recorder(void)
     long grown = fr_rss_kib() - rss0;
     printf("flight: RSS grew by %ld KiB over 200,000 launches (ring %" PRIu64 " bytes)\n", grown,
            c.flight_recorder_bytes);
+#if defined(__SANITIZE_ADDRESS__)
+    /* AddressSanitizer's quarantine keeps freed memory resident */
+    printf("flight: RSS not checked under AddressSanitizer\n");
+#else
     CHECK(grown < 4096, "RSS grew by %ld KiB over 200,000 launches with a 16 KiB ring", grown);
+#endif
 
     /* 6. the stop: the ring's last window, everything accounted */
     session_stop(s);
@@ -1472,6 +1482,8 @@ static void scenario_busy(void)
     dt_session_destroy(s);
 }
 
+#include "on_demand.c"
+
 /* Nesting far deeper than any vendor's own external-correlation stack:
    every device activity carries the innermost id of devtrace's stack, on
    the way in and on the way out. */
@@ -1625,6 +1637,7 @@ int main(int argc, char **argv)
     else if (!strcmp(scenario, "no_marker")) scenario_no_marker();
     else if (!strcmp(scenario, "minimal")) scenario_minimal();
     else if (!strcmp(scenario, "busy")) scenario_busy();
+    else if (!strcmp(scenario, "on_demand")) scenario_on_demand();
     else if (!strcmp(scenario, "flight_recorder")) scenario_flight_recorder();
     else if (!strncmp(scenario, "fault_", 6)) scenario_fault(scenario + 6);
     else { fprintf(stderr, "unknown scenario %s\n", scenario); return 2; }

@@ -142,7 +142,51 @@ static void ring_recycles_the_oldest(void)
     dt_pool_release_spares();
 }
 
+/* A dump is a flight recorder's: another session's is refused; on the null
+   backend (no buffers) it holds the user ranges since the last dump, and
+   the next dump starts where it ended. */
+static void dump_needs_a_flight_recorder(void)
+{
+    dt_session *s = dt_test_session(0);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
+    FILE *f = tmpfile();
+    REQUIRE(f != NULL);
+    CHECK_EQ(dt_session_dump(s, fileno(f), DT_FORMAT_JSON), DT_ERR_STATE);
+    CHECK(strstr(dt_last_error(), "flight recorder") != NULL, "%s", dt_last_error());
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    dt_session_destroy(s);
+
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = "null";
+    c.flight_recorder_bytes = 1 << 20;
+    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_range_push("first", NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    dt_session *x = NULL;
+    REQUIRE_EQ(dt_core_flight_snapshot(s, &x), DT_OK);
+    REQUIRE_EQ(dt_session_event_count(x), 1);
+    dt_event ev;
+    REQUIRE_EQ(dt_session_event(x, 0, &ev), DT_OK);
+    CHECK_STR(ev.name, "first");
+    uint64_t end1 = x->window_end_ns;
+    dt_session_destroy(x);
+    REQUIRE_EQ(dt_range_push("second", NULL), DT_OK);
+    REQUIRE_EQ(dt_range_pop(), DT_OK);
+    CHECK_EQ(dt_session_dump(s, fileno(f), DT_FORMAT_JSON), DT_OK);
+    CHECK(ftell(f) > 0, "the dump wrote nothing");
+    REQUIRE_EQ(dt_core_flight_snapshot(s, &x), DT_OK);
+    CHECK_EQ(dt_session_event_count(x), 0);
+    CHECK(x->window_start_ns > end1, "the third dump's window starts before the first's end");
+    dt_session_destroy(x);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    dt_session_destroy(s);
+    fclose(f);
+}
+
 DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(dump_needs_a_flight_recorder),
              DT_TEST(sizes_parse),
              DT_TEST(environment_sets_it_or_refuses),
              DT_TEST(ring_buffers_have_a_floor),

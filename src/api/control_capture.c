@@ -1,0 +1,248 @@
+/* On demand, capture mode (dt_control_listen): while idle nothing is
+   armed; each CAPTURE makes a session from the stored configuration,
+   starts it (arming the vendor), captures the window asked for, stops it
+   with the session's window set to exactly that window, writes the trace
+   to the client's descriptor and destroys the session. A DUMP writes the
+   flight recorder of the running session. Both run on the control
+   listener's worker thread (src/protocol/control_listen.c).
+
+   Windows (realtime, the clock of the trace):
+   - duration D: [t, t + D), t when the session has started;
+   - N steps from a multiple of M: [boundary of step S, boundary of step
+     S + N), S the first step whose number is a multiple of M (M 0 or 1:
+     the next step) to begin after the session started; waiting for the
+     steps gives up after the request's timeout (default 60 s): before S
+     began, nothing is written (ERR timeout); after, the trace of what
+     was captured until then is written and the reply is ERR timeout,
+     its text saying so, with what was lost.
+   What the vendor delivers outside the window counts as outside_window
+   (or unfinished: it began inside and ended after), so that every event
+   of the trace lies in the window. */
+#include "api/ondemand.h"
+
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "core/session.h"
+#include "core/steps.h"
+#include "protocol/record.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* The flight recorder's dump is defined with the flight recorder; until it
+   is part of the library its symbol is weak, and a DUMP is answered as
+   for a process without one. */
+#pragma weak dt_session_dump
+
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* CLOCK_MONOTONIC */
+    int stopping;        /* dt_control_stop: a capture that waits ends now */
+    dt_config config;
+    char backend[64];
+} cap = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static pthread_once_t cap_once = PTHREAD_ONCE_INIT;
+
+static void cap_init(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&cap.cond, &a);
+    pthread_condattr_destroy(&a);
+}
+
+static void fail(dt_ctl_result *r, dt_ctl_code code, const char *text)
+{
+    r->code = code;
+    snprintf(r->text, sizeof r->text, "%s", text);
+}
+
+/* Sleeps until realtime `until` or dt_control_stop; 0, or -1 when stopped. */
+static int wait_until(uint64_t until)
+{
+    int stopped = 0;
+    pthread_mutex_lock(&cap.lock);
+    for (;;) {
+        uint64_t now = dt_realtime_ns();
+        if (cap.stopping) stopped = 1;
+        if (stopped || now >= until) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + (until - now);
+        ts.tv_sec = (time_t)(t / 1000000000ull);
+        ts.tv_nsec = (long)(t % 1000000000ull);
+        pthread_cond_timedwait(&cap.cond, &cap.lock, &ts);
+    }
+    pthread_mutex_unlock(&cap.lock);
+    return stopped ? -1 : 0;
+}
+
+static int stopping(void)
+{
+    pthread_mutex_lock(&cap.lock);
+    int s = cap.stopping;
+    pthread_mutex_unlock(&cap.lock);
+    return s;
+}
+
+/* The steps window: 0 with [*start, *end); 1 when it began but its end did
+   not come (*end: now); -1 when it never began. */
+static int steps_window(const dt_ctl_request *req, uint64_t *start, uint64_t *end)
+{
+    uint64_t timeout = req->timeout_ns ? req->timeout_ns : DT_ONDEMAND_DEFAULT_TIMEOUT_NS;
+    uint64_t deadline = dt_monotonic_ns() + timeout;
+    uint64_t multiple = req->step_multiple > 1 ? req->step_multiple : 1, first = 0, t = 0, n = 0;
+    if (stopping() || dt_core_step_wait(0, deadline, &first, &t) != 0) return -1;
+    while (first % multiple != 0) { /* the next multiple (numbers may skip it) */
+        uint64_t target = (first / multiple + 1) * multiple;
+        if (stopping() || dt_core_step_wait(target, deadline, &first, &t) != 0) return -1;
+    }
+    *start = t;
+    dt_ctl_set_state(DT_CTL_CAPTURING);
+    if (!stopping() && dt_core_step_wait(first + req->steps, deadline, &n, &t) == 0) {
+        *end = t;
+        return 0;
+    }
+    *end = dt_realtime_ns();
+    return 1;
+}
+
+static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_result *res)
+{
+    if (dt_active_session()) {
+        fail(res, DT_CTL_BUSY, "another devtrace session is running in this process");
+        return;
+    }
+    dt_session *s = NULL;
+    dt_status st = dt_session_create(&cap.config, &s);
+    if (st == DT_OK) {
+        if (req->steps) dt_core_steps_watch(1); /* before the vendor is armed: no boundary is missed */
+        st = dt_session_start(s);
+        if (st != DT_OK && req->steps) dt_core_steps_watch(0);
+    }
+    if (st != DT_OK) {
+        dt_session *other = dt_active_session();
+        fail(res, other && other != s ? DT_CTL_BUSY : DT_CTL_CANNOT_ARM, dt_last_error());
+        dt_session_destroy(s);
+        return;
+    }
+    uint64_t start = 0, end = 0;
+    int outcome = 0; /* 0: the window; 1: cut short (timeout or stop); -1: none */
+    if (req->steps) {
+        outcome = steps_window(req, &start, &end);
+        dt_core_steps_watch(0);
+    } else {
+        dt_ctl_set_state(DT_CTL_CAPTURING);
+        start = dt_realtime_ns();
+        end = start + req->duration_ns;
+        if (wait_until(end) != 0) {
+            outcome = 1;
+            end = dt_realtime_ns();
+        }
+    }
+    if (outcome >= 0) dt_core_set_window(s, start, end);
+    dt_session_stop(s);
+    uint64_t loss[DT_LOSS_COUNT];
+    for (int r = 0; r < DT_LOSS_COUNT; r++) loss[r] = dt_session_loss(s, (dt_loss_reason)r);
+    char lost[900];
+    dt_record_loss_summary(lost, sizeof lost, loss);
+    if (outcome < 0) {
+        res->code = stopping() ? DT_CTL_CANNOT_ARM : DT_CTL_TIMEOUT;
+        snprintf(res->text, sizeof res->text, "%s: no trace written",
+                 res->code == DT_CTL_TIMEOUT ? "the window's first step did not begin before the timeout"
+                                             : "this process stopped listening before the window's first step");
+        dt_session_destroy(s);
+        return;
+    }
+    st = dt_session_write_fd(s, fd, format);
+    res->written = st == DT_OK;
+    res->records = res->written ? dt_session_event_count(s) : 0;
+    char wrote[512] = "";
+    if (st != DT_OK) snprintf(wrote, sizeof wrote, "the trace could not be written: %s; ", dt_last_error());
+    if (outcome == 0) {
+        res->code = DT_CTL_SUCCESS;
+        snprintf(res->text, sizeof res->text, "%s%s", wrote, lost);
+    } else {
+        int timed_out = req->steps && !stopping();
+        /* a duration cut short by stop is still the trace asked for, shorter */
+        res->code = timed_out ? DT_CTL_TIMEOUT : DT_CTL_SUCCESS;
+        snprintf(res->text, sizeof res->text, "%s%s; %s",
+                 timed_out ? "the window's last step did not begin before the timeout: the trace holds what came until then"
+                           : "cut short: this process stopped listening",
+                 res->written ? "" : " (not written)", lost);
+        if (wrote[0]) snprintf(res->text + strlen(res->text), sizeof res->text - strlen(res->text), "; %s", wrote);
+    }
+    dt_session_destroy(s);
+}
+
+static void dump(int fd, dt_format format, dt_ctl_result *res)
+{
+    /* (read through a variable: a weak function's address may be NULL) */
+    dt_status (*volatile session_dump)(dt_session *, int, dt_format) = dt_session_dump;
+    dt_session *s = dt_active_session();
+    if (!s || !s->config.flight_recorder_bytes || !session_dump) {
+        fail(res, DT_CTL_CANNOT_ARM, "this process has no flight recorder");
+        return;
+    }
+    dt_status st = session_dump(s, fd, format);
+    if (st != DT_OK) {
+        res->code = DT_CTL_CANNOT_ARM;
+        snprintf(res->text, sizeof res->text, "the flight recorder could not be written: %s", dt_last_error());
+        return;
+    }
+    res->code = DT_CTL_SUCCESS;
+    res->written = 1;
+    snprintf(res->text, sizeof res->text, "the flight recorder's window");
+}
+
+static void capture_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result *res)
+{
+    (void)ctx;
+    const char *name = req->format[0] ? req->format : "json";
+    int format = dt_format_by_name(name);
+    if (format < 0 || !dt_format_available((dt_format)format)) {
+        res->code = DT_CTL_BAD_REQUEST;
+        snprintf(res->text, sizeof res->text, "the format %s is not one this process writes", name);
+        return;
+    }
+    if (req->type == DT_CTL_DUMP) dump(fd, (dt_format)format, res);
+    else capture(req, fd, (dt_format)format, res);
+}
+
+static void capture_cancel(void)
+{
+    pthread_mutex_lock(&cap.lock);
+    cap.stopping = 1;
+    pthread_cond_broadcast(&cap.cond);
+    pthread_mutex_unlock(&cap.lock);
+    dt_core_steps_wake();
+}
+
+dt_status dt_control_listen(const dt_config *config)
+{
+    pthread_once(&cap_once, cap_init);
+    if (dt_control_listening())
+        return dt_error(DT_ERR_STATE, "this process already listens on %s", dt_ctl_socket_path());
+    dt_config c;
+    if (config) {
+        c = *config;
+    } else {
+        dt_config_init(&c);
+        dt_config_from_env(&c);
+    }
+    pthread_mutex_lock(&cap.lock);
+    cap.stopping = 0;
+    cap.config = c;
+    snprintf(cap.backend, sizeof cap.backend, "%s", c.backend ? c.backend : "auto");
+    cap.config.backend = cap.backend;
+    cap.config.output_path = NULL; /* the client's descriptor is the output */
+    pthread_mutex_unlock(&cap.lock);
+    return dt_ondemand_listen(capture_handler, NULL, capture_cancel,
+                              strcmp(cap.backend, "auto") == 0 ? "" : cap.backend);
+}
