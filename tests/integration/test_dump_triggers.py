@@ -170,6 +170,19 @@ def test_one_slow_step_gives_one_dump_that_holds_it(tmp_path):
     assert ranges[-1] >= slow["ts"] + slow["dur"] + 900_000, (ranges[-1], slow)
 
 
+@needs_emulator()
+def test_a_stall_gives_one_dump(tmp_path):
+    """5 steps, then 3 s without one, then 2 more: one dump, of that stall."""
+    scn = scenario(tmp_path, steps(5, 50000) + "  sleep_us 3000000\n" + steps(2, 50000))
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--flight-recorder=64M", "--dump-on-stall=1", "-o", out, "--",
+               EMU_RUN, "--quiet", scn], env={"DEVTRACE_TOPSPTI_LIBRARY": str(TOPSPTI_EMU)})
+    assert res.returncode == 0, res.stderr
+    assert dumps_in(tmp_path) == ["t.dump1.json"], res.stderr
+    note = check_trace(tmp_path / "t.dump1.json")["devtrace"]["notes"]["flight_recorder.dump1"]
+    assert re.match(r"stall: no step for 1\.\d{3} s after step 5;", note), note
+
+
 def wait_for_handler(pid, program, sig, timeout=30):
     """Until process pid runs program and catches sig (its handler is in
     place; before the exec, record's own forwarding handler is there)."""
