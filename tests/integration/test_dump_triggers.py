@@ -180,7 +180,7 @@ def test_a_stall_gives_one_dump(tmp_path):
     assert res.returncode == 0, res.stderr
     assert dumps_in(tmp_path) == ["t.dump1.json"], res.stderr
     note = check_trace(tmp_path / "t.dump1.json")["devtrace"]["notes"]["flight_recorder.dump1"]
-    assert re.match(r"stall: no step for 1\.\d{3} s after step 5;", note), note
+    assert re.match(r"stall: no step for \d+\.\d{3} s after step 5;", note), note
 
 
 def wait_for_handler(pid, program, sig, timeout=30):
