@@ -61,6 +61,8 @@ int dt_inject_flight_on(void)
 
 void dt_inject_flight_exit_status(int status)
 {
+    /* a vfork child shares this memory: its _exit(127) is not ours */
+    if (getpid() != dt_inject_owner) return;
     int unseen = -1;
     atomic_compare_exchange_strong(&g_exit_status, &unseen, status & 0xff);
 }

@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -246,6 +247,20 @@ def test_a_failed_program_dumps_at_its_end_and_keeps_its_status(tmp_path):
     assert res.returncode == 0, res.stderr
     assert dumps_in(ok) == [] and not (ok / "t.json").exists()
     assert "the program did not fail: the ring is not written" in res.stderr
+
+
+def test_a_vfork_childs_exit_status_is_not_the_programs(tmp_path):
+    """Python starts a program that is not there through vfork: the child's
+    _exit(255) shares the parent's memory, and must not make the parent,
+    which exits 0, look failed."""
+    out = tmp_path / "t.json"
+    program = ("import subprocess\n"
+               "try:\n    subprocess.run(['/nonexistent/program'])\n"
+               "except FileNotFoundError:\n    pass\n")
+    res = run([DEVTRACE, "record", "--backend", "null", "--flight-recorder=8M", "-o", out, "--",
+               sys.executable, "-c", program])
+    assert res.returncode == 0, res.stderr
+    assert dumps_in(tmp_path) == [], res.stderr
 
 
 def test_a_program_ended_by_a_signal_dumps_at_its_end(tmp_path):
