@@ -3,6 +3,7 @@
 #include "base/gzip.h"
 #include "base/log.h"
 #include "base/os.h"
+#include "base/units.h"
 #include "cli/analysis.h"
 #include "cli/output.h"
 #include "cli/trigger.h"
@@ -49,7 +50,10 @@ static void record_usage(FILE *f)
 {
     fprintf(f,
             "usage: devtrace record [-o FILE] [--backend NAME] [--format FORMAT] [--kernel-queued]\n"
-            "                       [--on-demand] -- PROGRAM [ARGS...]\n"
+            "                       [--on-demand]\n"
+            "                       [--flight-recorder[=SIZE] [--dump-on-slow-step=K] [--dump-on-stall=SECONDS]\n"
+            "                        [--dump-on-signal=SIGNAL] [--dump-cooldown=SECONDS] [--dump-max=N]\n"
+            "                        [--dump-warmup=STEPS] [--dump-grace=SECONDS]] -- PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM with the devtrace injection library preloaded and writes one trace\n"
             "per traced process that recorded something (a user range, an API call, device\n"
@@ -74,6 +78,24 @@ static void record_usage(FILE *f)
             "  --on-demand         record nothing from start: PROGRAM's processes listen for\n"
             "                      'devtrace trigger' and arm the vendor only for the windows it\n"
             "                      asks for (docs/on-demand.md); the traces go where trigger says\n"
+            "\n"
+            "Flight recorder (docs/on-demand.md): the vendor's records are kept in a ring of SIZE\n"
+            "bytes (default 256MiB; K, M, G suffixes) and written only when a dump is asked for,\n"
+            "to FILE with .dump1, .dump2, ... before its extension (a file that exists is never\n"
+            "replaced). A process whose program exits with a status other than 0, or is ended\n"
+            "by SIGINT, SIGTERM, SIGHUP or SIGQUIT, dumps at its end; one that exits with 0\n"
+            "writes no trace (the ring is not a full trace). Dumps are also asked by\n"
+            "'devtrace trigger PID --dump' and by:\n"
+            "  --dump-on-slow-step=K    a step longer than K (> 1) times the median of the last\n"
+            "                           64 steps, after --dump-warmup steps (default 10); the dump\n"
+            "                           waits --dump-grace (default the larger of 1 s and twice\n"
+            "                           the median) for the step's device records\n"
+            "  --dump-on-stall=SECONDS  no step for so long (after the first step): once a stall\n"
+            "  --dump-on-signal=SIGNAL  USR1, USR2, RTMIN+N: a handler is installed only then\n"
+            "  --dump-cooldown=SECONDS  at least so long between dumps (default 60)\n"
+            "  --dump-max=N             at most N dumps per process (default 5)\n"
+            "Triggers inside the cooldown or past the cap are counted and said. SECONDS also\n"
+            "takes units: 500ms, 2m. Steps are dt_step(), devtrace.step() and ProfilerStep#N.\n"
             "\n"
             "Signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) sent to devtrace are forwarded to\n"
             "PROGRAM. A process stopped by one writes its trace first, then ends by the signal;\n"
@@ -176,10 +198,12 @@ typedef struct record_process {
     int pid;
     int open;        /* sessions started and not yet finished */
     int wrote, failed, empty; /* traces written, lost; sessions that recorded nothing */
+    int ended;       /* flight-recorder sessions that ended (their dumps are their traces) */
 } record_process;
 
 typedef struct record_summary {
     int started, wrote, empty, failed, off; /* started, empty: processes; wrote, failed: traces */
+    int dumps, dumps_failed;      /* the flight recorder's */
     int primary_open;             /* ... and had not finished when it ended */
     record_process *procs;        /* by pid */
     size_t nprocs, capprocs;
@@ -274,6 +298,19 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
             proc->failed++;
             fprintf(stderr, "devtrace: process %d: its trace could not be written: %s\n", line->pid, message);
             break;
+        case DT_RECORD_DUMPED:
+            rs->dumps++;
+            fprintf(stderr, "devtrace: process %d: dump written: %s (%s)\n", line->pid, line->u.end.path, message);
+            break;
+        case DT_RECORD_DUMP_FAILED:
+            rs->dumps_failed++;
+            fprintf(stderr, "devtrace: process %d: a dump could not be written: %s\n", line->pid, message);
+            break;
+        case DT_RECORD_ENDED:
+            proc->open--;
+            proc->ended++;
+            fprintf(stderr, "devtrace: process %d: flight recorder: %s\n", line->pid, message);
+            break;
         case DT_RECORD_STATE_COUNT:
             break;
         }
@@ -285,7 +322,7 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
         const record_process *proc = &rs->procs[i];
         if (proc->open > 0 && proc->pid == primary) rs->primary_open = 1;
         /* a process that only reported "off" was not traced */
-        if (proc->open || proc->wrote || proc->failed || proc->empty) rs->started++;
+        if (proc->open || proc->wrote || proc->failed || proc->empty || proc->ended) rs->started++;
         if (!proc->empty || proc->wrote || proc->failed) continue;
         if (rs->empty++ < 8) {
             size_t used = strlen(rs->empty_pids);
@@ -321,12 +358,14 @@ static int summarize(const char *program, int status, const record_summary *rs, 
         fprintf(stderr, "devtrace: traced %d process%s: %d trace%s written", rs->started, rs->started == 1 ? "" : "es",
                 rs->wrote, rs->wrote == 1 ? "" : "s");
         if (rs->failed) fprintf(stderr, ", %d lost", rs->failed);
+        if (rs->dumps || rs->dumps_failed) fprintf(stderr, "; %d dump%s written", rs->dumps, rs->dumps == 1 ? "" : "s");
+        if (rs->dumps_failed) fprintf(stderr, ", %d lost", rs->dumps_failed);
         if (rs->empty)
             fprintf(stderr, "; %d recorded nothing (no user range, API call or device activity) and wrote no trace "
                             "(pid %s%s)", rs->empty, rs->empty_pids, rs->empty > 8 ? ", ..." : "");
         fputc('\n', stderr);
     }
-    int lost = rs->failed || rs->off || (rs->primary_open && !signaled);
+    int lost = rs->failed || rs->dumps_failed || rs->off || (rs->primary_open && !signaled);
     if (!rs->started && !rs->off && !signaled) {
         if (on_demand) {
             fprintf(stderr, "devtrace: on demand: nothing was recorded from start; the captures that "
@@ -506,16 +545,67 @@ static void release_output(output_claim *c)
     c->fd = -1;
 }
 
+/* --flight-recorder[=SIZE] (arg: what follows the option's name): the
+   value the traced program is given (DEVTRACE_FLIGHT_RECORDER; "on": the
+   default size), or NULL when SIZE is no size (said). */
+static const char *flight_size(const char *arg)
+{
+    uint64_t bytes;
+    if (*arg == '=' && (dt_parse_size(arg + 1, &bytes) != 0 || bytes == 0)) {
+        fprintf(stderr, "devtrace record: --flight-recorder takes a size above 0 (256M, 1G, or bytes), not '%s'\n",
+                arg + 1);
+        return NULL;
+    }
+    return *arg == '=' ? arg + 1 : "on";
+}
+
+/* A dump trigger's option at argv[*i] (--NAME=VALUE or --NAME VALUE): its
+   value checked, and kept in values[] by the option's index. 1 when it was
+   one, 0 when not, -1 when its value is bad (said). */
+static int dump_option(int argc, char **argv, int *i, const char **values)
+{
+    const char *a = argv[*i];
+    if (strncmp(a, "--", 2) != 0) return 0;
+    for (size_t k = 0; dt_dump_options[k].option; k++) {
+        const dt_dump_option *o = &dt_dump_options[k];
+        size_t len = strlen(o->option);
+        if (strncmp(a + 2, o->option, len) != 0 || (a[2 + len] != '=' && a[2 + len] != 0)) continue;
+        const char *v = a[2 + len] == '=' ? a + 3 + len : *i + 1 < argc ? argv[++*i] : NULL;
+        if (!v) {
+            fprintf(stderr, "devtrace record: --%s needs a value (%s)\n", o->option, o->value);
+            return -1;
+        }
+        dt_dump_triggers scratch;
+        char why[512];
+        dt_dump_triggers_init(&scratch);
+        if (dt_dump_option_set(&scratch, o, v, why, sizeof why) != 0) {
+            fprintf(stderr, "devtrace record: %s\n", why);
+            return -1;
+        }
+        values[k] = v;
+        return 1;
+    }
+    return 0;
+}
+
 static int cmd_record(int argc, char **argv)
 {
     const char *output = NULL, *backend = NULL, *format = NULL;
     int kernel_queued = 0, on_demand = 0;
+    const char *flight = NULL; /* --flight-recorder: the ring's size */
+    const char *dump_values[16] = {NULL}, *dump_given = NULL;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
+        int dump;
         if (strcmp(a, "--") == 0) { i++; break; }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { record_usage(stdout); return 0; }
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) output = argv[++i];
+        if (strncmp(a, "--flight-recorder", 17) == 0 && (a[17] == 0 || a[17] == '=')) {
+            if (!(flight = flight_size(a + 17))) return 2;
+        } else if ((dump = dump_option(argc, argv, &i, dump_values)) != 0) {
+            if (dump < 0) return 2;
+            dump_given = a;
+        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) output = argv[++i];
         else if (strcmp(a, "--backend") == 0 && i + 1 < argc) backend = argv[++i];
         else if (strcmp(a, "--format") == 0 && i + 1 < argc) format = argv[++i];
         else if (strcmp(a, "--kernel-queued") == 0) kernel_queued = 1;
@@ -525,6 +615,10 @@ static int cmd_record(int argc, char **argv)
             record_usage(stderr);
             return 2;
         } else break;
+    }
+    if (dump_given && !flight) {
+        fprintf(stderr, "devtrace record: %s needs --flight-recorder\n", dump_given);
+        return 2;
     }
     if (i >= argc) {
         fprintf(stderr, "devtrace record: no program given\n");
@@ -626,6 +720,9 @@ static int cmd_record(int argc, char **argv)
         setenv(DT_RECORD_ENV_OUTPUT, output, 1);
         if (backend) setenv(DT_RECORD_ENV_BACKEND, backend, 1);
         if (kernel_queued) setenv(DT_RECORD_ENV_KERNEL_QUEUED, "1", 1);
+        if (flight) setenv(DT_RECORD_ENV_FLIGHT_RECORDER, flight, 1);
+        for (size_t k = 0; dt_dump_options[k].option; k++)
+            if (dump_values[k]) setenv(dt_dump_options[k].env, dump_values[k], 1);
         if (on_demand) setenv(DT_RECORD_ENV_ON_DEMAND, "1", 1);
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());

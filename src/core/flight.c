@@ -3,6 +3,7 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "base/os.h"
+#include "base/units.h"
 #include "core/clock.h"
 #include "core/corr.h"
 #include "core/flight.h"
@@ -25,24 +26,9 @@ int dt_flight_parse_size(const char *text, uint64_t *bytes)
         if (strcasecmp(text, on[i]) == 0) { *bytes = DT_FLIGHT_RECORDER_DEFAULT_BYTES; return 0; }
         if (strcasecmp(text, off[i]) == 0) { *bytes = 0; return 0; }
     }
-    if (!isdigit((unsigned char)text[0])) return -1;
-    errno = 0;
-    char *end = NULL;
-    unsigned long long n = strtoull(text, &end, 10);
-    if (errno || end == text) return -1;
-    unsigned shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    /* "K", "KB", "KiB" */
-    if (shift && (end[0] == 'i' || end[0] == 'I')) end++;
-    if (shift && (end[0] == 'b' || end[0] == 'B')) end++;
-    if (!shift && (end[0] == 'b' || end[0] == 'B')) end++;
-    if (*end || n == 0 || n > (UINT64_MAX >> shift) - 1) return -1;
-    *bytes = (uint64_t)n << shift;
+    uint64_t n;
+    if (dt_parse_size(text, &n) != 0 || n == 0 || n == UINT64_MAX) return -1;
+    *bytes = n;
     return 0;
 }
 

@@ -11,6 +11,7 @@
    one line per event of its life to that file, which `record` reads to say
    how many processes were traced and where each trace went (the record
    protocol: src/protocol/record.h). */
+#include "api/flight_triggers.h"
 #include "api/inject_support.h"
 #include "base/atomic_file.h"
 #include "base/log.h"
@@ -193,7 +194,8 @@ void dt_inject_report(const char *state, int with_counts, const char *path, cons
     dt_record_one_line(message);
     const char *log = dt_env(DT_RECORD_ENV_LOG);
     if (!log) {
-        if (kind == DT_RECORD_FAILED || kind == DT_RECORD_OFF) fprintf(stderr, "devtrace: %s\n", message);
+        if (kind == DT_RECORD_FAILED || kind == DT_RECORD_OFF || kind == DT_RECORD_DUMP_FAILED)
+            fprintf(stderr, "devtrace: %s\n", message);
         free(line);
         return;
     }
@@ -230,6 +232,8 @@ static void wait_finished(void)
         syscall(SYS_futex, (int *)&g_finish_state, FUTEX_WAIT_PRIVATE, FINISH_RUNNING, NULL, NULL, 0);
 }
 
+static _Atomic int g_received; /* see raise_received */
+
 static void stop_and_write(void)
 {
     if (g_forked_from) {
@@ -238,6 +242,12 @@ static void stop_and_write(void)
     }
     /* the process is ending: nothing is gained by detaching vendor libraries */
     dt_inject_support_exiting();
+    if (dt_inject_flight_on()) {
+        /* the ring's window is written by dumps only */
+        dt_inject_flight_end(atomic_load(&g_received));
+        if (dt_session_stop(dt_inject_session) != DT_OK) dt_log("stopping the session failed: %s", dt_last_error());
+        return;
+    }
     if (dt_session_stop(dt_inject_session) != DT_OK) {
         dt_inject_report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
         return;
@@ -397,6 +407,7 @@ static void fork_child(void)
     dt_inject_owner = getpid();
     tls_finishing = 0;
     dt_inject_support_forked(dt_inject_session);
+    dt_inject_flight_forked();
     for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) {
         struct sigaction now;
         int sig = g_signals[i];
@@ -466,6 +477,7 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
         atexit(finish);
         pthread_atfork(NULL, NULL, fork_child);
         dt_inject_report("started", 0, g_output, "%s", "");
+        dt_inject_flight_start(dt_inject_session, &cfg, g_output);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -482,12 +494,14 @@ __attribute__((visibility("default"), noreturn)) void _exit(int status);
 __attribute__((visibility("default"), noreturn)) void _Exit(int status);
 void _exit(int status)
 {
+    dt_inject_flight_exit_status(status);
     finish();
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }
 void _Exit(int status)
 {
+    dt_inject_flight_exit_status(status);
     finish();
     syscall(SYS_exit_group, status);
     __builtin_unreachable();

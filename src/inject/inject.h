@@ -27,4 +27,20 @@ __attribute__((format(printf, 4, 5))) void dt_inject_report(const char *state, i
    a vendor part registers after its runtime's own (cuda.c). */
 void dt_inject_finish(void);
 
+/* The flight recorder (flight.c). Starts the dump triggers when s, made
+   from cfg, keeps a flight recorder's ring; output: its trace's path. */
+void dt_inject_flight_start(dt_session *s, const dt_config *cfg, const char *output);
+/* Whether this process's session is a flight recorder's. */
+int dt_inject_flight_on(void);
+/* The program's exit status, as exit() or _exit() was given it (the first
+   one seen counts). */
+void dt_inject_flight_exit_status(int status);
+/* The session ends (before it stops): the triggers stop, a program that
+   failed (a non-zero exit status, or signal_received > 0) dumps once
+   more, and the end is told to `record` (state ended). */
+void dt_inject_flight_end(int signal_received);
+/* In a child forked without exec (from a pthread_atfork handler): the
+   triggers' thread is not there. */
+void dt_inject_flight_forked(void);
+
 #endif

@@ -14,8 +14,12 @@
  *
  * state: started (recording), wrote (a trace), empty (recorded nothing, no
  * trace), failed (the trace could not be written), off (could not record),
- * note (something the user should know, printed as it is). The counts come
- * with wrote, empty and failed when the session got that far; loss.<reason>
+ * note (something the user should know, printed as it is). A flight
+ * recorder's session also says: dumped (a dump of its ring was written; the
+ * session goes on), dump_failed (a dump could not be written; goes on) and
+ * ended (it ended, and writes no trace of its own: the ring is no full
+ * trace). The counts come with wrote, empty, failed, dumped and ended when
+ * the session got that far; loss.<reason>
  * is one per dt_loss_reason, by dt_loss_reason_name. A value's backslash,
  * tab, newline and carriage return are written \\ \t \n \r, so that a path
  * with any of them comes back whole; a message is one line of text, its
@@ -46,6 +50,16 @@
    nothing from start; the process listens for `devtrace trigger`
    (dt_control_listen) and records only the windows asked for. */
 #define DT_RECORD_ENV_ON_DEMAND "DEVTRACE_ON_DEMAND"
+/* The flight recorder: the ring's size in bytes (read by the session), and
+   when its window is dumped (dt_dump_triggers, below). */
+#define DT_RECORD_ENV_FLIGHT_RECORDER "DEVTRACE_FLIGHT_RECORDER"
+#define DT_RECORD_ENV_DUMP_ON_SLOW_STEP "DEVTRACE_DUMP_ON_SLOW_STEP"
+#define DT_RECORD_ENV_DUMP_WARMUP "DEVTRACE_DUMP_WARMUP"
+#define DT_RECORD_ENV_DUMP_GRACE "DEVTRACE_DUMP_GRACE"
+#define DT_RECORD_ENV_DUMP_ON_STALL "DEVTRACE_DUMP_ON_STALL"
+#define DT_RECORD_ENV_DUMP_ON_SIGNAL "DEVTRACE_DUMP_ON_SIGNAL"
+#define DT_RECORD_ENV_DUMP_COOLDOWN "DEVTRACE_DUMP_COOLDOWN"
+#define DT_RECORD_ENV_DUMP_MAX "DEVTRACE_DUMP_MAX"
 
 typedef enum dt_record_state {
     DT_RECORD_STARTED,
@@ -54,6 +68,9 @@ typedef enum dt_record_state {
     DT_RECORD_FAILED,
     DT_RECORD_OFF,
     DT_RECORD_NOTE,
+    DT_RECORD_DUMPED,
+    DT_RECORD_DUMP_FAILED,
+    DT_RECORD_ENDED,
     DT_RECORD_STATE_COUNT
 } dt_record_state;
 
@@ -70,7 +87,8 @@ typedef struct dt_record_start {
     char message[DT_RECORD_MESSAGE_MAX]; /* why not (off), how (a forked child); "" */
 } dt_record_start;
 
-/* wrote, empty, failed: a session ended. */
+/* wrote, empty, failed, ended: a session ended; dumped, dump_failed: a
+   flight recorder's dump. */
 typedef struct dt_record_end {
     int has_counts; /* 0: the session did not get so far (backend, events, loss unset) */
     char backend[DT_RECORD_BACKEND_MAX];
@@ -90,10 +108,43 @@ typedef struct dt_record_line {
     dt_record_state state;
     union {
         dt_record_start start; /* DT_RECORD_STARTED, DT_RECORD_OFF */
-        dt_record_end end;     /* DT_RECORD_WROTE, DT_RECORD_EMPTY, DT_RECORD_FAILED */
+        dt_record_end end;     /* DT_RECORD_WROTE, DT_RECORD_EMPTY, DT_RECORD_FAILED, and the flight
+                                  recorder's DT_RECORD_DUMPED, DT_RECORD_DUMP_FAILED, DT_RECORD_ENDED */
         dt_record_note note;   /* DT_RECORD_NOTE */
     } u;
 } dt_record_line;
+
+/* When a flight recorder dumps its window to a file (src/api/flight_triggers.c). */
+typedef struct dt_dump_triggers {
+    double slow_step_factor; /* a step longer than this x the rolling median (> 1); 0: off */
+    uint64_t warmup_steps;   /* steps timed before a slow step counts (default 10) */
+    uint64_t grace_ns;       /* wait after the slow step; 0 (default): max(1 s, 2 x the median) */
+    uint64_t stall_ns;       /* no step boundary for this long; 0: off */
+    int signal;              /* the signal that asks for a dump; 0: none (no handler) */
+    uint64_t cooldown_ns;    /* between dumps (default 60 s) */
+    uint64_t max_dumps;      /* per run (default 5) */
+} dt_dump_triggers;
+
+/* The defaults: no trigger but the end of a program that failed. */
+DT_HIDDEN void dt_dump_triggers_init(dt_dump_triggers *t);
+
+/* `devtrace record`'s options that set dt_dump_triggers, and the
+   environment variable that carries each to the traced program. */
+typedef struct dt_dump_option {
+    const char *option; /* "dump-on-slow-step": --dump-on-slow-step=VALUE */
+    const char *env;    /* DEVTRACE_DUMP_ON_SLOW_STEP */
+    const char *value;  /* what VALUE is, for messages: "K", "SECONDS" */
+} dt_dump_option;
+/* The options; the list ends with an entry whose option is NULL. */
+DT_HIDDEN extern const dt_dump_option dt_dump_options[];
+/* VALUE of the option o into t: 0, or -1 with why (a message naming the
+   option and what it takes). */
+DT_HIDDEN int dt_dump_option_set(dt_dump_triggers *t, const dt_dump_option *o, const char *text, char *why,
+                                 size_t n);
+/* The defaults and every option the environment sets: 0, or -1 with why
+   (the first bad value, by its variable's name; t keeps the defaults for
+   it). */
+DT_HIDDEN int dt_dump_triggers_from_env(dt_dump_triggers *t, char *why, size_t n);
 
 /* "started", "wrote", ...; NULL for another value. */
 DT_HIDDEN const char *dt_record_state_name(dt_record_state state);

@@ -39,10 +39,11 @@ ALLOWED = {
     "reader": {"base", "export/writers.h"},
     "columns": {"base", "reader"},
     "protocol": {"base"},
-    # the injection library: what it needs of the session (api/inject_support.h)
+    # the injection library: what it needs of the session (api/inject_support.h),
+    # the flight recorder's dump triggers (api/flight_triggers.h)
     # and the CUPTI result codes its cuptiSubscribe interposer returns (a vendor
     # ABI declaration, data only)
-    "inject": {"base", "protocol", "api/inject_support.h", "backends/cupti_family_abi.h"},
+    "inject": {"base", "protocol", "api/inject_support.h", "api/flight_triggers.h", "backends/cupti_family_abi.h"},
     "cli": {"base", "reader", "protocol"},
 }
 
