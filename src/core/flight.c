@@ -60,14 +60,16 @@ static int dump_begin(dt_session *s)
     return atomic_compare_exchange_strong(&s->dumping, &idle, 1);
 }
 
-static void note_ring(dt_session *s, dt_ring *r, uint32_t decoded)
+/* The ring's note in the trace of `s` (the recording session, or a dump's
+   snapshot); `ring` is the configuration of the session that owns it. */
+static void note_ring(dt_session *s, const dt_config *ring, dt_ring *r, uint32_t decoded)
 {
-    uint32_t buffers = dt_ring_buffers(s->config.flight_recorder_bytes, s->config.buffer_size);
+    uint32_t buffers = dt_ring_buffers(ring->flight_recorder_bytes, ring->buffer_size);
     dt_core_note(s, "flight_recorder",
                  "a ring of %" PRIu32 " buffers of %zu bytes (and %u in reserve); %" PRIu64 " buffers evicted "
                  "in all, their records counted as ring_evicted; this trace decodes the %" PRIu32 " buffers the "
                  "ring held, from past the newest evicted record",
-                 buffers, s->config.buffer_size, DT_RING_RESERVE, dt_ring_evicted_buffers(r), decoded);
+                 buffers, ring->buffer_size, DT_RING_RESERVE, dt_ring_evicted_buffers(r), decoded);
 }
 
 void dt_core_flight_end(dt_session *s)
@@ -89,7 +91,7 @@ void dt_core_flight_end(dt_session *s)
     dt_ring_decode(r, &b, s);
     s->evicted_until_vendor = b.until_vendor;
     s->evicted_until_real = b.until_real;
-    note_ring(s, r, b.count);
+    note_ring(s, &s->config, r, b.count);
     dt_ring_give_back(r, &b, dt_pool_slot_put_to, s->ring_slot);
     dt_pool_slot_detach_ring(s->ring_slot);
     s->ring_slot = NULL;
@@ -279,7 +281,7 @@ dt_status dt_core_flight_snapshot(dt_session *s, dt_session **out)
         dt_ring_copy_kept(r, x);
         dt_core_unlock(x);
         dt_ring_decode(r, &b, x);
-        note_ring(x, r, b.count);
+        note_ring(x, &s->config, r, b.count);
         dt_ring_give_back(r, &b, dt_pool_slot_put_to, s->ring_slot);
     }
     atomic_store(&s->dumping, 0);
