@@ -211,13 +211,15 @@ static void *trigger_thread(void *arg)
 {
     dt_flight_triggers *t = arg;
     for (;;) {
+        /* drained before the requests are read: a request made after the
+           read writes its byte after the drain, so the poll below sees it */
+        drain(t->wake[0]);
+        atomic_exchange(&t->wake_pending, 0); /* an exchange: it sees the steps put before the wake */
         pthread_mutex_lock(&t->mu);
         int stopping = t->stopping;
         uint64_t sync_seen = t->sync_asked;
         pthread_mutex_unlock(&t->mu);
         if (stopping) break;
-        drain(t->wake[0]);
-        atomic_exchange(&t->wake_pending, 0); /* an exchange: it sees the steps put before the wake */
         take_steps(t);
         if (t->signal_pipe[0] >= 0 && drain(t->signal_pipe[0])) dt_flight_policy_signal(&t->policy);
         uint64_t now = now_ns(t), next;
