@@ -172,7 +172,7 @@ static struct {
     _Atomic uint64_t orphaned;
 } rt_state = {
     .lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
-    .decode_lock = PTHREAD_MUTEX_INITIALIZER,
+    .decode_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
     .pool = DT_POOL_SLOT_INIT,
     .flight = DT_POOL_SLOT_INIT,
 };
@@ -535,16 +535,13 @@ static void pool_allocate(char **ptr, size_t size, void *arg)
 /* The flight recorder's ring holds copies (dt_rt_copy): roctracer reuses a
    half of its pool, kernel names included, once the buffer callback
    returns. A buffer the ring recycles for the delivering thread is decoded
-   there, under decode_lock (t_delivering); others take it. */
-static _Thread_local int t_delivering;
-
+   there, decode_lock held already (it is recursive). */
 static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
 {
     (void)ctx;
-    int lock = !t_delivering;
-    if (lock) pthread_mutex_lock(&rt_state.decode_lock);
+    pthread_mutex_lock(&rt_state.decode_lock);
     dt_rt_decode_copy(&rt_state.decoder, into, buf, valid);
-    if (lock) pthread_mutex_unlock(&rt_state.decode_lock);
+    pthread_mutex_unlock(&rt_state.decode_lock);
 }
 
 /* decode_lock held: a delivered buffer copied into the ring, undecoded
@@ -556,9 +553,7 @@ static void keep_copy(dt_session *s, const uint8_t *begin, const uint8_t *end)
         dt_rt_decode(&rt_state.decoder, s, begin, end);
         return;
     }
-    t_delivering = 1;
     uint8_t *buf = dt_pool_slot_get(&rt_state.flight, &have);
-    t_delivering = 0;
     if (buf && have >= need) {
         dt_rt_copy(buf, begin, end, need);
         dt_ring_push(s->ring, buf, need);
@@ -810,7 +805,7 @@ static void rt_fork_child(void)
 {
     /* their holders may be threads the child does not have (the consumer) */
     rt_state.lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-    rt_state.decode_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    rt_state.decode_lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
     if (rt_state.ops_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS);
     if (rt_state.api_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API);
     rt_state.ops_on = rt_state.api_on = 0;
