@@ -849,12 +849,13 @@ static dt_status rt_stop(dt_session *s)
     /* Records made before the domains were disabled are still in the pool:
        deliver them to this session (the callback may run here). */
     int r = rt_state.rt_pool ? SYM(dt_rt_pool_fn, RT_FLUSH)(rt_state.rt_pool) : ROCTRACER_STATUS_SUCCESS;
-    pthread_mutex_lock(&rt_state.lock);
     attach(NULL);
     /* the flight recorder's ring, now that roctracer has delivered all
-       (decoded with the arguments still waiting for their records) */
+       (decoded with the arguments still waiting for their records; a dump
+       whose flush waits for rt_state.lock ends first) */
     dt_core_flight_end(s);
     dt_pool_slot_release(&rt_state.flight);
+    pthread_mutex_lock(&rt_state.lock);
     pthread_mutex_lock(&rt_state.decode_lock);
     /* roctracer writes a HIP_OPS record when the work completes, into a
        pool that never drops: a launch or fill whose arguments still wait
