@@ -151,11 +151,15 @@ static struct {
     char devices_missing[256];
     dt_rsdk_decoder decoder;
     int decoder_ready;
+    dt_pool_slot flight;    /* the flight recorder's copies (its ring's) */
+    dt_rsdk_packer packer;  /* under decode_lock */
 } rsdk_state = {
     .lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
-    .decode_lock = PTHREAD_MUTEX_INITIALIZER,
+    .decode_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
     .op_range_push = -1,
     .op_range_pop = -1,
+    .flight = DT_POOL_SLOT_INIT,
+    .packer = {.slot = &rsdk_state.flight},
 };
 
 static const char *status_text(int status)
@@ -326,6 +330,17 @@ static void launch_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, vo
         dt_rsdk_decoder_note_launch(&rsdk_state.decoder, f.internal);
 }
 
+/* The flight recorder's ring holds copies of the SDK's records
+   (dt_rsdk_pack). A buffer the ring recycles for the delivering thread is
+   decoded there, decode_lock held already (it is recursive). */
+static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
+{
+    (void)ctx;
+    pthread_mutex_lock(&rsdk_state.decode_lock);
+    dt_rsdk_decode_copy(&rsdk_state.decoder, into, buf, valid);
+    pthread_mutex_unlock(&rsdk_state.decode_lock);
+}
+
 static void buffer_callback(rsdk_context_id context, rsdk_buffer_id buffer, rsdk_record_header **headers,
                             size_t n, void *data, uint64_t drop_count)
 {
@@ -334,7 +349,8 @@ static void buffer_callback(rsdk_context_id context, rsdk_buffer_id buffer, rsdk
     size_t which = (size_t)(uintptr_t)data - 1;
     pthread_mutex_lock(&rsdk_state.decode_lock);
     dt_session *s = rsdk_state.session;
-    if (s) dt_rsdk_decode(&rsdk_state.decoder, s, headers, n);
+    if (s && s->ring && n) dt_rsdk_pack(&rsdk_state.packer, s, headers, n);
+    else if (s) dt_rsdk_decode(&rsdk_state.decoder, s, headers, n);
     else if (n) atomic_fetch_add_explicit(&rsdk_state.orphaned, 1, memory_order_relaxed);
     /* the count the SDK delivers is the buffer's total so far: what grew
        since the last callback was dropped since */
@@ -771,6 +787,13 @@ static dt_status rsdk_start(dt_session *s)
     }
     st = register_tool(&s->config);
     if (st != DT_OK) goto out;
+    if (s->config.flight_recorder_bytes) {
+        size_t size = s->config.buffer_size > DT_RSDK_COPY_MIN ? s->config.buffer_size : DT_RSDK_COPY_MIN;
+        st = dt_pool_slot_configure(&rsdk_state.flight, dt_flight_pool_buffers(s), size, 0) != 0
+                 ? dt_error(DT_ERR_NO_MEMORY, "rocprofiler_sdk: out of memory for the flight recorder's buffers")
+                 : dt_core_flight_begin(s, &rsdk_state.flight, ring_decode, NULL);
+        if (st != DT_OK) goto flight_failed;
+    }
     damage(rsdk_state.damage_at_start);
     atomic_store(&rsdk_state.orphaned, 0);
     if (!rsdk_state.configured) {
@@ -782,11 +805,15 @@ static dt_status rsdk_start(dt_session *s)
         goto facts;
     }
     st = start_session_contexts(s);
-    if (st != DT_OK) goto out;
+    if (st != DT_OK) goto flight_failed;
     session_devices(s);
     attach(s);
 facts:
     session_facts(s);
+    goto out;
+flight_failed:
+    dt_core_flight_free(s);
+    dt_pool_slot_release(&rsdk_state.flight);
 out:
     pthread_mutex_unlock(&rsdk_state.lock);
     return st;
@@ -800,10 +827,12 @@ static void flush_buffers(void)
 
 static dt_status rsdk_flush(dt_session *s)
 {
-    (void)s;
     /* rocprofiler_flush_buffer waits for the callback, which may run on
        this thread or another: no lock is held */
     if (rsdk_state.configured) flush_buffers();
+    pthread_mutex_lock(&rsdk_state.decode_lock);
+    dt_rsdk_pack_push(&rsdk_state.packer, s);
+    pthread_mutex_unlock(&rsdk_state.decode_lock);
     return DT_OK;
 }
 
@@ -820,6 +849,13 @@ static dt_status rsdk_stop(dt_session *s)
     pthread_mutex_unlock(&rsdk_state.lock);
     /* what the stopped contexts recorded before they stopped */
     if (rsdk_state.configured) flush_buffers();
+    /* the flight recorder's ring, now that the SDK has delivered all */
+    pthread_mutex_lock(&rsdk_state.decode_lock);
+    dt_rsdk_pack_push(&rsdk_state.packer, s);
+    rsdk_state.session = NULL;
+    pthread_mutex_unlock(&rsdk_state.decode_lock);
+    dt_core_flight_end(s);
+    dt_pool_slot_release(&rsdk_state.flight);
     /* The SDK writes a dispatch's record when the kernel completes, into
        lossless buffers: a launch or fill still awaiting its dispatch had
        work running at stop (inferred, as are the exceptions: a call HIP
@@ -939,7 +975,7 @@ const dt_backend dt_backend_rocprofiler_sdk = {
     .vendor = "AMD ROCm (rocprofiler-sdk)",
     .api_category = "privateuse1",
     .library_env = "DEVTRACE_ROCPROFILER_SDK_LIBRARY",
-    .caps = DT_BACKEND_LOSSLESS_BUFFERS | DT_BACKEND_TOOL_CONFIGURE,
+    .caps = DT_BACKEND_LOSSLESS_BUFFERS | DT_BACKEND_TOOL_CONFIGURE | DT_BACKEND_FLIGHT_RECORDER,
     .probe = rsdk_probe,
     .prepare = rsdk_prepare,
     .start = rsdk_start,

@@ -107,6 +107,36 @@ DT_HIDDEN uint64_t dt_rsdk_decoder_take_awaiting(dt_rsdk_decoder *d);
 /* Decode one buffer callback's records into s (taking its lock). Calls
    are serialized by the caller (one buffer at a time). */
 DT_HIDDEN void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const *headers, size_t n);
+
+/* The flight recorder keeps copies of delivered records (the SDK owns
+   their headers and payloads, and reuses them once its callback returns),
+   in chunks, one after another in a buffer: a count and the chunk's bytes,
+   then room for as many header pointers, the headers, their payloads'
+   offsets in the chunk, and the payloads, each 8-byte aligned. A chunk of
+   DT_RSDK_COPY_MIN bytes holds any record. */
+#define DT_RSDK_COPY_MIN ((size_t)4096 + 64)
+/* Copy records headers[*from, n) into a chunk at buf (size bytes), as
+   many as fit; *from moves past them. Returns the chunk's bytes (a
+   multiple of 8), 0 when none fits. A record without a payload, or whose
+   size cannot be a record's, keeps its size alone: the decoder counts it. */
+DT_HIDDEN size_t dt_rsdk_copy(uint8_t *buf, size_t size, rsdk_record_header *const *headers, size_t n, size_t *from);
+/* Copies packed into buffers from the flight recorder's pool (slot): the
+   buffer being filled joins s's ring when full, or when pushed (a flush,
+   the stop). Under the caller's lock, which a decode the ring does while
+   the pool is asked for a buffer must be able to take again. */
+typedef struct dt_rsdk_packer {
+    dt_pool_slot *slot;
+    uint8_t *buf; /* being filled, or NULL */
+    size_t size, used;
+} dt_rsdk_packer;
+/* The records copied; those no buffer can be had for counted as no_buffer. */
+DT_HIDDEN void dt_rsdk_pack(dt_rsdk_packer *p, dt_session *s, rsdk_record_header *const *headers, size_t n);
+/* The buffer being filled into s's ring (empty, or s without one: back to
+   the pool). */
+DT_HIDDEN void dt_rsdk_pack_push(dt_rsdk_packer *p, dt_session *s);
+/* Decode the chunks of a buffer of valid bytes into s, as dt_rsdk_decode
+   the records. */
+DT_HIDDEN void dt_rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t valid);
 /* Whether a kernel name is one of the HIP runtime's fill kernels. */
 DT_HIDDEN int dt_rsdk_is_fill_kernel(const char *name);
 

@@ -654,3 +654,112 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
     pthread_mutex_unlock(&d->kernel_lock);
     dt_core_unlock(s);
 }
+
+/* ------------------------------------------------------------------ */
+/* Copies (the flight recorder's)                                      */
+/* ------------------------------------------------------------------ */
+_Static_assert(DT_RSDK_COPY_MIN >= RSDK_MAX_RECORD_SIZE + 16 + sizeof(void *) + sizeof(rsdk_record_header) + 8,
+               "a copy holds any record");
+
+#define COPY_ALIGN(x) (((x) + 7u) & ~(size_t)7u)
+
+/* The payload bytes a copy keeps of a record. */
+static size_t copied_payload(const rsdk_record_header *h)
+{
+    if (!h || !h->payload) return 0;
+    uint64_t size;
+    memcpy(&size, h->payload, sizeof size);
+    return size >= sizeof size && size <= RSDK_MAX_RECORD_SIZE ? (size_t)size : sizeof size;
+}
+
+/* Per record: its pointer, its header, its payload's offset. */
+#define COPY_PER_RECORD (sizeof(rsdk_record_header *) + sizeof(rsdk_record_header) + sizeof(uint64_t))
+
+/* A chunk: its record count and bytes, then per record its pointer (set
+   when decoded), its header and its payload's offset in the chunk, then
+   the payloads. */
+#define CHUNK_HEAD 16u
+
+size_t dt_rsdk_copy(uint8_t *buf, size_t size, rsdk_record_header *const *headers, size_t n, size_t *from)
+{
+    size_t first = *from, count = 0, payloads = 0;
+    while (first + count < n) {
+        size_t more = COPY_ALIGN(copied_payload(headers[first + count]));
+        if (CHUNK_HEAD + (count + 1) * COPY_PER_RECORD + payloads + more > size) break;
+        payloads += more;
+        count++;
+    }
+    if (!count) return 0;
+    uint8_t *hdrs = buf + CHUNK_HEAD + count * sizeof(rsdk_record_header *);
+    uint8_t *offs = hdrs + count * sizeof(rsdk_record_header);
+    size_t at = CHUNK_HEAD + count * COPY_PER_RECORD;
+    for (size_t i = 0; i < count; i++) {
+        const rsdk_record_header *h = headers[first + i];
+        rsdk_record_header copy = {.hash = h ? h->hash : 0, .payload = NULL};
+        uint64_t off = 0;
+        size_t bytes = copied_payload(h);
+        if (bytes) {
+            off = at;
+            memcpy(buf + at, h->payload, bytes);
+            if (bytes == sizeof(uint64_t)) memcpy(buf + at, &(uint64_t){0}, sizeof(uint64_t)); /* not a record */
+            at += COPY_ALIGN(bytes);
+        }
+        memcpy(hdrs + i * sizeof copy, &copy, sizeof copy);
+        memcpy(offs + i * sizeof off, &off, sizeof off);
+    }
+    uint64_t head[2] = {count, at};
+    memcpy(buf, head, sizeof head);
+    *from = first + count;
+    return at;
+}
+
+void dt_rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t valid)
+{
+    for (size_t o = 0; valid - o >= CHUNK_HEAD;) {
+        uint8_t *c = buf + o;
+        uint64_t head[2];
+        memcpy(head, c, sizeof head);
+        uint64_t count = head[0], bytes = head[1];
+        /* not a chunk dt_rsdk_copy made */
+        if (bytes < CHUNK_HEAD || bytes > valid - o || count > (bytes - CHUNK_HEAD) / COPY_PER_RECORD) return;
+        rsdk_record_header **ptrs = (rsdk_record_header **)(void *)(c + CHUNK_HEAD);
+        rsdk_record_header *hdrs = (rsdk_record_header *)(void *)(c + CHUNK_HEAD + count * sizeof *ptrs);
+        const uint8_t *offs = (const uint8_t *)(hdrs + count);
+        for (size_t i = 0; i < count; i++) {
+            uint64_t off;
+            memcpy(&off, offs + i * sizeof off, sizeof off);
+            hdrs[i].payload = off && off < bytes ? c + off : NULL;
+            ptrs[i] = &hdrs[i];
+        }
+        dt_rsdk_decode(d, s, ptrs, (size_t)count);
+        o += (size_t)bytes;
+    }
+}
+
+void dt_rsdk_pack_push(dt_rsdk_packer *p, dt_session *s)
+{
+    if (!p->buf) return;
+    if (s && s->ring && p->used) dt_ring_push(s->ring, p->buf, p->used);
+    else dt_pool_slot_put(p->slot, p->buf);
+    p->buf = NULL;
+}
+
+void dt_rsdk_pack(dt_rsdk_packer *p, dt_session *s, rsdk_record_header *const *headers, size_t n)
+{
+    for (size_t from = 0; from < n;) {
+        if (!p->buf) {
+            p->buf = dt_pool_slot_get(p->slot, &p->size);
+            p->used = 0;
+        }
+        size_t used = p->buf ? dt_rsdk_copy(p->buf + p->used, p->size - p->used, headers, n, &from) : 0;
+        p->used += used;
+        if (used) continue;
+        if (p->used) { /* full */
+            dt_rsdk_pack_push(p, s);
+            continue;
+        }
+        dt_rsdk_pack_push(p, s); /* a buffer too small for a record, or none */
+        dt_loss_add(s, DT_LOSS_NO_BUFFER, n - from);
+        return;
+    }
+}

@@ -156,6 +156,8 @@ static struct {
     size_t rt_buffer_size;
     uint8_t *pool_mem;                      /* what the allocator handed out */
     size_t pool_half;
+    /* the flight recorder's copies of delivered buffers (its ring's) */
+    dt_pool_slot flight;
     /* armed in this session */
     int ops_on, api_on, op_callbacks, domain_callback, roctx_on;
     /* read on the program's threads */
@@ -170,8 +172,9 @@ static struct {
     _Atomic uint64_t orphaned;
 } rt_state = {
     .lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
-    .decode_lock = PTHREAD_MUTEX_INITIALIZER,
+    .decode_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
     .pool = DT_POOL_SLOT_INIT,
+    .flight = DT_POOL_SLOT_INIT,
 };
 
 #define SYM(T, id) ((T)rt_state.sym[id])
@@ -498,107 +501,6 @@ static void hip_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
         take_args(how, correlation, d + DT_RT_HIP_ARGS_OFFSET);
 }
 
-/* ROCTX ranges: pushed ranges are devtrace's own user ranges on the calling
-   thread (device work inside them is attributed to them); start/stop
-   ranges, which may end on another thread, and marks are recorded as they
-   end. Only pops of ranges pushed during the session pop devtrace's stack. */
-#define ROCTX_DEPTH 256
-static _Thread_local struct { uint64_t ids[ROCTX_DEPTH]; uint32_t depth; uint64_t generation; } t_roctx;
-
-static pthread_mutex_t g_roctx_lock = PTHREAD_MUTEX_INITIALIZER;
-#define ROCTX_OPEN 64
-static struct { uint64_t id, start; char name[120]; uint32_t tid; int used; } g_roctx_open[ROCTX_OPEN];
-
-static void roctx_push(dt_session *s, const char *message)
-{
-    __typeof__(t_roctx) *t = &t_roctx;
-    if (t->generation != s->generation) {
-        t->depth = 0;
-        t->generation = s->generation;
-    }
-    uint64_t id;
-    if (dt_range_push(message ? message : "", &id) != DT_OK) {
-        dt_core_note(s, "roctx", "a roctxRangePushA range could not be recorded: %s", dt_last_error());
-        return;
-    }
-    if (t->depth < ROCTX_DEPTH) t->ids[t->depth] = id;
-    t->depth++;
-}
-
-static void roctx_pop(dt_session *s)
-{
-    __typeof__(t_roctx) *t = &t_roctx;
-    if (t->generation != s->generation || t->depth == 0) return; /* pushed before the session */
-    t->depth--;
-    uint64_t top;
-    if (t->depth >= ROCTX_DEPTH || dt_external_top(&top) != DT_OK || top != t->ids[t->depth]) {
-        dt_core_note(s, "roctx", "roctxRangePop did not match the innermost range of its thread (ranges and "
-                        "host operations interleaved): the range was not recorded");
-        return;
-    }
-    dt_range_pop();
-}
-
-static void roctx_start(dt_session *s, uint64_t id, const char *message)
-{
-    pthread_mutex_lock(&g_roctx_lock);
-    int slot = -1;
-    for (int i = 0; i < ROCTX_OPEN && slot < 0; i++)
-        if (!g_roctx_open[i].used) slot = i;
-    if (slot >= 0) {
-        g_roctx_open[slot].used = 1;
-        g_roctx_open[slot].id = id;
-        g_roctx_open[slot].start = dt_realtime_ns();
-        g_roctx_open[slot].tid = dt_thread_id();
-        snprintf(g_roctx_open[slot].name, sizeof g_roctx_open[slot].name, "%s", message ? message : "");
-    }
-    pthread_mutex_unlock(&g_roctx_lock);
-    if (slot < 0)
-        dt_core_note(s, "roctx", "more than %d roctxRangeStartA ranges open at once: the others are not "
-                        "recorded", ROCTX_OPEN);
-}
-
-static void roctx_stop(dt_session *s, uint64_t id)
-{
-    char name[120];
-    uint64_t start = 0;
-    uint32_t tid = 0;
-    pthread_mutex_lock(&g_roctx_lock);
-    for (int i = 0; i < ROCTX_OPEN; i++)
-        if (g_roctx_open[i].used && g_roctx_open[i].id == id) {
-            g_roctx_open[i].used = 0;
-            start = g_roctx_open[i].start;
-            tid = g_roctx_open[i].tid;
-            memcpy(name, g_roctx_open[i].name, sizeof name);
-        }
-    pthread_mutex_unlock(&g_roctx_lock);
-    if (start) dt_corr_range_add(s, name, start, dt_realtime_ns(), tid);
-}
-
-static void roctx_callback(uint32_t domain, uint32_t cid, const void *data, void *arg)
-{
-    (void)arg;
-    dt_session *s = dt_active_session();
-    if (domain != ACTIVITY_DOMAIN_ROCTX || !data || !s) return;
-    const char *message;
-    uint64_t id;
-    memcpy(&message, (const uint8_t *)data + DT_RT_ROCTX_MESSAGE_OFFSET, sizeof message);
-    memcpy(&id, (const uint8_t *)data + DT_RT_ROCTX_ID_OFFSET, sizeof id);
-    dt_thread_note(s);
-    switch (cid) {
-    case DT_RT_ROCTX_RANGE_PUSH: roctx_push(s, message); break;
-    case DT_RT_ROCTX_RANGE_POP: roctx_pop(s); break;
-    case DT_RT_ROCTX_RANGE_START: roctx_start(s, id, message); break;
-    case DT_RT_ROCTX_RANGE_STOP: roctx_stop(s, id); break;
-    case DT_RT_ROCTX_MARK: {
-        uint64_t now = dt_realtime_ns();
-        dt_corr_range_add(s, message, now, now, dt_thread_id());
-        break;
-    }
-    default: break;
-    }
-}
-
 /* ------------------------------------------------------------------ */
 /* The pool                                                            */
 /* ------------------------------------------------------------------ */
@@ -630,6 +532,62 @@ static void pool_allocate(char **ptr, size_t size, void *arg)
     }
 }
 
+/* The flight recorder's ring holds copies (dt_rt_copy): roctracer reuses a
+   half of its pool, kernel names included, once the buffer callback
+   returns. A buffer the ring recycles for the delivering thread is decoded
+   there, decode_lock held already (it is recursive). */
+static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
+{
+    (void)ctx;
+    pthread_mutex_lock(&rt_state.decode_lock);
+    dt_rt_decode_copy(&rt_state.decoder, into, buf, valid);
+    pthread_mutex_unlock(&rt_state.decode_lock);
+}
+
+/* decode_lock held: a delivered buffer copied into the ring, undecoded
+   (one roctracer cannot have written is decoded now, which counts it). */
+static void keep_copy(dt_session *s, const uint8_t *begin, const uint8_t *end)
+{
+    size_t need = dt_rt_copy_size(&rt_state.decoder, begin, end), have = 0;
+    if (!need) {
+        dt_rt_decode(&rt_state.decoder, s, begin, end);
+        return;
+    }
+    uint8_t *buf = dt_pool_slot_get(&rt_state.flight, &have);
+    if (buf && have >= need) {
+        dt_rt_copy(buf, begin, end, need);
+        dt_ring_push(s->ring, buf, need);
+        return;
+    }
+    if (buf) dt_pool_slot_put(&rt_state.flight, buf);
+    dt_loss_add(s, DT_LOSS_NO_BUFFER, (uint64_t)(end - begin) / DT_RT_RECORD_SIZE);
+}
+
+/* rt_state.lock held, the pool open: the flight recorder's pool of
+   copies, each of a half of roctracer's pool, lent through s's ring. */
+static dt_status flight_begin(dt_session *s)
+{
+    if (!s->config.flight_recorder_bytes) return DT_OK;
+    if (!rt_state.decoder.pool)
+        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "roctracer allocated its pool without devtrace's allocator: "
+                        "the kernel names of its buffers cannot be copied, so it has no flight recorder here; "
+                        "record without one");
+    if (dt_pool_slot_configure(&rt_state.flight, dt_flight_pool_buffers(s), DT_RT_COPY_HEADER + rt_state.decoder.half,
+                               0) != 0)
+        return dt_error(DT_ERR_NO_MEMORY, "roctracer: out of memory for the flight recorder's %u buffers",
+                        dt_flight_pool_buffers(s));
+    dt_status st = dt_core_flight_begin(s, &rt_state.flight, ring_decode, NULL);
+    if (st != DT_OK) dt_pool_slot_release(&rt_state.flight);
+    return st;
+}
+
+/* The ring lends no more (s's stop, or a start that failed). */
+static void flight_free(dt_session *s)
+{
+    dt_core_flight_free(s);
+    dt_pool_slot_release(&rt_state.flight);
+}
+
 static void buffer_callback(const char *begin, const char *end, void *arg)
 {
     (void)arg;
@@ -637,7 +595,8 @@ static void buffer_callback(const char *begin, const char *end, void *arg)
     dt_session *s = rt_state.session;
     if (s) {
         drain_args();
-        dt_rt_decode(&rt_state.decoder, s, (const uint8_t *)begin, (const uint8_t *)end);
+        if (s->ring) keep_copy(s, (const uint8_t *)begin, (const uint8_t *)end);
+        else dt_rt_decode(&rt_state.decoder, s, (const uint8_t *)begin, (const uint8_t *)end);
     } else if (begin != end) {
         atomic_fetch_add_explicit(&rt_state.orphaned, 1, memory_order_relaxed);
     }
@@ -772,12 +731,12 @@ static dt_status rt_start(dt_session *s)
     if (st != DT_OK) goto out;
     /* Records a previous session left in the pool are not this one's. */
     SYM(dt_rt_pool_fn, RT_FLUSH)(rt_state.rt_pool);
+    st = flight_begin(s);
+    if (st != DT_OK) goto out;
     atomic_store(&rt_state.orphaned, 0);
     free_chunks(g_retired);
     g_retired = NULL;
-    pthread_mutex_lock(&g_roctx_lock);
-    memset(g_roctx_open, 0, sizeof g_roctx_open);
-    pthread_mutex_unlock(&g_roctx_lock);
+    dt_rt_roctx_reset();
     atomic_fetch_add(&g_args_generation, 1);
     for (int i = 0; i < 3; i++) {
         rt_state.unkept[i] = 0;
@@ -817,7 +776,7 @@ static dt_status rt_start(dt_session *s)
                                 (capture & DT_CAPTURE_MEMSET ? 1u << DT_RT_ARGS_FILL : 0));
     enable_op_callbacks(s, capture);
     dt_rt_domain_callback_fn enable = SYM(dt_rt_domain_callback_fn, RT_ENABLE_DOMAIN_CALLBACK);
-    if (enable && enable(ACTIVITY_DOMAIN_ROCTX, roctx_callback, NULL) == ROCTRACER_STATUS_SUCCESS) rt_state.roctx_on = 1;
+    if (enable && enable(ACTIVITY_DOMAIN_ROCTX, dt_rt_roctx_callback, NULL) == ROCTRACER_STATUS_SUCCESS) rt_state.roctx_on = 1;
     else if (enable) dt_core_note(s, "roctx", "ROCTX callbacks could not be enabled: ROCTX ranges are not recorded");
     /* a tracer paused by roctracer_stop (Kineto stops it between its own
        sessions) would deliver nothing */
@@ -832,6 +791,7 @@ static dt_status rt_start(dt_session *s)
 fail:
     disarm();
     attach(NULL);
+    flight_free(s);
 out:
     pthread_mutex_unlock(&rt_state.lock);
     return st;
@@ -845,7 +805,7 @@ static void rt_fork_child(void)
 {
     /* their holders may be threads the child does not have (the consumer) */
     rt_state.lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-    rt_state.decode_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    rt_state.decode_lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
     if (rt_state.ops_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS);
     if (rt_state.api_on) SYM(dt_rt_domain_fn, RT_DISABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API);
     rt_state.ops_on = rt_state.api_on = 0;
@@ -853,10 +813,29 @@ static void rt_fork_child(void)
     atomic_store(&rt_state.taking, 0);
 }
 
+/* rt_state.lock held: the devices' properties, from HIP. */
+static void read_devices(dt_session *s)
+{
+    dt_rt_hip hip = {
+        .runtime_get_version = SYM(dt_hip_int_fn, HIP_RUNTIME_GET_VERSION),
+        .get_device_count = SYM(dt_hip_int_fn, HIP_GET_DEVICE_COUNT),
+        .device_get_name = SYM(dt_hip_name_fn, HIP_DEVICE_GET_NAME),
+        .device_total_mem = SYM(dt_hip_total_mem_fn, HIP_DEVICE_TOTAL_MEM),
+        .device_get_attribute = SYM(dt_hip_attribute_fn, HIP_DEVICE_GET_ATTRIBUTE),
+    };
+    dt_rt_read_devices(s, &hip);
+}
+
 static dt_status rt_flush(dt_session *s)
 {
-    (void)s;
     if (!rt_state.rt_pool) return DT_OK;
+    /* a flight recorder's dump describes the devices as the stop does
+       (once: HIP's answers do not change) */
+    if (s && s->ring && !s->devices[0].valid) {
+        pthread_mutex_lock(&rt_state.lock);
+        read_devices(s);
+        pthread_mutex_unlock(&rt_state.lock);
+    }
     /* the buffer callback may run on this thread: no lock is held */
     int r = SYM(dt_rt_pool_fn, RT_FLUSH)(rt_state.rt_pool);
     return r == ROCTRACER_STATUS_SUCCESS ? DT_OK : failure("roctracer_flush_activity_expl", r);
@@ -870,9 +849,14 @@ static dt_status rt_stop(dt_session *s)
     /* Records made before the domains were disabled are still in the pool:
        deliver them to this session (the callback may run here). */
     int r = rt_state.rt_pool ? SYM(dt_rt_pool_fn, RT_FLUSH)(rt_state.rt_pool) : ROCTRACER_STATUS_SUCCESS;
+    attach(NULL);
+    /* the flight recorder's ring, now that roctracer has delivered all
+       (decoded with the arguments still waiting for their records; a dump
+       whose flush waits for rt_state.lock ends first) */
+    dt_core_flight_end(s);
+    dt_pool_slot_release(&rt_state.flight);
     pthread_mutex_lock(&rt_state.lock);
     pthread_mutex_lock(&rt_state.decode_lock);
-    rt_state.session = NULL;
     /* roctracer writes a HIP_OPS record when the work completes, into a
        pool that never drops: a launch or fill whose arguments still wait
        for their record had work running at stop (or, inferred: a call HIP
@@ -899,14 +883,7 @@ static dt_status rt_stop(dt_session *s)
     if (orphaned)
         dt_core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
     /* HIP calls made now, with the callbacks off, produce no records */
-    dt_rt_hip hip = {
-        .runtime_get_version = SYM(dt_hip_int_fn, HIP_RUNTIME_GET_VERSION),
-        .get_device_count = SYM(dt_hip_int_fn, HIP_GET_DEVICE_COUNT),
-        .device_get_name = SYM(dt_hip_name_fn, HIP_DEVICE_GET_NAME),
-        .device_total_mem = SYM(dt_hip_total_mem_fn, HIP_DEVICE_TOTAL_MEM),
-        .device_get_attribute = SYM(dt_hip_attribute_fn, HIP_DEVICE_GET_ATTRIBUTE),
-    };
-    dt_rt_read_devices(s, &hip);
+    read_devices(s);
     pthread_mutex_unlock(&rt_state.lock);
     return r == ROCTRACER_STATUS_SUCCESS ? DT_OK : failure("roctracer_flush_activity_expl", r);
 }
@@ -957,7 +934,7 @@ const dt_backend dt_backend_roctracer = {
     .library_env = RT_LIBRARY_ENV,
     /* roctracer's producers wait for the pool's consumer rather than drop;
        the consumer is a thread of roctracer's, absent in a forked child */
-    .caps = DT_BACKEND_LOSSLESS_BUFFERS | DT_BACKEND_NO_FORK_CHILD,
+    .caps = DT_BACKEND_LOSSLESS_BUFFERS | DT_BACKEND_NO_FORK_CHILD | DT_BACKEND_FLIGHT_RECORDER,
     .probe = rt_probe,
     .start = rt_start,
     .flush = rt_flush,

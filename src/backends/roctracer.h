@@ -71,10 +71,38 @@ typedef struct dt_rt_decoder {
        dropped as store_full, as a kernel whose configuration could not be
        kept is on every vendor. Decremented as they are. */
     uint64_t *args_unkept;
+    /* NULL: a buffer is decoded where roctracer delivered it. Else the
+       buffer is a copy of the one delivered at this address, and of the
+       rest of its half after it (its kernel names: see dt_rt_half_end),
+       made before roctracer reused the half (the flight recorder's): the
+       name pointers, into the pool, are read in the copy. */
+    const uint8_t *delivered_at;
 } dt_rt_decoder;
 
 /* Decode one buffer [begin, end) into s (taking its lock). */
 DT_HIDDEN void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end);
+/* The end of the pool's half that a buffer delivered at `at` lies in (its
+   kernel names lie between its last record and there), or NULL when `at`
+   is not in the pool or the pool is unknown. */
+DT_HIDDEN const uint8_t *dt_rt_half_end(const dt_rt_decoder *d, const uint8_t *at);
+
+/* ROCTX (roctracer_roctx.c): the callback for ACTIVITY_DOMAIN_ROCTX, and
+   the start/stop ranges left open, forgotten at a session's start. */
+DT_HIDDEN void dt_rt_roctx_callback(uint32_t domain, uint32_t cid, const void *data, void *arg);
+DT_HIDDEN void dt_rt_roctx_reset(void);
+
+/* The flight recorder keeps copies of delivered buffers: a header of
+   DT_RT_COPY_HEADER bytes (the records after it stay aligned), the
+   records, then the rest of their half, where their kernel names lie. */
+#define DT_RT_COPY_HEADER ((size_t)64)
+/* The bytes a copy of the buffer delivered as [begin, end) takes; 0 when
+   it is no buffer roctracer can have written (outside the pool, or ending
+   before it begins): dt_rt_decode it where it lies. */
+DT_HIDDEN size_t dt_rt_copy_size(const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end);
+/* Copy it into buf, of size (dt_rt_copy_size) bytes. */
+DT_HIDDEN void dt_rt_copy(uint8_t *buf, const uint8_t *begin, const uint8_t *end, size_t size);
+/* Decode a copy of valid bytes into s, as dt_rt_decode the buffer. */
+DT_HIDDEN void dt_rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid);
 
 /* What a HIP_OPS record's command kind is, in devtrace's terms. */
 typedef enum dt_rt_command {

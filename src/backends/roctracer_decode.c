@@ -117,6 +117,9 @@ typedef struct decode_ctx {
     /* where the kernel names of this buffer may lie: [names_lo, names_hi)
        inside the pool; pool_lo..pool_hi the whole pool (empty: unknown) */
     const uint8_t *names_lo, *names_hi, *pool_lo, *pool_hi;
+    /* where roctracer delivered the buffer, and where it is read (the
+       same but for a copy: dt_rt_decoder.delivered_at) */
+    const uint8_t *at, *copy;
     /* an EXT_API record without a correlation id tags the next record */
     int pending;
     uint64_t pending_external;
@@ -155,6 +158,7 @@ static uint32_t kernel_name(decode_ctx *cx, const char *raw, int *bad)
         return UINT32_MAX;
     }
     size_t room = (size_t)(cx->names_hi - p);
+    raw = (const char *)cx->copy + (p - cx->at);
     size_t len = strnlen(raw, room);
     if (len == room) {
         *bad = 1; /* no terminating NUL in the buffer */
@@ -314,6 +318,13 @@ static void decode_record(decode_ctx *cx, const uint8_t *p)
     note_other(cx, r.domain, r.op, r.kind);
 }
 
+const uint8_t *dt_rt_half_end(const dt_rt_decoder *d, const uint8_t *at)
+{
+    if (!d->pool || !d->half || at < d->pool || at >= d->pool + 2 * d->half) return NULL;
+    size_t half = (size_t)(at - d->pool) / d->half;
+    return d->pool + (half + 1) * d->half;
+}
+
 void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end)
 {
     if (!s || !begin || !end || end == begin) return;
@@ -328,20 +339,23 @@ void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, c
     cx.pending = 0;
     cx.pending_external = 0;
     cx.names_lo = cx.names_hi = cx.pool_lo = cx.pool_hi = NULL;
+    /* where roctracer delivered the buffer: names are checked against the
+       pool there, and read at the same offset in a copy */
+    cx.at = d->delivered_at ? d->delivered_at : begin;
+    cx.copy = begin;
     size_t bytes = (size_t)(end - begin);
     int cut = 0;
     if (d->pool && d->half) {
         cx.pool_lo = d->pool;
         cx.pool_hi = d->pool + 2 * d->half;
-        if (begin >= cx.pool_lo && begin < cx.pool_hi) {
-            size_t half = (size_t)(begin - d->pool) / d->half;
-            const uint8_t *half_end = d->pool + (half + 1) * d->half;
+        const uint8_t *half_end = dt_rt_half_end(d, cx.at);
+        if (half_end) {
             /* records past the buffer's half cannot be roctracer's */
-            if (end > half_end) {
-                bytes = (size_t)(half_end - begin);
+            if (bytes > (size_t)(half_end - cx.at)) {
+                bytes = (size_t)(half_end - cx.at);
                 cut = 1;
             }
-            cx.names_lo = begin + bytes;
+            cx.names_lo = cx.at + bytes;
             cx.names_hi = half_end;
         }
     }
@@ -361,4 +375,41 @@ void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, c
         dt_core_note(s, "external_ids", "an EXT_API record without a correlation id ended a buffer: "
                         "the record it tagged is in another buffer, and its External id is lost");
     dt_core_unlock(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Copies (the flight recorder's)                                      */
+/* ------------------------------------------------------------------ */
+/* A copy: this header, then the records as delivered, then the rest of
+   their half (their kernel names). */
+typedef struct rt_copy {
+    const uint8_t *at; /* where roctracer delivered the records */
+    size_t bytes;      /* the records' bytes */
+} rt_copy;
+_Static_assert(sizeof(rt_copy) <= DT_RT_COPY_HEADER, "the copy's header fits");
+
+size_t dt_rt_copy_size(const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end)
+{
+    const uint8_t *half_end = dt_rt_half_end(d, begin);
+    if (!half_end || !end || end < begin) return 0;
+    return DT_RT_COPY_HEADER + (size_t)(half_end - begin);
+}
+
+void dt_rt_copy(uint8_t *buf, const uint8_t *begin, const uint8_t *end, size_t size)
+{
+    rt_copy h = {begin, (size_t)(end - begin)};
+    memset(buf, 0, DT_RT_COPY_HEADER);
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + DT_RT_COPY_HEADER, begin, size - DT_RT_COPY_HEADER);
+}
+
+void dt_rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid)
+{
+    rt_copy h;
+    if (valid < DT_RT_COPY_HEADER) return;
+    memcpy(&h, buf, sizeof h);
+    if (h.bytes > valid - DT_RT_COPY_HEADER) h.bytes = valid - DT_RT_COPY_HEADER; /* never past the copy */
+    dt_rt_decoder at = *d;
+    at.delivered_at = h.at;
+    dt_rt_decode(&at, s, buf + DT_RT_COPY_HEADER, buf + DT_RT_COPY_HEADER + h.bytes);
 }

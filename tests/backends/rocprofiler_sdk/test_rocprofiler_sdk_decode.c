@@ -651,7 +651,57 @@ static void agent_properties(void)
     dt_rsdk_decoder_free(&d);
 }
 
+/* The flight recorder's copies of delivered records, in chunks, decoded
+   after the SDK reused its memory: the records as delivered, a record
+   without a payload or with a size no record has counted as malformed. */
+static void flight_copies(void)
+{
+    add_kernel(&g_d, 31, "copied.kd", 0, 0);
+    dt_session *s = running(0);
+    uint64_t t = now_ns();
+    rsdk_kernel_dispatch_record r[3];
+    for (int i = 0; i < 3; i++) {
+        r[i] = dispatch((uint64_t)i + 1, 31, GPU0, 5);
+        r[i].start_timestamp = t + (uint64_t)i * 1000;
+        r[i].end_timestamp = r[i].start_timestamp + 500;
+    }
+    uint64_t bad_size[2] = {DT_RSDK_COPY_MIN, 0}; /* longer than any record */
+    rsdk_record_header h[5];
+    rsdk_record_header *hp[5];
+    void *payload[5] = {&r[0], &r[1], NULL, bad_size, &r[2]};
+    for (int i = 0; i < 5; i++) {
+        h[i].category = RSDK_BUFFER_CATEGORY_TRACING;
+        h[i].kind = RSDK_BUFFER_KERNEL_DISPATCH;
+        h[i].payload = payload[i];
+        hp[i] = &h[i];
+    }
+    static uint8_t buf[DT_RSDK_COPY_MIN] __attribute__((aligned(64)));
+    /* a chunk with room for two dispatches, then one for the rest */
+    size_t per = sizeof(void *) + sizeof(rsdk_record_header) + 8 + ((sizeof r[0] + 7) & ~(size_t)7);
+    size_t from = 0, used = dt_rsdk_copy(buf, 16 + 2 * per, hp, 5, &from);
+    CHECK_EQ(from, 2);
+    CHECK_EQ(used, 16 + 2 * per);
+    used += dt_rsdk_copy(buf + used, sizeof buf - used, hp, 5, &from);
+    CHECK_EQ(from, 5);
+    CHECK_EQ(dt_rsdk_copy(buf, 16, hp, 5, &(size_t){0}), 0); /* no room for a record */
+    /* the SDK reuses its memory */
+    memset(r, 0xab, sizeof r);
+    memset(h, 0xcd, sizeof h);
+    dt_rsdk_decode_copy(&g_d, s, buf, used);
+    CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 2);
+    stop(s);
+    REQUIRE_EQ(dt_session_event_count(s), 3);
+    for (size_t i = 0; i < 3; i++) {
+        dt_event ev;
+        REQUIRE_EQ(dt_session_event(s, i, &ev), DT_OK);
+        CHECK_EQ(ev.kind, DT_EVENT_KERNEL);
+        CHECK_STR(ev.name, "copied");
+        CHECK_EQ(ev.correlation, i + 1);
+    }
+    dt_session_destroy(s);
+}
+
 DT_TEST_MAIN(setup, teardown, DT_TEST(kernel_fields), DT_TEST(symbol_names), DT_TEST(external_zero_and_none), DT_TEST(fills),
              DT_TEST(awaited_calls), DT_TEST(launches_matched_from_records),
              DT_TEST(launch_matching_needs_both_records), DT_TEST(launches_past_the_table), DT_TEST(copies), DT_TEST(api_layouts), DT_TEST(damage_is_counted), DT_TEST(capture_filters),
-             DT_TEST(unknown_agent_and_kernel), DT_TEST(agent_properties))
+             DT_TEST(unknown_agent_and_kernel), DT_TEST(agent_properties), DT_TEST(flight_copies))

@@ -422,6 +422,50 @@ static void api_names(void)
     close_fixture(&f);
 }
 
+/* The flight recorder's copy of a delivered buffer, decoded after
+   roctracer reused its half: the names are the copy's, a name pointer
+   elsewhere in the pool is still a corrupt record, and a copy that claims
+   more records than it holds reads none past its end. */
+static void copies_keep_names(void)
+{
+    fixture f = open_fixture(DT_CAPTURE_ALL);
+    dt_session *s = f.s;
+    pool *p = f.p;
+    dt_rt_decoder d = f.d;
+    kernel(p, 1, 1, "before_reuse_a");
+    kernel(p, 1, 2, "before_reuse_b");
+    activity_record_t *r = kernel(p, 1, 3, NULL);
+    r->kernel_name = (const char *)p->mem + 8; /* inside the other half's records */
+    const uint8_t *begin = p->mem + HALF;
+    size_t size = dt_rt_copy_size(&d, begin, begin + p->used[1]);
+    REQUIRE_EQ(size, DT_RT_COPY_HEADER + HALF);
+    uint8_t *copy = malloc(size);
+    REQUIRE(copy != NULL, "malloc");
+    dt_rt_copy(copy, begin, begin + p->used[1], size);
+    /* roctracer writes the half again */
+    memset(p->mem + HALF, 0, HALF);
+    p->used[1] = p->tail[1] = 0;
+    kernel(p, 1, 7, "after_reuse_xx");
+    dt_rt_decode_copy(&d, s, copy, size);
+    CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 1);
+    REQUIRE_EQ(s->store.count, 2);
+    CHECK_STR(name_of(s, dt_store_at(&s->store, 0)), "before_reuse_a");
+    CHECK_STR(name_of(s, dt_store_at(&s->store, 1)), "before_reuse_b");
+    /* a header claiming more bytes than the copy holds: read to its end
+       and no further (the sanitizer builds check the reads), the names
+       then inside the records: corrupt */
+    size_t claim = 2 * HALF;
+    memcpy(copy + sizeof(const uint8_t *), &claim, sizeof claim);
+    dt_rt_decode_copy(&d, s, copy, size);
+    CHECK_EQ(s->store.count, 2);
+    CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 4);
+    /* not in the pool: nothing to copy */
+    static const uint8_t elsewhere[DT_RT_RECORD_SIZE];
+    CHECK_EQ(dt_rt_copy_size(&d, elsewhere, elsewhere + sizeof elsewhere), 0);
+    free(copy);
+    close_fixture(&f);
+}
+
 DT_TEST_MAIN(NULL, NULL, DT_TEST(names_from_the_end), DT_TEST(name_pointers_checked), DT_TEST(external_ids),
              DT_TEST(unknown_and_cut), DT_TEST(command_kinds), DT_TEST(capture_filters), DT_TEST(call_arguments),
-             DT_TEST(argument_table), DT_TEST(api_names))
+             DT_TEST(argument_table), DT_TEST(api_names), DT_TEST(copies_keep_names))
