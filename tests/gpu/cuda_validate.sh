@@ -29,6 +29,9 @@
 #      and once the client unsubscribes devtrace records;
 #   3. `devtrace record` of a launch loop (every kernel kept) and of `sh`
 #      (no libcupti loaded);
+#   3b. `record --on-demand` of a running launch loop triggered for 0.5 s
+#      (CUPTI armed after the context exists), and `trigger --dump` of a
+#      `record --flight-recorder` loop;
 #   4. overhead of the CUDA C launch loop, untraced and under devtrace
 #      (median of three).
 # With torch (skipped, with a message, when `import torch` fails):
@@ -320,6 +323,45 @@ step record_sh 60 "$devtrace" record -o "$work/sh.json" -- sh -c 'grep -c cupti 
 maps=$(grep -m1 -x '[0-9]*' "$out/logs/record_sh.log")
 [[ $maps == 0 ]] && pass "a process without CUDA under record" "no libcupti mapped" ||
     fail "a process without CUDA under record" "libcupti mappings: ${maps:-?}"
+md ""
+
+# ---------------------------------------------------------------- 3b. on demand
+md "## 3b. On demand: CUPTI armed late, in a process whose CUDA context already runs"
+# A capture subscribes to CUPTI after the program created its context (the
+# emulators cannot say whether real CUPTI then records that context's
+# kernels); then the flight recorder's dump of a running loop.
+kernels_in() { $PY -c "import json,sys; n=0
+for f in sys.argv[1:]: n+=json.load(open(f))['devtrace']['counts']['kernel']
+print(n)" "$@" 2>/dev/null; }
+if [[ -x $out/launch_loop ]]; then
+    rm -f "$out"/ondemand*.json "$out"/fr_dump*.json
+    "$devtrace" record --on-demand -o /dev/null -- "$out/launch_loop" 3000000 >"$out/logs/ondemand_loop.log" 2>&1 &
+    loop_pid=$!
+    sleep 3
+    step ondemand_trigger 60 "$devtrace" trigger --all --duration 0.5 -o "$out/ondemand.json"
+    wait "$loop_pid"
+    got=$(kernels_in "$out"/ondemand*.json)
+    if [[ ${got:-0} -gt 0 ]]; then
+        pass "trigger --duration 0.5 of a running CUDA loop" "$got kernels captured"
+    else
+        fail "trigger --duration 0.5 of a running CUDA loop" "kernels captured: ${got:-no trace}"
+        log_tail ondemand_trigger
+    fi
+    "$devtrace" record --flight-recorder=64M -o "$out/fr.json" -- "$out/launch_loop" 3000000 >"$out/logs/fr_loop.log" 2>&1 &
+    loop_pid=$!
+    sleep 3
+    step fr_dump 60 "$devtrace" trigger --all --dump -o "$out/fr_dump.json"
+    wait "$loop_pid"
+    got=$(kernels_in "$out"/fr_dump*.json)
+    if [[ ${got:-0} -gt 0 ]]; then
+        pass "trigger --dump of a running flight recorder" "$got kernels in the dump"
+    else
+        fail "trigger --dump of a running flight recorder" "kernels dumped: ${got:-no trace}"
+        log_tail fr_dump
+    fi
+else
+    skip "on demand" "not compiled"
+fi
 md ""
 
 # ---------------------------------------------------------------- 4. C overhead
