@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE 1
 #include "bench_median.h"
+#include "bench_emu.h"
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -36,63 +37,11 @@
 #include "devtrace/devtrace.h"
 #include "devtrace_emu.h"
 
-typedef struct row {
-    const char *backend, *emulator, *override_variable;
-} row;
+static bench_emu emu;
 
 static const row built_rows[] = {
 #include "bench_launch_rows.h"
 };
-
-static struct {
-    int (*init)(void);
-    int (*launch)(const emu_kernel_desc *);
-    int (*synchronize)(int, int);
-} emu;
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    long pages = 0, rss = 0;
-    if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0;
-        fclose(f);
-    }
-    return rss * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-static int load_emulator(const row *r)
-{
-    if (setenv(r->override_variable, r->emulator, 1) != 0) return 1;
-    void *h = dlopen(r->emulator, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "%s: cannot load %s: %s\n", r->backend, r->emulator, dlerror());
-        return 1;
-    }
-    *(void **)&emu.init = dlsym(h, "emu_init");
-    *(void **)&emu.launch = dlsym(h, "emu_launch_kernel_desc");
-    *(void **)&emu.synchronize = dlsym(h, "emu_synchronize");
-    if (!emu.init || !emu.launch || !emu.synchronize) {
-        fprintf(stderr, "%s: %s lacks the emulated runtime API\n", r->backend, r->emulator);
-        return 1;
-    }
-    emu.init();
-    return 0;
-}
 
 static void launch_all(size_t launches)
 {
@@ -271,7 +220,7 @@ static int run_row(const row *r, size_t launches, int rounds, size_t rss_launche
     int cpu = sched_getcpu();
     CPU_SET(cpu < 0 ? 0 : cpu, &set);
     sched_setaffinity(0, sizeof set, &set);
-    if (load_emulator(r) != 0) return 1;
+    if (bench_load_emulator(r, &emu) != 0) return 1;
     if (launches && steady_state(r, launches, rounds) != 0) return 1;
     if (rss_launches && memory(r, rss_launches) != 0) return 1;
     if (events && dump(r, events, rounds) != 0) return 1;

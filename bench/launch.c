@@ -59,6 +59,7 @@
  */
 #define _GNU_SOURCE 1
 #include "bench_median.h"
+#include "bench_emu.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -77,37 +78,13 @@
 #include "devtrace/devtrace.h"
 #include "devtrace_emu.h"
 
-typedef struct row {
-    const char *backend, *emulator, *override_variable;
-} row;
-
 /* The rows: backend name, emulator library, the variable devtrace reads
    the library's path from; generated from the build's vendor list. */
+static bench_emu emu;
+
 static const row built_rows[] = {
 #include "bench_launch_rows.h"
 };
-
-static struct {
-    int (*init)(void);
-    int (*launch)(const emu_kernel_desc *);
-    void (*stats_get)(emu_stats *);
-    void (*stats_reset)(void);
-    int (*null_client)(int);
-} emu;
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 #define KERNEL_NAMES 16
 static char kernel_names[KERNEL_NAMES][48];
@@ -233,22 +210,7 @@ static void check_counts(const row *r, const char *what, size_t stored, uint64_t
 /* Loads the row's emulator and points devtrace at it; 0 on success. */
 static int load_emulator(const row *r)
 {
-    if (setenv(r->override_variable, r->emulator, 1) != 0) return 1;
-    void *h = dlopen(r->emulator, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "%s: cannot load %s: %s\n", r->backend, r->emulator, dlerror());
-        return 1;
-    }
-    *(void **)&emu.init = dlsym(h, "emu_init");
-    *(void **)&emu.launch = dlsym(h, "emu_launch_kernel_desc");
-    *(void **)&emu.stats_get = dlsym(h, "emu_stats_get");
-    *(void **)&emu.stats_reset = dlsym(h, "emu_stats_reset");
-    *(void **)&emu.null_client = dlsym(h, "emu_null_client");
-    if (!emu.init || !emu.launch || !emu.stats_get || !emu.stats_reset || !emu.null_client) {
-        fprintf(stderr, "%s: %s lacks the emulated runtime API\n", r->backend, r->emulator);
-        return 1;
-    }
-    emu.init();
+    if (bench_load_emulator(r, &emu) != 0) return 1;
     for (int i = 0; i < KERNEL_NAMES; i++)
         snprintf(kernel_names[i], sizeof kernel_names[i], i % 2 ? "_Z12gemm_kernel%dPfS_" : "relu_kernel_%d", i);
     return 0;
@@ -301,21 +263,6 @@ static int count_row(const row *r, size_t launches)
                 check_counts(r, "counted session", stored, lost);
             }
     return 0;
-}
-
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    char path[PATH_MAX];
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 /* Runs count_row under callgrind and prints, per launch, the instructions

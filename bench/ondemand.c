@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE 1
 #include "bench_median.h"
+#include "bench_emu.h"
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -40,21 +41,11 @@
 #include "devtrace_emu.h"
 #include "protocol/control.h"
 
-typedef struct row {
-    const char *backend, *emulator, *override_variable;
-} row;
+static bench_emu emu;
 
 static const row built_rows[] = {
 #include "bench_launch_rows.h"
 };
-
-static struct {
-    int (*init)(void);
-    int (*launch)(const emu_kernel_desc *);
-    int (*synchronize)(int, int);
-    void (*stats)(emu_stats *);
-    void (*stats_reset)(void);
-} emu;
 
 static uint64_t mono_ns(void)
 {
@@ -68,27 +59,6 @@ static uint64_t real_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int load_emulator(const row *r)
-{
-    if (setenv(r->override_variable, r->emulator, 1) != 0) return 1;
-    void *h = dlopen(r->emulator, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "%s: cannot load %s: %s\n", r->backend, r->emulator, dlerror());
-        return 1;
-    }
-    *(void **)&emu.init = dlsym(h, "emu_init");
-    *(void **)&emu.launch = dlsym(h, "emu_launch_kernel_desc");
-    *(void **)&emu.synchronize = dlsym(h, "emu_synchronize");
-    *(void **)&emu.stats = dlsym(h, "emu_stats_get");
-    *(void **)&emu.stats_reset = dlsym(h, "emu_stats_reset");
-    if (!emu.init || !emu.launch || !emu.synchronize || !emu.stats || !emu.stats_reset) {
-        fprintf(stderr, "%s: %s lacks the emulated runtime API\n", r->backend, r->emulator);
-        return 1;
-    }
-    emu.init();
-    return 0;
 }
 
 static void launch_n(size_t launches)
@@ -150,7 +120,7 @@ static void idle_costs(const row *r, size_t n, int rounds)
         uint64_t t4 = mono_ns();
         ranges_n(n);
         uint64_t t5 = mono_ns();
-        emu.stats(&idle_stats);
+        emu.stats_get(&idle_stats);
         listen_or_die(r, 0);
         base_launch[k] = (double)(t1 - t0) / (double)n;
         base_range[k] = (double)(t2 - t1) / (double)n;
@@ -304,7 +274,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < count; i++) {
         pid_t pid = fork();
         if (pid == 0) {
-            if (load_emulator(&rows[i]) != 0) _exit(1);
+            if (bench_load_emulator(&rows[i], &emu) != 0) _exit(1);
             idle_costs(&rows[i], n, rounds);
             if (captures) trigger_latency(&rows[i], captures, 100000000u);
             fflush(stdout);

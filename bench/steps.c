@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE 1
 #include "bench_median.h"
+#include "bench_emu.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -123,21 +124,6 @@ static int read_dump(const char *path, uint64_t *ir, char *trigger, size_t n)
     }
     fclose(f);
     return have ? 0 : -1;
-}
-
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    char path[PATH_MAX];
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 /* Instructions per call of each loop; 0 when not counted (why printed). */
