@@ -152,6 +152,18 @@ _session_p = ctypes.c_void_p
 _u64_p = ctypes.POINTER(ctypes.c_uint64)
 
 # name: (restype, argtypes)
+class CaptureRequest(ctypes.Structure):
+    """dt_capture_request (include/devtrace/devtrace.h)."""
+    _fields_ = [
+        ("duration_ns", ctypes.c_uint64),
+        ("steps", ctypes.c_uint64),
+        ("step_multiple", ctypes.c_uint64),
+        ("timeout_ns", ctypes.c_uint64),
+        ("fd", ctypes.c_int),
+        ("format", ctypes.c_char * 16),
+    ]
+
+
 _PROTOTYPES = {
     "dt_version": (ctypes.c_char_p, []),
     "dt_status_name": (ctypes.c_char_p, [ctypes.c_int]),
@@ -191,6 +203,9 @@ _PROTOTYPES = {
     "dt_control_listen": (ctypes.c_int, [ctypes.POINTER(DtConfig)]),
     "dt_control_stop": (None, []),
     "dt_control_listening": (ctypes.c_int, []),
+    "dt_control_listen_external": (ctypes.c_int, []),
+    "dt_control_take": (ctypes.c_int, [ctypes.POINTER(CaptureRequest)]),
+    "dt_control_done": (ctypes.c_int, [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_char_p]),
 }
 
 

@@ -47,40 +47,13 @@ DT_ERR_TIMEOUT = 11
 _FORMATS = {"": False, "json": False, "json.gz": True}
 
 
-class CaptureRequest(ctypes.Structure):
-    """dt_capture_request (include/devtrace/devtrace.h)."""
-    _fields_ = [
-        ("duration_ns", ctypes.c_uint64),
-        ("steps", ctypes.c_uint64),
-        ("step_multiple", ctypes.c_uint64),
-        ("timeout_ns", ctypes.c_uint64),
-        ("fd", ctypes.c_int),
-        ("format", ctypes.c_char * 16),
-    ]
-
-
-_PROTOTYPES = {
-    "dt_control_listen_external": (ctypes.c_int, []),
-    "dt_control_take": (ctypes.c_int, [ctypes.POINTER(CaptureRequest)]),
-    "dt_control_done": (ctypes.c_int, [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_char_p]),
-    "dt_control_stop": (None, []),
-    "dt_control_listening": (ctypes.c_int, []),
-}
+CaptureRequest = _native.CaptureRequest
 
 
 def _bind(lib) -> dict:
-    fns = {}
-    for name, (restype, argtypes) in _PROTOTYPES.items():
-        try:
-            fn = getattr(lib, name)
-        except AttributeError:
-            raise DevtraceError("DT_ERR_STATE", "%s lacks %s: it has no on-demand capture; rebuild it or point "
-                                "DEVTRACE_LIBRARY at a current one"
-                                % (getattr(lib, "_name", None) or "libdevtrace", name)) from None
-        fn.restype = restype
-        fn.argtypes = argtypes
-        fns[name] = fn
-    return fns
+    """The on-demand entry points, bound with their prototypes by _native."""
+    return {name: getattr(lib, name) for name in ("dt_control_listen_external", "dt_control_take",
+                                                   "dt_control_done", "dt_control_stop", "dt_control_listening")}
 
 
 def _say(message: str) -> None:
