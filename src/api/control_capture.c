@@ -40,6 +40,12 @@ static struct {
     int stopping;        /* dt_control_stop: a capture that waits ends now */
     dt_config config;
     char backend[64];
+    /* The captures' session, made at the first and started again for each
+       (only the listener's worker uses it). It is never freed: a vendor
+       callback that began before a capture's stop may still read it after
+       (its store is reset at the next start). A new dt_control_listen, with
+       its own configuration, makes a new one. */
+    dt_session *session;
 } cap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t cap_once = PTHREAD_ONCE_INIT;
 
@@ -131,9 +137,10 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
         fail(res, DT_CTL_BUSY, "another devtrace session is running in this process");
         return;
     }
-    dt_session *s = NULL;
-    dt_status st = dt_session_create(&cap.config, &s);
+    dt_session *s = cap.session;
+    dt_status st = s ? DT_OK : dt_session_create(&cap.config, &s);
     if (st == DT_OK) {
+        cap.session = s;
         if (req->steps) dt_core_steps_watch(1); /* before the vendor is armed: no boundary is missed */
         st = dt_session_start(s);
         if (st != DT_OK && req->steps) dt_core_steps_watch(0);
@@ -141,7 +148,6 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
     if (st != DT_OK) {
         dt_session *other = dt_active_session();
         fail(res, other && other != s ? DT_CTL_BUSY : DT_CTL_CANNOT_ARM, dt_last_error());
-        dt_session_destroy(s);
         return;
     }
     uint64_t start = 0, end = 0, armed = dt_realtime_ns();
@@ -169,7 +175,6 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
         snprintf(res->text, sizeof res->text, "%s: no trace written",
                  res->code == DT_CTL_TIMEOUT ? "the window's first step did not begin before the timeout"
                                              : "this process stopped listening before the window's first step");
-        dt_session_destroy(s);
         return;
     }
     st = dt_session_write_fd(s, fd, format);
@@ -190,7 +195,6 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
                  res->written ? "" : " (not written)", lost);
         if (wrote[0]) snprintf(res->text + strlen(res->text), sizeof res->text - strlen(res->text), "; %s", wrote);
     }
-    dt_session_destroy(s);
 }
 
 static void dump(int fd, dt_format format, dt_ctl_result *res)
@@ -251,6 +255,7 @@ dt_status dt_control_listen(const dt_config *config)
     }
     pthread_mutex_lock(&cap.lock);
     cap.stopping = 0;
+    cap.session = NULL; /* not freed: see cap.session */
     cap.config = c;
     snprintf(cap.backend, sizeof cap.backend, "%s", c.backend ? c.backend : "auto");
     cap.config.backend = cap.backend;

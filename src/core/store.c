@@ -102,22 +102,26 @@ static void *preparer_main(void *arg)
 }
 
 /* fork(): the child has no preparer thread, and must not inherit the lock
-   held by it. */
-static void spare_atfork_prepare(void) { pthread_mutex_lock(&g_spare.lock); }
-static void spare_atfork_parent(void) { pthread_mutex_unlock(&g_spare.lock); }
+   held by it or by a thread that was taking a chunk. No lock is held across
+   the fork (a vendor's thread may be inside its own lock, decoding into a
+   store, while the fork's handlers take theirs): the child makes the lock
+   afresh and forgets the spare chunks, which a thread it does not have may
+   have been moving (they stay mapped, unused). */
 static void spare_atfork_child(void)
 {
+    pthread_mutex_init(&g_spare.lock, NULL);
+    g_spare.count = 0;
     g_spare.running = 0;
     g_spare.stopping = 0;
     g_spare.preparers = 0;
+    g_spare.growing = 0;
     pthread_cond_init(&g_spare.wake, NULL);
-    pthread_mutex_unlock(&g_spare.lock);
 }
 
 static pthread_once_t g_spare_once = PTHREAD_ONCE_INIT;
 static void spare_init(void)
 {
-    pthread_atfork(spare_atfork_prepare, spare_atfork_parent, spare_atfork_child);
+    pthread_atfork(NULL, NULL, spare_atfork_child);
 }
 
 void dt_store_prepare(int on)
