@@ -102,6 +102,19 @@ def union(src: str, key: str) -> str:
   GROUP BY rank, {key}, island)"""
 
 
+# The time covered by the intervals (rank, key, s, e) of relation SRC, per
+# (rank, key), in one window: sorted by start, interval i adds what it
+# reaches past every earlier one, max(0, e_i - max(s_i, max(e_1..e_i-1))).
+def covered(src: str, key: str) -> str:
+    return f"""(
+  SELECT rank, {key}, sum(greatest(e - greatest(s, coalesce(prev_e, s)), 0)) AS busy FROM (
+    SELECT rank, {key}, s, e,
+           max(e) OVER (PARTITION BY rank, {key} ORDER BY s, e
+                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
+    FROM {src})
+  GROUP BY rank, {key})"""
+
+
 @dataclass(frozen=True)
 class Report:
     name: str
@@ -127,12 +140,12 @@ FROM gpu GROUP BY rank, class, name"""
 def _temporal() -> Report:
     per_rank = f"""
 , spans AS (SELECT rank, device, min(s) AS first, max(e) AS last FROM gpu GROUP BY rank, device)
-, busy AS (SELECT rank, device, sum(e - s) AS busy FROM {union('gpu', 'device')} GROUP BY rank, device)
+, busy AS {covered('gpu', 'device')}
 , byclass AS (
-  SELECT rank, device, sum(e - s) FILTER (WHERE class = 'computation') AS compute,
-         sum(e - s) FILTER (WHERE class = 'communication') AS communication,
-         sum(e - s) FILTER (WHERE class = 'memory') AS memory
-  FROM {union('gpu', 'device, class')} GROUP BY rank, device)
+  SELECT rank, device, sum(busy) FILTER (WHERE class = 'computation') AS compute,
+         sum(busy) FILTER (WHERE class = 'communication') AS communication,
+         sum(busy) FILTER (WHERE class = 'memory') AS memory
+  FROM {covered('gpu', 'device, class')} GROUP BY rank, device)
 SELECT rank, device, last - first AS span_ns,
        coalesce(compute, 0) AS compute_ns, coalesce(communication, 0) AS communication_ns,
        coalesce(memory, 0) AS memory_ns, (last - first) - busy AS idle_ns,
