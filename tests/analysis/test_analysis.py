@@ -201,6 +201,38 @@ def test_dask_gives_the_same_rows_as_duckdb(synthetic):
     assert res.stdout == res2.stdout
 
 
+def test_covered_time_is_exact_on_overlapping_nested_and_repeated_work(tmp_path):
+    """Device work that overlaps across streams, nests, repeats exactly and
+    touches end to start: temporal's busy and per-class times and overlap's
+    overlapped time are the lengths of the unions and of their intersection,
+    to the nanosecond."""
+    # (name, stream, start us, end us): communication [0,100) [50,150)
+    # [150,160) touching, computation [80,120) [90,100) nested, [140,200)
+    # twice, [300,400), memory [390,410)
+    work = [("ncclDevKernel_AllReduce", 20, 0, 100), ("ncclDevKernel_AllReduce", 21, 50, 150),
+            ("ncclDevKernel_AllReduce", 20, 150, 160),
+            ("gemm", 7, 80, 120), ("relu", 8, 90, 100), ("gemm", 7, 140, 200), ("gemm", 8, 140, 200),
+            ("gemm", 7, 300, 400), ("Memcpy HtoD (Pageable -> Device)", 9, 390, 410)]
+    ev = []
+    for i, (name, stream, s, e) in enumerate(work):
+        ev.append({"ph": "X", "cat": "kernel" if not name.startswith("Memcpy") else "gpu_memcpy", "name": name,
+                   "pid": 0, "tid": stream, "ts": 1000.0 + s, "dur": float(e - s),
+                   "args": {"device": 0, "stream": stream, "correlation": i + 1}})
+    t = tmp_path / "w.json"
+    t.write_text(json.dumps({"schemaVersion": 1, "distributedInfo": {"rank": 0}, "traceEvents": ev}))
+    ds = convert([t], tmp_path / "ds")
+    temporal = report(ds, "temporal").iloc[0]
+    us = 1000
+    # union of all: [0,200) and [300,410)
+    assert temporal.span_ns == 410 * us and temporal.idle_ns == 100 * us
+    assert temporal.communication_ns == 160 * us          # [0,160)
+    assert temporal.compute_ns == (40 + 60 + 100) * us     # [80,120) [140,200) [300,400)
+    assert temporal.memory_ns == 20 * us
+    overlap = report(ds, "overlap").iloc[0]
+    assert overlap.communication_ns == 160 * us
+    assert overlap.overlapped_ns == (40 + 20) * us          # [80,120) and [140,160)
+
+
 # ---- HTA 0.5 on the same traces ----
 
 def compare_with_hta(traces, ds, analysis):

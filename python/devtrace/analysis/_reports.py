@@ -50,11 +50,19 @@ steps_cpu AS (
 last_step AS (
   SELECT rank, max(s) AS last_start, count(*) AS n FROM steps_cpu GROUP BY rank
 ),
-gpu AS (
-  SELECT g.*, e - s AS dur,
-         CASE WHEN g.collective IS NOT NULL OR regexp_matches(g.name, '{comm}', 'i') THEN 'communication'
-              {classes} END AS class
-  FROM gpu_all g {hta_filter}
+-- each distinct (name, kind, collective or not) classified once: the
+-- names' patterns run over a few hundred rows, not every kernel
+classes AS (
+  SELECT name, kind, coll,
+         CASE WHEN coll OR regexp_matches(n.name, '{comm}', 'i') THEN 'communication' {classes} END AS class
+  FROM (SELECT DISTINCT name, kind, collective IS NOT NULL AS coll FROM gpu_all) n
+),
+-- inlined where a report reads it more than once: a scan of the Parquet
+-- files again costs less than holding every device row's columns
+gpu AS NOT MATERIALIZED (
+  SELECT g.*, e - s AS dur, c.class
+  FROM gpu_all g JOIN classes c ON c.name = g.name AND c.kind = g.kind AND c.coll = (g.collective IS NOT NULL)
+  {hta_filter}
 )"""
 
 HTA_FILTER = """
@@ -71,13 +79,13 @@ HTA_END = "((ts + dur) - ((((ts + dur) % 1000) + 1000) % 1000))"
 
 
 DEVICE_WORK = "kind IN ('kernel', 'memcpy', 'memset')"
-CLASSES = ("WHEN g.kind IN ('memcpy', 'memset') OR regexp_matches(g.name, '%s') THEN 'memory' "
+CLASSES = ("WHEN n.kind IN ('memcpy', 'memset') OR regexp_matches(n.name, '%s') THEN 'memory' "
            "ELSE 'computation'" % MEMORY_NAME_RE)
 # HTA's device events are those with a stream (synchronisations included), and
 # what is neither memory nor computation by its names is "other"
 HTA_WORK = "stream IS NOT NULL"
-HTA_CLASSES = ("WHEN regexp_matches(g.name, '%s') THEN 'memory' "
-               "WHEN regexp_matches(g.name, '^(.*Memcpy|Memset|.*Sync)') THEN 'other' "
+HTA_CLASSES = ("WHEN regexp_matches(n.name, '%s') THEN 'memory' "
+               "WHEN regexp_matches(n.name, '^(.*Memcpy|Memset|.*Sync)') THEN 'other' "
                "ELSE 'computation'" % MEMORY_NAME_RE)
 
 
@@ -87,19 +95,6 @@ def gpu_cte(hta: bool) -> str:
                           comm=COMM_NAME_RE, hta_filter=HTA_FILTER)
     return GPU.format(start="ts", end="ts + dur", work=DEVICE_WORK, classes=CLASSES, comm=COMM_NAME_RE,
                       hta_filter="")
-
-
-# Union of intervals (rank, key, s, e) of relation SRC, as islands.
-def union(src: str, key: str) -> str:
-    return f"""(
-  SELECT rank, {key}, min(s) AS s, max(e) AS e FROM (
-    SELECT *, sum(CASE WHEN prev_e IS NULL OR s > prev_e THEN 1 ELSE 0 END)
-              OVER (PARTITION BY rank, {key} ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
-    FROM (SELECT rank, {key}, s, e,
-                 max(e) OVER (PARTITION BY rank, {key} ORDER BY s, e
-                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
-          FROM {src}))
-  GROUP BY rank, {key}, island)"""
 
 
 # The time covered by the intervals (rank, key, s, e) of relation SRC, per
@@ -162,16 +157,17 @@ FROM r ORDER BY rank, device"""
 
 
 def _overlap() -> Report:
+    # the overlap of communication A and computation B is |A| + |B| - |A u B|,
+    # each a covered time, so no interval is matched against another
+    both = ("(SELECT rank, class AS k, s, e FROM gpu WHERE class IN ('communication', 'computation') "
+            "UNION ALL SELECT rank, 'either' AS k, s, e FROM gpu WHERE class IN ('communication', 'computation'))")
     per_rank = f"""
-, comm AS {union("(SELECT rank, 0 AS k, s, e FROM gpu WHERE class = 'communication')", 'k')}
-, comp AS {union("(SELECT rank, 0 AS k, s, e FROM gpu WHERE class = 'computation')", 'k')}
+, cov AS {covered(both, 'k')}
 , ranks AS (SELECT DISTINCT rank FROM gpu)
-SELECT rank,
-       coalesce((SELECT sum(e - s) FROM comm WHERE comm.rank = ranks.rank), 0) AS communication_ns,
-       coalesce((SELECT sum(least(comm.e, comp.e) - greatest(comm.s, comp.s))
-                 FROM comm JOIN comp ON comm.rank = comp.rank AND comm.s < comp.e AND comp.s < comm.e
-                 WHERE comm.rank = ranks.rank), 0) AS overlapped_ns
-FROM ranks"""
+SELECT rank, coalesce(sum(busy) FILTER (WHERE k = 'communication'), 0) AS communication_ns,
+       coalesce(sum(busy) FILTER (WHERE k = 'communication') + sum(busy) FILTER (WHERE k = 'computation')
+                - sum(busy) FILTER (WHERE k = 'either'), 0) AS overlapped_ns
+FROM ranks LEFT JOIN cov USING (rank) GROUP BY rank"""
     combine = """
 SELECT rank, communication_ns, overlapped_ns,
        CASE WHEN communication_ns > 0 THEN overlapped_ns / communication_ns END AS overlap_ratio
