@@ -146,13 +146,14 @@ def main():
         return
 
     # 2. kernels + temporal against HTA
-    t_dt, rss_dt = measure([DEVTRACE, "analyze", ds, "--report", "kernels,temporal"])
-    print("devtrace analyze kernels,temporal (DuckDB): %7.2f s  peak RSS %6.1f MB" % (t_dt, rss_dt))
+    t_dt, c_dt, rss_dt = measure_cpu([DEVTRACE, "analyze", ds, "--report", "kernels,temporal"])
+    print("devtrace analyze kernels,temporal (DuckDB): %7.2f s  CPU %6.2f s  peak RSS %6.1f MB" % (t_dt, c_dt, rss_dt))
     if not a.no_hta:
-        t_h, rss_h = measure([sys.executable, "-c", HTA, traces])
-        print("HTA 0.5 load + kernel + temporal breakdown: %7.2f s  peak RSS %6.1f MB" % (t_h, rss_h))
-        print("  devtrace (convert + analyze) vs HTA: %.1fx faster, %.2f of its memory; analyze alone %.1fx"
-              % (t_h / (t_all + t_dt), max(rss_all, rss_dt) / rss_h, t_h / t_dt))
+        t_h, c_h, rss_h = measure_cpu([sys.executable, "-c", HTA, traces])
+        print("HTA 0.5 load + kernel + temporal breakdown: %7.2f s  CPU %6.2f s  peak RSS %6.1f MB" % (t_h, c_h, rss_h))
+        print("  devtrace (convert + analyze) vs HTA: %.1fx faster (CPU %.1fx), %.2f of its memory; "
+              "analyze alone %.1fx (CPU %.1fx)"
+              % (t_h / (t_all + t_dt), c_h / (c_all + c_dt), max(rss_all, rss_dt) / rss_h, t_h / t_dt, c_h / c_dt))
 
     # 3. a memory limit below the dataset's size: a quarter of its columns
     # uncompressed, what a query holding them all would need
@@ -166,9 +167,10 @@ def main():
           "completed in %.2f s, peak RSS %.1f MB" % (limit_mb, pq_mb, raw_mb, t_lim, rss_lim))
 
     # 4. Dask with 2 local workers against DuckDB
-    t_duck, _ = measure([DEVTRACE, "analyze", ds, "--report", "all"])
-    t_dask, _ = measure([DEVTRACE, "analyze", ds, "--report", "all", "--engine", "dask"])
-    print("all reports: DuckDB %.2f s, Dask (2 local workers, start-up included) %.2f s" % (t_duck, t_dask))
+    t_duck, c_duck, rss_duck = measure_cpu([DEVTRACE, "analyze", ds, "--report", "all"])
+    t_dask, c_dask, rss_dask = measure_cpu([DEVTRACE, "analyze", ds, "--report", "all", "--engine", "dask"])
+    print("all reports: DuckDB %.2f s (CPU %.2f s, %.0f MB), Dask (2 local workers, start-up included) %.2f s "
+          "(CPU %.2f s, %.0f MB)" % (t_duck, c_duck, rss_duck, t_dask, c_dask, rss_dask))
     if not a.work:
         shutil.rmtree(work)
 
