@@ -616,6 +616,12 @@ static int cmd_record(int argc, char **argv)
             return 2;
         } else break;
     }
+    if (on_demand && flight) {
+        fprintf(stderr, "devtrace record: --on-demand and --flight-recorder do not combine: a flight recorder records "
+                        "from the start and answers `devtrace trigger --dump`; on demand records nothing until "
+                        "`devtrace trigger` asks\n");
+        return 2;
+    }
     if (dump_given && !flight) {
         fprintf(stderr, "devtrace record: %s needs --flight-recorder\n", dump_given);
         return 2;

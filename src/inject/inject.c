@@ -434,6 +434,9 @@ static void listen_on_demand(void)
     }
     dt_inject_report("note", 0, "", "listening for `devtrace trigger %d` (on demand): nothing is recorded from start",
                      (int)getpid());
+    if (dt_env(DT_RECORD_ENV_FLIGHT_RECORDER))
+        dt_inject_report("note", 0, "", "%s is ignored: on demand (%s) records nothing until a trigger, so no "
+                         "flight recorder runs", DT_RECORD_ENV_FLIGHT_RECORDER, DT_RECORD_ENV_ON_DEMAND);
 }
 
 __attribute__((constructor)) static void devtrace_inject_init(void)

@@ -70,6 +70,7 @@ def test_the_flight_recorder_has_a_default_size_and_is_off_unless_asked(tmp_path
     (["--flight-recorder", "--dump-max=-1"], "--dump-max (DEVTRACE_DUMP_MAX) takes a count of dumps"),
     (["--flight-recorder", "--dump-max"], "--dump-max (DEVTRACE_DUMP_MAX) takes a count of dumps, not '--'"),
     (["--dump-on-stall=30"], "--dump-on-stall=30 needs --flight-recorder"),
+    (["--on-demand", "--flight-recorder"], "--on-demand and --flight-recorder do not combine"),
 ])
 def test_bad_options_stop_record_before_the_program_runs(tmp_path, options, message):
     ran = tmp_path / "ran"
