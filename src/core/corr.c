@@ -219,7 +219,6 @@ static dt_status push_named(thread_state *t, stack_entry e, const char *name)
 {
     name_entry(&e, name);
     vendor_push(&e);
-    if (e.start_ns == 0) e.generation = 0; /* not recordable: no name */
     if (stack_push(t, &e) != 0) {
         vendor_pop(&e);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
@@ -227,12 +226,19 @@ static dt_status push_named(thread_state *t, stack_entry e, const char *name)
     return DT_OK;
 }
 
+/* An entry a session saw pushed and named (a name the store could not
+   hold leaves start_ns 0): a span when popped. */
+static bool recordable(const stack_entry *e)
+{
+    return e->generation != 0 && e->start_ns != 0;
+}
+
 /* Record a popped range or op as a span of its thread, if the session that
    saw its push is still the running one. */
 static void record_entry(const thread_state *t, const stack_entry *e, uint64_t end)
 {
     dt_session *s = dt_active_session();
-    if (!s || e->generation == 0 || s->generation != e->generation) return;
+    if (!s || !recordable(e) || s->generation != e->generation) return;
     dt_core_lock(s);
     dt_rec *r = dt_session_add(s);
     if (r) {
@@ -256,7 +262,9 @@ dt_status dt_external_pop(uint64_t *id)
 {
     thread_state *t = thread_state_get();
     if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_external_pop: the external-correlation stack of this thread is empty");
-    uint64_t end = t->stack[t->depth - 1].is_op ? dt_realtime_ns() : 0;
+    /* the clock only for an entry a session can record (see record_entry) */
+    const stack_entry *top = &t->stack[t->depth - 1];
+    uint64_t end = top->is_op && recordable(top) ? dt_realtime_ns() : 0;
     /* the popped entry stays where it was until the next push */
     const stack_entry *e = &t->stack[--t->depth];
     vendor_pop(e);
@@ -317,7 +325,8 @@ dt_status dt_range_pop(void)
     if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_range_pop: no range is open on this thread");
     if (!t->stack[t->depth - 1].is_range)
         return dt_error(DT_ERR_STATE, "dt_range_pop: the innermost entry is an external id pushed with dt_external_push; pop it with dt_external_pop first");
-    uint64_t end = dt_realtime_ns();
+    /* the clock only for an entry a session can record */
+    uint64_t end = recordable(&t->stack[t->depth - 1]) ? dt_realtime_ns() : 0;
     stack_entry e = t->stack[--t->depth];
     vendor_pop(&e);
     record_entry(t, &e, end);

@@ -77,6 +77,8 @@ static void expect_ok_or_no_memory(dt_status st, const char *call)
     CHECK(dt_last_error()[0] != 0, "%s failed without a message", call);
 }
 
+#define OUTSIDE_KERNEL "outside_any_range"
+
 static void *worker(void *arg)
 {
     int t = (int)(intptr_t)arg;
@@ -102,6 +104,12 @@ static void *worker(void *arg)
         REQUIRE(emu.memset_(t % 2, t, 4096, 0, 500, 1) == 0, "memset");
         if (op == DT_OK) expect_ok_or_no_memory(dt_external_pop(NULL), "dt_external_pop");
         if (pushed == DT_OK) expect_ok_or_no_memory(dt_range_pop(), "dt_range_pop");
+        /* outside every range and op: no External id, also after a range
+           whose name memory could not hold (the vendor's stack is popped
+           all the same) */
+        emu_kernel_desc d = {.device = t % 2, .stream = t, .name = OUTSIDE_KERNEL, .grid = {1, 1, 1},
+                             .block = {64, 1, 1}, .duration_ns = 1000};
+        REQUIRE(emu.launch_kernel_desc(&d) == 0, "launch");
     }
     return NULL;
 }
@@ -122,6 +130,7 @@ typedef struct outcome {
     int recorded;               /* create and start succeeded */
     uint64_t events, lost;      /* after stop */
     uint64_t with_external;     /* device events carrying an External id */
+    uint64_t stale_external;    /* kernels launched outside every range and op that carry one */
     uint64_t unconfigured;      /* kernels without their launch configuration */
     uint64_t kernels;
     int noted_memory;           /* a note says memory ran out */
@@ -191,6 +200,8 @@ static outcome record(void)
             ev.has_external)
             o.with_external++;
         if (ev.kind == DT_EVENT_KERNEL) o.kernels++;
+        if (ev.kind == DT_EVENT_KERNEL && ev.has_external && ev.name && strcmp(ev.name, OUTSIDE_KERNEL) == 0)
+            o.stale_external++;
         if (ev.kind == DT_EVENT_KERNEL && ev.u.kernel.grid[0] == 0) o.unconfigured++;
     }
     o.noted_memory = noted_memory(s);
@@ -249,6 +260,7 @@ int main(int argc, char **argv)
             "the recording without failures lost %" PRIu64 " records", ref.lost);
     check_file(&ref);
     REQUIRE(ref.with_external > 0, "no device event carries an External id");
+    REQUIRE(ref.stale_external == 0, "kernels launched outside every range carry an External id");
     fprintf(stderr, "alloc_failure: %s: %lu allocations in a recording of %" PRIu64 " events\n", g_opt.backend,
             made, ref.events);
 
@@ -272,6 +284,8 @@ int main(int argc, char **argv)
                 refused++;
                 continue;
             }
+            CHECK(o.stale_external == 0, "%" PRIu64 " kernels launched outside every range carry an External id",
+                  o.stale_external);
             if (o.lost) counted++;
             else if (o.noted_memory) noted++;
             else if (!o.written) unwritten++;
