@@ -75,20 +75,4 @@ static inline long rss_kib(void)
     return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-/* Removes a folder of plain files. */
-static inline void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    char path[PATH_MAX];
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 #endif

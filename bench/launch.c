@@ -265,6 +265,31 @@ static int count_row(const row *r, size_t launches)
     return 0;
 }
 
+/* ir[pair][with_ids][m]: the parts of the session of (m + 1) * N launches */
+typedef struct launch_dumps {
+    const char *emulator;
+    uint64_t ir[COUNTED_PAIRS][2][2][CG_PARTS];
+    unsigned found;
+} launch_dumps;
+
+static void take_dump(void *user, const char *path)
+{
+    launch_dumps *d = user;
+    char trigger[64];
+    uint64_t parts[CG_PARTS];
+    if (cg_split(path, d->emulator, parts, trigger, sizeof trigger) != 0) return;
+    for (int k = 0; k < COUNTED_PAIRS; k++)
+        for (int i = 0; i < 2; i++)
+            for (int m = 0; m < 2; m++) {
+                char want[96];
+                snprintf(want, sizeof want, "Client Request: %s-%d", counted[i][m], k);
+                if (strcmp(trigger, want) == 0) {
+                    memcpy(d->ir[k][i][m], parts, sizeof parts);
+                    d->found |= 1u << ((k * 2 + i) * 2 + m);
+                }
+            }
+}
+
 /* Runs count_row under callgrind and prints, per launch, the instructions
    devtrace, the emulator and the program executed (the difference between
    the sessions of 2N and N launches, divided by N), and per session the
@@ -276,65 +301,18 @@ static void count_instructions(const row *r, size_t launches)
     printf("%s: instructions not counted: built without valgrind/callgrind.h\n", p);
     return;
 #endif
-    char self[PATH_MAX], dir[] = "/tmp/bench_launch.XXXXXX", out[PATH_MAX + 32], log[PATH_MAX + 32],
-                         count[32];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0 || !mkdtemp(dir)) {
-        printf("%s: instructions not counted: %s\n", p, strerror(errno));
-        return;
-    }
-    self[n] = '\0';
-    snprintf(out, sizeof out, "--callgrind-out-file=%s/cg.%%p", dir);
-    snprintf(log, sizeof log, "%s/valgrind.log", dir);
+    char dir[PATH_MAX], count[32], command[2048], why[256];
     snprintf(count, sizeof count, "%zu", launches);
-    char *argv[] = {"valgrind", "--tool=callgrind", out, "--compress-strings=no", "--compress-pos=no", self,
-                    "0", "0", (char *)r->backend, (char *)r->emulator, (char *)r->override_variable, NULL};
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        setenv("BENCH_LAUNCH_COUNT", count, 1);
-        setenv("DEVTRACE_EMU_FLUSH_PERIOD_FIXED", "1", 1);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        printf("%s: instructions not counted: valgrind %s (is it installed?)\n", p,
-               WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "not found" : "failed");
-        remove_dir(dir);
+    char *args[] = {"0", "0", (char *)r->backend, (char *)r->emulator, (char *)r->override_variable, NULL};
+    const char *env[] = {"BENCH_LAUNCH_COUNT", count, "DEVTRACE_EMU_FLUSH_PERIOD_FIXED", "1", NULL};
+    if (cg_run_self("bench_launch", args, env, dir, sizeof dir, command, sizeof command, why, sizeof why) != 0) {
+        printf("%s: instructions not counted: %s\n", p, why);
         return;
     }
-    /* ir[with_ids][m]: the parts of the session of (m + 1) * N launches */
-    /* ir[pair][with_ids][m]: the parts of the session of (m + 1) * N launches */
-    uint64_t ir[COUNTED_PAIRS][2][2][CG_PARTS];
-    unsigned found = 0;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, "cg.", 3) != 0) continue;
-        char path[PATH_MAX + 300], trigger[64];
-        uint64_t parts[CG_PARTS];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (cg_split(path, r->emulator, parts, trigger, sizeof trigger) != 0) continue;
-        for (int k = 0; k < COUNTED_PAIRS; k++)
-            for (int i = 0; i < 2; i++)
-                for (int m = 0; m < 2; m++) {
-                    char want[96];
-                    snprintf(want, sizeof want, "Client Request: %s-%d", counted[i][m], k);
-                    if (strcmp(trigger, want) == 0) {
-                        memcpy(ir[k][i][m], parts, sizeof parts);
-                        found |= 1u << ((k * 2 + i) * 2 + m);
-                    }
-                }
-    }
-    if (d) closedir(d);
-    remove_dir(dir);
-    if (found != (1u << (COUNTED_PAIRS * 4)) - 1) {
+    launch_dumps dumps = {.emulator = r->emulator};
+    cg_each_dump(dir, take_dump, &dumps);
+    cg_remove_dir(dir);
+    if (dumps.found != (1u << (COUNTED_PAIRS * 4)) - 1) {
         printf("%s: instructions not counted: callgrind's dumps are missing\n", p);
         return;
     }
@@ -344,8 +322,8 @@ static void count_instructions(const row *r, size_t launches)
         double per[COUNTED_PAIRS][CG_PARTS], fixed[COUNTED_PAIRS][CG_PARTS], dt[COUNTED_PAIRS];
         for (int k = 0; k < COUNTED_PAIRS; k++) {
             for (int c = 0; c < CG_PARTS; c++) {
-                per[k][c] = ((double)ir[k][i][1][c] - (double)ir[k][i][0][c]) / (double)launches;
-                fixed[k][c] = (double)ir[k][i][0][c] - per[k][c] * (double)launches;
+                per[k][c] = ((double)dumps.ir[k][i][1][c] - (double)dumps.ir[k][i][0][c]) / (double)launches;
+                fixed[k][c] = (double)dumps.ir[k][i][0][c] - per[k][c] * (double)launches;
             }
             dt[k] = per[k][CG_DEVTRACE];
         }
@@ -357,9 +335,7 @@ static void count_instructions(const row *r, size_t launches)
                p, what[i], per[k][CG_DEVTRACE], lo, hi, per[k][CG_EMULATOR], per[k][CG_PROGRAM],
                fixed[k][CG_DEVTRACE], fixed[k][CG_EMULATOR]);
     }
-    printf("%s:   counted by: BENCH_LAUNCH_COUNT=%s DEVTRACE_EMU_FLUSH_PERIOD_FIXED=1 valgrind --tool=callgrind --compress-strings=no "
-           "--compress-pos=no %s 0 0 %s %s %s\n",
-           p, count, self, r->backend, r->emulator, r->override_variable);
+    printf("%s:   counted by: %s\n", p, command);
 }
 
 static int run_row(const row *r, size_t launches, int rounds)

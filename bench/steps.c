@@ -19,6 +19,7 @@
 #define _GNU_SOURCE 1
 #include "bench_median.h"
 #include "bench_emu.h"
+#include "callgrind_split.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -101,30 +102,29 @@ static void count_loops(size_t calls)
         }
 }
 
-/* The dump's instructions ("summary:" or "totals:") and its trigger
-   ("desc: Trigger: ..."). */
-static int read_dump(const char *path, uint64_t *ir, char *trigger, size_t n)
+#ifdef BENCH_HAVE_CALLGRIND
+typedef struct steps_dumps {
+    uint64_t ir[L_COUNT][2]; /* loop l's run of (m + 1) * N calls */
+    unsigned found;
+} steps_dumps;
+
+static void take_dump(void *user, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    char line[4096];
-    int have = 0;
-    trigger[0] = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "desc: Trigger: ", 15) == 0) {
-            line[strcspn(line, "\n")] = 0;
-            size_t len = strlen(line + 15);
-            if (len >= n) len = n - 1;
-            memcpy(trigger, line + 15, len);
-            trigger[len] = 0;
-        } else if (!have && (strncmp(line, "summary: ", 9) == 0 || strncmp(line, "totals: ", 8) == 0)) {
-            *ir = strtoull(strchr(line, ' ') + 1, NULL, 10);
-            have = 1;
+    steps_dumps *d = user;
+    char trigger[128];
+    uint64_t v;
+    if (cg_total(path, &v, trigger, sizeof trigger) != 0) return;
+    for (int l = 0; l < L_COUNT; l++)
+        for (int m = 0; m < 2; m++) {
+            char want[96];
+            snprintf(want, sizeof want, "Client Request: %s-%d", loop_key[l], m + 1);
+            if (strcmp(trigger, want) == 0) {
+                d->ir[l][m] = v;
+                d->found |= 1u << (l * 2 + m);
+            }
         }
-    }
-    fclose(f);
-    return have ? 0 : -1;
 }
+#endif
 
 /* Instructions per call of each loop; 0 when not counted (why printed). */
 static int count_instructions(size_t calls, double per[L_COUNT], char *command, size_t command_size)
@@ -134,64 +134,22 @@ static int count_instructions(size_t calls, double per[L_COUNT], char *command, 
     printf("instructions not counted: built without valgrind/callgrind.h\n");
     return -1;
 #else
-    char self[PATH_MAX], dir[] = "/tmp/bench_steps.XXXXXX", out[PATH_MAX + 32], log[PATH_MAX + 32], count[32];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0 || !mkdtemp(dir)) {
-        printf("instructions not counted: %s\n", strerror(errno));
-        return -1;
-    }
-    self[n] = '\0';
-    snprintf(out, sizeof out, "--callgrind-out-file=%s/cg.%%p", dir);
-    snprintf(log, sizeof log, "%s/valgrind.log", dir);
+    char dir[PATH_MAX], count[32], why[256];
     snprintf(count, sizeof count, "%zu", calls);
-    snprintf(command, command_size, "BENCH_STEPS_COUNT=%s valgrind --tool=callgrind %s", count, self);
-    char *argv[] = {"valgrind", "--tool=callgrind", out, self, NULL};
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        setenv("BENCH_STEPS_COUNT", count, 1);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        printf("instructions not counted: valgrind %s (is it installed?)\n",
-               WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "not found" : "failed");
-        remove_dir(dir);
+    const char *env[] = {"BENCH_STEPS_COUNT", count, NULL};
+    if (cg_run_self("bench_steps", NULL, env, dir, sizeof dir, command, command_size, why, sizeof why) != 0) {
+        printf("instructions not counted: %s\n", why);
         return -1;
     }
-    uint64_t ir[L_COUNT][2];
-    unsigned found = 0;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, "cg.", 3) != 0) continue;
-        char path[PATH_MAX + 300], trigger[128];
-        uint64_t v;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (read_dump(path, &v, trigger, sizeof trigger) != 0) continue;
-        for (int l = 0; l < L_COUNT; l++)
-            for (int m = 0; m < 2; m++) {
-                char want[96];
-                snprintf(want, sizeof want, "Client Request: %s-%d", loop_key[l], m + 1);
-                if (strcmp(trigger, want) == 0) {
-                    ir[l][m] = v;
-                    found |= 1u << (l * 2 + m);
-                }
-            }
-    }
-    if (d) closedir(d);
-    remove_dir(dir);
-    if (found != (1u << (L_COUNT * 2)) - 1) {
+    steps_dumps d;
+    memset(&d, 0, sizeof d);
+    cg_each_dump(dir, take_dump, &d);
+    cg_remove_dir(dir);
+    if (d.found != (1u << (L_COUNT * 2)) - 1) {
         printf("instructions not counted: callgrind's dumps are missing\n");
         return -1;
     }
-    for (int l = 0; l < L_COUNT; l++) per[l] = ((double)ir[l][1] - (double)ir[l][0]) / (double)calls;
+    for (int l = 0; l < L_COUNT; l++) per[l] = ((double)d.ir[l][1] - (double)d.ir[l][0]) / (double)calls;
     return 0;
 #endif
 }
