@@ -4,7 +4,6 @@
 #ifndef BENCH_EMU_H
 #define BENCH_EMU_H
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
