@@ -233,6 +233,25 @@ def test_covered_time_is_exact_on_overlapping_nested_and_repeated_work(tmp_path)
     assert overlap.overlapped_ns == (40 + 20) * us          # [80,120) and [140,160)
 
 
+def test_a_memory_limit_gives_the_same_rows_on_fewer_threads(synthetic):
+    """Under --memory-limit DuckDB spills rather than hold more; below its
+    125 MB a thread it runs fewer threads (a sort or join could fail rather
+    than spill), and the reports are the same rows."""
+    need("duckdb")
+    from devtrace.analysis import _engine
+    import os
+    for limit, threads in (("64MB", 1), ("300MB", 2), ("1GiB", 8)):
+        con = _engine._connect(limit)
+        got = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+        con.close()
+        assert got == min(threads, os.cpu_count()), (limit, got)
+    for name in REPORTS:
+        limited = report(synthetic[1], name, memory_limit="64MB")
+        assert limited.equals(report(synthetic[1], name)), name
+    res = run([DEVTRACE, "analyze", synthetic[1], "--report", "temporal", "--memory-limit", "64MB"])
+    assert res.returncode == 0, res.stderr
+
+
 # ---- HTA 0.5 on the same traces ----
 
 def compare_with_hta(traces, ds, analysis):

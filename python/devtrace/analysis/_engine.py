@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import tempfile
 from typing import List, Optional
 
@@ -22,11 +23,30 @@ def _events_glob(path: str, rank: Optional[int] = None) -> str:
     return os.path.join(path, "events", part, "*.parquet")
 
 
+# DuckDB's rule of thumb: each thread needs about 125 MB to run any query
+# (duckdb.org/docs/guides/performance/how_to_tune_workloads); under a
+# smaller limit a sort or join can fail rather than spill.
+MB_PER_THREAD = 125
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(i?)B?\s*$", re.I)
+
+
+def _limit_mb(memory_limit: str) -> Optional[float]:
+    """memory_limit ('64MB', '1GiB', '2 GB') in MB; None when not a size."""
+    m = _SIZE.match(memory_limit)
+    if not m:
+        return None
+    power = "KMGT".find(m.group(2).upper()) + 1 if m.group(2) else 0
+    return float(m.group(1)) * (1024.0 if m.group(3) else 1000.0) ** power / 1e6
+
+
 def _connect(memory_limit: Optional[str] = None, threads: Optional[int] = None, temp_dir: Optional[str] = None):
     import duckdb
     con = duckdb.connect()
     if memory_limit:
         con.execute("SET memory_limit = '%s'" % memory_limit.replace("'", ""))
+        mb = _limit_mb(memory_limit)
+        if not threads and mb is not None:
+            threads = max(1, min(os.cpu_count() or 1, int(mb // MB_PER_THREAD)))
     if threads:
         con.execute("SET threads = %d" % int(threads))
     con.execute("SET temp_directory = '%s'" % (temp_dir or tempfile.gettempdir()).replace("'", "''"))
