@@ -896,7 +896,8 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
     if (flags & DT_COL_STEPS) {
         s.steps_on = true;
         rc = col_pass(path, col_steps_visit, 0, &s, &summary, err, errlen);
-        qsort(s.steps, s.nsteps, sizeof *s.steps, col_step_cmp);
+        if (s.nsteps)
+            qsort(s.steps, s.nsteps, sizeof *s.steps, col_step_cmp);
         if (rc == 0) {
             dt_rd_summary_free(&summary);
             memset(&summary, 0, sizeof summary);

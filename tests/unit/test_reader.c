@@ -10,6 +10,7 @@
 
 #include "dt_reader.h"
 #include "dt_internal.h"
+#include "dt_test_session.h"
 #include <unistd.h>
 
 static unsigned char *slurp(const char *rel, size_t *len)
@@ -707,54 +708,17 @@ static unsigned char *read_whole(const char *path, size_t *len)
     return buf;
 }
 
-static dt_rec *pf_kernel(dt_session *s, const char *name, uint64_t start, uint32_t stream, dt_launch_config lc)
-{
-    dt_rec *r = dt_store_push(&s->store);
-    REQUIRE(r != NULL);
-    r->kind = DT_EVENT_KERNEL;
-    r->start = start;
-    r->end = start + 500;
-    r->flags = DT_REC_REALTIME;
-    r->name = dt_intern_kernel(&s->names, name);
-    r->lane = stream;
-    r->context = 1;
-    r->correlation = start;
-    r->u.kernel.config = dt_launch_intern(&s->launches, &lc);
-    r->u.kernel.queued_delta = DT_DELTA_UNKNOWN;
-    r->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
-    return r;
-}
-
-static void pf_collective(dt_session *s, const char *name, const char *group, uint64_t start)
-{
-    dt_collective_desc c = {.start = start, .end = start + 2000, .correlation = start, .device = 0, .stream = 9,
-                            .name = name, .group = group, .algorithm = "RING", .data_type = "Float",
-                            .count = 1024, .bytes = 4096};
-    dt_rec *r = dt_add_collective(s, &c);
-    REQUIRE(r != NULL);
-    r->flags |= DT_REC_REALTIME;
-}
-
 /* A session devtrace writes as JSON and as Perfetto: the Perfetto reader
    gives, typed, the grid, block, collective and process group that the
    JSON holds in its text. */
 static void perfetto_args_are_the_json_text_typed(void)
 {
-    dt_config cfg;
-    dt_config_init(&cfg);
-    cfg.backend = "null";
-    dt_session *s = NULL;
-    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
     const uint64_t t0 = UINT64_C(1764000000000000000);
-    s->state = DT_STATE_STOPPED;
-    s->window_start_ns = t0;
-    s->window_end_ns = t0 + 1000000;
-    s->pid = 4242;
-    snprintf(s->process_name, sizeof s->process_name, "prog");
-    pf_kernel(s, "gemm", t0 + 1000, 7, (dt_launch_config){{4, 2, 1}, {128, 1, 1}, 32, 1024, 0});
-    pf_kernel(s, "wide", t0 + 2000, 7, (dt_launch_config){{2147483647, 65535, 3}, {1024, 1, 64}, 32, 0, 0});
-    pf_collective(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "default_pg", t0 + 3000);
-    pf_collective(s, "ncclDevKernel_Broadcast_RING_LL", NULL, t0 + 6000);
+    dt_session *s = dt_test_written_session(t0, t0 + 1000000);
+    dt_test_kernel(s, "gemm", t0 + 1000, 7, (dt_launch_config){{4, 2, 1}, {128, 1, 1}, 32, 1024, 0});
+    dt_test_kernel(s, "wide", t0 + 2000, 7, (dt_launch_config){{2147483647, 65535, 3}, {1024, 1, 64}, 32, 0, 0});
+    dt_test_collective(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "default_pg", t0 + 3000);
+    dt_test_collective(s, "ncclDevKernel_Broadcast_RING_LL", NULL, t0 + 6000);
     char dir[] = "/tmp/dt_test_reader_XXXXXX", json[64], pf[64];
     REQUIRE(mkdtemp(dir) != NULL);
     snprintf(json, sizeof json, "%s/t.json", dir);
@@ -943,6 +907,7 @@ static void pb_array(pb *anns, uint64_t name, const int64_t *v, size_t n, const 
         pb_sub(&arr, 12, &e);
     }
     pb_annotation(anns, name, &arr);
+    free(arr.p);
 }
 
 /* A devtrace-shaped Perfetto trace: a thread's track, the capture slice, and
