@@ -419,6 +419,57 @@ static void col_string_arg(col_state *s, int d, size_t r, const char *v, const c
     col_string(s, d, r, s->scratch, dt_rd_unescape(v + 1, len, s->scratch));
 }
 
+/* Grid or block of device work: the reader's value where the event carries
+   it typed (bit: a Perfetto trace's), else the JSON text's at key (args:
+   the event's args text, NULL when it has none). */
+static bool col_triple_of(const dt_rd_event *ev, uint32_t bit, const int32_t typed[3], const char *args,
+                          const char *end, const char *key, int32_t *out)
+{
+    if (ev->has & bit) {
+        memcpy(out, typed, 3 * sizeof *out);
+        return true;
+    }
+    return args && col_triple(col_arg(args, end, key), end, out);
+}
+
+/* A collective's string arg into row r of dictionary d's column, from where
+   col_triple_of takes grid and block; null for anything but device work
+   that is a collective. */
+static void col_string_of(col_state *s, int d, size_t r, bool work, const dt_rd_event *ev, uint32_t bit,
+                          const char *typed, size_t typed_len, const char *args, const char *end, const char *key)
+{
+    if (!work || !(ev->has & DT_RD_HAS_COLLECTIVE))
+        exp_i32(s->x, sd_column[d], r, false, 0);
+    else if (ev->has & bit)
+        col_string(s, d, r, typed, typed_len);
+    else
+        col_string_arg(s, d, r, args ? col_arg(args, end, key) : NULL, end);
+}
+
+/* The args the reader gives only as text in JSON and typed in Perfetto:
+   device work's grid, block, collective and process group, into row r. */
+static void col_work_args(col_state *s, const dt_rd_event *ev, size_t r)
+{
+    col_export *x = s->x;
+    bool work = dt_rd_cat_is_device_work(ev->cat_kind);
+    const char *args = NULL, *end = NULL;
+    if (work && ev->raw && ev->at[DT_RD_AT_ARGS].len) {
+        args = ev->raw + ev->at[DT_RD_AT_ARGS].off;
+        end = ev->raw + ev->raw_len;
+    }
+    int32_t grid[3] = {0}, block[3] = {0};
+    bool has_grid = work && col_triple_of(ev, DT_RD_HAS_GRID, ev->grid, args, end, "\"grid\"", grid);
+    bool has_block = work && col_triple_of(ev, DT_RD_HAS_BLOCK, ev->block, args, end, "\"block\"", block);
+    for (int i = 0; i < 3; i++) {
+        exp_i32(x, DT_COL_C_GRID_X + i, r, has_grid, grid[i]);
+        exp_i32(x, DT_COL_C_BLOCK_X + i, r, has_block, block[i]);
+    }
+    col_string_of(s, SD_COLLECTIVE, r, work, ev, DT_RD_HAS_COLLECTIVE_NAME, ev->collective, ev->collective_len,
+                  args, end, "\"Collective name\"");
+    col_string_of(s, SD_GROUP, r, work, ev, DT_RD_HAS_GROUP, ev->group, ev->group_len, args, end,
+                  "\"Process Group Name\"");
+}
+
 /* The merged trace's rank of the event (0 in an unmerged trace). */
 static int32_t col_part(const dt_rd_event *ev)
 {
@@ -604,29 +655,7 @@ static int col_visit(void *user, const dt_rd_event *ev)
     bool flow = (ev->ph[0] == 's' || ev->ph[0] == 't' || ev->ph[0] == 'f') && ev->ph[1] == '\0';
     ((uint8_t *)x->data[DT_COL_C_FLOW])[r] = flow;
     s->flows += flow;
-    /* args the reader does not keep, read from the event's text: only
-       device work has them */
-    int32_t grid[3] = {0}, block[3] = {0};
-    bool has_grid = false, has_block = false, has_args = false;
-    const char *args = NULL, *end = NULL;
-    if (dt_rd_cat_is_device_work(ev->cat_kind) && ev->raw && ev->at[DT_RD_AT_ARGS].len) {
-        has_args = true;
-        args = ev->raw + ev->at[DT_RD_AT_ARGS].off;
-        end = ev->raw + ev->raw_len;
-        has_grid = col_triple(col_arg(args, end, "\"grid\""), end, grid);
-        has_block = col_triple(col_arg(args, end, "\"block\""), end, block);
-    }
-    for (int i = 0; i < 3; i++) {
-        exp_i32(x, DT_COL_C_GRID_X + i, r, has_grid, grid[i]);
-        exp_i32(x, DT_COL_C_BLOCK_X + i, r, has_block, block[i]);
-    }
-    if (has_args && (ev->has & DT_RD_HAS_COLLECTIVE)) {
-        col_string_arg(s, SD_COLLECTIVE, r, col_arg(args, end, "\"Collective name\""), end);
-        col_string_arg(s, SD_GROUP, r, col_arg(args, end, "\"Process Group Name\""), end);
-    } else {
-        exp_i32(x, DT_COL_C_COLLECTIVE, r, false, 0);
-        exp_i32(x, DT_COL_C_GROUP, r, false, 0);
-    }
+    col_work_args(s, ev, r);
     if (s->failed)
         return 1;
     if (++s->rows == s->cap)
@@ -864,14 +893,11 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
     dt_rd_summary summary;
     memset(&summary, 0, sizeof summary);
     int rc = 0;
-    /* a Perfetto trace has no JSON text to read args from: its events come
-       without grid, block, collective and process group */
-    bool perfetto = false;
     if (flags & DT_COL_STEPS) {
         s.steps_on = true;
         rc = col_pass(path, col_steps_visit, 0, &s, &summary, err, errlen);
-        perfetto = summary.format == DT_RD_FORMAT_PERFETTO;
-        qsort(s.steps, s.nsteps, sizeof *s.steps, col_step_cmp);
+        if (s.nsteps)
+            qsort(s.steps, s.nsteps, sizeof *s.steps, col_step_cmp);
         if (rc == 0) {
             dt_rd_summary_free(&summary);
             memset(&summary, 0, sizeof summary);
@@ -882,14 +908,8 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
         rc = -1;
     }
     if (rc == 0) {
-        rc = col_pass(path, col_visit, perfetto ? 0 : DT_RD_RAW, &s, &summary, err, errlen);
-        if (rc == -1 && !perfetto && summary.format == DT_RD_FORMAT_PERFETTO && s.rows == 0 &&
-            s.first_index == 0) {
-            /* refused at its first byte, for want of JSON text */
-            dt_rd_summary_free(&summary);
-            memset(&summary, 0, sizeof summary);
-            rc = col_pass(path, col_visit, 0, &s, &summary, err, errlen);
-        }
+        /* a Perfetto trace has no text: the reader gives its args typed */
+        rc = col_pass(path, col_visit, DT_RD_RAW_IF_JSON, &s, &summary, err, errlen);
         if (rc == 0)
             rc = col_flush(&s);
     }

@@ -77,7 +77,15 @@ enum {
     DT_RD_HAS_MEM_TOTAL = 1u << 15,
     DT_RD_HAS_MEM_DEVICE = 1u << 16,
     DT_RD_HAS_MEM_TYPE = 1u << 17,
-    DT_RD_HAS_ADDR = 1u << 18
+    DT_RD_HAS_ADDR = 1u << 18,
+    /* Args the JSON reader leaves in the event's text (DT_RD_RAW) and a
+       Perfetto trace carries typed: its device work's "grid" and "block"
+       ([x, y, z], each an int32) and its collectives' "Collective name" and
+       "Process Group Name" (strings). Only the Perfetto reader sets them. */
+    DT_RD_HAS_GRID = 1u << 19,
+    DT_RD_HAS_BLOCK = 1u << 20,
+    DT_RD_HAS_COLLECTIVE_NAME = 1u << 21,
+    DT_RD_HAS_GROUP = 1u << 22
 };
 
 /* What an event's "cat" is, among the categories the trace format names
@@ -168,6 +176,12 @@ typedef struct dt_rd_event {
     const char *raw;
     size_t raw_len;
     dt_rd_span at[DT_RD_AT_COUNT];
+    /* The args of DT_RD_HAS_GRID ... DT_RD_HAS_GROUP, valid only with their
+       bit (the JSON reader leaves them as they were). The strings are not
+       NUL-terminated, and are valid during the visitor call. */
+    int32_t grid[3], block[3];
+    const char *collective, *group;
+    size_t collective_len, group_len;
 } dt_rd_event;
 
 /* Return 0 to go on, or a positive value to stop reading (dt_rd_read then
@@ -268,7 +282,10 @@ int dt_rd_read(dt_rd_source *src, dt_rd_visitor visit, void *user, dt_rd_summary
 
 enum {
     DT_RD_RAW = 1u << 0, /* fill dt_rd_event.raw and .at (JSON only: a Perfetto trace is refused by name) */
-    DT_RD_JSON = 1u << 1 /* JSON only: a Perfetto trace is refused by name */
+    DT_RD_JSON = 1u << 1, /* JSON only: a Perfetto trace is refused by name */
+    /* DT_RD_RAW where the input is JSON; a Perfetto trace is read, its events
+       without text (raw NULL) but with its args typed (DT_RD_HAS_GRID ...) */
+    DT_RD_RAW_IF_JSON = 1u << 2
 };
 enum { DT_RD_ATTRIBUTION, DT_RD_EXTERNAL_PARENTS };
 

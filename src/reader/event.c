@@ -547,7 +547,8 @@ int dt_rd_parse_event(dt_rd_ctx *c)
     const int level = c->depth + 1;
     bool escaped, after_comma = false;
     int rc;
-    memset(ev, 0, c->raw ? sizeof *ev : offsetof(dt_rd_event, raw));
+    /* the typed args from grid on are the Perfetto reader's: left as they are */
+    memset(ev, 0, c->raw ? offsetof(dt_rd_event, grid) : offsetof(dt_rd_event, raw));
     c->slot_set = c->slot_in_sb = 0;
     c->sb_len = 0;
     ev->index = c->sum->event_count;

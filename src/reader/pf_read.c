@@ -6,7 +6,9 @@
  *    process_labels / thread_name metadata;
  *  - a slice (BEGIN ... END on its track) becomes a complete event "X"
  *    when it ends, with its name, category and the args the reader knows
- *    (docs/trace-format.md); a zero-length [memory] slice an instant "i";
+ *    (docs/trace-format.md), typed: grid and block (arrays of three
+ *    integers), the collective and its process group (strings, interned or
+ *    not) included; a zero-length [memory] slice an instant "i";
  *  - its flows become "s" (flow_ids) and "f" (terminating_flow_ids)
  *    events at its start;
  *  - the "devtrace capture" slice's args "devtrace.*" fill the summary as
@@ -44,6 +46,7 @@ typedef struct pr_seq {
 typedef struct pr_open {
     dt_rd_event e; /* args, ts; strings below */
     char *name, *cat;
+    char *collective, *group; /* e.collective and e.group, when their bits are set */
 } pr_open;
 
 typedef struct pr_track {
@@ -382,6 +385,14 @@ static int read_interned(pr *r, pr_seq *s, pr_cur d)
     return d.bad ? fail(r, "malformed interned data") : 0;
 }
 
+static void open_free(pr_open *o)
+{
+    free(o->name);
+    free(o->cat);
+    free(o->collective);
+    free(o->group);
+}
+
 /* An arg the reader knows, into the event as the JSON reader fills it. */
 static void put_arg(dt_rd_event *e, const char *name, bool is_int, uint64_t v)
 {
@@ -418,6 +429,70 @@ static void put_arg(dt_rd_event *e, const char *name, bool is_int, uint64_t v)
         memcpy((char *)e + args[i].off, &v, sizeof v);
         return;
     }
+}
+
+/* An array arg the reader knows ("grid", "block"): n elements, the first
+   three in v; ok when each was an integer of int32's range. Any other shape
+   leaves the arg out, as the JSON's text would. */
+static void put_ints3_arg(dt_rd_event *e, const char *name, const int32_t v[3], size_t n, bool ok)
+{
+    uint32_t bit = strcmp(name, "grid") == 0 ? DT_RD_HAS_GRID : strcmp(name, "block") == 0 ? DT_RD_HAS_BLOCK : 0;
+    if (!bit)
+        return;
+    if (n != 3 || !ok) {
+        e->has &= ~bit;
+        return;
+    }
+    e->has |= bit;
+    memcpy(bit == DT_RD_HAS_GRID ? e->grid : e->block, v, 3 * sizeof *v);
+}
+
+/* A string arg the reader knows ("Collective name", "Process Group Name"),
+   copied: the slice's event is visited when it ends, packets later. 0, or
+   -1 when out of memory. */
+static int put_string_arg(pr_open *o, const char *name, const char *v, size_t n)
+{
+    bool collective = strcmp(name, "Collective name") == 0;
+    if (!collective && strcmp(name, "Process Group Name") != 0)
+        return 0;
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, v, n);
+    copy[n] = '\0';
+    char **own = collective ? &o->collective : &o->group;
+    free(*own);
+    *own = copy;
+    if (collective) {
+        o->e.has |= DT_RD_HAS_COLLECTIVE_NAME;
+        o->e.collective = copy;
+        o->e.collective_len = n;
+    } else {
+        o->e.has |= DT_RD_HAS_GROUP;
+        o->e.group = copy;
+        o->e.group_len = n;
+    }
+    return 0;
+}
+
+/* One element of an array arg: true with its value when it is an integer
+   (int_value or uint_value only); false for anything else, and c->bad when
+   it is malformed. */
+static bool array_int(pr_cur *c, int64_t *out)
+{
+    unsigned f, wt;
+    uint64_t v;
+    pr_cur sub;
+    bool seen = false, other = false;
+    while (cur_field(c, &f, &wt, &v, &sub)) {
+        if ((f == 3 || f == 4) && wt == 0) {
+            *out = f == 4 ? (int64_t)v : v > INT64_MAX ? INT64_MAX : (int64_t)v;
+            seen = true;
+        } else {
+            other = true;
+        }
+    }
+    return seen && !other && !c->bad;
 }
 
 static void capture_arg(pr *r, const char *name, int type, uint64_t v, const pr_cur *str)
@@ -513,8 +588,7 @@ static int track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
         if (instant)
             o->e.has &= ~(uint32_t)DT_RD_HAS_DUR;
         int rc = visit(r, &o->e);
-        free(o->name);
-        free(o->cat);
+        open_free(o);
         return rc;
     }
     if (type != 1)
@@ -548,25 +622,48 @@ static int track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
             uint64_t av, aname = 0, val = 0;
             pr_cur as, str = {0};
             int vtype = 0;
+            int32_t ints[3] = {0};
+            size_t nints = 0; /* array_values met */
+            bool ints_ok = true;
             while (cur_field(&sub, &af, &awt, &av, &as)) {
-                if (af == 1 && awt == 0)
+                if (af == 1 && awt == 0) {
                     aname = av;
-                else if ((af == 2 || af == 3 || af == 4 || af == 17) && awt == 0)
+                } else if ((af == 2 || af == 3 || af == 4 || af == 17) && awt == 0) {
                     vtype = (int)af, val = av;
-                else if (af == 5 && awt == 1)
+                } else if (af == 5 && awt == 1) {
                     vtype = 5, val = av;
-                else if (af == 6 && awt == 2)
+                } else if (af == 6 && awt == 2) {
                     vtype = 6, str = as;
+                } else if (af == 12 && awt == 2) {
+                    int64_t x = 0;
+                    bool is_int = array_int(&as, &x);
+                    if (as.bad)
+                        sub.bad = true;
+                    else if (!is_int || x < INT32_MIN || x > INT32_MAX)
+                        ints_ok = false;
+                    else if (nints < 3)
+                        ints[nints] = (int32_t)x;
+                    nints++;
+                }
             }
             if (sub.bad)
                 return fail(r, "a malformed debug annotation");
             const char *an = s ? strs_get(&s->tab[TAB_ARG], aname) : NULL;
             if (!an)
                 continue;
-            if (capture)
+            if (capture) {
                 capture_arg(r, an, vtype, val, &str);
-            else if (vtype)
+                continue;
+            }
+            if (vtype)
                 put_arg(&o->e, an, vtype == 3 || vtype == 4, val);
+            if (nints)
+                put_ints3_arg(&o->e, an, ints, nints, ints_ok);
+            const char *text = vtype == 6    ? (const char *)str.p
+                               : vtype == 17 ? strs_get(&s->tab[TAB_VALUE], val)
+                                             : NULL;
+            if (text && put_string_arg(o, an, text, vtype == 6 ? (size_t)(str.end - str.p) : strlen(text)) != 0)
+                return fail(r, "out of memory");
         } else if ((f == 36 || f == 42) && wt == 0) {
             if (flow_event(r, t, (int64_t)ts, v, f == 42))
                 return -1;
@@ -665,10 +762,8 @@ static int packet(pr *r, pr_cur d)
 static void reader_free(pr *r)
 {
     for (size_t i = 0; i < r->ntracks; i++) {
-        for (size_t k = 0; k < r->tracks[i].depth; k++) {
-            free(r->tracks[i].open[k].name);
-            free(r->tracks[i].open[k].cat);
-        }
+        for (size_t k = 0; k < r->tracks[i].depth; k++)
+            open_free(&r->tracks[i].open[k]);
         free(r->tracks[i].open);
     }
     free(r->tracks);

@@ -98,7 +98,7 @@ int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary 
     c.src = src;
     c.sum = summary;
     c.opt = opts;
-    c.raw = opts && (opts->flags & DT_RD_RAW);
+    c.raw = opts && (opts->flags & (DT_RD_RAW | DT_RD_RAW_IF_JSON));
     c.err = err;
     c.errlen = errlen;
     int rc = 0;

@@ -456,40 +456,61 @@ def test_step_column_gives_each_event_its_enclosing_step(tmp_path):
 
 # ---- Perfetto input ----
 
-def test_perfetto_trace_converts_to_the_rows_of_its_json(tmp_path):
+# A scenario per backend: TOPSPTI's kernels have a launch configuration,
+# MSPTI's collectives a name and a communicator.
+PERFETTO_SCENARIOS = {
+    "topspti": (
+        "vendor topspti\ndevices 1\nthread \"w\" {\n  repeat 3 {\n"
+        "    kernel device=0 stream=1 name=\"k1\" grid=4,3,1 block=2,1,5 dur_us=10\n"
+        "    kernel device=0 stream=1 name=\"k2\" grid=4,3,1 block=2,1,5 dur_us=7\n"
+        "    memcpy device=0 stream=2 kind=htod bytes=4096 dur_us=5\n"
+        "  }\n  sync device=0\n}\n"),
+    "mspti": (
+        "vendor mspti\ndevices 1\nthread \"w\" {\n  repeat 2 {\n"
+        "    kernel device=0 stream=1 name=\"MatMulV2\" dur_us=10\n"
+        "    collective device=0 stream=3 name=\"hcom_allReduce_\" group=\"hccl_world_group\" count=1024 "
+        "dtype=fp32 dur_us=20\n"
+        "  }\n  sync device=0\n}\n"),
+}
+PERFETTO_COLUMNS = ("kind", "name", "correlation", "device", "stream", "bytes", "grid_x", "grid_y", "grid_z",
+                    "block_x", "block_y", "block_z", "collective", "process_group")
+
+
+@pytest.mark.parametrize("backend", sorted(PERFETTO_SCENARIOS))
+def test_perfetto_trace_converts_to_the_rows_of_its_json(backend, tmp_path):
     """One emulated scenario recorded as JSON and as Perfetto: the same
-    events with the same values, device durations within the 1 ns that each
-    recording's own clock fit may take; a Perfetto trace has no JSON text,
-    so its device work comes without grid and block (docs/analysis.md)."""
+    events with the same values (launch configurations, collectives and
+    their process groups included), device durations within the 1 ns that
+    each recording's own clock fit may take."""
     pq = need("pyarrow.parquet")
     from conftest import BUILD
-    emu = BUILD / "emu" / "libtopspti.so"
+    emu = BUILD / "emu" / ("lib%s.so" % backend)
     scenario = tmp_path / "s.scn"
-    scenario.write_text(
-        "vendor topspti\ndevices 1\nthread \"w\" {\n  repeat 3 {\n"
-        "    kernel device=0 stream=1 name=\"k1\" grid=4,1,1 block=2,1,1 dur_us=10\n"
-        "    kernel device=0 stream=1 name=\"k2\" grid=4,1,1 block=2,1,1 dur_us=7\n"
-        "    memcpy device=0 stream=2 kind=htod bytes=4096 dur_us=5\n"
-        "  }\n  sync device=0\n}\n")
+    scenario.write_text(PERFETTO_SCENARIOS[backend])
     rows = {}
     for fmt, path in (("json", tmp_path / "t.json"), ("perfetto", tmp_path / "t.pftrace")):
-        res = run([DEVTRACE, "record", "--backend", "topspti", "--format", fmt, "-o", path, "--",
-                   EMU_RUN, "--quiet", "--library", emu, scenario], env={"DEVTRACE_TOPSPTI_LIBRARY": str(emu)})
+        res = run([DEVTRACE, "record", "--backend", backend, "--format", fmt, "-o", path, "--",
+                   EMU_RUN, "--quiet", "--library", emu, scenario],
+                  env={"DEVTRACE_%s_LIBRARY" % backend.upper(): str(emu)})
         assert res.returncode == 0, res.stderr
         ds = convert([path], tmp_path / ("ds-" + fmt))
         meta = json.loads(pq.read_table(ds / "traces.parquet").to_pylist()[0]["metadata"])
-        assert (meta["format"], meta["backend"]) == (fmt, "topspti")
-        rows[fmt] = sorted((e["kind"], e["name"], e["correlation"], e["device"], e["stream"], e["bytes"],
-                            e["dur"] if e["kind"] in ("kernel", "memcpy") else None,
-                            (e["grid_x"], e["block_x"]))
-                           for e in pq.read_table(ds / "events").to_pylist()
-                           if e["ph"] == "X" and e["kind"] != "trace")
-    assert len(rows["json"]) == 3 * 3 * 2 + 2  # a launch call and its work, and the two syncs
-    assert [r[:6] for r in rows["perfetto"]] == [r[:6] for r in rows["json"]]
+        assert (meta["format"], meta["backend"]) == (fmt, backend)
+        rows[fmt] = sorted(((tuple(e[c] for c in PERFETTO_COLUMNS),
+                             e["dur"] if e["kind"] in ("kernel", "memcpy") else None)
+                            for e in pq.read_table(ds / "events").to_pylist()
+                            if e["ph"] == "X" and e["kind"] != "trace"),
+                           key=lambda r: tuple((v is not None, v) for v in r[0]))
+    assert [r[0] for r in rows["perfetto"]] == [r[0] for r in rows["json"]]
     for j, p in zip(rows["json"], rows["perfetto"]):
-        assert j[6] is None or abs(j[6] - p[6]) <= 1, (j, p)
-    assert {r[7] for r in rows["json"] if r[0] == "kernel"} == {(4, 2)}
-    assert {r[7] for r in rows["perfetto"]} == {(None, None)}
+        assert j[1] is None or abs(j[1] - p[1]) <= 1, (j, p)
+    device = [r[0] for r in rows["json"] if r[0][0] == "kernel"]
+    if backend == "topspti":
+        assert len(rows["json"]) == 3 * 3 * 2 + 2  # a launch call and its work, and the two syncs
+        assert {r[6:14] for r in device} == {(4, 3, 1, 2, 1, 5, None, None)}
+    else:
+        assert sorted((r[1], r[12:14]) for r in device) == \
+            [("MatMulV2", (None, None))] * 2 + [("hcom_allReduce_", ("hcom_allReduce_", "hccl_world_group"))] * 2
 
 
 # ---- torch.profiler traces written with devtrace's Kineto plugin ----

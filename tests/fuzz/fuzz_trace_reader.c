@@ -4,8 +4,8 @@
  * no input may crash, hang or leak, and the
  * reader's result may not depend on its window: read again through a
  * window of a few bytes (so that every token and event crosses the
- * window's end), and with DT_RD_RAW, it must see the same events and end
- * with the same error at the same byte.
+ * window's end), with DT_RD_RAW and with DT_RD_RAW_IF_JSON, it must see the
+ * same events and end with the same error at the same byte.
  */
 #include "dt_reader.h"
 
@@ -28,6 +28,13 @@ static uint64_t mix_str(uint64_t h, const char *s)
     for (; *s; s++)
         h = mix(h, (unsigned char)*s);
     return mix(h, 0x100);
+}
+
+static uint64_t mix_bytes(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = mix(h, (unsigned char)s[i]);
+    return mix(h, 0x100 + n);
 }
 
 /* Everything an event carries, folded into one number; every string is
@@ -67,6 +74,16 @@ static int fold_event(void *user, const dt_rd_event *e)
     *h = mix(*h, (uint64_t)e->sort_index);
     *h = mix(*h, e->odd_args);
     *h = mix(*h, e->string_args);
+    for (int i = 0; i < 3; i++) {
+        if (e->has & DT_RD_HAS_GRID)
+            *h = mix(*h, (uint32_t)e->grid[i]);
+        if (e->has & DT_RD_HAS_BLOCK)
+            *h = mix(*h, (uint32_t)e->block[i]);
+    }
+    if (e->has & DT_RD_HAS_COLLECTIVE_NAME)
+        *h = mix_bytes(*h, e->collective, e->collective_len);
+    if (e->has & DT_RD_HAS_GROUP)
+        *h = mix_bytes(*h, e->group, e->group_len);
     if (e->raw) {
         /* the event's text, and each located value inside it */
         if (e->raw_len < 2 || e->raw[0] != '{' || e->raw[e->raw_len - 1] != '}')
@@ -109,25 +126,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!sink)
         return 0;
 
-    reading whole, small, raw;
+    reading whole, small, raw, text_if_json;
     read_once(data, size, 0, 0, &whole);
     read_once(data, size, 1 + (size % 13), 0, &small);
     read_once(data, size, 1 + (size % 7), DT_RD_RAW, &raw);
+    read_once(data, size, 1 + (size % 5), DT_RD_RAW_IF_JSON, &text_if_json);
     /* a Perfetto trace has no JSON text to hand out: the raw reading
-       refuses it, and the other two must agree */
+       refuses it, and the other three must agree */
     if (whole.format == DT_RD_FORMAT_PERFETTO) {
         if (raw.rc != -1 || !strstr(raw.err, "Perfetto protobuf trace: only JSON traces"))
             abort();
         raw = whole;
     }
-    /* the raw reading's fold includes nothing the others lack but its
-       checks; all three must agree */
+    /* the text readings fold nothing the others lack but their
+       checks; all four must agree */
     if (whole.rc != small.rc || whole.events != small.events || whole.hash != small.hash ||
         strcmp(whole.err, small.err) != 0 || whole.rc != raw.rc || whole.events != raw.events ||
-        whole.hash != raw.hash || strcmp(whole.err, raw.err) != 0) {
-        fprintf(stderr, "window changes the result: rc %d/%d/%d, events %llu/%llu/%llu, err \"%s\" / \"%s\" / \"%s\"\n",
-                whole.rc, small.rc, raw.rc, (unsigned long long)whole.events, (unsigned long long)small.events,
-                (unsigned long long)raw.events, whole.err, small.err, raw.err);
+        whole.hash != raw.hash || strcmp(whole.err, raw.err) != 0 || whole.rc != text_if_json.rc ||
+        whole.events != text_if_json.events || whole.hash != text_if_json.hash ||
+        strcmp(whole.err, text_if_json.err) != 0) {
+        fprintf(stderr, "window changes the result: rc %d/%d/%d/%d, events %llu/%llu/%llu/%llu, err \"%s\" / "
+                        "\"%s\" / \"%s\" / \"%s\"\n",
+                whole.rc, small.rc, raw.rc, text_if_json.rc, (unsigned long long)whole.events,
+                (unsigned long long)small.events, (unsigned long long)raw.events,
+                (unsigned long long)text_if_json.events, whole.err, small.err, raw.err, text_if_json.err);
         abort();
     }
 

@@ -6,6 +6,9 @@
 /* the library is one file: compiled into the test, as into libdevtrace_columns */
 #include "columns/columns.c"
 
+#include "dt_internal.h"
+#include "dt_test_session.h"
+
 #include <unistd.h>
 
 static char trace_path[64];
@@ -213,6 +216,90 @@ static void the_sink_can_stop(void)
     free_seen(&s);
 }
 
+/* Device work's rows of a trace: name, grid and block (or their absence),
+   collective and process group ("" where null). */
+typedef struct work_rows {
+    size_t n;
+    struct {
+        char name[32], collective[32], group[32];
+        bool has_grid, has_block;
+        int32_t grid[3], block[3];
+    } row[8];
+} work_rows;
+
+static int work_sink(void *user, const dt_col_batch *b)
+{
+    work_rows *w = user;
+    for (size_t r = 0; r < b->rows; r++) {
+        if (!dt_rd_cat_is_device_work(i32_at(b, DT_COL_C_KIND, r)))
+            continue;
+        REQUIRE(w->n < 8);
+        __typeof__(w->row[0]) *o = &w->row[w->n++];
+        string_at(b, DT_COL_C_NAME, r, o->name);
+        string_at(b, DT_COL_C_COLLECTIVE, r, o->collective);
+        string_at(b, DT_COL_C_GROUP, r, o->group);
+        o->has_grid = has_value(b, DT_COL_C_GRID_X, r);
+        o->has_block = has_value(b, DT_COL_C_BLOCK_X, r);
+        for (int k = 0; k < 3; k++) {
+            CHECK_EQ(has_value(b, DT_COL_C_GRID_X + k, r), o->has_grid);
+            CHECK_EQ(has_value(b, DT_COL_C_BLOCK_X + k, r), o->has_block);
+            o->grid[k] = i32_at(b, DT_COL_C_GRID_X + k, r);
+            o->block[k] = i32_at(b, DT_COL_C_BLOCK_X + k, r);
+        }
+    }
+    return 0;
+}
+
+/* One session devtrace writes as JSON and as Perfetto: the same grid,
+   block, collective and process group from both, in one pass or two
+   (steps). */
+static void perfetto_gives_the_args_of_its_json(void)
+{
+    const uint64_t t0 = UINT64_C(1764000000000000000);
+    dt_session *s = dt_test_written_session(t0, t0 + 1000000);
+    dt_test_kernel(s, "gemm", t0 + 1000, 7, (dt_launch_config){{64, 2, 1}, {256, 1, 1}, 32, 1024, 0});
+    dt_test_collective(s, "ncclDevKernel_AllReduce", "default_pg", t0 + 3000);
+    dt_test_collective(s, "ncclDevKernel_Broadcast", NULL, t0 + 6000);
+    char dir[] = "/tmp/dt_test_columns_XXXXXX", path[2][64];
+    REQUIRE(mkdtemp(dir) != NULL);
+    snprintf(path[0], sizeof path[0], "%s/t.json", dir);
+    snprintf(path[1], sizeof path[1], "%s/t.pftrace", dir);
+    REQUIRE_EQ(dt_session_write(s, path[0], DT_FORMAT_JSON), DT_OK);
+    REQUIRE_EQ(dt_session_write(s, path[1], DT_FORMAT_PERFETTO), DT_OK);
+    dt_session_destroy(s);
+    work_rows w[2][2];
+    for (int f = 0; f < 2; f++) {
+        for (int steps = 0; steps < 2; steps++) {
+            memset(&w[f][steps], 0, sizeof w[f][steps]);
+            char *meta = NULL, err[256] = "";
+            int rc = dt_col_read(path[f], 2, steps ? DT_COL_STEPS : 0, work_sink, &w[f][steps], &meta, err,
+                                 sizeof err);
+            REQUIRE(rc == 0, "%s: %s", path[f], err);
+            REQUIRE(meta != NULL);
+            CHECK(strstr(meta, f ? "\"format\": \"perfetto\"" : "\"format\": \"json\""), "%s", meta);
+            dt_col_free(meta);
+        }
+        unlink(path[f]);
+    }
+    rmdir(dir);
+    const work_rows *json = &w[0][0];
+    REQUIRE_EQ(json->n, 3);
+    CHECK_STR(json->row[0].name, "gemm");
+    CHECK(json->row[0].has_grid && json->row[0].has_block);
+    CHECK(memcmp(json->row[0].grid, ((int32_t[]){64, 2, 1}), 12) == 0);
+    CHECK(memcmp(json->row[0].block, ((int32_t[]){256, 1, 1}), 12) == 0);
+    CHECK_STR(json->row[0].collective, "");
+    CHECK(!json->row[1].has_grid && !json->row[1].has_block);
+    CHECK_STR(json->row[1].collective, "ncclDevKernel_AllReduce");
+    CHECK_STR(json->row[1].group, "default_pg");
+    CHECK_STR(json->row[2].collective, "ncclDevKernel_Broadcast");
+    CHECK_STR(json->row[2].group, "");
+    for (int f = 0; f < 2; f++)
+        for (int steps = 0; steps < 2; steps++)
+            CHECK(memcmp(&w[f][steps], json, sizeof *json) == 0, "%s%s: other rows", f ? "Perfetto" : "JSON",
+                  steps ? ", steps" : "");
+}
+
 static void a_missing_file_is_named(void)
 {
     char *meta = (char *)1, err[256] = "";
@@ -226,4 +313,5 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(every_event_once_in_batches_of_the_size_asked),
              DT_TEST(a_cut_trace_is_an_error_with_its_metadata),
              DT_TEST(the_sink_can_stop),
-             DT_TEST(a_missing_file_is_named))
+             DT_TEST(a_missing_file_is_named),
+             DT_TEST(perfetto_gives_the_args_of_its_json))
