@@ -876,6 +876,41 @@ static int col_pass(const char *path, dt_rd_visitor visit, unsigned flags, col_s
     return rc;
 }
 
+/* False when the file at path cannot name a ProfilerStep: uncompressed, it
+   holds neither those bytes nor a JSON \u escape (the only way a JSON
+   string can spell a letter otherwise; a Perfetto trace's names are its
+   bytes). Then the step pass would find no step, and is skipped. True when
+   unsure (gzip'd, unreadable: the pass says what is wrong). */
+static bool col_may_have_steps(const char *path)
+{
+    static const char word[] = "ProfilerStep", escape[] = "\\u";
+    enum { CHUNK = 1 << 20, KEEP = sizeof word - 2 };
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return true;
+    char *buf = malloc(CHUNK + KEEP);
+    bool maybe = !buf;
+    size_t have = 0, n;
+    bool first = true;
+    while (!maybe && (n = fread(buf + have, 1, CHUNK, f)) > 0) {
+        if (first && have + n >= 2 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b)
+            maybe = true; /* gzip */
+        first = false;
+        have += n;
+        if (memmem(buf, have, word, sizeof word - 1) || memmem(buf, have, escape, sizeof escape - 1))
+            maybe = true;
+        /* what a match across the next chunk's start needs */
+        size_t keep = have < KEEP ? have : KEEP;
+        memmove(buf, buf + have - keep, keep);
+        have = keep;
+    }
+    if (ferror(f))
+        maybe = true;
+    free(buf);
+    fclose(f);
+    return maybe;
+}
+
 int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink, void *user, char **meta,
                 char *err, size_t errlen)
 {
@@ -895,7 +930,8 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
     int rc = 0;
     if (flags & DT_COL_STEPS) {
         s.steps_on = true;
-        rc = col_pass(path, col_steps_visit, 0, &s, &summary, err, errlen);
+        if (col_may_have_steps(path))
+            rc = col_pass(path, col_steps_visit, 0, &s, &summary, err, errlen);
         if (s.nsteps)
             qsort(s.steps, s.nsteps, sizeof *s.steps, col_step_cmp);
         if (rc == 0) {

@@ -300,6 +300,51 @@ static void perfetto_gives_the_args_of_its_json(void)
                   steps ? ", steps" : "");
 }
 
+/* The steps of rows, by their names ("" where the step is null). */
+static int step_sink(void *user, const dt_col_batch *b)
+{
+    seen *s = user;
+    for (size_t r = 0; r < b->rows; r++) {
+        size_t i = s->rows++;
+        REQUIRE(i < 8);
+        string_at(b, DT_COL_C_NAME, r, s->names[i]);
+        s->ts[i] = has_value(b, DT_COL_C_STEP, r) ? i64_at(b, DT_COL_C_STEP, r) : -1;
+    }
+    return 0;
+}
+
+/* The step column, whether the step's name is written plainly, through a
+   JSON escape (which a scan of the bytes for the name would miss), or not
+   at all (no step: every step null). */
+static void steps_are_found_however_their_name_is_written(void)
+{
+    static const char *const steps[] = {"ProfilerStep#3", "Profiler\\u0053tep#3", "Forward#3"};
+    for (int k = 0; k < 3; k++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"traceEvents\": [\n"
+                 "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1, \"ts\": 0,"
+                 " \"dur\": 100},\n"
+                 "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"launch\", \"pid\": 1, \"tid\": 1, \"ts\": 10,"
+                 " \"dur\": 5, \"args\": {\"correlation\": 7}},\n"
+                 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 200, \"dur\": 5,"
+                 " \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 7}}\n"
+                 "]}\n",
+                 steps[k]);
+        write_trace(text);
+        seen s = {0};
+        char err[256] = "";
+        int rc = dt_col_read(trace_path, 0, DT_COL_STEPS, step_sink, &s, NULL, err, sizeof err);
+        unlink(trace_path);
+        REQUIRE_EQ(rc, 0);
+        REQUIRE_EQ(s.rows, 3);
+        int64_t want = k < 2 ? 3 : -1;
+        CHECK_EQ(s.ts[0], want); /* the step itself */
+        CHECK_EQ(s.ts[1], want); /* a call inside it */
+        CHECK_EQ(s.ts[2], want); /* the work that call launched, after the step's end */
+    }
+}
+
 static void a_missing_file_is_named(void)
 {
     char *meta = (char *)1, err[256] = "";
@@ -314,4 +359,5 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(a_cut_trace_is_an_error_with_its_metadata),
              DT_TEST(the_sink_can_stop),
              DT_TEST(a_missing_file_is_named),
-             DT_TEST(perfetto_gives_the_args_of_its_json))
+             DT_TEST(perfetto_gives_the_args_of_its_json),
+             DT_TEST(steps_are_found_however_their_name_is_written))
