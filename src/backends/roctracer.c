@@ -549,16 +549,15 @@ static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
    (one roctracer cannot have written is decoded now, which counts it). */
 static void keep_copy(dt_session *s, const uint8_t *begin, const uint8_t *end)
 {
-    dt_rt_copy_plan plan;
-    size_t need = dt_rt_copy_size(&rt_state.decoder, begin, end, &plan), have = 0;
-    if (!need) {
+    if (!dt_rt_half_end(&rt_state.decoder, begin) || end < begin) {
         dt_rt_decode(&rt_state.decoder, s, begin, end);
         return;
     }
+    size_t have = 0, size = 0;
     uint8_t *buf = dt_pool_slot_get(&rt_state.flight, &have);
-    if (buf && have >= need) {
-        dt_rt_copy(buf, &plan);
-        dt_ring_push(s->ring, buf, need);
+    if (buf) size = dt_rt_copy(buf, have, &rt_state.decoder, begin, end);
+    if (size) {
+        dt_ring_push(s->ring, buf, size);
         return;
     }
     if (buf) dt_pool_slot_put(&rt_state.flight, buf);

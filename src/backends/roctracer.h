@@ -96,24 +96,16 @@ DT_HIDDEN void dt_rt_roctx_reset(void);
    record's data from its half's end downwards as it appends the record
    (roctracer's MemoryPool::Write), so that those bytes are the names
    area, and hold no more than the names; that the lowest pointer starts
-   it is found, not assumed (one pass over the records' first bytes), so
-   a copy keeps every name its records can read whatever the order. */
+   it is found, not assumed (the records are searched as they are copied),
+   so a copy keeps every name its records can read whatever the order. */
 #define DT_RT_COPY_HEADER ((size_t)64)
-/* What dt_rt_copy copies of a buffer delivered as [begin, end). */
-typedef struct dt_rt_copy_plan {
-    const uint8_t *begin, *end;       /* the records (those inside their half) */
-    const uint8_t *names, *names_end; /* their names (empty: none) */
-    int cut;                          /* the buffer ran past its half */
-    size_t size;                      /* the copy's bytes */
-} dt_rt_copy_plan;
-/* The plan of a copy of [begin, end) and its bytes (plan->size); 0 when
-   it is no buffer roctracer can have written (outside the pool, or ending
-   before it begins): dt_rt_decode it where it lies. At most
-   DT_RT_COPY_HEADER + the decoder's half. */
-DT_HIDDEN size_t dt_rt_copy_size(const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end,
-                                 dt_rt_copy_plan *plan);
-/* Copy it into buf, of plan->size bytes. */
-DT_HIDDEN void dt_rt_copy(uint8_t *buf, const dt_rt_copy_plan *plan);
+/* Copy the buffer delivered as [begin, end) into buf, of room bytes
+   (DT_RT_COPY_HEADER + the decoder's half always do): the copy's bytes;
+   0 when it is no buffer roctracer can have written (outside the pool, or
+   ending before it begins: dt_rt_decode it where it lies), or room is
+   short. */
+DT_HIDDEN size_t dt_rt_copy(uint8_t *buf, size_t room, const dt_rt_decoder *d, const uint8_t *begin,
+                            const uint8_t *end);
 /* Decode a copy of valid bytes into s, as dt_rt_decode the buffer. */
 DT_HIDDEN void dt_rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid);
 

@@ -428,44 +428,42 @@ typedef struct rt_copy {
 } rt_copy;
 _Static_assert(sizeof(rt_copy) <= DT_RT_COPY_HEADER, "the copy's header fits");
 
-size_t dt_rt_copy_size(const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end, dt_rt_copy_plan *plan)
+/* Records copied, then searched in the copy for their lowest name, at a
+   time: the delivered records are read once. */
+#define COPY_BLOCK (64u * DT_RT_RECORD_SIZE)
+
+size_t dt_rt_copy(uint8_t *buf, size_t room, const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end)
 {
-    memset(plan, 0, sizeof *plan);
     const uint8_t *half_end = dt_rt_half_end(d, begin);
     if (!half_end || !end || end < begin) return 0;
     /* as the decoder reads them: records past the half are none */
     const uint8_t *records_end = end < half_end ? end : half_end;
+    size_t bytes = (size_t)(records_end - begin);
+    if (room < DT_RT_COPY_HEADER || room - DT_RT_COPY_HEADER < bytes) return 0;
+    uint8_t *out = buf + DT_RT_COPY_HEADER;
     /* the lowest name a dispatch points to between the records and the
        half's end (a pointer anywhere else is no name the decoder reads) */
     const uint8_t *lo = half_end;
-    size_t n = (size_t)(records_end - begin) / DT_RT_RECORD_SIZE;
-    for (size_t i = 0; i < n; i++) {
-        const uint8_t *r = begin + i * DT_RT_RECORD_SIZE;
-        uint32_t domain, op;
-        const uint8_t *name;
-        memcpy(&domain, r + offsetof(activity_record_t, domain), sizeof domain);
-        memcpy(&op, r + offsetof(activity_record_t, op), sizeof op);
-        memcpy(&name, r + offsetof(activity_record_t, kernel_name), sizeof name);
-        if (domain == ACTIVITY_DOMAIN_HIP_OPS && op == DT_RT_HIP_OP_DISPATCH && name >= records_end && name < lo)
-            lo = name;
+    for (size_t done = 0; done < bytes; done += COPY_BLOCK) {
+        size_t n = bytes - done < COPY_BLOCK ? bytes - done : COPY_BLOCK;
+        memcpy(out + done, begin + done, n);
+        for (size_t r = done; r + DT_RT_RECORD_SIZE <= done + n; r += DT_RT_RECORD_SIZE) {
+            uint32_t domain, op;
+            const uint8_t *name;
+            memcpy(&domain, out + r + offsetof(activity_record_t, domain), sizeof domain);
+            memcpy(&op, out + r + offsetof(activity_record_t, op), sizeof op);
+            memcpy(&name, out + r + offsetof(activity_record_t, kernel_name), sizeof name);
+            if (domain == ACTIVITY_DOMAIN_HIP_OPS && op == DT_RT_HIP_OP_DISPATCH && name >= records_end && name < lo)
+                lo = name;
+        }
     }
-    plan->begin = begin;
-    plan->end = records_end;
-    plan->cut = end > records_end;
-    plan->names = lo;
-    plan->names_end = half_end;
-    plan->size = DT_RT_COPY_HEADER + (size_t)(records_end - begin) + (size_t)(half_end - lo);
-    return plan->size;
-}
-
-void dt_rt_copy(uint8_t *buf, const dt_rt_copy_plan *plan)
-{
-    size_t bytes = (size_t)(plan->end - plan->begin), names = (size_t)(plan->names_end - plan->names);
-    rt_copy h = {plan->begin, bytes, plan->names, names, (uint64_t)plan->cut};
+    size_t names = (size_t)(half_end - lo);
+    if (room - DT_RT_COPY_HEADER - bytes < names) return 0;
+    memcpy(out + bytes, lo, names);
+    rt_copy h = {begin, bytes, lo, names, end > records_end};
     memset(buf, 0, DT_RT_COPY_HEADER);
     memcpy(buf, &h, sizeof h);
-    memcpy(buf + DT_RT_COPY_HEADER, plan->begin, bytes);
-    memcpy(buf + DT_RT_COPY_HEADER + bytes, plan->names, names);
+    return DT_RT_COPY_HEADER + bytes + names;
 }
 
 void dt_rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid)

@@ -448,14 +448,12 @@ static void copies_keep_names(void)
     activity_record_t *r = kernel(p, 1, 3, NULL);
     r->kernel_name = (const char *)p->mem + 8; /* inside the other half's records */
     const uint8_t *begin = p->mem + HALF;
-    dt_rt_copy_plan plan;
-    size_t size = dt_rt_copy_size(&d, begin, begin + p->used[1], &plan);
+    size_t room = DT_RT_COPY_HEADER + HALF;
+    uint8_t *copy = malloc(room);
+    REQUIRE(copy != NULL, "malloc");
+    size_t size = dt_rt_copy(copy, room, &d, begin, begin + p->used[1]);
     /* the records and their names, not the rest of the half between them */
     REQUIRE_EQ(size, DT_RT_COPY_HEADER + p->used[1] + p->tail[1]);
-    REQUIRE_EQ(plan.size, size);
-    uint8_t *copy = malloc(size);
-    REQUIRE(copy != NULL, "malloc");
-    dt_rt_copy(copy, &plan);
     /* roctracer writes the half again */
     memset(p->mem + HALF, 0, HALF);
     p->used[1] = p->tail[1] = 0;
@@ -474,7 +472,6 @@ static void copies_keep_names(void)
     dt_rt_decode_copy(&d, s, copy, size);
     CHECK_EQ(s->store.count, 2);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 5);
-    free(copy);
     /* records without names: the copy holds the records alone; a
        dispatch whose name pointer is not in the names area copies none */
     memset(p->mem + HALF, 0, HALF);
@@ -482,7 +479,9 @@ static void copies_keep_names(void)
     ops(p, 1, DT_RT_HIP_OP_COPY, DT_RT_CMD_WRITE, 8, 4096);
     r = kernel(p, 1, 9, NULL);
     r->kernel_name = (const char *)p->mem + HALF + 8;
-    CHECK_EQ(dt_rt_copy_size(&d, begin, begin + p->used[1], &plan), DT_RT_COPY_HEADER + p->used[1]);
+    CHECK_EQ(dt_rt_copy(copy, room, &d, begin, begin + p->used[1]), DT_RT_COPY_HEADER + p->used[1]);
+    /* too little room: nothing copied */
+    CHECK_EQ(dt_rt_copy(copy, DT_RT_COPY_HEADER + p->used[1] - 1, &d, begin, begin + p->used[1]), 0);
     /* a buffer that runs past its half: its copy holds the half's records
        and decodes as the buffer does */
     size_t before = s->store.count;
@@ -492,11 +491,8 @@ static void copies_keep_names(void)
     uint64_t direct_malformed = dt_session_loss(s, DT_LOSS_MALFORMED) - malformed;
     uint64_t direct_unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND) - unknown;
     CHECK_EQ(direct_malformed, 2); /* the name pointer into the records, the cut */
-    size = dt_rt_copy_size(&d, begin, begin + HALF + DT_RT_RECORD_SIZE, &plan);
+    size = dt_rt_copy(copy, room, &d, begin, begin + HALF + DT_RT_RECORD_SIZE);
     REQUIRE_EQ(size, DT_RT_COPY_HEADER + HALF);
-    copy = malloc(size);
-    REQUIRE(copy != NULL, "malloc");
-    dt_rt_copy(copy, &plan);
     before = s->store.count;
     malformed = dt_session_loss(s, DT_LOSS_MALFORMED);
     unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND);
@@ -504,10 +500,10 @@ static void copies_keep_names(void)
     CHECK_EQ(s->store.count - before, direct);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED) - malformed, direct_malformed);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_UNKNOWN_KIND) - unknown, direct_unknown);
-    free(copy);
     /* not in the pool: nothing to copy */
     static const uint8_t elsewhere[DT_RT_RECORD_SIZE];
-    CHECK_EQ(dt_rt_copy_size(&d, elsewhere, elsewhere + sizeof elsewhere, &plan), 0);
+    CHECK_EQ(dt_rt_copy(copy, room, &d, elsewhere, elsewhere + sizeof elsewhere), 0);
+    free(copy);
     close_fixture(&f);
 }
 
