@@ -92,12 +92,14 @@ DT_HIDDEN void dt_rt_roctx_reset(void);
    roctracer reuses their half: a header of DT_RT_COPY_HEADER bytes (the
    records after it stay aligned), the records, then their kernel names:
    the bytes from the lowest name a dispatch record points to (between the
-   records and the half's end) to the half's end. roctracer writes a
-   record's data from its half's end downwards as it appends the record
-   (roctracer's MemoryPool::Write), so that those bytes are the names
-   area, and hold no more than the names; that the lowest pointer starts
-   it is found, not assumed (the records are searched as they are copied),
-   so a copy keeps every name its records can read whatever the order. */
+   records and the half's end) to the half's end. Where the names lie is
+   read from roctracer's source, not its headers (MemoryPool::Write copies
+   a record's data downwards from the end of the buffer it writes as it
+   appends the record, the two meeting when the buffer is full): those
+   bytes are then the names and nothing else. Which name is lowest is not
+   inferred from that order but found, the records searched as they are
+   copied, so that a copy holds every name its records point to whatever
+   the order they were written in. */
 #define DT_RT_COPY_HEADER ((size_t)64)
 /* Copy the buffer delivered as [begin, end) into buf, of room bytes
    (DT_RT_COPY_HEADER + the decoder's half always do): the copy's bytes;
