@@ -111,9 +111,8 @@ DT_HIDDEN void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_hea
 /* The flight recorder keeps copies of delivered records (the SDK owns
    their headers and payloads, and reuses them once its callback returns),
    in chunks, one after another in a buffer: a count and the chunk's bytes,
-   then room for as many header pointers, the headers, their payloads'
-   offsets in the chunk, and the payloads, each 8-byte aligned. A chunk of
-   DT_RSDK_COPY_MIN bytes holds any record. */
+   the payloads, 8-byte aligned, then per record its header's hash and its
+   payload's offset. A chunk of DT_RSDK_COPY_MIN bytes holds any record. */
 #define DT_RSDK_COPY_MIN ((size_t)4096 + 64)
 /* Copy records headers[*from, n) into a chunk at buf (size bytes), as
    many as fit; *from moves past them. Returns the chunk's bytes (a

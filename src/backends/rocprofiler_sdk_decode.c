@@ -581,6 +581,9 @@ static void unknown(decode_ctx *cx, uint32_t category, uint32_t kind)
                     (unsigned)category, (unsigned)kind);
 }
 
+/* Records ahead whose payloads are asked for before they are decoded. */
+#define DECODE_AHEAD 6u
+
 void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const *headers, size_t n)
 {
     if (!s || !headers || !n) return;
@@ -596,6 +599,13 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
     pthread_mutex_lock(&d->kernel_lock);
     for (size_t i = 0; i < n; i++) {
         const rsdk_record_header *h = headers[i];
+        /* payloads ahead: a flight recorder's copy was written a ring ago
+           (a prefetch never faults) */
+        if (i + DECODE_AHEAD < n && headers[i + DECODE_AHEAD]) {
+            const uint8_t *ahead = headers[i + DECODE_AHEAD]->payload;
+            __builtin_prefetch(ahead);
+            __builtin_prefetch(ahead + 128);
+        }
         if (!h || !h->payload) {
             dt_loss_add(s, DT_LOSS_MALFORMED, 1);
             continue;
@@ -658,13 +668,22 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
 /* ------------------------------------------------------------------ */
 /* Copies (the flight recorder's)                                      */
 /* ------------------------------------------------------------------ */
-_Static_assert(DT_RSDK_COPY_MIN >= RSDK_MAX_RECORD_SIZE + 16 + sizeof(void *) + sizeof(rsdk_record_header) + 8,
-               "a copy holds any record");
-
 #define COPY_ALIGN(x) (((x) + 7u) & ~(size_t)7u)
 
+/* A chunk: its record count and bytes, the payloads, each 8-byte aligned,
+   then per record its header's hash and its payload's offset in the chunk
+   (0: none). Made in one pass over the delivered headers, the entries
+   kept on the stack until the payloads' end is known; payloads that lie
+   one after another in the SDK's memory are copied as one. */
+#define CHUNK_HEAD 16u
+#define ENTRY 16u
+/* The most records a chunk holds */
+#define CHUNK_RECORDS 256u
+
+_Static_assert(DT_RSDK_COPY_MIN >= CHUNK_HEAD + ENTRY + RSDK_MAX_RECORD_SIZE, "a copy holds any record");
+
 /* The payload bytes a copy keeps of a record. */
-static size_t copied_payload(const rsdk_record_header *h)
+static inline size_t copied_payload(const rsdk_record_header *h)
 {
     if (!h || !h->payload) return 0;
     uint64_t size;
@@ -672,68 +691,80 @@ static size_t copied_payload(const rsdk_record_header *h)
     return size >= sizeof size && size <= RSDK_MAX_RECORD_SIZE ? (size_t)size : sizeof size;
 }
 
-/* Per record: its pointer, its header, its payload's offset. */
-#define COPY_PER_RECORD (sizeof(rsdk_record_header *) + sizeof(rsdk_record_header) + sizeof(uint64_t))
-
-/* A chunk: its record count and bytes, then per record its pointer (set
-   when decoded), its header and its payload's offset in the chunk, then
-   the payloads. */
-#define CHUNK_HEAD 16u
-
 size_t dt_rsdk_copy(uint8_t *buf, size_t size, rsdk_record_header *const *headers, size_t n, size_t *from)
 {
-    size_t first = *from, count = 0, payloads = 0;
-    while (first + count < n) {
-        size_t more = COPY_ALIGN(copied_payload(headers[first + count]));
-        if (CHUNK_HEAD + (count + 1) * COPY_PER_RECORD + payloads + more > size) break;
-        payloads += more;
+    uint64_t entries[CHUNK_RECORDS][2];
+    size_t i = *from, at = CHUNK_HEAD, count = 0;
+    /* the run of payloads not copied yet: [run, run + run_bytes) to at */
+    const uint8_t *run = NULL;
+    size_t run_bytes = 0, run_at = at;
+    for (; i < n && count < CHUNK_RECORDS; i++) {
+        const rsdk_record_header *h = headers[i];
+        size_t bytes = copied_payload(h), room = COPY_ALIGN(bytes);
+        if (at + room + (count + 1) * ENTRY > size) break;
+        entries[count][0] = h ? h->hash : 0;
+        entries[count][1] = bytes ? at : 0;
         count++;
-    }
-    if (!count) return 0;
-    uint8_t *hdrs = buf + CHUNK_HEAD + count * sizeof(rsdk_record_header *);
-    uint8_t *offs = hdrs + count * sizeof(rsdk_record_header);
-    size_t at = CHUNK_HEAD + count * COPY_PER_RECORD;
-    for (size_t i = 0; i < count; i++) {
-        const rsdk_record_header *h = headers[first + i];
-        rsdk_record_header copy = {.hash = h ? h->hash : 0, .payload = NULL};
-        uint64_t off = 0;
-        size_t bytes = copied_payload(h);
-        if (bytes) {
-            off = at;
-            memcpy(buf + at, h->payload, bytes);
-            if (bytes == sizeof(uint64_t)) memcpy(buf + at, &(uint64_t){0}, sizeof(uint64_t)); /* not a record */
-            at += COPY_ALIGN(bytes);
+        if (!bytes) continue;
+        const uint8_t *src = h->payload;
+        if (bytes == sizeof(uint64_t)) { /* its size is no record's: kept as 0, counted when decoded */
+            if (run_bytes) memcpy(buf + run_at, run, run_bytes);
+            run = NULL;
+            run_bytes = 0;
+            memset(buf + at, 0, sizeof(uint64_t));
+        } else if (run && src == run + run_bytes && !(run_bytes & 7u)) {
+            run_bytes += bytes;
+        } else {
+            if (run_bytes) memcpy(buf + run_at, run, run_bytes);
+            run = src;
+            run_bytes = bytes;
+            run_at = at;
         }
-        memcpy(hdrs + i * sizeof copy, &copy, sizeof copy);
-        memcpy(offs + i * sizeof off, &off, sizeof off);
+        at += room;
     }
-    uint64_t head[2] = {count, at};
+    if (run_bytes) memcpy(buf + run_at, run, run_bytes);
+    if (!count) return 0;
+    memcpy(buf + at, entries, count * ENTRY);
+    uint64_t head[2] = {count, at + count * ENTRY};
     memcpy(buf, head, sizeof head);
-    *from = first + count;
-    return at;
+    *from = i;
+    return at + count * ENTRY;
 }
+
+/* Records handed to dt_rsdk_decode at once: its per-call work is paid
+   once per so many. */
+#define DECODE_BATCH 256u
 
 void dt_rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t valid)
 {
+    rsdk_record_header hdrs[DECODE_BATCH];
+    rsdk_record_header *ptrs[DECODE_BATCH];
+    size_t k = 0;
     for (size_t o = 0; valid - o >= CHUNK_HEAD;) {
         uint8_t *c = buf + o;
         uint64_t head[2];
         memcpy(head, c, sizeof head);
         uint64_t count = head[0], bytes = head[1];
         /* not a chunk dt_rsdk_copy made */
-        if (bytes < CHUNK_HEAD || bytes > valid - o || count > (bytes - CHUNK_HEAD) / COPY_PER_RECORD) return;
-        rsdk_record_header **ptrs = (rsdk_record_header **)(void *)(c + CHUNK_HEAD);
-        rsdk_record_header *hdrs = (rsdk_record_header *)(void *)(c + CHUNK_HEAD + count * sizeof *ptrs);
-        const uint8_t *offs = (const uint8_t *)(hdrs + count);
-        for (size_t i = 0; i < count; i++) {
-            uint64_t off;
-            memcpy(&off, offs + i * sizeof off, sizeof off);
-            hdrs[i].payload = off && off < bytes ? c + off : NULL;
-            ptrs[i] = &hdrs[i];
+        if (bytes < CHUNK_HEAD || bytes > valid - o || count > (bytes - CHUNK_HEAD) / ENTRY) break;
+        const uint8_t *entries = c + bytes - count * ENTRY;
+        for (uint64_t i = 0; i < count; i++) {
+            uint64_t entry[2];
+            memcpy(entry, entries + i * ENTRY, sizeof entry);
+            uint64_t off = entry[1];
+            hdrs[k].hash = entry[0];
+            /* an offset outside the payloads: no chunk dt_rsdk_copy made
+               (the decoder counts the record) */
+            hdrs[k].payload = off >= CHUNK_HEAD && off < (uint64_t)(entries - c) ? c + off : NULL;
+            ptrs[k] = &hdrs[k];
+            if (++k == DECODE_BATCH) {
+                dt_rsdk_decode(d, s, ptrs, k);
+                k = 0;
+            }
         }
-        dt_rsdk_decode(d, s, ptrs, (size_t)count);
         o += (size_t)bytes;
     }
+    if (k) dt_rsdk_decode(d, s, ptrs, k);
 }
 
 void dt_rsdk_pack_push(dt_rsdk_packer *p, dt_session *s)

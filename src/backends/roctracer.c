@@ -532,10 +532,11 @@ static void pool_allocate(char **ptr, size_t size, void *arg)
     }
 }
 
-/* The flight recorder's ring holds copies (dt_rt_copy): roctracer reuses a
-   half of its pool, kernel names included, once the buffer callback
-   returns. A buffer the ring recycles for the delivering thread is decoded
-   there, decode_lock held already (it is recursive). */
+/* The flight recorder's ring holds copies (dt_rt_copy: the records and
+   their kernel names): roctracer reuses a half of its pool, kernel names
+   included, once the buffer callback returns. A buffer the ring recycles
+   for the delivering thread is decoded there, decode_lock held already
+   (it is recursive). */
 static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
 {
     (void)ctx;
@@ -548,15 +549,15 @@ static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
    (one roctracer cannot have written is decoded now, which counts it). */
 static void keep_copy(dt_session *s, const uint8_t *begin, const uint8_t *end)
 {
-    size_t need = dt_rt_copy_size(&rt_state.decoder, begin, end), have = 0;
-    if (!need) {
+    if (!dt_rt_half_end(&rt_state.decoder, begin) || end < begin) {
         dt_rt_decode(&rt_state.decoder, s, begin, end);
         return;
     }
+    size_t have = 0, size = 0;
     uint8_t *buf = dt_pool_slot_get(&rt_state.flight, &have);
-    if (buf && have >= need) {
-        dt_rt_copy(buf, begin, end, need);
-        dt_ring_push(s->ring, buf, need);
+    if (buf) size = dt_rt_copy(buf, have, &rt_state.decoder, begin, end);
+    if (size) {
+        dt_ring_push(s->ring, buf, size);
         return;
     }
     if (buf) dt_pool_slot_put(&rt_state.flight, buf);
@@ -865,7 +866,7 @@ static dt_status rt_stop(dt_session *s)
     uint64_t running = rt_state.args.count;
     if (running) dt_loss_add(s, DT_LOSS_UNFINISHED, running);
     uint64_t evicted = rt_state.args.evicted;
-    dt_rt_args_free(&rt_state.args);
+    dt_rt_args_clear(&rt_state.args);
     uint64_t unkept = rt_state.unkept[DT_RT_ARGS_LAUNCH] + rt_state.unkept[DT_RT_ARGS_FILL];
     rt_state.decoder.args = NULL;
     rt_state.decoder.args_unkept = NULL;

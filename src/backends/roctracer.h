@@ -45,6 +45,9 @@ typedef struct dt_rt_args_table {
 #define DT_RT_ARGS_MAX ((size_t)1 << 18)
 
 DT_HIDDEN void dt_rt_args_free(dt_rt_args_table *t);
+/* Empty, keeping its slots for the next session (a table grown to hold a
+   flight recorder's ring of launches is not made again). */
+DT_HIDDEN void dt_rt_args_clear(dt_rt_args_table *t);
 /* -1 when the table cannot grow (out of memory). */
 DT_HIDDEN int dt_rt_args_put(dt_rt_args_table *t, const dt_rt_args *a);
 /* 1 and *out when an entry for correlation exists (and is removed). */
@@ -71,12 +74,6 @@ typedef struct dt_rt_decoder {
        dropped as store_full, as a kernel whose configuration could not be
        kept is on every vendor. Decremented as they are. */
     uint64_t *args_unkept;
-    /* NULL: a buffer is decoded where roctracer delivered it. Else the
-       buffer is a copy of the one delivered at this address, and of the
-       rest of its half after it (its kernel names: see dt_rt_half_end),
-       made before roctracer reused the half (the flight recorder's): the
-       name pointers, into the pool, are read in the copy. */
-    const uint8_t *delivered_at;
 } dt_rt_decoder;
 
 /* Decode one buffer [begin, end) into s (taking its lock). */
@@ -91,16 +88,26 @@ DT_HIDDEN const uint8_t *dt_rt_half_end(const dt_rt_decoder *d, const uint8_t *a
 DT_HIDDEN void dt_rt_roctx_callback(uint32_t domain, uint32_t cid, const void *data, void *arg);
 DT_HIDDEN void dt_rt_roctx_reset(void);
 
-/* The flight recorder keeps copies of delivered buffers: a header of
-   DT_RT_COPY_HEADER bytes (the records after it stay aligned), the
-   records, then the rest of their half, where their kernel names lie. */
+/* The flight recorder keeps copies of delivered buffers, made before
+   roctracer reuses their half: a header of DT_RT_COPY_HEADER bytes (the
+   records after it stay aligned), the records, then their kernel names:
+   the bytes from the lowest name a dispatch record points to (between the
+   records and the half's end) to the half's end. Where the names lie is
+   read from roctracer's source, not its headers (MemoryPool::Write copies
+   a record's data downwards from the end of the buffer it writes as it
+   appends the record, the two meeting when the buffer is full): those
+   bytes are then the names and nothing else. Which name is lowest is not
+   inferred from that order but found, the records searched as they are
+   copied, so that a copy holds every name its records point to whatever
+   the order they were written in. */
 #define DT_RT_COPY_HEADER ((size_t)64)
-/* The bytes a copy of the buffer delivered as [begin, end) takes; 0 when
-   it is no buffer roctracer can have written (outside the pool, or ending
-   before it begins): dt_rt_decode it where it lies. */
-DT_HIDDEN size_t dt_rt_copy_size(const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end);
-/* Copy it into buf, of size (dt_rt_copy_size) bytes. */
-DT_HIDDEN void dt_rt_copy(uint8_t *buf, const uint8_t *begin, const uint8_t *end, size_t size);
+/* Copy the buffer delivered as [begin, end) into buf, of room bytes
+   (DT_RT_COPY_HEADER + the decoder's half always do): the copy's bytes;
+   0 when it is no buffer roctracer can have written (outside the pool, or
+   ending before it begins: dt_rt_decode it where it lies), or room is
+   short. */
+DT_HIDDEN size_t dt_rt_copy(uint8_t *buf, size_t room, const dt_rt_decoder *d, const uint8_t *begin,
+                            const uint8_t *end);
 /* Decode a copy of valid bytes into s, as dt_rt_decode the buffer. */
 DT_HIDDEN void dt_rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid);
 

@@ -6,6 +6,8 @@
 #include "backends/api_names.h"
 #include "backends/roctracer.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +69,14 @@ int dt_rt_args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_args *out)
     return args_take(t, correlation, out);
 }
 
+void dt_rt_args_clear(dt_rt_args_table *t)
+{
+    /* a taken entry is emptied as it is taken: only those left are */
+    if (t->count && t->slots) memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
+    t->count = 0;
+    t->evicted = 0;
+}
+
 void dt_rt_args_free(dt_rt_args_table *t)
 {
     dt_free(t->slots);
@@ -117,9 +127,10 @@ typedef struct decode_ctx {
     /* where the kernel names of this buffer may lie: [names_lo, names_hi)
        inside the pool; pool_lo..pool_hi the whole pool (empty: unknown) */
     const uint8_t *names_lo, *names_hi, *pool_lo, *pool_hi;
-    /* where roctracer delivered the buffer, and where it is read (the
-       same but for a copy: dt_rt_decoder.delivered_at) */
-    const uint8_t *at, *copy;
+    /* names at [names_lo, names_hi) in the pool are read at names_copy +
+       (pointer - names_lo): where they lie, or in the flight recorder's
+       copy */
+    const uint8_t *names_copy;
     /* an EXT_API record without a correlation id tags the next record */
     int pending;
     uint64_t pending_external;
@@ -158,7 +169,7 @@ static uint32_t kernel_name(decode_ctx *cx, const char *raw, int *bad)
         return UINT32_MAX;
     }
     size_t room = (size_t)(cx->names_hi - p);
-    raw = (const char *)cx->copy + (p - cx->at);
+    raw = (const char *)cx->names_copy + (p - cx->names_lo);
     size_t len = strnlen(raw, room);
     if (len == room) {
         *bad = 1; /* no terminating NUL in the buffer */
@@ -325,7 +336,17 @@ const uint8_t *dt_rt_half_end(const dt_rt_decoder *d, const uint8_t *at)
     return d->pool + (half + 1) * d->half;
 }
 
-void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end)
+/* The names a copy holds: [at, at + bytes) of the pool, read at copy. */
+typedef struct rt_names {
+    const uint8_t *at, *copy;
+    size_t bytes;
+} rt_names;
+
+/* Decode the records [begin, end) that roctracer delivered at `at` (begin
+   itself, or where a copy's records were delivered: then their names are
+   read in `copied`, and cut says whether the buffer ran past its half). */
+static void decode_buffer(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end,
+                          const uint8_t *at, const rt_names *copied, int cut)
 {
     if (!s || !begin || !end || end == begin) return;
     if (end < begin) { /* a buffer that ends before it begins: nothing of it can be read */
@@ -338,25 +359,37 @@ void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, c
     cx.capture = s->config.capture;
     cx.pending = 0;
     cx.pending_external = 0;
-    cx.names_lo = cx.names_hi = cx.pool_lo = cx.pool_hi = NULL;
-    /* where roctracer delivered the buffer: names are checked against the
-       pool there, and read at the same offset in a copy */
-    cx.at = d->delivered_at ? d->delivered_at : begin;
-    cx.copy = begin;
+    cx.names_lo = cx.names_hi = cx.pool_lo = cx.pool_hi = cx.names_copy = NULL;
     size_t bytes = (size_t)(end - begin);
-    int cut = 0;
     if (d->pool && d->half) {
+        /* names are checked against the pool where roctracer delivered
+           the buffer */
         cx.pool_lo = d->pool;
         cx.pool_hi = d->pool + 2 * d->half;
-        const uint8_t *half_end = dt_rt_half_end(d, cx.at);
+        const uint8_t *half_end = dt_rt_half_end(d, at);
         if (half_end) {
             /* records past the buffer's half cannot be roctracer's */
-            if (bytes > (size_t)(half_end - cx.at)) {
-                bytes = (size_t)(half_end - cx.at);
+            if (bytes > (size_t)(half_end - at)) {
+                bytes = (size_t)(half_end - at);
                 cut = 1;
             }
-            cx.names_lo = cx.at + bytes;
+            cx.names_lo = at + bytes;
             cx.names_hi = half_end;
+            cx.names_copy = cx.names_lo;
+            if (copied) {
+                /* only what the copy holds can be read: a pointer into
+                   the rest of the half is no name a record had */
+                uintptr_t lo = (uintptr_t)copied->at, hi = lo + copied->bytes;
+                uintptr_t from = (uintptr_t)cx.names_lo, to = (uintptr_t)cx.names_hi;
+                if (hi < lo) hi = lo; /* a header that wraps: no names */
+                if (lo > from) from = lo;
+                if (hi < to) to = hi;
+                if (to < from) to = from;
+                size_t skip = from - lo < copied->bytes ? (size_t)(from - lo) : copied->bytes;
+                cx.names_copy = copied->copy + skip;
+                cx.names_hi = cx.names_lo + (to - (uintptr_t)cx.names_lo);
+                cx.names_lo += from - (uintptr_t)cx.names_lo;
+            }
         }
     }
     dt_decode_cache_init(&cx.cache);
@@ -377,30 +410,60 @@ void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, c
     dt_core_unlock(s);
 }
 
+void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end)
+{
+    decode_buffer(d, s, begin, end, begin, NULL, 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Copies (the flight recorder's)                                      */
 /* ------------------------------------------------------------------ */
-/* A copy: this header, then the records as delivered, then the rest of
-   their half (their kernel names). */
+/* A copy: this header, the records as delivered, then their names. */
 typedef struct rt_copy {
-    const uint8_t *at; /* where roctracer delivered the records */
-    size_t bytes;      /* the records' bytes */
+    const uint8_t *at;    /* where roctracer delivered the records */
+    size_t bytes;         /* the records' bytes */
+    const uint8_t *names; /* where the names copied after them lay in the pool */
+    size_t names_bytes;
+    uint64_t cut;         /* the buffer ran past its half (only what is in it is copied) */
 } rt_copy;
 _Static_assert(sizeof(rt_copy) <= DT_RT_COPY_HEADER, "the copy's header fits");
 
-size_t dt_rt_copy_size(const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end)
+/* Records copied, then searched in the copy for their lowest name, at a
+   time: the delivered records are read once. */
+#define COPY_BLOCK (64u * DT_RT_RECORD_SIZE)
+
+size_t dt_rt_copy(uint8_t *buf, size_t room, const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end)
 {
     const uint8_t *half_end = dt_rt_half_end(d, begin);
     if (!half_end || !end || end < begin) return 0;
-    return DT_RT_COPY_HEADER + (size_t)(half_end - begin);
-}
-
-void dt_rt_copy(uint8_t *buf, const uint8_t *begin, const uint8_t *end, size_t size)
-{
-    rt_copy h = {begin, (size_t)(end - begin)};
+    /* as the decoder reads them: records past the half are none */
+    const uint8_t *records_end = end < half_end ? end : half_end;
+    size_t bytes = (size_t)(records_end - begin);
+    if (room < DT_RT_COPY_HEADER || room - DT_RT_COPY_HEADER < bytes) return 0;
+    uint8_t *out = buf + DT_RT_COPY_HEADER;
+    /* the lowest name a dispatch points to between the records and the
+       half's end (a pointer anywhere else is no name the decoder reads) */
+    const uint8_t *lo = half_end;
+    for (size_t done = 0; done < bytes; done += COPY_BLOCK) {
+        size_t n = bytes - done < COPY_BLOCK ? bytes - done : COPY_BLOCK;
+        memcpy(out + done, begin + done, n);
+        for (size_t r = done; r + DT_RT_RECORD_SIZE <= done + n; r += DT_RT_RECORD_SIZE) {
+            uint32_t domain, op;
+            const uint8_t *name;
+            memcpy(&domain, out + r + offsetof(activity_record_t, domain), sizeof domain);
+            memcpy(&op, out + r + offsetof(activity_record_t, op), sizeof op);
+            memcpy(&name, out + r + offsetof(activity_record_t, kernel_name), sizeof name);
+            if (domain == ACTIVITY_DOMAIN_HIP_OPS && op == DT_RT_HIP_OP_DISPATCH && name >= records_end && name < lo)
+                lo = name;
+        }
+    }
+    size_t names = (size_t)(half_end - lo);
+    if (room - DT_RT_COPY_HEADER - bytes < names) return 0;
+    memcpy(out + bytes, lo, names);
+    rt_copy h = {begin, bytes, lo, names, end > records_end};
     memset(buf, 0, DT_RT_COPY_HEADER);
     memcpy(buf, &h, sizeof h);
-    memcpy(buf + DT_RT_COPY_HEADER, begin, size - DT_RT_COPY_HEADER);
+    return DT_RT_COPY_HEADER + bytes + names;
 }
 
 void dt_rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid)
@@ -408,8 +471,11 @@ void dt_rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf
     rt_copy h;
     if (valid < DT_RT_COPY_HEADER) return;
     memcpy(&h, buf, sizeof h);
-    if (h.bytes > valid - DT_RT_COPY_HEADER) h.bytes = valid - DT_RT_COPY_HEADER; /* never past the copy */
-    dt_rt_decoder at = *d;
-    at.delivered_at = h.at;
-    dt_rt_decode(&at, s, buf + DT_RT_COPY_HEADER, buf + DT_RT_COPY_HEADER + h.bytes);
+    /* never past the copy */
+    size_t room = valid - DT_RT_COPY_HEADER;
+    if (h.bytes > room) h.bytes = room;
+    if (h.names_bytes > room - h.bytes) h.names_bytes = room - h.bytes;
+    const uint8_t *records = buf + DT_RT_COPY_HEADER;
+    rt_names names = {h.names, records + h.bytes, h.names_bytes};
+    decode_buffer(d, s, records, records + h.bytes, h.at, &names, h.cut != 0);
 }

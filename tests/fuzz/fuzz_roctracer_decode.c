@@ -52,7 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *begin = pool + (size_t)which * half;
     memcpy(begin, data, size);
     /* the records the buffer says it has: all of them, or fewer */
-    size_t valid = size - (cut < 16 ? cut % (size + 1) : 0);
+    size_t valid = size - ((cut & 63) < 16 ? (cut & 63) % (size + 1) : 0);
+    /* decoded from the flight recorder's copy, made as roctracer reuses the half */
+    int copy = bounded && (cut & 64);
     uint8_t *names = begin + valid, *half_end = begin + half;
 
     for (size_t off = 0; off + DT_RT_RECORD_SIZE <= valid; off += DT_RT_RECORD_SIZE) {
@@ -95,7 +97,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        .api_name_count = 4, .args = &args, .args_unkept = unkept};
     dt_session *s = NULL;
     if (dt_session_create(&c, &s) == DT_OK) {
-        dt_rt_decode(&d, s, begin, begin + valid);
+        uint8_t *kept = copy ? malloc(DT_RT_COPY_HEADER + half) : NULL;
+        size_t bytes = kept ? dt_rt_copy(kept, DT_RT_COPY_HEADER + half, &d, begin, begin + valid) : 0;
+        if (bytes) {
+            memset(begin, 0xa5, half);
+            dt_rt_decode_copy(&d, s, kept, bytes);
+        } else {
+            dt_rt_decode(&d, s, begin, begin + valid);
+        }
+        free(kept);
         dt_session_destroy(s);
     }
     dt_rt_args_free(&args);

@@ -677,7 +677,7 @@ static void flight_copies(void)
     }
     static uint8_t buf[DT_RSDK_COPY_MIN] __attribute__((aligned(64)));
     /* a chunk with room for two dispatches, then one for the rest */
-    size_t per = sizeof(void *) + sizeof(rsdk_record_header) + 8 + ((sizeof r[0] + 7) & ~(size_t)7);
+    size_t per = 16 + ((sizeof r[0] + 7) & ~(size_t)7); /* a hash, a length, the payload */
     size_t from = 0, used = dt_rsdk_copy(buf, 16 + 2 * per, hp, 5, &from);
     CHECK_EQ(from, 2);
     CHECK_EQ(used, 16 + 2 * per);

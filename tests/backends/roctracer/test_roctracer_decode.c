@@ -393,6 +393,17 @@ static void argument_table(void)
     CHECK_EQ(t.evicted, 1);
     CHECK(!dt_rt_args_take(&t, 10, &out), "the older entry is still there");
     CHECK(dt_rt_args_take(&t, 10 + DT_RT_ARGS_MAX, &out) && out.value == 2, "the younger entry is gone");
+    /* emptied for the next session: its slots kept, nothing left in them */
+    const dt_rt_args *slots = t.slots;
+    size_t mask = t.mask;
+    REQUIRE_EQ(dt_rt_args_put(&t, &old), 0);
+    dt_rt_args_clear(&t);
+    CHECK_EQ(t.count, 0);
+    CHECK_EQ(t.evicted, 0);
+    CHECK(t.slots == slots && t.mask == mask, "the slots are kept");
+    CHECK(!dt_rt_args_take(&t, 10, &out), "an entry outlived the clear");
+    REQUIRE_EQ(dt_rt_args_put(&t, &young), 0);
+    CHECK(dt_rt_args_take(&t, 10 + DT_RT_ARGS_MAX, &out) && out.value == 2, "put after the clear");
     dt_rt_args_free(&t);
 }
 
@@ -437,11 +448,12 @@ static void copies_keep_names(void)
     activity_record_t *r = kernel(p, 1, 3, NULL);
     r->kernel_name = (const char *)p->mem + 8; /* inside the other half's records */
     const uint8_t *begin = p->mem + HALF;
-    size_t size = dt_rt_copy_size(&d, begin, begin + p->used[1]);
-    REQUIRE_EQ(size, DT_RT_COPY_HEADER + HALF);
-    uint8_t *copy = malloc(size);
+    size_t room = DT_RT_COPY_HEADER + HALF;
+    uint8_t *copy = malloc(room);
     REQUIRE(copy != NULL, "malloc");
-    dt_rt_copy(copy, begin, begin + p->used[1], size);
+    size_t size = dt_rt_copy(copy, room, &d, begin, begin + p->used[1]);
+    /* the records and their names, not the rest of the half between them */
+    REQUIRE_EQ(size, DT_RT_COPY_HEADER + p->used[1] + p->tail[1]);
     /* roctracer writes the half again */
     memset(p->mem + HALF, 0, HALF);
     p->used[1] = p->tail[1] = 0;
@@ -452,16 +464,45 @@ static void copies_keep_names(void)
     CHECK_STR(name_of(s, dt_store_at(&s->store, 0)), "before_reuse_a");
     CHECK_STR(name_of(s, dt_store_at(&s->store, 1)), "before_reuse_b");
     /* a header claiming more bytes than the copy holds: read to its end
-       and no further (the sanitizer builds check the reads), the names
-       then inside the records: corrupt */
+       and no further (the sanitizer builds check the reads); no room is
+       left for names: the three records' are corrupt, and the names read
+       as records one cut short */
     size_t claim = 2 * HALF;
     memcpy(copy + sizeof(const uint8_t *), &claim, sizeof claim);
     dt_rt_decode_copy(&d, s, copy, size);
     CHECK_EQ(s->store.count, 2);
-    CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 4);
+    CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 5);
+    /* records without names: the copy holds the records alone; a
+       dispatch whose name pointer is not in the names area copies none */
+    memset(p->mem + HALF, 0, HALF);
+    p->used[1] = p->tail[1] = 0;
+    ops(p, 1, DT_RT_HIP_OP_COPY, DT_RT_CMD_WRITE, 8, 4096);
+    r = kernel(p, 1, 9, NULL);
+    r->kernel_name = (const char *)p->mem + HALF + 8;
+    CHECK_EQ(dt_rt_copy(copy, room, &d, begin, begin + p->used[1]), DT_RT_COPY_HEADER + p->used[1]);
+    /* too little room: nothing copied */
+    CHECK_EQ(dt_rt_copy(copy, DT_RT_COPY_HEADER + p->used[1] - 1, &d, begin, begin + p->used[1]), 0);
+    /* a buffer that runs past its half: its copy holds the half's records
+       and decodes as the buffer does */
+    size_t before = s->store.count;
+    uint64_t malformed = dt_session_loss(s, DT_LOSS_MALFORMED), unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND);
+    dt_rt_decode(&d, s, begin, begin + HALF + DT_RT_RECORD_SIZE);
+    size_t direct = s->store.count - before;
+    uint64_t direct_malformed = dt_session_loss(s, DT_LOSS_MALFORMED) - malformed;
+    uint64_t direct_unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND) - unknown;
+    CHECK_EQ(direct_malformed, 2); /* the name pointer into the records, the cut */
+    size = dt_rt_copy(copy, room, &d, begin, begin + HALF + DT_RT_RECORD_SIZE);
+    REQUIRE_EQ(size, DT_RT_COPY_HEADER + HALF);
+    before = s->store.count;
+    malformed = dt_session_loss(s, DT_LOSS_MALFORMED);
+    unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND);
+    dt_rt_decode_copy(&d, s, copy, size);
+    CHECK_EQ(s->store.count - before, direct);
+    CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED) - malformed, direct_malformed);
+    CHECK_EQ(dt_session_loss(s, DT_LOSS_UNKNOWN_KIND) - unknown, direct_unknown);
     /* not in the pool: nothing to copy */
     static const uint8_t elsewhere[DT_RT_RECORD_SIZE];
-    CHECK_EQ(dt_rt_copy_size(&d, elsewhere, elsewhere + sizeof elsewhere), 0);
+    CHECK_EQ(dt_rt_copy(copy, room, &d, elsewhere, elsewhere + sizeof elsewhere), 0);
     free(copy);
     close_fixture(&f);
 }
