@@ -93,6 +93,17 @@ def need(module):
         pytest.skip(f"{module} is not installed")
 
 
+def listing(runtime_dir):
+    """`devtrace trigger --list` under runtime_dir, each line split."""
+    res = run([DEVTRACE, "trigger", "--list"], env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    return [line.split() for line in res.stdout.splitlines() if line.split()]
+
+
+def listed(runtime_dir, pid):
+    """The `devtrace trigger --list` line of pid, split, or None."""
+    return next((fields for fields in listing(runtime_dir) if fields[0] == str(pid)), None)
+
+
 def library_env_var(backend):
     """The variable that tells a backend where its vendor library is."""
     return f"DEVTRACE_{backend.upper()}_LIBRARY"

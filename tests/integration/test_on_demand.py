@@ -4,16 +4,7 @@ import os
 import subprocess
 import time
 
-from conftest import DEVTRACE, WORKLOAD, run
-
-
-def listed(runtime_dir, pid):
-    res = run([DEVTRACE, "trigger", "--list"], env={"XDG_RUNTIME_DIR": str(runtime_dir)})
-    for line in res.stdout.splitlines():
-        fields = line.split()
-        if fields and fields[0] == str(pid):
-            return fields
-    return None
+from conftest import DEVTRACE, WORKLOAD, listing
 
 
 def test_record_on_demand_listens_records_nothing_from_start_and_keeps_the_exit_status(tmp_path):
@@ -30,9 +21,7 @@ def test_record_on_demand_listens_records_nothing_from_start_and_keeps_the_exit_
         deadline = time.monotonic() + 30
         while found is None and time.monotonic() < deadline and rec.poll() is None:
             time.sleep(0.05)
-            res = run([DEVTRACE, "trigger", "--list"], env={"XDG_RUNTIME_DIR": str(runtime_dir)})
-            found = next((line.split() for line in res.stdout.splitlines()
-                          if line.split() and line.split()[1] == "dt_workload"), None)
+            found = next((fields for fields in listing(runtime_dir) if fields[1:2] == ["dt_workload"]), None)
         assert found is not None, "the program was never listed as listening"
         assert found[4:6] == ["null", "idle"], found
         pid = found[0]

@@ -7,9 +7,8 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 
-from conftest import DEVTRACE, PACKAGE_DIR, TOPSPTI_EMU, library_env_var, needs_emulator, run
+from conftest import PACKAGE_DIR, TOPSPTI_EMU, library_env_var, listed, needs_emulator, run
 
 CHILD = textwrap.dedent("""
     import sys, devtrace
@@ -24,16 +23,6 @@ CHILD = textwrap.dedent("""
     devtrace.stop_listening()  # nothing when not listening
     print("listening", devtrace.listening(), flush=True)
 """)
-
-
-def listed(runtime_dir, pid):
-    """The `devtrace trigger --list` line of pid, split, or None."""
-    res = run([DEVTRACE, "trigger", "--list"], env={"XDG_RUNTIME_DIR": str(runtime_dir)})
-    for line in res.stdout.splitlines():
-        fields = line.split()
-        if fields and fields[0] == str(pid):
-            return fields
-    return None
 
 
 @needs_emulator()

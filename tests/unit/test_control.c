@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "protocol/control.h"
 #include "dt_check.h"
+#include "runtime_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,6 @@
 
 extern char **environ;
 
-static char base_dir[64]; /* XDG_RUNTIME_DIR of the tests */
 static char ctl_dir[128]; /* base_dir/devtrace */
 
 /* ------------------------------------------------------------------ */
@@ -936,19 +936,15 @@ static void test_cli_lists_the_listener(void)
 
 static int setup(void)
 {
-    snprintf(base_dir, sizeof base_dir, "/tmp/dt-control-XXXXXX");
-    if (!mkdtemp(base_dir)) return 1;
+    if (runtime_dir_make("control") != 0) return 1;
     snprintf(ctl_dir, sizeof ctl_dir, "%s/devtrace", base_dir);
-    setenv("XDG_RUNTIME_DIR", base_dir, 1);
     return 0;
 }
 
 static int teardown(void)
 {
     dt_ctl_stop();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base_dir);
-    return system(cmd) == 0 ? 0 : 1;
+    return runtime_dir_remove();
 }
 
 DT_TEST_MAIN(setup, teardown, DT_TEST(test_messages_round_trip), DT_TEST(test_job_id_sources),

@@ -6,6 +6,7 @@
    conformance suite (on_demand). */
 #include "protocol/control.h"
 #include "dt_check.h"
+#include "runtime_dir.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +14,6 @@
 
 #include "reader/dt_reader.h"
 
-static char base_dir[64];
 
 static dt_ctl_code request(dt_ctl_type type, const char *path, dt_ctl_msg *reply)
 {
@@ -90,18 +90,13 @@ static void test_dump_writes_the_running_flight_recorder(void)
 
 static int setup(void)
 {
-    snprintf(base_dir, sizeof base_dir, "/tmp/dt-capture-XXXXXX");
-    if (!mkdtemp(base_dir)) return 1;
-    setenv("XDG_RUNTIME_DIR", base_dir, 1);
-    return 0;
+    return runtime_dir_make("capture");
 }
 
 static int teardown(void)
 {
     dt_control_stop();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base_dir);
-    return system(cmd) == 0 ? 0 : 1;
+    return runtime_dir_remove();
 }
 
 DT_TEST_MAIN(setup, teardown, DT_TEST(test_dump_writes_the_running_flight_recorder))

@@ -6,13 +6,13 @@
 #include "base/log.h"
 #include "protocol/control.h"
 #include "dt_check.h"
+#include "runtime_dir.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char base_dir[64];
 
 typedef struct client {
     pthread_t thread;
@@ -153,18 +153,13 @@ static void test_stop_withdraws_a_waiting_capture_and_removes_the_socket(void)
 
 static int setup(void)
 {
-    snprintf(base_dir, sizeof base_dir, "/tmp/dt-external-XXXXXX");
-    if (!mkdtemp(base_dir)) return 1;
-    setenv("XDG_RUNTIME_DIR", base_dir, 1);
-    return 0;
+    return runtime_dir_make("external");
 }
 
 static int teardown(void)
 {
     dt_control_stop();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base_dir);
-    return system(cmd) == 0 ? 0 : 1;
+    return runtime_dir_remove();
 }
 
 DT_TEST_MAIN(setup, teardown, DT_TEST(test_the_program_takes_writes_and_reports),
