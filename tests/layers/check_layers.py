@@ -221,10 +221,16 @@ def check_calls(build, errors):
     header = ROOT / "include/devtrace/devtrace.h"
     public = set(re.findall(r"DT_API\s+[^;(]*?\b(dt_\w+)\s*\(", header.read_text())) if header.exists() else set()
     objects = {}
-    for o in Path(build).glob("**/CMakeFiles/*/src/**/*.o"):
-        rel = str(o).split("/src/", 1)[1]
-        src = SRC / rel[: -len(".o")]
-        if src.exists():
+    build = Path(build)
+    for o in build.glob("**/CMakeFiles/*/src/**/*.o"):
+        # the object's path below its target's folder (CMakeFiles/T.dir/src/...),
+        # taken relative to the build, so that a checkout under a folder named
+        # src (~/src/devtrace) does not cut it at the wrong src
+        parts = o.relative_to(build).parts
+        at = parts.index("CMakeFiles")
+        src = SRC.joinpath(*parts[at + 3:])
+        src = src.with_name(src.name[: -len(".o")])
+        if parts[at + 2] == "src" and src.exists():
             objects.setdefault(src, o)
     owner = {}
     syms = {}

@@ -84,3 +84,38 @@ def test_an_internal_function_with_a_public_prefix_fails(tmp_path):
     assert ("src/core/session.h: internal function dt_session_note takes the public API's prefix dt_session_"
             in r.stdout)
     assert "dt_core_lock" not in r.stdout
+
+
+def built_tree(root, files):
+    """A checkout at root with its sources compiled into root/build the way
+    CMake lays objects out (build/CMakeFiles/<target>.dir/src/...)."""
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    for name in files:
+        if name.endswith(".c"):
+            obj = root / "build" / "CMakeFiles" / "devtrace_obj.dir" / (name + ".o")
+            obj.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["cc", "-c", "-I", str(root / "src"), "-o", str(obj), str(root / name)], check=True)
+    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(root), "--build", str(root / "build")],
+                          capture_output=True, text=True)
+
+
+CALLS = {
+    "src/base/hash.h": "#pragma once\n",
+    "src/base/hash.c": "int dt_hash_mix(int x) { return x * 31; }\n",
+    "src/core/store.c": "int dt_hash_mix(int x);\nint dt_store_put(int x) { return dt_hash_mix(x); }\n",
+}
+
+
+def test_a_checkout_under_a_folder_named_src_is_checked(tmp_path):
+    """~/src/devtrace is a common place for a checkout: its build's objects
+    are found, and a call that looks up is still caught there."""
+    root = tmp_path / "src" / "devtrace"
+    r = built_tree(root, CALLS)
+    assert r.returncode == 0, r.stdout + r.stderr
+    up = dict(CALLS, **{"src/base/hash.c": "int dt_store_put(int x);\nint dt_hash_mix(int x) { return dt_store_put(x); }\n"})
+    r = built_tree(tmp_path / "src" / "again", up)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "src/base/hash.c: calls dt_store_put of src/core/store.c: src/base may not call into src/core" in r.stdout
