@@ -64,6 +64,10 @@ DT_HIDDEN void *dt_inject_support_tool_configure(uint32_t version, const char *r
 DT_HIDDEN int dt_inject_support_holds_injection_backend(const dt_session *s);
 /* Give s's vendor interface to another client (`who`), for good. */
 DT_HIDDEN void dt_inject_support_release(dt_session *s, const char *who);
+/* s's trace written to the open descriptor fd, named name inside (its
+   traceName): the file the trace will be renamed to, not the private one
+   it is written into. */
+DT_HIDDEN dt_status dt_inject_support_write(dt_session *s, int fd, const char *name, dt_format format);
 /* A note into s's trace, under key. */
 DT_HIDDEN void dt_inject_support_note(dt_session *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

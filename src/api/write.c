@@ -1,6 +1,7 @@
 /* The public API's writing side: a stopped session's trace written by the
    writer its format chooses, and the formats listed, named and matched to
    file names, all through the writer table (export/writers.h). */
+#include "api/inject_support.h"
 #include "core/recording.h"
 #include "core/session.h"
 #include "export/device_props.h"
@@ -32,6 +33,12 @@ dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
     if (s && !path) path = s->output_path;
     if (s && (!path || !*path)) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: path is NULL or empty");
     return write_trace(s, path, -1, format, "dt_session_write");
+}
+
+dt_status dt_inject_support_write(dt_session *s, int fd, const char *name, dt_format format)
+{
+    if (fd < 0) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: descriptor %d is not open", fd);
+    return write_trace(s, name, fd, format, "dt_session_write");
 }
 
 dt_status dt_session_write_fd(dt_session *s, int fd, dt_format format)

@@ -131,42 +131,74 @@ static int rename_noreplace(const char *from, const char *to)
     return rename(from, to) == 0 ? 0 : errno;
 }
 
+/* The k-th name write_trace tries for want: want itself, then want with
+   the pid in it, then with the pid and a count. */
+static void candidate_name(char *out, size_t n, const char *want, int k)
+{
+    char tag[64];
+    if (k == 0) {
+        snprintf(out, n, "%s", want);
+        return;
+    }
+    if (k == 1) snprintf(tag, sizeof tag, "%d", (int)getpid());
+    else snprintf(tag, sizeof tag, "%d-%d", (int)getpid(), k - 1);
+    dt_record_tag_path(out, n, want, tag);
+}
+
+/* The trace, named name inside (its traceName), written whole into the
+   private file pending. */
+static dt_status write_pending(dt_session *s, const char *pending, const char *name)
+{
+    int fd = open(pending, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return dt_error(DT_ERR_IO, "cannot write trace %s: %s", pending, strerror(errno));
+    dt_status st = dt_inject_support_write(s, fd, name, g_format);
+    if (close(fd) != 0 && st == DT_OK) st = dt_error(DT_ERR_IO, "cannot write trace %s: %s", name, strerror(errno));
+    return st;
+}
+
 /* Several processes (of one `record`, or of several) may be given the same
    output path: none replaces a trace another wrote during this run, nor,
    while another record holds the name, any file. The trace is written
-   under a private name, then renamed to the path, or to the path tagged
-   with the pid when another trace took it meanwhile. The choice and the
-   rename happen under a lock on the folder, and a path that was free is
-   taken without replacing, so two writers cannot both take it. A character
-   device or a FIFO named as the output is written in place. */
+   under a private name, carrying the name it will have (the path, or the
+   path tagged with the pid when another trace holds it), then renamed to
+   that name; when another trace took the name meanwhile, the next name is
+   written and renamed instead. The rename happens under a lock on the
+   folder, and a path that was free is taken without replacing, so two
+   writers cannot both take it. A character device or a FIFO named as the
+   output is written in place. */
 static dt_status write_trace(dt_session *s, const char *want, char *got, size_t got_len)
 {
     snprintf(got, got_len, "%s", want);
     if (dt_output_kind_of(want, NULL) == DT_OUTPUT_IN_PLACE) return dt_session_write(s, want, g_format);
-    char pending[4200];
+    char pending[4200], written[4200] = "";
     snprintf(pending, sizeof pending, "%s.%d.pending", want, (int)getpid());
-    dt_status st = dt_session_write(s, pending, g_format);
-    if (st != DT_OK) return st;
 
     char dir[4096];
     dt_path_dir(dir, sizeof dir, want);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) flock(dfd, LOCK_EX); /* no lock (unsupported): the check below still mostly holds */
 
     int err = EEXIST;
     for (int k = 0; err == EEXIST && k < 1000; k++) {
-        if (k > 0) {
-            char tag[64];
-            if (k == 1) snprintf(tag, sizeof tag, "%d", (int)getpid());
-            else snprintf(tag, sizeof tag, "%d-%d", (int)getpid(), k - 1);
-            dt_record_tag_path(got, got_len, want, tag);
+        candidate_name(got, got_len, want, k);
+        if (!path_is_free(got)) continue; /* a first look, without the lock */
+        if (strcmp(got, written) != 0) {
+            dt_status st = write_pending(s, pending, got);
+            if (st != DT_OK) {
+                if (dfd >= 0) close(dfd);
+                unlink(pending);
+                return st;
+            }
+            snprintf(written, sizeof written, "%s", got);
         }
+        if (dfd >= 0) flock(dfd, LOCK_EX); /* no lock (unsupported): the check below still mostly holds */
         struct stat old;
-        if (!path_is_free(got)) continue;
-        if (lstat(got, &old) == 0) err = rename(pending, got) == 0 ? 0 : errno; /* a trace of an earlier run */
-        else err = rename_noreplace(pending, got);
+        if (path_is_free(got)) {
+            if (lstat(got, &old) == 0) err = rename(pending, got) == 0 ? 0 : errno; /* a trace of an earlier run */
+            else err = rename_noreplace(pending, got);
+        }
+        if (dfd >= 0) flock(dfd, LOCK_UN);
     }
-    if (dfd >= 0) close(dfd); /* releases the lock */
+    if (dfd >= 0) close(dfd);
     if (err) {
         unlink(pending);
         return dt_error(DT_ERR_IO, "cannot write trace %s: %s", got, strerror(err));

@@ -299,6 +299,23 @@ def test_records_started_together_each_keep_their_trace(tmp_path):
             json.loads((d / f).read_text())
 
 
+def test_each_trace_is_named_inside_as_the_file_it_was_written_to(tmp_path):
+    """traceName is the path the trace ended at: FILE, or FILE with the pid
+    when another record held the name; never the private file it was
+    written into before its rename."""
+    out = tmp_path / "t.json.gz"
+    res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
+    assert res.returncode == 0 and f"wrote {out}: " in res.stderr, res.stderr
+    assert load_trace(out)["traceName"] == str(out)
+    with open(tmp_path / ".t.json.gz.devtrace-claim", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        res = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
+    assert res.returncode == 0, res.stderr
+    tagged = [p for p in tmp_path.glob("t.*.json.gz")]
+    assert len(tagged) == 1 and f"wrote {tagged[0]}: " in res.stderr, res.stderr
+    assert load_trace(tagged[0])["traceName"] == str(tagged[0])
+
+
 def test_a_claim_left_by_a_record_that_died_holds_nothing(tmp_path):
     """The claim on a name is a lock the kernel drops with its record: a
     claim file left behind does not keep a later record from the name; a
