@@ -2,6 +2,7 @@
 #include "base/os.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -19,6 +20,33 @@ uint64_t dt_realtime_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t dt_process_start_realtime_ns(void)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "re");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    /* the program's name, in parentheses, may hold spaces and parentheses:
+       the fields are counted from the last ')'; starttime is the 22nd
+       field, the 20th after it, in clock ticks since boot */
+    char *p = strrchr(buf, ')'), *save = NULL, *tok = NULL;
+    if (!p) return 0;
+    p++;
+    for (int field = 3; field <= 22; field++, p = NULL)
+        if (!(tok = strtok_r(p, " ", &save))) return 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    unsigned long long ticks = strtoull(tok, NULL, 10);
+    struct timespec boot, real;
+    if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0 || clock_gettime(CLOCK_REALTIME, &real) != 0) return 0;
+    uint64_t since_boot = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec;
+    uint64_t started = ticks * (1000000000u / (uint64_t)hz);
+    uint64_t now = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
+    if (started > since_boot || since_boot - started > now) return 0;
+    return now - (since_boot - started);
 }
 
 static _Thread_local uint32_t tls_tid;

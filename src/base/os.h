@@ -13,6 +13,11 @@
 DT_HIDDEN uint64_t dt_realtime_ns(void);
 /* CLOCK_MONOTONIC in ns: for durations. */
 DT_HIDDEN uint64_t dt_monotonic_ns(void);
+/* When this process started, in CLOCK_REALTIME ns: its start in
+   /proc/self/stat (before any of its code ran; the fork, for a program
+   started by exec), at the kernel's clock-tick resolution and rounded
+   down. 0 when /proc cannot tell. */
+DT_HIDDEN uint64_t dt_process_start_realtime_ns(void);
 /* Linux thread id of the caller, cached. */
 DT_HIDDEN uint32_t dt_thread_id(void);
 

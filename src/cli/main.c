@@ -644,19 +644,32 @@ static int cmd_record(int argc, char **argv)
             return 2;
         }
     }
+    /* The name is claimed, and the run's start taken, before anything that
+       may take time (probing vendor libraries, on a loaded machine): a
+       record started while another runs either finds the name held or
+       knows that a trace written after its own start is no leftover of an
+       earlier run. The start is the process's own (the kernel's, before
+       any of its code ran). */
+    output_claim claim;
+    claim_output(output, &claim);
+    uint64_t began_ns = dt_process_start_realtime_ns();
+    if (!began_ns) began_ns = dt_realtime_ns();
     char why[4600];
     if (preflight_backend(backend, why, sizeof why) != 0) {
         fprintf(stderr, "devtrace record: %s (the program was not run; see 'devtrace backends')\n", why);
+        release_output(&claim);
         return 2;
     }
     if (dt_cli_check_output(output, why, sizeof why) != 0) {
         fprintf(stderr, "devtrace record: cannot write the trace %s: %s\n", output, why);
+        release_output(&claim);
         return 2;
     }
     const char *inject = find_inject_library(argv[0]);
     if (!inject) {
         fprintf(stderr, "devtrace record: libdevtrace_inject.so not found next to the devtrace executable, "
                         "in ../lib, or at %s; set DEVTRACE_INJECT_LIBRARY\n", DT_INJECT_INSTALL_PATH);
+        release_output(&claim);
         return 2;
     }
     char inject_abs[4096];
@@ -668,6 +681,7 @@ static int cmd_record(int argc, char **argv)
     int log_fd = mkstemp(log_path);
     if (log_fd < 0) {
         fprintf(stderr, "devtrace record: cannot create a temporary file in /tmp: %s\n", strerror(errno));
+        release_output(&claim);
         return 2;
     }
     close(log_fd);
@@ -675,13 +689,12 @@ static int cmd_record(int argc, char **argv)
     int exec_pipe[2];
     if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
         fprintf(stderr, "devtrace record: pipe: %s\n", strerror(errno));
+        release_output(&claim);
         unlink(log_path);
         return 2;
     }
-    output_claim claim;
-    claim_output(output, &claim);
     char began[32];
-    snprintf(began, sizeof began, "%llu", (unsigned long long)dt_realtime_ns());
+    snprintf(began, sizeof began, "%llu", (unsigned long long)began_ns);
 
     struct sigaction sa = {0}, old[8];
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};

@@ -106,14 +106,20 @@ static void output_path(char *out, size_t n, const char *tmpl)
 }
 
 /* Whether path may take this process's trace: free, or holding a trace
-   from before this run (never while another record holds the name). */
+   from before this run (never while another record holds the name). A
+   file's time is stamped from the kernel's coarse clock, up to one of its
+   ticks behind the time it was written: a file stamped less than a tick
+   before the run began may have been written after, and is kept. */
 static int path_is_free(const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0) return errno == ENOENT;
     if (!S_ISREG(st.st_mode) || g_name_taken) return 0;
     uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-    return mtime < g_run_began_ns;
+    struct timespec tick = {0, 10000000};
+    clock_getres(CLOCK_REALTIME_COARSE, &tick);
+    uint64_t stamp = (uint64_t)tick.tv_sec * 1000000000u + (uint64_t)tick.tv_nsec;
+    return mtime + stamp < g_run_began_ns;
 }
 
 /* rename() that never replaces: EEXIST when to exists. Where the kernel

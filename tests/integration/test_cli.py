@@ -299,6 +299,31 @@ def test_records_started_together_each_keep_their_trace(tmp_path):
             json.loads((d / f).read_text())
 
 
+def test_a_record_slow_to_start_keeps_the_trace_written_since_it_started(tmp_path):
+    """A record whose own code runs late (a loaded machine: here 1.5 s
+    between its process's start and the exec of devtrace) while another record with
+    the same -o runs and ends: the trace written after the late record
+    started is no leftover of an earlier run; both traces are kept."""
+    out = tmp_path / "t.json"
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    late = subprocess.Popen(["sh", "-c", 'sleep 1.5; exec "$@"', "sh", str(DEVTRACE), "record", "--backend", "null",
+                             "-o", str(out), "--", str(WORKLOAD), "0"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])
+    assert late.poll() is None, "the late record ran before the first one ended"
+    _, err = late.communicate(timeout=60)
+    assert first.returncode == 0 and f"wrote {out}: " in first.stderr, first.stderr
+    assert late.returncode == 0, err
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert len(files) == 2 and "t.json" in files, (files, err)
+    other = tmp_path / [f for f in files if f != "t.json"][0]
+    assert re.fullmatch(r"t\.\d+\.json", other.name), files
+    assert f"wrote {other}: " in err and f"({out} was written by another process during this run)" in err, err
+    for f in files:
+        check_trace(tmp_path / f)
+
+
 def test_each_trace_is_named_inside_as_the_file_it_was_written_to(tmp_path):
     """traceName is the path the trace ended at: FILE, or FILE with the pid
     when another record held the name; never the private file it was
