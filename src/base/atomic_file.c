@@ -5,6 +5,8 @@
    would put a regular file where the device or the pipe was. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +15,16 @@
 #include "base/json_out.h"
 
 #define OUT_BUFFER (1u << 20)
+
+/* The temporary file being written, for dt_atomic_file_abandon. */
+static _Atomic(char *) g_writing;
+
+void dt_atomic_file_abandon(void)
+{
+    char *tmp = atomic_exchange(&g_writing, NULL);
+    if (tmp)
+        unlink(tmp);
+}
 
 dt_output_kind dt_output_kind_of(const char *path, const char **why)
 {
@@ -94,6 +106,8 @@ int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_
     if (fd < 0) {
         err = errno;
     } else {
+        char *none = NULL;
+        bool tracked = atomic_compare_exchange_strong(&g_writing, &none, tmp);
         err = write_fd(fd, gzip, write, arg);
         if (close(fd) != 0 && err == 0)
             err = errno;
@@ -105,6 +119,8 @@ int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_
             err = errno;
         if (err != 0)
             unlink(tmp);
+        if (tracked)
+            atomic_store(&g_writing, NULL);
     }
     dt_free(tmp);
     return err;

@@ -22,4 +22,9 @@ DT_HIDDEN dt_output_kind dt_output_kind_of(const char *path, const char **why);
    name goes to tmp (n bytes). The descriptor, or -1 with errno set. */
 DT_HIDDEN int dt_open_beside(const char *path, char *tmp, size_t n);
 
+/* For a handler of a signal that ends the process: removes the temporary
+   file a write to a path in progress would leave behind (async-signal-safe;
+   of writes from several threads at once, the first one's). */
+DT_HIDDEN void dt_atomic_file_abandon(void);
+
 #endif

@@ -256,6 +256,9 @@ typedef struct dt_rd_summary {
     bool has_distributed_info, has_rank;
     int64_t rank, local_rank, world_size; /* -1 when absent */
     char *rank_host, *launcher;
+    /* a "rank" that is no integer of int64 (0.5, 1e30, 2^63, true, an
+       object), as written or named; NULL when none (has_rank is false) */
+    char *unusable_rank;
 } dt_rd_summary;
 
 #define DT_RD_WRITER_PLUGIN "devtrace.torch"

@@ -141,6 +141,30 @@ static int note_add(dt_rd_ctx *c, const char *s, size_t len)
     return 1;
 }
 
+/* distributedInfo's "rank" that is no rank: kept as written (a string
+   quoted, at most 40 bytes of it, unprintable bytes as '?') or named, for
+   the commands that say so. R_SKIP, or -1 out of memory. */
+static int unusable_rank(dt_rd_ctx *c, int type, const char *s, size_t len)
+{
+    char text[64];
+    size_t n = len > 40 ? 40 : len;
+    if (type == V_MAP || type == V_ARRAY || type == V_NULL) {
+        snprintf(text, sizeof text, "%s", type == V_MAP ? "an object" : type == V_ARRAY ? "an array" : "null");
+    } else if (type == V_BOOL) {
+        snprintf(text, sizeof text, "%s", len ? "true" : "false");
+    } else {
+        size_t o = 0;
+        if (type == V_STR) text[o++] = '"';
+        for (size_t i = 0; i < n; i++)
+            text[o++] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
+        if (n < len) o += (size_t)snprintf(text + o, sizeof text - o, "...");
+        if (type == V_STR) text[o++] = '"';
+        text[o] = 0;
+    }
+    c->sum->has_rank = false;
+    return set_summary_str(c, &c->sum->unusable_rank, text, strlen(text)) ? R_SKIP : -1;
+}
+
 /* A value of the document's outer structure at the current position:
    scalars carry text, containers are announced with V_MAP / V_ARRAY (and
    then pushed by the caller). Returns the role of a container about to
@@ -249,13 +273,14 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
         case K_RANK:
         case K_LOCAL_RANK:
         case K_WORLD:
-            if (type != V_NUM && type != V_STR)
-                return R_SKIP;
-            if (!(type == V_NUM ? dt_rd_num_i64(num, &v) : dt_rd_parse_int_text(s, len, &v)))
-                return R_SKIP;
+            if ((type != V_NUM && type != V_STR) ||
+                !(type == V_NUM ? dt_rd_num_i64(num, &v) : dt_rd_parse_int_text(s, len, &v)))
+                return f->key == K_RANK ? unusable_rank(c, type, s, len) : R_SKIP;
             if (f->key == K_RANK) {
                 sum->has_rank = true;
                 sum->rank = v;
+                free(sum->unusable_rank);
+                sum->unusable_rank = NULL;
             } else if (f->key == K_LOCAL_RANK) {
                 sum->local_rank = v;
             } else {
@@ -495,6 +520,7 @@ void dt_rd_summary_free(dt_rd_summary *s)
     free(s->host);
     free(s->clocksource);
     free(s->rank_host);
+    free(s->unusable_rank);
     free(s->launcher);
     dt_rd_kvlist *lists[] = {&s->loss, &s->counts, &s->attribution, &s->external_parents};
     for (size_t l = 0; l < 4; l++) {

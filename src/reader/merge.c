@@ -61,6 +61,8 @@ static int write_merged_perfetto(void *arg, dt_out *o)
             err = errno;
             break;
         }
+        unlink(tmp); /* nothing is left behind, however merge ends: read back through the descriptor */
+        snprintf(tmp, sizeof tmp, "/proc/self/fd/%d", fd);
         dt_out go;
         if (dt_out_init(&go, fd, 0, 1, 1u << 20) != 0) {
             err = ENOMEM;
@@ -79,11 +81,10 @@ static int write_merged_perfetto(void *arg, dt_out *o)
             if (!err)
                 err = fin;
         }
-        close(fd);
         char msg[512];
         if (!err && (err = dt_rd_pf_convert(t, tmp, &j->pf, msg, sizeof msg)) != 0)
             fprintf(m->err, "merge: converting to Perfetto: %s\n", msg);
-        unlink(tmp);
+        close(fd);
     }
     int close_err = dt_pf_trace_close(t);
     return err ? err : close_err;
@@ -143,6 +144,11 @@ static int review_inputs(const merger *m)
                 problems++;
             }
         }
+        if (a->sum.unusable_rank) {
+            fprintf(m->err, "merge: warning: %s claims rank %s (distributedInfo): a rank is a whole number, 0 or "
+                            "more; merged as a trace without a rank\n", a->path, a->sum.unusable_rank);
+            problems++;
+        }
         if (a->sum.has_rank && a->sum.rank < 0) {
             fprintf(m->err, "merge: warning: %s claims rank %" PRId64 " (distributedInfo): a rank is 0 or more\n",
                     a->path, a->sum.rank);
@@ -180,7 +186,8 @@ static void merge_usage(FILE *f)
                "(each rank's processes and devices named \"rank N ...\"), and a torch.profiler\n"
                "trace with the devtrace trace of the same process (each runtime call and its\n"
                "device work take the External id of the cpu_op that launched it). Inputs are\n"
-               "JSON or gzip JSON files, read twice each; OUT is written atomically, in the\n"
+               "JSON or gzip JSON files, read twice each (a FIFO, a pipe or \"-\" for standard\n"
+               "input is copied once to a temporary file); OUT is written atomically, in the\n"
                "format its name asks for (.json, .json.gz, .pftrace, .pftrace.gz) unless\n"
                "--format says otherwise. Perfetto output carries the events, rows, args and\n"
                "flows; the devtrace key (loss counts, notes, ranks) is JSON's alone.\n"
@@ -267,13 +274,6 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
         free(paths);
         return 2;
     }
-    for (int i = 0; i < n; i++) {
-        if (strcmp(paths[i], "-") == 0) {
-            fprintf(err, "merge: inputs are read twice: give files, not standard input\n");
-            free(paths);
-            return 2;
-        }
-    }
     const char *why;
     if (dt_output_kind_of(out_path, &why) == DT_OUTPUT_REFUSED) {
         fprintf(err, "merge: cannot write %s: %s\n", out_path, why);
@@ -294,6 +294,11 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
     for (int i = 0; i < n; i++) {
         struct stat st;
         m.in[i].path = paths[i];
+        if (strcmp(paths[i], "-") == 0) {
+            if (dt_rd_merge_spool_input(&m, &m.in[i]) != 0)
+                goto done;
+            continue;
+        }
         if (stat(paths[i], &st) != 0)
             continue; /* said when it is read */
         m.in[i].dev = st.st_dev;
@@ -305,6 +310,10 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
             rc = 2;
             goto done;
         }
+        /* a FIFO, a pipe or a terminal gives its bytes once: both passes read a copy */
+        if ((S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) &&
+            dt_rd_merge_spool_input(&m, &m.in[i]) != 0)
+            goto done;
     }
     if (dt_rd_merge_index_inputs(&m) != 0)
         goto done;
@@ -340,6 +349,8 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
     rc = 0;
 done:
     for (int i = 0; m.in && i < n; i++) {
+        if (m.in[i].spool_path[0])
+            close(m.in[i].spool_fd);
         dt_rd_summary_free(&m.in[i].sum);
         for (size_t k = 0; k < m.in[i].ndevices; k++)
             free(m.in[i].devices[k]);

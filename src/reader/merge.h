@@ -66,6 +66,11 @@ typedef struct input {
     uint64_t cut_flows;          /* ac2g flow ids with one side only: a start or a finish */
     dev_t dev; /* the file, to find it given twice or as the output */
     ino_t ino;
+    /* an input that cannot be read twice (a pipe, "-"), copied once into
+       an unlinked temporary file: its descriptor and the path both passes
+       open ("" when none) */
+    int spool_fd;
+    char spool_path[32];
 } input;
 
 typedef struct group {
@@ -135,6 +140,9 @@ static inline uint64_t dt_rd_merge_remap_ext(const input *in, uint64_t id)
 /* Reads the input with the visitor: 0, or -1 said on m->err. */
 int dt_rd_merge_read_input(merger *m, input *in, dt_rd_visitor visit, void *user, unsigned flags,
                            dt_rd_summary *sum);
+/* An input that is no regular file (a FIFO, a pipe, a terminal, "-" for
+   standard input) copied once, for both passes. 0, or -1 said on m->err. */
+int dt_rd_merge_spool_input(merger *m, input *in);
 /* The first pass over every input. 0, or -1 said on m->err. */
 int dt_rd_merge_index_inputs(merger *m);
 /* The host an input names, or NULL. */

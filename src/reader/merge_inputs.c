@@ -3,8 +3,11 @@
    process. */
 #include "reader/merge.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* ---- pass 1 ---- */
 typedef struct pass1 {
@@ -93,10 +96,92 @@ static int pass1_device(void *user, const char *raw, size_t len, dt_rd_span id)
     return 0;
 }
 
+/* ---- inputs that cannot be read twice ---- */
+/* Copies n bytes to fd. 0, or an errno. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Whether a stream that begins (after white space) with byte b may be a
+   trace: JSON's object, or gzip's magic. */
+static bool may_be_trace(unsigned char b)
+{
+    return b == '{' || b == 0x1f;
+}
+
+int dt_rd_merge_spool_input(merger *m, input *in)
+{
+    bool std_in = strcmp(in->path, "-") == 0;
+    int src = std_in ? STDIN_FILENO : open(in->path, O_RDONLY | O_CLOEXEC);
+    if (src < 0) {
+        fprintf(m->err, "merge: cannot open %s: %s\n", in->path, strerror(errno));
+        return -1;
+    }
+    const char *dir = getenv("TMPDIR");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/devtrace-merge-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fprintf(m->err, "merge: %s cannot be read twice, and its copy cannot be made: %s: %s\n", in->path, tmp,
+                strerror(errno));
+        if (!std_in)
+            close(src);
+        return -1;
+    }
+    unlink(tmp); /* nothing is left behind, however merge ends */
+    char *buf = malloc(1u << 16);
+    int err = buf ? 0 : ENOMEM;
+    bool looked = false; /* a byte other than white space was seen */
+    while (!err) {
+        ssize_t r = read(src, buf, 1u << 16);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            err = r < 0 ? errno : 0;
+            break;
+        }
+        for (ssize_t i = 0; i < r && !looked; i++) {
+            unsigned char b = (unsigned char)buf[i];
+            if (b == ' ' || b == '\t' || b == '\n' || b == '\r')
+                continue;
+            looked = true;
+            if (!may_be_trace(b)) {
+                fprintf(m->err, "merge: %s: not a trace: it begins with byte 0x%02x (a JSON trace begins with '{', "
+                                "gzip with 0x1f 0x8b)\n", in->path, b);
+                err = -1;
+            }
+        }
+        if (!err)
+            err = write_all(fd, buf, (size_t)r);
+    }
+    free(buf);
+    if (!std_in)
+        close(src);
+    if (err) {
+        if (err > 0)
+            fprintf(m->err, "merge: %s cannot be read twice, and copying it failed: %s\n", in->path, strerror(err));
+        close(fd);
+        return -1;
+    }
+    in->spool_fd = fd;
+    snprintf(in->spool_path, sizeof in->spool_path, "/proc/self/fd/%d", fd);
+    return 0;
+}
+
 int dt_rd_merge_read_input(merger *m, input *in, dt_rd_visitor visit, void *user, unsigned flags, dt_rd_summary *sum)
 {
     char msg[512];
-    dt_rd_source *src = dt_rd_open_file(in->path, msg, sizeof msg);
+    dt_rd_source *src = dt_rd_open_file(in->spool_path[0] ? in->spool_path : in->path, msg, sizeof msg);
     if (!src) {
         fprintf(m->err, "merge: %s\n", msg);
         return -1;

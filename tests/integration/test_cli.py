@@ -437,6 +437,77 @@ def test_merge_refuses_an_output_that_is_an_input(tmp_path):
     assert trace.read_bytes() == before
 
 
+def test_merge_reads_a_fifo_and_standard_input_once(tmp_path):
+    """An input that gives its bytes once (a FIFO, a pipe as /dev/stdin or
+    "-") is copied once for merge's two passes: merged, never a hang or an
+    "empty input"."""
+    trace = recorded_trace(tmp_path)
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    feeder = threading.Thread(target=lambda: fifo.write_bytes(trace.read_bytes()), daemon=True)
+    feeder.start()
+    out = tmp_path / "from_fifo.json"
+    res = run([DEVTRACE, "merge", "-o", out, fifo], timeout=30)
+    assert res.returncode == 0 and f"merge: wrote {out}: 1 trace of 1 process" in res.stderr, res.stderr
+    check_trace(out)
+    for name in ("/dev/stdin", "-"):
+        out = tmp_path / "from_stdin.json"
+        res = run([DEVTRACE, "merge", "-o", out, name], input=trace.read_text(), timeout=30)
+        assert res.returncode == 0 and f"merge: wrote {out}: 1 trace of 1 process" in res.stderr, (name, res.stderr)
+        assert load_trace(out)["traceEvents"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["from_fifo.json", "from_stdin.json", "in.fifo", "in.json"]
+    # what is no trace is refused at its first byte, not copied without end
+    res = run([DEVTRACE, "merge", "-o", tmp_path / "zero.json", "/dev/zero"], timeout=30)
+    assert res.returncode == 1, res.stderr
+    assert "merge: /dev/zero: not a trace: it begins with byte 0x00" in res.stderr
+
+
+@pytest.fixture(scope="module")
+def large_trace(tmp_path_factory):
+    """A trace of 300,000 kernels (about 45 MB): merge takes a while to write it."""
+    path = tmp_path_factory.mktemp("large") / "large.json"
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1, "distributedInfo": {"rank": 0}, "traceEvents": [')
+        f.write(",".join('{"ph":"X","cat":"kernel","name":"k%d","pid":0,"tid":7,"ts":%d.0,"dur":1.0,'
+                         '"args":{"External id":%d,"correlation":%d}}' % (i % 100, 2 * i, i, i)
+                         for i in range(300000)))
+        f.write("]}")
+    return path
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
+def test_a_signal_during_merge_leaves_no_partial_output(tmp_path, large_trace, sig):
+    out = tmp_path / "merged.json"
+    proc = subprocess.Popen([str(DEVTRACE), "merge", "-o", str(out), str(large_trace)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    partial = tmp_path / f"merged.json.tmp.{proc.pid}"
+    while not partial.exists() and proc.poll() is None:
+        time.sleep(0.0005)
+    assert proc.poll() is None, "merge ended before its output was begun: " + proc.stderr.read()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + sig, err
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("rank", ["0.5", "true", "{}", "1e30", "9223372036854775808", '"two"', "null"])
+def test_merge_warns_of_a_rank_that_is_no_rank_and_refuses_it_when_strict(tmp_path, rank):
+    good, bad = recorded_trace(tmp_path), tmp_path / "bad.json"
+    trace = load_trace(good)
+    text = json.dumps(dict(trace, distributedInfo={"rank": 12345, "world_size": 2}))
+    bad.write_text(text.replace('"rank": 12345', '"rank": ' + rank))
+    out = tmp_path / "merged.json"
+    res = run([DEVTRACE, "merge", "-o", out, bad])
+    assert res.returncode == 0, res.stderr
+    said = {"{}": "an object"}.get(rank, rank)
+    assert (f"merge: warning: {bad} claims rank {said} (distributedInfo): a rank is a whole number, 0 or more; "
+            "merged as a trace without a rank") in res.stderr, res.stderr
+    out.unlink()
+    res = run([DEVTRACE, "merge", "--strict", "-o", out, bad])
+    assert res.returncode == 1 and "merge: --strict: 1 warning: nothing written" in res.stderr, res.stderr
+    assert not out.exists()
+
+
 def test_stats_csv_escapes_control_bytes_in_names(tmp_path):
     trace = tmp_path / "t.json"
     trace.write_text(json.dumps({"traceEvents": [
