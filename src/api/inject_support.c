@@ -1,6 +1,7 @@
 /* The session internals the injection library uses (inject_support.h). */
 #include "api/inject_support.h"
 #include "api/backend_select.h"
+#include "api/write.h"
 #include "backends/backend.h"
 #include "base/log.h"
 #include "core/jobinfo.h"
@@ -141,4 +142,10 @@ void dt_inject_support_note(dt_session *s, const char *key, const char *fmt, ...
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     dt_core_note(s, key, "%s", text);
+}
+
+dt_status dt_inject_support_write(dt_session *s, int fd, const char *name, dt_format format)
+{
+    if (fd < 0) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: descriptor %d is not open", fd);
+    return dt_api_write_trace(s, name, fd, format, "dt_session_write");
 }

@@ -1,7 +1,7 @@
 /* The public API's writing side: a stopped session's trace written by the
    writer its format chooses, and the formats listed, named and matched to
    file names, all through the writer table (export/writers.h). */
-#include "api/inject_support.h"
+#include "api/write.h"
 #include "core/recording.h"
 #include "core/session.h"
 #include "export/device_props.h"
@@ -14,9 +14,7 @@
 #include "base/gzip.h"
 #include "base/log.h"
 
-/* Both: to path (fd < 0) or to the open descriptor fd; fn names the call
-   in messages. */
-static dt_status write_trace(dt_session *s, const char *path, int fd, dt_format format, const char *fn)
+dt_status dt_api_write_trace(dt_session *s, const char *path, int fd, dt_format format, const char *fn)
 {
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "%s: session is NULL", fn);
     dt_recording rec;
@@ -32,13 +30,7 @@ dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
 {
     if (s && !path) path = s->output_path;
     if (s && (!path || !*path)) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: path is NULL or empty");
-    return write_trace(s, path, -1, format, "dt_session_write");
-}
-
-dt_status dt_inject_support_write(dt_session *s, int fd, const char *name, dt_format format)
-{
-    if (fd < 0) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: descriptor %d is not open", fd);
-    return write_trace(s, name, fd, format, "dt_session_write");
+    return dt_api_write_trace(s, path, -1, format, "dt_session_write");
 }
 
 dt_status dt_session_write_fd(dt_session *s, int fd, dt_format format)
@@ -51,7 +43,7 @@ dt_status dt_session_write_fd(dt_session *s, int fd, dt_format format)
     ssize_t n = readlink(link, name, sizeof name - 1);
     if (n > 0) name[n] = 0;
     else snprintf(name, sizeof name, "(descriptor %d)", fd);
-    return write_trace(s, name, fd, format, "dt_session_write_fd");
+    return dt_api_write_trace(s, name, fd, format, "dt_session_write_fd");
 }
 
 size_t dt_session_device_properties(const dt_session *s, char *buf, size_t size)
