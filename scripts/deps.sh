@@ -3,7 +3,7 @@
 # are missing. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkgconf clang libclang-rt-14-dev
-          libyajl-dev zlib1g-dev python3 python3-pytest jq valgrind)
+          libyajl-dev zlib1g-dev python3 python3-venv python3-pytest jq valgrind)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

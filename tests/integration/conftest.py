@@ -82,15 +82,23 @@ def needs_emulator():
                               reason="the TOPSPTI emulator is not built")
 
 
+def missing_package(module, error):
+    """Why a test cannot run without module: which Python lacks it, where
+    the list of what the tests need is, and what pip said when
+    `bash tests/run.sh` tried to install it (its log in the build)."""
+    log = BUILD / "python-packages.log"
+    said = f"; pip's output when tests/run.sh tried: {log}" if log.exists() else ""
+    return (f"{module} is not installed in {sys.executable}, which runs the tests ({error}); "
+            f"`bash tests/run.sh` installs what the tests need (tests/requirements.txt){said}")
+
+
 def need(module):
-    """Import what a test needs; in CI (CI set) its absence fails the test
-    instead of skipping it: .ci/run installs torch and HTA."""
+    """Import what a test needs. Its absence fails the test, never skips
+    it: the test command installs every package a test needs."""
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        if os.environ.get("CI"):
-            pytest.fail(f"{module} is required in CI (.ci/run installs it): {e}")
-        pytest.skip(f"{module} is not installed")
+        pytest.fail(missing_package(module, e))
 
 
 def listing(runtime_dir):

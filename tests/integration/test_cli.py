@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DEVTRACE, EMU_RUN, SOURCE, TOPSPTI_EMU, VENDORS, WORKLOAD, check_trace, load_trace,
+from conftest import (DEVTRACE, EMU_RUN, SOURCE, TOPSPTI_EMU, VENDORS, WORKLOAD, check_trace, load_trace, need,
                       needs_emulator, run)
 
 
@@ -742,7 +742,7 @@ def test_check_and_stats_on_real_torch_traces(name):
 def perfetto_capture_args(path):
     """The args of the "devtrace capture" slice of a .pftrace, read with
     Perfetto's own protos: {name: value}."""
-    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    Trace = need("perfetto.protos.perfetto.trace.perfetto_trace_pb2").Trace
     trace = Trace()
     trace.ParseFromString(Path(path).read_bytes())
     for p in trace.packet:
@@ -834,7 +834,7 @@ def test_stats_and_check_read_a_pftrace_as_the_json_of_the_same_session(tmp_path
 def test_stats_and_check_name_what_they_cannot_read(tmp_path):
     """Other binary formats and other writers' Perfetto traces: a message that
     names the format seen, not "invalid JSON"."""
-    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    Trace = need("perfetto.protos.perfetto.trace.perfetto_trace_pb2").Trace
     t = Trace()
     p = t.packet.add()
     p.track_descriptor.uuid = 5
