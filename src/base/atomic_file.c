@@ -5,6 +5,8 @@
    would put a regular file where the device or the pipe was. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -101,13 +103,25 @@ int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_
     char *tmp = dt_malloc(tlen);
     if (!tmp)
         return ENOMEM;
+    /* the file is created and published for dt_atomic_file_abandon with
+       the signals that end a command held back: one that comes between the
+       two would leave it */
+    sigset_t ending, old;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    sigaddset(&ending, SIGQUIT);
+    pthread_sigmask(SIG_BLOCK, &ending, &old);
     int fd = dt_open_beside(path, tmp, tlen);
+    int open_errno = errno;
+    char *none = NULL;
+    bool tracked = fd >= 0 && atomic_compare_exchange_strong(&g_writing, &none, tmp);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     int err = 0;
     if (fd < 0) {
-        err = errno;
+        err = open_errno;
     } else {
-        char *none = NULL;
-        bool tracked = atomic_compare_exchange_strong(&g_writing, &none, tmp);
         err = write_fd(fd, gzip, write, arg);
         if (close(fd) != 0 && err == 0)
             err = errno;
