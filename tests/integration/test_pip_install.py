@@ -1,6 +1,9 @@
-"""The README's install command: one `pip install` of the repository builds
-libdevtrace and the devtrace command into the package; the package then
-imports, lists backends, records, and `import devtrace.torch` works."""
+"""The documented install commands (README.md, docs/pytorch.md,
+docs/analysis.md), run in a fresh virtual environment: one `pip install` of
+the repository builds libdevtrace and the devtrace command into the
+package; the package then imports, lists backends, records, and `import
+devtrace.torch` works; the analysis extras bring what `devtrace convert`
+and `analyze` need."""
 import json
 import os
 import shutil
@@ -11,11 +14,29 @@ import pytest
 
 from conftest import SOURCE, TOPSPTI_EMU, missing_package, needs_emulator, run
 
+sys.path.insert(0, str(SOURCE / "tests" / "docs"))
+import docblocks  # noqa: E402
+
+
+INSTALL = "tests/integration/test_pip_install.py::test_the_documented_install_commands"
+
+
+def pip_block(block, venv_root, src, env):
+    """A documented pip block, in the checkout (a copy of it), with the
+    virtual environment's pip first on PATH; /path/to/devtrace is the
+    checkout."""
+    text = docblocks.commands(block, {"/path/to/devtrace": src})
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=src, timeout=900, capture_output=True, text=True,
+                         env=dict(env, PATH=f"{venv_root / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+                                  VIRTUAL_ENV=str(venv_root)))
+    assert res.returncode == 0, f"{block.where}:\n{text}{res.stdout}{res.stderr}"
+
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
     """A fresh virtual environment that sees the machine's torch (a GB we
-    do not reinstall) and has this repository installed into it by pip."""
+    do not reinstall) and has this repository installed into it by the
+    README's command."""
     root = tmp_path_factory.mktemp("venv")
     res = run([sys.executable, "-m", "venv", "--system-site-packages", root], timeout=300)
     assert res.returncode == 0, res.stderr
@@ -23,15 +44,37 @@ def venv(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k not in ("DEVTRACE_LIBRARY", "PYTHONPATH", "LD_PRELOAD")}
     # a copy of the tree, so that the install cannot use or leave build files in the checkout
     src = tmp_path_factory.mktemp("src") / "devtrace"
-    shutil.copytree(SOURCE, src, ignore=shutil.ignore_patterns("build*", ".git", "__pycache__"))
-    res = subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(src)], env=env, timeout=900,
-                         capture_output=True, text=True)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return python, env
+    shutil.copytree(SOURCE, src, ignore=shutil.ignore_patterns("build*", ".git", ".venv", "__pycache__"))
+    readme = next(b for b in docblocks.documented(INSTALL) if b.doc == "README.md")
+    pip_block(readme, root, src, env)
+    return python, env, root, src
+
+
+def command_lines(block):
+    return [line.split("#")[0].strip() for line in block.text.splitlines() if line.split("#")[0].strip()]
+
+
+def test_the_documented_install_commands(venv):
+    """The README's (the fixture's), pytorch.md's (the same) and
+    analysis.md's extras: each installs, and the extras make `devtrace
+    convert` find its packages in the environment's own Python."""
+    python, env, root, src = venv
+    blocks = docblocks.documented(INSTALL)
+    assert [b.doc for b in blocks] == ["README.md", "docs/analysis.md", "docs/pytorch.md"], [b.where for b in blocks]
+    readme, analysis, pytorch = blocks
+    # a build of the package takes a minute: the same command is run once
+    assert command_lines(pytorch) == command_lines(readme) == ["pip install ."], pytorch.text
+    pip_block(analysis, root, src, env)
+    res = subprocess.run([str(python), "-c", "import pyarrow, duckdb, dask.distributed, devtrace.analysis"],
+                         env=env, capture_output=True, text=True, timeout=300, cwd="/")
+    assert res.returncode == 0, res.stderr
+    res = subprocess.run([str(root / "bin" / "devtrace"), "convert", "--help"], env=env, capture_output=True,
+                         text=True, timeout=300, cwd="/")
+    assert res.returncode == 0 and "parquet" in res.stdout, res.stdout + res.stderr
 
 
 def test_the_package_imports_with_its_own_library(venv):
-    python, env = venv
+    python, env, _, _ = venv
     code = ("import json, devtrace, devtrace._native as n\n"
             "print(json.dumps({'lib': n.library_path(), 'include': str(n.include_dir()),"
             " 'backends': devtrace.backend_names(), 'version': devtrace.version()}))\n")
@@ -47,7 +90,7 @@ def test_the_package_imports_with_its_own_library(venv):
 
 @needs_emulator()
 def test_the_installed_command_records(venv, tmp_path):
-    python, env = venv
+    python, env, _, _ = venv
     devtrace_cmd = python.parent / "devtrace"
     out = tmp_path / "t.json"
     res = subprocess.run([str(devtrace_cmd), "record", "--backend", "topspti", "-o", str(out), "--",
@@ -66,7 +109,7 @@ def test_the_installed_command_records(venv, tmp_path):
 
 
 def test_devtrace_torch_imports(venv):
-    python, env = venv
+    python, env, _, _ = venv
     res = subprocess.run([str(python), "-c", "import devtrace.torch; print(devtrace.torch._SOURCE.is_file())"],
                          env=env, capture_output=True, text=True, timeout=300, cwd="/")
     assert "No module named 'torch'" not in res.stderr, missing_package("torch", res.stderr.strip().splitlines()[-1])
