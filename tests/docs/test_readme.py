@@ -1,9 +1,10 @@
 """README.md's commands, run as a newcomer runs them (against the TOPSPTI
 emulator), each checked for what the README says it does."""
 import json
+import re
 import subprocess
 
-from conftest import TORCH_PROLOGUE, check_trace, load_trace, need
+from conftest import SOURCE, TORCH_PROLOGUE, check_trace, load_trace, need
 
 
 def test_demo(documented, sandbox):
@@ -95,3 +96,23 @@ def test_torch_plugin(documented, sandbox):
                    after="prof.export_chrome_trace('torch.json')\n")
     trace = json.loads((sandbox / "torch.json").read_text())
     assert any(e.get("cat") == "kernel" and e.get("name") == "docs_scale_kernel" for e in trace["traceEvents"])
+
+
+def test_the_readme_is_a_page_for_newcomers():
+    """What devtrace is, the two commands, the tour, the Python lines and a
+    table of the docs that names every page there is (and only those);
+    the figures live in docs/performance.md."""
+    readme = (SOURCE / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200, len(readme.splitlines())
+    sections = [line[3:] for line in readme.splitlines() if line.startswith("## ")]
+    assert sections == ["Two commands", "A tour of the commands", "Python", "Documentation"], sections
+    table = readme.split("## Documentation", 1)[1]
+    named = set(re.findall(r"^\| (docs/[^ |,]+)", table, re.M)) | set(re.findall(r", (docs/[^ |,]+)", table))
+    for page in named:
+        assert (SOURCE / page).exists(), page
+    pages = {f"docs/{p.name}" for p in (SOURCE / "docs").glob("*.md")} | \
+        {f"docs/{p.name}/" for p in (SOURCE / "docs").iterdir() if p.is_dir()}
+    assert pages == named, (pages - named, named - pages)
+    performance = (SOURCE / "docs" / "performance.md").read_text()
+    assert "bench_launch" in performance and "| devtrace's instructions per launch" in performance
+    assert "bench_launch" not in readme
