@@ -300,14 +300,14 @@ def test_records_started_together_each_keep_their_trace(tmp_path):
 
 
 def test_a_record_slow_to_start_keeps_the_trace_written_since_it_started(tmp_path):
-    """A record whose own code runs late (a loaded machine: here 1.5 s
+    """A record whose own code runs late (a loaded machine: here 3 s
     between its process's start and the exec of devtrace) while another record with
     the same -o runs and ends: the trace written after the late record
     started is no leftover of an earlier run; both traces are kept."""
     out = tmp_path / "t.json"
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    late = subprocess.Popen(["sh", "-c", 'sleep 1.5; exec "$@"', "sh", str(DEVTRACE), "record", "--backend", "null",
+    late = subprocess.Popen(["sh", "-c", 'sleep 3; exec "$@"', "sh", str(DEVTRACE), "record", "--backend", "null",
                              "-o", str(out), "--", str(WORKLOAD), "0"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = run([DEVTRACE, "record", "--backend", "null", "-o", out, "--", WORKLOAD, "0"])

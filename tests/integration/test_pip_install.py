@@ -41,7 +41,10 @@ def venv(tmp_path_factory):
     res = run([sys.executable, "-m", "venv", "--system-site-packages", root], timeout=300)
     assert res.returncode == 0, res.stderr
     python = root / "bin" / "python"
-    env = {k: v for k, v in os.environ.items() if k not in ("DEVTRACE_LIBRARY", "PYTHONPATH", "LD_PRELOAD")}
+    # the installed package alone: neither the checkout's library, its Python
+    # package nor the tests' Python for convert and analyze
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DEVTRACE_LIBRARY", "PYTHONPATH", "LD_PRELOAD", "DEVTRACE_PYTHON")}
     # a copy of the tree, so that the install cannot use or leave build files in the checkout
     src = tmp_path_factory.mktemp("src") / "devtrace"
     shutil.copytree(SOURCE, src, ignore=shutil.ignore_patterns("build*", ".git", ".venv", "__pycache__"))
