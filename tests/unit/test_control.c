@@ -92,7 +92,7 @@ static void listen_fresh(int read_timeout_ms)
 {
     handler_block(0);
     dt_ctl_stop();
-    dt_ctl_options o = {3, 1, 8, "emulated", test_handler, NULL, read_timeout_ms};
+    dt_ctl_options o = {3, 1, 8, "emulated", test_handler, NULL, read_timeout_ms, NULL};
     dt_status st = dt_ctl_listen(&o);
     REQUIRE_EQ(st, DT_OK);
 }
@@ -506,7 +506,7 @@ static void test_error_codes_are_distinct(void)
 
     /* a listener without a handler cannot capture, but answers INFO */
     dt_ctl_stop();
-    dt_ctl_options o = {0, 0, 1, "", NULL, NULL, 0};
+    dt_ctl_options o = {0, 0, 1, "", NULL, NULL, 0, NULL};
     REQUIRE_EQ(dt_ctl_listen(&o), DT_OK);
     CHECK_EQ(capture_of_self(3000, &reply), DT_CTL_CANNOT_ARM);
     CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS);
@@ -620,7 +620,7 @@ static void test_another_uid_is_refused(void)
         char sock[256] = "";
         setenv("XDG_RUNTIME_DIR", other, 1);
         if (setgid(65534) == 0 && setuid(65534) == 0) {
-            dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+            dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
             if (dt_ctl_listen(&o) == DT_OK) snprintf(sock, sizeof sock, "%s", dt_ctl_socket_path());
         }
         if (write(up[1], sock, sizeof sock) != (ssize_t)sizeof sock) _exit(1);
@@ -704,7 +704,7 @@ static void test_stale_sockets_are_removed_and_not_listed(void)
 
 static void expect_refused_dir(const char *what, const char *message_part)
 {
-    dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+    dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
     dt_status st = dt_ctl_listen(&o);
     CHECK(st == DT_ERR_STATE, "%s: %s (%s)", what, dt_status_name(st), dt_last_error());
     if (st == DT_OK) dt_ctl_stop();
@@ -756,7 +756,7 @@ static void test_directory_of_wrong_kind_is_refused(void)
 
     /* missing: created 0700 whatever the umask */
     mode_t old = umask(0);
-    dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+    dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
     CHECK_EQ(dt_ctl_listen(&o), DT_OK);
     umask(old);
     struct stat st;
@@ -834,7 +834,7 @@ static void test_forked_child_does_not_serve_the_parent_socket(void)
         size_t count = 0;
         if (dt_ctl_list(2000, &list, &count) != DT_OK || count != 1 || list[0].pid != parent) bad |= 4;
         free(list);
-        dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+        dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
         if (dt_ctl_listen(&o) != DT_OK) bad |= 8; /* may listen on its own */
         char own[256];
         snprintf(own, sizeof own, "%s/%ld.sock", ctl_dir, (long)getpid());
@@ -882,7 +882,7 @@ static void test_socket_removed_at_exit(void)
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {
-        dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+        dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
         char path[256] = "";
         if (dt_ctl_listen(&o) == DT_OK) snprintf(path, sizeof path, "%s", dt_ctl_socket_path());
         if (write(p[1], path, sizeof path) != (ssize_t)sizeof path) _exit(1);
