@@ -558,6 +558,16 @@ dt_status dt_ctl_dir(char *out, size_t n)
     return DT_OK;
 }
 
+/* A directory of another uid where ours should be: refused, and in /tmp
+   (where any user may make it first) what to do about it. */
+static dt_status not_ours(const char *dir, const struct stat *st)
+{
+    return dt_error(DT_ERR_STATE, "the control directory %s belongs to uid %u, not to uid %u: refused%s", dir,
+                    (unsigned)st->st_uid, (unsigned)geteuid(),
+                    strncmp(dir, "/tmp/", 5) == 0 ? " (another user made it first; set XDG_RUNTIME_DIR to a directory "
+                                                    "of yours, such as /run/user/<uid>)" : "");
+}
+
 /* Checks (and with create, makes) the directory. */
 static dt_status check_dir(const char *dir, int create)
 {
@@ -568,21 +578,21 @@ static dt_status check_dir(const char *dir, int create)
             return dt_error(DT_ERR_IO, "cannot create the control directory %s: %s", dir, strerror(errno));
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
     if (fd < 0) {
-        if (errno == ELOOP || errno == ENOTDIR)
+        int err = errno;
+        if (err == ELOOP || err == ENOTDIR)
             return dt_error(DT_ERR_STATE, "the control directory %s is a symbolic link or not a directory: refused",
                             dir);
-        return dt_error(DT_ERR_IO, "cannot open the control directory %s: %s", dir, strerror(errno));
+        /* another user's directory, closed to us */
+        if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != geteuid()) return not_ours(dir, &st);
+        return dt_error(DT_ERR_IO, "cannot open the control directory %s: %s", dir, strerror(err));
     }
-    struct stat st;
     dt_status rc = DT_OK;
     if (fstat(fd, &st) != 0)
         rc = dt_error(DT_ERR_IO, "cannot stat the control directory %s: %s", dir, strerror(errno));
     else if (st.st_uid != geteuid())
-        rc = dt_error(DT_ERR_STATE, "the control directory %s belongs to uid %u, not to uid %u: refused%s", dir,
-                      (unsigned)st.st_uid, (unsigned)geteuid(),
-                      strncmp(dir, "/tmp/", 5) == 0 ? " (another user made it first; set XDG_RUNTIME_DIR to a "
-                                                      "directory of yours, e.g. /run/user/<uid>)" : "");
+        rc = not_ours(dir, &st);
     else if ((st.st_mode & 07777) != 0700 && !(made && fchmod(fd, 0700) == 0))
         rc = dt_error(DT_ERR_STATE, "the control directory %s has mode %04o, not 0700: refused", dir,
                       (unsigned)(st.st_mode & 07777));
