@@ -131,9 +131,14 @@ typedef struct dt_config {
        completed buffers undecoded in a ring of at most this many bytes; when
        it is full the oldest buffer is recycled and its records counted as
        DT_LOSS_RING_EVICTED. dt_session_dump() writes the ring's window while
-       the session goes on recording. 0 (default): off. */
+       the session goes on recording. 0 (default): off; else at least
+       DT_FLIGHT_RECORDER_MIN_BYTES (dt_session_create refuses less). A ring
+       smaller than 4 x buffer_size takes smaller buffers (a quarter of it,
+       whole pages). */
     uint64_t flight_recorder_bytes;
 } dt_config;
+/* The smallest flight recorder's ring: 4 buffers of 4 KiB. */
+#define DT_FLIGHT_RECORDER_MIN_BYTES 16384u
 
 /* Fill *config with the defaults (also reads nothing from the environment). */
 DT_API void dt_config_init(dt_config *config);

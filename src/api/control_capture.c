@@ -170,6 +170,7 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
         return;
     }
     snprintf(res->backend, sizeof res->backend, "%s", dt_session_backend(s));
+    dt_ondemand_exit_after_runtime();
     uint64_t start = 0, end = 0, beyond = 0, armed = dt_realtime_ns();
     /* 0: the window; 1: cut short (timeout or stop); -1: none; -2: past step 2^64-1 */
     int outcome = 0;

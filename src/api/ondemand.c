@@ -63,6 +63,14 @@ static void serve(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result *r
    writes it (the worker replies before the process is gone). */
 static void stop_at_exit(void) { dt_ondemand_stop("this process is exiting"); }
 
+static void register_again(void) { atexit(stop_at_exit); }
+
+void dt_ondemand_exit_after_runtime(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, register_again);
+}
+
 dt_status dt_ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(void), const char *named)
 {
     static int exit_registered;

@@ -21,6 +21,13 @@
    written rather than lost. */
 DT_HIDDEN dt_status dt_ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(void), const char *named);
 
+/* The exit handler once more, from the first capture that armed a vendor:
+   a runtime (CUDA's) registers its own teardown with atexit as the program
+   initialises it, after the listen's registration in most programs, and
+   at exit a capture under way must stop before that teardown, while the
+   vendor can still flush (handlers run last registered first). */
+DT_HIDDEN void dt_ondemand_exit_after_runtime(void);
+
 /* dt_control_stop, saying why (what a capture cut short says:
    "this process is exiting"); dt_control_stop says "this process stopped
    listening". dt_ondemand_stop_reason: the latest why, for the modes. */

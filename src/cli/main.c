@@ -582,6 +582,11 @@ static const char *flight_size(const char *arg)
                 arg + 1);
         return NULL;
     }
+    if (*arg == '=' && bytes < DT_FLIGHT_RECORDER_MIN_BYTES) {
+        fprintf(stderr, "devtrace record: --flight-recorder takes at least %uK (4 buffers of 4K), not '%s'\n",
+                DT_FLIGHT_RECORDER_MIN_BYTES >> 10, arg + 1);
+        return NULL;
+    }
     return *arg == '=' ? arg + 1 : "on";
 }
 

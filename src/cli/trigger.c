@@ -391,15 +391,21 @@ static int find_targets(const options *o, target **out, size_t *count)
         return outcomes[DT_CTL_IO].status;
     }
     size_t k = 0;
-    const char *other = NULL;
+    const char *first = NULL, *second = NULL; /* the jobs matched, the first two by name */
     for (size_t i = 0; i < n; i++) {
         if (o->job && !dt_ctl_job_matches(list[i].job, job)) continue;
-        if (o->job && k && strcmp(list[i].job, t[0].info.job) != 0) other = list[i].job;
         t[k++].info = list[i];
+        const char *j = list[i].job;
+        if (!first || strcmp(j, first) < 0) {
+            if (first) second = first;
+            first = j;
+        } else if (strcmp(j, first) != 0 && (!second || strcmp(j, second) < 0)) {
+            second = j;
+        }
     }
-    if (other) { /* two jobs are never asked, nor merged, together */
+    if (o->job && second) { /* two jobs are never asked, nor merged, together */
         fprintf(stderr, "devtrace trigger: --job %s names several jobs (%s, %s, ...): name one as --list shows "
-                        "it\n", job, t[0].info.job, other);
+                        "it\n", job, first, second);
         dt_free(list);
         dt_free(t);
         return USAGE_STATUS;

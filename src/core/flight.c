@@ -43,8 +43,8 @@ dt_status dt_flight_fit_config(dt_config *c)
     if (!bytes || bytes == DT_FLIGHT_RECORDER_INVALID) return DT_OK;
     if (bytes < DT_FLIGHT_RECORDER_MIN_BYTES)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "a flight recorder's ring of %llu bytes is too small: it holds at "
-                        "least %u buffers of %u bytes (%llu bytes)", (unsigned long long)bytes, DT_RING_MIN_BUFFERS,
-                        DT_FLIGHT_MIN_BUFFER, (unsigned long long)DT_FLIGHT_RECORDER_MIN_BYTES);
+                        "least %u buffers of %u bytes (%u bytes)", (unsigned long long)bytes, DT_RING_MIN_BUFFERS,
+                        DT_FLIGHT_MIN_BUFFER, DT_FLIGHT_RECORDER_MIN_BYTES);
     /* a ring smaller than its fewest buffers of the configured size: the
        buffers shrink to fit it (whole pages), never below the minimum */
     if (c->buffer_size && bytes / DT_RING_MIN_BUFFERS < c->buffer_size) {
@@ -166,6 +166,7 @@ void dt_core_flight_end(dt_session *s)
     if (dt_ring_discarding(r)) {
         /* nobody writes this window (the injection library's program ended
            well): nothing is decoded */
+        dt_log("flight recorder: the ring's %u buffers given back undecoded (nobody writes its window)", b.count);
         dt_ring_decode_back(r, &b, NULL, dt_pool_slot_put_to, s->ring_slot);
         dt_pool_slot_detach_ring(s->ring_slot);
         s->ring_slot = NULL;

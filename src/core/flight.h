@@ -21,10 +21,10 @@
    been delivered (and says so in the trace). */
 #define DT_FLIGHT_FLUSH_TIMEOUT_MS 2000u
 
-/* The smallest ring: DT_RING_MIN_BUFFERS buffers of DT_FLIGHT_MIN_BUFFER
-   bytes. */
+/* The smallest ring (DT_FLIGHT_RECORDER_MIN_BYTES, the public header's):
+   DT_RING_MIN_BUFFERS buffers of DT_FLIGHT_MIN_BUFFER bytes. */
 #define DT_FLIGHT_MIN_BUFFER 4096u
-#define DT_FLIGHT_RECORDER_MIN_BYTES ((uint64_t)DT_RING_MIN_BUFFERS * DT_FLIGHT_MIN_BUFFER)
+_Static_assert(DT_FLIGHT_RECORDER_MIN_BYTES == DT_RING_MIN_BUFFERS * DT_FLIGHT_MIN_BUFFER, "the smallest ring");
 
 /* A configuration's flight recorder made to fit (dt_session_create): a
    ring smaller than DT_RING_MIN_BUFFERS buffers of buffer_size gets
