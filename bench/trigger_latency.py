@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import tempfile
@@ -58,7 +59,7 @@ def listeners(tmp, runtime, n, period_ms):
     for rank in range(n):
         procs.append(subprocess.Popen([str(DEVTRACE), "record", "--on-demand", "-o", str(tmp / "unused.json"), "--",
                                        str(RUNNER), "--quiet", str(scenario)], env=dict(env, RANK=str(rank)),
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
     sockets = runtime / "devtrace"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(list(sockets.glob("*.sock")) if sockets.exists() else []) < n:
@@ -102,8 +103,8 @@ def main():
             target = [str(pids[0])] if ranks == 1 else ["--job", "latency"]
             rows = [one(runtime, tmp / "t.json", [*target, "--steps", str(steps)]) for _ in range(a.rounds)]
         finally:
-            for p in procs:
-                p.kill()
+            for p in procs:  # record and the runner it started
+                os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
             shutil.rmtree(tmp, ignore_errors=True)
         med = [statistics.median(r[i] for r in rows) for i in range(4)]

@@ -575,3 +575,132 @@ def test_a_clean_end_decodes_nothing_of_the_ring(node, tmp_path):
     assert re.search(r"flight recorder: the ring's \d+ buffers given back undecoded \(nobody writes its window\)",
                      res.stderr), res.stderr[-3000:]
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------
+# Many machines
+# ---------------------------------------------------------------------------
+NODE_SCRIPT = r"""
+set -u
+hostname "$NODE" 2>/dev/null || true
+for local in 0 1; do
+  rank=$((NODE_INDEX * 2 + local))
+  env $(printf '%s ' $RANK_ENV | sed "s/@RANK@/$rank/g; s/@LOCAL@/$local/g") \
+    "$DEVTRACE" record --on-demand -o "$NODE_DIR/unused.json" -- \
+    "$WORKLOAD" --emulator "$EMULATOR" --lockstep "$SHARED/go" --period-ms 100 --seconds 4 \
+    >"$NODE_DIR/rec$local.out" 2>&1 &
+done
+until [ "$("$DEVTRACE" trigger --list 2>/dev/null | grep -c ' idle ')" = 2 ]; do sleep 0.02; done
+touch "$SHARED/$NODE.listening"
+# the job's launcher (srun, pdsh) runs one trigger per machine, at about the same time
+while [ ! -e "$SHARED/trigger" ]; do sleep 0.01; done
+env $TRIGGER_ENV "$DEVTRACE" trigger --job --steps 3 -o "$SHARED/t.json" >"$SHARED/$NODE.out" 2>"$SHARED/$NODE.err" &
+trig=$!
+# both ranks of this machine armed and waiting for their steps
+until [ "$("$DEVTRACE" trigger --list 2>/dev/null | grep -c ' armed ')" = 2 ]; do sleep 0.02; done
+touch "$SHARED/$NODE.armed"
+wait $trig
+echo $? >"$SHARED/$NODE.rc"
+wait
+"""
+
+LAUNCHERS = {
+    # srun: the ranks and the trigger are steps of one Slurm job (the trigger
+    # a step of its own, `srun --overlap --ntasks-per-node=1`)
+    "srun": ("SLURM_JOB_ID=9000 SLURM_STEP_ID=0 SLURM_PROCID=@RANK@ SLURM_LOCALID=@LOCAL@ SLURM_NTASKS=4",
+             "SLURM_JOB_ID=9000 SLURM_STEP_ID=1"),
+    # torchrun on each machine, the trigger started by pdsh outside the job
+    "torchrun+pdsh": ("TORCHELASTIC_RUN_ID=none MASTER_ADDR=node0 MASTER_PORT=29400 RANK=@RANK@ LOCAL_RANK=@LOCAL@ "
+                      "WORLD_SIZE=4", ""),
+}
+
+
+def namespaces():
+    """Whether each simulated machine can have its own hostname and process
+    ids (a UTS and a PID namespace, with its own /proc): root and unshare."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return False
+    return subprocess.run(["unshare", "--uts", "--pid", "--fork", "--mount-proc", "true"]).returncode == 0
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+def test_many_machines_capture_the_same_steps_and_their_traces_merge(tmp_path, launcher):
+    """Two machines of two ranks each, simulated on this one: each machine
+    has its own control directory (XDG_RUNTIME_DIR) and, where it can (root),
+    its own hostname and process ids, so that pids repeat from machine to
+    machine as they do on a cluster; the output folder is shared (a shared
+    filesystem). The ranks step together, as collectives make them: no rank
+    steps until the test says from which step and when (every machine's
+    clock is this one's). On each machine a trigger is started, as srun or
+    pdsh start one per machine, with `--job --steps 3`: each rank begins
+    at the next step that is a multiple of 3 once the request reached it,
+    here the same step on every machine because every request arrived
+    before the steps resumed at 7 (docs/on-demand.md says what happens when
+    requests straddle a multiple). The traces land named by their global
+    rank, beside each other, and merge and convert as one job's."""
+    rank_env, trigger_env = LAUNCHERS[launcher]
+    shared = Path(tempfile.mkdtemp(prefix="dtmm", dir="/tmp"))
+    isolated = namespaces()
+    nodes = []
+    try:
+        for i in range(2):
+            node_dir = shared / f"n{i}"
+            (node_dir / "run").mkdir(parents=True, mode=0o700)
+            env = {k: v for k, v in os.environ.items() if k not in JOB_AND_RANK and k != "LD_PRELOAD"}
+            env.update(NODE=f"node{i}", NODE_INDEX=str(i), NODE_DIR=str(node_dir), SHARED=str(shared),
+                       XDG_RUNTIME_DIR=str(node_dir / "run"), DEVTRACE=str(DEVTRACE), WORKLOAD=str(LISTEN_WORKLOAD),
+                       EMULATOR=str(VENDORS["topspti"]), DEVTRACE_TOPSPTI_LIBRARY=str(VENDORS["topspti"]),
+                       RANK_ENV=rank_env, TRIGGER_ENV=trigger_env)
+            cmd = ["bash", "-c", NODE_SCRIPT]
+            if isolated:
+                cmd = ["unshare", "--uts", "--pid", "--fork", "--mount-proc", *cmd]
+            nodes.append(subprocess.Popen(cmd, env=env, start_new_session=True))
+        deadline = time.monotonic() + 60
+        while not all((shared / f"node{i}.listening").exists() for i in range(2)):
+            assert time.monotonic() < deadline, [p.poll() for p in nodes]
+            time.sleep(0.05)
+        (shared / "trigger").touch()
+        while not all((shared / f"node{i}.armed").exists() for i in range(2)):
+            assert time.monotonic() < deadline, [p.poll() for p in nodes]
+            time.sleep(0.05)
+        go = shared / "go.tmp"
+        go.write_text("7 %d\n" % (time.time_ns() + 300_000_000))  # step 7 in 0.3 s, one every 100 ms
+        go.rename(shared / "go")
+        for p in nodes:
+            assert p.wait(timeout=120) == 0
+        for i in range(2):
+            assert (shared / f"node{i}.rc").read_text().strip() == "0", (shared / f"node{i}.err").read_text()
+            err = (shared / f"node{i}.err").read_text()
+            ranks = (2 * i, 2 * i + 1)
+            assert f"devtrace merge -o MERGED {shared}/t.rank{ranks[0]}.json {shared}/t.rank{ranks[1]}.json\n" in err
+            # the ranks of the other machines are said to be elsewhere, and how to merge them all
+            assert f"2 of job " in err and "'s 4 ranks listen on this machine; once a trigger on each of its " \
+                   f"machines has written to one folder: devtrace merge -o MERGED {shared}/t.rank*.json\n" in err, err
+        traces = sorted(shared.glob("t.rank*.json"))
+        assert [p.name for p in traces] == ["t.rank0.json", "t.rank1.json", "t.rank2.json", "t.rank3.json"]
+        hosts = set()
+        for path in traces:
+            trace = check_trace(path)
+            steps = sorted(e["name"] for e in trace["traceEvents"] if e.get("cat") == "user_annotation")
+            assert steps == ["ProfilerStep#10", "ProfilerStep#11", "ProfilerStep#9"], (path, steps)
+            assert sorted(e["name"] for e in kernels(trace)) == ["step10", "step11", "step9"]
+            hosts.add(trace["distributedInfo"]["host"] if "distributedInfo" in trace else "")
+        if isolated:
+            assert hosts == {"node0", "node1"}, hosts
+        merged = shared / "merged.json"
+        res = run([DEVTRACE, "merge", "-o", merged, *traces])
+        assert res.returncode == 0, res.stderr
+        trace = check_trace(merged)
+        assert len([e for e in kernels(trace)]) == 12
+        if not SANITIZERS:  # a Python process cannot load a sanitized libdevtrace
+            res = run([DEVTRACE, "convert", "--to", "parquet", *traces, "-o", shared / "dataset"], timeout=300)
+            assert res.returncode == 0, res.stdout + res.stderr
+            assert list((shared / "dataset").rglob("*.parquet"))
+    finally:
+        for p in nodes:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+        shutil.rmtree(shared, ignore_errors=True)
