@@ -102,7 +102,7 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="dtfm", dir="/tmp") as runtime:
         os.chmod(runtime, 0o700)
-        print("backend %s; RSS in MB (10^6 bytes); the ring's size in MiB" % args.backend)
+        print("backend %s; RSS and the ring's size in MB (10^6 bytes)" % args.backend)
         print("%-8s %-11s %-12s %-14s %-14s %-13s %-13s %-9s %s" % (
             "ring", "ring (MB)", "no devtrace", "ring full", "peak at dump", "peak at end", "dump/ring",
             "dump (s)", "events dumped, evicted"))
