@@ -29,6 +29,7 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "base/os.h"
+#include "core/flight.h"
 #include "core/session.h"
 #include "core/steps.h"
 #include "protocol/record.h"
@@ -148,12 +149,11 @@ static int steps_window(const dt_ctl_request *req, uint64_t armed, uint64_t *sta
 
 static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_result *res)
 {
-    dt_session *running = dt_active_session();
+    int running = dt_core_flight_running();
     if (running) {
-        fail(res, DT_CTL_BUSY, running->config.flight_recorder_bytes
-                                   ? "this process records with a flight recorder: `devtrace trigger --dump` writes "
-                                     "its window"
-                                   : "another devtrace session is running in this process");
+        fail(res, DT_CTL_BUSY, running == 2 ? "this process records with a flight recorder: `devtrace trigger --dump` "
+                                              "writes its window"
+                                            : "another devtrace session is running in this process");
         return;
     }
     dt_session *s = cap.session;

@@ -118,6 +118,15 @@ dt_status dt_core_flight_hold_running(dt_session **out)
     return st;
 }
 
+int dt_core_flight_running(void)
+{
+    pthread_mutex_lock(&hold_lock);
+    dt_session *s = dt_active_session();
+    int running = s ? (s->config.flight_recorder_bytes ? 2 : 1) : 0;
+    pthread_mutex_unlock(&hold_lock);
+    return running;
+}
+
 void dt_core_flight_release(dt_session *s)
 {
     pthread_mutex_lock(&hold_lock);

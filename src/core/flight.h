@@ -68,6 +68,9 @@ DT_HIDDEN void dt_core_flight_free(dt_session *s);
 DT_HIDDEN dt_status dt_core_flight_hold(dt_session *s);
 DT_HIDDEN dt_status dt_core_flight_hold_running(dt_session **s);
 DT_HIDDEN void dt_core_flight_release(dt_session *s);
+/* Whether a session runs in this process, 2 when it records with a flight
+   recorder (read where no session it names can be destroyed meanwhile). */
+DT_HIDDEN int dt_core_flight_running(void);
 
 /* A dump's recording, s held: the vendor flushed (with a timeout), the
    ring's queue moved out and decoded into a new stopped session that
