@@ -12,6 +12,7 @@
  * --launches K kernels per step (default 1)
  * --seconds S  steps for S seconds (default 2), then exits STATUS (default 0)
  *              through exit(): a capture under way ends with the process
+ * --stop-at T dt_control_stop() T seconds into the steps (the steps go on)
  * --ready FILE written with the pid once listening
  * --lockstep FILE
  *              the ranks of a job stepping together, as collectives make
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
 {
     const char *emulator = NULL, *ready = NULL, *lockstep = NULL;
     int listen = 0, status = 0, launches = 1;
-    double seconds = 2, period_ms = 20;
+    double seconds = 2, period_ms = 20, stop_at = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--listen") == 0) listen = 1;
@@ -63,6 +64,7 @@ int main(int argc, char **argv)
         else if (v && strcmp(a, "--launches") == 0) launches = atoi(argv[++i]);
         else if (v && strcmp(a, "--lockstep") == 0) lockstep = argv[++i];
         else if (v && strcmp(a, "--ready") == 0) ready = argv[++i];
+        else if (v && strcmp(a, "--stop-at") == 0) stop_at = atof(argv[++i]);
         else if (v && strcmp(a, "--exit") == 0) status = atoi(argv[++i]);
         else {
             fprintf(stderr, "dt_listen_workload: unexpected argument %s\n", a);
@@ -112,6 +114,7 @@ int main(int argc, char **argv)
         char name[64];
         uint64_t range = 0;
         sleep_until(t0 + k * period);
+        if (stop_at >= 0 && (double)(k * period) >= stop_at * 1e9 && dt_control_listening()) dt_control_stop();
         if (lockstep) {
             snprintf(name, sizeof name, "ProfilerStep#%" PRIu64, n);
             dt_range_push(name, &range);

@@ -387,6 +387,19 @@ def test_a_c_program_that_listens_keeps_a_capture_cut_short_at_its_exit(node, ve
     assert p.wait(timeout=60) == 3
 
 
+def test_a_c_program_that_stops_listening_keeps_the_capture_under_way(node, tmp_path):
+    p, pid = node.start([LISTEN_WORKLOAD, "--emulator", VENDORS["topspti"], "--listen", "--seconds", "3",
+                         "--stop-at", "1"], DEVTRACE_TOPSPTI_LIBRARY=VENDORS["topspti"])
+    out = tmp_path / "stopped.json"
+    res = node.trigger(pid, "--duration", "60", "-o", out)
+    assert res.returncode == 1, res.stderr
+    assert wrote(res)[str(out)][3].startswith("partial: this process stopped listening during the window: the trace "
+                                              "holds what came until then; ")
+    assert len(kernels(check_trace(out))) >= 10
+    assert p.wait(timeout=60) == 0
+    assert node.sockets() == set()
+
+
 # ---------------------------------------------------------------------------
 # Numbers at their limits
 # ---------------------------------------------------------------------------
