@@ -538,6 +538,11 @@ def test_each_dump_notes_what_asked_for_it_and_nothing_of_the_others(node, tmp_p
 def test_the_list_and_the_line_name_the_backend_in_use(node, tmp_path):
     rec, pid = node.record("topspti", ["--on-demand"], repeat=600)
     assert [f[4] for f in node.listing() if f[0] == str(pid)] == ["auto"]  # nothing armed yet: auto
+    # on demand there is no flight recorder to dump
+    res = node.trigger(pid, "--dump", "-o", tmp_path / "d.json")
+    assert res.returncode == 5, res.stderr
+    assert f"devtrace trigger: process {pid}: cannot arm the vendor now: this process has no flight recorder" \
+        in res.stderr
     res = node.trigger(pid, "--steps", "1", "-o", tmp_path / "b.json")
     assert res.returncode == 0, res.stderr
     assert wrote(res)[str(tmp_path / "b.json")][1] == "topspti"

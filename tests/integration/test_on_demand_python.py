@@ -142,6 +142,8 @@ def test_a_python_listener_keeps_a_capture_cut_short_at_its_exit(tmp_path):
     child, runtime = loop(tmp_path, "listen")
     try:
         assert child.stdout.readline() == "ready\n"
+        res = trigger(runtime, child.pid, "--dump", "-o", tmp_path / "d.json")
+        assert res.returncode == 5 and "this process has no flight recorder" in res.stderr, res.stderr
         out = tmp_path / "cut.json"
         res = trigger(runtime, child.pid, "--duration", "60", "-o", out)
         assert res.returncode == 1, res.stderr
