@@ -131,9 +131,14 @@ typedef struct dt_config {
        completed buffers undecoded in a ring of at most this many bytes; when
        it is full the oldest buffer is recycled and its records counted as
        DT_LOSS_RING_EVICTED. dt_session_dump() writes the ring's window while
-       the session goes on recording. 0 (default): off. */
+       the session goes on recording. 0 (default): off; else at least
+       DT_FLIGHT_RECORDER_MIN_BYTES (dt_session_create refuses less). A ring
+       smaller than 4 x buffer_size takes smaller buffers (a quarter of it,
+       whole pages). */
     uint64_t flight_recorder_bytes;
 } dt_config;
+/* The smallest flight recorder's ring: 4 buffers of 4 KiB. */
+#define DT_FLIGHT_RECORDER_MIN_BYTES 16384u
 
 /* Fill *config with the defaults (also reads nothing from the environment). */
 DT_API void dt_config_init(dt_config *config);
@@ -189,7 +194,8 @@ DT_API dt_status dt_session_write(dt_session *session, const char *path, dt_form
 DT_API dt_status dt_session_write_fd(dt_session *session, int fd, dt_format format);
 /* Flight recorder (config.flight_recorder_bytes): writes the ring's window
    to fd as a normal trace while the session goes on recording. The window
-   starts past the last evicted record, so the trace has no holes. */
+   starts past the last evicted record, so the trace has no holes. One dump
+   of a session at a time: DT_ERR_BUSY while another is being written. */
 DT_API dt_status dt_session_dump(dt_session *session, int fd, dt_format format);
 DT_API void dt_session_destroy(dt_session *session);
 
@@ -468,9 +474,15 @@ DT_API const char *dt_backend_preload(size_t index);
    arms the vendor with config (NULL: dt_config_init and
    dt_config_from_env), captures the window asked for (a duration, or N
    steps from a step boundary), writes the trace to the descriptor the
-   client passed, and disarms. A request that comes while another session
-   of this process runs is answered busy. DT_ERR_STATE when this process
-   already listens; DT_ERR_IO for the socket's directory, with why. */
+   client passed, and disarms; a window cut short (its steps late, or the
+   process stopping to listen or exiting during it) is written as far as it
+   came and answered as partial. A capture records without a flight recorder
+   whatever config says. A request that comes while another session of this
+   process runs is answered busy; `devtrace trigger --dump` writes the
+   flight recorder of the session running in the process, if it has one.
+   The process stops listening at its exit (a capture under way is cut
+   short and written). DT_ERR_STATE when this process already listens;
+   DT_ERR_IO for the socket's directory, with why. */
 DT_API dt_status dt_control_listen(const dt_config *config);
 /* Stops listening and removes the socket (waits for a running capture). */
 DT_API void dt_control_stop(void);
@@ -498,8 +510,11 @@ DT_API dt_status dt_control_listen_external(void);
    when none. */
 DT_API int dt_control_take(dt_capture_request *request);
 /* The taken capture ended: status DT_OK with written (0 or 1), the events
-   written and a summary of what was lost, or an error status with text as
-   its message: DT_ERR_BUSY is answered busy, DT_ERR_TIMEOUT timeout,
+   written and a summary of what was lost; or an error status with written
+   1: a window cut short (timed out, stopped), whose trace was written as
+   far as it came: kept, answered as partial, text saying why and then what
+   was lost; or an error status with written 0 and text as its message:
+   DT_ERR_BUSY is answered busy, DT_ERR_TIMEOUT timeout,
    DT_ERR_INVALID_ARGUMENT a bad request, any other cannot-arm. The client
    gets the reply. */
 DT_API dt_status dt_control_done(dt_status status, int written, uint64_t records, const char *text);

@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Union
 
@@ -205,8 +206,12 @@ def _format_code(fmt: Optional[str], path: Optional[PathLike]) -> int:
     return code
 
 
+# DEVTRACE_FLIGHT_RECORDER=on's size (src/core/ring.h)
+FLIGHT_RECORDER_DEFAULT_BYTES = 256 << 20
+
+
 def _config(backend: bytes, capture: Optional[List[str]], max_events: int, buffer_size: Optional[int],
-            buffer_count: Optional[int]) -> DtConfig:
+            buffer_count: Optional[int], flight_recorder: Union[bool, int, None] = None) -> DtConfig:
     """A dt_config from profile()'s and listen()'s arguments (backend: kept
     alive by the caller)."""
     cfg = DtConfig()
@@ -222,6 +227,13 @@ def _config(backend: bytes, capture: Optional[List[str]], max_events: int, buffe
         cfg.buffer_size = buffer_size
     if buffer_count:
         cfg.buffer_count = buffer_count
+    if flight_recorder is True:
+        cfg.flight_recorder_bytes = FLIGHT_RECORDER_DEFAULT_BYTES
+    elif flight_recorder:
+        if isinstance(flight_recorder, bool) or not isinstance(flight_recorder, int) or flight_recorder < 0:
+            raise TypeError("flight_recorder is True (256 MiB) or the ring's size in bytes, not %r"
+                            % (flight_recorder,))
+        cfg.flight_recorder_bytes = flight_recorder
     return cfg
 
 
@@ -241,11 +253,19 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
     and submitted times, off by default for what they cost per launch); None
     records kernels, copies, fills, API calls and memory allocations. The events stay readable after the block until
     close(). One session runs at a time in a process (BusyError otherwise).
+
+    flight_recorder: True (256 MiB) or a size in bytes: the session keeps
+    the vendor's records undecoded in a ring of that size (docs/on-demand.md,
+    "Flight recorder"): dump(path) writes its window (the last seconds)
+    while it goes on recording, the process answers `devtrace trigger PID
+    --dump` while it records (unless it listens already, devtrace.listen()),
+    and stop() writes the ring's last window to path.
     """
 
     def __init__(self, path: Optional[PathLike] = None, backend: str = "auto", format: Optional[str] = None,
                  *, capture: Optional[List[str]] = None, max_events: int = 0,
-                 buffer_size: Optional[int] = None, buffer_count: Optional[int] = None):
+                 buffer_size: Optional[int] = None, buffer_count: Optional[int] = None,
+                 flight_recorder: Union[bool, int, None] = None):
         self.path = os.fspath(path) if path is not None else None
         self.requested_backend = backend
         self.format = format
@@ -254,15 +274,18 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
         self.max_events = max_events
         self.buffer_size = buffer_size
         self.buffer_count = buffer_count
+        self.flight_recorder = flight_recorder
+        self._listens = False  # this profile made the process listen for dumps
         self._session: Optional[int] = None
         self._running = False
         self._events: Optional[List[events.Event]] = None
         self._backend_bytes = backend.encode()
-        self._cfg = _config(self._backend_bytes, capture, max_events, buffer_size, buffer_count)
+        self._cfg = _config(self._backend_bytes, capture, max_events, buffer_size, buffer_count, flight_recorder)
 
     def _recreate_cm(self) -> "profile":
         return profile(self.path, self.requested_backend, self.format, capture=self.capture,
-                       max_events=self.max_events, buffer_size=self.buffer_size, buffer_count=self.buffer_count)
+                       max_events=self.max_events, buffer_size=self.buffer_size, buffer_count=self.buffer_count,
+                       flight_recorder=self.flight_recorder)
 
     # -- lifecycle --
 
@@ -275,6 +298,13 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
         _check(lib.dt_session_start(self._session))
         self._running = True
         self._events = None
+        if self._cfg.flight_recorder_bytes and not lib.dt_control_listening():
+            # a flight recorder answers `devtrace trigger --dump`; a capture
+            # is answered busy while this session records
+            self._listens = lib.dt_control_listen(ctypes.byref(self._cfg)) == _native.DT_OK
+            if not self._listens:
+                warnings.warn("devtrace.profile(flight_recorder=...): not listening for `devtrace trigger --dump`: "
+                              + _native.text(lib.dt_last_error()), RuntimeWarning, stacklevel=2)
         return self
 
     def stop(self) -> None:
@@ -282,9 +312,32 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
         if not self._running:
             return
         self._running = False
+        if self._listens:
+            self._listens = False
+            lib.dt_control_stop()  # waits for a trigger's dump under way
         _check(lib.dt_session_stop(self._session))
         if self.path is not None:
             self.write(self.path, self.format)
+
+    def dump(self, path: PathLike, format: Optional[str] = None) -> None:
+        """A flight recorder's window (flight_recorder=...), written to path
+        while the session goes on recording: from past the newest record
+        the ring recycled (or the start, or the previous dump's end) to now.
+        BusyError while another dump is being written."""
+        if not self._running:
+            raise DevtraceError("DT_ERR_STATE", "dump(): this profile is not recording")
+        p = os.fspath(path)
+        code = _format_code(format, p)
+        tmp = "%s.tmp.%d" % (p, os.getpid())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            status = lib.dt_session_dump(self._session, fd, code)
+        finally:
+            os.close(fd)
+        if status != _native.DT_OK:
+            os.unlink(tmp)
+            _check(status)
+        os.replace(tmp, p)
 
     def write(self, path: PathLike, format: Optional[str] = None) -> None:
         """Write the trace (again) to path, atomically."""

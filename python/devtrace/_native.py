@@ -173,6 +173,7 @@ _PROTOTYPES = {
     "dt_session_start": (ctypes.c_int, [_session_p]),
     "dt_session_stop": (ctypes.c_int, [_session_p]),
     "dt_session_write": (ctypes.c_int, [_session_p, ctypes.c_char_p, ctypes.c_int]),
+    "dt_session_dump": (ctypes.c_int, [_session_p, ctypes.c_int, ctypes.c_int]),
     "dt_session_destroy": (None, [_session_p]),
     "dt_session_backend": (ctypes.c_char_p, [_session_p]),
     "dt_external_push": (ctypes.c_int, [ctypes.c_uint64]),

@@ -12,17 +12,24 @@
      S + N), S the first step whose number is a multiple of M (M 0 or 1:
      the next step) to begin after the session started; waiting for the
      steps gives up after the request's timeout (default 60 s): before S
-     began, nothing is written (ERR timeout); after, the trace of what
-     was captured until then is written and the reply is ERR timeout,
-     its text saying so, with what was lost.
+     began, nothing is written (ERR timeout).
+   A window cut short (its last step did not come in time, or the process
+   stopped listening or ended during it) is written as far as it came: the
+   reply is OK partial=1, its text saying why, then what was lost. A steps
+   window stopped before it began writes nothing (OK written=0, the text
+   saying why).
    What the vendor delivers outside the window counts as outside_window
    (or unfinished: it began inside and ended after), so that every event
-   of the trace lies in the window. */
+   of the trace lies in the window. A capture records with no flight
+   recorder, whatever the configuration says (DEVTRACE_FLIGHT_RECORDER in
+   the environment of a dt_control_listen(NULL) program): a ring would
+   keep only the window's last part. */
 #include "api/ondemand.h"
 
 #include "base/alloc.h"
 #include "base/log.h"
 #include "base/os.h"
+#include "core/flight.h"
 #include "core/session.h"
 #include "core/steps.h"
 #include "protocol/record.h"
@@ -109,16 +116,25 @@ static int boundary(uint64_t target, uint64_t since, uint64_t deadline, uint64_t
 }
 
 /* The steps window: 0 with [*start, *end); 1 when it began but its end did
-   not come (*end: now); -1 when it never began. armed: when the session
-   started (realtime). */
-static int steps_window(const dt_ctl_request *req, uint64_t armed, uint64_t *start, uint64_t *end)
+   not come (*end: now); -1 when it never began; -2 when it would end past
+   step 2^64-1 (*beyond: the step it would begin after). armed: when the
+   session started (realtime). */
+static int steps_window(const dt_ctl_request *req, uint64_t armed, uint64_t *start, uint64_t *end, uint64_t *beyond)
 {
     uint64_t timeout = req->timeout_ns ? req->timeout_ns : DT_ONDEMAND_DEFAULT_TIMEOUT_NS;
     uint64_t deadline = dt_monotonic_ns() + timeout;
     uint64_t multiple = req->step_multiple > 1 ? req->step_multiple : 1, first = 0, t = 0, n = 0;
     if (stopping() || dt_core_step_wait(0, deadline, &first, &t) != 0) return -1;
     while (first % multiple != 0) { /* the next multiple (numbers may skip it) */
+        if (first / multiple + 1 > UINT64_MAX / multiple) {
+            *beyond = first;
+            return -2;
+        }
         if (boundary((first / multiple + 1) * multiple, armed, deadline, &first, &t) != 0) return -1;
+    }
+    if (first > UINT64_MAX - req->steps) { /* a ProfilerStep# numbering near 2^64 */
+        *beyond = first;
+        return -2;
     }
     *start = t;
     dt_ctl_set_state(DT_CTL_CAPTURING);
@@ -133,8 +149,11 @@ static int steps_window(const dt_ctl_request *req, uint64_t armed, uint64_t *sta
 
 static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_result *res)
 {
-    if (dt_active_session()) {
-        fail(res, DT_CTL_BUSY, "another devtrace session is running in this process");
+    int running = dt_core_flight_running();
+    if (running) {
+        fail(res, DT_CTL_BUSY, running == 2 ? "this process records with a flight recorder: `devtrace trigger --dump` "
+                                              "writes its window"
+                                            : "another devtrace session is running in this process");
         return;
     }
     dt_session *s = cap.session;
@@ -150,15 +169,18 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
         fail(res, other && other != s ? DT_CTL_BUSY : DT_CTL_CANNOT_ARM, dt_last_error());
         return;
     }
-    uint64_t start = 0, end = 0, armed = dt_realtime_ns();
-    int outcome = 0; /* 0: the window; 1: cut short (timeout or stop); -1: none */
+    snprintf(res->backend, sizeof res->backend, "%s", dt_session_backend(s));
+    dt_ondemand_exit_after_runtime();
+    uint64_t start = 0, end = 0, beyond = 0, armed = dt_realtime_ns();
+    /* 0: the window; 1: cut short (timeout or stop); -1: none; -2: past step 2^64-1 */
+    int outcome = 0;
     if (req->steps) {
-        outcome = steps_window(req, armed, &start, &end);
+        outcome = steps_window(req, armed, &start, &end, &beyond);
         dt_core_steps_watch(0);
     } else {
         dt_ctl_set_state(DT_CTL_CAPTURING);
         start = dt_realtime_ns();
-        end = start + req->duration_ns;
+        end = start + req->duration_ns; /* at most DT_CTL_MAX_WINDOW_NS (dt_ctl_parse) */
         if (wait_until(end) != 0) {
             outcome = 1;
             end = dt_realtime_ns();
@@ -170,52 +192,41 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
     for (int r = 0; r < DT_LOSS_COUNT; r++) loss[r] = dt_session_loss(s, (dt_loss_reason)r);
     char lost[900];
     dt_record_loss_summary(lost, sizeof lost, loss);
+    if (outcome == -2) {
+        res->code = DT_CTL_BAD_REQUEST;
+        snprintf(res->text, sizeof res->text, "the steps here are numbered from %llu: %llu steps from a multiple "
+                 "of %llu would end past step 18446744073709551615, the last there is; no trace written",
+                 (unsigned long long)beyond, (unsigned long long)req->steps,
+                 (unsigned long long)(req->step_multiple > 1 ? req->step_multiple : 1));
+        return;
+    }
     if (outcome < 0) {
-        res->code = stopping() ? DT_CTL_CANNOT_ARM : DT_CTL_TIMEOUT;
-        snprintf(res->text, sizeof res->text, "%s: no trace written",
-                 res->code == DT_CTL_TIMEOUT ? "the window's first step did not begin before the timeout"
-                                             : "this process stopped listening before the window's first step");
+        int stopped = stopping();
+        res->code = stopped ? DT_CTL_SUCCESS : DT_CTL_TIMEOUT;
+        if (stopped)
+            snprintf(res->text, sizeof res->text, "%s before the window's first step: no trace written",
+                     dt_ondemand_stop_reason());
+        else
+            snprintf(res->text, sizeof res->text, "the window's first step did not begin before the timeout: no trace "
+                                                  "written");
         return;
     }
     st = dt_session_write_fd(s, fd, format);
     res->written = st == DT_OK;
     res->records = res->written ? dt_session_event_count(s) : 0;
+    res->code = DT_CTL_SUCCESS;
     char wrote[512] = "";
     if (st != DT_OK) snprintf(wrote, sizeof wrote, "the trace could not be written: %s; ", dt_last_error());
     if (outcome == 0) {
-        res->code = DT_CTL_SUCCESS;
         snprintf(res->text, sizeof res->text, "%s%s", wrote, lost);
-    } else {
-        int timed_out = req->steps && !stopping();
-        /* a duration cut short by stop is still the trace asked for, shorter */
-        res->code = timed_out ? DT_CTL_TIMEOUT : DT_CTL_SUCCESS;
-        snprintf(res->text, sizeof res->text, "%s%s; %s",
-                 timed_out ? "the window's last step did not begin before the timeout: the trace holds what came until then"
-                           : "cut short: this process stopped listening",
-                 res->written ? "" : " (not written)", lost);
-        if (wrote[0]) snprintf(res->text + strlen(res->text), sizeof res->text - strlen(res->text), "; %s", wrote);
-    }
-}
-
-static void dump(int fd, dt_format format, dt_ctl_result *res)
-{
-    dt_session *s = dt_active_session();
-    if (!s || !s->config.flight_recorder_bytes) {
-        fail(res, DT_CTL_CANNOT_ARM, "this process has no flight recorder");
         return;
     }
-    size_t events = 0;
-    uint64_t loss[DT_LOSS_COUNT] = {0};
-    dt_status st = dt_dump_counted(s, fd, format, &events, loss);
-    if (st != DT_OK) {
-        res->code = DT_CTL_CANNOT_ARM;
-        snprintf(res->text, sizeof res->text, "the flight recorder could not be written: %s", dt_last_error());
-        return;
-    }
-    res->code = DT_CTL_SUCCESS;
-    res->written = 1;
-    res->records = events;
-    dt_record_loss_summary(res->text, sizeof res->text, loss);
+    res->partial = 1;
+    int timed_out = req->steps && !stopping();
+    snprintf(res->text, sizeof res->text, "%.200s%s: the trace holds what came until then%s; %.700s",
+             timed_out ? "the window's last step did not begin before the timeout" : dt_ondemand_stop_reason(),
+             timed_out ? "" : " during the window", res->written ? "" : " (not written)", lost);
+    if (wrote[0]) snprintf(res->text + strlen(res->text), sizeof res->text - strlen(res->text), "; %s", wrote);
 }
 
 static void capture_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result *res)
@@ -228,8 +239,13 @@ static void capture_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl
         snprintf(res->text, sizeof res->text, "the format %s is not one this process writes", name);
         return;
     }
-    if (req->type == DT_CTL_DUMP) dump(fd, (dt_format)format, res);
-    else capture(req, fd, (dt_format)format, res);
+    if (req->type == DT_CTL_DUMP) {
+        char note[96];
+        snprintf(note, sizeof note, "asked by devtrace trigger (process %d)", req->peer_pid);
+        dt_dump_running(fd, (dt_format)format, note, res);
+    } else {
+        capture(req, fd, (dt_format)format, res);
+    }
 }
 
 static void capture_cancel(void)
@@ -260,7 +276,7 @@ dt_status dt_control_listen(const dt_config *config)
     snprintf(cap.backend, sizeof cap.backend, "%s", c.backend ? c.backend : "auto");
     cap.config.backend = cap.backend;
     cap.config.output_path = NULL; /* the client's descriptor is the output */
+    cap.config.flight_recorder_bytes = 0; /* a capture is its whole window (above) */
     pthread_mutex_unlock(&cap.lock);
-    return dt_ondemand_listen(capture_handler, NULL, capture_cancel,
-                              strcmp(cap.backend, "auto") == 0 ? "" : cap.backend);
+    return dt_ondemand_listen(capture_handler, NULL, capture_cancel, cap.backend);
 }

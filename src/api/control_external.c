@@ -74,15 +74,17 @@ static void clear_slot(void)
 static void external_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result *result)
 {
     (void)ctx;
-    if (req->type != DT_CTL_CAPTURE) {
-        set_text(result, DT_CTL_CANNOT_ARM, "this process captures through its own profiler and keeps no flight recorder");
-        return;
-    }
     const char *format = req->format[0] ? req->format : "json";
     int f = dt_format_by_name(format);
     if (f < 0 || !dt_format_available((dt_format)f)) {
         snprintf(result->text, sizeof result->text, "the format %s is not one this process writes", format);
         result->code = DT_CTL_BAD_REQUEST;
+        return;
+    }
+    if (req->type == DT_CTL_DUMP) { /* a flight recorder of the program's own, if any */
+        char note[96];
+        snprintf(note, sizeof note, "asked by devtrace trigger (process %d)", req->peer_pid);
+        dt_dump_running(fd, (dt_format)f, note, result);
         return;
     }
     pthread_mutex_lock(&box.lock);
@@ -201,10 +203,13 @@ dt_status dt_control_done(dt_status status, int written, uint64_t records, const
         dt_log("control: a capture ended after its reply had gone out (timeout)");
         clear_slot();
     } else {
+        /* a trace written with an error status is a partial window: kept,
+           the reply saying why */
         memset(&box.result, 0, sizeof box.result);
-        set_text(&box.result, code_of(status), text);
-        box.result.written = status == DT_OK && written ? 1 : 0;
-        box.result.records = status == DT_OK ? records : 0;
+        set_text(&box.result, written ? DT_CTL_SUCCESS : code_of(status), text);
+        box.result.written = written ? 1 : 0;
+        box.result.partial = status != DT_OK && written;
+        box.result.records = written ? records : 0;
         box.done = 1;
         pthread_cond_broadcast(&box.cond);
     }

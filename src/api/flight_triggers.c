@@ -4,6 +4,7 @@
 #include "api/flight_policy.h"
 #include "base/log.h"
 #include "base/os.h"
+#include "core/flight.h"
 #include "core/session.h"
 #include "core/steps.h"
 #include "protocol/record.h"
@@ -37,7 +38,8 @@ struct dt_flight_triggers {
     dt_flight_hooks hooks;
     dt_flight_policy policy; /* the thread's (and stop's, once it has ended) */
     uint64_t next_number;    /* the N of the next dump file */
-    uint64_t written, failed;
+    uint64_t written, failed; /* the thread's dumps */
+    uint64_t asked, asked_failed; /* `devtrace trigger --dump`'s (under mu) */
 
     step_slot steps[STEP_SLOTS];
     _Atomic uint64_t steps_head;
@@ -164,13 +166,11 @@ static void make_dump(dt_flight_triggers *t)
         d.status = DT_ERR_IO;
         snprintf(error, sizeof error, "cannot create %s: %s", path, strerror(errno));
     } else {
-        if (t->session) {
-            char skipped[128], key[64];
-            dt_flight_policy_skipped(p, skipped, sizeof skipped);
-            snprintf(key, sizeof key, "flight_recorder.dump%llu", (unsigned long long)d.number);
-            dt_core_note(t->session, key, "%s; %s before it", p->why, skipped);
-        }
-        d.status = t->hooks.dump(t->hooks.ctx, t->session, fd, t->format);
+        char skipped[128], key[64], note[700];
+        dt_flight_policy_skipped(p, skipped, sizeof skipped);
+        snprintf(key, sizeof key, "flight_recorder.dump%llu", (unsigned long long)d.number);
+        snprintf(note, sizeof note, "%s; %s before it", p->why, skipped);
+        d.status = t->hooks.dump(t->hooks.ctx, t->session, fd, t->format, key, note);
         if (d.status != DT_OK) snprintf(error, sizeof error, "%s", dt_last_error());
         if (close(fd) != 0 && d.status == DT_OK) {
             d.status = DT_ERR_IO;
@@ -196,8 +196,9 @@ static void make_dump(dt_flight_triggers *t)
 static void publish_counts(dt_flight_triggers *t, uint64_t sync_seen)
 {
     pthread_mutex_lock(&t->mu);
-    t->counts.written = t->written;
-    t->counts.failed = t->failed;
+    t->counts.written = t->written + t->asked;
+    t->counts.failed = t->failed + t->asked_failed;
+    t->counts.asked = t->asked;
     t->counts.skipped_cooldown = t->policy.skipped_cooldown;
     t->counts.skipped_cap = t->policy.skipped_cap;
     t->counts.steps_lost = atomic_load(&t->steps_lost);
@@ -286,10 +287,27 @@ static void restore_signal(dt_flight_triggers *t)
     t->signal = 0;
 }
 
-static dt_status session_dump(void *ctx, dt_session *s, int fd, dt_format format)
+static dt_status session_dump(void *ctx, dt_session *s, int fd, dt_format format, const char *key, const char *text)
 {
     (void)ctx;
-    return dt_session_dump(s, fd, format);
+    return dt_dump_noted(s, fd, format, key, text, NULL, NULL);
+}
+
+/* A dump `devtrace trigger --dump` asked of the listener: counted and told
+   as the thread's own are (a capture is none of the flight recorder's). */
+static void trigger_served(void *ctx, const dt_ondemand_served *served)
+{
+    dt_flight_triggers *t = ctx;
+    if (served->type != DT_CTL_DUMP || served->result->code == DT_CTL_BUSY) return;
+    int ok = served->result->code == DT_CTL_SUCCESS && served->result->written;
+    char why[64];
+    snprintf(why, sizeof why, "asked by devtrace trigger (process %d)", served->peer_pid);
+    dt_flight_dump d = {0, "", why, ok ? DT_OK : DT_ERR_IO, served->result->text};
+    pthread_mutex_lock(&t->mu);
+    if (ok) t->asked++;
+    else t->asked_failed++;
+    pthread_mutex_unlock(&t->mu);
+    if (t->hooks.report) t->hooks.report(t->hooks.ctx, &d);
 }
 
 /* The process's step boundaries (core/steps.h): ProfilerStep# ranges are
@@ -351,6 +369,7 @@ dt_status dt_flight_triggers_start(dt_session *s, const char *output, dt_format 
     }
     t->thread_started = 1;
     t->hooks.observe(t->hooks.ctx, dt_flight_triggers_step, t);
+    dt_ondemand_observe(trigger_served, t);
     *out = t;
     return DT_OK;
 }
@@ -389,6 +408,7 @@ void dt_flight_triggers_stop(dt_flight_triggers *t, const char *failed, dt_fligh
         return;
     }
     t->hooks.observe(t->hooks.ctx, NULL, NULL);
+    dt_ondemand_observe(NULL, NULL);
     restore_signal(t);
     pthread_mutex_lock(&t->mu);
     t->stopping = 1;
@@ -397,6 +417,8 @@ void dt_flight_triggers_stop(dt_flight_triggers *t, const char *failed, dt_fligh
     if (t->thread_started) pthread_join(t->thread, NULL);
     take_steps(t);
     if (dt_flight_policy_end(&t->policy, failed, now_ns(t))) make_dump(t);
+    /* the dumps were the ring's traces: the stop decodes none of it */
+    dt_core_flight_discard_at_stop(t->session);
     publish_counts(t, 0);
     if (summary) *summary = t->counts;
     free_triggers(t);

@@ -11,11 +11,15 @@
  * the boundary in a lock-free ring and wakes the thread; it never blocks
  * nor allocates. The signal handler, installed only when a signal is asked
  * for, writes one byte to a non-blocking pipe; bytes coalesce. No lock is
- * held across a dump. Used by the injection library (src/inject).
+ * held across a dump. The dumps `devtrace trigger --dump` asks of the
+ * process's listener (api/ondemand.h) are told to the report hook and
+ * counted too (they go to the trigger's output, not to a file of these).
+ * Used by the injection library (src/inject).
  */
 #ifndef DT_API_FLIGHT_TRIGGERS_H
 #define DT_API_FLIGHT_TRIGGERS_H
 
+#include "api/ondemand.h"
 #include "base/common.h"
 #include "devtrace/devtrace.h"
 #include "protocol/record.h"
@@ -27,8 +31,8 @@ typedef struct dt_flight_triggers dt_flight_triggers;
 
 /* One dump, written or not, as the report hook is told of it. */
 typedef struct dt_flight_dump {
-    uint64_t number;   /* the N in its name */
-    const char *path;  /* "" when no name could be made */
+    uint64_t number;   /* the N in its name; 0: asked by `devtrace trigger --dump` */
+    const char *path;  /* "" when no name could be made, or the trigger's output */
     const char *why;   /* what triggered it */
     dt_status status;  /* DT_OK: written; DT_ERR_BUSY: not made, another dump
                           of the session was being written (it holds the
@@ -43,8 +47,10 @@ typedef struct dt_flight_hooks {
     void *ctx;
     /* CLOCK_MONOTONIC ns; NULL: the system's */
     uint64_t (*now_ns)(void *ctx);
-    /* writes the window to fd; NULL: dt_session_dump */
-    dt_status (*dump)(void *ctx, dt_session *s, int fd, dt_format format);
+    /* writes the window to fd, its trace carrying the note key: text
+       (what triggered it); NULL: dt_session_dump's, the note in the
+       dump's trace alone */
+    dt_status (*dump)(void *ctx, dt_session *s, int fd, dt_format format, const char *key, const char *text);
     /* hands the step observer to the step boundaries (fn NULL: takes it
        back, once no call of it runs); NULL: the process's steps */
     void (*observe)(void *ctx, dt_flight_step_observer fn, void *observer_ctx);
@@ -61,7 +67,8 @@ DT_HIDDEN dt_status dt_flight_triggers_start(dt_session *s, const char *output, 
 
 /* What a run of the triggers did. */
 typedef struct dt_flight_summary {
-    uint64_t written, failed;                /* dumps */
+    uint64_t written, failed;                /* dumps, those `devtrace trigger --dump` asked included */
+    uint64_t asked;                          /* ... of which asked by `devtrace trigger --dump` */
     uint64_t skipped_cooldown, skipped_cap;  /* triggers that made no dump */
     uint64_t steps_lost;                     /* boundaries the observer's ring had no room for */
 } dt_flight_summary;
@@ -70,8 +77,9 @@ typedef struct dt_flight_summary {
    back. failed (NULL: the program did not fail) says how the program ended
    ("exited with status 1"): then one last dump is made, within the cap and
    past the cooldown, before this returns; a slow step's dump still in its
-   grace period is made at any end (dt_flight_policy_end). *summary (may be NULL) gets what
-   the run did. */
+   grace period is made at any end (dt_flight_policy_end). The session's
+   stop then decodes none of the ring (the dumps are its only traces).
+   *summary (may be NULL) gets what the run did. */
 DT_HIDDEN void dt_flight_triggers_stop(dt_flight_triggers *t, const char *failed, dt_flight_summary *summary);
 
 /* In the child of a fork: t's thread is not there; the signal goes back to

@@ -204,6 +204,9 @@ typedef struct record_process {
 typedef struct record_summary {
     int started, wrote, empty, failed, off; /* started, empty: processes; wrote, failed: traces */
     int dumps, dumps_failed;      /* the flight recorder's */
+    int dumps_asked;              /* ... of which `devtrace trigger --dump` asked (written to its output) */
+    int listening, not_listening; /* processes on demand that listened, or could not */
+    int captured;                 /* captures `devtrace trigger` asked, written to its outputs */
     int primary_open;             /* ... and had not finished when it ended */
     record_process *procs;        /* by pid */
     size_t nprocs, capprocs;
@@ -300,7 +303,12 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
             break;
         case DT_RECORD_DUMPED:
             rs->dumps++;
-            fprintf(stderr, "devtrace: process %d: dump written: %s (%s)\n", line->pid, line->u.end.path, message);
+            if (line->u.end.path[0]) {
+                fprintf(stderr, "devtrace: process %d: dump written: %s (%s)\n", line->pid, line->u.end.path, message);
+            } else { /* to the output of the `devtrace trigger --dump` that asked, which said where */
+                rs->dumps_asked++;
+                fprintf(stderr, "devtrace: process %d: dump written: %s\n", line->pid, message);
+            }
             break;
         case DT_RECORD_DUMP_FAILED:
             rs->dumps_failed++;
@@ -310,6 +318,16 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
             proc->open--;
             proc->ended++;
             fprintf(stderr, "devtrace: process %d: flight recorder: %s\n", line->pid, message);
+            break;
+        case DT_RECORD_LISTENING:
+            rs->listening++;
+            break;
+        case DT_RECORD_NOT_LISTENING:
+            rs->not_listening++;
+            fprintf(stderr, "devtrace: process %d: %s\n", line->pid, message);
+            break;
+        case DT_RECORD_CAPTURED:
+            rs->captured++;
             break;
         case DT_RECORD_STATE_COUNT:
             break;
@@ -359,6 +377,7 @@ static int summarize(const char *program, int status, const record_summary *rs, 
                 rs->wrote, rs->wrote == 1 ? "" : "s");
         if (rs->failed) fprintf(stderr, ", %d lost", rs->failed);
         if (rs->dumps || rs->dumps_failed) fprintf(stderr, "; %d dump%s written", rs->dumps, rs->dumps == 1 ? "" : "s");
+        if (rs->dumps_asked) fprintf(stderr, " (%d asked by devtrace trigger)", rs->dumps_asked);
         if (rs->dumps_failed) fprintf(stderr, ", %d lost", rs->dumps_failed);
         if (rs->empty)
             fprintf(stderr, "; %d recorded nothing (no user range, API call or device activity) and wrote no trace "
@@ -366,7 +385,14 @@ static int summarize(const char *program, int status, const record_summary *rs, 
         fputc('\n', stderr);
     }
     int lost = rs->failed || rs->dumps_failed || rs->off || (rs->primary_open && !signaled);
-    if (!rs->started && !rs->off && !signaled) {
+    if (rs->listening || rs->not_listening) {
+        /* on demand (--on-demand, or DEVTRACE_ON_DEMAND=1 in the environment) */
+        fprintf(stderr, "devtrace: on demand: nothing was recorded from start; %d process%s listened for "
+                        "'devtrace trigger'", rs->listening, rs->listening == 1 ? "" : "es");
+        if (rs->not_listening)
+            fprintf(stderr, ", %d could not (said above)", rs->not_listening);
+        fprintf(stderr, "; %d capture%s written to its outputs\n", rs->captured, rs->captured == 1 ? "" : "s");
+    } else if (!rs->started && !rs->off && !signaled) {
         if (on_demand) {
             fprintf(stderr, "devtrace: on demand: nothing was recorded from start; the captures that "
                             "'devtrace trigger' asked for went to its outputs\n");
@@ -554,6 +580,11 @@ static const char *flight_size(const char *arg)
     if (*arg == '=' && (dt_parse_size(arg + 1, &bytes) != 0 || bytes == 0)) {
         fprintf(stderr, "devtrace record: --flight-recorder takes a size above 0 (256M, 1G, or bytes), not '%s'\n",
                 arg + 1);
+        return NULL;
+    }
+    if (*arg == '=' && bytes < DT_FLIGHT_RECORDER_MIN_BYTES) {
+        fprintf(stderr, "devtrace record: --flight-recorder takes at least %uK (4 buffers of 4K), not '%s'\n",
+                DT_FLIGHT_RECORDER_MIN_BYTES >> 10, arg + 1);
         return NULL;
     }
     return *arg == '=' ? arg + 1 : "on";

@@ -6,6 +6,7 @@
 
 #include "base/alloc.h"
 #include "base/atomic_file.h"
+#include "base/log.h"
 #include "base/os.h"
 #include "cli/output.h"
 #include "devtrace/devtrace.h"
@@ -30,6 +31,9 @@
    writing the trace */
 #define REPLY_MARGIN_MS 2000
 #define USAGE_STATUS 2
+/* a trace written, its window cut short: the lowest failure, so that the
+   highest status of several processes is still the worst outcome */
+#define PARTIAL_STATUS 1
 
 static void trigger_usage(FILE *f)
 {
@@ -40,7 +44,9 @@ static void trigger_usage(FILE *f)
             "       devtrace trigger --list\n"
             "\n"
             "Asks a process that listens for devtrace requests (started by 'devtrace record\n"
-            "--on-demand', DEVTRACE_ON_DEMAND=1, dt_control_listen() or devtrace.listen()) to\n"
+            "--on-demand', DEVTRACE_ON_DEMAND=1, dt_control_listen(), devtrace.listen(),\n"
+            "devtrace.torch.listen(), or a flight recorder: 'devtrace record --flight-recorder',\n"
+            "DEVTRACE_FLIGHT_RECORDER, devtrace.profile(flight_recorder=...)) to\n"
             "capture what its accelerators do for a window and write it as a trace, then says\n"
             "where the trace went and what was lost, as 'record' does. This command opens the\n"
             "trace file and passes its descriptor: the traced process never opens a path. The\n"
@@ -50,18 +56,23 @@ static void trigger_usage(FILE *f)
             "\n"
             "  PID                 the listening process (see --list)\n"
             "  --all               every listening process of this user\n"
-            "  --job [JOB]         every listening process of a job: JOB as --list shows it\n"
-            "                      (slurm:ID, torchelastic:ID, master:ADDR:PORT) or the part\n"
-            "                      after its source (the SLURM_JOB_ID); without JOB, the job of\n"
-            "                      this shell (SLURM_JOB_ID, TORCHELASTIC_RUN_ID or\n"
+            "  --job [JOB]         every listening process of one job on this machine: JOB as\n"
+            "                      --list shows it (slurm:ID.STEP, torchelastic:RUN@ADDR:PORT,\n"
+            "                      master:ADDR:PORT), the part after its source, a Slurm job\n"
+            "                      (all its steps) or a torchelastic run id; without JOB, the\n"
+            "                      job of this shell (SLURM_JOB_ID, or TORCHELASTIC_RUN_ID and\n"
             "                      MASTER_ADDR:MASTER_PORT), else the one job the listeners\n"
-            "                      announce (an error when they announce several)\n"
+            "                      announce; JOB that names several jobs is an error (two\n"
+            "                      jobs are never asked, nor merged, together). On many\n"
+            "                      machines, run it on each (srun, pdsh): see --steps\n"
             "  --duration SECONDS  capture a window of this length (default 1)\n"
             "  --steps N           capture N steps, from a step boundary (a dt_step() call,\n"
-            "                      devtrace.step() or a ProfilerStep#N range)\n"
+            "                      devtrace.step() or a ProfilerStep#N range); N at most\n"
+            "                      1000000000\n"
             "  --step-multiple M   start at the next step that is a multiple of M; with --all\n"
             "                      or --job it defaults to N, so that every rank captures the\n"
-            "                      same steps\n"
+            "                      same steps, on every machine where a trigger asks between\n"
+            "                      the same two multiples (a larger M leaves more time)\n"
             "  --timeout SECONDS   how long the process waits for the steps, or for the\n"
             "                      vendor's last records (default 60); this command waits for\n"
             "                      the window, the timeout and a margin\n"
@@ -76,24 +87,27 @@ static void trigger_usage(FILE *f)
             "                      and job); a socket left by a process that is gone is removed\n"
             "\n"
             "The listeners are found by their sockets in the control directory\n"
-            "($XDG_RUNTIME_DIR/devtrace or /tmp/devtrace-<uid>); a socket of a process that is\n"
-            "gone is removed, never trusted. Several processes are asked at once; each gets a\n"
-            "line, and 'devtrace merge' takes their traces.\n"
+            "($XDG_RUNTIME_DIR/devtrace, else /run/user/<uid>/devtrace, else /tmp/devtrace-<uid>);\n"
+            "a socket of a process that is gone is removed, never trusted. Several processes\n"
+            "are asked at once; each gets a line, and 'devtrace merge' takes their traces.\n"
             "\n"
             "Exit status (with several processes, the highest of theirs):\n"
             "  0   every trace was written\n"
+            "  1   partial: a trace was written and kept, but its window was cut short (the\n"
+            "      steps did not come within --timeout, or the process stopped listening or\n"
+            "      ended during the window); its line says why\n"
             "  2   usage error, or FILE cannot be written (nothing is asked)\n"
             "  3   no such listener: no process of this user listens with that pid (or, with\n"
             "      --all or --job, none matches)\n"
             "  4   busy: the process is already capturing or dumping\n"
             "  5   cannot arm: the vendor cannot be armed now (for example, another profiler\n"
             "      holds it)\n"
-            "  6   timeout: the steps did not come in time, or no reply came\n"
+            "  6   timeout: the window's first step did not come in time, or no reply came\n"
             "  7   bad request: the process refused the request as malformed\n"
             "  8   version: the process speaks another version of the protocol\n"
             "  9   untrusted: the socket's process runs as another user\n"
-            "  10  I/O: the connection broke (the process exited or crashed), or the trace was\n"
-            "      not written\n");
+            "  10  I/O: the connection broke (the process crashed), or no trace was written\n"
+            "      (the process stopped listening or ended before the window began)\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -176,8 +190,9 @@ static int parse_seconds(const char *opt, const char *text, double *out)
     char *end = NULL;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(v) || v <= 0 || v > 1e7) {
-        fprintf(stderr, "devtrace trigger: %s takes a number of seconds above 0, not %s\n", opt, text);
+    if (errno || end == text || *end || !isfinite(v) || v <= 0 || v > DT_CTL_MAX_WINDOW_NS / 1e9) {
+        fprintf(stderr, "devtrace trigger: %s takes a number of seconds above 0 and at most %.0f, not %s\n", opt,
+                DT_CTL_MAX_WINDOW_NS / 1e9, text);
         return -1;
     }
     *out = v;
@@ -189,8 +204,9 @@ static int parse_count(const char *opt, const char *text, uint64_t *out)
     char *end = NULL;
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || *end || text[0] == '-' || v == 0) {
-        fprintf(stderr, "devtrace trigger: %s takes a whole number above 0, not %s\n", opt, text);
+    if (errno || end == text || *end || text[0] == '-' || v == 0 || v > DT_CTL_MAX_STEPS) {
+        fprintf(stderr, "devtrace trigger: %s takes a whole number from 1 to %llu, not %s\n", opt,
+                (unsigned long long)DT_CTL_MAX_STEPS, text);
         return -1;
     }
     *out = v;
@@ -282,18 +298,15 @@ typedef struct target {
     int threaded;
 } target;
 
-/* JOB names a job as --list shows it, or as the part after its source. */
-static int job_matches(const char *job, const char *want)
-{
-    const char *colon = strchr(job, ':');
-    return job[0] && (strcmp(job, want) == 0 || (colon && strcmp(colon + 1, want) == 0));
-}
-
-/* The job --job without JOB means: this shell's, else the one the
-   listeners announce. 0, or the exit status after saying why. */
+/* The job --job without JOB means: this shell's (its Slurm job, whatever
+   the step: a trigger run with srun in the job's allocation is a step of
+   its own), else the one the listeners announce. 0, or the exit status
+   after saying why. */
 static int default_job(const dt_ctl_msg *list, size_t count, char *job, size_t n)
 {
-    dt_ctl_job_id(job, n);
+    const char *slurm = dt_env("SLURM_JOB_ID");
+    if (slurm) snprintf(job, n, "slurm:%s", slurm);
+    else dt_ctl_job_id(job, n);
     if (job[0]) return 0;
     for (size_t i = 0; i < count; i++) {
         if (!list[i].job[0]) continue;
@@ -378,8 +391,25 @@ static int find_targets(const options *o, target **out, size_t *count)
         return outcomes[DT_CTL_IO].status;
     }
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!o->job || job_matches(list[i].job, job)) t[k++].info = list[i];
+    const char *first = NULL, *second = NULL; /* the jobs matched, the first two by name */
+    for (size_t i = 0; i < n; i++) {
+        if (o->job && !dt_ctl_job_matches(list[i].job, job)) continue;
+        t[k++].info = list[i];
+        const char *j = list[i].job;
+        if (!first || strcmp(j, first) < 0) {
+            if (first) second = first;
+            first = j;
+        } else if (strcmp(j, first) != 0 && (!second || strcmp(j, second) < 0)) {
+            second = j;
+        }
+    }
+    if (o->job && second) { /* two jobs are never asked, nor merged, together */
+        fprintf(stderr, "devtrace trigger: --job %s names several jobs (%s, %s, ...): name one as --list shows "
+                        "it\n", job, first, second);
+        dt_free(list);
+        dt_free(t);
+        return USAGE_STATUS;
+    }
     dt_free(list);
     if (k == 0) {
         char dir[DT_CTL_DIR_CAP] = "";
@@ -538,13 +568,47 @@ static int finish(target *t)
         say_failure(t, rc, text);
         return outcome_of(rc)->status;
     }
-    /* a listener that names no backend chooses it as record does: auto */
-    const char *backend = t->info.backend[0] ? t->info.backend : "auto";
-    char who[96];
+    /* the backend that recorded, as the reply names it; a listener of an
+       older devtrace names none: then the one it lists, or auto */
+    const char *backend = t->reply.backend[0] ? t->reply.backend : t->info.backend[0] ? t->info.backend : "auto";
+    char who[96], said[1100];
     if (t->info.rank >= 0) snprintf(who, sizeof who, "rank %lld, %s", (long long)t->info.rank, backend);
     else snprintf(who, sizeof who, "%s", backend);
-    dt_cli_print_wrote((int)t->info.pid, who, t->path, &t->reply.records, t->reply.text, "");
-    return 0;
+    snprintf(said, sizeof said, "%s%s", t->reply.partial ? "partial: " : "", t->reply.text);
+    dt_cli_print_wrote((int)t->info.pid, who, t->path, &t->reply.records, said, "");
+    return t->reply.partial ? PARTIAL_STATUS : 0;
+}
+
+/* The traces of one job (or of the processes in none) written here: the
+   command that merges them; and when the job's ranks are not all on this
+   machine, how to merge those of every machine. */
+static void say_merge(const target *t, size_t n, const char *job, const char *base, int by_rank)
+{
+    int written = 0;
+    int64_t world = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(t[i].info.job, job) != 0) continue;
+        if (t[i].rc == DT_CTL_SUCCESS && t[i].reply.written && access(t[i].path, F_OK) == 0) written++;
+        if (t[i].info.world_size > world) world = t[i].info.world_size;
+    }
+    int here = 0;
+    for (size_t i = 0; i < n; i++) here += strcmp(t[i].info.job, job) == 0;
+    if (written > 1) {
+        fprintf(stderr, "devtrace trigger: bring %s together with: devtrace merge -o MERGED",
+                job[0] ? "the traces of this job" : "them");
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(t[i].info.job, job) == 0 && t[i].rc == DT_CTL_SUCCESS && t[i].reply.written &&
+                access(t[i].path, F_OK) == 0)
+                fprintf(stderr, " %s", t[i].path);
+        fputc('\n', stderr);
+    }
+    if (by_rank && job[0] && written && world > here) {
+        /* FILE.rank*<suffix>: every rank's trace, wherever it was written */
+        size_t suffix = dt_format_suffix_length(base);
+        fprintf(stderr, "devtrace trigger: %d of job %s's %lld ranks listen on this machine; once a trigger on "
+                        "each of its machines has written to one folder: devtrace merge -o MERGED %.*s.rank*%s\n",
+                here, job, (long long)world, (int)(strlen(base) - suffix), base, base + strlen(base) - suffix);
+    }
 }
 
 /* Interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT), trigger removes its
@@ -573,7 +637,7 @@ static void block_interrupts(int block, sigset_t *old)
 
 /* Every target asked at once (a thread each), each outcome said; the
    highest exit status. */
-static int trigger(const options *o, target *t, size_t n, dt_format fmt)
+static int trigger(const options *o, target *t, size_t n, dt_format fmt, const char *base)
 {
     dt_ctl_msg req;
     int wait_ms = make_request(o, fmt, &req);
@@ -591,18 +655,15 @@ static int trigger(const options *o, target *t, size_t n, dt_format fmt)
     for (size_t i = 0; i < n; i++) {
         if (t[i].threaded) pthread_join(t[i].thread, NULL);
         int st = finish(&t[i]);
-        written += st == 0;
+        written += st == 0 || st == PARTIAL_STATUS;
         if (st > worst) worst = st;
     }
-    if (n > 1) {
-        fprintf(stderr, "devtrace trigger: %d of %zu processes wrote a trace\n", written, n);
-        if (written > 1) {
-            fprintf(stderr, "devtrace trigger: bring them together with: devtrace merge -o MERGED");
-            for (size_t i = 0; i < n; i++)
-                if (t[i].rc == DT_CTL_SUCCESS && t[i].reply.written && access(t[i].path, F_OK) == 0)
-                    fprintf(stderr, " %s", t[i].path);
-            fputc('\n', stderr);
-        }
+    if (n > 1) fprintf(stderr, "devtrace trigger: %d of %zu processes wrote a trace\n", written, n);
+    /* one merge per job: two jobs' traces are never merged together */
+    for (size_t i = 0; i < n; i++) {
+        int first = 1;
+        for (size_t j = 0; j < i && first; j++) first = strcmp(t[j].info.job, t[i].info.job) != 0;
+        if (first) say_merge(t, n, t[i].info.job, base, !o->pid);
     }
     return worst;
 }
@@ -642,7 +703,7 @@ int dt_cli_trigger(int argc, char **argv)
     g_targets = t;
     g_ntargets = n;
     block_interrupts(0, &old);
-    if (st == 0) st = trigger(&o, t, n, fmt);
+    if (st == 0) st = trigger(&o, t, n, fmt, base);
     block_interrupts(1, &old);
     for (size_t i = 0; i < n; i++) discard_output(&t[i]);
     g_targets = NULL;

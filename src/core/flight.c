@@ -37,12 +37,32 @@ uint32_t dt_flight_pool_buffers(const dt_session *s)
     return dt_ring_buffers(s->config.flight_recorder_bytes, s->config.buffer_size) + DT_RING_RESERVE;
 }
 
+dt_status dt_flight_fit_config(dt_config *c)
+{
+    uint64_t bytes = c->flight_recorder_bytes;
+    if (!bytes || bytes == DT_FLIGHT_RECORDER_INVALID) return DT_OK;
+    if (bytes < DT_FLIGHT_RECORDER_MIN_BYTES)
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "a flight recorder's ring of %llu bytes is too small: it holds at "
+                        "least %u buffers of %u bytes (%u bytes)", (unsigned long long)bytes, DT_RING_MIN_BUFFERS,
+                        DT_FLIGHT_MIN_BUFFER, DT_FLIGHT_RECORDER_MIN_BYTES);
+    /* a ring smaller than its fewest buffers of the configured size: the
+       buffers shrink to fit it (whole pages), never below the minimum */
+    if (c->buffer_size && bytes / DT_RING_MIN_BUFFERS < c->buffer_size) {
+        size_t fit = (size_t)(bytes / DT_RING_MIN_BUFFERS) & ~(size_t)(DT_FLIGHT_MIN_BUFFER - 1);
+        c->buffer_size = fit < DT_FLIGHT_MIN_BUFFER ? DT_FLIGHT_MIN_BUFFER : fit;
+    }
+    return DT_OK;
+}
+
 dt_status dt_core_flight_begin(dt_session *s, dt_pool_slot *slot, dt_ring_decode_fn decode, void *ctx)
 {
     if (!s->config.flight_recorder_bytes) return DT_OK;
     uint32_t buffers = dt_ring_buffers(s->config.flight_recorder_bytes, s->config.buffer_size);
     dt_ring *r = dt_ring_create(s, buffers, decode, ctx);
     if (!r) return dt_error(DT_ERR_NO_MEMORY, "out of memory for the flight recorder's ring");
+    pthread_mutex_lock(&slot->lock);
+    dt_ring_set_buffer_size(r, dt_pool_buffer_size(slot->pool));
+    pthread_mutex_unlock(&slot->lock);
     if (dt_pool_slot_attach_ring(slot, r) != 0) {
         dt_ring_destroy(r);
         return dt_error(DT_ERR_NO_MEMORY, "the flight recorder's pool has no %u buffers to keep in reserve",
@@ -54,10 +74,71 @@ dt_status dt_core_flight_begin(dt_session *s, dt_pool_slot *slot, dt_ring_decode
     return DT_OK;
 }
 
+/* One dump at a time: the flag is taken under hold_lock, which the end of
+   a session's ring also takes, so that a dump that looks for the running
+   session never touches one being destroyed (see dt_core_flight_hold_running). */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_released = PTHREAD_COND_INITIALIZER;
+static dt_session *g_held; /* the session a dump holds (one runs at a time: one session runs) */
+
 static int dump_begin(dt_session *s)
 {
     int idle = 0;
     return atomic_compare_exchange_strong(&s->dumping, &idle, 1);
+}
+
+static dt_status hold_locked(dt_session *s)
+{
+    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_dump: session is NULL");
+    if (s->state != DT_STATE_RUNNING || !s->config.flight_recorder_bytes)
+        return dt_error(DT_ERR_STATE, "dt_session_dump: the session is not recording with a flight recorder "
+                                      "(dt_config.flight_recorder_bytes, DEVTRACE_FLIGHT_RECORDER)");
+    if (!dump_begin(s))
+        return dt_error(DT_ERR_BUSY, "dt_session_dump: a dump of this session is already being written");
+    g_held = s;
+    return DT_OK;
+}
+
+dt_status dt_core_flight_hold(dt_session *s)
+{
+    pthread_mutex_lock(&hold_lock);
+    dt_status st = hold_locked(s);
+    pthread_mutex_unlock(&hold_lock);
+    return st;
+}
+
+dt_status dt_core_flight_hold_running(dt_session **out)
+{
+    pthread_mutex_lock(&hold_lock);
+    dt_session *s = dt_active_session();
+    dt_status st = s ? hold_locked(s)
+                     : dt_error(DT_ERR_STATE, "no session records in this process, so it has no flight recorder");
+    pthread_mutex_unlock(&hold_lock);
+    *out = st == DT_OK ? s : NULL;
+    return st;
+}
+
+int dt_core_flight_running(void)
+{
+    pthread_mutex_lock(&hold_lock);
+    dt_session *s = dt_active_session();
+    int running = s ? (s->config.flight_recorder_bytes ? 2 : 1) : 0;
+    pthread_mutex_unlock(&hold_lock);
+    return running;
+}
+
+void dt_core_flight_release(dt_session *s)
+{
+    pthread_mutex_lock(&hold_lock);
+    atomic_store(&s->dumping, 0);
+    if (g_held == s) g_held = NULL;
+    pthread_cond_broadcast(&hold_released);
+    pthread_mutex_unlock(&hold_lock);
+}
+
+void dt_core_flight_discard_at_stop(dt_session *s)
+{
+    if (s && s->ring) dt_ring_set_discard(s->ring);
 }
 
 /* The ring's note in the trace of `s` (the recording session, or a dump's
@@ -77,7 +158,13 @@ void dt_core_flight_end(dt_session *s)
     dt_ring *r = s->ring;
     if (!r || !s->ring_slot) return;
     /* a dump that runs finishes first; none starts after */
-    while (!dump_begin(s)) usleep(1000);
+    for (;;) {
+        pthread_mutex_lock(&hold_lock);
+        int mine = dump_begin(s);
+        pthread_mutex_unlock(&hold_lock);
+        if (mine) break;
+        usleep(1000);
+    }
     dt_ring_batch b;
     if (dt_ring_take(r, &b) != 0) {
         dt_core_note(s, "flight_recorder", "out of memory taking the ring's buffers: they are not decoded");
@@ -85,14 +172,23 @@ void dt_core_flight_end(dt_session *s)
         s->ring_slot = NULL;
         return;
     }
+    if (dt_ring_discarding(r)) {
+        /* nobody writes this window (the injection library's program ended
+           well): nothing is decoded */
+        dt_log("flight recorder: the ring's %u buffers given back undecoded (nobody writes its window)", b.count);
+        dt_ring_decode_back(r, &b, NULL, dt_pool_slot_put_to, s->ring_slot);
+        dt_pool_slot_detach_ring(s->ring_slot);
+        s->ring_slot = NULL;
+        return;
+    }
     dt_core_lock(s);
     dt_ring_copy_kept(r, s);
     dt_core_unlock(s);
-    dt_ring_decode(r, &b, s);
     s->evicted_until_vendor = b.until_vendor;
     s->evicted_until_real = b.until_real;
-    note_ring(s, &s->config, r, b.count);
-    dt_ring_give_back(r, &b, dt_pool_slot_put_to, s->ring_slot);
+    uint32_t decoded = b.count;
+    dt_ring_decode_back(r, &b, s, dt_pool_slot_put_to, s->ring_slot);
+    note_ring(s, &s->config, r, decoded);
     dt_pool_slot_detach_ring(s->ring_slot);
     s->ring_slot = NULL;
 }
@@ -110,6 +206,11 @@ void dt_core_flight_window(dt_session *s)
 
 void dt_core_flight_free(dt_session *s)
 {
+    /* no dump still holds s (a backend without a ring, whose stop does not
+       wait for one in dt_core_flight_end) */
+    pthread_mutex_lock(&hold_lock);
+    while (g_held == s) pthread_cond_wait(&hold_released, &hold_lock);
+    pthread_mutex_unlock(&hold_lock);
     if (s->ring_slot) dt_pool_slot_detach_ring(s->ring_slot);
     s->ring_slot = NULL;
     dt_ring_destroy(s->ring);
@@ -237,12 +338,16 @@ dt_status dt_core_flight_snapshot(dt_session *s, dt_session **out)
 {
     if (!out) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_dump: out is NULL");
     *out = NULL;
-    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_dump: session is NULL");
-    if (s->state != DT_STATE_RUNNING || !s->config.flight_recorder_bytes)
-        return dt_error(DT_ERR_STATE, "dt_session_dump: the session is not recording with a flight recorder "
-                                      "(dt_config.flight_recorder_bytes, DEVTRACE_FLIGHT_RECORDER)");
-    if (!dump_begin(s))
-        return dt_error(DT_ERR_BUSY, "dt_session_dump: a dump of this session is already being written");
+    dt_status st = dt_core_flight_hold(s);
+    if (st != DT_OK) return st;
+    st = dt_core_flight_snapshot_held(s, out);
+    dt_core_flight_release(s);
+    return st;
+}
+
+dt_status dt_core_flight_snapshot_held(dt_session *s, dt_session **out)
+{
+    *out = NULL;
     /* the window ends now: what the flush delivers that ends later is
        unfinished, as at stop */
     uint64_t window_end = dt_realtime_ns();
@@ -251,17 +356,13 @@ dt_status dt_core_flight_snapshot(dt_session *s, dt_session **out)
     c.flight_recorder_bytes = 0;
     dt_session *x = NULL;
     dt_status st = dt_core_new(&c, &x);
-    if (st != DT_OK) {
-        atomic_store(&s->dumping, 0);
-        return st;
-    }
+    if (st != DT_OK) return st;
     atomic_store(&x->backend, atomic_load(&s->backend));
     /* a backend without buffers (null) has no ring: host records only */
     dt_ring *r = s->ring;
     dt_ring_batch b;
     memset(&b, 0, sizeof b);
     if (r && dt_ring_take(r, &b) != 0) {
-        atomic_store(&s->dumping, 0);
         dt_session_destroy(x);
         return dt_error(DT_ERR_NO_MEMORY, "dt_session_dump: out of memory");
     }
@@ -280,11 +381,10 @@ dt_status dt_core_flight_snapshot(dt_session *s, dt_session **out)
         dt_core_lock(x);
         dt_ring_copy_kept(r, x);
         dt_core_unlock(x);
-        dt_ring_decode(r, &b, x);
-        note_ring(x, &s->config, r, b.count);
-        dt_ring_give_back(r, &b, dt_pool_slot_put_to, s->ring_slot);
+        uint32_t decoded = b.count;
+        dt_ring_decode_back(r, &b, x, dt_pool_slot_put_to, s->ring_slot);
+        note_ring(x, &s->config, r, decoded);
     }
-    atomic_store(&s->dumping, 0);
     if (!flushed)
         dt_core_note(x, "flush", "the vendor's flush did not complete within %u ms: this trace holds what it had "
                                  "delivered", DT_FLIGHT_FLUSH_TIMEOUT_MS);

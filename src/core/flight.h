@@ -21,6 +21,19 @@
    been delivered (and says so in the trace). */
 #define DT_FLIGHT_FLUSH_TIMEOUT_MS 2000u
 
+/* The smallest ring (DT_FLIGHT_RECORDER_MIN_BYTES, the public header's):
+   DT_RING_MIN_BUFFERS buffers of DT_FLIGHT_MIN_BUFFER bytes. */
+#define DT_FLIGHT_MIN_BUFFER 4096u
+_Static_assert(DT_FLIGHT_RECORDER_MIN_BYTES == DT_RING_MIN_BUFFERS * DT_FLIGHT_MIN_BUFFER, "the smallest ring");
+
+/* A configuration's flight recorder made to fit (dt_session_create): a
+   ring smaller than DT_RING_MIN_BUFFERS buffers of buffer_size gets
+   smaller buffers (bytes / DT_RING_MIN_BUFFERS, whole pages), so that it
+   holds about the bytes asked for; a ring under
+   DT_FLIGHT_RECORDER_MIN_BYTES is refused (DT_ERR_INVALID_ARGUMENT, the
+   limit named). */
+DT_HIDDEN dt_status dt_flight_fit_config(dt_config *c);
+
 /* Parse a size: bytes with an optional K, M or G suffix (KiB, MiB, GiB;
    also "KB", "KiB"...), or "1"/"on"/"true"/"yes" for the default. 0 and
    -1 ("0", "off"...: off) are returned in *bytes; -1 for anything else. */
@@ -44,14 +57,37 @@ DT_HIDDEN void dt_core_flight_window(dt_session *s);
 /* Free the ring (the session stopped, or is destroyed). */
 DT_HIDDEN void dt_core_flight_free(dt_session *s);
 
-/* A dump's recording: the vendor flushed (with a timeout), the ring's queue
-   moved out and decoded into a new stopped session that shares what the
-   recording keeps whole (devices, names, links, host ranges since the last
-   dump), its window [past the newest evicted record, or the session's
-   start or the last dump's end, now); the buffers back in the pool. The
-   recording goes on; the next dump's window starts where this one's ends.
-   DT_ERR_BUSY while another dump runs. *out: destroy with
-   dt_session_destroy. */
+/* One dump at a time: a dump holds its session from before its snapshot
+   until its trace is written. dt_core_flight_hold: s, which the caller
+   keeps alive; dt_core_flight_hold_running: the session running in this
+   process, which another thread may stop and destroy meanwhile (held, its
+   ring's end waits for dt_core_flight_release, and a session being
+   destroyed is never found). DT_ERR_BUSY while another dump holds it;
+   DT_ERR_STATE when it does not record with a flight recorder (or none
+   runs). */
+DT_HIDDEN dt_status dt_core_flight_hold(dt_session *s);
+DT_HIDDEN dt_status dt_core_flight_hold_running(dt_session **s);
+DT_HIDDEN void dt_core_flight_release(dt_session *s);
+/* Whether a session runs in this process, 2 when it records with a flight
+   recorder (read where no session it names can be destroyed meanwhile). */
+DT_HIDDEN int dt_core_flight_running(void);
+
+/* A dump's recording, s held: the vendor flushed (with a timeout), the
+   ring's queue moved out and decoded into a new stopped session that
+   shares what the recording keeps whole (devices, names, links, host
+   ranges since the last dump), its window [past the newest evicted record,
+   or the session's start or the last dump's end, now); each buffer back in
+   the pool as soon as it is decoded, its pages released. The recording
+   goes on; the next dump's window starts where this one's ends. *out:
+   destroy with dt_session_destroy. */
+DT_HIDDEN dt_status dt_core_flight_snapshot_held(dt_session *s, dt_session **out);
+/* The same, holding s for the snapshot only (DT_ERR_BUSY while another
+   dump holds it). */
 DT_HIDDEN dt_status dt_core_flight_snapshot(dt_session *s, dt_session **out);
+
+/* The session's stop decodes nothing of the ring: its window is written by
+   nobody (the injection library's flight recorder, whose program ended
+   well, or whose last dump took it). The buffers go back undecoded. */
+DT_HIDDEN void dt_core_flight_discard_at_stop(dt_session *s);
 
 #endif /* DT_CORE_FLIGHT_H */

@@ -9,7 +9,10 @@
 #include "core/session.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 struct dt_ring {
     pthread_mutex_t lock;      /* the queue, the reserve, the counters */
@@ -20,6 +23,8 @@ struct dt_ring {
     uint32_t reserve_count;
     uint64_t evicted_buffers, refused;
     uint64_t until_vendor, until_real;
+    size_t buf_size;           /* for releasing a buffer's pages; 0: never */
+    _Atomic int discard;       /* the stop decodes nothing */
     /* eviction decodes into the scratch session, one buffer at a time */
     pthread_mutex_t evict_lock;
     dt_session *scratch;
@@ -191,14 +196,46 @@ void dt_ring_decode(dt_ring *r, const dt_ring_batch *b, dt_session *into)
     for (uint32_t i = 0; i < b->count; i++) r->decode(r->ctx, into, b->buf[i], b->valid[i]);
 }
 
+void dt_ring_set_buffer_size(dt_ring *r, size_t size) { r->buf_size = size; }
+void dt_ring_set_discard(dt_ring *r) { atomic_store(&r->discard, 1); }
+int dt_ring_discarding(dt_ring *r) { return atomic_load(&r->discard); }
+
+/* The whole pages a buffer spans, back to the system: a decoded buffer is
+   empty until the vendor writes it again (it reads zero pages then). */
+static void release_pages(const dt_ring *r, uint8_t *buf)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (!r->buf_size || page <= 0) return;
+    uintptr_t first = ((uintptr_t)buf + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t end = ((uintptr_t)buf + r->buf_size) & ~((uintptr_t)page - 1);
+    if (end > first) madvise((void *)first, end - first, MADV_DONTNEED);
+}
+
+/* One buffer back: the reserve first, then the pool. */
+static void give_one(dt_ring *r, uint8_t *buf, void (*put)(void *slot, uint8_t *buf), void *slot)
+{
+    release_pages(r, buf);
+    pthread_mutex_lock(&r->lock);
+    int kept = r->reserve_count < DT_RING_RESERVE;
+    if (kept) r->reserve[r->reserve_count++] = buf;
+    pthread_mutex_unlock(&r->lock);
+    if (!kept) put(slot, buf);
+}
+
 void dt_ring_give_back(dt_ring *r, dt_ring_batch *b, void (*put)(void *slot, uint8_t *buf), void *slot)
 {
+    for (uint32_t i = 0; i < b->count; i++) give_one(r, b->buf[i], put, slot);
+    dt_free(b->buf);
+    dt_free(b->valid);
+    memset(b, 0, sizeof *b);
+}
+
+void dt_ring_decode_back(dt_ring *r, dt_ring_batch *b, dt_session *into, void (*put)(void *slot, uint8_t *buf),
+                         void *slot)
+{
     for (uint32_t i = 0; i < b->count; i++) {
-        pthread_mutex_lock(&r->lock);
-        int kept = r->reserve_count < DT_RING_RESERVE;
-        if (kept) r->reserve[r->reserve_count++] = b->buf[i];
-        pthread_mutex_unlock(&r->lock);
-        if (!kept) put(slot, b->buf[i]);
+        if (into) r->decode(r->ctx, into, b->buf[i], b->valid[i]);
+        give_one(r, b->buf[i], put, slot);
     }
     dt_free(b->buf);
     dt_free(b->valid);

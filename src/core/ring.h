@@ -71,6 +71,22 @@ DT_HIDDEN void dt_ring_decode(dt_ring *r, const dt_ring_batch *b, dt_session *in
 /* Give a batch's buffers back: the reserve first, then the pool (through
    put, the backend's pool slot's). Frees the batch's arrays. */
 DT_HIDDEN void dt_ring_give_back(dt_ring *r, dt_ring_batch *b, void (*put)(void *slot, uint8_t *buf), void *slot);
+/* Decode a batch into `into` (NULL: decode nothing, the ring's window is
+   dropped), giving each buffer back as soon as it is decoded, its pages
+   released (dt_ring_set_buffer_size): the records a dump or the stop
+   decodes take the place of the raw buffers in memory rather than adding
+   to them, and the vendor has the buffers again early. Frees the batch's
+   arrays. */
+DT_HIDDEN void dt_ring_decode_back(dt_ring *r, dt_ring_batch *b, dt_session *into,
+                                   void (*put)(void *slot, uint8_t *buf), void *slot);
+/* The ring's window is written by nobody: the session's stop decodes none
+   of it (dt_core_flight_discard_at_stop). */
+DT_HIDDEN void dt_ring_set_discard(dt_ring *r);
+DT_HIDDEN int dt_ring_discarding(dt_ring *r);
+/* The bytes of each of the ring's buffers (the pool's size): a buffer given
+   back has the pages it spans released to the system (they come back, zero,
+   when the vendor writes it again). 0 (the default): released nothing. */
+DT_HIDDEN void dt_ring_set_buffer_size(dt_ring *r, size_t size);
 /* The reserve's buffers, handed to put (the ring is being detached). */
 DT_HIDDEN void dt_ring_drop_reserve(dt_ring *r, void (*put)(void *slot, uint8_t *buf), void *slot);
 

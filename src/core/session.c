@@ -27,6 +27,9 @@
 #include <unistd.h>
 
 _Atomic(dt_session *) dt_g_active;
+static _Atomic(const char *) g_last_backend;
+
+const char *dt_core_last_backend(void) { return atomic_load(&g_last_backend); }
 _Atomic int dt_g_exiting;
 int dt_g_fork_unusable;
 static _Atomic uint64_t g_generation;
@@ -131,6 +134,11 @@ dt_status dt_core_new(const dt_config *config, dt_session **out)
     if (!s->config.max_duration_ns) s->config.max_duration_ns = def.max_duration_ns;
     if (!s->config.buffer_size) s->config.buffer_size = def.buffer_size;
     if (!s->config.buffer_count) s->config.buffer_count = def.buffer_count;
+    dt_status fit = dt_flight_fit_config(&s->config);
+    if (fit != DT_OK) {
+        dt_free(s);
+        return fit;
+    }
     s->output_path = dt_strdup(config->output_path ? config->output_path : def.output_path);
     s->backend_request = dt_strdup(bname);
     s->config.output_path = s->output_path;
@@ -230,6 +238,7 @@ dt_status dt_core_try_backend(dt_session *s, const dt_backend *b)
     dt_clock_init(&s->clock, b->clock == NULL);
     dt_status st = b->start(s);
     if (st != DT_OK) { s->backend = before; return st; }
+    atomic_store(&g_last_backend, b->name);
     /* (a sample read but not kept for lack of memory is noted at stop) */
     if (b->clock && dt_clock_sample_now(&s->clock, b->clock, 16) != 0 && !s->clock.unkept)
         dt_core_note(s, "clock", "the %s clock could not be read at start", b->name);

@@ -202,6 +202,10 @@ static inline dt_session *dt_active_session(void)
 {
     return atomic_load_explicit(&dt_g_active, memory_order_acquire);
 }
+/* The name of the backend the latest session of this process started with
+   (a backend descriptor's, valid for the process's life), NULL before any:
+   what `devtrace trigger --list` shows a listener uses. */
+DT_HIDDEN const char *dt_core_last_backend(void);
 
 /* Count a dropped record. Lock-free. */
 static inline void dt_loss_add(dt_session *s, dt_loss_reason r, uint64_t n)

@@ -31,7 +31,11 @@ static _Atomic int g_exit_status = -1;
 static void report_dump(void *ctx, const dt_flight_dump *d)
 {
     (void)ctx;
-    if (d->status == DT_OK)
+    if (d->number == 0 && d->status == DT_OK) /* `devtrace trigger --dump`: to its output, which it named */
+        dt_inject_report("dumped", 0, "", "%s, to its output", d->why);
+    else if (d->number == 0) /* the trigger said it failed, and why: not a trace this run loses */
+        dt_inject_report("note", 0, "", "flight recorder: a dump %s failed: %s", d->why, d->error);
+    else if (d->status == DT_OK)
         dt_inject_report("dumped", 0, d->path, "dump %llu: %s", (unsigned long long)d->number, d->why);
     else if (d->status == DT_ERR_BUSY)
         dt_inject_report("note", 0, "", "flight recorder: dump %llu (%s) was not made: another dump was being "

@@ -13,6 +13,7 @@
    protocol: src/protocol/record.h). */
 #include "api/flight_triggers.h"
 #include "api/inject_support.h"
+#include "api/ondemand.h"
 #include "base/atomic_file.h"
 #include "base/log.h"
 #include "base/os.h"
@@ -232,7 +233,8 @@ void dt_inject_report(const char *state, int with_counts, const char *path, cons
     dt_record_one_line(message);
     const char *log = dt_env(DT_RECORD_ENV_LOG);
     if (!log) {
-        if (kind == DT_RECORD_FAILED || kind == DT_RECORD_OFF || kind == DT_RECORD_DUMP_FAILED)
+        if (kind == DT_RECORD_FAILED || kind == DT_RECORD_OFF || kind == DT_RECORD_DUMP_FAILED ||
+            kind == DT_RECORD_NOT_LISTENING)
             fprintf(stderr, "devtrace: %s\n", message);
         free(line);
         return;
@@ -281,7 +283,9 @@ static void stop_and_write(void)
     /* the process is ending: nothing is gained by detaching vendor libraries */
     dt_inject_support_exiting();
     if (dt_inject_flight_on()) {
-        /* the ring's window is written by dumps only */
+        /* the ring's window is written by dumps only; a trigger's dump
+           under way ends first */
+        dt_control_stop();
         dt_inject_flight_end(atomic_load(&g_received));
         if (dt_session_stop(dt_inject_session) != DT_OK) dt_log("stopping the session failed: %s", dt_last_error());
         return;
@@ -359,6 +363,9 @@ static void finish_done(void)
 
 static void finish(void)
 {
+    /* on demand: a capture under way is cut short and written before the
+       process ends or execs */
+    if (dt_inject_on_demand && getpid() == dt_inject_owner) dt_ondemand_stop("this process is ending");
     if (finish_begin()) finish_done();
 }
 
@@ -391,6 +398,12 @@ static void *signal_thread(void *arg)
     ssize_t r;
     while ((r = read(g_pipe[0], &b, 1)) < 0 && errno == EINTR) {}
     if (r != 1) return NULL;
+    if (dt_inject_on_demand && getpid() == dt_inject_owner) { /* a capture cut short, written */
+        char why[96];
+        int sig = atomic_load(&g_received);
+        snprintf(why, sizeof why, "this process was ended by signal %d (%s)", sig, strsignal(sig));
+        dt_ondemand_stop(why);
+    }
     int wrote = finish_begin();
     raise_received(); /* not tracing in this process, or written by another thread */
     if (wrote) finish_done();
@@ -435,6 +448,15 @@ static int install_signal_handlers(void)
    ends the child as it would have (without a trace) instead of waiting for
    a thread that is not there. A child forked while the trace is written
    records nothing. */
+static void restore_signals(void)
+{
+    for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) {
+        struct sigaction now;
+        int sig = g_signals[i];
+        if (sigaction(sig, NULL, &now) == 0 && now.sa_handler == on_signal) sigaction(sig, &g_old[sig], NULL);
+    }
+}
+
 static void fork_child(void)
 {
     if (!dt_inject_session || atomic_load(&g_finish_state) != FINISH_IDLE) {
@@ -446,35 +468,61 @@ static void fork_child(void)
     tls_finishing = 0;
     dt_inject_support_forked(dt_inject_session);
     dt_inject_flight_forked();
-    for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) {
-        struct sigaction now;
-        int sig = g_signals[i];
-        if (sigaction(sig, NULL, &now) == 0 && now.sa_handler == on_signal) sigaction(sig, &g_old[sig], NULL);
-    }
+    restore_signals();
 }
+
+/* On demand, a forked child listens not (its parent's listener is not its
+   own) and has no signal thread: its signals are the program's again. */
+static void fork_child_on_demand(void) { restore_signals(); }
 
 /* ------------------------------------------------------------------ */
 /* Start                                                               */
 /* ------------------------------------------------------------------ */
 /* On demand: the process listens instead of recording from start; each
-   capture arms the vendor for its window only (src/api/control_capture.c).
-   Nothing else of this library's start is needed: no session runs until a
-   capture, which writes to the client's descriptor, and the socket is
-   removed at exit by the listener. */
+   capture arms the vendor for its window only (src/api/control_capture.c)
+   and writes to the client's descriptor. No session runs until a capture.
+   A capture under way when the process ends (exit, _exit, exec, or SIGINT,
+   SIGTERM, SIGHUP, SIGQUIT) is cut short and written first; the socket is
+   removed at exit by the listener. Each capture written is told to
+   `devtrace record`. */
+static void report_capture(void *ctx, const dt_ondemand_served *served)
+{
+    (void)ctx;
+    const dt_ctl_result *r = served->result;
+    if (served->type != DT_CTL_CAPTURE || r->code != DT_CTL_SUCCESS || !r->written) return;
+    dt_inject_report("captured", 0, "", "a capture for devtrace trigger (process %d): %llu events%s; %s",
+                     served->peer_pid, (unsigned long long)r->records, r->partial ? ", partial" : "", r->text);
+}
+
 static void listen_on_demand(void)
 {
+    dt_inject_owner = getpid();
     dt_config cfg;
     dt_config_init(&cfg);
     dt_config_from_env(&cfg);
     if (dt_control_listen(&cfg) != DT_OK) {
-        dt_inject_report("off", 0, "", "not listening for devtrace trigger: %s", dt_last_error());
+        dt_inject_report("not_listening", 0, "", "not listening for devtrace trigger: %s", dt_last_error());
         return;
     }
-    dt_inject_report("note", 0, "", "listening for `devtrace trigger %d` (on demand): nothing is recorded from start",
-                     (int)getpid());
+    dt_ondemand_observe(report_capture, NULL);
+    dt_inject_report("listening", 0, dt_ctl_socket_path(),
+                     "listening for `devtrace trigger %d` (on demand): nothing is recorded from start", (int)getpid());
     if (dt_env(DT_RECORD_ENV_FLIGHT_RECORDER))
         dt_inject_report("note", 0, "", "%s is ignored: on demand (%s) records nothing until a trigger, so no "
                          "flight recorder runs", DT_RECORD_ENV_FLIGHT_RECORDER, DT_RECORD_ENV_ON_DEMAND);
+    if (install_signal_handlers() != 0)
+        dt_log("no signal thread: a signal that ends the program loses a capture under way");
+    pthread_atfork(NULL, NULL, fork_child_on_demand);
+}
+
+/* A flight recorder answers `devtrace trigger --dump` (its dumps counted
+   with the triggers'); a capture is answered busy, the ring records on. */
+static void listen_for_dumps(dt_config *cfg)
+{
+    if (!cfg->flight_recorder_bytes) return;
+    if (dt_control_listen(cfg) != DT_OK)
+        dt_inject_report("note", 0, "", "flight recorder: not listening for `devtrace trigger %d --dump`: %s",
+                         (int)getpid(), dt_last_error());
 }
 
 __attribute__((constructor)) static void devtrace_inject_init(void)
@@ -519,6 +567,7 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
         pthread_atfork(NULL, NULL, fork_child);
         dt_inject_report("started", 0, g_output, "%s", "");
         dt_inject_flight_start(dt_inject_session, &cfg, g_output);
+        listen_for_dumps(&cfg);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

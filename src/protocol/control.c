@@ -147,10 +147,10 @@ static int apply_key(dt_ctl_msg *m, const char *k, size_t kn, const char *v, siz
             copy_text(base + str_keys[i].off, str_keys[i].cap, v, vn, 0);
             return 1;
         }
-    if (key_is(k, kn, "written")) {
+    if (key_is(k, kn, "written") || key_is(k, kn, "partial")) {
         uint64_t w;
         if (!parse_u64(v, vn, &w) || w > 1) return 0;
-        m->written = (int)w;
+        *(key_is(k, kn, "written") ? &m->written : &m->partial) = (int)w;
         return 1;
     }
     if (key_is(k, kn, "state")) {
@@ -250,6 +250,22 @@ dt_ctl_code dt_ctl_parse(const uint8_t *buf, size_t len, dt_ctl_msg *msg, char *
         snprintf(why, wn, "a capture needs one of duration_ns and steps, above 0");
         return DT_CTL_BAD_REQUEST;
     }
+    if (msg->type == DT_CTL_CAPTURE) {
+        /* what no window can honour is refused, the limit named */
+        static const struct { const char *name; size_t off; uint64_t max; const char *unit; } limits[] = {
+            {"duration_ns", offsetof(dt_ctl_msg, duration_ns), DT_CTL_MAX_WINDOW_NS, " ns (10000000 s)"},
+            {"timeout_ns", offsetof(dt_ctl_msg, timeout_ns), DT_CTL_MAX_WINDOW_NS, " ns (10000000 s)"},
+            {"steps", offsetof(dt_ctl_msg, steps), DT_CTL_MAX_STEPS, ""},
+            {"step_multiple", offsetof(dt_ctl_msg, step_multiple), DT_CTL_MAX_STEPS, ""},
+        };
+        for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
+            uint64_t v = *(const uint64_t *)(const void *)((const char *)msg + limits[i].off);
+            if (v <= limits[i].max) continue;
+            snprintf(why, wn, "%s=%llu is over the limit of %llu%s", limits[i].name, (unsigned long long)v,
+                     (unsigned long long)limits[i].max, limits[i].unit);
+            return DT_CTL_BAD_REQUEST;
+        }
+    }
     if (msg->type == DT_CTL_ERR && !have_code) {
         snprintf(why, wn, "an error without a code");
         return DT_CTL_BAD_REQUEST;
@@ -311,6 +327,8 @@ size_t dt_ctl_encode(const dt_ctl_msg *m, uint8_t *buf, size_t cap)
         break;
     case DT_CTL_OK:
         put(&w, "written=%d\nrecords=%llu\n", m->written ? 1 : 0, (unsigned long long)m->records);
+        if (m->partial) put(&w, "partial=1\n");
+        if (m->backend[0]) put_str(&w, "backend", m->backend, sizeof m->backend);
         break;
     case DT_CTL_ERR: put(&w, "code=%s\n", dt_ctl_code_name(m->code)); break;
     default: return 0;
@@ -383,41 +401,78 @@ static ssize_t recv_fds(int fd, uint8_t *buf, size_t n, int *passed)
     return r;
 }
 
+/* One recv of what a message still needs: DT_CTL_PENDING when nothing
+   came (*again set: the socket has no more now) or the message is not
+   whole yet; DT_CTL_SUCCESS when it is; else why not. */
+static dt_ctl_code read_step(int fd, dt_ctl_reader *r, int *again, char *why, size_t wn)
+{
+    *again = 0;
+    ssize_t n = recv_fds(fd, r->buf + r->have, r->need - r->have, &r->passed);
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+            *again = errno != EINTR;
+            return DT_CTL_PENDING;
+        }
+        snprintf(why, wn, "the connection broke: %s", strerror(errno));
+        return DT_CTL_IO;
+    }
+    if (n == 0) {
+        snprintf(why, wn, r->have ? "a truncated message: %zu of %zu bytes" : "the peer closed the connection",
+                 r->have, r->need);
+        return r->have ? DT_CTL_BAD_REQUEST : DT_CTL_IO;
+    }
+    r->have += (size_t)n;
+    if (r->have == DT_CTL_HEADER && r->need == DT_CTL_HEADER) {
+        uint32_t plen;
+        dt_ctl_code rc = check_header(r->buf, &plen, why, wn);
+        if (rc != DT_CTL_SUCCESS) return rc;
+        r->need = DT_CTL_HEADER + plen;
+    }
+    return r->have < r->need ? DT_CTL_PENDING : DT_CTL_SUCCESS;
+}
+
+void dt_ctl_reader_init(dt_ctl_reader *r)
+{
+    r->have = 0;
+    r->need = DT_CTL_HEADER;
+    r->passed = -1;
+}
+
+dt_ctl_code dt_ctl_read_some(int fd, dt_ctl_reader *r, char *why, size_t wn)
+{
+    for (;;) {
+        int again;
+        dt_ctl_code rc = read_step(fd, r, &again, why, wn);
+        if (rc != DT_CTL_PENDING || again) return rc;
+    }
+}
+
 /* Reads one message (header, then exactly its payload). SUCCESS with *len;
    IO when the peer closed before a byte or the connection broke; TIMEOUT;
    BAD_REQUEST / VERSION_MISMATCH for what the header or a cut says. */
 dt_ctl_code dt_ctl_read_message(int fd, uint8_t *buf, size_t *len, int *passed, uint64_t deadline, char *why,
                                 size_t wn)
 {
-    size_t have = 0, need = DT_CTL_HEADER;
-    while (have < need) {
+    dt_ctl_reader reader, *r = &reader;
+    dt_ctl_reader_init(r);
+    dt_ctl_code rc = DT_CTL_PENDING;
+    while (rc == DT_CTL_PENDING) {
         int w = wait_fd(fd, POLLIN, deadline);
         if (w <= 0) {
             snprintf(why, wn, w == 0 ? "no complete message in time (%zu bytes came)" : "poll failed (%zu bytes came)",
-                     have);
-            return w == 0 ? DT_CTL_TIMEOUT : DT_CTL_IO;
+                     r->have);
+            rc = w == 0 ? DT_CTL_TIMEOUT : DT_CTL_IO;
+            break;
         }
-        ssize_t r = recv_fds(fd, buf + have, need - have, passed);
-        if (r < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
-            snprintf(why, wn, "the connection broke: %s", strerror(errno));
-            return DT_CTL_IO;
-        }
-        if (r == 0) {
-            snprintf(why, wn, have ? "a truncated message: %zu of %zu bytes" : "the peer closed the connection", have,
-                     need);
-            return have ? DT_CTL_BAD_REQUEST : DT_CTL_IO;
-        }
-        have += (size_t)r;
-        if (have == DT_CTL_HEADER && need == DT_CTL_HEADER) {
-            uint32_t plen;
-            dt_ctl_code rc = check_header(buf, &plen, why, wn);
-            if (rc != DT_CTL_SUCCESS) return rc;
-            need = DT_CTL_HEADER + plen;
-        }
+        rc = dt_ctl_read_some(fd, r, why, wn);
     }
-    *len = have;
-    return DT_CTL_SUCCESS;
+    if (rc == DT_CTL_SUCCESS) {
+        memcpy(buf, r->buf, r->have);
+        *len = r->have;
+    }
+    if (passed && *passed < 0) *passed = r->passed;
+    else if (r->passed >= 0) close(r->passed);
+    return rc;
 }
 
 /* Writes a whole message, the descriptor (when >= 0) with its first byte.
@@ -475,21 +530,42 @@ int dt_ctl_peer_trusted(int fd, unsigned *uid, int *pid)
 #define SOCK_NAME_ROOM (SUN_PATH_CAP - DT_CTL_DIR_CAP)
 _Static_assert(DT_CTL_PATH_CAP + 4 <= SUN_PATH_CAP, "a socket's temporary name fits sun_path");
 
+/* A runtime directory of this uid that no other user can have made: an
+   absolute path, a directory (not a link) of this uid, writable. With
+   private, also mode 0700 (/run/user/<uid>, made by the login manager). */
+static int own_dir(const char *path, int private)
+{
+    struct stat st;
+    return path && path[0] == '/' && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+           (!private || (st.st_mode & 077) == 0) && access(path, W_OK | X_OK) == 0;
+}
+
 dt_status dt_ctl_dir(char *out, size_t n)
 {
     const char *xdg = dt_env("XDG_RUNTIME_DIR");
-    struct stat st;
+    char run_user[64];
+    snprintf(run_user, sizeof run_user, "/run/user/%u", (unsigned)geteuid());
     int n_written;
-    if (xdg && xdg[0] == '/' && lstat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-        access(xdg, W_OK | X_OK) == 0)
-        n_written = snprintf(out, n, "%s/devtrace", xdg);
+    const char *base = own_dir(xdg, 0) ? xdg : own_dir(run_user, 1) ? run_user : NULL;
+    if (base)
+        n_written = snprintf(out, n, "%s/devtrace", base);
     else
         n_written = snprintf(out, n, "/tmp/devtrace-%u", (unsigned)geteuid());
     if (n_written < 0 || (size_t)n_written >= n ||
         (size_t)n_written + SOCK_NAME_ROOM > SUN_PATH_CAP)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "the control directory %s%s is too long for a socket path",
-                        xdg ? xdg : "/tmp", xdg ? "/devtrace" : "");
+                        base ? base : "/tmp", base ? "/devtrace" : "");
     return DT_OK;
+}
+
+/* A directory of another uid where ours should be: refused, and in /tmp
+   (where any user may make it first) what to do about it. */
+static dt_status not_ours(const char *dir, const struct stat *st)
+{
+    return dt_error(DT_ERR_STATE, "the control directory %s belongs to uid %u, not to uid %u: refused%s", dir,
+                    (unsigned)st->st_uid, (unsigned)geteuid(),
+                    strncmp(dir, "/tmp/", 5) == 0 ? " (another user made it first; set XDG_RUNTIME_DIR to a directory "
+                                                    "of yours, such as /run/user/<uid>)" : "");
 }
 
 /* Checks (and with create, makes) the directory. */
@@ -502,19 +578,21 @@ static dt_status check_dir(const char *dir, int create)
             return dt_error(DT_ERR_IO, "cannot create the control directory %s: %s", dir, strerror(errno));
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
     if (fd < 0) {
-        if (errno == ELOOP || errno == ENOTDIR)
+        int err = errno;
+        if (err == ELOOP || err == ENOTDIR)
             return dt_error(DT_ERR_STATE, "the control directory %s is a symbolic link or not a directory: refused",
                             dir);
-        return dt_error(DT_ERR_IO, "cannot open the control directory %s: %s", dir, strerror(errno));
+        /* another user's directory, closed to us */
+        if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != geteuid()) return not_ours(dir, &st);
+        return dt_error(DT_ERR_IO, "cannot open the control directory %s: %s", dir, strerror(err));
     }
-    struct stat st;
     dt_status rc = DT_OK;
     if (fstat(fd, &st) != 0)
         rc = dt_error(DT_ERR_IO, "cannot stat the control directory %s: %s", dir, strerror(errno));
     else if (st.st_uid != geteuid())
-        rc = dt_error(DT_ERR_STATE, "the control directory %s belongs to uid %u, not to uid %u: refused", dir,
-                      (unsigned)st.st_uid, (unsigned)geteuid());
+        rc = not_ours(dir, &st);
     else if ((st.st_mode & 07777) != 0700 && !(made && fchmod(fd, 0700) == 0))
         rc = dt_error(DT_ERR_STATE, "the control directory %s has mode %04o, not 0700: refused", dir,
                       (unsigned)(st.st_mode & 07777));
@@ -526,12 +604,36 @@ dt_status dt_ctl_dir_prepare(const char *dir) { return check_dir(dir, 1); }
 
 void dt_ctl_job_id(char *out, size_t n)
 {
-    const char *v;
-    if ((v = dt_env("SLURM_JOB_ID"))) snprintf(out, n, "slurm:%s", v);
-    else if ((v = dt_env("TORCHELASTIC_RUN_ID"))) snprintf(out, n, "torchelastic:%s", v);
-    else if ((v = dt_env("MASTER_ADDR")) && dt_env("MASTER_PORT"))
-        snprintf(out, n, "master:%s:%s", v, dt_env("MASTER_PORT"));
-    else if (n) out[0] = 0;
+    const char *job = dt_env("SLURM_JOB_ID"), *step = dt_env("SLURM_STEP_ID");
+    const char *run = dt_env("TORCHELASTIC_RUN_ID"), *addr = dt_env("MASTER_ADDR"), *port = dt_env("MASTER_PORT");
+    /* plain torchrun sets the run id "none" for every job: no identity */
+    if (run && (!run[0] || strcmp(run, "none") == 0)) run = NULL;
+    if (!n) return;
+    if (job && step) snprintf(out, n, "slurm:%s.%s", job, step);
+    else if (job) snprintf(out, n, "slurm:%s", job);
+    else if (run && addr && port) snprintf(out, n, "torchelastic:%s@%s:%s", run, addr, port);
+    else if (addr && port) snprintf(out, n, "master:%s:%s", addr, port);
+    else if (run) snprintf(out, n, "torchelastic:%s", run);
+    else out[0] = 0;
+}
+
+int dt_ctl_job_matches(const char *job, const char *want)
+{
+    if (!job[0] || !want[0]) return 0;
+    if (strcmp(job, want) == 0) return 1;
+    const char *colon = strchr(job, ':');
+    if (!colon) return 0;
+    const char *id = colon + 1;
+    if (strcmp(id, want) == 0) return 1;
+    /* a job named in part: a Slurm job for all its steps, a torchelastic
+       run for its run id */
+    size_t src = (size_t)(colon - job) + 1;
+    char sep = strncmp(job, "slurm:", 6) == 0 ? '.' : strncmp(job, "torchelastic:", 13) == 0 ? '@' : 0;
+    const char *cut = sep ? strchr(id, sep) : NULL;
+    if (!cut) return 0;
+    size_t idlen = (size_t)(cut - id);
+    if (strlen(want) == idlen && strncmp(want, id, idlen) == 0) return 1;
+    return strlen(want) == src + idlen && strncmp(want, job, src + idlen) == 0;
 }
 
 /* A socket file of ours that no live process serves is removed. */

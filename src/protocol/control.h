@@ -4,7 +4,11 @@
  *
  * Where. One directory per user: $XDG_RUNTIME_DIR/devtrace when
  * XDG_RUNTIME_DIR is an absolute path to a directory of this uid, else
- * /tmp/devtrace-<uid>. It is created with mode 0700 and refused when it
+ * /run/user/<uid>/devtrace when /run/user/<uid> is a directory of this uid
+ * with mode 0700 (the login manager's runtime directory, which no other
+ * user can create), else /tmp/devtrace-<uid> (which any local user could
+ * create first: then it is refused, and the message says to set
+ * XDG_RUNTIME_DIR). It is created with mode 0700 and refused when it
  * exists as anything but a directory of this uid with mode 0700 (checked
  * with O_NOFOLLOW and fstat, so a symbolic link is refused too). A listening
  * process binds an AF_UNIX SOCK_STREAM socket there named <pid>.sock (bound
@@ -40,15 +44,22 @@
  *            [format=F]; the output file's descriptor travels with the
  *            message (SCM_RIGHTS): the client opens the output, the listener
  *            never opens a path. F is a format's name (json, json.gz,
- *            perfetto, perfetto.gz); without it, json.
+ *            perfetto, perfetto.gz); without it, json. duration_ns and
+ *            timeout_ns are at most DT_CTL_MAX_WINDOW_NS, steps and
+ *            step_multiple at most DT_CTL_MAX_STEPS (a request past them is
+ *            refused as bad_request, the limit named).
  *   DUMP     the flight recorder's window [format=F]; a descriptor as for
  *            CAPTURE.
  * Replies (listener to client):
  *   INFO     pid, program, rank, local_rank, world_size (-1: unknown),
- *            job (from SLURM_JOB_ID, TORCHELASTIC_RUN_ID or
- *            MASTER_ADDR:MASTER_PORT, prefixed by its source), backend,
- *            state (idle | armed | capturing).
- *   OK       written (0 or 1), records, text (what was lost, a summary).
+ *            job (dt_ctl_job_id), backend (the one in use: named at listen
+ *            time, else that of the latest session this process started,
+ *            else "auto"), state (idle | armed | capturing).
+ *   OK       written (0 or 1), records, [partial=1], [backend=B], text
+ *            (what was lost, a summary; with partial=1, why the window was
+ *            cut short first). partial=1: the trace holds less than the
+ *            window asked for (the steps did not come in time, or the
+ *            process stopped listening or ended during the window).
  *   ERR      code (busy | cannot_arm | timeout | bad_request | version),
  *            text (a message).
  * One connection carries one request and its reply. A request that cannot
@@ -58,7 +69,9 @@
  * timeout (a peer that sends nothing or goes away mid-request is dropped).
  *
  * The listening side is one control thread that blocks in poll() on the
- * socket and a self-pipe; the traced program's threads do nothing for it. A
+ * socket, a self-pipe and the connections it is reading (each with its own
+ * deadline, so that a connection that sends nothing delays no other); the
+ * traced program's threads do nothing for it. A
  * CAPTURE or DUMP runs the handler given at listen time on a worker thread;
  * a second one while it runs is answered ERR busy at once (INFO is still
  * answered, with the state). A forked child does not serve the parent's
@@ -78,6 +91,11 @@
 #define DT_CTL_HEADER 8
 #define DT_CTL_MAX_MESSAGE 4096
 #define DT_CTL_MAX_PAYLOAD (DT_CTL_MAX_MESSAGE - DT_CTL_HEADER)
+/* The longest window and timeout a CAPTURE may ask for (10,000,000 s,
+   about 115 days: `devtrace trigger`'s own limit), and the most steps and
+   the largest step multiple. */
+#define DT_CTL_MAX_WINDOW_NS 10000000000000000ull
+#define DT_CTL_MAX_STEPS 1000000000ull
 
 typedef enum dt_ctl_type {
     DT_CTL_INFO = 1,
@@ -99,6 +117,7 @@ typedef enum dt_ctl_code {
     DT_CTL_VERSION_MISMATCH,
     DT_CTL_UNTRUSTED,        /* client: the listener runs as another user */
     DT_CTL_IO,               /* client: the connection failed or broke */
+    DT_CTL_PENDING,          /* no outcome yet: a message not whole (dt_ctl_read_some) */
 } dt_ctl_code;
 
 typedef enum dt_ctl_state { DT_CTL_IDLE = 0, DT_CTL_ARMED, DT_CTL_CAPTURING } dt_ctl_state;
@@ -117,10 +136,10 @@ typedef struct dt_ctl_msg {
     int64_t pid, rank, local_rank, world_size;
     char program[64], job[128], backend[32];
     dt_ctl_state state;
-    /* OK / ERR */
+    /* OK / ERR (backend also OK: the backend the capture used) */
     dt_ctl_code code;
     uint64_t records;
-    int written;
+    int written, partial;
     char text[1024];
 } dt_ctl_msg;
 
@@ -138,8 +157,18 @@ DT_HIDDEN dt_status dt_ctl_dir(char *out, size_t n);
 /* Creates the directory (0700) if missing and checks it: a directory, not a
    link, of this uid, mode 0700. DT_ERR_IO / DT_ERR_STATE with a message. */
 DT_HIDDEN dt_status dt_ctl_dir_prepare(const char *dir);
-/* The job this process belongs to, "" when none is announced. */
+/* The job this process belongs to, "" when none is announced: from what is
+   unique to one job: "slurm:<SLURM_JOB_ID>[.<SLURM_STEP_ID>]"; under
+   torchrun "torchelastic:<TORCHELASTIC_RUN_ID>@<MASTER_ADDR>:<MASTER_PORT>"
+   ("master:<addr>:<port>" when the run id is "none", as plain torchrun sets
+   it, or missing); "torchelastic:<id>" with a run id and no master. */
 DT_HIDDEN void dt_ctl_job_id(char *out, size_t n);
+/* Whether a job announced as `job` is one that `want` names: the same
+   text, the part after its source ("1234" for "slurm:1234"), or a job
+   that `want` names in part: a Slurm job for every step of it
+   ("slurm:1234" for "slurm:1234.0"), a torchelastic run id for its run
+   ("torchelastic:abc" or "abc" for "torchelastic:abc@node1:29500"). */
+DT_HIDDEN int dt_ctl_job_matches(const char *job, const char *want);
 
 /* Shared by the two sides (control.c). */
 #define DT_CTL_DIR_CAP 84   /* the directory's path, with its NUL */
@@ -154,6 +183,21 @@ DT_HIDDEN uint64_t dt_ctl_deadline(int ms);
    or DT_CTL_VERSION_MISMATCH for the header or a cut message (why says). */
 DT_HIDDEN dt_ctl_code dt_ctl_read_message(int fd, uint8_t *buf, size_t *len, int *passed, uint64_t deadline_ns,
                                           char *why, size_t why_len);
+/* A message read a part at a time, as it comes (the listening side reads
+   many connections at once): dt_ctl_reader_init, then dt_ctl_read_some
+   each time the socket is readable, until it returns another code than
+   DT_CTL_PENDING. */
+typedef struct dt_ctl_reader {
+    uint8_t buf[DT_CTL_MAX_MESSAGE];
+    size_t have, need;
+    int passed; /* a descriptor passed with the message, or -1 */
+} dt_ctl_reader;
+DT_HIDDEN void dt_ctl_reader_init(dt_ctl_reader *r);
+/* Reads what has come, without waiting: DT_CTL_PENDING when the message
+   is not whole yet, DT_CTL_SUCCESS when it is (r->buf, r->have), or what
+   dt_ctl_read_message says of the header, a cut message or a broken
+   connection. */
+DT_HIDDEN dt_ctl_code dt_ctl_read_some(int fd, dt_ctl_reader *r, char *why, size_t why_len);
 /* Writes a whole message, pass_fd (when >= 0) with its first byte; 0, or
    -1 when the peer went away or the deadline passed. Never SIGPIPE. */
 DT_HIDDEN int dt_ctl_send_message(int fd, const uint8_t *buf, size_t len, int pass_fd, uint64_t deadline_ns);
@@ -170,15 +214,19 @@ typedef struct dt_ctl_request {
     dt_ctl_type type; /* DT_CTL_CAPTURE or DT_CTL_DUMP */
     uint64_t duration_ns, steps, step_multiple, timeout_ns;
     char format[16]; /* "" : the listener's choice */
+    int peer_pid;     /* the client's process (SO_PEERCRED) */
 } dt_ctl_request;
 
-/* What a handler reports: code DT_CTL_SUCCESS (then written, records and
-   text as the summary of losses) or DT_CTL_BUSY / CANNOT_ARM / TIMEOUT /
-   BAD_REQUEST with text as the message. */
+/* What a handler reports: code DT_CTL_SUCCESS (then written, records,
+   partial and text as the summary of losses, after why the window was cut
+   short when partial) or DT_CTL_BUSY / CANNOT_ARM / TIMEOUT / BAD_REQUEST
+   with text as the message; backend: the backend that recorded ("": none
+   named). */
 typedef struct dt_ctl_result {
     dt_ctl_code code;
-    int written;
+    int written, partial;
     uint64_t records;
+    char backend[32];
     char text[1024];
 } dt_ctl_result;
 
@@ -192,6 +240,9 @@ typedef struct dt_ctl_options {
     dt_ctl_handler handler;
     void *ctx;
     int read_timeout_ms; /* for one request; 0: 2000 */
+    /* The backend INFO names, asked at each INFO (NULL: `backend`);
+       called on the control thread, it must not block. */
+    void (*describe_backend)(void *ctx, char *out, size_t n);
 } dt_ctl_options;
 
 /* Starts listening (one listener per process). DT_ERR_STATE when this
@@ -207,6 +258,9 @@ DT_HIDDEN const char *dt_ctl_socket_path(void);
 DT_HIDDEN void dt_ctl_set_state(dt_ctl_state state);
 /* Connections closed because the peer was another user, since start. */
 DT_HIDDEN uint64_t dt_ctl_refused(void);
+/* Connections the listener reads at once; past it the one read longest is
+   dropped to make room (a client that sends nothing holds no other up). */
+#define DT_CTL_MAX_PENDING 64
 
 /* ------------------------------------------------------------------ */
 /* The client side                                                      */

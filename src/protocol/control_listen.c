@@ -5,6 +5,7 @@
 
 #include "base/alloc.h"
 #include "base/log.h"
+#include "base/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,16 +25,26 @@
 /* ------------------------------------------------------------------ */
 /* The listening side                                                   */
 /* ------------------------------------------------------------------ */
+/* A connection being read: its own deadline, so that one that sends
+   nothing holds no other up. */
+typedef struct pending {
+    _Atomic int fd; /* -1: a free slot */
+    uint64_t deadline;
+    int peer_pid;
+    dt_ctl_reader *reader;
+} pending;
+
 typedef struct listener {
     pid_t owner;
     int listen_fd, wake[2];
     pthread_t thread, worker;
     int worker_joinable;        /* the control thread's own */
     _Atomic int worker_running; /* a handler runs */
-    _Atomic int conn_fd, worker_conn, worker_out;
+    _Atomic int worker_conn, worker_out;
     _Atomic int state;
     dt_ctl_options opt;
     dt_ctl_request req;
+    pending conns[DT_CTL_MAX_PENDING];
     char path[DT_CTL_PATH_CAP];
     char program[64], job[128], backend[32];
 } listener;
@@ -58,7 +69,7 @@ static void atfork_child(void)
     close(l->listen_fd);
     close(l->wake[0]);
     close(l->wake[1]);
-    close_slot(&l->conn_fd);
+    for (int i = 0; i < DT_CTL_MAX_PENDING; i++) close_slot(&l->conns[i].fd);
     close_slot(&l->worker_conn);
     close_slot(&l->worker_out);
     inherited_listener = l; /* its threads do not exist here: it is only kept */
@@ -101,7 +112,10 @@ static void *worker_main(void *arg)
     dt_ctl_msg_init(&m, res.code == DT_CTL_SUCCESS ? DT_CTL_OK : DT_CTL_ERR);
     m.code = dt_ctl_wire_code(res.code) ? res.code : DT_CTL_CANNOT_ARM;
     m.written = res.written;
+    m.partial = res.written && res.partial;
     m.records = res.records;
+    memcpy(m.backend, res.backend, sizeof m.backend);
+    m.backend[sizeof m.backend - 1] = 0;
     memcpy(m.text, res.text, sizeof m.text);
     m.text[sizeof m.text - 1] = 0;
     /* idle before the reply goes out: a client that sends its next request
@@ -125,36 +139,27 @@ static void reap_worker(listener *l, int wait)
     }
 }
 
-/* One connection: the peer checked, one request read, answered or handed
-   to the worker. */
-static void serve(listener *l, int c)
+/* One request read whole (rc SUCCESS: the reader holds it; else why it
+   is not served): answered or handed to the worker. The connection is
+   the worker's or closed on return. */
+static void serve(listener *l, pending *p, dt_ctl_code rc, char *why, size_t wn)
 {
-    unsigned uid;
-    int peer;
-    if (!dt_ctl_peer_trusted(c, &uid, &peer)) {
-        atomic_fetch_add(&refused_peers, 1);
-        dt_log("control: refused a connection from uid %u (pid %d)", uid, peer);
-        close(c);
-        return;
-    }
-    atomic_store(&l->conn_fd, c);
-    uint8_t buf[DT_CTL_MAX_MESSAGE];
-    size_t len = 0;
-    int passed = -1;
-    char why[256] = "";
+    int c = atomic_exchange(&p->fd, -1);
+    dt_ctl_reader *rd = p->reader;
+    int passed = rd->passed;
+    rd->passed = -1;
     dt_ctl_msg req;
-    dt_ctl_code rc = dt_ctl_read_message(c, buf, &len, &passed, dt_ctl_deadline(l->opt.read_timeout_ms), why, sizeof why);
-    if (rc == DT_CTL_SUCCESS) rc = dt_ctl_parse(buf, len, &req, why, sizeof why);
+    if (rc == DT_CTL_SUCCESS) rc = dt_ctl_parse(rd->buf, rd->have, &req, why, wn);
     if (rc == DT_CTL_TIMEOUT) rc = DT_CTL_BAD_REQUEST; /* an incomplete request */
     if (rc == DT_CTL_SUCCESS && (req.type == DT_CTL_OK || req.type == DT_CTL_ERR)) {
-        snprintf(why, sizeof why, "a reply sent as a request");
+        snprintf(why, wn, "a reply sent as a request");
         rc = DT_CTL_BAD_REQUEST;
     }
     int needs_fd = rc == DT_CTL_SUCCESS && (req.type == DT_CTL_CAPTURE || req.type == DT_CTL_DUMP);
     if (needs_fd) {
         int mode = passed >= 0 ? fcntl(passed, F_GETFL) : -1;
         if (mode < 0 || ((mode & O_ACCMODE) != O_WRONLY && (mode & O_ACCMODE) != O_RDWR)) {
-            snprintf(why, sizeof why, "a %s request needs the output file's descriptor, open for writing",
+            snprintf(why, wn, "a %s request needs the output file's descriptor, open for writing",
                      req.type == DT_CTL_CAPTURE ? "capture" : "dump");
             rc = DT_CTL_BAD_REQUEST;
         }
@@ -171,7 +176,8 @@ static void serve(listener *l, int c)
         m.world_size = l->opt.world_size;
         memcpy(m.program, l->program, sizeof m.program);
         memcpy(m.job, l->job, sizeof m.job);
-        memcpy(m.backend, l->backend, sizeof m.backend);
+        if (l->opt.describe_backend) l->opt.describe_backend(l->opt.ctx, m.backend, sizeof m.backend);
+        else memcpy(m.backend, l->backend, sizeof m.backend);
         m.state = (dt_ctl_state)atomic_load(&l->state);
         reply_message(c, &m);
     } else if (!l->opt.handler) {
@@ -180,13 +186,13 @@ static void serve(listener *l, int c)
         reply_error(c, DT_CTL_BUSY, "a capture or dump is in progress");
     } else {
         reap_worker(l, 1);
-        l->req = (dt_ctl_request){req.type, req.duration_ns, req.steps, req.step_multiple, req.timeout_ns, {0}};
+        l->req = (dt_ctl_request){req.type, req.duration_ns, req.steps, req.step_multiple, req.timeout_ns, {0},
+                                  p->peer_pid};
         memcpy(l->req.format, req.format, sizeof l->req.format);
         atomic_store(&l->state, DT_CTL_ARMED);
         atomic_store(&l->worker_running, 1);
         atomic_store(&l->worker_out, passed);
         atomic_store(&l->worker_conn, c);
-        atomic_store(&l->conn_fd, -1);
         int err = dt_thread_create(&l->worker, worker_main, l);
         if (err == 0) {
             l->worker_joinable = 1;
@@ -199,26 +205,94 @@ static void serve(listener *l, int c)
         reply_error(c, DT_CTL_CANNOT_ARM, "cannot start the capture's thread");
     }
     if (passed >= 0) close(passed);
-    atomic_store(&l->conn_fd, -1);
     close(c);
+}
+
+/* A new connection: its peer checked, then read as it comes. Past
+   DT_CTL_MAX_PENDING, the connection read longest is dropped for it. */
+static void admit(listener *l, int c)
+{
+    unsigned uid;
+    int peer;
+    if (!dt_ctl_peer_trusted(c, &uid, &peer)) {
+        atomic_fetch_add(&refused_peers, 1);
+        dt_log("control: refused a connection from uid %u (pid %d)", uid, peer);
+        close(c);
+        return;
+    }
+    pending *slot = NULL, *oldest = NULL;
+    for (int i = 0; i < DT_CTL_MAX_PENDING && !slot; i++) {
+        pending *p = &l->conns[i];
+        if (atomic_load(&p->fd) < 0) slot = p;
+        else if (!oldest || p->deadline < oldest->deadline) oldest = p;
+    }
+    if (!slot) {
+        dt_log("control: %d connections sent no whole request; the oldest is dropped", DT_CTL_MAX_PENDING);
+        close_slot(&oldest->fd);
+        if (oldest->reader->passed >= 0) close(oldest->reader->passed);
+        slot = oldest;
+    }
+    if (!slot->reader && !(slot->reader = dt_malloc(sizeof *slot->reader))) {
+        dt_log("control: out of memory for a connection");
+        close(c);
+        return;
+    }
+    dt_ctl_reader_init(slot->reader);
+    slot->deadline = dt_ctl_deadline(l->opt.read_timeout_ms);
+    slot->peer_pid = peer;
+    atomic_store(&slot->fd, c);
 }
 
 static void *control_main(void *arg)
 {
     listener *l = arg;
+    struct pollfd p[2 + DT_CTL_MAX_PENDING];
+    pending *of[2 + DT_CTL_MAX_PENDING];
+    char why[256];
     for (;;) {
         reap_worker(l, 0);
-        struct pollfd p[2] = {{l->listen_fd, POLLIN, 0}, {l->wake[0], POLLIN, 0}};
-        int r = poll(p, 2, -1);
+        int n = 2, timeout = -1;
+        uint64_t now = dt_monotonic_ns();
+        p[0] = (struct pollfd){l->listen_fd, POLLIN, 0};
+        p[1] = (struct pollfd){l->wake[0], POLLIN, 0};
+        for (int i = 0; i < DT_CTL_MAX_PENDING; i++) {
+            pending *c = &l->conns[i];
+            int fd = atomic_load(&c->fd);
+            if (fd < 0) continue;
+            if (c->deadline <= now) { /* sent no whole request in time */
+                snprintf(why, sizeof why, "no complete message in time (%zu bytes came)", c->reader->have);
+                serve(l, c, DT_CTL_TIMEOUT, why, sizeof why);
+                continue;
+            }
+            uint64_t ms = (c->deadline - now + 999999u) / 1000000u;
+            if (timeout < 0 || ms < (uint64_t)timeout) timeout = ms > 60000 ? 60000 : (int)ms;
+            of[n] = c;
+            p[n++] = (struct pollfd){fd, POLLIN, 0};
+        }
+        int r = poll(p, (nfds_t)n, timeout);
         if (r < 0) {
             if (errno == EINTR) continue;
             dt_log("control: poll failed: %s", strerror(errno));
             break;
         }
         if (p[1].revents) break;
-        if (!p[0].revents) continue;
-        int c = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (c >= 0) serve(l, c);
+        for (int i = 2; i < n; i++) {
+            if (!p[i].revents) continue;
+            dt_ctl_code rc = dt_ctl_read_some(p[i].fd, of[i]->reader, why, sizeof why);
+            if (rc != DT_CTL_PENDING) serve(l, of[i], rc, why, sizeof why);
+        }
+        if (p[0].revents) {
+            /* every connection that waits, each read as it comes */
+            for (int k = 0; k < DT_CTL_MAX_PENDING; k++) {
+                int c = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (c < 0) break;
+                admit(l, c);
+            }
+        }
+    }
+    for (int i = 0; i < DT_CTL_MAX_PENDING; i++) {
+        close_slot(&l->conns[i].fd);
+        if (l->conns[i].reader && l->conns[i].reader->passed >= 0) close(l->conns[i].reader->passed);
     }
     reap_worker(l, 1);
     return NULL;
@@ -239,7 +313,7 @@ dt_status dt_ctl_listen(const dt_ctl_options *options)
     l->opt = *options;
     if (l->opt.read_timeout_ms <= 0) l->opt.read_timeout_ms = DEFAULT_READ_TIMEOUT_MS;
     l->listen_fd = l->wake[0] = l->wake[1] = -1;
-    atomic_store(&l->conn_fd, -1);
+    for (int i = 0; i < DT_CTL_MAX_PENDING; i++) atomic_store(&l->conns[i].fd, -1);
     atomic_store(&l->worker_conn, -1);
     atomic_store(&l->worker_out, -1);
     snprintf(l->program, sizeof l->program, "%s", program_invocation_short_name);
@@ -295,6 +369,7 @@ void dt_ctl_stop(void)
     close(l->listen_fd);
     close(l->wake[0]);
     close(l->wake[1]);
+    for (int i = 0; i < DT_CTL_MAX_PENDING; i++) dt_free(l->conns[i].reader);
     dt_free(l);
 }
 

@@ -14,6 +14,8 @@ static const char *const state_names[DT_RECORD_STATE_COUNT] = {
     [DT_RECORD_STARTED] = "started", [DT_RECORD_WROTE] = "wrote", [DT_RECORD_EMPTY] = "empty",
     [DT_RECORD_FAILED] = "failed",   [DT_RECORD_OFF] = "off",     [DT_RECORD_NOTE] = "note",
     [DT_RECORD_DUMPED] = "dumped",   [DT_RECORD_DUMP_FAILED] = "dump_failed", [DT_RECORD_ENDED] = "ended",
+    [DT_RECORD_LISTENING] = "listening", [DT_RECORD_NOT_LISTENING] = "not_listening",
+    [DT_RECORD_CAPTURED] = "captured",
 };
 
 const char *dt_record_state_name(dt_record_state state)
@@ -46,7 +48,7 @@ uint64_t dt_record_loss_summary(char *buf, size_t n, const uint64_t loss[DT_LOSS
 
 static int is_start(dt_record_state s)
 {
-    return s == DT_RECORD_STARTED || s == DT_RECORD_OFF;
+    return s == DT_RECORD_STARTED || s == DT_RECORD_OFF || s == DT_RECORD_LISTENING || s == DT_RECORD_NOT_LISTENING;
 }
 
 /* the states whose line is a dt_record_end */

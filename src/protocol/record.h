@@ -18,7 +18,11 @@
  * recorder's session also says: dumped (a dump of its ring was written; the
  * session goes on), dump_failed (a dump could not be written; goes on) and
  * ended (it ended, and writes no trace of its own: the ring is no full
- * trace). The counts come with wrote, empty, failed, dumped and ended when
+ * trace). A process on demand says: listening (it listens for `devtrace
+ * trigger`, path: its socket), not_listening (it could not listen: message
+ * says why; it runs on, recording nothing) and captured (a capture
+ * `devtrace trigger` asked for was written to the trigger's output: the
+ * message says what it held). The counts come with wrote, empty, failed, dumped and ended when
  * the session got that far; loss.<reason>
  * is one per dt_loss_reason, by dt_loss_reason_name. A value's backslash,
  * tab, newline and carriage return are written \\ \t \n \r, so that a path
@@ -71,6 +75,9 @@ typedef enum dt_record_state {
     DT_RECORD_DUMPED,
     DT_RECORD_DUMP_FAILED,
     DT_RECORD_ENDED,
+    DT_RECORD_LISTENING,
+    DT_RECORD_NOT_LISTENING,
+    DT_RECORD_CAPTURED,
     DT_RECORD_STATE_COUNT
 } dt_record_state;
 
@@ -81,7 +88,9 @@ typedef enum dt_record_state {
 #define DT_RECORD_BACKEND_MAX 64
 #define DT_RECORD_LINE_MAX 16384
 
-/* started, off: a session began recording, or could not. */
+/* started, off: a session began recording, or could not; listening,
+   not_listening: a process on demand listens (path: its socket), or
+   could not. */
 typedef struct dt_record_start {
     char path[DT_RECORD_PATH_MAX];       /* the trace it would write; "" */
     char message[DT_RECORD_MESSAGE_MAX]; /* why not (off), how (a forked child); "" */
@@ -107,10 +116,10 @@ typedef struct dt_record_line {
     int pid;
     dt_record_state state;
     union {
-        dt_record_start start; /* DT_RECORD_STARTED, DT_RECORD_OFF */
+        dt_record_start start; /* DT_RECORD_STARTED, DT_RECORD_OFF, DT_RECORD_LISTENING, DT_RECORD_NOT_LISTENING */
         dt_record_end end;     /* DT_RECORD_WROTE, DT_RECORD_EMPTY, DT_RECORD_FAILED, and the flight
                                   recorder's DT_RECORD_DUMPED, DT_RECORD_DUMP_FAILED, DT_RECORD_ENDED */
-        dt_record_note note;   /* DT_RECORD_NOTE */
+        dt_record_note note;   /* DT_RECORD_NOTE, DT_RECORD_CAPTURED */
     } u;
 } dt_record_line;
 

@@ -6,11 +6,14 @@ ranks under torchrun (gloo, CPU) that must capture the same steps.
 
 The requests come from `devtrace trigger PID|--job --steps N|--duration S`,
 which opens the output and passes its descriptor."""
+import array
 import gzip
 import json
 import os
 import re
+import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -37,11 +40,11 @@ def wrote(res):
 class Loop:
     """torch_listen_workload.py, running (one process, or torchrun's ranks)."""
 
-    def __init__(self, tmp_path, nproc=0, extra=()):
+    def __init__(self, tmp_path, nproc=0, extra=(), control=None):
         need("torch")
         self.dir = tmp_path / "loop"
-        self.control = tmp_path / "run"  # XDG_RUNTIME_DIR: the sockets go to run/devtrace
-        self.control.mkdir(mode=0o700)
+        self.control = control or tmp_path / "run"  # XDG_RUNTIME_DIR: the sockets go to run/devtrace
+        self.control.mkdir(mode=0o700, exist_ok=True)
         env = dict(os.environ, XDG_RUNTIME_DIR=str(self.control), DEVTRACE_TOPSPTI_LIBRARY=str(TOPSPTI_EMU))
         env.pop("LD_PRELOAD", None)
         cmd = [WORKLOAD, "--emulator", TOPSPTI_EMU, "--backend", "topspti", "--dir", self.dir, *extra]
@@ -52,7 +55,7 @@ class Loop:
             cmd = [sys.executable, *cmd]
         self.nproc = max(nproc, 1)
         self.proc = subprocess.Popen([str(c) for c in cmd], env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+                                     stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.pids = [self._ready(rank) for rank in range(self.nproc)]
 
     def _ready(self, rank):
@@ -77,9 +80,12 @@ class Loop:
         return [json.loads((self.dir / ("result.%d.json" % r)).read_text()) for r in range(self.nproc)], output
 
     def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.communicate()
+        """The loop and its ranks (torchrun's workers outlive a killed agent)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.communicate()
 
 
 def _free_port():
@@ -189,15 +195,43 @@ def test_a_duration_ends_at_the_first_boundary_after_it(loop, tmp_path):
     lp.finish()
 
 
-def test_a_format_torch_does_not_write_is_refused_and_the_loop_goes_on(loop, tmp_path):
+def raw_capture(control, pid, payload, out):
+    """A CAPTURE of payload as another client might send it: the reply's payload."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(str(control / "devtrace" / f"{pid}.sock"))
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    s.sendmsg([b"DT\x01\x02" + struct.pack("<I", len(payload)) + payload],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    os.close(fd)
+    reply = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        reply += chunk
+    return reply[8:].decode()
+
+
+def test_what_the_loop_cannot_honour_is_refused_and_the_loop_goes_on(loop, tmp_path):
     lp = loop()
     out = tmp_path / "out.pftrace"
     res = lp.trigger("--steps", "2", "-o", out)
     assert res.returncode == 7, res.stderr  # bad request
     assert "torch.profiler writes Chrome JSON" in res.stderr
     assert not out.exists()
+    # numbers past their limits, the limit named
+    assert raw_capture(lp.control, lp.pids[0], b"duration_ns=18446744073709551615\n", tmp_path / "raw.json") == \
+        "code=bad_request\ntext=duration_ns=18446744073709551615 is over the limit of 10000000000000000 ns (10000000 s)"
+    res = lp.trigger("--steps", "18446744073709551615", "-o", tmp_path / "big.json")
+    assert res.returncode == 2 and "--steps takes a whole number from 1 to 1000000000" in res.stderr, res.stderr
+    # --list names the backend the loop's captures use, after one
     out2 = tmp_path / "out.json"
-    check_capture(lp.trigger("--steps", "1", "-o", out2), out2, 1)
+    res = lp.trigger("--steps", "1", "-o", out2)
+    check_capture(res, out2, 1)
+    assert wrote(res)[str(out2)] and re.search(rf"^devtrace: process {lp.pids[0]} \(topspti\): wrote ", res.stderr,
+                                                   re.M), res.stderr
+    listing = run([DEVTRACE, "trigger", "--list"], env={"XDG_RUNTIME_DIR": str(lp.control)})
+    assert [line.split()[4] for line in listing.stdout.splitlines()[1:]] == ["topspti"], listing.stdout
     lp.finish()
 
 
@@ -250,17 +284,45 @@ def test_two_ranks_under_torchrun_capture_the_same_steps(loop, tmp_path):
     assert results[0]["steps"] == results[1]["steps"]
 
 
+def test_two_torchrun_jobs_are_two_jobs(loop, tmp_path):
+    """Plain torchrun sets TORCHELASTIC_RUN_ID=none for every job: two jobs
+    running at once on one machine (2 ranks and 1) are told apart by their
+    master's port, `--job` without JOB names neither, and each is captured
+    alone."""
+    two = loop(nproc=2)
+    one = Loop(tmp_path / "other", nproc=1, control=two.control)
+    try:
+        listing = run([DEVTRACE, "trigger", "--list"], env={"XDG_RUNTIME_DIR": str(two.control)})
+        jobs = {int(line.split()[0]): line.split()[6] for line in listing.stdout.splitlines()[1:]}
+        assert set(jobs) == set(two.pids + one.pids), listing.stdout
+        job, other = jobs[two.pids[0]], jobs[one.pids[0]]
+        assert jobs[two.pids[1]] == job and job != other, listing.stdout
+        assert re.fullmatch(r"master:\S+:\d+", job) and re.fullmatch(r"master:\S+:\d+", other), listing.stdout
+        out = tmp_path / "t.json"
+        res = two.trigger("--steps", "1", "-o", out, target=["--job"])
+        assert res.returncode == 2 and "name one with --job JOB" in res.stderr, res.stderr
+        res = two.trigger("--steps", "1", "-o", out, target=["--job", job])
+        assert res.returncode == 0, res.stderr
+        assert sorted(p.name for p in tmp_path.glob("t.*")) == ["t.rank0.json", "t.rank1.json"]
+        assert f"devtrace merge -o MERGED {tmp_path}/t.rank0.json {tmp_path}/t.rank1.json" in res.stderr
+        one.finish()
+    finally:
+        one.kill()
+    two.finish()
+
+
 def test_steps_that_outlast_the_timeout_write_what_was_captured(loop, tmp_path):
     """--steps 1000 with --timeout 1: the capture ends at the first boundary
-    after the timeout; its steps are written and the line says so."""
+    after the timeout; its steps are kept, and the line says it is partial
+    and why (exit status 1)."""
     lp = loop()
     out = tmp_path / "out.json"
     res = lp.trigger("--steps", "1000", "--timeout", "1", "-o", out)
     n = sorted(profiler_steps(load(out)))
     assert 2 <= len(n) < 1000
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 1, res.stderr
     events, lost = wrote(res)[str(out)]
-    assert lost.startswith("nothing lost; the capture timed out after %d of 1000 steps" % len(n)), lost
+    assert lost == "partial: the capture timed out after %d of 1000 steps; nothing lost" % len(n), lost
     lp.finish()
 
 
@@ -273,11 +335,12 @@ def test_the_program_ending_mid_capture_writes_the_steps_so_far(loop, tmp_path):
     time.sleep(1.5)
     lp.finish()  # the loop ends; stop_listening() at its end finishes the capture
     stderr = trigger.communicate(timeout=60)[1]
-    assert trigger.returncode == 0, stderr
+    assert trigger.returncode == 1, stderr  # partial: kept
     n = sorted(profiler_steps(load(out)))
     assert 1 <= len(n) < 1000 and n == list(range(n[0], n[0] + len(n)))
     # the last step is the one under way when the loop ended
-    assert "listening stopped during step %d, after %d whole steps" % (n[-1], len(n) - 1) in stderr
+    assert "partial: listening stopped during step %d, after %d whole steps; nothing lost" % (n[-1], len(n) - 1) \
+        in stderr
 
 
 API_SCRIPT = r"""

@@ -92,7 +92,7 @@ static void listen_fresh(int read_timeout_ms)
 {
     handler_block(0);
     dt_ctl_stop();
-    dt_ctl_options o = {3, 1, 8, "emulated", test_handler, NULL, read_timeout_ms};
+    dt_ctl_options o = {3, 1, 8, "emulated", test_handler, NULL, read_timeout_ms, NULL};
     dt_status st = dt_ctl_listen(&o);
     REQUIRE_EQ(st, DT_OK);
 }
@@ -237,7 +237,16 @@ static void test_messages_round_trip(void)
     /* numbers out of range, unknown values and keys */
     static const struct { const char *payload; dt_ctl_code rc; } cases[] = {
         {"duration_ns=18446744073709551616\n", DT_CTL_BAD_REQUEST},
-        {"duration_ns=18446744073709551615\n", DT_CTL_SUCCESS},
+        /* what no window can honour: refused, the limit named (below) */
+        {"duration_ns=18446744073709551615\n", DT_CTL_BAD_REQUEST},
+        {"duration_ns=10000000000000000\n", DT_CTL_SUCCESS},
+        {"duration_ns=10000000000000001\n", DT_CTL_BAD_REQUEST},
+        {"steps=1\ntimeout_ns=10000000000000000\n", DT_CTL_SUCCESS},
+        {"steps=1\ntimeout_ns=10000000000000001\n", DT_CTL_BAD_REQUEST},
+        {"steps=1000000000\nstep_multiple=1000000000\n", DT_CTL_SUCCESS},
+        {"steps=1000000001\n", DT_CTL_BAD_REQUEST},
+        {"steps=18446744073709551615\n", DT_CTL_BAD_REQUEST},
+        {"steps=1\nstep_multiple=1000000001\n", DT_CTL_BAD_REQUEST},
         {"duration_ns=-1\n", DT_CTL_BAD_REQUEST},
         {"duration_ns=\n", DT_CTL_BAD_REQUEST},
         {"duration_ns=5", DT_CTL_BAD_REQUEST}, /* no newline */
@@ -255,6 +264,30 @@ static void test_messages_round_trip(void)
         CHECK(dt_ctl_parse(buf, n + plen, &back, why, sizeof why) == cases[i].rc, "payload \"%s\": %s",
               cases[i].payload, why);
     }
+    static const char over[] = "steps=18446744073709551615\n";
+    n = header(buf, DT_CTL_VERSION, DT_CTL_CAPTURE, sizeof over - 1);
+    memcpy(buf + n, over, sizeof over - 1);
+    CHECK_EQ(dt_ctl_parse(buf, n + sizeof over - 1, &back, why, sizeof why), DT_CTL_BAD_REQUEST);
+    CHECK_STR(why, "steps=18446744073709551615 is over the limit of 1000000000");
+
+    /* an OK reply: a partial window, and the backend that recorded */
+    dt_ctl_msg_init(&m, DT_CTL_OK);
+    m.written = 1;
+    m.partial = 1;
+    m.records = 12;
+    snprintf(m.backend, sizeof m.backend, "topspti");
+    snprintf(m.text, sizeof m.text, "cut short; nothing lost");
+    n = dt_ctl_encode(&m, buf, sizeof buf);
+    REQUIRE_EQ(dt_ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
+    CHECK(back.written == 1 && back.partial == 1 && back.records == 12, "written %d partial %d records %llu",
+          back.written, back.partial, (unsigned long long)back.records);
+    CHECK_STR(back.backend, "topspti");
+    CHECK_STR(back.text, "cut short; nothing lost");
+    m.partial = 0;
+    n = dt_ctl_encode(&m, buf, sizeof buf);
+    REQUIRE_EQ(dt_ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
+    CHECK_EQ(back.partial, 0);
+
     n = header(buf, DT_CTL_VERSION, DT_CTL_ERR, 10);
     memcpy(buf + n, "code=fine\n", 10);
     CHECK_EQ(dt_ctl_parse(buf, n + 10, &back, why, sizeof why), DT_CTL_BAD_REQUEST);
@@ -301,11 +334,10 @@ static void test_info_names_the_process_and_its_job(void)
 
 static void test_job_id_sources(void)
 {
+    static const char *const vars[] = {"SLURM_JOB_ID", "SLURM_STEP_ID", "TORCHELASTIC_RUN_ID", "MASTER_ADDR",
+                                       "MASTER_PORT"};
     char job[128];
-    unsetenv("SLURM_JOB_ID");
-    unsetenv("TORCHELASTIC_RUN_ID");
-    unsetenv("MASTER_ADDR");
-    unsetenv("MASTER_PORT");
+    for (size_t i = 0; i < 5; i++) unsetenv(vars[i]);
     dt_ctl_job_id(job, sizeof job);
     CHECK_STR(job, "");
     setenv("MASTER_ADDR", "node7", 1);
@@ -314,16 +346,35 @@ static void test_job_id_sources(void)
     setenv("MASTER_PORT", "29500", 1);
     dt_ctl_job_id(job, sizeof job);
     CHECK_STR(job, "master:node7:29500");
+    /* plain torchrun's run id is "none" for every job: the master tells them apart */
+    setenv("TORCHELASTIC_RUN_ID", "none", 1);
+    dt_ctl_job_id(job, sizeof job);
+    CHECK_STR(job, "master:node7:29500");
     setenv("TORCHELASTIC_RUN_ID", "abc", 1);
+    dt_ctl_job_id(job, sizeof job);
+    CHECK_STR(job, "torchelastic:abc@node7:29500");
+    unsetenv("MASTER_PORT");
     dt_ctl_job_id(job, sizeof job);
     CHECK_STR(job, "torchelastic:abc");
     setenv("SLURM_JOB_ID", "12", 1);
     dt_ctl_job_id(job, sizeof job);
     CHECK_STR(job, "slurm:12");
-    unsetenv("SLURM_JOB_ID");
-    unsetenv("TORCHELASTIC_RUN_ID");
-    unsetenv("MASTER_ADDR");
-    unsetenv("MASTER_PORT");
+    setenv("SLURM_STEP_ID", "3", 1);
+    dt_ctl_job_id(job, sizeof job);
+    CHECK_STR(job, "slurm:12.3");
+    for (size_t i = 0; i < 5; i++) unsetenv(vars[i]);
+
+    /* what --job JOB names */
+    static const struct { const char *job, *want; int match; } names[] = {
+        {"slurm:12.3", "slurm:12.3", 1}, {"slurm:12.3", "12.3", 1}, {"slurm:12.3", "slurm:12", 1},
+        {"slurm:12.3", "12", 1},         {"slurm:12.3", "1", 0},    {"slurm:12.3", "slurm:12.4", 0},
+        {"slurm:123", "12", 0},          {"torchelastic:abc@n:1", "abc", 1},
+        {"torchelastic:abc@n:1", "torchelastic:abc", 1}, {"torchelastic:abc@n:1", "ab", 0},
+        {"master:n:1", "n:1", 1},        {"master:n:1", "n", 0},    {"", "", 0}, {"master:n:1", "", 0},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        CHECK(dt_ctl_job_matches(names[i].job, names[i].want) == names[i].match, "%s named by %s: %d", names[i].job,
+              names[i].want, !names[i].match);
 }
 
 static void test_capture_writes_into_the_passed_descriptor(void)
@@ -506,7 +557,7 @@ static void test_error_codes_are_distinct(void)
 
     /* a listener without a handler cannot capture, but answers INFO */
     dt_ctl_stop();
-    dt_ctl_options o = {0, 0, 1, "", NULL, NULL, 0};
+    dt_ctl_options o = {0, 0, 1, "", NULL, NULL, 0, NULL};
     REQUIRE_EQ(dt_ctl_listen(&o), DT_OK);
     CHECK_EQ(capture_of_self(3000, &reply), DT_CTL_CANNOT_ARM);
     CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS);
@@ -620,7 +671,7 @@ static void test_another_uid_is_refused(void)
         char sock[256] = "";
         setenv("XDG_RUNTIME_DIR", other, 1);
         if (setgid(65534) == 0 && setuid(65534) == 0) {
-            dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+            dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
             if (dt_ctl_listen(&o) == DT_OK) snprintf(sock, sizeof sock, "%s", dt_ctl_socket_path());
         }
         if (write(up[1], sock, sizeof sock) != (ssize_t)sizeof sock) _exit(1);
@@ -704,7 +755,7 @@ static void test_stale_sockets_are_removed_and_not_listed(void)
 
 static void expect_refused_dir(const char *what, const char *message_part)
 {
-    dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+    dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
     dt_status st = dt_ctl_listen(&o);
     CHECK(st == DT_ERR_STATE, "%s: %s (%s)", what, dt_status_name(st), dt_last_error());
     if (st == DT_OK) dt_ctl_stop();
@@ -756,7 +807,7 @@ static void test_directory_of_wrong_kind_is_refused(void)
 
     /* missing: created 0700 whatever the umask */
     mode_t old = umask(0);
-    dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+    dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
     CHECK_EQ(dt_ctl_listen(&o), DT_OK);
     umask(old);
     struct stat st;
@@ -834,7 +885,7 @@ static void test_forked_child_does_not_serve_the_parent_socket(void)
         size_t count = 0;
         if (dt_ctl_list(2000, &list, &count) != DT_OK || count != 1 || list[0].pid != parent) bad |= 4;
         free(list);
-        dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+        dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
         if (dt_ctl_listen(&o) != DT_OK) bad |= 8; /* may listen on its own */
         char own[256];
         snprintf(own, sizeof own, "%s/%ld.sock", ctl_dir, (long)getpid());
@@ -882,7 +933,7 @@ static void test_socket_removed_at_exit(void)
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {
-        dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0};
+        dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
         char path[256] = "";
         if (dt_ctl_listen(&o) == DT_OK) snprintf(path, sizeof path, "%s", dt_ctl_socket_path());
         if (write(p[1], path, sizeof path) != (ssize_t)sizeof path) _exit(1);
@@ -934,6 +985,92 @@ static void test_cli_lists_the_listener(void)
     CHECK_EQ(WEXITSTATUS(system(cmd)), 2);
 }
 
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Connections that send nothing hold no other up: each is read with its own
+   deadline (one control thread used to serve them one at a time, 2 s each,
+   so that 18 of them kept every client out for 36 s). */
+static void test_idle_connections_hold_no_other_up(void)
+{
+    listen_fresh(0); /* the default read timeout: 2 s */
+    int idle[DT_CTL_MAX_PENDING + 8];
+    for (int i = 0; i < 18; i++) idle[i] = raw_connect();
+    dt_ctl_msg reply;
+    uint64_t t0 = mono_ms();
+    CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS);
+    CHECK(mono_ms() - t0 < 1000, "INFO took %llu ms behind 18 idle connections", (unsigned long long)(mono_ms() - t0));
+    /* more than the listener reads at once: the oldest are dropped for the new */
+    for (int i = 18; i < DT_CTL_MAX_PENDING + 8; i++) idle[i] = raw_connect();
+    t0 = mono_ms();
+    CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS);
+    CHECK(mono_ms() - t0 < 1000, "INFO took %llu ms behind %d idle connections", (unsigned long long)(mono_ms() - t0),
+          DT_CTL_MAX_PENDING + 8);
+    struct pollfd p = {idle[0], POLLIN, 0};
+    CHECK(poll(&p, 1, 1000) == 1, "the oldest idle connection was not dropped");
+    uint8_t b;
+    CHECK_EQ(recv(idle[0], &b, 1, MSG_DONTWAIT), 0); /* closed, unanswered */
+    for (int i = 0; i < DT_CTL_MAX_PENDING + 8; i++) close(idle[i]);
+    dt_ctl_stop();
+}
+
+/* Without XDG_RUNTIME_DIR: /run/user/<uid> (which only the login manager
+   makes) before /tmp/devtrace-<uid> (which any user can make first: then
+   refused, saying what to do). Run as uid 65534 in a child. */
+static void test_the_login_runtime_directory_comes_before_tmp(void)
+{
+    if (geteuid() != 0) SKIP("needs root, to make /run/user/65534 and a /tmp/devtrace-65534 of another owner");
+    struct stat st;
+    if (stat("/run/user", &st) != 0 || stat("/run/user/65534", &st) == 0 || stat("/tmp/devtrace-65534", &st) == 0)
+        SKIP("/run/user is missing, or /run/user/65534 or /tmp/devtrace-65534 exists already");
+    REQUIRE_EQ(mkdir("/run/user/65534", 0700), 0);
+    REQUIRE_EQ(chown("/run/user/65534", 65534, 65534), 0);
+    REQUIRE_EQ(mkdir("/tmp/devtrace-65534", 0700), 0); /* planted by another user (root) */
+    int fds[2];
+    REQUIRE_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+        unsetenv("XDG_RUNTIME_DIR");
+        char dir[256], msg[1024] = "";
+        int n = 0;
+        if (dt_ctl_dir(dir, sizeof dir) == DT_OK) n += snprintf(msg + n, sizeof msg - (size_t)n, "%s\n", dir);
+        if (rmdir("/run/user/65534/devtrace") != 0 && errno != ENOENT) _exit(4);
+        dt_status rc = dt_ctl_dir_prepare(dir);
+        n += snprintf(msg + n, sizeof msg - (size_t)n, "%d\n", (int)rc);
+        rmdir("/run/user/65534/devtrace");
+        _exit(n > 0 && write(fds[1], msg, (size_t)n) == n ? 0 : 5);
+    }
+    close(fds[1]);
+    char got[1024] = "";
+    ssize_t r = read(fds[0], got, sizeof got - 1);
+    close(fds[0]);
+    if (r > 0) got[r] = 0;
+    int status = -1;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    CHECK_STR(got, "/run/user/65534/devtrace\n0\n");
+    rmdir("/run/user/65534");
+    pid = fork();
+    if (pid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+        unsetenv("XDG_RUNTIME_DIR");
+        char dir[256];
+        if (dt_ctl_dir(dir, sizeof dir) != DT_OK || strcmp(dir, "/tmp/devtrace-65534") != 0) _exit(4);
+        if (dt_ctl_dir_prepare(dir) != DT_ERR_STATE) _exit(5);
+        const char *why = dt_last_error();
+        _exit(strstr(why, "belongs to uid 0, not to uid 65534: refused") && strstr(why, "XDG_RUNTIME_DIR") ? 0 : 6);
+    }
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a planted /tmp/devtrace-65534: child status %d", status);
+    rmdir("/tmp/devtrace-65534");
+}
+
 static int setup(void)
 {
     if (runtime_dir_make("control") != 0) return 1;
@@ -955,4 +1092,5 @@ DT_TEST_MAIN(setup, teardown, DT_TEST(test_messages_round_trip), DT_TEST(test_jo
              DT_TEST(test_stale_sockets_are_removed_and_not_listed),
              DT_TEST(test_directory_of_wrong_kind_is_refused),
              DT_TEST(test_forked_child_does_not_serve_the_parent_socket), DT_TEST(test_socket_removed_at_exit),
-             DT_TEST(test_cli_lists_the_listener))
+             DT_TEST(test_cli_lists_the_listener), DT_TEST(test_idle_connections_hold_no_other_up),
+             DT_TEST(test_the_login_runtime_directory_comes_before_tmp))

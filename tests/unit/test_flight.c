@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "api/ondemand.h"
 #include "dt_check.h"
 #include "dt_internal.h"
 #include "dt_test_session.h"
@@ -255,7 +257,134 @@ static void dump_survives_a_hung_flush(void)
     dt_session_destroy(s);
 }
 
+/* A ring smaller than its fewest buffers of the configured size takes
+   smaller buffers (a quarter of it, whole pages); one under the minimum is
+   refused, the limit named. */
+static void small_rings_take_small_buffers(void)
+{
+    dt_config c;
+    dt_config_init(&c);
+    c.flight_recorder_bytes = 1 << 20;
+    REQUIRE_EQ(dt_flight_fit_config(&c), DT_OK);
+    CHECK_EQ(c.buffer_size, 256 << 10);
+    c.buffer_size = 4 << 20;
+    c.flight_recorder_bytes = (1 << 20) + 5000; /* a quarter, down to whole pages */
+    REQUIRE_EQ(dt_flight_fit_config(&c), DT_OK);
+    CHECK_EQ(c.buffer_size, (size_t)((((1 << 20) + 5000) / 4) & ~4095));
+    c.buffer_size = 4096;
+    c.flight_recorder_bytes = 4 * 4096; /* fits already */
+    REQUIRE_EQ(dt_flight_fit_config(&c), DT_OK);
+    CHECK_EQ(c.buffer_size, 4096);
+    c.buffer_size = 4 << 20;
+    c.flight_recorder_bytes = (uint64_t)256 << 20; /* 64 buffers of 4 MiB */
+    REQUIRE_EQ(dt_flight_fit_config(&c), DT_OK);
+    CHECK_EQ(c.buffer_size, 4 << 20);
+    c.flight_recorder_bytes = DT_FLIGHT_RECORDER_MIN_BYTES - 1;
+    CHECK_EQ(dt_flight_fit_config(&c), DT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(dt_last_error(), "holds at least 4 buffers of 4096 bytes (16384 bytes)") != NULL, "%s",
+          dt_last_error());
+    dt_session *s = NULL;
+    dt_config_init(&c);
+    c.flight_recorder_bytes = 8192;
+    CHECK_EQ(dt_session_create(&c, &s), DT_ERR_INVALID_ARGUMENT);
+    CHECK(s == NULL, "a session with a ring of 8 KiB");
+    c.flight_recorder_bytes = 1 << 20;
+    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
+    CHECK_EQ(s->config.buffer_size, 256 << 10);
+    dt_session_destroy(s);
+}
+
+/* A batch decoded buffer by buffer, each given back at once with its pages
+   released (they read zero until written again); decoded into nobody, it
+   is only given back. */
+static void decoded_buffers_go_back_at_once_their_pages_released(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t size = 4 * (size_t)page;
+    dt_session *s = dt_test_session(0);
+    dt_pool_slot slot = DT_POOL_SLOT_INIT;
+    REQUIRE_EQ(dt_pool_slot_configure(&slot, 4 + DT_RING_RESERVE, size, 0), 0);
+    dt_ring *r = dt_ring_create(s, 4, fake_decode, NULL);
+    REQUIRE(r != NULL);
+    dt_ring_set_buffer_size(r, size);
+    REQUIRE_EQ(dt_pool_slot_attach_ring(&slot, r), 0);
+    uint8_t *b[4];
+    size_t got = 0;
+    for (int i = 0; i < 4; i++) {
+        REQUIRE((b[i] = dt_pool_slot_get(&slot, &got)) != NULL);
+        memset(b[i], 0xab, size);
+        dt_ring_push(r, b[i], fill(b[i], 3, 1000 * (uint64_t)(i + 1)));
+    }
+    dt_ring_batch batch;
+    REQUIRE_EQ(dt_ring_take(r, &batch), 0);
+    REQUIRE_EQ(batch.count, 4);
+    dt_session *x = dt_test_session(0);
+    dt_ring_decode_back(r, &batch, x, dt_pool_slot_put_to, &slot);
+    CHECK_EQ(x->store.count, 12);
+    CHECK(batch.buf == NULL && batch.count == 0, "the batch is not emptied");
+    /* every whole page of each buffer was released */
+    for (int i = 0; i < 4; i++) {
+        uintptr_t first = ((uintptr_t)b[i] + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+        CHECK(((uint8_t *)first)[0] == 0 && ((uint8_t *)first)[page - 1] == 0, "buffer %d kept its pages", i);
+    }
+    /* back in the reserve and the pool: all 6 buffers can be had again */
+    uint8_t *again[6];
+    for (int i = 0; i < 4; i++) CHECK((again[i] = dt_pool_slot_get(&slot, &got)) != NULL, "buffer %d", i);
+    dt_session_destroy(x);
+    for (int i = 0; i < 4; i++) dt_pool_slot_put(&slot, again[i]);
+    /* the window dropped: nothing decoded */
+    for (int i = 0; i < 2; i++) {
+        REQUIRE((b[i] = dt_pool_slot_get(&slot, &got)) != NULL);
+        dt_ring_push(r, b[i], fill(b[i], 3, 1000));
+    }
+    REQUIRE_EQ(dt_ring_take(r, &batch), 0);
+    dt_ring_decode_back(r, &batch, NULL, dt_pool_slot_put_to, &slot);
+    dt_pool_slot_detach_ring(&slot);
+    dt_ring_destroy(r);
+    CHECK_EQ(dt_pool_slot_release(&slot), 0);
+    dt_session_destroy(s);
+    dt_pool_release_spares();
+}
+
+/* One dump at a time, from its snapshot until its trace is written: a dump
+   holds the session (dt_core_flight_hold_running finds the running one);
+   meanwhile another is busy; none runs without a session. */
+static void one_dump_holds_the_session(void)
+{
+    dt_session *held = NULL;
+    CHECK_EQ(dt_core_flight_hold_running(&held), DT_ERR_STATE);
+    CHECK(strstr(dt_last_error(), "no session records in this process") != NULL, "%s", dt_last_error());
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = "null";
+    c.flight_recorder_bytes = 1 << 20;
+    dt_session *s = NULL;
+    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
+    REQUIRE_EQ(dt_core_flight_hold_running(&held), DT_OK);
+    CHECK(held == s, "not the running session");
+    dt_session *other = NULL;
+    CHECK_EQ(dt_core_flight_hold_running(&other), DT_ERR_BUSY);
+    FILE *f = tmpfile();
+    REQUIRE(f != NULL);
+    CHECK_EQ(dt_session_dump(s, fileno(f), DT_FORMAT_JSON), DT_ERR_BUSY);
+    dt_core_flight_release(held);
+    CHECK_EQ(dt_dump_noted(s, fileno(f), DT_FORMAT_JSON, "flight_recorder.dump", "asked by a test", NULL, NULL),
+             DT_OK);
+    /* the note is the dump's alone: the recording does not keep it */
+    const char *key = NULL, *text = NULL;
+    for (size_t i = 0; dt_session_note_at(s, i, &key, &text); i++)
+        CHECK(strcmp(key, "flight_recorder.dump") != 0, "the recording keeps the dump's note");
+    fclose(f);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    CHECK_EQ(dt_core_flight_hold_running(&held), DT_ERR_STATE);
+    dt_session_destroy(s);
+}
+
 DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(small_rings_take_small_buffers),
+             DT_TEST(decoded_buffers_go_back_at_once_their_pages_released),
+             DT_TEST(one_dump_holds_the_session),
              DT_TEST(dump_survives_a_hung_flush),
              DT_TEST(dump_needs_a_flight_recorder),
              DT_TEST(sizes_parse),

@@ -48,9 +48,9 @@ static uint64_t fake_clock(void *ctx)
     return atomic_load(&fake_now);
 }
 
-static dt_status fake_dump(void *ctx, dt_session *s, int fd, dt_format format)
+static dt_status fake_dump(void *ctx, dt_session *s, int fd, dt_format format, const char *key, const char *note)
 {
-    (void)ctx, (void)s, (void)format;
+    (void)ctx, (void)s, (void)format, (void)key, (void)note;
     pthread_mutex_lock(&seen.mu);
     if (seen.dumps < 64) seen.at[seen.dumps] = atomic_load(&fake_now);
     seen.dumps++;

@@ -216,7 +216,7 @@ class Listener:
         elif cap.duration_ns and now - cap.started_ns >= cap.duration_ns:
             self._finish(None)
         elif cap.steps and cap.deadline_ns and now >= cap.deadline_ns:
-            self._finish("the capture timed out after %d of %d steps" % (done, cap.steps))
+            self._finish("the capture timed out after %d of %d steps" % (done, cap.steps), DT_ERR_TIMEOUT)
         else:
             cap.prof.step()
 
@@ -247,9 +247,10 @@ class Listener:
         cap.first = nxt
         cap.started_ns = time.monotonic_ns()
 
-    def _finish(self, note: Optional[str]) -> None:
+    def _finish(self, partial: Optional[str], status: int = DT_OK) -> None:
         """Stops torch.profiler, writes its trace to the client's
-        descriptor and replies."""
+        descriptor and replies; a window cut short (partial says why,
+        status the error that cut it) is kept, its reply saying so."""
         cap = self._capture
         prof, cap.prof = cap.prof, None
         try:
@@ -270,10 +271,9 @@ class Listener:
             return
         finally:
             shutil.rmtree(tmpdir, ignore_errors=True)
-        said = [loss_summary()]
-        if note:
-            said.append(note)
-        self._done(DT_OK, 1, records, "; ".join(said))
+        said = [partial] if partial else []
+        said.append(loss_summary())
+        self._done(status if partial else DT_OK, 1, records, "; ".join(said))
 
     def _finish_error(self, status: int, message: str) -> None:
         self._done(status, 0, 0, message)
@@ -281,7 +281,7 @@ class Listener:
     def _done(self, status: int, written: int, records: int, text: str) -> None:
         self._capture = None
         self.captures += 1
-        if status != DT_OK:
+        if status != DT_OK and not written:
             _say(text)
         self._fns["dt_control_done"](status, written, records, text.encode("utf-8", "replace"))
 
@@ -309,7 +309,8 @@ class Listener:
             if self._capture.prof is not None:
                 try:
                     whole = self.count - self._capture.first + 1
-                    self._finish("listening stopped during step %d, after %d whole steps" % (self.count + 1, whole))
+                    self._finish("listening stopped during step %d, after %d whole steps" % (self.count + 1, whole),
+                                 DT_ERR_STATE)
                 except Exception as e:
                     self._abort(DT_ERR_STATE, "the capture failed: %s: %s" % (type(e).__name__, e))
             else:
