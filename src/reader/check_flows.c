@@ -188,6 +188,7 @@ void dt_rd_check_flows(ck *c)
         unsigned starts = FLOW_STARTS(v), finishes = FLOW_FINISHES(v);
         int kind = starts == 0 && finishes == 1   ? KD_FLOW_NO_START
                    : starts == 1 && finishes == 0 ? KD_FLOW_NO_FINISH
+                   : starts <= 1                  ? KD_FLOW_FANOUT
                                                   : KD_FLOW_COUNT;
         dt_rd_check_finding(c, kind, "flow id %s has %u%s start(s) and %u%s finish(es), not one each",
                      flow_id_text(c, (v >> 6) - 1, idbuf, sizeof idbuf), FLOW_STARTS(v),
