@@ -131,8 +131,10 @@ def _duckdb_error(e: BaseException, path: str) -> DatasetError:
     if "Referenced column" in text or "Binder" in type(e).__name__ or "not found in FROM clause" in text:
         return DatasetError("%s: not a dataset devtrace convert wrote (%s)%s"
                             % (path, text, _schema_culprit(path)))
-    if path in text or "parquet" in text.lower():
-        return DatasetError(text)
+    m = re.search(r"""["']([^"']+\.parquet)["']""", text)
+    if m:
+        what = text.replace(m.group(0), "").replace("  ", " ").strip(" :")
+        return DatasetError("%s: not a Parquet file DuckDB can read (%s)" % (m.group(1), what))
     return DatasetError("%s: %s" % (path, text))
 
 
@@ -166,6 +168,16 @@ def run_per_rank(pattern, sql: str, memory_limit: Optional[str] = None, threads:
         raise _duckdb_error(e, where) from None
     finally:
         con.close()
+
+
+def _task(files: List[str], sql: str, memory_limit: Optional[str], path: str):
+    """A Dask task: (the per-rank rows of files, None), or (None, what is
+    wrong with them), handed back rather than raised, which a worker would
+    log as a failure of its own."""
+    try:
+        return run_per_rank(files, sql, memory_limit, 1, path), None
+    except (OSError, ValueError) as e:
+        return None, str(e)
 
 
 def check_dataset(path: str) -> List[int]:
@@ -240,16 +252,30 @@ class Dask:
         info = self.client.scheduler_info().get("workers", {})
         return max(1, sum(int(w.get("nthreads", 1)) for w in info.values()))
 
-    def per_rank(self, path: str, ranks: List[int], sql: str, memory_limit: Optional[str]) -> "pa.Table":
+    def per_rank_many(self, path: str, ranks: List[int], sqls: Dict[str, str],
+                      memory_limit: Optional[str]) -> Dict[str, "pa.Table"]:
+        """Each report's per-rank rows (sqls: name -> per-rank query). Every
+        report's tasks are submitted at once: the reports of one large rank
+        run side by side on as many workers."""
         import pyarrow as pa
         files = _rank_files(path, ranks)
         sizes = {r: sum(os.path.getsize(f) for f in fs) for r, fs in files.items()}
         tasks = plan_tasks(sizes, self.workers())
-        futures = [self.client.submit(run_per_rank, [f for r in task for f in files[r]], sql, memory_limit, 1,
-                                      path, pure=False) for task in tasks]
-        tables = self.client.gather(futures)
-        nonempty = [t for t in tables if t.num_rows]
-        return pa.concat_tables(nonempty or tables[:1])
+        futures = {n: [self.client.submit(_task, [f for r in task for f in files[r]], sql, memory_limit, path,
+                                          pure=False) for task in tasks] for n, sql in sqls.items()}
+        out = {}
+        for n, fs in futures.items():
+            results = self.client.gather(fs)
+            failed = [err for _, err in results if err]
+            if failed:
+                self.client.cancel([f for more in futures.values() for f in more])
+                raise DatasetError(failed[0])
+            tables = [t for t, _ in results]
+            out[n] = pa.concat_tables([t for t in tables if t.num_rows] or tables[:1])
+        return out
+
+    def per_rank(self, path: str, ranks: List[int], sql: str, memory_limit: Optional[str]) -> "pa.Table":
+        return self.per_rank_many(path, ranks, {"report": sql}, memory_limit)["report"]
 
     def close(self) -> None:
         self.client.close()
@@ -295,13 +321,15 @@ def run_reports(path: str, names: Sequence[str], engine: str = "duckdb", hta: bo
     try:
         if engine == "duckdb":
             _events_view(con, _events_glob(path))
+        else:
+            per_rank = client.per_rank_many(path, ranks, {n: _reports.per_rank_sql(n, hta) for n in names},
+                                            memory_limit)
         for n in names:
-            sql = _reports.per_rank_sql(n, hta)
             if client is None:
                 # the per-rank rows stay in DuckDB, as the table the combining query reads
-                con.execute("CREATE OR REPLACE TEMP TABLE r AS " + sql)
+                con.execute("CREATE OR REPLACE TEMP TABLE r AS " + _reports.per_rank_sql(n, hta))
             else:
-                con.register("r", client.per_rank(path, ranks, sql, memory_limit))
+                con.register("r", per_rank[n])
             res = con.sql(_reports.combine_sql(n))
             out[n] = _arrow(res) if arrow else Rows.of(res)
             if client is not None:
