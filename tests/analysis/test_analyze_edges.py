@@ -175,20 +175,20 @@ def test_each_command_imports_what_it_uses(tmp_path):
 
 # ---- Dask: tasks sized by work -----------------------------------------------
 
-def test_tasks_are_sized_by_bytes_not_ranks():
+def test_tasks_are_sized_by_work_not_ranks():
     from devtrace.analysis import _engine
-    mb = 1 << 20
-    # 512 small ranks on 2 workers: a few tasks, each a run of ranks
-    tasks = _engine.plan_tasks({r: 2 * mb for r in range(512)}, 2)
+    m = 1_000_000
+    # 512 ranks of 20k events on 2 workers: four tasks, each a run of ranks
+    tasks = _engine.plan_tasks({r: 20_000 for r in range(512)}, 2)
     assert len(tasks) == 4 and sorted(r for t in tasks for r in t) == list(range(512))
     assert all(t == list(range(t[0], t[-1] + 1)) for t in tasks)
-    # a little data: one task, whatever the workers
-    assert _engine.plan_tasks({r: mb for r in range(8)}, 4) == [list(range(8))]
+    # a little work: one task, whatever the workers
+    assert _engine.plan_tasks({r: 1000 for r in range(8)}, 4) == [list(range(8))]
     # a huge rank takes a task of its own, the small ones beside it share
-    tasks = _engine.plan_tasks({0: mb, 1: 900 * mb, 2: mb, 3: mb}, 2)
+    tasks = _engine.plan_tasks({0: m, 1: 900 * m, 2: m, 3: m}, 2)
     assert [1] in tasks and sorted(r for t in tasks for r in t) == [0, 1, 2, 3]
     # more workers, more tasks: every worker has work
-    sizes = {r: 4 * mb for r in range(256)}
+    sizes = {r: 100_000 for r in range(256)}
     assert len(_engine.plan_tasks(sizes, 8)) == 16 > len(_engine.plan_tasks(sizes, 2)) == 4
 
 

@@ -277,3 +277,47 @@ def test_the_last_step_is_the_host_s(tmp_path):
     analysis = hta_analysis([trace], tmp_path)
     _, hta_k = analysis.get_gpu_kernel_breakdown(visualize=False)
     assert list(hta_k["name"]) == ["k"] and list(hta_k["sum (us)"]) == [100.0]  # before 2500: two
+
+
+def test_work_inside_one_microsecond_covers_nothing(tmp_path):
+    """On HTA's axis (start rounded up, end down) work that lies inside one
+    microsecond has a negative length; HTA's merge of intervals counts a
+    lone one as -1 us of busy time (32 of them in HTA's MTIA inference
+    trace), devtrace as covering nothing."""
+    ev = []
+    for i in range(5):
+        launched(ev, "cuda_runtime", "cudaLaunchKernel", "kernel", "gemm", 1000.0 + 100 * i, 1010.0 + 100 * i, 20.0,
+                 i + 1, device=0, stream=7)
+        # 0.4 us inside [1040.2, 1040.6]: on HTA's axis [1041, 1040]
+        launched(ev, "cuda_runtime", "cudaLaunchKernel", "kernel", "event_record", 1001.0 + 100 * i,
+                 1040.2 + 100 * i, 0.4, 10 + i, device=0, stream=7)
+    trace = write(tmp_path / "tiny.json", ev)
+    ds = convert([trace], tmp_path / "ds")
+    ours = report(ds, "temporal", hta=True).iloc[0]
+    assert ours.compute_ns == 5 * 20_000
+    kernels = report(ds, "kernels", hta=True).set_index("name")
+    assert kernels.loc["event_record", "total_ns"] == -5000  # as HTA's own kernel breakdown has it
+    analysis = hta_analysis([trace], tmp_path)
+    hta_t = analysis.get_temporal_breakdown(visualize=False).iloc[0]
+    assert int(hta_t["compute_time(us)"]) == 5 * 20 - 5
+    assert int(hta_t["idle_time(us)"]) * 1000 == ours.idle_ns + 5000
+
+
+def test_the_last_step_rule_is_per_rank(tmp_path):
+    """HTA applies its last-step rule when the job's traces name two
+    ProfilerSteps or more, counting the names over every rank: a rank that
+    holds one step then loses the work launched in it. devtrace applies it
+    per rank, to a rank with two steps or more."""
+    paths = []
+    for rank, steps in ((0, (1, 2)), (1, (2,))):
+        ev = [x("user_annotation", "ProfilerStep#%d" % n, 1000.0 * n, 1000.0, 100, 100) for n in steps]
+        for i, n in enumerate(steps):
+            launched(ev, "cuda_runtime", "cudaLaunchKernel", "kernel", "k", 1000.0 * n + 100, 1000.0 * n + 200, 50.0,
+                     i + 1, device=0, stream=7)
+        paths.append(write(tmp_path / ("rank%d.json" % rank), ev, rank=rank))
+    ds = convert(paths, tmp_path / "ds")
+    ours = report(ds, "kernels", hta=True).set_index("rank")
+    assert (ours.loc[0, "count"], ours.loc[1, "count"]) == (1, 1)
+    analysis = hta_analysis(paths, tmp_path)
+    _, hta_k = analysis.get_gpu_kernel_breakdown(visualize=False)
+    assert list(hta_k["rank"]) == [0]  # rank 1's one kernel is gone

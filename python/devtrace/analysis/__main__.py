@@ -80,6 +80,8 @@ def _analyze(argv) -> int:
     p.add_argument("--plot", metavar="DIR", help="write PNG charts there (needs matplotlib)")
     p.add_argument("--engine", choices=["duckdb", "dask"], default="duckdb")
     p.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler (default: a local cluster)")
+    p.add_argument("--workers", type=int, default=2, metavar="N",
+                   help="the local Dask cluster's worker processes (default 2)")
     p.add_argument("--memory-limit", metavar="SIZE", type=_memory_limit, help="DuckDB's memory_limit, e.g. 1GB")
     p.add_argument("--hta", action="store_true",
                    help="HTA 0.5's view: whole microseconds, its device events, work launched before the last "
@@ -87,6 +89,8 @@ def _analyze(argv) -> int:
     p.add_argument("--strict", action="store_true",
                    help="refuse a dataset with events the reports would leave out (negative durations)")
     a = p.parse_args(argv)
+    if a.workers < 1:
+        p.error("--workers needs at least 1")
     names = _reports.names() if a.report == "all" else a.report.split(",")
     for n in names:
         if n not in _reports.REPORTS:
@@ -113,7 +117,7 @@ def _analyze(argv) -> int:
                 return 1
             print("devtrace analyze: note: %s, left out of the reports" % what, file=sys.stderr)
         if a.engine == "dask":
-            dask = _engine.Dask(a.scheduler)
+            dask = _engine.Dask(a.scheduler, workers=a.workers)
         results = _engine.run_reports(a.dataset, names, engine=a.engine, hta=a.hta, dask=dask,
                                       memory_limit=a.memory_limit, arrow=a.format == "parquet", con=con)
     except (OSError, ValueError) as e:

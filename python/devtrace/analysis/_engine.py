@@ -200,33 +200,61 @@ def check_dataset(path: str) -> List[int]:
 
 # ---- Dask: tasks sized by work ------------------------------------------
 
-# A task's share of the dataset, in bytes of Parquet: many small ranks go
-# to one task (each task pays for a DuckDB connection and a query's
-# planning, tens of milliseconds), and the work is cut into enough tasks for
-# every worker (TASKS_PER_WORKER each, so that a slow one does not hold the
-# rest back). A rank larger than a task's share is a task of its own.
-MIN_TASK_BYTES = 32 << 20
+# A task's share of the dataset, in events (rows): many small ranks go to
+# one task (each task pays for a DuckDB connection and a query's planning,
+# tens of milliseconds, which a million rows' work dwarfs), and the work is
+# cut into enough tasks for every worker (TASKS_PER_WORKER each, so that a
+# slow one does not hold the rest back). A rank larger than a task's share
+# is a task of its own: the per-rank queries need a rank's rows together
+# (covered time, gaps, medians); its reports run side by side instead
+# (Dask.per_rank_many).
+MIN_TASK_ROWS = 1_000_000
 TASKS_PER_WORKER = 2
 
 
-def plan_tasks(sizes: Dict[int, int], workers: int) -> List[List[int]]:
-    """The ranks of each task: consecutive ranks whose files' bytes add up to
-    about a task's share, total / (workers x TASKS_PER_WORKER), but at least
-    MIN_TASK_BYTES."""
+def plan_tasks(sizes: Dict[int, int], workers: int, least: int = MIN_TASK_ROWS) -> List[List[int]]:
+    """The ranks of each task: consecutive ranks whose sizes (events) add up
+    to about a task's share, total / (workers x TASKS_PER_WORKER), but at
+    least `least`."""
     total = sum(sizes.values())
-    share = max(MIN_TASK_BYTES, total // max(1, workers * TASKS_PER_WORKER))
+    share = max(least, total // max(1, workers * TASKS_PER_WORKER))
     tasks: List[List[int]] = []
     cur: List[int] = []
-    cur_bytes = 0
+    cur_size = 0
     for rank in sorted(sizes):
-        if cur and cur_bytes + sizes[rank] > share:
+        if cur and cur_size + sizes[rank] > share:
             tasks.append(cur)
-            cur, cur_bytes = [], 0
+            cur, cur_size = [], 0
         cur.append(rank)
-        cur_bytes += sizes[rank]
+        cur_size += sizes[rank]
     if cur:
         tasks.append(cur)
     return tasks
+
+
+def rank_sizes(path: str, ranks: List[int], con=None) -> Dict[int, int]:
+    """The events of each rank, from traces.parquet (what the conversion
+    wrote); where it does not say, the rank's Parquet bytes stand in, at the
+    bytes an event takes in the dataset's files on average."""
+    import duckdb
+    f = os.path.join(path, "traces.parquet")
+    sizes: Dict[int, int] = {}
+    if os.path.exists(f):
+        own = con is None
+        con = con or duckdb.connect()
+        try:
+            sizes = {int(r): int(n) for r, n in con.execute(
+                "SELECT rank, sum(events) FROM read_parquet('%s') GROUP BY rank" % f.replace("'", "''")).fetchall()
+                if n is not None}
+        except duckdb.Error:
+            sizes = {}
+        finally:
+            if own:
+                con.close()
+    if all(r in sizes for r in ranks):
+        return {r: sizes[r] for r in ranks}
+    files = _rank_files(path, ranks)
+    return {r: sum(os.path.getsize(f) for f in fs) // 16 for r, fs in files.items()}
 
 
 def _rank_files(path: str, ranks: List[int]) -> Dict[int, List[str]]:
@@ -259,8 +287,7 @@ class Dask:
         run side by side on as many workers."""
         import pyarrow as pa
         files = _rank_files(path, ranks)
-        sizes = {r: sum(os.path.getsize(f) for f in fs) for r, fs in files.items()}
-        tasks = plan_tasks(sizes, self.workers())
+        tasks = plan_tasks(rank_sizes(path, ranks), self.workers())
         futures = {n: [self.client.submit(_task, [f for r in task for f in files[r]], sql, memory_limit, path,
                                           pure=False) for task in tasks] for n, sql in sqls.items()}
         out = {}
