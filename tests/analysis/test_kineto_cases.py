@@ -121,7 +121,8 @@ def test_rocm_runtime_calls_are_not_device_work_in_the_hta_view(tmp_path):
                     stream=0))
     ev.append(x("kernel", "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", 1500.0, 100.0, 2, 2,
                 correlation=80, device=0, stream=1))
-    ev.append(x("cuda_runtime", "hipStreamSynchronize", 1490.0, 120.0, 100, 100, correlation=81, stream="0x0"))
+    # a launch call that lasts over the whole RCCL kernel: by its name computation, were it device work
+    ev.append(x("cuda_runtime", "hipExtModuleLaunchKernel", 1490.0, 120.0, 100, 100, correlation=81, stream="0x0"))
     trace = write(tmp_path / "rocm.json", ev)
     ds = convert([trace], tmp_path / "ds")
     for hta in (False, True):
