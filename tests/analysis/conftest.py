@@ -98,3 +98,39 @@ def compare_with_hta(traces, ds, analysis):
             o = ev.loc[(r, row.correlation)]
             assert (o.cpu_duration, o.gpu_duration, o.launch_delay) == \
                 (int(row.cpu_duration) * 1000, int(row.gpu_duration) * 1000, int(row.launch_delay) * 1000)
+
+
+# ---- synthetic Kineto traces: steps, launches, kernels, an all-reduce ----
+
+def kineto_trace(rank, steps, slow=None, kernel_prefix="ncclDevKernel_AllReduce_Sum_f32_RING_LL", delay=3000.0,
+                 jitter=10.0):
+    """A torch.profiler trace of `steps` steps; step `slow` of this rank
+    computes `delay` us (3 ms) longer and the other ranks wait for it in the
+    all-reduce."""
+    ev, t, corr = [], 1_000_000.0, 100
+    slow_by = delay
+    for step in range(steps):
+        delay = slow_by if slow == step else 0.0
+        start = t
+        # each rank's steps a little apart (rank * jitter us), the slow one longer
+        length = 10000.0 + jitter * rank + delay
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step, "pid": 10, "tid": 10,
+                   "ts": start, "dur": length})
+        k_ts = start + 50.0
+        for i, (name, dur) in enumerate([("gemm_kernel", 2000.0 + delay), ("relu_kernel", 300.0),
+                                         (kernel_prefix, 1500.0 if slow is None or slow != step else 100.0)]):
+            corr += 1
+            launch = start + 10.0 + 5.0 * i
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10,
+                       "ts": launch, "dur": 4.0, "args": {"correlation": corr, "External id": corr}})
+            args = {"device": 0, "stream": 7 if i < 2 else 20, "correlation": corr, "External id": corr,
+                    "grid": [64, 1, 1], "block": [256, 1, 1]}
+            ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": args["stream"],
+                       "ts": k_ts, "dur": dur, "args": args})
+            ev.append({"ph": "s", "id": corr, "pid": 10, "tid": 10, "ts": launch, "cat": "ac2g", "name": "ac2g"})
+            ev.append({"ph": "f", "id": corr, "pid": 0, "tid": args["stream"], "ts": k_ts, "cat": "ac2g",
+                       "name": "ac2g", "bp": "e"})
+            k_ts += dur + 20.0
+        t += length
+    return {"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 4},
+            "traceEvents": ev}

@@ -6,13 +6,10 @@ command imports, and Dask's tasks sized by work."""
 import json
 import os
 import re
-import shutil
-import sys
 
 import pytest
 
-from conftest import DEVTRACE, convert, need, report, run
-from test_analysis import kineto_trace
+from conftest import DEVTRACE, convert, kineto_trace, need, report, run
 
 
 def job(tmp_path, ranks, steps, slow_rank, slow_step, delay, jitter=10.0):

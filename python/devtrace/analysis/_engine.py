@@ -49,8 +49,6 @@ def limit_mb(memory_limit: str) -> Optional[float]:
     return float(m.group(1)) * (1024.0 if m.group(3) else 1000.0) ** power / 1e6
 
 
-_limit_mb = limit_mb
-
 
 def _connect(memory_limit: Optional[str] = None, threads: Optional[int] = None, temp_dir: Optional[str] = None):
     import duckdb
@@ -93,19 +91,9 @@ class Rows:
     def of(cls, rel) -> "Rows":
         return cls(rel.columns, rel.fetchall())
 
-    @classmethod
-    def of_arrow(cls, table) -> "Rows":
-        return cls(table.column_names, [tuple(r.values()) for r in table.to_pylist()])
-
-    def to_pylist(self) -> List[dict]:
-        return [dict(zip(self.columns, r)) for r in self.rows]
-
     def to_pandas(self):
         import pandas as pd
         return pd.DataFrame.from_records(self.rows, columns=self.columns)
-
-    def __len__(self) -> int:
-        return len(self.rows)
 
 
 def _events_view(con, pattern) -> None:
