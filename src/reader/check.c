@@ -40,7 +40,7 @@ static const struct {
     [KD_FLOW_NO_START] = {2, "flows with a finish and no start", KINETO_CUT_FLOWS},
     [KD_FLOW_NO_FINISH] = {2, "flows with a start and no finish", KINETO_CUT_FLOWS},
     [KD_FLOW_FANOUT] = {2, "flows with several finishes (and one start or none)", KINETO_FANOUT},
-    [KD_FLOW_COUNT] = {2, "flow ids started more than once", NULL},
+    [KD_FLOW_COUNT] = {2, "flow ids started more than once, or finished twice on one event", NULL},
     [KD_FLOW_UNBOUND] = {2, "flow ends at no event's start on their row", NULL},
     [KD_ATTRIBUTION] = {3, "attribution that does not match the device events", NULL},
     [KD_MANGLED] = {4, "mangled kernel names", NULL},
@@ -270,6 +270,7 @@ static void checker_free(ck *c)
     free(c->flowtab.slots);
     free(c->pending);
     dt_u64map_free(&c->ext);
+    dt_u64map_free(&c->twice);
     free(c->mem);
     free(c->demangles);
     dt_strtab_free(&c->names);

@@ -83,8 +83,11 @@ typedef struct ck_row {
     uint64_t n; /* events in the log */
     int64_t prev_start, prev_end;
     uint64_t prev_index;
+    /* the last flow finished at the row's newest event: a second finish of
+       it there is one flow finished twice on one event */
+    uint64_t finish_key, finish_index;
     uint32_t pid;
-    bool named, used, unordered;
+    bool named, used, unordered, finished;
 } ck_row;
 
 typedef struct ck_pid {
@@ -150,6 +153,8 @@ typedef struct ck {
     size_t npending, pending_cap;
     /* device time per External id (bit 63: listed in devtrace.attribution) */
     dt_u64map ext;
+    /* flow keys finished twice on one event: malformed, not Kineto's fan-out */
+    dt_u64map twice;
     ck_pid *pidv;
     size_t pid_cap;
     ck_row *rowv;

@@ -262,6 +262,17 @@ static void cut_flows_of_torch_traces_are_known_malformed_ones_fail(void)
     cap_free(&c);
     free(t);
 
+    /* a flow finished twice on one event is malformed (Kineto's several
+       finishes land on several events) */
+    t = torch_trace(",{\"ph\":\"f\",\"id\":8,\"pid\":1,\"tid\":1,\"ts\":30,\"cat\":\"ac2g\",\"name\":\"ac2g\","
+                    "\"bp\":\"e\"}", "", &len);
+    REQUIRE_EQ(check_text(&c, t, len), 1);
+    REQUIRE((strstr(c.out_text, "invariant 2: flow id 8 has 0 start(s) and 2 finish(es), not one each\n")) != NULL);
+    REQUIRE((strstr(c.out_text, "known property")) != NULL); /* flow 7's cut finish */
+    REQUIRE((strstr(c.out_text, "several finishes")) == NULL);
+    cap_free(&c);
+    free(t);
+
     /* a launch started twice is malformed */
     t = torch_trace(",{\"ph\":\"s\",\"id\":7,\"pid\":1,\"tid\":1,\"ts\":30,\"cat\":\"ac2g\",\"name\":\"ac2g\"}",
                     "", &len);
