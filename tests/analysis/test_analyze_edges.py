@@ -191,18 +191,25 @@ def test_tasks_are_sized_by_work_not_ranks():
 
 def test_dask_runs_a_task_per_share_of_the_work(tmp_path, monkeypatch):
     """16 ranks of a small job are one task on Dask (a DuckDB per task, not
-    per rank), with DuckDB's rows."""
+    per rank); cut into shares of a few ranks each (as a large job is), the
+    tasks' rows combine into DuckDB's rows."""
     need("dask.distributed")
     from devtrace.analysis import Dask, _engine
     ds = job(tmp_path, 16, 2, slow_rank=3, slow_step=1, delay=5000.0)
     planned = []
     real = _engine.plan_tasks
 
-    def spy(sizes, workers):
-        planned.append(real(sizes, workers))
+    def spy(sizes, workers, least=None):
+        planned.append(real(sizes, workers, least))
         return planned[-1]
     monkeypatch.setattr(_engine, "plan_tasks", spy)
+    names = ["kernels", "temporal", "overlap", "idle", "steps", "launch"]
     with Dask(workers=2) as cluster:
-        for name in ("kernels", "steps", "idle"):
-            assert report(ds, name, engine="dask", dask=cluster).equals(report(ds, name)), name
-    assert planned and all(p == [list(range(16))] for p in planned)
+        duck = _engine.run_reports(str(ds), names, arrow=True)
+        dask = _engine.run_reports(str(ds), names, engine="dask", dask=cluster, arrow=True)
+        assert all(dask[n].equals(duck[n]) for n in names)
+        assert planned == [[list(range(16))]]
+        monkeypatch.setattr(_engine, "MIN_TASK_ROWS", 1)
+        dask = _engine.run_reports(str(ds), names, engine="dask", dask=cluster, arrow=True)
+        assert all(dask[n].equals(duck[n]) for n in names)
+    assert planned[1] == [list(range(r, r + 4)) for r in (0, 4, 8, 12)]

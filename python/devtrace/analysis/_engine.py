@@ -200,10 +200,11 @@ MIN_TASK_ROWS = 1_000_000
 TASKS_PER_WORKER = 2
 
 
-def plan_tasks(sizes: Dict[int, int], workers: int, least: int = MIN_TASK_ROWS) -> List[List[int]]:
+def plan_tasks(sizes: Dict[int, int], workers: int, least: Optional[int] = None) -> List[List[int]]:
     """The ranks of each task: consecutive ranks whose sizes (events) add up
     to about a task's share, total / (workers x TASKS_PER_WORKER), but at
-    least `least`."""
+    least `least` (MIN_TASK_ROWS)."""
+    least = MIN_TASK_ROWS if least is None else least
     total = sum(sizes.values())
     share = max(least, total // max(1, workers * TASKS_PER_WORKER))
     tasks: List[List[int]] = []
