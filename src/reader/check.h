@@ -4,8 +4,9 @@
  * checks that need the whole trace keep only what they need:
  *  - nesting and the capture window: each complete event in its row's log,
  *    four varints (start as a difference from the row's previous start,
- *    duration, event number as a difference, name id), 6-10 bytes for a
- *    typical event. A row whose events arrived in start order (devtrace's
+ *    duration, event number as a difference, name id with the event's
+ *    class in two bits: device work, sync, host, other, which tell the
+ *    overlaps Kineto writes apart), 6-10 bytes for a typical event. A row whose events arrived in start order (devtrace's
  *    own rows always do) is checked by reading its log once; another is
  *    decoded and sorted first (check_rows.c, with the rows' and pids' names
  *    and order);
