@@ -7,12 +7,20 @@
    TraceAnalysis load plus its kernel and temporal breakdowns, wall time and
    peak RSS;
 3. the same reports under a DuckDB memory_limit smaller than the dataset;
-4. Dask with 2 local workers against DuckDB on the same dataset.
+4. Dask with 1 and 2 local workers (`--dask-workers`) against DuckDB on the
+   same dataset: all reports, wall and CPU time;
+5. start-up: the CPU time of each command on a dataset of a few hundred
+   events, beside Python doing nothing and Python importing HTA, and, with
+   `--against DIR`, beside the commands of another devtrace tree built in
+   DIR/build (an earlier version: before and after in one run).
 
 Usage: python3 bench/analysis.py [--ranks 8] [--events 1000000] [--no-hta] [--work DIR] [--convert-only]
+       [--only convert,hta,limit,dask,startup] [--dask-workers 1,2] [--against DIR]
 (with DEVTRACE_LIBRARY and PYTHONPATH=python set, as for the tests, and
 build/devtrace built). Each measurement runs in a child process of its own;
-its peak RSS is the sum over the processes it starts."""
+its peak RSS is the sum over the processes it starts. The machine's load
+average is printed with the figures: wall times mean little on a loaded
+machine, CPU times less so."""
 
 import argparse
 import os
@@ -61,13 +69,34 @@ t.get_temporal_breakdown(visualize=False)
 """
 
 
-def measure_cpu(cmd):
+def measure_cpu(cmd, env=None):
     """(wall s, CPU s, peak RSS MB) of cmd."""
-    out = subprocess.run([sys.executable, "-c", MEASURE, *map(str, cmd)], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", MEASURE, *map(str, cmd)], capture_output=True, text=True,
+                         env=env)
     if out.returncode:
         sys.exit(out.stderr)
     secs, cpu, kb = out.stdout.split()
     return float(secs), float(cpu), int(kb) / 1024.0
+
+
+def cpu_of(cmd, env=None, runs=7):
+    """The median and the least CPU time of cmd over runs runs (start-up:
+    short commands, whose CPU time varies with the machine's load)."""
+    import resource
+    import statistics
+    times = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        if done.returncode:
+            sys.exit("failed: %s\n%s" % (" ".join(map(str, cmd)), done.stderr.decode()[-2000:]))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(times), min(times)
+
+
+def load():
+    return "load average %.2f %.2f %.2f on %d CPUs" % (*os.getloadavg(), os.cpu_count() or 1)
 
 
 def measure(cmd):
@@ -105,6 +134,42 @@ def write_trace(path, rank, events, seed):
         f.write("]}\n")
 
 
+def startup(work, against):
+    """5. Each command's CPU time on a dataset of a few hundred events."""
+    tiny = work / "tiny"
+    tiny.mkdir(parents=True, exist_ok=True)
+    trace = tiny / "rank0.json"
+    write_trace(trace, 0, 300, 0)
+    trees = [("this tree", ROOT, os.environ)]
+    if against:
+        src = Path(against).resolve()
+        env = dict(os.environ, PYTHONPATH=str(src / "python"), DEVTRACE_LIBRARY=str(src / "build" / "libdevtrace.so"))
+        trees.append(("%s" % src, src, env))
+    print("start-up: CPU s of each command on a trace of 300 events (median, least of 7), %s" % load())
+    floor = cpu_of([sys.executable, "-c", "pass"])
+    print("  %-44s %5.3f  %5.3f" % ("python3 -c pass (the interpreter alone)", *floor))
+    try:
+        import hta  # noqa: F401
+        print("  %-44s %5.3f  %5.3f" % ("python3 -c 'import hta.trace_analysis'",
+                                       *cpu_of([sys.executable, "-c", "import hta.trace_analysis"])))
+    except ImportError:
+        pass
+    for label, src, env in trees:
+        devtrace = src / "build" / "devtrace"
+        ds = tiny / ("ds-%d" % len(label))
+        shutil.rmtree(ds, ignore_errors=True)
+        conv = [devtrace, "convert", trace, "-o", ds]
+        convert_cpu = []
+        for _ in range(7):
+            shutil.rmtree(ds, ignore_errors=True)
+            convert_cpu.append(cpu_of(conv, env, runs=1)[0])
+        print("  %s:" % label)
+        print("    %-42s %5.3f  %5.3f" % ("devtrace convert", sorted(convert_cpu)[3], min(convert_cpu)))
+        for reports in ("kernels", "all"):
+            print("    %-42s %5.3f  %5.3f" % ("devtrace analyze --report %s" % reports,
+                                            *cpu_of([devtrace, "analyze", ds, "--report", reports], env)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ranks", type=int, default=8)
@@ -113,8 +178,22 @@ def main():
     ap.add_argument("--min-limit", type=int, default=64, help="smallest DuckDB memory_limit tried, MB")
     ap.add_argument("--work", help="directory for the traces (default: a temporary one)")
     ap.add_argument("--convert-only", action="store_true", help="measure the conversion only (1.)")
+    ap.add_argument("--only", default="convert,hta,limit,dask,startup",
+                    help="the sections to run: convert, hta, limit, dask, startup (comma-separated)")
+    ap.add_argument("--dask-workers", default="1,2", help="the local Dask clusters' sizes, comma-separated")
+    ap.add_argument("--against", metavar="DIR", help="another devtrace tree, built in DIR/build, for start-up")
     a = ap.parse_args()
+    only = set(a.only.split(","))
+    if a.convert_only:
+        only = {"convert"}
+    if a.no_hta:
+        only.discard("hta")
     work = Path(a.work or tempfile.mkdtemp(prefix="dt-bench-analysis-"))
+    if "startup" in only:
+        startup(work, a.against)
+        only.discard("startup")
+        if not only:
+            return
     traces = work / "traces"
     traces.mkdir(parents=True, exist_ok=True)
     paths = [traces / ("rank%d.json" % r) for r in range(a.ranks)]
@@ -122,55 +201,65 @@ def main():
         if not p.exists():
             write_trace(p, r, a.events, r)
     mb = sum(p.stat().st_size for p in paths) / 1e6
-    print("traces: %d ranks x %d events, %.0f MB of JSON" % (a.ranks, a.events, mb))
+    print("traces: %d ranks x %d events, %.0f MB of JSON; %s" % (a.ranks, a.events, mb, load()))
 
     # 1. convert beside the reader alone, over every rank
-    t_read, c_read, rss_read = measure_cpu(["sh", "-c", 'for f; do "$0" stats "$f" >/dev/null || exit 1; done',
-                                            DEVTRACE, *paths])
-    t_imp, c_imp, rss_imp = measure_cpu([sys.executable, "-c", "import devtrace.analysis._columns"])
     ds = work / "ds"
-    shutil.rmtree(ds, ignore_errors=True)
-    t_one, c_one, rss_one = measure_cpu([DEVTRACE, "convert", "--to", "parquet", "--no-steps", *paths, "-o", ds])
-    shutil.rmtree(ds, ignore_errors=True)
-    t_all, c_all, rss_all = measure_cpu([DEVTRACE, "convert", "--to", "parquet", *paths, "-o", ds])
+    if "convert" in only or not (ds / "traces.parquet").exists():
+        t_read, c_read, rss_read = measure_cpu(["sh", "-c", 'for f; do "$0" stats "$f" >/dev/null || exit 1; done',
+                                                DEVTRACE, *paths])
+        t_imp, c_imp, rss_imp = measure_cpu([sys.executable, "-c", "import devtrace.analysis._columns"])
+        shutil.rmtree(ds, ignore_errors=True)
+        t_one, c_one, rss_one = measure_cpu([DEVTRACE, "convert", "--to", "parquet", "--no-steps", *paths, "-o", ds])
+        shutil.rmtree(ds, ignore_errors=True)
+        t_all, c_all, rss_all = measure_cpu([DEVTRACE, "convert", "--to", "parquet", *paths, "-o", ds])
+        print("reader alone (devtrace stats, each rank):  %7.1f MB/s  CPU %6.2f s  peak RSS %6.1f MB"
+              % (mb / t_read, c_read, rss_read))
+        print("devtrace convert --no-steps (one pass):    %7.1f MB/s  CPU %6.2f s  peak RSS %6.1f MB"
+              % (mb / t_one, c_one, rss_one))
+        print("devtrace convert (two passes, step column): %6.1f MB/s  CPU %6.2f s  peak RSS %6.1f MB  (%.0f MB of "
+              "Parquet)" % (mb / t_all, c_all, rss_all, sum(p.stat().st_size for p in ds.rglob("*.parquet")) / 1e6))
+        print("  of which Python's start with pyarrow:    %7.2f s     CPU %6.2f s  peak RSS %6.1f MB"
+              % (t_imp, c_imp, rss_imp))
     pq_mb = sum(p.stat().st_size for p in ds.rglob("*.parquet")) / 1e6
-    print("reader alone (devtrace stats, each rank):  %7.1f MB/s  CPU %6.2f s  peak RSS %6.1f MB"
-          % (mb / t_read, c_read, rss_read))
-    print("devtrace convert --no-steps (one pass):    %7.1f MB/s  CPU %6.2f s  peak RSS %6.1f MB"
-          % (mb / t_one, c_one, rss_one))
-    print("devtrace convert (two passes, step column): %6.1f MB/s  CPU %6.2f s  peak RSS %6.1f MB  (%.0f MB of Parquet)"
-          % (mb / t_all, c_all, rss_all, pq_mb))
-    print("  of which Python's start with pyarrow:    %7.2f s     CPU %6.2f s  peak RSS %6.1f MB"
-          % (t_imp, c_imp, rss_imp))
-    if a.convert_only:
-        return
 
     # 2. kernels + temporal against HTA
-    t_dt, c_dt, rss_dt = measure_cpu([DEVTRACE, "analyze", ds, "--report", "kernels,temporal"])
-    print("devtrace analyze kernels,temporal (DuckDB): %7.2f s  CPU %6.2f s  peak RSS %6.1f MB" % (t_dt, c_dt, rss_dt))
-    if not a.no_hta:
+    if "hta" in only:
+        t_dt, c_dt, rss_dt = measure_cpu([DEVTRACE, "analyze", ds, "--report", "kernels,temporal"])
+        print("devtrace analyze kernels,temporal (DuckDB): %7.2f s  CPU %6.2f s  peak RSS %6.1f MB"
+              % (t_dt, c_dt, rss_dt))
         t_h, c_h, rss_h = measure_cpu([sys.executable, "-c", HTA, traces])
         print("HTA 0.5 load + kernel + temporal breakdown: %7.2f s  CPU %6.2f s  peak RSS %6.1f MB" % (t_h, c_h, rss_h))
-        print("  devtrace (convert + analyze) vs HTA: %.1fx faster (CPU %.1fx), %.2f of its memory; "
-              "analyze alone %.1fx (CPU %.1fx)"
-              % (t_h / (t_all + t_dt), c_h / (c_all + c_dt), max(rss_all, rss_dt) / rss_h, t_h / t_dt, c_h / c_dt))
+        if "convert" in only:
+            print("  devtrace (convert + analyze) vs HTA: %.1fx faster (CPU %.1fx), %.2f of its memory; "
+                  "analyze alone %.1fx (CPU %.1fx)"
+                  % (t_h / (t_all + t_dt), c_h / (c_all + c_dt), max(rss_all, rss_dt) / rss_h, t_h / t_dt,
+                     c_h / c_dt))
 
     # 3. a memory limit far below the dataset's size in memory: its rows as
     # Arrow arrays (what a query holding them would need), one file at a
     # time
-    import pyarrow.parquet as pq
-    arrow_mb = sum(pq.read_table(p).nbytes for p in ds.rglob("*.parquet")) / 1e6
-    limit_mb = max(a.min_limit, int(arrow_mb / 16))
-    t_lim, rss_lim = measure([DEVTRACE, "analyze", ds, "--report", "kernels,temporal,idle",
-                              "--memory-limit", "%dMB" % limit_mb])
-    print("DuckDB memory_limit %d MB over a dataset of %.0f MB in memory as Arrow (%.0f MB of Parquet): "
-          "kernels,temporal,idle completed in %.2f s, peak RSS %.1f MB" % (limit_mb, arrow_mb, pq_mb, t_lim, rss_lim))
+    if "limit" in only:
+        import pyarrow.parquet as pq
+        arrow_mb = sum(pq.read_table(p).nbytes for p in ds.rglob("*.parquet")) / 1e6
+        limit_mb = max(a.min_limit, int(arrow_mb / 16))
+        t_lim, rss_lim = measure([DEVTRACE, "analyze", ds, "--report", "kernels,temporal,idle",
+                                  "--memory-limit", "%dMB" % limit_mb])
+        print("DuckDB memory_limit %d MB over a dataset of %.0f MB in memory as Arrow (%.0f MB of Parquet): "
+              "kernels,temporal,idle completed in %.2f s, peak RSS %.1f MB"
+              % (limit_mb, arrow_mb, pq_mb, t_lim, rss_lim))
 
-    # 4. Dask with 2 local workers against DuckDB
-    t_duck, c_duck, rss_duck = measure_cpu([DEVTRACE, "analyze", ds, "--report", "all"])
-    t_dask, c_dask, rss_dask = measure_cpu([DEVTRACE, "analyze", ds, "--report", "all", "--engine", "dask"])
-    print("all reports: DuckDB %.2f s (CPU %.2f s, %.0f MB), Dask (2 local workers, start-up included) %.2f s "
-          "(CPU %.2f s, %.0f MB)" % (t_duck, c_duck, rss_duck, t_dask, c_dask, rss_dask))
+    # 4. Dask's local clusters against DuckDB
+    if "dask" in only:
+        t_duck, c_duck, rss_duck = measure_cpu([DEVTRACE, "analyze", ds, "--report", "all"])
+        print("all reports, %s:" % load())
+        print("  DuckDB:                                  %7.2f s  CPU %6.2f s  peak RSS %6.0f MB"
+              % (t_duck, c_duck, rss_duck))
+        for w in (int(n) for n in a.dask_workers.split(",")):
+            t_dask, c_dask, rss_dask = measure_cpu([DEVTRACE, "analyze", ds, "--report", "all", "--engine", "dask",
+                                                    "--workers", str(w)])
+            print("  Dask, %d local worker%s (start-up included): %6.2f s  CPU %6.2f s  peak RSS %6.0f MB  "
+                  "(CPU %.2fx DuckDB's)" % (w, " " if w == 1 else "s", t_dask, c_dask, rss_dask, c_dask / c_duck))
     if not a.work:
         shutil.rmtree(work)
 

@@ -1,50 +1,55 @@
 /* `devtrace convert` and `devtrace analyze`: Python programs
    (devtrace.analysis, over pyarrow and DuckDB), run in place of this
-   process by the Python that DEVTRACE_PYTHON names, else python3. */
+   process by the Python that DEVTRACE_PYTHON names, else python3. One
+   Python starts, and imports what the command uses: a Python without the
+   package says what to install (the bootstrap below), one that cannot run
+   is said here. */
 #include "cli/analysis.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#define INSTALL "pip install 'devtrace[analysis]' (DEVTRACE_PYTHON names the Python to use)"
+
+/* sys.argv is ["-c", command, args...]. The commands need devtrace.analysis
+   alone, not the recording API the package's __init__ loads (a library
+   and its bindings, a tenth of their start-up): its parent is made
+   importable without being run. */
+static const char bootstrap[] =
+    "import sys, importlib.util\n"
+    "spec = importlib.util.find_spec('devtrace')\n"
+    "if spec is not None and spec.submodule_search_locations:\n"
+    "    sys.modules['devtrace'] = importlib.util.module_from_spec(spec)\n"
+    "try:\n"
+    "    from devtrace.analysis.__main__ import main\n"
+    "except ImportError as e:\n"
+    "    sys.stderr.write(\"devtrace %s: needs the devtrace Python package with its analysis extras, which %s \"\n"
+    "                     \"cannot import (%s): " INSTALL "\\n\" % (sys.argv[1], sys.executable, e))\n"
+    "    sys.exit(2)\n"
+    "sys.exit(main(sys.argv[1:]))\n";
 
 int dt_cli_analysis(int argc, char **argv)
 {
     const char *python = getenv("DEVTRACE_PYTHON");
     if (!python || !*python)
         python = "python3";
-    /* is the package there? A clear word rather than a Python traceback */
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0) {
-            dup2(null, 1);
-            dup2(null, 2);
-        }
-        execlp(python, python, "-c", "import devtrace.analysis", (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr,
-                "devtrace %s: needs the devtrace Python package with its analysis extras, which %s cannot "
-                "import: pip install 'devtrace[analysis]' (DEVTRACE_PYTHON names the Python to use)\n",
-                argv[0], python);
-        return 2;
-    }
     char **args = calloc((size_t)argc + 4, sizeof *args);
-    if (!args)
+    if (!args) {
+        fprintf(stderr, "devtrace %s: out of memory\n", argv[0]);
         return 2;
+    }
     args[0] = (char *)python;
-    args[1] = "-m";
-    args[2] = "devtrace.analysis";
+    args[1] = "-c";
+    args[2] = (char *)bootstrap;
     for (int i = 0; i < argc; i++)
         args[3 + i] = argv[i];
     execvp(python, args);
-    fprintf(stderr, "devtrace %s: cannot run %s: %s\n", argv[0], python, strerror(errno));
+    fprintf(stderr, "devtrace %s: needs the devtrace Python package with its analysis extras, and %s cannot run "
+                    "(%s): " INSTALL "\n",
+            argv[0], python, strerror(errno));
     free(args);
     return 2;
 }

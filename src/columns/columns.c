@@ -242,6 +242,9 @@ typedef struct col_state {
     char *scratch; /* decoded string args */
     size_t scratch_cap;
     uint64_t string_flow_ids; /* flow ids written as strings: no flow_id */
+    /* complete events with a negative duration (the reports leave them out),
+       and the traceEvents index of the first */
+    uint64_t negative_durations, first_negative;
     int failed;               /* 1: out of memory; 2: a batch's strings past 2 GiB */
     /* steps (DT_COL_STEPS) */
     bool steps_on;
@@ -631,6 +634,8 @@ static int col_visit(void *user, const dt_rd_event *ev)
         exp_i32(x, DT_COL_C_THREAD, r, false, 0);
     exp_i64(x, DT_COL_C_TS, r, ev->has & DT_RD_HAS_TS, ev->ts_ns);
     exp_i64(x, DT_COL_C_DUR, r, ev->has & DT_RD_HAS_DUR, ev->dur_ns);
+    if ((ev->has & DT_RD_HAS_DUR) && ev->dur_ns < 0 && s->negative_durations++ == 0)
+        s->first_negative = ev->index;
     exp_i64(x, DT_COL_C_PID, r, ev->pid.present && !ev->pid.is_str, ev->pid.num);
     exp_i64(x, DT_COL_C_TID, r, ev->tid.present && !ev->tid.is_str, ev->tid.num);
     exp_i64(x, DT_COL_C_DEVICE, r, ev->has & DT_RD_HAS_DEVICE, ev->device);
@@ -763,6 +768,17 @@ static char *col_meta(const dt_rd_summary *m, const col_state *s, const char *er
     col_key_string(&t, "format", m->format == DT_RD_FORMAT_PERFETTO ? "perfetto" : "json");
     col_key(&t, "stringFlowIds");
     col_printf(&t, "%" PRIu64, s->string_flow_ids);
+    col_key(&t, "negativeDurations");
+    col_printf(&t, "%" PRIu64, s->negative_durations);
+    if (s->negative_durations) {
+        col_key(&t, "firstNegativeDuration");
+        col_printf(&t, "%" PRIu64, s->first_negative);
+    }
+    col_kvlist(&t, "unclassifiedCategories", &m->unclassified);
+    if (m->unclassified_more) {
+        col_key(&t, "unclassifiedMore");
+        col_printf(&t, "%" PRIu64, m->unclassified_more);
+    }
     if (s->steps_on) {
         col_key(&t, "steps");
         col_printf(&t, "%zu", s->nsteps);

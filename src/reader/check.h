@@ -4,8 +4,9 @@
  * checks that need the whole trace keep only what they need:
  *  - nesting and the capture window: each complete event in its row's log,
  *    four varints (start as a difference from the row's previous start,
- *    duration, event number as a difference, name id), 6-10 bytes for a
- *    typical event. A row whose events arrived in start order (devtrace's
+ *    duration, event number as a difference, name id with the event's
+ *    class in two bits: device work, sync, host, other, which tell the
+ *    overlaps Kineto writes apart), 6-10 bytes for a typical event. A row whose events arrived in start order (devtrace's
  *    own rows always do) is checked by reading its log once; another is
  *    decoded and sorted first (check_rows.c, with the rows' and pids' names
  *    and order);
@@ -34,15 +35,22 @@
    in this order (check.c names them). */
 enum ck_kind {
     KD_UNREADABLE, KD_TOP_LEVEL, KD_NO_ROW, KD_NO_TIME, KD_ODD_ARGS,
-    KD_FLOW_FIELDS, KD_FLOW_BP, KD_FLOW_NO_START, KD_FLOW_NO_FINISH, KD_FLOW_COUNT, KD_FLOW_UNBOUND,
+    KD_FLOW_FIELDS, KD_FLOW_BP, KD_FLOW_NO_START, KD_FLOW_NO_FINISH, KD_FLOW_FANOUT, KD_FLOW_COUNT,
+    KD_FLOW_UNBOUND,
     KD_ATTRIBUTION,
     KD_MANGLED, KD_GENERIC,
-    KD_DURATION, KD_WINDOW, KD_OUTSIDE, KD_OVERLAP,
+    KD_WINDOW, KD_OUTSIDE,
     KD_UNNAMED, KD_ORDER,
     KD_LOSS,
     KD_MEMORY,
+    /* rows that do not nest, by what overlaps (ck_class) */
+    KD_DURATION, KD_OVERLAP, KD_OVERLAP_SYNC, KD_OVERLAP_DEVICE, KD_OVERLAP_HOST,
     KD_COUNT
 };
+
+/* What a complete event is, for telling the overlaps Kineto writes apart:
+   kept with each event in its row's log (two bits). */
+enum ck_class { CL_OTHER, CL_WORK, CL_SYNC, CL_HOST };
 
 /* Who wrote the trace decides which invariants apply and which findings
    are known properties of the writer rather than defects. */
@@ -57,6 +65,7 @@ typedef struct ck_interval {
     int64_t start, end;
     uint64_t index;
     uint32_t name;
+    uint8_t cls; /* enum ck_class */
 } ck_interval;
 
 /* A piece of a row's log; pieces double up to CK_CHUNK_MAX bytes. */
@@ -75,8 +84,11 @@ typedef struct ck_row {
     uint64_t n; /* events in the log */
     int64_t prev_start, prev_end;
     uint64_t prev_index;
+    /* the last flow finished at the row's newest event: a second finish of
+       it there is one flow finished twice on one event */
+    uint64_t finish_key, finish_index;
     uint32_t pid;
-    bool named, used, unordered;
+    bool named, used, unordered, finished;
 } ck_row;
 
 typedef struct ck_pid {
@@ -142,6 +154,8 @@ typedef struct ck {
     size_t npending, pending_cap;
     /* device time per External id (bit 63: listed in devtrace.attribution) */
     dt_u64map ext;
+    /* flow keys finished twice on one event: malformed, not Kineto's fan-out */
+    dt_u64map twice;
     ck_pid *pidv;
     size_t pid_cap;
     ck_row *rowv;
@@ -204,7 +218,7 @@ static inline uint64_t dt_rd_check_zigzag(uint64_t d)
 
 /* A complete event into its row's log (inline: once per event); -1 when
    out of memory. */
-static inline int dt_rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_t index, uint32_t name)
+static inline int dt_rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_t index, uint32_t name, int cls)
 {
     if ((!r->tail || r->tail->cap - r->tail->len < CK_LOG_MAX) && dt_rd_check_log_chunk(r) != 0)
         return -1;
@@ -215,7 +229,7 @@ static inline int dt_rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_
     p = dt_rd_check_put_varint(p, dt_rd_check_zigzag((uint64_t)start - (uint64_t)r->prev_start));
     p = dt_rd_check_put_varint(p, (uint64_t)(end - start));
     p = dt_rd_check_put_varint(p, index - r->prev_index);
-    p = dt_rd_check_put_varint(p, name);
+    p = dt_rd_check_put_varint(p, (uint64_t)name << 2 | (unsigned)cls);
     t->len = (uint32_t)(p - t->bytes);
     r->prev_start = start;
     r->prev_end = end;
@@ -223,8 +237,8 @@ static inline int dt_rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_
     r->n++;
     return 0;
 }
-/* Invariants 5 (nesting, the capture window), 6 (row names) and the flow
-   ends not at an event's start (2), over every row. */
+/* Invariants 5 (the capture window), 9 (nesting), 6 (row names) and the
+   flow ends not at an event's start (2), over every row. */
 void dt_rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace);
 /* Invariant 6: pids named, device pids sorted after host pids. */
 void dt_rd_check_names(ck *c);

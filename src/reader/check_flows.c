@@ -109,9 +109,18 @@ int dt_rd_check_flow(ck *c, const dt_rd_event *e, uint32_t row)
         dt_rd_check_where(w, sizeof w, e);
         dt_rd_check_finding(c, KD_FLOW_BP, "flow finish id %s at %s has no \"bp\":\"e\"", e->id, w);
     }
-    const ck_row *r = &c->rowv[row];
-    if (r->n > 0 && r->prev_start == e->ts_ns)
+    ck_row *r = &c->rowv[row];
+    if (r->n > 0 && r->prev_start == e->ts_ns) {
+        if (finish) {
+            if (r->finished && r->finish_key == key && r->finish_index == r->prev_index &&
+                !dt_u64map_slot(&c->twice, key, NULL))
+                return -1;
+            r->finished = true;
+            r->finish_key = key;
+            r->finish_index = r->prev_index;
+        }
         return 0;
+    }
     if (dt_vec_reserve_zeroed((void **)&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending) != 0)
         return -1;
     c->pending[c->npending++] = (ck_flow_end){key, e->index, e->ts_ns, row, finish};
@@ -186,9 +195,12 @@ void dt_rd_check_flows(ck *c)
     for (size_t i = 0; i < nbad; i++) {
         uint64_t v = bad[i];
         unsigned starts = FLOW_STARTS(v), finishes = FLOW_FINISHES(v);
-        int kind = starts == 0 && finishes == 1   ? KD_FLOW_NO_START
-                   : starts == 1 && finishes == 0 ? KD_FLOW_NO_FINISH
-                                                  : KD_FLOW_COUNT;
+        uint64_t unused;
+        bool twice = dt_u64map_get(&c->twice, (v >> 6) - 1, &unused);
+        int kind = starts == 0 && finishes == 1          ? KD_FLOW_NO_START
+                   : starts == 1 && finishes == 0        ? KD_FLOW_NO_FINISH
+                   : starts <= 1 && !twice               ? KD_FLOW_FANOUT
+                                                         : KD_FLOW_COUNT;
         dt_rd_check_finding(c, kind, "flow id %s has %u%s start(s) and %u%s finish(es), not one each",
                      flow_id_text(c, (v >> 6) - 1, idbuf, sizeof idbuf), FLOW_STARTS(v),
                      FLOW_STARTS(v) == 7 ? " or more" : "", FLOW_FINISHES(v), FLOW_FINISHES(v) == 7 ? " or more" : "");

@@ -1,6 +1,6 @@
 /* `devtrace check`: rows and pids, each complete event kept in its row's
-   log (varints), and the invariants over rows (nesting, the capture
-   window, names and order). */
+   log (varints), and the invariants over rows (the capture window, names
+   and order, nesting). */
 #include "reader/check.h"
 
 #include <inttypes.h>
@@ -110,7 +110,9 @@ static bool log_next(log_reader *lr, ck_interval *v)
     v->start = lr->start;
     v->end = (int64_t)((uint64_t)lr->start + dur);
     v->index = lr->index;
-    v->name = (uint32_t)get_varint(&p);
+    uint64_t name = get_varint(&p);
+    v->name = (uint32_t)(name >> 2);
+    v->cls = (uint8_t)(name & 3);
     lr->pos = (uint32_t)(p - lr->chunk->bytes);
     return true;
 }
@@ -124,6 +126,21 @@ static int cmp_interval(const void *a, const void *b)
     if (x->end != y->end)
         return x->end > y->end ? -1 : 1; /* the enclosing one first */
     return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The kind of a partial overlap, by what the two events are: those Kineto
+   writes on its rows (a synchronisation record over work, device work over
+   device work, host ranges over host ranges) apart from the rest. */
+static int overlap_kind(const ck_interval *o, const ck_interval *v)
+{
+    if ((o->cls == CL_SYNC || v->cls == CL_SYNC) && o->cls != CL_HOST && o->cls != CL_OTHER &&
+        v->cls != CL_HOST && v->cls != CL_OTHER)
+        return KD_OVERLAP_SYNC;
+    if (o->cls == v->cls && o->cls == CL_WORK)
+        return KD_OVERLAP_DEVICE;
+    if (o->cls == v->cls && o->cls == CL_HOST)
+        return KD_OVERLAP_HOST;
+    return KD_OVERLAP;
 }
 
 void dt_rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
@@ -185,7 +202,7 @@ void dt_rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
                 depth--;
             if (depth > 0 && v->end > stack[depth - 1].end) {
                 const ck_interval *o = &stack[depth - 1];
-                dt_rd_check_finding(c, KD_OVERLAP, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
+                dt_rd_check_finding(c, overlap_kind(o, v), "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
                              "event #%" PRIu64 " \"%.200s\" (ts %s us, end %s us)",
                              v->index, dt_strtab_key(&c->names, v->name), rowname, dt_rd_check_fmt_us(a, sizeof a, v->start),
                              dt_rd_check_fmt_us(b, sizeof b, v->end), o->index, dt_strtab_key(&c->names, o->name),

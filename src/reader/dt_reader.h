@@ -89,22 +89,23 @@ enum {
 };
 
 /* What an event's "cat" is, among the categories the trace format names
-   (docs/trace-format.md), decided once by the reader. */
+   and the ones Kineto writes (docs/trace-format.md), decided once by the
+   reader. */
 enum dt_rd_cat {
-    DT_RD_CAT_OTHER,
-    DT_RD_CAT_KERNEL,
-    DT_RD_CAT_MEMCPY,              /* gpu_memcpy */
-    DT_RD_CAT_MEMSET,              /* gpu_memset */
-    DT_RD_CAT_RUNTIME,             /* <vendor>_runtime */
+    DT_RD_CAT_OTHER,               /* none of these: dt_rd_summary.unclassified counts them */
+    DT_RD_CAT_KERNEL,              /* kernel; Kineto's Kernel (before PyTorch 1.10) and mtia_ccp_events */
+    DT_RD_CAT_MEMCPY,              /* gpu_memcpy; Memcpy */
+    DT_RD_CAT_MEMSET,              /* gpu_memset; Memset */
+    DT_RD_CAT_RUNTIME,             /* <vendor>_runtime; Runtime */
     DT_RD_CAT_DRIVER,              /* <vendor>_driver */
-    DT_RD_CAT_SYNC,                /* cuda_sync */
+    DT_RD_CAT_SYNC,                /* cuda_sync, xpu_sync */
     DT_RD_CAT_OVERHEAD,
     DT_RD_CAT_USER_ANNOTATION,
-    DT_RD_CAT_GPU_USER_ANNOTATION,
+    DT_RD_CAT_GPU_USER_ANNOTATION, /* gpu_user_annotation; User */
     DT_RD_CAT_TRACE,               /* the capture window */
-    DT_RD_CAT_CPU_OP,              /* torch.profiler's operators */
+    DT_RD_CAT_CPU_OP,              /* torch.profiler's operators: cpu_op; Operator */
     DT_RD_CAT_PYTHON_FUNCTION,
-    DT_RD_CAT_AC2G,                /* flows from API calls to device work */
+    DT_RD_CAT_AC2G,                /* flows from API calls to device work: ac2g; async_gpu, async_cpu_to_gpu */
     DT_RD_CAT_CPU_INSTANT          /* cpu_instant_event: torch's [memory] */
 };
 
@@ -252,6 +253,13 @@ typedef struct dt_rd_summary {
     bool has_host_max_error;
     int64_t host_max_error_us, host_est_error_us;
 
+    /* The categories of events the reader has no kind for (DT_RD_CAT_OTHER,
+       a "cat" present and not empty), with their counts, in the order met;
+       at most DT_RD_UNCLASSIFIED_MAX of them, the events of any more in
+       unclassified_more. */
+    dt_rd_kvlist unclassified;
+    uint64_t unclassified_more;
+
     /* distributedInfo (Kineto's, or devtrace's) */
     bool has_distributed_info, has_rank;
     int64_t rank, local_rank, world_size; /* -1 when absent */
@@ -262,6 +270,7 @@ typedef struct dt_rd_summary {
 } dt_rd_summary;
 
 #define DT_RD_WRITER_PLUGIN "devtrace.torch"
+#define DT_RD_UNCLASSIFIED_MAX 32
 
 void dt_rd_summary_free(dt_rd_summary *summary);
 

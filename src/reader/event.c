@@ -5,10 +5,12 @@
  * An entry that does not end inside the window is parsed again from its
  * '{' once more input is in (T_MORE).
  */
+#include "base/vec.h"
 #include "reader/rd_lex.h"
 
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The little-endian word of a literal's first bytes (up to 8): a constant
@@ -455,7 +457,11 @@ static int parse_args(dt_rd_ctx *c, const unsigned char *open, const unsigned ch
     return T_OK;
 }
 
-/* The category of a "cat", by length and word compares. */
+/* The category of a "cat", by length and word compares: every category
+   Kineto writes (libkineto's ActivityType names, and the ones of its
+   releases before PyTorch 1.10: Kernel, Memcpy, Memset, Runtime, Operator,
+   User, and the flows async_gpu and async_cpu_to_gpu) that devtrace has a
+   kind for; docs/trace-format.md lists them. */
 static int classify_cat(const unsigned char *s, size_t len);
 
 int dt_rd_classify_cat(const char *s, size_t len)
@@ -472,22 +478,62 @@ static int classify_cat(const unsigned char *s, size_t len)
     if (len >= 8 && dt_rd_load64(s + len - 8) == W("_runtime"))
         return DT_RD_CAT_RUNTIME;
     switch (len) {
-    case 4: return CAT_IS("ac2g") ? DT_RD_CAT_AC2G : DT_RD_CAT_OTHER;
+    case 4: return CAT_IS("ac2g") ? DT_RD_CAT_AC2G : CAT_IS("User") ? DT_RD_CAT_GPU_USER_ANNOTATION : DT_RD_CAT_OTHER;
     case 5: return CAT_IS("Trace") ? DT_RD_CAT_TRACE : DT_RD_CAT_OTHER;
-    case 6: return CAT_IS("kernel") ? DT_RD_CAT_KERNEL : CAT_IS("cpu_op") ? DT_RD_CAT_CPU_OP : DT_RD_CAT_OTHER;
-    case 8: return CAT_IS("overhead") ? DT_RD_CAT_OVERHEAD : DT_RD_CAT_OTHER;
-    case 9: return CAT_IS("cuda_sync") ? DT_RD_CAT_SYNC : DT_RD_CAT_OTHER;
+    case 6:
+        return CAT_IS("kernel") || CAT_IS("Kernel") ? DT_RD_CAT_KERNEL
+               : CAT_IS("cpu_op")                  ? DT_RD_CAT_CPU_OP
+               : CAT_IS("Memcpy")                  ? DT_RD_CAT_MEMCPY
+               : CAT_IS("Memset")                  ? DT_RD_CAT_MEMSET
+                                                   : DT_RD_CAT_OTHER;
+    case 7: return CAT_IS("Runtime") ? DT_RD_CAT_RUNTIME : DT_RD_CAT_OTHER;
+    case 8:
+        return CAT_IS("overhead") ? DT_RD_CAT_OVERHEAD
+               : CAT_IS("xpu_sync") ? DT_RD_CAT_SYNC
+               : CAT_IS("Operator") ? DT_RD_CAT_CPU_OP
+                                    : DT_RD_CAT_OTHER;
+    case 9:
+        return CAT_IS("cuda_sync") ? DT_RD_CAT_SYNC : CAT_IS("async_gpu") ? DT_RD_CAT_AC2G : DT_RD_CAT_OTHER;
     case 10:
         return CAT_IS("gpu_memcpy") ? DT_RD_CAT_MEMCPY : CAT_IS("gpu_memset") ? DT_RD_CAT_MEMSET : DT_RD_CAT_OTHER;
     case 15:
-        return CAT_IS("user_annotation") ? DT_RD_CAT_USER_ANNOTATION
+        return CAT_IS("user_annotation")   ? DT_RD_CAT_USER_ANNOTATION
                : CAT_IS("python_function") ? DT_RD_CAT_PYTHON_FUNCTION
+               /* MTIA's device work: kernels and DMA (named dma_*) */
+               : CAT_IS("mtia_ccp_events") ? DT_RD_CAT_KERNEL
                                            : DT_RD_CAT_OTHER;
+    case 16: return CAT_IS("async_cpu_to_gpu") ? DT_RD_CAT_AC2G : DT_RD_CAT_OTHER;
     case 17: return CAT_IS("cpu_instant_event") ? DT_RD_CAT_CPU_INSTANT : DT_RD_CAT_OTHER;
     case 19: return CAT_IS("gpu_user_annotation") ? DT_RD_CAT_GPU_USER_ANNOTATION : DT_RD_CAT_OTHER;
     default: return DT_RD_CAT_OTHER;
     }
 #undef CAT_IS
+}
+
+int dt_rd_count_unclassified(dt_rd_summary *sum, const char *cat, size_t len)
+{
+    dt_rd_kvlist *l = &sum->unclassified;
+    /* the last one met first: a trace's unclassified events come in runs */
+    for (size_t k = l->count; k-- > 0;) {
+        if (strlen(l->items[k].key) == len && memcmp(l->items[k].key, cat, len) == 0) {
+            l->items[k].value++;
+            return 0;
+        }
+    }
+    if (l->count == DT_RD_UNCLASSIFIED_MAX) {
+        sum->unclassified_more++;
+        return 0;
+    }
+    if (dt_vec_reserve_zeroed((void **)&l->items, &l->cap, l->count + 1, sizeof *l->items) != 0)
+        return -1;
+    char *key = malloc(len + 1);
+    if (!key)
+        return -1;
+    memcpy(key, cat, len);
+    key[len] = '\0';
+    l->items[l->count++] = (dt_rd_kv){key, 1};
+    l->present = true;
+    return 0;
 }
 
 /* The event's strings, NUL-terminated, into its pointers: where they lie
@@ -694,6 +740,8 @@ done:
         return T_ERR;
     c->pos = c->tok_end = (size_t)(p - c->data);
     c->sum->event_count++;
+    if (ev->cat_kind == DT_RD_CAT_OTHER && ev->cat_len && dt_rd_count_unclassified(c->sum, ev->cat, ev->cat_len) != 0)
+        return dt_rd_fail(c, "out of memory");
     if (c->opt && c->opt->visit) {
         rc = c->opt->visit(c->opt->user, ev);
         if (rc != 0) {

@@ -522,8 +522,8 @@ void dt_rd_summary_free(dt_rd_summary *s)
     free(s->rank_host);
     free(s->unusable_rank);
     free(s->launcher);
-    dt_rd_kvlist *lists[] = {&s->loss, &s->counts, &s->attribution, &s->external_parents};
-    for (size_t l = 0; l < 4; l++) {
+    dt_rd_kvlist *lists[] = {&s->loss, &s->counts, &s->attribution, &s->external_parents, &s->unclassified};
+    for (size_t l = 0; l < sizeof lists / sizeof *lists; l++) {
         for (size_t i = 0; i < lists[l]->count; i++)
             free(lists[l]->items[i].key);
         free(lists[l]->items);

@@ -268,6 +268,8 @@ static int visit(pr *r, dt_rd_event *e)
     e->name_len = (uint32_t)strlen(e->name);
     e->cat_kind = dt_rd_classify_cat(e->cat, e->cat_len);
     r->sum->event_count++;
+    if (e->cat_kind == DT_RD_CAT_OTHER && e->cat_len && dt_rd_count_unclassified(r->sum, e->cat, e->cat_len) != 0)
+        return fail(r, "out of memory");
     if (!r->opt || !r->opt->visit)
         return 0;
     int rc = r->opt->visit(r->opt->user, e);

@@ -75,6 +75,9 @@ static inline bool dt_rd_num_us_to_ns(const dt_rd_num *n, const char *s, size_t 
 /* ---- what the parts classify ---- */
 /* enum dt_rd_cat of a category; s is NUL-terminated (event.c). */
 int dt_rd_classify_cat(const char *s, size_t len);
+/* One more event of a category with no kind (DT_RD_CAT_OTHER) into
+   sum->unclassified; -1 when out of memory. */
+int dt_rd_count_unclassified(dt_rd_summary *sum, const char *cat, size_t len);
 /* Reads a Perfetto protobuf trace devtrace wrote (pf_read.c), feeding the
    visitor the events the JSON of the same session gives: dt_rd_read_opts
    with the same result conventions. */

@@ -417,6 +417,40 @@ static void print_loss(const dt_rd_summary *sum, bool csv, FILE *out)
     }
 }
 
+/* The categories the reader has no kind for: their events are in no report. */
+static void print_unclassified(const dt_rd_summary *sum, bool csv, FILE *out)
+{
+    const dt_rd_kvlist *l = &sum->unclassified;
+    if (!l->count)
+        return;
+    if (csv) {
+        fputs("Report,Category,Events\n", out);
+        for (size_t i = 0; i < l->count; i++) {
+            fputs("unclassified,", out);
+            dt_rd_put_csv(out, l->items[i].key);
+            fprintf(out, ",%" PRId64 "\n", l->items[i].value);
+        }
+        if (sum->unclassified_more)
+            fprintf(out, "unclassified,(%d categories and more),%" PRIu64 "\n", DT_RD_UNCLASSIFIED_MAX,
+                    sum->unclassified_more);
+        return;
+    }
+    fprintf(out, "\n** Categories devtrace does not classify (their events are in no report above):\n\n");
+    size_t w = strlen("Category");
+    for (size_t i = 0; i < l->count; i++)
+        if (dt_rd_safe_len(l->items[i].key) > w)
+            w = dt_rd_safe_len(l->items[i].key);
+    fprintf(out, " %-*s  Events\n", (int)w, "Category");
+    for (size_t i = 0; i < l->count; i++) {
+        fputc(' ', out);
+        dt_rd_put_safe(out, l->items[i].key);
+        fprintf(out, "%*s  %" PRId64 "\n", (int)(w - dt_rd_safe_len(l->items[i].key)), "", l->items[i].value);
+    }
+    if (sum->unclassified_more)
+        fprintf(out, " (beyond these %d categories, more)%*s  %" PRIu64 "\n", DT_RD_UNCLASSIFIED_MAX, 0, "",
+                sum->unclassified_more);
+}
+
 /* torch's name of a c10::DeviceType, where devtrace writes it. */
 static const char *device_type_name(int64_t type)
 {
@@ -513,8 +547,10 @@ static int run_stats(dt_rd_source *src, const char *label, unsigned reports, boo
             status = 1;
             break;
         }
-    if (status == 0)
+    if (status == 0) {
+        print_unclassified(&sum, csv, out);
         print_loss(&sum, csv, out);
+    }
     dt_rd_summary_free(&sum);
     stats_free(&s);
     return status;

@@ -187,11 +187,11 @@ def main():
     find(t, lambda e: e["ph"] == "f" and e["id"] == 15)[0]["ts"] = 1999000
     dump(t, "bad5_outside_window.json")
 
-    t = copy.deepcopy(g)  # 5: partial overlap on stream 7
+    t = copy.deepcopy(g)  # 9: partial overlap on stream 7
     m = find(t, lambda e: e.get("cat") == "gpu_memset")[0]
     m["ts"], m["dur"] = 1455000, 10000
     find(t, lambda e: e["ph"] == "f" and e["id"] == 14)[0]["ts"] = 1455000
-    dump(t, "bad5_overlap.json")
+    dump(t, "bad9_overlap.json")
 
     t = copy.deepcopy(g)  # 6: stream row without thread_name
     t["traceEvents"].remove(find(t, lambda e: e["ph"] == "M" and e["name"] == "thread_name"

@@ -311,6 +311,58 @@ static void bad_input_and_usage(void)
     cap_free(&c);
 }
 
+/* Every device category Kineto writes is device work: MTIA's
+   (mtia_ccp_events) and the ones of its releases before PyTorch 1.10
+   (Kernel, Memcpy, Memset, their calls Runtime); a category devtrace has no
+   kind for is named with its count, not dropped unsaid. */
+static void kineto_device_categories_and_unclassified_ones(void)
+{
+    static const char json[] =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"mtia_ccp_events\",\"name\":\"fc-dtype_Float\",\"pid\":9,\"tid\":4,\"ts\":10,\"dur\":5,"
+        "\"args\":{\"correlation\":1,\"stream\":1}},"
+        "{\"ph\":\"X\",\"cat\":\"mtia_ccp_events\",\"name\":\"dma_request\",\"pid\":9,\"tid\":4,\"ts\":20,\"dur\":2},"
+        "{\"ph\":\"X\",\"cat\":\"mtia_runtime\",\"name\":\"runFunction\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":3,"
+        "\"args\":{\"correlation\":1}},"
+        "{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"old_kernel\",\"pid\":0,\"tid\":7,\"ts\":30,\"dur\":7},"
+        "{\"ph\":\"X\",\"cat\":\"Memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":4},"
+        "{\"ph\":\"X\",\"cat\":\"Memset\",\"name\":\"Memset (Device)\",\"pid\":0,\"tid\":7,\"ts\":50,\"dur\":1},"
+        "{\"ph\":\"X\",\"cat\":\"Runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":25,\"dur\":2},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_profiler_range\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},"
+        "{\"ph\":\"s\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":1},"
+        "{\"ph\":\"f\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":5,\"bp\":\"e\"},"
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"p\"}}"
+        "]}";
+    capture c;
+    REQUIRE_EQ(stats_text(&c, json, "kernels,memcpy,memset,api", true), 0);
+    static const char expected[] =
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+        "kernels,50.0,7000,1,7000.0,7000.0,7000,7000,0.0,old_kernel\n"
+        "kernels,35.7,5000,1,5000.0,5000.0,5000,5000,0.0,fc-dtype_Float\n"
+        "kernels,14.3,2000,1,2000.0,2000.0,2000,2000,0.0,dma_request\n"
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Total Bytes,"
+        "Avg Bandwidth (GB/s),Name\n"
+        "memcpy,100.0,4000,1,4000.0,4000.0,4000,4000,0.0,0,0.000,Memcpy HtoD\n"
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Total Bytes,"
+        "Avg Bandwidth (GB/s),Name\n"
+        "memset,100.0,1000,1,1000.0,1000.0,1000,1000,0.0,0,0.000,Memset (Device)\n"
+        "Report,Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+        "api,60.0,3000,1,3000.0,3000.0,3000,3000,0.0,runFunction\n"
+        "api,40.0,2000,1,2000.0,2000.0,2000,2000,0.0,cudaLaunchKernel\n"
+        "Report,Category,Events\n"
+        "unclassified,cuda_profiler_range,1\n"
+        "unclassified,fwdbwd,2\n"
+        "Report,Reason,Count\n";
+    REQUIRE_STR(c.out_text, expected);
+    cap_free(&c);
+    REQUIRE_EQ(stats_text(&c, json, "kernels", false), 0);
+    REQUIRE(strstr(c.out_text, "** Categories devtrace does not classify (their events are in no report above):\n\n"
+                               " Category             Events\n"
+                               " cuda_profiler_range  1\n"
+                               " fwdbwd               2\n") != NULL);
+    cap_free(&c);
+}
+
 DT_TEST_MAIN(NULL, NULL,
              DT_TEST(good_trace_csv_is_exact),
              DT_TEST(good_trace_table),
@@ -321,4 +373,5 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(csv_escapes_control_bytes),
              DT_TEST(table_escapes_control_bytes),
              DT_TEST(huge_durations_saturate),
-             DT_TEST(bad_input_and_usage))
+             DT_TEST(bad_input_and_usage),
+             DT_TEST(kineto_device_categories_and_unclassified_ones))

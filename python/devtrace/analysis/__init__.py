@@ -1,8 +1,24 @@
 """Analysis of traces at scale: conversion to a Parquet dataset
 (`convert`), and reports over it run by DuckDB or a Dask cluster
-(docs/analysis.md)."""
+(docs/analysis.md).
 
-from ._columns import convert
-from ._engine import Dask, check_dataset, launch_events, report
+The names are imported when first used: `devtrace analyze` imports DuckDB
+alone, `devtrace convert` pyarrow alone."""
 
 __all__ = ["convert", "report", "launch_events", "check_dataset", "Dask"]
+
+_WHERE = {"convert": "_columns", "report": "_engine", "launch_events": "_engine", "check_dataset": "_engine",
+          "Dask": "_engine"}
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        import importlib
+        value = getattr(importlib.import_module("." + _WHERE[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

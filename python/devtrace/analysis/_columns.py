@@ -150,6 +150,18 @@ class _Writers:
         return placed
 
 
+def _values(column: pa.Array, dtype) -> np.ndarray:
+    """A column without nulls as a numpy view of its values' buffer (not
+    Array.to_numpy, which may import pandas: half a second)."""
+    return np.frombuffer(column.buffers()[1], dtype=dtype, count=len(column) + column.offset)[column.offset:]
+
+
+def _mask(keep: np.ndarray) -> pa.Array:
+    """A boolean Arrow array of keep, from its bits (pa.array would import
+    pandas)."""
+    return pa.Array.from_buffers(pa.bool_(), len(keep), [None, pa.py_buffer(np.packbits(keep, bitorder="little"))])
+
+
 def _split(batch: pa.RecordBatch, b: _Batch):
     """The batch's events and flows, by part (rank of a merged trace): the
     batch itself, without a copy, in the common case of one part and no
@@ -158,15 +170,15 @@ def _split(batch: pa.RecordBatch, b: _Batch):
     if b.flows == 0 and b.part_min == b.part_max:
         return [(b.part_min, "events", events)]
     out = []
-    flow = batch.column("flow").to_numpy(zero_copy_only=False).astype(bool)
-    part = batch.column("part").to_numpy(zero_copy_only=False)
+    flow = _values(batch.column("flow"), np.uint8).astype(bool)
+    part = _values(batch.column("part"), np.int32)
     for p in ([b.part_min] if b.part_min == b.part_max else np.unique(part)):
         mine = part == p
         for table, data, keep in (("events", events, mine & ~flow), ("flows", flows, mine & flow)):
             if keep.all():
                 out.append((int(p), table, data))
             elif keep.any():
-                out.append((int(p), table, data.filter(pa.array(keep))))
+                out.append((int(p), table, data.filter(_mask(keep))))
     return out
 
 
@@ -266,7 +278,8 @@ def convert(traces: Sequence[str], out: str, rows: int = ROWS, steps: bool = Tru
     converted at a time (default: one per CPU, at most 8). A trace's rank is its
     distributedInfo's, a merged trace's ranks are those merge gave its
     processes, and traces naming no rank take their place in the list.
-    Returns {"ranks": [...], "events": N}."""
+    Returns {"ranks": [...], "events": N, "negative": [(trace, events with a
+    negative duration, the traceEvents index of the first), ...]}."""
     outdir = Path(out)
     if (outdir / "traces.parquet").exists() or (outdir / "events").exists():
         raise FileExistsError("%s already holds a dataset; convert into a new directory" % out)
@@ -298,9 +311,21 @@ def convert(traces: Sequence[str], out: str, rows: int = ROWS, steps: bool = Tru
         for _, r in done:
             r["writers"].discard()
         raise
-    table = pa.Table.from_pylist(rows_out, schema=TRACES_SCHEMA)
-    pq.write_table(table, outdir / "traces.parquet")
-    return {"ranks": sorted({r["rank"] for r in rows_out}), "events": int(sum(r["events"] for r in rows_out))}
+    pq.write_table(_table(rows_out, TRACES_SCHEMA), outdir / "traces.parquet")
+    negative = [(path, r["meta"]["negativeDurations"], r["meta"].get("firstNegativeDuration", 0))
+                for path, r in done if r["meta"].get("negativeDurations")]
+    return {"ranks": sorted({r["rank"] for r in rows_out}), "events": int(sum(r["events"] for r in rows_out)),
+            "negative": negative}
+
+
+def _table(rows: List[dict], schema: pa.Schema) -> pa.Table:
+    """rows as a table of schema, through Arrow's JSON reader: pa.array and
+    Table.from_pylist import pandas (half a second) to look for its types."""
+    import pyarrow.json as pj
+    text = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+    if not rows:
+        return schema.empty_table()
+    return pj.read_json(pa.BufferReader(text), parse_options=pj.ParseOptions(explicit_schema=schema))
 
 
 def _assign_ranks(done) -> List[dict]:

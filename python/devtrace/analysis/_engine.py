@@ -1,21 +1,31 @@
 """Running the reports: DuckDB over the Parquet files (the default), or a
-Dask cluster whose workers each run the report's per-rank query over one
-rank's files. Both run the same SQL (_reports.py) and hand their per-rank
-rows to the same combining query, so they give the same results."""
+Dask cluster whose workers each run the report's per-rank query over a share
+of the ranks' files. Both run the same SQL (_reports.py) and hand their
+per-rank rows to the same combining query, so they give the same results.
+
+Only what a caller uses is imported: the command's DuckDB reports print
+from DuckDB's rows and never import pyarrow; the Python API returns Arrow
+tables."""
 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import tempfile
-from typing import List, Optional
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from . import _reports
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
 ENGINES = ("duckdb", "dask")
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be read: what is wrong, and where."""
 
 
 def _events_glob(path: str, rank: Optional[int] = None) -> str:
@@ -30,7 +40,7 @@ MB_PER_THREAD = 125
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(i?)B?\s*$", re.I)
 
 
-def _limit_mb(memory_limit: str) -> Optional[float]:
+def limit_mb(memory_limit: str) -> Optional[float]:
     """memory_limit ('64MB', '1GiB', '2 GB') in MB; None when not a size."""
     m = _SIZE.match(memory_limit)
     if not m:
@@ -39,13 +49,16 @@ def _limit_mb(memory_limit: str) -> Optional[float]:
     return float(m.group(1)) * (1024.0 if m.group(3) else 1000.0) ** power / 1e6
 
 
+
 def _connect(memory_limit: Optional[str] = None, threads: Optional[int] = None, temp_dir: Optional[str] = None):
     import duckdb
     con = duckdb.connect()
     if memory_limit:
+        mb = limit_mb(memory_limit)
+        if mb is None:
+            raise ValueError("memory limit %r is not a size (e.g. 512MB, 2GB)" % memory_limit)
         con.execute("SET memory_limit = '%s'" % memory_limit.replace("'", ""))
-        mb = _limit_mb(memory_limit)
-        if not threads and mb is not None:
+        if not threads:
             threads = max(1, min(os.cpu_count() or 1, int(mb // MB_PER_THREAD)))
     if threads:
         con.execute("SET threads = %d" % int(threads))
@@ -54,8 +67,9 @@ def _connect(memory_limit: Optional[str] = None, threads: Optional[int] = None, 
     return con
 
 
-def _arrow(rel) -> pa.Table:
+def _arrow(rel) -> "pa.Table":
     """The result as an Arrow table (DuckDB 1.x names it arrow, 2.x to_arrow_table)."""
+    import pyarrow as pa
     fetch = getattr(rel, "to_arrow_table", None) or rel.arrow
     t = fetch()
     # DuckDB sums integers into 128 bits: back to int64 (an error if one does not fit)
@@ -65,29 +79,93 @@ def _arrow(rel) -> pa.Table:
     return t
 
 
-def _events_view(con, pattern: str) -> None:
-    con.execute("CREATE OR REPLACE VIEW events AS SELECT * FROM read_parquet('%s', hive_partitioning = true, "
-                "hive_types = {'rank': INTEGER})" % pattern.replace("'", "''"))
+class Rows:
+    """A report's result as DuckDB gives it: column names and rows of Python
+    values (what the command prints, without pyarrow)."""
+
+    def __init__(self, columns: Sequence[str], rows: List[tuple]):
+        self.columns = list(columns)
+        self.rows = rows
+
+    @classmethod
+    def of(cls, rel) -> "Rows":
+        return cls(rel.columns, rel.fetchall())
+
+    def to_pandas(self):
+        import pandas as pd
+        return pd.DataFrame.from_records(self.rows, columns=self.columns)
 
 
-def run_per_rank(pattern: str, sql: str, memory_limit: Optional[str] = None,
-                 threads: Optional[int] = None) -> pa.Table:
-    """One report's per-rank query over the files matching pattern."""
+def _events_view(con, pattern) -> None:
+    """`events`: the dataset's events over the files of pattern (a glob or a
+    list of files), with the events whose duration is negative left out
+    (the conversion counts them: notes())."""
+    if isinstance(pattern, str):
+        files = "'%s'" % pattern.replace("'", "''")
+    else:
+        files = "[%s]" % ", ".join("'%s'" % p.replace("'", "''") for p in pattern)
+    con.execute("CREATE OR REPLACE VIEW events AS SELECT * FROM read_parquet(%s, hive_partitioning = true, "
+                "hive_types = {'rank': INTEGER}) WHERE dur IS NULL OR dur >= 0" % files)
+
+
+_DUCKDB_FIRST_LINE = re.compile(r"^[A-Za-z ]*(Error|Exception): ")
+
+
+def _duckdb_error(e: BaseException, path: str) -> DatasetError:
+    """DuckDB's error as one line that says where: a file it names, else the
+    dataset."""
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    text = _DUCKDB_FIRST_LINE.sub("", text)
+    if "Referenced column" in text or "Binder" in type(e).__name__ or "not found in FROM clause" in text:
+        return DatasetError("%s: not a dataset devtrace convert wrote (%s)%s"
+                            % (path, text, _schema_culprit(path)))
+    m = re.search(r"""["']([^"']+\.parquet)["']""", text)
+    if m:
+        what = text.replace(m.group(0), "").replace("  ", " ").strip(" :")
+        return DatasetError("%s: not a Parquet file DuckDB can read (%s)" % (m.group(1), what))
+    return DatasetError("%s: %s" % (path, text))
+
+
+def _schema_culprit(path: str) -> str:
+    """The first events file whose columns are not the dataset's, named."""
+    try:
+        import duckdb
+        con = duckdb.connect()
+        want = {"kind", "name", "ts", "dur", "stream", "correlation"}
+        for f in sorted(glob.glob(_events_glob(path))):
+            cols = {r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet('%s')" % f.replace("'", "''"))
+                    .fetchall()}
+            if not want <= cols:
+                return "; %s lacks the columns %s" % (f, ", ".join(sorted(want - cols)))
+    except Exception:  # noqa: BLE001 - only to name the file; the error stands without it
+        pass
+    return ""
+
+
+def run_per_rank(pattern, sql: str, memory_limit: Optional[str] = None, threads: Optional[int] = None,
+                 path: Optional[str] = None) -> "pa.Table":
+    """One report's per-rank query over the files of pattern (a glob or a
+    list of files), as an Arrow table: a Dask task's work."""
+    import duckdb
+    where = path or str(pattern)
     con = _connect(memory_limit, threads)
     try:
         _events_view(con, pattern)
         return _arrow(con.sql(sql))
+    except duckdb.Error as e:
+        raise _duckdb_error(e, where) from None
     finally:
         con.close()
 
 
-def _combine(name: str, rows: pa.Table):
-    con = _connect()
+def _task(files: List[str], sql: str, memory_limit: Optional[str], path: str):
+    """A Dask task: (the per-rank rows of files, None), or (None, what is
+    wrong with them), handed back rather than raised, which a worker would
+    log as a failure of its own."""
     try:
-        con.register("r", rows)
-        return _arrow(con.sql(_reports.combine_sql(name)))
-    finally:
-        con.close()
+        return run_per_rank(files, sql, memory_limit, 1, path), None
+    except (OSError, ValueError) as e:
+        return None, str(e)
 
 
 def check_dataset(path: str) -> List[int]:
@@ -97,11 +175,79 @@ def check_dataset(path: str) -> List[int]:
                                 "`devtrace convert --to parquet TRACE... -o %s`" % (path, path))
     ranks = []
     for d in sorted(glob.glob(os.path.join(path, "events", "rank=*"))):
+        try:
+            rank = int(os.path.basename(d)[5:])
+        except ValueError:
+            raise DatasetError("%s: not a rank's directory (rank=N)" % d) from None
         if glob.glob(os.path.join(d, "*.parquet")):
-            ranks.append(int(os.path.basename(d)[5:]))
+            ranks.append(rank)
     if not ranks:
         raise FileNotFoundError("%s/events holds no Parquet files" % path)
     return sorted(ranks)
+
+
+# ---- Dask: tasks sized by work ------------------------------------------
+
+# A task's share of the dataset, in events (rows): many small ranks go to
+# one task (each task pays for a DuckDB connection and a query's planning,
+# tens of milliseconds, which a million rows' work dwarfs), and the work is
+# cut into enough tasks for every worker (TASKS_PER_WORKER each, so that a
+# slow one does not hold the rest back). A rank larger than a task's share
+# is a task of its own: the per-rank queries need a rank's rows together
+# (covered time, gaps, medians); its reports run side by side instead
+# (Dask.per_rank_many).
+MIN_TASK_ROWS = 1_000_000
+TASKS_PER_WORKER = 2
+
+
+def plan_tasks(sizes: Dict[int, int], workers: int, least: Optional[int] = None) -> List[List[int]]:
+    """The ranks of each task: consecutive ranks whose sizes (events) add up
+    to about a task's share, total / (workers x TASKS_PER_WORKER), but at
+    least `least` (MIN_TASK_ROWS)."""
+    least = MIN_TASK_ROWS if least is None else least
+    total = sum(sizes.values())
+    share = max(least, total // max(1, workers * TASKS_PER_WORKER))
+    tasks: List[List[int]] = []
+    cur: List[int] = []
+    cur_size = 0
+    for rank in sorted(sizes):
+        if cur and cur_size + sizes[rank] > share:
+            tasks.append(cur)
+            cur, cur_size = [], 0
+        cur.append(rank)
+        cur_size += sizes[rank]
+    if cur:
+        tasks.append(cur)
+    return tasks
+
+
+def rank_sizes(path: str, ranks: List[int], con=None) -> Dict[int, int]:
+    """The events of each rank, from traces.parquet (what the conversion
+    wrote); where it does not say, the rank's Parquet bytes stand in, at the
+    bytes an event takes in the dataset's files on average."""
+    import duckdb
+    f = os.path.join(path, "traces.parquet")
+    sizes: Dict[int, int] = {}
+    if os.path.exists(f):
+        own = con is None
+        con = con or duckdb.connect()
+        try:
+            sizes = {int(r): int(n) for r, n in con.execute(
+                "SELECT rank, sum(events) FROM read_parquet('%s') GROUP BY rank" % f.replace("'", "''")).fetchall()
+                if n is not None}
+        except duckdb.Error:
+            sizes = {}
+        finally:
+            if own:
+                con.close()
+    if all(r in sizes for r in ranks):
+        return {r: sizes[r] for r in ranks}
+    files = _rank_files(path, ranks)
+    return {r: sum(os.path.getsize(f) for f in fs) // 16 for r, fs in files.items()}
+
+
+def _rank_files(path: str, ranks: List[int]) -> Dict[int, List[str]]:
+    return {r: sorted(glob.glob(_events_glob(path, r))) for r in ranks}
 
 
 class Dask:
@@ -118,13 +264,34 @@ class Dask:
                                         dashboard_address=None)
             self.client = Client(self.cluster)
 
-    def per_rank(self, path: str, ranks: List[int], sql: str, memory_limit: Optional[str]) -> pa.Table:
-        futures = [self.client.submit(run_per_rank, _events_glob(path, r), sql, memory_limit, 1, pure=False)
-                   for r in ranks]
-        tables = [t for t in self.client.gather(futures) if t.num_rows]
-        if not tables:
-            return self.client.submit(run_per_rank, _events_glob(path, ranks[0]), sql, memory_limit, 1).result()
-        return pa.concat_tables(tables)
+    def workers(self) -> int:
+        """The threads the cluster's workers run tasks on."""
+        info = self.client.scheduler_info().get("workers", {})
+        return max(1, sum(int(w.get("nthreads", 1)) for w in info.values()))
+
+    def per_rank_many(self, path: str, ranks: List[int], sqls: Dict[str, str],
+                      memory_limit: Optional[str]) -> Dict[str, "pa.Table"]:
+        """Each report's per-rank rows (sqls: name -> per-rank query). Every
+        report's tasks are submitted at once: the reports of one large rank
+        run side by side on as many workers."""
+        import pyarrow as pa
+        files = _rank_files(path, ranks)
+        tasks = plan_tasks(rank_sizes(path, ranks), self.workers())
+        futures = {n: [self.client.submit(_task, [f for r in task for f in files[r]], sql, memory_limit, path,
+                                          pure=False) for task in tasks] for n, sql in sqls.items()}
+        out = {}
+        for n, fs in futures.items():
+            results = self.client.gather(fs)
+            failed = [err for _, err in results if err]
+            if failed:
+                self.client.cancel([f for more in futures.values() for f in more])
+                raise DatasetError(failed[0])
+            tables = [t for t, _ in results]
+            out[n] = pa.concat_tables([t for t in tables if t.num_rows] or tables[:1])
+        return out
+
+    def per_rank(self, path: str, ranks: List[int], sql: str, memory_limit: Optional[str]) -> "pa.Table":
+        return self.per_rank_many(path, ranks, {"report": sql}, memory_limit)["report"]
 
     def close(self) -> None:
         self.client.close()
@@ -138,28 +305,104 @@ class Dask:
         self.close()
 
 
-def report(path: str, name: str, engine: str = "duckdb", hta: bool = False, dask: Optional[Dask] = None,
-           scheduler: Optional[str] = None, memory_limit: Optional[str] = None,
-           threads: Optional[int] = None) -> pa.Table:
+# ---- the reports -----------------------------------------------------------
+
+def _check_args(name: str, engine: str) -> None:
     if name not in _reports.REPORTS:
         raise ValueError("unknown report %r; the reports: %s" % (name, ", ".join(_reports.names())))
     if engine not in ENGINES:
         raise ValueError("unknown engine %r; the engines: %s" % (engine, ", ".join(ENGINES)))
+
+
+
+
+def run_reports(path: str, names: Sequence[str], engine: str = "duckdb", hta: bool = False,
+                dask: Optional[Dask] = None, scheduler: Optional[str] = None, memory_limit: Optional[str] = None,
+                threads: Optional[int] = None, arrow: bool = False, con=None) -> Dict[str, object]:
+    """Each report of names over the dataset at path: Rows, or Arrow tables
+    with arrow. One DuckDB connection (con, else one of its own) runs them
+    all, and on DuckDB keeps the per-rank rows for the combining query; on
+    Dask it runs the combining query over the workers' rows."""
+    import duckdb
+    for n in names:
+        _check_args(n, engine)
+    path = os.path.abspath(path)
     ranks = check_dataset(path)
-    sql = _reports.per_rank_sql(name, hta)
-    if engine == "duckdb":
-        rows = run_per_rank(_events_glob(path), sql, memory_limit, threads)
-    else:
-        own = dask is None
-        client = dask or Dask(scheduler)
-        try:
-            rows = client.per_rank(path, ranks, sql, memory_limit)
-        finally:
-            if own:
-                client.close()
-    return _combine(name, rows)
+    out: Dict[str, object] = {}
+    own_con = con is None
+    if own_con:
+        con = _connect(memory_limit if engine == "duckdb" else None, threads if engine == "duckdb" else None)
+    own = engine == "dask" and dask is None
+    client = (dask or Dask(scheduler)) if engine == "dask" else None
+    try:
+        if engine == "duckdb":
+            _events_view(con, _events_glob(path))
+        else:
+            per_rank = client.per_rank_many(path, ranks, {n: _reports.per_rank_sql(n, hta) for n in names},
+                                            memory_limit)
+        for n in names:
+            if client is None:
+                # the per-rank rows stay in DuckDB, as the table the combining query reads
+                con.execute("CREATE OR REPLACE TEMP TABLE r AS " + _reports.per_rank_sql(n, hta))
+            else:
+                con.register("r", per_rank[n])
+            res = con.sql(_reports.combine_sql(n))
+            out[n] = _arrow(res) if arrow else Rows.of(res)
+            if client is not None:
+                con.unregister("r")
+    except duckdb.Error as e:
+        raise _duckdb_error(e, path) from None
+    finally:
+        if own:
+            client.close()
+        if own_con:
+            con.close()
+    return out
 
 
-def launch_events(path: str, hta: bool = False) -> pa.Table:
+def report(path: str, name: str, engine: str = "duckdb", hta: bool = False, dask: Optional[Dask] = None,
+           scheduler: Optional[str] = None, memory_limit: Optional[str] = None,
+           threads: Optional[int] = None) -> "pa.Table":
+    """One report over the dataset at path, as an Arrow table."""
+    return run_reports(path, [name], engine=engine, hta=hta, dask=dask, scheduler=scheduler,
+                       memory_limit=memory_limit, threads=threads, arrow=True)[name]
+
+
+def launch_events(path: str, hta: bool = False) -> "pa.Table":
+    path = os.path.abspath(path)
     check_dataset(path)
-    return run_per_rank(_events_glob(path), _reports.launch_events_sql(hta))
+    return run_per_rank(_events_glob(path), _reports.launch_events_sql(hta), path=path)
+
+
+def notes(path: str, con=None) -> List[Tuple[int, str, dict]]:
+    """What the conversion counted that the reports leave out or cannot
+    read, per trace: (rank, trace, {negativeDurations, firstNegativeDuration,
+    unclassifiedCategories}) for each trace with any. Read from
+    traces.parquet's metadata with DuckDB (on con, else a connection of its
+    own)."""
+    import duckdb
+    f = os.path.join(path, "traces.parquet")
+    if not os.path.exists(f):
+        return []
+    own = con is None
+    con = con or duckdb.connect()
+    try:
+        rows = con.execute("SELECT rank, trace, metadata FROM read_parquet('%s') ORDER BY rank"
+                           % f.replace("'", "''")).fetchall()
+    except duckdb.Error as e:
+        raise _duckdb_error(e, f) from None
+    finally:
+        if own:
+            con.close()
+    out = []
+    seen = set()
+    for rank, trace, meta in rows:
+        if trace in seen:  # a merged trace: one row per rank, one metadata
+            continue
+        seen.add(trace)
+        m = json.loads(meta or "{}")
+        keep = {k: m[k] for k in ("negativeDurations", "firstNegativeDuration", "unclassifiedCategories")
+                if m.get(k)}
+        if keep:
+            out.append((rank, trace, keep))
+    return out

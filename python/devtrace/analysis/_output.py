@@ -1,15 +1,15 @@
-"""A report's rows on a terminal, or as CSV, JSON or Parquet."""
+"""A report's rows on a terminal, or as CSV, JSON or Parquet. The rows are
+DuckDB's (_engine.Rows), or Arrow tables for Parquet."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
 import os
 import sys
 from typing import Dict, Optional
-
-import pyarrow as pa
 
 
 def _cell(v) -> str:
@@ -21,10 +21,16 @@ def _cell(v) -> str:
     return s if len(s) <= 60 else s[:57] + "..."
 
 
-def table(t: pa.Table) -> str:
-    rows = t.to_pylist()
-    cols = t.column_names
-    cells = [[_cell(r[c]) for c in cols] for r in rows]
+def _rows(t):
+    """(columns, rows) of Rows or an Arrow table."""
+    if hasattr(t, "rows"):
+        return t.columns, t.rows
+    return t.column_names, [tuple(r.values()) for r in t.to_pylist()]
+
+
+def table(t) -> str:
+    cols, rows = _rows(t)
+    cells = [[_cell(v) for v in r] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
     out = io.StringIO()
     out.write("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip() + "\n")
@@ -34,7 +40,11 @@ def table(t: pa.Table) -> str:
     return out.getvalue()
 
 
-def write(results: Dict[str, pa.Table], fmt: str, output: Optional[str]) -> None:
+def _json_value(v):
+    return None if v != v else str(v)
+
+
+def write(results: Dict[str, object], fmt: str, output: Optional[str]) -> None:
     if fmt == "parquet":
         import pyarrow.parquet as pq
         os.makedirs(output, exist_ok=True)
@@ -43,6 +53,7 @@ def write(results: Dict[str, pa.Table], fmt: str, output: Optional[str]) -> None
         return
     text = io.StringIO()
     for name, t in results.items():
+        cols, rows = _rows(t)
         if fmt == "table":
             if len(results) > 1:
                 text.write("== %s ==\n" % name)
@@ -50,11 +61,15 @@ def write(results: Dict[str, pa.Table], fmt: str, output: Optional[str]) -> None
         elif fmt == "csv":
             if len(results) > 1:
                 text.write("# %s\n" % name)
-            t.to_pandas().to_csv(text, index=False)
+            w = csv.writer(text, lineterminator="\n")
+            w.writerow(cols)
+            w.writerows(rows)
     if fmt == "json":
-        doc = {n: t.to_pylist() for n, t in results.items()}
-        json.dump(doc if len(doc) > 1 else next(iter(doc.values())), text, indent=1,
-                  default=lambda v: None if v != v else str(v))
+        doc = {}
+        for n, t in results.items():
+            cols, rows = _rows(t)
+            doc[n] = [dict(zip(cols, r)) for r in rows]
+        json.dump(doc if len(doc) > 1 else next(iter(doc.values())), text, indent=1, default=_json_value)
         text.write("\n")
     if output:
         with open(output, "w", encoding="utf-8") as f:

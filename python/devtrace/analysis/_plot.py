@@ -44,11 +44,7 @@ def plot(dataset: str, outdir: str, engine: str = "duckdb", results: Optional[Di
 
     kernels = results["kernels"].to_pandas()
     if len(kernels):
-        top = kernels.groupby("name")["total_ns"].sum().sort_values(ascending=False).head(15) / 1e6
-        fig, ax = plt.subplots(figsize=(9, 0.35 * len(top) + 1.5))
-        ax.barh([n[:50] for n in top.index[::-1]], top.values[::-1])
-        ax.set_xlabel("total time over all ranks (ms)")
-        ax.set_title("kernel breakdown")
+        fig = kernels_figure(kernels)
         written.append(_save(fig, outdir, "kernels.png"))
 
     temporal = results["temporal"].to_pandas()
@@ -66,6 +62,42 @@ def plot(dataset: str, outdir: str, engine: str = "duckdb", results: Optional[Di
         ax.legend()
         written.append(_save(fig, outdir, "temporal.png"))
     return written
+
+
+LABEL_CHARS = 50
+TOP_KERNELS = 15
+
+
+def kernel_labels(names: List[str], width: int = LABEL_CHARS) -> List[str]:
+    """Each name cut to width characters, kept distinct: names that share
+    their first characters (templated kernels do) are told apart by a
+    number."""
+    labels = []
+    seen: Dict[str, int] = {}
+    for n in names:
+        label = n if len(n) <= width else n[:width - 1] + "\u2026"
+        k = seen.get(label, 0) + 1
+        seen[label] = k
+        labels.append(label if k == 1 else "%s (%d)" % (label, k))
+    return labels
+
+
+def kernels_figure(kernels):
+    """The TOP_KERNELS kernels with the most time over all ranks, one bar
+    each, the largest at the top."""
+    import matplotlib.pyplot as plt
+    top = kernels.groupby("name")["total_ns"].sum()
+    top = top.reset_index().sort_values(["total_ns", "name"], ascending=[False, True]).head(TOP_KERNELS)
+    labels = kernel_labels(list(top["name"]))
+    values = [v / 1e6 for v in top["total_ns"]]
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(values) + 1.5))
+    # bars at positions, not by label: labels that matched would share a bar
+    pos = list(range(len(values)))[::-1]
+    ax.barh(pos, values)
+    ax.set_yticks(pos, labels)
+    ax.set_xlabel("total time over all ranks (ms)")
+    ax.set_title("kernel breakdown")
+    return fig
 
 
 def _save(fig, outdir: str, name: str) -> str:

@@ -23,16 +23,21 @@ MEMORY_NAME_RE = r"^(Memcpy|Memset|dma)"
 # HTA's default for telling a kernel wait from other idleness (its 30 "ns"
 # are microseconds on its time axis)
 KERNEL_WAIT_NS = 30_000
-# a step is a straggler when its robust z-score exceeds this (Iglewicz and
-# Hoaglin's modified z-score, 0.6745 (x - median) / MAD; where more than half
-# the ranks agree exactly the MAD is 0 and the mean absolute deviation
-# stands in: (x - median) / (1.253314 MeanAD))
+# A step of a rank is a straggler when its excess over the other ranks'
+# median for that step (excess = t / others' median - 1) is an outlier among
+# every rank's and step's excess in the job: its modified z-score (Iglewicz
+# and Hoaglin's, 0.6745 (x - median) / MAD, pooled over the job; where MAD
+# is 0, (x - median) / (1.253314 MeanAD)) exceeds this. Against the other
+# ranks rather than all of them, and pooled over the steps, it works from 2
+# ranks: a z-score over the ranks of one step alone is at most 0.6745 with
+# two, and MAD is 0 with up to four equal ranks.
 STRAGGLER_Z = 3.5
 
 # The device work of each rank, classified. `hta` gives HTA 0.5's view of
 # the same events: its time axis (microseconds, start rounded up and end
-# down) and its filter (only work launched before the last ProfilerStep
-# starts, when there are two steps or more).
+# down), its device events (those with a stream, below) and its filter (only
+# work launched before the last ProfilerStep starts, when there are two steps
+# or more).
 GPU = """
 gpu_all AS (
   SELECT rank, device, stream, name, kind, correlation, collective,
@@ -48,7 +53,7 @@ steps_cpu AS (
     AND kind NOT IN ('kernel', 'memcpy', 'memset', 'gpu_user_annotation') AND dur IS NOT NULL
 ),
 last_step AS (
-  SELECT rank, max(s) AS last_start, count(*) AS n FROM steps_cpu GROUP BY rank
+  SELECT rank, max({start_of_s}) AS last_start, count(*) AS n FROM steps_cpu GROUP BY rank
 ),
 -- each distinct (name, kind, collective or not) classified once: the
 -- names' patterns run over a few hundred rows, not every kernel
@@ -70,20 +75,32 @@ HTA_FILTER = """
   WHERE l.n IS NULL OR l.n < 2 OR g.correlation IN (
     SELECT c.correlation FROM events c
     WHERE c.rank = g.rank AND c.kind NOT IN ('kernel', 'memcpy', 'memset', 'gpu_user_annotation')
-      AND c.correlation IS NOT NULL AND c.ts < l.last_start)"""
+      AND c.correlation IS NOT NULL AND {start_of_c} < l.last_start)"""
 
 
 # whole microseconds, in integers (a double cannot hold epoch nanoseconds)
-HTA_START = "(ts + (((1000 - ts % 1000) % 1000) + 1000) % 1000)"
+def hta_start(ts: str = "ts") -> str:
+    return "(%s + (((1000 - %s %% 1000) %% 1000) + 1000) %% 1000)" % (ts, ts)
+
+
+HTA_START = hta_start()
 HTA_END = "((ts + dur) - ((((ts + dur) % 1000) + 1000) % 1000))"
 
-
-DEVICE_WORK = "kind IN ('kernel', 'memcpy', 'memset')"
+# Device work: the kinds of every category Kineto writes for it (the
+# reader's: kernel, gpu_memcpy, gpu_memset, MTIA's mtia_ccp_events, old
+# Kineto's Kernel, Memcpy, Memset).
+WORK_KINDS = "('kernel', 'memcpy', 'memset')"
+DEVICE_WORK = "kind IN %s" % WORK_KINDS
 CLASSES = ("WHEN n.kind IN ('memcpy', 'memset') OR regexp_matches(n.name, '%s') THEN 'memory' "
            "ELSE 'computation'" % MEMORY_NAME_RE)
-# HTA's device events are those with a stream (synchronisations included), and
-# what is neither memory nor computation by its names is "other"
-HTA_WORK = "stream IS NOT NULL"
+# HTA's device events are those whose stream it reads as an integer other
+# than -1 (Kineto's stream of Event Sync and Context Sync; a stream it cannot
+# read, ROCm's "0x0" on its runtime calls, is -1 too): synchronisations and
+# events of categories devtrace does not classify included. Events devtrace
+# knows run on the host (API calls, operators, ranges) are not device events
+# here, whatever stream they carry. What is neither memory nor computation by
+# its name is HTA's "other".
+HTA_WORK = "stream IS NOT NULL AND stream <> -1 AND kind IN ('kernel', 'memcpy', 'memset', 'sync', 'other')"
 HTA_CLASSES = ("WHEN regexp_matches(n.name, '%s') THEN 'memory' "
                "WHEN regexp_matches(n.name, '^(.*Memcpy|Memset|.*Sync)') THEN 'other' "
                "ELSE 'computation'" % MEMORY_NAME_RE)
@@ -91,10 +108,11 @@ HTA_CLASSES = ("WHEN regexp_matches(n.name, '%s') THEN 'memory' "
 
 def gpu_cte(hta: bool) -> str:
     if hta:
-        return GPU.format(start=HTA_START, end=HTA_END, work=HTA_WORK, classes=HTA_CLASSES,
-                          comm=COMM_NAME_RE, hta_filter=HTA_FILTER)
+        return GPU.format(start=HTA_START, end=HTA_END, work=HTA_WORK, classes=HTA_CLASSES, comm=COMM_NAME_RE,
+                          start_of_s=hta_start("s"),
+                          hta_filter=HTA_FILTER.format(start_of_c=hta_start("c.ts")))
     return GPU.format(start="ts", end="ts + dur", work=DEVICE_WORK, classes=CLASSES, comm=COMM_NAME_RE,
-                      hta_filter="")
+                      start_of_s="s", hta_filter="")
 
 
 # The time covered by the intervals (rank, key, s, e) of relation SRC, per
@@ -119,6 +137,8 @@ class Report:
 
 
 def _kernels() -> Report:
+    # HTA's kernel breakdown has its computation, communication and memory
+    # classes; its "other" (synchronisations) is in its temporal breakdown only
     per_rank = """
 SELECT rank, class, name, count(*) AS count, sum(dur) AS total_ns,
        avg(dur) AS mean_ns, min(dur) AS min_ns, max(dur) AS max_ns,
@@ -126,13 +146,15 @@ SELECT rank, class, name, count(*) AS count, sum(dur) AS total_ns,
        CASE WHEN count(*) > 1 THEN sqrt(CAST(count(*) * sum(CAST(dur AS HUGEINT) * dur) - sum(dur) * sum(dur) AS DOUBLE)
                                         / (count(*) * (count(*) - 1))) ELSE 0 END AS std_ns,
        sum(dur) / sum(sum(dur)) OVER (PARTITION BY rank) AS share
-FROM gpu GROUP BY rank, class, name"""
+FROM gpu WHERE class <> 'other' GROUP BY rank, class, name"""
     combine = "SELECT * FROM r ORDER BY rank, total_ns DESC, class, name"
     return Report("kernels", "device work per rank, class and name: count, total, mean, share of the rank's",
                   per_rank, combine)
 
 
 def _temporal() -> Report:
+    # device work without a device arg (MTIA's) is a device of its own, null:
+    # the joins match it (IS NOT DISTINCT FROM) rather than drop it
     per_rank = f"""
 , spans AS (SELECT rank, device, min(s) AS first, max(e) AS last FROM gpu GROUP BY rank, device)
 , busy AS {covered('gpu', 'device')}
@@ -141,11 +163,12 @@ def _temporal() -> Report:
          sum(busy) FILTER (WHERE class = 'communication') AS communication,
          sum(busy) FILTER (WHERE class = 'memory') AS memory
   FROM {covered('gpu', 'device, class')} GROUP BY rank, device)
-SELECT rank, device, last - first AS span_ns,
+SELECT p.rank, p.device, last - first AS span_ns,
        coalesce(compute, 0) AS compute_ns, coalesce(communication, 0) AS communication_ns,
        coalesce(memory, 0) AS memory_ns, (last - first) - busy AS idle_ns,
        (last - first) - coalesce(compute, 0) - ((last - first) - busy) AS non_compute_ns
-FROM spans JOIN busy USING (rank, device) LEFT JOIN byclass USING (rank, device)"""
+FROM spans p JOIN busy b ON b.rank = p.rank AND b.device IS NOT DISTINCT FROM p.device
+LEFT JOIN byclass c ON c.rank = p.rank AND c.device IS NOT DISTINCT FROM p.device"""
     combine = """
 SELECT *, round(100.0 * compute_ns / span_ns, 2) AS compute_pct,
        round(100.0 * communication_ns / span_ns, 2) AS communication_pct,
@@ -185,12 +208,12 @@ def _idle() -> Report:
   SELECT g.rank, g.device, g.stream, g.s, g.e, l.launch_ts,
          lag(g.e) OVER (PARTITION BY g.rank, g.device, g.stream ORDER BY g.s, g.e) AS prev_e
   FROM gpu g LEFT JOIN launches l ON l.rank = g.rank AND l.correlation = g.correlation
-  WHERE g.stream IS NOT NULL AND g.kind IN ('kernel', 'memcpy', 'memset'))
+  WHERE g.stream IS NOT NULL AND g.kind IN %s)
 SELECT rank, device, stream,
        CASE WHEN launch_ts > prev_e THEN 'host_wait'
             WHEN s - prev_e < %d THEN 'kernel_wait' ELSE 'other' END AS idle_category,
        sum(s - prev_e) AS idle_ns, count(*) AS gaps
-FROM seq WHERE prev_e IS NOT NULL GROUP BY ALL""" % KERNEL_WAIT_NS
+FROM seq WHERE prev_e IS NOT NULL GROUP BY ALL""" % (WORK_KINDS, KERNEL_WAIT_NS)
     combine = """
 SELECT *, idle_ns / sum(idle_ns) OVER (PARTITION BY rank, device, stream) AS idle_ratio
 FROM r ORDER BY rank, device, stream, idle_category"""
@@ -214,19 +237,31 @@ def _steps() -> Report:
   FROM comm_in_step GROUP BY rank, step)
 SELECT st.rank, st.step, st.s AS start_ns, st.e - st.s AS step_ns, t.collective, t.collective_ns
 FROM steps_cpu st LEFT JOIN top_comm t USING (rank, step)"""
+    # the median of the other ranks' times for the step: the step's sorted
+    # times v without this rank's (its k-th), n of them
+    def other(j: str) -> str:
+        return "(CASE WHEN %s < k THEN v[%s] ELSE v[%s + 1] END)" % (j, j, j)
     combine = f"""
-, stats AS (
-  SELECT step, median(step_ns) AS median_ns, count(*) AS ranks FROM r GROUP BY step)
-, dev AS (
-  SELECT r.*, s.median_ns, s.ranks, abs(r.step_ns - s.median_ns) AS dev FROM r JOIN stats s USING (step))
-, mad AS (SELECT step, median(dev) AS mad_ns, avg(dev) AS meanad_ns FROM dev GROUP BY step)
+, ranked AS (
+  SELECT r.*, row_number() OVER (PARTITION BY step ORDER BY step_ns, rank) AS k,
+         count(*) OVER (PARTITION BY step) AS n FROM r)
+, sorted AS (SELECT step, list(step_ns ORDER BY step_ns, rank) AS v FROM r GROUP BY step)
+, others AS (
+  SELECT x.*, CASE WHEN n < 2 THEN NULL
+                   WHEN n % 2 = 0 THEN CAST({other('n // 2')} AS DOUBLE)
+                   ELSE ({other('(n - 1) // 2')} + {other('(n + 1) // 2')}) / 2.0 END AS others_median_ns
+  FROM ranked x JOIN sorted USING (step))
+, excess AS (
+  SELECT *, CASE WHEN others_median_ns > 0 THEN step_ns / others_median_ns - 1 END AS excess FROM others)
+, pooled AS (SELECT median(excess) AS med FROM excess)
+, spread AS (
+  SELECT median(abs(excess - med)) AS mad, avg(abs(excess - med) ORDER BY abs(excess - med)) AS meanad
+  FROM excess, pooled WHERE excess IS NOT NULL)
 , scored AS (
-  SELECT d.rank, d.step, d.start_ns, d.step_ns, d.median_ns, m.mad_ns,
-         CASE WHEN m.mad_ns > 0 THEN 0.6745 * (d.step_ns - d.median_ns) / m.mad_ns
-              WHEN m.meanad_ns > 0 THEN (d.step_ns - d.median_ns) / (1.253314 * m.meanad_ns) END AS robust_z,
-         d.collective, d.collective_ns
-  FROM dev d JOIN mad m USING (step))
-SELECT s.rank, s.step, s.start_ns, s.step_ns, s.median_ns, s.mad_ns, s.robust_z,
+  SELECT x.*, CASE WHEN mad > 0 THEN 0.6745 * (excess - med) / mad
+                   WHEN meanad > 0 THEN (excess - med) / (1.253314 * meanad) END AS robust_z
+  FROM excess x, pooled, spread)
+SELECT s.rank, s.step, s.start_ns, s.step_ns, s.others_median_ns, s.excess, s.robust_z,
        coalesce(s.robust_z > {STRAGGLER_Z}, false) AS straggler,
        CASE WHEN coalesce(s.robust_z > {STRAGGLER_Z}, false) THEN
          (SELECT first(o.collective ORDER BY o.collective_ns DESC, o.collective) FROM scored o
@@ -235,9 +270,10 @@ SELECT s.rank, s.step, s.start_ns, s.step_ns, s.median_ns, s.mad_ns, s.robust_z,
          (SELECT median(o.collective_ns) FROM scored o
           WHERE o.step = s.step AND o.rank <> s.rank) END AS others_wait_ns
 FROM scored s ORDER BY s.step, s.rank"""
-    return Report("steps", "step time per rank and step (ProfilerStep#N), and the stragglers: steps whose "
-                  "modified z-score 0.6745 (t - median) / MAD over the ranks exceeds 3.5, with the "
-                  "collective the other ranks spent longest in during that step", per_rank, combine)
+    return Report("steps", "step time per rank and step (ProfilerStep#N), and the stragglers: steps whose excess "
+                  "over the other ranks' median for the step is an outlier in the job (modified z-score over "
+                  "every rank's and step's excess above 3.5), with the collective the other ranks spent "
+                  "longest in during that step", per_rank, combine)
 
 
 def _launch() -> Report:
@@ -260,7 +296,8 @@ LAUNCH_EVENTS = """
          g.e - g.s AS gpu_duration, greatest(g.s - (c.s + c.dur), 0) AS launch_delay
   FROM gpu g JOIN (SELECT rank, correlation, name, {start} AS s, {end} - {start} AS dur FROM events
                    WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL AND dur IS NOT NULL) c
-       ON c.rank = g.rank AND c.correlation = g.correlation)"""
+       ON c.rank = g.rank AND c.correlation = g.correlation
+  WHERE g.kind IN %s)""" % WORK_KINDS
 
 
 def launch_cte(hta: bool) -> str:
