@@ -42,7 +42,7 @@ int dt_clock_add(dt_clock *c, dt_clock_sample s)
     return 0;
 }
 
-int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries)
+int dt_clock_read(dt_clock_fn fn, int tries, dt_clock_sample *out)
 {
     dt_clock_sample best = {0, 0, UINT64_MAX};
     for (int i = 0; i < tries; i++) {
@@ -58,7 +58,15 @@ int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries)
         }
     }
     if (best.bracket_ns == UINT64_MAX) return -1;
-    return dt_clock_add(c, best);
+    *out = best;
+    return 0;
+}
+
+int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries)
+{
+    dt_clock_sample s;
+    if (dt_clock_read(fn, tries, &s) != 0) return -1;
+    return dt_clock_add(c, s);
 }
 
 static int cmp_vendor(const void *a, const void *b)

@@ -55,6 +55,10 @@ DT_HIDDEN void dt_clock_init(dt_clock *c, int identity);
 DT_HIDDEN void dt_clock_free(dt_clock *c);
 /* Take `tries` paired readings, keep the most tightly bracketed one. */
 DT_HIDDEN int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries);
+/* The same reading, not kept: a vendor clock is read with no lock held
+   that a vendor callback takes, and kept (dt_clock_add) under it. -1 when
+   no reading succeeded. */
+DT_HIDDEN int dt_clock_read(dt_clock_fn fn, int tries, dt_clock_sample *out);
 DT_HIDDEN int dt_clock_add(dt_clock *c, dt_clock_sample s);
 /* Build the piecewise affine map from the samples. */
 DT_HIDDEN void dt_clock_fit(dt_clock *c);

@@ -202,9 +202,14 @@ static void *calibrator_main(void *arg)
             rc = pthread_cond_timedwait(&s->calib_cond, &s->calib_lock, &next);
         if (s->calib_stop) break;
         pthread_mutex_unlock(&s->calib_lock);
-        dt_core_lock(s);
-        dt_clock_sample_now(&s->clock, s->backend->clock, 8);
-        dt_core_unlock(s);
+        /* the vendor's clock is read without the session's lock, which its
+           buffer callbacks take as they decode */
+        dt_clock_sample sample;
+        if (dt_clock_read(s->backend->clock, 8, &sample) == 0) {
+            dt_core_lock(s);
+            dt_clock_add(&s->clock, sample);
+            dt_core_unlock(s);
+        }
         pthread_mutex_lock(&s->calib_lock);
     }
     pthread_mutex_unlock(&s->calib_lock);
@@ -244,11 +249,17 @@ dt_status dt_core_begin(dt_session *s)
     if (!atomic_compare_exchange_strong(&dt_g_active, &expected, s))
         return dt_error(DT_ERR_BUSY, "another devtrace session is running in this process; vendor interfaces are process-wide, so stop it first");
     atomic_store(&s->attaching, 0);
+    /* Under the session's lock: a thread of the program may still be about
+       to record into it what began in its previous start (a range it
+       pops); the generation it checks there changes with the reset. */
+    dt_core_lock(s);
     if (s->state == DT_STATE_STOPPED && session_reset(s) != 0) {
+        dt_core_unlock(s);
         atomic_store(&dt_g_active, NULL);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
     }
     s->generation = atomic_fetch_add(&g_generation, 1) + 1;
+    dt_core_unlock(s);
     s->window_start_ns = dt_realtime_ns();
     s->window_end_set = 0;
 
