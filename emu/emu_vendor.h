@@ -297,6 +297,10 @@ struct emu_vendor {
        write no record; the API callbacks still see them enter and leave.
        Otherwise a forked child has a working device of its own. */
     int fork_child_unusable;
+    /* The result a synchronising call gives on a thread capturing a graph
+       (emu_stream_capture), in the vendor's numbering; 0: the vendor has no
+       graphs, and capturing changes nothing. */
+    int32_t capture_error;
 };
 
 /* Defined by the personality linked into the library. */

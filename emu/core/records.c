@@ -11,6 +11,7 @@
 #include "faults.h"
 #include "names.h"
 #include "records.h"
+#include "subscriber.h"
 
 static const char *const kind_names[EMU_KIND_COUNT] = {
     "kernel", "memcpy", "memset", "runtime", "driver", "external", "marker", "collective", "memory",
@@ -95,6 +96,7 @@ EMU_API void emu_stats_get(emu_stats *out)
         out->kinds_enabled += core_state.enabled[k] != 0;
     for (int d = 0; core_state.subscribed && d < EMU_DOMAIN_COUNT; d++)
         out->callbacks_enabled += core_state.domain_on[d] != 0;
+    out->external_calls_inside = (uint64_t)core_external_calls_inside();
     pthread_mutex_unlock(&core_state.lock);
 }
 
