@@ -47,6 +47,7 @@ static dt_status inject_arm(dt_session *s, int *attached)
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
+#include <cupti_version.h>
 #include "cupti_cbid_names.h"
 
 /* devtrace's declaration is the toolkit's, field by field where read. */
@@ -356,6 +357,26 @@ static const uint32_t graph_driver[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
+/* Where CUPTI may be finalized after a session (dt_vendor_api_ids.sync_*):
+   the exit of a device, context or stream synchronisation that succeeded.
+   CUDA refuses to synchronise a stream being captured into a graph, and in
+   the global and thread-local capture modes the device too (the CUDA
+   programming guide's rules for stream capture, inferred, not in the
+   headers), so such an exit is never inside a capture. */
+static const uint32_t sync_runtime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+};
+static const uint32_t sync_driver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+#if CUPTI_API_VERSION >= 130000
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2, /* CUDA 13 */
+#endif
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz,
+};
+
 static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
 static const char *const roots[] = {"CUDA_HOME", NULL};
 static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", NULL};
@@ -392,7 +413,8 @@ static const dt_vendor cupti_vendor = {
     .callbacks = {DT_CF_CALLBACK_FIELDS(dt_cf_subscribe_named), .domain_resource = DT_CF_DOMAIN_RESOURCE,
                   .context_created = DT_CF_CBID_RESOURCE_CONTEXT_CREATED},
     .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime),
-                DT_COUNTED(graph_runtime), DT_COUNTED(graph_driver), DT_CF_API_GRAPH_IDS_FIXED},
+                DT_COUNTED(graph_runtime), DT_COUNTED(graph_driver), DT_CF_API_GRAPH_IDS_FIXED,
+                DT_COUNTED(sync_runtime), DT_COUNTED(sync_driver)},
     .query_devices = query_devices,
     .synchronize = synchronize,
     /* a driver initialised before devtrace armed described its devices to

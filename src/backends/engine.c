@@ -12,10 +12,20 @@
  * the vendor's runtime, which may call back into devtrace on the same
  * thread (CUDA calls InitializeInjection, which prepares this engine).
  * e->decode_lock pairs the session pointer with completion callbacks, which
- * the vendor may run on any thread, including inside a flush called here:
- * flushes are therefore made without e->decode_lock held.
+ * the vendor may run on any thread, including inside a flush called here.
+ *
+ * No vendor call is made while a devtrace lock that a vendor callback
+ * takes is held: flushes, the dropped-record query (CUPTI's takes its
+ * internal lock, under which it calls the buffer callbacks; Kineto
+ * deadlocked calling it under its own lock) and clock reads are made
+ * without e->decode_lock or the session's lock. Vendor callbacks take
+ * e->lock only with trylock, so vendor calls made while arming under it
+ * cannot deadlock with them. The record iterator, which reads the client's
+ * own buffer, is the exception: it runs while the decoder holds the
+ * session's lock.
  */
 #include "backends/engine.h"
+#include "base/hash.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -129,7 +139,6 @@ static int lock_for_prepare(dt_engine *e)
 }
 
 static void cancel_finalize(dt_engine *e);
-static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid);
 
 dt_status dt_engine_prepare(dt_engine *e)
 {
@@ -422,6 +431,7 @@ static void attach(dt_engine *e, dt_session *s)
 {
     pthread_mutex_lock(&e->decode_lock);
     e->session = s;
+    if (s) e->attached++;
     pthread_mutex_unlock(&e->decode_lock);
 }
 
@@ -481,7 +491,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
                       v->backend->name, buffers, s->config.buffer_size);
         goto out;
     }
-    st = dt_core_flight_begin(s, &e->pool, ring_decode, e);
+    st = dt_core_flight_begin(s, &e->pool, dt_engine_ring_decode, e);
     if (st != DT_OK) {
         if (!e->early) dt_pool_slot_release(&e->pool);
         goto out;
@@ -537,8 +547,10 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     pthread_mutex_unlock(&e->devices_lock);
     memset(e->counted, 0, sizeof e->counted);
     /* From here every completed buffer belongs to this session, before any
-       kind is enabled, so that no record can fall between the two. */
+       kind is enabled, so that no record can fall between the two; and the
+       program's external ids go to the vendor's stacks. */
     attach(e, s);
+    dt_engine_external_gate(e, 1);
     int enabled = 0;
     int refused[DT_ENGINE_MAX_KINDS];
     uint8_t was_refused[DT_ENGINE_MAX_KINDS] = {0};
@@ -579,6 +591,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     goto out;
 
 fail:
+    dt_engine_external_gate(e, 0);
     end_context_retry(e, NULL);
     disarm(e, e->early);
     if (e->latency_on) SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS)(0);
@@ -608,22 +621,6 @@ dt_status dt_engine_flush(dt_engine *e, dt_session *s)
     return r == e->v->results.success ? DT_OK : dt_engine_failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
 }
 
-/* Read the vendor's dropped-record count (which restarts at every read) and
-   charge it. Records a vendor drops for want of a buffer follow a request
-   the pool refused, so the pool is asked after the vendor: once the pool
-   has refused a request in this session, drops are charged to no_buffer,
-   otherwise to vendor_dropped. decode_lock held. */
-static void count_drops(dt_engine *e, dt_session *s, void *context, uint32_t stream)
-{
-    if (!e->sym[DT_SYM_DROPPED] || atomic_load(&e->released)) return;
-    size_t n = 0;
-    int r = e->v->caps & DT_VCAP_DROPPED_WITH_CONTEXT
-                ? SYM(e, fn_dropped_ctx, DT_SYM_DROPPED)(context, stream, &n)
-                : SYM(e, fn_dropped, DT_SYM_DROPPED)(&n);
-    if (r != e->v->results.success || n == 0) return;
-    dt_loss_add(s, dt_pool_slot_refused(&e->pool) ? DT_LOSS_NO_BUFFER : DT_LOSS_VENDOR_DROPPED, n);
-}
-
 /* Take everything back from the vendor for session s: disarm every kind
    (the cheap ones too: a program that stopped recording should not go on
    paying for them), deliver what the vendor still holds, count its drops,
@@ -640,10 +637,9 @@ static int take_back(dt_engine *e, dt_session *s, int keep_subscriber)
     if (e->v->caps & DT_VCAP_UNSUBSCRIBE_FIRST) unsubscribe(e);
     pthread_mutex_unlock(&e->lock);
     int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
+    size_t dropped = dt_engine_read_drops(e, NULL, 0);
     pthread_mutex_lock(&e->lock);
-    pthread_mutex_lock(&e->decode_lock);
-    count_drops(e, s, NULL, 0);
-    pthread_mutex_unlock(&e->decode_lock);
+    dt_engine_charge_drops(e, s, dropped);
     if (e->flush_period_set) SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(0);
     e->flush_period_set = 0;
     if (!keep_subscriber) unsubscribe(e);
@@ -673,14 +669,19 @@ static void finalize_now(dt_engine *e)
     dt_log("%s: %s after the session, from an API exit callback", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
 }
 
+/* devtrace's own synchronisation of the device, on this thread (see
+   arrange_finalize) */
+static _Thread_local int t_own_sync;
+
 /* CUPTI's header allows its finalize only from the exit callback of a
    runtime or driver API call, or once the device is synchronised, which
    devtrace cannot know (a finalize with work in flight crashed Kineto):
-   the subscriber stays with its API domains on, and the exit callback of
-   the next API call detaches the library: devtrace's own synchronisation
-   of the device where the vendor's driver is loaded, otherwise the
-   program's next call (until then another client cannot subscribe). e->lock
-   held, after take_back kept the subscriber. */
+   the subscriber stays with its API domains on, and the exit callback of a
+   later call detaches the library (finalize_at_exit says which): devtrace's
+   own synchronisation of the device where the vendor's driver is loaded,
+   otherwise the program's next synchronisation (until then another client
+   cannot subscribe). e->lock held, after take_back kept the subscriber and
+   dt_engine_stop closed the external-correlation gate. */
 static void arrange_finalize(dt_engine *e)
 {
     if (!e->subscribed) return;
@@ -690,7 +691,11 @@ static void arrange_finalize(dt_engine *e)
     }
     atomic_store(&e->finalize_pending, 1);
     /* its exit callback runs on this thread, which holds the lock */
-    if (e->v->synchronize && !e->emulated) e->v->synchronize();
+    if (e->v->synchronize && !e->emulated) {
+        t_own_sync = 1;
+        e->v->synchronize();
+        t_own_sync = 0;
+    }
 }
 
 /* A session or an early arming comes before the exit callback did: the
@@ -700,11 +705,37 @@ static void cancel_finalize(dt_engine *e)
     if (atomic_exchange(&e->finalize_pending, 0)) unsubscribe(e);
 }
 
-/* On an API exit callback while a finalize waits. A start or stop holding
-   the lock on another thread leaves it to the next exit. */
-static void finalize_at_exit(dt_engine *e)
+static int in_list(const uint32_t *ids, uint32_t n, uint32_t cbid);
+
+/* Whether this API exit may detach the library: devtrace's own
+   synchronisation, or a synchronising call of the program's that succeeded
+   (the vendor's list: a thread capturing a graph cannot synchronise, so the
+   finalize never lands inside a capture, nor on a call that failed), and
+   no external-correlation call of another thread still inside the library
+   (the gate is closed: none can start). */
+static int finalize_point(dt_engine *e, uint32_t domain, uint32_t cbid, const uint8_t *d)
 {
-    if (pthread_mutex_trylock(&e->lock) != 0) return;
+    const dt_vendor *v = e->v;
+    if (!t_own_sync) {
+        int driver = domain == v->callbacks.domain_driver;
+        const dt_vendor_api_ids *ids = &v->api_ids;
+        if (!(driver ? in_list(ids->sync_driver, ids->sync_driver_count, cbid)
+                     : in_list(ids->sync_runtime, ids->sync_runtime_count, cbid)))
+            return 0;
+        void *result = NULL;
+        int32_t r = -1;
+        memcpy(&result, d + v->callbacks.result_offset, sizeof result);
+        if (result) memcpy(&r, result, sizeof r);
+        if (r != 0) return 0;
+    }
+    return dt_engine_external_in_flight(e) == 0;
+}
+
+/* On an API exit callback while a finalize waits. A start or stop holding
+   the lock on another thread leaves it to a later exit. */
+static void finalize_at_exit(dt_engine *e, uint32_t domain, uint32_t cbid, const uint8_t *d)
+{
+    if (!finalize_point(e, domain, cbid, d) || pthread_mutex_trylock(&e->lock) != 0) return;
     if (atomic_exchange(&e->finalize_pending, 0)) {
         if (atomic_load(&dt_g_exiting)) unsubscribe(e);
         else finalize_now(e);
@@ -763,6 +794,9 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
 {
     const dt_vendor *v = e->v;
     pthread_mutex_lock(&e->lock);
+    /* From here no external-correlation call of another thread reaches the
+       vendor; those in flight are waited for before it is detached. */
+    dt_engine_external_gate(e, 0);
     int released = atomic_load(&e->released);
     /* Records made before the kinds were disarmed are still in the vendor's
        buffers: they are delivered to this session. */
@@ -805,6 +839,7 @@ dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
         pthread_mutex_unlock(&e->lock);
         return DT_OK;
     }
+    dt_engine_external_gate(e, 0);
     int r = take_back(e, s, 0);
     snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
     atomic_store(&e->released, 1);
@@ -828,24 +863,9 @@ int dt_engine_clock(dt_engine *e, uint64_t *ns)
 }
 
 /* ------------------------------------------------------------------ */
-/* External correlation: on the traced program's threads, so no error  */
-/* text is formatted here                                               */
+/* External correlation, when the vendor's stack refuses (the stack's   */
+/* calls are engine_external.c's)                                       */
 /* ------------------------------------------------------------------ */
-dt_status dt_engine_push_external(dt_engine *e, uint64_t id)
-{
-    fn_push push = SYM(e, fn_push, DT_SYM_PUSH_EXTERNAL);
-    if (!push || atomic_load_explicit(&e->released, memory_order_relaxed)) return DT_ERR_BACKEND_UNAVAILABLE;
-    return push(e->v->activity.external_kind, id) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
-}
-
-dt_status dt_engine_pop_external(dt_engine *e)
-{
-    fn_pop pop = SYM(e, fn_pop, DT_SYM_POP_EXTERNAL);
-    if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
-    uint64_t last = 0; /* the vendor writes the popped id: a real pointer */
-    return pop(e->v->activity.external_kind, &last) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
-}
-
 dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
 {
     if (e->v->caps & DT_VCAP_NO_API_ENTER_LINKS) return DT_ERR_BACKEND_UNAVAILABLE;
@@ -920,52 +940,9 @@ void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, cons
         return;
     }
     if (site != v->callbacks.api_enter) {
-        if (atomic_load_explicit(&e->finalize_pending, memory_order_relaxed)) finalize_at_exit(e);
+        if (atomic_load_explicit(&e->finalize_pending, memory_order_relaxed)) finalize_at_exit(e, domain, cbid, d);
         return;
     }
     memcpy(&correlation, d + v->callbacks.correlation_offset, sizeof correlation);
     dt_corr_link_current(correlation);
-}
-
-/* ------------------------------------------------------------------ */
-/* Buffers                                                             */
-/* ------------------------------------------------------------------ */
-void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records)
-{
-    *buffer = dt_pool_slot_get(&e->pool, size);
-    *max_records = 0;
-}
-
-static dt_vendor_next_fn next_record(const dt_engine *e)
-{
-    return e->v->caps & DT_VCAP_OWN_STRIDES ? NULL : (dt_vendor_next_fn)e->sym[DT_SYM_NEXT_RECORD];
-}
-
-/* A buffer the flight recorder's ring queued, decoded into `into`. */
-static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
-{
-    dt_engine *e = ctx;
-    dt_decoder_run(&e->decoder, into, buf, valid, next_record(e));
-}
-
-void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
-{
-    dt_vendor_next_fn next = next_record(e);
-    pthread_mutex_lock(&e->decode_lock);
-    dt_session *s = e->session;
-    if (s && s->ring && buffer && valid && valid <= size) {
-        /* the flight recorder: queued undecoded, lent back when the pool runs dry */
-        count_drops(e, s, context, stream);
-        dt_ring_push(s->ring, buffer, valid);
-        pthread_mutex_unlock(&e->decode_lock);
-        return;
-    }
-    if (buffer && valid && valid <= size) {
-        if (s) dt_decoder_run(&e->decoder, s, buffer, valid, next);
-        else if (e->v->caps & DT_VCAP_DEVICE_RECORDS) dt_decoder_scan_devices(&e->decoder, buffer, valid, next);
-        else atomic_fetch_add_explicit(&e->orphaned, 1, memory_order_relaxed);
-    }
-    if (s) count_drops(e, s, context, stream);
-    pthread_mutex_unlock(&e->decode_lock);
-    dt_pool_slot_put(&e->pool, buffer);
 }

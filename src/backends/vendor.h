@@ -234,6 +234,9 @@ typedef struct dt_vendor_callbacks {
     uint32_t domain_runtime, domain_driver;
     uint32_t api_enter;               /* callback site value of an API entry */
     uint16_t site_offset, correlation_offset; /* in the callback data (u32 each) */
+    /* where the callback data points to the call's result (a 32-bit value,
+       0 for success), valid at an API exit */
+    uint16_t result_offset;
     /* Optional: how to call the vendor's named subscribe, which tells other
        tools who holds the vendor and tells devtrace who does when it is
        refused. NULL: plain subscribe only. */
@@ -269,6 +272,15 @@ typedef struct dt_vendor_api_ids {
     const uint32_t *graph_driver;
     uint32_t graph_driver_count;
     uint32_t graph_ids_from;
+    /* Calls that synchronise the device or a stream: the exit of one that
+       succeeded is where a library finalized only from an API exit
+       callback (dt_vendor_activity.finalize_from) is detached. A thread
+       capturing a graph cannot synchronise, so the detach never lands in
+       a capture. */
+    const uint32_t *sync_runtime;
+    uint32_t sync_runtime_count;
+    const uint32_t *sync_driver;
+    uint32_t sync_driver_count;
 } dt_vendor_api_ids;
 
 /* API names: the name function's first argument for runtime and driver
