@@ -346,6 +346,8 @@ EMU_HIDDEN int emu_core_in_api_exit(void);
 EMU_HIDDEN int emu_core_subscriber(void *handle, emu_generic_fn *callback, void **userdata);
 EMU_HIDDEN int emu_core_work_running(void);
 EMU_HIDDEN void emu_core_finalize_refused(void);
+/* A client registered a timestamp callback (emu_stats.timestamp_callbacks). */
+EMU_HIDDEN void emu_core_timestamp_callback_registered(void);
 /* Initialise the emulated driver (once; see injection_env). Every API call
    does so first. */
 EMU_HIDDEN void emu_core_driver_init(void);

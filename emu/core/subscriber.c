@@ -221,3 +221,10 @@ void emu_core_finalize_refused(void)
     core_state.stats.finalize_refused++;
     pthread_mutex_unlock(&core_state.lock);
 }
+
+void emu_core_timestamp_callback_registered(void)
+{
+    pthread_mutex_lock(&core_state.lock);
+    core_state.stats.timestamp_callbacks++;
+    pthread_mutex_unlock(&core_state.lock);
+}

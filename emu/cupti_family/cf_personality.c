@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cf_personality.h"
 
@@ -100,10 +101,69 @@ size_t emu_cf_vendor_record_size(emu_rec_kind kind)
     return emu_cf_record_size(kind, &o);
 }
 
+/* ------------------------------------------------------------------ */
+/* A client's timestamp callback (cuptiActivityRegisterTimestampCallback) */
+/* ------------------------------------------------------------------ */
+/* CUPTI then gives every timestamp in the callback's terms: those taken on
+   the CPU from the callback, the device's converted to them (its header).
+   The emulator converts its device times by the line through two readings
+   of the callback made as it is registered; times before the registration
+   (records made before it) keep the device clock, as the header says of
+   records generated before a change. */
+static struct {
+    uint64_t (*fn)(void);
+    long double scale, offset;       /* callback = scale * device + offset */
+    uint64_t since;                  /* device time of the registration */
+} g_timestamps;
+
+int emu_cf_register_timestamp_callback(uint64_t (*fn)(void))
+{
+    if (!fn) return DT_CF_ERROR_INVALID_PARAMETER;
+    uint64_t d1 = emu_core_timestamp(), c1 = fn();
+    struct timespec pause = {0, 2000000};
+    nanosleep(&pause, NULL);
+    uint64_t d2 = emu_core_timestamp(), c2 = fn();
+    if (d2 <= d1) return DT_CF_ERROR_UNKNOWN;
+    long double scale = ((long double)c2 - (long double)c1) / ((long double)d2 - (long double)d1);
+    pthread_mutex_lock(&g_lock);
+    g_timestamps.fn = fn;
+    g_timestamps.scale = scale;
+    g_timestamps.offset = (long double)c1 - scale * (long double)d1;
+    g_timestamps.since = d1;
+    pthread_mutex_unlock(&g_lock);
+    emu_core_timestamp_callback_registered();
+    return DT_CF_SUCCESS;
+}
+
+/* A device time in the callback's terms, where one is registered. */
+static uint64_t client_time(uint64_t device, long double scale, long double offset, uint64_t since)
+{
+    if (!device || device < since) return device;
+    long double v = scale * (long double)device + offset;
+    return v < 1.0L ? 1 : (uint64_t)v;
+}
+
 void emu_cf_vendor_write_record(uint8_t *dst, const emu_activity *a)
 {
     emu_cf_options o = current_options();
-    emu_cf_write_record(dst, a, &o);
+    pthread_mutex_lock(&g_lock);
+    int converted = g_timestamps.fn != NULL;
+    long double scale = g_timestamps.scale, offset = g_timestamps.offset;
+    uint64_t since = g_timestamps.since;
+    pthread_mutex_unlock(&g_lock);
+    if (!converted) {
+        emu_cf_write_record(dst, a, &o);
+        return;
+    }
+    emu_activity b = *a;
+    b.start = client_time(a->start, scale, offset, since);
+    b.end = client_time(a->end, scale, offset, since);
+    if (a->kind == EMU_REC_KERNEL) {
+        b.u.kernel.queued = client_time(a->u.kernel.queued, scale, offset, since);
+        b.u.kernel.submitted = client_time(a->u.kernel.submitted, scale, offset, since);
+        b.u.kernel.completed = client_time(a->u.kernel.completed, scale, offset, since);
+    }
+    emu_cf_write_record(dst, &b, &o);
 }
 
 static _Thread_local int t_in_completion;
@@ -541,6 +601,9 @@ int emu_cf_result_string(int result, const char **text)
 int emu_cf_timestamp(uint64_t *timestamp)
 {
     if (!timestamp) return DT_CF_ERROR_INVALID_PARAMETER;
-    *timestamp = emu_core_timestamp();
+    pthread_mutex_lock(&g_lock);
+    uint64_t (*fn)(void) = g_timestamps.fn;
+    pthread_mutex_unlock(&g_lock);
+    *timestamp = fn ? fn() : emu_core_timestamp();
     return DT_CF_SUCCESS;
 }

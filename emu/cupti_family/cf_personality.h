@@ -10,7 +10,8 @@
  * every <prefix>Activity... entry point with the CUPTI signatures.
  *
  * CUDA 13's CUPTI (EMU_CF_CUDA13_ENTRY_POINTS, the CUPTI personality) adds
- * the named subscribe, EnableAndDump and the per-call runtime filter; its
+ * the named subscribe, EnableAndDump, the per-call runtime filter and a
+ * client's timestamp callback (every later timestamp in its terms); its
  * driver initialises at the first API call and then calls the injection
  * library's InitializeInjection (emu_vendor.injection_env). With
  * DEVTRACE_EMU_INIT_ON_ARM=1 the first arming call (subscribe, enable,
@@ -136,6 +137,7 @@ EMU_HIDDEN int emu_cf_get_thread_id_type(uint32_t *type);
 EMU_HIDDEN int emu_cf_version(uint32_t *version);
 EMU_HIDDEN int emu_cf_result_string(int result, const char **text);
 EMU_HIDDEN int emu_cf_timestamp(uint64_t *timestamp);
+EMU_HIDDEN int emu_cf_register_timestamp_callback(uint64_t (*fn)(void));
 
 /* The core's hooks, for EMU_CF_PERSONALITY. */
 EMU_HIDDEN uint32_t emu_cf_cbid(emu_domain domain, emu_op op, emu_copy_kind copy_kind);
@@ -270,6 +272,11 @@ EMU_HIDDEN void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *
     int prefix##ActivityEnableRuntimeApi(uint32_t cbid, uint8_t enable)                                    \
     {                                                                                                      \
         return emu_cf_enable_runtime_api(cbid, enable);                                                    \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityRegisterTimestampCallback(uint64_t (*fn)(void));                      \
+    int prefix##ActivityRegisterTimestampCallback(uint64_t (*fn)(void))                                    \
+    {                                                                                                      \
+        return emu_cf_register_timestamp_callback(fn);                                                     \
     }
 
 #endif /* EMU_CF_PERSONALITY_H */

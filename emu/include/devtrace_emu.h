@@ -179,6 +179,10 @@ typedef struct emu_stats {
     uint64_t finalize_in_capture;
     /* now (like subscribers): external-correlation calls inside the library */
     uint64_t external_calls_inside;
+    /* timestamp callbacks a client registered (CUPTI's
+       cuptiActivityRegisterTimestampCallback): from then on every timestamp
+       is in the callback's terms */
+    uint64_t timestamp_callbacks;
 } emu_stats;
 
 /* Reads the environment once (also done implicitly by every call):

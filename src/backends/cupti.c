@@ -28,6 +28,12 @@ extern const dt_backend dt_backend_cupti;
    armed for the program's session. */
 static dt_status inject_arm(dt_session *s, int *attached)
 {
+    /* attached already: another CUPTI client came before the program's
+       first CUDA call, and devtrace attached first (src/inject/cuda.c) */
+    if (s && strcmp(dt_session_backend(s), dt_backend_cupti.name) == 0) {
+        *attached = 1;
+        return DT_OK;
+    }
     *attached = s && dt_core_awaits(s, dt_backend_cupti.name);
     return *attached ? dt_core_attach_deferred(s) : dt_prepare(dt_backend_cupti.name);
 }
@@ -389,7 +395,7 @@ DT_ENGINE_BACKEND_HOOKS(cupti, cupti_vendor, "cupti", "NVIDIA CUDA (CUPTI)", "cu
 
 static const dt_vendor cupti_vendor = {
     .backend = &dt_backend_cupti,
-    .library = {.spec = {.what = "libcupti", .sonames = sonames, .loaded_symbol = "cuptiActivityRegisterCallbacks",
+    .library = {.spec = {.what = "libcupti", .sonames = sonames, .loaded_symbol = "cuptiActivityGetNextRecord",
                          .root_envs = roots, .default_root = "/usr/local/cuda", .subdirs = subdirs,
                          .python_dirs = wheel_dirs,
                          .hint = "set CUDA_HOME to the CUDA toolkit"},

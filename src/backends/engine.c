@@ -835,8 +835,18 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
 dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
 {
     pthread_mutex_lock(&e->lock);
-    if (atomic_load(&e->released) || !e->loaded) {
+    if (atomic_load(&e->released)) {
         pthread_mutex_unlock(&e->lock);
+        return DT_OK;
+    }
+    if (!e->loaded || e->session != s) {
+        /* given before devtrace attached (it never will) */
+        snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
+        atomic_store(&e->released, 1);
+        pthread_mutex_unlock(&e->lock);
+        dt_core_note(s, "handover", "%s was given to %s before devtrace attached to it: %s's own trace holds "
+                        "the device activity, this one none", e->v->backend->vendor, e->released_to,
+                        e->released_to);
         return DT_OK;
     }
     dt_engine_external_gate(e, 0);

@@ -498,7 +498,8 @@ void dt_core_set_window(dt_session *s, uint64_t start_ns, uint64_t end_ns)
 dt_status dt_core_release_backend(dt_session *s, const char *to)
 {
     if (!s || s->state != DT_STATE_RUNNING) return DT_OK;
-    const dt_backend *b = s->backend;
+    /* before it attached: the backend waited for is given away */
+    const dt_backend *b = atomic_load(&s->awaiting_vendor) && s->deferred ? s->deferred : s->backend;
     return b && b->release ? b->release(s, to) : DT_OK;
 }
 
