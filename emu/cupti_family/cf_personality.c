@@ -135,10 +135,10 @@ int emu_cf_register_timestamp_callback(uint64_t (*fn)(void))
     return DT_CF_SUCCESS;
 }
 
-/* A device time in the callback's terms, where one is registered. */
-static uint64_t client_time(uint64_t device, long double scale, long double offset, uint64_t since)
+/* A device time in the callback's terms. */
+static uint64_t client_time(uint64_t device, long double scale, long double offset)
 {
-    if (!device || device < since) return device;
+    if (!device) return 0;
     long double v = scale * (long double)device + offset;
     return v < 1.0L ? 1 : (uint64_t)v;
 }
@@ -151,17 +151,18 @@ void emu_cf_vendor_write_record(uint8_t *dst, const emu_activity *a)
     long double scale = g_timestamps.scale, offset = g_timestamps.offset;
     uint64_t since = g_timestamps.since;
     pthread_mutex_unlock(&g_lock);
-    if (!converted) {
+    /* a record is made before the registration or after it: by its start */
+    if (!converted || a->start < since) {
         emu_cf_write_record(dst, a, &o);
         return;
     }
     emu_activity b = *a;
-    b.start = client_time(a->start, scale, offset, since);
-    b.end = client_time(a->end, scale, offset, since);
+    b.start = client_time(a->start, scale, offset);
+    b.end = client_time(a->end, scale, offset);
     if (a->kind == EMU_REC_KERNEL) {
-        b.u.kernel.queued = client_time(a->u.kernel.queued, scale, offset, since);
-        b.u.kernel.submitted = client_time(a->u.kernel.submitted, scale, offset, since);
-        b.u.kernel.completed = client_time(a->u.kernel.completed, scale, offset, since);
+        b.u.kernel.queued = client_time(a->u.kernel.queued, scale, offset);
+        b.u.kernel.submitted = client_time(a->u.kernel.submitted, scale, offset);
+        b.u.kernel.completed = client_time(a->u.kernel.completed, scale, offset);
     }
     emu_cf_write_record(dst, &b, &o);
 }
