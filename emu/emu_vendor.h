@@ -348,6 +348,9 @@ EMU_HIDDEN int emu_core_work_running(void);
 EMU_HIDDEN void emu_core_finalize_refused(void);
 /* A client registered a timestamp callback (emu_stats.timestamp_callbacks). */
 EMU_HIDDEN void emu_core_timestamp_callback_registered(void);
+/* A client set a device-buffer attribute once a context existed
+   (emu_stats.attributes_set_late). */
+EMU_HIDDEN void emu_core_attribute_set_late(void);
 /* Initialise the emulated driver (once; see injection_env). Every API call
    does so first. */
 EMU_HIDDEN void emu_core_driver_init(void);

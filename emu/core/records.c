@@ -72,6 +72,18 @@ emu_status emu_core_set_api_recorded(emu_domain domain, uint32_t cbid, int recor
     return EMU_ST_OK;
 }
 
+EMU_API int emu_api_recorded(int driver, uint32_t cbid)
+{
+    emu_init();
+    if (cbid >= EMU_API_FILTER_IDS)
+        return 1;
+    emu_domain d = driver ? EMU_DOMAIN_DRIVER : EMU_DOMAIN_RUNTIME;
+    pthread_mutex_lock(&core_state.lock);
+    int off = (core_state.api_off[d][cbid / 8] >> (cbid % 8)) & 1u;
+    pthread_mutex_unlock(&core_state.lock);
+    return !off;
+}
+
 int emu_core_enabled(emu_rec_kind kind)
 {
     if ((unsigned)kind >= EMU_REC_COUNT)

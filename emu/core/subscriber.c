@@ -228,3 +228,10 @@ void emu_core_timestamp_callback_registered(void)
     core_state.stats.timestamp_callbacks++;
     pthread_mutex_unlock(&core_state.lock);
 }
+
+void emu_core_attribute_set_late(void)
+{
+    pthread_mutex_lock(&core_state.lock);
+    core_state.stats.attributes_set_late++;
+    pthread_mutex_unlock(&core_state.lock);
+}

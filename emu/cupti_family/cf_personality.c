@@ -281,12 +281,60 @@ int emu_cf_enable_and_dump(uint32_t kind)
     return set_kind(kind, 1, 1);
 }
 
-int emu_cf_enable_runtime_api(uint32_t cbid, uint8_t enable)
+static int enable_api(emu_domain domain, uint32_t cbid, uint8_t enable)
 {
     if (fail_mode() == FAIL_NO_DRIVER) return DT_CF_ERROR_UNKNOWN;
     if (refused_before_context()) return DT_CF_ERROR_NOT_INITIALIZED;
-    return emu_core_set_api_recorded(EMU_DOMAIN_RUNTIME, cbid, enable != 0) == EMU_ST_OK
-               ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
+    return emu_core_set_api_recorded(domain, cbid, enable != 0) == EMU_ST_OK ? DT_CF_SUCCESS
+                                                                            : DT_CF_ERROR_INVALID_PARAMETER;
+}
+
+int emu_cf_enable_runtime_api(uint32_t cbid, uint8_t enable)
+{
+    return enable_api(EMU_DOMAIN_RUNTIME, cbid, enable);
+}
+
+int emu_cf_enable_driver_api(uint32_t cbid, uint8_t enable)
+{
+    return enable_api(EMU_DOMAIN_DRIVER, cbid, enable);
+}
+
+/* Activity attributes (CUpti_ActivityAttribute, 0 to 10 in CUDA 13.0):
+   kept, with CUPTI's defaults for the device buffers (its header); the
+   device-buffer ones count as set late once a context exists, since CUPTI
+   applies them to the buffers it allocates after. */
+#define EMU_CF_ATTRIBUTES 11
+static uint64_t g_attribute[EMU_CF_ATTRIBUTES] = {
+    [DT_CF_ATTR_DEVICE_BUFFER_SIZE] = 3200000, [1] = 8388608 /* CDP */, [DT_CF_ATTR_DEVICE_BUFFER_POOL_LIMIT] = 250,
+    [DT_CF_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE] = 3, [9] = 1 /* per-thread buffers */, [10] = 16777216,
+};
+
+int emu_cf_set_attribute(uint32_t attribute, size_t *size, void *value)
+{
+    if (!size || !value || attribute >= EMU_CF_ATTRIBUTES || *size == 0 || *size > 8)
+        return DT_CF_ERROR_INVALID_PARAMETER;
+    uint64_t v = 0;
+    memcpy(&v, value, *size); /* little-endian */
+    pthread_mutex_lock(&g_lock);
+    g_attribute[attribute] = v;
+    int late = g_state.contexts > 0 && (attribute == DT_CF_ATTR_DEVICE_BUFFER_SIZE ||
+                                        attribute == DT_CF_ATTR_DEVICE_BUFFER_POOL_LIMIT ||
+                                        attribute == DT_CF_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE);
+    pthread_mutex_unlock(&g_lock);
+    if (late) emu_core_attribute_set_late();
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_get_attribute(uint32_t attribute, size_t *size, void *value)
+{
+    if (!size || !value || attribute >= EMU_CF_ATTRIBUTES || *size == 0) return DT_CF_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&g_lock);
+    uint64_t v = g_attribute[attribute];
+    pthread_mutex_unlock(&g_lock);
+    size_t n = *size < 8 ? *size : 8;
+    memcpy(value, &v, n);
+    *size = n;
+    return DT_CF_SUCCESS;
 }
 
 int emu_cf_finalize(void)

@@ -183,6 +183,10 @@ typedef struct emu_stats {
        cuptiActivityRegisterTimestampCallback): from then on every timestamp
        is in the callback's terms */
     uint64_t timestamp_callbacks;
+    /* device-buffer attributes a client set once a device context existed:
+       CUPTI applies them to the buffers it allocates after, not to those
+       of that context's start */
+    uint64_t attributes_set_late;
 } emu_stats;
 
 /* Reads the environment once (also done implicitly by every call):
@@ -321,6 +325,11 @@ EMU_API int emu_stream_capture(int begin);
    in flight, for tests of what may overlap it
    (emu_stats.external_calls_inside counts them). */
 EMU_API int emu_hold_external_calls(int hold);
+
+/* Whether the client gets records of the API calls of one callback id
+   (driver 1: the driver domain; 0: the runtime's): 0 when it asked not to
+   (the vendor's per-call filter, e.g. CUPTI's cuptiActivityEnableDriverApi). */
+EMU_API int emu_api_recorded(int driver, uint32_t cbid);
 
 EMU_API void emu_stats_get(emu_stats *out);
 /* Zero the counters (not the dropped-record count the vendor reports). */

@@ -51,6 +51,7 @@ typedef int (*fn_name)(uint32_t domain_or_kind, uint32_t cbid, const char **name
 typedef int (*fn_u32_u8)(uint32_t value, uint8_t flag);
 typedef int (*fn_u8)(uint8_t value);
 typedef int (*fn_enable_callback)(uint32_t enable, void *subscriber, uint32_t domain, uint32_t cbid);
+typedef int (*fn_attribute)(uint32_t attribute, size_t *size, void *value);
 
 #define SYM DT_ENGINE_SYM
 
@@ -110,6 +111,26 @@ static void set_thread_ids(dt_engine *e, dt_session *s)
     else if (s)
         dt_core_note(s, "thread_ids", "%s(SYSTEM) returned %s (%d): API rows carry the vendor's default thread "
                         "ids, not host thread ids", e->specs[DT_SYM_SET_THREAD_ID_TYPE].name, dt_engine_result_text(e, r), r);
+}
+
+/* The library's activity attributes the vendor's descriptor sets, once it
+   is loaded or detached and armed again, before any kind is enabled (CUPTI
+   applies its device-buffer attributes to the buffers it allocates after:
+   under devtrace record they are set inside InitializeInjection, before
+   the first context). The answers are kept for the sessions' notes. */
+static void set_attributes(dt_engine *e)
+{
+    const dt_vendor *v = e->v;
+    fn_attribute set = SYM(e, fn_attribute, DT_SYM_SET_ATTRIBUTE);
+    if (e->attributes_set || !set || !v->attribute_count) return;
+    for (uint32_t i = 0; i < v->attribute_count && i < DT_ENGINE_MAX_ATTRIBUTES; i++) {
+        const dt_vendor_attribute *a = &v->attributes[i];
+        uint8_t value[8];
+        size_t size = a->size;
+        memcpy(value, &a->value, sizeof value); /* little-endian: the low bytes */
+        e->attribute_result[i] = set(a->id, &size, value);
+    }
+    e->attributes_set = 1;
 }
 
 static int register_buffers(dt_engine *e)
@@ -172,6 +193,7 @@ dt_status dt_engine_prepare(dt_engine *e)
     }
     atomic_store(&e->starting, 1);
     set_thread_ids(e, NULL);
+    if (!any_armed(e)) set_attributes(e);
     uint8_t armed_now[DT_ENGINE_MAX_KINDS] = {0};
     int r = register_buffers(e);
     const char *call = e->specs[DT_SYM_REGISTER_CALLBACKS].name;
@@ -330,7 +352,7 @@ static int retry_at_context(dt_engine *e, unsigned bit, int r)
     return 1;
 }
 
-static void quiet_runtime_calls(dt_engine *e, dt_session *s);
+static void quiet_calls(dt_engine *e, dt_session *s);
 
 /* A context was created: the calls refused at start are made again. A
    start or stop holding the engine on another thread leaves them to the
@@ -346,7 +368,7 @@ static void context_created(dt_engine *e)
     }
     if (bits & DT_RETRY_QUIET) {
         e->retry_again[1] = v->results.success;
-        quiet_runtime_calls(e, NULL);
+        quiet_calls(e, NULL);
     }
     e->retry_made |= bits;
     if (bits) dt_log("%s: calls refused at start made again as a context was created", v->backend->name);
@@ -386,26 +408,38 @@ static void end_context_retry(dt_engine *e, dt_session *s)
     e->context_callback_on = 0;
 }
 
-/* Ask the vendor not to record the runtime calls that are bookkeeping
-   around launches. After the runtime kind is enabled: enabling it resets
-   such choices. */
-static void quiet_runtime_calls(dt_engine *e, dt_session *s)
+/* Ask the vendor not to record the runtime and driver calls that launch
+   no device work and that every launch or query makes (bookkeeping: they
+   double the API records). After the kinds are enabled: enabling the
+   runtime or driver kind resets such choices. */
+static void quiet_calls(dt_engine *e, dt_session *s)
 {
     const dt_vendor_api_ids *ids = &e->v->api_ids;
-    fn_u32_u8 filter = SYM(e, fn_u32_u8, DT_SYM_ENABLE_RUNTIME_API);
-    /* s NULL: made again at a context's creation, answers kept for stop */
-    if (!ids->quiet_runtime_count || !filter || (s && !(s->config.capture & DT_CAPTURE_RUNTIME))) return;
-    for (uint32_t i = 0; i < ids->quiet_runtime_count; i++) {
-        int r = filter(ids->quiet_runtime[i], 0);
-        if (r == e->v->results.success) continue;
-        if (!s) {
-            e->retry_again[1] = r;
-            return;
+    const struct {
+        dt_vendor_symbol sym;
+        const uint32_t *ids;
+        uint32_t count, capture;
+    } filters[2] = {
+        {DT_SYM_ENABLE_RUNTIME_API, ids->quiet_runtime, ids->quiet_runtime_count, DT_CAPTURE_RUNTIME},
+        {DT_SYM_ENABLE_DRIVER_API, ids->quiet_driver, ids->quiet_driver_count, DT_CAPTURE_DRIVER},
+    };
+    for (int f = 0; f < 2; f++) {
+        fn_u32_u8 filter = SYM(e, fn_u32_u8, filters[f].sym);
+        /* s NULL: made again at a context's creation, answers kept for stop */
+        if (!filters[f].count || !filter || (s && !(s->config.capture & filters[f].capture))) continue;
+        for (uint32_t i = 0; i < filters[f].count; i++) {
+            int r = filter(filters[f].ids[i], 0);
+            if (r == e->v->results.success) continue;
+            if (!s) {
+                e->retry_again[1] = r;
+                return;
+            }
+            if (retry_at_context(e, DT_RETRY_QUIET, r)) return;
+            dt_core_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
+                                "recorded (they launch no device work)", e->specs[filters[f].sym].name,
+                                filters[f].ids[i], dt_engine_result_text(e, r), r);
+            break;
         }
-        if (retry_at_context(e, DT_RETRY_QUIET, r)) return;
-        dt_core_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
-                            "recorded (they launch no device work)", e->specs[DT_SYM_ENABLE_RUNTIME_API].name,
-                            ids->quiet_runtime[i], dt_engine_result_text(e, r), r);
     }
 }
 
@@ -433,33 +467,6 @@ static void attach(dt_engine *e, dt_session *s)
     e->session = s;
     if (s) e->attached++;
     pthread_mutex_unlock(&e->decode_lock);
-}
-
-/* One note for the kinds the vendor would not enable, grouped by its
-   answer: "memory copies, memsets not recorded: msptiActivityEnable
-   returned ... (6)", with the vendor's explanation where it has one. */
-static void note_refused_kinds(const dt_engine *e, dt_session *s, const int *result, uint8_t *refused)
-{
-    const dt_vendor *v = e->v;
-    for (size_t i = 0; i < v->records.kind_count; i++) {
-        if (!refused[i]) continue;
-        char what[256] = "";
-        for (size_t j = i; j < v->records.kind_count; j++) {
-            if (!refused[j] || result[j] != result[i]) continue;
-            size_t used = strlen(what);
-            snprintf(what + used, sizeof what - used, "%s%s", used ? ", " : "", v->records.kinds[j].what);
-            if (j != i) refused[j] = 0;
-        }
-        int r = result[i];
-        dt_failure why = {DT_OK, ""};
-        if (v->explain_failure && v->explain_failure(e->specs[DT_SYM_ENABLE].name, r, dt_engine_result_text(e, r), e->lib.path,
-                                                     e->version, e->emulated, &why))
-            dt_core_note(s, "kinds", "%s not recorded: %s returned %s (%d): %s", what,
-                            e->specs[DT_SYM_ENABLE].name, dt_engine_result_text(e, r), r, why.message);
-        else
-            dt_core_note(s, "kinds", "%s not recorded: %s returned %s (%d)", what, e->specs[DT_SYM_ENABLE].name,
-                            dt_engine_result_text(e, r), r);
-    }
 }
 
 dt_status dt_engine_start(dt_engine *e, dt_session *s)
@@ -505,6 +512,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         goto out;
     }
     set_thread_ids(e, s);
+    if (!any_armed(e)) set_attributes(e);
     latency_timestamps(e, s);
     int r;
     /* Subscribed before anything is enabled: the one call that tells that
@@ -570,13 +578,13 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         refused[i] = r;
         was_refused[i] = 1;
     }
-    note_refused_kinds(e, s, refused, was_refused);
+    dt_engine_note_refused_kinds(e, s, refused, was_refused);
     if (enabled == 0) {
         st = dt_error(DT_ERR_VENDOR, "%s could enable no activity kind in %s", e->specs[DT_SYM_ENABLE].name,
                       e->lib.path);
         goto fail;
     }
-    quiet_runtime_calls(e, s);
+    quiet_calls(e, s);
     if (v->activity.flush_period_ms && e->sym[DT_SYM_FLUSH_PERIOD] &&
         SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(v->activity.flush_period_ms) == res->success)
         e->flush_period_set = 1;
@@ -584,8 +592,10 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
        in the session that another backend then records. */
     if (v->library.layout_note && !e->emulated) dt_core_note(s, "layouts", "%s", v->library.layout_note);
     if (v->clock_domain) dt_core_note(s, "vendor_clock", "%s", v->clock_domain);
+    dt_engine_note_attributes(e, s);
     dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
     dt_core_set_library(s, e->lib.path, e->version);
+    dt_engine_note_other_copies(e, s);
     e->sessions++;
     st = DT_OK;
     goto out;
@@ -662,10 +672,12 @@ static void finalize_now(dt_engine *e)
 {
     const dt_vendor *v = e->v;
     if (SYM(e, int (*)(void), DT_SYM_FINALIZE)() != v->results.success) return;
-    /* the subscriber, its domains and the thread-id type went with it */
+    /* the subscriber, its domains, the thread-id type and the attributes
+       went with it */
     e->subscribed = 0;
     atomic_store(&e->domains_on, 0);
     e->thread_type_set = 0;
+    e->attributes_set = 0;
     dt_log("%s: %s after the session, from an API exit callback", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
 }
 
@@ -705,7 +717,6 @@ static void cancel_finalize(dt_engine *e)
     if (atomic_exchange(&e->finalize_pending, 0)) unsubscribe(e);
 }
 
-static int in_list(const uint32_t *ids, uint32_t n, uint32_t cbid);
 
 /* Whether this API exit may detach the library: devtrace's own
    synchronisation, or a synchronising call of the program's that succeeded
@@ -719,8 +730,8 @@ static int finalize_point(dt_engine *e, uint32_t domain, uint32_t cbid, const ui
     if (!t_own_sync) {
         int driver = domain == v->callbacks.domain_driver;
         const dt_vendor_api_ids *ids = &v->api_ids;
-        if (!(driver ? in_list(ids->sync_driver, ids->sync_driver_count, cbid)
-                     : in_list(ids->sync_runtime, ids->sync_runtime_count, cbid)))
+        if (!(driver ? dt_engine_listed(ids->sync_driver, ids->sync_driver_count, cbid)
+                     : dt_engine_listed(ids->sync_runtime, ids->sync_runtime_count, cbid)))
             return 0;
         void *result = NULL;
         int32_t r = -1;
@@ -743,53 +754,6 @@ static void finalize_at_exit(dt_engine *e, uint32_t domain, uint32_t cbid, const
     pthread_mutex_unlock(&e->lock);
 }
 
-static int in_list(const uint32_t *ids, uint32_t n, uint32_t cbid)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (ids[i] == cbid) return 1;
-    return 0;
-}
-
-/* In a session after the process's first, a library that gives graph
-   launches wrong correlation ids: how many the session has, noted (their
-   flows and External ids cannot be trusted). */
-static void note_graph_launches(const dt_engine *e, dt_session *s)
-{
-    const dt_vendor_api_ids *ids = &e->v->api_ids;
-    if (!ids->graph_ids_from || e->sessions < 2 || !e->api_version || e->api_version >= ids->graph_ids_from) return;
-    uint64_t n[2] = {0, 0};
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->store.count; i++) {
-        const dt_rec *r = dt_store_at(&s->store, i);
-        int driver = r->kind == DT_EVENT_DRIVER;
-        if (r->kind != DT_EVENT_RUNTIME && !driver) continue;
-        n[driver] += driver ? in_list(ids->graph_driver, ids->graph_driver_count, r->u.api.cbid)
-                            : in_list(ids->graph_runtime, ids->graph_runtime_count, r->u.api.cbid);
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (n[0] || n[1])
-        dt_core_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
-                        "process's session %" PRIu32 ": %s API version %" PRIu32 " (older than %" PRIu32 ") gives "
-                        "graph launches wrong correlation ids in sessions after the first, so their flows and "
-                        "External ids cannot be trusted", n[0], n[1], e->sessions, e->v->backend->vendor,
-                        e->api_version, ids->graph_ids_from);
-}
-
-/* What the vendor's decoders counted in the session, where anything. */
-static void note_counted(const dt_engine *e, dt_session *s)
-{
-    const dt_vendor_records *rec = &e->v->records;
-    char text[320] = "";
-    size_t used = 0;
-    for (uint32_t i = 0; i < rec->counted_count && i < DT_ENGINE_MAX_COUNTED; i++) {
-        if (!e->counted[i]) continue;
-        int w = snprintf(text + used, sizeof text - used, "%s%" PRIu64 " %s", used ? ", " : "", e->counted[i],
-                         rec->counted[i]);
-        if (w > 0 && (size_t)w < sizeof text - used) used += (size_t)w;
-    }
-    if (used) dt_core_note(s, rec->counted_key, "%s: %s", rec->counted_what, text);
-}
-
 dt_status dt_engine_stop(dt_engine *e, dt_session *s)
 {
     const dt_vendor *v = e->v;
@@ -804,8 +768,9 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     /* the flight recorder's ring, now that the vendor has delivered all */
     dt_core_flight_end(s);
     if (!released) describe_devices(e, s);
-    note_graph_launches(e, s);
-    note_counted(e, s);
+    dt_engine_note_other_copies(e, s); /* also those loaded while it recorded */
+    dt_engine_note_graph_launches(e, s);
+    dt_engine_note_counted(e, s);
     pthread_mutex_lock(&e->decode_lock);
     e->session = NULL;
     pthread_mutex_unlock(&e->decode_lock);

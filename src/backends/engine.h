@@ -25,6 +25,7 @@
 #define DT_ENGINE_MAX_KINDS 24
 #define DT_ENGINE_MAX_COUNTED 8
 #define DT_ENGINE_STRIPES 16
+#define DT_ENGINE_MAX_ATTRIBUTES 8
 
 /* A counter of its own cache line. */
 typedef struct dt_engine_stripe {
@@ -63,6 +64,8 @@ typedef struct dt_engine {
     _Atomic int domains_on;           /* API callbacks on: read on the program's threads */
     int fork_domains;                 /* turned on by dt_engine_fork_prepare, for the child */
     int thread_type_set;              /* since the library was loaded or finalized */
+    int attributes_set;               /* likewise; with the library's answers */
+    int attribute_result[DT_ENGINE_MAX_ATTRIBUTES];
     /* given to another client of the vendor (dt_engine_release): devtrace
        makes no vendor call that would disturb it, for good */
     _Atomic int released;
@@ -103,6 +106,25 @@ static inline int dt_engine_has_push(void *const *sym)
 /* e->lock held. Load the library for a session or early arming; keep the
    one already in use while anything is armed with it (engine_library.c). */
 DT_HIDDEN dt_status dt_engine_load(dt_engine *e);
+/* Whether cbid is one of ids[n]. */
+static inline int dt_engine_listed(const uint32_t *ids, uint32_t n, uint32_t cbid)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] == cbid) return 1;
+    return 0;
+}
+
+/* The session's notes of its vendor (engine_notes.c): the kinds the vendor
+   refused, by its answer (refused[i] set for kinds[i], cleared as said);
+   the attributes as set; graph launches a release gives wrong correlation
+   ids in a later session; the records counted rather than stored. */
+DT_HIDDEN void dt_engine_note_refused_kinds(const dt_engine *e, dt_session *s, const int *result, uint8_t *refused);
+DT_HIDDEN void dt_engine_note_attributes(const dt_engine *e, dt_session *s);
+DT_HIDDEN void dt_engine_note_graph_launches(const dt_engine *e, dt_session *s);
+DT_HIDDEN void dt_engine_note_counted(const dt_engine *e, dt_session *s);
+/* A note into s for every other copy of the vendor's library mapped in
+   the process beside the one in use (engine_library.c). */
+DT_HIDDEN void dt_engine_note_other_copies(const dt_engine *e, dt_session *s);
 /* The vendor's name for result r. */
 DT_HIDDEN const char *dt_engine_result_text(const dt_engine *e, int r);
 /* A failed vendor call as a status whose message says what to do. */

@@ -30,6 +30,7 @@
 #include "dt_internal.h"
 
 #if defined(DT_HAVE_CUPTI) && DT_HAVE_CUPTI && defined(DT_CUPTI_CLIENT)
+#include "backends/cupti_family_abi.h"
 #include "devtrace_emu.h"
 
 static const int grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
@@ -142,6 +143,44 @@ static int exit_program(void)
     exit(0);
 }
 
+/* --attributes: 3 kernels, then what CUPTI was asked: its device-buffer
+   attributes (and whether one was set once a context existed), and whether
+   the runtime and driver calls that launch nothing are recorded. */
+static int attributes_program(void)
+{
+    void *emu = dlopen(g_emu, RTLD_NOW | RTLD_LOCAL);
+    if (!emu) return 90;
+    int (*launch)(int, int, const char *, const int[3], const int[3], uint64_t);
+    int (*sync)(int, int);
+    void (*stats)(emu_stats *);
+    int (*recorded)(int, uint32_t);
+    int (*get)(uint32_t, size_t *, void *);
+    *(void **)&launch = dlsym(emu, "emu_launch_kernel");
+    *(void **)&sync = dlsym(emu, "emu_synchronize");
+    *(void **)&stats = dlsym(emu, "emu_stats_get");
+    *(void **)&recorded = dlsym(emu, "emu_api_recorded");
+    *(void **)&get = dlsym(emu, "cuptiActivityGetAttribute");
+    for (int i = 0; i < 3; i++) launch(0, 0, "k", grid, block, 100);
+    sync(-1, -1);
+    uint64_t v[3];
+    const uint32_t ids[3] = {DT_CF_ATTR_DEVICE_BUFFER_SIZE, DT_CF_ATTR_DEVICE_BUFFER_POOL_LIMIT,
+                             DT_CF_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE};
+    for (int i = 0; i < 3; i++) {
+        size_t n = sizeof v[i];
+        v[i] = 0;
+        get(ids[i], &n, &v[i]);
+    }
+    emu_stats st;
+    stats(&st);
+    /* cudaGetDevice 17; cuCtxGetCurrent 304, cuDevicePrimaryCtxGetState 392,
+       cuKernelGetAttribute 686; cuLaunchKernel 307 (cupti_*_cbid.h) */
+    printf("size=%llu limit=%llu ahead=%llu late=%llu filtered: getdevice=%d ctxgetcurrent=%d primaryctx=%d "
+           "kernelattribute=%d launch=%d\n", (unsigned long long)v[0], (unsigned long long)v[1],
+           (unsigned long long)v[2], (unsigned long long)st.attributes_set_late, !recorded(0, 17), !recorded(1, 304),
+           !recorded(1, 392), !recorded(1, 686), !recorded(1, 307));
+    return 0;
+}
+
 /* `devtrace record` of this test run as the program in `mode` (--program,
    --exit), with env before it; its output in out. */
 static void record_self(const char *env, const char *mode, const char *trace, char *out, size_t n)
@@ -179,6 +218,23 @@ static void test_calls_refused_inside_driver_init(void)
     CHECK(strstr(trace, "\"context_retry\"") != NULL, "no context_retry note");
     CHECK(strstr(trace, "made again when a device context was created: accepted") != NULL, "not accepted");
     CHECK(strstr(trace, "CallConfiguration") == NULL, "call-configuration calls recorded");
+    free(trace);
+}
+
+/* Under record CUPTI's device buffers are set as devtrace chooses them
+   (cupti.c), before the first context (CUPTI applies them to the buffers
+   it allocates after), and the trace says so; the runtime and driver calls
+   Kineto leaves out are not recorded, launches are. */
+static void test_device_buffers_and_quiet_calls(void)
+{
+    char out[8192];
+    record_self("", "--attributes", "attributes.json", out, sizeof out);
+    CHECK(strstr(out, "size=8388608 limit=100 ahead=3 late=0 filtered: getdevice=1 ctxgetcurrent=1 primaryctx=1 "
+                      "kernelattribute=1 launch=0") != NULL, "attributes or filters not as chosen");
+    char *trace = read_trace("attributes.json");
+    CHECK(trace && strstr(trace, "\"device_buffers\": \"device buffer size (bytes) 8388608; device buffers per "
+                                 "context at most 100; device buffers allocated ahead 3\"") != NULL,
+          "no device_buffers note");
     free(trace);
 }
 
@@ -350,6 +406,10 @@ static int program_main(int argc, char **argv)
         setup();
         return program(argv[2], argv[3]);
     }
+    if (argc == 2 && strcmp(argv[1], "--attributes") == 0) {
+        setup();
+        return attributes_program();
+    }
     if (argc == 2 && strcmp(argv[1], "--exit") == 0) {
         setup();
         return exit_program();
@@ -371,6 +431,7 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_handover),
              DT_TEST(test_trace_written_before_runtime_teardown),
              DT_TEST(test_calls_refused_inside_driver_init),
+             DT_TEST(test_device_buffers_and_quiet_calls),
              DT_TEST(test_start_reentered_from_injection))
 #undef main
 
