@@ -181,6 +181,28 @@ static int attributes_program(void)
     return 0;
 }
 
+/* --fork-idle: 3 kernels, then 3 children forked without exec that use no
+   CUDA (as a data loader's workers) and exit, then 2 kernels. */
+static int fork_idle_program(void)
+{
+    void *emu = dlopen(g_emu, RTLD_NOW | RTLD_LOCAL);
+    if (!emu) return 90;
+    int (*launch)(int, int, const char *, const int[3], const int[3], uint64_t);
+    int (*sync)(int, int);
+    *(void **)&launch = dlsym(emu, "emu_launch_kernel");
+    *(void **)&sync = dlsym(emu, "emu_synchronize");
+    for (int i = 0; i < 3; i++) launch(0, 0, "before", grid, block, 100);
+    sync(-1, -1);
+    for (int c = 0; c < 3; c++) {
+        pid_t pid = fork();
+        if (pid == 0) exit(0);
+        if (pid > 0) waitpid(pid, NULL, 0);
+    }
+    for (int i = 0; i < 2; i++) launch(0, 0, "after", grid, block, 100);
+    sync(-1, -1);
+    return 0;
+}
+
 /* `devtrace record` of this test run as the program in `mode` (--program,
    --exit), with env before it; its output in out. */
 static void record_self(const char *env, const char *mode, const char *trace, char *out, size_t n)
@@ -236,6 +258,23 @@ static void test_device_buffers_and_quiet_calls(void)
                                  "context at most 100; device buffers allocated ahead 3\"") != NULL,
           "no device_buffers note");
     free(trace);
+}
+
+/* Children forked without exec that record nothing (a data loader's
+   workers, which use no CUDA) write no trace; the parent's has every
+   kernel, and record says which processes recorded nothing. */
+static void test_idle_forked_children_write_no_trace(void)
+{
+    char out[8192];
+    record_self("", "--fork-idle", "fork.json", out, sizeof out);
+    CHECK(strstr(out, "1 trace written; 5 recorded nothing") != NULL, "record: %s", out);
+    char *trace = read_trace("fork.json");
+    CHECK_EQ(kernels_in(trace), 5);
+    free(trace);
+    char cmd[1400], listing[4096];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '^fork'", g_dir);
+    run(listing, sizeof listing, "%s", cmd);
+    CHECK(strcmp(listing, "1\n") == 0, "traces named fork*: %s", listing);
 }
 
 /* A process that never initialises CUDA does not load libcupti. */
@@ -406,6 +445,10 @@ static int program_main(int argc, char **argv)
         setup();
         return program(argv[2], argv[3]);
     }
+    if (argc == 2 && strcmp(argv[1], "--fork-idle") == 0) {
+        setup();
+        return fork_idle_program();
+    }
     if (argc == 2 && strcmp(argv[1], "--attributes") == 0) {
         setup();
         return attributes_program();
@@ -432,6 +475,7 @@ DT_TEST_MAIN(setup, NULL,
              DT_TEST(test_trace_written_before_runtime_teardown),
              DT_TEST(test_calls_refused_inside_driver_init),
              DT_TEST(test_device_buffers_and_quiet_calls),
+             DT_TEST(test_idle_forked_children_write_no_trace),
              DT_TEST(test_start_reentered_from_injection))
 #undef main
 
