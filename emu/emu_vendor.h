@@ -297,6 +297,10 @@ struct emu_vendor {
        write no record; the API callbacks still see them enter and leave.
        Otherwise a forked child has a working device of its own. */
     int fork_child_unusable;
+    /* The result a synchronising call gives on a thread capturing a graph
+       (emu_stream_capture), in the vendor's numbering; 0: the vendor has no
+       graphs, and capturing changes nothing. */
+    int32_t capture_error;
 };
 
 /* Defined by the personality linked into the library. */
@@ -342,6 +346,11 @@ EMU_HIDDEN int emu_core_in_api_exit(void);
 EMU_HIDDEN int emu_core_subscriber(void *handle, emu_generic_fn *callback, void **userdata);
 EMU_HIDDEN int emu_core_work_running(void);
 EMU_HIDDEN void emu_core_finalize_refused(void);
+/* A client registered a timestamp callback (emu_stats.timestamp_callbacks). */
+EMU_HIDDEN void emu_core_timestamp_callback_registered(void);
+/* A client set a device-buffer attribute once a context existed
+   (emu_stats.attributes_set_late). */
+EMU_HIDDEN void emu_core_attribute_set_late(void);
 /* Initialise the emulated driver (once; see injection_env). Every API call
    does so first. */
 EMU_HIDDEN void emu_core_driver_init(void);

@@ -186,20 +186,21 @@ static void api_record_locked(const api_frame *f, emu_domain domain, uint32_t cb
     core_produce_now_locked(&a);
 }
 
-/* A call in a child whose runtime cannot be used (core_forked_unusable): the
-   vendor's API callbacks still see it enter and leave, with the error it
-   returns; it does no work and writes no record. */
+/* A call that fails before it reaches the driver (in a child whose runtime
+   cannot be used, or a synchronisation during a graph capture): the
+   vendor's API callbacks still see it enter and leave, with the vendor's
+   error `result`; it does no work and writes no record. Returns status. */
 static int failed_call(emu_domain domain, uint32_t cbid, const char *symbol, uint32_t context_uid,
-                       const emu_call_args *args)
+                       const emu_call_args *args, int32_t result, int status)
 {
     if (!cbid)
-        return EMU_EUNUSABLE;
+        return status;
     api_frame f;
     api_begin(&f);
-    f.retval = EMU_EUNUSABLE;
+    f.retval = result;
     invoke(&f, domain, cbid, EMU_SITE_ENTER, symbol, context_uid, args);
     invoke(&f, domain, cbid, EMU_SITE_EXIT, symbol, context_uid, args);
-    return EMU_EUNUSABLE;
+    return status;
 }
 
 /* One emulated API call: the runtime call (if the vendor has one for this
@@ -221,8 +222,13 @@ int core_api_call(const emu_call_args *args, const char *symbol, core_work_fn wo
     if (!rt_cbid && !drv_cbid && !work)
         return EMU_OK; /* a call this vendor does not make */
     if (core_forked_unusable) /* the runtime fails before it reaches the driver */
-        return rt_cbid ? failed_call(EMU_DOMAIN_RUNTIME, rt_cbid, symbol, context_uid, args)
-                       : failed_call(EMU_DOMAIN_DRIVER, drv_cbid, symbol, context_uid, args);
+        return rt_cbid ? failed_call(EMU_DOMAIN_RUNTIME, rt_cbid, symbol, context_uid, args, EMU_EUNUSABLE, EMU_EUNUSABLE)
+                       : failed_call(EMU_DOMAIN_DRIVER, drv_cbid, symbol, context_uid, args, EMU_EUNUSABLE, EMU_EUNUSABLE);
+    if (core_capturing && (op == EMU_OP_STREAM_SYNCHRONIZE || op == EMU_OP_DEVICE_SYNCHRONIZE)) {
+        int32_t e = emu_vendor_impl.capture_error;
+        return rt_cbid ? failed_call(EMU_DOMAIN_RUNTIME, rt_cbid, symbol, context_uid, args, e, EMU_ECAPTURE)
+                       : failed_call(EMU_DOMAIN_DRIVER, drv_cbid, symbol, context_uid, args, e, EMU_ECAPTURE);
+    }
     api_frame rt, drv;
     uint32_t device_corr = 0;
     uint64_t api_start = 0;

@@ -5,6 +5,7 @@
  * lock, the worker thread, flushes and the record iterator.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -200,10 +201,15 @@ void core_write_ready_locked(int forced, uint64_t now)
     }
 }
 
+/* The thread delivering buffers (deliver_lock held by it). */
+static CORE_TLS int t_delivering;
+
 /* Deliver completed buffers, serialized, outside the state lock;
    deliver_lock held. */
 static void deliver_done_held(int from_worker)
 {
+    int outer = t_delivering;
+    t_delivering = 1;
     for (;;) {
         pthread_mutex_lock(&core_state.lock);
         if (core_state.done_n == 0) {
@@ -223,6 +229,7 @@ static void deliver_done_held(int from_worker)
         else if (fn)
             emu_vendor_impl.complete_buffer(fn, d.buf, d.size, d.valid);
     }
+    t_delivering = outer;
 }
 
 static void deliver_done(int from_worker)
@@ -356,13 +363,66 @@ emu_status emu_core_flush_period(uint32_t ms)
     return EMU_ST_OK;
 }
 
+static int contended_queries(void)
+{
+    const char *v = getenv("DEVTRACE_EMU_DROPPED_QUERY");
+    return v && strcmp(v, "contended") == 0;
+}
+
+/* DEVTRACE_EMU_DROPPED_QUERY=contended: a buffer completion in progress on
+   the worker as the query comes (an empty buffer of the client's handed
+   back), waited for until it is inside the client's callback or done. */
+static void complete_one_on_worker(void)
+{
+    pthread_mutex_lock(&core_state.lock);
+    uint8_t *b = NULL;
+    size_t size = 0, max_records = 0;
+    int ok = core_state.request && core_state.complete && core_state.worker_started;
+    if (ok)
+        core_state.request(&b, &size, &max_records);
+    if (ok && b && push_done_locked(b, size, 0) == 0) {
+        core_state.completions++;
+        signal_worker_locked();
+    } else {
+        ok = 0;
+    }
+    pthread_mutex_unlock(&core_state.lock);
+    for (int i = 0; ok && i < 2000; i++) {
+        pthread_mutex_lock(&core_state.lock);
+        int queued = core_state.done_n > 0;
+        pthread_mutex_unlock(&core_state.lock);
+        if (!queued)
+            break; /* taken by the worker: inside the callback, or done */
+        struct timespec us = {0, 100000};
+        nanosleep(&us, NULL);
+    }
+}
+
+/* The dropped-record count, read as CUPTI reads it: under the lock the
+   library holds while it calls the buffer callbacks (the delivering thread
+   holds it already). A caller holding a lock that the completion callback
+   in progress waits for would deadlock the real library: after 1 s the
+   query goes on without the lock, and the stall is counted. */
 size_t emu_core_take_dropped(void)
 {
     emu_init();
+    int locked = 0;
+    if (!t_delivering) {
+        if (contended_queries())
+            complete_one_on_worker();
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += 1;
+        locked = pthread_mutex_timedlock(&core_state.deliver_lock, &deadline) == 0;
+    }
     pthread_mutex_lock(&core_state.lock);
+    if (!t_delivering && !locked)
+        core_state.stats.lock_order_stalls++;
     size_t n = core_state.dropped;
     core_state.dropped = 0;
     pthread_mutex_unlock(&core_state.lock);
+    if (locked)
+        pthread_mutex_unlock(&core_state.deliver_lock);
     return n;
 }
 

@@ -11,6 +11,7 @@
 #include "faults.h"
 #include "names.h"
 #include "records.h"
+#include "subscriber.h"
 
 static const char *const kind_names[EMU_KIND_COUNT] = {
     "kernel", "memcpy", "memset", "runtime", "driver", "external", "marker", "collective", "memory",
@@ -71,6 +72,18 @@ emu_status emu_core_set_api_recorded(emu_domain domain, uint32_t cbid, int recor
     return EMU_ST_OK;
 }
 
+EMU_API int emu_api_recorded(int driver, uint32_t cbid)
+{
+    emu_init();
+    if (cbid >= EMU_API_FILTER_IDS)
+        return 1;
+    emu_domain d = driver ? EMU_DOMAIN_DRIVER : EMU_DOMAIN_RUNTIME;
+    pthread_mutex_lock(&core_state.lock);
+    int off = (core_state.api_off[d][cbid / 8] >> (cbid % 8)) & 1u;
+    pthread_mutex_unlock(&core_state.lock);
+    return !off;
+}
+
 int emu_core_enabled(emu_rec_kind kind)
 {
     if ((unsigned)kind >= EMU_REC_COUNT)
@@ -95,6 +108,7 @@ EMU_API void emu_stats_get(emu_stats *out)
         out->kinds_enabled += core_state.enabled[k] != 0;
     for (int d = 0; core_state.subscribed && d < EMU_DOMAIN_COUNT; d++)
         out->callbacks_enabled += core_state.domain_on[d] != 0;
+    out->external_calls_inside = (uint64_t)core_external_calls_inside();
     pthread_mutex_unlock(&core_state.lock);
 }
 

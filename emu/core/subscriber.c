@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "null_client.h"
 #include "subscriber.h"
@@ -14,6 +15,45 @@
 static char g_subscriber_token;
 
 CORE_TLS core_ext_stacks core_thread_ext;
+CORE_TLS int core_capturing;
+
+/* External-correlation calls inside the library now, and whether they are
+   held there (emu_hold_external_calls). */
+static _Atomic int g_external_inside;
+static _Atomic int g_hold_external;
+
+EMU_API int emu_hold_external_calls(int hold)
+{
+    emu_init();
+    atomic_store(&g_hold_external, hold != 0);
+    return EMU_OK;
+}
+
+int core_external_calls_inside(void)
+{
+    return atomic_load(&g_external_inside);
+}
+
+static void external_call_enter(void)
+{
+    atomic_fetch_add(&g_external_inside, 1);
+    for (int waited_ms = 0; atomic_load(&g_hold_external) && waited_ms < 10000; waited_ms++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+static void external_call_leave(void)
+{
+    atomic_fetch_sub(&g_external_inside, 1);
+}
+
+EMU_API int emu_stream_capture(int begin)
+{
+    emu_init();
+    core_capturing = begin != 0 && emu_vendor_impl.capture_error != 0;
+    return EMU_OK;
+}
 
 /* A new subscriber and a departed one both start with every domain off:
    a client enables what it wants after subscribing. */
@@ -102,7 +142,7 @@ emu_thread_id_type emu_core_get_thread_id_type(void)
     return t;
 }
 
-emu_status emu_core_push_external(uint32_t external_kind, uint64_t id)
+static emu_status push_external(uint32_t external_kind, uint64_t id)
 {
     core_ext_stacks *t = &core_thread_ext;
     size_t max = emu_vendor_impl.external_depth ? emu_vendor_impl.external_depth : EMU_EXT_DEPTH;
@@ -117,7 +157,15 @@ emu_status emu_core_push_external(uint32_t external_kind, uint64_t id)
     return EMU_ST_OK;
 }
 
-emu_status emu_core_pop_external(uint32_t external_kind, uint64_t *id)
+emu_status emu_core_push_external(uint32_t external_kind, uint64_t id)
+{
+    external_call_enter();
+    emu_status st = push_external(external_kind, id);
+    external_call_leave();
+    return st;
+}
+
+static emu_status pop_external(uint32_t external_kind, uint64_t *id)
 {
     core_ext_stacks *t = &core_thread_ext;
     if (external_kind >= EMU_EXT_KINDS || t->depth[external_kind] == 0)
@@ -133,6 +181,14 @@ emu_status emu_core_pop_external(uint32_t external_kind, uint64_t *id)
     return EMU_ST_OK;
 }
 
+emu_status emu_core_pop_external(uint32_t external_kind, uint64_t *id)
+{
+    external_call_enter();
+    emu_status st = pop_external(external_kind, id);
+    external_call_leave();
+    return st;
+}
+
 /* Detach the client. */
 emu_status emu_core_finalize(void)
 {
@@ -141,6 +197,12 @@ emu_status emu_core_finalize(void)
        client before it detaches */
     emu_core_flush_all(1);
     pthread_mutex_lock(&core_state.lock);
+    /* what CUPTI leaves to its client: no external-correlation call of
+       another thread inside the library, no finalize inside a capture */
+    if (atomic_load(&g_external_inside) > 0)
+        core_state.stats.finalize_during_external_call++;
+    if (core_capturing)
+        core_state.stats.finalize_in_capture++;
     memset(core_state.enabled, 0, sizeof core_state.enabled);
     memset(core_state.api_off, 0, sizeof core_state.api_off);
     core_set_subscriber_locked(0, NULL, NULL);
@@ -157,5 +219,19 @@ void emu_core_finalize_refused(void)
 {
     pthread_mutex_lock(&core_state.lock);
     core_state.stats.finalize_refused++;
+    pthread_mutex_unlock(&core_state.lock);
+}
+
+void emu_core_timestamp_callback_registered(void)
+{
+    pthread_mutex_lock(&core_state.lock);
+    core_state.stats.timestamp_callbacks++;
+    pthread_mutex_unlock(&core_state.lock);
+}
+
+void emu_core_attribute_set_late(void)
+{
+    pthread_mutex_lock(&core_state.lock);
+    core_state.stats.attributes_set_late++;
     pthread_mutex_unlock(&core_state.lock);
 }

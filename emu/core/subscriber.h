@@ -18,6 +18,10 @@ typedef struct core_ext_stacks {
 } core_ext_stacks;
 
 EMU_HIDDEN extern CORE_TLS core_ext_stacks core_thread_ext;
+/* The calling thread captures a graph (emu_stream_capture). */
+EMU_HIDDEN extern CORE_TLS int core_capturing;
+/* External-correlation calls inside the library now. */
+EMU_HIDDEN int core_external_calls_inside(void);
 
 /* Entry i of a thread's stack of one kind. */
 static inline uint64_t *core_ext_entry(core_ext_stacks *t, uint32_t kind, size_t i)

@@ -52,5 +52,6 @@ static const emu_cf_personality cupti = {
    statically linked cudart). */
 EMU_CF_PERSONALITY(cupti, cupti, cupti, .clock_offset_ns = 0, .per_thread_buffers = 1,
                    .unfinished_without_end = 1, .injection_env = "CUDA_INJECTION64_PATH",
-                   .fork_child_unusable = 1, .runtime_teardown = 1)
+                   .fork_child_unusable = 1, .runtime_teardown = 1,
+                   .capture_error = 900 /* cudaErrorStreamCaptureUnsupported (driver_types.h) */)
 EMU_CF_CUDA13_ENTRY_POINTS(cupti)

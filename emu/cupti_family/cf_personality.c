@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cf_personality.h"
 
@@ -100,10 +101,70 @@ size_t emu_cf_vendor_record_size(emu_rec_kind kind)
     return emu_cf_record_size(kind, &o);
 }
 
+/* ------------------------------------------------------------------ */
+/* A client's timestamp callback (cuptiActivityRegisterTimestampCallback) */
+/* ------------------------------------------------------------------ */
+/* CUPTI then gives every timestamp in the callback's terms: those taken on
+   the CPU from the callback, the device's converted to them (its header).
+   The emulator converts its device times by the line through two readings
+   of the callback made as it is registered; times before the registration
+   (records made before it) keep the device clock, as the header says of
+   records generated before a change. */
+static struct {
+    uint64_t (*fn)(void);
+    long double scale, offset;       /* callback = scale * device + offset */
+    uint64_t since;                  /* device time of the registration */
+} g_timestamps;
+
+int emu_cf_register_timestamp_callback(uint64_t (*fn)(void))
+{
+    if (!fn) return DT_CF_ERROR_INVALID_PARAMETER;
+    uint64_t d1 = emu_core_timestamp(), c1 = fn();
+    struct timespec pause = {0, 2000000};
+    nanosleep(&pause, NULL);
+    uint64_t d2 = emu_core_timestamp(), c2 = fn();
+    if (d2 <= d1) return DT_CF_ERROR_UNKNOWN;
+    long double scale = ((long double)c2 - (long double)c1) / ((long double)d2 - (long double)d1);
+    pthread_mutex_lock(&g_lock);
+    g_timestamps.fn = fn;
+    g_timestamps.scale = scale;
+    g_timestamps.offset = (long double)c1 - scale * (long double)d1;
+    g_timestamps.since = d1;
+    pthread_mutex_unlock(&g_lock);
+    emu_core_timestamp_callback_registered();
+    return DT_CF_SUCCESS;
+}
+
+/* A device time in the callback's terms. */
+static uint64_t client_time(uint64_t device, long double scale, long double offset)
+{
+    if (!device) return 0;
+    long double v = scale * (long double)device + offset;
+    return v < 1.0L ? 1 : (uint64_t)v;
+}
+
 void emu_cf_vendor_write_record(uint8_t *dst, const emu_activity *a)
 {
     emu_cf_options o = current_options();
-    emu_cf_write_record(dst, a, &o);
+    pthread_mutex_lock(&g_lock);
+    int converted = g_timestamps.fn != NULL;
+    long double scale = g_timestamps.scale, offset = g_timestamps.offset;
+    uint64_t since = g_timestamps.since;
+    pthread_mutex_unlock(&g_lock);
+    /* a record is made before the registration or after it: by its start */
+    if (!converted || a->start < since) {
+        emu_cf_write_record(dst, a, &o);
+        return;
+    }
+    emu_activity b = *a;
+    b.start = client_time(a->start, scale, offset);
+    b.end = client_time(a->end, scale, offset);
+    if (a->kind == EMU_REC_KERNEL) {
+        b.u.kernel.queued = client_time(a->u.kernel.queued, scale, offset);
+        b.u.kernel.submitted = client_time(a->u.kernel.submitted, scale, offset);
+        b.u.kernel.completed = client_time(a->u.kernel.completed, scale, offset);
+    }
+    emu_cf_write_record(dst, &b, &o);
 }
 
 static _Thread_local int t_in_completion;
@@ -220,12 +281,60 @@ int emu_cf_enable_and_dump(uint32_t kind)
     return set_kind(kind, 1, 1);
 }
 
-int emu_cf_enable_runtime_api(uint32_t cbid, uint8_t enable)
+static int enable_api(emu_domain domain, uint32_t cbid, uint8_t enable)
 {
     if (fail_mode() == FAIL_NO_DRIVER) return DT_CF_ERROR_UNKNOWN;
     if (refused_before_context()) return DT_CF_ERROR_NOT_INITIALIZED;
-    return emu_core_set_api_recorded(EMU_DOMAIN_RUNTIME, cbid, enable != 0) == EMU_ST_OK
-               ? DT_CF_SUCCESS : DT_CF_ERROR_INVALID_PARAMETER;
+    return emu_core_set_api_recorded(domain, cbid, enable != 0) == EMU_ST_OK ? DT_CF_SUCCESS
+                                                                            : DT_CF_ERROR_INVALID_PARAMETER;
+}
+
+int emu_cf_enable_runtime_api(uint32_t cbid, uint8_t enable)
+{
+    return enable_api(EMU_DOMAIN_RUNTIME, cbid, enable);
+}
+
+int emu_cf_enable_driver_api(uint32_t cbid, uint8_t enable)
+{
+    return enable_api(EMU_DOMAIN_DRIVER, cbid, enable);
+}
+
+/* Activity attributes (CUpti_ActivityAttribute, 0 to 10 in CUDA 13.0):
+   kept, with CUPTI's defaults for the device buffers (its header); the
+   device-buffer ones count as set late once a context exists, since CUPTI
+   applies them to the buffers it allocates after. */
+#define EMU_CF_ATTRIBUTES 11
+static uint64_t g_attribute[EMU_CF_ATTRIBUTES] = {
+    [DT_CF_ATTR_DEVICE_BUFFER_SIZE] = 3200000, [1] = 8388608 /* CDP */, [DT_CF_ATTR_DEVICE_BUFFER_POOL_LIMIT] = 250,
+    [DT_CF_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE] = 3, [9] = 1 /* per-thread buffers */, [10] = 16777216,
+};
+
+int emu_cf_set_attribute(uint32_t attribute, size_t *size, void *value)
+{
+    if (!size || !value || attribute >= EMU_CF_ATTRIBUTES || *size == 0 || *size > 8)
+        return DT_CF_ERROR_INVALID_PARAMETER;
+    uint64_t v = 0;
+    memcpy(&v, value, *size); /* little-endian */
+    pthread_mutex_lock(&g_lock);
+    g_attribute[attribute] = v;
+    int late = g_state.contexts > 0 && (attribute == DT_CF_ATTR_DEVICE_BUFFER_SIZE ||
+                                        attribute == DT_CF_ATTR_DEVICE_BUFFER_POOL_LIMIT ||
+                                        attribute == DT_CF_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE);
+    pthread_mutex_unlock(&g_lock);
+    if (late) emu_core_attribute_set_late();
+    return DT_CF_SUCCESS;
+}
+
+int emu_cf_get_attribute(uint32_t attribute, size_t *size, void *value)
+{
+    if (!size || !value || attribute >= EMU_CF_ATTRIBUTES || *size == 0) return DT_CF_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&g_lock);
+    uint64_t v = g_attribute[attribute];
+    pthread_mutex_unlock(&g_lock);
+    size_t n = *size < 8 ? *size : 8;
+    memcpy(value, &v, n);
+    *size = n;
+    return DT_CF_SUCCESS;
 }
 
 int emu_cf_finalize(void)
@@ -541,6 +650,9 @@ int emu_cf_result_string(int result, const char **text)
 int emu_cf_timestamp(uint64_t *timestamp)
 {
     if (!timestamp) return DT_CF_ERROR_INVALID_PARAMETER;
-    *timestamp = emu_core_timestamp();
+    pthread_mutex_lock(&g_lock);
+    uint64_t (*fn)(void) = g_timestamps.fn;
+    pthread_mutex_unlock(&g_lock);
+    *timestamp = fn ? fn() : emu_core_timestamp();
     return DT_CF_SUCCESS;
 }

@@ -10,7 +10,9 @@
  * every <prefix>Activity... entry point with the CUPTI signatures.
  *
  * CUDA 13's CUPTI (EMU_CF_CUDA13_ENTRY_POINTS, the CUPTI personality) adds
- * the named subscribe, EnableAndDump and the per-call runtime filter; its
+ * the named subscribe, EnableAndDump, the per-call runtime and driver
+ * filters, activity attributes (kept, with CUPTI's defaults) and a client's
+ * timestamp callback (every later timestamp in its terms); its
  * driver initialises at the first API call and then calls the injection
  * library's InitializeInjection (emu_vendor.injection_env). With
  * DEVTRACE_EMU_INIT_ON_ARM=1 the first arming call (subscribe, enable,
@@ -126,6 +128,9 @@ EMU_HIDDEN int emu_cf_subscribe_named(void **subscriber, emu_generic_fn callback
                                       dt_cf_subscriber_params *params);
 EMU_HIDDEN int emu_cf_enable_and_dump(uint32_t kind);
 EMU_HIDDEN int emu_cf_enable_runtime_api(uint32_t cbid, uint8_t enable);
+EMU_HIDDEN int emu_cf_enable_driver_api(uint32_t cbid, uint8_t enable);
+EMU_HIDDEN int emu_cf_set_attribute(uint32_t attribute, size_t *size, void *value);
+EMU_HIDDEN int emu_cf_get_attribute(uint32_t attribute, size_t *size, void *value);
 EMU_HIDDEN int emu_cf_finalize(void);
 EMU_HIDDEN int emu_cf_unsubscribe(void *subscriber);
 EMU_HIDDEN int emu_cf_enable_domain(uint32_t enable, void *subscriber, uint32_t domain);
@@ -136,6 +141,7 @@ EMU_HIDDEN int emu_cf_get_thread_id_type(uint32_t *type);
 EMU_HIDDEN int emu_cf_version(uint32_t *version);
 EMU_HIDDEN int emu_cf_result_string(int result, const char **text);
 EMU_HIDDEN int emu_cf_timestamp(uint64_t *timestamp);
+EMU_HIDDEN int emu_cf_register_timestamp_callback(uint64_t (*fn)(void));
 
 /* The core's hooks, for EMU_CF_PERSONALITY. */
 EMU_HIDDEN uint32_t emu_cf_cbid(emu_domain domain, emu_op op, emu_copy_kind copy_kind);
@@ -270,6 +276,26 @@ EMU_HIDDEN void emu_cf_vendor_complete_buffer(void (*client_fn)(void), uint8_t *
     int prefix##ActivityEnableRuntimeApi(uint32_t cbid, uint8_t enable)                                    \
     {                                                                                                      \
         return emu_cf_enable_runtime_api(cbid, enable);                                                    \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityEnableDriverApi(uint32_t cbid, uint8_t enable);                      \
+    int prefix##ActivityEnableDriverApi(uint32_t cbid, uint8_t enable)                                     \
+    {                                                                                                      \
+        return emu_cf_enable_driver_api(cbid, enable);                                                     \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivitySetAttribute(uint32_t attribute, size_t *size, void *value);         \
+    int prefix##ActivitySetAttribute(uint32_t attribute, size_t *size, void *value)                        \
+    {                                                                                                      \
+        return emu_cf_set_attribute(attribute, size, value);                                               \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityGetAttribute(uint32_t attribute, size_t *size, void *value);         \
+    int prefix##ActivityGetAttribute(uint32_t attribute, size_t *size, void *value)                        \
+    {                                                                                                      \
+        return emu_cf_get_attribute(attribute, size, value);                                               \
+    }                                                                                                      \
+    EMU_CF_EXPORT int prefix##ActivityRegisterTimestampCallback(uint64_t (*fn)(void));                      \
+    int prefix##ActivityRegisterTimestampCallback(uint64_t (*fn)(void))                                    \
+    {                                                                                                      \
+        return emu_cf_register_timestamp_callback(fn);                                                     \
     }
 
 #endif /* EMU_CF_PERSONALITY_H */

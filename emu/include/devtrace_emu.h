@@ -43,10 +43,13 @@ enum {
     EMU_OK = 0,
     EMU_EINVAL = -1,     /* bad device, stream, kind, size, clock or fault spec */
     EMU_ENOTSUP = -2,    /* a fault this personality's vendor cannot exhibit */
-    EMU_EUNUSABLE = -3   /* the runtime cannot be used in this process: a child
+    EMU_EUNUSABLE = -3,  /* the runtime cannot be used in this process: a child
                             forked without exec after it initialised, on a
                             vendor that forbids it (CUDA's initialization
                             error); the call did nothing */
+    EMU_ECAPTURE = -4    /* a synchronisation on a thread capturing a graph
+                            (emu_stream_capture), refused as CUDA refuses
+                            it; the call did nothing */
 };
 
 /* Emulated topology limits. */
@@ -161,6 +164,29 @@ typedef struct emu_stats {
     uint64_t subscribers;
     uint64_t kinds_enabled;
     uint64_t callbacks_enabled;
+    /* Dropped-record queries made outside a buffer callback that met a
+       buffer completion unable to proceed: the caller held a lock the
+       client's completion callback takes. CUPTI's query takes the lock
+       under which the library calls the buffer callbacks, so the real
+       library would deadlock there. With DEVTRACE_EMU_DROPPED_QUERY=
+       contended every such query meets a completion in progress on the
+       library's thread (an empty buffer handed back). */
+    uint64_t lock_order_stalls;
+    /* finalize calls made while another thread was inside an
+       external-correlation push or pop of the library */
+    uint64_t finalize_during_external_call;
+    /* finalize calls made on a thread capturing a graph (emu_stream_capture) */
+    uint64_t finalize_in_capture;
+    /* now (like subscribers): external-correlation calls inside the library */
+    uint64_t external_calls_inside;
+    /* timestamp callbacks a client registered (CUPTI's
+       cuptiActivityRegisterTimestampCallback): from then on every timestamp
+       is in the callback's terms */
+    uint64_t timestamp_callbacks;
+    /* device-buffer attributes a client set once a device context existed:
+       CUPTI applies them to the buffers it allocates after, not to those
+       of that context's start */
+    uint64_t attributes_set_late;
 } emu_stats;
 
 /* Reads the environment once (also done implicitly by every call):
@@ -284,6 +310,26 @@ EMU_API int emu_graph_launch(int device, int stream, int kernels, uint64_t durat
    its buffers gets them back when the null client is off. */
 #define EMU_NULL_CLIENT_NO_IDS 2
 EMU_API int emu_null_client(int on);
+
+/* The calling thread begins (1) or ends (0) capturing its work into a
+   graph, as around cudaStreamBeginCapture and cudaStreamEndCapture (no API
+   call is made; work launched meanwhile still runs). While it captures,
+   its synchronisations fail with EMU_ECAPTURE, their exit callbacks seeing
+   the vendor's error (emu_vendor.capture_error: CUDA's
+   cudaErrorStreamCaptureUnsupported, 900), and a finalize on it is counted
+   (emu_stats.finalize_in_capture). On a vendor without graphs, nothing. */
+EMU_API int emu_stream_capture(int begin);
+
+/* Hold (1) every external-correlation push and pop a client makes inside
+   the library, each for at most 10 s, until released (0): a client's call
+   in flight, for tests of what may overlap it
+   (emu_stats.external_calls_inside counts them). */
+EMU_API int emu_hold_external_calls(int hold);
+
+/* Whether the client gets records of the API calls of one callback id
+   (driver 1: the driver domain; 0: the runtime's): 0 when it asked not to
+   (the vendor's per-call filter, e.g. CUPTI's cuptiActivityEnableDriverApi). */
+EMU_API int emu_api_recorded(int driver, uint32_t cbid);
 
 EMU_API void emu_stats_get(emu_stats *out);
 /* Zero the counters (not the dropped-record count the vendor reports). */

@@ -199,16 +199,19 @@ DT_API dt_status dt_session_write_fd(dt_session *session, int fd, dt_format form
 DT_API dt_status dt_session_dump(dt_session *session, int fd, dt_format format);
 DT_API void dt_session_destroy(dt_session *session);
 
-/* Arm a backend ("auto": every backend that needs it) so that it can record
-   activity of device contexts created later. CUPTI delivers nothing for a
-   context created before it was armed, so a program that starts its session
-   after its first CUDA call must call this first, early in main(). It loads
-   the vendor library and enables only cheap device-activity kinds; API
-   tracing is armed only while a session runs. What it arms lasts until the
-   next session stops, which disarms everything (and detaches CUPTI from
-   CUDA 12.6 on): a program that stopped recording pays nothing for it.
-   `devtrace record` arms CUPTI itself, when the process initialises CUDA
-   (CUDA's injection entry point). Process-wide. */
+/* Arm a backend ("auto": every backend that needs it) ahead of the first
+   session. A session may start at any time: CUPTI also records the
+   contexts created before it attached, as torch.profiler's Kineto relies
+   on at every profile's start. But attaching to a running program makes
+   CUPTI instrument what it has loaded then, which Kineto saw take seconds
+   in some models: a program that starts its sessions late takes that cost
+   early by calling this in main(). It loads the vendor library and enables
+   only cheap device-activity kinds; API tracing is armed only while a
+   session runs. What it arms lasts until the next session stops, which
+   disarms everything (and detaches CUPTI from CUDA 12.6 on): a program that
+   stopped recording pays nothing for it. `devtrace record` arms CUPTI
+   itself, when the process initialises CUDA (CUDA's injection entry
+   point). Process-wide. */
 DT_API dt_status dt_prepare(const char *backend);
 
 /* Name of the backend the session uses ("" before start with "auto"). */

@@ -134,6 +134,16 @@ void dt_inject_support_release(dt_session *s, const char *who)
     dt_core_release_backend(s, who);
 }
 
+int dt_inject_support_awaits_injection(const dt_session *s)
+{
+    return s && s->deferred && dt_core_awaits(s, s->deferred->name);
+}
+
+dt_status dt_inject_support_attach_early(dt_session *s)
+{
+    return dt_inject_support_awaits_injection(s) ? dt_core_attach_deferred(s) : DT_OK;
+}
+
 void dt_inject_support_note(dt_session *s, const char *key, const char *fmt, ...)
 {
     char text[2048];

@@ -62,12 +62,19 @@ DT_HIDDEN void *dt_inject_support_tool_configure(uint32_t version, const char *r
    entry point (the one another client of the vendor interface competes
    with). */
 DT_HIDDEN int dt_inject_support_holds_injection_backend(const dt_session *s);
-/* Give s's vendor interface to another client (`who`), for good. */
+/* Give s's vendor interface to another client (`who`), for good; also
+   before s attached to it (it then never does). */
 DT_HIDDEN void dt_inject_support_release(dt_session *s, const char *who);
 /* s's trace written to the open descriptor fd, named name inside (its
    traceName): the file the trace will be renamed to, not the private one
    it is written into. */
 DT_HIDDEN dt_status dt_inject_support_write(dt_session *s, int fd, const char *name, dt_format format);
+/* Whether s still waits for the vendor's injection entry point to attach
+   its backend (dt_inject_support_start). */
+DT_HIDDEN int dt_inject_support_awaits_injection(const dt_session *s);
+/* Attach s's waiting backend now, before the entry point is called (another
+   client of the vendor interface is about to take it). */
+DT_HIDDEN dt_status dt_inject_support_attach_early(dt_session *s);
 /* A note into s's trace, under key. */
 DT_HIDDEN void dt_inject_support_note(dt_session *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

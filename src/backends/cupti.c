@@ -28,6 +28,12 @@ extern const dt_backend dt_backend_cupti;
    armed for the program's session. */
 static dt_status inject_arm(dt_session *s, int *attached)
 {
+    /* attached already: another CUPTI client came before the program's
+       first CUDA call, and devtrace attached first (src/inject/cuda.c) */
+    if (s && strcmp(dt_session_backend(s), dt_backend_cupti.name) == 0) {
+        *attached = 1;
+        return DT_OK;
+    }
     *attached = s && dt_core_awaits(s, dt_backend_cupti.name);
     return *attached ? dt_core_attach_deferred(s) : dt_prepare(dt_backend_cupti.name);
 }
@@ -47,6 +53,7 @@ static dt_status inject_arm(dt_session *s, int *attached)
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
+#include <cupti_version.h>
 #include "cupti_cbid_names.h"
 
 /* devtrace's declaration is the toolkit's, field by field where read. */
@@ -152,6 +159,10 @@ _Static_assert(sizeof(dt_cf_device) == sizeof(CUpti_ActivityDevice5), "Device5 s
 _Static_assert((int)DT_CF_KIND_EXTERNAL_CORRELATION == (int)CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION &&
                    (int)DT_CF_EXTERNAL_CUSTOM2 == (int)CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2,
                "CUPTI's numbers");
+_Static_assert(DT_CF_ATTR_DEVICE_BUFFER_SIZE == (int)CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE &&
+                   DT_CF_ATTR_DEVICE_BUFFER_POOL_LIMIT == (int)CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT &&
+                   DT_CF_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE == (int)CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
+               "CUPTI's device-buffer attributes");
 /* Every result code devtrace names is CUPTI's (cupti_result.h). */
 #define SAME_RESULT(name) _Static_assert((int)DT_CF_##name == (int)CUPTI_##name, "CUPTI_" #name " is another number")
 SAME_RESULT(SUCCESS);
@@ -343,6 +354,48 @@ static const uint32_t launch_driver[] = {
 static const uint32_t quiet_runtime[] = {
     CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000,
     CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000,
+    /* and what Kineto leaves out (CuptiActivityApi.cpp, enableCuptiActivities,
+       CUDA 12.5 and later): the device query every torch op makes */
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+};
+/* The driver calls Kineto leaves out (the same place): queries the runtime
+   makes around launches, which launch nothing. Filtered once the driver
+   kind is enabled (cupti_activity.h: enabling the kind overrides the
+   filter made before it). */
+static const uint32_t quiet_driver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+};
+
+/* CUPTI's device buffers, where the device writes the timestamps of
+   kernels, copies and memsets until CUPTI turns them into records, set
+   deliberately rather than left to defaults a release may change. What the
+   CUDA 13.0 header (cupti_activity.h, CUpti_ActivityAttribute) says: a
+   buffer of the default 3,200,000 bytes holds 100,000 records; up to
+   DEVICE_BUFFER_POOL_LIMIT (default 250) are allocated per context, 3
+   ahead (PRE_ALLOCATE_VALUE), each further one on the launching thread
+   ("stalls in the critical path"); a buffer is reused once CUPTI consumed
+   it, and too small a pool risks dropping timestamps. Kineto meant to
+   lower the default's worst case (about 750 MiB a context made its users
+   run out of memory, kineto#606) to 20 buffers of 3,200,000 bytes, but
+   never applies it. A user's report (parca-dev/parcagpu#23, CUPTI 13.0.85,
+   driver 580) has CUDA graphs running out of the pool after the pool
+   limit times 100,000 kernels (25 M with the default, 0.9 M with 8),
+   device memory up about 1 GiB, and every timestamp after invalid.
+   devtrace keeps the default's bound on device memory, 800 MB a context
+   (100 buffers of 8 MiB), in fewer and larger buffers: at H200 graph rates
+   (1 to 2 M kernels a second, the flight recorder's case) a default
+   buffer fills every 50 to 100 ms, one of 8 MiB (262,144 records) every
+   130 to 260 ms, so a fifth as many allocations land on the launching
+   thread. The count of records before a pool that is never reused runs
+   out is the same (memory divided by 32 bytes a record); such timestamps
+   are counted as lost (timestamp_zero, timestamp_reversed), never kept.
+   tests/gpu/cuda_validate.sh measures it on the GPU. */
+static const dt_vendor_attribute attributes[] = {
+    {CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, sizeof(size_t), 8u << 20, "device buffer size (bytes)"},
+    {CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, sizeof(size_t), 100, "device buffers per context at most"},
+    {CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, sizeof(size_t), 3, "device buffers allocated ahead"},
 };
 
 /* Graph launches, whose correlation ids CUPTI before 13.1 Update 1 gets
@@ -354,6 +407,26 @@ static const uint32_t graph_runtime[] = {
 static const uint32_t graph_driver[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+/* Where CUPTI may be finalized after a session (dt_vendor_api_ids.sync_*):
+   the exit of a device, context or stream synchronisation that succeeded.
+   CUDA refuses to synchronise a stream being captured into a graph, and in
+   the global and thread-local capture modes the device too (the CUDA
+   programming guide's rules for stream capture, inferred, not in the
+   headers), so such an exit is never inside a capture. */
+static const uint32_t sync_runtime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+};
+static const uint32_t sync_driver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+#if CUPTI_API_VERSION >= 130000
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2, /* CUDA 13 */
+#endif
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz,
 };
 
 static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
@@ -368,7 +441,7 @@ DT_ENGINE_BACKEND_HOOKS(cupti, cupti_vendor, "cupti", "NVIDIA CUDA (CUPTI)", "cu
 
 static const dt_vendor cupti_vendor = {
     .backend = &dt_backend_cupti,
-    .library = {.spec = {.what = "libcupti", .sonames = sonames, .loaded_symbol = "cuptiActivityRegisterCallbacks",
+    .library = {.spec = {.what = "libcupti", .sonames = sonames, .loaded_symbol = "cuptiActivityGetNextRecord", /* one the injection library does not stand in for */
                          .root_envs = roots, .default_root = "/usr/local/cuda", .subdirs = subdirs,
                          .python_dirs = wheel_dirs,
                          .hint = "set CUDA_HOME to the CUDA toolkit"},
@@ -391,8 +464,9 @@ static const dt_vendor cupti_vendor = {
        context's creation where CUPTI refuses them there */
     .callbacks = {DT_CF_CALLBACK_FIELDS(dt_cf_subscribe_named), .domain_resource = DT_CF_DOMAIN_RESOURCE,
                   .context_created = DT_CF_CBID_RESOURCE_CONTEXT_CREATED},
-    .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime),
-                DT_COUNTED(graph_runtime), DT_COUNTED(graph_driver), DT_CF_API_GRAPH_IDS_FIXED},
+    .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime), DT_COUNTED(quiet_driver),
+                DT_COUNTED(graph_runtime), DT_COUNTED(graph_driver), DT_CF_API_GRAPH_IDS_FIXED,
+                DT_COUNTED(sync_runtime), DT_COUNTED(sync_driver)},
     .query_devices = query_devices,
     .synchronize = synchronize,
     /* a driver initialised before devtrace armed described its devices to
@@ -404,6 +478,8 @@ static const dt_vendor cupti_vendor = {
     .records = {DT_COUNTED(kinds), DT_COUNTED(layouts), DT_COUNTED(dt_cf_pool_operations), DT_CF_POOL_NOTE},
     .enums = DT_CF_ENUMS,
     .clock_domain = "CLOCK_REALTIME ns (cuptiGetTimestamp, measured with CUDA 13.0)",
+    .attributes = attributes, .attribute_count = sizeof attributes / sizeof *attributes,
+    .attributes_key = "device_buffers",
     .explain_failure = explain_failure,
 };
 

@@ -28,7 +28,8 @@
 #define DT_CF_CALLBACK_FIELDS(subscribe_named_)                                                     \
     .domain_runtime = DT_CF_DOMAIN_RUNTIME_API, .domain_driver = DT_CF_DOMAIN_DRIVER_API,           \
     .api_enter = DT_CF_API_ENTER, .site_offset = offsetof(dt_cf_callback_data, callbackSite),       \
-    .correlation_offset = offsetof(dt_cf_callback_data, correlationId), .subscribe_named = subscribe_named_
+    .correlation_offset = offsetof(dt_cf_callback_data, correlationId),                             \
+    .result_offset = offsetof(dt_cf_callback_data, functionReturnValue), .subscribe_named = subscribe_named_
 #define DT_CF_CALLBACKS_NAMED(subscribe_named_) {DT_CF_CALLBACK_FIELDS(subscribe_named_)}
 #define DT_CF_CALLBACKS DT_CF_CALLBACKS_NAMED(NULL)
 /* The family's named subscribe (<prefix>Subscribe_v2). */

@@ -91,6 +91,9 @@ enum {
     DT_CF_MEMORY_MANAGED_STATIC = 7, DT_CF_MEMORY_COUNT = 8
 };
 enum { DT_CF_FLAG_FLUSH_FORCED = 1, DT_CF_FLAG_ASYNC = 1 };
+/* Activity attributes (CUpti_ActivityAttribute) of the device buffers. */
+enum { DT_CF_ATTR_DEVICE_BUFFER_SIZE = 0, DT_CF_ATTR_DEVICE_BUFFER_POOL_LIMIT = 2,
+       DT_CF_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE = 6 };
 enum { DT_CF_THREAD_ID_DEFAULT = 0, DT_CF_THREAD_ID_SYSTEM = 1 };
 enum { DT_CF_DOMAIN_DRIVER_API = 1, DT_CF_DOMAIN_RUNTIME_API = 2, DT_CF_DOMAIN_RESOURCE = 3 };
 /* the resource domain's callback for a context just created */

@@ -12,10 +12,20 @@
  * the vendor's runtime, which may call back into devtrace on the same
  * thread (CUDA calls InitializeInjection, which prepares this engine).
  * e->decode_lock pairs the session pointer with completion callbacks, which
- * the vendor may run on any thread, including inside a flush called here:
- * flushes are therefore made without e->decode_lock held.
+ * the vendor may run on any thread, including inside a flush called here.
+ *
+ * No vendor call is made while a devtrace lock that a vendor callback
+ * takes is held: flushes, the dropped-record query (CUPTI's takes its
+ * internal lock, under which it calls the buffer callbacks; Kineto
+ * deadlocked calling it under its own lock) and clock reads are made
+ * without e->decode_lock or the session's lock. Vendor callbacks take
+ * e->lock only with trylock, so vendor calls made while arming under it
+ * cannot deadlock with them. The record iterator, which reads the client's
+ * own buffer, is the exception: it runs while the decoder holds the
+ * session's lock.
  */
 #include "backends/engine.h"
+#include "base/hash.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -41,6 +51,7 @@ typedef int (*fn_name)(uint32_t domain_or_kind, uint32_t cbid, const char **name
 typedef int (*fn_u32_u8)(uint32_t value, uint8_t flag);
 typedef int (*fn_u8)(uint8_t value);
 typedef int (*fn_enable_callback)(uint32_t enable, void *subscriber, uint32_t domain, uint32_t cbid);
+typedef int (*fn_attribute)(uint32_t attribute, size_t *size, void *value);
 
 #define SYM DT_ENGINE_SYM
 
@@ -102,6 +113,26 @@ static void set_thread_ids(dt_engine *e, dt_session *s)
                         "ids, not host thread ids", e->specs[DT_SYM_SET_THREAD_ID_TYPE].name, dt_engine_result_text(e, r), r);
 }
 
+/* The library's activity attributes the vendor's descriptor sets, once it
+   is loaded or detached and armed again, before any kind is enabled (CUPTI
+   applies its device-buffer attributes to the buffers it allocates after:
+   under devtrace record they are set inside InitializeInjection, before
+   the first context). The answers are kept for the sessions' notes. */
+static void set_attributes(dt_engine *e)
+{
+    const dt_vendor *v = e->v;
+    fn_attribute set = SYM(e, fn_attribute, DT_SYM_SET_ATTRIBUTE);
+    if (e->attributes_set || !set || !v->attribute_count) return;
+    for (uint32_t i = 0; i < v->attribute_count && i < DT_ENGINE_MAX_ATTRIBUTES; i++) {
+        const dt_vendor_attribute *a = &v->attributes[i];
+        uint8_t value[8];
+        size_t size = a->size;
+        memcpy(value, &a->value, sizeof value); /* little-endian: the low bytes */
+        e->attribute_result[i] = set(a->id, &size, value);
+    }
+    e->attributes_set = 1;
+}
+
 static int register_buffers(dt_engine *e)
 {
     void (*complete)(void) = e->v->caps & DT_VCAP_COMPLETE_WITH_CONTEXT ? (void (*)(void))e->complete_context
@@ -129,7 +160,6 @@ static int lock_for_prepare(dt_engine *e)
 }
 
 static void cancel_finalize(dt_engine *e);
-static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid);
 
 dt_status dt_engine_prepare(dt_engine *e)
 {
@@ -163,6 +193,7 @@ dt_status dt_engine_prepare(dt_engine *e)
     }
     atomic_store(&e->starting, 1);
     set_thread_ids(e, NULL);
+    if (!any_armed(e)) set_attributes(e);
     uint8_t armed_now[DT_ENGINE_MAX_KINDS] = {0};
     int r = register_buffers(e);
     const char *call = e->specs[DT_SYM_REGISTER_CALLBACKS].name;
@@ -321,7 +352,7 @@ static int retry_at_context(dt_engine *e, unsigned bit, int r)
     return 1;
 }
 
-static void quiet_runtime_calls(dt_engine *e, dt_session *s);
+static void quiet_calls(dt_engine *e, dt_session *s);
 
 /* A context was created: the calls refused at start are made again. A
    start or stop holding the engine on another thread leaves them to the
@@ -337,7 +368,7 @@ static void context_created(dt_engine *e)
     }
     if (bits & DT_RETRY_QUIET) {
         e->retry_again[1] = v->results.success;
-        quiet_runtime_calls(e, NULL);
+        quiet_calls(e, NULL);
     }
     e->retry_made |= bits;
     if (bits) dt_log("%s: calls refused at start made again as a context was created", v->backend->name);
@@ -377,26 +408,38 @@ static void end_context_retry(dt_engine *e, dt_session *s)
     e->context_callback_on = 0;
 }
 
-/* Ask the vendor not to record the runtime calls that are bookkeeping
-   around launches. After the runtime kind is enabled: enabling it resets
-   such choices. */
-static void quiet_runtime_calls(dt_engine *e, dt_session *s)
+/* Ask the vendor not to record the runtime and driver calls that launch
+   no device work and that every launch or query makes (bookkeeping: they
+   double the API records). After the kinds are enabled: enabling the
+   runtime or driver kind resets such choices. */
+static void quiet_calls(dt_engine *e, dt_session *s)
 {
     const dt_vendor_api_ids *ids = &e->v->api_ids;
-    fn_u32_u8 filter = SYM(e, fn_u32_u8, DT_SYM_ENABLE_RUNTIME_API);
-    /* s NULL: made again at a context's creation, answers kept for stop */
-    if (!ids->quiet_runtime_count || !filter || (s && !(s->config.capture & DT_CAPTURE_RUNTIME))) return;
-    for (uint32_t i = 0; i < ids->quiet_runtime_count; i++) {
-        int r = filter(ids->quiet_runtime[i], 0);
-        if (r == e->v->results.success) continue;
-        if (!s) {
-            e->retry_again[1] = r;
-            return;
+    const struct {
+        dt_vendor_symbol sym;
+        const uint32_t *ids;
+        uint32_t count, capture;
+    } filters[2] = {
+        {DT_SYM_ENABLE_RUNTIME_API, ids->quiet_runtime, ids->quiet_runtime_count, DT_CAPTURE_RUNTIME},
+        {DT_SYM_ENABLE_DRIVER_API, ids->quiet_driver, ids->quiet_driver_count, DT_CAPTURE_DRIVER},
+    };
+    for (int f = 0; f < 2; f++) {
+        fn_u32_u8 filter = SYM(e, fn_u32_u8, filters[f].sym);
+        /* s NULL: made again at a context's creation, answers kept for stop */
+        if (!filters[f].count || !filter || (s && !(s->config.capture & filters[f].capture))) continue;
+        for (uint32_t i = 0; i < filters[f].count; i++) {
+            int r = filter(filters[f].ids[i], 0);
+            if (r == e->v->results.success) continue;
+            if (!s) {
+                e->retry_again[1] = r;
+                return;
+            }
+            if (retry_at_context(e, DT_RETRY_QUIET, r)) return;
+            dt_core_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
+                                "recorded (they launch no device work)", e->specs[filters[f].sym].name,
+                                filters[f].ids[i], dt_engine_result_text(e, r), r);
+            break;
         }
-        if (retry_at_context(e, DT_RETRY_QUIET, r)) return;
-        dt_core_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
-                            "recorded (they launch no device work)", e->specs[DT_SYM_ENABLE_RUNTIME_API].name,
-                            ids->quiet_runtime[i], dt_engine_result_text(e, r), r);
     }
 }
 
@@ -422,34 +465,8 @@ static void attach(dt_engine *e, dt_session *s)
 {
     pthread_mutex_lock(&e->decode_lock);
     e->session = s;
+    if (s) e->attached++;
     pthread_mutex_unlock(&e->decode_lock);
-}
-
-/* One note for the kinds the vendor would not enable, grouped by its
-   answer: "memory copies, memsets not recorded: msptiActivityEnable
-   returned ... (6)", with the vendor's explanation where it has one. */
-static void note_refused_kinds(const dt_engine *e, dt_session *s, const int *result, uint8_t *refused)
-{
-    const dt_vendor *v = e->v;
-    for (size_t i = 0; i < v->records.kind_count; i++) {
-        if (!refused[i]) continue;
-        char what[256] = "";
-        for (size_t j = i; j < v->records.kind_count; j++) {
-            if (!refused[j] || result[j] != result[i]) continue;
-            size_t used = strlen(what);
-            snprintf(what + used, sizeof what - used, "%s%s", used ? ", " : "", v->records.kinds[j].what);
-            if (j != i) refused[j] = 0;
-        }
-        int r = result[i];
-        dt_failure why = {DT_OK, ""};
-        if (v->explain_failure && v->explain_failure(e->specs[DT_SYM_ENABLE].name, r, dt_engine_result_text(e, r), e->lib.path,
-                                                     e->version, e->emulated, &why))
-            dt_core_note(s, "kinds", "%s not recorded: %s returned %s (%d): %s", what,
-                            e->specs[DT_SYM_ENABLE].name, dt_engine_result_text(e, r), r, why.message);
-        else
-            dt_core_note(s, "kinds", "%s not recorded: %s returned %s (%d)", what, e->specs[DT_SYM_ENABLE].name,
-                            dt_engine_result_text(e, r), r);
-    }
 }
 
 dt_status dt_engine_start(dt_engine *e, dt_session *s)
@@ -481,7 +498,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
                       v->backend->name, buffers, s->config.buffer_size);
         goto out;
     }
-    st = dt_core_flight_begin(s, &e->pool, ring_decode, e);
+    st = dt_core_flight_begin(s, &e->pool, dt_engine_ring_decode, e);
     if (st != DT_OK) {
         if (!e->early) dt_pool_slot_release(&e->pool);
         goto out;
@@ -495,6 +512,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         goto out;
     }
     set_thread_ids(e, s);
+    if (!any_armed(e)) set_attributes(e);
     latency_timestamps(e, s);
     int r;
     /* Subscribed before anything is enabled: the one call that tells that
@@ -537,8 +555,10 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     pthread_mutex_unlock(&e->devices_lock);
     memset(e->counted, 0, sizeof e->counted);
     /* From here every completed buffer belongs to this session, before any
-       kind is enabled, so that no record can fall between the two. */
+       kind is enabled, so that no record can fall between the two; and the
+       program's external ids go to the vendor's stacks. */
     attach(e, s);
+    dt_engine_external_gate(e, 1);
     int enabled = 0;
     int refused[DT_ENGINE_MAX_KINDS];
     uint8_t was_refused[DT_ENGINE_MAX_KINDS] = {0};
@@ -558,13 +578,13 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
         refused[i] = r;
         was_refused[i] = 1;
     }
-    note_refused_kinds(e, s, refused, was_refused);
+    dt_engine_note_refused_kinds(e, s, refused, was_refused);
     if (enabled == 0) {
         st = dt_error(DT_ERR_VENDOR, "%s could enable no activity kind in %s", e->specs[DT_SYM_ENABLE].name,
                       e->lib.path);
         goto fail;
     }
-    quiet_runtime_calls(e, s);
+    quiet_calls(e, s);
     if (v->activity.flush_period_ms && e->sym[DT_SYM_FLUSH_PERIOD] &&
         SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(v->activity.flush_period_ms) == res->success)
         e->flush_period_set = 1;
@@ -572,13 +592,16 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
        in the session that another backend then records. */
     if (v->library.layout_note && !e->emulated) dt_core_note(s, "layouts", "%s", v->library.layout_note);
     if (v->clock_domain) dt_core_note(s, "vendor_clock", "%s", v->clock_domain);
+    dt_engine_note_attributes(e, s);
     dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
     dt_core_set_library(s, e->lib.path, e->version);
+    dt_engine_note_other_copies(e, s);
     e->sessions++;
     st = DT_OK;
     goto out;
 
 fail:
+    dt_engine_external_gate(e, 0);
     end_context_retry(e, NULL);
     disarm(e, e->early);
     if (e->latency_on) SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS)(0);
@@ -608,22 +631,6 @@ dt_status dt_engine_flush(dt_engine *e, dt_session *s)
     return r == e->v->results.success ? DT_OK : dt_engine_failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
 }
 
-/* Read the vendor's dropped-record count (which restarts at every read) and
-   charge it. Records a vendor drops for want of a buffer follow a request
-   the pool refused, so the pool is asked after the vendor: once the pool
-   has refused a request in this session, drops are charged to no_buffer,
-   otherwise to vendor_dropped. decode_lock held. */
-static void count_drops(dt_engine *e, dt_session *s, void *context, uint32_t stream)
-{
-    if (!e->sym[DT_SYM_DROPPED] || atomic_load(&e->released)) return;
-    size_t n = 0;
-    int r = e->v->caps & DT_VCAP_DROPPED_WITH_CONTEXT
-                ? SYM(e, fn_dropped_ctx, DT_SYM_DROPPED)(context, stream, &n)
-                : SYM(e, fn_dropped, DT_SYM_DROPPED)(&n);
-    if (r != e->v->results.success || n == 0) return;
-    dt_loss_add(s, dt_pool_slot_refused(&e->pool) ? DT_LOSS_NO_BUFFER : DT_LOSS_VENDOR_DROPPED, n);
-}
-
 /* Take everything back from the vendor for session s: disarm every kind
    (the cheap ones too: a program that stopped recording should not go on
    paying for them), deliver what the vendor still holds, count its drops,
@@ -640,10 +647,9 @@ static int take_back(dt_engine *e, dt_session *s, int keep_subscriber)
     if (e->v->caps & DT_VCAP_UNSUBSCRIBE_FIRST) unsubscribe(e);
     pthread_mutex_unlock(&e->lock);
     int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
+    size_t dropped = dt_engine_read_drops(e, NULL, 0);
     pthread_mutex_lock(&e->lock);
-    pthread_mutex_lock(&e->decode_lock);
-    count_drops(e, s, NULL, 0);
-    pthread_mutex_unlock(&e->decode_lock);
+    dt_engine_charge_drops(e, s, dropped);
     if (e->flush_period_set) SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(0);
     e->flush_period_set = 0;
     if (!keep_subscriber) unsubscribe(e);
@@ -666,21 +672,28 @@ static void finalize_now(dt_engine *e)
 {
     const dt_vendor *v = e->v;
     if (SYM(e, int (*)(void), DT_SYM_FINALIZE)() != v->results.success) return;
-    /* the subscriber, its domains and the thread-id type went with it */
+    /* the subscriber, its domains, the thread-id type and the attributes
+       went with it */
     e->subscribed = 0;
     atomic_store(&e->domains_on, 0);
     e->thread_type_set = 0;
+    e->attributes_set = 0;
     dt_log("%s: %s after the session, from an API exit callback", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
 }
+
+/* devtrace's own synchronisation of the device, on this thread (see
+   arrange_finalize) */
+static _Thread_local int t_own_sync;
 
 /* CUPTI's header allows its finalize only from the exit callback of a
    runtime or driver API call, or once the device is synchronised, which
    devtrace cannot know (a finalize with work in flight crashed Kineto):
-   the subscriber stays with its API domains on, and the exit callback of
-   the next API call detaches the library: devtrace's own synchronisation
-   of the device where the vendor's driver is loaded, otherwise the
-   program's next call (until then another client cannot subscribe). e->lock
-   held, after take_back kept the subscriber. */
+   the subscriber stays with its API domains on, and the exit callback of a
+   later call detaches the library (finalize_at_exit says which): devtrace's
+   own synchronisation of the device where the vendor's driver is loaded,
+   otherwise the program's next synchronisation (until then another client
+   cannot subscribe). e->lock held, after take_back kept the subscriber and
+   dt_engine_stop closed the external-correlation gate. */
 static void arrange_finalize(dt_engine *e)
 {
     if (!e->subscribed) return;
@@ -690,7 +703,11 @@ static void arrange_finalize(dt_engine *e)
     }
     atomic_store(&e->finalize_pending, 1);
     /* its exit callback runs on this thread, which holds the lock */
-    if (e->v->synchronize && !e->emulated) e->v->synchronize();
+    if (e->v->synchronize && !e->emulated) {
+        t_own_sync = 1;
+        e->v->synchronize();
+        t_own_sync = 0;
+    }
 }
 
 /* A session or an early arming comes before the exit callback did: the
@@ -700,11 +717,36 @@ static void cancel_finalize(dt_engine *e)
     if (atomic_exchange(&e->finalize_pending, 0)) unsubscribe(e);
 }
 
-/* On an API exit callback while a finalize waits. A start or stop holding
-   the lock on another thread leaves it to the next exit. */
-static void finalize_at_exit(dt_engine *e)
+
+/* Whether this API exit may detach the library: devtrace's own
+   synchronisation, or a synchronising call of the program's that succeeded
+   (the vendor's list: a thread capturing a graph cannot synchronise, so the
+   finalize never lands inside a capture, nor on a call that failed), and
+   no external-correlation call of another thread still inside the library
+   (the gate is closed: none can start). */
+static int finalize_point(dt_engine *e, uint32_t domain, uint32_t cbid, const uint8_t *d)
 {
-    if (pthread_mutex_trylock(&e->lock) != 0) return;
+    const dt_vendor *v = e->v;
+    if (!t_own_sync) {
+        int driver = domain == v->callbacks.domain_driver;
+        const dt_vendor_api_ids *ids = &v->api_ids;
+        if (!(driver ? dt_engine_listed(ids->sync_driver, ids->sync_driver_count, cbid)
+                     : dt_engine_listed(ids->sync_runtime, ids->sync_runtime_count, cbid)))
+            return 0;
+        void *result = NULL;
+        int32_t r = -1;
+        memcpy(&result, d + v->callbacks.result_offset, sizeof result);
+        if (result) memcpy(&r, result, sizeof r);
+        if (r != 0) return 0;
+    }
+    return dt_engine_external_in_flight(e) == 0;
+}
+
+/* On an API exit callback while a finalize waits. A start or stop holding
+   the lock on another thread leaves it to a later exit. */
+static void finalize_at_exit(dt_engine *e, uint32_t domain, uint32_t cbid, const uint8_t *d)
+{
+    if (!finalize_point(e, domain, cbid, d) || pthread_mutex_trylock(&e->lock) != 0) return;
     if (atomic_exchange(&e->finalize_pending, 0)) {
         if (atomic_load(&dt_g_exiting)) unsubscribe(e);
         else finalize_now(e);
@@ -712,57 +754,13 @@ static void finalize_at_exit(dt_engine *e)
     pthread_mutex_unlock(&e->lock);
 }
 
-static int in_list(const uint32_t *ids, uint32_t n, uint32_t cbid)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (ids[i] == cbid) return 1;
-    return 0;
-}
-
-/* In a session after the process's first, a library that gives graph
-   launches wrong correlation ids: how many the session has, noted (their
-   flows and External ids cannot be trusted). */
-static void note_graph_launches(const dt_engine *e, dt_session *s)
-{
-    const dt_vendor_api_ids *ids = &e->v->api_ids;
-    if (!ids->graph_ids_from || e->sessions < 2 || !e->api_version || e->api_version >= ids->graph_ids_from) return;
-    uint64_t n[2] = {0, 0};
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->store.count; i++) {
-        const dt_rec *r = dt_store_at(&s->store, i);
-        int driver = r->kind == DT_EVENT_DRIVER;
-        if (r->kind != DT_EVENT_RUNTIME && !driver) continue;
-        n[driver] += driver ? in_list(ids->graph_driver, ids->graph_driver_count, r->u.api.cbid)
-                            : in_list(ids->graph_runtime, ids->graph_runtime_count, r->u.api.cbid);
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (n[0] || n[1])
-        dt_core_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
-                        "process's session %" PRIu32 ": %s API version %" PRIu32 " (older than %" PRIu32 ") gives "
-                        "graph launches wrong correlation ids in sessions after the first, so their flows and "
-                        "External ids cannot be trusted", n[0], n[1], e->sessions, e->v->backend->vendor,
-                        e->api_version, ids->graph_ids_from);
-}
-
-/* What the vendor's decoders counted in the session, where anything. */
-static void note_counted(const dt_engine *e, dt_session *s)
-{
-    const dt_vendor_records *rec = &e->v->records;
-    char text[320] = "";
-    size_t used = 0;
-    for (uint32_t i = 0; i < rec->counted_count && i < DT_ENGINE_MAX_COUNTED; i++) {
-        if (!e->counted[i]) continue;
-        int w = snprintf(text + used, sizeof text - used, "%s%" PRIu64 " %s", used ? ", " : "", e->counted[i],
-                         rec->counted[i]);
-        if (w > 0 && (size_t)w < sizeof text - used) used += (size_t)w;
-    }
-    if (used) dt_core_note(s, rec->counted_key, "%s: %s", rec->counted_what, text);
-}
-
 dt_status dt_engine_stop(dt_engine *e, dt_session *s)
 {
     const dt_vendor *v = e->v;
     pthread_mutex_lock(&e->lock);
+    /* From here no external-correlation call of another thread reaches the
+       vendor; those in flight are waited for before it is detached. */
+    dt_engine_external_gate(e, 0);
     int released = atomic_load(&e->released);
     /* Records made before the kinds were disarmed are still in the vendor's
        buffers: they are delivered to this session. */
@@ -770,8 +768,9 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     /* the flight recorder's ring, now that the vendor has delivered all */
     dt_core_flight_end(s);
     if (!released) describe_devices(e, s);
-    note_graph_launches(e, s);
-    note_counted(e, s);
+    dt_engine_note_other_copies(e, s); /* also those loaded while it recorded */
+    dt_engine_note_graph_launches(e, s);
+    dt_engine_note_counted(e, s);
     pthread_mutex_lock(&e->decode_lock);
     e->session = NULL;
     pthread_mutex_unlock(&e->decode_lock);
@@ -801,10 +800,21 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
 dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
 {
     pthread_mutex_lock(&e->lock);
-    if (atomic_load(&e->released) || !e->loaded) {
+    if (atomic_load(&e->released)) {
         pthread_mutex_unlock(&e->lock);
         return DT_OK;
     }
+    if (!e->loaded || e->session != s) {
+        /* given before devtrace attached (it never will) */
+        snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
+        atomic_store(&e->released, 1);
+        pthread_mutex_unlock(&e->lock);
+        dt_core_note(s, "handover", "%s was given to %s before devtrace attached to it: %s's own trace holds "
+                        "the device activity, this one none", e->v->backend->vendor, e->released_to,
+                        e->released_to);
+        return DT_OK;
+    }
+    dt_engine_external_gate(e, 0);
     int r = take_back(e, s, 0);
     snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
     atomic_store(&e->released, 1);
@@ -828,24 +838,9 @@ int dt_engine_clock(dt_engine *e, uint64_t *ns)
 }
 
 /* ------------------------------------------------------------------ */
-/* External correlation: on the traced program's threads, so no error  */
-/* text is formatted here                                               */
+/* External correlation, when the vendor's stack refuses (the stack's   */
+/* calls are engine_external.c's)                                       */
 /* ------------------------------------------------------------------ */
-dt_status dt_engine_push_external(dt_engine *e, uint64_t id)
-{
-    fn_push push = SYM(e, fn_push, DT_SYM_PUSH_EXTERNAL);
-    if (!push || atomic_load_explicit(&e->released, memory_order_relaxed)) return DT_ERR_BACKEND_UNAVAILABLE;
-    return push(e->v->activity.external_kind, id) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
-}
-
-dt_status dt_engine_pop_external(dt_engine *e)
-{
-    fn_pop pop = SYM(e, fn_pop, DT_SYM_POP_EXTERNAL);
-    if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
-    uint64_t last = 0; /* the vendor writes the popped id: a real pointer */
-    return pop(e->v->activity.external_kind, &last) == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
-}
-
 dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
 {
     if (e->v->caps & DT_VCAP_NO_API_ENTER_LINKS) return DT_ERR_BACKEND_UNAVAILABLE;
@@ -920,52 +915,9 @@ void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, cons
         return;
     }
     if (site != v->callbacks.api_enter) {
-        if (atomic_load_explicit(&e->finalize_pending, memory_order_relaxed)) finalize_at_exit(e);
+        if (atomic_load_explicit(&e->finalize_pending, memory_order_relaxed)) finalize_at_exit(e, domain, cbid, d);
         return;
     }
     memcpy(&correlation, d + v->callbacks.correlation_offset, sizeof correlation);
     dt_corr_link_current(correlation);
-}
-
-/* ------------------------------------------------------------------ */
-/* Buffers                                                             */
-/* ------------------------------------------------------------------ */
-void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records)
-{
-    *buffer = dt_pool_slot_get(&e->pool, size);
-    *max_records = 0;
-}
-
-static dt_vendor_next_fn next_record(const dt_engine *e)
-{
-    return e->v->caps & DT_VCAP_OWN_STRIDES ? NULL : (dt_vendor_next_fn)e->sym[DT_SYM_NEXT_RECORD];
-}
-
-/* A buffer the flight recorder's ring queued, decoded into `into`. */
-static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
-{
-    dt_engine *e = ctx;
-    dt_decoder_run(&e->decoder, into, buf, valid, next_record(e));
-}
-
-void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
-{
-    dt_vendor_next_fn next = next_record(e);
-    pthread_mutex_lock(&e->decode_lock);
-    dt_session *s = e->session;
-    if (s && s->ring && buffer && valid && valid <= size) {
-        /* the flight recorder: queued undecoded, lent back when the pool runs dry */
-        count_drops(e, s, context, stream);
-        dt_ring_push(s->ring, buffer, valid);
-        pthread_mutex_unlock(&e->decode_lock);
-        return;
-    }
-    if (buffer && valid && valid <= size) {
-        if (s) dt_decoder_run(&e->decoder, s, buffer, valid, next);
-        else if (e->v->caps & DT_VCAP_DEVICE_RECORDS) dt_decoder_scan_devices(&e->decoder, buffer, valid, next);
-        else atomic_fetch_add_explicit(&e->orphaned, 1, memory_order_relaxed);
-    }
-    if (s) count_drops(e, s, context, stream);
-    pthread_mutex_unlock(&e->decode_lock);
-    dt_pool_slot_put(&e->pool, buffer);
 }

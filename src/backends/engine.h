@@ -24,6 +24,13 @@
 /* ------------------------------------------------------------------ */
 #define DT_ENGINE_MAX_KINDS 24
 #define DT_ENGINE_MAX_COUNTED 8
+#define DT_ENGINE_STRIPES 16
+#define DT_ENGINE_MAX_ATTRIBUTES 8
+
+/* A counter of its own cache line. */
+typedef struct dt_engine_stripe {
+    _Alignas(64) _Atomic uint32_t n;
+} dt_engine_stripe;
 
 typedef struct dt_engine {
     const dt_vendor *v;
@@ -57,13 +64,19 @@ typedef struct dt_engine {
     _Atomic int domains_on;           /* API callbacks on: read on the program's threads */
     int fork_domains;                 /* turned on by dt_engine_fork_prepare, for the child */
     int thread_type_set;              /* since the library was loaded or finalized */
+    int attributes_set;               /* likewise; with the library's answers */
+    int attribute_result[DT_ENGINE_MAX_ATTRIBUTES];
     /* given to another client of the vendor (dt_engine_release): devtrace
        makes no vendor call that would disturb it, for good */
     _Atomic int released;
     char released_to[128];
     int flush_period_set;
-    /* the library is detached at the next API exit callback */
+    /* the library is detached at a later API exit callback */
     _Atomic int finalize_pending;
+    /* external-correlation calls reach the vendor while open (a session
+       runs); those inside the vendor now, counted by thread stripe */
+    _Atomic int ext_open;
+    dt_engine_stripe ext_inflight[DT_ENGINE_STRIPES];
     int latency_on;                   /* kernels' queued times asked of the vendor */
     /* calls the vendor refused at start, made again at the next context
        creation (dt_vendor_callbacks.context_created): DT_RETRY_* bits
@@ -76,6 +89,7 @@ typedef struct dt_engine {
     uint32_t sessions;                /* sessions started in this process */
     uint64_t counted[DT_ENGINE_MAX_COUNTED]; /* this session's (dt_vendor_records.counted) */
     dt_session *session;              /* under decode_lock */
+    uint64_t attached;                /* sessions attached so far, under decode_lock */
     _Atomic uint64_t orphaned;        /* buffers completed with no session */
     dt_device_props devices[DT_MAX_DEVICES];
 } dt_engine;
@@ -92,6 +106,25 @@ static inline int dt_engine_has_push(void *const *sym)
 /* e->lock held. Load the library for a session or early arming; keep the
    one already in use while anything is armed with it (engine_library.c). */
 DT_HIDDEN dt_status dt_engine_load(dt_engine *e);
+/* Whether cbid is one of ids[n]. */
+static inline int dt_engine_listed(const uint32_t *ids, uint32_t n, uint32_t cbid)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] == cbid) return 1;
+    return 0;
+}
+
+/* The session's notes of its vendor (engine_notes.c): the kinds the vendor
+   refused, by its answer (refused[i] set for kinds[i], cleared as said);
+   the attributes as set; graph launches a release gives wrong correlation
+   ids in a later session; the records counted rather than stored. */
+DT_HIDDEN void dt_engine_note_refused_kinds(const dt_engine *e, dt_session *s, const int *result, uint8_t *refused);
+DT_HIDDEN void dt_engine_note_attributes(const dt_engine *e, dt_session *s);
+DT_HIDDEN void dt_engine_note_graph_launches(const dt_engine *e, dt_session *s);
+DT_HIDDEN void dt_engine_note_counted(const dt_engine *e, dt_session *s);
+/* A note into s for every other copy of the vendor's library mapped in
+   the process beside the one in use (engine_library.c). */
+DT_HIDDEN void dt_engine_note_other_copies(const dt_engine *e, dt_session *s);
 /* The vendor's name for result r. */
 DT_HIDDEN const char *dt_engine_result_text(const dt_engine *e, int r);
 /* A failed vendor call as a status whose message says what to do. */
@@ -112,9 +145,24 @@ DT_HIDDEN dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *t
    the fork turned them on. */
 DT_HIDDEN void dt_engine_fork_prepare(dt_engine *e);
 DT_HIDDEN void dt_engine_fork_parent(dt_engine *e);
+/* The buffer callbacks, and what they share with arming and disarming
+   (engine_buffers.c). */
 DT_HIDDEN void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records);
 DT_HIDDEN void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size,
                                   size_t valid);
+/* The vendor's dropped-record count (which restarts at every read); made
+   with no lock held that a vendor callback takes. */
+DT_HIDDEN size_t dt_engine_read_drops(dt_engine *e, void *context, uint32_t stream);
+/* Charge n dropped records to s, by the pool's state (no_buffer once it
+   refused a request, otherwise vendor_dropped). */
+DT_HIDDEN void dt_engine_charge_drops(dt_engine *e, dt_session *s, size_t n);
+/* A buffer the flight recorder's ring queued, decoded into `into`
+   (ctx: the engine). */
+DT_HIDDEN void dt_engine_ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid);
+/* The external-correlation calls' gate (engine_external.c): open while a
+   session runs; the calls inside the vendor now. */
+DT_HIDDEN void dt_engine_external_gate(dt_engine *e, int open);
+DT_HIDDEN uint32_t dt_engine_external_in_flight(dt_engine *e);
 /* The subscriber's callback (userdata: the engine): on an API entry, links
    its correlation id to devtrace's innermost external id; on an API exit,
    detaches a library waiting to be finalized; on a context's creation,

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SYM DT_ENGINE_SYM
@@ -40,6 +41,8 @@ static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_FINALIZE] = "Finalize",
     [DT_SYM_LATENCY_TIMESTAMPS] = "ActivityEnableLatencyTimestamps",
     [DT_SYM_ENABLE_CALLBACK] = "EnableCallback",
+    [DT_SYM_ENABLE_DRIVER_API] = "ActivityEnableDriverApi",
+    [DT_SYM_SET_ATTRIBUTE] = "ActivitySetAttribute",
 };
 
 /* The library as one load found it; adopted by the engine when used. */
@@ -70,6 +73,8 @@ static void set_costs(const dt_vendor *v, loaded *l)
         [DT_SYM_FINALIZE] = "the library stays attached after a session",
         [DT_SYM_ENABLE_CALLBACK] = "calls refused while the driver initialises are not made again when its "
                                    "first context is created",
+        [DT_SYM_ENABLE_DRIVER_API] = "driver calls that launch no device work are recorded too",
+        [DT_SYM_SET_ATTRIBUTE] = "the library's activity attributes keep its defaults",
     };
     void **sym = l->sym;
     for (int i = DT_SYM_REQUIRED_COUNT; i < DT_SYM_COUNT; i++) l->specs[i].cost = cost[i];
@@ -98,6 +103,8 @@ static void set_costs(const dt_vendor *v, loaded *l)
     if (!v->callbacks.subscribe_named || !sym[DT_SYM_SUBSCRIBE]) l->specs[DT_SYM_SUBSCRIBE_NAMED].cost = NULL;
     if (!v->dump_kind) l->specs[DT_SYM_ENABLE_AND_DUMP].cost = NULL;
     if (!v->callbacks.context_created || !sym[DT_SYM_SUBSCRIBE]) l->specs[DT_SYM_ENABLE_CALLBACK].cost = NULL;
+    if (!v->api_ids.quiet_driver_count) l->specs[DT_SYM_ENABLE_DRIVER_API].cost = NULL;
+    if (!v->attribute_count) l->specs[DT_SYM_SET_ATTRIBUTE].cost = NULL;
     if (!v->activity.finalize_from || l->api_version < v->activity.finalize_from) l->specs[DT_SYM_FINALIZE].cost = NULL;
     l->specs[DT_SYM_CALLBACK_NAME].cost =
         v->names.runtime ? NULL : "runtime and driver API names are generic (<api>#<callback id>)";
@@ -177,6 +184,7 @@ dt_status dt_engine_load(dt_engine *e)
     /* A different library than last time (tests switch variants): the
        previous one stays loaded, it is simply no longer used. */
     e->lib = l.lib;
+    e->attributes_set = 0;
     memcpy(e->sym, l.sym, sizeof e->sym);
     memcpy(e->specs, l.specs, sizeof e->specs);
     for (int i = 0; i < DT_SYM_COUNT; i++) {
@@ -196,6 +204,37 @@ dt_status dt_engine_load(dt_engine *e)
     dt_log("%s: using %s (version %s)%s", e->v->backend->name, e->lib.path, e->version[0] ? e->version : "unknown",
            e->emulated ? ", devtrace's emulator" : "");
     return DT_OK;
+}
+
+/* Another copy of the vendor's library mapped in the process beside the
+   one devtrace uses (a program's own, a wheel's): the two would not share
+   one interface, and the other's client would record apart. Files named as
+   the library's first soname up to ".so" names ("libcupti.so*"), told
+   apart by their real paths. */
+void dt_engine_note_other_copies(const dt_engine *e, dt_session *s)
+{
+    const char *soname = e->v->library.spec.sonames ? e->v->library.spec.sonames[0] : NULL;
+    const char *so = soname ? strstr(soname, ".so") : NULL;
+    char ours[4096];
+    if (!so || !e->loaded || !realpath(e->lib.path, ours)) return;
+    size_t prefix = (size_t)(so - soname) + 3;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (!maps) return;
+    char line[4096 + 256], seen[4096] = "";
+    while (fgets(line, sizeof line, maps)) {
+        char *path = strchr(line, '/');
+        if (!path) continue;
+        path[strcspn(path, "\n")] = '\0';
+        const char *base = strrchr(path, '/') + 1;
+        char real[4096];
+        if (strncmp(base, soname, prefix) != 0 || strcmp(path, seen) == 0) continue;
+        snprintf(seen, sizeof seen, "%s", path);
+        if (!realpath(path, real) || strcmp(real, ours) == 0) continue;
+        dt_core_note(s, "libraries", "two copies of %s in this process: devtrace records through %s, and %s is "
+                        "loaded too (another client's, such as torch's own): the two do not share one interface",
+                        e->v->library.spec.what, ours, real);
+    }
+    fclose(maps);
 }
 
 /* ------------------------------------------------------------------ */

@@ -111,6 +111,8 @@ typedef enum dt_vendor_symbol {
     DT_SYM_FINALIZE,             /* dt_vendor_activity.finalize_from */
     DT_SYM_LATENCY_TIMESTAMPS,   /* DT_CAPTURE_KERNEL_QUEUED */
     DT_SYM_ENABLE_CALLBACK,      /* dt_vendor_callbacks.context_created */
+    DT_SYM_ENABLE_DRIVER_API,    /* dt_vendor_api_ids.quiet_driver */
+    DT_SYM_SET_ATTRIBUTE,        /* dt_vendor.attributes */
     DT_SYM_COUNT
 } dt_vendor_symbol;
 #define DT_SYM_REQUIRED_COUNT DT_SYM_DROPPED
@@ -234,6 +236,9 @@ typedef struct dt_vendor_callbacks {
     uint32_t domain_runtime, domain_driver;
     uint32_t api_enter;               /* callback site value of an API entry */
     uint16_t site_offset, correlation_offset; /* in the callback data (u32 each) */
+    /* where the callback data points to the call's result (a 32-bit value,
+       0 for success), valid at an API exit */
+    uint16_t result_offset;
     /* Optional: how to call the vendor's named subscribe, which tells other
        tools who holds the vendor and tells devtrace who does when it is
        refused. NULL: plain subscribe only. */
@@ -261,6 +266,10 @@ typedef struct dt_vendor_api_ids {
        launches no work. */
     const uint32_t *quiet_runtime;
     uint32_t quiet_runtime_count;
+    /* The same for driver calls (DT_SYM_ENABLE_DRIVER_API), made after the
+       driver kind is enabled (which resets such choices). */
+    const uint32_t *quiet_driver;
+    uint32_t quiet_driver_count;
     /* Graph launches whose correlation ids libraries older than API version
        graph_ids_from give wrong in a session after the process's first
        (0: none): counted in such sessions, and noted. */
@@ -269,6 +278,15 @@ typedef struct dt_vendor_api_ids {
     const uint32_t *graph_driver;
     uint32_t graph_driver_count;
     uint32_t graph_ids_from;
+    /* Calls that synchronise the device or a stream: the exit of one that
+       succeeded is where a library finalized only from an API exit
+       callback (dt_vendor_activity.finalize_from) is detached. A thread
+       capturing a graph cannot synchronise, so the detach never lands in
+       a capture. */
+    const uint32_t *sync_runtime;
+    uint32_t sync_runtime_count;
+    const uint32_t *sync_driver;
+    uint32_t sync_driver_count;
 } dt_vendor_api_ids;
 
 /* API names: the name function's first argument for runtime and driver
@@ -284,6 +302,16 @@ typedef struct dt_vendor_names {
     uint32_t driver_count;
     const char *runtime_fallback, *driver_fallback;
 } dt_vendor_names;
+
+/* An activity attribute the engine sets (DT_SYM_SET_ATTRIBUTE) once the
+   library is loaded (or detached and armed again), before any kind is
+   enabled: an unsigned value of `size` bytes. */
+typedef struct dt_vendor_attribute {
+    uint32_t id;
+    uint32_t size;
+    uint64_t value;
+    const char *what;                 /* "device buffer size (bytes)" */
+} dt_vendor_attribute;
 
 /* The vendor's activity kinds, and the layouts its library versions write. */
 typedef struct dt_vendor_records {
@@ -334,6 +362,12 @@ struct dt_vendor {
        devices of a driver initialised before devtrace armed. 0: none. */
     uint32_t dump_kind;
     const char *clock_domain;         /* what the vendor's timestamps count */
+    /* Activity attributes set deliberately rather than left to the
+       library's defaults, which releases change; the session's note
+       `attributes_key` says what each was set to, or the library's answer. */
+    const dt_vendor_attribute *attributes;
+    uint32_t attribute_count;
+    const char *attributes_key;
     /* Optional: the devices as the vendor's driver describes them, asked
        only where the driver is already loaded in the process (never loaded
        for this): the authority on device properties that activity records

@@ -42,7 +42,7 @@ int dt_clock_add(dt_clock *c, dt_clock_sample s)
     return 0;
 }
 
-int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries)
+int dt_clock_read(dt_clock_fn fn, int tries, dt_clock_sample *out)
 {
     dt_clock_sample best = {0, 0, UINT64_MAX};
     for (int i = 0; i < tries; i++) {
@@ -58,7 +58,15 @@ int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries)
         }
     }
     if (best.bracket_ns == UINT64_MAX) return -1;
-    return dt_clock_add(c, best);
+    *out = best;
+    return 0;
+}
+
+int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries)
+{
+    dt_clock_sample s;
+    if (dt_clock_read(fn, tries, &s) != 0) return -1;
+    return dt_clock_add(c, s);
 }
 
 static int cmp_vendor(const void *a, const void *b)
@@ -82,6 +90,45 @@ static int64_t line_at(const dt_clock_sample *a, const dt_clock_sample *b, uint6
     return (int64_t)((__int128)a->realtime + q);
 }
 
+/* Whether a and b (a's vendor time below b's) read one clock: realtime
+   moves forward between them, at a rate within a factor of 64 of the
+   vendor's (1 ms of slack for readings close together). A vendor clock
+   that changed domain in between (CUPTI's after another client registered
+   a TSC timestamp callback: cycles, not nanoseconds since the epoch) is
+   off by orders of magnitude; a counter at any plausible rate is not. */
+static int one_domain(const dt_clock_sample *a, const dt_clock_sample *b)
+{
+    const int64_t slack = 1000000;
+    int64_t dv = (int64_t)(b->vendor - a->vendor), dr = (int64_t)(b->realtime - a->realtime);
+    if (dv <= 0 || dr <= 0) return 0;
+    __int128 v = dv, r = dr;
+    return r <= 64 * v + slack && v <= 64 * r + slack;
+}
+
+int dt_clock_same_domain(const dt_clock_sample *a, const dt_clock_sample *b)
+{
+    if (a->vendor == b->vendor) return a->realtime == b->realtime;
+    return a->vendor < b->vendor ? one_domain(a, b) : one_domain(b, a);
+}
+
+/* Whether samples i and i+1 (vendor order) read one clock domain. */
+static int pair_joined(const dt_clock *c, size_t i)
+{
+    return i + 1 < c->count && one_domain(&c->samples[i], &c->samples[i + 1]);
+}
+
+/* realtime at v on the line of sample i's domain nearest to it: the pair
+   i, i+1 where it is one domain's, else i-1, i, else through sample i with
+   slope 1 (a domain of one sample: its rate is not known, nanoseconds are
+   taken). */
+static int64_t domain_line_at(const dt_clock *c, size_t i, uint64_t v)
+{
+    const dt_clock_sample *s = c->samples;
+    if (pair_joined(c, i)) return line_at(&s[i], &s[i + 1], v);
+    if (i > 0 && pair_joined(c, i - 1)) return line_at(&s[i - 1], &s[i], v);
+    return (int64_t)s[i].realtime + ((int64_t)v - (int64_t)s[i].vendor);
+}
+
 void dt_clock_fit(dt_clock *c)
 {
     dt_free(c->fast);
@@ -90,6 +137,8 @@ void dt_clock_fit(dt_clock *c)
     c->error_bound_ns = 0;
     c->slope = 1.0;
     c->offset_ns = 0.0;
+    c->domains = 0;
+    c->lone_domains = 0;
     if (c->identity || c->count == 0) return;
     qsort(c->samples, c->count, sizeof *c->samples, cmp_vendor);
     /* Drop samples with a duplicate vendor time (keep the tighter one). */
@@ -103,9 +152,24 @@ void dt_clock_fit(dt_clock *c)
         c->samples[out++] = c->samples[i];
     }
     c->count = out;
-    const dt_clock_sample *first = &c->samples[0], *last = &c->samples[c->count - 1];
+    /* The vendor's clock domains: runs of samples that read one clock, each
+       fitted apart. The summary (slope, offset) is of the one with most
+       samples. */
+    size_t best = 0, best_len = 0;
+    for (size_t i = 0; i < c->count;) {
+        size_t j = i;
+        while (pair_joined(c, j)) j++;
+        c->domains++;
+        c->lone_domains += j == i;
+        if (j - i + 1 > best_len) {
+            best = i;
+            best_len = j - i + 1;
+        }
+        i = j + 1;
+    }
+    const dt_clock_sample *first = &c->samples[best], *last = &c->samples[best + best_len - 1];
     c->offset_ns = (double)((int64_t)(first->realtime - first->vendor));
-    if (c->count >= 2)
+    if (best_len >= 2)
         c->slope = (double)(int64_t)(last->realtime - first->realtime) /
                    (double)(int64_t)(last->vendor - first->vendor);
     c->segments = c->count >= 2 ? c->count - 1 : 0;
@@ -125,14 +189,21 @@ void dt_clock_fit(dt_clock *c)
         g->sign = dr < 0 ? UINT64_MAX : 0;
         uint64_t inside = g->vendor_end - g->vendor;
         g->span = g->adr > UINT32_MAX ? 0 : inside < (UINT64_C(1) << 32) ? inside : UINT64_C(1) << 32;
+        if (!pair_joined(c, i)) {
+            /* between two domains: no line joins them (the division path
+               maps each time by the domain nearest to it) */
+            g->span = 0;
+            g->adr = UINT64_MAX;
+        }
     }
     uint64_t bound = 0;
     for (size_t i = 0; i < c->count; i++)
         if (c->samples[i].bracket_ns / 2 > bound) bound = c->samples[i].bracket_ns / 2;
     /* Curvature between samples is unobserved; the deviation of each interior
-       sample from the chord of its neighbours estimates it. */
+       sample from the chord of its neighbours (in its domain) estimates it. */
     uint64_t curve = 0;
     for (size_t i = 1; i + 1 < c->count; i++) {
+        if (!pair_joined(c, i - 1) || !pair_joined(c, i)) continue;
         int64_t pred = line_at(&c->samples[i - 1], &c->samples[i + 1], c->samples[i].vendor);
         int64_t d = pred - (int64_t)c->samples[i].realtime;
         uint64_t ad = (uint64_t)(d < 0 ? -d : d);
@@ -163,7 +234,14 @@ uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t v, size_t *segment)
         uint64_t r;
         if (dt_clock_segment_map(&c->fast[lo], v, &r)) return r;
     }
-    int64_t r = line_at(&s[lo], &s[lo + 1], v);
+    int64_t r;
+    if (pair_joined(c, lo)) {
+        r = line_at(&s[lo], &s[lo + 1], v);
+    } else if (v <= s[lo].vendor || (v < s[lo + 1].vendor && v - s[lo].vendor < s[lo + 1].vendor - v)) {
+        r = domain_line_at(c, lo, v); /* the domain below (or before the first sample) */
+    } else {
+        r = domain_line_at(c, lo + 1, v);
+    }
     return r < 0 ? 0 : (uint64_t)r;
 }
 

@@ -45,6 +45,10 @@ typedef struct dt_clock {
     double slope;             /* realtime ns per vendor ns (overall) */
     double offset_ns;         /* realtime - vendor at the first sample */
     uint64_t error_bound_ns;  /* max half-bracket + max residual of the fit */
+    /* the vendor clock's domains, each fitted apart (more than one: it
+       changed what it counts while sampled), and those of one sample,
+       whose rate is unknown (nanoseconds taken) */
+    size_t domains, lone_domains;
     size_t segments;
     dt_clock_segment *fast;   /* [segments], or NULL: mapping divides */
 } dt_clock;
@@ -55,9 +59,17 @@ DT_HIDDEN void dt_clock_init(dt_clock *c, int identity);
 DT_HIDDEN void dt_clock_free(dt_clock *c);
 /* Take `tries` paired readings, keep the most tightly bracketed one. */
 DT_HIDDEN int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries);
+/* The same reading, not kept: a vendor clock is read with no lock held
+   that a vendor callback takes, and kept (dt_clock_add) under it. -1 when
+   no reading succeeded. */
+DT_HIDDEN int dt_clock_read(dt_clock_fn fn, int tries, dt_clock_sample *out);
 DT_HIDDEN int dt_clock_add(dt_clock *c, dt_clock_sample s);
-/* Build the piecewise affine map from the samples. */
+/* Build the piecewise affine map from the samples: one per domain of the
+   vendor's clock (runs of samples that read one clock), each time mapped
+   by the domain nearest to it. */
 DT_HIDDEN void dt_clock_fit(dt_clock *c);
+/* Whether two samples read one domain of the vendor's clock. */
+DT_HIDDEN int dt_clock_same_domain(const dt_clock_sample *a, const dt_clock_sample *b);
 /* Vendor ns -> realtime ns (after dt_clock_fit). */
 DT_HIDDEN uint64_t dt_clock_map(const dt_clock *c, uint64_t vendor_ns);
 DT_HIDDEN uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t vendor_ns, size_t *segment);

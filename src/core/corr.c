@@ -240,7 +240,8 @@ static void record_entry(const thread_state *t, const stack_entry *e, uint64_t e
     dt_session *s = dt_active_session();
     if (!s || !recordable(e) || s->generation != e->generation) return;
     dt_core_lock(s);
-    dt_rec *r = dt_session_add(s);
+    /* again under the lock: the session may have been restarted since */
+    dt_rec *r = s->generation == e->generation ? dt_session_add(s) : NULL;
     if (r) {
         r->kind = e->is_range ? DT_EVENT_RANGE : DT_EVENT_OP;
         r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;

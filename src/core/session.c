@@ -195,6 +195,29 @@ static int session_reset(dt_session *s)
     return rc;
 }
 
+/* A reading of the vendor's clock, kept: made with no lock held (its
+   buffer callbacks take the session's), kept under it. When the clock no
+   longer reads the domain of the reading before (another client of the
+   vendor made it count otherwise), a second one, 1 ms later, gives the new
+   domain a rate of its own. 0, or -1 when the clock could not be read. */
+static int sample_clock(dt_session *s, dt_clock_fn fn, int tries)
+{
+    dt_clock_sample sample;
+    if (dt_clock_read(fn, tries, &sample) != 0) return -1;
+    dt_core_lock(s);
+    int moved = s->clock.count && !dt_clock_same_domain(&s->clock.samples[s->clock.count - 1], &sample);
+    int rc = dt_clock_add(&s->clock, sample);
+    dt_core_unlock(s);
+    if (!moved || rc != 0) return rc;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+    if (dt_clock_read(fn, tries, &sample) != 0) return 0;
+    dt_core_lock(s);
+    dt_clock_add(&s->clock, sample);
+    dt_core_unlock(s);
+    return 0;
+}
+
 static void *calibrator_main(void *arg)
 {
     dt_session *s = arg;
@@ -210,9 +233,7 @@ static void *calibrator_main(void *arg)
             rc = pthread_cond_timedwait(&s->calib_cond, &s->calib_lock, &next);
         if (s->calib_stop) break;
         pthread_mutex_unlock(&s->calib_lock);
-        dt_core_lock(s);
-        dt_clock_sample_now(&s->clock, s->backend->clock, 8);
-        dt_core_unlock(s);
+        sample_clock(s, s->backend->clock, 8);
         pthread_mutex_lock(&s->calib_lock);
     }
     pthread_mutex_unlock(&s->calib_lock);
@@ -253,11 +274,17 @@ dt_status dt_core_begin(dt_session *s)
     if (!atomic_compare_exchange_strong(&dt_g_active, &expected, s))
         return dt_error(DT_ERR_BUSY, "another devtrace session is running in this process; vendor interfaces are process-wide, so stop it first");
     atomic_store(&s->attaching, 0);
+    /* Under the session's lock: a thread of the program may still be about
+       to record into it what began in its previous start (a range it
+       pops); the generation it checks there changes with the reset. */
+    dt_core_lock(s);
     if (s->state == DT_STATE_STOPPED && session_reset(s) != 0) {
+        dt_core_unlock(s);
         atomic_store(&dt_g_active, NULL);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
     }
     s->generation = atomic_fetch_add(&g_generation, 1) + 1;
+    dt_core_unlock(s);
     s->window_start_ns = dt_realtime_ns();
     s->window_end_set = 0;
 
@@ -496,7 +523,8 @@ void dt_core_set_window(dt_session *s, uint64_t start_ns, uint64_t end_ns)
 dt_status dt_core_release_backend(dt_session *s, const char *to)
 {
     if (!s || s->state != DT_STATE_RUNNING) return DT_OK;
-    const dt_backend *b = s->backend;
+    /* before it attached: the backend waited for is given away */
+    const dt_backend *b = atomic_load(&s->awaiting_vendor) && s->deferred ? s->deferred : s->backend;
     return b && b->release ? b->release(s, to) : DT_OK;
 }
 
@@ -529,7 +557,7 @@ dt_status dt_session_stop(dt_session *s)
         s->calibrator_running = 0;
     }
     size_t unkept = s->clock.unkept;
-    if (vendor && vendor->clock && dt_clock_sample_now(&s->clock, vendor->clock, 16) != 0 &&
+    if (vendor && vendor->clock && sample_clock(s, vendor->clock, 16) != 0 &&
         s->clock.unkept == unkept)
         dt_core_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
     if (s->clock.unkept)
@@ -576,6 +604,13 @@ void dt_core_finish(dt_session *s)
         dt_core_note(s, "range_parents", "out of memory: %llu operations inside user ranges were not linked "
                         "to their range; the ranges' device time misses theirs", (unsigned long long)orphans);
     dt_clock_fit(&s->clock);
+    if (s->clock.domains > 1)
+        dt_core_note(s, "clock_domains", "the %s clock changed what it counts while the session recorded (another "
+                        "client of the vendor's interface registered a timestamp callback of its own): its %zu "
+                        "domains were each fitted to realtime apart, every time mapped by the domain nearest to "
+                        "it%s", s->backend ? s->backend->name : "vendor", s->clock.domains,
+                        s->clock.lone_domains ? "; a domain read once has no rate of its own: its times are taken "
+                                                "as nanoseconds" : "");
     dt_core_flight_window(s);
     finish_records(s);
     s->state = DT_STATE_STOPPED;

@@ -294,14 +294,16 @@ static void stop_and_write(void)
         dt_inject_report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
         return;
     }
+    /* a child forked without exec that did nothing (a data loader's
+       worker) writes no trace either, even where its vendor cannot record */
+    if (dt_session_event_count(dt_inject_session) == 0 && dt_session_loss_total(dt_inject_session) == 0) {
+        dt_inject_report("empty", 1, g_output, "recorded nothing");
+        return;
+    }
     if (dt_inject_support_fork_unrecorded(dt_inject_session))
         dt_inject_report("note", 0, "", "forked without exec from process %d: %s cannot record in such a child; "
                          "its device activity is not recorded, its launches are counted as lost (forked_child)",
                          (int)g_forked_from, dt_session_backend(dt_inject_session));
-    else if (dt_session_event_count(dt_inject_session) == 0 && dt_session_loss_total(dt_inject_session) == 0) {
-        dt_inject_report("empty", 1, g_output, "recorded nothing");
-        return;
-    }
     char got[4200];
     if (write_trace(dt_inject_session, g_output, got, sizeof got) != DT_OK) {
         dt_inject_report("failed", 1, g_output, "%s", dt_last_error());

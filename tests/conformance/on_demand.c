@@ -36,8 +36,8 @@ static void check_idle(const char *when)
 }
 
 /* Work while idle reaches no client. A vendor that detaches only inside an
-   API call's exit callback (CUPTI's finalize) does so at the first call
-   after a session: that call comes first. */
+   API call's exit callback (CUPTI's finalize) does so at the first
+   synchronisation after a session: that one comes first. */
 static void idle_work(const char *when)
 {
     REQUIRE(emu.launch_kernel(0, 0, "settle", grid1, block1, 1000) == 0, "launch");
@@ -317,9 +317,11 @@ static void scenario_on_demand(void)
     CHECK(fstat(trace, &tb) == 0 && tb.st_size == 0, "a trace was written without a window");
     close(trace);
     CHECK(od_state() == DT_CTL_IDLE, "the listener is not idle after the timeout");
-    /* the launcher goes on: its first call settles a deferred detach */
+    /* the launcher goes on; the program's next synchronisation settles a
+       deferred detach */
     uint64_t launched = atomic_load(&od_launches);
     while (atomic_load(&od_launches) < launched + 2) usleep(100);
+    REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
     emu.stats_reset();
     usleep(20000);
     check_idle("idle after the capture, launching");

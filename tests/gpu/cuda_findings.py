@@ -4,11 +4,12 @@
 hand for an emulated scenario). Used by tests/gpu/cuda_validate.sh.
 
     cuda_findings.py check TRUTH [TRACE]    # TRACE default: truth's "trace", beside TRUTH
+    cuda_findings.py graph RESULT DUMP      # graph_flight.cu's line, the flight recorder's dump
     cuda_findings.py self-test
 
 The truth file (JSON), every key but "trace" optional:
   kernels      {name: n}                 every kernel of the trace, by name, exactly
-  launches     {api: {"calls": n, "kernels": {name: n}}}
+  launches     {api: {"calls": n, "kernels": {name: n}}}   (api "a|b": either name)
                calls: API events of that name not made inside an API call of
                another domain on the same thread (the driver call a runtime
                launch makes is not counted); kernels: the kernels whose
@@ -96,11 +97,15 @@ def judge(truth, trace):
                        for o in spans[(e.get("pid"), e.get("tid"))])
 
         for name, want in truth["launches"].items():
-            calls = [e for e in api if e.get("name") == name]
+            # "a|b": either name (a <<<>>> launch is cudaLaunchKernel with
+            # CUDA 13.0's nvcc on the H200, __cudaLaunchKernel in the
+            # emulator, which CUPTI 13.0's header also names)
+            names = set(name.split("|"))
+            calls = [e for e in api if e.get("name") in names]
             top = sum(1 for e in calls if not nested(e))
             launched = collections.Counter(
                 k.get("name") for k in kernels
-                if any(a.get("name") == name for a in by_corr.get((k.get("args") or {}).get("correlation"), [])))
+                if any(a.get("name") in names for a in by_corr.get((k.get("args") or {}).get("correlation"), [])))
             wk = collections.Counter(want.get("kernels", {}))
             ok = top == want.get("calls") and launched == wk
             check(ok, f"launches {name}",
@@ -163,6 +168,63 @@ def judge(truth, trace):
     return out
 
 
+# CUPTI ran out of its device buffers after this many graph kernels in a
+# user's report (parca-dev/parcagpu#23, the default pool of 250 buffers of
+# 100,000 records), every timestamp after it invalid
+REPORTED_LIMIT = 25_100_000
+KERNEL_MAX_US = 10_000.0
+TIMESTAMP_LOSSES = ("timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed")
+
+
+def judge_graph(result, dump):
+    """[(ok, name, detail)] for the flight recorder's last window of
+    graph_flight.cu (result: its JSON line): every kernel's timestamps
+    valid, none lost for its timestamps; and [note] for what is told, not
+    judged (how far past the reported limit the run went)."""
+    out, notes = [], []
+
+    def check(ok, name, detail):
+        out.append((bool(ok), name, detail))
+
+    ev = dump.get("traceEvents", [])
+    loss = (dump.get("devtrace") or {}).get("loss") or {}
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    check(kernels, "graph kernels in the flight recorder's window", f"{len(kernels)} kernels")
+    bad = [e for e in kernels
+           if not (isinstance(e.get("ts"), (int, float)) and isinstance(e.get("dur"), (int, float))
+                   and e["ts"] >= 0 and 0 < e["dur"] <= KERNEL_MAX_US)]
+    check(kernels and not bad, "every kernel timestamp valid",
+          f"{len(kernels) - len(bad)} of {len(kernels)} with 0 < duration <= {KERNEL_MAX_US:g} us after the "
+          f"trace's start" + (f"; first bad: {bad[:3]}" if bad else ""))
+    lost = {k: loss.get(k) for k in TIMESTAMP_LOSSES if loss.get(k)}
+    check(not lost, "no record lost for its timestamps", json.dumps(lost) if lost else "none of " + ", ".join(TIMESTAMP_LOSSES))
+    n = result.get("kernels", 0)
+    notes.append(f"{n:,} graph kernels in {result.get('seconds', 0):.1f} s "
+                 f"({n / max(result.get('seconds', 1), 1e-9) / 1e6:.2f} M/s), "
+                 + ("past" if n >= REPORTED_LIMIT else "short of")
+                 + f" the {REPORTED_LIMIT:,} after which CUPTI's timestamps were reported invalid")
+    before, after = result.get("used_before", 0), result.get("used_after", 0)
+    notes.append(f"device memory in use {before / 2**20:.0f} MiB before, {after / 2**20:.0f} MiB after "
+                 f"({(after - before) / 2**20:+.0f} MiB)")
+    return out, notes
+
+
+def run_graph(result_path, dump_path):
+    try:
+        lines = [l for l in open(result_path, encoding="utf-8") if l.startswith("{")]
+        result = json.loads(lines[-1])
+        dump = json.load(open(dump_path, encoding="utf-8", errors="replace"))
+    except (OSError, ValueError, IndexError) as e:
+        print(f"FAIL reading {result_path}, {dump_path}: {e}")
+        return 2
+    results, notes = judge_graph(result, dump)
+    for ok, name, detail in results:
+        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}")
+    for n in notes:
+        print(f"NOTE {n}")
+    return 0 if all(ok for ok, _, _ in results) else 1
+
+
 def run_check(truth_path, trace_path=None):
     try:
         truth = json.load(open(truth_path, encoding="utf-8"))
@@ -219,7 +281,7 @@ def self_test():
         return {"traceEvents": ev, "devtrace": {"loss": {"total": 0}}}
 
     truth = {"trace": "t.json", "kernels": {"spin": 2, "k_cu": 1, "k_graph": 2},
-             "launches": {"__cudaLaunchKernel": {"calls": 2, "kernels": {"spin": 2}},
+             "launches": {"cudaLaunchKernel|__cudaLaunchKernel": {"calls": 2, "kernels": {"spin": 2}},
                           "cuLaunchKernel": {"calls": 1, "kernels": {"k_cu": 1}},
                           "cudaGraphLaunch": {"calls": 1, "kernels": {"k_graph": 2}}},
              "copies": [{"kind": "HtoD", "bytes": 4096}], "memsets": [],
@@ -262,6 +324,28 @@ def self_test():
     mutant("cudaEvent 6% apart", lambda ev, tr, t: tr["timed"].update(spin=[0.32, 0.3175]),
            ["durations of spin against cudaEvent"])
     mutant("records lost", lambda ev, tr, t: t["devtrace"]["loss"].update(total=3), ["no records lost"])
+
+    # the flight recorder's window of graph kernels
+    def window():
+        ev = [{"ph": "X", "cat": "kernel", "name": "tick(unsigned int*)", "ts": 10.0 + i, "dur": 1.5, "pid": 0,
+               "tid": 7} for i in range(100)]
+        return {"traceEvents": ev, "devtrace": {"loss": {"total": 0}}}
+    result = {"kernels": 30_000_000, "seconds": 20.0, "used_before": 1 << 30, "used_after": (1 << 30) + (1 << 20)}
+    res, notes = judge_graph(result, window())
+    if not all(ok for ok, _, _ in res) or len(res) != 3 or "past" not in notes[0]:
+        failures.append(f"a right window: {res} {notes}")
+    for label, change, fails in (
+            ("a zero timestamp", lambda d: d["traceEvents"][5].update(dur=0), ["every kernel timestamp valid"]),
+            ("a kernel before the start", lambda d: d["traceEvents"][6].update(ts=-3.0), ["every kernel timestamp valid"]),
+            ("zero timestamps lost", lambda d: d["devtrace"]["loss"].update(timestamp_zero=4),
+             ["no record lost for its timestamps"]),
+            ("no kernel", lambda d: d.update(traceEvents=[]),
+             ["graph kernels in the flight recorder's window", "every kernel timestamp valid"])):
+        d = window()
+        change(d)
+        failed = sorted(n for ok, n, _ in judge_graph(result, d)[0] if not ok)
+        if failed != sorted(fails):
+            failures.append(f"{label}: failed {failed}, want {sorted(fails)}")
     for f in failures:
         print("self-test FAIL:", f)
     print("self-test:", "ok" if not failures else f"{len(failures)} failures")
@@ -271,6 +355,8 @@ def self_test():
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "check":
         sys.exit(run_check(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))
+    if len(sys.argv) == 4 and sys.argv[1] == "graph":
+        sys.exit(run_graph(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 2 and sys.argv[1] == "self-test":
         sys.exit(self_test())
     sys.exit(__doc__)

@@ -105,7 +105,7 @@ int main(int argc, char **argv)
     if (f) {
         fprintf(f,
                 "{\"trace\":\"client.json\",\"kernels\":{\"k_client\":%d},"
-                "\"launches\":{\"__cudaLaunchKernel\":{\"calls\":%d,\"kernels\":{\"k_client\":%d}}},"
+                "\"launches\":{\"cudaLaunchKernel|__cudaLaunchKernel\":{\"calls\":%d,\"kernels\":{\"k_client\":%d}}},"
                 "\"copies\":[],\"memsets\":[],\"external\":{\"none\":%d}}\n",
                 KERNELS, KERNELS, KERNELS, KERNELS);
         fclose(f);

@@ -297,7 +297,7 @@ int main(int argc, char **argv)
              "{\"trace\":\"workload.json\",\n"
              " \"kernels\":{\"void scale<float>(float*, float, int)\":%d,\"add_one\":%d,\"spin\":%d,"
              "\"k_exc\":%d,\"k_cu\":%d,\"k_cuex\":%d,\"k_coop\":%d,\"k_graph\":%d},\n"
-             " \"launches\":{\"__cudaLaunchKernel\":{\"calls\":%d,\"kernels\":{\"void scale<float>(float*, float, "
+             " \"launches\":{\"cudaLaunchKernel|__cudaLaunchKernel\":{\"calls\":%d,\"kernels\":{\"void scale<float>(float*, float, "
              "int)\":%d,\"add_one\":%d,\"spin\":%d}},\n"
              "   \"cudaLaunchKernelExC\":{\"calls\":%d,\"kernels\":{\"k_exc\":%d}},\n"
              "   \"cuLaunchKernel\":{\"calls\":%d,\"kernels\":{\"k_cu\":%d}},\n"
@@ -332,7 +332,7 @@ int main(int argc, char **argv)
     CUDA(cudaFree(d2));
     snprintf(truth, sizeof truth,
              "{\"trace\":\"workload2.json\",\n \"kernels\":{\"k_second\":%d},\n"
-             " \"launches\":{\"__cudaLaunchKernel\":{\"calls\":%d,\"kernels\":{\"k_second\":%d}}},\n"
+             " \"launches\":{\"cudaLaunchKernel|__cudaLaunchKernel\":{\"calls\":%d,\"kernels\":{\"k_second\":%d}}},\n"
              " \"copies\":[{\"kind\":\"HtoD\",\"bytes\":%zu}],\n \"memsets\":[],\n"
              " \"external\":{\"none\":%d},\n \"allocations\":[%s]}\n",
              SECOND_KERNELS, SECOND_KERNELS, SECOND_KERNELS, SECOND_HTOD_BYTES, SECOND_KERNELS + 1, a2.c_str());

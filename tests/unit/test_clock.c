@@ -147,7 +147,69 @@ static void sampling_keeps_tightest_bracket(void)
     dt_clock_free(&c);
 }
 
+/* A vendor clock that changed domain while sampled (CUPTI's, once another
+   client registers a TSC timestamp callback: ns since the epoch, then
+   cycles since boot at 2 per ns): each domain fitted apart, each time
+   mapped by the domain nearest to it, a domain of one sample taken as ns,
+   and the error bound that of the domains, not of a line across the two.
+   The fast map agrees with the division. */
+static dt_clock_sample tsc_sample(uint64_t rt, uint64_t t0, uint64_t bracket)
+{
+    dt_clock_sample s = {.vendor = 5000000000000ull + (rt - t0) * 2, .realtime = rt, .bracket_ns = bracket};
+    return s;
+}
+
+static void domains_fitted_apart(void)
+{
+    const uint64_t t0 = 1700000000000000000ull, sec = 1000000000ull;
+    for (int lone = 0; lone < 2; lone++) {
+        dt_clock c;
+        dt_clock_init(&c, 0);
+        /* ns until 3 s (realtime itself), cycles from 3 s on; with `lone`,
+           the ns domain has its start sample only */
+        for (uint64_t s = 0; s <= (lone ? 0 : 2); s++) dt_clock_add(&c, synth(t0 + s * sec, 0, 0.0, 200));
+        for (uint64_t s = 3; s <= 6; s++) dt_clock_add(&c, tsc_sample(t0 + s * sec, t0, 200));
+        dt_clock_add(&c, tsc_sample(t0 + 6 * sec + 1000000, t0, 200));
+        dt_clock_fit(&c);
+        CHECK_EQ(c.domains, 2);
+        CHECK_EQ(c.lone_domains, lone ? 1 : 0);
+        CHECK(c.error_bound_ns < 1000, "error bound %llu ns", (unsigned long long)c.error_bound_ns);
+        CHECK(c.slope > 0.4999 && c.slope < 0.5001, "slope %f (the cycles' domain has most samples)", c.slope);
+        /* ns times from the start to 3 s, cycle times from 2.5 s to 6.5 s
+           (before the first sample of their domain and after its last) */
+        for (uint64_t x = 0; x < 3 * sec; x += 7777777) {
+            int64_t err = (int64_t)dt_clock_map(&c, t0 + x) - (int64_t)(t0 + x);
+            CHECK(err >= -2 && err <= 2, "ns time +%llu: off by %lld", (unsigned long long)x, (long long)err);
+        }
+        for (uint64_t x = 2 * sec + sec / 2; x < 6 * sec + sec / 2; x += 7777777) {
+            uint64_t v = tsc_sample(t0 + x, t0, 0).vendor;
+            int64_t err = (int64_t)dt_clock_map(&c, v) - (int64_t)(t0 + x);
+            CHECK(err >= -2 && err <= 2, "cycle time +%llu: off by %lld", (unsigned long long)x, (long long)err);
+            size_t segment = 0;
+            uint64_t fast = dt_clock_map_near(&c, v, &segment);
+            dt_clock_segment *saved = c.fast;
+            c.fast = NULL;
+            CHECK_EQ(fast, dt_clock_map(&c, v));
+            c.fast = saved;
+        }
+        dt_clock_free(&c);
+    }
+    /* one domain stays one: a counter at 3 ticks a ns, another at a third */
+    dt_clock c;
+    dt_clock_init(&c, 0);
+    for (uint64_t s = 0; s < 4; s++) {
+        dt_clock_sample a = {.vendor = 777 + s * 3 * sec, .realtime = t0 + s * sec, .bracket_ns = 100};
+        dt_clock_add(&c, a);
+    }
+    dt_clock_fit(&c);
+    CHECK_EQ(c.domains, 1);
+    dt_clock_sample x = {.vendor = 777 + sec, .realtime = t0 + 3 * sec}, y = {.vendor = 777 + 3 * sec, .realtime = t0 + sec};
+    CHECK(dt_clock_same_domain(&x, &y) == 0, "a reading 9x off the rate in one domain");
+    dt_clock_free(&c);
+}
+
 DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(domains_fitted_apart),
              DT_TEST(offset_and_drift_map_within_1us),
              DT_TEST(two_point_fit_follows_drift),
              DT_TEST(single_sample_applies_offset_only),

@@ -113,11 +113,19 @@ static void test_launches(void)
     REQUIRE(!dt_decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020));
     REQUIRE(!dt_decoder_is_launch(&D, 1, CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc));
     REQUIRE(!dt_decoder_is_launch(&D, 0, UINT32_MAX));
-    /* the pair is what the backend asks CUPTI not to record */
+    /* the pair is what the backend asks CUPTI not to record, with the calls
+       Kineto leaves out: none a launch */
     const dt_vendor_api_ids *ids = &dt_engine_cupti.v->api_ids;
-    REQUIRE_EQ(ids->quiet_runtime_count, 2);
+    REQUIRE_EQ(ids->quiet_runtime_count, 3);
     REQUIRE_STR(api_name(0, ids->quiet_runtime[0]), "__cudaPushCallConfiguration");
     REQUIRE_STR(api_name(0, ids->quiet_runtime[1]), "__cudaPopCallConfiguration");
+    REQUIRE_STR(api_name(0, ids->quiet_runtime[2]), "cudaGetDevice");
+    REQUIRE_EQ(ids->quiet_driver_count, 3);
+    REQUIRE_STR(api_name(1, ids->quiet_driver[0]), "cuKernelGetAttribute");
+    REQUIRE_STR(api_name(1, ids->quiet_driver[1]), "cuDevicePrimaryCtxGetState");
+    REQUIRE_STR(api_name(1, ids->quiet_driver[2]), "cuCtxGetCurrent");
+    for (uint32_t i = 0; i < ids->quiet_runtime_count; i++) REQUIRE(!dt_decoder_is_launch(&D, 0, ids->quiet_runtime[i]));
+    for (uint32_t i = 0; i < ids->quiet_driver_count; i++) REQUIRE(!dt_decoder_is_launch(&D, 1, ids->quiet_driver[i]));
 }
 
 DT_TEST_MAIN(setup, NULL,
