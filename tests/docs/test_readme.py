@@ -1,8 +1,10 @@
 """README.md's commands, run as a newcomer runs them (against the TOPSPTI
 emulator), each checked for what the README says it does."""
+import dataclasses
 import json
 import re
 import subprocess
+import time
 
 from conftest import SOURCE, TORCH_PROLOGUE, check_trace, load_trace, need
 
@@ -66,6 +68,25 @@ def test_trigger(documented, sandbox):
         assert rows and rows[0].split()[0] == str(pid), res.stdout
         assert "wrote window.json: " in res.stderr, res.stderr
         trace = check_trace(sandbox / "window.json")
+        assert any(e.get("name") == "train_step_kernel" for e in trace["traceEvents"])
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
+
+
+def test_flight_recorder(documented, sandbox):
+    """A program under `record --flight-recorder`, left running: `trigger
+    --dump` writes the ring's window, and it holds the program's kernels."""
+    block, = documented
+    start, dump = block.text.splitlines()
+    assert start.endswith(" &"), start
+    proc = sandbox.start(start[:-2], env={"TRAIN_SECONDS": "60"})
+    try:
+        pid = sandbox.listener(proc, "python3")
+        time.sleep(1)  # the program listens from its start: let it launch a few steps' kernels first
+        res = sandbox.run(dataclasses.replace(block, text=dump + "\n"), {"PID": pid})
+        assert "wrote dump.json: " in res.stderr, res.stderr
+        trace = check_trace(sandbox / "dump.json")
         assert any(e.get("name") == "train_step_kernel" for e in trace["traceEvents"])
     finally:
         proc.terminate()
