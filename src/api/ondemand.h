@@ -10,7 +10,7 @@
 
 #include "base/common.h"
 #include "devtrace/devtrace.h"
-#include "protocol/control.h"
+#include "protocol/control_server.h"
 
 /* Listens with handler (on the listener's worker thread) and ctx; named is
    the backend the configuration names ("", NULL or "auto": none). cancel
