@@ -39,7 +39,7 @@
 
 #include "devtrace/devtrace.h"
 #include "devtrace_emu.h"
-#include "protocol/control.h"
+#include "protocol/control_client.h"
 
 static bench_emu emu;
 

@@ -8,6 +8,7 @@
 #include "cli/output.h"
 #include "cli/trigger.h"
 #include "devtrace/devtrace.h"
+#include "ondemand/config.h"
 #include "protocol/record.h"
 #include "reader/dt_reader.h"
 
@@ -597,8 +598,8 @@ static int dump_option(int argc, char **argv, int *i, const char **values)
 {
     const char *a = argv[*i];
     if (strncmp(a, "--", 2) != 0) return 0;
-    for (size_t k = 0; dt_dump_options[k].option; k++) {
-        const dt_dump_option *o = &dt_dump_options[k];
+    for (size_t k = 0; dt_ondemand_dump_options[k].option; k++) {
+        const dt_dump_option *o = &dt_ondemand_dump_options[k];
         size_t len = strlen(o->option);
         if (strncmp(a + 2, o->option, len) != 0 || (a[2 + len] != '=' && a[2 + len] != 0)) continue;
         const char *v = a[2 + len] == '=' ? a + 3 + len : *i + 1 < argc ? argv[++*i] : NULL;
@@ -608,8 +609,8 @@ static int dump_option(int argc, char **argv, int *i, const char **values)
         }
         dt_dump_triggers scratch;
         char why[512];
-        dt_dump_triggers_init(&scratch);
-        if (dt_dump_option_set(&scratch, o, v, why, sizeof why) != 0) {
+        dt_ondemand_dump_triggers_init(&scratch);
+        if (dt_ondemand_dump_option_set(&scratch, o, v, why, sizeof why) != 0) {
             fprintf(stderr, "devtrace record: %s\n", why);
             return -1;
         }
@@ -771,8 +772,8 @@ static int cmd_record(int argc, char **argv)
         if (backend) setenv(DT_RECORD_ENV_BACKEND, backend, 1);
         if (kernel_queued) setenv(DT_RECORD_ENV_KERNEL_QUEUED, "1", 1);
         if (flight) setenv(DT_RECORD_ENV_FLIGHT_RECORDER, flight, 1);
-        for (size_t k = 0; dt_dump_options[k].option; k++)
-            if (dump_values[k]) setenv(dt_dump_options[k].env, dump_values[k], 1);
+        for (size_t k = 0; dt_ondemand_dump_options[k].option; k++)
+            if (dump_values[k]) setenv(dt_ondemand_dump_options[k].env, dump_values[k], 1);
         if (on_demand) setenv(DT_RECORD_ENV_ON_DEMAND, "1", 1);
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());

@@ -1,5 +1,5 @@
 /* devtrace trigger: asks processes that listen for devtrace requests (over
-   the control channel, src/protocol/control.h) to capture a window or dump
+   the control channel, src/protocol/control_client.h) to capture a window or dump
    their flight recorder into a trace this command opens and names; --list
    shows the listeners. No signal is ever sent. */
 #include "cli/trigger.h"
@@ -10,7 +10,7 @@
 #include "base/os.h"
 #include "cli/output.h"
 #include "devtrace/devtrace.h"
-#include "protocol/control.h"
+#include "protocol/control_client.h"
 #include "protocol/record.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* The flight recorder in a traced program: its dump triggers start with
-   the session (api/flight_triggers.h), each dump is told to `devtrace
+   the session (ondemand/triggers.h), each dump is told to `devtrace
    record`, and at the end a program that failed dumps once more, while one
    that did not writes no trace (the ring is no full trace).
 
@@ -10,9 +10,10 @@
    SIGQUIT). It cannot see a crash (SIGSEGV, SIGABRT, ...: no trace is
    written then at all), SIGKILL, nor an exit status that glibc gives exit
    from inside itself (error(), a failed assertion ends by SIGABRT). */
-#include "api/flight_triggers.h"
 #include "base/log.h"
 #include "inject/inject.h"
+#include "ondemand/config.h"
+#include "ondemand/triggers.h"
 #include "protocol/record.h"
 
 #include <dlfcn.h>
@@ -51,10 +52,10 @@ void dt_inject_flight_start(dt_session *s, const dt_config *cfg, const char *out
     atomic_store(&g_flight_on, 1);
     dt_dump_triggers triggers;
     char why[512];
-    if (dt_dump_triggers_from_env(&triggers, why, sizeof why) != 0)
+    if (dt_ondemand_dump_triggers_from_env(&triggers, why, sizeof why) != 0)
         dt_inject_report("note", 0, "", "flight recorder: %s; the default is used", why);
     dt_flight_hooks hooks = {NULL, NULL, NULL, NULL, report_dump};
-    if (dt_flight_triggers_start(s, output, cfg->format, &triggers, &hooks, &g_triggers) != DT_OK)
+    if (dt_ondemand_triggers_start(s, output, cfg->format, &triggers, &hooks, &g_triggers) != DT_OK)
         dt_inject_report("note", 0, "", "flight recorder: no dump triggers: %s", dt_last_error());
 }
 
@@ -81,7 +82,7 @@ void dt_inject_flight_end(int signal_received)
         snprintf(how, sizeof how, "exited with status %d", status);
     dt_flight_summary sum;
     int had_triggers = g_triggers != NULL;
-    dt_flight_triggers_stop(g_triggers, how[0] ? how : NULL, &sum);
+    dt_ondemand_triggers_stop(g_triggers, how[0] ? how : NULL, &sum);
     g_triggers = NULL;
     char text[DT_RECORD_MESSAGE_MAX];
     int len = snprintf(text, sizeof text, "%llu dump%s written", (unsigned long long)sum.written,
@@ -99,7 +100,7 @@ void dt_inject_flight_end(int signal_received)
 
 void dt_inject_flight_forked(void)
 {
-    dt_flight_triggers_forked(g_triggers);
+    dt_ondemand_triggers_forked(g_triggers);
     g_triggers = NULL;
 }
 

@@ -11,14 +11,14 @@
    one line per event of its life to that file, which `record` reads to say
    how many processes were traced and where each trace went (the record
    protocol: src/protocol/record.h). */
-#include "api/flight_triggers.h"
 #include "api/inject_support.h"
-#include "api/ondemand.h"
 #include "base/atomic_file.h"
 #include "base/log.h"
 #include "base/os.h"
 #include "devtrace/devtrace.h"
 #include "inject/inject.h"
+#include "ondemand/ondemand.h"
+#include "ondemand/triggers.h"
 #include "protocol/record.h"
 
 #include <dlfcn.h>
@@ -481,7 +481,7 @@ static void fork_child_on_demand(void) { restore_signals(); }
 /* Start                                                               */
 /* ------------------------------------------------------------------ */
 /* On demand: the process listens instead of recording from start; each
-   capture arms the vendor for its window only (src/api/control_capture.c)
+   capture arms the vendor for its window only (src/ondemand/capture.c)
    and writes to the client's descriptor. No session runs until a capture.
    A capture under way when the process ends (exit, _exit, exec, or SIGINT,
    SIGTERM, SIGHUP, SIGQUIT) is cut short and written first; the socket is

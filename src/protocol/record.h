@@ -55,7 +55,7 @@
    (dt_control_listen) and records only the windows asked for. */
 #define DT_RECORD_ENV_ON_DEMAND "DEVTRACE_ON_DEMAND"
 /* The flight recorder: the ring's size in bytes (read by the session), and
-   when its window is dumped (dt_dump_triggers, below). */
+   when its window is dumped (dt_dump_triggers, src/ondemand/config.h). */
 #define DT_RECORD_ENV_FLIGHT_RECORDER "DEVTRACE_FLIGHT_RECORDER"
 #define DT_RECORD_ENV_DUMP_ON_SLOW_STEP "DEVTRACE_DUMP_ON_SLOW_STEP"
 #define DT_RECORD_ENV_DUMP_WARMUP "DEVTRACE_DUMP_WARMUP"
@@ -122,38 +122,6 @@ typedef struct dt_record_line {
         dt_record_note note;   /* DT_RECORD_NOTE, DT_RECORD_CAPTURED */
     } u;
 } dt_record_line;
-
-/* When a flight recorder dumps its window to a file (src/api/flight_triggers.c). */
-typedef struct dt_dump_triggers {
-    double slow_step_factor; /* a step longer than this x the rolling median (> 1); 0: off */
-    uint64_t warmup_steps;   /* steps timed before a slow step counts (default 10) */
-    uint64_t grace_ns;       /* wait after the slow step; 0 (default): max(1 s, 2 x the median) */
-    uint64_t stall_ns;       /* no step boundary for this long; 0: off */
-    int signal;              /* the signal that asks for a dump; 0: none (no handler) */
-    uint64_t cooldown_ns;    /* between dumps (default 60 s) */
-    uint64_t max_dumps;      /* per run (default 5) */
-} dt_dump_triggers;
-
-/* The defaults: no trigger but the end of a program that failed. */
-DT_HIDDEN void dt_dump_triggers_init(dt_dump_triggers *t);
-
-/* `devtrace record`'s options that set dt_dump_triggers, and the
-   environment variable that carries each to the traced program. */
-typedef struct dt_dump_option {
-    const char *option; /* "dump-on-slow-step": --dump-on-slow-step=VALUE */
-    const char *env;    /* DEVTRACE_DUMP_ON_SLOW_STEP */
-    const char *value;  /* what VALUE is, for messages: "K", "SECONDS" */
-} dt_dump_option;
-/* The options; the list ends with an entry whose option is NULL. */
-DT_HIDDEN extern const dt_dump_option dt_dump_options[];
-/* VALUE of the option o into t: 0, or -1 with why (a message naming the
-   option and what it takes). */
-DT_HIDDEN int dt_dump_option_set(dt_dump_triggers *t, const dt_dump_option *o, const char *text, char *why,
-                                 size_t n);
-/* The defaults and every option the environment sets: 0, or -1 with why
-   (the first bad value, by its variable's name; t keeps the defaults for
-   it). */
-DT_HIDDEN int dt_dump_triggers_from_env(dt_dump_triggers *t, char *why, size_t n);
 
 /* "started", "wrote", ...; NULL for another value. */
 DT_HIDDEN const char *dt_record_state_name(dt_record_state state);

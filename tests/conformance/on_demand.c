@@ -8,7 +8,8 @@
  * idle again afterwards. Busy, cannot_arm, fork and stop around it.
  */
 #include "core/steps.h"
-#include "protocol/control.h"
+#include "protocol/control_client.h"
+#include "protocol/control_server.h"
 #include "protocol/record.h"
 #include "reader/dt_reader.h"
 

@@ -7,7 +7,7 @@
  * message that parses encodes to bytes that parse again, with encoding a
  * fixed point (parse, encode, parse, encode gives the same bytes).
  */
-#include "protocol/control.h"
+#include "protocol/control_wire.h"
 
 #include <stdint.h>
 #include <stdio.h>

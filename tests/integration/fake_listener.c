@@ -1,4 +1,4 @@
-/* A process that listens on the control channel (src/protocol/control.h)
+/* A process that listens on the control channel (src/protocol/control_server.h)
    like a traced one, and answers CAPTURE and DUMP as --mode says, for the
    tests of `devtrace trigger` (tests/integration/test_trigger.py):
      ok          writes a canned trace into the descriptor, replies written=1
@@ -11,7 +11,7 @@
    SLURM_JOB_ID and the others. Prints "listening" once its socket is in
    place; SIGTERM or SIGINT stops it. */
 #include "core/jobinfo.h"
-#include "protocol/control.h"
+#include "protocol/control_server.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -3,7 +3,8 @@
    malformed and vanishing peers, busy, stale sockets, descriptor passing,
    and a forked or spawned child of a listening process. */
 #include "base/log.h"
-#include "protocol/control.h"
+#include "protocol/control_client.h"
+#include "protocol/control_server.h"
 #include "dt_check.h"
 #include "runtime_dir.h"
 

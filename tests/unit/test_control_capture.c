@@ -4,7 +4,7 @@
    recorder; a CAPTURE while the program's own session runs is busy. The
    captures themselves are tested on every emulated backend by the
    conformance suite (on_demand). */
-#include "protocol/control.h"
+#include "protocol/control_client.h"
 #include "dt_check.h"
 #include "runtime_dir.h"
 

@@ -4,7 +4,8 @@
    report. A capture not taken in time times out; dt_control_stop
    withdraws one that waits and removes the socket. */
 #include "base/log.h"
-#include "protocol/control.h"
+#include "protocol/control_client.h"
+#include "protocol/control_server.h"
 #include "dt_check.h"
 #include "runtime_dir.h"
 

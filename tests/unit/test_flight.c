@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api/ondemand.h"
+#include "api/ondemand_support.h"
 #include "dt_check.h"
 #include "dt_internal.h"
 #include "dt_test_session.h"
@@ -369,7 +369,7 @@ static void one_dump_holds_the_session(void)
     REQUIRE(f != NULL);
     CHECK_EQ(dt_session_dump(s, fileno(f), DT_FORMAT_JSON), DT_ERR_BUSY);
     dt_core_flight_release(held);
-    CHECK_EQ(dt_dump_noted(s, fileno(f), DT_FORMAT_JSON, "flight_recorder.dump", "asked by a test", NULL, NULL),
+    CHECK_EQ(dt_api_dump_noted(s, fileno(f), DT_FORMAT_JSON, "flight_recorder.dump", "asked by a test", NULL, NULL),
              DT_OK);
     /* the note is the dump's alone: the recording does not keep it */
     const char *key = NULL, *text = NULL;

@@ -1,13 +1,13 @@
 /* The flight recorder's dump triggers as decisions on given times
-   (flight_policy.h says what each trigger means). */
-#include "api/flight_policy.h"
+   (policy.h says what each trigger means). */
+#include "ondemand/policy.h"
 #include "base/units.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-void dt_flight_policy_init(dt_flight_policy *p, const dt_dump_triggers *cfg)
+void dt_ondemand_policy_init(dt_flight_policy *p, const dt_dump_triggers *cfg)
 {
     memset(p, 0, sizeof *p);
     p->cfg = *cfg;
@@ -45,7 +45,7 @@ static void window_add(dt_flight_policy *p, uint64_t d)
     p->window_next = (p->window_next + 1) % DT_FLIGHT_WINDOW;
 }
 
-uint64_t dt_flight_policy_median(const dt_flight_policy *p)
+uint64_t dt_ondemand_policy_median(const dt_flight_policy *p)
 {
     unsigned n = p->window_count;
     if (n == 0) return 0;
@@ -54,10 +54,10 @@ uint64_t dt_flight_policy_median(const dt_flight_policy *p)
     return a + (b - a) / 2;
 }
 
-void dt_flight_policy_step(dt_flight_policy *p, uint64_t number, uint64_t now_ns, uint64_t duration_ns)
+void dt_ondemand_policy_step(dt_flight_policy *p, uint64_t number, uint64_t now_ns, uint64_t duration_ns)
 {
     if (duration_ns > 0) {
-        uint64_t median = dt_flight_policy_median(p);
+        uint64_t median = dt_ondemand_policy_median(p);
         double k = p->cfg.slow_step_factor;
         if (k > 0 && !p->slow_pending && p->window_count > 0 && p->steps_timed >= p->cfg.warmup_steps &&
             (double)duration_ns > k * (double)median) {
@@ -79,7 +79,7 @@ void dt_flight_policy_step(dt_flight_policy *p, uint64_t number, uint64_t now_ns
     p->stall_due_once = 0;
 }
 
-void dt_flight_policy_signal(dt_flight_policy *p)
+void dt_ondemand_policy_signal(dt_flight_policy *p)
 {
     p->signal_pending = 1;
 }
@@ -124,7 +124,7 @@ static int admitted(dt_flight_policy *p, unsigned count, uint64_t now_ns, int co
     return 1;
 }
 
-unsigned dt_flight_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *next_ns)
+unsigned dt_ondemand_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *next_ns)
 {
     unsigned causes = 0, count = 0;
     p->why[0] = 0;
@@ -156,7 +156,7 @@ unsigned dt_flight_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *ne
     return causes;
 }
 
-int dt_flight_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns)
+int dt_ondemand_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns)
 {
     p->why[0] = 0;
     if (!how && !p->slow_pending) return 0;
@@ -165,13 +165,13 @@ int dt_flight_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns)
     return admitted(p, 1, now_ns, !how);
 }
 
-void dt_flight_policy_dumped(dt_flight_policy *p, uint64_t now_ns)
+void dt_ondemand_policy_dumped(dt_flight_policy *p, uint64_t now_ns)
 {
     p->dumps++;
     p->last_dump_ns = now_ns;
 }
 
-void dt_flight_policy_skipped(const dt_flight_policy *p, char *out, size_t n)
+void dt_ondemand_policy_skipped(const dt_flight_policy *p, char *out, size_t n)
 {
     snprintf(out, n, "dumps skipped: %llu (cooldown), %llu (cap)", (unsigned long long)p->skipped_cooldown,
              (unsigned long long)p->skipped_cap);

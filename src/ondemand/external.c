@@ -5,9 +5,10 @@
    and waits for dt_control_done (or the request's timeout and a margin)
    to reply. The program polls dt_control_take at step boundaries: one
    relaxed atomic load while nothing waits. devtrace arms nothing here. */
-#include "api/ondemand.h"
+#include "ondemand/ondemand.h"
 
 #include "base/log.h"
+#include "ondemand/config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,7 +85,7 @@ static void external_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ct
     if (req->type == DT_CTL_DUMP) { /* a flight recorder of the program's own, if any */
         char note[96];
         snprintf(note, sizeof note, "asked by devtrace trigger (process %d)", req->peer_pid);
-        dt_dump_running(fd, (dt_format)f, note, result);
+        dt_ondemand_dump_running(fd, (dt_format)f, note, result);
         return;
     }
     pthread_mutex_lock(&box.lock);

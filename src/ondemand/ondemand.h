@@ -1,16 +1,19 @@
 /*
- * On demand: what the listening modes share (src/api/ondemand.c): the
- * capture mode (control_capture.c, devtrace arms a session per request),
- * the external mode (control_external.c, the program captures through its
- * own profiler), and the dump of the flight recorder that runs in the
- * process, which both modes answer (dump.c). Internal, not installed.
+ * On demand: what the listening modes share (src/ondemand/listen.c): the
+ * capture mode (capture.c, devtrace arms a session per request), the
+ * external mode (external.c, the program captures through its own
+ * profiler), and the dump of the flight recorder that runs in the
+ * process, which both modes answer (dump.c). The layer's functions are
+ * dt_ondemand_*; it reaches the recording through the public API and the
+ * facade's api/ondemand_support.h, and the channel through the control
+ * protocol's server (protocol/control_server.h). Internal, not installed.
  */
-#ifndef DT_API_ONDEMAND_H
-#define DT_API_ONDEMAND_H
+#ifndef DT_ONDEMAND_ONDEMAND_H
+#define DT_ONDEMAND_ONDEMAND_H
 
 #include "base/common.h"
 #include "devtrace/devtrace.h"
-#include "protocol/control.h"
+#include "protocol/control_server.h"
 
 /* Listens with handler (on the listener's worker thread) and ctx; named is
    the backend the configuration names ("", NULL or "auto": none). cancel
@@ -56,17 +59,6 @@ DT_HIDDEN void dt_ondemand_observe(dt_ondemand_observer fn, void *ctx);
    it; NULL: nothing); *res: written with its events and losses, or BUSY
    while another dump of it is written, CANNOT_ARM when no session with a
    flight recorder runs or the dump failed (the message says why). */
-DT_HIDDEN void dt_dump_running(int fd, dt_format format, const char *note, dt_ctl_result *res);
+DT_HIDDEN void dt_ondemand_dump_running(int fd, dt_format format, const char *note, dt_ctl_result *res);
 
-/* dt_session_dump of s with a note in the dump's trace alone (key: the
-   note's name, NULL for none), and what it wrote: its events (0 when it was
-   not written) and its losses (either may be NULL). DT_ERR_BUSY while
-   another dump of s is being written. */
-DT_HIDDEN dt_status dt_dump_noted(dt_session *s, int fd, dt_format format, const char *key, const char *note,
-                                  size_t *events, uint64_t loss[DT_LOSS_COUNT]);
-
-/* The default for a request's timeout_ns (0): how long a steps window
-   waits for its steps, and an external capture for the program. */
-#define DT_ONDEMAND_DEFAULT_TIMEOUT_NS (60ull * 1000000000ull)
-
-#endif /* DT_API_ONDEMAND_H */
+#endif /* DT_ONDEMAND_ONDEMAND_H */

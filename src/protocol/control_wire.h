@@ -1,6 +1,10 @@
 /*
  * The local control channel between `devtrace trigger` and a process that
- * listens for requests (src/protocol/control.c).
+ * listens for requests: what both sides share, the wire (control_wire.c):
+ * where the sockets are, whom a side trusts, the messages and their limits,
+ * and reading and writing them with a deadline. Each role has its own
+ * header: the client (control_client.h, what `devtrace trigger` uses) and
+ * the server (control_server.h, what a listening process runs).
  *
  * Where. One directory per user: $XDG_RUNTIME_DIR/devtrace when
  * XDG_RUNTIME_DIR is an absolute path to a directory of this uid, else
@@ -68,18 +72,9 @@
  * header of another version gets ERR version. A request is read with a
  * timeout (a peer that sends nothing or goes away mid-request is dropped).
  *
- * The listening side is one control thread that blocks in poll() on the
- * socket, a self-pipe and the connections it is reading (each with its own
- * deadline, so that a connection that sends nothing delays no other); the
- * traced program's threads do nothing for it. A
- * CAPTURE or DUMP runs the handler given at listen time on a worker thread;
- * a second one while it runs is answered ERR busy at once (INFO is still
- * answered, with the state). A forked child does not serve the parent's
- * socket (its inherited descriptors are closed, the parent's socket is left
- * in place) and may listen on its own; every descriptor is close-on-exec.
  */
-#ifndef DT_PROTOCOL_CONTROL_H
-#define DT_PROTOCOL_CONTROL_H
+#ifndef DT_PROTOCOL_CONTROL_WIRE_H
+#define DT_PROTOCOL_CONTROL_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -157,6 +152,9 @@ DT_HIDDEN dt_status dt_ctl_dir(char *out, size_t n);
 /* Creates the directory (0700) if missing and checks it: a directory, not a
    link, of this uid, mode 0700. DT_ERR_IO / DT_ERR_STATE with a message. */
 DT_HIDDEN dt_status dt_ctl_dir_prepare(const char *dir);
+/* The same checks, with nothing created (a client's: the listeners made
+   it). */
+DT_HIDDEN dt_status dt_ctl_dir_check(const char *dir);
 /* The job this process belongs to, "" when none is announced: from what is
    unique to one job: "slurm:<SLURM_JOB_ID>[.<SLURM_STEP_ID>]"; under
    torchrun "torchelastic:<TORCHELASTIC_RUN_ID>@<MASTER_ADDR>:<MASTER_PORT>"
@@ -170,7 +168,7 @@ DT_HIDDEN void dt_ctl_job_id(char *out, size_t n);
    ("torchelastic:abc" or "abc" for "torchelastic:abc@node1:29500"). */
 DT_HIDDEN int dt_ctl_job_matches(const char *job, const char *want);
 
-/* Shared by the two sides (control.c). */
+/* The sizes of the directory's and a socket's paths. */
 #define DT_CTL_DIR_CAP 84   /* the directory's path, with its NUL */
 #define DT_CTL_PATH_CAP 104 /* a socket's path, with its NUL */
 DT_HIDDEN int dt_ctl_wire_code(dt_ctl_code code); /* one an ERR may carry */
@@ -207,80 +205,4 @@ DT_HIDDEN int dt_ctl_peer_trusted(int fd, unsigned *uid, int *pid);
 /* Removes path if it is a socket of this uid (one nobody serves). */
 DT_HIDDEN void dt_ctl_remove_stale(const char *path);
 
-/* ------------------------------------------------------------------ */
-/* The listening side (control_listen.c)                                */
-/* ------------------------------------------------------------------ */
-typedef struct dt_ctl_request {
-    dt_ctl_type type; /* DT_CTL_CAPTURE or DT_CTL_DUMP */
-    uint64_t duration_ns, steps, step_multiple, timeout_ns;
-    char format[16]; /* "" : the listener's choice */
-    int peer_pid;     /* the client's process (SO_PEERCRED) */
-} dt_ctl_request;
-
-/* What a handler reports: code DT_CTL_SUCCESS (then written, records,
-   partial and text as the summary of losses, after why the window was cut
-   short when partial) or DT_CTL_BUSY / CANNOT_ARM / TIMEOUT / BAD_REQUEST
-   with text as the message; backend: the backend that recorded ("": none
-   named). */
-typedef struct dt_ctl_result {
-    dt_ctl_code code;
-    int written, partial;
-    uint64_t records;
-    char backend[32];
-    char text[1024];
-} dt_ctl_result;
-
-/* Runs on the worker thread; `fd` is the output the client opened (the
-   listener closes it after the handler returns). */
-typedef void (*dt_ctl_handler)(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result *result);
-
-typedef struct dt_ctl_options {
-    int64_t rank, local_rank, world_size; /* -1: unknown */
-    const char *backend;                  /* NULL: "" */
-    dt_ctl_handler handler;
-    void *ctx;
-    int read_timeout_ms; /* for one request; 0: 2000 */
-    /* The backend INFO names, asked at each INFO (NULL: `backend`);
-       called on the control thread, it must not block. */
-    void (*describe_backend)(void *ctx, char *out, size_t n);
-} dt_ctl_options;
-
-/* Starts listening (one listener per process). DT_ERR_STATE when this
-   process already listens, DT_ERR_IO/DT_ERR_STATE for the directory or
-   the socket, with a message. */
-DT_HIDDEN dt_status dt_ctl_listen(const dt_ctl_options *options);
-/* Stops the control thread, waits for a running handler, removes the
-   socket. Nothing when not listening. */
-DT_HIDDEN void dt_ctl_stop(void);
-/* The socket's path while listening, else "". */
-DT_HIDDEN const char *dt_ctl_socket_path(void);
-/* The handler says where a capture stands (shown by INFO). */
-DT_HIDDEN void dt_ctl_set_state(dt_ctl_state state);
-/* Connections closed because the peer was another user, since start. */
-DT_HIDDEN uint64_t dt_ctl_refused(void);
-/* Connections the listener reads at once; past it the one read longest is
-   dropped to make room (a client that sends nothing holds no other up). */
-#define DT_CTL_MAX_PENDING 64
-
-/* ------------------------------------------------------------------ */
-/* The client side                                                      */
-/* ------------------------------------------------------------------ */
-/* Connects to a socket path and checks the listener's uid (ours or root);
-   *fd is set on DT_CTL_SUCCESS. A refused connection on a path is
-   DT_CTL_NO_SUCH_LISTENER. */
-DT_HIDDEN dt_ctl_code dt_ctl_connect_path(const char *path, int timeout_ms, int *fd);
-/* Sends one request (with out_fd when >= 0) on a connected socket and
-   reads the reply within timeout_ms. The reply's code (ERR's, or
-   DT_CTL_SUCCESS for OK and INFO) or the client's own failure. */
-DT_HIDDEN dt_ctl_code dt_ctl_exchange(int fd, const dt_ctl_msg *request, int out_fd, int timeout_ms,
-                                      dt_ctl_msg *reply);
-/* Connects to pid's listener in the control directory (a stale socket is
-   removed: DT_CTL_NO_SUCH_LISTENER), sends and receives as above. */
-DT_HIDDEN dt_ctl_code dt_ctl_send(pid_t pid, const dt_ctl_msg *request, int out_fd, int timeout_ms,
-                                  dt_ctl_msg *reply);
-/* The listeners of this uid, each answered INFO (stale sockets removed,
-   listeners that do not answer in timeout_ms left out); *out is freed
-   with dt_free. DT_OK, or an error for the directory. */
-DT_HIDDEN dt_status dt_ctl_list(int timeout_ms, dt_ctl_msg **out, size_t *count);
-
-#endif
+#endif /* DT_PROTOCOL_CONTROL_WIRE_H */

@@ -1,7 +1,7 @@
-/* The listening side of the control channel: one control thread that
-   polls the socket and a self-pipe, one worker thread at a time for the
-   handler (control.h describes the protocol). */
-#include "protocol/control.h"
+/* The control channel's server, its listening side: one control thread
+   that polls the socket and a self-pipe, one worker thread at a time for
+   the handler (control_server.h; control_wire.h describes the protocol). */
+#include "protocol/control_server.h"
 
 #include "base/alloc.h"
 #include "base/log.h"
@@ -22,9 +22,6 @@
 #define DEFAULT_READ_TIMEOUT_MS 2000
 #define REPLY_WRITE_TIMEOUT_MS 2000
 
-/* ------------------------------------------------------------------ */
-/* The listening side                                                   */
-/* ------------------------------------------------------------------ */
 /* A connection being read: its own deadline, so that one that sends
    nothing holds no other up. */
 typedef struct pending {

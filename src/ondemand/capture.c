@@ -4,7 +4,7 @@
    with the session's window set to exactly that window, writes the trace
    to the client's descriptor and destroys the session. A DUMP writes the
    flight recorder of the running session. Both run on the control
-   listener's worker thread (src/protocol/control_listen.c).
+   listener's worker thread (src/protocol/control_server.c).
 
    Windows (realtime, the clock of the trace):
    - duration D: [t, t + D), t when the session has started;
@@ -24,14 +24,13 @@
    recorder, whatever the configuration says (DEVTRACE_FLIGHT_RECORDER in
    the environment of a dt_control_listen(NULL) program): a ring would
    keep only the window's last part. */
-#include "api/ondemand.h"
+#include "ondemand/ondemand.h"
 
-#include "base/alloc.h"
+#include "api/ondemand_support.h"
 #include "base/log.h"
 #include "base/os.h"
-#include "core/flight.h"
-#include "core/session.h"
 #include "core/steps.h"
+#include "ondemand/config.h"
 #include "protocol/record.h"
 
 #include <errno.h>
@@ -149,7 +148,7 @@ static int steps_window(const dt_ctl_request *req, uint64_t armed, uint64_t *sta
 
 static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_result *res)
 {
-    int running = dt_core_flight_running();
+    int running = dt_api_flight_running();
     if (running) {
         fail(res, DT_CTL_BUSY, running == 2 ? "this process records with a flight recorder: `devtrace trigger --dump` "
                                               "writes its window"
@@ -165,7 +164,7 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
         if (st != DT_OK && req->steps) dt_core_steps_watch(0);
     }
     if (st != DT_OK) {
-        dt_session *other = dt_active_session();
+        dt_session *other = dt_api_active_session();
         fail(res, other && other != s ? DT_CTL_BUSY : DT_CTL_CANNOT_ARM, dt_last_error());
         return;
     }
@@ -186,7 +185,7 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
             end = dt_realtime_ns();
         }
     }
-    if (outcome >= 0) dt_core_set_window(s, start, end);
+    if (outcome >= 0) dt_api_set_window(s, start, end);
     dt_session_stop(s);
     uint64_t loss[DT_LOSS_COUNT];
     for (int r = 0; r < DT_LOSS_COUNT; r++) loss[r] = dt_session_loss(s, (dt_loss_reason)r);
@@ -242,7 +241,7 @@ static void capture_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl
     if (req->type == DT_CTL_DUMP) {
         char note[96];
         snprintf(note, sizeof note, "asked by devtrace trigger (process %d)", req->peer_pid);
-        dt_dump_running(fd, (dt_format)format, note, res);
+        dt_ondemand_dump_running(fd, (dt_format)format, note, res);
     } else {
         capture(req, fd, (dt_format)format, res);
     }

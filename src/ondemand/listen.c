@@ -1,10 +1,10 @@
 /* On demand: listening, for both modes (capture and external), stopping,
    the backend a listener names, and the observer of what was served. The
-   channel itself is src/protocol/control_listen.c. */
-#include "api/ondemand.h"
+   channel itself is the control protocol's server,
+   src/protocol/control_server.c. */
+#include "ondemand/ondemand.h"
 
-#include "core/jobinfo.h"
-#include "core/session.h"
+#include "api/ondemand_support.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,7 +35,7 @@ void dt_ondemand_observe(dt_ondemand_observer fn, void *ctx)
 
 void dt_ondemand_backend(const char *named, char *out, size_t n)
 {
-    const char *last = dt_core_last_backend();
+    const char *last = dt_api_last_backend();
     if (named && named[0] && strcmp(named, "auto") != 0) snprintf(out, n, "%s", named);
     else snprintf(out, n, "%s", last ? last : "auto");
 }
@@ -74,15 +74,15 @@ void dt_ondemand_exit_after_runtime(void)
 dt_status dt_ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(void), const char *named)
 {
     static int exit_registered;
-    dt_rank_info rank;
-    dt_rank_from_env(&rank);
+    int64_t rank, local_rank, world_size;
+    dt_api_launcher_rank(&rank, &local_rank, &world_size);
     pthread_mutex_lock(&mode_lock);
     snprintf(mode_backend, sizeof mode_backend, "%s", named && strcmp(named, "auto") != 0 ? named : "");
     mode_handler = handler;
     dt_ctl_options opt = {
-        .rank = rank.known ? rank.rank : -1,
-        .local_rank = rank.local_rank,
-        .world_size = rank.world_size,
+        .rank = rank,
+        .local_rank = local_rank,
+        .world_size = world_size,
         .backend = mode_backend,
         .handler = serve,
         .ctx = ctx,

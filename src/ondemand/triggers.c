@@ -1,12 +1,13 @@
 /* The flight recorder's dump triggers at work: the trigger thread, the
-   step observer, the dump signal and the dump files (flight_triggers.h). */
-#include "api/flight_triggers.h"
-#include "api/flight_policy.h"
+   step observer, the dump signal and the dump files (triggers.h). */
+#include "ondemand/triggers.h"
+
+#include "api/ondemand_support.h"
 #include "base/log.h"
 #include "base/os.h"
-#include "core/flight.h"
-#include "core/session.h"
 #include "core/steps.h"
+#include "ondemand/ondemand.h"
+#include "ondemand/policy.h"
 #include "protocol/record.h"
 
 #include <errno.h>
@@ -91,7 +92,7 @@ static void wake(dt_flight_triggers *t)
     (void)w;
 }
 
-void dt_flight_triggers_step(void *ctx, uint64_t number, uint64_t t_ns, uint64_t last_duration_ns)
+void dt_ondemand_triggers_step(void *ctx, uint64_t number, uint64_t t_ns, uint64_t last_duration_ns)
 {
     (void)t_ns; /* the policy's clock is the monotonic one */
     dt_flight_triggers *t = ctx;
@@ -124,7 +125,7 @@ static void take_steps(dt_flight_triggers *t)
     for (;;) {
         step_slot *slot = &t->steps[t->steps_tail % STEP_SLOTS];
         if (atomic_load_explicit(&slot->seq, memory_order_acquire) != t->steps_tail + 1) return;
-        dt_flight_policy_step(&t->policy, slot->number, slot->now_ns, slot->duration_ns);
+        dt_ondemand_policy_step(&t->policy, slot->number, slot->now_ns, slot->duration_ns);
         atomic_store_explicit(&slot->seq, t->steps_tail + STEP_SLOTS, memory_order_release);
         t->steps_tail++;
     }
@@ -167,7 +168,7 @@ static void make_dump(dt_flight_triggers *t)
         snprintf(error, sizeof error, "cannot create %s: %s", path, strerror(errno));
     } else {
         char skipped[128], key[64], note[700];
-        dt_flight_policy_skipped(p, skipped, sizeof skipped);
+        dt_ondemand_policy_skipped(p, skipped, sizeof skipped);
         snprintf(key, sizeof key, "flight_recorder.dump%llu", (unsigned long long)d.number);
         snprintf(note, sizeof note, "%s; %s before it", p->why, skipped);
         d.status = t->hooks.dump(t->hooks.ctx, t->session, fd, t->format, key, note);
@@ -190,7 +191,7 @@ static void make_dump(dt_flight_triggers *t)
                                   error);
     else dt_log("flight recorder: dump %llu (%s): %s", (unsigned long long)d.number, p->why, path);
     if (t->hooks.report) t->hooks.report(t->hooks.ctx, &d);
-    dt_flight_policy_dumped(p, now_ns(t));
+    dt_ondemand_policy_dumped(p, now_ns(t));
 }
 
 static void publish_counts(dt_flight_triggers *t, uint64_t sync_seen)
@@ -202,7 +203,7 @@ static void publish_counts(dt_flight_triggers *t, uint64_t sync_seen)
     t->counts.skipped_cooldown = t->policy.skipped_cooldown;
     t->counts.skipped_cap = t->policy.skipped_cap;
     t->counts.steps_lost = atomic_load(&t->steps_lost);
-    t->median_ns = dt_flight_policy_median(&t->policy);
+    t->median_ns = dt_ondemand_policy_median(&t->policy);
     if (sync_seen > t->sync_done) t->sync_done = sync_seen;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
@@ -222,9 +223,9 @@ static void *trigger_thread(void *arg)
         pthread_mutex_unlock(&t->mu);
         if (stopping) break;
         take_steps(t);
-        if (t->signal_pipe[0] >= 0 && drain(t->signal_pipe[0])) dt_flight_policy_signal(&t->policy);
+        if (t->signal_pipe[0] >= 0 && drain(t->signal_pipe[0])) dt_ondemand_policy_signal(&t->policy);
         uint64_t now = now_ns(t), next;
-        int due = dt_flight_policy_due(&t->policy, now, &next) != 0;
+        int due = dt_ondemand_policy_due(&t->policy, now, &next) != 0;
         if (due) make_dump(t); /* no lock held */
         publish_counts(t, sync_seen);
         if (due) continue; /* the dump took time: look again */
@@ -290,7 +291,7 @@ static void restore_signal(dt_flight_triggers *t)
 static dt_status session_dump(void *ctx, dt_session *s, int fd, dt_format format, const char *key, const char *text)
 {
     (void)ctx;
-    return dt_dump_noted(s, fd, format, key, text, NULL, NULL);
+    return dt_api_dump_noted(s, fd, format, key, text, NULL, NULL);
 }
 
 /* A dump `devtrace trigger --dump` asked of the listener: counted and told
@@ -324,12 +325,12 @@ static void observe_steps(void *ctx, dt_flight_step_observer fn, void *observer_
     }
 }
 
-dt_status dt_flight_triggers_start(dt_session *s, const char *output, dt_format format, const dt_dump_triggers *cfg,
+dt_status dt_ondemand_triggers_start(dt_session *s, const char *output, dt_format format, const dt_dump_triggers *cfg,
                                    const dt_flight_hooks *hooks, dt_flight_triggers **out)
 {
     *out = NULL;
     if (!output || !hooks)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_flight_triggers_start: output and hooks are needed");
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_ondemand_triggers_start: output and hooks are needed");
     if (strlen(output) >= sizeof((dt_flight_triggers *)0)->output)
         return dt_error(DT_ERR_INVALID_ARGUMENT, "flight recorder: the output path is too long");
     dt_flight_triggers *t = calloc(1, sizeof *t);
@@ -340,7 +341,7 @@ dt_status dt_flight_triggers_start(dt_session *s, const char *output, dt_format 
     t->hooks = *hooks;
     if (!t->hooks.observe) t->hooks.observe = observe_steps;
     if (!t->hooks.dump) t->hooks.dump = session_dump;
-    dt_flight_policy_init(&t->policy, cfg);
+    dt_ondemand_policy_init(&t->policy, cfg);
     for (uint64_t i = 0; i < STEP_SLOTS; i++) atomic_init(&t->steps[i].seq, i);
     t->wake[0] = t->wake[1] = t->signal_pipe[0] = t->signal_pipe[1] = -1;
     pthread_mutex_init(&t->mu, NULL);
@@ -368,13 +369,13 @@ dt_status dt_flight_triggers_start(dt_session *s, const char *output, dt_format 
         return dt_error(DT_ERR_NO_MEMORY, "flight recorder: cannot start its thread: %s", strerror(rc));
     }
     t->thread_started = 1;
-    t->hooks.observe(t->hooks.ctx, dt_flight_triggers_step, t);
+    t->hooks.observe(t->hooks.ctx, dt_ondemand_triggers_step, t);
     dt_ondemand_observe(trigger_served, t);
     *out = t;
     return DT_OK;
 }
 
-void dt_flight_triggers_sync(dt_flight_triggers *t)
+void dt_ondemand_triggers_sync(dt_flight_triggers *t)
 {
     pthread_mutex_lock(&t->mu);
     uint64_t asked = ++t->sync_asked;
@@ -385,23 +386,23 @@ void dt_flight_triggers_sync(dt_flight_triggers *t)
     pthread_mutex_unlock(&t->mu);
 }
 
-void dt_flight_triggers_counts(dt_flight_triggers *t, dt_flight_summary *summary)
+void dt_ondemand_triggers_counts(dt_flight_triggers *t, dt_flight_summary *summary)
 {
     pthread_mutex_lock(&t->mu);
     *summary = t->counts;
     pthread_mutex_unlock(&t->mu);
 }
 
-uint64_t dt_flight_triggers_median(dt_flight_triggers *t)
+uint64_t dt_ondemand_triggers_median(dt_flight_triggers *t)
 {
-    dt_flight_triggers_sync(t);
+    dt_ondemand_triggers_sync(t);
     pthread_mutex_lock(&t->mu);
     uint64_t median = t->median_ns;
     pthread_mutex_unlock(&t->mu);
     return median;
 }
 
-void dt_flight_triggers_stop(dt_flight_triggers *t, const char *failed, dt_flight_summary *summary)
+void dt_ondemand_triggers_stop(dt_flight_triggers *t, const char *failed, dt_flight_summary *summary)
 {
     if (!t) {
         if (summary) memset(summary, 0, sizeof *summary);
@@ -416,15 +417,15 @@ void dt_flight_triggers_stop(dt_flight_triggers *t, const char *failed, dt_fligh
     wake(t);
     if (t->thread_started) pthread_join(t->thread, NULL);
     take_steps(t);
-    if (dt_flight_policy_end(&t->policy, failed, now_ns(t))) make_dump(t);
+    if (dt_ondemand_policy_end(&t->policy, failed, now_ns(t))) make_dump(t);
     /* the dumps were the ring's traces: the stop decodes none of it */
-    dt_core_flight_discard_at_stop(t->session);
+    dt_api_flight_discard_at_stop(t->session);
     publish_counts(t, 0);
     if (summary) *summary = t->counts;
     free_triggers(t);
 }
 
-void dt_flight_triggers_forked(dt_flight_triggers *t)
+void dt_ondemand_triggers_forked(dt_flight_triggers *t)
 {
     if (!t) return;
     atomic_store(&t->forked, 1);
