@@ -1,6 +1,6 @@
 /*
  * Whether this build writes gzip: the gzip stream itself is the output
- * stream's (src/base/json_out.c).
+ * stream's (src/base/out.c).
  */
 #ifndef DT_BASE_GZIP_H
 #define DT_BASE_GZIP_H

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
 #include "base/os.h"
 #include "export/device_props.h"
 #include "export/job_meta.h"

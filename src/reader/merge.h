@@ -32,7 +32,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
 #include "base/vec.h"
 #include "reader/dt_reader.h"
 

@@ -32,11 +32,14 @@ def set_root(root):
 # of a layer (and what that header includes in turn) rather than all of it.
 ALLOWED = {
     "base": set(),
+    # the trace-format vocabulary: format names, suffixes and availability,
+    # loss-reason and event-kind names, the JSON and Perfetto encoders
+    "format": {"base"},
     "core": {"base"},
     "backends": {"base", "core"},
-    "export": {"base", "core/recording.h"},  # the read-only recording view
+    "export": {"base", "format", "core/recording.h"},  # the read-only recording view
     "api": {"base", "core", "backends", "export", "protocol"},
-    "reader": {"base", "export/writers.h"},
+    "reader": {"base", "format", "export/writers.h"},
     "columns": {"base", "reader"},
     "protocol": {"base"},
     # the injection library: what it needs of the session (api/inject_support.h),

@@ -21,7 +21,7 @@
 #include <zlib.h>
 
 #include "dt_internal.h"
-#include "base/json_out.h"
+#include "base/out.h"
 #include "dt_reader.h"
 
 #define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))

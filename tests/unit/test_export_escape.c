@@ -17,7 +17,7 @@
 #include <yajl/yajl_tree.h>
 #include <zlib.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
 
 static uint64_t rng = 0x243f6a8885a308d3u;
 static uint32_t next_random(void)

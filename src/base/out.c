@@ -1,4 +1,4 @@
-#include "base/json_out.h"
+#include "base/out.h"
 #include "base/utf8.h"
 
 #include <errno.h>

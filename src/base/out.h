@@ -3,8 +3,8 @@
  * descriptor, either as is or through gzip (zlib deflate), plus the integer
  * formatting and JSON string escaping used on the per-event path.
  */
-#ifndef DT_JSON_OUT_H
-#define DT_JSON_OUT_H
+#ifndef DT_BASE_OUT_H
+#define DT_BASE_OUT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -49,7 +49,7 @@ typedef struct dt_out {
     uint32_t segment;
     /* Plain output formatted on several lanes (dt_out_units): each lane
        writes its own units' bytes itself, the unit's turn come, while the
-       others format (json_out.c). NULL otherwise. */
+       others format (out.c). NULL otherwise. */
     struct dt_out_turn *turn;
     size_t unit;           /* the unit being formatted */
     int holding;           /* the unit's turn is this lane's */
@@ -276,4 +276,4 @@ DT_HIDDEN int dt_write_file_atomic(const char *path, int gzip, int (*write)(void
    stays open, nothing is renamed), else dt_write_file_atomic to path. */
 DT_HIDDEN int dt_write_output(const char *path, int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
 
-#endif /* DT_JSON_OUT_H */
+#endif /* DT_BASE_OUT_H */
