@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include "base/out.h"
+#include "format/json.h"
 #include "base/vec.h"
 #include "reader/dt_reader.h"
 
@@ -121,7 +122,7 @@ enum { ROW_USED = 1, ROW_NAMED = 2 };
 #define out_text dt_out_text
 #define out_u64 dt_out_u64
 #define out_i64 dt_out_i64
-#define out_str dt_out_cstr
+#define out_str dt_json_cstr
 
 /* Flows from runtime calls to device work: their ids are correlation ids,
    which merge moves per input. Other flows (torch's fwdbwd) keep theirs. */

@@ -40,7 +40,7 @@ ALLOWED = {
     "export": {"base", "format", "core/recording.h"},  # the read-only recording view
     "api": {"base", "core", "backends", "export", "protocol"},
     "reader": {"base", "format", "export/writers.h"},
-    "columns": {"base", "reader"},
+    "columns": {"base", "format", "reader"},
     "protocol": {"base"},
     # the injection library: what it needs of the session (api/inject_support.h),
     # the flight recorder's dump triggers (api/flight_triggers.h)
