@@ -17,6 +17,7 @@
 
 #include "base/out.h"
 #include "format/json.h"
+#include "format/names.h"
 #include "base/os.h"
 #include "export/device_props.h"
 #include "export/job_meta.h"
@@ -714,13 +715,10 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     put_lit(o, ", \"total\": ");
     put_u64(o, total);
 
-    static const char *const kind_keys[DT_EVENT_KIND_MAX + 1] = {
-        NULL, "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "range", "op", "collective",
-        "memory"};
     put_lit(o, "},\n  \"counts\": {");
     for (int k = 1; k <= DT_EVENT_KIND_MAX; k++) {
         put_lit(o, k > 1 ? ", \"" : "\"");
-        put_lit(o, kind_keys[k]);
+        put_lit(o, dt_fmt_event_kind_name(k));
         put_lit(o, "\": ");
         put_u64(o, dt_wr_layout_kind_count(l, k));
     }

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/gzip.h"
-#include "export/writers.h"
+#include "format/formats.h"
 #include "reader/pf_convert.h"
 
 typedef struct merge_job {
@@ -213,15 +213,14 @@ static void merge_usage(FILE *f)
    (usage) said on err. */
 static int output_format(const char *out_path, const char *format, bool *gzip, bool *perfetto, FILE *err)
 {
-    const dt_writer *w =
-        format ? dt_wr_by_name(format) : dt_wr_of_format((int)dt_format_of_path(out_path, DT_FORMAT_JSON));
+    const dt_fmt *w = format ? dt_fmt_by_name(format) : dt_fmt_of((int)dt_format_of_path(out_path, DT_FORMAT_JSON));
     if (!w) {
         fprintf(err, "merge: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", format);
         return 2;
     }
     *gzip = w->gzip;
     *perfetto = w->plain == DT_FORMAT_PERFETTO;
-    if (!dt_wr_available(w)) {
+    if (!dt_fmt_available(w)) {
         fprintf(err, "merge: %s is gzip, but %s\n", out_path, DT_NO_GZIP_MESSAGE);
         return 2;
     }

@@ -35,13 +35,13 @@ ALLOWED = {
     # the trace-format vocabulary: format names, suffixes and availability,
     # loss-reason and event-kind names, the JSON and Perfetto encoders
     "format": {"base"},
-    "core": {"base"},
+    "core": {"base", "format"},
     "backends": {"base", "core"},
     "export": {"base", "format", "core/recording.h"},  # the read-only recording view
-    "api": {"base", "core", "backends", "export", "protocol"},
-    "reader": {"base", "format", "export/writers.h"},
+    "api": {"base", "format", "core", "backends", "export", "protocol"},
+    "reader": {"base", "format"},
     "columns": {"base", "format", "reader"},
-    "protocol": {"base"},
+    "protocol": {"base", "format"},
     # the injection library: what it needs of the session (api/inject_support.h),
     # the flight recorder's dump triggers (api/flight_triggers.h)
     # and the CUPTI result codes its cuptiSubscribe interposer returns (a vendor
