@@ -44,7 +44,6 @@ typedef struct st_group {
     uint64_t bytes;
     int64_t device_ns;
     uint64_t stamp;
-    bool sorted;
 } st_group;
 
 typedef struct st_report {
@@ -261,10 +260,7 @@ static int cmp_row(const void *a, const void *b)
 /* A group's figures, from its durations (sorted here). */
 static void row_of(st_group *g, const char *name, dt_stats_row *row)
 {
-    if (!g->sorted) {
-        qsort(g->durs, g->n, sizeof *g->durs, cmp_i64);
-        g->sorted = true;
-    }
+    qsort(g->durs, g->n, sizeof *g->durs, cmp_i64);
     double n = (double)g->n;
     double avg = (double)g->total / n;
     double med = g->n % 2 ? (double)g->durs[g->n / 2]
