@@ -2,6 +2,7 @@
    checks, the checks over the whole trace in turn, and the findings,
    grouped by kind, as the result the command prints (src/cli/check.c). */
 #include "reader/check.h"
+#include "reader/rd_internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -65,17 +66,11 @@ void dt_rd_check_finding(ck *c, int kind, const char *fmt, ...)
     uint64_t n = c->findings[kind]++;
     if (n >= CK_EXAMPLES && !c->verbose)
         return;
-    if (dt_vec_reserve_zeroed((void **)&c->lines[kind], &c->lines_cap[kind], (size_t)n + 1, sizeof *c->lines[kind]) != 0) {
-        c->oom = true;
-        return;
-    }
     va_list ap;
     va_start(ap, fmt);
-    char *line = NULL;
-    if (vasprintf(&line, fmt, ap) < 0)
-        line = NULL;
+    if (dt_rd_line_at(&c->lines[kind], &c->lines_cap[kind], (size_t)n, fmt, ap) != 0)
+        c->oom = true;
     va_end(ap);
-    c->lines[kind][n] = line;
 }
 
 static bool is_known(const ck *c, int kind)

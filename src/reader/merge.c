@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "reader/pf_convert.h"
+#include "reader/rd_internal.h"
 
 typedef struct merge_job {
     merger *m;
@@ -122,16 +123,11 @@ static int write_merged(void *arg, dt_out *o)
 void dt_rd_merge_say(merger *m, const char *fmt, ...)
 {
     dt_merge_result *r = m->said;
-    if (dt_vec_reserve_zeroed((void **)&r->lines, &r->lines_cap, r->nlines + 1, sizeof *r->lines) != 0)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    char *line = NULL;
-    if (vasprintf(&line, fmt, ap) < 0)
-        line = NULL;
+    if (dt_rd_line_at(&r->lines, &r->lines_cap, r->nlines, fmt, ap) == 0 && r->lines[r->nlines])
+        r->nlines++;
     va_end(ap);
-    if (line)
-        r->lines[r->nlines++] = line;
 }
 
 /* What merge accepts but a user should hear of: the same file given twice,
