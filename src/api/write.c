@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/gzip.h"
 #include "base/log.h"
 
 dt_status dt_api_write_trace(dt_session *s, const char *path, int fd, dt_format format, const char *fn)

@@ -6,7 +6,6 @@
 #include "cli/commands.h"
 
 #include "base/atomic_file.h"
-#include "base/gzip.h"
 #include "format/formats.h"
 
 #include <inttypes.h>

@@ -2,7 +2,6 @@
 #include "cli/output.h"
 
 #include "base/atomic_file.h"
-#include "base/gzip.h"
 #include "base/os.h"
 #include "format/formats.h"
 

@@ -3,7 +3,6 @@
    capture window. */
 #include "base/alloc.h"
 #include "base/demangle.h"
-#include "base/gzip.h"
 #include "base/log.h"
 #include "base/os.h"
 #include "core/clock.h"

@@ -46,8 +46,12 @@ DT_HIDDEN const dt_fmt *dt_fmt_by_name(const char *name);
    .pftrace.gz before .gz), and that suffix's length; NULL (0) when none
    does. A suffix is not the whole name. */
 DT_HIDDEN const dt_fmt *dt_fmt_of_path(const char *path, size_t *suffix_len);
-/* Whether this build can write f (a gzip format needs zlib). */
+/* Whether this build can write f (a gzip format needs zlib), and the
+   message for one it cannot. */
 DT_HIDDEN int dt_fmt_available(const dt_fmt *f);
+#define DT_NO_GZIP_MESSAGE                                                                               \
+    "this devtrace was built without zlib and writes no gzip: write .json, or rebuild devtrace with zlib " \
+    "(zlib1g-dev or zlib-devel)"
 
 /* What dt_fmt_list lists of each format. */
 enum dt_fmt_field {
