@@ -7,9 +7,9 @@ object file takes from the others, as nm lists them).
 
 Exit status 1, with every violation listed, when a file includes a header of
 a layer it may not see, when includes form a cycle, when an object calls a
-function (internal, or of the public header) of a layer it may not see, when a file or an internal
-header is over its size, or when an internal function takes a prefix of the
-public API's. docs/architecture.md explains the layers.
+function (internal, or of the public header) of a layer it may not see, when
+a file or an internal header is over its size, or when an internal function
+takes a prefix of the public API's. docs/architecture.md explains the layers.
 """
 import argparse
 import os
