@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "dt_internal.h"
-#include "base/json_out.h"
+#include "base/out.h"
 #include "core/recording.h"
 #include "export/layout.h"
 

@@ -27,7 +27,7 @@
 #include <zlib.h>
 
 #include "devtrace/devtrace.h"
-#include "dt_reader.h"
+#include "cli/commands.h"
 
 static double now_s(void)
 {

@@ -186,7 +186,7 @@ _CAPTURE = {"kernel": 1 << 0, "memcpy": 1 << 1, "memset": 1 << 2, "runtime": 1 <
 
 
 def _format_names() -> list:
-    """The formats' names, from the library's writer table."""
+    """The formats' names, from the library's format table (src/format/formats.c)."""
     names: list = []
     while True:
         name = lib.dt_format_name(len(names))
@@ -246,9 +246,9 @@ class profile(contextlib.ContextDecorator):  # noqa: N801 - devtrace.profile, li
         print(p.losses, len(p.events))
 
     backend: "auto" (the first backend whose vendor library starts) or a
-    name from devtrace.backends(). format: "json", "json.gz", "perfetto" or
-    "perfetto.gz"; None takes it from the path's suffix (.gz, .pftrace,
-    .pftrace.gz). capture: the kinds to record ("kernel",
+    name from devtrace.backends(). format: {formats} (the
+    library's formats); None takes it from the path's suffix as `devtrace
+    record` does, else "json". capture: the kinds to record ("kernel",
     "memcpy", "memset", "runtime", "driver", "sync", "overhead", "memory"; "queued" adds kernels' queued
     and submitted times, off by default for what they cost per launch); None
     records kernels, copies, fills, API calls and memory allocations. The events stay readable after the block until
@@ -459,3 +459,12 @@ def stop_listening() -> None:
 def listening() -> bool:
     """Whether this process listens for `devtrace trigger`."""
     return bool(lib.dt_control_listening())
+
+
+# The formats profile() takes, as the library lists them: its docstring
+# names them from the one table (src/format/formats.c) rather than by hand.
+if profile.__doc__:
+    _names = ['"%s"' % n for n in _format_names()]
+    profile.__doc__ = profile.__doc__.replace(
+        "{formats}", ", ".join(_names[:-1]) + " or " + _names[-1] if len(_names) > 1 else "".join(_names))
+    del _names

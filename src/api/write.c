@@ -1,17 +1,17 @@
 /* The public API's writing side: a stopped session's trace written by the
-   writer its format chooses, and the formats listed, named and matched to
-   file names, all through the writer table (export/writers.h). */
+   writer its format chooses (export/writers.h), the format checked against
+   the format table (format/formats.h, which also defines dt_format_*). */
 #include "api/write.h"
 #include "core/recording.h"
 #include "core/session.h"
 #include "export/device_props.h"
 #include "export/writers.h"
+#include "format/formats.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "base/gzip.h"
 #include "base/log.h"
 
 dt_status dt_api_write_trace(dt_session *s, const char *path, int fd, dt_format format, const char *fn)
@@ -20,10 +20,11 @@ dt_status dt_api_write_trace(dt_session *s, const char *path, int fd, dt_format 
     dt_recording rec;
     if (dt_recording_of(s, &rec) != 0)
         return dt_error(DT_ERR_STATE, "%s: stop the session before writing its trace", fn);
-    const dt_writer *w = dt_wr_of_format((int)format);
-    if (!w) return dt_error(DT_ERR_INVALID_ARGUMENT, "%s: unknown format %d", fn, (int)format);
-    if (!dt_wr_available(w)) return dt_error(DT_ERR_INVALID_ARGUMENT, "%s: %s", fn, DT_NO_GZIP_MESSAGE);
-    return w->write(&rec, path, fd, w->gzip);
+    const dt_fmt *f = dt_fmt_of((int)format);
+    dt_wr_write_fn *write = dt_wr_of_format((int)format);
+    if (!f || !write) return dt_error(DT_ERR_INVALID_ARGUMENT, "%s: unknown format %d", fn, (int)format);
+    if (!dt_fmt_available(f)) return dt_error(DT_ERR_INVALID_ARGUMENT, "%s: %s", fn, DT_NO_GZIP_MESSAGE);
+    return write(&rec, path, fd, f->gzip);
 }
 
 dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
@@ -51,55 +52,4 @@ size_t dt_session_device_properties(const dt_session *s, char *buf, size_t size)
     if (buf && size) buf[0] = 0;
     /* the devices are known from start: listed before stop too */
     return s ? dt_wr_device_props_list(s->devices, buf, size) : 0;
-}
-
-dt_format dt_format_of_path(const char *path, dt_format fallback)
-{
-    const dt_writer *w = path ? dt_wr_of_path(path, NULL) : NULL;
-    return w ? w->format : fallback;
-}
-
-int dt_format_by_name(const char *name)
-{
-    const dt_writer *w = dt_wr_by_name(name);
-    return w ? (int)w->format : -1;
-}
-
-const char *dt_format_name(dt_format format)
-{
-    const dt_writer *w = dt_wr_of_format((int)format);
-    return w ? w->name : NULL;
-}
-
-const char *dt_format_suffix(dt_format format)
-{
-    const dt_writer *w = dt_wr_of_format((int)format);
-    return w ? w->suffix : NULL;
-}
-
-int dt_format_available(dt_format format)
-{
-    return dt_wr_available(dt_wr_of_format((int)format));
-}
-
-size_t dt_format_suffix_length(const char *path)
-{
-    size_t n = 0;
-    if (path) dt_wr_of_path(path, &n);
-    return n;
-}
-
-size_t dt_format_path(const char *path, dt_format format, char *buf, size_t size)
-{
-    const dt_writer *w = dt_wr_of_format((int)format);
-    const char *add = "";
-    if (w && dt_wr_of_path(path, NULL) != w) {
-        /* ".gz" where that makes it the format (after a name of the same
-           trace uncompressed, or of no format), else its suffix */
-        char gz[4096];
-        int n = snprintf(gz, sizeof gz, "%s.gz", path);
-        add = w->gzip && n > 0 && (size_t)n < sizeof gz && dt_wr_of_path(gz, NULL) == w ? ".gz" : w->suffix;
-    }
-    int n = snprintf(buf, size, "%s%s", path, add);
-    return n > 0 ? (size_t)n : 0;
 }

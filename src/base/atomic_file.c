@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
 
 #define OUT_BUFFER (1u << 20)
 

@@ -1,11 +1,12 @@
-/* What record and trigger share about a trace's output (src/cli/main.c):
-   its name and format, the check that it can be written, and the line that
-   says where it went. */
+/* What record and trigger share about a trace's output (src/cli/output.c):
+   its name and format, the check that it can be written, the line that
+   says where it went, and the usage of --format. */
 #ifndef DT_CLI_OUTPUT_H
 #define DT_CLI_OUTPUT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "devtrace/devtrace.h"
 
@@ -25,5 +26,8 @@ int dt_cli_check_output(const char *output, char *why, size_t n);
    says it ("" is "nothing lost"); message "" when none. */
 void dt_cli_print_wrote(int pid, const char *who, const char *path, const uint64_t *events, const char *lost,
                         const char *message);
+/* The usage lines of --format: the formats by name, the default first,
+   and the file suffixes that choose the others (the format table's). */
+void dt_cli_print_format_option(FILE *f);
 
 #endif

@@ -79,9 +79,9 @@ static void trigger_usage(FILE *f)
             "  --dump              write the flight recorder's window (record --flight-recorder)\n"
             "  -o, --output FILE   the trace (default devtrace.rank<R>.json, or devtrace.<PID>.json\n"
             "                      when the process has no rank); with --all or --job each\n"
-            "                      trace is FILE with rank<R> (or the pid) before its suffix\n"
-            "  --format FORMAT     json (default), json.gz, perfetto or perfetto.gz (also chosen\n"
-            "                      by a FILE ending in .gz, .pftrace or .pftrace.gz)\n"
+            "                      trace is FILE with rank<R> (or the pid) before its suffix\n");
+    dt_cli_print_format_option(f);
+    fprintf(f,
             "  --list              list the listening processes of this user (pid, program,\n"
             "                      rank, world size, backend, state: idle, armed or capturing,\n"
             "                      and job); a socket left by a process that is gone is removed\n"

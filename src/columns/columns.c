@@ -3,7 +3,7 @@
    and the dictionary columns' per-batch dictionaries. */
 #include "dt_columns.h"
 
-#include "base/json_out.h"
+#include "format/json.h"
 #include "base/vec.h"
 #include "reader/dt_reader.h"
 

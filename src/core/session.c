@@ -3,7 +3,6 @@
    capture window. */
 #include "base/alloc.h"
 #include "base/demangle.h"
-#include "base/gzip.h"
 #include "base/log.h"
 #include "base/os.h"
 #include "core/clock.h"
@@ -16,6 +15,7 @@
 #include "core/jobinfo.h"
 #include "core/session.h"
 #include "core/threads.h"
+#include "format/formats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,17 +37,6 @@ static _Atomic uint64_t g_generation;
 
 void dt_core_lock(dt_session *s) { pthread_mutex_lock(&s->lock); }
 void dt_core_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
-
-static const char *const loss_names[DT_LOSS_COUNT] = {
-    "timestamp_zero", "timestamp_reversed", "timestamp_too_long", "malformed",
-    "unknown_kind", "no_buffer", "vendor_dropped", "outside_window", "store_full", "unfinished",
-    "forked_child", "ring_evicted",
-};
-
-const char *dt_loss_reason_name(dt_loss_reason reason)
-{
-    return (unsigned)reason < DT_LOSS_COUNT ? loss_names[reason] : "unknown";
-}
 
 void dt_config_init(dt_config *c)
 {
@@ -119,8 +108,11 @@ dt_status dt_core_new(const dt_config *config, dt_session **out)
     dt_config def;
     dt_config_init(&def);
     if (!config) config = &def;
-    if (!dt_format_name(config->format))
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ", (int)config->format);
+    if (!dt_format_name(config->format)) {
+        char formats[256];
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format %d is not %s", (int)config->format,
+                        dt_fmt_list(formats, sizeof formats, DT_FMT_CONSTANT, -1, ", ", " or "));
+    }
     if (!dt_format_available(config->format))
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format is a gzip format, but %s", DT_NO_GZIP_MESSAGE);
     if (config->flight_recorder_bytes == DT_FLIGHT_RECORDER_INVALID)

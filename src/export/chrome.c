@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
+#include "format/json.h"
+#include "format/names.h"
 #include "base/os.h"
 #include "export/device_props.h"
 #include "export/job_meta.h"
@@ -214,7 +216,7 @@ static inline char *put_name(dt_out *o, char *p, const char *name, size_t n)
     }
     dt_out_commit(o, p);
     dt_out_write(o, name, n);
-    return dt_out_reserve(o, DT_OUT_EVENT_ROOM);
+    return dt_out_reserve(o, DT_JSON_EVENT_ROOM);
 }
 
 static inline char *put_bandwidth(char *p, uint64_t bytes, uint64_t dur)
@@ -285,7 +287,7 @@ static inline char *put_external(lane_state *ls, char *p, const dt_rec *r)
 static void write_id_span(ctx *c, dt_out *o, const char *head, size_t head_len, uint32_t name, uint32_t row,
                           uint64_t start, uint64_t end, uint64_t external_id)
 {
-    char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
+    char *p = dt_out_reserve(o, DT_JSON_EVENT_ROOM);
     memcpy(p, head, head_len);
     p += head_len;
     if (name < c->name_count)
@@ -356,7 +358,7 @@ static char *put_collective_args(ctx *c, dt_out *o, char *p, const dt_rec *r, ui
 static void write_memory(ctx *c, dt_out *o, const dt_rec *r, uint32_t row)
 {
     const dt_layout_memory *mi = dt_wr_layout_memory_of(c->l, r);
-    char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
+    char *p = dt_out_reserve(o, DT_JSON_EVENT_ROOM);
     DT_PUT_LIT(p, ",\n{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",");
     p = copy_padded(p, c->prefix + c->prefix_off[row], c->prefix_len[row]);
     p = dt_put_us3(p, dt_wr_layout_rec_start(c->l, r) - c->l->base_ns);
@@ -393,7 +395,7 @@ static int write_record(ctx *c, lane_state *ls, dt_out *o, const dt_rec *r, uint
     }
     uint64_t st = dt_wr_layout_rec_start(c->l, r), en = dt_wr_layout_rec_end(c->l, r);
     uint64_t ts = st - c->l->base_ns, dur = en - st;
-    char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
+    char *p = dt_out_reserve(o, DT_JSON_EVENT_ROOM);
     char *ts_at;
 
     DT_PUT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":");
@@ -584,7 +586,7 @@ static int format_unit(void *arg, dt_out *o, size_t unit, int lane)
 /* Small, rare output (metadata, the devtrace key) goes through these. */
 #define put_lit dt_out_text
 #define put_u64 dt_out_u64
-#define put_cstr dt_out_cstr
+#define put_cstr dt_json_cstr
 
 static void put_double(dt_out *o, double v)
 {
@@ -679,9 +681,9 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     put_lit(o, ",\n  \"vendor\": ");
     put_cstr(o, rec->vendor ? rec->vendor : "");
     put_lit(o, ",\n  \"library\": ");
-    dt_out_string(o, rec->library, rec->library_len);
+    dt_json_string(o, rec->library, rec->library_len);
     put_lit(o, ",\n  \"libraryVersion\": ");
-    dt_out_string(o, rec->library_version, rec->library_version_len);
+    dt_json_string(o, rec->library_version, rec->library_version_len);
     dt_wr_json_origin(o, rec);
     put_lit(o, ",\n  \"captureWindow\": {\"startNs\": ");
     put_u64(o, l->window_start);
@@ -713,13 +715,10 @@ static void write_devtrace_key(ctx *c, dt_out *o)
     put_lit(o, ", \"total\": ");
     put_u64(o, total);
 
-    static const char *const kind_keys[DT_EVENT_KIND_MAX + 1] = {
-        NULL, "kernel", "memcpy", "memset", "runtime", "driver", "sync", "overhead", "range", "op", "collective",
-        "memory"};
     put_lit(o, "},\n  \"counts\": {");
     for (int k = 1; k <= DT_EVENT_KIND_MAX; k++) {
         put_lit(o, k > 1 ? ", \"" : "\"");
-        put_lit(o, kind_keys[k]);
+        put_lit(o, dt_fmt_event_kind_name(k));
         put_lit(o, "\": ");
         put_u64(o, dt_wr_layout_kind_count(l, k));
     }
@@ -739,9 +738,9 @@ static void write_devtrace_key(ctx *c, dt_out *o)
             continue;
         put_lit(o, first ? "\n    " : ",\n    ");
         first = 0;
-        dt_out_string(o, n->key, n->key_len);
+        dt_json_string(o, n->key, n->key_len);
         put_lit(o, ": ");
-        dt_out_string(o, n->text, n->text_len);
+        dt_json_string(o, n->text, n->text_len);
     }
     if (dt_wr_layout_host_pid_shifted(l)) {
         char buf[256];
@@ -790,7 +789,7 @@ static void write_trace(ctx *c, dt_out *o, const char *path)
     write_metadata(c, o);
 
     /* the capture window: the Trace event on its own row */
-    char *p = dt_out_reserve(o, DT_OUT_EVENT_ROOM);
+    char *p = dt_out_reserve(o, DT_JSON_EVENT_ROOM);
     DT_PUT_LIT(p, ",\n{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"devtrace capture\",\"pid\":");
     p = dt_put_u64(p, dt_wr_layout_main_pid(c->l));
     DT_PUT_LIT(p, ",\"tid\":0,\"ts\":");

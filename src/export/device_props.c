@@ -8,7 +8,7 @@
 
 #include "export/device_props.h"
 
-#include "base/json_out.h"
+#include "format/json.h"
 
 /* Appends to buf like snprintf at offset len; returns the new length. */
 __attribute__((format(printf, 4, 5))) static size_t put(char *buf, size_t size, size_t len, const char *fmt, ...)

@@ -3,7 +3,7 @@
 #ifndef DT_EXPORT_JOB_META_H
 #define DT_EXPORT_JOB_META_H
 
-#include "base/json_out.h"
+#include "base/out.h"
 #include "core/recording.h"
 
 /* "distributedInfo": {...},\n when a launcher announced the rank. */

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
 #include "export/layout_build.h"
 
 #define BASE_TIME_UNIT_NS (UINT64_C(7889238) * UINT64_C(1000000000))

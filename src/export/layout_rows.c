@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
 #include "base/os.h"
 #include "export/layout_build.h"
 

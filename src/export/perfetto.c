@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "base/os.h"
-#include "base/pf_trace.h"
+#include "format/pf_trace.h"
 #include "export/layout.h"
 #include "export/writers.h"
 

@@ -1,12 +1,15 @@
-/* `devtrace check` (check.h says how): the command, the visitor that runs
-   the per-event checks, and the findings, grouped by kind. */
+/* `devtrace check` (check.h says how): the visitor that runs the per-event
+   checks, the checks over the whole trace in turn, and the findings,
+   grouped by kind, as the result the command prints (src/cli/check.c). */
 #include "reader/check.h"
+#include "reader/rd_internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
-#define CK_EXAMPLES 5 /* lines shown per kind of finding, without --verbose */
+#define CK_EXAMPLES DT_CHECK_EXAMPLES /* lines kept per kind of finding, without --verbose */
+_Static_assert(KD_COUNT == DT_CHECK_KINDS, "dt_reader.h's DT_CHECK_KINDS counts the kinds of finding");
 
 /* Kineto writes a flow's finish on a call whose launching side it did not
    keep, and a launch's start whose device work fell outside the window. */
@@ -63,50 +66,16 @@ void dt_rd_check_finding(ck *c, int kind, const char *fmt, ...)
     uint64_t n = c->findings[kind]++;
     if (n >= CK_EXAMPLES && !c->verbose)
         return;
-    if (dt_vec_reserve_zeroed((void **)&c->lines[kind], &c->lines_cap[kind], (size_t)n + 1, sizeof *c->lines[kind]) != 0) {
-        c->oom = true;
-        return;
-    }
     va_list ap;
     va_start(ap, fmt);
-    char *line = NULL;
-    if (vasprintf(&line, fmt, ap) < 0)
-        line = NULL;
+    if (dt_rd_line_at(&c->lines[kind], &c->lines_cap[kind], (size_t)n, fmt, ap) != 0)
+        c->oom = true;
     va_end(ap);
-    c->lines[kind][n] = line;
 }
 
 static bool is_known(const ck *c, int kind)
 {
     return c->writer != WR_DEVTRACE && ck_kinds[kind].known;
-}
-
-/* Each kind of finding: a header with its count where there is more than
-   one or it is a known property of the writer, then its first lines
-   (every line with verbose), each as "invariant N: ...". */
-static void print_findings(ck *c)
-{
-    for (int k = 0; k < KD_COUNT; k++) {
-        uint64_t n = c->findings[k];
-        int inv = ck_kinds[k].inv;
-        if (n == 0)
-            continue;
-        if (is_known(c, k))
-            fprintf(c->out, "invariant %d, %s: %" PRIu64 ", a known property of torch.profiler's traces, not a "
-                            "defect: %s\n", inv, ck_kinds[k].title, n, ck_kinds[k].known);
-        else if (n > 1)
-            fprintf(c->out, "invariant %d, %s: %" PRIu64 "\n", inv, ck_kinds[k].title, n);
-        uint64_t shown = c->verbose || n < CK_EXAMPLES ? n : CK_EXAMPLES;
-        for (uint64_t i = 0; i < shown; i++) {
-            /* a name in a finding is the trace's bytes: one finding stays one line */
-            fprintf(c->out, "invariant %d: ", inv);
-            dt_rd_put_safe(c->out, c->lines[k][i] ? c->lines[k][i] : "(out of memory)");
-            fputc('\n', c->out);
-        }
-        if (shown < n)
-            fprintf(c->out, "invariant %d: ... %" PRIu64 " more of these not shown (--verbose shows every one)\n",
-                    inv, n - shown);
-    }
 }
 
 const char *dt_rd_check_fmt_us(char *buf, size_t len, int64_t ns)
@@ -286,11 +255,33 @@ static int writer_of(const dt_rd_summary *s)
     return s->writer && strcmp(s->writer, DT_RD_WRITER_PLUGIN) == 0 ? WR_PLUGIN : WR_DEVTRACE;
 }
 
-int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FILE *out, FILE *err)
+/* What was checked, where not every invariant applied (NULL: every one). */
+static const char *scope_of(int writer, int format)
 {
+    if (writer == WR_FOREIGN && format == DT_RD_FORMAT_PERFETTO)
+        return "a Perfetto trace whose capture slice carries no devtrace args (merge's): checked 1 (protobuf), 2 "
+               "(flows), 4 (names), 8 (memory), 9 (rows nest); not applicable: 3 (attribution), 5 (capture "
+               "window), 6 (row names and order), 7 (loss counts)";
+    if (writer == WR_FOREIGN)
+        return "a trace of another writer (no devtrace key): checked 1 (JSON), 2 (flows), 4 (names), 8 (memory), 9 "
+               "(rows nest); not applicable: 3 (attribution), 5 (capture window), 6 (row names and order), 7 (loss "
+               "counts)";
+    if (format == DT_RD_FORMAT_PERFETTO)
+        return "a Perfetto protobuf trace devtrace wrote: checked 1 (protobuf), 2 (flows), 4 (names), 5 (capture "
+               "window), 6 (row names and order), 7 (loss counts), 8 (memory), 9 (rows nest); not applicable: 3 "
+               "(attribution, which only the JSON carries)";
+    if (writer == WR_PLUGIN)
+        return "a torch.profiler trace with devtrace.torch's device activity (devtrace.writer \"" DT_RD_WRITER_PLUGIN
+               "\"): checked 1 (JSON), 2 (flows), 4 (names), 7 (loss counts), 8 (memory), 9 (rows nest); not "
+               "applicable: 3 (attribution), 5 (capture window), 6 (row names and order)";
+    return NULL;
+}
+
+void dt_rd_check(dt_rd_source *src, const char *label, unsigned flags, dt_check_result *result)
+{
+    memset(result, 0, sizeof *result);
     ck c;
     memset(&c, 0, sizeof c);
-    c.out = out;
     c.verbose = (flags & DT_CHECK_VERBOSE) != 0;
     dt_strtab_init(&c.names);
     dt_strtab_init(&c.pids);
@@ -342,118 +333,38 @@ int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FIL
         dt_rd_check_names(&c);
         dt_rd_check_loss(&c, &s);
     }
-    if (c.oom) {
-        fprintf(err, "check: %s: out of memory\n", label);
-        dt_rd_summary_free(&s);
-        checker_free(&c);
-        return 1;
+    result->oom = c.oom;
+    if (!c.oom) {
+        for (int k = 0; k < KD_COUNT; k++) {
+            dt_check_kind *kd = &result->kinds[k];
+            kd->invariant = ck_kinds[k].inv;
+            kd->title = ck_kinds[k].title;
+            kd->known = is_known(&c, k) ? ck_kinds[k].known : NULL;
+            kd->count = c.findings[k];
+            kd->shown = c.verbose || kd->count < CK_EXAMPLES ? kd->count : CK_EXAMPLES;
+            /* the lines are the result's now */
+            kd->lines = c.lines[k];
+            c.lines[k] = NULL;
+            if (kd->known)
+                result->known += kd->count;
+            else
+                result->defects += kd->count;
+        }
+        result->scope = rc == 0 ? scope_of(c.writer, s.format) : NULL;
+        result->events = s.event_count;
+        result->flows = c.flowtab.count;
     }
-    print_findings(&c);
-    uint64_t defects = 0, known = 0;
-    for (int k = 0; k < KD_COUNT; k++) {
-        if (is_known(&c, k))
-            known += c.findings[k];
-        else
-            defects += c.findings[k];
-    }
-    if (rc == 0 && c.writer == WR_FOREIGN && s.format == DT_RD_FORMAT_PERFETTO)
-        fprintf(out, "check: a Perfetto trace whose capture slice carries no devtrace args (merge's): checked 1 "
-                     "(protobuf), 2 (flows), 4 (names), 8 (memory), 9 (rows nest); not applicable: 3 (attribution), "
-                     "5 (capture window), 6 (row names and order), 7 (loss counts)\n");
-    else if (rc == 0 && c.writer == WR_FOREIGN)
-        fprintf(out, "check: a trace of another writer (no devtrace key): checked 1 (JSON), 2 (flows), "
-                     "4 (names), 8 (memory), 9 (rows nest); not applicable: 3 (attribution), 5 (capture window), "
-                     "6 (row names and order), 7 (loss counts)\n");
-    else if (rc == 0 && s.format == DT_RD_FORMAT_PERFETTO)
-        fprintf(out, "check: a Perfetto protobuf trace devtrace wrote: checked 1 (protobuf), 2 (flows), 4 (names), "
-                     "5 (capture window), 6 (row names and order), 7 (loss counts), 8 (memory), 9 (rows nest); not "
-                     "applicable: 3 (attribution, which only the JSON carries)\n");
-    else if (rc == 0 && c.writer == WR_PLUGIN)
-        fprintf(out, "check: a torch.profiler trace with devtrace.torch's device activity (devtrace.writer \"%s\"): "
-                     "checked 1 (JSON), 2 (flows), 4 (names), 7 (loss counts), 8 (memory), 9 (rows nest); not "
-                     "applicable: 3 (attribution), 5 (capture window), 6 (row names and order)\n",
-                DT_RD_WRITER_PLUGIN);
-    char also[160] = "";
-    if (known)
-        snprintf(also, sizeof also, "; %" PRIu64 " finding%s that %s known properties of torch.profiler's traces, "
-                 "not defects", known, known == 1 ? "" : "s", known == 1 ? "is one of the" : "are");
-    if (defects == 0)
-        fprintf(out, "check: OK (%" PRIu64 " events, %zu flows)%s\n", s.event_count, c.flowtab.count, also);
-    else
-        fprintf(out, "check: FAILED: %" PRIu64 " violation%s%s\n", defects, defects == 1 ? "" : "s", also);
     dt_rd_summary_free(&s);
     checker_free(&c);
-    return defects == 0 ? 0 : 1;
 }
 
-int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
+void dt_rd_check_free(dt_check_result *result)
 {
-    return dt_check_source_ex(src, label, 0, out, err);
-}
-
-static void check_usage(FILE *f)
-{
-    fprintf(f, "usage: devtrace check [--verbose] FILE\n"
-               "\n"
-               "Verifies that a trace (JSON or gzip JSON; - reads standard input)\n"
-               "satisfies the devtrace trace invariants (docs/trace-format.md):\n"
-               "  1 valid UTF-8 JSON in the Kineto object shape\n"
-               "  2 every ac2g flow has one start and one finish (bp \"e\")\n"
-               "  3 devtrace.attribution matches the device event durations\n"
-               "  4 kernel names that demangle are demangled, at most 5%% generic API names\n"
-               "  5 events inside the capture window\n"
-               "  6 every pid and tid named, device rows sorted after host rows\n"
-               "  7 devtrace.loss lists every reason and a correct total\n"
-               "  8 torch's [memory] events carry their args and consistent totals\n"
-               "  9 the events of a row nest: no partial overlap\n"
-               "Who wrote the trace decides what applies: devtrace's own traces get\n"
-               "every invariant; torch.profiler's (with or without devtrace.torch)\n"
-               "those every trace must satisfy, and findings that are known properties\n"
-               "of torch.profiler's traces (flows with one side cut or several\n"
-               "finishes, the overlaps Kineto writes on its rows) are reported but do\n"
-               "not fail the check.\n"
-               "Findings are grouped by kind, each with its count and first %d lines.\n"
-               "  --verbose, -v  every line of every kind\n"
-               "Exit status: 0 no defect, 1 defects or unreadable file, 2 usage.\n",
-            CK_EXAMPLES);
-}
-
-int dt_check_main(int argc, char **argv, FILE *out, FILE *err)
-{
-    const char *path = NULL;
-    unsigned flags = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            check_usage(out);
-            return 0;
-        }
-        if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
-            flags |= DT_CHECK_VERBOSE;
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(err, "check: unknown option %s\n", argv[i]);
-            check_usage(err);
-            return 2;
-        }
-        if (path) {
-            fprintf(err, "check: one FILE only\n");
-            check_usage(err);
-            return 2;
-        }
-        path = argv[i];
+    for (int k = 0; k < DT_CHECK_KINDS; k++) {
+        dt_check_kind *kd = &result->kinds[k];
+        for (uint64_t i = 0; kd->lines && i < kd->shown; i++)
+            free(kd->lines[i]);
+        free(kd->lines);
+        kd->lines = NULL;
     }
-    if (!path) {
-        check_usage(err);
-        return 2;
-    }
-    char msg[512];
-    dt_rd_source *src = dt_rd_open_file(path, msg, sizeof msg);
-    if (!src) {
-        fprintf(err, "check: %s\n", msg);
-        return 1;
-    }
-    int rc = dt_check_source_ex(src, path, flags, out, err);
-    dt_rd_close(src);
-    return rc;
 }

@@ -30,6 +30,7 @@
 #include "base/hash.h"
 #include "base/vec.h"
 #include "reader/dt_reader.h"
+#include "reader/results.h"
 
 /* The kinds of finding, each under one invariant; printed grouped by kind,
    in this order (check.c names them). */
@@ -140,7 +141,6 @@ typedef struct ck_mem {
 } ck_mem;
 
 typedef struct ck {
-    FILE *out;
     ck_row_cache row_cache[CK_ROW_CACHE];
     uint64_t findings[KD_COUNT];
     /* the first lines of each kind (every line with verbose) */

@@ -1,6 +1,6 @@
 /*
  * Streaming reader for devtrace / Kineto Chrome trace JSON (plain or gzip),
- * and the `devtrace stats` and `devtrace check` commands built on it.
+ * and what `devtrace stats`, `check` and `merge` compute from it.
  *
  * The reader never holds the whole trace: it parses the JSON in a window
  * of text (its own validating parser, see rd_parse.h) and hands each
@@ -16,17 +16,19 @@
  * The JSON reader: source.c (file, memory, gzip), number.c, lex.c, keys.c
  * (the keys outside traceEvents), event.c, document.c (the outer
  * structure), read.c (dt_rd_read); pf_read.c reads Perfetto traces.
- * Built on it: stats.c, check*.c, merge*.c (pf_convert.c for its Perfetto
- * output), rd_text.c (text for terminals and CSV).
+ * Built on it, each returning its results for the command to print
+ * (src/cli/; results.h declares them): stats.c, check*.c, merge*.c
+ * (pf_convert.c for its Perfetto output); rd_text.c writes a trace's text
+ * for terminals and CSV.
  *
  * Naming: functions one file of the reader gives another are dt_rd_<name>,
  * declared here (the interface) or in rd_internal.h / rd_parse.h /
  * rd_lex.h / the command's own internal header (the parts); functions of
- * one file are static, with no prefix. The commands' entry points keep
- * their names (dt_check_*, dt_stats_*, dt_merge_*, dt_cli_*).
+ * one file are static, with no prefix.
  *
- * The reader includes base/, reader/, the public header and (merge's
- * output) the writers' table: never the core.
+ * The reader includes base/, format/ (the format table, the JSON and
+ * Perfetto encoders of merge's output), reader/ and the public header:
+ * never the core.
  */
 #ifndef DT_READER_H
 #define DT_READER_H
@@ -353,33 +355,6 @@ void dt_rd_put_safe(FILE *out, const char *s);
 /* The same text as one CSV field: escaped as dt_rd_put_safe does (so a
    field never spans lines), quoted when it holds a comma or a quote. */
 void dt_rd_put_csv(FILE *out, const char *s);
-
-/* Invariant checker (docs/trace-format.md). Prints violations to out and
-   errors to err; returns 0 when every invariant holds, 1 otherwise. */
-int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err);
-enum { DT_CHECK_VERBOSE = 1u << 0 /* every line of every kind of finding */ };
-/* dt_check_source with DT_CHECK_* flags. Findings are grouped by kind; for a
-   trace devtrace did not write (torch.profiler's, with or without the
-   plugin's key), findings that are known properties of that writer are
-   reported but do not make the result 1. */
-int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FILE *out, FILE *err);
-
-/* Stats over a source: reports is a comma-separated subset of
-   "kernels,memcpy,memset,api,ranges,collectives" (NULL or "": all). Returns 0, 1 when
-   the trace cannot be read, 2 for an unknown report name. */
-int dt_stats_source(dt_rd_source *src, const char *label, const char *reports, bool csv, FILE *out, FILE *err);
-
-/* The commands, testable with their own streams. argv[0] is the
-   subcommand name. Exit status: 0 ok, 1 violations or errors, 2 usage. */
-int dt_check_main(int argc, char **argv, FILE *out, FILE *err);
-int dt_stats_main(int argc, char **argv, FILE *out, FILE *err);
-/* `devtrace merge` (src/reader/merge.c). */
-int dt_merge_main(int argc, char **argv, FILE *out, FILE *err);
-
-/* What src/cli/main.c dispatches to (stdout/stderr). */
-int dt_cli_stats(int argc, char **argv);
-int dt_cli_check(int argc, char **argv);
-int dt_cli_merge(int argc, char **argv);
 
 #ifdef __cplusplus
 }

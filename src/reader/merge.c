@@ -1,19 +1,21 @@
 /*
- * `devtrace merge`: the command (merge.h says how it merges).
+ * `devtrace merge` (merge.h says how it merges): the inputs read and
+ * reviewed, the merged trace written, and what merge says on the way, as
+ * the result the command prints (src/cli/merge.c).
  */
 #include "reader/merge.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/gzip.h"
-#include "export/writers.h"
 #include "reader/pf_convert.h"
+#include "reader/rd_internal.h"
 
 typedef struct merge_job {
     merger *m;
@@ -83,7 +85,7 @@ static int write_merged_perfetto(void *arg, dt_out *o)
         }
         char msg[512];
         if (!err && (err = dt_rd_pf_convert(t, tmp, &j->pf, msg, sizeof msg)) != 0)
-            fprintf(m->err, "merge: converting to Perfetto: %s\n", msg);
+            dt_rd_merge_say(m, "converting to Perfetto: %s", msg);
         close(fd);
     }
     int close_err = dt_pf_trace_close(t);
@@ -118,11 +120,21 @@ static int write_merged(void *arg, dt_out *o)
     return o->err;
 }
 
+void dt_rd_merge_say(merger *m, const char *fmt, ...)
+{
+    dt_merge_result *r = m->said;
+    va_list ap;
+    va_start(ap, fmt);
+    if (dt_rd_line_at(&r->lines, &r->lines_cap, r->nlines, fmt, ap) == 0 && r->lines[r->nlines])
+        r->nlines++;
+    va_end(ap);
+}
+
 /* What merge accepts but a user should hear of: the same file given twice,
    two traces claiming one rank, a negative rank, and what an input holds
    that breaks the trace format (carried over as written). Each is said;
-   the number said is returned (--strict then writes nothing). */
-static int review_inputs(const merger *m)
+   the number of warnings is returned. */
+static int review_inputs(merger *m)
 {
     int problems = 0;
     for (int i = 0; i < m->nin; i++) {
@@ -132,26 +144,26 @@ static int review_inputs(const merger *m)
             const input *b = &m->in[j];
             if (a->ino && a->dev == b->dev && a->ino == b->ino) {
                 if (strcmp(a->path, b->path) == 0)
-                    fprintf(m->err, "merge: warning: %s is given twice: its events are written twice\n", a->path);
+                    dt_rd_merge_say(m, "warning: %s is given twice: its events are written twice", a->path);
                 else
-                    fprintf(m->err, "merge: warning: %s is the same file as %s: its events are written twice\n",
-                            a->path, b->path);
+                    dt_rd_merge_say(m, "warning: %s is the same file as %s: its events are written twice", a->path,
+                                    b->path);
                 problems++;
                 twice = true;
             } else if (a->sum.has_rank && b->sum.has_rank && a->sum.rank == b->sum.rank && !dt_rd_merge_same_process(a, b)) {
-                fprintf(m->err, "merge: warning: %s and %s both claim rank %" PRId64 " (distributedInfo)\n", b->path,
-                        a->path, a->sum.rank);
+                dt_rd_merge_say(m, "warning: %s and %s both claim rank %" PRId64 " (distributedInfo)", b->path, a->path,
+                                a->sum.rank);
                 problems++;
             }
         }
         if (a->sum.unusable_rank) {
-            fprintf(m->err, "merge: warning: %s claims rank %s (distributedInfo): a rank is a whole number, 0 or "
-                            "more; merged as a trace without a rank\n", a->path, a->sum.unusable_rank);
+            dt_rd_merge_say(m, "warning: %s claims rank %s (distributedInfo): a rank is a whole number, 0 or more; "
+                               "merged as a trace without a rank", a->path, a->sum.unusable_rank);
             problems++;
         }
         if (a->sum.has_rank && a->sum.rank < 0) {
-            fprintf(m->err, "merge: warning: %s claims rank %" PRId64 " (distributedInfo): a rank is 0 or more\n",
-                    a->path, a->sum.rank);
+            dt_rd_merge_say(m, "warning: %s claims rank %" PRId64 " (distributedInfo): a rank is 0 or more", a->path,
+                            a->sum.rank);
             problems++;
         }
         /* a flow with one side only is a known property of torch.profiler's
@@ -159,214 +171,150 @@ static int review_inputs(const merger *m)
            says: said, not a warning; in devtrace's own traces it is one */
         uint64_t broken = a->broken_flows + (a->devtrace ? a->cut_flows : 0);
         if (a->negative_durations || broken) {
-            fprintf(m->err, "merge: warning: %s: carried over as written:", a->path);
+            char durations[128] = "", flows[128] = "";
             if (a->negative_durations)
-                fprintf(m->err, " %" PRIu64 " complete event%s with a negative duration%s", a->negative_durations,
-                        a->negative_durations == 1 ? "" : "s", broken ? "," : "");
+                snprintf(durations, sizeof durations, " %" PRIu64 " complete event%s with a negative duration%s",
+                         a->negative_durations, a->negative_durations == 1 ? "" : "s", broken ? "," : "");
             if (broken)
-                fprintf(m->err, " %" PRIu64 " flow id%s without exactly one start and one finish", broken,
-                        broken == 1 ? "" : "s");
-            fputc('\n', m->err);
+                snprintf(flows, sizeof flows, " %" PRIu64 " flow id%s without exactly one start and one finish",
+                         broken, broken == 1 ? "" : "s");
+            dt_rd_merge_say(m, "warning: %s: carried over as written:%s%s", a->path, durations, flows);
             problems++;
         }
         if (!a->devtrace && a->cut_flows)
-            fprintf(m->err,
-                    "merge: %s: %" PRIu64 " flow id%s with one side only, carried over as written (a known property "
-                    "of torch.profiler's traces: Kineto cuts flows at the capture window's edge)\n",
-                    a->path, a->cut_flows, a->cut_flows == 1 ? "" : "s");
+            dt_rd_merge_say(m, "%s: %" PRIu64 " flow id%s with one side only, carried over as written (a known "
+                               "property of torch.profiler's traces: Kineto cuts flows at the capture window's edge)",
+                            a->path, a->cut_flows, a->cut_flows == 1 ? "" : "s");
     }
     return problems;
 }
 
-static void merge_usage(FILE *f)
-{
-    fprintf(f, "usage: devtrace merge -o OUT [--format json|json.gz|perfetto|perfetto.gz] [--strict] IN...\n"
-               "\n"
-               "Brings traces of one job together into one trace: per-rank devtrace traces\n"
-               "(each rank's processes and devices named \"rank N ...\"), and a torch.profiler\n"
-               "trace with the devtrace trace of the same process (each runtime call and its\n"
-               "device work take the External id of the cpu_op that launched it). Inputs are\n"
-               "JSON or gzip JSON files, read twice each (a FIFO, a pipe or \"-\" for standard\n"
-               "input is copied once to a temporary file); OUT is written atomically, in the\n"
-               "format its name asks for (.json, .json.gz, .pftrace, .pftrace.gz) unless\n"
-               "--format says otherwise. Perfetto output carries the events, rows, args and\n"
-               "flows; the devtrace key (loss counts, notes, ranks) is JSON's alone.\n"
-               "A character device or a FIFO named as OUT is written in place; OUT may not be\n"
-               "one of the inputs, a directory or any other kind of file.\n"
-               "\n"
-               "merge warns of the same file given twice, two traces claiming one rank, a\n"
-               "negative rank, and events it carries over as written that break the trace\n"
-               "format (counted by kind: complete events with a negative duration, flow ids\n"
-               "without exactly one start and one finish); with --strict any of these is an\n"
-               "error and nothing is written. A flow with one side only in a torch.profiler\n"
-               "trace (Kineto cuts flows at the capture window's edge) is said, not warned of.\n"
-               "\n"
-               "Clocks are not aligned: merge says what the inputs tell about how far their\n"
-               "clocks may be apart (devtrace.notes.clockAgreement, also printed).\n"
-               "\n"
-               "Exit status: 0 written, 1 an input could not be read, OUT not written, or\n"
-               "(--strict) a warning, 2 usage (OUT is an input).\n");
-}
-
-/* OUT's format, from its name or --format: the one place merge chooses
-   among the output formats (JSON or Perfetto, gzip or not). 0, or 2
-   (usage) said on err. */
-static int output_format(const char *out_path, const char *format, bool *gzip, bool *perfetto, FILE *err)
-{
-    const dt_writer *w =
-        format ? dt_wr_by_name(format) : dt_wr_of_format((int)dt_format_of_path(out_path, DT_FORMAT_JSON));
-    if (!w) {
-        fprintf(err, "merge: --format must be json, json.gz, perfetto or perfetto.gz, not %s\n", format);
-        return 2;
-    }
-    *gzip = w->gzip;
-    *perfetto = w->plain == DT_FORMAT_PERFETTO;
-    if (!dt_wr_available(w)) {
-        fprintf(err, "merge: %s is gzip, but %s\n", out_path, DT_NO_GZIP_MESSAGE);
-        return 2;
-    }
-    return 0;
-}
-
-int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
-{
-    const char *out_path = NULL, *format = NULL;
-    bool strict = false;
-    const char **paths = calloc((size_t)(unsigned)(argc > 0 ? argc : 0) + 1, sizeof *paths);
-    int n = 0;
-    if (!paths) {
-        fprintf(err, "merge: out of memory\n");
-        return 1;
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            merge_usage(out);
-            free(paths);
-            return 0;
-        }
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) {
-            out_path = argv[++i];
-        } else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
-            format = argv[++i];
-        } else if (strcmp(a, "--strict") == 0) {
-            strict = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(err, "merge: unknown option %s\n", a);
-            merge_usage(err);
-            free(paths);
-            return 2;
-        } else {
-            paths[n++] = a;
-        }
-    }
-    if (!out_path || n == 0 || n > MAX_INPUTS) {
-        if (n > MAX_INPUTS)
-            fprintf(err, "merge: at most %d inputs\n", MAX_INPUTS);
-        else
-            fprintf(err, "merge: %s\n", !out_path ? "-o OUT is required" : "no input trace given");
-        merge_usage(err);
-        free(paths);
-        return 2;
-    }
+struct dt_merge {
+    merger m;
+    merge_job job;
     bool gzip, perfetto;
-    if (output_format(out_path, format, &gzip, &perfetto, err) != 0) {
-        free(paths);
-        return 2;
-    }
+};
+
+int dt_rd_merge_open(const dt_merge_request *req, dt_merge **out, dt_merge_result *result)
+{
+    memset(result, 0, sizeof *result);
+    dt_merge *d = calloc(1, sizeof *d);
+    *out = d;
+    if (!d)
+        return 1;
+    merger *mm = &d->m;
+    mm->said = result;
+    d->gzip = req->gzip;
+    d->perfetto = req->perfetto;
+    const char *out_path = req->out_path;
+    int n = req->ninputs;
     const char *why;
     if (dt_output_kind_of(out_path, &why) == DT_OUTPUT_REFUSED) {
-        fprintf(err, "merge: cannot write %s: %s\n", out_path, why);
-        free(paths);
+        dt_rd_merge_say(mm, "cannot write %s: %s", out_path, why);
         return 1;
     }
     struct stat out_st;
     bool out_exists = stat(out_path, &out_st) == 0;
-    merger m;
-    memset(&m, 0, sizeof m);
-    m.err = err;
-    m.nin = n;
-    m.in = calloc((size_t)(unsigned)n, sizeof *m.in);
-    int rc = 1;
-    merge_job job = {&m, out_path, "", {0, 0, 0}};
-    if (!m.in)
-        goto done;
+    mm->nin = n;
+    mm->in = calloc((size_t)(unsigned)(n > 0 ? n : 0) + 1, sizeof *mm->in);
+    d->job = (merge_job){mm, out_path, "", {0, 0, 0}};
+    if (!mm->in) {
+        mm->nin = 0;
+        return 1;
+    }
     for (int i = 0; i < n; i++) {
         struct stat st;
-        m.in[i].path = paths[i];
-        if (strcmp(paths[i], "-") == 0) {
-            if (dt_rd_merge_spool_input(&m, &m.in[i]) != 0)
-                goto done;
+        mm->in[i].path = req->inputs[i];
+        if (strcmp(req->inputs[i], "-") == 0) {
+            if (dt_rd_merge_spool_input(mm, &mm->in[i]) != 0)
+                return 1;
             continue;
         }
-        if (stat(paths[i], &st) != 0)
+        if (stat(req->inputs[i], &st) != 0)
             continue; /* said when it is read */
-        m.in[i].dev = st.st_dev;
-        m.in[i].ino = st.st_ino;
+        mm->in[i].dev = st.st_dev;
+        mm->in[i].ino = st.st_ino;
         if (out_exists && S_ISREG(out_st.st_mode) && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino) {
-            fprintf(err, "merge: %s is also an input%s%s: it would be replaced while being read; name another "
-                         "output\n", out_path, strcmp(out_path, paths[i]) ? " as " : "",
-                    strcmp(out_path, paths[i]) ? paths[i] : "");
-            rc = 2;
-            goto done;
+            dt_rd_merge_say(mm, "%s is also an input%s%s: it would be replaced while being read; name another "
+                                "output", out_path, strcmp(out_path, req->inputs[i]) ? " as " : "",
+                            strcmp(out_path, req->inputs[i]) ? req->inputs[i] : "");
+            return 2;
         }
         /* a FIFO, a pipe or a terminal gives its bytes once: both passes read a copy */
         if ((S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) &&
-            dt_rd_merge_spool_input(&m, &m.in[i]) != 0)
-            goto done;
+            dt_rd_merge_spool_input(mm, &mm->in[i]) != 0)
+            return 1;
     }
-    if (dt_rd_merge_index_inputs(&m) != 0)
-        goto done;
-    int problems = review_inputs(&m);
-    if (problems && strict) {
-        fprintf(err, "merge: --strict: %d warning%s: nothing written\n", problems, problems == 1 ? "" : "s");
-        goto done;
+    if (dt_rd_merge_index_inputs(mm) != 0)
+        return 1;
+    result->warnings = review_inputs(mm);
+    return 0;
+}
+
+int dt_rd_merge_write(dt_merge *d, dt_merge_result *result)
+{
+    merger *m = &d->m;
+    m->said = result;
+    if (dt_rd_merge_make_groups(m) != 0) {
+        dt_rd_merge_say(m, "out of memory");
+        return 1;
     }
-    if (dt_rd_merge_make_groups(&m) != 0) {
-        fprintf(err, "merge: out of memory\n");
-        goto done;
+    dt_rd_merge_plan_ids(m);
+    dt_rd_merge_clock_agreement(m, d->job.agreement, sizeof d->job.agreement);
+    m->spill_attr = tmpfile();
+    m->spill_parents = tmpfile();
+    if (!m->spill_attr || !m->spill_parents) {
+        dt_rd_merge_say(m, "cannot create a temporary file: %s", strerror(errno));
+        return 1;
     }
-    dt_rd_merge_plan_ids(&m);
-    dt_rd_merge_clock_agreement(&m, job.agreement, sizeof job.agreement);
-    m.spill_attr = tmpfile();
-    m.spill_parents = tmpfile();
-    if (!m.spill_attr || !m.spill_parents) {
-        fprintf(err, "merge: cannot create a temporary file: %s\n", strerror(errno));
-        goto done;
-    }
-    int werr = dt_write_file_atomic(out_path, gzip, perfetto ? write_merged_perfetto : write_merged, &job);
+    const char *out_path = d->job.out_path;
+    int werr = dt_write_file_atomic(out_path, d->gzip, d->perfetto ? write_merged_perfetto : write_merged, &d->job);
     if (werr != 0) {
-        fprintf(err, "merge: cannot write %s: %s\n", out_path, werr == ENOMEM ? "out of memory" : strerror(werr));
-        goto done;
+        dt_rd_merge_say(m, "cannot write %s: %s", out_path, werr == ENOMEM ? "out of memory" : strerror(werr));
+        return 1;
     }
-    fprintf(err, "merge: wrote %s: %d trace%s of %d process%s, %" PRIu64 " events\n", out_path, n, n == 1 ? "" : "s",
-            m.ngroups, m.ngroups == 1 ? "" : "es", m.events_written);
-    if (perfetto && (job.pf.left_out || job.pf.flows_left_out))
-        fprintf(err, "merge: Perfetto output: %" PRIu64 " slices; left out %" PRIu64 " events that are not complete "
-                     "events or metadata (instant, counter, async) and %" PRIu64 " flow ends at no slice's start\n",
-                job.pf.slices, job.pf.left_out, job.pf.flows_left_out);
-    fprintf(err, "merge: clocks: %s\n", job.agreement);
-    rc = 0;
-done:
-    for (int i = 0; m.in && i < n; i++) {
-        if (m.in[i].spool_path[0])
-            close(m.in[i].spool_fd);
-        dt_rd_summary_free(&m.in[i].sum);
-        for (size_t k = 0; k < m.in[i].ndevices; k++)
-            free(m.in[i].devices[k]);
-        free(m.in[i].devices);
-        free(m.in[i].device_ids);
+    result->traces = m->nin;
+    result->processes = m->ngroups;
+    result->events = m->events_written;
+    snprintf(result->agreement, sizeof result->agreement, "%s", d->job.agreement);
+    result->pf_slices = d->job.pf.slices;
+    result->pf_left_out = d->job.pf.left_out;
+    result->pf_flows_left_out = d->job.pf.flows_left_out;
+    return 0;
+}
+
+void dt_rd_merge_close(dt_merge *d)
+{
+    if (!d)
+        return;
+    merger *m = &d->m;
+    for (int i = 0; m->in && i < m->nin; i++) {
+        if (m->in[i].spool_path[0])
+            close(m->in[i].spool_fd);
+        dt_rd_summary_free(&m->in[i].sum);
+        for (size_t k = 0; k < m->in[i].ndevices; k++)
+            free(m->in[i].devices[k]);
+        free(m->in[i].devices);
+        free(m->in[i].device_ids);
     }
-    if (m.spill_attr)
-        fclose(m.spill_attr);
-    if (m.spill_parents)
-        fclose(m.spill_parents);
-    dt_u64map_free(&m.corr_ext);
-    dt_u64map_free(&m.attr);
-    dt_rd_merge_reset_rows(&m);
-    free(m.ops);
-    free(m.in);
-    free(m.groups);
-    free(paths);
-    return rc;
+    if (m->spill_attr)
+        fclose(m->spill_attr);
+    if (m->spill_parents)
+        fclose(m->spill_parents);
+    dt_u64map_free(&m->corr_ext);
+    dt_u64map_free(&m->attr);
+    dt_rd_merge_reset_rows(m);
+    free(m->ops);
+    free(m->in);
+    free(m->groups);
+    free(d);
+}
+
+void dt_rd_merge_result_free(dt_merge_result *result)
+{
+    for (size_t i = 0; i < result->nlines; i++)
+        free(result->lines[i]);
+    free(result->lines);
+    result->lines = NULL;
+    result->nlines = result->lines_cap = 0;
 }

@@ -21,7 +21,8 @@
  *    merge_link.c).
  * Attribution is summed again from the written device events; loss counts,
  * notes and clock facts are kept per rank in devtrace.ranks
- * (merge_devtrace.c). merge.c is the command.
+ * (merge_devtrace.c). merge.c reads, reviews and writes, for the command
+ * (src/cli/merge.c), saying what it finds in the result's lines.
  *
  * What merge's files share; not part of the reader's interface.
  */
@@ -32,13 +33,15 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
+#include "format/json.h"
 #include "base/vec.h"
 #include "reader/dt_reader.h"
+#include "reader/results.h"
 
 #define RANGE_ID_BASE (UINT64_C(1) << 48)
 #define PID_STRIDE (INT64_C(1) << 23)
-#define MAX_INPUTS 512
+#define MAX_INPUTS DT_MERGE_MAX_INPUTS
 #define DEVICE_SORT_BASE 5000000
 
 typedef struct input {
@@ -98,7 +101,7 @@ typedef struct merger {
     int ngroups;
     int64_t base_ns;
     int64_t window_start, window_end;
-    FILE *err;
+    dt_merge_result *said; /* what merge says, line by line (dt_rd_merge_say) */
     /* per group, while writing it */
     cpu_op *ops;
     size_t nops, ops_cap;
@@ -121,7 +124,7 @@ enum { ROW_USED = 1, ROW_NAMED = 2 };
 #define out_text dt_out_text
 #define out_u64 dt_out_u64
 #define out_i64 dt_out_i64
-#define out_str dt_out_cstr
+#define out_str dt_json_cstr
 
 /* Flows from runtime calls to device work: their ids are correlation ids,
    which merge moves per input. Other flows (torch's fwdbwd) keep theirs. */
@@ -136,14 +139,17 @@ static inline uint64_t dt_rd_merge_remap_ext(const input *in, uint64_t id)
     return id >= RANGE_ID_BASE ? id + in->range_off : id + in->ext_off;
 }
 
+/* A line for the user (dt_merge_result.lines), printf-style. */
+__attribute__((format(printf, 2, 3))) void dt_rd_merge_say(merger *m, const char *fmt, ...);
+
 /* ---- the inputs (merge_inputs.c) ---- */
-/* Reads the input with the visitor: 0, or -1 said on m->err. */
+/* Reads the input with the visitor: 0, or -1 said (dt_rd_merge_say). */
 int dt_rd_merge_read_input(merger *m, input *in, dt_rd_visitor visit, void *user, unsigned flags,
                            dt_rd_summary *sum);
 /* An input that is no regular file (a FIFO, a pipe, a terminal, "-" for
-   standard input) copied once, for both passes. 0, or -1 said on m->err. */
+   standard input) copied once, for both passes. 0, or -1 said. */
 int dt_rd_merge_spool_input(merger *m, input *in);
-/* The first pass over every input. 0, or -1 said on m->err. */
+/* The first pass over every input. 0, or -1 said. */
 int dt_rd_merge_index_inputs(merger *m);
 /* The host an input names, or NULL. */
 const char *dt_rd_merge_input_host(const input *in);

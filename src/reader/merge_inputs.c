@@ -124,7 +124,7 @@ int dt_rd_merge_spool_input(merger *m, input *in)
     bool std_in = strcmp(in->path, "-") == 0;
     int src = std_in ? STDIN_FILENO : open(in->path, O_RDONLY | O_CLOEXEC);
     if (src < 0) {
-        fprintf(m->err, "merge: cannot open %s: %s\n", in->path, strerror(errno));
+        dt_rd_merge_say(m, "cannot open %s: %s", in->path, strerror(errno));
         return -1;
     }
     const char *dir = getenv("TMPDIR");
@@ -132,8 +132,8 @@ int dt_rd_merge_spool_input(merger *m, input *in)
     snprintf(tmp, sizeof tmp, "%s/devtrace-merge-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        fprintf(m->err, "merge: %s cannot be read twice, and its copy cannot be made: %s: %s\n", in->path, tmp,
-                strerror(errno));
+        dt_rd_merge_say(m, "%s cannot be read twice, and its copy cannot be made: %s: %s", in->path, tmp,
+                        strerror(errno));
         if (!std_in)
             close(src);
         return -1;
@@ -156,8 +156,8 @@ int dt_rd_merge_spool_input(merger *m, input *in)
                 continue;
             looked = true;
             if (!may_be_trace(b)) {
-                fprintf(m->err, "merge: %s: not a trace: it begins with byte 0x%02x (a JSON trace begins with '{', "
-                                "gzip with 0x1f 0x8b)\n", in->path, b);
+                dt_rd_merge_say(m, "%s: not a trace: it begins with byte 0x%02x (a JSON trace begins with '{', "
+                                "gzip with 0x1f 0x8b)", in->path, b);
                 err = -1;
             }
         }
@@ -169,7 +169,7 @@ int dt_rd_merge_spool_input(merger *m, input *in)
         close(src);
     if (err) {
         if (err > 0)
-            fprintf(m->err, "merge: %s cannot be read twice, and copying it failed: %s\n", in->path, strerror(err));
+            dt_rd_merge_say(m, "%s cannot be read twice, and copying it failed: %s", in->path, strerror(err));
         close(fd);
         return -1;
     }
@@ -183,7 +183,7 @@ int dt_rd_merge_read_input(merger *m, input *in, dt_rd_visitor visit, void *user
     char msg[512];
     dt_rd_source *src = dt_rd_open_file(in->spool_path[0] ? in->spool_path : in->path, msg, sizeof msg);
     if (!src) {
-        fprintf(m->err, "merge: %s\n", msg);
+        dt_rd_merge_say(m, "%s", msg);
         return -1;
     }
     dt_rd_options o = {.visit = visit, .user = user, .flags = flags};
@@ -193,9 +193,9 @@ int dt_rd_merge_read_input(merger *m, input *in, dt_rd_visitor visit, void *user
     dt_rd_close(src);
     if (rc != 0) {
         if (m->oom)
-            fprintf(m->err, "merge: out of memory\n");
+            dt_rd_merge_say(m, "out of memory");
         else
-            fprintf(m->err, "merge: %s: %s\n", in->path, msg[0] ? msg : "stopped");
+            dt_rd_merge_say(m, "%s: %s", in->path, msg[0] ? msg : "stopped");
         return -1;
     }
     return 0;

@@ -1,6 +1,6 @@
 /*
  * A Chrome trace JSON document (what `devtrace merge` writes) as Perfetto
- * packets (src/export/pf_trace.h), for `merge --format perfetto`.
+ * packets (src/format/pf_trace.h), for `merge --format perfetto`.
  *
  * Two passes over the document. The first, through the reader, keeps what
  * a row needs to be written in order: processes and rows by their
@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/pf_trace.h"
+#include "format/pf_trace.h"
 #include "reader/pf_convert.h"
 
 typedef struct cv_slice {

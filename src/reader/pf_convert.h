@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/pf_trace.h"
+#include "format/pf_trace.h"
 
 typedef struct dt_rd_pf_stats {
     uint64_t slices;         /* complete events written as slices */

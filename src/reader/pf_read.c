@@ -1,5 +1,5 @@
 /*
- * The Perfetto protobuf traces devtrace writes (src/export/pf_trace.c),
+ * The Perfetto protobuf traces devtrace writes (src/format/pf_trace.c),
  * read back as the event stream the JSON of the same session gives, so
  * that `stats` and `check` run the same code on both:
  *  - track descriptors become process_name / process_sort_index /

@@ -5,6 +5,8 @@
 #ifndef DT_RD_INTERNAL_H
 #define DT_RD_INTERNAL_H
 
+#include <stdarg.h>
+
 #include "reader/dt_reader.h"
 
 /* The window's first size, and what a gzip source reads at a time. */
@@ -22,6 +24,12 @@ bool dt_rd_src_gzip(const dt_rd_source *s);
    binary format the input is. 0, or -1 with a message ("byte 0: ...") in
    err. */
 int dt_rd_src_start(dt_rd_source *s, const char **binary, char *err, size_t errlen);
+
+/* ---- text (rd_text.c) ---- */
+/* A line printf-style into (*lines)[at], the array grown (zeroed) to hold
+   it: check's findings and merge's lines. 0 (the line NULL when it could
+   not be formatted), or -1 when the array cannot grow. */
+int dt_rd_line_at(char ***lines, size_t *cap, size_t at, const char *fmt, va_list ap);
 
 /* ---- numbers (number.c) ---- */
 /* An integer written as a string by a writer that uses strings for ids

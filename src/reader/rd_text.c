@@ -1,9 +1,13 @@
 /* Text from a trace shown on a terminal or written as CSV: names are the
    vendor's or the program's bytes, and an ESC, CR or LF in one must not
-   move the cursor, rewrite the screen or split one report line in two. */
+   move the cursor, rewrite the screen or split one report line in two.
+   Also the lines check and merge keep for the command (dt_rd_line_at). */
 #include "base/utf8.h"
+#include "base/vec.h"
 #include "reader/dt_reader.h"
+#include "reader/rd_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Length of the well-formed UTF-8 sequence at s (NUL-terminated), or 0
@@ -68,4 +72,15 @@ void dt_rd_put_csv(FILE *out, const char *s)
     }
     if (quote)
         fputc('"', out);
+}
+
+int dt_rd_line_at(char ***lines, size_t *cap, size_t at, const char *fmt, va_list ap)
+{
+    if (dt_vec_reserve_zeroed((void **)lines, cap, at + 1, sizeof **lines) != 0)
+        return -1;
+    char *line = NULL;
+    if (vasprintf(&line, fmt, ap) < 0)
+        line = NULL;
+    (*lines)[at] = line;
+    return 0;
 }

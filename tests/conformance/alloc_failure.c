@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "devtrace_emu.h"
-#include "reader/dt_reader.h"
+#include "cli/commands.h"
 
 static char g_context[128] = "setup";
 #define DT_CHECK_CONTEXT g_context

@@ -5,7 +5,7 @@
  * may crash, hang or leak, and whenever merge says it wrote a JSON trace,
  * the reader must read that trace back without a single error.
  */
-#include "dt_reader.h"
+#include "cli/commands.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * window's end), with DT_RD_RAW and with DT_RD_RAW_IF_JSON, it must see the
  * same events and end with the same error at the same byte.
  */
-#include "dt_reader.h"
+#include "cli/commands.h"
 
 #include <stdint.h>
 #include <stdio.h>

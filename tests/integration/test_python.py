@@ -234,6 +234,20 @@ def test_format_by_name_or_suffix(tmp_path, emu):
     assert json.loads(written["e.out"])["traceEvents"]
 
 
+def test_the_formats_are_the_librarys(tmp_path):
+    """The formats profile() takes and names (its docstring, its error) are
+    the library's table, listed by number: none hand-listed."""
+    names = []
+    while devtrace._api.lib.dt_format_name(len(names)) is not None:
+        names.append(devtrace._api.lib.dt_format_name(len(names)).decode())
+    assert names == ["json", "json.gz", "perfetto", "perfetto.gz"]
+    assert '"json", "json.gz", "perfetto" or "perfetto.gz" (the' in devtrace.profile.__doc__
+    assert "{formats}" not in devtrace.profile.__doc__
+    with pytest.raises(ValueError) as e:
+        devtrace.profile(tmp_path / "t.json", format="xml")
+    assert str(e.value) == "format must be one of json, json.gz, perfetto, perfetto.gz, got 'xml'"
+
+
 def test_errors_carry_the_librarys_message(tmp_path):
     with devtrace.profile(backend="null"):
         with pytest.raises(devtrace.BusyError) as e:

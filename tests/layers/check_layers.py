@@ -6,10 +6,10 @@ object file takes from the others, as nm lists them).
     python3 tests/layers/check_layers.py [--build BUILD_DIR]
 
 Exit status 1, with every violation listed, when a file includes a header of
-a layer it may not see, when includes form a cycle, when an object calls an
-internal function of a layer it may not see, when a file or an internal
-header is over its size, or when an internal function takes a prefix of the
-public API's. docs/architecture.md explains the layers.
+a layer it may not see, when includes form a cycle, when an object calls a
+function (internal, or of the public header) of a layer it may not see, when
+a file or an internal header is over its size, or when an internal function
+takes a prefix of the public API's. docs/architecture.md explains the layers.
 """
 import argparse
 import os
@@ -30,27 +30,46 @@ def set_root(root):
 # What each layer may include and call, besides itself and the public header
 # (include/devtrace/devtrace.h). An entry "layer/file.h" allows one header
 # of a layer (and what that header includes in turn) rather than all of it.
+# Every layer may include the public header (its types), but calls a public
+# function only where it is defined in a layer it may see, as it calls an
+# internal one; PUBLIC in a layer's entry lets it call the whole public API
+# wherever each function is defined: the layers above the facade, which use
+# devtrace as its users do.
+PUBLIC = "public"
 ALLOWED = {
     "base": set(),
-    "core": {"base"},
+    # the trace-format vocabulary: format names, suffixes and availability,
+    # loss-reason and event-kind names, the JSON and Perfetto encoders
+    "format": {"base"},
+    "core": {"base", "format"},
     "backends": {"base", "core"},
-    "export": {"base", "core/recording.h"},  # the read-only recording view
-    "api": {"base", "core", "backends", "export"},
+    "export": {"base", "format", "core/recording.h"},  # the read-only recording view
+    "api": {"base", "format", "core", "backends", "export"},
     # on demand and the flight recorder's triggers, dumps and policy, above
-    # the facade: the session through api (api/ondemand_support.h), never the
-    # core, but for the step boundaries its captures wait on and its triggers
-    # time (core/steps.h: fed by the core's range pushes, no session in it)
-    "ondemand": {"base", "protocol", "api", "core/steps.h"},
-    "reader": {"base", "export/writers.h"},
-    "columns": {"base", "reader"},
-    "protocol": {"base"},
+    # the facade (the public API, as its users call it, and api/ondemand_support.h),
+    # never the core, but for the step boundaries its captures wait on and its
+    # triggers time (core/steps.h: fed by the core's range pushes, no session in it)
+    "ondemand": {PUBLIC, "base", "format", "protocol", "api", "core/steps.h"},
+    "reader": {"base", "format"},
+    "columns": {"base", "format", "reader"},
+    "protocol": {"base", "format"},
     # the injection library: what it needs of the session (api/inject_support.h),
     # on demand and the flight recorder's dump triggers (ondemand)
     # and the CUPTI result codes its cuptiSubscribe interposer returns (a vendor
     # ABI declaration, data only)
-    "inject": {"base", "protocol", "api/inject_support.h", "ondemand", "backends/cupti_family_abi.h"},
+    "inject": {PUBLIC, "base", "protocol", "api/inject_support.h", "ondemand",
+               "backends/cupti_family_abi.h"},
     # record's --dump-* options are the dump triggers' configuration
-    "cli": {"base", "reader", "protocol", "ondemand/config.h"},
+    "cli": {PUBLIC, "base", "format", "reader", "protocol", "ondemand/config.h"},
+}
+
+# Calls up that are known and on their way out, each with why: (layer,
+# function). One line to delete when the call goes.
+KNOWN_UPWARD = {
+    # backends/cupti.c reaches its own prepare through the public dt_prepare,
+    # which looks cupti up again in the backend list: to be removed when
+    # backends get self
+    ("backends", "dt_prepare"),
 }
 
 # Files allowed over the limits: vendor ABI declarations.
@@ -222,8 +241,9 @@ def nm_symbols(obj):
 
 
 def check_calls(build, errors):
-    """Every internal function an object calls must be defined in a layer
-    it may see; functions of the public header may be called from any."""
+    """Every function of devtrace an object calls, internal or of the public
+    header, must be defined in a layer it may see (PUBLIC: any public one);
+    KNOWN_UPWARD lists the calls up that are known."""
     header = ROOT / "include/devtrace/devtrace.h"
     public = set(re.findall(r"DT_API\s+[^;(]*?\b(dt_\w+)\s*\(", header.read_text())) if header.exists() else set()
     objects = {}
@@ -248,17 +268,28 @@ def check_calls(build, errors):
     if not objects:
         errors.append(f"no object files of src/ under {build}: build first")
         return
+    known = set()
     for src, undefined in syms.items():
         layer = layer_of(src)
         for s in sorted(undefined):
             target = owner.get(s)
             # devtrace's own functions: the injection library's interposers
             # (fork, exec) define the C library's names
-            if target is None or s in public or not s.startswith("dt_"):
+            if target is None or not s.startswith("dt_"):
+                continue
+            if s in public and PUBLIC in ALLOWED.get(layer, ()):
+                continue
+            if (layer, s) in KNOWN_UPWARD and not allowed(layer, target):
+                known.add((layer, s))
                 continue
             if not allowed(layer, target):
                 errors.append(f"{src.relative_to(ROOT)}: calls {s} of {target.relative_to(ROOT)}: "
                               f"src/{layer} may not call into src/{layer_of(target)}")
+    for layer, s in sorted(KNOWN_UPWARD):
+        if (layer, s) in known:
+            print(f"known call up (KNOWN_UPWARD): src/{layer} calls {s}")
+        else:
+            print(f"KNOWN_UPWARD lists src/{layer} calling {s}, which no longer happens: delete its line")
 
 
 def main():

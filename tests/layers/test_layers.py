@@ -119,3 +119,47 @@ def test_a_checkout_under_a_folder_named_src_is_checked(tmp_path):
     r = built_tree(tmp_path / "src" / "again", up)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "src/base/hash.c: calls dt_store_put of src/core/store.c: src/base may not call into src/core" in r.stdout
+
+
+PUBLIC_CALLS = {
+    "include/devtrace/devtrace.h": "#define DT_API\nDT_API int dt_session_write(int x);\nDT_API int dt_prepare(int x);\n"
+                                   "DT_API const char *dt_format_name(int f);\n",
+    "src/format/formats.c": "const char *dt_format_name(int f) { return f ? \"json\" : 0; }\n",
+    "src/api/write.c": "int dt_session_write(int x) { return x; }\nint dt_prepare(int x) { return x; }\n",
+    "src/core/session.c": "const char *dt_format_name(int f);\nint dt_core_new(int f) { return dt_format_name(f) != 0; }\n",
+    "src/cli/main.c": "int dt_session_write(int x);\nint main(void) { return dt_session_write(0); }\n",
+}
+
+
+def test_an_upward_call_through_the_public_header_fails(tmp_path):
+    """A public function is called as an internal one is: from a layer that
+    may see where it is defined (core may call format's dt_format_name), or
+    from a layer above the facade (cli); core calling api's fails."""
+    r = built_tree(tmp_path / "down", PUBLIC_CALLS)
+    assert r.returncode == 0, r.stdout + r.stderr
+    up = dict(PUBLIC_CALLS, **{"src/core/flush.c": "int dt_session_write(int x);\n"
+                                                   "int dt_core_flush(int x) { return dt_session_write(x); }\n"})
+    r = built_tree(tmp_path / "up", up)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert ("src/core/flush.c: calls dt_session_write of src/api/write.c: src/core may not call into src/api"
+            in r.stdout)
+    assert "src/core/session.c" not in r.stdout
+    assert "src/cli/main.c" not in r.stdout
+
+
+def test_only_the_listed_known_call_up_passes(tmp_path):
+    """KNOWN_UPWARD names one call up (backends calling dt_prepare): it is
+    said, not failed; another public function called up from the same layer
+    fails, and the entry no longer needed is said."""
+    known = dict(PUBLIC_CALLS, **{"src/backends/cupti.c": "int dt_prepare(int x);\n"
+                                                          "int dt_cupti_init(int x) { return dt_prepare(x); }\n"})
+    r = built_tree(tmp_path / "known", known)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "known call up (KNOWN_UPWARD): src/backends calls dt_prepare" in r.stdout
+    other = dict(PUBLIC_CALLS, **{"src/backends/cupti.c": "int dt_session_write(int x);\n"
+                                                          "int dt_cupti_init(int x) { return dt_session_write(x); }\n"})
+    r = built_tree(tmp_path / "other", other)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert ("src/backends/cupti.c: calls dt_session_write of src/api/write.c: src/backends may not call into "
+            "src/api" in r.stdout)
+    assert "calling dt_prepare, which no longer happens: delete its line" in r.stdout

@@ -10,7 +10,7 @@
 
 #include "cli_capture.h"
 #include "base/demangle.h"
-#include "dt_reader.h"
+#include "cli/commands.h"
 
 static int run_check(capture *c, int argc, const char **argv)
 {

@@ -21,8 +21,8 @@
 #include <zlib.h>
 
 #include "dt_internal.h"
-#include "base/json_out.h"
-#include "dt_reader.h"
+#include "base/out.h"
+#include "cli/commands.h"
 
 #define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
 /* A base time boundary in 2025, and a window that starts 1 us after it. */

@@ -17,7 +17,8 @@
 #include <yajl/yajl_tree.h>
 #include <zlib.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
+#include "format/json.h"
 
 static uint64_t rng = 0x243f6a8885a308d3u;
 static uint32_t next_random(void)
@@ -115,7 +116,7 @@ static void test_writer_long_strings_match_escaper(void)
         memcpy(s + i, i % 7 ? "\xe2\x82\xac" : "\"\\\x01", 3);
     for (size_t i = n - n % 3; i < n; i++)
         s[i] = 'x';
-    dt_out_string(&o, s, n);
+    dt_json_string(&o, s, n);
     REQUIRE_EQ(dt_out_finish(&o), 0);
     REQUIRE_EQ(o.bytes, (uint64_t)lseek(fd, 0, SEEK_END));
     dt_out_free(&o);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli_capture.h"
-#include "dt_reader.h"
+#include "cli/commands.h"
 
 static char dir[64];
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli_capture.h"
-#include "dt_reader.h"
+#include "cli/commands.h"
 
 static int run_stats(capture *c, int argc, const char **argv)
 {

@@ -1,14 +1,18 @@
-/* The trace formats (src/export/writers.h's table through the public API,
-   src/api/write.c): their names, suffixes and numbers agree, a file name
-   chooses the format its suffix names, and a name is given the suffix of
-   the format asked for. */
+/* The trace formats (src/format/formats.h's table, through the public API
+   too) and their writers (src/export/writers.h): their names, suffixes and
+   numbers agree, a file name chooses the format its suffix names, a name is
+   given the suffix of the format asked for, every format has a writer, and
+   the lists that usage and messages print come from the table. */
 #include "dt_check.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "core/event.h"
 #include "devtrace/devtrace.h"
 #include "export/writers.h"
+#include "format/formats.h"
+#include "format/names.h"
 
 static void test_formats_are_listed_by_number_with_their_names_and_suffixes(void)
 {
@@ -81,30 +85,68 @@ static void test_a_name_gets_the_suffix_of_the_format_asked_for(void)
 static void test_every_writer_is_the_one_its_name_number_and_suffixes_give(void)
 {
     size_t cursor = 0, n = 0;
-    for (const dt_writer *w; (w = dt_wr_next(&cursor)); n++) {
-        CHECK(dt_wr_by_name(w->name) == w);
-        CHECK(dt_wr_of_format((int)w->format) == w);
+    for (const dt_fmt *w; (w = dt_fmt_next(&cursor)); n++) {
+        CHECK(dt_fmt_by_name(w->name) == w);
+        CHECK(dt_fmt_of((int)w->format) == w);
         char path[64];
         size_t len = 0;
         snprintf(path, sizeof path, "x%s", w->suffix);
-        CHECK(dt_wr_of_path(path, &len) == w);
+        CHECK(dt_fmt_of_path(path, &len) == w);
         CHECK_EQ(len, strlen(w->suffix));
         if (w->also) {
             snprintf(path, sizeof path, "x%s", w->also);
-            CHECK(dt_wr_of_path(path, &len) == w);
+            CHECK(dt_fmt_of_path(path, &len) == w);
         }
-        const dt_writer *plain = dt_wr_of_format((int)w->plain);
+        const dt_fmt *plain = dt_fmt_of((int)w->plain);
         REQUIRE(plain != NULL);
         CHECK_EQ(plain->gzip, 0);
-        CHECK(plain->write == w->write);
-        CHECK_EQ(dt_wr_available(w), dt_format_available(w->format));
+        REQUIRE(dt_wr_of_format((int)w->format) != NULL);
+        CHECK(dt_wr_of_format((int)plain->format) == dt_wr_of_format((int)w->format));
+        CHECK_EQ(dt_fmt_available(w), dt_format_available(w->format));
     }
     CHECK_EQ(n, 4);
-    CHECK(dt_wr_of_path("x.txt", NULL) == NULL);
+    CHECK(dt_fmt_of_path("x.txt", NULL) == NULL);
+    CHECK(dt_wr_of_format(4) == NULL);
+}
+
+static void test_the_lists_of_formats_come_from_the_table(void)
+{
+    char buf[256];
+    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_NAME, -1, ", ", " or "), "json, json.gz, perfetto or perfetto.gz");
+    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_NAME, -1, "|", "|"), "json|json.gz|perfetto|perfetto.gz");
+    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_SUFFIX, -1, ", ", ", "), ".json, .json.gz, .pftrace, .pftrace.gz");
+    /* the suffixes that choose a format other than the default */
+    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_CHOOSER, DT_FORMAT_JSON, ", ", " or "), ".gz, .pftrace or .pftrace.gz");
+    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_CONSTANT, -1, ", ", " or "),
+              "DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ");
+    /* cut to fit, terminated */
+    char small[10];
+    CHECK_STR(dt_fmt_list(small, sizeof small, DT_FMT_NAME, -1, ", ", " or "), "json, jso");
+}
+
+static void test_every_event_kind_and_loss_reason_has_its_name(void)
+{
+    static const char *const kinds[] = {NULL, "kernel", "memcpy", "memset", "runtime", "driver", "sync",
+                                        "overhead", "range", "op", "collective", "memory"};
+    REQUIRE_EQ(sizeof kinds / sizeof *kinds, (size_t)DT_EVENT_KIND_MAX + 1);
+    for (int k = 1; k <= DT_EVENT_KIND_MAX; k++)
+        CHECK_STR(dt_fmt_event_kind_name(k), kinds[k]);
+    CHECK(dt_fmt_event_kind_name(0) == NULL);
+    CHECK(dt_fmt_event_kind_name(DT_EVENT_KIND_MAX + 1) == NULL);
+    for (int r = 0; r < DT_LOSS_COUNT; r++) {
+        const char *name = dt_loss_reason_name((dt_loss_reason)r);
+        REQUIRE(name != NULL);
+        CHECK(strcmp(name, "unknown") != 0);
+        for (int q = 0; q < r; q++)
+            CHECK(strcmp(name, dt_loss_reason_name((dt_loss_reason)q)) != 0);
+    }
+    CHECK_STR(dt_loss_reason_name(DT_LOSS_COUNT), "unknown");
 }
 
 DT_TEST_MAIN(NULL, NULL,
              DT_TEST(test_formats_are_listed_by_number_with_their_names_and_suffixes),
              DT_TEST(test_the_longest_suffix_chooses),
              DT_TEST(test_a_name_gets_the_suffix_of_the_format_asked_for),
-             DT_TEST(test_every_writer_is_the_one_its_name_number_and_suffixes_give))
+             DT_TEST(test_every_writer_is_the_one_its_name_number_and_suffixes_give),
+             DT_TEST(test_the_lists_of_formats_come_from_the_table),
+             DT_TEST(test_every_event_kind_and_loss_reason_has_its_name))

@@ -17,7 +17,7 @@
 #include "devtrace_emu.h"
 #include "dt_check.h"
 #include "dt_internal.h"
-#include "reader/dt_reader.h"
+#include "cli/commands.h"
 
 #define EMULATOR_2024 DT_BINARY_DIR "/emu/mspti_2024/libmspti.so"
 

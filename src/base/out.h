@@ -1,10 +1,12 @@
 /*
- * Streaming output for the trace writers: a fixed buffer drained to a file
- * descriptor, either as is or through gzip (zlib deflate), plus the integer
- * formatting and JSON string escaping used on the per-event path.
+ * Streaming output: a fixed buffer drained to a file descriptor, either as
+ * is or through gzip (zlib deflate), formatted on one thread or several,
+ * plus the integer formatting used on the per-record path. What it writes
+ * is the caller's: the trace formats' encoders are src/format/'s (json.h,
+ * pf_trace.h).
  */
-#ifndef DT_JSON_OUT_H
-#define DT_JSON_OUT_H
+#ifndef DT_BASE_OUT_H
+#define DT_BASE_OUT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,13 +18,6 @@
 #include "base/log.h"
 
 #include "base/gzip.h"
-
-
-
-/* Bytes an event needs beyond its name (and a few fixed-size fields): the
-   writer reserves this much before formatting an event so that the per-event
-   path never checks for room field by field. */
-#define DT_OUT_EVENT_ROOM 4096
 
 typedef struct dt_out_drain dt_out_drain;
 
@@ -49,7 +44,7 @@ typedef struct dt_out {
     uint32_t segment;
     /* Plain output formatted on several lanes (dt_out_units): each lane
        writes its own units' bytes itself, the unit's turn come, while the
-       others format (json_out.c). NULL otherwise. */
+       others format (out.c). NULL otherwise. */
     struct dt_out_turn *turn;
     size_t unit;           /* the unit being formatted */
     int holding;           /* the unit's turn is this lane's */
@@ -124,7 +119,7 @@ static inline unsigned dt_decimal_digits(uint64_t v)
 
 /* Decimal integers are written straight into place with up to
    DT_PUT_NUMBER_SLACK bytes of scratch past their end: the caller's room
-   must allow that (the event path reserves DT_OUT_EVENT_ROOM). */
+   must allow that (the JSON writer reserves DT_JSON_EVENT_ROOM per event). */
 #define DT_PUT_NUMBER_SLACK 8
 
 DT_HIDDEN extern const char dt_digit_pairs[200];
@@ -231,18 +226,6 @@ static inline char *dt_put_us3(char *p, uint64_t ns)
    fraction dropped (12.500000 -> 12.5, 3.000000 -> 3). */
 DT_HIDDEN char *dt_put_fixed(char *p, uint64_t scaled, unsigned decimals);
 
-/* Largest escaped size of an n-byte string, quotes included. */
-static inline size_t dt_json_escaped_max(size_t n)
-{
-    return 6 * n + 2;
-}
-/* Write s (n bytes, any content) as a JSON string literal with quotes into
-   dst (room for dt_json_escaped_max(n)): ", \ and control characters escaped,
-   invalid UTF-8 replaced by U+FFFD. Returns the end. */
-DT_HIDDEN char *dt_json_escape(char *dst, const char *s, size_t n);
-/* The same through the writer, for strings of any size. */
-DT_HIDDEN void dt_out_string(dt_out *o, const char *s, size_t n);
-
 /* Small, rare output (metadata, keys outside the event stream). */
 static inline void dt_out_text(dt_out *o, const char *s)
 {
@@ -261,11 +244,6 @@ static inline void dt_out_i64(dt_out *o, int64_t v)
     dt_out_commit(o, dt_put_i64(p, v));
 }
 
-static inline void dt_out_cstr(dt_out *o, const char *s)
-{
-    dt_out_string(o, s, strlen(s));
-}
-
 /* Writes path atomically: write(arg, out) fills a temporary file beside it
    (through gzip when asked), renamed to path when write returned 0 and
    everything reached the file. A character device or a FIFO is written in
@@ -276,4 +254,4 @@ DT_HIDDEN int dt_write_file_atomic(const char *path, int gzip, int (*write)(void
    stays open, nothing is renamed), else dt_write_file_atomic to path. */
 DT_HIDDEN int dt_write_output(const char *path, int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
 
-#endif /* DT_JSON_OUT_H */
+#endif /* DT_BASE_OUT_H */

@@ -16,7 +16,7 @@
  *    varint of one to three bytes instead of nine.
  * Strings are interned per sequence, so their ids stay small.
  */
-#include "base/pf_trace.h"
+#include "format/pf_trace.h"
 #include "base/hash.h"
 
 #include <errno.h>

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "base/json_out.h"
+#include "base/out.h"
 
 /* Wire types and the fields the per-arg writers below use. */
 #define PF_WT_VARINT 0
