@@ -38,14 +38,13 @@ static inline uint32_t *small_cache_slot(small_cache *sc, uint64_t key, int *hit
 
 static int is_device_kind(int k)
 {
-    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET ||
-           k == DT_EVENT_SYNC || k == DT_EVENT_OVERHEAD || k == DT_EVENT_COLLECTIVE || k == DT_EVENT_MEMORY;
+    return dt_rec_kind_in(DT_KINDS_DEVICE, (unsigned)k);
 }
 
 /* Device work an operation launched: its time is the operation's. */
 static int is_attributed_kind(int k)
 {
-    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET || k == DT_EVENT_COLLECTIVE;
+    return dt_rec_kind_in(DT_KINDS_LAUNCHED, (unsigned)k);
 }
 
 /* Vendors hand out correlation ids densely (CUPTI counts up from 1): then a
@@ -305,8 +304,7 @@ static int classify_side(side *sd)
         if (row_append(&sd->items[*row], st, en, (uint32_t)i) != 0)
             return -1;
 
-        if (r->correlation != 0 &&
-            (r->kind == DT_EVENT_RUNTIME || r->kind == DT_EVENT_DRIVER || is_attributed_kind(r->kind))) {
+        if (r->correlation != 0 && dt_rec_kind_in(DT_KINDS_API | DT_KINDS_LAUNCHED, r->kind)) {
             /* the earliest event of each side gets the flow */
             if (corr_note(l, &sd->corr, r->correlation, corr_limit, (uint32_t)i, st) != 0)
                 return -1;
