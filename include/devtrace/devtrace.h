@@ -28,10 +28,15 @@
 extern "C" {
 #endif
 
+/* The version, written here alone: CMake's project(), the Python package's
+   metadata (pyproject.toml) and its devtrace.__version__ (dt_version())
+   read these three lines. */
 #define DT_VERSION_MAJOR 0
 #define DT_VERSION_MINOR 1
 #define DT_VERSION_PATCH 0
-#define DT_VERSION_STRING "0.1.0"
+#define DT_VERSION_STRING DT_VERSION_TEXT_(DT_VERSION_MAJOR, DT_VERSION_MINOR, DT_VERSION_PATCH)
+#define DT_VERSION_TEXT_(maj, min, pat) DT_STRINGIFY_(maj) "." DT_STRINGIFY_(min) "." DT_STRINGIFY_(pat)
+#define DT_STRINGIFY_(x) #x
 /* Compare with DT_VERSION_NUMBER >= DT_MAKE_VERSION(0, 1, 0). */
 #define DT_MAKE_VERSION(maj, min, pat) ((maj) * 10000 + (min) * 100 + (pat))
 #define DT_VERSION_NUMBER DT_MAKE_VERSION(DT_VERSION_MAJOR, DT_VERSION_MINOR, DT_VERSION_PATCH)
