@@ -12,12 +12,11 @@ own prototypes. Nothing here needs a compiler."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import enum
+import functools
 import os
-import re
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _BUNDLED_LIB = _PACKAGE_DIR / "_native" / "lib" / "libdevtrace.so"
@@ -228,6 +227,7 @@ class Abi:
         self.members: Dict[str, Dict[str, Tuple[str, int, int]]] = {}
         self.constants: Dict[str, Tuple[str, int]] = {}
         self.functions: Dict[str, str] = {}
+        self._ctypes: Dict[str, Any] = {}
         for scope, name, ctype, value, size in entries:
             if not scope and ctype in ("struct", "enum"):
                 self.types[name] = (ctype, size)
@@ -240,19 +240,16 @@ class Abi:
 
     @classmethod
     def of(cls, cdll: ctypes.CDLL) -> "Abi":
-        entry = cdll.dt_abi_entry
-        entry.restype = ctypes.c_int
-        text_p = ctypes.POINTER(ctypes.c_char_p)
-        u64_p = ctypes.POINTER(ctypes.c_uint64)
-        entry.argtypes = [ctypes.c_size_t, text_p, text_p, text_p, u64_p, u64_p]
+        # its own prototype is in the table: until the table is read, each
+        # argument is passed as a ctypes object of its type, with no argtypes
+        # (whose conversions made the import's reading of it 6 times slower)
+        entry = ctypes.CFUNCTYPE(ctypes.c_int)(("dt_abi_entry", cdll))
         scope, name, ctype = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_char_p()
         value, size = ctypes.c_uint64(), ctypes.c_uint64()
         refs = (ctypes.byref(scope), ctypes.byref(name), ctypes.byref(ctype), ctypes.byref(value), ctypes.byref(size))
         entries = []
-        i = 0
-        while entry(i, *refs):
+        while entry(ctypes.c_size_t(len(entries)), *refs):
             entries.append((scope.value.decode(), name.value.decode(), ctype.value.decode(), value.value, size.value))
-            i += 1
         return cls(entries)
 
     def is_enum(self, ctype: str) -> bool:
@@ -261,21 +258,26 @@ class Abi:
     def ctypes_of(self, ctype: str) -> Any:
         """The ctypes type of a C type as the header writes it; KeyError
         for one this package does not know."""
-        ctype = " ".join(ctype.replace("*", " * ").split()).replace("* *", "**")
-        if self.is_enum(ctype):
-            return ctypes.c_int
-        m = re.fullmatch(r"(.+)\[(\d+)\]", ctype)
-        if m:
-            return self.ctypes_of(m.group(1)) * int(m.group(2))
-        return C_TYPES[ctype]
+        known = self._ctypes.get(ctype, self)  # None is void's
+        if known is self:
+            spelled = " ".join(ctype.replace("*", " * ").split()).replace("* *", "**")
+            if self.is_enum(spelled):
+                known = ctypes.c_int
+            elif spelled.endswith("]"):  # an array: "char[16]"
+                element, length = spelled[:-1].split("[")
+                known = self.ctypes_of(element) * int(length)
+            else:
+                known = C_TYPES[spelled]
+            self._ctypes[ctype] = known
+        return known
 
     def prototype(self, name: str) -> Tuple[Any, List[Any]]:
         """A function's (restype, argtypes); KeyError naming a C type this
         package does not know."""
-        m = re.fullmatch(r"(.+?)\s*\((.*)\)", self.functions[name])
-        assert m, self.functions[name]
-        params = [p.strip() for p in m.group(2).split(",")]
-        return self.ctypes_of(m.group(1)), [self.ctypes_of(p) for p in params if p != "void"]
+        signature = self.functions[name]
+        at = signature.index("(")
+        params = [p.strip() for p in signature[at + 1:signature.rindex(")")].split(",")]
+        return self.ctypes_of(signature[:at].strip()), [self.ctypes_of(p) for p in params if p != "void"]
 
     # -- what differs from the Python declarations --
 
@@ -366,6 +368,7 @@ def _flatten(cls: Any, base: int = 0, prefix: str = "") -> Iterable[Tuple[str, T
             yield from _flatten(ftype, offset, path + ".")
 
 
+@functools.lru_cache(maxsize=None)
 def _shape(t: Any) -> Tuple[Any, ...]:
     """What a member's type is, beyond its size: pointers of any kind are
     alike (a name read as an address is still a pointer)."""
@@ -404,7 +407,7 @@ def differences(abi: Abi, namespace: Dict[str, Any]) -> List[str]:
         if isinstance(value, type) and issubclass(value, ctypes.Structure) and "_c_type_" in value.__dict__:
             out += abi.struct_differences(value)
     constants = {k: v for k, v in namespace.items()
-                 if re.fullmatch(r"DT_[A-Z0-9_]+", k) and isinstance(v, int) and not isinstance(v, enum.Enum)}
+                 if k.startswith("DT_") and k.isupper() and isinstance(v, int) and not isinstance(v, enum.Enum)}
     return out + abi.constant_differences(constants, namespace.get("__name__", "?"))
 
 
@@ -445,17 +448,19 @@ def _preloaded() -> Optional[ctypes.CDLL]:
     return process if hasattr(process, "dt_version") else None
 
 
-def _candidates() -> List[str]:
-    paths = []
+def _candidates() -> Iterator[str]:
+    """Where to look, in order; each asked only when the one before did
+    not load (find_library runs ldconfig, the C compiler and ld)."""
     env = os.environ.get("DEVTRACE_LIBRARY")
     if env:
-        paths.append(env)
-    paths.append(str(_BUNDLED_LIB))
+        yield env
+    yield str(_BUNDLED_LIB)
+    import ctypes.util
+
     found = ctypes.util.find_library("devtrace")
     if found:
-        paths.append(found)
-    paths.append("libdevtrace.so.0")
-    return paths
+        yield found
+    yield "libdevtrace.so.0"
 
 
 def _open() -> ctypes.CDLL:

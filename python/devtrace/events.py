@@ -354,7 +354,10 @@ def read_arrays(session: int, count: int) -> EventArrays:
                                              np.where(kinds == EventKind.MEMSET, part["fill_bytes"],
                                                       np.where(kinds == EventKind.MEMORY, part["memory_bytes"], 0)))
         first += got
-    cbid = np.where(np.isin(cols["kind"], _API_KINDS), cols["cbid"], 0)
+    is_api = np.zeros(count, dtype=bool)
+    for k in _API_KINDS:  # np.isin is 4 times slower for two values
+        is_api |= cols["kind"] == k
+    cbid = np.where(is_api, cols["cbid"], 0)
     # interned names: one pointer per distinct string
     pointers, name_index = np.unique(cols.pop("name"), return_inverse=True)
     names = [_native.text(int(p)) if p else "" for p in pointers]
