@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import functools
+import operator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
@@ -354,9 +356,8 @@ def read_arrays(session: int, count: int) -> EventArrays:
                                              np.where(kinds == EventKind.MEMSET, part["fill_bytes"],
                                                       np.where(kinds == EventKind.MEMORY, part["memory_bytes"], 0)))
         first += got
-    is_api = np.zeros(count, dtype=bool)
-    for k in _API_KINDS:  # np.isin is 4 times slower for two values
-        is_api |= cols["kind"] == k
+    # (np.isin is 4 times slower for two kinds)
+    is_api = functools.reduce(operator.or_, (cols["kind"] == k for k in _API_KINDS))
     cbid = np.where(is_api, cols["cbid"], 0)
     # interned names: one pointer per distinct string
     pointers, name_index = np.unique(cols.pop("name"), return_inverse=True)
