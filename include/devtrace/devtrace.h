@@ -28,10 +28,15 @@
 extern "C" {
 #endif
 
+/* The version, written here alone: CMake's project(), the Python package's
+   metadata (pyproject.toml) and its devtrace.__version__ (dt_version())
+   read these three lines. */
 #define DT_VERSION_MAJOR 0
 #define DT_VERSION_MINOR 1
 #define DT_VERSION_PATCH 0
-#define DT_VERSION_STRING "0.1.0"
+#define DT_VERSION_STRING DT_VERSION_TEXT_(DT_VERSION_MAJOR, DT_VERSION_MINOR, DT_VERSION_PATCH)
+#define DT_VERSION_TEXT_(maj, min, pat) DT_STRINGIFY_(maj) "." DT_STRINGIFY_(min) "." DT_STRINGIFY_(pat)
+#define DT_STRINGIFY_(x) #x
 /* Compare with DT_VERSION_NUMBER >= DT_MAKE_VERSION(0, 1, 0). */
 #define DT_MAKE_VERSION(maj, min, pat) ((maj) * 10000 + (min) * 100 + (pat))
 #define DT_VERSION_NUMBER DT_MAKE_VERSION(DT_VERSION_MAJOR, DT_VERSION_MINOR, DT_VERSION_PATCH)
@@ -356,6 +361,27 @@ typedef struct dt_event {
     } u;
 } dt_event;
 
+/* What a kind of event is (dt_event_kind_class): the one answer devtrace's
+   writers, its Kineto plugin and its Python package all go by. */
+enum {
+    /* on a device: device, stream and context say where, and a trace puts it
+       on the device's row of that stream (kernels, copies, fills,
+       synchronisations, overhead, collectives, memory allocations and frees) */
+    DT_EVENT_CLASS_DEVICE = 1u << 0,
+    /* on a host thread: process and thread say which (runtime and driver
+       API calls, ranges, operations) */
+    DT_EVENT_CLASS_HOST = 1u << 1,
+    /* device work a host call launched: its duration is the device time of
+       the operation (External id) that launched it (kernels, copies, fills,
+       collectives) */
+    DT_EVENT_CLASS_LAUNCHED = 1u << 2,
+    /* a runtime or driver API call: its correlation id pairs it with the
+       device work it launched, the start of a flow (runtime, driver) */
+    DT_EVENT_CLASS_API = 1u << 3
+};
+/* The DT_EVENT_CLASS_* bits of a kind; 0 for a number that is no kind. */
+DT_API unsigned dt_event_kind_class(dt_event_kind kind);
+
 /* Number of events kept after dt_session_stop(). */
 DT_API size_t dt_session_event_count(const dt_session *session);
 /* Copy event number index (0 <= index < count) into *event. */
@@ -521,6 +547,31 @@ DT_API int dt_control_take(dt_capture_request *request);
    DT_ERR_INVALID_ARGUMENT a bad request, any other cannot-arm. The client
    gets the reply. */
 DT_API dt_status dt_control_done(dt_status status, int written, uint64_t records, const char *text);
+
+/* ------------------------------------------------------------------ */
+/* Bindings                                                            */
+/* ------------------------------------------------------------------ */
+/* This header as the library was built from it, for a binding in another
+   language that declares the types, constants and functions again (the
+   Python package's ctypes), to check them when it loads: declaration
+   index (from 0) in *scope, *name, *type, *value and *size (any may be
+   NULL); returns 0 past the last. Every struct, member, enum, enumerator,
+   numeric constant and function of this header is listed:
+   - a struct or an enum: scope "", name "dt_event", type "struct" or
+     "enum", value 0, size its sizeof;
+   - a struct's member: scope the struct, name its path ("kind",
+     "u.kernel.grid"), type its C type ("uint64_t", "int32_t[3]",
+     "const char *"; "struct" or "union" for one without a name), value its
+     offset, size its sizeof;
+   - an enumerator or a numeric macro: scope its enum ("dt_event_kind"; ""
+     for an enum without a name and for a macro), name "DT_EVENT_KERNEL",
+     type "constant", value its value (as uint64_t), size 0;
+   - a function: scope "", name "dt_session_events", type its signature
+     ("size_t (const dt_session *, size_t, size_t, dt_event *)"), value 0,
+     size 0.
+   The strings are static. */
+DT_API int dt_abi_entry(size_t index, const char **scope, const char **name, const char **type, uint64_t *value,
+                        uint64_t *size);
 
 #ifdef __cplusplus
 }

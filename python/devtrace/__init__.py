@@ -52,7 +52,9 @@ from .events import (
     RangeEvent,
 )
 
-__version__ = "0.1.0"
+# The version is the header's (DT_VERSION_*), as the library loaded was built
+# with it: the package's metadata (pyproject.toml) reads the same lines.
+__version__ = version()
 
 __all__ = [
     "ApiEvent", "BackendStatus", "BackendUnavailableError", "BusyError", "CollectiveEvent", "CopyKind", "DeviceEvent",

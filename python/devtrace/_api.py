@@ -181,8 +181,11 @@ class external(contextlib.ContextDecorator):  # noqa: N801 - devtrace.external
 
 # ---- sessions --------------------------------------------------------------
 
-_CAPTURE = {"kernel": 1 << 0, "memcpy": 1 << 1, "memset": 1 << 2, "runtime": 1 << 3, "driver": 1 << 4,
-            "sync": 1 << 5, "overhead": 1 << 6, "memory": 1 << 7, "queued": 1 << 8}
+_CAPTURE = {"kernel": _native.DT_CAPTURE_KERNEL, "memcpy": _native.DT_CAPTURE_MEMCPY,
+            "memset": _native.DT_CAPTURE_MEMSET, "runtime": _native.DT_CAPTURE_RUNTIME,
+            "driver": _native.DT_CAPTURE_DRIVER, "sync": _native.DT_CAPTURE_SYNC,
+            "overhead": _native.DT_CAPTURE_OVERHEAD, "memory": _native.DT_CAPTURE_MEMORY,
+            "queued": _native.DT_CAPTURE_KERNEL_QUEUED}
 
 
 def _format_names() -> list:

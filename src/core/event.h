@@ -77,6 +77,29 @@ typedef struct dt_rec {
 /* The highest dt_event_kind: arrays indexed by kind have this + 1 entries. */
 #define DT_EVENT_KIND_MAX DT_EVENT_MEMORY
 
+/* What each kind is, as sets of kind bits: the writers test them, and
+   dt_event_kind_class (DT_EVENT_CLASS_*) gives them to the Kineto plugin
+   and the Python package. */
+#define DT_KIND_BIT(k) (1u << (k))
+#define DT_KINDS_DEVICE                                                                                            \
+    (DT_KIND_BIT(DT_EVENT_KERNEL) | DT_KIND_BIT(DT_EVENT_MEMCPY) | DT_KIND_BIT(DT_EVENT_MEMSET) |                  \
+     DT_KIND_BIT(DT_EVENT_SYNC) | DT_KIND_BIT(DT_EVENT_OVERHEAD) | DT_KIND_BIT(DT_EVENT_COLLECTIVE) |              \
+     DT_KIND_BIT(DT_EVENT_MEMORY))
+#define DT_KINDS_HOST                                                                                              \
+    (DT_KIND_BIT(DT_EVENT_RUNTIME) | DT_KIND_BIT(DT_EVENT_DRIVER) | DT_KIND_BIT(DT_EVENT_RANGE) |                 \
+     DT_KIND_BIT(DT_EVENT_OP))
+#define DT_KINDS_LAUNCHED                                                                                          \
+    (DT_KIND_BIT(DT_EVENT_KERNEL) | DT_KIND_BIT(DT_EVENT_MEMCPY) | DT_KIND_BIT(DT_EVENT_MEMSET) |                  \
+     DT_KIND_BIT(DT_EVENT_COLLECTIVE))
+#define DT_KINDS_API (DT_KIND_BIT(DT_EVENT_RUNTIME) | DT_KIND_BIT(DT_EVENT_DRIVER))
+_Static_assert(DT_EVENT_KIND_MAX < 32, "a kind is a bit of an unsigned");
+
+/* Whether kind (any number) is one of kinds, a DT_KINDS_* set. */
+static inline int dt_rec_kind_in(unsigned kinds, unsigned kind)
+{
+    return kind <= DT_EVENT_KIND_MAX && (kinds >> kind & 1u);
+}
+
 /* A collective's details: more than a record holds, and collectives are
    few, so they live beside the store (dt_session.collectives). Strings are
    interned names. */

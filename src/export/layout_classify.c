@@ -36,16 +36,12 @@ static inline uint32_t *small_cache_slot(small_cache *sc, uint64_t key, int *hit
     return &sc->val[i];
 }
 
-static int is_device_kind(int k)
+/* The kind sets of core/event.h (dt_event_kind_class's), tested on a kind
+   known to be one (1 to DT_EVENT_KIND_MAX): the pass drops the others
+   first. */
+static inline int known_kind_in(unsigned kinds, unsigned k)
 {
-    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET ||
-           k == DT_EVENT_SYNC || k == DT_EVENT_OVERHEAD || k == DT_EVENT_COLLECTIVE || k == DT_EVENT_MEMORY;
-}
-
-/* Device work an operation launched: its time is the operation's. */
-static int is_attributed_kind(int k)
-{
-    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET || k == DT_EVENT_COLLECTIVE;
+    return kinds >> k & 1u;
 }
 
 /* Vendors hand out correlation ids densely (CUPTI counts up from 1): then a
@@ -275,7 +271,7 @@ static int classify_side(side *sd)
         if (i + 64 < l->n)
             __builtin_prefetch(dt_store_at(store, i + 64));
         int known = r->kind >= DT_EVENT_KERNEL && r->kind <= DT_EVENT_KIND_MAX;
-        if ((known && is_device_kind(r->kind)) != sd->device)
+        if ((known && known_kind_in(DT_KINDS_DEVICE, r->kind)) != sd->device)
             continue;
         if (!known) {
             sd->dropped_kind++;
@@ -305,13 +301,13 @@ static int classify_side(side *sd)
         if (row_append(&sd->items[*row], st, en, (uint32_t)i) != 0)
             return -1;
 
-        if (r->correlation != 0 &&
-            (r->kind == DT_EVENT_RUNTIME || r->kind == DT_EVENT_DRIVER || is_attributed_kind(r->kind))) {
+        if (r->correlation != 0 && known_kind_in(DT_KINDS_API | DT_KINDS_LAUNCHED, r->kind)) {
             /* the earliest event of each side gets the flow */
             if (corr_note(l, &sd->corr, r->correlation, corr_limit, (uint32_t)i, st) != 0)
                 return -1;
         }
-        if (is_attributed_kind(r->kind) && (r->flags & DT_REC_HAS_EXTERNAL)) {
+        /* device work an operation launched: its time is the operation's */
+        if (known_kind_in(DT_KINDS_LAUNCHED, r->kind) && (r->flags & DT_REC_HAS_EXTERNAL)) {
             if (last_attr == NONE || b->attr[last_attr].external_id != r->external_id) {
                 last_attr = attribution_for(b, r->external_id);
                 if (last_attr == NONE)

@@ -6,6 +6,7 @@ devtrace.torch` works; the analysis extras bring what `devtrace convert`
 and `analyze` need."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -89,6 +90,20 @@ def test_the_package_imports_with_its_own_library(venv):
     assert info["include"].endswith("devtrace/_native/include")
     assert {"cupti", "topspti", "null"} <= set(info["backends"])
     assert info["version"] == "0.1.0"
+
+
+def test_the_installed_version_is_the_header_s(venv):
+    """The wheel's version (pyproject.toml reads it from the header), the
+    package's and its library's: the header's three lines."""
+    python, env, _, _ = venv
+    header = (SOURCE / "include" / "devtrace" / "devtrace.h").read_text()
+    version = ".".join(re.search(r"^#define DT_VERSION_%s (\d+)$" % part, header, re.M).group(1)
+                       for part in ("MAJOR", "MINOR", "PATCH"))
+    code = ("import importlib.metadata as m, devtrace\n"
+            "print(m.version('devtrace'), devtrace.__version__, devtrace.version())")
+    res = subprocess.run([str(python), "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd="/")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == [version] * 3
 
 
 @needs_emulator()

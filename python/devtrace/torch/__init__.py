@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _native
 from . import _listen
-from .._api import BackendStatus, BackendUnavailableError, DevtraceError, backend_names, kineto_native, probe
+from .._api import BackendStatus, BackendUnavailableError, DevtraceError, backend_names, kineto_native, probe, version
 
 _SOURCE = Path(__file__).resolve().parent / "kineto_plugin.cpp"
 
@@ -51,7 +51,7 @@ _warned: set = set()  # (backend, what was said): each said once per process
 def _extension_name() -> str:
     import torch
 
-    tag = re.sub(r"[^0-9A-Za-z]+", "_", "%s_%s" % (torch.__version__, _native.ABI_VERSION))
+    tag = re.sub(r"[^0-9A-Za-z]+", "_", "%s_%s" % (torch.__version__, version()))
     return "devtrace_kineto_" + tag
 
 

@@ -113,30 +113,35 @@ std::string clean_text(const char *s)
     return out;
 }
 
+/* What torch.profiler is handed: device work an op launched (kernels,
+   copies, fills, collectives) and the API calls that launched it, as the
+   library classes each kind (dt_event_kind_class); synchronisations,
+   overhead and memory records stay devtrace's. */
 bool is_device_kind(int k)
 {
-    return k == DT_EVENT_KERNEL || k == DT_EVENT_MEMCPY || k == DT_EVENT_MEMSET || k == DT_EVENT_COLLECTIVE;
+    return dt_event_kind_class(static_cast<dt_event_kind>(k)) & DT_EVENT_CLASS_LAUNCHED;
 }
 
 bool is_api_kind(int k)
 {
-    return k == DT_EVENT_RUNTIME || k == DT_EVENT_DRIVER;
+    return dt_event_kind_class(static_cast<dt_event_kind>(k)) & DT_EVENT_CLASS_API;
 }
 
+/* Kineto's type of each kind handed to it: a collective is a kernel, as
+   Kineto has NCCL's (and as devtrace's own trace writes it). */
 ActivityType activity_type(int kind)
 {
-    switch (kind) {
-    case DT_EVENT_KERNEL:
-    case DT_EVENT_COLLECTIVE: return ActivityType::CONCURRENT_KERNEL; /* as NCCL's kernels */
-    case DT_EVENT_MEMCPY: return ActivityType::GPU_MEMCPY;
-    case DT_EVENT_MEMSET: return ActivityType::GPU_MEMSET;
-    case DT_EVENT_DRIVER: return ActivityType::PRIVATEUSE1_DRIVER;
-    default: return ActivityType::PRIVATEUSE1_RUNTIME;
-    }
+    if (is_api_kind(kind))
+        return kind == DT_EVENT_DRIVER ? ActivityType::PRIVATEUSE1_DRIVER : ActivityType::PRIVATEUSE1_RUNTIME;
+    if (kind == DT_EVENT_MEMCPY) return ActivityType::GPU_MEMCPY;
+    if (kind == DT_EVENT_MEMSET) return ActivityType::GPU_MEMSET;
+    return ActivityType::CONCURRENT_KERNEL;
 }
 
+constexpr unsigned kKindSlots = 32; /* kinds are small numbers: every one counts */
+
 struct Counts {
-    uint64_t kept[DT_EVENT_COLLECTIVE + 1] = {};
+    uint64_t kept[kKindSlots] = {};
     uint64_t outside_window = 0;     /* outside torch.profiler's capture window */
     uint64_t linked = 0;             /* device and API activities linked to an op */
     uint64_t unlinked_too_large = 0; /* distinct External ids beyond the callback's int32 */
@@ -435,7 +440,7 @@ void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityC
             counts_.outside_window++;
             continue;
         }
-        counts_.kept[e.kind]++;
+        if (static_cast<unsigned>(e.kind) < kKindSlots) counts_.kept[e.kind]++;
         buffer_->emplace_activity(buffer_->span, activity_type(e.kind), clean_text(e.name));
         GenericTraceActivity &a = *buffer_->activities.back();
         a.startTime = static_cast<int64_t>(e.start_ns);
@@ -530,9 +535,8 @@ void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityC
 
 void Session::publish_report()
 {
-    static const char *const kinds[DT_EVENT_COLLECTIVE + 1] = {nullptr, "kernel", "memcpy", "memset", "runtime",
-                                                               "driver", "sync", "overhead", "range", "op",
-                                                               "collective"};
+    static const char *const kinds[DT_EVENT_DRIVER + 1] = {nullptr,  "kernel", "memcpy",
+                                                           "memset", "runtime", "driver"};
     std::string r = "{\"backend\": " + json_string(s_ ? dt_session_backend(s_) : backend_.c_str());
     r += ", \"errors\": [";
     std::vector<std::string> errs = errors();
