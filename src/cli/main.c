@@ -37,6 +37,7 @@ static void usage(FILE *f)
             "                 the devtrace trace of the same process) together into one trace\n"
             "  convert --to parquet TRACE... -o DIR  traces to a Parquet dataset (Python: devtrace[analysis])\n"
             "  analyze DIR --report NAME  kernels, temporal, overlap, idle, steps, launch over a dataset\n"
+            "  diff BASE TEST [--threshold PCT]  what changed between two datasets; exit 1 past PCT\n"
             "  trigger PID|--all|--job [--duration S | --steps N] [-o FILE] [--dump]\n"
             "                 capture a window (or the flight recorder's) of a running process\n"
             "                 that listens for requests; --list lists them\n"
@@ -857,7 +858,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "stats") == 0) return dt_cli_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return dt_cli_check(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return dt_cli_merge(argc - 1, argv + 1);
-    if (strcmp(cmd, "convert") == 0 || strcmp(cmd, "analyze") == 0) return dt_cli_analysis(argc - 1, argv + 1);
+    if (strcmp(cmd, "convert") == 0 || strcmp(cmd, "analyze") == 0 || strcmp(cmd, "diff") == 0)
+        return dt_cli_analysis(argc - 1, argv + 1);
     fprintf(stderr, "devtrace: unknown command %s\n", cmd);
     usage(stderr);
     return 2;
