@@ -271,14 +271,20 @@ def _diff(argv) -> int:
         if con is not None:
             con.close()
     if slower:
-        what = [r for r in slower if r[cols.index("name")] is None] or slower
-        r = what[0]
-        who = "the job" if r[cols.index("rank")] is None else "rank %d" % r[cols.index("rank")]
-        name = r[cols.index("name")]
-        print("devtrace diff: past the threshold of %g%%: %d change%s; first: %s %s on %s, %+.0f ns (%s)"
-              % (a.threshold, len(slower), "" if len(slower) == 1 else "s", r[cols.index("what")],
-                 "time" if name is None else repr(name), who, r[cols.index("diff_ns")], r[cols.index("change")]),
-              file=sys.stderr)
+        c = {n: i for i, n in enumerate(cols)}
+
+        def where(r):
+            return "the job" if r[c["rank"]] is None else "rank %d" % r[c["rank"]]
+        kinds = [r for r in slower if r[c["name"]] is None]
+        # the largest change, where it happened (a rank's before the job's)
+        names = sorted((r for r in slower if r[c["name"]] is not None),
+                       key=lambda r: (-r[c["diff_ns"]], r[c["rank"]] is None))
+        parts = ["%s time %+.3f ms on %s" % (r[c["what"]], r[c["diff_ns"]] / 1e6, where(r)) for r in kinds[:1]]
+        parts += ["the largest: %s %r on %s, %+.3f ms (%s)" % (r[c["what"]], r[c["name"]], where(r),
+                                                              r[c["diff_ns"]] / 1e6, r[c["change"]])
+                  for r in names[:1]]
+        print("devtrace diff: past the threshold of %g%%: %d change%s; %s"
+              % (a.threshold, len(slower), "" if len(slower) == 1 else "s", "; ".join(parts)), file=sys.stderr)
         return 1
     return 0
 

@@ -20,7 +20,9 @@ the rows the same query gives (per_rank), so both give the same rows."""
 
 from __future__ import annotations
 
+import gc
 import re
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -70,12 +72,6 @@ SELECT ev.*, q.queue_length FROM ev LEFT JOIN (SELECT index, queue_length FROM q
   USING (index)
 ORDER BY s, index"""
 
-ROWS_COLUMNS = [("rank", "INTEGER"), ("step", "BIGINT"), ("row", "VARCHAR"), ("window_start", "BIGINT"),
-                ("window_end", "BIGINT"), ("index", "BIGINT"), ("name", "VARCHAR"), ("bound_by", "VARCHAR"),
-                ("on_path", "BOOLEAN"), ("start_ns", "BIGINT"), ("end_ns", "BIGINT"), ("path_ns", "BIGINT"),
-                ("slack_ns", "BIGINT"), ("failed", "VARCHAR")]
-
-
 class _Event:
     __slots__ = ("index", "kind", "name", "pid", "tid", "thread", "s", "e", "stream", "device", "correlation",
                  "wait_stream", "wait_correlation", "queue", "call", "work", "host", "is_work", "is_sync")
@@ -100,15 +96,11 @@ class _Graph:
         self.end: Dict[int, int] = {}
         self.edges: Dict[Tuple[int, int], list] = {}  # (u, v) -> [weight, type, attributed event or None]
 
-    def add_event(self, e: _Event) -> None:
-        self.start[e.index] = len(self.ts)
-        self.ts.append(e.s)
+    def add_node(self, e: _Event, ts: int, is_start: bool) -> None:
+        (self.start if is_start else self.end)[e.index] = len(self.ts)
+        self.ts.append(ts)
         self.ev.append(e)
-        self.is_start.append(True)
-        self.end[e.index] = len(self.ts)
-        self.ts.append(e.e)
-        self.ev.append(e)
-        self.is_start.append(False)
+        self.is_start.append(is_start)
 
     def edge(self, u: int, v: int, kind: int, zero: bool = False, attributed: Optional[_Event] = None) -> None:
         weight = 0 if kind in (DEPENDENCY, SYNC) or zero else self.ts[v] - self.ts[u]
@@ -139,11 +131,11 @@ def _natural_bound(e: _Event, hta: bool) -> str:
 
 class _Rank:
     """One rank's events, linked: launch calls and their work, the events
-    recorded and waited for."""
+    recorded and waited for; indexed for the windows' clipping."""
 
     def __init__(self, rows: Sequence[tuple], hta: bool):
         self.hta = hta
-        self.events = [_Event(r) for r in rows]
+        self.events = [_Event(r) for r in rows]  # in start order
         by_corr: Dict[int, _Event] = {}
         for e in self.events:
             if hta:
@@ -166,9 +158,20 @@ class _Rank:
         # launches: calls whose work ran on a stream, in the order they started
         self.launches = [c for c in self.events if c.kind in ("runtime", "driver") and c.work is not None
                          and c.work.is_work and self._is_launch(c)]
-        self.launch_id = {c.index: i for i, c in enumerate(self.launches)}
+        # what a window clips, by the time it is clipped by: host events by
+        # their start; work and syncs on a stream by their launch call's
+        # start; the syncs on no stream (Event Sync, Context Sync) by theirs
+        self.host = [e for e in self.events if e.host]
+        self.host_s = [e.s for e in self.host]
+        launched = [e for e in self.events if (e.is_work or (e.is_sync and e.stream is not None and e.stream != -1))
+                    and e.call is not None]
+        launched.sort(key=lambda e: (e.call.s, e.index))
+        self.launched, self.launched_s = launched, [e.call.s for e in launched]
+        self.unstreamed = [e for e in self.events if e.is_sync and (e.stream is None or e.stream == -1)]
+        self.unstreamed_s = [e.s for e in self.unstreamed]
+        self.stream_waits = [e for e in self.events if e.name == "Stream Wait Event"]
         self._records = None
-        self._waits = None
+        self._next = None
 
     def _is_launch(self, c: _Event) -> bool:
         return not self.hta or c.name in _reports.HTA_LAUNCH_NAMES
@@ -185,30 +188,42 @@ class _Rank:
             for e in self.events:
                 if e.is_sync and e.wait_stream is not None and e.wait_stream > -1 and e.wait_correlation is not None:
                     stream_of.setdefault(e.wait_correlation, (e.device, e.wait_stream))
-            records = [c for c in self.events if c.name in EVENT_RECORD and c.correlation in stream_of]
             by_stream: Dict[tuple, List[_Event]] = defaultdict(list)
             for c in self.launches:
                 by_stream[self._key(c.work)].append(c)
+            starts = {k: [c.s for c in v] for k, v in by_stream.items()}
             self._records = {}
-            for r in records:
-                launches = by_stream.get(stream_of[r.correlation], [])
-                prev = None
-                for c in launches:  # launches in start order: the last at or before the record
-                    if c.s <= r.s:
-                        prev = c
-                    else:
-                        break
-                self._records[r.correlation] = prev.work if prev is not None else None
+            for r in self.events:
+                if r.name in EVENT_RECORD and r.correlation in stream_of:
+                    key = stream_of[r.correlation]
+                    i = bisect_right(starts.get(key, []), r.s)  # the last launch at or before the record
+                    self._records[r.correlation] = by_stream[key][i - 1].work if i else None
         return self._records.get(corr)
 
     def next_launch(self, wait_call: _Event, stream_key) -> Optional[_Event]:
         """The work of the first launch on the waiting call's thread and the
         stream that waits, at or after the call."""
-        for c in self.launches:
-            if c.s >= wait_call.s and c.pid == wait_call.pid and c.tid == wait_call.tid and \
-                    c.thread == wait_call.thread and self._key(c.work) == stream_key:
-                return c.work
-        return None
+        if self._next is None:
+            self._next = defaultdict(list)
+            for c in self.launches:
+                self._next[(c.pid, c.tid, c.thread) + self._key(c.work)].append(c)
+            self._next_s = {k: [c.s for c in v] for k, v in self._next.items()}
+        key = (wait_call.pid, wait_call.tid, wait_call.thread) + stream_key
+        i = bisect_left(self._next_s.get(key, []), wait_call.s)
+        return self._next[key][i].work if i < len(self._next.get(key, [])) else None
+
+    def clip(self, ws: int, we: int):
+        """The window's host events (starting in it and lasting) and device
+        items (work and syncs whose launch call does, or syncs on no stream
+        that do; every stream wait), as HTA clips a window."""
+        host = [e for e in self.host[bisect_left(self.host_s, ws):bisect_right(self.host_s, we)] if e.e > e.s]
+        device = [e for e in self.launched[bisect_left(self.launched_s, ws):bisect_right(self.launched_s, we)]
+                  if e.call.e > e.call.s]
+        device += [e for e in self.unstreamed[bisect_left(self.unstreamed_s, ws):bisect_right(self.unstreamed_s, we)]
+                   if e.e > e.s]
+        inside = {e.index for e in device}
+        device += [e for e in self.stream_waits if e.index not in inside]
+        return host, device
 
 
 def _windows(rank_events: List[_Event], window: Optional[str]) -> List[Tuple[Optional[int], int, int]]:
@@ -420,7 +435,10 @@ def _longest(g: _Graph):
         to_sink[u] = best
     if not n:
         return [], dist, to_sink
-    v = max(range(n), key=lambda i: (dist[i], -order_pos(order, i)))
+    v, best = order[0], dist[order[0]]
+    for x in order:  # the first node of the longest distance, in topological order
+        if dist[x] > best:
+            v, best = x, dist[x]
     path = [v]
     while back[v] != v:
         v = back[v]
@@ -429,37 +447,20 @@ def _longest(g: _Graph):
     return path, dist, to_sink
 
 
-def order_pos(order, i, _cache={}):  # noqa: B006 - position of node i in order, for the first maximum
-    key = id(order)
-    pos = _cache.get(key)
-    if pos is None or len(pos) != len(order):
-        _cache.clear()
-        pos = _cache[key] = {v: k for k, v in enumerate(order)}
-    return pos[i]
-
-
 def window_path(rank: _Rank, ws: int, we: int) -> dict:
     """The graph and critical path of the window [ws, we] of a rank."""
     hta = rank.hta
-    # host events that start in the window and last; work (and syncs on a
-    # stream) whose launch call does; and every stream wait, as HTA clips
-    host = [e for e in rank.events if e.host and ws <= e.s <= we and e.e > e.s]
-    host_set = {e.index for e in host}
-    device = []
-    for e in rank.events:
-        if e.is_work or (e.is_sync and e.stream is not None and e.stream != -1):
-            c = e.call
-            if (c is not None and ws <= c.s <= we and c.e > c.s) or e.name == "Stream Wait Event":
-                device.append(e)
-        elif e.is_sync and ws <= e.s <= we and e.e > e.s:  # Event Sync, Context Sync: on no stream
-            device.append(e)
+    host, device = rank.clip(ws, we)
     g = _Graph()
     names: Dict[int, _Event] = {e.index: e for e in host}
     node_events = [e for e in host if e.kind in ("cpu_op", "runtime", "driver")]
     node_events += [e for e in device if (e.is_work or (e.is_sync and e.stream is not None and e.stream != -1))
                     and e.call is not None]
-    for e in sorted(node_events, key=lambda e: (e.s, e.index)):
-        g.add_event(e)
+    # nodes in time order (a start before an end at one time), as HTA numbers them
+    marks = sorted([(e.s, 0, e.index, e) for e in node_events] + [(e.e, 1, e.index, e) for e in node_events],
+                   key=lambda m: m[:3])
+    for ts, end, _, e in marks:
+        g.add_node(e, ts, not end)
     blocking = set(HTA_BLOCKING if hta else BLOCKING)
     threads: Dict[tuple, List[_Event]] = defaultdict(list)
     for e in host:
@@ -474,58 +475,122 @@ def window_path(rank: _Rank, ws: int, we: int) -> dict:
             negative += 1
     res = None if failed else _longest(g)
     if res is None:
-        return {"graph": g, "failed": failed or "the graph has a cycle", "host": host_set}
+        return {"graph": g, "failed": failed or "the graph has a cycle"}
     path, dist, to_sink = res
-    return {"graph": g, "path": path, "dist": dist, "to_sink": to_sink, "failed": None, "host": host_set,
-            "negative": negative}
+    return {"graph": g, "path": path, "dist": dist, "to_sink": to_sink, "failed": None, "negative": negative}
+
+
+def _window_rows(rank_no: int, step, ws: int, we: int, r: dict, hta: bool):
+    """A window's segments (an edge of the path with time, attributed to an
+    event) and events (each operator, call and device work: on the path or
+    not, with its slack: how much later it could end without lengthening
+    the path)."""
+    g = r["graph"]
+    path, dist, to_sink = r["path"], r["dist"], r["to_sink"]
+    length = dist[path[-1]] if path else 0
+    on_path = {g.ev[v].index for v in path}
+    segments = []
+    for u, v in zip(path, path[1:]):
+        weight, kind, ev = g.edges[(u, v)]
+        if weight > 0:
+            segments.append((ev, _bound(kind, ev, hta), g.ts[u], g.ts[v], weight))
+    events = [(e, e.index in on_path, max(0, length - (dist[node] + to_sink[node])))
+              for node, e in enumerate(g.ev) if g.is_start[node]]
+    return segments, events
 
 
 def rank_rows(rank_no: int, rows: Sequence[tuple], hta: bool, window: Optional[str]) -> List[tuple]:
-    """The per-rank rows (ROWS_COLUMNS) of every window of one rank:
-    a 'segment' row per edge of the path with time, attributed to an event;
-    an 'event' row per operator, call and device work of the window, on the
-    path or not, with its slack (how much later it could end without
-    lengthening the path)."""
+    """The rows (_reports.CRITICAL_COLUMNS) of every window of one rank: per
+    name and bound, the time on the path and the events, those on the path
+    and the least slack of the others; a window whose graph cannot be
+    trusted is one row saying why."""
     rank = _Rank(rows, hta)
     out: List[tuple] = []
     for step, ws, we in _windows(rank.events, window):
         r = window_path(rank, ws, we)
-        g = r["graph"]
+        if r["failed"]:
+            out.append((rank_no, step, ws, we, None, None, 0, 0, 0, None, r["failed"]))
+            continue
+        segments, events = _window_rows(rank_no, step, ws, we, r, hta)
+        agg: Dict[tuple, list] = {}
+        for ev, bound, _, _, weight in segments:
+            agg.setdefault((ev.name if ev else None, bound), [0, 0, 0, None])[0] += weight
+        for e, on, slack in events:
+            a = agg.setdefault((e.name, _natural_bound(e, hta)), [0, 0, 0, None])
+            a[1] += 1
+            if on:
+                a[2] += 1
+            elif a[3] is None or slack < a[3]:
+                a[3] = slack
+        out.extend((rank_no, step, ws, we, name, bound, a[0], a[1], a[2], a[3], None)
+                   for (name, bound), a in agg.items())
+    return out
+
+
+def rank_events(rank_no: int, rows: Sequence[tuple], hta: bool, window: Optional[str],
+                only: Optional[tuple] = None) -> List[tuple]:
+    """The rows (_reports.CRITICAL_EVENT_COLUMNS) of every window of one
+    rank (only: the (rank, step) of one), each segment of its path and each
+    event."""
+    rank = _Rank(rows, hta)
+    out: List[tuple] = []
+    for step, ws, we in _windows(rank.events, window):
+        if only is not None and (only[0] != rank_no or only[1] != step):
+            continue
+        r = window_path(rank, ws, we)
         if r["failed"]:
             out.append((rank_no, step, "failed", ws, we, None, None, None, None, None, None, None, None,
                         r["failed"]))
             continue
-        path, dist, to_sink = r["path"], r["dist"], r["to_sink"]
-        length = dist[path[-1]] if path else 0
-        on_path = {g.ev[v].index for v in path}
-        for u, v in zip(path, path[1:]):
-            weight, kind, ev = g.edges[(u, v)]
-            if weight <= 0:
-                continue
-            bound = _bound(kind, ev, hta)
-            out.append((rank_no, step, "segment", ws, we, ev.index if ev else None, ev.name if ev else None, bound,
-                        True, g.ts[u], g.ts[v], weight, 0, None))
-        seen = set()
-        for node, e in enumerate(g.ev):
-            if not g.is_start[node] or e.index in seen:
-                continue
-            seen.add(e.index)
-            slack = length - (dist[node] + to_sink[node])
-            out.append((rank_no, step, "event", ws, we, e.index, e.name, _natural_bound(e, hta),
-                        e.index in on_path, e.s, e.e, 0, max(0, slack), None))
+        segments, events = _window_rows(rank_no, step, ws, we, r, hta)
+        out.extend((rank_no, step, "segment", ws, we, ev.index if ev else None, ev.name if ev else None, bound, True,
+                    s, e, weight, 0, None) for ev, bound, s, e, weight in segments)
+        out.extend((rank_no, step, "event", ws, we, e.index, e.name, _natural_bound(e, hta), on, e.s, e.e, 0, slack,
+                    None) for e, on, slack in events)
     return out
 
 
-def per_rank(con, hta: bool, params: dict) -> Tuple[List[str], List[tuple]]:
-    """The rows of every rank of `events` (DuckDB's whole dataset, or a Dask
-    task's share of it)."""
-    window = params.get("window")
+class _NoCycleCollection:
+    """The cyclic garbage collector held off while a rank's graph is built:
+    it would scan the millions of objects a large rank makes, over and over
+    (three times the work); what is left is collected afterwards."""
+
+    def __enter__(self):
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was:
+            gc.enable()
+
+
+def _ranks(con, only: Optional[tuple]) -> List[int]:
     ranks = [r for (r,) in con.execute("SELECT DISTINCT rank FROM events ORDER BY rank").fetchall()]
+    return [r for r in ranks if only is None or r == only[0]]
+
+
+def per_rank(con, hta: bool, params: dict) -> Tuple[List[str], List[tuple]]:
+    """The critical paths' rows of every rank of `events` (DuckDB's whole
+    dataset, or a Dask task's share of it)."""
     out: List[tuple] = []
-    for rank in ranks:
+    for rank in _ranks(con, None):
         rows = con.execute(events_sql(rank, hta)).fetchall()
-        out.extend(rank_rows(rank, rows, hta, window))
-    return [c for c, _ in ROWS_COLUMNS], out
+        with _NoCycleCollection():
+            out.extend(rank_rows(rank, rows, hta, params.get("window")))
+    return [c for c, _ in _reports.CRITICAL_COLUMNS], out
+
+
+def per_rank_events(con, hta: bool, params: dict) -> Tuple[List[str], List[tuple]]:
+    """The paths' segments and every event's place (on the path, slack) of
+    every rank of `events`, or of the one window params["only"] names."""
+    only = params.get("only")
+    only = tuple(only) if only is not None else None
+    out: List[tuple] = []
+    for rank in _ranks(con, only):
+        rows = con.execute(events_sql(rank, hta)).fetchall()
+        with _NoCycleCollection():
+            out.extend(rank_events(rank, rows, hta, params.get("window"), only))
+    return [c for c, _ in _reports.CRITICAL_EVENT_COLUMNS], out
 
 
 def events_sql(rank: int, hta: bool) -> str:

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional
 from . import _critical, _engine, _output
 
 REPORTS = ["steps", "kernels", "temporal", "overlap", "idle", "launch", "launch_quantiles", "queue",
-           "queue_chart", "memory", "memory_chart", "bandwidth_chart", "critical_steps", "critical_segments"]
+           "queue_chart", "memory", "memory_chart", "bandwidth_chart", "critical_steps"]
 # at most this many lines in a chart of series (the largest first; the page
 # says how many it left out)
 MAX_LINES = 12
@@ -119,6 +119,7 @@ function devtraceShow() {
   if (b) { b.style.display = "block"; b.textContent = "Some charts could not be drawn: " + window.devtraceErrors.join("; "); }
 }
 window.addEventListener("error", function (e) { devtraceError(e.message); });
+window.addEventListener("unhandledrejection", function (e) { devtraceError(e.reason); });
 </script>
 <script>%(library)s</script>
 <style>
@@ -138,18 +139,23 @@ th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
 (function () {
   var figures = %(figures)s;
   var drawn = 0;
-  Object.keys(figures).forEach(function (key) {
+  var done = Object.keys(figures).map(function (key) {
     var el = document.getElementById(key);
-    try {
-      Plotly.newPlot(el, figures[key].data, figures[key].layout, {responsive: true, displaylogo: false});
-      el.dataset.drawn = "yes";
-      drawn++;
-    } catch (e) {
+    function failed(e) {
       el.dataset.drawn = "failed";
-      devtraceError(key + ": " + e.message);
+      devtraceError(key + ": " + (e && e.message ? e.message : e));
+    }
+    try {
+      return Promise.resolve(Plotly.newPlot(el, figures[key].data, figures[key].layout,
+                                            {responsive: true, displaylogo: false}))
+        .then(function () { el.dataset.drawn = "yes"; drawn++; }, failed);
+    } catch (e) {
+      failed(e);
+      return Promise.resolve();
     }
   });
-  document.body.dataset.charts = String(drawn);
+  // once every chart is drawn or has failed: how many were drawn
+  Promise.all(done).then(function () { document.body.dataset.charts = String(drawn); });
 })();
 </script>
 </body></html>
@@ -332,17 +338,30 @@ def _queue_memory(page: _Page, queue: List[dict], chart: List[dict], memory: Lis
         _lines(page, "bandwidth", bchart, ["rank", "type"], "gbps", 1, lambda k: "rank %s %s" % k, "GB/s", t0)
 
 
+def slowest_window(steps: List[dict]):
+    """The (rank, step) whose path the page draws: of the slowest step (the
+    longest window of any rank), the rank whose path set its time."""
+    ok = [s for s in steps if s["failed"] is None and s["path_ns"]]
+    if not ok:
+        return None
+    slowest = max(ok, key=lambda s: (s["window_ns"], -s["rank"]))["step"]
+    of_step = sorted([s for s in ok if s["step"] == slowest], key=lambda s: s["rank"])
+    setter = next((s for s in of_step if s["sets_step"]), of_step[0])
+    return setter["rank"], slowest
+
+
 def _critical_path(page: _Page, steps: List[dict], segments: List[dict]) -> None:
     page.section("Critical path", "The chain of host operators, launches, device work and synchronisations that "
                  "decided a step's time. Per rank, the slowest step's path by what bounds it (the rank whose path "
                  "set the step's time is marked), and that rank's path over time.")
-    ok = [s for s in steps if s["failed"] is None and s["path_ns"]]
-    if not ok:
+    chosen = slowest_window(steps)
+    if chosen is None:
         page.note("No critical path: no operators or device work in this dataset's steps.")
         return
-    slowest = max(ok, key=lambda s: (s["window_ns"], -s["rank"]))["step"]
-    of_step = sorted([s for s in ok if s["step"] == slowest], key=lambda s: s["rank"])
-    setter = next((s for s in of_step if s["sets_step"]), of_step[0])
+    slowest = chosen[1]
+    of_step = sorted([s for s in steps if s["failed"] is None and s["path_ns"] and s["step"] == slowest],
+                     key=lambda s: s["rank"])
+    setter = next(s for s in of_step if s["rank"] == chosen[0])
     what = "step %s" % slowest if slowest is not None else "the whole trace"
     cols = [("cpu_ns", _critical.CPU), ("compute_ns", _critical.COMPUTE), ("communication_ns", _critical.COMMUNICATION),
             ("launch_ns", _critical.LAUNCH), ("kernel_gap_ns", _critical.KERNEL_GAP)]
@@ -420,6 +439,12 @@ def write_html(dataset: str, path: str, engine: str = "duckdb", hta: bool = Fals
     res = _engine.run_reports(dataset, REPORTS, engine=engine, hta=hta, dask=dask, con=con, params=params,
                               memory_limit=memory_limit)
     r = {n: _rows(t) for n, t in res.items()}
+    chosen = slowest_window(r["critical_steps"])
+    r["critical_segments"] = []
+    if chosen is not None:  # that one window's path, segment by segment
+        seg = _engine.run_reports(dataset, ["critical_segments"], engine=engine, hta=hta, dask=dask, con=con,
+                                  params=dict(params or {}, only=chosen), memory_limit=memory_limit)
+        r["critical_segments"] = _rows(seg["critical_segments"])
     page = _Page("devtrace: %s" % os.path.abspath(dataset))
     ranks = sorted({x["rank"] for x in r["temporal"]} | {x["rank"] for x in r["steps"]})
     page.parts.append("<h1>devtrace analyze: %s</h1><p>%d rank%s, %d step%s%s.</p>" % (

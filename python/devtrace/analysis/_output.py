@@ -16,6 +16,8 @@ def _cell(v) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     if isinstance(v, float):
+        if v == int(v) and abs(v) < 1e15:
+            return "%d" % v
         return "%.4g" % v if abs(v) < 1e6 else "%.0f" % v
     s = str(v)
     return s if len(s) <= 60 else s[:57] + "..."

@@ -593,14 +593,21 @@ FROM pats WHERE n >= {min_len} GROUP BY rank, op, n, kernels"""
 
 # ---- the critical path (_critical.py) ---------------------------------------
 
-def _critical_columns():
-    from . import _critical
-    return tuple(_critical.ROWS_COLUMNS)
-
-
+# The critical path's per-rank rows (_critical.rank_rows): per rank, window
+# (step), name and bound, the time on the path, the events, those on it and
+# the least slack of the others; one row for a window whose graph failed.
+CRITICAL_COLUMNS = (("rank", "INTEGER"), ("step", "BIGINT"), ("window_start", "BIGINT"), ("window_end", "BIGINT"),
+                    ("name", "VARCHAR"), ("bound_by", "VARCHAR"), ("path_ns", "BIGINT"), ("events", "BIGINT"),
+                    ("on_path", "BIGINT"), ("min_slack_ns", "BIGINT"), ("failed", "VARCHAR"))
+# ... and each segment of a path and each event (_critical.rank_events)
+CRITICAL_EVENT_COLUMNS = (("rank", "INTEGER"), ("step", "BIGINT"), ("row", "VARCHAR"), ("window_start", "BIGINT"),
+                          ("window_end", "BIGINT"), ("index", "BIGINT"), ("name", "VARCHAR"), ("bound_by", "VARCHAR"),
+                          ("on_path", "BOOLEAN"), ("start_ns", "BIGINT"), ("end_ns", "BIGINT"), ("path_ns", "BIGINT"),
+                          ("slack_ns", "BIGINT"), ("failed", "VARCHAR"))
 CRITICAL_PY = "devtrace.analysis._critical:per_rank"
+CRITICAL_EVENTS_PY = "devtrace.analysis._critical:per_rank_events"
 _BOUND_SUMS = ", ".join(
-    "coalesce(sum(path_ns) FILTER (WHERE row = 'segment' AND bound_by = '%s'), 0) AS %s"
+    "coalesce(sum(path_ns) FILTER (WHERE bound_by = '%s'), 0) AS %s"
     % (b, c) for b, c in (("cpu_bound", "cpu_ns"), ("gpu_compute_bound", "compute_ns"),
                           ("gpu_communication_bound", "communication_ns"),
                           ("gpu_kernel_launch_overhead", "launch_ns"), ("gpu_kernel_kernel_overhead", "kernel_gap_ns")))
@@ -608,31 +615,24 @@ _BOUND_SUMS = ", ".join(
 
 def _critical_path() -> Report:
     combine = """
-WITH seg AS (SELECT rank, step, name, bound_by, sum(path_ns) AS path_ns FROM r WHERE row = 'segment' GROUP BY ALL)
-, ev AS (SELECT rank, step, name, bound_by, count(*) AS events, count(*) FILTER (WHERE on_path) AS on_path,
-                min(slack_ns) FILTER (WHERE NOT on_path) AS min_slack_ns
-         FROM r WHERE row = 'event' GROUP BY ALL)
-, tot AS (SELECT rank, step, sum(path_ns) AS total FROM r WHERE row = 'segment' GROUP BY ALL)
-SELECT coalesce(s.rank, e.rank) AS rank, coalesce(s.step, e.step) AS step, coalesce(s.name, e.name) AS name,
-       coalesce(s.bound_by, e.bound_by) AS bound_by, coalesce(s.path_ns, 0) AS path_ns,
-       CASE WHEN t.total > 0 THEN coalesce(s.path_ns, 0) / t.total ELSE 0 END AS share,
-       coalesce(e.events, 0) AS events, coalesce(e.on_path, 0) AS on_path, e.min_slack_ns
-FROM seg s FULL JOIN ev e ON e.rank = s.rank AND e.step IS NOT DISTINCT FROM s.step
-     AND e.name IS NOT DISTINCT FROM s.name AND e.bound_by = s.bound_by
-LEFT JOIN tot t ON t.rank = coalesce(s.rank, e.rank) AND t.step IS NOT DISTINCT FROM coalesce(s.step, e.step)
+SELECT rank, step, name, bound_by, path_ns,
+       CASE WHEN sum(path_ns) OVER w > 0 THEN path_ns / sum(path_ns) OVER w ELSE 0 END AS share,
+       events, on_path, min_slack_ns
+FROM r WHERE failed IS NULL
+WINDOW w AS (PARTITION BY rank, step)
 ORDER BY rank, step NULLS FIRST, path_ns DESC, min_slack_ns NULLS FIRST, name, bound_by"""
     return Report("critical_path", "per rank and step (ProfilerStep#N, or --window NAME): the critical path's "
                   "elements by name and what bounds them (host, device compute or communication, launch delay, "
                   "gap between kernels): their time on the path and share of it, and of the others the least "
                   "slack (how much later one could end without lengthening the path)",
-                  None, combine, py=CRITICAL_PY, columns=_critical_columns())
+                  None, combine, py=CRITICAL_PY, columns=CRITICAL_COLUMNS)
 
 
 def _critical_steps() -> Report:
     combine = """
 WITH w AS (
   SELECT rank, step, min(window_start) AS window_start, min(window_end) AS window_end,
-         coalesce(sum(path_ns) FILTER (WHERE row = 'segment'), 0) AS path_ns, %s, max(failed) AS failed
+         coalesce(sum(path_ns), 0) AS path_ns, %s, max(failed) AS failed
   FROM r GROUP BY rank, step)
 , o AS (SELECT *, path_ns - communication_ns AS own_ns,
                first_value(rank) OVER (PARTITION BY step ORDER BY failed IS NULL DESC, path_ns - communication_ns DESC,
@@ -644,13 +644,13 @@ FROM o ORDER BY step NULLS FIRST, rank""" % _BOUND_SUMS
     return Report("critical_steps", "per rank and step: the critical path's length, its time by what bounds it, "
                   "and the rank whose path set the step's time (the most of its path not in communication: "
                   "the others' paths wait for it in their collectives)",
-                  None, combine, py=CRITICAL_PY, columns=_critical_columns())
+                  None, combine, py=CRITICAL_PY, columns=CRITICAL_COLUMNS)
 
 
 def _critical_events() -> Report:
     combine = "SELECT * FROM r ORDER BY rank, step NULLS FIRST, row, start_ns, index"
-    return Report("critical_events", "the critical path's segments and each event's slack", None, combine,
-                  py=CRITICAL_PY, columns=_critical_columns(), listed=False)
+    return Report("critical_events", "each critical path's segments, and each event on it or not with its slack",
+                  None, combine, py=CRITICAL_EVENTS_PY, columns=CRITICAL_EVENT_COLUMNS, listed=False)
 
 
 # ---- two datasets, or two step ranges: what changed ---------------------------
@@ -751,7 +751,7 @@ FROM launch_events GROUP BY rank""" % ", ".join("%.2f" % (i / 20) for i in range
 def _critical_segments() -> Report:
     return Report("critical_segments", "the critical paths' segments", None,
                   "SELECT * FROM r WHERE row = 'segment' ORDER BY rank, step NULLS FIRST, start_ns, end_ns",
-                  py=CRITICAL_PY, columns=_critical_columns(), listed=False)
+                  py=CRITICAL_EVENTS_PY, columns=CRITICAL_EVENT_COLUMNS, listed=False)
 
 
 REPORTS: Dict[str, Report] = {r.name: r for r in
@@ -765,7 +765,7 @@ REPORTS: Dict[str, Report] = {r.name: r for r in
                                _bucketed("bandwidth_chart", _bandwidth_series(), "rank, type", "gbps"))}
 
 # What the parameters of the reports are when not given
-DEFAULTS = {"window": None, "op": None, "min_len": 3, "queue_limit": 1024, "steps": None}
+DEFAULTS = {"window": None, "op": None, "min_len": 3, "queue_limit": 1024, "steps": None, "only": None}
 
 
 def params_of(params: Optional[dict]) -> dict:
