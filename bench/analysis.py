@@ -19,10 +19,13 @@
    queue length summary, the frequent kernel sequences under aten::op, and
    the diff of step 0 of every rank against a second run (traces of other
    random kernels); HTA's figures are its load of the traces plus the
-   analysis, and its load alone is printed too.
+   analysis (the sequences of rank 0 alone: HTA writes each rank's trace
+   again with them, minutes a rank; devtrace's of every rank), and its load
+   alone is printed too. --new names the analyses to run.
 
 Usage: python3 bench/analysis.py [--ranks 8] [--events 1000000] [--no-hta] [--work DIR] [--convert-only]
        [--only convert,hta,limit,dask,startup,new] [--dask-workers 1,2] [--against DIR]
+       [--new critical_path,queue,sequences,diff]
 (with DEVTRACE_LIBRARY and PYTHONPATH=python set, as for the tests, and
 build/devtrace built). Each measurement runs in a child process of its own;
 its peak RSS is the sum over the processes it starts. The machine's load
@@ -98,8 +101,8 @@ if what == "critical_path":
 elif what == "queue":
     t.get_queue_length_summary(ranks=list(range(ranks)))
 elif what == "sequences":
-    for r in range(ranks):
-        t.get_frequent_cuda_kernel_sequences(operator_name="aten::op", output_dir=scratch, rank=r, visualize=False)
+    # rank 0 alone: each call also writes the rank's trace again (minutes a rank)
+    t.get_frequent_cuda_kernel_sequences(operator_name="aten::op", output_dir=scratch, rank=0, visualize=False)
 """
 
 
@@ -228,8 +231,9 @@ def new_analyses(work, traces, paths, ds, a):
     print("the analyses HTA also has, %d ranks x %d events (%s):" % (a.ranks, a.events, load()))
     print("  %-48s %8s %8s %9s" % ("", "wall s", "CPU s", "peak MB"))
     row = "  %-48s %8.2f %8.2f %9.0f"
-    every = measure_cpu([DEVTRACE, "analyze", ds, "--report", "critical_steps"])
-    print(row % ("devtrace critical path, every step of every rank", *every))
+    if "critical_path" in a.new.split(","):
+        every = measure_cpu([DEVTRACE, "analyze", ds, "--report", "critical_steps"])
+        print(row % ("devtrace critical path, every step of every rank", *every))
     hta = not a.no_hta
     if hta:
         h_load = measure_cpu([sys.executable, "-c", "import logging, sys, warnings; logging.disable(logging.WARNING);"
@@ -237,11 +241,14 @@ def new_analyses(work, traces, paths, ds, a):
                               " TraceAnalysis(trace_dir=sys.argv[1])", traces])
         print(row % ("HTA 0.5 loading the traces (in each of its figures)", *h_load))
     for what, cmd in devtrace.items():
+        if what not in a.new.split(","):
+            continue
         d = measure_cpu(cmd)
         print(row % ("devtrace %s" % what, *d))
         if hta:
             h = measure_cpu([sys.executable, "-c", HTA_NEW, what, traces, str(a.ranks), other, scratch])
-            print(row % ("HTA 0.5 %s" % what, *h) + "   devtrace: %.1fx the speed, CPU %.1fx, %.2f of the memory"
+            label = "HTA 0.5 %s%s" % (what, ", rank 0 alone" if what == "sequences" else "")
+            print(row % (label, *h) + "   devtrace: %.1fx the speed, CPU %.1fx, %.2f of the memory"
                   % (h[0] / d[0], h[1] / d[1], d[2] / h[2]))
 
 
@@ -256,6 +263,8 @@ def main():
     ap.add_argument("--only", default="convert,hta,limit,dask,startup,new",
                     help="the sections to run: convert, hta, limit, dask, startup, new (comma-separated)")
     ap.add_argument("--dask-workers", default="1,2", help="the local Dask clusters' sizes, comma-separated")
+    ap.add_argument("--new", default="critical_path,queue,sequences,diff",
+                    help="the analyses of section new: critical_path, queue, sequences, diff (comma-separated)")
     ap.add_argument("--against", metavar="DIR", help="another devtrace tree, built in DIR/build, for start-up")
     a = ap.parse_args()
     only = set(a.only.split(","))

@@ -6,7 +6,6 @@ the slack of what is not on it; written back into the trace for Perfetto."""
 
 import gzip
 import json
-import os
 import re
 from collections import Counter
 
@@ -274,3 +273,20 @@ def test_a_window_of_the_user_s_choosing(tmp_path):
     # without steps or a window: the whole trace
     whole = report(ds, "critical_steps")
     assert len(whole) == 1 and whole.step.isna().all() and whole.path_ns.iloc[0] > steps.path_ns.max()
+
+
+def test_a_trace_gone_since_the_conversion_is_one_line(two_ranks, tmp_path):
+    """--overlay needs the traces the dataset was converted from: one gone
+    is one line naming it, exit status 1, and nothing half written."""
+    import shutil
+    paths, _ = two_ranks
+    moved = tmp_path / "traces"
+    moved.mkdir()
+    for p in paths:
+        shutil.copy(p, moved / p.name)
+    ds = convert(sorted(moved.iterdir()), tmp_path / "ds")
+    (moved / "rank1.json").unlink()
+    res = run([DEVTRACE, "analyze", ds, "--report", "critical_steps", "--overlay", tmp_path / "out"])
+    assert res.returncode == 1 and "rank1.json" in res.stderr and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert not any(p.name.endswith(".tmp") for p in (tmp_path / "out").iterdir())

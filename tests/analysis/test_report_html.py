@@ -7,12 +7,13 @@ imports: the charts' library is read, never imported."""
 import json
 import re
 
-import pytest
 
 from conftest import BUILD, DEVTRACE, convert, kineto_trace, run
 
 # two kernels whose names agree far past the 50 characters a label keeps
 LONG = "void at::native::vectorized_elementwise_kernel<4, at::native::%s, at::detail::Array<char*, 3> >"
+# a name that would end the page's script or be read as markup
+HOSTILE = "</script><b>bold</b> & <br>"
 
 
 def job_trace(rank, slow):
@@ -25,7 +26,7 @@ def job_trace(rank, slow):
     allocated = 0
     for s in steps:
         for i, name in enumerate((LONG % "CUDAFunctor_add<float>", LONG % "CUDAFunctor_add<int>",
-                                  "Memcpy HtoD (Pinned -> Device)")):
+                                  "Memcpy HtoD (Pinned -> Device)", HOSTILE)):
             corr += 1
             ts = s["ts"] + 6000.0 + 200.0 * i
             copy = name.startswith("Memcpy")
@@ -85,8 +86,13 @@ def test_the_report_draws_in_a_browser(tmp_path):
         assert straggler == [[["3"], ["2"]]]
         labels = b.evaluate("[].concat.apply([], document.getElementById('kernels').data.map(function (t) {"
                             " return t.y; }))")
-        assert len(labels) == len(set(labels)) == 6
+        assert len(labels) == len(set(labels)) == 7
         assert sum(1 for x in labels if x.startswith("void at::native::vectorized_elementwise")) == 2
+        # the hostile name is text: escaped for Plotly, shown as written
+        assert "&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt; &amp; &lt;br&gt;" in labels
+        shown = b.evaluate("Array.from(document.querySelectorAll('#kernels .ytick text')).map(function (t) {"
+                           " return t.textContent; })")
+        assert HOSTILE in shown, shown
         shot = BUILD / "analysis-report.png"
         height = b.screenshot(str(shot))
         problems = browser.problems(b.drain())
@@ -137,3 +143,17 @@ def test_each_new_command_imports_what_it_uses(tmp_path):
         mods = imports(res)
         assert "duckdb" in mods and not mods & {"pyarrow", "pandas", "numpy", "plotly", "matplotlib"}, \
             (args, sorted(mods))
+
+
+def test_without_plotly_html_says_what_to_install(tmp_path, monkeypatch, capsys):
+    """--html without the plotly package (whose plotly.min.js the page
+    holds): one line saying what to install, exit status 2, before any
+    report runs."""
+    import importlib.util
+    from devtrace.analysis import __main__ as cli
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "plotly" else real(name, *a))
+    assert cli.main(["analyze", str(tmp_path / "none"), "--html", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "pip install plotly" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r.html").exists()

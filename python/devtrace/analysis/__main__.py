@@ -101,7 +101,8 @@ def _analyze(argv) -> int:
     p.add_argument("--html", metavar="FILE",
                    help="write one HTML file with a chart per report (the charting library inside it: it opens "
                         "without a network)")
-    p.add_argument("--baseline", metavar="DIR", help="with --html: what changed from the dataset DIR (as devtrace diff)")
+    p.add_argument("--baseline", metavar="DIR",
+                   help="with --html: what changed from the dataset DIR (as devtrace diff)")
     p.add_argument("--overlay", metavar="DIR",
                    help="write each trace again in DIR with the critical path marked (args critical) and counter "
                         "tracks: queue length per stream, memory in use per device, copies' bandwidth, the path")
@@ -123,6 +124,13 @@ def _analyze(argv) -> int:
     if not _needs(p.prog, *needs):
         return 2
     params = {"window": a.window, "op": a.op, "min_len": a.min_len, "queue_limit": a.queue_limit}
+    if a.html:
+        from . import _html
+        try:
+            _html.check_library()
+        except ImportError as e:
+            print("devtrace analyze: --html: %s" % e, file=sys.stderr)
+            return 2
     from . import _engine, _output
     dask = con = None
     try:
@@ -145,12 +153,6 @@ def _analyze(argv) -> int:
                                       params=params)
         _output.write(results, a.format, a.output)
         if a.html:
-            from . import _html
-            try:
-                _html.check_library()
-            except ImportError as e:
-                print("devtrace analyze: --html: %s" % e, file=sys.stderr)
-                return 2
             _html.write_html(a.dataset, a.html, engine=a.engine, hta=a.hta, dask=dask, con=con, params=params,
                              baseline=a.baseline, memory_limit=a.memory_limit)
             print("wrote %s" % a.html, file=sys.stderr)
@@ -234,6 +236,13 @@ def _diff(argv) -> int:
         p.error("--format parquet needs -o DIR")
     if a.workers < 1:
         p.error("--workers needs at least 1")
+    if a.html:
+        from . import _html
+        try:
+            _html.check_library()
+        except ImportError as e:
+            print("devtrace diff: --html: %s" % e, file=sys.stderr)
+            return 2
     base_steps = a.base_steps or a.steps
     test_steps = a.test_steps or a.steps
     needs = ["duckdb"] + (["pyarrow"] if a.engine == "dask" or a.format == "parquet" else []) + \
@@ -255,13 +264,8 @@ def _diff(argv) -> int:
         shown = rows if a.all else _output.select(rows, lambda r: r[past] or r[cols.index("name")] is None)
         _output.write({"diff": shown}, a.format, a.output)
         if a.html:
-            from . import _html
-            _html.check_library()
             _html.write_diff_html(rows, a.html, a.base, a.test, a.threshold)
             print("wrote %s" % a.html, file=sys.stderr)
-    except ImportError as e:
-        print("devtrace diff: --html: %s" % e, file=sys.stderr)
-        return 2
     except (OSError, ValueError) as e:
         print("devtrace diff: %s" % e, file=sys.stderr)
         return 2

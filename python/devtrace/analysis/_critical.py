@@ -68,9 +68,11 @@ WITH {queue}
   WHERE rank = {rank} AND ph = 'X' AND ts IS NOT NULL AND dur IS NOT NULL AND dur >= 0
     AND kind IN ('cpu_op', 'runtime', 'driver', 'user_annotation', 'python_function', 'kernel', 'memcpy',
                  'memset', 'sync'{other}))
-SELECT ev.*, q.queue_length FROM ev LEFT JOIN (SELECT index, queue_length FROM queue WHERE rank = {rank}) q
+SELECT ev.*, q.queue_length FROM ev
+LEFT JOIN (SELECT index, min(queue_length) AS queue_length FROM queue WHERE rank = {rank} GROUP BY index) q
   USING (index)
 ORDER BY s, index"""
+
 
 class _Event:
     __slots__ = ("index", "kind", "name", "pid", "tid", "thread", "s", "e", "stream", "device", "correlation",
@@ -118,9 +120,9 @@ def _bound(kind: int, e: Optional[_Event], hta: bool) -> Optional[str]:
         return KERNEL_GAP
     if kind == LAUNCH_DELAY:
         return LAUNCH
-    if kind != OPERATOR or e is None:
+    if kind != OPERATOR:
         return None
-    if not e.is_work:
+    if e is None or not e.is_work:  # host time (between siblings whose parent the window lacks: no one's)
         return CPU
     return COMMUNICATION if _is_comm(e.name, hta) else COMPUTE
 

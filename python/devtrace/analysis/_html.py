@@ -116,7 +116,10 @@ function devtraceError(text) {
 function devtraceShow() {
   document.body.dataset.errors = String(window.devtraceErrors.length);
   var b = document.getElementById("errors");
-  if (b) { b.style.display = "block"; b.textContent = "Some charts could not be drawn: " + window.devtraceErrors.join("; "); }
+  if (b) {
+    b.style.display = "block";
+    b.textContent = "Some charts could not be drawn: " + window.devtraceErrors.join("; ");
+  }
 }
 window.addEventListener("error", function (e) { devtraceError(e.message); });
 window.addEventListener("unhandledrejection", function (e) { devtraceError(e.reason); });

@@ -372,7 +372,8 @@ def queue_cte(hta: bool) -> str:
 
 def _queue() -> Report:
     per_rank = """
-, qs AS (SELECT *, lead(ts) OVER (PARTITION BY rank, device, stream ORDER BY ts, delta DESC, index) AS next_ts FROM queue)
+, qs AS (SELECT *, lead(ts) OVER (PARTITION BY rank, device, stream ORDER BY ts, delta DESC, index) AS next_ts
+        FROM queue)
 SELECT rank, device, stream, count(*) AS points, avg(queue_length) AS mean, {std(queue_length)} AS std,
        min(queue_length) AS min, quantile_cont(queue_length, 0.25) AS p25,
        quantile_cont(queue_length, 0.5) AS median, quantile_cont(queue_length, 0.75) AS p75,
@@ -718,7 +719,8 @@ def diff_sql(threshold: float, base_steps: Optional[Tuple[int, int]], test_steps
     """The combining query of two datasets' diff_items: per step when a
     dataset's steps are given."""
     return DIFF.replace("{per_b}", "greatest(steps, 1)" if base_steps else "1.0") \
-        .replace("{per_t}", "greatest(steps, 1)" if test_steps else "1.0").replace("{threshold}", repr(float(threshold)))
+        .replace("{per_t}", "greatest(steps, 1)" if test_steps else "1.0") \
+        .replace("{threshold}", repr(float(threshold)))
 
 
 # ---- what the HTML report draws ------------------------------------------------
