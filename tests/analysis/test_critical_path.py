@@ -290,3 +290,29 @@ def test_a_trace_gone_since_the_conversion_is_one_line(two_ranks, tmp_path):
     assert res.returncode == 1 and "rank1.json" in res.stderr and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     assert not any(p.name.endswith(".tmp") for p in (tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("vendor", ["topspti", "cupti"])
+def test_a_devtrace_trace_s_path_is_its_device_work(vendor, tmp_path):
+    """devtrace's own traces of a host that launches 1.2 ms of kernels and
+    waits for them: on CUPTI the synchronisation calls, on TOPSPTI (whose
+    traces hold no synchronisation records) topsStreamSynchronize and
+    topsDeviceSynchronize, block the host, so the path is the kernels
+    (1.2 ms of the device's clock, on the host's through its clock fit),
+    not the host's waiting."""
+    emu = BUILD / "emu" / ("lib%s.so" % vendor)
+    scenario = tmp_path / "s.scn"
+    scenario.write_text("vendor %s\ndevices 1\nthread \"w\" {\n  repeat 3 {\n"
+                        "    kernel device=0 stream=1 name=\"k1\" dur_us=300\n"
+                        "    kernel device=0 stream=1 name=\"k2\" dur_us=100\n  }\n"
+                        "  sync device=0 stream=1\n  sync device=0\n}\n" % vendor)
+    trace = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--backend", vendor, "-o", trace, "--", EMU_RUN, "--quiet", "--library", emu,
+               scenario], env={"DEVTRACE_%s_LIBRARY" % vendor.upper(): str(emu)})
+    assert res.returncode == 0, res.stderr
+    ds = convert([trace], tmp_path / "ds")
+    row = report(ds, "critical_steps").iloc[0]
+    assert abs(row.compute_ns - 1_200_000) <= 20 and row.cpu_ns == 0
+    assert row.path_ns == row.compute_ns + row.launch_ns
+    path = report(ds, "critical_path")
+    assert set(path[path.path_ns > 0].name) == {"k1", "k2"}

@@ -41,16 +41,34 @@ OPERATOR, DEPENDENCY, LAUNCH_DELAY, KERNEL_KERNEL, SYNC = range(5)
 
 # Calls that block the host until the device is done: their own time is
 # waiting, which the synchronisation edge into their end stands for (HTA's
-# list, CUDA's runtime; in devtrace's view also the driver's and HIP's twins).
+# list, CUDA's runtime). devtrace's view takes every vendor's by its name:
+# any call whose name says it synchronises (cuStreamSynchronize,
+# hipDeviceSynchronize, topsStreamSynchronize, aclrtSynchronizeStream, ...),
+# queries an event, or copies synchronously (a runtime's or the driver's
+# Memcpy).
 HTA_BLOCKING = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery", "cudaEventSynchronize",
                 "cudaMemcpy", "cudaMemcpyAsync")
-BLOCKING = HTA_BLOCKING + ("cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuEventQuery",
-                           "cuMemcpy", "cuMemcpyAsync", "hipDeviceSynchronize", "hipStreamSynchronize",
-                           "hipEventSynchronize", "hipEventQuery", "hipMemcpy", "hipMemcpyAsync")
+BLOCKING_RE = re.compile(r"Synchroni[sz]e|EventQuery|^[a-z]+Memcpy(Async)?$")
+# A device-wide synchronisation call, which waits for every stream of the
+# device: where the trace holds no record of it (a Context Sync), devtrace's
+# view ties the end of each stream's last work before it to its end.
+DEVICE_SYNC_RE = re.compile(r"(Device|Ctx|Context)Synchroni[sz]e$|SynchronizeDevice$")
+
+
+def _blocking(name: str, hta: bool) -> bool:
+    return name in HTA_BLOCKING if hta else bool(BLOCKING_RE.search(name))
+
+
 # the calls that record an event and make a stream wait for one
 EVENT_RECORD = ("cudaEventRecord", "cudaEventRecordWithFlags", "cuEventRecord", "cuEventRecordWithFlags",
                 "hipEventRecord")
 STREAM_WAIT = ("cudaStreamWaitEvent", "cuStreamWaitEvent", "hipStreamWaitEvent")
+# The synchronisation records, by what they wait for: Kineto's names (HTA's),
+# and in devtrace's view also CUPTI's, which devtrace's traces carry.
+HTA_SYNCS = {"Stream Sync": "stream", "Context Sync": "context", "Event Sync": "event",
+             "Stream Wait Event": "wait"}
+SYNCS = dict(HTA_SYNCS, **{"Stream Synchronize": "stream", "Context Synchronize": "context",
+                           "Event Synchronize": "event"})
 # HTA's communication kernels (its NCCL_KERNEL_RE); devtrace's view uses its classes
 HTA_COMM = re.compile(r"^ncclDevKernel|^ncclKernel")
 
@@ -76,7 +94,7 @@ ORDER BY s, index"""
 
 class _Event:
     __slots__ = ("index", "kind", "name", "pid", "tid", "thread", "s", "e", "stream", "device", "correlation",
-                 "wait_stream", "wait_correlation", "queue", "call", "work", "host", "is_work", "is_sync")
+                 "wait_stream", "wait_correlation", "queue", "call", "work", "host", "is_work", "is_sync", "sync")
 
     def __init__(self, row):
         (self.index, self.kind, self.name, self.pid, self.tid, self.thread, self.s, self.e, self.stream,
@@ -147,6 +165,7 @@ class _Rank:
             else:
                 e.is_work = e.kind in ("kernel", "memcpy", "memset")
             e.is_sync = e.kind == "sync"
+            e.sync = (HTA_SYNCS if hta else SYNCS).get(e.name) if e.is_sync else None
             e.host = not e.is_work and not e.is_sync
             if e.kind in ("runtime", "driver") and e.correlation is not None and e.correlation not in by_corr:
                 by_corr[e.correlation] = e
@@ -171,7 +190,7 @@ class _Rank:
         self.launched, self.launched_s = launched, [e.call.s for e in launched]
         self.unstreamed = [e for e in self.events if e.is_sync and (e.stream is None or e.stream == -1)]
         self.unstreamed_s = [e.s for e in self.unstreamed]
-        self.stream_waits = [e for e in self.events if e.name == "Stream Wait Event"]
+        self.stream_waits = [e for e in self.events if e.sync == "wait"]
         self._records = None
         self._next = None
 
@@ -297,7 +316,7 @@ def _host_edges(g: _Graph, thread_events: List[_Event], names: Dict[int, _Event]
         end = g.end[e.index]
         state["depth"] -= 1
         if state["last"] is not None:
-            _attributed_edge(g, state["last"], end, OPERATOR, names, state["parent"], zero=e.name in blocking)
+            _attributed_edge(g, state["last"], end, OPERATOR, names, state["parent"], zero=blocking(e.name))
         if state["depth"] == 0:
             state["last"] = None
             state["high"] = end
@@ -334,24 +353,29 @@ def _attributed_edge(g: _Graph, u: int, v: int, kind: int, names: Dict[int, _Eve
 
 
 def _device_edges(g: _Graph, rank: _Rank, items: List[_Event]) -> Optional[str]:
-    """Edges of the window's device work and synchronisations, in start
-    order (a sync at its end). Returns why the graph cannot be trusted, if
-    it cannot."""
+    """Edges of the window's device work and synchronisations (records, and
+    device-wide synchronisation calls of which the trace has no record), in
+    start order (a synchronisation at its end). Returns why the graph cannot
+    be trusted, if it cannot."""
     def sort_key(e: _Event):
-        return (e.e if e.is_sync else e.s, e.index)
+        return (e.s if e.is_work else e.e, e.index)
 
     last: Dict[tuple, int] = {}
     kernel_sync: Dict[int, _Event] = {}
     for x in sorted(items, key=sort_key):
+        if x.host:  # a device-wide synchronisation call without its record: every stream's last work
+            for n in list(last.values()):
+                g.edge(n, g.end[x.index], SYNC)
+            continue
         if x.is_sync:
             call = x.call
-            if x.name in ("Stream Wait Event", "Event Sync"):
+            if x.sync in ("wait", "event"):
                 if x.wait_correlation is None or x.wait_correlation < 0:
                     continue
                 src = rank.recorded_work(x.wait_correlation)
                 if src is None:
                     continue
-                if x.name == "Stream Wait Event":
+                if x.sync == "wait":
                     if call is None:
                         continue
                     dest = rank.next_launch(call, (x.device, x.stream))
@@ -364,7 +388,9 @@ def _device_edges(g: _Graph, rank: _Rank, items: List[_Event]) -> Optional[str]:
                 continue
             if call is None or call.index not in g.end:
                 continue
-            if x.name == "Context Sync":
+            if x.sync is None:
+                continue
+            if x.sync == "context":
                 sources = [n for k, n in last.items() if k[0] == x.device or x.device is None]
             else:
                 sources = [last[(x.device, x.stream)]] if (x.device, x.stream) in last else []
@@ -463,13 +489,19 @@ def window_path(rank: _Rank, ws: int, we: int) -> dict:
                    key=lambda m: m[:3])
     for ts, end, _, e in marks:
         g.add_node(e, ts, not end)
-    blocking = set(HTA_BLOCKING if hta else BLOCKING)
+
+    def blocking(name):
+        return _blocking(name, hta)
+
     threads: Dict[tuple, List[_Event]] = defaultdict(list)
     for e in host:
         threads[(e.pid, e.tid, e.thread)].append(e)
     for key in sorted(threads, key=lambda k: tuple((v is None, v if v is not None else 0) for v in k)):
         _host_edges(g, threads[key], names, blocking)
-    failed = _device_edges(g, rank, [e for e in device if e.call is not None or e.is_sync])
+    # device-wide synchronisation calls of which the trace holds no record
+    waits = [] if hta else [e for e in host if e.kind in ("runtime", "driver") and DEVICE_SYNC_RE.search(e.name)
+                            and not (e.work is not None and e.work.is_sync)]
+    failed = _device_edges(g, rank, [e for e in device if e.call is not None or e.is_sync] + waits)
     negative = 0
     for edge in g.edges.values():
         if edge[0] < 0:  # an end rounded before its child's: no time
