@@ -12,10 +12,20 @@
 5. start-up: the CPU time of each command on a dataset of a few hundred
    events, beside Python doing nothing and Python importing HTA, and, with
    `--against DIR`, beside the commands of another devtrace tree built in
-   DIR/build (an earlier version: before and after in one run).
+   DIR/build (an earlier version: before and after in one run);
+6. new: each analysis HTA also has, beside HTA 0.5's on the same traces,
+   wall and CPU time and peak RSS: the critical path of ProfilerStep#0 on
+   every rank (devtrace: --window ProfilerStep#0; and of every step), the
+   queue length summary, the frequent kernel sequences under aten::op, and
+   the diff of step 0 of every rank against a second run (traces of other
+   random kernels); HTA's figures are its load of the traces plus the
+   analysis (the sequences of rank 0 alone: HTA writes each rank's trace
+   again with them, minutes a rank; devtrace's of every rank), and its load
+   alone is printed too. --new names the analyses to run.
 
 Usage: python3 bench/analysis.py [--ranks 8] [--events 1000000] [--no-hta] [--work DIR] [--convert-only]
-       [--only convert,hta,limit,dask,startup] [--dask-workers 1,2] [--against DIR]
+       [--only convert,hta,limit,dask,startup,new] [--dask-workers 1,2] [--against DIR]
+       [--new critical_path,queue,sequences,diff]
 (with DEVTRACE_LIBRARY and PYTHONPATH=python set, as for the tests, and
 build/devtrace built). Each measurement runs in a child process of its own;
 its peak RSS is the sum over the processes it starts. The machine's load
@@ -66,6 +76,33 @@ from hta.trace_analysis import TraceAnalysis
 t = TraceAnalysis(trace_dir=sys.argv[1])
 t.get_gpu_kernel_breakdown(visualize=False)
 t.get_temporal_breakdown(visualize=False)
+"""
+
+
+# HTA 0.5's analyses, each in a process of its own (its load of the traces
+# included): argv analysis, trace dir, ranks, second run's dir, scratch dir
+HTA_NEW = r"""
+import logging, os, sys, warnings
+logging.disable(logging.WARNING)
+warnings.filterwarnings("ignore")
+from hta.trace_analysis import TraceAnalysis
+what, d, ranks, other, scratch = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+if what == "diff":
+    from hta.trace_diff import TraceDiff
+    TraceDiff.compare_traces(d, other, control_rank=list(range(ranks)), test_rank=list(range(ranks)),
+                             control_iteration=0, test_iteration=0)
+    sys.exit(0)
+t = TraceAnalysis(trace_dir=d)
+if what == "critical_path":
+    for r in range(ranks):
+        graph, ok = t.critical_path_analysis(rank=r, annotation="ProfilerStep#0", instance_id=0)
+        assert ok
+        graph.get_critical_path_breakdown()
+elif what == "queue":
+    t.get_queue_length_summary(ranks=list(range(ranks)))
+elif what == "sequences":
+    # rank 0 alone: each call also writes the rank's trace again (minutes a rank)
+    t.get_frequent_cuda_kernel_sequences(operator_name="aten::op", output_dir=scratch, rank=0, visualize=False)
 """
 
 
@@ -170,6 +207,51 @@ def startup(work, against):
                                             *cpu_of([devtrace, "analyze", ds, "--report", reports], env)))
 
 
+def new_analyses(work, traces, paths, ds, a):
+    """6. Each analysis beside HTA's on the same traces."""
+    other = work / "traces2"
+    other.mkdir(parents=True, exist_ok=True)
+    for r in range(a.ranks):
+        p = other / ("rank%d.json" % r)
+        if not p.exists():
+            write_trace(p, r, a.events, 1000 + r)
+    ds2 = work / "ds2"
+    if not (ds2 / "traces.parquet").exists():
+        shutil.rmtree(ds2, ignore_errors=True)
+        subprocess.run([DEVTRACE, "convert", *sorted(other.glob("rank*.json")), "-o", ds2], check=True,
+                       capture_output=True)
+    scratch = work / "hta-scratch"
+    scratch.mkdir(exist_ok=True)
+    devtrace = {
+        "critical_path": [DEVTRACE, "analyze", ds, "--report", "critical_steps", "--window", "ProfilerStep#0"],
+        "queue": [DEVTRACE, "analyze", ds, "--report", "queue"],
+        "sequences": [DEVTRACE, "analyze", ds, "--report", "sequences", "--op", "aten::op"],
+        "diff": [DEVTRACE, "diff", ds, ds2, "--steps", "0", "--threshold", "1e5"],
+    }
+    print("the analyses HTA also has, %d ranks x %d events (%s):" % (a.ranks, a.events, load()))
+    print("  %-48s %8s %8s %9s" % ("", "wall s", "CPU s", "peak MB"))
+    row = "  %-48s %8.2f %8.2f %9.0f"
+    if "critical_path" in a.new.split(","):
+        every = measure_cpu([DEVTRACE, "analyze", ds, "--report", "critical_steps"])
+        print(row % ("devtrace critical path, every step of every rank", *every))
+    hta = not a.no_hta
+    if hta:
+        h_load = measure_cpu([sys.executable, "-c", "import logging, sys, warnings; logging.disable(logging.WARNING);"
+                              " warnings.filterwarnings('ignore'); from hta.trace_analysis import TraceAnalysis;"
+                              " TraceAnalysis(trace_dir=sys.argv[1])", traces])
+        print(row % ("HTA 0.5 loading the traces (in each of its figures)", *h_load))
+    for what, cmd in devtrace.items():
+        if what not in a.new.split(","):
+            continue
+        d = measure_cpu(cmd)
+        print(row % ("devtrace %s" % what, *d))
+        if hta:
+            h = measure_cpu([sys.executable, "-c", HTA_NEW, what, traces, str(a.ranks), other, scratch])
+            label = "HTA 0.5 %s%s" % (what, ", rank 0 alone" if what == "sequences" else "")
+            print(row % (label, *h) + "   devtrace: %.1fx the speed, CPU %.1fx, %.2f of the memory"
+                  % (h[0] / d[0], h[1] / d[1], d[2] / h[2]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ranks", type=int, default=8)
@@ -178,9 +260,11 @@ def main():
     ap.add_argument("--min-limit", type=int, default=64, help="smallest DuckDB memory_limit tried, MB")
     ap.add_argument("--work", help="directory for the traces (default: a temporary one)")
     ap.add_argument("--convert-only", action="store_true", help="measure the conversion only (1.)")
-    ap.add_argument("--only", default="convert,hta,limit,dask,startup",
-                    help="the sections to run: convert, hta, limit, dask, startup (comma-separated)")
+    ap.add_argument("--only", default="convert,hta,limit,dask,startup,new",
+                    help="the sections to run: convert, hta, limit, dask, startup, new (comma-separated)")
     ap.add_argument("--dask-workers", default="1,2", help="the local Dask clusters' sizes, comma-separated")
+    ap.add_argument("--new", default="critical_path,queue,sequences,diff",
+                    help="the analyses of section new: critical_path, queue, sequences, diff (comma-separated)")
     ap.add_argument("--against", metavar="DIR", help="another devtrace tree, built in DIR/build, for start-up")
     a = ap.parse_args()
     only = set(a.only.split(","))
@@ -260,6 +344,9 @@ def main():
                                                     "--workers", str(w)])
             print("  Dask, %d local worker%s (start-up included): %6.2f s  CPU %6.2f s  peak RSS %6.0f MB  "
                   "(CPU %.2fx DuckDB's)" % (w, " " if w == 1 else "s", t_dask, c_dask, rss_dask, c_dask / c_duck))
+    # 6. the analyses HTA also has, beside HTA's
+    if "new" in only:
+        new_analyses(work, traces, paths, ds, a)
     if not a.work:
         shutil.rmtree(work)
 

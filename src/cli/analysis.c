@@ -1,4 +1,4 @@
-/* `devtrace convert` and `devtrace analyze`: Python programs
+/* `devtrace convert`, `devtrace analyze` and `devtrace diff`: Python programs
    (devtrace.analysis, over pyarrow and DuckDB), run in place of this
    process by the Python that DEVTRACE_PYTHON names, else python3. One
    Python starts, and imports what the command uses: a Python without the

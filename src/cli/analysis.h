@@ -1,7 +1,7 @@
 #ifndef DT_CLI_ANALYSIS_H
 #define DT_CLI_ANALYSIS_H
 
-/* argv[0] is "convert" or "analyze"; returns only on failure. */
+/* argv[0] is "convert", "analyze" or "diff"; returns only on failure. */
 int dt_cli_analysis(int argc, char **argv);
 
 #endif

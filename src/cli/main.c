@@ -27,6 +27,7 @@ static const struct command {
      dt_cli_analysis},
     {"analyze", NULL, "analyze DIR --report NAME  kernels, temporal, overlap, idle, steps, launch over a dataset",
      dt_cli_analysis},
+    {"diff", NULL, "diff BASE TEST [--threshold PCT]  what changed between two datasets; exit 1 past PCT", dt_cli_analysis},
     {"trigger", NULL,
      "trigger PID|--all|--job [--duration S | --steps N] [-o FILE] [--dump]\n"
      "                 capture a window (or the flight recorder's) of a running process\n"

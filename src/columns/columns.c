@@ -34,6 +34,8 @@ static const struct {
     [DT_COL_C_GRID_X] = {T_I32, 1},      [DT_COL_C_GRID_Y] = {T_I32, 1},      [DT_COL_C_GRID_Z] = {T_I32, 1},
     [DT_COL_C_BLOCK_X] = {T_I32, 1},     [DT_COL_C_BLOCK_Y] = {T_I32, 1},     [DT_COL_C_BLOCK_Z] = {T_I32, 1},
     [DT_COL_C_COLLECTIVE] = {T_DICT, 1}, [DT_COL_C_GROUP] = {T_DICT, 1},      [DT_COL_C_LABEL] = {T_DICT, 1},
+    [DT_COL_C_WAIT_STREAM] = {T_I64, 1}, [DT_COL_C_WAIT_CORRELATION] = {T_I64, 1},
+    [DT_COL_C_ALLOCATED] = {T_I64, 1},
     [DT_COL_C_STEP] = {T_I64, 1},        [DT_COL_C_FLOW_ID] = {T_I64, 1},     [DT_COL_C_PART] = {T_I32, 0},
     [DT_COL_C_FLOW] = {T_U8, 0},
 };
@@ -473,6 +475,36 @@ static void col_work_args(col_state *s, const dt_rd_event *ev, size_t r)
                   "\"Process Group Name\"");
 }
 
+/* The integer at v (JSON text); false when it is none. */
+static bool col_int(const char *v, const char *end, int64_t *out)
+{
+    if (!v || v >= end)
+        return false;
+    char *e;
+    long long x = strtoll(v, &e, 10);
+    if (e == v || e > end)
+        return false;
+    *out = (int64_t)x;
+    return true;
+}
+
+/* A synchronisation's event args (Kineto's cuda_sync: the stream an event
+   was recorded on and its cudaEventRecord's correlation), into row r; null
+   for other events and in a Perfetto trace, which does not carry them. */
+static void col_sync_args(col_state *s, const dt_rd_event *ev, size_t r)
+{
+    const char *args = NULL, *end = NULL;
+    if (ev->cat_kind == DT_RD_CAT_SYNC && ev->raw && ev->at[DT_RD_AT_ARGS].len) {
+        args = ev->raw + ev->at[DT_RD_AT_ARGS].off;
+        end = ev->raw + ev->raw_len;
+    }
+    int64_t stream = 0, corr = 0;
+    bool has_stream = args && col_int(col_arg(args, end, "\"wait_on_stream\""), end, &stream);
+    bool has_corr = args && col_int(col_arg(args, end, "\"wait_on_cuda_event_record_corr_id\""), end, &corr);
+    exp_i64(s->x, DT_COL_C_WAIT_STREAM, r, has_stream, stream);
+    exp_i64(s->x, DT_COL_C_WAIT_CORRELATION, r, has_corr, corr);
+}
+
 /* The merged trace's rank of the event (0 in an unmerged trace). */
 static int32_t col_part(const dt_rd_event *ev)
 {
@@ -638,11 +670,18 @@ static int col_visit(void *user, const dt_rd_event *ev)
         s->first_negative = ev->index;
     exp_i64(x, DT_COL_C_PID, r, ev->pid.present && !ev->pid.is_str, ev->pid.num);
     exp_i64(x, DT_COL_C_TID, r, ev->tid.present && !ev->tid.is_str, ev->tid.num);
-    exp_i64(x, DT_COL_C_DEVICE, r, ev->has & DT_RD_HAS_DEVICE, ev->device);
+    /* a [memory] instant's device and size are its "Device Id" and "Bytes" */
+    bool mem_device = !(ev->has & DT_RD_HAS_DEVICE) && (ev->has & DT_RD_HAS_MEM_DEVICE);
+    exp_i64(x, DT_COL_C_DEVICE, r, (ev->has & DT_RD_HAS_DEVICE) || mem_device,
+            mem_device ? ev->mem_device : ev->device);
     exp_i64(x, DT_COL_C_STREAM, r, ev->has & DT_RD_HAS_STREAM, ev->stream);
     exp_i64(x, DT_COL_C_CORRELATION, r, ev->has & DT_RD_HAS_CORRELATION, (int64_t)ev->correlation);
     exp_i64(x, DT_COL_C_EXTERNAL_ID, r, ev->has & DT_RD_HAS_EXTERNAL_ID, (int64_t)ev->external_id);
-    exp_i64(x, DT_COL_C_BYTES, r, ev->has & DT_RD_HAS_BYTES, (int64_t)ev->bytes);
+    if (ev->has & DT_RD_HAS_BYTES)
+        exp_i64(x, DT_COL_C_BYTES, r, true, (int64_t)ev->bytes);
+    else
+        exp_i64(x, DT_COL_C_BYTES, r, ev->has & DT_RD_HAS_MEM_BYTES, ev->mem_bytes);
+    exp_i64(x, DT_COL_C_ALLOCATED, r, ev->has & DT_RD_HAS_MEM_TOTAL, ev->mem_total);
     int64_t step = 0;
     bool in_step = s->steps_on && col_event_step(s, ev, part, &step);
     exp_i64(x, DT_COL_C_STEP, r, in_step, step);
@@ -661,6 +700,7 @@ static int col_visit(void *user, const dt_rd_event *ev)
     ((uint8_t *)x->data[DT_COL_C_FLOW])[r] = flow;
     s->flows += flow;
     col_work_args(s, ev, r);
+    col_sync_args(s, ev, r);
     if (s->failed)
         return 1;
     if (++s->rows == s->cap)

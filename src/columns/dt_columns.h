@@ -24,7 +24,7 @@ extern "C" {
 #define DT_COL_API __attribute__((visibility("default")))
 
 /* Bumped when the batch's layout or its columns change; the binding checks it. */
-#define DT_COL_ABI 2
+#define DT_COL_ABI 3
 
 /* The Arrow C data interface's array (arrow.apache.org/docs/format/CDataInterface.html). */
 #ifndef ARROW_C_DATA_INTERFACE
@@ -82,6 +82,13 @@ enum {
     DT_COL_C_COLLECTIVE,   /* d?: args "Collective name" */
     DT_COL_C_GROUP,        /* d?: args "Process Group Name" */
     DT_COL_C_LABEL,        /* d?: metadata args name (process_name, thread_name) */
+    /* a CUDA event synchronisation (Kineto's cuda_sync "Event Sync" and
+       "Stream Wait Event"): args wait_on_stream, the stream the event was
+       recorded on, and wait_on_cuda_event_record_corr_id, the correlation of
+       the cudaEventRecord call that recorded it */
+    DT_COL_C_WAIT_STREAM,      /* int64? */
+    DT_COL_C_WAIT_CORRELATION, /* int64? */
+    DT_COL_C_ALLOCATED,    /* int64?: a [memory] instant's "Total Allocated" */
     DT_COL_C_STEP,         /* int64?: the ProfilerStep#N enclosing the event's start (see dt_col_read) */
     DT_COL_C_FLOW_ID,      /* int64?: a numeric "id" (flow events) */
     /* the merged trace's rank an event belongs to (its pid moved by

@@ -17,6 +17,8 @@ MSPTI_EMU = BUILD / "emu" / "libmspti.so"
 FIXTURES = SOURCE.parent / "shared" / "fixtures" / "torch-traces"
 if not FIXTURES.exists():
     FIXTURES = SOURCE / ".." / "shared" / "fixtures" / "torch-traces"
+# HTA's own test traces (data/hta/README.md)
+HTA_DATA = Path(__file__).resolve().parent / "data" / "hta"
 
 # HTA logs a warning per file parsed
 logging.getLogger("hta").setLevel(logging.ERROR)
@@ -34,6 +36,13 @@ def convert(traces, out):
 def report(path, name, **kw):
     from devtrace.analysis import report as rep
     return rep(str(path), name, **kw).to_pandas()
+
+
+def hta_quiet():
+    """HTA's warnings (pandas' deprecations in its code) out of the way."""
+    import warnings
+    warnings.filterwarnings("ignore", module="hta")
+    warnings.filterwarnings("ignore", category=FutureWarning)
 
 
 def hta_analysis(traces, tmp_path):

@@ -119,7 +119,9 @@ def test_formats_and_plots(synthetic, tmp_path):
     res = run([DEVTRACE, "analyze", ds, "--report", "all", "--format", "parquet", "-o", tmp_path / "out",
                "--plot", tmp_path / "png"])
     assert res.returncode == 0, res.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(n + ".parquet" for n in REPORTS)
+    every = REPORTS + ["critical_path", "critical_steps", "queue", "memory", "bandwidth", "ops", "annotations",
+                       "sequences"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(n + ".parquet" for n in every)
     for png in ("steps.png", "kernels.png", "temporal.png"):
         assert (tmp_path / "png" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     res = run([DEVTRACE, "analyze", ds, "--report", "nosuch"])

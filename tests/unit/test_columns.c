@@ -345,6 +345,70 @@ static void steps_are_found_however_their_name_is_written(void)
     }
 }
 
+/* What a row holds of the synchronisation and memory columns: -1 where null. */
+typedef struct sync_seen {
+    size_t rows;
+    int64_t wait_stream[4], wait_corr[4], allocated[4], bytes[4], device[4];
+} sync_seen;
+
+static int64_t or_null(const dt_col_batch *b, int c, size_t r)
+{
+    return has_value(b, c, r) ? i64_at(b, c, r) : -1;
+}
+
+static int sync_sink(void *user, const dt_col_batch *b)
+{
+    sync_seen *s = user;
+    for (size_t r = 0; r < b->rows; r++) {
+        size_t i = s->rows++;
+        REQUIRE(i < 4);
+        s->wait_stream[i] = or_null(b, DT_COL_C_WAIT_STREAM, r);
+        s->wait_corr[i] = or_null(b, DT_COL_C_WAIT_CORRELATION, r);
+        s->allocated[i] = or_null(b, DT_COL_C_ALLOCATED, r);
+        s->bytes[i] = or_null(b, DT_COL_C_BYTES, r);
+        s->device[i] = or_null(b, DT_COL_C_DEVICE, r);
+    }
+    return 0;
+}
+
+/* Kineto's event syncs name the stream and the cudaEventRecord call of the
+   event they wait for; torch's [memory] instants their size, total and
+   device (Bytes, Total Allocated, Device Id); other events have none of
+   these: a copy keeps its own bytes and device. */
+static void event_waits_and_memory_events_give_their_args(void)
+{
+    write_trace("{\"traceEvents\": [\n"
+                "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", \"pid\": 0, \"tid\": 24,"
+                " \"ts\": 5, \"dur\": 2, \"args\": {\"wait_on_stream\": 20, \"wait_on_cuda_event_record_corr_id\": 1385,"
+                " \"stream\": 24, \"correlation\": 1389, \"device\": 0}},\n"
+                "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1,"
+                " \"tid\": 1, \"ts\": 6, \"args\": {\"Total Reserved\": 0, \"Total Allocated\": 3145728,"
+                " \"Bytes\": -1048576, \"Addr\": 4096, \"Device Type\": 1, \"Device Id\": 2}},\n"
+                "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"pid\": 0, \"tid\": 7,"
+                " \"ts\": 7, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 7, \"bytes\": 512}},\n"
+                "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Context Sync\", \"pid\": 0, \"tid\": -1,"
+                " \"ts\": 9, \"dur\": 1, \"args\": {\"stream\": -1, \"correlation\": 1424}}\n"
+                "]}\n");
+    sync_seen s = {0};
+    char err[256] = "";
+    int rc = dt_col_read(trace_path, 0, 0, sync_sink, &s, NULL, err, sizeof err);
+    unlink(trace_path);
+    REQUIRE(rc == 0, "%s", err);
+    REQUIRE_EQ(s.rows, 4);
+    CHECK_EQ(s.wait_stream[0], 20);
+    CHECK_EQ(s.wait_corr[0], 1385);
+    CHECK_EQ(s.allocated[0], -1);
+    CHECK_EQ(s.bytes[1], -1048576);
+    CHECK_EQ(s.allocated[1], 3145728);
+    CHECK_EQ(s.device[1], 2);
+    CHECK_EQ(s.wait_stream[1], -1);
+    CHECK_EQ(s.bytes[2], 512);
+    CHECK_EQ(s.device[2], 1);
+    CHECK_EQ(s.allocated[2], -1);
+    CHECK_EQ(s.wait_stream[3], -1);
+    CHECK_EQ(s.wait_corr[3], -1);
+}
+
 static void a_missing_file_is_named(void)
 {
     char *meta = (char *)1, err[256] = "";
@@ -359,5 +423,6 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(a_cut_trace_is_an_error_with_its_metadata),
              DT_TEST(the_sink_can_stop),
              DT_TEST(a_missing_file_is_named),
+             DT_TEST(event_waits_and_memory_events_give_their_args),
              DT_TEST(perfetto_gives_the_args_of_its_json),
              DT_TEST(steps_are_found_however_their_name_is_written))

@@ -5,10 +5,10 @@
 The names are imported when first used: `devtrace analyze` imports DuckDB
 alone, `devtrace convert` pyarrow alone."""
 
-__all__ = ["convert", "report", "launch_events", "check_dataset", "Dask"]
+__all__ = ["convert", "report", "diff", "launch_events", "check_dataset", "Dask", "write_overlay", "write_html"]
 
-_WHERE = {"convert": "_columns", "report": "_engine", "launch_events": "_engine", "check_dataset": "_engine",
-          "Dask": "_engine"}
+_WHERE = {"convert": "_columns", "report": "_engine", "diff": "_engine", "launch_events": "_engine",
+          "check_dataset": "_engine", "Dask": "_engine", "write_overlay": "_overlay", "write_html": "_html"}
 
 
 def __getattr__(name):

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-COL_ABI = 2
+COL_ABI = 3
 ROWS = 65536
 DT_COL_STEPS = 1  # dt_columns.h
 
@@ -85,7 +85,8 @@ BATCH_SCHEMA = pa.schema([
     ("correlation", pa.int64()), ("external_id", pa.int64()), ("bytes", pa.int64()),
     ("grid_x", pa.int32()), ("grid_y", pa.int32()), ("grid_z", pa.int32()),
     ("block_x", pa.int32()), ("block_y", pa.int32()), ("block_z", pa.int32()),
-    ("collective", _DICT), ("process_group", _DICT), ("label", _DICT), ("step", pa.int64()),
+    ("collective", _DICT), ("process_group", _DICT), ("label", _DICT),
+    ("wait_stream", pa.int64()), ("wait_correlation", pa.int64()), ("allocated", pa.int64()), ("step", pa.int64()),
     ("flow_id", pa.int64()), ("part", pa.int32(), False), ("flow", pa.uint8(), False),
 ])
 EVENT_COLUMNS = BATCH_SCHEMA.names[:BATCH_SCHEMA.get_field_index("step") + 1]
@@ -96,7 +97,7 @@ FLOWS_SCHEMA = pa.schema([BATCH_SCHEMA.field(n) for n in FLOW_COLUMNS])
 # How each column is stored: positions, times, ids and sizes delta-encoded
 # (near-sorted or unique: a dictionary would only be tried and dropped), the
 # others dictionary-encoded (few distinct values).
-_DELTA = ("index", "ts", "dur", "correlation", "external_id", "bytes", "flow_id")
+_DELTA = ("index", "ts", "dur", "correlation", "external_id", "bytes", "flow_id", "wait_correlation", "allocated")
 
 
 def _writer_options(schema: pa.Schema) -> dict:

@@ -142,30 +142,66 @@ def _schema_culprit(path: str) -> str:
     return ""
 
 
-def run_per_rank(pattern, sql: str, memory_limit: Optional[str] = None, threads: Optional[int] = None,
-                 path: Optional[str] = None) -> "pa.Table":
-    """One report's per-rank query over the files of pattern (a glob or a
-    list of files), as an Arrow table: a Dask task's work."""
+class Py:
+    """A report's per-rank work done in Python (_reports.Report.py): the
+    function "module:function", called with a DuckDB connection over the
+    ranks' `events`, the view and the parameters; it returns (columns,
+    rows)."""
+
+    def __init__(self, function: str, hta: bool, params: dict):
+        self.function, self.hta, self.params = function, hta, params
+
+    def run(self, con):
+        import importlib
+        module, name = self.function.split(":")
+        return getattr(importlib.import_module(module), name)(con, self.hta, self.params)
+
+
+def _per_rank_work(name: str, hta: bool, params: Optional[dict]):
+    rep = _reports.REPORTS[name]
+    if rep.py:
+        return Py(rep.py, hta, _reports.params_of(params))
+    return _reports.per_rank_sql(name, hta, params)
+
+
+def run_per_rank(pattern, work, memory_limit: Optional[str] = None, threads: Optional[int] = None,
+                 path: Optional[str] = None):
+    """One report's per-rank work (its query, or Py) over the files of
+    pattern (a glob or a list of files): an Arrow table, or Py's (columns,
+    rows); a Dask task's work."""
     import duckdb
     where = path or str(pattern)
     con = _connect(memory_limit, threads)
     try:
         _events_view(con, pattern)
-        return _arrow(con.sql(sql))
+        if isinstance(work, Py):
+            return work.run(con)
+        return _arrow(con.sql(work))
     except duckdb.Error as e:
         raise _duckdb_error(e, where) from None
     finally:
         con.close()
 
 
-def _task(files: List[str], sql: str, memory_limit: Optional[str], path: str):
+def _task(files: List[str], work, memory_limit: Optional[str], path: str):
     """A Dask task: (the per-rank rows of files, None), or (None, what is
     wrong with them), handed back rather than raised, which a worker would
     log as a failure of its own."""
     try:
-        return run_per_rank(files, sql, memory_limit, 1, path), None
+        return run_per_rank(files, work, memory_limit, 1, path), None
     except (OSError, ValueError) as e:
         return None, str(e)
+
+
+def load_rows(con, table: str, columns, rows: List[tuple]) -> None:
+    """rows (Python values of columns' (name, DuckDB type)) as DuckDB's
+    temporary table, without pyarrow: each column a list, unnested side by
+    side."""
+    con.execute("CREATE OR REPLACE TEMP TABLE %s (%s)" % (table, ", ".join('"%s" %s' % c for c in columns)))
+    if rows:
+        values = [list(v) for v in zip(*rows)]
+        con.execute("INSERT INTO %s SELECT %s" % (table, ", ".join(
+            "unnest($%d::%s[])" % (i + 1, t) for i, (_, t) in enumerate(columns))), values)
 
 
 def check_dataset(path: str) -> List[int]:
@@ -269,16 +305,16 @@ class Dask:
         info = self.client.scheduler_info().get("workers", {})
         return max(1, sum(int(w.get("nthreads", 1)) for w in info.values()))
 
-    def per_rank_many(self, path: str, ranks: List[int], sqls: Dict[str, str],
-                      memory_limit: Optional[str]) -> Dict[str, "pa.Table"]:
-        """Each report's per-rank rows (sqls: name -> per-rank query). Every
+    def per_rank_many(self, path: str, ranks: List[int], works: Dict[str, object],
+                      memory_limit: Optional[str]) -> Dict[str, object]:
+        """Each report's per-rank rows (works: name -> per-rank query, or
+        Py): an Arrow table, or Py's (columns, rows) over every task. Every
         report's tasks are submitted at once: the reports of one large rank
         run side by side on as many workers."""
-        import pyarrow as pa
         files = _rank_files(path, ranks)
         tasks = plan_tasks(rank_sizes(path, ranks), self.workers())
-        futures = {n: [self.client.submit(_task, [f for r in task for f in files[r]], sql, memory_limit, path,
-                                          pure=False) for task in tasks] for n, sql in sqls.items()}
+        futures = {n: [self.client.submit(_task, [f for r in task for f in files[r]], work, memory_limit, path,
+                                          pure=False) for task in tasks] for n, work in works.items()}
         out = {}
         for n, fs in futures.items():
             results = self.client.gather(fs)
@@ -286,6 +322,10 @@ class Dask:
             if failed:
                 self.client.cancel([f for more in futures.values() for f in more])
                 raise DatasetError(failed[0])
+            if isinstance(works[n], Py):
+                out[n] = (results[0][0][0], [row for (_, rows), _ in results for row in rows])
+                continue
+            import pyarrow as pa
             tables = [t for t, _ in results]
             out[n] = pa.concat_tables([t for t in tables if t.num_rows] or tables[:1])
         return out
@@ -316,13 +356,36 @@ def _check_args(name: str, engine: str) -> None:
 
 
 
+def _per_rank_rows(con, path: str, ranks: List[int], names: Sequence[str], engine: str, hta: bool,
+                   client: Optional[Dask], memory_limit: Optional[str], params: Optional[dict]):
+    """Each report's per-rank work, once per distinct work (reports of one
+    Python function share its run): name -> the key of its rows in the
+    returned dict (work -> rows: None on DuckDB's SQL, whose rows stay in
+    DuckDB; an Arrow table or (columns, rows) otherwise)."""
+    works = {n: _per_rank_work(n, hta, params) for n in names}
+    key_of = {n: (w.function if isinstance(w, Py) else w) for n, w in works.items()}
+    distinct = {}
+    for n, w in works.items():
+        distinct.setdefault(key_of[n], (n, w))
+    rows: Dict[str, object] = {}
+    if client is not None:
+        got = client.per_rank_many(path, ranks, {n: w for n, w in distinct.values()}, memory_limit)
+        rows = {key_of[n]: got[n] for n, _ in distinct.values()}
+    else:
+        for key, (n, w) in distinct.items():
+            rows[key] = w.run(con) if isinstance(w, Py) else None
+    return works, key_of, rows
+
+
 def run_reports(path: str, names: Sequence[str], engine: str = "duckdb", hta: bool = False,
                 dask: Optional[Dask] = None, scheduler: Optional[str] = None, memory_limit: Optional[str] = None,
-                threads: Optional[int] = None, arrow: bool = False, con=None) -> Dict[str, object]:
+                threads: Optional[int] = None, arrow: bool = False, con=None,
+                params: Optional[dict] = None) -> Dict[str, object]:
     """Each report of names over the dataset at path: Rows, or Arrow tables
     with arrow. One DuckDB connection (con, else one of its own) runs them
     all, and on DuckDB keeps the per-rank rows for the combining query; on
-    Dask it runs the combining query over the workers' rows."""
+    Dask it runs the combining query over the workers' rows. params: the
+    reports' parameters (_reports.DEFAULTS)."""
     import duckdb
     for n in names:
         _check_args(n, engine)
@@ -337,18 +400,23 @@ def run_reports(path: str, names: Sequence[str], engine: str = "duckdb", hta: bo
     try:
         if engine == "duckdb":
             _events_view(con, _events_glob(path))
-        else:
-            per_rank = client.per_rank_many(path, ranks, {n: _reports.per_rank_sql(n, hta) for n in names},
-                                            memory_limit)
+        works, key_of, per_rank = _per_rank_rows(con, path, ranks, names, engine, hta, client, memory_limit,
+                                                 params)
         for n in names:
-            if client is None:
+            got = per_rank[key_of[n]]
+            registered = False
+            if isinstance(works[n], Py):
+                load_rows(con, "r", _reports.REPORTS[n].columns, got[1])
+            elif client is None:
                 # the per-rank rows stay in DuckDB, as the table the combining query reads
-                con.execute("CREATE OR REPLACE TEMP TABLE r AS " + _reports.per_rank_sql(n, hta))
+                con.execute("CREATE OR REPLACE TEMP TABLE r AS " + works[n])
             else:
-                con.register("r", per_rank[n])
+                con.execute("DROP TABLE IF EXISTS r")
+                con.register("r", got)
+                registered = True
             res = con.sql(_reports.combine_sql(n))
             out[n] = _arrow(res) if arrow else Rows.of(res)
-            if client is not None:
+            if registered:
                 con.unregister("r")
     except duckdb.Error as e:
         raise _duckdb_error(e, path) from None
@@ -362,10 +430,11 @@ def run_reports(path: str, names: Sequence[str], engine: str = "duckdb", hta: bo
 
 def report(path: str, name: str, engine: str = "duckdb", hta: bool = False, dask: Optional[Dask] = None,
            scheduler: Optional[str] = None, memory_limit: Optional[str] = None,
-           threads: Optional[int] = None) -> "pa.Table":
-    """One report over the dataset at path, as an Arrow table."""
+           threads: Optional[int] = None, **params) -> "pa.Table":
+    """One report over the dataset at path, as an Arrow table; params: the
+    report's parameters (window, op, min_len, queue_limit)."""
     return run_reports(path, [name], engine=engine, hta=hta, dask=dask, scheduler=scheduler,
-                       memory_limit=memory_limit, threads=threads, arrow=True)[name]
+                       memory_limit=memory_limit, threads=threads, arrow=True, params=params)[name]
 
 
 def launch_events(path: str, hta: bool = False) -> "pa.Table":
@@ -406,3 +475,50 @@ def notes(path: str, con=None) -> List[Tuple[int, str, dict]]:
         if keep:
             out.append((rank, trace, keep))
     return out
+
+
+def run_diff(base: str, test: str, engine: str = "duckdb", hta: bool = False, dask: Optional[Dask] = None,
+             scheduler: Optional[str] = None, memory_limit: Optional[str] = None, threads: Optional[int] = None,
+             base_steps: Optional[Tuple[int, int]] = None, test_steps: Optional[Tuple[int, int]] = None,
+             threshold: float = 0.05, arrow: bool = False, con=None):
+    """What changed from the dataset base to test (they may be one dataset,
+    with two step ranges): _reports.DIFF's rows, as Rows or an Arrow table.
+    Each dataset's per-rank rows come from DuckDB or Dask, as a report's."""
+    import duckdb
+    if engine not in ENGINES:
+        raise ValueError("unknown engine %r; the engines: %s" % (engine, ", ".join(ENGINES)))
+    own_con = con is None
+    if own_con:
+        con = _connect(memory_limit if engine == "duckdb" else None, threads if engine == "duckdb" else None)
+    own = engine == "dask" and dask is None
+    client = (dask or Dask(scheduler)) if engine == "dask" else None
+    try:
+        for table, path, steps in (("rb", base, base_steps), ("rt", test, test_steps)):
+            path = os.path.abspath(path)
+            ranks = check_dataset(path)
+            sql = _reports.per_rank_sql("diff_items", hta, {"steps": steps})
+            try:
+                if client is None:
+                    _events_view(con, _events_glob(path))
+                    con.execute("CREATE OR REPLACE TEMP TABLE %s AS %s" % (table, sql))
+                else:
+                    got = client.per_rank_many(path, ranks, {"diff_items": sql}, memory_limit)["diff_items"]
+                    con.register("_" + table, got)
+                    con.execute("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM _%s" % (table, table))
+                    con.unregister("_" + table)
+            except duckdb.Error as e:
+                raise _duckdb_error(e, path) from None
+        res = con.sql(_reports.diff_sql(threshold, base_steps, test_steps))
+        return _arrow(res) if arrow else Rows.of(res)
+    finally:
+        if own:
+            client.close()
+        if own_con:
+            con.close()
+
+
+def diff(base: str, test: str, **kw) -> "pa.Table":
+    """What changed from the dataset base to test, as an Arrow table
+    (run_diff's keywords: engine, hta, dask, base_steps, test_steps,
+    threshold)."""
+    return run_diff(base, test, arrow=True, **kw)

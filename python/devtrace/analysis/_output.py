@@ -9,13 +9,15 @@ import json
 import math
 import os
 import sys
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 
 def _cell(v) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     if isinstance(v, float):
+        if v == int(v) and abs(v) < 1e15:
+            return "%d" % v
         return "%.4g" % v if abs(v) < 1e6 else "%.0f" % v
     s = str(v)
     return s if len(s) <= 60 else s[:57] + "..."
@@ -26,6 +28,20 @@ def _rows(t):
     if hasattr(t, "rows"):
         return t.columns, t.rows
     return t.column_names, [tuple(r.values()) for r in t.to_pylist()]
+
+
+columns_rows = _rows
+
+
+def select(t, keep):
+    """The rows of t (Rows or an Arrow table) for which keep(row) holds, of
+    t's kind."""
+    cols, rows = _rows(t)
+    mask = [bool(keep(r)) for r in rows]
+    if hasattr(t, "rows"):
+        return type(t)(cols, [r for r, k in zip(rows, mask) if k])
+    import pyarrow as pa
+    return t.filter(pa.array(mask, pa.bool_()))
 
 
 def table(t) -> str:
@@ -76,3 +92,20 @@ def write(results: Dict[str, object], fmt: str, output: Optional[str]) -> None:
             f.write(text.getvalue())
     else:
         sys.stdout.write(text.getvalue())
+
+
+LABEL_CHARS = 50
+
+
+def kernel_labels(names: List[str], width: int = LABEL_CHARS) -> List[str]:
+    """Each name cut to width characters, kept distinct: names that share
+    their first characters (templated kernels do) are told apart by a
+    number, so that no two names share a bar of a chart."""
+    labels = []
+    seen: Dict[str, int] = {}
+    for n in names:
+        label = n if len(n) <= width else n[:width - 1] + "\u2026"
+        k = seen.get(label, 0) + 1
+        seen[label] = k
+        labels.append(label if k == 1 else "%s (%d)" % (label, k))
+    return labels

@@ -8,6 +8,8 @@ from typing import Dict, List, Optional
 
 import pyarrow as pa
 
+from ._output import kernel_labels
+
 
 def plot(dataset: str, outdir: str, engine: str = "duckdb", results: Optional[Dict[str, pa.Table]] = None,
          hta: bool = False, scheduler: Optional[str] = None) -> List[str]:
@@ -64,22 +66,7 @@ def plot(dataset: str, outdir: str, engine: str = "duckdb", results: Optional[Di
     return written
 
 
-LABEL_CHARS = 50
 TOP_KERNELS = 15
-
-
-def kernel_labels(names: List[str], width: int = LABEL_CHARS) -> List[str]:
-    """Each name cut to width characters, kept distinct: names that share
-    their first characters (templated kernels do) are told apart by a
-    number."""
-    labels = []
-    seen: Dict[str, int] = {}
-    for n in names:
-        label = n if len(n) <= width else n[:width - 1] + "\u2026"
-        k = seen.get(label, 0) + 1
-        seen[label] = k
-        labels.append(label if k == 1 else "%s (%d)" % (label, k))
-    return labels
 
 
 def kernels_figure(kernels):
