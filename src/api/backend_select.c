@@ -115,13 +115,13 @@ dt_status dt_prepare(const char *name)
         for (size_t i = 0; dt_backends[i]; i++) {
             if (!dt_backends[i]->prepare) continue;
             any = 1;
-            if (dt_backends[i]->prepare() == DT_OK) st = DT_OK;
+            if (dt_backends[i]->prepare(dt_backends[i]) == DT_OK) st = DT_OK;
         }
         return any ? st : DT_OK;
     }
     const dt_backend *b = dt_select_backend(name);
     if (!b) return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"", name);
-    return b->prepare ? b->prepare() : DT_OK;
+    return b->prepare ? b->prepare(b) : DT_OK;
 }
 
 dt_status dt_backend_probe(const char *name, dt_backend_status *st)
@@ -133,7 +133,7 @@ dt_status dt_backend_probe(const char *name, dt_backend_status *st)
     st->name = b->name;
     st->vendor = b->vendor;
     if (!b->probe) { st->available = 1; return DT_OK; }
-    dt_status r = b->probe(st);
+    dt_status r = b->probe(b, st);
     if (r == DT_OK && st->available && b->preload && !dt_started_with_preload(b->preload)) {
         size_t used = strlen(st->reason);
         char advice[512];

@@ -161,8 +161,9 @@ static int lock_for_prepare(dt_engine *e)
 
 static void cancel_finalize(dt_engine *e);
 
-dt_status dt_engine_prepare(dt_engine *e)
+dt_status dt_engine_prepare(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
     if (!(v->caps & DT_VCAP_EARLY_ARMING)) return DT_OK; /* nothing must precede its first context */
     if (!lock_for_prepare(e)) return DT_OK;
@@ -469,8 +470,9 @@ static void attach(dt_engine *e, dt_session *s)
     pthread_mutex_unlock(&e->decode_lock);
 }
 
-dt_status dt_engine_start(dt_engine *e, dt_session *s)
+dt_status dt_engine_start(const dt_backend *self, dt_session *s)
 {
+    dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
     const dt_vendor_results *res = &v->results;
     pthread_mutex_lock(&e->lock);
@@ -620,8 +622,9 @@ out:
     return st;
 }
 
-dt_status dt_engine_flush(dt_engine *e, dt_session *s)
+dt_status dt_engine_flush(const dt_backend *self, dt_session *s)
 {
+    dt_engine *e = self->impl;
     if (!e->loaded || atomic_load(&e->released)) return DT_OK;
     /* a flight recorder's dump describes the devices as the stop does */
     if (s && s->ring) describe_devices(e, s);
@@ -754,8 +757,9 @@ static void finalize_at_exit(dt_engine *e, uint32_t domain, uint32_t cbid, const
     pthread_mutex_unlock(&e->lock);
 }
 
-dt_status dt_engine_stop(dt_engine *e, dt_session *s)
+dt_status dt_engine_stop(const dt_backend *self, dt_session *s)
 {
+    dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
     pthread_mutex_lock(&e->lock);
     /* From here no external-correlation call of another thread reaches the
@@ -797,8 +801,9 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     return r == v->results.success ? DT_OK : dt_engine_failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
 }
 
-dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
+dt_status dt_engine_release(const dt_backend *self, dt_session *s, const char *to)
 {
+    dt_engine *e = self->impl;
     pthread_mutex_lock(&e->lock);
     if (atomic_load(&e->released)) {
         pthread_mutex_unlock(&e->lock);
@@ -827,8 +832,9 @@ dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
     return DT_OK;
 }
 
-int dt_engine_clock(dt_engine *e, uint64_t *ns)
+int dt_engine_clock(const dt_backend *self, uint64_t *ns)
 {
+    const dt_engine *e = self->impl;
     fn_u64p get = SYM(e, fn_u64p, DT_SYM_TIMESTAMP);
     if (!get && (e->v->caps & DT_VCAP_CLOCK_REALTIME)) {
         *ns = dt_realtime_ns();
@@ -841,8 +847,9 @@ int dt_engine_clock(dt_engine *e, uint64_t *ns)
 /* External correlation, when the vendor's stack refuses (the stack's   */
 /* calls are engine_external.c's)                                       */
 /* ------------------------------------------------------------------ */
-dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
+dt_status dt_engine_attribute_by_api_enter(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
     if (e->v->caps & DT_VCAP_NO_API_ENTER_LINKS) return DT_ERR_BACKEND_UNAVAILABLE;
     if (atomic_load_explicit(&e->domains_on, memory_order_relaxed)) return DT_OK;
     pthread_mutex_lock(&e->lock);
@@ -855,16 +862,18 @@ dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
 
 /* The callbacks of a vendor that cannot record in this forked child need
    not be on in the parent: the fork turns them on for the child alone. */
-void dt_engine_fork_prepare(dt_engine *e)
+void dt_engine_fork_prepare(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
     pthread_mutex_lock(&e->lock);
     if (!atomic_load(&e->released) && !e->domains_on && !(e->v->caps & DT_VCAP_NO_API_ENTER_LINKS))
         e->fork_domains = enable_domains(e);
     pthread_mutex_unlock(&e->lock);
 }
 
-void dt_engine_fork_parent(dt_engine *e)
+void dt_engine_fork_parent(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
     pthread_mutex_lock(&e->lock);
     fn_enable_domain one = SYM(e, fn_enable_domain, DT_SYM_ENABLE_DOMAIN);
     fn_enable_all all = SYM(e, fn_enable_all, DT_SYM_ENABLE_ALL_DOMAINS);

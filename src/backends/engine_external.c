@@ -49,8 +49,9 @@ uint32_t dt_engine_external_in_flight(dt_engine *e)
     return n;
 }
 
-dt_status dt_engine_push_external(dt_engine *e, uint64_t id)
+dt_status dt_engine_push_external(const dt_backend *self, uint64_t id)
 {
+    dt_engine *e = self->impl;
     fn_push push = SYM(e, fn_push, DT_SYM_PUSH_EXTERNAL);
     if (!push) return DT_ERR_BACKEND_UNAVAILABLE;
     _Atomic uint32_t *stripe = ext_stripe(e);
@@ -60,8 +61,9 @@ dt_status dt_engine_push_external(dt_engine *e, uint64_t id)
     return r == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
 }
 
-dt_status dt_engine_pop_external(dt_engine *e)
+dt_status dt_engine_pop_external(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
     fn_pop pop = SYM(e, fn_pop, DT_SYM_POP_EXTERNAL);
     if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
     _Atomic uint32_t *stripe = ext_stripe(e);

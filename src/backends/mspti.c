@@ -160,7 +160,37 @@ static const dt_value_name result_names[] = {
     {MSPTI_ERROR_INNER, "MSPTI_ERROR_INNER"},
 };
 
-extern const dt_backend dt_backend_mspti;
+static const char *const sonames[] = {"libmspti.so", NULL};
+static const char *const roots[] = {"ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", NULL};
+static const char *const subdirs[] = {"lib64", "tools/mspti/lib64", NULL};
+
+DT_ENGINE_DEFINE(mspti, mspti_vendor);
+
+/* The engine's methods, with start, stop and the external-correlation
+   stack of MSPTI's own (below). */
+static dt_status mspti_start(const dt_backend *self, dt_session *s);
+static dt_status mspti_stop(const dt_backend *self, dt_session *s);
+static dt_status mspti_push(const dt_backend *self, uint64_t id);
+static dt_status mspti_pop(const dt_backend *self);
+
+const dt_backend dt_backend_mspti = {
+    .name = "mspti",
+    .vendor = "Huawei Ascend (MSPTI)",
+    .api_category = "privateuse1",
+    .library_env = "DEVTRACE_MSPTI_LIBRARY",
+    .preload = "libmspti.so",
+    .preload_kinds = "memory copies, memsets, memory allocations (and collectives where the release has only HCCL "
+                     "records)",
+    .caps = DT_BACKEND_FLIGHT_RECORDER,
+    .impl = &dt_engine_mspti,
+    .probe = dt_engine_probe,
+    .start = mspti_start,
+    .flush = dt_engine_flush,
+    .stop = mspti_stop,
+    .clock = dt_engine_clock,
+    .push_external = mspti_push,
+    .pop_external = mspti_pop,
+};
 
 /* Explains the refusals a user can act on. */
 static int explain(const char *call, int result, const char *result_text, const char *library, const char *version,
@@ -182,12 +212,6 @@ static int explain(const char *call, int result, const char *result_text, const 
     }
     return 0;
 }
-
-static const char *const sonames[] = {"libmspti.so", NULL};
-static const char *const roots[] = {"ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", NULL};
-static const char *const subdirs[] = {"lib64", "tools/mspti/lib64", NULL};
-
-DT_ENGINE_DEFINE(mspti, mspti_vendor);
 
 static const dt_vendor mspti_vendor = {
     .backend = &dt_backend_mspti,
@@ -389,11 +413,11 @@ static int probe_scope(dt_engine *e)
     return STACK_PER_THREAD;
 }
 
-static dt_status mspti_push(uint64_t id)
+static dt_status mspti_push(const dt_backend *self, uint64_t id)
 {
-    dt_engine *e = &dt_engine_mspti;
+    dt_engine *e = self->impl;
     int scope = atomic_load_explicit(&shared_stack.scope, memory_order_acquire);
-    if (scope == STACK_PER_THREAD) return dt_engine_push_external(e, id);
+    if (scope == STACK_PER_THREAD) return dt_engine_push_external(self, id);
     fn_push push = (fn_push)e->sym[DT_SYM_PUSH_EXTERNAL];
     dt_session *s = dt_active_session();
     if (scope != STACK_SHARED || !push || !s) return DT_ERR_BACKEND_UNAVAILABLE;
@@ -420,10 +444,10 @@ static dt_status mspti_push(uint64_t id)
     return DT_OK;
 }
 
-static dt_status mspti_pop(void)
+static dt_status mspti_pop(const dt_backend *self)
 {
-    dt_engine *e = &dt_engine_mspti;
-    if (atomic_load_explicit(&shared_stack.scope, memory_order_acquire) != STACK_SHARED) return dt_engine_pop_external(e);
+    dt_engine *e = self->impl;
+    if (atomic_load_explicit(&shared_stack.scope, memory_order_acquire) != STACK_SHARED) return dt_engine_pop_external(self);
     fn_pop pop = (fn_pop)e->sym[DT_SYM_POP_EXTERNAL];
     if (!pop || t_given.depth == 0) return DT_ERR_VENDOR;
     uint64_t last = 0;
@@ -672,14 +696,14 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
 /* ------------------------------------------------------------------ */
 /* The backend                                                         */
 /* ------------------------------------------------------------------ */
-static dt_status mspti_start(dt_session *s)
+static dt_status mspti_start(const dt_backend *self, dt_session *s)
 {
-    dt_engine *e = &dt_engine_mspti;
+    dt_engine *e = self->impl;
     dt_core_lock(s);
     decoding_reset();
     dt_core_unlock(s);
     atomic_store(&shared_stack.refused, 0);
-    dt_status st = dt_engine_start(e, s);
+    dt_status st = dt_engine_start(self, s);
     if (st != DT_OK) return st;
     if (shared_stack.library != e->lib.handle || atomic_load(&shared_stack.scope) == STACK_UNKNOWN) {
         atomic_store(&shared_stack.scope, STACK_UNKNOWN);
@@ -700,9 +724,9 @@ static dt_status mspti_start(dt_session *s)
     return DT_OK;
 }
 
-static dt_status mspti_stop(dt_session *s)
+static dt_status mspti_stop(const dt_backend *self, dt_session *s)
 {
-    dt_status st = dt_engine_stop(&dt_engine_mspti, s);
+    dt_status st = dt_engine_stop(self, s);
     /* every buffer has come back: what still waits for its other half
        began or ended outside the session */
     dt_core_lock(s);
@@ -724,25 +748,3 @@ static dt_status mspti_stop(dt_session *s)
                         " API calls it tagged with another thread's id were left without one", refused, withheld);
     return st;
 }
-
-static dt_status mspti_probe(dt_backend_status *st) { return dt_engine_probe(&dt_engine_mspti, st); }
-static dt_status mspti_flush(dt_session *s) { return dt_engine_flush(&dt_engine_mspti, s); }
-static int mspti_clock(uint64_t *ns) { return dt_engine_clock(&dt_engine_mspti, ns); }
-
-const dt_backend dt_backend_mspti = {
-    .name = "mspti",
-    .vendor = "Huawei Ascend (MSPTI)",
-    .api_category = "privateuse1",
-    .library_env = "DEVTRACE_MSPTI_LIBRARY",
-    .preload = "libmspti.so",
-    .preload_kinds = "memory copies, memsets, memory allocations (and collectives where the release has only HCCL "
-                     "records)",
-    .caps = DT_BACKEND_FLIGHT_RECORDER,
-    .probe = mspti_probe,
-    .start = mspti_start,
-    .flush = mspti_flush,
-    .stop = mspti_stop,
-    .clock = mspti_clock,
-    .push_external = mspti_push,
-    .pop_external = mspti_pop,
-};

@@ -711,7 +711,7 @@ static dt_status start_session_contexts(dt_session *s)
     return DT_OK;
 }
 
-static dt_status rsdk_probe(dt_backend_status *st)
+static dt_status rsdk_probe(const dt_backend *self, dt_backend_status *st)
 {
     st->available = 0;
     pthread_mutex_lock(&rsdk_state.lock);
@@ -734,7 +734,7 @@ static dt_status rsdk_probe(dt_backend_status *st)
     return DT_OK;
 }
 
-static dt_status rsdk_prepare(void)
+static dt_status rsdk_prepare(const dt_backend *self)
 {
     pthread_mutex_lock(&rsdk_state.lock);
     dt_status st = load();
@@ -770,7 +770,7 @@ static void session_facts(dt_session *s)
     dt_core_set_library(s, rsdk_state.lib.path, rsdk_state.version_text);
 }
 
-static dt_status rsdk_start(dt_session *s)
+static dt_status rsdk_start(const dt_backend *self, dt_session *s)
 {
     pthread_mutex_lock(&rsdk_state.lock);
     dt_status st = load();
@@ -825,7 +825,7 @@ static void flush_buffers(void)
         if (rsdk_state.have[g_buffer_context[b]] && !rsdk_state.finalized) SYM(rsdk_flush_buffer_fn, S_FLUSH_BUFFER)(rsdk_state.buffer[b]);
 }
 
-static dt_status rsdk_flush(dt_session *s)
+static dt_status rsdk_flush(const dt_backend *self, dt_session *s)
 {
     /* rocprofiler_flush_buffer waits for the callback, which may run on
        this thread or another: no lock is held */
@@ -836,7 +836,7 @@ static dt_status rsdk_flush(dt_session *s)
     return DT_OK;
 }
 
-static dt_status rsdk_stop(dt_session *s)
+static dt_status rsdk_stop(const dt_backend *self, dt_session *s)
 {
     pthread_mutex_lock(&rsdk_state.lock);
     if (rsdk_state.pending == s) {
@@ -902,7 +902,7 @@ static dt_status rsdk_stop(dt_session *s)
     return DT_OK;
 }
 
-static int rsdk_clock(uint64_t *ns)
+static int rsdk_clock(const dt_backend *self, uint64_t *ns)
 {
     rsdk_get_timestamp_fn get = SYM(rsdk_get_timestamp_fn, S_GET_TIMESTAMP);
     return get && get(ns) == RSDK_STATUS_SUCCESS ? 0 : -1;
@@ -921,7 +921,7 @@ static int pushed_to(int c)
 /* On the program's threads: no error text is formatted here. The id goes
    to the SDK as id + 1 (the SDK reports 0 where nothing was pushed, and 0
    is a valid id to devtrace). */
-static dt_status rsdk_push_external(uint64_t id)
+static dt_status rsdk_push_external(const dt_backend *self, uint64_t id)
 {
     rsdk_push_external_fn push = SYM(rsdk_push_external_fn, S_PUSH_EXTERNAL);
     rsdk_pop_external_fn pop = SYM(rsdk_pop_external_fn, S_POP_EXTERNAL);
@@ -940,7 +940,7 @@ static dt_status rsdk_push_external(uint64_t id)
     return DT_OK;
 }
 
-static dt_status rsdk_pop_external(void)
+static dt_status rsdk_pop_external(const dt_backend *self)
 {
     rsdk_pop_external_fn pop = SYM(rsdk_pop_external_fn, S_POP_EXTERNAL);
     if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
@@ -953,7 +953,7 @@ static dt_status rsdk_pop_external(void)
     return st;
 }
 
-static dt_status rsdk_attribute_by_api_enter(void)
+static dt_status rsdk_attribute_by_api_enter(const dt_backend *self)
 {
     pthread_mutex_lock(&rsdk_state.lock);
     int r = rsdk_state.finalized ? RSDK_STATUS_ERROR_FINALIZED : start_context(C_ENTER);
@@ -965,7 +965,8 @@ static dt_status rsdk_attribute_by_api_enter(void)
    initialize: the one libdevtrace_inject exports comes here. The session
    started in that library has usually registered devtrace already (and
    this declines). */
-static void *tool_configure(uint32_t version, const char *runtime_version, uint32_t priority, void *client_id)
+static void *tool_configure(const dt_backend *self, uint32_t version, const char *runtime_version, uint32_t priority,
+                            void *client_id)
 {
     return configure(version, runtime_version, priority, client_id);
 }

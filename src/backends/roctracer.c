@@ -306,7 +306,7 @@ static dt_status failure(const char *call, int r)
 /* ------------------------------------------------------------------ */
 /* Probe                                                               */
 /* ------------------------------------------------------------------ */
-static dt_status rt_probe(dt_backend_status *st)
+static dt_status rt_probe(const dt_backend *self, dt_backend_status *st)
 {
     loaded l;
     st->available = 0;
@@ -714,7 +714,7 @@ static void enable_op_callbacks(dt_session *s, uint32_t capture)
     }
 }
 
-static dt_status rt_start(dt_session *s)
+static dt_status rt_start(const dt_backend *self, dt_session *s)
 {
     pthread_mutex_lock(&rt_state.lock);
     dt_status st = load();
@@ -802,7 +802,7 @@ out:
    so no buffer would come back. Records are turned off before the child
    fills the pool (the callbacks stay on: they count the child's launches);
    nothing here waits for the pool. */
-static void rt_fork_child(void)
+static void rt_fork_child(const dt_backend *self)
 {
     /* their holders may be threads the child does not have (the consumer) */
     rt_state.lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -827,7 +827,7 @@ static void read_devices(dt_session *s)
     dt_rt_read_devices(s, &hip);
 }
 
-static dt_status rt_flush(dt_session *s)
+static dt_status rt_flush(const dt_backend *self, dt_session *s)
 {
     if (!rt_state.rt_pool) return DT_OK;
     /* a flight recorder's dump describes the devices as the stop does
@@ -842,7 +842,7 @@ static dt_status rt_flush(dt_session *s)
     return r == ROCTRACER_STATUS_SUCCESS ? DT_OK : failure("roctracer_flush_activity_expl", r);
 }
 
-static dt_status rt_stop(dt_session *s)
+static dt_status rt_stop(const dt_backend *self, dt_session *s)
 {
     pthread_mutex_lock(&rt_state.lock);
     disarm();
@@ -889,7 +889,7 @@ static dt_status rt_stop(dt_session *s)
     return r == ROCTRACER_STATUS_SUCCESS ? DT_OK : failure("roctracer_flush_activity_expl", r);
 }
 
-static int rt_clock(uint64_t *ns)
+static int rt_clock(const dt_backend *self, uint64_t *ns)
 {
     dt_rt_timestamp_fn get = SYM(dt_rt_timestamp_fn, RT_TIMESTAMP);
     roctracer_timestamp_t t = 0;
@@ -901,7 +901,7 @@ static int rt_clock(uint64_t *ns)
 /* ------------------------------------------------------------------ */
 /* External correlation, on the program's threads                      */
 /* ------------------------------------------------------------------ */
-static dt_status rt_push(uint64_t id)
+static dt_status rt_push(const dt_backend *self, uint64_t id)
 {
     dt_rt_push_fn push = SYM(dt_rt_push_fn, RT_PUSH);
     /* without EXT_API records roctracer's stack reaches nothing: the
@@ -910,7 +910,7 @@ static dt_status rt_push(uint64_t id)
     return push(id) == ROCTRACER_STATUS_SUCCESS ? DT_OK : DT_ERR_VENDOR;
 }
 
-static dt_status rt_pop(void)
+static dt_status rt_pop(const dt_backend *self)
 {
     dt_rt_pop_fn pop = SYM(dt_rt_pop_fn, RT_POP);
     if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
@@ -918,7 +918,7 @@ static dt_status rt_pop(void)
     return pop(&last) == ROCTRACER_STATUS_SUCCESS ? DT_OK : DT_ERR_VENDOR;
 }
 
-static dt_status rt_attribute_by_api_enter(void)
+static dt_status rt_attribute_by_api_enter(const dt_backend *self)
 {
     if (atomic_load_explicit(&rt_state.link_mode, memory_order_relaxed)) return DT_OK;
     pthread_mutex_lock(&rt_state.lock);

@@ -139,13 +139,13 @@ static void vendor_push(stack_entry *e)
     }
     const dt_backend *b = s->backend;
     if (!b || !b->push_external) return;
-    dt_status st = b->push_external(e->id);
+    dt_status st = b->push_external(b, e->id);
     if (st == DT_OK) {
         e->vendor_pushed = 1;
         return;
     }
     if (st == DT_ERR_BACKEND_UNAVAILABLE) return; /* no stack of its own: API-enter links only */
-    if (b->attribute_by_api_enter && b->attribute_by_api_enter() == DT_OK) return;
+    if (b->attribute_by_api_enter && b->attribute_by_api_enter(b) == DT_OK) return;
     dt_core_note(s, "external_ids",
                     "the %s library refused External ids that devtrace could not attribute otherwise "
                     "(no API callbacks): device work launched inside them carries no External id",
@@ -163,8 +163,8 @@ static void vendor_pop(const stack_entry *e)
     }
     if (!e->vendor_pushed) return;
     dt_session *s = dt_active_session();
-    if (s && s->generation == e->generation && s->backend && s->backend->pop_external)
-        s->backend->pop_external();
+    const dt_backend *b = s && s->generation == e->generation ? s->backend : NULL;
+    if (b && b->pop_external) b->pop_external(b);
 }
 
 static void note_parent_range(thread_state *t, uint64_t id);

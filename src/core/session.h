@@ -183,6 +183,9 @@ DT_HIDDEN void dt_core_set_window(dt_session *s, uint64_t start_ns, uint64_t end
    s waits for its deferred backend, that backend's. */
 DT_HIDDEN dt_status dt_core_release_backend(dt_session *s, const char *to);
 
+/* A backend's clock as a dt_clock_fn (core/clock.h): ctx is the backend. */
+DT_HIDDEN int dt_core_backend_clock(const void *backend, uint64_t *ns);
+
 /* Set by the injection library before it stops its session at process
    exit: vendor calls that only spare a running program cost (detaching the
    vendor library) are not made then. */

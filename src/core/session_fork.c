@@ -45,7 +45,7 @@ void dt_core_fork_child(dt_session *s)
     /* a grandchild: what its parent did holds */
     if (!s || !s->fork_vendor_unusable || s->fork_vendor_quiet) return;
     s->fork_vendor_quiet = 1;
-    if (s->backend->fork_child) s->backend->fork_child();
+    if (s->backend->fork_child) s->backend->fork_child(s->backend);
 }
 
 static int fork_hooks(const dt_session *s)
@@ -56,12 +56,12 @@ static int fork_hooks(const dt_session *s)
 
 void dt_core_fork_prepare(dt_session *s)
 {
-    if (fork_hooks(s) && s->backend->fork_prepare) s->backend->fork_prepare();
+    if (fork_hooks(s) && s->backend->fork_prepare) s->backend->fork_prepare(s->backend);
 }
 
 void dt_core_fork_parent(dt_session *s)
 {
-    if (fork_hooks(s) && s->backend->fork_parent) s->backend->fork_parent();
+    if (fork_hooks(s) && s->backend->fork_parent) s->backend->fork_parent(s->backend);
 }
 
 void dt_core_fork_launch_lost(void)

@@ -49,15 +49,21 @@ static int session_reset(dt_session *s)
     return rc;
 }
 
+int dt_core_backend_clock(const void *backend, uint64_t *ns)
+{
+    const dt_backend *b = backend;
+    return b->clock(b, ns);
+}
+
 /* A reading of the vendor's clock, kept: made with no lock held (its
    buffer callbacks take the session's), kept under it. When the clock no
    longer reads the domain of the reading before (another client of the
    vendor made it count otherwise), a second one, 1 ms later, gives the new
    domain a rate of its own. 0, or -1 when the clock could not be read. */
-static int sample_clock(dt_session *s, dt_clock_fn fn, int tries)
+static int sample_clock(dt_session *s, const dt_backend *b, int tries)
 {
     dt_clock_sample sample;
-    if (dt_clock_read(fn, tries, &sample) != 0) return -1;
+    if (dt_clock_read(dt_core_backend_clock, b, tries, &sample) != 0) return -1;
     dt_core_lock(s);
     int moved = s->clock.count && !dt_clock_same_domain(&s->clock.samples[s->clock.count - 1], &sample);
     int rc = dt_clock_add(&s->clock, sample);
@@ -65,7 +71,7 @@ static int sample_clock(dt_session *s, dt_clock_fn fn, int tries)
     if (!moved || rc != 0) return rc;
     struct timespec ms = {0, 1000000};
     nanosleep(&ms, NULL);
-    if (dt_clock_read(fn, tries, &sample) != 0) return 0;
+    if (dt_clock_read(dt_core_backend_clock, b, tries, &sample) != 0) return 0;
     dt_core_lock(s);
     dt_clock_add(&s->clock, sample);
     dt_core_unlock(s);
@@ -87,7 +93,7 @@ static void *calibrator_main(void *arg)
             rc = pthread_cond_timedwait(&s->calib_cond, &s->calib_lock, &next);
         if (s->calib_stop) break;
         pthread_mutex_unlock(&s->calib_lock);
-        sample_clock(s, s->backend->clock, 8);
+        sample_clock(s, s->backend, 8);
         pthread_mutex_lock(&s->calib_lock);
     }
     pthread_mutex_unlock(&s->calib_lock);
@@ -111,11 +117,11 @@ dt_status dt_core_try_backend(dt_session *s, const dt_backend *b)
     s->backend = b;
     dt_clock_free(&s->clock);
     dt_clock_init(&s->clock, b->clock == NULL);
-    dt_status st = b->start(s);
+    dt_status st = b->start(b, s);
     if (st != DT_OK) { s->backend = before; return st; }
     atomic_store(&g_last_backend, b->name);
     /* (a sample read but not kept for lack of memory is noted at stop) */
-    if (b->clock && dt_clock_sample_now(&s->clock, b->clock, 16) != 0 && !s->clock.unkept)
+    if (b->clock && dt_clock_sample_now(&s->clock, dt_core_backend_clock, b, 16) != 0 && !s->clock.unkept)
         dt_core_note(s, "clock", "the %s clock could not be read at start", b->name);
     return DT_OK;
 }
@@ -188,7 +194,7 @@ dt_status dt_core_attach_deferred(dt_session *s)
     }
     atomic_store(&s->awaiting_vendor, 0);
     /* what was pushed meanwhile is on devtrace's stacks only */
-    if (atomic_load(&s->unheld_entries) > 0 && b->attribute_by_api_enter && b->attribute_by_api_enter() != DT_OK)
+    if (atomic_load(&s->unheld_entries) > 0 && b->attribute_by_api_enter && b->attribute_by_api_enter(b) != DT_OK)
         dt_core_note(s, "external_ids", "External ids pushed before %s attached could not be attributed "
                         "through API callbacks: device work launched directly inside them carries none", b->name);
     pthread_mutex_lock(&s->calib_lock);
@@ -211,7 +217,7 @@ dt_status dt_core_release_backend(dt_session *s, const char *to)
     if (!s || s->state != DT_STATE_RUNNING) return DT_OK;
     /* before it attached: the backend waited for is given away */
     const dt_backend *b = atomic_load(&s->awaiting_vendor) && s->deferred ? s->deferred : s->backend;
-    return b && b->release ? b->release(s, to) : DT_OK;
+    return b && b->release ? b->release(b, s, to) : DT_OK;
 }
 
 dt_status dt_session_stop(dt_session *s)
@@ -232,7 +238,7 @@ dt_status dt_session_stop(dt_session *s)
         dt_core_note(s, "fork", "process %u was forked without exec from process %u; this trace holds what it "
                         "did after the fork, and the trace of process %u what came before", s->pid,
                         s->fork_parent, s->fork_parent);
-    dt_status flush_st = vendor && vendor->flush ? vendor->flush(s) : DT_OK;
+    dt_status flush_st = vendor && vendor->flush ? vendor->flush(vendor, s) : DT_OK;
     if (flush_st != DT_OK) dt_core_note(s, "flush", "%s", dt_last_error());
     if (s->calibrator_running) {
         pthread_mutex_lock(&s->calib_lock);
@@ -243,7 +249,7 @@ dt_status dt_session_stop(dt_session *s)
         s->calibrator_running = 0;
     }
     size_t unkept = s->clock.unkept;
-    if (vendor && vendor->clock && sample_clock(s, vendor->clock, 16) != 0 &&
+    if (vendor && vendor->clock && sample_clock(s, vendor, 16) != 0 &&
         s->clock.unkept == unkept)
         dt_core_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
     if (s->clock.unkept)
@@ -252,7 +258,7 @@ dt_status dt_session_stop(dt_session *s)
     if (atomic_exchange(&s->awaiting_vendor, 0) && strcmp(s->backend_request, s->deferred->name) == 0)
         dt_core_note(s, s->deferred->name, "not attached: the process never initialised the device (its runtime "
                         "never called the injection entry point)");
-    dt_status stop_st = vendor && vendor->stop ? vendor->stop(s) : DT_OK;
+    dt_status stop_st = vendor && vendor->stop ? vendor->stop(vendor, s) : DT_OK;
     if (stop_st != DT_OK) dt_core_note(s, "stop", "%s", dt_last_error());
     atomic_store_explicit(&dt_g_active, NULL, memory_order_release);
     dt_store_prepare(0);

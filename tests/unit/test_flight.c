@@ -196,14 +196,16 @@ static pthread_mutex_t hang_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hang_cond = PTHREAD_COND_INITIALIZER;
 static int hang_released, hang_entered;
 
-static dt_status hang_start(dt_session *s)
+static dt_status hang_start(const dt_backend *self, dt_session *s)
 {
+    (void)self;
     (void)s;
     return DT_OK;
 }
 
-static dt_status hang_flush(dt_session *s)
+static dt_status hang_flush(const dt_backend *self, dt_session *s)
 {
+    (void)self;
     (void)s;
     pthread_mutex_lock(&hang_lock);
     hang_entered++;
