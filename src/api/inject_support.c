@@ -48,7 +48,7 @@ void dt_inject_support_forked(dt_session *s)
 
 int dt_inject_support_fork_unrecorded(const dt_session *s)
 {
-    return s->fork_vendor_unusable;
+    return dt_core_fork_vendor_unusable(s);
 }
 
 void dt_inject_support_rank(char *out, size_t n)
@@ -136,7 +136,7 @@ void dt_inject_support_release(dt_session *s, const char *who)
 
 int dt_inject_support_awaits_injection(const dt_session *s)
 {
-    return s && s->deferred && dt_core_awaits(s, s->deferred->name);
+    return s && dt_core_deferred(s) && dt_core_awaits(s, dt_core_deferred(s)->name);
 }
 
 dt_status dt_inject_support_attach_early(dt_session *s)

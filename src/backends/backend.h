@@ -21,7 +21,8 @@
 #include "core/loader.h"
 #include "core/pool.h"
 #include "core/preload.h"
-#include "core/session.h"
+#include "core/sink.h"
+#include "core/threads.h"
 
 /* The list, NULL-terminated, in "auto" preference order. */
 DT_HIDDEN extern const dt_backend *const dt_backends[];

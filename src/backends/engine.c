@@ -251,7 +251,7 @@ static int resolve_names(dt_engine *e)
    records (CUPTI's header), turned off again when it stops. */
 static void latency_timestamps(dt_engine *e, dt_session *s)
 {
-    if (!(s->config.capture & DT_CAPTURE_KERNEL_QUEUED)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL_QUEUED)) return;
     fn_u8 set = SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS);
     int r = set ? set(1) : e->v->results.success;
     if (set && r == e->v->results.success) e->latency_on = 1;
@@ -427,7 +427,7 @@ static void quiet_calls(dt_engine *e, dt_session *s)
     for (int f = 0; f < 2; f++) {
         fn_u32_u8 filter = SYM(e, fn_u32_u8, filters[f].sym);
         /* s NULL: made again at a context's creation, answers kept for stop */
-        if (!filters[f].count || !filter || (s && !(s->config.capture & filters[f].capture))) continue;
+        if (!filters[f].count || !filter || (s && !(dt_sink_capture(s) & filters[f].capture))) continue;
         for (uint32_t i = 0; i < filters[f].count; i++) {
             int r = filter(filters[f].ids[i], 0);
             if (r == e->v->results.success) continue;
@@ -485,19 +485,20 @@ dt_status dt_engine_start(const dt_backend *self, dt_session *s)
     cancel_finalize(e);
     dt_status st = dt_engine_load(e);
     if (st != DT_OK) goto out;
-    if (s->config.buffer_count == 0 || s->config.buffer_size < 1024) {
+    const dt_config *cfg = dt_sink_config(s);
+    if (cfg->buffer_count == 0 || cfg->buffer_size < 1024) {
         st = dt_error(DT_ERR_INVALID_ARGUMENT,
                       "%s needs at least one activity buffer of at least 1024 bytes (buffer_count %" PRIu32
                       ", buffer_size %zu)",
-                      v->backend->name, s->config.buffer_count, s->config.buffer_size);
+                      v->backend->name, cfg->buffer_count, cfg->buffer_size);
         goto out;
     }
     /* the flight recorder's pool is its ring, bounded: it never grows */
-    uint32_t buffers = s->config.flight_recorder_bytes ? dt_flight_pool_buffers(s) : s->config.buffer_count;
-    if (dt_pool_slot_configure(&e->pool, buffers, s->config.buffer_size,
-                               s->config.flight_recorder_bytes ? 0 : DT_POOL_GROW) != 0) {
+    uint32_t buffers = cfg->flight_recorder_bytes ? dt_flight_pool_buffers(s) : cfg->buffer_count;
+    if (dt_pool_slot_configure(&e->pool, buffers, cfg->buffer_size,
+                               cfg->flight_recorder_bytes ? 0 : DT_POOL_GROW) != 0) {
         st = dt_error(DT_ERR_NO_MEMORY, "%s: cannot preallocate %" PRIu32 " activity buffers of %zu bytes",
-                      v->backend->name, buffers, s->config.buffer_size);
+                      v->backend->name, buffers, cfg->buffer_size);
         goto out;
     }
     st = dt_core_flight_begin(s, &e->pool, dt_engine_ring_decode, e);
@@ -567,7 +568,7 @@ dt_status dt_engine_start(const dt_backend *self, dt_session *s)
     for (size_t i = 0; i < v->records.kind_count; i++) {
         const dt_kind_spec *k = &v->records.kinds[i];
         if (e->armed[i]) { enabled++; continue; }
-        if (k->capture && !(s->config.capture & k->capture)) continue;
+        if (k->capture && !(dt_sink_capture(s) & k->capture)) continue;
         r = arm_kind(e, i);
         if (r == res->success) { enabled++; continue; }
         if (k->kind == v->dump_kind && retry_at_context(e, DT_RETRY_DUMP, r)) continue;
@@ -627,7 +628,7 @@ dt_status dt_engine_flush(const dt_backend *self, dt_session *s)
     dt_engine *e = self->impl;
     if (!e->loaded || atomic_load(&e->released)) return DT_OK;
     /* a flight recorder's dump describes the devices as the stop does */
-    if (s && s->ring) describe_devices(e, s);
+    if (s && dt_sink_has_ring(s)) describe_devices(e, s);
     /* Forced: a plain flush leaves partly filled buffers with the vendor.
        The completion callback may run on this thread: no lock is held. */
     int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
@@ -786,7 +787,8 @@ dt_status dt_engine_stop(const dt_backend *self, dt_session *s)
                         "%" PRIu64 " buffer requests found the pool of %" PRIu32 " buffers of %zu bytes empty "
                         "(grown to %" PRIu32 " for %" PRIu32 " threads); the vendor dropped what it could not "
                         "store (counted as no_buffer): raise buffer_count or buffer_size",
-                        refused, s->config.buffer_count, s->config.buffer_size, shape.made, shape.threads);
+                        refused, dt_sink_config(s)->buffer_count, dt_sink_config(s)->buffer_size, shape.made,
+                        shape.threads);
     }
     uint64_t orphaned = atomic_load(&e->orphaned);
     if (orphaned)

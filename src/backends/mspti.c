@@ -421,7 +421,8 @@ static dt_status mspti_push(const dt_backend *self, uint64_t id)
     fn_push push = (fn_push)e->sym[DT_SYM_PUSH_EXTERNAL];
     dt_session *s = dt_active_session();
     if (scope != STACK_SHARED || !push || !s) return DT_ERR_BACKEND_UNAVAILABLE;
-    if (t_given.session != s->generation) t_given.depth = 0, t_given.session = s->generation;
+    uint64_t generation = dt_sink_generation(s);
+    if (t_given.session != generation) t_given.depth = 0, t_given.session = generation;
     uint32_t me = dt_thread_id(), none = 0;
     if (t_given.depth == 0 && !atomic_compare_exchange_strong(&shared_stack.owner, &none, me) && none != me) {
         atomic_fetch_add_explicit(&shared_stack.refused, 1, memory_order_relaxed);
@@ -433,7 +434,7 @@ static dt_status mspti_push(const dt_backend *self, uint64_t id)
        acquires any new field also sees the slot's token cleared */
     atomic_store_explicit(&slot->token, 0, memory_order_relaxed);
     atomic_store_explicit(&slot->id, id, memory_order_release);
-    atomic_store_explicit(&slot->session, s->generation, memory_order_release);
+    atomic_store_explicit(&slot->session, generation, memory_order_release);
     atomic_store_explicit(&slot->thread, me, memory_order_release);
     atomic_store_explicit(&slot->token, token, memory_order_release);
     if (push(EXTERNAL_KIND, token) != MSPTI_SUCCESS) {
@@ -502,14 +503,14 @@ static void decode_api(const dt_decoder *d, dt_session *s, dt_decode_cache *cach
             /* the calling thread's token, of this session (an earlier one's
                can be left on the library's stack) */
             if (token_lookup(t->token, &id, &session, &thread) && thread == a.pt.threadId &&
-                session == s->generation)
+                session == dt_sink_generation(s))
                 dt_corr_link(s, a.correlationId, id);
             else
                 decode_state.withheld++;
             t->correlation = 0;
         }
     }
-    if (!(s->config.capture & DT_CAPTURE_RUNTIME)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_RUNTIME)) return;
     uint32_t name;
     if (a.name && a.name[0]) {
         /* the library keeps one string per API: cached by its address, as
@@ -518,7 +519,7 @@ static void decode_api(const dt_decoder *d, dt_session *s, dt_decode_cache *cach
     } else {
         char fallback[64];
         int n = snprintf(fallback, sizeof fallback, "%s#%u", d->v->names.runtime_fallback, (unsigned)a.kind);
-        name = dt_intern_n(&s->names, fallback, (size_t)n);
+        name = dt_sink_intern_n(s, fallback, (size_t)n);
     }
     dt_add_api_call(s, DT_EVENT_RUNTIME, a.start, a.end, a.correlationId, a.pt.processId, a.pt.threadId, name, 0, 0);
 }
@@ -589,7 +590,7 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
         marker_half first = other->is_start ? *other : h;
         uint64_t end = other->is_start ? h.timestamp : other->timestamp;
         half_remove(other);
-        first.name = dt_intern_str(&s->names, dt_intern_get(&decode_state.names, first.name));
+        first.name = dt_sink_intern(s, dt_intern_get(&decode_state.names, first.name));
         if (first.name == UINT32_MAX) {
             dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
             return;
@@ -632,7 +633,7 @@ static void decode_hccl(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
 {
     (void)d;
     (void)cache;
-    if (!(s->config.capture & DT_CAPTURE_KERNEL)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL)) return;
     msptiActivityHccl h;
     memcpy(&h, rec, sizeof h);
     /* no correlation id: the call that launched it is not known */
@@ -648,7 +649,7 @@ static void decode_communication(const dt_decoder *d, dt_session *s, dt_decode_c
 {
     (void)d;
     (void)cache;
-    if (!(s->config.capture & DT_CAPTURE_KERNEL)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL)) return;
     msptiActivityCommunication m;
     memcpy(&m, rec, sizeof m);
     uint32_t t = (uint32_t)m.dataType;
@@ -672,7 +673,7 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
 {
     (void)d;
     (void)cache;
-    if (!(s->config.capture & DT_CAPTURE_MEMORY)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMORY)) return;
     msptiActivityMemory m;
     memcpy(&m, rec, sizeof m);
     if (m.memoryOperationType != MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
@@ -718,7 +719,7 @@ static dt_status mspti_start(const dt_backend *self, dt_session *s)
                         "%s keeps one external-correlation stack for the whole process (its header documents one "
                         "per thread): the ids of one thread at a time are given to it, and device work launched "
                         "on other threads meanwhile carries no External id%s",
-                        e->lib.path, s->config.capture & DT_CAPTURE_RUNTIME ? "" :
+                        e->lib.path, dt_sink_capture(s) & DT_CAPTURE_RUNTIME ? "" :
                         "; without API records (capture them) no External id can be checked, so none is kept");
     }
     return DT_OK;

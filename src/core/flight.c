@@ -8,7 +8,7 @@
 #include "core/corr.h"
 #include "core/flight.h"
 #include "core/intern.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -320,16 +320,16 @@ static int snapshot_of(dt_session *s, dt_session *x)
     pthread_mutex_unlock(&s->threads.lock);
     if (!threads_ok || dt_corr_copy_links(x, s) != 0) return -1;
     /* host records since the last dump: moved, their names interned anew */
-    for (size_t i = 0; i < s->store.count; i++) {
-        const dt_rec *r = dt_store_at(&s->store, i);
-        dt_rec *c = dt_session_add(x);
+    for (size_t i = 0; i < s->sink.store.count; i++) {
+        const dt_rec *r = dt_store_at(&s->sink.store, i);
+        dt_rec *c = dt_sink_add(x);
         if (!c) continue;
         *c = *r;
         c->name = dt_intern_str(&x->names, dt_intern_get(&s->names, r->name));
     }
-    dt_store_truncate(&s->store, 0);
+    dt_store_truncate(&s->sink.store, 0);
     for (int k = 0; k < DT_LOSS_COUNT; k++)
-        atomic_store(&x->loss[k], atomic_exchange(&s->loss[k], 0));
+        atomic_store(&x->sink.loss[k], atomic_exchange(&s->sink.loss[k], 0));
     atomic_store(&x->external_unreliable, atomic_load(&s->external_unreliable));
     return 0;
 }

@@ -14,7 +14,7 @@
 #include "core/flight.h"
 #include "core/intern.h"
 #include "core/jobinfo.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 #include "core/threads.h"
 
 #include <errno.h>
@@ -131,11 +131,14 @@ dt_status dt_core_new(const dt_config *config, dt_session **out)
     s->backend_request = dt_strdup(bname);
     s->config.output_path = s->output_path;
     s->config.backend = s->backend_request;
+    /* what the per-record checks read of it: in the sink */
+    s->sink.max_duration_ns = s->config.max_duration_ns;
+    s->sink.capture = s->config.capture;
     pthread_mutex_init(&s->lock, NULL);
     dt_thread_names_init(&s->threads);
     pthread_mutex_init(&s->calib_lock, NULL);
     pthread_cond_init(&s->calib_cond, NULL);
-    dt_store_init(&s->store, s->config.max_events);
+    dt_store_init(&s->sink.store, s->config.max_events);
     if (!s->output_path || !s->backend_request || dt_intern_init(&s->names) != 0 ||
         dt_launch_init(&s->launches) != 0 || dt_u64map_reserve(&s->corr, 1024) != 0 ||
         dt_u64map_reserve(&s->ext_parents, 64) != 0) {
@@ -157,6 +160,13 @@ const char *dt_session_backend(const dt_session *s)
     return s && s->backend ? s->backend->name : "";
 }
 
+const char *dt_core_backend_request(const dt_session *s) { return s->backend_request; }
+const dt_backend *dt_core_backend(const dt_session *s) { return s->backend; }
+const dt_backend *dt_core_deferred(const dt_session *s) { return s->deferred; }
+void dt_core_set_deferred(dt_session *s, const dt_backend *b) { s->deferred = b; }
+const char *dt_core_output_path(const dt_session *s) { return s->output_path; }
+const dt_device_props *dt_core_devices(const dt_session *s) { return s->devices; }
+
 void dt_session_destroy(dt_session *s)
 {
     if (!s) return;
@@ -164,7 +174,7 @@ void dt_session_destroy(dt_session *s)
     dt_core_flight_free(s);
     dt_corr_merge_chunks(s, 0);
     dt_corr_forget(s);
-    dt_store_free(&s->store);
+    dt_store_free(&s->sink.store);
     dt_intern_free(&s->names);
     dt_launch_free(&s->launches);
     dt_free(s->collectives);

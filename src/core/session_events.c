@@ -3,7 +3,7 @@
 #include "base/log.h"
 #include "core/event.h"
 #include "core/intern.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 
 #include <string.h>
 
@@ -22,7 +22,7 @@ int dt_session_note_at(const dt_session *s, size_t index, const char **key, cons
 
 size_t dt_session_event_count(const dt_session *s)
 {
-    return s && s->state == DT_STATE_STOPPED ? s->store.count : 0;
+    return s && s->state == DT_STATE_STOPPED ? s->sink.store.count : 0;
 }
 
 void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
@@ -118,24 +118,25 @@ dt_status dt_session_event(const dt_session *s, size_t index, dt_event *ev)
 {
     if (!s || !ev) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_event: NULL argument");
     if (s->state != DT_STATE_STOPPED) return dt_error(DT_ERR_STATE, "dt_session_event: stop the session first");
-    if (index >= s->store.count)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_event: index %zu out of range (%zu events)", index, s->store.count);
-    dt_rec_to_event(s, dt_store_at(&s->store, index), ev);
+    if (index >= s->sink.store.count)
+        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_event: index %zu out of range (%zu events)", index,
+                        s->sink.store.count);
+    dt_rec_to_event(s, dt_store_at(&s->sink.store, index), ev);
     return DT_OK;
 }
 
 size_t dt_session_events(const dt_session *s, size_t first, size_t count, dt_event *out)
 {
-    if (!s || !out || s->state != DT_STATE_STOPPED || first >= s->store.count) return 0;
-    size_t n = s->store.count - first < count ? s->store.count - first : count;
-    for (size_t i = 0; i < n; i++) dt_rec_to_event(s, dt_store_at(&s->store, first + i), &out[i]);
+    if (!s || !out || s->state != DT_STATE_STOPPED || first >= s->sink.store.count) return 0;
+    size_t n = s->sink.store.count - first < count ? s->sink.store.count - first : count;
+    for (size_t i = 0; i < n; i++) dt_rec_to_event(s, dt_store_at(&s->sink.store, first + i), &out[i]);
     return n;
 }
 
 uint64_t dt_session_loss(const dt_session *s, dt_loss_reason reason)
 {
     if (!s || (unsigned)reason >= DT_LOSS_COUNT) return 0;
-    return atomic_load(&((dt_session *)s)->loss[reason]);
+    return atomic_load(&((dt_session *)s)->sink.loss[reason]);
 }
 
 uint64_t dt_session_loss_total(const dt_session *s)

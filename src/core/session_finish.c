@@ -9,7 +9,7 @@
 #include "core/event.h"
 #include "core/flight.h"
 #include "core/intern.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 
 #include <stdio.h>
 
@@ -42,7 +42,7 @@ static inline int host_record(const dt_rec *r)
    here, and not counted as lost. Times are mapped to realtime on the way. */
 static void drop_parent_records(dt_session *s)
 {
-    dt_store *st = &s->store;
+    dt_store *st = &s->sink.store;
     dt_clock_segment seg = {.span = 0}; /* none yet */
     size_t segment = 0, out = 0;
     uint64_t last_parent_call = 0;
@@ -74,7 +74,7 @@ static void drop_parent_records(dt_session *s)
    still running when the session stopped, outside_window otherwise. */
 static void finish_records(dt_session *s)
 {
-    dt_store *st = &s->store;
+    dt_store *st = &s->sink.store;
     const dt_clock *clock = &s->clock;
     const uint64_t window_start = s->window_start_ns, window_end = s->window_end_ns;
     dt_clock_segment seg = {.span = 0}; /* none yet */

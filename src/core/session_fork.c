@@ -1,7 +1,7 @@
 /* A session across a fork without exec: the child's session goes on from
    the fork, and the backend's hooks around the program's fork(). */
 #include "core/contract.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -28,7 +28,7 @@ void dt_core_forked(dt_session *s)
     s->fork_parent = s->pid;
     s->pid = (uint32_t)getpid();
     s->fork_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-    s->fork_store_count = s->store.count;
+    s->fork_store_count = s->sink.store.count;
     s->window_start_ns = s->fork_ns;
     s->fork_vendor_unusable = s->backend && (s->backend->caps & DT_BACKEND_NO_FORK_CHILD);
     s->calibrator_running = 0;
@@ -36,8 +36,13 @@ void dt_core_forked(dt_session *s)
     pthread_mutex_init(&s->calib_lock, NULL);
     pthread_cond_init(&s->calib_cond, NULL);
     pthread_mutex_init(&s->threads.lock, NULL);
-    for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
+    for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->sink.loss[i], 0);
     if (s->fork_vendor_unusable) dt_g_fork_unusable = 1;
+}
+
+int dt_core_fork_vendor_unusable(const dt_session *s)
+{
+    return s->fork_vendor_unusable;
 }
 
 void dt_core_fork_child(dt_session *s)

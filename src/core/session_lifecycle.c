@@ -8,7 +8,7 @@
 #include "core/corr.h"
 #include "core/event.h"
 #include "core/flight.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 #include "core/threads.h"
 
 #include <errno.h>
@@ -27,14 +27,14 @@ static _Atomic uint64_t g_generation;
    -1 when out of memory. */
 static int session_reset(dt_session *s)
 {
-    dt_store_free(&s->store);
-    dt_store_init(&s->store, s->config.max_events);
+    dt_store_free(&s->sink.store);
+    dt_store_init(&s->sink.store, s->config.max_events);
     s->collective_count = 0;
     dt_u64map_free(&s->corr);
     dt_corr_forget(s);
     dt_u64map_free(&s->ext_parents);
     int rc = dt_u64map_reserve(&s->corr, 1024) | dt_u64map_reserve(&s->ext_parents, 64);
-    for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->loss[i], 0);
+    for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->sink.loss[i], 0);
     atomic_store(&s->kernel_names_cut, 0);
     atomic_store(&s->links_lost, 0);
     atomic_store(&s->parents_lost, 0);
@@ -143,7 +143,7 @@ dt_status dt_core_begin(dt_session *s)
         atomic_store(&dt_g_active, NULL);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
     }
-    s->generation = atomic_fetch_add(&g_generation, 1) + 1;
+    s->sink.generation = atomic_fetch_add(&g_generation, 1) + 1;
     dt_core_unlock(s);
     s->window_start_ns = dt_realtime_ns();
     s->window_end_set = 0;
@@ -265,7 +265,7 @@ dt_status dt_session_stop(dt_session *s)
     dt_thread_names_sweep(s);
     dt_core_finish(s);
     dt_core_flight_free(s);
-    dt_log("session stopped: %zu events kept, %llu lost", s->store.count,
+    dt_log("session stopped: %zu events kept, %llu lost", s->sink.store.count,
            (unsigned long long)dt_session_loss_total(s));
     return DT_OK;
 }

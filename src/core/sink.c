@@ -1,8 +1,10 @@
-/* What a session is told while it records: the lock around a batch of
-   records, the notes, the vendor's library and devices. */
+/* The sink's calls (core/sink.h): what a backend tells the session it
+   records into, and asks of it. */
 #include "base/log.h"
 #include "core/contract.h"
-#include "core/session.h"
+#include "core/flight.h"
+#include "core/intern.h"
+#include "core/session_impl.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,4 +68,43 @@ void dt_core_set_device(dt_session *s, const dt_device_props *p)
         s->devices[p->id] = *p;
         s->devices[p->id].valid = 1;
     }
+}
+
+int dt_sink_has_device(const dt_session *s, uint32_t id)
+{
+    return id < DT_MAX_DEVICES && s->devices[id].valid;
+}
+
+uint32_t dt_sink_intern(dt_session *s, const char *name)
+{
+    return dt_intern_str(&s->names, name);
+}
+
+uint32_t dt_sink_intern_n(dt_session *s, const char *name, size_t len)
+{
+    return dt_intern_n(&s->names, name, len);
+}
+
+void dt_sink_each_record(dt_session *s, void (*each)(const dt_rec *r, void *arg), void *arg)
+{
+    dt_core_lock(s);
+    for (size_t i = 0; i < s->sink.store.count; i++) each(dt_store_at(&s->sink.store, i), arg);
+    dt_core_unlock(s);
+}
+
+const dt_config *dt_sink_config(const dt_session *s)
+{
+    return &s->config;
+}
+
+int dt_sink_has_ring(const dt_session *s)
+{
+    return s->ring != NULL;
+}
+
+int dt_sink_ring_push(dt_session *s, uint8_t *buf, size_t valid)
+{
+    if (!s->ring) return 0;
+    dt_ring_push(s->ring, buf, valid);
+    return 1;
 }

@@ -1,6 +1,6 @@
 """The layer check fails on what it exists to catch: a layer that includes
-one above it, a cycle of includes, an oversized file; and passes on a tree
-that keeps the rules."""
+one above it, a header hidden from a layer, a cycle of includes, an
+oversized file; and passes on a tree that keeps the rules."""
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +46,28 @@ def test_export_sees_the_recording_view_not_the_rest_of_core(tmp_path):
     assert "src/export/perfetto.c: includes src/core/session.h" in r.stdout
     # what the view includes comes with it
     assert "src/export/chrome.c" not in r.stdout
+
+
+def test_the_session_is_opaque_outside_core(tmp_path):
+    files = dict(GOOD, **{
+        "src/core/sink.h": '#include "core/store.h"\n',
+        "src/core/session.h": '#include "core/sink.h"\n',
+        "src/core/session_impl.h": '#include "core/session.h"\n',
+        "src/core/session.c": '#include "core/session_impl.h"\n',
+        "src/core/leaky.h": '#include "core/session_impl.h"\n',
+        "src/api/write.c": '#include "core/session.h"\n#include "core/leaky.h"\n',
+        "src/backends/engine.c": '#include "core/sink.h"\n#include "core/session.h"\n',
+    })
+    r = tree(tmp_path, files)
+    assert r.returncode == 1
+    # core sees its own fields; api the session's calls, a backend the sink
+    assert "src/core/session.c" not in r.stdout
+    assert "src/api/write.c: includes src/core/session.h" not in r.stdout
+    assert "src/backends/engine.c: includes src/core/sink.h" not in r.stdout
+    # the fields, even through another header; the session's calls from a backend
+    assert "src/api/write.c: includes src/core/leaky.h: src/core/session_impl.h is hidden from src/api" in r.stdout
+    assert "src/backends/engine.c: includes src/core/session.h: src/core/session.h is hidden from src/backends" \
+        in r.stdout
 
 
 def test_a_cycle_fails(tmp_path):
