@@ -4,9 +4,11 @@
  * core/loader.h (loading its library: one rule for every backend),
  * core/pool.h (the buffer pool), core/decode.h (dt_add_device_activity,
  * dt_add_copy, dt_add_fill, dt_add_api_call, the decode caches),
- * core/corr.h and core/session.h (dt_corr_link, dt_corr_link_current, loss
+ * core/corr.h (dt_corr_link_current) and core/sink.h: the sink, all a
+ * backend sees of the session it records into (records, dt_corr_link, loss
  * counting with dt_loss_add: one reason per fault, the same on every vendor,
- * notes with dt_core_note, which never overwrites).
+ * notes with dt_core_note, which never overwrites; the session itself is
+ * opaque outside core).
  *
  * Backends for CUPTI-shaped vendor interfaces do not implement this by hand:
  * they describe their vendor in a `dt_vendor` and the engine
