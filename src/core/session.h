@@ -37,7 +37,7 @@ DT_HIDDEN dt_status dt_core_started(dt_session *s, dt_status st, int awaiting);
    opens at a step boundary after the session started, and closes at one
    before it stops. */
 DT_HIDDEN void dt_core_set_window(dt_session *s, uint64_t start_ns, uint64_t end_ns);
-/* Give s's vendor interface to another client (backend.h: release); while
+/* Give s's vendor interface to another client (core/contract.h: release); while
    s waits for its deferred backend, that backend's. */
 DT_HIDDEN dt_status dt_core_release_backend(dt_session *s, const char *to);
 

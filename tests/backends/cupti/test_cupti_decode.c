@@ -108,7 +108,7 @@ static int logged_link(const dt_session *s, uint64_t correlation, uint64_t *exte
     return found;
 }
 
-/* What dt_session_stop does with the links (session.c). */
+/* What dt_session_stop does with the links (session_finish.c). */
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 static void merge_links(dt_session *s)
 {
