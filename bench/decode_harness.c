@@ -49,7 +49,7 @@ static run decode_all(const decode_input *in, dt_session *s)
     r.wall = bench_now_s() - w0;
     r.thread = clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     r.cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
-    r.stored = s->store.count;
+    r.stored = s->sink.store.count;
     r.lost = dt_session_loss_total(s) - lost0;
     return r;
 }
@@ -137,7 +137,7 @@ void decode_bench_run(const decode_input *in, int rounds)
         dt_store_prepare(0);
 
         /* the same store again, emptied: its memory is mapped already */
-        s->store.count = 0;
+        s->sink.store.count = 0;
         run m = decode_all(in, s);
         dt_session_destroy(s);
 

@@ -74,7 +74,7 @@ static uint64_t file_size(const char *path)
 
 static dt_rec *push(dt_session *s, int kind, uint64_t start, uint64_t end)
 {
-    dt_rec *r = dt_store_push(&s->store);
+    dt_rec *r = dt_store_push(&s->sink.store);
     if (!r) {
         fprintf(stderr, "out of memory building the session\n");
         exit(1);
@@ -476,10 +476,10 @@ int main(int argc, char **argv)
 
     size_t launch_bytes = (size_t)s->launches.cap * sizeof(dt_launch_config) +
                           (s->launches.index.slots ? (s->launches.index.mask + 1) * sizeof(dt_u64slot) : 0);
-    size_t held = dt_store_bytes(&s->store) + s->names.bytes + launch_bytes;
-    printf("events:                 %zu (built in %.2f s)\n", s->store.count, g1 - g0);
+    size_t held = dt_store_bytes(&s->sink.store) + s->names.bytes + launch_bytes;
+    printf("events:                 %zu (built in %.2f s)\n", s->sink.store.count, g1 - g0);
     printf("bytes per stored event: %.1f (store %zu + names %zu + launch configs %zu)\n",
-           (double)held / (double)s->store.count, dt_store_bytes(&s->store), s->names.bytes, launch_bytes);
+           (double)held / (double)s->sink.store.count, dt_store_bytes(&s->sink.store), s->names.bytes, launch_bytes);
 
     if (layout_only) {
         /* the layout alone, for counting its instructions or its CPU time */
@@ -500,7 +500,7 @@ int main(int argc, char **argv)
         }
         double w = bench_median(wall, repeats, &lo, &hi);
         printf("layout: %.3f s (%.3f..%.3f), %.0f ns per event; CPU (all its threads) %.3f s\n", w, lo, hi,
-               w * 1e9 / (double)s->store.count, bench_median(cpu, repeats, &x, &x));
+               w * 1e9 / (double)s->sink.store.count, bench_median(cpu, repeats, &x, &x));
         dt_session_destroy(s);
         return 0;
     }
@@ -570,7 +570,7 @@ int main(int argc, char **argv)
         unlink(pfgz_path);
     }
     double lo, hi;
-    double ev = (double)s->store.count, mb = (double)json_bytes / 1e6, pmb = (double)pf_bytes / 1e6;
+    double ev = (double)s->sink.store.count, mb = (double)json_bytes / 1e6, pmb = (double)pf_bytes / 1e6;
     printf("rounds: %d (medians; min..max); formatting lanes: %d, each writing its own units in turn (gzip: %d "
            "formatting, one compressing)\n",
            repeats, dt_out_lanes(), dt_out_lanes() < 2 ? dt_out_lanes() : 2);

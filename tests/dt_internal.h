@@ -26,6 +26,7 @@
 #include "core/pool.h"
 #include "core/preload.h"
 #include "core/session.h"
+#include "core/session_impl.h"
 #include "core/steps.h"
 #include "core/threads.h"
 

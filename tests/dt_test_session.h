@@ -34,7 +34,7 @@ static inline dt_session *dt_test_written_session(uint64_t start, uint64_t end)
 static inline dt_rec *dt_test_kernel(dt_session *s, const char *name, uint64_t start, uint32_t stream,
                                      dt_launch_config lc)
 {
-    dt_rec *r = dt_store_push(&s->store);
+    dt_rec *r = dt_store_push(&s->sink.store);
     REQUIRE(r != NULL);
     r->kind = DT_EVENT_KERNEL;
     r->start = start;

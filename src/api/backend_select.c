@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "backends/backend.h"
 #include "core/preload.h"
+#include "core/recording.h"
 #include "core/session.h"
 
 #include <stdio.h>
@@ -15,7 +16,7 @@ dt_status dt_session_create(const dt_config *config, dt_session **out)
 {
     dt_status st = dt_core_new(config, out);
     if (st != DT_OK) return st;
-    const char *name = (*out)->backend_request;
+    const char *name = dt_core_backend_request(*out);
     if (strcmp(name, "auto") != 0 && !dt_select_backend(name)) {
         char list[512] = "";
         for (size_t i = 0; dt_backends[i]; i++) {
@@ -48,7 +49,7 @@ static dt_status start_auto(dt_session *s)
     for (int named_pass = 1; named_pass >= 0; named_pass--) {
         for (size_t i = 0; dt_backends[i]; i++) {
             const dt_backend *b = dt_backends[i];
-            if (!b->library_env || library_named(b) != named_pass || b == s->deferred) continue;
+            if (!b->library_env || library_named(b) != named_pass || b == dt_core_deferred(s)) continue;
             st = dt_core_try_backend(s, b);
             if (st == DT_OK) return DT_OK;
             if (named_pass) return st;
@@ -69,22 +70,24 @@ dt_status dt_session_start(dt_session *s)
 {
     dt_status st = dt_core_begin(s);
     if (st != DT_OK) return st;
-    const char *request = s->backend_request;
+    const char *request = dt_core_backend_request(s);
+    const dt_backend *deferred = dt_core_deferred(s);
     if (strcmp(request, "auto") == 0) st = start_auto(s);
-    else if (s->deferred && strcmp(request, s->deferred->name) == 0) st = dt_core_try_backend(s, &dt_backend_null);
+    else if (deferred && strcmp(request, deferred->name) == 0) st = dt_core_try_backend(s, &dt_backend_null);
     else st = dt_core_try_backend(s, dt_select_backend(request));
     /* with "auto", a vendor backend that started needs no other */
-    return dt_core_started(s, st, s->deferred && s->backend == &dt_backend_null);
+    return dt_core_started(s, st, deferred && dt_core_backend(s) == &dt_backend_null);
 }
 
 dt_status dt_select_start_deferring(dt_session *s, const char *deferred)
 {
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_select_start_deferring: session is NULL");
     const dt_backend *b = deferred ? dt_select_backend(deferred) : NULL;
-    int applies = b && (strcmp(s->backend_request, "auto") == 0 || strcmp(s->backend_request, b->name) == 0);
-    s->deferred = applies ? b : NULL;
+    const char *request = dt_core_backend_request(s);
+    int applies = b && (strcmp(request, "auto") == 0 || strcmp(request, b->name) == 0);
+    dt_core_set_deferred(s, applies ? b : NULL);
     dt_status st = dt_session_start(s);
-    if (st != DT_OK) s->deferred = NULL;
+    if (st != DT_OK) dt_core_set_deferred(s, NULL);
     return st;
 }
 
@@ -115,13 +118,13 @@ dt_status dt_prepare(const char *name)
         for (size_t i = 0; dt_backends[i]; i++) {
             if (!dt_backends[i]->prepare) continue;
             any = 1;
-            if (dt_backends[i]->prepare() == DT_OK) st = DT_OK;
+            if (dt_backends[i]->prepare(dt_backends[i]) == DT_OK) st = DT_OK;
         }
         return any ? st : DT_OK;
     }
     const dt_backend *b = dt_select_backend(name);
     if (!b) return dt_error(DT_ERR_UNKNOWN_BACKEND, "unknown backend \"%s\"", name);
-    return b->prepare ? b->prepare() : DT_OK;
+    return b->prepare ? b->prepare(b) : DT_OK;
 }
 
 dt_status dt_backend_probe(const char *name, dt_backend_status *st)
@@ -133,7 +136,7 @@ dt_status dt_backend_probe(const char *name, dt_backend_status *st)
     st->name = b->name;
     st->vendor = b->vendor;
     if (!b->probe) { st->available = 1; return DT_OK; }
-    dt_status r = b->probe(st);
+    dt_status r = b->probe(b, st);
     if (r == DT_OK && st->available && b->preload && !dt_started_with_preload(b->preload)) {
         size_t used = strlen(st->reason);
         char advice[512];

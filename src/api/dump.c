@@ -19,10 +19,10 @@ dt_status dt_api_dump_held(dt_session *s, int fd, dt_format format, const char *
     if (st != DT_OK) return st;
     if (key) dt_core_note(x, key, "%s", note);
     st = dt_session_write_fd(x, fd, format);
-    if (events) *events = st == DT_OK ? x->store.count : 0;
+    if (events) *events = st == DT_OK ? dt_session_event_count(x) : 0;
     if (loss)
         for (int r = 0; r < DT_LOSS_COUNT; r++) loss[r] = dt_session_loss(x, (dt_loss_reason)r);
-    dt_log("flight recorder dump: %zu events, %llu lost", x->store.count,
+    dt_log("flight recorder dump: %zu events, %llu lost", dt_session_event_count(x),
            (unsigned long long)dt_session_loss_total(x));
     dt_session_destroy(x);
     return st;

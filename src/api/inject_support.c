@@ -48,7 +48,7 @@ void dt_inject_support_forked(dt_session *s)
 
 int dt_inject_support_fork_unrecorded(const dt_session *s)
 {
-    return s->fork_vendor_unusable;
+    return dt_core_fork_vendor_unusable(s);
 }
 
 void dt_inject_support_rank(char *out, size_t n)
@@ -91,7 +91,7 @@ void dt_inject_support_initialize_injection(dt_session *s, void (*on_attach)(voi
         const dt_backend *b = dt_backends[i];
         if (!(b->caps & DT_BACKEND_INJECTION_ENTRY) || !b->inject_arm || !wanted(b)) continue;
         int attached = 0;
-        dt_status st = b->inject_arm(s, &attached);
+        dt_status st = b->inject_arm(b, s, &attached);
         if (attached && st != DT_OK) {
             char msg[1536];
             snprintf(msg, sizeof msg, "%s not attached when the process initialised its runtime: %s", b->vendor,
@@ -117,7 +117,7 @@ void *dt_inject_support_tool_configure(uint32_t version, const char *runtime_ver
     for (size_t i = 0; dt_backends[i]; i++) {
         const dt_backend *b = dt_backends[i];
         if (!(b->caps & DT_BACKEND_TOOL_CONFIGURE) || !b->tool_configure) continue;
-        void *result = b->tool_configure(version, runtime_version, priority, client_id);
+        void *result = b->tool_configure(b, version, runtime_version, priority, client_id);
         if (result) return result;
     }
     return NULL;
@@ -136,7 +136,7 @@ void dt_inject_support_release(dt_session *s, const char *who)
 
 int dt_inject_support_awaits_injection(const dt_session *s)
 {
-    return s && s->deferred && dt_core_awaits(s, s->deferred->name);
+    return s && dt_core_deferred(s) && dt_core_awaits(s, dt_core_deferred(s)->name);
 }
 
 dt_status dt_inject_support_attach_early(dt_session *s)

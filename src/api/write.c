@@ -29,7 +29,7 @@ dt_status dt_api_write_trace(dt_session *s, const char *path, int fd, dt_format 
 
 dt_status dt_session_write(dt_session *s, const char *path, dt_format format)
 {
-    if (s && !path) path = s->output_path;
+    if (s && !path) path = dt_core_output_path(s);
     if (s && (!path || !*path)) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: path is NULL or empty");
     return dt_api_write_trace(s, path, -1, format, "dt_session_write");
 }
@@ -51,5 +51,5 @@ size_t dt_session_device_properties(const dt_session *s, char *buf, size_t size)
 {
     if (buf && size) buf[0] = 0;
     /* the devices are known from start: listed before stop too */
-    return s ? dt_wr_device_props_list(s->devices, buf, size) : 0;
+    return s ? dt_wr_device_props_list(dt_core_devices(s), buf, size) : 0;
 }

@@ -5,18 +5,18 @@
 #include <stdio.h>
 
 #include "core/intern.h"
-#include "core/session.h"
+#include "core/sink.h"
 
 uint32_t dt_api_names_add(dt_api_names *c, dt_session *s, uint64_t key, const char *name, const char *fallback,
                           int64_t number)
 {
     uint32_t id;
     if (name) {
-        id = dt_intern_str(&s->names, name);
+        id = dt_sink_intern(s, name);
     } else {
         char buf[96];
         int n = snprintf(buf, sizeof buf, "%s#%" PRId64, fallback, number);
-        id = dt_intern_n(&s->names, buf, n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+        id = dt_sink_intern_n(s, buf, n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     }
     if (id != UINT32_MAX) {
         size_t i = dt_api_names_slot(key);

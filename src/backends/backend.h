@@ -9,7 +9,10 @@
 #ifndef DT_BACKEND_H
 #define DT_BACKEND_H
 
-/* what a backend may use of the core: the contract and what the core offers it */
+/* what a backend may use of the core: the contract, what the core offers
+   every backend, and the sink, all it sees of a session (core/sink.h; the
+   session's fields, and the calls that make and start sessions, are not
+   for backends) */
 #include "base/alloc.h"
 #include "base/common.h"
 #include "base/log.h"
@@ -21,7 +24,8 @@
 #include "core/loader.h"
 #include "core/pool.h"
 #include "core/preload.h"
-#include "core/session.h"
+#include "core/sink.h"
+#include "core/threads.h"
 
 /* The list, NULL-terminated, in "auto" preference order. */
 DT_HIDDEN extern const dt_backend *const dt_backends[];

@@ -19,23 +19,21 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const dt_backend dt_backend_cupti;
-
 /* CUDA calls its injection library (CUDA_INJECTION64_PATH) as the process
    initialises CUDA, before the first context: the session waiting for
    CUPTI attaches it now; without one (DEVTRACE_DISABLE: the program records
    through devtrace's API itself), what must precede the first context is
    armed for the program's session. */
-static dt_status inject_arm(dt_session *s, int *attached)
+static dt_status inject_arm(const dt_backend *self, dt_session *s, int *attached)
 {
     /* attached already: another CUPTI client came before the program's
        first CUDA call, and devtrace attached first (src/inject/cuda.c) */
-    if (s && strcmp(dt_session_backend(s), dt_backend_cupti.name) == 0) {
+    if (s && strcmp(dt_session_backend(s), self->name) == 0) {
         *attached = 1;
         return DT_OK;
     }
-    *attached = s && dt_core_awaits(s, dt_backend_cupti.name);
-    return *attached ? dt_core_attach_deferred(s) : dt_prepare(dt_backend_cupti.name);
+    *attached = s && dt_core_awaits(s, self->name);
+    return *attached ? dt_core_attach_deferred(s) : self->prepare(self);
 }
 
 /* What CUPTI is to the rest of devtrace besides what the engine says:
@@ -436,8 +434,19 @@ static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", NULL
    in nvidia/cuda_cupti/lib */
 static const char *const wheel_dirs[] = {"nvidia/cu13/lib", "nvidia/cuda_cupti/lib", "nvidia/*/lib", NULL};
 
-DT_ENGINE_BACKEND_HOOKS(cupti, cupti_vendor, "cupti", "NVIDIA CUDA (CUPTI)", "cuda", "DEVTRACE_CUPTI_LIBRARY",
-                        CUPTI_CAPS, .inject_env = CUPTI_INJECT_ENV, .inject_arm = inject_arm);
+DT_ENGINE_DEFINE(cupti, cupti_vendor);
+
+const dt_backend dt_backend_cupti = {
+    .name = "cupti",
+    .vendor = "NVIDIA CUDA (CUPTI)",
+    .api_category = "cuda",
+    .library_env = "DEVTRACE_CUPTI_LIBRARY",
+    .caps = CUPTI_CAPS,
+    .impl = &dt_engine_cupti,
+    DT_ENGINE_METHODS,
+    .inject_env = CUPTI_INJECT_ENV,
+    .inject_arm = inject_arm,
+};
 
 static const dt_vendor cupti_vendor = {
     .backend = &dt_backend_cupti,
@@ -489,18 +498,21 @@ static const dt_vendor cupti_vendor = {
 #define DT_CUPTI_ABSENT_REASON "built without CUPTI headers: set CUDA_HOME and rebuild"
 #endif
 
-static dt_status absent_probe(dt_backend_status *st)
+static dt_status absent_probe(const dt_backend *self, dt_backend_status *st)
 {
     st->available = 0;
     snprintf(st->reason, sizeof st->reason, "%s", DT_CUPTI_ABSENT_REASON);
     return DT_OK;
 }
 
-static dt_status absent(void) { return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "cupti: %s", DT_CUPTI_ABSENT_REASON); }
-static dt_status absent_start(dt_session *s)
+static dt_status absent(const dt_backend *self)
+{
+    return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s", self->name, DT_CUPTI_ABSENT_REASON);
+}
+static dt_status absent_start(const dt_backend *self, dt_session *s)
 {
     (void)s;
-    return absent();
+    return absent(self);
 }
 
 const dt_backend dt_backend_cupti = {

@@ -118,7 +118,7 @@ const dt_value_name dt_cf_overhead_names[DT_CF_OVERHEAD_NAME_COUNT] = {
 static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
 {
     (void)cache;
-    if (!(s->config.capture & DT_CAPTURE_MEMORY)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMORY)) return;
     dt_cf_memory m;
     memcpy(&m, rec, sizeof m);
     if (m.memoryOperationType != DT_CF_MEMORY_OPERATION_ALLOCATION &&
@@ -141,7 +141,7 @@ const char *const dt_cf_pool_operations[3] = {"created", "destroyed", "trimmed"}
 static void decode_memory_pool(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
 {
     (void)cache;
-    if (!(s->config.capture & DT_CAPTURE_MEMORY)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMORY)) return;
     uint32_t op;
     memcpy(&op, rec + offsetof(dt_cf_memory_pool, memoryPoolOperationType), sizeof op);
     if (op < DT_CF_POOL_CREATED || op > DT_CF_POOL_TRIMMED) {

@@ -161,8 +161,9 @@ static int lock_for_prepare(dt_engine *e)
 
 static void cancel_finalize(dt_engine *e);
 
-dt_status dt_engine_prepare(dt_engine *e)
+dt_status dt_engine_prepare(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
     if (!(v->caps & DT_VCAP_EARLY_ARMING)) return DT_OK; /* nothing must precede its first context */
     if (!lock_for_prepare(e)) return DT_OK;
@@ -250,7 +251,7 @@ static int resolve_names(dt_engine *e)
    records (CUPTI's header), turned off again when it stops. */
 static void latency_timestamps(dt_engine *e, dt_session *s)
 {
-    if (!(s->config.capture & DT_CAPTURE_KERNEL_QUEUED)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL_QUEUED)) return;
     fn_u8 set = SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS);
     int r = set ? set(1) : e->v->results.success;
     if (set && r == e->v->results.success) e->latency_on = 1;
@@ -426,7 +427,7 @@ static void quiet_calls(dt_engine *e, dt_session *s)
     for (int f = 0; f < 2; f++) {
         fn_u32_u8 filter = SYM(e, fn_u32_u8, filters[f].sym);
         /* s NULL: made again at a context's creation, answers kept for stop */
-        if (!filters[f].count || !filter || (s && !(s->config.capture & filters[f].capture))) continue;
+        if (!filters[f].count || !filter || (s && !(dt_sink_capture(s) & filters[f].capture))) continue;
         for (uint32_t i = 0; i < filters[f].count; i++) {
             int r = filter(filters[f].ids[i], 0);
             if (r == e->v->results.success) continue;
@@ -469,8 +470,9 @@ static void attach(dt_engine *e, dt_session *s)
     pthread_mutex_unlock(&e->decode_lock);
 }
 
-dt_status dt_engine_start(dt_engine *e, dt_session *s)
+dt_status dt_engine_start(const dt_backend *self, dt_session *s)
 {
+    dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
     const dt_vendor_results *res = &v->results;
     pthread_mutex_lock(&e->lock);
@@ -483,19 +485,20 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     cancel_finalize(e);
     dt_status st = dt_engine_load(e);
     if (st != DT_OK) goto out;
-    if (s->config.buffer_count == 0 || s->config.buffer_size < 1024) {
+    const dt_config *cfg = dt_sink_config(s);
+    if (cfg->buffer_count == 0 || cfg->buffer_size < 1024) {
         st = dt_error(DT_ERR_INVALID_ARGUMENT,
                       "%s needs at least one activity buffer of at least 1024 bytes (buffer_count %" PRIu32
                       ", buffer_size %zu)",
-                      v->backend->name, s->config.buffer_count, s->config.buffer_size);
+                      v->backend->name, cfg->buffer_count, cfg->buffer_size);
         goto out;
     }
     /* the flight recorder's pool is its ring, bounded: it never grows */
-    uint32_t buffers = s->config.flight_recorder_bytes ? dt_flight_pool_buffers(s) : s->config.buffer_count;
-    if (dt_pool_slot_configure(&e->pool, buffers, s->config.buffer_size,
-                               s->config.flight_recorder_bytes ? 0 : DT_POOL_GROW) != 0) {
+    uint32_t buffers = cfg->flight_recorder_bytes ? dt_flight_pool_buffers(s) : cfg->buffer_count;
+    if (dt_pool_slot_configure(&e->pool, buffers, cfg->buffer_size,
+                               cfg->flight_recorder_bytes ? 0 : DT_POOL_GROW) != 0) {
         st = dt_error(DT_ERR_NO_MEMORY, "%s: cannot preallocate %" PRIu32 " activity buffers of %zu bytes",
-                      v->backend->name, buffers, s->config.buffer_size);
+                      v->backend->name, buffers, cfg->buffer_size);
         goto out;
     }
     st = dt_core_flight_begin(s, &e->pool, dt_engine_ring_decode, e);
@@ -565,7 +568,7 @@ dt_status dt_engine_start(dt_engine *e, dt_session *s)
     for (size_t i = 0; i < v->records.kind_count; i++) {
         const dt_kind_spec *k = &v->records.kinds[i];
         if (e->armed[i]) { enabled++; continue; }
-        if (k->capture && !(s->config.capture & k->capture)) continue;
+        if (k->capture && !(dt_sink_capture(s) & k->capture)) continue;
         r = arm_kind(e, i);
         if (r == res->success) { enabled++; continue; }
         if (k->kind == v->dump_kind && retry_at_context(e, DT_RETRY_DUMP, r)) continue;
@@ -620,11 +623,12 @@ out:
     return st;
 }
 
-dt_status dt_engine_flush(dt_engine *e, dt_session *s)
+dt_status dt_engine_flush(const dt_backend *self, dt_session *s)
 {
+    dt_engine *e = self->impl;
     if (!e->loaded || atomic_load(&e->released)) return DT_OK;
     /* a flight recorder's dump describes the devices as the stop does */
-    if (s && s->ring) describe_devices(e, s);
+    if (s && dt_sink_has_ring(s)) describe_devices(e, s);
     /* Forced: a plain flush leaves partly filled buffers with the vendor.
        The completion callback may run on this thread: no lock is held. */
     int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
@@ -754,8 +758,9 @@ static void finalize_at_exit(dt_engine *e, uint32_t domain, uint32_t cbid, const
     pthread_mutex_unlock(&e->lock);
 }
 
-dt_status dt_engine_stop(dt_engine *e, dt_session *s)
+dt_status dt_engine_stop(const dt_backend *self, dt_session *s)
 {
+    dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
     pthread_mutex_lock(&e->lock);
     /* From here no external-correlation call of another thread reaches the
@@ -782,7 +787,8 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
                         "%" PRIu64 " buffer requests found the pool of %" PRIu32 " buffers of %zu bytes empty "
                         "(grown to %" PRIu32 " for %" PRIu32 " threads); the vendor dropped what it could not "
                         "store (counted as no_buffer): raise buffer_count or buffer_size",
-                        refused, s->config.buffer_count, s->config.buffer_size, shape.made, shape.threads);
+                        refused, dt_sink_config(s)->buffer_count, dt_sink_config(s)->buffer_size, shape.made,
+                        shape.threads);
     }
     uint64_t orphaned = atomic_load(&e->orphaned);
     if (orphaned)
@@ -797,8 +803,9 @@ dt_status dt_engine_stop(dt_engine *e, dt_session *s)
     return r == v->results.success ? DT_OK : dt_engine_failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
 }
 
-dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
+dt_status dt_engine_release(const dt_backend *self, dt_session *s, const char *to)
 {
+    dt_engine *e = self->impl;
     pthread_mutex_lock(&e->lock);
     if (atomic_load(&e->released)) {
         pthread_mutex_unlock(&e->lock);
@@ -827,8 +834,9 @@ dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to)
     return DT_OK;
 }
 
-int dt_engine_clock(dt_engine *e, uint64_t *ns)
+int dt_engine_clock(const dt_backend *self, uint64_t *ns)
 {
+    const dt_engine *e = self->impl;
     fn_u64p get = SYM(e, fn_u64p, DT_SYM_TIMESTAMP);
     if (!get && (e->v->caps & DT_VCAP_CLOCK_REALTIME)) {
         *ns = dt_realtime_ns();
@@ -841,8 +849,9 @@ int dt_engine_clock(dt_engine *e, uint64_t *ns)
 /* External correlation, when the vendor's stack refuses (the stack's   */
 /* calls are engine_external.c's)                                       */
 /* ------------------------------------------------------------------ */
-dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
+dt_status dt_engine_attribute_by_api_enter(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
     if (e->v->caps & DT_VCAP_NO_API_ENTER_LINKS) return DT_ERR_BACKEND_UNAVAILABLE;
     if (atomic_load_explicit(&e->domains_on, memory_order_relaxed)) return DT_OK;
     pthread_mutex_lock(&e->lock);
@@ -855,16 +864,18 @@ dt_status dt_engine_attribute_by_api_enter(dt_engine *e)
 
 /* The callbacks of a vendor that cannot record in this forked child need
    not be on in the parent: the fork turns them on for the child alone. */
-void dt_engine_fork_prepare(dt_engine *e)
+void dt_engine_fork_prepare(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
     pthread_mutex_lock(&e->lock);
     if (!atomic_load(&e->released) && !e->domains_on && !(e->v->caps & DT_VCAP_NO_API_ENTER_LINKS))
         e->fork_domains = enable_domains(e);
     pthread_mutex_unlock(&e->lock);
 }
 
-void dt_engine_fork_parent(dt_engine *e)
+void dt_engine_fork_parent(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
     pthread_mutex_lock(&e->lock);
     fn_enable_domain one = SYM(e, fn_enable_domain, DT_SYM_ENABLE_DOMAIN);
     fn_enable_all all = SYM(e, fn_enable_all, DT_SYM_ENABLE_ALL_DOMAINS);

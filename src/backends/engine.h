@@ -8,9 +8,10 @@
  * A vendor is one const `dt_vendor`: names, where its library is, symbol
  * names, capabilities as flags, constants (result codes, kinds, domains),
  * record layouts chosen at run time, name tables and its clock. The engine
- * implements the backend contract (backend.h) from it: DT_ENGINE_BACKEND()
- * makes the `dt_backend` and the few trampolines that vendor callbacks
- * without user data need. Nothing here names a vendor.
+ * implements the backend contract (core/contract.h) from it: a vendor's
+ * `dt_backend` names the engine's methods (DT_ENGINE_METHODS) and its
+ * engine (impl), which DT_ENGINE_DEFINE() makes with the three buffer
+ * callbacks a vendor calls without user data. Nothing here names a vendor.
  *
  * The vendor's descriptor is in vendor.h, its decoder in decoder.h.
  */
@@ -34,7 +35,7 @@ typedef struct dt_engine_stripe {
 
 typedef struct dt_engine {
     const dt_vendor *v;
-    /* this vendor's buffer callbacks (DT_ENGINE_BACKEND): the vendor's
+    /* this vendor's buffer callbacks (DT_ENGINE_DEFINE): the vendor's
        shape decides which completion callback is registered */
     void (*request)(uint8_t **buffer, size_t *size, size_t *max_records);
     void (*complete_plain)(uint8_t *buffer, size_t size, size_t valid);
@@ -130,21 +131,32 @@ DT_HIDDEN const char *dt_engine_result_text(const dt_engine *e, int r);
 /* A failed vendor call as a status whose message says what to do. */
 DT_HIDDEN dt_status dt_engine_failure(const dt_engine *e, const char *call, int r);
 
-DT_HIDDEN dt_status dt_engine_probe(dt_engine *e, dt_backend_status *st);
-DT_HIDDEN dt_status dt_engine_prepare(dt_engine *e);
-DT_HIDDEN dt_status dt_engine_start(dt_engine *e, dt_session *s);
-DT_HIDDEN dt_status dt_engine_flush(dt_engine *e, dt_session *s);
-DT_HIDDEN dt_status dt_engine_stop(dt_engine *e, dt_session *s);
-DT_HIDDEN int dt_engine_clock(dt_engine *e, uint64_t *ns);
-DT_HIDDEN dt_status dt_engine_push_external(dt_engine *e, uint64_t id);
-DT_HIDDEN dt_status dt_engine_pop_external(dt_engine *e);
-DT_HIDDEN dt_status dt_engine_attribute_by_api_enter(dt_engine *e);
-DT_HIDDEN dt_status dt_engine_release(dt_engine *e, dt_session *s, const char *to);
+/* The backend's methods, the same for every vendor of the engine: self is
+   the vendor's dt_backend, self->impl its dt_engine (DT_ENGINE_DEFINE). */
+DT_HIDDEN dt_status dt_engine_probe(const dt_backend *self, dt_backend_status *st);
+DT_HIDDEN dt_status dt_engine_prepare(const dt_backend *self);
+DT_HIDDEN dt_status dt_engine_start(const dt_backend *self, dt_session *s);
+DT_HIDDEN dt_status dt_engine_flush(const dt_backend *self, dt_session *s);
+DT_HIDDEN dt_status dt_engine_stop(const dt_backend *self, dt_session *s);
+DT_HIDDEN int dt_engine_clock(const dt_backend *self, uint64_t *ns);
+DT_HIDDEN dt_status dt_engine_push_external(const dt_backend *self, uint64_t id);
+DT_HIDDEN dt_status dt_engine_pop_external(const dt_backend *self);
+DT_HIDDEN dt_status dt_engine_attribute_by_api_enter(const dt_backend *self);
+DT_HIDDEN dt_status dt_engine_release(const dt_backend *self, dt_session *s, const char *to);
 /* Around a fork without exec (dt_backend.fork_prepare, fork_parent): the
    API callbacks on in the child's copy, off again in the parent where only
    the fork turned them on. */
-DT_HIDDEN void dt_engine_fork_prepare(dt_engine *e);
-DT_HIDDEN void dt_engine_fork_parent(dt_engine *e);
+DT_HIDDEN void dt_engine_fork_prepare(const dt_backend *self);
+DT_HIDDEN void dt_engine_fork_parent(const dt_backend *self);
+/* Those methods, as the designated initializers of a dt_backend whose
+   methods are the engine's (a backend that needs more, as MSPTI does, names
+   its own and calls these from them). */
+#define DT_ENGINE_METHODS                                                                                   \
+    .probe = dt_engine_probe, .prepare = dt_engine_prepare, .start = dt_engine_start,                      \
+    .flush = dt_engine_flush, .stop = dt_engine_stop, .clock = dt_engine_clock,                            \
+    .push_external = dt_engine_push_external, .pop_external = dt_engine_pop_external,                      \
+    .attribute_by_api_enter = dt_engine_attribute_by_api_enter, .release = dt_engine_release,              \
+    .fork_prepare = dt_engine_fork_prepare, .fork_parent = dt_engine_fork_parent
 /* The buffer callbacks, and what they share with arming and disarming
    (engine_buffers.c). */
 DT_HIDDEN void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records);
@@ -171,9 +183,10 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
 
 /* The engine of a vendor: defines `dt_engine_<ident>` driven by
    `descriptor`, a `static const dt_vendor` defined after this line, with
-   the buffer callbacks of its shape. A backend that needs more than the
-   engine gives (MSPTI) defines its dt_backend itself around the dt_engine_*
-   functions; the others use DT_ENGINE_BACKEND. */
+   the buffer callbacks of its shape (the vendor calls them without user
+   data: each names its engine). The vendor's `const dt_backend
+   dt_backend_<ident>` follows, with .impl = &dt_engine_<ident> and
+   DT_ENGINE_METHODS (or methods of its own around the engine's). */
 #define DT_ENGINE_DEFINE(ident, descriptor)                                                               \
     static const dt_vendor descriptor;                                                                    \
     DT_HIDDEN dt_engine dt_engine_##ident;                                                                \
@@ -192,46 +205,5 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
         .decode_lock = PTHREAD_MUTEX_INITIALIZER, .devices_lock = PTHREAD_MUTEX_INITIALIZER,             \
         .pool = DT_POOL_SLOT_INIT,                                                                        \
     }
-
-/* The backend of a vendor: defines `dt_backend_<ident>` (name, vendor
-   text, API category, library variable) and `dt_engine_<ident>` driven by
-   `descriptor`, a `static const dt_vendor` defined after this line whose
-   .backend is &dt_backend_<ident>. */
-#define DT_ENGINE_BACKEND(ident, descriptor, name_, vendor_, category_, library_env_)                       \
-    DT_ENGINE_BACKEND_CAPS(ident, descriptor, name_, vendor_, category_, library_env_, DT_BACKEND_FLIGHT_RECORDER)
-/* The same with the backend's DT_BACKEND_* capabilities. */
-#define DT_ENGINE_BACKEND_CAPS(ident, descriptor, name_, vendor_, category_, library_env_, caps_)           \
-    DT_ENGINE_BACKEND_FUNCTIONS(ident, descriptor);                                                       \
-    const dt_backend dt_backend_##ident = {                                                               \
-        DT_ENGINE_BACKEND_FIELDS(ident, name_, vendor_, category_, library_env_, caps_)}
-/* The same with more of the backend's members (the hooks its capabilities
-   call for), as designated initializers. */
-#define DT_ENGINE_BACKEND_HOOKS(ident, descriptor, name_, vendor_, category_, library_env_, caps_, ...)     \
-    DT_ENGINE_BACKEND_FUNCTIONS(ident, descriptor);                                                       \
-    const dt_backend dt_backend_##ident = {                                                               \
-        DT_ENGINE_BACKEND_FIELDS(ident, name_, vendor_, category_, library_env_, caps_), __VA_ARGS__}
-
-#define DT_ENGINE_BACKEND_FUNCTIONS(ident, descriptor)                                                    \
-    DT_ENGINE_DEFINE(ident, descriptor);                                                                  \
-    static dt_status ident##_probe(dt_backend_status *st) { return dt_engine_probe(&dt_engine_##ident, st); } \
-    static dt_status ident##_prepare(void) { return dt_engine_prepare(&dt_engine_##ident); }              \
-    static dt_status ident##_start(dt_session *s) { return dt_engine_start(&dt_engine_##ident, s); }      \
-    static dt_status ident##_flush(dt_session *s) { return dt_engine_flush(&dt_engine_##ident, s); }      \
-    static dt_status ident##_stop(dt_session *s) { return dt_engine_stop(&dt_engine_##ident, s); }        \
-    static int ident##_clock(uint64_t *ns) { return dt_engine_clock(&dt_engine_##ident, ns); }            \
-    static dt_status ident##_push(uint64_t id) { return dt_engine_push_external(&dt_engine_##ident, id); } \
-    static dt_status ident##_pop(void) { return dt_engine_pop_external(&dt_engine_##ident); }             \
-    static dt_status ident##_api_enter(void) { return dt_engine_attribute_by_api_enter(&dt_engine_##ident); } \
-    static dt_status ident##_release(dt_session *s, const char *to) { return dt_engine_release(&dt_engine_##ident, s, to); } \
-    static void ident##_fork_prepare(void) { dt_engine_fork_prepare(&dt_engine_##ident); }               \
-    static void ident##_fork_parent(void) { dt_engine_fork_parent(&dt_engine_##ident); }                 \
-    extern const dt_backend dt_backend_##ident
-
-#define DT_ENGINE_BACKEND_FIELDS(ident, name_, vendor_, category_, library_env_, caps_)                   \
-    .name = name_, .vendor = vendor_, .api_category = category_, .library_env = library_env_,             \
-    .caps = caps_, .probe = ident##_probe, .prepare = ident##_prepare, .start = ident##_start,            \
-    .flush = ident##_flush, .stop = ident##_stop, .clock = ident##_clock, .push_external = ident##_push,  \
-    .pop_external = ident##_pop, .attribute_by_api_enter = ident##_api_enter, .release = ident##_release, \
-    .fork_prepare = ident##_fork_prepare, .fork_parent = ident##_fork_parent
 
 #endif /* DT_ENGINE_H */

@@ -70,9 +70,8 @@ void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *b
     pthread_mutex_lock(&e->decode_lock);
     dt_session *s = e->session;
     uint64_t generation = e->attached;
-    if (s && s->ring && buffer && valid && valid <= size) {
-        /* the flight recorder: queued undecoded, lent back when the pool runs dry */
-        dt_ring_push(s->ring, buffer, valid);
+    /* the flight recorder: queued undecoded, lent back when the pool runs dry */
+    if (s && buffer && valid && valid <= size && dt_sink_ring_push(s, buffer, valid)) {
         pthread_mutex_unlock(&e->decode_lock);
         charge_drops_to(e, generation, dt_engine_read_drops(e, context, stream));
         return;

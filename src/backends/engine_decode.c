@@ -301,7 +301,7 @@ __attribute__((always_inline)) static inline void decode_sync(decode_ctx *cx, co
     /* a context-wide synchronisation names no stream */
     if (stream == v->enums.sync_no_stream) stream = 0;
     dt_add_device_activity(cx->s, DT_EVENT_SYNC, F(DT_F_START), F(DT_F_END), F(DT_F_CORRELATION), 0, stream,
-                           (uint32_t)F(DT_F_CONTEXT), dt_intern_str(&cx->s->names, name ? name : "Synchronization"));
+                           (uint32_t)F(DT_F_CONTEXT), dt_sink_intern(cx->s, name ? name : "Synchronization"));
 }
 
 __attribute__((always_inline)) static inline void decode_overhead(decode_ctx *cx, const dt_plan *L, const uint8_t *p, int wide)
@@ -320,7 +320,7 @@ __attribute__((always_inline)) static inline void decode_overhead(decode_ctx *cx
         lane = (uint32_t)F(DT_F_OBJECT_ID2);
     }
     dt_add_device_activity(cx->s, DT_EVENT_OVERHEAD, F(DT_F_START), F(DT_F_END), F(DT_F_CORRELATION), device,
-                           lane, context, dt_intern_str(&cx->s->names, name ? name : "Overhead"));
+                           lane, context, dt_sink_intern(cx->s, name ? name : "Overhead"));
 }
 
 static void device_props(const dt_plan *L, const uint8_t *p, dt_device_props *out)
@@ -444,7 +444,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
     decode_ctx cx;
     cx.d = d;
     cx.s = s;
-    cx.capture = s->config.capture;
+    cx.capture = dt_sink_capture(s);
     dt_decode_cache_init(&cx.cache);
     dt_api_names_init(&cx.api);
     dt_core_lock(s);

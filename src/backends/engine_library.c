@@ -291,8 +291,9 @@ dt_status dt_engine_failure(const dt_engine *e, const char *call, int r)
 /* ------------------------------------------------------------------ */
 /* Probe                                                               */
 /* ------------------------------------------------------------------ */
-dt_status dt_engine_probe(dt_engine *e, dt_backend_status *st)
+dt_status dt_engine_probe(const dt_backend *self, dt_backend_status *st)
 {
+    dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
     loaded l;
     st->available = 0;

@@ -59,6 +59,21 @@ void dt_engine_note_refused_kinds(const dt_engine *e, dt_session *s, const int *
     }
 }
 
+/* Graph launch calls among the API records, runtime and driver. */
+typedef struct graph_count {
+    const dt_vendor_api_ids *ids;
+    uint64_t n[2];
+} graph_count;
+
+static void count_graph_launch(const dt_rec *r, void *arg)
+{
+    graph_count *c = arg;
+    int driver = r->kind == DT_EVENT_DRIVER;
+    if (r->kind != DT_EVENT_RUNTIME && !driver) return;
+    c->n[driver] += driver ? dt_engine_listed(c->ids->graph_driver, c->ids->graph_driver_count, r->u.api.cbid)
+                           : dt_engine_listed(c->ids->graph_runtime, c->ids->graph_runtime_count, r->u.api.cbid);
+}
+
 /* In a session after the process's first, a library that gives graph
    launches wrong correlation ids: how many the session has, noted (their
    flows and External ids cannot be trusted). */
@@ -66,16 +81,9 @@ void dt_engine_note_graph_launches(const dt_engine *e, dt_session *s)
 {
     const dt_vendor_api_ids *ids = &e->v->api_ids;
     if (!ids->graph_ids_from || e->sessions < 2 || !e->api_version || e->api_version >= ids->graph_ids_from) return;
-    uint64_t n[2] = {0, 0};
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->store.count; i++) {
-        const dt_rec *r = dt_store_at(&s->store, i);
-        int driver = r->kind == DT_EVENT_DRIVER;
-        if (r->kind != DT_EVENT_RUNTIME && !driver) continue;
-        n[driver] += driver ? dt_engine_listed(ids->graph_driver, ids->graph_driver_count, r->u.api.cbid)
-                            : dt_engine_listed(ids->graph_runtime, ids->graph_runtime_count, r->u.api.cbid);
-    }
-    pthread_mutex_unlock(&s->lock);
+    graph_count c = {ids, {0, 0}};
+    dt_sink_each_record(s, count_graph_launch, &c);
+    const uint64_t *n = c.n;
     if (n[0] || n[1])
         dt_core_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
                         "process's session %" PRIu32 ": %s API version %" PRIu32 " (older than %" PRIu32 ") gives "

@@ -19,7 +19,17 @@ static const char *const sonames[] = {"libmcpti.so", NULL};
 static const char *const roots[] = {"MACA_PATH", "METAX_PATH", NULL};
 static const char *const subdirs[] = {"lib", "lib64", NULL};
 
-DT_ENGINE_BACKEND(mcpti, mcpti_vendor, "mcpti", "MetaX MACA (MCPTI)", "privateuse1", "DEVTRACE_MCPTI_LIBRARY");
+DT_ENGINE_DEFINE(mcpti, mcpti_vendor);
+
+const dt_backend dt_backend_mcpti = {
+    .name = "mcpti",
+    .vendor = "MetaX MACA (MCPTI)",
+    .api_category = "privateuse1",
+    .library_env = "DEVTRACE_MCPTI_LIBRARY",
+    .caps = DT_BACKEND_FLIGHT_RECORDER,
+    .impl = &dt_engine_mcpti,
+    DT_ENGINE_METHODS,
+};
 
 static const dt_vendor mcpti_vendor = {
     .backend = &dt_backend_mcpti,

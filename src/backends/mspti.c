@@ -160,7 +160,37 @@ static const dt_value_name result_names[] = {
     {MSPTI_ERROR_INNER, "MSPTI_ERROR_INNER"},
 };
 
-extern const dt_backend dt_backend_mspti;
+static const char *const sonames[] = {"libmspti.so", NULL};
+static const char *const roots[] = {"ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", NULL};
+static const char *const subdirs[] = {"lib64", "tools/mspti/lib64", NULL};
+
+DT_ENGINE_DEFINE(mspti, mspti_vendor);
+
+/* The engine's methods, with start, stop and the external-correlation
+   stack of MSPTI's own (below). */
+static dt_status mspti_start(const dt_backend *self, dt_session *s);
+static dt_status mspti_stop(const dt_backend *self, dt_session *s);
+static dt_status mspti_push(const dt_backend *self, uint64_t id);
+static dt_status mspti_pop(const dt_backend *self);
+
+const dt_backend dt_backend_mspti = {
+    .name = "mspti",
+    .vendor = "Huawei Ascend (MSPTI)",
+    .api_category = "privateuse1",
+    .library_env = "DEVTRACE_MSPTI_LIBRARY",
+    .preload = "libmspti.so",
+    .preload_kinds = "memory copies, memsets, memory allocations (and collectives where the release has only HCCL "
+                     "records)",
+    .caps = DT_BACKEND_FLIGHT_RECORDER,
+    .impl = &dt_engine_mspti,
+    .probe = dt_engine_probe,
+    .start = mspti_start,
+    .flush = dt_engine_flush,
+    .stop = mspti_stop,
+    .clock = dt_engine_clock,
+    .push_external = mspti_push,
+    .pop_external = mspti_pop,
+};
 
 /* Explains the refusals a user can act on. */
 static int explain(const char *call, int result, const char *result_text, const char *library, const char *version,
@@ -182,12 +212,6 @@ static int explain(const char *call, int result, const char *result_text, const 
     }
     return 0;
 }
-
-static const char *const sonames[] = {"libmspti.so", NULL};
-static const char *const roots[] = {"ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", NULL};
-static const char *const subdirs[] = {"lib64", "tools/mspti/lib64", NULL};
-
-DT_ENGINE_DEFINE(mspti, mspti_vendor);
 
 static const dt_vendor mspti_vendor = {
     .backend = &dt_backend_mspti,
@@ -389,15 +413,16 @@ static int probe_scope(dt_engine *e)
     return STACK_PER_THREAD;
 }
 
-static dt_status mspti_push(uint64_t id)
+static dt_status mspti_push(const dt_backend *self, uint64_t id)
 {
-    dt_engine *e = &dt_engine_mspti;
+    dt_engine *e = self->impl;
     int scope = atomic_load_explicit(&shared_stack.scope, memory_order_acquire);
-    if (scope == STACK_PER_THREAD) return dt_engine_push_external(e, id);
+    if (scope == STACK_PER_THREAD) return dt_engine_push_external(self, id);
     fn_push push = (fn_push)e->sym[DT_SYM_PUSH_EXTERNAL];
     dt_session *s = dt_active_session();
     if (scope != STACK_SHARED || !push || !s) return DT_ERR_BACKEND_UNAVAILABLE;
-    if (t_given.session != s->generation) t_given.depth = 0, t_given.session = s->generation;
+    uint64_t generation = dt_sink_generation(s);
+    if (t_given.session != generation) t_given.depth = 0, t_given.session = generation;
     uint32_t me = dt_thread_id(), none = 0;
     if (t_given.depth == 0 && !atomic_compare_exchange_strong(&shared_stack.owner, &none, me) && none != me) {
         atomic_fetch_add_explicit(&shared_stack.refused, 1, memory_order_relaxed);
@@ -409,7 +434,7 @@ static dt_status mspti_push(uint64_t id)
        acquires any new field also sees the slot's token cleared */
     atomic_store_explicit(&slot->token, 0, memory_order_relaxed);
     atomic_store_explicit(&slot->id, id, memory_order_release);
-    atomic_store_explicit(&slot->session, s->generation, memory_order_release);
+    atomic_store_explicit(&slot->session, generation, memory_order_release);
     atomic_store_explicit(&slot->thread, me, memory_order_release);
     atomic_store_explicit(&slot->token, token, memory_order_release);
     if (push(EXTERNAL_KIND, token) != MSPTI_SUCCESS) {
@@ -420,10 +445,10 @@ static dt_status mspti_push(uint64_t id)
     return DT_OK;
 }
 
-static dt_status mspti_pop(void)
+static dt_status mspti_pop(const dt_backend *self)
 {
-    dt_engine *e = &dt_engine_mspti;
-    if (atomic_load_explicit(&shared_stack.scope, memory_order_acquire) != STACK_SHARED) return dt_engine_pop_external(e);
+    dt_engine *e = self->impl;
+    if (atomic_load_explicit(&shared_stack.scope, memory_order_acquire) != STACK_SHARED) return dt_engine_pop_external(self);
     fn_pop pop = (fn_pop)e->sym[DT_SYM_POP_EXTERNAL];
     if (!pop || t_given.depth == 0) return DT_ERR_VENDOR;
     uint64_t last = 0;
@@ -478,14 +503,14 @@ static void decode_api(const dt_decoder *d, dt_session *s, dt_decode_cache *cach
             /* the calling thread's token, of this session (an earlier one's
                can be left on the library's stack) */
             if (token_lookup(t->token, &id, &session, &thread) && thread == a.pt.threadId &&
-                session == s->generation)
+                session == dt_sink_generation(s))
                 dt_corr_link(s, a.correlationId, id);
             else
                 decode_state.withheld++;
             t->correlation = 0;
         }
     }
-    if (!(s->config.capture & DT_CAPTURE_RUNTIME)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_RUNTIME)) return;
     uint32_t name;
     if (a.name && a.name[0]) {
         /* the library keeps one string per API: cached by its address, as
@@ -494,7 +519,7 @@ static void decode_api(const dt_decoder *d, dt_session *s, dt_decode_cache *cach
     } else {
         char fallback[64];
         int n = snprintf(fallback, sizeof fallback, "%s#%u", d->v->names.runtime_fallback, (unsigned)a.kind);
-        name = dt_intern_n(&s->names, fallback, (size_t)n);
+        name = dt_sink_intern_n(s, fallback, (size_t)n);
     }
     dt_add_api_call(s, DT_EVENT_RUNTIME, a.start, a.end, a.correlationId, a.pt.processId, a.pt.threadId, name, 0, 0);
 }
@@ -565,7 +590,7 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
         marker_half first = other->is_start ? *other : h;
         uint64_t end = other->is_start ? h.timestamp : other->timestamp;
         half_remove(other);
-        first.name = dt_intern_str(&s->names, dt_intern_get(&decode_state.names, first.name));
+        first.name = dt_sink_intern(s, dt_intern_get(&decode_state.names, first.name));
         if (first.name == UINT32_MAX) {
             dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
             return;
@@ -608,7 +633,7 @@ static void decode_hccl(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
 {
     (void)d;
     (void)cache;
-    if (!(s->config.capture & DT_CAPTURE_KERNEL)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL)) return;
     msptiActivityHccl h;
     memcpy(&h, rec, sizeof h);
     /* no correlation id: the call that launched it is not known */
@@ -624,7 +649,7 @@ static void decode_communication(const dt_decoder *d, dt_session *s, dt_decode_c
 {
     (void)d;
     (void)cache;
-    if (!(s->config.capture & DT_CAPTURE_KERNEL)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL)) return;
     msptiActivityCommunication m;
     memcpy(&m, rec, sizeof m);
     uint32_t t = (uint32_t)m.dataType;
@@ -648,7 +673,7 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
 {
     (void)d;
     (void)cache;
-    if (!(s->config.capture & DT_CAPTURE_MEMORY)) return;
+    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMORY)) return;
     msptiActivityMemory m;
     memcpy(&m, rec, sizeof m);
     if (m.memoryOperationType != MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
@@ -672,14 +697,14 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
 /* ------------------------------------------------------------------ */
 /* The backend                                                         */
 /* ------------------------------------------------------------------ */
-static dt_status mspti_start(dt_session *s)
+static dt_status mspti_start(const dt_backend *self, dt_session *s)
 {
-    dt_engine *e = &dt_engine_mspti;
+    dt_engine *e = self->impl;
     dt_core_lock(s);
     decoding_reset();
     dt_core_unlock(s);
     atomic_store(&shared_stack.refused, 0);
-    dt_status st = dt_engine_start(e, s);
+    dt_status st = dt_engine_start(self, s);
     if (st != DT_OK) return st;
     if (shared_stack.library != e->lib.handle || atomic_load(&shared_stack.scope) == STACK_UNKNOWN) {
         atomic_store(&shared_stack.scope, STACK_UNKNOWN);
@@ -694,15 +719,15 @@ static dt_status mspti_start(dt_session *s)
                         "%s keeps one external-correlation stack for the whole process (its header documents one "
                         "per thread): the ids of one thread at a time are given to it, and device work launched "
                         "on other threads meanwhile carries no External id%s",
-                        e->lib.path, s->config.capture & DT_CAPTURE_RUNTIME ? "" :
+                        e->lib.path, dt_sink_capture(s) & DT_CAPTURE_RUNTIME ? "" :
                         "; without API records (capture them) no External id can be checked, so none is kept");
     }
     return DT_OK;
 }
 
-static dt_status mspti_stop(dt_session *s)
+static dt_status mspti_stop(const dt_backend *self, dt_session *s)
 {
-    dt_status st = dt_engine_stop(&dt_engine_mspti, s);
+    dt_status st = dt_engine_stop(self, s);
     /* every buffer has come back: what still waits for its other half
        began or ended outside the session */
     dt_core_lock(s);
@@ -724,25 +749,3 @@ static dt_status mspti_stop(dt_session *s)
                         " API calls it tagged with another thread's id were left without one", refused, withheld);
     return st;
 }
-
-static dt_status mspti_probe(dt_backend_status *st) { return dt_engine_probe(&dt_engine_mspti, st); }
-static dt_status mspti_flush(dt_session *s) { return dt_engine_flush(&dt_engine_mspti, s); }
-static int mspti_clock(uint64_t *ns) { return dt_engine_clock(&dt_engine_mspti, ns); }
-
-const dt_backend dt_backend_mspti = {
-    .name = "mspti",
-    .vendor = "Huawei Ascend (MSPTI)",
-    .api_category = "privateuse1",
-    .library_env = "DEVTRACE_MSPTI_LIBRARY",
-    .preload = "libmspti.so",
-    .preload_kinds = "memory copies, memsets, memory allocations (and collectives where the release has only HCCL "
-                     "records)",
-    .caps = DT_BACKEND_FLIGHT_RECORDER,
-    .probe = mspti_probe,
-    .start = mspti_start,
-    .flush = mspti_flush,
-    .stop = mspti_stop,
-    .clock = mspti_clock,
-    .push_external = mspti_push,
-    .pop_external = mspti_pop,
-};

@@ -17,8 +17,17 @@ static const char *const sonames[] = {"libmupti.so", "libmupti.so.1.2", NULL};
 static const char *const roots[] = {"MUSA_HOME", NULL};
 static const char *const subdirs[] = {"lib", "lib64", NULL};
 
-DT_ENGINE_BACKEND(mupti, mupti_vendor, "mupti", "Moore Threads MUSA (MUPTI)", "privateuse1",
-                  "DEVTRACE_MUPTI_LIBRARY");
+DT_ENGINE_DEFINE(mupti, mupti_vendor);
+
+const dt_backend dt_backend_mupti = {
+    .name = "mupti",
+    .vendor = "Moore Threads MUSA (MUPTI)",
+    .api_category = "privateuse1",
+    .library_env = "DEVTRACE_MUPTI_LIBRARY",
+    .caps = DT_BACKEND_FLIGHT_RECORDER,
+    .impl = &dt_engine_mupti,
+    DT_ENGINE_METHODS,
+};
 
 static const dt_vendor mupti_vendor = {
     .backend = &dt_backend_mupti,

@@ -5,14 +5,14 @@
 
 #include <stdio.h>
 
-static dt_status null_probe(dt_backend_status *st)
+static dt_status null_probe(const dt_backend *self, dt_backend_status *st)
 {
     st->available = 1;
     snprintf(st->reason, sizeof st->reason, "records user ranges only (no device activity)");
     return DT_OK;
 }
 
-static dt_status null_start(dt_session *s)
+static dt_status null_start(const dt_backend *self, dt_session *s)
 {
     dt_core_set_library(s, "", "");
     return DT_OK;

@@ -19,7 +19,17 @@ static const char *const sonames[] = {"libcupti.so", NULL};
 static const char *const roots[] = {"PPU_SDK", "PPU_HOME", NULL};
 static const char *const subdirs[] = {"lib", "lib64", "extras/CUPTI/lib64", NULL};
 
-DT_ENGINE_BACKEND(ppu, ppu_vendor, "ppu", "PPU (CUPTI-compatible)", "privateuse1", "DEVTRACE_PPU_LIBRARY");
+DT_ENGINE_DEFINE(ppu, ppu_vendor);
+
+const dt_backend dt_backend_ppu = {
+    .name = "ppu",
+    .vendor = "PPU (CUPTI-compatible)",
+    .api_category = "privateuse1",
+    .library_env = "DEVTRACE_PPU_LIBRARY",
+    .caps = DT_BACKEND_FLIGHT_RECORDER,
+    .impl = &dt_engine_ppu,
+    DT_ENGINE_METHODS,
+};
 
 static const dt_vendor ppu_vendor = {
     .backend = &dt_backend_ppu,

@@ -349,7 +349,7 @@ static void buffer_callback(rsdk_context_id context, rsdk_buffer_id buffer, rsdk
     size_t which = (size_t)(uintptr_t)data - 1;
     pthread_mutex_lock(&rsdk_state.decode_lock);
     dt_session *s = rsdk_state.session;
-    if (s && s->ring && n) dt_rsdk_pack(&rsdk_state.packer, s, headers, n);
+    if (s && n && dt_sink_has_ring(s)) dt_rsdk_pack(&rsdk_state.packer, s, headers, n);
     else if (s) dt_rsdk_decode(&rsdk_state.decoder, s, headers, n);
     else if (n) atomic_fetch_add_explicit(&rsdk_state.orphaned, 1, memory_order_relaxed);
     /* the count the SDK delivers is the buffer's total so far: what grew
@@ -686,7 +686,7 @@ static void damage(uint64_t out[4])
 /* rsdk_state.lock held. */
 static dt_status start_session_contexts(dt_session *s)
 {
-    uint32_t cap = s->config.capture;
+    uint32_t cap = dt_sink_capture(s);
     int want[C_COUNT] = {0};
     want[C_KERNEL] = (cap & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET)) != 0;
     want[C_COPY] = (cap & DT_CAPTURE_MEMCPY) != 0;
@@ -711,7 +711,7 @@ static dt_status start_session_contexts(dt_session *s)
     return DT_OK;
 }
 
-static dt_status rsdk_probe(dt_backend_status *st)
+static dt_status rsdk_probe(const dt_backend *self, dt_backend_status *st)
 {
     st->available = 0;
     pthread_mutex_lock(&rsdk_state.lock);
@@ -734,7 +734,7 @@ static dt_status rsdk_probe(dt_backend_status *st)
     return DT_OK;
 }
 
-static dt_status rsdk_prepare(void)
+static dt_status rsdk_prepare(const dt_backend *self)
 {
     pthread_mutex_lock(&rsdk_state.lock);
     dt_status st = load();
@@ -761,7 +761,7 @@ static void session_facts(dt_session *s)
     dt_core_note(s, "vendor_clock", "CLOCK_BOOTTIME ns (rocprofiler_get_timestamp)");
     dt_core_note(s, "rows", "kernels and memsets are on rows of their HSA queue (1, 2, ... in order of first "
                                "use); copies, which name no queue, on row 0");
-    if (rsdk_state.configured && buffer_bytes(&s->config) != rsdk_state.buffer_bytes)
+    if (rsdk_state.configured && buffer_bytes(dt_sink_config(s)) != rsdk_state.buffer_bytes)
         dt_core_note(s, "buffers",
                         "rocprofiler-sdk's buffers are made once per process: %d of %zu bytes (each kept twice), "
                         "from the settings when devtrace registered, not this session's",
@@ -770,7 +770,7 @@ static void session_facts(dt_session *s)
     dt_core_set_library(s, rsdk_state.lib.path, rsdk_state.version_text);
 }
 
-static dt_status rsdk_start(dt_session *s)
+static dt_status rsdk_start(const dt_backend *self, dt_session *s)
 {
     pthread_mutex_lock(&rsdk_state.lock);
     dt_status st = load();
@@ -779,16 +779,17 @@ static dt_status rsdk_start(dt_session *s)
         st = dt_error(DT_ERR_STATE, "rocprofiler-sdk has finalized (the process is exiting): no session can start");
         goto out;
     }
-    if (s->config.buffer_count == 0 || s->config.buffer_size < 1024) {
+    const dt_config *cfg = dt_sink_config(s);
+    if (cfg->buffer_count == 0 || cfg->buffer_size < 1024) {
         st = dt_error(DT_ERR_INVALID_ARGUMENT,
                       "rocprofiler_sdk needs buffers of at least 1024 bytes (buffer_count %" PRIu32 ", buffer_size %zu)",
-                      s->config.buffer_count, s->config.buffer_size);
+                      cfg->buffer_count, cfg->buffer_size);
         goto out;
     }
-    st = register_tool(&s->config);
+    st = register_tool(cfg);
     if (st != DT_OK) goto out;
-    if (s->config.flight_recorder_bytes) {
-        size_t size = s->config.buffer_size > DT_RSDK_COPY_MIN ? s->config.buffer_size : DT_RSDK_COPY_MIN;
+    if (cfg->flight_recorder_bytes) {
+        size_t size = cfg->buffer_size > DT_RSDK_COPY_MIN ? cfg->buffer_size : DT_RSDK_COPY_MIN;
         st = dt_pool_slot_configure(&rsdk_state.flight, dt_flight_pool_buffers(s), size, 0) != 0
                  ? dt_error(DT_ERR_NO_MEMORY, "rocprofiler_sdk: out of memory for the flight recorder's buffers")
                  : dt_core_flight_begin(s, &rsdk_state.flight, ring_decode, NULL);
@@ -825,7 +826,7 @@ static void flush_buffers(void)
         if (rsdk_state.have[g_buffer_context[b]] && !rsdk_state.finalized) SYM(rsdk_flush_buffer_fn, S_FLUSH_BUFFER)(rsdk_state.buffer[b]);
 }
 
-static dt_status rsdk_flush(dt_session *s)
+static dt_status rsdk_flush(const dt_backend *self, dt_session *s)
 {
     /* rocprofiler_flush_buffer waits for the callback, which may run on
        this thread or another: no lock is held */
@@ -836,7 +837,7 @@ static dt_status rsdk_flush(dt_session *s)
     return DT_OK;
 }
 
-static dt_status rsdk_stop(dt_session *s)
+static dt_status rsdk_stop(const dt_backend *self, dt_session *s)
 {
     pthread_mutex_lock(&rsdk_state.lock);
     if (rsdk_state.pending == s) {
@@ -902,7 +903,7 @@ static dt_status rsdk_stop(dt_session *s)
     return DT_OK;
 }
 
-static int rsdk_clock(uint64_t *ns)
+static int rsdk_clock(const dt_backend *self, uint64_t *ns)
 {
     rsdk_get_timestamp_fn get = SYM(rsdk_get_timestamp_fn, S_GET_TIMESTAMP);
     return get && get(ns) == RSDK_STATUS_SUCCESS ? 0 : -1;
@@ -921,7 +922,7 @@ static int pushed_to(int c)
 /* On the program's threads: no error text is formatted here. The id goes
    to the SDK as id + 1 (the SDK reports 0 where nothing was pushed, and 0
    is a valid id to devtrace). */
-static dt_status rsdk_push_external(uint64_t id)
+static dt_status rsdk_push_external(const dt_backend *self, uint64_t id)
 {
     rsdk_push_external_fn push = SYM(rsdk_push_external_fn, S_PUSH_EXTERNAL);
     rsdk_pop_external_fn pop = SYM(rsdk_pop_external_fn, S_POP_EXTERNAL);
@@ -940,7 +941,7 @@ static dt_status rsdk_push_external(uint64_t id)
     return DT_OK;
 }
 
-static dt_status rsdk_pop_external(void)
+static dt_status rsdk_pop_external(const dt_backend *self)
 {
     rsdk_pop_external_fn pop = SYM(rsdk_pop_external_fn, S_POP_EXTERNAL);
     if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
@@ -953,7 +954,7 @@ static dt_status rsdk_pop_external(void)
     return st;
 }
 
-static dt_status rsdk_attribute_by_api_enter(void)
+static dt_status rsdk_attribute_by_api_enter(const dt_backend *self)
 {
     pthread_mutex_lock(&rsdk_state.lock);
     int r = rsdk_state.finalized ? RSDK_STATUS_ERROR_FINALIZED : start_context(C_ENTER);
@@ -965,7 +966,8 @@ static dt_status rsdk_attribute_by_api_enter(void)
    initialize: the one libdevtrace_inject exports comes here. The session
    started in that library has usually registered devtrace already (and
    this declines). */
-static void *tool_configure(uint32_t version, const char *runtime_version, uint32_t priority, void *client_id)
+static void *tool_configure(const dt_backend *self, uint32_t version, const char *runtime_version, uint32_t priority,
+                            void *client_id)
 {
     return configure(version, runtime_version, priority, client_id);
 }

@@ -591,7 +591,7 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
     memset(&cx, 0, sizeof cx);
     cx.d = d;
     cx.s = s;
-    cx.capture = s->config.capture;
+    cx.capture = dt_sink_capture(s);
     /* launches are matched here whether or not their records are kept */
     int match_launches = dt_rsdk_decoder_matches_launches(d, cx.capture);
     dt_decode_cache_init(&cx.cache);
@@ -770,7 +770,7 @@ void dt_rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t
 void dt_rsdk_pack_push(dt_rsdk_packer *p, dt_session *s)
 {
     if (!p->buf) return;
-    if (s && s->ring && p->used) dt_ring_push(s->ring, p->buf, p->used);
+    if (s && p->used) dt_sink_ring_push(s, p->buf, p->used);
     else dt_pool_slot_put(p->slot, p->buf);
     p->buf = NULL;
 }

@@ -306,7 +306,7 @@ static dt_status failure(const char *call, int r)
 /* ------------------------------------------------------------------ */
 /* Probe                                                               */
 /* ------------------------------------------------------------------ */
-static dt_status rt_probe(dt_backend_status *st)
+static dt_status rt_probe(const dt_backend *self, dt_backend_status *st)
 {
     loaded l;
     st->available = 0;
@@ -556,10 +556,7 @@ static void keep_copy(dt_session *s, const uint8_t *begin, const uint8_t *end)
     size_t have = 0, size = 0;
     uint8_t *buf = dt_pool_slot_get(&rt_state.flight, &have);
     if (buf) size = dt_rt_copy(buf, have, &rt_state.decoder, begin, end);
-    if (size) {
-        dt_ring_push(s->ring, buf, size);
-        return;
-    }
+    if (size && dt_sink_ring_push(s, buf, size)) return;
     if (buf) dt_pool_slot_put(&rt_state.flight, buf);
     dt_loss_add(s, DT_LOSS_NO_BUFFER, (uint64_t)(end - begin) / DT_RT_RECORD_SIZE);
 }
@@ -568,7 +565,7 @@ static void keep_copy(dt_session *s, const uint8_t *begin, const uint8_t *end)
    copies, each of a half of roctracer's pool, lent through s's ring. */
 static dt_status flight_begin(dt_session *s)
 {
-    if (!s->config.flight_recorder_bytes) return DT_OK;
+    if (!dt_sink_config(s)->flight_recorder_bytes) return DT_OK;
     if (!rt_state.decoder.pool)
         return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "roctracer allocated its pool without devtrace's allocator: "
                         "the kernel names of its buffers cannot be copied, so it has no flight recorder here; "
@@ -596,7 +593,7 @@ static void buffer_callback(const char *begin, const char *end, void *arg)
     dt_session *s = rt_state.session;
     if (s) {
         drain_args();
-        if (s->ring) keep_copy(s, (const uint8_t *)begin, (const uint8_t *)end);
+        if (dt_sink_has_ring(s)) keep_copy(s, (const uint8_t *)begin, (const uint8_t *)end);
         else dt_rt_decode(&rt_state.decoder, s, (const uint8_t *)begin, (const uint8_t *)end);
     } else if (begin != end) {
         atomic_fetch_add_explicit(&rt_state.orphaned, 1, memory_order_relaxed);
@@ -714,21 +711,22 @@ static void enable_op_callbacks(dt_session *s, uint32_t capture)
     }
 }
 
-static dt_status rt_start(dt_session *s)
+static dt_status rt_start(const dt_backend *self, dt_session *s)
 {
     pthread_mutex_lock(&rt_state.lock);
     dt_status st = load();
     if (st != DT_OK) goto out;
-    if (s->config.buffer_size < 1024) {
+    size_t buffer_size = dt_sink_config(s)->buffer_size;
+    if (buffer_size < 1024) {
         st = dt_error(DT_ERR_INVALID_ARGUMENT, "roctracer needs activity buffers of at least 1024 bytes "
-                      "(buffer_size %zu)", s->config.buffer_size);
+                      "(buffer_size %zu)", buffer_size);
         goto out;
     }
     if (resolve_ops() != 0) {
         st = dt_error(DT_ERR_NO_MEMORY, "roctracer: out of memory for the table of HIP API names");
         goto out;
     }
-    st = open_pool(s->config.buffer_size);
+    st = open_pool(buffer_size);
     if (st != DT_OK) goto out;
     /* Records a previous session left in the pool are not this one's. */
     SYM(dt_rt_pool_fn, RT_FLUSH)(rt_state.rt_pool);
@@ -748,7 +746,7 @@ static dt_status rt_start(dt_session *s)
     /* Every buffer from here belongs to this session, before anything is
        enabled, so that no record falls between the two. */
     attach(s);
-    uint32_t capture = s->config.capture;
+    uint32_t capture = dt_sink_capture(s);
     int r;
     if (capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMCPY | DT_CAPTURE_MEMSET | DT_CAPTURE_SYNC)) {
         r = SYM(dt_rt_domain_activity_fn, RT_ENABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS, rt_state.rt_pool);
@@ -802,7 +800,7 @@ out:
    so no buffer would come back. Records are turned off before the child
    fills the pool (the callbacks stay on: they count the child's launches);
    nothing here waits for the pool. */
-static void rt_fork_child(void)
+static void rt_fork_child(const dt_backend *self)
 {
     /* their holders may be threads the child does not have (the consumer) */
     rt_state.lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -827,12 +825,12 @@ static void read_devices(dt_session *s)
     dt_rt_read_devices(s, &hip);
 }
 
-static dt_status rt_flush(dt_session *s)
+static dt_status rt_flush(const dt_backend *self, dt_session *s)
 {
     if (!rt_state.rt_pool) return DT_OK;
     /* a flight recorder's dump describes the devices as the stop does
        (once: HIP's answers do not change) */
-    if (s && s->ring && !s->devices[0].valid) {
+    if (s && dt_sink_has_ring(s) && !dt_sink_has_device(s, 0)) {
         pthread_mutex_lock(&rt_state.lock);
         read_devices(s);
         pthread_mutex_unlock(&rt_state.lock);
@@ -842,7 +840,7 @@ static dt_status rt_flush(dt_session *s)
     return r == ROCTRACER_STATUS_SUCCESS ? DT_OK : failure("roctracer_flush_activity_expl", r);
 }
 
-static dt_status rt_stop(dt_session *s)
+static dt_status rt_stop(const dt_backend *self, dt_session *s)
 {
     pthread_mutex_lock(&rt_state.lock);
     disarm();
@@ -889,7 +887,7 @@ static dt_status rt_stop(dt_session *s)
     return r == ROCTRACER_STATUS_SUCCESS ? DT_OK : failure("roctracer_flush_activity_expl", r);
 }
 
-static int rt_clock(uint64_t *ns)
+static int rt_clock(const dt_backend *self, uint64_t *ns)
 {
     dt_rt_timestamp_fn get = SYM(dt_rt_timestamp_fn, RT_TIMESTAMP);
     roctracer_timestamp_t t = 0;
@@ -901,7 +899,7 @@ static int rt_clock(uint64_t *ns)
 /* ------------------------------------------------------------------ */
 /* External correlation, on the program's threads                      */
 /* ------------------------------------------------------------------ */
-static dt_status rt_push(uint64_t id)
+static dt_status rt_push(const dt_backend *self, uint64_t id)
 {
     dt_rt_push_fn push = SYM(dt_rt_push_fn, RT_PUSH);
     /* without EXT_API records roctracer's stack reaches nothing: the
@@ -910,7 +908,7 @@ static dt_status rt_push(uint64_t id)
     return push(id) == ROCTRACER_STATUS_SUCCESS ? DT_OK : DT_ERR_VENDOR;
 }
 
-static dt_status rt_pop(void)
+static dt_status rt_pop(const dt_backend *self)
 {
     dt_rt_pop_fn pop = SYM(dt_rt_pop_fn, RT_POP);
     if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
@@ -918,7 +916,7 @@ static dt_status rt_pop(void)
     return pop(&last) == ROCTRACER_STATUS_SUCCESS ? DT_OK : DT_ERR_VENDOR;
 }
 
-static dt_status rt_attribute_by_api_enter(void)
+static dt_status rt_attribute_by_api_enter(const dt_backend *self)
 {
     if (atomic_load_explicit(&rt_state.link_mode, memory_order_relaxed)) return DT_OK;
     pthread_mutex_lock(&rt_state.lock);

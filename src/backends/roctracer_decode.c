@@ -269,7 +269,7 @@ static void decode_barrier(decode_ctx *cx, const activity_record_t *r)
     dt_session *s = cx->s;
     const char *name = r->kind == DT_RT_CMD_MARKER ? "Marker" : "Barrier";
     dt_add_device_activity(s, DT_EVENT_SYNC, r->begin_ns, r->end_ns, r->correlation_id, (uint32_t)r->device_id,
-                           (uint32_t)r->queue_id, (uint32_t)r->device_id, dt_intern_str(&s->names, name));
+                           (uint32_t)r->queue_id, (uint32_t)r->device_id, dt_sink_intern(s, name));
 }
 
 static void decode_ops(decode_ctx *cx, const activity_record_t *r)
@@ -356,7 +356,7 @@ static void decode_buffer(const dt_rt_decoder *d, dt_session *s, const uint8_t *
     decode_ctx cx;
     cx.d = d;
     cx.s = s;
-    cx.capture = s->config.capture;
+    cx.capture = dt_sink_capture(s);
     cx.pending = 0;
     cx.pending_external = 0;
     cx.names_lo = cx.names_hi = cx.pool_lo = cx.pool_hi = cx.names_copy = NULL;

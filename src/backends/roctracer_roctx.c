@@ -22,9 +22,9 @@ static struct { uint64_t id, start; char name[120]; uint32_t tid; int used; } g_
 static void roctx_push(dt_session *s, const char *message)
 {
     __typeof__(t_roctx) *t = &t_roctx;
-    if (t->generation != s->generation) {
+    if (t->generation != dt_sink_generation(s)) {
         t->depth = 0;
-        t->generation = s->generation;
+        t->generation = dt_sink_generation(s);
     }
     uint64_t id;
     if (dt_range_push(message ? message : "", &id) != DT_OK) {
@@ -38,7 +38,7 @@ static void roctx_push(dt_session *s, const char *message)
 static void roctx_pop(dt_session *s)
 {
     __typeof__(t_roctx) *t = &t_roctx;
-    if (t->generation != s->generation || t->depth == 0) return; /* pushed before the session */
+    if (t->generation != dt_sink_generation(s) || t->depth == 0) return; /* pushed before the session */
     t->depth--;
     uint64_t top;
     if (t->depth >= ROCTX_DEPTH || dt_external_top(&top) != DT_OK || top != t->ids[t->depth]) {

@@ -121,8 +121,17 @@ static const char *const roots[] = {"TOPS_HOME", NULL};
 static const char *const subdirs[] = {"extras/TOPSPTI/lib64", NULL};
 static const char *const paths[] = {"/opt/tops/lib/libtopspti_prof.so", NULL};
 
-DT_ENGINE_BACKEND(topspti, topspti_vendor, "topspti", "Enflame GCU (TOPSPTI)", "privateuse1",
-                  "DEVTRACE_TOPSPTI_LIBRARY");
+DT_ENGINE_DEFINE(topspti, topspti_vendor);
+
+const dt_backend dt_backend_topspti = {
+    .name = "topspti",
+    .vendor = "Enflame GCU (TOPSPTI)",
+    .api_category = "privateuse1",
+    .library_env = "DEVTRACE_TOPSPTI_LIBRARY",
+    .caps = DT_BACKEND_FLIGHT_RECORDER,
+    .impl = &dt_engine_topspti,
+    DT_ENGINE_METHODS,
+};
 
 static const dt_vendor topspti_vendor = {
     .backend = &dt_backend_topspti,

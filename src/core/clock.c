@@ -42,13 +42,13 @@ int dt_clock_add(dt_clock *c, dt_clock_sample s)
     return 0;
 }
 
-int dt_clock_read(dt_clock_fn fn, int tries, dt_clock_sample *out)
+int dt_clock_read(dt_clock_fn fn, const void *ctx, int tries, dt_clock_sample *out)
 {
     dt_clock_sample best = {0, 0, UINT64_MAX};
     for (int i = 0; i < tries; i++) {
         uint64_t v = 0;
         uint64_t before = dt_realtime_ns();
-        int rc = fn ? fn(&v) : (v = dt_realtime_ns(), 0);
+        int rc = fn ? fn(ctx, &v) : (v = dt_realtime_ns(), 0);
         uint64_t after = dt_realtime_ns();
         if (rc != 0 || v == 0 || after < before) continue;
         if (after - before < best.bracket_ns) {
@@ -62,10 +62,10 @@ int dt_clock_read(dt_clock_fn fn, int tries, dt_clock_sample *out)
     return 0;
 }
 
-int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries)
+int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, const void *ctx, int tries)
 {
     dt_clock_sample s;
-    if (dt_clock_read(fn, tries, &s) != 0) return -1;
+    if (dt_clock_read(fn, ctx, tries, &s) != 0) return -1;
     return dt_clock_add(c, s);
 }
 

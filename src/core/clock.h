@@ -53,16 +53,18 @@ typedef struct dt_clock {
     dt_clock_segment *fast;   /* [segments], or NULL: mapping divides */
 } dt_clock;
 
-typedef int (*dt_clock_fn)(uint64_t *ns);
+/* A clock read into *ns (0: read), as ctx says which (a backend's, and
+   NULL for CLOCK_REALTIME). */
+typedef int (*dt_clock_fn)(const void *ctx, uint64_t *ns);
 
 DT_HIDDEN void dt_clock_init(dt_clock *c, int identity);
 DT_HIDDEN void dt_clock_free(dt_clock *c);
 /* Take `tries` paired readings, keep the most tightly bracketed one. */
-DT_HIDDEN int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, int tries);
+DT_HIDDEN int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, const void *ctx, int tries);
 /* The same reading, not kept: a vendor clock is read with no lock held
    that a vendor callback takes, and kept (dt_clock_add) under it. -1 when
    no reading succeeded. */
-DT_HIDDEN int dt_clock_read(dt_clock_fn fn, int tries, dt_clock_sample *out);
+DT_HIDDEN int dt_clock_read(dt_clock_fn fn, const void *ctx, int tries, dt_clock_sample *out);
 DT_HIDDEN int dt_clock_add(dt_clock *c, dt_clock_sample s);
 /* Build the piecewise affine map from the samples: one per domain of the
    vendor's clock (runs of samples that read one clock), each time mapped

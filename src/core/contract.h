@@ -4,9 +4,11 @@
  * core/loader.h (loading its library: one rule for every backend),
  * core/pool.h (the buffer pool), core/decode.h (dt_add_device_activity,
  * dt_add_copy, dt_add_fill, dt_add_api_call, the decode caches),
- * core/corr.h and core/session.h (dt_corr_link, dt_corr_link_current, loss
+ * core/corr.h (dt_corr_link_current) and core/sink.h: the sink, all a
+ * backend sees of the session it records into (records, dt_corr_link, loss
  * counting with dt_loss_add: one reason per fault, the same on every vendor,
- * notes with dt_core_note, which never overwrites).
+ * notes with dt_core_note, which never overwrites; the session itself is
+ * opaque outside core).
  *
  * Backends for CUPTI-shaped vendor interfaces do not implement this by hand:
  * they describe their vendor in a `dt_vendor` and the engine
@@ -100,6 +102,8 @@ enum {
     DT_BACKEND_FLIGHT_RECORDER = 1u << 5,
 };
 
+typedef struct dt_backend dt_backend;
+
 struct dt_backend {
     const char *name;          /* "topspti" */
     const char *vendor;        /* "Enflame GCU (TOPSPTI)" */
@@ -119,34 +123,42 @@ struct dt_backend {
        copies, memsets"); with preload. */
     const char *preload_kinds;
     unsigned caps;             /* DT_BACKEND_* */
+    /* The backend's own data, which its methods reach through self (an
+       engine vendor's engine, backends/engine.h), or NULL. */
+    void *impl;
+    /* Every method receives the descriptor it was called through (self),
+       as curl's connection filters receive theirs: one implementation
+       serves several descriptors (the engine, every CUPTI-shaped vendor),
+       and a backend reaches its own data and its other methods without
+       naming its descriptor. */
     /* Find and load the vendor library, describe it; arm nothing. */
-    dt_status (*probe)(dt_backend_status *status);
+    dt_status (*probe)(const dt_backend *self, dt_backend_status *status);
     /* Optional: arm what must precede the process's first device context
        (CUPTI's callback registration), cheaply, before any session. */
-    dt_status (*prepare)(void);
+    dt_status (*prepare)(const dt_backend *self);
     /* Load, arm, subscribe. Report failures with dt_error(). */
-    dt_status (*start)(dt_session *s);
+    dt_status (*start)(const dt_backend *self, dt_session *s);
     /* Force the vendor to deliver every buffered record now. */
-    dt_status (*flush)(dt_session *s);
+    dt_status (*flush)(const dt_backend *self, dt_session *s);
     /* Disarm, unsubscribe, read the vendor's dropped-record count. */
-    dt_status (*stop)(dt_session *s);
+    dt_status (*stop)(const dt_backend *self, dt_session *s);
     /* The vendor clock (ns). NULL: the backend reports CLOCK_REALTIME. */
-    int (*clock)(uint64_t *ns);
+    int (*clock)(const dt_backend *self, uint64_t *ns);
     /* Optional: vendor external-correlation push/pop. DT_ERR_BACKEND_UNAVAILABLE:
        the vendor has no such stack (device work is attributed through API
        callbacks alone); any other failure (the vendor's stack is full, or
        refuses) leaves the id to attribute_by_api_enter. */
-    dt_status (*push_external)(uint64_t id);
-    dt_status (*pop_external)(void);
+    dt_status (*push_external)(const dt_backend *self, uint64_t id);
+    dt_status (*pop_external)(const dt_backend *self);
     /* Optional: from now on, attribute device work to the innermost id of
        devtrace's stack through the vendor's API-enter callback wherever the
        vendor's own stack does not hold it. DT_OK when that works. */
-    dt_status (*attribute_by_api_enter)(void);
+    dt_status (*attribute_by_api_enter)(const dt_backend *self);
     /* Optional: give the vendor interface to another client in the process
        (`to` names it) for the rest of the process: what devtrace holds is
        flushed into s and let go, and no further vendor call disturbs the
        other client; the session goes on without device activity. */
-    dt_status (*release)(dt_session *s, const char *to);
+    dt_status (*release)(const dt_backend *self, dt_session *s, const char *to);
     /* Optional, for a backend with DT_BACKEND_NO_FORK_CHILD, around a fork
        without exec while a session records, called around the program's
        fork() (not from atfork handlers: the vendor's own may hold its
@@ -155,9 +167,9 @@ struct dt_backend {
        that waits for another). Together they leave the child's copy of the vendor calling
        the API-enter callback on the child's calls, so that its launches are
        counted, and writing no record that nobody would deliver. */
-    void (*fork_prepare)(void);
-    void (*fork_parent)(void);
-    void (*fork_child)(void);
+    void (*fork_prepare)(const dt_backend *self);
+    void (*fork_parent)(const dt_backend *self);
+    void (*fork_child)(const dt_backend *self);
     /* What the vendor's interface does not give (DT_BACKEND_LACKS_*), so
        that the trace leaves it out rather than write a value it does not
        have. 0: nothing. */
@@ -171,10 +183,11 @@ struct dt_backend {
        the trace must then be written from an exit handler registered now,
        before the runtime's own teardown), else arms what must precede the
        first device context for a session to come (*attached 0). */
-    dt_status (*inject_arm)(dt_session *s, int *attached);
+    dt_status (*inject_arm)(const dt_backend *self, dt_session *s, int *attached);
     /* With DT_BACKEND_TOOL_CONFIGURE: the vendor asks its tools for their
        configuration (the exported function's arguments and result). */
-    void *(*tool_configure)(uint32_t version, const char *runtime_version, uint32_t priority, void *client_id);
+    void *(*tool_configure)(const dt_backend *self, uint32_t version, const char *runtime_version,
+                            uint32_t priority, void *client_id);
 };
 
 enum {
@@ -186,7 +199,5 @@ enum {
        the vendor produce both, and devtrace keeps what was asked for */
     DT_BACKEND_LACKS_SEPARATE_COPY_FILL = 1u << 1,
 };
-
-typedef struct dt_backend dt_backend;
 
 #endif /* DT_CORE_CONTRACT_H */

@@ -7,7 +7,7 @@
 #include "base/os.h"
 #include "core/contract.h"
 #include "core/corr.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 #include "core/steps.h"
 
 #include <stdlib.h>
@@ -70,8 +70,8 @@ __attribute__((noinline)) static thread_state *thread_state_get(void)
    another thread-local lookup). */
 static inline void thread_note(thread_state *t, dt_session *s)
 {
-    if (t->noted_generation == s->generation) return;
-    t->noted_generation = s->generation;
+    if (t->noted_generation == s->sink.generation) return;
+    t->noted_generation = s->sink.generation;
     dt_thread_note(s);
 }
 
@@ -126,7 +126,7 @@ static void vendor_push(stack_entry *e)
 {
     dt_session *s = dt_active_session();
     if (!s) return;
-    e->generation = s->generation;
+    e->generation = s->sink.generation;
     if (atomic_load_explicit(&s->awaiting_vendor, memory_order_relaxed)) {
         /* counted before the second look, so that an attach either sees
            the count or this push sees the attached backend */
@@ -139,13 +139,13 @@ static void vendor_push(stack_entry *e)
     }
     const dt_backend *b = s->backend;
     if (!b || !b->push_external) return;
-    dt_status st = b->push_external(e->id);
+    dt_status st = b->push_external(b, e->id);
     if (st == DT_OK) {
         e->vendor_pushed = 1;
         return;
     }
     if (st == DT_ERR_BACKEND_UNAVAILABLE) return; /* no stack of its own: API-enter links only */
-    if (b->attribute_by_api_enter && b->attribute_by_api_enter() == DT_OK) return;
+    if (b->attribute_by_api_enter && b->attribute_by_api_enter(b) == DT_OK) return;
     dt_core_note(s, "external_ids",
                     "the %s library refused External ids that devtrace could not attribute otherwise "
                     "(no API callbacks): device work launched inside them carries no External id",
@@ -159,12 +159,12 @@ static void vendor_pop(const stack_entry *e)
 {
     if (e->unheld) {
         dt_session *s = dt_active_session();
-        if (s && s->generation == e->generation) atomic_fetch_sub(&s->unheld_entries, 1);
+        if (s && s->sink.generation == e->generation) atomic_fetch_sub(&s->unheld_entries, 1);
     }
     if (!e->vendor_pushed) return;
     dt_session *s = dt_active_session();
-    if (s && s->generation == e->generation && s->backend && s->backend->pop_external)
-        s->backend->pop_external();
+    const dt_backend *b = s && s->sink.generation == e->generation ? s->backend : NULL;
+    if (b && b->pop_external) b->pop_external(b);
 }
 
 static void note_parent_range(thread_state *t, uint64_t id);
@@ -238,10 +238,10 @@ static bool recordable(const stack_entry *e)
 static void record_entry(const thread_state *t, const stack_entry *e, uint64_t end)
 {
     dt_session *s = dt_active_session();
-    if (!s || !recordable(e) || s->generation != e->generation) return;
+    if (!s || !recordable(e) || s->sink.generation != e->generation) return;
     dt_core_lock(s);
     /* again under the lock: the session may have been restarted since */
-    dt_rec *r = s->generation == e->generation ? dt_session_add(s) : NULL;
+    dt_rec *r = s->sink.generation == e->generation ? dt_sink_add(s) : NULL;
     if (r) {
         r->kind = e->is_range ? DT_EVENT_RANGE : DT_EVENT_OP;
         r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;
@@ -305,7 +305,7 @@ void dt_corr_range_add(dt_session *s, const char *name, uint64_t start_ns, uint6
     if (dt_core_steps_watched()) dt_core_step_range(name, start_ns);
     dt_core_lock(s);
     uint32_t nid = dt_intern_str(&s->names, name ? name : "");
-    dt_rec *r = nid == UINT32_MAX ? NULL : dt_session_add(s);
+    dt_rec *r = nid == UINT32_MAX ? NULL : dt_sink_add(s);
     if (nid == UINT32_MAX) dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
     if (r) {
         r->kind = DT_EVENT_RANGE;
@@ -378,7 +378,7 @@ void dt_corr_link_current(uint64_t correlation)
     const stack_entry *top = &t->stack[t->depth - 1];
     /* the vendor holds this id on its own stack and reports the link itself */
     if (top->vendor_pushed) return;
-    if (log_pair(&t->links, &s->corr_chunks, s->generation, correlation, top->id) != 0)
+    if (log_pair(&t->links, &s->corr_chunks, s->sink.generation, correlation, top->id) != 0)
         atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
 }
 
@@ -390,7 +390,7 @@ static void note_parent_range(thread_state *t, uint64_t id)
     if (!e->has_range) return;
     dt_session *s = dt_active_session();
     if (!s) return;
-    if (log_pair(&t->parents, &s->parent_chunks, s->generation, id + 1, e->range) != 0)
+    if (log_pair(&t->parents, &s->parent_chunks, s->sink.generation, id + 1, e->range) != 0)
         atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
 }
 
@@ -406,18 +406,18 @@ int dt_corr_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
 
 void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id)
 {
-    size_t cap = s->corr_log_cap ? s->corr_log_cap * 2 : 65536;
-    uint64_t *p = dt_realloc(s->corr_log, cap * 2 * sizeof *p);
+    size_t cap = s->sink.corr_log_cap ? s->sink.corr_log_cap * 2 : 65536;
+    uint64_t *p = dt_realloc(s->sink.corr_log, cap * 2 * sizeof *p);
     if (!p) {
         if (map_put(&s->corr, correlation, external_id) != 0)
             atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
         return;
     }
-    s->corr_log = p;
-    s->corr_log_cap = cap;
-    s->corr_log[2 * s->corr_log_count] = correlation;
-    s->corr_log[2 * s->corr_log_count + 1] = external_id;
-    s->corr_log_count++;
+    s->sink.corr_log = p;
+    s->sink.corr_log_cap = cap;
+    s->sink.corr_log[2 * s->sink.corr_log_count] = correlation;
+    s->sink.corr_log[2 * s->sink.corr_log_count + 1] = external_id;
+    s->sink.corr_log_count++;
 }
 
 static void corr_put(dt_session *s, uint64_t correlation, uint64_t external_id)
@@ -477,7 +477,7 @@ static void plan_dense(dt_session *s, const dt_corr_chunk *chunks)
     if (s->corr_dense) return; /* made by an earlier merge: links fill it or the map */
     uint64_t lo = UINT64_MAX, hi = 0;
     size_t n = 0;
-    for (size_t i = 0; i < s->corr_log_count; i++) widen(s->corr_log[2 * i], &lo, &hi, &n);
+    for (size_t i = 0; i < s->sink.corr_log_count; i++) widen(s->sink.corr_log[2 * i], &lo, &hi, &n);
     for (const dt_corr_chunk *c = chunks; c; c = c->next) {
         uint32_t k = atomic_load_explicit(&c->n, memory_order_acquire);
         for (uint32_t i = 0; i < k; i++) widen(c->pairs[2 * i], &lo, &hi, &n);
@@ -500,24 +500,24 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
         plan_dense(s, c);
         if (!s->corr_dense) {
             /* size the map once rather than rehashing as it grows */
-            size_t total = s->corr.count + s->corr_log_count;
+            size_t total = s->corr.count + s->sink.corr_log_count;
             for (dt_corr_chunk *k = c; k; k = k->next) total += atomic_load(&k->n);
             dt_u64map_reserve(&s->corr, total);
         }
         if (atomic_load_explicit(&s->external_unreliable, memory_order_relaxed)) {
-            if (s->corr_log_count)
+            if (s->sink.corr_log_count)
                 dt_core_note(s, "external_ids", "%zu External ids the vendor reported were not used",
-                                s->corr_log_count);
+                                s->sink.corr_log_count);
         } else {
-            for (size_t i = 0; i < s->corr_log_count; i++)
-                link_put(s, s->corr_log[2 * i], s->corr_log[2 * i + 1]);
+            for (size_t i = 0; i < s->sink.corr_log_count; i++)
+                link_put(s, s->sink.corr_log[2 * i], s->sink.corr_log[2 * i + 1]);
         }
     }
     /* The links of the API-enter path come last: where both exist, devtrace's
        own stack was the truth. */
-    dt_free(s->corr_log);
-    s->corr_log = NULL;
-    s->corr_log_count = s->corr_log_cap = 0;
+    dt_free(s->sink.corr_log);
+    s->sink.corr_log = NULL;
+    s->sink.corr_log_count = s->sink.corr_log_cap = 0;
     while (c) {
         dt_corr_chunk *next = c->next;
         if (keep) {
@@ -547,7 +547,8 @@ static int copy_chunks(dt_corr_chunk **dst, dt_corr_chunk *const *src)
 
 int dt_corr_copy_links(dt_session *dst, const dt_session *src)
 {
-    for (size_t i = 0; i < src->corr_log_count; i++) dt_corr_link(dst, src->corr_log[2 * i], src->corr_log[2 * i + 1]);
+    const dt_sink *from = &src->sink;
+    for (size_t i = 0; i < from->corr_log_count; i++) dt_corr_link(dst, from->corr_log[2 * i], from->corr_log[2 * i + 1]);
     return copy_chunks(&dst->corr_chunks, &src->corr_chunks) | copy_chunks(&dst->parent_chunks, &src->parent_chunks);
 }
 

@@ -1,7 +1,8 @@
 /*
  * Correlation: vendor correlation ids to External ids, user ranges
- * (src/core/corr.c). The inline lookups that read the session's tables,
- * dt_corr_get and dt_corr_link, are in core/session.h. Internal, not installed.
+ * (src/core/corr.c). The inline calls on the session's tables are beside
+ * them: dt_corr_get in core/session_impl.h, dt_corr_link (and
+ * dt_corr_link_grow, its slow path) in core/sink.h. Internal, not installed.
  */
 #ifndef DT_CORE_CORR_H
 #define DT_CORE_CORR_H
@@ -51,7 +52,5 @@ DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 DT_HIDDEN int dt_corr_copy_links(dt_session *dst, const dt_session *src);
 /* Forget the links of a session (a new start, or destroy). */
 DT_HIDDEN void dt_corr_forget(dt_session *s);
-/* dt_corr_link (core/session.h) when the log is full: grows it. */
-DT_HIDDEN void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id);
 
 #endif /* DT_CORE_CORR_H */

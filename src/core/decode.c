@@ -3,7 +3,7 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "core/decode.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 #include "base/hash.h"
 #include "core/event.h"
 #include "core/intern.h"
-#include "core/session.h"
+#include "core/sink.h"
 
 /* Names and launch configurations repeat from record to record. A cache
    lives for one vendor buffer (on the decoder's stack), so it never outlives
@@ -150,7 +150,7 @@ static inline dt_rec *dt_add_checked(dt_session *s, uint8_t kind, uint64_t start
         dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
         return NULL;
     }
-    dt_rec *r = dt_session_add(s);
+    dt_rec *r = dt_sink_add(s);
     if (!r) return NULL;
     r->kind = kind;
     r->start = start;

@@ -8,7 +8,7 @@
 #include "core/corr.h"
 #include "core/flight.h"
 #include "core/intern.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -243,7 +243,7 @@ static void job_release(flush_job *j)
 static void *flush_main(void *arg)
 {
     flush_job *j = arg;
-    j->backend->flush(j->s);
+    j->backend->flush(j->backend, j->s);
     pthread_mutex_lock(&j->lock);
     j->done = 1;
     pthread_cond_signal(&j->cond);
@@ -257,7 +257,7 @@ static int flush_with_timeout(dt_session *s)
     const dt_backend *b = s->backend;
     if (!b || !b->flush) return 1;
     flush_job *j = calloc(1, sizeof *j);
-    if (!j) return b->flush(s), 1;
+    if (!j) return b->flush(b, s), 1;
     pthread_mutex_init(&j->lock, NULL);
     pthread_cond_init(&j->cond, NULL);
     j->backend = b;
@@ -268,7 +268,7 @@ static int flush_with_timeout(dt_session *s)
         j->refs = 1;
         pthread_mutex_lock(&j->lock);
         job_release(j);
-        return b->flush(s), 1;
+        return b->flush(b, s), 1;
     }
     pthread_detach(t);
     struct timespec until;
@@ -320,16 +320,16 @@ static int snapshot_of(dt_session *s, dt_session *x)
     pthread_mutex_unlock(&s->threads.lock);
     if (!threads_ok || dt_corr_copy_links(x, s) != 0) return -1;
     /* host records since the last dump: moved, their names interned anew */
-    for (size_t i = 0; i < s->store.count; i++) {
-        const dt_rec *r = dt_store_at(&s->store, i);
-        dt_rec *c = dt_session_add(x);
+    for (size_t i = 0; i < s->sink.store.count; i++) {
+        const dt_rec *r = dt_store_at(&s->sink.store, i);
+        dt_rec *c = dt_sink_add(x);
         if (!c) continue;
         *c = *r;
         c->name = dt_intern_str(&x->names, dt_intern_get(&s->names, r->name));
     }
-    dt_store_truncate(&s->store, 0);
+    dt_store_truncate(&s->sink.store, 0);
     for (int k = 0; k < DT_LOSS_COUNT; k++)
-        atomic_store(&x->loss[k], atomic_exchange(&s->loss[k], 0));
+        atomic_store(&x->sink.loss[k], atomic_exchange(&s->sink.loss[k], 0));
     atomic_store(&x->external_unreliable, atomic_load(&s->external_unreliable));
     return 0;
 }
@@ -375,7 +375,7 @@ dt_status dt_core_flight_snapshot_held(dt_session *s, dt_session **out)
     x->evicted_until_vendor = b.until_vendor;
     x->evicted_until_real = b.until_real;
     const dt_backend *be = x->backend;
-    if (be && be->clock) dt_clock_sample_now(&x->clock, be->clock, 16);
+    if (be && be->clock) dt_clock_sample_now(&x->clock, dt_core_backend_clock, be, 16);
     dt_host_clock_read(&x->host_clock);
     if (r) {
         dt_core_lock(x);

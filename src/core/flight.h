@@ -43,7 +43,7 @@ DT_HIDDEN int dt_flight_parse_size(const char *text, uint64_t *bytes);
    from its start, after it has made its pool: when s records with one,
    the pool's buffers are lent through a ring whose buffers decode() turns
    into records. The pool must hold dt_flight_pool_buffers(s) buffers of
-   s->config.buffer_size and never grow. DT_OK also when s has none. */
+   dt_sink_config(s)->buffer_size and never grow. DT_OK also when s has none. */
 DT_HIDDEN dt_status dt_core_flight_begin(dt_session *s, dt_pool_slot *slot, dt_ring_decode_fn decode, void *ctx);
 /* The pool's buffer count for s: the ring's and the reserve. */
 DT_HIDDEN uint32_t dt_flight_pool_buffers(const dt_session *s);

@@ -1,6 +1,6 @@
 /* The recording view of a stopped session (recording.h). */
 #include "core/recording.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 
 #include <stdatomic.h>
 
@@ -17,7 +17,7 @@ int dt_recording_of(const dt_session *s, dt_recording *out)
     if (!s || s->state != DT_STATE_STOPPED)
         return -1;
     memset(out, 0, sizeof *out);
-    out->store = &s->store;
+    out->store = &s->sink.store;
     out->names = &s->names;
     out->launches = &s->launches;
     out->collectives = s->collectives;
@@ -26,7 +26,7 @@ int dt_recording_of(const dt_session *s, dt_recording *out)
     out->window_start_ns = s->window_start_ns;
     out->window_end_ns = s->window_end_ns;
     for (int r = 0; r < DT_LOSS_COUNT; r++)
-        out->loss[r] = atomic_load_explicit((_Atomic uint64_t *)&s->loss[r], memory_order_relaxed);
+        out->loss[r] = atomic_load_explicit((_Atomic uint64_t *)&s->sink.loss[r], memory_order_relaxed);
     out->devices = s->devices;
     const dt_backend *be = s->backend;
     out->backend_name = be ? be->name : NULL;

@@ -6,7 +6,7 @@
 #include "core/event.h"
 #include "core/pool.h"
 #include "core/ring.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -59,7 +59,7 @@ dt_ring *dt_ring_create(dt_session *live, uint32_t buffers, dt_ring_decode_fn de
         return NULL;
     }
     atomic_store(&r->scratch->backend, atomic_load(&live->backend));
-    r->scratch->generation = live->generation;
+    r->scratch->sink.generation = live->sink.generation;
     r->live = live;
     r->decode = decode;
     r->ctx = ctx;
@@ -109,18 +109,18 @@ static void evict(dt_ring *r, uint8_t *buf, size_t valid)
     r->decode(r->ctx, x, buf, valid);
     dt_core_lock(x);
     uint64_t until_vendor = 0, until_real = 0;
-    size_t n = x->store.count;
+    size_t n = x->sink.store.count;
     for (size_t i = 0; i < n; i++) {
-        const dt_rec *rec = dt_store_at(&x->store, i);
+        const dt_rec *rec = dt_store_at(&x->sink.store, i);
         uint64_t *until = rec->flags & DT_REC_REALTIME ? &until_real : &until_vendor;
         uint64_t t = rec->end > rec->start ? rec->end : rec->start;
         if (t > *until) *until = t;
     }
-    dt_store_truncate(&x->store, 0);
+    dt_store_truncate(&x->sink.store, 0);
     x->collective_count = 0;
     dt_loss_add(live, DT_LOSS_RING_EVICTED, n);
     for (int k = 0; k < DT_LOSS_COUNT; k++) {
-        uint64_t lost = atomic_exchange_explicit(&x->loss[k], 0, memory_order_relaxed);
+        uint64_t lost = atomic_exchange_explicit(&x->sink.loss[k], 0, memory_order_relaxed);
         if (lost) dt_loss_add(live, (dt_loss_reason)k, lost);
     }
     /* devices and links stay in the scratch session (never the live one:
@@ -260,7 +260,8 @@ void dt_ring_copy_kept(dt_ring *r, dt_session *into)
     dt_core_lock(x);
     for (uint32_t d = 0; d < DT_MAX_DEVICES; d++)
         if (x->devices[d].valid && !into->devices[d].valid) dt_core_set_device(into, &x->devices[d]);
-    for (size_t i = 0; i < x->corr_log_count; i++) dt_corr_link(into, x->corr_log[2 * i], x->corr_log[2 * i + 1]);
+    const dt_sink *kept = &x->sink;
+    for (size_t i = 0; i < kept->corr_log_count; i++) dt_corr_link(into, kept->corr_log[2 * i], kept->corr_log[2 * i + 1]);
     if (atomic_load(&x->external_unreliable)) atomic_store(&into->external_unreliable, 1);
     dt_core_unlock(x);
     pthread_mutex_unlock(&r->evict_lock);

@@ -3,7 +3,7 @@
    know their ids. */
 #include "base/alloc.h"
 #include "base/os.h"
-#include "core/session.h"
+#include "core/session_impl.h"
 #include "core/threads.h"
 
 #include <dirent.h>
@@ -67,8 +67,8 @@ void dt_thread_names_free(dt_thread_names *t)
 
 void dt_thread_note(dt_session *s)
 {
-    if (tls_named_generation == s->generation) return;
-    tls_named_generation = s->generation;
+    if (tls_named_generation == s->sink.generation) return;
+    tls_named_generation = s->sink.generation;
     char name[17] = "";
     if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0 || !name[0]) return;
     pthread_mutex_lock(&s->threads.lock);

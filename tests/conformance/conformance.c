@@ -843,7 +843,7 @@ static void fr_launch(dt_session *s, const char *name, int n, int batch)
         REQUIRE(emu.launch_kernel(0, 0, name, grid1, block1, 500) == 0, "launch");
         if ((i + 1) % batch && i + 1 < n) continue;
         REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
-        s->backend->flush(s);
+        s->backend->flush(s->backend, s);
     }
 }
 

@@ -6,10 +6,11 @@ object file takes from the others, as nm lists them).
     python3 tests/layers/check_layers.py [--build BUILD_DIR]
 
 Exit status 1, with every violation listed, when a file includes a header of
-a layer it may not see, when includes form a cycle, when an object calls a
-function (internal, or of the public header) of a layer it may not see, when
-a file or an internal header is over its size, or when an internal function
-takes a prefix of the public API's. docs/architecture.md explains the layers.
+a layer it may not see (or one hidden from it: HIDDEN), when includes form a
+cycle, when an object calls a function (internal, or of the public header)
+of a layer it may not see, when a file or an internal header is over its
+size, or when an internal function takes a prefix of the public API's.
+docs/architecture.md explains the layers.
 """
 import argparse
 import os
@@ -63,14 +64,12 @@ ALLOWED = {
     "cli": {PUBLIC, "base", "format", "reader", "protocol", "ondemand/config.h"},
 }
 
-# Calls up that are known and on their way out, each with why: (layer,
-# function). One line to delete when the call goes.
-KNOWN_UPWARD = {
-    # backends/cupti.c reaches its own prepare through the public dt_prepare,
-    # which looks cupti up again in the backend list: to be removed when
-    # backends get self
-    ("backends", "dt_prepare"),
-}
+# Headers hidden from layers that may see the rest of theirs, directly or
+# through any header: the session's fields are core's own (every other layer
+# holds an opaque session), and a backend sees a session through its sink
+# (core/sink.h), not the calls that make, start and stop it. None: every
+# other layer.
+HIDDEN = {"core/session_impl.h": None, "core/session.h": {"backends"}}
 
 # Files allowed over the limits: vendor ABI declarations.
 MAX_LINES = 1000
@@ -130,6 +129,17 @@ def allowed(src_layer, target):
     return target.resolve() in named or target.with_suffix(".h").resolve() in named
 
 
+def hidden_from(src_layer, target):
+    """The header hidden from src_layer that including target brings, or None."""
+    for name, layers in HIDDEN.items():
+        header = (SRC / name).resolve()
+        if layer_of(SRC / name) == src_layer or (layers is not None and src_layer not in layers):
+            continue
+        if header in closure([target]):
+            return name
+    return None
+
+
 def sources():
     return sorted(p for p in SRC.rglob("*") if p.suffix in (".c", ".h") and p.is_file())
 
@@ -151,10 +161,12 @@ def check_includes(errors):
     for f, deps in graph.items():
         layer = layer_of(f)
         for d in deps:
-            if allowed(layer, d):
-                continue
-            errors.append(f"{f.relative_to(ROOT)}: includes {d.relative_to(ROOT)}: "
-                          f"src/{layer} may not include src/{layer_of(d)}")
+            if not allowed(layer, d):
+                errors.append(f"{f.relative_to(ROOT)}: includes {d.relative_to(ROOT)}: "
+                              f"src/{layer} may not include src/{layer_of(d)}")
+            elif hidden_from(layer, d):
+                errors.append(f"{f.relative_to(ROOT)}: includes {d.relative_to(ROOT)}: "
+                              f"src/{hidden_from(layer, d)} is hidden from src/{layer}")
     # cycles (Tarjan's strongly connected components)
     index, low, stack, on, comps = {}, {}, [], set(), []
     counter = [0]
@@ -242,8 +254,7 @@ def nm_symbols(obj):
 
 def check_calls(build, errors):
     """Every function of devtrace an object calls, internal or of the public
-    header, must be defined in a layer it may see (PUBLIC: any public one);
-    KNOWN_UPWARD lists the calls up that are known."""
+    header, must be defined in a layer it may see (PUBLIC: any public one)."""
     header = ROOT / "include/devtrace/devtrace.h"
     public = set(re.findall(r"DT_API\s+[^;(]*?\b(dt_\w+)\s*\(", header.read_text())) if header.exists() else set()
     objects = {}
@@ -268,7 +279,6 @@ def check_calls(build, errors):
     if not objects:
         errors.append(f"no object files of src/ under {build}: build first")
         return
-    known = set()
     for src, undefined in syms.items():
         layer = layer_of(src)
         for s in sorted(undefined):
@@ -279,17 +289,9 @@ def check_calls(build, errors):
                 continue
             if s in public and PUBLIC in ALLOWED.get(layer, ()):
                 continue
-            if (layer, s) in KNOWN_UPWARD and not allowed(layer, target):
-                known.add((layer, s))
-                continue
             if not allowed(layer, target):
                 errors.append(f"{src.relative_to(ROOT)}: calls {s} of {target.relative_to(ROOT)}: "
                               f"src/{layer} may not call into src/{layer_of(target)}")
-    for layer, s in sorted(KNOWN_UPWARD):
-        if (layer, s) in known:
-            print(f"known call up (KNOWN_UPWARD): src/{layer} calls {s}")
-        else:
-            print(f"KNOWN_UPWARD lists src/{layer} calling {s}, which no longer happens: delete its line")
 
 
 def main():

@@ -120,13 +120,15 @@ static void mapping_without_division_is_exact(void)
 }
 
 static uint64_t fake_base;
-static int fake_clock(uint64_t *ns)
+static int fake_clock(const void *ctx, uint64_t *ns)
 {
+    (void)ctx;
     *ns = dt_realtime_ns() + fake_base;
     return 0;
 }
-static int failing_clock(uint64_t *ns)
+static int failing_clock(const void *ctx, uint64_t *ns)
 {
+    (void)ctx;
     (void)ns;
     return 7;
 }
@@ -136,13 +138,13 @@ static void sampling_keeps_tightest_bracket(void)
     dt_clock c;
     dt_clock_init(&c, 0);
     fake_base = 1000000000ull;
-    REQUIRE_EQ(dt_clock_sample_now(&c, fake_clock, 16), 0);
+    REQUIRE_EQ(dt_clock_sample_now(&c, fake_clock, NULL, 16), 0);
     REQUIRE_EQ(c.count, 1);
     int64_t off = (int64_t)c.samples[0].vendor - (int64_t)c.samples[0].realtime;
     /* the midpoint estimate is within the bracket of the true offset */
     REQUIRE(off - 1000000000 <= (int64_t)c.samples[0].bracket_ns);
     REQUIRE(1000000000 - off <= (int64_t)c.samples[0].bracket_ns);
-    REQUIRE_EQ(dt_clock_sample_now(&c, failing_clock, 4), -1);
+    REQUIRE_EQ(dt_clock_sample_now(&c, failing_clock, NULL, 4), -1);
     REQUIRE_EQ(c.count, 1);
     dt_clock_free(&c);
 }

@@ -64,7 +64,7 @@ static dt_session *new_session(void)
 
 static dt_rec *push(dt_session *s, int kind, uint64_t start, uint64_t end)
 {
-    dt_rec *r = dt_store_push(&s->store);
+    dt_rec *r = dt_store_push(&s->sink.store);
     REQUIRE(r != NULL);
     r->kind = (uint8_t)kind;
     r->start = start;
@@ -825,7 +825,7 @@ static void test_export_loss_and_attribution(void)
 {
     dt_session *s = new_session();
     for (int r = 0; r < DT_LOSS_COUNT; r++)
-        atomic_store(&s->loss[r], (uint64_t)(r + 1) * 10);
+        atomic_store(&s->sink.loss[r], (uint64_t)(r + 1) * 10);
     external(kernel(s, "k5", T0 + 100, T0 + 200, 0, 1, 0), 5);
     dt_rec *m = push(s, DT_EVENT_MEMCPY, T0 + 300, T0 + 350);
     m->lane = 1;

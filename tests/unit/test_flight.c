@@ -132,8 +132,8 @@ static void ring_recycles_the_oldest(void)
     /* decoded into a session of the dump's, then given back */
     dt_session *x = dt_test_session(0);
     dt_ring_decode(r, &batch, x);
-    CHECK_EQ(x->store.count, 15);
-    CHECK_EQ(dt_store_at(&x->store, 0)->start, 2000);
+    CHECK_EQ(x->sink.store.count, 15);
+    CHECK_EQ(dt_store_at(&x->sink.store, 0)->start, 2000);
     dt_ring_give_back(r, &batch, dt_pool_slot_put_to, &slot);
     dt_session_destroy(x);
     dt_pool_slot_put(&slot, again);
@@ -196,14 +196,16 @@ static pthread_mutex_t hang_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hang_cond = PTHREAD_COND_INITIALIZER;
 static int hang_released, hang_entered;
 
-static dt_status hang_start(dt_session *s)
+static dt_status hang_start(const dt_backend *self, dt_session *s)
 {
+    (void)self;
     (void)s;
     return DT_OK;
 }
 
-static dt_status hang_flush(dt_session *s)
+static dt_status hang_flush(const dt_backend *self, dt_session *s)
 {
+    (void)self;
     (void)s;
     pthread_mutex_lock(&hang_lock);
     hang_entered++;
@@ -320,7 +322,7 @@ static void decoded_buffers_go_back_at_once_their_pages_released(void)
     REQUIRE_EQ(batch.count, 4);
     dt_session *x = dt_test_session(0);
     dt_ring_decode_back(r, &batch, x, dt_pool_slot_put_to, &slot);
-    CHECK_EQ(x->store.count, 12);
+    CHECK_EQ(x->sink.store.count, 12);
     CHECK(batch.buf == NULL && batch.count == 0, "the batch is not emptied");
     /* every whole page of each buffer was released */
     for (int i = 0; i < 4; i++) {

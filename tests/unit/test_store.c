@@ -116,7 +116,7 @@ static void work_running_at_stop_is_unfinished(void)
     uint64_t now = dt_realtime_ns();
     dt_core_lock(s);
     for (int i = 0; i < 4; i++) {
-        dt_rec *r = dt_session_add(s);
+        dt_rec *r = dt_sink_add(s);
         REQUIRE(r != NULL);
         r->kind = DT_EVENT_KERNEL;
         r->flags = DT_REC_REALTIME;
@@ -158,7 +158,7 @@ static void implausible_times_are_counted(void)
     REQUIRE_EQ(dt_session_start(s), DT_OK);
     dt_core_lock(s);
     for (int i = 0; i < 5; i++) {
-        dt_rec *r = dt_session_add(s);
+        dt_rec *r = dt_sink_add(s);
         if (!r) continue;
         r->kind = DT_EVENT_KERNEL;
         r->flags = DT_REC_REALTIME;

@@ -100,15 +100,15 @@ static const char *name_of(dt_session *s, const dt_rec *r) { return dt_intern_ge
 static int logged_link(const dt_session *s, uint64_t correlation, uint64_t *external)
 {
     int found = 0;
-    for (size_t i = 0; i < s->corr_log_count; i++)
-        if (s->corr_log[2 * i] == correlation) {
-            *external = s->corr_log[2 * i + 1];
+    for (size_t i = 0; i < s->sink.corr_log_count; i++)
+        if (s->sink.corr_log[2 * i] == correlation) {
+            *external = s->sink.corr_log[2 * i + 1];
             found = 1;
         }
     return found;
 }
 
-/* What dt_session_stop does with the links (session.c). */
+/* What dt_session_stop does with the links (session_finish.c). */
 DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
 static void merge_links(dt_session *s)
 {
@@ -123,8 +123,8 @@ static void test_kernel_fields(void)
     buf *b = calloc(1, sizeof *b);
     put_kernel(b, 21, T0 + 1000, T0 + 5000, "_Z6vecAddPfS_S_i");
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 1);
-    dt_rec *r = dt_store_at(&s->store, 0);
+    REQUIRE_EQ(s->sink.store.count, 1);
+    dt_rec *r = dt_store_at(&s->sink.store, 0);
     REQUIRE_EQ(r->kind, DT_EVENT_KERNEL);
     REQUIRE(r->start == T0 + 1000 && r->end == T0 + 5000);
     REQUIRE_EQ(r->correlation, 21);
@@ -164,12 +164,12 @@ static void test_kernel_latency(void)
     a.u.kernel.submitted = T0 + 1000;  /* same as start: 0 */
     put(b, &a, &o);
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 2);
-    dt_rec *r = dt_store_at(&s->store, 0);
+    REQUIRE_EQ(s->sink.store.count, 2);
+    dt_rec *r = dt_store_at(&s->sink.store, 0);
     REQUIRE_STR(name_of(s, r), "plain_c_kernel");
     REQUIRE_EQ(r->u.kernel.queued_delta, 600);
     REQUIRE_EQ(r->u.kernel.submitted_delta, DT_DELTA_UNKNOWN);
-    r = dt_store_at(&s->store, 1);
+    r = dt_store_at(&s->sink.store, 1);
     REQUIRE_STR(name_of(s, r), "<unnamed kernel>");
     REQUIRE_EQ(r->u.kernel.queued_delta, DT_DELTA_UNKNOWN);
     REQUIRE_EQ(r->u.kernel.submitted_delta, 0);
@@ -209,25 +209,25 @@ static void test_copies_and_memsets(void)
     z.u.memset.async = 1;
     put(b, &z, &o);
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 4);
-    dt_rec *r = dt_store_at(&s->store, 0);
+    REQUIRE_EQ(s->sink.store.count, 4);
+    dt_rec *r = dt_store_at(&s->sink.store, 0);
     REQUIRE_EQ(r->kind, DT_EVENT_MEMCPY);
     REQUIRE_STR(name_of(s, r), "Memcpy HtoD (Pageable -> Device)");
     REQUIRE_EQ(r->u.memcpy.bytes, 1 << 20);
     REQUIRE_EQ(r->u.memcpy.copy_kind, DT_COPY_HTOD);
     REQUIRE_EQ(r->flags & DT_REC_ASYNC, 0);
     REQUIRE_EQ(r->lane, 7);
-    r = dt_store_at(&s->store, 1);
+    r = dt_store_at(&s->sink.store, 1);
     REQUIRE_STR(name_of(s, r), "Memcpy DtoH (Device -> Pinned)");
     REQUIRE_EQ(r->u.memcpy.src_kind, DT_MEM_DEVICE);
     REQUIRE_EQ(r->u.memcpy.dst_kind, DT_MEM_PINNED);
     REQUIRE_EQ(r->flags & DT_REC_ASYNC, DT_REC_ASYNC);
-    r = dt_store_at(&s->store, 2);
+    r = dt_store_at(&s->sink.store, 2);
     REQUIRE_STR(name_of(s, r), "Memcpy PtoP (Device -> Device)");
     REQUIRE_EQ(r->u.memcpy.copy_kind, DT_COPY_PTOP);
     REQUIRE_EQ(r->u.memcpy.src_device, 2);
     REQUIRE_EQ(r->u.memcpy.dst_device, 3);
-    r = dt_store_at(&s->store, 3);
+    r = dt_store_at(&s->sink.store, 3);
     REQUIRE_EQ(r->kind, DT_EVENT_MEMSET);
     REQUIRE_STR(name_of(s, r), "Memset (Device)");
     REQUIRE_EQ(r->u.memset.bytes, 4096);
@@ -248,8 +248,8 @@ static void test_api_names(void)
     put_api(b, EMU_REC_RUNTIME, 9999, 32, T0 + 3, T0 + 4);
     put_api(b, EMU_REC_DRIVER, 65000, 33, T0 + 3, T0 + 4);
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 4);
-    dt_rec *r = dt_store_at(&s->store, 0);
+    REQUIRE_EQ(s->sink.store.count, 4);
+    dt_rec *r = dt_store_at(&s->sink.store, 0);
     REQUIRE_EQ(r->kind, DT_EVENT_RUNTIME);
     REQUIRE_STR(name_of(s, r), "cudaLaunchKernel");
     REQUIRE_EQ(r->u.api.cbid, 211);
@@ -257,11 +257,11 @@ static void test_api_names(void)
     REQUIRE_EQ(r->lane, 777);
     REQUIRE_EQ(r->context, 4242);
     REQUIRE_EQ(r->correlation, 30);
-    r = dt_store_at(&s->store, 1);
+    r = dt_store_at(&s->sink.store, 1);
     REQUIRE_EQ(r->kind, DT_EVENT_DRIVER);
     REQUIRE_STR(name_of(s, r), "cuLaunchKernel");
-    REQUIRE_STR(name_of(s, dt_store_at(&s->store, 2)), "cudaRuntime#9999");
-    REQUIRE_STR(name_of(s, dt_store_at(&s->store, 3)), "cudaDriver#65000");
+    REQUIRE_STR(name_of(s, dt_store_at(&s->sink.store, 2)), "cudaRuntime#9999");
+    REQUIRE_STR(name_of(s, dt_store_at(&s->sink.store, 3)), "cudaDriver#65000");
     free(b);
     dt_session_destroy(s);
 }
@@ -283,7 +283,7 @@ static void test_external_links(void)
     REQUIRE(v == (UINT64_C(1) << 48));
     REQUIRE(!(logged_link(s, 42, &v)));
     REQUIRE(!(logged_link(s, 43, &v)));
-    REQUIRE_EQ(s->store.count, 0);
+    REQUIRE_EQ(s->sink.store.count, 0);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
     free(b);
     dt_session_destroy(s);
@@ -302,15 +302,15 @@ static void test_deferred_links(void)
     decode(s, b);
     uint64_t v = 0;
     REQUIRE(!(dt_corr_get(s, 50, &v)));
-    REQUIRE_EQ(s->corr_log_count, 2);
+    REQUIRE_EQ(s->sink.corr_log_count, 2);
     merge_links(s);
     REQUIRE(dt_corr_get(s, 50, &v));
     REQUIRE_EQ(v, 77);
     REQUIRE(dt_corr_get(s, 51, &v));
     REQUIRE_EQ(v, 78);
-    REQUIRE_EQ(s->store.count, 1);
+    REQUIRE_EQ(s->sink.store.count, 1);
     /* the log was emptied: a later merge adds nothing */
-    REQUIRE_EQ(s->corr_log_count, 0);
+    REQUIRE_EQ(s->sink.corr_log_count, 0);
     merge_links(s);
     REQUIRE_EQ(dt_corr_count(s), 2);
     free(b);
@@ -340,7 +340,7 @@ static void test_device_properties(void)
     REQUIRE_EQ(p->warp_size, 32);
     REQUIRE_EQ(p->shared_mem_per_sm, EMU_CF_DEV_SHMEM_PER_SM);
     REQUIRE_EQ(p->shared_mem_per_block, EMU_CF_DEV_SHMEM_PER_BLOCK);
-    REQUIRE_EQ(s->store.count, 0);
+    REQUIRE_EQ(s->sink.store.count, 0);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
     free(b);
     dt_session_destroy(s);
@@ -384,22 +384,22 @@ static void test_sync_and_overhead(void)
     memcpy(b->bytes + b->used, &o, sizeof o);
     b->used += sizeof o;
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 4);
-    dt_rec *r = dt_store_at(&s->store, 0);
+    REQUIRE_EQ(s->sink.store.count, 4);
+    dt_rec *r = dt_store_at(&s->sink.store, 0);
     REQUIRE_EQ(r->kind, DT_EVENT_SYNC);
     REQUIRE_STR(name_of(s, r), "Context Synchronize");
     REQUIRE_EQ(r->lane, 0);
     REQUIRE_EQ(r->context, 3);
     REQUIRE_EQ(r->correlation, 61);
-    r = dt_store_at(&s->store, 1);
+    r = dt_store_at(&s->sink.store, 1);
     REQUIRE_STR(name_of(s, r), "Stream Synchronize");
     REQUIRE_EQ(r->lane, 9);
-    r = dt_store_at(&s->store, 2);
+    r = dt_store_at(&s->sink.store, 2);
     REQUIRE_EQ(r->kind, DT_EVENT_OVERHEAD);
     REQUIRE_STR(name_of(s, r), "CUPTI buffer flush");
     REQUIRE_EQ(r->lane, 777);
     REQUIRE_EQ(r->context, 4242);
-    r = dt_store_at(&s->store, 3);
+    r = dt_store_at(&s->sink.store, 3);
     REQUIRE_STR(name_of(s, r), "Driver compiler");
     REQUIRE_EQ(r->device, 2);
     REQUIRE_EQ(r->context, 5);
@@ -409,7 +409,7 @@ static void test_sync_and_overhead(void)
     /* not captured: skipped, not lost */
     s = dt_test_session(DT_CAPTURE_DEFAULT);
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 0);
+    REQUIRE_EQ(s->sink.store.count, 0);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
     free(b);
     dt_session_destroy(s);
@@ -426,7 +426,7 @@ static void test_timestamp_losses(void)
     put_api(b, EMU_REC_RUNTIME, 211, 5, T0 + 9, T0 + 1); /* reversed API */
     put_kernel(b, 6, T0 + 1, T0 + 2, "k");             /* kept */
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 1);
+    REQUIRE_EQ(s->sink.store.count, 1);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_ZERO), 2);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_REVERSED), 2);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_TOO_LONG), 1);
@@ -443,7 +443,7 @@ static void test_truncated_and_unknown(void)
     put_kernel(b, 1, T0 + 1, T0 + 2, "k");
     put_kernel(b, 2, T0 + 1, T0 + 2, "k");
     dt_decoder_run(&D, s, b->bytes, b->used - 200, NULL);
-    REQUIRE_EQ(s->store.count, 1);
+    REQUIRE_EQ(s->sink.store.count, 1);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 1);
     /* a record of a kind CUPTI never defined ends the buffer */
     b->used = 0;
@@ -453,7 +453,7 @@ static void test_truncated_and_unknown(void)
     put(b, &u, &o);
     put_kernel(b, 5, T0 + 1, T0 + 2, "k");
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 2);
+    REQUIRE_EQ(s->sink.store.count, 2);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNKNOWN_KIND), 1);
     /* fewer bytes than a kind field */
     dt_decoder_run(&D, s, b->bytes, 3, NULL);
@@ -466,7 +466,7 @@ static void test_truncated_and_unknown(void)
     b->used = sizeof(CUpti_ActivityMarker2);
     put_kernel(b, 6, T0 + 1, T0 + 2, "k");
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 3);
+    REQUIRE_EQ(s->sink.store.count, 3);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNKNOWN_KIND), 2);
     REQUIRE_EQ(dt_session_loss_total(s), 4);
     free(b);
@@ -481,8 +481,8 @@ static void test_capture_filter(void)
     put_kernel(b, 1, T0 + 3, T0 + 5, "k");
     put_api(b, EMU_REC_DRIVER, 307, 2, T0 + 1, T0 + 9);
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 1);
-    REQUIRE_EQ(dt_store_at(&s->store, 0)->kind, DT_EVENT_KERNEL);
+    REQUIRE_EQ(s->sink.store.count, 1);
+    REQUIRE_EQ(dt_store_at(&s->sink.store, 0)->kind, DT_EVENT_KERNEL);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
     free(b);
     dt_session_destroy(s);
@@ -499,7 +499,7 @@ static void test_store_full(void)
     buf *b = calloc(1, sizeof *b);
     for (uint32_t i = 0; i < 5; i++) put_kernel(b, i + 1, T0 + i, T0 + i + 1, "k");
     decode(s, b);
-    REQUIRE_EQ(s->store.count, 2);
+    REQUIRE_EQ(s->sink.store.count, 2);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_STORE_FULL), 3);
     free(b);
     dt_session_destroy(s);

@@ -352,15 +352,15 @@ static void test_decode_with_real_iterator(void)
     dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     dt_decoder_run(&D, s, l->bytes, l->used, (dt_vendor_next_fn)g_real_next);
     /* runtime, kernel, driver, memcpy, memcpy2, memset, kernel */
-    REQUIRE_EQ(s->store.count, 7);
+    REQUIRE_EQ(s->sink.store.count, 7);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
     /* the External id link is logged; it reaches the correlation map at stop */
     uint64_t ext = 0;
-    for (size_t i = 0; i < s->corr_log_count; i++)
-        if (s->corr_log[2 * i] == 101) ext = s->corr_log[2 * i + 1];
+    for (size_t i = 0; i < s->sink.corr_log_count; i++)
+        if (s->sink.corr_log[2 * i] == 101) ext = s->sink.corr_log[2 * i + 1];
     REQUIRE(ext == UINT64_C(0x1000000000042));
     REQUIRE(s->devices[1].valid);
-    REQUIRE_STR(dt_intern_get(&s->names, dt_store_at(&s->store, 1)->name), "void axpy<float>(float, float const*, float*, int)");
+    REQUIRE_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 1)->name), "void axpy<float>(float, float const*, float*, int)");
     dt_session_destroy(s);
     free(l);
 }
@@ -418,8 +418,8 @@ static void test_unfinished_with_real_iterator(void)
     REQUIRE_EQ(g_real_next(l->bytes, l->used, &rec), CUPTI_ERROR_MAX_LIMIT_REACHED);
     dt_session *s = dt_test_session(DT_CAPTURE_ALL);
     dt_decoder_run(&D, s, l->bytes, l->used, (dt_vendor_next_fn)g_real_next);
-    REQUIRE_EQ(s->store.count, 1);
-    REQUIRE_STR(dt_intern_get(&s->names, dt_store_at(&s->store, 0)->name), "done");
+    REQUIRE_EQ(s->sink.store.count, 1);
+    REQUIRE_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 0)->name), "done");
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNFINISHED), 1);
     REQUIRE_EQ(dt_session_loss_total(s), 1);
     dt_session_destroy(s);

@@ -82,16 +82,16 @@ static void engine_walks_by_record_sizes(void)
     /* with the vendor's iterator: the repeated record ends the walk */
     dt_session *s = dt_test_session(0);
     dt_decoder_run(&d, s, g_buf, g_used, (dt_vendor_next_fn)g_next);
-    CHECK_EQ(s->store.count, 1);
+    CHECK_EQ(s->sink.store.count, 1);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 1);
     dt_session_destroy(s);
     /* by the sizes, as the backend does: both API calls and the kernel */
     s = dt_test_session(0);
     dt_decoder_run(&d, s, g_buf, g_used, NULL);
-    CHECK_EQ(s->store.count, 3);
+    CHECK_EQ(s->sink.store.count, 3);
     CHECK_EQ(dt_session_loss_total(s), 0);
-    CHECK_EQ(s->corr_log_count, 1);
-    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->store, 0)->name), "mcLaunchKernel");
+    CHECK_EQ(s->sink.corr_log_count, 1);
+    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 0)->name), "mcLaunchKernel");
     dt_session_destroy(s);
 }
 

@@ -43,9 +43,9 @@ static void run(void)
 static size_t events(dt_event_kind kind, dt_event *first)
 {
     size_t n = 0;
-    for (size_t i = 0; i < g_s->store.count; i++) {
+    for (size_t i = 0; i < g_s->sink.store.count; i++) {
         dt_event ev;
-        dt_rec_to_event(g_s, dt_store_at(&g_s->store, i), &ev);
+        dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, i), &ev);
         if (ev.kind != kind) continue;
         if (n++ == 0 && first) *first = ev;
     }
@@ -62,15 +62,15 @@ static void api_names_are_strings(void)
     a.name = NULL; /* the library gave none */
     PUT(a);
     run();
-    CHECK_EQ(g_s->store.count, 2);
+    CHECK_EQ(g_s->sink.store.count, 2);
     dt_event ev;
-    dt_rec_to_event(g_s, dt_store_at(&g_s->store, 0), &ev);
+    dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, 0), &ev);
     CHECK_EQ(ev.kind, DT_EVENT_RUNTIME);
     CHECK_STR(ev.name, "aclrtLaunchKernel");
     CHECK_EQ(ev.correlation, UINT64_C(0x100000005));
     CHECK_EQ(ev.process, 7);
     CHECK_EQ(ev.thread, 8);
-    dt_rec_to_event(g_s, dt_store_at(&g_s->store, 1), &ev);
+    dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, 1), &ev);
     CHECK_STR(ev.name, "AscendApi#11");
     dt_session_destroy(g_s);
 }
@@ -140,7 +140,7 @@ static void collectives_and_their_sizes(void)
     run();
     REQUIRE_EQ(events(DT_EVENT_COLLECTIVE, NULL), 3);
     dt_event ev[3];
-    for (size_t i = 0; i < 3; i++) dt_rec_to_event(g_s, dt_store_at(&g_s->store, i), &ev[i]);
+    for (size_t i = 0; i < 3; i++) dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, i), &ev[i]);
     CHECK_STR(ev[0].u.collective.data_type, "BFloat16");
     CHECK_EQ(ev[0].u.collective.bytes, 2000);
     CHECK_EQ(ev[0].u.collective.count, 1000);
@@ -185,7 +185,7 @@ static void memory_allocations_and_frees(void)
     REQUIRE_EQ(events(DT_EVENT_MEMORY, NULL), 4);
     CHECK_EQ(dt_session_loss(g_s, DT_LOSS_MALFORMED), 1);
     dt_event ev[4];
-    for (size_t i = 0; i < 4; i++) dt_rec_to_event(g_s, dt_store_at(&g_s->store, i), &ev[i]);
+    for (size_t i = 0; i < 4; i++) dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, i), &ev[i]);
     CHECK_STR(ev[0].name, "[memory]");
     CHECK_EQ(ev[0].start_ns, 100);
     CHECK_EQ(ev[0].end_ns, 100);
@@ -213,7 +213,7 @@ static void memory_allocations_and_frees(void)
     m.memoryOperationType = MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
     PUT(m);
     run();
-    CHECK_EQ(g_s->store.count, 0);
+    CHECK_EQ(g_s->sink.store.count, 0);
     dt_session_destroy(g_s);
 }
 

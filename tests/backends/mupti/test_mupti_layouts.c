@@ -59,16 +59,16 @@ static void record_versions_are_cuptis_of_the_same_number(void)
     CHECK_EQ(dt_decoder_layout(&d, DT_CF_KIND_SYNCHRONIZATION)->size, 40);
     dt_session *s = dt_test_session(0);
     dt_decoder_run(&d, s, g_buf, g_used, NULL);
-    CHECK_EQ(s->store.count, 5);
+    CHECK_EQ(s->sink.store.count, 5);
     CHECK_EQ(dt_session_loss_total(s), 0);
-    const dt_rec *k = dt_store_at(&s->store, 1);
+    const dt_rec *k = dt_store_at(&s->sink.store, 1);
     CHECK_STR(dt_intern_get(&s->names, k->name), "axpy()");
     CHECK_EQ(k->device, 1);
     CHECK_EQ(k->lane, 3);
     CHECK_EQ(s->launches.configs[k->u.kernel.config].grid[0], 9);
-    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->store, 0)->name), "musaLaunchKernel");
-    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->store, 4)->name), "muLaunchKernel");
-    CHECK_EQ(dt_store_at(&s->store, 2)->u.memcpy.bytes, 4096);
+    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 0)->name), "musaLaunchKernel");
+    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 4)->name), "muLaunchKernel");
+    CHECK_EQ(dt_store_at(&s->sink.store, 2)->u.memcpy.bytes, 4096);
     dt_session_destroy(s);
 }
 
@@ -104,7 +104,7 @@ static void cuda13_sizes_misread_the_buffer(void)
     dt_decoder_init(&d, &cuda13_sized, 0);
     dt_session *s = dt_test_session(0);
     dt_decoder_run(&d, s, g_buf, g_used, NULL);
-    CHECK(s->store.count < 5 || dt_session_loss_total(s) > 0, "%zu events, %llu lost", s->store.count,
+    CHECK(s->sink.store.count < 5 || dt_session_loss_total(s) > 0, "%zu events, %llu lost", s->sink.store.count,
           (unsigned long long)dt_session_loss_total(s));
     dt_session_destroy(s);
 }

@@ -159,12 +159,12 @@ static void names_from_the_end(void)
     kernel(p, 1, 4, "gemm_kernel_2");    /* the same length and head as another */
     kernel(p, 1, 5, NULL);               /* older HIP runtimes give no name */
     decode_half(&d, s, p, 1);
-    REQUIRE_EQ(s->store.count, 5);
+    REQUIRE_EQ(s->sink.store.count, 5);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
     const char *want[] = {"vecAdd(float*, float*, float*, int)", "gemm_kernel_1",
                           "vecAdd(float*, float*, float*, int)", "gemm_kernel_2", "<unnamed kernel>"};
     for (size_t i = 0; i < 5; i++) {
-        dt_rec *r = dt_store_at(&s->store, i);
+        dt_rec *r = dt_store_at(&s->sink.store, i);
         CHECK_EQ(r->kind, DT_EVENT_KERNEL);
         CHECK_STR(name_of(s, r), want[i]);
         CHECK_EQ(r->device, 1);
@@ -173,7 +173,7 @@ static void names_from_the_end(void)
         /* no launch arguments: no configuration, rather than zeros */
         CHECK(r->u.kernel.config >= s->launches.count, "kernel %zu has a launch configuration", i);
     }
-    CHECK_EQ(dt_store_at(&s->store, 0)->name, dt_store_at(&s->store, 2)->name);
+    CHECK_EQ(dt_store_at(&s->sink.store, 0)->name, dt_store_at(&s->sink.store, 2)->name);
     close_fixture(&f);
 }
 
@@ -200,9 +200,9 @@ static void name_pointers_checked(void)
     kernel(p, 0, 5, "fine");
     decode_half(&d, s, p, 0);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 3);
-    REQUIRE_EQ(s->store.count, 2);
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 0)), "step()");
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 1)), "fine");
+    REQUIRE_EQ(s->sink.store.count, 2);
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 0)), "step()");
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 1)), "fine");
     close_fixture(&f);
 }
 
@@ -230,7 +230,7 @@ static void external_ids(void)
     CHECK(dt_corr_get(s, 9, &ext) && ext == 77, "correlation 9: External id %" PRIu64, ext);
     CHECK(!dt_corr_get(s, 10, &ext), "correlation 10 has an External id");
     CHECK(has_note(s, "external_ids"), "the lost tag is not noted");
-    CHECK_EQ(s->store.count, 6);
+    CHECK_EQ(s->sink.store.count, 6);
     CHECK_EQ(dt_session_loss_total(s), 0);
     close_fixture(&f);
 }
@@ -249,7 +249,7 @@ static void unknown_and_cut(void)
     kernel(p, 0, 3, "b");
     const uint8_t *begin = p->mem;
     dt_rt_decode(&d, s, begin, begin + p->used[0] + 16);
-    CHECK_EQ(s->store.count, 2);
+    CHECK_EQ(s->sink.store.count, 2);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_UNKNOWN_KIND), 2);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 1);
     CHECK(has_note(s, "unknown_kind"), "unknown records are not named in the notes");
@@ -260,7 +260,7 @@ static void unknown_and_cut(void)
     /* and one that ends before it begins is no buffer at all */
     dt_rt_decode(&d, s2, begin + 128, begin + 64);
     CHECK_EQ(dt_session_loss(s2, DT_LOSS_MALFORMED), 2);
-    CHECK_EQ(s2->store.count, 0);
+    CHECK_EQ(s2->sink.store.count, 0);
     close_fixture(&f);
     dt_session_destroy(s2);
 }
@@ -291,10 +291,10 @@ static void command_kinds(void)
         /* (a dispatch's last field is its name: none here) */
         ops(p, 0, cases[i].op, cases[i].kind, i + 1, cases[i].op == DT_RT_HIP_OP_DISPATCH ? 0 : 4096 * (i + 1));
     decode_half(&d, s, p, 0);
-    REQUIRE_EQ(s->store.count, n);
+    REQUIRE_EQ(s->sink.store.count, n);
     CHECK_EQ(dt_session_loss_total(s), 0);
     for (size_t i = 0; i < n; i++) {
-        dt_rec *r = dt_store_at(&s->store, i);
+        dt_rec *r = dt_store_at(&s->sink.store, i);
         CHECK_EQ(r->kind, cases[i].event);
         if (r->kind == DT_EVENT_MEMCPY) {
             CHECK_EQ(r->u.memcpy.copy_kind, cases[i].copy);
@@ -302,9 +302,9 @@ static void command_kinds(void)
         }
         if (r->kind == DT_EVENT_MEMSET) CHECK_EQ(r->u.memset.bytes, 4096 * (i + 1));
     }
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 0)), "Memcpy HtoD (Unknown -> Device)");
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 8)), "Barrier");
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 9)), "Marker");
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 0)), "Memcpy HtoD (Unknown -> Device)");
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 8)), "Barrier");
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 9)), "Marker");
     close_fixture(&f);
 }
 
@@ -321,8 +321,8 @@ static void capture_filters(void)
     ops(p, 0, DT_RT_HIP_OP_COPY, DT_RT_CMD_FILL, 3, 10);
     ops(p, 0, DT_RT_HIP_OP_BARRIER, DT_RT_CMD_BARRIER, 4, 0);
     decode_half(&d, s, p, 0);
-    REQUIRE_EQ(s->store.count, 1);
-    CHECK_EQ(dt_store_at(&s->store, 0)->kind, DT_EVENT_KERNEL);
+    REQUIRE_EQ(s->sink.store.count, 1);
+    CHECK_EQ(dt_store_at(&s->sink.store, 0)->kind, DT_EVENT_KERNEL);
     CHECK_EQ(dt_session_loss_total(s), 0);
     close_fixture(&f);
 }
@@ -351,19 +351,19 @@ static void call_arguments(void)
     kernel(p, 0, 5, "lost_arguments");   /* takes the one unkept launch */
     kernel(p, 0, 6, "no_callback");      /* no arguments, none lost */
     decode_half(&d, s, p, 0);
-    REQUIRE_EQ(s->store.count, 3);
+    REQUIRE_EQ(s->sink.store.count, 3);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_STORE_FULL), 1);
     CHECK_EQ(unkept[DT_RT_ARGS_LAUNCH], 0);
-    dt_rec *k = dt_store_at(&s->store, 0);
+    dt_rec *k = dt_store_at(&s->sink.store, 0);
     REQUIRE(k->u.kernel.config < s->launches.count, "no configuration");
     const dt_launch_config *cfg = &s->launches.configs[k->u.kernel.config];
     CHECK(cfg->grid[0] == 8 && cfg->grid[1] == 4 && cfg->grid[2] == 1, "grid");
     CHECK(cfg->block[0] == 64 && cfg->block[1] == 1 && cfg->block[2] == 1, "block");
     CHECK_EQ(cfg->dynamic_shared_memory, 512);
     CHECK_EQ(cfg->registers_per_thread, 0);
-    CHECK_EQ(dt_store_at(&s->store, 1)->u.memset.value, 0xab);
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 2)), "no_callback");
-    CHECK(dt_store_at(&s->store, 2)->u.kernel.config >= s->launches.count, "a configuration from nowhere");
+    CHECK_EQ(dt_store_at(&s->sink.store, 1)->u.memset.value, 0xab);
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 2)), "no_callback");
+    CHECK(dt_store_at(&s->sink.store, 2)->u.kernel.config >= s->launches.count, "a configuration from nowhere");
     CHECK_EQ(args.count, 0);
     dt_rt_args_free(&args);
     close_fixture(&f);
@@ -421,15 +421,15 @@ static void api_names(void)
     api(p, 0, 150, 2);
     api(p, 0, 400, 3);
     decode_half(&d, s, p, 0);
-    REQUIRE_EQ(s->store.count, 3);
-    dt_rec *r = dt_store_at(&s->store, 0);
+    REQUIRE_EQ(s->sink.store.count, 3);
+    dt_rec *r = dt_store_at(&s->sink.store, 0);
     CHECK_EQ(r->kind, DT_EVENT_RUNTIME);
     CHECK_STR(name_of(s, r), "hipLaunchKernel");
     CHECK_EQ(r->u.api.cbid, 107);
     CHECK_EQ(r->context, 4242);
     CHECK_EQ(r->lane, 4243);
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 1)), "HIP_API#150");
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 2)), "HIP_API#400");
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 1)), "HIP_API#150");
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 2)), "HIP_API#400");
     close_fixture(&f);
 }
 
@@ -460,9 +460,9 @@ static void copies_keep_names(void)
     kernel(p, 1, 7, "after_reuse_xx");
     dt_rt_decode_copy(&d, s, copy, size);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 1);
-    REQUIRE_EQ(s->store.count, 2);
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 0)), "before_reuse_a");
-    CHECK_STR(name_of(s, dt_store_at(&s->store, 1)), "before_reuse_b");
+    REQUIRE_EQ(s->sink.store.count, 2);
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 0)), "before_reuse_a");
+    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 1)), "before_reuse_b");
     /* a header claiming more bytes than the copy holds: read to its end
        and no further (the sanitizer builds check the reads); no room is
        left for names: the three records' are corrupt, and the names read
@@ -470,7 +470,7 @@ static void copies_keep_names(void)
     size_t claim = 2 * HALF;
     memcpy(copy + sizeof(const uint8_t *), &claim, sizeof claim);
     dt_rt_decode_copy(&d, s, copy, size);
-    CHECK_EQ(s->store.count, 2);
+    CHECK_EQ(s->sink.store.count, 2);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 5);
     /* records without names: the copy holds the records alone; a
        dispatch whose name pointer is not in the names area copies none */
@@ -484,20 +484,20 @@ static void copies_keep_names(void)
     CHECK_EQ(dt_rt_copy(copy, DT_RT_COPY_HEADER + p->used[1] - 1, &d, begin, begin + p->used[1]), 0);
     /* a buffer that runs past its half: its copy holds the half's records
        and decodes as the buffer does */
-    size_t before = s->store.count;
+    size_t before = s->sink.store.count;
     uint64_t malformed = dt_session_loss(s, DT_LOSS_MALFORMED), unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND);
     dt_rt_decode(&d, s, begin, begin + HALF + DT_RT_RECORD_SIZE);
-    size_t direct = s->store.count - before;
+    size_t direct = s->sink.store.count - before;
     uint64_t direct_malformed = dt_session_loss(s, DT_LOSS_MALFORMED) - malformed;
     uint64_t direct_unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND) - unknown;
     CHECK_EQ(direct_malformed, 2); /* the name pointer into the records, the cut */
     size = dt_rt_copy(copy, room, &d, begin, begin + HALF + DT_RT_RECORD_SIZE);
     REQUIRE_EQ(size, DT_RT_COPY_HEADER + HALF);
-    before = s->store.count;
+    before = s->sink.store.count;
     malformed = dt_session_loss(s, DT_LOSS_MALFORMED);
     unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND);
     dt_rt_decode_copy(&d, s, copy, size);
-    CHECK_EQ(s->store.count - before, direct);
+    CHECK_EQ(s->sink.store.count - before, direct);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED) - malformed, direct_malformed);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_UNKNOWN_KIND) - unknown, direct_unknown);
     /* not in the pool: nothing to copy */

@@ -1,0 +1,121 @@
+/*
+ * The sink: what a backend sees of the session it records into
+ * (core/sink.h). What it reads is the session's own (its configuration,
+ * its generation, its devices, its ring), and what it writes lands in the
+ * session (records, names, losses).
+ */
+#include <string.h>
+
+#include "dt_check.h"
+#include "dt_internal.h"
+#include "dt_test_session.h"
+
+static void the_sink_reads_the_sessions_configuration(void)
+{
+    dt_config c;
+    dt_config_init(&c);
+    c.backend = "null";
+    c.capture = DT_CAPTURE_KERNEL | DT_CAPTURE_RUNTIME;
+    c.max_duration_ns = 1000;
+    c.buffer_size = 0; /* the default, filled in */
+    dt_session *s = NULL;
+    REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
+    CHECK_EQ(dt_sink_capture(s), DT_CAPTURE_KERNEL | DT_CAPTURE_RUNTIME);
+    const dt_config *seen = dt_sink_config(s);
+    CHECK_EQ(seen->capture, DT_CAPTURE_KERNEL | DT_CAPTURE_RUNTIME);
+    CHECK_EQ(seen->max_duration_ns, 1000);
+    dt_config def;
+    dt_config_init(&def);
+    CHECK_EQ(seen->buffer_size, def.buffer_size);
+    /* the per-record check holds a record to the session's limit */
+    CHECK(dt_times_ok(s, 100, 1100));
+    CHECK(!dt_times_ok(s, 100, 1101));
+    CHECK_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_TOO_LONG), 1);
+    dt_session_destroy(s);
+}
+
+typedef struct seen_records {
+    uint64_t starts[4];
+    size_t count;
+} seen_records;
+
+static void remember(const dt_rec *r, void *arg)
+{
+    seen_records *seen = arg;
+    if (seen->count < 4) seen->starts[seen->count] = r->start;
+    seen->count++;
+}
+
+static void records_added_through_the_sink_are_the_sessions(void)
+{
+    dt_session *s = dt_test_session(0);
+    dt_core_lock(s);
+    for (uint64_t i = 1; i <= 3; i++) {
+        dt_rec *r = dt_sink_add(s);
+        REQUIRE(r != NULL);
+        r->kind = DT_EVENT_KERNEL;
+        r->start = i * 10;
+        r->end = i * 10 + 5;
+        r->name = dt_sink_intern(s, i == 2 ? "second" : "other");
+    }
+    uint32_t cut = dt_sink_intern_n(s, "second and more", 6);
+    dt_core_unlock(s);
+    seen_records seen = {{0}, 0};
+    dt_sink_each_record(s, remember, &seen);
+    REQUIRE_EQ(seen.count, 3);
+    CHECK_EQ(seen.starts[0], 10);
+    CHECK_EQ(seen.starts[1], 20);
+    CHECK_EQ(seen.starts[2], 30);
+    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 1)->name), "second");
+    /* the same bytes are the same name */
+    CHECK_EQ(cut, dt_store_at(&s->sink.store, 1)->name);
+    dt_session_destroy(s);
+}
+
+static void a_session_without_a_flight_recorder_has_no_ring(void)
+{
+    dt_session *s = dt_test_session(0);
+    uint8_t buffer[64] = {0};
+    CHECK(!dt_sink_has_ring(s));
+    /* not queued: the backend decodes it */
+    CHECK_EQ(dt_sink_ring_push(s, buffer, sizeof buffer), 0);
+    dt_session_destroy(s);
+}
+
+static void devices_described_are_known(void)
+{
+    dt_session *s = dt_test_session(0);
+    CHECK(!dt_sink_has_device(s, 3));
+    dt_device_props p;
+    memset(&p, 0, sizeof p);
+    p.id = 3;
+    snprintf(p.name, sizeof p.name, "device three");
+    dt_core_set_device(s, &p);
+    CHECK(dt_sink_has_device(s, 3));
+    CHECK(!dt_sink_has_device(s, 2));
+    CHECK(!dt_sink_has_device(s, DT_MAX_DEVICES));
+    CHECK_STR(dt_core_devices(s)[3].name, "device three");
+    dt_session_destroy(s);
+}
+
+/* State a backend keeps outside the session (a stack's depth per thread)
+   tells one start from the next by the generation. */
+static void every_start_has_a_generation_of_its_own(void)
+{
+    dt_session *s = dt_test_session(0);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
+    REQUIRE(dt_active_session() == s);
+    uint64_t first = dt_sink_generation(s);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    REQUIRE(dt_active_session() == NULL);
+    REQUIRE_EQ(dt_session_start(s), DT_OK);
+    uint64_t second = dt_sink_generation(s);
+    REQUIRE_EQ(dt_session_stop(s), DT_OK);
+    CHECK(first != second);
+    dt_session_destroy(s);
+}
+
+DT_TEST_MAIN(NULL, NULL, DT_TEST(the_sink_reads_the_sessions_configuration),
+             DT_TEST(records_added_through_the_sink_are_the_sessions),
+             DT_TEST(a_session_without_a_flight_recorder_has_no_ring), DT_TEST(devices_described_are_known),
+             DT_TEST(every_start_has_a_generation_of_its_own))
