@@ -130,25 +130,26 @@ dt_status dt_core_begin(dt_session *s)
 {
     if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start: session is NULL");
     if (s->state == DT_STATE_RUNNING) return dt_error(DT_ERR_STATE, "dt_session_start: the session is already running");
-    dt_session *expected = NULL;
-    if (!atomic_compare_exchange_strong(&dt_g_active, &expected, s))
-        return dt_error(DT_ERR_BUSY, "another devtrace session is running in this process; vendor interfaces are process-wide, so stop it first");
-    atomic_store(&s->attaching, 0);
-    /* Under the session's lock: a thread of the program may still be about
-       to record into it what began in its previous start (a range it
-       pops); the generation it checks there changes with the reset. */
+    const char *busy = "another devtrace session is running in this process; vendor interfaces are process-wide, so stop it first";
+    if (atomic_load(&dt_g_active)) return dt_error(DT_ERR_BUSY, "%s", busy);
+    /* Everything a thread of the program reads from the session is set
+       before the session is published as the active one. Under the
+       session's lock: a thread of the program may still be about to record
+       into it what began in its previous start (a range it pops); the
+       generation it checks there changes with the reset. */
     dt_core_lock(s);
     if (s->state == DT_STATE_STOPPED && session_reset(s) != 0) {
         dt_core_unlock(s);
-        atomic_store(&dt_g_active, NULL);
         return dt_error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
     }
     s->sink.generation = atomic_fetch_add(&g_generation, 1) + 1;
     dt_core_unlock(s);
+    atomic_store(&s->attaching, 0);
     s->window_start_ns = dt_realtime_ns();
     s->window_end_set = 0;
-
     s->backend = NULL;
+    dt_session *expected = NULL;
+    if (!atomic_compare_exchange_strong(&dt_g_active, &expected, s)) return dt_error(DT_ERR_BUSY, "%s", busy);
     return DT_OK;
 }
 

@@ -48,7 +48,8 @@ typedef struct dt_sink {
     /* the configuration's, as the session was made with it (dt_sink_config) */
     uint64_t max_duration_ns;
     uint32_t capture;                      /* DT_CAPTURE_* */
-    uint64_t generation;                   /* distinguishes sessions for per-thread logs */
+    _Atomic uint64_t generation;           /* distinguishes sessions for per-thread logs; read by the
+                                              program's threads without the lock */
     /* dt_corr_link pairs (correlation, external), merged at stop */
     uint64_t *corr_log;
     size_t corr_log_count, corr_log_cap;
