@@ -177,6 +177,8 @@ typedef struct record_process {
     int open;        /* sessions started and not yet finished */
     int wrote, failed, empty; /* traces written, lost; sessions that recorded nothing */
     int ended;       /* flight-recorder sessions that ended (their dumps are their traces) */
+    int dumped;      /* dumps made (or lost) by the program it runs now, since its last end */
+    char *quiet_end; /* the last program's end, held back: it dumped nothing (NULL: none) */
 } record_process;
 
 typedef struct record_summary {
@@ -269,6 +271,7 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
             break;
         case DT_RECORD_DUMPED:
             rs->dumps++;
+            proc->dumped++;
             if (line->u.end.path[0]) {
                 fprintf(stderr, "devtrace: process %d: dump written: %s (%s)\n", line->pid, line->u.end.path, message);
             } else { /* to the output of the `devtrace trigger --dump` that asked, which said where */
@@ -278,12 +281,21 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
             break;
         case DT_RECORD_DUMP_FAILED:
             rs->dumps_failed++;
+            proc->dumped++;
             fprintf(stderr, "devtrace: process %d: a dump could not be written: %s\n", line->pid, message);
             break;
         case DT_RECORD_ENDED:
             proc->open--;
             proc->ended++;
-            fprintf(stderr, "devtrace: process %d: flight recorder: %s\n", line->pid, message);
+            /* A flight recorder ends with each program a process runs: a
+               shim that execs (pyenv's python3) ends several in one pid.
+               The end of one that dumped is said; one that did not is
+               held back, and only the traced program's last is said. */
+            free(proc->quiet_end);
+            proc->quiet_end = NULL;
+            if (proc->dumped) fprintf(stderr, "devtrace: process %d: flight recorder: %s\n", line->pid, message);
+            else proc->quiet_end = strdup(message);
+            proc->dumped = 0;
             break;
         case DT_RECORD_LISTENING:
             rs->listening++;
@@ -303,7 +315,11 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
     free(line);
     fclose(f);
     for (size_t i = 0; i < rs->nprocs; i++) {
-        const record_process *proc = &rs->procs[i];
+        record_process *proc = &rs->procs[i];
+        if (proc->quiet_end && proc->pid == primary)
+            fprintf(stderr, "devtrace: process %d: flight recorder: %s\n", proc->pid, proc->quiet_end);
+        free(proc->quiet_end);
+        proc->quiet_end = NULL;
         if (proc->open > 0 && proc->pid == primary) rs->primary_open = 1;
         /* a process that only reported "off" was not traced */
         if (proc->open || proc->wrote || proc->failed || proc->empty || proc->ended) rs->started++;

@@ -278,3 +278,18 @@ def test_a_program_ended_by_a_signal_dumps_at_its_end(tmp_path):
     assert dumps_in(tmp_path) == ["t.dump1.json"], err
     note = check_trace(tmp_path / "t.dump1.json")["devtrace"]["notes"]["flight_recorder.dump1"]
     assert note.startswith("the program was ended by signal 15"), note
+
+
+def test_a_program_reached_through_execs_and_forks_says_its_flight_recorder_once(tmp_path):
+    """A launcher that execs (a pyenv shim, `sh -c 'exec ...'`) ends a flight
+    recorder with each program it runs in one pid, and forked helpers each
+    end one: only the traced program's last end is said, once."""
+    out = tmp_path / "t.json"
+    res = run([DEVTRACE, "record", "--backend", "null", "--flight-recorder=8M", "-o", out, "--",
+               "sh", "-c", "true; /bin/true; exec sh -c 'true; exec sh -c :'"])
+    assert res.returncode == 0, res.stderr
+    ends = re.findall(r"devtrace: process (\d+): flight recorder: (.*)\n", res.stderr)
+    assert len(ends) == 1, res.stderr
+    assert ends[0][1] == ("0 dumps written; dumps skipped: 0 (cooldown), 0 (cap); the program did not fail: "
+                          "the ring is not written"), res.stderr
+    assert "devtrace: traced 2 processes: 0 traces written\n" in res.stderr, res.stderr  # sh and /bin/true
