@@ -2,6 +2,7 @@
    reader's visitor fills the columns of an Arrow record batch in place,
    and the dictionary columns' per-batch dictionaries. */
 #include "dt_columns.h"
+#include "columns/meta.h"
 
 #include "format/json.h"
 #include "base/vec.h"
@@ -243,19 +244,15 @@ typedef struct col_state {
     void *user;
     char *scratch; /* decoded string args */
     size_t scratch_cap;
-    uint64_t string_flow_ids; /* flow ids written as strings: no flow_id */
-    /* complete events with a negative duration (the reports leave them out),
-       and the traceEvents index of the first */
-    uint64_t negative_durations, first_negative;
+    col_counts counts; /* what the metadata says of the reading */
     int failed;               /* 1: out of memory; 2: a batch's strings past 2 GiB */
     /* steps (DT_COL_STEPS) */
-    bool steps_on;
     col_step *steps;
-    size_t nsteps, steps_cap;
+    size_t steps_cap;
     dt_u64map part_index; /* part -> index in launches */
     col_launches *launches;
     size_t nlaunches, launches_cap;
-    uint64_t steps_found, device_unlaunched;
+    uint64_t steps_found;
 } col_state;
 
 int dt_col_abi(void)
@@ -571,9 +568,9 @@ static int col_steps_visit(void *user, const dt_rd_event *ev)
     int32_t part = col_part(ev);
     int64_t n;
     if (col_step_number(ev, &n)) {
-        if (dt_vec_reserve_zeroed((void **)&s->steps, &s->steps_cap, s->nsteps + 1, sizeof *s->steps) != 0)
+        if (dt_vec_reserve_zeroed((void **)&s->steps, &s->steps_cap, s->counts.nsteps + 1, sizeof *s->steps) != 0)
             return s->failed = 1;
-        s->steps[s->nsteps++] = (col_step){part, ev->ts_ns, dt_rd_add_sat(ev->ts_ns, ev->dur_ns), n};
+        s->steps[s->counts.nsteps++] = (col_step){part, ev->ts_ns, dt_rd_add_sat(ev->ts_ns, ev->dur_ns), n};
     }
     if (!(ev->has & DT_RD_HAS_TS) || dt_rd_cat_is_device_work(ev->cat_kind))
         return 0;
@@ -604,7 +601,7 @@ static int col_step_cmp(const void *a, const void *b)
    it has not ended. */
 static bool col_step_at(const col_state *s, int32_t part, int64_t ts, int64_t *n)
 {
-    size_t lo = 0, hi = s->nsteps; /* the first step after (part, ts) */
+    size_t lo = 0, hi = s->counts.nsteps; /* the first step after (part, ts) */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const col_step *m = &s->steps[mid];
@@ -624,7 +621,7 @@ static bool col_step_at(const col_state *s, int32_t part, int64_t ts, int64_t *n
 
 static bool col_event_step(col_state *s, const dt_rd_event *ev, int32_t part, int64_t *n)
 {
-    if (!s->nsteps || !(ev->has & DT_RD_HAS_TS))
+    if (!s->counts.nsteps || !(ev->has & DT_RD_HAS_TS))
         return false;
     if (!dt_rd_cat_is_device_work(ev->cat_kind))
         return col_step_at(s, part, ev->ts_ns, n);
@@ -634,7 +631,7 @@ static bool col_event_step(col_state *s, const dt_rd_event *ev, int32_t part, in
     if (l && (((ev->has & DT_RD_HAS_CORRELATION) && dt_u64map_get(&l->corr, ev->correlation, &at)) ||
               ((ev->has & DT_RD_HAS_EXTERNAL_ID) && dt_u64map_get(&l->ext, ev->external_id, &at))))
         return col_step_at(s, part, (int64_t)at, n);
-    s->device_unlaunched++;
+    s->counts.device_unlaunched++;
     return false;
 }
 
@@ -666,8 +663,8 @@ static int col_visit(void *user, const dt_rd_event *ev)
         exp_i32(x, DT_COL_C_THREAD, r, false, 0);
     exp_i64(x, DT_COL_C_TS, r, ev->has & DT_RD_HAS_TS, ev->ts_ns);
     exp_i64(x, DT_COL_C_DUR, r, ev->has & DT_RD_HAS_DUR, ev->dur_ns);
-    if ((ev->has & DT_RD_HAS_DUR) && ev->dur_ns < 0 && s->negative_durations++ == 0)
-        s->first_negative = ev->index;
+    if ((ev->has & DT_RD_HAS_DUR) && ev->dur_ns < 0 && s->counts.negative_durations++ == 0)
+        s->counts.first_negative = ev->index;
     exp_i64(x, DT_COL_C_PID, r, ev->pid.present && !ev->pid.is_str, ev->pid.num);
     exp_i64(x, DT_COL_C_TID, r, ev->tid.present && !ev->tid.is_str, ev->tid.num);
     /* a [memory] instant's device and size are its "Device Id" and "Bytes" */
@@ -683,7 +680,7 @@ static int col_visit(void *user, const dt_rd_event *ev)
         exp_i64(x, DT_COL_C_BYTES, r, ev->has & DT_RD_HAS_MEM_BYTES, ev->mem_bytes);
     exp_i64(x, DT_COL_C_ALLOCATED, r, ev->has & DT_RD_HAS_MEM_TOTAL, ev->mem_total);
     int64_t step = 0;
-    bool in_step = s->steps_on && col_event_step(s, ev, part, &step);
+    bool in_step = s->counts.steps_on && col_event_step(s, ev, part, &step);
     exp_i64(x, DT_COL_C_STEP, r, in_step, step);
     bool flow_id = false;
     int64_t id = 0;
@@ -693,7 +690,7 @@ static int col_visit(void *user, const dt_rd_event *ev)
         flow_id = !ev->id_is_str && *e == '\0' && v <= INT64_MAX;
         id = (int64_t)v;
         if (!flow_id)
-            s->string_flow_ids++;
+            s->counts.string_flow_ids++;
     }
     exp_i64(x, DT_COL_C_FLOW_ID, r, flow_id, id);
     bool flow = (ev->ph[0] == 's' || ev->ph[0] == 't' || ev->ph[0] == 'f') && ev->ph[1] == '\0';
@@ -708,211 +705,6 @@ static int col_visit(void *user, const dt_rd_event *ev)
     return 0;
 }
 
-/* ---- the metadata as JSON ---------------------------------------------- */
-
-typedef struct col_text {
-    char *p;
-    size_t len, cap;
-    bool failed;
-    bool fresh; /* just after a '{': the next key takes no comma */
-} col_text;
-
-static void col_reserve(col_text *t, size_t more)
-{
-    if (t->failed || t->len + more + 1 <= t->cap)
-        return;
-    size_t cap = t->cap ? t->cap : 1024;
-    while (cap < t->len + more + 1)
-        cap *= 2;
-    char *n = realloc(t->p, cap);
-    if (!n) {
-        t->failed = true;
-        return;
-    }
-    t->p = n;
-    t->cap = cap;
-}
-
-static void col_printf(col_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void col_printf(col_text *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    col_reserve(t, (size_t)n);
-    if (t->failed)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(t->p + t->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-}
-
-static void col_jstring(col_text *t, const char *s)
-{
-    size_t n = strlen(s);
-    col_reserve(t, dt_json_escaped_max(n));
-    if (t->failed)
-        return;
-    t->len = (size_t)(dt_json_escape(t->p + t->len, s, n) - t->p);
-    t->p[t->len] = '\0';
-}
-
-static void col_open(col_text *t)
-{
-    col_printf(t, "{");
-    t->fresh = true;
-}
-
-static void col_key(col_text *t, const char *key)
-{
-    col_printf(t, "%s", t->fresh ? "" : ", ");
-    t->fresh = false;
-    col_jstring(t, key);
-    col_printf(t, ": ");
-}
-
-static void col_key_string(col_text *t, const char *key, const char *value)
-{
-    if (!value)
-        return;
-    col_key(t, key);
-    col_jstring(t, value);
-}
-
-static void col_kvlist(col_text *t, const char *key, const dt_rd_kvlist *l)
-{
-    if (!l->present)
-        return;
-    col_key(t, key);
-    col_printf(t, "{");
-    for (size_t i = 0; i < l->count; i++) {
-        col_printf(t, "%s", i ? ", " : "");
-        col_jstring(t, l->items[i].key);
-        col_printf(t, ": %" PRId64, l->items[i].value);
-    }
-    col_printf(t, "}");
-}
-
-static char *col_meta(const dt_rd_summary *m, const col_state *s, const char *error)
-{
-    col_text t = {0};
-    col_open(&t);
-    col_key(&t, "events");
-    col_printf(&t, "%" PRIu64, m->event_count);
-    col_key(&t, "bytes");
-    col_printf(&t, "%" PRIu64, m->bytes);
-    col_key(&t, "compressed");
-    col_printf(&t, m->compressed ? "true" : "false");
-    col_key_string(&t, "format", m->format == DT_RD_FORMAT_PERFETTO ? "perfetto" : "json");
-    col_key(&t, "stringFlowIds");
-    col_printf(&t, "%" PRIu64, s->string_flow_ids);
-    col_key(&t, "negativeDurations");
-    col_printf(&t, "%" PRIu64, s->negative_durations);
-    if (s->negative_durations) {
-        col_key(&t, "firstNegativeDuration");
-        col_printf(&t, "%" PRIu64, s->first_negative);
-    }
-    col_kvlist(&t, "unclassifiedCategories", &m->unclassified);
-    if (m->unclassified_more) {
-        col_key(&t, "unclassifiedMore");
-        col_printf(&t, "%" PRIu64, m->unclassified_more);
-    }
-    if (s->steps_on) {
-        col_key(&t, "steps");
-        col_printf(&t, "%zu", s->nsteps);
-        col_key(&t, "deviceWorkWithoutLaunch");
-        col_printf(&t, "%" PRIu64, s->device_unlaunched);
-    }
-    if (error)
-        col_key_string(&t, "error", error);
-    if (m->has_schema_version) {
-        col_key(&t, "schemaVersion");
-        col_printf(&t, "%" PRId64, m->schema_version);
-    }
-    if (m->has_base_time) {
-        col_key(&t, "baseTimeNanoseconds");
-        col_printf(&t, "%" PRId64, m->base_time_ns);
-    }
-    col_key(&t, "devices");
-    col_printf(&t, "%zu", m->device_count);
-    col_key_string(&t, "traceName", m->trace_name);
-    col_key(&t, "devtrace");
-    col_printf(&t, m->has_devtrace ? "true" : "false");
-    col_key_string(&t, "version", m->version);
-    col_key_string(&t, "backend", m->backend);
-    col_key_string(&t, "vendor", m->vendor);
-    col_key_string(&t, "library", m->library);
-    col_key_string(&t, "libraryVersion", m->library_version);
-    col_key_string(&t, "host", m->host);
-    if (m->has_pid) {
-        col_key(&t, "pid");
-        col_printf(&t, "%" PRId64, m->pid);
-    }
-    if (m->has_window_start) {
-        col_key(&t, "windowStartNs");
-        col_printf(&t, "%" PRId64, m->window_start_ns);
-    }
-    if (m->has_window_end) {
-        col_key(&t, "windowEndNs");
-        col_printf(&t, "%" PRId64, m->window_end_ns);
-    }
-    if (m->has_clock) {
-        col_key(&t, "clock");
-        col_printf(&t, "{\"slope\": %.17g, \"offsetNs\": %.17g, \"errorBoundNs\": %.17g, \"samples\": %" PRId64
-                   ", \"segments\": %" PRId64 ", \"identity\": %s}",
-                   m->clock_slope, m->clock_offset_ns, m->clock_error_bound_ns, m->clock_samples,
-                   m->clock_segments, m->clock_identity ? "true" : "false");
-    }
-    col_kvlist(&t, "loss", &m->loss);
-    col_kvlist(&t, "counts", &m->counts);
-    if (m->has_realtime_clock) {
-        col_key(&t, "realtimeClock");
-        col_open(&t);
-        col_key_string(&t, "clocksource", m->clocksource ? m->clocksource : "");
-        if (m->has_host_sync)
-            col_printf(&t, ", \"synchronized\": %s", m->host_synchronized ? "true" : "false");
-        if (m->has_host_max_error)
-            col_printf(&t, ", \"maxErrorUs\": %" PRId64 ", \"estErrorUs\": %" PRId64, m->host_max_error_us,
-                       m->host_est_error_us);
-        col_printf(&t, "}");
-    }
-    if (m->has_distributed_info) {
-        col_key(&t, "distributedInfo");
-        col_open(&t);
-        if (m->has_rank) {
-            col_key(&t, "rank");
-            col_printf(&t, "%" PRId64, m->rank);
-        }
-        col_key(&t, "local_rank");
-        col_printf(&t, "%" PRId64, m->local_rank);
-        col_key(&t, "world_size");
-        col_printf(&t, "%" PRId64, m->world_size);
-        col_key_string(&t, "host", m->rank_host);
-        col_key_string(&t, "launcher", m->launcher);
-        col_printf(&t, "}");
-    }
-    if (m->notes.count) {
-        col_key(&t, "notes");
-        col_printf(&t, "{");
-        for (size_t i = 0; i < m->notes.count; i++) {
-            col_printf(&t, "%s", i ? ", " : "");
-            col_jstring(&t, m->notes.items[i].key);
-            col_printf(&t, ": ");
-            col_jstring(&t, m->notes.items[i].text);
-        }
-        col_printf(&t, "}");
-    }
-    col_printf(&t, "}");
-    if (t.failed) {
-        free(t.p);
-        return NULL;
-    }
-    return t.p;
-}
-
-/* One pass of the reader over path; the summary is the caller's to free. */
 static int col_pass(const char *path, dt_rd_visitor visit, unsigned flags, col_state *s,
                     dt_rd_summary *summary, char *err, size_t errlen)
 {
@@ -985,11 +777,11 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
     memset(&summary, 0, sizeof summary);
     int rc = 0;
     if (flags & DT_COL_STEPS) {
-        s.steps_on = true;
+        s.counts.steps_on = true;
         if (col_may_have_steps(path))
             rc = col_pass(path, col_steps_visit, 0, &s, &summary, err, errlen);
-        if (s.nsteps)
-            qsort(s.steps, s.nsteps, sizeof *s.steps, col_step_cmp);
+        if (s.counts.nsteps)
+            qsort(s.steps, s.counts.nsteps, sizeof *s.steps, col_step_cmp);
         if (rc == 0) {
             dt_rd_summary_free(&summary);
             memset(&summary, 0, sizeof summary);
@@ -1007,7 +799,7 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
     }
     /* a trace that could not be opened has no metadata */
     if (meta && !s.unopened)
-        *meta = col_meta(&summary, &s, rc == -1 ? err : NULL);
+        *meta = dt_col_meta(&summary, &s.counts, rc == -1 ? err : NULL);
     dt_rd_summary_free(&summary);
     col_release(&s);
     return rc;

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE 1
 /* the library is one file: compiled into the target, as into libdevtrace_columns */
 #include "columns/columns.c"
+#include "columns/meta.c"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -5,6 +5,7 @@
 
 /* the library is one file: compiled into the test, as into libdevtrace_columns */
 #include "columns/columns.c"
+#include "columns/meta.c"
 
 #include "dt_internal.h"
 #include "dt_test_session.h"
