@@ -27,49 +27,43 @@ def set_root(root):
     global ROOT, SRC
     ROOT = Path(root).resolve()
     SRC = ROOT / "src"
+    load_table()
 
-# What each layer may include and call, besides itself and the public header
-# (include/devtrace/devtrace.h). An entry "layer/file.h" allows one header
-# of a layer (and what that header includes in turn) rather than all of it.
-# Every layer may include the public header (its types), but calls a public
-# function only where it is defined in a layer it may see, as it calls an
-# internal one; PUBLIC in a layer's entry lets it call the whole public API
-# wherever each function is defined: the layers above the facade, which use
-# devtrace as its users do.
+# What each layer may include and call, and the headers hidden from some:
+# src/layers.txt, which the build reads too (the tree checked, else this
+# checkout's). PUBLIC in a layer's entry lets it call the whole public API.
 PUBLIC = "public"
-ALLOWED = {
-    "base": set(),
-    # the trace-format vocabulary: format names, suffixes and availability,
-    # loss-reason and event-kind names, the JSON and Perfetto encoders
-    "format": {"base"},
-    "core": {"base", "format"},
-    "backends": {"base", "core"},
-    "export": {"base", "format", "core/recording.h"},  # the read-only recording view
-    "api": {"base", "format", "core", "backends", "export"},
-    # on demand and the flight recorder's triggers, dumps and policy, above
-    # the facade (the public API, as its users call it, and api/ondemand_support.h),
-    # never the core, but for the step boundaries its captures wait on and its
-    # triggers time (core/steps.h: fed by the core's range pushes, no session in it)
-    "ondemand": {PUBLIC, "base", "format", "protocol", "api", "core/steps.h"},
-    "reader": {"base", "format"},
-    "columns": {"base", "format", "reader"},
-    "protocol": {"base", "format"},
-    # the injection library: what it needs of the session (api/inject_support.h),
-    # on demand and the flight recorder's dump triggers (ondemand)
-    # and the CUPTI result codes its cuptiSubscribe interposer returns (a vendor
-    # ABI declaration, data only)
-    "inject": {PUBLIC, "base", "protocol", "api/inject_support.h", "ondemand",
-               "backends/cupti_family_abi.h"},
-    # record's --dump-* options are the dump triggers' configuration
-    "cli": {PUBLIC, "base", "format", "reader", "protocol", "ondemand/config.h"},
-}
+TABLE = "src/layers.txt"
 
-# Headers hidden from layers that may see the rest of theirs, directly or
-# through any header: the session's fields are core's own (every other layer
-# holds an opaque session), and a backend sees a session through its sink
-# (core/sink.h), not the calls that make, start and stop it. None: every
-# other layer.
-HIDDEN = {"core/session_impl.h": None, "core/session.h": {"backends"}}
+
+def read_table(path):
+    """ALLOWED (layer -> what it may see) and HIDDEN (header -> the layers
+    it is hidden from, None: every other) from the table's lines."""
+    allowed, hidden = {}, {}
+    for line in Path(path).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        head, _, rest = line.partition(":")
+        words = rest.split()
+        if head.startswith("hidden "):
+            name = head.split(None, 1)[1].strip()
+            hidden[name] = None if words == ["all"] else set(words)
+        else:
+            allowed[head.strip()] = set(words)
+    return allowed, hidden
+
+
+def load_table():
+    global ALLOWED, HIDDEN
+    table = ROOT / TABLE
+    if not table.exists():
+        table = Path(__file__).resolve().parents[2] / TABLE
+    ALLOWED, HIDDEN = read_table(table)
+
+
+ALLOWED, HIDDEN = {}, {}
+load_table()
 
 # Files allowed over the limits: vendor ABI declarations.
 MAX_LINES = 1000
