@@ -1,0 +1,111 @@
+# The layers of src/ in the build. src/layers.txt says what each layer may
+# see; for each, an include folder under the build holds only that: its own
+# folder, the layers it may see whole, the headers it may see one by one,
+# and what those include in turn, less the headers hidden from it. A layer's
+# sources compile against that folder (and the public header) alone, so an
+# include the table does not allow fails the build; tests/layers checks the
+# calls, the cycles and the sizes, and the includes again.
+#
+# dt_layer_include_dir(<layer> <out-var>) makes the layer's folder and names it.
+
+file(STRINGS "${CMAKE_SOURCE_DIR}/src/layers.txt" _dt_layer_lines REGEX "^[a-z]")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/src/layers.txt")
+set(DT_LAYERS "")
+foreach(_line IN LISTS _dt_layer_lines)
+  string(REGEX REPLACE "#.*" "" _line "${_line}")
+  string(FIND "${_line}" ":" _colon)
+  string(SUBSTRING "${_line}" 0 ${_colon} _head)
+  math(EXPR _after "${_colon} + 1")
+  string(SUBSTRING "${_line}" ${_after} -1 _rest)
+  string(STRIP "${_head}" _head)
+  string(STRIP "${_rest}" _rest)
+  string(REGEX REPLACE "[ \t]+" ";" _rest "${_rest}")
+  if(_head MATCHES "^hidden[ \t]+(.+)$")
+    set(_dt_hidden_${CMAKE_MATCH_1} "${_rest}")
+    list(APPEND _dt_hidden_headers "${CMAKE_MATCH_1}")
+  else()
+    list(APPEND DT_LAYERS ${_head})
+    list(REMOVE_ITEM _rest public)
+    set(_dt_sees_${_head} "${_rest}")
+  endif()
+endforeach()
+
+# The headers (paths under src/) that header includes, "layer/file.h" only.
+function(_dt_header_includes header out)
+  set(_found "")
+  if(EXISTS "${CMAKE_SOURCE_DIR}/src/${header}")
+    file(STRINGS "${CMAKE_SOURCE_DIR}/src/${header}" _incs REGEX "^[ \t]*#[ \t]*include[ \t]*\"[a-z_]+/[^\"]+\"")
+    foreach(_inc IN LISTS _incs)
+      string(REGEX MATCH "\"([a-z_]+/[^\"]+)\"" _m "${_inc}")
+      if(EXISTS "${CMAKE_SOURCE_DIR}/src/${CMAKE_MATCH_1}")
+        list(APPEND _found "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
+  endif()
+  set(${out} "${_found}" PARENT_SCOPE)
+endfunction()
+
+# Whether header is hidden from layer.
+function(_dt_hidden_from header layer out)
+  set(${out} FALSE PARENT_SCOPE)
+  if(header IN_LIST _dt_hidden_headers)
+    string(REGEX MATCH "^[a-z_]+" _owner "${header}")
+    if(NOT _owner STREQUAL layer AND (_dt_hidden_${header} STREQUAL "all" OR layer IN_LIST _dt_hidden_${header}))
+      set(${out} TRUE PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()
+
+function(dt_layer_include_dir layer out)
+  if(NOT layer IN_LIST DT_LAYERS)
+    message(FATAL_ERROR "src/${layer} is no layer of src/layers.txt")
+  endif()
+  set(_dir "${CMAKE_BINARY_DIR}/layers/${layer}")
+  file(REMOVE_RECURSE "${_dir}")
+  file(MAKE_DIRECTORY "${_dir}")
+  file(CREATE_LINK "${CMAKE_SOURCE_DIR}/src/${layer}" "${_dir}/${layer}" SYMBOLIC)
+  # what it may see, then what that includes, until nothing is new
+  set(_todo "")
+  foreach(_entry IN LISTS _dt_sees_${layer})
+    if(_entry MATCHES "\\.h$")
+      list(APPEND _todo "${_entry}")
+    else()
+      file(GLOB _hs RELATIVE "${CMAKE_SOURCE_DIR}/src" "${CMAKE_SOURCE_DIR}/src/${_entry}/*.h"
+           "${CMAKE_SOURCE_DIR}/src/${_entry}/*.def")
+      list(APPEND _todo ${_hs})
+    endif()
+  endforeach()
+  # the layer's own headers bring what they include from others
+  file(GLOB _own RELATIVE "${CMAKE_SOURCE_DIR}/src" "${CMAKE_SOURCE_DIR}/src/${layer}/*.h")
+  list(APPEND _todo ${_own})
+  set(_seen "")
+  while(_todo)
+    list(POP_FRONT _todo _h)
+    if(_h IN_LIST _seen)
+      continue()
+    endif()
+    _dt_hidden_from("${_h}" "${layer}" _hidden)
+    if(_hidden)
+      continue()
+    endif()
+    list(APPEND _seen "${_h}")
+    _dt_header_includes("${_h}" _incs)
+    list(APPEND _todo ${_incs})
+  endwhile()
+  foreach(_h IN LISTS _seen)
+    string(REGEX MATCH "^[a-z_]+" _owner "${_h}")
+    if(NOT _owner STREQUAL layer)
+      get_filename_component(_sub "${_dir}/${_h}" DIRECTORY)
+      file(MAKE_DIRECTORY "${_sub}")
+      file(CREATE_LINK "${CMAKE_SOURCE_DIR}/src/${_h}" "${_dir}/${_h}" SYMBOLIC)
+    endif()
+  endforeach()
+  set(${out} "${_dir}" PARENT_SCOPE)
+endfunction()
+
+# dt_layer_target(<target> <layer>): the target compiles the layer's sources
+# against the layer's include folder and the public header.
+function(dt_layer_target target layer)
+  dt_layer_include_dir(${layer} _dir)
+  target_include_directories(${target} PRIVATE "${_dir}" "${CMAKE_SOURCE_DIR}/include")
+endfunction()
