@@ -3,6 +3,7 @@
 #include "api/backend_select.h"
 #include "api/write.h"
 #include "backends/backend.h"
+#include "base/env_names.h"
 #include "base/log.h"
 #include "core/jobinfo.h"
 #include "core/session.h"
@@ -81,7 +82,7 @@ const char *dt_inject_support_deferred_backend(void)
 /* Whether devtrace may use b in this process (the backend asked for). */
 static int wanted(const dt_backend *b)
 {
-    const char *asked = dt_env("DEVTRACE_BACKEND");
+    const char *asked = dt_env(DT_ENV_BACKEND);
     return !asked || strcmp(asked, "auto") == 0 || strcmp(asked, b->name) == 0;
 }
 

@@ -32,6 +32,7 @@
  * launches.
  */
 #include "backends/rocprofiler_sdk.h"
+#include "base/env_names.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -589,8 +590,8 @@ static rsdk_tool_configure_result g_configure_result = {sizeof(rsdk_tool_configu
    unless the backend asked for is another one. */
 static int recording_wants_tool(void)
 {
-    const char *b = dt_env("DEVTRACE_BACKEND");
-    return dt_env_bool("DEVTRACE_DISABLE") != 1 && (!b || strcmp(b, "auto") == 0 || strcmp(b, "rocprofiler_sdk") == 0);
+    const char *b = dt_env(DT_ENV_BACKEND);
+    return dt_env_bool(DT_ENV_DISABLE) != 1 && (!b || strcmp(b, "auto") == 0 || strcmp(b, "rocprofiler_sdk") == 0);
 }
 
 /* The tool's rocprofiler_configure, exported by libdevtrace_inject under

@@ -1,4 +1,5 @@
 /* Errors, diagnostics and the environment. */
+#include "base/env_names.h"
 #include "base/log.h"
 
 #include <stdatomic.h>
@@ -74,7 +75,7 @@ int dt_log_enabled(void)
 {
     int st = atomic_load_explicit(&log_state, memory_order_relaxed);
     if (st < 0) {
-        st = dt_env_bool("DEVTRACE_LOG") == 1;
+        st = dt_env_bool(DT_ENV_LOG) == 1;
         atomic_store_explicit(&log_state, st, memory_order_relaxed);
     }
     return st;

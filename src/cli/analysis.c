@@ -4,6 +4,7 @@
    Python starts, and imports what the command uses: a Python without the
    package says what to install (the bootstrap below), one that cannot run
    is said here. */
+#include "base/env_names.h"
 #include "cli/analysis.h"
 
 #include <errno.h>
@@ -33,7 +34,7 @@ static const char bootstrap[] =
 
 int dt_cli_analysis(int argc, char **argv)
 {
-    const char *python = getenv("DEVTRACE_PYTHON");
+    const char *python = getenv(DT_ENV_PYTHON);
     if (!python || !*python)
         python = "python3";
     char **args = calloc((size_t)argc + 4, sizeof *args);

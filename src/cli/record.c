@@ -3,6 +3,7 @@
    (src/protocol/record.h), and says where each trace went; its argv, usage
    and printing. */
 #include "base/atomic_file.h"
+#include "base/env_names.h"
 #include "base/log.h"
 #include "base/os.h"
 #include "base/units.h"
@@ -110,7 +111,7 @@ static void record_usage(FILE *f)
 static const char *find_inject_library(const char *argv0)
 {
     static char buf[4096];
-    const char *env = dt_env("DEVTRACE_INJECT_LIBRARY");
+    const char *env = dt_env(DT_ENV_INJECT_LIBRARY);
     if (env) return env;
     /* next to the executable: build tree, or <prefix>/bin -> <prefix>/lib */
     char self[4096];
@@ -378,7 +379,7 @@ static int summarize(const char *program, int status, const record_summary *rs, 
         if (on_demand) {
             fprintf(stderr, "devtrace: on demand: nothing was recorded from start; the captures that "
                             "'devtrace trigger' asked for went to its outputs\n");
-        } else if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) {
+        } else if (dt_env_bool(DT_ENV_DISABLE) == 1) {
             fprintf(stderr, "devtrace: DEVTRACE_DISABLE is set: nothing was recorded\n");
         } else {
             fprintf(stderr, "devtrace: no trace was written: %s did not load the injection library (is it "
@@ -425,7 +426,7 @@ static int preflight_backend(const char *backend, char *why, size_t len)
    started together with the same -o never replace each other's traces:
    the first holds it and its program writes FILE; every other one's
    processes replace no file and put their pid in the name
-   (DT_RECORD_ENV_NAME_TAKEN, read by src/inject/inject.c). The claim is
+   (DT_ENV_RECORD_NAME_TAKEN, read by src/inject/inject.c). The claim is
    a lock on a hidden file beside FILE, which the kernel releases when its
    record ends however it ends: a claim file left by a record that was
    killed holds nothing. */
@@ -681,24 +682,24 @@ int dt_cli_record(int argc, char **argv)
         setenv("LD_PRELOAD", ld, 1);
         free(ld);
         if (!getenv("CUDA_INJECTION64_PATH")) setenv("CUDA_INJECTION64_PATH", inject_abs, 1);
-        setenv(DT_RECORD_ENV_OUTPUT, output, 1);
-        if (backend) setenv(DT_RECORD_ENV_BACKEND, backend, 1);
-        if (kernel_queued) setenv(DT_RECORD_ENV_KERNEL_QUEUED, "1", 1);
-        if (flight) setenv(DT_RECORD_ENV_FLIGHT_RECORDER, flight, 1);
+        setenv(DT_ENV_OUTPUT, output, 1);
+        if (backend) setenv(DT_ENV_BACKEND, backend, 1);
+        if (kernel_queued) setenv(DT_ENV_KERNEL_QUEUED, "1", 1);
+        if (flight) setenv(DT_ENV_FLIGHT_RECORDER, flight, 1);
         for (size_t k = 0; dt_ondemand_dump_options[k].option; k++)
             if (dump_values[k]) setenv(dt_ondemand_dump_options[k].env, dump_values[k], 1);
-        if (on_demand) setenv(DT_RECORD_ENV_ON_DEMAND, "1", 1);
+        if (on_demand) setenv(DT_ENV_ON_DEMAND, "1", 1);
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
-        setenv(DT_RECORD_ENV_PRIMARY_PID, pid, 1);
-        setenv(DT_RECORD_ENV_LOG, log_path, 1);
-        setenv(DT_RECORD_ENV_START_NS, began, 1);
+        setenv(DT_ENV_PRIMARY_PID, pid, 1);
+        setenv(DT_ENV_RECORD_LOG, log_path, 1);
+        setenv(DT_ENV_RECORD_START_NS, began, 1);
         if (claim.taken) {
             char owner[32];
             snprintf(owner, sizeof owner, "%d", claim.owner);
-            setenv(DT_RECORD_ENV_NAME_TAKEN, owner, 1);
+            setenv(DT_ENV_RECORD_NAME_TAKEN, owner, 1);
         } else {
-            unsetenv(DT_RECORD_ENV_NAME_TAKEN); /* an enclosing record's */
+            unsetenv(DT_ENV_RECORD_NAME_TAKEN); /* an enclosing record's */
         }
         execvp(argv[i], argv + i);
         int err = errno;

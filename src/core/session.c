@@ -1,6 +1,7 @@
 /* A session's configuration and its making: the defaults, what the
    environment sets; a session created, and destroyed. */
 #include "base/alloc.h"
+#include "base/env_names.h"
 #include "base/demangle.h"
 #include "base/log.h"
 #include "base/os.h"
@@ -41,17 +42,17 @@ void dt_config_init(dt_config *c)
 
 void dt_config_from_env(dt_config *c)
 {
-    const char *b = dt_env("DEVTRACE_BACKEND");
+    const char *b = dt_env(DT_ENV_BACKEND);
     if (b) c->backend = b;
-    const char *o = dt_env("DEVTRACE_OUTPUT");
+    const char *o = dt_env(DT_ENV_OUTPUT);
     if (o) {
         c->output_path = o;
         c->format = dt_format_of_path(o, c->format);
     }
-    if (dt_env_bool("DEVTRACE_KERNEL_QUEUED") == 1) c->capture |= DT_CAPTURE_KERNEL_QUEUED;
-    const char *fr = dt_env("DEVTRACE_FLIGHT_RECORDER");
+    if (dt_env_bool(DT_ENV_KERNEL_QUEUED) == 1) c->capture |= DT_CAPTURE_KERNEL_QUEUED;
+    const char *fr = dt_env(DT_ENV_FLIGHT_RECORDER);
     if (fr && dt_flight_parse_size(fr, &c->flight_recorder_bytes) != 0) {
-        dt_log("DEVTRACE_FLIGHT_RECORDER=%s is no size", fr);
+        dt_log(DT_ENV_FLIGHT_RECORDER "=%s is no size", fr);
         c->flight_recorder_bytes = DT_FLIGHT_RECORDER_INVALID;
     }
 }
@@ -103,9 +104,9 @@ dt_status dt_core_new(const dt_config *config, dt_session **out)
     if (!dt_format_available(config->format))
         return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_config.format is a gzip format, but %s", DT_NO_GZIP_MESSAGE);
     if (config->flight_recorder_bytes == DT_FLIGHT_RECORDER_INVALID)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "DEVTRACE_FLIGHT_RECORDER=%s is no size: give bytes with an optional "
+        return dt_error(DT_ERR_INVALID_ARGUMENT, DT_ENV_FLIGHT_RECORDER "=%s is no size: give bytes with an optional "
                         "K, M or G suffix (256M), 1 or on for the default (256M), 0 or off for none",
-                        dt_env("DEVTRACE_FLIGHT_RECORDER") ? dt_env("DEVTRACE_FLIGHT_RECORDER") : "?");
+                        dt_env(DT_ENV_FLIGHT_RECORDER) ? dt_env(DT_ENV_FLIGHT_RECORDER) : "?");
     const char *bname = config->backend ? config->backend : def.backend;
     dt_session *s = dt_calloc(1, sizeof *s);
     if (!s) return dt_error(DT_ERR_NO_MEMORY, "out of memory creating a session");

@@ -26,6 +26,7 @@
    through these. */
 #include "backends/cupti_family_abi.h" /* result codes, checked against cupti_result.h in cupti.c */
 #include "api/inject_support.h"
+#include "base/env_names.h"
 #include "base/log.h"
 #include "inject/inject.h"
 
@@ -85,10 +86,10 @@ static void give_cupti(dt_session *s, const char *who, int attached)
     if (atomic_exchange(&g_given, 1)) return;
     dt_inject_support_release(s, who);
     if (attached)
-        dt_inject_report("note", 0, "", "CUPTI given to %s (DEVTRACE_CUPTI_HANDOVER=1): the device activity from "
+        dt_inject_report("note", 0, "", "CUPTI given to %s (" DT_ENV_CUPTI_HANDOVER "=1): the device activity from "
                          "then on is in its trace, not devtrace's", who);
     else
-        dt_inject_report("note", 0, "", "CUPTI given to %s (DEVTRACE_CUPTI_HANDOVER=1) before devtrace attached: "
+        dt_inject_report("note", 0, "", "CUPTI given to %s (" DT_ENV_CUPTI_HANDOVER "=1) before devtrace attached: "
                          "the device activity is in its trace, none in devtrace's", who);
 }
 
@@ -99,7 +100,7 @@ static int devtrace_keeps_cupti(const char *who, enum call_id call)
 {
     dt_session *s = own_session();
     if (!s || atomic_load(&g_given)) return 0;
-    int handover = dt_env_bool("DEVTRACE_CUPTI_HANDOVER") == 1;
+    int handover = dt_env_bool(DT_ENV_CUPTI_HANDOVER) == 1;
     if (dt_inject_support_awaits_injection(s)) {
         if (handover) {
             give_cupti(s, who, 0);
@@ -129,10 +130,10 @@ static void refused(const char *who, enum call_id call, int result)
     const char *name = call_names[call];
     dt_inject_support_note(s, "cupti_clients", "%s called %s while devtrace held CUPTI and was refused: its own "
                            "trace (torch.profiler's, if it is that) has no device activity, this one has it; "
-                           "DEVTRACE_CUPTI_HANDOVER=1 gives CUPTI to it instead", who, name);
+                           DT_ENV_CUPTI_HANDOVER "=1 gives CUPTI to it instead", who, name);
     if (atomic_fetch_or(&g_refusals_said, 1u << call) & (1u << call)) return;
     dt_inject_report("note", 0, "", "%s asked for CUPTI (%s) while devtrace held it and was refused: its own trace "
-                     "has no GPU activity, devtrace's has it (DEVTRACE_CUPTI_HANDOVER=1 gives CUPTI to it instead)",
+                     "has no GPU activity, devtrace's has it (" DT_ENV_CUPTI_HANDOVER "=1 gives CUPTI to it instead)",
                      who, name);
 }
 

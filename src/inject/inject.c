@@ -13,6 +13,7 @@
    protocol: src/protocol/record.h). */
 #include "api/inject_support.h"
 #include "base/atomic_file.h"
+#include "base/env_names.h"
 #include "base/log.h"
 #include "base/os.h"
 #include "devtrace/devtrace.h"
@@ -74,7 +75,7 @@ static void output_path(char *out, size_t n, const char *tmpl)
     char rank_text[32];
     dt_inject_support_rank(rank_text, sizeof rank_text);
     const char *rank = rank_text[0] ? rank_text : NULL;
-    const char *primary = dt_env(DT_RECORD_ENV_PRIMARY_PID);
+    const char *primary = dt_env(DT_ENV_PRIMARY_PID);
     int has_pid = 1;
     if (strstr(tmpl, "%p") || strstr(tmpl, "%r")) {
         size_t o = 0;
@@ -231,7 +232,7 @@ void dt_inject_report(const char *state, int with_counts, const char *path, cons
     vsnprintf(message, DT_RECORD_MESSAGE_MAX, fmt, ap);
     va_end(ap);
     dt_record_one_line(message);
-    const char *log = dt_env(DT_RECORD_ENV_LOG);
+    const char *log = dt_env(DT_ENV_RECORD_LOG);
     if (!log) {
         if (kind == DT_RECORD_FAILED || kind == DT_RECORD_OFF || kind == DT_RECORD_DUMP_FAILED ||
             kind == DT_RECORD_NOT_LISTENING)
@@ -509,9 +510,9 @@ static void listen_on_demand(void)
     dt_ondemand_observe(report_capture, NULL);
     dt_inject_report("listening", 0, dt_ctl_socket_path(),
                      "listening for `devtrace trigger %d` (on demand): nothing is recorded from start", (int)getpid());
-    if (dt_env(DT_RECORD_ENV_FLIGHT_RECORDER))
+    if (dt_env(DT_ENV_FLIGHT_RECORDER))
         dt_inject_report("note", 0, "", "%s is ignored: on demand (%s) records nothing until a trigger, so no "
-                         "flight recorder runs", DT_RECORD_ENV_FLIGHT_RECORDER, DT_RECORD_ENV_ON_DEMAND);
+                         "flight recorder runs", DT_ENV_FLIGHT_RECORDER, DT_ENV_ON_DEMAND);
     if (install_signal_handlers() != 0)
         dt_log("no signal thread: a signal that ends the program loses a capture under way");
     pthread_atfork(NULL, NULL, fork_child_on_demand);
@@ -529,8 +530,8 @@ static void listen_for_dumps(dt_config *cfg)
 
 __attribute__((constructor)) static void devtrace_inject_init(void)
 {
-    if (dt_env_bool(DT_RECORD_ENV_DISABLE) == 1) return;
-    if (dt_env_bool(DT_RECORD_ENV_ON_DEMAND) == 1) {
+    if (dt_env_bool(DT_ENV_DISABLE) == 1) return;
+    if (dt_env_bool(DT_ENV_ON_DEMAND) == 1) {
         dt_inject_on_demand = 1;
         listen_on_demand();
         return;
@@ -543,8 +544,8 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) sigaddset(&ours, g_signals[i]);
     pthread_sigmask(SIG_BLOCK, &ours, &old);
 
-    const char *began = dt_env(DT_RECORD_ENV_START_NS);
-    g_name_taken = dt_env(DT_RECORD_ENV_NAME_TAKEN);
+    const char *began = dt_env(DT_ENV_RECORD_START_NS);
+    g_name_taken = dt_env(DT_ENV_RECORD_NAME_TAKEN);
     g_run_began_ns = began ? strtoull(began, NULL, 10) : 0;
     if (!g_run_began_ns) g_run_began_ns = dt_realtime_ns();
     dt_config cfg;

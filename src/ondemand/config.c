@@ -3,6 +3,7 @@
    (config.h). */
 #include "ondemand/config.h"
 
+#include "base/env_names.h"
 #include "base/log.h"
 #include "base/units.h"
 #include "protocol/record.h"
@@ -19,13 +20,13 @@ void dt_ondemand_dump_triggers_init(dt_dump_triggers *t)
 }
 
 const dt_dump_option dt_ondemand_dump_options[] = {
-    {"dump-on-slow-step", DT_RECORD_ENV_DUMP_ON_SLOW_STEP, "K"},
-    {"dump-warmup", DT_RECORD_ENV_DUMP_WARMUP, "STEPS"},
-    {"dump-grace", DT_RECORD_ENV_DUMP_GRACE, "SECONDS"},
-    {"dump-on-stall", DT_RECORD_ENV_DUMP_ON_STALL, "SECONDS"},
-    {"dump-on-signal", DT_RECORD_ENV_DUMP_ON_SIGNAL, "SIGNAL"},
-    {"dump-cooldown", DT_RECORD_ENV_DUMP_COOLDOWN, "SECONDS"},
-    {"dump-max", DT_RECORD_ENV_DUMP_MAX, "N"},
+    {"dump-on-slow-step", DT_ENV_DUMP_ON_SLOW_STEP, "K"},
+    {"dump-warmup", DT_ENV_DUMP_WARMUP, "STEPS"},
+    {"dump-grace", DT_ENV_DUMP_GRACE, "SECONDS"},
+    {"dump-on-stall", DT_ENV_DUMP_ON_STALL, "SECONDS"},
+    {"dump-on-signal", DT_ENV_DUMP_ON_SIGNAL, "SIGNAL"},
+    {"dump-cooldown", DT_ENV_DUMP_COOLDOWN, "SECONDS"},
+    {"dump-max", DT_ENV_DUMP_MAX, "N"},
     {NULL, NULL, NULL},
 };
 

@@ -7,7 +7,7 @@
  * that dt_config_from_env reads, included).
  *
  * each traced process -> record: one line per event of the process's life,
- * appended in one write to the file DT_RECORD_ENV_LOG names:
+ * appended in one write to the file DT_ENV_RECORD_LOG names:
  *
  *   <pid> \t <state> [\t backend=<name> \t events=<n> \t loss.<reason>=<n> ...]
  *         [\t path=<path>] [\t message=<text>] \n
@@ -33,37 +33,14 @@
 #define DT_PROTOCOL_RECORD_H
 
 #include "base/common.h"
+#include "base/env_names.h"
 #include "devtrace/devtrace.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Set by `devtrace record` for the traced program. */
-#define DT_RECORD_ENV_LOG "DEVTRACE_RECORD_LOG"             /* the log the lines go to */
-#define DT_RECORD_ENV_START_NS "DEVTRACE_RECORD_START_NS"   /* when the run began (realtime ns) */
-/* Another record holds the output name: its pid, "0" when not known. */
-#define DT_RECORD_ENV_NAME_TAKEN "DEVTRACE_RECORD_NAME_TAKEN"
-#define DT_RECORD_ENV_PRIMARY_PID "DEVTRACE_PRIMARY_PID"    /* the program record started */
-/* Read by the session itself (dt_config_from_env). */
-#define DT_RECORD_ENV_OUTPUT "DEVTRACE_OUTPUT"
-#define DT_RECORD_ENV_BACKEND "DEVTRACE_BACKEND"
-#define DT_RECORD_ENV_KERNEL_QUEUED "DEVTRACE_KERNEL_QUEUED"
-/* Set by the user: the injection library records nothing. */
-#define DT_RECORD_ENV_DISABLE "DEVTRACE_DISABLE"
-/* Set by the user or `record --on-demand`: the injection library records
-   nothing from start; the process listens for `devtrace trigger`
-   (dt_control_listen) and records only the windows asked for. */
-#define DT_RECORD_ENV_ON_DEMAND "DEVTRACE_ON_DEMAND"
-/* The flight recorder: the ring's size in bytes (read by the session), and
-   when its window is dumped (dt_dump_triggers, src/ondemand/config.h). */
-#define DT_RECORD_ENV_FLIGHT_RECORDER "DEVTRACE_FLIGHT_RECORDER"
-#define DT_RECORD_ENV_DUMP_ON_SLOW_STEP "DEVTRACE_DUMP_ON_SLOW_STEP"
-#define DT_RECORD_ENV_DUMP_WARMUP "DEVTRACE_DUMP_WARMUP"
-#define DT_RECORD_ENV_DUMP_GRACE "DEVTRACE_DUMP_GRACE"
-#define DT_RECORD_ENV_DUMP_ON_STALL "DEVTRACE_DUMP_ON_STALL"
-#define DT_RECORD_ENV_DUMP_ON_SIGNAL "DEVTRACE_DUMP_ON_SIGNAL"
-#define DT_RECORD_ENV_DUMP_COOLDOWN "DEVTRACE_DUMP_COOLDOWN"
-#define DT_RECORD_ENV_DUMP_MAX "DEVTRACE_DUMP_MAX"
+/* The environment variables record sets and the traced program reads:
+   base/env_names.h (DT_ENV_*). */
 
 typedef enum dt_record_state {
     DT_RECORD_STARTED,

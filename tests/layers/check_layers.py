@@ -238,6 +238,26 @@ def check_names(errors):
                 errors.append(f"{f.relative_to(ROOT)}: internal function {name} takes the public API's prefix {clash}")
 
 
+# A "DEVTRACE_..." string, whole: an environment variable's name.
+ENV_NAME = re.compile(r'"DEVTRACE_[A-Z0-9_]+"')
+ENV_HOME = "base/env_names.h"
+# a vendor's library variable: its row in vendors.def, which its descriptor repeats
+ENV_VENDOR_LINE = re.compile(r"library_env|override_env|LIBRARY_ENV")
+
+
+def check_env_names(errors):
+    """Environment variables are named in one header: a "DEVTRACE_..."
+    string elsewhere in src/ (a vendor's library variable aside) fails."""
+    for f in sources():
+        rel = f.relative_to(SRC).as_posix()
+        if rel == ENV_HOME:
+            continue
+        for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            if ENV_NAME.search(line) and not ENV_VENDOR_LINE.search(line):
+                errors.append(f"{f.relative_to(ROOT)}:{n}: names an environment variable outside "
+                              f"src/{ENV_HOME}: {ENV_NAME.search(line).group(0)}")
+
+
 def nm_symbols(obj):
     out = subprocess.run(["nm", "--defined-only", "-g", str(obj)], capture_output=True, text=True).stdout
     defined = {l.split()[-1] for l in out.splitlines() if len(l.split()) >= 3}
@@ -299,6 +319,7 @@ def main():
     check_includes(errors)
     check_sizes(errors)
     check_names(errors)
+    check_env_names(errors)
     if args.build:
         check_calls(args.build, errors)
     for e in errors:

@@ -179,3 +179,18 @@ def test_a_backend_calling_the_facade_fails(tmp_path):
     assert "src/backends/cupti.c: calls dt_prepare of src/api/" in r.stdout
     assert "src/backends may not call into src/api" in r.stdout
 
+
+
+def test_an_environment_variable_named_outside_its_header_fails(tmp_path):
+    """Environment variables are named in src/base/env_names.h alone; a
+    vendor's library variable stays on its descriptor's line."""
+    files = dict(GOOD, **{
+        "src/base/env_names.h": '#define DT_ENV_OUTPUT "DEVTRACE_OUTPUT"\n',
+        "src/core/store.c": '#include "core/store.h"\nconst char *o = "DEVTRACE_OUTPUT";\n',
+        "src/backends/mcpti.c": 'struct { const char *library_env; } d = {.library_env = "DEVTRACE_MCPTI_LIBRARY"};\n',
+    })
+    r = tree(tmp_path, files)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert 'src/core/store.c:2: names an environment variable outside src/base/env_names.h: "DEVTRACE_OUTPUT"' in r.stdout
+    assert "mcpti.c" not in r.stdout
+    assert "src/base/env_names.h:1" not in r.stdout

@@ -617,13 +617,13 @@ static void test_options_come_through_the_environment(void)
     CHECK_EQ(t.warmup_steps, 10);
     CHECK_EQ(t.cooldown_ns, 60 * S);
     CHECK_EQ(t.max_dumps, 5);
-    setenv(DT_RECORD_ENV_DUMP_ON_SLOW_STEP, "2.5", 1);
-    setenv(DT_RECORD_ENV_DUMP_ON_STALL, "90", 1);
-    setenv(DT_RECORD_ENV_DUMP_ON_SIGNAL, "USR2", 1);
-    setenv(DT_RECORD_ENV_DUMP_COOLDOWN, "10s", 1);
-    setenv(DT_RECORD_ENV_DUMP_MAX, "3", 1);
-    setenv(DT_RECORD_ENV_DUMP_WARMUP, "4", 1);
-    setenv(DT_RECORD_ENV_DUMP_GRACE, "500ms", 1);
+    setenv(DT_ENV_DUMP_ON_SLOW_STEP, "2.5", 1);
+    setenv(DT_ENV_DUMP_ON_STALL, "90", 1);
+    setenv(DT_ENV_DUMP_ON_SIGNAL, "USR2", 1);
+    setenv(DT_ENV_DUMP_COOLDOWN, "10s", 1);
+    setenv(DT_ENV_DUMP_MAX, "3", 1);
+    setenv(DT_ENV_DUMP_WARMUP, "4", 1);
+    setenv(DT_ENV_DUMP_GRACE, "500ms", 1);
     REQUIRE_EQ(dt_ondemand_dump_triggers_from_env(&t, why, sizeof why), 0);
     CHECK(t.slow_step_factor == 2.5);
     CHECK_EQ(t.stall_ns, 90 * S);
@@ -632,8 +632,8 @@ static void test_options_come_through_the_environment(void)
     CHECK_EQ(t.max_dumps, 3);
     CHECK_EQ(t.warmup_steps, 4);
     CHECK_EQ(t.grace_ns, 500 * MS);
-    setenv(DT_RECORD_ENV_DUMP_ON_SLOW_STEP, "1", 1); /* not above 1 */
-    setenv(DT_RECORD_ENV_DUMP_ON_SIGNAL, "TERM", 1);
+    setenv(DT_ENV_DUMP_ON_SLOW_STEP, "1", 1); /* not above 1 */
+    setenv(DT_ENV_DUMP_ON_SIGNAL, "TERM", 1);
     CHECK_EQ(dt_ondemand_dump_triggers_from_env(&t, why, sizeof why), -1);
     CHECK_STR(why, "--dump-on-slow-step (DEVTRACE_DUMP_ON_SLOW_STEP) takes a factor above 1 (3: a step 3 times the "
                    "median), not '1'");
