@@ -23,7 +23,7 @@
  * chunk preparer, a mapped store, each beside a memcpy of the same bytes in
  * the same round. Prints figures only.
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 #include "decode_harness.h"
 
 #include <inttypes.h>

@@ -28,7 +28,7 @@
 #include "dt_internal.h"
 #include "base/out.h"
 #include "core/recording.h"
-#include "export/layout.h"
+#include "export/layout/layout.h"
 
 #define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
 #define THREADS 4

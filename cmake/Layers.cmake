@@ -70,13 +70,13 @@ function(dt_layer_include_dir layer out)
     if(_entry MATCHES "\\.h$")
       list(APPEND _todo "${_entry}")
     else()
-      file(GLOB _hs RELATIVE "${CMAKE_SOURCE_DIR}/src" "${CMAKE_SOURCE_DIR}/src/${_entry}/*.h"
+      file(GLOB_RECURSE _hs RELATIVE "${CMAKE_SOURCE_DIR}/src" "${CMAKE_SOURCE_DIR}/src/${_entry}/*.h"
            "${CMAKE_SOURCE_DIR}/src/${_entry}/*.def")
       list(APPEND _todo ${_hs})
     endif()
   endforeach()
   # the layer's own headers bring what they include from others
-  file(GLOB _own RELATIVE "${CMAKE_SOURCE_DIR}/src" "${CMAKE_SOURCE_DIR}/src/${layer}/*.h")
+  file(GLOB_RECURSE _own RELATIVE "${CMAKE_SOURCE_DIR}/src" "${CMAKE_SOURCE_DIR}/src/${layer}/*.h")
   list(APPEND _todo ${_own})
   set(_seen "")
   while(_todo)

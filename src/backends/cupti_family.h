@@ -8,7 +8,7 @@
 #define DT_CUPTI_FAMILY_H
 
 #include "backends/cupti_family_abi.h"
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 
 #define DT_CF_RESULTS                                                                               \
     {                                                                                               \

@@ -25,7 +25,7 @@
  * a record into its (packed) struct before reading it.
  */
 #include "base/hash.h"
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 #include "backends/mspti_headers.h"
 
 #include <inttypes.h>

@@ -8,7 +8,7 @@
  * costs only itself.
  */
 #include "base/hash.h"
-#include "backends/api_names.h"
+#include "backends/common/api_names.h"
 #include "backends/rocprofiler_sdk.h"
 
 #include <stdio.h>

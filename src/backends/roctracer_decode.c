@@ -3,7 +3,7 @@
  * domain (HIP_OPS device work, HIP_API calls, EXT_API external ids), kernel
  * names copied into the buffer, and the arguments the API callbacks took.
  */
-#include "backends/api_names.h"
+#include "backends/common/api_names.h"
 #include "backends/roctracer.h"
 
 #include <stddef.h>

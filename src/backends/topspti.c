@@ -12,7 +12,7 @@
  * devtrace's stack through the API-enter callback alone. Its buffer
  * completion and dropped-record query take no context or stream.
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 
 #include <limits.h>
 

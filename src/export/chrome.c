@@ -21,7 +21,7 @@
 #include "base/os.h"
 #include "export/device_props.h"
 #include "export/job_meta.h"
-#include "export/layout.h"
+#include "export/layout/layout.h"
 #include "export/writers.h"
 #include "base/vec.h"
 

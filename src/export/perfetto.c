@@ -26,7 +26,7 @@
 
 #include "base/os.h"
 #include "format/pf_trace.h"
-#include "export/layout.h"
+#include "export/layout/layout.h"
 #include "export/writers.h"
 
 enum {

@@ -12,7 +12,7 @@
  * session's limits, so the store-full and implausible-duration paths are
  * reached too.
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * session's limits; the buffer is decoded twice (a second, shorter pass
  * cuts a record), so markers pair across buffers.
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 #include "backends/mspti_headers.h"
 
 #include <stdlib.h>

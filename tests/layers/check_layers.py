@@ -68,6 +68,7 @@ load_table()
 # Files allowed over the limits: vendor ABI declarations.
 MAX_LINES = 1000
 MAX_HEADER_LINES = 400
+MAX_MODULE_LINES = 3000
 EXEMPT = re.compile(r"_abi\.h$|(^|/)vendors\.def$")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -210,13 +211,21 @@ def check_includes(errors):
 
 
 def check_sizes(errors):
+    # a module (a folder below a layer's) whole: its files may call each
+    # other in a loop, and are capped together
+    for module in sorted(p for p in SRC.glob("*/*") if p.is_dir()):
+        n = sum(sum(1 for _ in f.open(errors="replace")) for f in module.rglob("*")
+                if f.suffix in (".c", ".h") and f.is_file() and not EXEMPT.search(f.name))
+        if n > MAX_MODULE_LINES:
+            errors.append(f"{module.relative_to(ROOT)}: a module of {n} lines (at most {MAX_MODULE_LINES})")
     for tree in (SRC, ROOT / "emu"):
         for f in sorted(tree.rglob("*")):
             if f.suffix not in (".c", ".h") or not f.is_file() or EXEMPT.search(f.name):
                 continue
             n = sum(1 for _ in f.open(errors="replace"))
             rel = f.relative_to(ROOT)
-            if n > MAX_LINES:
+            in_module = tree == SRC and len(f.relative_to(SRC).parts) > 2
+            if n > MAX_LINES and not in_module:
                 errors.append(f"{rel}: {n} lines (at most {MAX_LINES})")
             elif f.suffix == ".h" and n > MAX_HEADER_LINES:
                 errors.append(f"{rel}: an internal header of {n} lines (at most {MAX_HEADER_LINES})")
@@ -293,6 +302,7 @@ def check_calls(build, errors):
     if not objects:
         errors.append(f"no object files of src/ under {build}: build first")
         return
+    calls = {}
     for src, undefined in syms.items():
         layer = layer_of(src)
         for s in sorted(undefined):
@@ -306,6 +316,46 @@ def check_calls(build, errors):
             if not allowed(layer, target):
                 errors.append(f"{src.relative_to(ROOT)}: calls {s} of {target.relative_to(ROOT)}: "
                               f"src/{layer} may not call into src/{layer_of(target)}")
+            if target.parent != src.parent:
+                calls.setdefault(src.parent, {}).setdefault(target.parent, (src, s, target))
+    check_folder_circles(calls, errors)
+
+
+def check_folder_circles(calls, errors):
+    """A circle of calls stays inside one folder (a module): files that call
+    each other in a loop are one unit, and a folder holds it whole. calls:
+    folder -> {folder it calls: (a file, a name, the file defining it)}."""
+    index, low, stack, on, counter = {}, {}, [], set(), [0]
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in calls.get(v, {}):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                ties = "; ".join(f"{a.relative_to(ROOT)} calls {n} of {b.relative_to(ROOT)}"
+                                 for f in sorted(comp) for g, (a, n, b) in sorted(calls.get(f, {}).items())
+                                 if g in comp)
+                errors.append("a circle of calls crosses folders: "
+                              + ", ".join(str(f.relative_to(ROOT)) for f in sorted(comp)) + f" ({ties})")
+
+    for v in sorted(calls):
+        if v not in index:
+            strong(v)
 
 
 def main():

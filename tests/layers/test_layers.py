@@ -194,3 +194,32 @@ def test_an_environment_variable_named_outside_its_header_fails(tmp_path):
     assert 'src/core/store.c:2: names an environment variable outside src/base/env_names.h: "DEVTRACE_OUTPUT"' in r.stdout
     assert "mcpti.c" not in r.stdout
     assert "src/base/env_names.h:1" not in r.stdout
+
+
+def test_a_circle_of_calls_that_crosses_folders_fails(tmp_path):
+    """Files that call each other in a loop are one module, held whole by
+    one folder: a loop between a layer's files and a module below it fails;
+    the same loop inside the module passes."""
+    inside = dict(CALLS, **{
+        "src/core/ring/ring.c": "int dt_ring_pool(int x);\nint dt_ring_put(int x) { return x ? dt_ring_pool(x - 1) : 0; }\n",
+        "src/core/ring/pool.c": "int dt_ring_put(int x);\nint dt_ring_pool(int x) { return dt_ring_put(x); }\n",
+    })
+    r = built_tree(tmp_path / "inside", inside)
+    assert r.returncode == 0, r.stdout + r.stderr
+    across = dict(CALLS, **{
+        "src/core/ring/ring.c": "int dt_ring_pool(int x);\nint dt_ring_put(int x) { return x ? dt_ring_pool(x - 1) : 0; }\n",
+        "src/core/pool.c": "int dt_ring_put(int x);\nint dt_ring_pool(int x) { return dt_ring_put(x); }\n",
+    })
+    r = built_tree(tmp_path / "across", across)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert ("a circle of calls crosses folders: src/core, src/core/ring (src/core/pool.c calls dt_ring_put of "
+            "src/core/ring/ring.c; src/core/ring/ring.c calls dt_ring_pool of src/core/pool.c)") in r.stdout
+
+
+def test_a_module_over_its_size_fails(tmp_path):
+    big = "int x;\n" * 1600
+    r = tree(tmp_path, dict(GOOD, **{"src/core/ring/a.c": big, "src/core/ring/b.c": big}))
+    assert r.returncode == 1
+    assert "src/core/ring: a module of 3200 lines (at most 3000)" in r.stdout
+    r = tree(tmp_path / "small", dict(GOOD, **{"src/core/ring/a.c": big}))
+    assert "src/core/ring" not in r.stdout, r.stdout

@@ -13,7 +13,7 @@
 
 #include "dt_internal.h"
 #include "dt_test_session.h"
-#include "backends/api_names.h"
+#include "backends/common/api_names.h"
 #include "backends/backend.h"
 
 /* torch.profiler records CUPTI itself: that backend alone says so. */

@@ -5,7 +5,7 @@
 
 #include "dt_check.h"
 #include "dt_internal.h"
-#include "export/leveler.h"
+#include "export/layout/leveler.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static uint64_t rnd(void)

@@ -6,7 +6,7 @@
 #ifndef DT_TEST_CUPTI_ENGINE_H
 #define DT_TEST_CUPTI_ENGINE_H
 
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 #include "cf_records.h"
 
 extern dt_engine dt_engine_cupti;

@@ -16,7 +16,7 @@
 #include <cupti_activity.h>
 
 #include "backends/cupti_family.h"
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 
 static const dt_record_layout *layout(const dt_record_layout *set, uint32_t kind)
 {

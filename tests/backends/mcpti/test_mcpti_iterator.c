@@ -8,7 +8,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 #include "backends/mcpti_abi.h"
 #include "cf_records.h"
 #include "dt_check.h"

@@ -5,7 +5,7 @@
  * their sizes, memory allocations and frees, a record cut short and a kind
  * devtrace does not know.
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 #include "backends/mspti_abi.h"
 #include "dt_check.h"
 #include "dt_internal.h"

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "export/layout_build.h"
+#include "export/layout/layout_build.h"
 
 #define MAX_RANGE_DEPTH 4096
 

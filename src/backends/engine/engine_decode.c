@@ -4,8 +4,8 @@
  * own strides) and one decoder per record class reading each field where
  * the chosen layout says it is.
  */
-#include "backends/engine.h"
-#include "backends/api_names.h"
+#include "backends/engine/engine.h"
+#include "backends/common/api_names.h"
 
 #include <stdio.h>
 #include <string.h>

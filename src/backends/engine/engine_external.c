@@ -5,7 +5,7 @@
  * vendor once the gate is closed, and the vendor is detached only when
  * none is in flight (engine.c's finalize).
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 #include "base/hash.h"
 
 typedef int (*fn_push)(uint32_t kind, uint64_t id);

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "export/layout.h"
+#include "export/layout/layout.h"
 
 /* As Kineto's torch-cuda path: blocks/warps per SM from the grid over all
    SMs; the occupancy is the resident fraction of the SM's threads, with the

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "base/os.h"
-#include "export/layout_build.h"
+#include "export/layout/layout_build.h"
 
 static int prepare(dt_layout *l)
 {

@@ -1,5 +1,5 @@
 /* Row sorting and leveling (leveler.h). */
-#include "export/leveler.h"
+#include "export/layout/leveler.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* The API-name cache every backend's decoder uses (api_names.h). */
-#include "backends/api_names.h"
+#include "backends/common/api_names.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export/layout_build.h"
+#include "export/layout/layout_build.h"
 
 #define HOST_SORT_LIMIT 4999999     /* device rows sort from 5000000 up */
 

@@ -6,7 +6,7 @@
  * including inside a flush the engine makes; no vendor call is made here
  * while decode_lock is held (see engine.c).
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 
 typedef int (*fn_dropped_ctx)(void *context, uint32_t stream, size_t *dropped);
 typedef int (*fn_dropped)(size_t *dropped);

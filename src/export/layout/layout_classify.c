@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/out.h"
-#include "export/layout_build.h"
+#include "export/layout/layout_build.h"
 
 #define BASE_TIME_UNIT_NS (UINT64_C(7889238) * UINT64_C(1000000000))
 

@@ -10,7 +10,7 @@
 
 #include "base/out.h"
 #include "base/os.h"
-#include "export/layout_build.h"
+#include "export/layout/layout_build.h"
 
 static uint64_t final_tid(const dt_layout_base_row *b, uint32_t level)
 {

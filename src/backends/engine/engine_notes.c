@@ -3,7 +3,7 @@
  * the vendor would not enable, the attributes set, graph launches whose
  * correlation ids a release gets wrong, records counted rather than stored.
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 
 #include <inttypes.h>
 #include <stdio.h>

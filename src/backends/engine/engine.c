@@ -24,7 +24,7 @@
  * own buffer, is the exception: it runs while the decoder holds the
  * session's lock.
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 #include "base/hash.h"
 
 #include <dlfcn.h>

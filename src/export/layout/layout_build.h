@@ -21,8 +21,8 @@
 
 #include "base/hash.h"
 #include "base/vec.h"
-#include "export/layout.h"
-#include "export/leveler.h"
+#include "export/layout/layout.h"
+#include "export/layout/leveler.h"
 
 #define NONE UINT32_MAX
 /* Records (or positions) from which a second thread pays for its start */

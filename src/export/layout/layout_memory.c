@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/layout_build.h"
+#include "export/layout/layout_build.h"
 
 /* torch's c10::DeviceType of a device's memory: CUDA is 1, a backend
    registered as PrivateUse1 (Ascend's torch_npu, ...) 20; host memory CPU 0,

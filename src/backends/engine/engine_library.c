@@ -3,7 +3,7 @@
  * each missing optional entry point costs), the failures of its calls in
  * words that say what to do, and the probe.
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
