@@ -29,7 +29,7 @@ int dt_rd_src_start(dt_rd_source *s, const char **binary, char *err, size_t errl
 /* A line printf-style into (*lines)[at], the array grown (zeroed) to hold
    it: check's findings and merge's lines. 0 (the line NULL when it could
    not be formatted), or -1 when the array cannot grow. */
-int dt_rd_line_at(char ***lines, size_t *cap, size_t at, const char *fmt, va_list ap);
+__attribute__((format(printf, 4, 0))) int dt_rd_line_at(char ***lines, size_t *cap, size_t at, const char *fmt, va_list ap);
 
 /* ---- numbers (number.c) ---- */
 /* An integer written as a string by a writer that uses strings for ids
