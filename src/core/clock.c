@@ -185,10 +185,10 @@ void dt_clock_fit(dt_clock *c)
         g->realtime = a->realtime;
         g->dv = b->vendor - a->vendor;
         g->adr = dr < 0 ? (uint64_t)0 - (uint64_t)dr : (uint64_t)dr;
-        g->recip = UINT64_MAX / g->dv;
+        g->recip = g->dv >= 2 ? UINT64_MAX / g->dv + 1 : 0;
         g->sign = dr < 0 ? UINT64_MAX : 0;
         uint64_t inside = g->vendor_end - g->vendor;
-        g->span = g->adr > UINT32_MAX ? 0 : inside < (UINT64_C(1) << 32) ? inside : UINT64_C(1) << 32;
+        g->span = g->adr > UINT32_MAX || g->dv < 2 ? 0 : inside < (UINT64_C(1) << 32) ? inside : UINT64_C(1) << 32;
         if (!pair_joined(c, i)) {
             /* between two domains: no line joins them (the division path
                maps each time by the domain nearest to it) */

@@ -28,10 +28,11 @@ typedef struct dt_clock_segment {
     uint64_t vendor, vendor_end;  /* vendor times it maps: [vendor, vendor_end) */
     uint64_t realtime;            /* at vendor */
     uint64_t dv, adr;             /* vendor span, |realtime span| */
-    uint64_t recip;               /* floor((2^64 - 1) / dv) */
+    uint64_t recip;               /* floor((2^64 - 1) / dv) + 1: 2^64 / dv rounded up (dv >= 2) */
     /* the offsets x = v - vendor that dt_clock_segment_at maps, [0, span):
        inside the segment, below 2^32 and with |realtime span| below 2^32
-       (x * adr fits 64 bits); 0 when none */
+       (x * adr fits 64 bits); 0 when none (and for a vendor span of 1 ns,
+       whose reciprocal rounded up is 2^64) */
     uint64_t span;
     uint64_t sign;                /* all ones when realtime falls along the segment, else 0 */
 } dt_clock_segment;
@@ -77,18 +78,23 @@ DT_HIDDEN uint64_t dt_clock_map(const dt_clock *c, uint64_t vendor_ns);
 DT_HIDDEN uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t vendor_ns, size_t *segment);
 
 /* The time at v of a segment (v inside it), rounded half away from zero as
-   the division would: x * |dr| / dv through the reciprocal, which starts
-   at most 2 below the quotient. 0 when x * |dr| could exceed 64 bits
-   (segments of more than 4 s): the caller divides. */
+   the division would: x * |dr| / dv through the reciprocal rounded up,
+   whose quotient is the division's or one above it (x * |dr| < 2^64, so
+   the reciprocal's excess, below 1, adds less than 1), and exact where
+   x * |dr| is a multiple of dv (a vendor clock that runs at realtime's
+   rate: the reciprocal rounded down was one short on every such time).
+   0 when x * |dr| could exceed 64 bits (segments of more than 4 s): the
+   caller divides. */
 static inline uint64_t dt_clock_segment_at(const dt_clock_segment *g, uint64_t x)
 {
     uint64_t n = x * g->adr;
     uint64_t q = (uint64_t)(((unsigned __int128)n * g->recip) >> 64);
-    uint64_t r = n - q * g->dv;
-    while (r >= g->dv) {
-        q++;
-        r -= g->dv;
+    int64_t rem = (int64_t)(n - q * g->dv); /* in [-dv, dv) */
+    if (rem < 0) {
+        q--;
+        rem += (int64_t)g->dv;
     }
+    uint64_t r = (uint64_t)rem;
     q += r >= g->dv - r;
     /* realtime + q or realtime - q, as the sign says */
     int64_t t = (int64_t)(g->realtime + ((q ^ g->sign) - g->sign));
@@ -98,7 +104,7 @@ static inline uint64_t dt_clock_segment_at(const dt_clock_segment *g, uint64_t x
 static inline int dt_clock_segment_map(const dt_clock_segment *g, uint64_t v, uint64_t *out)
 {
     uint64_t x = v - g->vendor;
-    if (x > UINT32_MAX || g->adr > UINT32_MAX) return 0;
+    if (x > UINT32_MAX || g->adr > UINT32_MAX || g->dv < 2) return 0;
     *out = dt_clock_segment_at(g, x);
     return 1;
 }

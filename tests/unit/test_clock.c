@@ -119,6 +119,37 @@ static void mapping_without_division_is_exact(void)
     }
 }
 
+/* One segment's map through its reciprocal against the division, rounded
+   half away from zero, over spans of every size the fast path takes (the
+   quotient through a reciprocal rounded up can start one above: then
+   corrected), times at exact multiples (a clock at realtime's rate), and
+   segments of 1 and 2 ns (1 ns: the division path). */
+static void segment_reciprocal_is_the_division(void)
+{
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < 400000; i++) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        uint64_t dv = i % 7 == 0 ? 2 + rng % 5 : 1 + (rng >> (i % 40 + 20)), adr = i % 3 ? dv : rng % UINT32_MAX;
+        if (adr > UINT32_MAX) adr = UINT32_MAX;
+        uint64_t x = (rng >> 13) % (dv < (1ull << 32) ? dv : (1ull << 32));
+        if (i % 5 == 0) x = dv < (1ull << 32) ? dv - 1 : UINT32_MAX;
+        dt_clock_segment g = {.vendor = 0, .realtime = 1ull << 62, .dv = dv, .adr = adr,
+                              .recip = dv >= 2 ? UINT64_MAX / dv + 1 : 0, .span = 1ull << 32, .sign = 0};
+        uint64_t mapped;
+        int fast = dt_clock_segment_map(&g, x, &mapped);
+        CHECK_EQ(fast, dv >= 2);
+        if (!fast) continue;
+        unsigned __int128 n = (unsigned __int128)x * adr;
+        uint64_t q = (uint64_t)(n / dv), r = (uint64_t)(n % dv);
+        q += r >= dv - r;
+        CHECK(mapped == (1ull << 62) + q, "x %llu * %llu / %llu: %llu, the division %llu", (unsigned long long)x,
+              (unsigned long long)adr, (unsigned long long)dv, (unsigned long long)(mapped - (1ull << 62)),
+              (unsigned long long)q);
+    }
+}
+
 static uint64_t fake_base;
 static int fake_clock(const void *ctx, uint64_t *ns)
 {
@@ -217,4 +248,5 @@ DT_TEST_MAIN(NULL, NULL,
              DT_TEST(single_sample_applies_offset_only),
              DT_TEST(identity_clock_is_unchanged),
              DT_TEST(mapping_without_division_is_exact),
+             DT_TEST(segment_reciprocal_is_the_division),
              DT_TEST(sampling_keeps_tightest_bracket))

@@ -25,7 +25,8 @@
 /* ------------------------------------------------------------------ */
 #define DT_ENGINE_MAX_KINDS 24
 #define DT_ENGINE_MAX_COUNTED 8
-#define DT_ENGINE_STRIPES 16
+#define DT_ENGINE_STRIPE_BITS 4
+#define DT_ENGINE_STRIPES (1 << DT_ENGINE_STRIPE_BITS)
 #define DT_ENGINE_MAX_ATTRIBUTES 8
 
 /* A counter of its own cache line. */
