@@ -12,12 +12,6 @@
  * count. ptiViewGetTimestamp returns the emulated clock, which is
  * CLOCK_REALTIME unless DEVTRACE_EMU_CLOCK_* or emu_set_clock move it (as a
  * program that set its own clock with ptiViewSetTimestampCallback would).
- *
- * Build variants (same source):
- *   EMU_PTI_MINIMAL    only the entry points every client needs (no
- *                      external correlation, no API names);
- *   EMU_PTI_NO_MARKER  without the emulator marker, standing in for a
- *                      real vendor library.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,10 +36,10 @@ EXPORT uint32_t ptiViewPushExternalCorrelationId(uint32_t, uint64_t);
 EXPORT uint32_t ptiViewPopExternalCorrelationId(uint32_t, uint64_t *);
 EXPORT uint32_t ptiViewGetApiIdName(uint32_t, uint32_t, const char **);
 
-#ifndef EMU_PTI_NO_MARKER
+/* The marker lives in its own section so that AddressSanitizer leaves it
+   alone. */
 EXPORT __attribute__((section(".rodata.devtrace_emu"))) const char devtrace_pti_emulator[] =
     "devtrace PTI emulator, ABI of pti_abi.h (PTI 0.17.0)";
-#endif
 
 /* A kind no PTI release defines, and the size of its records. */
 #define UNKNOWN_KIND 0x7ffffff0u
@@ -144,9 +138,7 @@ static size_t pti_record_size(emu_rec_kind kind)
     case EMU_REC_MEMSET: return sizeof(dt_pti_view_record_memory_fill);
     case EMU_REC_RUNTIME:
     case EMU_REC_DRIVER: return sizeof(dt_pti_view_record_api);
-#ifndef EMU_PTI_MINIMAL
     case EMU_REC_EXTERNAL: return sizeof(dt_pti_view_record_external_correlation);
-#endif
     case EMU_REC_UNKNOWN: return UNKNOWN_SIZE;
     default: return 0;
     }
@@ -404,9 +396,7 @@ static int kind_map(uint32_t kind, emu_rec_kind *out)
     case DT_PTI_VIEW_DEVICE_GPU_MEM_FILL: *out = EMU_REC_MEMSET; return 1;
     case DT_PTI_VIEW_RUNTIME_API: *out = EMU_REC_RUNTIME; return 1;
     case DT_PTI_VIEW_DRIVER_API: *out = EMU_REC_DRIVER; return 1;
-#ifndef EMU_PTI_MINIMAL
     case DT_PTI_VIEW_EXTERNAL_CORRELATION: *out = EMU_REC_EXTERNAL; return 1;
-#endif
     default: return 0;
     }
 }
@@ -517,7 +507,6 @@ EXPORT const char *ptiVersionString(void)
     return "0.17.0";
 }
 
-#ifndef EMU_PTI_MINIMAL
 EXPORT uint32_t ptiViewPushExternalCorrelationId(uint32_t kind, uint64_t id)
 {
     if (kind < DT_PTI_VIEW_EXTERNAL_KIND_UNKNOWN || kind > DT_PTI_VIEW_EXTERNAL_KIND_CUSTOM_3)
@@ -546,4 +535,3 @@ EXPORT uint32_t ptiViewGetApiIdName(uint32_t group, uint32_t id, const char **na
     *name = n;
     return DT_PTI_SUCCESS;
 }
-#endif /* EMU_PTI_MINIMAL */

@@ -599,6 +599,7 @@ dt_status dt_engine_start(const dt_backend *self, dt_session *s)
     if (v->clock_domain) dt_core_note(s, "vendor_clock", "%s", v->clock_domain);
     dt_engine_note_attributes(e, s);
     dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
+    dt_engine_note_interface(e, s);
     dt_core_set_library(s, e->lib.path, e->version);
     dt_engine_note_other_copies(e, s);
     e->sessions++;

@@ -124,6 +124,10 @@ DT_HIDDEN void dt_engine_note_refused_kinds(const dt_engine *e, dt_session *s, c
 DT_HIDDEN void dt_engine_note_attributes(const dt_engine *e, dt_session *s);
 DT_HIDDEN void dt_engine_note_graph_launches(const dt_engine *e, dt_session *s);
 DT_HIDDEN void dt_engine_note_counted(const dt_engine *e, dt_session *s);
+/* What the vendor's interface never gives, whatever the release: a
+   dropped-record count (dt_vendor.symbols names none), kernels' launch
+   configuration (the kernel layout has no grid). */
+DT_HIDDEN void dt_engine_note_interface(const dt_engine *e, dt_session *s);
 /* A note into s for every other copy of the vendor's library mapped in
    the process beside the one in use (engine_library.c). */
 DT_HIDDEN void dt_engine_note_other_copies(const dt_engine *e, dt_session *s);
