@@ -35,6 +35,9 @@ EXPORT const char *ptiVersionString(void);
 EXPORT uint32_t ptiViewPushExternalCorrelationId(uint32_t, uint64_t);
 EXPORT uint32_t ptiViewPopExternalCorrelationId(uint32_t, uint64_t *);
 EXPORT uint32_t ptiViewGetApiIdName(uint32_t, uint32_t, const char **);
+EXPORT int zeDriverGet(uint32_t *, void **);
+EXPORT int zeDeviceGet(void *, uint32_t *, void **);
+EXPORT int zeDeviceGetProperties(void *, dt_ze_device_properties *);
 
 /* The marker lives in its own section so that AddressSanitizer leaves it
    alone. */
@@ -534,4 +537,50 @@ EXPORT uint32_t ptiViewGetApiIdName(uint32_t group, uint32_t id, const char **na
     if (!n) return DT_PTI_ERROR_BAD_API_ID;
     *name = n;
     return DT_PTI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* The Level Zero driver the program has loaded                        */
+/* ------------------------------------------------------------------ */
+/* One driver listing the emulated devices in order, as Level Zero's loader
+   does (zeDriverGet, zeDeviceGet, zeDeviceGetProperties of ze_api.h). */
+#define ZE_RESULT_SUCCESS 0
+#define ZE_RESULT_ERROR_INVALID_NULL_POINTER 0x78000007
+#define ZE_RESULT_ERROR_INVALID_NULL_HANDLE 0x78000004
+#define EMU_ZE_DRIVER ((void *)(uintptr_t)0x7a0)
+
+EXPORT int zeDriverGet(uint32_t *count, void **drivers)
+{
+    if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (drivers && *count >= 1) drivers[0] = EMU_ZE_DRIVER;
+    *count = 1;
+    return ZE_RESULT_SUCCESS;
+}
+
+EXPORT int zeDeviceGet(void *driver, uint32_t *count, void **devices)
+{
+    if (driver != EMU_ZE_DRIVER) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    uint32_t n = (uint32_t)emu_device_count();
+    if (devices) {
+        if (*count < n) n = *count;
+        for (uint32_t i = 0; i < n; i++) devices[i] = (void *)(uintptr_t)(0x7b0000u + i);
+    }
+    *count = n;
+    return ZE_RESULT_SUCCESS;
+}
+
+EXPORT int zeDeviceGetProperties(void *device, dt_ze_device_properties *p)
+{
+    uintptr_t h = (uintptr_t)device;
+    if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (h < 0x7b0000u || h >= 0x7b0000u + (uintptr_t)emu_device_count()) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    uint32_t index = (uint32_t)(h - 0x7b0000u);
+    char pci[DT_PTI_MAX_PCI_ADDRESS_SIZE];
+    p->type = 1; /* ZE_DEVICE_TYPE_GPU */
+    p->vendorId = 0x8086;
+    p->deviceId = 0x0bd5;
+    device_ids(index, p->uuid, pci);
+    snprintf(p->name, sizeof p->name, "Intel(R) Data Center GPU Max 1550");
+    return ZE_RESULT_SUCCESS;
 }

@@ -24,6 +24,7 @@
 #include "backends/engine.h"
 #include "backends/pti_abi.h"
 
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -55,15 +56,33 @@ static void decode_fill(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
         [DT_F_THREAD] = DT_FIELD(dt_pti_view_record_api, _thread_id),                                     \
         [DT_F_RETURN_VALUE] = DT_FIELD(dt_pti_view_record_api, _return_code)}}
 
+/* Device work is decoded below (its device is a UUID); the fields say where
+   the rest is, for what walks records by their layouts (the decoder's fuzz
+   target and benchmark write and replace them). */
+#define WORK(T) [DT_F_START] = DT_FIELD(T, _start_timestamp), [DT_F_END] = DT_FIELD(T, _end_timestamp), \
+    [DT_F_CORRELATION] = DT_FIELD(T, _correlation_id), [DT_F_STREAM] = DT_FIELD(T, _sycl_queue_id)
+
 static const dt_record_layout records[] = {
     {.kind = DT_PTI_VIEW_DEVICE_GPU_KERNEL, .cls = DT_RC_KERNEL, .size = sizeof(dt_pti_view_record_kernel),
-     .decode = decode_kernel},
+     .decode = decode_kernel, .f = {WORK(dt_pti_view_record_kernel),
+        [DT_F_NAME] = DT_FIELD(dt_pti_view_record_kernel, _name),
+        [DT_F_QUEUED] = DT_FIELD(dt_pti_view_record_kernel, _append_timestamp),
+        [DT_F_SUBMITTED] = DT_FIELD(dt_pti_view_record_kernel, _submit_timestamp)}},
     {.kind = DT_PTI_VIEW_DEVICE_GPU_MEM_COPY, .cls = DT_RC_MEMCPY, .size = sizeof(dt_pti_view_record_memory_copy),
-     .decode = decode_copy},
+     .decode = decode_copy, .f = {WORK(dt_pti_view_record_memory_copy),
+        [DT_F_BYTES] = DT_FIELD(dt_pti_view_record_memory_copy, _bytes),
+        [DT_F_COPY_KIND] = DT_FIELD(dt_pti_view_record_memory_copy, _memcpy_type),
+        [DT_F_SRC_KIND] = DT_FIELD(dt_pti_view_record_memory_copy, _mem_src),
+        [DT_F_DST_KIND] = DT_FIELD(dt_pti_view_record_memory_copy, _mem_dst)}},
     {.kind = DT_PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P, .cls = DT_RC_MEMCPY,
-     .size = sizeof(dt_pti_view_record_memory_copy_p2p), .decode = decode_copy_p2p},
+     .size = sizeof(dt_pti_view_record_memory_copy_p2p), .decode = decode_copy_p2p, .f = {
+        WORK(dt_pti_view_record_memory_copy_p2p),
+        [DT_F_BYTES] = DT_FIELD(dt_pti_view_record_memory_copy_p2p, _bytes)}},
     {.kind = DT_PTI_VIEW_DEVICE_GPU_MEM_FILL, .cls = DT_RC_MEMSET, .size = sizeof(dt_pti_view_record_memory_fill),
-     .decode = decode_fill},
+     .decode = decode_fill, .f = {WORK(dt_pti_view_record_memory_fill),
+        [DT_F_BYTES] = DT_FIELD(dt_pti_view_record_memory_fill, _bytes),
+        [DT_F_VALUE] = DT_FIELD(dt_pti_view_record_memory_fill, _value_for_set),
+        [DT_F_MEMORY_KIND] = DT_FIELD(dt_pti_view_record_memory_fill, _mem_type)}},
     API(DT_PTI_VIEW_RUNTIME_API, DT_RC_RUNTIME),
     API(DT_PTI_VIEW_DRIVER_API, DT_RC_DRIVER),
     {.kind = DT_PTI_VIEW_EXTERNAL_CORRELATION, .cls = DT_RC_EXTERNAL,
@@ -124,6 +143,10 @@ static const char *const subdirs[] = {"lib", "pti/latest/lib", NULL};
 
 DT_ENGINE_DEFINE(pti, pti_vendor);
 
+static dt_status pti_start(const dt_backend *self, dt_session *s);
+static dt_status pti_flush(const dt_backend *self, dt_session *s);
+static dt_status pti_stop(const dt_backend *self, dt_session *s);
+
 const dt_backend dt_backend_pti = {
     .name = "pti",
     .vendor = "Intel GPU (PTI-SDK)",
@@ -133,7 +156,18 @@ const dt_backend dt_backend_pti = {
     /* PTI's kernel records carry no launch configuration or resources */
     .lacks = DT_BACKEND_LACKS_KERNEL_RESOURCES,
     .impl = &dt_engine_pti,
-    DT_ENGINE_METHODS,
+    .probe = dt_engine_probe,
+    .prepare = dt_engine_prepare,
+    .start = pti_start,
+    .flush = pti_flush,
+    .stop = pti_stop,
+    .clock = dt_engine_clock,
+    .push_external = dt_engine_push_external,
+    .pop_external = dt_engine_pop_external,
+    .attribute_by_api_enter = dt_engine_attribute_by_api_enter,
+    .release = dt_engine_release,
+    .fork_prepare = dt_engine_fork_prepare,
+    .fork_parent = dt_engine_fork_parent,
 };
 
 /* Explains the refusals a user can act on. */
@@ -206,42 +240,139 @@ static const dt_vendor pti_vendor = {
 /* ------------------------------------------------------------------ */
 /* Devices by UUID                                                     */
 /* ------------------------------------------------------------------ */
-/* The UUIDs seen in this process, numbered in order of appearance. */
+/* The devices as the Level Zero driver lists them (SYCL's, and torch.xpu's,
+   order with the Level Zero backend), asked where devtrace calls the vendor
+   itself (start, flush, stop: never while decoding, which may run inside
+   the vendor's buffer callbacks); and the UUIDs seen in this process, each
+   with devtrace's number for it: the driver's index where the driver listed
+   it when it was first seen, else the next number after the driver's
+   devices and those numbered already, in order of appearance. A number
+   once given stays for the process. */
 static struct {
     pthread_mutex_t lock;
+    uint32_t listed;
+    uint8_t listed_uuid[DT_MAX_DEVICES][DT_PTI_MAX_DEVICE_UUID_SIZE];
+    char listed_name[DT_MAX_DEVICES][DT_ZE_MAX_DEVICE_NAME];
     uint32_t count;
     uint8_t uuid[DT_MAX_DEVICES][DT_PTI_MAX_DEVICE_UUID_SIZE];
+    uint32_t id[DT_MAX_DEVICES];
+    char name[DT_MAX_DEVICES][DT_ZE_MAX_DEVICE_NAME];
 } devices = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* A Level Zero entry point: the PTI library's own (devtrace's emulator
+   stands for the driver there), the loaded driver's, or the process's. */
+static void *ze_symbol(void *loader, const char *name)
+{
+    void *p = dt_engine_pti.lib.handle ? dlsym(dt_engine_pti.lib.handle, name) : NULL;
+    if (!p && loader) p = dlsym(loader, name);
+    return p ? p : dlsym(RTLD_DEFAULT, name);
+}
+
+/* Ask the driver, where the program has loaded and initialised it, for its
+   devices. Never loads the driver; no devtrace lock held. */
+static void ze_list_devices(void)
+{
+    void *loader = dlopen("libze_loader.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    dt_zeDriverGet_fn driver_get = (dt_zeDriverGet_fn)ze_symbol(loader, "zeDriverGet");
+    dt_zeDeviceGet_fn device_get = (dt_zeDeviceGet_fn)ze_symbol(loader, "zeDeviceGet");
+    dt_zeDeviceGetProperties_fn props = (dt_zeDeviceGetProperties_fn)ze_symbol(loader, "zeDeviceGetProperties");
+    void *drivers[8];
+    uint32_t nd = 8, seen = 0;
+    static uint8_t uuid[DT_MAX_DEVICES][DT_PTI_MAX_DEVICE_UUID_SIZE];
+    static char name[DT_MAX_DEVICES][DT_ZE_MAX_DEVICE_NAME];
+    static pthread_mutex_t listing = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&listing);
+    if (driver_get && device_get && props && driver_get(&nd, drivers) == 0) {
+        for (uint32_t d = 0; d < nd && d < 8; d++) {
+            void *list[DT_MAX_DEVICES];
+            uint32_t n = DT_MAX_DEVICES;
+            if (device_get(drivers[d], &n, list) != 0) continue;
+            for (uint32_t i = 0; i < n && i < DT_MAX_DEVICES && seen < DT_MAX_DEVICES; i++) {
+                dt_ze_device_properties p;
+                memset(&p, 0, sizeof p);
+                p.stype = DT_ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+                if (props(list[i], &p) != 0) memset(p.uuid, 0, sizeof p.uuid), p.name[0] = '\0';
+                memcpy(uuid[seen], p.uuid, sizeof p.uuid);
+                memcpy(name[seen], p.name, DT_ZE_MAX_DEVICE_NAME - 1);
+                name[seen][DT_ZE_MAX_DEVICE_NAME - 1] = '\0';
+                seen++;
+            }
+        }
+        pthread_mutex_lock(&devices.lock);
+        devices.listed = seen;
+        memcpy(devices.listed_uuid, uuid, sizeof uuid);
+        memcpy(devices.listed_name, name, sizeof name);
+        pthread_mutex_unlock(&devices.lock);
+    }
+    pthread_mutex_unlock(&listing);
+    if (loader) dlclose(loader); /* the extra reference only */
+}
+
 /* The device number of a UUID (session lock held); the session is told the
-   device's PCI address and UUID the first time. UINT32_MAX: more devices
-   than devtrace numbers. */
+   device's name, PCI address and UUID the first time. UINT32_MAX: more
+   devices than devtrace numbers. */
 static uint32_t device_of(dt_session *s, const uint8_t *uuid, const char *pci)
 {
-    uint32_t id = UINT32_MAX;
+    uint32_t id = UINT32_MAX, slot = UINT32_MAX;
+    char model[DT_ZE_MAX_DEVICE_NAME];
     pthread_mutex_lock(&devices.lock);
     for (uint32_t i = 0; i < devices.count; i++)
         if (!memcmp(devices.uuid[i], uuid, DT_PTI_MAX_DEVICE_UUID_SIZE)) {
-            id = i;
+            slot = i;
             break;
         }
-    if (id == UINT32_MAX && devices.count < DT_MAX_DEVICES) {
-        id = devices.count++;
-        memcpy(devices.uuid[id], uuid, DT_PTI_MAX_DEVICE_UUID_SIZE);
+    if (slot == UINT32_MAX && devices.count < DT_MAX_DEVICES) {
+        slot = devices.count++;
+        memcpy(devices.uuid[slot], uuid, DT_PTI_MAX_DEVICE_UUID_SIZE);
+        devices.name[slot][0] = '\0';
+        uint32_t next = devices.listed;
+        for (uint32_t i = 0; i < slot; i++)
+            if (devices.id[i] >= next) next = devices.id[i] + 1;
+        devices.id[slot] = next;
+        for (uint32_t i = 0; i < devices.listed; i++)
+            if (!memcmp(devices.listed_uuid[i], uuid, DT_PTI_MAX_DEVICE_UUID_SIZE)) {
+                devices.id[slot] = i;
+                memcpy(devices.name[slot], devices.listed_name[i], DT_ZE_MAX_DEVICE_NAME);
+                break;
+            }
+    }
+    if (slot != UINT32_MAX) {
+        id = devices.id[slot];
+        memcpy(model, devices.name[slot], sizeof model);
     }
     pthread_mutex_unlock(&devices.lock);
-    if (id != UINT32_MAX && !dt_sink_has_device(s, id)) {
+    if (id != UINT32_MAX && id < DT_MAX_DEVICES && !dt_sink_has_device(s, id)) {
         dt_device_props p;
         memset(&p, 0, sizeof p);
         p.valid = 1;
         p.id = id;
         char hex[2 * DT_PTI_MAX_DEVICE_UUID_SIZE + 1];
         for (int i = 0; i < DT_PTI_MAX_DEVICE_UUID_SIZE; i++) snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
-        snprintf(p.name, sizeof p.name, "Intel GPU %.*s (UUID %s)", DT_PTI_MAX_PCI_ADDRESS_SIZE, pci, hex);
+        snprintf(p.name, sizeof p.name, "%.56s%sIntel GPU %.*s (UUID %s)", model, model[0] ? ", " : "",
+                 DT_PTI_MAX_PCI_ADDRESS_SIZE, pci, hex);
         p.absent = ~0u & ~(unsigned)DT_PROP_NAME;
         dt_core_set_device(s, &p);
     }
     return id;
+}
+
+/* The engine's methods, with the driver's devices listed first. */
+static dt_status pti_start(const dt_backend *self, dt_session *s)
+{
+    ze_list_devices();
+    return dt_engine_start(self, s);
+}
+
+static dt_status pti_flush(const dt_backend *self, dt_session *s)
+{
+    ze_list_devices();
+    return dt_engine_flush(self, s);
+}
+
+static dt_status pti_stop(const dt_backend *self, dt_session *s)
+{
+    ze_list_devices();
+    return dt_engine_stop(self, s);
 }
 
 /* A SYCL queue as a stream; records without one (work submitted through

@@ -17,9 +17,12 @@
  * head after 0.17 (which adds pti_view_record_kernel_v2 as an extension of
  * the kernel record, not used here). Nothing here is inferred; where the SDK
  * is installed (DT_HAVE_PTI_SDK, cmake/Pti.cmake) the block at the end
- * checks every offset and size devtrace reads against its headers. The SDK
- * is not installed where devtrace is built and tested today: that check has
- * not run.
+ * checks every offset, size and value devtrace reads against its headers.
+ * The SDK is not installed where devtrace is built and tested: the block
+ * has been compiled (gcc and clang, -Werror) only against the headers of
+ * the pti-0.17.0 tag with the two files its build generates
+ * (pti_version.h, pti_export.h) written by hand, where it passed, and
+ * failed when a field was moved.
  *
  * Names keep PTI's, prefixed dt_, so that each can be checked against the
  * SDK's own.
@@ -252,6 +255,39 @@ typedef void (*dt_pti_fptr_buffer_completed)(unsigned char *buffer, size_t buffe
 typedef void (*dt_pti_fptr_buffer_requested)(unsigned char **buffer_ptr, size_t *buffer_size_in_bytes);
 typedef uint64_t (*dt_pti_fptr_get_timestamp)(void);
 
+/* Level Zero (oneapi-src/level-zero include/ze_api.h, the same since 1.0):
+   what devtrace asks of the driver a program has loaded to number devices
+   as the driver does (SYCL's, and torch.xpu's, order with the Level Zero
+   backend): zeDriverGet, zeDeviceGet, zeDeviceGetProperties. */
+#define DT_ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES 0x3
+#define DT_ZE_MAX_DEVICE_NAME 256
+typedef struct dt_ze_device_properties {
+    uint32_t stype;                          /* ze_structure_type_t */
+    void *pNext;
+    uint32_t type;                           /* ze_device_type_t */
+    uint32_t vendorId;
+    uint32_t deviceId;
+    uint32_t flags;
+    uint32_t subdeviceId;
+    uint32_t coreClockRate;
+    uint64_t maxMemAllocSize;
+    uint32_t maxHardwareContexts;
+    uint32_t maxCommandQueuePriority;
+    uint32_t numThreadsPerEU;
+    uint32_t physicalEUSimdWidth;
+    uint32_t numEUsPerSubslice;
+    uint32_t numSubslicesPerSlice;
+    uint32_t numSlices;
+    uint64_t timerResolution;
+    uint32_t timestampValidBits;
+    uint32_t kernelTimestampValidBits;
+    uint8_t uuid[DT_PTI_MAX_DEVICE_UUID_SIZE]; /* ze_device_uuid_t */
+    char name[DT_ZE_MAX_DEVICE_NAME];
+} dt_ze_device_properties;
+typedef int (*dt_zeDriverGet_fn)(uint32_t *count, void **drivers);
+typedef int (*dt_zeDeviceGet_fn)(void *driver, uint32_t *count, void **devices);
+typedef int (*dt_zeDeviceGetProperties_fn)(void *device, dt_ze_device_properties *properties);
+
 #ifdef DT_HAVE_PTI_SDK
 /* The SDK's headers, where installed: every layout devtrace reads is theirs. */
 #include <pti/pti_view.h>
@@ -318,28 +354,33 @@ DT_PTI_SAME(dt_pti_view_record_api, pti_view_record_api, _thread_id);
 DT_PTI_SAME(dt_pti_view_record_api, pti_view_record_api, _correlation_id);
 DT_PTI_SAME(dt_pti_view_record_api, pti_view_record_api, _return_code);
 DT_PTI_SIZE(dt_pti_view_record_overhead, pti_view_record_overhead);
-_Static_assert(PTI_VIEW_DEVICE_GPU_KERNEL == DT_PTI_VIEW_DEVICE_GPU_KERNEL &&
-                   PTI_VIEW_DRIVER_API == DT_PTI_VIEW_DRIVER_API && PTI_VIEW_RUNTIME_API == DT_PTI_VIEW_RUNTIME_API &&
-                   PTI_VIEW_EXTERNAL_CORRELATION == DT_PTI_VIEW_EXTERNAL_CORRELATION &&
-                   PTI_VIEW_DEVICE_GPU_MEM_COPY == DT_PTI_VIEW_DEVICE_GPU_MEM_COPY &&
-                   PTI_VIEW_DEVICE_GPU_MEM_FILL == DT_PTI_VIEW_DEVICE_GPU_MEM_FILL &&
-                   PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P == DT_PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P,
+/* values compared as integers: the SDK's enums and devtrace's are different types */
+#define DT_PTI_EQ(theirs, ours) ((long long)(theirs) == (long long)(ours))
+_Static_assert(DT_PTI_EQ(PTI_VIEW_DEVICE_GPU_KERNEL, DT_PTI_VIEW_DEVICE_GPU_KERNEL) &&
+                   DT_PTI_EQ(PTI_VIEW_DRIVER_API, DT_PTI_VIEW_DRIVER_API) &&
+                   DT_PTI_EQ(PTI_VIEW_RUNTIME_API, DT_PTI_VIEW_RUNTIME_API) &&
+                   DT_PTI_EQ(PTI_VIEW_EXTERNAL_CORRELATION, DT_PTI_VIEW_EXTERNAL_CORRELATION) &&
+                   DT_PTI_EQ(PTI_VIEW_DEVICE_GPU_MEM_COPY, DT_PTI_VIEW_DEVICE_GPU_MEM_COPY) &&
+                   DT_PTI_EQ(PTI_VIEW_DEVICE_GPU_MEM_FILL, DT_PTI_VIEW_DEVICE_GPU_MEM_FILL) &&
+                   DT_PTI_EQ(PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P, DT_PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P),
                "pti_view_kind differs from devtrace's declaration");
-_Static_assert(PTI_STATUS_END_OF_BUFFER == DT_PTI_STATUS_END_OF_BUFFER &&
-                   PTI_ERROR_BAD_ARGUMENT == DT_PTI_ERROR_BAD_ARGUMENT &&
-                   PTI_ERROR_EXTERNAL_ID_QUEUE_EMPTY == DT_PTI_ERROR_EXTERNAL_ID_QUEUE_EMPTY &&
-                   PTI_ERROR_NOT_IMPLEMENTED == DT_PTI_ERROR_NOT_IMPLEMENTED,
+_Static_assert(DT_PTI_EQ(PTI_STATUS_END_OF_BUFFER, DT_PTI_STATUS_END_OF_BUFFER) &&
+                   DT_PTI_EQ(PTI_ERROR_BAD_ARGUMENT, DT_PTI_ERROR_BAD_ARGUMENT) &&
+                   DT_PTI_EQ(PTI_ERROR_EXTERNAL_ID_QUEUE_EMPTY, DT_PTI_ERROR_EXTERNAL_ID_QUEUE_EMPTY) &&
+                   DT_PTI_EQ(PTI_ERROR_NOT_IMPLEMENTED, DT_PTI_ERROR_NOT_IMPLEMENTED),
                "pti_result differs from devtrace's declaration");
-_Static_assert(PTI_VIEW_EXTERNAL_KIND_CUSTOM_3 == DT_PTI_VIEW_EXTERNAL_KIND_CUSTOM_3 &&
-                   PTI_API_GROUP_SYCL == DT_PTI_API_GROUP_SYCL && PTI_API_GROUP_LEVELZERO == DT_PTI_API_GROUP_LEVELZERO,
+_Static_assert(DT_PTI_EQ(PTI_VIEW_EXTERNAL_KIND_CUSTOM_3, DT_PTI_VIEW_EXTERNAL_KIND_CUSTOM_3) &&
+                   DT_PTI_EQ(PTI_API_GROUP_SYCL, DT_PTI_API_GROUP_SYCL) &&
+                   DT_PTI_EQ(PTI_API_GROUP_LEVELZERO, DT_PTI_API_GROUP_LEVELZERO),
                "pti_view_external_kind or pti_api_group_id differs from devtrace's declaration");
-_Static_assert(urEnqueueKernelLaunch_id == DT_PTI_urEnqueueKernelLaunch_id &&
-                   urEnqueueUSMMemcpy_id == DT_PTI_urEnqueueUSMMemcpy_id &&
-                   urEnqueueUSMFill_id == DT_PTI_urEnqueueUSMFill_id &&
-                   zeCommandListAppendLaunchKernel_id == DT_PTI_zeCommandListAppendLaunchKernel_id,
+_Static_assert(DT_PTI_EQ(urEnqueueKernelLaunch_id, DT_PTI_urEnqueueKernelLaunch_id) &&
+                   DT_PTI_EQ(urEnqueueUSMMemcpy_id, DT_PTI_urEnqueueUSMMemcpy_id) &&
+                   DT_PTI_EQ(urEnqueueUSMFill_id, DT_PTI_urEnqueueUSMFill_id) &&
+                   DT_PTI_EQ(zeCommandListAppendLaunchKernel_id, DT_PTI_zeCommandListAppendLaunchKernel_id),
                "PTI's API ids differ from devtrace's declaration");
 #undef DT_PTI_SAME
 #undef DT_PTI_SIZE
+#undef DT_PTI_EQ
 #endif
 
 #endif /* DT_BACKENDS_PTI_ABI_H */
