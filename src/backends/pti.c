@@ -356,11 +356,14 @@ static uint32_t device_of(dt_session *s, const uint8_t *uuid, const char *pci)
     return id;
 }
 
-/* The engine's methods, with the driver's devices listed first. */
+/* The engine's methods, with the driver's devices listed before any
+   record is decoded: at start once the library is loaded (its emulator
+   stands for the driver), before a flush and before the final one. */
 static dt_status pti_start(const dt_backend *self, dt_session *s)
 {
-    ze_list_devices();
-    return dt_engine_start(self, s);
+    dt_status st = dt_engine_start(self, s);
+    if (st == DT_OK) ze_list_devices();
+    return st;
 }
 
 static dt_status pti_flush(const dt_backend *self, dt_session *s)
