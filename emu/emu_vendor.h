@@ -301,6 +301,13 @@ struct emu_vendor {
        (emu_stream_capture), in the vendor's numbering; 0: the vendor has no
        graphs, and capturing changes nothing. */
     int32_t capture_error;
+    /* Optional: records of one core kind whose size differs by what they
+       say (PTI's peer-to-peer copies are larger than its other copies).
+       activity_size: bytes for a; size_at: bytes of the record at rec, of
+       which avail (>= 4) are valid, 0 if its kind is unknown. NULL:
+       record_size of the kind. */
+    size_t (*activity_size)(const emu_activity *a);
+    size_t (*size_at)(const uint8_t *rec, size_t avail);
 };
 
 /* Defined by the personality linked into the library. */

@@ -119,7 +119,8 @@ static int reserve_locked(int ln, size_t need)
 /* Write one record into a lane's buffer, or count it as dropped. */
 void core_write_record_locked(const emu_activity *a, unsigned flags, int ln)
 {
-    size_t size = emu_vendor_impl.record_size(a->kind);
+    size_t size = emu_vendor_impl.activity_size ? emu_vendor_impl.activity_size(a)
+                                                : emu_vendor_impl.record_size(a->kind);
     if (size == 0)
         return;
     size_t tail = emu_vendor_impl.tail_size ? emu_vendor_impl.tail_size(a) : 0;
@@ -434,7 +435,9 @@ static emu_status measure_record(const uint8_t *rec, size_t avail, size_t *size)
     if (avail < 4)
         return EMU_ST_TRUNCATED;
     emu_rec_kind k = emu_vendor_impl.record_kind(rec, avail);
-    size_t sz = k == EMU_REC_UNKNOWN ? 0 : emu_vendor_impl.record_size(k);
+    size_t sz = k == EMU_REC_UNKNOWN ? 0
+                : emu_vendor_impl.size_at ? emu_vendor_impl.size_at(rec, avail)
+                                          : emu_vendor_impl.record_size(k);
     if (sz == 0)
         return EMU_ST_UNKNOWN_KIND;
     if (sz > avail)

@@ -711,8 +711,6 @@ static dt_status mspti_start(const dt_backend *self, dt_session *s)
         atomic_store(&shared_stack.scope, probe_scope(e));
         shared_stack.library = e->lib.handle;
     }
-    dt_core_note(s, "launch_configuration", "kernel records carry no launch configuration (grid, block, "
-                    "registers, shared memory): written as 0");
     if (atomic_load(&shared_stack.scope) == STACK_SHARED) {
         atomic_store(&shared_stack.owner, 0); /* an earlier session's holder is gone */
         dt_core_note(s, "external_stack",

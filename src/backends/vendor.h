@@ -150,6 +150,11 @@ enum {
     /* records are CLOCK_REALTIME ns unless the library's timestamp function
        (then optional) says otherwise */
     DT_VCAP_CLOCK_REALTIME = 1u << 9,
+    /* the buffer-request callback takes (buffer, size): no record count */
+    DT_VCAP_REQUEST_PLAIN = 1u << 10,
+    /* the timestamp function returns the time (uint64_t f(void)) rather
+       than a result code with the time through a pointer */
+    DT_VCAP_TIMESTAMP_RETURNED = 1u << 11,
 };
 
 /* A value's name (synchronization types, overhead kinds, result codes). */

@@ -35,7 +35,7 @@
 /* The vendor entry points, as the engine calls them. Vendor enums are int
    sized, and vendor handles are pointers. */
 typedef int (*fn_kind)(uint32_t kind);
-typedef int (*fn_register)(void (*request)(uint8_t **, size_t *, size_t *), void (*complete)(void));
+typedef int (*fn_register)(void (*request)(void), void (*complete)(void));
 typedef int (*fn_u32)(uint32_t value);
 typedef int (*fn_u64p)(uint64_t *value);
 typedef int (*fn_dropped_ctx)(void *context, uint32_t stream, size_t *dropped);
@@ -137,7 +137,9 @@ static int register_buffers(dt_engine *e)
 {
     void (*complete)(void) = e->v->caps & DT_VCAP_COMPLETE_WITH_CONTEXT ? (void (*)(void))e->complete_context
                                                                        : (void (*)(void))e->complete_plain;
-    return SYM(e, fn_register, DT_SYM_REGISTER_CALLBACKS)(e->request, complete);
+    void (*request)(void) = e->v->caps & DT_VCAP_REQUEST_PLAIN ? (void (*)(void))e->request_plain
+                                                               : (void (*)(void))e->request;
+    return SYM(e, fn_register, DT_SYM_REGISTER_CALLBACKS)(request, complete);
 }
 
 static dt_status released_error(const dt_engine *e)
@@ -597,6 +599,7 @@ dt_status dt_engine_start(const dt_backend *self, dt_session *s)
     if (v->clock_domain) dt_core_note(s, "vendor_clock", "%s", v->clock_domain);
     dt_engine_note_attributes(e, s);
     dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
+    dt_engine_note_interface(e, s);
     dt_core_set_library(s, e->lib.path, e->version);
     dt_engine_note_other_copies(e, s);
     e->sessions++;
@@ -840,6 +843,10 @@ int dt_engine_clock(const dt_backend *self, uint64_t *ns)
     fn_u64p get = SYM(e, fn_u64p, DT_SYM_TIMESTAMP);
     if (!get && (e->v->caps & DT_VCAP_CLOCK_REALTIME)) {
         *ns = dt_realtime_ns();
+        return 0;
+    }
+    if (get && (e->v->caps & DT_VCAP_TIMESTAMP_RETURNED)) {
+        *ns = SYM(e, uint64_t (*)(void), DT_SYM_TIMESTAMP)();
         return 0;
     }
     return get && get(ns) == e->v->results.success ? 0 : -1;

@@ -39,6 +39,7 @@ typedef struct dt_engine {
     /* this vendor's buffer callbacks (DT_ENGINE_DEFINE): the vendor's
        shape decides which completion callback is registered */
     void (*request)(uint8_t **buffer, size_t *size, size_t *max_records);
+    void (*request_plain)(uint8_t **buffer, size_t *size);
     void (*complete_plain)(uint8_t *buffer, size_t size, size_t valid);
     void (*complete_context)(void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid);
     pthread_mutex_t lock;             /* load, arm, disarm; recursive (see engine.c) */
@@ -124,6 +125,10 @@ DT_HIDDEN void dt_engine_note_refused_kinds(const dt_engine *e, dt_session *s, c
 DT_HIDDEN void dt_engine_note_attributes(const dt_engine *e, dt_session *s);
 DT_HIDDEN void dt_engine_note_graph_launches(const dt_engine *e, dt_session *s);
 DT_HIDDEN void dt_engine_note_counted(const dt_engine *e, dt_session *s);
+/* What the vendor's interface never gives, whatever the release: a
+   dropped-record count (dt_vendor.symbols names none), kernels' launch
+   configuration (the kernel layout has no grid). */
+DT_HIDDEN void dt_engine_note_interface(const dt_engine *e, dt_session *s);
 /* A note into s for every other copy of the vendor's library mapped in
    the process beside the one in use (engine_library.c). */
 DT_HIDDEN void dt_engine_note_other_copies(const dt_engine *e, dt_session *s);
@@ -192,6 +197,7 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
     static const dt_vendor descriptor;                                                                    \
     DT_HIDDEN dt_engine dt_engine_##ident;                                                                \
     static void ident##_request(uint8_t **b, size_t *n, size_t *m) { dt_engine_request(&dt_engine_##ident, b, n, m); } \
+    static void ident##_request_plain(uint8_t **b, size_t *n) { dt_engine_request(&dt_engine_##ident, b, n, NULL); } \
     static void ident##_complete_plain(uint8_t *b, size_t n, size_t valid)                                \
     {                                                                                                     \
         dt_engine_complete(&dt_engine_##ident, NULL, 0, b, n, valid);                                     \
@@ -201,7 +207,8 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
         dt_engine_complete(&dt_engine_##ident, c, stream, b, n, valid);                                   \
     }                                                                                                     \
     dt_engine dt_engine_##ident = {                                                                       \
-        .v = &(descriptor), .request = ident##_request, .complete_plain = ident##_complete_plain,         \
+        .v = &(descriptor), .request = ident##_request, .request_plain = ident##_request_plain,         \
+        .complete_plain = ident##_complete_plain,         \
         .complete_context = ident##_complete_context, .lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,     \
         .decode_lock = PTHREAD_MUTEX_INITIALIZER, .devices_lock = PTHREAD_MUTEX_INITIALIZER,             \
         .pool = DT_POOL_SLOT_INIT,                                                                        \

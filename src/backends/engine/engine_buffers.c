@@ -49,7 +49,7 @@ static void charge_drops_to(dt_engine *e, uint64_t generation, size_t n)
 void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records)
 {
     *buffer = dt_pool_slot_get(&e->pool, size);
-    *max_records = 0;
+    if (max_records) *max_records = 0;
 }
 
 static dt_vendor_next_fn next_record(const dt_engine *e)

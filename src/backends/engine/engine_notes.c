@@ -122,3 +122,19 @@ void dt_engine_note_counted(const dt_engine *e, dt_session *s)
     }
     if (used) dt_core_note(s, rec->counted_key, "%s: %s", rec->counted_what, text);
 }
+
+void dt_engine_note_interface(const dt_engine *e, dt_session *s)
+{
+    const dt_vendor *v = e->v;
+    if (!e->specs[DT_SYM_DROPPED].name[0])
+        dt_core_note(s, "dropped_records", "records the vendor drops are not counted: the %s interface has no "
+                        "dropped-record count", v->backend->vendor);
+    for (uint32_t i = 0; i < v->records.kind_count; i++) {
+        const dt_record_layout *l = dt_decoder_layout(&e->decoder, v->records.kinds[i].kind);
+        if (l && l->cls == DT_RC_KERNEL && !l->f[DT_F_GRID_X].size) {
+            dt_core_note(s, "launch_configuration", "kernel records carry no launch configuration (grid, block, "
+                            "registers, shared memory): written as 0");
+            return;
+        }
+    }
+}
