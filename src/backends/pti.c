@@ -21,7 +21,7 @@
  *    its PCI address and UUID.
  * The layouts are pti_abi.h's, read from PTI 0.17.0's public headers.
  */
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 #include "backends/pti_abi.h"
 
 #include <dlfcn.h>
