@@ -113,6 +113,7 @@ typedef enum dt_vendor_symbol {
     DT_SYM_ENABLE_CALLBACK,      /* dt_vendor_callbacks.context_created */
     DT_SYM_ENABLE_DRIVER_API,    /* dt_vendor_api_ids.quiet_driver */
     DT_SYM_SET_ATTRIBUTE,        /* dt_vendor.attributes */
+    DT_SYM_INIT,                 /* dt_vendor_library.init_on_load */
     DT_SYM_COUNT
 } dt_vendor_symbol;
 #define DT_SYM_REQUIRED_COUNT DT_SYM_DROPPED
@@ -150,6 +151,9 @@ enum {
     /* records are CLOCK_REALTIME ns unless the library's timestamp function
        (then optional) says otherwise */
     DT_VCAP_CLOCK_REALTIME = 1u << 9,
+    /* the timestamp function takes nothing and returns the time
+       (uint64_t f(void)) rather than a result code */
+    DT_VCAP_TIMESTAMP_RETURNED = 1u << 10,
 };
 
 /* A value's name (synchronization types, overhead kinds, result codes). */
@@ -211,6 +215,9 @@ typedef struct dt_vendor_library {
        emulator: layouts and numbers inferred rather than read from the
        vendor's headers. NULL: none. */
     const char *layout_note;
+    /* The library must be initialised (<prefix>Init, then required) before
+       any other call: called once for each library the engine adopts. */
+    int init_on_load;
 } dt_vendor_library;
 
 /* Constants of the activity API. */
