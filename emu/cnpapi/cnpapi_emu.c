@@ -18,11 +18,8 @@
  *    carries the same correlation id (how a real CNCL call's records relate
  *    is to be checked on hardware).
  *
- * Build variants (same source):
- *   EMU_CNPAPI_MINIMAL    without the optional entry points (no callbacks,
- *                         no names, no external correlation);
- *   EMU_CNPAPI_NO_MARKER  without the emulator marker, standing in for a
- *                         real vendor library.
+ * Build variant (same source): EMU_CNPAPI_MINIMAL, without the optional
+ * entry points (no callbacks, no names, no external correlation).
  */
 #include <stdint.h>
 #include <string.h>
@@ -68,12 +65,10 @@ EXPORT cnpapiResult cnpapiGetCallbackName(cnpapi_CallbackDomain domain, uint32_t
 EXPORT cnpapiResult cnpapiGetResultString(cnpapiResult result, const char **text);
 #endif
 
-#ifndef EMU_CNPAPI_NO_MARKER
 /* In its own section, as every emulator's marker (AddressSanitizer and
    variants loaded into one process). */
 EXPORT __attribute__((section(".rodata.devtrace_emu"))) const char devtrace_emulator_cnpapi[] =
     "devtrace cnpapi emulator, ABI of cnpapi_abi.h";
-#endif
 
 static int initialised;
 
@@ -319,6 +314,9 @@ const struct emu_vendor emu_vendor_impl = {
     .clock_counter = 1,
     .clock_offset_ns = 950400000000000,
     .clock_drift_ppm = 9.0,
+    /* no dropped-record query: drops the vendor tells are not drops it can
+       exhibit (a client that lends no buffer still loses records, untold) */
+    .unsupported_faults = (1u << EMU_FAULT_VENDOR_DROPPED) | (1u << EMU_FAULT_NO_BUFFER),
 };
 
 /* ------------------------------------------------------------------ */
@@ -332,7 +330,7 @@ static cnpapiResult result_of(emu_status st)
     case EMU_ST_BUSY: return CNPAPI_ERROR_ALREADY_IN_USE;
     case EMU_ST_NOT_SUBSCRIBED: return CNPAPI_ERROR_INVALID_ARGUMENT;
     case EMU_ST_END: return CNPAPI_ERROR_MAX_LIMIT_REACHED;
-    case EMU_ST_UNKNOWN_KIND: return CNPAPI_ERROR_UNKNOWN;
+    case EMU_ST_UNKNOWN_KIND: return CNPAPI_ERROR_UNKNOWN; /* no INVALID_KIND in cnpapiResult */
     case EMU_ST_TRUNCATED: return CNPAPI_ERROR_INVALID_ARGUMENT;
     }
     return CNPAPI_ERROR_UNKNOWN;

@@ -148,8 +148,11 @@ static void decode_cncl(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
 static dt_status cnpapi_start(const dt_backend *self, dt_session *s)
 {
     dt_status st = dt_engine_start(self, s);
-    if (st == DT_OK) learn_cncl_names(self->impl);
-    return st;
+    if (st != DT_OK) return st;
+    learn_cncl_names(self->impl);
+    dt_core_note(s, "launch_configuration", "kernel records carry the task's dimensions (grid) and no block "
+                    "dimensions, registers or shared memory: a BANG C launch has none");
+    return DT_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -178,11 +181,11 @@ static const dt_vendor cnpapi_vendor = {
                          .default_root = "/usr/local/neuware", .subdirs = subdirs,
                          .hint = "install Cambricon's Neuware (CNToolkit) and set NEUWARE_HOME"},
                 .symbol_prefix = "cnpapi",
-                /* CNPAPI has no dropped-record query, no thread-id type, no
-                   all-domains switch; its version function takes three ints */
-                .symbols = {[DT_SYM_DROPPED] = DT_SYM_NONE, [DT_SYM_SET_THREAD_ID_TYPE] = DT_SYM_NONE,
-                            [DT_SYM_ENABLE_ALL_DOMAINS] = DT_SYM_NONE, [DT_SYM_VERSION] = DT_SYM_NONE,
-                            [DT_SYM_FLUSH_PERIOD] = DT_SYM_NONE},
+                /* its version function (cnpapiGetLibVersion) takes three
+                   ints, and one set of layouts needs no version; CNPAPI has
+                   no dropped-record query and no thread-id type, which the
+                   probe and the trace say as for any missing entry point */
+                .symbols = {[DT_SYM_VERSION] = DT_SYM_NONE},
                 .emulator_marker = DEVTRACE_CNPAPI_EMULATOR_MARKER,
                 .layout_note = "CNPAPI's record layouts are read from a public copy of Cambricon's "
                                "cnpapi_activity_api.h (2022), its CNCL domain and callback ids inferred: "
@@ -191,9 +194,11 @@ static const dt_vendor cnpapi_vendor = {
     .caps = DT_VCAP_TIMESTAMP_RETURNED,
     .results = {.success = CNPAPI_SUCCESS, .invalid_parameter = CNPAPI_ERROR_INVALID_ARGUMENT,
                 .max_limit_reached = CNPAPI_ERROR_MAX_LIMIT_REACHED, .queue_empty = INT_MIN,
-                .invalid_kind = INT_MIN, .not_compatible = CNPAPI_ERROR_UNSUPPORTED_DRIVER_VERSION,
+                /* no INVALID_KIND in cnpapiResult: a record of a type the
+                   library does not know answers UNKNOWN (inferred) */
+                .invalid_kind = CNPAPI_ERROR_UNKNOWN, .not_compatible = CNPAPI_ERROR_UNSUPPORTED_DRIVER_VERSION,
                 .not_initialized = CNPAPI_ERROR_NOT_INITIALIZED,
-                .multiple_subscribers = CNPAPI_ERROR_ALREADY_IN_USE, .unknown = CNPAPI_ERROR_UNKNOWN},
+                .multiple_subscribers = CNPAPI_ERROR_ALREADY_IN_USE, .unknown = INT_MIN},
     .activity = {.flush_forced = 0, .external_kind = CNPAPI_EXTERNAL_CORRELATION_TYPE_CUSTOM0},
     .callbacks = {.domain_runtime = CNPAPI_CB_DOMAIN_CNRT_API, .domain_driver = CNPAPI_CB_DOMAIN_CNDRV_API,
                   .api_enter = CNPAPI_API_ENTER, .site_offset = offsetof(cnpapi_CallbackData, callbackSite),
