@@ -45,7 +45,7 @@ EXPORT cnpapiResult cnpapiRelease(void);
 EXPORT uint64_t cnpapiGetTimestamp(void);
 EXPORT cnpapiResult cnpapiGetLibVersion(int *major, int *minor, int *patch);
 EXPORT cnpapiResult cnpapiGetDeviceCount(int *count);
-EXPORT cnpapiResult cnpapiActivityRegisterCallbacks(cnpapi_request request, cnpapi_complete complete);
+EXPORT cnpapiResult cnpapiActivityRegisterCallbacks(dt_cnpapi_request_fn request, dt_cnpapi_complete_fn complete);
 EXPORT cnpapiResult cnpapiActivityEnable(cnpapiActivityType type);
 EXPORT cnpapiResult cnpapiActivityDisable(cnpapiActivityType type);
 EXPORT cnpapiResult cnpapiActivityFlushAll(void);
@@ -282,7 +282,7 @@ static void cnpapi_write_record(uint8_t *dst, const emu_activity *a)
 
 static void cnpapi_complete_buffer(void (*client_fn)(void), uint8_t *buffer, size_t size, size_t valid_size)
 {
-    ((cnpapi_complete)(void *)client_fn)((uint64_t *)(void *)buffer, size, valid_size);
+    ((dt_cnpapi_complete_fn)(void *)client_fn)((uint64_t *)(void *)buffer, size, valid_size);
 }
 
 static void cnpapi_invoke_callback(void (*client_fn)(void), void *userdata, const emu_api_call *call)
@@ -375,7 +375,7 @@ cnpapiResult cnpapiGetDeviceCount(int *count)
     return CNPAPI_SUCCESS;
 }
 
-cnpapiResult cnpapiActivityRegisterCallbacks(cnpapi_request request, cnpapi_complete complete)
+cnpapiResult cnpapiActivityRegisterCallbacks(dt_cnpapi_request_fn request, dt_cnpapi_complete_fn complete)
 {
     if (!ready()) return CNPAPI_ERROR_NOT_INITIALIZED;
     return result_of(emu_core_register_buffers((emu_request_fn)(void *)request, (emu_generic_fn)(void *)complete));

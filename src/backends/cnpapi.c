@@ -158,7 +158,7 @@ static dt_status cnpapi_start(const dt_backend *self, dt_session *s)
 /* ------------------------------------------------------------------ */
 /* The backend                                                         */
 /* ------------------------------------------------------------------ */
-DT_ENGINE_DEFINE(cnpapi_engine, cnpapi_vendor); /* not "cnpapi": its functions would take CNPAPI's type names */
+DT_ENGINE_DEFINE(cnpapi, cnpapi_vendor);
 
 const dt_backend dt_backend_cnpapi = {
     .name = "cnpapi",
@@ -167,7 +167,7 @@ const dt_backend dt_backend_cnpapi = {
     .library_env = "DEVTRACE_CNPAPI_LIBRARY",
     .caps = DT_BACKEND_FLIGHT_RECORDER,
     .lacks = DT_BACKEND_LACKS_KERNEL_RESOURCES,
-    .impl = &dt_engine_cnpapi_engine,
+    .impl = &dt_engine_cnpapi,
     .probe = dt_engine_probe, .prepare = dt_engine_prepare, .start = cnpapi_start,
     .flush = dt_engine_flush, .stop = dt_engine_stop, .clock = dt_engine_clock,
     .push_external = dt_engine_push_external, .pop_external = dt_engine_pop_external,

@@ -249,9 +249,11 @@ typedef struct cnpapi_CallbackData {
     uint64_t reserved1, reserved2, reserved3;
 } cnpapi_CallbackData;
 
-/* [H1] the buffer callbacks: no context, no queue */
-typedef void (*cnpapi_request)(uint64_t **buffer, size_t *size, size_t *maxNumRecords);
-typedef void (*cnpapi_complete)(uint64_t *buffer, size_t size, size_t validSize);
+/* [H1] the buffer callbacks, cnpapi_request and cnpapi_complete there (named
+   otherwise here: the engine's callbacks of a vendor named cnpapi take those
+   names): no context, no queue */
+typedef void (*dt_cnpapi_request_fn)(uint64_t **buffer, size_t *size, size_t *maxNumRecords);
+typedef void (*dt_cnpapi_complete_fn)(uint64_t *buffer, size_t size, size_t validSize);
 /* [H2] */
 typedef void (*cnpapi_CallbackFunc)(void *userdata, cnpapi_CallbackDomain domain, cnpapi_CallbackId cbid,
                                     const void *cbdata);
