@@ -186,8 +186,11 @@ dt_status dt_engine_load(dt_engine *e)
     if (e->v->library.init_on_load) {
         int r = SYM(&l, int (*)(void), DT_SYM_INIT)();
         if (r != e->v->results.success) {
-            dt_status st2 = dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s returned %d", e->v->backend->name,
-                                     l.specs[DT_SYM_INIT].name, r);
+            fn_result_string text_of = SYM(&l, fn_result_string, DT_SYM_RESULT_STRING);
+            const char *text = NULL;
+            if (!text_of || text_of(r, &text) != e->v->results.success || !text) text = "an error";
+            dt_status st2 = dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s returned %s (%d): %s cannot record here",
+                                     e->v->backend->name, l.specs[DT_SYM_INIT].name, text, r, l.lib.path);
             dlclose(l.lib.handle);
             return st2;
         }
