@@ -5,13 +5,13 @@
  *
  * Sources (public; reference only, nothing copied but the ABI facts):
  *   [H1] cnpapi_activity_api.h, "Copyright 2022 Cambricon, Inc.", Apache-2.0,
- *        as vendored in a public repository of the code index (the index
- *        names no repository for it): activity types, records, external
- *        correlation, buffer callbacks, the activity entry points;
+ *        a copy vendored in public projects (no release number in it):
+ *        activity types, records, external correlation, buffer callbacks,
+ *        the activity entry points;
  *   [H2] callbackapi_types.h, "Copyright 2021 Cambricon, Inc.", Apache-2.0
- *        (same index): cnpapi_CallbackData, cnpapi_CallbackDomain up to
- *        CNNL_EXTRA_API, the callback signature;
- *   [H3] cnpapi_types.h and cnpapi.h (same index): cnpapiResult values,
+ *        (likewise vendored): cnpapi_CallbackData, cnpapi_CallbackDomain up
+ *        to CNNL_EXTRA_API, the callback signature;
+ *   [H3] cnpapi_types.h and cnpapi.h (likewise): cnpapiResult values,
  *        cnpapiInit, cnpapiGetTimestamp (returns the time), cnpapiRelease,
  *        cnpapiGetLibVersion, cnpapiGetResultString;
  *   [U1] DeepLink-org/deeplink.framework,
@@ -20,13 +20,16 @@
  *        cnpapiEnableCallback per domain, CNCL_API and CNNL_EXTRA_API
  *        kinds, cnpapiGetCallbackName(domain, cbid, &name), the
  *        CUSTOM0/CUSTOM1 external kinds, cnpapiGetTimestamp's own epoch;
- *   [U2] PaddlePaddle's MLU tracer (paddle/fluid/platform/profiler/mlu/
- *        mlu_tracer.cc, cnpapi_data_process.cc) and its custom-device
- *        plugin: cnpapiActivityGetNextRecord ends with MAX_LIMIT_REACHED
- *        (or INSUFFICIENT_MEMORY), cnpapiActivityFlushAll() takes nothing;
- *   [U3] Cambricon/torch_mlu's Kineto fork and Oneflow's MLU profiler:
- *        CNPAPI_CNDRV_TRACE_CBID_cnInvokeKernel is the launch, kernel
- *        `received`/`queued` timestamps.
+ *   [U2] PaddlePaddle's MLU tracer (MluTracer::ProcessCnpapiActivity,
+ *        details::ProcessCnpapiActivityRecord) and its custom-device MLU
+ *        profiler plugin: cnpapiActivityGetNextRecord ends with
+ *        MAX_LIMIT_REACHED (or INSUFFICIENT_MEMORY), cnpapiActivityFlushAll()
+ *        takes nothing, cnpapiInit before RegisterCallbacks, cnpapiRelease;
+ *   [U3] Cambricon/torch_mlu, third_party/kineto_mlu/libkineto/src/
+ *        (CnpapiActivityApi.cpp, its tests) and Oneflow's MLU profiler
+ *        (oneflow/core/profiler): CNPAPI_CNDRV_TRACE_CBID_cnInvokeKernel is
+ *        the launch, cnpapiEnableCallback per domain (CNCL included),
+ *        kernel `received`/`queued` timestamps.
  *
  * READ from [H1]-[H3]: every record layout below (field order and types;
  * offsets follow from LP64 alignment with 4-byte enums, which is how gcc and
