@@ -113,6 +113,7 @@ typedef enum dt_vendor_symbol {
     DT_SYM_ENABLE_CALLBACK,      /* dt_vendor_callbacks.context_created */
     DT_SYM_ENABLE_DRIVER_API,    /* dt_vendor_api_ids.quiet_driver */
     DT_SYM_SET_ATTRIBUTE,        /* dt_vendor.attributes */
+    DT_SYM_INIT,                 /* dt_vendor_library.init_on_load */
     DT_SYM_COUNT
 } dt_vendor_symbol;
 #define DT_SYM_REQUIRED_COUNT DT_SYM_DROPPED
@@ -216,6 +217,9 @@ typedef struct dt_vendor_library {
        emulator: layouts and numbers inferred rather than read from the
        vendor's headers. NULL: none. */
     const char *layout_note;
+    /* The library must be initialised (<prefix>Init, then required) before
+       any other call: called once for each library the engine adopts. */
+    int init_on_load;
 } dt_vendor_library;
 
 /* Constants of the activity API. */

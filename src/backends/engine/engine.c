@@ -841,12 +841,12 @@ int dt_engine_clock(const dt_backend *self, uint64_t *ns)
 {
     const dt_engine *e = self->impl;
     fn_u64p get = SYM(e, fn_u64p, DT_SYM_TIMESTAMP);
-    if (!get && (e->v->caps & DT_VCAP_CLOCK_REALTIME)) {
-        *ns = dt_realtime_ns();
+    if (get && (e->v->caps & DT_VCAP_TIMESTAMP_RETURNED)) {
+        *ns = ((uint64_t (*)(void))(void *)get)();
         return 0;
     }
-    if (get && (e->v->caps & DT_VCAP_TIMESTAMP_RETURNED)) {
-        *ns = SYM(e, uint64_t (*)(void), DT_SYM_TIMESTAMP)();
+    if (!get && (e->v->caps & DT_VCAP_CLOCK_REALTIME)) {
+        *ns = dt_realtime_ns();
         return 0;
     }
     return get && get(ns) == e->v->results.success ? 0 : -1;

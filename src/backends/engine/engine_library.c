@@ -43,6 +43,7 @@ static const char *const symbol_suffix[DT_SYM_COUNT] = {
     [DT_SYM_ENABLE_CALLBACK] = "EnableCallback",
     [DT_SYM_ENABLE_DRIVER_API] = "ActivityEnableDriverApi",
     [DT_SYM_SET_ATTRIBUTE] = "ActivitySetAttribute",
+    [DT_SYM_INIT] = "Init",
 };
 
 /* The library as one load found it; adopted by the engine when used. */
@@ -140,8 +141,9 @@ static dt_status open_library(const dt_vendor *v, loaded *l)
             name = l->names[i];
         }
         l->specs[i].name = name;
-        l->specs[i].required = i < DT_SYM_REQUIRED_COUNT &&
-                               !(i == DT_SYM_TIMESTAMP && (v->caps & DT_VCAP_CLOCK_REALTIME));
+        l->specs[i].required = (i < DT_SYM_REQUIRED_COUNT &&
+                                !(i == DT_SYM_TIMESTAMP && (v->caps & DT_VCAP_CLOCK_REALTIME))) ||
+                               (i == DT_SYM_INIT && v->library.init_on_load);
     }
     st = dt_library_bind(&l->lib, &spec, l->specs, DT_SYM_COUNT, l->sym);
     if (st != DT_OK) return st;
@@ -180,6 +182,18 @@ dt_status dt_engine_load(dt_engine *e)
     if (e->loaded && (e->early || e->subscribed)) {
         dt_log("%s: keeping %s, armed already, rather than %s", e->v->backend->name, e->lib.path, l.lib.path);
         return DT_OK;
+    }
+    if (e->v->library.init_on_load) {
+        int r = SYM(&l, int (*)(void), DT_SYM_INIT)();
+        if (r != e->v->results.success) {
+            fn_result_string text_of = SYM(&l, fn_result_string, DT_SYM_RESULT_STRING);
+            const char *text = NULL;
+            if (!text_of || text_of(r, &text) != e->v->results.success || !text) text = "an error";
+            dt_status st2 = dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s returned %s (%d): %s cannot record here",
+                                     e->v->backend->name, l.specs[DT_SYM_INIT].name, text, r, l.lib.path);
+            dlclose(l.lib.handle);
+            return st2;
+        }
     }
     /* A different library than last time (tests switch variants): the
        previous one stays loaded, it is simply no longer used. */
