@@ -18,7 +18,7 @@
  * Validated only against devtrace's emulator (emu/cnpapi).
  */
 #include "backends/cnpapi_abi.h"
-#include "backends/engine.h"
+#include "backends/engine/engine.h"
 
 #include <limits.h>
 #include <stdio.h>
