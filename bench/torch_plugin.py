@@ -11,6 +11,11 @@ accelerator (one kernel and one runtime call per op), recorded three ways:
   DEVTRACE_LIBRARY=build/libdevtrace.so PYTHONPATH=python DEVTRACE_TOPSPTI_LIBRARY=build/emu/libtopspti.so \\
       python3 bench/torch_plugin.py [OPS] [ROUNDS]
 
+With BENCH_PLUGIN_BEFORE=DIR (a copy of python/ from another commit, e.g.
+`git worktree add` or `git archive` of it), a fourth mode "before" runs the
+plugin of DIR (built into DIR's own torch extension folder), so that a change
+to the plugin is measured against the old one in the same run.
+
 Each (mode, round) is a fresh process (a plugin cannot be unregistered from
 Kineto); rounds are interleaved so that the machine's load falls on every
 mode alike. "stop" is the profiler's __exit__ (for torch.profiler: Kineto's
@@ -43,7 +48,7 @@ def child(mode, ops, out):
     import torch
 
     emu_path = os.environ["DEVTRACE_%s_LIBRARY" % BACKEND.upper()]
-    if mode == "plugin":
+    if mode in ("plugin", "before"):
         import devtrace.torch
         devtrace.torch.enable(backend=BACKEND)
     emu = ctypes.CDLL(emu_path)
@@ -97,7 +102,7 @@ def child(mode, ops, out):
         t1 = time.perf_counter()
         prof.export_chrome_trace(trace)
         t2 = time.perf_counter()
-        if mode == "plugin":
+        if mode in ("plugin", "before"):
             import devtrace.torch
             result["plugin"] = devtrace.torch.last_session()
     result.update(stop=t1 - t0, write=t2 - t1, bytes=os.path.getsize(trace))
@@ -111,15 +116,20 @@ def fmt(values):
 def main():
     ops = int(sys.argv[1]) if len(sys.argv) > 1 else 300_000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    modes = ("torch", "plugin", "devtrace")
+    before = os.environ.get("BENCH_PLUGIN_BEFORE")
+    modes = ("torch", "plugin", "devtrace") + (("before",) if before else ())
     times = {m: {"stop": [], "write": [], "total": []} for m in modes}
     load0 = os.getloadavg()
     info = {}
     with tempfile.TemporaryDirectory() as out:
         for r in range(rounds):
             for m in modes:
+                env = dict(os.environ)
+                if m == "before":
+                    env["PYTHONPATH"] = before
+                    env["TORCH_EXTENSIONS_DIR"] = os.path.join(before, ".torch_extensions")
                 res = subprocess.run([sys.executable, __file__, "--child", m, str(ops), out],
-                                     capture_output=True, text=True)
+                                     capture_output=True, text=True, env=env)
                 if res.returncode != 0:
                     sys.exit("%s failed:\n%s" % (m, res.stderr[-4000:]))
                 got = json.loads(res.stdout.strip().splitlines()[-1])
@@ -139,6 +149,13 @@ def main():
     part = [p - t for p, t in zip(times["plugin"]["total"], times["torch"]["total"])]
     part_stop = [p - t for p, t in zip(times["plugin"]["stop"], times["torch"]["stop"])]
     print("plugin's part (plugin - torch, per round): stop %s   total %s" % (fmt(part_stop), fmt(part)))
+    if before:
+        old = [p - t for p, t in zip(times["before"]["total"], times["torch"]["total"])]
+        old_stop = [p - t for p, t in zip(times["before"]["stop"], times["torch"]["stop"])]
+        print("before's part (before - torch, per round): stop %s   total %s" % (fmt(old_stop), fmt(old)))
+        print("plugin's part / before's part (medians): stop %.2f   total %.2f"
+              % (statistics.median(part_stop) / statistics.median(old_stop),
+                 statistics.median(part) / statistics.median(old)))
     print("torch.profiler with the plugin / devtrace's own pipeline (medians of stop + write): %.1fx"
           % (statistics.median(times["plugin"]["total"]) / statistics.median(times["devtrace"]["total"])))
 
