@@ -144,6 +144,39 @@ def test_each_activity_is_linked_to_the_op_that_launched_it(plain):
         assert e["args"]["device"] == call["device"] and e["args"]["stream"] == call["stream"]
 
 
+def test_args_of_each_kind(plain):
+    """The args torch's trace shows for each kind handed over, as the
+    plugin writes them from devtrace's records: the same keys on every
+    event of a kind, each value the record's."""
+    _, result, trace = plain
+    kernel_keys = {"device", "stream", "context", "correlation", "grid", "block", "registers per thread",
+                   "shared memory", "queued"}
+    copy_keys = {"device", "stream", "context", "correlation", "bytes", "memory bandwidth (GB/s)"}
+    calls = launched_by(result)
+    for e in device_events(trace):
+        args = dict(e["args"])
+        args.pop("External id", None)
+        if e["cat"] == "kernel":
+            assert set(args) == kernel_keys, e
+            for k in ("grid", "block"):
+                assert len(args[k]) == 3 and all(isinstance(v, int) and v >= 0 for v in args[k]), e  # 0: not said
+            assert all(isinstance(args[k], int) and args[k] >= 0
+                       for k in ("registers per thread", "shared memory", "queued")), e
+        else:
+            assert set(args) == copy_keys, e
+            assert identity(e) in calls, e  # the bytes of a copy or fill an op made
+            dur_ns = round(e["dur"] * 1000)
+            assert args["memory bandwidth (GB/s)"] == pytest.approx(args["bytes"] / dur_ns if dur_ns else 0, rel=1e-9)
+        assert all(isinstance(args[k], int) for k in ("device", "stream", "context", "correlation")), e
+    apis = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") in API_CATS]
+    assert apis
+    for e in apis:
+        args = dict(e["args"])
+        args.pop("External id", None)
+        assert set(args) == {"cbid", "correlation", "return code"}, e
+        assert isinstance(args["cbid"], int) and args["correlation"] > 0 and args["return code"] == 0, e
+
+
 def test_flows_pair(plain):
     _, result, trace = plain
     events = trace["traceEvents"]

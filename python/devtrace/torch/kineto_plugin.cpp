@@ -35,7 +35,9 @@
 
 #include <devtrace/devtrace.h>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -44,6 +46,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -149,6 +152,140 @@ struct Counts {
     uint64_t flows = 0;
     uint64_t user_spans = 0;         /* gpu_user_annotation spans */
     uint64_t pop_mismatch = 0;       /* pops Kineto forwarded that were not ours */
+};
+
+/* A device activity or API call as torch.profiler gets it. Its args are
+   kept as the typed fields they are written from, and written as JSON text
+   when Kineto or torch asks for them (torch's collation at stop, the
+   trace's write), rather than held per event as a map of strings. A
+   collective's text args (few per run) go into the base class's map. */
+class Activity final : public GenericTraceActivity {
+public:
+    Activity(const libkineto::TraceSpan &span, ActivityType type, const std::string &name, const dt_event &e)
+        : GenericTraceActivity(span, type, name), kind_(e.kind), device_(e.device), stream_(e.stream),
+          context_(e.context), correlation_(e.correlation)
+    {
+        startTime = static_cast<int64_t>(e.start_ns);
+        endTime = static_cast<int64_t>(e.end_ns);
+        id = e.correlation <= static_cast<uint64_t>(INT32_MAX) ? static_cast<int32_t>(e.correlation) : 0;
+        if (is_api_kind(e.kind)) {
+            device = static_cast<int32_t>(e.process);
+            resource = static_cast<int32_t>(e.thread);
+            threadId = static_cast<int32_t>(e.thread);
+            u_.api.cbid = e.u.api.cbid;
+            u_.api.return_code = e.u.api.return_code;
+            return;
+        }
+        device = static_cast<int32_t>(e.device);
+        resource = static_cast<int32_t>(e.stream);
+        if (e.kind == DT_EVENT_KERNEL) {
+            const auto &k = e.u.kernel;
+            std::memcpy(u_.kernel.grid, k.grid, sizeof k.grid);
+            std::memcpy(u_.kernel.block, k.block, sizeof k.block);
+            u_.kernel.registers = k.registers_per_thread;
+            u_.kernel.shared = static_cast<uint64_t>(k.static_shared_memory) + k.dynamic_shared_memory;
+            u_.kernel.queued = k.queued_ns == DT_TIMESTAMP_UNKNOWN ? 0 : k.queued_ns;
+        } else if (e.kind != DT_EVENT_COLLECTIVE) {
+            u_.bytes = e.kind == DT_EVENT_MEMCPY ? e.u.memcpy.bytes : e.u.memset.bytes;
+        }
+    }
+
+    /* args kept in the base class's map besides the typed ones */
+    void has_text_args() { text_args_ = true; }
+
+    const std::string metadataJson() const override
+    {
+        std::string out;
+        out.reserve(192);
+        each_arg([&](const char *key, std::string_view value) {
+            if (!out.empty()) out += ", ";
+            out += '"';
+            out += key;
+            out += "\": ";
+            out.append(value.data(), value.size());
+        });
+        if (text_args_) {
+            std::string more = GenericTraceActivity::metadataJson();
+            if (!more.empty()) out += (out.empty() ? "" : ", ") + more;
+        }
+        return out;
+    }
+
+    const std::string getMetadataValue(const std::string &key) const override
+    {
+        std::string found;
+        bool hit = false;
+        each_arg([&](const char *k, std::string_view value) {
+            if (!hit && key == k) {
+                found.assign(value.data(), value.size());
+                hit = true;
+            }
+        });
+        if (!hit && text_args_) return GenericTraceActivity::getMetadataValue(key);
+        return found;
+    }
+
+private:
+    /* f(key, value's JSON text) for each typed arg */
+    template <class F>
+    void each_arg(F &&f) const
+    {
+        char buf[96];
+        auto num = [&](const char *key, auto v) {
+            auto r = std::to_chars(buf, buf + sizeof buf, v);
+            f(key, std::string_view(buf, static_cast<size_t>(r.ptr - buf)));
+        };
+        auto triple = [&](const char *key, const int32_t (&v)[3]) {
+            char *p = buf, *end = buf + sizeof buf;
+            *p++ = '[';
+            for (int i = 0; i < 3; i++) {
+                if (i) *p++ = ',', *p++ = ' ';
+                p = std::to_chars(p, end, v[i]).ptr;
+            }
+            *p++ = ']';
+            f(key, std::string_view(buf, static_cast<size_t>(p - buf)));
+        };
+        if (is_api_kind(kind_)) {
+            num("cbid", u_.api.cbid);
+            num("correlation", correlation_);
+            num("return code", u_.api.return_code);
+            return;
+        }
+        num("device", device_);
+        num("stream", stream_);
+        num("context", context_);
+        num("correlation", correlation_);
+        if (kind_ == DT_EVENT_KERNEL) {
+            triple("grid", u_.kernel.grid);
+            triple("block", u_.kernel.block);
+            num("registers per thread", u_.kernel.registers);
+            num("shared memory", u_.kernel.shared);
+            num("queued", u_.kernel.queued);
+        } else if (kind_ != DT_EVENT_COLLECTIVE) {
+            uint64_t dur = static_cast<uint64_t>(endTime - startTime);
+            num("bytes", u_.bytes);
+            /* as Kineto's own addMetadata writes a double */
+            auto r = fmt::format_to_n(buf, sizeof buf, "{}", dur ? static_cast<double>(u_.bytes) / dur : 0.0);
+            f("memory bandwidth (GB/s)", std::string_view(buf, std::min(r.size, sizeof buf)));
+        }
+    }
+
+    int kind_;
+    uint32_t device_, stream_, context_;
+    uint64_t correlation_;
+    bool text_args_ = false;
+    union {
+        struct {
+            int32_t grid[3], block[3];
+            uint32_t registers;
+            uint64_t shared, queued;
+        } kernel;
+        uint64_t bytes;
+        struct {
+            uint32_t cbid;
+            int32_t return_code;
+        } api;
+    } u_{};
 };
 
 class Session final : public IActivityProfilerSession {
@@ -406,7 +543,7 @@ void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityC
         size_t &side = api ? pair.first : pair.second;
         if (side == kNone || e.start_ns < ev[side].start_ns) side = i;
     }
-    std::unordered_map<size_t, std::pair<uint32_t, bool>> flow_at; /* event -> (flow id, is start) */
+    std::vector<uint64_t> flow_at(ev.size()); /* event -> flow id << 1 | is start; 0: none */
     for (const auto &kv : sides) {
         if (kv.second.first == kNone || kv.second.second == kNone) continue;
         uint32_t id = g_next_flow.fetch_add(1);
@@ -414,8 +551,8 @@ void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityC
             g_next_flow.store(kFlowIdBase + 1);
             id = kFlowIdBase;
         }
-        flow_at[kv.second.first] = {id, true};
-        flow_at[kv.second.second] = {id, false};
+        flow_at[kv.second.first] = static_cast<uint64_t>(id) << 1 | 1;
+        flow_at[kv.second.second] = static_cast<uint64_t>(id) << 1;
         counts_.flows++;
     }
 
@@ -432,6 +569,7 @@ void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityC
 
     std::map<std::tuple<uint64_t, int64_t, int64_t>, std::pair<int64_t, int64_t>> spans; /* (scope, dev, stream) */
     std::vector<uint64_t> scopes;
+    std::unordered_map<const char *, std::string> names; /* the session's interned name -> as Kineto gets it */
     for (size_t i = 0; i < ev.size(); i++) {
         const dt_event &e = ev[i];
         bool device = is_device_kind(e.kind), api = is_api_kind(e.kind);
@@ -441,63 +579,36 @@ void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityC
             continue;
         }
         if (static_cast<unsigned>(e.kind) < kKindSlots) counts_.kept[e.kind]++;
-        buffer_->emplace_activity(buffer_->span, activity_type(e.kind), clean_text(e.name));
-        GenericTraceActivity &a = *buffer_->activities.back();
-        a.startTime = static_cast<int64_t>(e.start_ns);
-        a.endTime = static_cast<int64_t>(e.end_ns);
-        a.id = e.correlation <= static_cast<uint64_t>(INT32_MAX) ? static_cast<int32_t>(e.correlation) : 0;
+        auto name = names.find(e.name);
+        if (name == names.end()) name = names.emplace(e.name, clean_text(e.name)).first;
+        buffer_->activities.push_back(std::make_unique<Activity>(buffer_->span, activity_type(e.kind), name->second, e));
+        Activity &a = static_cast<Activity &>(*buffer_->activities.back());
         if (device) {
-            a.device = static_cast<int32_t>(e.device);
-            a.resource = static_cast<int32_t>(e.stream);
             devices_.insert(e.device);
             streams_.insert({e.device, e.stream});
-            a.addMetadata("device", e.device);
-            a.addMetadata("stream", e.stream);
-            a.addMetadata("context", e.context);
-            a.addMetadata("correlation", e.correlation);
-            uint64_t dur = e.end_ns - e.start_ns;
-            if (e.kind == DT_EVENT_KERNEL) {
-                const auto &k = e.u.kernel;
-                a.addMetadata("grid", "[" + std::to_string(k.grid[0]) + ", " + std::to_string(k.grid[1]) + ", " +
-                                          std::to_string(k.grid[2]) + "]");
-                a.addMetadata("block", "[" + std::to_string(k.block[0]) + ", " + std::to_string(k.block[1]) + ", " +
-                                           std::to_string(k.block[2]) + "]");
-                a.addMetadata("registers per thread", k.registers_per_thread);
-                a.addMetadata("shared memory",
-                              static_cast<uint64_t>(k.static_shared_memory) + k.dynamic_shared_memory);
-                a.addMetadata("queued", k.queued_ns == DT_TIMESTAMP_UNKNOWN ? 0 : k.queued_ns);
-            } else if (e.kind == DT_EVENT_COLLECTIVE) {
+            if (e.kind == DT_EVENT_COLLECTIVE) {
                 const auto &c = e.u.collective;
-                a.addMetadataQuoted("Collective name", clean_text(e.name));
+                a.has_text_args();
+                a.addMetadataQuoted("Collective name", name->second);
                 if (c.count) a.addMetadata("In msg nelems", c.count);
                 if (c.data_type[0]) a.addMetadataQuoted("dtype", clean_text(c.data_type));
                 if (c.group[0]) a.addMetadataQuoted("Process Group Name", clean_text(c.group));
                 if (c.algorithm[0]) a.addMetadataQuoted("algorithm", clean_text(c.algorithm));
                 if (c.bytes) a.addMetadata("bytes", c.bytes);
-            } else {
-                uint64_t bytes = e.kind == DT_EVENT_MEMCPY ? e.u.memcpy.bytes : e.u.memset.bytes;
-                a.addMetadata("bytes", bytes);
-                a.addMetadata("memory bandwidth (GB/s)", dur ? static_cast<double>(bytes) / dur : 0.0);
             }
-        } else {
-            a.device = static_cast<int32_t>(e.process);
-            a.resource = static_cast<int32_t>(e.thread);
-            a.threadId = static_cast<int32_t>(e.thread);
-            a.addMetadata("cbid", e.u.api.cbid);
-            a.addMetadata("correlation", e.correlation);
-            a.addMetadata("return code", e.u.api.return_code);
         }
         if (e.has_external) {
             a.linked = resolve(e.external_id, linked);
             if (a.linked) counts_.linked++;
         }
-        auto flow = flow_at.find(i);
-        if (flow != flow_at.end()) {
-            a.flow.id = flow->second.first;
+        if (flow_at[i]) {
+            a.flow.id = flow_at[i] >> 1;
             a.flow.type = libkineto::kLinkAsyncCpuGpu;
-            a.flow.start = flow->second.second ? 1 : 0;
+            a.flow.start = flow_at[i] & 1;
         }
-        logger.handleGenericActivity(a);
+        /* the activity stays where it is (the buffer goes to Kineto with
+           getTraceBuffer): the logger keeps a pointer, not a copy */
+        logger.handleActivity(a);
         if (device && e.has_external) {
             scopes_of(e.external_id, scopes);
             for (uint64_t scope : scopes) {
@@ -526,7 +637,7 @@ void Session::processTrace(ActivityLogger &logger, libkineto::getLinkedActivityC
         a.endTime = sp.second.second;
         a.id = static_cast<int32_t>(scope);
         counts_.user_spans++;
-        logger.handleGenericActivity(a);
+        logger.handleActivity(a);
     }
     /* Kineto names one device row through getDeviceInfo(); the others here */
     for (int64_t d : devices_)
