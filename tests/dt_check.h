@@ -18,7 +18,9 @@
  * reports as skipped (SKIP_RETURN_CODE).
  *
  * DT_CHECK_CONTEXT, if defined before the include, is a string expression
- * naming what runs (the scenario), printed with each failure.
+ * naming what runs (the scenario), printed with each failure. A program of
+ * several files defines DT_TEST_PART before the include in every file but
+ * the one with main, so that all count their failures in one place.
  */
 #ifndef DT_CHECK_H
 #define DT_CHECK_H
@@ -38,10 +40,20 @@
 #endif
 
 #define DT_CHECK_UNUSED __attribute__((unused))
-static DT_CHECK_UNUSED int dt_check_failures;
-static DT_CHECK_UNUSED const char *dt_check_case = "";
-static DT_CHECK_UNUSED jmp_buf *dt_check_jump; /* set while dt_test_main runs a case */
-static DT_CHECK_UNUSED int dt_check_skipped;
+/* The program's count of failures, its case and how a failure ends it: one
+   for the whole program, defined in the file with main. A test of several
+   files defines DT_TEST_PART in each of its other files before the
+   include. */
+extern int dt_check_failures;
+extern const char *dt_check_case;
+extern jmp_buf *dt_check_jump; /* set while dt_test_main runs a case */
+extern int dt_check_skipped;
+#ifndef DT_TEST_PART
+int dt_check_failures;
+const char *dt_check_case = "";
+jmp_buf *dt_check_jump;
+int dt_check_skipped;
+#endif
 
 #define DT_CHECK_SKIP_STATUS 77
 

@@ -1,6 +1,7 @@
 /*
  * A session over the null backend, for C tests that feed a decoder, the
- * store or the notes by hand. Include after dt_check.h and dt_internal.h.
+ * store or the notes by hand. Include after dt_check.h and dt_internal.h (or
+ * dt_internal_core.h).
  */
 #ifndef DT_TEST_SESSION_H
 #define DT_TEST_SESSION_H

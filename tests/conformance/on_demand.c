@@ -1,12 +1,15 @@
 /*
- * The on_demand scenario of the conformance suite (included by
- * conformance.c, whose helpers it uses): a process that listens
+ * The on_demand scenario of the conformance suite (over the helpers of
+ * conformance.h): a process that listens
  * (dt_control_listen) arms nothing while idle, as the emulator's own
  * counters show; a CAPTURE of a duration, sent by a client while a thread
  * launches continuously, gives a trace whose every event lies in the
  * window, with every record the emulator produced kept or counted lost;
  * idle again afterwards. Busy, cannot_arm, fork and stop around it.
  */
+#define DT_TEST_PART /* conformance.c has main */
+#include "conformance.h"
+
 #include "core/steps.h"
 #include "protocol/control_client.h"
 #include "protocol/control_server.h"
@@ -220,7 +223,7 @@ static void od_check_trace(const char *path, const emu_stats *st, const dt_ctl_m
     free(t.ev);
 }
 
-static void scenario_on_demand(void)
+void scenario_on_demand(void)
 {
     emu_open();
     char base[64];

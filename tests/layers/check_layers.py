@@ -9,7 +9,7 @@ Exit status 1, with every violation listed, when a file includes a header of
 a layer it may not see (or one hidden from it: HIDDEN), when includes form a
 cycle, when an object calls a function (internal, or of the public header)
 of a layer it may not see, when a file or an internal header is over its
-size, or when an internal function takes a prefix of the public API's.
+size (a C file or header of tests/ too), or when an internal function takes a prefix of the public API's.
 docs/architecture.md explains the layers.
 """
 import argparse
@@ -229,6 +229,14 @@ def check_sizes(errors):
                 errors.append(f"{rel}: {n} lines (at most {MAX_LINES})")
             elif f.suffix == ".h" and n > MAX_HEADER_LINES:
                 errors.append(f"{rel}: an internal header of {n} lines (at most {MAX_HEADER_LINES})")
+    # the tests mirror src/ under the same cap a file (a test of more is a
+    # folder of files, tests/unit/<layer>/test_<name>/); their headers too
+    for f in sorted((ROOT / "tests").rglob("*")):
+        if f.suffix not in (".c", ".h") or not f.is_file():
+            continue
+        n = sum(1 for _ in f.open(errors="replace"))
+        if n > MAX_LINES:
+            errors.append(f"{f.relative_to(ROOT)}: {n} lines (at most {MAX_LINES})")
 
 
 def check_names(errors):

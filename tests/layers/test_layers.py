@@ -1,6 +1,6 @@
 """The layer check fails on what it exists to catch: a layer that includes
 one above it, a header hidden from a layer, a cycle of includes, an
-oversized file; and passes on a tree that keeps the rules."""
+oversized file (of src/ or of tests/); and passes on a tree that keeps the rules."""
 import subprocess
 import sys
 from pathlib import Path
@@ -89,6 +89,18 @@ def test_oversized_files_fail(tmp_path):
     assert "src/core/big.c: 1001 lines (at most 1000)" in r.stdout
     assert "src/core/big.h: an internal header of 401 lines (at most 400)" in r.stdout
     assert "vendor_abi.h" not in r.stdout
+
+
+def test_oversized_test_files_fail(tmp_path):
+    r = tree(tmp_path, dict(GOOD, **{"tests/unit/core/test_big.c": "int x;\n" * 1001,
+                                     "tests/conformance/big.h": "\n" * 1001,
+                                     "tests/unit/core/test_split/part.c": "int y;\n" * 1000,
+                                     "tests/unit/core/test_split/split.h": "\n" * 999}))
+    assert r.returncode == 1
+    assert "tests/unit/core/test_big.c: 1001 lines (at most 1000)" in r.stdout
+    assert "tests/conformance/big.h: 1001 lines (at most 1000)" in r.stdout
+    # a test's files are capped one by one, its headers as its C files
+    assert "test_split" not in r.stdout
 
 
 def test_an_unknown_folder_is_named(tmp_path):

@@ -9,7 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static char base_dir[64]; /* XDG_RUNTIME_DIR of the tests */
+/* XDG_RUNTIME_DIR of the tests, defined in the file with main (a test of
+   several files defines DT_TEST_PART in the others, as for dt_check.h). */
+extern char base_dir[64];
+#ifndef DT_TEST_PART
+char base_dir[64];
+#endif
 
 /* 0 when made and set; tag names it under /tmp. */
 static inline int runtime_dir_make(const char *tag)

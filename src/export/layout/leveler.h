@@ -7,7 +7,7 @@
  * writers move them instead (src/export/layout.c).
  *
  * Pure algorithms over (start, end, index) triples, with no session behind
- * them: tests/unit/test_leveler.c drives them directly.
+ * them: tests/unit/export/test_leveler.c drives them directly.
  */
 #ifndef DT_LEVELER_H
 #define DT_LEVELER_H

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dt_check.h"
-#include "dt_internal.h"
+#include "dt_internal_core.h"
 #include "dt_test_session.h"
 
 static void the_sink_reads_the_sessions_configuration(void)

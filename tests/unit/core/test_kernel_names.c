@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dt_internal.h"
+#include "dt_internal_core.h"
 
 /* "_Z<k>aaa...av": a valid mangled name of exactly len bytes (len >= 6). */
 static char *ident_name(size_t len)

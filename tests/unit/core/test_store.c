@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dt_internal.h"
+#include "dt_internal_core.h"
 #include "dt_test_session.h"
 
 static void records_are_64_bytes_and_chunked(void)

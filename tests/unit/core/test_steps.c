@@ -7,7 +7,7 @@
 #include <time.h>
 #include "dt_check.h"
 
-#include "dt_internal.h"
+#include "dt_internal_core.h"
 #include "dt_test_session.h"
 
 static void sleep_ms(unsigned ms)

@@ -6,7 +6,7 @@
 #include "dt_check.h"
 #include <string.h>
 
-#include "dt_internal.h"
+#include "dt_internal_core.h"
 
 static void stack_is_a_stack(void)
 {

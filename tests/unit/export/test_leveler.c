@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "dt_check.h"
-#include "dt_internal.h"
+#include "base/alloc.h"
 #include "export/layout/leveler.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;

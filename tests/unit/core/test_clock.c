@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include "dt_check.h"
 
-#include "dt_internal.h"
+#include "dt_internal_core.h"
 
 /* vendor = realtime * (1 + ppm) + offset, exactly, for a synthetic sample */
 static dt_clock_sample synth(uint64_t rt, int64_t offset, double ppm, uint64_t bracket)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "dt_check.h"
-#include "dt_internal.h"
+#include "dt_internal_core.h"
 #include "dt_test_session.h"
 
 static const char *note(const dt_session *s, const char *key)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dt_internal.h"
+#include "dt_internal_core.h"
 
 static dt_session *null_session(void)
 {

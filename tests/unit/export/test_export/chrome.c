@@ -1,502 +1,12 @@
-/*
- * Chrome trace export: sessions built by hand, written, parsed back with
- * yajl, and checked against docs/trace-format.md (exact text where the
- * format fixes it, and the invariants that `devtrace check` verifies).
- */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include "dt_check.h"
-
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <yajl/yajl_tree.h>
-#include <zlib.h>
-
-#include "dt_internal.h"
-#include "base/out.h"
-#include "cli/commands.h"
-
-#define PERIOD_NS (UINT64_C(7889238) * UINT64_C(1000000000))
-/* A base time boundary in 2025, and a window that starts 1 us after it. */
-#define BASE (UINT64_C(1764000000000000000) / PERIOD_NS * PERIOD_NS)
-#define T0 (BASE + 1000)
-#define SEC UINT64_C(1000000000)
-
-static char g_dir[256];
-
-static int setup_dir(void)
-{
-    snprintf(g_dir, sizeof g_dir, "/tmp/dt_test_export_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int remove_dir(void)
-{
-    if (getenv("DT_TEST_KEEP"))
-        return 0;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static dt_session *new_session(void)
-{
-    dt_config cfg;
-    dt_config_init(&cfg);
-    cfg.backend = "null";
-    dt_session *s = NULL;
-    REQUIRE_EQ(dt_session_create(&cfg, &s), DT_OK);
-    s->state = DT_STATE_STOPPED;
-    s->window_start_ns = T0;
-    s->window_end_ns = T0 + 10 * SEC;
-    s->pid = 4242;
-    snprintf(s->process_name, sizeof s->process_name, "prog");
-    return s;
-}
-
-static dt_rec *push(dt_session *s, int kind, uint64_t start, uint64_t end)
-{
-    dt_rec *r = dt_store_push(&s->sink.store);
-    REQUIRE(r != NULL);
-    r->kind = (uint8_t)kind;
-    r->start = start;
-    r->end = end;
-    r->flags = DT_REC_REALTIME;
-    return r;
-}
-
-static dt_rec *kernel(dt_session *s, const char *name, uint64_t start, uint64_t end,
-                      uint16_t dev, uint32_t stream, uint64_t corr)
-{
-    dt_rec *r = push(s, DT_EVENT_KERNEL, start, end);
-    r->name = dt_intern_kernel(&s->names, name);
-    r->device = dev;
-    r->lane = stream;
-    r->context = 1;
-    r->correlation = corr;
-    dt_launch_config lc = {{4, 2, 1}, {128, 1, 1}, 32, 1024, 0};
-    r->u.kernel.config = dt_launch_intern(&s->launches, &lc);
-    r->u.kernel.queued_delta = DT_DELTA_UNKNOWN;
-    r->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
-    return r;
-}
-
-static dt_rec *api(dt_session *s, const char *name, uint64_t start, uint64_t end,
-                   uint32_t tid, uint64_t corr)
-{
-    dt_rec *r = push(s, DT_EVENT_RUNTIME, start, end);
-    r->name = dt_intern_str(&s->names, name);
-    r->lane = tid;
-    r->context = s->pid;
-    r->correlation = corr;
-    r->u.api.cbid = 211;
-    return r;
-}
-
-static dt_rec *range(dt_session *s, const char *name, uint64_t start, uint64_t end,
-                     uint32_t tid, uint64_t id, int has_parent, uint64_t parent)
-{
-    dt_rec *r = push(s, DT_EVENT_RANGE, start, end);
-    r->name = dt_intern_str(&s->names, name);
-    r->lane = tid;
-    r->context = s->pid;
-    r->flags |= DT_REC_HAS_EXTERNAL;
-    r->external_id = id;
-    if (has_parent) {
-        r->flags |= DT_REC_HAS_PARENT;
-        r->u.range.parent = parent;
-    }
-    return r;
-}
-
-static void external(dt_rec *r, uint64_t id)
-{
-    r->flags |= DT_REC_HAS_EXTERNAL;
-    r->external_id = id;
-}
-
-/* ---------------------------------------------------------------- */
-/* Reading the trace back                                            */
-/* ---------------------------------------------------------------- */
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    REQUIRE(f != NULL);
-    REQUIRE_EQ(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    REQUIRE(n >= 0);
-    rewind(f);
-    char *buf = malloc((size_t)n + 1);
-    REQUIRE(buf != NULL);
-    REQUIRE_EQ(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = 0;
-    fclose(f);
-    if (len)
-        *len = (size_t)n;
-    return buf;
-}
-
-static char *read_gzip(const char *path, size_t *len)
-{
-    gzFile g = gzopen(path, "rb");
-    REQUIRE(g != NULL);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (cap - n < (1 << 15)) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            REQUIRE(buf != NULL);
-        }
-        int k = gzread(g, buf + n, (unsigned)(cap - n - 1));
-        REQUIRE(k >= 0);
-        if (k == 0)
-            break;
-        n += (size_t)k;
-    }
-    gzclose(g);
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-static void path_in_dir(char *out, size_t n, const char *name)
-{
-    snprintf(out, n, "%s/%s", g_dir, name);
-}
-
-typedef struct trace {
-    char *text;
-    size_t len;
-    yajl_val root;
-    yajl_val events;
-} trace;
-
-static yajl_val get(yajl_val v, const char *key)
-{
-    const char *path[] = {key, NULL};
-    return yajl_tree_get(v, path, yajl_t_any);
-}
-
-static const char *get_str(yajl_val v, const char *key)
-{
-    yajl_val x = get(v, key);
-    return x && YAJL_IS_STRING(x) ? YAJL_GET_STRING(x) : NULL;
-}
-
-static long long get_int(yajl_val v, const char *key)
-{
-    yajl_val x = get(v, key);
-    REQUIRE(x != NULL);
-    REQUIRE(YAJL_IS_INTEGER(x));
-    return YAJL_GET_INTEGER(x);
-}
-
-/* ts/dur in ns from the microsecond doubles (exact for these small values) */
-static uint64_t get_ns(yajl_val v, const char *key)
-{
-    yajl_val x = get(v, key);
-    REQUIRE(x != NULL);
-    REQUIRE(YAJL_IS_NUMBER(x));
-    return (uint64_t)llround(YAJL_GET_DOUBLE(x) * 1000.0);
-}
-
-static void parse_trace(trace *t, char *text, size_t len)
-{
-    char err[512];
-    t->text = text;
-    t->len = len;
-    REQUIRE_EQ(strlen(text), len); /* no NUL byte in the output */
-    t->root = yajl_tree_parse(text, err, sizeof err);
-    if (!t->root)
-        FAIL("trace does not parse: %s", err);
-    t->events = get(t->root, "traceEvents");
-    REQUIRE(t->events != NULL);
-    REQUIRE(YAJL_IS_ARRAY(t->events));
-}
-
-static void free_trace(trace *t)
-{
-    yajl_tree_free(t->root);
-    free(t->text);
-}
-
-/* Export and parse, then verify every invariant of the format. */
-static void check_invariants(const trace *t);
-
-static void export_and_parse(dt_session *s, const char *name, trace *t)
-{
-    char path[512];
-    path_in_dir(path, sizeof path, name);
-    REQUIRE_EQ(dt_session_write(s, path, DT_FORMAT_JSON), DT_OK);
-    size_t len;
-    char *text = read_file(path, &len);
-    parse_trace(t, text, len);
-    check_invariants(t);
-}
-
-/* The text of the single event line containing needle (one event a line). */
-static char *event_line(const trace *t, const char *needle, int occurrence)
-{
-    const char *p = t->text;
-    for (int k = 0; k <= occurrence; k++) {
-        p = strstr(p, needle);
-        if (!p)
-            return NULL;
-        if (k < occurrence)
-            p++;
-    }
-    const char *b = p, *e = p;
-    while (b > t->text && b[-1] != '\n')
-        b--;
-    while (*e && *e != '\n')
-        e++;
-    char *line = malloc((size_t)(e - b) + 1);
-    memcpy(line, b, (size_t)(e - b));
-    line[e - b] = 0;
-    return line;
-}
-
-static int count_text(const trace *t, const char *needle)
-{
-    int n = 0;
-    for (const char *p = strstr(t->text, needle); p; p = strstr(p + 1, needle))
-        n++;
-    return n;
-}
-
-/* Events whose name and category match (cat NULL: any). */
-static size_t find_events(const trace *t, const char *cat, const char *name, yajl_val *out, size_t max)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->events->u.array.len; i++) {
-        yajl_val ev = t->events->u.array.values[i];
-        const char *c = get_str(ev, "cat"), *nm = get_str(ev, "name");
-        if (cat && (!c || strcmp(c, cat) != 0))
-            continue;
-        if (name && (!nm || strcmp(nm, name) != 0))
-            continue;
-        if (n < max)
-            out[n] = ev;
-        n++;
-    }
-    return n;
-}
-
-/* ---------------------------------------------------------------- */
-/* The invariants (docs/trace-format.md)                             */
-/* ---------------------------------------------------------------- */
-typedef struct xev {
-    long long pid, tid;
-    uint64_t start, end;
-} xev;
-
-static int xev_cmp(const void *a, const void *b)
-{
-    const xev *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->end != y->end)
-        return x->end > y->end ? -1 : 1;
-    return 0;
-}
-
-typedef struct pidtid {
-    long long pid, tid;
-} pidtid;
-
-static int named(const pidtid *set, size_t n, long long pid, long long tid)
-{
-    for (size_t i = 0; i < n; i++)
-        if (set[i].pid == pid && set[i].tid == tid)
-            return 1;
-    return 0;
-}
-
-static void check_invariants(const trace *t)
-{
-    yajl_val root = t->root;
-    /* 1: shape */
-    static const char *const keys[] = {"schemaVersion", "deviceProperties", "displayTimeUnit",
-                                       "baseTimeNanoseconds", "traceEvents", "devtrace", "traceName"};
-    REQUIRE(YAJL_IS_OBJECT(root));
-    REQUIRE_EQ(root->u.object.len, 7);
-    for (size_t k = 0; k < 7; k++)
-        REQUIRE_STR(root->u.object.keys[k], keys[k]);
-    REQUIRE_EQ(get_int(root, "schemaVersion"), 1);
-    REQUIRE_STR(get_str(root, "displayTimeUnit"), "ms");
-    REQUIRE(YAJL_IS_ARRAY(get(root, "deviceProperties")));
-    uint64_t base = (uint64_t)get_int(root, "baseTimeNanoseconds");
-    REQUIRE_EQ(base % PERIOD_NS, 0);
-    yajl_val dev = get(root, "devtrace");
-    REQUIRE(YAJL_IS_OBJECT(dev));
-    const char *win_path[] = {"captureWindow", "startNs", NULL};
-    const char *win_end_path[] = {"captureWindow", "endNs", NULL};
-    uint64_t ws = (uint64_t)YAJL_GET_INTEGER(yajl_tree_get(dev, win_path, yajl_t_number));
-    uint64_t we = (uint64_t)YAJL_GET_INTEGER(yajl_tree_get(dev, win_end_path, yajl_t_number));
-    REQUIRE(ws >= base && we >= ws);
-
-    size_t n = t->events->u.array.len;
-    xev *xs = calloc(n + 1, sizeof *xs);
-    pidtid *procs = calloc(n + 1, sizeof *procs), *threads = calloc(n + 1, sizeof *threads);
-    long long *flow_ids = calloc(n + 1, sizeof *flow_ids);
-    int *flow_kind = calloc(n + 1, sizeof *flow_kind);
-    size_t nx = 0, np = 0, nt = 0, nf = 0;
-    long long max_host_sort = -1, min_dev_sort = -1;
-    int saw_trace = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        yajl_val ev = t->events->u.array.values[i];
-        const char *ph = get_str(ev, "ph");
-        REQUIRE(ph != NULL);
-        if (strcmp(ph, "M") == 0) {
-            const char *what = get_str(ev, "name");
-            yajl_val args = get(ev, "args");
-            if (strcmp(what, "process_name") == 0)
-                procs[np++] = (pidtid){get_int(ev, "pid"), 0};
-            else if (strcmp(what, "thread_name") == 0)
-                threads[nt++] = (pidtid){get_int(ev, "pid"), get_int(ev, "tid")};
-            else if (strcmp(what, "process_sort_index") == 0) {
-                long long si = get_int(args, "sort_index");
-                int is_device = 0;
-                for (size_t j = 0; j < n; j++) {
-                    yajl_val m = t->events->u.array.values[j];
-                    const char *mn = get_str(m, "name");
-                    if (strcmp(get_str(m, "ph"), "M") == 0 && mn && strcmp(mn, "process_labels") == 0 &&
-                        get_int(m, "pid") == get_int(ev, "pid"))
-                        is_device = 1;
-                }
-                if (is_device) {
-                    if (min_dev_sort < 0 || si < min_dev_sort)
-                        min_dev_sort = si;
-                } else if (si > max_host_sort) {
-                    max_host_sort = si;
-                }
-            }
-            continue;
-        }
-        if (strcmp(ph, "X") == 0) {
-            xev x = {get_int(ev, "pid"), get_int(ev, "tid"), 0, 0};
-            x.start = base + get_ns(ev, "ts");
-            x.end = x.start + get_ns(ev, "dur");
-            /* 5: inside the capture window */
-            REQUIRE(x.start >= ws && x.end <= we);
-            if (strcmp(get_str(ev, "cat"), "Trace") == 0) {
-                saw_trace++;
-                REQUIRE_EQ(x.start, ws);
-                REQUIRE_EQ(x.end, we);
-            }
-            xs[nx++] = x;
-        } else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
-            REQUIRE_STR(get_str(ev, "cat"), "ac2g");
-            flow_ids[nf] = get_int(ev, "id");
-            flow_kind[nf] = ph[0] == 's' ? 1 : 2;
-            if (ph[0] == 'f')
-                REQUIRE_STR(get_str(ev, "bp"), "e");
-            xs[nx++] = (xev){get_int(ev, "pid"), get_int(ev, "tid"), UINT64_MAX, 0};
-            nf++;
-        } else if (strcmp(ph, "i") == 0) {
-            /* torch's [memory] instants, on a named row (invariant 6) */
-            REQUIRE_STR(get_str(ev, "cat"), "cpu_instant_event");
-            REQUIRE_STR(get_str(ev, "s"), "t");
-            xs[nx++] = (xev){get_int(ev, "pid"), get_int(ev, "tid"), UINT64_MAX, 0};
-        } else {
-            FAIL("unexpected phase %s", ph);
-        }
-    }
-    REQUIRE_EQ(saw_trace, 1);
-    /* 6: every pid and (pid, tid) named; devices sort after hosts */
-    for (size_t i = 0; i < nx; i++) {
-        int pn = 0;
-        for (size_t j = 0; j < np && !pn; j++)
-            pn = procs[j].pid == xs[i].pid;
-        if (!pn)
-            FAIL("pid %lld has no process_name", xs[i].pid);
-        if (!named(threads, nt, xs[i].pid, xs[i].tid))
-            FAIL("pid %lld tid %lld has no thread_name", xs[i].pid, xs[i].tid);
-    }
-    if (min_dev_sort >= 0)
-        REQUIRE(min_dev_sort > max_host_sort);
-    /* 2: one s and one f per flow id */
-    for (size_t i = 0; i < nf; i++) {
-        int s = 0, f = 0;
-        for (size_t j = 0; j < nf; j++)
-            if (flow_ids[j] == flow_ids[i])
-                *(flow_kind[j] == 1 ? &s : &f) += 1;
-        REQUIRE_EQ(s, 1);
-        REQUIRE_EQ(f, 1);
-    }
-    const char *flows_path[] = {"counts", "flows", NULL};
-    REQUIRE_EQ(YAJL_GET_INTEGER(yajl_tree_get(dev, flows_path, yajl_t_number)), (long long)nf / 2);
-    /* 5: no partial overlaps on a row */
-    size_t m = 0;
-    for (size_t i = 0; i < nx; i++)
-        if (xs[i].start != UINT64_MAX)
-            xs[m++] = xs[i];
-    qsort(xs, m, sizeof *xs, xev_cmp);
-    uint64_t *stack = calloc(m + 1, sizeof *stack);
-    size_t depth = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (i == 0 || xs[i].pid != xs[i - 1].pid || xs[i].tid != xs[i - 1].tid)
-            depth = 0;
-        while (depth > 0 && stack[depth - 1] <= xs[i].start)
-            depth--;
-        if (depth > 0 && stack[depth - 1] < xs[i].end)
-            FAIL("partial overlap on pid %lld tid %lld at %llu", xs[i].pid, xs[i].tid, (unsigned long long)(xs[i].start - base));
-        stack[depth++] = xs[i].end;
-    }
-    /* 3: attribution reconciles */
-    const char *attr_path[] = {"attribution", NULL};
-    yajl_val attr = yajl_tree_get(dev, attr_path, yajl_t_object);
-    REQUIRE(attr != NULL);
-    for (size_t k = 0; k < attr->u.object.len; k++) {
-        long long id = atoll(attr->u.object.keys[k]);
-        uint64_t sum = 0;
-        for (size_t i = 0; i < n; i++) {
-            yajl_val ev = t->events->u.array.values[i];
-            const char *cat = get_str(ev, "cat");
-            if (!cat || (strcmp(cat, "kernel") && strcmp(cat, "gpu_memcpy") && strcmp(cat, "gpu_memset")))
-                continue;
-            yajl_val e = get(get(ev, "args"), "External id");
-            if (e && YAJL_GET_INTEGER(e) == id)
-                sum += get_ns(ev, "dur");
-        }
-        REQUIRE_EQ(sum, (uint64_t)YAJL_GET_INTEGER(attr->u.object.values[k]));
-    }
-    /* 7: loss has every reason and a matching total */
-    const char *loss_path[] = {"loss", NULL};
-    yajl_val loss = yajl_tree_get(dev, loss_path, yajl_t_object);
-    REQUIRE(loss != NULL);
-    REQUIRE_EQ(loss->u.object.len, DT_LOSS_COUNT + 1);
-    uint64_t total = 0;
-    for (int r = 0; r < DT_LOSS_COUNT; r++)
-        total += (uint64_t)get_int(loss, dt_loss_reason_name((dt_loss_reason)r));
-    REQUIRE_EQ(total, (uint64_t)get_int(loss, "total"));
-
-    free(stack);
-    free(xs);
-    free(procs);
-    free(threads);
-    free(flow_ids);
-    free(flow_kind);
-}
+/* What the Chrome trace says of each kind of record, exactly, and how a write
+   fails. */
+#define DT_TEST_PART /* main.c has main */
+#include "export_test.h"
 
 /* ---------------------------------------------------------------- */
 /* Tests                                                             */
 /* ---------------------------------------------------------------- */
-static void test_export_top_level(void)
+void test_export_top_level(void)
 {
     dt_session *s = new_session();
     kernel(s, "k", T0 + 100, T0 + 200, 0, 7, 0);
@@ -530,7 +40,7 @@ static void test_export_top_level(void)
     dt_session_destroy(s);
 }
 
-static void test_export_exact_times(void)
+void test_export_exact_times(void)
 {
     dt_session *s = new_session();
     kernel(s, "k_exact", BASE + 1234567, BASE + 1234567 + 42125, 0, 7, 0);
@@ -552,7 +62,7 @@ static void test_export_exact_times(void)
     dt_session_destroy(s);
 }
 
-static void test_export_flows(void)
+void test_export_flows(void)
 {
     dt_session *s = new_session();
     api(s, "cudaLaunchKernel", T0 + 1000, T0 + 3000, 100, 7);
@@ -580,7 +90,7 @@ static void test_export_flows(void)
     dt_session_destroy(s);
 }
 
-static void test_export_external_id(void)
+void test_export_external_id(void)
 {
     dt_session *s = new_session();
     external(kernel(s, "k_ext0", T0 + 100, T0 + 200, 0, 1, 0), 0);
@@ -607,7 +117,7 @@ static void test_export_external_id(void)
     dt_session_destroy(s);
 }
 
-static void test_export_hostile_names(void)
+void test_export_hostile_names(void)
 {
     dt_session *s = new_session();
     static const char quoted[] = "say \"hi\" \\ back\\slash";
@@ -659,7 +169,7 @@ static void test_export_hostile_names(void)
     dt_session_destroy(s);
 }
 
-static void test_export_overlaps_move_to_overflow_rows(void)
+void test_export_overlaps_move_to_overflow_rows(void)
 {
     dt_session *s = new_session();
     kernel(s, "A", T0 + 0, T0 + 100, 0, 3, 0);
@@ -692,7 +202,7 @@ static void test_export_overlaps_move_to_overflow_rows(void)
     dt_session_destroy(s);
 }
 
-static void test_export_many_overlaps_stay_valid(void)
+void test_export_many_overlaps_stay_valid(void)
 {
     /* a staircase of partial overlaps, far more levels than nest in place */
     dt_session *s = new_session();
@@ -707,7 +217,7 @@ static void test_export_many_overlaps_stay_valid(void)
     dt_session_destroy(s);
 }
 
-static void test_export_gzip_matches_plain(void)
+void test_export_gzip_matches_plain(void)
 {
     dt_session *s = new_session();
     for (int i = 0; i < 20000; i++) {
@@ -740,7 +250,7 @@ static void test_export_gzip_matches_plain(void)
     dt_session_destroy(s);
 }
 
-static void test_export_unwritable_path(void)
+void test_export_unwritable_path(void)
 {
     dt_session *s = new_session();
     kernel(s, "k", T0 + 1, T0 + 2, 0, 0, 0);
@@ -769,7 +279,7 @@ static void test_export_unwritable_path(void)
     dt_session_destroy(s);
 }
 
-static void test_export_write_failure_keeps_old_file(void)
+void test_export_write_failure_keeps_old_file(void)
 {
     dt_session *s = new_session();
     for (int i = 0; i < 20000; i++)
@@ -821,7 +331,7 @@ static void test_export_write_failure_keeps_old_file(void)
     dt_session_destroy(s);
 }
 
-static void test_export_loss_and_attribution(void)
+void test_export_loss_and_attribution(void)
 {
     dt_session *s = new_session();
     for (int r = 0; r < DT_LOSS_COUNT; r++)
@@ -864,7 +374,7 @@ static void test_export_loss_and_attribution(void)
     dt_session_destroy(s);
 }
 
-static void test_export_copy_names_and_args(void)
+void test_export_copy_names_and_args(void)
 {
     dt_session *s = new_session();
     dt_rec *m = push(s, DT_EVENT_MEMCPY, T0 + 1000, T0 + 1400);
@@ -916,7 +426,7 @@ static dt_rec *memory_op(dt_session *s, uint64_t t, uint16_t dev, uint64_t addr,
 /* torch's [memory] instants: totals per device in time order (whatever the
    store order), a free without a size freeing what its address was
    allocated with, host memory as torch's CPU (type 0, device -1). */
-static void test_export_memory_instants(void)
+void test_export_memory_instants(void)
 {
     dt_session *s = new_session();
     memory_op(s, T0 + 3000, 0, 0x2000, 0, 1, DT_MEM_DEVICE);       /* frees the 4096 below */
@@ -948,7 +458,7 @@ static void test_export_memory_instants(void)
     dt_session_destroy(s);
 }
 
-static void test_export_occupancy(void)
+void test_export_occupancy(void)
 {
     dt_session *s = new_session();
     dt_device_props *d = &s->devices[0];
@@ -987,7 +497,7 @@ static void test_export_occupancy(void)
     dt_session_destroy(s);
 }
 
-static void test_export_gpu_annotations(void)
+void test_export_gpu_annotations(void)
 {
     dt_session *s = new_session();
     uint64_t outer = DT_RANGE_ID_BASE + 1, inner = DT_RANGE_ID_BASE + 2, other = DT_RANGE_ID_BASE + 3;
@@ -1035,7 +545,7 @@ static const dt_backend fake_cuda = {
     .name = "fakecuda", .vendor = "NVIDIA (fake)", .api_category = "cuda",
 };
 
-static void test_export_metadata_and_categories(void)
+void test_export_metadata_and_categories(void)
 {
     dt_session *s = new_session();
     s->backend = &fake_cuda;
@@ -1077,7 +587,7 @@ static void test_export_metadata_and_categories(void)
     dt_session_destroy(s);
 }
 
-static void test_export_empty_session(void)
+void test_export_empty_session(void)
 {
     dt_session *s = new_session();
     trace t;
@@ -1090,7 +600,7 @@ static void test_export_empty_session(void)
     dt_session_destroy(s);
 }
 
-static void test_export_host_tid_zero_named_once(void)
+void test_export_host_tid_zero_named_once(void)
 {
     /* a backend that cannot tell threads apart reports tid 0, the capture row */
     dt_session *s = new_session();
@@ -1102,7 +612,7 @@ static void test_export_host_tid_zero_named_once(void)
     dt_session_destroy(s);
 }
 
-static void test_export_recorded_session(void)
+void test_export_recorded_session(void)
 {
     /* the whole pipeline with the null backend: ranges recorded, stopped, written */
     dt_config cfg;
@@ -1139,7 +649,7 @@ static void test_export_recorded_session(void)
     dt_session_destroy(s);
 }
 
-static void test_export_maps_vendor_clock_records(void)
+void test_export_maps_vendor_clock_records(void)
 {
     /* a record still on the vendor clock is mapped through the clock fit */
     dt_session *s = new_session();
@@ -1157,225 +667,3 @@ static void test_export_maps_vendor_clock_records(void)
     free_trace(&t);
     dt_session_destroy(s);
 }
-
-/* A session with enough events for many units of formatting, and rows long
-   enough to be written in parts: two threads' output must be one thread's,
-   byte for byte, in both formats. */
-static dt_session *long_session(void)
-{
-    dt_session *s = new_session();
-    uint64_t t = T0;
-    for (int i = 0; i < 40000; i++, t += 2000) {
-        uint64_t ext = DT_RANGE_ID_BASE + (uint64_t)i / 20;
-        dt_rec *a = api(s, "cudaLaunchKernel", t, t + 300, 11, (uint64_t)i + 1);
-        external(a, ext);
-        dt_rec *k = kernel(s, i % 3 ? "_Z3fooi" : "bar", t + 500, t + 1500, 0, 7, (uint64_t)i + 1);
-        external(k, ext);
-        if (i % 20 == 19)
-            range(s, "step", t - 19 * 2000, t + 1900, 11, ext, 0, 0);
-    }
-    /* a row with partial overlaps: several levels, written whole */
-    for (int i = 0; i < 3000; i++)
-        kernel(s, "stair", T0 + (uint64_t)i * 10, T0 + (uint64_t)i * 10 + 1000, 1, 5, 0);
-    s->window_end_ns = t + SEC;
-    return s;
-}
-
-static char *export_bytes(dt_session *s, const char *name, dt_format format, int lanes, size_t *len)
-{
-    char path[512];
-    path_in_dir(path, sizeof path, name);
-    dt_out_lane_limit = lanes;
-    dt_status st = dt_session_write(s, path, format);
-    dt_out_lane_limit = 0;
-    REQUIRE_EQ(st, DT_OK);
-    return format == DT_FORMAT_JSON_GZ ? read_gzip(path, len) : read_file(path, len);
-}
-
-/* The trace one lane writes, checked to be what every other number of
-   lanes writes: two, an odd number, and the most there may be. */
-static char *lanes_agree(dt_session *s, const char *name, dt_format format, size_t *len)
-{
-    char *one = export_bytes(s, name, format, 1, len);
-    for (int lanes = 2; lanes <= DT_OUT_MAX_LANES; lanes++) {
-        size_t more_len;
-        char *more = export_bytes(s, name, format, lanes, &more_len);
-        CHECK_EQ(*len, more_len);
-        CHECK(*len == more_len && memcmp(one, more, more_len) == 0, "format %d differs on %d lanes", (int)format,
-              lanes);
-        free(more);
-    }
-    return one;
-}
-
-static void test_export_two_threads_write_what_one_writes(void)
-{
-    dt_session *s = long_session();
-    static const dt_format formats[] = {DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO};
-    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
-        size_t one_len;
-        char *one = lanes_agree(s, "lanes.out", formats[f], &one_len);
-        if (formats[f] == DT_FORMAT_JSON) {
-            /* what `devtrace check` verifies, at this size */
-            char path[512];
-            path_in_dir(path, sizeof path, "lanes.out");
-            char *argv[] = {"check", path, NULL};
-            FILE *out = tmpfile(), *err = tmpfile();
-            REQUIRE(out && err);
-            CHECK_EQ(dt_check_main(2, argv, out, err), 0);
-            fclose(out);
-            fclose(err);
-            CHECK_EQ(count_text(&(trace){.text = one}, "\"cat\":\"gpu_user_annotation\",\"name\":\"step\""), 2000);
-            CHECK_EQ(count_text(&(trace){.text = one}, "\"name\":\"stair\""), 3000);
-        }
-        free(one);
-    }
-    dt_session_destroy(s);
-}
-
-/* Units of formatting bigger than the writer's buffer (names of 1800
-   bytes): a lane writes part of its unit before the unit is done, in its
-   turn, and the trace is still one thread's. */
-static void test_export_units_bigger_than_a_buffer(void)
-{
-    dt_session *s = new_session();
-    char name[1801];
-    for (int i = 0; i < 6000; i++) {
-        memset(name, 'a' + i % 20, sizeof name - 1);
-        name[sizeof name - 1] = 0;
-        kernel(s, name, T0 + (uint64_t)i * 100, T0 + (uint64_t)i * 100 + 50, 0, 1 + (uint32_t)i % 2, 0);
-    }
-    static const dt_format formats[] = {DT_FORMAT_JSON, DT_FORMAT_PERFETTO};
-    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
-        size_t one_len;
-        char *one = lanes_agree(s, "big_units.out", formats[f], &one_len);
-        if (formats[f] == DT_FORMAT_JSON)
-            REQUIRE(one_len > (size_t)10 << 20);
-        free(one);
-    }
-    dt_session_destroy(s);
-}
-
-/* A header bigger than the writer's buffer (a thread_name for each of
-   30000 streams) is written by the drain thread before the lanes write
-   their units themselves: the lanes wait for it, and the trace is still
-   one thread's. */
-static void test_export_header_bigger_than_a_buffer(void)
-{
-    dt_session *s = new_session();
-    for (uint32_t i = 0; i < 30000; i++)
-        kernel(s, "k", T0 + (uint64_t)i * 100, T0 + (uint64_t)i * 100 + 50, 0, 7 + i, 0);
-    static const dt_format formats[] = {DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO};
-    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
-        size_t one_len;
-        char *one = lanes_agree(s, "big_header.out", formats[f], &one_len);
-        if (formats[f] == DT_FORMAT_JSON) {
-            /* the thread names alone fill more than the 1 MiB buffer */
-            char *units = strstr(one, "\"cat\":\"kernel\"");
-            REQUIRE(units != NULL);
-            REQUIRE((size_t)(units - one) > (size_t)1 << 20);
-        }
-        free(one);
-    }
-    dt_session_destroy(s);
-}
-
-/* SQLite's countdown over the export of a session big enough for two
-   threads in the layout and every lane formatting: the n-th allocation
-   (a thread's creation among them) fails, for every n until the export
-   makes fewer. Each failure ends in DT_ERR_NO_MEMORY and no file, or
-   (where a thread or a buffer is only an optimization) in the trace one
-   thread writes; never a crash, a hang or a leak (ASan). */
-static void test_export_out_of_memory_at_every_allocation(void)
-{
-    dt_session *s = new_session();
-    uint64_t t = T0;
-    /* records enough for classify's second thread too */
-    for (int i = 0; i < 9000; i++, t += 2000) {
-        uint64_t ext = DT_RANGE_ID_BASE + (uint64_t)i / 10;
-        external(api(s, "cudaLaunchKernel", t, t + 300, 11 + (uint32_t)i % 2, (uint64_t)i + 1), ext);
-        external(kernel(s, "k", t + 500, t + 1500, 0, 7 + (uint32_t)i % 3, (uint64_t)i + 1), ext);
-        if (i % 10 == 9)
-            range(s, "step", t - 9 * 2000, t + 1900, 11 + (uint32_t)i % 2, ext, 0, 0);
-    }
-    static const dt_format formats[] = {DT_FORMAT_JSON, DT_FORMAT_PERFETTO};
-    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
-        size_t want_len;
-        char *want = export_bytes(s, "oom.out", formats[f], DT_OUT_MAX_LANES, &want_len);
-        char path[512], tmp[600];
-        path_in_dir(path, sizeof path, "oom.out");
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-        int ok_after_failure = 0;
-        long n = getenv("DT_TEST_OOM_FROM") ? atol(getenv("DT_TEST_OOM_FROM")) : 1;
-        for (;; n++) {
-            unlink(path);
-            unsigned long before = dt_alloc_failures();
-            dt_out_lane_limit = DT_OUT_MAX_LANES;
-            dt_alloc_fail_after(n, 0);
-            dt_status st = dt_session_write(s, path, formats[f]);
-            dt_alloc_fail_after(0, 0);
-            dt_out_lane_limit = 0;
-            if (dt_alloc_failures() == before) {
-                REQUIRE_EQ(st, DT_OK);
-                break;
-            }
-            CHECK_EQ(access(tmp, F_OK), -1);
-            if (st == DT_OK) {
-                size_t len;
-                char *got = read_file(path, &len);
-                CHECK(len == want_len && memcmp(got, want, len) == 0, "format %d, allocation %ld: a different trace",
-                      (int)formats[f], n);
-                if (getenv("DT_TEST_DUMP") && !(len == want_len && memcmp(got, want, len) == 0)) {
-                    char dump[600];
-                    snprintf(dump, sizeof dump, "/tmp/p2/oom_%d_%ld", (int)formats[f], n);
-                    FILE *df = fopen(dump, "wb");
-                    fwrite(got, 1, len, df);
-                    fclose(df);
-                    snprintf(dump, sizeof dump, "/tmp/p2/oom_%d_want", (int)formats[f]);
-                    df = fopen(dump, "wb");
-                    fwrite(want, 1, want_len, df);
-                    fclose(df);
-                }
-                free(got);
-                ok_after_failure++;
-            } else {
-                CHECK_EQ(st, DT_ERR_NO_MEMORY);
-                CHECK(strstr(dt_last_error(), "out of memory") != NULL, "%s", dt_last_error());
-                CHECK_EQ(access(path, F_OK), -1);
-            }
-        }
-        CHECK(n > 50, "only %ld allocations", n);
-        if (getenv("DT_TEST_VERBOSE"))
-            printf("format %d: %ld allocations, %d failures the trace survived\n", (int)formats[f], n, ok_after_failure);
-        /* the second thread's buffers, the drain's: failures that cost speed only */
-        CHECK(ok_after_failure > 0);
-        free(want);
-    }
-    dt_session_destroy(s);
-}
-
-DT_TEST_MAIN(setup_dir, remove_dir,
-             DT_TEST(test_export_top_level),
-             DT_TEST(test_export_exact_times),
-             DT_TEST(test_export_flows),
-             DT_TEST(test_export_external_id),
-             DT_TEST(test_export_hostile_names),
-             DT_TEST(test_export_overlaps_move_to_overflow_rows),
-             DT_TEST(test_export_many_overlaps_stay_valid),
-             DT_TEST(test_export_gzip_matches_plain),
-             DT_TEST(test_export_two_threads_write_what_one_writes),
-             DT_TEST(test_export_out_of_memory_at_every_allocation),
-             DT_TEST(test_export_unwritable_path),
-             DT_TEST(test_export_units_bigger_than_a_buffer),
-             DT_TEST(test_export_header_bigger_than_a_buffer),
-             DT_TEST(test_export_write_failure_keeps_old_file),
-             DT_TEST(test_export_loss_and_attribution),
-             DT_TEST(test_export_copy_names_and_args),
-             DT_TEST(test_export_memory_instants),
-             DT_TEST(test_export_occupancy),
-             DT_TEST(test_export_gpu_annotations),
-             DT_TEST(test_export_metadata_and_categories),
-             DT_TEST(test_export_empty_session),
-             DT_TEST(test_export_host_tid_zero_named_once),
-             DT_TEST(test_export_recorded_session),
-             DT_TEST(test_export_maps_vendor_clock_records))
