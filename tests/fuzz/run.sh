@@ -53,7 +53,7 @@ if [[ -z ${DT_FUZZ_BIN_DIR:-} ]]; then
   cmake --build "$build" --target "${targets[@]}" -j "$(nproc)" >/dev/null
 fi
 run_one() {
-  local target=$1 name=${1#fuzz_} bin work corpus
+  local target=$1 name=${1#fuzz_} bin work corpus failed=0
   if [[ -n ${DT_FUZZ_BIN_DIR:-} ]]; then
     bin=$DT_FUZZ_BIN_DIR/$target
   else
@@ -67,7 +67,7 @@ run_one() {
   if ! (cd "$work" && "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$work/new" "$corpus" 2>&1 | tail -n 12); then
     echo "FUZZ FAILURE in $target (reproducer in $work/artifacts)"
-    return 1
+    failed=1
   fi
   if (( keep )); then
     local before
@@ -85,6 +85,7 @@ run_one() {
       echo "kept $corpus/$(basename "$artifact"): fuzz.$target.replay fails until it is fixed"
     done
   fi
+  return $failed
 }
 status=0
 jobs_at_once=$(nproc)
