@@ -37,7 +37,7 @@
    with a decoder of their own: bench_decode_<name>(records, rounds) in
    bench/decode_<name>.c, measured by the same harness. */
 #define DT_VENDOR(name, ...)                                                   \
-    extern dt_engine dt_engine_##name __attribute__((weak));                  \
+    extern dt_engine dt__engine_##name __attribute__((weak));                  \
     void bench_decode_##name(size_t records, int rounds) __attribute__((weak));
 #include "backends/vendors.def"
 #undef DT_VENDOR
@@ -46,7 +46,7 @@ static const struct {
     dt_engine *engine;
     void (*own)(size_t records, int rounds);
 } vendors[] = {
-#define DT_VENDOR(name, ...) {#name, &dt_engine_##name, bench_decode_##name},
+#define DT_VENDOR(name, ...) {#name, &dt__engine_##name, bench_decode_##name},
 #include "backends/vendors.def"
 #undef DT_VENDOR
 };
@@ -78,7 +78,7 @@ static void put(uint8_t *rec, dt_field f, uint64_t v)
    the vendor has no such kind. */
 static uint8_t *record(writer *w, uint32_t kind, const dt_record_layout **layout)
 {
-    const dt_record_layout *l = dt_decoder_layout(w->d, kind);
+    const dt_record_layout *l = dt__decoder_layout(w->d, kind);
     if (!l) return NULL;
     if (!w->n || w->used + l->size > BUFFER_SIZE) {
         if (w->n) { w->valid[w->n - 1] = w->used; w->recs[w->n - 1] = w->in_buffer; w->bytes += w->used; }
@@ -106,7 +106,7 @@ static uint8_t *record(writer *w, uint32_t kind, const dt_record_layout **layout
 
 static uint32_t kind_of(const dt_decoder *d, dt_record_class cls, uint32_t prefer)
 {
-    const dt_record_layout *l = dt_decoder_layout(d, prefer);
+    const dt_record_layout *l = dt__decoder_layout(d, prefer);
     if (l && l->cls == cls) return prefer;
     for (size_t i = 0; i < d->count; i++)
         if (d->set->records[i].cls == cls) return d->set->records[i].kind;
@@ -216,7 +216,7 @@ static const dt_decoder *g_decoder;
 
 static void decode_buffer(dt_session *s, uint8_t *buffer, size_t valid)
 {
-    dt_decoder_run(g_decoder, s, buffer, valid, NULL);
+    dt__decoder_run(g_decoder, s, buffer, valid, NULL);
 }
 
 static void bench_mix(const char *vendor, const dt_decoder *d, const kinds *k, int launch_mix, size_t target,
@@ -271,7 +271,7 @@ static void bench_api_enter(const char *vendor, dt_engine *e)
         fn(e, v->callbacks.domain_runtime, 24, data);
     }
     double t_empty = now_s() - t0;
-    fn = dt_engine_api_callback;
+    fn = dt__engine_api_callback;
     t0 = now_s();
     for (size_t i = 0; i < calls; i++) {
         uint32_t corr = (uint32_t)i + 1;
@@ -308,7 +308,7 @@ int main(int argc, char **argv)
             continue;
         }
         dt_decoder d;
-        dt_decoder_init(&d, vendors[i].engine->v, 0);
+        dt__decoder_init(&d, vendors[i].engine->v, 0);
         kinds k = {
             .kernel = kind_of(&d, DT_RC_KERNEL, 10), .memcpy = kind_of(&d, DT_RC_MEMCPY, 1),
             .memset = kind_of(&d, DT_RC_MEMSET, 2), .runtime = kind_of(&d, DT_RC_RUNTIME, 5),

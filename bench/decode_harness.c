@@ -9,7 +9,7 @@
 #include <time.h>
 
 /* Fills the correlation map from the logged links, as dt_session_stop does. */
-DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
+DT_HIDDEN void dt__corr_merge_chunks(dt_session *s, int keep);
 
 #define MAX_ROUNDS BENCH_MAX_ROUNDS
 
@@ -43,9 +43,9 @@ static run decode_all(const decode_input *in, dt_session *s)
         done += in->records_in[i];
         r.bytes += in->valid[i];
     }
-    dt_core_lock(s);
-    dt_corr_merge_chunks(s, 1);
-    dt_core_unlock(s);
+    dt__core_lock(s);
+    dt__corr_merge_chunks(s, 1);
+    dt__core_unlock(s);
     r.wall = bench_now_s() - w0;
     r.thread = clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     r.cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
@@ -123,18 +123,18 @@ void decode_bench_run(const decode_input *in, int rounds)
     uint64_t lost = 0;
     for (int k = 0; k < rounds; k++) {
         /* a fresh store: the decoding thread faults every page in */
-        dt_store_release_spares();
+        dt__store_release_spares();
         dt_session *s = new_session(in);
         run f = decode_all(in, s);
         dt_session_destroy(s);
 
         /* a fresh store, its chunks faulted in ahead by the preparer (from
            its second chunk on), as while a session records */
-        dt_store_release_spares();
-        dt_store_prepare(1);
+        dt__store_release_spares();
+        dt__store_prepare(1);
         s = new_session(in);
         run p = decode_all(in, s);
-        dt_store_prepare(0);
+        dt__store_prepare(0);
 
         /* the same store again, emptied: its memory is mapped already */
         s->sink.store.count = 0;

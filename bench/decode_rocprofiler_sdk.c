@@ -154,14 +154,14 @@ static void decode_block(dt_session *s, uint8_t *block, size_t valid)
     size_t n;
     /* each run decodes the same correlation ids again: the launches the
        last one left are forgotten, as a session's stop does */
-    if (block == g_first_block) dt_rsdk_decoder_take_awaiting(&g_decoder);
+    if (block == g_first_block) dt__rsdk_decoder_take_awaiting(&g_decoder);
     memcpy(&n, block, sizeof n);
-    dt_rsdk_decode(&g_decoder, s, (rsdk_record_header *const *)(block + 8), n);
+    dt__rsdk_decode(&g_decoder, s, (rsdk_record_header *const *)(block + 8), n);
 }
 
 static void setup(void)
 {
-    dt_rsdk_decoder_init(&g_decoder, RSDK_VERSION(0, 6, 0));
+    dt__rsdk_decoder_init(&g_decoder, RSDK_VERSION(0, 6, 0));
     char missing[256] = "";
     dt_device_props p;
     for (int d = 0; d < 2; d++) {
@@ -170,7 +170,7 @@ static void setup(void)
         a.size = sizeof a;
         a.id.handle = GPU(d);
         a.type = RSDK_AGENT_TYPE_GPU;
-        dt_rsdk_decoder_add_agent(&g_decoder, &a, sizeof a, &p, missing, sizeof missing);
+        dt__rsdk_decoder_add_agent(&g_decoder, &a, sizeof a, &p, missing, sizeof missing);
     }
     for (int k = 0; k <= KERNELS; k++) {
         if (k < KERNELS) {
@@ -186,16 +186,16 @@ static void setup(void)
         sym.kernel_id = (uint64_t)k + 1;
         sym.kernel_name = k < KERNELS ? g_names[k] : "__amd_rocclr_fillBufferAligned";
         sym.arch_vgpr_count = 32;
-        if (dt_rsdk_decoder_add_kernel(&g_decoder, &sym) != 0) exit(1);
+        if (dt__rsdk_decoder_add_kernel(&g_decoder, &sym) != 0) exit(1);
     }
-    g_decoder.api_names = dt_malloc(sizeof g_api_names);
+    g_decoder.api_names = dt__malloc(sizeof g_api_names);
     if (!g_decoder.api_names) exit(1);
     memcpy(g_decoder.api_names, g_api_names, sizeof g_api_names);
     g_decoder.api_name_count = sizeof g_api_names / sizeof g_api_names[0];
     dt_config c;
     dt_config_init(&c);
     static const int32_t launch_ops[] = {1}; /* hipLaunchKernel */
-    if (dt_rsdk_decoder_match_launches(&g_decoder, launch_ops, 1, c.buffer_size) != 0) exit(1);
+    if (dt__rsdk_decoder_match_launches(&g_decoder, launch_ops, 1, c.buffer_size) != 0) exit(1);
 }
 
 static void bench_mix(int launch_mix, size_t records, int rounds)
@@ -224,5 +224,5 @@ void bench_decode_rocprofiler_sdk(size_t records, int rounds)
     const char *mix = getenv("DEVTRACE_BENCH_MIX");
     if (!mix || strcmp(mix, "api") == 0) bench_mix(0, records, rounds);
     if (!mix || strcmp(mix, "launch") == 0) bench_mix(1, records, rounds);
-    dt_rsdk_decoder_free(&g_decoder);
+    dt__rsdk_decoder_free(&g_decoder);
 }

@@ -178,11 +178,11 @@ static void decode_buffer(dt_session *s, uint8_t *buffer, size_t valid)
     const writer *w = g_writer;
     size_t k = 0;
     while (w->bufs[k] != buffer) k++;
-    for (size_t i = 0; i < w->nargs[k]; i++) dt_rt_args_put(&g_args, &w->args[k][i]);
+    for (size_t i = 0; i < w->nargs[k]; i++) dt__rt_args_put(&g_args, &w->args[k][i]);
     uint64_t unkept[3] = {0, 0, 0};
     dt_rt_decoder d = {.pool = buffer, .half = BUFFER_SIZE, .api_names = api_names, .api_name_count = 200,
                        .args = &g_args, .args_unkept = unkept};
-    dt_rt_decode(&d, s, buffer, buffer + valid);
+    dt__rt_decode(&d, s, buffer, buffer + valid);
 }
 
 static void bench_mix(int launch_mix, size_t target, int rounds)
@@ -198,7 +198,7 @@ static void bench_mix(int launch_mix, size_t target, int rounds)
         .records = w.records, .capture = DT_CAPTURE_ALL, .decode = decode_buffer,
     };
     decode_bench_run(&in, rounds);
-    dt_rt_args_free(&g_args);
+    dt__rt_args_free(&g_args);
     for (size_t i = 0; i < w.n; i++) {
         free(w.bufs[i]);
         free(w.args[i]);

@@ -74,7 +74,7 @@ static uint64_t file_size(const char *path)
 
 static dt_rec *push(dt_session *s, int kind, uint64_t start, uint64_t end)
 {
-    dt_rec *r = dt_store_push(&s->sink.store);
+    dt_rec *r = dt__store_push(&s->sink.store);
     if (!r) {
         fprintf(stderr, "out of memory building the session\n");
         exit(1);
@@ -345,7 +345,7 @@ int main(int argc, char **argv)
     if (repeats > MAX_ROUNDS)
         repeats = MAX_ROUNDS;
     if (getenv("BENCH_EXPORT_LANES"))
-        dt_out_lane_limit = atoi(getenv("BENCH_EXPORT_LANES"));
+        dt__out_lane_limit = atoi(getenv("BENCH_EXPORT_LANES"));
 
     dt_config cfg;
     dt_config_init(&cfg);
@@ -384,22 +384,22 @@ int main(int argc, char **argv)
             snprintf(buf, sizeof buf, "_ZN7cutlass6KernelILi%dEEEvPf", 100 + i);
         else
             snprintf(buf, sizeof buf, "elementwise_kernel_%d_vectorized4", i);
-        knames[i] = dt_intern_kernel(&s->names, buf);
+        knames[i] = dt__intern_kernel(&s->names, buf);
     }
     static const char *const api_names[] = {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync"};
     uint32_t anames[3];
     for (int i = 0; i < 3; i++)
-        anames[i] = dt_intern_str(&s->names, api_names[i]);
+        anames[i] = dt__intern_str(&s->names, api_names[i]);
     uint32_t rnames[16];
     for (int i = 0; i < 16; i++) {
         snprintf(buf, sizeof buf, "aten::op_%d", i);
-        rnames[i] = dt_intern_str(&s->names, buf);
+        rnames[i] = dt__intern_str(&s->names, buf);
     }
     uint32_t configs[32];
     for (int i = 0; i < 32; i++) {
         dt_launch_config lc = {{1 + i * 7, 1 + i % 4, 1}, {32 << (i % 6), 1, 1}, (uint32_t)(16 + i * 4),
                                (uint32_t)(i % 5) * 4096, 0};
-        configs[i] = dt_launch_intern(&s->launches, &lc);
+        configs[i] = dt__launch_intern(&s->launches, &lc);
     }
 
     uint64_t tcur[THREADS], scur[DEVICES * STREAMS];
@@ -476,10 +476,10 @@ int main(int argc, char **argv)
 
     size_t launch_bytes = (size_t)s->launches.cap * sizeof(dt_launch_config) +
                           (s->launches.index.slots ? (s->launches.index.mask + 1) * sizeof(dt_u64slot) : 0);
-    size_t held = dt_store_bytes(&s->sink.store) + s->names.bytes + launch_bytes;
+    size_t held = dt__store_bytes(&s->sink.store) + s->names.bytes + launch_bytes;
     printf("events:                 %zu (built in %.2f s)\n", s->sink.store.count, g1 - g0);
     printf("bytes per stored event: %.1f (store %zu + names %zu + launch configs %zu)\n",
-           (double)held / (double)s->sink.store.count, dt_store_bytes(&s->sink.store), s->names.bytes, launch_bytes);
+           (double)held / (double)s->sink.store.count, dt__store_bytes(&s->sink.store), s->names.bytes, launch_bytes);
 
     if (layout_only) {
         /* the layout alone, for counting its instructions or its CPU time */
@@ -488,7 +488,7 @@ int main(int argc, char **argv)
             cpu_times c0 = cpu_now();
             double w0 = now_s();
             dt_recording rec;
-            dt_layout *l = dt_recording_of(s, &rec) == 0 ? dt_wr_layout_build(&rec) : NULL;
+            dt_layout *l = dt__recording_of(s, &rec) == 0 ? dt__wr_layout_build(&rec) : NULL;
             wall[rep] = now_s() - w0;
             cpu_times c1 = cpu_now();
             cpu[rep] = c1.user + c1.sys - c0.user - c0.sys;
@@ -496,7 +496,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "out of memory building the layout\n");
                 return 1;
             }
-            dt_wr_layout_free(l);
+            dt__wr_layout_free(l);
         }
         double w = bench_median(wall, repeats, &lo, &hi);
         printf("layout: %.3f s (%.3f..%.3f), %.0f ns per event; CPU (all its threads) %.3f s\n", w, lo, hi,
@@ -546,12 +546,12 @@ int main(int argc, char **argv)
         cpu_times c0 = cpu_now();
         double l0 = now_s();
         dt_recording rec;
-        dt_layout *l = dt_recording_of(s, &rec) == 0 ? dt_wr_layout_build(&rec) : NULL;
+        dt_layout *l = dt__recording_of(s, &rec) == 0 ? dt__wr_layout_build(&rec) : NULL;
         r->layout_s = now_s() - l0;
         cpu_times c1 = cpu_now();
         r->layout_cpu = c1.user + c1.sys - c0.user - c0.sys;
         r->after_layout_ratio = (r->json_s - r->layout_s) / r->write_s;
-        dt_wr_layout_free(l);
+        dt__wr_layout_free(l);
         if (do_gzip) {
             timed z = export_once(s, gz_path, DT_FORMAT_JSON_GZ);
             r->gz_s = z.wall;
@@ -573,7 +573,7 @@ int main(int argc, char **argv)
     double ev = (double)s->sink.store.count, mb = (double)json_bytes / 1e6, pmb = (double)pf_bytes / 1e6;
     printf("rounds: %d (medians; min..max); formatting lanes: %d, each writing its own units in turn (gzip: %d "
            "formatting, one compressing)\n",
-           repeats, dt_out_lanes(), dt_out_lanes() < 2 ? dt_out_lanes() : 2);
+           repeats, dt__out_lanes(), dt__out_lanes() < 2 ? dt__out_lanes() : 2);
 
     double js = MED(json_s), jlo = lo, jhi = hi;
     printf("JSON:  %.1f MB, %.1f bytes per event, in %.3f s (%.3f..%.3f): %.2f M events/s (target >= 2.5), %.0f MB/s\n",

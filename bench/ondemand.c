@@ -202,10 +202,10 @@ static void trigger_latency(const row *r, int captures, uint64_t duration_ns)
         int fd = mkstemp(path);
         if (fd < 0) exit(1);
         dt_ctl_msg req, reply;
-        dt_ctl_msg_init(&req, DT_CTL_CAPTURE);
+        dt__ctl_msg_init(&req, DT_CTL_CAPTURE);
         req.duration_ns = duration_ns;
         uint64_t r0 = real_ns(), m0 = mono_ns();
-        dt_ctl_code rc = dt_ctl_send(getpid(), &req, fd, 60000, &reply);
+        dt_ctl_code rc = dt__ctl_send(getpid(), &req, fd, 60000, &reply);
         uint64_t m1 = mono_ns();
         off_t size = lseek(fd, 0, SEEK_END);
         char *text = size > 0 ? malloc((size_t)size + 1) : NULL;
@@ -218,7 +218,7 @@ static void trigger_latency(const row *r, int captures, uint64_t duration_ns)
         close(fd);
         unlink(path);
         if (rc != DT_CTL_SUCCESS || !text) {
-            fprintf(stderr, "%s: (c) capture %d: %s: %s\n", r->backend, k, dt_ctl_code_name(rc), reply.text);
+            fprintf(stderr, "%s: (c) capture %d: %s: %s\n", r->backend, k, dt__ctl_code_name(rc), reply.text);
             free(text);
             continue;
         }

@@ -216,19 +216,19 @@ static sample run_child(const char *path, int what, long *maxrss_kb)
         FILE *sink = fopen("/dev/null", "w");
         char err[512];
         double t0 = now_s(), c0 = cpu_s();
-        dt_rd_source *src = what == RUN_NOTHING ? NULL : dt_rd_open_file(path, err, sizeof err);
+        dt_rd_source *src = what == RUN_NOTHING ? NULL : dt__rd_open_file(path, err, sizeof err);
         int rc = 0;
         if (what == RUN_READ) {
             dt_rd_summary s;
-            rc = dt_rd_read(src, NULL, NULL, &s, err, sizeof err);
-            dt_rd_summary_free(&s);
+            rc = dt__rd_read(src, NULL, NULL, &s, err, sizeof err);
+            dt__rd_summary_free(&s);
         } else if (what == RUN_STATS) {
-            rc = dt_stats_source(src, path, NULL, false, sink, stderr);
+            rc = dt__stats_source(src, path, NULL, false, sink, stderr);
         } else if (what == RUN_CHECK) {
-            rc = dt_check_source(src, path, sink, stderr);
+            rc = dt__check_source(src, path, sink, stderr);
         }
         double t = now_s() - t0, c = cpu_s() - c0;
-        dt_rd_close(src);
+        dt__rd_close(src);
         if (rc != 0)
             fprintf(stderr, "bench_reader: reading %s failed (%d)\n", path, rc);
         struct rusage ru;

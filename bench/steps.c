@@ -60,18 +60,18 @@ static void run_loop(int which, size_t calls)
         break;
     case L_CHECK:
         for (size_t i = 0; i < calls; i++) {
-            if (dt_core_steps_watched()) dt_core_step_range(name, 0);
+            if (dt__core_steps_watched()) dt__core_step_range(name, 0);
             __asm__ volatile("" ::: "memory");
         }
         break;
     case L_RANGE_IDLE:
     case L_RANGE_WATCHED:
-        if (which == L_RANGE_WATCHED) dt_core_steps_watch(1);
+        if (which == L_RANGE_WATCHED) dt__core_steps_watch(1);
         for (size_t i = 0; i < calls; i++) {
             dt_range_push(name, NULL);
             dt_range_pop();
         }
-        if (which == L_RANGE_WATCHED) dt_core_steps_watch(0);
+        if (which == L_RANGE_WATCHED) dt__core_steps_watch(0);
         break;
     case L_STEP:
         for (size_t i = 0; i < calls; i++) dt_step();

@@ -35,17 +35,17 @@ static inline dt_session *dt_test_written_session(uint64_t start, uint64_t end)
 static inline dt_rec *dt_test_kernel(dt_session *s, const char *name, uint64_t start, uint32_t stream,
                                      dt_launch_config lc)
 {
-    dt_rec *r = dt_store_push(&s->sink.store);
+    dt_rec *r = dt__store_push(&s->sink.store);
     REQUIRE(r != NULL);
     r->kind = DT_EVENT_KERNEL;
     r->start = start;
     r->end = start + 500;
     r->flags = DT_REC_REALTIME;
-    r->name = dt_intern_kernel(&s->names, name);
+    r->name = dt__intern_kernel(&s->names, name);
     r->lane = stream;
     r->context = 1;
     r->correlation = start;
-    r->u.kernel.config = dt_launch_intern(&s->launches, &lc);
+    r->u.kernel.config = dt__launch_intern(&s->launches, &lc);
     r->u.kernel.queued_delta = DT_DELTA_UNKNOWN;
     r->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
     return r;
@@ -58,7 +58,7 @@ static inline dt_rec *dt_test_collective(dt_session *s, const char *name, const 
     dt_collective_desc c = {.start = start, .end = start + 2000, .correlation = start, .device = 0, .stream = 9,
                             .name = name, .group = group, .algorithm = "RING", .data_type = "Float",
                             .count = 1024, .bytes = 4096};
-    dt_rec *r = dt_add_collective(s, &c);
+    dt_rec *r = dt__add_collective(s, &c);
     REQUIRE(r != NULL);
     r->flags |= DT_REC_REALTIME;
     return r;

@@ -79,8 +79,8 @@ static int initialised;
 /* ------------------------------------------------------------------ */
 static const char *cnpapi_callback_name(emu_domain domain, uint32_t cbid)
 {
-    if (domain == EMU_DOMAIN_RUNTIME) return cbid < DT_CNPAPI_CNRT_NAMED ? dt_cnpapi_cnrt_names[cbid] : NULL;
-    return cbid < DT_CNPAPI_CNDRV_NAMED ? dt_cnpapi_cndrv_names[cbid] : NULL;
+    if (domain == EMU_DOMAIN_RUNTIME) return cbid < DT_CNPAPI_CNRT_NAMED ? dt__cnpapi_cnrt_names[cbid] : NULL;
+    return cbid < DT_CNPAPI_CNDRV_NAMED ? dt__cnpapi_cndrv_names[cbid] : NULL;
 }
 
 static uint32_t cnpapi_cbid(emu_domain domain, emu_op op, emu_copy_kind ck)
@@ -495,7 +495,7 @@ cnpapiResult cnpapiGetCallbackName(cnpapi_CallbackDomain domain, uint32_t cbid, 
     const char *n = NULL;
     emu_domain d;
     if (domain == CNPAPI_CB_DOMAIN_CNCL_API)
-        n = cbid < DT_CNPAPI_CNCL_NAMED ? dt_cnpapi_cncl_names[cbid] : NULL;
+        n = cbid < DT_CNPAPI_CNCL_NAMED ? dt__cnpapi_cncl_names[cbid] : NULL;
     else if (domain_of(domain, &d))
         n = cnpapi_callback_name(d, cbid);
     if (!n) return CNPAPI_ERROR_INVALID_ARGUMENT;

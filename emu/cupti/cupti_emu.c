@@ -40,8 +40,8 @@ static const emu_cf_personality cupti = {
     .kernel_size = DT_CF_KERNEL10_SIZE, .memcpy_size = DT_CF_MEMCPY6_SIZE, .memset_size = DT_CF_MEMSET4_SIZE,
     .quirks = EMU_CF_DEVICE_RECORDS | EMU_CF_PEER_RECORDS,
     EMU_CF_CUDA13_NUMBERING,
-    .runtime_names = dt_cupti_runtime_names, .runtime_name_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
-    .driver_names = dt_cupti_driver_names, .driver_name_count = DT_CUPTI_DRIVER_NAMES_COUNT,
+    .runtime_names = dt__cupti_runtime_names, .runtime_name_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
+    .driver_names = dt__cupti_driver_names, .driver_name_count = DT_CUPTI_DRIVER_NAMES_COUNT,
 };
 
 /* CUDA 13: per-thread activity buffers by default, still-running work

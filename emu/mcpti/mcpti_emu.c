@@ -23,7 +23,7 @@ static const emu_cf_personality mcpti = {
                                MCPTI_RUNTIME_CBID_mcMemcpyAsync, MCPTI_RUNTIME_CBID_mcMemset,
                                MCPTI_RUNTIME_CBID_mcMemsetAsync, MCPTI_RUNTIME_CBID_mcStreamSynchronize,
                                MCPTI_RUNTIME_CBID_mcDeviceSynchronize),
-    .runtime_names = dt_mcpti_runtime_names, .runtime_name_count = MCPTI_RUNTIME_CBID_NAMED,
+    .runtime_names = dt__mcpti_runtime_names, .runtime_name_count = MCPTI_RUNTIME_CBID_NAMED,
 };
 
 EMU_CF_PERSONALITY(mcpti, mcpti, mcpti, .clock_counter = 1, .clock_offset_ns = 350743133379, .clock_drift_ppm = 25.0)

@@ -13,8 +13,8 @@ static const emu_cf_personality mupti = {
     .version = 12,
     .kernel_size = DT_CF_KERNEL6_SIZE, .memcpy_size = DT_CF_MEMCPY4_SIZE, .memset_size = DT_CF_MEMSET3_SIZE,
     EMU_CF_CUPTI_NUMBERING,
-    .runtime_names = dt_mupti_runtime_names, .runtime_name_count = DT_CF_RT_NAMED,
-    .driver_names = dt_mupti_driver_names, .driver_name_count = DT_CF_DRV_NAMED,
+    .runtime_names = dt__mupti_runtime_names, .runtime_name_count = DT_CF_RT_NAMED,
+    .driver_names = dt__mupti_driver_names, .driver_name_count = DT_CF_DRV_NAMED,
 };
 
 EMU_CF_PERSONALITY(mupti, mupti, mupti, .clock_counter = 1, .clock_offset_ns = 93600000000000,

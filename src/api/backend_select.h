@@ -11,7 +11,7 @@
 #include "core/contract.h"
 
 /* The backend of that name in the list, or NULL. */
-DT_HIDDEN const dt_backend *dt_select_backend(const char *name);
+DT_HIDDEN const dt_backend *dt__select_backend(const char *name);
 
 /* For the injection library (src/inject): start s, but a backend whose
    vendor calls an injection entry point when the process first uses the
@@ -19,6 +19,6 @@ DT_HIDDEN const dt_backend *dt_select_backend(const char *name);
    requested, the session runs on the null backend meanwhile; with "auto",
    the other backends are tried without it. A process that never uses the
    device never loads that vendor's library. */
-DT_HIDDEN dt_status dt_select_start_deferring(dt_session *s, const char *deferred);
+DT_HIDDEN dt_status dt__select_start_deferring(dt_session *s, const char *deferred);
 
 #endif /* DT_API_BACKEND_SELECT_H */

@@ -290,8 +290,8 @@ int dt_abi_entry(size_t index, const char **scope, const char **name, const char
 unsigned dt_event_kind_class(dt_event_kind kind)
 {
     unsigned k = (unsigned)kind;
-    return (dt_rec_kind_in(DT_KINDS_DEVICE, k) ? DT_EVENT_CLASS_DEVICE : 0u) |
-           (dt_rec_kind_in(DT_KINDS_HOST, k) ? DT_EVENT_CLASS_HOST : 0u) |
-           (dt_rec_kind_in(DT_KINDS_LAUNCHED, k) ? DT_EVENT_CLASS_LAUNCHED : 0u) |
-           (dt_rec_kind_in(DT_KINDS_API, k) ? DT_EVENT_CLASS_API : 0u);
+    return (dt__rec_kind_in(DT_KINDS_DEVICE, k) ? DT_EVENT_CLASS_DEVICE : 0u) |
+           (dt__rec_kind_in(DT_KINDS_HOST, k) ? DT_EVENT_CLASS_HOST : 0u) |
+           (dt__rec_kind_in(DT_KINDS_LAUNCHED, k) ? DT_EVENT_CLASS_LAUNCHED : 0u) |
+           (dt__rec_kind_in(DT_KINDS_API, k) ? DT_EVENT_CLASS_API : 0u);
 }

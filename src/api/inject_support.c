@@ -17,45 +17,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-dt_status dt_inject_support_start(dt_session *s, const char *deferred)
+dt_status dt__inject_support_start(dt_session *s, const char *deferred)
 {
-    return dt_select_start_deferring(s, deferred);
+    return dt__select_start_deferring(s, deferred);
 }
 
-void dt_inject_support_exiting(void)
+void dt__inject_support_exiting(void)
 {
-    atomic_store(&dt_g_exiting, 1);
+    atomic_store(&dt__g_exiting, 1);
 }
 
-void dt_inject_support_fork_prepare(dt_session *s)
+void dt__inject_support_fork_prepare(dt_session *s)
 {
-    dt_core_fork_prepare(s);
+    dt__core_fork_prepare(s);
 }
 
-void dt_inject_support_fork_parent(dt_session *s)
+void dt__inject_support_fork_parent(dt_session *s)
 {
-    dt_core_fork_parent(s);
+    dt__core_fork_parent(s);
 }
 
-void dt_inject_support_fork_child(dt_session *s)
+void dt__inject_support_fork_child(dt_session *s)
 {
-    dt_core_fork_child(s);
+    dt__core_fork_child(s);
 }
 
-void dt_inject_support_forked(dt_session *s)
+void dt__inject_support_forked(dt_session *s)
 {
-    dt_core_forked(s);
+    dt__core_forked(s);
 }
 
-int dt_inject_support_fork_unrecorded(const dt_session *s)
+int dt__inject_support_fork_unrecorded(const dt_session *s)
 {
-    return dt_core_fork_vendor_unusable(s);
+    return dt__core_fork_vendor_unusable(s);
 }
 
-void dt_inject_support_rank(char *out, size_t n)
+void dt__inject_support_rank(char *out, size_t n)
 {
     dt_rank_info info;
-    dt_rank_from_env(&info);
+    dt__rank_from_env(&info);
     snprintf(out, n, "%s", info.rank_text);
 }
 
@@ -64,32 +64,32 @@ void dt_inject_support_rank(char *out, size_t n)
    (by the user) would be called instead. */
 static int runtime_calls_us(const dt_backend *b)
 {
-    const char *named = b->inject_env ? dt_env(b->inject_env) : NULL;
+    const char *named = b->inject_env ? dt__env(b->inject_env) : NULL;
     Dl_info self;
     if (!named || !dladdr((void *)runtime_calls_us, &self) || !self.dli_fname) return 0;
     char a[PATH_MAX], c[PATH_MAX];
     return realpath(named, a) && realpath(self.dli_fname, c) && strcmp(a, c) == 0;
 }
 
-const char *dt_inject_support_deferred_backend(void)
+const char *dt__inject_support_deferred_backend(void)
 {
-    for (size_t i = 0; dt_backends[i]; i++)
-        if ((dt_backends[i]->caps & DT_BACKEND_INJECTION_ENTRY) && runtime_calls_us(dt_backends[i]))
-            return dt_backends[i]->name;
+    for (size_t i = 0; dt__backends[i]; i++)
+        if ((dt__backends[i]->caps & DT_BACKEND_INJECTION_ENTRY) && runtime_calls_us(dt__backends[i]))
+            return dt__backends[i]->name;
     return NULL;
 }
 
 /* Whether devtrace may use b in this process (the backend asked for). */
 static int wanted(const dt_backend *b)
 {
-    const char *asked = dt_env(DT_ENV_BACKEND);
+    const char *asked = dt__env(DT_ENV_BACKEND);
     return !asked || strcmp(asked, "auto") == 0 || strcmp(asked, b->name) == 0;
 }
 
-void dt_inject_support_initialize_injection(dt_session *s, void (*on_attach)(void), void (*report)(const char *message))
+void dt__inject_support_initialize_injection(dt_session *s, void (*on_attach)(void), void (*report)(const char *message))
 {
-    for (size_t i = 0; dt_backends[i]; i++) {
-        const dt_backend *b = dt_backends[i];
+    for (size_t i = 0; dt__backends[i]; i++) {
+        const dt_backend *b = dt__backends[i];
         if (!(b->caps & DT_BACKEND_INJECTION_ENTRY) || !b->inject_arm || !wanted(b)) continue;
         int attached = 0;
         dt_status st = b->inject_arm(b, s, &attached);
@@ -107,16 +107,16 @@ void dt_inject_support_initialize_injection(dt_session *s, void (*on_attach)(voi
                runtime's, while the vendor can still flush. */
             atexit(on_attach);
         } else if (st != DT_OK) {
-            dt_log("InitializeInjection: %s", dt_last_error());
+            dt__log("InitializeInjection: %s", dt_last_error());
         }
     }
 }
 
-void *dt_inject_support_tool_configure(uint32_t version, const char *runtime_version, uint32_t priority,
+void *dt__inject_support_tool_configure(uint32_t version, const char *runtime_version, uint32_t priority,
                                        void *client_id)
 {
-    for (size_t i = 0; dt_backends[i]; i++) {
-        const dt_backend *b = dt_backends[i];
+    for (size_t i = 0; dt__backends[i]; i++) {
+        const dt_backend *b = dt__backends[i];
         if (!(b->caps & DT_BACKEND_TOOL_CONFIGURE) || !b->tool_configure) continue;
         void *result = b->tool_configure(b, version, runtime_version, priority, client_id);
         if (result) return result;
@@ -124,39 +124,39 @@ void *dt_inject_support_tool_configure(uint32_t version, const char *runtime_ver
     return NULL;
 }
 
-int dt_inject_support_holds_injection_backend(const dt_session *s)
+int dt__inject_support_holds_injection_backend(const dt_session *s)
 {
-    const dt_backend *b = dt_select_backend(dt_session_backend(s));
+    const dt_backend *b = dt__select_backend(dt_session_backend(s));
     return b && (b->caps & DT_BACKEND_INJECTION_ENTRY);
 }
 
-void dt_inject_support_release(dt_session *s, const char *who)
+void dt__inject_support_release(dt_session *s, const char *who)
 {
-    dt_core_release_backend(s, who);
+    dt__core_release_backend(s, who);
 }
 
-int dt_inject_support_awaits_injection(const dt_session *s)
+int dt__inject_support_awaits_injection(const dt_session *s)
 {
-    return s && dt_core_deferred(s) && dt_core_awaits(s, dt_core_deferred(s)->name);
+    return s && dt__core_deferred(s) && dt__core_awaits(s, dt__core_deferred(s)->name);
 }
 
-dt_status dt_inject_support_attach_early(dt_session *s)
+dt_status dt__inject_support_attach_early(dt_session *s)
 {
-    return dt_inject_support_awaits_injection(s) ? dt_core_attach_deferred(s) : DT_OK;
+    return dt__inject_support_awaits_injection(s) ? dt__core_attach_deferred(s) : DT_OK;
 }
 
-void dt_inject_support_note(dt_session *s, const char *key, const char *fmt, ...)
+void dt__inject_support_note(dt_session *s, const char *key, const char *fmt, ...)
 {
     char text[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    dt_core_note(s, key, "%s", text);
+    dt__core_note(s, key, "%s", text);
 }
 
-dt_status dt_inject_support_write(dt_session *s, int fd, const char *name, dt_format format)
+dt_status dt__inject_support_write(dt_session *s, int fd, const char *name, dt_format format)
 {
-    if (fd < 0) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: descriptor %d is not open", fd);
-    return dt_api_write_trace(s, name, fd, format, "dt_session_write");
+    if (fd < 0) return dt__error(DT_ERR_INVALID_ARGUMENT, "dt_session_write: descriptor %d is not open", fd);
+    return dt__api_write_trace(s, name, fd, format, "dt_session_write");
 }

@@ -6,35 +6,35 @@
 #include "core/jobinfo.h"
 #include "core/session.h"
 
-int dt_api_flight_running(void)
+int dt__api_flight_running(void)
 {
-    return dt_core_flight_running();
+    return dt__core_flight_running();
 }
 
-void dt_api_flight_discard_at_stop(dt_session *s)
+void dt__api_flight_discard_at_stop(dt_session *s)
 {
-    dt_core_flight_discard_at_stop(s);
+    dt__core_flight_discard_at_stop(s);
 }
 
-dt_session *dt_api_active_session(void)
+dt_session *dt__api_active_session(void)
 {
-    return dt_active_session();
+    return dt__active_session();
 }
 
-void dt_api_set_window(dt_session *s, uint64_t start_ns, uint64_t end_ns)
+void dt__api_set_window(dt_session *s, uint64_t start_ns, uint64_t end_ns)
 {
-    dt_core_set_window(s, start_ns, end_ns);
+    dt__core_set_window(s, start_ns, end_ns);
 }
 
-const char *dt_api_last_backend(void)
+const char *dt__api_last_backend(void)
 {
-    return dt_core_last_backend();
+    return dt__core_last_backend();
 }
 
-void dt_api_launcher_rank(int64_t *rank, int64_t *local_rank, int64_t *world_size)
+void dt__api_launcher_rank(int64_t *rank, int64_t *local_rank, int64_t *world_size)
 {
     dt_rank_info info;
-    dt_rank_from_env(&info);
+    dt__rank_from_env(&info);
     *rank = info.known ? info.rank : -1;
     *local_rank = info.local_rank;
     *world_size = info.world_size;

@@ -10,6 +10,6 @@
 
 /* s's trace in format, to path (fd < 0) or to the open descriptor fd, then
    named path inside (its traceName); fn names the call in messages. */
-DT_HIDDEN dt_status dt_api_write_trace(dt_session *s, const char *path, int fd, dt_format format, const char *fn);
+DT_HIDDEN dt_status dt__api_write_trace(dt_session *s, const char *path, int fd, dt_format format, const char *fn);
 
 #endif

@@ -28,8 +28,8 @@
 #include "core/threads.h"
 
 /* The list, NULL-terminated, in "auto" preference order. */
-DT_HIDDEN extern const dt_backend *const dt_backends[];
+DT_HIDDEN extern const dt_backend *const dt__backends[];
 /* The backend of every list's end: no vendor, user ranges only. */
-DT_HIDDEN extern const dt_backend dt_backend_null;
+DT_HIDDEN extern const dt_backend dt__backend_null;
 
 #endif /* DT_BACKEND_H */

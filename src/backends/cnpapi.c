@@ -122,7 +122,7 @@ static void learn_cncl_names(const dt_engine *e)
     for (uint32_t i = 0; i < CNCL_NAMES; i++) {
         const char *n = NULL;
         if (name_of && name_of(CNPAPI_CB_DOMAIN_CNCL_API, i, &n) == CNPAPI_SUCCESS && n && n[0]) cncl_names[i] = n;
-        else cncl_names[i] = i < DT_CNPAPI_CNCL_NAMED ? dt_cnpapi_cncl_names[i] : NULL;
+        else cncl_names[i] = i < DT_CNPAPI_CNCL_NAMED ? dt__cnpapi_cncl_names[i] : NULL;
     }
 }
 
@@ -132,7 +132,7 @@ static void decode_cncl(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
 {
     (void)d;
     (void)cache;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_KERNEL)) return;
     cnpapiActivityAPI a;
     memcpy(&a, rec, sizeof a);
     char fallback[32];
@@ -142,15 +142,15 @@ static void decode_cncl(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
         name = fallback;
     }
     dt_collective_desc c = {.start = a.start, .end = a.end, .correlation = a.correlation_id, .name = name};
-    dt_add_collective(s, &c);
+    dt__add_collective(s, &c);
 }
 
 static dt_status cnpapi_start(const dt_backend *self, dt_session *s)
 {
-    dt_status st = dt_engine_start(self, s);
+    dt_status st = dt__engine_start(self, s);
     if (st != DT_OK) return st;
     learn_cncl_names(self->impl);
-    dt_core_note(s, "launch_configuration", "kernel records carry the task's dimensions (grid) and no block "
+    dt__core_note(s, "launch_configuration", "kernel records carry the task's dimensions (grid) and no block "
                     "dimensions, registers or shared memory: a BANG C launch has none");
     return DT_OK;
 }
@@ -160,23 +160,23 @@ static dt_status cnpapi_start(const dt_backend *self, dt_session *s)
 /* ------------------------------------------------------------------ */
 DT_ENGINE_DEFINE(cnpapi, cnpapi_vendor);
 
-const dt_backend dt_backend_cnpapi = {
+const dt_backend dt__backend_cnpapi = {
     .name = "cnpapi",
     .vendor = "Cambricon MLU (CNPAPI)",
     .api_category = "privateuse1",
     .library_env = "DEVTRACE_CNPAPI_LIBRARY",
     .caps = DT_BACKEND_FLIGHT_RECORDER,
     .lacks = DT_BACKEND_LACKS_KERNEL_RESOURCES,
-    .impl = &dt_engine_cnpapi,
-    .probe = dt_engine_probe, .prepare = dt_engine_prepare, .start = cnpapi_start,
-    .flush = dt_engine_flush, .stop = dt_engine_stop, .clock = dt_engine_clock,
-    .push_external = dt_engine_push_external, .pop_external = dt_engine_pop_external,
-    .attribute_by_api_enter = dt_engine_attribute_by_api_enter, .release = dt_engine_release,
-    .fork_prepare = dt_engine_fork_prepare, .fork_parent = dt_engine_fork_parent,
+    .impl = &dt__engine_cnpapi,
+    .probe = dt__engine_probe, .prepare = dt__engine_prepare, .start = cnpapi_start,
+    .flush = dt__engine_flush, .stop = dt__engine_stop, .clock = dt__engine_clock,
+    .push_external = dt__engine_push_external, .pop_external = dt__engine_pop_external,
+    .attribute_by_api_enter = dt__engine_attribute_by_api_enter, .release = dt__engine_release,
+    .fork_prepare = dt__engine_fork_prepare, .fork_parent = dt__engine_fork_parent,
 };
 
 static const dt_vendor cnpapi_vendor = {
-    .backend = &dt_backend_cnpapi,
+    .backend = &dt__backend_cnpapi,
     .library = {.spec = {.what = "libcnpapi", .sonames = sonames, .root_envs = roots,
                          .default_root = "/usr/local/neuware", .subdirs = subdirs,
                          .hint = "install Cambricon's Neuware (CNToolkit) and set NEUWARE_HOME"},
@@ -205,7 +205,7 @@ static const dt_vendor cnpapi_vendor = {
                   .correlation_offset = offsetof(cnpapi_CallbackData, correlationId),
                   .result_offset = offsetof(cnpapi_CallbackData, functionReturnValue)},
     .names = {.arg_runtime = CNPAPI_CB_DOMAIN_CNRT_API, .arg_driver = CNPAPI_CB_DOMAIN_CNDRV_API, .limit = 1024,
-              DT_COUNTED(dt_cnpapi_cnrt_names), DT_COUNTED(dt_cnpapi_cndrv_names), "cnrtApi", "cndrvApi"},
+              DT_COUNTED(dt__cnpapi_cnrt_names), DT_COUNTED(dt__cnpapi_cndrv_names), "cnrtApi", "cndrvApi"},
     .records = {DT_COUNTED(kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
     .enums = {.copy_kinds = DT_COUNTED(copy_kinds), .copy_async_flag = CNPAPI_ACTIVITY_FLAG_MEMCPY_ASYNC,
               .fill_async_flag = CNPAPI_ACTIVITY_FLAG_MEMSET_ASYNC,

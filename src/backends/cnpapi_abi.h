@@ -287,7 +287,7 @@ enum {
 };
 
 /* The names at those ids (CNRT's, CNDRV's and CNCL's own function names). */
-__attribute__((unused)) static const char *const dt_cnpapi_cnrt_names[DT_CNPAPI_CNRT_NAMED] = {
+__attribute__((unused)) static const char *const dt__cnpapi_cnrt_names[DT_CNPAPI_CNRT_NAMED] = {
     [DT_CNPAPI_CNRT_INVOKE_KERNEL] = "cnrtInvokeKernel",
     [DT_CNPAPI_CNRT_MEMCPY] = "cnrtMemcpy",
     [DT_CNPAPI_CNRT_MEMCPY_ASYNC] = "cnrtMemcpyAsync",
@@ -296,7 +296,7 @@ __attribute__((unused)) static const char *const dt_cnpapi_cnrt_names[DT_CNPAPI_
     [DT_CNPAPI_CNRT_QUEUE_SYNC] = "cnrtQueueSync",
     [DT_CNPAPI_CNRT_SYNC_DEVICE] = "cnrtSyncDevice",
 };
-__attribute__((unused)) static const char *const dt_cnpapi_cndrv_names[DT_CNPAPI_CNDRV_NAMED] = {
+__attribute__((unused)) static const char *const dt__cnpapi_cndrv_names[DT_CNPAPI_CNDRV_NAMED] = {
     [DT_CNPAPI_CNDRV_INVOKE_KERNEL] = "cnInvokeKernel",
     [DT_CNPAPI_CNDRV_MEMCPY] = "cnMemcpy",
     [DT_CNPAPI_CNDRV_MEMCPY_ASYNC] = "cnMemcpyAsync",
@@ -307,7 +307,7 @@ __attribute__((unused)) static const char *const dt_cnpapi_cndrv_names[DT_CNPAPI
     [DT_CNPAPI_CNDRV_MEMCPY_PEER] = "cnMemcpyPeer",
     [DT_CNPAPI_CNDRV_MEMCPY_PEER_ASYNC] = "cnMemcpyPeerAsync",
 };
-__attribute__((unused)) static const char *const dt_cnpapi_cncl_names[DT_CNPAPI_CNCL_NAMED] = {
+__attribute__((unused)) static const char *const dt__cnpapi_cncl_names[DT_CNPAPI_CNCL_NAMED] = {
     [DT_CNPAPI_CNCL_ALL_REDUCE] = "cnclAllReduce",
 };
 

@@ -32,8 +32,8 @@ static dt_status inject_arm(const dt_backend *self, dt_session *s, int *attached
         *attached = 1;
         return DT_OK;
     }
-    *attached = s && dt_core_awaits(s, self->name);
-    return *attached ? dt_core_attach_deferred(s) : self->prepare(self);
+    *attached = s && dt__core_awaits(s, self->name);
+    return *attached ? dt__core_attach_deferred(s) : self->prepare(self);
 }
 
 /* What CUPTI is to the rest of devtrace besides what the engine says:
@@ -308,10 +308,10 @@ static const dt_kind_spec kinds[] = {
    starts writing it is inferred (13.1 GA: API 130100). */
 static const dt_layout_set layouts[] = {
     {DT_CF_API_KERNEL11, "CUDA 13.1 (Kernel11 read as Kernel10, inferred; Memcpy6, Memset4)", 0,
-     dt_cf_layouts_cuda13},
-    {130000, "CUDA 13 (Kernel10, Memcpy6, Memset4)", 130001, dt_cf_layouts_cuda13},
-    {19, "CUDA 12 (Kernel9, Memcpy5, Memset4)", 0, dt_cf_layouts_cuda12},
-    {0, "CUDA 11 (Kernel8, Memcpy5, Memset4)", 0, dt_cf_layouts_cuda11},
+     dt__cf_layouts_cuda13},
+    {130000, "CUDA 13 (Kernel10, Memcpy6, Memset4)", 130001, dt__cf_layouts_cuda13},
+    {19, "CUDA 12 (Kernel9, Memcpy5, Memset4)", 0, dt__cf_layouts_cuda12},
+    {0, "CUDA 11 (Kernel8, Memcpy5, Memset4)", 0, dt__cf_layouts_cuda11},
 };
 
 /* Launches whatever the call is named: CUDA 13's <<<>>> is __cudaLaunchKernel
@@ -436,20 +436,20 @@ static const char *const wheel_dirs[] = {"nvidia/cu13/lib", "nvidia/cuda_cupti/l
 
 DT_ENGINE_DEFINE(cupti, cupti_vendor);
 
-const dt_backend dt_backend_cupti = {
+const dt_backend dt__backend_cupti = {
     .name = "cupti",
     .vendor = "NVIDIA CUDA (CUPTI)",
     .api_category = "cuda",
     .library_env = "DEVTRACE_CUPTI_LIBRARY",
     .caps = CUPTI_CAPS,
-    .impl = &dt_engine_cupti,
+    .impl = &dt__engine_cupti,
     DT_ENGINE_METHODS,
     .inject_env = CUPTI_INJECT_ENV,
     .inject_arm = inject_arm,
 };
 
 static const dt_vendor cupti_vendor = {
-    .backend = &dt_backend_cupti,
+    .backend = &dt__backend_cupti,
     .library = {.spec = {.what = "libcupti", .sonames = sonames, .loaded_symbol = "cuptiActivityGetNextRecord", /* one the injection library does not stand in for */
                          .root_envs = roots, .default_root = "/usr/local/cuda", .subdirs = subdirs,
                          .python_dirs = wheel_dirs,
@@ -471,7 +471,7 @@ static const dt_vendor cupti_vendor = {
        InitializeInjection under devtrace record, while the driver
        initialises and before any context exists: made again at the first
        context's creation where CUPTI refuses them there */
-    .callbacks = {DT_CF_CALLBACK_FIELDS(dt_cf_subscribe_named), .domain_resource = DT_CF_DOMAIN_RESOURCE,
+    .callbacks = {DT_CF_CALLBACK_FIELDS(dt__cf_subscribe_named), .domain_resource = DT_CF_DOMAIN_RESOURCE,
                   .context_created = DT_CF_CBID_RESOURCE_CONTEXT_CREATED},
     .api_ids = {DT_COUNTED(launch_runtime), DT_COUNTED(launch_driver), DT_COUNTED(quiet_runtime), DT_COUNTED(quiet_driver),
                 DT_COUNTED(graph_runtime), DT_COUNTED(graph_driver), DT_CF_API_GRAPH_IDS_FIXED,
@@ -481,10 +481,10 @@ static const dt_vendor cupti_vendor = {
     /* a driver initialised before devtrace armed described its devices to
        nobody: they are described again */
     .dump_kind = DT_CF_KIND_DEVICE,
-    .names = {.runtime = dt_cupti_runtime_names, .runtime_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
-              .driver = dt_cupti_driver_names, .driver_count = DT_CUPTI_DRIVER_NAMES_COUNT,
+    .names = {.runtime = dt__cupti_runtime_names, .runtime_count = DT_CUPTI_RUNTIME_NAMES_COUNT,
+              .driver = dt__cupti_driver_names, .driver_count = DT_CUPTI_DRIVER_NAMES_COUNT,
               .runtime_fallback = "cudaRuntime", .driver_fallback = "cudaDriver"},
-    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts), DT_COUNTED(dt_cf_pool_operations), DT_CF_POOL_NOTE},
+    .records = {DT_COUNTED(kinds), DT_COUNTED(layouts), DT_COUNTED(dt__cf_pool_operations), DT_CF_POOL_NOTE},
     .enums = DT_CF_ENUMS,
     .clock_domain = "CLOCK_REALTIME ns (cuptiGetTimestamp, measured with CUDA 13.0)",
     .attributes = attributes, .attribute_count = sizeof attributes / sizeof *attributes,
@@ -507,7 +507,7 @@ static dt_status absent_probe(const dt_backend *self, dt_backend_status *st)
 
 static dt_status absent(const dt_backend *self)
 {
-    return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s", self->name, DT_CUPTI_ABSENT_REASON);
+    return dt__error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s", self->name, DT_CUPTI_ABSENT_REASON);
 }
 static dt_status absent_start(const dt_backend *self, dt_session *s)
 {
@@ -515,7 +515,7 @@ static dt_status absent_start(const dt_backend *self, dt_session *s)
     return absent(self);
 }
 
-const dt_backend dt_backend_cupti = {
+const dt_backend dt__backend_cupti = {
     .name = "cupti",
     .vendor = "NVIDIA CUDA (CUPTI)",
     .api_category = "cuda",

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-const uint8_t dt_cf_copy_kinds[DT_CF_COPY_COUNT] = {
+const uint8_t dt__cf_copy_kinds[DT_CF_COPY_COUNT] = {
     [DT_CF_COPY_HTOD] = DT_COPY_HTOD, [DT_CF_COPY_HTOA] = DT_COPY_HTOD,
     [DT_CF_COPY_DTOH] = DT_COPY_DTOH, [DT_CF_COPY_ATOH] = DT_COPY_DTOH,
     [DT_CF_COPY_DTOD] = DT_COPY_DTOD, [DT_CF_COPY_ATOA] = DT_COPY_DTOD,
@@ -12,14 +12,14 @@ const uint8_t dt_cf_copy_kinds[DT_CF_COPY_COUNT] = {
     [DT_CF_COPY_HTOH] = DT_COPY_HTOH, [DT_CF_COPY_PTOP] = DT_COPY_PTOP,
 };
 
-const uint8_t dt_cf_memory_kinds[DT_CF_MEMORY_COUNT] = {
+const uint8_t dt__cf_memory_kinds[DT_CF_MEMORY_COUNT] = {
     [DT_CF_MEMORY_PAGEABLE] = DT_MEM_PAGEABLE, [DT_CF_MEMORY_PINNED] = DT_MEM_PINNED,
     [DT_CF_MEMORY_DEVICE] = DT_MEM_DEVICE, [DT_CF_MEMORY_DEVICE_STATIC] = DT_MEM_DEVICE,
     [DT_CF_MEMORY_ARRAY] = DT_MEM_ARRAY, [DT_CF_MEMORY_MANAGED] = DT_MEM_MANAGED,
     [DT_CF_MEMORY_MANAGED_STATIC] = DT_MEM_MANAGED,
 };
 
-const dt_kind_spec dt_cf_kinds[DT_CF_KIND_SPECS] = {
+const dt_kind_spec dt__cf_kinds[DT_CF_KIND_SPECS] = {
     {DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KIND_KERNEL, DT_CAPTURE_KERNEL, 1, 1, "kernels"},
     {DT_CF_KIND_MEMCPY, 0, DT_CAPTURE_MEMCPY, 1, 1, "memory copies"},
     {DT_CF_KIND_MEMSET, 0, DT_CAPTURE_MEMSET, 1, 1, "memsets"},
@@ -29,12 +29,12 @@ const dt_kind_spec dt_cf_kinds[DT_CF_KIND_SPECS] = {
     {DT_CF_KIND_SYNCHRONIZATION, 0, DT_CAPTURE_SYNC, 0, 0, "synchronization"},
 };
 
-const dt_value_name dt_cf_sync_names[DT_CF_SYNC_NAME_COUNT] = {
+const dt_value_name dt__cf_sync_names[DT_CF_SYNC_NAME_COUNT] = {
     {0, "Synchronization"}, {1, "Event Synchronize"}, {2, "Stream Wait Event"},
     {3, "Stream Synchronize"}, {4, "Context Synchronize"},
 };
 
-const dt_value_name dt_cf_overhead_names[DT_CF_OVERHEAD_NAME_COUNT] = {
+const dt_value_name dt__cf_overhead_names[DT_CF_OVERHEAD_NAME_COUNT] = {
     {1, "Driver compiler"},         {1u << 16, "CUPTI buffer flush"},
     {2u << 16, "CUPTI instrumentation"}, {3u << 16, "CUPTI resource"},
     {4u << 16, "Module loading"},   {5u << 16, "Lazy function loading"},
@@ -118,12 +118,12 @@ const dt_value_name dt_cf_overhead_names[DT_CF_OVERHEAD_NAME_COUNT] = {
 static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
 {
     (void)cache;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMORY)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_MEMORY)) return;
     dt_cf_memory m;
     memcpy(&m, rec, sizeof m);
     if (m.memoryOperationType != DT_CF_MEMORY_OPERATION_ALLOCATION &&
         m.memoryOperationType != DT_CF_MEMORY_OPERATION_RELEASE) {
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        dt__loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
     }
     const dt_vendor_enums *en = &d->v->enums;
@@ -132,20 +132,20 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
                        .memory_kind = m.memoryKind < en->memory_kind_count ? en->memory_kinds[m.memoryKind]
                                                                             : DT_MEM_UNKNOWN,
                        .is_free = m.memoryOperationType == DT_CF_MEMORY_OPERATION_RELEASE};
-    dt_add_memory(s, &op);
+    dt__add_memory(s, &op);
 }
 
-const char *const dt_cf_pool_operations[3] = {"created", "destroyed", "trimmed"};
+const char *const dt__cf_pool_operations[3] = {"created", "destroyed", "trimmed"};
 
 /* A memory pool created, destroyed or trimmed: counted. */
 static void decode_memory_pool(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
 {
     (void)cache;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMORY)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_MEMORY)) return;
     uint32_t op;
     memcpy(&op, rec + offsetof(dt_cf_memory_pool, memoryPoolOperationType), sizeof op);
     if (op < DT_CF_POOL_CREATED || op > DT_CF_POOL_TRIMMED) {
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        dt__loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
     }
     if (d->counted) d->counted[op - DT_CF_POOL_CREATED]++;
@@ -171,37 +171,37 @@ static void decode_memory_pool(const dt_decoder *d, dt_session *s, dt_decode_cac
 #define COMMON                                                                                       \
     API(DT_CF_KIND_RUNTIME, DT_RC_RUNTIME), API(DT_CF_KIND_DRIVER, DT_RC_DRIVER), EXTERNAL
 
-const dt_record_layout dt_cf_layouts_cuda13[] = {
+const dt_record_layout dt__cf_layouts_cuda13[] = {
     KERNEL(DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KERNEL10_SIZE), KERNEL(DT_CF_KIND_KERNEL, DT_CF_KERNEL10_SIZE),
     MEMCPY(DT_CF_MEMCPY6_SIZE), MEMCPY_PEER, MEMSET(DT_CF_MEMSET4_SIZE), COMMON,
     SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, MEMORY, MEMORY_POOL(DT_CF_MEMORY_POOL3_SIZE), OTHERS, {0},
 };
 
-const dt_record_layout dt_cf_layouts_cuda12[] = {
+const dt_record_layout dt__cf_layouts_cuda12[] = {
     KERNEL(DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KERNEL9_SIZE), KERNEL(DT_CF_KIND_KERNEL, DT_CF_KERNEL9_SIZE),
     MEMCPY(DT_CF_MEMCPY5_SIZE), MEMCPY_PEER, MEMSET(DT_CF_MEMSET4_SIZE), COMMON,
     SYNC(sizeof(dt_cf_sync)), OVERHEAD, DEVICE, MEMORY, MEMORY_POOL(DT_CF_MEMORY_POOL2_SIZE), OTHERS, {0},
 };
 
-const dt_record_layout dt_cf_layouts_cuda11[] = {
+const dt_record_layout dt__cf_layouts_cuda11[] = {
     KERNEL(DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KERNEL8_SIZE), KERNEL(DT_CF_KIND_KERNEL, DT_CF_KERNEL8_SIZE),
     MEMCPY(DT_CF_MEMCPY5_SIZE), MEMSET(DT_CF_MEMSET4_SIZE), COMMON, {0},
 };
 
 /* Synchronization (version 1) is the first 40 bytes of Synchronization2. */
-const dt_record_layout dt_cf_layouts_kernel6[] = {
+const dt_record_layout dt__cf_layouts_kernel6[] = {
     KERNEL(DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KERNEL6_SIZE), KERNEL(DT_CF_KIND_KERNEL, DT_CF_KERNEL6_SIZE),
     MEMCPY(DT_CF_MEMCPY4_SIZE), MEMSET(DT_CF_MEMSET3_SIZE), COMMON, SYNC(40), {0},
 };
 
-size_t dt_cf_record_size(const dt_record_layout *set, uint32_t kind)
+size_t dt__cf_record_size(const dt_record_layout *set, uint32_t kind)
 {
     for (size_t i = 0; set[i].size; i++)
         if (set[i].kind == kind) return set[i].size;
     return 0;
 }
 
-int dt_cf_subscribe_named(void *fn, void **subscriber, void *callback, void *userdata, const char *name,
+int dt__cf_subscribe_named(void *fn, void **subscriber, void *callback, void *userdata, const char *name,
                           char *holder, size_t holder_len)
 {
     dt_cf_subscriber_params params = {sizeof params, name, holder, holder_len};

@@ -48,23 +48,23 @@ struct dt_decoder {
 };
 
 /* Choose the layouts for api_version (0: the newest). */
-DT_HIDDEN void dt_decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version);
-DT_HIDDEN const dt_record_layout *dt_decoder_layout(const dt_decoder *d, uint32_t kind);
+DT_HIDDEN void dt__decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version);
+DT_HIDDEN const dt_record_layout *dt__decoder_layout(const dt_decoder *d, uint32_t kind);
 /* The vendor iterator's contract over the layouts' sizes: *record NULL
    starts at the buffer, otherwise steps past *record; max_limit_reached at
    the end or when the next record does not fit in valid; invalid_kind on a
    kind without a layout; never reads past valid. Returns vendor codes. */
-DT_HIDDEN int dt_decoder_next(const dt_decoder *d, uint8_t *buffer, size_t valid, void **record);
+DT_HIDDEN int dt__decoder_next(const dt_decoder *d, uint8_t *buffer, size_t valid, void **record);
 /* Decode one completed buffer into s (taking its lock), walking it with
    `next` (the vendor's iterator), or by the layouts' sizes when NULL. */
-DT_HIDDEN void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t valid,
+DT_HIDDEN void dt__decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t valid,
                               dt_vendor_next_fn next);
 /* Outside a session: keep only the device descriptions. */
-DT_HIDDEN void dt_decoder_scan_devices(const dt_decoder *d, uint8_t *buffer, size_t valid,
+DT_HIDDEN void dt__decoder_scan_devices(const dt_decoder *d, uint8_t *buffer, size_t valid,
                                        dt_vendor_next_fn next);
 /* The name of a callback id (runtime: driver 0), or NULL. */
-DT_HIDDEN const char *dt_decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid);
+DT_HIDDEN const char *dt__decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid);
 /* Whether a callback id launches device work (dt_vendor_api_ids). */
-DT_HIDDEN int dt_decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid);
+DT_HIDDEN int dt__decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid);
 
 #endif /* DT_BACKENDS_DECODER_H */

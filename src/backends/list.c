@@ -2,15 +2,15 @@
    then the null backend. */
 #include "backends/backend.h"
 
-#define DT_VENDOR(name, ...) extern const dt_backend dt_backend_##name;
+#define DT_VENDOR(name, ...) extern const dt_backend dt__backend_##name;
 #include "backends/vendors.def"
 #undef DT_VENDOR
-extern const dt_backend dt_backend_null;
+extern const dt_backend dt__backend_null;
 
-const dt_backend *const dt_backends[] = {
-#define DT_VENDOR(name, ...) &dt_backend_##name,
+const dt_backend *const dt__backends[] = {
+#define DT_VENDOR(name, ...) &dt__backend_##name,
 #include "backends/vendors.def"
 #undef DT_VENDOR
-    &dt_backend_null,
+    &dt__backend_null,
     NULL,
 };

@@ -12,7 +12,7 @@
 
 
 static const dt_layout_set layouts[] = {
-    {0, "MACA 3.5-3.8 (Kernel8 200, Memcpy5 88, Memset4 88: inferred)", UINT32_MAX, dt_cf_layouts_cuda11},
+    {0, "MACA 3.5-3.8 (Kernel8 200, Memcpy5 88, Memset4 88: inferred)", UINT32_MAX, dt__cf_layouts_cuda11},
 };
 
 static const char *const sonames[] = {"libmcpti.so", NULL};
@@ -21,18 +21,18 @@ static const char *const subdirs[] = {"lib", "lib64", NULL};
 
 DT_ENGINE_DEFINE(mcpti, mcpti_vendor);
 
-const dt_backend dt_backend_mcpti = {
+const dt_backend dt__backend_mcpti = {
     .name = "mcpti",
     .vendor = "MetaX MACA (MCPTI)",
     .api_category = "privateuse1",
     .library_env = "DEVTRACE_MCPTI_LIBRARY",
     .caps = DT_BACKEND_FLIGHT_RECORDER,
-    .impl = &dt_engine_mcpti,
+    .impl = &dt__engine_mcpti,
     DT_ENGINE_METHODS,
 };
 
 static const dt_vendor mcpti_vendor = {
-    .backend = &dt_backend_mcpti,
+    .backend = &dt__backend_mcpti,
     .library = {.spec = {.what = "libmcpti", .sonames = sonames, .root_envs = roots, .default_root = "/opt/maca",
                          .subdirs = subdirs, .hint = "install MACA and set MACA_PATH"},
                 .symbol_prefix = "mcpti", .symbols = {[DT_SYM_CALLBACK_NAME] = "mcptiActivityGetApiName"},
@@ -45,9 +45,9 @@ static const dt_vendor mcpti_vendor = {
     .activity = DT_CF_ACTIVITY(DT_CF_EXTERNAL_CUSTOM0),
     .callbacks = DT_CF_CALLBACKS,
     /* the name function takes the record's activity kind */
-    .names = {DT_CF_KIND_RUNTIME, DT_CF_KIND_DRIVER, 1024, DT_COUNTED(dt_mcpti_runtime_names), NULL, 0,
+    .names = {DT_CF_KIND_RUNTIME, DT_CF_KIND_DRIVER, 1024, DT_COUNTED(dt__mcpti_runtime_names), NULL, 0,
               "mcRuntime", "mcDriver"},
-    .records = {DT_COUNTED(dt_cf_kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
+    .records = {DT_COUNTED(dt__cf_kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
     .enums = DT_CF_ENUMS,
     .clock_domain = "a hardware counter (mcptiGetTimestamp), not the epoch; mapped to CLOCK_REALTIME",
 };

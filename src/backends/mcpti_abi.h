@@ -52,7 +52,7 @@ enum {
 };
 
 #define DT_MCPTI_NAME(n) [MCPTI_RUNTIME_CBID_##n] = #n
-__attribute__((unused)) static const char *const dt_mcpti_runtime_names[MCPTI_RUNTIME_CBID_NAMED] = {
+__attribute__((unused)) static const char *const dt__mcpti_runtime_names[MCPTI_RUNTIME_CBID_NAMED] = {
     DT_MCPTI_NAME(mcDeviceSynchronize), DT_MCPTI_NAME(mcGetDevice), DT_MCPTI_NAME(mcGetDeviceCount),
     DT_MCPTI_NAME(mcGetDeviceProperties), DT_MCPTI_NAME(mcSetDevice), DT_MCPTI_NAME(mcStreamSynchronize),
     DT_MCPTI_NAME(mcStreamWaitEvent), DT_MCPTI_NAME(mcLaunchKernel), DT_MCPTI_NAME(mcModuleLaunchKernel),

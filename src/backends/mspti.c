@@ -173,7 +173,7 @@ static dt_status mspti_stop(const dt_backend *self, dt_session *s);
 static dt_status mspti_push(const dt_backend *self, uint64_t id);
 static dt_status mspti_pop(const dt_backend *self);
 
-const dt_backend dt_backend_mspti = {
+const dt_backend dt__backend_mspti = {
     .name = "mspti",
     .vendor = "Huawei Ascend (MSPTI)",
     .api_category = "privateuse1",
@@ -182,12 +182,12 @@ const dt_backend dt_backend_mspti = {
     .preload_kinds = "memory copies, memsets, memory allocations (and collectives where the release has only HCCL "
                      "records)",
     .caps = DT_BACKEND_FLIGHT_RECORDER,
-    .impl = &dt_engine_mspti,
-    .probe = dt_engine_probe,
+    .impl = &dt__engine_mspti,
+    .probe = dt__engine_probe,
     .start = mspti_start,
-    .flush = dt_engine_flush,
+    .flush = dt__engine_flush,
     .stop = mspti_stop,
-    .clock = dt_engine_clock,
+    .clock = dt__engine_clock,
     .push_external = mspti_push,
     .pop_external = mspti_pop,
 };
@@ -202,7 +202,7 @@ static int explain(const char *call, int result, const char *result_text, const 
     (void)call;
     if (result == MSPTI_ERROR_WITHOUT_LD_PRELOAD) {
         out->status = DT_ERR_BACKEND_UNAVAILABLE;
-        dt_preload_advice(dt_backend_mspti.preload, library, out->message, sizeof out->message);
+        dt__preload_advice(dt__backend_mspti.preload, library, out->message, sizeof out->message);
         return 1;
     }
     if (result == MSPTI_ERROR_INVALID_PARAMETER) {
@@ -214,7 +214,7 @@ static int explain(const char *call, int result, const char *result_text, const 
 }
 
 static const dt_vendor mspti_vendor = {
-    .backend = &dt_backend_mspti,
+    .backend = &dt__backend_mspti,
     .library = {.spec = {.what = "libmspti", .sonames = sonames, .root_envs = roots,
                          .default_root = "/usr/local/Ascend/ascend-toolkit/latest", .subdirs = subdirs,
                          .hint = "install CANN (the Ascend toolkit) and set ASCEND_HOME_PATH"},
@@ -280,7 +280,7 @@ static struct {
 
 static marker_half *half_slot(uint64_t id)
 {
-    for (size_t i = (size_t)dt_mix64(id) & decode_state.mask;; i = (i + 1) & decode_state.mask)
+    for (size_t i = (size_t)dt__mix64(id) & decode_state.mask;; i = (i + 1) & decode_state.mask)
         if (decode_state.halves[i].id == id || decode_state.halves[i].id == 0) return &decode_state.halves[i];
 }
 
@@ -294,14 +294,14 @@ static int halves_reserve(void)
     if (decode_state.count >= HALVES_MAX) return 0;
     if (decode_state.halves && (decode_state.count + 1) * 2 <= decode_state.mask + 1) return 1;
     size_t cap = decode_state.halves ? (decode_state.mask + 1) * 2 : 256;
-    marker_half *old = decode_state.halves, *grown = dt_calloc(cap, sizeof *grown);
+    marker_half *old = decode_state.halves, *grown = dt__calloc(cap, sizeof *grown);
     if (!grown) return 0;
     size_t old_cap = old ? decode_state.mask + 1 : 0;
     decode_state.halves = grown;
     decode_state.mask = cap - 1;
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].id) *half_slot(old[i].id) = old[i];
-    dt_free(old);
+    dt__free(old);
     return 1;
 }
 
@@ -320,15 +320,15 @@ static void half_remove(marker_half *h)
 
 static void decoding_reset(void)
 {
-    if (decode_state.names_ready) dt_intern_free(&decode_state.names);
-    dt_free(decode_state.halves);
+    if (decode_state.names_ready) dt__intern_free(&decode_state.names);
+    dt__free(decode_state.halves);
     memset(&decode_state, 0, sizeof decode_state);
 }
 
 /* For code that decodes without starting a session (fuzzing, tests):
    forget what earlier buffers left waiting. */
-DT_HIDDEN void dt_mspti_decoding_reset(void);
-void dt_mspti_decoding_reset(void) { decoding_reset(); }
+DT_HIDDEN void dt__mspti_decoding_reset(void);
+void dt__mspti_decoding_reset(void) { decoding_reset(); }
 
 /* ------------------------------------------------------------------ */
 /* Process-wide stack                                                  */
@@ -417,13 +417,13 @@ static dt_status mspti_push(const dt_backend *self, uint64_t id)
 {
     dt_engine *e = self->impl;
     int scope = atomic_load_explicit(&shared_stack.scope, memory_order_acquire);
-    if (scope == STACK_PER_THREAD) return dt_engine_push_external(self, id);
+    if (scope == STACK_PER_THREAD) return dt__engine_push_external(self, id);
     fn_push push = (fn_push)e->sym[DT_SYM_PUSH_EXTERNAL];
-    dt_session *s = dt_active_session();
+    dt_session *s = dt__active_session();
     if (scope != STACK_SHARED || !push || !s) return DT_ERR_BACKEND_UNAVAILABLE;
-    uint64_t generation = dt_sink_generation(s);
+    uint64_t generation = dt__sink_generation(s);
     if (t_given.session != generation) t_given.depth = 0, t_given.session = generation;
-    uint32_t me = dt_thread_id(), none = 0;
+    uint32_t me = dt__thread_id(), none = 0;
     if (t_given.depth == 0 && !atomic_compare_exchange_strong(&shared_stack.owner, &none, me) && none != me) {
         atomic_fetch_add_explicit(&shared_stack.refused, 1, memory_order_relaxed);
         return DT_ERR_BACKEND_UNAVAILABLE; /* no stack for this thread: its work carries no id */
@@ -448,7 +448,7 @@ static dt_status mspti_push(const dt_backend *self, uint64_t id)
 static dt_status mspti_pop(const dt_backend *self)
 {
     dt_engine *e = self->impl;
-    if (atomic_load_explicit(&shared_stack.scope, memory_order_acquire) != STACK_SHARED) return dt_engine_pop_external(self);
+    if (atomic_load_explicit(&shared_stack.scope, memory_order_acquire) != STACK_SHARED) return dt__engine_pop_external(self);
     fn_pop pop = (fn_pop)e->sym[DT_SYM_POP_EXTERNAL];
     if (!pop || t_given.depth == 0) return DT_ERR_VENDOR;
     uint64_t last = 0;
@@ -481,12 +481,12 @@ static void decode_external(const dt_decoder *d, dt_session *s, dt_decode_cache 
     /* other kinds belong to other clients in the process */
     if ((uint32_t)x.externalKind != EXTERNAL_KIND || x.correlationId == 0) return;
     if (atomic_load_explicit(&shared_stack.scope, memory_order_relaxed) != STACK_SHARED) {
-        dt_corr_link(s, x.correlationId, x.externalId);
+        dt__corr_link(s, x.correlationId, x.externalId);
         return;
     }
     /* the record comes before its API record, which says which thread
        made the call */
-    token_slot *t = &decode_state.tokens[dt_mix64(x.correlationId) % TOKEN_SLOTS];
+    token_slot *t = &decode_state.tokens[dt__mix64(x.correlationId) % TOKEN_SLOTS];
     if (t->correlation && t->correlation != x.correlationId) decode_state.withheld++; /* its API record never came */
     *t = (token_slot){x.correlationId, x.externalId};
 }
@@ -496,40 +496,40 @@ static void decode_api(const dt_decoder *d, dt_session *s, dt_decode_cache *cach
     msptiActivityApi a;
     memcpy(&a, rec, sizeof a);
     if (a.correlationId && atomic_load_explicit(&shared_stack.scope, memory_order_relaxed) == STACK_SHARED) {
-        token_slot *t = &decode_state.tokens[dt_mix64(a.correlationId) % TOKEN_SLOTS];
+        token_slot *t = &decode_state.tokens[dt__mix64(a.correlationId) % TOKEN_SLOTS];
         if (t->correlation == a.correlationId) {
             uint64_t id, session;
             uint32_t thread;
             /* the calling thread's token, of this session (an earlier one's
                can be left on the library's stack) */
             if (token_lookup(t->token, &id, &session, &thread) && thread == a.pt.threadId &&
-                session == dt_sink_generation(s))
-                dt_corr_link(s, a.correlationId, id);
+                session == dt__sink_generation(s))
+                dt__corr_link(s, a.correlationId, id);
             else
                 decode_state.withheld++;
             t->correlation = 0;
         }
     }
-    if (!(dt_sink_capture(s) & DT_CAPTURE_RUNTIME)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_RUNTIME)) return;
     uint32_t name;
     if (a.name && a.name[0]) {
         /* the library keeps one string per API: cached by its address, as
            kernel names are (API names are never mangled) */
-        name = dt_decode_kernel_name(s, cache, a.name);
+        name = dt__decode_kernel_name(s, cache, a.name);
     } else {
         char fallback[64];
         int n = snprintf(fallback, sizeof fallback, "%s#%u", d->v->names.runtime_fallback, (unsigned)a.kind);
-        name = dt_sink_intern_n(s, fallback, (size_t)n);
+        name = dt__sink_intern_n(s, fallback, (size_t)n);
     }
-    dt_add_api_call(s, DT_EVENT_RUNTIME, a.start, a.end, a.correlationId, a.pt.processId, a.pt.threadId, name, 0, 0);
+    dt__add_api_call(s, DT_EVENT_RUNTIME, a.start, a.end, a.correlationId, a.pt.processId, a.pt.threadId, name, 0, 0);
 }
 
 static void add_range(dt_session *s, const marker_half *start, uint64_t end)
 {
-    dt_rec *r = dt_add_checked(s, DT_EVENT_RANGE, start->timestamp, end, start->name);
+    dt_rec *r = dt__add_checked(s, DT_EVENT_RANGE, start->timestamp, end, start->name);
     if (!r) return;
     r->flags = DT_REC_HAS_EXTERNAL; /* times: the vendor clock, mapped at stop */
-    r->external_id = dt_corr_range_id_next();
+    r->external_id = dt__corr_range_id_next();
     r->lane = start->thread;
     r->context = start->process;
 }
@@ -557,18 +557,18 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
                      .thread = m.objectId.pt.threadId, .is_start = (m.flag & MARKER_START) != 0};
     if (m.flag & MARKER_START) {
         /* interned apart until the range is whole (see decode_state) */
-        if (!decode_state.names_ready) decode_state.names_ready = dt_intern_init(&decode_state.names) == 0;
+        if (!decode_state.names_ready) decode_state.names_ready = dt__intern_init(&decode_state.names) == 0;
         h.name = !decode_state.names_ready ? UINT32_MAX
-                 : m.name ? dt_intern_n(&decode_state.names, m.name, strnlen(m.name, DT_MAX_KERNEL_NAME))
+                 : m.name ? dt__intern_n(&decode_state.names, m.name, strnlen(m.name, DT_MAX_KERNEL_NAME))
                           : 0;
         if (h.name == UINT32_MAX) {
-            dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+            dt__loss_add(s, DT_LOSS_STORE_FULL, 1);
             return;
         }
     } else if (m.flag & MARKER_INSTANT) {
-        h.name = dt_intern_vendor_str(s, m.name, DT_MAX_KERNEL_NAME);
+        h.name = dt__intern_vendor_str(s, m.name, DT_MAX_KERNEL_NAME);
         if (h.name == UINT32_MAX) {
-            dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+            dt__loss_add(s, DT_LOSS_STORE_FULL, 1);
             return;
         }
     }
@@ -577,29 +577,29 @@ static void decode_marker(const dt_decoder *d, dt_session *s, dt_decode_cache *c
         return;
     }
     if (!(m.flag & (MARKER_START | MARKER_END)) || m.id == 0) {
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        dt__loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
     }
     marker_half *other = decode_state.halves ? half_slot(m.id) : NULL;
     if (other && other->id == m.id) {
         if (other->is_start == h.is_start) {
             /* two starts (or ends) of one id: the later one is not a range */
-            dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+            dt__loss_add(s, DT_LOSS_MALFORMED, 1);
             return;
         }
         marker_half first = other->is_start ? *other : h;
         uint64_t end = other->is_start ? h.timestamp : other->timestamp;
         half_remove(other);
-        first.name = dt_sink_intern(s, dt_intern_get(&decode_state.names, first.name));
+        first.name = dt__sink_intern(s, dt__intern_get(&decode_state.names, first.name));
         if (first.name == UINT32_MAX) {
-            dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+            dt__loss_add(s, DT_LOSS_STORE_FULL, 1);
             return;
         }
         add_range(s, &first, end);
         return;
     }
     if (!halves_reserve()) {
-        dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+        dt__loss_add(s, DT_LOSS_STORE_FULL, 1);
         return;
     }
     *half_slot(m.id) = h;
@@ -633,14 +633,14 @@ static void decode_hccl(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
 {
     (void)d;
     (void)cache;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_KERNEL)) return;
     msptiActivityHccl h;
     memcpy(&h, rec, sizeof h);
     /* no correlation id: the call that launched it is not known */
     dt_collective_desc c = {.start = h.start, .end = h.end, .device = h.ds.deviceId, .stream = h.ds.streamId,
                             .name = h.name, .group = h.commName,
                             .bandwidth_gbps = h.bandWidth == h.bandWidth ? h.bandWidth : 0};
-    dt_add_collective(s, &c);
+    dt__add_collective(s, &c);
 }
 #endif
 
@@ -649,7 +649,7 @@ static void decode_communication(const dt_decoder *d, dt_session *s, dt_decode_c
 {
     (void)d;
     (void)cache;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_KERNEL)) return;
     msptiActivityCommunication m;
     memcpy(&m, rec, sizeof m);
     uint32_t t = (uint32_t)m.dataType;
@@ -659,7 +659,7 @@ static void decode_communication(const dt_decoder *d, dt_session *s, dt_decode_c
                             .algorithm = m.algType, .data_type = known ? data_types[t].name : NULL,
                             .count = m.count};
     if (known && m.count <= UINT64_MAX / data_types[t].size) c.bytes = m.count * data_types[t].size;
-    dt_add_collective(s, &c);
+    dt__add_collective(s, &c);
 }
 #endif
 
@@ -673,12 +673,12 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
 {
     (void)d;
     (void)cache;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMORY)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_MEMORY)) return;
     msptiActivityMemory m;
     memcpy(&m, rec, sizeof m);
     if (m.memoryOperationType != MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
         m.memoryOperationType != MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        dt__loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
     }
     static const uint8_t memory_kinds[] = {[MSPTI_ACTIVITY_MEMORY_UNKNOWN] = DT_MEM_UNKNOWN,
@@ -690,7 +690,7 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
                        .device = m.deviceId, .stream = m.streamId == MSPTI_INVALID_STREAM_ID ? 0 : m.streamId,
                        .memory_kind = k < sizeof memory_kinds ? memory_kinds[k] : DT_MEM_UNKNOWN,
                        .is_free = m.memoryOperationType == MSPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE};
-    dt_add_memory(s, &op);
+    dt__add_memory(s, &op);
 }
 #endif
 
@@ -700,11 +700,11 @@ static void decode_memory(const dt_decoder *d, dt_session *s, dt_decode_cache *c
 static dt_status mspti_start(const dt_backend *self, dt_session *s)
 {
     dt_engine *e = self->impl;
-    dt_core_lock(s);
+    dt__core_lock(s);
     decoding_reset();
-    dt_core_unlock(s);
+    dt__core_unlock(s);
     atomic_store(&shared_stack.refused, 0);
-    dt_status st = dt_engine_start(self, s);
+    dt_status st = dt__engine_start(self, s);
     if (st != DT_OK) return st;
     if (shared_stack.library != e->lib.handle || atomic_load(&shared_stack.scope) == STACK_UNKNOWN) {
         atomic_store(&shared_stack.scope, STACK_UNKNOWN);
@@ -713,11 +713,11 @@ static dt_status mspti_start(const dt_backend *self, dt_session *s)
     }
     if (atomic_load(&shared_stack.scope) == STACK_SHARED) {
         atomic_store(&shared_stack.owner, 0); /* an earlier session's holder is gone */
-        dt_core_note(s, "external_stack",
+        dt__core_note(s, "external_stack",
                         "%s keeps one external-correlation stack for the whole process (its header documents one "
                         "per thread): the ids of one thread at a time are given to it, and device work launched "
                         "on other threads meanwhile carries no External id%s",
-                        e->lib.path, dt_sink_capture(s) & DT_CAPTURE_RUNTIME ? "" :
+                        e->lib.path, dt__sink_capture(s) & DT_CAPTURE_RUNTIME ? "" :
                         "; without API records (capture them) no External id can be checked, so none is kept");
     }
     return DT_OK;
@@ -725,24 +725,24 @@ static dt_status mspti_start(const dt_backend *self, dt_session *s)
 
 static dt_status mspti_stop(const dt_backend *self, dt_session *s)
 {
-    dt_status st = dt_engine_stop(self, s);
+    dt_status st = dt__engine_stop(self, s);
     /* every buffer has come back: what still waits for its other half
        began or ended outside the session */
-    dt_core_lock(s);
+    dt__core_lock(s);
     uint64_t open = decode_state.count, device = decode_state.device_halves, withheld = decode_state.withheld;
     decoding_reset();
-    dt_core_unlock(s);
+    dt__core_unlock(s);
     if (open) {
-        dt_loss_add(s, DT_LOSS_OUTSIDE_WINDOW, open);
-        dt_core_note(s, "markers", "%" PRIu64 " marker ranges began or ended outside the session: only one of "
+        dt__loss_add(s, DT_LOSS_OUTSIDE_WINDOW, open);
+        dt__core_note(s, "markers", "%" PRIu64 " marker ranges began or ended outside the session: only one of "
                         "their two records came (counted as outside_window)", open);
     }
     if (device)
-        dt_core_note(s, "device_markers", "%" PRIu64 " device-side marker records (the device's timestamps of "
+        dt__core_note(s, "device_markers", "%" PRIu64 " device-side marker records (the device's timestamps of "
                         "ranges marked on a stream) are not kept; their ranges are, from the host records", device);
     uint64_t refused = atomic_load(&shared_stack.refused);
     if (refused || withheld)
-        dt_core_note(s, "external_ids", "the library's external-correlation stack is the whole process's: %" PRIu64
+        dt__core_note(s, "external_ids", "the library's external-correlation stack is the whole process's: %" PRIu64
                         " External ids pushed while another thread held it were not given to it, and %" PRIu64
                         " API calls it tagged with another thread's id were left without one", refused, withheld);
     return st;

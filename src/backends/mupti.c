@@ -10,7 +10,7 @@
 
 
 static const dt_layout_set layouts[] = {
-    {0, "CUPTI's same-numbered versions (Kernel6 168, Memcpy4 80, Memset3 80: inferred)", 0, dt_cf_layouts_kernel6},
+    {0, "CUPTI's same-numbered versions (Kernel6 168, Memcpy4 80, Memset3 80: inferred)", 0, dt__cf_layouts_kernel6},
 };
 
 static const char *const sonames[] = {"libmupti.so", "libmupti.so.1.2", NULL};
@@ -19,18 +19,18 @@ static const char *const subdirs[] = {"lib", "lib64", NULL};
 
 DT_ENGINE_DEFINE(mupti, mupti_vendor);
 
-const dt_backend dt_backend_mupti = {
+const dt_backend dt__backend_mupti = {
     .name = "mupti",
     .vendor = "Moore Threads MUSA (MUPTI)",
     .api_category = "privateuse1",
     .library_env = "DEVTRACE_MUPTI_LIBRARY",
     .caps = DT_BACKEND_FLIGHT_RECORDER,
-    .impl = &dt_engine_mupti,
+    .impl = &dt__engine_mupti,
     DT_ENGINE_METHODS,
 };
 
 static const dt_vendor mupti_vendor = {
-    .backend = &dt_backend_mupti,
+    .backend = &dt__backend_mupti,
     .library = {.spec = {.what = "libmupti", .sonames = sonames, .root_envs = roots,
                          .default_root = "/usr/local/musa", .subdirs = subdirs,
                          .hint = "install the MUSA toolkit and set MUSA_HOME"},
@@ -42,9 +42,9 @@ static const dt_vendor mupti_vendor = {
     .results = DT_CF_RESULTS,
     .activity = DT_CF_ACTIVITY(DT_CF_EXTERNAL_CUSTOM0),
     .callbacks = DT_CF_CALLBACKS,
-    .names = {DT_CF_DOMAIN_RUNTIME_API, DT_CF_DOMAIN_DRIVER_API, 1024, DT_COUNTED(dt_mupti_runtime_names),
-              DT_COUNTED(dt_mupti_driver_names), "musaRuntime", "musaDriver"},
-    .records = {DT_COUNTED(dt_cf_kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
+    .names = {DT_CF_DOMAIN_RUNTIME_API, DT_CF_DOMAIN_DRIVER_API, 1024, DT_COUNTED(dt__mupti_runtime_names),
+              DT_COUNTED(dt__mupti_driver_names), "musaRuntime", "musaDriver"},
+    .records = {DT_COUNTED(dt__cf_kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
     .enums = DT_CF_ENUMS,
     .clock_domain = "MUPTI's own clock domain (muptiGetTimestamp), mapped to CLOCK_REALTIME",
 };

@@ -21,9 +21,9 @@
 #include "backends/cupti_family_abi.h"
 
 /* MUSA's names for the calls at CUPTI's ids (inferred). */
-__attribute__((unused)) static const char *const dt_mupti_runtime_names[DT_CF_RT_NAMED] =
+__attribute__((unused)) static const char *const dt__mupti_runtime_names[DT_CF_RT_NAMED] =
     DT_CF_RUNTIME_NAMES("musa");
-__attribute__((unused)) static const char *const dt_mupti_driver_names[DT_CF_DRV_NAMED] =
+__attribute__((unused)) static const char *const dt__mupti_driver_names[DT_CF_DRV_NAMED] =
     DT_CF_DRIVER_NAMES("mu");
 
 #endif /* DT_MUPTI_ABI_H */

@@ -14,11 +14,11 @@ static dt_status null_probe(const dt_backend *self, dt_backend_status *st)
 
 static dt_status null_start(const dt_backend *self, dt_session *s)
 {
-    dt_core_set_library(s, "", "");
+    dt__core_set_library(s, "", "");
     return DT_OK;
 }
 
-const dt_backend dt_backend_null = {
+const dt_backend dt__backend_null = {
     .name = "null",
     .vendor = "none",
     .api_category = "privateuse1",

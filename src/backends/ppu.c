@@ -12,7 +12,7 @@
 
 
 static const dt_layout_set layouts[] = {
-    {0, "CUDA 12 (Kernel9 208, Memcpy5 88, Memset4 88: inferred)", 0, dt_cf_layouts_cuda12},
+    {0, "CUDA 12 (Kernel9 208, Memcpy5 88, Memset4 88: inferred)", 0, dt__cf_layouts_cuda12},
 };
 
 static const char *const sonames[] = {"libcupti.so", NULL};
@@ -21,18 +21,18 @@ static const char *const subdirs[] = {"lib", "lib64", "extras/CUPTI/lib64", NULL
 
 DT_ENGINE_DEFINE(ppu, ppu_vendor);
 
-const dt_backend dt_backend_ppu = {
+const dt_backend dt__backend_ppu = {
     .name = "ppu",
     .vendor = "PPU (CUPTI-compatible)",
     .api_category = "privateuse1",
     .library_env = "DEVTRACE_PPU_LIBRARY",
     .caps = DT_BACKEND_FLIGHT_RECORDER,
-    .impl = &dt_engine_ppu,
+    .impl = &dt__engine_ppu,
     DT_ENGINE_METHODS,
 };
 
 static const dt_vendor ppu_vendor = {
-    .backend = &dt_backend_ppu,
+    .backend = &dt__backend_ppu,
     .library = {.spec = {.what = "the PPU SDK's libcupti", .sonames = sonames, .root_envs = roots,
                          .subdirs = subdirs, .hint = "set PPU_SDK to the PPU SDK",
                          /* a libcupti on the loader path is NVIDIA's as likely as the PPU's */
@@ -46,7 +46,7 @@ static const dt_vendor ppu_vendor = {
     .activity = DT_CF_ACTIVITY(DT_CF_EXTERNAL_CUSTOM0),
     .callbacks = DT_CF_CALLBACKS,
     .names = {DT_CF_DOMAIN_RUNTIME_API, DT_CF_DOMAIN_DRIVER_API, 1024, NULL, 0, NULL, 0, "cudaRuntime", "cudaDriver"},
-    .records = {DT_COUNTED(dt_cf_kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
+    .records = {DT_COUNTED(dt__cf_kinds), DT_COUNTED(layouts), NULL, 0, NULL, NULL},
     .enums = DT_CF_ENUMS,
     .clock_domain = "the PPU's own clock (cuptiGetTimestamp): another epoch, a drifting rate; mapped to "
                     "CLOCK_REALTIME by repeated samples",

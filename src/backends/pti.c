@@ -147,7 +147,7 @@ static dt_status pti_start(const dt_backend *self, dt_session *s);
 static dt_status pti_flush(const dt_backend *self, dt_session *s);
 static dt_status pti_stop(const dt_backend *self, dt_session *s);
 
-const dt_backend dt_backend_pti = {
+const dt_backend dt__backend_pti = {
     .name = "pti",
     .vendor = "Intel GPU (PTI-SDK)",
     .api_category = "xpu",
@@ -155,19 +155,19 @@ const dt_backend dt_backend_pti = {
     .caps = DT_BACKEND_FLIGHT_RECORDER,
     /* PTI's kernel records carry no launch configuration or resources */
     .lacks = DT_BACKEND_LACKS_KERNEL_RESOURCES,
-    .impl = &dt_engine_pti,
-    .probe = dt_engine_probe,
-    .prepare = dt_engine_prepare,
+    .impl = &dt__engine_pti,
+    .probe = dt__engine_probe,
+    .prepare = dt__engine_prepare,
     .start = pti_start,
     .flush = pti_flush,
     .stop = pti_stop,
-    .clock = dt_engine_clock,
-    .push_external = dt_engine_push_external,
-    .pop_external = dt_engine_pop_external,
-    .attribute_by_api_enter = dt_engine_attribute_by_api_enter,
-    .release = dt_engine_release,
-    .fork_prepare = dt_engine_fork_prepare,
-    .fork_parent = dt_engine_fork_parent,
+    .clock = dt__engine_clock,
+    .push_external = dt__engine_push_external,
+    .pop_external = dt__engine_pop_external,
+    .attribute_by_api_enter = dt__engine_attribute_by_api_enter,
+    .release = dt__engine_release,
+    .fork_prepare = dt__engine_fork_prepare,
+    .fork_parent = dt__engine_fork_parent,
 };
 
 /* Explains the refusals a user can act on. */
@@ -190,7 +190,7 @@ static int explain(const char *call, int result, const char *result_text, const 
 }
 
 static const dt_vendor pti_vendor = {
-    .backend = &dt_backend_pti,
+    .backend = &dt__backend_pti,
     .library = {.spec = {.what = "libpti_view", .sonames = sonames, .root_envs = roots,
                          .default_root = "/opt/intel/oneapi", .subdirs = subdirs,
                          .hint = "install Intel PTI-SDK (oneAPI's pti package) and set PTI_ROOT or ONEAPI_ROOT"},
@@ -263,7 +263,7 @@ static struct {
    stands for the driver there), the loaded driver's, or the process's. */
 static void *ze_symbol(void *loader, const char *name)
 {
-    void *p = dt_engine_pti.lib.handle ? dlsym(dt_engine_pti.lib.handle, name) : NULL;
+    void *p = dt__engine_pti.lib.handle ? dlsym(dt__engine_pti.lib.handle, name) : NULL;
     if (!p && loader) p = dlsym(loader, name);
     return p ? p : dlsym(RTLD_DEFAULT, name);
 }
@@ -341,7 +341,7 @@ static uint32_t device_of(dt_session *s, const uint8_t *uuid, const char *pci)
         memcpy(model, devices.name[slot], sizeof model);
     }
     pthread_mutex_unlock(&devices.lock);
-    if (id != UINT32_MAX && id < DT_MAX_DEVICES && !dt_sink_has_device(s, id)) {
+    if (id != UINT32_MAX && id < DT_MAX_DEVICES && !dt__sink_has_device(s, id)) {
         dt_device_props p;
         memset(&p, 0, sizeof p);
         p.valid = 1;
@@ -351,7 +351,7 @@ static uint32_t device_of(dt_session *s, const uint8_t *uuid, const char *pci)
         snprintf(p.name, sizeof p.name, "%.56s%sIntel GPU %.*s (UUID %s)", model, model[0] ? ", " : "",
                  DT_PTI_MAX_PCI_ADDRESS_SIZE, pci, hex);
         p.absent = ~0u & ~(unsigned)DT_PROP_NAME;
-        dt_core_set_device(s, &p);
+        dt__core_set_device(s, &p);
     }
     return id;
 }
@@ -361,7 +361,7 @@ static uint32_t device_of(dt_session *s, const uint8_t *uuid, const char *pci)
    stands for the driver), before a flush and before the final one. */
 static dt_status pti_start(const dt_backend *self, dt_session *s)
 {
-    dt_status st = dt_engine_start(self, s);
+    dt_status st = dt__engine_start(self, s);
     if (st == DT_OK) ze_list_devices();
     return st;
 }
@@ -369,13 +369,13 @@ static dt_status pti_start(const dt_backend *self, dt_session *s)
 static dt_status pti_flush(const dt_backend *self, dt_session *s)
 {
     ze_list_devices();
-    return dt_engine_flush(self, s);
+    return dt__engine_flush(self, s);
 }
 
 static dt_status pti_stop(const dt_backend *self, dt_session *s)
 {
     ze_list_devices();
-    return dt_engine_stop(self, s);
+    return dt__engine_stop(self, s);
 }
 
 /* A SYCL queue as a stream; records without one (work submitted through
@@ -410,28 +410,28 @@ static uint8_t memory_kind(uint32_t type)
 static void decode_kernel(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
 {
     (void)d;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_KERNEL)) return;
     dt_pti_view_record_kernel k;
     memcpy(&k, rec, sizeof k);
     uint32_t device = device_of(s, k._device_uuid, k._pci_address);
     dt_launch_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    uint32_t config = dt_decode_launch_config(s, cache, &cfg);
-    uint32_t name = dt_decode_kernel_name(s, cache, k._name);
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_KERNEL, k._start_timestamp, k._end_timestamp, k._correlation_id,
+    uint32_t config = dt__decode_launch_config(s, cache, &cfg);
+    uint32_t name = dt__decode_kernel_name(s, cache, k._name);
+    dt_rec *r = dt__add_device_activity(s, DT_EVENT_KERNEL, k._start_timestamp, k._end_timestamp, k._correlation_id,
                                        device, stream_of(k._sycl_queue_id), 0,
                                        config == UINT32_MAX ? UINT32_MAX : name);
     if (!r) return;
     r->u.kernel.config = config;
     /* appended to a command list, and that list submitted (0: unknown) */
-    r->u.kernel.queued_delta = dt_latency_delta(k._start_timestamp, k._append_timestamp);
-    r->u.kernel.submitted_delta = dt_latency_delta(k._start_timestamp, k._submit_timestamp);
+    r->u.kernel.queued_delta = dt__latency_delta(k._start_timestamp, k._append_timestamp);
+    r->u.kernel.submitted_delta = dt__latency_delta(k._start_timestamp, k._submit_timestamp);
 }
 
 static void decode_copy(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
 {
     (void)d;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMCPY)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_MEMCPY)) return;
     dt_pti_view_record_memory_copy c;
     memcpy(&c, rec, sizeof c);
     uint32_t device = device_of(s, c._device_uuid, c._pci_address);
@@ -441,13 +441,13 @@ static void decode_copy(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
         .copy_kind = copy_kind(c._memcpy_type), .src_kind = memory_kind(c._mem_src),
         .dst_kind = memory_kind(c._mem_dst),
     };
-    dt_add_copy(s, cache, &copy);
+    dt__add_copy(s, cache, &copy);
 }
 
 static void decode_copy_p2p(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
 {
     (void)d;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMCPY)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_MEMCPY)) return;
     dt_pti_view_record_memory_copy_p2p c;
     memcpy(&c, rec, sizeof c);
     uint32_t src = device_of(s, c._src_uuid, c._src_pci_address);
@@ -457,13 +457,13 @@ static void decode_copy_p2p(const dt_decoder *d, dt_session *s, dt_decode_cache 
         .device = src, .stream = stream_of(c._sycl_queue_id), .src_device = src, .dst_device = dst,
         .copy_kind = DT_COPY_PTOP, .src_kind = memory_kind(c._mem_src), .dst_kind = memory_kind(c._mem_dst),
     };
-    dt_add_copy(s, cache, &copy);
+    dt__add_copy(s, cache, &copy);
 }
 
 static void decode_fill(const dt_decoder *d, dt_session *s, dt_decode_cache *cache, const uint8_t *rec)
 {
     (void)d;
-    if (!(dt_sink_capture(s) & DT_CAPTURE_MEMSET)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_MEMSET)) return;
     dt_pti_view_record_memory_fill f;
     memcpy(&f, rec, sizeof f);
     dt_fill fill = {
@@ -471,5 +471,5 @@ static void decode_fill(const dt_decoder *d, dt_session *s, dt_decode_cache *cac
         .device = device_of(s, f._device_uuid, f._pci_address), .stream = stream_of(f._sycl_queue_id),
         .value = (uint32_t)f._value_for_set, .memory_kind = memory_kind(f._mem_type),
     };
-    dt_add_fill(s, cache, &fill);
+    dt__add_fill(s, cache, &fill);
 }

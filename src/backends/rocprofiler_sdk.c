@@ -172,7 +172,7 @@ static const char *status_text(int status)
 
 static dt_status vendor_error(const char *call, int status)
 {
-    return dt_error(DT_ERR_VENDOR, "%s failed: %s (%d) in %s", call, status_text(status), status, rsdk_state.lib.path);
+    return dt__error(DT_ERR_VENDOR, "%s failed: %s (%d) in %s", call, status_text(status), status, rsdk_state.lib.path);
 }
 
 /* rsdk_state.lock held. Find, load and bind the library, once. */
@@ -181,9 +181,9 @@ static dt_status load(void)
     if (rsdk_state.loaded) return DT_OK;
     dt_library lib;
     void *sym[S_COUNT];
-    dt_status st = dt_library_open(&g_spec, &lib);
+    dt_status st = dt__library_open(&g_spec, &lib);
     if (st != DT_OK) return st;
-    st = dt_library_bind(&lib, &g_spec, g_symbols, S_COUNT, sym);
+    st = dt__library_bind(&lib, &g_spec, g_symbols, S_COUNT, sym);
     if (st != DT_OK) return st;
     rsdk_state.lib = lib;
     memcpy(rsdk_state.sym, sym, sizeof sym);
@@ -199,7 +199,7 @@ static dt_status load(void)
         snprintf(rsdk_state.version_text, sizeof rsdk_state.version_text, "%u.%u.%u", major, minor, patch);
     }
     rsdk_state.loaded = 1;
-    dt_log("rocprofiler_sdk: using %s (version %s)%s", rsdk_state.lib.path, rsdk_state.version_text[0] ? rsdk_state.version_text : "unknown",
+    dt__log("rocprofiler_sdk: using %s (version %s)%s", rsdk_state.lib.path, rsdk_state.version_text[0] ? rsdk_state.version_text : "unknown",
            rsdk_state.emulated ? ", devtrace's emulator" : "");
     return DT_OK;
 }
@@ -241,8 +241,8 @@ static void code_object_callback(rsdk_callback_arg arg, rsdk_user_data *user_dat
     cb_fields f;
     if (!read_callback(&arg, RSDK_CALLBACK_CODE_OBJECT, &f)) return;
     if (f.operation == RSDK_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER && f.phase == RSDK_PHASE_LOAD && f.payload &&
-        dt_rsdk_decoder_add_kernel(&rsdk_state.decoder, f.payload) != 0)
-        dt_log("rocprofiler_sdk: out of memory keeping a kernel name");
+        dt__rsdk_decoder_add_kernel(&rsdk_state.decoder, f.payload) != 0)
+        dt__log("rocprofiler_sdk: out of memory keeping a kernel name");
 }
 
 /* ROCTX ranges on devtrace's stack: only pops of ranges this mirrored. */
@@ -269,7 +269,7 @@ static void enter_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, voi
     (void)data;
     cb_fields f;
     if (read_callback(&arg, RSDK_CALLBACK_HIP_RUNTIME_API, &f) && f.phase == RSDK_PHASE_ENTER)
-        dt_corr_link_current(f.internal);
+        dt__corr_link_current(f.internal);
 }
 
 typedef struct fill_args {
@@ -315,7 +315,7 @@ static void fill_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, void
     fill_args a = {.op = op};
     SYM(rsdk_iterate_args_fn, S_ITERATE_ARGS)(arg, fill_arg, 1, &a);
     uint64_t bytes = a.size_bytes ? a.size_bytes : a.count ? a.count * op->element : a.width * a.height;
-    dt_rsdk_decoder_note_fill(&rsdk_state.decoder, f.internal, bytes, a.value, op->async);
+    dt__rsdk_decoder_note_fill(&rsdk_state.decoder, f.internal, bytes, a.value, op->async);
 }
 
 /* In a session that records no HIP API calls, a launch's dispatch is
@@ -328,17 +328,17 @@ static void launch_callback(rsdk_callback_arg arg, rsdk_user_data *user_data, vo
     (void)data;
     cb_fields f;
     if (read_callback(&arg, RSDK_CALLBACK_HIP_RUNTIME_API, &f) && f.phase == RSDK_PHASE_ENTER)
-        dt_rsdk_decoder_note_launch(&rsdk_state.decoder, f.internal);
+        dt__rsdk_decoder_note_launch(&rsdk_state.decoder, f.internal);
 }
 
 /* The flight recorder's ring holds copies of the SDK's records
-   (dt_rsdk_pack). A buffer the ring recycles for the delivering thread is
+   (dt__rsdk_pack). A buffer the ring recycles for the delivering thread is
    decoded there, decode_lock held already (it is recursive). */
 static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
 {
     (void)ctx;
     pthread_mutex_lock(&rsdk_state.decode_lock);
-    dt_rsdk_decode_copy(&rsdk_state.decoder, into, buf, valid);
+    dt__rsdk_decode_copy(&rsdk_state.decoder, into, buf, valid);
     pthread_mutex_unlock(&rsdk_state.decode_lock);
 }
 
@@ -350,14 +350,14 @@ static void buffer_callback(rsdk_context_id context, rsdk_buffer_id buffer, rsdk
     size_t which = (size_t)(uintptr_t)data - 1;
     pthread_mutex_lock(&rsdk_state.decode_lock);
     dt_session *s = rsdk_state.session;
-    if (s && n && dt_sink_has_ring(s)) dt_rsdk_pack(&rsdk_state.packer, s, headers, n);
-    else if (s) dt_rsdk_decode(&rsdk_state.decoder, s, headers, n);
+    if (s && n && dt__sink_has_ring(s)) dt__rsdk_pack(&rsdk_state.packer, s, headers, n);
+    else if (s) dt__rsdk_decode(&rsdk_state.decoder, s, headers, n);
     else if (n) atomic_fetch_add_explicit(&rsdk_state.orphaned, 1, memory_order_relaxed);
     /* the count the SDK delivers is the buffer's total so far: what grew
        since the last callback was dropped since */
     if (which < B_COUNT) {
         uint64_t seen = rsdk_state.drops_seen[which];
-        if (s && drop_count > seen) dt_loss_add(s, DT_LOSS_VENDOR_DROPPED, drop_count - seen);
+        if (s && drop_count > seen) dt__loss_add(s, DT_LOSS_VENDOR_DROPPED, drop_count - seen);
         rsdk_state.drops_seen[which] = drop_count;
     }
     pthread_mutex_unlock(&rsdk_state.decode_lock);
@@ -373,7 +373,7 @@ static int describe_agents(uint32_t version, const void **agents, size_t n, void
     for (size_t i = 0; i < n; i++) {
         dt_device_props p;
         const rsdk_agent *a = agents[i];
-        dt_rsdk_decoder_add_agent(&rsdk_state.decoder, a, a ? (size_t)a->size : 0, &p, rsdk_state.devices_missing,
+        dt__rsdk_decoder_add_agent(&rsdk_state.decoder, a, a ? (size_t)a->size : 0, &p, rsdk_state.devices_missing,
                                   sizeof rsdk_state.devices_missing);
         if (p.valid && p.id < DT_MAX_DEVICES) rsdk_state.devices[p.id] = p;
     }
@@ -389,7 +389,7 @@ static int find_operations(void)
     rsdk_query_operation_name_fn any = buffered ? buffered : called;
     enum { MAX_OPS = DT_RSDK_MAX_OPS };
     if (any) {
-        const char **names = dt_calloc(MAX_OPS, sizeof *names);
+        const char **names = dt__calloc(MAX_OPS, sizeof *names);
         if (!names) return -1;
         uint32_t count = 0;
         for (uint32_t op = 0; op < MAX_OPS; op++) {
@@ -413,7 +413,7 @@ static int find_operations(void)
             rsdk_state.decoder.api_names = names;
             rsdk_state.decoder.api_name_count = count;
         } else {
-            dt_free(names);
+            dt__free(names);
         }
     }
     for (uint32_t op = 0; called && op < 256; op++) {
@@ -526,13 +526,13 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
         goto out;
     }
     if (!rsdk_state.decoder_ready) {
-        dt_rsdk_decoder_init(&rsdk_state.decoder, rsdk_state.version);
+        dt__rsdk_decoder_init(&rsdk_state.decoder, rsdk_state.version);
         rsdk_state.decoder_ready = 1;
     }
     rsdk_query_agents_fn agents = SYM(rsdk_query_agents_fn, S_QUERY_AGENTS);
     if (agents) {
         int r = agents(RSDK_AGENT_INFO_VERSION_0, describe_agents, sizeof(rsdk_agent), NULL);
-        if (r != RSDK_STATUS_SUCCESS) dt_log("rocprofiler_sdk: querying agents failed: %s (%d)", status_text(r), r);
+        if (r != RSDK_STATUS_SUCCESS) dt__log("rocprofiler_sdk: querying agents failed: %s (%d)", status_text(r), r);
     }
     if (find_operations() != 0) {
         snprintf(rsdk_state.config_error, sizeof rsdk_state.config_error, "rocprofiler_sdk: out of memory for the HIP API names");
@@ -542,8 +542,8 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
     /* where API calls are recorded, their records say which calls launched
        kernels: no callback on the program's threads is needed for that */
     if (rsdk_state.launch_op_count &&
-        dt_rsdk_decoder_match_launches(&rsdk_state.decoder, rsdk_state.launch_ops, rsdk_state.launch_op_count, rsdk_state.buffer_bytes) != 0)
-        dt_log("rocprofiler_sdk: out of memory for the table of launches: launches are awaited from a callback");
+        dt__rsdk_decoder_match_launches(&rsdk_state.decoder, rsdk_state.launch_ops, rsdk_state.launch_op_count, rsdk_state.buffer_bytes) != 0)
+        dt__log("rocprofiler_sdk: out of memory for the table of launches: launches are awaited from a callback");
     /* kernel names and ROCTX ranges are followed for the process's life:
        a name registered between sessions, or a range open across a start,
        is needed later */
@@ -564,11 +564,11 @@ static int tool_initialize(rsdk_client_finalize finalize, void *tool_data)
             session_devices(s);
             attach(s);
         } else {
-            dt_core_note(s, "rocprofiler_sdk", "%s", dt_last_error());
+            dt__core_note(s, "rocprofiler_sdk", "%s", dt_last_error());
         }
     }
 out:
-    if (rc != 0) dt_log("rocprofiler_sdk: initialize failed: %s", rsdk_state.config_error);
+    if (rc != 0) dt__log("rocprofiler_sdk: initialize failed: %s", rsdk_state.config_error);
     pthread_mutex_unlock(&rsdk_state.lock);
     return rc;
 }
@@ -590,8 +590,8 @@ static rsdk_tool_configure_result g_configure_result = {sizeof(rsdk_tool_configu
    unless the backend asked for is another one. */
 static int recording_wants_tool(void)
 {
-    const char *b = dt_env(DT_ENV_BACKEND);
-    return dt_env_bool(DT_ENV_DISABLE) != 1 && (!b || strcmp(b, "auto") == 0 || strcmp(b, "rocprofiler_sdk") == 0);
+    const char *b = dt__env(DT_ENV_BACKEND);
+    return dt__env_bool(DT_ENV_DISABLE) != 1 && (!b || strcmp(b, "auto") == 0 || strcmp(b, "rocprofiler_sdk") == 0);
 }
 
 /* The tool's rocprofiler_configure, exported by libdevtrace_inject under
@@ -611,7 +611,7 @@ static rsdk_tool_configure_result *configure(uint32_t version, const char *runti
         rsdk_state.configuring = 1;
         if (!rsdk_state.wanted) dt_config_init(&rsdk_state.config); /* no session yet: the defaults */
         if (client_id) client_id->name = "devtrace";
-        dt_log("rocprofiler_sdk: registering as a tool of rocprofiler-sdk %u", version);
+        dt__log("rocprofiler_sdk: registering as a tool of rocprofiler-sdk %u", version);
     }
     pthread_mutex_unlock(&rsdk_state.lock);
     return take ? &g_configure_result : NULL;
@@ -648,7 +648,7 @@ static dt_status register_tool(const dt_config *config)
     SYM(rsdk_is_initialized_fn, S_IS_INITIALIZED)(&status);
     if (status < 0) return DT_OK; /* initializing: devtrace's configure comes next */
     if (status == 0 && rsdk_state.version < RSDK_LATE_START_VERSION && hsa_initialized() == 1)
-        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+        return dt__error(DT_ERR_BACKEND_UNAVAILABLE,
                         "the HSA runtime was initialized before devtrace registered as a rocprofiler-sdk tool, and "
                         "rocprofiler-sdk %s (before 1.3.0) cannot trace runtimes initialized before its tools: a "
                         "session would record no GPU activity (Kineto's zero-GPU-records race); %s",
@@ -656,13 +656,13 @@ static dt_status register_tool(const dt_config *config)
     int r = SYM(rsdk_force_configure_fn, S_FORCE_CONFIGURE)(configure);
     if (rsdk_state.configured) return DT_OK;
     if (status > 0)
-        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+        return dt__error(DT_ERR_BACKEND_UNAVAILABLE,
                         "rocprofiler-sdk %s in this process was initialized before devtrace registered as its tool "
                         "(rocprofiler_force_configure: %s) and accepts no tool after that: a session would record no "
                         "GPU activity; %s",
                         rsdk_state.version_text[0] ? rsdk_state.version_text : "(version unknown)", status_text(r), g_late_advice);
     if (r != RSDK_STATUS_SUCCESS) return vendor_error(g_symbols[S_FORCE_CONFIGURE].name, r);
-    return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "rocprofiler-sdk did not initialize devtrace as its tool: %s",
+    return dt__error(DT_ERR_BACKEND_UNAVAILABLE, "rocprofiler-sdk did not initialize devtrace as its tool: %s",
                     rsdk_state.config_error[0] ? rsdk_state.config_error : "its initialize was never called");
 }
 
@@ -687,13 +687,13 @@ static void damage(uint64_t out[4])
 /* rsdk_state.lock held. */
 static dt_status start_session_contexts(dt_session *s)
 {
-    uint32_t cap = dt_sink_capture(s);
+    uint32_t cap = dt__sink_capture(s);
     int want[C_COUNT] = {0};
     want[C_KERNEL] = (cap & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET)) != 0;
     want[C_COPY] = (cap & DT_CAPTURE_MEMCPY) != 0;
     want[C_API] = (cap & DT_CAPTURE_RUNTIME) != 0;
     want[C_FILL] = (cap & DT_CAPTURE_MEMSET) != 0;
-    want[C_LAUNCH] = (cap & DT_CAPTURE_KERNEL) && !dt_rsdk_decoder_matches_launches(&rsdk_state.decoder, cap);
+    want[C_LAUNCH] = (cap & DT_CAPTURE_KERNEL) && !dt__rsdk_decoder_matches_launches(&rsdk_state.decoder, cap);
     /* without the SDK's external-correlation stack, device work is
        attributed when its API call enters */
     want[C_ENTER] = !rsdk_state.sym[S_PUSH_EXTERNAL];
@@ -705,9 +705,9 @@ static dt_status start_session_contexts(dt_session *s)
         for (int k = C_KERNEL; k < C_COUNT; k++) stop_context(k);
         return st;
     }
-    if (!rsdk_state.have[C_MARKERS]) dt_core_note(s, "roctx", "ROCTX ranges are not recorded (no marker tracing service)");
+    if (!rsdk_state.have[C_MARKERS]) dt__core_note(s, "roctx", "ROCTX ranges are not recorded (no marker tracing service)");
     if (want[C_FILL] && !rsdk_state.on[C_FILL])
-        dt_core_note(s, "memset", "memsets are recorded without their size and value (no hipMemset* argument "
+        dt__core_note(s, "memset", "memsets are recorded without their size and value (no hipMemset* argument "
                                      "tracing)");
     return DT_OK;
 }
@@ -730,7 +730,7 @@ static dt_status rsdk_probe(const dt_backend *self, dt_backend_status *st)
     if (status > 0 && !rsdk_state.configured)
         snprintf(st->reason, sizeof st->reason,
                  "rocprofiler-sdk was initialized in this process without devtrace: a session started now fails; ");
-    dt_symbols_describe_missing(g_symbols, S_COUNT, rsdk_state.sym, st->reason, sizeof st->reason);
+    dt__symbols_describe_missing(g_symbols, S_COUNT, rsdk_state.sym, st->reason, sizeof st->reason);
     pthread_mutex_unlock(&rsdk_state.lock);
     return DT_OK;
 }
@@ -739,7 +739,7 @@ static dt_status rsdk_prepare(const dt_backend *self)
 {
     pthread_mutex_lock(&rsdk_state.lock);
     dt_status st = load();
-    if (st == DT_OK && rsdk_state.finalized) st = dt_error(DT_ERR_STATE, "rocprofiler-sdk has finalized (the process is exiting)");
+    if (st == DT_OK && rsdk_state.finalized) st = dt__error(DT_ERR_STATE, "rocprofiler-sdk has finalized (the process is exiting)");
     if (st == DT_OK) st = register_tool(rsdk_state.wanted ? &rsdk_state.config : NULL);
     pthread_mutex_unlock(&rsdk_state.lock);
     return st;
@@ -749,26 +749,26 @@ static dt_status rsdk_prepare(const dt_backend *self)
 static void session_devices(dt_session *s)
 {
     for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
-        if (rsdk_state.devices[i].valid) dt_core_set_device(s, &rsdk_state.devices[i]);
+        if (rsdk_state.devices[i].valid) dt__core_set_device(s, &rsdk_state.devices[i]);
     if (rsdk_state.devices_missing[0])
-        dt_core_note(s, "device_properties", "rocprofiler-sdk's agents do not give %s: absent (0)",
+        dt__core_note(s, "device_properties", "rocprofiler-sdk's agents do not give %s: absent (0)",
                         rsdk_state.devices_missing);
     if (!rsdk_state.sym[S_QUERY_AGENTS] || !rsdk_state.decoder.gpu_count)
-        dt_core_note(s, "device_properties", "no GPU agent was described: no device properties");
+        dt__core_note(s, "device_properties", "no GPU agent was described: no device properties");
 }
 
 static void session_facts(dt_session *s)
 {
-    dt_core_note(s, "vendor_clock", "CLOCK_BOOTTIME ns (rocprofiler_get_timestamp)");
-    dt_core_note(s, "rows", "kernels and memsets are on rows of their HSA queue (1, 2, ... in order of first "
+    dt__core_note(s, "vendor_clock", "CLOCK_BOOTTIME ns (rocprofiler_get_timestamp)");
+    dt__core_note(s, "rows", "kernels and memsets are on rows of their HSA queue (1, 2, ... in order of first "
                                "use); copies, which name no queue, on row 0");
-    if (rsdk_state.configured && buffer_bytes(dt_sink_config(s)) != rsdk_state.buffer_bytes)
-        dt_core_note(s, "buffers",
+    if (rsdk_state.configured && buffer_bytes(dt__sink_config(s)) != rsdk_state.buffer_bytes)
+        dt__core_note(s, "buffers",
                         "rocprofiler-sdk's buffers are made once per process: %d of %zu bytes (each kept twice), "
                         "from the settings when devtrace registered, not this session's",
                         B_COUNT, rsdk_state.buffer_bytes);
-    dt_symbols_note_missing(s, g_symbols, S_COUNT, rsdk_state.sym);
-    dt_core_set_library(s, rsdk_state.lib.path, rsdk_state.version_text);
+    dt__symbols_note_missing(s, g_symbols, S_COUNT, rsdk_state.sym);
+    dt__core_set_library(s, rsdk_state.lib.path, rsdk_state.version_text);
 }
 
 static dt_status rsdk_start(const dt_backend *self, dt_session *s)
@@ -777,12 +777,12 @@ static dt_status rsdk_start(const dt_backend *self, dt_session *s)
     dt_status st = load();
     if (st != DT_OK) goto out;
     if (rsdk_state.finalized) {
-        st = dt_error(DT_ERR_STATE, "rocprofiler-sdk has finalized (the process is exiting): no session can start");
+        st = dt__error(DT_ERR_STATE, "rocprofiler-sdk has finalized (the process is exiting): no session can start");
         goto out;
     }
-    const dt_config *cfg = dt_sink_config(s);
+    const dt_config *cfg = dt__sink_config(s);
     if (cfg->buffer_count == 0 || cfg->buffer_size < 1024) {
-        st = dt_error(DT_ERR_INVALID_ARGUMENT,
+        st = dt__error(DT_ERR_INVALID_ARGUMENT,
                       "rocprofiler_sdk needs buffers of at least 1024 bytes (buffer_count %" PRIu32 ", buffer_size %zu)",
                       cfg->buffer_count, cfg->buffer_size);
         goto out;
@@ -791,9 +791,9 @@ static dt_status rsdk_start(const dt_backend *self, dt_session *s)
     if (st != DT_OK) goto out;
     if (cfg->flight_recorder_bytes) {
         size_t size = cfg->buffer_size > DT_RSDK_COPY_MIN ? cfg->buffer_size : DT_RSDK_COPY_MIN;
-        st = dt_pool_slot_configure(&rsdk_state.flight, dt_flight_pool_buffers(s), size, 0) != 0
-                 ? dt_error(DT_ERR_NO_MEMORY, "rocprofiler_sdk: out of memory for the flight recorder's buffers")
-                 : dt_core_flight_begin(s, &rsdk_state.flight, ring_decode, NULL);
+        st = dt__pool_slot_configure(&rsdk_state.flight, dt__flight_pool_buffers(s), size, 0) != 0
+                 ? dt__error(DT_ERR_NO_MEMORY, "rocprofiler_sdk: out of memory for the flight recorder's buffers")
+                 : dt__core_flight_begin(s, &rsdk_state.flight, ring_decode, NULL);
         if (st != DT_OK) goto flight_failed;
     }
     damage(rsdk_state.damage_at_start);
@@ -814,8 +814,8 @@ facts:
     session_facts(s);
     goto out;
 flight_failed:
-    dt_core_flight_free(s);
-    dt_pool_slot_release(&rsdk_state.flight);
+    dt__core_flight_free(s);
+    dt__pool_slot_release(&rsdk_state.flight);
 out:
     pthread_mutex_unlock(&rsdk_state.lock);
     return st;
@@ -833,7 +833,7 @@ static dt_status rsdk_flush(const dt_backend *self, dt_session *s)
        this thread or another: no lock is held */
     if (rsdk_state.configured) flush_buffers();
     pthread_mutex_lock(&rsdk_state.decode_lock);
-    dt_rsdk_pack_push(&rsdk_state.packer, s);
+    dt__rsdk_pack_push(&rsdk_state.packer, s);
     pthread_mutex_unlock(&rsdk_state.decode_lock);
     return DT_OK;
 }
@@ -843,7 +843,7 @@ static dt_status rsdk_stop(const dt_backend *self, dt_session *s)
     pthread_mutex_lock(&rsdk_state.lock);
     if (rsdk_state.pending == s) {
         rsdk_state.pending = NULL;
-        dt_core_note(s, "rocprofiler_sdk",
+        dt__core_note(s, "rocprofiler_sdk",
                         "rocprofiler-sdk was initializing when the session started and never called devtrace's "
                         "initialize: no GPU activity was recorded");
     }
@@ -853,11 +853,11 @@ static dt_status rsdk_stop(const dt_backend *self, dt_session *s)
     if (rsdk_state.configured) flush_buffers();
     /* the flight recorder's ring, now that the SDK has delivered all */
     pthread_mutex_lock(&rsdk_state.decode_lock);
-    dt_rsdk_pack_push(&rsdk_state.packer, s);
+    dt__rsdk_pack_push(&rsdk_state.packer, s);
     rsdk_state.session = NULL;
     pthread_mutex_unlock(&rsdk_state.decode_lock);
-    dt_core_flight_end(s);
-    dt_pool_slot_release(&rsdk_state.flight);
+    dt__core_flight_end(s);
+    dt__pool_slot_release(&rsdk_state.flight);
     /* The SDK writes a dispatch's record when the kernel completes, into
        lossless buffers: a launch or fill still awaiting its dispatch had
        work running at stop (inferred, as are the exceptions: a call HIP
@@ -865,17 +865,17 @@ static dt_status rsdk_stop(const dt_backend *self, dt_session *s)
        still inside HIP at stop has no API record yet: it is awaited only
        where a callback noted it (sessions without API calls). */
     pthread_mutex_lock(&rsdk_state.decode_lock);
-    uint64_t running = rsdk_state.decoder_ready ? dt_rsdk_decoder_take_awaiting(&rsdk_state.decoder) : 0;
+    uint64_t running = rsdk_state.decoder_ready ? dt__rsdk_decoder_take_awaiting(&rsdk_state.decoder) : 0;
     pthread_mutex_unlock(&rsdk_state.decode_lock);
     uint64_t dropped = dt_session_loss(s, DT_LOSS_VENDOR_DROPPED);
     if (running && dropped)
         /* which records the SDK dropped it does not say: the missing ones
            may be among them, already counted */
-        dt_core_note(s, "unfinished", "%" PRIu64 " launches or fills had no dispatch record at stop: their work "
+        dt__core_note(s, "unfinished", "%" PRIu64 " launches or fills had no dispatch record at stop: their work "
                         "was still running, or their records are among the %" PRIu64 " rocprofiler-sdk dropped; "
                         "not counted as unfinished", running, dropped);
     else if (running)
-        dt_loss_add(s, DT_LOSS_UNFINISHED, running);
+        dt__loss_add(s, DT_LOSS_UNFINISHED, running);
     pthread_mutex_lock(&rsdk_state.lock);
     attach(NULL);
     uint64_t now[4];
@@ -883,23 +883,23 @@ static dt_status rsdk_stop(const dt_backend *self, dt_session *s)
     uint64_t d[4];
     for (int i = 0; i < 4; i++) d[i] = now[i] - rsdk_state.damage_at_start[i];
     if (d[0])
-        dt_core_note(s, "kernel_symbols",
+        dt__core_note(s, "kernel_symbols",
                         "%" PRIu64 " dispatches of kernels whose symbols rocprofiler-sdk never reported are named "
                         "<unnamed kernel>", d[0]);
     if (d[1] || d[2])
-        dt_core_note(s, "memset", "%" PRIu64 " memsets are recorded without their size and value (their "
+        dt__core_note(s, "memset", "%" PRIu64 " memsets are recorded without their size and value (their "
                         "hipMemset* arguments were not seen, or %" PRIu64 " were replaced before their dispatch)",
                         d[1], d[2]);
     if (d[3])
-        dt_core_note(s, "agents", "%" PRIu64 " records named agents rocprofiler-sdk did not list: numbered after "
+        dt__core_note(s, "agents", "%" PRIu64 " records named agents rocprofiler-sdk did not list: numbered after "
                         "the listed GPUs", d[3]);
     uint64_t mismatched = atomic_exchange(&rsdk_state.callback_layout_mismatch, 0);
     if (mismatched)
-        dt_core_note(s, "callbacks", "%" PRIu64 " callback records of rocprofiler-sdk %s had no layout devtrace "
+        dt__core_note(s, "callbacks", "%" PRIu64 " callback records of rocprofiler-sdk %s had no layout devtrace "
                         "knows and were ignored", mismatched, rsdk_state.version_text);
     uint64_t orphaned = atomic_load(&rsdk_state.orphaned);
     if (orphaned)
-        dt_core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
+        dt__core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
     pthread_mutex_unlock(&rsdk_state.lock);
     return DT_OK;
 }
@@ -929,7 +929,7 @@ static dt_status rsdk_push_external(const dt_backend *self, uint64_t id)
     rsdk_pop_external_fn pop = SYM(rsdk_pop_external_fn, S_POP_EXTERNAL);
     if (!push) return DT_ERR_BACKEND_UNAVAILABLE;
     if (id == UINT64_MAX) return DT_ERR_VENDOR;
-    uint64_t tid = dt_thread_id();
+    uint64_t tid = dt__thread_id();
     for (int c = C_KERNEL; c <= C_API; c++) {
         if (!pushed_to(c)) continue;
         if (push(rsdk_state.ctx[c], tid, (rsdk_user_data){.value = id + 1}) != RSDK_STATUS_SUCCESS) {
@@ -946,7 +946,7 @@ static dt_status rsdk_pop_external(const dt_backend *self)
 {
     rsdk_pop_external_fn pop = SYM(rsdk_pop_external_fn, S_POP_EXTERNAL);
     if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
-    uint64_t tid = dt_thread_id();
+    uint64_t tid = dt__thread_id();
     dt_status st = DT_OK;
     for (int c = C_KERNEL; c <= C_API; c++) {
         rsdk_user_data last;
@@ -973,7 +973,7 @@ static void *tool_configure(const dt_backend *self, uint32_t version, const char
     return configure(version, runtime_version, priority, client_id);
 }
 
-const dt_backend dt_backend_rocprofiler_sdk = {
+const dt_backend dt__backend_rocprofiler_sdk = {
     .name = "rocprofiler_sdk",
     .vendor = "AMD ROCm (rocprofiler-sdk)",
     .api_category = "privateuse1",

@@ -13,7 +13,7 @@
 /* What the code-object service said about a kernel. */
 typedef struct dt_rsdk_kernel {
     uint64_t kernel_id;
-    char *name;                   /* dt_strdup'ed */
+    char *name;                   /* dt__strdup'ed */
     uint32_t registers;           /* VGPRs per work-item; 0: not reported */
     uint32_t static_lds;          /* group segment the kernel declares */
     uint8_t fill;                 /* a HIP runtime fill kernel (a memset) */
@@ -67,7 +67,7 @@ typedef struct dt_rsdk_decoder {
     /* damage noted at stop */
     _Atomic uint64_t unknown_kernels, fills_without_size, fills_unrecorded, unknown_agents;
     /* Launches matched with their dispatches from the records alone (see
-       dt_rsdk_decoder_match_launches): the launch operations, and by
+       dt__rsdk_decoder_match_launches): the launch operations, and by
        correlation id which of the two records was decoded. Touched only
        where decoding is serialized: no lock. */
     uint64_t launch_ops[DT_RSDK_MAX_OPS / 64];
@@ -76,37 +76,37 @@ typedef struct dt_rsdk_decoder {
     uint64_t launch_low, launch_high; /* the ids written since the last take_awaiting */
 } dt_rsdk_decoder;
 
-DT_HIDDEN void dt_rsdk_decoder_init(dt_rsdk_decoder *d, uint32_t version);
+DT_HIDDEN void dt__rsdk_decoder_init(dt_rsdk_decoder *d, uint32_t version);
 /* Keeps the names and kernels (they outlive sessions); frees the rest. */
-DT_HIDDEN void dt_rsdk_decoder_free(dt_rsdk_decoder *d);
+DT_HIDDEN void dt__rsdk_decoder_free(dt_rsdk_decoder *d);
 /* An agent, in the order the SDK lists them; a GPU's properties go to
    *props (valid set) with what the agent does not say noted in missing. */
-DT_HIDDEN void dt_rsdk_decoder_add_agent(dt_rsdk_decoder *d, const rsdk_agent *a, size_t avail,
+DT_HIDDEN void dt__rsdk_decoder_add_agent(dt_rsdk_decoder *d, const rsdk_agent *a, size_t avail,
                                          dt_device_props *props, char *missing, size_t missing_len);
 /* A kernel symbol from the code-object service. -1: out of memory. */
-DT_HIDDEN int dt_rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_symbol *sym);
+DT_HIDDEN int dt__rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_symbol *sym);
 /* A hipMemset* call's size and value (thread-safe). */
-DT_HIDDEN void dt_rsdk_decoder_note_fill(dt_rsdk_decoder *d, uint64_t correlation, uint64_t bytes,
+DT_HIDDEN void dt__rsdk_decoder_note_fill(dt_rsdk_decoder *d, uint64_t correlation, uint64_t bytes,
                                          uint32_t value, int async);
 /* A kernel launch call (thread-safe): its dispatch is awaited. For
    sessions whose launches the decoder does not match from the records. */
-DT_HIDDEN void dt_rsdk_decoder_note_launch(dt_rsdk_decoder *d, uint64_t correlation);
+DT_HIDDEN void dt__rsdk_decoder_note_launch(dt_rsdk_decoder *d, uint64_t correlation);
 /* From now on, in sessions that record both HIP API calls and kernels, the
    decoder awaits a dispatch for each HIP runtime API record of one of the
    `n` operations `ops` (the launch operations), matching the two records
    by correlation id in whichever order they are decoded. buffer_bytes: the
    size of the SDK's buffers, which bounds how far the two records of one
    launch can be apart. -1: out of memory (nothing changed). */
-DT_HIDDEN int dt_rsdk_decoder_match_launches(dt_rsdk_decoder *d, const int32_t *ops, size_t n, size_t buffer_bytes);
+DT_HIDDEN int dt__rsdk_decoder_match_launches(dt_rsdk_decoder *d, const int32_t *ops, size_t n, size_t buffer_bytes);
 /* Whether a session capturing `capture` (DT_CAPTURE_*) has its launches
-   matched by the decoder (else they are noted by dt_rsdk_decoder_note_launch). */
-DT_HIDDEN int dt_rsdk_decoder_matches_launches(const dt_rsdk_decoder *d, uint32_t capture);
+   matched by the decoder (else they are noted by dt__rsdk_decoder_note_launch). */
+DT_HIDDEN int dt__rsdk_decoder_matches_launches(const dt_rsdk_decoder *d, uint32_t capture);
 /* The launches and fills still awaiting their dispatch, forgotten. Not
-   while dt_rsdk_decode runs (its callers serialize the two). */
-DT_HIDDEN uint64_t dt_rsdk_decoder_take_awaiting(dt_rsdk_decoder *d);
+   while dt__rsdk_decode runs (its callers serialize the two). */
+DT_HIDDEN uint64_t dt__rsdk_decoder_take_awaiting(dt_rsdk_decoder *d);
 /* Decode one buffer callback's records into s (taking its lock). Calls
    are serialized by the caller (one buffer at a time). */
-DT_HIDDEN void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const *headers, size_t n);
+DT_HIDDEN void dt__rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const *headers, size_t n);
 
 /* The flight recorder keeps copies of delivered records (the SDK owns
    their headers and payloads, and reuses them once its callback returns),
@@ -118,7 +118,7 @@ DT_HIDDEN void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_hea
    many as fit; *from moves past them. Returns the chunk's bytes (a
    multiple of 8), 0 when none fits. A record without a payload, or whose
    size cannot be a record's, keeps its size alone: the decoder counts it. */
-DT_HIDDEN size_t dt_rsdk_copy(uint8_t *buf, size_t size, rsdk_record_header *const *headers, size_t n, size_t *from);
+DT_HIDDEN size_t dt__rsdk_copy(uint8_t *buf, size_t size, rsdk_record_header *const *headers, size_t n, size_t *from);
 /* Copies packed into buffers from the flight recorder's pool (slot): the
    buffer being filled joins s's ring when full, or when pushed (a flush,
    the stop). Under the caller's lock, which a decode the ring does while
@@ -129,14 +129,14 @@ typedef struct dt_rsdk_packer {
     size_t size, used;
 } dt_rsdk_packer;
 /* The records copied; those no buffer can be had for counted as no_buffer. */
-DT_HIDDEN void dt_rsdk_pack(dt_rsdk_packer *p, dt_session *s, rsdk_record_header *const *headers, size_t n);
+DT_HIDDEN void dt__rsdk_pack(dt_rsdk_packer *p, dt_session *s, rsdk_record_header *const *headers, size_t n);
 /* The buffer being filled into s's ring (empty, or s without one: back to
    the pool). */
-DT_HIDDEN void dt_rsdk_pack_push(dt_rsdk_packer *p, dt_session *s);
-/* Decode the chunks of a buffer of valid bytes into s, as dt_rsdk_decode
+DT_HIDDEN void dt__rsdk_pack_push(dt_rsdk_packer *p, dt_session *s);
+/* Decode the chunks of a buffer of valid bytes into s, as dt__rsdk_decode
    the records. */
-DT_HIDDEN void dt_rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t valid);
+DT_HIDDEN void dt__rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t valid);
 /* Whether a kernel name is one of the HIP runtime's fill kernels. */
-DT_HIDDEN int dt_rsdk_is_fill_kernel(const char *name);
+DT_HIDDEN int dt__rsdk_is_fill_kernel(const char *name);
 
 #endif /* DT_ROCPROFILER_SDK_H */

@@ -18,7 +18,7 @@
 /* Larger than any record of any release: a size beyond it is corrupt. */
 #define RSDK_MAX_RECORD_SIZE 4096u
 
-void dt_rsdk_decoder_init(dt_rsdk_decoder *d, uint32_t version)
+void dt__rsdk_decoder_init(dt_rsdk_decoder *d, uint32_t version)
 {
     memset(d, 0, sizeof *d);
     d->version = version;
@@ -27,14 +27,14 @@ void dt_rsdk_decoder_init(dt_rsdk_decoder *d, uint32_t version)
     pthread_mutex_init(&d->call_lock, NULL);
 }
 
-void dt_rsdk_decoder_free(dt_rsdk_decoder *d)
+void dt__rsdk_decoder_free(dt_rsdk_decoder *d)
 {
-    for (uint32_t i = 0; i < d->kernel_count; i++) dt_free(d->kernels[i].name);
-    dt_free(d->kernels);
-    dt_free(d->kernel_index);
-    dt_free(d->queues);
-    dt_free(d->api_names);
-    dt_free(d->launches);
+    for (uint32_t i = 0; i < d->kernel_count; i++) dt__free(d->kernels[i].name);
+    dt__free(d->kernels);
+    dt__free(d->kernel_index);
+    dt__free(d->queues);
+    dt__free(d->api_names);
+    dt__free(d->launches);
     pthread_mutex_destroy(&d->kernel_lock);
     pthread_mutex_destroy(&d->call_lock);
     memset(d, 0, sizeof *d);
@@ -50,7 +50,7 @@ static void say_missing(char *missing, size_t len, const char *what)
     if (used < len && !strstr(missing, what)) snprintf(missing + used, len - used, "%s%s", used ? ", " : "", what);
 }
 
-void dt_rsdk_decoder_add_agent(dt_rsdk_decoder *d, const rsdk_agent *a, size_t avail, dt_device_props *props,
+void dt__rsdk_decoder_add_agent(dt_rsdk_decoder *d, const rsdk_agent *a, size_t avail, dt_device_props *props,
                                char *missing, size_t missing_len)
 {
     props->valid = 0;
@@ -113,7 +113,7 @@ static uint32_t queue_lane(dt_rsdk_decoder *d, uint64_t handle)
         if (d->queues[i] == handle) return i + 1;
     if (d->queue_count == d->queue_cap) {
         uint32_t cap = d->queue_cap ? d->queue_cap * 2 : 16;
-        uint64_t *q = dt_realloc(d->queues, cap * sizeof *q);
+        uint64_t *q = dt__realloc(d->queues, cap * sizeof *q);
         if (!q) return UINT32_MAX;
         d->queues = q;
         d->queue_cap = cap;
@@ -127,10 +127,10 @@ static uint32_t queue_lane(dt_rsdk_decoder *d, uint64_t handle)
 /* ------------------------------------------------------------------ */
 static uint32_t kernel_slot(uint64_t id, uint32_t mask)
 {
-    return (uint32_t)dt_hash_slot(id, 32) & mask;
+    return (uint32_t)dt__hash_slot(id, 32) & mask;
 }
 
-int dt_rsdk_is_fill_kernel(const char *name)
+int dt__rsdk_is_fill_kernel(const char *name)
 {
     /* ROCclr's blit kernels for hipMemset* (clr: rocclr/device/blit*.cpp) */
     return name && (strncmp(name, "__amd_rocclr_fillBuffer", 23) == 0 ||
@@ -151,28 +151,28 @@ static int grow_kernels(dt_rsdk_decoder *d)
 {
     if (d->kernel_count == d->kernel_cap) {
         uint32_t cap = d->kernel_cap ? d->kernel_cap * 2 : 256;
-        dt_rsdk_kernel *k = dt_realloc(d->kernels, cap * sizeof *k);
+        dt_rsdk_kernel *k = dt__realloc(d->kernels, cap * sizeof *k);
         if (!k) return -1;
         d->kernels = k;
         d->kernel_cap = cap;
     }
     if (!d->kernel_index || (d->kernel_count + 1) * 2 > d->kernel_mask + 1) {
         uint32_t slots = d->kernel_index ? (d->kernel_mask + 1) * 2 : 512;
-        uint32_t *index = dt_calloc(slots, sizeof *index);
+        uint32_t *index = dt__calloc(slots, sizeof *index);
         if (!index) return -1;
         for (uint32_t k = 0; k < d->kernel_count; k++) {
             uint32_t i = kernel_slot(d->kernels[k].kernel_id, slots - 1);
             while (index[i]) i = (i + 1) & (slots - 1);
             index[i] = k + 1;
         }
-        dt_free(d->kernel_index);
+        dt__free(d->kernel_index);
         d->kernel_index = index;
         d->kernel_mask = slots - 1;
     }
     return 0;
 }
 
-int dt_rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_symbol *sym)
+int dt__rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_symbol *sym)
 {
     if (!sym || sym->size < offsetof(rsdk_kernel_symbol, sgpr_count)) return 0;
 #define HAVE(field) (offsetof(rsdk_kernel_symbol, field) + sizeof(sym->field) <= sym->size)
@@ -186,7 +186,7 @@ int dt_rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_symbol *sym
        rest (the one the demangler and other vendors know) */
     size_t len = strlen(raw);
     if (len > 3 && memcmp(raw + len - 3, ".kd", 3) == 0) len -= 3;
-    char *name = dt_malloc(len + 1);
+    char *name = dt__malloc(len + 1);
     if (!name) return -1;
     memcpy(name, raw, len);
     name[len] = '\0';
@@ -194,20 +194,20 @@ int dt_rsdk_decoder_add_kernel(dt_rsdk_decoder *d, const rsdk_kernel_symbol *sym
     dt_rsdk_kernel *old = (dt_rsdk_kernel *)find_kernel(d, sym->kernel_id);
     int rc = 0;
     if (old) {
-        dt_free(old->name);
+        dt__free(old->name);
         old->name = name;
         old->registers = registers;
         old->static_lds = sym->group_segment_size;
-        old->fill = (uint8_t)dt_rsdk_is_fill_kernel(name);
+        old->fill = (uint8_t)dt__rsdk_is_fill_kernel(name);
     } else if (grow_kernels(d) == 0) {
         dt_rsdk_kernel *k = &d->kernels[d->kernel_count++];
         *k = (dt_rsdk_kernel){sym->kernel_id, name, registers, sym->group_segment_size,
-                              (uint8_t)dt_rsdk_is_fill_kernel(name)};
+                              (uint8_t)dt__rsdk_is_fill_kernel(name)};
         uint32_t i = kernel_slot(k->kernel_id, d->kernel_mask);
         while (d->kernel_index[i]) i = (i + 1) & d->kernel_mask;
         d->kernel_index[i] = d->kernel_count;
     } else {
-        dt_free(name);
+        dt__free(name);
         rc = -1;
     }
     pthread_mutex_unlock(&d->kernel_lock);
@@ -230,19 +230,19 @@ static void note_call(dt_rsdk_decoder *d, const dt_rsdk_call *c)
     pthread_mutex_unlock(&d->call_lock);
 }
 
-void dt_rsdk_decoder_note_fill(dt_rsdk_decoder *d, uint64_t correlation, uint64_t bytes, uint32_t value, int async)
+void dt__rsdk_decoder_note_fill(dt_rsdk_decoder *d, uint64_t correlation, uint64_t bytes, uint32_t value, int async)
 {
     note_call(d, &(dt_rsdk_call){correlation, bytes, value, (uint8_t)(async != 0), 0});
 }
 
-void dt_rsdk_decoder_note_launch(dt_rsdk_decoder *d, uint64_t correlation)
+void dt__rsdk_decoder_note_launch(dt_rsdk_decoder *d, uint64_t correlation)
 {
     note_call(d, &(dt_rsdk_call){.correlation = correlation, .launch = 1});
 }
 
 static uint64_t take_launches(dt_rsdk_decoder *d);
 
-uint64_t dt_rsdk_decoder_take_awaiting(dt_rsdk_decoder *d)
+uint64_t dt__rsdk_decoder_take_awaiting(dt_rsdk_decoder *d)
 {
     uint64_t n = 0;
     pthread_mutex_lock(&d->call_lock);
@@ -291,7 +291,7 @@ _Static_assert(offsetof(rsdk_api_record, correlation_id.internal) ==
 #define SIDE_DISPATCH 2u
 #define SIDES 3u
 
-int dt_rsdk_decoder_match_launches(dt_rsdk_decoder *d, const int32_t *ops, size_t n, size_t buffer_bytes)
+int dt__rsdk_decoder_match_launches(dt_rsdk_decoder *d, const int32_t *ops, size_t n, size_t buffer_bytes)
 {
     /* The records of one launch are apart by at most about what the SDK's
        buffers hold undelivered (it keeps two of each), in correlation ids:
@@ -304,9 +304,9 @@ int dt_rsdk_decoder_match_launches(dt_rsdk_decoder *d, const int32_t *ops, size_
     uint64_t want = (uint64_t)buffer_bytes / sizeof(rsdk_api_record) * 2;
     uint32_t slots = DT_RSDK_CALL_SLOTS;
     while (slots < want && slots < (1u << 22)) slots *= 2;
-    uint64_t *table = dt_calloc(slots, sizeof *table);
+    uint64_t *table = dt__calloc(slots, sizeof *table);
     if (!table) return -1;
-    dt_free(d->launches);
+    dt__free(d->launches);
     d->launches = table;
     d->launch_mask = slots - 1;
     d->launch_low = UINT64_MAX;
@@ -317,7 +317,7 @@ int dt_rsdk_decoder_match_launches(dt_rsdk_decoder *d, const int32_t *ops, size_
     return 0;
 }
 
-int dt_rsdk_decoder_matches_launches(const dt_rsdk_decoder *d, uint32_t capture)
+int dt__rsdk_decoder_matches_launches(const dt_rsdk_decoder *d, uint32_t capture)
 {
     /* API records arrive only when they are captured, and dispatches only
        when kernels are: a launch is awaited only where both come */
@@ -384,7 +384,7 @@ typedef struct decode_ctx {
 
 static size_t cx_slot(uint64_t key)
 {
-    return dt_hash_slot(key, 6);
+    return dt__hash_slot(key, 6);
 }
 _Static_assert(CX_SLOTS == 64, "cx_slot() yields 6 bits");
 
@@ -415,7 +415,7 @@ static uint32_t lane_of(decode_ctx *cx, uint64_t handle)
    pushed, since the SDK gives 0 where nothing was). */
 static inline void link_external(dt_session *s, uint64_t correlation, uint64_t external)
 {
-    if (external && correlation) dt_corr_link(s, correlation, external - 1);
+    if (external && correlation) dt__corr_link(s, correlation, external - 1);
 }
 
 static inline int dim3_equal(const rsdk_dim3 *a, const rsdk_dim3 *b)
@@ -454,7 +454,7 @@ static uint32_t launch_config(decode_ctx *cx, const rsdk_kernel_dispatch_info *i
        asked for */
     cfg.static_shared_memory = declared <= info->group_segment_size ? declared : info->group_segment_size;
     cfg.dynamic_shared_memory = info->group_segment_size - cfg.static_shared_memory;
-    uint32_t config = dt_decode_launch_config(cx->s, &cx->cache, &cfg);
+    uint32_t config = dt__decode_launch_config(cx->s, &cx->cache, &cfg);
     if (config != UINT32_MAX) {
         e->grid = info->grid_size;
         e->group = info->workgroup_size;
@@ -483,7 +483,7 @@ static void decode_dispatch(decode_ctx *cx, const rsdk_kernel_dispatch_record *r
     uint32_t device = device_of(cx, info->agent_id.handle);
     uint32_t lane = lane_of(cx, info->queue_id);
     if (lane == UINT32_MAX) {
-        dt_loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory for the queue's row */
+        dt__loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory for the queue's row */
         return;
     }
     dt_rec *rec;
@@ -491,12 +491,12 @@ static void decode_dispatch(decode_ctx *cx, const rsdk_kernel_dispatch_record *r
         dt_fill f = {.start = r->start_timestamp, .end = r->end_timestamp, .correlation = corr, .bytes = fill.bytes,
                      .device = device, .stream = lane, .value = fill.value,
                      .memory_kind = DT_MEM_DEVICE, .async = fill.async};
-        rec = dt_add_fill(s, &cx->cache, &f);
+        rec = dt__add_fill(s, &cx->cache, &f);
     } else {
         uint32_t config = launch_config(cx, info, k);
         if (!k) atomic_fetch_add_explicit(&cx->d->unknown_kernels, 1, memory_order_relaxed);
-        uint32_t name = dt_decode_kernel_name(s, &cx->cache, k ? k->name : NULL);
-        rec = dt_add_device_activity(s, DT_EVENT_KERNEL, r->start_timestamp, r->end_timestamp, corr, device, lane,
+        uint32_t name = dt__decode_kernel_name(s, &cx->cache, k ? k->name : NULL);
+        rec = dt__add_device_activity(s, DT_EVENT_KERNEL, r->start_timestamp, r->end_timestamp, corr, device, lane,
                                      0, config == UINT32_MAX ? UINT32_MAX : name);
         if (rec) {
             rec->u.kernel.config = config;
@@ -527,17 +527,17 @@ static void decode_copy(decode_ctx *cx, const rsdk_memory_copy_record *r)
        source; copies name no queue, so they share their device's row 0 */
     c.device = op == RSDK_MEMORY_COPY_HOST_TO_DEVICE ? dst : src;
     if (op == RSDK_MEMORY_COPY_DEVICE_TO_DEVICE && src != dst) c.copy_kind = DT_COPY_PTOP;
-    if (dt_add_copy(cx->s, &cx->cache, &c)) link_external(cx->s, c.correlation, r->correlation_id.external.value);
+    if (dt__add_copy(cx->s, &cx->cache, &c)) link_external(cx->s, c.correlation, r->correlation_id.external.value);
 }
 
 static uint32_t api_name(decode_ctx *cx, int32_t op)
 {
     uint64_t key = (uint64_t)(uint32_t)op + 1u;
     uint32_t id;
-    if (dt_api_names_find(&cx->api, key, &id)) return id;
+    if (dt__api_names_find(&cx->api, key, &id)) return id;
     const dt_rsdk_decoder *d = cx->d;
     const char *known = op >= 0 && (uint32_t)op < d->api_name_count ? d->api_names[op] : NULL;
-    return dt_api_names_add(&cx->api, cx->s, key, known, "HIP", op);
+    return dt__api_names_add(&cx->api, cx->s, key, known, "HIP", op);
 }
 
 static void decode_api(decode_ctx *cx, const uint8_t *p, uint64_t size)
@@ -563,7 +563,7 @@ static void decode_api(decode_ctx *cx, const uint8_t *p, uint64_t size)
         end = r->end_timestamp;
         thread = r->thread_id;
     }
-    dt_rec *rec = dt_add_api_call(cx->s, DT_EVENT_RUNTIME, start, end, internal, cx->d->pid, (uint32_t)thread,
+    dt_rec *rec = dt__add_api_call(cx->s, DT_EVENT_RUNTIME, start, end, internal, cx->d->pid, (uint32_t)thread,
                                   api_name(cx, op), (uint32_t)op, 0);
     /* the call's own id: one that launches nothing (hipStreamSynchronize)
        shares no device record's correlation id */
@@ -575,8 +575,8 @@ static void decode_api(decode_ctx *cx, const uint8_t *p, uint64_t size)
 
 static void unknown(decode_ctx *cx, uint32_t category, uint32_t kind)
 {
-    dt_loss_add(cx->s, DT_LOSS_UNKNOWN_KIND, 1);
-    dt_core_note(cx->s, "unknown_kind",
+    dt__loss_add(cx->s, DT_LOSS_UNKNOWN_KIND, 1);
+    dt__core_note(cx->s, "unknown_kind",
                     "rocprofiler-sdk delivered records of category %u, kind %u, which devtrace does not decode",
                     (unsigned)category, (unsigned)kind);
 }
@@ -584,18 +584,18 @@ static void unknown(decode_ctx *cx, uint32_t category, uint32_t kind)
 /* Records ahead whose payloads are asked for before they are decoded. */
 #define DECODE_AHEAD 6u
 
-void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const *headers, size_t n)
+void dt__rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const *headers, size_t n)
 {
     if (!s || !headers || !n) return;
     decode_ctx cx;
     memset(&cx, 0, sizeof cx);
     cx.d = d;
     cx.s = s;
-    cx.capture = dt_sink_capture(s);
+    cx.capture = dt__sink_capture(s);
     /* launches are matched here whether or not their records are kept */
-    int match_launches = dt_rsdk_decoder_matches_launches(d, cx.capture);
-    dt_decode_cache_init(&cx.cache);
-    dt_core_lock(s);
+    int match_launches = dt__rsdk_decoder_matches_launches(d, cx.capture);
+    dt__decode_cache_init(&cx.cache);
+    dt__core_lock(s);
     pthread_mutex_lock(&d->kernel_lock);
     for (size_t i = 0; i < n; i++) {
         const rsdk_record_header *h = headers[i];
@@ -607,7 +607,7 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
             __builtin_prefetch(ahead + 128);
         }
         if (!h || !h->payload) {
-            dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+            dt__loss_add(s, DT_LOSS_MALFORMED, 1);
             continue;
         }
         if (h->category != RSDK_BUFFER_CATEGORY_TRACING) {
@@ -627,7 +627,7 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
         /* the record's own size: too short for its kind, or longer than any
            record, is not a record */
         if (size < need || size > RSDK_MAX_RECORD_SIZE) {
-            dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+            dt__loss_add(s, DT_LOSS_MALFORMED, 1);
             continue;
         }
         /* records are 8-byte aligned since 0.5.0 ("fixed misaligned stores
@@ -645,7 +645,7 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
         case RSDK_BUFFER_KERNEL_DISPATCH: {
             const rsdk_kernel_dispatch_record *r = (const void *)p;
             if (r->dispatch_info.size < offsetof(rsdk_kernel_dispatch_info, reserved_padding)) {
-                dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+                dt__loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
             }
             if (match_launches) saw(d, r->correlation_id.internal, SIDE_DISPATCH);
@@ -662,7 +662,7 @@ void dt_rsdk_decode(dt_rsdk_decoder *d, dt_session *s, rsdk_record_header *const
         }
     }
     pthread_mutex_unlock(&d->kernel_lock);
-    dt_core_unlock(s);
+    dt__core_unlock(s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -691,7 +691,7 @@ static inline size_t copied_payload(const rsdk_record_header *h)
     return size >= sizeof size && size <= RSDK_MAX_RECORD_SIZE ? (size_t)size : sizeof size;
 }
 
-size_t dt_rsdk_copy(uint8_t *buf, size_t size, rsdk_record_header *const *headers, size_t n, size_t *from)
+size_t dt__rsdk_copy(uint8_t *buf, size_t size, rsdk_record_header *const *headers, size_t n, size_t *from)
 {
     uint64_t entries[CHUNK_RECORDS][2];
     size_t i = *from, at = CHUNK_HEAD, count = 0;
@@ -731,11 +731,11 @@ size_t dt_rsdk_copy(uint8_t *buf, size_t size, rsdk_record_header *const *header
     return at + count * ENTRY;
 }
 
-/* Records handed to dt_rsdk_decode at once: its per-call work is paid
+/* Records handed to dt__rsdk_decode at once: its per-call work is paid
    once per so many. */
 #define DECODE_BATCH 256u
 
-void dt_rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t valid)
+void dt__rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t valid)
 {
     rsdk_record_header hdrs[DECODE_BATCH];
     rsdk_record_header *ptrs[DECODE_BATCH];
@@ -745,7 +745,7 @@ void dt_rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t
         uint64_t head[2];
         memcpy(head, c, sizeof head);
         uint64_t count = head[0], bytes = head[1];
-        /* not a chunk dt_rsdk_copy made */
+        /* not a chunk dt__rsdk_copy made */
         if (bytes < CHUNK_HEAD || bytes > valid - o || count > (bytes - CHUNK_HEAD) / ENTRY) break;
         const uint8_t *entries = c + bytes - count * ENTRY;
         for (uint64_t i = 0; i < count; i++) {
@@ -753,44 +753,44 @@ void dt_rsdk_decode_copy(dt_rsdk_decoder *d, dt_session *s, uint8_t *buf, size_t
             memcpy(entry, entries + i * ENTRY, sizeof entry);
             uint64_t off = entry[1];
             hdrs[k].hash = entry[0];
-            /* an offset outside the payloads: no chunk dt_rsdk_copy made
+            /* an offset outside the payloads: no chunk dt__rsdk_copy made
                (the decoder counts the record) */
             hdrs[k].payload = off >= CHUNK_HEAD && off < (uint64_t)(entries - c) ? c + off : NULL;
             ptrs[k] = &hdrs[k];
             if (++k == DECODE_BATCH) {
-                dt_rsdk_decode(d, s, ptrs, k);
+                dt__rsdk_decode(d, s, ptrs, k);
                 k = 0;
             }
         }
         o += (size_t)bytes;
     }
-    if (k) dt_rsdk_decode(d, s, ptrs, k);
+    if (k) dt__rsdk_decode(d, s, ptrs, k);
 }
 
-void dt_rsdk_pack_push(dt_rsdk_packer *p, dt_session *s)
+void dt__rsdk_pack_push(dt_rsdk_packer *p, dt_session *s)
 {
     if (!p->buf) return;
-    if (s && p->used) dt_sink_ring_push(s, p->buf, p->used);
-    else dt_pool_slot_put(p->slot, p->buf);
+    if (s && p->used) dt__sink_ring_push(s, p->buf, p->used);
+    else dt__pool_slot_put(p->slot, p->buf);
     p->buf = NULL;
 }
 
-void dt_rsdk_pack(dt_rsdk_packer *p, dt_session *s, rsdk_record_header *const *headers, size_t n)
+void dt__rsdk_pack(dt_rsdk_packer *p, dt_session *s, rsdk_record_header *const *headers, size_t n)
 {
     for (size_t from = 0; from < n;) {
         if (!p->buf) {
-            p->buf = dt_pool_slot_get(p->slot, &p->size);
+            p->buf = dt__pool_slot_get(p->slot, &p->size);
             p->used = 0;
         }
-        size_t used = p->buf ? dt_rsdk_copy(p->buf + p->used, p->size - p->used, headers, n, &from) : 0;
+        size_t used = p->buf ? dt__rsdk_copy(p->buf + p->used, p->size - p->used, headers, n, &from) : 0;
         p->used += used;
         if (used) continue;
         if (p->used) { /* full */
-            dt_rsdk_pack_push(p, s);
+            dt__rsdk_pack_push(p, s);
             continue;
         }
-        dt_rsdk_pack_push(p, s); /* a buffer too small for a record, or none */
-        dt_loss_add(s, DT_LOSS_NO_BUFFER, n - from);
+        dt__rsdk_pack_push(p, s); /* a buffer too small for a record, or none */
+        dt__loss_add(s, DT_LOSS_NO_BUFFER, n - from);
         return;
     }
 }

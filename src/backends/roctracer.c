@@ -246,10 +246,10 @@ typedef struct loaded {
 static dt_status open_library(loaded *l)
 {
     memset(l, 0, sizeof *l);
-    dt_status st = dt_library_open(&library_spec, &l->lib);
+    dt_status st = dt__library_open(&library_spec, &l->lib);
     if (st != DT_OK) return st;
     memcpy(l->specs, symbol_specs, sizeof l->specs);
-    st = dt_library_bind(&l->lib, &library_spec, l->specs, RT_HIP_FIRST, l->sym);
+    st = dt__library_bind(&l->lib, &library_spec, l->specs, RT_HIP_FIRST, l->sym);
     if (st != DT_OK) return st;
     bind_hip(l->lib.handle, l->sym);
     set_costs(l->specs, l->sym);
@@ -281,15 +281,15 @@ static dt_status load(void)
     snprintf(rt_state.version, sizeof rt_state.version, "%s", l.version);
     rt_state.emulated = l.emulated;
     /* another library: its names and ids are its own */
-    dt_free(rt_state.api_names);
+    dt__free(rt_state.api_names);
     rt_state.api_names = NULL;
     rt_state.api_name_count = 0;
-    dt_free(rt_state.how);
+    dt__free(rt_state.how);
     rt_state.how = NULL;
     rt_state.how_count = 0;
     rt_state.ops_resolved = 0;
     rt_state.loaded = 1;
-    dt_log("roctracer: using %s (version %s)%s", rt_state.lib.path, rt_state.version[0] ? rt_state.version : "unknown",
+    dt__log("roctracer: using %s (version %s)%s", rt_state.lib.path, rt_state.version[0] ? rt_state.version : "unknown",
            rt_state.emulated ? ", devtrace's emulator" : "");
     return DT_OK;
 }
@@ -299,7 +299,7 @@ static dt_status failure(const char *call, int r)
     const char *text = NULL;
     dt_rt_error_string_fn error_string = SYM(dt_rt_error_string_fn, RT_ERROR_STRING);
     if (error_string) text = error_string();
-    return dt_error(DT_ERR_VENDOR, "%s failed: %s (%d) from %s", call, text && text[0] ? text : "error", r,
+    return dt__error(DT_ERR_VENDOR, "%s failed: %s (%d) from %s", call, text && text[0] ? text : "error", r,
                     rt_state.lib.path);
 }
 
@@ -319,7 +319,7 @@ static dt_status rt_probe(const dt_backend *self, dt_backend_status *st)
     }
     st->available = 1;
     snprintf(st->version, sizeof st->version, "%s", l.version);
-    dt_symbols_describe_missing(l.specs, RT_SYM_COUNT, l.sym, st->reason, sizeof st->reason);
+    dt__symbols_describe_missing(l.specs, RT_SYM_COUNT, l.sym, st->reason, sizeof st->reason);
     pthread_mutex_lock(&rt_state.lock);
     if (rt_state.loaded && l.lib.handle == rt_state.lib.handle) dlclose(l.lib.handle); /* the extra reference only */
     pthread_mutex_unlock(&rt_state.lock);
@@ -335,7 +335,7 @@ static int resolve_ops(void)
     if (rt_state.ops_resolved) return 0;
     dt_rt_op_string_fn op_string = SYM(dt_rt_op_string_fn, RT_OP_STRING);
     if (op_string && !rt_state.api_names) {
-        const char **names = dt_calloc(RT_API_NAME_LIMIT, sizeof *names);
+        const char **names = dt__calloc(RT_API_NAME_LIMIT, sizeof *names);
         if (!names) return -1;
         for (uint32_t op = 0; op < RT_API_NAME_LIMIT; op++) names[op] = op_string(ACTIVITY_DOMAIN_HIP_API, op, 0);
         rt_state.api_names = names;
@@ -352,7 +352,7 @@ static int resolve_ops(void)
         if (op != UINT32_MAX && op + 1 > top) top = op + 1;
     }
     if (top) {
-        uint8_t *how = dt_calloc(top, 1);
+        uint8_t *how = dt__calloc(top, 1);
         if (!how) return -1;
         for (size_t i = 0; i < CAPTURED_CALLS; i++)
             if (rt_state.captured_op[i] != UINT32_MAX) how[rt_state.captured_op[i]] = captured_calls[i].how;
@@ -401,7 +401,7 @@ static void keep_args(const dt_rt_args *a)
     args_writer *w = args_writer_get();
     uint64_t generation = atomic_load_explicit(&g_args_generation, memory_order_acquire);
     if (!w->chunk || w->generation != generation || w->used == ARGS_CHUNK) {
-        args_chunk *c = dt_malloc(sizeof *c);
+        args_chunk *c = dt__malloc(sizeof *c);
         if (!c) {
             atomic_fetch_add_explicit(&g_unkept[a->what], 1, memory_order_relaxed);
             return;
@@ -458,11 +458,11 @@ static void drain_args(void)
         next = c->next;
         uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
         for (; c->taken < n; c->taken++)
-            if (dt_rt_args_put(&rt_state.args, &c->e[c->taken]) != 0) rt_state.unkept[c->e[c->taken].what]++;
+            if (dt__rt_args_put(&rt_state.args, &c->e[c->taken]) != 0) rt_state.unkept[c->e[c->taken].what]++;
         /* only the writers change the head: a chunk behind it may go */
         if (prev && n == ARGS_CHUNK) {
             prev->next = next;
-            dt_free(c);
+            dt__free(c);
             continue;
         }
         prev = c;
@@ -474,7 +474,7 @@ static void free_chunks(args_chunk *c)
 {
     while (c) {
         args_chunk *next = c->next;
-        dt_free(c);
+        dt__free(c);
         c = next;
     }
 }
@@ -489,13 +489,13 @@ static void hip_api_callback(uint32_t domain, uint32_t cid, const void *data, vo
     const uint8_t *d = data;
     if (u32_at(d + DT_RT_HIP_PHASE_OFFSET) != ACTIVITY_API_PHASE_ENTER) return;
     uint8_t how = cid < rt_state.how_count ? rt_state.how[cid] : ARGS_NONE;
-    if (__builtin_expect(dt_g_fork_unusable, 0)) {
-        if (how != ARGS_NONE && how <= ARGS_LAUNCH_GLOBAL) dt_core_fork_launch_lost();
+    if (__builtin_expect(dt__g_fork_unusable, 0)) {
+        if (how != ARGS_NONE && how <= ARGS_LAUNCH_GLOBAL) dt__core_fork_launch_lost();
         return;
     }
     uint64_t correlation;
     memcpy(&correlation, d + DT_RT_HIP_CORRELATION_OFFSET, sizeof correlation);
-    if (atomic_load_explicit(&rt_state.link_mode, memory_order_relaxed)) dt_corr_link_current(correlation);
+    if (atomic_load_explicit(&rt_state.link_mode, memory_order_relaxed)) dt__corr_link_current(correlation);
     unsigned what = how <= ARGS_LAUNCH_GLOBAL ? DT_RT_ARGS_LAUNCH : DT_RT_ARGS_FILL;
     if (how && (atomic_load_explicit(&rt_state.taking, memory_order_relaxed) & (1u << what)))
         take_args(how, correlation, d + DT_RT_HIP_ARGS_OFFSET);
@@ -513,9 +513,9 @@ static void pool_allocate(char **ptr, size_t size, void *arg)
     if (!ptr) return;
     if (*ptr == NULL) {
         size_t have = 0;
-        uint8_t *b = dt_pool_slot_get(&rt_state.pool, &have);
+        uint8_t *b = dt__pool_slot_get(&rt_state.pool, &have);
         if (b && have < size) {
-            dt_pool_slot_put(&rt_state.pool, b);
+            dt__pool_slot_put(&rt_state.pool, b);
             b = NULL;
         }
         if (b) {
@@ -524,15 +524,15 @@ static void pool_allocate(char **ptr, size_t size, void *arg)
         }
         *ptr = (char *)b;
     } else if (size == 0) {
-        dt_pool_slot_put(&rt_state.pool, (uint8_t *)*ptr);
+        dt__pool_slot_put(&rt_state.pool, (uint8_t *)*ptr);
         if ((uint8_t *)*ptr == rt_state.pool_mem) rt_state.pool_mem = NULL;
         *ptr = NULL;
     } else {
-        dt_log("roctracer asked to resize its pool to %zu bytes, which devtrace does not do", size);
+        dt__log("roctracer asked to resize its pool to %zu bytes, which devtrace does not do", size);
     }
 }
 
-/* The flight recorder's ring holds copies (dt_rt_copy: the records and
+/* The flight recorder's ring holds copies (dt__rt_copy: the records and
    their kernel names): roctracer reuses a half of its pool, kernel names
    included, once the buffer callback returns. A buffer the ring recycles
    for the delivering thread is decoded there, decode_lock held already
@@ -541,7 +541,7 @@ static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
 {
     (void)ctx;
     pthread_mutex_lock(&rt_state.decode_lock);
-    dt_rt_decode_copy(&rt_state.decoder, into, buf, valid);
+    dt__rt_decode_copy(&rt_state.decoder, into, buf, valid);
     pthread_mutex_unlock(&rt_state.decode_lock);
 }
 
@@ -549,41 +549,41 @@ static void ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
    (one roctracer cannot have written is decoded now, which counts it). */
 static void keep_copy(dt_session *s, const uint8_t *begin, const uint8_t *end)
 {
-    if (!dt_rt_half_end(&rt_state.decoder, begin) || end < begin) {
-        dt_rt_decode(&rt_state.decoder, s, begin, end);
+    if (!dt__rt_half_end(&rt_state.decoder, begin) || end < begin) {
+        dt__rt_decode(&rt_state.decoder, s, begin, end);
         return;
     }
     size_t have = 0, size = 0;
-    uint8_t *buf = dt_pool_slot_get(&rt_state.flight, &have);
-    if (buf) size = dt_rt_copy(buf, have, &rt_state.decoder, begin, end);
-    if (size && dt_sink_ring_push(s, buf, size)) return;
-    if (buf) dt_pool_slot_put(&rt_state.flight, buf);
-    dt_loss_add(s, DT_LOSS_NO_BUFFER, (uint64_t)(end - begin) / DT_RT_RECORD_SIZE);
+    uint8_t *buf = dt__pool_slot_get(&rt_state.flight, &have);
+    if (buf) size = dt__rt_copy(buf, have, &rt_state.decoder, begin, end);
+    if (size && dt__sink_ring_push(s, buf, size)) return;
+    if (buf) dt__pool_slot_put(&rt_state.flight, buf);
+    dt__loss_add(s, DT_LOSS_NO_BUFFER, (uint64_t)(end - begin) / DT_RT_RECORD_SIZE);
 }
 
 /* rt_state.lock held, the pool open: the flight recorder's pool of
    copies, each of a half of roctracer's pool, lent through s's ring. */
 static dt_status flight_begin(dt_session *s)
 {
-    if (!dt_sink_config(s)->flight_recorder_bytes) return DT_OK;
+    if (!dt__sink_config(s)->flight_recorder_bytes) return DT_OK;
     if (!rt_state.decoder.pool)
-        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "roctracer allocated its pool without devtrace's allocator: "
+        return dt__error(DT_ERR_BACKEND_UNAVAILABLE, "roctracer allocated its pool without devtrace's allocator: "
                         "the kernel names of its buffers cannot be copied, so it has no flight recorder here; "
                         "record without one");
-    if (dt_pool_slot_configure(&rt_state.flight, dt_flight_pool_buffers(s), DT_RT_COPY_HEADER + rt_state.decoder.half,
+    if (dt__pool_slot_configure(&rt_state.flight, dt__flight_pool_buffers(s), DT_RT_COPY_HEADER + rt_state.decoder.half,
                                0) != 0)
-        return dt_error(DT_ERR_NO_MEMORY, "roctracer: out of memory for the flight recorder's %u buffers",
-                        dt_flight_pool_buffers(s));
-    dt_status st = dt_core_flight_begin(s, &rt_state.flight, ring_decode, NULL);
-    if (st != DT_OK) dt_pool_slot_release(&rt_state.flight);
+        return dt__error(DT_ERR_NO_MEMORY, "roctracer: out of memory for the flight recorder's %u buffers",
+                        dt__flight_pool_buffers(s));
+    dt_status st = dt__core_flight_begin(s, &rt_state.flight, ring_decode, NULL);
+    if (st != DT_OK) dt__pool_slot_release(&rt_state.flight);
     return st;
 }
 
 /* The ring lends no more (s's stop, or a start that failed). */
 static void flight_free(dt_session *s)
 {
-    dt_core_flight_free(s);
-    dt_pool_slot_release(&rt_state.flight);
+    dt__core_flight_free(s);
+    dt__pool_slot_release(&rt_state.flight);
 }
 
 static void buffer_callback(const char *begin, const char *end, void *arg)
@@ -593,8 +593,8 @@ static void buffer_callback(const char *begin, const char *end, void *arg)
     dt_session *s = rt_state.session;
     if (s) {
         drain_args();
-        if (dt_sink_has_ring(s)) keep_copy(s, (const uint8_t *)begin, (const uint8_t *)end);
-        else dt_rt_decode(&rt_state.decoder, s, (const uint8_t *)begin, (const uint8_t *)end);
+        if (dt__sink_has_ring(s)) keep_copy(s, (const uint8_t *)begin, (const uint8_t *)end);
+        else dt__rt_decode(&rt_state.decoder, s, (const uint8_t *)begin, (const uint8_t *)end);
     } else if (begin != end) {
         atomic_fetch_add_explicit(&rt_state.orphaned, 1, memory_order_relaxed);
     }
@@ -616,8 +616,8 @@ static void close_pool(void)
     rt_state.rt_pool = NULL;
     rt_state.decoder.pool = NULL;
     rt_state.decoder.half = 0;
-    uint32_t held = dt_pool_slot_release(&rt_state.pool);
-    if (held) dt_log("roctracer kept its pool's memory after closing it");
+    uint32_t held = dt__pool_slot_release(&rt_state.pool);
+    if (held) dt__log("roctracer kept its pool's memory after closing it");
 }
 
 /* rt_state.lock held. A pool of two buffers of buffer_size bytes, kept from one
@@ -629,8 +629,8 @@ static dt_status open_pool(size_t buffer_size)
     /* roctracer asks for its two buffers at once; some releases make each
        at least two records */
     size_t half = buffer_size > 2 * DT_RT_RECORD_SIZE ? buffer_size : 2 * DT_RT_RECORD_SIZE;
-    if (dt_pool_slot_configure(&rt_state.pool, 1, 2 * half, 0) != 0)
-        return dt_error(DT_ERR_NO_MEMORY, "roctracer: cannot preallocate the pool of 2 buffers of %zu bytes",
+    if (dt__pool_slot_configure(&rt_state.pool, 1, 2 * half, 0) != 0)
+        return dt__error(DT_ERR_NO_MEMORY, "roctracer: cannot preallocate the pool of 2 buffers of %zu bytes",
                         buffer_size);
     roctracer_properties_t props;
     memset(&props, 0, sizeof props);
@@ -642,7 +642,7 @@ static dt_status open_pool(size_t buffer_size)
     int r = SYM(dt_rt_open_pool_fn, RT_OPEN_POOL)(&props, &pool);
     if (r != ROCTRACER_STATUS_SUCCESS || !pool) {
         dt_status st = failure("roctracer_open_pool_expl", r);
-        dt_pool_slot_release(&rt_state.pool);
+        dt__pool_slot_release(&rt_state.pool);
         return st;
     }
     rt_state.rt_pool = pool;
@@ -694,7 +694,7 @@ static void enable_op_callbacks(dt_session *s, uint32_t capture)
     }
     if (!want) {
         if ((capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET)) && rt_state.loaded && SYM(void *, RT_ENABLE_DOMAIN_CALLBACK))
-            dt_core_note(s, "launch_arguments", "the HIP API ids of launches and fills could not be looked up: "
+            dt__core_note(s, "launch_arguments", "the HIP API ids of launches and fills could not be looked up: "
                             "kernels carry no grid or block, fills no value");
         return;
     }
@@ -706,7 +706,7 @@ static void enable_op_callbacks(dt_session *s, uint32_t capture)
                 enable(ACTIVITY_DOMAIN_HIP_API, rt_state.captured_op[i], hip_api_callback, NULL);
         rt_state.op_callbacks = 1;
     } else if (!enable_domain_callback()) {
-        dt_core_note(s, "launch_arguments", "no HIP API callback could be enabled: kernels carry no grid or "
+        dt__core_note(s, "launch_arguments", "no HIP API callback could be enabled: kernels carry no grid or "
                         "block, fills no value");
     }
 }
@@ -716,14 +716,14 @@ static dt_status rt_start(const dt_backend *self, dt_session *s)
     pthread_mutex_lock(&rt_state.lock);
     dt_status st = load();
     if (st != DT_OK) goto out;
-    size_t buffer_size = dt_sink_config(s)->buffer_size;
+    size_t buffer_size = dt__sink_config(s)->buffer_size;
     if (buffer_size < 1024) {
-        st = dt_error(DT_ERR_INVALID_ARGUMENT, "roctracer needs activity buffers of at least 1024 bytes "
+        st = dt__error(DT_ERR_INVALID_ARGUMENT, "roctracer needs activity buffers of at least 1024 bytes "
                       "(buffer_size %zu)", buffer_size);
         goto out;
     }
     if (resolve_ops() != 0) {
-        st = dt_error(DT_ERR_NO_MEMORY, "roctracer: out of memory for the table of HIP API names");
+        st = dt__error(DT_ERR_NO_MEMORY, "roctracer: out of memory for the table of HIP API names");
         goto out;
     }
     st = open_pool(buffer_size);
@@ -735,7 +735,7 @@ static dt_status rt_start(const dt_backend *self, dt_session *s)
     atomic_store(&rt_state.orphaned, 0);
     free_chunks(g_retired);
     g_retired = NULL;
-    dt_rt_roctx_reset();
+    dt__rt_roctx_reset();
     atomic_fetch_add(&g_args_generation, 1);
     for (int i = 0; i < 3; i++) {
         rt_state.unkept[i] = 0;
@@ -746,7 +746,7 @@ static dt_status rt_start(const dt_backend *self, dt_session *s)
     /* Every buffer from here belongs to this session, before anything is
        enabled, so that no record falls between the two. */
     attach(s);
-    uint32_t capture = dt_sink_capture(s);
+    uint32_t capture = dt__sink_capture(s);
     int r;
     if (capture & (DT_CAPTURE_KERNEL | DT_CAPTURE_MEMCPY | DT_CAPTURE_MEMSET | DT_CAPTURE_SYNC)) {
         r = SYM(dt_rt_domain_activity_fn, RT_ENABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_OPS, rt_state.rt_pool);
@@ -760,14 +760,14 @@ static dt_status rt_start(const dt_backend *self, dt_session *s)
     if (capture & DT_CAPTURE_RUNTIME) {
         r = SYM(dt_rt_domain_activity_fn, RT_ENABLE_ACTIVITY)(ACTIVITY_DOMAIN_HIP_API, rt_state.rt_pool);
         if (r == ROCTRACER_STATUS_SUCCESS) rt_state.api_on = 1;
-        else dt_core_note(s, "kinds", "HIP API calls not recorded: roctracer_enable_domain_activity_expl(HIP_API) "
+        else dt__core_note(s, "kinds", "HIP API calls not recorded: roctracer_enable_domain_activity_expl(HIP_API) "
                              "returned %d", r);
     }
     /* External ids come in EXT_API records, which roctracer writes only with
        HIP API activity; without them, through API-enter links. */
     if (!rt_state.api_on || !have_push) {
         if (enable_domain_callback()) atomic_store(&rt_state.link_mode, 1);
-        else dt_core_note(s, "callbacks", "no HIP API callback could be enabled: device activity carries no "
+        else dt__core_note(s, "callbacks", "no HIP API callback could be enabled: device activity carries no "
                              "External id");
     }
     atomic_store(&rt_state.ext_records, rt_state.api_on && have_push);
@@ -775,16 +775,16 @@ static dt_status rt_start(const dt_backend *self, dt_session *s)
                                 (capture & DT_CAPTURE_MEMSET ? 1u << DT_RT_ARGS_FILL : 0));
     enable_op_callbacks(s, capture);
     dt_rt_domain_callback_fn enable = SYM(dt_rt_domain_callback_fn, RT_ENABLE_DOMAIN_CALLBACK);
-    if (enable && enable(ACTIVITY_DOMAIN_ROCTX, dt_rt_roctx_callback, NULL) == ROCTRACER_STATUS_SUCCESS) rt_state.roctx_on = 1;
-    else if (enable) dt_core_note(s, "roctx", "ROCTX callbacks could not be enabled: ROCTX ranges are not recorded");
+    if (enable && enable(ACTIVITY_DOMAIN_ROCTX, dt__rt_roctx_callback, NULL) == ROCTRACER_STATUS_SUCCESS) rt_state.roctx_on = 1;
+    else if (enable) dt__core_note(s, "roctx", "ROCTX callbacks could not be enabled: ROCTX ranges are not recorded");
     /* a tracer paused by roctracer_stop (Kineto stops it between its own
        sessions) would deliver nothing */
     if (rt_state.sym[RT_START]) SYM(dt_rt_void_fn, RT_START)();
-    dt_core_note(s, "vendor_clock", "roctracer_get_timestamp: boot-relative ns (HSA system clock)");
-    dt_core_note(s, "kernel_resources", "roctracer reports no registers or shared memory per kernel; grid and "
+    dt__core_note(s, "vendor_clock", "roctracer_get_timestamp: boot-relative ns (HSA system clock)");
+    dt__core_note(s, "kernel_resources", "roctracer reports no registers or shared memory per kernel; grid and "
                     "block come from the HIP launch call's arguments");
-    dt_symbols_note_missing(s, rt_state.specs, RT_SYM_COUNT, rt_state.sym);
-    dt_core_set_library(s, rt_state.lib.path, rt_state.version);
+    dt__symbols_note_missing(s, rt_state.specs, RT_SYM_COUNT, rt_state.sym);
+    dt__core_set_library(s, rt_state.lib.path, rt_state.version);
     st = DT_OK;
     goto out;
 fail:
@@ -822,7 +822,7 @@ static void read_devices(dt_session *s)
         .device_total_mem = SYM(dt_hip_total_mem_fn, HIP_DEVICE_TOTAL_MEM),
         .device_get_attribute = SYM(dt_hip_attribute_fn, HIP_DEVICE_GET_ATTRIBUTE),
     };
-    dt_rt_read_devices(s, &hip);
+    dt__rt_read_devices(s, &hip);
 }
 
 static dt_status rt_flush(const dt_backend *self, dt_session *s)
@@ -830,7 +830,7 @@ static dt_status rt_flush(const dt_backend *self, dt_session *s)
     if (!rt_state.rt_pool) return DT_OK;
     /* a flight recorder's dump describes the devices as the stop does
        (once: HIP's answers do not change) */
-    if (s && dt_sink_has_ring(s) && !dt_sink_has_device(s, 0)) {
+    if (s && dt__sink_has_ring(s) && !dt__sink_has_device(s, 0)) {
         pthread_mutex_lock(&rt_state.lock);
         read_devices(s);
         pthread_mutex_unlock(&rt_state.lock);
@@ -852,8 +852,8 @@ static dt_status rt_stop(const dt_backend *self, dt_session *s)
     /* the flight recorder's ring, now that roctracer has delivered all
        (decoded with the arguments still waiting for their records; a dump
        whose flush waits for rt_state.lock ends first) */
-    dt_core_flight_end(s);
-    dt_pool_slot_release(&rt_state.flight);
+    dt__core_flight_end(s);
+    dt__pool_slot_release(&rt_state.flight);
     pthread_mutex_lock(&rt_state.lock);
     pthread_mutex_lock(&rt_state.decode_lock);
     /* roctracer writes a HIP_OPS record when the work completes, into a
@@ -862,9 +862,9 @@ static dt_status rt_stop(const dt_backend *self, dt_session *s)
        refused, which launched nothing) */
     drain_args();
     uint64_t running = rt_state.args.count;
-    if (running) dt_loss_add(s, DT_LOSS_UNFINISHED, running);
+    if (running) dt__loss_add(s, DT_LOSS_UNFINISHED, running);
     uint64_t evicted = rt_state.args.evicted;
-    dt_rt_args_clear(&rt_state.args);
+    dt__rt_args_clear(&rt_state.args);
     uint64_t unkept = rt_state.unkept[DT_RT_ARGS_LAUNCH] + rt_state.unkept[DT_RT_ARGS_FILL];
     rt_state.decoder.args = NULL;
     rt_state.decoder.args_unkept = NULL;
@@ -872,15 +872,15 @@ static dt_status rt_stop(const dt_backend *self, dt_session *s)
     /* callbacks may still be appending: the chunks are freed at the next start */
     g_retired = atomic_exchange(&g_chunks, NULL);
     if (unkept)
-        dt_core_note(s, "launch_arguments", "out of memory: the arguments of %" PRIu64 " launches or fills were "
+        dt__core_note(s, "launch_arguments", "out of memory: the arguments of %" PRIu64 " launches or fills were "
                         "not kept, and as many kernels or fills were not recorded", unkept);
     if (evicted)
-        dt_core_note(s, "launch_arguments", "%" PRIu64 " launches or fills waited for their record longer than "
+        dt__core_note(s, "launch_arguments", "%" PRIu64 " launches or fills waited for their record longer than "
                         "%zu later calls: their arguments were dropped, and their records carry no grid, block "
                         "or value", evicted, DT_RT_ARGS_MAX);
     uint64_t orphaned = atomic_load(&rt_state.orphaned);
     if (orphaned)
-        dt_core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
+        dt__core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them", orphaned);
     /* HIP calls made now, with the callbacks off, produce no records */
     read_devices(s);
     pthread_mutex_unlock(&rt_state.lock);
@@ -926,7 +926,7 @@ static dt_status rt_attribute_by_api_enter(const dt_backend *self)
     return ok ? DT_OK : DT_ERR_BACKEND_UNAVAILABLE;
 }
 
-const dt_backend dt_backend_roctracer = {
+const dt_backend dt__backend_roctracer = {
     .name = "roctracer",
     .vendor = "AMD ROCm / Hygon DCU (roctracer)",
     .api_category = "privateuse1",

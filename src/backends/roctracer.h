@@ -44,14 +44,14 @@ typedef struct dt_rt_args_table {
 /* The table's largest size, in entries (8 MiB) */
 #define DT_RT_ARGS_MAX ((size_t)1 << 18)
 
-DT_HIDDEN void dt_rt_args_free(dt_rt_args_table *t);
+DT_HIDDEN void dt__rt_args_free(dt_rt_args_table *t);
 /* Empty, keeping its slots for the next session (a table grown to hold a
    flight recorder's ring of launches is not made again). */
-DT_HIDDEN void dt_rt_args_clear(dt_rt_args_table *t);
+DT_HIDDEN void dt__rt_args_clear(dt_rt_args_table *t);
 /* -1 when the table cannot grow (out of memory). */
-DT_HIDDEN int dt_rt_args_put(dt_rt_args_table *t, const dt_rt_args *a);
+DT_HIDDEN int dt__rt_args_put(dt_rt_args_table *t, const dt_rt_args *a);
 /* 1 and *out when an entry for correlation exists (and is removed). */
-DT_HIDDEN int dt_rt_args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_args *out);
+DT_HIDDEN int dt__rt_args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_args *out);
 
 /* ------------------------------------------------------------------ */
 /* The decoder                                                         */
@@ -77,16 +77,16 @@ typedef struct dt_rt_decoder {
 } dt_rt_decoder;
 
 /* Decode one buffer [begin, end) into s (taking its lock). */
-DT_HIDDEN void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end);
+DT_HIDDEN void dt__rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end);
 /* The end of the pool's half that a buffer delivered at `at` lies in (its
    kernel names lie between its last record and there), or NULL when `at`
    is not in the pool or the pool is unknown. */
-DT_HIDDEN const uint8_t *dt_rt_half_end(const dt_rt_decoder *d, const uint8_t *at);
+DT_HIDDEN const uint8_t *dt__rt_half_end(const dt_rt_decoder *d, const uint8_t *at);
 
 /* ROCTX (roctracer_roctx.c): the callback for ACTIVITY_DOMAIN_ROCTX, and
    the start/stop ranges left open, forgotten at a session's start. */
-DT_HIDDEN void dt_rt_roctx_callback(uint32_t domain, uint32_t cid, const void *data, void *arg);
-DT_HIDDEN void dt_rt_roctx_reset(void);
+DT_HIDDEN void dt__rt_roctx_callback(uint32_t domain, uint32_t cid, const void *data, void *arg);
+DT_HIDDEN void dt__rt_roctx_reset(void);
 
 /* The flight recorder keeps copies of delivered buffers, made before
    roctracer reuses their half: a header of DT_RT_COPY_HEADER bytes (the
@@ -104,12 +104,12 @@ DT_HIDDEN void dt_rt_roctx_reset(void);
 /* Copy the buffer delivered as [begin, end) into buf, of room bytes
    (DT_RT_COPY_HEADER + the decoder's half always do): the copy's bytes;
    0 when it is no buffer roctracer can have written (outside the pool, or
-   ending before it begins: dt_rt_decode it where it lies), or room is
+   ending before it begins: dt__rt_decode it where it lies), or room is
    short. */
-DT_HIDDEN size_t dt_rt_copy(uint8_t *buf, size_t room, const dt_rt_decoder *d, const uint8_t *begin,
+DT_HIDDEN size_t dt__rt_copy(uint8_t *buf, size_t room, const dt_rt_decoder *d, const uint8_t *begin,
                             const uint8_t *end);
-/* Decode a copy of valid bytes into s, as dt_rt_decode the buffer. */
-DT_HIDDEN void dt_rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid);
+/* Decode a copy of valid bytes into s, as dt__rt_decode the buffer. */
+DT_HIDDEN void dt__rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid);
 
 /* What a HIP_OPS record's command kind is, in devtrace's terms. */
 typedef enum dt_rt_command {
@@ -119,7 +119,7 @@ typedef enum dt_rt_command {
     DT_RT_COMMAND_FILL,
     DT_RT_COMMAND_BARRIER,
 } dt_rt_command;
-DT_HIDDEN dt_rt_command dt_rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind);
+DT_HIDDEN dt_rt_command dt__rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind);
 
 /* The HIP runtime's device queries, as bound (NULL: absent). */
 typedef struct dt_rt_hip {
@@ -131,6 +131,6 @@ typedef struct dt_rt_hip {
 
 /* Describe the process's devices to s through HIP's attribute queries
    (roctracer_devices.c); what cannot be read is absent, and noted. */
-DT_HIDDEN void dt_rt_read_devices(dt_session *s, const dt_rt_hip *hip);
+DT_HIDDEN void dt__rt_read_devices(dt_session *s, const dt_rt_hip *hip);
 
 #endif /* DT_ROCTRACER_H */

@@ -22,18 +22,18 @@
 static int args_grow(dt_rt_args_table *t)
 {
     size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
-    dt_rt_args *slots = dt_calloc(cap, sizeof *slots);
+    dt_rt_args *slots = dt__calloc(cap, sizeof *slots);
     if (!slots) return -1;
     size_t mask = cap - 1;
     for (size_t i = 0; t->slots && i <= t->mask; i++)
         if (t->slots[i].correlation) slots[t->slots[i].correlation & mask] = t->slots[i]; /* apart: mod the old size */
-    dt_free(t->slots);
+    dt__free(t->slots);
     t->slots = slots;
     t->mask = mask;
     return 0;
 }
 
-int dt_rt_args_put(dt_rt_args_table *t, const dt_rt_args *a)
+int dt__rt_args_put(dt_rt_args_table *t, const dt_rt_args *a)
 {
     if (a->correlation == 0) return 0;
     if (!t->slots && args_grow(t) != 0) return -1;
@@ -64,12 +64,12 @@ static inline int args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_arg
     return 1;
 }
 
-int dt_rt_args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_args *out)
+int dt__rt_args_take(dt_rt_args_table *t, uint64_t correlation, dt_rt_args *out)
 {
     return args_take(t, correlation, out);
 }
 
-void dt_rt_args_clear(dt_rt_args_table *t)
+void dt__rt_args_clear(dt_rt_args_table *t)
 {
     /* a taken entry is emptied as it is taken: only those left are */
     if (t->count && t->slots) memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
@@ -77,9 +77,9 @@ void dt_rt_args_clear(dt_rt_args_table *t)
     t->evicted = 0;
 }
 
-void dt_rt_args_free(dt_rt_args_table *t)
+void dt__rt_args_free(dt_rt_args_table *t)
 {
-    dt_free(t->slots);
+    dt__free(t->slots);
     memset(t, 0, sizeof *t);
 }
 
@@ -112,7 +112,7 @@ static inline dt_rt_command command_of(uint32_t op, uint32_t kind, uint8_t *copy
     return DT_RT_COMMAND_COPY;
 }
 
-dt_rt_command dt_rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind)
+dt_rt_command dt__rt_command_of(uint32_t op, uint32_t kind, uint8_t *copy_kind)
 {
     return command_of(op, kind, copy_kind);
 }
@@ -140,8 +140,8 @@ typedef struct decode_ctx {
 
 static void note_other(decode_ctx *cx, uint32_t domain, uint32_t op, uint32_t kind)
 {
-    dt_loss_add(cx->s, DT_LOSS_UNKNOWN_KIND, 1);
-    dt_core_note(cx->s, "unknown_kind",
+    dt__loss_add(cx->s, DT_LOSS_UNKNOWN_KIND, 1);
+    dt__core_note(cx->s, "unknown_kind",
                     "the roctracer library delivered records devtrace does not decode (domain %u, op %u, kind 0x%x)",
                     (unsigned)domain, (unsigned)op, (unsigned)kind);
 }
@@ -151,10 +151,10 @@ static uint32_t api_name(decode_ctx *cx, uint32_t op)
 {
     uint64_t key = (uint64_t)op + 1u;
     uint32_t id;
-    if (dt_api_names_find(&cx->api, key, &id)) return id;
+    if (dt__api_names_find(&cx->api, key, &id)) return id;
     const dt_rt_decoder *d = cx->d;
     const char *name = d->api_names && op < d->api_name_count ? d->api_names[op] : NULL;
-    return dt_api_names_add(&cx->api, cx->s, key, name && name[0] ? name : NULL, "HIP_API", op);
+    return dt__api_names_add(&cx->api, cx->s, key, name && name[0] ? name : NULL, "HIP_API", op);
 }
 
 /* The interned kernel name of a dispatch; *bad when the record's pointer
@@ -163,7 +163,7 @@ static uint32_t kernel_name(decode_ctx *cx, const char *raw, int *bad)
 {
     const uint8_t *p = (const uint8_t *)raw;
     if (!raw || cx->pool_lo == cx->pool_hi || p < cx->pool_lo || p >= cx->pool_hi)
-        return dt_decode_kernel_name(cx->s, &cx->cache, raw); /* no name, or the vendor's own string */
+        return dt__decode_kernel_name(cx->s, &cx->cache, raw); /* no name, or the vendor's own string */
     if (p < cx->names_lo || p >= cx->names_hi) {
         *bad = 1;
         return UINT32_MAX;
@@ -175,7 +175,7 @@ static uint32_t kernel_name(decode_ctx *cx, const char *raw, int *bad)
         *bad = 1; /* no terminating NUL in the buffer */
         return UINT32_MAX;
     }
-    return dt_decode_kernel_name_copied(cx->s, &cx->cache, raw, len);
+    return dt__decode_kernel_name_copied(cx->s, &cx->cache, raw, len);
 }
 
 /* The arguments the API callback took for a record's call: 1 with *a; 0
@@ -202,7 +202,7 @@ static void decode_kernel(decode_ctx *cx, const activity_record_t *r)
     dt_rt_args a;
     int have = call_args(cx, r->correlation_id, DT_RT_ARGS_LAUNCH, &a);
     if (have < 0) {
-        dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+        dt__loss_add(s, DT_LOSS_STORE_FULL, 1);
         return;
     }
     uint32_t config = UINT32_MAX - 1; /* no configuration: the interface gave none */
@@ -214,15 +214,15 @@ static void decode_kernel(decode_ctx *cx, const activity_record_t *r)
             cfg.block[i] = (int32_t)a.block[i];
         }
         cfg.dynamic_shared_memory = a.dynamic_shared;
-        config = dt_decode_launch_config(s, &cx->cache, &cfg);
+        config = dt__decode_launch_config(s, &cx->cache, &cfg);
     }
     int bad = 0;
     uint32_t name = kernel_name(cx, r->kernel_name, &bad);
     if (bad) {
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        dt__loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
     }
-    dt_rec *rec = dt_add_device_activity(s, DT_EVENT_KERNEL, r->begin_ns, r->end_ns, r->correlation_id,
+    dt_rec *rec = dt__add_device_activity(s, DT_EVENT_KERNEL, r->begin_ns, r->end_ns, r->correlation_id,
                                          (uint32_t)r->device_id, (uint32_t)r->queue_id, (uint32_t)r->device_id,
                                          config == UINT32_MAX ? UINT32_MAX : name);
     if (!rec) return;
@@ -244,7 +244,7 @@ static void decode_copy(decode_ctx *cx, const activity_record_t *r, uint8_t copy
         .device = device, .stream = (uint32_t)r->queue_id, .context = device, .src_device = device,
         .dst_device = device, .copy_kind = copy_kind, .src_kind = src, .dst_kind = dst,
     };
-    dt_add_copy(cx->s, &cx->cache, &c);
+    dt__add_copy(cx->s, &cx->cache, &c);
 }
 
 static void decode_fill(decode_ctx *cx, const activity_record_t *r)
@@ -252,7 +252,7 @@ static void decode_fill(decode_ctx *cx, const activity_record_t *r)
     dt_rt_args a;
     int have = call_args(cx, r->correlation_id, DT_RT_ARGS_FILL, &a);
     if (have < 0) {
-        dt_loss_add(cx->s, DT_LOSS_STORE_FULL, 1);
+        dt__loss_add(cx->s, DT_LOSS_STORE_FULL, 1);
         return;
     }
     uint32_t device = (uint32_t)r->device_id;
@@ -261,15 +261,15 @@ static void decode_fill(decode_ctx *cx, const activity_record_t *r)
         .device = device, .stream = (uint32_t)r->queue_id, .context = device, .value = have ? a.value : 0,
         .memory_kind = DT_MEM_DEVICE,
     };
-    dt_add_fill(cx->s, &cx->cache, &f);
+    dt__add_fill(cx->s, &cx->cache, &f);
 }
 
 static void decode_barrier(decode_ctx *cx, const activity_record_t *r)
 {
     dt_session *s = cx->s;
     const char *name = r->kind == DT_RT_CMD_MARKER ? "Marker" : "Barrier";
-    dt_add_device_activity(s, DT_EVENT_SYNC, r->begin_ns, r->end_ns, r->correlation_id, (uint32_t)r->device_id,
-                           (uint32_t)r->queue_id, (uint32_t)r->device_id, dt_sink_intern(s, name));
+    dt__add_device_activity(s, DT_EVENT_SYNC, r->begin_ns, r->end_ns, r->correlation_id, (uint32_t)r->device_id,
+                           (uint32_t)r->queue_id, (uint32_t)r->device_id, dt__sink_intern(s, name));
 }
 
 static void decode_ops(decode_ctx *cx, const activity_record_t *r)
@@ -297,7 +297,7 @@ static void decode_ops(decode_ctx *cx, const activity_record_t *r)
 static void decode_api(decode_ctx *cx, const activity_record_t *r)
 {
     if (!(cx->capture & DT_CAPTURE_RUNTIME)) return;
-    dt_add_api_call(cx->s, DT_EVENT_RUNTIME, r->begin_ns, r->end_ns, r->correlation_id, r->process_id,
+    dt__add_api_call(cx->s, DT_EVENT_RUNTIME, r->begin_ns, r->end_ns, r->correlation_id, r->process_id,
                     r->thread_id, api_name(cx, r->op), r->op, 0);
 }
 
@@ -307,7 +307,7 @@ static void decode_record(decode_ctx *cx, const uint8_t *p)
     memcpy(&r, p, sizeof r);
     if (cx->pending && (r.domain == ACTIVITY_DOMAIN_HIP_API || r.domain == ACTIVITY_DOMAIN_HIP_OPS) &&
         r.correlation_id) {
-        dt_corr_link(cx->s, r.correlation_id, cx->pending_external);
+        dt__corr_link(cx->s, r.correlation_id, cx->pending_external);
         cx->pending = 0;
     }
     switch (r.domain) {
@@ -318,7 +318,7 @@ static void decode_record(decode_ctx *cx, const uint8_t *p)
         /* The record precedes the one it tags; releases that leave its
            correlation id 0 tag by position alone (inferred). */
         if (r.correlation_id) {
-            dt_corr_link(cx->s, r.correlation_id, r.external_id);
+            dt__corr_link(cx->s, r.correlation_id, r.external_id);
         } else {
             cx->pending = 1;
             cx->pending_external = r.external_id;
@@ -329,7 +329,7 @@ static void decode_record(decode_ctx *cx, const uint8_t *p)
     note_other(cx, r.domain, r.op, r.kind);
 }
 
-const uint8_t *dt_rt_half_end(const dt_rt_decoder *d, const uint8_t *at)
+const uint8_t *dt__rt_half_end(const dt_rt_decoder *d, const uint8_t *at)
 {
     if (!d->pool || !d->half || at < d->pool || at >= d->pool + 2 * d->half) return NULL;
     size_t half = (size_t)(at - d->pool) / d->half;
@@ -350,13 +350,13 @@ static void decode_buffer(const dt_rt_decoder *d, dt_session *s, const uint8_t *
 {
     if (!s || !begin || !end || end == begin) return;
     if (end < begin) { /* a buffer that ends before it begins: nothing of it can be read */
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        dt__loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
     }
     decode_ctx cx;
     cx.d = d;
     cx.s = s;
-    cx.capture = dt_sink_capture(s);
+    cx.capture = dt__sink_capture(s);
     cx.pending = 0;
     cx.pending_external = 0;
     cx.names_lo = cx.names_hi = cx.pool_lo = cx.pool_hi = cx.names_copy = NULL;
@@ -366,7 +366,7 @@ static void decode_buffer(const dt_rt_decoder *d, dt_session *s, const uint8_t *
            the buffer */
         cx.pool_lo = d->pool;
         cx.pool_hi = d->pool + 2 * d->half;
-        const uint8_t *half_end = dt_rt_half_end(d, at);
+        const uint8_t *half_end = dt__rt_half_end(d, at);
         if (half_end) {
             /* records past the buffer's half cannot be roctracer's */
             if (bytes > (size_t)(half_end - at)) {
@@ -392,9 +392,9 @@ static void decode_buffer(const dt_rt_decoder *d, dt_session *s, const uint8_t *
             }
         }
     }
-    dt_decode_cache_init(&cx.cache);
-    dt_api_names_init(&cx.api);
-    dt_core_lock(s);
+    dt__decode_cache_init(&cx.cache);
+    dt__api_names_init(&cx.api);
+    dt__core_lock(s);
     size_t n = bytes / DT_RT_RECORD_SIZE;
     for (size_t i = 0; i < n; i++) {
         /* records ahead, from memory roctracer wrote long ago (past the
@@ -403,14 +403,14 @@ static void decode_buffer(const dt_rt_decoder *d, dt_session *s, const uint8_t *
         decode_record(&cx, begin + i * DT_RT_RECORD_SIZE);
     }
     /* bytes left that cannot hold a record: one cut short */
-    if (bytes % DT_RT_RECORD_SIZE || cut) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+    if (bytes % DT_RT_RECORD_SIZE || cut) dt__loss_add(s, DT_LOSS_MALFORMED, 1);
     if (cx.pending)
-        dt_core_note(s, "external_ids", "an EXT_API record without a correlation id ended a buffer: "
+        dt__core_note(s, "external_ids", "an EXT_API record without a correlation id ended a buffer: "
                         "the record it tagged is in another buffer, and its External id is lost");
-    dt_core_unlock(s);
+    dt__core_unlock(s);
 }
 
-void dt_rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end)
+void dt__rt_decode(const dt_rt_decoder *d, dt_session *s, const uint8_t *begin, const uint8_t *end)
 {
     decode_buffer(d, s, begin, end, begin, NULL, 0);
 }
@@ -432,9 +432,9 @@ _Static_assert(sizeof(rt_copy) <= DT_RT_COPY_HEADER, "the copy's header fits");
    time: the delivered records are read once. */
 #define COPY_BLOCK (64u * DT_RT_RECORD_SIZE)
 
-size_t dt_rt_copy(uint8_t *buf, size_t room, const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end)
+size_t dt__rt_copy(uint8_t *buf, size_t room, const dt_rt_decoder *d, const uint8_t *begin, const uint8_t *end)
 {
-    const uint8_t *half_end = dt_rt_half_end(d, begin);
+    const uint8_t *half_end = dt__rt_half_end(d, begin);
     if (!half_end || !end || end < begin) return 0;
     /* as the decoder reads them: records past the half are none */
     const uint8_t *records_end = end < half_end ? end : half_end;
@@ -466,7 +466,7 @@ size_t dt_rt_copy(uint8_t *buf, size_t room, const dt_rt_decoder *d, const uint8
     return DT_RT_COPY_HEADER + bytes + names;
 }
 
-void dt_rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid)
+void dt__rt_decode_copy(const dt_rt_decoder *d, dt_session *s, const uint8_t *buf, size_t valid)
 {
     rt_copy h;
     if (valid < DT_RT_COPY_HEADER) return;

@@ -45,12 +45,12 @@ static void set_property(dt_device_props *p, unsigned bit, int v)
 /* Each attribute on its own: hipDeviceProp_t changes across DTK releases,
    the attribute numbers do not (since HIP 5.0). What cannot be read is
    absent, and the trace says which and why. */
-void dt_rt_read_devices(dt_session *s, const dt_rt_hip *hip)
+void dt__rt_read_devices(dt_session *s, const dt_rt_hip *hip)
 {
     if (!hip->get_device_count) return; /* the missing symbols are noted */
     int version = 0;
     if (hip->runtime_get_version(&version) != 0 || version < DT_HIP_ATTR_NUMBERING_SINCE) {
-        dt_core_note(s, "device_properties", "the HIP runtime reports version %d, older than 5.0 or unknown: its "
+        dt__core_note(s, "device_properties", "the HIP runtime reports version %d, older than 5.0 or unknown: its "
                         "device attribute numbers are not the ones devtrace knows, so device properties are absent",
                         version);
         return;
@@ -58,7 +58,7 @@ void dt_rt_read_devices(dt_session *s, const dt_rt_hip *hip)
     int count = 0;
     int rc = hip->get_device_count(&count);
     if (rc != 0) {
-        dt_core_note(s, "device_properties", "hipGetDeviceCount failed (%d): device properties absent", rc);
+        dt__core_note(s, "device_properties", "hipGetDeviceCount failed (%d): device properties absent", rc);
         return;
     }
     char missing[400] = "";
@@ -91,9 +91,9 @@ void dt_rt_read_devices(dt_session *s, const dt_rt_hip *hip)
             size_t used = strlen(missing);
             snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "", attributes[i].what);
         }
-        dt_core_set_device(s, &p);
+        dt__core_set_device(s, &p);
     }
     if (missing[0])
-        dt_core_note(s, "device_properties", "hipDeviceGetAttribute gave no value for %s: absent from the trace",
+        dt__core_note(s, "device_properties", "hipDeviceGetAttribute gave no value for %s: absent from the trace",
                         missing);
 }

@@ -123,18 +123,18 @@ static const char *const paths[] = {"/opt/tops/lib/libtopspti_prof.so", NULL};
 
 DT_ENGINE_DEFINE(topspti, topspti_vendor);
 
-const dt_backend dt_backend_topspti = {
+const dt_backend dt__backend_topspti = {
     .name = "topspti",
     .vendor = "Enflame GCU (TOPSPTI)",
     .api_category = "privateuse1",
     .library_env = "DEVTRACE_TOPSPTI_LIBRARY",
     .caps = DT_BACKEND_FLIGHT_RECORDER,
-    .impl = &dt_engine_topspti,
+    .impl = &dt__engine_topspti,
     DT_ENGINE_METHODS,
 };
 
 static const dt_vendor topspti_vendor = {
-    .backend = &dt_backend_topspti,
+    .backend = &dt__backend_topspti,
     .library = {.spec = {.what = "libtopspti", .sonames = sonames, .root_envs = roots, .default_root = "/opt/tops",
                          .subdirs = subdirs, .paths = paths, .hint = "install the TopsRider SDK and set TOPS_HOME"},
                 .symbol_prefix = "topspti",

@@ -15,17 +15,17 @@ static _Atomic int g_persistent;
 static _Atomic unsigned long g_made;
 static _Atomic unsigned long g_failed;
 
-void dt_alloc_fail_after(long n, int persistent)
+void dt__alloc_fail_after(long n, int persistent)
 {
     atomic_store(&g_persistent, persistent);
     atomic_store(&g_countdown, n > 0 ? n : 0);
 }
 
-unsigned long dt_alloc_count(void) { return atomic_load(&g_made); }
+unsigned long dt__alloc_count(void) { return atomic_load(&g_made); }
 
-unsigned long dt_alloc_failures(void) { return atomic_load(&g_failed); }
+unsigned long dt__alloc_failures(void) { return atomic_load(&g_failed); }
 
-int dt_alloc_injected_failure(void)
+int dt__alloc_injected_failure(void)
 {
     atomic_fetch_add_explicit(&g_made, 1, memory_order_relaxed);
     long c = atomic_load_explicit(&g_countdown, memory_order_relaxed);
@@ -42,15 +42,15 @@ int dt_alloc_injected_failure(void)
     return 0;
 }
 
-void *dt_malloc(size_t n) { return dt_alloc_injected_failure() ? NULL : malloc(n); }
+void *dt__malloc(size_t n) { return dt__alloc_injected_failure() ? NULL : malloc(n); }
 
-void *dt_calloc(size_t count, size_t size) { return dt_alloc_injected_failure() ? NULL : calloc(count, size); }
+void *dt__calloc(size_t count, size_t size) { return dt__alloc_injected_failure() ? NULL : calloc(count, size); }
 
-void *dt_realloc(void *p, size_t n) { return dt_alloc_injected_failure() ? NULL : realloc(p, n); }
+void *dt__realloc(void *p, size_t n) { return dt__alloc_injected_failure() ? NULL : realloc(p, n); }
 
-void *dt_aligned_alloc(size_t alignment, size_t n)
+void *dt__aligned_alloc(size_t alignment, size_t n)
 {
-    if (dt_alloc_injected_failure()) return NULL;
+    if (dt__alloc_injected_failure()) return NULL;
     /* aligned_alloc wants a multiple of the alignment */
     size_t rounded = (n + alignment - 1) / alignment * alignment;
     return aligned_alloc(alignment, rounded ? rounded : alignment);
@@ -59,17 +59,17 @@ void *dt_aligned_alloc(size_t alignment, size_t n)
 /* A thread's stack is memory too: the countdown fails thread creation as
    it fails an allocation, so that the paths that do without a thread are
    proved the same way. */
-int dt_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+int dt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
 {
-    return dt_alloc_injected_failure() ? EAGAIN : pthread_create(t, NULL, fn, arg);
+    return dt__alloc_injected_failure() ? EAGAIN : pthread_create(t, NULL, fn, arg);
 }
 
-char *dt_strdup(const char *s)
+char *dt__strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *d = dt_malloc(n);
+    char *d = dt__malloc(n);
     if (d) memcpy(d, s, n);
     return d;
 }
 
-void dt_free(void *p) { free(p); }
+void dt__free(void *p) { free(p); }

@@ -18,17 +18,17 @@
 
 #define OUT_BUFFER (1u << 20)
 
-/* The temporary file being written, for dt_atomic_file_abandon. */
+/* The temporary file being written, for dt__atomic_file_abandon. */
 static _Atomic(char *) g_writing;
 
-void dt_atomic_file_abandon(void)
+void dt__atomic_file_abandon(void)
 {
     char *tmp = atomic_exchange(&g_writing, NULL);
     if (tmp)
         unlink(tmp);
 }
 
-dt_output_kind dt_output_kind_of(const char *path, const char **why)
+dt_output_kind dt__output_kind_of(const char *path, const char **why)
 {
     struct stat st;
     if (why)
@@ -47,7 +47,7 @@ dt_output_kind dt_output_kind_of(const char *path, const char **why)
     return DT_OUTPUT_REFUSED;
 }
 
-int dt_open_beside(const char *path, char *tmp, size_t n)
+int dt__open_beside(const char *path, char *tmp, size_t n)
 {
     for (unsigned k = 0; k < 100; k++) {
         int len = k ? snprintf(tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), k)
@@ -67,24 +67,24 @@ int dt_open_beside(const char *path, char *tmp, size_t n)
 static int write_fd(int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
 {
     dt_out o;
-    if (dt_out_init(&o, fd, gzip, 1, OUT_BUFFER) != 0)
+    if (dt__out_init(&o, fd, gzip, 1, OUT_BUFFER) != 0)
         return ENOMEM;
     int err = write(arg, &o);
-    int fin = dt_out_finish(&o);
+    int fin = dt__out_finish(&o);
     if (err == 0)
         err = fin;
-    dt_out_free(&o);
+    dt__out_free(&o);
     return err;
 }
 
-int dt_write_output(const char *path, int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
+int dt__write_output(const char *path, int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
 {
-    return fd >= 0 ? write_fd(fd, gzip, write, arg) : dt_write_file_atomic(path, gzip, write, arg);
+    return fd >= 0 ? write_fd(fd, gzip, write, arg) : dt__write_file_atomic(path, gzip, write, arg);
 }
 
-int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
+int dt__write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg)
 {
-    dt_output_kind kind = dt_output_kind_of(path, NULL);
+    dt_output_kind kind = dt__output_kind_of(path, NULL);
     if (kind == DT_OUTPUT_REFUSED) {
         struct stat st;
         return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
@@ -100,10 +100,10 @@ int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_
         return err;
     }
     size_t tlen = strlen(path) + 48;
-    char *tmp = dt_malloc(tlen);
+    char *tmp = dt__malloc(tlen);
     if (!tmp)
         return ENOMEM;
-    /* the file is created and published for dt_atomic_file_abandon with
+    /* the file is created and published for dt__atomic_file_abandon with
        the signals that end a command held back: one that comes between the
        two would leave it */
     sigset_t ending, old;
@@ -113,7 +113,7 @@ int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_
     sigaddset(&ending, SIGHUP);
     sigaddset(&ending, SIGQUIT);
     pthread_sigmask(SIG_BLOCK, &ending, &old);
-    int fd = dt_open_beside(path, tmp, tlen);
+    int fd = dt__open_beside(path, tmp, tlen);
     int open_errno = errno;
     char *none = NULL;
     bool tracked = fd >= 0 && atomic_compare_exchange_strong(&g_writing, &none, tmp);
@@ -127,7 +127,7 @@ int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_
             err = errno;
         /* the path may have become a device or a FIFO meanwhile: never
            renamed over */
-        if (err == 0 && dt_output_kind_of(path, NULL) != DT_OUTPUT_FILE)
+        if (err == 0 && dt__output_kind_of(path, NULL) != DT_OUTPUT_FILE)
             err = EEXIST;
         if (err == 0 && rename(tmp, path) != 0)
             err = errno;
@@ -136,6 +136,6 @@ int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_
         if (tracked)
             atomic_store(&g_writing, NULL);
     }
-    dt_free(tmp);
+    dt__free(tmp);
     return err;
 }

@@ -116,7 +116,7 @@ static int takes_length(cxa_demangle_fn f, char *buf, size_t len)
 }
 
 /* Measured once, by bisection over names that are valid at every length. */
-size_t dt_demangle_length_limit(void)
+size_t dt__demangle_length_limit(void)
 {
     static _Atomic size_t limit; /* 0: not measured */
     size_t known = atomic_load(&limit);
@@ -140,7 +140,7 @@ size_t dt_demangle_length_limit(void)
     return lo;
 }
 
-char *dt_demangle(const char *raw, dt_demangle_result *result)
+char *dt__demangle(const char *raw, dt_demangle_result *result)
 {
     dt_demangle_result dummy;
     if (!result) result = &dummy;
@@ -150,12 +150,12 @@ char *dt_demangle(const char *raw, dt_demangle_result *result)
     if (!f) return NULL;
     /* the demangler allocates (through libc's malloc): one allocation for
        the test hook */
-    if (dt_alloc_injected_failure()) {
+    if (dt__alloc_injected_failure()) {
         *result = DT_DEMANGLE_NO_MEMORY;
         return NULL;
     }
     size_t len = strlen(raw);
-    if (len > DEMANGLE_INLINE_MAX && len > dt_demangle_length_limit()) {
+    if (len > DEMANGLE_INLINE_MAX && len > dt__demangle_length_limit()) {
         *result = DT_DEMANGLE_TOO_LONG;
         return NULL;
     }

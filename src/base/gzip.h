@@ -8,6 +8,6 @@
 #include "base/common.h"
 
 /* Whether this build writes gzip (zlib was found when it was configured). */
-DT_HIDDEN int dt_gzip_available(void);
+DT_HIDDEN int dt__gzip_available(void);
 
 #endif

@@ -3,15 +3,15 @@
 
 #include "base/alloc.h"
 
-void dt_u64map_free(dt_u64map *m)
+void dt__u64map_free(dt_u64map *m)
 {
-    dt_free(m->slots);
+    dt__free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
 static void place(dt_u64slot *slots, size_t mask, uint64_t key, uint64_t value)
 {
-    size_t j = (size_t)dt_mix64(key) & mask;
+    size_t j = (size_t)dt__mix64(key) & mask;
     while (slots[j].key)
         j = (j + 1) & mask;
     slots[j].key = key;
@@ -20,13 +20,13 @@ static void place(dt_u64slot *slots, size_t mask, uint64_t key, uint64_t value)
 
 static int grow_to(dt_u64map *m, size_t cap)
 {
-    dt_u64slot *n = dt_calloc(cap, sizeof *n);
+    dt_u64slot *n = dt__calloc(cap, sizeof *n);
     if (!n)
         return -1;
     for (size_t i = 0; m->slots && i <= m->mask; i++)
         if (m->slots[i].key)
             place(n, cap - 1, m->slots[i].key, m->slots[i].value);
-    dt_free(m->slots);
+    dt__free(m->slots);
     m->slots = n;
     m->mask = cap - 1;
     return 0;
@@ -35,7 +35,7 @@ static int grow_to(dt_u64map *m, size_t cap)
 /* At most three quarters full: probes stay short. */
 static size_t capacity(const dt_u64map *m) { return m->slots ? m->mask + 1 : 0; }
 
-int dt_u64map_reserve(dt_u64map *m, size_t entries)
+int dt__u64map_reserve(dt_u64map *m, size_t entries)
 {
     if ((entries + 1) * 4 <= capacity(m) * 3)
         return 0;
@@ -52,7 +52,7 @@ static int make_room(dt_u64map *m)
     return grow_to(m, capacity(m) ? capacity(m) * 2 : 1024);
 }
 
-uint64_t *dt_u64map_slot(dt_u64map *m, uint64_t key, bool *added)
+uint64_t *dt__u64map_slot(dt_u64map *m, uint64_t key, bool *added)
 {
     if (key == 0) {
         if (added)
@@ -66,7 +66,7 @@ uint64_t *dt_u64map_slot(dt_u64map *m, uint64_t key, bool *added)
     }
     if (make_room(m) != 0)
         return NULL;
-    size_t i = (size_t)dt_mix64(key) & m->mask;
+    size_t i = (size_t)dt__mix64(key) & m->mask;
     while (m->slots[i].key) {
         if (m->slots[i].key == key) {
             if (added)
@@ -83,11 +83,11 @@ uint64_t *dt_u64map_slot(dt_u64map *m, uint64_t key, bool *added)
     return &m->slots[i].value;
 }
 
-uint64_t *dt_u64map_add(dt_u64map *m, uint64_t key)
+uint64_t *dt__u64map_add(dt_u64map *m, uint64_t key)
 {
     if (key == 0 || make_room(m) != 0)
         return NULL;
-    size_t i = (size_t)dt_mix64(key) & m->mask;
+    size_t i = (size_t)dt__mix64(key) & m->mask;
     while (m->slots[i].key)
         i = (i + 1) & m->mask;
     m->slots[i].key = key;
@@ -96,7 +96,7 @@ uint64_t *dt_u64map_add(dt_u64map *m, uint64_t key)
     return &m->slots[i].value;
 }
 
-bool dt_u64map_next(const dt_u64map *m, size_t *cursor, uint64_t *key, uint64_t *value)
+bool dt__u64map_next(const dt_u64map *m, size_t *cursor, uint64_t *key, uint64_t *value)
 {
     /* cursor 0: the zero key; k + 1: slot k */
     if (*cursor == 0) {
@@ -119,60 +119,60 @@ bool dt_u64map_next(const dt_u64map *m, size_t *cursor, uint64_t *key, uint64_t 
     return false;
 }
 
-void dt_strtab_init(dt_strtab *t) { memset(t, 0, sizeof *t); }
+void dt__strtab_init(dt_strtab *t) { memset(t, 0, sizeof *t); }
 
-void dt_strtab_free(dt_strtab *t)
+void dt__strtab_free(dt_strtab *t)
 {
     for (size_t i = 0; i < t->count; i++)
-        dt_free(t->keys[i]);
-    dt_free(t->keys);
-    dt_free(t->lens);
-    dt_u64map_free(&t->index);
+        dt__free(t->keys[i]);
+    dt__free(t->keys);
+    dt__free(t->lens);
+    dt__u64map_free(&t->index);
     memset(t, 0, sizeof *t);
 }
 
 static int64_t lookup(const dt_strtab *t, const void *key, size_t len, uint64_t h)
 {
     size_t pos = 0;
-    for (const uint64_t *id; (id = dt_u64map_probe(&t->index, h, &pos));)
+    for (const uint64_t *id; (id = dt__u64map_probe(&t->index, h, &pos));)
         if (t->lens[*id] == len && memcmp(t->keys[*id], key, len) == 0)
             return (int64_t)*id;
     return -1;
 }
 
-int64_t dt_strtab_find(const dt_strtab *t, const void *key, size_t len)
+int64_t dt__strtab_find(const dt_strtab *t, const void *key, size_t len)
 {
-    return lookup(t, key, len, dt_hash_key(key, len));
+    return lookup(t, key, len, dt__hash_key(key, len));
 }
 
-int64_t dt_strtab_intern(dt_strtab *t, const void *key, size_t len, bool *added)
+int64_t dt__strtab_intern(dt_strtab *t, const void *key, size_t len, bool *added)
 {
     if (added)
         *added = false;
     if (t->count >= UINT32_MAX - 1)
         return -1;
-    uint64_t h = dt_hash_key(key, len);
+    uint64_t h = dt__hash_key(key, len);
     int64_t id = lookup(t, key, len, h);
     if (id >= 0)
         return id;
     if (t->count == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 64;
-        char **keys = dt_realloc(t->keys, cap * sizeof *keys);
+        char **keys = dt__realloc(t->keys, cap * sizeof *keys);
         if (!keys)
             return -1;
         t->keys = keys;
-        size_t *lens = dt_realloc(t->lens, cap * sizeof *lens);
+        size_t *lens = dt__realloc(t->lens, cap * sizeof *lens);
         if (!lens)
             return -1;
         t->lens = lens;
         t->cap = cap;
     }
-    char *copy = dt_malloc(len + 1);
+    char *copy = dt__malloc(len + 1);
     if (!copy)
         return -1;
-    uint64_t *slot = dt_u64map_add(&t->index, h);
+    uint64_t *slot = dt__u64map_add(&t->index, h);
     if (!slot) {
-        dt_free(copy);
+        dt__free(copy);
         return -1;
     }
     if (len)

@@ -18,13 +18,13 @@ static _Thread_local char tls_error[1024];
 
 const char *dt_version(void) { return DT_VERSION_STRING; }
 
-dt_status dt_error(dt_status status, const char *fmt, ...)
+dt_status dt__error(dt_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(tls_error, sizeof tls_error, fmt, ap);
     va_end(ap);
-    dt_log("error: %s: %s", dt_status_name(status), tls_error);
+    dt__log("error: %s: %s", dt_status_name(status), tls_error);
     return status;
 }
 
@@ -49,15 +49,15 @@ const char *dt_status_name(dt_status status)
     return "DT_ERR_UNKNOWN_STATUS";
 }
 
-const char *dt_env(const char *name)
+const char *dt__env(const char *name)
 {
     const char *v = secure_getenv(name);
     return (v && *v) ? v : NULL;
 }
 
-int dt_env_bool(const char *name)
+int dt__env_bool(const char *name)
 {
-    const char *v = dt_env(name);
+    const char *v = dt__env(name);
     if (!v) return -1;
     static const char *const yes[] = {"1", "true", "on", "yes"};
     static const char *const no[] = {"0", "false", "off", "no"};
@@ -71,19 +71,19 @@ int dt_env_bool(const char *name)
 /* -1: not read yet. Read once; DEVTRACE_LOG does not change mid-run. */
 static _Atomic int log_state = -1;
 
-int dt_log_enabled(void)
+int dt__log_enabled(void)
 {
     int st = atomic_load_explicit(&log_state, memory_order_relaxed);
     if (st < 0) {
-        st = dt_env_bool(DT_ENV_LOG) == 1;
+        st = dt__env_bool(DT_ENV_LOG) == 1;
         atomic_store_explicit(&log_state, st, memory_order_relaxed);
     }
     return st;
 }
 
-void dt_log(const char *fmt, ...)
+void dt__log(const char *fmt, ...)
 {
-    if (!dt_log_enabled()) return;
+    if (!dt__log_enabled()) return;
     char line[2048];
     va_list ap;
     va_start(ap, fmt);

@@ -8,21 +8,21 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t dt_monotonic_ns(void)
+uint64_t dt__monotonic_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t dt_realtime_ns(void)
+uint64_t dt__realtime_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t dt_process_start_realtime_ns(void)
+uint64_t dt__process_start_realtime_ns(void)
 {
     char buf[1024];
     FILE *f = fopen("/proc/self/stat", "re");
@@ -51,13 +51,13 @@ uint64_t dt_process_start_realtime_ns(void)
 
 static _Thread_local uint32_t tls_tid;
 
-uint32_t dt_thread_id(void)
+uint32_t dt__thread_id(void)
 {
     if (!tls_tid) tls_tid = (uint32_t)syscall(SYS_gettid);
     return tls_tid;
 }
 
-void dt_path_dir(char *out, size_t n, const char *path)
+void dt__path_dir(char *out, size_t n, const char *path)
 {
     snprintf(out, n, "%s", path);
     char *slash = strrchr(out, '/');
@@ -70,7 +70,7 @@ void dt_path_dir(char *out, size_t n, const char *path)
    injection library, an emulator), whose runtime must come first in the
    process that loads them: the runtimes this process uses, to preload
    before them. Release builds find none. */
-void dt_sanitizer_runtimes(char *out, size_t n)
+void dt__sanitizer_runtimes(char *out, size_t n)
 {
     out[0] = 0;
     FILE *f = fopen("/proc/self/maps", "r");

@@ -53,7 +53,7 @@ typedef struct dt_out_turn {
     int err;                            /* the first error of any lane */
 } dt_out_turn;
 
-const char dt_digit_pairs[200] =
+const char dt__digit_pairs[200] =
     "00010203040506070809"
     "10111213141516171819"
     "20212223242526272829"
@@ -65,7 +65,7 @@ const char dt_digit_pairs[200] =
     "80818283848586878889"
     "90919293949596979899";
 
-int dt_gzip_available(void)
+int dt__gzip_available(void)
 {
     return DT_HAVE_ZLIB;
 }
@@ -75,13 +75,13 @@ int dt_gzip_available(void)
 static voidpf zlib_alloc(voidpf opaque, uInt items, uInt size)
 {
     (void)opaque;
-    return dt_calloc(items, size);
+    return dt__calloc(items, size);
 }
 
 static void zlib_free(voidpf opaque, voidpf p)
 {
     (void)opaque;
-    dt_free(p);
+    dt__free(p);
 }
 #endif
 
@@ -139,38 +139,38 @@ enum { Z_NO_FLUSH, Z_FINISH };
 static void deflate_some(const dt_out *o, const void *p, size_t n, int flush, int *err)
 {
     (void)o, (void)p, (void)n, (void)flush;
-    *err = ENOTSUP; /* dt_out_init refused gzip */
+    *err = ENOTSUP; /* dt__out_init refused gzip */
 }
 #endif
 
-int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
+int dt__out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size)
 {
     memset(o, 0, sizeof *o);
     o->fd = fd;
     o->gzip = gzip;
     o->cap = buffer_size;
-    o->buf = dt_malloc(buffer_size);
+    o->buf = dt__malloc(buffer_size);
     if (!o->buf)
         return -1;
     if (gzip) {
 #if !DT_HAVE_ZLIB
-        dt_out_free(o);
+        dt__out_free(o);
         return -1;
 #else
-        z_stream *zs = dt_calloc(1, sizeof *zs);
+        z_stream *zs = dt__calloc(1, sizeof *zs);
         o->zcap = buffer_size / 2;
-        o->zbuf = dt_malloc(o->zcap);
+        o->zbuf = dt__malloc(o->zcap);
         if (!zs || !o->zbuf) {
-            dt_free(zs);
-            dt_out_free(o);
+            dt__free(zs);
+            dt__out_free(o);
             return -1;
         }
         zs->zalloc = zlib_alloc;
         zs->zfree = zlib_free;
         /* windowBits 15 + 16: a gzip wrapper, which gzip and browsers read. */
         if (deflateInit2(zs, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-            dt_free(zs);
-            dt_out_free(o);
+            dt__free(zs);
+            dt__out_free(o);
             return -1;
         }
         o->zs = zs;
@@ -252,8 +252,8 @@ static void drain_free(dt_out_drain *d)
     pthread_cond_destroy(&d->filled);
     pthread_cond_destroy(&d->emptied);
     for (int i = 0; i < d->nbufs; i++)
-        dt_free(d->bufs[i]);
-    dt_free(d);
+        dt__free(d->bufs[i]);
+    dt__free(d);
 }
 
 /* Spare buffers of cap bytes for producer p, up to `spares`; 0, or -1
@@ -262,7 +262,7 @@ static int drain_add_buffers(dt_out_drain *d, int p, size_t cap, int spares)
 {
     drain_ring *r = &d->ring[p];
     while (r->spare_count < spares && d->nbufs < PRODUCERS * DRAIN_BUFFERS) {
-        char *b = dt_malloc(cap);
+        char *b = dt__malloc(cap);
         if (!b)
             return -1;
         d->bufs[d->nbufs++] = b;
@@ -275,14 +275,14 @@ static int drain_add_buffers(dt_out_drain *d, int p, size_t cap, int spares)
    nothing started) when memory or a thread cannot be had. */
 static int drain_start(dt_out *o)
 {
-    dt_out_drain *d = dt_calloc(1, sizeof *d);
+    dt_out_drain *d = dt__calloc(1, sizeof *d);
     if (!d)
         return -1;
     d->bufs[d->nbufs++] = o->buf;
     if (drain_add_buffers(d, 0, o->cap, DRAIN_BUFFERS - 1) != 0) {
         for (int k = 1; k < d->nbufs; k++)
-            dt_free(d->bufs[k]);
-        dt_free(d);
+            dt__free(d->bufs[k]);
+        dt__free(d);
         return -1;
     }
     d->segment = o->segment;
@@ -291,12 +291,12 @@ static int drain_start(dt_out *o)
     pthread_cond_init(&d->emptied, NULL);
     o->drain = d;
     /* the thread reads o->fd, o->zs...: set before it starts */
-    if (dt_thread_create(&d->thread, drain_main, o) != 0) {
+    if (dt__thread_create(&d->thread, drain_main, o) != 0) {
         o->drain = NULL;
         d->nbufs = 1;
         d->bufs[0] = NULL; /* still o->buf */
         for (int k = 0; k < d->ring[0].spare_count; k++)
-            dt_free(d->ring[0].spare[k]);
+            dt__free(d->ring[0].spare[k]);
         drain_free(d);
         return -1;
     }
@@ -403,7 +403,7 @@ static void turn_pass(dt_out *o)
     o->holding = 0;
 }
 
-void dt_out_flush(dt_out *o)
+void dt__out_flush(dt_out *o)
 {
     if (o->len == 0)
         return;
@@ -488,7 +488,7 @@ static void *lane_main(void *arg)
 static void drain_sync(dt_out *o)
 {
     dt_out_drain *d = o->drain;
-    dt_out_flush(o);
+    dt__out_flush(o);
     pthread_mutex_lock(&d->lock);
     for (;;) {
         int pending = 0;
@@ -503,7 +503,7 @@ static void drain_sync(dt_out *o)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* dt_out_units for plain output on `lanes` lanes, each writing its own
+/* dt__out_units for plain output on `lanes` lanes, each writing its own
    units in their turn. -1 when no second lane could be had (nothing
    formatted then), else 0 or the first error. */
 static int units_in_turn(dt_out *o, size_t units, int lanes,
@@ -529,7 +529,7 @@ static int units_in_turn(dt_out *o, size_t units, int lanes,
     for (; made < lanes; made++) {
         run[made].out.fd = o->fd;
         run[made].out.cap = o->cap;
-        run[made].out.buf = dt_malloc(o->cap);
+        run[made].out.buf = dt__malloc(o->cap);
         if (!run[made].out.buf)
             break;
     }
@@ -548,7 +548,7 @@ static int units_in_turn(dt_out *o, size_t units, int lanes,
     }
     /* every lane must run: a unit's turn waits for the units before it */
     int started = 1;
-    while (started < made && dt_thread_create(&helper[started], lane_main, &run[started]) == 0)
+    while (started < made && dt__thread_create(&helper[started], lane_main, &run[started]) == 0)
         started++;
     int rc = -1;
     if (started == made) {
@@ -572,16 +572,16 @@ static int units_in_turn(dt_out *o, size_t units, int lanes,
     pthread_cond_destroy(&turn.moved);
     pthread_mutex_destroy(&turn.lock);
     for (int k = 1; k < made; k++)
-        dt_free(run[k].out.buf);
+        dt__free(run[k].out.buf);
     return rc;
 }
 
-int dt_out_lane_limit;
+int dt__out_lane_limit;
 
-int dt_out_lanes(void)
+int dt__out_lanes(void)
 {
-    if (dt_out_lane_limit > 0)
-        return dt_out_lane_limit < DT_OUT_MAX_LANES ? dt_out_lane_limit : DT_OUT_MAX_LANES;
+    if (dt__out_lane_limit > 0)
+        return dt__out_lane_limit < DT_OUT_MAX_LANES ? dt__out_lane_limit : DT_OUT_MAX_LANES;
     long n = 0;
 #ifdef __linux__
     cpu_set_t set;
@@ -593,7 +593,7 @@ int dt_out_lanes(void)
     return n < 1 ? 1 : n < DT_OUT_MAX_LANES ? (int)n : DT_OUT_MAX_LANES;
 }
 
-int dt_out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt_out *out, size_t unit, int lane),
+int dt__out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt_out *out, size_t unit, int lane),
                  void *arg)
 {
     if (units < 2 || o->err || lanes < 1)
@@ -641,7 +641,7 @@ int dt_out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt
     if (lanes >= 2) {
         /* what o holds closes the segment before the units */
         end_segment(o, first);
-        if (dt_thread_create(&helper, lane_main, &run[1]) != 0) {
+        if (dt__thread_create(&helper, lane_main, &run[1]) != 0) {
             lanes = 1;
             run[0].lanes = 1;
         }
@@ -675,12 +675,12 @@ int dt_out_units(dt_out *o, size_t units, int lanes, int (*format)(void *arg, dt
     return o->err;
 }
 
-void dt_out_write(dt_out *o, const void *p, size_t n)
+void dt__out_write(dt_out *o, const void *p, size_t n)
 {
     const char *c = p;
     while (n > 0) {
         if (o->len == o->cap)
-            dt_out_flush(o);
+            dt__out_flush(o);
         size_t room = o->cap - o->len;
         size_t k = n < room ? n : room;
         memcpy(o->buf + o->len, c, k);
@@ -690,10 +690,10 @@ void dt_out_write(dt_out *o, const void *p, size_t n)
     }
 }
 
-int dt_out_finish(dt_out *o)
+int dt__out_finish(dt_out *o)
 {
     if (o->drain) {
-        dt_out_flush(o);
+        dt__out_flush(o);
         drain_stop(o);
     } else if (o->len && o->err == 0) {
         /* all of it fit in one buffer: no thread for that */
@@ -706,7 +706,7 @@ int dt_out_finish(dt_out *o)
     return o->err;
 }
 
-void dt_out_free(dt_out *o)
+void dt__out_free(dt_out *o)
 {
     if (o->drain) {
         dt_out_drain *d = o->drain;
@@ -719,23 +719,23 @@ void dt_out_free(dt_out *o)
 #if DT_HAVE_ZLIB
     if (o->zs) {
         deflateEnd(o->zs);
-        dt_free(o->zs);
+        dt__free(o->zs);
     }
 #endif
-    dt_free(o->zbuf);
-    dt_free(o->buf);
+    dt__free(o->zbuf);
+    dt__free(o->buf);
     o->zs = NULL;
     o->zbuf = NULL;
     o->buf = NULL;
 }
 
-char *dt_put_fixed(char *p, uint64_t scaled, unsigned decimals)
+char *dt__put_fixed(char *p, uint64_t scaled, unsigned decimals)
 {
     uint64_t div = 1;
     for (unsigned i = 0; i < decimals; i++)
         div *= 10;
     uint64_t ip = scaled / div, frac = scaled % div;
-    p = dt_put_u64(p, ip);
+    p = dt__put_u64(p, ip);
     if (frac == 0)
         return p;
     *p++ = '.';

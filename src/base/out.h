@@ -38,11 +38,11 @@ typedef struct dt_out {
        drained in place, as before). */
     dt_out_drain *drain;
     /* Which of the drain's producers this output is (0: the file's own, 1:
-       a second formatting thread of dt_out_units), and the segment of the
+       a second formatting thread of dt__out_units), and the segment of the
        file its bytes belong to: the drain writes segments in order. */
     int producer;
     uint32_t segment;
-    /* Plain output formatted on several lanes (dt_out_units): each lane
+    /* Plain output formatted on several lanes (dt__out_units): each lane
        writes its own units' bytes itself, the unit's turn come, while the
        others format (out.c). NULL otherwise. */
     struct dt_out_turn *turn;
@@ -51,16 +51,16 @@ typedef struct dt_out {
 } dt_out;
 
 /* Open the writer on fd (owned by the caller). level: zlib level for gzip. */
-DT_HIDDEN int dt_out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size);
+DT_HIDDEN int dt__out_init(dt_out *o, int fd, int gzip, int level, size_t buffer_size);
 
 /* Hand the buffer over to be written (and with gzip, compressed: the
-   stream ends in dt_out_finish). */
-DT_HIDDEN void dt_out_flush(dt_out *o);
+   stream ends in dt__out_finish). */
+DT_HIDDEN void dt__out_flush(dt_out *o);
 /* Flush everything, end the gzip stream. Returns 0 or the first errno. */
-DT_HIDDEN int dt_out_finish(dt_out *o);
-DT_HIDDEN void dt_out_free(dt_out *o);
+DT_HIDDEN int dt__out_finish(dt_out *o);
+DT_HIDDEN void dt__out_free(dt_out *o);
 /* Append n bytes of any size. */
-DT_HIDDEN void dt_out_write(dt_out *o, const void *p, size_t n);
+DT_HIDDEN void dt__out_write(dt_out *o, const void *p, size_t n);
 
 /* Formats a body in units on up to `lanes` threads (the caller's among
    them) and writes the units' bytes in unit order after what o holds:
@@ -78,22 +78,22 @@ DT_HIDDEN void dt_out_write(dt_out *o, const void *p, size_t n);
    to DT_OUT_MAX_LANES (past a few lanes the file's writes, one at a time,
    would bound the export: not measured, the development machine has two
    cores; gzip takes two, deflate bounds it);
-   dt_out_lane_limit (1 to DT_OUT_MAX_LANES) when set, whatever the
+   dt__out_lane_limit (1 to DT_OUT_MAX_LANES) when set, whatever the
    machine (tests compare them). */
-DT_HIDDEN int dt_out_lanes(void);
-DT_HIDDEN extern int dt_out_lane_limit;
-DT_HIDDEN int dt_out_units(dt_out *o, size_t units, int lanes,
+DT_HIDDEN int dt__out_lanes(void);
+DT_HIDDEN extern int dt__out_lane_limit;
+DT_HIDDEN int dt__out_units(dt_out *o, size_t units, int lanes,
                            int (*format)(void *arg, dt_out *out, size_t unit, int lane), void *arg);
 
 /* Make room for n more bytes (n <= cap). */
-static inline char *dt_out_reserve(dt_out *o, size_t n)
+static inline char *dt__out_reserve(dt_out *o, size_t n)
 {
     if (o->cap - o->len < n)
-        dt_out_flush(o);
+        dt__out_flush(o);
     return o->buf + o->len;
 }
 
-static inline void dt_out_commit(dt_out *o, char *end)
+static inline void dt__out_commit(dt_out *o, char *end)
 {
     o->len = (size_t)(end - o->buf);
 }
@@ -103,7 +103,7 @@ static inline void dt_out_commit(dt_out *o, char *end)
 
 /* Decimal digits of v (1 for 0): the bit length times log10(2) estimates
    it (1233 / 4096), one too high at most; a table of powers of ten says. */
-static inline unsigned dt_decimal_digits(uint64_t v)
+static inline unsigned dt__decimal_digits(uint64_t v)
 {
     static const uint64_t powers_of_10[20] = {
         UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000), UINT64_C(100000),
@@ -122,19 +122,19 @@ static inline unsigned dt_decimal_digits(uint64_t v)
    must allow that (the JSON writer reserves DT_JSON_EVENT_ROOM per event). */
 #define DT_PUT_NUMBER_SLACK 8
 
-DT_HIDDEN extern const char dt_digit_pairs[200];
+DT_HIDDEN extern const char dt__digit_pairs[200];
 
 /* v < 10^8 as eight ASCII digits, leading zeros kept, in memory order:
    four digit pairs from multiplies, no loop. */
-static inline uint64_t dt_8digits(uint32_t v)
+static inline uint64_t dt__8digits(uint32_t v)
 {
     uint32_t hi = v / 10000, lo = v - hi * 10000;
     uint32_t a = hi / 100, b = hi - a * 100, c = lo / 100, d = lo - c * 100;
     uint16_t pa, pb, pc, pd;
-    memcpy(&pa, dt_digit_pairs + 2 * a, 2);
-    memcpy(&pb, dt_digit_pairs + 2 * b, 2);
-    memcpy(&pc, dt_digit_pairs + 2 * c, 2);
-    memcpy(&pd, dt_digit_pairs + 2 * d, 2);
+    memcpy(&pa, dt__digit_pairs + 2 * a, 2);
+    memcpy(&pb, dt__digit_pairs + 2 * b, 2);
+    memcpy(&pc, dt__digit_pairs + 2 * c, 2);
+    memcpy(&pd, dt__digit_pairs + 2 * d, 2);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     return (uint64_t)pa << 48 | (uint64_t)pb << 32 | (uint64_t)pc << 16 | (uint64_t)pd;
 #else
@@ -144,37 +144,37 @@ static inline uint64_t dt_8digits(uint32_t v)
 }
 
 /* Exactly eight digits, leading zeros kept (v < 10^8). */
-static inline char *dt_put_8digits(char *p, uint32_t v)
+static inline char *dt__put_8digits(char *p, uint32_t v)
 {
-    uint64_t x = dt_8digits(v);
+    uint64_t x = dt__8digits(v);
     memcpy(p, &x, 8);
     return p + 8;
 }
 
 /* v < 10^8: its digits without the leading zeros, shifted out of the eight
    (eight bytes written, n of them kept). */
-static inline char *dt_put_u27(char *p, uint32_t v)
+static inline char *dt__put_u27(char *p, uint32_t v)
 {
-    unsigned n = dt_decimal_digits(v);
+    unsigned n = dt__decimal_digits(v);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    uint64_t x = dt_8digits(v) << (8 * (8 - n));
+    uint64_t x = dt__8digits(v) << (8 * (8 - n));
 #else
-    uint64_t x = dt_8digits(v) >> (8 * (8 - n));
+    uint64_t x = dt__8digits(v) >> (8 * (8 - n));
 #endif
     memcpy(p, &x, 8);
     return p + n;
 }
 
-static inline char *dt_put_u32(char *p, uint32_t v)
+static inline char *dt__put_u32(char *p, uint32_t v)
 {
     if (v < 100000000)
-        return dt_put_u27(p, v);
+        return dt__put_u27(p, v);
     uint32_t top = v / 100000000; /* 1..42 */
-    p = dt_put_u27(p, top);
-    return dt_put_8digits(p, v - top * 100000000);
+    p = dt__put_u27(p, top);
+    return dt__put_8digits(p, v - top * 100000000);
 }
 
-static inline char *dt_put_u64(char *p, uint64_t v)
+static inline char *dt__put_u64(char *p, uint64_t v)
 {
     /* device, stream and context ids, flags, small counts: most numbers */
     if (v < 10) {
@@ -182,76 +182,76 @@ static inline char *dt_put_u64(char *p, uint64_t v)
         return p + 1;
     }
     if (v < 100) {
-        p[0] = dt_digit_pairs[2 * v];
-        p[1] = dt_digit_pairs[2 * v + 1];
+        p[0] = dt__digit_pairs[2 * v];
+        p[1] = dt__digit_pairs[2 * v + 1];
         return p + 2;
     }
     if (v < 100000000)
-        return dt_put_u27(p, (uint32_t)v);
+        return dt__put_u27(p, (uint32_t)v);
     /* eight digits at a time: at most three pieces */
     uint64_t hi = v / 100000000;
     uint32_t lo = (uint32_t)(v - hi * 100000000);
     if (hi < 100000000) {
-        p = dt_put_u27(p, (uint32_t)hi);
+        p = dt__put_u27(p, (uint32_t)hi);
     } else {
         uint64_t top = hi / 100000000; /* at most 1844 */
-        p = dt_put_u27(p, (uint32_t)top);
-        p = dt_put_8digits(p, (uint32_t)(hi - top * 100000000));
+        p = dt__put_u27(p, (uint32_t)top);
+        p = dt__put_8digits(p, (uint32_t)(hi - top * 100000000));
     }
-    return dt_put_8digits(p, lo);
+    return dt__put_8digits(p, lo);
 }
 
-static inline char *dt_put_i64(char *p, int64_t v)
+static inline char *dt__put_i64(char *p, int64_t v)
 {
     if (v < 0) {
         *p++ = '-';
-        return dt_put_u64(p, (uint64_t)0 - (uint64_t)v);
+        return dt__put_u64(p, (uint64_t)0 - (uint64_t)v);
     }
-    return dt_put_u64(p, (uint64_t)v);
+    return dt__put_u64(p, (uint64_t)v);
 }
 
 /* Nanoseconds as microseconds with exactly three decimals: 1234567 -> 1234.567 */
-static inline char *dt_put_us3(char *p, uint64_t ns)
+static inline char *dt__put_us3(char *p, uint64_t ns)
 {
     uint64_t us = ns / 1000;
     unsigned frac = (unsigned)(ns - us * 1000);
-    p = dt_put_u64(p, us);
+    p = dt__put_u64(p, us);
     p[0] = '.';
     p[1] = (char)('0' + frac / 100);
-    memcpy(p + 2, dt_digit_pairs + 2 * (frac % 100), 2);
+    memcpy(p + 2, dt__digit_pairs + 2 * (frac % 100), 2);
     return p + 4;
 }
 
 /* A fixed-point value given as units of 10^-decimals, trailing zeros of the
    fraction dropped (12.500000 -> 12.5, 3.000000 -> 3). */
-DT_HIDDEN char *dt_put_fixed(char *p, uint64_t scaled, unsigned decimals);
+DT_HIDDEN char *dt__put_fixed(char *p, uint64_t scaled, unsigned decimals);
 
 /* Small, rare output (metadata, keys outside the event stream). */
-static inline void dt_out_text(dt_out *o, const char *s)
+static inline void dt__out_text(dt_out *o, const char *s)
 {
-    dt_out_write(o, s, strlen(s));
+    dt__out_write(o, s, strlen(s));
 }
 
-static inline void dt_out_u64(dt_out *o, uint64_t v)
+static inline void dt__out_u64(dt_out *o, uint64_t v)
 {
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_u64(p, v));
+    char *p = dt__out_reserve(o, 24);
+    dt__out_commit(o, dt__put_u64(p, v));
 }
 
-static inline void dt_out_i64(dt_out *o, int64_t v)
+static inline void dt__out_i64(dt_out *o, int64_t v)
 {
-    char *p = dt_out_reserve(o, 24);
-    dt_out_commit(o, dt_put_i64(p, v));
+    char *p = dt__out_reserve(o, 24);
+    dt__out_commit(o, dt__put_i64(p, v));
 }
 
 /* Writes path atomically: write(arg, out) fills a temporary file beside it
    (through gzip when asked), renamed to path when write returned 0 and
    everything reached the file. A character device or a FIFO is written in
    place, and any other path that is not a regular file is refused
-   (dt_output_kind_of). Returns 0 or an errno (ENOMEM included). */
-DT_HIDDEN int dt_write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
+   (dt__output_kind_of). Returns 0 or an errno (ENOMEM included). */
+DT_HIDDEN int dt__write_file_atomic(const char *path, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
 /* The same to an open descriptor when fd >= 0 (from where it stands; it
-   stays open, nothing is renamed), else dt_write_file_atomic to path. */
-DT_HIDDEN int dt_write_output(const char *path, int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
+   stays open, nothing is renamed), else dt__write_file_atomic to path. */
+DT_HIDDEN int dt__write_output(const char *path, int fd, int gzip, int (*write)(void *arg, dt_out *out), void *arg);
 
 #endif /* DT_BASE_OUT_H */

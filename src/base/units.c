@@ -33,7 +33,7 @@ static int scaled(double value, double scale, uint64_t *out)
     return 0;
 }
 
-int dt_parse_size(const char *text, uint64_t *bytes)
+int dt__parse_size(const char *text, uint64_t *bytes)
 {
     if (!text || !(text[0] >= '0' && text[0] <= '9')) return -1;
     char *e;
@@ -54,7 +54,7 @@ int dt_parse_size(const char *text, uint64_t *bytes)
     return 0;
 }
 
-int dt_parse_duration(const char *text, uint64_t *ns)
+int dt__parse_duration(const char *text, uint64_t *ns)
 {
     double v;
     const char *e;
@@ -67,7 +67,7 @@ int dt_parse_duration(const char *text, uint64_t *ns)
     return -1;
 }
 
-int dt_parse_count(const char *text, uint64_t *count)
+int dt__parse_count(const char *text, uint64_t *count)
 {
     if (!text || !(text[0] >= '0' && text[0] <= '9')) return -1;
     char *e;
@@ -78,14 +78,14 @@ int dt_parse_count(const char *text, uint64_t *count)
     return 0;
 }
 
-int dt_parse_number(const char *text, double *value)
+int dt__parse_number(const char *text, double *value)
 {
     const char *e;
     if (leading_number(text, value, &e) != 0 || *e) return -1;
     return 0;
 }
 
-int dt_parse_request_signal(const char *text)
+int dt__parse_request_signal(const char *text)
 {
     if (!text) return -1;
     if (strncasecmp(text, "SIG", 3) == 0) text += 3;
@@ -98,12 +98,12 @@ int dt_parse_request_signal(const char *text)
     text += 5;
     if (!*text) return base;
     uint64_t off;
-    if (*text != (dir > 0 ? '+' : '-') || dt_parse_count(text + 1, &off) != 0) return -1;
+    if (*text != (dir > 0 ? '+' : '-') || dt__parse_count(text + 1, &off) != 0) return -1;
     if (off > (uint64_t)(SIGRTMAX - SIGRTMIN)) return -1;
     return base + dir * (int)off;
 }
 
-void dt_request_signal_name(int sig, char *out, unsigned n)
+void dt__request_signal_name(int sig, char *out, unsigned n)
 {
     if (sig == SIGUSR1) snprintf(out, n, "USR1");
     else if (sig == SIGUSR2) snprintf(out, n, "USR2");

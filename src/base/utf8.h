@@ -14,7 +14,7 @@
    The bytes are read in order and no further than the first that fails,
    so a NUL-terminated string may be given any n. ASCII (below 0x80) is
    the caller's: this returns 0 for it. */
-static inline size_t dt_utf8_len(const unsigned char *s, size_t n)
+static inline size_t dt__utf8_len(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0];
     if (c >= 0xC2 && c <= 0xDF) {
@@ -39,7 +39,7 @@ static inline size_t dt_utf8_len(const unsigned char *s, size_t n)
 
 /* Whether the valid sequence of len bytes at s is a C1 control
    (U+0080..U+009F), which some terminals act on. */
-static inline int dt_utf8_is_c1(const unsigned char *s, size_t len)
+static inline int dt__utf8_is_c1(const unsigned char *s, size_t len)
 {
     return len == 2 && s[0] == 0xC2 && s[1] < 0xA0;
 }

@@ -11,14 +11,14 @@
 #include "base/alloc.h"
 
 /* 0, or -1 (and *p unchanged) when out of memory. */
-static inline int dt_vec_reserve(void **p, size_t *cap, size_t need, size_t elem)
+static inline int dt__vec_reserve(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return 0;
     size_t c = *cap ? *cap : 16;
     while (c < need)
         c *= 2;
-    void *n = dt_realloc(*p, c * elem);
+    void *n = dt__realloc(*p, c * elem);
     if (!n)
         return -1;
     *p = n;
@@ -26,12 +26,12 @@ static inline int dt_vec_reserve(void **p, size_t *cap, size_t need, size_t elem
     return 0;
 }
 
-/* dt_vec_reserve, with the new tail zeroed, so that counters and flags
+/* dt__vec_reserve, with the new tail zeroed, so that counters and flags
    kept per element start cleared. */
-static inline int dt_vec_reserve_zeroed(void **p, size_t *cap, size_t need, size_t elem)
+static inline int dt__vec_reserve_zeroed(void **p, size_t *cap, size_t need, size_t elem)
 {
     size_t old = *cap;
-    if (dt_vec_reserve(p, cap, need, elem) != 0)
+    if (dt__vec_reserve(p, cap, need, elem) != 0)
         return -1;
     if (*cap > old)
         memset((char *)*p + old * elem, 0, (*cap - old) * elem);

@@ -32,7 +32,7 @@ static const char bootstrap[] =
     "    sys.exit(2)\n"
     "sys.exit(main(sys.argv[1:]))\n";
 
-int dt_cli_analysis(int argc, char **argv)
+int dt__cli_analysis(int argc, char **argv)
 {
     const char *python = getenv(DT_ENV_PYTHON);
     if (!python || !*python)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int dt_cli_backends(int argc, char **argv)
+int dt__cli_backends(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {

@@ -24,7 +24,7 @@ static void print_findings(const dt_check_result *r, FILE *out)
         for (uint64_t i = 0; i < kd->shown; i++) {
             /* a name in a finding is the trace's bytes: one finding stays one line */
             fprintf(out, "invariant %d: ", inv);
-            dt_rd_put_safe(out, kd->lines[i] ? kd->lines[i] : "(out of memory)");
+            dt__rd_put_safe(out, kd->lines[i] ? kd->lines[i] : "(out of memory)");
             fputc('\n', out);
         }
         if (kd->shown < n)
@@ -33,13 +33,13 @@ static void print_findings(const dt_check_result *r, FILE *out)
     }
 }
 
-int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FILE *out, FILE *err)
+int dt__check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FILE *out, FILE *err)
 {
     dt_check_result r;
-    dt_rd_check(src, label, flags, &r);
+    dt__rd_check(src, label, flags, &r);
     if (r.oom) {
         fprintf(err, "check: %s: out of memory\n", label);
-        dt_rd_check_free(&r);
+        dt__rd_check_free(&r);
         return 1;
     }
     print_findings(&r, out);
@@ -54,13 +54,13 @@ int dt_check_source_ex(dt_rd_source *src, const char *label, unsigned flags, FIL
     else
         fprintf(out, "check: FAILED: %" PRIu64 " violation%s%s\n", r.defects, r.defects == 1 ? "" : "s", also);
     int rc = r.defects == 0 ? 0 : 1;
-    dt_rd_check_free(&r);
+    dt__rd_check_free(&r);
     return rc;
 }
 
-int dt_check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
+int dt__check_source(dt_rd_source *src, const char *label, FILE *out, FILE *err)
 {
-    return dt_check_source_ex(src, label, 0, out, err);
+    return dt__check_source_ex(src, label, 0, out, err);
 }
 
 static void check_usage(FILE *f)
@@ -90,7 +90,7 @@ static void check_usage(FILE *f)
             DT_CHECK_EXAMPLES);
 }
 
-int dt_check_main(int argc, char **argv, FILE *out, FILE *err)
+int dt__check_main(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *path = NULL;
     unsigned flags = 0;
@@ -120,17 +120,17 @@ int dt_check_main(int argc, char **argv, FILE *out, FILE *err)
         return 2;
     }
     char msg[512];
-    dt_rd_source *src = dt_rd_open_file(path, msg, sizeof msg);
+    dt_rd_source *src = dt__rd_open_file(path, msg, sizeof msg);
     if (!src) {
         fprintf(err, "check: %s\n", msg);
         return 1;
     }
-    int rc = dt_check_source_ex(src, path, flags, out, err);
-    dt_rd_close(src);
+    int rc = dt__check_source_ex(src, path, flags, out, err);
+    dt__rd_close(src);
     return rc;
 }
 
-int dt_cli_check(int argc, char **argv)
+int dt__cli_check(int argc, char **argv)
 {
-    return dt_check_main(argc, argv, stdout, stderr);
+    return dt__check_main(argc, argv, stdout, stderr);
 }

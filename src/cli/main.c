@@ -16,26 +16,26 @@ static const struct command {
     {"record", NULL,
      "record [-o FILE] [--backend NAME] [--format FORMAT] -- PROGRAM [ARGS...]\n"
      "                 run PROGRAM and write a trace of what its accelerators did",
-     dt_cli_record},
-    {"stats", NULL, "stats FILE     summary tables (kernels, memory, API calls, user ranges)", dt_cli_stats},
-    {"check", NULL, "check FILE     verify a trace's invariants; non-zero exit on violations", dt_cli_check},
+     dt__cli_record},
+    {"stats", NULL, "stats FILE     summary tables (kernels, memory, API calls, user ranges)", dt__cli_stats},
+    {"check", NULL, "check FILE     verify a trace's invariants; non-zero exit on violations", dt__cli_check},
     {"merge", NULL,
      "merge -o OUT IN...  bring the traces of a job's ranks (or a torch.profiler trace and\n"
      "                 the devtrace trace of the same process) together into one trace",
-     dt_cli_merge},
+     dt__cli_merge},
     {"convert", NULL, "convert --to parquet TRACE... -o DIR  traces to a Parquet dataset (Python: devtrace[analysis])",
-     dt_cli_analysis},
+     dt__cli_analysis},
     {"analyze", NULL, "analyze DIR --report NAME  kernels, temporal, overlap, idle, steps, launch over a dataset",
-     dt_cli_analysis},
-    {"diff", NULL, "diff BASE TEST [--threshold PCT]  what changed between two datasets; exit 1 past PCT", dt_cli_analysis},
+     dt__cli_analysis},
+    {"diff", NULL, "diff BASE TEST [--threshold PCT]  what changed between two datasets; exit 1 past PCT", dt__cli_analysis},
     {"trigger", NULL,
      "trigger PID|--all|--job [--duration S | --steps N] [-o FILE] [--dump]\n"
      "                 capture a window (or the flight recorder's) of a running process\n"
      "                 that listens for requests; --list lists them",
-     dt_cli_trigger},
+     dt__cli_trigger},
     {"backends", NULL, "backends       list the backends, whether their vendor library is found, and why not",
-     dt_cli_backends},
-    {"version", "--version", "version        print the version", dt_cli_version},
+     dt__cli_backends},
+    {"version", "--version", "version        print the version", dt__cli_version},
 };
 #define COMMANDS (sizeof commands / sizeof *commands)
 

@@ -43,8 +43,8 @@ static void merge_usage(FILE *f)
                "\n"
                "Exit status: 0 written, 1 an input could not be read, OUT not written, or\n"
                "(--strict) a warning, 2 usage (OUT is an input).\n",
-            dt_fmt_list(names, sizeof names, DT_FMT_NAME, -1, "|", "|"),
-            dt_fmt_list(suffixes, sizeof suffixes, DT_FMT_SUFFIX, -1, ", ", ", "));
+            dt__fmt_list(names, sizeof names, DT_FMT_NAME, -1, "|", "|"),
+            dt__fmt_list(suffixes, sizeof suffixes, DT_FMT_SUFFIX, -1, ", ", ", "));
 }
 
 /* OUT's format, from its name or --format: the one place merge chooses
@@ -52,16 +52,16 @@ static void merge_usage(FILE *f)
    (usage) said on err. */
 static int output_format(const char *out_path, const char *format, bool *gzip, bool *perfetto, FILE *err)
 {
-    const dt_fmt *f = format ? dt_fmt_by_name(format) : dt_fmt_of((int)dt_format_of_path(out_path, DT_FORMAT_JSON));
+    const dt_fmt *f = format ? dt__fmt_by_name(format) : dt__fmt_of((int)dt_format_of_path(out_path, DT_FORMAT_JSON));
     if (!f) {
         char names[128];
         fprintf(err, "merge: --format must be %s, not %s\n",
-                dt_fmt_list(names, sizeof names, DT_FMT_NAME, -1, ", ", " or "), format);
+                dt__fmt_list(names, sizeof names, DT_FMT_NAME, -1, ", ", " or "), format);
         return 2;
     }
     *gzip = f->gzip;
     *perfetto = f->plain == DT_FORMAT_PERFETTO;
-    if (!dt_fmt_available(f)) {
+    if (!dt__fmt_available(f)) {
         fprintf(err, "merge: %s is gzip, but %s\n", out_path, DT_NO_GZIP_MESSAGE);
         return 2;
     }
@@ -84,13 +84,13 @@ static int run_merge(const dt_merge_request *req, bool strict, FILE *err)
     dt_merge_result r;
     dt_merge *m;
     size_t said = 0;
-    int rc = dt_rd_merge_open(req, &m, &r);
+    int rc = dt__rd_merge_open(req, &m, &r);
     print_said(&r, &said, rc, err);
     if (rc == 0 && r.warnings && strict) {
         fprintf(err, "merge: --strict: %d warning%s: nothing written\n", r.warnings, r.warnings == 1 ? "" : "s");
         rc = 1;
     } else if (rc == 0) {
-        rc = dt_rd_merge_write(m, &r);
+        rc = dt__rd_merge_write(m, &r);
         print_said(&r, &said, rc, err);
     }
     if (rc == 0) {
@@ -102,12 +102,12 @@ static int run_merge(const dt_merge_request *req, bool strict, FILE *err)
                          "slice's start\n", r.pf_slices, r.pf_left_out, r.pf_flows_left_out);
         fprintf(err, "merge: clocks: %s\n", r.agreement);
     }
-    dt_rd_merge_close(m);
-    dt_rd_merge_result_free(&r);
+    dt__rd_merge_close(m);
+    dt__rd_merge_result_free(&r);
     return rc;
 }
 
-int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
+int dt__merge_main(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *out_path = NULL, *format = NULL;
     bool strict = false;
@@ -160,11 +160,11 @@ int dt_merge_main(int argc, char **argv, FILE *out, FILE *err)
 
 static void on_signal(int sig)
 {
-    dt_atomic_file_abandon();
+    dt__atomic_file_abandon();
     _exit(128 + sig);
 }
 
-int dt_cli_merge(int argc, char **argv)
+int dt__cli_merge(int argc, char **argv)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     struct sigaction sa = {0};
@@ -176,5 +176,5 @@ int dt_cli_merge(int argc, char **argv)
         if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
             sigaction(sigs[k], &sa, NULL);
     }
-    return dt_merge_main(argc, argv, stdout, stderr);
+    return dt__merge_main(argc, argv, stdout, stderr);
 }

@@ -12,14 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int dt_cli_output_name(const char *cmd, const char *output, const char *format, char *buf, size_t n,
+int dt__cli_output_name(const char *cmd, const char *output, const char *format, char *buf, size_t n,
                        dt_format *fmt)
 {
     int f = format ? dt_format_by_name(format) : (int)dt_format_of_path(output ? output : "", DT_FORMAT_JSON);
     if (f < 0) {
         char names[128];
         fprintf(stderr, "%s: --format must be %s, not %s\n", cmd,
-                dt_fmt_list(names, sizeof names, DT_FMT_NAME, -1, ", ", " or "), format);
+                dt__fmt_list(names, sizeof names, DT_FMT_NAME, -1, ", ", " or "), format);
         return 2;
     }
     if (!output || dt_format_of_path(output, DT_FORMAT_JSON) != (dt_format)f)
@@ -36,15 +36,15 @@ int dt_cli_output_name(const char *cmd, const char *output, const char *format, 
 
 /* The trace must be writable where asked before PROGRAM runs for hours.
    0, or -1 with the reason in why. */
-int dt_cli_check_output(const char *output, char *why, size_t n)
+int dt__cli_check_output(const char *output, char *why, size_t n)
 {
     char dir[4096];
-    dt_path_dir(dir, sizeof dir, output);
+    dt__path_dir(dir, sizeof dir, output);
     if (strchr(dir, '%')) return 0; /* the folder depends on the process: checked by each */
     struct stat st;
     const char *refused;
     if (!strchr(output, '%')) {
-        dt_output_kind kind = dt_output_kind_of(output, &refused);
+        dt_output_kind kind = dt__output_kind_of(output, &refused);
         if (kind == DT_OUTPUT_IN_PLACE) {
             /* written in place: the folder need not take new files */
             if (access(output, W_OK) != 0) {
@@ -82,7 +82,7 @@ int dt_cli_check_output(const char *output, char *why, size_t n)
     return 0;
 }
 
-void dt_cli_print_wrote(int pid, const char *who, const char *path, const uint64_t *events, const char *lost,
+void dt__cli_print_wrote(int pid, const char *who, const char *path, const uint64_t *events, const char *lost,
                         const char *message)
 {
     fprintf(stderr, "devtrace: process %d (%s): wrote %s: ", pid, who, path);
@@ -94,12 +94,12 @@ void dt_cli_print_wrote(int pid, const char *who, const char *path, const uint64
     fputc('\n', stderr);
 }
 
-void dt_cli_print_format_option(FILE *f)
+void dt__cli_print_format_option(FILE *f)
 {
     char rest[128], choosers[128];
     fprintf(f,
             "  --format FORMAT     %s (default), %s (also chosen\n"
             "                      by a FILE ending in %s)\n",
-            dt_format_name(DT_FORMAT_JSON), dt_fmt_list(rest, sizeof rest, DT_FMT_NAME, DT_FORMAT_JSON, ", ", " or "),
-            dt_fmt_list(choosers, sizeof choosers, DT_FMT_CHOOSER, DT_FORMAT_JSON, ", ", " or "));
+            dt_format_name(DT_FORMAT_JSON), dt__fmt_list(rest, sizeof rest, DT_FMT_NAME, DT_FORMAT_JSON, ", ", " or "),
+            dt__fmt_list(choosers, sizeof choosers, DT_FMT_CHOOSER, DT_FORMAT_JSON, ", ", " or "));
 }

@@ -49,7 +49,7 @@ static void record_usage(FILE *f)
             "\n"
             "  -o, --output FILE   trace file\n"
             "  --backend NAME      auto (default) or a name from 'devtrace backends'\n");
-    dt_cli_print_format_option(f);
+    dt__cli_print_format_option(f);
     fprintf(f,
             "  --kernel-queued     record kernels' queued and submitted times (the trace's\n"
             "                      \"queued\"), where the vendor gives them (CUPTI); each launch\n"
@@ -111,7 +111,7 @@ static void record_usage(FILE *f)
 static const char *find_inject_library(const char *argv0)
 {
     static char buf[4096];
-    const char *env = dt_env(DT_ENV_INJECT_LIBRARY);
+    const char *env = dt__env(DT_ENV_INJECT_LIBRARY);
     if (env) return env;
     /* next to the executable: build tree, or <prefix>/bin -> <prefix>/lib */
     char self[4096];
@@ -218,8 +218,8 @@ static void print_trace_line(const dt_record_line *line)
 {
     const dt_record_end *e = &line->u.end;
     char lost[2200];
-    dt_record_loss_summary(lost, sizeof lost, e->loss);
-    dt_cli_print_wrote(line->pid, e->backend, e->path, e->has_counts ? &e->events : NULL, lost, e->message);
+    dt__record_loss_summary(lost, sizeof lost, e->loss);
+    dt__cli_print_wrote(line->pid, e->backend, e->path, e->has_counts ? &e->events : NULL, lost, e->message);
 }
 
 static void read_record_log(const char *log_path, int primary, record_summary *rs)
@@ -231,10 +231,10 @@ static void read_record_log(const char *log_path, int primary, record_summary *r
     char *text = NULL;
     size_t cap = 0;
     while (line && getline(&text, &cap, f) >= 0) {
-        if (dt_record_parse(text, line) != 0) continue;
+        if (dt__record_parse(text, line) != 0) continue;
         record_process *proc = process_of(rs, line->pid);
         if (!proc) continue;
-        const char *message = dt_record_message(line);
+        const char *message = dt__record_message(line);
         switch (line->state) {
         case DT_RECORD_STARTED:
             proc->open++;
@@ -379,7 +379,7 @@ static int summarize(const char *program, int status, const record_summary *rs, 
         if (on_demand) {
             fprintf(stderr, "devtrace: on demand: nothing was recorded from start; the captures that "
                             "'devtrace trigger' asked for went to its outputs\n");
-        } else if (dt_env_bool(DT_ENV_DISABLE) == 1) {
+        } else if (dt__env_bool(DT_ENV_DISABLE) == 1) {
             fprintf(stderr, "devtrace: DEVTRACE_DISABLE is set: nothing was recorded\n");
         } else {
             fprintf(stderr, "devtrace: no trace was written: %s did not load the injection library (is it "
@@ -407,13 +407,13 @@ static int preflight_backend(const char *backend, char *why, size_t len)
     for (size_t b = 0; b < dt_backend_count(); b++) {
         const char *name = dt_backend_name(b), *library_env = dt_backend_library_env(b);
         int chosen = backend && strcmp(backend, "auto") != 0 && strcmp(backend, name) == 0;
-        int named = (!backend || strcmp(backend, "auto") == 0) && library_env && dt_env(library_env);
+        int named = (!backend || strcmp(backend, "auto") == 0) && library_env && dt__env(library_env);
         if (!chosen && !named) continue;
         dt_backend_status st;
         memset(&st, 0, sizeof st);
         if (dt_backend_probe(name, &st) == DT_OK && st.available) continue;
         if (named)
-            snprintf(why, len, "%s=%s cannot be used: %s", library_env, dt_env(library_env),
+            snprintf(why, len, "%s=%s cannot be used: %s", library_env, dt__env(library_env),
                      st.reason[0] ? st.reason : dt_last_error());
         else
             snprintf(why, len, "the %s backend is unavailable: %s", name, st.reason[0] ? st.reason : dt_last_error());
@@ -442,8 +442,8 @@ static void claim_output(const char *output, output_claim *c)
     memset(c, 0, sizeof *c);
     c->fd = -1;
     char dir[4096];
-    dt_path_dir(dir, sizeof dir, output);
-    if (strchr(dir, '%') || dt_output_kind_of(output, NULL) != DT_OUTPUT_FILE) return;
+    dt__path_dir(dir, sizeof dir, output);
+    if (strchr(dir, '%') || dt__output_kind_of(output, NULL) != DT_OUTPUT_FILE) return;
     const char *base = strrchr(output, '/');
     base = base ? base + 1 : output;
     if (strlen(dir) + strlen(base) + 20 >= sizeof c->path) return;
@@ -469,7 +469,7 @@ static void claim_output(const char *output, output_claim *c)
             char buf[32];
             int len = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
             if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len)
-                dt_log("cannot write the claim %s: %s", c->path, strerror(errno));
+                dt__log("cannot write the claim %s: %s", c->path, strerror(errno));
             c->fd = fd;
             return;
         }
@@ -492,7 +492,7 @@ static void release_output(output_claim *c)
 static const char *flight_size(const char *arg)
 {
     uint64_t bytes;
-    if (*arg == '=' && (dt_parse_size(arg + 1, &bytes) != 0 || bytes == 0)) {
+    if (*arg == '=' && (dt__parse_size(arg + 1, &bytes) != 0 || bytes == 0)) {
         fprintf(stderr, "devtrace record: --flight-recorder takes a size above 0 (256M, 1G, or bytes), not '%s'\n",
                 arg + 1);
         return NULL;
@@ -512,8 +512,8 @@ static int dump_option(int argc, char **argv, int *i, const char **values)
 {
     const char *a = argv[*i];
     if (strncmp(a, "--", 2) != 0) return 0;
-    for (size_t k = 0; dt_ondemand_dump_options[k].option; k++) {
-        const dt_dump_option *o = &dt_ondemand_dump_options[k];
+    for (size_t k = 0; dt__ondemand_dump_options[k].option; k++) {
+        const dt_dump_option *o = &dt__ondemand_dump_options[k];
         size_t len = strlen(o->option);
         if (strncmp(a + 2, o->option, len) != 0 || (a[2 + len] != '=' && a[2 + len] != 0)) continue;
         const char *v = a[2 + len] == '=' ? a + 3 + len : *i + 1 < argc ? argv[++*i] : NULL;
@@ -523,8 +523,8 @@ static int dump_option(int argc, char **argv, int *i, const char **values)
         }
         dt_dump_triggers scratch;
         char why[512];
-        dt_ondemand_dump_triggers_init(&scratch);
-        if (dt_ondemand_dump_option_set(&scratch, o, v, why, sizeof why) != 0) {
+        dt__ondemand_dump_triggers_init(&scratch);
+        if (dt__ondemand_dump_option_set(&scratch, o, v, why, sizeof why) != 0) {
             fprintf(stderr, "devtrace record: %s\n", why);
             return -1;
         }
@@ -534,7 +534,7 @@ static int dump_option(int argc, char **argv, int *i, const char **values)
     return 0;
 }
 
-int dt_cli_record(int argc, char **argv)
+int dt__cli_record(int argc, char **argv)
 {
     const char *output = NULL, *backend = NULL, *format = NULL;
     int kernel_queued = 0, on_demand = 0;
@@ -580,7 +580,7 @@ int dt_cli_record(int argc, char **argv)
     char outbuf[4096];
     dt_format fmt;
     /* the traced processes choose the format by the file's suffix */
-    if (dt_cli_output_name("devtrace record", output, format, outbuf, sizeof outbuf, &fmt) != 0) return 2;
+    if (dt__cli_output_name("devtrace record", output, format, outbuf, sizeof outbuf, &fmt) != 0) return 2;
     output = outbuf;
     if (backend && strcmp(backend, "auto") != 0) {
         int found = 0;
@@ -598,15 +598,15 @@ int dt_cli_record(int argc, char **argv)
        any of its code ran). */
     output_claim claim;
     claim_output(output, &claim);
-    uint64_t began_ns = dt_process_start_realtime_ns();
-    if (!began_ns) began_ns = dt_realtime_ns();
+    uint64_t began_ns = dt__process_start_realtime_ns();
+    if (!began_ns) began_ns = dt__realtime_ns();
     char why[4600];
     if (preflight_backend(backend, why, sizeof why) != 0) {
         fprintf(stderr, "devtrace record: %s (the program was not run; see 'devtrace backends')\n", why);
         release_output(&claim);
         return 2;
     }
-    if (dt_cli_check_output(output, why, sizeof why) != 0) {
+    if (dt__cli_check_output(output, why, sizeof why) != 0) {
         fprintf(stderr, "devtrace record: cannot write the trace %s: %s\n", output, why);
         release_output(&claim);
         return 2;
@@ -667,7 +667,7 @@ int dt_cli_record(int argc, char **argv)
         close(exec_pipe[0]);
         const char *pre = getenv("LD_PRELOAD");
         char san[8192];
-        dt_sanitizer_runtimes(san, sizeof san);
+        dt__sanitizer_runtimes(san, sizeof san);
         if (san[0]) {
             /* the traced program itself is not instrumented: its leaks are not ours */
             const char *ao = getenv("ASAN_OPTIONS");
@@ -686,8 +686,8 @@ int dt_cli_record(int argc, char **argv)
         if (backend) setenv(DT_ENV_BACKEND, backend, 1);
         if (kernel_queued) setenv(DT_ENV_KERNEL_QUEUED, "1", 1);
         if (flight) setenv(DT_ENV_FLIGHT_RECORDER, flight, 1);
-        for (size_t k = 0; dt_ondemand_dump_options[k].option; k++)
-            if (dump_values[k]) setenv(dt_ondemand_dump_options[k].env, dump_values[k], 1);
+        for (size_t k = 0; dt__ondemand_dump_options[k].option; k++)
+            if (dump_values[k]) setenv(dt__ondemand_dump_options[k].env, dump_values[k], 1);
         if (on_demand) setenv(DT_ENV_ON_DEMAND, "1", 1);
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());

@@ -52,7 +52,7 @@ static void row_cells(const dt_stats_row *row, int64_t all_total, char cells[][4
 
 static void print_report(const dt_stats_table *t, int rep, bool csv, FILE *out)
 {
-    const char *name = dt_rd_stats_report_name(rep);
+    const char *name = dt__rd_stats_report_name(rep);
     /* Cells are formatted twice (widths, then output) rather than kept:
        a trace may hold very many distinct names. */
     char cells[COL_COUNT][48];
@@ -69,7 +69,7 @@ static void print_report(const dt_stats_table *t, int rep, bool csv, FILE *out)
                 if (col_used(rep, c))
                     fprintf(out, ",%s", cells[c]);
             fputc(',', out);
-            dt_rd_put_csv(out, t->rows[i].name);
+            dt__rd_put_csv(out, t->rows[i].name);
             fputc('\n', out);
         }
         return;
@@ -109,7 +109,7 @@ static void print_report(const dt_stats_table *t, int rep, bool csv, FILE *out)
             if (col_used(rep, c))
                 fprintf(out, " %*s ", (int)w[c], cells[c]);
         fputc(' ', out);
-        dt_rd_put_safe(out, t->rows[i].name);
+        dt__rd_put_safe(out, t->rows[i].name);
         fputc('\n', out);
     }
 }
@@ -120,7 +120,7 @@ static void print_loss(const dt_rd_summary *sum, bool csv, FILE *out)
         fputs("Report,Reason,Count\n", out);
         for (size_t i = 0; i < sum->loss.count; i++) {
             fputs("loss,", out);
-            dt_rd_put_csv(out, sum->loss.items[i].key);
+            dt__rd_put_csv(out, sum->loss.items[i].key);
             fprintf(out, ",%" PRId64 "\n", sum->loss.items[i].value);
         }
         return;
@@ -132,13 +132,13 @@ static void print_loss(const dt_rd_summary *sum, bool csv, FILE *out)
     }
     size_t w = strlen("Reason");
     for (size_t i = 0; i < sum->loss.count; i++)
-        if (dt_rd_safe_len(sum->loss.items[i].key) > w)
-            w = dt_rd_safe_len(sum->loss.items[i].key);
+        if (dt__rd_safe_len(sum->loss.items[i].key) > w)
+            w = dt__rd_safe_len(sum->loss.items[i].key);
     fprintf(out, " %-*s  Count\n", (int)w, "Reason");
     for (size_t i = 0; i < sum->loss.count; i++) {
         fputc(' ', out);
-        dt_rd_put_safe(out, sum->loss.items[i].key);
-        fprintf(out, "%*s  %" PRId64 "\n", (int)(w - dt_rd_safe_len(sum->loss.items[i].key)), "",
+        dt__rd_put_safe(out, sum->loss.items[i].key);
+        fprintf(out, "%*s  %" PRId64 "\n", (int)(w - dt__rd_safe_len(sum->loss.items[i].key)), "",
                 sum->loss.items[i].value);
     }
 }
@@ -153,7 +153,7 @@ static void print_unclassified(const dt_rd_summary *sum, bool csv, FILE *out)
         fputs("Report,Category,Events\n", out);
         for (size_t i = 0; i < l->count; i++) {
             fputs("unclassified,", out);
-            dt_rd_put_csv(out, l->items[i].key);
+            dt__rd_put_csv(out, l->items[i].key);
             fprintf(out, ",%" PRId64 "\n", l->items[i].value);
         }
         if (sum->unclassified_more)
@@ -164,13 +164,13 @@ static void print_unclassified(const dt_rd_summary *sum, bool csv, FILE *out)
     fprintf(out, "\n** Categories devtrace does not classify (their events are in no report above):\n\n");
     size_t w = strlen("Category");
     for (size_t i = 0; i < l->count; i++)
-        if (dt_rd_safe_len(l->items[i].key) > w)
-            w = dt_rd_safe_len(l->items[i].key);
+        if (dt__rd_safe_len(l->items[i].key) > w)
+            w = dt__rd_safe_len(l->items[i].key);
     fprintf(out, " %-*s  Events\n", (int)w, "Category");
     for (size_t i = 0; i < l->count; i++) {
         fputc(' ', out);
-        dt_rd_put_safe(out, l->items[i].key);
-        fprintf(out, "%*s  %" PRId64 "\n", (int)(w - dt_rd_safe_len(l->items[i].key)), "", l->items[i].value);
+        dt__rd_put_safe(out, l->items[i].key);
+        fprintf(out, "%*s  %" PRId64 "\n", (int)(w - dt__rd_safe_len(l->items[i].key)), "", l->items[i].value);
     }
     if (sum->unclassified_more)
         fprintf(out, " (beyond these %d categories, more)%*s  %" PRIu64 "\n", DT_RD_UNCLASSIFIED_MAX, 0, "",
@@ -191,7 +191,7 @@ static void print_memory(const dt_stats_result *s, bool csv, FILE *out)
         fputs("Report,Device,Allocations,Frees,Bytes Allocated,Bytes Freed,Peak Allocated (bytes),"
               "Final Allocated (bytes)\n", out);
     else
-        fprintf(out, "\n** %s (%s):\n\n", rep_titles[DT_STATS_MEMORY], dt_rd_stats_report_name(DT_STATS_MEMORY));
+        fprintf(out, "\n** %s (%s):\n\n", rep_titles[DT_STATS_MEMORY], dt__rd_stats_report_name(DT_STATS_MEMORY));
     if (!csv && s->memory_count == 0) {
         fprintf(out, " (no events)\n");
         return;
@@ -226,19 +226,19 @@ static int run_stats(dt_rd_source *src, const char *label, unsigned reports, boo
 {
     dt_stats_result s;
     char msg[512];
-    int rc = dt_rd_stats(src, reports, &s, msg, sizeof msg);
+    int rc = dt__rd_stats(src, reports, &s, msg, sizeof msg);
     if (rc != 0) {
         if (rc == -1)
             fprintf(err, "stats: %s: %s\n", label, msg);
         else
             fprintf(err, "stats: %s\n", msg);
-        dt_rd_stats_free(&s);
+        dt__rd_stats_free(&s);
         return 1;
     }
     if (!csv) {
         fprintf(out, "trace: %s (%" PRIu64 " events%s", label, s.summary.event_count,
                 s.summary.backend ? ", backend " : "");
-        dt_rd_put_safe(out, s.summary.backend ? s.summary.backend : "");
+        dt__rd_put_safe(out, s.summary.backend ? s.summary.backend : "");
         fputs(")\n", out);
     }
     for (int r = 0; r < DT_STATS_REPORTS; r++) {
@@ -251,7 +251,7 @@ static int run_stats(dt_rd_source *src, const char *label, unsigned reports, boo
     }
     print_unclassified(&s.summary, csv, out);
     print_loss(&s.summary, csv, out);
-    dt_rd_stats_free(&s);
+    dt__rd_stats_free(&s);
     return 0;
 }
 
@@ -261,7 +261,7 @@ static const char *report_names(char *buf, size_t n)
     size_t used = 0;
     buf[0] = 0;
     for (int r = 0; r < DT_STATS_REPORTS && used < n; r++) {
-        int k = snprintf(buf + used, n - used, "%s%s", r ? ", " : "", dt_rd_stats_report_name(r));
+        int k = snprintf(buf + used, n - used, "%s%s", r ? ", " : "", dt__rd_stats_report_name(r));
         if (k < 0)
             break;
         used += (size_t)k;
@@ -279,7 +279,7 @@ static int parse_reports(const char *reports, unsigned *mask, FILE *err)
     }
     for (const char *p = reports; *p;) {
         size_t len = strcspn(p, ",");
-        int found = dt_rd_stats_report_by_name(p, len);
+        int found = dt__rd_stats_report_by_name(p, len);
         if (found < 0) {
             char known[128];
             fprintf(err, "stats: unknown report \"%.*s\" (known: %s)\n", (int)len, p, report_names(known, sizeof known));
@@ -293,7 +293,7 @@ static int parse_reports(const char *reports, unsigned *mask, FILE *err)
     return 0;
 }
 
-int dt_stats_source(dt_rd_source *src, const char *label, const char *reports, bool csv, FILE *out, FILE *err)
+int dt__stats_source(dt_rd_source *src, const char *label, const char *reports, bool csv, FILE *out, FILE *err)
 {
     unsigned mask;
     if (parse_reports(reports, &mask, err) != 0)
@@ -322,7 +322,7 @@ static void stats_usage(FILE *f)
             report_names(known, sizeof known));
 }
 
-int dt_stats_main(int argc, char **argv, FILE *out, FILE *err)
+int dt__stats_main(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *path = NULL, *format = "table", *reports = NULL;
     for (int i = 1; i < argc; i++) {
@@ -385,17 +385,17 @@ int dt_stats_main(int argc, char **argv, FILE *out, FILE *err)
     if (parse_reports(reports, &mask, err) != 0)
         return 2;
     char msg[512];
-    dt_rd_source *src = dt_rd_open_file(path, msg, sizeof msg);
+    dt_rd_source *src = dt__rd_open_file(path, msg, sizeof msg);
     if (!src) {
         fprintf(err, "stats: %s\n", msg);
         return 1;
     }
-    int rc = dt_stats_source(src, path, reports, csv, out, err);
-    dt_rd_close(src);
+    int rc = dt__stats_source(src, path, reports, csv, out, err);
+    dt__rd_close(src);
     return rc;
 }
 
-int dt_cli_stats(int argc, char **argv)
+int dt__cli_stats(int argc, char **argv)
 {
-    return dt_stats_main(argc, argv, stdout, stderr);
+    return dt__stats_main(argc, argv, stdout, stderr);
 }

@@ -80,7 +80,7 @@ static void trigger_usage(FILE *f)
             "  -o, --output FILE   the trace (default devtrace.rank<R>.json, or devtrace.<PID>.json\n"
             "                      when the process has no rank); with --all or --job each\n"
             "                      trace is FILE with rank<R> (or the pid) before its suffix\n");
-    dt_cli_print_format_option(f);
+    dt__cli_print_format_option(f);
     fprintf(f,
             "  --list              list the listening processes of this user (pid, program,\n"
             "                      rank, world size, backend, state: idle, armed or capturing,\n"
@@ -123,15 +123,15 @@ static int list_listeners(void)
 {
     dt_ctl_msg *list = NULL;
     size_t count = 0;
-    if (dt_ctl_list(LIST_TIMEOUT_MS, &list, &count) != DT_OK) {
+    if (dt__ctl_list(LIST_TIMEOUT_MS, &list, &count) != DT_OK) {
         fprintf(stderr, "devtrace trigger: %s\n", dt_last_error());
         return 1;
     }
     char dir[DT_CTL_DIR_CAP] = "";
-    dt_ctl_dir(dir, sizeof dir);
+    dt__ctl_dir(dir, sizeof dir);
     if (count == 0) {
         fprintf(stderr, "devtrace trigger: no process of this user listens for requests (in %s)\n", dir);
-        dt_free(list);
+        dt__free(list);
         return 0;
     }
     printf("%-8s %-16s %-6s %-6s %-10s %-9s %s\n", "PID", "PROGRAM", "RANK", "WORLD", "BACKEND", "STATE", "JOB");
@@ -140,10 +140,10 @@ static int list_listeners(void)
         printf("%-8lld %-16s", (long long)m->pid, m->program[0] ? m->program : "-");
         print_count(m->rank);
         print_count(m->world_size);
-        printf(" %-10s %-9s %s\n", m->backend[0] ? m->backend : "-", dt_ctl_state_name(m->state),
+        printf(" %-10s %-9s %s\n", m->backend[0] ? m->backend : "-", dt__ctl_state_name(m->state),
                m->job[0] ? m->job : "-");
     }
-    dt_free(list);
+    dt__free(list);
     return 0;
 }
 
@@ -304,9 +304,9 @@ typedef struct target {
    after saying why. */
 static int default_job(const dt_ctl_msg *list, size_t count, char *job, size_t n)
 {
-    const char *slurm = dt_env("SLURM_JOB_ID");
+    const char *slurm = dt__env("SLURM_JOB_ID");
     if (slurm) snprintf(job, n, "slurm:%s", slurm);
-    else dt_ctl_job_id(job, n);
+    else dt__ctl_job_id(job, n);
     if (job[0]) return 0;
     for (size_t i = 0; i < count; i++) {
         if (!list[i].job[0]) continue;
@@ -351,25 +351,25 @@ static int find_targets(const options *o, target **out, size_t *count)
     dt_ctl_msg *list = NULL;
     size_t n = 0;
     if (o->pid) {
-        list = dt_calloc(1, sizeof *list);
+        list = dt__calloc(1, sizeof *list);
         if (!list) {
             fprintf(stderr, "devtrace trigger: out of memory\n");
             return outcomes[DT_CTL_IO].status;
         }
         dt_ctl_msg info;
-        dt_ctl_msg_init(&info, DT_CTL_INFO);
-        dt_ctl_code rc = dt_ctl_send((pid_t)o->pid, &info, -1, LIST_TIMEOUT_MS, &list[0]);
+        dt__ctl_msg_init(&info, DT_CTL_INFO);
+        dt_ctl_code rc = dt__ctl_send((pid_t)o->pid, &info, -1, LIST_TIMEOUT_MS, &list[0]);
         if (rc != DT_CTL_SUCCESS || list[0].type != DT_CTL_INFO) {
             target t = {.info = list[0]};
             t.info.pid = o->pid;
             t.info.rank = -1;
             if (rc == DT_CTL_SUCCESS) rc = DT_CTL_IO;
             say_failure(&t, rc, list[0].text);
-            dt_free(list);
+            dt__free(list);
             return outcome_of(rc)->status;
         }
         n = 1;
-    } else if (dt_ctl_list(LIST_TIMEOUT_MS, &list, &n) != DT_OK) {
+    } else if (dt__ctl_list(LIST_TIMEOUT_MS, &list, &n) != DT_OK) {
         fprintf(stderr, "devtrace trigger: %s\n", dt_last_error());
         return outcomes[DT_CTL_IO].status;
     }
@@ -379,21 +379,21 @@ static int find_targets(const options *o, target **out, size_t *count)
         else {
             int st = default_job(list, n, job, sizeof job);
             if (st) {
-                dt_free(list);
+                dt__free(list);
                 return st;
             }
         }
     }
-    target *t = dt_calloc(n ? n : 1, sizeof *t);
+    target *t = dt__calloc(n ? n : 1, sizeof *t);
     if (!t) {
-        dt_free(list);
+        dt__free(list);
         fprintf(stderr, "devtrace trigger: out of memory\n");
         return outcomes[DT_CTL_IO].status;
     }
     size_t k = 0;
     const char *first = NULL, *second = NULL; /* the jobs matched, the first two by name */
     for (size_t i = 0; i < n; i++) {
-        if (o->job && !dt_ctl_job_matches(list[i].job, job)) continue;
+        if (o->job && !dt__ctl_job_matches(list[i].job, job)) continue;
         t[k++].info = list[i];
         const char *j = list[i].job;
         if (!first || strcmp(j, first) < 0) {
@@ -406,19 +406,19 @@ static int find_targets(const options *o, target **out, size_t *count)
     if (o->job && second) { /* two jobs are never asked, nor merged, together */
         fprintf(stderr, "devtrace trigger: --job %s names several jobs (%s, %s, ...): name one as --list shows "
                         "it\n", job, first, second);
-        dt_free(list);
-        dt_free(t);
+        dt__free(list);
+        dt__free(t);
         return USAGE_STATUS;
     }
-    dt_free(list);
+    dt__free(list);
     if (k == 0) {
         char dir[DT_CTL_DIR_CAP] = "";
-        dt_ctl_dir(dir, sizeof dir);
+        dt__ctl_dir(dir, sizeof dir);
         if (o->job) fprintf(stderr, "devtrace trigger: no such listener: no process of this user listens in job %s "
                                     "(see --list)\n", job);
         else fprintf(stderr, "devtrace trigger: no such listener: no process of this user listens for requests "
                              "(in %s)\n", dir);
-        dt_free(t);
+        dt__free(t);
         return outcomes[DT_CTL_NO_SUCH_LISTENER].status;
     }
     qsort(t, k, sizeof *t, by_rank);
@@ -443,13 +443,13 @@ static void name_outputs(target *t, size_t n, const char *base, int exact)
         }
         if (t[i].info.rank >= 0) snprintf(tag, sizeof tag, "rank%lld", (long long)t[i].info.rank);
         else snprintf(tag, sizeof tag, "%lld", (long long)t[i].info.pid);
-        dt_record_tag_path(t[i].path, sizeof t[i].path, base, tag);
+        dt__record_tag_path(t[i].path, sizeof t[i].path, base, tag);
         for (size_t j = 0; j < i; j++) {
             if (strcmp(t[j].path, t[i].path) != 0) continue;
             char taken[sizeof t[i].path];
             snprintf(taken, sizeof taken, "%s", t[i].path);
             snprintf(tag, sizeof tag, "%lld", (long long)t[i].info.pid);
-            dt_record_tag_path(t[i].path, sizeof t[i].path, taken, tag);
+            dt__record_tag_path(t[i].path, sizeof t[i].path, taken, tag);
             break;
         }
     }
@@ -462,13 +462,13 @@ static int open_output(target *t)
 {
     const char *why = NULL;
     t->tmp[0] = 0;
-    dt_output_kind kind = dt_output_kind_of(t->path, &why);
+    dt_output_kind kind = dt__output_kind_of(t->path, &why);
     if (kind == DT_OUTPUT_REFUSED) {
         fprintf(stderr, "devtrace trigger: cannot write the trace %s: %s\n", t->path, why);
         return -1;
     }
     t->fd = kind == DT_OUTPUT_IN_PLACE ? open(t->path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
-                                       : dt_open_beside(t->path, t->tmp, sizeof t->tmp);
+                                       : dt__open_beside(t->path, t->tmp, sizeof t->tmp);
     if (t->fd < 0) {
         fprintf(stderr, "devtrace trigger: cannot write the trace %s: %s\n", t->path, strerror(errno));
         t->tmp[0] = 0;
@@ -497,7 +497,7 @@ static dt_ctl_code keep_output(target *t, char *why, size_t n)
     if (!t->tmp[0]) return DT_CTL_SUCCESS;
     /* the name may have become a device, a FIFO or a folder meanwhile:
        never renamed over */
-    if (dt_output_kind_of(t->path, NULL) != DT_OUTPUT_FILE) {
+    if (dt__output_kind_of(t->path, NULL) != DT_OUTPUT_FILE) {
         snprintf(why, n, "%s is no longer a regular file or absent: the trace is not put there", t->path);
         return DT_CTL_IO;
     }
@@ -515,16 +515,16 @@ static dt_ctl_code keep_output(target *t, char *why, size_t n)
 static void *exchange(void *arg)
 {
     target *t = arg;
-    uint64_t began = dt_monotonic_ns();
-    t->rc = dt_ctl_send((pid_t)t->info.pid, t->request, t->fd, t->wait_ms, &t->reply);
-    t->waited_ns = dt_monotonic_ns() - began;
+    uint64_t began = dt__monotonic_ns();
+    t->rc = dt__ctl_send((pid_t)t->info.pid, t->request, t->fd, t->wait_ms, &t->reply);
+    t->waited_ns = dt__monotonic_ns() - began;
     return NULL;
 }
 
 /* The request the options make; the milliseconds to wait for its reply. */
 static int make_request(const options *o, dt_format fmt, dt_ctl_msg *req)
 {
-    dt_ctl_msg_init(req, o->dump ? DT_CTL_DUMP : DT_CTL_CAPTURE);
+    dt__ctl_msg_init(req, o->dump ? DT_CTL_DUMP : DT_CTL_CAPTURE);
     snprintf(req->format, sizeof req->format, "%s", dt_format_name(fmt));
     double window_s = 0;
     if (!o->dump) {
@@ -575,7 +575,7 @@ static int finish(target *t)
     if (t->info.rank >= 0) snprintf(who, sizeof who, "rank %lld, %s", (long long)t->info.rank, backend);
     else snprintf(who, sizeof who, "%s", backend);
     snprintf(said, sizeof said, "%s%s", t->reply.partial ? "partial: " : "", t->reply.text);
-    dt_cli_print_wrote((int)t->info.pid, who, t->path, &t->reply.records, said, "");
+    dt__cli_print_wrote((int)t->info.pid, who, t->path, &t->reply.records, said, "");
     return t->reply.partial ? PARTIAL_STATUS : 0;
 }
 
@@ -668,7 +668,7 @@ static int trigger(const options *o, target *t, size_t n, dt_format fmt, const c
     return worst;
 }
 
-int dt_cli_trigger(int argc, char **argv)
+int dt__cli_trigger(int argc, char **argv)
 {
     options o;
     int parsed = parse_options(argc, argv, &o);
@@ -680,10 +680,10 @@ int dt_cli_trigger(int argc, char **argv)
     if (o.list) return list_listeners();
     char base[4096], why[4600];
     dt_format fmt;
-    if (dt_cli_output_name("devtrace trigger", o.output, o.format, base, sizeof base, &fmt) != 0)
+    if (dt__cli_output_name("devtrace trigger", o.output, o.format, base, sizeof base, &fmt) != 0)
         return USAGE_STATUS;
     /* where the trace goes is checked before anything is asked */
-    if (dt_cli_check_output(base, why, sizeof why) != 0) {
+    if (dt__cli_check_output(base, why, sizeof why) != 0) {
         fprintf(stderr, "devtrace trigger: cannot write the trace %s: %s\n", base, why);
         return USAGE_STATUS;
     }
@@ -709,6 +709,6 @@ int dt_cli_trigger(int argc, char **argv)
     g_targets = NULL;
     g_ntargets = 0;
     block_interrupts(0, &old);
-    dt_free(t);
+    dt__free(t);
     return st;
 }

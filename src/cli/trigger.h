@@ -2,6 +2,6 @@
 #ifndef DT_CLI_TRIGGER_H
 #define DT_CLI_TRIGGER_H
 
-int dt_cli_trigger(int argc, char **argv);
+int dt__cli_trigger(int argc, char **argv);
 
 #endif

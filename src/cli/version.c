@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-int dt_cli_version(int argc, char **argv)
+int dt__cli_version(int argc, char **argv)
 {
     printf("devtrace %s\n", dt_version());
     return 0;

@@ -271,17 +271,17 @@ static void col_release(col_state *s)
         s->out.release(&s->out);
     exp_free(s->x);
     for (int d = 0; d < SD_COUNT; d++) {
-        dt_strtab_free(&s->dict[d].tab);
+        dt__strtab_free(&s->dict[d].tab);
         free(s->dict[d].seen);
     }
     free(s->scratch);
     free(s->steps);
     for (size_t i = 0; i < s->nlaunches; i++) {
-        dt_u64map_free(&s->launches[i].corr);
-        dt_u64map_free(&s->launches[i].ext);
+        dt__u64map_free(&s->launches[i].corr);
+        dt__u64map_free(&s->launches[i].ext);
     }
     free(s->launches);
-    dt_u64map_free(&s->part_index);
+    dt__u64map_free(&s->part_index);
 }
 
 static int col_begin(col_state *s)
@@ -323,8 +323,8 @@ static int32_t col_code(col_state *s, int d, const char *text, size_t len)
     col_dict *t = &s->dict[d];
     int64_t id = t->last;
     if (id < 0 || t->tab.lens[id] != len || memcmp(t->tab.keys[id], text, len) != 0)
-        id = t->last = dt_strtab_intern(&t->tab, text, len, NULL);
-    if (id < 0 || dt_vec_reserve_zeroed((void **)&t->seen, &t->cap, (size_t)id + 1, sizeof *t->seen) != 0) {
+        id = t->last = dt__strtab_intern(&t->tab, text, len, NULL);
+    if (id < 0 || dt__vec_reserve_zeroed((void **)&t->seen, &t->cap, (size_t)id + 1, sizeof *t->seen) != 0) {
         s->failed = 1;
         return -1;
     }
@@ -335,7 +335,7 @@ static int32_t col_code(col_state *s, int d, const char *text, size_t len)
         s->failed = 2;
         return -1;
     }
-    if (dt_vec_reserve_zeroed((void **)&x->chars[d], &x->chars_cap[d], x->chars_len[d] + len + 1, 1) != 0) {
+    if (dt__vec_reserve_zeroed((void **)&x->chars[d], &x->chars_cap[d], x->chars_len[d] + len + 1, 1) != 0) {
         s->failed = 1;
         return -1;
     }
@@ -418,7 +418,7 @@ static void col_string_arg(col_state *s, int d, size_t r, const char *v, const c
         s->scratch = n;
         s->scratch_cap = len;
     }
-    col_string(s, d, r, s->scratch, dt_rd_unescape(v + 1, len, s->scratch));
+    col_string(s, d, r, s->scratch, dt__rd_unescape(v + 1, len, s->scratch));
 }
 
 /* Grid or block of device work: the reader's value where the event carries
@@ -453,7 +453,7 @@ static void col_string_of(col_state *s, int d, size_t r, bool work, const dt_rd_
 static void col_work_args(col_state *s, const dt_rd_event *ev, size_t r)
 {
     col_export *x = s->x;
-    bool work = dt_rd_cat_is_device_work(ev->cat_kind);
+    bool work = dt__rd_cat_is_device_work(ev->cat_kind);
     const char *args = NULL, *end = NULL;
     if (work && ev->raw && ev->at[DT_RD_AT_ARGS].len) {
         args = ev->raw + ev->at[DT_RD_AT_ARGS].off;
@@ -522,7 +522,7 @@ static bool col_step_number(const dt_rd_event *ev, int64_t *n)
 {
     static const char prefix[] = "ProfilerStep";
     if (ev->name_len < sizeof prefix || memcmp(ev->name, prefix, sizeof prefix - 1) != 0 ||
-        dt_rd_cat_is_device_work(ev->cat_kind) || ev->cat_kind == DT_RD_CAT_GPU_USER_ANNOTATION ||
+        dt__rd_cat_is_device_work(ev->cat_kind) || ev->cat_kind == DT_RD_CAT_GPU_USER_ANNOTATION ||
         !(ev->has & DT_RD_HAS_TS) || !(ev->has & DT_RD_HAS_DUR))
         return false;
     const char *p = ev->name + sizeof prefix - 1, *end = ev->name + ev->name_len;
@@ -547,10 +547,10 @@ static col_launches *col_launches_of(col_state *s, int32_t part, bool add)
     uint64_t key = (uint64_t)(uint32_t)part;
     if (!add) {
         uint64_t i;
-        return dt_u64map_get(&s->part_index, key, &i) ? &s->launches[i] : NULL;
+        return dt__u64map_get(&s->part_index, key, &i) ? &s->launches[i] : NULL;
     }
-    uint64_t *slot = dt_u64map_slot(&s->part_index, key, &added);
-    if (!slot || (added && dt_vec_reserve_zeroed((void **)&s->launches, &s->launches_cap, s->nlaunches + 1,
+    uint64_t *slot = dt__u64map_slot(&s->part_index, key, &added);
+    if (!slot || (added && dt__vec_reserve_zeroed((void **)&s->launches, &s->launches_cap, s->nlaunches + 1,
                                       sizeof *s->launches) != 0)) {
         s->failed = 1;
         return NULL;
@@ -568,20 +568,20 @@ static int col_steps_visit(void *user, const dt_rd_event *ev)
     int32_t part = col_part(ev);
     int64_t n;
     if (col_step_number(ev, &n)) {
-        if (dt_vec_reserve_zeroed((void **)&s->steps, &s->steps_cap, s->counts.nsteps + 1, sizeof *s->steps) != 0)
+        if (dt__vec_reserve_zeroed((void **)&s->steps, &s->steps_cap, s->counts.nsteps + 1, sizeof *s->steps) != 0)
             return s->failed = 1;
-        s->steps[s->counts.nsteps++] = (col_step){part, ev->ts_ns, dt_rd_add_sat(ev->ts_ns, ev->dur_ns), n};
+        s->steps[s->counts.nsteps++] = (col_step){part, ev->ts_ns, dt__rd_add_sat(ev->ts_ns, ev->dur_ns), n};
     }
-    if (!(ev->has & DT_RD_HAS_TS) || dt_rd_cat_is_device_work(ev->cat_kind))
+    if (!(ev->has & DT_RD_HAS_TS) || dt__rd_cat_is_device_work(ev->cat_kind))
         return 0;
-    bool api = dt_rd_cat_is_api(ev->cat_kind) && (ev->has & DT_RD_HAS_CORRELATION);
+    bool api = dt__rd_cat_is_api(ev->cat_kind) && (ev->has & DT_RD_HAS_CORRELATION);
     bool op = ev->cat_kind == DT_RD_CAT_CPU_OP && (ev->has & DT_RD_HAS_EXTERNAL_ID);
     if (!api && !op)
         return 0;
     col_launches *l = col_launches_of(s, part, true);
     bool added;
-    uint64_t *slot = !l ? NULL : api ? dt_u64map_slot(&l->corr, ev->correlation, &added)
-                                     : dt_u64map_slot(&l->ext, ev->external_id, &added);
+    uint64_t *slot = !l ? NULL : api ? dt__u64map_slot(&l->corr, ev->correlation, &added)
+                                     : dt__u64map_slot(&l->ext, ev->external_id, &added);
     if (!slot)
         return s->failed = 1;
     if (added || (int64_t)*slot > ev->ts_ns)
@@ -623,13 +623,13 @@ static bool col_event_step(col_state *s, const dt_rd_event *ev, int32_t part, in
 {
     if (!s->counts.nsteps || !(ev->has & DT_RD_HAS_TS))
         return false;
-    if (!dt_rd_cat_is_device_work(ev->cat_kind))
+    if (!dt__rd_cat_is_device_work(ev->cat_kind))
         return col_step_at(s, part, ev->ts_ns, n);
     /* device work: the step of the call that launched it */
     const col_launches *l = col_launches_of(s, part, false);
     uint64_t at;
-    if (l && (((ev->has & DT_RD_HAS_CORRELATION) && dt_u64map_get(&l->corr, ev->correlation, &at)) ||
-              ((ev->has & DT_RD_HAS_EXTERNAL_ID) && dt_u64map_get(&l->ext, ev->external_id, &at))))
+    if (l && (((ev->has & DT_RD_HAS_CORRELATION) && dt__u64map_get(&l->corr, ev->correlation, &at)) ||
+              ((ev->has & DT_RD_HAS_EXTERNAL_ID) && dt__u64map_get(&l->ext, ev->external_id, &at))))
         return col_step_at(s, part, (int64_t)at, n);
     s->counts.device_unlaunched++;
     return false;
@@ -708,14 +708,14 @@ static int col_visit(void *user, const dt_rd_event *ev)
 static int col_pass(const char *path, dt_rd_visitor visit, unsigned flags, col_state *s,
                     dt_rd_summary *summary, char *err, size_t errlen)
 {
-    dt_rd_source *src = dt_rd_open_file(path, err, errlen);
+    dt_rd_source *src = dt__rd_open_file(path, err, errlen);
     if (!src) {
         s->unopened = true;
         return -1;
     }
     dt_rd_options opts = {.visit = visit, .user = s, .flags = flags};
-    int rc = dt_rd_read_opts(src, &opts, summary, err, errlen);
-    dt_rd_close(src);
+    int rc = dt__rd_read_opts(src, &opts, summary, err, errlen);
+    dt__rd_close(src);
     if (s->failed) {
         snprintf(err, errlen, "%s", s->failed == 2 ? "a batch's distinct strings exceed 2 GiB: convert with fewer rows"
                                                    : "out of memory for the trace's distinct strings and ids");
@@ -770,7 +770,7 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
     s.user = user;
     s.cap = rows ? rows : DT_COL_DEFAULT_ROWS;
     for (int d = 0; d < SD_COUNT; d++) {
-        dt_strtab_init(&s.dict[d].tab);
+        dt__strtab_init(&s.dict[d].tab);
         s.dict[d].last = -1;
     }
     dt_rd_summary summary;
@@ -783,7 +783,7 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
         if (s.counts.nsteps)
             qsort(s.steps, s.counts.nsteps, sizeof *s.steps, col_step_cmp);
         if (rc == 0) {
-            dt_rd_summary_free(&summary);
+            dt__rd_summary_free(&summary);
             memset(&summary, 0, sizeof summary);
         }
     }
@@ -799,8 +799,8 @@ int dt_col_read(const char *path, size_t rows, unsigned flags, dt_col_sink sink,
     }
     /* a trace that could not be opened has no metadata */
     if (meta && !s.unopened)
-        *meta = dt_col_meta(&summary, &s.counts, rc == -1 ? err : NULL);
-    dt_rd_summary_free(&summary);
+        *meta = dt__col_meta(&summary, &s.counts, rc == -1 ? err : NULL);
+    dt__rd_summary_free(&summary);
     col_release(&s);
     return rc;
 }

@@ -51,10 +51,10 @@ static void col_printf(col_text *t, const char *fmt, ...)
 static void col_jstring(col_text *t, const char *s)
 {
     size_t n = strlen(s);
-    col_reserve(t, dt_json_escaped_max(n));
+    col_reserve(t, dt__json_escaped_max(n));
     if (t->failed)
         return;
-    t->len = (size_t)(dt_json_escape(t->p + t->len, s, n) - t->p);
+    t->len = (size_t)(dt__json_escape(t->p + t->len, s, n) - t->p);
     t->p[t->len] = '\0';
 }
 
@@ -94,7 +94,7 @@ static void col_kvlist(col_text *t, const char *key, const dt_rd_kvlist *l)
     col_printf(t, "}");
 }
 
-char *dt_col_meta(const dt_rd_summary *m, const col_counts *s, const char *error)
+char *dt__col_meta(const dt_rd_summary *m, const col_counts *s, const char *error)
 {
     col_text t = {0};
     col_open(&t);

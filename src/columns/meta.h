@@ -22,6 +22,6 @@ typedef struct col_counts {
 
 /* The JSON text (malloc'd), or NULL when out of memory. error: NULL, or
    why the reading stopped. */
-char *dt_col_meta(const dt_rd_summary *m, const col_counts *counts, const char *error);
+char *dt__col_meta(const dt_rd_summary *m, const col_counts *counts, const char *error);
 
 #endif

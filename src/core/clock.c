@@ -9,28 +9,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-void dt_clock_init(dt_clock *c, int identity)
+void dt__clock_init(dt_clock *c, int identity)
 {
     memset(c, 0, sizeof *c);
     c->identity = identity;
     c->slope = 1.0;
 }
 
-void dt_clock_free(dt_clock *c)
+void dt__clock_free(dt_clock *c)
 {
-    dt_free(c->samples);
-    dt_free(c->fast);
+    dt__free(c->samples);
+    dt__free(c->fast);
     c->samples = NULL;
     c->fast = NULL;
     c->count = c->cap = 0;
 }
 
-int dt_clock_add(dt_clock *c, dt_clock_sample s)
+int dt__clock_add(dt_clock *c, dt_clock_sample s)
 {
     if (c->count >= DT_CLOCK_MAX_SAMPLES) return -1;
     if (c->count == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 16;
-        dt_clock_sample *n = dt_realloc(c->samples, cap * sizeof *n);
+        dt_clock_sample *n = dt__realloc(c->samples, cap * sizeof *n);
         if (!n) {
             c->unkept++;
             return -1;
@@ -42,14 +42,14 @@ int dt_clock_add(dt_clock *c, dt_clock_sample s)
     return 0;
 }
 
-int dt_clock_read(dt_clock_fn fn, const void *ctx, int tries, dt_clock_sample *out)
+int dt__clock_read(dt_clock_fn fn, const void *ctx, int tries, dt_clock_sample *out)
 {
     dt_clock_sample best = {0, 0, UINT64_MAX};
     for (int i = 0; i < tries; i++) {
         uint64_t v = 0;
-        uint64_t before = dt_realtime_ns();
-        int rc = fn ? fn(ctx, &v) : (v = dt_realtime_ns(), 0);
-        uint64_t after = dt_realtime_ns();
+        uint64_t before = dt__realtime_ns();
+        int rc = fn ? fn(ctx, &v) : (v = dt__realtime_ns(), 0);
+        uint64_t after = dt__realtime_ns();
         if (rc != 0 || v == 0 || after < before) continue;
         if (after - before < best.bracket_ns) {
             best.vendor = v;
@@ -62,11 +62,11 @@ int dt_clock_read(dt_clock_fn fn, const void *ctx, int tries, dt_clock_sample *o
     return 0;
 }
 
-int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, const void *ctx, int tries)
+int dt__clock_sample_now(dt_clock *c, dt_clock_fn fn, const void *ctx, int tries)
 {
     dt_clock_sample s;
-    if (dt_clock_read(fn, ctx, tries, &s) != 0) return -1;
-    return dt_clock_add(c, s);
+    if (dt__clock_read(fn, ctx, tries, &s) != 0) return -1;
+    return dt__clock_add(c, s);
 }
 
 static int cmp_vendor(const void *a, const void *b)
@@ -105,7 +105,7 @@ static int one_domain(const dt_clock_sample *a, const dt_clock_sample *b)
     return r <= 64 * v + slack && v <= 64 * r + slack;
 }
 
-int dt_clock_same_domain(const dt_clock_sample *a, const dt_clock_sample *b)
+int dt__clock_same_domain(const dt_clock_sample *a, const dt_clock_sample *b)
 {
     if (a->vendor == b->vendor) return a->realtime == b->realtime;
     return a->vendor < b->vendor ? one_domain(a, b) : one_domain(b, a);
@@ -129,9 +129,9 @@ static int64_t domain_line_at(const dt_clock *c, size_t i, uint64_t v)
     return (int64_t)s[i].realtime + ((int64_t)v - (int64_t)s[i].vendor);
 }
 
-void dt_clock_fit(dt_clock *c)
+void dt__clock_fit(dt_clock *c)
 {
-    dt_free(c->fast);
+    dt__free(c->fast);
     c->fast = NULL;
     c->segments = 0;
     c->error_bound_ns = 0;
@@ -174,7 +174,7 @@ void dt_clock_fit(dt_clock *c)
                    (double)(int64_t)(last->vendor - first->vendor);
     c->segments = c->count >= 2 ? c->count - 1 : 0;
     /* Without them mapping takes the division path: slower, the same. */
-    if (c->segments) c->fast = dt_malloc(c->segments * sizeof *c->fast);
+    if (c->segments) c->fast = dt__malloc(c->segments * sizeof *c->fast);
     for (size_t i = 0; c->fast && i < c->segments; i++) {
         const dt_clock_sample *a = &c->samples[i], *b = &c->samples[i + 1];
         dt_clock_segment *g = &c->fast[i];
@@ -212,7 +212,7 @@ void dt_clock_fit(dt_clock *c)
     c->error_bound_ns = bound + curve;
 }
 
-uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t v, size_t *segment)
+uint64_t dt__clock_map_slow(const dt_clock *c, uint64_t v, size_t *segment)
 {
     if (c->identity || c->count == 0) return v;
     const dt_clock_sample *s = c->samples;
@@ -232,7 +232,7 @@ uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t v, size_t *segment)
     /* inside its segment a time takes the fast path next time */
     if (c->fast && v >= c->fast[lo].vendor && v < c->fast[lo].vendor_end) {
         uint64_t r;
-        if (dt_clock_segment_map(&c->fast[lo], v, &r)) return r;
+        if (dt__clock_segment_map(&c->fast[lo], v, &r)) return r;
     }
     int64_t r;
     if (pair_joined(c, lo)) {
@@ -245,8 +245,8 @@ uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t v, size_t *segment)
     return r < 0 ? 0 : (uint64_t)r;
 }
 
-uint64_t dt_clock_map(const dt_clock *c, uint64_t v)
+uint64_t dt__clock_map(const dt_clock *c, uint64_t v)
 {
     size_t segment = 0;
-    return dt_clock_map_near(c, v, &segment);
+    return dt__clock_map_near(c, v, &segment);
 }

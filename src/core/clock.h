@@ -29,7 +29,7 @@ typedef struct dt_clock_segment {
     uint64_t realtime;            /* at vendor */
     uint64_t dv, adr;             /* vendor span, |realtime span| */
     uint64_t recip;               /* floor((2^64 - 1) / dv) + 1: 2^64 / dv rounded up (dv >= 2) */
-    /* the offsets x = v - vendor that dt_clock_segment_at maps, [0, span):
+    /* the offsets x = v - vendor that dt__clock_segment_at maps, [0, span):
        inside the segment, below 2^32 and with |realtime span| below 2^32
        (x * adr fits 64 bits); 0 when none (and for a vendor span of 1 ns,
        whose reciprocal rounded up is 2^64) */
@@ -42,7 +42,7 @@ typedef struct dt_clock {
     size_t count, cap;
     size_t unkept;            /* samples read but not kept: out of memory */
     int identity;             /* backend has no clock of its own */
-    /* fit summary, filled by dt_clock_fit() */
+    /* fit summary, filled by dt__clock_fit() */
     double slope;             /* realtime ns per vendor ns (overall) */
     double offset_ns;         /* realtime - vendor at the first sample */
     uint64_t error_bound_ns;  /* max half-bracket + max residual of the fit */
@@ -58,24 +58,24 @@ typedef struct dt_clock {
    NULL for CLOCK_REALTIME). */
 typedef int (*dt_clock_fn)(const void *ctx, uint64_t *ns);
 
-DT_HIDDEN void dt_clock_init(dt_clock *c, int identity);
-DT_HIDDEN void dt_clock_free(dt_clock *c);
+DT_HIDDEN void dt__clock_init(dt_clock *c, int identity);
+DT_HIDDEN void dt__clock_free(dt_clock *c);
 /* Take `tries` paired readings, keep the most tightly bracketed one. */
-DT_HIDDEN int dt_clock_sample_now(dt_clock *c, dt_clock_fn fn, const void *ctx, int tries);
+DT_HIDDEN int dt__clock_sample_now(dt_clock *c, dt_clock_fn fn, const void *ctx, int tries);
 /* The same reading, not kept: a vendor clock is read with no lock held
-   that a vendor callback takes, and kept (dt_clock_add) under it. -1 when
+   that a vendor callback takes, and kept (dt__clock_add) under it. -1 when
    no reading succeeded. */
-DT_HIDDEN int dt_clock_read(dt_clock_fn fn, const void *ctx, int tries, dt_clock_sample *out);
-DT_HIDDEN int dt_clock_add(dt_clock *c, dt_clock_sample s);
+DT_HIDDEN int dt__clock_read(dt_clock_fn fn, const void *ctx, int tries, dt_clock_sample *out);
+DT_HIDDEN int dt__clock_add(dt_clock *c, dt_clock_sample s);
 /* Build the piecewise affine map from the samples: one per domain of the
    vendor's clock (runs of samples that read one clock), each time mapped
    by the domain nearest to it. */
-DT_HIDDEN void dt_clock_fit(dt_clock *c);
+DT_HIDDEN void dt__clock_fit(dt_clock *c);
 /* Whether two samples read one domain of the vendor's clock. */
-DT_HIDDEN int dt_clock_same_domain(const dt_clock_sample *a, const dt_clock_sample *b);
-/* Vendor ns -> realtime ns (after dt_clock_fit). */
-DT_HIDDEN uint64_t dt_clock_map(const dt_clock *c, uint64_t vendor_ns);
-DT_HIDDEN uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t vendor_ns, size_t *segment);
+DT_HIDDEN int dt__clock_same_domain(const dt_clock_sample *a, const dt_clock_sample *b);
+/* Vendor ns -> realtime ns (after dt__clock_fit). */
+DT_HIDDEN uint64_t dt__clock_map(const dt_clock *c, uint64_t vendor_ns);
+DT_HIDDEN uint64_t dt__clock_map_slow(const dt_clock *c, uint64_t vendor_ns, size_t *segment);
 
 /* The time at v of a segment (v inside it), rounded half away from zero as
    the division would: x * |dr| / dv through the reciprocal rounded up,
@@ -85,7 +85,7 @@ DT_HIDDEN uint64_t dt_clock_map_slow(const dt_clock *c, uint64_t vendor_ns, size
    rate: the reciprocal rounded down was one short on every such time).
    0 when x * |dr| could exceed 64 bits (segments of more than 4 s): the
    caller divides. */
-static inline uint64_t dt_clock_segment_at(const dt_clock_segment *g, uint64_t x)
+static inline uint64_t dt__clock_segment_at(const dt_clock_segment *g, uint64_t x)
 {
     uint64_t n = x * g->adr;
     uint64_t q = (uint64_t)(((unsigned __int128)n * g->recip) >> 64);
@@ -101,24 +101,24 @@ static inline uint64_t dt_clock_segment_at(const dt_clock_segment *g, uint64_t x
     return t < 0 ? 0 : (uint64_t)t;
 }
 
-static inline int dt_clock_segment_map(const dt_clock_segment *g, uint64_t v, uint64_t *out)
+static inline int dt__clock_segment_map(const dt_clock_segment *g, uint64_t v, uint64_t *out)
 {
     uint64_t x = v - g->vendor;
     if (x > UINT32_MAX || g->adr > UINT32_MAX || g->dv < 2) return 0;
-    *out = dt_clock_segment_at(g, x);
+    *out = dt__clock_segment_at(g, x);
     return 1;
 }
 
-/* dt_clock_map for times that come mostly in order: *segment (start at 0)
+/* dt__clock_map for times that come mostly in order: *segment (start at 0)
    remembers where the previous one fell. */
-static inline uint64_t dt_clock_map_near(const dt_clock *c, uint64_t v, size_t *segment)
+static inline uint64_t dt__clock_map_near(const dt_clock *c, uint64_t v, size_t *segment)
 {
     size_t i = *segment;
     uint64_t out;
     if (c->fast && i < c->segments && v >= c->fast[i].vendor && v < c->fast[i].vendor_end &&
-        dt_clock_segment_map(&c->fast[i], v, &out))
+        dt__clock_segment_map(&c->fast[i], v, &out))
         return out;
-    return dt_clock_map_slow(c, v, segment);
+    return dt__clock_map_slow(c, v, segment);
 }
 
 #endif /* DT_CORE_CLOCK_H */

@@ -2,12 +2,12 @@
  * The backend contract: what a backend implements (struct dt_backend), and
  * the device facts it reports. The core functions a backend calls are in
  * core/loader.h (loading its library: one rule for every backend),
- * core/pool.h (the buffer pool), core/decode.h (dt_add_device_activity,
- * dt_add_copy, dt_add_fill, dt_add_api_call, the decode caches),
- * core/corr.h (dt_corr_link_current) and core/sink.h: the sink, all a
- * backend sees of the session it records into (records, dt_corr_link, loss
- * counting with dt_loss_add: one reason per fault, the same on every vendor,
- * notes with dt_core_note, which never overwrites; the session itself is
+ * core/pool.h (the buffer pool), core/decode.h (dt__add_device_activity,
+ * dt__add_copy, dt__add_fill, dt__add_api_call, the decode caches),
+ * core/corr.h (dt__corr_link_current) and core/sink.h: the sink, all a
+ * backend sees of the session it records into (records, dt__corr_link, loss
+ * counting with dt__loss_add: one reason per fault, the same on every vendor,
+ * notes with dt__core_note, which never overwrites; the session itself is
  * opaque outside core).
  *
  * Backends for CUPTI-shaped vendor interfaces do not implement this by hand:
@@ -96,8 +96,8 @@ enum {
     DT_BACKEND_KINETO_NATIVE = 1u << 4,
     /* The backend keeps its completed buffers undecoded in a ring when the
        session asks for a flight recorder (core/flight.h): its start calls
-       dt_core_flight_begin, its completion queues buffers with
-       dt_ring_push, its stop calls dt_core_flight_end. A session with
+       dt__core_flight_begin, its completion queues buffers with
+       dt__ring_push, its stop calls dt__core_flight_end. A session with
        flight_recorder_bytes on a backend without it does not start. */
     DT_BACKEND_FLIGHT_RECORDER = 1u << 5,
 };
@@ -136,7 +136,7 @@ struct dt_backend {
     /* Optional: arm what must precede the process's first device context
        (CUPTI's callback registration), cheaply, before any session. */
     dt_status (*prepare)(const dt_backend *self);
-    /* Load, arm, subscribe. Report failures with dt_error(). */
+    /* Load, arm, subscribe. Report failures with dt__error(). */
     dt_status (*start)(const dt_backend *self, dt_session *s);
     /* Force the vendor to deliver every buffered record now. */
     dt_status (*flush)(const dt_backend *self, dt_session *s);

@@ -18,7 +18,7 @@
 static int map_put(dt_u64map *m, uint64_t key, uint64_t value)
 {
     if (key == 0) return 0;
-    uint64_t *slot = dt_u64map_slot(m, key, NULL);
+    uint64_t *slot = dt__u64map_slot(m, key, NULL);
     if (!slot) return -1;
     *slot = value;
     return 0;
@@ -54,7 +54,7 @@ typedef struct thread_state {
     stack_entry *stack;
     size_t depth, cap;
     pair_log links, parents;
-    uint64_t noted_generation;   /* session whose dt_thread_note this thread made */
+    uint64_t noted_generation;   /* session whose dt__thread_note this thread made */
     stack_entry inline_entries[STACK_INLINE];
 } thread_state;
 static _Thread_local thread_state tls;
@@ -66,13 +66,13 @@ __attribute__((noinline)) static thread_state *thread_state_get(void)
     return &tls;
 }
 
-/* dt_thread_note, called once per session from here (its own check costs
+/* dt__thread_note, called once per session from here (its own check costs
    another thread-local lookup). */
 static inline void thread_note(thread_state *t, dt_session *s)
 {
     if (t->noted_generation == s->sink.generation) return;
     t->noted_generation = s->sink.generation;
-    dt_thread_note(s);
+    dt__thread_note(s);
 }
 
 static int stack_push(thread_state *t, const stack_entry *src)
@@ -80,10 +80,10 @@ static int stack_push(thread_state *t, const stack_entry *src)
     if (!t->stack) { t->stack = t->inline_entries; t->cap = STACK_INLINE; }
     if (t->depth == t->cap) {
         size_t cap = t->cap * 2;
-        stack_entry *n = dt_malloc(cap * sizeof *n);
+        stack_entry *n = dt__malloc(cap * sizeof *n);
         if (!n) return -1;
         memcpy(n, t->stack, t->depth * sizeof *n);
-        if (t->stack != t->inline_entries) dt_free(t->stack);
+        if (t->stack != t->inline_entries) dt__free(t->stack);
         t->stack = n;
         t->cap = cap;
     }
@@ -103,7 +103,7 @@ static int stack_push(thread_state *t, const stack_entry *src)
 
 static _Atomic uint64_t next_range_id = DT_RANGE_ID_BASE;
 
-uint64_t dt_corr_range_id_next(void)
+uint64_t dt__corr_range_id_next(void)
 {
     return atomic_fetch_add(&next_range_id, 1);
 }
@@ -111,7 +111,7 @@ uint64_t dt_corr_range_id_next(void)
 dt_status dt_external_top(uint64_t *id)
 {
     thread_state *t = thread_state_get();
-    if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "the external-correlation stack of this thread is empty");
+    if (t->depth == 0) return dt__error(DT_ERR_EMPTY_STACK, "the external-correlation stack of this thread is empty");
     if (id) *id = t->stack[t->depth - 1].id;
     return DT_OK;
 }
@@ -120,11 +120,11 @@ dt_status dt_external_top(uint64_t *id)
    vendor refuses it (its stack is shallower than devtrace's, or it failed),
    its records would carry the enclosing id for work launched at this depth:
    the backend attributes that work through the API-enter callback instead
-   (dt_corr_link_current then links it), or, where it cannot, the trace says
+   (dt__corr_link_current then links it), or, where it cannot, the trace says
    that External ids are missing for such work. */
 static void vendor_push(stack_entry *e)
 {
-    dt_session *s = dt_active_session();
+    dt_session *s = dt__active_session();
     if (!s) return;
     e->generation = s->sink.generation;
     if (atomic_load_explicit(&s->awaiting_vendor, memory_order_relaxed)) {
@@ -146,7 +146,7 @@ static void vendor_push(stack_entry *e)
     }
     if (st == DT_ERR_BACKEND_UNAVAILABLE) return; /* no stack of its own: API-enter links only */
     if (b->attribute_by_api_enter && b->attribute_by_api_enter(b) == DT_OK) return;
-    dt_core_note(s, "external_ids",
+    dt__core_note(s, "external_ids",
                     "the %s library refused External ids that devtrace could not attribute otherwise "
                     "(no API callbacks): device work launched inside them carries no External id",
                     b->name);
@@ -158,11 +158,11 @@ static void vendor_push(stack_entry *e)
 static void vendor_pop(const stack_entry *e)
 {
     if (e->unheld) {
-        dt_session *s = dt_active_session();
+        dt_session *s = dt__active_session();
         if (s && s->sink.generation == e->generation) atomic_fetch_sub(&s->unheld_entries, 1);
     }
     if (!e->vendor_pushed) return;
-    dt_session *s = dt_active_session();
+    dt_session *s = dt__active_session();
     const dt_backend *b = s && s->sink.generation == e->generation ? s->backend : NULL;
     if (b && b->pop_external) b->pop_external(b);
 }
@@ -172,7 +172,7 @@ static void note_parent_range(thread_state *t, uint64_t id);
 dt_status dt_external_push(uint64_t id)
 {
     thread_state *t = thread_state_get();
-    dt_session *s = dt_active_session();
+    dt_session *s = dt__active_session();
     if (s) thread_note(t, s);
     if (t->depth < t->cap) {
         /* room on the stack (the common case): the entry is made in place */
@@ -191,7 +191,7 @@ dt_status dt_external_push(uint64_t id)
     vendor_push(&e);
     if (stack_push(t, &e) != 0) {
         vendor_pop(&e);
-        return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
+        return dt__error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
     }
     note_parent_range(t, id);
     return DT_OK;
@@ -201,17 +201,17 @@ dt_status dt_external_push(uint64_t id)
    runs; one that cannot (no session, no memory) is not recorded. */
 static void name_entry(stack_entry *e, const char *name)
 {
-    dt_session *s = dt_active_session();
+    dt_session *s = dt__active_session();
     if (!s) return;
-    dt_thread_note(s);
-    dt_core_lock(s);
-    uint32_t nid = dt_intern_str(&s->names, name ? name : "");
-    dt_core_unlock(s);
+    dt__thread_note(s);
+    dt__core_lock(s);
+    uint32_t nid = dt__intern_str(&s->names, name ? name : "");
+    dt__core_unlock(s);
     if (nid != UINT32_MAX) {
         e->name = nid;
-        e->start_ns = dt_realtime_ns();
+        e->start_ns = dt__realtime_ns();
     } else {
-        dt_loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory: the entry is not recorded */
+        dt__loss_add(s, DT_LOSS_STORE_FULL, 1); /* out of memory: the entry is not recorded */
     }
 }
 
@@ -221,7 +221,7 @@ static dt_status push_named(thread_state *t, stack_entry e, const char *name)
     vendor_push(&e);
     if (stack_push(t, &e) != 0) {
         vendor_pop(&e);
-        return dt_error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
+        return dt__error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
     }
     return DT_OK;
 }
@@ -237,11 +237,11 @@ static bool recordable(const stack_entry *e)
    saw its push is still the running one. */
 static void record_entry(const thread_state *t, const stack_entry *e, uint64_t end)
 {
-    dt_session *s = dt_active_session();
+    dt_session *s = dt__active_session();
     if (!s || !recordable(e) || s->sink.generation != e->generation) return;
-    dt_core_lock(s);
+    dt__core_lock(s);
     /* again under the lock: the session may have been restarted since */
-    dt_rec *r = s->sink.generation == e->generation ? dt_sink_add(s) : NULL;
+    dt_rec *r = s->sink.generation == e->generation ? dt__sink_add(s) : NULL;
     if (r) {
         r->kind = e->is_range ? DT_EVENT_RANGE : DT_EVENT_OP;
         r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;
@@ -249,23 +249,23 @@ static void record_entry(const thread_state *t, const stack_entry *e, uint64_t e
         r->end = end;
         r->external_id = e->id;
         r->name = e->name;
-        r->lane = dt_thread_id();
+        r->lane = dt__thread_id();
         r->context = s->pid;
         if (t->depth) {
             r->flags |= DT_REC_HAS_PARENT;
             r->u.range.parent = t->stack[t->depth - 1].id;
         }
     }
-    dt_core_unlock(s);
+    dt__core_unlock(s);
 }
 
 dt_status dt_external_pop(uint64_t *id)
 {
     thread_state *t = thread_state_get();
-    if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_external_pop: the external-correlation stack of this thread is empty");
+    if (t->depth == 0) return dt__error(DT_ERR_EMPTY_STACK, "dt_external_pop: the external-correlation stack of this thread is empty");
     /* the clock only for an entry a session can record (see record_entry) */
     const stack_entry *top = &t->stack[t->depth - 1];
-    uint64_t end = top->is_op && recordable(top) ? dt_realtime_ns() : 0;
+    uint64_t end = top->is_op && recordable(top) ? dt__realtime_ns() : 0;
     /* the popped entry stays where it was until the next push */
     const stack_entry *e = &t->stack[--t->depth];
     vendor_pop(e);
@@ -285,49 +285,49 @@ dt_status dt_op_push(const char *name, uint64_t id)
 dt_status dt_op_pop(uint64_t *id)
 {
     thread_state *t = thread_state_get();
-    if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_op_pop: no operation is open on this thread");
+    if (t->depth == 0) return dt__error(DT_ERR_EMPTY_STACK, "dt_op_pop: no operation is open on this thread");
     if (t->stack[t->depth - 1].is_range)
-        return dt_error(DT_ERR_STATE, "dt_op_pop: the innermost entry is a user range; pop it with dt_range_pop first");
+        return dt__error(DT_ERR_STATE, "dt_op_pop: the innermost entry is a user range; pop it with dt_range_pop first");
     return dt_external_pop(id);
 }
 
 dt_status dt_range_push(const char *name, uint64_t *range_id)
 {
-    if (dt_core_steps_watched()) dt_core_step_range(name, 0);
-    stack_entry e = {.id = dt_corr_range_id_next(), .is_range = 1};
+    if (dt__core_steps_watched()) dt__core_step_range(name, 0);
+    stack_entry e = {.id = dt__corr_range_id_next(), .is_range = 1};
     dt_status st = push_named(thread_state_get(), e, name);
     if (st == DT_OK && range_id) *range_id = e.id;
     return st;
 }
 
-void dt_corr_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid)
+void dt__corr_range_add(dt_session *s, const char *name, uint64_t start_ns, uint64_t end_ns, uint32_t tid)
 {
-    if (dt_core_steps_watched()) dt_core_step_range(name, start_ns);
-    dt_core_lock(s);
-    uint32_t nid = dt_intern_str(&s->names, name ? name : "");
-    dt_rec *r = nid == UINT32_MAX ? NULL : dt_sink_add(s);
-    if (nid == UINT32_MAX) dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+    if (dt__core_steps_watched()) dt__core_step_range(name, start_ns);
+    dt__core_lock(s);
+    uint32_t nid = dt__intern_str(&s->names, name ? name : "");
+    dt_rec *r = nid == UINT32_MAX ? NULL : dt__sink_add(s);
+    if (nid == UINT32_MAX) dt__loss_add(s, DT_LOSS_STORE_FULL, 1);
     if (r) {
         r->kind = DT_EVENT_RANGE;
         r->flags = DT_REC_REALTIME | DT_REC_HAS_EXTERNAL;
         r->start = start_ns;
         r->end = end_ns;
-        r->external_id = dt_corr_range_id_next();
+        r->external_id = dt__corr_range_id_next();
         r->name = nid;
         r->lane = tid;
         r->context = s->pid;
     }
-    dt_core_unlock(s);
+    dt__core_unlock(s);
 }
 
 dt_status dt_range_pop(void)
 {
     thread_state *t = thread_state_get();
-    if (t->depth == 0) return dt_error(DT_ERR_EMPTY_STACK, "dt_range_pop: no range is open on this thread");
+    if (t->depth == 0) return dt__error(DT_ERR_EMPTY_STACK, "dt_range_pop: no range is open on this thread");
     if (!t->stack[t->depth - 1].is_range)
-        return dt_error(DT_ERR_STATE, "dt_range_pop: the innermost entry is an external id pushed with dt_external_push; pop it with dt_external_pop first");
+        return dt__error(DT_ERR_STATE, "dt_range_pop: the innermost entry is an external id pushed with dt_external_push; pop it with dt_external_pop first");
     /* the clock only for an entry a session can record */
-    uint64_t end = recordable(&t->stack[t->depth - 1]) ? dt_realtime_ns() : 0;
+    uint64_t end = recordable(&t->stack[t->depth - 1]) ? dt__realtime_ns() : 0;
     stack_entry e = t->stack[--t->depth];
     vendor_pop(&e);
     record_entry(t, &e, end);
@@ -351,7 +351,7 @@ static int log_pair(pair_log *log, dt_corr_chunk **session_head, uint64_t genera
     uint32_t n;
     if (!c || log->generation != generation ||
         (n = atomic_load_explicit(&c->n, memory_order_relaxed)) == CORR_CHUNK) {
-        c = dt_malloc(sizeof *c);
+        c = dt__malloc(sizeof *c);
         if (!c) return -1;
         atomic_init(&c->n, 0);
         n = 0;
@@ -367,9 +367,9 @@ static int log_pair(pair_log *log, dt_corr_chunk **session_head, uint64_t genera
     return 0;
 }
 
-void dt_corr_link_current(uint64_t correlation)
+void dt__corr_link_current(uint64_t correlation)
 {
-    dt_session *s = dt_active_session();
+    dt_session *s = dt__active_session();
     if (!s) return;
     thread_state *t = thread_state_get();
     /* the API-enter callback runs on the calling thread: name it while it lives */
@@ -388,26 +388,26 @@ static void note_parent_range(thread_state *t, uint64_t id)
 {
     const stack_entry *e = &t->stack[t->depth - 1];
     if (!e->has_range) return;
-    dt_session *s = dt_active_session();
+    dt_session *s = dt__active_session();
     if (!s) return;
     if (log_pair(&t->parents, &s->parent_chunks, s->sink.generation, id + 1, e->range) != 0)
         atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
 }
 
-int dt_corr_map_get(const dt_session *s, uint64_t correlation, uint64_t *external_id)
+int dt__corr_map_get(const dt_session *s, uint64_t correlation, uint64_t *external_id)
 {
-    return dt_u64map_get(&s->corr, correlation, external_id);
+    return dt__u64map_get(&s->corr, correlation, external_id);
 }
 
-int dt_corr_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
+int dt__corr_parent_range(const dt_session *s, uint64_t id, uint64_t *range)
 {
-    return id != UINT64_MAX && dt_u64map_get(&s->ext_parents, id + 1, range);
+    return id != UINT64_MAX && dt__u64map_get(&s->ext_parents, id + 1, range);
 }
 
-void dt_corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id)
+void dt__corr_link_grow(dt_session *s, uint64_t correlation, uint64_t external_id)
 {
     size_t cap = s->sink.corr_log_cap ? s->sink.corr_log_cap * 2 : 65536;
-    uint64_t *p = dt_realloc(s->sink.corr_log, cap * 2 * sizeof *p);
+    uint64_t *p = dt__realloc(s->sink.corr_log, cap * 2 * sizeof *p);
     if (!p) {
         if (map_put(&s->corr, correlation, external_id) != 0)
             atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
@@ -436,7 +436,7 @@ static void merge_parents(dt_session *s, int keep)
         for (uint32_t i = 0; keep && i < n; i++)
             if (map_put(&s->ext_parents, c->pairs[2 * i], c->pairs[2 * i + 1]) != 0)
                 atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
-        dt_free(c);
+        dt__free(c);
         c = next;
     }
 }
@@ -485,13 +485,13 @@ static void plan_dense(dt_session *s, const dt_corr_chunk *chunks)
     if (n == 0) return;
     /* at most 32 bytes per link, as the map would take; ids above go there */
     uint64_t len = hi - lo < 4 * (uint64_t)n + 1024 ? hi - lo + 1 : 4 * (uint64_t)n + 1024;
-    s->corr_dense = dt_calloc((size_t)len, sizeof *s->corr_dense);
+    s->corr_dense = dt__calloc((size_t)len, sizeof *s->corr_dense);
     if (!s->corr_dense) return; /* the map takes them all */
     s->corr_dense_base = lo;
     s->corr_dense_len = (size_t)len;
 }
 
-void dt_corr_merge_chunks(dt_session *s, int keep)
+void dt__corr_merge_chunks(dt_session *s, int keep)
 {
     merge_parents(s, keep);
     _Atomic(dt_corr_chunk *) *head = (_Atomic(dt_corr_chunk *) *)&s->corr_chunks;
@@ -502,11 +502,11 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
             /* size the map once rather than rehashing as it grows */
             size_t total = s->corr.count + s->sink.corr_log_count;
             for (dt_corr_chunk *k = c; k; k = k->next) total += atomic_load(&k->n);
-            dt_u64map_reserve(&s->corr, total);
+            dt__u64map_reserve(&s->corr, total);
         }
         if (atomic_load_explicit(&s->external_unreliable, memory_order_relaxed)) {
             if (s->sink.corr_log_count)
-                dt_core_note(s, "external_ids", "%zu External ids the vendor reported were not used",
+                dt__core_note(s, "external_ids", "%zu External ids the vendor reported were not used",
                                 s->sink.corr_log_count);
         } else {
             for (size_t i = 0; i < s->sink.corr_log_count; i++)
@@ -515,7 +515,7 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
     }
     /* The links of the API-enter path come last: where both exist, devtrace's
        own stack was the truth. */
-    dt_free(s->sink.corr_log);
+    dt__free(s->sink.corr_log);
     s->sink.corr_log = NULL;
     s->sink.corr_log_count = s->sink.corr_log_cap = 0;
     while (c) {
@@ -525,7 +525,7 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
             for (uint32_t i = 0; i < n; i++)
                 link_put(s, c->pairs[2 * i], c->pairs[2 * i + 1]);
         }
-        dt_free(c);
+        dt__free(c);
         c = next;
     }
 }
@@ -534,7 +534,7 @@ void dt_corr_merge_chunks(dt_session *s, int keep)
 static int copy_chunks(dt_corr_chunk **dst, dt_corr_chunk *const *src)
 {
     for (const dt_corr_chunk *c = atomic_load((_Atomic(dt_corr_chunk *) *)src); c; c = c->next) {
-        dt_corr_chunk *k = dt_malloc(sizeof *k);
+        dt_corr_chunk *k = dt__malloc(sizeof *k);
         if (!k) return -1;
         uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
         memcpy(k->pairs, c->pairs, (size_t)n * 2 * sizeof k->pairs[0]);
@@ -545,29 +545,29 @@ static int copy_chunks(dt_corr_chunk **dst, dt_corr_chunk *const *src)
     return 0;
 }
 
-int dt_corr_copy_links(dt_session *dst, const dt_session *src)
+int dt__corr_copy_links(dt_session *dst, const dt_session *src)
 {
     const dt_sink *from = &src->sink;
-    for (size_t i = 0; i < from->corr_log_count; i++) dt_corr_link(dst, from->corr_log[2 * i], from->corr_log[2 * i + 1]);
+    for (size_t i = 0; i < from->corr_log_count; i++) dt__corr_link(dst, from->corr_log[2 * i], from->corr_log[2 * i + 1]);
     return copy_chunks(&dst->corr_chunks, &src->corr_chunks) | copy_chunks(&dst->parent_chunks, &src->parent_chunks);
 }
 
 int dt_session_external_range(const dt_session *s, uint64_t id, uint64_t *range_id)
 {
     uint64_t range;
-    if (!s || s->state != DT_STATE_STOPPED || !dt_corr_parent_range(s, id, &range)) return 0;
+    if (!s || s->state != DT_STATE_STOPPED || !dt__corr_parent_range(s, id, &range)) return 0;
     if (range_id) *range_id = range;
     return 1;
 }
 
-size_t dt_corr_count(const dt_session *s)
+size_t dt__corr_count(const dt_session *s)
 {
     return s->corr_dense_count + s->corr.count;
 }
 
-void dt_corr_forget(dt_session *s)
+void dt__corr_forget(dt_session *s)
 {
-    dt_free(s->corr_dense);
+    dt__free(s->corr_dense);
     s->corr_dense = NULL;
     s->corr_dense_base = 0;
     s->corr_dense_len = s->corr_dense_count = 0;

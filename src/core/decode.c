@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void dt_decode_cache_init(dt_decode_cache *c)
+void dt__decode_cache_init(dt_decode_cache *c)
 {
     memset(c, 0, offsetof(dt_decode_cache, copied)); /* copied: on first use */
 }
@@ -21,15 +21,15 @@ static uint32_t intern_vendor_kernel_name(dt_session *s, const char *raw, size_t
 {
     if (n >= DT_MAX_KERNEL_NAME) {
         atomic_fetch_add_explicit(&s->kernel_names_cut, 1, memory_order_relaxed);
-        return dt_intern_n(&s->names, raw, DT_MAX_KERNEL_NAME - 1);
+        return dt__intern_n(&s->names, raw, DT_MAX_KERNEL_NAME - 1);
     }
-    return dt_intern_kernel(&s->names, raw);
+    return dt__intern_kernel(&s->names, raw);
 }
 
-uint32_t dt_decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const char *raw)
+uint32_t dt__decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const char *raw)
 {
-    if (!raw || !raw[0]) return dt_intern_str(&s->names, "<unnamed kernel>");
-    __typeof__(c->kernel[0]) *set = &c->kernel[dt_decode_slot((uintptr_t)raw)];
+    if (!raw || !raw[0]) return dt__intern_str(&s->names, "<unnamed kernel>");
+    __typeof__(c->kernel[0]) *set = &c->kernel[dt__decode_slot((uintptr_t)raw)];
     uint32_t id = intern_vendor_kernel_name(s, raw, strnlen(raw, DT_MAX_KERNEL_NAME));
     if (id != UINT32_MAX) {
         memmove(&set->raw[1], &set->raw[0], (DT_DECODE_KERNEL_WAYS - 1) * sizeof set->raw[0]);
@@ -40,10 +40,10 @@ uint32_t dt_decode_kernel_name_miss(dt_session *s, dt_decode_cache *c, const cha
     return id;
 }
 
-uint32_t dt_decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, const char *raw, size_t len,
+uint32_t dt__decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, const char *raw, size_t len,
                                           size_t set)
 {
-    if (len == 0) return dt_intern_str(&s->names, "<unnamed kernel>");
+    if (len == 0) return dt__intern_str(&s->names, "<unnamed kernel>");
     __typeof__(c->copied[0]) *e = &c->copied[set];
     uint32_t id;
     if (e->raw[1] && e->len[1] == len && memcmp(e->raw[1], raw, len) == 0) {
@@ -62,14 +62,14 @@ uint32_t dt_decode_kernel_name_copied_miss(dt_session *s, dt_decode_cache *c, co
     return id;
 }
 
-uint32_t dt_decode_launch_config_other(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
+uint32_t dt__decode_launch_config_other(dt_session *s, dt_decode_cache *c, const dt_launch_config *cfg)
 {
-    size_t slot = dt_decode_slot(dt_launch_config_key(cfg));
+    size_t slot = dt__decode_slot(dt__launch_config_key(cfg));
     uint32_t id;
-    if (c->config[slot].used && dt_launch_config_equal(cfg, &c->config[slot].config)) {
+    if (c->config[slot].used && dt__launch_config_equal(cfg, &c->config[slot].config)) {
         id = c->config[slot].id;
     } else {
-        id = dt_launch_intern(&s->launches, cfg);
+        id = dt__launch_intern(&s->launches, cfg);
         if (id == UINT32_MAX) return id;
         c->config[slot].config = *cfg;
         c->config[slot].id = id;
@@ -86,7 +86,7 @@ static const char *memory_label(uint8_t k)
     return k < sizeof labels / sizeof labels[0] ? labels[k] : "Unknown";
 }
 
-uint32_t dt_decode_copy_name(dt_session *s, dt_decode_cache *c, uint8_t ck, uint8_t src, uint8_t dst)
+uint32_t dt__decode_copy_name(dt_session *s, dt_decode_cache *c, uint8_t ck, uint8_t src, uint8_t dst)
 {
     static const char *const copies[] = {"Unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
     ck = ck < 6 ? ck : 0;
@@ -96,31 +96,31 @@ uint32_t dt_decode_copy_name(dt_session *s, dt_decode_cache *c, uint8_t ck, uint
     if (*slot) return *slot - 1;
     char buf[96];
     snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", copies[ck], memory_label(src), memory_label(dst));
-    uint32_t id = dt_intern_str(&s->names, buf);
+    uint32_t id = dt__intern_str(&s->names, buf);
     if (id != UINT32_MAX) *slot = id + 1;
     return id;
 }
 
-uint32_t dt_decode_fill_name(dt_session *s, dt_decode_cache *c, uint8_t mk)
+uint32_t dt__decode_fill_name(dt_session *s, dt_decode_cache *c, uint8_t mk)
 {
     mk = mk < 6 ? mk : 0;
     if (c->fill[mk]) return c->fill[mk] - 1;
     char buf[64];
     snprintf(buf, sizeof buf, "Memset (%s)", memory_label(mk));
-    uint32_t id = dt_intern_str(&s->names, buf);
+    uint32_t id = dt__intern_str(&s->names, buf);
     if (id != UINT32_MAX) c->fill[mk] = id + 1;
     return id;
 }
 
-dt_rec *dt_add_copy(dt_session *s, dt_decode_cache *c, const dt_copy *m)
+dt_rec *dt__add_copy(dt_session *s, dt_decode_cache *c, const dt_copy *m)
 {
     if (m->src_device > UINT16_MAX || m->dst_device > UINT16_MAX) {
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        dt__loss_add(s, DT_LOSS_MALFORMED, 1);
         return NULL;
     }
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMCPY, m->start, m->end, m->correlation, m->device,
+    dt_rec *r = dt__add_device_activity(s, DT_EVENT_MEMCPY, m->start, m->end, m->correlation, m->device,
                                        m->stream, m->context,
-                                       dt_decode_copy_name(s, c, m->copy_kind, m->src_kind, m->dst_kind));
+                                       dt__decode_copy_name(s, c, m->copy_kind, m->src_kind, m->dst_kind));
     if (!r) return NULL;
     if (m->async) r->flags |= DT_REC_ASYNC;
     r->u.memcpy.bytes = m->bytes;
@@ -132,10 +132,10 @@ dt_rec *dt_add_copy(dt_session *s, dt_decode_cache *c, const dt_copy *m)
     return r;
 }
 
-dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m)
+dt_rec *dt__add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m)
 {
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMSET, m->start, m->end, m->correlation, m->device,
-                                       m->stream, m->context, dt_decode_fill_name(s, c, m->memory_kind));
+    dt_rec *r = dt__add_device_activity(s, DT_EVENT_MEMSET, m->start, m->end, m->correlation, m->device,
+                                       m->stream, m->context, dt__decode_fill_name(s, c, m->memory_kind));
     if (!r) return NULL;
     if (m->async) r->flags |= DT_REC_ASYNC;
     r->u.memset.bytes = m->bytes;
@@ -144,18 +144,18 @@ dt_rec *dt_add_fill(dt_session *s, dt_decode_cache *c, const dt_fill *m)
     return r;
 }
 
-uint32_t dt_intern_vendor_str(dt_session *s, const char *raw, size_t max)
+uint32_t dt__intern_vendor_str(dt_session *s, const char *raw, size_t max)
 {
-    return raw ? dt_intern_n(&s->names, raw, strnlen(raw, max)) : 0;
+    return raw ? dt__intern_n(&s->names, raw, strnlen(raw, max)) : 0;
 }
 
 /* Vendor names of groups and algorithms are short; longer is corruption. */
 #define COLLECTIVE_TEXT_MAX 4096
 
-dt_rec *dt_add_memory(dt_session *s, const dt_memory_op *m)
+dt_rec *dt__add_memory(dt_session *s, const dt_memory_op *m)
 {
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_MEMORY, m->time, m->time, m->correlation, m->device, m->stream,
-                                       m->memory_kind, dt_intern_str(&s->names, "[memory]"));
+    dt_rec *r = dt__add_device_activity(s, DT_EVENT_MEMORY, m->time, m->time, m->correlation, m->device, m->stream,
+                                       m->memory_kind, dt__intern_str(&s->names, "[memory]"));
     if (!r) return NULL;
     r->u.memory.address = m->address;
     r->u.memory.bytes = m->bytes;
@@ -163,13 +163,13 @@ dt_rec *dt_add_memory(dt_session *s, const dt_memory_op *m)
     return r;
 }
 
-dt_rec *dt_add_collective(dt_session *s, const dt_collective_desc *c)
+dt_rec *dt__add_collective(dt_session *s, const dt_collective_desc *c)
 {
     if (s->collective_count == s->collective_cap) {
         uint32_t cap = s->collective_cap ? s->collective_cap * 2 : 64;
-        dt_collective *grown = cap > s->collective_cap ? dt_realloc(s->collectives, cap * sizeof *grown) : NULL;
+        dt_collective *grown = cap > s->collective_cap ? dt__realloc(s->collectives, cap * sizeof *grown) : NULL;
         if (!grown) {
-            dt_loss_add(s, DT_LOSS_STORE_FULL, 1);
+            dt__loss_add(s, DT_LOSS_STORE_FULL, 1);
             return NULL;
         }
         s->collectives = grown;
@@ -177,15 +177,15 @@ dt_rec *dt_add_collective(dt_session *s, const dt_collective_desc *c)
     }
     dt_collective info = {
         .count = c->count, .bytes = c->bytes, .bandwidth_gbps = c->bandwidth_gbps,
-        .data_type = dt_intern_vendor_str(s, c->data_type, COLLECTIVE_TEXT_MAX),
-        .group = dt_intern_vendor_str(s, c->group, COLLECTIVE_TEXT_MAX),
-        .algorithm = dt_intern_vendor_str(s, c->algorithm, COLLECTIVE_TEXT_MAX),
+        .data_type = dt__intern_vendor_str(s, c->data_type, COLLECTIVE_TEXT_MAX),
+        .group = dt__intern_vendor_str(s, c->group, COLLECTIVE_TEXT_MAX),
+        .algorithm = dt__intern_vendor_str(s, c->algorithm, COLLECTIVE_TEXT_MAX),
     };
-    uint32_t name = c->name && c->name[0] ? dt_intern_vendor_str(s, c->name, COLLECTIVE_TEXT_MAX)
-                                          : dt_intern_str(&s->names, "<unnamed collective>");
+    uint32_t name = c->name && c->name[0] ? dt__intern_vendor_str(s, c->name, COLLECTIVE_TEXT_MAX)
+                                          : dt__intern_str(&s->names, "<unnamed collective>");
     if (info.data_type == UINT32_MAX || info.group == UINT32_MAX || info.algorithm == UINT32_MAX)
         name = UINT32_MAX; /* out of memory: dropped as store_full */
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_COLLECTIVE, c->start, c->end, c->correlation, c->device,
+    dt_rec *r = dt__add_device_activity(s, DT_EVENT_COLLECTIVE, c->start, c->end, c->correlation, c->device,
                                        c->stream, 0, name);
     if (!r) return NULL;
     r->u.collective.info = s->collective_count;

@@ -95,7 +95,7 @@ typedef struct dt_rec {
 _Static_assert(DT_EVENT_KIND_MAX < 32, "a kind is a bit of an unsigned");
 
 /* Whether kind (any number) is one of kinds, a DT_KINDS_* set. */
-static inline int dt_rec_kind_in(unsigned kinds, unsigned kind)
+static inline int dt__rec_kind_in(unsigned kinds, unsigned kind)
 {
     return kind <= DT_EVENT_KIND_MAX && (kinds >> kind & 1u);
 }
@@ -128,19 +128,19 @@ typedef struct dt_store {
     uint64_t limit;          /* 0: unlimited */
 } dt_store;
 
-DT_HIDDEN void dt_store_init(dt_store *st, uint64_t limit);
+DT_HIDDEN void dt__store_init(dt_store *st, uint64_t limit);
 /* Its chunks go to the process's spares (up to DT_STORE_SPARE_MAX). */
-DT_HIDDEN void dt_store_free(dt_store *st);
-DT_HIDDEN dt_rec *dt_store_push_slow(dt_store *st);
-static inline dt_rec *dt_store_at(const dt_store *st, size_t i)
+DT_HIDDEN void dt__store_free(dt_store *st);
+DT_HIDDEN dt_rec *dt__store_push_slow(dt_store *st);
+static inline dt_rec *dt__store_at(const dt_store *st, size_t i)
 {
     return &st->chunks[i >> DT_STORE_CHUNK_SHIFT][i & (DT_STORE_CHUNK - 1)];
 }
 /* A zeroed record, or NULL when the limit is reached or memory ran out. */
-static inline dt_rec *dt_store_push(dt_store *st)
+static inline dt_rec *dt__store_push(dt_store *st)
 {
     if (st->count < st->room) {
-        dt_rec *r = dt_store_at(st, st->count++);
+        dt_rec *r = dt__store_at(st, st->count++);
         /* each record is a line of its own: fetched for writing a few
            records ahead, its miss overlaps the decoding of those before
            (past a chunk's end the hint is harmless: a prefetch never
@@ -149,21 +149,21 @@ static inline dt_rec *dt_store_push(dt_store *st)
         *r = (dt_rec){0};
         return r;
     }
-    return dt_store_push_slow(st);
+    return dt__store_push_slow(st);
 }
 /* Remove records for which keep() returns 0, preserving order. */
-DT_HIDDEN void dt_store_filter(dt_store *st, int (*keep)(dt_rec *, void *), void *arg);
+DT_HIDDEN void dt__store_filter(dt_store *st, int (*keep)(dt_rec *, void *), void *arg);
 /* Keep the first count records (fewer than now), giving back the chunks
    no longer needed. */
-DT_HIDDEN void dt_store_truncate(dt_store *st, size_t count);
+DT_HIDDEN void dt__store_truncate(dt_store *st, size_t count);
 /* on 1: a session starts recording, and while any does the preparer thread
    keeps chunks faulted in ahead of need, from the time a store grows past
    its first chunk; 0: it stopped. */
-DT_HIDDEN void dt_store_prepare(int on);
+DT_HIDDEN void dt__store_prepare(int on);
 /* Unmap the spare chunks (tests, and benchmarks that need fresh memory). */
-DT_HIDDEN void dt_store_release_spares(void);
-DT_HIDDEN size_t dt_store_spare_count(void);
+DT_HIDDEN void dt__store_release_spares(void);
+DT_HIDDEN size_t dt__store_spare_count(void);
 /* Bytes held by the store (for the benchmark). */
-DT_HIDDEN size_t dt_store_bytes(const dt_store *st);
+DT_HIDDEN size_t dt__store_bytes(const dt_store *st);
 
 #endif /* DT_CORE_EVENT_H */

@@ -22,26 +22,26 @@ typedef struct dt_intern {
     const char **strings;    /* id -> string */
     uint32_t *lengths;       /* id -> length (strings may contain NUL? no: length excludes it) */
     uint32_t count, cap;
-    dt_u64map index;         /* dt_hash_key of the bytes -> id (hashes may repeat) */
+    dt_u64map index;         /* dt__hash_key of the bytes -> id (hashes may repeat) */
     dt_u64map demangled;     /* mangled kernel name's id -> demangled id */
     uint32_t demangle_too_long; /* distinct kernel names the demangler refused */
     size_t bytes;
 } dt_intern;
 
-DT_HIDDEN int dt_intern_init(dt_intern *in);
-DT_HIDDEN void dt_intern_free(dt_intern *in);
+DT_HIDDEN int dt__intern_init(dt_intern *in);
+DT_HIDDEN void dt__intern_free(dt_intern *in);
 /* Returns the id, or UINT32_MAX when memory ran out. */
-DT_HIDDEN uint32_t dt_intern_n(dt_intern *in, const char *s, size_t len);
-DT_HIDDEN uint32_t dt_intern_str(dt_intern *in, const char *s);
+DT_HIDDEN uint32_t dt__intern_n(dt_intern *in, const char *s, size_t len);
+DT_HIDDEN uint32_t dt__intern_str(dt_intern *in, const char *s);
 /* Intern a kernel name, demangling C++ (Itanium) names once per name.
    UINT32_MAX when memory ran out, also for a name that demangles but whose
    demangling ran out of memory (a mangled name is never kept in its place). */
-DT_HIDDEN uint32_t dt_intern_kernel(dt_intern *in, const char *raw);
-static inline const char *dt_intern_get(const dt_intern *in, uint32_t id)
+DT_HIDDEN uint32_t dt__intern_kernel(dt_intern *in, const char *raw);
+static inline const char *dt__intern_get(const dt_intern *in, uint32_t id)
 {
     return id < in->count ? in->strings[id] : "";
 }
-static inline uint32_t dt_intern_len(const dt_intern *in, uint32_t id)
+static inline uint32_t dt__intern_len(const dt_intern *in, uint32_t id)
 {
     return id < in->count ? in->lengths[id] : 0;
 }
@@ -59,19 +59,19 @@ typedef struct dt_launch_config {
 typedef struct dt_launch_table {
     dt_launch_config *configs;
     uint32_t count, cap;
-    dt_u64map index;         /* dt_hash_key of the configuration -> id */
+    dt_u64map index;         /* dt__hash_key of the configuration -> id */
 } dt_launch_table;
 
-DT_HIDDEN int dt_launch_init(dt_launch_table *t);
-DT_HIDDEN void dt_launch_free(dt_launch_table *t);
-DT_HIDDEN uint32_t dt_launch_intern(dt_launch_table *t, const dt_launch_config *c);
+DT_HIDDEN int dt__launch_init(dt_launch_table *t);
+DT_HIDDEN void dt__launch_free(dt_launch_table *t);
+DT_HIDDEN uint32_t dt__launch_intern(dt_launch_table *t, const dt_launch_config *c);
 
 /* A launch configuration's hash, and its equality without a call to
    memcmp per record. Decoders have just written the fields one by one: read
    as wider words they would stall on store forwarding (a load spanning two
    recent stores waits for both to retire), so each field is read as itself. */
 _Static_assert(sizeof(dt_launch_config) == 36, "dt_launch_config is 9 words");
-static inline uint64_t dt_launch_config_key(const dt_launch_config *cfg)
+static inline uint64_t dt__launch_config_key(const dt_launch_config *cfg)
 {
 #define DT_PAIR(lo, hi) ((uint64_t)(uint32_t)(lo) | (uint64_t)(uint32_t)(hi) << 32)
     uint64_t w0 = DT_PAIR(cfg->grid[0], cfg->grid[1]), w1 = DT_PAIR(cfg->grid[2], cfg->block[0]),
@@ -84,7 +84,7 @@ static inline uint64_t dt_launch_config_key(const dt_launch_config *cfg)
            cfg->dynamic_shared_memory;
 }
 
-static inline int dt_launch_config_equal(const dt_launch_config *x, const dt_launch_config *y)
+static inline int dt__launch_config_equal(const dt_launch_config *x, const dt_launch_config *y)
 {
     return ((uint32_t)(x->grid[0] ^ y->grid[0]) | (uint32_t)(x->grid[1] ^ y->grid[1]) |
             (uint32_t)(x->grid[2] ^ y->grid[2]) | (uint32_t)(x->block[0] ^ y->block[0]) |

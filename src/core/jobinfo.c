@@ -36,26 +36,26 @@ static int parse_count(const char *text, int64_t *out)
     return 1;
 }
 
-void dt_rank_from_env(dt_rank_info *info)
+void dt__rank_from_env(dt_rank_info *info)
 {
     memset(info, 0, sizeof *info);
     info->local_rank = info->world_size = -1;
     for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++) {
         const struct launcher_vars *l = &launchers[i];
-        const char *rank = dt_env(l->rank);
+        const char *rank = dt__env(l->rank);
         if (!rank) continue;
         snprintf(info->rank_text, sizeof info->rank_text, "%s", rank);
         if (!parse_count(rank, &info->rank)) return; /* present but not a number: only tags names */
         info->known = 1;
-        parse_count(dt_env(l->local_rank), &info->local_rank);
-        parse_count(dt_env(l->world_size), &info->world_size);
-        const char *name = l->marker && dt_env(l->marker) ? l->marked_launcher : l->launcher;
+        parse_count(dt__env(l->local_rank), &info->local_rank);
+        parse_count(dt__env(l->world_size), &info->world_size);
+        const char *name = l->marker && dt__env(l->marker) ? l->marked_launcher : l->launcher;
         snprintf(info->launcher, sizeof info->launcher, "%s", name);
         return;
     }
 }
 
-void dt_host_clock_read(dt_host_clock *c)
+void dt__host_clock_read(dt_host_clock *c)
 {
     memset(c, 0, sizeof *c);
     FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");

@@ -18,7 +18,7 @@ typedef struct dt_rank_info {
 
 /* From RANK/LOCAL_RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, SLURM_PROCID/LOCALID/
    NTASKS or PMI_RANK/PMI_SIZE, the first set found. */
-DT_HIDDEN void dt_rank_from_env(dt_rank_info *info);
+DT_HIDDEN void dt__rank_from_env(dt_rank_info *info);
 
 typedef struct dt_host_clock {
     int known;                /* adjtimex answered */
@@ -28,6 +28,6 @@ typedef struct dt_host_clock {
     char clocksource[32];     /* the kernel clocksource ("tsc", "kvm-clock") */
 } dt_host_clock;
 
-DT_HIDDEN void dt_host_clock_read(dt_host_clock *c);
+DT_HIDDEN void dt__host_clock_read(dt_host_clock *c);
 
 #endif /* DT_CORE_JOBINFO_H */

@@ -23,7 +23,7 @@ static void loaded_path(void *h, const char *requested, char *out, size_t len)
         snprintf(out, len, "%s", requested);
 }
 
-void *dt_dlopen_first(const char *const *candidates, size_t n, char *found, size_t found_len,
+void *dt__dlopen_first(const char *const *candidates, size_t n, char *found, size_t found_len,
                       char *tried, size_t tried_len)
 {
     if (tried_len) tried[0] = 0;
@@ -82,10 +82,10 @@ static size_t python_prefixes(char (*out)[512], size_t max)
     size_t n = 0;
     const char *envs[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONUSERBASE"};
     for (size_t i = 0; i < sizeof envs / sizeof *envs && n < max; i++) {
-        const char *v = dt_env(envs[i]);
+        const char *v = dt__env(envs[i]);
         if (v) snprintf(out[n++], sizeof out[0], "%s", v);
     }
-    const char *path = dt_env("PATH");
+    const char *path = dt__env("PATH");
     for (const char *p = path; p && *p && n < max;) {
         const char *end = strchr(p, ':');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -103,7 +103,7 @@ static size_t python_prefixes(char (*out)[512], size_t max)
         }
         p = end ? end + 1 : NULL;
     }
-    const char *home = dt_env("HOME");
+    const char *home = dt__env("HOME");
     if (home && n < max) snprintf(out[n++], sizeof out[0], "%s/.local", home);
     if (n < max) snprintf(out[n++], sizeof out[0], "/usr/local");
     if (n < max) snprintf(out[n++], sizeof out[0], "/usr");
@@ -117,11 +117,11 @@ static size_t python_candidates(const dt_library_spec *spec, char (*paths)[512],
                                 size_t max)
 {
     if (!spec->python_dirs || !spec->sonames) return n;
-    char (*sites)[512] = dt_malloc(24 * sizeof *sites);
-    char (*prefixes)[512] = dt_malloc(8 * sizeof *prefixes);
+    char (*sites)[512] = dt__malloc(24 * sizeof *sites);
+    char (*prefixes)[512] = dt__malloc(8 * sizeof *prefixes);
     if (!sites || !prefixes) {
-        dt_free(sites);
-        dt_free(prefixes);
+        dt__free(sites);
+        dt__free(prefixes);
         return n;
     }
     size_t nsites = 0, nprefixes = python_prefixes(prefixes, 8);
@@ -130,7 +130,7 @@ static size_t python_candidates(const dt_library_spec *spec, char (*paths)[512],
     for (size_t p = 0; p < nprefixes && nsites < 24; p++)
         for (size_t l = 0; l < sizeof layouts / sizeof *layouts && nsites < 24; l++)
             snprintf(sites[nsites++], sizeof sites[0], "%s/%s", prefixes[p], layouts[l]);
-    const char *pythonpath = dt_env("PYTHONPATH");
+    const char *pythonpath = dt__env("PYTHONPATH");
     for (const char *p = pythonpath; p && *p && nsites < 24;) {
         const char *end = strchr(p, ':');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -154,12 +154,12 @@ static size_t python_candidates(const dt_library_spec *spec, char (*paths)[512],
                 }
                 globfree(&g);
             }
-    dt_free(sites);
-    dt_free(prefixes);
+    dt__free(sites);
+    dt__free(prefixes);
     return n;
 }
 
-size_t dt_library_candidates(const dt_library_spec *spec, char (*paths)[512], const char **cands, size_t max)
+size_t dt__library_candidates(const dt_library_spec *spec, char (*paths)[512], const char **cands, size_t max)
 {
     size_t n = 0;
     int any_root = 0;
@@ -167,7 +167,7 @@ size_t dt_library_candidates(const dt_library_spec *spec, char (*paths)[512], co
     for (size_t i = 0; !spec->roots_only && spec->sonames && spec->sonames[i] && n < max; i++)
         cands[n++] = spec->sonames[i];
     for (size_t r = 0; spec->root_envs && spec->root_envs[r]; r++) {
-        const char *root = dt_env(spec->root_envs[r]);
+        const char *root = dt__env(spec->root_envs[r]);
         if (!root) continue;
         any_root = 1;
         for (size_t d = 0; spec->subdirs && spec->subdirs[d]; d++)
@@ -191,17 +191,17 @@ size_t dt_library_candidates(const dt_library_spec *spec, char (*paths)[512], co
     return n;
 }
 
-dt_status dt_library_open(const dt_library_spec *spec, dt_library *out)
+dt_status dt__library_open(const dt_library_spec *spec, dt_library *out)
 {
     memset(out, 0, sizeof *out);
-    const char *named = spec->override_env ? dt_env(spec->override_env) : NULL;
+    const char *named = spec->override_env ? dt__env(spec->override_env) : NULL;
     if (named) {
         /* The user named this library: it is used, or it is an error. Falling
            back to another copy would record something they did not ask for. */
         out->handle = dlopen(named, RTLD_NOW | RTLD_LOCAL);
         if (!out->handle) {
             const char *e = dlerror();
-            return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s=%s does not load: %s", spec->override_env, named,
+            return dt__error(DT_ERR_BACKEND_UNAVAILABLE, "%s=%s does not load: %s", spec->override_env, named,
                             e ? e : "unknown error");
         }
         loaded_path(out->handle, named, out->path, sizeof out->path);
@@ -213,14 +213,14 @@ dt_status dt_library_open(const dt_library_spec *spec, dt_library *out)
         if (out->handle) return DT_OK;
     }
 
-    char (*paths)[512] = dt_malloc(DT_MAX_CANDIDATES * sizeof *paths);
-    if (!paths) return dt_error(DT_ERR_NO_MEMORY, "out of memory looking for %s", spec->what);
+    char (*paths)[512] = dt__malloc(DT_MAX_CANDIDATES * sizeof *paths);
+    if (!paths) return dt__error(DT_ERR_NO_MEMORY, "out of memory looking for %s", spec->what);
     const char *cands[DT_MAX_CANDIDATES];
-    size_t n = dt_library_candidates(spec, paths, cands, DT_MAX_CANDIDATES);
+    size_t n = dt__library_candidates(spec, paths, cands, DT_MAX_CANDIDATES);
 
     char tried[2048];
-    out->handle = dt_dlopen_first(cands, n, out->path, sizeof out->path, tried, sizeof tried);
-    dt_free(paths);
+    out->handle = dt__dlopen_first(cands, n, out->path, sizeof out->path, tried, sizeof tried);
+    dt__free(paths);
     if (out->handle) return DT_OK;
     if (n == 0) {
         char roots[200] = "";
@@ -228,26 +228,26 @@ dt_status dt_library_open(const dt_library_spec *spec, dt_library *out)
             size_t used = strlen(roots);
             snprintf(roots + used, sizeof roots - used, "%s%s", r ? " or " : "", spec->root_envs[r]);
         }
-        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s is looked for only under %s, and none is set; %s, or set %s "
+        return dt__error(DT_ERR_BACKEND_UNAVAILABLE, "%s is looked for only under %s, and none is set; %s, or set %s "
                         "to its path", spec->what, roots, spec->hint ? spec->hint : "install the vendor's SDK",
                         spec->override_env);
     }
-    return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s not found (tried: %s); %s, or set %s to its path", spec->what,
+    return dt__error(DT_ERR_BACKEND_UNAVAILABLE, "%s not found (tried: %s); %s, or set %s to its path", spec->what,
                     tried, spec->hint ? spec->hint : "install the vendor's SDK", spec->override_env);
 }
 
-dt_status dt_library_bind(const dt_library *lib, const dt_library_spec *spec, const dt_symbol_spec *syms,
+dt_status dt__library_bind(const dt_library *lib, const dt_library_spec *spec, const dt_symbol_spec *syms,
                           size_t n, void **resolved)
 {
     for (size_t i = 0; i < n; i++) {
         resolved[i] = syms[i].name && syms[i].name[0] ? dlsym(lib->handle, syms[i].name) : NULL;
         if (resolved[i] || !syms[i].required) continue;
         if (lib->named)
-            return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+            return dt__error(DT_ERR_BACKEND_UNAVAILABLE,
                             "%s=%s: the library does not export %s, which devtrace needs: it is not a "
                             "usable %s; point %s at the vendor's library",
                             spec->override_env, lib->path, syms[i].name, spec->what, spec->override_env);
-        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+        return dt__error(DT_ERR_BACKEND_UNAVAILABLE,
                         "%s does not export %s, which devtrace needs: it is not a usable %s; set %s to the "
                         "vendor's library",
                         lib->path, syms[i].name, spec->what, spec->override_env);
@@ -255,7 +255,7 @@ dt_status dt_library_bind(const dt_library *lib, const dt_library_spec *spec, co
     return DT_OK;
 }
 
-void dt_symbols_describe_missing(const dt_symbol_spec *syms, size_t n, void *const *resolved, char *out,
+void dt__symbols_describe_missing(const dt_symbol_spec *syms, size_t n, void *const *resolved, char *out,
                                  size_t len)
 {
     size_t used = strlen(out);
@@ -268,9 +268,9 @@ void dt_symbols_describe_missing(const dt_symbol_spec *syms, size_t n, void *con
     }
 }
 
-void dt_symbols_note_missing(dt_session *s, const dt_symbol_spec *syms, size_t n, void *const *resolved)
+void dt__symbols_note_missing(dt_session *s, const dt_symbol_spec *syms, size_t n, void *const *resolved)
 {
     for (size_t i = 0; i < n; i++)
         if (!resolved[i] && syms[i].cost && syms[i].name && syms[i].name[0])
-            dt_core_note(s, syms[i].name, "missing: %s", syms[i].cost);
+            dt__core_note(s, syms[i].name, "missing: %s", syms[i].cost);
 }

@@ -48,10 +48,10 @@ typedef struct dt_library {
       then the absolute paths.
    With roots_only, only the override and step 3's roots and paths.
    Never unloads. DT_ERR_BACKEND_UNAVAILABLE lists every place tried. */
-DT_HIDDEN dt_status dt_library_open(const dt_library_spec *spec, dt_library *out);
+DT_HIDDEN dt_status dt__library_open(const dt_library_spec *spec, dt_library *out);
 /* Step 3's candidates, in order, at most max (paths holds the strings it
    builds, max of them). */
-DT_HIDDEN size_t dt_library_candidates(const dt_library_spec *spec, char (*paths)[512], const char **cands,
+DT_HIDDEN size_t dt__library_candidates(const dt_library_spec *spec, char (*paths)[512], const char **cands,
                                        size_t max);
 
 /* A symbol a backend binds: required ones make a library unusable when
@@ -65,19 +65,19 @@ typedef struct dt_symbol_spec {
 
 /* Resolve n symbols into resolved[] (NULL when missing). A missing required
    symbol is an error naming the library and what to do. */
-DT_HIDDEN dt_status dt_library_bind(const dt_library *lib, const dt_library_spec *spec,
+DT_HIDDEN dt_status dt__library_bind(const dt_library *lib, const dt_library_spec *spec,
                                     const dt_symbol_spec *syms, size_t n, void **resolved);
 /* Append "missing X: cost" for each missing optional symbol with a cost. */
-DT_HIDDEN void dt_symbols_describe_missing(const dt_symbol_spec *syms, size_t n, void *const *resolved,
+DT_HIDDEN void dt__symbols_describe_missing(const dt_symbol_spec *syms, size_t n, void *const *resolved,
                                            char *out, size_t len);
 /* One note per missing optional symbol with a cost, keyed by its name. */
-DT_HIDDEN void dt_symbols_note_missing(dt_session *s, const dt_symbol_spec *syms, size_t n,
+DT_HIDDEN void dt__symbols_note_missing(dt_session *s, const dt_symbol_spec *syms, size_t n,
                                        void *const *resolved);
 
 /* Try each candidate with dlopen(RTLD_NOW|RTLD_LOCAL); the first that loads
    wins. `tried` receives a "; "-separated account of what was tried and why
    it failed (for error messages). Returns the handle or NULL. */
-DT_HIDDEN void *dt_dlopen_first(const char *const *candidates, size_t n,
+DT_HIDDEN void *dt__dlopen_first(const char *const *candidates, size_t n,
                                 char *found, size_t found_len,
                                 char *tried, size_t tried_len);
 

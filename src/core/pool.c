@@ -29,7 +29,7 @@ static _Atomic uint64_t g_pool_ids;
 /* The last growing pool this thread asked for a buffer. */
 static _Thread_local uint64_t t_pool_asked;
 
-/* Pools destroyed with buffers still out, kept so that dt_pool_reclaim()
+/* Pools destroyed with buffers still out, kept so that dt__pool_reclaim()
    can recognise those buffers when the vendor hands them back. */
 static pthread_mutex_t g_retired_lock = PTHREAD_MUTEX_INITIALIZER;
 static dt_buffer_pool *g_retired;
@@ -64,7 +64,7 @@ static void spare_clear(void)
     g_spare.size = 0;
 }
 
-void dt_pool_release_spares(void)
+void dt__pool_release_spares(void)
 {
     pthread_mutex_lock(&g_spare.lock);
     spare_clear();
@@ -73,11 +73,11 @@ void dt_pool_release_spares(void)
 
 static void pool_free(dt_buffer_pool *p)
 {
-    for (uint32_t i = 0; i < p->made; i++) dt_free(p->bufs[i]);
-    dt_free(p->bufs);
-    dt_free(p->held);
-    dt_free(p->free_list);
-    dt_free(p);
+    for (uint32_t i = 0; i < p->made; i++) dt__free(p->bufs[i]);
+    dt__free(p->bufs);
+    dt__free(p->held);
+    dt__free(p->free_list);
+    dt__free(p);
 }
 
 /* A pool with no buffer out: its buffers become the spares, in the order the
@@ -104,7 +104,7 @@ static void pool_keep_buffers(dt_buffer_pool *p)
 static int pool_make(dt_buffer_pool *p)
 {
     uint8_t *b = spare_take(p->size);
-    if (!b) b = dt_aligned_alloc(64, p->size);
+    if (!b) b = dt__aligned_alloc(64, p->size);
     if (!b) return -1;
     p->bufs[p->made] = b;
     p->held[p->made] = 0;
@@ -128,29 +128,29 @@ static int pool_room(dt_buffer_pool *p)
     if (p->made < p->cap) return 0;
     uint32_t cap = p->cap * 2 > DT_POOL_MAX_BUFFERS ? DT_POOL_MAX_BUFFERS : p->cap * 2;
     if (cap <= p->cap) return -1;
-    uint8_t **bufs = dt_realloc(p->bufs, (size_t)cap * sizeof *bufs);
+    uint8_t **bufs = dt__realloc(p->bufs, (size_t)cap * sizeof *bufs);
     if (!bufs) return -1;
     p->bufs = bufs;
-    uint8_t *held = dt_realloc(p->held, (size_t)cap * sizeof *held);
+    uint8_t *held = dt__realloc(p->held, (size_t)cap * sizeof *held);
     if (!held) return -1;
     p->held = held;
-    uint32_t *free_list = dt_realloc(p->free_list, (size_t)cap * sizeof *free_list);
+    uint32_t *free_list = dt__realloc(p->free_list, (size_t)cap * sizeof *free_list);
     if (!free_list) return -1;
     p->free_list = free_list;
     p->cap = cap;
     return 0;
 }
 
-dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags)
+dt_buffer_pool *dt__pool_create(uint32_t count, size_t size, unsigned flags)
 {
     if (!count || count > DT_POOL_MAX_BUFFERS || !size || size > SIZE_MAX - 63) return NULL;
     size = (size + 63) & ~(size_t)63;
     if (size > SIZE_MAX / count) return NULL;
-    dt_buffer_pool *p = dt_calloc(1, sizeof *p);
+    dt_buffer_pool *p = dt__calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->bufs = dt_calloc(count, sizeof *p->bufs);
-    p->held = dt_calloc(count, sizeof *p->held);
-    p->free_list = dt_calloc(count, sizeof *p->free_list);
+    p->bufs = dt__calloc(count, sizeof *p->bufs);
+    p->held = dt__calloc(count, sizeof *p->held);
+    p->free_list = dt__calloc(count, sizeof *p->free_list);
     p->size = size;
     p->count = p->cap = count;
     p->lazy = (flags & DT_POOL_LAZY) != 0;
@@ -176,7 +176,7 @@ dt_buffer_pool *dt_pool_create(uint32_t count, size_t size, unsigned flags)
     return p;
 }
 
-uint32_t dt_pool_destroy(dt_buffer_pool *p)
+uint32_t dt__pool_destroy(dt_buffer_pool *p)
 {
     if (!p) return 0;
     pthread_mutex_lock(&p->lock);
@@ -188,19 +188,19 @@ uint32_t dt_pool_destroy(dt_buffer_pool *p)
         return 0;
     }
     /* The vendor may still write into the buffers it holds: free only the
-       idle ones and keep the rest, compacted, until dt_pool_reclaim(). */
+       idle ones and keep the rest, compacted, until dt__pool_reclaim(). */
     uint32_t kept = 0;
     for (uint32_t i = 0; i < p->made; i++) {
         if (p->held[i]) {
             p->bufs[kept] = p->bufs[i];
             p->held[kept++] = 1;
         } else {
-            dt_free(p->bufs[i]);
+            dt__free(p->bufs[i]);
         }
     }
     p->made = kept;
     p->free_count = 0;
-    dt_log("buffer pool destroyed with %" PRIu32 " buffers of %zu bytes still held by the vendor; "
+    dt__log("buffer pool destroyed with %" PRIu32 " buffers of %zu bytes still held by the vendor; "
            "their memory is kept",
            out, p->size);
     pthread_mutex_lock(&g_retired_lock);
@@ -210,7 +210,7 @@ uint32_t dt_pool_destroy(dt_buffer_pool *p)
     return out;
 }
 
-int dt_pool_reclaim(uint8_t *buf)
+int dt__pool_reclaim(uint8_t *buf)
 {
     if (!buf) return -1;
     int rc = -1;
@@ -219,7 +219,7 @@ int dt_pool_reclaim(uint8_t *buf)
         dt_buffer_pool *p = *link;
         for (uint32_t i = 0; i < p->made; i++) {
             if (p->bufs[i] != buf) continue;
-            dt_free(buf);
+            dt__free(buf);
             p->bufs[i] = p->bufs[--p->made];
             rc = 0;
             break;
@@ -234,14 +234,14 @@ int dt_pool_reclaim(uint8_t *buf)
     return rc;
 }
 
-uint8_t *dt_pool_get(dt_buffer_pool *p)
+uint8_t *dt__pool_get(dt_buffer_pool *p)
 {
-    uint8_t *b = dt_pool_try_get(p);
+    uint8_t *b = dt__pool_try_get(p);
     if (!b && p) atomic_fetch_add_explicit(&p->refused, 1, memory_order_relaxed);
     return b;
 }
 
-uint8_t *dt_pool_try_get(dt_buffer_pool *p)
+uint8_t *dt__pool_try_get(dt_buffer_pool *p)
 {
     if (!p) return NULL;
     pthread_mutex_lock(&p->lock);
@@ -261,7 +261,7 @@ uint8_t *dt_pool_try_get(dt_buffer_pool *p)
     return b;
 }
 
-int dt_pool_put(dt_buffer_pool *p, uint8_t *buf)
+int dt__pool_put(dt_buffer_pool *p, uint8_t *buf)
 {
     if (!p || !buf) return -1;
     int rc = -1;
@@ -279,9 +279,9 @@ int dt_pool_put(dt_buffer_pool *p, uint8_t *buf)
     return rc;
 }
 
-size_t dt_pool_buffer_size(const dt_buffer_pool *p) { return p ? p->size : 0; }
+size_t dt__pool_buffer_size(const dt_buffer_pool *p) { return p ? p->size : 0; }
 
-uint32_t dt_pool_outstanding(dt_buffer_pool *p)
+uint32_t dt__pool_outstanding(dt_buffer_pool *p)
 {
     if (!p) return 0;
     pthread_mutex_lock(&p->lock);
@@ -290,12 +290,12 @@ uint32_t dt_pool_outstanding(dt_buffer_pool *p)
     return out;
 }
 
-uint64_t dt_pool_refused(const dt_buffer_pool *p)
+uint64_t dt__pool_refused(const dt_buffer_pool *p)
 {
     return p ? atomic_load_explicit(&((dt_buffer_pool *)p)->refused, memory_order_relaxed) : 0;
 }
 
-void dt_pool_shape(dt_buffer_pool *p, dt_pool_stats *out)
+void dt__pool_shape(dt_buffer_pool *p, dt_pool_stats *out)
 {
     memset(out, 0, sizeof *out);
     if (!p) return;
@@ -308,20 +308,20 @@ void dt_pool_shape(dt_buffer_pool *p, dt_pool_stats *out)
 
 /* ---- the one pool policy every backend follows ---- */
 
-int dt_pool_slot_configure(dt_pool_slot *slot, uint32_t count, size_t size, unsigned flags)
+int dt__pool_slot_configure(dt_pool_slot *slot, uint32_t count, size_t size, unsigned flags)
 {
-    dt_buffer_pool *p = dt_pool_create(count, size, flags);
+    dt_buffer_pool *p = dt__pool_create(count, size, flags);
     if (!p) return -1;
     pthread_mutex_lock(&slot->lock);
     /* Under the lock: a buffer of the old pool coming back must find it
        either current or already retired. */
-    dt_pool_destroy(slot->pool);
+    dt__pool_destroy(slot->pool);
     slot->pool = p;
     pthread_mutex_unlock(&slot->lock);
     return 0;
 }
 
-int dt_pool_slot_exists(dt_pool_slot *slot)
+int dt__pool_slot_exists(dt_pool_slot *slot)
 {
     pthread_mutex_lock(&slot->lock);
     int have = slot->pool != NULL;
@@ -329,73 +329,73 @@ int dt_pool_slot_exists(dt_pool_slot *slot)
     return have;
 }
 
-uint8_t *dt_pool_slot_get(dt_pool_slot *slot, size_t *size)
+uint8_t *dt__pool_slot_get(dt_pool_slot *slot, size_t *size)
 {
     pthread_mutex_lock(&slot->lock);
-    uint8_t *b = slot->ring ? dt_pool_try_get(slot->pool) : dt_pool_get(slot->pool);
+    uint8_t *b = slot->ring ? dt__pool_try_get(slot->pool) : dt__pool_get(slot->pool);
     /* the ring counts its refusals itself */
-    if (!b && slot->ring && slot->pool) b = dt_ring_recycle(slot->ring);
-    *size = b ? dt_pool_buffer_size(slot->pool) : 0;
+    if (!b && slot->ring && slot->pool) b = dt__ring_recycle(slot->ring);
+    *size = b ? dt__pool_buffer_size(slot->pool) : 0;
     pthread_mutex_unlock(&slot->lock);
     return b;
 }
 
-void dt_pool_slot_put(dt_pool_slot *slot, uint8_t *buf)
+void dt__pool_slot_put(dt_pool_slot *slot, uint8_t *buf)
 {
     if (!buf) return;
     pthread_mutex_lock(&slot->lock);
     /* A buffer of an earlier configuration is freed as it comes back. */
-    if (dt_pool_put(slot->pool, buf) != 0) dt_pool_reclaim(buf);
+    if (dt__pool_put(slot->pool, buf) != 0) dt__pool_reclaim(buf);
     pthread_mutex_unlock(&slot->lock);
 }
 
-uint64_t dt_pool_slot_refused(dt_pool_slot *slot)
+uint64_t dt__pool_slot_refused(dt_pool_slot *slot)
 {
     pthread_mutex_lock(&slot->lock);
-    uint64_t refused = dt_pool_refused(slot->pool) + (slot->ring ? dt_ring_refused(slot->ring) : 0);
+    uint64_t refused = dt__pool_refused(slot->pool) + (slot->ring ? dt__ring_refused(slot->ring) : 0);
     pthread_mutex_unlock(&slot->lock);
     return refused;
 }
 
-void dt_pool_slot_shape(dt_pool_slot *slot, dt_pool_stats *out)
+void dt__pool_slot_shape(dt_pool_slot *slot, dt_pool_stats *out)
 {
     pthread_mutex_lock(&slot->lock);
-    dt_pool_shape(slot->pool, out);
+    dt__pool_shape(slot->pool, out);
     pthread_mutex_unlock(&slot->lock);
 }
 
-int dt_pool_slot_attach_ring(dt_pool_slot *slot, dt_ring *r)
+int dt__pool_slot_attach_ring(dt_pool_slot *slot, dt_ring *r)
 {
     pthread_mutex_lock(&slot->lock);
     uint8_t *got[DT_RING_RESERVE];
     uint32_t n = 0;
-    while (n < DT_RING_RESERVE && (got[n] = dt_pool_try_get(slot->pool)) != NULL) n++;
+    while (n < DT_RING_RESERVE && (got[n] = dt__pool_try_get(slot->pool)) != NULL) n++;
     if (n < DT_RING_RESERVE) {
-        for (uint32_t i = 0; i < n; i++) dt_pool_put(slot->pool, got[i]);
+        for (uint32_t i = 0; i < n; i++) dt__pool_put(slot->pool, got[i]);
         pthread_mutex_unlock(&slot->lock);
         return -1;
     }
-    for (uint32_t i = 0; i < n; i++) dt_ring_add_reserve(r, got[i]);
+    for (uint32_t i = 0; i < n; i++) dt__ring_add_reserve(r, got[i]);
     slot->ring = r;
     pthread_mutex_unlock(&slot->lock);
     return 0;
 }
 
-void dt_pool_slot_put_to(void *slot, uint8_t *buf) { dt_pool_slot_put(slot, buf); }
+void dt__pool_slot_put_to(void *slot, uint8_t *buf) { dt__pool_slot_put(slot, buf); }
 
-void dt_pool_slot_detach_ring(dt_pool_slot *slot)
+void dt__pool_slot_detach_ring(dt_pool_slot *slot)
 {
     pthread_mutex_lock(&slot->lock);
     dt_ring *r = slot->ring;
     slot->ring = NULL;
     pthread_mutex_unlock(&slot->lock);
-    if (r) dt_ring_drop_reserve(r, dt_pool_slot_put_to, slot);
+    if (r) dt__ring_drop_reserve(r, dt__pool_slot_put_to, slot);
 }
 
-uint32_t dt_pool_slot_release(dt_pool_slot *slot)
+uint32_t dt__pool_slot_release(dt_pool_slot *slot)
 {
     pthread_mutex_lock(&slot->lock);
-    uint32_t held = dt_pool_destroy(slot->pool);
+    uint32_t held = dt__pool_destroy(slot->pool);
     slot->pool = NULL;
     pthread_mutex_unlock(&slot->lock);
     return held;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dt_started_with_preload(const char *file)
+int dt__started_with_preload(const char *file)
 {
     FILE *f = fopen("/proc/self/environ", "r");
     if (!f) {
@@ -31,7 +31,7 @@ int dt_started_with_preload(const char *file)
     return found;
 }
 
-void dt_preload_advice(const char *preload, const char *library, char *out, size_t size)
+void dt__preload_advice(const char *preload, const char *library, char *out, size_t size)
 {
     snprintf(out, size,
              "%s must be in LD_PRELOAD from the start of the program (`devtrace record` puts it there; or run it "

@@ -12,7 +12,7 @@ static dt_recording_note note_of(const char *key, size_t key_size, const char *t
     return n;
 }
 
-int dt_recording_of(const dt_session *s, dt_recording *out)
+int dt__recording_of(const dt_session *s, dt_recording *out)
 {
     if (!s || s->state != DT_STATE_STOPPED)
         return -1;
@@ -50,12 +50,12 @@ int dt_recording_of(const dt_session *s, dt_recording *out)
     return 0;
 }
 
-const char *dt_recording_thread_name(const dt_recording *r, uint32_t tid)
+const char *dt__recording_thread_name(const dt_recording *r, uint32_t tid)
 {
     return dt_session_thread_name(r->session, tid);
 }
 
-int dt_recording_external_range(const dt_recording *r, uint64_t id, uint64_t *range)
+int dt__recording_external_range(const dt_recording *r, uint64_t id, uint64_t *range)
 {
-    return dt_corr_parent_range(r->session, id, range);
+    return dt__corr_parent_range(r->session, id, range);
 }

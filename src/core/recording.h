@@ -1,6 +1,6 @@
 /*
  * The recording as the writers read it (src/export): a read-only view of a
- * stopped session, built by dt_recording_of (src/core/recording.c). It holds
+ * stopped session, built by dt__recording_of (src/core/recording.c). It holds
  * what a trace is written from: the records, their interned names, launch
  * configurations and collectives, the clock fit, the devices, the losses,
  * the capture window, the notes, the job and the process. The writers read
@@ -38,11 +38,11 @@ typedef struct dt_recording {
     const dt_launch_table *launches;
     const dt_collective *collectives;
     uint32_t collective_count;
-    /* device timestamps -> realtime (dt_clock_map), and the fit's figures */
+    /* device timestamps -> realtime (dt__clock_map), and the fit's figures */
     const dt_clock *clock;
     /* the capture window (realtime ns); no window when end < start or start is 0 */
     uint64_t window_start_ns, window_end_ns;
-    /* records lost, by reason (read at dt_recording_of) */
+    /* records lost, by reason (read at dt__recording_of) */
     uint64_t loss[DT_LOSS_COUNT];
     /* DT_MAX_DEVICES entries, by device id; those not described are not valid */
     const dt_device_props *devices;
@@ -68,11 +68,11 @@ typedef struct dt_recording {
 } dt_recording;
 
 /* The view of s; -1 (and *out untouched) when s is not stopped. */
-DT_HIDDEN int dt_recording_of(const struct dt_session *s, dt_recording *out);
+DT_HIDDEN int dt__recording_of(const struct dt_session *s, dt_recording *out);
 /* The name host thread tid of the recording process had, or NULL. */
-DT_HIDDEN const char *dt_recording_thread_name(const dt_recording *r, uint32_t tid);
+DT_HIDDEN const char *dt__recording_thread_name(const dt_recording *r, uint32_t tid);
 /* The user range enclosing External id id (dt_session_external_range):
    1 and *range, else 0. */
-DT_HIDDEN int dt_recording_external_range(const dt_recording *r, uint64_t id, uint64_t *range);
+DT_HIDDEN int dt__recording_external_range(const dt_recording *r, uint64_t id, uint64_t *range);
 
 #endif /* DT_CORE_RECORDING_H */

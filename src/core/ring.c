@@ -33,7 +33,7 @@ struct dt_ring {
     void *ctx;
 };
 
-uint32_t dt_ring_buffers(uint64_t bytes, size_t size)
+uint32_t dt__ring_buffers(uint64_t bytes, size_t size)
 {
     uint64_t n = size ? bytes / size : 0;
     if (n < DT_RING_MIN_BUFFERS) n = DT_RING_MIN_BUFFERS;
@@ -41,21 +41,21 @@ uint32_t dt_ring_buffers(uint64_t bytes, size_t size)
     return (uint32_t)n;
 }
 
-dt_ring *dt_ring_create(dt_session *live, uint32_t buffers, dt_ring_decode_fn decode, void *ctx)
+dt_ring *dt__ring_create(dt_session *live, uint32_t buffers, dt_ring_decode_fn decode, void *ctx)
 {
-    dt_ring *r = dt_calloc(1, sizeof *r);
+    dt_ring *r = dt__calloc(1, sizeof *r);
     if (!r) return NULL;
     /* every buffer of the pool may be queued at once */
     r->cap = buffers + DT_RING_RESERVE;
-    r->buf = dt_calloc(r->cap, sizeof *r->buf);
-    r->valid = dt_calloc(r->cap, sizeof *r->valid);
+    r->buf = dt__calloc(r->cap, sizeof *r->buf);
+    r->valid = dt__calloc(r->cap, sizeof *r->valid);
     dt_config c = live->config;
     c.max_events = 0;
     c.flight_recorder_bytes = 0;
-    if (!r->buf || !r->valid || dt_core_new(&c, &r->scratch) != DT_OK) {
-        dt_free(r->buf);
-        dt_free(r->valid);
-        dt_free(r);
+    if (!r->buf || !r->valid || dt__core_new(&c, &r->scratch) != DT_OK) {
+        dt__free(r->buf);
+        dt__free(r->valid);
+        dt__free(r);
         return NULL;
     }
     atomic_store(&r->scratch->backend, atomic_load(&live->backend));
@@ -68,26 +68,26 @@ dt_ring *dt_ring_create(dt_session *live, uint32_t buffers, dt_ring_decode_fn de
     return r;
 }
 
-void dt_ring_destroy(dt_ring *r)
+void dt__ring_destroy(dt_ring *r)
 {
     if (!r) return;
-    if (r->count) dt_log("flight recorder ring destroyed with %u buffers queued", r->count);
+    if (r->count) dt__log("flight recorder ring destroyed with %u buffers queued", r->count);
     dt_session_destroy(r->scratch);
     pthread_mutex_destroy(&r->lock);
     pthread_mutex_destroy(&r->evict_lock);
-    dt_free(r->buf);
-    dt_free(r->valid);
-    dt_free(r);
+    dt__free(r->buf);
+    dt__free(r->valid);
+    dt__free(r);
 }
 
-void dt_ring_add_reserve(dt_ring *r, uint8_t *buf)
+void dt__ring_add_reserve(dt_ring *r, uint8_t *buf)
 {
     pthread_mutex_lock(&r->lock);
     if (r->reserve_count < DT_RING_RESERVE) r->reserve[r->reserve_count++] = buf;
     pthread_mutex_unlock(&r->lock);
 }
 
-void dt_ring_push(dt_ring *r, uint8_t *buf, size_t valid)
+void dt__ring_push(dt_ring *r, uint8_t *buf, size_t valid)
 {
     pthread_mutex_lock(&r->lock);
     /* cap is every buffer the pool has: a slot is always free */
@@ -107,27 +107,27 @@ static void evict(dt_ring *r, uint8_t *buf, size_t valid)
 {
     dt_session *x = r->scratch, *live = r->live;
     r->decode(r->ctx, x, buf, valid);
-    dt_core_lock(x);
+    dt__core_lock(x);
     uint64_t until_vendor = 0, until_real = 0;
     size_t n = x->sink.store.count;
     for (size_t i = 0; i < n; i++) {
-        const dt_rec *rec = dt_store_at(&x->sink.store, i);
+        const dt_rec *rec = dt__store_at(&x->sink.store, i);
         uint64_t *until = rec->flags & DT_REC_REALTIME ? &until_real : &until_vendor;
         uint64_t t = rec->end > rec->start ? rec->end : rec->start;
         if (t > *until) *until = t;
     }
-    dt_store_truncate(&x->sink.store, 0);
+    dt__store_truncate(&x->sink.store, 0);
     x->collective_count = 0;
-    dt_loss_add(live, DT_LOSS_RING_EVICTED, n);
+    dt__loss_add(live, DT_LOSS_RING_EVICTED, n);
     for (int k = 0; k < DT_LOSS_COUNT; k++) {
         uint64_t lost = atomic_exchange_explicit(&x->sink.loss[k], 0, memory_order_relaxed);
-        if (lost) dt_loss_add(live, (dt_loss_reason)k, lost);
+        if (lost) dt__loss_add(live, (dt_loss_reason)k, lost);
     }
     /* devices and links stay in the scratch session (never the live one:
        this runs in the vendor's buffer request, where the vendor may hold
        locks of its own that a thread holding the live session's lock, the
        calibrator reading the vendor's clock, may wait for) */
-    dt_core_unlock(x);
+    dt__core_unlock(x);
     pthread_mutex_lock(&r->lock);
     r->evicted_buffers++;
     if (until_vendor > r->until_vendor) r->until_vendor = until_vendor;
@@ -137,7 +137,7 @@ static void evict(dt_ring *r, uint8_t *buf, size_t valid)
 
 /* evict_lock is held from the pop to the count: a dump that moves the
    queue out meanwhile waits, so that its window starts past this buffer. */
-uint8_t *dt_ring_recycle(dt_ring *r)
+uint8_t *dt__ring_recycle(dt_ring *r)
 {
     pthread_mutex_lock(&r->evict_lock);
     pthread_mutex_lock(&r->lock);
@@ -161,19 +161,19 @@ uint8_t *dt_ring_recycle(dt_ring *r)
     return b;
 }
 
-int dt_ring_take(dt_ring *r, dt_ring_batch *out)
+int dt__ring_take(dt_ring *r, dt_ring_batch *out)
 {
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&r->evict_lock);
     pthread_mutex_lock(&r->lock);
     uint32_t n = r->count;
-    uint8_t **buf = dt_malloc(((size_t)n + 1) * sizeof *buf);
-    size_t *valid = dt_malloc(((size_t)n + 1) * sizeof *valid);
+    uint8_t **buf = dt__malloc(((size_t)n + 1) * sizeof *buf);
+    size_t *valid = dt__malloc(((size_t)n + 1) * sizeof *valid);
     if (!buf || !valid) {
         pthread_mutex_unlock(&r->lock);
         pthread_mutex_unlock(&r->evict_lock);
-        dt_free(buf);
-        dt_free(valid);
+        dt__free(buf);
+        dt__free(valid);
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -191,14 +191,14 @@ int dt_ring_take(dt_ring *r, dt_ring_batch *out)
     return 0;
 }
 
-void dt_ring_decode(dt_ring *r, const dt_ring_batch *b, dt_session *into)
+void dt__ring_decode(dt_ring *r, const dt_ring_batch *b, dt_session *into)
 {
     for (uint32_t i = 0; i < b->count; i++) r->decode(r->ctx, into, b->buf[i], b->valid[i]);
 }
 
-void dt_ring_set_buffer_size(dt_ring *r, size_t size) { r->buf_size = size; }
-void dt_ring_set_discard(dt_ring *r) { atomic_store(&r->discard, 1); }
-int dt_ring_discarding(dt_ring *r) { return atomic_load(&r->discard); }
+void dt__ring_set_buffer_size(dt_ring *r, size_t size) { r->buf_size = size; }
+void dt__ring_set_discard(dt_ring *r) { atomic_store(&r->discard, 1); }
+int dt__ring_discarding(dt_ring *r) { return atomic_load(&r->discard); }
 
 /* The whole pages a buffer spans, back to the system: a decoded buffer is
    empty until the vendor writes it again (it reads zero pages then). */
@@ -222,27 +222,27 @@ static void give_one(dt_ring *r, uint8_t *buf, void (*put)(void *slot, uint8_t *
     if (!kept) put(slot, buf);
 }
 
-void dt_ring_give_back(dt_ring *r, dt_ring_batch *b, void (*put)(void *slot, uint8_t *buf), void *slot)
+void dt__ring_give_back(dt_ring *r, dt_ring_batch *b, void (*put)(void *slot, uint8_t *buf), void *slot)
 {
     for (uint32_t i = 0; i < b->count; i++) give_one(r, b->buf[i], put, slot);
-    dt_free(b->buf);
-    dt_free(b->valid);
+    dt__free(b->buf);
+    dt__free(b->valid);
     memset(b, 0, sizeof *b);
 }
 
-void dt_ring_decode_back(dt_ring *r, dt_ring_batch *b, dt_session *into, void (*put)(void *slot, uint8_t *buf),
+void dt__ring_decode_back(dt_ring *r, dt_ring_batch *b, dt_session *into, void (*put)(void *slot, uint8_t *buf),
                          void *slot)
 {
     for (uint32_t i = 0; i < b->count; i++) {
         if (into) r->decode(r->ctx, into, b->buf[i], b->valid[i]);
         give_one(r, b->buf[i], put, slot);
     }
-    dt_free(b->buf);
-    dt_free(b->valid);
+    dt__free(b->buf);
+    dt__free(b->valid);
     memset(b, 0, sizeof *b);
 }
 
-void dt_ring_drop_reserve(dt_ring *r, void (*put)(void *slot, uint8_t *buf), void *slot)
+void dt__ring_drop_reserve(dt_ring *r, void (*put)(void *slot, uint8_t *buf), void *slot)
 {
     pthread_mutex_lock(&r->lock);
     uint32_t n = r->reserve_count;
@@ -253,21 +253,21 @@ void dt_ring_drop_reserve(dt_ring *r, void (*put)(void *slot, uint8_t *buf), voi
     for (uint32_t i = 0; i < n; i++) put(slot, bufs[i]);
 }
 
-void dt_ring_copy_kept(dt_ring *r, dt_session *into)
+void dt__ring_copy_kept(dt_ring *r, dt_session *into)
 {
     pthread_mutex_lock(&r->evict_lock);
     dt_session *x = r->scratch;
-    dt_core_lock(x);
+    dt__core_lock(x);
     for (uint32_t d = 0; d < DT_MAX_DEVICES; d++)
-        if (x->devices[d].valid && !into->devices[d].valid) dt_core_set_device(into, &x->devices[d]);
+        if (x->devices[d].valid && !into->devices[d].valid) dt__core_set_device(into, &x->devices[d]);
     const dt_sink *kept = &x->sink;
-    for (size_t i = 0; i < kept->corr_log_count; i++) dt_corr_link(into, kept->corr_log[2 * i], kept->corr_log[2 * i + 1]);
+    for (size_t i = 0; i < kept->corr_log_count; i++) dt__corr_link(into, kept->corr_log[2 * i], kept->corr_log[2 * i + 1]);
     if (atomic_load(&x->external_unreliable)) atomic_store(&into->external_unreliable, 1);
-    dt_core_unlock(x);
+    dt__core_unlock(x);
     pthread_mutex_unlock(&r->evict_lock);
 }
 
-void dt_ring_evicted_until(dt_ring *r, uint64_t *vendor, uint64_t *real)
+void dt__ring_evicted_until(dt_ring *r, uint64_t *vendor, uint64_t *real)
 {
     pthread_mutex_lock(&r->lock);
     *vendor = r->until_vendor;
@@ -275,7 +275,7 @@ void dt_ring_evicted_until(dt_ring *r, uint64_t *vendor, uint64_t *real)
     pthread_mutex_unlock(&r->lock);
 }
 
-uint64_t dt_ring_evicted_buffers(dt_ring *r)
+uint64_t dt__ring_evicted_buffers(dt_ring *r)
 {
     pthread_mutex_lock(&r->lock);
     uint64_t n = r->evicted_buffers;
@@ -283,7 +283,7 @@ uint64_t dt_ring_evicted_buffers(dt_ring *r)
     return n;
 }
 
-uint64_t dt_ring_refused(dt_ring *r)
+uint64_t dt__ring_refused(dt_ring *r)
 {
     pthread_mutex_lock(&r->lock);
     uint64_t n = r->refused;

@@ -25,7 +25,7 @@ size_t dt_session_event_count(const dt_session *s)
     return s && s->state == DT_STATE_STOPPED ? s->sink.store.count : 0;
 }
 
-void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
+void dt__rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
 {
     memset(ev, 0, sizeof *ev);
     ev->kind = (dt_event_kind)r->kind;
@@ -34,7 +34,7 @@ void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
     ev->correlation = r->correlation;
     ev->has_external = (r->flags & DT_REC_HAS_EXTERNAL) != 0;
     ev->external_id = r->external_id;
-    ev->name = dt_intern_get(&s->names, r->name);
+    ev->name = dt__intern_get(&s->names, r->name);
     int host = r->kind == DT_EVENT_RUNTIME || r->kind == DT_EVENT_DRIVER || r->kind == DT_EVENT_RANGE ||
                r->kind == DT_EVENT_OP;
     if (host) {
@@ -102,9 +102,9 @@ void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
             ev->u.collective.count = c->count;
             ev->u.collective.bytes = c->bytes;
             ev->u.collective.bandwidth_gbps = c->bandwidth_gbps;
-            ev->u.collective.data_type = dt_intern_get(&s->names, c->data_type);
-            ev->u.collective.group = dt_intern_get(&s->names, c->group);
-            ev->u.collective.algorithm = dt_intern_get(&s->names, c->algorithm);
+            ev->u.collective.data_type = dt__intern_get(&s->names, c->data_type);
+            ev->u.collective.group = dt__intern_get(&s->names, c->group);
+            ev->u.collective.algorithm = dt__intern_get(&s->names, c->algorithm);
         } else {
             ev->u.collective.data_type = ev->u.collective.group = ev->u.collective.algorithm = "";
         }
@@ -116,12 +116,12 @@ void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev)
 
 dt_status dt_session_event(const dt_session *s, size_t index, dt_event *ev)
 {
-    if (!s || !ev) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_event: NULL argument");
-    if (s->state != DT_STATE_STOPPED) return dt_error(DT_ERR_STATE, "dt_session_event: stop the session first");
+    if (!s || !ev) return dt__error(DT_ERR_INVALID_ARGUMENT, "dt_session_event: NULL argument");
+    if (s->state != DT_STATE_STOPPED) return dt__error(DT_ERR_STATE, "dt_session_event: stop the session first");
     if (index >= s->sink.store.count)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_event: index %zu out of range (%zu events)", index,
+        return dt__error(DT_ERR_INVALID_ARGUMENT, "dt_session_event: index %zu out of range (%zu events)", index,
                         s->sink.store.count);
-    dt_rec_to_event(s, dt_store_at(&s->sink.store, index), ev);
+    dt__rec_to_event(s, dt__store_at(&s->sink.store, index), ev);
     return DT_OK;
 }
 
@@ -129,7 +129,7 @@ size_t dt_session_events(const dt_session *s, size_t first, size_t count, dt_eve
 {
     if (!s || !out || s->state != DT_STATE_STOPPED || first >= s->sink.store.count) return 0;
     size_t n = s->sink.store.count - first < count ? s->sink.store.count - first : count;
-    for (size_t i = 0; i < n; i++) dt_rec_to_event(s, dt_store_at(&s->sink.store, first + i), &out[i]);
+    for (size_t i = 0; i < n; i++) dt__rec_to_event(s, dt__store_at(&s->sink.store, first + i), &out[i]);
     return n;
 }
 

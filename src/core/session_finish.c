@@ -19,8 +19,8 @@
 static inline uint64_t map_time(const dt_clock *clock, dt_clock_segment *seg, size_t *segment, uint64_t v)
 {
     uint64_t x = v - seg->vendor; /* before the segment: wraps past its span */
-    if (x < seg->span) return dt_clock_segment_at(seg, x);
-    uint64_t out = dt_clock_map_slow(clock, v, segment);
+    if (x < seg->span) return dt__clock_segment_at(seg, x);
+    uint64_t out = dt__clock_map_slow(clock, v, segment);
     if (clock->fast && *segment < clock->segments) *seg = clock->fast[*segment];
     return out;
 }
@@ -47,7 +47,7 @@ static void drop_parent_records(dt_session *s)
     size_t segment = 0, out = 0;
     uint64_t last_parent_call = 0;
     for (size_t i = 0; i < st->count; i++) {
-        dt_rec *r = dt_store_at(st, i);
+        dt_rec *r = dt__store_at(st, i);
         if (!(r->flags & DT_REC_REALTIME)) {
             r->start = map_time(&s->clock, &seg, &segment, r->start);
             r->end = map_time(&s->clock, &seg, &segment, r->end);
@@ -58,14 +58,14 @@ static void drop_parent_records(dt_session *s)
             last_parent_call = r->correlation;
     }
     for (size_t i = 0; i < st->count; i++) {
-        dt_rec *r = dt_store_at(st, i);
+        dt_rec *r = dt__store_at(st, i);
         int parent = i < s->fork_store_count || r->start < s->fork_ns ||
                      (!host_record(r) && r->correlation && r->correlation <= last_parent_call);
         if (parent) continue;
-        if (out != i) *dt_store_at(st, out) = *r;
+        if (out != i) *dt__store_at(st, out) = *r;
         out++;
     }
-    dt_store_truncate(st, out);
+    dt__store_truncate(st, out);
 }
 
 /* At stop, each record once, in one pass over the store: its times to
@@ -88,7 +88,7 @@ static void finish_records(dt_session *s)
     dt_rec *r = NULL, *chunk_end = NULL, *kept = NULL, *kept_end = NULL;
     for (size_t i = 0; i < st->count; i++, r++) {
         if (r == chunk_end) {
-            r = dt_store_at(st, i);
+            r = dt__store_at(st, i);
             chunk_end = r + DT_STORE_CHUNK;
         }
         if (!(r->flags & DT_REC_REALTIME)) {
@@ -97,7 +97,7 @@ static void finish_records(dt_session *s)
             r->flags |= DT_REC_REALTIME;
         }
         uint64_t ext;
-        if (links && !(r->flags & DT_REC_HAS_EXTERNAL) && r->correlation && dt_corr_get(s, r->correlation, &ext)) {
+        if (links && !(r->flags & DT_REC_HAS_EXTERNAL) && r->correlation && dt__corr_get(s, r->correlation, &ext)) {
             r->external_id = ext;
             r->flags |= DT_REC_HAS_EXTERNAL;
         }
@@ -108,22 +108,22 @@ static void finish_records(dt_session *s)
         }
         if (out != i) {
             if (kept == kept_end) {
-                kept = dt_store_at(st, out);
+                kept = dt__store_at(st, out);
                 kept_end = kept + (DT_STORE_CHUNK - (out & (DT_STORE_CHUNK - 1)));
             }
             *kept++ = *r; /* once one record left, every later one moves */
         }
         out++;
     }
-    dt_store_truncate(st, out);
-    if (outside) dt_loss_add(s, DT_LOSS_OUTSIDE_WINDOW, outside);
-    if (unfinished) dt_loss_add(s, DT_LOSS_UNFINISHED, unfinished);
+    dt__store_truncate(st, out);
+    if (outside) dt__loss_add(s, DT_LOSS_OUTSIDE_WINDOW, outside);
+    if (unfinished) dt__loss_add(s, DT_LOSS_UNFINISHED, unfinished);
 }
 
-void dt_core_finish(dt_session *s)
+void dt__core_finish(dt_session *s)
 {
-    dt_core_lock(s);
-    dt_corr_merge_chunks(s, 1);
+    dt__core_lock(s);
+    dt__corr_merge_chunks(s, 1);
     uint64_t cut = atomic_load(&s->kernel_names_cut), unlinked = atomic_load(&s->links_lost),
              orphans = atomic_load(&s->parents_lost);
     if (cut || s->names.demangle_too_long) {
@@ -135,26 +135,26 @@ void dt_core_finish(dt_session *s)
             snprintf(long_text, sizeof long_text,
                      "%u kernel names longer than %zu bytes were kept mangled: the C++ demangler found at run time "
                      "(__cxa_demangle) takes no longer names",
-                     s->names.demangle_too_long, dt_demangle_length_limit());
-        dt_core_note(s, "kernel_names", "%s%s%s", cut_text, cut && long_text[0] ? "; " : "", long_text);
+                     s->names.demangle_too_long, dt__demangle_length_limit());
+        dt__core_note(s, "kernel_names", "%s%s%s", cut_text, cut && long_text[0] ? "; " : "", long_text);
     }
     if (unlinked)
-        dt_core_note(s, "correlation", "out of memory: %llu API calls lost their External id link; "
+        dt__core_note(s, "correlation", "out of memory: %llu API calls lost their External id link; "
                         "the device activity they launched carries no External id",
                         (unsigned long long)unlinked);
     if (orphans)
-        dt_core_note(s, "range_parents", "out of memory: %llu operations inside user ranges were not linked "
+        dt__core_note(s, "range_parents", "out of memory: %llu operations inside user ranges were not linked "
                         "to their range; the ranges' device time misses theirs", (unsigned long long)orphans);
-    dt_clock_fit(&s->clock);
+    dt__clock_fit(&s->clock);
     if (s->clock.domains > 1)
-        dt_core_note(s, "clock_domains", "the %s clock changed what it counts while the session recorded (another "
+        dt__core_note(s, "clock_domains", "the %s clock changed what it counts while the session recorded (another "
                         "client of the vendor's interface registered a timestamp callback of its own): its %zu "
                         "domains were each fitted to realtime apart, every time mapped by the domain nearest to "
                         "it%s", s->backend ? s->backend->name : "vendor", s->clock.domains,
                         s->clock.lone_domains ? "; a domain read once has no rate of its own: its times are taken "
                                                 "as nanoseconds" : "");
-    dt_core_flight_window(s);
+    dt__core_flight_window(s);
     finish_records(s);
     s->state = DT_STATE_STOPPED;
-    dt_core_unlock(s);
+    dt__core_unlock(s);
 }

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int dt_g_fork_unusable;
+int dt__g_fork_unusable;
 
 /* A process that forks without exec has one thread in the child, and a
    copy of everything else: this session (its store holding what the parent
@@ -20,7 +20,7 @@ int dt_g_fork_unusable;
    threads the child does not have (the calibrator, a vendor's thread in a
    callback). The calibrator itself is not in the child: the clock is fitted
    on the parent's samples and the child's at stop. */
-void dt_core_forked(dt_session *s)
+void dt__core_forked(dt_session *s)
 {
     if (!s || s->state != DT_STATE_RUNNING) return;
     struct timespec now;
@@ -37,15 +37,15 @@ void dt_core_forked(dt_session *s)
     pthread_cond_init(&s->calib_cond, NULL);
     pthread_mutex_init(&s->threads.lock, NULL);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->sink.loss[i], 0);
-    if (s->fork_vendor_unusable) dt_g_fork_unusable = 1;
+    if (s->fork_vendor_unusable) dt__g_fork_unusable = 1;
 }
 
-int dt_core_fork_vendor_unusable(const dt_session *s)
+int dt__core_fork_vendor_unusable(const dt_session *s)
 {
     return s->fork_vendor_unusable;
 }
 
-void dt_core_fork_child(dt_session *s)
+void dt__core_fork_child(dt_session *s)
 {
     /* a grandchild: what its parent did holds */
     if (!s || !s->fork_vendor_unusable || s->fork_vendor_quiet) return;
@@ -59,18 +59,18 @@ static int fork_hooks(const dt_session *s)
            (s->backend->caps & DT_BACKEND_NO_FORK_CHILD);
 }
 
-void dt_core_fork_prepare(dt_session *s)
+void dt__core_fork_prepare(dt_session *s)
 {
     if (fork_hooks(s) && s->backend->fork_prepare) s->backend->fork_prepare(s->backend);
 }
 
-void dt_core_fork_parent(dt_session *s)
+void dt__core_fork_parent(dt_session *s)
 {
     if (fork_hooks(s) && s->backend->fork_parent) s->backend->fork_parent(s->backend);
 }
 
-void dt_core_fork_launch_lost(void)
+void dt__core_fork_launch_lost(void)
 {
-    dt_session *s = dt_active_session();
-    if (s) dt_loss_add(s, DT_LOSS_FORKED_CHILD, 1);
+    dt_session *s = dt__active_session();
+    if (s) dt__loss_add(s, DT_LOSS_FORKED_CHILD, 1);
 }

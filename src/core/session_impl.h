@@ -40,10 +40,10 @@ struct dt_session {
     dt_config config;
     char *output_path;
     char *backend_request;        /* as configured: "auto" or a name */
-    /* chosen at start; replaced once, by dt_core_attach_deferred, while
+    /* chosen at start; replaced once, by dt__core_attach_deferred, while
        the program's threads read it */
     _Atomic(const dt_backend *) backend;
-    /* dt_select_start_deferring (src/api): the backend that waits for the vendor's
+    /* dt__select_start_deferring (src/api): the backend that waits for the vendor's
        runtime to call the injection entry point, until attached or never */
     const dt_backend *deferred;
     _Atomic int awaiting_vendor;      /* running without it, waiting */
@@ -91,16 +91,16 @@ struct dt_session {
     int calib_stop;
 
     uint64_t window_start_ns, window_end_ns; /* realtime capture window */
-    uint64_t window_end_set;      /* dt_core_set_window's end (0: the stop's time) */
+    uint64_t window_end_set;      /* dt__core_set_window's end (0: the stop's time) */
     uint32_t pid;
-    /* In a child forked without exec (dt_core_forked): the parent's pid
+    /* In a child forked without exec (dt__core_forked): the parent's pid
        (0: not forked), when, the records stored before, and whether the
        vendor cannot be used here (the backend's DT_BACKEND_NO_FORK_CHILD). */
     uint32_t fork_parent;
     uint64_t fork_ns;
     size_t fork_store_count;
     int fork_vendor_unusable;
-    int fork_vendor_quiet; /* the backend's fork_child has run (dt_core_fork_child) */
+    int fork_vendor_quiet; /* the backend's fork_child has run (dt__core_fork_child) */
     char process_name[256];       /* the command line, program's base name first */
     dt_thread_names threads;
     char host_name[256];
@@ -123,22 +123,22 @@ struct dt_session {
 };
 
 /* The External id linked to a vendor correlation id, after stop. */
-static inline int dt_corr_get(const dt_session *s, uint64_t correlation, uint64_t *external_id)
+static inline int dt__corr_get(const dt_session *s, uint64_t correlation, uint64_t *external_id)
 {
     uint64_t at = correlation - s->corr_dense_base;
     if (correlation != 0 && at < s->corr_dense_len && s->corr_dense[at]) {
         *external_id = s->corr_dense[at] - 1;
         return 1;
     }
-    return s->corr.count && dt_corr_map_get(s, correlation, external_id);
+    return s->corr.count && dt__corr_map_get(s, correlation, external_id);
 }
 
-/* The sink is where a dt_session * points (core/sink.h: dt_sink_of). */
+/* The sink is where a dt_session * points (core/sink.h: dt__sink_of). */
 _Static_assert(offsetof(struct dt_session, sink) == 0, "the sink starts the session");
 
 /* A backend's clock as a dt_clock_fn (core/clock.h): ctx is the backend. */
-DT_HIDDEN int dt_core_backend_clock(const void *backend, uint64_t *ns);
+DT_HIDDEN int dt__core_backend_clock(const void *backend, uint64_t *ns);
 /* Convert a stored record to the public view. */
-DT_HIDDEN void dt_rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev);
+DT_HIDDEN void dt__rec_to_event(const dt_session *s, const dt_rec *r, dt_event *ev);
 
 #endif /* DT_CORE_SESSION_IMPL_H */

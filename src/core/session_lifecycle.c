@@ -16,32 +16,32 @@
 #include <string.h>
 #include <time.h>
 
-_Atomic(dt_session *) dt_g_active;
+_Atomic(dt_session *) dt__g_active;
 static _Atomic(const char *) g_last_backend;
 
-const char *dt_core_last_backend(void) { return atomic_load(&g_last_backend); }
-_Atomic int dt_g_exiting;
+const char *dt__core_last_backend(void) { return atomic_load(&g_last_backend); }
+_Atomic int dt__g_exiting;
 static _Atomic uint64_t g_generation;
 
 /* Forget what an earlier start recorded (start, stop, start again).
    -1 when out of memory. */
 static int session_reset(dt_session *s)
 {
-    dt_store_free(&s->sink.store);
-    dt_store_init(&s->sink.store, s->config.max_events);
+    dt__store_free(&s->sink.store);
+    dt__store_init(&s->sink.store, s->config.max_events);
     s->collective_count = 0;
-    dt_u64map_free(&s->corr);
-    dt_corr_forget(s);
-    dt_u64map_free(&s->ext_parents);
-    int rc = dt_u64map_reserve(&s->corr, 1024) | dt_u64map_reserve(&s->ext_parents, 64);
+    dt__u64map_free(&s->corr);
+    dt__corr_forget(s);
+    dt__u64map_free(&s->ext_parents);
+    int rc = dt__u64map_reserve(&s->corr, 1024) | dt__u64map_reserve(&s->ext_parents, 64);
     for (int i = 0; i < DT_LOSS_COUNT; i++) atomic_store(&s->sink.loss[i], 0);
     atomic_store(&s->kernel_names_cut, 0);
     atomic_store(&s->links_lost, 0);
     atomic_store(&s->parents_lost, 0);
     atomic_store(&s->external_unreliable, 0);
-    dt_clock_free(&s->clock);
+    dt__clock_free(&s->clock);
     s->note_count = 0;
-    dt_thread_names_clear(&s->threads);
+    dt__thread_names_clear(&s->threads);
     s->backend_library[0] = s->backend_version[0] = 0;
     memset(s->devices, 0, sizeof s->devices);
     s->evicted_until_vendor = s->evicted_until_real = 0;
@@ -49,7 +49,7 @@ static int session_reset(dt_session *s)
     return rc;
 }
 
-int dt_core_backend_clock(const void *backend, uint64_t *ns)
+int dt__core_backend_clock(const void *backend, uint64_t *ns)
 {
     const dt_backend *b = backend;
     return b->clock(b, ns);
@@ -63,18 +63,18 @@ int dt_core_backend_clock(const void *backend, uint64_t *ns)
 static int sample_clock(dt_session *s, const dt_backend *b, int tries)
 {
     dt_clock_sample sample;
-    if (dt_clock_read(dt_core_backend_clock, b, tries, &sample) != 0) return -1;
-    dt_core_lock(s);
-    int moved = s->clock.count && !dt_clock_same_domain(&s->clock.samples[s->clock.count - 1], &sample);
-    int rc = dt_clock_add(&s->clock, sample);
-    dt_core_unlock(s);
+    if (dt__clock_read(dt__core_backend_clock, b, tries, &sample) != 0) return -1;
+    dt__core_lock(s);
+    int moved = s->clock.count && !dt__clock_same_domain(&s->clock.samples[s->clock.count - 1], &sample);
+    int rc = dt__clock_add(&s->clock, sample);
+    dt__core_unlock(s);
     if (!moved || rc != 0) return rc;
     struct timespec ms = {0, 1000000};
     nanosleep(&ms, NULL);
-    if (dt_clock_read(dt_core_backend_clock, b, tries, &sample) != 0) return 0;
-    dt_core_lock(s);
-    dt_clock_add(&s->clock, sample);
-    dt_core_unlock(s);
+    if (dt__clock_read(dt__core_backend_clock, b, tries, &sample) != 0) return 0;
+    dt__core_lock(s);
+    dt__clock_add(&s->clock, sample);
+    dt__core_unlock(s);
     return 0;
 }
 
@@ -107,77 +107,77 @@ static void start_calibrator(dt_session *s)
         s->calibrator_running = 1;
 }
 
-dt_status dt_core_try_backend(dt_session *s, const dt_backend *b)
+dt_status dt__core_try_backend(dt_session *s, const dt_backend *b)
 {
     if (s->config.flight_recorder_bytes && !(b->caps & DT_BACKEND_FLIGHT_RECORDER))
-        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "the %s backend has no flight recorder "
+        return dt__error(DT_ERR_BACKEND_UNAVAILABLE, "the %s backend has no flight recorder "
                         "(dt_config.flight_recorder_bytes, DEVTRACE_FLIGHT_RECORDER): record without one, or "
                         "with a backend that has it (docs/on-demand.md)", b->name);
     const dt_backend *before = s->backend;
     s->backend = b;
-    dt_clock_free(&s->clock);
-    dt_clock_init(&s->clock, b->clock == NULL);
+    dt__clock_free(&s->clock);
+    dt__clock_init(&s->clock, b->clock == NULL);
     dt_status st = b->start(b, s);
     if (st != DT_OK) { s->backend = before; return st; }
     atomic_store(&g_last_backend, b->name);
     /* (a sample read but not kept for lack of memory is noted at stop) */
-    if (b->clock && dt_clock_sample_now(&s->clock, dt_core_backend_clock, b, 16) != 0 && !s->clock.unkept)
-        dt_core_note(s, "clock", "the %s clock could not be read at start", b->name);
+    if (b->clock && dt__clock_sample_now(&s->clock, dt__core_backend_clock, b, 16) != 0 && !s->clock.unkept)
+        dt__core_note(s, "clock", "the %s clock could not be read at start", b->name);
     return DT_OK;
 }
 
-dt_status dt_core_begin(dt_session *s)
+dt_status dt__core_begin(dt_session *s)
 {
-    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_start: session is NULL");
-    if (s->state == DT_STATE_RUNNING) return dt_error(DT_ERR_STATE, "dt_session_start: the session is already running");
+    if (!s) return dt__error(DT_ERR_INVALID_ARGUMENT, "dt_session_start: session is NULL");
+    if (s->state == DT_STATE_RUNNING) return dt__error(DT_ERR_STATE, "dt_session_start: the session is already running");
     const char *busy = "another devtrace session is running in this process; vendor interfaces are process-wide, so stop it first";
-    if (atomic_load(&dt_g_active)) return dt_error(DT_ERR_BUSY, "%s", busy);
+    if (atomic_load(&dt__g_active)) return dt__error(DT_ERR_BUSY, "%s", busy);
     /* Everything a thread of the program reads from the session is set
        before the session is published as the active one. Under the
        session's lock: a thread of the program may still be about to record
        into it what began in its previous start (a range it pops); the
        generation it checks there changes with the reset. */
-    dt_core_lock(s);
+    dt__core_lock(s);
     if (s->state == DT_STATE_STOPPED && session_reset(s) != 0) {
-        dt_core_unlock(s);
-        return dt_error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
+        dt__core_unlock(s);
+        return dt__error(DT_ERR_NO_MEMORY, "out of memory restarting the session");
     }
     s->sink.generation = atomic_fetch_add(&g_generation, 1) + 1;
-    dt_core_unlock(s);
+    dt__core_unlock(s);
     atomic_store(&s->attaching, 0);
-    s->window_start_ns = dt_realtime_ns();
+    s->window_start_ns = dt__realtime_ns();
     s->window_end_set = 0;
     s->backend = NULL;
     dt_session *expected = NULL;
-    if (!atomic_compare_exchange_strong(&dt_g_active, &expected, s)) return dt_error(DT_ERR_BUSY, "%s", busy);
+    if (!atomic_compare_exchange_strong(&dt__g_active, &expected, s)) return dt__error(DT_ERR_BUSY, "%s", busy);
     return DT_OK;
 }
 
-dt_status dt_core_started(dt_session *s, dt_status st, int awaiting)
+dt_status dt__core_started(dt_session *s, dt_status st, int awaiting)
 {
     if (st != DT_OK) {
-        atomic_store(&dt_g_active, NULL);
+        atomic_store(&dt__g_active, NULL);
         s->state = DT_STATE_CREATED;
         return st;
     }
     atomic_store(&s->awaiting_vendor, awaiting);
     atomic_store(&s->unheld_entries, 0);
-    dt_store_prepare(1);
+    dt__store_prepare(1);
     s->calib_stop = 0;
     s->calibrator_running = 0;
     start_calibrator(s);
     s->state = DT_STATE_RUNNING;
-    dt_log("session started with backend %s", s->backend->name);
+    dt__log("session started with backend %s", s->backend->name);
     return DT_OK;
 }
 
-int dt_core_awaits(const dt_session *s, const char *backend)
+int dt__core_awaits(const dt_session *s, const char *backend)
 {
     return s && atomic_load(&((dt_session *)s)->awaiting_vendor) && s->deferred &&
            strcmp(s->deferred->name, backend) == 0;
 }
 
-dt_status dt_core_attach_deferred(dt_session *s)
+dt_status dt__core_attach_deferred(dt_session *s)
 {
     if (!s || s->state != DT_STATE_RUNNING || !atomic_load(&s->awaiting_vendor)) return DT_OK;
     /* once, even when the vendor's runtime calls back into here while the
@@ -185,35 +185,35 @@ dt_status dt_core_attach_deferred(dt_session *s)
     int idle = 0;
     if (!atomic_compare_exchange_strong(&s->attaching, &idle, 1)) return DT_OK;
     const dt_backend *b = s->deferred;
-    dt_status st = dt_core_try_backend(s, b);
+    dt_status st = dt__core_try_backend(s, b);
     if (st != DT_OK) {
         char why[448];
         snprintf(why, sizeof why, "%s", dt_last_error());
         atomic_store(&s->awaiting_vendor, 0);
-        dt_core_note(s, b->name, "could not attach when the process initialised the device: %s", why);
-        return dt_error(st, "%s", why);
+        dt__core_note(s, b->name, "could not attach when the process initialised the device: %s", why);
+        return dt__error(st, "%s", why);
     }
     atomic_store(&s->awaiting_vendor, 0);
     /* what was pushed meanwhile is on devtrace's stacks only */
     if (atomic_load(&s->unheld_entries) > 0 && b->attribute_by_api_enter && b->attribute_by_api_enter(b) != DT_OK)
-        dt_core_note(s, "external_ids", "External ids pushed before %s attached could not be attributed "
+        dt__core_note(s, "external_ids", "External ids pushed before %s attached could not be attributed "
                         "through API callbacks: device work launched directly inside them carries none", b->name);
     pthread_mutex_lock(&s->calib_lock);
     s->calib_stop = 0;
     pthread_mutex_unlock(&s->calib_lock);
     start_calibrator(s);
-    dt_log("session attached to backend %s", b->name);
+    dt__log("session attached to backend %s", b->name);
     return DT_OK;
 }
 
-void dt_core_set_window(dt_session *s, uint64_t start_ns, uint64_t end_ns)
+void dt__core_set_window(dt_session *s, uint64_t start_ns, uint64_t end_ns)
 {
     if (!s || s->state != DT_STATE_RUNNING || end_ns < start_ns) return;
     s->window_start_ns = start_ns;
     s->window_end_set = end_ns ? end_ns : 1;
 }
 
-dt_status dt_core_release_backend(dt_session *s, const char *to)
+dt_status dt__core_release_backend(dt_session *s, const char *to)
 {
     if (!s || s->state != DT_STATE_RUNNING) return DT_OK;
     /* before it attached: the backend waited for is given away */
@@ -223,24 +223,24 @@ dt_status dt_core_release_backend(dt_session *s, const char *to)
 
 dt_status dt_session_stop(dt_session *s)
 {
-    if (!s) return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_session_stop: session is NULL");
-    if (s->state != DT_STATE_RUNNING) return dt_error(DT_ERR_STATE, "dt_session_stop: the session is not running");
+    if (!s) return dt__error(DT_ERR_INVALID_ARGUMENT, "dt_session_stop: session is NULL");
+    if (s->state != DT_STATE_RUNNING) return dt__error(DT_ERR_STATE, "dt_session_stop: the session is not running");
     /* The window closes now: activity still executing is outside it. */
-    s->window_end_ns = s->window_end_set ? s->window_end_set : dt_realtime_ns();
-    dt_host_clock_read(&s->host_clock);
+    s->window_end_ns = s->window_end_set ? s->window_end_set : dt__realtime_ns();
+    dt__host_clock_read(&s->host_clock);
     /* a forked child whose vendor cannot be used there calls it no more */
     const dt_backend *vendor = s->fork_vendor_unusable ? NULL : s->backend;
     if (s->fork_vendor_unusable)
-        dt_core_note(s, "fork", "process %u was forked without exec from process %u, whose %s was armed: %s "
+        dt__core_note(s, "fork", "process %u was forked without exec from process %u, whose %s was armed: %s "
                         "cannot record in such a child, so its device activity is not recorded; its launch calls "
                         "are counted as lost (forked_child), and host ranges and operations are recorded",
                         s->pid, s->fork_parent, s->backend->name, s->backend->name);
     else if (s->fork_parent)
-        dt_core_note(s, "fork", "process %u was forked without exec from process %u; this trace holds what it "
+        dt__core_note(s, "fork", "process %u was forked without exec from process %u; this trace holds what it "
                         "did after the fork, and the trace of process %u what came before", s->pid,
                         s->fork_parent, s->fork_parent);
     dt_status flush_st = vendor && vendor->flush ? vendor->flush(vendor, s) : DT_OK;
-    if (flush_st != DT_OK) dt_core_note(s, "flush", "%s", dt_last_error());
+    if (flush_st != DT_OK) dt__core_note(s, "flush", "%s", dt_last_error());
     if (s->calibrator_running) {
         pthread_mutex_lock(&s->calib_lock);
         s->calib_stop = 1;
@@ -252,21 +252,21 @@ dt_status dt_session_stop(dt_session *s)
     size_t unkept = s->clock.unkept;
     if (vendor && vendor->clock && sample_clock(s, vendor, 16) != 0 &&
         s->clock.unkept == unkept)
-        dt_core_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
+        dt__core_note(s, "clock", "the %s clock could not be read at stop", s->backend->name);
     if (s->clock.unkept)
-        dt_core_note(s, "clock_samples", "out of memory: %zu clock samples were not kept; the clock map "
+        dt__core_note(s, "clock_samples", "out of memory: %zu clock samples were not kept; the clock map "
                         "and its error bound rest on the %zu others", s->clock.unkept, s->clock.count);
     if (atomic_exchange(&s->awaiting_vendor, 0) && strcmp(s->backend_request, s->deferred->name) == 0)
-        dt_core_note(s, s->deferred->name, "not attached: the process never initialised the device (its runtime "
+        dt__core_note(s, s->deferred->name, "not attached: the process never initialised the device (its runtime "
                         "never called the injection entry point)");
     dt_status stop_st = vendor && vendor->stop ? vendor->stop(vendor, s) : DT_OK;
-    if (stop_st != DT_OK) dt_core_note(s, "stop", "%s", dt_last_error());
-    atomic_store_explicit(&dt_g_active, NULL, memory_order_release);
-    dt_store_prepare(0);
-    dt_thread_names_sweep(s);
-    dt_core_finish(s);
-    dt_core_flight_free(s);
-    dt_log("session stopped: %zu events kept, %llu lost", s->sink.store.count,
+    if (stop_st != DT_OK) dt__core_note(s, "stop", "%s", dt_last_error());
+    atomic_store_explicit(&dt__g_active, NULL, memory_order_release);
+    dt__store_prepare(0);
+    dt__thread_names_sweep(s);
+    dt__core_finish(s);
+    dt__core_flight_free(s);
+    dt__log("session stopped: %zu events kept, %llu lost", s->sink.store.count,
            (unsigned long long)dt_session_loss_total(s));
     return DT_OK;
 }

@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-void dt_core_lock(dt_session *s) { pthread_mutex_lock(&s->lock); }
-void dt_core_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
+void dt__core_lock(dt_session *s) { pthread_mutex_lock(&s->lock); }
+void dt__core_unlock(dt_session *s) { pthread_mutex_unlock(&s->lock); }
 
-void dt_core_set_library(dt_session *s, const char *path, const char *version)
+void dt__core_set_library(dt_session *s, const char *path, const char *version)
 {
     snprintf(s->backend_library, sizeof s->backend_library, "%s", path ? path : "");
     snprintf(s->backend_version, sizeof s->backend_version, "%s", version ? version : "");
@@ -30,7 +30,7 @@ static int says(const char *text, const char *fact)
     return 0;
 }
 
-void dt_core_note(dt_session *s, const char *key, const char *fmt, ...)
+void dt__core_note(dt_session *s, const char *key, const char *fmt, ...)
 {
     char text[sizeof s->notes[0].text];
     va_list ap;
@@ -46,7 +46,7 @@ void dt_core_note(dt_session *s, const char *key, const char *fmt, ...)
     if (i == s->note_count) {
         if (s->note_count == DT_MAX_NOTES) {
             pthread_mutex_unlock(l);
-            dt_log("note dropped (%d notes already): %s: %s", DT_MAX_NOTES, key, text);
+            dt__log("note dropped (%d notes already): %s: %s", DT_MAX_NOTES, key, text);
             return;
         }
         s->note_count++;
@@ -59,10 +59,10 @@ void dt_core_note(dt_session *s, const char *key, const char *fmt, ...)
         snprintf(s->notes[i].text + used, sizeof s->notes[i].text - used, "; %s", text);
     }
     pthread_mutex_unlock(l);
-    if (added) dt_log("note: %s: %s", key, text);
+    if (added) dt__log("note: %s: %s", key, text);
 }
 
-void dt_core_set_device(dt_session *s, const dt_device_props *p)
+void dt__core_set_device(dt_session *s, const dt_device_props *p)
 {
     if (p->id < DT_MAX_DEVICES) {
         s->devices[p->id] = *p;
@@ -70,41 +70,41 @@ void dt_core_set_device(dt_session *s, const dt_device_props *p)
     }
 }
 
-int dt_sink_has_device(const dt_session *s, uint32_t id)
+int dt__sink_has_device(const dt_session *s, uint32_t id)
 {
     return id < DT_MAX_DEVICES && s->devices[id].valid;
 }
 
-uint32_t dt_sink_intern(dt_session *s, const char *name)
+uint32_t dt__sink_intern(dt_session *s, const char *name)
 {
-    return dt_intern_str(&s->names, name);
+    return dt__intern_str(&s->names, name);
 }
 
-uint32_t dt_sink_intern_n(dt_session *s, const char *name, size_t len)
+uint32_t dt__sink_intern_n(dt_session *s, const char *name, size_t len)
 {
-    return dt_intern_n(&s->names, name, len);
+    return dt__intern_n(&s->names, name, len);
 }
 
-void dt_sink_each_record(dt_session *s, void (*each)(const dt_rec *r, void *arg), void *arg)
+void dt__sink_each_record(dt_session *s, void (*each)(const dt_rec *r, void *arg), void *arg)
 {
-    dt_core_lock(s);
-    for (size_t i = 0; i < s->sink.store.count; i++) each(dt_store_at(&s->sink.store, i), arg);
-    dt_core_unlock(s);
+    dt__core_lock(s);
+    for (size_t i = 0; i < s->sink.store.count; i++) each(dt__store_at(&s->sink.store, i), arg);
+    dt__core_unlock(s);
 }
 
-const dt_config *dt_sink_config(const dt_session *s)
+const dt_config *dt__sink_config(const dt_session *s)
 {
     return &s->config;
 }
 
-int dt_sink_has_ring(const dt_session *s)
+int dt__sink_has_ring(const dt_session *s)
 {
     return s->ring != NULL;
 }
 
-int dt_sink_ring_push(dt_session *s, uint8_t *buf, size_t valid)
+int dt__sink_ring_push(dt_session *s, uint8_t *buf, size_t valid)
 {
     if (!s->ring) return 0;
-    dt_ring_push(s->ring, buf, valid);
+    dt__ring_push(s->ring, buf, valid);
     return 1;
 }

@@ -32,7 +32,7 @@ typedef struct step_observer {
     void *ctx;
 } step_observer;
 
-_Atomic int dt_core_steps_watchers;
+_Atomic int dt__core_steps_watchers;
 
 static step_slot g_slots[SLOTS];
 static atomic_flag g_writing = ATOMIC_FLAG_INIT;
@@ -78,14 +78,14 @@ __attribute__((constructor)) static void steps_register_fork(void)
 }
 
 
-void dt_core_steps_watch(int on)
+void dt__core_steps_watch(int on)
 {
     if (on) {
-        atomic_fetch_add_explicit(&dt_core_steps_watchers, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&dt__core_steps_watchers, 1, memory_order_relaxed);
         return;
     }
-    int n = atomic_load_explicit(&dt_core_steps_watchers, memory_order_relaxed);
-    while (n > 0 && !atomic_compare_exchange_weak_explicit(&dt_core_steps_watchers, &n, n - 1,
+    int n = atomic_load_explicit(&dt__core_steps_watchers, memory_order_relaxed);
+    while (n > 0 && !atomic_compare_exchange_weak_explicit(&dt__core_steps_watchers, &n, n - 1,
                                                            memory_order_relaxed, memory_order_relaxed)) {
     }
 }
@@ -101,7 +101,7 @@ static int slot_read(uint64_t g, uint64_t *number, uint64_t *t_ns)
     return atomic_load_explicit(&s->seq, memory_order_relaxed) == 2 * g;
 }
 
-void dt_core_step_last(uint64_t *number, uint64_t *t_ns)
+void dt__core_step_last(uint64_t *number, uint64_t *t_ns)
 {
     for (;;) {
         uint64_t g = atomic_load_explicit(&g_latest, memory_order_acquire);
@@ -116,7 +116,7 @@ void dt_core_step_last(uint64_t *number, uint64_t *t_ns)
     }
 }
 
-int dt_core_step_find(uint64_t number, uint64_t since_ns, uint64_t *t_ns)
+int dt__core_step_find(uint64_t number, uint64_t since_ns, uint64_t *t_ns)
 {
     uint64_t g = atomic_load_explicit(&g_latest, memory_order_acquire);
     for (uint64_t k = 0; k < SLOTS && k < g; k++) {
@@ -138,7 +138,7 @@ static void begin(uint64_t number, int counted, uint64_t t_ns)
     uint64_t prev_t = g ? atomic_load_explicit(&g_slots[g % SLOTS].t_ns, memory_order_relaxed) : 0;
     if (counted) {
         number = ++g_dt_steps;
-        t_ns = dt_realtime_ns(); /* under the flag: numbers and times rise together */
+        t_ns = dt__realtime_ns(); /* under the flag: numbers and times rise together */
     }
     uint64_t duration = g && t_ns > prev_t ? t_ns - prev_t : 0;
     step_slot *s = &g_slots[++g % SLOTS];
@@ -165,7 +165,7 @@ static void begin(uint64_t number, int counted, uint64_t t_ns)
     }
 }
 
-void dt_core_step_begin(uint64_t number, uint64_t t_ns)
+void dt__core_step_begin(uint64_t number, uint64_t t_ns)
 {
     begin(number, 0, t_ns);
 }
@@ -187,7 +187,7 @@ static int find_boundary(uint64_t from, uint64_t target, uint64_t *number, uint6
     return 0;
 }
 
-int dt_core_step_wait(uint64_t target, uint64_t deadline_ns, uint64_t *number, uint64_t *t_ns)
+int dt__core_step_wait(uint64_t target, uint64_t deadline_ns, uint64_t *number, uint64_t *t_ns)
 {
     pthread_once(&g_cond_once, cond_init);
     struct timespec until = {.tv_sec = (time_t)(deadline_ns / 1000000000u),
@@ -202,7 +202,7 @@ int dt_core_step_wait(uint64_t target, uint64_t deadline_ns, uint64_t *number, u
             rc = 0;
             break;
         }
-        if (g_wake_epoch != epoch || dt_monotonic_ns() >= deadline_ns) break;
+        if (g_wake_epoch != epoch || dt__monotonic_ns() >= deadline_ns) break;
         int w = pthread_cond_timedwait(&g_cond, &g_lock, &until);
         if (w != 0 && w != ETIMEDOUT && w != EINTR) break;
     }
@@ -211,7 +211,7 @@ int dt_core_step_wait(uint64_t target, uint64_t deadline_ns, uint64_t *number, u
     return rc;
 }
 
-void dt_core_steps_wake(void)
+void dt__core_steps_wake(void)
 {
     pthread_once(&g_cond_once, cond_init);
     pthread_mutex_lock(&g_lock);
@@ -220,7 +220,7 @@ void dt_core_steps_wake(void)
     pthread_mutex_unlock(&g_lock);
 }
 
-void dt_core_steps_observe(dt_core_step_observer fn, void *ctx)
+void dt__core_steps_observe(dt_core_step_observer fn, void *ctx)
 {
     pthread_mutex_lock(&g_observe_lock);
     step_observer *next = NULL;
@@ -257,10 +257,10 @@ static int profiler_step_number(const char *name, uint64_t *number)
     return 1;
 }
 
-void dt_core_step_range(const char *name, uint64_t t_ns)
+void dt__core_step_range(const char *name, uint64_t t_ns)
 {
     uint64_t number;
-    if (profiler_step_number(name, &number)) dt_core_step_begin(number, t_ns ? t_ns : dt_realtime_ns());
+    if (profiler_step_number(name, &number)) dt__core_step_begin(number, t_ns ? t_ns : dt__realtime_ns());
 }
 
 dt_status dt_step(void)
@@ -272,6 +272,6 @@ dt_status dt_step(void)
 uint64_t dt_step_count(void)
 {
     uint64_t number, t_ns;
-    dt_core_step_last(&number, &t_ns);
+    dt__core_step_last(&number, &t_ns);
     return number;
 }

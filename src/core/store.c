@@ -41,7 +41,7 @@ static struct {
 
 static dt_rec *chunk_map(int populate)
 {
-    if (dt_alloc_injected_failure()) return NULL;
+    if (dt__alloc_injected_failure()) return NULL;
     void *m = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
     return m == MAP_FAILED ? NULL : m;
@@ -124,7 +124,7 @@ static void spare_init(void)
     pthread_atfork(NULL, NULL, spare_atfork_child);
 }
 
-void dt_store_prepare(int on)
+void dt__store_prepare(int on)
 {
     pthread_once(&g_spare_once, spare_init);
     pthread_mutex_lock(&g_spare.lock);
@@ -148,7 +148,7 @@ void dt_store_prepare(int on)
     if (stop) pthread_join(t, NULL);
 }
 
-void dt_store_release_spares(void)
+void dt__store_release_spares(void)
 {
     pthread_mutex_lock(&g_spare.lock);
     size_t n = g_spare.count;
@@ -159,7 +159,7 @@ void dt_store_release_spares(void)
     for (size_t i = 0; i < n; i++) munmap(chunks[i], CHUNK_BYTES);
 }
 
-size_t dt_store_spare_count(void)
+size_t dt__store_spare_count(void)
 {
     pthread_mutex_lock(&g_spare.lock);
     size_t n = g_spare.count;
@@ -167,36 +167,36 @@ size_t dt_store_spare_count(void)
     return n;
 }
 
-/* Records that fit before dt_store_push must take its slow path. */
+/* Records that fit before dt__store_push must take its slow path. */
 static size_t store_room(const dt_store *st)
 {
     size_t room = st->chunk_count * DT_STORE_CHUNK;
     return st->limit && st->limit < room ? (size_t)st->limit : room;
 }
 
-void dt_store_init(dt_store *st, uint64_t limit)
+void dt__store_init(dt_store *st, uint64_t limit)
 {
     memset(st, 0, sizeof *st);
     st->limit = limit;
 }
 
-void dt_store_free(dt_store *st)
+void dt__store_free(dt_store *st)
 {
     /* the last chunks written are the likeliest to be in the cache: they go
        back last, to be handed out first */
     for (size_t i = 0; i < st->chunk_count; i++) chunk_give_back(st->chunks[i]);
-    dt_free(st->chunks);
+    dt__free(st->chunks);
     memset(st, 0, sizeof *st);
 }
 
-dt_rec *dt_store_push_slow(dt_store *st)
+dt_rec *dt__store_push_slow(dt_store *st)
 {
     if (st->limit && st->count >= st->limit) return NULL;
     size_t chunk = st->count >> DT_STORE_CHUNK_SHIFT;
     if (chunk == st->chunk_count) {
         if (st->chunk_count == st->chunk_cap) {
             size_t cap = st->chunk_cap ? st->chunk_cap * 2 : 16;
-            dt_rec **c = dt_realloc(st->chunks, cap * sizeof *c);
+            dt_rec **c = dt__realloc(st->chunks, cap * sizeof *c);
             if (!c) return NULL;
             st->chunks = c;
             st->chunk_cap = cap;
@@ -206,24 +206,24 @@ dt_rec *dt_store_push_slow(dt_store *st)
         st->chunks[st->chunk_count++] = mem;
         st->room = store_room(st);
     }
-    dt_rec *r = dt_store_at(st, st->count++);
+    dt_rec *r = dt__store_at(st, st->count++);
     *r = (dt_rec){0};
     return r;
 }
 
-void dt_store_filter(dt_store *st, int (*keep)(dt_rec *, void *), void *arg)
+void dt__store_filter(dt_store *st, int (*keep)(dt_rec *, void *), void *arg)
 {
     size_t out = 0;
     for (size_t i = 0; i < st->count; i++) {
-        dt_rec *r = dt_store_at(st, i);
+        dt_rec *r = dt__store_at(st, i);
         if (!keep(r, arg)) continue;
-        if (out != i) *dt_store_at(st, out) = *r;
+        if (out != i) *dt__store_at(st, out) = *r;
         out++;
     }
-    dt_store_truncate(st, out);
+    dt__store_truncate(st, out);
 }
 
-void dt_store_truncate(dt_store *st, size_t count)
+void dt__store_truncate(dt_store *st, size_t count)
 {
     if (count >= st->count) return;
     st->count = count;
@@ -232,7 +232,7 @@ void dt_store_truncate(dt_store *st, size_t count)
     st->room = store_room(st);
 }
 
-size_t dt_store_bytes(const dt_store *st)
+size_t dt__store_bytes(const dt_store *st)
 {
     /* whole chunks: a prepared or recycled one is resident in full */
     return st->chunk_count * CHUNK_BYTES + st->chunk_cap * sizeof(dt_rec *);

@@ -32,7 +32,7 @@ static int put(dt_thread_names *t, uint32_t tid, const char *name)
     if (!e) {
         if (t->count == t->cap) {
             size_t cap = t->cap ? t->cap * 2 : 16;
-            dt_thread_name *v = dt_realloc(t->v, cap * sizeof *v);
+            dt_thread_name *v = dt__realloc(t->v, cap * sizeof *v);
             if (!v) return -1;
             t->v = v;
             t->cap = cap;
@@ -44,39 +44,39 @@ static int put(dt_thread_names *t, uint32_t tid, const char *name)
     return 0;
 }
 
-void dt_thread_names_init(dt_thread_names *t)
+void dt__thread_names_init(dt_thread_names *t)
 {
     memset(t, 0, sizeof *t);
     pthread_mutex_init(&t->lock, NULL);
 }
 
-void dt_thread_names_clear(dt_thread_names *t)
+void dt__thread_names_clear(dt_thread_names *t)
 {
     pthread_mutex_lock(&t->lock);
-    dt_free(t->v);
+    dt__free(t->v);
     t->v = NULL;
     t->count = t->cap = 0;
     pthread_mutex_unlock(&t->lock);
 }
 
-void dt_thread_names_free(dt_thread_names *t)
+void dt__thread_names_free(dt_thread_names *t)
 {
-    dt_thread_names_clear(t);
+    dt__thread_names_clear(t);
     pthread_mutex_destroy(&t->lock);
 }
 
-void dt_thread_note(dt_session *s)
+void dt__thread_note(dt_session *s)
 {
     if (tls_named_generation == s->sink.generation) return;
     tls_named_generation = s->sink.generation;
     char name[17] = "";
     if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0 || !name[0]) return;
     pthread_mutex_lock(&s->threads.lock);
-    put(&s->threads, dt_thread_id(), name);
+    put(&s->threads, dt__thread_id(), name);
     pthread_mutex_unlock(&s->threads.lock);
 }
 
-void dt_thread_names_sweep(dt_session *s)
+void dt__thread_names_sweep(dt_session *s)
 {
     DIR *d = opendir("/proc/self/task");
     if (!d) return;

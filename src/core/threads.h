@@ -22,13 +22,13 @@ typedef struct dt_thread_names {
     size_t count, cap;
 } dt_thread_names;
 
-DT_HIDDEN void dt_thread_names_init(dt_thread_names *t);
-DT_HIDDEN void dt_thread_names_clear(dt_thread_names *t);
-DT_HIDDEN void dt_thread_names_free(dt_thread_names *t);
+DT_HIDDEN void dt__thread_names_init(dt_thread_names *t);
+DT_HIDDEN void dt__thread_names_clear(dt_thread_names *t);
+DT_HIDDEN void dt__thread_names_free(dt_thread_names *t);
 /* Remember the calling thread's name, once per session: cheap after the
    first call (a thread-local compare). */
-DT_HIDDEN void dt_thread_note(dt_session *s);
+DT_HIDDEN void dt__thread_note(dt_session *s);
 /* Read the names of every thread still alive (at stop). */
-DT_HIDDEN void dt_thread_names_sweep(dt_session *s);
+DT_HIDDEN void dt__thread_names_sweep(dt_session *s);
 
 #endif /* DT_CORE_THREADS_H */

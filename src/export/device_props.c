@@ -20,10 +20,10 @@ __attribute__((format(printf, 4, 5))) static size_t put(char *buf, size_t size, 
     return n < 0 ? len : len + (size_t)n;
 }
 
-size_t dt_wr_device_props_json(const dt_device_props *p, char *buf, size_t size)
+size_t dt__wr_device_props_json(const dt_device_props *p, char *buf, size_t size)
 {
     char name[sizeof p->name * 6 + 2];
-    char *end = dt_json_escape(name, p->name, strnlen(p->name, sizeof p->name));
+    char *end = dt__json_escape(name, p->name, strnlen(p->name, sizeof p->name));
     *end = 0;
     /* what the backend could not read is left out, not written as 0 */
     const struct { unsigned bit; const char *key; int64_t value; } fields[] = {
@@ -47,7 +47,7 @@ size_t dt_wr_device_props_json(const dt_device_props *p, char *buf, size_t size)
     return put(buf, size, len, "}");
 }
 
-size_t dt_wr_device_props_list(const dt_device_props *devices, char *buf, size_t size)
+size_t dt__wr_device_props_list(const dt_device_props *devices, char *buf, size_t size)
 {
     size_t len = 0;
     if (buf && size) buf[0] = 0;
@@ -62,7 +62,7 @@ size_t dt_wr_device_props_list(const dt_device_props *devices, char *buf, size_t
             len++;
         }
         size_t room = buf && len < size ? size - len : 0;
-        len += dt_wr_device_props_json(p, room ? buf + len : NULL, room);
+        len += dt__wr_device_props_json(p, room ? buf + len : NULL, room);
     }
     return len;
 }

@@ -8,10 +8,10 @@
 
 #include "format/json.h"
 
-#define put_text dt_out_text
-#define put_int dt_out_i64
+#define put_text dt__out_text
+#define put_int dt__out_i64
 
-void dt_wr_json_distributed_info(dt_out *o, const dt_recording *rec)
+void dt__wr_json_distributed_info(dt_out *o, const dt_recording *rec)
 {
     const dt_rank_info *r = rec->rank;
     if (!r->known)
@@ -29,21 +29,21 @@ void dt_wr_json_distributed_info(dt_out *o, const dt_recording *rec)
         put_int(o, r->world_size);
     }
     put_text(o, ", \"host\": ");
-    dt_json_string(o, rec->host_name, rec->host_name_len);
+    dt__json_string(o, rec->host_name, rec->host_name_len);
     put_text(o, ", \"launcher\": ");
-    dt_json_string(o, r->launcher, strnlen(r->launcher, sizeof r->launcher));
+    dt__json_string(o, r->launcher, strnlen(r->launcher, sizeof r->launcher));
     put_text(o, "},\n");
 }
 
-void dt_wr_json_origin(dt_out *o, const dt_recording *rec)
+void dt__wr_json_origin(dt_out *o, const dt_recording *rec)
 {
     const dt_host_clock *c = rec->host_clock;
     put_text(o, ",\n  \"host\": ");
-    dt_json_string(o, rec->host_name, rec->host_name_len);
+    dt__json_string(o, rec->host_name, rec->host_name_len);
     put_text(o, ",\n  \"pid\": ");
     put_int(o, rec->pid);
     put_text(o, ",\n  \"realtimeClock\": {\"clock\": \"CLOCK_REALTIME\", \"clocksource\": ");
-    dt_json_string(o, c->clocksource, strnlen(c->clocksource, sizeof c->clocksource));
+    dt__json_string(o, c->clocksource, strnlen(c->clocksource, sizeof c->clocksource));
     if (c->known) {
         put_text(o, c->synchronized ? ", \"synchronized\": true" : ", \"synchronized\": false");
         put_text(o, ", \"maxErrorUs\": ");

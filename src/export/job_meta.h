@@ -7,8 +7,8 @@
 #include "core/recording.h"
 
 /* "distributedInfo": {...},\n when a launcher announced the rank. */
-DT_HIDDEN void dt_wr_json_distributed_info(dt_out *o, const dt_recording *rec);
+DT_HIDDEN void dt__wr_json_distributed_info(dt_out *o, const dt_recording *rec);
 /* The devtrace key's host, pid and realtimeClock members, each after ",\n". */
-DT_HIDDEN void dt_wr_json_origin(dt_out *o, const dt_recording *rec);
+DT_HIDDEN void dt__wr_json_origin(dt_out *o, const dt_recording *rec);
 
 #endif /* DT_EXPORT_JOB_META_H */

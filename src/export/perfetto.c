@@ -9,7 +9,7 @@
  * Each row is a packet sequence of its own (pf_trace.h). A long row is
  * written in parts, each beginning its sequence again (incremental state
  * cleared, strings interned afresh): the parts of all rows are the units
- * that the lanes encode at once (dt_out_units), written in order. A row
+ * that the lanes encode at once (dt__out_units), written in order. A row
  * is cut only where no slice is open and the next one starts after every
  * earlier one ended, so the slices of a track nest whatever order a reader
  * merges its parts in.
@@ -96,7 +96,7 @@ typedef struct pf_lane {
     struct { uint64_t id; int valid; pf_bytes b; } ext;
     uint64_t *open;           /* open slices of the row being written: their end times */
     size_t nopen, open_cap;
-    uint64_t touched;         /* dt_wr_layout_touch's values */
+    uint64_t touched;         /* dt__wr_layout_touch's values */
 } pf_lane;
 
 /* A part of a final row: its positions j0..j1. */
@@ -116,8 +116,8 @@ typedef struct pf_export {
     int lanes;
 } pf_export;
 
-#define vsize dt_pf_vsize
-#define put_varint dt_pf_put_varint
+#define vsize dt__pf_vsize
+#define put_varint dt__pf_put_varint
 
 /* ------------------------------------------------------------------ */
 /* Tracks and parts                                                    */
@@ -126,26 +126,26 @@ static int write_tracks(pf_export *e, pf_trace *t, uint64_t *capture_track)
 {
     dt_layout_process proc;
     size_t cursor = 0;
-    while (dt_wr_layout_next_process(e->l, &cursor, &proc))
-        if (!dt_pf_process(t, (int64_t)proc.pid, proc.name, proc.label, (int64_t)proc.sort_index))
+    while (dt__wr_layout_next_process(e->l, &cursor, &proc))
+        if (!dt__pf_process(t, (int64_t)proc.pid, proc.name, proc.label, (int64_t)proc.sort_index))
             return -1;
     size_t rows = e->l->nfrows;
-    e->track = dt_calloc(rows + 1, sizeof *e->track);
+    e->track = dt__calloc(rows + 1, sizeof *e->track);
     if (!e->track)
         return -1;
     dt_layout_row row;
-    uint64_t main_pid = dt_wr_layout_main_pid(e->l);
+    uint64_t main_pid = dt__wr_layout_main_pid(e->l);
     *capture_track = 0;
     for (size_t f = 0; f < rows; f++) {
-        dt_wr_layout_row_get(e->l, f, &row);
-        e->track[f] = dt_pf_thread(t, (int64_t)row.pid, (int64_t)row.tid, row.name);
+        dt__wr_layout_row_get(e->l, f, &row);
+        e->track[f] = dt__pf_thread(t, (int64_t)row.pid, (int64_t)row.tid, row.name);
         if (!e->track[f])
             return -1;
         if (row.pid == main_pid && row.tid == 0)
             *capture_track = e->track[f];
     }
-    if (!*capture_track && dt_wr_layout_capture_row_free(e->l))
-        *capture_track = dt_pf_thread(t, (int64_t)main_pid, 0, "devtrace capture");
+    if (!*capture_track && dt__wr_layout_capture_row_free(e->l))
+        *capture_track = dt__pf_thread(t, (int64_t)main_pid, 0, "devtrace capture");
     return *capture_track ? 0 : -1;
 }
 
@@ -154,7 +154,7 @@ static int write_tracks(pf_export *e, pf_trace *t, uint64_t *capture_track)
 static int plan_parts(pf_export *e)
 {
     const dt_layout *l = e->l;
-    e->parts = dt_malloc((l->ncuts + l->nfrows + 1) * sizeof *e->parts);
+    e->parts = dt__malloc((l->ncuts + l->nfrows + 1) * sizeof *e->parts);
     if (!e->parts)
         return -1;
     size_t c = 0;
@@ -244,19 +244,19 @@ static uint8_t *put_ints3_arg(uint8_t *p, int arg, const int32_t v[3])
 static void sequence_begin(pf_export *e, pf_lane *ln, uint32_t f)
 {
     pf_trace *t = ln->t;
-    dt_pf_sequence_begin(t, 3 + f, e->track[f]);
+    dt__pf_sequence_begin(t, 3 + f, e->track[f]);
     ln->gen++;
     for (int a = 0; a < ARG_COUNT; a++)
-        dt_pf_intern(t, PF_ARG, arg_names[a], strlen(arg_names[a]));
+        dt__pf_intern(t, PF_ARG, arg_names[a], strlen(arg_names[a]));
     for (int c = 1; c < CAT_COUNT; c++)
-        dt_pf_intern(t, PF_CATEGORY, e->cat_name[c], strlen(e->cat_name[c]));
+        dt__pf_intern(t, PF_CATEGORY, e->cat_name[c], strlen(e->cat_name[c]));
 }
 
 static inline uint64_t cached(pf_lane *ln, pf_cached *c, int table, const char *s, size_t len)
 {
     if (c->gen != ln->gen) {
         c->gen = ln->gen;
-        c->iid = (uint32_t)dt_pf_intern(ln->t, table, s, len);
+        c->iid = (uint32_t)dt__pf_intern(ln->t, table, s, len);
     }
     return c->iid;
 }
@@ -267,9 +267,9 @@ static uint64_t name_iid_slow(pf_export *e, pf_lane *ln, uint32_t name)
         size_t cap = ln->name_cap ? ln->name_cap : 1024;
         while (cap <= name)
             cap *= 2;
-        pf_cached *n = dt_realloc(ln->name_iids, cap * sizeof *n);
+        pf_cached *n = dt__realloc(ln->name_iids, cap * sizeof *n);
         if (!n) {
-            dt_pf_fail(ln->t, ENOMEM);
+            dt__pf_fail(ln->t, ENOMEM);
             return 0;
         }
         memset(n + ln->name_cap, 0, (cap - ln->name_cap) * sizeof *n);
@@ -277,7 +277,7 @@ static uint64_t name_iid_slow(pf_export *e, pf_lane *ln, uint32_t name)
         ln->name_cap = cap;
     }
     const dt_intern *in = e->rec->names;
-    return cached(ln, &ln->name_iids[name], PF_NAME, dt_intern_get(in, name), dt_intern_len(in, name));
+    return cached(ln, &ln->name_iids[name], PF_NAME, dt__intern_get(in, name), dt__intern_len(in, name));
 }
 
 /* An event name's id on the lane's sequence, interned when first used there. */
@@ -300,10 +300,10 @@ static uint64_t copy_name_iid(pf_lane *ln, const dt_rec *r)
         return c->iid;
     char buf[96];
     if (r->kind == DT_EVENT_MEMCPY)
-        snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", dt_wr_layout_copy_kind_name(r->u.memcpy.copy_kind),
-                 dt_wr_layout_memory_kind_name(r->u.memcpy.src_kind), dt_wr_layout_memory_kind_name(r->u.memcpy.dst_kind));
+        snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", dt__wr_layout_copy_kind_name(r->u.memcpy.copy_kind),
+                 dt__wr_layout_memory_kind_name(r->u.memcpy.src_kind), dt__wr_layout_memory_kind_name(r->u.memcpy.dst_kind));
     else
-        snprintf(buf, sizeof buf, "Memset (%s)", dt_wr_layout_memory_kind_name(r->u.memset.memory_kind));
+        snprintf(buf, sizeof buf, "Memset (%s)", dt__wr_layout_memory_kind_name(r->u.memset.memory_kind));
     return cached(ln, c, PF_NAME, buf, strlen(buf));
 }
 
@@ -317,10 +317,10 @@ static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec 
         size_t key = (size_t)r->device * launches + r->u.kernel.config;
         if (!ln->nconfigs) {
             /* without the cache every launch is encoded afresh: the same bytes */
-            dt_free(ln->configs);
-            dt_free(ln->config_done);
-            ln->configs = dt_malloc(DT_MAX_DEVICES * launches * sizeof *ln->configs);
-            ln->config_done = dt_calloc(DT_MAX_DEVICES * launches, 1);
+            dt__free(ln->configs);
+            dt__free(ln->config_done);
+            ln->configs = dt__malloc(DT_MAX_DEVICES * launches * sizeof *ln->configs);
+            ln->config_done = dt__calloc(DT_MAX_DEVICES * launches, 1);
             if (ln->configs && ln->config_done)
                 ln->nconfigs = DT_MAX_DEVICES * launches;
         }
@@ -332,7 +332,7 @@ static const pf_bytes *config_args_slow(pf_export *e, pf_lane *ln, const dt_rec 
         }
     }
     dt_layout_kernel k;
-    dt_wr_layout_kernel_get(e->l, r->device, r->u.kernel.config, &k);
+    dt__wr_layout_kernel_get(e->l, r->device, r->u.kernel.config, &k);
     uint8_t *p = c->bytes;
     /* what the backend does not know (dt_layout_kernel) is left out */
     if (k.has_resources) {
@@ -428,7 +428,7 @@ static inline uint8_t *put_string_iid_arg(uint8_t *p, int arg, uint64_t iid)
 static inline uint8_t *put_name_arg(pf_export *e, pf_lane *ln, uint8_t *p, int arg, uint32_t name)
 {
     const dt_intern *in = e->rec->names;
-    return put_string_iid_arg(p, arg, dt_pf_intern(ln->t, PF_VALUE, dt_intern_get(in, name), dt_intern_len(in, name)));
+    return put_string_iid_arg(p, arg, dt__pf_intern(ln->t, PF_VALUE, dt__intern_get(in, name), dt__intern_len(in, name)));
 }
 
 static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st, uint64_t en, unsigned flow)
@@ -444,7 +444,7 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
                                                                              : name_iid(e, ln, r->name);
     pf_bytes scratch;
     const pf_bytes *cfg = r->kind == DT_EVENT_KERNEL ? config_args(e, ln, r, &scratch) : NULL;
-    uint8_t *p = dt_pf_event_room(t, EVENT_ROOM + (cfg ? cfg->len + COPY_PAD : 0));
+    uint8_t *p = dt__pf_event_room(t, EVENT_ROOM + (cfg ? cfg->len + COPY_PAD : 0));
     if (!p)
         return;
     t->ts = st;
@@ -465,7 +465,7 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
         p = put_uint_arg(p, ARG_BYTES, r->u.memcpy.bytes);
         p = put_bandwidth(p, r->u.memcpy.bytes, dur);
         /* the copy kind, a word of a few, as an interned string */
-        const char *kind = dt_wr_layout_copy_kind_name(r->u.memcpy.copy_kind);
+        const char *kind = dt__wr_layout_copy_kind_name(r->u.memcpy.copy_kind);
         uint64_t kind_iid = cached(ln, &ln->copy_kind_iids[r->u.memcpy.copy_kind & 15], PF_VALUE, kind, strlen(kind));
         p = put_string_iid_arg(p, ARG_COPY_KIND, kind_iid);
         break;
@@ -513,14 +513,14 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
     }
     case DT_EVENT_MEMORY: {
         /* a slice of no length (Perfetto's instants show no args) */
-        const dt_layout_memory *m = dt_wr_layout_memory_of(e->l, r);
+        const dt_layout_memory *m = dt__wr_layout_memory_of(e->l, r);
         p = put_int_arg(p, ARG_TOTAL_ALLOCATED, m->total);
         p = put_int_arg(p, ARG_MEM_BYTES, m->bytes);
         p = put_int_arg(p, ARG_DEVICE_ID, m->device_id);
         p = put_int_arg(p, ARG_DEVICE_TYPE, m->device_type);
         p = put_uint_arg(p, ARG_ADDR, r->u.memory.address);
-        const char *kind = dt_wr_layout_memory_kind_name(r->context);
-        p = put_string_iid_arg(p, ARG_MEMORY_KIND, dt_pf_intern(t, PF_VALUE, kind, strlen(kind)));
+        const char *kind = dt__wr_layout_memory_kind_name(r->context);
+        p = put_string_iid_arg(p, ARG_MEMORY_KIND, dt__pf_intern(t, PF_VALUE, kind, strlen(kind)));
         p = put_uint_arg(p, ARG_STREAM, r->lane);
         p = put_uint_arg(p, ARG_CORRELATION, r->correlation);
         break;
@@ -532,32 +532,32 @@ static void write_record(pf_export *e, pf_lane *ln, const dt_rec *r, uint64_t st
         break;
     }
     if (flow & DT_LAYOUT_FLOW_START)
-        p = dt_pf_put_flow(p, r->correlation, 0);
+        p = dt__pf_put_flow(p, r->correlation, 0);
     if (flow & DT_LAYOUT_FLOW_FINISH)
-        p = dt_pf_put_flow(p, r->correlation, 1);
+        p = dt__pf_put_flow(p, r->correlation, 1);
     t->te.len = (size_t)(p - t->te.p);
-    dt_pf_begin_done(t);
+    dt__pf_begin_done(t);
 }
 
 static void write_span(pf_export *e, pf_lane *ln, const dt_layout_span *sp)
 {
     pf_trace *t = ln->t;
     uint64_t name = name_iid(e, ln, sp->name);
-    uint8_t *p = dt_pf_event_room(t, EVENT_ROOM);
+    uint8_t *p = dt__pf_event_room(t, EVENT_ROOM);
     if (!p)
         return;
     t->ts = sp->start;
     p = put_head(p, name, CAT_SPAN);
     p = put_uint_arg(p, ARG_EXTERNAL, sp->external_id);
     t->te.len = (size_t)(p - t->te.p);
-    dt_pf_begin_done(t);
+    dt__pf_begin_done(t);
 }
 
 /* Ends the open slices of the row that end by ts (all of them: UINT64_MAX). */
 static void close_until(pf_lane *ln, uint64_t ts)
 {
     while (ln->nopen > 0 && ln->open[ln->nopen - 1] <= ts)
-        dt_pf_end(ln->t, ln->open[--ln->nopen]);
+        dt__pf_end(ln->t, ln->open[--ln->nopen]);
 }
 
 /* One part of a row, as a sequence of its own. */
@@ -575,19 +575,19 @@ static int encode_part(void *arg, dt_out *out, size_t unit, int lane)
         if ((j - part->j0) % DT_LAYOUT_WARM == 0) {
             uint32_t end = part->j1 - j > DT_LAYOUT_WARM ? j + DT_LAYOUT_WARM : part->j1;
             for (uint32_t w = j; w < end; w++)
-                ln->touched += dt_wr_layout_touch(l, dt_wr_layout_row_position(l, fr, w));
+                ln->touched += dt__wr_layout_touch(l, dt__wr_layout_row_position(l, fr, w));
         }
-        size_t k = dt_wr_layout_row_position(l, fr, j);
-        const dt_rec *r = dt_wr_layout_pos_rec(l, k);
-        const dt_layout_span *sp = r ? NULL : dt_wr_layout_pos_span(l, k);
-        uint64_t st = r ? dt_wr_layout_rec_start(l, r) : sp->start;
-        uint64_t en = r ? dt_wr_layout_rec_end(l, r) : sp->end;
+        size_t k = dt__wr_layout_row_position(l, fr, j);
+        const dt_rec *r = dt__wr_layout_pos_rec(l, k);
+        const dt_layout_span *sp = r ? NULL : dt__wr_layout_pos_span(l, k);
+        uint64_t st = r ? dt__wr_layout_rec_start(l, r) : sp->start;
+        uint64_t en = r ? dt__wr_layout_rec_end(l, r) : sp->end;
         /* as the leveler placed them: an event nests in the innermost open
            one unless that one ends by its start */
         close_until(ln, st);
         if (ln->nopen == ln->open_cap) {
             size_t cap = ln->open_cap ? ln->open_cap * 2 : 64;
-            uint64_t *o = dt_realloc(ln->open, cap * sizeof *o);
+            uint64_t *o = dt__realloc(ln->open, cap * sizeof *o);
             if (!o)
                 return ENOMEM;
             ln->open = o;
@@ -595,19 +595,19 @@ static int encode_part(void *arg, dt_out *out, size_t unit, int lane)
         }
         ln->open[ln->nopen++] = en;
         if (r)
-            write_record(e, ln, r, st, en, dt_wr_layout_pos_flow(l, k));
+            write_record(e, ln, r, st, en, dt__wr_layout_pos_flow(l, k));
         else
             write_span(e, ln, sp);
-        if (dt_pf_trace_error(ln->t))
-            return dt_pf_trace_error(ln->t);
+        if (dt__pf_trace_error(ln->t))
+            return dt__pf_trace_error(ln->t);
     }
     close_until(ln, UINT64_MAX);
-    return dt_pf_trace_error(ln->t);
+    return dt__pf_trace_error(ln->t);
 }
 
 static uint64_t arg_iid(pf_trace *t, const char *name)
 {
-    return dt_pf_intern(t, PF_ARG, name, strlen(name));
+    return dt__pf_intern(t, PF_ARG, name, strlen(name));
 }
 
 /* What the JSON's devtrace key says of the session, as the capture slice's
@@ -619,26 +619,26 @@ static void write_capture_args(pf_export *e, pf_trace *t)
     const dt_recording *rec = e->rec;
     const dt_layout *l = e->l;
     const char *backend = rec->backend_name ? rec->backend_name : "none";
-    dt_pf_arg_string(t, arg_iid(t, "devtrace.version"), DT_VERSION_STRING, strlen(DT_VERSION_STRING));
-    dt_pf_arg_string(t, arg_iid(t, "devtrace.backend"), backend, strlen(backend));
-    dt_pf_arg_string(t, arg_iid(t, "devtrace.library"), rec->library, rec->library_len);
-    dt_pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.startNs"), l->window_start);
-    dt_pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.endNs"), l->window_end);
-    dt_pf_arg_uint(t, arg_iid(t, "devtrace.clock.samples"), rec->clock->count);
-    dt_pf_arg_uint(t, arg_iid(t, "devtrace.clock.segments"), rec->clock->segments);
-    dt_pf_arg_double(t, arg_iid(t, "devtrace.clock.slope"), rec->clock->slope);
-    dt_pf_arg_double(t, arg_iid(t, "devtrace.clock.offsetNs"), rec->clock->offset_ns);
-    dt_pf_arg_uint(t, arg_iid(t, "devtrace.clock.errorBoundNs"), rec->clock->error_bound_ns);
-    dt_pf_arg_bool(t, arg_iid(t, "devtrace.clock.identity"), rec->clock->identity);
+    dt__pf_arg_string(t, arg_iid(t, "devtrace.version"), DT_VERSION_STRING, strlen(DT_VERSION_STRING));
+    dt__pf_arg_string(t, arg_iid(t, "devtrace.backend"), backend, strlen(backend));
+    dt__pf_arg_string(t, arg_iid(t, "devtrace.library"), rec->library, rec->library_len);
+    dt__pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.startNs"), l->window_start);
+    dt__pf_arg_uint(t, arg_iid(t, "devtrace.captureWindow.endNs"), l->window_end);
+    dt__pf_arg_uint(t, arg_iid(t, "devtrace.clock.samples"), rec->clock->count);
+    dt__pf_arg_uint(t, arg_iid(t, "devtrace.clock.segments"), rec->clock->segments);
+    dt__pf_arg_double(t, arg_iid(t, "devtrace.clock.slope"), rec->clock->slope);
+    dt__pf_arg_double(t, arg_iid(t, "devtrace.clock.offsetNs"), rec->clock->offset_ns);
+    dt__pf_arg_uint(t, arg_iid(t, "devtrace.clock.errorBoundNs"), rec->clock->error_bound_ns);
+    dt__pf_arg_bool(t, arg_iid(t, "devtrace.clock.identity"), rec->clock->identity);
     uint64_t total = 0;
     char name[96];
     for (int r = 0; r < DT_LOSS_COUNT; r++) {
-        uint64_t v = dt_wr_layout_loss(l, (dt_loss_reason)r);
+        uint64_t v = dt__wr_layout_loss(l, (dt_loss_reason)r);
         total += v;
         snprintf(name, sizeof name, "devtrace.loss.%s", dt_loss_reason_name((dt_loss_reason)r));
-        dt_pf_arg_uint(t, arg_iid(t, name), v);
+        dt__pf_arg_uint(t, arg_iid(t, name), v);
     }
-    dt_pf_arg_uint(t, arg_iid(t, "devtrace.loss.total"), total);
+    dt__pf_arg_uint(t, arg_iid(t, "devtrace.loss.total"), total);
 }
 
 /* The capture window's slice, on its own sequence (2). */
@@ -646,14 +646,14 @@ static void write_capture(pf_export *e, pf_lane *ln, uint64_t capture_track)
 {
     const dt_layout *l = e->l;
     pf_trace *t = ln->t;
-    dt_pf_sequence_begin(t, 2, capture_track);
+    dt__pf_sequence_begin(t, 2, capture_track);
     ln->gen++;
     static const char capture[] = "devtrace capture";
-    dt_pf_begin(t, l->window_start, dt_pf_intern(t, PF_NAME, capture, sizeof capture - 1),
-             dt_pf_intern(t, PF_CATEGORY, e->cat_name[CAT_TRACE], strlen(e->cat_name[CAT_TRACE])));
+    dt__pf_begin(t, l->window_start, dt__pf_intern(t, PF_NAME, capture, sizeof capture - 1),
+             dt__pf_intern(t, PF_CATEGORY, e->cat_name[CAT_TRACE], strlen(e->cat_name[CAT_TRACE])));
     write_capture_args(e, t);
-    dt_pf_begin_done(t);
-    dt_pf_end(t, l->window_end);
+    dt__pf_begin_done(t);
+    dt__pf_end(t, l->window_end);
 }
 
 /* Writes the trace to out; 0, or an errno (ENOMEM included). */
@@ -673,19 +673,19 @@ static int write_perfetto(pf_export *e, dt_out *out)
         else
             snprintf(e->cat_name[k], sizeof e->cat_name[k], "%s", fixed[k]);
     }
-    e->lane[0].t = dt_pf_trace_open(out, l->window_start);
+    e->lane[0].t = dt__pf_trace_open(out, l->window_start);
     for (int k = 1; k < DT_OUT_MAX_LANES; k++)
-        e->lane[k].t = dt_pf_trace_new(out, l->window_start);
+        e->lane[k].t = dt__pf_trace_new(out, l->window_start);
     for (int k = 0; k < DT_OUT_MAX_LANES; k++)
         if (!e->lane[k].t)
             return ENOMEM;
     uint64_t capture_track;
     if (write_tracks(e, e->lane[0].t, &capture_track) != 0 || plan_parts(e) != 0)
-        return dt_pf_trace_error(e->lane[0].t) ? dt_pf_trace_error(e->lane[0].t) : ENOMEM;
+        return dt__pf_trace_error(e->lane[0].t) ? dt__pf_trace_error(e->lane[0].t) : ENOMEM;
     write_capture(e, &e->lane[0], capture_track);
-    if (dt_pf_trace_error(e->lane[0].t))
-        return dt_pf_trace_error(e->lane[0].t);
-    return dt_out_units(out, e->nparts, e->lanes, encode_part, e);
+    if (dt__pf_trace_error(e->lane[0].t))
+        return dt__pf_trace_error(e->lane[0].t);
+    return dt__out_units(out, e->nparts, e->lanes, encode_part, e);
 }
 
 static int write_file(void *arg, dt_out *out)
@@ -693,40 +693,40 @@ static int write_file(void *arg, dt_out *out)
     return write_perfetto(arg, out);
 }
 
-dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int fd, int gzip)
+dt_status dt__wr_perfetto(const dt_recording *rec, const char *path, int fd, int gzip)
 {
-    pf_export *e = dt_calloc(1, sizeof *e);
+    pf_export *e = dt__calloc(1, sizeof *e);
     if (!e)
-        return dt_error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
+        return dt__error(DT_ERR_NO_MEMORY, "out of memory while preparing the trace %s", path);
     e->rec = rec;
-    e->lanes = dt_out_lanes();
-    uint64_t t0 = dt_monotonic_ns();
-    e->l = dt_wr_layout_build(rec);
-    uint64_t t1 = dt_monotonic_ns();
-    int err = e->l ? dt_write_output(path, fd, gzip, write_file, e) : ENOMEM;
-    uint64_t t2 = dt_monotonic_ns();
-    dt_wr_layout_free(e->l);
-    dt_free(e->track);
-    dt_free(e->parts);
+    e->lanes = dt__out_lanes();
+    uint64_t t0 = dt__monotonic_ns();
+    e->l = dt__wr_layout_build(rec);
+    uint64_t t1 = dt__monotonic_ns();
+    int err = e->l ? dt__write_output(path, fd, gzip, write_file, e) : ENOMEM;
+    uint64_t t2 = dt__monotonic_ns();
+    dt__wr_layout_free(e->l);
+    dt__free(e->track);
+    dt__free(e->parts);
     for (int k = 0; k < DT_OUT_MAX_LANES; k++) {
         pf_lane *ln = &e->lane[k];
         if (ln->t) {
-            int close_err = dt_pf_trace_close(ln->t);
+            int close_err = dt__pf_trace_close(ln->t);
             if (!err)
                 err = close_err;
         }
-        dt_free(ln->name_iids);
-        dt_free(ln->configs);
-        dt_free(ln->config_done);
-        dt_free(ln->open);
+        dt__free(ln->name_iids);
+        dt__free(ln->configs);
+        dt__free(ln->config_done);
+        dt__free(ln->open);
     }
     int nparts = (int)e->nparts, lanes = e->lanes;
-    dt_free(e);
+    dt__free(e);
     if (err == ENOMEM)
-        return dt_error(DT_ERR_NO_MEMORY, "out of memory while writing the trace %s", path);
+        return dt__error(DT_ERR_NO_MEMORY, "out of memory while writing the trace %s", path);
     if (err != 0)
-        return dt_error(DT_ERR_IO, "cannot write trace %s: %s", path, strerror(err));
-    dt_log("wrote %s: Perfetto trace, %llu events in %.3f s: layout %.3f, encode and write %.3f (%d parts on %d "
+        return dt__error(DT_ERR_IO, "cannot write trace %s: %s", path, strerror(err));
+    dt__log("wrote %s: Perfetto trace, %llu events in %.3f s: layout %.3f, encode and write %.3f (%d parts on %d "
            "thread(s))",
            path, (unsigned long long)rec->store->count, (double)(t2 - t0) * 1e-9, (double)(t1 - t0) * 1e-9,
            (double)(t2 - t1) * 1e-9, nparts, lanes);

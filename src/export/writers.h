@@ -26,10 +26,10 @@ typedef dt_status dt_wr_write_fn(const dt_recording *rec, const char *path, int 
 
 /* The function that writes a format (number), gzip or not as the format
    table says; NULL for a number that is no format. */
-DT_HIDDEN dt_wr_write_fn *dt_wr_of_format(int format);
+DT_HIDDEN dt_wr_write_fn *dt__wr_of_format(int format);
 
 /* The writers themselves (chrome.c, perfetto.c). */
-DT_HIDDEN dt_status dt_wr_chrome(const dt_recording *rec, const char *path, int fd, int gzip);
-DT_HIDDEN dt_status dt_wr_perfetto(const dt_recording *rec, const char *path, int fd, int gzip);
+DT_HIDDEN dt_status dt__wr_chrome(const dt_recording *rec, const char *path, int fd, int gzip);
+DT_HIDDEN dt_status dt__wr_perfetto(const dt_recording *rec, const char *path, int fd, int gzip);
 
 #endif /* DT_EXPORT_WRITERS_H */

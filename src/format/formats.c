@@ -15,12 +15,12 @@ static const dt_fmt formats[] = {
 };
 #define FORMATS (sizeof formats / sizeof *formats)
 
-const dt_fmt *dt_fmt_next(size_t *cursor)
+const dt_fmt *dt__fmt_next(size_t *cursor)
 {
     return *cursor < FORMATS ? &formats[(*cursor)++] : NULL;
 }
 
-const dt_fmt *dt_fmt_of(int format)
+const dt_fmt *dt__fmt_of(int format)
 {
     for (size_t i = 0; i < FORMATS; i++)
         if ((int)formats[i].format == format)
@@ -28,7 +28,7 @@ const dt_fmt *dt_fmt_of(int format)
     return NULL;
 }
 
-const dt_fmt *dt_fmt_by_name(const char *name)
+const dt_fmt *dt__fmt_by_name(const char *name)
 {
     for (size_t i = 0; name && i < FORMATS; i++)
         if (strcmp(name, formats[i].name) == 0)
@@ -42,7 +42,7 @@ static size_t ends_with(const char *path, size_t n, const char *suffix)
     return k > 0 && n > k && memcmp(path + n - k, suffix, k) == 0 ? k : 0;
 }
 
-const dt_fmt *dt_fmt_of_path(const char *path, size_t *suffix_len)
+const dt_fmt *dt__fmt_of_path(const char *path, size_t *suffix_len)
 {
     const dt_fmt *best = NULL;
     size_t best_len = 0, n = path ? strlen(path) : 0;
@@ -60,9 +60,9 @@ const dt_fmt *dt_fmt_of_path(const char *path, size_t *suffix_len)
     return best;
 }
 
-int dt_fmt_available(const dt_fmt *f)
+int dt__fmt_available(const dt_fmt *f)
 {
-    return f && (!f->gzip || dt_gzip_available());
+    return f && (!f->gzip || dt__gzip_available());
 }
 
 static const char *field_of(const dt_fmt *f, int field)
@@ -75,7 +75,7 @@ static const char *field_of(const dt_fmt *f, int field)
     }
 }
 
-const char *dt_fmt_list(char *buf, size_t size, int field, int skip, const char *sep, const char *last)
+const char *dt__fmt_list(char *buf, size_t size, int field, int skip, const char *sep, const char *last)
 {
     size_t listed = 0, total = 0, used = 0;
     for (size_t i = 0; i < FORMATS; i++)
@@ -99,51 +99,51 @@ const char *dt_fmt_list(char *buf, size_t size, int field, int skip, const char 
 
 dt_format dt_format_of_path(const char *path, dt_format fallback)
 {
-    const dt_fmt *f = path ? dt_fmt_of_path(path, NULL) : NULL;
+    const dt_fmt *f = path ? dt__fmt_of_path(path, NULL) : NULL;
     return f ? f->format : fallback;
 }
 
 int dt_format_by_name(const char *name)
 {
-    const dt_fmt *f = dt_fmt_by_name(name);
+    const dt_fmt *f = dt__fmt_by_name(name);
     return f ? (int)f->format : -1;
 }
 
 const char *dt_format_name(dt_format format)
 {
-    const dt_fmt *f = dt_fmt_of((int)format);
+    const dt_fmt *f = dt__fmt_of((int)format);
     return f ? f->name : NULL;
 }
 
 const char *dt_format_suffix(dt_format format)
 {
-    const dt_fmt *f = dt_fmt_of((int)format);
+    const dt_fmt *f = dt__fmt_of((int)format);
     return f ? f->suffix : NULL;
 }
 
 int dt_format_available(dt_format format)
 {
-    return dt_fmt_available(dt_fmt_of((int)format));
+    return dt__fmt_available(dt__fmt_of((int)format));
 }
 
 size_t dt_format_suffix_length(const char *path)
 {
     size_t n = 0;
     if (path)
-        dt_fmt_of_path(path, &n);
+        dt__fmt_of_path(path, &n);
     return n;
 }
 
 size_t dt_format_path(const char *path, dt_format format, char *buf, size_t size)
 {
-    const dt_fmt *f = dt_fmt_of((int)format);
+    const dt_fmt *f = dt__fmt_of((int)format);
     const char *add = "";
-    if (f && dt_fmt_of_path(path, NULL) != f) {
+    if (f && dt__fmt_of_path(path, NULL) != f) {
         /* ".gz" where that makes it the format (after a name of the same
            trace uncompressed, or of no format), else its suffix */
         char gz[4096];
         int n = snprintf(gz, sizeof gz, "%s.gz", path);
-        add = f->gzip && n > 0 && (size_t)n < sizeof gz && dt_fmt_of_path(gz, NULL) == f ? ".gz" : f->suffix;
+        add = f->gzip && n > 0 && (size_t)n < sizeof gz && dt__fmt_of_path(gz, NULL) == f ? ".gz" : f->suffix;
     }
     int n = snprintf(buf, size, "%s%s", path, add);
     return n > 0 ? (size_t)n : 0;

@@ -6,8 +6,8 @@
  * API's dt_format_* (defined here), the session's checks, the record
  * protocol's file names, merge's output, the writers (export/writers.h:
  * which function writes a format's encoding), and the command's usage and
- * messages, whose lists of formats dt_fmt_list writes from it. Which
- * formats this build can write is asked here too (dt_fmt_available, over
+ * messages, whose lists of formats dt__fmt_list writes from it. Which
+ * formats this build can write is asked here too (dt__fmt_available, over
  * base/gzip.h).
  *
  * Adding a format is a row here (and, for a new encoding, its writer in
@@ -37,23 +37,23 @@ typedef struct dt_fmt {
 
 /* The formats in the order they are listed (by number): *cursor starts at
    0; NULL when done. */
-DT_HIDDEN const dt_fmt *dt_fmt_next(size_t *cursor);
+DT_HIDDEN const dt_fmt *dt__fmt_next(size_t *cursor);
 /* The format of a number, or NULL for a number that is none. */
-DT_HIDDEN const dt_fmt *dt_fmt_of(int format);
+DT_HIDDEN const dt_fmt *dt__fmt_of(int format);
 /* The format a name (json, json.gz, perfetto, perfetto.gz) gives, or NULL. */
-DT_HIDDEN const dt_fmt *dt_fmt_by_name(const char *name);
+DT_HIDDEN const dt_fmt *dt__fmt_by_name(const char *name);
 /* The format whose suffix path ends with (the longest that matches:
    .pftrace.gz before .gz), and that suffix's length; NULL (0) when none
    does. A suffix is not the whole name. */
-DT_HIDDEN const dt_fmt *dt_fmt_of_path(const char *path, size_t *suffix_len);
+DT_HIDDEN const dt_fmt *dt__fmt_of_path(const char *path, size_t *suffix_len);
 /* Whether this build can write f (a gzip format needs zlib), and the
    message for one it cannot. */
-DT_HIDDEN int dt_fmt_available(const dt_fmt *f);
+DT_HIDDEN int dt__fmt_available(const dt_fmt *f);
 #define DT_NO_GZIP_MESSAGE                                                                               \
     "this devtrace was built without zlib and writes no gzip: write .json, or rebuild devtrace with zlib " \
     "(zlib1g-dev or zlib-devel)"
 
-/* What dt_fmt_list lists of each format. */
+/* What dt__fmt_list lists of each format. */
 enum dt_fmt_field {
     DT_FMT_NAME,       /* json, json.gz, ... */
     DT_FMT_CONSTANT,   /* DT_FORMAT_JSON, ... */
@@ -64,6 +64,6 @@ enum dt_fmt_field {
    to fit): each one's field (enum dt_fmt_field), joined by sep, the last
    two by last ("json, json.gz, perfetto or perfetto.gz"); the format skip
    left out (-1: none). Returns buf. */
-DT_HIDDEN const char *dt_fmt_list(char *buf, size_t size, int field, int skip, const char *sep, const char *last);
+DT_HIDDEN const char *dt__fmt_list(char *buf, size_t size, int field, int skip, const char *sep, const char *last);
 
 #endif /* DT_FORMAT_FORMATS_H */

@@ -3,7 +3,7 @@
 
 #include "base/utf8.h"
 
-char *dt_json_escape(char *dst, const char *str, size_t n)
+char *dt__json_escape(char *dst, const char *str, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
@@ -38,7 +38,7 @@ char *dt_json_escape(char *dst, const char *str, size_t n)
             i++;
             continue;
         }
-        size_t k = dt_utf8_len(s + i, n - i);
+        size_t k = dt__utf8_len(s + i, n - i);
         if (k == 0) {
             /* U+FFFD for each byte that starts no valid sequence */
             *p++ = (char)0xEF;
@@ -55,12 +55,12 @@ char *dt_json_escape(char *dst, const char *str, size_t n)
     return p;
 }
 
-void dt_json_string(dt_out *o, const char *s, size_t n)
+void dt__json_string(dt_out *o, const char *s, size_t n)
 {
     /* Escape in slices that fit the buffer; a slice boundary may not split a
        UTF-8 sequence, so slices end before a continuation byte. */
     const size_t slice_max = (o->cap - 16) / 6;
-    dt_out_write(o, "\"", 1);
+    dt__out_write(o, "\"", 1);
     while (n > 0) {
         size_t k = n < slice_max ? n : slice_max;
         if (k < n) {
@@ -70,13 +70,13 @@ void dt_json_string(dt_out *o, const char *s, size_t n)
                 back++;
             k -= back;
         }
-        char *p = dt_out_reserve(o, dt_json_escaped_max(k));
-        char *e = dt_json_escape(p, s, k);
+        char *p = dt__out_reserve(o, dt__json_escaped_max(k));
+        char *e = dt__json_escape(p, s, k);
         /* drop the quotes the escaper added around the slice */
         memmove(p, p + 1, (size_t)(e - p - 2));
-        dt_out_commit(o, e - 2);
+        dt__out_commit(o, e - 2);
         s += k;
         n -= k;
     }
-    dt_out_write(o, "\"", 1);
+    dt__out_write(o, "\"", 1);
 }

@@ -2,8 +2,8 @@
  * The JSON encoder of the trace formats: string literals escaped so that a
  * trace stays valid UTF-8 JSON whatever bytes a vendor put in a name, into
  * place or through base's output stream, and the room the JSON writer
- * reserves per event. Numbers are base's (base/out.h: dt_put_u64,
- * dt_put_us3, ...).
+ * reserves per event. Numbers are base's (base/out.h: dt__put_u64,
+ * dt__put_us3, ...).
  *
  * Naming: the format layer's JSON functions are dt_json_<name>.
  */
@@ -22,20 +22,20 @@
 #define DT_JSON_EVENT_ROOM 4096
 
 /* Largest escaped size of an n-byte string, quotes included. */
-static inline size_t dt_json_escaped_max(size_t n)
+static inline size_t dt__json_escaped_max(size_t n)
 {
     return 6 * n + 2;
 }
 /* Write s (n bytes, any content) as a JSON string literal with quotes into
-   dst (room for dt_json_escaped_max(n)): ", \ and control characters escaped,
+   dst (room for dt__json_escaped_max(n)): ", \ and control characters escaped,
    invalid UTF-8 replaced by U+FFFD. Returns the end. */
-DT_HIDDEN char *dt_json_escape(char *dst, const char *s, size_t n);
+DT_HIDDEN char *dt__json_escape(char *dst, const char *s, size_t n);
 /* The same through the output stream, for strings of any size. */
-DT_HIDDEN void dt_json_string(dt_out *o, const char *s, size_t n);
+DT_HIDDEN void dt__json_string(dt_out *o, const char *s, size_t n);
 
-static inline void dt_json_cstr(dt_out *o, const char *s)
+static inline void dt__json_cstr(dt_out *o, const char *s)
 {
-    dt_json_string(o, s, strlen(s));
+    dt__json_string(o, s, strlen(s));
 }
 
 #endif /* DT_FORMAT_JSON_H */

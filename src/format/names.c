@@ -19,7 +19,7 @@ static const char *const kind_names[] = {
     [DT_EVENT_COLLECTIVE] = "collective", [DT_EVENT_MEMORY] = "memory",
 };
 
-const char *dt_fmt_event_kind_name(int kind)
+const char *dt__fmt_event_kind_name(int kind)
 {
     return kind >= 0 && (unsigned)kind < sizeof kind_names / sizeof *kind_names ? kind_names[kind] : NULL;
 }

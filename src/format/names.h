@@ -12,6 +12,6 @@
 
 /* The key of an event kind (dt_event_kind) in devtrace.counts ("kernel",
    "memcpy", ...), or NULL for a number that is no kind. */
-DT_HIDDEN const char *dt_fmt_event_kind_name(int kind);
+DT_HIDDEN const char *dt__fmt_event_kind_name(int kind);
 
 #endif /* DT_FORMAT_NAMES_H */

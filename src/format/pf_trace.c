@@ -83,8 +83,8 @@ static const unsigned interned_field[PF_TABLES] = {[PF_NAME] = 2, [PF_CATEGORY] 
 /* ------------------------------------------------------------------ */
 /* Wire helpers                                                        */
 /* ------------------------------------------------------------------ */
-#define vsize dt_pf_vsize
-#define put_varint dt_pf_put_varint
+#define vsize dt__pf_vsize
+#define put_varint dt__pf_put_varint
 
 static inline uint8_t *put_tag_varint(uint8_t *p, unsigned field, uint64_t v)
 {
@@ -112,7 +112,7 @@ static int buf_reserve(pf_trace *t, pf_buf *b, size_t n)
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < n)
         cap *= 2;
-    uint8_t *np = dt_realloc(b->p, cap);
+    uint8_t *np = dt__realloc(b->p, cap);
     if (!np) {
         if (!t->err)
             t->err = ENOMEM;
@@ -142,7 +142,7 @@ static void emit_packet(pf_trace *t, const uint8_t *head, size_t head_len, int t
     q = put_varint(q, pkt);
     dt_out *o = t->out;
     if (pkt + 16 <= PACKET_IN_PLACE) {
-        uint8_t *p = (uint8_t *)dt_out_reserve(o, pkt + 16);
+        uint8_t *p = (uint8_t *)dt__out_reserve(o, pkt + 16);
         memcpy(p, pre, (size_t)(q - pre));
         p += q - pre;
         memcpy(p, head, head_len);
@@ -160,26 +160,26 @@ static void emit_packet(pf_trace *t, const uint8_t *head, size_t head_len, int t
         }
         if (te)
             p = put_tag_bytes(p, TP_TRACK_EVENT, t->te.p, t->te.len);
-        dt_out_commit(o, (char *)p);
+        dt__out_commit(o, (char *)p);
     } else {
         /* long interned names: piece by piece */
-        dt_out_write(o, pre, (size_t)(q - pre));
-        dt_out_write(o, head, head_len);
+        dt__out_write(o, pre, (size_t)(q - pre));
+        dt__out_write(o, head, head_len);
         if (ilen) {
             q = put_varint(pre, TAG(TP_INTERNED_DATA, WT_LEN));
             q = put_varint(q, ilen);
-            dt_out_write(o, pre, (size_t)(q - pre));
+            dt__out_write(o, pre, (size_t)(q - pre));
             for (int k = 0; k < PF_TABLES; k++) {
                 if (t->interned[k].len)
-                    dt_out_write(o, t->interned[k].p, t->interned[k].len);
+                    dt__out_write(o, t->interned[k].p, t->interned[k].len);
                 t->interned[k].len = 0;
             }
         }
         if (te) {
             q = put_varint(pre, TAG(TP_TRACK_EVENT, WT_LEN));
             q = put_varint(q, t->te.len);
-            dt_out_write(o, pre, (size_t)(q - pre));
-            dt_out_write(o, t->te.p, t->te.len);
+            dt__out_write(o, pre, (size_t)(q - pre));
+            dt__out_write(o, t->te.p, t->te.len);
         }
     }
     if (o->err && !t->err)
@@ -197,9 +197,9 @@ static uint8_t *put_clock(uint8_t *p, unsigned id, uint64_t ts, int incremental)
     return put_tag_bytes(p, CS_CLOCKS, c, (size_t)(q - c));
 }
 
-pf_trace *dt_pf_trace_new(dt_out *out, uint64_t t0_ns)
+pf_trace *dt__pf_trace_new(dt_out *out, uint64_t t0_ns)
 {
-    pf_trace *t = dt_calloc(1, sizeof *t);
+    pf_trace *t = dt__calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->out = out;
@@ -208,9 +208,9 @@ pf_trace *dt_pf_trace_new(dt_out *out, uint64_t t0_ns)
     return t;
 }
 
-pf_trace *dt_pf_trace_open(dt_out *out, uint64_t t0_ns)
+pf_trace *dt__pf_trace_open(dt_out *out, uint64_t t0_ns)
 {
-    pf_trace *t = dt_pf_trace_new(out, t0_ns);
+    pf_trace *t = dt__pf_trace_new(out, t0_ns);
     if (!t)
         return NULL;
     /* CLOCK_REALTIME is the trace's clock: timestamps are epoch ns, as in
@@ -227,27 +227,27 @@ pf_trace *dt_pf_trace_open(dt_out *out, uint64_t t0_ns)
     h = put_tag_varint(h, TP_SEQUENCE_ID, DESCRIPTOR_SEQUENCE);
     emit_packet(t, head, (size_t)(h - head), 0);
     if (t->err) {
-        dt_pf_trace_close(t);
+        dt__pf_trace_close(t);
         return NULL;
     }
     return t;
 }
 
-int dt_pf_trace_error(const pf_trace *t)
+int dt__pf_trace_error(const pf_trace *t)
 {
     return t->err;
 }
 
-int dt_pf_trace_close(pf_trace *t)
+int dt__pf_trace_close(pf_trace *t)
 {
     int err = t->err;
-    dt_free(t->te.p);
+    dt__free(t->te.p);
     for (int k = 0; k < PF_TABLES; k++) {
-        dt_free(t->interned[k].p);
-        dt_free(t->maps[k].slots);
-        dt_free(t->maps[k].keys.p);
+        dt__free(t->interned[k].p);
+        dt__free(t->maps[k].slots);
+        dt__free(t->maps[k].keys.p);
     }
-    dt_free(t);
+    dt__free(t);
     return err;
 }
 
@@ -258,7 +258,7 @@ static uint64_t emit_descriptor(pf_trace *t, const uint8_t *desc, size_t desc_le
 {
     uint64_t uuid = t->next_uuid++;
     size_t inner = 1 + vsize(uuid) + field_len_size(kind_field, desc_len);
-    uint8_t *head = dt_malloc(inner + 32);
+    uint8_t *head = dt__malloc(inner + 32);
     if (!head) {
         t->err = ENOMEM;
         return 0;
@@ -270,14 +270,14 @@ static uint64_t emit_descriptor(pf_trace *t, const uint8_t *desc, size_t desc_le
     p = put_tag_bytes(p, kind_field, desc, desc_len);
     p = put_tag_varint(p, TP_SEQUENCE_ID, DESCRIPTOR_SEQUENCE);
     emit_packet(t, head, (size_t)(p - head), 0);
-    dt_free(head);
+    dt__free(head);
     return t->err ? 0 : uuid;
 }
 
-uint64_t dt_pf_process(pf_trace *t, int64_t pid, const char *name, const char *labels, int64_t sort_index)
+uint64_t dt__pf_process(pf_trace *t, int64_t pid, const char *name, const char *labels, int64_t sort_index)
 {
     size_t nlen = strlen(name), llen = labels ? strlen(labels) : 0;
-    uint8_t *d = dt_malloc(64 + nlen + llen);
+    uint8_t *d = dt__malloc(64 + nlen + llen);
     if (!d) {
         t->err = ENOMEM;
         return 0;
@@ -289,14 +289,14 @@ uint64_t dt_pf_process(pf_trace *t, int64_t pid, const char *name, const char *l
         p = put_tag_bytes(p, PD_PROCESS_LABELS, labels, llen);
     p = put_tag_varint(p, PD_LEGACY_SORT_INDEX, (uint64_t)sort_index);
     uint64_t uuid = emit_descriptor(t, d, (size_t)(p - d), TD_PROCESS);
-    dt_free(d);
+    dt__free(d);
     return uuid;
 }
 
-uint64_t dt_pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name)
+uint64_t dt__pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name)
 {
     size_t nlen = strlen(name);
-    uint8_t *d = dt_malloc(48 + nlen);
+    uint8_t *d = dt__malloc(48 + nlen);
     if (!d) {
         t->err = ENOMEM;
         return 0;
@@ -306,16 +306,16 @@ uint64_t dt_pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name)
     p = put_tag_varint(p, THD_TID, (uint64_t)tid);
     p = put_tag_bytes(p, THD_THREAD_NAME, name, nlen);
     uint64_t uuid = emit_descriptor(t, d, (size_t)(p - d), TD_THREAD);
-    dt_free(d);
+    dt__free(d);
     return uuid;
 }
 
-void dt_pf_track_begin(pf_trace *t, uint64_t track)
+void dt__pf_track_begin(pf_trace *t, uint64_t track)
 {
-    dt_pf_sequence_begin(t, t->seq ? t->seq + 1 : DESCRIPTOR_SEQUENCE + 1, track);
+    dt__pf_sequence_begin(t, t->seq ? t->seq + 1 : DESCRIPTOR_SEQUENCE + 1, track);
 }
 
-void dt_pf_sequence_begin(pf_trace *t, uint32_t seq, uint64_t track)
+void dt__pf_sequence_begin(pf_trace *t, uint32_t seq, uint64_t track)
 {
     t->seq = seq;
     t->seq_field_len = (uint8_t)(put_tag_varint(t->seq_field, TP_SEQUENCE_ID, seq) - t->seq_field);
@@ -366,12 +366,12 @@ static uint64_t new_iid(pf_trace *t, int table, const char *s, size_t len)
     return iid;
 }
 
-uint64_t dt_pf_intern(pf_trace *t, int table, const char *s, size_t len)
+uint64_t dt__pf_intern(pf_trace *t, int table, const char *s, size_t len)
 {
     pf_strmap *m = &t->maps[table];
     if ((m->count + 1) * 2 > (m->slots ? m->mask + 1 : 0)) {
         size_t cap = m->slots ? (m->mask + 1) * 2 : 64;
-        pf_slot *ns = dt_calloc(cap, sizeof *ns);
+        pf_slot *ns = dt__calloc(cap, sizeof *ns);
         if (!ns) {
             t->err = ENOMEM;
             return 0;
@@ -384,11 +384,11 @@ uint64_t dt_pf_intern(pf_trace *t, int table, const char *s, size_t len)
                 j = (j + 1) & (cap - 1);
             ns[j] = m->slots[i];
         }
-        dt_free(m->slots);
+        dt__free(m->slots);
         m->slots = ns;
         m->mask = cap - 1;
     }
-    uint64_t h = dt_hash_bytes(s, len);
+    uint64_t h = dt__hash_bytes(s, len);
     size_t i = h & m->mask;
     for (;; i = (i + 1) & m->mask) {
         pf_slot *sl = &m->slots[i];
@@ -426,7 +426,7 @@ static uint8_t *put_timestamp(pf_trace *t, uint8_t *p, uint64_t ts)
     return put_tag_varint(p, TP_TIMESTAMP_CLOCK_ID, BUILTIN_CLOCK_REALTIME);
 }
 
-void dt_pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t category_iid)
+void dt__pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t category_iid)
 {
     pf_buf *b = &t->te;
     b->len = 0;
@@ -440,12 +440,12 @@ void dt_pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t catego
     b->len = (size_t)(p - b->p);
 }
 
-int dt_pf_te_grow(pf_trace *t, size_t n)
+int dt__pf_te_grow(pf_trace *t, size_t n)
 {
     return buf_reserve(t, &t->te, n);
 }
 
-#define te_room dt_pf_te_room
+#define te_room dt__pf_te_room
 
 /* A DebugAnnotation of inner bytes: room for it, its framing and name
    written; NULL when out of memory. */
@@ -459,7 +459,7 @@ static uint8_t *annotation_head(pf_trace *t, uint64_t name_iid, size_t inner)
     return put_tag_varint(p, DA_NAME_IID, name_iid);
 }
 
-void dt_pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len)
+void dt__pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len)
 {
     uint8_t *p = annotation_head(t, name_iid, 1 + vsize(name_iid) + field_len_size(DA_STRING, len));
     if (!p)
@@ -468,7 +468,7 @@ void dt_pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len)
     t->te.len = (size_t)(p - t->te.p);
 }
 
-void dt_pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n)
+void dt__pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n)
 {
     if (n > 16)
         n = 16;
@@ -488,7 +488,7 @@ void dt_pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n)
 
 /* A slice's packet the inline paths (pf_trace.h) leave: pending interned
    strings, a time going backwards, a long TrackEvent. */
-void dt_pf_emit_slow(pf_trace *t, uint64_t ts)
+void dt__pf_emit_slow(pf_trace *t, uint64_t ts)
 {
     if (t->err)
         return;
@@ -497,7 +497,7 @@ void dt_pf_emit_slow(pf_trace *t, uint64_t ts)
     emit_packet(t, head, (size_t)(p - head), 1);
 }
 
-void dt_pf_begin_done(pf_trace *t)
+void dt__pf_begin_done(pf_trace *t)
 {
-    dt_pf_emit(t, t->ts);
+    dt__pf_emit(t, t->ts);
 }

@@ -95,59 +95,59 @@ typedef struct pf_trace {
 /* Writes to out (which it does not own): first a ClockSnapshot that makes
    CLOCK_REALTIME the trace's clock. t0_ns: CLOCK_REALTIME at or before
    every timestamp of the trace. NULL when out of memory. */
-DT_HIDDEN pf_trace *dt_pf_trace_open(dt_out *out, uint64_t t0_ns);
+DT_HIDDEN pf_trace *dt__pf_trace_open(dt_out *out, uint64_t t0_ns);
 /* A writer of packet sequences for a trace another writer opened with the
    same t0_ns (a second formatting thread): it writes no ClockSnapshot of
    its own. t->out may change between sequences. */
-DT_HIDDEN pf_trace *dt_pf_trace_new(dt_out *out, uint64_t t0_ns);
+DT_HIDDEN pf_trace *dt__pf_trace_new(dt_out *out, uint64_t t0_ns);
 /* Frees the writer. 0, or ENOMEM / an errno of the output. */
-DT_HIDDEN int dt_pf_trace_close(pf_trace *t);
+DT_HIDDEN int dt__pf_trace_close(pf_trace *t);
 
 /* Track descriptors; each returns the track's uuid (0 when out of memory).
-   All come before the first dt_pf_track_begin. */
-DT_HIDDEN uint64_t dt_pf_process(pf_trace *t, int64_t pid, const char *name, const char *labels, int64_t sort_index);
-DT_HIDDEN uint64_t dt_pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name);
+   All come before the first dt__pf_track_begin. */
+DT_HIDDEN uint64_t dt__pf_process(pf_trace *t, int64_t pid, const char *name, const char *labels, int64_t sort_index);
+DT_HIDDEN uint64_t dt__pf_thread(pf_trace *t, int64_t pid, int64_t tid, const char *name);
 
 /* The slices that follow go on this track, as a sequence of their own:
    interning starts afresh. */
-DT_HIDDEN void dt_pf_track_begin(pf_trace *t, uint64_t track);
+DT_HIDDEN void dt__pf_track_begin(pf_trace *t, uint64_t track);
 /* The same on sequence seq (from 2): a sequence may begin again (a long
    row in parts), each time with its incremental state cleared. */
-DT_HIDDEN void dt_pf_sequence_begin(pf_trace *t, uint32_t seq, uint64_t track);
+DT_HIDDEN void dt__pf_sequence_begin(pf_trace *t, uint32_t seq, uint64_t track);
 
 /* The interning id of a string on the current track's sequence (emitted
    with the next event that uses it); 0 when out of memory. Callers keep
-   the ids they use often, until their next dt_pf_track_begin. */
-DT_HIDDEN uint64_t dt_pf_intern(pf_trace *t, int table, const char *s, size_t len);
+   the ids they use often, until their next dt__pf_track_begin. */
+DT_HIDDEN uint64_t dt__pf_intern(pf_trace *t, int table, const char *s, size_t len);
 
-/* A slice: dt_pf_begin, then its args and flows, then dt_pf_begin_done; later
-   dt_pf_end. Slices on a track nest and come in the order of their
+/* A slice: dt__pf_begin, then its args and flows, then dt__pf_begin_done; later
+   dt__pf_end. Slices on a track nest and come in the order of their
    timestamps (BEGIN/END interleaved as they happen). */
-DT_HIDDEN void dt_pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t category_iid);
-DT_HIDDEN void dt_pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len);
+DT_HIDDEN void dt__pf_begin(pf_trace *t, uint64_t ts_ns, uint64_t name_iid, uint64_t category_iid);
+DT_HIDDEN void dt__pf_arg_string(pf_trace *t, uint64_t name_iid, const char *s, size_t len);
 /* An array of integers ("grid": [x, y, z]); at most 16 are written. */
-DT_HIDDEN void dt_pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n);
-DT_HIDDEN void dt_pf_begin_done(pf_trace *t);
-static inline void dt_pf_end(pf_trace *t, uint64_t ts_ns);
+DT_HIDDEN void dt__pf_arg_ints(pf_trace *t, uint64_t name_iid, const int64_t *v, size_t n);
+DT_HIDDEN void dt__pf_begin_done(pf_trace *t);
+static inline void dt__pf_end(pf_trace *t, uint64_t ts_ns);
 
 /* The error that stopped the writer (ENOMEM, an errno), 0 while all is well. */
-DT_HIDDEN int dt_pf_trace_error(const pf_trace *t);
+DT_HIDDEN int dt__pf_trace_error(const pf_trace *t);
 /* Stops the writer with err (its caller's own allocation failed). */
-static inline void dt_pf_fail(pf_trace *t, int err)
+static inline void dt__pf_fail(pf_trace *t, int err)
 {
     if (!t->err)
         t->err = err;
 }
 
-DT_HIDDEN int dt_pf_te_grow(pf_trace *t, size_t n);
-DT_HIDDEN void dt_pf_emit_slow(pf_trace *t, uint64_t ts);
+DT_HIDDEN int dt__pf_te_grow(pf_trace *t, size_t n);
+DT_HIDDEN void dt__pf_emit_slow(pf_trace *t, uint64_t ts);
 
-static inline size_t dt_pf_vsize(uint64_t v)
+static inline size_t dt__pf_vsize(uint64_t v)
 {
     return v < 0x80 ? 1 : (size_t)(64 - __builtin_clzll(v) + 6) / 7;
 }
 
-static inline uint8_t *dt_pf_put_varint(uint8_t *p, uint64_t v)
+static inline uint8_t *dt__pf_put_varint(uint8_t *p, uint64_t v)
 {
     /* ids, lengths and time steps: mostly one or two bytes */
     if (v < 0x80) {
@@ -175,62 +175,62 @@ static inline uint8_t *dt_pf_put_varint(uint8_t *p, uint64_t v)
 
 /* Where the next n bytes of the slice's TrackEvent go; NULL when out of
    memory. */
-static inline uint8_t *dt_pf_te_room(pf_trace *t, size_t n)
+static inline uint8_t *dt__pf_te_room(pf_trace *t, size_t n)
 {
-    if (__builtin_expect(t->te.cap - t->te.len < n, 0) && dt_pf_te_grow(t, n) != 0)
+    if (__builtin_expect(t->te.cap - t->te.len < n, 0) && dt__pf_te_grow(t, n) != 0)
         return NULL;
     return t->te.p + t->te.len;
 }
 
 /* Room for n bytes of a new slice's TrackEvent, written by the caller
-   (who then sets t->ts and t->te.len and calls dt_pf_begin_done); NULL when
+   (who then sets t->ts and t->te.len and calls dt__pf_begin_done); NULL when
    out of memory. */
-static inline uint8_t *dt_pf_event_room(pf_trace *t, size_t n)
+static inline uint8_t *dt__pf_event_room(pf_trace *t, size_t n)
 {
     t->te.len = 0;
-    return dt_pf_te_room(t, n);
+    return dt__pf_te_room(t, n);
 }
 
 /* A DebugAnnotation with a varint value: at most 24 bytes, a one-byte
    length. */
-static inline void dt_pf_arg_varint(pf_trace *t, uint64_t name_iid, unsigned field, uint64_t v)
+static inline void dt__pf_arg_varint(pf_trace *t, uint64_t name_iid, unsigned field, uint64_t v)
 {
-    uint8_t *p = dt_pf_te_room(t, 32);
+    uint8_t *p = dt__pf_te_room(t, 32);
     if (!p)
         return;
     *p++ = (uint8_t)PF_TAG(TE_DEBUG_ANNOTATIONS, PF_WT_LEN);
-    *p++ = (uint8_t)(2 + dt_pf_vsize(name_iid) + dt_pf_vsize(v));
+    *p++ = (uint8_t)(2 + dt__pf_vsize(name_iid) + dt__pf_vsize(v));
     *p++ = (uint8_t)PF_TAG(DA_NAME_IID, PF_WT_VARINT);
-    p = dt_pf_put_varint(p, name_iid);
+    p = dt__pf_put_varint(p, name_iid);
     *p++ = (uint8_t)PF_TAG(field, PF_WT_VARINT);
-    p = dt_pf_put_varint(p, v);
+    p = dt__pf_put_varint(p, v);
     t->te.len = (size_t)(p - t->te.p);
 }
 
-static inline void dt_pf_arg_uint(pf_trace *t, uint64_t name_iid, uint64_t v)
+static inline void dt__pf_arg_uint(pf_trace *t, uint64_t name_iid, uint64_t v)
 {
-    dt_pf_arg_varint(t, name_iid, DA_UINT, v);
+    dt__pf_arg_varint(t, name_iid, DA_UINT, v);
 }
 
-static inline void dt_pf_arg_int(pf_trace *t, uint64_t name_iid, int64_t v)
+static inline void dt__pf_arg_int(pf_trace *t, uint64_t name_iid, int64_t v)
 {
-    dt_pf_arg_varint(t, name_iid, DA_INT, (uint64_t)v);
+    dt__pf_arg_varint(t, name_iid, DA_INT, (uint64_t)v);
 }
 
-static inline void dt_pf_arg_bool(pf_trace *t, uint64_t name_iid, int v)
+static inline void dt__pf_arg_bool(pf_trace *t, uint64_t name_iid, int v)
 {
-    dt_pf_arg_varint(t, name_iid, DA_BOOL, v ? 1 : 0);
+    dt__pf_arg_varint(t, name_iid, DA_BOOL, v ? 1 : 0);
 }
 
-static inline void dt_pf_arg_double(pf_trace *t, uint64_t name_iid, double v)
+static inline void dt__pf_arg_double(pf_trace *t, uint64_t name_iid, double v)
 {
-    uint8_t *p = dt_pf_te_room(t, 32);
+    uint8_t *p = dt__pf_te_room(t, 32);
     if (!p)
         return;
     *p++ = (uint8_t)PF_TAG(TE_DEBUG_ANNOTATIONS, PF_WT_LEN);
-    *p++ = (uint8_t)(10 + dt_pf_vsize(name_iid));
+    *p++ = (uint8_t)(10 + dt__pf_vsize(name_iid));
     *p++ = (uint8_t)PF_TAG(DA_NAME_IID, PF_WT_VARINT);
-    p = dt_pf_put_varint(p, name_iid);
+    p = dt__pf_put_varint(p, name_iid);
     *p++ = (uint8_t)PF_TAG(DA_DOUBLE, PF_WT_I64);
     memcpy(p, &v, 8); /* little-endian, as the wire format */
     t->te.len = (size_t)(p + 8 - t->te.p);
@@ -238,53 +238,53 @@ static inline void dt_pf_arg_double(pf_trace *t, uint64_t name_iid, double v)
 
 /* A flow leaving this slice (terminating 0) or ending in it (1), at p;
    returns the end. */
-static inline uint8_t *dt_pf_put_flow(uint8_t *p, uint64_t id, int terminating)
+static inline uint8_t *dt__pf_put_flow(uint8_t *p, uint64_t id, int terminating)
 {
-    p = dt_pf_put_varint(p, PF_TAG(terminating ? TE_TERMINATING_FLOW_IDS_VARINT : TE_FLOW_IDS_VARINT, PF_WT_VARINT));
-    return dt_pf_put_varint(p, id);
+    p = dt__pf_put_varint(p, PF_TAG(terminating ? TE_TERMINATING_FLOW_IDS_VARINT : TE_FLOW_IDS_VARINT, PF_WT_VARINT));
+    return dt__pf_put_varint(p, id);
 }
 
-static inline void dt_pf_flow(pf_trace *t, uint64_t id, int terminating)
+static inline void dt__pf_flow(pf_trace *t, uint64_t id, int terminating)
 {
-    uint8_t *p = dt_pf_te_room(t, 16);
+    uint8_t *p = dt__pf_te_room(t, 16);
     if (!p)
         return;
-    t->te.len = (size_t)(dt_pf_put_flow(p, id, terminating) - t->te.p);
+    t->te.len = (size_t)(dt__pf_put_flow(p, id, terminating) - t->te.p);
 }
 
 /* A DebugAnnotation whose value is an interned string (PF_VALUE). */
-static inline void dt_pf_arg_string_iid(pf_trace *t, uint64_t name_iid, uint64_t value_iid)
+static inline void dt__pf_arg_string_iid(pf_trace *t, uint64_t name_iid, uint64_t value_iid)
 {
-    uint8_t *p = dt_pf_te_room(t, 32);
+    uint8_t *p = dt__pf_te_room(t, 32);
     if (!p)
         return;
     *p++ = (uint8_t)PF_TAG(TE_DEBUG_ANNOTATIONS, PF_WT_LEN);
-    *p++ = (uint8_t)(3 + dt_pf_vsize(name_iid) + dt_pf_vsize(value_iid));
+    *p++ = (uint8_t)(3 + dt__pf_vsize(name_iid) + dt__pf_vsize(value_iid));
     *p++ = (uint8_t)PF_TAG(DA_NAME_IID, PF_WT_VARINT);
-    p = dt_pf_put_varint(p, name_iid);
-    p = dt_pf_put_varint(p, PF_TAG(DA_STRING_IID, PF_WT_VARINT));
-    p = dt_pf_put_varint(p, value_iid);
+    p = dt__pf_put_varint(p, name_iid);
+    p = dt__pf_put_varint(p, PF_TAG(DA_STRING_IID, PF_WT_VARINT));
+    p = dt__pf_put_varint(p, value_iid);
     t->te.len = (size_t)(p - t->te.p);
 }
 
 /* Args encoded once and written again: the encoded args written since
-   mark (dt_pf_args_mark, after dt_pf_begin) stay valid until the next pf_* call;
-   dt_pf_args_raw appends such bytes to the slice being built. Their interning
+   mark (dt__pf_args_mark, after dt__pf_begin) stay valid until the next pf_* call;
+   dt__pf_args_raw appends such bytes to the slice being built. Their interning
    ids belong to the current sequence. */
-static inline size_t dt_pf_args_mark(const pf_trace *t)
+static inline size_t dt__pf_args_mark(const pf_trace *t)
 {
     return t->te.len;
 }
 
-static inline const uint8_t *dt_pf_args_since(const pf_trace *t, size_t mark, size_t *len)
+static inline const uint8_t *dt__pf_args_since(const pf_trace *t, size_t mark, size_t *len)
 {
     *len = t->te.len - mark;
     return t->te.p + mark;
 }
 
-static inline void dt_pf_args_raw(pf_trace *t, const uint8_t *bytes, size_t len)
+static inline void dt__pf_args_raw(pf_trace *t, const uint8_t *bytes, size_t len)
 {
-    uint8_t *p = dt_pf_te_room(t, len);
+    uint8_t *p = dt__pf_te_room(t, len);
     if (!p)
         return;
     memcpy(p, bytes, len);
@@ -294,25 +294,25 @@ static inline void dt_pf_args_raw(pf_trace *t, const uint8_t *bytes, size_t len)
 /* The TrackEvent in t->te as a packet at ts. The common case (nothing to
    intern, time going forward, a short event) is written in place here:
    two packets per slice, most of the writer's work. */
-static inline void dt_pf_emit(pf_trace *t, uint64_t ts)
+static inline void dt__pf_emit(pf_trace *t, uint64_t ts)
 {
     size_t tel = t->te.len;
     if (__builtin_expect(t->interned_len != 0 || ts < t->last_ts || tel >= 2048 || t->err, 0)) {
-        dt_pf_emit_slow(t, ts);
+        dt__pf_emit_slow(t, ts);
         return;
     }
     uint64_t delta = ts - t->last_ts;
     t->last_ts = ts;
-    size_t pkt = 2 + dt_pf_vsize(delta) + t->seq_field_len + dt_pf_vsize(tel) + tel;
-    uint8_t *p = (uint8_t *)dt_out_reserve(t->out, pkt + 32);
+    size_t pkt = 2 + dt__pf_vsize(delta) + t->seq_field_len + dt__pf_vsize(tel) + tel;
+    uint8_t *p = (uint8_t *)dt__out_reserve(t->out, pkt + 32);
     *p++ = (uint8_t)PF_TAG(1, PF_WT_LEN);
-    p = dt_pf_put_varint(p, pkt);
+    p = dt__pf_put_varint(p, pkt);
     *p++ = (uint8_t)PF_TAG(PF_TP_TIMESTAMP, PF_WT_VARINT);
-    p = dt_pf_put_varint(p, delta);
+    p = dt__pf_put_varint(p, delta);
     memcpy(p, t->seq_field, 8);
     p += t->seq_field_len;
     *p++ = (uint8_t)PF_TAG(PF_TP_TRACK_EVENT, PF_WT_LEN);
-    p = dt_pf_put_varint(p, tel);
+    p = dt__pf_put_varint(p, tel);
     if (t->te.cap - tel >= 16) {
         /* 16-byte blocks: the te buffer and the output have the slack */
         for (size_t k = 0; k < tel; k += 16)
@@ -320,36 +320,36 @@ static inline void dt_pf_emit(pf_trace *t, uint64_t ts)
     } else {
         memcpy(p, t->te.p, tel);
     }
-    dt_out_commit(t->out, (char *)p + tel);
+    dt__out_commit(t->out, (char *)p + tel);
 }
 
 /* Ends the innermost open slice of the sequence's track at ts. */
-static inline void dt_pf_end(pf_trace *t, uint64_t ts)
+static inline void dt__pf_end(pf_trace *t, uint64_t ts)
 {
     if (__builtin_expect(ts < t->last_ts || t->interned_len != 0 || t->err, 0)) {
-        uint8_t *p = dt_pf_te_room(t, 16);
+        uint8_t *p = dt__pf_te_room(t, 16);
         if (!p)
             return;
         p[0] = (uint8_t)PF_TAG(PF_TE_TYPE, PF_WT_VARINT);
         p[1] = PF_TYPE_SLICE_END;
         t->te.len = 2;
-        dt_pf_emit_slow(t, ts);
+        dt__pf_emit_slow(t, ts);
         return;
     }
     uint64_t delta = ts - t->last_ts;
     t->last_ts = ts;
-    uint8_t *p = (uint8_t *)dt_out_reserve(t->out, 32);
+    uint8_t *p = (uint8_t *)dt__out_reserve(t->out, 32);
     *p++ = (uint8_t)PF_TAG(1, PF_WT_LEN);
-    *p++ = (uint8_t)(5 + dt_pf_vsize(delta) + t->seq_field_len);
+    *p++ = (uint8_t)(5 + dt__pf_vsize(delta) + t->seq_field_len);
     *p++ = (uint8_t)PF_TAG(PF_TP_TIMESTAMP, PF_WT_VARINT);
-    p = dt_pf_put_varint(p, delta);
+    p = dt__pf_put_varint(p, delta);
     memcpy(p, t->seq_field, 8);
     p += t->seq_field_len;
     p[0] = (uint8_t)PF_TAG(PF_TP_TRACK_EVENT, PF_WT_LEN);
     p[1] = 2;
     p[2] = (uint8_t)PF_TAG(PF_TE_TYPE, PF_WT_VARINT);
     p[3] = PF_TYPE_SLICE_END;
-    dt_out_commit(t->out, (char *)p + 4);
+    dt__out_commit(t->out, (char *)p + 4);
 }
 
 #endif /* DT_PF_TRACE_H */

@@ -77,19 +77,19 @@ static _Atomic int g_given;
 /* The process's recording session, when this process owns it. */
 static dt_session *own_session(void)
 {
-    return dt_inject_session && getpid() == dt_inject_owner ? dt_inject_session : NULL;
+    return dt__inject_session && getpid() == dt__inject_owner ? dt__inject_session : NULL;
 }
 
 /* With the handover switch, devtrace lets CUPTI go to `who`. */
 static void give_cupti(dt_session *s, const char *who, int attached)
 {
     if (atomic_exchange(&g_given, 1)) return;
-    dt_inject_support_release(s, who);
+    dt__inject_support_release(s, who);
     if (attached)
-        dt_inject_report("note", 0, "", "CUPTI given to %s (" DT_ENV_CUPTI_HANDOVER "=1): the device activity from "
+        dt__inject_report("note", 0, "", "CUPTI given to %s (" DT_ENV_CUPTI_HANDOVER "=1): the device activity from "
                          "then on is in its trace, not devtrace's", who);
     else
-        dt_inject_report("note", 0, "", "CUPTI given to %s (" DT_ENV_CUPTI_HANDOVER "=1) before devtrace attached: "
+        dt__inject_report("note", 0, "", "CUPTI given to %s (" DT_ENV_CUPTI_HANDOVER "=1) before devtrace attached: "
                          "the device activity is in its trace, none in devtrace's", who);
 }
 
@@ -100,20 +100,20 @@ static int devtrace_keeps_cupti(const char *who, enum call_id call)
 {
     dt_session *s = own_session();
     if (!s || atomic_load(&g_given)) return 0;
-    int handover = dt_env_bool(DT_ENV_CUPTI_HANDOVER) == 1;
-    if (dt_inject_support_awaits_injection(s)) {
+    int handover = dt__env_bool(DT_ENV_CUPTI_HANDOVER) == 1;
+    if (dt__inject_support_awaits_injection(s)) {
         if (handover) {
             give_cupti(s, who, 0);
             return 0;
         }
-        if (dt_inject_support_attach_early(s) == DT_OK && dt_inject_support_holds_injection_backend(s)) {
-            dt_inject_support_note(s, "cupti_clients", "%s called %s before the program's first CUDA call: "
+        if (dt__inject_support_attach_early(s) == DT_OK && dt__inject_support_holds_injection_backend(s)) {
+            dt__inject_support_note(s, "cupti_clients", "%s called %s before the program's first CUDA call: "
                                    "devtrace attached to CUPTI first", who, call_names[call]);
-            dt_inject_report("note", 0, "", "%s called %s before the program's first CUDA call: devtrace "
+            dt__inject_report("note", 0, "", "%s called %s before the program's first CUDA call: devtrace "
                              "attached to CUPTI first", who, call_names[call]);
         }
     }
-    if (!dt_inject_support_holds_injection_backend(s)) return 0;
+    if (!dt__inject_support_holds_injection_backend(s)) return 0;
     if (handover) {
         give_cupti(s, who, 1);
         return 0;
@@ -128,11 +128,11 @@ static void refused(const char *who, enum call_id call, int result)
     dt_session *s = own_session();
     if (!s || result != DT_CF_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return;
     const char *name = call_names[call];
-    dt_inject_support_note(s, "cupti_clients", "%s called %s while devtrace held CUPTI and was refused: its own "
+    dt__inject_support_note(s, "cupti_clients", "%s called %s while devtrace held CUPTI and was refused: its own "
                            "trace (torch.profiler's, if it is that) has no device activity, this one has it; "
                            DT_ENV_CUPTI_HANDOVER "=1 gives CUPTI to it instead", who, name);
     if (atomic_fetch_or(&g_refusals_said, 1u << call) & (1u << call)) return;
-    dt_inject_report("note", 0, "", "%s asked for CUPTI (%s) while devtrace held it and was refused: its own trace "
+    dt__inject_report("note", 0, "", "%s asked for CUPTI (%s) while devtrace held it and was refused: its own trace "
                      "has no GPU activity, devtrace's has it (" DT_ENV_CUPTI_HANDOVER "=1 gives CUPTI to it instead)",
                      who, name);
 }

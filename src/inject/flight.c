@@ -33,46 +33,46 @@ static void report_dump(void *ctx, const dt_flight_dump *d)
 {
     (void)ctx;
     if (d->number == 0 && d->status == DT_OK) /* `devtrace trigger --dump`: to its output, which it named */
-        dt_inject_report("dumped", 0, "", "%s, to its output", d->why);
+        dt__inject_report("dumped", 0, "", "%s, to its output", d->why);
     else if (d->number == 0) /* the trigger said it failed, and why: not a trace this run loses */
-        dt_inject_report("note", 0, "", "flight recorder: a dump %s failed: %s", d->why, d->error);
+        dt__inject_report("note", 0, "", "flight recorder: a dump %s failed: %s", d->why, d->error);
     else if (d->status == DT_OK)
-        dt_inject_report("dumped", 0, d->path, "dump %llu: %s", (unsigned long long)d->number, d->why);
+        dt__inject_report("dumped", 0, d->path, "dump %llu: %s", (unsigned long long)d->number, d->why);
     else if (d->status == DT_ERR_BUSY)
-        dt_inject_report("note", 0, "", "flight recorder: dump %llu (%s) was not made: another dump was being "
+        dt__inject_report("note", 0, "", "flight recorder: dump %llu (%s) was not made: another dump was being "
                          "written, which holds its window", (unsigned long long)d->number, d->why);
     else
-        dt_inject_report("dump_failed", 0, d->path, "dump %llu (%s): %s", (unsigned long long)d->number, d->why,
+        dt__inject_report("dump_failed", 0, d->path, "dump %llu (%s): %s", (unsigned long long)d->number, d->why,
                          d->error);
 }
 
-void dt_inject_flight_start(dt_session *s, const dt_config *cfg, const char *output)
+void dt__inject_flight_start(dt_session *s, const dt_config *cfg, const char *output)
 {
     if (!cfg->flight_recorder_bytes) return;
     atomic_store(&g_flight_on, 1);
     dt_dump_triggers triggers;
     char why[512];
-    if (dt_ondemand_dump_triggers_from_env(&triggers, why, sizeof why) != 0)
-        dt_inject_report("note", 0, "", "flight recorder: %s; the default is used", why);
+    if (dt__ondemand_dump_triggers_from_env(&triggers, why, sizeof why) != 0)
+        dt__inject_report("note", 0, "", "flight recorder: %s; the default is used", why);
     dt_flight_hooks hooks = {NULL, NULL, NULL, NULL, report_dump};
-    if (dt_ondemand_triggers_start(s, output, cfg->format, &triggers, &hooks, &g_triggers) != DT_OK)
-        dt_inject_report("note", 0, "", "flight recorder: no dump triggers: %s", dt_last_error());
+    if (dt__ondemand_triggers_start(s, output, cfg->format, &triggers, &hooks, &g_triggers) != DT_OK)
+        dt__inject_report("note", 0, "", "flight recorder: no dump triggers: %s", dt_last_error());
 }
 
-int dt_inject_flight_on(void)
+int dt__inject_flight_on(void)
 {
     return atomic_load(&g_flight_on);
 }
 
-void dt_inject_flight_exit_status(int status)
+void dt__inject_flight_exit_status(int status)
 {
     /* a vfork child shares this memory: its _exit(127) is not ours */
-    if (getpid() != dt_inject_owner) return;
+    if (getpid() != dt__inject_owner) return;
     int unseen = -1;
     atomic_compare_exchange_strong(&g_exit_status, &unseen, status & 0xff);
 }
 
-void dt_inject_flight_end(int signal_received)
+void dt__inject_flight_end(int signal_received)
 {
     char how[128] = "";
     int status = atomic_load(&g_exit_status);
@@ -82,7 +82,7 @@ void dt_inject_flight_end(int signal_received)
         snprintf(how, sizeof how, "exited with status %d", status);
     dt_flight_summary sum;
     int had_triggers = g_triggers != NULL;
-    dt_ondemand_triggers_stop(g_triggers, how[0] ? how : NULL, &sum);
+    dt__ondemand_triggers_stop(g_triggers, how[0] ? how : NULL, &sum);
     g_triggers = NULL;
     char text[DT_RECORD_MESSAGE_MAX];
     int len = snprintf(text, sizeof text, "%llu dump%s written", (unsigned long long)sum.written,
@@ -95,12 +95,12 @@ void dt_inject_flight_end(int signal_received)
                  "without exec has none)");
     else if (!how[0])
         snprintf(text + len, sizeof text - (size_t)len, "; the program did not fail: the ring is not written");
-    dt_inject_report("ended", 0, "", "%s", text);
+    dt__inject_report("ended", 0, "", "%s", text);
 }
 
-void dt_inject_flight_forked(void)
+void dt__inject_flight_forked(void)
 {
-    dt_ondemand_triggers_forked(g_triggers);
+    dt__ondemand_triggers_forked(g_triggers);
     g_triggers = NULL;
 }
 
@@ -112,7 +112,7 @@ void exit(int status)
 {
     static void (*next)(int);
     if (!next) *(void **)&next = dlsym(RTLD_NEXT, "exit");
-    dt_inject_flight_exit_status(status);
+    dt__inject_flight_exit_status(status);
     if (next) next(status);
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
@@ -125,7 +125,7 @@ static main_fn g_main;
 static int main_then_status(int argc, char **argv, char **envp)
 {
     int status = g_main(argc, argv, envp);
-    dt_inject_flight_exit_status(status);
+    dt__inject_flight_exit_status(status);
     return status;
 }
 

@@ -40,9 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
-dt_session *dt_inject_session;
-pid_t dt_inject_owner;
-int dt_inject_on_demand;
+dt_session *dt__inject_session;
+pid_t dt__inject_owner;
+int dt__inject_on_demand;
 static int g_pipe[2] = {-1, -1};
 static char g_output[4096];
 static dt_format g_format; /* the session's, as configured */
@@ -73,9 +73,9 @@ static void output_path(char *out, size_t n, const char *tmpl)
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     char rank_text[32];
-    dt_inject_support_rank(rank_text, sizeof rank_text);
+    dt__inject_support_rank(rank_text, sizeof rank_text);
     const char *rank = rank_text[0] ? rank_text : NULL;
-    const char *primary = dt_env(DT_ENV_PRIMARY_PID);
+    const char *primary = dt__env(DT_ENV_PRIMARY_PID);
     int has_pid = 1;
     if (strstr(tmpl, "%p") || strstr(tmpl, "%r")) {
         size_t o = 0;
@@ -92,18 +92,18 @@ static void output_path(char *out, size_t n, const char *tmpl)
     } else if (rank) {
         char tag[64];
         snprintf(tag, sizeof tag, "rank%s", rank);
-        dt_record_tag_path(out, n, tmpl, tag);
+        dt__record_tag_path(out, n, tmpl, tag);
         has_pid = 0;
     } else if (primary && atoi(primary) == (int)getpid()) {
         snprintf(out, n, "%s", tmpl);
         has_pid = 0;
     } else {
-        dt_record_tag_path(out, n, tmpl, pid);
+        dt__record_tag_path(out, n, tmpl, pid);
     }
     g_untaken[0] = 0;
     if (g_name_taken && !has_pid) {
         snprintf(g_untaken, sizeof g_untaken, "%s", out);
-        dt_record_tag_path(out, n, g_untaken, pid);
+        dt__record_tag_path(out, n, g_untaken, pid);
     }
 }
 
@@ -150,7 +150,7 @@ static void candidate_name(char *out, size_t n, const char *want, int k)
     }
     if (k == 1) snprintf(tag, sizeof tag, "%d", (int)getpid());
     else snprintf(tag, sizeof tag, "%d-%d", (int)getpid(), k - 1);
-    dt_record_tag_path(out, n, want, tag);
+    dt__record_tag_path(out, n, want, tag);
 }
 
 /* The trace, named name inside (its traceName), written whole into the
@@ -158,9 +158,9 @@ static void candidate_name(char *out, size_t n, const char *want, int k)
 static dt_status write_pending(dt_session *s, const char *pending, const char *name)
 {
     int fd = open(pending, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return dt_error(DT_ERR_IO, "cannot write trace %s: %s", pending, strerror(errno));
-    dt_status st = dt_inject_support_write(s, fd, name, g_format);
-    if (close(fd) != 0 && st == DT_OK) st = dt_error(DT_ERR_IO, "cannot write trace %s: %s", name, strerror(errno));
+    if (fd < 0) return dt__error(DT_ERR_IO, "cannot write trace %s: %s", pending, strerror(errno));
+    dt_status st = dt__inject_support_write(s, fd, name, g_format);
+    if (close(fd) != 0 && st == DT_OK) st = dt__error(DT_ERR_IO, "cannot write trace %s: %s", name, strerror(errno));
     return st;
 }
 
@@ -177,12 +177,12 @@ static dt_status write_pending(dt_session *s, const char *pending, const char *n
 static dt_status write_trace(dt_session *s, const char *want, char *got, size_t got_len)
 {
     snprintf(got, got_len, "%s", want);
-    if (dt_output_kind_of(want, NULL) == DT_OUTPUT_IN_PLACE) return dt_session_write(s, want, g_format);
+    if (dt__output_kind_of(want, NULL) == DT_OUTPUT_IN_PLACE) return dt_session_write(s, want, g_format);
     char pending[4200], written[4200] = "";
     snprintf(pending, sizeof pending, "%s.%d.pending", want, (int)getpid());
 
     char dir[4096];
-    dt_path_dir(dir, sizeof dir, want);
+    dt__path_dir(dir, sizeof dir, want);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
     int err = EEXIST;
@@ -209,7 +209,7 @@ static dt_status write_trace(dt_session *s, const char *want, char *got, size_t 
     if (dfd >= 0) close(dfd);
     if (err) {
         unlink(pending);
-        return dt_error(DT_ERR_IO, "cannot write trace %s: %s", got, strerror(err));
+        return dt__error(DT_ERR_IO, "cannot write trace %s: %s", got, strerror(err));
     }
     return DT_OK;
 }
@@ -219,20 +219,20 @@ static dt_status write_trace(dt_session *s, const char *want, char *got, size_t 
 /* ------------------------------------------------------------------ */
 /* One line to the record log; without `record`, failures go to stderr.
    path and the message may be empty. */
-void dt_inject_report(const char *state, int with_counts, const char *path, const char *fmt, ...)
+void dt__inject_report(const char *state, int with_counts, const char *path, const char *fmt, ...)
 {
-    int kind = dt_record_state_by_name(state);
+    int kind = dt__record_state_by_name(state);
     if (kind < 0) return;
     dt_record_line *line = malloc(sizeof *line);
     if (!line) return;
-    dt_record_line_init(line, (dt_record_state)kind, (int)getpid());
-    char *message = dt_record_message(line);
+    dt__record_line_init(line, (dt_record_state)kind, (int)getpid());
+    char *message = dt__record_message(line);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(message, DT_RECORD_MESSAGE_MAX, fmt, ap);
     va_end(ap);
-    dt_record_one_line(message);
-    const char *log = dt_env(DT_ENV_RECORD_LOG);
+    dt__record_one_line(message);
+    const char *log = dt__env(DT_ENV_RECORD_LOG);
     if (!log) {
         if (kind == DT_RECORD_FAILED || kind == DT_RECORD_OFF || kind == DT_RECORD_DUMP_FAILED ||
             kind == DT_RECORD_NOT_LISTENING)
@@ -240,17 +240,17 @@ void dt_inject_report(const char *state, int with_counts, const char *path, cons
         free(line);
         return;
     }
-    char *line_path = dt_record_path(line);
+    char *line_path = dt__record_path(line);
     if (line_path) snprintf(line_path, DT_RECORD_PATH_MAX, "%s", path);
-    if (with_counts && dt_inject_session && kind != DT_RECORD_STARTED && kind != DT_RECORD_OFF &&
+    if (with_counts && dt__inject_session && kind != DT_RECORD_STARTED && kind != DT_RECORD_OFF &&
         kind != DT_RECORD_NOTE) {
         dt_record_end *e = &line->u.end;
         e->has_counts = 1;
-        snprintf(e->backend, sizeof e->backend, "%s", dt_session_backend(dt_inject_session));
-        e->events = dt_session_event_count(dt_inject_session);
-        for (int r = 0; r < DT_LOSS_COUNT; r++) e->loss[r] = dt_session_loss(dt_inject_session, (dt_loss_reason)r);
+        snprintf(e->backend, sizeof e->backend, "%s", dt_session_backend(dt__inject_session));
+        e->events = dt_session_event_count(dt__inject_session);
+        for (int r = 0; r < DT_LOSS_COUNT; r++) e->loss[r] = dt_session_loss(dt__inject_session, (dt_loss_reason)r);
     }
-    dt_record_append(log, line);
+    dt__record_append(log, line);
     free(line);
 }
 
@@ -279,47 +279,47 @@ static void stop_and_write(void)
 {
     if (g_forked_from) {
         output_path(g_output, sizeof g_output, g_output_template);
-        dt_inject_report("started", 0, g_output, "forked without exec from process %d", (int)g_forked_from);
+        dt__inject_report("started", 0, g_output, "forked without exec from process %d", (int)g_forked_from);
     }
     /* the process is ending: nothing is gained by detaching vendor libraries */
-    dt_inject_support_exiting();
-    if (dt_inject_flight_on()) {
+    dt__inject_support_exiting();
+    if (dt__inject_flight_on()) {
         /* the ring's window is written by dumps only; a trigger's dump
            under way ends first */
         dt_control_stop();
-        dt_inject_flight_end(atomic_load(&g_received));
-        if (dt_session_stop(dt_inject_session) != DT_OK) dt_log("stopping the session failed: %s", dt_last_error());
+        dt__inject_flight_end(atomic_load(&g_received));
+        if (dt_session_stop(dt__inject_session) != DT_OK) dt__log("stopping the session failed: %s", dt_last_error());
         return;
     }
-    if (dt_session_stop(dt_inject_session) != DT_OK) {
-        dt_inject_report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
+    if (dt_session_stop(dt__inject_session) != DT_OK) {
+        dt__inject_report("failed", 0, g_output, "stopping the session failed: %s", dt_last_error());
         return;
     }
     /* a child forked without exec that did nothing (a data loader's
        worker) writes no trace either, even where its vendor cannot record */
-    if (dt_session_event_count(dt_inject_session) == 0 && dt_session_loss_total(dt_inject_session) == 0) {
-        dt_inject_report("empty", 1, g_output, "recorded nothing");
+    if (dt_session_event_count(dt__inject_session) == 0 && dt_session_loss_total(dt__inject_session) == 0) {
+        dt__inject_report("empty", 1, g_output, "recorded nothing");
         return;
     }
-    if (dt_inject_support_fork_unrecorded(dt_inject_session))
-        dt_inject_report("note", 0, "", "forked without exec from process %d: %s cannot record in such a child; "
+    if (dt__inject_support_fork_unrecorded(dt__inject_session))
+        dt__inject_report("note", 0, "", "forked without exec from process %d: %s cannot record in such a child; "
                          "its device activity is not recorded, its launches are counted as lost (forked_child)",
-                         (int)g_forked_from, dt_session_backend(dt_inject_session));
+                         (int)g_forked_from, dt_session_backend(dt__inject_session));
     char got[4200];
-    if (write_trace(dt_inject_session, g_output, got, sizeof got) != DT_OK) {
-        dt_inject_report("failed", 1, g_output, "%s", dt_last_error());
+    if (write_trace(dt__inject_session, g_output, got, sizeof got) != DT_OK) {
+        dt__inject_report("failed", 1, g_output, "%s", dt_last_error());
         return;
     }
     if (strcmp(got, g_output) != 0)
-        dt_inject_report("wrote", 1, got, "%s was written by another process during this run", g_output);
+        dt__inject_report("wrote", 1, got, "%s was written by another process during this run", g_output);
     else if (g_untaken[0] && strcmp(g_name_taken, "0") != 0)
-        dt_inject_report("wrote", 1, got, "%s belongs to another devtrace record with the same output, "
+        dt__inject_report("wrote", 1, got, "%s belongs to another devtrace record with the same output, "
                          "pid %s", g_untaken, g_name_taken);
     else if (g_untaken[0])
-        dt_inject_report("wrote", 1, got, "%s belongs to another devtrace record with the same output",
+        dt__inject_report("wrote", 1, got, "%s belongs to another devtrace record with the same output",
                          g_untaken);
     else
-        dt_inject_report("wrote", 1, got, "%s", "");
+        dt__inject_report("wrote", 1, got, "%s", "");
 }
 
 /* The signal our handler took, raised again (with the program's previous
@@ -339,7 +339,7 @@ static void raise_received(void)
    wrote it (and has finished). */
 static int finish_begin(void)
 {
-    if (getpid() != dt_inject_owner || !dt_inject_session) return 0; /* not recording here */
+    if (getpid() != dt__inject_owner || !dt__inject_session) return 0; /* not recording here */
     /* a handler of the program that ends the process from within this
        thread's own finish: waiting for itself would never end */
     if (tls_finishing) return 0;
@@ -368,11 +368,11 @@ static void finish(void)
 {
     /* on demand: a capture under way is cut short and written before the
        process ends or execs */
-    if (dt_inject_on_demand && getpid() == dt_inject_owner) dt_ondemand_stop("this process is ending");
+    if (dt__inject_on_demand && getpid() == dt__inject_owner) dt__ondemand_stop("this process is ending");
     if (finish_begin()) finish_done();
 }
 
-void dt_inject_finish(void)
+void dt__inject_finish(void)
 {
     finish();
 }
@@ -401,11 +401,11 @@ static void *signal_thread(void *arg)
     ssize_t r;
     while ((r = read(g_pipe[0], &b, 1)) < 0 && errno == EINTR) {}
     if (r != 1) return NULL;
-    if (dt_inject_on_demand && getpid() == dt_inject_owner) { /* a capture cut short, written */
+    if (dt__inject_on_demand && getpid() == dt__inject_owner) { /* a capture cut short, written */
         char why[96];
         int sig = atomic_load(&g_received);
         snprintf(why, sizeof why, "this process was ended by signal %d (%s)", sig, strsignal(sig));
-        dt_ondemand_stop(why);
+        dt__ondemand_stop(why);
     }
     int wrote = finish_begin();
     raise_received(); /* not tracing in this process, or written by another thread */
@@ -444,7 +444,7 @@ static int install_signal_handlers(void)
 /* Fork without exec                                                   */
 /* ------------------------------------------------------------------ */
 /* The child of a fork without exec records on as itself: the session goes
-   on as the child's (dt_inject_support_forked) and the child writes its own trace,
+   on as the child's (dt__inject_support_forked) and the child writes its own trace,
    named by its pid, when it ends. Only stores and async-signal-safe calls
    here; the rest waits for the child's end. The signal thread is not in
    the child: the program's own dispositions come back, so that a signal
@@ -462,15 +462,15 @@ static void restore_signals(void)
 
 static void fork_child(void)
 {
-    if (!dt_inject_session || atomic_load(&g_finish_state) != FINISH_IDLE) {
-        dt_inject_session = NULL;
+    if (!dt__inject_session || atomic_load(&g_finish_state) != FINISH_IDLE) {
+        dt__inject_session = NULL;
         return;
     }
-    g_forked_from = dt_inject_owner;
-    dt_inject_owner = getpid();
+    g_forked_from = dt__inject_owner;
+    dt__inject_owner = getpid();
     tls_finishing = 0;
-    dt_inject_support_forked(dt_inject_session);
-    dt_inject_flight_forked();
+    dt__inject_support_forked(dt__inject_session);
+    dt__inject_flight_forked();
     restore_signals();
 }
 
@@ -493,28 +493,28 @@ static void report_capture(void *ctx, const dt_ondemand_served *served)
     (void)ctx;
     const dt_ctl_result *r = served->result;
     if (served->type != DT_CTL_CAPTURE || r->code != DT_CTL_SUCCESS || !r->written) return;
-    dt_inject_report("captured", 0, "", "a capture for devtrace trigger (process %d): %llu events%s; %s",
+    dt__inject_report("captured", 0, "", "a capture for devtrace trigger (process %d): %llu events%s; %s",
                      served->peer_pid, (unsigned long long)r->records, r->partial ? ", partial" : "", r->text);
 }
 
 static void listen_on_demand(void)
 {
-    dt_inject_owner = getpid();
+    dt__inject_owner = getpid();
     dt_config cfg;
     dt_config_init(&cfg);
     dt_config_from_env(&cfg);
     if (dt_control_listen(&cfg) != DT_OK) {
-        dt_inject_report("not_listening", 0, "", "not listening for devtrace trigger: %s", dt_last_error());
+        dt__inject_report("not_listening", 0, "", "not listening for devtrace trigger: %s", dt_last_error());
         return;
     }
-    dt_ondemand_observe(report_capture, NULL);
-    dt_inject_report("listening", 0, dt_ctl_socket_path(),
+    dt__ondemand_observe(report_capture, NULL);
+    dt__inject_report("listening", 0, dt__ctl_socket_path(),
                      "listening for `devtrace trigger %d` (on demand): nothing is recorded from start", (int)getpid());
-    if (dt_env(DT_ENV_FLIGHT_RECORDER))
-        dt_inject_report("note", 0, "", "%s is ignored: on demand (%s) records nothing until a trigger, so no "
+    if (dt__env(DT_ENV_FLIGHT_RECORDER))
+        dt__inject_report("note", 0, "", "%s is ignored: on demand (%s) records nothing until a trigger, so no "
                          "flight recorder runs", DT_ENV_FLIGHT_RECORDER, DT_ENV_ON_DEMAND);
     if (install_signal_handlers() != 0)
-        dt_log("no signal thread: a signal that ends the program loses a capture under way");
+        dt__log("no signal thread: a signal that ends the program loses a capture under way");
     pthread_atfork(NULL, NULL, fork_child_on_demand);
 }
 
@@ -524,15 +524,15 @@ static void listen_for_dumps(dt_config *cfg)
 {
     if (!cfg->flight_recorder_bytes) return;
     if (dt_control_listen(cfg) != DT_OK)
-        dt_inject_report("note", 0, "", "flight recorder: not listening for `devtrace trigger %d --dump`: %s",
+        dt__inject_report("note", 0, "", "flight recorder: not listening for `devtrace trigger %d --dump`: %s",
                          (int)getpid(), dt_last_error());
 }
 
 __attribute__((constructor)) static void devtrace_inject_init(void)
 {
-    if (dt_env_bool(DT_ENV_DISABLE) == 1) return;
-    if (dt_env_bool(DT_ENV_ON_DEMAND) == 1) {
-        dt_inject_on_demand = 1;
+    if (dt__env_bool(DT_ENV_DISABLE) == 1) return;
+    if (dt__env_bool(DT_ENV_ON_DEMAND) == 1) {
+        dt__inject_on_demand = 1;
         listen_on_demand();
         return;
     }
@@ -544,10 +544,10 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     for (size_t i = 0; i < sizeof g_signals / sizeof *g_signals; i++) sigaddset(&ours, g_signals[i]);
     pthread_sigmask(SIG_BLOCK, &ours, &old);
 
-    const char *began = dt_env(DT_ENV_RECORD_START_NS);
-    g_name_taken = dt_env(DT_ENV_RECORD_NAME_TAKEN);
+    const char *began = dt__env(DT_ENV_RECORD_START_NS);
+    g_name_taken = dt__env(DT_ENV_RECORD_NAME_TAKEN);
     g_run_began_ns = began ? strtoull(began, NULL, 10) : 0;
-    if (!g_run_began_ns) g_run_began_ns = dt_realtime_ns();
+    if (!g_run_began_ns) g_run_began_ns = dt__realtime_ns();
     dt_config cfg;
     dt_config_init(&cfg);
     cfg.output_path = "devtrace-%p.json";
@@ -555,21 +555,21 @@ __attribute__((constructor)) static void devtrace_inject_init(void)
     snprintf(g_output_template, sizeof g_output_template, "%s", cfg.output_path);
     g_format = cfg.format;
     output_path(g_output, sizeof g_output, cfg.output_path);
-    dt_inject_owner = getpid();
-    if (dt_session_create(&cfg, &dt_inject_session) != DT_OK) {
-        dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
-        dt_inject_session = NULL;
-    } else if (dt_inject_support_start(dt_inject_session, dt_inject_support_deferred_backend()) != DT_OK) {
-        dt_inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
-        dt_session_destroy(dt_inject_session);
-        dt_inject_session = NULL;
+    dt__inject_owner = getpid();
+    if (dt_session_create(&cfg, &dt__inject_session) != DT_OK) {
+        dt__inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
+        dt__inject_session = NULL;
+    } else if (dt__inject_support_start(dt__inject_session, dt__inject_support_deferred_backend()) != DT_OK) {
+        dt__inject_report("off", 0, g_output, "not tracing: %s", dt_last_error());
+        dt_session_destroy(dt__inject_session);
+        dt__inject_session = NULL;
     } else {
         if (install_signal_handlers() != 0)
-            dt_log("no signal thread: a signal that stops the program loses its trace");
+            dt__log("no signal thread: a signal that stops the program loses its trace");
         atexit(finish);
         pthread_atfork(NULL, NULL, fork_child);
-        dt_inject_report("started", 0, g_output, "%s", "");
-        dt_inject_flight_start(dt_inject_session, &cfg, g_output);
+        dt__inject_report("started", 0, g_output, "%s", "");
+        dt__inject_flight_start(dt__inject_session, &cfg, g_output);
         listen_for_dumps(&cfg);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -587,14 +587,14 @@ __attribute__((visibility("default"), noreturn)) void _exit(int status);
 __attribute__((visibility("default"), noreturn)) void _Exit(int status);
 void _exit(int status)
 {
-    dt_inject_flight_exit_status(status);
+    dt__inject_flight_exit_status(status);
     finish();
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }
 void _Exit(int status)
 {
-    dt_inject_flight_exit_status(status);
+    dt__inject_flight_exit_status(status);
     finish();
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
@@ -603,7 +603,7 @@ void _Exit(int status)
 /* fork() itself, around the libc's: a vendor that cannot record in the
    child is readied in the parent for the child to count its launches, and
    quieted in the child once every atfork handler (the vendor's own
-   included) has run (dt_inject_support_fork_prepare, _parent, _child). */
+   included) has run (dt__inject_support_fork_prepare, _parent, _child). */
 typedef pid_t (*fork_fn)(void);
 __attribute__((visibility("default"))) pid_t fork(void);
 
@@ -617,11 +617,11 @@ pid_t fork(void)
         errno = ENOSYS;
         return -1;
     }
-    int prepared = getpid() == dt_inject_owner && dt_inject_session && atomic_load(&g_finish_state) == FINISH_IDLE;
-    if (prepared) dt_inject_support_fork_prepare(dt_inject_session);
+    int prepared = getpid() == dt__inject_owner && dt__inject_session && atomic_load(&g_finish_state) == FINISH_IDLE;
+    if (prepared) dt__inject_support_fork_prepare(dt__inject_session);
     pid_t pid = next();
-    if (pid == 0 && dt_inject_session) dt_inject_support_fork_child(dt_inject_session);
-    else if (prepared) dt_inject_support_fork_parent(dt_inject_session);
+    if (pid == 0 && dt__inject_session) dt__inject_support_fork_child(dt__inject_session);
+    else if (prepared) dt__inject_support_fork_parent(dt__inject_session);
     return pid;
 }
 

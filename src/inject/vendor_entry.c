@@ -18,7 +18,7 @@
 
 static void report_note(const char *message)
 {
-    dt_inject_report("note", 0, "", "%s", message);
+    dt__inject_report("note", 0, "", "%s", message);
 }
 
 /* The runtime's injection entry point: the process initialises it. */
@@ -27,9 +27,9 @@ int InitializeInjection(void)
 {
     /* on demand, a capture's session subscribes when it starts: nothing is
        armed before */
-    if (dt_inject_on_demand) return 1;
-    dt_session *s = dt_inject_session && getpid() == dt_inject_owner ? dt_inject_session : NULL;
-    dt_inject_support_initialize_injection(s, dt_inject_finish, report_note);
+    if (dt__inject_on_demand) return 1;
+    dt_session *s = dt__inject_session && getpid() == dt__inject_owner ? dt__inject_session : NULL;
+    dt__inject_support_initialize_injection(s, dt__inject_finish, report_note);
     return 1;
 }
 
@@ -40,5 +40,5 @@ __attribute__((visibility("default"))) void *rocprofiler_configure(uint32_t vers
                                                                     uint32_t priority, void *client_id);
 void *rocprofiler_configure(uint32_t version, const char *runtime_version, uint32_t priority, void *client_id)
 {
-    return dt_inject_support_tool_configure(version, runtime_version, priority, client_id);
+    return dt__inject_support_tool_configure(version, runtime_version, priority, client_id);
 }

@@ -76,7 +76,7 @@ static int wait_until(uint64_t until)
     int stopped = 0;
     pthread_mutex_lock(&cap.lock);
     for (;;) {
-        uint64_t now = dt_realtime_ns();
+        uint64_t now = dt__realtime_ns();
         if (cap.stopping) stopped = 1;
         if (stopped || now >= until) break;
         struct timespec ts;
@@ -105,12 +105,12 @@ static int stopping(void)
    boundaries. */
 static int boundary(uint64_t target, uint64_t since, uint64_t deadline, uint64_t *number, uint64_t *t)
 {
-    if (dt_core_step_find(target, since, t) == 0) {
+    if (dt__core_step_find(target, since, t) == 0) {
         *number = target;
         return 0;
     }
-    if (stopping() || dt_core_step_wait(target, deadline, number, t) != 0) return -1;
-    if (*number != target && dt_core_step_find(target, since, t) == 0) *number = target;
+    if (stopping() || dt__core_step_wait(target, deadline, number, t) != 0) return -1;
+    if (*number != target && dt__core_step_find(target, since, t) == 0) *number = target;
     return 0;
 }
 
@@ -121,9 +121,9 @@ static int boundary(uint64_t target, uint64_t since, uint64_t deadline, uint64_t
 static int steps_window(const dt_ctl_request *req, uint64_t armed, uint64_t *start, uint64_t *end, uint64_t *beyond)
 {
     uint64_t timeout = req->timeout_ns ? req->timeout_ns : DT_ONDEMAND_DEFAULT_TIMEOUT_NS;
-    uint64_t deadline = dt_monotonic_ns() + timeout;
+    uint64_t deadline = dt__monotonic_ns() + timeout;
     uint64_t multiple = req->step_multiple > 1 ? req->step_multiple : 1, first = 0, t = 0, n = 0;
-    if (stopping() || dt_core_step_wait(0, deadline, &first, &t) != 0) return -1;
+    if (stopping() || dt__core_step_wait(0, deadline, &first, &t) != 0) return -1;
     while (first % multiple != 0) { /* the next multiple (numbers may skip it) */
         if (first / multiple + 1 > UINT64_MAX / multiple) {
             *beyond = first;
@@ -136,19 +136,19 @@ static int steps_window(const dt_ctl_request *req, uint64_t armed, uint64_t *sta
         return -2;
     }
     *start = t;
-    dt_ctl_set_state(DT_CTL_CAPTURING);
+    dt__ctl_set_state(DT_CTL_CAPTURING);
     if (boundary(first + req->steps, *start, deadline, &n, &t) == 0) {
-        dt_log("control: a window of steps %llu to %llu", (unsigned long long)first, (unsigned long long)n);
+        dt__log("control: a window of steps %llu to %llu", (unsigned long long)first, (unsigned long long)n);
         *end = t;
         return 0;
     }
-    *end = dt_realtime_ns();
+    *end = dt__realtime_ns();
     return 1;
 }
 
 static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_result *res)
 {
-    int running = dt_api_flight_running();
+    int running = dt__api_flight_running();
     if (running) {
         fail(res, DT_CTL_BUSY, running == 2 ? "this process records with a flight recorder: `devtrace trigger --dump` "
                                               "writes its window"
@@ -159,38 +159,38 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
     dt_status st = s ? DT_OK : dt_session_create(&cap.config, &s);
     if (st == DT_OK) {
         cap.session = s;
-        if (req->steps) dt_core_steps_watch(1); /* before the vendor is armed: no boundary is missed */
+        if (req->steps) dt__core_steps_watch(1); /* before the vendor is armed: no boundary is missed */
         st = dt_session_start(s);
-        if (st != DT_OK && req->steps) dt_core_steps_watch(0);
+        if (st != DT_OK && req->steps) dt__core_steps_watch(0);
     }
     if (st != DT_OK) {
-        dt_session *other = dt_api_active_session();
+        dt_session *other = dt__api_active_session();
         fail(res, other && other != s ? DT_CTL_BUSY : DT_CTL_CANNOT_ARM, dt_last_error());
         return;
     }
     snprintf(res->backend, sizeof res->backend, "%s", dt_session_backend(s));
-    dt_ondemand_exit_after_runtime();
-    uint64_t start = 0, end = 0, beyond = 0, armed = dt_realtime_ns();
+    dt__ondemand_exit_after_runtime();
+    uint64_t start = 0, end = 0, beyond = 0, armed = dt__realtime_ns();
     /* 0: the window; 1: cut short (timeout or stop); -1: none; -2: past step 2^64-1 */
     int outcome = 0;
     if (req->steps) {
         outcome = steps_window(req, armed, &start, &end, &beyond);
-        dt_core_steps_watch(0);
+        dt__core_steps_watch(0);
     } else {
-        dt_ctl_set_state(DT_CTL_CAPTURING);
-        start = dt_realtime_ns();
-        end = start + req->duration_ns; /* at most DT_CTL_MAX_WINDOW_NS (dt_ctl_parse) */
+        dt__ctl_set_state(DT_CTL_CAPTURING);
+        start = dt__realtime_ns();
+        end = start + req->duration_ns; /* at most DT_CTL_MAX_WINDOW_NS (dt__ctl_parse) */
         if (wait_until(end) != 0) {
             outcome = 1;
-            end = dt_realtime_ns();
+            end = dt__realtime_ns();
         }
     }
-    if (outcome >= 0) dt_api_set_window(s, start, end);
+    if (outcome >= 0) dt__api_set_window(s, start, end);
     dt_session_stop(s);
     uint64_t loss[DT_LOSS_COUNT];
     for (int r = 0; r < DT_LOSS_COUNT; r++) loss[r] = dt_session_loss(s, (dt_loss_reason)r);
     char lost[900];
-    dt_record_loss_summary(lost, sizeof lost, loss);
+    dt__record_loss_summary(lost, sizeof lost, loss);
     if (outcome == -2) {
         res->code = DT_CTL_BAD_REQUEST;
         snprintf(res->text, sizeof res->text, "the steps here are numbered from %llu: %llu steps from a multiple "
@@ -204,7 +204,7 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
         res->code = stopped ? DT_CTL_SUCCESS : DT_CTL_TIMEOUT;
         if (stopped)
             snprintf(res->text, sizeof res->text, "%s before the window's first step: no trace written",
-                     dt_ondemand_stop_reason());
+                     dt__ondemand_stop_reason());
         else
             snprintf(res->text, sizeof res->text, "the window's first step did not begin before the timeout: no trace "
                                                   "written");
@@ -223,7 +223,7 @@ static void capture(const dt_ctl_request *req, int fd, dt_format format, dt_ctl_
     res->partial = 1;
     int timed_out = req->steps && !stopping();
     snprintf(res->text, sizeof res->text, "%.200s%s: the trace holds what came until then%s; %.700s",
-             timed_out ? "the window's last step did not begin before the timeout" : dt_ondemand_stop_reason(),
+             timed_out ? "the window's last step did not begin before the timeout" : dt__ondemand_stop_reason(),
              timed_out ? "" : " during the window", res->written ? "" : " (not written)", lost);
     if (wrote[0]) snprintf(res->text + strlen(res->text), sizeof res->text - strlen(res->text), "; %s", wrote);
 }
@@ -241,7 +241,7 @@ static void capture_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl
     if (req->type == DT_CTL_DUMP) {
         char note[96];
         snprintf(note, sizeof note, "asked by devtrace trigger (process %d)", req->peer_pid);
-        dt_ondemand_dump_running(fd, (dt_format)format, note, res);
+        dt__ondemand_dump_running(fd, (dt_format)format, note, res);
     } else {
         capture(req, fd, (dt_format)format, res);
     }
@@ -253,14 +253,14 @@ static void capture_cancel(void)
     cap.stopping = 1;
     pthread_cond_broadcast(&cap.cond);
     pthread_mutex_unlock(&cap.lock);
-    dt_core_steps_wake();
+    dt__core_steps_wake();
 }
 
 dt_status dt_control_listen(const dt_config *config)
 {
     pthread_once(&cap_once, cap_init);
     if (dt_control_listening())
-        return dt_error(DT_ERR_STATE, "this process already listens on %s", dt_ctl_socket_path());
+        return dt__error(DT_ERR_STATE, "this process already listens on %s", dt__ctl_socket_path());
     dt_config c;
     if (config) {
         c = *config;
@@ -277,5 +277,5 @@ dt_status dt_control_listen(const dt_config *config)
     cap.config.output_path = NULL; /* the client's descriptor is the output */
     cap.config.flight_recorder_bytes = 0; /* a capture is its whole window (above) */
     pthread_mutex_unlock(&cap.lock);
-    return dt_ondemand_listen(capture_handler, NULL, capture_cancel, cap.backend);
+    return dt__ondemand_listen(capture_handler, NULL, capture_cancel, cap.backend);
 }

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void dt_ondemand_dump_triggers_init(dt_dump_triggers *t)
+void dt__ondemand_dump_triggers_init(dt_dump_triggers *t)
 {
     memset(t, 0, sizeof *t);
     t->warmup_steps = 10;
@@ -19,7 +19,7 @@ void dt_ondemand_dump_triggers_init(dt_dump_triggers *t)
     t->max_dumps = 5;
 }
 
-const dt_dump_option dt_ondemand_dump_options[] = {
+const dt_dump_option dt__ondemand_dump_options[] = {
     {"dump-on-slow-step", DT_ENV_DUMP_ON_SLOW_STEP, "K"},
     {"dump-warmup", DT_ENV_DUMP_WARMUP, "STEPS"},
     {"dump-grace", DT_ENV_DUMP_GRACE, "SECONDS"},
@@ -30,27 +30,27 @@ const dt_dump_option dt_ondemand_dump_options[] = {
     {NULL, NULL, NULL},
 };
 
-int dt_ondemand_dump_option_set(dt_dump_triggers *t, const dt_dump_option *o, const char *text, char *why, size_t n)
+int dt__ondemand_dump_option_set(dt_dump_triggers *t, const dt_dump_option *o, const char *text, char *why, size_t n)
 {
     const char *name = o->option;
     int ok;
     if (strcmp(name, "dump-on-slow-step") == 0) {
         double k;
-        ok = dt_parse_number(text, &k) == 0 && k > 1 && k < 1e6;
+        ok = dt__parse_number(text, &k) == 0 && k > 1 && k < 1e6;
         if (ok) t->slow_step_factor = k;
     } else if (strcmp(name, "dump-on-signal") == 0) {
-        int sig = dt_parse_request_signal(text);
+        int sig = dt__parse_request_signal(text);
         ok = sig > 0;
         if (ok) t->signal = sig;
     } else if (strcmp(name, "dump-warmup") == 0 || strcmp(name, "dump-max") == 0) {
         uint64_t v;
-        ok = dt_parse_count(text, &v) == 0 && v < UINT32_MAX;
+        ok = dt__parse_count(text, &v) == 0 && v < UINT32_MAX;
         if (ok) *(strcmp(name, "dump-max") == 0 ? &t->max_dumps : &t->warmup_steps) = v;
     } else {
         int stall = strcmp(name, "dump-on-stall") == 0;
         uint64_t ns = 0, *field = stall ? &t->stall_ns : strcmp(name, "dump-grace") == 0 ? &t->grace_ns
                                                                                        : &t->cooldown_ns;
-        ok = dt_parse_duration(text, &ns) == 0 && (ns > 0 || !stall);
+        ok = dt__parse_duration(text, &ns) == 0 && (ns > 0 || !stall);
         if (ok) *field = ns;
     }
     if (ok) return 0;
@@ -68,14 +68,14 @@ int dt_ondemand_dump_option_set(dt_dump_triggers *t, const dt_dump_option *o, co
     return -1;
 }
 
-int dt_ondemand_dump_triggers_from_env(dt_dump_triggers *t, char *why, size_t n)
+int dt__ondemand_dump_triggers_from_env(dt_dump_triggers *t, char *why, size_t n)
 {
-    dt_ondemand_dump_triggers_init(t);
+    dt__ondemand_dump_triggers_init(t);
     int rc = 0;
-    for (const dt_dump_option *o = dt_ondemand_dump_options; o->option; o++) {
-        const char *v = dt_env(o->env);
+    for (const dt_dump_option *o = dt__ondemand_dump_options; o->option; o++) {
+        const char *v = dt__env(o->env);
         char later[256];
-        if (v && dt_ondemand_dump_option_set(t, o, v, rc == 0 ? why : later, rc == 0 ? n : sizeof later) != 0) rc = -1;
+        if (v && dt__ondemand_dump_option_set(t, o, v, rc == 0 ? why : later, rc == 0 ? n : sizeof later) != 0) rc = -1;
     }
     return rc;
 }

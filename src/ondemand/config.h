@@ -31,7 +31,7 @@ typedef struct dt_dump_triggers {
 } dt_dump_triggers;
 
 /* The defaults: no trigger but the end of a program that failed. */
-DT_HIDDEN void dt_ondemand_dump_triggers_init(dt_dump_triggers *t);
+DT_HIDDEN void dt__ondemand_dump_triggers_init(dt_dump_triggers *t);
 
 /* `devtrace record`'s options that set dt_dump_triggers, and the
    environment variable that carries each to the traced program (the
@@ -42,14 +42,14 @@ typedef struct dt_dump_option {
     const char *value;  /* what VALUE is, for messages: "K", "SECONDS" */
 } dt_dump_option;
 /* The options; the list ends with an entry whose option is NULL. */
-DT_HIDDEN extern const dt_dump_option dt_ondemand_dump_options[];
+DT_HIDDEN extern const dt_dump_option dt__ondemand_dump_options[];
 /* VALUE of the option o into t: 0, or -1 with why (a message naming the
    option and what it takes). */
-DT_HIDDEN int dt_ondemand_dump_option_set(dt_dump_triggers *t, const dt_dump_option *o, const char *text, char *why,
+DT_HIDDEN int dt__ondemand_dump_option_set(dt_dump_triggers *t, const dt_dump_option *o, const char *text, char *why,
                                           size_t n);
 /* The defaults and every option the environment sets: 0, or -1 with why
    (the first bad value, by its variable's name; t keeps the defaults for
    it). */
-DT_HIDDEN int dt_ondemand_dump_triggers_from_env(dt_dump_triggers *t, char *why, size_t n);
+DT_HIDDEN int dt__ondemand_dump_triggers_from_env(dt_dump_triggers *t, char *why, size_t n);
 
 #endif /* DT_ONDEMAND_CONFIG_H */

@@ -8,10 +8,10 @@
 
 #include <stdio.h>
 
-void dt_ondemand_dump_running(int fd, dt_format format, const char *note, dt_ctl_result *res)
+void dt__ondemand_dump_running(int fd, dt_format format, const char *note, dt_ctl_result *res)
 {
     dt_session *s = NULL;
-    dt_status st = dt_api_dump_hold_running(fd, format, &s);
+    dt_status st = dt__api_dump_hold_running(fd, format, &s);
     if (st == DT_ERR_BUSY) {
         res->code = DT_CTL_BUSY;
         snprintf(res->text, sizeof res->text, "another dump of the flight recorder is being written (a dump "
@@ -27,8 +27,8 @@ void dt_ondemand_dump_running(int fd, dt_format format, const char *note, dt_ctl
     uint64_t loss[DT_LOSS_COUNT] = {0};
     if (st == DT_OK) {
         snprintf(res->backend, sizeof res->backend, "%s", dt_session_backend(s));
-        st = dt_api_dump_held(s, fd, format, note ? "flight_recorder.dump" : NULL, note, &events, loss);
-        dt_api_dump_release(s);
+        st = dt__api_dump_held(s, fd, format, note ? "flight_recorder.dump" : NULL, note, &events, loss);
+        dt__api_dump_release(s);
     }
     if (st != DT_OK) {
         res->code = DT_CTL_CANNOT_ARM;
@@ -38,5 +38,5 @@ void dt_ondemand_dump_running(int fd, dt_format format, const char *note, dt_ctl
     res->code = DT_CTL_SUCCESS;
     res->written = 1;
     res->records = events;
-    dt_record_loss_summary(res->text, sizeof res->text, loss);
+    dt__record_loss_summary(res->text, sizeof res->text, loss);
 }

@@ -85,7 +85,7 @@ static void external_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ct
     if (req->type == DT_CTL_DUMP) { /* a flight recorder of the program's own, if any */
         char note[96];
         snprintf(note, sizeof note, "asked by devtrace trigger (process %d)", req->peer_pid);
-        dt_ondemand_dump_running(fd, (dt_format)f, note, result);
+        dt__ondemand_dump_running(fd, (dt_format)f, note, result);
         return;
     }
     pthread_mutex_lock(&box.lock);
@@ -157,12 +157,12 @@ dt_status dt_control_listen_external(void)
         box.request.fd = -1;
     }
     pthread_mutex_unlock(&box.lock);
-    if (busy) return dt_error(DT_ERR_STATE, "dt_control_listen_external: the program still holds a capture; call dt_control_done first");
+    if (busy) return dt__error(DT_ERR_STATE, "dt_control_listen_external: the program still holds a capture; call dt_control_done first");
     dt_config config;
     dt_config_init(&config);
     dt_config_from_env(&config);
     const char *backend = config.backend && strcmp(config.backend, "auto") != 0 ? config.backend : "";
-    return dt_ondemand_listen(external_handler, NULL, external_cancel, backend);
+    return dt__ondemand_listen(external_handler, NULL, external_cancel, backend);
 }
 
 int dt_control_take(dt_capture_request *request)
@@ -175,7 +175,7 @@ int dt_control_take(dt_capture_request *request)
         pthread_cond_broadcast(&box.cond);
         atomic_store_explicit(&box.pending, 0, memory_order_relaxed);
         if (request) *request = box.request;
-        dt_ctl_set_state(DT_CTL_CAPTURING);
+        dt__ctl_set_state(DT_CTL_CAPTURING);
         took = 1;
     }
     pthread_mutex_unlock(&box.lock);
@@ -198,10 +198,10 @@ dt_status dt_control_done(dt_status status, int written, uint64_t records, const
     pthread_mutex_lock(&box.lock);
     if (!box.taken || box.done) {
         pthread_mutex_unlock(&box.lock);
-        return dt_error(DT_ERR_STATE, "dt_control_done: no capture was taken (dt_control_take)");
+        return dt__error(DT_ERR_STATE, "dt_control_done: no capture was taken (dt_control_take)");
     }
     if (box.abandoned) {
-        dt_log("control: a capture ended after its reply had gone out (timeout)");
+        dt__log("control: a capture ended after its reply had gone out (timeout)");
         clear_slot();
     } else {
         /* a trace written with an error status is a partial window: kept,

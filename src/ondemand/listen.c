@@ -25,7 +25,7 @@ static pthread_mutex_t observer_lock = PTHREAD_MUTEX_INITIALIZER;
 static dt_ondemand_observer observer;
 static void *observer_ctx;
 
-void dt_ondemand_observe(dt_ondemand_observer fn, void *ctx)
+void dt__ondemand_observe(dt_ondemand_observer fn, void *ctx)
 {
     pthread_mutex_lock(&observer_lock);
     observer = fn;
@@ -33,9 +33,9 @@ void dt_ondemand_observe(dt_ondemand_observer fn, void *ctx)
     pthread_mutex_unlock(&observer_lock);
 }
 
-void dt_ondemand_backend(const char *named, char *out, size_t n)
+void dt__ondemand_backend(const char *named, char *out, size_t n)
 {
-    const char *last = dt_api_last_backend();
+    const char *last = dt__api_last_backend();
     if (named && named[0] && strcmp(named, "auto") != 0) snprintf(out, n, "%s", named);
     else snprintf(out, n, "%s", last ? last : "auto");
 }
@@ -43,14 +43,14 @@ void dt_ondemand_backend(const char *named, char *out, size_t n)
 static void describe_backend(void *ctx, char *out, size_t n)
 {
     (void)ctx;
-    dt_ondemand_backend(mode_backend, out, n);
+    dt__ondemand_backend(mode_backend, out, n);
 }
 
 /* The mode's handler, then the observer; the reply names the backend. */
 static void serve(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result *res)
 {
     mode_handler(ctx, req, fd, res);
-    if (!res->backend[0]) dt_ondemand_backend(mode_backend, res->backend, sizeof res->backend);
+    if (!res->backend[0]) dt__ondemand_backend(mode_backend, res->backend, sizeof res->backend);
     pthread_mutex_lock(&observer_lock);
     if (observer) {
         dt_ondemand_served served = {req->type, req->peer_pid, res};
@@ -61,21 +61,21 @@ static void serve(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result *r
 
 /* A process that ends while it listens cuts a capture under way short and
    writes it (the worker replies before the process is gone). */
-static void stop_at_exit(void) { dt_ondemand_stop("this process is exiting"); }
+static void stop_at_exit(void) { dt__ondemand_stop("this process is exiting"); }
 
 static void register_again(void) { atexit(stop_at_exit); }
 
-void dt_ondemand_exit_after_runtime(void)
+void dt__ondemand_exit_after_runtime(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, register_again);
 }
 
-dt_status dt_ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(void), const char *named)
+dt_status dt__ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(void), const char *named)
 {
     static int exit_registered;
     int64_t rank, local_rank, world_size;
-    dt_api_launcher_rank(&rank, &local_rank, &world_size);
+    dt__api_launcher_rank(&rank, &local_rank, &world_size);
     pthread_mutex_lock(&mode_lock);
     snprintf(mode_backend, sizeof mode_backend, "%s", named && strcmp(named, "auto") != 0 ? named : "");
     mode_handler = handler;
@@ -88,7 +88,7 @@ dt_status dt_ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(v
         .ctx = ctx,
         .describe_backend = describe_backend,
     };
-    dt_status st = dt_ctl_listen(&opt);
+    dt_status st = dt__ctl_listen(&opt);
     if (st == DT_OK) {
         mode_cancel = cancel;
         if (!exit_registered) exit_registered = atexit(stop_at_exit) == 0;
@@ -97,21 +97,21 @@ dt_status dt_ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(v
     return st;
 }
 
-void dt_ondemand_stop(const char *why)
+void dt__ondemand_stop(const char *why)
 {
     pthread_mutex_lock(&mode_lock);
     if (dt_control_listening()) {
         snprintf(stop_reason, sizeof stop_reason, "%s", why);
         if (mode_cancel) mode_cancel();
     }
-    dt_ctl_stop();
+    dt__ctl_stop();
     mode_cancel = NULL;
     pthread_mutex_unlock(&mode_lock);
 }
 
 /* read by the worker after the cancel it waits on: set before it */
-const char *dt_ondemand_stop_reason(void) { return stop_reason; }
+const char *dt__ondemand_stop_reason(void) { return stop_reason; }
 
-void dt_control_stop(void) { dt_ondemand_stop("this process stopped listening"); }
+void dt_control_stop(void) { dt__ondemand_stop("this process stopped listening"); }
 
-int dt_control_listening(void) { return dt_ctl_socket_path()[0] != 0; }
+int dt_control_listening(void) { return dt__ctl_socket_path()[0] != 0; }

@@ -22,24 +22,24 @@
    launcher's. The first listen also makes the process stop listening at
    its exit (atexit), so that a capture under way then is cut short and
    written rather than lost. */
-DT_HIDDEN dt_status dt_ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(void), const char *named);
+DT_HIDDEN dt_status dt__ondemand_listen(dt_ctl_handler handler, void *ctx, void (*cancel)(void), const char *named);
 
 /* The exit handler once more, from the first capture that armed a vendor:
    a runtime (CUDA's) registers its own teardown with atexit as the program
    initialises it, after the listen's registration in most programs, and
    at exit a capture under way must stop before that teardown, while the
    vendor can still flush (handlers run last registered first). */
-DT_HIDDEN void dt_ondemand_exit_after_runtime(void);
+DT_HIDDEN void dt__ondemand_exit_after_runtime(void);
 
 /* dt_control_stop, saying why (what a capture cut short says:
    "this process is exiting"); dt_control_stop says "this process stopped
-   listening". dt_ondemand_stop_reason: the latest why, for the modes. */
-DT_HIDDEN void dt_ondemand_stop(const char *why);
-DT_HIDDEN const char *dt_ondemand_stop_reason(void);
+   listening". dt__ondemand_stop_reason: the latest why, for the modes. */
+DT_HIDDEN void dt__ondemand_stop(const char *why);
+DT_HIDDEN const char *dt__ondemand_stop_reason(void);
 
 /* The backend INFO and a reply name: `named` when it names one, else the
    backend of the latest session this process started, else "auto". */
-DT_HIDDEN void dt_ondemand_backend(const char *named, char *out, size_t n);
+DT_HIDDEN void dt__ondemand_backend(const char *named, char *out, size_t n);
 
 /* What one request came to, told to the observer after the handler, on the
    listener's worker thread, before the reply goes out. */
@@ -52,13 +52,13 @@ typedef void (*dt_ondemand_observer)(void *ctx, const dt_ondemand_served *served
 /* One observer per process (the injection library's, which tells `devtrace
    record`; the flight recorder's triggers, which count the dumps); NULL
    removes it, and on return no call of the one removed runs. */
-DT_HIDDEN void dt_ondemand_observe(dt_ondemand_observer fn, void *ctx);
+DT_HIDDEN void dt__ondemand_observe(dt_ondemand_observer fn, void *ctx);
 
 /* A DUMP, in every mode: the flight recorder of the session running in this
    process written to fd in format, its trace noting `note` (what asked for
    it; NULL: nothing); *res: written with its events and losses, or BUSY
    while another dump of it is written, CANNOT_ARM when no session with a
    flight recorder runs or the dump failed (the message says why). */
-DT_HIDDEN void dt_ondemand_dump_running(int fd, dt_format format, const char *note, dt_ctl_result *res);
+DT_HIDDEN void dt__ondemand_dump_running(int fd, dt_format format, const char *note, dt_ctl_result *res);
 
 #endif /* DT_ONDEMAND_ONDEMAND_H */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void dt_ondemand_policy_init(dt_flight_policy *p, const dt_dump_triggers *cfg)
+void dt__ondemand_policy_init(dt_flight_policy *p, const dt_dump_triggers *cfg)
 {
     memset(p, 0, sizeof *p);
     p->cfg = *cfg;
@@ -45,7 +45,7 @@ static void window_add(dt_flight_policy *p, uint64_t d)
     p->window_next = (p->window_next + 1) % DT_FLIGHT_WINDOW;
 }
 
-uint64_t dt_ondemand_policy_median(const dt_flight_policy *p)
+uint64_t dt__ondemand_policy_median(const dt_flight_policy *p)
 {
     unsigned n = p->window_count;
     if (n == 0) return 0;
@@ -54,10 +54,10 @@ uint64_t dt_ondemand_policy_median(const dt_flight_policy *p)
     return a + (b - a) / 2;
 }
 
-void dt_ondemand_policy_step(dt_flight_policy *p, uint64_t number, uint64_t now_ns, uint64_t duration_ns)
+void dt__ondemand_policy_step(dt_flight_policy *p, uint64_t number, uint64_t now_ns, uint64_t duration_ns)
 {
     if (duration_ns > 0) {
-        uint64_t median = dt_ondemand_policy_median(p);
+        uint64_t median = dt__ondemand_policy_median(p);
         double k = p->cfg.slow_step_factor;
         if (k > 0 && !p->slow_pending && p->window_count > 0 && p->steps_timed >= p->cfg.warmup_steps &&
             (double)duration_ns > k * (double)median) {
@@ -79,7 +79,7 @@ void dt_ondemand_policy_step(dt_flight_policy *p, uint64_t number, uint64_t now_
     p->stall_due_once = 0;
 }
 
-void dt_ondemand_policy_signal(dt_flight_policy *p)
+void dt__ondemand_policy_signal(dt_flight_policy *p)
 {
     p->signal_pending = 1;
 }
@@ -124,7 +124,7 @@ static int admitted(dt_flight_policy *p, unsigned count, uint64_t now_ns, int co
     return 1;
 }
 
-unsigned dt_ondemand_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *next_ns)
+unsigned dt__ondemand_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *next_ns)
 {
     unsigned causes = 0, count = 0;
     p->why[0] = 0;
@@ -142,7 +142,7 @@ unsigned dt_ondemand_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *
     }
     if (p->signal_pending) {
         char name[32];
-        dt_request_signal_name(p->cfg.signal, name, sizeof name);
+        dt__request_signal_name(p->cfg.signal, name, sizeof name);
         say(p, "signal SIG%s", name);
         p->signal_pending = 0;
         causes |= DT_FLIGHT_SIGNAL;
@@ -156,7 +156,7 @@ unsigned dt_ondemand_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *
     return causes;
 }
 
-int dt_ondemand_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns)
+int dt__ondemand_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns)
 {
     p->why[0] = 0;
     if (!how && !p->slow_pending) return 0;
@@ -165,13 +165,13 @@ int dt_ondemand_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns
     return admitted(p, 1, now_ns, !how);
 }
 
-void dt_ondemand_policy_dumped(dt_flight_policy *p, uint64_t now_ns)
+void dt__ondemand_policy_dumped(dt_flight_policy *p, uint64_t now_ns)
 {
     p->dumps++;
     p->last_dump_ns = now_ns;
 }
 
-void dt_ondemand_policy_skipped(const dt_flight_policy *p, char *out, size_t n)
+void dt__ondemand_policy_skipped(const dt_flight_policy *p, char *out, size_t n)
 {
     snprintf(out, n, "dumps skipped: %llu (cooldown), %llu (cap)", (unsigned long long)p->skipped_cooldown,
              (unsigned long long)p->skipped_cap);

@@ -54,30 +54,30 @@ typedef struct dt_flight_policy {
     char why[512]; /* the causes of the dump due, as the dump's note says them */
 } dt_flight_policy;
 
-DT_HIDDEN void dt_ondemand_policy_init(dt_flight_policy *p, const dt_dump_triggers *cfg);
+DT_HIDDEN void dt__ondemand_policy_init(dt_flight_policy *p, const dt_dump_triggers *cfg);
 /* Step `number` began at now_ns; the step before it lasted duration_ns (0:
    none before it). */
-DT_HIDDEN void dt_ondemand_policy_step(dt_flight_policy *p, uint64_t number, uint64_t now_ns, uint64_t duration_ns);
+DT_HIDDEN void dt__ondemand_policy_step(dt_flight_policy *p, uint64_t number, uint64_t now_ns, uint64_t duration_ns);
 /* The dump signal came, once or more since the last call. */
-DT_HIDDEN void dt_ondemand_policy_signal(dt_flight_policy *p);
+DT_HIDDEN void dt__ondemand_policy_signal(dt_flight_policy *p);
 /* The causes of a dump to make now (0: none; the text in p->why), having
    counted those it skips; *next_ns: when to ask again at the latest
    (UINT64_MAX: not before something happens). The caller dumps, then calls
-   dt_ondemand_policy_dumped. */
-DT_HIDDEN unsigned dt_ondemand_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *next_ns);
+   dt__ondemand_policy_dumped. */
+DT_HIDDEN unsigned dt__ondemand_policy_due(dt_flight_policy *p, uint64_t now_ns, uint64_t *next_ns);
 /* The program ends at now_ns: having failed when how says how ("exited
    with status 1"), or not (NULL). 1 when a last dump is to be made (p->why
    says why): a failed end dumps past the cooldown, within the cap; a slow
    step still in its grace period goes in that dump, or, at an end that did
    not fail, makes one (within the cooldown and cap). 0 when none is made
    (one held back is counted). */
-DT_HIDDEN int dt_ondemand_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns);
+DT_HIDDEN int dt__ondemand_policy_end(dt_flight_policy *p, const char *how, uint64_t now_ns);
 /* A dump was made or tried at now_ns: it counts for the cooldown and cap. */
-DT_HIDDEN void dt_ondemand_policy_dumped(dt_flight_policy *p, uint64_t now_ns);
+DT_HIDDEN void dt__ondemand_policy_dumped(dt_flight_policy *p, uint64_t now_ns);
 /* The exact median of the window (the mean of the middle two for an even
    count); 0 when empty. */
-DT_HIDDEN uint64_t dt_ondemand_policy_median(const dt_flight_policy *p);
+DT_HIDDEN uint64_t dt__ondemand_policy_median(const dt_flight_policy *p);
 /* "dumps skipped: N (cooldown), M (cap)" into out. */
-DT_HIDDEN void dt_ondemand_policy_skipped(const dt_flight_policy *p, char *out, size_t n);
+DT_HIDDEN void dt__ondemand_policy_skipped(const dt_flight_policy *p, char *out, size_t n);
 
 #endif /* DT_ONDEMAND_POLICY_H */

@@ -82,7 +82,7 @@ static void on_dump_signal(int sig)
 
 static uint64_t now_ns(dt_flight_triggers *t)
 {
-    return t->hooks.now_ns ? t->hooks.now_ns(t->hooks.ctx) : dt_monotonic_ns();
+    return t->hooks.now_ns ? t->hooks.now_ns(t->hooks.ctx) : dt__monotonic_ns();
 }
 
 static void wake(dt_flight_triggers *t)
@@ -92,7 +92,7 @@ static void wake(dt_flight_triggers *t)
     (void)w;
 }
 
-void dt_ondemand_triggers_step(void *ctx, uint64_t number, uint64_t t_ns, uint64_t last_duration_ns)
+void dt__ondemand_triggers_step(void *ctx, uint64_t number, uint64_t t_ns, uint64_t last_duration_ns)
 {
     (void)t_ns; /* the policy's clock is the monotonic one */
     dt_flight_triggers *t = ctx;
@@ -125,7 +125,7 @@ static void take_steps(dt_flight_triggers *t)
     for (;;) {
         step_slot *slot = &t->steps[t->steps_tail % STEP_SLOTS];
         if (atomic_load_explicit(&slot->seq, memory_order_acquire) != t->steps_tail + 1) return;
-        dt_ondemand_policy_step(&t->policy, slot->number, slot->now_ns, slot->duration_ns);
+        dt__ondemand_policy_step(&t->policy, slot->number, slot->now_ns, slot->duration_ns);
         atomic_store_explicit(&slot->seq, t->steps_tail + STEP_SLOTS, memory_order_release);
         t->steps_tail++;
     }
@@ -147,7 +147,7 @@ static int open_dump_file(dt_flight_triggers *t, char *path, size_t n)
     for (int tries = 0; tries < 1000; tries++) {
         char tag[32];
         snprintf(tag, sizeof tag, "dump%llu", (unsigned long long)++t->next_number);
-        dt_record_tag_path(path, n, t->output, tag);
+        dt__record_tag_path(path, n, t->output, tag);
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd >= 0 || errno != EEXIST) return fd;
     }
@@ -168,7 +168,7 @@ static void make_dump(dt_flight_triggers *t)
         snprintf(error, sizeof error, "cannot create %s: %s", path, strerror(errno));
     } else {
         char skipped[128], key[64], note[700];
-        dt_ondemand_policy_skipped(p, skipped, sizeof skipped);
+        dt__ondemand_policy_skipped(p, skipped, sizeof skipped);
         snprintf(key, sizeof key, "flight_recorder.dump%llu", (unsigned long long)d.number);
         snprintf(note, sizeof note, "%s; %s before it", p->why, skipped);
         d.status = t->hooks.dump(t->hooks.ctx, t->session, fd, t->format, key, note);
@@ -187,11 +187,11 @@ static void make_dump(dt_flight_triggers *t)
     }
     if (d.status == DT_OK) t->written++;
     else t->failed++;
-    if (d.status != DT_OK) dt_log("flight recorder: dump %llu (%s) failed: %s", (unsigned long long)d.number, p->why,
+    if (d.status != DT_OK) dt__log("flight recorder: dump %llu (%s) failed: %s", (unsigned long long)d.number, p->why,
                                   error);
-    else dt_log("flight recorder: dump %llu (%s): %s", (unsigned long long)d.number, p->why, path);
+    else dt__log("flight recorder: dump %llu (%s): %s", (unsigned long long)d.number, p->why, path);
     if (t->hooks.report) t->hooks.report(t->hooks.ctx, &d);
-    dt_ondemand_policy_dumped(p, now_ns(t));
+    dt__ondemand_policy_dumped(p, now_ns(t));
 }
 
 static void publish_counts(dt_flight_triggers *t, uint64_t sync_seen)
@@ -203,7 +203,7 @@ static void publish_counts(dt_flight_triggers *t, uint64_t sync_seen)
     t->counts.skipped_cooldown = t->policy.skipped_cooldown;
     t->counts.skipped_cap = t->policy.skipped_cap;
     t->counts.steps_lost = atomic_load(&t->steps_lost);
-    t->median_ns = dt_ondemand_policy_median(&t->policy);
+    t->median_ns = dt__ondemand_policy_median(&t->policy);
     if (sync_seen > t->sync_done) t->sync_done = sync_seen;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
@@ -223,9 +223,9 @@ static void *trigger_thread(void *arg)
         pthread_mutex_unlock(&t->mu);
         if (stopping) break;
         take_steps(t);
-        if (t->signal_pipe[0] >= 0 && drain(t->signal_pipe[0])) dt_ondemand_policy_signal(&t->policy);
+        if (t->signal_pipe[0] >= 0 && drain(t->signal_pipe[0])) dt__ondemand_policy_signal(&t->policy);
         uint64_t now = now_ns(t), next;
-        int due = dt_ondemand_policy_due(&t->policy, now, &next) != 0;
+        int due = dt__ondemand_policy_due(&t->policy, now, &next) != 0;
         if (due) make_dump(t); /* no lock held */
         publish_counts(t, sync_seen);
         if (due) continue; /* the dump took time: look again */
@@ -262,9 +262,9 @@ static void free_triggers(dt_flight_triggers *t)
 
 static dt_status install_signal(dt_flight_triggers *t, int sig)
 {
-    if (g_signal_fd >= 0) return dt_error(DT_ERR_BUSY, "the dump signal is taken by another flight recorder");
+    if (g_signal_fd >= 0) return dt__error(DT_ERR_BUSY, "the dump signal is taken by another flight recorder");
     if (nonblocking_pipe(t->signal_pipe) != 0)
-        return dt_error(DT_ERR_IO, "flight recorder: cannot make the signal's pipe: %s", strerror(errno));
+        return dt__error(DT_ERR_IO, "flight recorder: cannot make the signal's pipe: %s", strerror(errno));
     g_signal_fd = t->signal_pipe[1];
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -273,7 +273,7 @@ static dt_status install_signal(dt_flight_triggers *t, int sig)
     sa.sa_flags = SA_RESTART;
     if (sigaction(sig, &sa, &t->old_action) != 0) {
         g_signal_fd = -1;
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "flight recorder: cannot handle signal %d: %s", sig,
+        return dt__error(DT_ERR_INVALID_ARGUMENT, "flight recorder: cannot handle signal %d: %s", sig,
                         strerror(errno));
     }
     t->signal = sig;
@@ -291,7 +291,7 @@ static void restore_signal(dt_flight_triggers *t)
 static dt_status session_dump(void *ctx, dt_session *s, int fd, dt_format format, const char *key, const char *text)
 {
     (void)ctx;
-    return dt_api_dump_noted(s, fd, format, key, text, NULL, NULL);
+    return dt__api_dump_noted(s, fd, format, key, text, NULL, NULL);
 }
 
 /* A dump `devtrace trigger --dump` asked of the listener: counted and told
@@ -317,37 +317,37 @@ static void observe_steps(void *ctx, dt_flight_step_observer fn, void *observer_
 {
     (void)ctx;
     if (fn) {
-        dt_core_steps_watch(1);
-        dt_core_steps_observe(fn, observer_ctx);
+        dt__core_steps_watch(1);
+        dt__core_steps_observe(fn, observer_ctx);
     } else {
-        dt_core_steps_observe(NULL, NULL);
-        dt_core_steps_watch(0);
+        dt__core_steps_observe(NULL, NULL);
+        dt__core_steps_watch(0);
     }
 }
 
-dt_status dt_ondemand_triggers_start(dt_session *s, const char *output, dt_format format, const dt_dump_triggers *cfg,
+dt_status dt__ondemand_triggers_start(dt_session *s, const char *output, dt_format format, const dt_dump_triggers *cfg,
                                    const dt_flight_hooks *hooks, dt_flight_triggers **out)
 {
     *out = NULL;
     if (!output || !hooks)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "dt_ondemand_triggers_start: output and hooks are needed");
+        return dt__error(DT_ERR_INVALID_ARGUMENT, "dt__ondemand_triggers_start: output and hooks are needed");
     if (strlen(output) >= sizeof((dt_flight_triggers *)0)->output)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "flight recorder: the output path is too long");
+        return dt__error(DT_ERR_INVALID_ARGUMENT, "flight recorder: the output path is too long");
     dt_flight_triggers *t = calloc(1, sizeof *t);
-    if (!t) return dt_error(DT_ERR_NO_MEMORY, "out of memory starting the flight recorder's triggers");
+    if (!t) return dt__error(DT_ERR_NO_MEMORY, "out of memory starting the flight recorder's triggers");
     t->session = s;
     t->format = format;
     snprintf(t->output, sizeof t->output, "%s", output);
     t->hooks = *hooks;
     if (!t->hooks.observe) t->hooks.observe = observe_steps;
     if (!t->hooks.dump) t->hooks.dump = session_dump;
-    dt_ondemand_policy_init(&t->policy, cfg);
+    dt__ondemand_policy_init(&t->policy, cfg);
     for (uint64_t i = 0; i < STEP_SLOTS; i++) atomic_init(&t->steps[i].seq, i);
     t->wake[0] = t->wake[1] = t->signal_pipe[0] = t->signal_pipe[1] = -1;
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
     if (nonblocking_pipe(t->wake) != 0) {
-        dt_status st = dt_error(DT_ERR_IO, "flight recorder: cannot make a pipe: %s", strerror(errno));
+        dt_status st = dt__error(DT_ERR_IO, "flight recorder: cannot make a pipe: %s", strerror(errno));
         free_triggers(t);
         return st;
     }
@@ -366,16 +366,16 @@ dt_status dt_ondemand_triggers_start(dt_session *s, const char *output, dt_forma
     if (rc != 0) {
         restore_signal(t);
         free_triggers(t);
-        return dt_error(DT_ERR_NO_MEMORY, "flight recorder: cannot start its thread: %s", strerror(rc));
+        return dt__error(DT_ERR_NO_MEMORY, "flight recorder: cannot start its thread: %s", strerror(rc));
     }
     t->thread_started = 1;
-    t->hooks.observe(t->hooks.ctx, dt_ondemand_triggers_step, t);
-    dt_ondemand_observe(trigger_served, t);
+    t->hooks.observe(t->hooks.ctx, dt__ondemand_triggers_step, t);
+    dt__ondemand_observe(trigger_served, t);
     *out = t;
     return DT_OK;
 }
 
-void dt_ondemand_triggers_sync(dt_flight_triggers *t)
+void dt__ondemand_triggers_sync(dt_flight_triggers *t)
 {
     pthread_mutex_lock(&t->mu);
     uint64_t asked = ++t->sync_asked;
@@ -386,30 +386,30 @@ void dt_ondemand_triggers_sync(dt_flight_triggers *t)
     pthread_mutex_unlock(&t->mu);
 }
 
-void dt_ondemand_triggers_counts(dt_flight_triggers *t, dt_flight_summary *summary)
+void dt__ondemand_triggers_counts(dt_flight_triggers *t, dt_flight_summary *summary)
 {
     pthread_mutex_lock(&t->mu);
     *summary = t->counts;
     pthread_mutex_unlock(&t->mu);
 }
 
-uint64_t dt_ondemand_triggers_median(dt_flight_triggers *t)
+uint64_t dt__ondemand_triggers_median(dt_flight_triggers *t)
 {
-    dt_ondemand_triggers_sync(t);
+    dt__ondemand_triggers_sync(t);
     pthread_mutex_lock(&t->mu);
     uint64_t median = t->median_ns;
     pthread_mutex_unlock(&t->mu);
     return median;
 }
 
-void dt_ondemand_triggers_stop(dt_flight_triggers *t, const char *failed, dt_flight_summary *summary)
+void dt__ondemand_triggers_stop(dt_flight_triggers *t, const char *failed, dt_flight_summary *summary)
 {
     if (!t) {
         if (summary) memset(summary, 0, sizeof *summary);
         return;
     }
     t->hooks.observe(t->hooks.ctx, NULL, NULL);
-    dt_ondemand_observe(NULL, NULL);
+    dt__ondemand_observe(NULL, NULL);
     restore_signal(t);
     pthread_mutex_lock(&t->mu);
     t->stopping = 1;
@@ -417,15 +417,15 @@ void dt_ondemand_triggers_stop(dt_flight_triggers *t, const char *failed, dt_fli
     wake(t);
     if (t->thread_started) pthread_join(t->thread, NULL);
     take_steps(t);
-    if (dt_ondemand_policy_end(&t->policy, failed, now_ns(t))) make_dump(t);
+    if (dt__ondemand_policy_end(&t->policy, failed, now_ns(t))) make_dump(t);
     /* the dumps were the ring's traces: the stop decodes none of it */
-    dt_api_flight_discard_at_stop(t->session);
+    dt__api_flight_discard_at_stop(t->session);
     publish_counts(t, 0);
     if (summary) *summary = t->counts;
     free_triggers(t);
 }
 
-void dt_ondemand_triggers_forked(dt_flight_triggers *t)
+void dt__ondemand_triggers_forked(dt_flight_triggers *t)
 {
     if (!t) return;
     atomic_store(&t->forked, 1);

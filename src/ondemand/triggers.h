@@ -60,7 +60,7 @@ typedef struct dt_flight_hooks {
 /* Starts the triggers of session s (which may be NULL for tests), whose
    trace would be output (a file path) in format. cfg: when to dump. hooks:
    NULL members take the defaults. */
-DT_HIDDEN dt_status dt_ondemand_triggers_start(dt_session *s, const char *output, dt_format format,
+DT_HIDDEN dt_status dt__ondemand_triggers_start(dt_session *s, const char *output, dt_format format,
                                              const dt_dump_triggers *cfg, const dt_flight_hooks *hooks,
                                              dt_flight_triggers **out);
 
@@ -76,23 +76,23 @@ typedef struct dt_flight_summary {
    back. failed (NULL: the program did not fail) says how the program ended
    ("exited with status 1"): then one last dump is made, within the cap and
    past the cooldown, before this returns; a slow step's dump still in its
-   grace period is made at any end (dt_ondemand_policy_end). The session's
+   grace period is made at any end (dt__ondemand_policy_end). The session's
    stop then decodes none of the ring (the dumps are its only traces).
    *summary (may be NULL) gets what the run did. */
-DT_HIDDEN void dt_ondemand_triggers_stop(dt_flight_triggers *t, const char *failed, dt_flight_summary *summary);
+DT_HIDDEN void dt__ondemand_triggers_stop(dt_flight_triggers *t, const char *failed, dt_flight_summary *summary);
 
 /* In the child of a fork: t's thread is not there; the signal goes back to
    its previous disposition and t is forgotten (async-signal-safe). */
-DT_HIDDEN void dt_ondemand_triggers_forked(dt_flight_triggers *t);
+DT_HIDDEN void dt__ondemand_triggers_forked(dt_flight_triggers *t);
 
 /* The observer that the steps call (tests call it to make steps). */
-DT_HIDDEN void dt_ondemand_triggers_step(void *t, uint64_t number, uint64_t t_ns, uint64_t last_duration_ns);
+DT_HIDDEN void dt__ondemand_triggers_step(void *t, uint64_t number, uint64_t t_ns, uint64_t last_duration_ns);
 /* Waits until the thread has looked at everything that came before this
    call (steps, signals, the clock) and made the dumps due by then. */
-DT_HIDDEN void dt_ondemand_triggers_sync(dt_flight_triggers *t);
+DT_HIDDEN void dt__ondemand_triggers_sync(dt_flight_triggers *t);
 /* The counts so far (a sync first makes them current). */
-DT_HIDDEN void dt_ondemand_triggers_counts(dt_flight_triggers *t, dt_flight_summary *summary);
+DT_HIDDEN void dt__ondemand_triggers_counts(dt_flight_triggers *t, dt_flight_summary *summary);
 /* The median step duration the slow-step trigger compares with, in ns. */
-DT_HIDDEN uint64_t dt_ondemand_triggers_median(dt_flight_triggers *t);
+DT_HIDDEN uint64_t dt__ondemand_triggers_median(dt_flight_triggers *t);
 
 #endif /* DT_ONDEMAND_TRIGGERS_H */

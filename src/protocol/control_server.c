@@ -83,15 +83,15 @@ __attribute__((destructor)) static void remove_socket_at_exit(void)
 static void reply_message(int fd, const dt_ctl_msg *m)
 {
     uint8_t buf[DT_CTL_MAX_MESSAGE];
-    size_t n = dt_ctl_encode(m, buf, sizeof buf);
-    if (n && dt_ctl_send_message(fd, buf, n, -1, dt_ctl_deadline(REPLY_WRITE_TIMEOUT_MS)) != 0)
-        dt_log("control: the client went away before its reply");
+    size_t n = dt__ctl_encode(m, buf, sizeof buf);
+    if (n && dt__ctl_send_message(fd, buf, n, -1, dt__ctl_deadline(REPLY_WRITE_TIMEOUT_MS)) != 0)
+        dt__log("control: the client went away before its reply");
 }
 
 static void reply_error(int fd, dt_ctl_code code, const char *text)
 {
     dt_ctl_msg m;
-    dt_ctl_msg_init(&m, DT_CTL_ERR);
+    dt__ctl_msg_init(&m, DT_CTL_ERR);
     m.code = code;
     snprintf(m.text, sizeof m.text, "%s", text);
     reply_message(fd, &m);
@@ -106,8 +106,8 @@ static void *worker_main(void *arg)
     l->opt.handler(l->opt.ctx, &l->req, out, &res);
     close_slot(&l->worker_out);
     dt_ctl_msg m;
-    dt_ctl_msg_init(&m, res.code == DT_CTL_SUCCESS ? DT_CTL_OK : DT_CTL_ERR);
-    m.code = dt_ctl_wire_code(res.code) ? res.code : DT_CTL_CANNOT_ARM;
+    dt__ctl_msg_init(&m, res.code == DT_CTL_SUCCESS ? DT_CTL_OK : DT_CTL_ERR);
+    m.code = dt__ctl_wire_code(res.code) ? res.code : DT_CTL_CANNOT_ARM;
     m.written = res.written;
     m.partial = res.written && res.partial;
     m.records = res.records;
@@ -146,7 +146,7 @@ static void serve(listener *l, pending *p, dt_ctl_code rc, char *why, size_t wn)
     int passed = rd->passed;
     rd->passed = -1;
     dt_ctl_msg req;
-    if (rc == DT_CTL_SUCCESS) rc = dt_ctl_parse(rd->buf, rd->have, &req, why, wn);
+    if (rc == DT_CTL_SUCCESS) rc = dt__ctl_parse(rd->buf, rd->have, &req, why, wn);
     if (rc == DT_CTL_TIMEOUT) rc = DT_CTL_BAD_REQUEST; /* an incomplete request */
     if (rc == DT_CTL_SUCCESS && (req.type == DT_CTL_OK || req.type == DT_CTL_ERR)) {
         snprintf(why, wn, "a reply sent as a request");
@@ -163,10 +163,10 @@ static void serve(listener *l, pending *p, dt_ctl_code rc, char *why, size_t wn)
     }
     if (rc != DT_CTL_SUCCESS) {
         if (rc != DT_CTL_IO) reply_error(c, rc, why);
-        dt_log("control: request not served (%s): %s", dt_ctl_code_name(rc), why);
+        dt__log("control: request not served (%s): %s", dt__ctl_code_name(rc), why);
     } else if (req.type == DT_CTL_INFO) {
         dt_ctl_msg m;
-        dt_ctl_msg_init(&m, DT_CTL_INFO);
+        dt__ctl_msg_init(&m, DT_CTL_INFO);
         m.pid = l->owner;
         m.rank = l->opt.rank;
         m.local_rank = l->opt.local_rank;
@@ -190,7 +190,7 @@ static void serve(listener *l, pending *p, dt_ctl_code rc, char *why, size_t wn)
         atomic_store(&l->worker_running, 1);
         atomic_store(&l->worker_out, passed);
         atomic_store(&l->worker_conn, c);
-        int err = dt_thread_create(&l->worker, worker_main, l);
+        int err = dt__thread_create(&l->worker, worker_main, l);
         if (err == 0) {
             l->worker_joinable = 1;
             return; /* the worker answers and closes both */
@@ -211,9 +211,9 @@ static void admit(listener *l, int c)
 {
     unsigned uid;
     int peer;
-    if (!dt_ctl_peer_trusted(c, &uid, &peer)) {
+    if (!dt__ctl_peer_trusted(c, &uid, &peer)) {
         atomic_fetch_add(&refused_peers, 1);
-        dt_log("control: refused a connection from uid %u (pid %d)", uid, peer);
+        dt__log("control: refused a connection from uid %u (pid %d)", uid, peer);
         close(c);
         return;
     }
@@ -224,18 +224,18 @@ static void admit(listener *l, int c)
         else if (!oldest || p->deadline < oldest->deadline) oldest = p;
     }
     if (!slot) {
-        dt_log("control: %d connections sent no whole request; the oldest is dropped", DT_CTL_MAX_PENDING);
+        dt__log("control: %d connections sent no whole request; the oldest is dropped", DT_CTL_MAX_PENDING);
         close_slot(&oldest->fd);
         if (oldest->reader->passed >= 0) close(oldest->reader->passed);
         slot = oldest;
     }
-    if (!slot->reader && !(slot->reader = dt_malloc(sizeof *slot->reader))) {
-        dt_log("control: out of memory for a connection");
+    if (!slot->reader && !(slot->reader = dt__malloc(sizeof *slot->reader))) {
+        dt__log("control: out of memory for a connection");
         close(c);
         return;
     }
-    dt_ctl_reader_init(slot->reader);
-    slot->deadline = dt_ctl_deadline(l->opt.read_timeout_ms);
+    dt__ctl_reader_init(slot->reader);
+    slot->deadline = dt__ctl_deadline(l->opt.read_timeout_ms);
     slot->peer_pid = peer;
     atomic_store(&slot->fd, c);
 }
@@ -249,7 +249,7 @@ static void *control_main(void *arg)
     for (;;) {
         reap_worker(l, 0);
         int n = 2, timeout = -1;
-        uint64_t now = dt_monotonic_ns();
+        uint64_t now = dt__monotonic_ns();
         p[0] = (struct pollfd){l->listen_fd, POLLIN, 0};
         p[1] = (struct pollfd){l->wake[0], POLLIN, 0};
         for (int i = 0; i < DT_CTL_MAX_PENDING; i++) {
@@ -269,13 +269,13 @@ static void *control_main(void *arg)
         int r = poll(p, (nfds_t)n, timeout);
         if (r < 0) {
             if (errno == EINTR) continue;
-            dt_log("control: poll failed: %s", strerror(errno));
+            dt__log("control: poll failed: %s", strerror(errno));
             break;
         }
         if (p[1].revents) break;
         for (int i = 2; i < n; i++) {
             if (!p[i].revents) continue;
-            dt_ctl_code rc = dt_ctl_read_some(p[i].fd, of[i]->reader, why, sizeof why);
+            dt_ctl_code rc = dt__ctl_read_some(p[i].fd, of[i]->reader, why, sizeof why);
             if (rc != DT_CTL_PENDING) serve(l, of[i], rc, why, sizeof why);
         }
         if (p[0].revents) {
@@ -295,17 +295,17 @@ static void *control_main(void *arg)
     return NULL;
 }
 
-dt_status dt_ctl_listen(const dt_ctl_options *options)
+dt_status dt__ctl_listen(const dt_ctl_options *options)
 {
     if (atomic_load(&active_listener))
-        return dt_error(DT_ERR_STATE, "this process already listens on %s", dt_ctl_socket_path());
+        return dt__error(DT_ERR_STATE, "this process already listens on %s", dt__ctl_socket_path());
     pthread_once(&atfork_once, register_atfork);
     char dir[DT_CTL_DIR_CAP];
-    dt_status rc = dt_ctl_dir(dir, sizeof dir);
-    if (rc == DT_OK) rc = dt_ctl_dir_prepare(dir);
+    dt_status rc = dt__ctl_dir(dir, sizeof dir);
+    if (rc == DT_OK) rc = dt__ctl_dir_prepare(dir);
     if (rc != DT_OK) return rc;
-    listener *l = dt_calloc(1, sizeof *l);
-    if (!l) return dt_error(DT_ERR_NO_MEMORY, "out of memory for the control listener");
+    listener *l = dt__calloc(1, sizeof *l);
+    if (!l) return dt__error(DT_ERR_NO_MEMORY, "out of memory for the control listener");
     l->owner = getpid();
     l->opt = *options;
     if (l->opt.read_timeout_ms <= 0) l->opt.read_timeout_ms = DEFAULT_READ_TIMEOUT_MS;
@@ -315,12 +315,12 @@ dt_status dt_ctl_listen(const dt_ctl_options *options)
     atomic_store(&l->worker_out, -1);
     snprintf(l->program, sizeof l->program, "%s", program_invocation_short_name);
     snprintf(l->backend, sizeof l->backend, "%s", options->backend ? options->backend : "");
-    dt_ctl_job_id(l->job, sizeof l->job);
+    dt__ctl_job_id(l->job, sizeof l->job);
     snprintf(l->path, sizeof l->path, "%s/%ld.sock", dir, (long)l->owner);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     snprintf(addr.sun_path, sizeof addr.sun_path, "%s.tmp", l->path);
-    dt_ctl_remove_stale(addr.sun_path);
-    dt_ctl_remove_stale(l->path); /* our own pid: nothing of ours listens there yet */
+    dt__ctl_remove_stale(addr.sun_path);
+    dt__ctl_remove_stale(l->path); /* our own pid: nothing of ours listens there yet */
     const char *step = "socket";
     l->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (l->listen_fd >= 0 && (step = "bind", bind(l->listen_fd, (struct sockaddr *)&addr, sizeof addr) == 0)) {
@@ -332,10 +332,10 @@ dt_status dt_ctl_listen(const dt_ctl_options *options)
             sigfillset(&all);
             pthread_sigmask(SIG_SETMASK, &all, &old); /* the control thread takes no signals */
             atomic_store(&active_listener, l);
-            int err = dt_thread_create(&l->thread, control_main, l);
+            int err = dt__thread_create(&l->thread, control_main, l);
             pthread_sigmask(SIG_SETMASK, &old, NULL);
             if (err == 0) {
-                dt_log("control: listening on %s", l->path);
+                dt__log("control: listening on %s", l->path);
                 return DT_OK;
             }
             atomic_store(&active_listener, NULL);
@@ -348,12 +348,12 @@ dt_status dt_ctl_listen(const dt_ctl_options *options)
     if (l->listen_fd >= 0) close(l->listen_fd);
     if (l->wake[0] >= 0) close(l->wake[0]);
     if (l->wake[1] >= 0) close(l->wake[1]);
-    rc = dt_error(DT_ERR_IO, "cannot listen on %s (%s): %s", l->path, step, strerror(saved));
-    dt_free(l);
+    rc = dt__error(DT_ERR_IO, "cannot listen on %s (%s): %s", l->path, step, strerror(saved));
+    dt__free(l);
     return rc;
 }
 
-void dt_ctl_stop(void)
+void dt__ctl_stop(void)
 {
     listener *l = atomic_load(&active_listener);
     if (!l) return;
@@ -366,20 +366,20 @@ void dt_ctl_stop(void)
     close(l->listen_fd);
     close(l->wake[0]);
     close(l->wake[1]);
-    for (int i = 0; i < DT_CTL_MAX_PENDING; i++) dt_free(l->conns[i].reader);
-    dt_free(l);
+    for (int i = 0; i < DT_CTL_MAX_PENDING; i++) dt__free(l->conns[i].reader);
+    dt__free(l);
 }
 
-const char *dt_ctl_socket_path(void)
+const char *dt__ctl_socket_path(void)
 {
     listener *l = atomic_load(&active_listener);
     return l ? l->path : "";
 }
 
-void dt_ctl_set_state(dt_ctl_state state)
+void dt__ctl_set_state(dt_ctl_state state)
 {
     listener *l = atomic_load(&active_listener);
     if (l) atomic_store(&l->state, state);
 }
 
-uint64_t dt_ctl_refused(void) { return atomic_load(&refused_peers); }
+uint64_t dt__ctl_refused(void) { return atomic_load(&refused_peers); }

@@ -56,16 +56,16 @@ typedef struct dt_ctl_options {
 /* Starts listening (one listener per process). DT_ERR_STATE when this
    process already listens, DT_ERR_IO/DT_ERR_STATE for the directory or
    the socket, with a message. */
-DT_HIDDEN dt_status dt_ctl_listen(const dt_ctl_options *options);
+DT_HIDDEN dt_status dt__ctl_listen(const dt_ctl_options *options);
 /* Stops the control thread, waits for a running handler, removes the
    socket. Nothing when not listening. */
-DT_HIDDEN void dt_ctl_stop(void);
+DT_HIDDEN void dt__ctl_stop(void);
 /* The socket's path while listening, else "". */
-DT_HIDDEN const char *dt_ctl_socket_path(void);
+DT_HIDDEN const char *dt__ctl_socket_path(void);
 /* The handler says where a capture stands (shown by INFO). */
-DT_HIDDEN void dt_ctl_set_state(dt_ctl_state state);
+DT_HIDDEN void dt__ctl_set_state(dt_ctl_state state);
 /* Connections closed because the peer was another user, since start. */
-DT_HIDDEN uint64_t dt_ctl_refused(void);
+DT_HIDDEN uint64_t dt__ctl_refused(void);
 /* Connections the listener reads at once; past it the one read longest is
    dropped to make room (a client that sends nothing holds no other up). */
 #define DT_CTL_MAX_PENDING 64

@@ -39,18 +39,18 @@ static const char *const code_names[] = {
 };
 static const char *const state_names[] = {"idle", "armed", "capturing"};
 
-const char *dt_ctl_code_name(dt_ctl_code code)
+const char *dt__ctl_code_name(dt_ctl_code code)
 {
     return (unsigned)code < sizeof code_names / sizeof *code_names ? code_names[code] : "unknown";
 }
 
-const char *dt_ctl_state_name(dt_ctl_state state)
+const char *dt__ctl_state_name(dt_ctl_state state)
 {
     return (unsigned)state < 3 ? state_names[state] : "unknown";
 }
 
 /* The codes an ERR reply may carry. */
-int dt_ctl_wire_code(dt_ctl_code code)
+int dt__ctl_wire_code(dt_ctl_code code)
 {
     return code >= DT_CTL_BUSY && code <= DT_CTL_VERSION_MISMATCH;
 }
@@ -58,7 +58,7 @@ int dt_ctl_wire_code(dt_ctl_code code)
 /* ------------------------------------------------------------------ */
 /* Messages                                                             */
 /* ------------------------------------------------------------------ */
-void dt_ctl_msg_init(dt_ctl_msg *msg, dt_ctl_type type)
+void dt__ctl_msg_init(dt_ctl_msg *msg, dt_ctl_type type)
 {
     memset(msg, 0, sizeof *msg);
     msg->type = type;
@@ -160,7 +160,7 @@ static int apply_key(dt_ctl_msg *m, const char *k, size_t kn, const char *v, siz
     }
     if (key_is(k, kn, "code")) {
         int c = find_name(code_names, sizeof code_names / sizeof *code_names, v, vn);
-        if (c < 0 || !dt_ctl_wire_code((dt_ctl_code)c)) return 0;
+        if (c < 0 || !dt__ctl_wire_code((dt_ctl_code)c)) return 0;
         m->code = (dt_ctl_code)c;
         return 1;
     }
@@ -195,7 +195,7 @@ static dt_ctl_code check_header(const uint8_t *h, uint32_t *payload, char *why, 
     return DT_CTL_SUCCESS;
 }
 
-dt_ctl_code dt_ctl_parse(const uint8_t *buf, size_t len, dt_ctl_msg *msg, char *why, size_t wn)
+dt_ctl_code dt__ctl_parse(const uint8_t *buf, size_t len, dt_ctl_msg *msg, char *why, size_t wn)
 {
     if (len < DT_CTL_HEADER) {
         snprintf(why, wn, "a truncated header (%zu bytes)", len);
@@ -208,7 +208,7 @@ dt_ctl_code dt_ctl_parse(const uint8_t *buf, size_t len, dt_ctl_msg *msg, char *
         snprintf(why, wn, "%zu payload bytes where the header says %u", len - DT_CTL_HEADER, plen);
         return DT_CTL_BAD_REQUEST;
     }
-    dt_ctl_msg_init(msg, (dt_ctl_type)buf[3]);
+    dt__ctl_msg_init(msg, (dt_ctl_type)buf[3]);
     const char *p = (const char *)buf + DT_CTL_HEADER, *end = p + plen;
     if (memchr(p, 0, plen)) {
         snprintf(why, wn, "a NUL byte in the payload");
@@ -298,7 +298,7 @@ static void put_str(writer *w, const char *key, const char *value, size_t cap)
     put(w, "%s=%s\n", key, clean);
 }
 
-size_t dt_ctl_encode(const dt_ctl_msg *m, uint8_t *buf, size_t cap)
+size_t dt__ctl_encode(const dt_ctl_msg *m, uint8_t *buf, size_t cap)
 {
     if (cap > DT_CTL_MAX_MESSAGE) cap = DT_CTL_MAX_MESSAGE;
     if (cap <= DT_CTL_HEADER) return 0;
@@ -311,7 +311,7 @@ size_t dt_ctl_encode(const dt_ctl_msg *m, uint8_t *buf, size_t cap)
             put_str(&w, "program", m->program, sizeof m->program);
             put_str(&w, "job", m->job, sizeof m->job);
             put_str(&w, "backend", m->backend, sizeof m->backend);
-            put(&w, "state=%s\n", dt_ctl_state_name(m->state));
+            put(&w, "state=%s\n", dt__ctl_state_name(m->state));
         }
         break;
     case DT_CTL_CAPTURE:
@@ -329,7 +329,7 @@ size_t dt_ctl_encode(const dt_ctl_msg *m, uint8_t *buf, size_t cap)
         if (m->partial) put(&w, "partial=1\n");
         if (m->backend[0]) put_str(&w, "backend", m->backend, sizeof m->backend);
         break;
-    case DT_CTL_ERR: put(&w, "code=%s\n", dt_ctl_code_name(m->code)); break;
+    case DT_CTL_ERR: put(&w, "code=%s\n", dt__ctl_code_name(m->code)); break;
     default: return 0;
     }
     if ((m->type == DT_CTL_OK || m->type == DT_CTL_ERR) && m->text[0]) {
@@ -355,13 +355,13 @@ size_t dt_ctl_encode(const dt_ctl_msg *m, uint8_t *buf, size_t cap)
 /* ------------------------------------------------------------------ */
 /* Sockets: waiting, reading and writing with a deadline                */
 /* ------------------------------------------------------------------ */
-uint64_t dt_ctl_deadline(int ms) { return dt_monotonic_ns() + (uint64_t)(ms < 0 ? 0 : ms) * 1000000u; }
+uint64_t dt__ctl_deadline(int ms) { return dt__monotonic_ns() + (uint64_t)(ms < 0 ? 0 : ms) * 1000000u; }
 
 /* 1: ready, 0: the deadline passed, -1: poll failed. */
 static int wait_fd(int fd, short events, uint64_t deadline)
 {
     for (;;) {
-        uint64_t now = dt_monotonic_ns();
+        uint64_t now = dt__monotonic_ns();
         if (now >= deadline) return 0;
         uint64_t left = (deadline - now + 999999u) / 1000000u;
         struct pollfd p = {fd, events, 0};
@@ -430,14 +430,14 @@ static dt_ctl_code read_step(int fd, dt_ctl_reader *r, int *again, char *why, si
     return r->have < r->need ? DT_CTL_PENDING : DT_CTL_SUCCESS;
 }
 
-void dt_ctl_reader_init(dt_ctl_reader *r)
+void dt__ctl_reader_init(dt_ctl_reader *r)
 {
     r->have = 0;
     r->need = DT_CTL_HEADER;
     r->passed = -1;
 }
 
-dt_ctl_code dt_ctl_read_some(int fd, dt_ctl_reader *r, char *why, size_t wn)
+dt_ctl_code dt__ctl_read_some(int fd, dt_ctl_reader *r, char *why, size_t wn)
 {
     for (;;) {
         int again;
@@ -449,11 +449,11 @@ dt_ctl_code dt_ctl_read_some(int fd, dt_ctl_reader *r, char *why, size_t wn)
 /* Reads one message (header, then exactly its payload). SUCCESS with *len;
    IO when the peer closed before a byte or the connection broke; TIMEOUT;
    BAD_REQUEST / VERSION_MISMATCH for what the header or a cut says. */
-dt_ctl_code dt_ctl_read_message(int fd, uint8_t *buf, size_t *len, int *passed, uint64_t deadline, char *why,
+dt_ctl_code dt__ctl_read_message(int fd, uint8_t *buf, size_t *len, int *passed, uint64_t deadline, char *why,
                                 size_t wn)
 {
     dt_ctl_reader reader, *r = &reader;
-    dt_ctl_reader_init(r);
+    dt__ctl_reader_init(r);
     dt_ctl_code rc = DT_CTL_PENDING;
     while (rc == DT_CTL_PENDING) {
         int w = wait_fd(fd, POLLIN, deadline);
@@ -463,7 +463,7 @@ dt_ctl_code dt_ctl_read_message(int fd, uint8_t *buf, size_t *len, int *passed, 
             rc = w == 0 ? DT_CTL_TIMEOUT : DT_CTL_IO;
             break;
         }
-        rc = dt_ctl_read_some(fd, r, why, wn);
+        rc = dt__ctl_read_some(fd, r, why, wn);
     }
     if (rc == DT_CTL_SUCCESS) {
         memcpy(buf, r->buf, r->have);
@@ -476,7 +476,7 @@ dt_ctl_code dt_ctl_read_message(int fd, uint8_t *buf, size_t *len, int *passed, 
 
 /* Writes a whole message, the descriptor (when >= 0) with its first byte.
    0, or -1 when the peer went away or the deadline passed. */
-int dt_ctl_send_message(int fd, const uint8_t *buf, size_t len, int pass_fd, uint64_t deadline)
+int dt__ctl_send_message(int fd, const uint8_t *buf, size_t len, int pass_fd, uint64_t deadline)
 {
     size_t done = 0;
     while (done < len) {
@@ -509,7 +509,7 @@ int dt_ctl_send_message(int fd, const uint8_t *buf, size_t len, int pass_fd, uin
     return 0;
 }
 
-int dt_ctl_peer_trusted(int fd, unsigned *uid, int *pid)
+int dt__ctl_peer_trusted(int fd, unsigned *uid, int *pid)
 {
     struct ucred cred;
     socklen_t n = sizeof cred;
@@ -539,9 +539,9 @@ static int own_dir(const char *path, int private)
            (!private || (st.st_mode & 077) == 0) && access(path, W_OK | X_OK) == 0;
 }
 
-dt_status dt_ctl_dir(char *out, size_t n)
+dt_status dt__ctl_dir(char *out, size_t n)
 {
-    const char *xdg = dt_env("XDG_RUNTIME_DIR");
+    const char *xdg = dt__env("XDG_RUNTIME_DIR");
     char run_user[64];
     snprintf(run_user, sizeof run_user, "/run/user/%u", (unsigned)geteuid());
     int n_written;
@@ -552,7 +552,7 @@ dt_status dt_ctl_dir(char *out, size_t n)
         n_written = snprintf(out, n, "/tmp/devtrace-%u", (unsigned)geteuid());
     if (n_written < 0 || (size_t)n_written >= n ||
         (size_t)n_written + SOCK_NAME_ROOM > SUN_PATH_CAP)
-        return dt_error(DT_ERR_INVALID_ARGUMENT, "the control directory %s%s is too long for a socket path",
+        return dt__error(DT_ERR_INVALID_ARGUMENT, "the control directory %s%s is too long for a socket path",
                         base ? base : "/tmp", base ? "/devtrace" : "");
     return DT_OK;
 }
@@ -561,7 +561,7 @@ dt_status dt_ctl_dir(char *out, size_t n)
    (where any user may make it first) what to do about it. */
 static dt_status not_ours(const char *dir, const struct stat *st)
 {
-    return dt_error(DT_ERR_STATE, "the control directory %s belongs to uid %u, not to uid %u: refused%s", dir,
+    return dt__error(DT_ERR_STATE, "the control directory %s belongs to uid %u, not to uid %u: refused%s", dir,
                     (unsigned)st->st_uid, (unsigned)geteuid(),
                     strncmp(dir, "/tmp/", 5) == 0 ? " (another user made it first; set XDG_RUNTIME_DIR to a directory "
                                                     "of yours, such as /run/user/<uid>)" : "");
@@ -574,39 +574,39 @@ static dt_status check_dir(const char *dir, int create)
     if (create) {
         if (mkdir(dir, 0700) == 0) made = 1;
         else if (errno != EEXIST)
-            return dt_error(DT_ERR_IO, "cannot create the control directory %s: %s", dir, strerror(errno));
+            return dt__error(DT_ERR_IO, "cannot create the control directory %s: %s", dir, strerror(errno));
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0) {
         int err = errno;
         if (err == ELOOP || err == ENOTDIR)
-            return dt_error(DT_ERR_STATE, "the control directory %s is a symbolic link or not a directory: refused",
+            return dt__error(DT_ERR_STATE, "the control directory %s is a symbolic link or not a directory: refused",
                             dir);
         /* another user's directory, closed to us */
         if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != geteuid()) return not_ours(dir, &st);
-        return dt_error(DT_ERR_IO, "cannot open the control directory %s: %s", dir, strerror(err));
+        return dt__error(DT_ERR_IO, "cannot open the control directory %s: %s", dir, strerror(err));
     }
     dt_status rc = DT_OK;
     if (fstat(fd, &st) != 0)
-        rc = dt_error(DT_ERR_IO, "cannot stat the control directory %s: %s", dir, strerror(errno));
+        rc = dt__error(DT_ERR_IO, "cannot stat the control directory %s: %s", dir, strerror(errno));
     else if (st.st_uid != geteuid())
         rc = not_ours(dir, &st);
     else if ((st.st_mode & 07777) != 0700 && !(made && fchmod(fd, 0700) == 0))
-        rc = dt_error(DT_ERR_STATE, "the control directory %s has mode %04o, not 0700: refused", dir,
+        rc = dt__error(DT_ERR_STATE, "the control directory %s has mode %04o, not 0700: refused", dir,
                       (unsigned)(st.st_mode & 07777));
     close(fd);
     return rc;
 }
 
-dt_status dt_ctl_dir_prepare(const char *dir) { return check_dir(dir, 1); }
+dt_status dt__ctl_dir_prepare(const char *dir) { return check_dir(dir, 1); }
 
-dt_status dt_ctl_dir_check(const char *dir) { return check_dir(dir, 0); }
+dt_status dt__ctl_dir_check(const char *dir) { return check_dir(dir, 0); }
 
-void dt_ctl_job_id(char *out, size_t n)
+void dt__ctl_job_id(char *out, size_t n)
 {
-    const char *job = dt_env("SLURM_JOB_ID"), *step = dt_env("SLURM_STEP_ID");
-    const char *run = dt_env("TORCHELASTIC_RUN_ID"), *addr = dt_env("MASTER_ADDR"), *port = dt_env("MASTER_PORT");
+    const char *job = dt__env("SLURM_JOB_ID"), *step = dt__env("SLURM_STEP_ID");
+    const char *run = dt__env("TORCHELASTIC_RUN_ID"), *addr = dt__env("MASTER_ADDR"), *port = dt__env("MASTER_PORT");
     /* plain torchrun sets the run id "none" for every job: no identity */
     if (run && (!run[0] || strcmp(run, "none") == 0)) run = NULL;
     if (!n) return;
@@ -618,7 +618,7 @@ void dt_ctl_job_id(char *out, size_t n)
     else out[0] = 0;
 }
 
-int dt_ctl_job_matches(const char *job, const char *want)
+int dt__ctl_job_matches(const char *job, const char *want)
 {
     if (!job[0] || !want[0]) return 0;
     if (strcmp(job, want) == 0) return 1;
@@ -638,11 +638,11 @@ int dt_ctl_job_matches(const char *job, const char *want)
 }
 
 /* A socket file of ours that no live process serves is removed. */
-void dt_ctl_remove_stale(const char *path)
+void dt__ctl_remove_stale(const char *path)
 {
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid()) {
-        dt_log("control: removing the stale socket %s", path);
+        dt__log("control: removing the stale socket %s", path);
         unlink(path);
     }
 }

@@ -24,7 +24,7 @@
  *
  * Who. The listener reads SO_PEERCRED of each connection and serves only the
  * same uid or root; any other peer's connection is closed unanswered and
- * counted (dt_ctl_refused). The client checks the listener's uid the same
+ * counted (dt__ctl_refused). The client checks the listener's uid the same
  * way before it sends anything.
  *
  * Messages. Each request and reply is one message of at most
@@ -56,7 +56,7 @@
  *            CAPTURE.
  * Replies (listener to client):
  *   INFO     pid, program, rank, local_rank, world_size (-1: unknown),
- *            job (dt_ctl_job_id), backend (the one in use: named at listen
+ *            job (dt__ctl_job_id), backend (the one in use: named at listen
  *            time, else that of the latest session this process started,
  *            else "auto"), state (idle | armed | capturing).
  *   OK       written (0 or 1), records, [partial=1], [backend=B], text
@@ -112,13 +112,13 @@ typedef enum dt_ctl_code {
     DT_CTL_VERSION_MISMATCH,
     DT_CTL_UNTRUSTED,        /* client: the listener runs as another user */
     DT_CTL_IO,               /* client: the connection failed or broke */
-    DT_CTL_PENDING,          /* no outcome yet: a message not whole (dt_ctl_read_some) */
+    DT_CTL_PENDING,          /* no outcome yet: a message not whole (dt__ctl_read_some) */
 } dt_ctl_code;
 
 typedef enum dt_ctl_state { DT_CTL_IDLE = 0, DT_CTL_ARMED, DT_CTL_CAPTURING } dt_ctl_state;
 
-DT_HIDDEN const char *dt_ctl_code_name(dt_ctl_code code);
-DT_HIDDEN const char *dt_ctl_state_name(dt_ctl_state state);
+DT_HIDDEN const char *dt__ctl_code_name(dt_ctl_code code);
+DT_HIDDEN const char *dt__ctl_state_name(dt_ctl_state state);
 
 /* One message, parsed or to encode. Text fields are NUL-terminated. */
 typedef struct dt_ctl_msg {
@@ -139,50 +139,50 @@ typedef struct dt_ctl_msg {
 } dt_ctl_msg;
 
 /* A message with every number unset (-1 for ranks and pid). */
-DT_HIDDEN void dt_ctl_msg_init(dt_ctl_msg *msg, dt_ctl_type type);
+DT_HIDDEN void dt__ctl_msg_init(dt_ctl_msg *msg, dt_ctl_type type);
 /* Parses a whole message (header and payload). DT_CTL_SUCCESS, or
    DT_CTL_BAD_REQUEST / DT_CTL_VERSION_MISMATCH with why in `why`. */
-DT_HIDDEN dt_ctl_code dt_ctl_parse(const uint8_t *buf, size_t len, dt_ctl_msg *msg, char *why, size_t why_len);
+DT_HIDDEN dt_ctl_code dt__ctl_parse(const uint8_t *buf, size_t len, dt_ctl_msg *msg, char *why, size_t why_len);
 /* Encodes msg into buf (DT_CTL_MAX_MESSAGE bytes); the length, or 0 when
    it does not fit. Newlines in values other than text become spaces. */
-DT_HIDDEN size_t dt_ctl_encode(const dt_ctl_msg *msg, uint8_t *buf, size_t cap);
+DT_HIDDEN size_t dt__ctl_encode(const dt_ctl_msg *msg, uint8_t *buf, size_t cap);
 
 /* The control directory (not created); DT_OK or an error with a message. */
-DT_HIDDEN dt_status dt_ctl_dir(char *out, size_t n);
+DT_HIDDEN dt_status dt__ctl_dir(char *out, size_t n);
 /* Creates the directory (0700) if missing and checks it: a directory, not a
    link, of this uid, mode 0700. DT_ERR_IO / DT_ERR_STATE with a message. */
-DT_HIDDEN dt_status dt_ctl_dir_prepare(const char *dir);
+DT_HIDDEN dt_status dt__ctl_dir_prepare(const char *dir);
 /* The same checks, with nothing created (a client's: the listeners made
    it). */
-DT_HIDDEN dt_status dt_ctl_dir_check(const char *dir);
+DT_HIDDEN dt_status dt__ctl_dir_check(const char *dir);
 /* The job this process belongs to, "" when none is announced: from what is
    unique to one job: "slurm:<SLURM_JOB_ID>[.<SLURM_STEP_ID>]"; under
    torchrun "torchelastic:<TORCHELASTIC_RUN_ID>@<MASTER_ADDR>:<MASTER_PORT>"
    ("master:<addr>:<port>" when the run id is "none", as plain torchrun sets
    it, or missing); "torchelastic:<id>" with a run id and no master. */
-DT_HIDDEN void dt_ctl_job_id(char *out, size_t n);
+DT_HIDDEN void dt__ctl_job_id(char *out, size_t n);
 /* Whether a job announced as `job` is one that `want` names: the same
    text, the part after its source ("1234" for "slurm:1234"), or a job
    that `want` names in part: a Slurm job for every step of it
    ("slurm:1234" for "slurm:1234.0"), a torchelastic run id for its run
    ("torchelastic:abc" or "abc" for "torchelastic:abc@node1:29500"). */
-DT_HIDDEN int dt_ctl_job_matches(const char *job, const char *want);
+DT_HIDDEN int dt__ctl_job_matches(const char *job, const char *want);
 
 /* The sizes of the directory's and a socket's paths. */
 #define DT_CTL_DIR_CAP 84   /* the directory's path, with its NUL */
 #define DT_CTL_PATH_CAP 104 /* a socket's path, with its NUL */
-DT_HIDDEN int dt_ctl_wire_code(dt_ctl_code code); /* one an ERR may carry */
+DT_HIDDEN int dt__ctl_wire_code(dt_ctl_code code); /* one an ERR may carry */
 /* CLOCK_MONOTONIC ns, ms from now. */
-DT_HIDDEN uint64_t dt_ctl_deadline(int ms);
+DT_HIDDEN uint64_t dt__ctl_deadline(int ms);
 /* Reads one message (header, then exactly its payload) by the deadline;
    a descriptor passed with it goes to *passed (when passed is given; more
    are closed). DT_CTL_SUCCESS with *len; DT_CTL_IO when the peer closed
    before a byte or the connection broke; DT_CTL_TIMEOUT; DT_CTL_BAD_REQUEST
    or DT_CTL_VERSION_MISMATCH for the header or a cut message (why says). */
-DT_HIDDEN dt_ctl_code dt_ctl_read_message(int fd, uint8_t *buf, size_t *len, int *passed, uint64_t deadline_ns,
+DT_HIDDEN dt_ctl_code dt__ctl_read_message(int fd, uint8_t *buf, size_t *len, int *passed, uint64_t deadline_ns,
                                           char *why, size_t why_len);
 /* A message read a part at a time, as it comes (the listening side reads
-   many connections at once): dt_ctl_reader_init, then dt_ctl_read_some
+   many connections at once): dt__ctl_reader_init, then dt__ctl_read_some
    each time the socket is readable, until it returns another code than
    DT_CTL_PENDING. */
 typedef struct dt_ctl_reader {
@@ -190,19 +190,19 @@ typedef struct dt_ctl_reader {
     size_t have, need;
     int passed; /* a descriptor passed with the message, or -1 */
 } dt_ctl_reader;
-DT_HIDDEN void dt_ctl_reader_init(dt_ctl_reader *r);
+DT_HIDDEN void dt__ctl_reader_init(dt_ctl_reader *r);
 /* Reads what has come, without waiting: DT_CTL_PENDING when the message
    is not whole yet, DT_CTL_SUCCESS when it is (r->buf, r->have), or what
-   dt_ctl_read_message says of the header, a cut message or a broken
+   dt__ctl_read_message says of the header, a cut message or a broken
    connection. */
-DT_HIDDEN dt_ctl_code dt_ctl_read_some(int fd, dt_ctl_reader *r, char *why, size_t why_len);
+DT_HIDDEN dt_ctl_code dt__ctl_read_some(int fd, dt_ctl_reader *r, char *why, size_t why_len);
 /* Writes a whole message, pass_fd (when >= 0) with its first byte; 0, or
    -1 when the peer went away or the deadline passed. Never SIGPIPE. */
-DT_HIDDEN int dt_ctl_send_message(int fd, const uint8_t *buf, size_t len, int pass_fd, uint64_t deadline_ns);
+DT_HIDDEN int dt__ctl_send_message(int fd, const uint8_t *buf, size_t len, int pass_fd, uint64_t deadline_ns);
 /* Whether the peer of a connected socket is this uid or root (its uid and
    pid in *uid and *pid). */
-DT_HIDDEN int dt_ctl_peer_trusted(int fd, unsigned *uid, int *pid);
+DT_HIDDEN int dt__ctl_peer_trusted(int fd, unsigned *uid, int *pid);
 /* Removes path if it is a socket of this uid (one nobody serves). */
-DT_HIDDEN void dt_ctl_remove_stale(const char *path);
+DT_HIDDEN void dt__ctl_remove_stale(const char *path);
 
 #endif /* DT_PROTOCOL_CONTROL_WIRE_H */

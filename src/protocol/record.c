@@ -17,19 +17,19 @@ static const char *const state_names[DT_RECORD_STATE_COUNT] = {
     [DT_RECORD_CAPTURED] = "captured",
 };
 
-const char *dt_record_state_name(dt_record_state state)
+const char *dt__record_state_name(dt_record_state state)
 {
     return (unsigned)state < DT_RECORD_STATE_COUNT ? state_names[state] : NULL;
 }
 
-int dt_record_state_by_name(const char *name)
+int dt__record_state_by_name(const char *name)
 {
     for (int s = 0; s < DT_RECORD_STATE_COUNT; s++)
         if (strcmp(name, state_names[s]) == 0) return s;
     return -1;
 }
 
-uint64_t dt_record_loss_summary(char *buf, size_t n, const uint64_t loss[DT_LOSS_COUNT])
+uint64_t dt__record_loss_summary(char *buf, size_t n, const uint64_t loss[DT_LOSS_COUNT])
 {
     unsigned long long total = 0;
     char lost[2048] = "";
@@ -57,27 +57,27 @@ static int is_end(dt_record_state s)
            s == DT_RECORD_DUMP_FAILED || s == DT_RECORD_ENDED;
 }
 
-void dt_record_tag_path(char *out, size_t n, const char *path, const char *tag)
+void dt__record_tag_path(char *out, size_t n, const char *path, const char *tag)
 {
     const char *ext = path + strlen(path) - dt_format_suffix_length(path);
     snprintf(out, n, "%.*s.%s%s", (int)(ext - path), path, tag, ext);
 }
 
-void dt_record_line_init(dt_record_line *line, dt_record_state state, int pid)
+void dt__record_line_init(dt_record_line *line, dt_record_state state, int pid)
 {
     memset(line, 0, sizeof *line);
     line->pid = pid;
     line->state = state;
 }
 
-char *dt_record_message(dt_record_line *line)
+char *dt__record_message(dt_record_line *line)
 {
     if (is_start(line->state)) return line->u.start.message;
     if (is_end(line->state)) return line->u.end.message;
     return line->u.note.message;
 }
 
-char *dt_record_path(dt_record_line *line)
+char *dt__record_path(dt_record_line *line)
 {
     if (is_start(line->state)) return line->u.start.path;
     if (is_end(line->state)) return line->u.end.path;
@@ -112,7 +112,7 @@ static int breaks_line(char c)
     return c == '\t' || c == '\n' || c == '\r';
 }
 
-void dt_record_one_line(char *text)
+void dt__record_one_line(char *text)
 {
     for (; *text; text++)
         if (breaks_line(*text)) *text = ' ';
@@ -143,9 +143,9 @@ static void put_u64(out *o, const char *key, uint64_t v)
     put(o, num, (size_t)k);
 }
 
-size_t dt_record_format(char *buf, size_t n, const dt_record_line *line)
+size_t dt__record_format(char *buf, size_t n, const dt_record_line *line)
 {
-    const char *state = dt_record_state_name(line->state);
+    const char *state = dt__record_state_name(line->state);
     if (!buf || n == 0 || !state) return 0;
     out o = {buf, n, 0, 0};
     char head[64];
@@ -189,11 +189,11 @@ size_t dt_record_format(char *buf, size_t n, const dt_record_line *line)
     return o.len;
 }
 
-int dt_record_append(const char *log_path, const dt_record_line *line)
+int dt__record_append(const char *log_path, const dt_record_line *line)
 {
     char *text = malloc(DT_RECORD_LINE_MAX);
     if (!text) return ENOMEM;
-    size_t len = dt_record_format(text, DT_RECORD_LINE_MAX, line);
+    size_t len = dt__record_format(text, DT_RECORD_LINE_MAX, line);
     int err = 0;
     if (len == 0) {
         err = EINVAL;
@@ -250,9 +250,9 @@ static int key_is(const char *key, size_t klen, const char *want)
 
 static void parse_field(dt_record_line *line, const char *key, size_t klen, const char *val, size_t vlen)
 {
-    char *path = dt_record_path(line);
+    char *path = dt__record_path(line);
     if (key_is(key, klen, "message")) {
-        get_value(dt_record_message(line), DT_RECORD_MESSAGE_MAX, val, vlen);
+        get_value(dt__record_message(line), DT_RECORD_MESSAGE_MAX, val, vlen);
         return;
     }
     if (key_is(key, klen, "path")) {
@@ -275,7 +275,7 @@ static void parse_field(dt_record_line *line, const char *key, size_t klen, cons
     }
 }
 
-int dt_record_parse(const char *text, dt_record_line *line)
+int dt__record_parse(const char *text, dt_record_line *line)
 {
     size_t len = strcspn(text, "\n");
     const char *end = text + len;
@@ -298,9 +298,9 @@ int dt_record_parse(const char *text, dt_record_line *line)
     if (slen >= sizeof state) return -1;
     memcpy(state, s, slen);
     state[slen] = 0;
-    int st = dt_record_state_by_name(state);
+    int st = dt__record_state_by_name(state);
     if (st < 0) return -1;
-    dt_record_line_init(line, (dt_record_state)st, (int)p);
+    dt__record_line_init(line, (dt_record_state)st, (int)p);
 
     for (s = next; s < end; s = next) {
         s++; /* the tab */

@@ -101,41 +101,41 @@ typedef struct dt_record_line {
 } dt_record_line;
 
 /* "started", "wrote", ...; NULL for another value. */
-DT_HIDDEN const char *dt_record_state_name(dt_record_state state);
+DT_HIDDEN const char *dt__record_state_name(dt_record_state state);
 /* The state a name gives, or -1. */
-DT_HIDDEN int dt_record_state_by_name(const char *name);
+DT_HIDDEN int dt__record_state_by_name(const char *name);
 
 /* A trace's name for one process: "trace.json" -> "trace.<tag>.json", the
    tag before the format's suffix (.json.gz, .pftrace, ...), else at the
    end. */
-DT_HIDDEN void dt_record_tag_path(char *out, size_t n, const char *path, const char *tag);
+DT_HIDDEN void dt__record_tag_path(char *out, size_t n, const char *path, const char *tag);
 
 /* A zeroed line of that state and pid. */
-DT_HIDDEN void dt_record_line_init(dt_record_line *line, dt_record_state state, int pid);
+DT_HIDDEN void dt__record_line_init(dt_record_line *line, dt_record_state state, int pid);
 /* The line's message and path buffers, whatever its kind (path: NULL for a
    note), so that a writer fills them the same way for every kind. */
-DT_HIDDEN char *dt_record_message(dt_record_line *line);
-DT_HIDDEN char *dt_record_path(dt_record_line *line);
+DT_HIDDEN char *dt__record_message(dt_record_line *line);
+DT_HIDDEN char *dt__record_path(dt_record_line *line);
 
 /* What a trace lost, as `devtrace record` and `devtrace trigger` print it:
    "LOST <total> records (<reason> <n>, ...)" or "nothing lost", into buf
    (n bytes). Returns the total lost. */
-DT_HIDDEN uint64_t dt_record_loss_summary(char *buf, size_t n, const uint64_t loss[DT_LOSS_COUNT]);
+DT_HIDDEN uint64_t dt__record_loss_summary(char *buf, size_t n, const uint64_t loss[DT_LOSS_COUNT]);
 
 /* Tabs and line breaks in text made spaces: a message as a line carries
    it (and as it is printed elsewhere). */
-DT_HIDDEN void dt_record_one_line(char *text);
+DT_HIDDEN void dt__record_one_line(char *text);
 
 /* The line as the log holds it, ending in '\n', NUL-terminated in buf (n
    bytes; DT_RECORD_LINE_MAX holds any line). Returns its length, or 0 when
    it does not fit (buf then holds nothing). */
-DT_HIDDEN size_t dt_record_format(char *buf, size_t n, const dt_record_line *line);
+DT_HIDDEN size_t dt__record_format(char *buf, size_t n, const dt_record_line *line);
 /* A line of the log (with or without its '\n') into *line: 0, or -1 when
    the text is no record line (no pid, or no known state). Keys it does not
    know are skipped; values longer than their field are cut. */
-DT_HIDDEN int dt_record_parse(const char *text, dt_record_line *line);
+DT_HIDDEN int dt__record_parse(const char *text, dt_record_line *line);
 /* Append the line to the log at log_path in one write (the lines of
    processes writing at once do not mix). 0, or an errno. */
-DT_HIDDEN int dt_record_append(const char *log_path, const dt_record_line *line);
+DT_HIDDEN int dt__record_append(const char *log_path, const dt_record_line *line);
 
 #endif

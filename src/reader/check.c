@@ -61,14 +61,14 @@ static const struct {
     [KD_OVERLAP_HOST] = {9, "host ranges that partially overlap on their thread", KINETO_HOST_ROWS},
 };
 
-void dt_rd_check_finding(ck *c, int kind, const char *fmt, ...)
+void dt__rd_check_finding(ck *c, int kind, const char *fmt, ...)
 {
     uint64_t n = c->findings[kind]++;
     if (n >= CK_EXAMPLES && !c->verbose)
         return;
     va_list ap;
     va_start(ap, fmt);
-    if (dt_rd_line_at(&c->lines[kind], &c->lines_cap[kind], (size_t)n, fmt, ap) != 0)
+    if (dt__rd_line_at(&c->lines[kind], &c->lines_cap[kind], (size_t)n, fmt, ap) != 0)
         c->oom = true;
     va_end(ap);
 }
@@ -78,7 +78,7 @@ static bool is_known(const ck *c, int kind)
     return c->writer != WR_DEVTRACE && ck_kinds[kind].known;
 }
 
-const char *dt_rd_check_fmt_us(char *buf, size_t len, int64_t ns)
+const char *dt__rd_check_fmt_us(char *buf, size_t len, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
     snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
@@ -86,7 +86,7 @@ const char *dt_rd_check_fmt_us(char *buf, size_t len, int64_t ns)
 }
 
 /* Key text that doubles as the human-readable form: 7 or "Spans". */
-size_t dt_rd_check_id_key(char *buf, size_t len, const dt_rd_id *id)
+size_t dt__rd_check_id_key(char *buf, size_t len, const dt_rd_id *id)
 {
     int n;
     if (!id->present)
@@ -101,17 +101,17 @@ size_t dt_rd_check_id_key(char *buf, size_t len, const dt_rd_id *id)
 /* Rows of devices (invariant 6): what runs there. */
 static bool is_device_cat(int cat)
 {
-    return dt_rd_cat_is_device_work(cat) || cat == DT_RD_CAT_GPU_USER_ANNOTATION || cat == DT_RD_CAT_SYNC ||
+    return dt__rd_cat_is_device_work(cat) || cat == DT_RD_CAT_GPU_USER_ANNOTATION || cat == DT_RD_CAT_SYNC ||
            cat == DT_RD_CAT_OVERHEAD;
 }
 
-void dt_rd_check_where(char *buf, size_t len, const dt_rd_event *e)
+void dt__rd_check_where(char *buf, size_t len, const dt_rd_event *e)
 {
     char p[256], t[256], ts[32];
-    dt_rd_check_id_key(p, sizeof p, &e->pid);
-    dt_rd_check_id_key(t, sizeof t, &e->tid);
+    dt__rd_check_id_key(p, sizeof p, &e->pid);
+    dt__rd_check_id_key(t, sizeof t, &e->tid);
     snprintf(buf, len, "event #%" PRIu64 " \"%.200s\" (pid %s, tid %s, ts %s us)", e->index, e->name, p, t,
-             dt_rd_check_fmt_us(ts, sizeof ts, e->ts_ns));
+             dt__rd_check_fmt_us(ts, sizeof ts, e->ts_ns));
 }
 
 static int visit(void *user, const dt_rd_event *e)
@@ -121,7 +121,7 @@ static int visit(void *user, const dt_rd_event *e)
     if (e->ph[0] == 'M' && !e->ph[1]) {
         if (!e->pid.present)
             return 0;
-        int64_t pid = dt_rd_check_pid_id(c, &e->pid);
+        int64_t pid = dt__rd_check_pid_id(c, &e->pid);
         if (pid < 0)
             goto oom;
         if (IS(e->name, e->name_len, "process_name")) {
@@ -130,7 +130,7 @@ static int visit(void *user, const dt_rd_event *e)
             c->pidv[pid].has_sort = true;
             c->pidv[pid].sort = e->sort_index;
         } else if (IS(e->name, e->name_len, "thread_name") && e->tid.present) {
-            int64_t row = dt_rd_check_row_id(c, e);
+            int64_t row = dt__rd_check_row_id(c, e);
             if (row < 0)
                 goto oom;
             c->rowv[row].named = true;
@@ -138,11 +138,11 @@ static int visit(void *user, const dt_rd_event *e)
         return 0;
     }
     if (!e->pid.present || !e->tid.present) {
-        dt_rd_check_where(w, sizeof w, e);
-        dt_rd_check_finding(c, KD_NO_ROW, "%s has no %s", w, e->pid.present ? "tid" : "pid");
+        dt__rd_check_where(w, sizeof w, e);
+        dt__rd_check_finding(c, KD_NO_ROW, "%s has no %s", w, e->pid.present ? "tid" : "pid");
         return 0;
     }
-    int64_t row = dt_rd_check_row_id(c, e);
+    int64_t row = dt__rd_check_row_id(c, e);
     if (row < 0)
         goto oom;
     ck_pid *pid = &c->pidv[c->rowv[row].pid];
@@ -151,43 +151,43 @@ static int visit(void *user, const dt_rd_event *e)
     bool is_flow = (e->ph[0] == 's' || e->ph[0] == 'f') && !e->ph[1] && e->cat_kind == DT_RD_CAT_AC2G;
     if (is_device_cat(e->cat_kind) || (is_flow && e->ph[0] == 'f'))
         pid->device = true;
-    else if (dt_rd_cat_is_host(e->cat_kind) || (is_flow && e->ph[0] == 's'))
+    else if (dt__rd_cat_is_host(e->cat_kind) || (is_flow && e->ph[0] == 's'))
         pid->host = true;
 
     if (is_flow)
-        return dt_rd_check_flow(c, e, (uint32_t)row) == 0 ? 0 : (c->oom = true, 1);
+        return dt__rd_check_flow(c, e, (uint32_t)row) == 0 ? 0 : (c->oom = true, 1);
     if (e->ph[0] == 'i' && !e->ph[1] && IS(e->name, e->name_len, "[memory]"))
-        return dt_rd_check_memory(c, e) == 0 ? 0 : (c->oom = true, 1);
+        return dt__rd_check_memory(c, e) == 0 ? 0 : (c->oom = true, 1);
     if (e->ph[0] != 'X' || e->ph[1])
         return 0;
     if ((e->has & (DT_RD_HAS_TS | DT_RD_HAS_DUR)) != (DT_RD_HAS_TS | DT_RD_HAS_DUR)) {
-        dt_rd_check_where(w, sizeof w, e);
-        dt_rd_check_finding(c, KD_NO_TIME, "complete event %s has no %s", w, (e->has & DT_RD_HAS_TS) ? "dur" : "ts");
+        dt__rd_check_where(w, sizeof w, e);
+        dt__rd_check_finding(c, KD_NO_TIME, "complete event %s has no %s", w, (e->has & DT_RD_HAS_TS) ? "dur" : "ts");
         return 0;
     }
     if (e->dur_ns < 0) {
-        dt_rd_check_where(w, sizeof w, e);
-        dt_rd_check_finding(c, KD_DURATION, "%s has a negative duration", w);
+        dt__rd_check_where(w, sizeof w, e);
+        dt__rd_check_finding(c, KD_DURATION, "%s has a negative duration", w);
         return 0;
     }
     if (e->ts_ns > INT64_MAX - e->dur_ns) {
-        dt_rd_check_where(w, sizeof w, e);
-        dt_rd_check_finding(c, KD_DURATION, "%s ends beyond any representable time", w);
+        dt__rd_check_where(w, sizeof w, e);
+        dt__rd_check_finding(c, KD_DURATION, "%s ends beyond any representable time", w);
         return 0;
     }
-    int64_t name = dt_strtab_intern(&c->names, e->name, e->name_len, NULL);
-    int cls = dt_rd_cat_is_device_work(e->cat_kind) ? CL_WORK
+    int64_t name = dt__strtab_intern(&c->names, e->name, e->name_len, NULL);
+    int cls = dt__rd_cat_is_device_work(e->cat_kind) ? CL_WORK
               : e->cat_kind == DT_RD_CAT_SYNC       ? CL_SYNC
-              : dt_rd_cat_is_host(e->cat_kind)      ? CL_HOST
+              : dt__rd_cat_is_host(e->cat_kind)      ? CL_HOST
                                                     : CL_OTHER;
     if (name < 0 ||
-        dt_rd_check_log(&c->rowv[row], e->ts_ns, e->ts_ns + e->dur_ns, e->index, (uint32_t)name, cls) != 0)
+        dt__rd_check_log(&c->rowv[row], e->ts_ns, e->ts_ns + e->dur_ns, e->index, (uint32_t)name, cls) != 0)
         goto oom;
 
     if (e->odd_args) {
         c->odd_args_events++;
         if (c->odd_args_events == 1) {
-            dt_rd_check_where(w, sizeof w, e);
+            dt__rd_check_where(w, sizeof w, e);
             snprintf(c->first_odd, sizeof c->first_odd, "%s", w);
         }
     }
@@ -197,22 +197,22 @@ static int visit(void *user, const dt_rd_event *e)
         c->trace_index = e->index;
     }
     if (e->cat_kind == DT_RD_CAT_KERNEL && e->name[0] == '_' && e->name[1] == 'Z' &&
-        dt_rd_check_demangles(c, (size_t)name, e->name)) {
-        dt_rd_check_where(w, sizeof w, e);
-        dt_rd_check_finding(c, KD_MANGLED, "kernel name is mangled: %s", w);
+        dt__rd_check_demangles(c, (size_t)name, e->name)) {
+        dt__rd_check_where(w, sizeof w, e);
+        dt__rd_check_finding(c, KD_MANGLED, "kernel name is mangled: %s", w);
     }
-    if (dt_rd_cat_is_api(e->cat_kind)) {
+    if (dt__rd_cat_is_api(e->cat_kind)) {
         c->api_events++;
-        if (dt_rd_check_is_generic_name(e->name) && c->generic_api++ == 0) {
+        if (dt__rd_check_is_generic_name(e->name) && c->generic_api++ == 0) {
             snprintf(c->first_generic, sizeof c->first_generic, "%s", e->name);
             c->first_generic_index = e->index;
         }
     }
-    if ((e->has & DT_RD_HAS_EXTERNAL_ID) && dt_rd_cat_is_device_work(e->cat_kind)) {
-        uint64_t *sum = dt_u64map_slot(&c->ext, e->external_id, NULL);
+    if ((e->has & DT_RD_HAS_EXTERNAL_ID) && dt__rd_cat_is_device_work(e->cat_kind)) {
+        uint64_t *sum = dt__u64map_slot(&c->ext, e->external_id, NULL);
         if (!sum)
             goto oom;
-        *sum = (uint64_t)dt_rd_add_sat((int64_t)*sum, e->dur_ns);
+        *sum = (uint64_t)dt__rd_add_sat((int64_t)*sum, e->dur_ns);
     }
     return 0;
 oom:
@@ -238,14 +238,14 @@ static void checker_free(ck *c)
     free(c->pidv);
     free(c->flowtab.slots);
     free(c->pending);
-    dt_u64map_free(&c->ext);
-    dt_u64map_free(&c->twice);
+    dt__u64map_free(&c->ext);
+    dt__u64map_free(&c->twice);
     free(c->mem);
     free(c->demangles);
-    dt_strtab_free(&c->names);
-    dt_strtab_free(&c->pids);
-    dt_strtab_free(&c->rows);
-    dt_strtab_free(&c->flows);
+    dt__strtab_free(&c->names);
+    dt__strtab_free(&c->pids);
+    dt__strtab_free(&c->rows);
+    dt__strtab_free(&c->flows);
 }
 
 static int writer_of(const dt_rd_summary *s)
@@ -277,61 +277,61 @@ static const char *scope_of(int writer, int format)
     return NULL;
 }
 
-void dt_rd_check(dt_rd_source *src, const char *label, unsigned flags, dt_check_result *result)
+void dt__rd_check(dt_rd_source *src, const char *label, unsigned flags, dt_check_result *result)
 {
     memset(result, 0, sizeof *result);
     ck c;
     memset(&c, 0, sizeof c);
     c.verbose = (flags & DT_CHECK_VERBOSE) != 0;
-    dt_strtab_init(&c.names);
-    dt_strtab_init(&c.pids);
-    dt_strtab_init(&c.rows);
-    dt_strtab_init(&c.flows);
+    dt__strtab_init(&c.names);
+    dt__strtab_init(&c.pids);
+    dt__strtab_init(&c.rows);
+    dt__strtab_init(&c.flows);
     dt_rd_summary s;
     char msg[512];
-    dt_rd_options opts = {.visit = visit, .user = &c, .entry = dt_rd_check_attribution_entry};
-    int rc = dt_rd_read_opts(src, &opts, &s, msg, sizeof msg);
+    dt_rd_options opts = {.visit = visit, .user = &c, .entry = dt__rd_check_attribution_entry};
+    int rc = dt__rd_read_opts(src, &opts, &s, msg, sizeof msg);
     if (rc == 0)
         c.writer = writer_of(&s);
     if (rc != 0 && !c.oom) {
         /* What the events seen so far broke is reported too; the checks
            over the whole trace would only repeat that it is incomplete. */
-        dt_rd_check_finding(&c, KD_UNREADABLE, "%s: %s", label, msg);
+        dt__rd_check_finding(&c, KD_UNREADABLE, "%s: %s", label, msg);
     } else if (rc == 0 && c.writer != WR_DEVTRACE) {
         /* torch.profiler's trace, with or without devtrace.torch's key:
            what every trace must satisfy is checked; what only devtrace's
            own writer promises is not, save the plugin's loss counts. */
-        dt_rd_check_rows(&c, &s, false);
-        dt_rd_check_flows(&c);
-        dt_rd_check_generic_names(&c);
-        dt_rd_check_memory_totals(&c);
+        dt__rd_check_rows(&c, &s, false);
+        dt__rd_check_flows(&c);
+        dt__rd_check_generic_names(&c);
+        dt__rd_check_memory_totals(&c);
         if (c.writer == WR_PLUGIN)
-            dt_rd_check_loss(&c, &s);
+            dt__rd_check_loss(&c, &s);
     } else if (rc == 0 && s.format == DT_RD_FORMAT_PERFETTO) {
         /* devtrace's Perfetto trace: no JSON top level, no attribution */
-        dt_rd_check_rows(&c, &s, true);
-        dt_rd_check_flows(&c);
-        dt_rd_check_memory_totals(&c);
-        dt_rd_check_names(&c);
-        dt_rd_check_loss(&c, &s);
+        dt__rd_check_rows(&c, &s, true);
+        dt__rd_check_flows(&c);
+        dt__rd_check_memory_totals(&c);
+        dt__rd_check_names(&c);
+        dt__rd_check_loss(&c, &s);
     } else if (rc == 0) {
         if (!s.has_schema_version)
-            dt_rd_check_finding(&c, KD_TOP_LEVEL, "no \"schemaVersion\" at the top level");
+            dt__rd_check_finding(&c, KD_TOP_LEVEL, "no \"schemaVersion\" at the top level");
         if (!s.has_display_time_unit)
-            dt_rd_check_finding(&c, KD_TOP_LEVEL, "no \"displayTimeUnit\" at the top level");
+            dt__rd_check_finding(&c, KD_TOP_LEVEL, "no \"displayTimeUnit\" at the top level");
         if (!s.has_base_time)
-            dt_rd_check_finding(&c, KD_TOP_LEVEL, "no \"baseTimeNanoseconds\" at the top level");
+            dt__rd_check_finding(&c, KD_TOP_LEVEL, "no \"baseTimeNanoseconds\" at the top level");
         if (!s.has_device_properties)
-            dt_rd_check_finding(&c, KD_TOP_LEVEL, "no \"deviceProperties\" at the top level");
+            dt__rd_check_finding(&c, KD_TOP_LEVEL, "no \"deviceProperties\" at the top level");
         if (c.odd_args_events)
-            dt_rd_check_finding(&c, KD_ODD_ARGS, "%" PRIu64 " event(s) carry args of the wrong type (e.g. a string where Kineto "
+            dt__rd_check_finding(&c, KD_ODD_ARGS, "%" PRIu64 " event(s) carry args of the wrong type (e.g. a string where Kineto "
                          "writes an integer), first %s", c.odd_args_events, c.first_odd);
-        dt_rd_check_rows(&c, &s, true);
-        dt_rd_check_flows(&c);
-        dt_rd_check_memory_totals(&c);
-        dt_rd_check_attribution(&c, &s);
-        dt_rd_check_names(&c);
-        dt_rd_check_loss(&c, &s);
+        dt__rd_check_rows(&c, &s, true);
+        dt__rd_check_flows(&c);
+        dt__rd_check_memory_totals(&c);
+        dt__rd_check_attribution(&c, &s);
+        dt__rd_check_names(&c);
+        dt__rd_check_loss(&c, &s);
     }
     result->oom = c.oom;
     if (!c.oom) {
@@ -354,11 +354,11 @@ void dt_rd_check(dt_rd_source *src, const char *label, unsigned flags, dt_check_
         result->events = s.event_count;
         result->flows = c.flowtab.count;
     }
-    dt_rd_summary_free(&s);
+    dt__rd_summary_free(&s);
     checker_free(&c);
 }
 
-void dt_rd_check_free(dt_check_result *result)
+void dt__rd_check_free(dt_check_result *result)
 {
     for (int k = 0; k < DT_CHECK_KINDS; k++) {
         dt_check_kind *kd = &result->kinds[k];

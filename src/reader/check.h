@@ -184,22 +184,22 @@ static inline bool str_is(const char *s, size_t len, const char *lit, size_t lit
 
 /* ---- findings and their text (check.c) ---- */
 /* A finding of a kind (enum ck_kind): counted, its line kept when shown. */
-__attribute__((format(printf, 3, 4))) void dt_rd_check_finding(ck *c, int kind, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void dt__rd_check_finding(ck *c, int kind, const char *fmt, ...);
 /* ns as microseconds with three decimals, in buf. */
-const char *dt_rd_check_fmt_us(char *buf, size_t len, int64_t ns);
+const char *dt__rd_check_fmt_us(char *buf, size_t len, int64_t ns);
 /* Key text that doubles as the human-readable form: 7 or "Spans". */
-size_t dt_rd_check_id_key(char *buf, size_t len, const dt_rd_id *id);
+size_t dt__rd_check_id_key(char *buf, size_t len, const dt_rd_id *id);
 /* The event, for a finding: its number, name, row and ts. */
-void dt_rd_check_where(char *buf, size_t len, const dt_rd_event *e);
+void dt__rd_check_where(char *buf, size_t len, const dt_rd_event *e);
 
 /* ---- rows and pids (check_rows.c) ---- */
 /* The id of a pid or a row, added when new; -1 when out of memory. */
-int64_t dt_rd_check_pid_id(ck *c, const dt_rd_id *pid);
-int64_t dt_rd_check_row_id(ck *c, const dt_rd_event *e);
+int64_t dt__rd_check_pid_id(ck *c, const dt_rd_id *pid);
+int64_t dt__rd_check_row_id(ck *c, const dt_rd_event *e);
 /* A new piece at the end of the row's log; -1 when out of memory. */
-int dt_rd_check_log_chunk(ck_row *r);
+int dt__rd_check_log_chunk(ck_row *r);
 
-static inline uint8_t *dt_rd_check_put_varint(uint8_t *p, uint64_t v)
+static inline uint8_t *dt__rd_check_put_varint(uint8_t *p, uint64_t v)
 {
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
@@ -211,25 +211,25 @@ static inline uint8_t *dt_rd_check_put_varint(uint8_t *p, uint64_t v)
 
 /* Differences of starts wrap as u64 and are zigzagged: a row out of order
    has negative ones, and hostile times any. */
-static inline uint64_t dt_rd_check_zigzag(uint64_t d)
+static inline uint64_t dt__rd_check_zigzag(uint64_t d)
 {
     return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
 }
 
 /* A complete event into its row's log (inline: once per event); -1 when
    out of memory. */
-static inline int dt_rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_t index, uint32_t name, int cls)
+static inline int dt__rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_t index, uint32_t name, int cls)
 {
-    if ((!r->tail || r->tail->cap - r->tail->len < CK_LOG_MAX) && dt_rd_check_log_chunk(r) != 0)
+    if ((!r->tail || r->tail->cap - r->tail->len < CK_LOG_MAX) && dt__rd_check_log_chunk(r) != 0)
         return -1;
     ck_chunk *t = r->tail;
     if (r->n > 0 && (start < r->prev_start || (start == r->prev_start && end > r->prev_end)))
         r->unordered = true;
     uint8_t *p = t->bytes + t->len;
-    p = dt_rd_check_put_varint(p, dt_rd_check_zigzag((uint64_t)start - (uint64_t)r->prev_start));
-    p = dt_rd_check_put_varint(p, (uint64_t)(end - start));
-    p = dt_rd_check_put_varint(p, index - r->prev_index);
-    p = dt_rd_check_put_varint(p, (uint64_t)name << 2 | (unsigned)cls);
+    p = dt__rd_check_put_varint(p, dt__rd_check_zigzag((uint64_t)start - (uint64_t)r->prev_start));
+    p = dt__rd_check_put_varint(p, (uint64_t)(end - start));
+    p = dt__rd_check_put_varint(p, index - r->prev_index);
+    p = dt__rd_check_put_varint(p, (uint64_t)name << 2 | (unsigned)cls);
     t->len = (uint32_t)(p - t->bytes);
     r->prev_start = start;
     r->prev_end = end;
@@ -239,33 +239,33 @@ static inline int dt_rd_check_log(ck_row *r, int64_t start, int64_t end, uint64_
 }
 /* Invariants 5 (the capture window), 9 (nesting), 6 (row names) and the
    flow ends not at an event's start (2), over every row. */
-void dt_rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace);
+void dt__rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace);
 /* Invariant 6: pids named, device pids sorted after host pids. */
-void dt_rd_check_names(ck *c);
+void dt__rd_check_names(ck *c);
 
 /* ---- flows (check_flows.c) ---- */
 /* A flow event (ph s or f) on row; -1 when out of memory. */
-int dt_rd_check_flow(ck *c, const dt_rd_event *e, uint32_t row);
+int dt__rd_check_flow(ck *c, const dt_rd_event *e, uint32_t row);
 /* The pending flow ends in (row, ts) order. */
-void dt_rd_check_sort_flow_ends(ck *c);
+void dt__rd_check_sort_flow_ends(ck *c);
 /* A pending flow end that no event on its row starts at. */
-void dt_rd_check_flow_end_missing(ck *c, const ck_flow_end *fe);
+void dt__rd_check_flow_end_missing(ck *c, const ck_flow_end *fe);
 /* Every flow id with one start and one finish, in id order. */
-void dt_rd_check_flows(ck *c);
+void dt__rd_check_flows(ck *c);
 
 /* ---- names, attribution, loss, memory (check_values.c) ---- */
 /* Whether a kernel name demangles (asked once per name id). */
-bool dt_rd_check_demangles(ck *c, size_t name_id, const char *name);
+bool dt__rd_check_demangles(ck *c, size_t name_id, const char *name);
 /* The fallback name a backend gives an API it cannot name: <word>#<digits>. */
-bool dt_rd_check_is_generic_name(const char *s);
+bool dt__rd_check_is_generic_name(const char *s);
 /* Invariant 8, per event; -1 when out of memory. */
-int dt_rd_check_memory(ck *c, const dt_rd_event *e);
+int dt__rd_check_memory(ck *c, const dt_rd_event *e);
 /* Invariant 8, across events. */
-void dt_rd_check_memory_totals(ck *c);
+void dt__rd_check_memory_totals(ck *c);
 /* An entry of devtrace.attribution, as the reader meets it (dt_rd_options.entry). */
-int dt_rd_check_attribution_entry(void *user, int which, const char *key, size_t len, int64_t value);
-void dt_rd_check_attribution(ck *c, const dt_rd_summary *s);
-void dt_rd_check_generic_names(ck *c);
-void dt_rd_check_loss(ck *c, const dt_rd_summary *s);
+int dt__rd_check_attribution_entry(void *user, int which, const char *key, size_t len, int64_t value);
+void dt__rd_check_attribution(ck *c, const dt_rd_summary *s);
+void dt__rd_check_generic_names(ck *c);
+void dt__rd_check_loss(ck *c, const dt_rd_summary *s);
 
 #endif

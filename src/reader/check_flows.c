@@ -32,7 +32,7 @@ static bool parse_flow_id(const char *s, uint64_t *out)
    probe long; the table then mixes. */
 static inline size_t flow_home(const ck_flowtab *t, uint64_t key)
 {
-    return (size_t)(t->mixed ? dt_mix64(key) : key) & t->mask;
+    return (size_t)(t->mixed ? dt__mix64(key) : key) & t->mask;
 }
 
 #define CK_FLOW_PROBE_MAX 64
@@ -83,17 +83,17 @@ static uint64_t *flow_slot(ck_flowtab *t, uint64_t key)
     }
 }
 
-int dt_rd_check_flow(ck *c, const dt_rd_event *e, uint32_t row)
+int dt__rd_check_flow(ck *c, const dt_rd_event *e, uint32_t row)
 {
     char w[800];
     if (!(e->has & DT_RD_HAS_ID) || !(e->has & DT_RD_HAS_TS)) {
-        dt_rd_check_where(w, sizeof w, e);
-        dt_rd_check_finding(c, KD_FLOW_FIELDS, "flow %s has no %s", w, (e->has & DT_RD_HAS_ID) ? "ts" : "id");
+        dt__rd_check_where(w, sizeof w, e);
+        dt__rd_check_finding(c, KD_FLOW_FIELDS, "flow %s has no %s", w, (e->has & DT_RD_HAS_ID) ? "ts" : "id");
         return 0;
     }
     uint64_t key;
     if (e->id_is_str || !parse_flow_id(e->id, &key)) {
-        int64_t sid = dt_strtab_intern(&c->flows, e->id, strlen(e->id), NULL);
+        int64_t sid = dt__strtab_intern(&c->flows, e->id, strlen(e->id), NULL);
         if (sid < 0)
             return -1;
         key = CK_FLOW_NUMERIC + (uint64_t)sid;
@@ -106,14 +106,14 @@ int dt_rd_check_flow(ck *c, const dt_rd_event *e, uint32_t row)
     if ((*slot >> shift & 7) < 7)
         *slot += UINT64_C(1) << shift;
     if (finish && strcmp(e->bp, "e") != 0) {
-        dt_rd_check_where(w, sizeof w, e);
-        dt_rd_check_finding(c, KD_FLOW_BP, "flow finish id %s at %s has no \"bp\":\"e\"", e->id, w);
+        dt__rd_check_where(w, sizeof w, e);
+        dt__rd_check_finding(c, KD_FLOW_BP, "flow finish id %s at %s has no \"bp\":\"e\"", e->id, w);
     }
     ck_row *r = &c->rowv[row];
     if (r->n > 0 && r->prev_start == e->ts_ns) {
         if (finish) {
             if (r->finished && r->finish_key == key && r->finish_index == r->prev_index &&
-                !dt_u64map_slot(&c->twice, key, NULL))
+                !dt__u64map_slot(&c->twice, key, NULL))
                 return -1;
             r->finished = true;
             r->finish_key = key;
@@ -121,7 +121,7 @@ int dt_rd_check_flow(ck *c, const dt_rd_event *e, uint32_t row)
         }
         return 0;
     }
-    if (dt_vec_reserve_zeroed((void **)&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending) != 0)
+    if (dt__vec_reserve_zeroed((void **)&c->pending, &c->pending_cap, c->npending + 1, sizeof *c->pending) != 0)
         return -1;
     c->pending[c->npending++] = (ck_flow_end){key, e->index, e->ts_ns, row, finish};
     return 0;
@@ -141,7 +141,7 @@ static int cmp_flow_end(const void *a, const void *b)
 static const char *flow_id_text(const ck *c, uint64_t key, char *buf, size_t len)
 {
     if (key >= CK_FLOW_NUMERIC)
-        return dt_strtab_key(&c->flows, (size_t)(key - CK_FLOW_NUMERIC));
+        return dt__strtab_key(&c->flows, (size_t)(key - CK_FLOW_NUMERIC));
     snprintf(buf, len, "%" PRIu64, key);
     return buf;
 }
@@ -156,15 +156,15 @@ static uint64_t flow_counts(const ck *c, uint64_t key)
 
 /* Flow ends that no event on their row starts at. Only flows with one
    start and one finish are looked at: the others are wrong already. */
-void dt_rd_check_flow_end_missing(ck *c, const ck_flow_end *fe)
+void dt__rd_check_flow_end_missing(ck *c, const ck_flow_end *fe)
 {
     uint64_t v = flow_counts(c, fe->key);
     if (FLOW_STARTS(v) != 1 || FLOW_FINISHES(v) != 1)
         return;
     char a[32], idbuf[32];
-    dt_rd_check_finding(c, KD_FLOW_UNBOUND, "flow id %s %s (event #%" PRIu64 ", %s, ts %s us) is not at the start of an event on its row",
+    dt__rd_check_finding(c, KD_FLOW_UNBOUND, "flow id %s %s (event #%" PRIu64 ", %s, ts %s us) is not at the start of an event on its row",
                  flow_id_text(c, fe->key, idbuf, sizeof idbuf), fe->finish ? "finish" : "start", fe->index,
-                 dt_strtab_key(&c->rows, fe->row), dt_rd_check_fmt_us(a, sizeof a, fe->ts));
+                 dt__strtab_key(&c->rows, fe->row), dt__rd_check_fmt_us(a, sizeof a, fe->ts));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -174,7 +174,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Every flow id with one start and one finish, in id order. */
-void dt_rd_check_flows(ck *c)
+void dt__rd_check_flows(ck *c)
 {
     uint64_t *bad = NULL;
     size_t nbad = 0, cap = 0;
@@ -182,7 +182,7 @@ void dt_rd_check_flows(ck *c)
         uint64_t v = c->flowtab.slots[i];
         if (!v || (FLOW_STARTS(v) == 1 && FLOW_FINISHES(v) == 1))
             continue;
-        if (dt_vec_reserve_zeroed((void **)&bad, &cap, nbad + 1, sizeof *bad) != 0) {
+        if (dt__vec_reserve_zeroed((void **)&bad, &cap, nbad + 1, sizeof *bad) != 0) {
             c->oom = true;
             break;
         }
@@ -196,19 +196,19 @@ void dt_rd_check_flows(ck *c)
         uint64_t v = bad[i];
         unsigned starts = FLOW_STARTS(v), finishes = FLOW_FINISHES(v);
         uint64_t unused;
-        bool twice = dt_u64map_get(&c->twice, (v >> 6) - 1, &unused);
+        bool twice = dt__u64map_get(&c->twice, (v >> 6) - 1, &unused);
         int kind = starts == 0 && finishes == 1          ? KD_FLOW_NO_START
                    : starts == 1 && finishes == 0        ? KD_FLOW_NO_FINISH
                    : starts <= 1 && !twice               ? KD_FLOW_FANOUT
                                                          : KD_FLOW_COUNT;
-        dt_rd_check_finding(c, kind, "flow id %s has %u%s start(s) and %u%s finish(es), not one each",
+        dt__rd_check_finding(c, kind, "flow id %s has %u%s start(s) and %u%s finish(es), not one each",
                      flow_id_text(c, (v >> 6) - 1, idbuf, sizeof idbuf), FLOW_STARTS(v),
                      FLOW_STARTS(v) == 7 ? " or more" : "", FLOW_FINISHES(v), FLOW_FINISHES(v) == 7 ? " or more" : "");
     }
     free(bad);
 }
 
-void dt_rd_check_sort_flow_ends(ck *c)
+void dt__rd_check_sort_flow_ends(ck *c)
 {
     if (c->npending > 1)
         qsort(c->pending, c->npending, sizeof *c->pending, cmp_flow_end);

@@ -6,13 +6,13 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-int64_t dt_rd_check_pid_id(ck *c, const dt_rd_id *pid)
+int64_t dt__rd_check_pid_id(ck *c, const dt_rd_id *pid)
 {
     char key[256];
-    size_t n = dt_rd_check_id_key(key, sizeof key, pid);
+    size_t n = dt__rd_check_id_key(key, sizeof key, pid);
     bool added;
-    int64_t id = dt_strtab_intern(&c->pids, key, n, &added);
-    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->pidv, &c->pid_cap, (size_t)id + 1, sizeof *c->pidv) != 0)
+    int64_t id = dt__strtab_intern(&c->pids, key, n, &added);
+    if (id < 0 || dt__vec_reserve_zeroed((void **)&c->pidv, &c->pid_cap, (size_t)id + 1, sizeof *c->pidv) != 0)
         return -1;
     if (added) {
         c->pidv[id].is_num = !pid->is_str;
@@ -21,7 +21,7 @@ int64_t dt_rd_check_pid_id(ck *c, const dt_rd_id *pid)
     return id;
 }
 
-int64_t dt_rd_check_row_id(ck *c, const dt_rd_event *e)
+int64_t dt__rd_check_row_id(ck *c, const dt_rd_event *e)
 {
     ck_row_cache *slot = NULL;
     if (e->pid.present && e->tid.present && !e->pid.is_str && !e->tid.is_str) {
@@ -31,15 +31,15 @@ int64_t dt_rd_check_row_id(ck *c, const dt_rd_event *e)
             return slot->row;
     }
     char p[256], t[256], key[540];
-    dt_rd_check_id_key(p, sizeof p, &e->pid);
-    dt_rd_check_id_key(t, sizeof t, &e->tid);
+    dt__rd_check_id_key(p, sizeof p, &e->pid);
+    dt__rd_check_id_key(t, sizeof t, &e->tid);
     int n = snprintf(key, sizeof key, "pid %s, tid %s", p, t);
     bool added;
-    int64_t id = dt_strtab_intern(&c->rows, key, (size_t)n, &added);
-    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
+    int64_t id = dt__strtab_intern(&c->rows, key, (size_t)n, &added);
+    if (id < 0 || dt__vec_reserve_zeroed((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
         return -1;
     if (added) {
-        int64_t pid = dt_rd_check_pid_id(c, &e->pid);
+        int64_t pid = dt__rd_check_pid_id(c, &e->pid);
         if (pid < 0)
             return -1;
         c->rowv[id].pid = (uint32_t)pid;
@@ -70,7 +70,7 @@ static inline uint64_t unzigzag(uint64_t z)
     return (z >> 1) ^ ((uint64_t)0 - (z & 1));
 }
 
-int dt_rd_check_log_chunk(ck_row *r)
+int dt__rd_check_log_chunk(ck_row *r)
 {
     ck_chunk *t = r->tail;
     uint32_t cap = t ? (t->cap < CK_CHUNK_MAX / 2 ? t->cap * 2 : CK_CHUNK_MAX) : CK_CHUNK_MIN;
@@ -143,35 +143,35 @@ static int overlap_kind(const ck_interval *o, const ck_interval *v)
     return KD_OVERLAP;
 }
 
-void dt_rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
+void dt__rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
 {
     bool window = devtrace && s->has_window_start && s->has_window_end && s->has_base_time;
     /* Relative to the base, like ts, so that nothing overflows. */
     int64_t neg_base = s->base_time_ns == INT64_MIN ? INT64_MAX : -s->base_time_ns;
-    int64_t ws = dt_rd_add_sat(s->window_start_ns, neg_base), we = dt_rd_add_sat(s->window_end_ns, neg_base);
+    int64_t ws = dt__rd_add_sat(s->window_start_ns, neg_base), we = dt__rd_add_sat(s->window_end_ns, neg_base);
     if (devtrace && (!s->has_window_start || !s->has_window_end))
-        dt_rd_check_finding(c, KD_WINDOW, "devtrace.captureWindow with startNs and endNs is missing");
+        dt__rd_check_finding(c, KD_WINDOW, "devtrace.captureWindow with startNs and endNs is missing");
     ck_interval *stack = NULL, *sorted = NULL;
     size_t stack_cap = 0, sorted_cap = 0;
     char a[32], b[32], d[32];
     if (window && c->trace_events == 1 && (c->trace_start != ws || c->trace_end != we))
-        dt_rd_check_finding(c, KD_WINDOW, "the \"Trace\" event #%" PRIu64 " [%s, %s] us is not the capture window [%s, %s] us",
-                     c->trace_index, dt_rd_check_fmt_us(a, sizeof a, c->trace_start), dt_rd_check_fmt_us(b, sizeof b, c->trace_end),
-                     dt_rd_check_fmt_us(d, sizeof d, ws), dt_rd_check_fmt_us((char[32]){0}, 32, we));
+        dt__rd_check_finding(c, KD_WINDOW, "the \"Trace\" event #%" PRIu64 " [%s, %s] us is not the capture window [%s, %s] us",
+                     c->trace_index, dt__rd_check_fmt_us(a, sizeof a, c->trace_start), dt__rd_check_fmt_us(b, sizeof b, c->trace_end),
+                     dt__rd_check_fmt_us(d, sizeof d, ws), dt__rd_check_fmt_us((char[32]){0}, 32, we));
     if (c->trace_events > 1)
-        dt_rd_check_finding(c, KD_WINDOW, "%" PRIu64 " \"Trace\" events; the capture window is drawn once", c->trace_events);
-    dt_rd_check_sort_flow_ends(c);
+        dt__rd_check_finding(c, KD_WINDOW, "%" PRIu64 " \"Trace\" events; the capture window is drawn once", c->trace_events);
+    dt__rd_check_sort_flow_ends(c);
     size_t fe = 0; /* the next pending flow end, in (row, ts) order */
     for (size_t ri = 0; ri < c->rows.count; ri++) {
         ck_row *r = &c->rowv[ri];
-        const char *rowname = dt_strtab_key(&c->rows, ri);
+        const char *rowname = dt__strtab_key(&c->rows, ri);
         if (devtrace && !r->named && r->used)
-            dt_rd_check_finding(c, KD_UNNAMED, "row %s is not named by thread_name metadata", rowname);
+            dt__rd_check_finding(c, KD_UNNAMED, "row %s is not named by thread_name metadata", rowname);
         log_reader lr = {r->head, 0, 0, 0};
         size_t nsorted = 0;
         if (r->unordered) {
             /* decoded and sorted, one row at a time */
-            if (dt_vec_reserve_zeroed((void **)&sorted, &sorted_cap, r->n, sizeof *sorted) != 0) {
+            if (dt__vec_reserve_zeroed((void **)&sorted, &sorted_cap, r->n, sizeof *sorted) != 0) {
                 c->oom = true;
                 break;
             }
@@ -192,47 +192,47 @@ void dt_rd_check_rows(ck *c, const dt_rd_summary *s, bool devtrace)
             const ck_interval *v = &cur;
             for (; fe < c->npending && c->pending[fe].row == ri && c->pending[fe].ts <= v->start; fe++)
                 if (c->pending[fe].ts < v->start)
-                    dt_rd_check_flow_end_missing(c, &c->pending[fe]);
+                    dt__rd_check_flow_end_missing(c, &c->pending[fe]);
             if (window && (v->start < ws || v->end > we))
-                dt_rd_check_finding(c, KD_OUTSIDE, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) is outside the "
+                dt__rd_check_finding(c, KD_OUTSIDE, "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) is outside the "
                              "capture window [%s, %s] us",
-                             v->index, dt_strtab_key(&c->names, v->name), rowname, dt_rd_check_fmt_us(a, sizeof a, v->start),
-                             dt_rd_check_fmt_us(b, sizeof b, v->end), dt_rd_check_fmt_us(d, sizeof d, ws), dt_rd_check_fmt_us((char[32]){0}, 32, we));
+                             v->index, dt__strtab_key(&c->names, v->name), rowname, dt__rd_check_fmt_us(a, sizeof a, v->start),
+                             dt__rd_check_fmt_us(b, sizeof b, v->end), dt__rd_check_fmt_us(d, sizeof d, ws), dt__rd_check_fmt_us((char[32]){0}, 32, we));
             while (depth > 0 && stack[depth - 1].end <= v->start)
                 depth--;
             if (depth > 0 && v->end > stack[depth - 1].end) {
                 const ck_interval *o = &stack[depth - 1];
-                dt_rd_check_finding(c, overlap_kind(o, v), "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
+                dt__rd_check_finding(c, overlap_kind(o, v), "event #%" PRIu64 " \"%.200s\" (%s, ts %s us, end %s us) partially overlaps "
                              "event #%" PRIu64 " \"%.200s\" (ts %s us, end %s us)",
-                             v->index, dt_strtab_key(&c->names, v->name), rowname, dt_rd_check_fmt_us(a, sizeof a, v->start),
-                             dt_rd_check_fmt_us(b, sizeof b, v->end), o->index, dt_strtab_key(&c->names, o->name),
-                             dt_rd_check_fmt_us(d, sizeof d, o->start), dt_rd_check_fmt_us((char[32]){0}, 32, o->end));
+                             v->index, dt__strtab_key(&c->names, v->name), rowname, dt__rd_check_fmt_us(a, sizeof a, v->start),
+                             dt__rd_check_fmt_us(b, sizeof b, v->end), o->index, dt__strtab_key(&c->names, o->name),
+                             dt__rd_check_fmt_us(d, sizeof d, o->start), dt__rd_check_fmt_us((char[32]){0}, 32, o->end));
             }
-            if (dt_vec_reserve_zeroed((void **)&stack, &stack_cap, depth + 1, sizeof *stack) != 0) {
+            if (dt__vec_reserve_zeroed((void **)&stack, &stack_cap, depth + 1, sizeof *stack) != 0) {
                 c->oom = true;
                 break;
             }
             stack[depth++] = *v;
         }
         for (; fe < c->npending && c->pending[fe].row == ri; fe++)
-            dt_rd_check_flow_end_missing(c, &c->pending[fe]);
+            dt__rd_check_flow_end_missing(c, &c->pending[fe]);
     }
     for (; fe < c->npending; fe++) /* rows that hold no complete event */
-        dt_rd_check_flow_end_missing(c, &c->pending[fe]);
+        dt__rd_check_flow_end_missing(c, &c->pending[fe]);
     free(stack);
     free(sorted);
 }
 
-void dt_rd_check_names(ck *c)
+void dt__rd_check_names(ck *c)
 {
-    dt_rd_check_generic_names(c);
+    dt__rd_check_generic_names(c);
     bool any_host = false;
     int64_t max_host = 0;
     size_t max_host_id = 0;
     for (size_t i = 0; i < c->pids.count; i++) {
         const ck_pid *p = &c->pidv[i];
         if (p->used && !p->named)
-            dt_rd_check_finding(c, KD_UNNAMED, "pid %s is not named by process_name metadata", dt_strtab_key(&c->pids, i));
+            dt__rd_check_finding(c, KD_UNNAMED, "pid %s is not named by process_name metadata", dt__strtab_key(&c->pids, i));
         if (p->host && !p->device && (p->has_sort || p->is_num)) {
             int64_t k = p->has_sort ? p->sort : p->num;
             if (!any_host || k > max_host) {
@@ -249,14 +249,14 @@ void dt_rd_check_names(ck *c)
         if (!p->device || p->host)
             continue;
         if (!p->has_sort && !p->is_num) {
-            dt_rd_check_finding(c, KD_ORDER, "device pid %s has no process_sort_index", dt_strtab_key(&c->pids, i));
+            dt__rd_check_finding(c, KD_ORDER, "device pid %s has no process_sort_index", dt__strtab_key(&c->pids, i));
             continue;
         }
         int64_t k = p->has_sort ? p->sort : p->num;
         if (k <= max_host)
-            dt_rd_check_finding(c, KD_ORDER, "device pid %s (sort index %" PRId64 "%s) does not sort after host pid %s (sort "
+            dt__rd_check_finding(c, KD_ORDER, "device pid %s (sort index %" PRId64 "%s) does not sort after host pid %s (sort "
                          "index %" PRId64 ")",
-                         dt_strtab_key(&c->pids, i), k, p->has_sort ? "" : ", by pid",
-                         dt_strtab_key(&c->pids, max_host_id), max_host);
+                         dt__strtab_key(&c->pids, i), k, p->has_sort ? "" : ", by pid",
+                         dt__strtab_key(&c->pids, max_host_id), max_host);
     }
 }

@@ -4,7 +4,7 @@
  * a small state machine with an explicit stack of frames (bounded by
  * DT_RD_MAX_DEPTH) that can stop between any two tokens. A token that does
  * not end inside the window is scanned again once more input is in; each
- * traceEvents entry goes to dt_rd_parse_event whole.
+ * traceEvents entry goes to dt__rd_parse_event whole.
  */
 #include "reader/rd_lex.h"
 
@@ -16,7 +16,7 @@ static int lex_string(dt_rd_ctx *c, const char **s, size_t *len)
 {
     const unsigned char *start = c->data + c->pos + 1, *close;
     bool escaped;
-    int rc = dt_rd_scan_string(c, start, &close, &escaped);
+    int rc = dt__rd_scan_string(c, start, &close, &escaped);
     if (rc != T_OK)
         return rc;
     c->pos = (size_t)(close + 1 - c->data);
@@ -27,7 +27,7 @@ static int lex_string(dt_rd_ctx *c, const char **s, size_t *len)
         *len = (size_t)(close - start);
         return T_OK;
     }
-    return dt_rd_decode_string(c, start, close, s, len);
+    return dt__rd_decode_string(c, start, close, s, len);
 }
 
 static int lex_number(dt_rd_ctx *c, const char **s, size_t *len)
@@ -45,7 +45,7 @@ static int lex_number(dt_rd_ctx *c, const char **s, size_t *len)
 static int lex_word(dt_rd_ctx *c)
 {
     const unsigned char *after;
-    int rc = dt_rd_scan_word(c, c->data + c->pos, &after);
+    int rc = dt__rd_scan_word(c, c->data + c->pos, &after);
     if (rc == T_OK)
         c->pos = (size_t)(after - c->data);
     return rc;
@@ -63,7 +63,7 @@ static inline void value_done(dt_rd_ctx *c)
 static int scalar(dt_rd_ctx *c, int type, const char *s, size_t len)
 {
     c->tok_end = c->pos;
-    if (dt_rd_value(c, type, s, len) < 0)
+    if (dt__rd_value(c, type, s, len) < 0)
         return T_ERR;
     value_done(c);
     return T_OK;
@@ -85,15 +85,15 @@ static int at_end(dt_rd_ctx *c)
         }
         return T_ERR;
     }
-    return dt_rd_lex_error(c, c->pos, "the input ends inside an object or array");
+    return dt__rd_lex_error(c, c->pos, "the input ends inside an object or array");
 }
 
 /* Tokens until the window is exhausted (T_MORE), the input ends (T_OK) or
    an error (T_ERR). The grammar state of each open container is kept in its
    frame so that the parse can stop between any two tokens; within the
    window, each state jumps straight to the one that follows. Each element
-   of traceEvents goes to dt_rd_parse_event whole. */
-int dt_rd_parse(dt_rd_ctx *c)
+   of traceEvents goes to dt__rd_parse_event whole. */
+int dt__rd_parse(dt_rd_ctx *c)
 {
     const unsigned char *p = c->data + c->pos;
     const unsigned char *const end = c->data + c->len;
@@ -107,13 +107,13 @@ int dt_rd_parse(dt_rd_ctx *c)
 #define RELOAD() (p = c->data + c->pos)
 #define SKIP_WS()                                                                                              \
     do {                                                                                                       \
-        p = dt_rd_skip_ws(p);                                                                                        \
+        p = dt__rd_skip_ws(p);                                                                                        \
         if (__builtin_expect(p >= end, 0)) {                                                                   \
             SYNC();                                                                                            \
             return at_end(c);                                                                                  \
         }                                                                                                      \
     } while (0)
-#define ERROR(what) (SYNC(), dt_rd_lex_error(c, c->pos, what))
+#define ERROR(what) (SYNC(), dt__rd_lex_error(c, c->pos, what))
 
 dispatch:
     if (c->depth == 0) {
@@ -147,7 +147,7 @@ key:
         return rc;
     RELOAD();
     c->tok_end = c->pos;
-    if (!dt_rd_key(c, s, len))
+    if (!dt__rd_key(c, s, len))
         return T_ERR;
     f->state = G_COLON;
 colon:
@@ -167,7 +167,7 @@ value:
     ch = *p;
     SYNC();
     if (f && ch == '{' && (f->role == R_EVENTS || (f->role == R_DEVPROPS && c->opt && c->opt->device))) {
-        rc = f->role == R_EVENTS ? dt_rd_parse_event(c) : dt_rd_parse_device(c);
+        rc = f->role == R_EVENTS ? dt__rd_parse_event(c) : dt__rd_parse_device(c);
         if (rc != T_OK)
             return rc;
         RELOAD();
@@ -183,7 +183,7 @@ value:
             c->tok_end = c->pos;
             f->state = G_COMMA_OR_END;
             if (c->depth >= DT_RD_MAX_DEPTH)
-                return dt_rd_fail(c, "nesting deeper than %d levels", DT_RD_MAX_DEPTH), T_ERR;
+                return dt__rd_fail(c, "nesting deeper than %d levels", DT_RD_MAX_DEPTH), T_ERR;
             f = &c->stack[c->depth++];
             f->role = R_SKIP;
             f->is_map = ch == '{';
@@ -203,7 +203,7 @@ value:
             break;
         default:
             if (ch != '-' && (ch < '0' || ch > '9'))
-                return dt_rd_lex_error(c, c->pos, "a value expected");
+                return dt__rd_lex_error(c, c->pos, "a value expected");
             rc = lex_number(c, &s, &len);
             break;
         }
@@ -220,7 +220,7 @@ value:
         c->tok_end = c->pos;
         if (f)
             f->state = G_COMMA_OR_END;
-        if (!dt_rd_open_value(c, ch == '{' ? V_MAP : V_ARRAY))
+        if (!dt__rd_open_value(c, ch == '{' ? V_MAP : V_ARRAY))
             return T_ERR;
         RELOAD();
         f = &c->stack[c->depth - 1];
@@ -245,7 +245,7 @@ value:
         break;
     default:
         if (ch != '-' && (ch < '0' || ch > '9'))
-            return dt_rd_lex_error(c, c->pos, "a value expected");
+            return dt__rd_lex_error(c, c->pos, "a value expected");
         rc = lex_number(c, &s, &len);
         if (rc != T_OK)
             return rc;
@@ -255,7 +255,7 @@ value:
     }
     RELOAD();
     if (!f)
-        goto dispatch; /* the root was a scalar: dt_rd_value refused it */
+        goto dispatch; /* the root was a scalar: dt__rd_value refused it */
 comma_or_end:
     SKIP_WS();
     ch = *p;

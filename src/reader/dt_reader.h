@@ -15,7 +15,7 @@
  * parts share, rd_parse.h and rd_lex.h the JSON parser's state and lexers.
  * The JSON reader: source.c (file, memory, gzip), number.c, lex.c, keys.c
  * (the keys outside traceEvents), event.c, document.c (the outer
- * structure), read.c (dt_rd_read); pf_read.c reads Perfetto traces.
+ * structure), read.c (dt__rd_read); pf_read.c reads Perfetto traces.
  * Built on it, each returning its results for the command to print
  * (src/cli/; results.h declares them): stats.c, check*.c, merge*.c
  * (pf_convert.c for its Perfetto output); rd_text.c writes a trace's text
@@ -112,12 +112,12 @@ enum dt_rd_cat {
 };
 
 /* Kernels, copies and memsets: the events whose time is device time. */
-static inline bool dt_rd_cat_is_device_work(int cat)
+static inline bool dt__rd_cat_is_device_work(int cat)
 {
     return cat == DT_RD_CAT_KERNEL || cat == DT_RD_CAT_MEMCPY || cat == DT_RD_CAT_MEMSET;
 }
 
-static inline bool dt_rd_cat_is_api(int cat)
+static inline bool dt__rd_cat_is_api(int cat)
 {
     return cat == DT_RD_CAT_RUNTIME || cat == DT_RD_CAT_DRIVER;
 }
@@ -125,9 +125,9 @@ static inline bool dt_rd_cat_is_api(int cat)
 /* What runs on a host's rows. The capture window ("Trace") is neither
    host nor device work: torch.profiler draws it on its own "Spans"
    process, sorted after the devices. */
-static inline bool dt_rd_cat_is_host(int cat)
+static inline bool dt__rd_cat_is_host(int cat)
 {
-    return dt_rd_cat_is_api(cat) || cat == DT_RD_CAT_USER_ANNOTATION || cat == DT_RD_CAT_CPU_OP ||
+    return dt__rd_cat_is_api(cat) || cat == DT_RD_CAT_USER_ANNOTATION || cat == DT_RD_CAT_CPU_OP ||
            cat == DT_RD_CAT_PYTHON_FUNCTION;
 }
 
@@ -187,7 +187,7 @@ typedef struct dt_rd_event {
     size_t collective_len, group_len;
 } dt_rd_event;
 
-/* Return 0 to go on, or a positive value to stop reading (dt_rd_read then
+/* Return 0 to go on, or a positive value to stop reading (dt__rd_read then
    returns that value). */
 typedef int (*dt_rd_visitor)(void *user, const dt_rd_event *event);
 
@@ -274,24 +274,24 @@ typedef struct dt_rd_summary {
 #define DT_RD_WRITER_PLUGIN "devtrace.torch"
 #define DT_RD_UNCLASSIFIED_MAX 32
 
-void dt_rd_summary_free(dt_rd_summary *summary);
+void dt__rd_summary_free(dt_rd_summary *summary);
 
 /* Where the JSON comes from. gzip is recognised by its magic bytes. */
 typedef struct dt_rd_source dt_rd_source;
 /* NULL with a message in err (errlen bytes) when the file cannot be opened.
    "-" reads standard input. */
-dt_rd_source *dt_rd_open_file(const char *path, char *err, size_t errlen);
+dt_rd_source *dt__rd_open_file(const char *path, char *err, size_t errlen);
 /* The buffer must outlive the source. */
-dt_rd_source *dt_rd_open_memory(const void *data, size_t len);
-void dt_rd_close(dt_rd_source *src);
+dt_rd_source *dt__rd_open_memory(const void *data, size_t len);
+void dt__rd_close(dt_rd_source *src);
 
 /*
  * Reads the whole source, calling visit for each traceEvents entry and
- * filling *summary (which the caller frees with dt_rd_summary_free, also
+ * filling *summary (which the caller frees with dt__rd_summary_free, also
  * on failure). Returns 0 on success; -1 on a format or I/O error, with a
  * message naming the byte offset in err; or the visitor's non-zero value.
  */
-int dt_rd_read(dt_rd_source *src, dt_rd_visitor visit, void *user, dt_rd_summary *summary,
+int dt__rd_read(dt_rd_source *src, dt_rd_visitor visit, void *user, dt_rd_summary *summary,
                char *err, size_t errlen);
 
 enum {
@@ -323,23 +323,23 @@ typedef struct dt_rd_options {
     size_t window;
 } dt_rd_options;
 
-/* dt_rd_read with options (NULL: none). */
-int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *summary, char *err,
+/* dt__rd_read with options (NULL: none). */
+int dt__rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *summary, char *err,
                     size_t errlen);
 
 /* The text between the quotes of a valid JSON string literal, its escapes
    decoded into out (room for len bytes: decoding never lengthens it).
    Returns the decoded length; out is not NUL-terminated. */
-size_t dt_rd_unescape(const char *text, size_t len, char *out);
+size_t dt__rd_unescape(const char *text, size_t len, char *out);
 
 /* Parses a JSON number as written into exact nanoseconds, treating it as
    microseconds (ts/dur). Returns false when it is not a number or does not
    fit. */
-bool dt_rd_parse_us_to_ns(const char *text, size_t len, int64_t *out_ns);
+bool dt__rd_parse_us_to_ns(const char *text, size_t len, int64_t *out_ns);
 
 /* a + b, saturated at the int64 limits: hostile traces may carry
    durations whose sums do not fit. */
-static inline int64_t dt_rd_add_sat(int64_t a, int64_t b)
+static inline int64_t dt__rd_add_sat(int64_t a, int64_t b)
 {
     int64_t r;
     if (__builtin_add_overflow(a, b, &r))
@@ -349,12 +349,12 @@ static inline int64_t dt_rd_add_sat(int64_t a, int64_t b)
 
 /* Text from a trace for a terminal: control bytes (C0, DEL, C1) and bytes
    that are not UTF-8 are written as \xNN, everything else as it is.
-   dt_rd_safe_len is the number of bytes dt_rd_put_safe writes. */
-size_t dt_rd_safe_len(const char *s);
-void dt_rd_put_safe(FILE *out, const char *s);
-/* The same text as one CSV field: escaped as dt_rd_put_safe does (so a
+   dt__rd_safe_len is the number of bytes dt__rd_put_safe writes. */
+size_t dt__rd_safe_len(const char *s);
+void dt__rd_put_safe(FILE *out, const char *s);
+/* The same text as one CSV field: escaped as dt__rd_put_safe does (so a
    field never spans lines), quoted when it holds a comma or a quote. */
-void dt_rd_put_csv(FILE *out, const char *s);
+void dt__rd_put_csv(FILE *out, const char *s);
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,7 @@ static inline int event_key(const unsigned char *k, size_t len)
 {
     switch (len) {
     case 2: {
-        uint64_t w = dt_rd_load16(k);
+        uint64_t w = dt__rd_load16(k);
         if (w == W("ph")) return K_PH;
         if (w == W("ts")) return K_TS;
         if (w == W("id")) return K_ID;
@@ -35,7 +35,7 @@ static inline int event_key(const unsigned char *k, size_t len)
         break;
     }
     case 3: {
-        uint64_t w = LOW_BYTES((uint64_t)dt_rd_load32(k), 3);
+        uint64_t w = LOW_BYTES((uint64_t)dt__rd_load32(k), 3);
         if (w == W("cat")) return K_CAT;
         if (w == W("pid")) return K_PID;
         if (w == W("tid")) return K_TID;
@@ -43,7 +43,7 @@ static inline int event_key(const unsigned char *k, size_t len)
         break;
     }
     case 4: {
-        uint64_t w = dt_rd_load32(k);
+        uint64_t w = dt__rd_load32(k);
         if (w == W("name")) return K_NAME;
         if (w == W("args")) return K_ARGS;
         break;
@@ -58,23 +58,23 @@ static inline int args_key(const unsigned char *k, size_t len)
 {
     switch (len) {
     case 4: {
-        uint64_t w = dt_rd_load32(k);
+        uint64_t w = dt__rd_load32(k);
         if (w == W("cbid")) return K_CBID;
         if (w == W("name")) return K_ANAME;
         if (w == W("Addr")) return K_ADDR;
         break;
     }
     case 5: {
-        uint64_t w = LOW_BYTES(dt_rd_load64(k), 5);
+        uint64_t w = LOW_BYTES(dt__rd_load64(k), 5);
         if (w == W("bytes")) return K_BYTES;
         if (w == W("Bytes")) return K_MEM_BYTES;
         break;
     }
     case 9:
-        if (dt_rd_load64(k) == W("Device I") && k[8] == 'd') return K_MEM_DEVICE;
+        if (dt__rd_load64(k) == W("Device I") && k[8] == 'd') return K_MEM_DEVICE;
         break;
     case 6: {
-        uint64_t w = LOW_BYTES(dt_rd_load64(k), 6);
+        uint64_t w = LOW_BYTES(dt__rd_load64(k), 6);
         if (w == W("stream")) return K_STREAM;
         if (w == W("device")) return K_DEVICE;
         if (w == W("parent")) return K_PARENT;
@@ -82,18 +82,18 @@ static inline int args_key(const unsigned char *k, size_t len)
         break;
     }
     case 10:
-        if (dt_rd_load64(k) == W("sort_ind") && dt_rd_load16(k + 8) == W("ex")) return K_SORT;
+        if (dt__rd_load64(k) == W("sort_ind") && dt__rd_load16(k + 8) == W("ex")) return K_SORT;
         break;
     case 11: {
-        uint64_t w = dt_rd_load64(k), tail = LOW_BYTES((uint64_t)dt_rd_load32(k + 8), 3);
+        uint64_t w = dt__rd_load64(k), tail = LOW_BYTES((uint64_t)dt__rd_load32(k + 8), 3);
         if (w == W("External") && tail == W(" id")) return K_EXT;
         if (w == W("correlat") && tail == W("ion")) return K_CORR;
         if (w == W("Device T") && tail == W("ype")) return K_MEM_TYPE;
         break;
     }
     case 15:
-        if (dt_rd_load64(k) == W("Collecti") && dt_rd_load64(k + 7) == W("ive name")) return K_COLLECTIVE;
-        if (dt_rd_load64(k) == W("Total Al") && dt_rd_load64(k + 7) == W("llocated")) return K_MEM_TOTAL;
+        if (dt__rd_load64(k) == W("Collecti") && dt__rd_load64(k + 7) == W("ive name")) return K_COLLECTIVE;
+        if (dt__rd_load64(k) == W("Total Al") && dt__rd_load64(k + 7) == W("llocated")) return K_MEM_TOTAL;
         break;
     default:
         break;
@@ -107,14 +107,14 @@ static inline int args_key(const unsigned char *k, size_t len)
 static int ev_expected(dt_rd_ctx *c, const unsigned char *p, const char *what)
 {
     if (p >= c->data + c->len)
-        return c->eof ? dt_rd_lex_error(c, c->len, "the input ends inside an object or array") : T_MORE;
-    return dt_rd_lex_error(c, (size_t)(p - c->data), what);
+        return c->eof ? dt__rd_lex_error(c, c->len, "the input ends inside an object or array") : T_MORE;
+    return dt__rd_lex_error(c, (size_t)(p - c->data), what);
 }
 
 static int nesting_error(dt_rd_ctx *c, const unsigned char *p)
 {
     c->tok_end = (size_t)(p + 1 - c->data);
-    dt_rd_fail(c, "nesting deeper than %d levels", DT_RD_MAX_DEPTH);
+    dt__rd_fail(c, "nesting deeper than %d levels", DT_RD_MAX_DEPTH);
     return T_ERR;
 }
 
@@ -130,21 +130,21 @@ static inline __attribute__((always_inline)) int object_key(dt_rd_ctx *c, const 
     *len = 0;
     if (*p != '"')
         return ev_expected(c, p, what);
-    int rc = dt_rd_scan_string(c, p + 1, &close, &escaped);
+    int rc = dt__rd_scan_string(c, p + 1, &close, &escaped);
     if (rc != T_OK)
         return rc;
     *k = p + 1;
     *len = (size_t)(close - p - 1);
     if (__builtin_expect(escaped, 0)) {
         const char *s;
-        if (dt_rd_decode_string(c, p + 1, close, &s, len) != T_OK)
+        if (dt__rd_decode_string(c, p + 1, close, &s, len) != T_OK)
             return T_ERR;
         *k = (const unsigned char *)s;
     }
-    p = dt_rd_skip_ws(close + 1);
+    p = dt__rd_skip_ws(close + 1);
     if (*p != ':')
         return ev_expected(c, p, "':' expected after an object key");
-    *pp = dt_rd_skip_ws(p + 1);
+    *pp = dt__rd_skip_ws(p + 1);
     return T_OK;
 }
 
@@ -158,16 +158,16 @@ static inline __attribute__((always_inline)) int skip_scalar(dt_rd_ctx *c, const
     int rc;
     switch (*p) {
     case '"':
-        rc = dt_rd_scan_string(c, p + 1, &close, &escaped);
+        rc = dt__rd_scan_string(c, p + 1, &close, &escaped);
         if (rc == T_OK)
             *after = close + 1;
         return rc;
     case 't':
     case 'f':
     case 'n':
-        return dt_rd_scan_word(c, p, after);
+        return dt__rd_scan_word(c, p, after);
     default:
-        if (*p == '-' || dt_rd_is_digit(*p))
+        if (*p == '-' || dt__rd_is_digit(*p))
             return dt_rd_scan_number(c, p, after, &n);
         return ev_expected(c, p, "a value expected");
     }
@@ -194,7 +194,7 @@ open:
     else
         objects &= ~(UINT64_C(1) << d);
     d++;
-    p = dt_rd_skip_ws(p + 1);
+    p = dt__rd_skip_ws(p + 1);
     if (objects >> (d - 1) & 1) {
         if (*p == '}')
             goto close;
@@ -216,9 +216,9 @@ value:
     if (rc != T_OK)
         return rc;
 after_value:
-    p = dt_rd_skip_ws(p);
+    p = dt__rd_skip_ws(p);
     if (*p == ',') {
-        p = dt_rd_skip_ws(p + 1);
+        p = dt__rd_skip_ws(p + 1);
         if (objects >> (d - 1) & 1)
             goto key;
         goto value;
@@ -264,7 +264,7 @@ static int ev_type_error(dt_rd_ctx *c, const unsigned char *p, const char *what)
     int type, rc = value_type(c, p, &type);
     if (rc != T_OK)
         return rc;
-    dt_rd_event_fail(c, what, type);
+    dt__rd_event_fail(c, what, type);
     return T_ERR;
 }
 
@@ -285,7 +285,7 @@ static int sb_append(dt_rd_ctx *c, const void *s, size_t len, size_t *off)
             cap *= 2;
         char *nb = realloc(c->sb, cap);
         if (!nb)
-            return dt_rd_fail(c, "out of memory");
+            return dt__rd_fail(c, "out of memory");
         c->sb = nb;
         c->sb_cap = cap;
     }
@@ -306,7 +306,7 @@ static int string_slot(dt_rd_ctx *c, int slot, const unsigned char *start, const
     }
     const char *s;
     size_t len;
-    if (dt_rd_decode_string(c, start, close, &s, &len) != T_OK || !sb_append(c, s, len, &c->slot_off[slot]))
+    if (dt__rd_decode_string(c, start, close, &s, &len) != T_OK || !sb_append(c, s, len, &c->slot_off[slot]))
         return T_ERR;
     c->slot_len[slot] = (uint32_t)len;
     c->slot_set |= 1u << slot;
@@ -330,23 +330,23 @@ static int int_arg(dt_rd_ctx *c, const unsigned char **pp, bool is_unsigned, int
     if (*p == '"') {
         const unsigned char *close;
         bool escaped;
-        rc = dt_rd_scan_string(c, p + 1, &close, &escaped);
+        rc = dt__rd_scan_string(c, p + 1, &close, &escaped);
         if (rc != T_OK)
             return rc;
         const char *s = (const char *)p + 1;
         size_t len = (size_t)(close - p - 1);
-        if (escaped && dt_rd_decode_string(c, p + 1, close, &s, &len) != T_OK)
+        if (escaped && dt__rd_decode_string(c, p + 1, close, &s, &len) != T_OK)
             return T_ERR;
-        *ok = dt_rd_parse_int_text(s, len, out);
+        *ok = dt__rd_parse_int_text(s, len, out);
         if (*ok)
             c->ev.string_args++;
         after = close + 1;
-    } else if (*p == '-' || dt_rd_is_digit(*p)) {
+    } else if (*p == '-' || dt__rd_is_digit(*p)) {
         dt_rd_num n;
         rc = dt_rd_scan_number(c, p, &after, &n);
         if (rc != T_OK)
             return rc;
-        *ok = dt_rd_num_i64(&n, out);
+        *ok = dt__rd_num_i64(&n, out);
     } else {
         return skip_value(c, pp, 0);
     }
@@ -364,7 +364,7 @@ static int parse_args(dt_rd_ctx *c, const unsigned char *open, const unsigned ch
     int rc;
     if (level > DT_RD_MAX_DEPTH)
         return nesting_error(c, p);
-    p = dt_rd_skip_ws(p + 1);
+    p = dt__rd_skip_ws(p + 1);
     if (*p == '}') {
         *pp = p + 1;
         return T_OK;
@@ -399,7 +399,7 @@ static int parse_args(dt_rd_ctx *c, const unsigned char *open, const unsigned ch
         case K_LABELS:
             /* Only metadata events' name/labels matter; elsewhere any type goes. */
             if (*p == '"') {
-                rc = dt_rd_scan_string(c, p + 1, &close, &escaped);
+                rc = dt__rd_scan_string(c, p + 1, &close, &escaped);
                 if (rc != T_OK || (rc = string_slot(c, key == K_ANAME ? S_ANAME : S_LABELS, p + 1, close,
                                                     escaped)) != T_OK)
                     return rc;
@@ -444,9 +444,9 @@ static int parse_args(dt_rd_ctx *c, const unsigned char *open, const unsigned ch
                 ev->odd_args |= bit;
             }
         }
-        p = dt_rd_skip_ws(p);
+        p = dt__rd_skip_ws(p);
         if (*p == ',') {
-            p = dt_rd_skip_ws(p + 1);
+            p = dt__rd_skip_ws(p + 1);
             continue;
         }
         if (*p == '}')
@@ -464,7 +464,7 @@ static int parse_args(dt_rd_ctx *c, const unsigned char *open, const unsigned ch
    kind for; docs/trace-format.md lists them. */
 static int classify_cat(const unsigned char *s, size_t len);
 
-int dt_rd_classify_cat(const char *s, size_t len)
+int dt__rd_classify_cat(const char *s, size_t len)
 {
     return classify_cat((const unsigned char *)s, len);
 }
@@ -473,9 +473,9 @@ static int classify_cat(const unsigned char *s, size_t len)
 {
 #define CAT_IS(lit) (len == sizeof(lit) - 1 && memcmp(s, lit, sizeof(lit) - 1) == 0)
     /* (the text is NUL-terminated: the eighth byte read is there) */
-    if (len >= 7 && (dt_rd_load64(s + len - 7) & UINT64_C(0x00FFFFFFFFFFFFFF)) == W("_driver"))
+    if (len >= 7 && (dt__rd_load64(s + len - 7) & UINT64_C(0x00FFFFFFFFFFFFFF)) == W("_driver"))
         return DT_RD_CAT_DRIVER;
-    if (len >= 8 && dt_rd_load64(s + len - 8) == W("_runtime"))
+    if (len >= 8 && dt__rd_load64(s + len - 8) == W("_runtime"))
         return DT_RD_CAT_RUNTIME;
     switch (len) {
     case 4: return CAT_IS("ac2g") ? DT_RD_CAT_AC2G : CAT_IS("User") ? DT_RD_CAT_GPU_USER_ANNOTATION : DT_RD_CAT_OTHER;
@@ -510,7 +510,7 @@ static int classify_cat(const unsigned char *s, size_t len)
 #undef CAT_IS
 }
 
-int dt_rd_count_unclassified(dt_rd_summary *sum, const char *cat, size_t len)
+int dt__rd_count_unclassified(dt_rd_summary *sum, const char *cat, size_t len)
 {
     dt_rd_kvlist *l = &sum->unclassified;
     /* the last one met first: a trace's unclassified events come in runs */
@@ -524,7 +524,7 @@ int dt_rd_count_unclassified(dt_rd_summary *sum, const char *cat, size_t len)
         sum->unclassified_more++;
         return 0;
     }
-    if (dt_vec_reserve_zeroed((void **)&l->items, &l->cap, l->count + 1, sizeof *l->items) != 0)
+    if (dt__vec_reserve_zeroed((void **)&l->items, &l->cap, l->count + 1, sizeof *l->items) != 0)
         return -1;
     char *key = malloc(len + 1);
     if (!key)
@@ -585,7 +585,7 @@ static int finish_strings(dt_rd_ctx *c)
 /* The traceEvents entry whose '{' is at c->pos, parsed whole and handed to
    the visitor: T_OK with c->pos past it; T_MORE with nothing changed but
    the event struct, when it does not end inside the window; T_ERR. */
-int dt_rd_parse_event(dt_rd_ctx *c)
+int dt__rd_parse_event(dt_rd_ctx *c)
 {
     const unsigned char *const open = c->data + c->pos;
     const unsigned char *p = open, *close;
@@ -601,7 +601,7 @@ int dt_rd_parse_event(dt_rd_ctx *c)
     ev->offset = c->base + c->pos;
     if (level > DT_RD_MAX_DEPTH)
         return nesting_error(c, p);
-    p = dt_rd_skip_ws(p + 1);
+    p = dt__rd_skip_ws(p + 1);
     if (*p == '}')
         goto done;
     for (;;) {
@@ -622,7 +622,7 @@ int dt_rd_parse_event(dt_rd_ctx *c)
             static const unsigned char slot[] = {[K_PH] = S_PH, [K_CAT] = S_CAT, [K_NAME] = S_NAME, [K_BP] = S_BP};
             if (*p != '"')
                 return ev_type_error(c, p, what[key]);
-            rc = dt_rd_scan_string(c, p + 1, &close, &escaped);
+            rc = dt__rd_scan_string(c, p + 1, &close, &escaped);
             if (rc != T_OK || (rc = string_slot(c, slot[key], p + 1, close, escaped)) != T_OK)
                 return rc;
             p = close + 1;
@@ -635,19 +635,19 @@ int dt_rd_parse_event(dt_rd_ctx *c)
                                             : "\"tid\" must be an integer or a string";
             id->present = true;
             if (*p == '"') {
-                rc = dt_rd_scan_string(c, p + 1, &close, &escaped);
+                rc = dt__rd_scan_string(c, p + 1, &close, &escaped);
                 if (rc != T_OK || (rc = string_slot(c, key == K_PID ? S_PID : S_TID, p + 1, close, escaped)) != T_OK)
                     return rc;
                 id->is_str = true;
                 after = close + 1;
-            } else if (*p == '-' || dt_rd_is_digit(*p)) {
+            } else if (*p == '-' || dt__rd_is_digit(*p)) {
                 dt_rd_num n;
                 rc = dt_rd_scan_number(c, p, &after, &n);
                 if (rc != T_OK)
                     return rc;
-                if (!dt_rd_num_i64(&n, &id->num)) {
+                if (!dt__rd_num_i64(&n, &id->num)) {
                     c->tok_end = (size_t)(after - c->data);
-                    dt_rd_event_fail(c, what, V_NUM);
+                    dt__rd_event_fail(c, what, V_NUM);
                     return T_ERR;
                 }
                 id->is_str = false;
@@ -663,15 +663,15 @@ int dt_rd_parse_event(dt_rd_ctx *c)
         case K_DUR: {
             const char *what = key == K_TS ? "\"ts\" must be a number of microseconds that fits"
                                            : "\"dur\" must be a number of microseconds that fits";
-            if (*p != '-' && !dt_rd_is_digit(*p))
+            if (*p != '-' && !dt__rd_is_digit(*p))
                 return ev_type_error(c, p, what);
             dt_rd_num n;
             rc = dt_rd_scan_number(c, p, &after, &n);
             if (rc != T_OK)
                 return rc;
-            if (!dt_rd_num_us_to_ns(&n, (const char *)p, (size_t)(after - p), key == K_TS ? &ev->ts_ns : &ev->dur_ns)) {
+            if (!dt__rd_num_us_to_ns(&n, (const char *)p, (size_t)(after - p), key == K_TS ? &ev->ts_ns : &ev->dur_ns)) {
                 c->tok_end = (size_t)(after - c->data);
-                dt_rd_event_fail(c, what, V_NUM);
+                dt__rd_event_fail(c, what, V_NUM);
                 return T_ERR;
             }
             ev->has |= key == K_TS ? DT_RD_HAS_TS : DT_RD_HAS_DUR;
@@ -682,12 +682,12 @@ int dt_rd_parse_event(dt_rd_ctx *c)
         }
         case K_ID:
             if (*p == '"') {
-                rc = dt_rd_scan_string(c, p + 1, &close, &escaped);
+                rc = dt__rd_scan_string(c, p + 1, &close, &escaped);
                 if (rc != T_OK || (rc = string_slot(c, S_ID, p + 1, close, escaped)) != T_OK)
                     return rc;
                 ev->id_is_str = true;
                 after = close + 1;
-            } else if (*p == '-' || dt_rd_is_digit(*p)) {
+            } else if (*p == '-' || dt__rd_is_digit(*p)) {
                 dt_rd_num n;
                 rc = dt_rd_scan_number(c, p, &after, &n);
                 if (rc != T_OK)
@@ -720,9 +720,9 @@ int dt_rd_parse_event(dt_rd_ctx *c)
                 return rc;
             break;
         }
-        p = dt_rd_skip_ws(p);
+        p = dt__rd_skip_ws(p);
         if (*p == ',') {
-            p = dt_rd_skip_ws(p + 1);
+            p = dt__rd_skip_ws(p + 1);
             after_comma = true;
             continue;
         }
@@ -740,8 +740,8 @@ done:
         return T_ERR;
     c->pos = c->tok_end = (size_t)(p - c->data);
     c->sum->event_count++;
-    if (ev->cat_kind == DT_RD_CAT_OTHER && ev->cat_len && dt_rd_count_unclassified(c->sum, ev->cat, ev->cat_len) != 0)
-        return dt_rd_fail(c, "out of memory");
+    if (ev->cat_kind == DT_RD_CAT_OTHER && ev->cat_len && dt__rd_count_unclassified(c->sum, ev->cat, ev->cat_len) != 0)
+        return dt__rd_fail(c, "out of memory");
     if (c->opt && c->opt->visit) {
         rc = c->opt->visit(c->opt->user, ev);
         if (rc != 0) {
@@ -755,10 +755,10 @@ done:
 /* A deviceProperties entry whose '{' is at c->pos, read whole for the
    device callback: validated, its top-level "id" located. T_OK with c->pos
    past it, T_MORE with nothing changed, T_ERR. */
-int dt_rd_parse_device(dt_rd_ctx *c)
+int dt__rd_parse_device(dt_rd_ctx *c)
 {
     const unsigned char *const open = c->data + c->pos;
-    const unsigned char *p = dt_rd_skip_ws(open + 1);
+    const unsigned char *p = dt__rd_skip_ws(open + 1);
     dt_rd_span id = {0, 0};
     int rc;
     if (c->depth + 1 > DT_RD_MAX_DEPTH)
@@ -773,13 +773,13 @@ int dt_rd_parse_device(dt_rd_ctx *c)
             const unsigned char *v = p;
             if ((rc = skip_value(c, &p, c->depth + 2)) != T_OK)
                 return rc;
-            if (is_id && (*v == '-' || dt_rd_is_digit(*v))) {
+            if (is_id && (*v == '-' || dt__rd_is_digit(*v))) {
                 id.off = (uint32_t)(v - open);
                 id.len = (uint32_t)(p - v);
             }
-            p = dt_rd_skip_ws(p);
+            p = dt__rd_skip_ws(p);
             if (*p == ',') {
-                p = dt_rd_skip_ws(p + 1);
+                p = dt__rd_skip_ws(p + 1);
                 continue;
             }
             if (*p == '}')

@@ -95,7 +95,7 @@ static int set_summary_str(dt_rd_ctx *c, char **dst, const char *s, size_t len)
     free(*dst);
     *dst = dupn(s, len);
     if (!*dst)
-        return dt_rd_fail(c, "out of memory");
+        return dt__rd_fail(c, "out of memory");
     return 1;
 }
 
@@ -105,13 +105,13 @@ static int kv_add(dt_rd_ctx *c, dt_rd_kvlist *l, int64_t v)
         size_t cap = l->cap ? l->cap * 2 : 16;
         dt_rd_kv *items = realloc(l->items, cap * sizeof *items);
         if (!items)
-            return dt_rd_fail(c, "out of memory");
+            return dt__rd_fail(c, "out of memory");
         l->items = items;
         l->cap = cap;
     }
     char *k = dupn(c->keybuf ? c->keybuf : "", c->keybuf_len);
     if (!k)
-        return dt_rd_fail(c, "out of memory");
+        return dt__rd_fail(c, "out of memory");
     l->items[l->count].key = k;
     l->items[l->count].value = v;
     l->count++;
@@ -125,7 +125,7 @@ static int note_add(dt_rd_ctx *c, const char *s, size_t len)
         size_t cap = l->cap ? l->cap * 2 : 8;
         dt_rd_note *items = realloc(l->items, cap * sizeof *items);
         if (!items)
-            return dt_rd_fail(c, "out of memory");
+            return dt__rd_fail(c, "out of memory");
         l->items = items;
         l->cap = cap;
     }
@@ -133,7 +133,7 @@ static int note_add(dt_rd_ctx *c, const char *s, size_t len)
     if (!k || !v) {
         free(k);
         free(v);
-        return dt_rd_fail(c, "out of memory");
+        return dt__rd_fail(c, "out of memory");
     }
     l->items[l->count].key = k;
     l->items[l->count].text = v;
@@ -169,12 +169,12 @@ static int unusable_rank(dt_rd_ctx *c, int type, const char *s, size_t len)
    scalars carry text, containers are announced with V_MAP / V_ARRAY (and
    then pushed by the caller). Returns the role of a container about to
    open, R_SKIP for an ignored one, or -1 after an error. Events are parsed
-   by dt_rd_parse_event, not here. */
-int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
+   by dt__rd_parse_event, not here. */
+int dt__rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
 {
     if (c->depth == 0) {
         if (type != V_MAP) {
-            dt_rd_fail(c, "the top level is %s, not an object", dt_rd_vtype_name(type));
+            dt__rd_fail(c, "the top level is %s, not an object", dt__rd_vtype_name(type));
             return -1;
         }
         c->root_seen = true;
@@ -190,47 +190,47 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
     case R_ROOT:
         switch (f->key) {
         case K_SCHEMA:
-            if (type != V_NUM || !dt_rd_num_i64(num, &sum->schema_version)) {
-                dt_rd_fail(c, "\"schemaVersion\" must be an integer");
+            if (type != V_NUM || !dt__rd_num_i64(num, &sum->schema_version)) {
+                dt__rd_fail(c, "\"schemaVersion\" must be an integer");
                 return -1;
             }
             sum->has_schema_version = true;
             return R_SKIP;
         case K_DISPLAY:
             if (type != V_STR) {
-                dt_rd_fail(c, "\"displayTimeUnit\" must be a string, not %s", dt_rd_vtype_name(type));
+                dt__rd_fail(c, "\"displayTimeUnit\" must be a string, not %s", dt__rd_vtype_name(type));
                 return -1;
             }
             sum->has_display_time_unit = true;
             return set_summary_str(c, &sum->display_time_unit, s, len) ? R_SKIP : -1;
         case K_BASE:
-            if (type != V_NUM || !dt_rd_num_i64(num, &sum->base_time_ns)) {
-                dt_rd_fail(c, "\"baseTimeNanoseconds\" must be an integer");
+            if (type != V_NUM || !dt__rd_num_i64(num, &sum->base_time_ns)) {
+                dt__rd_fail(c, "\"baseTimeNanoseconds\" must be an integer");
                 return -1;
             }
             sum->has_base_time = true;
             return R_SKIP;
         case K_DEVPROPS:
             if (type != V_ARRAY) {
-                dt_rd_fail(c, "\"deviceProperties\" must be an array, not %s", dt_rd_vtype_name(type));
+                dt__rd_fail(c, "\"deviceProperties\" must be an array, not %s", dt__rd_vtype_name(type));
                 return -1;
             }
             sum->has_device_properties = true;
             return R_DEVPROPS;
         case K_EVENTS:
             if (type != V_ARRAY) {
-                dt_rd_fail(c, "\"traceEvents\" must be an array, not %s", dt_rd_vtype_name(type));
+                dt__rd_fail(c, "\"traceEvents\" must be an array, not %s", dt__rd_vtype_name(type));
                 return -1;
             }
             if (sum->has_trace_events) {
-                dt_rd_fail(c, "\"traceEvents\" appears twice");
+                dt__rd_fail(c, "\"traceEvents\" appears twice");
                 return -1;
             }
             sum->has_trace_events = true;
             return R_EVENTS;
         case K_DEVTRACE:
             if (type != V_MAP) {
-                dt_rd_fail(c, "\"devtrace\" must be an object, not %s", dt_rd_vtype_name(type));
+                dt__rd_fail(c, "\"devtrace\" must be an object, not %s", dt__rd_vtype_name(type));
                 return -1;
             }
             sum->has_devtrace = true;
@@ -244,7 +244,7 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
             return R_DIST;
         case K_TRACENAME:
             if (type != V_STR) {
-                dt_rd_fail(c, "\"traceName\" must be a string, not %s", dt_rd_vtype_name(type));
+                dt__rd_fail(c, "\"traceName\" must be a string, not %s", dt__rd_vtype_name(type));
                 return -1;
             }
             return set_summary_str(c, &sum->trace_name, s, len) ? R_SKIP : -1;
@@ -256,13 +256,13 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
             return R_SKIP;
         }
     case R_EVENTS:
-        /* an object goes to dt_rd_parse_event */
-        dt_rd_fail(c, "traceEvents[%" PRIu64 "] must be an object, not %s", sum->event_count, dt_rd_vtype_name(type));
+        /* an object goes to dt__rd_parse_event */
+        dt__rd_fail(c, "traceEvents[%" PRIu64 "] must be an object, not %s", sum->event_count, dt__rd_vtype_name(type));
         return -1;
     case R_DEVPROPS:
         if (type != V_MAP) {
-            dt_rd_fail(c, "deviceProperties[%zu] must be an object, not %s", sum->device_count,
-                       dt_rd_vtype_name(type));
+            dt__rd_fail(c, "deviceProperties[%zu] must be an object, not %s", sum->device_count,
+                       dt__rd_vtype_name(type));
             return -1;
         }
         sum->device_count++;
@@ -274,7 +274,7 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
         case K_LOCAL_RANK:
         case K_WORLD:
             if ((type != V_NUM && type != V_STR) ||
-                !(type == V_NUM ? dt_rd_num_i64(num, &v) : dt_rd_parse_int_text(s, len, &v)))
+                !(type == V_NUM ? dt__rd_num_i64(num, &v) : dt__rd_parse_int_text(s, len, &v)))
                 return f->key == K_RANK ? unusable_rank(c, type, s, len) : R_SKIP;
             if (f->key == K_RANK) {
                 sum->has_rank = true;
@@ -322,7 +322,7 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
             return set_summary_str(c, dst, s, len) ? R_SKIP : -1;
         }
         case K_DTPID:
-            if (type == V_NUM && dt_rd_num_i64(num, &sum->pid))
+            if (type == V_NUM && dt__rd_num_i64(num, &sum->pid))
                 sum->has_pid = true;
             return R_SKIP;
         case K_RTC:
@@ -342,7 +342,7 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
                 static const char *const names[] = {[K_WINDOW] = "captureWindow", [K_CLOCK] = "clock",
                                                     [K_LOSS] = "loss", [K_COUNTS] = "counts",
                                                     [K_ATTR] = "attribution", [K_PARENTS] = "externalParents"};
-                dt_rd_fail(c, "\"devtrace.%s\" must be an object, not %s", names[f->key], dt_rd_vtype_name(type));
+                dt__rd_fail(c, "\"devtrace.%s\" must be an object, not %s", names[f->key], dt__rd_vtype_name(type));
                 return -1;
             }
             switch (f->key) {
@@ -359,8 +359,8 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
     case R_DT_WINDOW:
         if (f->key == K_START || f->key == K_END) {
             int64_t *dst = f->key == K_START ? &sum->window_start_ns : &sum->window_end_ns;
-            if (type != V_NUM || !dt_rd_num_i64(num, dst)) {
-                dt_rd_fail(c, "\"devtrace.captureWindow.%s\" must be an integer",
+            if (type != V_NUM || !dt__rd_num_i64(num, dst)) {
+                dt__rd_fail(c, "\"devtrace.captureWindow.%s\" must be an integer",
                            f->key == K_START ? "startNs" : "endNs");
                 return -1;
             }
@@ -376,11 +376,11 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
             return R_SKIP;
         }
         double v;
-        if (type != V_NUM || !dt_rd_parse_double(s, len, &v))
+        if (type != V_NUM || !dt__rd_parse_double(s, len, &v))
             return R_SKIP;
         switch (f->key) {
-        case K_SAMPLES: sum->clock_samples = dt_rd_clamp_i64(v); break;
-        case K_SEGMENTS: sum->clock_segments = dt_rd_clamp_i64(v); break;
+        case K_SAMPLES: sum->clock_samples = dt__rd_clamp_i64(v); break;
+        case K_SEGMENTS: sum->clock_segments = dt__rd_clamp_i64(v); break;
         case K_SLOPE: sum->clock_slope = v; break;
         case K_OFFSET: sum->clock_offset_ns = v; break;
         case K_ERRB: sum->clock_error_bound_ns = v; break;
@@ -401,7 +401,7 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
         case K_MAXERR:
         case K_ESTERR: {
             int64_t v;
-            if (type == V_NUM && dt_rd_num_i64(num, &v)) {
+            if (type == V_NUM && dt__rd_num_i64(num, &v)) {
                 if (f->key == K_MAXERR) {
                     sum->has_host_max_error = true;
                     sum->host_max_error_us = v;
@@ -425,9 +425,9 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
         static const char *const names[] = {[R_DT_LOSS] = "loss", [R_DT_COUNTS] = "counts",
                                             [R_DT_ATTR] = "attribution", [R_DT_PARENTS] = "externalParents"};
         int64_t v;
-        if (type != V_NUM || !dt_rd_num_i64(num, &v)) {
-            dt_rd_fail(c, "\"devtrace.%s\" values must be integers (\"%s\" is %s)", names[f->role],
-                       c->keybuf ? c->keybuf : "", type == V_NUM ? "not an integer" : dt_rd_vtype_name(type));
+        if (type != V_NUM || !dt__rd_num_i64(num, &v)) {
+            dt__rd_fail(c, "\"devtrace.%s\" values must be integers (\"%s\" is %s)", names[f->role],
+                       c->keybuf ? c->keybuf : "", type == V_NUM ? "not an integer" : dt__rd_vtype_name(type));
             return -1;
         }
         if ((f->role == R_DT_ATTR || f->role == R_DT_PARENTS) && c->opt && c->opt->entry) {
@@ -435,7 +435,7 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
                                    c->keybuf ? c->keybuf : "", c->keybuf_len, v);
             if (rc != 0) {
                 c->visit_rc = rc;
-                dt_rd_fail(c, "stopped by the caller");
+                dt__rd_fail(c, "stopped by the caller");
                 return -1;
             }
             return R_SKIP;
@@ -451,13 +451,13 @@ int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len)
     }
 }
 
-int dt_rd_open_value(dt_rd_ctx *c, int type)
+int dt__rd_open_value(dt_rd_ctx *c, int type)
 {
-    int role = dt_rd_value(c, type, NULL, 0);
+    int role = dt__rd_value(c, type, NULL, 0);
     if (role < 0)
         return 0;
     if (c->depth >= DT_RD_MAX_DEPTH)
-        return dt_rd_fail(c, "nesting deeper than %d levels", DT_RD_MAX_DEPTH);
+        return dt__rd_fail(c, "nesting deeper than %d levels", DT_RD_MAX_DEPTH);
     dt_rd_frame *f = &c->stack[c->depth++];
     f->role = (unsigned char)role;
     f->is_map = type == V_MAP;
@@ -472,7 +472,7 @@ static bool is_map_of_values(int role)
            role == R_DT_NOTES;
 }
 
-int dt_rd_key(dt_rd_ctx *c, const char *key, size_t len)
+int dt__rd_key(dt_rd_ctx *c, const char *key, size_t len)
 {
     dt_rd_frame *f = &c->stack[c->depth - 1];
     f->key = K_OTHER;
@@ -482,7 +482,7 @@ int dt_rd_key(dt_rd_ctx *c, const char *key, size_t len)
         if (len + 1 > c->keybuf_cap) {
             char *nb = realloc(c->keybuf, len + 1);
             if (!nb)
-                return dt_rd_fail(c, "out of memory");
+                return dt__rd_fail(c, "out of memory");
             c->keybuf = nb;
             c->keybuf_cap = len + 1;
         }
@@ -504,7 +504,7 @@ int dt_rd_key(dt_rd_ctx *c, const char *key, size_t len)
 }
 
 
-void dt_rd_summary_free(dt_rd_summary *s)
+void dt__rd_summary_free(dt_rd_summary *s)
 {
     if (!s)
         return;

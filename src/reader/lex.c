@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *dt_rd_vtype_name(int t)
+const char *dt__rd_vtype_name(int t)
 {
     static const char *names[] = {"a number", "a string", "a boolean", "null", "an object", "an array"};
     return names[t];
@@ -21,7 +21,7 @@ static uint64_t error_offset(const dt_rd_ctx *c)
     return c->base + c->tok_end;
 }
 
-int dt_rd_fail(dt_rd_ctx *c, const char *fmt, ...)
+int dt__rd_fail(dt_rd_ctx *c, const char *fmt, ...)
 {
     if (c->failed)
         return 0;
@@ -36,13 +36,13 @@ int dt_rd_fail(dt_rd_ctx *c, const char *fmt, ...)
 }
 
 /* got: the JSON type found; V_NUM means a number that does not fit. */
-int dt_rd_event_fail(dt_rd_ctx *c, const char *what, int got)
+int dt__rd_event_fail(dt_rd_ctx *c, const char *what, int got)
 {
-    return dt_rd_fail(c, "traceEvents[%" PRIu64 "]: %s, not %s", c->ev.index, what,
-                      got == V_NUM ? "this number" : dt_rd_vtype_name(got));
+    return dt__rd_fail(c, "traceEvents[%" PRIu64 "]: %s, not %s", c->ev.index, what,
+                      got == V_NUM ? "this number" : dt__rd_vtype_name(got));
 }
 
-int dt_rd_lex_error(dt_rd_ctx *c, size_t at, const char *what)
+int dt__rd_lex_error(dt_rd_ctx *c, size_t at, const char *what)
 {
     c->tok_end = at;
     if (!c->failed) {
@@ -55,11 +55,11 @@ int dt_rd_lex_error(dt_rd_ctx *c, size_t at, const char *what)
 /* A scan stopped at q on what it found there. When the bytes it needed
    from q run past the window and the input goes on, that may be the
    window's NUL: T_MORE, to scan again with more text. Otherwise an error. */
-int dt_rd_stop_at(dt_rd_ctx *c, const unsigned char *q, size_t need, const char *what)
+int dt__rd_stop_at(dt_rd_ctx *c, const unsigned char *q, size_t need, const char *what)
 {
     if (!c->eof && q + need > c->data + c->len)
         return T_MORE;
-    return dt_rd_lex_error(c, (size_t)(q - c->data), what);
+    return dt__rd_lex_error(c, (size_t)(q - c->data), what);
 }
 
 static int hex4(const unsigned char *p, unsigned *out)
@@ -101,9 +101,9 @@ static char *put_utf8(char *o, unsigned cp)
     return o;
 }
 
-/* The rest of a string from p, a byte dt_rd_string_stop stopped at that is not
+/* The rest of a string from p, a byte dt__rd_string_stop stopped at that is not
    its closing quote: escapes and UTF-8 validated. */
-int dt_rd_scan_string_slow(dt_rd_ctx *c, const unsigned char *p, const unsigned char **close,
+int dt__rd_scan_string_slow(dt_rd_ctx *c, const unsigned char *p, const unsigned char **close,
                            bool *escaped)
 {
     for (;;) {
@@ -116,25 +116,25 @@ int dt_rd_scan_string_slow(dt_rd_ctx *c, const unsigned char *p, const unsigned 
             unsigned cp;
             if (e == 'u') {
                 if (!hex4(p + 2, &cp))
-                    return dt_rd_stop_at(c, p, 6, "a \\u escape needs four hex digits");
+                    return dt__rd_stop_at(c, p, 6, "a \\u escape needs four hex digits");
                 p += 6;
             } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
                        e == 't') {
                 p += 2;
             } else {
-                return dt_rd_stop_at(c, p, 2, "an unknown escape in a string");
+                return dt__rd_stop_at(c, p, 2, "an unknown escape in a string");
             }
         } else if (ch < 0x20) {
             if (p >= c->data + c->len)
-                return c->eof ? dt_rd_lex_error(c, c->len, "a string is not closed") : T_MORE;
-            return dt_rd_lex_error(c, (size_t)(p - c->data), "a control character in a string (it must be escaped)");
+                return c->eof ? dt__rd_lex_error(c, c->len, "a string is not closed") : T_MORE;
+            return dt__rd_lex_error(c, (size_t)(p - c->data), "a control character in a string (it must be escaped)");
         } else {
-            int n = (int)dt_utf8_len(p, 4); /* the window's NUL ends any sequence */
+            int n = (int)dt__utf8_len(p, 4); /* the window's NUL ends any sequence */
             if (n == 0)
-                return dt_rd_stop_at(c, p, 4, "invalid UTF-8 in a string");
+                return dt__rd_stop_at(c, p, 4, "invalid UTF-8 in a string");
             p += n;
         }
-        p = dt_rd_string_stop(p);
+        p = dt__rd_string_stop(p);
     }
     *close = p;
     return T_OK;
@@ -181,7 +181,7 @@ static char *unescape(const unsigned char *q, const unsigned char *close, char *
     return o;
 }
 
-size_t dt_rd_unescape(const char *text, size_t len, char *out)
+size_t dt__rd_unescape(const char *text, size_t len, char *out)
 {
     const unsigned char *q = (const unsigned char *)text;
     return (size_t)(unescape(q, q + len, out) - out);
@@ -189,7 +189,7 @@ size_t dt_rd_unescape(const char *text, size_t len, char *out)
 
 /* The text of an escaped string [start, close) decoded into c->tmp, which
    keeps 16 readable bytes past it for word-wide key compares. */
-int dt_rd_decode_string(dt_rd_ctx *c, const unsigned char *start, const unsigned char *close, const char **s,
+int dt__rd_decode_string(dt_rd_ctx *c, const unsigned char *start, const unsigned char *close, const char **s,
                         size_t *len)
 {
     size_t raw_len = (size_t)(close - start);
@@ -200,7 +200,7 @@ int dt_rd_decode_string(dt_rd_ctx *c, const unsigned char *start, const unsigned
             cap *= 2;
         char *nb = realloc(c->tmp, cap);
         if (!nb)
-            return dt_rd_lex_error(c, (size_t)(close - c->data), "out of memory");
+            return dt__rd_lex_error(c, (size_t)(close - c->data), "out of memory");
         c->tmp = nb;
         c->tmp_cap = cap;
     }

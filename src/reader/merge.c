@@ -32,14 +32,14 @@ static void write_capture(merger *m, dt_out *o)
     out_text(o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
     out_i64(o, pid);
     out_text(o, ",\"tid\":0,\"ts\":");
-    dt_rd_merge_out_us3(o, m->window_start - m->base_ns);
+    dt__rd_merge_out_us3(o, m->window_start - m->base_ns);
     out_text(o, ",\"args\":{\"name\":\"devtrace capture\"}},\n{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"devtrace "
                 "capture\",\"pid\":");
     out_i64(o, pid);
     out_text(o, ",\"tid\":0,\"ts\":");
-    dt_rd_merge_out_us3(o, m->window_start - m->base_ns);
+    dt__rd_merge_out_us3(o, m->window_start - m->base_ns);
     out_text(o, ",\"dur\":");
-    dt_rd_merge_out_us3(o, m->window_end - m->window_start);
+    dt__rd_merge_out_us3(o, m->window_end - m->window_start);
     out_text(o, ",\"args\":{}}");
 }
 
@@ -50,7 +50,7 @@ static int write_merged_perfetto(void *arg, dt_out *o)
 {
     merge_job *j = arg;
     merger *m = j->m;
-    pf_trace *t = dt_pf_trace_open(o, (uint64_t)(m->window_start < 0 ? 0 : m->window_start));
+    pf_trace *t = dt__pf_trace_open(o, (uint64_t)(m->window_start < 0 ? 0 : m->window_start));
     if (!t)
         return ENOMEM;
     const char *dir = getenv("TMPDIR");
@@ -66,29 +66,29 @@ static int write_merged_perfetto(void *arg, dt_out *o)
         unlink(tmp); /* nothing is left behind, however merge ends: read back through the descriptor */
         snprintf(tmp, sizeof tmp, "/proc/self/fd/%d", fd);
         dt_out go;
-        if (dt_out_init(&go, fd, 0, 1, 1u << 20) != 0) {
+        if (dt__out_init(&go, fd, 0, 1, 1u << 20) != 0) {
             err = ENOMEM;
         } else {
             out_text(&go, "{\"baseTimeNanoseconds\": ");
             out_i64(&go, m->base_ns);
             out_text(&go, ",\n\"traceEvents\": [");
             m->first_event = true;
-            if (dt_rd_merge_write_group(m, &go, gi) != 0)
+            if (dt__rd_merge_write_group(m, &go, gi) != 0)
                 err = m->oom ? ENOMEM : (go.err ? go.err : EIO);
             if (gi == 0)
                 write_capture(m, &go);
             out_text(&go, "\n]}\n");
-            int fin = dt_out_finish(&go);
-            dt_out_free(&go);
+            int fin = dt__out_finish(&go);
+            dt__out_free(&go);
             if (!err)
                 err = fin;
         }
         char msg[512];
-        if (!err && (err = dt_rd_pf_convert(t, tmp, &j->pf, msg, sizeof msg)) != 0)
-            dt_rd_merge_say(m, "converting to Perfetto: %s", msg);
+        if (!err && (err = dt__rd_pf_convert(t, tmp, &j->pf, msg, sizeof msg)) != 0)
+            dt__rd_merge_say(m, "converting to Perfetto: %s", msg);
         close(fd);
     }
-    int close_err = dt_pf_trace_close(t);
+    int close_err = dt__pf_trace_close(t);
     return err ? err : close_err;
 }
 
@@ -97,11 +97,11 @@ static int write_merged(void *arg, dt_out *o)
     merge_job *j = arg;
     merger *m = j->m;
     out_text(o, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
-    dt_rd_merge_write_devices(m, o);
+    dt__rd_merge_write_devices(m, o);
     out_text(o, "],\n");
-    if (dt_rd_merge_common_host(m)) {
+    if (dt__rd_merge_common_host(m)) {
         out_text(o, "\"host_name\": ");
-        out_str(o, dt_rd_merge_common_host(m));
+        out_str(o, dt__rd_merge_common_host(m));
         out_text(o, ",\n");
     }
     out_text(o, "\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
@@ -109,23 +109,23 @@ static int write_merged(void *arg, dt_out *o)
     out_text(o, ",\n\"traceEvents\": [");
     m->first_event = true;
     for (int gi = 0; gi < m->ngroups; gi++)
-        if (dt_rd_merge_write_group(m, o, gi) != 0)
+        if (dt__rd_merge_write_group(m, o, gi) != 0)
             return m->oom ? ENOMEM : (o->err ? o->err : EIO);
     write_capture(m, o);
     out_text(o, "\n],\n");
-    dt_rd_merge_write_devtrace_key(m, o, j->agreement);
+    dt__rd_merge_write_devtrace_key(m, o, j->agreement);
     out_text(o, ",\n\"traceName\": ");
     out_str(o, j->out_path);
     out_text(o, "\n}\n");
     return o->err;
 }
 
-void dt_rd_merge_say(merger *m, const char *fmt, ...)
+void dt__rd_merge_say(merger *m, const char *fmt, ...)
 {
     dt_merge_result *r = m->said;
     va_list ap;
     va_start(ap, fmt);
-    if (dt_rd_line_at(&r->lines, &r->lines_cap, r->nlines, fmt, ap) == 0 && r->lines[r->nlines])
+    if (dt__rd_line_at(&r->lines, &r->lines_cap, r->nlines, fmt, ap) == 0 && r->lines[r->nlines])
         r->nlines++;
     va_end(ap);
 }
@@ -144,25 +144,25 @@ static int review_inputs(merger *m)
             const input *b = &m->in[j];
             if (a->ino && a->dev == b->dev && a->ino == b->ino) {
                 if (strcmp(a->path, b->path) == 0)
-                    dt_rd_merge_say(m, "warning: %s is given twice: its events are written twice", a->path);
+                    dt__rd_merge_say(m, "warning: %s is given twice: its events are written twice", a->path);
                 else
-                    dt_rd_merge_say(m, "warning: %s is the same file as %s: its events are written twice", a->path,
+                    dt__rd_merge_say(m, "warning: %s is the same file as %s: its events are written twice", a->path,
                                     b->path);
                 problems++;
                 twice = true;
-            } else if (a->sum.has_rank && b->sum.has_rank && a->sum.rank == b->sum.rank && !dt_rd_merge_same_process(a, b)) {
-                dt_rd_merge_say(m, "warning: %s and %s both claim rank %" PRId64 " (distributedInfo)", b->path, a->path,
+            } else if (a->sum.has_rank && b->sum.has_rank && a->sum.rank == b->sum.rank && !dt__rd_merge_same_process(a, b)) {
+                dt__rd_merge_say(m, "warning: %s and %s both claim rank %" PRId64 " (distributedInfo)", b->path, a->path,
                                 a->sum.rank);
                 problems++;
             }
         }
         if (a->sum.unusable_rank) {
-            dt_rd_merge_say(m, "warning: %s claims rank %s (distributedInfo): a rank is a whole number, 0 or more; "
+            dt__rd_merge_say(m, "warning: %s claims rank %s (distributedInfo): a rank is a whole number, 0 or more; "
                                "merged as a trace without a rank", a->path, a->sum.unusable_rank);
             problems++;
         }
         if (a->sum.has_rank && a->sum.rank < 0) {
-            dt_rd_merge_say(m, "warning: %s claims rank %" PRId64 " (distributedInfo): a rank is 0 or more", a->path,
+            dt__rd_merge_say(m, "warning: %s claims rank %" PRId64 " (distributedInfo): a rank is 0 or more", a->path,
                             a->sum.rank);
             problems++;
         }
@@ -178,11 +178,11 @@ static int review_inputs(merger *m)
             if (broken)
                 snprintf(flows, sizeof flows, " %" PRIu64 " flow id%s without exactly one start and one finish",
                          broken, broken == 1 ? "" : "s");
-            dt_rd_merge_say(m, "warning: %s: carried over as written:%s%s", a->path, durations, flows);
+            dt__rd_merge_say(m, "warning: %s: carried over as written:%s%s", a->path, durations, flows);
             problems++;
         }
         if (!a->devtrace && a->cut_flows)
-            dt_rd_merge_say(m, "%s: %" PRIu64 " flow id%s with one side only, carried over as written (a known "
+            dt__rd_merge_say(m, "%s: %" PRIu64 " flow id%s with one side only, carried over as written (a known "
                                "property of torch.profiler's traces: Kineto cuts flows at the capture window's edge)",
                             a->path, a->cut_flows, a->cut_flows == 1 ? "" : "s");
     }
@@ -195,7 +195,7 @@ struct dt_merge {
     bool gzip, perfetto;
 };
 
-int dt_rd_merge_open(const dt_merge_request *req, dt_merge **out, dt_merge_result *result)
+int dt__rd_merge_open(const dt_merge_request *req, dt_merge **out, dt_merge_result *result)
 {
     memset(result, 0, sizeof *result);
     dt_merge *d = calloc(1, sizeof *d);
@@ -209,8 +209,8 @@ int dt_rd_merge_open(const dt_merge_request *req, dt_merge **out, dt_merge_resul
     const char *out_path = req->out_path;
     int n = req->ninputs;
     const char *why;
-    if (dt_output_kind_of(out_path, &why) == DT_OUTPUT_REFUSED) {
-        dt_rd_merge_say(mm, "cannot write %s: %s", out_path, why);
+    if (dt__output_kind_of(out_path, &why) == DT_OUTPUT_REFUSED) {
+        dt__rd_merge_say(mm, "cannot write %s: %s", out_path, why);
         return 1;
     }
     struct stat out_st;
@@ -226,7 +226,7 @@ int dt_rd_merge_open(const dt_merge_request *req, dt_merge **out, dt_merge_resul
         struct stat st;
         mm->in[i].path = req->inputs[i];
         if (strcmp(req->inputs[i], "-") == 0) {
-            if (dt_rd_merge_spool_input(mm, &mm->in[i]) != 0)
+            if (dt__rd_merge_spool_input(mm, &mm->in[i]) != 0)
                 return 1;
             continue;
         }
@@ -235,42 +235,42 @@ int dt_rd_merge_open(const dt_merge_request *req, dt_merge **out, dt_merge_resul
         mm->in[i].dev = st.st_dev;
         mm->in[i].ino = st.st_ino;
         if (out_exists && S_ISREG(out_st.st_mode) && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino) {
-            dt_rd_merge_say(mm, "%s is also an input%s%s: it would be replaced while being read; name another "
+            dt__rd_merge_say(mm, "%s is also an input%s%s: it would be replaced while being read; name another "
                                 "output", out_path, strcmp(out_path, req->inputs[i]) ? " as " : "",
                             strcmp(out_path, req->inputs[i]) ? req->inputs[i] : "");
             return 2;
         }
         /* a FIFO, a pipe or a terminal gives its bytes once: both passes read a copy */
         if ((S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) &&
-            dt_rd_merge_spool_input(mm, &mm->in[i]) != 0)
+            dt__rd_merge_spool_input(mm, &mm->in[i]) != 0)
             return 1;
     }
-    if (dt_rd_merge_index_inputs(mm) != 0)
+    if (dt__rd_merge_index_inputs(mm) != 0)
         return 1;
     result->warnings = review_inputs(mm);
     return 0;
 }
 
-int dt_rd_merge_write(dt_merge *d, dt_merge_result *result)
+int dt__rd_merge_write(dt_merge *d, dt_merge_result *result)
 {
     merger *m = &d->m;
     m->said = result;
-    if (dt_rd_merge_make_groups(m) != 0) {
-        dt_rd_merge_say(m, "out of memory");
+    if (dt__rd_merge_make_groups(m) != 0) {
+        dt__rd_merge_say(m, "out of memory");
         return 1;
     }
-    dt_rd_merge_plan_ids(m);
-    dt_rd_merge_clock_agreement(m, d->job.agreement, sizeof d->job.agreement);
+    dt__rd_merge_plan_ids(m);
+    dt__rd_merge_clock_agreement(m, d->job.agreement, sizeof d->job.agreement);
     m->spill_attr = tmpfile();
     m->spill_parents = tmpfile();
     if (!m->spill_attr || !m->spill_parents) {
-        dt_rd_merge_say(m, "cannot create a temporary file: %s", strerror(errno));
+        dt__rd_merge_say(m, "cannot create a temporary file: %s", strerror(errno));
         return 1;
     }
     const char *out_path = d->job.out_path;
-    int werr = dt_write_file_atomic(out_path, d->gzip, d->perfetto ? write_merged_perfetto : write_merged, &d->job);
+    int werr = dt__write_file_atomic(out_path, d->gzip, d->perfetto ? write_merged_perfetto : write_merged, &d->job);
     if (werr != 0) {
-        dt_rd_merge_say(m, "cannot write %s: %s", out_path, werr == ENOMEM ? "out of memory" : strerror(werr));
+        dt__rd_merge_say(m, "cannot write %s: %s", out_path, werr == ENOMEM ? "out of memory" : strerror(werr));
         return 1;
     }
     result->traces = m->nin;
@@ -283,7 +283,7 @@ int dt_rd_merge_write(dt_merge *d, dt_merge_result *result)
     return 0;
 }
 
-void dt_rd_merge_close(dt_merge *d)
+void dt__rd_merge_close(dt_merge *d)
 {
     if (!d)
         return;
@@ -291,7 +291,7 @@ void dt_rd_merge_close(dt_merge *d)
     for (int i = 0; m->in && i < m->nin; i++) {
         if (m->in[i].spool_path[0])
             close(m->in[i].spool_fd);
-        dt_rd_summary_free(&m->in[i].sum);
+        dt__rd_summary_free(&m->in[i].sum);
         for (size_t k = 0; k < m->in[i].ndevices; k++)
             free(m->in[i].devices[k]);
         free(m->in[i].devices);
@@ -301,16 +301,16 @@ void dt_rd_merge_close(dt_merge *d)
         fclose(m->spill_attr);
     if (m->spill_parents)
         fclose(m->spill_parents);
-    dt_u64map_free(&m->corr_ext);
-    dt_u64map_free(&m->attr);
-    dt_rd_merge_reset_rows(m);
+    dt__u64map_free(&m->corr_ext);
+    dt__u64map_free(&m->attr);
+    dt__rd_merge_reset_rows(m);
     free(m->ops);
     free(m->in);
     free(m->groups);
     free(d);
 }
 
-void dt_rd_merge_result_free(dt_merge_result *result)
+void dt__rd_merge_result_free(dt_merge_result *result)
 {
     for (size_t i = 0; i < result->nlines; i++)
         free(result->lines[i]);

@@ -101,7 +101,7 @@ typedef struct merger {
     int ngroups;
     int64_t base_ns;
     int64_t window_start, window_end;
-    dt_merge_result *said; /* what merge says, line by line (dt_rd_merge_say) */
+    dt_merge_result *said; /* what merge says, line by line (dt__rd_merge_say) */
     /* per group, while writing it */
     cpu_op *ops;
     size_t nops, ops_cap;
@@ -121,68 +121,68 @@ typedef struct merger {
 
 enum { ROW_USED = 1, ROW_NAMED = 2 };
 
-#define out_text dt_out_text
-#define out_u64 dt_out_u64
-#define out_i64 dt_out_i64
-#define out_str dt_json_cstr
+#define out_text dt__out_text
+#define out_u64 dt__out_u64
+#define out_i64 dt__out_i64
+#define out_str dt__json_cstr
 
 /* Flows from runtime calls to device work: their ids are correlation ids,
    which merge moves per input. Other flows (torch's fwdbwd) keep theirs. */
-static inline bool dt_rd_merge_is_ac2g_flow(const dt_rd_event *e)
+static inline bool dt__rd_merge_is_ac2g_flow(const dt_rd_event *e)
 {
     return (e->ph[0] == 's' || e->ph[0] == 'f' || e->ph[0] == 't') && !e->ph[1] && e->cat_kind == DT_RD_CAT_AC2G;
 }
 
 /* An External id as the output writes it: moved past the inputs' before. */
-static inline uint64_t dt_rd_merge_remap_ext(const input *in, uint64_t id)
+static inline uint64_t dt__rd_merge_remap_ext(const input *in, uint64_t id)
 {
     return id >= RANGE_ID_BASE ? id + in->range_off : id + in->ext_off;
 }
 
 /* A line for the user (dt_merge_result.lines), printf-style. */
-__attribute__((format(printf, 2, 3))) void dt_rd_merge_say(merger *m, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void dt__rd_merge_say(merger *m, const char *fmt, ...);
 
 /* ---- the inputs (merge_inputs.c) ---- */
-/* Reads the input with the visitor: 0, or -1 said (dt_rd_merge_say). */
-int dt_rd_merge_read_input(merger *m, input *in, dt_rd_visitor visit, void *user, unsigned flags,
+/* Reads the input with the visitor: 0, or -1 said (dt__rd_merge_say). */
+int dt__rd_merge_read_input(merger *m, input *in, dt_rd_visitor visit, void *user, unsigned flags,
                            dt_rd_summary *sum);
 /* An input that is no regular file (a FIFO, a pipe, a terminal, "-" for
    standard input) copied once, for both passes. 0, or -1 said. */
-int dt_rd_merge_spool_input(merger *m, input *in);
+int dt__rd_merge_spool_input(merger *m, input *in);
 /* The first pass over every input. 0, or -1 said. */
-int dt_rd_merge_index_inputs(merger *m);
+int dt__rd_merge_index_inputs(merger *m);
 /* The host an input names, or NULL. */
-const char *dt_rd_merge_input_host(const input *in);
+const char *dt__rd_merge_input_host(const input *in);
 /* The host every input that names one names (torch.profiler's top-level
    "host_name" kept as it wrote it), or NULL when none or several. */
-const char *dt_rd_merge_common_host(const merger *m);
+const char *dt__rd_merge_common_host(const merger *m);
 /* Two inputs are one process: the same pid, and no host or rank that differs. */
-bool dt_rd_merge_same_process(const input *a, const input *b);
+bool dt__rd_merge_same_process(const input *a, const input *b);
 /* The inputs of one process together, groups in rank order. -1 when out of
    memory. */
-int dt_rd_merge_make_groups(merger *m);
+int dt__rd_merge_make_groups(merger *m);
 /* Id offsets and the common time base. */
-void dt_rd_merge_plan_ids(merger *m);
+void dt__rd_merge_plan_ids(merger *m);
 
 /* ---- linking calls to cpu_ops (merge_link.c) ---- */
 /* The torch trace's cpu_ops indexed, then each devtrace call of group gi
    given the External id of its innermost op (m->corr_ext). 0, or -1. */
-int dt_rd_merge_link_group(merger *m, int gi, input *torch);
+int dt__rd_merge_link_group(merger *m, int gi, input *torch);
 
 /* ---- writing events (merge_events.c) ---- */
 /* ns as microseconds with three decimals. */
-void dt_rd_merge_out_us3(dt_out *o, int64_t ns);
+void dt__rd_merge_out_us3(dt_out *o, int64_t ns);
 /* Forgets the pids and rows the output used. */
-void dt_rd_merge_reset_rows(merger *m);
+void dt__rd_merge_reset_rows(merger *m);
 /* The events of group gi, as the output writes them. 0, or -1. */
-int dt_rd_merge_write_group(merger *m, dt_out *o, int gi);
+int dt__rd_merge_write_group(merger *m, dt_out *o, int gi);
 
 /* ---- the devtrace key and deviceProperties (merge_devtrace.c) ---- */
 /* What the inputs allow us to say about how their clocks agree, into buf. */
-void dt_rd_merge_clock_agreement(merger *m, char *buf, size_t n);
-void dt_rd_merge_write_devtrace_key(merger *m, dt_out *o, const char *agreement);
+void dt__rd_merge_clock_agreement(merger *m, char *buf, size_t n);
+void dt__rd_merge_write_devtrace_key(merger *m, dt_out *o, const char *agreement);
 /* Every input's deviceProperties, rank by rank, each "id" moved as its
    rank's pids are. */
-void dt_rd_merge_write_devices(merger *m, dt_out *o);
+void dt__rd_merge_write_devices(merger *m, dt_out *o);
 
 #endif

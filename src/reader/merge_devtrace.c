@@ -24,10 +24,10 @@ static void copy_spill(dt_out *o, FILE *f)
    (a torch.profiler trace names none). */
 static const char *group_host(const merger *m, int i)
 {
-    const char *h = dt_rd_merge_input_host(&m->in[i]);
+    const char *h = dt__rd_merge_input_host(&m->in[i]);
     for (int j = 0; !h && j < m->nin; j++)
         if (j != i && m->in[j].group == m->in[i].group)
-            h = dt_rd_merge_input_host(&m->in[j]);
+            h = dt__rd_merge_input_host(&m->in[j]);
     return h;
 }
 
@@ -35,7 +35,7 @@ static const char *group_host(const merger *m, int i)
    that names no host (a foreign one, or one written before devtrace named
    hosts) may come from any host: its clock's offset from the others is
    unknown, and the note says which traces those are. */
-void dt_rd_merge_clock_agreement(merger *m, char *buf, size_t n)
+void dt__rd_merge_clock_agreement(merger *m, char *buf, size_t n)
 {
     const char *first_host = NULL;
     bool several = false;
@@ -112,7 +112,7 @@ void dt_rd_merge_clock_agreement(merger *m, char *buf, size_t n)
         snprintf(buf, n, "%s", named);
 }
 
-void dt_rd_merge_write_devtrace_key(merger *m, dt_out *o, const char *agreement)
+void dt__rd_merge_write_devtrace_key(merger *m, dt_out *o, const char *agreement)
 {
     out_text(o, "\"devtrace\": {\n  \"version\": ");
     out_str(o, DT_VERSION_STRING);
@@ -128,8 +128,8 @@ void dt_rd_merge_write_devtrace_key(merger *m, dt_out *o, const char *agreement)
         for (int i = 0; i < m->nin; i++)
             for (size_t k = 0; k < m->in[i].sum.loss.count; k++)
                 if (strcmp(m->in[i].sum.loss.items[k].key, reason) == 0)
-                    sum = dt_rd_add_sat(sum, m->in[i].sum.loss.items[k].value);
-        total = dt_rd_add_sat(total, sum);
+                    sum = dt__rd_add_sat(sum, m->in[i].sum.loss.items[k].value);
+        total = dt__rd_add_sat(total, sum);
         out_text(o, r ? ", \"" : "\"");
         out_text(o, reason);
         out_text(o, "\": ");
@@ -157,9 +157,9 @@ void dt_rd_merge_write_devtrace_key(merger *m, dt_out *o, const char *agreement)
             out_str(o, in->path);
             out_text(o, ", \"format\": ");
             out_str(o, in->devtrace ? "devtrace" : "foreign");
-            if (dt_rd_merge_input_host(in)) {
+            if (dt__rd_merge_input_host(in)) {
                 out_text(o, ", \"host\": ");
-                out_str(o, dt_rd_merge_input_host(in));
+                out_str(o, dt__rd_merge_input_host(in));
             }
             if (in->has_main_pid) {
                 out_text(o, ", \"pid\": ");
@@ -203,7 +203,7 @@ void dt_rd_merge_write_devtrace_key(merger *m, dt_out *o, const char *agreement)
 
 /* Every input's deviceProperties, rank by rank, each "id" moved as its
    device's pid is (a device listed by both traces of a process once). */
-void dt_rd_merge_write_devices(merger *m, dt_out *o)
+void dt__rd_merge_write_devices(merger *m, dt_out *o)
 {
     int64_t *seen = NULL;
     size_t nseen = 0, cap = 0, written = 0;
@@ -231,11 +231,11 @@ void dt_rd_merge_write_devices(merger *m, dt_out *o)
                     dup = seen[j] == moved;
                 if (dup)
                     continue;
-                if (has_id && dt_vec_reserve_zeroed((void **)&seen, &cap, nseen + 1, sizeof *seen) == 0)
+                if (has_id && dt__vec_reserve_zeroed((void **)&seen, &cap, nseen + 1, sizeof *seen) == 0)
                     seen[nseen++] = moved;
                 out_text(o, written++ ? ",\n  " : "\n  ");
                 if (has_id) {
-                    dt_out_write(o, raw, id.off);
+                    dt__out_write(o, raw, id.off);
                     out_i64(o, moved);
                     out_text(o, raw + id.off + id.len);
                 } else {

@@ -18,14 +18,14 @@ typedef struct writer {
     bool linked; /* the group has a cpu_op index */
 } writer;
 
-void dt_rd_merge_out_us3(dt_out *o, int64_t ns)
+void dt__rd_merge_out_us3(dt_out *o, int64_t ns)
 {
-    char *p = dt_out_reserve(o, 32);
+    char *p = dt__out_reserve(o, 32);
     if (ns < 0) {
         *p++ = '-';
         ns = -ns;
     }
-    dt_out_commit(o, dt_put_us3(p, (uint64_t)ns));
+    dt__out_commit(o, dt__put_us3(p, (uint64_t)ns));
 }
 
 /* A pid written as a string (Kineto's "Spans"): a rank's own, so that two
@@ -75,7 +75,7 @@ static void write_edited(writer *w, const dt_rd_event *e, edit *ed, int n)
     w->m->first_event = false;
     size_t at = 0;
     for (int k = 0; k < n; k++) {
-        dt_out_write(o, e->raw + at, ed[k].off - at);
+        dt__out_write(o, e->raw + at, ed[k].off - at);
         switch (ed[k].kind) {
         case ED_PID:
             out_i64(o, ed[k].i);
@@ -84,7 +84,7 @@ static void write_edited(writer *w, const dt_rd_event *e, edit *ed, int n)
             out_str_pid(w, e->pid.str);
             break;
         case ED_TS:
-            dt_rd_merge_out_us3(o, ed[k].i);
+            dt__rd_merge_out_us3(o, ed[k].i);
             break;
         case ED_INSERT_EXT:
             out_text(o, "\"External id\":");
@@ -97,7 +97,7 @@ static void write_edited(writer *w, const dt_rd_event *e, edit *ed, int n)
         }
         at = ed[k].off + ed[k].len;
     }
-    dt_out_write(o, e->raw + at, e->raw_len - at);
+    dt__out_write(o, e->raw + at, e->raw_len - at);
 }
 
 static bool args_empty(const dt_rd_event *e)
@@ -129,7 +129,7 @@ static void write_meta(writer *w, const dt_rd_event *e, const char *what, int64_
     else
         out_i64(o, e->tid.present ? e->tid.num : 0);
     out_text(o, ",\"ts\":");
-    dt_rd_merge_out_us3(o, dt_rd_add_sat(e->ts_ns, w->in->ts_delta_ns));
+    dt__rd_merge_out_us3(o, dt__rd_add_sat(e->ts_ns, w->in->ts_delta_ns));
     out_text(o, ",\"args\":{\"");
     out_text(o, key);
     out_text(o, "\":");
@@ -165,8 +165,8 @@ static void out_id(dt_out *o, const char *key)
 static int mark_out(merger *m, dt_strtab *t, uint8_t **flags, size_t *cap, const char *key, size_t len,
                     uint8_t bit)
 {
-    int64_t id = dt_strtab_intern(t, key, len, NULL);
-    if (id < 0 || dt_vec_reserve_zeroed((void **)flags, cap, (size_t)id + 1, 1) != 0)
+    int64_t id = dt__strtab_intern(t, key, len, NULL);
+    if (id < 0 || dt__vec_reserve_zeroed((void **)flags, cap, (size_t)id + 1, 1) != 0)
         return -1;
     (*flags)[id] |= bit;
     return 0;
@@ -197,12 +197,12 @@ static int mark_rows(writer *w, const dt_rd_event *e, int64_t pid)
     return e->tid.present ? mark_out(m, &m->out_rows, &m->row_flags, &m->row_flags_cap, row, rl, ROW_USED) : 0;
 }
 
-void dt_rd_merge_reset_rows(merger *m)
+void dt__rd_merge_reset_rows(merger *m)
 {
-    dt_strtab_free(&m->out_pids);
-    dt_strtab_free(&m->out_rows);
-    dt_strtab_init(&m->out_pids);
-    dt_strtab_init(&m->out_rows);
+    dt__strtab_free(&m->out_pids);
+    dt__strtab_free(&m->out_rows);
+    dt__strtab_init(&m->out_pids);
+    dt__strtab_init(&m->out_rows);
     free(m->pid_flags);
     free(m->row_flags);
     m->pid_flags = m->row_flags = NULL;
@@ -218,7 +218,7 @@ static void name_unnamed_rows(merger *m, dt_out *o, const group *g)
     for (size_t i = 0; i < m->out_pids.count; i++) {
         if (m->pid_flags[i] != ROW_USED)
             continue;
-        const char *p = dt_strtab_key(&m->out_pids, i);
+        const char *p = dt__strtab_key(&m->out_pids, i);
         if (p[0] == 's' && strncmp(p + 2, g->label, strlen(g->label)) == 0)
             snprintf(name, sizeof name, "%s", p + 2); /* a moved string pid says its rank already */
         else
@@ -235,7 +235,7 @@ static void name_unnamed_rows(merger *m, dt_out *o, const group *g)
     for (size_t i = 0; i < m->out_rows.count; i++) {
         if (m->row_flags[i] != ROW_USED)
             continue;
-        const char *p = dt_strtab_key(&m->out_rows, i);
+        const char *p = dt__strtab_key(&m->out_rows, i);
         const char *t = p + strlen(p) + 1;
         snprintf(name, sizeof name, "%s%s", t[0] == 's' ? "" : "thread ", t[0] == 's' && !t[2] ? "(tid \"\")" : t + 2);
         out_text(o, m->first_event ? "\n" : ",\n");
@@ -296,9 +296,9 @@ static int write_visit(void *user, const dt_rd_event *e)
         ed[n++] = (edit){e->at[DT_RD_AT_PID].off, e->at[DT_RD_AT_PID].len, ED_PID_STR, 0, 0};
     if (in->ts_delta_ns && e->at[DT_RD_AT_TS].len)
         ed[n++] = (edit){e->at[DT_RD_AT_TS].off, e->at[DT_RD_AT_TS].len, ED_TS, 0,
-                         dt_rd_add_sat(e->ts_ns, in->ts_delta_ns)};
+                         dt__rd_add_sat(e->ts_ns, in->ts_delta_ns)};
     uint64_t v;
-    if (dt_rd_merge_is_ac2g_flow(e) && in->flow_off && e->at[DT_RD_AT_ID].len && !e->id_is_str && strchr(e->id, '.') == NULL &&
+    if (dt__rd_merge_is_ac2g_flow(e) && in->flow_off && e->at[DT_RD_AT_ID].len && !e->id_is_str && strchr(e->id, '.') == NULL &&
         sscanf(e->id, "%" SCNu64, &v) == 1)
         ed[n++] = (edit){e->at[DT_RD_AT_ID].off, e->at[DT_RD_AT_ID].len, ED_ID, v + in->flow_off, 0};
     if ((e->has & DT_RD_HAS_CORRELATION) && in->flow_off && e->at[DT_RD_AT_CORR].len)
@@ -306,18 +306,18 @@ static int write_visit(void *user, const dt_rd_event *e)
                          e->correlation + in->flow_off, 0};
     if ((e->has & DT_RD_HAS_PARENT) && e->at[DT_RD_AT_PARENT].len)
         ed[n++] = (edit){e->at[DT_RD_AT_PARENT].off, e->at[DT_RD_AT_PARENT].len, ED_PARENT,
-                         dt_rd_merge_remap_ext(in, e->parent), 0};
+                         dt__rd_merge_remap_ext(in, e->parent), 0};
     /* the External id this event ends up with */
     bool has_ext = (e->has & DT_RD_HAS_EXTERNAL_ID) != 0;
-    uint64_t ext = has_ext ? dt_rd_merge_remap_ext(in, e->external_id) : 0;
+    uint64_t ext = has_ext ? dt__rd_merge_remap_ext(in, e->external_id) : 0;
     uint64_t linked;
-    if (w->linked && in->devtrace && (e->has & DT_RD_HAS_CORRELATION) && (dt_rd_cat_is_api(e->cat_kind) || dt_rd_cat_is_device_work(e->cat_kind)) &&
-        dt_u64map_get(&m->corr_ext, e->correlation, &linked)) {
+    if (w->linked && in->devtrace && (e->has & DT_RD_HAS_CORRELATION) && (dt__rd_cat_is_api(e->cat_kind) || dt__rd_cat_is_device_work(e->cat_kind)) &&
+        dt__u64map_get(&m->corr_ext, e->correlation, &linked)) {
         const input *torch = NULL;
         for (int i = 0; i < m->nin; i++)
             if (m->in[i].group == in->group && !m->in[i].devtrace)
                 torch = &m->in[i];
-        ext = dt_rd_merge_remap_ext(torch ? torch : in, linked - 1);
+        ext = dt__rd_merge_remap_ext(torch ? torch : in, linked - 1);
         if (!has_ext && e->at[DT_RD_AT_ARGS].len) {
             ed[n++] = (edit){e->at[DT_RD_AT_ARGS].off + 1, 0, ED_INSERT_EXT, ext, args_empty(e) ? 0 : 1};
         }
@@ -325,13 +325,13 @@ static int write_visit(void *user, const dt_rd_event *e)
     }
     if (has_ext && e->at[DT_RD_AT_EXT].len && (e->has & DT_RD_HAS_EXTERNAL_ID) && ext != e->external_id)
         ed[n++] = (edit){e->at[DT_RD_AT_EXT].off, e->at[DT_RD_AT_EXT].len, ED_EXT, ext, 0};
-    if (has_ext && e->ph[0] == 'X' && dt_rd_cat_is_device_work(e->cat_kind)) {
-        uint64_t *slot = dt_u64map_slot(&m->attr, ext, NULL);
+    if (has_ext && e->ph[0] == 'X' && dt__rd_cat_is_device_work(e->cat_kind)) {
+        uint64_t *slot = dt__u64map_slot(&m->attr, ext, NULL);
         if (!slot) {
             m->oom = true;
             return 1;
         }
-        *slot = (uint64_t)dt_rd_add_sat((int64_t)*slot, e->dur_ns);
+        *slot = (uint64_t)dt__rd_add_sat((int64_t)*slot, e->dur_ns);
     }
     write_edited(w, e, ed, n);
     m->events_written++;
@@ -342,13 +342,13 @@ static int spill_group(merger *m)
 {
     size_t cursor = 0;
     uint64_t key, value;
-    while (dt_u64map_next(&m->attr, &cursor, &key, &value))
+    while (dt__u64map_next(&m->attr, &cursor, &key, &value))
         fprintf(m->spill_attr, "%" PRIu64 " %" PRIu64 "\n", key, value);
-    dt_u64map_free(&m->attr);
+    dt__u64map_free(&m->attr);
     return ferror(m->spill_attr) ? -1 : 0;
 }
 
-int dt_rd_merge_write_group(merger *m, dt_out *o, int gi)
+int dt__rd_merge_write_group(merger *m, dt_out *o, int gi)
 {
     group *g = &m->groups[gi];
     input *torch = NULL;
@@ -361,10 +361,10 @@ int dt_rd_merge_write_group(merger *m, dt_out *o, int gi)
         devtrace_inputs += m->in[i].devtrace;
     }
     bool linked = false;
-    dt_u64map_free(&m->corr_ext);
-    dt_rd_merge_reset_rows(m);
+    dt__u64map_free(&m->corr_ext);
+    dt__rd_merge_reset_rows(m);
     if (torch && devtrace_inputs) {
-        if (dt_rd_merge_link_group(m, gi, torch) != 0)
+        if (dt__rd_merge_link_group(m, gi, torch) != 0)
             return -1;
         linked = true;
     }
@@ -374,15 +374,15 @@ int dt_rd_merge_write_group(merger *m, dt_out *o, int gi)
             continue;
         writer w = {m, o, in, g, linked};
         dt_rd_summary s;
-        int rc = dt_rd_merge_read_input(m, in, write_visit, &w, DT_RD_RAW, &s);
+        int rc = dt__rd_merge_read_input(m, in, write_visit, &w, DT_RD_RAW, &s);
         /* externalParents, moved like the ids they name */
         for (size_t k = 0; rc == 0 && k < s.external_parents.count; k++) {
             uint64_t key;
             if (sscanf(s.external_parents.items[k].key, "%" SCNu64, &key) == 1)
-                fprintf(m->spill_parents, "%" PRIu64 " %" PRIu64 "\n", dt_rd_merge_remap_ext(in, key),
-                        dt_rd_merge_remap_ext(in, (uint64_t)s.external_parents.items[k].value));
+                fprintf(m->spill_parents, "%" PRIu64 " %" PRIu64 "\n", dt__rd_merge_remap_ext(in, key),
+                        dt__rd_merge_remap_ext(in, (uint64_t)s.external_parents.items[k].value));
         }
-        dt_rd_summary_free(&s);
+        dt__rd_summary_free(&s);
         if (rc != 0)
             return -1;
     }

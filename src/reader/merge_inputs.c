@@ -24,7 +24,7 @@ static int pass1_visit(void *user, const dt_rd_event *e)
     pass1 *p = user;
     input *in = p->in;
     if (e->ph[0] == 'X' && (e->has & (DT_RD_HAS_TS | DT_RD_HAS_DUR)) == (DT_RD_HAS_TS | DT_RD_HAS_DUR)) {
-        int64_t st = e->ts_ns, en = dt_rd_add_sat(e->ts_ns, e->dur_ns);
+        int64_t st = e->ts_ns, en = dt__rd_add_sat(e->ts_ns, e->dur_ns);
         if (!in->has_extent || st < in->min_ns)
             in->min_ns = st;
         if (!in->has_extent || en > in->max_ns)
@@ -32,7 +32,7 @@ static int pass1_visit(void *user, const dt_rd_event *e)
         in->has_extent = true;
         if (e->cat_kind == DT_RD_CAT_CPU_OP)
             in->has_cpu_ops = true;
-        if (dt_rd_cat_is_host(e->cat_kind) && e->pid.present && !e->pid.is_str) {
+        if (dt__rd_cat_is_host(e->cat_kind) && e->pid.present && !e->pid.is_str) {
             for (int k = 0; k < 8; k++) {
                 if (p->counts[k] && p->pids[k] == e->pid.num) {
                     p->counts[k]++;
@@ -56,12 +56,12 @@ static int pass1_visit(void *user, const dt_rd_event *e)
         *has = true;
     }
     uint64_t id;
-    if (dt_rd_merge_is_ac2g_flow(e) && (e->has & DT_RD_HAS_ID) && !e->id_is_str && strchr(e->id, '.') == NULL &&
+    if (dt__rd_merge_is_ac2g_flow(e) && (e->has & DT_RD_HAS_ID) && !e->id_is_str && strchr(e->id, '.') == NULL &&
         sscanf(e->id, "%" SCNu64, &id) == 1) {
         if (!in->has_flows || id > in->max_flow)
             in->max_flow = id;
         in->has_flows = true;
-        uint64_t *ends = dt_u64map_slot(&p->flow_ends, id, NULL);
+        uint64_t *ends = dt__u64map_slot(&p->flow_ends, id, NULL);
         if (!ends) {
             *p->oom = true;
             return 1;
@@ -119,12 +119,12 @@ static bool may_be_trace(unsigned char b)
     return b == '{' || b == 0x1f;
 }
 
-int dt_rd_merge_spool_input(merger *m, input *in)
+int dt__rd_merge_spool_input(merger *m, input *in)
 {
     bool std_in = strcmp(in->path, "-") == 0;
     int src = std_in ? STDIN_FILENO : open(in->path, O_RDONLY | O_CLOEXEC);
     if (src < 0) {
-        dt_rd_merge_say(m, "cannot open %s: %s", in->path, strerror(errno));
+        dt__rd_merge_say(m, "cannot open %s: %s", in->path, strerror(errno));
         return -1;
     }
     const char *dir = getenv("TMPDIR");
@@ -132,7 +132,7 @@ int dt_rd_merge_spool_input(merger *m, input *in)
     snprintf(tmp, sizeof tmp, "%s/devtrace-merge-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        dt_rd_merge_say(m, "%s cannot be read twice, and its copy cannot be made: %s: %s", in->path, tmp,
+        dt__rd_merge_say(m, "%s cannot be read twice, and its copy cannot be made: %s: %s", in->path, tmp,
                         strerror(errno));
         if (!std_in)
             close(src);
@@ -156,7 +156,7 @@ int dt_rd_merge_spool_input(merger *m, input *in)
                 continue;
             looked = true;
             if (!may_be_trace(b)) {
-                dt_rd_merge_say(m, "%s: not a trace: it begins with byte 0x%02x (a JSON trace begins with '{', "
+                dt__rd_merge_say(m, "%s: not a trace: it begins with byte 0x%02x (a JSON trace begins with '{', "
                                 "gzip with 0x1f 0x8b)", in->path, b);
                 err = -1;
             }
@@ -169,7 +169,7 @@ int dt_rd_merge_spool_input(merger *m, input *in)
         close(src);
     if (err) {
         if (err > 0)
-            dt_rd_merge_say(m, "%s cannot be read twice, and copying it failed: %s", in->path, strerror(err));
+            dt__rd_merge_say(m, "%s cannot be read twice, and copying it failed: %s", in->path, strerror(err));
         close(fd);
         return -1;
     }
@@ -178,43 +178,43 @@ int dt_rd_merge_spool_input(merger *m, input *in)
     return 0;
 }
 
-int dt_rd_merge_read_input(merger *m, input *in, dt_rd_visitor visit, void *user, unsigned flags, dt_rd_summary *sum)
+int dt__rd_merge_read_input(merger *m, input *in, dt_rd_visitor visit, void *user, unsigned flags, dt_rd_summary *sum)
 {
     char msg[512];
-    dt_rd_source *src = dt_rd_open_file(in->spool_path[0] ? in->spool_path : in->path, msg, sizeof msg);
+    dt_rd_source *src = dt__rd_open_file(in->spool_path[0] ? in->spool_path : in->path, msg, sizeof msg);
     if (!src) {
-        dt_rd_merge_say(m, "%s", msg);
+        dt__rd_merge_say(m, "%s", msg);
         return -1;
     }
     dt_rd_options o = {.visit = visit, .user = user, .flags = flags};
     if (visit == pass1_visit)
         o.device = pass1_device;
-    int rc = dt_rd_read_opts(src, &o, sum, msg, sizeof msg);
-    dt_rd_close(src);
+    int rc = dt__rd_read_opts(src, &o, sum, msg, sizeof msg);
+    dt__rd_close(src);
     if (rc != 0) {
         if (m->oom)
-            dt_rd_merge_say(m, "out of memory");
+            dt__rd_merge_say(m, "out of memory");
         else
-            dt_rd_merge_say(m, "%s: %s", in->path, msg[0] ? msg : "stopped");
+            dt__rd_merge_say(m, "%s: %s", in->path, msg[0] ? msg : "stopped");
         return -1;
     }
     return 0;
 }
 
-int dt_rd_merge_index_inputs(merger *m)
+int dt__rd_merge_index_inputs(merger *m)
 {
     for (int i = 0; i < m->nin; i++) {
         input *in = &m->in[i];
         pass1 p = {.in = in, .oom = &m->oom};
-        int rc = dt_rd_merge_read_input(m, in, pass1_visit, &p, DT_RD_JSON, &in->sum);
+        int rc = dt__rd_merge_read_input(m, in, pass1_visit, &p, DT_RD_JSON, &in->sum);
         size_t cursor = 0;
         uint64_t id, ends;
-        while (dt_u64map_next(&p.flow_ends, &cursor, &id, &ends)) {
+        while (dt__u64map_next(&p.flow_ends, &cursor, &id, &ends)) {
             bool cut = ends == UINT64_C(1) << 32 || ends == 1;
             in->cut_flows += cut;
             in->broken_flows += !cut && ends != (UINT64_C(1) << 32 | 1);
         }
-        dt_u64map_free(&p.flow_ends);
+        dt__u64map_free(&p.flow_ends);
         if (rc != 0)
             return -1;
         /* the plugin's key inside torch.profiler's trace does not make it devtrace's */
@@ -234,25 +234,25 @@ int dt_rd_merge_index_inputs(merger *m)
         }
         int64_t base = in->sum.has_base_time ? in->sum.base_time_ns : 0;
         if (in->has_extent) {
-            in->min_ns = dt_rd_add_sat(in->min_ns, base);
-            in->max_ns = dt_rd_add_sat(in->max_ns, base);
+            in->min_ns = dt__rd_add_sat(in->min_ns, base);
+            in->max_ns = dt__rd_add_sat(in->max_ns, base);
         }
     }
     return 0;
 }
 
-const char *dt_rd_merge_input_host(const input *in)
+const char *dt__rd_merge_input_host(const input *in)
 {
     return in->sum.host ? in->sum.host : in->sum.rank_host ? in->sum.rank_host : in->sum.host_name;
 }
 
 /* The host every input that names one names (torch.profiler's top-level
    "host_name" kept as it wrote it), or NULL when none or several. */
-const char *dt_rd_merge_common_host(const merger *m)
+const char *dt__rd_merge_common_host(const merger *m)
 {
     const char *h = NULL;
     for (int i = 0; i < m->nin; i++) {
-        const char *x = dt_rd_merge_input_host(&m->in[i]);
+        const char *x = dt__rd_merge_input_host(&m->in[i]);
         if (x && h && strcmp(x, h) != 0)
             return NULL;
         if (x)
@@ -262,11 +262,11 @@ const char *dt_rd_merge_common_host(const merger *m)
 }
 
 /* Two inputs are one process: the same pid, and no host or rank that differs. */
-bool dt_rd_merge_same_process(const input *a, const input *b)
+bool dt__rd_merge_same_process(const input *a, const input *b)
 {
     if (!a->has_main_pid || !b->has_main_pid || a->main_pid != b->main_pid)
         return false;
-    const char *ha = dt_rd_merge_input_host(a), *hb = dt_rd_merge_input_host(b);
+    const char *ha = dt__rd_merge_input_host(a), *hb = dt__rd_merge_input_host(b);
     if (ha && hb && strcmp(ha, hb) != 0)
         return false;
     if (a->sum.has_rank && b->sum.has_rank && a->sum.rank != b->sum.rank)
@@ -284,7 +284,7 @@ static int cmp_group_rank(const void *x, const void *y)
     return a->first_input < b->first_input ? -1 : a->first_input > b->first_input;
 }
 
-int dt_rd_merge_make_groups(merger *m)
+int dt__rd_merge_make_groups(merger *m)
 {
     int *order = calloc((size_t)(unsigned)m->nin, sizeof *order);
     m->groups = calloc((size_t)(unsigned)m->nin, sizeof *m->groups);
@@ -301,7 +301,7 @@ int dt_rd_merge_make_groups(merger *m)
         g->first_input = i;
         m->in[i].group = m->ngroups;
         for (int j = i + 1; j < m->nin; j++) {
-            if (m->in[j].group < 0 && dt_rd_merge_same_process(&m->in[i], &m->in[j])) {
+            if (m->in[j].group < 0 && dt__rd_merge_same_process(&m->in[i], &m->in[j])) {
                 bool taken = false; /* one devtrace and one foreign trace per process */
                 for (int k = 0; k < m->nin; k++)
                     taken |= m->in[k].group == m->ngroups && k != i;
@@ -341,7 +341,7 @@ int dt_rd_merge_make_groups(merger *m)
 }
 
 /* Id offsets and the common time base. */
-void dt_rd_merge_plan_ids(merger *m)
+void dt__rd_merge_plan_ids(merger *m)
 {
     uint64_t flow = 0, ext = 0, range = 0;
     bool have_base = false;

@@ -12,11 +12,11 @@ static int ops_visit(void *user, const dt_rd_event *e)
     if (e->ph[0] != 'X' || e->cat_kind != DT_RD_CAT_CPU_OP || !(e->has & DT_RD_HAS_EXTERNAL_ID) ||
         !e->tid.present || e->tid.is_str)
         return 0;
-    if (dt_vec_reserve_zeroed((void **)&m->ops, &m->ops_cap, m->nops + 1, sizeof *m->ops) != 0) {
+    if (dt__vec_reserve_zeroed((void **)&m->ops, &m->ops_cap, m->nops + 1, sizeof *m->ops) != 0) {
         m->oom = true;
         return 1;
     }
-    m->ops[m->nops++] = (cpu_op){e->tid.num, e->ts_ns, dt_rd_add_sat(e->ts_ns, e->dur_ns), e->external_id, SIZE_MAX};
+    m->ops[m->nops++] = (cpu_op){e->tid.num, e->ts_ns, dt__rd_add_sat(e->ts_ns, e->dur_ns), e->external_id, SIZE_MAX};
     return 0;
 }
 
@@ -43,7 +43,7 @@ static void link_parents(merger *m)
         while (depth > 0 && m->ops[stack[depth - 1]].end < o->start)
             depth--;
         o->parent = depth > 0 ? stack[depth - 1] : SIZE_MAX;
-        if (dt_vec_reserve_zeroed((void **)&stack, &cap, depth + 1, sizeof *stack) != 0) {
+        if (dt__vec_reserve_zeroed((void **)&stack, &cap, depth + 1, sizeof *stack) != 0) {
             m->oom = true;
             break;
         }
@@ -82,13 +82,13 @@ typedef struct link_ctx {
 static int link_visit(void *user, const dt_rd_event *e)
 {
     link_ctx *l = user;
-    if (e->ph[0] != 'X' || !dt_rd_cat_is_api(e->cat_kind) || !(e->has & DT_RD_HAS_CORRELATION) || !e->tid.present ||
+    if (e->ph[0] != 'X' || !dt__rd_cat_is_api(e->cat_kind) || !(e->has & DT_RD_HAS_CORRELATION) || !e->tid.present ||
         e->tid.is_str)
         return 0;
     const cpu_op *op = innermost_op(l->m, e->tid.num, e->ts_ns + l->to_torch_ns);
     if (!op)
         return 0;
-    uint64_t *slot = dt_u64map_slot(&l->m->corr_ext, e->correlation, NULL);
+    uint64_t *slot = dt__u64map_slot(&l->m->corr_ext, e->correlation, NULL);
     if (!slot) {
         l->m->oom = true;
         return 1;
@@ -98,16 +98,16 @@ static int link_visit(void *user, const dt_rd_event *e)
 }
 
 
-int dt_rd_merge_link_group(merger *m, int gi, input *torch)
+int dt__rd_merge_link_group(merger *m, int gi, input *torch)
 {
     /* the torch trace's cpu_ops, then each devtrace call's op */
     m->nops = 0;
     dt_rd_summary s;
-    if (dt_rd_merge_read_input(m, torch, ops_visit, m, 0, &s) != 0) {
-        dt_rd_summary_free(&s);
+    if (dt__rd_merge_read_input(m, torch, ops_visit, m, 0, &s) != 0) {
+        dt__rd_summary_free(&s);
         return -1;
     }
-    dt_rd_summary_free(&s);
+    dt__rd_summary_free(&s);
     if (m->nops > 1)
         qsort(m->ops, m->nops, sizeof *m->ops, cmp_op);
     link_parents(m);
@@ -118,11 +118,11 @@ int dt_rd_merge_link_group(merger *m, int gi, input *torch)
         if (in->group != gi || !in->devtrace)
             continue;
         link_ctx l = {m, in, in->ts_delta_ns - torch->ts_delta_ns};
-        if (dt_rd_merge_read_input(m, in, link_visit, &l, 0, &s) != 0) {
-            dt_rd_summary_free(&s);
+        if (dt__rd_merge_read_input(m, in, link_visit, &l, 0, &s) != 0) {
+            dt__rd_summary_free(&s);
             return -1;
         }
-        dt_rd_summary_free(&s);
+        dt__rd_summary_free(&s);
     }
     return 0;
 }

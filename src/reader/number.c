@@ -31,12 +31,12 @@ static bool parse_i64(const char *s, size_t len, int64_t *out)
 {
     bool neg = len > 0 && s[0] == '-';
     uint64_t u;
-    return parse_u64(s + neg, len - neg, &u) && dt_rd_signed_value(neg, u, out);
+    return parse_u64(s + neg, len - neg, &u) && dt__rd_signed_value(neg, u, out);
 }
 
 /* An integer written as a string by a writer that uses strings for ids
    ("7", "0x1f"), as Kineto's ROCm path does for streams. */
-bool dt_rd_parse_int_text(const char *s, size_t len, int64_t *out)
+bool dt__rd_parse_int_text(const char *s, size_t len, int64_t *out)
 {
     while (len > 0 && (*s == ' ' || *s == '\t')) {
         s++;
@@ -66,7 +66,7 @@ bool dt_rd_parse_int_text(const char *s, size_t len, int64_t *out)
     return parse_i64(s, len, out);
 }
 
-bool dt_rd_parse_double(const char *s, size_t len, double *out)
+bool dt__rd_parse_double(const char *s, size_t len, double *out)
 {
     char tmp[64];
     if (len == 0 || len >= sizeof tmp)
@@ -81,7 +81,7 @@ bool dt_rd_parse_double(const char *s, size_t len, double *out)
     return true;
 }
 
-int64_t dt_rd_clamp_i64(double v)
+int64_t dt__rd_clamp_i64(double v)
 {
     if (!(v > -9.2e18))
         return v != v ? 0 : INT64_MIN;
@@ -90,7 +90,7 @@ int64_t dt_rd_clamp_i64(double v)
     return (int64_t)v;
 }
 
-bool dt_rd_parse_us_to_ns(const char *s, size_t len, int64_t *out_ns)
+bool dt__rd_parse_us_to_ns(const char *s, size_t len, int64_t *out_ns)
 {
     size_t i = 0;
     bool neg = false;
@@ -131,7 +131,7 @@ bool dt_rd_parse_us_to_ns(const char *s, size_t len, int64_t *out_ns)
         /* Exponent notation is not what devtrace writes; a double is as
            exact as the text can be then. */
         double v;
-        if (!dt_rd_parse_double(s, len, &v))
+        if (!dt__rd_parse_double(s, len, &v))
             return false;
         double ns = v * 1000.0;
         if (!(ns > -9.2e18 && ns < 9.2e18))

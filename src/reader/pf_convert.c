@@ -96,8 +96,8 @@ static int64_t process_id(cv *c, const dt_rd_id *pid)
     int n = pid->is_str ? snprintf(key, sizeof key, "s%.250s", pid->str)
                         : snprintf(key, sizeof key, "n%" PRId64, pid->num);
     bool added;
-    int64_t id = dt_strtab_intern(&c->pids, key, (size_t)n, &added);
-    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->procs, &c->proc_cap, (size_t)id + 1, sizeof *c->procs) != 0)
+    int64_t id = dt__strtab_intern(&c->pids, key, (size_t)n, &added);
+    if (id < 0 || dt__vec_reserve_zeroed((void **)&c->procs, &c->proc_cap, (size_t)id + 1, sizeof *c->procs) != 0)
         return -1;
     if (added)
         c->procs[id].pid = id_number(pid);
@@ -115,8 +115,8 @@ static int64_t row_id(cv *c, const dt_rd_event *e)
         n += snprintf(key + n, sizeof key - (size_t)n, "%s", num);
     }
     bool added;
-    int64_t id = dt_strtab_intern(&c->rows, key, (size_t)n, &added);
-    if (id < 0 || dt_vec_reserve_zeroed((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
+    int64_t id = dt__strtab_intern(&c->rows, key, (size_t)n, &added);
+    if (id < 0 || dt__vec_reserve_zeroed((void **)&c->rowv, &c->row_cap, (size_t)id + 1, sizeof *c->rowv) != 0)
         return -1;
     if (added) {
         int64_t p = process_id(c, &e->pid);
@@ -190,12 +190,12 @@ static int visit(void *user, const dt_rd_event *e)
     if (row < 0)
         goto oom;
     if (flow) {
-        if (dt_vec_reserve_zeroed((void **)&c->flows, &c->flow_cap, c->nflows + 1, sizeof *c->flows) != 0)
+        if (dt__vec_reserve_zeroed((void **)&c->flows, &c->flow_cap, c->nflows + 1, sizeof *c->flows) != 0)
             goto oom;
         c->flows[c->nflows++] = (cv_flow){e->ts_ns, flow_number(e), (uint32_t)row, e->ph[0] == 'f'};
         return 0;
     }
-    if (dt_vec_reserve_zeroed((void **)&c->slices, &c->slice_cap, c->nslices + 1, sizeof *c->slices) != 0)
+    if (dt__vec_reserve_zeroed((void **)&c->slices, &c->slice_cap, c->nslices + 1, sizeof *c->slices) != 0)
         goto oom;
     c->slices[c->nslices++] =
         (cv_slice){e->ts_ns, e->ts_ns + e->dur_ns, e->offset, e->index, (uint32_t)e->raw_len, (uint32_t)row};
@@ -288,7 +288,7 @@ static const char *js_text(const char *s, size_t len, char *buf, size_t cap, siz
 {
     if (len >= cap)
         return NULL;
-    *out_len = dt_rd_unescape(s, len, buf);
+    *out_len = dt__rd_unescape(s, len, buf);
     return buf;
 }
 
@@ -300,7 +300,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
     const char *k = js_text(key, key_len, kbuf, sizeof kbuf, &klen);
     if (!k)
         k = "(arg name too long)", klen = strlen(k);
-    uint64_t name = dt_pf_intern(t, PF_ARG, k, klen);
+    uint64_t name = dt__pf_intern(t, PF_ARG, k, klen);
     js_ws(j);
     const char *v0 = j->p;
     char ch = j->p < j->end ? *j->p : 0;
@@ -311,11 +311,11 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
             return;
         const char *text = js_text(s, n, vbuf, sizeof vbuf, &vlen);
         if (text) {
-            dt_pf_arg_string(t, name, text, vlen);
+            dt__pf_arg_string(t, name, text, vlen);
         } else {
             char *big = malloc(n + 1);
             if (big) {
-                dt_pf_arg_string(t, name, big, dt_rd_unescape(s, n, big));
+                dt__pf_arg_string(t, name, big, dt__rd_unescape(s, n, big));
                 free(big);
             }
         }
@@ -323,7 +323,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
     }
     if (ch == 't' || ch == 'f') {
         js_skip(j);
-        dt_pf_arg_bool(t, name, ch == 't');
+        dt__pf_arg_bool(t, name, ch == 't');
         return;
     }
     if (ch == '[') {
@@ -350,7 +350,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
         }
         js_skip(j);
         if (ok) {
-            dt_pf_arg_ints(t, name, ints, n);
+            dt__pf_arg_ints(t, name, ints, n);
             return;
         }
     } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
@@ -366,13 +366,13 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
                 if (num[0] == '-') {
                     long long v = strtoll(num, &end, 10);
                     if (!errno && !*end) {
-                        dt_pf_arg_int(t, name, v);
+                        dt__pf_arg_int(t, name, v);
                         return;
                     }
                 } else {
                     unsigned long long v = strtoull(num, &end, 10);
                     if (!errno && !*end) {
-                        dt_pf_arg_uint(t, name, v);
+                        dt__pf_arg_uint(t, name, v);
                         return;
                     }
                 }
@@ -380,7 +380,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
             errno = 0;
             double d = strtod(num, &end);
             if (!*end) {
-                dt_pf_arg_double(t, name, d);
+                dt__pf_arg_double(t, name, d);
                 return;
             }
         }
@@ -388,7 +388,7 @@ static void write_arg(pf_trace *t, const char *key, size_t key_len, js *j)
         js_skip(j);
     }
     /* null, objects, other arrays: their JSON text */
-    dt_pf_arg_string(t, name, v0, (size_t)(j->p - v0));
+    dt__pf_arg_string(t, name, v0, (size_t)(j->p - v0));
 }
 
 /* The slice of one event from its text. */
@@ -398,7 +398,7 @@ static void write_slice(pf_trace *t, const char *text, size_t len, uint64_t ts)
     const char *name = "", *cat = "";
     size_t name_len = 0, cat_len = 0;
     const char *args = NULL;
-    /* first the name and category, then args after dt_pf_begin */
+    /* first the name and category, then args after dt__pf_begin */
     js_ws(&j);
     if (j.p < j.end && *j.p == '{')
         j.p++;
@@ -432,7 +432,7 @@ static void write_slice(pf_trace *t, const char *text, size_t len, uint64_t ts)
         n = "(name too long)", nlen = strlen(n);
     if (!c)
         c = "", clen = 0;
-    dt_pf_begin(t, ts, dt_pf_intern(t, PF_NAME, n, nlen), dt_pf_intern(t, PF_CATEGORY, c, clen));
+    dt__pf_begin(t, ts, dt__pf_intern(t, PF_NAME, n, nlen), dt__pf_intern(t, PF_CATEGORY, c, clen));
     if (!args)
         return;
     js a = {args + 1, text + len};
@@ -455,21 +455,21 @@ static void write_slice(pf_trace *t, const char *text, size_t len, uint64_t ts)
 static void close_until(pf_trace *t, int64_t *open, size_t *nopen, int64_t ts, int64_t base)
 {
     while (*nopen > 0 && open[*nopen - 1] <= ts)
-        dt_pf_end(t, (uint64_t)(open[--*nopen] + base));
+        dt__pf_end(t, (uint64_t)(open[--*nopen] + base));
 }
 
 static int write_rows(cv *c, pf_trace *t, int fd, int64_t base)
 {
     for (size_t p = 0; p < c->pids.count; p++) {
         cv_process *pr = &c->procs[p];
-        pr->uuid = dt_pf_process(t, pr->pid, pr->name ? pr->name : "", pr->labels,
+        pr->uuid = dt__pf_process(t, pr->pid, pr->name ? pr->name : "", pr->labels,
                               pr->has_sort ? pr->sort : pr->pid);
         if (!pr->uuid)
             return ENOMEM;
     }
     for (size_t r = 0; r < c->rows.count; r++) {
         cv_row *row = &c->rowv[r];
-        row->uuid = dt_pf_thread(t, c->procs[row->process].pid, row->tid, row->name ? row->name : "");
+        row->uuid = dt__pf_thread(t, c->procs[row->process].pid, row->tid, row->name ? row->name : "");
         if (!row->uuid)
             return ENOMEM;
     }
@@ -490,11 +490,11 @@ static int write_rows(cv *c, pf_trace *t, int fd, int64_t base)
             for (; fl < c->nflows && c->flows[fl].row < s->row; fl++)
                 c->stats->flows_left_out++;
             row = s->row;
-            dt_pf_track_begin(t, c->rowv[row].uuid);
+            dt__pf_track_begin(t, c->rowv[row].uuid);
         }
         close_until(t, open, &nopen, s->start, base);
-        if (dt_vec_reserve_zeroed((void **)&open, &open_cap, nopen + 1, sizeof *open) != 0 ||
-            dt_vec_reserve_zeroed((void **)&text, &text_cap, (size_t)s->len + 1, 1) != 0) {
+        if (dt__vec_reserve_zeroed((void **)&open, &open_cap, nopen + 1, sizeof *open) != 0 ||
+            dt__vec_reserve_zeroed((void **)&text, &text_cap, (size_t)s->len + 1, 1) != 0) {
             err = ENOMEM;
             break;
         }
@@ -513,18 +513,18 @@ static int write_rows(cv *c, pf_trace *t, int fd, int64_t base)
             for (; fl < c->nflows && c->flows[fl].row == row && c->flows[fl].ts < s->start; fl++)
                 c->stats->flows_left_out++;
             for (; fl < c->nflows && c->flows[fl].row == row && c->flows[fl].ts == s->start; fl++)
-                dt_pf_flow(t, c->flows[fl].id, (int)c->flows[fl].finish);
+                dt__pf_flow(t, c->flows[fl].id, (int)c->flows[fl].finish);
         }
-        dt_pf_begin_done(t);
+        dt__pf_begin_done(t);
         c->stats->slices++;
-        if (dt_pf_trace_error(t))
-            err = dt_pf_trace_error(t);
+        if (dt__pf_trace_error(t))
+            err = dt__pf_trace_error(t);
     }
     close_until(t, open, &nopen, INT64_MAX, base);
     c->stats->flows_left_out += c->nflows - fl;
     free(open);
     free(text);
-    return err ? err : dt_pf_trace_error(t);
+    return err ? err : dt__pf_trace_error(t);
 }
 
 static void converter_free(cv *c)
@@ -539,26 +539,26 @@ static void converter_free(cv *c)
     free(c->rowv);
     free(c->slices);
     free(c->flows);
-    dt_strtab_free(&c->pids);
-    dt_strtab_free(&c->rows);
+    dt__strtab_free(&c->pids);
+    dt__strtab_free(&c->rows);
 }
 
-int dt_rd_pf_convert(pf_trace *t, const char *json_path, dt_rd_pf_stats *stats, char *err, size_t errlen)
+int dt__rd_pf_convert(pf_trace *t, const char *json_path, dt_rd_pf_stats *stats, char *err, size_t errlen)
 {
     cv c;
     memset(&c, 0, sizeof c);
     c.stats = stats;
-    dt_strtab_init(&c.pids);
-    dt_strtab_init(&c.rows);
-    dt_rd_source *src = dt_rd_open_file(json_path, err, errlen);
+    dt__strtab_init(&c.pids);
+    dt__strtab_init(&c.rows);
+    dt_rd_source *src = dt__rd_open_file(json_path, err, errlen);
     if (!src)
         return EIO;
     dt_rd_summary sum;
     dt_rd_options o = {.visit = visit, .user = &c, .flags = DT_RD_RAW};
-    int rc = dt_rd_read_opts(src, &o, &sum, err, errlen);
-    dt_rd_close(src);
+    int rc = dt__rd_read_opts(src, &o, &sum, err, errlen);
+    dt__rd_close(src);
     int64_t base = sum.has_base_time ? sum.base_time_ns : 0;
-    dt_rd_summary_free(&sum);
+    dt__rd_summary_free(&sum);
     if (rc != 0 || c.oom) {
         if (c.oom)
             snprintf(err, errlen, "out of memory");

@@ -17,6 +17,6 @@ typedef struct dt_rd_pf_stats {
 /* Appends the document at json_path (plain JSON) to t: its processes and
    rows as descriptors, its complete events as slices, row by row. Counts
    into *stats. 0, or an errno with a message in err. */
-int dt_rd_pf_convert(pf_trace *t, const char *json_path, dt_rd_pf_stats *stats, char *err, size_t errlen);
+int dt__rd_pf_convert(pf_trace *t, const char *json_path, dt_rd_pf_stats *stats, char *err, size_t errlen);
 
 #endif

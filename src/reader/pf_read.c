@@ -110,7 +110,7 @@ static int need_bytes(pr *r, size_t n)
             r->buf = nb;
             r->cap = cap;
         }
-        long got = dt_rd_src_read(r->src, r->buf + r->len, r->cap - r->len, r->err, r->errlen);
+        long got = dt__rd_src_read(r->src, r->buf + r->len, r->cap - r->len, r->err, r->errlen);
         if (got < 0)
             return -1;
         if (got == 0)
@@ -212,13 +212,13 @@ static int64_t index_of(dt_u64map *m, void **vec, size_t *n, size_t *cap, size_t
                         bool create)
 {
     uint64_t v;
-    if (dt_u64map_get(m, key, &v))
+    if (dt__u64map_get(m, key, &v))
         return (int64_t)v - 1;
     if (!create)
         return -1;
-    if (dt_vec_reserve_zeroed(vec, cap, *n + 1, elem) != 0)
+    if (dt__vec_reserve_zeroed(vec, cap, *n + 1, elem) != 0)
         return -2;
-    uint64_t *slot = dt_u64map_slot(m, key, NULL);
+    uint64_t *slot = dt__u64map_slot(m, key, NULL);
     if (!slot)
         return -2;
     *slot = ++*n;
@@ -237,14 +237,14 @@ static void strs_clear(pr_strs *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->s[i]);
     free(t->s);
-    dt_u64map_free(&t->ix);
+    dt__u64map_free(&t->ix);
     memset(t, 0, sizeof *t);
 }
 
 static const char *strs_get(const pr_strs *t, uint64_t iid)
 {
     uint64_t v;
-    return dt_u64map_get(&t->ix, iid, &v) ? t->s[v - 1] : NULL;
+    return dt__u64map_get(&t->ix, iid, &v) ? t->s[v - 1] : NULL;
 }
 
 /* ---- events ---- */
@@ -266,9 +266,9 @@ static int visit(pr *r, dt_rd_event *e)
         e->arg_labels = "";
     e->cat_len = (uint32_t)strlen(e->cat);
     e->name_len = (uint32_t)strlen(e->name);
-    e->cat_kind = dt_rd_classify_cat(e->cat, e->cat_len);
+    e->cat_kind = dt__rd_classify_cat(e->cat, e->cat_len);
     r->sum->event_count++;
-    if (e->cat_kind == DT_RD_CAT_OTHER && e->cat_len && dt_rd_count_unclassified(r->sum, e->cat, e->cat_len) != 0)
+    if (e->cat_kind == DT_RD_CAT_OTHER && e->cat_len && dt__rd_count_unclassified(r->sum, e->cat, e->cat_len) != 0)
         return fail(r, "out of memory");
     if (!r->opt || !r->opt->visit)
         return 0;
@@ -529,7 +529,7 @@ static void capture_arg(pr *r, const char *name, int type, uint64_t v, const pr_
         else if (strcmp(k, "identity") == 0) s->clock_identity = v != 0;
     } else if (strncmp(name, "loss.", 5) == 0 && (type == 3 || type == 4)) {
         s->loss.present = true;
-        if (dt_vec_reserve_zeroed((void **)&s->loss.items, &s->loss.cap, s->loss.count + 1, sizeof *s->loss.items) == 0) {
+        if (dt__vec_reserve_zeroed((void **)&s->loss.items, &s->loss.cap, s->loss.count + 1, sizeof *s->loss.items) == 0) {
             char *key = strdup(name + 5);
             if (key)
                 s->loss.items[s->loss.count++] = (dt_rd_kv){key, (int64_t)v};
@@ -597,7 +597,7 @@ static int track_event(pr *r, pr_seq *s, pr_cur d, uint64_t ts)
         return 0; /* devtrace writes slices only */
     if (t->depth >= PR_MAX_DEPTH)
         return fail(r, "slices nested deeper than %d on one track", PR_MAX_DEPTH);
-    if (dt_vec_reserve_zeroed((void **)&t->open, &t->cap, t->depth + 1, sizeof *t->open) != 0)
+    if (dt__vec_reserve_zeroed((void **)&t->open, &t->cap, t->depth + 1, sizeof *t->open) != 0)
         return fail(r, "out of memory");
     pr_open *o = &t->open[t->depth];
     memset(o, 0, sizeof *o);
@@ -773,12 +773,12 @@ static void reader_free(pr *r)
         for (int k = 0; k < TAB_COUNT; k++)
             strs_clear(&r->seqs[i].tab[k]);
     free(r->seqs);
-    dt_u64map_free(&r->track_ix);
-    dt_u64map_free(&r->seq_ix);
+    dt__u64map_free(&r->track_ix);
+    dt__u64map_free(&r->seq_ix);
     free(r->buf);
 }
 
-int dt_rd_pf_read(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *summary, char *err, size_t errlen)
+int dt__rd_pf_read(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *summary, char *err, size_t errlen)
 {
     pr r;
     memset(&r, 0, sizeof r);
@@ -788,7 +788,7 @@ int dt_rd_pf_read(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *s
     r.err = err;
     r.errlen = errlen;
     summary->format = DT_RD_FORMAT_PERFETTO;
-    summary->compressed = dt_rd_src_gzip(src);
+    summary->compressed = dt__rd_src_gzip(src);
     summary->has_trace_events = true;
     summary->has_base_time = true; /* timestamps are epoch ns */
     if (opts && (opts->flags & (DT_RD_RAW | DT_RD_JSON))) {

@@ -21,26 +21,26 @@
 #include <emmintrin.h>
 #endif
 
-static inline bool dt_rd_is_ws(unsigned char ch)
+static inline bool dt__rd_is_ws(unsigned char ch)
 {
     /* ' ', '\t', '\n', '\r' */
     return ch <= ' ' && ((UINT64_C(1) << ch) & ((UINT64_C(1) << ' ') | (1u << '\t') | (1u << '\n') | (1u << '\r')));
 }
 
-static inline const unsigned char *dt_rd_skip_ws(const unsigned char *p)
+static inline const unsigned char *dt__rd_skip_ws(const unsigned char *p)
 {
     /* compact JSON has none: one compare (the NUL and controls are not
        whitespace either, and stop the loop) */
     if (__builtin_expect(*p > ' ', 1))
         return p;
-    while (dt_rd_is_ws(*p))
+    while (dt__rd_is_ws(*p))
         p++;
     return p;
 }
 
 /* The first byte at or after p that ends a string's fast scan: '"', '\\',
    a control byte (the window's NUL among them) or a non-ASCII byte. */
-static inline const unsigned char *dt_rd_string_stop(const unsigned char *p)
+static inline const unsigned char *dt__rd_string_stop(const unsigned char *p)
 {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(' ');
@@ -74,22 +74,22 @@ static inline const unsigned char *dt_rd_string_stop(const unsigned char *p)
 
 /* The string whose text starts at p (just after its opening quote):
    *close is its closing quote, *escaped whether it holds escapes. */
-static inline int dt_rd_scan_string(dt_rd_ctx *c, const unsigned char *p, const unsigned char **close, bool *escaped)
+static inline int dt__rd_scan_string(dt_rd_ctx *c, const unsigned char *p, const unsigned char **close, bool *escaped)
 {
-    p = dt_rd_string_stop(p);
+    p = dt__rd_string_stop(p);
     *escaped = false;
     if (__builtin_expect(*p == '"', 1)) {
         *close = p;
         return T_OK;
     }
-    return dt_rd_scan_string_slow(c, p, close, escaped);
+    return dt__rd_scan_string_slow(c, p, close, escaped);
 }
-static inline bool dt_rd_is_digit(unsigned char ch)
+static inline bool dt__rd_is_digit(unsigned char ch)
 {
     return (unsigned)(ch - '0') < 10;
 }
 
-static inline uint64_t dt_rd_load64(const unsigned char *p)
+static inline uint64_t dt__rd_load64(const unsigned char *p)
 {
     uint64_t v;
     memcpy(&v, p, 8);
@@ -98,7 +98,7 @@ static inline uint64_t dt_rd_load64(const unsigned char *p)
 
 /* The digits leading the 8 bytes x (little-endian, as loaded): their count,
    and in *digits the bytes with '0' taken off (digits first, 0-9). */
-static inline unsigned dt_rd_leading_digits(uint64_t x, uint64_t *digits)
+static inline unsigned dt__rd_leading_digits(uint64_t x, uint64_t *digits)
 {
     uint64_t t = x ^ UINT64_C(0x3030303030303030);
     /* high bit of a byte: not a digit (>= 10 after the xor); the & 0x7f
@@ -109,8 +109,8 @@ static inline unsigned dt_rd_leading_digits(uint64_t x, uint64_t *digits)
     return not_digit ? (unsigned)__builtin_ctzll(not_digit) >> 3 : 8;
 }
 
-/* The value of the first n (1-8) digits of t (dt_rd_leading_digits' bytes). */
-static inline uint64_t dt_rd_digits_value(uint64_t t, unsigned n)
+/* The value of the first n (1-8) digits of t (dt__rd_leading_digits' bytes). */
+static inline uint64_t dt__rd_digits_value(uint64_t t, unsigned n)
 {
     uint64_t v = t << (64 - 8 * n); /* the n digits at the top, zeros below */
     v = (v * 10 + (v >> 8)) & UINT64_C(0x00FF00FF00FF00FF);
@@ -132,25 +132,25 @@ static inline __attribute__((always_inline)) int dt_rd_scan_number(dt_rd_ctx *c,
     n->fits = true;
     n->has_frac = n->has_exp = n->round_up = false;
     n->frac = 0;
-    unsigned k = dt_rd_leading_digits(dt_rd_load64(p), &t);
+    unsigned k = dt__rd_leading_digits(dt__rd_load64(p), &t);
     if (k == 0)
-        return dt_rd_stop_at(c, p, 1, "a number needs a digit");
+        return dt__rd_stop_at(c, p, 1, "a number needs a digit");
     if ((t & 0xFF) == 0) {
         p++; /* a leading 0 is the whole integer part */
     } else {
-        mag = dt_rd_digits_value(t, k);
+        mag = dt__rd_digits_value(t, k);
         p += k;
         if (k == 8) {
             /* timestamps have 10 to 16 digits */
             static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-            k = dt_rd_leading_digits(dt_rd_load64(p), &t);
+            k = dt__rd_leading_digits(dt__rd_load64(p), &t);
             if (k > 0 && k < 8) {
-                mag = mag * pow10[k] + dt_rd_digits_value(t, k);
+                mag = mag * pow10[k] + dt__rd_digits_value(t, k);
                 p += k;
             } else if (k == 8) {
                 /* 16 digits or more: a u64 may overflow, so again, with the checks */
                 const unsigned char *d0 = p - 8;
-                while (dt_rd_is_digit(*p))
+                while (dt__rd_is_digit(*p))
                     p++;
                 bool fits = true;
                 mag = 0;
@@ -164,9 +164,9 @@ static inline __attribute__((always_inline)) int dt_rd_scan_number(dt_rd_ctx *c,
     }
     if (*p == '.') {
         p++;
-        k = dt_rd_leading_digits(dt_rd_load64(p), &t);
+        k = dt__rd_leading_digits(dt__rd_load64(p), &t);
         if (k == 0)
-            return dt_rd_stop_at(c, p, 1, "a number needs a digit after its point");
+            return dt__rd_stop_at(c, p, 1, "a number needs a digit after its point");
         /* the first three decimals are exact nanoseconds of a microsecond;
            the fourth rounds */
         uint64_t d = k < 8 ? t & ((UINT64_C(1) << (8 * k)) - 1) : t;
@@ -175,16 +175,16 @@ static inline __attribute__((always_inline)) int dt_rd_scan_number(dt_rd_ctx *c,
         n->has_frac = true;
         p += k;
         if (k == 8)
-            while (dt_rd_is_digit(*p))
+            while (dt__rd_is_digit(*p))
                 p++;
     }
     if ((*p | 0x20) == 'e') {
         p++;
         if (*p == '+' || *p == '-')
             p++;
-        if (!dt_rd_is_digit(*p))
-            return dt_rd_stop_at(c, p, 1, "a number needs a digit in its exponent");
-        while (dt_rd_is_digit(*p))
+        if (!dt__rd_is_digit(*p))
+            return dt__rd_stop_at(c, p, 1, "a number needs a digit in its exponent");
+        while (dt__rd_is_digit(*p))
             p++;
         n->has_exp = true;
     }
@@ -196,14 +196,14 @@ static inline __attribute__((always_inline)) int dt_rd_scan_number(dt_rd_ctx *c,
     return T_OK;
 }
 
-static inline uint32_t dt_rd_load32(const unsigned char *p)
+static inline uint32_t dt__rd_load32(const unsigned char *p)
 {
     uint32_t v;
     memcpy(&v, p, 4);
     return v;
 }
 
-static inline uint16_t dt_rd_load16(const unsigned char *p)
+static inline uint16_t dt__rd_load16(const unsigned char *p)
 {
     uint16_t v;
     memcpy(&v, p, 2);
@@ -211,20 +211,20 @@ static inline uint16_t dt_rd_load16(const unsigned char *p)
 }
 
 /* true, false or null at p. */
-static inline int dt_rd_scan_word(dt_rd_ctx *c, const unsigned char *p, const unsigned char **after)
+static inline int dt__rd_scan_word(dt_rd_ctx *c, const unsigned char *p, const unsigned char **after)
 {
-    uint32_t w = dt_rd_load32(p);
+    uint32_t w = dt__rd_load32(p);
     *after = p; /* for the compiler: set again on success */
     static const char t[4] = {'t', 'r', 'u', 'e'}, f[4] = {'f', 'a', 'l', 's'}, n[4] = {'n', 'u', 'l', 'l'};
-    if (w == dt_rd_load32((const unsigned char *)t) || w == dt_rd_load32((const unsigned char *)n)) {
+    if (w == dt__rd_load32((const unsigned char *)t) || w == dt__rd_load32((const unsigned char *)n)) {
         *after = p + 4;
         return T_OK;
     }
-    if (w == dt_rd_load32((const unsigned char *)f) && p[4] == 'e') {
+    if (w == dt__rd_load32((const unsigned char *)f) && p[4] == 'e') {
         *after = p + 5;
         return T_OK;
     }
-    return dt_rd_stop_at(c, p, 5, "an unknown word");
+    return dt__rd_stop_at(c, p, 5, "an unknown word");
 }
 
 

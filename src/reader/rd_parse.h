@@ -127,28 +127,28 @@ enum { T_OK = 0, T_MORE = 1, T_ERR = -1 };
 
 /* ---- errors (lex.c) ---- */
 /* The JSON type t (enum vtype) in words, for messages. */
-const char *dt_rd_vtype_name(int t);
+const char *dt__rd_vtype_name(int t);
 /* Fails the parse with the message at the last complete token's offset
    (the first failure wins); returns 0. */
-__attribute__((format(printf, 2, 3))) int dt_rd_fail(dt_rd_ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) int dt__rd_fail(dt_rd_ctx *c, const char *fmt, ...);
 /* An event key's value of the wrong type got (V_NUM: a number that does
    not fit); returns 0. */
-int dt_rd_event_fail(dt_rd_ctx *c, const char *what, int got);
+int dt__rd_event_fail(dt_rd_ctx *c, const char *what, int got);
 /* Invalid JSON at window offset at: T_ERR. */
-int dt_rd_lex_error(dt_rd_ctx *c, size_t at, const char *what);
+int dt__rd_lex_error(dt_rd_ctx *c, size_t at, const char *what);
 /* A scan stopped at q on what it found there. When the bytes it needed
    from q run past the window and the input goes on, that may be the
    window's NUL: T_MORE, to scan again with more text. Otherwise an error. */
-int dt_rd_stop_at(dt_rd_ctx *c, const unsigned char *q, size_t need, const char *what);
+int dt__rd_stop_at(dt_rd_ctx *c, const unsigned char *q, size_t need, const char *what);
 
 /* ---- strings (lex.c) ---- */
 /* The rest of a string from p, a byte the fast scan stopped at that is not
    its closing quote: escapes and UTF-8 validated. */
-__attribute__((noinline)) int dt_rd_scan_string_slow(dt_rd_ctx *c, const unsigned char *p,
+__attribute__((noinline)) int dt__rd_scan_string_slow(dt_rd_ctx *c, const unsigned char *p,
                                                      const unsigned char **close, bool *escaped);
 /* The text of an escaped string [start, close) decoded into c->tmp, which
    keeps 16 readable bytes past it for word-wide key compares. */
-int dt_rd_decode_string(dt_rd_ctx *c, const unsigned char *start, const unsigned char *close, const char **s,
+int dt__rd_decode_string(dt_rd_ctx *c, const unsigned char *start, const unsigned char *close, const char **s,
                         size_t *len);
 
 /* ---- the outer structure's values and keys (keys.c) ---- */
@@ -156,25 +156,25 @@ int dt_rd_decode_string(dt_rd_ctx *c, const unsigned char *start, const unsigned
    scalars carry text, containers are announced with V_MAP / V_ARRAY (and
    then pushed by the caller). Returns the role of a container about to
    open, R_SKIP for an ignored one, or -1 after an error. */
-int dt_rd_value(dt_rd_ctx *c, int type, const char *s, size_t len);
+int dt__rd_value(dt_rd_ctx *c, int type, const char *s, size_t len);
 /* A container of type V_MAP or V_ARRAY opens: its frame pushed. 0 after an
    error. */
-int dt_rd_open_value(dt_rd_ctx *c, int type);
+int dt__rd_open_value(dt_rd_ctx *c, int type);
 /* The key of the innermost open object. 0 after an error. */
-int dt_rd_key(dt_rd_ctx *c, const char *key, size_t len);
+int dt__rd_key(dt_rd_ctx *c, const char *key, size_t len);
 
 /* ---- entries parsed whole (event.c) ---- */
 /* The traceEvents entry whose '{' is at c->pos, parsed whole and handed to
    the visitor: T_OK with c->pos past it; T_MORE with nothing changed but
    the event struct, when it does not end inside the window; T_ERR. */
-int dt_rd_parse_event(dt_rd_ctx *c);
+int dt__rd_parse_event(dt_rd_ctx *c);
 /* A deviceProperties entry whose '{' is at c->pos, read whole for the
-   device callback: as dt_rd_parse_event. */
-int dt_rd_parse_device(dt_rd_ctx *c);
+   device callback: as dt__rd_parse_event. */
+int dt__rd_parse_device(dt_rd_ctx *c);
 
 /* ---- the outer structure (document.c) ---- */
 /* Tokens until the window is exhausted (T_MORE), the input ends (T_OK) or
    an error (T_ERR). */
-int dt_rd_parse(dt_rd_ctx *c);
+int dt__rd_parse(dt_rd_ctx *c);
 
 #endif

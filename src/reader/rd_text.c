@@ -1,7 +1,7 @@
 /* Text from a trace shown on a terminal or written as CSV: names are the
    vendor's or the program's bytes, and an ESC, CR or LF in one must not
    move the cursor, rewrite the screen or split one report line in two.
-   Also the lines check and merge keep for the command (dt_rd_line_at). */
+   Also the lines check and merge keep for the command (dt__rd_line_at). */
 #include "base/utf8.h"
 #include "base/vec.h"
 #include "reader/dt_reader.h"
@@ -14,8 +14,8 @@
    for one that is a C1 control. */
 static size_t utf8_sequence(const unsigned char *s)
 {
-    size_t n = dt_utf8_len(s, 4);
-    return dt_utf8_is_c1(s, n) ? 0 : n;
+    size_t n = dt__utf8_len(s, 4);
+    return dt__utf8_is_c1(s, n) ? 0 : n;
 }
 
 /* The escaped form of the unit at s into buf (at least 5 bytes), with
@@ -38,7 +38,7 @@ static size_t escape_unit(const char *s, char *buf, size_t *used)
     return 4;
 }
 
-size_t dt_rd_safe_len(const char *s)
+size_t dt__rd_safe_len(const char *s)
 {
     size_t len = 0, used;
     char buf[8];
@@ -47,7 +47,7 @@ size_t dt_rd_safe_len(const char *s)
     return len;
 }
 
-void dt_rd_put_safe(FILE *out, const char *s)
+void dt__rd_put_safe(FILE *out, const char *s)
 {
     size_t used;
     char buf[8];
@@ -55,7 +55,7 @@ void dt_rd_put_safe(FILE *out, const char *s)
         fwrite(buf, 1, escape_unit(s, buf, &used), out);
 }
 
-void dt_rd_put_csv(FILE *out, const char *s)
+void dt__rd_put_csv(FILE *out, const char *s)
 {
     bool quote = strpbrk(s, ",\"") != NULL;
     size_t used;
@@ -74,9 +74,9 @@ void dt_rd_put_csv(FILE *out, const char *s)
         fputc('"', out);
 }
 
-int dt_rd_line_at(char ***lines, size_t *cap, size_t at, const char *fmt, va_list ap)
+int dt__rd_line_at(char ***lines, size_t *cap, size_t at, const char *fmt, va_list ap)
 {
-    if (dt_vec_reserve_zeroed((void **)lines, cap, at + 1, sizeof **lines) != 0)
+    if (dt__vec_reserve_zeroed((void **)lines, cap, at + 1, sizeof **lines) != 0)
         return -1;
     char *line = NULL;
     if (vasprintf(&line, fmt, ap) < 0)

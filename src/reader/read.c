@@ -1,5 +1,5 @@
 /*
- * dt_rd_read: the window over the source, refilled and grown as the parse
+ * dt__rd_read: the window over the source, refilled and grown as the parse
  * asks (document.c), or a Perfetto trace handed to pf_read.c.
  */
 #include "reader/rd_parse.h"
@@ -33,11 +33,11 @@ static int refill(dt_rd_ctx *c)
     if (c->len >= c->cap / 2) {
         if (c->cap >= RD_MAX_TOKEN) {
             c->tok_end = c->pos;
-            return dt_rd_fail(c, "a value or event longer than %u MiB", RD_MAX_TOKEN >> 20), -1;
+            return dt__rd_fail(c, "a value or event longer than %u MiB", RD_MAX_TOKEN >> 20), -1;
         }
         unsigned char *nb = realloc(c->data, c->cap * 2 + RD_SLACK);
         if (!nb)
-            return dt_rd_fail(c, "out of memory"), -1;
+            return dt__rd_fail(c, "out of memory"), -1;
         c->data = nb;
         c->cap *= 2;
         memset(c->data + c->cap, 0, RD_SLACK);
@@ -53,7 +53,7 @@ static int refill(dt_rd_ctx *c)
     size_t before = c->len;
     while (c->len < c->cap) {
         char msg[400];
-        long n = dt_rd_src_read(c->src, c->data + c->len, c->cap - c->len, msg, sizeof msg);
+        long n = dt__rd_src_read(c->src, c->data + c->len, c->cap - c->len, msg, sizeof msg);
         if (n < 0) {
             snprintf(c->src_err, sizeof c->src_err, "byte %" PRIu64 ": %s", c->base + c->len, msg);
             c->src_failed = true;
@@ -78,7 +78,7 @@ static int refill(dt_rd_ctx *c)
     return 0;
 }
 
-int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *summary, char *err,
+int dt__rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary *summary, char *err,
                     size_t errlen)
 {
     char dummy[1];
@@ -103,13 +103,13 @@ int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary 
     c.errlen = errlen;
     int rc = 0;
     const char *binary;
-    if (dt_rd_src_start(src, &binary, err, errlen) != 0)
+    if (dt__rd_src_start(src, &binary, err, errlen) != 0)
         return -1;
     if (binary && strcmp(binary, "perfetto") == 0)
-        return dt_rd_pf_read(src, opts, summary, err, errlen);
+        return dt__rd_pf_read(src, opts, summary, err, errlen);
     if (binary) {
         snprintf(err, errlen, "byte 0: not a trace: %s%s, neither JSON nor a Perfetto protobuf trace",
-                 dt_rd_src_gzip(src) ? "gzip of " : "", binary);
+                 dt__rd_src_gzip(src) ? "gzip of " : "", binary);
         return -1;
     }
     c.cap = opts && opts->window ? opts->window : DT_RD_CHUNK;
@@ -122,7 +122,7 @@ int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary 
     }
     memset(c.data, 0, c.cap + RD_SLACK);
     for (;;) {
-        int t = dt_rd_parse(&c);
+        int t = dt__rd_parse(&c);
         if (t == T_OK)
             break;
         if (t == T_ERR) {
@@ -135,7 +135,7 @@ int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary 
         }
     }
     summary->bytes = c.base + (rc == 0 ? c.len : c.pos);
-    summary->compressed = dt_rd_src_gzip(src);
+    summary->compressed = dt__rd_src_gzip(src);
     if (rc == 0 && !summary->has_trace_events) {
         snprintf(err, errlen, "byte %" PRIu64 ": no \"traceEvents\" array at the top level", summary->bytes);
         rc = -1;
@@ -147,9 +147,9 @@ int dt_rd_read_opts(dt_rd_source *src, const dt_rd_options *opts, dt_rd_summary 
     return rc;
 }
 
-int dt_rd_read(dt_rd_source *src, dt_rd_visitor visit, void *user, dt_rd_summary *summary, char *err,
+int dt__rd_read(dt_rd_source *src, dt_rd_visitor visit, void *user, dt_rd_summary *summary, char *err,
                size_t errlen)
 {
     dt_rd_options o = {.visit = visit, .user = user};
-    return dt_rd_read_opts(src, &o, summary, err, errlen);
+    return dt__rd_read_opts(src, &o, summary, err, errlen);
 }

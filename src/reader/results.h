@@ -51,9 +51,9 @@ typedef struct dt_check_result {
    write (torch.profiler's, with or without the plugin's key), findings
    that are known properties of that writer are counted apart from defects.
    label names the trace in the finding that it cannot be read. flags:
-   DT_CHECK_*. Free the result with dt_rd_check_free (also when oom). */
-void dt_rd_check(dt_rd_source *src, const char *label, unsigned flags, dt_check_result *result);
-void dt_rd_check_free(dt_check_result *result);
+   DT_CHECK_*. Free the result with dt__rd_check_free (also when oom). */
+void dt__rd_check(dt_rd_source *src, const char *label, unsigned flags, dt_check_result *result);
+void dt__rd_check_free(dt_check_result *result);
 
 /* ---- stats: summary tables in the manner of `nsys stats` ---- */
 
@@ -61,9 +61,9 @@ void dt_rd_check_free(dt_check_result *result);
 enum { DT_STATS_KERNELS, DT_STATS_MEMCPY, DT_STATS_MEMSET, DT_STATS_API, DT_STATS_RANGES, DT_STATS_COLLECTIVES,
        DT_STATS_MEMORY, DT_STATS_REPORTS };
 /* A report's name as --report takes it ("kernels"), or NULL. */
-const char *dt_rd_stats_report_name(int report);
+const char *dt__rd_stats_report_name(int report);
 /* The report a name (len bytes) names, or -1. */
-int dt_rd_stats_report_by_name(const char *name, size_t len);
+int dt__rd_stats_report_by_name(const char *name, size_t len);
 
 /* The events of one name in a report of durations. */
 typedef struct dt_stats_row {
@@ -102,9 +102,9 @@ typedef struct dt_stats_result {
 /* Reads a trace into the reports asked for (reports: bit per DT_STATS_*).
    0; -1 when the trace cannot be read (or memory ran out reading it), -2
    when memory ran out after, with a message in err. Free the result with
-   dt_rd_stats_free, also on failure. */
-int dt_rd_stats(dt_rd_source *src, unsigned reports, dt_stats_result *result, char *err, size_t errlen);
-void dt_rd_stats_free(dt_stats_result *result);
+   dt__rd_stats_free, also on failure. */
+int dt__rd_stats(dt_rd_source *src, unsigned reports, dt_stats_result *result, char *err, size_t errlen);
+void dt__rd_stats_free(dt_stats_result *result);
 
 /* ---- merge: several traces of one job become one (merge.h says how) ---- */
 
@@ -138,12 +138,12 @@ typedef struct dt_merge dt_merge;
 /* Reads every input once, and reviews them (what it says goes to result's
    lines). 0 when the merge can be written; 1 when an input cannot be read
    or OUT cannot be written; 2 when OUT is one of the inputs; the reason is
-   the last line. *merge is set in every case, for dt_rd_merge_close. */
-int dt_rd_merge_open(const dt_merge_request *request, dt_merge **merge, dt_merge_result *result);
+   the last line. *merge is set in every case, for dt__rd_merge_close. */
+int dt__rd_merge_open(const dt_merge_request *request, dt_merge **merge, dt_merge_result *result);
 /* Writes the merged trace. 0, or 1 with the reason as the last line. */
-int dt_rd_merge_write(dt_merge *merge, dt_merge_result *result);
-void dt_rd_merge_close(dt_merge *merge);
-void dt_rd_merge_result_free(dt_merge_result *result);
+int dt__rd_merge_write(dt_merge *merge, dt_merge_result *result);
+void dt__rd_merge_close(dt_merge *merge);
+void dt__rd_merge_result_free(dt_merge_result *result);
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,7 @@ struct dt_rd_source {
 #endif
 };
 
-dt_rd_source *dt_rd_open_file(const char *path, char *err, size_t errlen)
+dt_rd_source *dt__rd_open_file(const char *path, char *err, size_t errlen)
 {
     dt_rd_source *s = calloc(1, sizeof *s);
     if (!s) {
@@ -58,13 +58,13 @@ dt_rd_source *dt_rd_open_file(const char *path, char *err, size_t errlen)
     s->inbuf = malloc(DT_RD_CHUNK);
     if (!s->inbuf) {
         snprintf(err, errlen, "out of memory");
-        dt_rd_close(s);
+        dt__rd_close(s);
         return NULL;
     }
     return s;
 }
 
-dt_rd_source *dt_rd_open_memory(const void *data, size_t len)
+dt_rd_source *dt__rd_open_memory(const void *data, size_t len)
 {
     dt_rd_source *s = calloc(1, sizeof *s);
     if (!s)
@@ -75,7 +75,7 @@ dt_rd_source *dt_rd_open_memory(const void *data, size_t len)
     return s;
 }
 
-void dt_rd_close(dt_rd_source *s)
+void dt__rd_close(dt_rd_source *s)
 {
     if (!s)
         return;
@@ -244,7 +244,7 @@ static long src_read_raw(dt_rd_source *s, unsigned char *dst, size_t cap, char *
 }
 
 /* src_read_raw after the bytes src_peek kept. */
-long dt_rd_src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err, size_t errlen)
+long dt__rd_src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err, size_t errlen)
 {
     if (s->peek_pos < s->peek_len) {
         size_t n = s->peek_len - s->peek_pos;
@@ -257,7 +257,7 @@ long dt_rd_src_read(dt_rd_source *s, unsigned char *dst, size_t cap, char *err, 
     return src_read_raw(s, dst, cap, err, errlen);
 }
 
-bool dt_rd_src_gzip(const dt_rd_source *s)
+bool dt__rd_src_gzip(const dt_rd_source *s)
 {
     return s->gzip;
 }
@@ -303,7 +303,7 @@ static const char *sniff_binary(const unsigned char *p, size_t n)
     return NULL;
 }
 
-int dt_rd_src_start(dt_rd_source *s, const char **binary, char *err, size_t errlen)
+int dt__rd_src_start(dt_rd_source *s, const char **binary, char *err, size_t errlen)
 {
     *binary = NULL;
     long peeked = src_detect(s, err, errlen) != 0 ? -1 : src_peek(s, err, errlen);

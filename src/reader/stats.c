@@ -21,12 +21,12 @@ enum { REP_KERNELS = DT_STATS_KERNELS, REP_MEMCPY = DT_STATS_MEMCPY, REP_MEMSET 
 static const char *const rep_names[REP_COUNT] = {"kernels", "memcpy", "memset", "api", "ranges", "collectives",
                                                  "memory"};
 
-const char *dt_rd_stats_report_name(int report)
+const char *dt__rd_stats_report_name(int report)
 {
     return report >= 0 && report < REP_COUNT ? rep_names[report] : NULL;
 }
 
-int dt_rd_stats_report_by_name(const char *name, size_t len)
+int dt__rd_stats_report_by_name(const char *name, size_t len)
 {
     for (int r = 0; r < REP_COUNT; r++)
         if (strlen(rep_names[r]) == len && strncmp(name, rep_names[r], len) == 0)
@@ -91,14 +91,14 @@ static void memory_event(st *s, const dt_rd_event *e)
         m->frees++;
         m->freed += b == INT64_MIN ? (uint64_t)INT64_MAX + 1 : (uint64_t)-b;
     }
-    m->total = e->has & DT_RD_HAS_MEM_TOTAL ? e->mem_total : dt_rd_add_sat(m->total, b);
+    m->total = e->has & DT_RD_HAS_MEM_TOTAL ? e->mem_total : dt__rd_add_sat(m->total, b);
     if (m->total > m->peak) m->peak = m->total;
 }
 
 static int64_t group_id(st_report *r, const char *name, size_t len)
 {
-    int64_t id = dt_strtab_intern(&r->names, name, len, NULL);
-    if (id < 0 || dt_vec_reserve_zeroed((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
+    int64_t id = dt__strtab_intern(&r->names, name, len, NULL);
+    if (id < 0 || dt__vec_reserve_zeroed((void **)&r->groups, &r->cap, (size_t)id + 1, sizeof *r->groups) != 0)
         return -1;
     return id;
 }
@@ -106,10 +106,10 @@ static int64_t group_id(st_report *r, const char *name, size_t len)
 static int add_duration(st_report *r, int64_t g, int64_t dur)
 {
     st_group *gr = &r->groups[g];
-    if (dt_vec_reserve_zeroed((void **)&gr->durs, &gr->cap, gr->n + 1, sizeof *gr->durs) != 0)
+    if (dt__vec_reserve_zeroed((void **)&gr->durs, &gr->cap, gr->n + 1, sizeof *gr->durs) != 0)
         return -1;
     gr->durs[gr->n++] = dur;
-    gr->total = dt_rd_add_sat(gr->total, dur);
+    gr->total = dt__rd_add_sat(gr->total, dur);
     return 0;
 }
 
@@ -138,10 +138,10 @@ static int visit(void *user, const dt_rd_event *e)
     if (rep < 0)
         return 0;
     if (device && (s->reports & (1u << REP_RANGES)) && (e->has & DT_RD_HAS_EXTERNAL_ID)) {
-        uint64_t *sum = dt_u64map_slot(&s->ext_sum, e->external_id, NULL);
+        uint64_t *sum = dt__u64map_slot(&s->ext_sum, e->external_id, NULL);
         if (!sum)
             goto oom;
-        *sum = (uint64_t)dt_rd_add_sat((int64_t)*sum, e->dur_ns);
+        *sum = (uint64_t)dt__rd_add_sat((int64_t)*sum, e->dur_ns);
     }
     if (!(s->reports & (1u << rep)))
         return 0;
@@ -155,8 +155,8 @@ static int visit(void *user, const dt_rd_event *e)
         char key[32];
         int n = snprintf(key, sizeof key, "%" PRIu64, e->external_id);
         bool added;
-        int64_t id = dt_strtab_intern(&s->range_ids, key, (size_t)n, &added);
-        if (id < 0 || dt_vec_reserve_zeroed((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
+        int64_t id = dt__strtab_intern(&s->range_ids, key, (size_t)n, &added);
+        if (id < 0 || dt__vec_reserve_zeroed((void **)&s->ranges, &s->range_cap, (size_t)id + 1, sizeof *s->ranges) != 0)
             goto oom;
         if (added) {
             s->ranges[id].group = (uint32_t)g;
@@ -176,15 +176,15 @@ oom:
 static int64_t range_of(const st *s, const dt_strtab *parents, const int64_t *parent_range,
                         const char *key)
 {
-    int64_t id = dt_strtab_find(&s->range_ids, key, strlen(key));
+    int64_t id = dt__strtab_find(&s->range_ids, key, strlen(key));
     if (id >= 0 || !parents)
         return id;
-    int64_t p = dt_strtab_find(parents, key, strlen(key));
+    int64_t p = dt__strtab_find(parents, key, strlen(key));
     if (p < 0)
         return -1;
     char rkey[32];
     int n = snprintf(rkey, sizeof rkey, "%" PRId64, parent_range[p]);
-    return dt_strtab_find(&s->range_ids, rkey, (size_t)n);
+    return dt__strtab_find(&s->range_ids, rkey, (size_t)n);
 }
 
 /* Device time of each range group: every External id's device time goes to
@@ -194,7 +194,7 @@ static int attribute_ranges(st *s, const dt_rd_summary *sum)
 {
     st_report *r = &s->rep[REP_RANGES];
     dt_strtab parents;
-    dt_strtab_init(&parents);
+    dt__strtab_init(&parents);
     int64_t *parent_range = NULL;
     size_t np = sum->external_parents.count;
     if (np) {
@@ -203,10 +203,10 @@ static int attribute_ranges(st *s, const dt_rd_summary *sum)
             return -1;
         for (size_t i = 0; i < np; i++) {
             const dt_rd_kv *kv = &sum->external_parents.items[i];
-            int64_t id = dt_strtab_intern(&parents, kv->key, strlen(kv->key), NULL);
+            int64_t id = dt__strtab_intern(&parents, kv->key, strlen(kv->key), NULL);
             if (id < 0) {
                 free(parent_range);
-                dt_strtab_free(&parents);
+                dt__strtab_free(&parents);
                 return -1;
             }
             parent_range[id] = kv->value;
@@ -216,7 +216,7 @@ static int attribute_ranges(st *s, const dt_rd_summary *sum)
     uint64_t walk = 0;
     size_t cursor = 0;
     uint64_t ext, ext_ns;
-    while (dt_u64map_next(&s->ext_sum, &cursor, &ext, &ext_ns)) {
+    while (dt__u64map_next(&s->ext_sum, &cursor, &ext, &ext_ns)) {
         char key[32];
         snprintf(key, sizeof key, "%" PRIu64, ext);
         int64_t id = range_of(s, pt, parent_range, key);
@@ -229,7 +229,7 @@ static int attribute_ranges(st *s, const dt_rd_summary *sum)
             st_group *g = &r->groups[rg->group];
             if (g->stamp != walk) {
                 g->stamp = walk;
-                g->device_ns = dt_rd_add_sat(g->device_ns, (int64_t)ext_ns);
+                g->device_ns = dt__rd_add_sat(g->device_ns, (int64_t)ext_ns);
             }
             if (!rg->has_parent)
                 break;
@@ -239,7 +239,7 @@ static int attribute_ranges(st *s, const dt_rd_summary *sum)
         }
     }
     free(parent_range);
-    dt_strtab_free(&parents);
+    dt__strtab_free(&parents);
     return 0;
 }
 
@@ -286,8 +286,8 @@ static int table_of(st_report *r, dt_stats_table *t)
     t->count = n;
     t->total = 0;
     for (size_t i = 0; i < n; i++) {
-        row_of(&r->groups[i], dt_strtab_key(&r->names, i), &t->rows[i]);
-        t->total = dt_rd_add_sat(t->total, r->groups[i].total);
+        row_of(&r->groups[i], dt__strtab_key(&r->names, i), &t->rows[i]);
+        t->total = dt__rd_add_sat(t->total, r->groups[i].total);
         /* the durations are in the row's figures now */
         free(r->groups[i].durs);
         r->groups[i].durs = NULL;
@@ -302,14 +302,14 @@ static void stats_free(st *s)
         for (size_t i = 0; i < s->rep[r].names.count; i++)
             free(s->rep[r].groups[i].durs);
         free(s->rep[r].groups);
-        dt_strtab_free(&s->rep[r].names);
+        dt__strtab_free(&s->rep[r].names);
     }
-    dt_strtab_free(&s->range_ids);
-    dt_u64map_free(&s->ext_sum);
+    dt__strtab_free(&s->range_ids);
+    dt__u64map_free(&s->ext_sum);
     free(s->ranges);
 }
 
-int dt_rd_stats(dt_rd_source *src, unsigned reports, dt_stats_result *result, char *err, size_t errlen)
+int dt__rd_stats(dt_rd_source *src, unsigned reports, dt_stats_result *result, char *err, size_t errlen)
 {
     memset(result, 0, sizeof *result);
     result->reports = reports;
@@ -321,10 +321,10 @@ int dt_rd_stats(dt_rd_source *src, unsigned reports, dt_stats_result *result, ch
     result->state = s;
     s->reports = reports;
     for (int r = 0; r < REP_COUNT; r++)
-        dt_strtab_init(&s->rep[r].names);
-    dt_strtab_init(&s->range_ids);
+        dt__strtab_init(&s->rep[r].names);
+    dt__strtab_init(&s->range_ids);
     char msg[512];
-    int rc = dt_rd_read(src, visit, s, &result->summary, msg, sizeof msg);
+    int rc = dt__rd_read(src, visit, s, &result->summary, msg, sizeof msg);
     if (rc != 0 || s->oom) {
         snprintf(err, errlen, "%s", s->oom ? "out of memory" : msg);
         return -1;
@@ -346,11 +346,11 @@ int dt_rd_stats(dt_rd_source *src, unsigned reports, dt_stats_result *result, ch
     return 0;
 }
 
-void dt_rd_stats_free(dt_stats_result *result)
+void dt__rd_stats_free(dt_stats_result *result)
 {
     for (int r = 0; r < REP_COUNT; r++)
         free(result->tables[r].rows);
-    dt_rd_summary_free(&result->summary);
+    dt__rd_summary_free(&result->summary);
     if (result->state) {
         stats_free(result->state);
         free(result->state);

@@ -224,11 +224,11 @@ static void check_file(const outcome *o)
     CHECK(stray_files() == 0, "files other than the trace were left in %s", g_opt.out);
     if (!exists || !o->written) return;
     char err[512];
-    dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
+    dt_rd_source *src = dt__rd_open_file(path, err, sizeof err);
     REQUIRE(src != NULL, "%s", err);
     FILE *sink = tmpfile();
     REQUIRE(sink != NULL, "tmpfile");
-    int rc = dt_check_source(src, path, sink, sink);
+    int rc = dt__check_source(src, path, sink, sink);
     if (rc != 0) {
         rewind(sink);
         char line[512];
@@ -236,7 +236,7 @@ static void check_file(const outcome *o)
     }
     CHECK(rc == 0, "devtrace check rejects the trace written");
     fclose(sink);
-    dt_rd_close(src);
+    dt__rd_close(src);
 }
 
 int main(int argc, char **argv)
@@ -253,9 +253,9 @@ int main(int argc, char **argv)
     emu_open();
 
     /* The reference: nothing fails, nothing is lost. */
-    unsigned long before = dt_alloc_count();
+    unsigned long before = dt__alloc_count();
     outcome ref = record();
-    unsigned long made = dt_alloc_count() - before;
+    unsigned long made = dt__alloc_count() - before;
     REQUIRE(ref.recorded && ref.written && ref.lost == 0 && !ref.noted_memory,
             "the recording without failures lost %" PRIu64 " records", ref.lost);
     check_file(&ref);
@@ -273,12 +273,12 @@ int main(int argc, char **argv)
         for (;; n++) {
             snprintf(g_context, sizeof g_context, "%s, allocation %lu fails%s", g_opt.backend, n,
                      persistent ? " and every one after it" : "");
-            unsigned long failed = dt_alloc_failures();
-            dt_alloc_fail_after((long)n, persistent);
+            unsigned long failed = dt__alloc_failures();
+            dt__alloc_fail_after((long)n, persistent);
             outcome o = record();
-            dt_alloc_fail_after(0, 0);
+            dt__alloc_fail_after(0, 0);
             runs++;
-            if (dt_alloc_failures() == failed) break; /* the recording made fewer than n */
+            if (dt__alloc_failures() == failed) break; /* the recording made fewer than n */
             check_file(&o);
             if (!o.recorded) {
                 refused++;

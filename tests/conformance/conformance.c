@@ -84,7 +84,7 @@ const int grid1[3] = {4, 2, 1}, block1[3] = {128, 1, 1};
 /* What the backend's vendor interface does not give (DT_BACKEND_LACKS_*). */
 unsigned backend_lacks(void)
 {
-    const dt_backend *b = dt_select_backend(g_opt.backend);
+    const dt_backend *b = dt__select_backend(g_opt.backend);
     return b ? b->lacks : 0;
 }
 
@@ -306,7 +306,7 @@ void mixed_workload(int device, int stream, int rounds)
    programs it runs (devtrace check, jq, python) do not inherit it. */
 static void preload_if_needed(char **argv)
 {
-    const dt_backend *b = dt_select_backend(g_opt.backend);
+    const dt_backend *b = dt__select_backend(g_opt.backend);
     if (!b || !b->preload || !strcmp(g_scenario, "missing_library") || !strcmp(g_scenario, "named_library")) return;
     const char *marker = "DEVTRACE_CONFORMANCE_PRELOADED";
     if (getenv(marker)) {
@@ -314,7 +314,7 @@ static void preload_if_needed(char **argv)
         return;
     }
     char san[8192], ld[16384];
-    dt_sanitizer_runtimes(san, sizeof san);
+    dt__sanitizer_runtimes(san, sizeof san);
     snprintf(ld, sizeof ld, "%s%s%s", san, san[0] ? ":" : "", g_opt.emulator);
     REQUIRE(setenv("LD_PRELOAD", ld, 1) == 0 && setenv(marker, "1", 1) == 0, "setenv");
     execv("/proc/self/exe", argv);

@@ -17,11 +17,11 @@ void scenario_kinds(void)
     dt_session *s = session_new();
     session_start(s);
     emu.stats_reset();
-    uint64_t before = dt_realtime_ns();
+    uint64_t before = dt__realtime_ns();
     mixed_workload(0, 0, 25);
     mixed_workload(1, 3, 25);
     session_stop(s);
-    uint64_t after = dt_realtime_ns();
+    uint64_t after = dt__realtime_ns();
     emu_stats st;
     emu.stats_get(&st);
     CHECK(st.records[EMU_KIND_KERNEL] == 100, "the emulator produced %" PRIu64 " kernels",
@@ -265,7 +265,7 @@ void scenario_window(void)
 {
     emu_open();
     dt_session *s = session_new();
-    uint64_t before = dt_realtime_ns();
+    uint64_t before = dt__realtime_ns();
     session_start(s);
     emu.stats_reset();
     for (int i = 0; i < 200; i++) {
@@ -274,7 +274,7 @@ void scenario_window(void)
     }
     REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
     session_stop(s);
-    uint64_t after = dt_realtime_ns();
+    uint64_t after = dt__realtime_ns();
     emu_stats st;
     emu.stats_get(&st);
     check_exact(s, &st, NULL);
@@ -293,7 +293,7 @@ void scenario_clock(void)
     if (emu.set_clock(1000000000, 100.0) != 0) {
         /* only a library whose timestamps are CLOCK_REALTIME itself may
            refuse: then its clock is the host's, and the map the identity */
-        uint64_t b = dt_realtime_ns(), v = emu.device_time_ns(), a = dt_realtime_ns();
+        uint64_t b = dt__realtime_ns(), v = emu.device_time_ns(), a = dt__realtime_ns();
         REQUIRE(v + 1000000 >= b && v <= a + 1000000, "emu_set_clock refused, and the device clock is not "
                 "CLOCK_REALTIME");
         printf("clock: the vendor's timestamps are CLOCK_REALTIME; no offset or drift to map\n");
@@ -307,19 +307,19 @@ void scenario_clock(void)
     enum { MAX_TRUTH = 4096 };
     static dt_clock_sample truth[MAX_TRUTH];
     size_t nt = 0;
-    uint64_t t0 = dt_realtime_ns(), launch_before[64], launch_after[64];
+    uint64_t t0 = dt__realtime_ns(), launch_before[64], launch_after[64];
     int launches = 0;
-    while (dt_realtime_ns() - t0 < (uint64_t)seconds * 1000000000u && nt < MAX_TRUTH) {
+    while (dt__realtime_ns() - t0 < (uint64_t)seconds * 1000000000u && nt < MAX_TRUTH) {
         dt_clock_sample best = {0, 0, UINT64_MAX};
         for (int i = 0; i < 8; i++) {
-            uint64_t b = dt_realtime_ns(), v = emu.device_time_ns(), a = dt_realtime_ns();
+            uint64_t b = dt__realtime_ns(), v = emu.device_time_ns(), a = dt__realtime_ns();
             if (a - b < best.bracket_ns) best = (dt_clock_sample){v, b + (a - b) / 2, a - b};
         }
         truth[nt++] = best;
         if (nt % 20 == 0 && launches < 64) {
-            launch_before[launches] = dt_realtime_ns();
+            launch_before[launches] = dt__realtime_ns();
             REQUIRE(emu.launch_kernel(0, launches % 4, "timed", grid1, block1, 1000) == 0, "launch");
-            launch_after[launches] = dt_realtime_ns();
+            launch_after[launches] = dt__realtime_ns();
             launches++;
         }
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -335,7 +335,7 @@ void scenario_clock(void)
     uint64_t worst = 0, worst_raw = 0;
     size_t worst_i = 0;
     for (size_t i = 0; i < nt; i++) {
-        uint64_t mapped = dt_clock_map(&s->clock, truth[i].vendor);
+        uint64_t mapped = dt__clock_map(&s->clock, truth[i].vendor);
         uint64_t err = mapped > truth[i].realtime ? mapped - truth[i].realtime : truth[i].realtime - mapped;
         if (err > worst_raw) worst_raw = err;
         uint64_t slack = truth[i].bracket_ns / 2;

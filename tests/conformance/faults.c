@@ -171,14 +171,14 @@ void scenario_pool_exhausted(void)
        the pool grows to its bound and runs dry whatever the timing. Not
        where the vendor's producers wait for that consumer (lossless
        buffers): they would wait for ever. */
-    int hold = !(dt_select_backend(g_opt.backend)->caps & DT_BACKEND_LOSSLESS_BUFFERS);
-    if (hold) dt_core_lock(s);
+    int hold = !(dt__select_backend(g_opt.backend)->caps & DT_BACKEND_LOSSLESS_BUFFERS);
+    if (hold) dt__core_lock(s);
     for (int t = 0; t < THREADS; t++) {
         args[t] = (launch_arg){t, PER};
         REQUIRE(pthread_create(&th[t], NULL, pool_thread, &args[t]) == 0, "pthread_create");
     }
     for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
-    if (hold) dt_core_unlock(s);
+    if (hold) dt__core_unlock(s);
     REQUIRE(emu.synchronize(-1, -1) == 0, "synchronize");
     session_stop(s);
     emu_stats st;
@@ -189,7 +189,7 @@ void scenario_pool_exhausted(void)
            PRIu64 " records for want of a buffer)\n",
            st.records[EMU_KIND_KERNEL], k.kind[DT_EVENT_KERNEL], no_buffer, st.dropped_no_buffer);
     CHECK_EQ_U64(st.records[EMU_KIND_KERNEL], THREADS * PER, "kernels produced");
-    if (dt_select_backend(g_opt.backend)->caps & DT_BACKEND_LOSSLESS_BUFFERS) {
+    if (dt__select_backend(g_opt.backend)->caps & DT_BACKEND_LOSSLESS_BUFFERS) {
         /* The vendor's own buffers, sized from these settings, make the
            program wait when full: small ones cost deliveries (and, where
            producers wait for the consumer, time), not records. */

@@ -78,7 +78,7 @@ typedef struct fr_file {
 static int fr_visit(void *user, const dt_rd_event *ev)
 {
     fr_file *f = user;
-    if (ev->ph && ev->ph[0] == 'X' && (dt_rd_cat_is_device_work(ev->cat_kind) || dt_rd_cat_is_api(ev->cat_kind)))
+    if (ev->ph && ev->ph[0] == 'X' && (dt__rd_cat_is_device_work(ev->cat_kind) || dt__rd_cat_is_api(ev->cat_kind)))
         f->kept++;
     return 0;
 }
@@ -105,19 +105,19 @@ static fr_part fr_dump_file(dt_session *s, const char *tag)
               path);
     }
     char err[512] = "";
-    dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
+    dt_rd_source *src = dt__rd_open_file(path, err, sizeof err);
     REQUIRE(src != NULL, "cannot open %s: %s", path, err);
     fr_file f = {0};
     dt_rd_summary sum;
     memset(&sum, 0, sizeof sum);
-    REQUIRE(dt_rd_read(src, fr_visit, &f, &sum, err, sizeof err) == 0, "cannot read %s: %s", path, err);
+    REQUIRE(dt__rd_read(src, fr_visit, &f, &sum, err, sizeof err) == 0, "cannot read %s: %s", path, err);
     fr_part p = {f.kept, 0, 0, 0, 0};
     for (size_t i = 0; i < sum.loss.count; i++) {
         p.lost += (uint64_t)sum.loss.items[i].value;
         if (!strcmp(sum.loss.items[i].key, "ring_evicted")) p.evicted = (uint64_t)sum.loss.items[i].value;
     }
-    dt_rd_summary_free(&sum);
-    dt_rd_close(src);
+    dt__rd_summary_free(&sum);
+    dt__rd_close(src);
     return p;
 }
 
@@ -161,7 +161,7 @@ void scenario_flight_recorder(void)
     c.flight_recorder_bytes = 4 * 4096;
     dt_session *s = NULL;
     REQUIRE(dt_session_create(&c, &s) == DT_OK, "dt_session_create: %s", dt_last_error());
-    if (!(dt_select_backend(g_opt.backend)->caps & DT_BACKEND_FLIGHT_RECORDER)) {
+    if (!(dt__select_backend(g_opt.backend)->caps & DT_BACKEND_FLIGHT_RECORDER)) {
         /* never silently a normal recording */
         dt_status st = dt_session_start(s);
         CHECK(st == DT_ERR_BACKEND_UNAVAILABLE, "dt_session_start on a backend without a flight recorder: %s",
@@ -173,7 +173,7 @@ void scenario_flight_recorder(void)
     }
     session_start(s);
     emu.stats_reset();
-    uint64_t start_ns = dt_realtime_ns();
+    uint64_t start_ns = dt__realtime_ns();
 
     /* 1. a kernel launched only before the ring overflows, then enough
        others to evict it many times over, then it again */
@@ -184,7 +184,7 @@ void scenario_flight_recorder(void)
     emu.stats_get(&st);
     uint64_t produced1 = stored_records(&st);
     dt_session *x = NULL;
-    REQUIRE(dt_core_flight_snapshot(s, &x) == DT_OK, "dump 1: %s", dt_last_error());
+    REQUIRE(dt__core_flight_snapshot(s, &x) == DT_OK, "dump 1: %s", dt_last_error());
     fr_part d1 = fr_count(x);
     printf("flight: dump 1 keeps %" PRIu64 " of %" PRIu64 " records, %" PRIu64 " ring_evicted, %" PRIu64
            " outside_window\n", d1.kept, produced1, d1.evicted, d1.outside);
@@ -209,7 +209,7 @@ void scenario_flight_recorder(void)
     fr_launch(s, "second_kernel", 10, 8);
     emu.stats_get(&st);
     uint64_t produced2 = stored_records(&st) - produced1;
-    REQUIRE(dt_core_flight_snapshot(s, &x) == DT_OK, "dump 2: %s", dt_last_error());
+    REQUIRE(dt__core_flight_snapshot(s, &x) == DT_OK, "dump 2: %s", dt_last_error());
     fr_part d2 = fr_count(x);
     CHECK_EQ_U64(d2.kept + d2.lost, produced2, "dump 2: kept + lost");
     CHECK(x->window_start_ns >= end1, "dump 2's window starts before dump 1's end");
@@ -231,7 +231,7 @@ void scenario_flight_recorder(void)
         REQUIRE(dt_external_pop(NULL) == DT_OK, "pop");
         emu.stats_get(&st);
         produced3 = stored_records(&st) - before;
-        REQUIRE(dt_core_flight_snapshot(s, &x) == DT_OK, "dump 3: %s", dt_last_error());
+        REQUIRE(dt__core_flight_snapshot(s, &x) == DT_OK, "dump 3: %s", dt_last_error());
         fr_part d3 = fr_count(x);
         CHECK_EQ_U64(d3.kept + d3.lost, produced3, "dump 3: kept + lost");
         size_t n = dt_session_event_count(x), without = 0;

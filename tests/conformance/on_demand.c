@@ -72,7 +72,7 @@ static void *od_launcher(void *arg)
         if (i % 16 == 0 && atomic_load(&od_stepping) && atomic_load(&od_steps) < OD_MAX_STEPS) {
             REQUIRE(dt_step() == DT_OK, "dt_step");
             size_t k = atomic_load(&od_steps);
-            dt_core_step_last(&od_step_number[k], &od_step_t[k]);
+            dt__core_step_last(&od_step_number[k], &od_step_t[k]);
             atomic_store(&od_steps, k + 1);
         }
         REQUIRE(emu.launch_kernel(0, i % 4, "continuous", grid1, block1, 2000) == 0, "launch");
@@ -95,7 +95,7 @@ static void *od_client_main(void *arg)
 {
     od_client *c = arg;
     dt_ctl_msg req;
-    dt_ctl_msg_init(&req, DT_CTL_CAPTURE);
+    dt__ctl_msg_init(&req, DT_CTL_CAPTURE);
     if (c->steps) {
         req.steps = c->steps;
         req.step_multiple = c->step_multiple;
@@ -104,7 +104,7 @@ static void *od_client_main(void *arg)
         req.duration_ns = OD_DURATION_NS;
     }
     snprintf(req.format, sizeof req.format, "json");
-    c->rc = dt_ctl_send(getpid(), &req, c->out, 30000, &c->reply);
+    c->rc = dt__ctl_send(getpid(), &req, c->out, 30000, &c->reply);
     return NULL;
 }
 
@@ -119,8 +119,8 @@ static dt_ctl_code od_capture(int out, dt_ctl_msg *reply)
 static dt_ctl_state od_state(void)
 {
     dt_ctl_msg info, reply;
-    dt_ctl_msg_init(&info, DT_CTL_INFO);
-    REQUIRE(dt_ctl_send(getpid(), &info, -1, 5000, &reply) == DT_CTL_SUCCESS, "INFO");
+    dt__ctl_msg_init(&info, DT_CTL_INFO);
+    REQUIRE(dt__ctl_send(getpid(), &info, -1, 5000, &reply) == DT_CTL_SUCCESS, "INFO");
     return reply.state;
 }
 
@@ -159,12 +159,12 @@ static void od_check_trace(const char *path, const emu_stats *st, const dt_ctl_m
                            uint64_t multiple)
 {
     char err[512];
-    dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
+    dt_rd_source *src = dt__rd_open_file(path, err, sizeof err);
     REQUIRE(src != NULL, "%s", err);
     od_trace t = {0};
     dt_rd_summary sum;
-    int rc = dt_rd_read(src, od_visit, &t, &sum, err, sizeof err);
-    dt_rd_close(src);
+    int rc = dt__rd_read(src, od_visit, &t, &sum, err, sizeof err);
+    dt__rd_close(src);
     REQUIRE(rc == 0, "%s: %s", path, err);
     REQUIRE(sum.has_window_start && sum.has_window_end, "the trace has no capture window");
     if (!steps) {
@@ -190,7 +190,7 @@ static void od_check_trace(const char *path, const emu_stats *st, const dt_ctl_m
                 fprintf(stderr, "event %zu [%" PRId64 ", %" PRId64 "] outside [%" PRId64 ", %" PRId64 ")\n", i, start,
                         end, sum.window_start_ns, sum.window_end_ns);
         }
-        if (dt_rd_cat_is_device_work(t.ev[i].cat) || t.ev[i].cat == DT_RD_CAT_RUNTIME ||
+        if (dt__rd_cat_is_device_work(t.ev[i].cat) || t.ev[i].cat == DT_RD_CAT_RUNTIME ||
             t.ev[i].cat == DT_RD_CAT_DRIVER)
             kept++;
     }
@@ -217,9 +217,9 @@ static void od_check_trace(const char *path, const emu_stats *st, const dt_ctl_m
           ", unfinished %" PRIu64 ")",
           produced, faulted, kept, lost, loss[DT_LOSS_OUTSIDE_WINDOW], loss[DT_LOSS_UNFINISHED]);
     char summary[1024];
-    dt_record_loss_summary(summary, sizeof summary, loss);
+    dt__record_loss_summary(summary, sizeof summary, loss);
     CHECK(strcmp(reply->text, summary) == 0, "the reply says \"%s\", the trace \"%s\"", reply->text, summary);
-    dt_rd_summary_free(&sum);
+    dt__rd_summary_free(&sum);
     free(t.ev);
 }
 
@@ -248,14 +248,14 @@ void scenario_on_demand(void)
     dt_ctl_msg reply;
     REQUIRE(setenv(g_opt.env, "/nonexistent/libvendor.so", 1) == 0, "setenv");
     CHECK(od_capture(out, &reply) == DT_CTL_CANNOT_ARM, "a missing library gave %s: %s",
-          dt_ctl_code_name(reply.code), reply.text);
+          dt__ctl_code_name(reply.code), reply.text);
     REQUIRE(setenv(g_opt.env, g_opt.emulator, 1) == 0, "setenv");
     idle_work("idle after cannot_arm");
 
     /* a session of the program's own is running: busy */
     dt_session *own = session_new();
     session_start(own);
-    CHECK(od_capture(out, &reply) == DT_CTL_BUSY, "a running session gave %s: %s", dt_ctl_code_name(reply.code),
+    CHECK(od_capture(out, &reply) == DT_CTL_BUSY, "a running session gave %s: %s", dt__ctl_code_name(reply.code),
           reply.text);
     session_stop(own);
     dt_session_destroy(own);
@@ -274,11 +274,11 @@ void scenario_on_demand(void)
         if (i == 10000) FAIL("the capture never began");
         usleep(1000);
     }
-    CHECK(od_capture(out, &reply) == DT_CTL_BUSY, "a second capture gave %s: %s", dt_ctl_code_name(reply.code),
+    CHECK(od_capture(out, &reply) == DT_CTL_BUSY, "a second capture gave %s: %s", dt__ctl_code_name(reply.code),
           reply.text);
     pthread_join(c.thread, NULL);
     close(trace);
-    CHECK(c.rc == DT_CTL_SUCCESS && c.reply.written == 1, "the capture: %s, written %d: %s", dt_ctl_code_name(c.rc),
+    CHECK(c.rc == DT_CTL_SUCCESS && c.reply.written == 1, "the capture: %s, written %d: %s", dt__ctl_code_name(c.rc),
           c.reply.written, c.reply.text);
     emu_stats st;
     emu.stats_get(&st); /* final: nothing is produced for a client after the capture */
@@ -302,7 +302,7 @@ void scenario_on_demand(void)
     od_client_main(&sc);
     close(trace);
     CHECK(sc.rc == DT_CTL_SUCCESS && sc.reply.written == 1, "the steps capture: %s, written %d: %s",
-          dt_ctl_code_name(sc.rc), sc.reply.written, sc.reply.text);
+          dt__ctl_code_name(sc.rc), sc.reply.written, sc.reply.text);
     emu.stats_get(&st);
     /* the launcher logs a boundary just after it began it: two more logged
        hold the window's last */
@@ -315,7 +315,7 @@ void scenario_on_demand(void)
     trace = open(steps_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     od_client tc = {.out = trace, .steps = 2, .timeout_ns = 300000000ull};
     od_client_main(&tc);
-    CHECK(tc.rc == DT_CTL_TIMEOUT && tc.reply.written == 0, "steps that never come: %s: %s", dt_ctl_code_name(tc.rc),
+    CHECK(tc.rc == DT_CTL_TIMEOUT && tc.reply.written == 0, "steps that never come: %s: %s", dt__ctl_code_name(tc.rc),
           tc.reply.text);
     struct stat tb;
     CHECK(fstat(trace, &tb) == 0 && tb.st_size == 0, "a trace was written without a window");
@@ -348,7 +348,7 @@ void scenario_on_demand(void)
         void *other = NULL;
         REQUIRE(unsub && sub(&other, (void *)other_profiler_callback, NULL) == 0, "the other profiler");
         CHECK(od_capture(out, &reply) == DT_CTL_CANNOT_ARM, "another subscriber gave %s: %s",
-              dt_ctl_code_name(reply.code), reply.text);
+              dt__ctl_code_name(reply.code), reply.text);
         CHECK(strstr(reply.text, "another") != NULL, "the message names no other holder: %s", reply.text);
         REQUIRE(unsub(other) == 0, "the other profiler could not unsubscribe");
         idle_work("idle after another profiler");
@@ -357,10 +357,10 @@ void scenario_on_demand(void)
 
     /* a forked child does not serve the parent's socket */
     char sock[DT_CTL_PATH_CAP];
-    snprintf(sock, sizeof sock, "%s", dt_ctl_socket_path());
+    snprintf(sock, sizeof sock, "%s", dt__ctl_socket_path());
     pid_t child = fork();
     REQUIRE(child >= 0, "fork");
-    if (child == 0) _exit(dt_control_listening() == 0 && dt_ctl_socket_path()[0] == 0 ? 0 : 1);
+    if (child == 0) _exit(dt_control_listening() == 0 && dt__ctl_socket_path()[0] == 0 ? 0 : 1);
     int status = 0;
     waitpid(child, &status, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the forked child listens on its parent's socket");
@@ -373,8 +373,8 @@ void scenario_on_demand(void)
     CHECK(dt_control_listening() == 0, "still listening after dt_control_stop");
     CHECK(stat(sock, &sb) != 0, "dt_control_stop left %s", sock);
     dt_ctl_msg info;
-    dt_ctl_msg_init(&info, DT_CTL_INFO);
-    CHECK(dt_ctl_send(getpid(), &info, -1, 2000, &reply) == DT_CTL_NO_SUCH_LISTENER, "answered after stop");
+    dt__ctl_msg_init(&info, DT_CTL_INFO);
+    CHECK(dt__ctl_send(getpid(), &info, -1, 2000, &reply) == DT_CTL_NO_SUCH_LISTENER, "answered after stop");
     idle_work("idle after stop");
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);

@@ -22,11 +22,11 @@ static void check_fixed_point(const dt_ctl_msg *msg)
 {
     static uint8_t first[DT_CTL_MAX_MESSAGE], second[DT_CTL_MAX_MESSAGE];
     char why[256];
-    size_t n1 = dt_ctl_encode(msg, first, sizeof first);
+    size_t n1 = dt__ctl_encode(msg, first, sizeof first);
     if (n1 == 0) abort(); /* every parsed message fits */
     dt_ctl_msg again;
-    if (dt_ctl_parse(first, n1, &again, why, sizeof why) != DT_CTL_SUCCESS) abort();
-    size_t n2 = dt_ctl_encode(&again, second, sizeof second);
+    if (dt__ctl_parse(first, n1, &again, why, sizeof why) != DT_CTL_SUCCESS) abort();
+    size_t n2 = dt__ctl_encode(&again, second, sizeof second);
     if (n2 != n1 || memcmp(first, second, n1) != 0) abort();
 }
 
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[256];
     dt_ctl_msg msg;
     /* the parser on the bytes as they are */
-    if (dt_ctl_parse(data, size, &msg, why, sizeof why) == DT_CTL_SUCCESS) check_fixed_point(&msg);
+    if (dt__ctl_parse(data, size, &msg, why, sizeof why) == DT_CTL_SUCCESS) check_fixed_point(&msg);
 
     /* the reader on a connection carrying them */
     if (size > 8192) size = 8192;
@@ -51,10 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t buf[DT_CTL_MAX_MESSAGE];
     size_t len = 0;
     int passed = -1;
-    dt_ctl_code rc = dt_ctl_read_message(sv[1], buf, &len, &passed, dt_ctl_deadline(1000), why, sizeof why);
+    dt_ctl_code rc = dt__ctl_read_message(sv[1], buf, &len, &passed, dt__ctl_deadline(1000), why, sizeof why);
     if (rc == DT_CTL_SUCCESS) {
         if (len > sent || len > DT_CTL_MAX_MESSAGE || memcmp(buf, data, len) != 0) abort();
-        if (dt_ctl_parse(buf, len, &msg, why, sizeof why) == DT_CTL_SUCCESS) check_fixed_point(&msg);
+        if (dt__ctl_parse(buf, len, &msg, why, sizeof why) == DT_CTL_SUCCESS) check_fixed_point(&msg);
     } else if (rc == DT_CTL_TIMEOUT) {
         abort(); /* the writer is gone: the reader must see the end, not wait */
     }

@@ -20,7 +20,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define ENGINE_OF(v) ENGINE_OF_(v)
-#define ENGINE_OF_(v) dt_engine_##v
+#define ENGINE_OF_(v) dt__engine_##v
 /* weak: a vendor built without what its backend needs (CUPTI without the
    toolkit's headers) has no engine, and the target then does nothing */
 extern dt_engine ENGINE_OF(DT_FUZZ_VENDOR) __attribute__((weak));
@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(long_name, "_Z", 2);
     }
     dt_decoder d;
-    dt_decoder_init(&d, ENGINE_OF(DT_FUZZ_VENDOR).v, 0);
+    dt__decoder_init(&d, ENGINE_OF(DT_FUZZ_VENDOR).v, 0);
     dt_config c;
     dt_config_init(&c);
     c.backend = "null";
@@ -74,17 +74,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!buf) return 0;
     if (size) memcpy(buf, data, size);
     void *rec = NULL;
-    while (dt_decoder_next(&d, buf, size, &rec) == d.v->results.success) {
-        const dt_record_layout *l = dt_decoder_layout(&d, *(const uint32_t *)rec);
+    while (dt__decoder_next(&d, buf, size, &rec) == d.v->results.success) {
+        const dt_record_layout *l = dt__decoder_layout(&d, *(const uint32_t *)rec);
         if (!l) break;
         replace_pointer(rec, l->f[DT_F_NAME]);
         replace_pointer(rec, l->f[DT_F_DEV_NAME]);
     }
     dt_session *s = NULL;
     if (dt_session_create(&c, &s) == DT_OK) {
-        dt_decoder_run(&d, s, buf, size, NULL);
+        dt__decoder_run(&d, s, buf, size, NULL);
         /* the last bytes as a second, shorter buffer: a cut inside a record */
-        if (size > 8) dt_decoder_run(&d, s, buf, size - (size_t)(data[size - 1] % 8) - 1, NULL);
+        if (size > 8) dt__decoder_run(&d, s, buf, size - (size_t)(data[size - 1] % 8) - 1, NULL);
         dt_session_destroy(s);
     }
     free(buf);

@@ -78,21 +78,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p = cut + 4;
     }
     unlink(out);
-    int rc = dt_merge_main(argc, (char **)argv, sink, sink);
+    int rc = dt__merge_main(argc, (char **)argv, sink, sink);
     if (rc == 0 && !strstr(out_name, "pftrace")) {
         /* what merge wrote is a trace the reader reads */
         char err[512];
-        dt_rd_source *src = dt_rd_open_file(out, err, sizeof err);
+        dt_rd_source *src = dt__rd_open_file(out, err, sizeof err);
         if (!src)
             abort();
         dt_rd_summary sum;
-        int read_rc = dt_rd_read(src, NULL, NULL, &sum, err, sizeof err);
+        int read_rc = dt__rd_read(src, NULL, NULL, &sum, err, sizeof err);
         if (read_rc != 0) {
             fprintf(stderr, "merge wrote an unreadable trace: %s\n", err);
             abort();
         }
-        dt_rd_summary_free(&sum);
-        dt_rd_close(src);
+        dt__rd_summary_free(&sum);
+        dt__rd_close(src);
     }
     unlink(out);
     for (int i = 0; i < n; i++)

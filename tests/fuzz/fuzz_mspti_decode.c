@@ -17,8 +17,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-extern dt_engine dt_engine_mspti;
-DT_HIDDEN void dt_mspti_decoding_reset(void);
+extern dt_engine dt__engine_mspti;
+DT_HIDDEN void dt__mspti_decoding_reset(void);
 
 static char long_name[9000];
 static const char *const names[] = {
@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > (1u << 20)) return 0;
     if (!long_name[0]) memset(long_name, 'n', sizeof long_name - 1);
     dt_decoder d;
-    dt_decoder_init(&d, dt_engine_mspti.v, 0);
+    dt__decoder_init(&d, dt__engine_mspti.v, 0);
     dt_config c;
     dt_config_init(&c);
     c.backend = "null";
@@ -81,18 +81,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!buf) return 0;
     if (size) memcpy(buf, data, size);
     void *rec = NULL;
-    while (dt_decoder_next(&d, buf, size, &rec) == d.v->results.success) {
+    while (dt__decoder_next(&d, buf, size, &rec) == d.v->results.success) {
         uint32_t kind;
         memcpy(&kind, rec, sizeof kind);
         make_strings_valid(rec, kind);
     }
     dt_session *s = NULL;
     if (dt_session_create(&c, &s) == DT_OK) {
-        dt_decoder_run(&d, s, buf, size, NULL);
-        if (size > 8) dt_decoder_run(&d, s, buf, size - (size_t)(data[size - 1] % 8) - 1, NULL);
+        dt__decoder_run(&d, s, buf, size, NULL);
+        if (size > 8) dt__decoder_run(&d, s, buf, size - (size_t)(data[size - 1] % 8) - 1, NULL);
         dt_session_destroy(s);
     }
-    dt_mspti_decoding_reset();
+    dt__mspti_decoding_reset();
     free(buf);
     return 0;
 }

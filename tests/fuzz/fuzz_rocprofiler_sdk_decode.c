@@ -54,7 +54,7 @@ static void setup(void)
 {
     memset(long_name, 'k', sizeof long_name - 1);
     memcpy(long_name, "_Z", 2);
-    dt_rsdk_decoder_init(&g_d, 0);
+    dt__rsdk_decoder_init(&g_d, 0);
     char missing[256] = "";
     dt_device_props p;
     for (uint64_t h = 0; h < 3; h++) {
@@ -64,7 +64,7 @@ static void setup(void)
         a.id.handle = 0x1000 + h;
         a.type = h ? RSDK_AGENT_TYPE_GPU : RSDK_AGENT_TYPE_CPU;
         a.wave_front_size = 64;
-        dt_rsdk_decoder_add_agent(&g_d, &a, sizeof a, &p, missing, sizeof missing);
+        dt__rsdk_decoder_add_agent(&g_d, &a, sizeof a, &p, missing, sizeof missing);
     }
     for (uint64_t id = 0; id < NAME_COUNT; id++) {
         rsdk_kernel_symbol k;
@@ -74,15 +74,15 @@ static void setup(void)
         k.kernel_name = names[id];
         k.arch_vgpr_count = (uint32_t)id * 8;
         k.group_segment_size = (uint32_t)id * 1024;
-        dt_rsdk_decoder_add_kernel(&g_d, &k);
+        dt__rsdk_decoder_add_kernel(&g_d, &k);
     }
-    g_d.api_names = dt_malloc(sizeof api_names);
+    g_d.api_names = dt__malloc(sizeof api_names);
     if (g_d.api_names) {
         memcpy(g_d.api_names, api_names, sizeof api_names);
         g_d.api_name_count = sizeof api_names / sizeof api_names[0];
     }
     static const int32_t launch_ops[] = {1}; /* hipLaunchKernel */
-    dt_rsdk_decoder_match_launches(&g_d, launch_ops, 1, 1024);
+    dt__rsdk_decoder_match_launches(&g_d, launch_ops, 1, 1024);
     g_base_agents = g_d.agent_count;
 }
 
@@ -111,8 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t noted = cfg & 8 ? 16 : 0;
     if (cfg & 8)
         for (uint64_t corr = 1; corr <= 16; corr++) {
-            if (corr <= 8) dt_rsdk_decoder_note_fill(&g_d, corr, corr * 100, 7, 1);
-            else dt_rsdk_decoder_note_launch(&g_d, corr);
+            if (corr <= 8) dt__rsdk_decoder_note_fill(&g_d, corr, corr * 100, 7, 1);
+            else dt__rsdk_decoder_note_launch(&g_d, corr);
         }
     if ((cfg & 16) && len >= sizeof(rsdk_agent)) {
         rsdk_agent a;
@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         a.mem_banks = a.caches = a.io_links = a.pc_sampling_configs = NULL;
         char missing[256] = "";
         dt_device_props p;
-        dt_rsdk_decoder_add_agent(&g_d, &a, sizeof a, &p, missing, sizeof missing);
+        dt__rsdk_decoder_add_agent(&g_d, &a, sizeof a, &p, missing, sizeof missing);
     }
     /* each record is copied to a slot of its own, at its offset's
        alignment, so that one record's size cut cannot change another's */
@@ -165,11 +165,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cfg & 2) c.max_duration_ns = 1000;
     dt_session *s = NULL;
     if (dt_session_create(&c, &s) == DT_OK) {
-        dt_rsdk_decode(&g_d, s, list, n);
+        dt__rsdk_decode(&g_d, s, list, n);
         dt_session_destroy(s);
     }
     /* calls left behind would be taken by the next input's records */
-    if (dt_rsdk_decoder_take_awaiting(&g_d) > n + noted) abort();
+    if (dt__rsdk_decoder_take_awaiting(&g_d) > n + noted) abort();
     free(slots);
     free(buf);
     return 0;

@@ -91,24 +91,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(&r, begin + off, sizeof r);
         dt_rt_args a = {.correlation = r.correlation_id, .grid = {r.op, r.kind, 1}, .block = {64, 1, 1},
                         .value = r.kind, .what = (uint8_t)(r.kind & 1 ? DT_RT_ARGS_LAUNCH : DT_RT_ARGS_FILL)};
-        if (dt_rt_args_put(&args, &a) != 0) break;
+        if (dt__rt_args_put(&args, &a) != 0) break;
     }
     dt_rt_decoder d = {.pool = bounded ? pool : NULL, .half = half, .api_names = api_names,
                        .api_name_count = 4, .args = &args, .args_unkept = unkept};
     dt_session *s = NULL;
     if (dt_session_create(&c, &s) == DT_OK) {
         uint8_t *kept = copy ? malloc(DT_RT_COPY_HEADER + half) : NULL;
-        size_t bytes = kept ? dt_rt_copy(kept, DT_RT_COPY_HEADER + half, &d, begin, begin + valid) : 0;
+        size_t bytes = kept ? dt__rt_copy(kept, DT_RT_COPY_HEADER + half, &d, begin, begin + valid) : 0;
         if (bytes) {
             memset(begin, 0xa5, half);
-            dt_rt_decode_copy(&d, s, kept, bytes);
+            dt__rt_decode_copy(&d, s, kept, bytes);
         } else {
-            dt_rt_decode(&d, s, begin, begin + valid);
+            dt__rt_decode(&d, s, begin, begin + valid);
         }
         free(kept);
         dt_session_destroy(s);
     }
-    dt_rt_args_free(&args);
+    dt__rt_args_free(&args);
     free(pool);
     return 0;
 }

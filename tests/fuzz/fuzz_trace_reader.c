@@ -105,17 +105,17 @@ typedef struct reading {
 static void read_once(const uint8_t *data, size_t size, size_t window, unsigned flags, reading *r)
 {
     memset(r, 0, sizeof *r);
-    dt_rd_source *src = dt_rd_open_memory(data, size);
+    dt_rd_source *src = dt__rd_open_memory(data, size);
     if (!src)
         abort();
     dt_rd_summary sum;
     dt_rd_options o = {.visit = fold_event, .user = &r->hash, .flags = flags, .window = window};
-    r->rc = dt_rd_read_opts(src, &o, &sum, r->err, sizeof r->err);
+    r->rc = dt__rd_read_opts(src, &o, &sum, r->err, sizeof r->err);
     r->events = sum.event_count;
     r->bytes = sum.bytes;
     r->format = sum.format;
-    dt_rd_summary_free(&sum);
-    dt_rd_close(src);
+    dt__rd_summary_free(&sum);
+    dt__rd_close(src);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -153,15 +153,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
 
-    dt_rd_source *src = dt_rd_open_memory(data, size);
+    dt_rd_source *src = dt__rd_open_memory(data, size);
     if (src) {
-        dt_check_source(src, "fuzz", sink, sink);
-        dt_rd_close(src);
+        dt__check_source(src, "fuzz", sink, sink);
+        dt__rd_close(src);
     }
-    src = dt_rd_open_memory(data, size);
+    src = dt__rd_open_memory(data, size);
     if (src) {
-        dt_stats_source(src, "fuzz", NULL, size % 2 == 0, sink, sink);
-        dt_rd_close(src);
+        dt__stats_source(src, "fuzz", NULL, size % 2 == 0, sink, sink);
+        dt__rd_close(src);
     }
     return 0;
 }

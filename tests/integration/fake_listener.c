@@ -51,7 +51,7 @@ static void handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result 
     snprintf(trace, sizeof trace, "{\"traceEvents\": [], \"fake\": {\"pid\": %d, \"request\": \"%s\"}}\n",
              (int)getpid(), req->type == DT_CTL_DUMP ? "dump" : "capture");
     if (strcmp(g_mode, "ok") == 0) {
-        dt_ctl_set_state(DT_CTL_CAPTURING);
+        dt__ctl_set_state(DT_CTL_CAPTURING);
         res->code = write_all(fd, trace) == 0 ? DT_CTL_SUCCESS : DT_CTL_CANNOT_ARM;
         res->written = res->code == DT_CTL_SUCCESS;
         res->records = 42;
@@ -92,18 +92,18 @@ int main(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* the control thread inherits the mask */
     dt_rank_info rank;
-    dt_rank_from_env(&rank);
+    dt__rank_from_env(&rank);
     dt_ctl_options opt = {.rank = rank.known ? rank.rank : -1, .local_rank = rank.local_rank, .world_size = rank.world_size,
                           .backend = "fake", .handler = handler};
-    if (dt_ctl_listen(&opt) != DT_OK) {
+    if (dt__ctl_listen(&opt) != DT_OK) {
         fprintf(stderr, "fake_listener: %s\n", dt_last_error());
         return 1;
     }
-    printf("listening %s\n", dt_ctl_socket_path());
+    printf("listening %s\n", dt__ctl_socket_path());
     fflush(stdout);
     int sig;
     sigwait(&stop, &sig);
     atomic_store(&g_stopping, 1);
-    dt_ctl_stop();
+    dt__ctl_stop();
     return 0;
 }

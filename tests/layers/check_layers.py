@@ -9,7 +9,9 @@ Exit status 1, with every violation listed, when a file includes a header of
 a layer it may not see (or one hidden from it: HIDDEN), when includes form a
 cycle, when an object calls a function (internal, or of the public header)
 of a layer it may not see, when a file or an internal header is over its
-size (a C file or header of tests/ too), or when an internal function takes a prefix of the public API's.
+size (a C file or header of tests/ too), or when an internal function or
+variable is named dt_ rather than dt__ (public: dt_<name>, in a public
+header; internal: dt__<name>).
 docs/architecture.md explains the layers.
 """
 import argparse
@@ -239,20 +241,52 @@ def check_sizes(errors):
             errors.append(f"{f.relative_to(ROOT)}: {n} lines (at most {MAX_LINES})")
 
 
+# Names: a public function is dt_<name>, declared in a public header (the
+# library's, or the columns library's); an internal one is dt__<name>, as
+# libuv's are uv__. One grep lists the public API:
+#   nm -g --defined-only build/libdevtrace.a | grep ' dt_[a-z]'
+PUBLIC_HEADERS = ("include/devtrace/devtrace.h", "src/columns/dt_columns.h")
+PUBLIC_NAME = re.compile(r"\b(dt_[a-z0-9]\w*)\s*\(")
+# a function declared or defined at file scope, or a function-like macro
+DECLARED = re.compile(r"^(?:(?!typedef\b)[A-Za-z_][^;{}()=#/]*?[\s*]|#\s*define\s+)(dt_[a-z0-9]\w*)\s*\(", re.M)
+INTERNAL_RULE = "internal names start dt__ (public ones are declared in include/devtrace/devtrace.h)"
+
+
+def public_names():
+    names = set()
+    for h in PUBLIC_HEADERS:
+        if (ROOT / h).exists():
+            names |= set(PUBLIC_NAME.findall((ROOT / h).read_text(errors="replace")))
+    return names
+
+
 def check_names(errors):
-    """No internal (DT_HIDDEN) function takes a prefix of the public API's
-    (dt_session_, dt_backend_, ...): a call tells at sight which it is."""
-    header = ROOT / "include/devtrace/devtrace.h"
-    if not header.exists():
-        return
-    public = re.findall(r"DT_API\s+[^;(]*?\b(dt_\w+)\s*\(", header.read_text())
-    prefixes = {m.group(1) for m in (re.match(r"(dt_[a-z0-9]+_)", p) for p in public) if m}
-    hidden = re.compile(r"DT_HIDDEN[^;(]*?\b(dt_\w+)\s*\(")
+    """A function of src/ named dt_<name> is one a public header declares;
+    every other is dt__<name>: a call tells at sight which it is."""
+    public = public_names()
     for f in sources():
-        for name in hidden.findall(f.read_text(errors="replace")):
-            clash = next((p for p in sorted(prefixes) if name.startswith(p)), None)
-            if clash:
-                errors.append(f"{f.relative_to(ROOT)}: internal function {name} takes the public API's prefix {clash}")
+        rel = f.relative_to(ROOT).as_posix()
+        if rel in PUBLIC_HEADERS:
+            continue
+        text = f.read_text(errors="replace")
+        for m in DECLARED.finditer(text):
+            if m.group(1) not in public:
+                line = text.count("\n", 0, m.start(1)) + 1
+                errors.append(f"{rel}:{line}: {m.group(1)} is internal and named dt_: {INTERNAL_RULE}")
+
+
+def check_symbols(build, errors):
+    """What the layers' objects define globally under dt_ is the public API
+    (nm, as the one grep above): an internal variable or function named dt_
+    that the source check cannot see (one a macro makes) fails too."""
+    public = public_names()
+    seen = set()
+    for o in sorted(Path(build).glob("**/CMakeFiles/*/src/**/*.o")):
+        defined, _ = nm_symbols(o)
+        for s in sorted(defined):
+            if re.match(r"dt_[a-z0-9]", s) and s not in public and s not in seen:
+                seen.add(s)
+                errors.append(f"{o.relative_to(build)}: defines {s}, internal and named dt_: {INTERNAL_RULE}")
 
 
 # A "DEVTRACE_..." string, whole: an environment variable's name.
@@ -380,6 +414,7 @@ def main():
     check_env_names(errors)
     if args.build:
         check_calls(args.build, errors)
+        check_symbols(args.build, errors)
     for e in errors:
         print(e)
     if errors:

@@ -109,15 +109,38 @@ def test_an_unknown_folder_is_named(tmp_path):
     assert "src/misc is no layer" in r.stdout
 
 
-def test_an_internal_function_with_a_public_prefix_fails(tmp_path):
+def test_an_internal_function_named_as_a_public_one_fails(tmp_path):
+    """Public functions are dt_<name> and declared in a public header;
+    internal ones dt__<name>, defined, declared or made by a macro."""
     files = dict(GOOD, **{"include/devtrace/devtrace.h": "DT_API int dt_session_start(void *s);\n",
                           "src/core/session.h": "DT_HIDDEN void dt_session_note(void *s);\n"
-                                                "DT_HIDDEN void dt_core_lock(void *s);\n"})
+                                                "DT_HIDDEN void dt__core_lock(void *s);\n"
+                                                "DT_HIDDEN int dt_session_start(void *s);\n",
+                          "src/core/session.c": "static inline int\ndt_core_id(int x)\n{ return x; }\n"
+                                                "#define dt_core_max(a, b) ((a) > (b) ? (a) : (b))\n"
+                                                "typedef int dt_core_fn(int);\n"})
     r = tree(tmp_path, files)
     assert r.returncode == 1
-    assert ("src/core/session.h: internal function dt_session_note takes the public API's prefix dt_session_"
-            in r.stdout)
-    assert "dt_core_lock" not in r.stdout
+    rule = "internal names start dt__ (public ones are declared in include/devtrace/devtrace.h)"
+    assert f"src/core/session.h:1: dt_session_note is internal and named dt_: {rule}" in r.stdout
+    assert f"src/core/session.c:2: dt_core_id is internal and named dt_: {rule}" in r.stdout
+    assert f"src/core/session.c:4: dt_core_max is internal and named dt_: {rule}" in r.stdout
+    assert "dt__core_lock" not in r.stdout
+    assert "dt_session_start" not in r.stdout
+    # a type keeps dt_
+    assert "dt_core_fn" not in r.stdout
+
+
+def test_an_internal_symbol_named_dt_fails(tmp_path):
+    """What the objects define under dt_ is the public API: a variable (or a
+    function a macro names) the source check cannot see fails by nm."""
+    files = dict(PUBLIC_CALLS, **{"src/core/state.c": "#define STATE(x) int dt_state_##x = 1;\nSTATE(on)\n"
+                                                      "int dt__state_off = 0;\n"})
+    r = built_tree(tmp_path, files)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "defines dt_state_on, internal and named dt_" in r.stdout
+    assert "dt__state_off" not in r.stdout
+    assert "dt_session_write" not in r.stdout
 
 
 def built_tree(root, files):
@@ -138,8 +161,8 @@ def built_tree(root, files):
 
 CALLS = {
     "src/base/hash.h": "#pragma once\n",
-    "src/base/hash.c": "int dt_hash_mix(int x) { return x * 31; }\n",
-    "src/core/store.c": "int dt_hash_mix(int x);\nint dt_store_put(int x) { return dt_hash_mix(x); }\n",
+    "src/base/hash.c": "int dt__hash_mix(int x) { return x * 31; }\n",
+    "src/core/store.c": "int dt__hash_mix(int x);\nint dt__store_put(int x) { return dt__hash_mix(x); }\n",
 }
 
 
@@ -149,10 +172,10 @@ def test_a_checkout_under_a_folder_named_src_is_checked(tmp_path):
     root = tmp_path / "src" / "devtrace"
     r = built_tree(root, CALLS)
     assert r.returncode == 0, r.stdout + r.stderr
-    up = dict(CALLS, **{"src/base/hash.c": "int dt_store_put(int x);\nint dt_hash_mix(int x) { return dt_store_put(x); }\n"})
+    up = dict(CALLS, **{"src/base/hash.c": "int dt__store_put(int x);\nint dt__hash_mix(int x) { return dt__store_put(x); }\n"})
     r = built_tree(tmp_path / "src" / "again", up)
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "src/base/hash.c: calls dt_store_put of src/core/store.c: src/base may not call into src/core" in r.stdout
+    assert "src/base/hash.c: calls dt__store_put of src/core/store.c: src/base may not call into src/core" in r.stdout
 
 
 PUBLIC_CALLS = {
@@ -160,7 +183,7 @@ PUBLIC_CALLS = {
                                    "DT_API const char *dt_format_name(int f);\n",
     "src/format/formats.c": "const char *dt_format_name(int f) { return f ? \"json\" : 0; }\n",
     "src/api/write.c": "int dt_session_write(int x) { return x; }\nint dt_prepare(int x) { return x; }\n",
-    "src/core/session.c": "const char *dt_format_name(int f);\nint dt_core_new(int f) { return dt_format_name(f) != 0; }\n",
+    "src/core/session.c": "const char *dt_format_name(int f);\nint dt__core_new(int f) { return dt_format_name(f) != 0; }\n",
     "src/cli/main.c": "int dt_session_write(int x);\nint main(void) { return dt_session_write(0); }\n",
 }
 
@@ -172,7 +195,7 @@ def test_an_upward_call_through_the_public_header_fails(tmp_path):
     r = built_tree(tmp_path / "down", PUBLIC_CALLS)
     assert r.returncode == 0, r.stdout + r.stderr
     up = dict(PUBLIC_CALLS, **{"src/core/flush.c": "int dt_session_write(int x);\n"
-                                                   "int dt_core_flush(int x) { return dt_session_write(x); }\n"})
+                                                   "int dt__core_flush(int x) { return dt_session_write(x); }\n"})
     r = built_tree(tmp_path / "up", up)
     assert r.returncode == 1, r.stdout + r.stderr
     assert ("src/core/flush.c: calls dt_session_write of src/api/write.c: src/core may not call into src/api"
@@ -185,7 +208,7 @@ def test_a_backend_calling_the_facade_fails(tmp_path):
     """No call up is exempt: a backend reaching the facade through the public
     header (dt_prepare, defined in api) fails as any other call up does."""
     tree = dict(PUBLIC_CALLS, **{"src/backends/cupti.c": "int dt_prepare(int x);\n"
-                                                         "int dt_cupti_init(int x) { return dt_prepare(x); }\n"})
+                                                         "int dt__cupti_init(int x) { return dt_prepare(x); }\n"})
     r = built_tree(tmp_path / "up", tree)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "src/backends/cupti.c: calls dt_prepare of src/api/" in r.stdout
@@ -213,19 +236,19 @@ def test_a_circle_of_calls_that_crosses_folders_fails(tmp_path):
     one folder: a loop between a layer's files and a module below it fails;
     the same loop inside the module passes."""
     inside = dict(CALLS, **{
-        "src/core/ring/ring.c": "int dt_ring_pool(int x);\nint dt_ring_put(int x) { return x ? dt_ring_pool(x - 1) : 0; }\n",
-        "src/core/ring/pool.c": "int dt_ring_put(int x);\nint dt_ring_pool(int x) { return dt_ring_put(x); }\n",
+        "src/core/ring/ring.c": "int dt__ring_pool(int x);\nint dt__ring_put(int x) { return x ? dt__ring_pool(x - 1) : 0; }\n",
+        "src/core/ring/pool.c": "int dt__ring_put(int x);\nint dt__ring_pool(int x) { return dt__ring_put(x); }\n",
     })
     r = built_tree(tmp_path / "inside", inside)
     assert r.returncode == 0, r.stdout + r.stderr
     across = dict(CALLS, **{
-        "src/core/ring/ring.c": "int dt_ring_pool(int x);\nint dt_ring_put(int x) { return x ? dt_ring_pool(x - 1) : 0; }\n",
-        "src/core/pool.c": "int dt_ring_put(int x);\nint dt_ring_pool(int x) { return dt_ring_put(x); }\n",
+        "src/core/ring/ring.c": "int dt__ring_pool(int x);\nint dt__ring_put(int x) { return x ? dt__ring_pool(x - 1) : 0; }\n",
+        "src/core/pool.c": "int dt__ring_put(int x);\nint dt__ring_pool(int x) { return dt__ring_put(x); }\n",
     })
     r = built_tree(tmp_path / "across", across)
     assert r.returncode == 1, r.stdout + r.stderr
-    assert ("a circle of calls crosses folders: src/core, src/core/ring (src/core/pool.c calls dt_ring_put of "
-            "src/core/ring/ring.c; src/core/ring/ring.c calls dt_ring_pool of src/core/pool.c)") in r.stdout
+    assert ("a circle of calls crosses folders: src/core, src/core/ring (src/core/pool.c calls dt__ring_put of "
+            "src/core/ring/ring.c; src/core/ring/ring.c calls dt__ring_pool of src/core/pool.c)") in r.stdout
 
 
 def test_a_module_over_its_size_fails(tmp_path):

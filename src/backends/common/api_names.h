@@ -6,7 +6,7 @@
  *
  * API ids are small numbers, and a buffer's API records name few of them:
  * a key takes the slot of its low bits, found with one comparison, and a
- * key whose slot another holds takes the slot its hash (dt_mix64) gives,
+ * key whose slot another holds takes the slot its hash (dt__mix64) gives,
  * replacing what is there. A miss costs one lookup and one interning.
  */
 #ifndef DT_BACKENDS_API_NAMES_H
@@ -31,28 +31,28 @@ typedef struct dt_api_names {
     } slot[DT_API_NAME_SLOTS];
 } dt_api_names;
 
-static inline void dt_api_names_init(dt_api_names *c)
+static inline void dt__api_names_init(dt_api_names *c)
 {
     memset(c, 0, sizeof *c);
 }
 
 /* The slot a key takes first, and the one it takes when that is held. */
-static inline size_t dt_api_names_slot(uint64_t key)
+static inline size_t dt__api_names_slot(uint64_t key)
 {
     return (size_t)(key & (DT_API_NAME_SLOTS - 1));
 }
-static inline size_t dt_api_names_other_slot(uint64_t key)
+static inline size_t dt__api_names_other_slot(uint64_t key)
 {
-    return (size_t)(dt_mix64(key) >> 58);
+    return (size_t)(dt__mix64(key) >> 58);
 }
-_Static_assert(DT_API_NAME_SLOTS == 64, "dt_api_names_other_slot() yields 6 bits");
+_Static_assert(DT_API_NAME_SLOTS == 64, "dt__api_names_other_slot() yields 6 bits");
 
 /* Whether key's interned name is cached (*id). */
-static inline int dt_api_names_find(const dt_api_names *c, uint64_t key, uint32_t *id)
+static inline int dt__api_names_find(const dt_api_names *c, uint64_t key, uint32_t *id)
 {
-    size_t i = dt_api_names_slot(key);
+    size_t i = dt__api_names_slot(key);
     if (__builtin_expect(c->slot[i].key != key, 0)) {
-        i = dt_api_names_other_slot(key);
+        i = dt__api_names_other_slot(key);
         if (c->slot[i].key != key) return 0;
     }
     *id = c->slot[i].id;
@@ -62,7 +62,7 @@ static inline int dt_api_names_find(const dt_api_names *c, uint64_t key, uint32_
 /* After a miss: intern name in s (NULL: the call has no name, and
    "<fallback>#<number>" names it) and cache it under key. UINT32_MAX when
    it could not be interned (nothing cached). */
-DT_HIDDEN uint32_t dt_api_names_add(dt_api_names *c, dt_session *s, uint64_t key, const char *name,
+DT_HIDDEN uint32_t dt__api_names_add(dt_api_names *c, dt_session *s, uint64_t key, const char *name,
                                     const char *fallback, int64_t number);
 
 #endif /* DT_BACKENDS_API_NAMES_H */

@@ -109,8 +109,8 @@ static void set_thread_ids(dt_engine *e, dt_session *s)
     int r = set(e->v->activity.thread_id_system);
     if (r == e->v->results.success) e->thread_type_set = 1;
     else if (s)
-        dt_core_note(s, "thread_ids", "%s(SYSTEM) returned %s (%d): API rows carry the vendor's default thread "
-                        "ids, not host thread ids", e->specs[DT_SYM_SET_THREAD_ID_TYPE].name, dt_engine_result_text(e, r), r);
+        dt__core_note(s, "thread_ids", "%s(SYSTEM) returned %s (%d): API rows carry the vendor's default thread "
+                        "ids, not host thread ids", e->specs[DT_SYM_SET_THREAD_ID_TYPE].name, dt__engine_result_text(e, r), r);
 }
 
 /* The library's activity attributes the vendor's descriptor sets, once it
@@ -144,7 +144,7 @@ static int register_buffers(dt_engine *e)
 
 static dt_status released_error(const dt_engine *e)
 {
-    return dt_error(DT_ERR_BUSY, "%s was given to %s in this process (DEVTRACE_CUPTI_HANDOVER): devtrace no "
+    return dt__error(DT_ERR_BUSY, "%s was given to %s in this process (DEVTRACE_CUPTI_HANDOVER): devtrace no "
                     "longer records its device activity here", e->v->backend->vendor, e->released_to);
 }
 
@@ -163,7 +163,7 @@ static int lock_for_prepare(dt_engine *e)
 
 static void cancel_finalize(dt_engine *e);
 
-dt_status dt_engine_prepare(const dt_backend *self)
+dt_status dt__engine_prepare(const dt_backend *self)
 {
     dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
@@ -180,7 +180,7 @@ dt_status dt_engine_prepare(const dt_backend *self)
         return st;
     }
     cancel_finalize(e);
-    dt_status st = dt_engine_load(e);
+    dt_status st = dt__engine_load(e);
     if (st != DT_OK) {
         pthread_mutex_unlock(&e->lock);
         return st;
@@ -189,10 +189,10 @@ dt_status dt_engine_prepare(const dt_backend *self)
        constructor, before the driver initialises) already sized the pool. */
     dt_config defaults;
     dt_config_init(&defaults);
-    if (!dt_pool_slot_exists(&e->pool) &&
-        dt_pool_slot_configure(&e->pool, defaults.buffer_count, defaults.buffer_size, DT_POOL_LAZY | DT_POOL_GROW) != 0) {
+    if (!dt__pool_slot_exists(&e->pool) &&
+        dt__pool_slot_configure(&e->pool, defaults.buffer_count, defaults.buffer_size, DT_POOL_LAZY | DT_POOL_GROW) != 0) {
         pthread_mutex_unlock(&e->lock);
-        return dt_error(DT_ERR_NO_MEMORY, "%s: out of memory for the activity buffer pool", v->backend->name);
+        return dt__error(DT_ERR_NO_MEMORY, "%s: out of memory for the activity buffer pool", v->backend->name);
     }
     atomic_store(&e->starting, 1);
     set_thread_ids(e, NULL);
@@ -209,14 +209,14 @@ dt_status dt_engine_prepare(const dt_backend *self)
     if (r != v->results.success) {
         char what[160];
         snprintf(what, sizeof what, "%s early arming (%s)", v->backend->name, call);
-        st = dt_engine_failure(e, what, r);
+        st = dt__engine_failure(e, what, r);
         /* only what this call armed: a running session keeps its kinds */
         fn_kind disable = SYM(e, fn_kind, DT_SYM_DISABLE);
         for (size_t i = 0; i < v->records.kind_count; i++)
             if (armed_now[i]) { disable(e->armed_kind[i]); e->armed[i] = 0; }
     } else {
         e->early = 1;
-        dt_log("%s: device kinds armed before the first device context", v->backend->name);
+        dt__log("%s: device kinds armed before the first device context", v->backend->name);
     }
     atomic_store(&e->starting, 0);
     pthread_mutex_unlock(&e->lock);
@@ -232,10 +232,10 @@ static int resolve_names(dt_engine *e)
     fn_name name = SYM(e, fn_name, DT_SYM_CALLBACK_NAME);
     for (int d = 0; d < 2; d++) {
         e->decoder.vendor_names[d] = NULL;
-        dt_free(e->names[d]);
+        dt__free(e->names[d]);
         e->names[d] = NULL;
         if (!name || !v->names.limit) continue;
-        const char **table = dt_calloc(v->names.limit, sizeof *table);
+        const char **table = dt__calloc(v->names.limit, sizeof *table);
         if (!table) return -1;
         uint32_t arg = d ? v->names.arg_driver : v->names.arg_runtime;
         for (uint32_t cbid = 1; cbid < v->names.limit; cbid++) {
@@ -253,16 +253,16 @@ static int resolve_names(dt_engine *e)
    records (CUPTI's header), turned off again when it stops. */
 static void latency_timestamps(dt_engine *e, dt_session *s)
 {
-    if (!(dt_sink_capture(s) & DT_CAPTURE_KERNEL_QUEUED)) return;
+    if (!(dt__sink_capture(s) & DT_CAPTURE_KERNEL_QUEUED)) return;
     fn_u8 set = SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS);
     int r = set ? set(1) : e->v->results.success;
     if (set && r == e->v->results.success) e->latency_on = 1;
     else if (!set)
-        dt_core_note(s, "queued", "the %s library has no %s: kernels' queued and submitted times are unknown",
+        dt__core_note(s, "queued", "the %s library has no %s: kernels' queued and submitted times are unknown",
                         e->v->backend->name, e->specs[DT_SYM_LATENCY_TIMESTAMPS].name);
     else
-        dt_core_note(s, "queued", "%s(1) returned %s (%d): kernels' queued and submitted times are unknown",
-                        e->specs[DT_SYM_LATENCY_TIMESTAMPS].name, dt_engine_result_text(e, r), r);
+        dt__core_note(s, "queued", "%s(1) returned %s (%d): kernels' queued and submitted times are unknown",
+                        e->specs[DT_SYM_LATENCY_TIMESTAMPS].name, dt__engine_result_text(e, r), r);
 }
 
 /* Turn on the API callbacks that link device work to devtrace's stack.
@@ -295,14 +295,14 @@ static dt_status subscribe(dt_engine *e)
     if (v->callbacks.subscribe_named && e->sym[DT_SYM_SUBSCRIBE_NAMED]) {
         call = e->specs[DT_SYM_SUBSCRIBE_NAMED].name;
         r = v->callbacks.subscribe_named(e->sym[DT_SYM_SUBSCRIBE_NAMED], &e->subscriber,
-                                         (void *)dt_engine_api_callback, e, "devtrace", holder, sizeof holder);
+                                         (void *)dt__engine_api_callback, e, "devtrace", holder, sizeof holder);
         /* a release that takes another size of parameters: unnamed, then */
         if (r == v->results.invalid_parameter) {
             call = e->specs[DT_SYM_SUBSCRIBE].name;
-            r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt_engine_api_callback, e);
+            r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt__engine_api_callback, e);
         }
     } else {
-        r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt_engine_api_callback, e);
+        r = SYM(e, fn_subscribe, DT_SYM_SUBSCRIBE)(&e->subscriber, dt__engine_api_callback, e);
     }
     if (r == v->results.success) {
         e->subscribed = 1;
@@ -310,11 +310,11 @@ static dt_status subscribe(dt_engine *e)
     }
     holder[sizeof holder - 1] = '\0';
     if (r == v->results.multiple_subscribers && holder[0])
-        return dt_error(DT_ERR_BUSY,
+        return dt__error(DT_ERR_BUSY,
                         "%s: %s holds %s in this process, which allows one subscriber; stop it or disable its "
                         "device tracing",
                         call, holder, v->backend->vendor);
-    return dt_engine_failure(e, call, r);
+    return dt__engine_failure(e, call, r);
 }
 
 static void unsubscribe(dt_engine *e)
@@ -374,7 +374,7 @@ static void context_created(dt_engine *e)
         quiet_calls(e, NULL);
     }
     e->retry_made |= bits;
-    if (bits) dt_log("%s: calls refused at start made again as a context was created", v->backend->name);
+    if (bits) dt__log("%s: calls refused at start made again as a context was created", v->backend->name);
     pthread_mutex_unlock(&e->lock);
 }
 
@@ -393,16 +393,16 @@ static void end_context_retry(dt_engine *e, dt_session *s)
         int first = e->retry_first[c], again = e->retry_again[c];
         const char *name = e->specs[calls[c].sym].name;
         if (!(e->retry_made & (1u << c)))
-            dt_core_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; no device context "
-                            "was created while it recorded: %s", name, calls[c].what, dt_engine_result_text(e, first), first,
+            dt__core_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; no device context "
+                            "was created while it recorded: %s", name, calls[c].what, dt__engine_result_text(e, first), first,
                             calls[c].lost);
         else if (again == e->v->results.success)
-            dt_core_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; made again when a "
-                            "device context was created: accepted", name, calls[c].what, dt_engine_result_text(e, first), first);
+            dt__core_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started; made again when a "
+                            "device context was created: accepted", name, calls[c].what, dt__engine_result_text(e, first), first);
         else
-            dt_core_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started and %s (%d) when "
-                            "a device context was created: %s", name, calls[c].what, dt_engine_result_text(e, first), first,
-                            dt_engine_result_text(e, again), again, calls[c].lost);
+            dt__core_note(s, "context_retry", "%s (%s) returned %s (%d) as the session started and %s (%d) when "
+                            "a device context was created: %s", name, calls[c].what, dt__engine_result_text(e, first), first,
+                            dt__engine_result_text(e, again), again, calls[c].lost);
     }
     e->retry_refused = e->retry_made = 0;
     if (e->context_callback_on && e->subscribed)
@@ -429,7 +429,7 @@ static void quiet_calls(dt_engine *e, dt_session *s)
     for (int f = 0; f < 2; f++) {
         fn_u32_u8 filter = SYM(e, fn_u32_u8, filters[f].sym);
         /* s NULL: made again at a context's creation, answers kept for stop */
-        if (!filters[f].count || !filter || (s && !(dt_sink_capture(s) & filters[f].capture))) continue;
+        if (!filters[f].count || !filter || (s && !(dt__sink_capture(s) & filters[f].capture))) continue;
         for (uint32_t i = 0; i < filters[f].count; i++) {
             int r = filter(filters[f].ids[i], 0);
             if (r == e->v->results.success) continue;
@@ -438,9 +438,9 @@ static void quiet_calls(dt_engine *e, dt_session *s)
                 return;
             }
             if (retry_at_context(e, DT_RETRY_QUIET, r)) return;
-            dt_core_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
+            dt__core_note(s, "quiet_runtime_calls", "%s(%" PRIu32 ", 0) returned %s (%d): those calls are "
                                 "recorded (they launch no device work)", e->specs[filters[f].sym].name,
-                                filters[f].ids[i], dt_engine_result_text(e, r), r);
+                                filters[f].ids[i], dt__engine_result_text(e, r), r);
             break;
         }
     }
@@ -451,17 +451,17 @@ static void quiet_calls(dt_engine *e, dt_session *s)
 static void describe_devices(dt_engine *e, dt_session *s)
 {
     if (!e->v->query_devices) return;
-    dt_device_props *found = dt_calloc(DT_MAX_DEVICES, sizeof *found);
+    dt_device_props *found = dt__calloc(DT_MAX_DEVICES, sizeof *found);
     if (!found) return;
     uint32_t n = e->v->query_devices(found, DT_MAX_DEVICES);
     pthread_mutex_lock(&e->devices_lock);
     for (uint32_t i = 0; i < n && i < DT_MAX_DEVICES; i++) {
         if (!found[i].valid || found[i].id >= DT_MAX_DEVICES) continue;
         e->devices[found[i].id] = found[i];
-        dt_core_set_device(s, &found[i]);
+        dt__core_set_device(s, &found[i]);
     }
     pthread_mutex_unlock(&e->devices_lock);
-    dt_free(found);
+    dt__free(found);
 }
 
 static void attach(dt_engine *e, dt_session *s)
@@ -472,7 +472,7 @@ static void attach(dt_engine *e, dt_session *s)
     pthread_mutex_unlock(&e->decode_lock);
 }
 
-dt_status dt_engine_start(const dt_backend *self, dt_session *s)
+dt_status dt__engine_start(const dt_backend *self, dt_session *s)
 {
     dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
@@ -485,35 +485,35 @@ dt_status dt_engine_start(const dt_backend *self, dt_session *s)
     }
     atomic_store(&e->starting, 1);
     cancel_finalize(e);
-    dt_status st = dt_engine_load(e);
+    dt_status st = dt__engine_load(e);
     if (st != DT_OK) goto out;
-    const dt_config *cfg = dt_sink_config(s);
+    const dt_config *cfg = dt__sink_config(s);
     if (cfg->buffer_count == 0 || cfg->buffer_size < 1024) {
-        st = dt_error(DT_ERR_INVALID_ARGUMENT,
+        st = dt__error(DT_ERR_INVALID_ARGUMENT,
                       "%s needs at least one activity buffer of at least 1024 bytes (buffer_count %" PRIu32
                       ", buffer_size %zu)",
                       v->backend->name, cfg->buffer_count, cfg->buffer_size);
         goto out;
     }
     /* the flight recorder's pool is its ring, bounded: it never grows */
-    uint32_t buffers = cfg->flight_recorder_bytes ? dt_flight_pool_buffers(s) : cfg->buffer_count;
-    if (dt_pool_slot_configure(&e->pool, buffers, cfg->buffer_size,
+    uint32_t buffers = cfg->flight_recorder_bytes ? dt__flight_pool_buffers(s) : cfg->buffer_count;
+    if (dt__pool_slot_configure(&e->pool, buffers, cfg->buffer_size,
                                cfg->flight_recorder_bytes ? 0 : DT_POOL_GROW) != 0) {
-        st = dt_error(DT_ERR_NO_MEMORY, "%s: cannot preallocate %" PRIu32 " activity buffers of %zu bytes",
+        st = dt__error(DT_ERR_NO_MEMORY, "%s: cannot preallocate %" PRIu32 " activity buffers of %zu bytes",
                       v->backend->name, buffers, cfg->buffer_size);
         goto out;
     }
-    st = dt_core_flight_begin(s, &e->pool, dt_engine_ring_decode, e);
+    st = dt__core_flight_begin(s, &e->pool, dt__engine_ring_decode, e);
     if (st != DT_OK) {
-        if (!e->early) dt_pool_slot_release(&e->pool);
+        if (!e->early) dt__pool_slot_release(&e->pool);
         goto out;
     }
     atomic_store(&e->orphaned, 0);
     e->retry_refused = e->retry_made = 0;
     if (resolve_names(e) != 0) {
-        st = dt_error(DT_ERR_NO_MEMORY, "%s: out of memory for the table of API names", v->backend->name);
-        dt_core_flight_free(s);
-        if (!e->early) dt_pool_slot_release(&e->pool);
+        st = dt__error(DT_ERR_NO_MEMORY, "%s: out of memory for the table of API names", v->backend->name);
+        dt__core_flight_free(s);
+        if (!e->early) dt__pool_slot_release(&e->pool);
         goto out;
     }
     set_thread_ids(e, s);
@@ -526,21 +526,21 @@ dt_status dt_engine_start(const dt_backend *self, dt_session *s)
     if (e->sym[DT_SYM_SUBSCRIBE]) {
         st = subscribe(e);
         if (st != DT_OK) goto fail;
-        if (dt_engine_has_push((void *const *)e->sym))
+        if (dt__engine_has_push((void *const *)e->sym))
             ;
         else if (v->caps & DT_VCAP_NO_API_ENTER_LINKS)
-            dt_core_note(s, "external_ids", "the %s library has no external-correlation stack, and its API "
+            dt__core_note(s, "external_ids", "the %s library has no external-correlation stack, and its API "
                             "callbacks carry no correlation id: device activity carries no External id",
                             v->backend->name);
         else if (!enable_domains(e))
-            dt_core_note(s, "callbacks", "no API callback domain could be enabled: device activity carries no "
+            dt__core_note(s, "callbacks", "no API callback domain could be enabled: device activity carries no "
                             "External id");
     }
     /* Registered at every start: another client (Kineto) may have replaced
        the callbacks since. */
     r = register_buffers(e);
     if (r != res->success) {
-        st = dt_engine_failure(e, e->specs[DT_SYM_REGISTER_CALLBACKS].name, r);
+        st = dt__engine_failure(e, e->specs[DT_SYM_REGISTER_CALLBACKS].name, r);
         goto fail;
     }
     fn_u32 flush_all = SYM(e, fn_u32, DT_SYM_FLUSH_ALL);
@@ -556,36 +556,36 @@ dt_status dt_engine_start(const dt_backend *self, dt_session *s)
     }
     pthread_mutex_lock(&e->devices_lock);
     for (uint32_t i = 0; i < DT_MAX_DEVICES; i++)
-        if (e->devices[i].valid) dt_core_set_device(s, &e->devices[i]);
+        if (e->devices[i].valid) dt__core_set_device(s, &e->devices[i]);
     pthread_mutex_unlock(&e->devices_lock);
     memset(e->counted, 0, sizeof e->counted);
     /* From here every completed buffer belongs to this session, before any
        kind is enabled, so that no record can fall between the two; and the
        program's external ids go to the vendor's stacks. */
     attach(e, s);
-    dt_engine_external_gate(e, 1);
+    dt__engine_external_gate(e, 1);
     int enabled = 0;
     int refused[DT_ENGINE_MAX_KINDS];
     uint8_t was_refused[DT_ENGINE_MAX_KINDS] = {0};
     for (size_t i = 0; i < v->records.kind_count; i++) {
         const dt_kind_spec *k = &v->records.kinds[i];
         if (e->armed[i]) { enabled++; continue; }
-        if (k->capture && !(dt_sink_capture(s) & k->capture)) continue;
+        if (k->capture && !(dt__sink_capture(s) & k->capture)) continue;
         r = arm_kind(e, i);
         if (r == res->success) { enabled++; continue; }
         if (k->kind == v->dump_kind && retry_at_context(e, DT_RETRY_DUMP, r)) continue;
         if (k->required) {
             char call[160];
             snprintf(call, sizeof call, "%s(%s)", e->specs[DT_SYM_ENABLE].name, k->what);
-            st = dt_engine_failure(e, call, r);
+            st = dt__engine_failure(e, call, r);
             goto fail;
         }
         refused[i] = r;
         was_refused[i] = 1;
     }
-    dt_engine_note_refused_kinds(e, s, refused, was_refused);
+    dt__engine_note_refused_kinds(e, s, refused, was_refused);
     if (enabled == 0) {
-        st = dt_error(DT_ERR_VENDOR, "%s could enable no activity kind in %s", e->specs[DT_SYM_ENABLE].name,
+        st = dt__error(DT_ERR_VENDOR, "%s could enable no activity kind in %s", e->specs[DT_SYM_ENABLE].name,
                       e->lib.path);
         goto fail;
     }
@@ -595,19 +595,19 @@ dt_status dt_engine_start(const dt_backend *self, dt_session *s)
         e->flush_period_set = 1;
     /* Only now: with "auto", a backend that failed to start leaves nothing
        in the session that another backend then records. */
-    if (v->library.layout_note && !e->emulated) dt_core_note(s, "layouts", "%s", v->library.layout_note);
-    if (v->clock_domain) dt_core_note(s, "vendor_clock", "%s", v->clock_domain);
-    dt_engine_note_attributes(e, s);
-    dt_symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
-    dt_engine_note_interface(e, s);
-    dt_core_set_library(s, e->lib.path, e->version);
-    dt_engine_note_other_copies(e, s);
+    if (v->library.layout_note && !e->emulated) dt__core_note(s, "layouts", "%s", v->library.layout_note);
+    if (v->clock_domain) dt__core_note(s, "vendor_clock", "%s", v->clock_domain);
+    dt__engine_note_attributes(e, s);
+    dt__symbols_note_missing(s, e->specs, DT_SYM_COUNT, e->sym);
+    dt__engine_note_interface(e, s);
+    dt__core_set_library(s, e->lib.path, e->version);
+    dt__engine_note_other_copies(e, s);
     e->sessions++;
     st = DT_OK;
     goto out;
 
 fail:
-    dt_engine_external_gate(e, 0);
+    dt__engine_external_gate(e, 0);
     end_context_retry(e, NULL);
     disarm(e, e->early);
     if (e->latency_on) SYM(e, fn_u8, DT_SYM_LATENCY_TIMESTAMPS)(0);
@@ -618,24 +618,24 @@ fail:
         SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(v->activity.flush_forced);
     }
     unsubscribe(e);
-    dt_core_flight_free(s);
-    if (!e->early) dt_pool_slot_release(&e->pool);
+    dt__core_flight_free(s);
+    if (!e->early) dt__pool_slot_release(&e->pool);
 out:
     atomic_store(&e->starting, 0);
     pthread_mutex_unlock(&e->lock);
     return st;
 }
 
-dt_status dt_engine_flush(const dt_backend *self, dt_session *s)
+dt_status dt__engine_flush(const dt_backend *self, dt_session *s)
 {
     dt_engine *e = self->impl;
     if (!e->loaded || atomic_load(&e->released)) return DT_OK;
     /* a flight recorder's dump describes the devices as the stop does */
-    if (s && dt_sink_has_ring(s)) describe_devices(e, s);
+    if (s && dt__sink_has_ring(s)) describe_devices(e, s);
     /* Forced: a plain flush leaves partly filled buffers with the vendor.
        The completion callback may run on this thread: no lock is held. */
     int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
-    return r == e->v->results.success ? DT_OK : dt_engine_failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
+    return r == e->v->results.success ? DT_OK : dt__engine_failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
 }
 
 /* Take everything back from the vendor for session s: disarm every kind
@@ -654,9 +654,9 @@ static int take_back(dt_engine *e, dt_session *s, int keep_subscriber)
     if (e->v->caps & DT_VCAP_UNSUBSCRIBE_FIRST) unsubscribe(e);
     pthread_mutex_unlock(&e->lock);
     int r = SYM(e, fn_u32, DT_SYM_FLUSH_ALL)(e->v->activity.flush_forced);
-    size_t dropped = dt_engine_read_drops(e, NULL, 0);
+    size_t dropped = dt__engine_read_drops(e, NULL, 0);
     pthread_mutex_lock(&e->lock);
-    dt_engine_charge_drops(e, s, dropped);
+    dt__engine_charge_drops(e, s, dropped);
     if (e->flush_period_set) SYM(e, fn_u32, DT_SYM_FLUSH_PERIOD)(0);
     e->flush_period_set = 0;
     if (!keep_subscriber) unsubscribe(e);
@@ -669,7 +669,7 @@ static int finalize_wanted(const dt_engine *e)
 {
     const dt_vendor *v = e->v;
     return v->activity.finalize_from && e->api_version >= v->activity.finalize_from && e->sym[DT_SYM_FINALIZE] &&
-           !atomic_load(&dt_g_exiting);
+           !atomic_load(&dt__g_exiting);
 }
 
 /* Detach the library now: it then costs the program nothing until the next
@@ -685,7 +685,7 @@ static void finalize_now(dt_engine *e)
     atomic_store(&e->domains_on, 0);
     e->thread_type_set = 0;
     e->attributes_set = 0;
-    dt_log("%s: %s after the session, from an API exit callback", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
+    dt__log("%s: %s after the session, from an API exit callback", v->backend->name, e->specs[DT_SYM_FINALIZE].name);
 }
 
 /* devtrace's own synchronisation of the device, on this thread (see
@@ -700,7 +700,7 @@ static _Thread_local int t_own_sync;
    own synchronisation of the device where the vendor's driver is loaded,
    otherwise the program's next synchronisation (until then another client
    cannot subscribe). e->lock held, after take_back kept the subscriber and
-   dt_engine_stop closed the external-correlation gate. */
+   dt__engine_stop closed the external-correlation gate. */
 static void arrange_finalize(dt_engine *e)
 {
     if (!e->subscribed) return;
@@ -737,8 +737,8 @@ static int finalize_point(dt_engine *e, uint32_t domain, uint32_t cbid, const ui
     if (!t_own_sync) {
         int driver = domain == v->callbacks.domain_driver;
         const dt_vendor_api_ids *ids = &v->api_ids;
-        if (!(driver ? dt_engine_listed(ids->sync_driver, ids->sync_driver_count, cbid)
-                     : dt_engine_listed(ids->sync_runtime, ids->sync_runtime_count, cbid)))
+        if (!(driver ? dt__engine_listed(ids->sync_driver, ids->sync_driver_count, cbid)
+                     : dt__engine_listed(ids->sync_runtime, ids->sync_runtime_count, cbid)))
             return 0;
         void *result = NULL;
         int32_t r = -1;
@@ -746,7 +746,7 @@ static int finalize_point(dt_engine *e, uint32_t domain, uint32_t cbid, const ui
         if (result) memcpy(&r, result, sizeof r);
         if (r != 0) return 0;
     }
-    return dt_engine_external_in_flight(e) == 0;
+    return dt__engine_external_in_flight(e) == 0;
 }
 
 /* On an API exit callback while a finalize waits. A start or stop holding
@@ -755,58 +755,58 @@ static void finalize_at_exit(dt_engine *e, uint32_t domain, uint32_t cbid, const
 {
     if (!finalize_point(e, domain, cbid, d) || pthread_mutex_trylock(&e->lock) != 0) return;
     if (atomic_exchange(&e->finalize_pending, 0)) {
-        if (atomic_load(&dt_g_exiting)) unsubscribe(e);
+        if (atomic_load(&dt__g_exiting)) unsubscribe(e);
         else finalize_now(e);
     }
     pthread_mutex_unlock(&e->lock);
 }
 
-dt_status dt_engine_stop(const dt_backend *self, dt_session *s)
+dt_status dt__engine_stop(const dt_backend *self, dt_session *s)
 {
     dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
     pthread_mutex_lock(&e->lock);
     /* From here no external-correlation call of another thread reaches the
        vendor; those in flight are waited for before it is detached. */
-    dt_engine_external_gate(e, 0);
+    dt__engine_external_gate(e, 0);
     int released = atomic_load(&e->released);
     /* Records made before the kinds were disarmed are still in the vendor's
        buffers: they are delivered to this session. */
     int r = released ? v->results.success : take_back(e, s, finalize_wanted(e));
     /* the flight recorder's ring, now that the vendor has delivered all */
-    dt_core_flight_end(s);
+    dt__core_flight_end(s);
     if (!released) describe_devices(e, s);
-    dt_engine_note_other_copies(e, s); /* also those loaded while it recorded */
-    dt_engine_note_graph_launches(e, s);
-    dt_engine_note_counted(e, s);
+    dt__engine_note_other_copies(e, s); /* also those loaded while it recorded */
+    dt__engine_note_graph_launches(e, s);
+    dt__engine_note_counted(e, s);
     pthread_mutex_lock(&e->decode_lock);
     e->session = NULL;
     pthread_mutex_unlock(&e->decode_lock);
-    uint64_t refused = dt_pool_slot_refused(&e->pool);
+    uint64_t refused = dt__pool_slot_refused(&e->pool);
     if (refused) {
         dt_pool_stats shape;
-        dt_pool_slot_shape(&e->pool, &shape);
-        dt_core_note(s, "buffer_pool",
+        dt__pool_slot_shape(&e->pool, &shape);
+        dt__core_note(s, "buffer_pool",
                         "%" PRIu64 " buffer requests found the pool of %" PRIu32 " buffers of %zu bytes empty "
                         "(grown to %" PRIu32 " for %" PRIu32 " threads); the vendor dropped what it could not "
                         "store (counted as no_buffer): raise buffer_count or buffer_size",
-                        refused, dt_sink_config(s)->buffer_count, dt_sink_config(s)->buffer_size, shape.made,
+                        refused, dt__sink_config(s)->buffer_count, dt__sink_config(s)->buffer_size, shape.made,
                         shape.threads);
     }
     uint64_t orphaned = atomic_load(&e->orphaned);
     if (orphaned)
-        dt_core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them",
+        dt__core_note(s, "orphaned_buffers", "%" PRIu64 " buffers completed while no session took them",
                         orphaned);
     if (!released) arrange_finalize(e);
-    uint32_t held = dt_pool_slot_release(&e->pool);
+    uint32_t held = dt__pool_slot_release(&e->pool);
     if (held)
-        dt_core_note(s, "buffer_pool_held",
+        dt__core_note(s, "buffer_pool_held",
                         "the vendor still held %" PRIu32 " buffers after the final flush; their memory is kept", held);
     pthread_mutex_unlock(&e->lock);
-    return r == v->results.success ? DT_OK : dt_engine_failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
+    return r == v->results.success ? DT_OK : dt__engine_failure(e, e->specs[DT_SYM_FLUSH_ALL].name, r);
 }
 
-dt_status dt_engine_release(const dt_backend *self, dt_session *s, const char *to)
+dt_status dt__engine_release(const dt_backend *self, dt_session *s, const char *to)
 {
     dt_engine *e = self->impl;
     pthread_mutex_lock(&e->lock);
@@ -819,25 +819,25 @@ dt_status dt_engine_release(const dt_backend *self, dt_session *s, const char *t
         snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
         atomic_store(&e->released, 1);
         pthread_mutex_unlock(&e->lock);
-        dt_core_note(s, "handover", "%s was given to %s before devtrace attached to it: %s's own trace holds "
+        dt__core_note(s, "handover", "%s was given to %s before devtrace attached to it: %s's own trace holds "
                         "the device activity, this one none", e->v->backend->vendor, e->released_to,
                         e->released_to);
         return DT_OK;
     }
-    dt_engine_external_gate(e, 0);
+    dt__engine_external_gate(e, 0);
     int r = take_back(e, s, 0);
     snprintf(e->released_to, sizeof e->released_to, "%s", to && to[0] ? to : "another profiler");
     atomic_store(&e->released, 1);
     pthread_mutex_unlock(&e->lock);
-    dt_core_note(s, "handover", "%s was given to %s at %" PRIu64 " ns (CLOCK_REALTIME): this trace holds the "
+    dt__core_note(s, "handover", "%s was given to %s at %" PRIu64 " ns (CLOCK_REALTIME): this trace holds the "
                     "device activity up to then, %s's own trace what came after",
-                    e->v->backend->vendor, e->released_to, dt_realtime_ns(), e->released_to);
-    if (r != e->v->results.success) dt_core_note(s, "handover_flush", "%s returned %s (%d) when letting go",
-                                                    e->specs[DT_SYM_FLUSH_ALL].name, dt_engine_result_text(e, r), r);
+                    e->v->backend->vendor, e->released_to, dt__realtime_ns(), e->released_to);
+    if (r != e->v->results.success) dt__core_note(s, "handover_flush", "%s returned %s (%d) when letting go",
+                                                    e->specs[DT_SYM_FLUSH_ALL].name, dt__engine_result_text(e, r), r);
     return DT_OK;
 }
 
-int dt_engine_clock(const dt_backend *self, uint64_t *ns)
+int dt__engine_clock(const dt_backend *self, uint64_t *ns)
 {
     const dt_engine *e = self->impl;
     fn_u64p get = SYM(e, fn_u64p, DT_SYM_TIMESTAMP);
@@ -846,7 +846,7 @@ int dt_engine_clock(const dt_backend *self, uint64_t *ns)
         return 0;
     }
     if (!get && (e->v->caps & DT_VCAP_CLOCK_REALTIME)) {
-        *ns = dt_realtime_ns();
+        *ns = dt__realtime_ns();
         return 0;
     }
     return get && get(ns) == e->v->results.success ? 0 : -1;
@@ -856,7 +856,7 @@ int dt_engine_clock(const dt_backend *self, uint64_t *ns)
 /* External correlation, when the vendor's stack refuses (the stack's   */
 /* calls are engine_external.c's)                                       */
 /* ------------------------------------------------------------------ */
-dt_status dt_engine_attribute_by_api_enter(const dt_backend *self)
+dt_status dt__engine_attribute_by_api_enter(const dt_backend *self)
 {
     dt_engine *e = self->impl;
     if (e->v->caps & DT_VCAP_NO_API_ENTER_LINKS) return DT_ERR_BACKEND_UNAVAILABLE;
@@ -864,14 +864,14 @@ dt_status dt_engine_attribute_by_api_enter(const dt_backend *self)
     pthread_mutex_lock(&e->lock);
     int ok = enable_domains(e);
     pthread_mutex_unlock(&e->lock);
-    if (ok) dt_log("%s: the vendor's external-correlation stack refused an id; attributing through API callbacks",
+    if (ok) dt__log("%s: the vendor's external-correlation stack refused an id; attributing through API callbacks",
                    e->v->backend->name);
     return ok ? DT_OK : DT_ERR_BACKEND_UNAVAILABLE;
 }
 
 /* The callbacks of a vendor that cannot record in this forked child need
    not be on in the parent: the fork turns them on for the child alone. */
-void dt_engine_fork_prepare(const dt_backend *self)
+void dt__engine_fork_prepare(const dt_backend *self)
 {
     dt_engine *e = self->impl;
     pthread_mutex_lock(&e->lock);
@@ -880,7 +880,7 @@ void dt_engine_fork_prepare(const dt_backend *self)
     pthread_mutex_unlock(&e->lock);
 }
 
-void dt_engine_fork_parent(const dt_backend *self)
+void dt__engine_fork_parent(const dt_backend *self)
 {
     dt_engine *e = self->impl;
     pthread_mutex_lock(&e->lock);
@@ -910,11 +910,11 @@ static void forked_call(const dt_engine *e, uint32_t domain, uint32_t cbid, uint
         if (t_forked_depth) t_forked_depth--;
         return;
     }
-    if (t_forked_depth++ == 0 && dt_decoder_is_launch(&e->decoder, domain == e->v->callbacks.domain_driver, cbid))
-        dt_core_fork_launch_lost();
+    if (t_forked_depth++ == 0 && dt__decoder_is_launch(&e->decoder, domain == e->v->callbacks.domain_driver, cbid))
+        dt__core_fork_launch_lost();
 }
 
-void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata)
+void dt__engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata)
 {
     dt_engine *e = userdata;
     const dt_vendor *v = e->v;
@@ -928,7 +928,7 @@ void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, cons
     const uint8_t *d = cbdata;
     uint32_t site, correlation;
     memcpy(&site, d + v->callbacks.site_offset, sizeof site);
-    if (__builtin_expect(dt_g_fork_unusable, 0)) {
+    if (__builtin_expect(dt__g_fork_unusable, 0)) {
         forked_call(e, domain, cbid, site);
         return;
     }
@@ -937,5 +937,5 @@ void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, cons
         return;
     }
     memcpy(&correlation, d + v->callbacks.correlation_offset, sizeof correlation);
-    dt_corr_link_current(correlation);
+    dt__corr_link_current(correlation);
 }

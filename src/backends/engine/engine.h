@@ -55,7 +55,7 @@ typedef struct dt_engine {
     int loaded, emulated;
     uint32_t api_version;
     dt_decoder decoder;
-    const char **names[2];            /* from the name function, dt_malloc'ed */
+    const char **names[2];            /* from the name function, dt__malloc'ed */
     /* arming; `starting` is read without the lock by a prepare that must not
        wait for a start in progress on another thread */
     _Atomic int starting;
@@ -65,11 +65,11 @@ typedef struct dt_engine {
     void *subscriber;
     int subscribed;
     _Atomic int domains_on;           /* API callbacks on: read on the program's threads */
-    int fork_domains;                 /* turned on by dt_engine_fork_prepare, for the child */
+    int fork_domains;                 /* turned on by dt__engine_fork_prepare, for the child */
     int thread_type_set;              /* since the library was loaded or finalized */
     int attributes_set;               /* likewise; with the library's answers */
     int attribute_result[DT_ENGINE_MAX_ATTRIBUTES];
-    /* given to another client of the vendor (dt_engine_release): devtrace
+    /* given to another client of the vendor (dt__engine_release): devtrace
        makes no vendor call that would disturb it, for good */
     _Atomic int released;
     char released_to[128];
@@ -101,16 +101,16 @@ typedef struct dt_engine {
 #define DT_ENGINE_SYM(holder, T, id) ((T)(holder)->sym[id])
 
 /* Whether the library has both halves of the external-correlation stack. */
-static inline int dt_engine_has_push(void *const *sym)
+static inline int dt__engine_has_push(void *const *sym)
 {
     return sym[DT_SYM_PUSH_EXTERNAL] && sym[DT_SYM_POP_EXTERNAL];
 }
 
 /* e->lock held. Load the library for a session or early arming; keep the
    one already in use while anything is armed with it (engine_library.c). */
-DT_HIDDEN dt_status dt_engine_load(dt_engine *e);
+DT_HIDDEN dt_status dt__engine_load(dt_engine *e);
 /* Whether cbid is one of ids[n]. */
-static inline int dt_engine_listed(const uint32_t *ids, uint32_t n, uint32_t cbid)
+static inline int dt__engine_listed(const uint32_t *ids, uint32_t n, uint32_t cbid)
 {
     for (uint32_t i = 0; i < n; i++)
         if (ids[i] == cbid) return 1;
@@ -121,71 +121,71 @@ static inline int dt_engine_listed(const uint32_t *ids, uint32_t n, uint32_t cbi
    refused, by its answer (refused[i] set for kinds[i], cleared as said);
    the attributes as set; graph launches a release gives wrong correlation
    ids in a later session; the records counted rather than stored. */
-DT_HIDDEN void dt_engine_note_refused_kinds(const dt_engine *e, dt_session *s, const int *result, uint8_t *refused);
-DT_HIDDEN void dt_engine_note_attributes(const dt_engine *e, dt_session *s);
-DT_HIDDEN void dt_engine_note_graph_launches(const dt_engine *e, dt_session *s);
-DT_HIDDEN void dt_engine_note_counted(const dt_engine *e, dt_session *s);
+DT_HIDDEN void dt__engine_note_refused_kinds(const dt_engine *e, dt_session *s, const int *result, uint8_t *refused);
+DT_HIDDEN void dt__engine_note_attributes(const dt_engine *e, dt_session *s);
+DT_HIDDEN void dt__engine_note_graph_launches(const dt_engine *e, dt_session *s);
+DT_HIDDEN void dt__engine_note_counted(const dt_engine *e, dt_session *s);
 /* What the vendor's interface never gives, whatever the release: a
    dropped-record count (dt_vendor.symbols names none), kernels' launch
    configuration (the kernel layout has no grid). */
-DT_HIDDEN void dt_engine_note_interface(const dt_engine *e, dt_session *s);
+DT_HIDDEN void dt__engine_note_interface(const dt_engine *e, dt_session *s);
 /* A note into s for every other copy of the vendor's library mapped in
    the process beside the one in use (engine_library.c). */
-DT_HIDDEN void dt_engine_note_other_copies(const dt_engine *e, dt_session *s);
+DT_HIDDEN void dt__engine_note_other_copies(const dt_engine *e, dt_session *s);
 /* The vendor's name for result r. */
-DT_HIDDEN const char *dt_engine_result_text(const dt_engine *e, int r);
+DT_HIDDEN const char *dt__engine_result_text(const dt_engine *e, int r);
 /* A failed vendor call as a status whose message says what to do. */
-DT_HIDDEN dt_status dt_engine_failure(const dt_engine *e, const char *call, int r);
+DT_HIDDEN dt_status dt__engine_failure(const dt_engine *e, const char *call, int r);
 
 /* The backend's methods, the same for every vendor of the engine: self is
    the vendor's dt_backend, self->impl its dt_engine (DT_ENGINE_DEFINE). */
-DT_HIDDEN dt_status dt_engine_probe(const dt_backend *self, dt_backend_status *st);
-DT_HIDDEN dt_status dt_engine_prepare(const dt_backend *self);
-DT_HIDDEN dt_status dt_engine_start(const dt_backend *self, dt_session *s);
-DT_HIDDEN dt_status dt_engine_flush(const dt_backend *self, dt_session *s);
-DT_HIDDEN dt_status dt_engine_stop(const dt_backend *self, dt_session *s);
-DT_HIDDEN int dt_engine_clock(const dt_backend *self, uint64_t *ns);
-DT_HIDDEN dt_status dt_engine_push_external(const dt_backend *self, uint64_t id);
-DT_HIDDEN dt_status dt_engine_pop_external(const dt_backend *self);
-DT_HIDDEN dt_status dt_engine_attribute_by_api_enter(const dt_backend *self);
-DT_HIDDEN dt_status dt_engine_release(const dt_backend *self, dt_session *s, const char *to);
+DT_HIDDEN dt_status dt__engine_probe(const dt_backend *self, dt_backend_status *st);
+DT_HIDDEN dt_status dt__engine_prepare(const dt_backend *self);
+DT_HIDDEN dt_status dt__engine_start(const dt_backend *self, dt_session *s);
+DT_HIDDEN dt_status dt__engine_flush(const dt_backend *self, dt_session *s);
+DT_HIDDEN dt_status dt__engine_stop(const dt_backend *self, dt_session *s);
+DT_HIDDEN int dt__engine_clock(const dt_backend *self, uint64_t *ns);
+DT_HIDDEN dt_status dt__engine_push_external(const dt_backend *self, uint64_t id);
+DT_HIDDEN dt_status dt__engine_pop_external(const dt_backend *self);
+DT_HIDDEN dt_status dt__engine_attribute_by_api_enter(const dt_backend *self);
+DT_HIDDEN dt_status dt__engine_release(const dt_backend *self, dt_session *s, const char *to);
 /* Around a fork without exec (dt_backend.fork_prepare, fork_parent): the
    API callbacks on in the child's copy, off again in the parent where only
    the fork turned them on. */
-DT_HIDDEN void dt_engine_fork_prepare(const dt_backend *self);
-DT_HIDDEN void dt_engine_fork_parent(const dt_backend *self);
+DT_HIDDEN void dt__engine_fork_prepare(const dt_backend *self);
+DT_HIDDEN void dt__engine_fork_parent(const dt_backend *self);
 /* Those methods, as the designated initializers of a dt_backend whose
    methods are the engine's (a backend that needs more, as MSPTI does, names
    its own and calls these from them). */
 #define DT_ENGINE_METHODS                                                                                   \
-    .probe = dt_engine_probe, .prepare = dt_engine_prepare, .start = dt_engine_start,                      \
-    .flush = dt_engine_flush, .stop = dt_engine_stop, .clock = dt_engine_clock,                            \
-    .push_external = dt_engine_push_external, .pop_external = dt_engine_pop_external,                      \
-    .attribute_by_api_enter = dt_engine_attribute_by_api_enter, .release = dt_engine_release,              \
-    .fork_prepare = dt_engine_fork_prepare, .fork_parent = dt_engine_fork_parent
+    .probe = dt__engine_probe, .prepare = dt__engine_prepare, .start = dt__engine_start,                      \
+    .flush = dt__engine_flush, .stop = dt__engine_stop, .clock = dt__engine_clock,                            \
+    .push_external = dt__engine_push_external, .pop_external = dt__engine_pop_external,                      \
+    .attribute_by_api_enter = dt__engine_attribute_by_api_enter, .release = dt__engine_release,              \
+    .fork_prepare = dt__engine_fork_prepare, .fork_parent = dt__engine_fork_parent
 /* The buffer callbacks, and what they share with arming and disarming
    (engine_buffers.c). */
-DT_HIDDEN void dt_engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records);
-DT_HIDDEN void dt_engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size,
+DT_HIDDEN void dt__engine_request(dt_engine *e, uint8_t **buffer, size_t *size, size_t *max_records);
+DT_HIDDEN void dt__engine_complete(dt_engine *e, void *context, uint32_t stream, uint8_t *buffer, size_t size,
                                   size_t valid);
 /* The vendor's dropped-record count (which restarts at every read); made
    with no lock held that a vendor callback takes. */
-DT_HIDDEN size_t dt_engine_read_drops(dt_engine *e, void *context, uint32_t stream);
+DT_HIDDEN size_t dt__engine_read_drops(dt_engine *e, void *context, uint32_t stream);
 /* Charge n dropped records to s, by the pool's state (no_buffer once it
    refused a request, otherwise vendor_dropped). */
-DT_HIDDEN void dt_engine_charge_drops(dt_engine *e, dt_session *s, size_t n);
+DT_HIDDEN void dt__engine_charge_drops(dt_engine *e, dt_session *s, size_t n);
 /* A buffer the flight recorder's ring queued, decoded into `into`
    (ctx: the engine). */
-DT_HIDDEN void dt_engine_ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid);
+DT_HIDDEN void dt__engine_ring_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid);
 /* The external-correlation calls' gate (engine_external.c): open while a
    session runs; the calls inside the vendor now. */
-DT_HIDDEN void dt_engine_external_gate(dt_engine *e, int open);
-DT_HIDDEN uint32_t dt_engine_external_in_flight(dt_engine *e);
+DT_HIDDEN void dt__engine_external_gate(dt_engine *e, int open);
+DT_HIDDEN uint32_t dt__engine_external_in_flight(dt_engine *e);
 /* The subscriber's callback (userdata: the engine): on an API entry, links
    its correlation id to devtrace's innermost external id; on an API exit,
    detaches a library waiting to be finalized; on a context's creation,
    makes again the calls refused at start (dt_vendor_callbacks). */
-DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata);
+DT_HIDDEN void dt__engine_api_callback(void *userdata, uint32_t domain, uint32_t cbid, const void *cbdata);
 
 /* The engine of a vendor: defines `dt_engine_<ident>` driven by
    `descriptor`, a `static const dt_vendor` defined after this line, with
@@ -195,18 +195,18 @@ DT_HIDDEN void dt_engine_api_callback(void *userdata, uint32_t domain, uint32_t 
    DT_ENGINE_METHODS (or methods of its own around the engine's). */
 #define DT_ENGINE_DEFINE(ident, descriptor)                                                               \
     static const dt_vendor descriptor;                                                                    \
-    DT_HIDDEN dt_engine dt_engine_##ident;                                                                \
-    static void ident##_request(uint8_t **b, size_t *n, size_t *m) { dt_engine_request(&dt_engine_##ident, b, n, m); } \
-    static void ident##_request_plain(uint8_t **b, size_t *n) { dt_engine_request(&dt_engine_##ident, b, n, NULL); } \
+    DT_HIDDEN dt_engine dt__engine_##ident;                                                                \
+    static void ident##_request(uint8_t **b, size_t *n, size_t *m) { dt__engine_request(&dt__engine_##ident, b, n, m); } \
+    static void ident##_request_plain(uint8_t **b, size_t *n) { dt__engine_request(&dt__engine_##ident, b, n, NULL); } \
     static void ident##_complete_plain(uint8_t *b, size_t n, size_t valid)                                \
     {                                                                                                     \
-        dt_engine_complete(&dt_engine_##ident, NULL, 0, b, n, valid);                                     \
+        dt__engine_complete(&dt__engine_##ident, NULL, 0, b, n, valid);                                     \
     }                                                                                                     \
     static void ident##_complete_context(void *c, uint32_t stream, uint8_t *b, size_t n, size_t valid)    \
     {                                                                                                     \
-        dt_engine_complete(&dt_engine_##ident, c, stream, b, n, valid);                                   \
+        dt__engine_complete(&dt__engine_##ident, c, stream, b, n, valid);                                   \
     }                                                                                                     \
-    dt_engine dt_engine_##ident = {                                                                       \
+    dt_engine dt__engine_##ident = {                                                                       \
         .v = &(descriptor), .request = ident##_request, .request_plain = ident##_request_plain,         \
         .complete_plain = ident##_complete_plain,         \
         .complete_context = ident##_complete_context, .lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,     \

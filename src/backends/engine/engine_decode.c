@@ -32,7 +32,7 @@ static void prepare(dt_plan *P, const dt_record_layout *l)
     P->wide_from = l->decode || l->cls == DT_RC_OTHER ? SIZE_MAX : (size_t)P->need + 8;
 }
 
-void dt_decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version)
+void dt__decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version)
 {
     memset(d, 0, sizeof *d);
     d->v = v;
@@ -69,7 +69,7 @@ __attribute__((always_inline)) static inline const dt_plan *find_plan(const dt_d
     return NULL;
 }
 
-const dt_record_layout *dt_decoder_layout(const dt_decoder *d, uint32_t kind)
+const dt_record_layout *dt__decoder_layout(const dt_decoder *d, uint32_t kind)
 {
     const dt_plan *P = find_plan(d, kind);
     return P ? P->layout : NULL;
@@ -89,7 +89,7 @@ static size_t stride_of(const dt_decoder *d, uint32_t kind)
     return P ? P->size : 0;
 }
 
-int dt_decoder_next(const dt_decoder *d, uint8_t *buffer, size_t valid, void **record)
+int dt__decoder_next(const dt_decoder *d, uint8_t *buffer, size_t valid, void **record)
 {
     const dt_vendor_results *r = &d->v->results;
     if (!buffer || !record) return r->invalid_parameter;
@@ -166,7 +166,7 @@ typedef struct decode_ctx {
     dt_api_names api; /* key: cbid*2+driver+1 */
 } decode_ctx;
 
-int dt_decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid)
+int dt__decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid)
 {
     if (cbid < DT_LAUNCH_BITS) return (int)((d->launch_bits[driver ? 1 : 0][cbid / 64] >> (cbid % 64)) & 1u);
     const dt_vendor_api_ids *ids = &d->v->api_ids;
@@ -177,7 +177,7 @@ int dt_decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid)
     return 0;
 }
 
-const char *dt_decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid)
+const char *dt__decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid)
 {
     const dt_vendor *v = d->v;
     const char *const *vendor = d->vendor_names[driver ? 1 : 0];
@@ -192,7 +192,7 @@ const char *dt_decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid)
 __attribute__((noinline)) static uint32_t api_name_miss(decode_ctx *cx, int driver, uint32_t cbid, uint64_t key)
 {
     const dt_vendor *v = cx->d->v;
-    return dt_api_names_add(&cx->api, cx->s, key, dt_decoder_api_name(cx->d, driver, cbid),
+    return dt__api_names_add(&cx->api, cx->s, key, dt__decoder_api_name(cx->d, driver, cbid),
                             driver ? v->names.driver_fallback : v->names.runtime_fallback, cbid);
 }
 
@@ -200,7 +200,7 @@ __attribute__((always_inline)) static inline uint32_t api_name(decode_ctx *cx, i
 {
     uint64_t key = (uint64_t)cbid * 2u + (uint64_t)driver + 1u;
     uint32_t id;
-    if (dt_api_names_find(&cx->api, key, &id)) return id;
+    if (dt__api_names_find(&cx->api, key, &id)) return id;
     return api_name_miss(cx, driver, cbid, key);
 }
 
@@ -222,20 +222,20 @@ __attribute__((always_inline)) static inline void decode_kernel(decode_ctx *cx, 
     cfg.registers_per_thread = (uint32_t)F(DT_F_REGISTERS);
     cfg.static_shared_memory = nonnegative(F(DT_F_STATIC_SHARED));
     cfg.dynamic_shared_memory = nonnegative(F(DT_F_DYNAMIC_SHARED));
-    uint32_t config = dt_decode_launch_config(s, &cx->cache, &cfg);
+    uint32_t config = dt__decode_launch_config(s, &cx->cache, &cfg);
     const char *raw = (const char *)(uintptr_t)F(DT_F_NAME);
-    uint32_t name = dt_decode_kernel_name(s, &cx->cache, raw);
+    uint32_t name = dt__decode_kernel_name(s, &cx->cache, raw);
     uint64_t start = F(DT_F_START);
     /* a kernel whose configuration could not be kept is dropped (store_full) */
-    dt_rec *r = dt_add_device_activity(s, DT_EVENT_KERNEL, start, F(DT_F_END), F(DT_F_CORRELATION),
+    dt_rec *r = dt__add_device_activity(s, DT_EVENT_KERNEL, start, F(DT_F_END), F(DT_F_CORRELATION),
                                        (uint32_t)F(DT_F_DEVICE), (uint32_t)F(DT_F_STREAM),
                                        (uint32_t)F(DT_F_CONTEXT), config == UINT32_MAX ? UINT32_MAX : name);
     if (!r) return;
     r->u.kernel.config = config;
     /* Unknown latency timestamps are 0 or all ones depending on the
        release, and absent fields read as 0: all are "unknown" here. */
-    r->u.kernel.queued_delta = dt_latency_delta(start, F(DT_F_QUEUED));
-    r->u.kernel.submitted_delta = dt_latency_delta(start, F(DT_F_SUBMITTED));
+    r->u.kernel.queued_delta = dt__latency_delta(start, F(DT_F_QUEUED));
+    r->u.kernel.submitted_delta = dt__latency_delta(start, F(DT_F_SUBMITTED));
 }
 
 __attribute__((always_inline)) static inline void decode_memcpy(decode_ctx *cx, const dt_plan *L, const uint8_t *p, int wide)
@@ -257,7 +257,7 @@ __attribute__((always_inline)) static inline void decode_memcpy(decode_ctx *cx, 
         copy.src_device = (uint32_t)F(DT_F_SRC_DEVICE);
         copy.dst_device = (uint32_t)F(DT_F_DST_DEVICE);
     }
-    dt_add_copy(cx->s, &cx->cache, &copy);
+    dt__add_copy(cx->s, &cx->cache, &copy);
 }
 
 __attribute__((always_inline)) static inline void decode_memset(decode_ctx *cx, const dt_plan *L, const uint8_t *p, int wide)
@@ -271,17 +271,17 @@ __attribute__((always_inline)) static inline void decode_memset(decode_ctx *cx, 
         .memory_kind = map_value(v->enums.memory_kinds, v->enums.memory_kind_count, F(DT_F_MEMORY_KIND)),
         .async = (F(DT_F_FLAGS) & v->enums.fill_async_flag) != 0,
     };
-    dt_add_fill(cx->s, &cx->cache, &fill);
+    dt__add_fill(cx->s, &cx->cache, &fill);
 }
 
 __attribute__((always_inline)) static inline void decode_api(decode_ctx *cx, const dt_plan *L, const uint8_t *p, int driver, int wide)
 {
     if (!(cx->capture & (driver ? DT_CAPTURE_DRIVER : DT_CAPTURE_RUNTIME))) return;
     uint32_t cbid = (uint32_t)F(DT_F_CBID);
-    dt_rec *r = dt_add_api_call(cx->s, driver ? DT_EVENT_DRIVER : DT_EVENT_RUNTIME, F(DT_F_START), F(DT_F_END),
+    dt_rec *r = dt__add_api_call(cx->s, driver ? DT_EVENT_DRIVER : DT_EVENT_RUNTIME, F(DT_F_START), F(DT_F_END),
                                 F(DT_F_CORRELATION), (uint32_t)F(DT_F_PROCESS), (uint32_t)F(DT_F_THREAD),
                                 api_name(cx, driver, cbid), cbid, (int32_t)(uint32_t)F(DT_F_RETURN_VALUE));
-    if (r && dt_decoder_is_launch(cx->d, driver, cbid)) r->flags |= DT_REC_LAUNCH;
+    if (r && dt__decoder_is_launch(cx->d, driver, cbid)) r->flags |= DT_REC_LAUNCH;
 }
 
 __attribute__((always_inline)) static inline void decode_external(decode_ctx *cx, const dt_plan *L, const uint8_t *p, int wide)
@@ -289,7 +289,7 @@ __attribute__((always_inline)) static inline void decode_external(decode_ctx *cx
     /* Other kinds belong to other clients in the process (Kineto pushes its
        own): not devtrace's to attribute. */
     if (F(DT_F_EXTERNAL_KIND) == cx->d->v->activity.external_kind)
-        dt_corr_link(cx->s, F(DT_F_CORRELATION), F(DT_F_EXTERNAL_ID));
+        dt__corr_link(cx->s, F(DT_F_CORRELATION), F(DT_F_EXTERNAL_ID));
 }
 
 __attribute__((always_inline)) static inline void decode_sync(decode_ctx *cx, const dt_plan *L, const uint8_t *p, int wide)
@@ -300,8 +300,8 @@ __attribute__((always_inline)) static inline void decode_sync(decode_ctx *cx, co
     uint32_t stream = (uint32_t)F(DT_F_STREAM);
     /* a context-wide synchronisation names no stream */
     if (stream == v->enums.sync_no_stream) stream = 0;
-    dt_add_device_activity(cx->s, DT_EVENT_SYNC, F(DT_F_START), F(DT_F_END), F(DT_F_CORRELATION), 0, stream,
-                           (uint32_t)F(DT_F_CONTEXT), dt_sink_intern(cx->s, name ? name : "Synchronization"));
+    dt__add_device_activity(cx->s, DT_EVENT_SYNC, F(DT_F_START), F(DT_F_END), F(DT_F_CORRELATION), 0, stream,
+                           (uint32_t)F(DT_F_CONTEXT), dt__sink_intern(cx->s, name ? name : "Synchronization"));
 }
 
 __attribute__((always_inline)) static inline void decode_overhead(decode_ctx *cx, const dt_plan *L, const uint8_t *p, int wide)
@@ -319,8 +319,8 @@ __attribute__((always_inline)) static inline void decode_overhead(decode_ctx *cx
         context = (uint32_t)F(DT_F_OBJECT_ID1);
         lane = (uint32_t)F(DT_F_OBJECT_ID2);
     }
-    dt_add_device_activity(cx->s, DT_EVENT_OVERHEAD, F(DT_F_START), F(DT_F_END), F(DT_F_CORRELATION), device,
-                           lane, context, dt_sink_intern(cx->s, name ? name : "Overhead"));
+    dt__add_device_activity(cx->s, DT_EVENT_OVERHEAD, F(DT_F_START), F(DT_F_END), F(DT_F_CORRELATION), device,
+                           lane, context, dt__sink_intern(cx->s, name ? name : "Overhead"));
 }
 
 static void device_props(const dt_plan *L, const uint8_t *p, dt_device_props *out)
@@ -367,7 +367,7 @@ static void decode_device(decode_ctx *cx, const dt_plan *L, const uint8_t *p)
     dt_device_props props;
     device_props(L, p, &props);
     remember_device(cx->d, &props);
-    dt_core_set_device(cx->s, &props);
+    dt__core_set_device(cx->s, &props);
 }
 
 #undef F
@@ -396,20 +396,20 @@ static void decode_one(decode_ctx *cx, const dt_plan *P, uint32_t kind, const ui
 {
     dt_session *s = cx->s;
     if (P && P->decode) {
-        if (avail < P->need) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        if (avail < P->need) dt__loss_add(s, DT_LOSS_MALFORMED, 1);
         else P->decode(cx->d, s, &cx->cache, p);
         return;
     }
     if (!P || P->cls == DT_RC_OTHER) {
         /* A kind another client in the process enabled, or a newer
            library's: counted, and named once in the trace. */
-        dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
-        dt_core_note(s, "unknown_kind", "the %s library delivered %s records (kind %u) that devtrace does not decode",
+        dt__loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
+        dt__core_note(s, "unknown_kind", "the %s library delivered %s records (kind %u) that devtrace does not decode",
                         cx->d->v->backend->name, P && P->layout->what ? P->layout->what : "other", (unsigned)kind);
         return;
     }
     if (avail < P->need) {
-        dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+        dt__loss_add(s, DT_LOSS_MALFORMED, 1);
         return;
     }
     /* Specialised twice, so that the common case reads each field with one
@@ -423,7 +423,7 @@ static void decode_one(decode_ctx *cx, const dt_plan *P, uint32_t kind, const ui
 /* ------------------------------------------------------------------ */
 /* Bytes ahead of the record being decoded that are fetched: a few records. */
 #define DECODE_PREFETCH 512
-void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t valid, dt_vendor_next_fn next)
+void dt__decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t valid, dt_vendor_next_fn next)
 {
     if (!s || !buffer || valid == 0) return;
     const dt_vendor_results *res = &d->v->results;
@@ -444,10 +444,10 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
     decode_ctx cx;
     cx.d = d;
     cx.s = s;
-    cx.capture = dt_sink_capture(s);
-    dt_decode_cache_init(&cx.cache);
-    dt_api_names_init(&cx.api);
-    dt_core_lock(s);
+    cx.capture = dt__sink_capture(s);
+    dt__decode_cache_init(&cx.cache);
+    dt__api_names_init(&cx.api);
+    dt__core_lock(s);
     for (;;) {
         const uint8_t *p;
         const dt_plan *P;
@@ -457,7 +457,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
             if (__builtin_expect(r != success || !rec, 0)) {
                 if (r == res->max_limit_reached || r == res->queue_empty) {
                     size_t consumed = prev ? (size_t)(prev - buffer) + prev_size : 0;
-                    if (strides_known && prev_size != SIZE_MAX && consumed < valid) dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+                    if (strides_known && prev_size != SIZE_MAX && consumed < valid) dt__loss_add(s, DT_LOSS_MALFORMED, 1);
                     break;
                 }
                 if (r == res->invalid_kind) {
@@ -474,14 +474,14 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
                         next = NULL;
                         continue;
                     }
-                    dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
+                    dt__loss_add(s, DT_LOSS_UNKNOWN_KIND, 1);
                     if (at < valid)
-                        dt_core_note(s, "unreadable_bytes", "the %s iterator refused a record it could not step past: "
+                        dt__core_note(s, "unreadable_bytes", "the %s iterator refused a record it could not step past: "
                                         "the records in the last bytes of a buffer were lost with it (one counted as "
                                         "unknown_kind)", d->v->backend->name);
                     break;
                 }
-                dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+                dt__loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
             }
             p = rec;
@@ -491,7 +491,7 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
                min_at <= at < lim, in one comparison (min_at <= lim) */
             size_t at = (size_t)((uintptr_t)p - (uintptr_t)buffer);
             if (at - min_at >= lim - min_at) {
-                dt_loss_add(s, DT_LOSS_MALFORMED, 1);
+                dt__loss_add(s, DT_LOSS_MALFORMED, 1);
                 break;
             }
             if (prev && (size_t)(p - prev) != prev_size) strides_known = 0;
@@ -501,13 +501,13 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
             size_t off = prev ? (size_t)(prev - buffer) + prev_size : 0;
             if (off >= valid) break;
             /* bytes left that cannot hold a record: one cut short */
-            if (valid - off < sizeof(uint32_t)) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
+            if (valid - off < sizeof(uint32_t)) { dt__loss_add(s, DT_LOSS_MALFORMED, 1); break; }
             p = buffer + off;
             /* the records ahead, from memory the vendor wrote long ago */
             __builtin_prefetch(p + DECODE_PREFETCH);
             P = find_plan(d, kind_at(p));
-            if (!P) { dt_loss_add(s, DT_LOSS_UNKNOWN_KIND, 1); break; }
-            if (P->size > valid - off) { dt_loss_add(s, DT_LOSS_MALFORMED, 1); break; }
+            if (!P) { dt__loss_add(s, DT_LOSS_UNKNOWN_KIND, 1); break; }
+            if (P->size > valid - off) { dt__loss_add(s, DT_LOSS_MALFORMED, 1); break; }
         }
         /* the common case (decode_one's last) without its tests */
         if (__builtin_expect(P && (size_t)(end - p) >= P->wide_from, 1)) decode_class(&cx, P, p, 1);
@@ -516,15 +516,15 @@ void dt_decoder_run(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t 
         prev_size = P ? P->size : SIZE_MAX; /* a plan's size is never 0 */
         min_at = (size_t)(p - buffer) + 1;
     }
-    dt_core_unlock(s);
+    dt__core_unlock(s);
 }
 
-void dt_decoder_scan_devices(const dt_decoder *d, uint8_t *buffer, size_t valid, dt_vendor_next_fn next)
+void dt__decoder_scan_devices(const dt_decoder *d, uint8_t *buffer, size_t valid, dt_vendor_next_fn next)
 {
     const uint8_t *end = buffer + valid, *prev = NULL;
     void *rec = NULL;
     for (;;) {
-        int r = next ? next(buffer, valid, &rec) : dt_decoder_next(d, buffer, valid, &rec);
+        int r = next ? next(buffer, valid, &rec) : dt__decoder_next(d, buffer, valid, &rec);
         if (r != d->v->results.success || !rec) break;
         const uint8_t *p = rec;
         if (p < buffer || p >= end || (prev && p <= prev) || (size_t)(end - p) < sizeof(uint32_t)) break;

@@ -13,7 +13,7 @@ typedef int (*fn_pop)(uint32_t kind, uint64_t *id);
 
 #define SYM DT_ENGINE_SYM
 
-void dt_engine_external_gate(dt_engine *e, int open)
+void dt__engine_external_gate(dt_engine *e, int open)
 {
     atomic_store(&e->ext_open, open);
 }
@@ -25,7 +25,7 @@ void dt_engine_external_gate(dt_engine *e, int open)
 static _Atomic uint32_t *ext_stripe(dt_engine *e)
 {
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-    return &e->ext_inflight[dt_hash_slot((uint64_t)here >> 12, DT_ENGINE_STRIPE_BITS)].n;
+    return &e->ext_inflight[dt__hash_slot((uint64_t)here >> 12, DT_ENGINE_STRIPE_BITS)].n;
 }
 
 /* External-correlation calls reach the vendor only while the gate is open
@@ -43,7 +43,7 @@ static int ext_enter(dt_engine *e, _Atomic uint32_t *stripe)
     return 0;
 }
 
-uint32_t dt_engine_external_in_flight(dt_engine *e)
+uint32_t dt__engine_external_in_flight(dt_engine *e)
 {
     uint32_t n = 0;
     for (int i = 0; i < DT_ENGINE_STRIPES; i++) n += atomic_load(&e->ext_inflight[i].n);
@@ -72,14 +72,14 @@ static __attribute__((noinline)) dt_status pop_made(dt_engine *e, fn_pop pop)
     return r == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
 }
 
-dt_status dt_engine_push_external(const dt_backend *self, uint64_t id)
+dt_status dt__engine_push_external(const dt_backend *self, uint64_t id)
 {
     dt_engine *e = self->impl;
     fn_push push = SYM(e, fn_push, DT_SYM_PUSH_EXTERNAL);
     return push ? push_made(e, push, id) : DT_ERR_BACKEND_UNAVAILABLE;
 }
 
-dt_status dt_engine_pop_external(const dt_backend *self)
+dt_status dt__engine_pop_external(const dt_backend *self)
 {
     dt_engine *e = self->impl;
     fn_pop pop = SYM(e, fn_pop, DT_SYM_POP_EXTERNAL);

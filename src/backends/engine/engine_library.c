@@ -80,14 +80,14 @@ static void set_costs(const dt_vendor *v, loaded *l)
     void **sym = l->sym;
     for (int i = DT_SYM_REQUIRED_COUNT; i < DT_SYM_COUNT; i++) l->specs[i].cost = cost[i];
     int push_expected = l->specs[DT_SYM_PUSH_EXTERNAL].name[0] != '\0';
-    if (!dt_engine_has_push((void *const *)sym)) {
+    if (!dt__engine_has_push((void *const *)sym)) {
         /* one feature: a push without its pop would leave ids behind */
         sym[DT_SYM_PUSH_EXTERNAL] = sym[DT_SYM_POP_EXTERNAL] = NULL;
         l->specs[DT_SYM_PUSH_EXTERNAL].cost = l->specs[DT_SYM_POP_EXTERNAL].cost =
             "no external-correlation records: External ids come from API callbacks only";
     }
     if (!sym[DT_SYM_UNSUBSCRIBE]) sym[DT_SYM_SUBSCRIBE] = NULL; /* could never be released */
-    const char *no_callbacks = push_expected && dt_engine_has_push((void *const *)sym)
+    const char *no_callbacks = push_expected && dt__engine_has_push((void *const *)sym)
                                    ? "no API callbacks: External ids deeper than the vendor's own stack are lost"
                                    : "no API callbacks: device activity carries no External id";
     l->specs[DT_SYM_SUBSCRIBE].cost = no_callbacks;
@@ -118,7 +118,7 @@ static void set_costs(const dt_vendor *v, loaded *l)
         l->specs[DT_SYM_SUBSCRIBE].cost = l->specs[DT_SYM_UNSUBSCRIBE].cost =
             "another profiler holding the vendor's interface is not detected";
         l->specs[DT_SYM_ENABLE_DOMAIN].cost = l->specs[DT_SYM_ENABLE_ALL_DOMAINS].cost = NULL;
-        if (!dt_engine_has_push((void *const *)sym))
+        if (!dt__engine_has_push((void *const *)sym))
             l->specs[DT_SYM_PUSH_EXTERNAL].cost = l->specs[DT_SYM_POP_EXTERNAL].cost =
                 "no external-correlation stack, and the API callbacks carry no correlation id: device activity "
                 "carries no External id";
@@ -132,7 +132,7 @@ static dt_status open_library(const dt_vendor *v, loaded *l)
     memset(l, 0, sizeof *l);
     dt_library_spec spec = v->library.spec;
     spec.override_env = v->backend->library_env;
-    dt_status st = dt_library_open(&spec, &l->lib);
+    dt_status st = dt__library_open(&spec, &l->lib);
     if (st != DT_OK) return st;
     for (int i = 0; i < DT_SYM_COUNT; i++) {
         const char *name = v->library.symbols[i];
@@ -145,7 +145,7 @@ static dt_status open_library(const dt_vendor *v, loaded *l)
                                 !(i == DT_SYM_TIMESTAMP && (v->caps & DT_VCAP_CLOCK_REALTIME))) ||
                                (i == DT_SYM_INIT && v->library.init_on_load);
     }
-    st = dt_library_bind(&l->lib, &spec, l->specs, DT_SYM_COUNT, l->sym);
+    st = dt__library_bind(&l->lib, &spec, l->specs, DT_SYM_COUNT, l->sym);
     if (st != DT_OK) return st;
     uint32_t version = 0;
     fn_u32p get_version = SYM(l, fn_u32p, DT_SYM_VERSION);
@@ -156,12 +156,12 @@ static dt_status open_library(const dt_vendor *v, loaded *l)
     set_costs(v, l);
     l->emulated = v->library.emulator_marker && dlsym(l->lib.handle, v->library.emulator_marker) != NULL;
     if ((v->caps & DT_VCAP_LAYOUT_DECLARED) && !l->emulated)
-        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+        return dt__error(DT_ERR_BACKEND_UNAVAILABLE,
                         "%s is a real %s, but this devtrace was built without %s and cannot know its "
                         "record layout; %s",
                         l->lib.path, spec.what, v->library.sdk_headers, v->library.sdk_rebuild_hint);
     if ((v->caps & DT_VCAP_LAYOUT_FROM_SDK) && l->emulated)
-        return dt_error(DT_ERR_BACKEND_UNAVAILABLE,
+        return dt__error(DT_ERR_BACKEND_UNAVAILABLE,
                         "%s is devtrace's %s emulator, whose record layout is devtrace's own declaration; "
                         "this devtrace was built with %s and decodes only the vendor's library",
                         l->lib.path, v->backend->name, v->library.sdk_headers);
@@ -170,7 +170,7 @@ static dt_status open_library(const dt_vendor *v, loaded *l)
 
 /* e->lock held. Load the library for a session or early arming; keep the
    one already in use while anything is armed with it. */
-dt_status dt_engine_load(dt_engine *e)
+dt_status dt__engine_load(dt_engine *e)
 {
     loaded l;
     dt_status st = open_library(e->v, &l);
@@ -180,7 +180,7 @@ dt_status dt_engine_load(dt_engine *e)
         return DT_OK;
     }
     if (e->loaded && (e->early || e->subscribed)) {
-        dt_log("%s: keeping %s, armed already, rather than %s", e->v->backend->name, e->lib.path, l.lib.path);
+        dt__log("%s: keeping %s, armed already, rather than %s", e->v->backend->name, e->lib.path, l.lib.path);
         return DT_OK;
     }
     if (e->v->library.init_on_load) {
@@ -189,7 +189,7 @@ dt_status dt_engine_load(dt_engine *e)
             fn_result_string text_of = SYM(&l, fn_result_string, DT_SYM_RESULT_STRING);
             const char *text = NULL;
             if (!text_of || text_of(r, &text) != e->v->results.success || !text) text = "an error";
-            dt_status st2 = dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s returned %s (%d): %s cannot record here",
+            dt_status st2 = dt__error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s returned %s (%d): %s cannot record here",
                                      e->v->backend->name, l.specs[DT_SYM_INIT].name, text, r, l.lib.path);
             dlclose(l.lib.handle);
             return st2;
@@ -208,14 +208,14 @@ dt_status dt_engine_load(dt_engine *e)
     snprintf(e->version, sizeof e->version, "%s", l.version);
     e->api_version = l.api_version;
     e->emulated = l.emulated;
-    dt_decoder_init(&e->decoder, e->v, l.api_version);
+    dt__decoder_init(&e->decoder, e->v, l.api_version);
     /* devtrace's emulator writes exactly these layouts */
     e->decoder.sizes_known |= l.emulated;
     e->decoder.device_cache = e->devices;
     e->decoder.device_lock = &e->devices_lock;
     e->decoder.counted = e->counted;
     e->loaded = 1;
-    dt_log("%s: using %s (version %s)%s", e->v->backend->name, e->lib.path, e->version[0] ? e->version : "unknown",
+    dt__log("%s: using %s (version %s)%s", e->v->backend->name, e->lib.path, e->version[0] ? e->version : "unknown",
            e->emulated ? ", devtrace's emulator" : "");
     return DT_OK;
 }
@@ -225,7 +225,7 @@ dt_status dt_engine_load(dt_engine *e)
    one interface, and the other's client would record apart. Files named as
    the library's first soname up to ".so" names ("libcupti.so*"), told
    apart by their real paths. */
-void dt_engine_note_other_copies(const dt_engine *e, dt_session *s)
+void dt__engine_note_other_copies(const dt_engine *e, dt_session *s)
 {
     const char *soname = e->v->library.spec.sonames ? e->v->library.spec.sonames[0] : NULL;
     const char *so = soname ? strstr(soname, ".so") : NULL;
@@ -244,7 +244,7 @@ void dt_engine_note_other_copies(const dt_engine *e, dt_session *s)
         if (strncmp(base, soname, prefix) != 0 || strcmp(path, seen) == 0) continue;
         snprintf(seen, sizeof seen, "%s", path);
         if (!realpath(path, real) || strcmp(real, ours) == 0) continue;
-        dt_core_note(s, "libraries", "two copies of %s in this process: devtrace records through %s, and %s is "
+        dt__core_note(s, "libraries", "two copies of %s in this process: devtrace records through %s, and %s is "
                         "loaded too (another client's, such as torch's own): the two do not share one interface",
                         e->v->library.spec.what, ours, real);
     }
@@ -254,7 +254,7 @@ void dt_engine_note_other_copies(const dt_engine *e, dt_session *s)
 /* ------------------------------------------------------------------ */
 /* Failures                                                            */
 /* ------------------------------------------------------------------ */
-const char *dt_engine_result_text(const dt_engine *e, int r)
+const char *dt__engine_result_text(const dt_engine *e, int r)
 {
     const char *s = NULL;
     fn_result_string text = SYM(e, fn_result_string, DT_SYM_RESULT_STRING);
@@ -281,11 +281,11 @@ static void driver_presence(const dt_vendor *v, int emulated, char *why, size_t 
 }
 
 /* Turn a failed vendor call into a status whose message says what to do. */
-dt_status dt_engine_failure(const dt_engine *e, const char *call, int r)
+dt_status dt__engine_failure(const dt_engine *e, const char *call, int r)
 {
     const dt_vendor *v = e->v;
     if (r == v->results.multiple_subscribers)
-        return dt_error(DT_ERR_BUSY,
+        return dt__error(DT_ERR_BUSY,
                         "%s: another profiler holds %s in this process, which allows one subscriber; stop it "
                         "or disable its device tracing",
                         call, v->backend->vendor);
@@ -295,17 +295,17 @@ dt_status dt_engine_failure(const dt_engine *e, const char *call, int r)
     char why[400];
     driver_presence(v, r == v->results.unknown ? 0 : e->emulated, why, sizeof why);
     if (why[0] && (r == v->results.unknown || r == v->results.not_initialized || r == v->results.not_compatible))
-        return dt_error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s", call, why);
+        return dt__error(DT_ERR_BACKEND_UNAVAILABLE, "%s: %s", call, why);
     dt_failure f = {DT_OK, ""};
-    if (v->explain_failure && v->explain_failure(call, r, dt_engine_result_text(e, r), e->lib.path, e->version, e->emulated, &f))
-        return dt_error(f.status, "%s", f.message);
-    return dt_error(DT_ERR_VENDOR, "%s failed: %s (%d) from %s", call, dt_engine_result_text(e, r), r, e->lib.path);
+    if (v->explain_failure && v->explain_failure(call, r, dt__engine_result_text(e, r), e->lib.path, e->version, e->emulated, &f))
+        return dt__error(f.status, "%s", f.message);
+    return dt__error(DT_ERR_VENDOR, "%s failed: %s (%d) from %s", call, dt__engine_result_text(e, r), r, e->lib.path);
 }
 
 /* ------------------------------------------------------------------ */
 /* Probe                                                               */
 /* ------------------------------------------------------------------ */
-dt_status dt_engine_probe(const dt_backend *self, dt_backend_status *st)
+dt_status dt__engine_probe(const dt_backend *self, dt_backend_status *st)
 {
     dt_engine *e = self->impl;
     const dt_vendor *v = e->v;
@@ -326,7 +326,7 @@ dt_status dt_engine_probe(const dt_backend *self, dt_backend_status *st)
     } else {
         st->available = 1;
         if (v->library.layout_note && !l.emulated) snprintf(st->reason, sizeof st->reason, "%s", v->library.layout_note);
-        dt_symbols_describe_missing(l.specs, DT_SYM_COUNT, l.sym, st->reason, sizeof st->reason);
+        dt__symbols_describe_missing(l.specs, DT_SYM_COUNT, l.sym, st->reason, sizeof st->reason);
     }
     pthread_mutex_lock(&e->lock);
     if (e->loaded && l.lib.handle == e->lib.handle) dlclose(l.lib.handle); /* the extra reference only */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* The attributes as set, or the library's answer, into s's note. */
-void dt_engine_note_attributes(const dt_engine *e, dt_session *s)
+void dt__engine_note_attributes(const dt_engine *e, dt_session *s)
 {
     const dt_vendor *v = e->v;
     if (!v->attribute_count || !v->attributes_key) return;
@@ -26,16 +26,16 @@ void dt_engine_note_attributes(const dt_engine *e, dt_session *s)
                     ? snprintf(text + used, sizeof text - used, "%s%s %" PRIu64, used ? "; " : "", a->what, a->value)
                     : snprintf(text + used, sizeof text - used, "%s%s: %s(%" PRIu32 ") returned %s (%d), the "
                                "library's default holds", used ? "; " : "", a->what,
-                               e->specs[DT_SYM_SET_ATTRIBUTE].name, a->id, dt_engine_result_text(e, r), r);
+                               e->specs[DT_SYM_SET_ATTRIBUTE].name, a->id, dt__engine_result_text(e, r), r);
         if (w > 0 && (size_t)w < sizeof text - used) used += (size_t)w;
     }
-    dt_core_note(s, v->attributes_key, "%s", text);
+    dt__core_note(s, v->attributes_key, "%s", text);
 }
 
 /* One note for the kinds the vendor would not enable, grouped by its
    answer: "memory copies, memsets not recorded: msptiActivityEnable
    returned ... (6)", with the vendor's explanation where it has one. */
-void dt_engine_note_refused_kinds(const dt_engine *e, dt_session *s, const int *result, uint8_t *refused)
+void dt__engine_note_refused_kinds(const dt_engine *e, dt_session *s, const int *result, uint8_t *refused)
 {
     const dt_vendor *v = e->v;
     for (size_t i = 0; i < v->records.kind_count; i++) {
@@ -49,13 +49,13 @@ void dt_engine_note_refused_kinds(const dt_engine *e, dt_session *s, const int *
         }
         int r = result[i];
         dt_failure why = {DT_OK, ""};
-        if (v->explain_failure && v->explain_failure(e->specs[DT_SYM_ENABLE].name, r, dt_engine_result_text(e, r), e->lib.path,
+        if (v->explain_failure && v->explain_failure(e->specs[DT_SYM_ENABLE].name, r, dt__engine_result_text(e, r), e->lib.path,
                                                      e->version, e->emulated, &why))
-            dt_core_note(s, "kinds", "%s not recorded: %s returned %s (%d): %s", what,
-                            e->specs[DT_SYM_ENABLE].name, dt_engine_result_text(e, r), r, why.message);
+            dt__core_note(s, "kinds", "%s not recorded: %s returned %s (%d): %s", what,
+                            e->specs[DT_SYM_ENABLE].name, dt__engine_result_text(e, r), r, why.message);
         else
-            dt_core_note(s, "kinds", "%s not recorded: %s returned %s (%d)", what, e->specs[DT_SYM_ENABLE].name,
-                            dt_engine_result_text(e, r), r);
+            dt__core_note(s, "kinds", "%s not recorded: %s returned %s (%d)", what, e->specs[DT_SYM_ENABLE].name,
+                            dt__engine_result_text(e, r), r);
     }
 }
 
@@ -84,24 +84,24 @@ static void count_graph_launch(const dt_rec *r, void *arg)
     if (r->kind != DT_EVENT_RUNTIME && !driver) return;
     uint32_t cbid = r->u.api.cbid;
     if (!(c->maybe[driver] >> (cbid & 63) & 1)) return;
-    c->n[driver] += driver ? dt_engine_listed(c->ids->graph_driver, c->ids->graph_driver_count, cbid)
-                           : dt_engine_listed(c->ids->graph_runtime, c->ids->graph_runtime_count, cbid);
+    c->n[driver] += driver ? dt__engine_listed(c->ids->graph_driver, c->ids->graph_driver_count, cbid)
+                           : dt__engine_listed(c->ids->graph_runtime, c->ids->graph_runtime_count, cbid);
 }
 
 /* In a session after the process's first, a library that gives graph
    launches wrong correlation ids: how many the session has, noted (their
    flows and External ids cannot be trusted). */
-void dt_engine_note_graph_launches(const dt_engine *e, dt_session *s)
+void dt__engine_note_graph_launches(const dt_engine *e, dt_session *s)
 {
     const dt_vendor_api_ids *ids = &e->v->api_ids;
     if (!ids->graph_ids_from || e->sessions < 2 || !e->api_version || e->api_version >= ids->graph_ids_from) return;
     graph_count c = {ids, {0, 0},
                      {graph_bits(ids->graph_runtime, ids->graph_runtime_count),
                       graph_bits(ids->graph_driver, ids->graph_driver_count)}};
-    dt_sink_each_record(s, count_graph_launch, &c);
+    dt__sink_each_record(s, count_graph_launch, &c);
     const uint64_t *n = c.n;
     if (n[0] || n[1])
-        dt_core_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
+        dt__core_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
                         "process's session %" PRIu32 ": %s API version %" PRIu32 " (older than %" PRIu32 ") gives "
                         "graph launches wrong correlation ids in sessions after the first, so their flows and "
                         "External ids cannot be trusted", n[0], n[1], e->sessions, e->v->backend->vendor,
@@ -109,7 +109,7 @@ void dt_engine_note_graph_launches(const dt_engine *e, dt_session *s)
 }
 
 /* What the vendor's decoders counted in the session, where anything. */
-void dt_engine_note_counted(const dt_engine *e, dt_session *s)
+void dt__engine_note_counted(const dt_engine *e, dt_session *s)
 {
     const dt_vendor_records *rec = &e->v->records;
     char text[320] = "";
@@ -120,19 +120,19 @@ void dt_engine_note_counted(const dt_engine *e, dt_session *s)
                          rec->counted[i]);
         if (w > 0 && (size_t)w < sizeof text - used) used += (size_t)w;
     }
-    if (used) dt_core_note(s, rec->counted_key, "%s: %s", rec->counted_what, text);
+    if (used) dt__core_note(s, rec->counted_key, "%s: %s", rec->counted_what, text);
 }
 
-void dt_engine_note_interface(const dt_engine *e, dt_session *s)
+void dt__engine_note_interface(const dt_engine *e, dt_session *s)
 {
     const dt_vendor *v = e->v;
     if (!e->specs[DT_SYM_DROPPED].name[0])
-        dt_core_note(s, "dropped_records", "records the vendor drops are not counted: the %s interface has no "
+        dt__core_note(s, "dropped_records", "records the vendor drops are not counted: the %s interface has no "
                         "dropped-record count", v->backend->vendor);
     for (uint32_t i = 0; i < v->records.kind_count; i++) {
-        const dt_record_layout *l = dt_decoder_layout(&e->decoder, v->records.kinds[i].kind);
+        const dt_record_layout *l = dt__decoder_layout(&e->decoder, v->records.kinds[i].kind);
         if (l && l->cls == DT_RC_KERNEL && !l->f[DT_F_GRID_X].size) {
-            dt_core_note(s, "launch_configuration", "kernel records carry no launch configuration (grid, block, "
+            dt__core_note(s, "launch_configuration", "kernel records carry no launch configuration (grid, block, "
                             "registers, shared memory): written as 0");
             return;
         }

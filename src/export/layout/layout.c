@@ -28,34 +28,34 @@ static int prepare(dt_layout *l)
     l->n = l->store->count;
     if (l->n >= UINT32_MAX / 2)
         return -1;
-    b->flow = dt_calloc(l->n + 1, 1);
+    b->flow = dt__calloc(l->n + 1, 1);
     if (!b->flow)
         return -1;
-    if (dt_u64map_reserve(&b->attrmap, 1024) != 0)
+    if (dt__u64map_reserve(&b->attrmap, 1024) != 0)
         return -1;
-    uint64_t t = dt_monotonic_ns();
-    if (dt_wr_layout_classify(l) != 0)
+    uint64_t t = dt__monotonic_ns();
+    if (dt__wr_layout_classify(l) != 0)
         return -1;
-    b->phase_ns[0] = dt_monotonic_ns() - t;
+    b->phase_ns[0] = dt__monotonic_ns() - t;
     t += b->phase_ns[0];
-    if (dt_wr_layout_spans_and_rows(l) != 0)
+    if (dt__wr_layout_spans_and_rows(l) != 0)
         return -1;
     t += b->phase_ns[1];
-    if (b->kinds[DT_EVENT_MEMORY] && dt_wr_layout_memory_totals(l) != 0)
+    if (b->kinds[DT_EVENT_MEMORY] && dt__wr_layout_memory_totals(l) != 0)
         return -1;
-    b->phase_ns[2] = dt_monotonic_ns() - t;
+    b->phase_ns[2] = dt__monotonic_ns() - t;
     return 0;
 }
 
-dt_layout *dt_wr_layout_build(const dt_recording *rec)
+dt_layout *dt__wr_layout_build(const dt_recording *rec)
 {
-    dt_layout *l = dt_calloc(1, sizeof *l);
+    dt_layout *l = dt__calloc(1, sizeof *l);
     if (!l)
         return NULL;
     /* large (row caches, a bitmap): kept off the caller's stack */
-    l->build = dt_calloc(1, sizeof *l->build);
+    l->build = dt__calloc(1, sizeof *l->build);
     if (!l->build) {
-        dt_free(l);
+        dt__free(l);
         return NULL;
     }
     l->rec = rec;
@@ -63,62 +63,62 @@ dt_layout *dt_wr_layout_build(const dt_recording *rec)
     l->clock = rec->clock;
     l->api_prefix = rec->api_category ? rec->api_category : "privateuse1";
     if (prepare(l) != 0) {
-        dt_wr_layout_free(l);
+        dt__wr_layout_free(l);
         return NULL;
     }
     return l;
 }
 
-void dt_wr_layout_free(dt_layout *l)
+void dt__wr_layout_free(dt_layout *l)
 {
     if (!l)
         return;
     build *b = l->build;
     if (b) {
         for (size_t r = 0; r < l->nbrows; r++)
-            dt_free(b->rows[r].v);
-        dt_free(b->rows);
-        dt_free(b->flow);
-        dt_u64map_free(&b->annot_rows);
-        dt_u64map_free(&b->attrmap);
-        dt_free(b->attr);
-        dt_free(b->cands);
-        dt_u64map_free(&b->rangemap);
-        dt_free(b->ranges);
-        dt_u64map_free(&b->parentmap);
-        dt_free(b->parents);
-        dt_u64map_free(&b->memmap);
-        dt_free(b->mem);
-        dt_free(b);
+            dt__free(b->rows[r].v);
+        dt__free(b->rows);
+        dt__free(b->flow);
+        dt__u64map_free(&b->annot_rows);
+        dt__u64map_free(&b->attrmap);
+        dt__free(b->attr);
+        dt__free(b->cands);
+        dt__u64map_free(&b->rangemap);
+        dt__free(b->ranges);
+        dt__u64map_free(&b->parentmap);
+        dt__free(b->parents);
+        dt__u64map_free(&b->memmap);
+        dt__free(b->mem);
+        dt__free(b);
     }
-    dt_free(l->perm);
-    dt_free(l->pos_info);
-    dt_free(l->spans);
-    dt_free(l->brows);
-    dt_free(l->frows);
-    dt_free(l->row_pos);
-    dt_free(l->cuts);
-    dt_free(l);
+    dt__free(l->perm);
+    dt__free(l->pos_info);
+    dt__free(l->spans);
+    dt__free(l->brows);
+    dt__free(l->frows);
+    dt__free(l->row_pos);
+    dt__free(l->cuts);
+    dt__free(l);
 }
 
-uint64_t dt_wr_layout_kind_count(const dt_layout *l, int kind)
+uint64_t dt__wr_layout_kind_count(const dt_layout *l, int kind)
 {
     return kind >= 1 && kind <= DT_EVENT_KIND_MAX ? l->build->kinds[kind] : 0;
 }
 
-uint64_t dt_wr_layout_flow_count(const dt_layout *l)
+uint64_t dt__wr_layout_flow_count(const dt_layout *l)
 {
     return l->build->flows;
 }
 
-uint64_t dt_wr_layout_launch_count(const dt_layout *l)
+uint64_t dt__wr_layout_launch_count(const dt_layout *l)
 {
     return l->build->launches;
 }
 
 /* The recording's count plus the records the layout could not place, which
    count like its drops. */
-uint64_t dt_wr_layout_loss(const dt_layout *l, dt_loss_reason r)
+uint64_t dt__wr_layout_loss(const dt_layout *l, dt_loss_reason r)
 {
     const build *b = l->build;
     uint64_t v = l->rec->loss[r];
@@ -131,34 +131,34 @@ uint64_t dt_wr_layout_loss(const dt_layout *l, dt_loss_reason r)
     return v;
 }
 
-size_t dt_wr_layout_attribution_count(const dt_layout *l)
+size_t dt__wr_layout_attribution_count(const dt_layout *l)
 {
     return l->build->nattr;
 }
 
-void dt_wr_layout_attribution_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *ns)
+void dt__wr_layout_attribution_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *ns)
 {
     *external_id = l->build->attr[k].external_id;
     *ns = l->build->attr[k].ns;
 }
 
-size_t dt_wr_layout_parent_count(const dt_layout *l)
+size_t dt__wr_layout_parent_count(const dt_layout *l)
 {
     return l->build->nparents;
 }
 
-void dt_wr_layout_parent_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *range_id)
+void dt__wr_layout_parent_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *range_id)
 {
     *external_id = l->build->parents[k].external_id;
     *range_id = l->build->parents[k].range_id;
 }
 
-int dt_wr_layout_host_pid_shifted(const dt_layout *l)
+int dt__wr_layout_host_pid_shifted(const dt_layout *l)
 {
     return l->build->host_pid_shifted;
 }
 
-void dt_wr_layout_phases(const dt_layout *l, double *classify_s, double *spans_s, double *rows_s)
+void dt__wr_layout_phases(const dt_layout *l, double *classify_s, double *spans_s, double *rows_s)
 {
     *classify_s = (double)l->build->phase_ns[0] * 1e-9;
     *spans_s = (double)l->build->phase_ns[1] * 1e-9;

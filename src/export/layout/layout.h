@@ -110,47 +110,47 @@ struct dt_layout {
     uint64_t window_start, window_end;
     uint64_t base_ns;          /* the JSON's baseTimeNanoseconds */
     const char *api_prefix;    /* "cuda" or "privateuse1" */
-    struct dt_wr_layout_build *build; /* the rest: layout.c's */
+    struct dt__wr_layout_build *build; /* the rest: layout.c's */
 };
 
 /* NULL when out of memory. */
-DT_HIDDEN dt_layout *dt_wr_layout_build(const dt_recording *rec);
-DT_HIDDEN void dt_wr_layout_free(dt_layout *l);
+DT_HIDDEN dt_layout *dt__wr_layout_build(const dt_recording *rec);
+DT_HIDDEN void dt__wr_layout_free(dt_layout *l);
 
-static inline uint64_t dt_wr_layout_rec_start(const dt_layout *l, const dt_rec *r)
+static inline uint64_t dt__wr_layout_rec_start(const dt_layout *l, const dt_rec *r)
 {
-    return (r->flags & DT_REC_REALTIME) ? r->start : dt_clock_map(l->clock, r->start);
+    return (r->flags & DT_REC_REALTIME) ? r->start : dt__clock_map(l->clock, r->start);
 }
 
-static inline uint64_t dt_wr_layout_rec_end(const dt_layout *l, const dt_rec *r)
+static inline uint64_t dt__wr_layout_rec_end(const dt_layout *l, const dt_rec *r)
 {
-    return (r->flags & DT_REC_REALTIME) ? r->end : dt_clock_map(l->clock, r->end);
+    return (r->flags & DT_REC_REALTIME) ? r->end : dt__clock_map(l->clock, r->end);
 }
 
-/* The record at position k, or NULL for a span (dt_wr_layout_pos_span). */
-static inline const dt_rec *dt_wr_layout_pos_rec(const dt_layout *l, size_t k)
+/* The record at position k, or NULL for a span (dt__wr_layout_pos_span). */
+static inline const dt_rec *dt__wr_layout_pos_rec(const dt_layout *l, size_t k)
 {
     uint32_t i = l->perm[k];
-    return i < l->n ? dt_store_at(l->store, i) : NULL;
+    return i < l->n ? dt__store_at(l->store, i) : NULL;
 }
 
-static inline const dt_layout_span *dt_wr_layout_pos_span(const dt_layout *l, size_t k)
+static inline const dt_layout_span *dt__wr_layout_pos_span(const dt_layout *l, size_t k)
 {
     return &l->spans[l->perm[k] - l->n];
 }
 
-static inline uint32_t dt_wr_layout_pos_row(const dt_layout *l, size_t k)
+static inline uint32_t dt__wr_layout_pos_row(const dt_layout *l, size_t k)
 {
     return l->pos_info[k] & DT_LAYOUT_ROW_MASK;
 }
 
 /* DT_LAYOUT_FLOW_* of the event at position k. */
-static inline unsigned dt_wr_layout_pos_flow(const dt_layout *l, size_t k)
+static inline unsigned dt__wr_layout_pos_flow(const dt_layout *l, size_t k)
 {
     return l->pos_info[k] >> DT_LAYOUT_FLOW_SHIFT;
 }
 
-/* Positions an exporter touches at once (dt_wr_layout_touch) before it
+/* Positions an exporter touches at once (dt__wr_layout_touch) before it
    formats them: their records take 128 KiB, well within a core's cache. */
 #define DT_LAYOUT_WARM 2048
 
@@ -162,48 +162,48 @@ static inline unsigned dt_wr_layout_pos_flow(const dt_layout *l, size_t k)
    misses overlap; formatted straight away, each waits for its own. A
    prefetch some positions ahead did not help (measured with bench/export:
    the user CPU of the JSON export fell by a third with the touch). */
-static inline uint64_t dt_wr_layout_touch(const dt_layout *l, size_t k)
+static inline uint64_t dt__wr_layout_touch(const dt_layout *l, size_t k)
 {
     uint32_t i = l->perm[k];
     if (i < l->n)
-        return dt_store_at(l->store, i)->kind;
+        return dt__store_at(l->store, i)->kind;
     const dt_layout_span *sp = &l->spans[i - l->n];
     return sp->start + sp->name; /* its first and last line */
 }
 
 /* The j-th position of final row f. */
-static inline size_t dt_wr_layout_row_position(const dt_layout *l, const dt_layout_final_row *f, size_t j)
+static inline size_t dt__wr_layout_row_position(const dt_layout *l, const dt_layout_final_row *f, size_t j)
 {
     return f->contiguous ? f->first + j : l->row_pos[f->first + j];
 }
 
-DT_HIDDEN void dt_wr_layout_row_get(dt_layout *l, size_t row, dt_layout_row *out);
+DT_HIDDEN void dt__wr_layout_row_get(dt_layout *l, size_t row, dt_layout_row *out);
 /* Processes in naming order; *cursor starts at 0. 0 when done. */
-DT_HIDDEN int dt_wr_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *out);
+DT_HIDDEN int dt__wr_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *out);
 /* The recording process as written, and whether its tid 0 row is free for
    the capture window's event. */
-DT_HIDDEN uint64_t dt_wr_layout_main_pid(dt_layout *l);
-DT_HIDDEN int dt_wr_layout_capture_row_free(dt_layout *l);
+DT_HIDDEN uint64_t dt__wr_layout_main_pid(dt_layout *l);
+DT_HIDDEN int dt__wr_layout_capture_row_free(dt_layout *l);
 
 /* Events kept per dt_event_kind (index 1..9), flow pairs, and API calls
    kept that launch device work. */
-DT_HIDDEN uint64_t dt_wr_layout_kind_count(const dt_layout *l, int kind);
-DT_HIDDEN uint64_t dt_wr_layout_flow_count(const dt_layout *l);
-DT_HIDDEN uint64_t dt_wr_layout_launch_count(const dt_layout *l);
+DT_HIDDEN uint64_t dt__wr_layout_kind_count(const dt_layout *l, int kind);
+DT_HIDDEN uint64_t dt__wr_layout_flow_count(const dt_layout *l);
+DT_HIDDEN uint64_t dt__wr_layout_launch_count(const dt_layout *l);
 /* The recording's loss plus what the writer could not place. */
-DT_HIDDEN uint64_t dt_wr_layout_loss(const dt_layout *l, dt_loss_reason reason);
-DT_HIDDEN size_t dt_wr_layout_attribution_count(const dt_layout *l);
-DT_HIDDEN void dt_wr_layout_attribution_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *ns);
-DT_HIDDEN size_t dt_wr_layout_parent_count(const dt_layout *l);
-DT_HIDDEN void dt_wr_layout_parent_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *range_id);
+DT_HIDDEN uint64_t dt__wr_layout_loss(const dt_layout *l, dt_loss_reason reason);
+DT_HIDDEN size_t dt__wr_layout_attribution_count(const dt_layout *l);
+DT_HIDDEN void dt__wr_layout_attribution_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *ns);
+DT_HIDDEN size_t dt__wr_layout_parent_count(const dt_layout *l);
+DT_HIDDEN void dt__wr_layout_parent_get(const dt_layout *l, size_t k, uint64_t *external_id, uint64_t *range_id);
 /* 1 when a host pid equal to a device id was moved (the hostPid note). */
-DT_HIDDEN int dt_wr_layout_host_pid_shifted(const dt_layout *l);
+DT_HIDDEN int dt__wr_layout_host_pid_shifted(const dt_layout *l);
 /* The pid a host pid is written as. */
-DT_HIDDEN uint64_t dt_wr_layout_host_pid(const dt_layout *l, uint32_t pid);
+DT_HIDDEN uint64_t dt__wr_layout_host_pid(const dt_layout *l, uint32_t pid);
 /* How long each phase of the build took, for DEVTRACE_LOG: classify, the
    annotation spans (the other rows leveled beside them), the annotation
    rows and the rest. */
-DT_HIDDEN void dt_wr_layout_phases(const dt_layout *l, double *classify_s, double *spans_s, double *rows_s);
+DT_HIDDEN void dt__wr_layout_phases(const dt_layout *l, double *classify_s, double *spans_s, double *rows_s);
 
 typedef struct dt_layout_kernel {
     int has_config;            /* the backend reported the launch configuration */
@@ -218,7 +218,7 @@ typedef struct dt_layout_kernel {
    configuration when the backend reported one, its resources (and so the
    occupancy estimate) when the vendor's records carry them; what is not
    known is left out. */
-DT_HIDDEN void dt_wr_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out);
+DT_HIDDEN void dt__wr_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out);
 /* "HtoD" ..., "Pageable" ...: the words of copy and memset names. */
 /* A memory event's args as torch writes them. */
 typedef struct dt_layout_memory {
@@ -228,8 +228,8 @@ typedef struct dt_layout_memory {
     int device_type;           /* torch's c10::DeviceType */
 } dt_layout_memory;
 /* The args of r, a DT_EVENT_MEMORY record the layout kept (zeros else). */
-DT_HIDDEN const dt_layout_memory *dt_wr_layout_memory_of(const dt_layout *l, const dt_rec *r);
-DT_HIDDEN const char *dt_wr_layout_copy_kind_name(unsigned kind);
-DT_HIDDEN const char *dt_wr_layout_memory_kind_name(unsigned kind);
+DT_HIDDEN const dt_layout_memory *dt__wr_layout_memory_of(const dt_layout *l, const dt_rec *r);
+DT_HIDDEN const char *dt__wr_layout_copy_kind_name(unsigned kind);
+DT_HIDDEN const char *dt__wr_layout_memory_kind_name(unsigned kind);
 
 #endif /* DT_LAYOUT_H */

@@ -64,7 +64,7 @@ typedef struct range_info {
     uint32_t parent;           /* its parent's number, NONE, or UNRESOLVED */
 } range_info;
 
-typedef struct dt_wr_layout_build {
+typedef struct dt__wr_layout_build {
     row_items *rows;           /* per base row */
     size_t cap_rows;
     uint8_t *flow;             /* record -> DT_LAYOUT_FLOW_* */
@@ -99,18 +99,18 @@ typedef struct dt_wr_layout_build {
 
 static inline uint64_t rec_start(const dt_layout *l, const dt_rec *r)
 {
-    return dt_wr_layout_rec_start(l, r);
+    return dt__wr_layout_rec_start(l, r);
 }
 
 static inline uint64_t rec_end(const dt_layout *l, const dt_rec *r)
 {
-    return dt_wr_layout_rec_end(l, r);
+    return dt__wr_layout_rec_end(l, r);
 }
 
 static inline int row_append(row_items *ri, uint64_t st, uint64_t en, uint32_t idx)
 {
     if (__builtin_expect(ri->n == ri->cap, 0) &&
-        dt_vec_reserve((void **)&ri->v, &ri->cap, ri->n + 1, sizeof *ri->v) != 0)
+        dt__vec_reserve((void **)&ri->v, &ri->cap, ri->n + 1, sizeof *ri->v) != 0)
         return -1;
     ri->v[ri->n++] = (dt_row_item){st, en, idx};
     return 0;
@@ -118,10 +118,10 @@ static inline int row_append(row_items *ri, uint64_t st, uint64_t en, uint32_t i
 
 /* The passes (layout.c runs them in order); each returns 0, or -1 when out
    of memory. */
-DT_HIDDEN int dt_wr_layout_classify(dt_layout *l);
+DT_HIDDEN int dt__wr_layout_classify(dt_layout *l);
 /* Passes 2 and 3 (the spans built beside the rows' leveling). */
-DT_HIDDEN int dt_wr_layout_spans_and_rows(dt_layout *l);
-DT_HIDDEN int dt_wr_layout_spans(dt_layout *l);
-DT_HIDDEN int dt_wr_layout_memory_totals(dt_layout *l);
+DT_HIDDEN int dt__wr_layout_spans_and_rows(dt_layout *l);
+DT_HIDDEN int dt__wr_layout_spans(dt_layout *l);
+DT_HIDDEN int dt__wr_layout_memory_totals(dt_layout *l);
 
 #endif /* DT_EXPORT_LAYOUT_BUILD_H */

@@ -30,7 +30,7 @@ static void small_cache_init(small_cache *sc)
 
 static inline uint32_t *small_cache_slot(small_cache *sc, uint64_t key, int *hit)
 {
-    size_t i = dt_hash_slot(key, SMALL_CACHE_BITS);
+    size_t i = dt__hash_slot(key, SMALL_CACHE_BITS);
     *hit = sc->val[i] != NONE && sc->key[i] == key;
     sc->key[i] = key;
     return &sc->val[i];
@@ -59,17 +59,17 @@ typedef struct corr_side {
 
 static int corr_to_map(corr_side *c)
 {
-    if (dt_u64map_reserve(&c->map, 1024) != 0)
+    if (dt__u64map_reserve(&c->map, 1024) != 0)
         return -1;
     for (uint64_t k = 0; k < c->span; k++) {
         if (c->first[k] == NONE)
             continue;
-        uint64_t *slot = dt_u64map_slot(&c->map, c->min + k, NULL);
+        uint64_t *slot = dt__u64map_slot(&c->map, c->min + k, NULL);
         if (!slot)
             return -1;
         *slot = c->first[k];
     }
-    dt_free(c->first);
+    dt__free(c->first);
     c->first = NULL;
     c->sparse = 1;
     return 0;
@@ -94,13 +94,13 @@ static int corr_cover(corr_side *c, uint64_t corr, uint64_t limit)
         cap = limit;
     if (cap < want)
         cap = want;
-    uint32_t *n = dt_malloc(cap * sizeof *n);
+    uint32_t *n = dt__malloc(cap * sizeof *n);
     if (!n)
         return -1;
     memset(n, 0xff, cap * sizeof *n);
     if (c->span)
         memcpy(n + (c->min - lo), c->first, c->span * sizeof *n);
-    dt_free(c->first);
+    dt__free(c->first);
     c->first = n;
     c->min = lo;
     c->span = cap;
@@ -126,15 +126,15 @@ static inline int corr_note(const dt_layout *l, corr_side *c, uint64_t corr, uin
         }
     }
     if (first) {
-        if (*first == NONE || st < rec_start(l, dt_store_at(l->store, *first)))
+        if (*first == NONE || st < rec_start(l, dt__store_at(l->store, *first)))
             *first = i;
         return 0;
     }
     bool added;
-    uint64_t *v = dt_u64map_slot(&c->map, corr, &added);
+    uint64_t *v = dt__u64map_slot(&c->map, corr, &added);
     if (!v)
         return -1;
-    if (added || st < rec_start(l, dt_store_at(l->store, (size_t)*v)))
+    if (added || st < rec_start(l, dt__store_at(l->store, (size_t)*v)))
         *v = i;
     return 0;
 }
@@ -144,13 +144,13 @@ static uint32_t corr_get(const corr_side *c, uint64_t corr)
     if (!c->sparse)
         return corr - c->min < c->span ? c->first[corr - c->min] : NONE;
     uint64_t v;
-    return dt_u64map_get(&c->map, corr, &v) ? (uint32_t)v : NONE;
+    return dt__u64map_get(&c->map, corr, &v) ? (uint32_t)v : NONE;
 }
 
 static void corr_free(corr_side *c)
 {
-    dt_free(c->first);
-    dt_u64map_free(&c->map);
+    dt__free(c->first);
+    dt__u64map_free(&c->map);
 }
 
 /* classify runs as two sides, each over the whole store and each on a
@@ -182,14 +182,14 @@ typedef struct side {
 static uint32_t side_row_for(side *sd, uint32_t pid, uint32_t lane, uint32_t first)
 {
     bool added;
-    uint64_t *slot = dt_u64map_slot(&sd->rowmap, (uint64_t)pid << 32 | lane, &added);
+    uint64_t *slot = dt__u64map_slot(&sd->rowmap, (uint64_t)pid << 32 | lane, &added);
     if (!slot)
         return NONE;
     if (!added)
         return (uint32_t)*slot;
     size_t cap = sd->cap_rows;
-    if (dt_vec_reserve((void **)&sd->rows, &cap, sd->nrows + 1, sizeof *sd->rows) != 0 ||
-        dt_vec_reserve((void **)&sd->items, &sd->cap_items, sd->nrows + 1, sizeof *sd->items) != 0)
+    if (dt__vec_reserve((void **)&sd->rows, &cap, sd->nrows + 1, sizeof *sd->rows) != 0 ||
+        dt__vec_reserve((void **)&sd->items, &sd->cap_items, sd->nrows + 1, sizeof *sd->items) != 0)
         return NONE;
     sd->cap_rows = cap;
     sd->rows[sd->nrows] = (side_row){pid, lane, first};
@@ -202,11 +202,11 @@ static uint32_t side_row_for(side *sd, uint32_t pid, uint32_t lane, uint32_t fir
 static uint32_t attribution_for(build *b, uint64_t external_id)
 {
     bool added;
-    uint64_t *slot = dt_u64map_slot(&b->attrmap, external_id, &added);
+    uint64_t *slot = dt__u64map_slot(&b->attrmap, external_id, &added);
     if (!slot)
         return NONE;
     if (added) {
-        if (dt_vec_reserve((void **)&b->attr, &b->cap_attr, b->nattr + 1, sizeof *b->attr) != 0)
+        if (dt__vec_reserve((void **)&b->attr, &b->cap_attr, b->nattr + 1, sizeof *b->attr) != 0)
             return NONE;
         b->attr[b->nattr].external_id = external_id;
         b->attr[b->nattr].ns = 0;
@@ -238,7 +238,7 @@ static int candidate_widen(build *b, uint32_t a, uint32_t row, uint64_t st, uint
         }
         return 0;
     }
-    if (dt_vec_reserve((void **)&b->cands, &b->cap_cands, b->ncands + 1, sizeof *b->cands) != 0)
+    if (dt__vec_reserve((void **)&b->cands, &b->cap_cands, b->ncands + 1, sizeof *b->cands) != 0)
         return -1;
     candidate *c = &b->cands[b->ncands];
     c->start = st;
@@ -260,16 +260,16 @@ static int classify_side(side *sd)
     /* a table of flow pairs for ids spread up to this wide */
     uint64_t corr_limit = 4 * (uint64_t)l->n + 1024;
     small_cache_init(&sd->cache);
-    if (dt_u64map_reserve(&sd->rowmap, 64) != 0)
+    if (dt__u64map_reserve(&sd->rowmap, 64) != 0)
         return -1;
     sd->lo = UINT64_MAX;
     const dt_store *store = l->store;
 
     for (size_t i = 0; i < l->n; i++) {
-        const dt_rec *r = dt_store_at(store, i);
+        const dt_rec *r = dt__store_at(store, i);
         /* the hardware's prefetcher stops at each page's end: a page ahead */
         if (i + 64 < l->n)
-            __builtin_prefetch(dt_store_at(store, i + 64));
+            __builtin_prefetch(dt__store_at(store, i + 64));
         int known = r->kind >= DT_EVENT_KERNEL && r->kind <= DT_EVENT_KIND_MAX;
         if ((known && known_kind_in(DT_KINDS_DEVICE, r->kind)) != sd->device)
             continue;
@@ -319,11 +319,11 @@ static int classify_side(side *sd)
         }
         if (r->kind == DT_EVENT_RANGE && (r->flags & DT_REC_HAS_EXTERNAL)) {
             bool added;
-            uint64_t *slot = dt_u64map_slot(&b->rangemap, r->external_id, &added);
+            uint64_t *slot = dt__u64map_slot(&b->rangemap, r->external_id, &added);
             if (!slot)
                 return -1;
             if (added) {
-                if (dt_vec_reserve((void **)&b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges) != 0)
+                if (dt__vec_reserve((void **)&b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges) != 0)
                     return -1;
                 int parent = (r->flags & DT_REC_HAS_PARENT) != 0;
                 b->ranges[b->nranges] = (range_info){r->external_id, parent ? r->u.range.parent : 0, r->name, NONE,
@@ -346,10 +346,10 @@ static void side_free(side *sd)
 {
     if (sd->items)
         for (size_t r = 0; r < sd->nrows; r++)
-            dt_free(sd->items[r].v);
-    dt_free(sd->items);
-    dt_free(sd->rows);
-    dt_u64map_free(&sd->rowmap);
+            dt__free(sd->items[r].v);
+    dt__free(sd->items);
+    dt__free(sd->rows);
+    dt__u64map_free(&sd->rowmap);
     corr_free(&sd->corr);
 }
 
@@ -360,10 +360,10 @@ static int merge_rows(dt_layout *l, side *host, side *dev)
 {
     build *b = l->build;
     size_t total = host->nrows + dev->nrows;
-    uint32_t *dev_global = dt_malloc((dev->nrows + 1) * sizeof *dev_global);
-    if (!dev_global || dt_vec_reserve((void **)&l->brows, &b->cap_brows, total + 1, sizeof *l->brows) != 0 ||
-        dt_vec_reserve((void **)&b->rows, &b->cap_rows, total + 1, sizeof *b->rows) != 0) {
-        dt_free(dev_global);
+    uint32_t *dev_global = dt__malloc((dev->nrows + 1) * sizeof *dev_global);
+    if (!dev_global || dt__vec_reserve((void **)&l->brows, &b->cap_brows, total + 1, sizeof *l->brows) != 0 ||
+        dt__vec_reserve((void **)&b->rows, &b->cap_rows, total + 1, sizeof *b->rows) != 0) {
+        dt__free(dev_global);
         return -1;
     }
     size_t h = 0, d = 0;
@@ -384,7 +384,7 @@ static int merge_rows(dt_layout *l, side *host, side *dev)
     }
     for (size_t k = 0; k < b->ncands; k++)
         b->cands[k].row = dev_global[b->cands[k].row];
-    dt_free(dev_global);
+    dt__free(dev_global);
     return 0;
 }
 
@@ -405,7 +405,7 @@ static void pair_flows(build *b, const side *host, const side *dev)
     }
     size_t cursor = 0;
     uint64_t corr, d;
-    while (dt_u64map_next(&c->map, &cursor, &corr, &d)) {
+    while (dt__u64map_next(&c->map, &cursor, &corr, &d)) {
         uint32_t a = corr_get(&host->corr, corr);
         if (a != NONE) {
             b->flow[a] |= DT_LAYOUT_FLOW_START;
@@ -415,7 +415,7 @@ static void pair_flows(build *b, const side *host, const side *dev)
     }
 }
 
-int dt_wr_layout_classify(dt_layout *l)
+int dt__wr_layout_classify(dt_layout *l)
 {
     build *b = l->build;
     const dt_recording *rec = l->rec;
@@ -425,8 +425,8 @@ int dt_wr_layout_classify(dt_layout *l)
     host->l = dev->l = l;
     dev->device = 1;
     pthread_t thread;
-    int threaded = dt_out_lanes() > 1 && l->n >= CLASSIFY_THREAD_RECORDS &&
-                   dt_thread_create(&thread, classify_side_main, dev) == 0;
+    int threaded = dt__out_lanes() > 1 && l->n >= CLASSIFY_THREAD_RECORDS &&
+                   dt__thread_create(&thread, classify_side_main, dev) == 0;
     host->failed = classify_side(host) != 0;
     if (threaded)
         pthread_join(thread, NULL);

@@ -55,7 +55,7 @@ static void compute_occupancy(const dt_device_props *d, const dt_launch_config *
     o->occupancy_pct = lround(pct);
 }
 
-void dt_wr_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out)
+void dt__wr_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t config, dt_layout_kernel *out)
 {
     const dt_recording *rec = l->rec;
     memset(out, 0, sizeof *out);
@@ -72,12 +72,12 @@ void dt_wr_layout_kernel_get(const dt_layout *l, unsigned device, uint32_t confi
 static const char *const copy_kind_names[] = {"Unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
 static const char *const memory_kind_names[] = {"Unknown", "Pageable", "Pinned", "Device", "Array", "Managed"};
 
-const char *dt_wr_layout_copy_kind_name(unsigned k)
+const char *dt__wr_layout_copy_kind_name(unsigned k)
 {
     return k < sizeof copy_kind_names / sizeof *copy_kind_names ? copy_kind_names[k] : "Unknown";
 }
 
-const char *dt_wr_layout_memory_kind_name(unsigned k)
+const char *dt__wr_layout_memory_kind_name(unsigned k)
 {
     return k < sizeof memory_kind_names / sizeof *memory_kind_names ? memory_kind_names[k] : "Unknown";
 }

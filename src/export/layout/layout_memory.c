@@ -41,21 +41,21 @@ static int mem_before(const void *pa, const void *pb)
    gives no size of frees what the allocation of its address in this trace
    allocated (0 when that was before the trace). Totals run per device (and
    one for host memory) in time order, from 0 at the trace's start. */
-int dt_wr_layout_memory_totals(dt_layout *l)
+int dt__wr_layout_memory_totals(dt_layout *l)
 {
     build *b = l->build;
     size_t m = b->kinds[DT_EVENT_MEMORY], k = 0;
-    mem_order *ord = dt_malloc((m + 1) * sizeof *ord);
-    b->mem = dt_calloc(m + 1, sizeof *b->mem);
+    mem_order *ord = dt__malloc((m + 1) * sizeof *ord);
+    b->mem = dt__calloc(m + 1, sizeof *b->mem);
     dt_u64map live = {0};
-    if (!ord || !b->mem || dt_u64map_reserve(&b->memmap, m) != 0) {
-        dt_free(ord);
+    if (!ord || !b->mem || dt__u64map_reserve(&b->memmap, m) != 0) {
+        dt__free(ord);
         return -1;
     }
     for (size_t pos = 0; pos < l->items && k < m; pos++) {
         uint32_t i = l->perm[pos];
         if (i >= l->n) continue;
-        const dt_rec *r = dt_store_at(l->store, i);
+        const dt_rec *r = dt__store_at(l->store, i);
         if (r->kind != DT_EVENT_MEMORY) continue;
         int type;
         int64_t device;
@@ -67,15 +67,15 @@ int dt_wr_layout_memory_totals(dt_layout *l)
     int rc = 0;
     for (size_t j = 0; j < k; j++) {
         if (j == 0 || ord[j].owner != ord[j - 1].owner) total = 0;
-        const dt_rec *r = dt_store_at(l->store, ord[j].idx);
+        const dt_rec *r = dt__store_at(l->store, ord[j].idx);
         dt_layout_memory *mi = &b->mem[j];
         memory_owner(l, r, &mi->device_type, &mi->device_id);
         uint64_t key = r->u.memory.address ^ ((uint64_t)ord[j].owner << 48);
         bool added;
-        uint64_t *alloc = dt_u64map_slot(&live, key, &added);
+        uint64_t *alloc = dt__u64map_slot(&live, key, &added);
         if (alloc && added)
             *alloc = NONE;
-        uint64_t *pos = alloc ? dt_u64map_slot(&b->memmap, (uint64_t)(uintptr_t)r, NULL) : NULL;
+        uint64_t *pos = alloc ? dt__u64map_slot(&b->memmap, (uint64_t)(uintptr_t)r, NULL) : NULL;
         if (!alloc || !pos) {
             rc = -1;
             break;
@@ -93,15 +93,15 @@ int dt_wr_layout_memory_totals(dt_layout *l)
         total = (int64_t)((uint64_t)total + (uint64_t)mi->bytes);
         mi->total = total;
     }
-    dt_u64map_free(&live);
-    dt_free(ord);
+    dt__u64map_free(&live);
+    dt__free(ord);
     return rc;
 }
 
-const dt_layout_memory *dt_wr_layout_memory_of(const dt_layout *l, const dt_rec *r)
+const dt_layout_memory *dt__wr_layout_memory_of(const dt_layout *l, const dt_rec *r)
 {
     static const dt_layout_memory none = {0};
     const build *b = l->build;
     uint64_t v;
-    return dt_u64map_get(&b->memmap, (uint64_t)(uintptr_t)r, &v) ? &b->mem[v] : &none;
+    return dt__u64map_get(&b->memmap, (uint64_t)(uintptr_t)r, &v) ? &b->mem[v] : &none;
 }

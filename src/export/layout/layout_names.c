@@ -18,7 +18,7 @@
 static int host_thread_name(const dt_recording *rec, char *buf, size_t size, uint32_t pid, uint32_t tid)
 {
     char comm[64] = "";
-    const char *seen = pid == rec->pid ? dt_recording_thread_name(rec, tid) : NULL;
+    const char *seen = pid == rec->pid ? dt__recording_thread_name(rec, tid) : NULL;
     if (seen) {
         snprintf(comm, sizeof comm, "%s", seen);
     } else if (pid == (uint32_t)getpid()) {
@@ -39,12 +39,12 @@ static int host_thread_name(const dt_recording *rec, char *buf, size_t size, uin
 
 /* The processes of the trace, in the order they are named: the recording
    process first, other host pids, then devices. */
-int dt_wr_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *out)
+int dt__wr_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *out)
 {
     const dt_recording *rec = l->rec;
     const char *pname = rec->process_name[0] ? rec->process_name : "process";
     if (*cursor == 0) {
-        uint64_t main_pid = dt_wr_layout_host_pid(l, rec->pid);
+        uint64_t main_pid = dt__wr_layout_host_pid(l, rec->pid);
         memset(out, 0, sizeof *out);
         out->pid = main_pid;
         out->sort_index = main_pid < HOST_SORT_LIMIT ? main_pid : HOST_SORT_LIMIT;
@@ -63,7 +63,7 @@ int dt_wr_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *o
         if (br->cls == DT_LAYOUT_HOST) {
             if (br->pid == rec->pid)
                 continue;
-            uint64_t pid = dt_wr_layout_host_pid(l, br->pid);
+            uint64_t pid = dt__wr_layout_host_pid(l, br->pid);
             memset(out, 0, sizeof *out);
             out->pid = pid;
             out->sort_index = pid < HOST_SORT_LIMIT ? pid : HOST_SORT_LIMIT;
@@ -88,7 +88,7 @@ int dt_wr_layout_next_process(dt_layout *l, size_t *cursor, dt_layout_process *o
     return 0;
 }
 
-void dt_wr_layout_row_get(dt_layout *l, size_t f, dt_layout_row *out)
+void dt__wr_layout_row_get(dt_layout *l, size_t f, dt_layout_row *out)
 {
     const dt_layout_final_row *fr = &l->frows[f];
     const dt_layout_base_row *br = &l->brows[fr->base];
@@ -113,16 +113,16 @@ void dt_wr_layout_row_get(dt_layout *l, size_t f, dt_layout_row *out)
         snprintf(buf + n, size - (size_t)n, " (overlap %u)", fr->level);
 }
 
-uint64_t dt_wr_layout_main_pid(dt_layout *l)
+uint64_t dt__wr_layout_main_pid(dt_layout *l)
 {
-    return dt_wr_layout_host_pid(l, l->rec->pid);
+    return dt__wr_layout_host_pid(l, l->rec->pid);
 }
 
 /* Whether the capture window's own row (tid 0 of the recording process) is
    free for the "devtrace capture" event's name. */
-int dt_wr_layout_capture_row_free(dt_layout *l)
+int dt__wr_layout_capture_row_free(dt_layout *l)
 {
-    uint64_t main_pid = dt_wr_layout_main_pid(l);
+    uint64_t main_pid = dt__wr_layout_main_pid(l);
     for (size_t f = 0; f < l->nfrows; f++)
         if (l->frows[f].pid == main_pid && l->frows[f].tid == 0)
             return 0;

@@ -31,7 +31,7 @@ static uint64_t final_tid(const dt_layout_base_row *b, uint32_t level)
     }
 }
 
-uint64_t dt_wr_layout_host_pid(const dt_layout *l, uint32_t pid)
+uint64_t dt__wr_layout_host_pid(const dt_layout *l, uint32_t pid)
 {
     if (pid <= 0xffff && (l->build->device_pid[pid >> 3] & (1u << (pid & 7))))
         return pid + DT_LAYOUT_HOST_PID_SHIFT;
@@ -47,23 +47,23 @@ static void mark_device_pids(dt_layout *l)
         if (l->brows[i].cls != DT_LAYOUT_HOST && l->brows[i].pid <= 0xffff)
             b->device_pid[l->brows[i].pid >> 3] |= (uint8_t)(1u << (l->brows[i].pid & 7));
     for (size_t i = 0; i < l->nbrows; i++)
-        if (l->brows[i].cls == DT_LAYOUT_HOST && dt_wr_layout_host_pid(l, l->brows[i].pid) != l->brows[i].pid)
+        if (l->brows[i].cls == DT_LAYOUT_HOST && dt__wr_layout_host_pid(l, l->brows[i].pid) != l->brows[i].pid)
             b->host_pid_shifted = 1;
-    if (dt_wr_layout_host_pid(l, (uint32_t)l->rec->pid) != (uint64_t)(uint32_t)l->rec->pid)
+    if (dt__wr_layout_host_pid(l, (uint32_t)l->rec->pid) != (uint64_t)(uint32_t)l->rec->pid)
         b->host_pid_shifted = 1;
 }
 
 static int add_final_rows(dt_layout *l, uint32_t base)
 {
     dt_layout_base_row *br = &l->brows[base];
-    if (dt_vec_reserve((void **)&l->frows, &l->build->cap_frows, l->nfrows + br->levels, sizeof *l->frows) != 0)
+    if (dt__vec_reserve((void **)&l->frows, &l->build->cap_frows, l->nfrows + br->levels, sizeof *l->frows) != 0)
         return -1;
     br->first_final = (uint32_t)l->nfrows;
     for (uint32_t level = 0; level < br->levels; level++) {
         dt_layout_final_row *f = &l->frows[l->nfrows++];
         f->base = base;
         f->level = level;
-        f->pid = br->cls == DT_LAYOUT_HOST ? dt_wr_layout_host_pid(l, br->pid) : br->pid;
+        f->pid = br->cls == DT_LAYOUT_HOST ? dt__wr_layout_host_pid(l, br->pid) : br->pid;
         f->tid = final_tid(br, level);
         f->count = br->levels == 1 ? br->count : 0;
         f->first = br->first;
@@ -81,7 +81,7 @@ typedef struct cutter {
 
 static int add_cut(dt_layout *l, uint32_t pos)
 {
-    if (dt_vec_reserve((void **)&l->cuts, &l->build->cap_cuts, l->ncuts + 1, sizeof *l->cuts) != 0)
+    if (dt__vec_reserve((void **)&l->cuts, &l->build->cap_cuts, l->ncuts + 1, sizeof *l->cuts) != 0)
         return -1;
     l->cuts[l->ncuts++] = pos;
     return 0;
@@ -111,16 +111,16 @@ static int level_row(dt_layout *l, uint32_t r, dt_leveler *lv, dt_row_item **tmp
     size_t n = b->rows[r].n;
     size_t row_cuts = l->ncuts;
     for (int pass = 0; pass < 2; pass++) {
-        dt_wr_leveler_reset(lv);
+        dt__wr_leveler_reset(lv);
         cutter cut = {0, 0};
         l->ncuts = row_cuts;
         uint32_t first_final = (uint32_t)l->nfrows;
         uint32_t *info = l->pos_info + br->first, *perm = l->perm + br->first;
         size_t k = 0;
         for (; k < n; k++) {
-            if (k > 0 && dt_wr_row_item_before(&a[k], &a[k - 1]))
+            if (k > 0 && dt__wr_row_item_before(&a[k], &a[k - 1]))
                 break;
-            uint32_t level = dt_wr_leveler_place(lv, a[k].start, a[k].end);
+            uint32_t level = dt__wr_leveler_place(lv, a[k].start, a[k].end);
             if (level == DT_LEVELER_NONE || note_cut(l, &cut, (uint32_t)(br->first + k), a[k].start, a[k].end) != 0)
                 return -1;
             uint32_t i = a[k].idx;
@@ -130,11 +130,11 @@ static int level_row(dt_layout *l, uint32_t r, dt_leveler *lv, dt_row_item **tmp
         }
         if (k == n)
             break;
-        if (pass > 0 || dt_vec_reserve((void **)tmp, tmp_cap, n, sizeof **tmp) != 0)
+        if (pass > 0 || dt__vec_reserve((void **)tmp, tmp_cap, n, sizeof **tmp) != 0)
             return -1;
-        dt_wr_row_items_sort(a, *tmp, n);
+        dt__wr_row_items_sort(a, *tmp, n);
     }
-    br->levels = dt_wr_leveler_levels(lv);
+    br->levels = dt__wr_leveler_levels(lv);
     if (br->levels > 1)
         l->ncuts = row_cuts; /* its final rows are written whole */
     return 0;
@@ -150,7 +150,7 @@ static int group_by_final_row(dt_layout *l)
             need += l->brows[b].count;
     if (need == 0)
         return 0;
-    l->row_pos = dt_malloc(need * sizeof *l->row_pos);
+    l->row_pos = dt__malloc(need * sizeof *l->row_pos);
     if (!l->row_pos)
         return -1;
     size_t at = 0;
@@ -185,10 +185,10 @@ static int place_rows(dt_layout *l, size_t from, size_t to)
         l->brows[r].count = (uint32_t)b->rows[r].n;
         items += b->rows[r].n;
     }
-    uint32_t *perm = dt_realloc(l->perm, (items + 1) * sizeof *perm);
+    uint32_t *perm = dt__realloc(l->perm, (items + 1) * sizeof *perm);
     if (perm)
         l->perm = perm;
-    uint32_t *info = dt_realloc(l->pos_info, (items + 1) * sizeof *info);
+    uint32_t *info = dt__realloc(l->pos_info, (items + 1) * sizeof *info);
     if (info)
         l->pos_info = info;
     if (!perm || !info)
@@ -211,13 +211,13 @@ static int level_rows(dt_layout *l, size_t from, size_t to)
         if (level_row(l, (uint32_t)r, &lv, &tmp, &tmp_cap) != 0 || add_final_rows(l, (uint32_t)r) != 0)
             goto out;
         /* the row's keys have served */
-        dt_free(b->rows[r].v);
+        dt__free(b->rows[r].v);
         b->rows[r].v = NULL;
     }
     rc = 0;
 out:
-    dt_free(tmp);
-    dt_wr_leveler_free(&lv);
+    dt__free(tmp);
+    dt__wr_leveler_free(&lv);
     return rc;
 }
 
@@ -239,37 +239,37 @@ static void *level_rows_main(void *arg)
    a second core they are leveled on a thread of their own while this one
    builds the annotation spans, whose rows come after them (the spans touch
    none of what leveling does: the rows they add have room reserved). */
-int dt_wr_layout_spans_and_rows(dt_layout *l)
+int dt__wr_layout_spans_and_rows(dt_layout *l)
 {
     build *b = l->build;
     size_t classified = l->nbrows, device_rows = 0;
     for (size_t r = 0; r < classified; r++)
         device_rows += l->brows[r].cls == DT_LAYOUT_DEVICE;
     /* an annotation row per device row at most */
-    if (dt_vec_reserve((void **)&l->brows, &b->cap_brows, classified + device_rows + 1, sizeof *l->brows) != 0 ||
-        dt_vec_reserve((void **)&b->rows, &b->cap_rows, classified + device_rows + 1, sizeof *b->rows) != 0 ||
+    if (dt__vec_reserve((void **)&l->brows, &b->cap_brows, classified + device_rows + 1, sizeof *l->brows) != 0 ||
+        dt__vec_reserve((void **)&b->rows, &b->cap_rows, classified + device_rows + 1, sizeof *b->rows) != 0 ||
         place_rows(l, 0, classified) != 0)
         return -1;
     /* annotation rows share their devices' pids, which their device rows
        mark */
     mark_device_pids(l);
 
-    uint64_t t = dt_monotonic_ns();
+    uint64_t t = dt__monotonic_ns();
     row_run rr = {l, 0, classified, 0};
     pthread_t thread;
-    int threaded = dt_out_lanes() > 1 && l->items >= CLASSIFY_THREAD_RECORDS &&
-                   dt_thread_create(&thread, level_rows_main, &rr) == 0;
-    int spans_failed = dt_wr_layout_spans(l) != 0;
+    int threaded = dt__out_lanes() > 1 && l->items >= CLASSIFY_THREAD_RECORDS &&
+                   dt__thread_create(&thread, level_rows_main, &rr) == 0;
+    int spans_failed = dt__wr_layout_spans(l) != 0;
     if (threaded)
         pthread_join(thread, NULL);
     else if (!spans_failed)
         rr.failed = level_rows(l, 0, classified) != 0;
-    b->phase_ns[1] = dt_monotonic_ns() - t;
+    b->phase_ns[1] = dt__monotonic_ns() - t;
     if (spans_failed || rr.failed)
         return -1;
     /* the candidates have served; free them before the positions grow for
        the annotation rows */
-    dt_free(b->cands);
+    dt__free(b->cands);
     b->cands = NULL;
     if (l->n + l->nspans >= DT_LAYOUT_ROW_MASK || place_rows(l, classified, l->nbrows) != 0 ||
         level_rows(l, classified, l->nbrows) != 0)

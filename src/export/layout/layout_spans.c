@@ -17,13 +17,13 @@ static uint32_t annot_row_for(dt_layout *l, uint32_t device, uint32_t stream)
 {
     build *b = l->build;
     bool added;
-    uint64_t *slot = dt_u64map_slot(&b->annot_rows, (uint64_t)device << 32 | stream, &added);
+    uint64_t *slot = dt__u64map_slot(&b->annot_rows, (uint64_t)device << 32 | stream, &added);
     if (!slot)
         return NONE;
     if (!added)
         return (uint32_t)*slot;
-    if (dt_vec_reserve((void **)&l->brows, &b->cap_brows, l->nbrows + 1, sizeof *l->brows) != 0 ||
-        dt_vec_reserve((void **)&b->rows, &b->cap_rows, l->nbrows + 1, sizeof *b->rows) != 0)
+    if (dt__vec_reserve((void **)&l->brows, &b->cap_brows, l->nbrows + 1, sizeof *l->brows) != 0 ||
+        dt__vec_reserve((void **)&b->rows, &b->cap_rows, l->nbrows + 1, sizeof *b->rows) != 0)
         return NONE;
     memset(&b->rows[l->nbrows], 0, sizeof *b->rows);
     dt_layout_base_row *br = &l->brows[l->nbrows];
@@ -45,7 +45,7 @@ static uint32_t span_for(dt_layout *l, uint32_t rno, uint32_t row)
     for (uint32_t k = ri->spans; k != NONE; k = l->spans[k].next)
         if (l->spans[k].row == row)
             return k;
-    if (dt_vec_reserve((void **)&l->spans, &b->cap_spans, l->nspans + 1, sizeof *l->spans) != 0)
+    if (dt__vec_reserve((void **)&l->spans, &b->cap_spans, l->nspans + 1, sizeof *l->spans) != 0)
         return NONE;
     dt_layout_span *sp = &l->spans[l->nspans];
     sp->start = UINT64_MAX;
@@ -71,7 +71,7 @@ static void span_widen(dt_layout_span *sp, uint64_t st, uint64_t en)
 static uint32_t range_number(const build *b, uint64_t id)
 {
     uint64_t v;
-    return dt_u64map_get(&b->rangemap, id, &v) ? (uint32_t)v : NONE;
+    return dt__u64map_get(&b->rangemap, id, &v) ? (uint32_t)v : NONE;
 }
 
 /* The range (its number) a device event with External id ext is
@@ -82,13 +82,13 @@ static uint32_t range_of_external(build *b, const dt_recording *rec, uint64_t ex
 {
     uint32_t r = range_number(b, ext);
     uint64_t range;
-    if (r != NONE || !dt_recording_external_range(rec, ext, &range))
+    if (r != NONE || !dt__recording_external_range(rec, ext, &range))
         return r;
     r = range_number(b, range);
     if (r == NONE)
         return NONE;
     bool added;
-    uint64_t *slot = dt_u64map_slot(&b->parentmap, ext, &added);
+    uint64_t *slot = dt__u64map_slot(&b->parentmap, ext, &added);
     if (!slot) {
         b->parents_incomplete = 1;
         return r;
@@ -96,7 +96,7 @@ static uint32_t range_of_external(build *b, const dt_recording *rec, uint64_t ex
     if (added) {
         if (b->nparents == b->cap_parents) {
             size_t cap = b->cap_parents ? b->cap_parents * 2 : 64;
-            void *p = dt_realloc(b->parents, cap * sizeof *b->parents);
+            void *p = dt__realloc(b->parents, cap * sizeof *b->parents);
             if (!p) {
                 /* the slot stays claimed: fail the export rather than write
                    a trace whose readers cannot attribute ext */
@@ -129,14 +129,14 @@ static uint32_t parent_range(dt_layout *l, uint32_t rno)
 /* The candidates come in the order of the device event that started each,
    so the spans and annotation rows are made in the store order of their
    first device event. */
-int dt_wr_layout_spans(dt_layout *l)
+int dt__wr_layout_spans(dt_layout *l)
 {
     build *b = l->build;
     if (b->rangemap.count == 0)
         return 0;
     /* device base row -> its annotation row, made in the order first needed */
     size_t nrows = l->nbrows;
-    uint32_t *annot_of = dt_malloc((nrows + 1) * sizeof *annot_of);
+    uint32_t *annot_of = dt__malloc((nrows + 1) * sizeof *annot_of);
     if (!annot_of)
         return -1;
     memset(annot_of, 0xff, (nrows + 1) * sizeof *annot_of);
@@ -179,6 +179,6 @@ int dt_wr_layout_spans(dt_layout *l)
             goto out;
     rc = b->parents_incomplete ? -1 : 0;
 out:
-    dt_free(annot_of);
+    dt__free(annot_of);
     return rc;
 }

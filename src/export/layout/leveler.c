@@ -9,7 +9,7 @@
 static void merge_sort(dt_row_item *a, dt_row_item *tmp, size_t n)
 {
     for (size_t i = 0; i + 1 < n; i += 2) {
-        if (dt_wr_row_item_before(&a[i + 1], &a[i])) {
+        if (dt__wr_row_item_before(&a[i + 1], &a[i])) {
             dt_row_item t = a[i];
             a[i] = a[i + 1];
             a[i + 1] = t;
@@ -20,13 +20,13 @@ static void merge_sort(dt_row_item *a, dt_row_item *tmp, size_t n)
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t mid = lo + w < n ? lo + w : n;
             size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
-            if (mid == hi || !dt_wr_row_item_before(&src[mid], &src[mid - 1])) {
+            if (mid == hi || !dt__wr_row_item_before(&src[mid], &src[mid - 1])) {
                 memcpy(dst + lo, src + lo, (hi - lo) * sizeof *src);
                 continue;
             }
             size_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi)
-                dst[k++] = dt_wr_row_item_before(&src[j], &src[i]) ? src[j++] : src[i++];
+                dst[k++] = dt__wr_row_item_before(&src[j], &src[i]) ? src[j++] : src[i++];
             while (i < mid)
                 dst[k++] = src[i++];
             while (j < hi)
@@ -47,14 +47,14 @@ static void merge_sort(dt_row_item *a, dt_row_item *tmp, size_t n)
 static int sort_nearly_sorted(dt_row_item *a, size_t n, size_t budget)
 {
     for (size_t i = 1; i < n; i++) {
-        if (!dt_wr_row_item_before(&a[i], &a[i - 1]))
+        if (!dt__wr_row_item_before(&a[i], &a[i - 1]))
             continue;
         dt_row_item cur = a[i];
         size_t j = i;
         do {
             a[j] = a[j - 1];
             j--;
-        } while (j > 0 && dt_wr_row_item_before(&cur, &a[j - 1]));
+        } while (j > 0 && dt__wr_row_item_before(&cur, &a[j - 1]));
         a[j] = cur;
         size_t moved = i - j;
         if (moved > budget)
@@ -64,7 +64,7 @@ static int sort_nearly_sorted(dt_row_item *a, size_t n, size_t budget)
     return 0;
 }
 
-void dt_wr_row_items_sort(dt_row_item *a, dt_row_item *tmp, size_t n)
+void dt__wr_row_items_sort(dt_row_item *a, dt_row_item *tmp, size_t n)
 {
     if (sort_nearly_sorted(a, n, 8 * n) != 0)
         merge_sort(a, tmp, n);
@@ -104,7 +104,7 @@ static dt_leveler_heap_entry heap_pop(dt_leveler *l)
     return top;
 }
 
-void dt_wr_leveler_reset(dt_leveler *l)
+void dt__wr_leveler_reset(dt_leveler *l)
 {
     for (uint32_t k = 0; k < l->nest_used; k++)
         l->st[k].n = 0;
@@ -113,19 +113,19 @@ void dt_wr_leveler_reset(dt_leveler *l)
     l->extra_levels = 0;
 }
 
-uint32_t dt_wr_leveler_levels(const dt_leveler *l)
+uint32_t dt__wr_leveler_levels(const dt_leveler *l)
 {
     return l->extra_levels ? DT_LEVELER_NEST + l->extra_levels : l->nest_used;
 }
 
-uint32_t dt_wr_leveler_place_slow(dt_leveler *l, uint64_t st, uint64_t en)
+uint32_t dt__wr_leveler_place_slow(dt_leveler *l, uint64_t st, uint64_t en)
 {
     for (uint32_t k = 0; k < l->nest_used; k++) {
         __typeof__(l->st[0]) *s = &l->st[k];
         while (s->n > 0 && s->ends[s->n - 1] <= st)
             s->n--;
         if (s->n == 0 || s->ends[s->n - 1] >= en) {
-            if (dt_vec_reserve((void **)&s->ends, &s->cap, s->n + 1, sizeof *s->ends) != 0)
+            if (dt__vec_reserve((void **)&s->ends, &s->cap, s->n + 1, sizeof *s->ends) != 0)
                 return DT_LEVELER_NONE;
             s->ends[s->n++] = en;
             return k;
@@ -133,13 +133,13 @@ uint32_t dt_wr_leveler_place_slow(dt_leveler *l, uint64_t st, uint64_t en)
     }
     if (l->nest_used < DT_LEVELER_NEST) {
         __typeof__(l->st[0]) *s = &l->st[l->nest_used];
-        if (dt_vec_reserve((void **)&s->ends, &s->cap, 1, sizeof *s->ends) != 0)
+        if (dt__vec_reserve((void **)&s->ends, &s->cap, 1, sizeof *s->ends) != 0)
             return DT_LEVELER_NONE;
         s->ends[0] = en;
         s->n = 1;
         return l->nest_used++;
     }
-    if (dt_vec_reserve((void **)&l->heap, &l->heap_cap, l->heap_n + 1, sizeof *l->heap) != 0)
+    if (dt__vec_reserve((void **)&l->heap, &l->heap_cap, l->heap_n + 1, sizeof *l->heap) != 0)
         return DT_LEVELER_NONE;
     dt_leveler_heap_entry e;
     if (l->heap_n > 0 && l->heap[0].end <= st)
@@ -151,10 +151,10 @@ uint32_t dt_wr_leveler_place_slow(dt_leveler *l, uint64_t st, uint64_t en)
     return e.level;
 }
 
-void dt_wr_leveler_free(dt_leveler *l)
+void dt__wr_leveler_free(dt_leveler *l)
 {
     for (int k = 0; k < DT_LEVELER_NEST; k++)
-        dt_free(l->st[k].ends);
-    dt_free(l->heap);
+        dt__free(l->st[k].ends);
+    dt__free(l->heap);
     memset(l, 0, sizeof *l);
 }

@@ -24,7 +24,7 @@ typedef struct dt_row_item {
 
 /* The order the writers write a row in: by start, then longer first, then
    by idx. */
-static inline int dt_wr_row_item_before(const dt_row_item *a, const dt_row_item *b)
+static inline int dt__wr_row_item_before(const dt_row_item *a, const dt_row_item *b)
 {
     if (a->start != b->start)
         return a->start < b->start;
@@ -36,7 +36,7 @@ static inline int dt_wr_row_item_before(const dt_row_item *a, const dt_row_item 
 /* Sorts a[0..n) in that order; tmp has room for n. Rows come nearly in
    order (a range is stored after the operations inside it): those cost
    one pass; any input costs O(n log n). */
-DT_HIDDEN void dt_wr_row_items_sort(dt_row_item *a, dt_row_item *tmp, size_t n);
+DT_HIDDEN void dt__wr_row_items_sort(dt_row_item *a, dt_row_item *tmp, size_t n);
 
 #define DT_LEVELER_NEST 16     /* levels that keep nested events together */
 
@@ -59,18 +59,18 @@ typedef struct dt_leveler {
 #define DT_LEVELER_NONE UINT32_MAX
 
 /* A zeroed dt_leveler is ready; reset starts a new row. */
-DT_HIDDEN void dt_wr_leveler_reset(dt_leveler *l);
-DT_HIDDEN void dt_wr_leveler_free(dt_leveler *l);
+DT_HIDDEN void dt__wr_leveler_reset(dt_leveler *l);
+DT_HIDDEN void dt__wr_leveler_free(dt_leveler *l);
 /* The level of the next event [start, end] of the row (events come in
    dt_row_item_before order), or DT_LEVELER_NONE when out of memory. On
    the first DT_LEVELER_NEST levels an event nests inside the innermost
    open event of the lowest level where it fits; beyond them (pathological
    input) it takes a level free by its start, so that the work stays
    O(n log n) whatever the input. */
-DT_HIDDEN uint32_t dt_wr_leveler_place_slow(dt_leveler *l, uint64_t start, uint64_t end);
+DT_HIDDEN uint32_t dt__wr_leveler_place_slow(dt_leveler *l, uint64_t start, uint64_t end);
 
 /* Most events nest on level 0 (or follow its events): that much inline. */
-static inline uint32_t dt_wr_leveler_place(dt_leveler *l, uint64_t start, uint64_t end)
+static inline uint32_t dt__wr_leveler_place(dt_leveler *l, uint64_t start, uint64_t end)
 {
     if (l->nest_used > 0) {
         __typeof__(l->st[0]) *s = &l->st[0];
@@ -81,9 +81,9 @@ static inline uint32_t dt_wr_leveler_place(dt_leveler *l, uint64_t start, uint64
             return 0;
         }
     }
-    return dt_wr_leveler_place_slow(l, start, end);
+    return dt__wr_leveler_place_slow(l, start, end);
 }
 /* Levels used since the reset. */
-DT_HIDDEN uint32_t dt_wr_leveler_levels(const dt_leveler *l);
+DT_HIDDEN uint32_t dt__wr_leveler_levels(const dt_leveler *l);
 
 #endif /* DT_LEVELER_H */

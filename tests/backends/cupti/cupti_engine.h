@@ -9,13 +9,13 @@
 #include "backends/engine/engine.h"
 #include "cf_records.h"
 
-extern dt_engine dt_engine_cupti;
+extern dt_engine dt__engine_cupti;
 
 /* The decoder a libcupti of CUDA 13.0 (CUPTI API 130001) gets. */
 static inline dt_decoder cupti_decoder(void)
 {
     dt_decoder d;
-    dt_decoder_init(&d, dt_engine_cupti.v, 130001);
+    dt__decoder_init(&d, dt__engine_cupti.v, 130001);
     return d;
 }
 

@@ -26,7 +26,7 @@ static int setup(void)
     return 0;
 }
 
-static const char *api_name(int driver, uint32_t cbid) { return dt_decoder_api_name(&D, driver, cbid); }
+static const char *api_name(int driver, uint32_t cbid) { return dt__decoder_api_name(&D, driver, cbid); }
 
 static void test_runtime_names(void)
 {
@@ -99,23 +99,23 @@ static void test_launches(void)
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
         CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
-    for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++) REQUIRE(dt_decoder_is_launch(&D, 0, runtime[i]));
+    for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++) REQUIRE(dt__decoder_is_launch(&D, 0, runtime[i]));
     REQUIRE_EQ(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 505);
     REQUIRE_EQ(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, 506);
     REQUIRE_STR(api_name(0, 505), "__cudaLaunchKernel");
     static const uint32_t driver[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
                                       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
                                       CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel};
-    for (size_t i = 0; i < sizeof driver / sizeof *driver; i++) REQUIRE(dt_decoder_is_launch(&D, 1, driver[i]));
-    REQUIRE(!dt_decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000));
-    REQUIRE(!dt_decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000));
-    REQUIRE(!dt_decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000));
-    REQUIRE(!dt_decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020));
-    REQUIRE(!dt_decoder_is_launch(&D, 1, CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc));
-    REQUIRE(!dt_decoder_is_launch(&D, 0, UINT32_MAX));
+    for (size_t i = 0; i < sizeof driver / sizeof *driver; i++) REQUIRE(dt__decoder_is_launch(&D, 1, driver[i]));
+    REQUIRE(!dt__decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000));
+    REQUIRE(!dt__decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000));
+    REQUIRE(!dt__decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000));
+    REQUIRE(!dt__decoder_is_launch(&D, 0, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020));
+    REQUIRE(!dt__decoder_is_launch(&D, 1, CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc));
+    REQUIRE(!dt__decoder_is_launch(&D, 0, UINT32_MAX));
     /* the pair is what the backend asks CUPTI not to record, with the calls
        Kineto leaves out: none a launch */
-    const dt_vendor_api_ids *ids = &dt_engine_cupti.v->api_ids;
+    const dt_vendor_api_ids *ids = &dt__engine_cupti.v->api_ids;
     REQUIRE_EQ(ids->quiet_runtime_count, 3);
     REQUIRE_STR(api_name(0, ids->quiet_runtime[0]), "__cudaPushCallConfiguration");
     REQUIRE_STR(api_name(0, ids->quiet_runtime[1]), "__cudaPopCallConfiguration");
@@ -124,8 +124,8 @@ static void test_launches(void)
     REQUIRE_STR(api_name(1, ids->quiet_driver[0]), "cuKernelGetAttribute");
     REQUIRE_STR(api_name(1, ids->quiet_driver[1]), "cuDevicePrimaryCtxGetState");
     REQUIRE_STR(api_name(1, ids->quiet_driver[2]), "cuCtxGetCurrent");
-    for (uint32_t i = 0; i < ids->quiet_runtime_count; i++) REQUIRE(!dt_decoder_is_launch(&D, 0, ids->quiet_runtime[i]));
-    for (uint32_t i = 0; i < ids->quiet_driver_count; i++) REQUIRE(!dt_decoder_is_launch(&D, 1, ids->quiet_driver[i]));
+    for (uint32_t i = 0; i < ids->quiet_runtime_count; i++) REQUIRE(!dt__decoder_is_launch(&D, 0, ids->quiet_runtime[i]));
+    for (uint32_t i = 0; i < ids->quiet_driver_count; i++) REQUIRE(!dt__decoder_is_launch(&D, 1, ids->quiet_driver[i]));
 }
 
 DT_TEST_MAIN(setup, NULL,

@@ -68,7 +68,7 @@ static uint64_t g_launched[2 * KERNELS];
 
 static void launch(int i, const char *name)
 {
-    g_launched[i] = dt_realtime_ns();
+    g_launched[i] = dt__realtime_ns();
     REQUIRE_EQ(emu.launch_kernel(0, 0, name, grid, block, KERNEL_NS), 0);
     REQUIRE_EQ(emu.synchronize(-1, -1), 0);
 }

@@ -84,17 +84,17 @@ static void put_external(buf *b, uint32_t kind, uint64_t id, uint32_t corr)
 }
 
 /* Walked as CUPTI's iterator would, by the CUDA 13 record sizes. */
-static void decode(dt_session *s, buf *b) { dt_decoder_run(&D, s, b->bytes, b->used, NULL); }
+static void decode(dt_session *s, buf *b) { dt__decoder_run(&D, s, b->bytes, b->used, NULL); }
 
 static size_t record_size(uint32_t kind)
 {
-    const dt_record_layout *l = dt_decoder_layout(&D, kind);
+    const dt_record_layout *l = dt__decoder_layout(&D, kind);
     return l ? l->size : 0;
 }
 
-static const char *name_of(dt_session *s, const dt_rec *r) { return dt_intern_get(&s->names, r->name); }
+static const char *name_of(dt_session *s, const dt_rec *r) { return dt__intern_get(&s->names, r->name); }
 
-/* Links decoded from External-correlation records are logged by dt_corr_link
+/* Links decoded from External-correlation records are logged by dt__corr_link
    and reach the correlation map only at stop: look them up in the log (the
    last link of a correlation wins, as in the map). */
 static int logged_link(const dt_session *s, uint64_t correlation, uint64_t *external)
@@ -109,12 +109,12 @@ static int logged_link(const dt_session *s, uint64_t correlation, uint64_t *exte
 }
 
 /* What dt_session_stop does with the links (session_finish.c). */
-DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
+DT_HIDDEN void dt__corr_merge_chunks(dt_session *s, int keep);
 static void merge_links(dt_session *s)
 {
-    dt_core_lock(s);
-    dt_corr_merge_chunks(s, 1);
-    dt_core_unlock(s);
+    dt__core_lock(s);
+    dt__corr_merge_chunks(s, 1);
+    dt__core_unlock(s);
 }
 
 static void test_kernel_fields(void)
@@ -124,7 +124,7 @@ static void test_kernel_fields(void)
     put_kernel(b, 21, T0 + 1000, T0 + 5000, "_Z6vecAddPfS_S_i");
     decode(s, b);
     REQUIRE_EQ(s->sink.store.count, 1);
-    dt_rec *r = dt_store_at(&s->sink.store, 0);
+    dt_rec *r = dt__store_at(&s->sink.store, 0);
     REQUIRE_EQ(r->kind, DT_EVENT_KERNEL);
     REQUIRE(r->start == T0 + 1000 && r->end == T0 + 5000);
     REQUIRE_EQ(r->correlation, 21);
@@ -165,11 +165,11 @@ static void test_kernel_latency(void)
     put(b, &a, &o);
     decode(s, b);
     REQUIRE_EQ(s->sink.store.count, 2);
-    dt_rec *r = dt_store_at(&s->sink.store, 0);
+    dt_rec *r = dt__store_at(&s->sink.store, 0);
     REQUIRE_STR(name_of(s, r), "plain_c_kernel");
     REQUIRE_EQ(r->u.kernel.queued_delta, 600);
     REQUIRE_EQ(r->u.kernel.submitted_delta, DT_DELTA_UNKNOWN);
-    r = dt_store_at(&s->sink.store, 1);
+    r = dt__store_at(&s->sink.store, 1);
     REQUIRE_STR(name_of(s, r), "<unnamed kernel>");
     REQUIRE_EQ(r->u.kernel.queued_delta, DT_DELTA_UNKNOWN);
     REQUIRE_EQ(r->u.kernel.submitted_delta, 0);
@@ -210,24 +210,24 @@ static void test_copies_and_memsets(void)
     put(b, &z, &o);
     decode(s, b);
     REQUIRE_EQ(s->sink.store.count, 4);
-    dt_rec *r = dt_store_at(&s->sink.store, 0);
+    dt_rec *r = dt__store_at(&s->sink.store, 0);
     REQUIRE_EQ(r->kind, DT_EVENT_MEMCPY);
     REQUIRE_STR(name_of(s, r), "Memcpy HtoD (Pageable -> Device)");
     REQUIRE_EQ(r->u.memcpy.bytes, 1 << 20);
     REQUIRE_EQ(r->u.memcpy.copy_kind, DT_COPY_HTOD);
     REQUIRE_EQ(r->flags & DT_REC_ASYNC, 0);
     REQUIRE_EQ(r->lane, 7);
-    r = dt_store_at(&s->sink.store, 1);
+    r = dt__store_at(&s->sink.store, 1);
     REQUIRE_STR(name_of(s, r), "Memcpy DtoH (Device -> Pinned)");
     REQUIRE_EQ(r->u.memcpy.src_kind, DT_MEM_DEVICE);
     REQUIRE_EQ(r->u.memcpy.dst_kind, DT_MEM_PINNED);
     REQUIRE_EQ(r->flags & DT_REC_ASYNC, DT_REC_ASYNC);
-    r = dt_store_at(&s->sink.store, 2);
+    r = dt__store_at(&s->sink.store, 2);
     REQUIRE_STR(name_of(s, r), "Memcpy PtoP (Device -> Device)");
     REQUIRE_EQ(r->u.memcpy.copy_kind, DT_COPY_PTOP);
     REQUIRE_EQ(r->u.memcpy.src_device, 2);
     REQUIRE_EQ(r->u.memcpy.dst_device, 3);
-    r = dt_store_at(&s->sink.store, 3);
+    r = dt__store_at(&s->sink.store, 3);
     REQUIRE_EQ(r->kind, DT_EVENT_MEMSET);
     REQUIRE_STR(name_of(s, r), "Memset (Device)");
     REQUIRE_EQ(r->u.memset.bytes, 4096);
@@ -249,7 +249,7 @@ static void test_api_names(void)
     put_api(b, EMU_REC_DRIVER, 65000, 33, T0 + 3, T0 + 4);
     decode(s, b);
     REQUIRE_EQ(s->sink.store.count, 4);
-    dt_rec *r = dt_store_at(&s->sink.store, 0);
+    dt_rec *r = dt__store_at(&s->sink.store, 0);
     REQUIRE_EQ(r->kind, DT_EVENT_RUNTIME);
     REQUIRE_STR(name_of(s, r), "cudaLaunchKernel");
     REQUIRE_EQ(r->u.api.cbid, 211);
@@ -257,11 +257,11 @@ static void test_api_names(void)
     REQUIRE_EQ(r->lane, 777);
     REQUIRE_EQ(r->context, 4242);
     REQUIRE_EQ(r->correlation, 30);
-    r = dt_store_at(&s->sink.store, 1);
+    r = dt__store_at(&s->sink.store, 1);
     REQUIRE_EQ(r->kind, DT_EVENT_DRIVER);
     REQUIRE_STR(name_of(s, r), "cuLaunchKernel");
-    REQUIRE_STR(name_of(s, dt_store_at(&s->sink.store, 2)), "cudaRuntime#9999");
-    REQUIRE_STR(name_of(s, dt_store_at(&s->sink.store, 3)), "cudaDriver#65000");
+    REQUIRE_STR(name_of(s, dt__store_at(&s->sink.store, 2)), "cudaRuntime#9999");
+    REQUIRE_STR(name_of(s, dt__store_at(&s->sink.store, 3)), "cudaDriver#65000");
     free(b);
     dt_session_destroy(s);
 }
@@ -301,18 +301,18 @@ static void test_deferred_links(void)
     put_external(b, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, 78, 51);
     decode(s, b);
     uint64_t v = 0;
-    REQUIRE(!(dt_corr_get(s, 50, &v)));
+    REQUIRE(!(dt__corr_get(s, 50, &v)));
     REQUIRE_EQ(s->sink.corr_log_count, 2);
     merge_links(s);
-    REQUIRE(dt_corr_get(s, 50, &v));
+    REQUIRE(dt__corr_get(s, 50, &v));
     REQUIRE_EQ(v, 77);
-    REQUIRE(dt_corr_get(s, 51, &v));
+    REQUIRE(dt__corr_get(s, 51, &v));
     REQUIRE_EQ(v, 78);
     REQUIRE_EQ(s->sink.store.count, 1);
     /* the log was emptied: a later merge adds nothing */
     REQUIRE_EQ(s->sink.corr_log_count, 0);
     merge_links(s);
-    REQUIRE_EQ(dt_corr_count(s), 2);
+    REQUIRE_EQ(dt__corr_count(s), 2);
     free(b);
     dt_session_destroy(s);
 }
@@ -385,21 +385,21 @@ static void test_sync_and_overhead(void)
     b->used += sizeof o;
     decode(s, b);
     REQUIRE_EQ(s->sink.store.count, 4);
-    dt_rec *r = dt_store_at(&s->sink.store, 0);
+    dt_rec *r = dt__store_at(&s->sink.store, 0);
     REQUIRE_EQ(r->kind, DT_EVENT_SYNC);
     REQUIRE_STR(name_of(s, r), "Context Synchronize");
     REQUIRE_EQ(r->lane, 0);
     REQUIRE_EQ(r->context, 3);
     REQUIRE_EQ(r->correlation, 61);
-    r = dt_store_at(&s->sink.store, 1);
+    r = dt__store_at(&s->sink.store, 1);
     REQUIRE_STR(name_of(s, r), "Stream Synchronize");
     REQUIRE_EQ(r->lane, 9);
-    r = dt_store_at(&s->sink.store, 2);
+    r = dt__store_at(&s->sink.store, 2);
     REQUIRE_EQ(r->kind, DT_EVENT_OVERHEAD);
     REQUIRE_STR(name_of(s, r), "CUPTI buffer flush");
     REQUIRE_EQ(r->lane, 777);
     REQUIRE_EQ(r->context, 4242);
-    r = dt_store_at(&s->sink.store, 3);
+    r = dt__store_at(&s->sink.store, 3);
     REQUIRE_STR(name_of(s, r), "Driver compiler");
     REQUIRE_EQ(r->device, 2);
     REQUIRE_EQ(r->context, 5);
@@ -442,7 +442,7 @@ static void test_truncated_and_unknown(void)
     /* a buffer ending inside a kernel record: CUPTI's iterator stops there */
     put_kernel(b, 1, T0 + 1, T0 + 2, "k");
     put_kernel(b, 2, T0 + 1, T0 + 2, "k");
-    dt_decoder_run(&D, s, b->bytes, b->used - 200, NULL);
+    dt__decoder_run(&D, s, b->bytes, b->used - 200, NULL);
     REQUIRE_EQ(s->sink.store.count, 1);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 1);
     /* a record of a kind CUPTI never defined ends the buffer */
@@ -456,7 +456,7 @@ static void test_truncated_and_unknown(void)
     REQUIRE_EQ(s->sink.store.count, 2);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNKNOWN_KIND), 1);
     /* fewer bytes than a kind field */
-    dt_decoder_run(&D, s, b->bytes, 3, NULL);
+    dt__decoder_run(&D, s, b->bytes, 3, NULL);
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 2);
     /* a CUPTI kind devtrace does not decode (another client enabled it) */
     b->used = 0;
@@ -482,7 +482,7 @@ static void test_capture_filter(void)
     put_api(b, EMU_REC_DRIVER, 307, 2, T0 + 1, T0 + 9);
     decode(s, b);
     REQUIRE_EQ(s->sink.store.count, 1);
-    REQUIRE_EQ(dt_store_at(&s->sink.store, 0)->kind, DT_EVENT_KERNEL);
+    REQUIRE_EQ(dt__store_at(&s->sink.store, 0)->kind, DT_EVENT_KERNEL);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
     free(b);
     dt_session_destroy(s);
@@ -512,18 +512,18 @@ static void test_iterator_bounds(void)
     put_api(b, EMU_REC_RUNTIME, 211, 1, T0 + 1, T0 + 9);
     put_kernel(b, 1, T0 + 3, T0 + 5, "k");
     CUpti_Activity *rec = NULL;
-    REQUIRE_EQ(dt_decoder_next(&D, NULL, 8, (void **)&rec), CUPTI_ERROR_INVALID_PARAMETER);
-    REQUIRE_EQ(dt_decoder_next(&D, b->bytes, 0, (void **)&rec), CUPTI_ERROR_MAX_LIMIT_REACHED);
-    REQUIRE_EQ(dt_decoder_next(&D, b->bytes, 39, (void **)&rec), CUPTI_ERROR_MAX_LIMIT_REACHED);
-    REQUIRE_EQ(dt_decoder_next(&D, b->bytes, b->used, (void **)&rec), CUPTI_SUCCESS);
+    REQUIRE_EQ(dt__decoder_next(&D, NULL, 8, (void **)&rec), CUPTI_ERROR_INVALID_PARAMETER);
+    REQUIRE_EQ(dt__decoder_next(&D, b->bytes, 0, (void **)&rec), CUPTI_ERROR_MAX_LIMIT_REACHED);
+    REQUIRE_EQ(dt__decoder_next(&D, b->bytes, 39, (void **)&rec), CUPTI_ERROR_MAX_LIMIT_REACHED);
+    REQUIRE_EQ(dt__decoder_next(&D, b->bytes, b->used, (void **)&rec), CUPTI_SUCCESS);
     REQUIRE((uint8_t *)rec == b->bytes);
-    REQUIRE_EQ(dt_decoder_next(&D, b->bytes, b->used, (void **)&rec), CUPTI_SUCCESS);
+    REQUIRE_EQ(dt__decoder_next(&D, b->bytes, b->used, (void **)&rec), CUPTI_SUCCESS);
     REQUIRE((uint8_t *)rec == b->bytes + sizeof(CUpti_ActivityAPI));
-    REQUIRE_EQ(dt_decoder_next(&D, b->bytes, b->used, (void **)&rec), CUPTI_ERROR_MAX_LIMIT_REACHED);
+    REQUIRE_EQ(dt__decoder_next(&D, b->bytes, b->used, (void **)&rec), CUPTI_ERROR_MAX_LIMIT_REACHED);
     uint32_t bad = 0;
     memcpy(b->bytes, &bad, sizeof bad);
     rec = NULL;
-    REQUIRE_EQ(dt_decoder_next(&D, b->bytes, b->used, (void **)&rec), CUPTI_ERROR_INVALID_KIND);
+    REQUIRE_EQ(dt__decoder_next(&D, b->bytes, b->used, (void **)&rec), CUPTI_ERROR_INVALID_KIND);
     REQUIRE_EQ(record_size(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), 216);
     REQUIRE_EQ(record_size(CUPTI_ACTIVITY_KIND_MEMCPY), 96);
     REQUIRE_EQ(record_size(CUPTI_ACTIVITY_KIND_MEMSET), 88);

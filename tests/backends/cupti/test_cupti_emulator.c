@@ -281,9 +281,9 @@ static void test_pool_runs_dry(void)
        and then runs dry, whatever the timing. */
     dt_session *s = cupti_session_start(DT_CAPTURE_KERNEL, 1, 16 * DT_CF_KERNEL10_SIZE);
     emu.stats_reset();
-    dt_core_lock(s);
+    dt__core_lock(s);
     for (int i = 0; i < 400; i++) emu.launch_kernel(0, i % 4, "k", grid, block, 10);
-    dt_core_unlock(s);
+    dt__core_unlock(s);
     REQUIRE_EQ(emu.synchronize(-1, -1), 0);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     emu_stats st;
@@ -355,7 +355,7 @@ static void test_per_thread_buffers(void)
     for (int t = 0; t < MANY_THREADS; t++) pthread_join(th[t], NULL);
     REQUIRE_EQ(emu.synchronize(-1, -1), 0);
     dt_pool_stats shape;
-    dt_pool_slot_shape(&dt_engine_cupti.pool, &shape);
+    dt__pool_slot_shape(&dt__engine_cupti.pool, &shape);
     printf("pool: %u buffers made for %u threads (bound %u)\n", shape.made, shape.threads, shape.bound);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     /* (threads that asked: the emulator's, like CUPTI's, may ask on behalf

@@ -318,7 +318,7 @@ static void compare_iterators(next_fn other, const char *what)
 /* The engine's walk by CUDA 13's record sizes, as a CUPTI iterator. */
 static CUptiResult engine_next(uint8_t *buffer, size_t valid, CUpti_Activity **record)
 {
-    return (CUptiResult)dt_decoder_next(&D, buffer, valid, (void **)record);
+    return (CUptiResult)dt__decoder_next(&D, buffer, valid, (void **)record);
 }
 
 static void test_backend_iterator_matches_real(void)
@@ -350,7 +350,7 @@ static void test_decode_with_real_iterator(void)
     layout *l = calloc(1, sizeof *l);
     build(l);
     dt_session *s = dt_test_session(DT_CAPTURE_ALL);
-    dt_decoder_run(&D, s, l->bytes, l->used, (dt_vendor_next_fn)g_real_next);
+    dt__decoder_run(&D, s, l->bytes, l->used, (dt_vendor_next_fn)g_real_next);
     /* runtime, kernel, driver, memcpy, memcpy2, memset, kernel */
     REQUIRE_EQ(s->sink.store.count, 7);
     REQUIRE_EQ(dt_session_loss_total(s), 0);
@@ -360,7 +360,7 @@ static void test_decode_with_real_iterator(void)
         if (s->sink.corr_log[2 * i] == 101) ext = s->sink.corr_log[2 * i + 1];
     REQUIRE(ext == UINT64_C(0x1000000000042));
     REQUIRE(s->devices[1].valid);
-    REQUIRE_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 1)->name), "void axpy<float>(float, float const*, float*, int)");
+    REQUIRE_STR(dt__intern_get(&s->names, dt__store_at(&s->sink.store, 1)->name), "void axpy<float>(float, float const*, float*, int)");
     dt_session_destroy(s);
     free(l);
 }
@@ -417,9 +417,9 @@ static void test_unfinished_with_real_iterator(void)
     REQUIRE_EQ(g_real_next(l->bytes, l->used, &rec), CUPTI_SUCCESS);
     REQUIRE_EQ(g_real_next(l->bytes, l->used, &rec), CUPTI_ERROR_MAX_LIMIT_REACHED);
     dt_session *s = dt_test_session(DT_CAPTURE_ALL);
-    dt_decoder_run(&D, s, l->bytes, l->used, (dt_vendor_next_fn)g_real_next);
+    dt__decoder_run(&D, s, l->bytes, l->used, (dt_vendor_next_fn)g_real_next);
     REQUIRE_EQ(s->sink.store.count, 1);
-    REQUIRE_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 0)->name), "done");
+    REQUIRE_STR(dt__intern_get(&s->names, dt__store_at(&s->sink.store, 0)->name), "done");
     REQUIRE_EQ(dt_session_loss(s, DT_LOSS_UNFINISHED), 1);
     REQUIRE_EQ(dt_session_loss_total(s), 1);
     dt_session_destroy(s);
@@ -441,7 +441,7 @@ static void test_named_subscribe_with_real_library(void)
     dt_cf_subscriber_params wrong = {0, "devtrace", NULL, 0};
     REQUIRE_EQ(raw(&subscriber, NULL, NULL, &wrong), CUPTI_ERROR_INVALID_PARAMETER);
     char holder[64] = "not written";
-    int r = dt_cf_subscribe_named(fn, &subscriber, NULL, NULL, "devtrace", holder, sizeof holder);
+    int r = dt__cf_subscribe_named(fn, &subscriber, NULL, NULL, "devtrace", holder, sizeof holder);
     printf("cuptiSubscribe_v2 with devtrace's parameters: %d, holder \"%s\"\n", r, holder);
     REQUIRE(r != CUPTI_ERROR_INVALID_PARAMETER);
     if (r == CUPTI_SUCCESS) {

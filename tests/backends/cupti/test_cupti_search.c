@@ -64,7 +64,7 @@ static int looked_for(const char *want, ...)
     va_end(ap);
     static char paths[64][512];
     const char *cands[64];
-    size_t n = dt_library_candidates(&dt_engine_cupti.v->library.spec, paths, cands, 64);
+    size_t n = dt__library_candidates(&dt__engine_cupti.v->library.spec, paths, cands, 64);
     int found = 0;
     for (size_t i = 0; i < n; i++) found |= strcmp(cands[i], want) == 0;
     printf("%s: %s among the %zu places looked in\n", want, found ? "is" : "is NOT", n);

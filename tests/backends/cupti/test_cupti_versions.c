@@ -69,7 +69,7 @@ static const dt_record_layout *layout(const dt_record_layout *set, uint32_t kind
 
 static void mcpti_versions(void)
 {
-    const dt_record_layout *set = dt_cf_layouts_cuda11;
+    const dt_record_layout *set = dt__cf_layouts_cuda11;
     KERNEL_FIELDS(layout(set, DT_CF_KIND_CONCURRENT_KERNEL), CUpti_ActivityKernel8);
     COPY_FIELDS(layout(set, DT_CF_KIND_MEMCPY), CUpti_ActivityMemcpy5);
     FILL_FIELDS(layout(set, DT_CF_KIND_MEMSET), CUpti_ActivityMemset4);
@@ -77,7 +77,7 @@ static void mcpti_versions(void)
 
 static void ppu_versions(void)
 {
-    const dt_record_layout *set = dt_cf_layouts_cuda12;
+    const dt_record_layout *set = dt__cf_layouts_cuda12;
     KERNEL_FIELDS(layout(set, DT_CF_KIND_CONCURRENT_KERNEL), CUpti_ActivityKernel9);
     COPY_FIELDS(layout(set, DT_CF_KIND_MEMCPY), CUpti_ActivityMemcpy5);
     FILL_FIELDS(layout(set, DT_CF_KIND_MEMSET), CUpti_ActivityMemset4);
@@ -85,7 +85,7 @@ static void ppu_versions(void)
 
 static void mupti_versions(void)
 {
-    const dt_record_layout *set = dt_cf_layouts_kernel6;
+    const dt_record_layout *set = dt__cf_layouts_kernel6;
     KERNEL_FIELDS(layout(set, DT_CF_KIND_CONCURRENT_KERNEL), CUpti_ActivityKernel6);
     COPY_FIELDS(layout(set, DT_CF_KIND_MEMCPY), CUpti_ActivityMemcpy4);
     FILL_FIELDS(layout(set, DT_CF_KIND_MEMSET), CUpti_ActivityMemset3);
@@ -96,7 +96,7 @@ static void mupti_versions(void)
     SAME(y, CUpti_ActivitySynchronization, DT_F_CORRELATION, correlationId);
 }
 
-extern dt_engine dt_engine_cupti;
+extern dt_engine dt__engine_cupti;
 
 /* CUPTI's own versions, chosen by the loaded library's API version: CUDA
    12's Kernel9, CUDA 13.0's Kernel10 (sizes known), 13.1's Kernel11 read
@@ -113,15 +113,15 @@ static void cupti_versions(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         dt_decoder d;
-        dt_decoder_init(&d, dt_engine_cupti.v, cases[i].api);
+        dt__decoder_init(&d, dt__engine_cupti.v, cases[i].api);
         CHECK(strncmp(d.set->what, cases[i].what, strlen(cases[i].what)) == 0, "%u: %s", (unsigned)cases[i].api,
               d.set->what);
         CHECK_EQ(d.sizes_known, cases[i].sizes_known);
-        const dt_record_layout *k = dt_decoder_layout(&d, DT_CF_KIND_CONCURRENT_KERNEL);
+        const dt_record_layout *k = dt__decoder_layout(&d, DT_CF_KIND_CONCURRENT_KERNEL);
         REQUIRE(k != NULL);
         CHECK_EQ(k->size, cases[i].kernel);
         if (cases[i].api < 130000) continue;
-        const dt_record_layout *m = dt_decoder_layout(&d, DT_CF_KIND_MEMORY2);
+        const dt_record_layout *m = dt__decoder_layout(&d, DT_CF_KIND_MEMORY2);
         REQUIRE(m != NULL);
         CHECK_EQ(m->size, sizeof(CUpti_ActivityMemory4));
         CHECK(m->decode != NULL, "MEMORY2 walked over, not decoded");

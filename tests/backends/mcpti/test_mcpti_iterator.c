@@ -15,7 +15,7 @@
 #include "dt_internal.h"
 #include "dt_test_session.h"
 
-extern dt_engine dt_engine_mcpti;
+extern dt_engine dt__engine_mcpti;
 
 typedef int (*next_fn)(uint8_t *, size_t, void **);
 
@@ -77,21 +77,21 @@ static void engine_walks_by_record_sizes(void)
 {
     REQUIRE_EMULATOR();
     dt_decoder d;
-    dt_decoder_init(&d, dt_engine_mcpti.v, MCPTI_API_VERSION_MACA_3_5);
-    REQUIRE(dt_engine_mcpti.v->caps & DT_VCAP_OWN_STRIDES);
+    dt__decoder_init(&d, dt__engine_mcpti.v, MCPTI_API_VERSION_MACA_3_5);
+    REQUIRE(dt__engine_mcpti.v->caps & DT_VCAP_OWN_STRIDES);
     /* with the vendor's iterator: the repeated record ends the walk */
     dt_session *s = dt_test_session(0);
-    dt_decoder_run(&d, s, g_buf, g_used, (dt_vendor_next_fn)g_next);
+    dt__decoder_run(&d, s, g_buf, g_used, (dt_vendor_next_fn)g_next);
     CHECK_EQ(s->sink.store.count, 1);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 1);
     dt_session_destroy(s);
     /* by the sizes, as the backend does: both API calls and the kernel */
     s = dt_test_session(0);
-    dt_decoder_run(&d, s, g_buf, g_used, NULL);
+    dt__decoder_run(&d, s, g_buf, g_used, NULL);
     CHECK_EQ(s->sink.store.count, 3);
     CHECK_EQ(dt_session_loss_total(s), 0);
     CHECK_EQ(s->sink.corr_log_count, 1);
-    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 0)->name), "mcLaunchKernel");
+    CHECK_STR(dt__intern_get(&s->names, dt__store_at(&s->sink.store, 0)->name), "mcLaunchKernel");
     dt_session_destroy(s);
 }
 

@@ -92,7 +92,7 @@ static DT_CHECK_UNUSED int preloaded_now(void)
 static DT_CHECK_UNUSED void rerun_preloaded(char **argv, const char *library, const char *test)
 {
     char san[8192], ld[16384];
-    dt_sanitizer_runtimes(san, sizeof san);
+    dt__sanitizer_runtimes(san, sizeof san);
     snprintf(ld, sizeof ld, "%s%s%s", san, san[0] ? ":" : "", library);
     REQUIRE(setenv("LD_PRELOAD", ld, 1) == 0, "setenv");
     char *args[] = {argv[0], (char *)test, NULL};
@@ -132,12 +132,12 @@ static DT_CHECK_UNUSED trace_counts read_trace_counts(const char *path)
 {
     trace_counts t = {0};
     char err[512];
-    dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
+    dt_rd_source *src = dt__rd_open_file(path, err, sizeof err);
     REQUIRE(src, "%s", err);
     dt_rd_summary sum;
-    REQUIRE(dt_rd_read(src, count_trace_event, &t, &sum, err, sizeof err) == 0, "%s: %s", path, err);
-    dt_rd_summary_free(&sum);
-    dt_rd_close(src);
+    REQUIRE(dt__rd_read(src, count_trace_event, &t, &sum, err, sizeof err) == 0, "%s: %s", path, err);
+    dt__rd_summary_free(&sum);
+    dt__rd_close(src);
     return t;
 }
 
@@ -145,10 +145,10 @@ static DT_CHECK_UNUSED trace_counts read_trace_counts(const char *path)
 static DT_CHECK_UNUSED void check_trace_file(const char *path)
 {
     char err[512];
-    dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
+    dt_rd_source *src = dt__rd_open_file(path, err, sizeof err);
     REQUIRE(src, "%s", err);
-    int rc = dt_check_source(src, path, stdout, stderr);
-    dt_rd_close(src);
+    int rc = dt__check_source(src, path, stdout, stderr);
+    dt__rd_close(src);
     CHECK_EQ(rc, 0);
 }
 
@@ -157,15 +157,15 @@ static DT_CHECK_UNUSED void check_trace_file(const char *path)
 static DT_CHECK_UNUSED char *stats_csv(const char *path, const char *reports)
 {
     char err[512];
-    dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
+    dt_rd_source *src = dt__rd_open_file(path, err, sizeof err);
     REQUIRE(src, "%s", err);
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     REQUIRE(out);
-    CHECK_EQ(dt_stats_source(src, path, reports, true, out, stderr), 0);
+    CHECK_EQ(dt__stats_source(src, path, reports, true, out, stderr), 0);
     fclose(out);
-    dt_rd_close(src);
+    dt__rd_close(src);
     return text;
 }
 

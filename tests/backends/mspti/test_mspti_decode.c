@@ -10,7 +10,7 @@
 #include "dt_check.h"
 #include "dt_internal.h"
 
-extern dt_engine dt_engine_mspti;
+extern dt_engine dt__engine_mspti;
 
 static uint8_t g_buf[4096] __attribute__((aligned(8)));
 static size_t g_used;
@@ -30,13 +30,13 @@ static void begin(void)
     dt_config_init(&c);
     c.backend = "null";
     REQUIRE_EQ(dt_session_create(&c, &g_s), DT_OK);
-    dt_decoder_init(&g_d, dt_engine_mspti.v, 0);
+    dt__decoder_init(&g_d, dt__engine_mspti.v, 0);
     g_used = 0;
 }
 
 static void run(void)
 {
-    dt_decoder_run(&g_d, g_s, g_buf, g_used, NULL);
+    dt__decoder_run(&g_d, g_s, g_buf, g_used, NULL);
     g_used = 0;
 }
 
@@ -45,7 +45,7 @@ static size_t events(dt_event_kind kind, dt_event *first)
     size_t n = 0;
     for (size_t i = 0; i < g_s->sink.store.count; i++) {
         dt_event ev;
-        dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, i), &ev);
+        dt__rec_to_event(g_s, dt__store_at(&g_s->sink.store, i), &ev);
         if (ev.kind != kind) continue;
         if (n++ == 0 && first) *first = ev;
     }
@@ -64,13 +64,13 @@ static void api_names_are_strings(void)
     run();
     CHECK_EQ(g_s->sink.store.count, 2);
     dt_event ev;
-    dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, 0), &ev);
+    dt__rec_to_event(g_s, dt__store_at(&g_s->sink.store, 0), &ev);
     CHECK_EQ(ev.kind, DT_EVENT_RUNTIME);
     CHECK_STR(ev.name, "aclrtLaunchKernel");
     CHECK_EQ(ev.correlation, UINT64_C(0x100000005));
     CHECK_EQ(ev.process, 7);
     CHECK_EQ(ev.thread, 8);
-    dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, 1), &ev);
+    dt__rec_to_event(g_s, dt__store_at(&g_s->sink.store, 1), &ev);
     CHECK_STR(ev.name, "AscendApi#11");
     dt_session_destroy(g_s);
 }
@@ -140,7 +140,7 @@ static void collectives_and_their_sizes(void)
     run();
     REQUIRE_EQ(events(DT_EVENT_COLLECTIVE, NULL), 3);
     dt_event ev[3];
-    for (size_t i = 0; i < 3; i++) dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, i), &ev[i]);
+    for (size_t i = 0; i < 3; i++) dt__rec_to_event(g_s, dt__store_at(&g_s->sink.store, i), &ev[i]);
     CHECK_STR(ev[0].u.collective.data_type, "BFloat16");
     CHECK_EQ(ev[0].u.collective.bytes, 2000);
     CHECK_EQ(ev[0].u.collective.count, 1000);
@@ -185,7 +185,7 @@ static void memory_allocations_and_frees(void)
     REQUIRE_EQ(events(DT_EVENT_MEMORY, NULL), 4);
     CHECK_EQ(dt_session_loss(g_s, DT_LOSS_MALFORMED), 1);
     dt_event ev[4];
-    for (size_t i = 0; i < 4; i++) dt_rec_to_event(g_s, dt_store_at(&g_s->sink.store, i), &ev[i]);
+    for (size_t i = 0; i < 4; i++) dt__rec_to_event(g_s, dt__store_at(&g_s->sink.store, i), &ev[i]);
     CHECK_STR(ev[0].name, "[memory]");
     CHECK_EQ(ev[0].start_ns, 100);
     CHECK_EQ(ev[0].end_ns, 100);

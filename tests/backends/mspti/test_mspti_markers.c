@@ -21,7 +21,7 @@ typedef struct ender {
 static void *end_ranges(void *p)
 {
     ender *e = p;
-    e->tid = dt_thread_id();
+    e->tid = dt__thread_id();
     for (int i = 0; i < e->count; i++) REQUIRE_EQ(EMU(emu_range_end)(e->ids[i]), 0);
     return NULL;
 }
@@ -32,7 +32,7 @@ static void ranges_across_threads(void)
     /* small buffers: a range's two records fall in different ones */
     dt_session *s = start_session_with(0, 64, 1024);
     EMU(emu_stats_reset)();
-    uint64_t before = dt_realtime_ns();
+    uint64_t before = dt__realtime_ns();
     static ender other;
     other.count = RANGES / 2;
     char name[32];
@@ -46,7 +46,7 @@ static void ranges_across_threads(void)
     pthread_t th;
     REQUIRE_EQ(pthread_create(&th, NULL, end_ranges, &other), 0);
     pthread_join(th, NULL);
-    uint64_t after = dt_realtime_ns();
+    uint64_t after = dt__realtime_ns();
     stop_session(s);
     emu_stats st;
     EMU(emu_stats_get)(&st);
@@ -54,7 +54,7 @@ static void ranges_across_threads(void)
     CHECK_EQ(count_kind(s, DT_EVENT_RANGE), RANGES);
     CHECK_EQ(dt_session_loss_total(s), 0);
     size_t n = dt_session_event_count(s), seen = 0;
-    uint32_t me = dt_thread_id();
+    uint32_t me = dt__thread_id();
     for (size_t i = 0; i < n; i++) {
         dt_event ev;
         dt_session_event(s, i, &ev);

@@ -15,7 +15,7 @@
 #include "dt_internal.h"
 #include "dt_test_session.h"
 
-extern dt_engine dt_engine_mupti;
+extern dt_engine dt__engine_mupti;
 
 static uint8_t g_buf[4096] __attribute__((aligned(8)));
 static size_t g_used;
@@ -51,24 +51,24 @@ static int setup(void)
 static void record_versions_are_cuptis_of_the_same_number(void)
 {
     dt_decoder d;
-    dt_decoder_init(&d, dt_engine_mupti.v, 0);
-    CHECK_EQ(dt_decoder_layout(&d, DT_CF_KIND_CONCURRENT_KERNEL)->size, 168);
-    CHECK_EQ(dt_decoder_layout(&d, DT_CF_KIND_MEMCPY)->size, 80);
-    CHECK_EQ(dt_decoder_layout(&d, DT_CF_KIND_MEMSET)->size, 80);
-    CHECK_EQ(dt_decoder_layout(&d, DT_CF_KIND_RUNTIME)->size, 40);
-    CHECK_EQ(dt_decoder_layout(&d, DT_CF_KIND_SYNCHRONIZATION)->size, 40);
+    dt__decoder_init(&d, dt__engine_mupti.v, 0);
+    CHECK_EQ(dt__decoder_layout(&d, DT_CF_KIND_CONCURRENT_KERNEL)->size, 168);
+    CHECK_EQ(dt__decoder_layout(&d, DT_CF_KIND_MEMCPY)->size, 80);
+    CHECK_EQ(dt__decoder_layout(&d, DT_CF_KIND_MEMSET)->size, 80);
+    CHECK_EQ(dt__decoder_layout(&d, DT_CF_KIND_RUNTIME)->size, 40);
+    CHECK_EQ(dt__decoder_layout(&d, DT_CF_KIND_SYNCHRONIZATION)->size, 40);
     dt_session *s = dt_test_session(0);
-    dt_decoder_run(&d, s, g_buf, g_used, NULL);
+    dt__decoder_run(&d, s, g_buf, g_used, NULL);
     CHECK_EQ(s->sink.store.count, 5);
     CHECK_EQ(dt_session_loss_total(s), 0);
-    const dt_rec *k = dt_store_at(&s->sink.store, 1);
-    CHECK_STR(dt_intern_get(&s->names, k->name), "axpy()");
+    const dt_rec *k = dt__store_at(&s->sink.store, 1);
+    CHECK_STR(dt__intern_get(&s->names, k->name), "axpy()");
     CHECK_EQ(k->device, 1);
     CHECK_EQ(k->lane, 3);
     CHECK_EQ(s->launches.configs[k->u.kernel.config].grid[0], 9);
-    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 0)->name), "musaLaunchKernel");
-    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 4)->name), "muLaunchKernel");
-    CHECK_EQ(dt_store_at(&s->sink.store, 2)->u.memcpy.bytes, 4096);
+    CHECK_STR(dt__intern_get(&s->names, dt__store_at(&s->sink.store, 0)->name), "musaLaunchKernel");
+    CHECK_STR(dt__intern_get(&s->names, dt__store_at(&s->sink.store, 4)->name), "muLaunchKernel");
+    CHECK_EQ(dt__store_at(&s->sink.store, 2)->u.memcpy.bytes, 4096);
     dt_session_destroy(s);
 }
 
@@ -82,11 +82,11 @@ static void emulator_iterates_the_same_versions(void)
     *(void **)&next = dlsym(emu, "muptiActivityGetNextRecord");
     REQUIRE(next != NULL);
     dt_decoder d;
-    dt_decoder_init(&d, dt_engine_mupti.v, 0);
+    dt__decoder_init(&d, dt__engine_mupti.v, 0);
     void *a = NULL, *b = NULL;
     for (int i = 0; i < 5; i++) {
         REQUIRE_EQ(next(g_buf, g_used, &a), DT_CF_SUCCESS);
-        REQUIRE_EQ(dt_decoder_next(&d, g_buf, g_used, &b), DT_CF_SUCCESS);
+        REQUIRE_EQ(dt__decoder_next(&d, g_buf, g_used, &b), DT_CF_SUCCESS);
         REQUIRE(a == b, "record %d", i);
     }
     CHECK_EQ(next(g_buf, g_used, &a), DT_CF_ERROR_MAX_LIMIT_REACHED);
@@ -95,15 +95,15 @@ static void emulator_iterates_the_same_versions(void)
 /* CUDA 13's sizes misread the same bytes: the record versions matter */
 static void cuda13_sizes_misread_the_buffer(void)
 {
-    const dt_vendor *mupti = dt_engine_mupti.v;
+    const dt_vendor *mupti = dt__engine_mupti.v;
     dt_vendor cuda13_sized = *mupti;
-    static const dt_layout_set cuda13 = {0, "CUDA 13", UINT32_MAX, dt_cf_layouts_cuda13};
+    static const dt_layout_set cuda13 = {0, "CUDA 13", UINT32_MAX, dt__cf_layouts_cuda13};
     cuda13_sized.records.layout_sets = &cuda13;
     cuda13_sized.records.layout_set_count = 1;
     dt_decoder d;
-    dt_decoder_init(&d, &cuda13_sized, 0);
+    dt__decoder_init(&d, &cuda13_sized, 0);
     dt_session *s = dt_test_session(0);
-    dt_decoder_run(&d, s, g_buf, g_used, NULL);
+    dt__decoder_run(&d, s, g_buf, g_used, NULL);
     CHECK(s->sink.store.count < 5 || dt_session_loss_total(s) > 0, "%zu events, %llu lost", s->sink.store.count,
           (unsigned long long)dt_session_loss_total(s));
     dt_session_destroy(s);

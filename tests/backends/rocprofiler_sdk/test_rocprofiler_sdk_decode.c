@@ -50,11 +50,11 @@ static void add_agents(dt_rsdk_decoder *d)
     a.size = sizeof a;
     a.id.handle = CPU;
     a.type = RSDK_AGENT_TYPE_CPU;
-    dt_rsdk_decoder_add_agent(d, &a, sizeof a, &p, missing, sizeof missing);
+    dt__rsdk_decoder_add_agent(d, &a, sizeof a, &p, missing, sizeof missing);
     CHECK_EQ(p.valid, 0);
     for (uint64_t h = GPU0; h <= GPU1; h++) {
         a = gpu_agent(h, 304, 90402, 192, "gfx942", "AMD Instinct MI300X");
-        dt_rsdk_decoder_add_agent(d, &a, sizeof a, &p, missing, sizeof missing);
+        dt__rsdk_decoder_add_agent(d, &a, sizeof a, &p, missing, sizeof missing);
         REQUIRE_EQ(p.valid, 1);
         CHECK_EQ(p.id, h - GPU0);
     }
@@ -62,14 +62,14 @@ static void add_agents(dt_rsdk_decoder *d)
 
 static int setup(void)
 {
-    dt_rsdk_decoder_init(&g_d, RSDK_VERSION(0, 6, 0));
+    dt__rsdk_decoder_init(&g_d, RSDK_VERSION(0, 6, 0));
     add_agents(&g_d);
     return 0;
 }
 
 static int teardown(void)
 {
-    dt_rsdk_decoder_free(&g_d);
+    dt__rsdk_decoder_free(&g_d);
     return 0;
 }
 
@@ -83,7 +83,7 @@ static void add_kernel(dt_rsdk_decoder *d, uint64_t id, const char *name, uint32
     k.arch_vgpr_count = vgprs;
     k.accum_vgpr_count = 4;
     k.group_segment_size = lds;
-    REQUIRE_EQ(dt_rsdk_decoder_add_kernel(d, &k), 0);
+    REQUIRE_EQ(dt__rsdk_decoder_add_kernel(d, &k), 0);
 }
 
 static rsdk_kernel_dispatch_record dispatch(uint64_t corr, uint64_t kernel, uint64_t agent, uint64_t queue)
@@ -118,7 +118,7 @@ static void decode(dt_rsdk_decoder *d, dt_session *s, void *const *payloads, con
         h[i].payload = payloads[i];
         hp[i] = &h[i];
     }
-    dt_rsdk_decode(d, s, hp, n);
+    dt__rsdk_decode(d, s, hp, n);
 }
 
 /* Records are stamped from now on: the window closes a little later. */
@@ -161,7 +161,7 @@ static dt_session *running(uint32_t capture)
     return s;
 }
 
-static uint64_t now_ns(void) { return dt_realtime_ns(); }
+static uint64_t now_ns(void) { return dt__realtime_ns(); }
 
 /* A dispatch: name and launch configuration from the kernel symbol, grid in
    work-groups (rounded up), device and queue row, External id (stored + 1). */
@@ -204,7 +204,7 @@ static void symbol_names(void)
     static const char *const want[] = {"plain", "add(int*, int)", ".kd", "x.kdd", "y.kd", "no_suffix"};
     enum { N = sizeof given / sizeof given[0] };
     dt_rsdk_decoder d;
-    dt_rsdk_decoder_init(&d, RSDK_VERSION(1, 0, 0));
+    dt__rsdk_decoder_init(&d, RSDK_VERSION(1, 0, 0));
     for (uint64_t i = 0; i < N; i++) add_kernel(&d, 100 + i, given[i], 0, 0);
     add_agents(&d);
     dt_session *s = running(0);
@@ -224,7 +224,7 @@ static void symbol_names(void)
         CHECK_STR(ev.name, want[j]);
     }
     dt_session_destroy(s);
-    dt_rsdk_decoder_free(&d);
+    dt__rsdk_decoder_free(&d);
 }
 
 /* External id 0 is pushed as 1; a record with 0 carries none. */
@@ -253,7 +253,7 @@ static void fills(void)
     add_kernel(&g_d, 9, "__amd_rocclr_fillBufferAligned", 16, 0);
     dt_session *s = running(0);
     uint64_t t = now_ns();
-    dt_rsdk_decoder_note_fill(&g_d, 61, 1 << 20, 0xab, 1);
+    dt__rsdk_decoder_note_fill(&g_d, 61, 1 << 20, 0xab, 1);
     rsdk_kernel_dispatch_record r[] = {dispatch(61, 9, GPU0, 5), dispatch(62, 9, GPU0, 5)};
     r[0].start_timestamp = t, r[0].end_timestamp = t + 100;
     r[1].start_timestamp = t + 200, r[1].end_timestamp = t + 300;
@@ -272,8 +272,8 @@ static void fills(void)
         }
     }
     CHECK_EQ(atomic_load(&g_d.fills_without_size) - before, 1);
-    CHECK_EQ(dt_rsdk_is_fill_kernel("__amd_rocclr_fillImage"), 1);
-    CHECK_EQ(dt_rsdk_is_fill_kernel("__amd_rocclr_copyBuffer"), 0);
+    CHECK_EQ(dt__rsdk_is_fill_kernel("__amd_rocclr_fillImage"), 1);
+    CHECK_EQ(dt__rsdk_is_fill_kernel("__amd_rocclr_copyBuffer"), 0);
     dt_session_destroy(s);
 }
 
@@ -286,10 +286,10 @@ static void awaited_calls(void)
     add_kernel(&g_d, 9, "__amd_rocclr_fillBufferAligned", 16, 0);
     dt_session *s = running(0);
     uint64_t t = now_ns();
-    dt_rsdk_decoder_note_launch(&g_d, 71);
-    dt_rsdk_decoder_note_launch(&g_d, 72);
-    dt_rsdk_decoder_note_fill(&g_d, 73, 64, 1, 0);
-    dt_rsdk_decoder_note_fill(&g_d, 74, 64, 1, 0);
+    dt__rsdk_decoder_note_launch(&g_d, 71);
+    dt__rsdk_decoder_note_launch(&g_d, 72);
+    dt__rsdk_decoder_note_fill(&g_d, 73, 64, 1, 0);
+    dt__rsdk_decoder_note_fill(&g_d, 74, 64, 1, 0);
     rsdk_kernel_dispatch_record r[] = {dispatch(71, 8, GPU0, 5), dispatch(73, 9, GPU0, 5)};
     r[0].start_timestamp = t, r[0].end_timestamp = t + 100;
     r[1].start_timestamp = t + 200, r[1].end_timestamp = t + 300;
@@ -300,8 +300,8 @@ static void awaited_calls(void)
         dt_session_event(s, i, &ev);
         CHECK_EQ(ev.kind, ev.correlation == 71 ? DT_EVENT_KERNEL : DT_EVENT_MEMSET);
     }
-    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&g_d), 2); /* 72 and 74 */
-    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&g_d), 0);
+    CHECK_EQ(dt__rsdk_decoder_take_awaiting(&g_d), 2); /* 72 and 74 */
+    CHECK_EQ(dt__rsdk_decoder_take_awaiting(&g_d), 0);
     dt_session_destroy(s);
 }
 
@@ -312,17 +312,17 @@ static const char *const launch_test_names[] = {"hipApiName", "hipLaunchKernel",
 
 static void launch_decoder(dt_rsdk_decoder *d)
 {
-    dt_rsdk_decoder_init(d, RSDK_VERSION(0, 6, 0));
+    dt__rsdk_decoder_init(d, RSDK_VERSION(0, 6, 0));
     add_agents(d);
     add_kernel(d, 8, "k8", 0, 0);
     add_kernel(d, 9, "__amd_rocclr_fillBufferAligned", 16, 0);
-    d->api_names = dt_malloc(sizeof launch_test_names);
+    d->api_names = dt__malloc(sizeof launch_test_names);
     REQUIRE(d->api_names);
     memcpy(d->api_names, launch_test_names, sizeof launch_test_names);
     d->api_name_count = 4;
     static const int32_t ops[] = {OP_LAUNCH};
     /* the smallest buffers: the fewest slots (4096) */
-    REQUIRE_EQ(dt_rsdk_decoder_match_launches(d, ops, 1, 1024), 0);
+    REQUIRE_EQ(dt__rsdk_decoder_match_launches(d, ops, 1, 1024), 0);
 }
 
 /* The records of one buffer delivery: dispatches (kernel k, or the fill
@@ -370,7 +370,7 @@ static void launches_matched_from_records(void)
     dt_rsdk_decoder d;
     launch_decoder(&d);
     dt_session *s = running(DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET | DT_CAPTURE_RUNTIME);
-    REQUIRE(dt_rsdk_decoder_matches_launches(&d, s->config.capture));
+    REQUIRE(dt__rsdk_decoder_matches_launches(&d, s->config.capture));
     /* the kernel buffer first: 201's dispatch before its API record; 203
        a fill; 204 a graph's first kernel; 205 a call's first of two */
     static const rec_spec kernels_first[] = {DISPATCH(201, 8), DISPATCH(203, 9), DISPATCH(204, 8), DISPATCH(205, 8)};
@@ -395,10 +395,10 @@ static void launches_matched_from_records(void)
     CHECK_EQ(kernels, 6);
     CHECK_EQ(memsets, 1);
     CHECK_EQ(calls_kept, 6);
-    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 1); /* 206 */
-    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 0);
+    CHECK_EQ(dt__rsdk_decoder_take_awaiting(&d), 1); /* 206 */
+    CHECK_EQ(dt__rsdk_decoder_take_awaiting(&d), 0);
     dt_session_destroy(s);
-    dt_rsdk_decoder_free(&d);
+    dt__rsdk_decoder_free(&d);
 }
 
 /* A session without API records has its launches noted by callback (the
@@ -412,22 +412,22 @@ static void launch_matching_needs_both_records(void)
     uint32_t without[] = {DT_CAPTURE_KERNEL | DT_CAPTURE_MEMSET, DT_CAPTURE_RUNTIME};
     for (size_t i = 0; i < 2; i++) {
         dt_session *s = running(without[i]);
-        CHECK(!dt_rsdk_decoder_matches_launches(&d, s->config.capture), "capture %#x", without[i]);
+        CHECK(!dt__rsdk_decoder_matches_launches(&d, s->config.capture), "capture %#x", without[i]);
         deliver(&d, s, calls, 3);
         stop(s);
-        CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 0);
+        CHECK_EQ(dt__rsdk_decoder_take_awaiting(&d), 0);
         dt_session_destroy(s);
     }
     /* the callback path still counts where it is used */
     dt_session *s = running(DT_CAPTURE_KERNEL);
-    dt_rsdk_decoder_note_launch(&d, 303);
-    dt_rsdk_decoder_note_launch(&d, 304);
+    dt__rsdk_decoder_note_launch(&d, 303);
+    dt__rsdk_decoder_note_launch(&d, 304);
     static const rec_spec one[] = {DISPATCH(303, 8)};
     deliver(&d, s, one, 1);
     stop(s);
-    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 1); /* 304 */
+    CHECK_EQ(dt__rsdk_decoder_take_awaiting(&d), 1); /* 304 */
     dt_session_destroy(s);
-    dt_rsdk_decoder_free(&d);
+    dt__rsdk_decoder_free(&d);
 }
 
 /* Past the table's bound (a call 4096 ids older than a newer one in its
@@ -448,9 +448,9 @@ static void launches_past_the_table(void)
     static const rec_spec late[] = {DISPATCH(Z, 8), DISPATCH(Y, 8), API(Z, OP_LAUNCH), API(Y, OP_LAUNCH)};
     deliver(&d, s, late, 4);
     stop(s);
-    CHECK_EQ(dt_rsdk_decoder_take_awaiting(&d), 0);
+    CHECK_EQ(dt__rsdk_decoder_take_awaiting(&d), 0);
     dt_session_destroy(s);
-    dt_rsdk_decoder_free(&d);
+    dt__rsdk_decoder_free(&d);
 }
 
 /* Copies: direction, bytes, the GPU that did it, peer copies. */
@@ -507,8 +507,8 @@ static void api_layouts(void)
     static const char *names[] = {"hipApiName", "hipLaunchKernel"};
     for (int ancestor = 0; ancestor < 2; ancestor++) {
         dt_rsdk_decoder d;
-        dt_rsdk_decoder_init(&d, ancestor ? RSDK_ANCESTOR_VERSION : RSDK_VERSION(1, 0, 0));
-        d.api_names = dt_malloc(sizeof names);
+        dt__rsdk_decoder_init(&d, ancestor ? RSDK_ANCESTOR_VERSION : RSDK_VERSION(1, 0, 0));
+        d.api_names = dt__malloc(sizeof names);
         REQUIRE(d.api_names);
         memcpy(d.api_names, names, sizeof names);
         d.api_name_count = 2;
@@ -533,7 +533,7 @@ static void api_layouts(void)
         CHECK_EQ(ev.end_ns - ev.start_ns, 700);
         CHECK_EQ(ev.external_id, 5);
         dt_session_destroy(s);
-        dt_rsdk_decoder_free(&d);
+        dt__rsdk_decoder_free(&d);
     }
 }
 
@@ -567,7 +567,7 @@ static void damage_is_counted(void)
     rsdk_record_header *hp[9];
     for (int i = 0; i < 8; i++) hp[i] = &h[i];
     hp[8] = NULL;
-    dt_rsdk_decode(&g_d, s, hp, 9);
+    dt__rsdk_decode(&g_d, s, hp, 9);
     stop(s);
     CHECK_EQ(dt_session_event_count(s), 2); /* the good one and the moved one */
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 5);
@@ -621,11 +621,11 @@ static void unknown_agent_and_kernel(void)
 static void agent_properties(void)
 {
     dt_rsdk_decoder d;
-    dt_rsdk_decoder_init(&d, RSDK_VERSION(0, 6, 0));
+    dt__rsdk_decoder_init(&d, RSDK_VERSION(0, 6, 0));
     rsdk_agent a = gpu_agent(5, 120, 90010, 64, "gfx90a", "AMD Instinct MI210");
     dt_device_props p;
     char missing[256] = "";
-    dt_rsdk_decoder_add_agent(&d, &a, sizeof a, &p, missing, sizeof missing);
+    dt__rsdk_decoder_add_agent(&d, &a, sizeof a, &p, missing, sizeof missing);
     REQUIRE_EQ(p.valid, 1);
     CHECK_STR(p.name, "AMD Instinct MI210");
     CHECK_EQ(p.num_sms, 120);
@@ -642,13 +642,13 @@ static void agent_properties(void)
     rsdk_agent shorter = a;
     shorter.size = offsetof(rsdk_agent, cu_count);
     shorter.id.handle = 6;
-    dt_rsdk_decoder_add_agent(&d, &shorter, sizeof shorter, &p, missing, sizeof missing);
+    dt__rsdk_decoder_add_agent(&d, &shorter, sizeof shorter, &p, missing, sizeof missing);
     REQUIRE_EQ(p.valid, 1);
     CHECK_EQ(p.num_sms, 0);
     CHECK_EQ(p.warp_size, 64);
     CHECK_EQ(p.name[0], 0);
     CHECK(strstr(missing, "name") != NULL, "missing: %s", missing);
-    dt_rsdk_decoder_free(&d);
+    dt__rsdk_decoder_free(&d);
 }
 
 /* The flight recorder's copies of delivered records, in chunks, decoded
@@ -678,16 +678,16 @@ static void flight_copies(void)
     static uint8_t buf[DT_RSDK_COPY_MIN] __attribute__((aligned(64)));
     /* a chunk with room for two dispatches, then one for the rest */
     size_t per = 16 + ((sizeof r[0] + 7) & ~(size_t)7); /* a hash, a length, the payload */
-    size_t from = 0, used = dt_rsdk_copy(buf, 16 + 2 * per, hp, 5, &from);
+    size_t from = 0, used = dt__rsdk_copy(buf, 16 + 2 * per, hp, 5, &from);
     CHECK_EQ(from, 2);
     CHECK_EQ(used, 16 + 2 * per);
-    used += dt_rsdk_copy(buf + used, sizeof buf - used, hp, 5, &from);
+    used += dt__rsdk_copy(buf + used, sizeof buf - used, hp, 5, &from);
     CHECK_EQ(from, 5);
-    CHECK_EQ(dt_rsdk_copy(buf, 16, hp, 5, &(size_t){0}), 0); /* no room for a record */
+    CHECK_EQ(dt__rsdk_copy(buf, 16, hp, 5, &(size_t){0}), 0); /* no room for a record */
     /* the SDK reuses its memory */
     memset(r, 0xab, sizeof r);
     memset(h, 0xcd, sizeof h);
-    dt_rsdk_decode_copy(&g_d, s, buf, used);
+    dt__rsdk_decode_copy(&g_d, s, buf, used);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 2);
     stop(s);
     REQUIRE_EQ(dt_session_event_count(s), 3);

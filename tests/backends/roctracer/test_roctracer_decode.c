@@ -103,17 +103,17 @@ static dt_rt_decoder decoder_of(pool *p)
 static void decode_half(const dt_rt_decoder *d, dt_session *s, pool *p, int half)
 {
     const uint8_t *begin = p->mem + half * HALF;
-    dt_rt_decode(d, s, begin, begin + p->used[half]);
+    dt__rt_decode(d, s, begin, begin + p->used[half]);
 }
 
-static const char *name_of(const dt_session *s, const dt_rec *r) { return dt_intern_get(&s->names, r->name); }
+static const char *name_of(const dt_session *s, const dt_rec *r) { return dt__intern_get(&s->names, r->name); }
 
-DT_HIDDEN void dt_corr_merge_chunks(dt_session *s, int keep);
+DT_HIDDEN void dt__corr_merge_chunks(dt_session *s, int keep);
 static void merge_links(dt_session *s)
 {
-    dt_core_lock(s);
-    dt_corr_merge_chunks(s, 1);
-    dt_core_unlock(s);
+    dt__core_lock(s);
+    dt__corr_merge_chunks(s, 1);
+    dt__core_unlock(s);
 }
 
 static int has_note(const dt_session *s, const char *key)
@@ -164,7 +164,7 @@ static void names_from_the_end(void)
     const char *want[] = {"vecAdd(float*, float*, float*, int)", "gemm_kernel_1",
                           "vecAdd(float*, float*, float*, int)", "gemm_kernel_2", "<unnamed kernel>"};
     for (size_t i = 0; i < 5; i++) {
-        dt_rec *r = dt_store_at(&s->sink.store, i);
+        dt_rec *r = dt__store_at(&s->sink.store, i);
         CHECK_EQ(r->kind, DT_EVENT_KERNEL);
         CHECK_STR(name_of(s, r), want[i]);
         CHECK_EQ(r->device, 1);
@@ -173,7 +173,7 @@ static void names_from_the_end(void)
         /* no launch arguments: no configuration, rather than zeros */
         CHECK(r->u.kernel.config >= s->launches.count, "kernel %zu has a launch configuration", i);
     }
-    CHECK_EQ(dt_store_at(&s->sink.store, 0)->name, dt_store_at(&s->sink.store, 2)->name);
+    CHECK_EQ(dt__store_at(&s->sink.store, 0)->name, dt__store_at(&s->sink.store, 2)->name);
     close_fixture(&f);
 }
 
@@ -201,8 +201,8 @@ static void name_pointers_checked(void)
     decode_half(&d, s, p, 0);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 3);
     REQUIRE_EQ(s->sink.store.count, 2);
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 0)), "step()");
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 1)), "fine");
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 0)), "step()");
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 1)), "fine");
     close_fixture(&f);
 }
 
@@ -226,9 +226,9 @@ static void external_ids(void)
     decode_half(&d, s, p, 0);
     merge_links(s);
     uint64_t ext = 0;
-    CHECK(dt_corr_get(s, 5, &ext) && ext == 42, "correlation 5: External id %" PRIu64, ext);
-    CHECK(dt_corr_get(s, 9, &ext) && ext == 77, "correlation 9: External id %" PRIu64, ext);
-    CHECK(!dt_corr_get(s, 10, &ext), "correlation 10 has an External id");
+    CHECK(dt__corr_get(s, 5, &ext) && ext == 42, "correlation 5: External id %" PRIu64, ext);
+    CHECK(dt__corr_get(s, 9, &ext) && ext == 77, "correlation 9: External id %" PRIu64, ext);
+    CHECK(!dt__corr_get(s, 10, &ext), "correlation 10 has an External id");
     CHECK(has_note(s, "external_ids"), "the lost tag is not noted");
     CHECK_EQ(s->sink.store.count, 6);
     CHECK_EQ(dt_session_loss_total(s), 0);
@@ -248,17 +248,17 @@ static void unknown_and_cut(void)
     ops(p, 0, 7, DT_RT_CMD_KERNEL, 2, 0); /* an operation HIP_OPS does not have */
     kernel(p, 0, 3, "b");
     const uint8_t *begin = p->mem;
-    dt_rt_decode(&d, s, begin, begin + p->used[0] + 16);
+    dt__rt_decode(&d, s, begin, begin + p->used[0] + 16);
     CHECK_EQ(s->sink.store.count, 2);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_UNKNOWN_KIND), 2);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 1);
     CHECK(has_note(s, "unknown_kind"), "unknown records are not named in the notes");
     /* a buffer reaching past its half is cut at the half's end */
     dt_session *s2 = dt_test_session(DT_CAPTURE_ALL);
-    dt_rt_decode(&d, s2, begin + HALF - 2 * DT_RT_RECORD_SIZE, begin + HALF + DT_RT_RECORD_SIZE);
+    dt__rt_decode(&d, s2, begin + HALF - 2 * DT_RT_RECORD_SIZE, begin + HALF + DT_RT_RECORD_SIZE);
     CHECK_EQ(dt_session_loss(s2, DT_LOSS_MALFORMED), 1);
     /* and one that ends before it begins is no buffer at all */
-    dt_rt_decode(&d, s2, begin + 128, begin + 64);
+    dt__rt_decode(&d, s2, begin + 128, begin + 64);
     CHECK_EQ(dt_session_loss(s2, DT_LOSS_MALFORMED), 2);
     CHECK_EQ(s2->sink.store.count, 0);
     close_fixture(&f);
@@ -294,7 +294,7 @@ static void command_kinds(void)
     REQUIRE_EQ(s->sink.store.count, n);
     CHECK_EQ(dt_session_loss_total(s), 0);
     for (size_t i = 0; i < n; i++) {
-        dt_rec *r = dt_store_at(&s->sink.store, i);
+        dt_rec *r = dt__store_at(&s->sink.store, i);
         CHECK_EQ(r->kind, cases[i].event);
         if (r->kind == DT_EVENT_MEMCPY) {
             CHECK_EQ(r->u.memcpy.copy_kind, cases[i].copy);
@@ -302,9 +302,9 @@ static void command_kinds(void)
         }
         if (r->kind == DT_EVENT_MEMSET) CHECK_EQ(r->u.memset.bytes, 4096 * (i + 1));
     }
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 0)), "Memcpy HtoD (Unknown -> Device)");
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 8)), "Barrier");
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 9)), "Marker");
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 0)), "Memcpy HtoD (Unknown -> Device)");
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 8)), "Barrier");
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 9)), "Marker");
     close_fixture(&f);
 }
 
@@ -322,7 +322,7 @@ static void capture_filters(void)
     ops(p, 0, DT_RT_HIP_OP_BARRIER, DT_RT_CMD_BARRIER, 4, 0);
     decode_half(&d, s, p, 0);
     REQUIRE_EQ(s->sink.store.count, 1);
-    CHECK_EQ(dt_store_at(&s->sink.store, 0)->kind, DT_EVENT_KERNEL);
+    CHECK_EQ(dt__store_at(&s->sink.store, 0)->kind, DT_EVENT_KERNEL);
     CHECK_EQ(dt_session_loss_total(s), 0);
     close_fixture(&f);
 }
@@ -340,9 +340,9 @@ static void call_arguments(void)
     uint64_t unkept[3] = {0, 1, 0};
     dt_rt_args a = {.correlation = 3, .grid = {8, 4, 1}, .block = {64, 1, 1}, .dynamic_shared = 512,
                     .what = DT_RT_ARGS_LAUNCH};
-    REQUIRE_EQ(dt_rt_args_put(&args, &a), 0);
+    REQUIRE_EQ(dt__rt_args_put(&args, &a), 0);
     dt_rt_args fill = {.correlation = 4, .value = 0xab, .what = DT_RT_ARGS_FILL};
-    REQUIRE_EQ(dt_rt_args_put(&args, &fill), 0);
+    REQUIRE_EQ(dt__rt_args_put(&args, &fill), 0);
     dt_rt_decoder d = f.d;
     d.args = &args;
     d.args_unkept = unkept;
@@ -354,18 +354,18 @@ static void call_arguments(void)
     REQUIRE_EQ(s->sink.store.count, 3);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_STORE_FULL), 1);
     CHECK_EQ(unkept[DT_RT_ARGS_LAUNCH], 0);
-    dt_rec *k = dt_store_at(&s->sink.store, 0);
+    dt_rec *k = dt__store_at(&s->sink.store, 0);
     REQUIRE(k->u.kernel.config < s->launches.count, "no configuration");
     const dt_launch_config *cfg = &s->launches.configs[k->u.kernel.config];
     CHECK(cfg->grid[0] == 8 && cfg->grid[1] == 4 && cfg->grid[2] == 1, "grid");
     CHECK(cfg->block[0] == 64 && cfg->block[1] == 1 && cfg->block[2] == 1, "block");
     CHECK_EQ(cfg->dynamic_shared_memory, 512);
     CHECK_EQ(cfg->registers_per_thread, 0);
-    CHECK_EQ(dt_store_at(&s->sink.store, 1)->u.memset.value, 0xab);
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 2)), "no_callback");
-    CHECK(dt_store_at(&s->sink.store, 2)->u.kernel.config >= s->launches.count, "a configuration from nowhere");
+    CHECK_EQ(dt__store_at(&s->sink.store, 1)->u.memset.value, 0xab);
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 2)), "no_callback");
+    CHECK(dt__store_at(&s->sink.store, 2)->u.kernel.config >= s->launches.count, "a configuration from nowhere");
     CHECK_EQ(args.count, 0);
-    dt_rt_args_free(&args);
+    dt__rt_args_free(&args);
     close_fixture(&f);
 }
 
@@ -376,35 +376,35 @@ static void argument_table(void)
     dt_rt_args_table t = {0};
     for (uint64_t c = 1; c <= 5000; c++) {
         dt_rt_args a = {.correlation = c, .value = (uint32_t)c, .what = DT_RT_ARGS_FILL};
-        REQUIRE_EQ(dt_rt_args_put(&t, &a), 0);
+        REQUIRE_EQ(dt__rt_args_put(&t, &a), 0);
     }
     REQUIRE_EQ(t.count, 5000);
     dt_rt_args out;
-    for (uint64_t c = 1; c <= 5000; c += 2) REQUIRE(dt_rt_args_take(&t, c, &out) && out.value == c, "take %" PRIu64, c);
-    for (uint64_t c = 1; c <= 5000; c += 2) CHECK(!dt_rt_args_take(&t, c, &out), "%" PRIu64 " taken twice", c);
-    for (uint64_t c = 2; c <= 5000; c += 2) CHECK(dt_rt_args_take(&t, c, &out) && out.value == c, "take %" PRIu64, c);
+    for (uint64_t c = 1; c <= 5000; c += 2) REQUIRE(dt__rt_args_take(&t, c, &out) && out.value == c, "take %" PRIu64, c);
+    for (uint64_t c = 1; c <= 5000; c += 2) CHECK(!dt__rt_args_take(&t, c, &out), "%" PRIu64 " taken twice", c);
+    for (uint64_t c = 2; c <= 5000; c += 2) CHECK(dt__rt_args_take(&t, c, &out) && out.value == c, "take %" PRIu64, c);
     CHECK_EQ(t.count, 0);
-    CHECK(!dt_rt_args_take(&t, 0, &out), "correlation 0");
+    CHECK(!dt__rt_args_take(&t, 0, &out), "correlation 0");
     /* ids further apart than the table's largest size: the older goes */
     dt_rt_args old = {.correlation = 10, .value = 1, .what = DT_RT_ARGS_FILL};
     dt_rt_args young = {.correlation = 10 + DT_RT_ARGS_MAX, .value = 2, .what = DT_RT_ARGS_FILL};
-    REQUIRE_EQ(dt_rt_args_put(&t, &old), 0);
-    REQUIRE_EQ(dt_rt_args_put(&t, &young), 0);
+    REQUIRE_EQ(dt__rt_args_put(&t, &old), 0);
+    REQUIRE_EQ(dt__rt_args_put(&t, &young), 0);
     CHECK_EQ(t.evicted, 1);
-    CHECK(!dt_rt_args_take(&t, 10, &out), "the older entry is still there");
-    CHECK(dt_rt_args_take(&t, 10 + DT_RT_ARGS_MAX, &out) && out.value == 2, "the younger entry is gone");
+    CHECK(!dt__rt_args_take(&t, 10, &out), "the older entry is still there");
+    CHECK(dt__rt_args_take(&t, 10 + DT_RT_ARGS_MAX, &out) && out.value == 2, "the younger entry is gone");
     /* emptied for the next session: its slots kept, nothing left in them */
     const dt_rt_args *slots = t.slots;
     size_t mask = t.mask;
-    REQUIRE_EQ(dt_rt_args_put(&t, &old), 0);
-    dt_rt_args_clear(&t);
+    REQUIRE_EQ(dt__rt_args_put(&t, &old), 0);
+    dt__rt_args_clear(&t);
     CHECK_EQ(t.count, 0);
     CHECK_EQ(t.evicted, 0);
     CHECK(t.slots == slots && t.mask == mask, "the slots are kept");
-    CHECK(!dt_rt_args_take(&t, 10, &out), "an entry outlived the clear");
-    REQUIRE_EQ(dt_rt_args_put(&t, &young), 0);
-    CHECK(dt_rt_args_take(&t, 10 + DT_RT_ARGS_MAX, &out) && out.value == 2, "put after the clear");
-    dt_rt_args_free(&t);
+    CHECK(!dt__rt_args_take(&t, 10, &out), "an entry outlived the clear");
+    REQUIRE_EQ(dt__rt_args_put(&t, &young), 0);
+    CHECK(dt__rt_args_take(&t, 10 + DT_RT_ARGS_MAX, &out) && out.value == 2, "put after the clear");
+    dt__rt_args_free(&t);
 }
 
 /* API names come from roctracer_op_string, else a generic name. */
@@ -422,14 +422,14 @@ static void api_names(void)
     api(p, 0, 400, 3);
     decode_half(&d, s, p, 0);
     REQUIRE_EQ(s->sink.store.count, 3);
-    dt_rec *r = dt_store_at(&s->sink.store, 0);
+    dt_rec *r = dt__store_at(&s->sink.store, 0);
     CHECK_EQ(r->kind, DT_EVENT_RUNTIME);
     CHECK_STR(name_of(s, r), "hipLaunchKernel");
     CHECK_EQ(r->u.api.cbid, 107);
     CHECK_EQ(r->context, 4242);
     CHECK_EQ(r->lane, 4243);
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 1)), "HIP_API#150");
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 2)), "HIP_API#400");
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 1)), "HIP_API#150");
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 2)), "HIP_API#400");
     close_fixture(&f);
 }
 
@@ -451,25 +451,25 @@ static void copies_keep_names(void)
     size_t room = DT_RT_COPY_HEADER + HALF;
     uint8_t *copy = malloc(room);
     REQUIRE(copy != NULL, "malloc");
-    size_t size = dt_rt_copy(copy, room, &d, begin, begin + p->used[1]);
+    size_t size = dt__rt_copy(copy, room, &d, begin, begin + p->used[1]);
     /* the records and their names, not the rest of the half between them */
     REQUIRE_EQ(size, DT_RT_COPY_HEADER + p->used[1] + p->tail[1]);
     /* roctracer writes the half again */
     memset(p->mem + HALF, 0, HALF);
     p->used[1] = p->tail[1] = 0;
     kernel(p, 1, 7, "after_reuse_xx");
-    dt_rt_decode_copy(&d, s, copy, size);
+    dt__rt_decode_copy(&d, s, copy, size);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 1);
     REQUIRE_EQ(s->sink.store.count, 2);
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 0)), "before_reuse_a");
-    CHECK_STR(name_of(s, dt_store_at(&s->sink.store, 1)), "before_reuse_b");
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 0)), "before_reuse_a");
+    CHECK_STR(name_of(s, dt__store_at(&s->sink.store, 1)), "before_reuse_b");
     /* a header claiming more bytes than the copy holds: read to its end
        and no further (the sanitizer builds check the reads); no room is
        left for names: the three records' are corrupt, and the names read
        as records one cut short */
     size_t claim = 2 * HALF;
     memcpy(copy + sizeof(const uint8_t *), &claim, sizeof claim);
-    dt_rt_decode_copy(&d, s, copy, size);
+    dt__rt_decode_copy(&d, s, copy, size);
     CHECK_EQ(s->sink.store.count, 2);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED), 5);
     /* records without names: the copy holds the records alone; a
@@ -479,30 +479,30 @@ static void copies_keep_names(void)
     ops(p, 1, DT_RT_HIP_OP_COPY, DT_RT_CMD_WRITE, 8, 4096);
     r = kernel(p, 1, 9, NULL);
     r->kernel_name = (const char *)p->mem + HALF + 8;
-    CHECK_EQ(dt_rt_copy(copy, room, &d, begin, begin + p->used[1]), DT_RT_COPY_HEADER + p->used[1]);
+    CHECK_EQ(dt__rt_copy(copy, room, &d, begin, begin + p->used[1]), DT_RT_COPY_HEADER + p->used[1]);
     /* too little room: nothing copied */
-    CHECK_EQ(dt_rt_copy(copy, DT_RT_COPY_HEADER + p->used[1] - 1, &d, begin, begin + p->used[1]), 0);
+    CHECK_EQ(dt__rt_copy(copy, DT_RT_COPY_HEADER + p->used[1] - 1, &d, begin, begin + p->used[1]), 0);
     /* a buffer that runs past its half: its copy holds the half's records
        and decodes as the buffer does */
     size_t before = s->sink.store.count;
     uint64_t malformed = dt_session_loss(s, DT_LOSS_MALFORMED), unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND);
-    dt_rt_decode(&d, s, begin, begin + HALF + DT_RT_RECORD_SIZE);
+    dt__rt_decode(&d, s, begin, begin + HALF + DT_RT_RECORD_SIZE);
     size_t direct = s->sink.store.count - before;
     uint64_t direct_malformed = dt_session_loss(s, DT_LOSS_MALFORMED) - malformed;
     uint64_t direct_unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND) - unknown;
     CHECK_EQ(direct_malformed, 2); /* the name pointer into the records, the cut */
-    size = dt_rt_copy(copy, room, &d, begin, begin + HALF + DT_RT_RECORD_SIZE);
+    size = dt__rt_copy(copy, room, &d, begin, begin + HALF + DT_RT_RECORD_SIZE);
     REQUIRE_EQ(size, DT_RT_COPY_HEADER + HALF);
     before = s->sink.store.count;
     malformed = dt_session_loss(s, DT_LOSS_MALFORMED);
     unknown = dt_session_loss(s, DT_LOSS_UNKNOWN_KIND);
-    dt_rt_decode_copy(&d, s, copy, size);
+    dt__rt_decode_copy(&d, s, copy, size);
     CHECK_EQ(s->sink.store.count - before, direct);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_MALFORMED) - malformed, direct_malformed);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_UNKNOWN_KIND) - unknown, direct_unknown);
     /* not in the pool: nothing to copy */
     static const uint8_t elsewhere[DT_RT_RECORD_SIZE];
-    CHECK_EQ(dt_rt_copy(copy, room, &d, elsewhere, elsewhere + sizeof elsewhere), 0);
+    CHECK_EQ(dt__rt_copy(copy, room, &d, elsewhere, elsewhere + sizeof elsewhere), 0);
     free(copy);
     close_fixture(&f);
 }

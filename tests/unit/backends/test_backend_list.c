@@ -44,8 +44,8 @@ static void flags_of_an_unknown_backend_are_an_error(void)
    rocprofiler-sdk's, and no other backend asks for either. */
 static void entry_points_are_hooks_of_the_backends_that_ask(void)
 {
-    for (size_t i = 0; dt_backends[i]; i++) {
-        const dt_backend *b = dt_backends[i];
+    for (size_t i = 0; dt__backends[i]; i++) {
+        const dt_backend *b = dt__backends[i];
         int injection = (b->caps & DT_BACKEND_INJECTION_ENTRY) != 0;
         int tool = (b->caps & DT_BACKEND_TOOL_CONFIGURE) != 0;
         CHECK_EQ(injection, strcmp(b->name, "cupti") == 0);
@@ -65,36 +65,36 @@ static void api_names_are_interned_once_and_cached(void)
 {
     dt_session *s = dt_test_session(0);
     dt_api_names c;
-    dt_api_names_init(&c);
+    dt__api_names_init(&c);
     uint32_t id = UINT32_MAX;
-    CHECK(!dt_api_names_find(&c, 7, &id));
-    uint32_t launch = dt_api_names_add(&c, s, 7, "hipLaunchKernel", "HIP", 6);
+    CHECK(!dt__api_names_find(&c, 7, &id));
+    uint32_t launch = dt__api_names_add(&c, s, 7, "hipLaunchKernel", "HIP", 6);
     REQUIRE_NE(launch, UINT32_MAX);
-    REQUIRE(dt_api_names_find(&c, 7, &id));
+    REQUIRE(dt__api_names_find(&c, 7, &id));
     CHECK_EQ(id, launch);
-    CHECK_STR(dt_intern_get(&s->names, launch), "hipLaunchKernel");
+    CHECK_STR(dt__intern_get(&s->names, launch), "hipLaunchKernel");
 
-    uint32_t unnamed = dt_api_names_add(&c, s, (uint64_t)(uint32_t)-5 + 1, NULL, "HIP", -5);
-    CHECK_STR(dt_intern_get(&s->names, unnamed), "HIP#-5");
+    uint32_t unnamed = dt__api_names_add(&c, s, (uint64_t)(uint32_t)-5 + 1, NULL, "HIP", -5);
+    CHECK_STR(dt__intern_get(&s->names, unnamed), "HIP#-5");
 
     /* a key whose first slot is 7's: it takes its other slot */
     uint64_t second = 7 + DT_API_NAME_SLOTS;
-    while (dt_api_names_other_slot(second) == dt_api_names_slot(7)) second += DT_API_NAME_SLOTS;
-    uint32_t copy = dt_api_names_add(&c, s, second, "hipMemcpy", "HIP", (int64_t)second - 1);
-    REQUIRE(dt_api_names_find(&c, 7, &id));
+    while (dt__api_names_other_slot(second) == dt__api_names_slot(7)) second += DT_API_NAME_SLOTS;
+    uint32_t copy = dt__api_names_add(&c, s, second, "hipMemcpy", "HIP", (int64_t)second - 1);
+    REQUIRE(dt__api_names_find(&c, 7, &id));
     CHECK_EQ(id, launch);
-    REQUIRE(dt_api_names_find(&c, second, &id));
+    REQUIRE(dt__api_names_find(&c, second, &id));
     CHECK_EQ(id, copy);
     /* a third wanting 7's slot and the second's other slot replaces the second */
     uint64_t third = second + DT_API_NAME_SLOTS;
-    while (dt_api_names_other_slot(third) != dt_api_names_other_slot(second)) third += DT_API_NAME_SLOTS;
-    uint32_t fill = dt_api_names_add(&c, s, third, "hipMemset", "HIP", (int64_t)third - 1);
-    CHECK(!dt_api_names_find(&c, second, &id));
-    REQUIRE(dt_api_names_find(&c, third, &id));
+    while (dt__api_names_other_slot(third) != dt__api_names_other_slot(second)) third += DT_API_NAME_SLOTS;
+    uint32_t fill = dt__api_names_add(&c, s, third, "hipMemset", "HIP", (int64_t)third - 1);
+    CHECK(!dt__api_names_find(&c, second, &id));
+    REQUIRE(dt__api_names_find(&c, third, &id));
     CHECK_EQ(id, fill);
-    REQUIRE(dt_api_names_find(&c, 7, &id));
+    REQUIRE(dt__api_names_find(&c, 7, &id));
     CHECK_EQ(id, launch);
-    CHECK_EQ(dt_api_names_add(&c, s, second, "hipMemcpy", "HIP", (int64_t)second - 1), copy);
+    CHECK_EQ(dt__api_names_add(&c, s, second, "hipMemcpy", "HIP", (int64_t)second - 1), copy);
     dt_session_destroy(s);
 }
 

@@ -15,7 +15,7 @@ static void test_u64map_keeps_every_key_including_zero(void)
     memset(&m, 0, sizeof m);
     for (uint64_t k = 0; k < 100000; k++) {
         bool added = false;
-        uint64_t *v = dt_u64map_slot(&m, k * 7919, &added);
+        uint64_t *v = dt__u64map_slot(&m, k * 7919, &added);
         REQUIRE(v != NULL);
         CHECK(added);
         *v = k + 1;
@@ -23,54 +23,54 @@ static void test_u64map_keeps_every_key_including_zero(void)
     CHECK_EQ(m.count, 100000u);
     for (uint64_t k = 0; k < 100000; k++) {
         uint64_t v = 0;
-        REQUIRE(dt_u64map_get(&m, k * 7919, &v));
+        REQUIRE(dt__u64map_get(&m, k * 7919, &v));
         CHECK_EQ(v, k + 1);
     }
     uint64_t v;
-    CHECK(!dt_u64map_get(&m, 5, &v));
+    CHECK(!dt__u64map_get(&m, 5, &v));
     size_t cursor = 0, seen = 0;
     uint64_t key, sum = 0;
-    while (dt_u64map_next(&m, &cursor, &key, &v)) {
+    while (dt__u64map_next(&m, &cursor, &key, &v)) {
         seen++;
         sum += v;
     }
     CHECK_EQ(seen, 100000u);
     CHECK_EQ(sum, (uint64_t)100000 * 100001 / 2);
-    dt_u64map_free(&m);
+    dt__u64map_free(&m);
 }
 
 static void test_u64map_repeated_keys_are_all_probed(void)
 {
     dt_u64map m;
     memset(&m, 0, sizeof m);
-    REQUIRE(dt_u64map_reserve(&m, 10) == 0);
+    REQUIRE(dt__u64map_reserve(&m, 10) == 0);
     for (uint64_t i = 0; i < 5; i++)
-        *dt_u64map_add(&m, 42) = i;
-    *dt_u64map_add(&m, 43) = 99;
+        *dt__u64map_add(&m, 42) = i;
+    *dt__u64map_add(&m, 43) = 99;
     size_t pos = 0, found = 0;
     uint64_t mask = 0;
-    for (const uint64_t *v; (v = dt_u64map_probe(&m, 42, &pos));) {
+    for (const uint64_t *v; (v = dt__u64map_probe(&m, 42, &pos));) {
         found++;
         mask |= 1u << *v;
     }
     CHECK_EQ(found, 5u);
     CHECK_EQ(mask, 0x1fu);
     pos = 0;
-    CHECK(dt_u64map_probe(&m, 44, &pos) == NULL);
-    CHECK(dt_u64map_add(&m, 0) == NULL);
-    dt_u64map_free(&m);
+    CHECK(dt__u64map_probe(&m, 44, &pos) == NULL);
+    CHECK(dt__u64map_add(&m, 0) == NULL);
+    dt__u64map_free(&m);
 }
 
 static void test_u64map_out_of_memory_is_reported(void)
 {
     dt_u64map m;
     memset(&m, 0, sizeof m);
-    dt_alloc_fail_after(1, 1);
-    CHECK(dt_u64map_slot(&m, 7, NULL) == NULL);
-    CHECK_EQ(dt_u64map_reserve(&m, 100), -1);
-    dt_alloc_fail_after(0, 0);
-    CHECK(dt_u64map_slot(&m, 7, NULL) != NULL);
-    dt_u64map_free(&m);
+    dt__alloc_fail_after(1, 1);
+    CHECK(dt__u64map_slot(&m, 7, NULL) == NULL);
+    CHECK_EQ(dt__u64map_reserve(&m, 100), -1);
+    dt__alloc_fail_after(0, 0);
+    CHECK(dt__u64map_slot(&m, 7, NULL) != NULL);
+    dt__u64map_free(&m);
 }
 
 static void test_hash_slot_spreads_keys_that_differ_high(void)
@@ -80,65 +80,65 @@ static void test_hash_slot_spreads_keys_that_differ_high(void)
     uint64_t used = 0;
     int distinct = 0;
     for (uint64_t k = 0; k < 64; k++) {
-        size_t slot = dt_hash_slot(k << 32, 6);
+        size_t slot = dt__hash_slot(k << 32, 6);
         REQUIRE(slot < 64);
         distinct += !(used >> slot & 1);
         used |= UINT64_C(1) << slot;
     }
     CHECK(distinct >= 16, "%d of 64 slots", distinct);
-    CHECK(dt_hash_slot(UINT64_MAX, 8) < 256);
+    CHECK(dt__hash_slot(UINT64_MAX, 8) < 256);
 }
 
 static void test_strtab_gives_dense_ids_in_order(void)
 {
     dt_strtab t;
-    dt_strtab_init(&t);
+    dt__strtab_init(&t);
     char key[32];
     for (int i = 0; i < 5000; i++) {
         int n = snprintf(key, sizeof key, "name-%d", i);
         bool added = false;
-        CHECK_EQ(dt_strtab_intern(&t, key, (size_t)n, &added), i);
+        CHECK_EQ(dt__strtab_intern(&t, key, (size_t)n, &added), i);
         CHECK(added);
     }
     for (int i = 4999; i >= 0; i--) {
         int n = snprintf(key, sizeof key, "name-%d", i);
         bool added = true;
-        CHECK_EQ(dt_strtab_intern(&t, key, (size_t)n, &added), i);
+        CHECK_EQ(dt__strtab_intern(&t, key, (size_t)n, &added), i);
         CHECK(!added);
-        CHECK_EQ(dt_strtab_find(&t, key, (size_t)n), i);
+        CHECK_EQ(dt__strtab_find(&t, key, (size_t)n), i);
     }
-    CHECK_STR(dt_strtab_key(&t, 17), "name-17");
-    CHECK_EQ(dt_strtab_find(&t, "name-5000", 9), -1);
+    CHECK_STR(dt__strtab_key(&t, 17), "name-17");
+    CHECK_EQ(dt__strtab_find(&t, "name-5000", 9), -1);
     /* the empty string and a string with a NUL inside are keys too */
-    CHECK_EQ(dt_strtab_intern(&t, "", 0, NULL), 5000);
-    CHECK_EQ(dt_strtab_intern(&t, "a\0b", 3, NULL), 5001);
-    CHECK_EQ(dt_strtab_find(&t, "a", 1), -1);
-    dt_strtab_free(&t);
+    CHECK_EQ(dt__strtab_intern(&t, "", 0, NULL), 5000);
+    CHECK_EQ(dt__strtab_intern(&t, "a\0b", 3, NULL), 5001);
+    CHECK_EQ(dt__strtab_find(&t, "a", 1), -1);
+    dt__strtab_free(&t);
 }
 
 static void test_hash_key_is_a_nonzero_table_key(void)
 {
-    /* a hash used as a key must be one dt_u64map_add takes: never 0, and
-       dt_hash_bytes itself wherever that is not 0 */
+    /* a hash used as a key must be one dt__u64map_add takes: never 0, and
+       dt__hash_bytes itself wherever that is not 0 */
     dt_u64map m = {0};
     char key[32];
     for (int i = 0; i < 20000; i++) {
         int n = snprintf(key, sizeof key, "kernel-%d", i);
-        uint64_t h = dt_hash_key(key, (size_t)n);
+        uint64_t h = dt__hash_key(key, (size_t)n);
         CHECK(h != 0);
-        uint64_t b = dt_hash_bytes(key, (size_t)n);
+        uint64_t b = dt__hash_bytes(key, (size_t)n);
         if (b) CHECK_EQ(h, b);
-        uint64_t *v = dt_u64map_add(&m, h);
+        uint64_t *v = dt__u64map_add(&m, h);
         CHECK(v != NULL);
         *v = (uint64_t)i;
     }
-    CHECK_EQ(dt_hash_key("", 0), dt_hash_key("", 0));
-    CHECK(dt_hash_key("", 0) != 0);
+    CHECK_EQ(dt__hash_key("", 0), dt__hash_key("", 0));
+    CHECK(dt__hash_key("", 0) != 0);
     size_t pos = 0;
-    const uint64_t *v = dt_u64map_probe(&m, dt_hash_key("kernel-7", 8), &pos);
+    const uint64_t *v = dt__u64map_probe(&m, dt__hash_key("kernel-7", 8), &pos);
     CHECK(v != NULL);
     CHECK_EQ(*v, 7u);
-    dt_u64map_free(&m);
+    dt__u64map_free(&m);
 }
 
 static void test_utf8_accepts_exactly_rfc3629(void)
@@ -154,12 +154,12 @@ static void test_utf8_accepts_exactly_rfc3629(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const unsigned char *s = (const unsigned char *)cases[i].s;
-        CHECK_EQ(dt_utf8_len(s, strlen(cases[i].s)), cases[i].len);
+        CHECK_EQ(dt__utf8_len(s, strlen(cases[i].s)), cases[i].len);
     }
     /* a sequence cut by the length given */
-    CHECK_EQ(dt_utf8_len((const unsigned char *)"\xe2\x82\xac", 2), 0u);
-    CHECK(dt_utf8_is_c1((const unsigned char *)"\xc2\x85", 2));
-    CHECK(!dt_utf8_is_c1((const unsigned char *)"\xc2\xa0", 2));
+    CHECK_EQ(dt__utf8_len((const unsigned char *)"\xe2\x82\xac", 2), 0u);
+    CHECK(dt__utf8_is_c1((const unsigned char *)"\xc2\x85", 2));
+    CHECK(!dt__utf8_is_c1((const unsigned char *)"\xc2\xa0", 2));
 }
 
 /* Counters kept per element (the reader's per-name and per-row tables)
@@ -169,22 +169,22 @@ static void test_vec_reserve_zeroed_clears_the_new_tail(void)
 {
     uint32_t *v = NULL;
     size_t cap = 0;
-    REQUIRE_EQ(dt_vec_reserve_zeroed((void **)&v, &cap, 3, sizeof *v), 0);
+    REQUIRE_EQ(dt__vec_reserve_zeroed((void **)&v, &cap, 3, sizeof *v), 0);
     CHECK(cap >= 3);
     for (size_t i = 0; i < cap; i++) {
         CHECK_EQ(v[i], 0u);
         v[i] = 0xdeadbeef;
     }
     size_t old = cap;
-    REQUIRE_EQ(dt_vec_reserve_zeroed((void **)&v, &cap, old + 1, sizeof *v), 0);
+    REQUIRE_EQ(dt__vec_reserve_zeroed((void **)&v, &cap, old + 1, sizeof *v), 0);
     CHECK(cap > old);
     for (size_t i = 0; i < cap; i++)
         CHECK_EQ(v[i], i < old ? 0xdeadbeefu : 0u);
     uint32_t *before = v;
     size_t before_cap = cap;
-    dt_alloc_fail_after(1, 1);
-    CHECK_EQ(dt_vec_reserve_zeroed((void **)&v, &cap, cap * 4, sizeof *v), -1);
-    dt_alloc_fail_after(0, 0);
+    dt__alloc_fail_after(1, 1);
+    CHECK_EQ(dt__vec_reserve_zeroed((void **)&v, &cap, cap * 4, sizeof *v), -1);
+    dt__alloc_fail_after(0, 0);
     CHECK(v == before);
     CHECK_EQ(cap, before_cap);
     free(v);

@@ -50,7 +50,7 @@ static void cap_free(capture *c)
     free(c->err_text);
 }
 
-/* Runs a subcommand's main (dt_check_main, dt_stats_main) on captured streams. */
+/* Runs a subcommand's main (dt__check_main, dt__stats_main) on captured streams. */
 static int cap_run(capture *c, int (*cli_main)(int, char **, FILE *, FILE *), int argc,
                    const char **argv)
 {

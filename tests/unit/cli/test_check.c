@@ -14,7 +14,7 @@
 
 static int run_check(capture *c, int argc, const char **argv)
 {
-    return cap_run(c, dt_check_main, argc, argv);
+    return cap_run(c, dt__check_main, argc, argv);
 }
 
 static int check_data(capture *c, const char *rel)
@@ -28,10 +28,10 @@ static int check_data(capture *c, const char *rel)
 static int check_text(capture *c, const char *json, size_t len)
 {
     cap_open(c);
-    dt_rd_source *src = dt_rd_open_memory(json, len);
+    dt_rd_source *src = dt__rd_open_memory(json, len);
     REQUIRE((src) != NULL);
-    int rc = dt_check_source(src, "memory", c->out, c->err);
-    dt_rd_close(src);
+    int rc = dt__check_source(src, "memory", c->out, c->err);
+    dt__rd_close(src);
     cap_close(c);
     return rc;
 }
@@ -180,10 +180,10 @@ static char *make_trace(int n, const char *prefix, const char *suffix, size_t *l
 static int check_text_flags(capture *c, const char *json, size_t len, unsigned flags)
 {
     cap_open(c);
-    dt_rd_source *src = dt_rd_open_memory(json, len);
+    dt_rd_source *src = dt__rd_open_memory(json, len);
     REQUIRE((src) != NULL);
-    int rc = dt_check_source_ex(src, "memory", flags, c->out, c->err);
-    dt_rd_close(src);
+    int rc = dt__check_source_ex(src, "memory", flags, c->out, c->err);
+    dt__rd_close(src);
     cap_close(c);
     return rc;
 }
@@ -427,7 +427,7 @@ static void only_names_that_demangle_count_as_mangled(void)
     memset(longname + o, 'a', k);
     strcpy(longname + o + k, "v");
     const char *mangled[] = {"_Z", longname, "_Z4kernILi3EEvv"};
-    int expected = dt_demangle_length_limit() >= strlen(longname) ? 2 : 1;
+    int expected = dt__demangle_length_limit() >= strlen(longname) ? 2 : 1;
     t = make_trace_named(3, name_from_list, (void *)mangled, &len);
     REQUIRE_EQ(check_text(&c, t, len), 1);
     REQUIRE_EQ(lines_for(c.out_text, 4), expected);

@@ -101,7 +101,7 @@ static int merge(capture *c, const char *out, const char *format, const char *a,
     }
     argv[argc++] = in_a;
     argv[argc++] = in_b;
-    return cap_run(c, dt_merge_main, argc, argv);
+    return cap_run(c, dt__merge_main, argc, argv);
 }
 
 static void device_properties_and_string_pids_stay_per_rank(void)
@@ -126,7 +126,7 @@ static void device_properties_and_string_pids_stay_per_rank(void)
     free(text);
     /* and the result is a trace check accepts */
     const char *argv[] = {"check", out};
-    REQUIRE_EQ(cap_run(&c, dt_check_main, 2, argv), 0);
+    REQUIRE_EQ(cap_run(&c, dt__check_main, 2, argv), 0);
     cap_free(&c);
 }
 
@@ -197,7 +197,7 @@ static const char *write_text(const char *name, const char *text)
 
 static int merge_args(capture *c, int argc, const char **argv)
 {
-    return cap_run(c, dt_merge_main, argc, argv);
+    return cap_run(c, dt__merge_main, argc, argv);
 }
 
 /* The same file twice, two traces of one rank, a negative rank: merged

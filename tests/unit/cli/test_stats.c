@@ -13,16 +13,16 @@
 
 static int run_stats(capture *c, int argc, const char **argv)
 {
-    return cap_run(c, dt_stats_main, argc, argv);
+    return cap_run(c, dt__stats_main, argc, argv);
 }
 
 static int stats_text(capture *c, const char *json, const char *reports, bool csv)
 {
     cap_open(c);
-    dt_rd_source *src = dt_rd_open_memory(json, strlen(json));
+    dt_rd_source *src = dt__rd_open_memory(json, strlen(json));
     REQUIRE((src) != NULL);
-    int rc = dt_stats_source(src, "memory", reports, csv, c->out, c->err);
-    dt_rd_close(src);
+    int rc = dt__stats_source(src, "memory", reports, csv, c->out, c->err);
+    dt__rd_close(src);
     cap_close(c);
     return rc;
 }

@@ -232,7 +232,7 @@ static int work_sink(void *user, const dt_col_batch *b)
 {
     work_rows *w = user;
     for (size_t r = 0; r < b->rows; r++) {
-        if (!dt_rd_cat_is_device_work(i32_at(b, DT_COL_C_KIND, r)))
+        if (!dt__rd_cat_is_device_work(i32_at(b, DT_COL_C_KIND, r)))
             continue;
         REQUIRE(w->n < 8);
         __typeof__(w->row[0]) *o = &w->row[w->n++];

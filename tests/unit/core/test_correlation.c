@@ -55,12 +55,12 @@ static void *link_worker(void *arg)
     for (uint64_t i = 0; i < PER_THREAD; i++) {
         uint64_t corr = t * 100000000 + i * 3;
         dt_external_push(t * 1000000 + 2);        /* inner op */
-        dt_corr_link_current(corr + 1);
+        dt__corr_link_current(corr + 1);
         dt_external_pop(NULL);
-        dt_corr_link_current(corr + 2);           /* back in the outer op */
+        dt__corr_link_current(corr + 2);           /* back in the outer op */
     }
     dt_external_pop(NULL);
-    dt_corr_link_current(t * 100000000 + 99999999); /* no entry: no link */
+    dt__corr_link_current(t * 100000000 + 99999999); /* no entry: no link */
     return NULL;
 }
 
@@ -82,17 +82,17 @@ static void links_across_threads_resolve_to_innermost(void)
     for (uintptr_t t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, link_worker, (void *)(t + 1));
     for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
-    REQUIRE_EQ(dt_corr_count(s), (size_t)THREADS * PER_THREAD * 2);
+    REQUIRE_EQ(dt__corr_count(s), (size_t)THREADS * PER_THREAD * 2);
     for (uint64_t t = 1; t <= THREADS; t++) {
         for (uint64_t i = 0; i < PER_THREAD; i += 997) {
             uint64_t corr = t * 100000000 + i * 3, ext = 0;
-            REQUIRE(dt_corr_get(s, corr + 1, &ext));
+            REQUIRE(dt__corr_get(s, corr + 1, &ext));
             REQUIRE_EQ(ext, t * 1000000 + 2);
-            REQUIRE(dt_corr_get(s, corr + 2, &ext));
+            REQUIRE(dt__corr_get(s, corr + 2, &ext));
             REQUIRE_EQ(ext, t * 1000000 + 1);
         }
         uint64_t ext;
-        REQUIRE(!(dt_corr_get(s, t * 100000000 + 99999999, &ext)));
+        REQUIRE(!(dt__corr_get(s, t * 100000000 + 99999999, &ext)));
     }
     dt_session_destroy(s);
 }
@@ -105,34 +105,34 @@ static void dense_links_resolve_like_sparse_ones(void)
 {
     dt_session *s = recording_session();
     const uint64_t base = 5000000000ull; /* beyond 32 bits */
-    dt_core_lock(s);
+    dt__core_lock(s);
     for (uint64_t i = 0; i < 50000; i++)
-        if (i % 7) dt_corr_link(s, base + i, i % 11 == 0 ? 0 : 1000 + i);
-    dt_corr_link(s, base + 3, 42);                 /* relinked: the last wins */
-    dt_corr_link(s, base + 5, UINT64_MAX);         /* not storable + 1 */
-    dt_corr_link(s, base + 900000000ull, 77);      /* far outside the others */
-    dt_core_unlock(s);
+        if (i % 7) dt__corr_link(s, base + i, i % 11 == 0 ? 0 : 1000 + i);
+    dt__corr_link(s, base + 3, 42);                 /* relinked: the last wins */
+    dt__corr_link(s, base + 5, UINT64_MAX);         /* not storable + 1 */
+    dt__corr_link(s, base + 900000000ull, 77);      /* far outside the others */
+    dt__core_unlock(s);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     REQUIRE((s->corr_dense) != NULL);
     uint64_t ext = 1;
     for (uint64_t i = 0; i < 50000; i++) {
         if (i == 3 || i == 5) continue;
         if (i % 7 == 0) {
-            REQUIRE(!(dt_corr_get(s, base + i, &ext)));
+            REQUIRE(!(dt__corr_get(s, base + i, &ext)));
             continue;
         }
-        REQUIRE(dt_corr_get(s, base + i, &ext));
+        REQUIRE(dt__corr_get(s, base + i, &ext));
         REQUIRE_EQ(ext, i % 11 == 0 ? 0 : 1000 + i);
     }
-    REQUIRE(dt_corr_get(s, base + 3, &ext));
+    REQUIRE(dt__corr_get(s, base + 3, &ext));
     REQUIRE_EQ(ext, 42);
-    REQUIRE(dt_corr_get(s, base + 5, &ext));
+    REQUIRE(dt__corr_get(s, base + 5, &ext));
     REQUIRE(ext == UINT64_MAX);
-    REQUIRE(dt_corr_get(s, base + 900000000ull, &ext));
+    REQUIRE(dt__corr_get(s, base + 900000000ull, &ext));
     REQUIRE_EQ(ext, 77);
-    REQUIRE(!(dt_corr_get(s, base - 1, &ext)));
-    REQUIRE(!(dt_corr_get(s, 0, &ext)));
-    REQUIRE_EQ(dt_corr_count(s), 50000 - (50000 + 6) / 7 + 1);
+    REQUIRE(!(dt__corr_get(s, base - 1, &ext)));
+    REQUIRE(!(dt__corr_get(s, 0, &ext)));
+    REQUIRE_EQ(dt__corr_count(s), 50000 - (50000 + 6) / 7 + 1);
     dt_session_destroy(s);
 }
 
@@ -164,7 +164,7 @@ static void ranges_are_recorded_with_parents(void)
     REQUIRE_EQ(e.external_id, inner);
     REQUIRE(e.u.range.has_parent);
     REQUIRE_EQ(e.u.range.parent_id, 42);
-    REQUIRE_EQ(e.thread, dt_thread_id());
+    REQUIRE_EQ(e.thread, dt__thread_id());
     REQUIRE_EQ(dt_session_event(s, 1, &e), DT_OK);
     REQUIRE_STR(e.name, "outer");
     REQUIRE(e.u.range.has_parent); /* the range opened before the session encloses it */
@@ -196,14 +196,14 @@ static void operations_inside_ranges_know_their_range(void)
     REQUIRE_EQ(dt_external_pop(NULL), DT_OK);
     REQUIRE_EQ(dt_range_pop(), DT_OK);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
-    REQUIRE(!(dt_corr_parent_range(s, 5, &range)));
-    REQUIRE(dt_corr_parent_range(s, 0, &range));
+    REQUIRE(!(dt__corr_parent_range(s, 5, &range)));
+    REQUIRE(dt__corr_parent_range(s, 0, &range));
     REQUIRE_EQ(range, outer);
-    REQUIRE(dt_corr_parent_range(s, 42, &range));
+    REQUIRE(dt__corr_parent_range(s, 42, &range));
     REQUIRE_EQ(range, inner);
-    REQUIRE(dt_corr_parent_range(s, 43, &range));
+    REQUIRE(dt__corr_parent_range(s, 43, &range));
     REQUIRE_EQ(range, inner);
-    REQUIRE(!(dt_corr_parent_range(s, inner, &range))); /* ranges have their own parent */
+    REQUIRE(!(dt__corr_parent_range(s, inner, &range))); /* ranges have their own parent */
     dt_session_destroy(s);
 }
 

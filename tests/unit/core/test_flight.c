@@ -24,14 +24,14 @@ static void sizes_parse(void)
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         uint64_t b = 7;
-        CHECK(dt_flight_parse_size(good[i].text, &b) == 0, "%s refused", good[i].text);
+        CHECK(dt__flight_parse_size(good[i].text, &b) == 0, "%s refused", good[i].text);
         CHECK(b == good[i].bytes, "%s: %llu", good[i].text, (unsigned long long)b);
     }
     static const char *const bad[] = {"", "M", "-1", "0x10", "12X", "1.5G", "12 M", "64MM", "on1",
                                       "99999999999999999999", "17179869184G", "00"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t b = 7;
-        CHECK(dt_flight_parse_size(bad[i], &b) != 0, "%s taken as %llu", bad[i], (unsigned long long)b);
+        CHECK(dt__flight_parse_size(bad[i], &b) != 0, "%s taken as %llu", bad[i], (unsigned long long)b);
     }
 }
 
@@ -57,10 +57,10 @@ static void environment_sets_it_or_refuses(void)
 
 static void ring_buffers_have_a_floor(void)
 {
-    CHECK_EQ(dt_ring_buffers(0, 4096), DT_RING_MIN_BUFFERS);
-    CHECK_EQ(dt_ring_buffers(4096, 4096), DT_RING_MIN_BUFFERS);
-    CHECK_EQ(dt_ring_buffers(100 * 4096 + 5, 4096), 100);
-    CHECK_EQ(dt_ring_buffers(UINT64_MAX, 64), DT_POOL_MAX_BUFFERS - DT_RING_RESERVE);
+    CHECK_EQ(dt__ring_buffers(0, 4096), DT_RING_MIN_BUFFERS);
+    CHECK_EQ(dt__ring_buffers(4096, 4096), DT_RING_MIN_BUFFERS);
+    CHECK_EQ(dt__ring_buffers(100 * 4096 + 5, 4096), 100);
+    CHECK_EQ(dt__ring_buffers(UINT64_MAX, 64), DT_POOL_MAX_BUFFERS - DT_RING_RESERVE);
 }
 
 /* A buffer of this test's own shape: a count, then that many records'
@@ -71,14 +71,14 @@ static void fake_decode(void *ctx, dt_session *into, uint8_t *buf, size_t valid)
     uint64_t n;
     memcpy(&n, buf, sizeof n);
     REQUIRE(valid >= (n + 1) * 8);
-    dt_core_lock(into);
+    dt__core_lock(into);
     for (uint64_t i = 0; i < n; i++) {
         uint64_t t;
         memcpy(&t, buf + 8 * (i + 1), sizeof t);
-        dt_rec *r = dt_add_device_activity(into, DT_EVENT_KERNEL, t, t + 10, i + 1, 0, 0, 0, 0);
+        dt_rec *r = dt__add_device_activity(into, DT_EVENT_KERNEL, t, t + 10, i + 1, 0, 0, 0, 0);
         if (r) r->flags |= DT_REC_REALTIME;
     }
-    dt_core_unlock(into);
+    dt__core_unlock(into);
 }
 
 static size_t fill(uint8_t *buf, uint64_t n, uint64_t first)
@@ -99,51 +99,51 @@ static void ring_recycles_the_oldest(void)
 {
     dt_session *s = dt_test_session(0);
     dt_pool_slot slot = DT_POOL_SLOT_INIT;
-    REQUIRE_EQ(dt_pool_slot_configure(&slot, 4 + DT_RING_RESERVE, 256, 0), 0);
-    dt_ring *r = dt_ring_create(s, 4, fake_decode, NULL);
+    REQUIRE_EQ(dt__pool_slot_configure(&slot, 4 + DT_RING_RESERVE, 256, 0), 0);
+    dt_ring *r = dt__ring_create(s, 4, fake_decode, NULL);
     REQUIRE(r != NULL);
-    REQUIRE_EQ(dt_pool_slot_attach_ring(&slot, r), 0);
+    REQUIRE_EQ(dt__pool_slot_attach_ring(&slot, r), 0);
     size_t size = 0;
     uint8_t *b[8];
     for (int i = 0; i < 4; i++) {
-        REQUIRE((b[i] = dt_pool_slot_get(&slot, &size)) != NULL);
-        dt_ring_push(r, b[i], fill(b[i], 5, 1000 * (uint64_t)(i + 1)));
+        REQUIRE((b[i] = dt__pool_slot_get(&slot, &size)) != NULL);
+        dt__ring_push(r, b[i], fill(b[i], 5, 1000 * (uint64_t)(i + 1)));
     }
     /* the pool is empty, the ring full: the first completed is recycled */
-    uint8_t *again = dt_pool_slot_get(&slot, &size);
+    uint8_t *again = dt__pool_slot_get(&slot, &size);
     CHECK(again == b[0], "not the oldest buffer");
     CHECK_EQ(size, 256);
     CHECK_EQ(dt_session_loss(s, DT_LOSS_RING_EVICTED), 5);
-    CHECK_EQ(dt_ring_evicted_buffers(r), 1);
+    CHECK_EQ(dt__ring_evicted_buffers(r), 1);
     uint64_t vendor = 0, real = 0;
-    dt_ring_evicted_until(r, &vendor, &real);
+    dt__ring_evicted_until(r, &vendor, &real);
     CHECK_EQ(vendor, 0);
     CHECK_EQ(real, 1000 + 400 + 10);
     /* the queue moved out (a dump): the reserve serves, then nothing */
     dt_ring_batch batch;
-    REQUIRE_EQ(dt_ring_take(r, &batch), 0);
+    REQUIRE_EQ(dt__ring_take(r, &batch), 0);
     CHECK_EQ(batch.count, 3);
     CHECK(batch.buf[0] == b[1] && batch.buf[2] == b[3], "not in completion order");
     CHECK_EQ(batch.until_real, 1410);
-    uint8_t *res1 = dt_pool_slot_get(&slot, &size), *res2 = dt_pool_slot_get(&slot, &size);
+    uint8_t *res1 = dt__pool_slot_get(&slot, &size), *res2 = dt__pool_slot_get(&slot, &size);
     CHECK(res1 && res2, "the reserve did not serve");
-    CHECK(dt_pool_slot_get(&slot, &size) == NULL, "a buffer beyond the pool");
-    CHECK_EQ(dt_pool_slot_refused(&slot), 1);
+    CHECK(dt__pool_slot_get(&slot, &size) == NULL, "a buffer beyond the pool");
+    CHECK_EQ(dt__pool_slot_refused(&slot), 1);
     /* decoded into a session of the dump's, then given back */
     dt_session *x = dt_test_session(0);
-    dt_ring_decode(r, &batch, x);
+    dt__ring_decode(r, &batch, x);
     CHECK_EQ(x->sink.store.count, 15);
-    CHECK_EQ(dt_store_at(&x->sink.store, 0)->start, 2000);
-    dt_ring_give_back(r, &batch, dt_pool_slot_put_to, &slot);
+    CHECK_EQ(dt__store_at(&x->sink.store, 0)->start, 2000);
+    dt__ring_give_back(r, &batch, dt__pool_slot_put_to, &slot);
     dt_session_destroy(x);
-    dt_pool_slot_put(&slot, again);
-    dt_pool_slot_put(&slot, res1);
-    dt_pool_slot_put(&slot, res2);
-    dt_pool_slot_detach_ring(&slot);
-    dt_ring_destroy(r);
-    CHECK_EQ(dt_pool_slot_release(&slot), 0);
+    dt__pool_slot_put(&slot, again);
+    dt__pool_slot_put(&slot, res1);
+    dt__pool_slot_put(&slot, res2);
+    dt__pool_slot_detach_ring(&slot);
+    dt__ring_destroy(r);
+    CHECK_EQ(dt__pool_slot_release(&slot), 0);
     dt_session_destroy(s);
-    dt_pool_release_spares();
+    dt__pool_release_spares();
 }
 
 /* A dump is a flight recorder's: another session's is refused; on the null
@@ -169,7 +169,7 @@ static void dump_needs_a_flight_recorder(void)
     REQUIRE_EQ(dt_range_push("first", NULL), DT_OK);
     REQUIRE_EQ(dt_range_pop(), DT_OK);
     dt_session *x = NULL;
-    REQUIRE_EQ(dt_core_flight_snapshot(s, &x), DT_OK);
+    REQUIRE_EQ(dt__core_flight_snapshot(s, &x), DT_OK);
     REQUIRE_EQ(dt_session_event_count(x), 1);
     dt_event ev;
     REQUIRE_EQ(dt_session_event(x, 0, &ev), DT_OK);
@@ -180,7 +180,7 @@ static void dump_needs_a_flight_recorder(void)
     REQUIRE_EQ(dt_range_pop(), DT_OK);
     CHECK_EQ(dt_session_dump(s, fileno(f), DT_FORMAT_JSON), DT_OK);
     CHECK(ftell(f) > 0, "the dump wrote nothing");
-    REQUIRE_EQ(dt_core_flight_snapshot(s, &x), DT_OK);
+    REQUIRE_EQ(dt__core_flight_snapshot(s, &x), DT_OK);
     CHECK_EQ(dt_session_event_count(x), 0);
     CHECK(x->window_start_ns > end1, "the third dump's window starts before the first's end");
     dt_session_destroy(x);
@@ -227,14 +227,14 @@ static void dump_survives_a_hung_flush(void)
     c.flight_recorder_bytes = 1 << 20;
     dt_session *s = NULL;
     REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
-    REQUIRE_EQ(dt_core_begin(s), DT_OK);
-    REQUIRE_EQ(dt_core_started(s, dt_core_try_backend(s, &hanging), 0), DT_OK);
+    REQUIRE_EQ(dt__core_begin(s), DT_OK);
+    REQUIRE_EQ(dt__core_started(s, dt__core_try_backend(s, &hanging), 0), DT_OK);
     REQUIRE_EQ(dt_range_push("before", NULL), DT_OK);
     REQUIRE_EQ(dt_range_pop(), DT_OK);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     dt_session *x = NULL;
-    REQUIRE_EQ(dt_core_flight_snapshot(s, &x), DT_OK);
+    REQUIRE_EQ(dt__core_flight_snapshot(s, &x), DT_OK);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     CHECK(waited >= DT_FLIGHT_FLUSH_TIMEOUT_MS / 1000.0 - 0.01 && waited < DT_FLIGHT_FLUSH_TIMEOUT_MS / 1000.0 + 5,
@@ -267,22 +267,22 @@ static void small_rings_take_small_buffers(void)
     dt_config c;
     dt_config_init(&c);
     c.flight_recorder_bytes = 1 << 20;
-    REQUIRE_EQ(dt_flight_fit_config(&c), DT_OK);
+    REQUIRE_EQ(dt__flight_fit_config(&c), DT_OK);
     CHECK_EQ(c.buffer_size, 256 << 10);
     c.buffer_size = 4 << 20;
     c.flight_recorder_bytes = (1 << 20) + 5000; /* a quarter, down to whole pages */
-    REQUIRE_EQ(dt_flight_fit_config(&c), DT_OK);
+    REQUIRE_EQ(dt__flight_fit_config(&c), DT_OK);
     CHECK_EQ(c.buffer_size, (size_t)((((1 << 20) + 5000) / 4) & ~4095));
     c.buffer_size = 4096;
     c.flight_recorder_bytes = 4 * 4096; /* fits already */
-    REQUIRE_EQ(dt_flight_fit_config(&c), DT_OK);
+    REQUIRE_EQ(dt__flight_fit_config(&c), DT_OK);
     CHECK_EQ(c.buffer_size, 4096);
     c.buffer_size = 4 << 20;
     c.flight_recorder_bytes = (uint64_t)256 << 20; /* 64 buffers of 4 MiB */
-    REQUIRE_EQ(dt_flight_fit_config(&c), DT_OK);
+    REQUIRE_EQ(dt__flight_fit_config(&c), DT_OK);
     CHECK_EQ(c.buffer_size, 4 << 20);
     c.flight_recorder_bytes = DT_FLIGHT_RECORDER_MIN_BYTES - 1;
-    CHECK_EQ(dt_flight_fit_config(&c), DT_ERR_INVALID_ARGUMENT);
+    CHECK_EQ(dt__flight_fit_config(&c), DT_ERR_INVALID_ARGUMENT);
     CHECK(strstr(dt_last_error(), "holds at least 4 buffers of 4096 bytes (16384 bytes)") != NULL, "%s",
           dt_last_error());
     dt_session *s = NULL;
@@ -305,23 +305,23 @@ static void decoded_buffers_go_back_at_once_their_pages_released(void)
     size_t size = 4 * (size_t)page;
     dt_session *s = dt_test_session(0);
     dt_pool_slot slot = DT_POOL_SLOT_INIT;
-    REQUIRE_EQ(dt_pool_slot_configure(&slot, 4 + DT_RING_RESERVE, size, 0), 0);
-    dt_ring *r = dt_ring_create(s, 4, fake_decode, NULL);
+    REQUIRE_EQ(dt__pool_slot_configure(&slot, 4 + DT_RING_RESERVE, size, 0), 0);
+    dt_ring *r = dt__ring_create(s, 4, fake_decode, NULL);
     REQUIRE(r != NULL);
-    dt_ring_set_buffer_size(r, size);
-    REQUIRE_EQ(dt_pool_slot_attach_ring(&slot, r), 0);
+    dt__ring_set_buffer_size(r, size);
+    REQUIRE_EQ(dt__pool_slot_attach_ring(&slot, r), 0);
     uint8_t *b[4];
     size_t got = 0;
     for (int i = 0; i < 4; i++) {
-        REQUIRE((b[i] = dt_pool_slot_get(&slot, &got)) != NULL);
+        REQUIRE((b[i] = dt__pool_slot_get(&slot, &got)) != NULL);
         memset(b[i], 0xab, size);
-        dt_ring_push(r, b[i], fill(b[i], 3, 1000 * (uint64_t)(i + 1)));
+        dt__ring_push(r, b[i], fill(b[i], 3, 1000 * (uint64_t)(i + 1)));
     }
     dt_ring_batch batch;
-    REQUIRE_EQ(dt_ring_take(r, &batch), 0);
+    REQUIRE_EQ(dt__ring_take(r, &batch), 0);
     REQUIRE_EQ(batch.count, 4);
     dt_session *x = dt_test_session(0);
-    dt_ring_decode_back(r, &batch, x, dt_pool_slot_put_to, &slot);
+    dt__ring_decode_back(r, &batch, x, dt__pool_slot_put_to, &slot);
     CHECK_EQ(x->sink.store.count, 12);
     CHECK(batch.buf == NULL && batch.count == 0, "the batch is not emptied");
     /* every whole page of each buffer was released */
@@ -331,30 +331,30 @@ static void decoded_buffers_go_back_at_once_their_pages_released(void)
     }
     /* back in the reserve and the pool: all 6 buffers can be had again */
     uint8_t *again[6];
-    for (int i = 0; i < 4; i++) CHECK((again[i] = dt_pool_slot_get(&slot, &got)) != NULL, "buffer %d", i);
+    for (int i = 0; i < 4; i++) CHECK((again[i] = dt__pool_slot_get(&slot, &got)) != NULL, "buffer %d", i);
     dt_session_destroy(x);
-    for (int i = 0; i < 4; i++) dt_pool_slot_put(&slot, again[i]);
+    for (int i = 0; i < 4; i++) dt__pool_slot_put(&slot, again[i]);
     /* the window dropped: nothing decoded */
     for (int i = 0; i < 2; i++) {
-        REQUIRE((b[i] = dt_pool_slot_get(&slot, &got)) != NULL);
-        dt_ring_push(r, b[i], fill(b[i], 3, 1000));
+        REQUIRE((b[i] = dt__pool_slot_get(&slot, &got)) != NULL);
+        dt__ring_push(r, b[i], fill(b[i], 3, 1000));
     }
-    REQUIRE_EQ(dt_ring_take(r, &batch), 0);
-    dt_ring_decode_back(r, &batch, NULL, dt_pool_slot_put_to, &slot);
-    dt_pool_slot_detach_ring(&slot);
-    dt_ring_destroy(r);
-    CHECK_EQ(dt_pool_slot_release(&slot), 0);
+    REQUIRE_EQ(dt__ring_take(r, &batch), 0);
+    dt__ring_decode_back(r, &batch, NULL, dt__pool_slot_put_to, &slot);
+    dt__pool_slot_detach_ring(&slot);
+    dt__ring_destroy(r);
+    CHECK_EQ(dt__pool_slot_release(&slot), 0);
     dt_session_destroy(s);
-    dt_pool_release_spares();
+    dt__pool_release_spares();
 }
 
 /* One dump at a time, from its snapshot until its trace is written: a dump
-   holds the session (dt_core_flight_hold_running finds the running one);
+   holds the session (dt__core_flight_hold_running finds the running one);
    meanwhile another is busy; none runs without a session. */
 static void one_dump_holds_the_session(void)
 {
     dt_session *held = NULL;
-    CHECK_EQ(dt_core_flight_hold_running(&held), DT_ERR_STATE);
+    CHECK_EQ(dt__core_flight_hold_running(&held), DT_ERR_STATE);
     CHECK(strstr(dt_last_error(), "no session records in this process") != NULL, "%s", dt_last_error());
     dt_config c;
     dt_config_init(&c);
@@ -363,15 +363,15 @@ static void one_dump_holds_the_session(void)
     dt_session *s = NULL;
     REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
     REQUIRE_EQ(dt_session_start(s), DT_OK);
-    REQUIRE_EQ(dt_core_flight_hold_running(&held), DT_OK);
+    REQUIRE_EQ(dt__core_flight_hold_running(&held), DT_OK);
     CHECK(held == s, "not the running session");
     dt_session *other = NULL;
-    CHECK_EQ(dt_core_flight_hold_running(&other), DT_ERR_BUSY);
+    CHECK_EQ(dt__core_flight_hold_running(&other), DT_ERR_BUSY);
     FILE *f = tmpfile();
     REQUIRE(f != NULL);
     CHECK_EQ(dt_session_dump(s, fileno(f), DT_FORMAT_JSON), DT_ERR_BUSY);
-    dt_core_flight_release(held);
-    CHECK_EQ(dt_api_dump_noted(s, fileno(f), DT_FORMAT_JSON, "flight_recorder.dump", "asked by a test", NULL, NULL),
+    dt__core_flight_release(held);
+    CHECK_EQ(dt__api_dump_noted(s, fileno(f), DT_FORMAT_JSON, "flight_recorder.dump", "asked by a test", NULL, NULL),
              DT_OK);
     /* the note is the dump's alone: the recording does not keep it */
     const char *key = NULL, *text = NULL;
@@ -379,7 +379,7 @@ static void one_dump_holds_the_session(void)
         CHECK(strcmp(key, "flight_recorder.dump") != 0, "the recording keeps the dump's note");
     fclose(f);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
-    CHECK_EQ(dt_core_flight_hold_running(&held), DT_ERR_STATE);
+    CHECK_EQ(dt__core_flight_hold_running(&held), DT_ERR_STATE);
     dt_session_destroy(s);
 }
 

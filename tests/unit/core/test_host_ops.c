@@ -67,7 +67,7 @@ static void ops_are_recorded_with_their_ids_and_parents(void)
     REQUIRE(linear->has_external && linear->external_id == 7);
     REQUIRE(linear->u.op.has_parent && linear->u.op.parent_id == range);
     REQUIRE(unnamed->has_external && unnamed->external_id == 0);
-    REQUIRE_EQ(mm->thread, dt_thread_id());
+    REQUIRE_EQ(mm->thread, dt__thread_id());
     REQUIRE(linear->start_ns <= mm->start_ns && mm->end_ns <= linear->end_ns);
     /* device time of an op pushed inside the range counts for the range */
     uint64_t r = 0;
@@ -111,7 +111,7 @@ static void *named_worker(void *p)
 {
     struct worker_arg *a = p;
     pthread_setname_np(pthread_self(), a->name);
-    a->tid = dt_thread_id();
+    a->tid = dt__thread_id();
     dt_op_push("worker op", 99);
     dt_op_pop(NULL);
     return NULL;
@@ -130,8 +130,8 @@ static void thread_names_outlive_their_threads(void)
     REQUIRE((dt_session_thread_name(s, a.tid)) != NULL);
     REQUIRE_STR(dt_session_thread_name(s, a.tid), "loader-7");
     /* threads alive at stop are named as they are then */
-    REQUIRE((dt_session_thread_name(s, dt_thread_id())) != NULL);
-    REQUIRE_STR(dt_session_thread_name(s, dt_thread_id()), "main-renamed");
+    REQUIRE((dt_session_thread_name(s, dt__thread_id())) != NULL);
+    REQUIRE_STR(dt_session_thread_name(s, dt__thread_id()), "main-renamed");
     REQUIRE((dt_session_thread_name(s, 0)) == NULL);
     REQUIRE((dt_session_thread_name(NULL, a.tid)) == NULL);
     dt_session_destroy(s);
@@ -169,9 +169,9 @@ static void device_properties_are_json_objects(void)
     REQUIRE_STR(buf, "");
     dt_device_props p = {.id = 1, .total_global_mem = 1u << 30, .num_sms = 24, .warp_size = 64};
     snprintf(p.name, sizeof p.name, "Emu \"GCU\"\n");
-    dt_core_set_device(s, &p);
+    dt__core_set_device(s, &p);
     p.id = 3;
-    dt_core_set_device(s, &p);
+    dt__core_set_device(s, &p);
     size_t need = dt_session_device_properties(s, NULL, 0);
     REQUIRE(need > 0);
     REQUIRE_EQ(dt_session_device_properties(s, buf, sizeof buf), need);

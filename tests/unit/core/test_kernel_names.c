@@ -58,10 +58,10 @@ static const char *note(const dt_session *s, const char *key)
 static uint32_t decode_name(dt_session *s, const char *raw)
 {
     dt_decode_cache cache;
-    dt_decode_cache_init(&cache);
-    dt_core_lock(s);
-    uint32_t id = dt_decode_kernel_name(s, &cache, raw);
-    dt_core_unlock(s);
+    dt__decode_cache_init(&cache);
+    dt__core_lock(s);
+    uint32_t id = dt__decode_kernel_name(s, &cache, raw);
+    dt__core_unlock(s);
     return id;
 }
 
@@ -74,8 +74,8 @@ static void long_names_are_kept_whole(void)
     char *raw = ident_name(9000);
     uint32_t id = decode_name(s, raw);
     REQUIRE_NE(id, UINT32_MAX);
-    const char *kept = dt_intern_get(&s->names, id);
-    size_t limit = dt_demangle_length_limit();
+    const char *kept = dt__intern_get(&s->names, id);
+    size_t limit = dt__demangle_length_limit();
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     const char *text = note(s, "kernel_names");
     if (limit >= 9000) {
@@ -90,10 +90,10 @@ static void long_names_are_kept_whole(void)
     /* within the demangler's limit, a name is demangled */
     REQUIRE(limit >= 1000);
     char *mid = ident_name(1000);
-    char *d = dt_demangle(mid, NULL);
+    char *d = dt__demangle(mid, NULL);
     REQUIRE((d) != NULL);
     REQUIRE_EQ(strlen(d), 1000 - 3 - 3 + 2);
-    dt_free(d);
+    dt__free(d);
     free(mid);
     free(raw);
     dt_session_destroy(s);
@@ -109,7 +109,7 @@ static void names_beyond_the_cap_are_cut_counted_and_noted(void)
     raw[len] = 0;
     uint32_t id = decode_name(s, raw);
     REQUIRE_NE(id, UINT32_MAX);
-    REQUIRE_EQ(dt_intern_len(&s->names, id), DT_MAX_KERNEL_NAME - 1);
+    REQUIRE_EQ(dt__intern_len(&s->names, id), DT_MAX_KERNEL_NAME - 1);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     const char *text = note(s, "kernel_names");
     REQUIRE((text) != NULL);
@@ -123,20 +123,20 @@ static void names_that_do_not_demangle_are_kept(void)
 {
     static const char *const raw[] = {"_Z", "_Zfoo", "_ZN5torch", "_Z!!broken", "relu"};
     dt_intern in;
-    REQUIRE_EQ(dt_intern_init(&in), 0);
+    REQUIRE_EQ(dt__intern_init(&in), 0);
     for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
         dt_demangle_result r;
-        REQUIRE((dt_demangle(raw[i], &r)) == NULL);
+        REQUIRE((dt__demangle(raw[i], &r)) == NULL);
         REQUIRE_EQ(r, DT_DEMANGLE_NOT_MANGLED);
-        REQUIRE_STR(dt_intern_get(&in, dt_intern_kernel(&in, raw[i])), raw[i]);
+        REQUIRE_STR(dt__intern_get(&in, dt__intern_kernel(&in, raw[i])), raw[i]);
     }
     REQUIRE_EQ(in.demangle_too_long, 0);
-    dt_intern_free(&in);
+    dt__intern_free(&in);
 }
 
 static void *demangle_deep_name(void *arg)
 {
-    return dt_demangle(arg, NULL);
+    return dt__demangle(arg, NULL);
 }
 
 /* The demangler's tables live on the stack and grow with the name; the
@@ -158,7 +158,7 @@ static void long_names_demangle_on_a_small_stack(void)
     pthread_join(t, &out);
     REQUIRE((out) != NULL);
     REQUIRE_EQ(strlen(out), 500 * 3 - 2 + 2);
-    dt_free(out);
+    dt__free(out);
 }
 
 DT_TEST_MAIN(NULL, NULL,

@@ -20,16 +20,16 @@ static void the_sink_reads_the_sessions_configuration(void)
     c.buffer_size = 0; /* the default, filled in */
     dt_session *s = NULL;
     REQUIRE_EQ(dt_session_create(&c, &s), DT_OK);
-    CHECK_EQ(dt_sink_capture(s), DT_CAPTURE_KERNEL | DT_CAPTURE_RUNTIME);
-    const dt_config *seen = dt_sink_config(s);
+    CHECK_EQ(dt__sink_capture(s), DT_CAPTURE_KERNEL | DT_CAPTURE_RUNTIME);
+    const dt_config *seen = dt__sink_config(s);
     CHECK_EQ(seen->capture, DT_CAPTURE_KERNEL | DT_CAPTURE_RUNTIME);
     CHECK_EQ(seen->max_duration_ns, 1000);
     dt_config def;
     dt_config_init(&def);
     CHECK_EQ(seen->buffer_size, def.buffer_size);
     /* the per-record check holds a record to the session's limit */
-    CHECK(dt_times_ok(s, 100, 1100));
-    CHECK(!dt_times_ok(s, 100, 1101));
+    CHECK(dt__times_ok(s, 100, 1100));
+    CHECK(!dt__times_ok(s, 100, 1101));
     CHECK_EQ(dt_session_loss(s, DT_LOSS_TIMESTAMP_TOO_LONG), 1);
     dt_session_destroy(s);
 }
@@ -49,26 +49,26 @@ static void remember(const dt_rec *r, void *arg)
 static void records_added_through_the_sink_are_the_sessions(void)
 {
     dt_session *s = dt_test_session(0);
-    dt_core_lock(s);
+    dt__core_lock(s);
     for (uint64_t i = 1; i <= 3; i++) {
-        dt_rec *r = dt_sink_add(s);
+        dt_rec *r = dt__sink_add(s);
         REQUIRE(r != NULL);
         r->kind = DT_EVENT_KERNEL;
         r->start = i * 10;
         r->end = i * 10 + 5;
-        r->name = dt_sink_intern(s, i == 2 ? "second" : "other");
+        r->name = dt__sink_intern(s, i == 2 ? "second" : "other");
     }
-    uint32_t cut = dt_sink_intern_n(s, "second and more", 6);
-    dt_core_unlock(s);
+    uint32_t cut = dt__sink_intern_n(s, "second and more", 6);
+    dt__core_unlock(s);
     seen_records seen = {{0}, 0};
-    dt_sink_each_record(s, remember, &seen);
+    dt__sink_each_record(s, remember, &seen);
     REQUIRE_EQ(seen.count, 3);
     CHECK_EQ(seen.starts[0], 10);
     CHECK_EQ(seen.starts[1], 20);
     CHECK_EQ(seen.starts[2], 30);
-    CHECK_STR(dt_intern_get(&s->names, dt_store_at(&s->sink.store, 1)->name), "second");
+    CHECK_STR(dt__intern_get(&s->names, dt__store_at(&s->sink.store, 1)->name), "second");
     /* the same bytes are the same name */
-    CHECK_EQ(cut, dt_store_at(&s->sink.store, 1)->name);
+    CHECK_EQ(cut, dt__store_at(&s->sink.store, 1)->name);
     dt_session_destroy(s);
 }
 
@@ -76,25 +76,25 @@ static void a_session_without_a_flight_recorder_has_no_ring(void)
 {
     dt_session *s = dt_test_session(0);
     uint8_t buffer[64] = {0};
-    CHECK(!dt_sink_has_ring(s));
+    CHECK(!dt__sink_has_ring(s));
     /* not queued: the backend decodes it */
-    CHECK_EQ(dt_sink_ring_push(s, buffer, sizeof buffer), 0);
+    CHECK_EQ(dt__sink_ring_push(s, buffer, sizeof buffer), 0);
     dt_session_destroy(s);
 }
 
 static void devices_described_are_known(void)
 {
     dt_session *s = dt_test_session(0);
-    CHECK(!dt_sink_has_device(s, 3));
+    CHECK(!dt__sink_has_device(s, 3));
     dt_device_props p;
     memset(&p, 0, sizeof p);
     p.id = 3;
     snprintf(p.name, sizeof p.name, "device three");
-    dt_core_set_device(s, &p);
-    CHECK(dt_sink_has_device(s, 3));
-    CHECK(!dt_sink_has_device(s, 2));
-    CHECK(!dt_sink_has_device(s, DT_MAX_DEVICES));
-    CHECK_STR(dt_core_devices(s)[3].name, "device three");
+    dt__core_set_device(s, &p);
+    CHECK(dt__sink_has_device(s, 3));
+    CHECK(!dt__sink_has_device(s, 2));
+    CHECK(!dt__sink_has_device(s, DT_MAX_DEVICES));
+    CHECK_STR(dt__core_devices(s)[3].name, "device three");
     dt_session_destroy(s);
 }
 
@@ -104,12 +104,12 @@ static void every_start_has_a_generation_of_its_own(void)
 {
     dt_session *s = dt_test_session(0);
     REQUIRE_EQ(dt_session_start(s), DT_OK);
-    REQUIRE(dt_active_session() == s);
-    uint64_t first = dt_sink_generation(s);
+    REQUIRE(dt__active_session() == s);
+    uint64_t first = dt__sink_generation(s);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
-    REQUIRE(dt_active_session() == NULL);
+    REQUIRE(dt__active_session() == NULL);
     REQUIRE_EQ(dt_session_start(s), DT_OK);
-    uint64_t second = dt_sink_generation(s);
+    uint64_t second = dt__sink_generation(s);
     REQUIRE_EQ(dt_session_stop(s), DT_OK);
     CHECK(first != second);
     dt_session_destroy(s);

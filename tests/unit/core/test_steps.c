@@ -19,23 +19,23 @@ static void sleep_ms(unsigned ms)
 static void step_numbers_rise_from_one_and_count(void)
 {
     uint64_t n, t;
-    dt_core_step_last(&n, &t);
+    dt__core_step_last(&n, &t);
     CHECK_EQ(n, 0);
     CHECK_EQ(t, 0);
     CHECK_EQ(dt_step_count(), 0);
     for (uint64_t i = 1; i <= 5; i++) {
-        uint64_t before = dt_realtime_ns();
+        uint64_t before = dt__realtime_ns();
         REQUIRE_EQ(dt_step(), DT_OK);
-        uint64_t after = dt_realtime_ns();
+        uint64_t after = dt__realtime_ns();
         CHECK_EQ(dt_step_count(), i);
-        dt_core_step_last(&n, &t);
+        dt__core_step_last(&n, &t);
         CHECK_EQ(n, i);
         CHECK(t >= before && t <= after, "step %" PRIu64 " at %" PRIu64 ", called in [%" PRIu64 ", %" PRIu64 "]", i,
               t, before, after);
     }
     /* a ProfilerStep# numbering that restarts is taken as it comes, and
        dt_step's own numbering goes on */
-    dt_core_step_begin(2, 1000);
+    dt__core_step_begin(2, 1000);
     CHECK_EQ(dt_step_count(), 2);
     REQUIRE_EQ(dt_step(), DT_OK);
     CHECK_EQ(dt_step_count(), 6);
@@ -57,7 +57,7 @@ static void *stepper_main(void *arg)
     stepper *st = arg;
     while (!atomic_load(&st->stop)) {
         sleep_ms(st->gap_ms);
-        for (int i = 0; i < st->count; i++) dt_core_step_begin(st->numbers[i], st->times[i]);
+        for (int i = 0; i < st->count; i++) dt__core_step_begin(st->numbers[i], st->times[i]);
     }
     return NULL;
 }
@@ -82,7 +82,7 @@ static void wait_returns_the_first_step_at_or_past_the_target(void)
     stepper st = {.numbers = {41, 42, 43, 40}, .times = {5000, 7000, 9000, 3000}, .count = 4, .gap_ms = 2};
     stepper_start(&st);
     uint64_t n = 0, t = 0;
-    int rc = dt_core_step_wait(42, dt_monotonic_ns() + 10000000000ull, &n, &t);
+    int rc = dt__core_step_wait(42, dt__monotonic_ns() + 10000000000ull, &n, &t);
     stepper_join(&st);
     REQUIRE_EQ(rc, 0);
     CHECK_EQ(n, 42);
@@ -92,11 +92,11 @@ static void wait_returns_the_first_step_at_or_past_the_target(void)
 static void wait_target_zero_takes_the_next_step_whatever_its_number(void)
 {
     /* a numbering lower than the latest is a step all the same */
-    dt_core_step_begin(100, 1000);
+    dt__core_step_begin(100, 1000);
     stepper st = {.numbers = {3}, .times = {2000}, .count = 1, .gap_ms = 2};
     stepper_start(&st);
     uint64_t n = 0, t = 0;
-    int rc = dt_core_step_wait(0, dt_monotonic_ns() + 10000000000ull, &n, &t);
+    int rc = dt__core_step_wait(0, dt__monotonic_ns() + 10000000000ull, &n, &t);
     stepper_join(&st);
     REQUIRE_EQ(rc, 0);
     CHECK_EQ(n, 3);
@@ -105,12 +105,12 @@ static void wait_target_zero_takes_the_next_step_whatever_its_number(void)
 
 static void wait_ignores_steps_before_the_call(void)
 {
-    dt_core_step_begin(500, 1000);
+    dt__core_step_begin(500, 1000);
     uint64_t n = 1, t = 1;
-    uint64_t t0 = dt_monotonic_ns();
-    CHECK_EQ(dt_core_step_wait(0, t0 + 30000000, &n, &t), -1);
-    CHECK(dt_monotonic_ns() - t0 >= 30000000);
-    CHECK_EQ(dt_core_step_wait(500, t0, &n, &t), -1); /* a deadline already past */
+    uint64_t t0 = dt__monotonic_ns();
+    CHECK_EQ(dt__core_step_wait(0, t0 + 30000000, &n, &t), -1);
+    CHECK(dt__monotonic_ns() - t0 >= 30000000);
+    CHECK_EQ(dt__core_step_wait(500, t0, &n, &t), -1); /* a deadline already past */
 }
 
 static void wait_times_out_while_steps_stay_below_the_target(void)
@@ -119,9 +119,9 @@ static void wait_times_out_while_steps_stay_below_the_target(void)
     stepper st = {.numbers = {7}, .times = {1000}, .count = 1, .gap_ms = 1};
     stepper_start(&st);
     uint64_t n = 0, t = 0;
-    uint64_t t0 = dt_monotonic_ns();
-    int rc = dt_core_step_wait(8, t0 + 50000000, &n, &t);
-    uint64_t waited = dt_monotonic_ns() - t0;
+    uint64_t t0 = dt__monotonic_ns();
+    int rc = dt__core_step_wait(8, t0 + 50000000, &n, &t);
+    uint64_t waited = dt__monotonic_ns() - t0;
     stepper_join(&st);
     CHECK_EQ(rc, -1);
     CHECK(waited >= 50000000, "returned after %" PRIu64 " ns", waited);
@@ -137,9 +137,9 @@ typedef struct waiter {
 static void *waiter_main(void *arg)
 {
     waiter *w = arg;
-    uint64_t n, t, t0 = dt_monotonic_ns();
-    w->rc = dt_core_step_wait(UINT64_MAX, t0 + 60000000000ull, &n, &t);
-    w->waited_ns = dt_monotonic_ns() - t0;
+    uint64_t n, t, t0 = dt__monotonic_ns();
+    w->rc = dt__core_step_wait(UINT64_MAX, t0 + 60000000000ull, &n, &t);
+    w->waited_ns = dt__monotonic_ns() - t0;
     atomic_store(&w->done, 1);
     return NULL;
 }
@@ -155,7 +155,7 @@ static void wake_makes_every_waiter_return(void)
     /* a wake reaches the waiters waiting then: repeat it until all were */
     for (int i = 0; i < 3; i++)
         while (!atomic_load(&w[i].done)) {
-            dt_core_steps_wake();
+            dt__core_steps_wake();
             sleep_ms(1);
         }
     for (int i = 0; i < 3; i++) {
@@ -164,9 +164,9 @@ static void wake_makes_every_waiter_return(void)
         CHECK(w[i].waited_ns < 30000000000ull);
     }
     /* a wake before a wait does not end it */
-    uint64_t n, t, t0 = dt_monotonic_ns();
-    CHECK_EQ(dt_core_step_wait(0, t0 + 20000000, &n, &t), -1);
-    CHECK(dt_monotonic_ns() - t0 >= 20000000);
+    uint64_t n, t, t0 = dt__monotonic_ns();
+    CHECK_EQ(dt__core_step_wait(0, t0 + 20000000, &n, &t), -1);
+    CHECK(dt__monotonic_ns() - t0 >= 20000000);
 }
 
 /* ---- the observer ---- */
@@ -190,13 +190,13 @@ static void observe(void *ctx, uint64_t number, uint64_t t_ns, uint64_t last_dur
 static void observer_gets_each_step_and_the_last_ones_duration(void)
 {
     seen s = {0};
-    dt_core_steps_observe(observe, &s);
+    dt__core_steps_observe(observe, &s);
     const uint64_t t0 = 1700000000000000000ull;
-    dt_core_step_begin(1, t0);
-    dt_core_step_begin(2, t0 + 1500);
-    dt_core_step_begin(3, t0 + 1500 + 123456789);
-    dt_core_step_begin(1, t0 + 1500 + 123456789 + 7); /* a numbering that restarts */
-    dt_core_step_begin(2, t0);                         /* a clock that went back */
+    dt__core_step_begin(1, t0);
+    dt__core_step_begin(2, t0 + 1500);
+    dt__core_step_begin(3, t0 + 1500 + 123456789);
+    dt__core_step_begin(1, t0 + 1500 + 123456789 + 7); /* a numbering that restarts */
+    dt__core_step_begin(2, t0);                         /* a clock that went back */
     REQUIRE_EQ(s.n, 5);
     const uint64_t number[] = {1, 2, 3, 1, 2};
     const uint64_t duration[] = {0, 1500, 123456789, 7, 0};
@@ -208,25 +208,25 @@ static void observer_gets_each_step_and_the_last_ones_duration(void)
     /* dt_step: the duration on the realtime clock the step times come from */
     dt_step();
     uint64_t n, t1, t2;
-    dt_core_step_last(&n, &t1);
+    dt__core_step_last(&n, &t1);
     dt_step();
-    dt_core_step_last(&n, &t2);
+    dt__core_step_last(&n, &t2);
     REQUIRE_EQ(s.n, 7);
     CHECK_EQ(s.number[6], 2);
     CHECK_EQ(s.duration[6], t2 - t1);
     /* removed: no more calls */
-    dt_core_steps_observe(NULL, NULL);
+    dt__core_steps_observe(NULL, NULL);
     dt_step();
     CHECK_EQ(s.n, 7);
     /* replaced: the new one only */
     seen s2 = {0};
-    dt_core_steps_observe(observe, &s);
-    dt_core_steps_observe(observe, &s2);
+    dt__core_steps_observe(observe, &s);
+    dt__core_steps_observe(observe, &s2);
     dt_step();
     CHECK_EQ(s.n, 7);
     CHECK_EQ(s2.n, 1);
     CHECK_EQ(s2.number[0], 4);
-    dt_core_steps_observe(NULL, NULL);
+    dt__core_steps_observe(NULL, NULL);
 }
 
 /* ---- ProfilerStep#<n> ---- */
@@ -267,18 +267,18 @@ static const struct {
    began, and which. */
 static int pushed_step(const char *name, uint64_t *number, uint64_t *t, uint64_t *before, uint64_t *after)
 {
-    dt_core_step_begin(123456, 1);
-    *before = dt_realtime_ns();
+    dt__core_step_begin(123456, 1);
+    *before = dt__realtime_ns();
     REQUIRE_EQ(dt_range_push(name, NULL), DT_OK);
-    *after = dt_realtime_ns();
+    *after = dt__realtime_ns();
     REQUIRE_EQ(dt_range_pop(), DT_OK);
-    dt_core_step_last(number, t);
+    dt__core_step_last(number, t);
     return !(*number == 123456 && *t == 1);
 }
 
 static void profiler_step_ranges_begin_steps_while_watched(void)
 {
-    dt_core_steps_watch(1);
+    dt__core_steps_watch(1);
     for (size_t i = 0; i < sizeof profiler_names / sizeof profiler_names[0]; i++) {
         const char *name = profiler_names[i].name;
         uint64_t n, t, before, after;
@@ -298,44 +298,44 @@ static void profiler_step_ranges_begin_steps_while_watched(void)
     longname[sizeof longname - 1] = 0;
     uint64_t n, t, before, after;
     CHECK_EQ(pushed_step(longname, &n, &t, &before, &after), 0);
-    dt_core_steps_watch(0);
+    dt__core_steps_watch(0);
 }
 
 static void profiler_step_ranges_are_not_looked_at_unwatched(void)
 {
     uint64_t n, t, before, after;
     CHECK_EQ(pushed_step("ProfilerStep#5", &n, &t, &before, &after), 0);
-    dt_core_steps_watch(1);
-    dt_core_steps_watch(1);
-    dt_core_steps_watch(0);
+    dt__core_steps_watch(1);
+    dt__core_steps_watch(1);
+    dt__core_steps_watch(0);
     CHECK_EQ(pushed_step("ProfilerStep#5", &n, &t, &before, &after), 1); /* one watcher left */
-    dt_core_steps_watch(0);
-    dt_core_steps_watch(0); /* one too many: the count stays at zero */
+    dt__core_steps_watch(0);
+    dt__core_steps_watch(0); /* one too many: the count stays at zero */
     CHECK_EQ(pushed_step("ProfilerStep#5", &n, &t, &before, &after), 0);
-    dt_core_steps_watch(1);
+    dt__core_steps_watch(1);
     CHECK_EQ(pushed_step("ProfilerStep#6", &n, &t, &before, &after), 1);
     CHECK_EQ(n, 6);
-    dt_core_steps_watch(0);
+    dt__core_steps_watch(0);
 }
 
 static void profiler_step_marks_reported_by_a_vendor_begin_steps(void)
 {
     dt_session *s = dt_test_session(0);
     REQUIRE_EQ(dt_session_start(s), DT_OK);
-    dt_core_steps_watch(1);
-    dt_corr_range_add(s, "ProfilerStep#77", 4242, 5000, dt_thread_id());
+    dt__core_steps_watch(1);
+    dt__corr_range_add(s, "ProfilerStep#77", 4242, 5000, dt__thread_id());
     uint64_t n, t;
-    dt_core_step_last(&n, &t);
+    dt__core_step_last(&n, &t);
     CHECK_EQ(n, 77);
     CHECK_EQ(t, 4242);
-    dt_corr_range_add(s, "ProfilerStep#7x", 4343, 5000, dt_thread_id());
-    dt_corr_range_add(s, NULL, 4444, 5000, dt_thread_id());
-    dt_core_step_last(&n, &t);
+    dt__corr_range_add(s, "ProfilerStep#7x", 4343, 5000, dt__thread_id());
+    dt__corr_range_add(s, NULL, 4444, 5000, dt__thread_id());
+    dt__core_step_last(&n, &t);
     CHECK_EQ(n, 77);
     CHECK_EQ(t, 4242);
-    dt_core_steps_watch(0);
-    dt_corr_range_add(s, "ProfilerStep#78", 4545, 5000, dt_thread_id());
-    dt_core_step_last(&n, &t);
+    dt__core_steps_watch(0);
+    dt__corr_range_add(s, "ProfilerStep#78", 4545, 5000, dt__thread_id());
+    dt__core_step_last(&n, &t);
     CHECK_EQ(n, 77);
     dt_session_stop(s);
     dt_session_destroy(s);
@@ -368,7 +368,7 @@ static void *range_many(void *arg)
         dt_range_push(name, NULL);
         dt_range_pop();
         uint64_t n, t;
-        dt_core_step_last(&n, &t); /* a reader among the writers */
+        dt__core_step_last(&n, &t); /* a reader among the writers */
     }
     return NULL;
 }
@@ -383,8 +383,8 @@ static void count_observed(void *ctx, uint64_t number, uint64_t t_ns, uint64_t l
 
 static void threads_step_while_others_wait(void)
 {
-    dt_core_steps_watch(1);
-    dt_core_steps_observe(count_observed, NULL);
+    dt__core_steps_watch(1);
+    dt__core_steps_observe(count_observed, NULL);
     pthread_t th[STEP_THREADS + 1];
     for (int i = 0; i < STEP_THREADS; i++) REQUIRE_EQ(pthread_create(&th[i], NULL, step_many, NULL), 0);
     REQUIRE_EQ(pthread_create(&th[STEP_THREADS], NULL, range_many, NULL), 0);
@@ -392,7 +392,7 @@ static void threads_step_while_others_wait(void)
     /* waits that end at a step, while steps are made on five threads */
     uint64_t n, t, last_n = 0;
     for (int i = 0; i < 50; i++) {
-        if (dt_core_step_wait(0, dt_monotonic_ns() + 200000000, &n, &t) != 0) break;
+        if (dt__core_step_wait(0, dt__monotonic_ns() + 200000000, &n, &t) != 0) break;
         last_n = n;
     }
     for (int i = 0; i <= STEP_THREADS; i++) pthread_join(th[i], NULL);
@@ -401,8 +401,8 @@ static void threads_step_while_others_wait(void)
     dt_step();
     CHECK_EQ(dt_step_count(), (uint64_t)STEP_THREADS * STEPS_EACH + 1);
     CHECK_EQ(atomic_load(&g_observed), (uint64_t)(STEP_THREADS + 1) * STEPS_EACH + 1);
-    dt_core_steps_observe(NULL, NULL);
-    dt_core_steps_watch(0);
+    dt__core_steps_observe(NULL, NULL);
+    dt__core_steps_watch(0);
 }
 
 int main(int argc, char **argv)

@@ -19,7 +19,7 @@ static uint64_t rnd(void)
 static int cmp_items(const void *a, const void *b)
 {
     const dt_row_item *x = a, *y = b;
-    return dt_wr_row_item_before(x, y) ? -1 : dt_wr_row_item_before(y, x) ? 1 : 0;
+    return dt__wr_row_item_before(x, y) ? -1 : dt__wr_row_item_before(y, x) ? 1 : 0;
 }
 
 /* Sorts a copy with qsort and with dt_row_items_sort: the same order. */
@@ -29,7 +29,7 @@ static void check_sort(dt_row_item *a, size_t n)
     REQUIRE(want && tmp);
     memcpy(want, a, n * sizeof *a);
     qsort(want, n, sizeof *want, cmp_items);
-    dt_wr_row_items_sort(a, tmp, n);
+    dt__wr_row_items_sort(a, tmp, n);
     for (size_t i = 0; i < n; i++)
         if (a[i].idx != want[i].idx)
             FAIL("position %zu: idx %u, expected %u", i, a[i].idx, want[i].idx);
@@ -40,7 +40,7 @@ static void check_sort(dt_row_item *a, size_t n)
 static void test_order_is_start_then_longer_first_then_index(void)
 {
     dt_row_item a[] = {{10, 20, 0}, {10, 30, 1}, {5, 6, 2}, {10, 30, 3}, {10, 10, 4}};
-    dt_wr_row_items_sort(a, (dt_row_item[5]){{0}}, 5);
+    dt__wr_row_items_sort(a, (dt_row_item[5]){{0}}, 5);
     static const uint32_t want[] = {2, 1, 3, 0, 4};
     for (int i = 0; i < 5; i++)
         CHECK_EQ(a[i].idx, want[i]);
@@ -90,13 +90,13 @@ static uint32_t level_and_check(const dt_row_item *a, size_t n, uint32_t *level)
 {
     dt_leveler lv;
     memset(&lv, 0, sizeof lv);
-    dt_wr_leveler_reset(&lv);
+    dt__wr_leveler_reset(&lv);
     for (size_t i = 0; i < n; i++) {
-        level[i] = dt_wr_leveler_place(&lv, a[i].start, a[i].end);
+        level[i] = dt__wr_leveler_place(&lv, a[i].start, a[i].end);
         REQUIRE_NE(level[i], DT_LEVELER_NONE);
     }
-    uint32_t levels = dt_wr_leveler_levels(&lv);
-    dt_wr_leveler_free(&lv);
+    uint32_t levels = dt__wr_leveler_levels(&lv);
+    dt__wr_leveler_free(&lv);
     for (size_t i = 0; i < n; i++) {
         CHECK(level[i] < levels, "event %zu on level %u of %u", i, level[i], levels);
         for (size_t j = 0; j < i; j++) {
@@ -160,7 +160,7 @@ static void test_random_rows_level_validly(void)
         uint64_t st = rnd() % 100000;
         a[i] = (dt_row_item){st, st + rnd() % 300, (uint32_t)i};
     }
-    dt_wr_row_items_sort(a, tmp, N);
+    dt__wr_row_items_sort(a, tmp, N);
     level_and_check(a, N, level);
     free(a);
     free(tmp);
@@ -171,26 +171,26 @@ static void test_reset_starts_a_new_row(void)
 {
     dt_leveler lv;
     memset(&lv, 0, sizeof lv);
-    CHECK_EQ(dt_wr_leveler_place(&lv, 0, 100), 0);
-    CHECK_EQ(dt_wr_leveler_place(&lv, 50, 150), 1);
-    CHECK_EQ(dt_wr_leveler_levels(&lv), 2);
-    dt_wr_leveler_reset(&lv);
-    CHECK_EQ(dt_wr_leveler_levels(&lv), 0);
-    CHECK_EQ(dt_wr_leveler_place(&lv, 60, 70), 0);
-    CHECK_EQ(dt_wr_leveler_levels(&lv), 1);
-    dt_wr_leveler_free(&lv);
+    CHECK_EQ(dt__wr_leveler_place(&lv, 0, 100), 0);
+    CHECK_EQ(dt__wr_leveler_place(&lv, 50, 150), 1);
+    CHECK_EQ(dt__wr_leveler_levels(&lv), 2);
+    dt__wr_leveler_reset(&lv);
+    CHECK_EQ(dt__wr_leveler_levels(&lv), 0);
+    CHECK_EQ(dt__wr_leveler_place(&lv, 60, 70), 0);
+    CHECK_EQ(dt__wr_leveler_levels(&lv), 1);
+    dt__wr_leveler_free(&lv);
 }
 
 static void test_out_of_memory_is_reported(void)
 {
     dt_leveler lv;
     memset(&lv, 0, sizeof lv);
-    dt_alloc_fail_after(1, 1);
-    uint32_t level = dt_wr_leveler_place(&lv, 0, 100);
-    dt_alloc_fail_after(0, 0);
+    dt__alloc_fail_after(1, 1);
+    uint32_t level = dt__wr_leveler_place(&lv, 0, 100);
+    dt__alloc_fail_after(0, 0);
     CHECK_EQ(level, DT_LEVELER_NONE);
-    CHECK_EQ(dt_wr_leveler_place(&lv, 0, 100), 0);
-    dt_wr_leveler_free(&lv);
+    CHECK_EQ(dt__wr_leveler_place(&lv, 0, 100), 0);
+    dt__wr_leveler_free(&lv);
 }
 
 DT_TEST_MAIN(NULL, NULL,

@@ -85,43 +85,43 @@ static void test_a_name_gets_the_suffix_of_the_format_asked_for(void)
 static void test_every_writer_is_the_one_its_name_number_and_suffixes_give(void)
 {
     size_t cursor = 0, n = 0;
-    for (const dt_fmt *w; (w = dt_fmt_next(&cursor)); n++) {
-        CHECK(dt_fmt_by_name(w->name) == w);
-        CHECK(dt_fmt_of((int)w->format) == w);
+    for (const dt_fmt *w; (w = dt__fmt_next(&cursor)); n++) {
+        CHECK(dt__fmt_by_name(w->name) == w);
+        CHECK(dt__fmt_of((int)w->format) == w);
         char path[64];
         size_t len = 0;
         snprintf(path, sizeof path, "x%s", w->suffix);
-        CHECK(dt_fmt_of_path(path, &len) == w);
+        CHECK(dt__fmt_of_path(path, &len) == w);
         CHECK_EQ(len, strlen(w->suffix));
         if (w->also) {
             snprintf(path, sizeof path, "x%s", w->also);
-            CHECK(dt_fmt_of_path(path, &len) == w);
+            CHECK(dt__fmt_of_path(path, &len) == w);
         }
-        const dt_fmt *plain = dt_fmt_of((int)w->plain);
+        const dt_fmt *plain = dt__fmt_of((int)w->plain);
         REQUIRE(plain != NULL);
         CHECK_EQ(plain->gzip, 0);
-        REQUIRE(dt_wr_of_format((int)w->format) != NULL);
-        CHECK(dt_wr_of_format((int)plain->format) == dt_wr_of_format((int)w->format));
-        CHECK_EQ(dt_fmt_available(w), dt_format_available(w->format));
+        REQUIRE(dt__wr_of_format((int)w->format) != NULL);
+        CHECK(dt__wr_of_format((int)plain->format) == dt__wr_of_format((int)w->format));
+        CHECK_EQ(dt__fmt_available(w), dt_format_available(w->format));
     }
     CHECK_EQ(n, 4);
-    CHECK(dt_fmt_of_path("x.txt", NULL) == NULL);
-    CHECK(dt_wr_of_format(4) == NULL);
+    CHECK(dt__fmt_of_path("x.txt", NULL) == NULL);
+    CHECK(dt__wr_of_format(4) == NULL);
 }
 
 static void test_the_lists_of_formats_come_from_the_table(void)
 {
     char buf[256];
-    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_NAME, -1, ", ", " or "), "json, json.gz, perfetto or perfetto.gz");
-    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_NAME, -1, "|", "|"), "json|json.gz|perfetto|perfetto.gz");
-    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_SUFFIX, -1, ", ", ", "), ".json, .json.gz, .pftrace, .pftrace.gz");
+    CHECK_STR(dt__fmt_list(buf, sizeof buf, DT_FMT_NAME, -1, ", ", " or "), "json, json.gz, perfetto or perfetto.gz");
+    CHECK_STR(dt__fmt_list(buf, sizeof buf, DT_FMT_NAME, -1, "|", "|"), "json|json.gz|perfetto|perfetto.gz");
+    CHECK_STR(dt__fmt_list(buf, sizeof buf, DT_FMT_SUFFIX, -1, ", ", ", "), ".json, .json.gz, .pftrace, .pftrace.gz");
     /* the suffixes that choose a format other than the default */
-    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_CHOOSER, DT_FORMAT_JSON, ", ", " or "), ".gz, .pftrace or .pftrace.gz");
-    CHECK_STR(dt_fmt_list(buf, sizeof buf, DT_FMT_CONSTANT, -1, ", ", " or "),
+    CHECK_STR(dt__fmt_list(buf, sizeof buf, DT_FMT_CHOOSER, DT_FORMAT_JSON, ", ", " or "), ".gz, .pftrace or .pftrace.gz");
+    CHECK_STR(dt__fmt_list(buf, sizeof buf, DT_FMT_CONSTANT, -1, ", ", " or "),
               "DT_FORMAT_JSON, DT_FORMAT_JSON_GZ, DT_FORMAT_PERFETTO or DT_FORMAT_PERFETTO_GZ");
     /* cut to fit, terminated */
     char small[10];
-    CHECK_STR(dt_fmt_list(small, sizeof small, DT_FMT_NAME, -1, ", ", " or "), "json, jso");
+    CHECK_STR(dt__fmt_list(small, sizeof small, DT_FMT_NAME, -1, ", ", " or "), "json, jso");
 }
 
 static void test_every_event_kind_and_loss_reason_has_its_name(void)
@@ -130,9 +130,9 @@ static void test_every_event_kind_and_loss_reason_has_its_name(void)
                                         "overhead", "range", "op", "collective", "memory"};
     REQUIRE_EQ(sizeof kinds / sizeof *kinds, (size_t)DT_EVENT_KIND_MAX + 1);
     for (int k = 1; k <= DT_EVENT_KIND_MAX; k++)
-        CHECK_STR(dt_fmt_event_kind_name(k), kinds[k]);
-    CHECK(dt_fmt_event_kind_name(0) == NULL);
-    CHECK(dt_fmt_event_kind_name(DT_EVENT_KIND_MAX + 1) == NULL);
+        CHECK_STR(dt__fmt_event_kind_name(k), kinds[k]);
+    CHECK(dt__fmt_event_kind_name(0) == NULL);
+    CHECK(dt__fmt_event_kind_name(DT_EVENT_KIND_MAX + 1) == NULL);
     for (int r = 0; r < DT_LOSS_COUNT; r++) {
         const char *name = dt_loss_reason_name((dt_loss_reason)r);
         REQUIRE(name != NULL);

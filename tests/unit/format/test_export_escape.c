@@ -68,10 +68,10 @@ static void test_escape_known_forms(void)
     };
     char buf[128];
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        char *e = dt_json_escape(buf, cases[k].in, cases[k].n);
+        char *e = dt__json_escape(buf, cases[k].in, cases[k].n);
         *e = 0;
         REQUIRE_STR(buf, cases[k].out);
-        REQUIRE((size_t)(e - buf) <= dt_json_escaped_max(cases[k].n));
+        REQUIRE((size_t)(e - buf) <= dt__json_escaped_max(cases[k].n));
     }
 }
 
@@ -88,7 +88,7 @@ static void test_escape_random_bytes_always_parse(void)
         }
         if (printable && n >= 4 && round % 4 == 0)
             memcpy(in + n / 2 - 2, "\xe2\x82\xac", 3);
-        char *e = dt_json_escape(out, in, n);
+        char *e = dt__json_escape(out, in, n);
         size_t len;
         char *dec = decode(out, (size_t)(e - out), &len);
         if (!dec)
@@ -109,20 +109,20 @@ static void test_writer_long_strings_match_escaper(void)
     int fd = mkstemp(path);
     REQUIRE(fd >= 0);
     dt_out o;
-    REQUIRE_EQ(dt_out_init(&o, fd, 0, 1, 4096), 0);
+    REQUIRE_EQ(dt__out_init(&o, fd, 0, 1, 4096), 0);
     size_t n = 50000;
     char *s = malloc(n);
     for (size_t i = 0; i + 3 <= n; i += 3)
         memcpy(s + i, i % 7 ? "\xe2\x82\xac" : "\"\\\x01", 3);
     for (size_t i = n - n % 3; i < n; i++)
         s[i] = 'x';
-    dt_json_string(&o, s, n);
-    REQUIRE_EQ(dt_out_finish(&o), 0);
+    dt__json_string(&o, s, n);
+    REQUIRE_EQ(dt__out_finish(&o), 0);
     REQUIRE_EQ(o.bytes, (uint64_t)lseek(fd, 0, SEEK_END));
-    dt_out_free(&o);
+    dt__out_free(&o);
 
-    char *want = malloc(dt_json_escaped_max(n));
-    size_t want_len = (size_t)(dt_json_escape(want, s, n) - want);
+    char *want = malloc(dt__json_escaped_max(n));
+    size_t want_len = (size_t)(dt__json_escape(want, s, n) - want);
     char *got = malloc(want_len + 1);
     REQUIRE_EQ(pread(fd, got, want_len + 1, 0), (ssize_t)want_len);
     REQUIRE(memcmp(got, want, want_len) == 0);
@@ -139,19 +139,19 @@ static void test_writer_gzip_round_trip(void)
     int fd = mkstemp(path);
     REQUIRE(fd >= 0);
     dt_out o;
-    REQUIRE_EQ(dt_out_init(&o, fd, 1, 1, 8192), 0);
+    REQUIRE_EQ(dt__out_init(&o, fd, 1, 1, 8192), 0);
     size_t total = 0;
     char line[64];
     for (int i = 0; i < 100000; i++) {
-        char *p = dt_out_reserve(&o, sizeof line);
-        char *e = dt_put_us3(p, (uint64_t)i * 1001);
+        char *p = dt__out_reserve(&o, sizeof line);
+        char *e = dt__put_us3(p, (uint64_t)i * 1001);
         *e++ = '\n';
         total += (size_t)(e - p);
-        dt_out_commit(&o, e);
+        dt__out_commit(&o, e);
     }
-    REQUIRE_EQ(dt_out_finish(&o), 0);
+    REQUIRE_EQ(dt__out_finish(&o), 0);
     REQUIRE_EQ(o.bytes, total);
-    dt_out_free(&o);
+    dt__out_free(&o);
     close(fd);
 
     gzFile g = gzopen(path, "rb");
@@ -175,25 +175,25 @@ static void test_writer_gzip_round_trip(void)
 static void test_number_formatting(void)
 {
     char buf[64];
-    *dt_put_u64(buf, 0) = 0;
+    *dt__put_u64(buf, 0) = 0;
     REQUIRE_STR(buf, "0");
-    *dt_put_u64(buf, UINT64_MAX) = 0;
+    *dt__put_u64(buf, UINT64_MAX) = 0;
     REQUIRE_STR(buf, "18446744073709551615");
-    *dt_put_i64(buf, INT64_MIN) = 0;
+    *dt__put_i64(buf, INT64_MIN) = 0;
     REQUIRE_STR(buf, "-9223372036854775808");
-    *dt_put_i64(buf, -7) = 0;
+    *dt__put_i64(buf, -7) = 0;
     REQUIRE_STR(buf, "-7");
-    *dt_put_us3(buf, 5) = 0;
+    *dt__put_us3(buf, 5) = 0;
     REQUIRE_STR(buf, "0.005");
-    *dt_put_us3(buf, 1234567) = 0;
+    *dt__put_us3(buf, 1234567) = 0;
     REQUIRE_STR(buf, "1234.567");
-    *dt_put_us3(buf, UINT64_MAX) = 0;
+    *dt__put_us3(buf, UINT64_MAX) = 0;
     REQUIRE_STR(buf, "18446744073709551.615");
-    *dt_put_fixed(buf, 12500000, 6) = 0;
+    *dt__put_fixed(buf, 12500000, 6) = 0;
     REQUIRE_STR(buf, "12.5");
-    *dt_put_fixed(buf, 3000000, 6) = 0;
+    *dt__put_fixed(buf, 3000000, 6) = 0;
     REQUIRE_STR(buf, "3");
-    *dt_put_fixed(buf, 1, 6) = 0;
+    *dt__put_fixed(buf, 1, 6) = 0;
     REQUIRE_STR(buf, "0.000001");
 }
 
@@ -223,7 +223,7 @@ static void test_integers_match_printf(void)
         x ^= x >> 7;
         x ^= x << 17;
         uint64_t v = i < (int)n ? values[i] : x >> (x % 64);
-        *dt_put_u64(got, v) = 0;
+        *dt__put_u64(got, v) = 0;
         snprintf(want, sizeof want, "%llu", (unsigned long long)v);
         REQUIRE_STR(got, want);
     }
@@ -241,7 +241,7 @@ static void test_integers_stay_within_their_slack(void)
             char buf[64];
             memset(buf, '#', sizeof buf);
             char *start = buf + 8;
-            char *end = dt_put_u64(start, values[j]);
+            char *end = dt__put_u64(start, values[j]);
             for (char *q = buf; q < start; q++)
                 REQUIRE_EQ(*q, '#');
             for (char *q = end + DT_PUT_NUMBER_SLACK; q < buf + sizeof buf; q++)
@@ -262,13 +262,13 @@ static void test_writer_reports_a_failed_write(void)
     signal(SIGPIPE, SIG_IGN);
     for (int gzip = 0; gzip <= 1; gzip++) {
         dt_out o;
-        REQUIRE_EQ(dt_out_init(&o, fds[1], gzip, 1, 4096), 0);
+        REQUIRE_EQ(dt__out_init(&o, fds[1], gzip, 1, 4096), 0);
         for (int i = 0; i < 100000 && !o.err; i++) {
-            char *p = dt_out_reserve(&o, 64);
-            dt_out_commit(&o, dt_put_u64(p, (uint64_t)i * 2654435761u));
+            char *p = dt__out_reserve(&o, 64);
+            dt__out_commit(&o, dt__put_u64(p, (uint64_t)i * 2654435761u));
         }
-        REQUIRE_EQ(dt_out_finish(&o), EPIPE);
-        dt_out_free(&o);
+        REQUIRE_EQ(dt__out_finish(&o), EPIPE);
+        dt__out_free(&o);
     }
     close(fds[1]);
 }

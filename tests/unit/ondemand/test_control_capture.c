@@ -20,9 +20,9 @@ static dt_ctl_code request(dt_ctl_type type, const char *path, dt_ctl_msg *reply
     int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     REQUIRE(out >= 0, "%s", path);
     dt_ctl_msg req;
-    dt_ctl_msg_init(&req, type);
+    dt__ctl_msg_init(&req, type);
     req.duration_ns = 1000000;
-    dt_ctl_code rc = dt_ctl_send(getpid(), &req, out, 10000, reply);
+    dt_ctl_code rc = dt__ctl_send(getpid(), &req, out, 10000, reply);
     close(out);
     return rc;
 }
@@ -73,13 +73,13 @@ static void test_dump_writes_the_running_flight_recorder(void)
     CHECK_EQ(reply.records, 10u); /* the reply says what the dump wrote */
     CHECK_STR(reply.text, "nothing lost");
     char err[256];
-    dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
+    dt_rd_source *src = dt__rd_open_file(path, err, sizeof err);
     REQUIRE(src != NULL, "%s", err);
     int ranges = 0;
     dt_rd_summary sum;
-    CHECK_EQ(dt_rd_read(src, count_ranges, &ranges, &sum, err, sizeof err), 0);
-    dt_rd_summary_free(&sum);
-    dt_rd_close(src);
+    CHECK_EQ(dt__rd_read(src, count_ranges, &ranges, &sum, err, sizeof err), 0);
+    dt__rd_summary_free(&sum);
+    dt__rd_close(src);
     CHECK_EQ(ranges, 10);
     CHECK_EQ(dt_range_push("after", NULL), DT_OK); /* still recording */
     CHECK_EQ(dt_range_pop(), DT_OK);

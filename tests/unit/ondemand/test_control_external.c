@@ -25,14 +25,14 @@ typedef struct client {
 static void *client_main(void *arg)
 {
     client *c = arg;
-    c->rc = dt_ctl_send(getpid(), &c->request, c->out, 20000, &c->reply);
+    c->rc = dt__ctl_send(getpid(), &c->request, c->out, 20000, &c->reply);
     return NULL;
 }
 
 static void client_start(client *c, uint64_t steps, uint64_t timeout_ns, int out)
 {
     memset(c, 0, sizeof *c);
-    dt_ctl_msg_init(&c->request, DT_CTL_CAPTURE);
+    dt__ctl_msg_init(&c->request, DT_CTL_CAPTURE);
     c->request.steps = steps;
     c->request.step_multiple = 4;
     c->request.timeout_ns = timeout_ns;
@@ -62,7 +62,7 @@ static void test_the_program_takes_writes_and_reports(void)
     REQUIRE_EQ(pipe(p), 0);
     client c;
     client_start(&c, 3, 5000000000ull, p[1]);
-    if (!take_within(&r, 5000)) { pthread_join(c.thread, NULL); FAIL("the capture was never posted: %s %s", dt_ctl_code_name(c.rc), c.reply.text); dt_control_stop(); return; }
+    if (!take_within(&r, 5000)) { pthread_join(c.thread, NULL); FAIL("the capture was never posted: %s %s", dt__ctl_code_name(c.rc), c.reply.text); dt_control_stop(); return; }
     close(p[1]); /* the program's descriptor is its own duplicate */
     CHECK_EQ(r.steps, 3u);
     CHECK_EQ(r.step_multiple, 4u);
@@ -72,8 +72,8 @@ static void test_the_program_takes_writes_and_reports(void)
     CHECK_EQ(dt_control_take(NULL), 0); /* taken once */
     /* INFO meanwhile says capturing */
     dt_ctl_msg info, reply;
-    dt_ctl_msg_init(&info, DT_CTL_INFO);
-    CHECK_EQ(dt_ctl_send(getpid(), &info, -1, 3000, &reply), DT_CTL_SUCCESS);
+    dt__ctl_msg_init(&info, DT_CTL_INFO);
+    CHECK_EQ(dt__ctl_send(getpid(), &info, -1, 3000, &reply), DT_CTL_SUCCESS);
     CHECK_EQ(reply.state, DT_CTL_CAPTURING);
     CHECK_EQ(write(r.fd, "trace", 5), 5);
     CHECK_EQ(dt_control_done(DT_OK, 1, 42, "LOST 1 records (vendor_dropped 1)"), DT_OK);
@@ -126,16 +126,16 @@ static void test_stop_withdraws_a_waiting_capture_and_removes_the_socket(void)
 {
     REQUIRE_EQ(dt_control_listen_external(), DT_OK);
     char path[128];
-    snprintf(path, sizeof path, "%s", dt_ctl_socket_path());
+    snprintf(path, sizeof path, "%s", dt__ctl_socket_path());
     struct stat st;
     CHECK_EQ(stat(path, &st), 0);
     int out = open("/dev/null", O_WRONLY | O_CLOEXEC);
     client c;
     client_start(&c, 2, 60000000000ull, out);
     dt_ctl_msg info, reply;
-    dt_ctl_msg_init(&info, DT_CTL_INFO);
+    dt__ctl_msg_init(&info, DT_CTL_INFO);
     for (int i = 0; i < 5000; i++) { /* until the request is posted */
-        if (dt_ctl_send(getpid(), &info, -1, 3000, &reply) == DT_CTL_SUCCESS && reply.state == DT_CTL_ARMED) break;
+        if (dt__ctl_send(getpid(), &info, -1, 3000, &reply) == DT_CTL_SUCCESS && reply.state == DT_CTL_ARMED) break;
         usleep(1000);
     }
     dt_control_stop();

@@ -56,7 +56,7 @@ static dt_status fake_dump(void *ctx, dt_session *s, int fd, dt_format format, c
     seen.dumps++;
     dt_status st = seen.fail_with;
     pthread_mutex_unlock(&seen.mu);
-    if (st != DT_OK) return dt_error(st, "the test's dump fails");
+    if (st != DT_OK) return dt__error(st, "the test's dump fails");
     static const char text[] = "{\"traceEvents\": []}\n";
     return write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1) ? DT_OK : DT_ERR_IO;
 }
@@ -103,9 +103,9 @@ static dt_flight_triggers *start(const dt_dump_triggers *cfg, const char *name)
     snprintf(output, sizeof output, "%s/%s", dir, name);
     dt_flight_hooks hooks = {NULL, fake_clock, fake_dump, fake_observe, fake_report};
     dt_flight_triggers *t = NULL;
-    dt_status st = dt_ondemand_triggers_start(NULL, output, DT_FORMAT_JSON, cfg, &hooks, &t);
+    dt_status st = dt__ondemand_triggers_start(NULL, output, DT_FORMAT_JSON, cfg, &hooks, &t);
     REQUIRE_EQ(st, DT_OK);
-    REQUIRE(observer == dt_ondemand_triggers_step && observer_ctx == t);
+    REQUIRE(observer == dt__ondemand_triggers_step && observer_ctx == t);
     return t;
 }
 
@@ -117,19 +117,19 @@ static void step(dt_flight_triggers *t, uint64_t ns)
     atomic_fetch_add(&fake_now, ns);
     step_number++;
     observer(observer_ctx, step_number, 0, step_number == 1 ? 0 : ns);
-    dt_ondemand_triggers_sync(t);
+    dt__ondemand_triggers_sync(t);
 }
 
 static void advance(dt_flight_triggers *t, uint64_t ns)
 {
     atomic_fetch_add(&fake_now, ns);
-    dt_ondemand_triggers_sync(t);
+    dt__ondemand_triggers_sync(t);
 }
 
 static dt_dump_triggers defaults(void)
 {
     dt_dump_triggers cfg;
-    dt_ondemand_dump_triggers_init(&cfg);
+    dt__ondemand_dump_triggers_init(&cfg);
     return cfg;
 }
 
@@ -152,20 +152,20 @@ static void test_median_is_exact_over_the_last_64_steps(void)
 {
     dt_dump_triggers cfg = defaults();
     dt_flight_policy p;
-    dt_ondemand_policy_init(&p, &cfg);
-    CHECK_EQ(dt_ondemand_policy_median(&p), 0);
+    dt__ondemand_policy_init(&p, &cfg);
+    CHECK_EQ(dt__ondemand_policy_median(&p), 0);
     uint64_t all[3000], seed = 12345;
     for (int i = 0; i < 3000; i++) {
         seed = seed * 6364136223846793005u + 1442695040888963407u;
         /* few distinct values, so that equal durations come and go */
         all[i] = 1 + (i < 1500 ? (seed >> 33) % 17 : (seed >> 20) % 1000000007u);
-        dt_ondemand_policy_step(&p, (uint64_t)i + 2, (uint64_t)i * S, all[i]);
+        dt__ondemand_policy_step(&p, (uint64_t)i + 2, (uint64_t)i * S, all[i]);
         int n = i + 1 < DT_FLIGHT_WINDOW ? i + 1 : DT_FLIGHT_WINDOW;
         uint64_t last[DT_FLIGHT_WINDOW];
         memcpy(last, &all[i + 1 - n], (size_t)n * sizeof *last);
         qsort(last, (size_t)n, sizeof *last, cmp_u64);
         uint64_t want = n % 2 ? last[n / 2] : last[n / 2 - 1] + (last[n / 2] - last[n / 2 - 1]) / 2;
-        REQUIRE_EQ(dt_ondemand_policy_median(&p), want);
+        REQUIRE_EQ(dt__ondemand_policy_median(&p), want);
     }
 }
 
@@ -178,7 +178,7 @@ static void test_one_slow_step_gives_one_dump_after_the_grace_period(void)
     cfg.slow_step_factor = 3;
     dt_flight_triggers *t = start(&cfg, "slow.json");
     for (int i = 0; i < 31; i++) step(t, 100 * MS);
-    CHECK_EQ(dt_ondemand_triggers_median(t), 100 * MS);
+    CHECK_EQ(dt__ondemand_triggers_median(t), 100 * MS);
     step(t, 350 * MS); /* 3.5 x the median: slow */
     uint64_t ended = atomic_load(&fake_now);
     /* the grace period: max(1 s, 2 x 100 ms) after the step ended */
@@ -197,7 +197,7 @@ static void test_one_slow_step_gives_one_dump_after_the_grace_period(void)
     CHECK_STR(seen.path[0], want);
     CHECK(file_exists(want));
     dt_flight_summary sum;
-    dt_ondemand_triggers_stop(t, NULL, &sum);
+    dt__ondemand_triggers_stop(t, NULL, &sum);
     CHECK_EQ(sum.written, 1);
     CHECK(sum.skipped_cooldown + sum.skipped_cap + sum.failed == 0);
 }
@@ -214,7 +214,7 @@ static void test_grace_period_is_twice_a_long_median_or_as_set(void)
     CHECK_EQ(dumps_made(), 0);
     advance(t, 1);
     CHECK_EQ(dumps_made(), 1); /* 2 x the median of 2 s */
-    dt_ondemand_triggers_stop(t, NULL, NULL);
+    dt__ondemand_triggers_stop(t, NULL, NULL);
 
     cfg.grace_ns = 250 * MS;
     t = start(&cfg, "grace2.json");
@@ -224,7 +224,7 @@ static void test_grace_period_is_twice_a_long_median_or_as_set(void)
     CHECK_EQ(dumps_made(), 0);
     advance(t, 1 * MS);
     CHECK_EQ(dumps_made(), 1);
-    dt_ondemand_triggers_stop(t, NULL, NULL);
+    dt__ondemand_triggers_stop(t, NULL, NULL);
 }
 
 static void test_warmup_steps_are_not_judged(void)
@@ -238,7 +238,7 @@ static void test_warmup_steps_are_not_judged(void)
     step(t, 10 * S); /* the 10th step timed: still warming up */
     advance(t, 60 * S);
     CHECK(dumps_made() == 0, "a warm-up step made a dump");
-    dt_ondemand_triggers_stop(t, NULL, NULL);
+    dt__ondemand_triggers_stop(t, NULL, NULL);
 
     t = start(&cfg, "warmup2.json");
     step(t, 0);
@@ -246,7 +246,7 @@ static void test_warmup_steps_are_not_judged(void)
     step(t, 10 * S); /* the 11th: judged */
     advance(t, 60 * S);
     CHECK_EQ(dumps_made(), 1);
-    dt_ondemand_triggers_stop(t, NULL, NULL);
+    dt__ondemand_triggers_stop(t, NULL, NULL);
 }
 
 static void test_a_step_at_k_times_the_median_is_not_slow(void)
@@ -263,7 +263,7 @@ static void test_a_step_at_k_times_the_median_is_not_slow(void)
     step(t, 301 * MS);
     advance(t, 60 * S);
     CHECK_EQ(dumps_made(), 1);
-    dt_ondemand_triggers_stop(t, NULL, NULL);
+    dt__ondemand_triggers_stop(t, NULL, NULL);
 }
 
 /* The process's own steps: dt_step() and ProfilerStep# ranges reach the
@@ -293,9 +293,9 @@ static void test_the_process_steps_reach_the_triggers(void)
     pthread_mutex_lock(&seen.mu);
     seen.dumps = seen.reports = 0;
     pthread_mutex_unlock(&seen.mu);
-    CHECK(!dt_core_steps_watched());
-    REQUIRE_EQ(dt_ondemand_triggers_start(NULL, output, DT_FORMAT_JSON, &cfg, &hooks, &t), DT_OK);
-    CHECK(dt_core_steps_watched());
+    CHECK(!dt__core_steps_watched());
+    REQUIRE_EQ(dt__ondemand_triggers_start(NULL, output, DT_FORMAT_JSON, &cfg, &hooks, &t), DT_OK);
+    CHECK(dt__core_steps_watched());
     for (int i = 0; i < 3; i++) {
         dt_step();
         sleep_ms(20);
@@ -307,21 +307,21 @@ static void test_the_process_steps_reach_the_triggers(void)
         sleep_ms(20);
         dt_range_pop();
     }
-    uint64_t median = dt_ondemand_triggers_median(t);
+    uint64_t median = dt__ondemand_triggers_median(t);
     CHECK(median >= 20 * MS, "median %llu ns", (unsigned long long)median);
     REQUIRE_EQ(dt_range_push("ProfilerStep#104", NULL), DT_OK);
     sleep_ms(1000);
     dt_range_pop();
     REQUIRE_EQ(dt_range_push("ProfilerStep#105", NULL), DT_OK);
     dt_range_pop();
-    dt_ondemand_triggers_sync(t);
+    dt__ondemand_triggers_sync(t);
     int found = 0;
     pthread_mutex_lock(&seen.mu);
     for (int i = 0; i < seen.reports && i < 64; i++) found |= strstr(seen.why[i], "slow step 104: ") != NULL;
     pthread_mutex_unlock(&seen.mu);
     CHECK(found, "no dump for step 104 among %d", seen.reports);
-    dt_ondemand_triggers_stop(t, NULL, NULL);
-    CHECK(!dt_core_steps_watched());
+    dt__ondemand_triggers_stop(t, NULL, NULL);
+    CHECK(!dt__core_steps_watched());
 }
 
 /* ------------------------------------------------------------------ */
@@ -350,7 +350,7 @@ static void test_stall_dumps_once_per_stall(void)
     advance(t, 60 * S);
     CHECK_EQ(dumps_made(), 2);
     dt_flight_summary sum;
-    dt_ondemand_triggers_stop(t, NULL, &sum);
+    dt__ondemand_triggers_stop(t, NULL, &sum);
     CHECK_EQ(sum.written, 2);
 }
 
@@ -376,19 +376,19 @@ static void test_a_thousand_signals_give_one_dump_per_cooldown(void)
     REQUIRE_EQ(pthread_create(&other, NULL, send_signals, NULL), 0);
     for (int i = 0; i < 1000; i++) raise(SIGUSR2);
     pthread_join(other, NULL);
-    dt_ondemand_triggers_sync(t);
+    dt__ondemand_triggers_sync(t);
     CHECK_EQ(dumps_made(), 1);
     advance(t, 59 * S);
     for (int i = 0; i < 1000; i++) raise(SIGUSR2);
-    dt_ondemand_triggers_sync(t);
+    dt__ondemand_triggers_sync(t);
     CHECK(dumps_made() == 1, "a dump inside the cooldown");
     advance(t, 1 * S);
     for (int i = 0; i < 1000; i++) raise(SIGUSR2);
-    dt_ondemand_triggers_sync(t);
+    dt__ondemand_triggers_sync(t);
     CHECK_EQ(dumps_made(), 2);
     CHECK(strstr(seen.why[1], "signal SIGUSR2") != NULL, "%s", seen.why[1]);
     dt_flight_summary sum;
-    dt_ondemand_triggers_stop(t, NULL, &sum);
+    dt__ondemand_triggers_stop(t, NULL, &sum);
     CHECK_EQ(sum.written, 2);
     CHECK(sum.skipped_cooldown >= 1);
     struct sigaction after;
@@ -409,14 +409,14 @@ static void test_no_handler_unless_a_signal_is_asked_for(void)
         if (sigaction(sig, NULL, &during) != 0) continue;
         CHECK(during.sa_handler == all[sig].sa_handler, "signal %d's disposition changed", sig);
     }
-    dt_ondemand_triggers_stop(t, NULL, NULL);
+    dt__ondemand_triggers_stop(t, NULL, NULL);
     /* a handler of the program's own comes back */
     signal(SIGUSR1, SIG_IGN);
     cfg.signal = SIGUSR1;
     t = start(&cfg, "ign.json");
     sigaction(SIGUSR1, NULL, &during);
     CHECK(during.sa_handler != SIG_IGN);
-    dt_ondemand_triggers_stop(t, NULL, NULL);
+    dt__ondemand_triggers_stop(t, NULL, NULL);
     sigaction(SIGUSR1, NULL, &during);
     CHECK(during.sa_handler == SIG_IGN);
     sigaction(SIGUSR1, &before, NULL);
@@ -429,7 +429,7 @@ static void signal_at(dt_flight_triggers *t, uint64_t at)
 {
     atomic_store(&fake_now, at);
     raise(SIGUSR2);
-    dt_ondemand_triggers_sync(t);
+    dt__ondemand_triggers_sync(t);
 }
 
 static void test_cooldown_and_cap_are_kept_and_skips_counted_exactly(void)
@@ -448,11 +448,11 @@ static void test_cooldown_and_cap_are_kept_and_skips_counted_exactly(void)
     signal_at(t, t0 + 60 * S); /* cap */
     signal_at(t, t0 + 90 * S); /* cap */
     dt_flight_summary sum;
-    dt_ondemand_triggers_counts(t, &sum);
+    dt__ondemand_triggers_counts(t, &sum);
     CHECK_EQ(sum.written, 2);
     CHECK_EQ(sum.skipped_cooldown, 2);
     CHECK_EQ(sum.skipped_cap, 3);
-    dt_ondemand_triggers_stop(t, "exited with status 1", &sum); /* past the cap: counted */
+    dt__ondemand_triggers_stop(t, "exited with status 1", &sum); /* past the cap: counted */
     CHECK_EQ(dumps_made(), 2);
     CHECK_EQ(sum.written, 2);
     CHECK_EQ(sum.skipped_cooldown, 2);
@@ -468,7 +468,7 @@ static void test_a_failed_end_dumps_past_the_cooldown(void)
     CHECK_EQ(dumps_made(), 1);
     atomic_fetch_add(&fake_now, 1 * S);
     dt_flight_summary sum;
-    dt_ondemand_triggers_stop(t, "exited with status 3", &sum);
+    dt__ondemand_triggers_stop(t, "exited with status 3", &sum);
     CHECK_EQ(dumps_made(), 2);
     CHECK_EQ(sum.written, 2);
     CHECK(strstr(seen.why[1], "the program exited with status 3") != NULL, "%s", seen.why[1]);
@@ -477,7 +477,7 @@ static void test_a_failed_end_dumps_past_the_cooldown(void)
     CHECK(file_exists(want));
 
     t = start(&cfg, "end_ok.json");
-    dt_ondemand_triggers_stop(t, NULL, &sum);
+    dt__ondemand_triggers_stop(t, NULL, &sum);
     CHECK(dumps_made() == 0, "a program that did not fail dumped at its end");
 }
 
@@ -489,7 +489,7 @@ static void test_a_slow_step_in_its_grace_period_is_dumped_at_the_end(void)
     for (int i = 0; i < 20; i++) step(t, 100 * MS);
     step(t, 1 * S);
     dt_flight_summary sum;
-    dt_ondemand_triggers_stop(t, "was ended by signal 15 (Terminated)", &sum);
+    dt__ondemand_triggers_stop(t, "was ended by signal 15 (Terminated)", &sum);
     CHECK_EQ(sum.written, 1);
     CHECK(strstr(seen.why[0], "the program was ended by signal 15") && strstr(seen.why[0], "slow step 20"), "%s",
           seen.why[0]);
@@ -498,7 +498,7 @@ static void test_a_slow_step_in_its_grace_period_is_dumped_at_the_end(void)
     t = start(&cfg, "graceend2.json");
     for (int i = 0; i < 20; i++) step(t, 100 * MS);
     step(t, 1 * S);
-    dt_ondemand_triggers_stop(t, NULL, &sum);
+    dt__ondemand_triggers_stop(t, NULL, &sum);
     CHECK_EQ(sum.written, 1);
     CHECK(strstr(seen.why[0], "slow step 20") && !strstr(seen.why[0], "the program"), "%s", seen.why[0]);
 }
@@ -518,7 +518,7 @@ static void test_dump_names_come_from_the_output(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char out[256];
-        dt_record_tag_path(out, sizeof out, cases[i].path, "dump1");
+        dt__record_tag_path(out, sizeof out, cases[i].path, "dump1");
         CHECK_STR(out, cases[i].want);
     }
 }
@@ -535,7 +535,7 @@ static void test_an_existing_file_is_never_replaced(void)
     cfg.signal = SIGUSR2;
     dt_flight_triggers *t = start(&cfg, "kept.json");
     signal_at(t, atomic_load(&fake_now));
-    dt_ondemand_triggers_stop(t, NULL, NULL);
+    dt__ondemand_triggers_stop(t, NULL, NULL);
     char want[256];
     snprintf(want, sizeof want, "%s/kept.dump2.json", dir);
     CHECK_STR(seen.path[0], want);
@@ -551,18 +551,18 @@ static void test_failed_dumps_are_counted_and_survived(void)
     dt_flight_triggers *t = start(&cfg, "no-such-dir/x.json");
     signal_at(t, atomic_load(&fake_now) + 1);
     dt_flight_summary sum;
-    dt_ondemand_triggers_counts(t, &sum);
+    dt__ondemand_triggers_counts(t, &sum);
     CHECK_EQ(sum.failed, 1);
     CHECK_EQ(sum.written, 0);
     CHECK_EQ(seen.failures, 1);
-    dt_ondemand_triggers_stop(t, NULL, NULL);
+    dt__ondemand_triggers_stop(t, NULL, NULL);
 
     t = start(&cfg, "fails.json");
     pthread_mutex_lock(&seen.mu);
     seen.fail_with = DT_ERR_IO;
     pthread_mutex_unlock(&seen.mu);
     signal_at(t, atomic_load(&fake_now) + 1);
-    dt_ondemand_triggers_stop(t, NULL, &sum);
+    dt__ondemand_triggers_stop(t, NULL, &sum);
     CHECK_EQ(sum.failed, 1);
     char partial[256];
     snprintf(partial, sizeof partial, "%s/fails.dump1.json", dir);
@@ -574,7 +574,7 @@ static void test_failed_dumps_are_counted_and_survived(void)
     seen.fail_with = DT_ERR_BUSY;
     pthread_mutex_unlock(&seen.mu);
     signal_at(t, atomic_load(&fake_now) + 1);
-    dt_ondemand_triggers_stop(t, NULL, &sum);
+    dt__ondemand_triggers_stop(t, NULL, &sum);
     CHECK_EQ(sum.failed, 0);
     CHECK_EQ(sum.written, 0);
     CHECK_EQ(seen.failures, 1); /* told, as not made */
@@ -588,31 +588,31 @@ static void test_failed_dumps_are_counted_and_survived(void)
 static void test_values_parse_as_users_type_them(void)
 {
     uint64_t v;
-    CHECK(dt_parse_size("256M", &v) == 0 && v == 256u << 20);
-    CHECK(dt_parse_size("1GiB", &v) == 0 && v == 1u << 30);
-    CHECK(dt_parse_size("64kb", &v) == 0 && v == 64u << 10);
-    CHECK(dt_parse_size("1000", &v) == 0 && v == 1000);
-    CHECK(dt_parse_size("-1M", &v) != 0 && dt_parse_size("1X", &v) != 0 && dt_parse_size("", &v) != 0);
-    CHECK(dt_parse_size(" 1", &v) != 0 && dt_parse_size("99999999T", &v) != 0);
-    CHECK(dt_parse_duration("30", &v) == 0 && v == 30 * S);
-    CHECK(dt_parse_duration("1.5", &v) == 0 && v == 1500 * MS);
-    CHECK(dt_parse_duration("500ms", &v) == 0 && v == 500 * MS);
-    CHECK(dt_parse_duration("2m", &v) == 0 && v == 120 * S);
-    CHECK(dt_parse_duration("5 s", &v) != 0 && dt_parse_duration("nan", &v) != 0 && dt_parse_duration("-1", &v) != 0);
-    CHECK_EQ(dt_parse_request_signal("USR2"), SIGUSR2);
-    CHECK_EQ(dt_parse_request_signal("sigusr1"), SIGUSR1);
-    CHECK_EQ(dt_parse_request_signal("RTMIN+2"), SIGRTMIN + 2);
-    CHECK_EQ(dt_parse_request_signal("TERM"), -1);
-    CHECK_EQ(dt_parse_request_signal("KILL"), -1);
-    CHECK_EQ(dt_parse_request_signal("9"), -1);
-    CHECK_EQ(dt_parse_request_signal("RTMIN+999"), -1);
+    CHECK(dt__parse_size("256M", &v) == 0 && v == 256u << 20);
+    CHECK(dt__parse_size("1GiB", &v) == 0 && v == 1u << 30);
+    CHECK(dt__parse_size("64kb", &v) == 0 && v == 64u << 10);
+    CHECK(dt__parse_size("1000", &v) == 0 && v == 1000);
+    CHECK(dt__parse_size("-1M", &v) != 0 && dt__parse_size("1X", &v) != 0 && dt__parse_size("", &v) != 0);
+    CHECK(dt__parse_size(" 1", &v) != 0 && dt__parse_size("99999999T", &v) != 0);
+    CHECK(dt__parse_duration("30", &v) == 0 && v == 30 * S);
+    CHECK(dt__parse_duration("1.5", &v) == 0 && v == 1500 * MS);
+    CHECK(dt__parse_duration("500ms", &v) == 0 && v == 500 * MS);
+    CHECK(dt__parse_duration("2m", &v) == 0 && v == 120 * S);
+    CHECK(dt__parse_duration("5 s", &v) != 0 && dt__parse_duration("nan", &v) != 0 && dt__parse_duration("-1", &v) != 0);
+    CHECK_EQ(dt__parse_request_signal("USR2"), SIGUSR2);
+    CHECK_EQ(dt__parse_request_signal("sigusr1"), SIGUSR1);
+    CHECK_EQ(dt__parse_request_signal("RTMIN+2"), SIGRTMIN + 2);
+    CHECK_EQ(dt__parse_request_signal("TERM"), -1);
+    CHECK_EQ(dt__parse_request_signal("KILL"), -1);
+    CHECK_EQ(dt__parse_request_signal("9"), -1);
+    CHECK_EQ(dt__parse_request_signal("RTMIN+999"), -1);
 }
 
 static void test_options_come_through_the_environment(void)
 {
     dt_dump_triggers t;
     char why[256] = "";
-    REQUIRE_EQ(dt_ondemand_dump_triggers_from_env(&t, why, sizeof why), 0);
+    REQUIRE_EQ(dt__ondemand_dump_triggers_from_env(&t, why, sizeof why), 0);
     CHECK(t.slow_step_factor == 0 && t.stall_ns == 0 && t.signal == 0);
     CHECK_EQ(t.warmup_steps, 10);
     CHECK_EQ(t.cooldown_ns, 60 * S);
@@ -624,7 +624,7 @@ static void test_options_come_through_the_environment(void)
     setenv(DT_ENV_DUMP_MAX, "3", 1);
     setenv(DT_ENV_DUMP_WARMUP, "4", 1);
     setenv(DT_ENV_DUMP_GRACE, "500ms", 1);
-    REQUIRE_EQ(dt_ondemand_dump_triggers_from_env(&t, why, sizeof why), 0);
+    REQUIRE_EQ(dt__ondemand_dump_triggers_from_env(&t, why, sizeof why), 0);
     CHECK(t.slow_step_factor == 2.5);
     CHECK_EQ(t.stall_ns, 90 * S);
     CHECK_EQ(t.signal, SIGUSR2);
@@ -634,12 +634,12 @@ static void test_options_come_through_the_environment(void)
     CHECK_EQ(t.grace_ns, 500 * MS);
     setenv(DT_ENV_DUMP_ON_SLOW_STEP, "1", 1); /* not above 1 */
     setenv(DT_ENV_DUMP_ON_SIGNAL, "TERM", 1);
-    CHECK_EQ(dt_ondemand_dump_triggers_from_env(&t, why, sizeof why), -1);
+    CHECK_EQ(dt__ondemand_dump_triggers_from_env(&t, why, sizeof why), -1);
     CHECK_STR(why, "--dump-on-slow-step (DEVTRACE_DUMP_ON_SLOW_STEP) takes a factor above 1 (3: a step 3 times the "
                    "median), not '1'");
     CHECK(t.slow_step_factor == 0 && t.signal == 0);
     CHECK_EQ(t.stall_ns, 90 * S);
-    for (const dt_dump_option *o = dt_ondemand_dump_options; o->option; o++) unsetenv(o->env);
+    for (const dt_dump_option *o = dt__ondemand_dump_options; o->option; o++) unsetenv(o->env);
 }
 
 static int setup(void)

@@ -12,14 +12,14 @@ static dt_record_line *new_line(dt_record_state state, int pid)
 {
     dt_record_line *line = malloc(sizeof *line);
     REQUIRE(line != NULL);
-    dt_record_line_init(line, state, pid);
+    dt__record_line_init(line, state, pid);
     return line;
 }
 
 /* format, then parse; the text in *text (DT_RECORD_LINE_MAX) */
 static dt_record_line *round_trip(const dt_record_line *line, char *text)
 {
-    size_t len = dt_record_format(text, DT_RECORD_LINE_MAX, line);
+    size_t len = dt__record_format(text, DT_RECORD_LINE_MAX, line);
     REQUIRE(len > 0, "the line does not fit");
     CHECK_EQ(strlen(text), len);
     /* one line: a single '\n', at its end */
@@ -27,7 +27,7 @@ static dt_record_line *round_trip(const dt_record_line *line, char *text)
     CHECK(strchr(text, '\r') == NULL, "%s", text);
     dt_record_line *back = malloc(sizeof *back);
     REQUIRE(back != NULL);
-    REQUIRE_EQ(dt_record_parse(text, back), 0);
+    REQUIRE_EQ(dt__record_parse(text, back), 0);
     CHECK_EQ(back->pid, line->pid);
     CHECK_EQ(back->state, line->state);
     return back;
@@ -68,15 +68,15 @@ static void test_every_kind_comes_back(void)
     REQUIRE(text != NULL);
     for (int s = 0; s < DT_RECORD_STATE_COUNT; s++) {
         dt_record_line *line = new_line((dt_record_state)s, 100 + s);
-        char *path = dt_record_path(line);
-        if (path) snprintf(path, DT_RECORD_PATH_MAX, "/p/%s.json", dt_record_state_name((dt_record_state)s));
-        snprintf(dt_record_message(line), DT_RECORD_MESSAGE_MAX, "say %d", s);
+        char *path = dt__record_path(line);
+        if (path) snprintf(path, DT_RECORD_PATH_MAX, "/p/%s.json", dt__record_state_name((dt_record_state)s));
+        snprintf(dt__record_message(line), DT_RECORD_MESSAGE_MAX, "say %d", s);
         dt_record_line *back = round_trip(line, text);
-        CHECK_STR(dt_record_state_name(back->state), dt_record_state_name((dt_record_state)s));
-        CHECK_EQ(dt_record_state_by_name(dt_record_state_name((dt_record_state)s)), s);
-        CHECK_STR(dt_record_message(back), dt_record_message(line));
-        if (path) CHECK_STR(dt_record_path(back), path);
-        else CHECK(dt_record_path(back) == NULL);
+        CHECK_STR(dt__record_state_name(back->state), dt__record_state_name((dt_record_state)s));
+        CHECK_EQ(dt__record_state_by_name(dt__record_state_name((dt_record_state)s)), s);
+        CHECK_STR(dt__record_message(back), dt__record_message(line));
+        if (path) CHECK_STR(dt__record_path(back), path);
+        else CHECK(dt__record_path(back) == NULL);
         /* without counts, an end says none */
         if (s == DT_RECORD_FAILED) {
             CHECK_EQ(back->u.end.has_counts, 0);
@@ -87,7 +87,7 @@ static void test_every_kind_comes_back(void)
     }
     /* empty values are left out */
     dt_record_line *line = new_line(DT_RECORD_STARTED, 9);
-    REQUIRE(dt_record_format(text, DT_RECORD_LINE_MAX, line) > 0);
+    REQUIRE(dt__record_format(text, DT_RECORD_LINE_MAX, line) > 0);
     CHECK_STR(text, "9\tstarted\n");
     free(line);
     free(text);
@@ -127,7 +127,7 @@ static void test_a_message_is_one_line_of_text(void)
     CHECK_STR(back->u.end.message, "cannot write /tmp/x y: \\n No space");
     free(back);
     char copy[] = "a\tb\nc\rd";
-    dt_record_one_line(copy);
+    dt__record_one_line(copy);
     CHECK_STR(copy, "a b c d");
     free(line);
     free(text);
@@ -154,7 +154,7 @@ static void test_the_longest_line_fits_and_comes_back(void)
     free(back);
     /* a buffer too small holds nothing rather than a cut line */
     char small[64] = "x";
-    CHECK_EQ(dt_record_format(small, sizeof small, line), 0u);
+    CHECK_EQ(dt__record_format(small, sizeof small, line), 0u);
     CHECK_STR(small, "");
     free(line);
     free(text);
@@ -169,7 +169,7 @@ static void test_a_long_value_in_the_log_is_cut_not_overflowed(void)
     memset(text + k, 'p', n);
     snprintf(text + k + n, 64, "\tmessage=why\n");
     dt_record_line *line = new_line(DT_RECORD_NOTE, 0);
-    REQUIRE_EQ(dt_record_parse(text, line), 0);
+    REQUIRE_EQ(dt__record_parse(text, line), 0);
     CHECK_EQ(strlen(line->u.end.path), (size_t)DT_RECORD_PATH_MAX - 1);
     CHECK_STR(line->u.end.message, "why");
     free(line);
@@ -184,16 +184,16 @@ static void test_what_is_no_record_line_is_refused(void)
     };
     dt_record_line *line = new_line(DT_RECORD_NOTE, 0);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        CHECK(dt_record_parse(bad[i], line) == -1, "\"%s\"", bad[i]);
+        CHECK(dt__record_parse(bad[i], line) == -1, "\"%s\"", bad[i]);
     /* unknown keys, fields without '=' and bad numbers are skipped */
-    REQUIRE_EQ(dt_record_parse("12\twrote\tfuture=1\tjunk\tevents=x1\tloss.nope=3\tpath=/t\n", line), 0);
+    REQUIRE_EQ(dt__record_parse("12\twrote\tfuture=1\tjunk\tevents=x1\tloss.nope=3\tpath=/t\n", line), 0);
     CHECK_EQ(line->pid, 12);
     CHECK_EQ(line->state, DT_RECORD_WROTE);
     CHECK_EQ(line->u.end.has_counts, 0);
     CHECK_EQ(line->u.end.events, 0u);
     CHECK_STR(line->u.end.path, "/t");
     /* a note has no path */
-    REQUIRE_EQ(dt_record_parse("12\tnote\tpath=/t\tmessage=m", line), 0);
+    REQUIRE_EQ(dt__record_parse("12\tnote\tpath=/t\tmessage=m", line), 0);
     CHECK_STR(line->u.note.message, "m");
     free(line);
 }
@@ -206,8 +206,8 @@ static void test_lines_appended_by_several_writers_read_back_in_order(void)
     close(fd);
     for (int i = 0; i < 50; i++) {
         dt_record_line *line = new_line(i % 2 ? DT_RECORD_WROTE : DT_RECORD_STARTED, 1000 + i);
-        snprintf(dt_record_path(line), DT_RECORD_PATH_MAX, "/tmp/t\n%d.json", i);
-        CHECK_EQ(dt_record_append(log_path, line), 0);
+        snprintf(dt__record_path(line), DT_RECORD_PATH_MAX, "/tmp/t\n%d.json", i);
+        CHECK_EQ(dt__record_append(log_path, line), 0);
         free(line);
     }
     FILE *f = fopen(log_path, "r");
@@ -217,11 +217,11 @@ static void test_lines_appended_by_several_writers_read_back_in_order(void)
     int n = 0;
     dt_record_line *line = new_line(DT_RECORD_NOTE, 0);
     while (getline(&text, &cap, f) >= 0) {
-        REQUIRE_EQ(dt_record_parse(text, line), 0);
+        REQUIRE_EQ(dt__record_parse(text, line), 0);
         CHECK_EQ(line->pid, 1000 + n);
         char want[64];
         snprintf(want, sizeof want, "/tmp/t\n%d.json", n);
-        CHECK_STR(dt_record_path(line), want);
+        CHECK_STR(dt__record_path(line), want);
         n++;
     }
     CHECK_EQ(n, 50);
@@ -230,7 +230,7 @@ static void test_lines_appended_by_several_writers_read_back_in_order(void)
     free(line);
     unlink(log_path);
     dt_record_line *missing = new_line(DT_RECORD_NOTE, 1);
-    CHECK_NE(dt_record_append("/nonexistent/dir/log", missing), 0);
+    CHECK_NE(dt__record_append("/nonexistent/dir/log", missing), 0);
     free(missing);
 }
 

@@ -19,7 +19,7 @@ static const char *data_path(const char *rel)
 static dt_rd_source *open_data(const char *rel)
 {
     char err[512];
-    dt_rd_source *src = dt_rd_open_file(data_path(rel), err, sizeof err);
+    dt_rd_source *src = dt__rd_open_file(data_path(rel), err, sizeof err);
     if (!src)
         fprintf(stderr, "%s\n", err);
     return src;
@@ -30,20 +30,20 @@ static void test_check_returns_findings_by_kind(void)
     dt_rd_source *src = open_data("good.json");
     REQUIRE(src != NULL);
     dt_check_result r;
-    dt_rd_check(src, "good", 0, &r);
-    dt_rd_close(src);
+    dt__rd_check(src, "good", 0, &r);
+    dt__rd_close(src);
     REQUIRE(!r.oom);
     CHECK_EQ(r.defects, 0);
     CHECK_EQ(r.known, 0);
     CHECK_EQ(r.events, 39);
     CHECK_EQ(r.flows, 6);
     CHECK(r.scope == NULL);
-    dt_rd_check_free(&r);
+    dt__rd_check_free(&r);
 
     src = open_data("bad2_flow_unpaired.json");
     REQUIRE(src != NULL);
-    dt_rd_check(src, "bad", 0, &r);
-    dt_rd_close(src);
+    dt__rd_check(src, "bad", 0, &r);
+    dt__rd_close(src);
     REQUIRE(!r.oom);
     CHECK_EQ(r.defects, 1);
     int found = 0;
@@ -58,7 +58,7 @@ static void test_check_returns_findings_by_kind(void)
         CHECK(r.kinds[k].known == NULL);
     }
     CHECK_EQ(found, 1);
-    dt_rd_check_free(&r);
+    dt__rd_check_free(&r);
 }
 
 static void test_stats_returns_rows_by_total_time(void)
@@ -68,8 +68,8 @@ static void test_stats_returns_rows_by_total_time(void)
     dt_stats_result r;
     char err[512];
     unsigned reports = 1u << DT_STATS_KERNELS | 1u << DT_STATS_RANGES;
-    REQUIRE_EQ(dt_rd_stats(src, reports, &r, err, sizeof err), 0);
-    dt_rd_close(src);
+    REQUIRE_EQ(dt__rd_stats(src, reports, &r, err, sizeof err), 0);
+    dt__rd_close(src);
     const dt_stats_table *k = &r.tables[DT_STATS_KERNELS];
     REQUIRE_EQ(k->count, 2);
     CHECK_EQ(k->total, 70750);
@@ -89,10 +89,10 @@ static void test_stats_returns_rows_by_total_time(void)
     CHECK_EQ(r.tables[DT_STATS_API].count, 0);
     CHECK_EQ(r.summary.event_count, 39);
     CHECK(r.summary.loss.present);
-    dt_rd_stats_free(&r);
-    CHECK_STR(dt_rd_stats_report_name(DT_STATS_COLLECTIVES), "collectives");
-    CHECK_EQ(dt_rd_stats_report_by_name("memcpy,api", 6), DT_STATS_MEMCPY);
-    CHECK_EQ(dt_rd_stats_report_by_name("kernel", 6), -1);
+    dt__rd_stats_free(&r);
+    CHECK_STR(dt__rd_stats_report_name(DT_STATS_COLLECTIVES), "collectives");
+    CHECK_EQ(dt__rd_stats_report_by_name("memcpy,api", 6), DT_STATS_MEMCPY);
+    CHECK_EQ(dt__rd_stats_report_by_name("kernel", 6), -1);
 }
 
 static void test_merge_says_and_returns_counts(void)
@@ -108,26 +108,26 @@ static void test_merge_says_and_returns_counts(void)
     dt_merge_request req = {.out_path = out, .inputs = inputs, .ninputs = 2};
     dt_merge_result r;
     dt_merge *m;
-    REQUIRE_EQ(dt_rd_merge_open(&req, &m, &r), 0);
+    REQUIRE_EQ(dt__rd_merge_open(&req, &m, &r), 0);
     CHECK_EQ(r.warnings, 1);
     REQUIRE_EQ(r.nlines, 1);
     CHECK(strncmp(r.lines[0], "warning: ", 9) == 0);
     CHECK(strstr(r.lines[0], "is given twice") != NULL);
-    REQUIRE_EQ(dt_rd_merge_write(m, &r), 0);
+    REQUIRE_EQ(dt__rd_merge_write(m, &r), 0);
     CHECK_EQ(r.traces, 2);
     CHECK_EQ(r.processes, 2);
     CHECK_EQ(r.events, 64);
     CHECK(strstr(r.agreement, "no trace names its host") != NULL);
-    dt_rd_merge_close(m);
-    dt_rd_merge_result_free(&r);
+    dt__rd_merge_close(m);
+    dt__rd_merge_result_free(&r);
     /* the output may not be an input */
     req.inputs = (const char *const[]){out};
     req.ninputs = 1;
-    CHECK_EQ(dt_rd_merge_open(&req, &m, &r), 2);
+    CHECK_EQ(dt__rd_merge_open(&req, &m, &r), 2);
     REQUIRE(r.nlines >= 1);
     CHECK(strstr(r.lines[r.nlines - 1], "is also an input") != NULL);
-    dt_rd_merge_close(m);
-    dt_rd_merge_result_free(&r);
+    dt__rd_merge_close(m);
+    dt__rd_merge_result_free(&r);
     unlink(out);
 }
 

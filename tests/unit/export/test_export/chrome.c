@@ -141,9 +141,9 @@ void test_export_hostile_names(void)
     api(s, bad_utf8, T0 + 50, T0 + 60, 1, 0);
     api(s, big, T0 + 70, T0 + 80, 1, 0);
     dt_rec *r = api(s, "x", T0 + 90, T0 + 95, 1, 0);
-    r->name = dt_intern_n(&s->names, with_nul, sizeof with_nul);
+    r->name = dt__intern_n(&s->names, with_nul, sizeof with_nul);
     r = api(s, "x", T0 + 100, T0 + 105, 1, 0);
-    r->name = dt_intern_n(&s->names, ctl, big_len);
+    r->name = dt__intern_n(&s->names, ctl, big_len);
     range(s, quoted, T0 + 200, T0 + 300, 1, DT_RANGE_ID_BASE, 0, 0);
 
     trace t;
@@ -308,12 +308,12 @@ void test_export_write_failure_keeps_old_file(void)
             lim = old;
             lim.rlim_cur = limits[k];
             REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
-            dt_out_lane_limit = lanes;
+            dt__out_lane_limit = lanes;
             dt_status js = dt_session_write(s, path, DT_FORMAT_JSON);
             char js_err[512];
             snprintf(js_err, sizeof js_err, "%s", dt_last_error());
             dt_status gz = k == 0 ? dt_session_write(s, path, DT_FORMAT_JSON_GZ) : DT_ERR_IO;
-            dt_out_lane_limit = 0;
+            dt__out_lane_limit = 0;
             REQUIRE_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
             signal(SIGXFSZ, prev);
 
@@ -413,7 +413,7 @@ static dt_rec *memory_op(dt_session *s, uint64_t t, uint16_t dev, uint64_t addr,
                          uint8_t kind)
 {
     dt_rec *r = push(s, DT_EVENT_MEMORY, t, t);
-    r->name = dt_intern_str(&s->names, "[memory]");
+    r->name = dt__intern_str(&s->names, "[memory]");
     r->device = dev;
     r->context = kind;
     r->u.memory.address = addr;
@@ -561,7 +561,7 @@ void test_export_metadata_and_categories(void)
     dt_rec *sy = push(s, DT_EVENT_SYNC, T0 + 50, T0 + 60);
     sy->device = 1;
     sy->lane = 7;
-    sy->name = dt_intern_str(&s->names, "cudaStreamSynchronize");
+    sy->name = dt__intern_str(&s->names, "cudaStreamSynchronize");
     trace t;
     export_and_parse(s, "meta.json", &t);
     yajl_val ev[4];
@@ -643,7 +643,7 @@ void test_export_recorded_session(void)
     REQUIRE_STR(get_str(get(t.root, "devtrace"), "backend"), "null");
     /* written by the traced process itself: host threads carry their names */
     char tname[64];
-    snprintf(tname, sizeof tname, "\"thread %u (test_export)\"", dt_thread_id());
+    snprintf(tname, sizeof tname, "\"thread %u (test_export)\"", dt__thread_id());
     REQUIRE(strstr(t.text, tname) != NULL);
     free_trace(&t);
     dt_session_destroy(s);
@@ -655,7 +655,7 @@ void test_export_maps_vendor_clock_records(void)
     dt_session *s = new_session();
     s->clock.identity = 0;
     dt_clock_sample cs = {1000, T0 + 5000, 10};
-    REQUIRE_EQ(dt_clock_add(&s->clock, cs), 0);
+    REQUIRE_EQ(dt__clock_add(&s->clock, cs), 0);
     dt_rec *r = kernel(s, "k_vendor", 2000, 2500, 0, 1, 0);
     r->flags &= (uint8_t)~DT_REC_REALTIME;
     trace t;

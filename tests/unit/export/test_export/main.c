@@ -29,9 +29,9 @@ static char *export_bytes(dt_session *s, const char *name, dt_format format, int
 {
     char path[512];
     path_in_dir(path, sizeof path, name);
-    dt_out_lane_limit = lanes;
+    dt__out_lane_limit = lanes;
     dt_status st = dt_session_write(s, path, format);
-    dt_out_lane_limit = 0;
+    dt__out_lane_limit = 0;
     REQUIRE_EQ(st, DT_OK);
     return format == DT_FORMAT_JSON_GZ ? read_gzip(path, len) : read_file(path, len);
 }
@@ -66,7 +66,7 @@ static void test_export_two_threads_write_what_one_writes(void)
             char *argv[] = {"check", path, NULL};
             FILE *out = tmpfile(), *err = tmpfile();
             REQUIRE(out && err);
-            CHECK_EQ(dt_check_main(2, argv, out, err), 0);
+            CHECK_EQ(dt__check_main(2, argv, out, err), 0);
             fclose(out);
             fclose(err);
             CHECK_EQ(count_text(&(trace){.text = one}, "\"cat\":\"gpu_user_annotation\",\"name\":\"step\""), 2000);
@@ -153,13 +153,13 @@ static void test_export_out_of_memory_at_every_allocation(void)
         long n = getenv("DT_TEST_OOM_FROM") ? atol(getenv("DT_TEST_OOM_FROM")) : 1;
         for (;; n++) {
             unlink(path);
-            unsigned long before = dt_alloc_failures();
-            dt_out_lane_limit = DT_OUT_MAX_LANES;
-            dt_alloc_fail_after(n, 0);
+            unsigned long before = dt__alloc_failures();
+            dt__out_lane_limit = DT_OUT_MAX_LANES;
+            dt__alloc_fail_after(n, 0);
             dt_status st = dt_session_write(s, path, formats[f]);
-            dt_alloc_fail_after(0, 0);
-            dt_out_lane_limit = 0;
-            if (dt_alloc_failures() == before) {
+            dt__alloc_fail_after(0, 0);
+            dt__out_lane_limit = 0;
+            if (dt__alloc_failures() == before) {
                 REQUIRE_EQ(st, DT_OK);
                 break;
             }

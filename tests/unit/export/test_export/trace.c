@@ -37,7 +37,7 @@ dt_session *new_session(void)
 
 dt_rec *push(dt_session *s, int kind, uint64_t start, uint64_t end)
 {
-    dt_rec *r = dt_store_push(&s->sink.store);
+    dt_rec *r = dt__store_push(&s->sink.store);
     REQUIRE(r != NULL);
     r->kind = (uint8_t)kind;
     r->start = start;
@@ -50,13 +50,13 @@ dt_rec *kernel(dt_session *s, const char *name, uint64_t start, uint64_t end,
                uint16_t dev, uint32_t stream, uint64_t corr)
 {
     dt_rec *r = push(s, DT_EVENT_KERNEL, start, end);
-    r->name = dt_intern_kernel(&s->names, name);
+    r->name = dt__intern_kernel(&s->names, name);
     r->device = dev;
     r->lane = stream;
     r->context = 1;
     r->correlation = corr;
     dt_launch_config lc = {{4, 2, 1}, {128, 1, 1}, 32, 1024, 0};
-    r->u.kernel.config = dt_launch_intern(&s->launches, &lc);
+    r->u.kernel.config = dt__launch_intern(&s->launches, &lc);
     r->u.kernel.queued_delta = DT_DELTA_UNKNOWN;
     r->u.kernel.submitted_delta = DT_DELTA_UNKNOWN;
     return r;
@@ -66,7 +66,7 @@ dt_rec *api(dt_session *s, const char *name, uint64_t start, uint64_t end,
             uint32_t tid, uint64_t corr)
 {
     dt_rec *r = push(s, DT_EVENT_RUNTIME, start, end);
-    r->name = dt_intern_str(&s->names, name);
+    r->name = dt__intern_str(&s->names, name);
     r->lane = tid;
     r->context = s->pid;
     r->correlation = corr;
@@ -78,7 +78,7 @@ dt_rec *range(dt_session *s, const char *name, uint64_t start, uint64_t end,
               uint32_t tid, uint64_t id, int has_parent, uint64_t parent)
 {
     dt_rec *r = push(s, DT_EVENT_RANGE, start, end);
-    r->name = dt_intern_str(&s->names, name);
+    r->name = dt__intern_str(&s->names, name);
     r->lane = tid;
     r->context = s->pid;
     r->flags |= DT_REC_HAS_EXTERNAL;

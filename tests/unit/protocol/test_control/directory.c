@@ -32,20 +32,20 @@ void test_another_uid_is_refused(void)
     if (geteuid() != 0) SKIP("needs root, to run a peer as another uid");
     listen_fresh(0);
     char path[256];
-    snprintf(path, sizeof path, "%s", dt_ctl_socket_path());
+    snprintf(path, sizeof path, "%s", dt__ctl_socket_path());
     /* the directory keeps the other user out */
     CHECK_EQ(connect_as_nobody(path), 2);
     /* past the directory, the listener checks the peer itself */
-    uint64_t refused = dt_ctl_refused();
+    uint64_t refused = dt__ctl_refused();
     chmod(base_dir, 0711);
     chmod(ctl_dir, 0711);
     chmod(path, 0777);
     CHECK_EQ(connect_as_nobody(path), 0);
     chmod(ctl_dir, 0700);
-    CHECK_EQ(dt_ctl_refused(), refused + 1);
+    CHECK_EQ(dt__ctl_refused(), refused + 1);
     dt_ctl_msg reply;
     CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS);
-    dt_ctl_stop();
+    dt__ctl_stop();
 
     /* and the client checks the listener: one run by uid 65534 */
     char other[128];
@@ -61,19 +61,19 @@ void test_another_uid_is_refused(void)
         setenv("XDG_RUNTIME_DIR", other, 1);
         if (setgid(65534) == 0 && setuid(65534) == 0) {
             dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
-            if (dt_ctl_listen(&o) == DT_OK) snprintf(sock, sizeof sock, "%s", dt_ctl_socket_path());
+            if (dt__ctl_listen(&o) == DT_OK) snprintf(sock, sizeof sock, "%s", dt__ctl_socket_path());
         }
         if (write(up[1], sock, sizeof sock) != (ssize_t)sizeof sock) _exit(1);
         char c;
         if (read(down[0], &c, 1) < 0) _exit(1);
-        dt_ctl_stop();
+        dt__ctl_stop();
         _exit(0);
     }
     char sock[256] = "";
     CHECK_EQ(read(up[0], sock, sizeof sock), (ssize_t)sizeof sock);
     int fd = -1;
     CHECK(sock[0] != 0, "the child could not listen");
-    if (sock[0]) CHECK_EQ(dt_ctl_connect_path(sock, 2000, &fd), DT_CTL_UNTRUSTED);
+    if (sock[0]) CHECK_EQ(dt__ctl_connect_path(sock, 2000, &fd), DT_CTL_UNTRUSTED);
     CHECK_EQ(write(down[1], "x", 1), 1);
     int status;
     waitpid(pid, &status, 0);
@@ -98,7 +98,7 @@ static void leave_dead_socket(const char *path)
 
 void test_stale_sockets_are_removed_and_not_listed(void)
 {
-    dt_ctl_stop();
+    dt__ctl_stop();
     mkdir(ctl_dir, 0700);
     pid_t dead = fork();
     if (dead == 0) _exit(0);
@@ -115,7 +115,7 @@ void test_stale_sockets_are_removed_and_not_listed(void)
 
     dt_ctl_msg *list = NULL;
     size_t count = 99;
-    REQUIRE_EQ(dt_ctl_list(1000, &list, &count), DT_OK);
+    REQUIRE_EQ(dt__ctl_list(1000, &list, &count), DT_OK);
     CHECK_EQ(count, 0u);
     free(list);
     struct stat st;
@@ -126,8 +126,8 @@ void test_stale_sockets_are_removed_and_not_listed(void)
 
     leave_dead_socket(live_path);
     dt_ctl_msg info, reply;
-    dt_ctl_msg_init(&info, DT_CTL_INFO);
-    CHECK_EQ(dt_ctl_send(getppid(), &info, -1, 1000, &reply), DT_CTL_NO_SUCH_LISTENER);
+    dt__ctl_msg_init(&info, DT_CTL_INFO);
+    CHECK_EQ(dt__ctl_send(getppid(), &info, -1, 1000, &reply), DT_CTL_NO_SUCH_LISTENER);
     CHECK_EQ(lstat(live_path, &st), -1);
 
     /* a stale socket under our own pid is replaced when we listen */
@@ -135,35 +135,35 @@ void test_stale_sockets_are_removed_and_not_listed(void)
     snprintf(own, sizeof own, "%s/%ld.sock", ctl_dir, (long)getpid());
     leave_dead_socket(own);
     listen_fresh(0);
-    REQUIRE_EQ(dt_ctl_list(1000, &list, &count), DT_OK);
+    REQUIRE_EQ(dt__ctl_list(1000, &list, &count), DT_OK);
     CHECK_EQ(count, 1u);
     if (count == 1) CHECK_EQ(list[0].pid, getpid());
     free(list);
-    dt_ctl_stop();
+    dt__ctl_stop();
 }
 
 static void expect_refused_dir(const char *what, const char *message_part)
 {
     dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
-    dt_status st = dt_ctl_listen(&o);
+    dt_status st = dt__ctl_listen(&o);
     CHECK(st == DT_ERR_STATE, "%s: %s (%s)", what, dt_status_name(st), dt_last_error());
-    if (st == DT_OK) dt_ctl_stop();
+    if (st == DT_OK) dt__ctl_stop();
     CHECK(strstr(dt_last_error(), message_part) != NULL, "%s: \"%s\"", what, dt_last_error());
     dt_ctl_msg *list = NULL;
     size_t count = 0;
-    CHECK(dt_ctl_list(500, &list, &count) == DT_ERR_STATE, "%s: a client trusts it", what);
+    CHECK(dt__ctl_list(500, &list, &count) == DT_ERR_STATE, "%s: a client trusts it", what);
     free(list);
 }
 
 void test_directory_of_wrong_kind_is_refused(void)
 {
-    dt_ctl_stop();
+    dt__ctl_stop();
     char other[128], target[256];
     snprintf(other, sizeof other, "%s/other", base_dir);
     setenv("XDG_RUNTIME_DIR", other, 1);
     REQUIRE_EQ(mkdir(other, 0700), 0);
     char dir[256];
-    REQUIRE_EQ(dt_ctl_dir(dir, sizeof dir), DT_OK);
+    REQUIRE_EQ(dt__ctl_dir(dir, sizeof dir), DT_OK);
     snprintf(target, sizeof target, "%s/devtrace", other);
     CHECK_STR(dir, target);
 
@@ -197,12 +197,12 @@ void test_directory_of_wrong_kind_is_refused(void)
     /* missing: created 0700 whatever the umask */
     mode_t old = umask(0);
     dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
-    CHECK_EQ(dt_ctl_listen(&o), DT_OK);
+    CHECK_EQ(dt__ctl_listen(&o), DT_OK);
     umask(old);
     struct stat st;
     CHECK_EQ(lstat(target, &st), 0);
     CHECK(S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700, "mode %o", (unsigned)st.st_mode);
-    dt_ctl_stop();
+    dt__ctl_stop();
 
     /* an XDG_RUNTIME_DIR that is not ours, not absolute or missing: /tmp */
     char fallback[64];
@@ -210,11 +210,11 @@ void test_directory_of_wrong_kind_is_refused(void)
     static const char *const unusable[] = {"relative/dir", "/nonexistent/xdg", "/proc/self/nonexistent"};
     for (size_t i = 0; i < 3; i++) {
         setenv("XDG_RUNTIME_DIR", unusable[i], 1);
-        REQUIRE_EQ(dt_ctl_dir(dir, sizeof dir), DT_OK);
+        REQUIRE_EQ(dt__ctl_dir(dir, sizeof dir), DT_OK);
         CHECK_STR(dir, fallback);
     }
     unsetenv("XDG_RUNTIME_DIR");
-    REQUIRE_EQ(dt_ctl_dir(dir, sizeof dir), DT_OK);
+    REQUIRE_EQ(dt__ctl_dir(dir, sizeof dir), DT_OK);
     CHECK_STR(dir, fallback);
     setenv("XDG_RUNTIME_DIR", base_dir, 1);
 }
@@ -255,7 +255,7 @@ void test_forked_child_does_not_serve_the_parent_socket(void)
 {
     listen_fresh(0);
     char path[256];
-    snprintf(path, sizeof path, "%s", dt_ctl_socket_path());
+    snprintf(path, sizeof path, "%s", dt__ctl_socket_path());
     char bound[300];
     snprintf(bound, sizeof bound, "%s.tmp", path);
     unsigned long inode = socket_inode(bound);
@@ -269,17 +269,17 @@ void test_forked_child_does_not_serve_the_parent_socket(void)
     if (pid == 0) {
         int bad = 0;
         if (holds_socket(getpid(), inode)) bad |= 1;    /* kept the parent's socket */
-        if (dt_ctl_socket_path()[0]) bad |= 2;          /* believes it listens */
+        if (dt__ctl_socket_path()[0]) bad |= 2;          /* believes it listens */
         dt_ctl_msg *list = NULL;
         size_t count = 0;
-        if (dt_ctl_list(2000, &list, &count) != DT_OK || count != 1 || list[0].pid != parent) bad |= 4;
+        if (dt__ctl_list(2000, &list, &count) != DT_OK || count != 1 || list[0].pid != parent) bad |= 4;
         free(list);
         dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
-        if (dt_ctl_listen(&o) != DT_OK) bad |= 8; /* may listen on its own */
+        if (dt__ctl_listen(&o) != DT_OK) bad |= 8; /* may listen on its own */
         char own[256];
         snprintf(own, sizeof own, "%s/%ld.sock", ctl_dir, (long)getpid());
-        if (strcmp(dt_ctl_socket_path(), own) != 0) bad |= 16;
-        dt_ctl_stop();
+        if (strcmp(dt__ctl_socket_path(), own) != 0) bad |= 16;
+        dt__ctl_stop();
         exit(bad); /* exit handlers run: the parent's socket stays */
     }
     int status = -1;
@@ -309,13 +309,13 @@ void test_forked_child_does_not_serve_the_parent_socket(void)
     close(p[0]);
     waitpid(sh, NULL, 0);
     CHECK(n > 0 && atoi(out) == 0, "the spawned shell holds the socket: \"%s\"", out);
-    dt_ctl_stop();
+    dt__ctl_stop();
 }
 
 /* A process that exits while it listens leaves no socket behind. */
 void test_socket_removed_at_exit(void)
 {
-    dt_ctl_stop();
+    dt__ctl_stop();
     int p[2];
     REQUIRE_EQ(pipe(p), 0);
     fflush(stdout);
@@ -324,9 +324,9 @@ void test_socket_removed_at_exit(void)
     if (pid == 0) {
         dt_ctl_options o = {0, 0, 1, "", test_handler, NULL, 0, NULL};
         char path[256] = "";
-        if (dt_ctl_listen(&o) == DT_OK) snprintf(path, sizeof path, "%s", dt_ctl_socket_path());
+        if (dt__ctl_listen(&o) == DT_OK) snprintf(path, sizeof path, "%s", dt__ctl_socket_path());
         if (write(p[1], path, sizeof path) != (ssize_t)sizeof path) _exit(1);
-        exit(0); /* no dt_ctl_stop */
+        exit(0); /* no dt__ctl_stop */
     }
     char path[256] = "";
     CHECK_EQ(read(p[0], path, sizeof path), (ssize_t)sizeof path);
@@ -361,7 +361,7 @@ void test_cli_lists_the_listener(void)
     snprintf(row, sizeof row, "\n%-8ld %-16s %-6d %-6d %-10s %-9s %s\n", (long)getpid(), "test_control", 3, 8,
              "emulated", "idle", "torchelastic:run7");
     CHECK(strncmp(out, "PID ", 4) == 0 && strstr(out, row) != NULL, "output:\n%s\nwanted the row:%s", out, row);
-    dt_ctl_stop();
+    dt__ctl_stop();
 
     /* nobody listens: said so, and no row */
     p = popen(cmd, "r");
@@ -404,7 +404,7 @@ void test_idle_connections_hold_no_other_up(void)
     uint8_t b;
     CHECK_EQ(recv(idle[0], &b, 1, MSG_DONTWAIT), 0); /* closed, unanswered */
     for (int i = 0; i < DT_CTL_MAX_PENDING + 8; i++) close(idle[i]);
-    dt_ctl_stop();
+    dt__ctl_stop();
 }
 
 /* Without XDG_RUNTIME_DIR: /run/user/<uid> (which only the login manager
@@ -428,9 +428,9 @@ void test_the_login_runtime_directory_comes_before_tmp(void)
         unsetenv("XDG_RUNTIME_DIR");
         char dir[256], msg[1024] = "";
         int n = 0;
-        if (dt_ctl_dir(dir, sizeof dir) == DT_OK) n += snprintf(msg + n, sizeof msg - (size_t)n, "%s\n", dir);
+        if (dt__ctl_dir(dir, sizeof dir) == DT_OK) n += snprintf(msg + n, sizeof msg - (size_t)n, "%s\n", dir);
         if (rmdir("/run/user/65534/devtrace") != 0 && errno != ENOENT) _exit(4);
-        dt_status rc = dt_ctl_dir_prepare(dir);
+        dt_status rc = dt__ctl_dir_prepare(dir);
         n += snprintf(msg + n, sizeof msg - (size_t)n, "%d\n", (int)rc);
         rmdir("/run/user/65534/devtrace");
         _exit(n > 0 && write(fds[1], msg, (size_t)n) == n ? 0 : 5);
@@ -450,8 +450,8 @@ void test_the_login_runtime_directory_comes_before_tmp(void)
         if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
         unsetenv("XDG_RUNTIME_DIR");
         char dir[256];
-        if (dt_ctl_dir(dir, sizeof dir) != DT_OK || strcmp(dir, "/tmp/devtrace-65534") != 0) _exit(4);
-        if (dt_ctl_dir_prepare(dir) != DT_ERR_STATE) _exit(5);
+        if (dt__ctl_dir(dir, sizeof dir) != DT_OK || strcmp(dir, "/tmp/devtrace-65534") != 0) _exit(4);
+        if (dt__ctl_dir_prepare(dir) != DT_ERR_STATE) _exit(5);
         const char *why = dt_last_error();
         _exit(strstr(why, "belongs to uid 0, not to uid 65534: refused") && strstr(why, "XDG_RUNTIME_DIR") ? 0 : 6);
     }

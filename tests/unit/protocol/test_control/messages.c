@@ -25,14 +25,14 @@ void test_handler(void *ctx, const dt_ctl_request *req, int fd, dt_ctl_result *r
     handler_state.last = *req;
     handler_state.entered = 1;
     pthread_cond_broadcast(&handler_state.cv);
-    dt_ctl_set_state(DT_CTL_CAPTURING);
+    dt__ctl_set_state(DT_CTL_CAPTURING);
     while (handler_state.block) pthread_cond_wait(&handler_state.cv, &handler_state.mu);
     pthread_mutex_unlock(&handler_state.mu);
     ssize_t w = write(fd, handler_output, strlen(handler_output));
     res->code = w == (ssize_t)strlen(handler_output) ? DT_CTL_SUCCESS : DT_CTL_CANNOT_ARM;
     if (handler_state.answer != DT_CTL_SUCCESS) {
         res->code = handler_state.answer;
-        snprintf(res->text, sizeof res->text, "the handler says %s", dt_ctl_code_name(handler_state.answer));
+        snprintf(res->text, sizeof res->text, "the handler says %s", dt__ctl_code_name(handler_state.answer));
         return;
     }
     res->written = 1;
@@ -74,9 +74,9 @@ static int handler_calls(void)
 void listen_fresh(int read_timeout_ms)
 {
     handler_block(0);
-    dt_ctl_stop();
+    dt__ctl_stop();
     dt_ctl_options o = {3, 1, 8, "emulated", test_handler, NULL, read_timeout_ms, NULL};
-    dt_status st = dt_ctl_listen(&o);
+    dt_status st = dt__ctl_listen(&o);
     REQUIRE_EQ(st, DT_OK);
 }
 
@@ -85,7 +85,7 @@ void listen_fresh(int read_timeout_ms)
 int raw_connect(void)
 {
     int fd = -1;
-    dt_ctl_code rc = dt_ctl_connect_path(dt_ctl_socket_path(), 2000, &fd);
+    dt_ctl_code rc = dt__ctl_connect_path(dt__ctl_socket_path(), 2000, &fd);
     REQUIRE_EQ(rc, DT_CTL_SUCCESS);
     return fd;
 }
@@ -142,10 +142,10 @@ static void expect_error(const void *bytes, size_t n, int pass_fd, int shut, dt_
     close(fd);
     dt_ctl_msg reply;
     char why[256] = "";
-    dt_ctl_code rc = dt_ctl_parse(buf, got, &reply, why, sizeof why);
+    dt_ctl_code rc = dt__ctl_parse(buf, got, &reply, why, sizeof why);
     CHECK_EQ(rc, DT_CTL_SUCCESS);
     CHECK(rc == DT_CTL_SUCCESS && reply.type == DT_CTL_ERR && reply.code == code, "%s: type %d code %s (%s)", what,
-          reply.type, dt_ctl_code_name(reply.code), reply.text);
+          reply.type, dt__ctl_code_name(reply.code), reply.text);
     CHECK(reply.text[0] != 0, "%s: an error without a message", what);
 }
 
@@ -167,8 +167,8 @@ static int scratch_file(const char *name, int flags)
 dt_ctl_code info_of_self(dt_ctl_msg *reply)
 {
     dt_ctl_msg info;
-    dt_ctl_msg_init(&info, DT_CTL_INFO);
-    return dt_ctl_send(getpid(), &info, -1, 3000, reply);
+    dt__ctl_msg_init(&info, DT_CTL_INFO);
+    return dt__ctl_send(getpid(), &info, -1, 3000, reply);
 }
 
 /* ------------------------------------------------------------------ */
@@ -177,14 +177,14 @@ static void test_messages_round_trip(void)
     uint8_t buf[DT_CTL_MAX_MESSAGE];
     char why[256];
     dt_ctl_msg m, back;
-    dt_ctl_msg_init(&m, DT_CTL_CAPTURE);
+    dt__ctl_msg_init(&m, DT_CTL_CAPTURE);
     m.steps = 5;
     m.step_multiple = 100;
     m.timeout_ns = 30000000000ull;
     snprintf(m.format, sizeof m.format, "perfetto");
-    size_t n = dt_ctl_encode(&m, buf, sizeof buf);
+    size_t n = dt__ctl_encode(&m, buf, sizeof buf);
     REQUIRE(n > DT_CTL_HEADER);
-    REQUIRE_EQ(dt_ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
+    REQUIRE_EQ(dt__ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
     CHECK_EQ(back.type, DT_CTL_CAPTURE);
     CHECK_EQ(back.steps, 5u);
     CHECK_EQ(back.step_multiple, 100u);
@@ -192,15 +192,15 @@ static void test_messages_round_trip(void)
     CHECK_EQ(back.duration_ns, 0u);
     CHECK_STR(back.format, "perfetto");
 
-    dt_ctl_msg_init(&m, DT_CTL_INFO);
+    dt__ctl_msg_init(&m, DT_CTL_INFO);
     m.pid = 4242;
     m.rank = 0;
     m.world_size = 2;
     snprintf(m.program, sizeof m.program, "tr\nain");
     snprintf(m.job, sizeof m.job, "slurm:77=x");
     m.state = DT_CTL_CAPTURING;
-    n = dt_ctl_encode(&m, buf, sizeof buf);
-    REQUIRE_EQ(dt_ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
+    n = dt__ctl_encode(&m, buf, sizeof buf);
+    REQUIRE_EQ(dt__ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
     CHECK_EQ(back.pid, 4242);
     CHECK_EQ(back.rank, 0);
     CHECK_EQ(back.local_rank, -1);
@@ -209,11 +209,11 @@ static void test_messages_round_trip(void)
     CHECK_STR(back.job, "slurm:77=x");
     CHECK_EQ(back.state, DT_CTL_CAPTURING);
 
-    dt_ctl_msg_init(&m, DT_CTL_ERR);
+    dt__ctl_msg_init(&m, DT_CTL_ERR);
     m.code = DT_CTL_BUSY;
     snprintf(m.text, sizeof m.text, "first\nsecond=line");
-    n = dt_ctl_encode(&m, buf, sizeof buf);
-    REQUIRE_EQ(dt_ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
+    n = dt__ctl_encode(&m, buf, sizeof buf);
+    REQUIRE_EQ(dt__ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
     CHECK_EQ(back.code, DT_CTL_BUSY);
     CHECK_STR(back.text, "first\nsecond=line");
 
@@ -244,39 +244,39 @@ static void test_messages_round_trip(void)
         size_t plen = strlen(cases[i].payload);
         n = header(buf, DT_CTL_VERSION, DT_CTL_CAPTURE, (uint32_t)plen);
         memcpy(buf + n, cases[i].payload, plen);
-        CHECK(dt_ctl_parse(buf, n + plen, &back, why, sizeof why) == cases[i].rc, "payload \"%s\": %s",
+        CHECK(dt__ctl_parse(buf, n + plen, &back, why, sizeof why) == cases[i].rc, "payload \"%s\": %s",
               cases[i].payload, why);
     }
     static const char over[] = "steps=18446744073709551615\n";
     n = header(buf, DT_CTL_VERSION, DT_CTL_CAPTURE, sizeof over - 1);
     memcpy(buf + n, over, sizeof over - 1);
-    CHECK_EQ(dt_ctl_parse(buf, n + sizeof over - 1, &back, why, sizeof why), DT_CTL_BAD_REQUEST);
+    CHECK_EQ(dt__ctl_parse(buf, n + sizeof over - 1, &back, why, sizeof why), DT_CTL_BAD_REQUEST);
     CHECK_STR(why, "steps=18446744073709551615 is over the limit of 1000000000");
 
     /* an OK reply: a partial window, and the backend that recorded */
-    dt_ctl_msg_init(&m, DT_CTL_OK);
+    dt__ctl_msg_init(&m, DT_CTL_OK);
     m.written = 1;
     m.partial = 1;
     m.records = 12;
     snprintf(m.backend, sizeof m.backend, "topspti");
     snprintf(m.text, sizeof m.text, "cut short; nothing lost");
-    n = dt_ctl_encode(&m, buf, sizeof buf);
-    REQUIRE_EQ(dt_ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
+    n = dt__ctl_encode(&m, buf, sizeof buf);
+    REQUIRE_EQ(dt__ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
     CHECK(back.written == 1 && back.partial == 1 && back.records == 12, "written %d partial %d records %llu",
           back.written, back.partial, (unsigned long long)back.records);
     CHECK_STR(back.backend, "topspti");
     CHECK_STR(back.text, "cut short; nothing lost");
     m.partial = 0;
-    n = dt_ctl_encode(&m, buf, sizeof buf);
-    REQUIRE_EQ(dt_ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
+    n = dt__ctl_encode(&m, buf, sizeof buf);
+    REQUIRE_EQ(dt__ctl_parse(buf, n, &back, why, sizeof why), DT_CTL_SUCCESS);
     CHECK_EQ(back.partial, 0);
 
     n = header(buf, DT_CTL_VERSION, DT_CTL_ERR, 10);
     memcpy(buf + n, "code=fine\n", 10);
-    CHECK_EQ(dt_ctl_parse(buf, n + 10, &back, why, sizeof why), DT_CTL_BAD_REQUEST);
+    CHECK_EQ(dt__ctl_parse(buf, n + 10, &back, why, sizeof why), DT_CTL_BAD_REQUEST);
     n = header(buf, DT_CTL_VERSION, DT_CTL_INFO, 4);
     memcpy(buf + n, "a=\0\n", 4);
-    CHECK_EQ(dt_ctl_parse(buf, n + 4, &back, why, sizeof why), DT_CTL_BAD_REQUEST);
+    CHECK_EQ(dt__ctl_parse(buf, n + 4, &back, why, sizeof why), DT_CTL_BAD_REQUEST);
 }
 
 static void test_info_names_the_process_and_its_job(void)
@@ -286,7 +286,7 @@ static void test_info_names_the_process_and_its_job(void)
     unsetenv("SLURM_JOB_ID");
     char expect[256];
     snprintf(expect, sizeof expect, "%s/%ld.sock", ctl_dir, (long)getpid());
-    CHECK_STR(dt_ctl_socket_path(), expect);
+    CHECK_STR(dt__ctl_socket_path(), expect);
     struct stat st;
     REQUIRE_EQ(lstat(expect, &st), 0);
     CHECK(S_ISSOCK(st.st_mode));
@@ -295,7 +295,7 @@ static void test_info_names_the_process_and_its_job(void)
 
     dt_ctl_msg *list = NULL;
     size_t count = 0;
-    REQUIRE_EQ(dt_ctl_list(2000, &list, &count), DT_OK);
+    REQUIRE_EQ(dt__ctl_list(2000, &list, &count), DT_OK);
     REQUIRE_EQ(count, 1u);
     CHECK_EQ(list[0].pid, getpid());
     CHECK_EQ(list[0].rank, 3);
@@ -307,8 +307,8 @@ static void test_info_names_the_process_and_its_job(void)
     CHECK_EQ(list[0].state, DT_CTL_IDLE);
     free(list);
 
-    CHECK_EQ(dt_ctl_listen(&(dt_ctl_options){0}), DT_ERR_STATE); /* one listener per process */
-    dt_ctl_stop();
+    CHECK_EQ(dt__ctl_listen(&(dt_ctl_options){0}), DT_ERR_STATE); /* one listener per process */
+    dt__ctl_stop();
     CHECK_EQ(lstat(expect, &st), -1); /* removed when it stops */
     dt_ctl_msg reply;
     CHECK_EQ(info_of_self(&reply), DT_CTL_NO_SUCH_LISTENER);
@@ -321,29 +321,29 @@ static void test_job_id_sources(void)
                                        "MASTER_PORT"};
     char job[128];
     for (size_t i = 0; i < 5; i++) unsetenv(vars[i]);
-    dt_ctl_job_id(job, sizeof job);
+    dt__ctl_job_id(job, sizeof job);
     CHECK_STR(job, "");
     setenv("MASTER_ADDR", "node7", 1);
-    dt_ctl_job_id(job, sizeof job);
+    dt__ctl_job_id(job, sizeof job);
     CHECK_STR(job, ""); /* an address without a port names no job */
     setenv("MASTER_PORT", "29500", 1);
-    dt_ctl_job_id(job, sizeof job);
+    dt__ctl_job_id(job, sizeof job);
     CHECK_STR(job, "master:node7:29500");
     /* plain torchrun's run id is "none" for every job: the master tells them apart */
     setenv("TORCHELASTIC_RUN_ID", "none", 1);
-    dt_ctl_job_id(job, sizeof job);
+    dt__ctl_job_id(job, sizeof job);
     CHECK_STR(job, "master:node7:29500");
     setenv("TORCHELASTIC_RUN_ID", "abc", 1);
-    dt_ctl_job_id(job, sizeof job);
+    dt__ctl_job_id(job, sizeof job);
     CHECK_STR(job, "torchelastic:abc@node7:29500");
     unsetenv("MASTER_PORT");
-    dt_ctl_job_id(job, sizeof job);
+    dt__ctl_job_id(job, sizeof job);
     CHECK_STR(job, "torchelastic:abc");
     setenv("SLURM_JOB_ID", "12", 1);
-    dt_ctl_job_id(job, sizeof job);
+    dt__ctl_job_id(job, sizeof job);
     CHECK_STR(job, "slurm:12");
     setenv("SLURM_STEP_ID", "3", 1);
-    dt_ctl_job_id(job, sizeof job);
+    dt__ctl_job_id(job, sizeof job);
     CHECK_STR(job, "slurm:12.3");
     for (size_t i = 0; i < 5; i++) unsetenv(vars[i]);
 
@@ -356,7 +356,7 @@ static void test_job_id_sources(void)
         {"master:n:1", "n:1", 1},        {"master:n:1", "n", 0},    {"", "", 0}, {"master:n:1", "", 0},
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        CHECK(dt_ctl_job_matches(names[i].job, names[i].want) == names[i].match, "%s named by %s: %d", names[i].job,
+        CHECK(dt__ctl_job_matches(names[i].job, names[i].want) == names[i].match, "%s named by %s: %d", names[i].job,
               names[i].want, !names[i].match);
 }
 
@@ -367,10 +367,10 @@ static void test_capture_writes_into_the_passed_descriptor(void)
     int out = scratch_file("capture.out", O_WRONLY);
     REQUIRE(out >= 0);
     dt_ctl_msg req, reply;
-    dt_ctl_msg_init(&req, DT_CTL_CAPTURE);
+    dt__ctl_msg_init(&req, DT_CTL_CAPTURE);
     req.duration_ns = 250000000;
     req.timeout_ns = 9000000000ull;
-    CHECK_EQ(dt_ctl_send(getpid(), &req, out, 5000, &reply), DT_CTL_SUCCESS);
+    CHECK_EQ(dt__ctl_send(getpid(), &req, out, 5000, &reply), DT_CTL_SUCCESS);
     close(out);
     CHECK_EQ(reply.type, DT_CTL_OK);
     CHECK_EQ(reply.written, 1);
@@ -391,13 +391,13 @@ static void test_capture_writes_into_the_passed_descriptor(void)
     CHECK_STR(got, handler_output);
 
     out = scratch_file("dump.out", O_RDWR);
-    dt_ctl_msg_init(&req, DT_CTL_DUMP);
-    CHECK_EQ(dt_ctl_send(getpid(), &req, out, 5000, &reply), DT_CTL_SUCCESS);
+    dt__ctl_msg_init(&req, DT_CTL_DUMP);
+    CHECK_EQ(dt__ctl_send(getpid(), &req, out, 5000, &reply), DT_CTL_SUCCESS);
     CHECK_EQ(handler_state.last.type, DT_CTL_DUMP);
     CHECK_EQ(lseek(out, 0, SEEK_END), (off_t)strlen(handler_output));
     close(out);
     CHECK_EQ(handler_calls(), before + 2);
-    dt_ctl_stop();
+    dt__ctl_stop();
 }
 
 static void test_malformed_requests_get_bad_request(void)
@@ -449,10 +449,10 @@ static void test_malformed_requests_get_bad_request(void)
     CHECK_EQ(reply.type, DT_CTL_INFO);
     /* the client side maps the codes */
     dt_ctl_msg req;
-    dt_ctl_msg_init(&req, DT_CTL_DUMP);
-    CHECK_EQ(dt_ctl_send(getpid(), &req, -1, 3000, &reply), DT_CTL_BAD_REQUEST);
+    dt__ctl_msg_init(&req, DT_CTL_DUMP);
+    CHECK_EQ(dt__ctl_send(getpid(), &req, -1, 3000, &reply), DT_CTL_BAD_REQUEST);
     CHECK(strstr(reply.text, "descriptor") != NULL, "%s", reply.text);
-    dt_ctl_stop();
+    dt__ctl_stop();
 }
 
 static void test_silent_and_vanishing_peers(void)
@@ -469,7 +469,7 @@ static void test_silent_and_vanishing_peers(void)
     close(silent);
     char why[256];
     dt_ctl_msg err;
-    CHECK_EQ(dt_ctl_parse(buf, got, &err, why, sizeof why), DT_CTL_SUCCESS);
+    CHECK_EQ(dt__ctl_parse(buf, got, &err, why, sizeof why), DT_CTL_SUCCESS);
     CHECK_EQ(err.code, DT_CTL_BAD_REQUEST);
 
     /* goes away mid-header, mid-payload, and before reading its reply */
@@ -487,9 +487,9 @@ static void test_silent_and_vanishing_peers(void)
     int out = scratch_file("vanish.out", O_WRONLY);
     fd = raw_connect();
     dt_ctl_msg req;
-    dt_ctl_msg_init(&req, DT_CTL_CAPTURE);
+    dt__ctl_msg_init(&req, DT_CTL_CAPTURE);
     req.steps = 2;
-    n = dt_ctl_encode(&req, buf, sizeof buf);
+    n = dt__ctl_encode(&req, buf, sizeof buf);
     raw_send(fd, buf, n, out);
     close(out);
     REQUIRE(handler_wait_entered());
@@ -500,16 +500,16 @@ static void test_silent_and_vanishing_peers(void)
     CHECK_EQ(handler_calls(), before + 1);
     CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS); /* the write to the vanished client did not kill it */
     CHECK_EQ(reply.state, DT_CTL_IDLE);
-    dt_ctl_stop();
+    dt__ctl_stop();
 }
 
 static dt_ctl_code capture_of_self(int timeout_ms, dt_ctl_msg *reply)
 {
     int out = scratch_file("codes.out", O_WRONLY);
     dt_ctl_msg req;
-    dt_ctl_msg_init(&req, DT_CTL_CAPTURE);
+    dt__ctl_msg_init(&req, DT_CTL_CAPTURE);
     req.steps = 3;
-    dt_ctl_code rc = dt_ctl_send(getpid(), &req, out, timeout_ms, reply);
+    dt_ctl_code rc = dt__ctl_send(getpid(), &req, out, timeout_ms, reply);
     close(out);
     return rc;
 }
@@ -518,7 +518,7 @@ static dt_ctl_code capture_of_self(int timeout_ms, dt_ctl_msg *reply)
    timed out, no answer in time (and busy, below). */
 static void test_error_codes_are_distinct(void)
 {
-    dt_ctl_stop();
+    dt__ctl_stop();
     dt_ctl_msg reply;
     CHECK_EQ(capture_of_self(1000, &reply), DT_CTL_NO_SUCH_LISTENER);
     CHECK(strstr(reply.text, "no process") != NULL, "%s", reply.text);
@@ -539,12 +539,12 @@ static void test_error_codes_are_distinct(void)
     handler_block(0);
 
     /* a listener without a handler cannot capture, but answers INFO */
-    dt_ctl_stop();
+    dt__ctl_stop();
     dt_ctl_options o = {0, 0, 1, "", NULL, NULL, 0, NULL};
-    REQUIRE_EQ(dt_ctl_listen(&o), DT_OK);
+    REQUIRE_EQ(dt__ctl_listen(&o), DT_OK);
     CHECK_EQ(capture_of_self(3000, &reply), DT_CTL_CANNOT_ARM);
     CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS);
-    dt_ctl_stop();
+    dt__ctl_stop();
 }
 
 typedef struct capture_call {
@@ -558,9 +558,9 @@ static void *capture_thread(void *arg)
 {
     capture_call *c = arg;
     dt_ctl_msg req;
-    dt_ctl_msg_init(&req, DT_CTL_CAPTURE);
+    dt__ctl_msg_init(&req, DT_CTL_CAPTURE);
     req.duration_ns = 1000000;
-    c->rc = dt_ctl_send(getpid(), &req, c->out, 10000, &c->reply);
+    c->rc = dt__ctl_send(getpid(), &req, c->out, 10000, &c->reply);
     return NULL;
 }
 
@@ -577,13 +577,13 @@ static void test_second_capture_is_busy(void)
         FAIL("the first capture never reached the handler");
     }
     dt_ctl_msg req, reply;
-    dt_ctl_msg_init(&req, DT_CTL_CAPTURE);
+    dt__ctl_msg_init(&req, DT_CTL_CAPTURE);
     req.steps = 1;
     int out = scratch_file("second.out", O_WRONLY);
-    CHECK_EQ(dt_ctl_send(getpid(), &req, out, 2000, &reply), DT_CTL_BUSY);
+    CHECK_EQ(dt__ctl_send(getpid(), &req, out, 2000, &reply), DT_CTL_BUSY);
     CHECK(strstr(reply.text, "in progress") != NULL, "%s", reply.text);
-    dt_ctl_msg_init(&req, DT_CTL_DUMP);
-    CHECK_EQ(dt_ctl_send(getpid(), &req, out, 2000, &reply), DT_CTL_BUSY);
+    dt__ctl_msg_init(&req, DT_CTL_DUMP);
+    CHECK_EQ(dt__ctl_send(getpid(), &req, out, 2000, &reply), DT_CTL_BUSY);
     close(out);
     CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS); /* INFO is answered meanwhile */
     CHECK_EQ(reply.state, DT_CTL_CAPTURING);
@@ -595,7 +595,7 @@ static void test_second_capture_is_busy(void)
     CHECK_EQ(handler_calls(), before + 1);
     CHECK_EQ(info_of_self(&reply), DT_CTL_SUCCESS);
     CHECK_EQ(reply.state, DT_CTL_IDLE);
-    dt_ctl_stop();
+    dt__ctl_stop();
 }
 
 static int setup(void)
@@ -607,7 +607,7 @@ static int setup(void)
 
 static int teardown(void)
 {
-    dt_ctl_stop();
+    dt__ctl_stop();
     return runtime_dir_remove();
 }
 

@@ -72,10 +72,10 @@ static int tally_visit(void *user, const dt_rd_event *e)
 
 static int read_memory(const void *data, size_t len, tally *t, dt_rd_summary *sum, char *err, size_t errlen)
 {
-    dt_rd_source *src = dt_rd_open_memory(data, len);
+    dt_rd_source *src = dt__rd_open_memory(data, len);
     REQUIRE((src) != NULL);
-    int rc = dt_rd_read(src, tally_visit, t, sum, err, errlen);
-    dt_rd_close(src);
+    int rc = dt__rd_read(src, tally_visit, t, sum, err, errlen);
+    dt__rd_close(src);
     return rc;
 }
 
@@ -129,7 +129,7 @@ static void good_trace_values_are_exact(void)
     REQUIRE_EQ(s.attribution.items[0].value, 30250);
     REQUIRE_STR(s.attribution.items[1].key, "1");
     REQUIRE_EQ(s.attribution.items[1].value, 45000);
-    dt_rd_summary_free(&s);
+    dt__rd_summary_free(&s);
     free(buf);
 }
 
@@ -139,21 +139,21 @@ static void gzip_reads_like_plain(void)
     tally a = {0}, b = {0};
     dt_rd_summary sa, sb;
     snprintf(path, sizeof path, "%s/tests/data/good.json", DT_SOURCE_DIR);
-    dt_rd_source *src = dt_rd_open_file(path, err, sizeof err);
+    dt_rd_source *src = dt__rd_open_file(path, err, sizeof err);
     REQUIRE((src) != NULL);
-    REQUIRE_EQ(dt_rd_read(src, tally_visit, &a, &sa, err, sizeof err), 0);
-    dt_rd_close(src);
+    REQUIRE_EQ(dt__rd_read(src, tally_visit, &a, &sa, err, sizeof err), 0);
+    dt__rd_close(src);
     snprintf(path, sizeof path, "%s/tests/data/good.json.gz", DT_SOURCE_DIR);
-    src = dt_rd_open_file(path, err, sizeof err);
+    src = dt__rd_open_file(path, err, sizeof err);
     REQUIRE((src) != NULL);
-    REQUIRE_EQ(dt_rd_read(src, tally_visit, &b, &sb, err, sizeof err), 0);
-    dt_rd_close(src);
+    REQUIRE_EQ(dt__rd_read(src, tally_visit, &b, &sb, err, sizeof err), 0);
+    dt__rd_close(src);
     REQUIRE(sb.compressed);
     REQUIRE(!(sa.compressed));
     REQUIRE_EQ(sa.bytes, sb.bytes);
     REQUIRE(memcmp(&a, &b, sizeof a) == 0);
-    dt_rd_summary_free(&sa);
-    dt_rd_summary_free(&sb);
+    dt__rd_summary_free(&sa);
+    dt__rd_summary_free(&sb);
 }
 
 static void microseconds_become_exact_nanoseconds(void)
@@ -185,7 +185,7 @@ static void microseconds_become_exact_nanoseconds(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int64_t ns = -42;
-        bool ok = dt_rd_parse_us_to_ns(cases[i].text, strlen(cases[i].text), &ns);
+        bool ok = dt__rd_parse_us_to_ns(cases[i].text, strlen(cases[i].text), &ns);
         if (ok != cases[i].ok)
             FAIL("\"%s\": expected %s", cases[i].text, cases[i].ok ? "success" : "failure");
         if (ok)
@@ -213,7 +213,7 @@ static void every_truncation_is_an_error(void)
         } else {
             REQUIRE_EQ(rc, 0);
         }
-        dt_rd_summary_free(&s);
+        dt__rd_summary_free(&s);
     }
     free(buf);
 }
@@ -229,7 +229,7 @@ static void truncated_gzip_is_an_error(void)
         int rc = read_memory(buf, n, &t, &s, err, sizeof err);
         if (rc != -1)
             FAIL("gzip prefix of %zu of %zu bytes was accepted", n, len);
-        dt_rd_summary_free(&s);
+        dt__rd_summary_free(&s);
     }
     /* a flipped byte in the CRC of the trailer: the text parses, the
        damage is still found, and named */
@@ -238,14 +238,14 @@ static void truncated_gzip_is_an_error(void)
     dt_rd_summary s;
     REQUIRE_EQ(read_memory(buf, len, &t, &s, err, sizeof err), -1);
     REQUIRE((strstr(err, "gzip")) != NULL, "%s", err);
-    dt_rd_summary_free(&s);
+    dt__rd_summary_free(&s);
     buf[len - 8] ^= 0x55;
     /* a flipped byte in the compressed data: inflate may turn it into other
        text before its check fails, so either error will do, never success */
     buf[len / 2] ^= 0x55;
     t = (tally){0};
     REQUIRE_EQ(read_memory(buf, len, &t, &s, err, sizeof err), -1);
-    dt_rd_summary_free(&s);
+    dt__rd_summary_free(&s);
     free(buf);
 }
 
@@ -261,7 +261,7 @@ static void expect_error(const char *json, size_t len, const char *needle)
         FAIL("error \"%s\" does not mention \"%s\"", err, needle);
     if (strncmp(err, "byte ", 5) != 0)
         FAIL("error \"%s\" names no byte offset", err);
-    dt_rd_summary_free(&s);
+    dt__rd_summary_free(&s);
 }
 
 #define EXPECT_ERROR(json, needle) expect_error(json, sizeof(json) - 1, needle)
@@ -321,7 +321,7 @@ static void error_offset_points_at_the_problem(void)
     /* "true" ends at byte 38 */
     REQUIRE_STR(err, "byte 38: traceEvents[1]: \"ts\" must be a number of microseconds that fits, not a boolean");
     REQUIRE_EQ(t.events, 1);
-    dt_rd_summary_free(&s);
+    dt__rd_summary_free(&s);
 }
 
 static void hostile_nesting_is_bounded(void)
@@ -362,7 +362,7 @@ static void garbage_is_an_error(void)
         char err[512];
         REQUIRE_EQ(read_memory(buf, len, &t, &s, err, sizeof err), -1);
         REQUIRE(strlen(err) > 0);
-        dt_rd_summary_free(&s);
+        dt__rd_summary_free(&s);
     }
 }
 
@@ -376,13 +376,13 @@ static void visitor_can_stop(void)
 {
     size_t len;
     unsigned char *buf = slurp("good.json", &len);
-    dt_rd_source *src = dt_rd_open_memory(buf, len);
+    dt_rd_source *src = dt__rd_open_memory(buf, len);
     dt_rd_summary s;
     char err[512];
-    REQUIRE_EQ(dt_rd_read(src, stop_at_third, NULL, &s, err, sizeof err), 7);
+    REQUIRE_EQ(dt__rd_read(src, stop_at_third, NULL, &s, err, sizeof err), 7);
     REQUIRE_EQ(s.event_count, 3);
-    dt_rd_summary_free(&s);
-    dt_rd_close(src);
+    dt__rd_summary_free(&s);
+    dt__rd_close(src);
     free(buf);
 }
 
@@ -392,17 +392,17 @@ static void string_ids_and_unknown_keys(void)
         "{\"otherData\":{\"a\":[1,2,{\"b\":null}]},\"traceEvents\":[{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record "
         "Window End\",\"pid\":\"\",\"tid\":\"Spans\",\"ts\":5,\"extra\":[{\"x\":[]}],\"id\":\"0x1f\","
         "\"args\":{\"grid\":[1,2,3],\"name\":7,\"occupancy\":{\"k\":\"v\"}}}],\"distributedInfo\":{}}";
-    dt_rd_source *src = dt_rd_open_memory(json, sizeof json - 1);
+    dt_rd_source *src = dt__rd_open_memory(json, sizeof json - 1);
     tally t = {0};
     dt_rd_summary s;
     char err[512];
-    REQUIRE_EQ(dt_rd_read(src, tally_visit, &t, &s, err, sizeof err), 0);
+    REQUIRE_EQ(dt__rd_read(src, tally_visit, &t, &s, err, sizeof err), 0);
     REQUIRE_EQ(t.events, 1);
     REQUIRE_EQ(t.ts_sum, 5000);
     REQUIRE(!(s.has_devtrace));
     REQUIRE(!(s.loss.present));
-    dt_rd_summary_free(&s);
-    dt_rd_close(src);
+    dt__rd_summary_free(&s);
+    dt__rd_close(src);
 }
 
 static int name_length_visit(void *user, const dt_rd_event *e)
@@ -449,12 +449,12 @@ static void kineto_types_are_read_leniently_and_values_located(void)
         "{\"traceEvents\": [\n  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"pid\": 12 , \"tid\": \"stream 7\",\n"
         "    \"ts\": 1.500, \"dur\": 2,\n    \"args\": { \"External id\": \"42\", \"stream\": \"0x1f\",\n"
         "      \"correlation\": 9, \"device\": 1.5, \"bytes\": -3}\n  }\n]}";
-    dt_rd_source *src = dt_rd_open_memory(json, sizeof json - 1);
+    dt_rd_source *src = dt__rd_open_memory(json, sizeof json - 1);
     raw_seen r = {0};
     dt_rd_summary s;
     char err[512];
     dt_rd_options o = {.visit = raw_visit, .user = &r, .flags = DT_RD_RAW};
-    REQUIRE_EQ(dt_rd_read_opts(src, &o, &s, err, sizeof err), 0);
+    REQUIRE_EQ(dt__rd_read_opts(src, &o, &s, err, sizeof err), 0);
     REQUIRE_EQ(r.events, 1);
     REQUIRE_STR(r.pid, "12");
     REQUIRE_STR(r.ts, "1.500");
@@ -465,8 +465,8 @@ static void kineto_types_are_read_leniently_and_values_located(void)
     REQUIRE_EQ(r.string_args, 2);
     /* a fraction for an integer and a negative count are left out, and said */
     REQUIRE_EQ(r.odd, DT_RD_HAS_DEVICE | DT_RD_HAS_BYTES);
-    dt_rd_summary_free(&s);
-    dt_rd_close(src);
+    dt__rd_summary_free(&s);
+    dt__rd_close(src);
 }
 
 static void raw_events_survive_chunk_boundaries(void)
@@ -475,15 +475,15 @@ static void raw_events_survive_chunk_boundaries(void)
        captured text of every event must still be whole */
     size_t len;
     unsigned char *buf = slurp("good.json.gz", &len);
-    dt_rd_source *src = dt_rd_open_memory(buf, len);
+    dt_rd_source *src = dt__rd_open_memory(buf, len);
     raw_seen r = {0};
     dt_rd_summary s;
     char err[512];
     dt_rd_options o = {.visit = raw_visit, .user = &r, .flags = DT_RD_RAW};
-    REQUIRE_EQ(dt_rd_read_opts(src, &o, &s, err, sizeof err), 0);
+    REQUIRE_EQ(dt__rd_read_opts(src, &o, &s, err, sizeof err), 0);
     REQUIRE_EQ(r.events, 39);
-    dt_rd_summary_free(&s);
-    dt_rd_close(src);
+    dt__rd_summary_free(&s);
+    dt__rd_close(src);
     free(buf);
 }
 
@@ -491,14 +491,14 @@ static void raw_events_survive_chunk_boundaries(void)
 static int read_window(const void *data, size_t len, size_t window, unsigned flags, tally *t, char *err,
                        size_t errlen, uint64_t *events)
 {
-    dt_rd_source *src = dt_rd_open_memory(data, len);
+    dt_rd_source *src = dt__rd_open_memory(data, len);
     REQUIRE((src) != NULL);
     dt_rd_summary s;
     dt_rd_options o = {.visit = tally_visit, .user = t, .flags = flags, .window = window};
-    int rc = dt_rd_read_opts(src, &o, &s, err, errlen);
+    int rc = dt__rd_read_opts(src, &o, &s, err, errlen);
     *events = s.event_count;
-    dt_rd_summary_free(&s);
-    dt_rd_close(src);
+    dt__rd_summary_free(&s);
+    dt__rd_close(src);
     return rc;
 }
 
@@ -546,14 +546,14 @@ static void a_long_string_grows_the_window(void)
     o += name_len;
     o += (size_t)snprintf(json + o, cap - o, "\"}}");
     size_t seen = 0;
-    dt_rd_source *src = dt_rd_open_memory(json, o);
+    dt_rd_source *src = dt__rd_open_memory(json, o);
     dt_rd_summary s;
     char err[512];
-    REQUIRE_EQ(dt_rd_read(src, name_length_visit, &seen, &s, err, sizeof err), 0);
+    REQUIRE_EQ(dt__rd_read(src, name_length_visit, &seen, &s, err, sizeof err), 0);
     REQUIRE_EQ(seen, name_len);
     REQUIRE_EQ(strlen(s.backend), name_len);
-    dt_rd_summary_free(&s);
-    dt_rd_close(src);
+    dt__rd_summary_free(&s);
+    dt__rd_close(src);
     free(json);
 }
 
@@ -566,15 +566,15 @@ static const unsigned char other_pftrace[] =
 
 static int read_err(const void *data, size_t len, unsigned flags, char *err, size_t errlen, int *format)
 {
-    dt_rd_source *src = dt_rd_open_memory(data, len);
+    dt_rd_source *src = dt__rd_open_memory(data, len);
     REQUIRE((src) != NULL);
     dt_rd_summary s;
     dt_rd_options o = {.flags = flags};
-    int rc = dt_rd_read_opts(src, &o, &s, err, errlen);
+    int rc = dt__rd_read_opts(src, &o, &s, err, errlen);
     if (format)
         *format = s.format;
-    dt_rd_summary_free(&s);
-    dt_rd_close(src);
+    dt__rd_summary_free(&s);
+    dt__rd_close(src);
     return rc;
 }
 
@@ -618,33 +618,33 @@ static void other_formats_are_named(void)
 static void missing_file_is_reported(void)
 {
     char err[512];
-    REQUIRE((dt_rd_open_file("/nonexistent/trace.json", err, sizeof err)) == NULL);
+    REQUIRE((dt__rd_open_file("/nonexistent/trace.json", err, sizeof err)) == NULL);
     REQUIRE((strstr(err, "/nonexistent/trace.json")) != NULL);
 }
 
 static void strtab_interns_many_keys(void)
 {
     dt_strtab t;
-    dt_strtab_init(&t);
+    dt__strtab_init(&t);
     char key[32];
     for (int i = 0; i < 20000; i++) {
         int n = snprintf(key, sizeof key, "k%d", i);
         bool added;
-        REQUIRE_EQ(dt_strtab_intern(&t, key, (size_t)n, &added), i);
+        REQUIRE_EQ(dt__strtab_intern(&t, key, (size_t)n, &added), i);
         REQUIRE(added);
     }
     for (int i = 0; i < 20000; i += 7) {
         int n = snprintf(key, sizeof key, "k%d", i);
         bool added;
-        REQUIRE_EQ(dt_strtab_intern(&t, key, (size_t)n, &added), i);
+        REQUIRE_EQ(dt__strtab_intern(&t, key, (size_t)n, &added), i);
         REQUIRE(!(added));
-        REQUIRE_EQ(dt_strtab_find(&t, key, (size_t)n), i);
-        REQUIRE_STR(dt_strtab_key(&t, (size_t)i), key);
+        REQUIRE_EQ(dt__strtab_find(&t, key, (size_t)n), i);
+        REQUIRE_STR(dt__strtab_key(&t, (size_t)i), key);
     }
-    REQUIRE_EQ(dt_strtab_find(&t, "nope", 4), -1);
-    REQUIRE_EQ(dt_strtab_find(&t, "", 0), -1);
-    REQUIRE_EQ(dt_strtab_intern(&t, "", 0, NULL), 20000);
-    dt_strtab_free(&t);
+    REQUIRE_EQ(dt__strtab_find(&t, "nope", 4), -1);
+    REQUIRE_EQ(dt__strtab_find(&t, "", 0), -1);
+    REQUIRE_EQ(dt__strtab_intern(&t, "", 0, NULL), 20000);
+    dt__strtab_free(&t);
 }
 
 DT_TEST_MAIN(NULL, NULL,

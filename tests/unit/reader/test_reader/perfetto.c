@@ -60,13 +60,13 @@ static int pf_args_visit(void *user, const dt_rd_event *e)
 static int pf_args_read(const void *data, size_t len, unsigned flags, pf_args *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
-    dt_rd_source *src = dt_rd_open_memory(data, len);
+    dt_rd_source *src = dt__rd_open_memory(data, len);
     REQUIRE(src != NULL);
     dt_rd_summary s;
     dt_rd_options o = {.visit = pf_args_visit, .user = a, .flags = flags};
-    int rc = dt_rd_read_opts(src, &o, &s, err, errlen);
-    dt_rd_summary_free(&s);
-    dt_rd_close(src);
+    int rc = dt__rd_read_opts(src, &o, &s, err, errlen);
+    dt__rd_summary_free(&s);
+    dt__rd_close(src);
     return rc;
 }
 
