@@ -129,6 +129,33 @@ static int64_t domain_line_at(const dt_clock *c, size_t i, uint64_t v)
     return (int64_t)s[i].realtime + ((int64_t)v - (int64_t)s[i].vendor);
 }
 
+/* A domain whose every reading one constant offset explains, within each
+   reading's bracket, runs at one nanosecond per nanosecond as far as can be
+   observed: its readings are put on that line (the middle of the offsets
+   all of them allow), so durations on the vendor's clock are kept exactly
+   rather than scaled by a rate that is only the readings' noise (two
+   readings 2 ms apart with 100 ns brackets give a rate off by up to 5e-5).
+   A clock that drifts more than its readings' uncertainty is followed by
+   the piecewise line. */
+static void snap_to_offset(dt_clock_sample *s, size_t n)
+{
+    if (n < 2) return;
+    __int128 lo = 0, hi = 0;
+    for (size_t k = 0; k < n; k++) {
+        /* the midpoint is rounded down: half a bracket, rounded up, on each side */
+        __int128 off = (__int128)s[k].realtime - s[k].vendor, half = (s[k].bracket_ns + 1) / 2;
+        if (k == 0 || off - half > lo) lo = off - half;
+        if (k == 0 || off + half < hi) hi = off + half;
+    }
+    if (lo > hi) return;
+    __int128 off = lo + (hi - lo) / 2;
+    for (size_t k = 0; k < n; k++) {
+        __int128 r = (__int128)s[k].vendor + off;
+        if (r < 0 || r > (__int128)UINT64_MAX) return; /* not representable: leave the readings */
+    }
+    for (size_t k = 0; k < n; k++) s[k].realtime = (uint64_t)((__int128)s[k].vendor + off);
+}
+
 void dt__clock_fit(dt_clock *c)
 {
     dt__free(c->fast);
@@ -159,6 +186,7 @@ void dt__clock_fit(dt_clock *c)
     for (size_t i = 0; i < c->count;) {
         size_t j = i;
         while (pair_joined(c, j)) j++;
+        snap_to_offset(c->samples + i, j - i + 1);
         c->domains++;
         c->lone_domains += j == i;
         if (j - i + 1 > best_len) {

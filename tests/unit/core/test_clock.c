@@ -241,7 +241,43 @@ static void domains_fitted_apart(void)
     dt__clock_free(&c);
 }
 
+/* Readings of a nanosecond clock 2 ms apart whose offsets differ by less
+   than their brackets allow: one offset explains them, so a duration on the
+   vendor's clock comes back exactly (a fitted rate of 1 + 4e-5, the
+   readings' noise, would turn 50 us into 50.002 us). A clock drifting more
+   than its readings' uncertainty keeps its rate. */
+static void noise_is_not_a_rate(void)
+{
+    const uint64_t t0 = 1700000000000000000ull, v0 = 123456789ull;
+    dt_clock c;
+    dt__clock_init(&c, 0);
+    dt_clock_sample a = {.vendor = v0, .realtime = t0, .bracket_ns = 200};
+    dt_clock_sample b = {.vendor = v0 + 2000000, .realtime = t0 + 2000000 + 80, .bracket_ns = 200};
+    dt__clock_add(&c, a);
+    dt__clock_add(&c, b);
+    dt__clock_fit(&c);
+    CHECK(c.slope == 1.0, "slope %.12f", c.slope);
+    CHECK_EQ(c.error_bound_ns, 100);
+    for (uint64_t x = 0; x < 3000000; x += 77777) {
+        uint64_t start = dt__clock_map(&c, v0 + x), end = dt__clock_map(&c, v0 + x + 50000);
+        CHECK_EQ(end - start, 50000);
+        /* the offset all readings allow: between 80 - 100 and 0 + 100 ns */
+        int64_t off = (int64_t)start - (int64_t)(t0 + x);
+        CHECK(off >= -20 && off <= 100, "offset %lld", (long long)off);
+    }
+    dt__clock_free(&c);
+    /* 1 ppm over 2 s (2 us) is beyond 200 ns brackets: the rate is kept */
+    dt__clock_init(&c, 0);
+    dt__clock_add(&c, (dt_clock_sample){.vendor = v0, .realtime = t0, .bracket_ns = 200});
+    dt__clock_add(&c, (dt_clock_sample){.vendor = v0 + 2000000000ull, .realtime = t0 + 2000002000ull, .bracket_ns = 200});
+    dt__clock_fit(&c);
+    CHECK(c.slope > 1.0000009 && c.slope < 1.0000011, "slope %.12f", c.slope);
+    CHECK_EQ(dt__clock_map(&c, v0 + 1000000000ull), t0 + 1000001000ull);
+    dt__clock_free(&c);
+}
+
 DT_TEST_MAIN(NULL, NULL,
+             DT_TEST(noise_is_not_a_rate),
              DT_TEST(domains_fitted_apart),
              DT_TEST(offset_and_drift_map_within_1us),
              DT_TEST(two_point_fit_follows_drift),
