@@ -47,7 +47,11 @@
  * session runs ~50x longer than natively, so the work that runs on the
  * clock is held to what a native session of 2N launches (a few ms) sees:
  * the emulator keeps its flush period off (DEVTRACE_EMU_FLUSH_PERIOD_FIXED,
- * where the vendor's period would deliver extra buffers every 100 ms). The
+ * where the vendor's period would deliver extra buffers every 100 ms), and a
+ * drifting device clock drifts 50x faster (DEVTRACE_EMU_CLOCK_DRIFT_SCALE):
+ * a clock whose samples one offset explains is mapped by an addition, and
+ * callgrind's slow, widely bracketed clock reads would let a clock drifting
+ * 17 ppm pass for one in the N session of a pair and not in the 2N one. The
  * session's clock samples (one a second) stay on: without them a session
  * that runs past 4 s under callgrind maps its times by division (the path of
  * clock segments longer than 4 s, which a native session never takes). A
@@ -304,7 +308,8 @@ static void count_instructions(const row *r, size_t launches)
     char dir[PATH_MAX], count[32], command[2048], why[256];
     snprintf(count, sizeof count, "%zu", launches);
     char *args[] = {"0", "0", (char *)r->backend, (char *)r->emulator, (char *)r->override_variable, NULL};
-    const char *env[] = {"BENCH_LAUNCH_COUNT", count, "DEVTRACE_EMU_FLUSH_PERIOD_FIXED", "1", NULL};
+    const char *env[] = {"BENCH_LAUNCH_COUNT", count, "DEVTRACE_EMU_FLUSH_PERIOD_FIXED", "1",
+                         "DEVTRACE_EMU_CLOCK_DRIFT_SCALE", "50", NULL};
     if (cg_run_self("bench_launch", args, env, dir, sizeof dir, command, sizeof command, why, sizeof why) != 0) {
         printf("%s: instructions not counted: %s\n", p, why);
         return;

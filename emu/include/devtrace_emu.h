@@ -192,6 +192,8 @@ typedef struct emu_stats {
 /* Reads the environment once (also done implicitly by every call):
    DEVTRACE_EMU_CLOCK_OFFSET_NS (int64, default 0),
    DEVTRACE_EMU_CLOCK_DRIFT_PPM (double, default 0),
+   DEVTRACE_EMU_CLOCK_DRIFT_SCALE (double: the drift, the personality's or
+   the one above, times this),
    DEVTRACE_EMU_FAULTS (a fault spec, see emu_set_faults),
    DEVTRACE_EMU_DEVICES (1..EMU_MAX_DEVICES, default 2),
    DEVTRACE_EMU_FLUSH_PERIOD_MS (periodic buffer completion, default 0: off),

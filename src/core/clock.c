@@ -137,9 +137,9 @@ static int64_t domain_line_at(const dt_clock *c, size_t i, uint64_t v)
    readings 2 ms apart with 100 ns brackets give a rate off by up to 5e-5).
    A clock that drifts more than its readings' uncertainty is followed by
    the piecewise line. */
-static void snap_to_offset(dt_clock_sample *s, size_t n)
+static int snap_to_offset(dt_clock_sample *s, size_t n)
 {
-    if (n < 2) return;
+    if (n < 2) return 0;
     __int128 lo = 0, hi = 0;
     for (size_t k = 0; k < n; k++) {
         /* the midpoint is rounded down: half a bracket, rounded up, on each side */
@@ -147,13 +147,15 @@ static void snap_to_offset(dt_clock_sample *s, size_t n)
         if (k == 0 || off - half > lo) lo = off - half;
         if (k == 0 || off + half < hi) hi = off + half;
     }
-    if (lo > hi) return;
+    if (lo > hi) return 0;
     __int128 off = lo + (hi - lo) / 2;
+    if (off < INT64_MIN || off > INT64_MAX) return 0;
     for (size_t k = 0; k < n; k++) {
         __int128 r = (__int128)s[k].vendor + off;
-        if (r < 0 || r > (__int128)UINT64_MAX) return; /* not representable: leave the readings */
+        if (r < 0 || r > (__int128)UINT64_MAX) return 0; /* not representable: leave the readings */
     }
     for (size_t k = 0; k < n; k++) s[k].realtime = (uint64_t)((__int128)s[k].vendor + off);
+    return 1;
 }
 
 void dt__clock_fit(dt_clock *c)
@@ -166,7 +168,10 @@ void dt__clock_fit(dt_clock *c)
     c->offset_ns = 0.0;
     c->domains = 0;
     c->lone_domains = 0;
+    c->unit = 1;
+    c->unit_offset = 0;
     if (c->identity || c->count == 0) return;
+    c->unit = 0;
     qsort(c->samples, c->count, sizeof *c->samples, cmp_vendor);
     /* Drop samples with a duplicate vendor time (keep the tighter one). */
     size_t out = 0;
@@ -186,8 +191,11 @@ void dt__clock_fit(dt_clock *c)
     for (size_t i = 0; i < c->count;) {
         size_t j = i;
         while (pair_joined(c, j)) j++;
-        snap_to_offset(c->samples + i, j - i + 1);
+        int snapped = snap_to_offset(c->samples + i, j - i + 1);
         c->domains++;
+        /* one domain, on one offset (or of one sample): every time, inside
+           the samples or past them, is that offset away */
+        c->unit = c->domains == 1 && (snapped || j == i);
         c->lone_domains += j == i;
         if (j - i + 1 > best_len) {
             best = i;
@@ -197,6 +205,7 @@ void dt__clock_fit(dt_clock *c)
     }
     const dt_clock_sample *first = &c->samples[best], *last = &c->samples[best + best_len - 1];
     c->offset_ns = (double)((int64_t)(first->realtime - first->vendor));
+    c->unit_offset = (int64_t)(first->realtime - first->vendor);
     if (best_len >= 2)
         c->slope = (double)(int64_t)(last->realtime - first->realtime) /
                    (double)(int64_t)(last->vendor - first->vendor);
@@ -242,6 +251,7 @@ void dt__clock_fit(dt_clock *c)
 
 uint64_t dt__clock_map_slow(const dt_clock *c, uint64_t v, size_t *segment)
 {
+    if (c->unit) return dt__clock_unit_map(c->unit_offset, v);
     if (c->identity || c->count == 0) return v;
     const dt_clock_sample *s = c->samples;
     if (c->count == 1) return (uint64_t)((int64_t)s[0].realtime + ((int64_t)v - (int64_t)s[0].vendor));

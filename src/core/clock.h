@@ -50,6 +50,11 @@ typedef struct dt_clock {
        changed what it counts while sampled), and those of one sample,
        whose rate is unknown (nanoseconds taken) */
     size_t domains, lone_domains;
+    /* 1 when every time maps by one offset, unit_offset (realtime - vendor):
+       an identity clock, no samples or one, or one domain whose samples
+       that offset explains within their brackets (dt__clock_fit) */
+    int unit;
+    int64_t unit_offset;
     size_t segments;
     dt_clock_segment *fast;   /* [segments], or NULL: mapping divides */
 } dt_clock;
@@ -109,12 +114,21 @@ static inline int dt__clock_segment_map(const dt_clock_segment *g, uint64_t v, u
     return 1;
 }
 
+/* v + offset, as realtime: 0 below it (a time the samples say precedes the
+   epoch) */
+static inline uint64_t dt__clock_unit_map(int64_t offset, uint64_t v)
+{
+    if (offset < 0 && v < (uint64_t)0 - (uint64_t)offset) return 0;
+    return v + (uint64_t)offset;
+}
+
 /* dt__clock_map for times that come mostly in order: *segment (start at 0)
    remembers where the previous one fell. */
 static inline uint64_t dt__clock_map_near(const dt_clock *c, uint64_t v, size_t *segment)
 {
     size_t i = *segment;
     uint64_t out;
+    if (c->unit) return dt__clock_unit_map(c->unit_offset, v);
     if (c->fast && i < c->segments && v >= c->fast[i].vendor && v < c->fast[i].vendor_end &&
         dt__clock_segment_map(&c->fast[i], v, &out))
         return out;

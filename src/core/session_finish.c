@@ -13,11 +13,15 @@
 
 #include <stdio.h>
 
-/* A vendor time to realtime through a local copy of the clock segment of
-   the previous time: the records written in between could alias the
-   clock's own (so the compiler would reload it for every time). */
-static inline uint64_t map_time(const dt_clock *clock, dt_clock_segment *seg, size_t *segment, uint64_t v)
+/* A vendor time to realtime: by the clock's one offset where it has one
+   (unit, passed as a constant where the loop is specialised for it), else
+   through a local copy of the clock segment of the previous time: the
+   records written in between could alias the clock's own (so the compiler
+   would reload it for every time). */
+static inline uint64_t map_time(const dt_clock *clock, int unit, int64_t offset, dt_clock_segment *seg,
+                                size_t *segment, uint64_t v)
 {
+    if (unit) return dt__clock_unit_map(offset, v);
     uint64_t x = v - seg->vendor; /* before the segment: wraps past its span */
     if (x < seg->span) return dt__clock_segment_at(seg, x);
     uint64_t out = dt__clock_map_slow(clock, v, segment);
@@ -49,8 +53,8 @@ static void drop_parent_records(dt_session *s)
     for (size_t i = 0; i < st->count; i++) {
         dt_rec *r = dt__store_at(st, i);
         if (!(r->flags & DT_REC_REALTIME)) {
-            r->start = map_time(&s->clock, &seg, &segment, r->start);
-            r->end = map_time(&s->clock, &seg, &segment, r->end);
+            r->start = map_time(&s->clock, s->clock.unit, s->clock.unit_offset, &seg, &segment, r->start);
+            r->end = map_time(&s->clock, s->clock.unit, s->clock.unit_offset, &seg, &segment, r->end);
             r->flags |= DT_REC_REALTIME;
         }
         int api = r->kind == DT_EVENT_RUNTIME || r->kind == DT_EVENT_DRIVER;
@@ -71,8 +75,11 @@ static void drop_parent_records(dt_session *s)
 /* At stop, each record once, in one pass over the store: its times to
    realtime, its External id from the links, and out when it lies outside
    the capture window: unfinished when it began inside the window and was
-   still running when the session stopped, outside_window otherwise. */
-static void finish_records(dt_session *s)
+   still running when the session stopped, outside_window otherwise.
+   Specialised twice: for a clock of one offset (an addition per time) and
+   for the rest. */
+__attribute__((always_inline)) static inline void finish_records_as(dt_session *s, const int unit,
+                                                                    const int64_t unit_offset)
 {
     dt_store *st = &s->sink.store;
     const dt_clock *clock = &s->clock;
@@ -92,8 +99,8 @@ static void finish_records(dt_session *s)
             chunk_end = r + DT_STORE_CHUNK;
         }
         if (!(r->flags & DT_REC_REALTIME)) {
-            r->start = map_time(clock, &seg, &segment, r->start);
-            r->end = map_time(clock, &seg, &segment, r->end);
+            r->start = map_time(clock, unit, unit_offset, &seg, &segment, r->start);
+            r->end = map_time(clock, unit, unit_offset, &seg, &segment, r->end);
             r->flags |= DT_REC_REALTIME;
         }
         uint64_t ext;
@@ -118,6 +125,12 @@ static void finish_records(dt_session *s)
     dt__store_truncate(st, out);
     if (outside) dt__loss_add(s, DT_LOSS_OUTSIDE_WINDOW, outside);
     if (unfinished) dt__loss_add(s, DT_LOSS_UNFINISHED, unfinished);
+}
+
+static void finish_records(dt_session *s)
+{
+    if (s->clock.unit) finish_records_as(s, 1, s->clock.unit_offset);
+    else finish_records_as(s, 0, 0);
 }
 
 void dt__core_finish(dt_session *s)

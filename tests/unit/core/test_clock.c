@@ -258,8 +258,17 @@ static void noise_is_not_a_rate(void)
     dt__clock_fit(&c);
     CHECK(c.slope == 1.0, "slope %.12f", c.slope);
     CHECK_EQ(c.error_bound_ns, 100);
+    /* mapped by an addition, the same as the division path */
+    REQUIRE(c.fast && c.segments == 1);
+    CHECK_EQ(c.unit, 1);
     for (uint64_t x = 0; x < 3000000; x += 77777) {
         uint64_t start = dt__clock_map(&c, v0 + x), end = dt__clock_map(&c, v0 + x + 50000);
+        dt_clock_segment *saved = c.fast;
+        c.fast = NULL;
+        c.unit = 0;
+        CHECK_EQ(start, dt__clock_map(&c, v0 + x));
+        c.fast = saved;
+        c.unit = 1;
         CHECK_EQ(end - start, 50000);
         /* the offset all readings allow: between 80 - 100 and 0 + 100 ns */
         int64_t off = (int64_t)start - (int64_t)(t0 + x);
@@ -272,6 +281,7 @@ static void noise_is_not_a_rate(void)
     dt__clock_add(&c, (dt_clock_sample){.vendor = v0 + 2000000000ull, .realtime = t0 + 2000002000ull, .bracket_ns = 200});
     dt__clock_fit(&c);
     CHECK(c.slope > 1.0000009 && c.slope < 1.0000011, "slope %.12f", c.slope);
+    CHECK_EQ(c.unit, 0);
     CHECK_EQ(dt__clock_map(&c, v0 + 1000000000ull), t0 + 1000001000ull);
     dt__clock_free(&c);
 }
