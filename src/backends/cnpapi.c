@@ -18,7 +18,7 @@
  * Validated only against devtrace's emulator (emu/cnpapi).
  */
 #include "backends/cnpapi_abi.h"
-#include "backends/engine/engine.h"
+#include "backends/engine/engine_walk.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -75,9 +75,10 @@ static const dt_record_layout records[] = {
     {0},
 };
 
+static DT_DECODER_WALK(records)
 static const dt_layout_set layouts[] = {
-    {0, "cnpapi_activity_api.h (Cambricon, 2022): Kernel 120, Memcpy 104, MemcpyPtoP 120, Memset 104, API 56",
-     UINT32_MAX, records},
+    DT_LAYOUT_SET(0, "cnpapi_activity_api.h (Cambricon, 2022): Kernel 120, Memcpy 104, MemcpyPtoP 120, Memset 104, API 56",
+                  UINT32_MAX, records),
 };
 
 static const dt_kind_spec kinds[] = {

@@ -307,11 +307,11 @@ static const dt_kind_spec kinds[] = {
    has them, as CUPTI appends fields and never moves them. The version that
    starts writing it is inferred (13.1 GA: API 130100). */
 static const dt_layout_set layouts[] = {
-    {DT_CF_API_KERNEL11, "CUDA 13.1 (Kernel11 read as Kernel10, inferred; Memcpy6, Memset4)", 0,
-     dt__cf_layouts_cuda13},
-    {130000, "CUDA 13 (Kernel10, Memcpy6, Memset4)", 130001, dt__cf_layouts_cuda13},
-    {19, "CUDA 12 (Kernel9, Memcpy5, Memset4)", 0, dt__cf_layouts_cuda12},
-    {0, "CUDA 11 (Kernel8, Memcpy5, Memset4)", 0, dt__cf_layouts_cuda11},
+    DT_LAYOUT_SET(DT_CF_API_KERNEL11, "CUDA 13.1 (Kernel11 read as Kernel10, inferred; Memcpy6, Memset4)", 0,
+                  dt__cf_layouts_cuda13),
+    DT_LAYOUT_SET(130000, "CUDA 13 (Kernel10, Memcpy6, Memset4)", 130001, dt__cf_layouts_cuda13),
+    DT_LAYOUT_SET(19, "CUDA 12 (Kernel9, Memcpy5, Memset4)", 0, dt__cf_layouts_cuda12),
+    DT_LAYOUT_SET(0, "CUDA 11 (Kernel8, Memcpy5, Memset4)", 0, dt__cf_layouts_cuda11),
 };
 
 /* Launches whatever the call is named: CUDA 13's <<<>>> is __cudaLaunchKernel

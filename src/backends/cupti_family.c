@@ -1,6 +1,7 @@
 /* The CUPTI family's shared engine data: layouts from devtrace's own ABI
    declaration (cupti_family_abi.h), enums in devtrace's terms, names. */
 #include "backends/cupti_family.h"
+#include "backends/engine/engine_walk.h"
 
 #include <string.h>
 
@@ -193,6 +194,11 @@ const dt_record_layout dt__cf_layouts_kernel6[] = {
     KERNEL(DT_CF_KIND_CONCURRENT_KERNEL, DT_CF_KERNEL6_SIZE), KERNEL(DT_CF_KIND_KERNEL, DT_CF_KERNEL6_SIZE),
     MEMCPY(DT_CF_MEMCPY4_SIZE), MEMSET(DT_CF_MEMSET3_SIZE), COMMON, SYNC(40), {0},
 };
+
+DT_DECODER_WALK(dt__cf_layouts_cuda13)
+DT_DECODER_WALK(dt__cf_layouts_cuda12)
+DT_DECODER_WALK(dt__cf_layouts_cuda11)
+DT_DECODER_WALK(dt__cf_layouts_kernel6)
 
 size_t dt__cf_record_size(const dt_record_layout *set, uint32_t kind)
 {

@@ -67,6 +67,15 @@ DT_HIDDEN extern const dt_record_layout dt__cf_layouts_cuda13[];   /* Kernel10, 
 DT_HIDDEN extern const dt_record_layout dt__cf_layouts_cuda12[];   /* Kernel9, Memcpy5, Memset4: inferred */
 DT_HIDDEN extern const dt_record_layout dt__cf_layouts_cuda11[];   /* Kernel8, Memcpy5, Memset4: MCPTI's sizes */
 DT_HIDDEN extern const dt_record_layout dt__cf_layouts_kernel6[];  /* Kernel6, Memcpy4, Memset3: MUPTI, inferred */
+/* Their walks (DT_DECODER_WALK), for DT_LAYOUT_SET. */
+DT_HIDDEN void dt__cf_layouts_cuda13_walk(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t valid,
+                                          dt_vendor_next_fn next);
+DT_HIDDEN void dt__cf_layouts_cuda12_walk(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t valid,
+                                          dt_vendor_next_fn next);
+DT_HIDDEN void dt__cf_layouts_cuda11_walk(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t valid,
+                                          dt_vendor_next_fn next);
+DT_HIDDEN void dt__cf_layouts_kernel6_walk(const dt_decoder *d, dt_session *s, uint8_t *buffer, size_t valid,
+                                           dt_vendor_next_fn next);
 
 /* Stride of a record of a family kind in a generation's layouts; 0 when
    that generation has no such kind (for emulators and benches). */

@@ -17,6 +17,7 @@ typedef struct dt_plan {
     uint32_t need;                    /* bytes the decoder reads */
     dt_record_decoder decode;         /* the vendor's, or NULL */
     uint8_t cls;
+    uint8_t at;                       /* its layout's index in the set */
     /* bytes from the record's start to the buffer's end from which it takes
        the common path (a class of the engine's, read wide); SIZE_MAX: never */
     size_t wide_from;
@@ -25,6 +26,11 @@ typedef struct dt_plan {
 } dt_plan;
 
 #define DT_DECODER_MAX_LAYOUTS 32
+
+/* A layout set and its walk, which DT_DECODER_WALK(records) made
+   (engine/engine_walk.h). */
+#define DT_LAYOUT_SET(min_version, what, sizes_known_up_to, records) \
+    {min_version, what, sizes_known_up_to, records, records##_walk}
 #define DT_LAUNCH_BITS 1024
 
 /* A vendor's layouts for one library version, prepared for decoding. */
@@ -64,7 +70,13 @@ DT_HIDDEN void dt__decoder_scan_devices(const dt_decoder *d, uint8_t *buffer, si
                                        dt_vendor_next_fn next);
 /* The name of a callback id (runtime: driver 0), or NULL. */
 DT_HIDDEN const char *dt__decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid);
-/* Whether a callback id launches device work (dt_vendor_api_ids). */
-DT_HIDDEN int dt__decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid);
+/* Whether a callback id launches device work (dt_vendor_api_ids): by its
+   bit below DT_LAUNCH_BITS, else through the vendor's list. */
+DT_HIDDEN int dt__decoder_is_launch_listed(const dt_decoder *d, int driver, uint32_t cbid);
+static inline int dt__decoder_is_launch(const dt_decoder *d, int driver, uint32_t cbid)
+{
+    if (cbid < DT_LAUNCH_BITS) return (int)((d->launch_bits[driver ? 1 : 0][cbid / 64] >> (cbid % 64)) & 1u);
+    return dt__decoder_is_launch_listed(d, driver, cbid);
+}
 
 #endif /* DT_BACKENDS_DECODER_H */

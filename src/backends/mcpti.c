@@ -12,7 +12,7 @@
 
 
 static const dt_layout_set layouts[] = {
-    {0, "MACA 3.5-3.8 (Kernel8 200, Memcpy5 88, Memset4 88: inferred)", UINT32_MAX, dt__cf_layouts_cuda11},
+    DT_LAYOUT_SET(0, "MACA 3.5-3.8 (Kernel8 200, Memcpy5 88, Memset4 88: inferred)", UINT32_MAX, dt__cf_layouts_cuda11),
 };
 
 static const char *const sonames[] = {"libmcpti.so", NULL};

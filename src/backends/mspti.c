@@ -25,7 +25,7 @@
  * a record into its (packed) struct before reading it.
  */
 #include "base/hash.h"
-#include "backends/engine/engine.h"
+#include "backends/engine/engine_walk.h"
 #include "backends/mspti_headers.h"
 
 #include <inttypes.h>
@@ -113,7 +113,8 @@ static const dt_record_layout records[] = {
 };
 
 /* Every layout is as old as its kind, whatever the release. */
-static const dt_layout_set layouts[] = {{0, DT_MSPTI_DECLARATION, UINT32_MAX, records}};
+static DT_DECODER_WALK(records)
+static const dt_layout_set layouts[] = {DT_LAYOUT_SET(0, DT_MSPTI_DECLARATION, UINT32_MAX, records)};
 
 static const dt_kind_spec kinds[] = {
     {MSPTI_ACTIVITY_KIND_KERNEL, 0, DT_CAPTURE_KERNEL, 1, 0, "kernels"},

@@ -10,7 +10,8 @@
 
 
 static const dt_layout_set layouts[] = {
-    {0, "CUPTI's same-numbered versions (Kernel6 168, Memcpy4 80, Memset3 80: inferred)", 0, dt__cf_layouts_kernel6},
+    DT_LAYOUT_SET(0, "CUPTI's same-numbered versions (Kernel6 168, Memcpy4 80, Memset3 80: inferred)", 0,
+                  dt__cf_layouts_kernel6),
 };
 
 static const char *const sonames[] = {"libmupti.so", "libmupti.so.1.2", NULL};

@@ -12,7 +12,7 @@
 
 
 static const dt_layout_set layouts[] = {
-    {0, "CUDA 12 (Kernel9 208, Memcpy5 88, Memset4 88: inferred)", 0, dt__cf_layouts_cuda12},
+    DT_LAYOUT_SET(0, "CUDA 12 (Kernel9 208, Memcpy5 88, Memset4 88: inferred)", 0, dt__cf_layouts_cuda12),
 };
 
 static const char *const sonames[] = {"libcupti.so", NULL};

@@ -21,7 +21,7 @@
  *    its PCI address and UUID.
  * The layouts are pti_abi.h's, read from PTI 0.17.0's public headers.
  */
-#include "backends/engine/engine.h"
+#include "backends/engine/engine_walk.h"
 #include "backends/pti_abi.h"
 
 #include <dlfcn.h>
@@ -96,7 +96,8 @@ static const dt_record_layout records[] = {
 };
 
 /* The sizes are PTI 0.17.0's headers' (pti_abi.h). */
-static const dt_layout_set layouts[] = {{0, "PTI 0.17.0 (pti_view.h)", UINT32_MAX, records}};
+static DT_DECODER_WALK(records)
+static const dt_layout_set layouts[] = {DT_LAYOUT_SET(0, "PTI 0.17.0 (pti_view.h)", UINT32_MAX, records)};
 
 static const dt_kind_spec kinds[] = {
     {DT_PTI_VIEW_DEVICE_GPU_KERNEL, 0, DT_CAPTURE_KERNEL, 1, 0, "kernels"},

@@ -12,7 +12,7 @@
  * devtrace's stack through the API-enter callback alone. Its buffer
  * completion and dropped-record query take no context or stream.
  */
-#include "backends/engine/engine.h"
+#include "backends/engine/engine_walk.h"
 
 #include <limits.h>
 
@@ -94,7 +94,8 @@ static const dt_record_layout records[] = {
     {0},
 };
 
-static const dt_layout_set layouts[] = {{0, LAYOUT_SOURCE, UINT32_MAX, records}};
+static DT_DECODER_WALK(records)
+static const dt_layout_set layouts[] = {DT_LAYOUT_SET(0, LAYOUT_SOURCE, UINT32_MAX, records)};
 
 static const dt_kind_spec kinds[] = {
     {TOPSPTI_ACTIVITY_KIND_KERNEL, 0, DT_CAPTURE_KERNEL, 0, 0, "kernels"},

@@ -84,11 +84,12 @@ typedef struct dt_record_layout {
 typedef struct dt_layout_set {
     uint32_t min_version;      /* lowest vendor API version that writes these */
     const char *what;          /* "CUDA 13 (Kernel10, Memcpy6, Memset4)" */
-    /* Up to this version the sizes are the library's own (read from its
-       headers or measured), not inferred, so bytes left after the last
-       record are a record cut short. 0: never. */
+    /* Up to this version the sizes are the library's own (headers, measured), not
+       inferred: bytes after the last record are a record cut short. 0: never. */
     uint32_t sizes_known_up_to;
     const dt_record_layout *records;  /* ends with an entry of size 0 */
+    /* their walk (DT_LAYOUT_SET, engine/engine_walk.h); NULL: over the plans */
+    void (*walk)(const dt_decoder *, dt_session *, uint8_t *, size_t, int (*)(uint8_t *, size_t, void **));
 } dt_layout_set;
 
 /* ------------------------------------------------------------------ */

@@ -97,7 +97,7 @@ static void cuda13_sizes_misread_the_buffer(void)
 {
     const dt_vendor *mupti = dt__engine_mupti.v;
     dt_vendor cuda13_sized = *mupti;
-    static const dt_layout_set cuda13 = {0, "CUDA 13", UINT32_MAX, dt__cf_layouts_cuda13};
+    static const dt_layout_set cuda13 = DT_LAYOUT_SET(0, "CUDA 13", UINT32_MAX, dt__cf_layouts_cuda13);
     cuda13_sized.records.layout_sets = &cuda13;
     cuda13_sized.records.layout_set_count = 1;
     dt_decoder d;
