@@ -11,6 +11,7 @@
  */
 #include "backends/engine/engine.h"
 #include "backends/mspti_headers.h"
+#include "fuzz_both_walks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -86,13 +87,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(&kind, rec, sizeof kind);
         make_strings_valid(rec, kind);
     }
-    dt_session *s = NULL;
-    if (dt_session_create(&c, &s) == DT_OK) {
-        dt__decoder_run(&d, s, buf, size, NULL);
-        if (size > 8) dt__decoder_run(&d, s, buf, size - (size_t)(data[size - 1] % 8) - 1, NULL);
-        dt_session_destroy(s);
-    }
-    dt__mspti_decoding_reset();
+    /* both walks, which must agree (fuzz_both_walks.h); the vendor's
+       pairing of records reset after each */
+    fuzz_both_walks(&d, &c, buf, size, size > 8 ? size - (size_t)(data[size - 1] % 8) - 1 : 0,
+                    dt__mspti_decoding_reset);
     free(buf);
     return 0;
 }

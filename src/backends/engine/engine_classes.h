@@ -50,10 +50,17 @@ __attribute__((always_inline)) static inline uint64_t eng_rdc(const uint8_t *rec
     }
 }
 
+/* Whether a field of this size is read (1, 2, 4 or 8 bytes), as a plan's
+   mask says: any other reads as 0. */
+static inline int eng_readable(uint8_t size)
+{
+    return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
 /* In the class decoders: CL, the layout when it is a constant (else NULL:
    the prepared plan L, read wide or not). */
 #define F(field) (CL ? eng_rdc(p, CL, field) : eng_rd(p, L, field, wide))
-#define HAS(field) (CL ? CL->f[field].size != 0 : L->mask[field] != 0)
+#define HAS(field) (CL ? eng_readable(CL->f[field].size) : L->mask[field] != 0)
 
 static inline uint8_t eng_map_value(const uint8_t *table, uint32_t count, uint64_t value)
 {
