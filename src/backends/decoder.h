@@ -51,6 +51,13 @@ struct dt_decoder {
     uint64_t *counted;
     /* launch callback ids below DT_LAUNCH_BITS, as bits ([0] runtime, [1] driver) */
     uint64_t launch_bits[2][DT_LAUNCH_BITS / 64];
+    /* where graph launches decoded are counted ([0] runtime, [1] driver),
+       for a library that gets their correlation ids wrong
+       (dt_vendor_api_ids.graph_ids_from); NULL: not counted */
+    uint64_t *graph_counted;
+    /* [driver]: bit cbid % 64 set for each graph launch id, so that other
+       launches pass without the list's walk */
+    uint64_t graph_maybe[2];
 };
 
 /* Choose the layouts for api_version (0: the newest). */
@@ -77,6 +84,13 @@ static inline int dt__decoder_is_launch(const dt_decoder *d, int driver, uint32_
 {
     if (cbid < DT_LAUNCH_BITS) return (int)((d->launch_bits[driver ? 1 : 0][cbid / 64] >> (cbid % 64)) & 1u);
     return dt__decoder_is_launch_listed(d, driver, cbid);
+}
+/* A launch decoded: counted where it is a graph launch and they are counted. */
+DT_HIDDEN void dt__decoder_count_graph_listed(const dt_decoder *d, int driver, uint32_t cbid);
+static inline void dt__decoder_count_graph(const dt_decoder *d, int driver, uint32_t cbid)
+{
+    if (d->graph_counted && (d->graph_maybe[driver ? 1 : 0] >> (cbid & 63) & 1))
+        dt__decoder_count_graph_listed(d, driver, cbid);
 }
 
 #endif /* DT_BACKENDS_DECODER_H */

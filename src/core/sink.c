@@ -85,13 +85,6 @@ uint32_t dt__sink_intern_n(dt_session *s, const char *name, size_t len)
     return dt__intern_n(&s->names, name, len);
 }
 
-void dt__sink_each_record(dt_session *s, void (*each)(const dt_rec *r, void *arg), void *arg)
-{
-    dt__core_lock(s);
-    for (size_t i = 0; i < s->sink.store.count; i++) each(dt__store_at(&s->sink.store, i), arg);
-    dt__core_unlock(s);
-}
-
 const dt_config *dt__sink_config(const dt_session *s)
 {
     return &s->config;

@@ -14,7 +14,7 @@
  *   a name                        dt__sink_intern, dt__sink_intern_n
  *   what the session is told      dt__core_note, dt__core_set_library, dt__core_set_device
  *   what the session asks         dt__sink_config, dt__sink_capture, dt__sink_generation,
- *                                 dt__sink_has_device, dt__sink_each_record
+ *                                 dt__sink_has_device
  *   the flight recorder's ring    dt__sink_has_ring, dt__sink_ring_push (core/flight.h:
  *                                 its beginning and end)
  *   the running session           dt__active_session, dt__g_exiting, dt__g_fork_unusable,
@@ -119,10 +119,6 @@ static inline void dt__corr_link(dt_session *s, uint64_t correlation, uint64_t e
    of memory. dt__sink_intern_n: len bytes, not NUL-terminated. */
 DT_HIDDEN uint32_t dt__sink_intern(dt_session *s, const char *name);
 DT_HIDDEN uint32_t dt__sink_intern_n(dt_session *s, const char *name, size_t len);
-
-/* Every stored record, in store order, under the session's lock (a count
-   the backend makes at stop). */
-DT_HIDDEN void dt__sink_each_record(dt_session *s, void (*each)(const dt_rec *r, void *arg), void *arg);
 
 /* ------------------------------------------------------------------ */
 /* What the session is told, and asks                                  */

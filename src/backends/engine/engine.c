@@ -559,6 +559,7 @@ dt_status dt__engine_start(const dt_backend *self, dt_session *s)
         if (e->devices[i].valid) dt__core_set_device(s, &e->devices[i]);
     pthread_mutex_unlock(&e->devices_lock);
     memset(e->counted, 0, sizeof e->counted);
+    memset(e->graph_launches, 0, sizeof e->graph_launches);
     /* From here every completed buffer belongs to this session, before any
        kind is enabled, so that no record can fall between the two; and the
        program's external ids go to the vendor's stacks. */

@@ -91,6 +91,7 @@ typedef struct dt_engine {
     int context_callback_on;
     uint32_t sessions;                /* sessions started in this process */
     uint64_t counted[DT_ENGINE_MAX_COUNTED]; /* this session's (dt_vendor_records.counted) */
+    uint64_t graph_launches[2];       /* this session's, where counted (dt_decoder.graph_counted) */
     dt_session *session;              /* under decode_lock */
     uint64_t attached;                /* sessions attached so far, under decode_lock */
     _Atomic uint64_t orphaned;        /* buffers completed with no session */

@@ -184,7 +184,10 @@ __attribute__((always_inline)) static inline void eng_api(dt_walk_ctx *cx, const
     dt_rec *r = dt__add_api_call(cx->s, driver ? DT_EVENT_DRIVER : DT_EVENT_RUNTIME, F(DT_F_START), F(DT_F_END),
                                 F(DT_F_CORRELATION), (uint32_t)F(DT_F_PROCESS), (uint32_t)F(DT_F_THREAD),
                                 eng_api_name(cx, driver, cbid), cbid, (int32_t)(uint32_t)F(DT_F_RETURN_VALUE));
-    if (r && dt__decoder_is_launch(cx->d, driver, cbid)) r->flags |= DT_REC_LAUNCH;
+    if (r && dt__decoder_is_launch(cx->d, driver, cbid)) {
+        r->flags |= DT_REC_LAUNCH;
+        dt__decoder_count_graph(cx->d, driver, cbid);
+    }
 }
 
 __attribute__((always_inline)) static inline void eng_external(dt_walk_ctx *cx, const dt_plan *L, const dt_record_layout *CL,

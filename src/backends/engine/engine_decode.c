@@ -48,6 +48,9 @@ void dt__decoder_init(dt_decoder *d, const dt_vendor *v, uint32_t api_version)
         uint32_t n = driver ? v->api_ids.launch_driver_count : v->api_ids.launch_runtime_count;
         for (uint32_t i = 0; i < n; i++)
             if (set[i] < DT_LAUNCH_BITS) d->launch_bits[driver][set[i] / 64] |= UINT64_C(1) << (set[i] % 64);
+        const uint32_t *graph = driver ? v->api_ids.graph_driver : v->api_ids.graph_runtime;
+        n = driver ? v->api_ids.graph_driver_count : v->api_ids.graph_runtime_count;
+        for (uint32_t i = 0; i < n; i++) d->graph_maybe[driver] |= UINT64_C(1) << (graph[i] % 64);
     }
     for (size_t i = 0; d->set->records[i].size && d->count < DT_DECODER_MAX_LAYOUTS; i++) {
         const dt_record_layout *l = &d->set->records[i];
@@ -92,14 +95,19 @@ int dt__decoder_next(const dt_decoder *d, uint8_t *buffer, size_t valid, void **
     return r->success;
 }
 
+void dt__decoder_count_graph_listed(const dt_decoder *d, int driver, uint32_t cbid)
+{
+    const dt_vendor_api_ids *ids = &d->v->api_ids;
+    if (driver ? dt__engine_listed(ids->graph_driver, ids->graph_driver_count, cbid)
+               : dt__engine_listed(ids->graph_runtime, ids->graph_runtime_count, cbid))
+        d->graph_counted[driver ? 1 : 0]++;
+}
+
 int dt__decoder_is_launch_listed(const dt_decoder *d, int driver, uint32_t cbid)
 {
     const dt_vendor_api_ids *ids = &d->v->api_ids;
-    const uint32_t *set = driver ? ids->launch_driver : ids->launch_runtime;
-    uint32_t n = driver ? ids->launch_driver_count : ids->launch_runtime_count;
-    for (uint32_t i = 0; i < n; i++)
-        if (set[i] == cbid) return 1;
-    return 0;
+    return driver ? dt__engine_listed(ids->launch_driver, ids->launch_driver_count, cbid)
+                  : dt__engine_listed(ids->launch_runtime, ids->launch_runtime_count, cbid);
 }
 
 const char *dt__decoder_api_name(const dt_decoder *d, int driver, uint32_t cbid)

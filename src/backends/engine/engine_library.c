@@ -214,6 +214,10 @@ dt_status dt__engine_load(dt_engine *e)
     e->decoder.device_cache = e->devices;
     e->decoder.device_lock = &e->devices_lock;
     e->decoder.counted = e->counted;
+    /* graph launches are counted where this library's ids for them are wrong */
+    const dt_vendor_api_ids *ids = &e->v->api_ids;
+    if (ids->graph_ids_from && l.api_version && l.api_version < ids->graph_ids_from)
+        e->decoder.graph_counted = e->graph_launches;
     e->loaded = 1;
     dt__log("%s: using %s (version %s)%s", e->v->backend->name, e->lib.path, e->version[0] ? e->version : "unknown",
            e->emulated ? ", devtrace's emulator" : "");

@@ -59,47 +59,15 @@ void dt__engine_note_refused_kinds(const dt_engine *e, dt_session *s, const int 
     }
 }
 
-/* Graph launch calls among the API records, runtime and driver. */
-typedef struct graph_count {
-    const dt_vendor_api_ids *ids;
-    uint64_t n[2];
-    /* [driver]: bit cbid % 64 set for each graph launch id of the list, so
-       that most API records are passed over without the list's walk (it
-       cost about 20 instructions per API record, every record of the
-       store looked at once at stop) */
-    uint64_t maybe[2];
-} graph_count;
-
-static uint64_t graph_bits(const uint32_t *ids, uint32_t n)
-{
-    uint64_t bits = 0;
-    for (uint32_t i = 0; i < n; i++) bits |= UINT64_C(1) << (ids[i] & 63);
-    return bits;
-}
-
-static void count_graph_launch(const dt_rec *r, void *arg)
-{
-    graph_count *c = arg;
-    int driver = r->kind == DT_EVENT_DRIVER;
-    if (r->kind != DT_EVENT_RUNTIME && !driver) return;
-    uint32_t cbid = r->u.api.cbid;
-    if (!(c->maybe[driver] >> (cbid & 63) & 1)) return;
-    c->n[driver] += driver ? dt__engine_listed(c->ids->graph_driver, c->ids->graph_driver_count, cbid)
-                           : dt__engine_listed(c->ids->graph_runtime, c->ids->graph_runtime_count, cbid);
-}
-
 /* In a session after the process's first, a library that gives graph
    launches wrong correlation ids: how many the session has, noted (their
    flows and External ids cannot be trusted). */
 void dt__engine_note_graph_launches(const dt_engine *e, dt_session *s)
 {
     const dt_vendor_api_ids *ids = &e->v->api_ids;
-    if (!ids->graph_ids_from || e->sessions < 2 || !e->api_version || e->api_version >= ids->graph_ids_from) return;
-    graph_count c = {ids, {0, 0},
-                     {graph_bits(ids->graph_runtime, ids->graph_runtime_count),
-                      graph_bits(ids->graph_driver, ids->graph_driver_count)}};
-    dt__sink_each_record(s, count_graph_launch, &c);
-    const uint64_t *n = c.n;
+    /* counted as decoded (dt_decoder.graph_counted) */
+    if (!e->decoder.graph_counted || e->sessions < 2) return;
+    const uint64_t *n = e->graph_launches;
     if (n[0] || n[1])
         dt__core_note(s, "graph_launches", "%" PRIu64 " runtime and %" PRIu64 " driver graph launch calls in the "
                         "process's session %" PRIu32 ": %s API version %" PRIu32 " (older than %" PRIu32 ") gives "
