@@ -176,7 +176,7 @@ __attribute__((always_inline)) static inline void dt__decoder_walk_as(const dt_d
             if (!P) { dt__loss_add(s, DT_LOSS_UNKNOWN_KIND, 1); break; }
             if (P->size > valid - off) { dt__loss_add(s, DT_LOSS_MALFORMED, 1); break; }
         }
-        /* the common case (decode_one's last) without its tests */
+        /* the common case (dt__decoder_one's last) without its tests */
         if (CL_SET) {
             if (__builtin_expect(P && (size_t)(end - p) >= P->need, 1))
                 eng_known(&cx, P, CL_SET, CL_COUNT, p, (size_t)(end - p));
