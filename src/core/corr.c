@@ -122,9 +122,8 @@ dt_status dt_external_top(uint64_t *id)
    the backend attributes that work through the API-enter callback instead
    (dt__corr_link_current then links it), or, where it cannot, the trace says
    that External ids are missing for such work. */
-static void vendor_push(stack_entry *e)
+static void vendor_push(dt_session *s, stack_entry *e)
 {
-    dt_session *s = dt__active_session();
     if (!s) return;
     e->generation = s->sink.generation;
     if (atomic_load_explicit(&s->awaiting_vendor, memory_order_relaxed)) {
@@ -167,7 +166,15 @@ static void vendor_pop(const stack_entry *e)
     if (b && b->pop_external) b->pop_external(b);
 }
 
-static void note_parent_range(thread_state *t, uint64_t id);
+static void log_parent_range(thread_state *t, dt_session *s, uint64_t id, uint64_t range);
+
+/* An operation pushed inside a user range: remember the range, so that the
+   range's device time includes the operation's. */
+static inline void note_parent_range(thread_state *t, dt_session *s, uint64_t id)
+{
+    const stack_entry *e = &t->stack[t->depth - 1];
+    if (e->has_range && s) log_parent_range(t, s, id, e->range);
+}
 
 dt_status dt_external_push(uint64_t id)
 {
@@ -178,22 +185,22 @@ dt_status dt_external_push(uint64_t id)
         /* room on the stack (the common case): the entry is made in place */
         stack_entry *e = &t->stack[t->depth];
         *e = (stack_entry){.id = id};
-        vendor_push(e);
+        vendor_push(s, e);
         if (t->depth) {
             e->range = e[-1].range;
             e->has_range = e[-1].has_range;
         }
         t->depth++;
-        note_parent_range(t, id);
+        note_parent_range(t, s, id);
         return DT_OK;
     }
     stack_entry e = {.id = id};
-    vendor_push(&e);
+    vendor_push(s, &e);
     if (stack_push(t, &e) != 0) {
         vendor_pop(&e);
         return dt__error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
     }
-    note_parent_range(t, id);
+    note_parent_range(t, s, id);
     return DT_OK;
 }
 
@@ -218,7 +225,7 @@ static void name_entry(stack_entry *e, const char *name)
 static dt_status push_named(thread_state *t, stack_entry e, const char *name)
 {
     name_entry(&e, name);
-    vendor_push(&e);
+    vendor_push(dt__active_session(), &e);
     if (stack_push(t, &e) != 0) {
         vendor_pop(&e);
         return dt__error(DT_ERR_NO_MEMORY, "out of memory growing the external-correlation stack");
@@ -278,7 +285,7 @@ dt_status dt_op_push(const char *name, uint64_t id)
 {
     thread_state *t = thread_state_get();
     dt_status st = push_named(t, (stack_entry){.id = id, .is_op = 1}, name);
-    if (st == DT_OK) note_parent_range(t, id);
+    if (st == DT_OK) note_parent_range(t, dt__active_session(), id);
     return st;
 }
 
@@ -382,15 +389,9 @@ void dt__corr_link_current(uint64_t correlation)
         atomic_fetch_add_explicit(&s->links_lost, 1, memory_order_relaxed);
 }
 
-/* An operation pushed inside a user range: remember the range, so that the
-   range's device time includes the operation's. */
-static void note_parent_range(thread_state *t, uint64_t id)
+static void log_parent_range(thread_state *t, dt_session *s, uint64_t id, uint64_t range)
 {
-    const stack_entry *e = &t->stack[t->depth - 1];
-    if (!e->has_range) return;
-    dt_session *s = dt__active_session();
-    if (!s) return;
-    if (log_pair(&t->parents, &s->parent_chunks, s->sink.generation, id + 1, e->range) != 0)
+    if (log_pair(&t->parents, &s->parent_chunks, s->sink.generation, id + 1, range) != 0)
         atomic_fetch_add_explicit(&s->parents_lost, 1, memory_order_relaxed);
 }
 

@@ -50,11 +50,14 @@ uint32_t dt__engine_external_in_flight(dt_engine *e)
     return n;
 }
 
-/* The vendor's push and pop, made. Apart from the methods below, which
-   only check that the vendor has them: a vendor without a stack (TOPSPTI)
-   is asked on every External id, and its answer then costs no stack frame. */
-static __attribute__((noinline)) dt_status push_made(dt_engine *e, fn_push push, uint64_t id)
+/* The vendor's push and pop. A vendor without a stack (TOPSPTI) is asked
+   on every External id: its answer leaves before anything is counted in
+   flight. */
+dt_status dt__engine_push_external(const dt_backend *self, uint64_t id)
 {
+    dt_engine *e = self->impl;
+    fn_push push = SYM(e, fn_push, DT_SYM_PUSH_EXTERNAL);
+    if (!push) return DT_ERR_BACKEND_UNAVAILABLE;
     _Atomic uint32_t *stripe = ext_stripe(e);
     if (!ext_enter(e, stripe)) return DT_ERR_BACKEND_UNAVAILABLE;
     int r = push(e->v->activity.external_kind, id);
@@ -62,26 +65,15 @@ static __attribute__((noinline)) dt_status push_made(dt_engine *e, fn_push push,
     return r == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
 }
 
-static __attribute__((noinline)) dt_status pop_made(dt_engine *e, fn_pop pop)
+dt_status dt__engine_pop_external(const dt_backend *self)
 {
+    dt_engine *e = self->impl;
+    fn_pop pop = SYM(e, fn_pop, DT_SYM_POP_EXTERNAL);
+    if (!pop) return DT_ERR_BACKEND_UNAVAILABLE;
     _Atomic uint32_t *stripe = ext_stripe(e);
     if (!ext_enter(e, stripe)) return DT_ERR_BACKEND_UNAVAILABLE;
     uint64_t last = 0; /* the vendor writes the popped id: a real pointer */
     int r = pop(e->v->activity.external_kind, &last);
     atomic_fetch_sub_explicit(stripe, 1, memory_order_release);
     return r == e->v->results.success ? DT_OK : DT_ERR_VENDOR;
-}
-
-dt_status dt__engine_push_external(const dt_backend *self, uint64_t id)
-{
-    dt_engine *e = self->impl;
-    fn_push push = SYM(e, fn_push, DT_SYM_PUSH_EXTERNAL);
-    return push ? push_made(e, push, id) : DT_ERR_BACKEND_UNAVAILABLE;
-}
-
-dt_status dt__engine_pop_external(const dt_backend *self)
-{
-    dt_engine *e = self->impl;
-    fn_pop pop = SYM(e, fn_pop, DT_SYM_POP_EXTERNAL);
-    return pop ? pop_made(e, pop) : DT_ERR_BACKEND_UNAVAILABLE;
 }
