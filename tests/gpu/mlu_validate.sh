@@ -4,7 +4,7 @@
 # docs/backends/cnpapi.md.
 #
 #   tests/gpu/mlu_validate.sh [-B BUILD_DIR] [-o OUT_DIR] [-- WORKLOAD...]
-#   tests/gpu/mlu_validate.sh --dry-run BUILD_DIR   (no MLU: the emulator)
+#   tests/gpu/mlu_validate.sh --dry-run BUILD_DIR [-o OUT_DIR]   (no MLU: the emulator; a temporary OUT_DIR by default)
 #
 # What it does, each step bounded in time (DT_VALIDATE_TIMEOUT seconds a
 # step, default 300):
@@ -29,36 +29,14 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
-build=""
-out="mlu-validate-$(date +%Y%m%d-%H%M%S)"
-workload=()
-dry=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    -B) build=$2; shift 2 ;;
-    -o) out=$2; shift 2 ;;
-    --dry-run) dry=1; build=$2; shift 2 ;;
-    --) shift; workload=("$@"); break ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
-    *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-[ "$dry" = 1 ] && out=$(mktemp -d "${TMPDIR:-/tmp}/devtrace-mlu.XXXXXX")
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-report="$out/report.txt"
-: >"$report"
-say() { echo "$*" | tee -a "$report"; }
-section() { say ""; say "== $* =="; }
+. "$here/tests/gpu/validate_lib.sh"
+validate_options mlu 28 "$@"
 limit=${DT_VALIDATE_TIMEOUT:-300}
 bounded() { timeout --kill-after=10 "$limit" "$@"; }
 python=${PYTHON:-python3}
 root=${NEUWARE_HOME:-/usr/local/neuware}
 
-section "environment"
-say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-say "host: $(uname -a)"
-say "devtrace source: $here ($(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout'))"
+report_environment
 header=""
 if [ "$dry" = 1 ]; then
   say "dry run: devtrace's CNPAPI emulator stands in for Neuware ($build/emu/libcnpapi.so)"

@@ -4,7 +4,7 @@
 # docs/backends/mspti.md.
 #
 #   tests/gpu/npu_validate.sh [-B BUILD_DIR] [-o OUT_DIR] [-- WORKLOAD...]
-#   tests/gpu/npu_validate.sh --dry-run BUILD_DIR   (no NPU: the emulator)
+#   tests/gpu/npu_validate.sh --dry-run BUILD_DIR [-o OUT_DIR]   (no NPU: the emulator; a temporary OUT_DIR by default)
 #
 # What it does:
 #   1. finds CANN (ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, or
@@ -28,34 +28,12 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
-build=""
-out="npu-validate-$(date +%Y%m%d-%H%M%S)"
-workload=()
-dry=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    -B) build=$2; shift 2 ;;
-    -o) out=$2; shift 2 ;;
-    --dry-run) dry=1; build=$2; shift 2 ;;
-    --) shift; workload=("$@"); break ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
-    *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-[ "$dry" = 1 ] && out=$(mktemp -d "${TMPDIR:-/tmp}/devtrace-npu.XXXXXX")
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-report="$out/report.txt"
-: >"$report"
-say() { echo "$*" | tee -a "$report"; }
-section() { say ""; say "== $* =="; }
+. "$here/tests/gpu/validate_lib.sh"
+validate_options npu 26 "$@"
 python=${PYTHON:-python3}
 
 root=${ASCEND_HOME_PATH:-${ASCEND_TOOLKIT_HOME:-/usr/local/Ascend/ascend-toolkit/latest}}
-section "environment"
-say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-say "host: $(uname -a)"
-say "devtrace source: $here ($(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout'))"
+report_environment
 if [ "$dry" = 1 ]; then
   say "dry run: devtrace's MSPTI emulator stands in for CANN ($build/emu/libmspti.so)"
   export DEVTRACE_MSPTI_LIBRARY="$build/emu/libmspti.so"

@@ -52,17 +52,12 @@ root=${!root_var:-$root_default}
 export "$root_var=$root"
 python=${PYTHON:-python3}
 [ -n "$out" ] || out="$backend-validate-$(date +%Y%m%d-%H%M%S)"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 . "$here/tests/gpu/validate_lib.sh"
+report_open
 lib_var="DEVTRACE_$(echo "$backend" | tr a-z- A-Z_)_LIBRARY"
 expect=()
 
-section "environment"
-say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-say "host: $(uname -a)"
-say "platform: $platform ($root_var=$root)"
-say "devtrace source: $here ($(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout'))"
+report_environment "platform: $platform ($root_var=$root)"
 say "$lib_var: ${!lib_var:-(unset)}"
 if [ -n "$emulator" ]; then
   say "dry run on devtrace's emulator (no GPU): $build"

@@ -40,22 +40,14 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-report="$out/report.txt"
-: >"$report"
-say() { echo "$*" | tee -a "$report"; }
-section() { say ""; say "== $* =="; }
+. "$here/tests/gpu/validate_lib.sh"
+report_open
 problems=()
 problem() { problems+=("$*"); say "PROBLEM: $*"; }
 export ROCM_PATH=${ROCM_PATH:-/opt/rocm}
 python=${PYTHON:-python3}
 
-section "environment"
-say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-say "host: $(uname -a)"
-say "ROCM_PATH: $ROCM_PATH"
-say "devtrace source: $here ($(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout'))"
+report_environment "ROCM_PATH: $ROCM_PATH"
 sdk=""
 for f in "$ROCM_PATH"/lib/librocprofiler-sdk.so "$ROCM_PATH"/lib64/librocprofiler-sdk.so; do
   [ -e "$f" ] && sdk=$(readlink -f "$f") && break

@@ -71,18 +71,13 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 . "$here/tests/gpu/validate_lib.sh"
+report_open
 root=${!root_var:-$root_default}
 export "$root_var=$root"
 python=${PYTHON:-python3}
 
-section "environment"
-say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-say "host: $(uname -a)"
-say "$root_var: $root"
-say "devtrace source: $here ($(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout'))"
+report_environment "$root_var: $root"
 [ -e "$root/$lib" ] && say "found: $root/$lib" || say "missing: $root/$lib"
 lib_var="DEVTRACE_$(echo "$vendor" | tr a-z A-Z)_LIBRARY"
 say "$lib_var: ${!lib_var:-(unset)}"

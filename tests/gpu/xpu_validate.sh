@@ -4,7 +4,7 @@
 # report to attach to a bug or to docs/backends/pti.md.
 #
 #   tests/gpu/xpu_validate.sh [-B BUILD_DIR] [-o OUT_DIR] [-- WORKLOAD...]
-#   tests/gpu/xpu_validate.sh --dry-run BUILD_DIR [-o OUT_DIR]   (no GPU: the emulator)
+#   tests/gpu/xpu_validate.sh --dry-run BUILD_DIR [-o OUT_DIR]   (no GPU: the emulator; a temporary OUT_DIR by default)
 #
 # What it does, each step under a time limit (the whole run at most about
 # 19 minutes, 9 of them the build; with -B BUILD_DIR at most about 10):
@@ -30,35 +30,17 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
-build=""
-out="xpu-validate-$(date +%Y%m%d-%H%M%S)"
-workload=()
-dry=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    -B) build=$2; shift 2 ;;
-    -o) out=$2; shift 2 ;;
-    --dry-run) dry=1; build=$2; shift 2 ;;
-    --) shift; workload=("$@"); break ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
-    *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+. "$here/tests/gpu/validate_lib.sh"
+validate_options xpu 29 "$@"
 work=$(mktemp -d "${TMPDIR:-/tmp}/devtrace-xpu.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-. "$here/tests/gpu/validate_lib.sh"
 python=${PYTHON:-python3}
 # every step is bounded: a hung driver or workload ends the step, not the run
 step() { local limit=$1; shift; timeout --kill-after=10 "$limit" "$@"; }
 
 root=${PTI_ROOT:-${ONEAPI_ROOT:+$ONEAPI_ROOT/pti/latest}}
 root=${root:-/opt/intel/oneapi/pti/latest}
-section "environment"
-say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-say "host: $(uname -a)"
-say "devtrace source: $here ($(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout'))"
+report_environment
 if [ "$dry" = 1 ]; then
   say "dry run: devtrace's PTI emulator stands in for PTI-SDK ($build/emu/libpti_view.so)"
   export DEVTRACE_PTI_LIBRARY="$build/emu/libpti_view.so"

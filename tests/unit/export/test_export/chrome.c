@@ -444,8 +444,9 @@ void test_export_memory_instants(void)
         "\"args\":{\"Total Allocated\":1000,\"Bytes\":-4096,\"Device Id\":0,\"Device Type\":20,\"Addr\":8192,",
         "\"args\":{\"Total Allocated\":1000,\"Bytes\":0,\"Device Id\":0,\"Device Type\":20,\"Addr\":32768,",
         "\"args\":{\"Total Allocated\":512,\"Bytes\":512,\"Device Id\":1,\"Device Type\":20,\"Addr\":36864,",
-        "\"args\":{\"Total Allocated\":256,\"Bytes\":256,\"Device Id\":-1,\"Device Type\":0,\"Addr\":28672,"
-        "\"memory kind\":\"Pinned\"",
+        /* host memory: the kind of memory follows its address */
+        ("\"args\":{\"Total Allocated\":256,\"Bytes\":256,\"Device Id\":-1,\"Device Type\":0,\"Addr\":28672,"
+         "\"memory kind\":\"Pinned\""),
     };
     for (size_t i = 0; i < sizeof expected / sizeof *expected; i++)
         CHECK(count_text(&t, expected[i]) == 1, "%s", expected[i]);
