@@ -49,7 +49,7 @@ static int setup(void)
 
 /* Run a shell command; its stdout and stderr together into out. Returns the
    exit status. */
-static int run(char *out, size_t n, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int run(char *out, size_t n, const char *fmt, ...)
 {
     char cmd[4096];
     va_list ap;
