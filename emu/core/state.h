@@ -65,6 +65,9 @@ typedef struct done_buf {
 typedef struct name_set {
     char **slots;
     size_t mask, count;
+    char *region;              /* the copies (names.c); NULL before the first */
+    size_t region_used;
+    int region_tried;
 } name_set;
 
 /* A live allocation of emu_malloc. */
